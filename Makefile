@@ -1,0 +1,139 @@
+# gemleak: find the real memory leaks in Ruby native extensions.
+#
+#   make            build build/gemleak
+#   make demo       run gemleak on the bundled example gem
+#   make check      unit and integration tests (real Ruby, real Valgrind)
+#   make asan       the unit suite under AddressSanitizer and UBSan
+#   make fuzz       the reader and classifier under libFuzzer, for FUZZ_SECONDS
+#   make bench      the benchmark in bench/ (see README.md, "Performance")
+#   make lint       cppcheck and clang-tidy over src/
+#   make install    PREFIX=/usr/local DESTDIR= (binary, man page, data, Ruby library)
+#
+# Targets that need packages install them first when run as root
+# (scripts/install-deps); elsewhere they name what is missing.
+
+VERSION    := 0.1.0
+PREFIX     ?= /usr/local
+BINDIR     ?= $(PREFIX)/bin
+DATADIR    ?= $(PREFIX)/share/gemleak
+MANDIR     ?= $(PREFIX)/share/man/man1
+DESTDIR    ?=
+
+CC         ?= cc
+PKG_CONFIG ?= pkg-config
+PKGS       := libxml-2.0 gio-2.0 json-glib-1.0
+CFLAGS     ?= -O2 -g
+
+# pkg-config runs when a recipe first needs the flags, after the dependency
+# installer has run, and only once (a fresh machine has no .pc files yet).
+PKG_CFLAGS  = $(eval PKG_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(PKGS)))$(PKG_CFLAGS)
+PKG_LIBS    = $(eval PKG_LIBS := $(shell $(PKG_CONFIG) --libs $(PKGS)))$(PKG_LIBS)
+CHECK_CFLAGS = $(eval CHECK_CFLAGS := $(shell $(PKG_CONFIG) --cflags check))$(CHECK_CFLAGS)
+CHECK_LIBS  = $(eval CHECK_LIBS := $(shell $(PKG_CONFIG) --libs check))$(CHECK_LIBS)
+
+WARNINGS := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
+            -Wformat=2 -Werror
+DEFINES  := -D_POSIX_C_SOURCE=200809L -D_XOPEN_SOURCE=700 \
+            -DGEMLEAK_VERSION='"$(VERSION)"' -DGEMLEAK_DATADIR='"$(DATADIR)"'
+ALL_CFLAGS = -std=c11 $(DEFINES) -Iinclude -I$(B)/gen $(WARNINGS) $(PKG_CFLAGS) $(CFLAGS) -MMD -MP
+
+SANITIZE := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
+
+# B is the build directory: build/ normally, build-asan/ for sanitizer builds.
+B ?= build
+
+LIB_SRCS  := $(filter-out src/main.c,$(wildcard src/*.c))
+LIB_OBJS  := $(LIB_SRCS:src/%.c=$(B)/obj/%.o) $(B)/obj/resources.o
+UNIT_SRCS := $(filter-out tests/check_integration.c,$(wildcard tests/*.c))
+UNIT_OBJS := $(UNIT_SRCS:tests/%.c=$(B)/obj/tests/%.o)
+INTEG_OBJS := $(B)/obj/tests/check_integration.o $(B)/obj/tests/testutil.o
+RESOURCES := $(wildcard src/helper/*)
+
+.PHONY: all demo check check-unit check-integration asan fuzz bench lint \
+        install uninstall clean deps-build deps-check deps-demo deps-fuzz deps-bench
+
+all: deps-build
+	@$(MAKE) --no-print-directory $(B)/gemleak
+
+deps-build deps-check deps-demo deps-fuzz deps-bench:
+	@scripts/install-deps $(@:deps-%=%)
+
+$(B)/gemleak: $(B)/obj/main.o $(B)/libgemleak.a
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(PKG_LIBS)
+
+$(B)/libgemleak.a: $(LIB_OBJS)
+	@rm -f $@
+	$(AR) rcs $@ $^
+
+$(B)/obj/%.o: src/%.c | $(B)/gen/resources.h
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -c -o $@ $<
+
+$(B)/obj/tests/%.o: tests/%.c | $(B)/gen/resources.h
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) $(CHECK_CFLAGS) -c -o $@ $<
+
+$(B)/gen/resources.c: src/gemleak.gresource.xml $(RESOURCES)
+	@mkdir -p $(@D)
+	glib-compile-resources --sourcedir=src --generate-source --c-name gl_resources --target=$@ $<
+
+$(B)/gen/resources.h: src/gemleak.gresource.xml
+	@mkdir -p $(@D)
+	glib-compile-resources --sourcedir=src --generate-header --c-name gl_resources --target=$@ $<
+
+# Generated code: warnings are glib-compile-resources' business, not ours.
+$(B)/obj/resources.o: $(B)/gen/resources.c $(B)/gen/resources.h
+	@mkdir -p $(@D)
+	$(CC) -std=c11 -include $(B)/gen/resources.h $(PKG_CFLAGS) $(CFLAGS) -c -o $@ $<
+
+$(B)/tests/check_unit: $(UNIT_OBJS) $(B)/libgemleak.a
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS) $(PKG_LIBS)
+
+$(B)/tests/check_integration: $(INTEG_OBJS) $(B)/libgemleak.a
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS) $(PKG_LIBS)
+
+# ---- tests -----------------------------------------------------------------
+
+check: deps-check
+	@$(MAKE) --no-print-directory $(B)/gemleak $(B)/tests/check_unit $(B)/tests/check_integration
+	@$(MAKE) --no-print-directory check-unit check-integration
+
+check-unit:
+	$(B)/tests/check_unit fixtures
+
+check-integration:
+	$(B)/tests/check_integration fixtures $(B)/gemleak
+
+asan: deps-check
+	@$(MAKE) --no-print-directory B=build-asan CFLAGS="-O1 -g $(SANITIZE)" \
+	    LDFLAGS="$(SANITIZE)" build-asan/tests/check_unit build-asan/gemleak
+	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
+	    build-asan/tests/check_unit fixtures
+
+# ---- the rest ----------------------------------------------------------------
+
+demo: deps-demo
+	@$(MAKE) --no-print-directory $(B)/gemleak
+	@fixtures/demo-gem/run-demo $(B)/gemleak
+
+lint: deps-build
+	cppcheck --quiet --error-exitcode=1 --enable=warning,performance,portability \
+	    --std=c11 -Iinclude --suppress=missingIncludeSystem src
+	clang-tidy --quiet src/*.c -- -std=c11 $(DEFINES) -Iinclude -I$(B)/gen $(PKG_CFLAGS)
+
+install: all
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR) $(DESTDIR)$(DATADIR)/suppressions
+	install -m 755 $(B)/gemleak $(DESTDIR)$(BINDIR)/gemleak
+	install -m 644 man/gemleak.1 $(DESTDIR)$(MANDIR)/gemleak.1
+	install -m 644 suppressions/*.supp $(DESTDIR)$(DATADIR)/suppressions/
+
+uninstall:
+	rm -f $(DESTDIR)$(BINDIR)/gemleak $(DESTDIR)$(MANDIR)/gemleak.1
+	rm -rf $(DESTDIR)$(DATADIR)
+
+clean:
+	rm -rf build build-asan build-fuzz
+
+-include $(wildcard $(B)/obj/*.d $(B)/obj/tests/*.d)

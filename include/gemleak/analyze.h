@@ -1,0 +1,41 @@
+/* Reading a set of Valgrind XML inputs (files, directories of %p.xml files,
+ * standard input) through the classifier into merged findings, on several
+ * threads, with the same result as one. */
+#ifndef GEMLEAK_ANALYZE_H
+#define GEMLEAK_ANALYZE_H
+
+#include <glib.h>
+#include "gemleak/classify.h"
+#include "gemleak/merge.h"
+
+typedef struct {
+    guint files;                         /* inputs opened */
+    guint64 errors_seen;                 /* errors and fatal signals read */
+    guint64 by_verdict[GL_N_VERDICTS];   /* [GL_VERDICT_KEEP] counts kept records */
+    GPtrArray *truncated_files;          /* char*: inputs that stopped short */
+} GlSummary;
+
+typedef struct {
+    GPtrArray *findings;   /* GlFinding*, most bytes first; owned by the table */
+    GlSummary summary;
+    GPtrArray *problems;   /* GError*: inputs not read in full (exit status 3) */
+    GPtrArray *notes;      /* char*: worth saying, but the run is sound */
+    GlFindings *table;
+} GlAnalysis;
+
+/* Returns: (transfer full): every *.xml file of @dir, sorted, or NULL with
+ * @error set when the directory cannot be read. */
+GPtrArray *gl_list_xml_files(const char *dir, GError **error);
+
+/* Reads @paths (files, directories of *.xml, "-" for standard input) with
+ * @jobs threads (0: one per processor). Inputs that cannot be read become
+ * problems; the others are read all the same.
+ * Returns: (transfer full): free with gl_analysis_free(). */
+GlAnalysis *gl_analyze(const char *const *paths, const GlRules *rules, guint jobs);
+void gl_analysis_free(GlAnalysis *analysis);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(GlAnalysis, gl_analysis_free)
+
+/* Returns: how many records were read and not kept. */
+guint64 gl_summary_skipped(const GlSummary *summary);
+
+#endif

@@ -1,0 +1,89 @@
+/* Deciding which Valgrind errors belong to the target extension. Knows Ruby
+ * (its objects, its callbacks, Init_ functions), nothing about XML.
+ *
+ * GlRules is what the user asked for; it is built once, then shared
+ * read-only by every thread. A GlClassifier applies the rules for one thread
+ * and caches what it learns about each object path and function name, which
+ * repeat in nearly every frame. */
+#ifndef GEMLEAK_CLASSIFY_H
+#define GEMLEAK_CLASSIFY_H
+
+#include <glib.h>
+#include "gemleak/reader.h"
+#include "gemleak/record.h"
+
+typedef enum {
+    GL_VERDICT_KEEP,
+    GL_VERDICT_SKIP_KIND,       /* a leak kind not asked for */
+    GL_VERDICT_SKIP_NO_TARGET,  /* never enters a target object: Ruby's or a library's */
+    GL_VERDICT_SKIP_CALLBACK,   /* the target called back into Ruby and Ruby allocated */
+    GL_VERDICT_SKIP_INIT,       /* in the extension's own Init_ function: runs once */
+    GL_N_VERDICTS
+} GlVerdict;
+
+/* Returns: (transfer none): a short phrase for summaries: "not in a target". */
+const char *gl_verdict_describe(GlVerdict verdict);
+
+typedef struct GlRules GlRules;
+
+/* Returns: (transfer full): rules with the defaults: definite leaks, every
+ * memory error that enters a target, the built-in callback list, no
+ * targets yet. Free with gl_rules_free(). */
+GlRules *gl_rules_new(void);
+void gl_rules_free(GlRules *rules);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(GlRules, gl_rules_free)
+
+/* Adds a target object: a binary name as Ruby authors say it ("redcarpet"
+ * matches .../redcarpet.so), a shell glob ("*\/redcarpet.so"; without a '/'
+ * it is matched against the file name), or a path (symlinks resolved).
+ * Returns: FALSE with GL_ERROR_USAGE for an empty pattern. */
+gboolean gl_rules_add_target(GlRules *rules, const char *pattern, GError **error);
+guint gl_rules_n_targets(const GlRules *rules);
+
+/* Returns: (transfer none): the patterns as given, in order. */
+const char *gl_rules_target_pattern(const GlRules *rules, guint index);
+
+/* Returns: TRUE if target @index matches the object @path. */
+gboolean gl_rules_target_matches(const GlRules *rules, guint index, const char *path);
+
+/* Callback functions: a leak whose stack reaches one of these, inside Ruby,
+ * before it reaches a target frame, was allocated by Ruby on the target's
+ * behalf. Patterns are shell globs ("rb_funcall*"). */
+void gl_rules_add_callback(GlRules *rules, const char *pattern);
+/* A file of patterns, one a line; '#' starts a comment. */
+gboolean gl_rules_add_callbacks_from_file(GlRules *rules, const char *path, GError **error);
+void gl_rules_drop_default_callbacks(GlRules *rules);
+
+/* Returns: (transfer none): the built-in callback patterns, NULL-terminated. */
+const char *const *gl_rules_default_callbacks(void);
+
+void gl_rules_set_leak_kinds(GlRules *rules, GlLeakKind kinds);
+GlLeakKind gl_rules_get_leak_kinds(const GlRules *rules);
+/* Parses Valgrind's spelling: "definite,possible", "all", "none".
+ * Returns: FALSE with GL_ERROR_USAGE for an unknown kind. */
+gboolean gl_leak_kinds_parse(const char *spec, GlLeakKind *kinds, GError **error);
+
+/* Every memory error is kept, whether or not it enters a target. */
+void gl_rules_set_all_errors(GlRules *rules, gboolean all_errors);
+/* Ruby 3.4+ with RUBY_FREE_AT_EXIT=1 frees its own memory at exit, so every
+ * leak that enters a target is kept: the callback and Init_ rules are off. */
+void gl_rules_set_free_at_exit(GlRules *rules, gboolean free_at_exit);
+
+/* Returns: TRUE if @path names Ruby itself: the ruby executable (ruby,
+ * ruby3.1, ...) or its shared library (libruby.so.3.3.0, libruby-3.1.so.3.1.2). */
+gboolean gl_is_ruby_object(const char *path);
+
+typedef struct GlClassifier GlClassifier;
+
+/* Returns: (transfer full): a classifier for one thread; @rules must outlive it. */
+GlClassifier *gl_classifier_new(const GlRules *rules);
+void gl_classifier_free(GlClassifier *classifier);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(GlClassifier, gl_classifier_free)
+
+/* Decides what @record is and marks its frames that lie in a target
+ * (in_target). @doc (nullable) names the process's executable, which is
+ * Ruby whatever it is called. */
+GlVerdict gl_classifier_classify(GlClassifier *classifier, GlRecord *record,
+                                 const GlDocument *doc);
+
+#endif

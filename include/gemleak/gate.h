@@ -1,0 +1,39 @@
+/* The CI gate: which findings fail the run (exit status 1), and the one
+ * line that says why. */
+#ifndef GEMLEAK_GATE_H
+#define GEMLEAK_GATE_H
+
+#include <glib.h>
+#include "gemleak/record.h"
+
+typedef struct {
+    GlLeakKind leak_kinds;  /* leaks of these kinds fail */
+    gboolean errors;        /* memory errors and crashes fail */
+    gboolean has_max_bytes; /* leaks fail only past max_bytes in all */
+    guint64 max_bytes;
+} GlGate;
+
+/* The default: definite leaks and every memory error kept. */
+void gl_gate_init(GlGate *gate);
+
+/* Parses --fail-on: leak kinds (definite, indirect, possible, reachable),
+ * "errors", "all" or "none", separated by commas.
+ * Returns: FALSE with GL_ERROR_USAGE for an unknown word. */
+gboolean gl_gate_parse_fail_on(GlGate *gate, const char *spec, GError **error);
+
+typedef struct {
+    gboolean failed;
+    guint failing;          /* findings of a failing kind */
+    guint64 failing_bytes;  /* bytes those leaks lost */
+    char *line;             /* "gemleak: FAIL: ...", or "gemleak: pass: ..." */
+} GlGateResult;
+
+/* Decides on @findings (GlFinding*). Fill @result; clear it with
+ * gl_gate_result_clear(). */
+void gl_gate_evaluate(const GlGate *gate, const GPtrArray *findings, GlGateResult *result);
+void gl_gate_result_clear(GlGateResult *result);
+
+/* Returns: TRUE if a finding of this record's kind can fail the gate. */
+gboolean gl_gate_counts(const GlGate *gate, const GlRecord *record);
+
+#endif

@@ -1,0 +1,97 @@
+/* The plain data that flows from the reader to the classifier and reports:
+ * one Valgrind <error> (or <fatal_signal>) with its stacks. Nothing here
+ * knows XML or Ruby. */
+#ifndef GEMLEAK_RECORD_H
+#define GEMLEAK_RECORD_H
+
+#include <glib.h>
+
+/* Leak kinds, as flags so that a set of them (--leak-kinds) is one integer. */
+typedef enum {
+    GL_LEAK_NONE = 0,            /* not a leak: a memory error or a fatal signal */
+    GL_LEAK_DEFINITE = 1 << 0,
+    GL_LEAK_INDIRECT = 1 << 1,
+    GL_LEAK_POSSIBLE = 1 << 2,
+    GL_LEAK_REACHABLE = 1 << 3,
+} GlLeakKind;
+#define GL_LEAK_ALL (GL_LEAK_DEFINITE | GL_LEAK_INDIRECT | GL_LEAK_POSSIBLE | GL_LEAK_REACHABLE)
+
+/* The pseudo-kind gemleak gives a <fatal_signal>, so that a crash flows
+ * through classification and reports like any other error. */
+#define GL_KIND_FATAL_SIGNAL "FatalSignal"
+
+typedef struct {
+    guint64 ip;
+    const char *obj;     /* every string: nullable, owned by the record */
+    const char *fn;
+    const char *dir;
+    const char *file;
+    guint line;          /* 0 when unknown */
+    gboolean in_target;  /* set by the classifier, FALSE until then */
+} GlFrame;
+
+typedef struct {
+    GlFrame *frames;
+    guint n_frames;
+} GlStack;
+
+/* An auxiliary part of an error: the auxwhat/xauxwhat text (or an origin's
+ * what) and the stack that follows it, either of which may be absent. */
+typedef struct {
+    const char *text;
+    GlStack stack;       /* n_frames == 0 when no stack follows the text */
+} GlAux;
+
+typedef struct {
+    const char *name;    /* sname */
+    const char *kind;    /* skind: "Memcheck:Leak" */
+    const char *aux;     /* skaux, nullable */
+    const char *rawtext; /* the ready-to-paste block Valgrind wrote, nullable */
+    const char **frames; /* "fun:NAME" or "obj:PATH", NULL-terminated */
+} GlSuppression;
+
+typedef struct {
+    guint64 unique;
+    gint tid;
+    gint64 pid;              /* of the process whose document held the error */
+    const char *threadname;  /* nullable */
+    const char *kind;        /* as Valgrind spells it: "Leak_DefinitelyLost" */
+    GlLeakKind leak_kind;
+    const char *what;        /* <what>, or <xwhat><text> */
+    gboolean has_leak_size;
+    guint64 leaked_bytes;
+    guint64 leaked_blocks;
+    GlStack stack;           /* the primary stack; frames[0] is innermost */
+    GArray *aux;             /* of GlAux, in document order */
+    gint fd;                 /* protocol 5 file-descriptor errors, -1 otherwise */
+    const char *fd_path;
+    GlSuppression *suppression; /* nullable */
+    GStringChunk *strings;   /* owns every string of the record */
+} GlRecord;
+
+/* Returns: (transfer full): an empty record; free with gl_record_free(). */
+GlRecord *gl_record_new(void);
+void gl_record_free(GlRecord *record);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(GlRecord, gl_record_free)
+
+/* Returns: (transfer none): @s copied into the record's strings, or NULL for NULL. */
+const char *gl_record_intern(GlRecord *record, const char *s);
+
+/* Returns: the leak kind Valgrind's kind name stands for, GL_LEAK_NONE for others. */
+GlLeakKind gl_leak_kind_from_name(const char *kind);
+
+/* Returns: TRUE if @word is one of "definite", "indirect", "possible",
+ * "reachable" (Valgrind's --show-leak-kinds words), its flag in *kind. */
+gboolean gl_leak_kind_from_word(const char *word, GlLeakKind *kind);
+
+/* Returns: (transfer none): "definite", "indirect", ... for one flag. */
+const char *gl_leak_kind_to_string(GlLeakKind kind);
+
+/* Returns: TRUE if any stack of the record (primary or auxiliary) holds a frame. */
+gboolean gl_record_has_frames(const GlRecord *record);
+
+/* Returns: (transfer none) (nullable): the first frame the classifier marked
+ * as in the target, in the primary stack or else the auxiliary ones. */
+const GlFrame *gl_record_first_target_frame(const GlRecord *record);
+
+#endif

@@ -1,0 +1,75 @@
+/* Reports. A format is a GlReporter, a small table of functions (begin, one
+ * call a finding, end) in a file of its own: a new format is a new file and
+ * a line in report.c's list. */
+#ifndef GEMLEAK_REPORT_H
+#define GEMLEAK_REPORT_H
+
+#include <stdio.h>
+#include <glib.h>
+#include "gemleak/analyze.h"
+#include "gemleak/gate.h"
+#include "gemleak/merge.h"
+
+typedef struct {
+    const GlAnalysis *analysis;
+    const GPtrArray *findings;     /* GlFinding* to report: the analysis's, less the baseline's */
+    guint baseline_known;          /* findings left out because the baseline knows them */
+    const GlGateResult *gate;
+    const char *const *targets;    /* the target patterns or paths, NULL-terminated */
+    gboolean color;                /* ANSI colour (text only) */
+    gboolean suppressions;         /* show the suppression block of each finding */
+    const char *project_root;      /* absolute: locations are shown relative to it */
+} GlReportContext;
+
+typedef struct {
+    const char *name;              /* as given to --format */
+    const char *summary;           /* one line for --help */
+    /* Returns: (transfer full): the reporter's state for the next calls. */
+    gpointer (*begin)(const GlReportContext *context, FILE *out);
+    void (*finding)(gpointer state, const GlFinding *finding, guint index);
+    /* Writes what is left and frees the state. */
+    void (*end)(gpointer state);
+} GlReporter;
+
+/* The formats, each defined in src/report_<name>.c. */
+extern const GlReporter gl_report_text;
+extern const GlReporter gl_report_json;
+
+/* Returns: (transfer none) (nullable): the reporter called @name. */
+const GlReporter *gl_reporter_find(const char *name);
+
+/* Returns: (transfer none): every reporter, NULL-terminated. */
+const GlReporter *const *gl_reporters(void);
+
+/* Writes a whole report to @out; @out_name names it in errors.
+ * Returns: FALSE with GL_ERROR_IO when writing failed. */
+gboolean gl_report_write(const GlReporter *reporter, const GlReportContext *context, FILE *out,
+                         const char *out_name, GError **error);
+
+/* ---- for the reporters -------------------------------------------------- */
+
+/* Appends one frame as a reader sees it: "fn (file:line)", "fn (at obj)",
+ * "??? (at obj)" or the bare address. */
+void gl_frame_describe(const GlFrame *frame, GString *out);
+
+/* Returns: (transfer full): the Valgrind message, with the totals when
+ * several occurrences were merged. */
+char *gl_finding_message(const GlFinding *finding);
+
+/* Returns: (transfer none) (nullable): the frame a finding is reported at:
+ * its first target frame with a source file, else its first target frame. */
+const GlFrame *gl_finding_location(const GlFinding *finding);
+
+/* Returns: (transfer full) (nullable): the source path of @frame (dir/file),
+ * relative to @project_root when under it; *under_root says which. NULL
+ * when the frame has no file. */
+char *gl_frame_source_path(const GlFrame *frame, const char *project_root, gboolean *under_root);
+
+/* Returns: (transfer full): a short title: "definite leak in leaky_alloc
+ * (leaky.c:12)", "InvalidWrite in uaf (leaky.c:20)". */
+char *gl_finding_title(const GlFinding *finding);
+
+/* Returns: (transfer none): "definite leak", "memory error" ... for grouping. */
+const char *gl_record_category(const GlRecord *record);
+
+#endif

@@ -1,0 +1,189 @@
+/* Inputs -> reader -> classifier -> findings, one thread per input file. */
+#include "gemleak/analyze.h"
+#include "gemleak/errors.h"
+#include "gemleak/reader.h"
+
+#include <string.h>
+
+/* One input and what reading it produced. Filled by a worker thread, read
+ * by the main thread once every worker is done. */
+typedef struct {
+    char *path;
+    guint index;
+    GlFindings *findings;
+    guint64 errors_seen;
+    guint64 by_verdict[GL_N_VERDICTS];
+    gboolean opened;
+    gboolean truncated;
+    GError *problem;
+    GPtrArray *notes;
+} Input;
+
+static void input_free(gpointer data)
+{
+    Input *input = data;
+    g_free(input->path);
+    if (input->findings != NULL)
+        gl_findings_free(input->findings);
+    g_clear_error(&input->problem);
+    g_ptr_array_unref(input->notes);
+    g_free(input);
+}
+
+static gint compare_strings(gconstpointer a, gconstpointer b)
+{
+    return strcmp(*(const char *const *) a, *(const char *const *) b);
+}
+
+GPtrArray *gl_list_xml_files(const char *dir, GError **error)
+{
+    g_autoptr(GError) local = NULL;
+    g_autoptr(GDir) handle = g_dir_open(dir, 0, &local);
+    if (handle == NULL) {
+        g_set_error(error, GL_ERROR, GL_ERROR_IO, "%s: cannot read directory: %s", dir,
+                    local->message);
+        return NULL;
+    }
+    GPtrArray *files = g_ptr_array_new_with_free_func(g_free);
+    const char *name;
+    while ((name = g_dir_read_name(handle)) != NULL)
+        if (g_str_has_suffix(name, ".xml"))
+            g_ptr_array_add(files, g_build_filename(dir, name, NULL));
+    g_ptr_array_sort(files, compare_strings);
+    return files;
+}
+
+static void read_input(Input *input, const GlRules *rules)
+{
+    g_autoptr(GlReader) reader = gl_reader_new_for_path(input->path, &input->problem);
+    if (reader == NULL)
+        return;
+    input->opened = TRUE;
+    g_autoptr(GlClassifier) classifier = gl_classifier_new(rules);
+    const GlDocument *doc = gl_reader_document(reader);
+    guint64 base = (guint64) input->index << 32;
+    guint64 n = 0;
+    GlRecord *record;
+    while ((record = gl_reader_next(reader, &input->problem)) != NULL) {
+        GlVerdict verdict = gl_classifier_classify(classifier, record, doc);
+        input->errors_seen++;
+        input->by_verdict[verdict]++;
+        if (strcmp(record->kind, GL_KIND_FATAL_SIGNAL) == 0)
+            g_ptr_array_add(input->notes, g_strdup_printf("%s: process %" G_GINT64_FORMAT
+                                                          " died: %s", input->path,
+                                                          record->pid, record->what));
+        if (verdict == GL_VERDICT_KEEP)
+            gl_findings_add(input->findings, record, base | (n & 0xffffffffu));
+        else
+            gl_record_free(record);
+        n++;
+    }
+    if (doc->n_documents > 0)
+        g_ptr_array_add(input->notes,
+                        g_strdup_printf("%s: holds %u Valgrind documents, one after another "
+                                        "(several processes wrote one file?); all were read",
+                                        input->path, doc->n_documents + 1));
+    input->truncated = g_error_matches(input->problem, GL_ERROR, GL_ERROR_TRUNCATED);
+}
+
+static void read_input_in_pool(gpointer data, gpointer rules)
+{
+    read_input(data, rules);
+}
+
+/* Expands directories into their *.xml files; what cannot be expanded
+ * becomes an input that carries its problem. */
+static GPtrArray *collect_inputs(const char *const *paths)
+{
+    GPtrArray *inputs = g_ptr_array_new_with_free_func(input_free);
+    for (const char *const *path = paths; *path != NULL; path++) {
+        g_autoptr(GPtrArray) files = NULL;
+        GError *problem = NULL;
+        if (strcmp(*path, "-") != 0 && g_file_test(*path, G_FILE_TEST_IS_DIR)) {
+            files = gl_list_xml_files(*path, &problem);
+            if (files != NULL && files->len == 0)
+                g_set_error(&problem, GL_ERROR, GL_ERROR_IO,
+                            "%s: no *.xml files in this directory", *path);
+        }
+        guint n = files != NULL && problem == NULL ? files->len : 1;
+        for (guint i = 0; i < n; i++) {
+            Input *input = g_new0(Input, 1);
+            input->path = g_strdup(files != NULL && problem == NULL
+                                       ? (const char *) g_ptr_array_index(files, i) : *path);
+            input->index = inputs->len;
+            input->findings = gl_findings_new();
+            input->notes = g_ptr_array_new_with_free_func(g_free);
+            input->problem = i == 0 ? problem : NULL;
+            g_ptr_array_add(inputs, input);
+        }
+    }
+    return inputs;
+}
+
+GlAnalysis *gl_analyze(const char *const *paths, const GlRules *rules, guint jobs)
+{
+    gl_reader_global_init();
+    g_autoptr(GPtrArray) inputs = collect_inputs(paths);
+    if (jobs == 0)
+        jobs = g_get_num_processors();
+    jobs = MIN(jobs, MAX(inputs->len, 1));
+
+    if (jobs <= 1) {
+        for (guint i = 0; i < inputs->len; i++) {
+            Input *input = g_ptr_array_index(inputs, i);
+            if (input->problem == NULL)
+                read_input(input, rules);
+        }
+    } else {
+        GThreadPool *pool = g_thread_pool_new(read_input_in_pool, (gpointer) rules,
+                                              (gint) jobs, FALSE, NULL);
+        for (guint i = 0; i < inputs->len; i++) {
+            Input *input = g_ptr_array_index(inputs, i);
+            if (input->problem == NULL)
+                g_thread_pool_push(pool, input, NULL);
+        }
+        g_thread_pool_free(pool, FALSE, TRUE);  /* waits for every input */
+    }
+
+    /* Gather in input order, so that the report is the same however many
+     * threads read. */
+    GlAnalysis *analysis = g_new0(GlAnalysis, 1);
+    analysis->table = gl_findings_new();
+    analysis->problems = g_ptr_array_new_with_free_func((GDestroyNotify) g_error_free);
+    analysis->notes = g_ptr_array_new_with_free_func(g_free);
+    analysis->summary.truncated_files = g_ptr_array_new_with_free_func(g_free);
+    GlSummary *summary = &analysis->summary;
+    for (guint i = 0; i < inputs->len; i++) {
+        Input *input = g_ptr_array_index(inputs, i);
+        summary->files += input->opened;
+        summary->errors_seen += input->errors_seen;
+        for (guint v = 0; v < GL_N_VERDICTS; v++)
+            summary->by_verdict[v] += input->by_verdict[v];
+        gl_findings_absorb(analysis->table, input->findings);
+        for (guint j = 0; j < input->notes->len; j++)
+            g_ptr_array_add(analysis->notes, g_strdup(g_ptr_array_index(input->notes, j)));
+        if (input->truncated)
+            g_ptr_array_add(summary->truncated_files, g_strdup(input->path));
+        if (input->problem != NULL)
+            g_ptr_array_add(analysis->problems, g_steal_pointer(&input->problem));
+    }
+    analysis->findings = gl_findings_sorted(analysis->table);
+    return analysis;
+}
+
+void gl_analysis_free(GlAnalysis *analysis)
+{
+    if (analysis == NULL)
+        return;
+    g_ptr_array_unref(analysis->findings);
+    gl_findings_free(analysis->table);
+    g_ptr_array_unref(analysis->problems);
+    g_ptr_array_unref(analysis->notes);
+    g_ptr_array_unref(analysis->summary.truncated_files);
+    g_free(analysis);
+}
+
+guint64 gl_summary_skipped(const GlSummary *summary)
+{
+    return summary->errors_seen - summary->by_verdict[GL_VERDICT_KEEP];
+}

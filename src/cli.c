@@ -1,0 +1,510 @@
+/* The command line: parsing, dispatch, reports and exit statuses. */
+#include "gemleak/cli.h"
+#include "gemleak/analyze.h"
+#include "gemleak/classify.h"
+#include "gemleak/errors.h"
+#include "gemleak/gate.h"
+#include "gemleak/report.h"
+#include "gemleak/targets.h"
+
+#include <errno.h>
+#include <string.h>
+#include <unistd.h>
+
+/* One report to write: a format and where ("-" or NULL: the default stream). */
+typedef struct {
+    char *format;
+    char *path;
+} Output;
+
+typedef struct {
+    /* what is a finding */
+    char **objects;
+    char **skip_functions;
+    char *skip_functions_file;
+    gboolean no_default_skips;
+    char *leak_kinds;
+    gboolean all_errors;
+    gboolean free_at_exit;
+    /* reports and the gate */
+    GPtrArray *outputs;         /* Output*, in the order given */
+    char *pending_output;       /* an -o that came before its --format */
+    char *color;
+    gint jobs;
+    gboolean gen_suppressions;
+    char *fail_on;
+    char *max_bytes;
+    gboolean help;
+    /* run */
+    char *valgrind;
+    char **valgrind_opts;
+    char **suppressions_dirs;
+    char *keep_xml;
+} Options;
+
+static void output_free(gpointer data)
+{
+    Output *output = data;
+    g_free(output->format);
+    g_free(output->path);
+    g_free(output);
+}
+
+static void options_init(Options *options)
+{
+    memset(options, 0, sizeof *options);
+    options->outputs = g_ptr_array_new_with_free_func(output_free);
+}
+
+static void options_clear(Options *options)
+{
+    g_strfreev(options->objects);
+    g_strfreev(options->skip_functions);
+    g_free(options->skip_functions_file);
+    g_free(options->leak_kinds);
+    g_ptr_array_unref(options->outputs);
+    g_free(options->pending_output);
+    g_free(options->color);
+    g_free(options->fail_on);
+    g_free(options->max_bytes);
+    g_free(options->valgrind);
+    g_strfreev(options->valgrind_opts);
+    g_strfreev(options->suppressions_dirs);
+    g_free(options->keep_xml);
+}
+
+static gboolean unknown_format(const char *name, GError **error)
+{
+    g_autoptr(GString) names = g_string_new(NULL);
+    for (const GlReporter *const *r = gl_reporters(); *r != NULL; r++)
+        g_string_append_printf(names, "%s%s", names->len > 0 ? ", " : "", (*r)->name);
+    g_set_error(error, GL_ERROR, GL_ERROR_USAGE, "unknown format '%s' (use %s)", name,
+                names->str);
+    return FALSE;
+}
+
+/* --format FORMAT[:FILE]: a new report; -o FILE names the file of the
+ * --format before it (or, given first, of the one after it). */
+static gboolean on_format(const char *name, const char *value, gpointer data, GError **error)
+{
+    Options *options = data;
+    (void) name;
+    Output *output = g_new0(Output, 1);
+    const char *colon = strchr(value, ':');
+    output->format = colon != NULL ? g_strndup(value, (gsize) (colon - value)) : g_strdup(value);
+    if (colon != NULL)
+        output->path = g_strdup(colon + 1);
+    else
+        output->path = g_steal_pointer(&options->pending_output);
+    g_ptr_array_add(options->outputs, output);
+    if (gl_reporter_find(output->format) == NULL)
+        return unknown_format(output->format, error);
+    return TRUE;
+}
+
+static gboolean on_output(const char *name, const char *value, gpointer data, GError **error)
+{
+    Options *options = data;
+    (void) name;
+    Output *last = options->outputs->len > 0
+        ? g_ptr_array_index(options->outputs, options->outputs->len - 1) : NULL;
+    if (last != NULL && last->path == NULL) {
+        last->path = g_strdup(value);
+    } else if (options->pending_output == NULL) {
+        options->pending_output = g_strdup(value);
+    } else {
+        g_set_error(error, GL_ERROR, GL_ERROR_USAGE,
+                    "-o %s: give a --format for each -o (%s has none)", value,
+                    options->pending_output);
+        return FALSE;
+    }
+    return TRUE;
+}
+
+/* The options filter and run share: what a finding is, reports, the gate.
+ * GOption copies the entries, so they can point into this call's Options. */
+static GOptionGroup *report_group(Options *options)
+{
+    const GOptionEntry entries[] = {
+        { "object", 'O', 0, G_OPTION_ARG_STRING_ARRAY, &options->objects,
+          "The target extension: a binary name (redcarpet), a path or a glob of the .so; "
+          "repeatable. Default: the extensions the run loaded, else every .so under the "
+          "current directory", "PATTERN" },
+        { "skip-function", 0, 0, G_OPTION_ARG_STRING_ARRAY, &options->skip_functions,
+          "Another Ruby function that calls back into Ruby (a glob); repeatable", "PATTERN" },
+        { "skip-functions-file", 0, 0, G_OPTION_ARG_FILENAME, &options->skip_functions_file,
+          "Read more such patterns from FILE, one a line", "FILE" },
+        { "no-default-skips", 0, 0, G_OPTION_ARG_NONE, &options->no_default_skips,
+          "Drop the built-in list of callback functions", NULL },
+        { "leak-kinds", 0, 0, G_OPTION_ARG_STRING, &options->leak_kinds,
+          "Leak kinds to report: definite, indirect, possible, reachable, all "
+          "(default: definite)", "KINDS" },
+        { "all-errors", 0, 0, G_OPTION_ARG_NONE, &options->all_errors,
+          "Report every memory error, not only those that enter a target", NULL },
+        { "free-at-exit", 0, 0, G_OPTION_ARG_NONE, &options->free_at_exit,
+          "Ruby 3.4+ with RUBY_FREE_AT_EXIT=1: keep every leak that enters a target", NULL },
+        { "format", 'f', 0, G_OPTION_ARG_CALLBACK, (gpointer) on_format,
+          "Report format: text, json; repeatable, each with its -o (or FORMAT:FILE)",
+          "FORMAT[:FILE]" },
+        { "output", 'o', 0, G_OPTION_ARG_CALLBACK, (gpointer) on_output,
+          "Write the report of the --format before it to FILE", "FILE" },
+        { "color", 0, 0, G_OPTION_ARG_STRING, &options->color,
+          "Colour the text report: auto (on a terminal), always, never", "WHEN" },
+        { "jobs", 'j', 0, G_OPTION_ARG_INT, &options->jobs,
+          "Read N files at once (default: one per processor)", "N" },
+        { "gen-suppressions", 0, 0, G_OPTION_ARG_NONE, &options->gen_suppressions,
+          "Show each finding's Valgrind suppression block (run: ask Valgrind for them)", NULL },
+        { "fail-on", 0, 0, G_OPTION_ARG_STRING, &options->fail_on,
+          "Findings that fail the run (exit 1): leak kinds, errors, all, none "
+          "(default: definite,errors)", "KINDS" },
+        { "max-bytes", 0, 0, G_OPTION_ARG_STRING, &options->max_bytes,
+          "Let leaks of up to N bytes in all pass the gate", "N" },
+        { "help", 'h', 0, G_OPTION_ARG_NONE, &options->help, "Show this help", NULL },
+        G_OPTION_ENTRY_NULL,
+    };
+    GOptionGroup *group = g_option_group_new("report", "Report options", "Show report options",
+                                             options, NULL);
+    g_option_group_add_entries(group, entries);
+    return group;
+}
+
+static const char filter_summary[] =
+    "Reads Valgrind memcheck XML (files, directories of %p.xml files, or - for\n"
+    "standard input) and reports only the errors that belong to the target\n"
+    "extension, leaving out the thousands that Ruby itself leaves at exit.";
+
+static const char exit_statuses[] =
+    "Exit status:\n"
+    "  0  nothing found (no finding fails the gate)\n"
+    "  1  findings that fail the gate (see --fail-on)\n"
+    "  2  usage error\n"
+    "  3  an input could not be read or was not complete Valgrind XML (this wins\n"
+    "     over 1: the report may be incomplete), or the environment is unusable\n";
+
+static const char filter_description[] =
+    "A leak is kept when its allocation stack enters a target, unless Ruby was\n"
+    "called back (rb_funcall, rb_yield, rb_raise, rb_intern...) between the\n"
+    "allocation and the first target frame, or the target's own Init_<name>\n"
+    "function is on the stack. Memory errors are kept when any of their stacks\n"
+    "enters a target.\n"
+    "\n"
+    "Examples:\n"
+    "  gemleak filter --object redcarpet valgrind-xml/\n"
+    "  gemleak filter -O redcarpet --format json -o leaks.json 1234.xml\n"
+    "  gemleak filter -O redcarpet --format text --format json:leaks.json run/\n";
+
+static GOptionContext *new_context(const char *parameter, const char *summary,
+                                   const char *description, GOptionGroup *main_group)
+{
+    GOptionContext *context = g_option_context_new(parameter);
+    g_option_context_set_summary(context, summary);
+    g_autofree char *full = g_strconcat(description, "\n", exit_statuses,
+                                        "\nSee gemleak(1) for the whole story.", NULL);
+    g_option_context_set_description(context, full);
+    /* We print help ourselves: GOption's own would exit() the process. */
+    g_option_context_set_help_enabled(context, FALSE);
+    g_option_context_set_main_group(context, main_group);
+    return context;
+}
+
+/* ---- building the rules ------------------------------------------------- */
+
+static gboolean parse_unsigned(const char *option, const char *text, guint64 *value,
+                               GError **error)
+{
+    g_autoptr(GError) local = NULL;
+    if (!g_ascii_string_to_unsigned(text, 10, 0, G_MAXUINT64, value, &local)) {
+        g_set_error(error, GL_ERROR, GL_ERROR_USAGE, "%s: '%s' is not a number of bytes",
+                    option, text);
+        return FALSE;
+    }
+    return TRUE;
+}
+
+static gboolean build_rules(const Options *options, GlRules *rules, GError **error)
+{
+    if (options->leak_kinds != NULL) {
+        GlLeakKind kinds = 0;
+        if (!gl_leak_kinds_parse(options->leak_kinds, &kinds, error))
+            return FALSE;
+        gl_rules_set_leak_kinds(rules, kinds);
+    }
+    if (options->no_default_skips)
+        gl_rules_drop_default_callbacks(rules);
+    for (char **p = options->skip_functions; p != NULL && *p != NULL; p++)
+        gl_rules_add_callback(rules, *p);
+    if (options->skip_functions_file != NULL &&
+        !gl_rules_add_callbacks_from_file(rules, options->skip_functions_file, error))
+        return FALSE;
+    gl_rules_set_all_errors(rules, options->all_errors);
+    gl_rules_set_free_at_exit(rules, options->free_at_exit);
+    return TRUE;
+}
+
+/* Sets the targets: --object, else the run's loaded extensions, else every
+ * .so under the current directory. @shown receives what the report says
+ * the targets are. */
+static gboolean resolve_targets(const Options *options, const char *const *inputs,
+                                GlRules *rules, GPtrArray *shown, GError **error)
+{
+    g_autoptr(GPtrArray) loaded = gl_targets_from_loaded_lists(inputs);
+    if (options->objects != NULL) {
+        for (char **p = options->objects; *p != NULL; p++) {
+            if (!gl_rules_add_target(rules, *p, error))
+                return FALSE;
+            g_ptr_array_add(shown, g_strdup(*p));
+        }
+        /* With the run's list at hand, a name that matches nothing it loaded
+         * is a typo, not an extension without leaks. */
+        for (guint t = 0; loaded->len > 0 && t < gl_rules_n_targets(rules); t++) {
+            gboolean seen = FALSE;
+            for (guint i = 0; i < loaded->len && !seen; i++)
+                seen = gl_rules_target_matches(rules, t, g_ptr_array_index(loaded, i));
+            if (!seen) {
+                g_ptr_array_add(loaded, NULL);
+                g_autofree char *list = g_strjoinv(", ", (char **) loaded->pdata);
+                g_set_error(error, GL_ERROR, GL_ERROR_USAGE,
+                            "--object %s matches no extension the run loaded (it loaded: %s)",
+                            gl_rules_target_pattern(rules, t), list);
+                return FALSE;
+            }
+        }
+        return TRUE;
+    }
+    g_autoptr(GPtrArray) found = loaded;
+    loaded = NULL;
+    if (found->len == 0) {
+        g_autofree char *cwd = g_get_current_dir();
+        g_ptr_array_unref(found);
+        found = gl_targets_from_tree(cwd);
+    }
+    if (found->len == 0) {
+        g_set_error(error, GL_ERROR, GL_ERROR_USAGE,
+                    "no target extension known: name it with --object NAME (the name given "
+                    "to create_makefile in extconf.rb), a path or a glob of its .so");
+        return FALSE;
+    }
+    for (guint i = 0; i < found->len; i++) {
+        const char *path = g_ptr_array_index(found, i);
+        if (!gl_rules_add_target(rules, path, error))
+            return FALSE;
+        g_ptr_array_add(shown, g_strdup(path));
+    }
+    return TRUE;
+}
+
+/* ---- reports -------------------------------------------------------------- */
+
+static gboolean wants_color(const char *mode, FILE *stream)
+{
+    if (g_strcmp0(mode, "always") == 0)
+        return TRUE;
+    if (g_strcmp0(mode, "never") == 0 || stream == NULL)
+        return FALSE;
+    return isatty(fileno(stream)) && g_getenv("NO_COLOR") == NULL &&
+           g_strcmp0(g_getenv("TERM"), "dumb") != 0;
+}
+
+/* Writes one report, to @stream or (through memory, so that a failed write
+ * leaves no half file) to @path. */
+static gboolean write_report(const GlReporter *reporter, GlReportContext *context,
+                             const char *path, FILE *stream, const char *color, GError **error)
+{
+    if (path == NULL || strcmp(path, "-") == 0) {
+        context->color = wants_color(color, stream);
+        return gl_report_write(reporter, context, stream,
+                               stream == stderr ? "standard error" : "standard output", error);
+    }
+    context->color = g_strcmp0(color, "always") == 0;
+    char *buffer = NULL;
+    size_t size = 0;
+    FILE *memory = open_memstream(&buffer, &size);
+    if (memory == NULL) {
+        g_set_error(error, GL_ERROR, GL_ERROR_IO, "%s: %s", path, g_strerror(errno));
+        return FALSE;
+    }
+    gboolean ok = gl_report_write(reporter, context, memory, path, error);
+    fclose(memory);
+    g_autoptr(GError) local = NULL;
+    if (ok && !g_file_set_contents(path, buffer, (gssize) size, &local)) {
+        g_set_error(error, GL_ERROR, GL_ERROR_IO, "cannot write the %s report: %s",
+                    reporter->name, local->message);
+        ok = FALSE;
+    }
+    free(buffer);
+    return ok;
+}
+
+static gboolean check_outputs(const Options *options, GError **error)
+{
+    guint to_stream = 0;
+    for (guint i = 0; i < options->outputs->len; i++) {
+        const Output *output = g_ptr_array_index(options->outputs, i);
+        to_stream += output->path == NULL || strcmp(output->path, "-") == 0;
+    }
+    if (to_stream > 1) {
+        g_set_error(error, GL_ERROR, GL_ERROR_USAGE,
+                    "%u reports would share one stream: give each --format but one its -o FILE",
+                    to_stream);
+        return FALSE;
+    }
+    return TRUE;
+}
+
+typedef struct {
+    gboolean gate_failed;
+    gboolean problems;
+} Outcome;
+
+/* Reads @inputs, writes every report, says what went wrong on @err. */
+static gboolean analyze_and_report(const Options *options, const char *const *inputs,
+                                   FILE *stream, FILE *err, Outcome *outcome, GError **error)
+{
+    g_autoptr(GlRules) rules = gl_rules_new();
+    g_autoptr(GPtrArray) shown = g_ptr_array_new_null_terminated(4, g_free, TRUE);
+    GlGate gate;
+    gl_gate_init(&gate);
+    if (!build_rules(options, rules, error) ||
+        (options->fail_on != NULL && !gl_gate_parse_fail_on(&gate, options->fail_on, error)))
+        return FALSE;
+    if (options->max_bytes != NULL) {
+        if (!parse_unsigned("--max-bytes", options->max_bytes, &gate.max_bytes, error))
+            return FALSE;
+        gate.has_max_bytes = TRUE;
+    }
+    if (!check_outputs(options, error) || !resolve_targets(options, inputs, rules, shown, error))
+        return FALSE;
+
+    g_autoptr(GlAnalysis) analysis = gl_analyze(inputs, rules, (guint) MAX(options->jobs, 0));
+    GlGateResult gate_result;
+    gl_gate_evaluate(&gate, analysis->findings, &gate_result);
+    g_autofree char *root = g_get_current_dir();
+    GlReportContext context = {
+        .analysis = analysis,
+        .findings = analysis->findings,
+        .gate = &gate_result,
+        .targets = (const char *const *) shown->pdata,
+        .suppressions = options->gen_suppressions,
+        .project_root = root,
+    };
+
+    gboolean ok = TRUE;
+    if (options->outputs->len == 0) {
+        ok = write_report(&gl_report_text, &context, NULL, stream, options->color, error);
+    }
+    for (guint i = 0; ok && i < options->outputs->len; i++) {
+        const Output *output = g_ptr_array_index(options->outputs, i);
+        ok = write_report(gl_reporter_find(output->format), &context, output->path, stream,
+                          options->color, error);
+    }
+    for (guint i = 0; i < analysis->notes->len; i++)
+        fprintf(err, "gemleak: note: %s\n", (const char *) g_ptr_array_index(analysis->notes, i));
+    for (guint i = 0; i < analysis->problems->len; i++)
+        fprintf(err, "gemleak: %s\n", ((GError *) g_ptr_array_index(analysis->problems, i))->message);
+    outcome->gate_failed = gate_result.failed;
+    outcome->problems = analysis->problems->len > 0;
+    gl_gate_result_clear(&gate_result);
+    return ok;
+}
+
+/* ---- commands --------------------------------------------------------------- */
+
+static int usage_error(FILE *err, const char *command, const GError *error)
+{
+    fprintf(err, "gemleak: %s\n", error->message);
+    fprintf(err, "Try 'gemleak %s --help'.\n", command);
+    return GL_EXIT_USAGE;
+}
+
+static int fail(FILE *err, const char *command, const GError *error)
+{
+    GlExitStatus status = gl_error_exit_status(error);
+    if (status == GL_EXIT_USAGE)
+        return usage_error(err, command, error);
+    fprintf(err, "gemleak: %s\n", error->message);
+    return status;
+}
+
+static int cmd_filter(int argc, char **argv, FILE *out, FILE *err)
+{
+    Options options;
+    options_init(&options);
+    g_autoptr(GOptionContext) context = new_context("FILE|DIR|-...", filter_summary,
+                                                    filter_description, report_group(&options));
+    g_auto(GStrv) args = g_new0(char *, (gsize) argc + 1);
+    for (int i = 0; i < argc; i++)
+        args[i] = g_strdup(argv[i]);
+    g_autoptr(GError) error = NULL;
+    int status;
+    if (!g_option_context_parse_strv(context, &args, &error)) {
+        status = fail(err, "filter", error);
+        goto out;
+    }
+    if (options.help) {
+        g_autofree char *help = g_option_context_get_help(context, TRUE, NULL);
+        fputs(help, out);
+        status = GL_EXIT_CLEAN;
+        goto out;
+    }
+    if (options.pending_output != NULL && !on_format("--format", "text", &options, &error)) {
+        status = fail(err, "filter", error);
+        goto out;
+    }
+    if (args[1] == NULL) {
+        g_set_error(&error, GL_ERROR, GL_ERROR_USAGE,
+                    "no input: give Valgrind XML files, directories of them, or - for "
+                    "standard input");
+        status = usage_error(err, "filter", error);
+        goto out;
+    }
+
+    Outcome outcome = { 0 };
+    if (!analyze_and_report(&options, (const char *const *) args + 1, out, err, &outcome, &error)) {
+        status = fail(err, "filter", error);
+        goto out;
+    }
+    status = outcome.problems ? GL_EXIT_ERROR
+           : outcome.gate_failed ? GL_EXIT_FINDINGS : GL_EXIT_CLEAN;
+out:
+    options_clear(&options);
+    return status;
+}
+
+static const char general_help[] =
+    "Usage:\n"
+    "  gemleak filter [OPTION...] FILE|DIR|-...\n"
+    "  gemleak run [OPTION...] [--] COMMAND [ARG...]\n"
+    "  gemleak --version\n"
+    "\n"
+    "Finds the real memory leaks and memory errors of Ruby native extensions in\n"
+    "Valgrind memcheck's output, without the thousands of errors Ruby itself\n"
+    "leaves at exit.\n"
+    "\n"
+    "Commands:\n"
+    "  filter   read existing Valgrind XML files and report the target's errors\n"
+    "  run      run a Ruby command under Valgrind, then filter and report\n"
+    "\n"
+    "'gemleak COMMAND --help' describes each command; gemleak(1) tells all.\n";
+
+int gemleak_main(int argc, char **argv, FILE *out, FILE *err)
+{
+    const char *command = argc > 1 ? argv[1] : NULL;
+    if (command == NULL) {
+        fputs(general_help, err);
+        return GL_EXIT_USAGE;
+    }
+    if (strcmp(command, "--help") == 0 || strcmp(command, "-h") == 0 ||
+        strcmp(command, "help") == 0) {
+        fputs(general_help, out);
+        return GL_EXIT_CLEAN;
+    }
+    if (strcmp(command, "--version") == 0 || strcmp(command, "version") == 0) {
+        fprintf(out, "gemleak %s\n", GEMLEAK_VERSION);
+        return GL_EXIT_CLEAN;
+    }
+    if (strcmp(command, "filter") == 0)
+        return cmd_filter(argc - 1, argv + 1, out, err);
+    fprintf(err, "gemleak: unknown command '%s'\n", command);
+    fputs(general_help, err);
+    return GL_EXIT_USAGE;
+}

@@ -1,0 +1,94 @@
+/* The gate: findings in, pass or fail out. */
+#include "gemleak/gate.h"
+#include "gemleak/errors.h"
+#include "gemleak/merge.h"
+
+#include <string.h>
+
+void gl_gate_init(GlGate *gate)
+{
+    memset(gate, 0, sizeof *gate);
+    gate->leak_kinds = GL_LEAK_DEFINITE;
+    gate->errors = TRUE;
+}
+
+gboolean gl_gate_parse_fail_on(GlGate *gate, const char *spec, GError **error)
+{
+    GlLeakKind leaks = 0;
+    gboolean errors = FALSE;
+    g_auto(GStrv) words = g_strsplit(spec != NULL ? spec : "", ",", -1);
+    for (char **word = words; *word != NULL; word++) {
+        g_strstrip(*word);
+        if (strcmp(*word, "errors") == 0) {
+            errors = TRUE;
+        } else if (strcmp(*word, "all") == 0) {
+            errors = TRUE;
+            leaks = GL_LEAK_ALL;
+        } else if (strcmp(*word, "none") == 0) {
+            continue;
+        } else {
+            GlLeakKind kind = 0;
+            if (!gl_leak_kind_from_word(*word, &kind)) {
+                g_set_error(error, GL_ERROR, GL_ERROR_USAGE,
+                            "--fail-on: unknown kind '%s' (use definite, indirect, possible, "
+                            "reachable, errors, all or none)", *word);
+                return FALSE;
+            }
+            leaks |= kind;
+        }
+    }
+    gate->leak_kinds = leaks;
+    gate->errors = errors;
+    return TRUE;
+}
+
+gboolean gl_gate_counts(const GlGate *gate, const GlRecord *record)
+{
+    if (record->leak_kind == GL_LEAK_NONE)
+        return gate->errors;
+    return (record->leak_kind & gate->leak_kinds) != 0;
+}
+
+void gl_gate_evaluate(const GlGate *gate, const GPtrArray *findings, GlGateResult *result)
+{
+    memset(result, 0, sizeof *result);
+    guint leaks = 0, errors = 0;
+    for (guint i = 0; i < findings->len; i++) {
+        const GlFinding *finding = g_ptr_array_index(findings, i);
+        if (!gl_gate_counts(gate, finding->record))
+            continue;
+        result->failing++;
+        if (finding->record->leak_kind != GL_LEAK_NONE) {
+            leaks++;
+            result->failing_bytes += finding->total_bytes;
+        } else {
+            errors++;
+        }
+    }
+    gboolean leaks_fail = leaks > 0 &&
+                          (!gate->has_max_bytes || result->failing_bytes > gate->max_bytes);
+    result->failed = leaks_fail || errors > 0;
+
+    GString *line = g_string_new(result->failed ? "gemleak: FAIL: " : "gemleak: pass: ");
+    if (result->failing == 0) {
+        g_string_append(line, findings->len == 0 ? "no findings"
+                                                 : "no finding is of a kind that fails (--fail-on)");
+    } else {
+        if (leaks > 0) {
+            g_string_append_printf(line, "%u leak%s losing %" G_GUINT64_FORMAT " bytes", leaks,
+                                   leaks == 1 ? "" : "s", result->failing_bytes);
+            if (gate->has_max_bytes)
+                g_string_append_printf(line, " (%s --max-bytes %" G_GUINT64_FORMAT ")",
+                                       leaks_fail ? "over" : "within", gate->max_bytes);
+        }
+        if (errors > 0)
+            g_string_append_printf(line, "%s%u memory error%s", leaks > 0 ? ", " : "", errors,
+                                   errors == 1 ? "" : "s");
+    }
+    result->line = g_string_free(line, FALSE);
+}
+
+void gl_gate_result_clear(GlGateResult *result)
+{
+    g_clear_pointer(&result->line, g_free);
+}

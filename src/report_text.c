@@ -1,0 +1,129 @@
+/* --format text: what a person reads in a terminal or a CI log. */
+#include "gemleak/report.h"
+
+#include <string.h>
+
+#define BOLD "\033[1m"
+#define RED "\033[1;31m"
+#define DIM "\033[2m"
+#define RESET "\033[0m"
+
+typedef struct {
+    const GlReportContext *context;
+    FILE *out;
+    GString *line;
+} TextState;
+
+static const char *paint(const TextState *state, const char *code)
+{
+    return state->context->color ? code : "";
+}
+
+/* Target frames are marked " *", the others indented by two spaces, as the
+ * reference Ruby tool prints them. */
+static void write_stack(TextState *state, const GlStack *stack)
+{
+    for (guint i = 0; i < stack->n_frames; i++) {
+        const GlFrame *frame = &stack->frames[i];
+        g_string_truncate(state->line, 0);
+        gl_frame_describe(frame, state->line);
+        if (frame->in_target)
+            fprintf(state->out, "%s *%s%s\n", paint(state, RED), state->line->str,
+                    paint(state, RESET));
+        else
+            fprintf(state->out, "  %s\n", state->line->str);
+    }
+}
+
+static gpointer text_begin(const GlReportContext *context, FILE *out)
+{
+    TextState *state = g_new0(TextState, 1);
+    state->context = context;
+    state->out = out;
+    state->line = g_string_new(NULL);
+    return state;
+}
+
+static void text_finding(gpointer data, const GlFinding *finding, guint index)
+{
+    TextState *state = data;
+    const GlRecord *record = finding->record;
+    g_autofree char *message = gl_finding_message(finding);
+    if (index > 0)
+        fputc('\n', state->out);
+    fprintf(state->out, "%s%s%s\n", paint(state, BOLD), message, paint(state, RESET));
+    write_stack(state, &record->stack);
+    for (guint i = 0; i < record->aux->len; i++) {
+        const GlAux *aux = &g_array_index(record->aux, GlAux, i);
+        if (aux->text != NULL)
+            fprintf(state->out, "%s\n", aux->text);
+        write_stack(state, &aux->stack);
+    }
+    if (state->context->suppressions && record->suppression != NULL &&
+        record->suppression->rawtext != NULL) {
+        fprintf(state->out, "%sSuppression for this finding:%s\n", paint(state, DIM),
+                paint(state, RESET));
+        g_auto(GStrv) lines = g_strsplit(record->suppression->rawtext, "\n", -1);
+        for (char **line = lines; *line != NULL; line++)
+            if (**line != '\0')
+                fprintf(state->out, "  %s\n", *line);
+    }
+}
+
+static void append_count(GString *out, guint64 count, const char *what, gboolean *first)
+{
+    if (count == 0)
+        return;
+    g_string_append_printf(out, "%s%" G_GUINT64_FORMAT " %s", *first ? "" : ", ", count, what);
+    *first = FALSE;
+}
+
+static void text_end(gpointer data)
+{
+    TextState *state = data;
+    const GlReportContext *context = state->context;
+    const GlSummary *summary = &context->analysis->summary;
+    GString *line = g_string_new(NULL);
+
+    if (context->findings->len > 0)
+        fputc('\n', state->out);
+    g_string_append_printf(line, "gemleak: %u file%s, %" G_GUINT64_FORMAT " errors read, %u finding%s",
+                           summary->files, summary->files == 1 ? "" : "s", summary->errors_seen,
+                           context->findings->len, context->findings->len == 1 ? "" : "s");
+    guint64 skipped = gl_summary_skipped(summary);
+    if (skipped > 0) {
+        gboolean first = TRUE;
+        g_string_append_printf(line, ", %" G_GUINT64_FORMAT " skipped (", skipped);
+        for (guint v = GL_VERDICT_KEEP + 1; v < GL_N_VERDICTS; v++)
+            append_count(line, summary->by_verdict[v], gl_verdict_describe((GlVerdict) v), &first);
+        g_string_append_c(line, ')');
+    }
+    if (context->baseline_known > 0)
+        g_string_append_printf(line, ", %u known to the baseline", context->baseline_known);
+    if (summary->truncated_files->len > 0)
+        g_string_append_printf(line, ", %u truncated file%s", summary->truncated_files->len,
+                               summary->truncated_files->len == 1 ? "" : "s");
+    fprintf(state->out, "%s\n", line->str);
+
+    if (context->targets != NULL && context->targets[0] != NULL) {
+        g_autofree char *targets = g_strjoinv(", ", (char **) context->targets);
+        fprintf(state->out, "gemleak: target%s: %s\n", context->targets[1] != NULL ? "s" : "",
+                targets);
+    }
+    if (context->gate != NULL && context->gate->line != NULL)
+        fprintf(state->out, "%s%s%s\n",
+                paint(state, context->gate->failed ? RED : BOLD), context->gate->line,
+                paint(state, RESET));
+
+    g_string_free(line, TRUE);
+    g_string_free(state->line, TRUE);
+    g_free(state);
+}
+
+const GlReporter gl_report_text = {
+    .name = "text",
+    .summary = "findings with their stacks, then a summary (the default)",
+    .begin = text_begin,
+    .finding = text_finding,
+    .end = text_end,
+};
