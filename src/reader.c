@@ -1018,7 +1018,10 @@ static gboolean check_tool(GlReader *reader, const char *tool)
     return FALSE;
 }
 
-/* Reads one top-level element of <valgrindoutput> other than an error. */
+/* Reads one top-level element of <valgrindoutput> other than an error.
+ * Everything else is skipped: errorcounts, suppcounts, protocol 6's
+ * summaries, and the stray copy of each <suppression> that Valgrind 3.19
+ * writes after its <error> under --gen-suppressions=all. */
 static gboolean read_header_element(GlReader *reader, const xmlChar *name)
 {
     const Names *n = &reader->n;
