@@ -427,6 +427,8 @@ static int fail(FILE *err, const char *command, const GError *error)
 
 static int cmd_filter(int argc, char **argv, FILE *out, FILE *err)
 {
+    /* GOption's usage line names the program: make it the command. */
+    g_set_prgname("gemleak filter");
     Options options;
     options_init(&options);
     g_autoptr(GOptionContext) context = new_context("FILE|DIR|-...", filter_summary,

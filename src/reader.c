@@ -957,6 +957,52 @@ static gboolean start_next_document(GlReader *reader)
     return start_xml(reader);
 }
 
+/* The window still holds the start of the input while no record has been
+ * handed out, which is when these two questions are asked. */
+static gboolean input_is_blank(const Source *source)
+{
+    if (source->window_start != 0)
+        return FALSE;
+    for (guint i = 0; i < source->window->len; i++)
+        if (!g_ascii_isspace(source->window->data[i]))
+            return FALSE;
+    return TRUE;
+}
+
+static gboolean is_prefix_of(const char *text, gsize len, const char *full)
+{
+    return len <= strlen(full) && memcmp(text, full, len) == 0;
+}
+
+static const char *skip_blanks(const char *text, const char *end)
+{
+    while (text < end && g_ascii_isspace(*text))
+        text++;
+    return text;
+}
+
+/* A start cut short: an XML declaration (or part of one), then nothing, or
+ * all or part of a <valgrindoutput> start tag. */
+static gboolean input_starts_like_valgrind(const Source *source)
+{
+    if (source->window_start != 0)
+        return FALSE;
+    const char *text = (const char *) source->window->data;
+    const char *end = text + source->window->len;
+    text = skip_blanks(text, end);
+    if (end - text >= 5 && memcmp(text, "<?xml", 5) == 0) {
+        const char *close = g_strstr_len(text, end - text, "?>");
+        if (close == NULL)
+            return TRUE;
+        text = skip_blanks(close + 2, end);
+    } else if (text < end && is_prefix_of(text, (gsize) (end - text), "<?xml")) {
+        return TRUE;
+    }
+    gsize left = (gsize) (end - text);
+    return left == 0 || is_prefix_of(text, left, "<valgrindoutput") ||
+           (left >= 15 && memcmp(text, "<valgrindoutput", 15) == 0);
+}
+
 /* Turns a failed xmlTextReaderRead into the error a user can act on, after
  * queueing what can be saved. */
 static void handle_parse_failure(GlReader *reader)
@@ -971,7 +1017,7 @@ static void handle_parse_failure(GlReader *reader)
                     g_strerror(reader->source.read_errno));
         return;
     }
-    if (reader->source.bytes == 0 && reader->source.eof && reader->doc.n_documents == 0) {
+    if (reader->doc.n_documents == 0 && reader->source.eof && input_is_blank(&reader->source)) {
         set_failure(reader, GL_ERROR_EMPTY,
                     "empty file: Valgrind wrote nothing (was it killed before it started?)");
         return;
@@ -990,7 +1036,12 @@ static void handle_parse_failure(GlReader *reader)
         break;
     }
     if (!reader->root_seen) {
-        set_failure(reader, GL_ERROR_NOT_XML, "not XML (line %d: %s)", line, why);
+        if (reader->source.eof && input_starts_like_valgrind(&reader->source))
+            set_failure(reader, GL_ERROR_TRUNCATED,
+                        "truncated before its first error: Valgrind stopped before it "
+                        "finished writing (killed, or out of disk?)");
+        else
+            set_failure(reader, GL_ERROR_NOT_XML, "not XML (line %d: %s)", line, why);
         return;
     }
     recover_lost_records(reader);

@@ -1,0 +1,391 @@
+/* The classification rules, each with a case kept and a case skipped. */
+#include "testutil.h"
+#include "gemleak/analyze.h"
+#include "gemleak/classify.h"
+#include "gemleak/errors.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define VG "/usr/libexec/valgrind/vgpreload_memcheck-amd64-linux.so"
+#define DEBIAN_RUBY "/usr/lib/x86_64-linux-gnu/libruby-3.1.so.3.1.2"
+#define SHARED_RUBY "/opt/rubies/3.3.0/lib/libruby.so.3.3.0"
+#define RUBY_EXE "/usr/bin/ruby3.1"
+#define EXT "/work/gem/lib/leaky/leaky.so"
+#define OTHER "/work/gem/lib/other/other.so"
+#define LIBC "/usr/lib/x86_64-linux-gnu/libc.so.6"
+
+static GlRules *rules_for(const char *target)
+{
+    GlRules *rules = gl_rules_new();
+    ck_assert(gl_rules_add_target(rules, target, NULL));
+    return rules;
+}
+
+/* Classifies @record (consumed) under @rules. */
+static GlVerdict verdict_of(const GlRules *rules, GlRecord *record)
+{
+    g_autoptr(GlClassifier) classifier = gl_classifier_new(rules);
+    GlVerdict verdict = gl_classifier_classify(classifier, record, NULL);
+    gl_record_free(record);
+    return verdict;
+}
+
+#define LEAK "Leak_DefinitelyLost"
+
+/* Rule 1 */
+START_TEST(test_leak_outside_target_is_skipped)
+{
+    g_autoptr(GlRules) rules = rules_for("leaky");
+    ck_assert_int_eq(verdict_of(rules, gl_test_record(LEAK, "malloc@" VG, "?@" DEBIAN_RUBY,
+                                                      "rb_ary_new@" DEBIAN_RUBY, "?@" RUBY_EXE,
+                                                      NULL)),
+                     GL_VERDICT_SKIP_NO_TARGET);
+    ck_assert_int_eq(verdict_of(rules, gl_test_record(LEAK, "malloc@" VG, "leaky_alloc@" EXT,
+                                                      "?@" DEBIAN_RUBY, NULL)),
+                     GL_VERDICT_KEEP);
+}
+END_TEST
+
+/* Rule 2 */
+START_TEST(test_callback_before_target_is_skipped)
+{
+    g_autoptr(GlRules) rules = rules_for("leaky");
+    const char *callbacks[] = { "rb_funcallv", "rb_funcall_with_block", "rb_yield_values2",
+                                "rb_intern3", "rb_raise", "rb_ivar_set", "rb_vm_exec",
+                                "rb_iseq_new_eval", "rb_check_funcall_default",
+                                "eval_string_with_cref", "rb_protect" };
+    for (guint i = 0; i < G_N_ELEMENTS(callbacks); i++) {
+        g_autofree char *frame = g_strdup_printf("%s@" DEBIAN_RUBY, callbacks[i]);
+        ck_assert_msg(verdict_of(rules, gl_test_record(LEAK, "malloc@" VG, "?@" DEBIAN_RUBY,
+                                                       frame, "leaky_call@" EXT, NULL))
+                          == GL_VERDICT_SKIP_CALLBACK, "%s", callbacks[i]);
+    }
+    /* A callback further out than the target: the target allocated itself. */
+    ck_assert_int_eq(verdict_of(rules, gl_test_record(LEAK, "malloc@" VG, "leaky_alloc@" EXT,
+                                                      "rb_yield@" DEBIAN_RUBY,
+                                                      "leaky_each@" EXT, NULL)),
+                     GL_VERDICT_KEEP);
+    /* Not a callback: Ruby's allocator, called directly (xmalloc). */
+    ck_assert_int_eq(verdict_of(rules, gl_test_record(LEAK, "malloc@" VG,
+                                                      "ruby_xmalloc@" DEBIAN_RUBY,
+                                                      "leaky_alloc@" EXT, NULL)),
+                     GL_VERDICT_KEEP);
+}
+END_TEST
+
+START_TEST(test_callback_names_count_only_inside_ruby)
+{
+    g_autoptr(GlRules) rules = rules_for("leaky");
+    /* A library that happens to define rb_funcall is not Ruby. */
+    ck_assert_int_eq(verdict_of(rules, gl_test_record(LEAK, "malloc@" VG,
+                                                      "rb_funcall@/usr/lib/libmimic.so",
+                                                      "leaky_call@" EXT, NULL)),
+                     GL_VERDICT_KEEP);
+    /* Every way distributions name Ruby counts. */
+    const char *rubies[] = { DEBIAN_RUBY, SHARED_RUBY, RUBY_EXE, "/usr/local/bin/ruby",
+                             "/usr/lib64/libruby.so.3.3" };
+    for (guint i = 0; i < G_N_ELEMENTS(rubies); i++) {
+        g_autofree char *frame = g_strdup_printf("rb_funcallv@%s", rubies[i]);
+        ck_assert_msg(verdict_of(rules, gl_test_record(LEAK, "malloc@" VG, frame,
+                                                       "leaky_call@" EXT, NULL))
+                          == GL_VERDICT_SKIP_CALLBACK, "%s", rubies[i]);
+    }
+}
+END_TEST
+
+START_TEST(test_ruby_objects_recognised)
+{
+    ck_assert(gl_is_ruby_object(DEBIAN_RUBY));
+    ck_assert(gl_is_ruby_object(SHARED_RUBY));
+    ck_assert(gl_is_ruby_object("libruby.so.3.4"));
+    ck_assert(gl_is_ruby_object(RUBY_EXE));
+    ck_assert(gl_is_ruby_object("/home/me/.rubies/ruby-3.3.0/bin/ruby"));
+    ck_assert(!gl_is_ruby_object("/usr/bin/rubocop"));
+    ck_assert(!gl_is_ruby_object("/usr/lib/librubyish.so"));
+    ck_assert(!gl_is_ruby_object(EXT));
+    ck_assert(!gl_is_ruby_object(LIBC));
+    ck_assert(!gl_is_ruby_object(NULL));
+}
+END_TEST
+
+START_TEST(test_the_documents_executable_is_ruby)
+{
+    /* A Ruby built under another name: the document says it ran it. */
+    g_autofree char *dir = gl_test_tmpdir();
+    g_autofree char *exe = g_build_filename(dir, "myinterp", NULL);
+    gl_test_write(exe, "", 0);
+    g_autoptr(GlRules) rules = rules_for("leaky");
+    g_autoptr(GlClassifier) classifier = gl_classifier_new(rules);
+    GlDocument doc = { .pid = 7, .exe = exe };
+    g_autofree char *frame = g_strdup_printf("rb_funcallv@%s", exe);
+    g_autoptr(GlRecord) record = gl_test_record(LEAK, "malloc@" VG, frame, "leaky_call@" EXT, NULL);
+    ck_assert_int_eq(gl_classifier_classify(classifier, record, &doc), GL_VERDICT_SKIP_CALLBACK);
+    g_autoptr(GlRecord) again = gl_test_record(LEAK, "malloc@" VG, frame, "leaky_call@" EXT, NULL);
+    ck_assert_int_eq(gl_classifier_classify(classifier, again, NULL), GL_VERDICT_SKIP_CALLBACK);
+    gl_test_rmtree(dir);
+}
+END_TEST
+
+START_TEST(test_callback_list_is_configurable)
+{
+    g_autoptr(GlRules) rules = rules_for("leaky");
+    gl_rules_add_callback(rules, "my_bridge_*");
+    ck_assert_int_eq(verdict_of(rules, gl_test_record(LEAK, "malloc@" VG,
+                                                      "my_bridge_call@" DEBIAN_RUBY,
+                                                      "leaky_call@" EXT, NULL)),
+                     GL_VERDICT_SKIP_CALLBACK);
+    gl_rules_drop_default_callbacks(rules);
+    ck_assert_int_eq(verdict_of(rules, gl_test_record(LEAK, "malloc@" VG, "rb_funcallv@" DEBIAN_RUBY,
+                                                      "leaky_call@" EXT, NULL)),
+                     GL_VERDICT_KEEP);
+    ck_assert_int_eq(verdict_of(rules, gl_test_record(LEAK, "malloc@" VG,
+                                                      "my_bridge_call@" DEBIAN_RUBY,
+                                                      "leaky_call@" EXT, NULL)),
+                     GL_VERDICT_SKIP_CALLBACK);
+
+    g_autofree char *dir = gl_test_tmpdir();
+    g_autofree char *file = g_build_filename(dir, "callbacks.txt", NULL);
+    gl_test_write(file, "# extra callbacks\n  rb_each   # comment\n\nrb_hash_foreach\n", -1);
+    g_autoptr(GlRules) from_file = rules_for("leaky");
+    gl_rules_drop_default_callbacks(from_file);
+    ck_assert(gl_rules_add_callbacks_from_file(from_file, file, NULL));
+    ck_assert_int_eq(verdict_of(from_file, gl_test_record(LEAK, "malloc@" VG, "rb_hash_foreach@" DEBIAN_RUBY,
+                                                          "leaky_call@" EXT, NULL)),
+                     GL_VERDICT_SKIP_CALLBACK);
+    ck_assert_int_eq(verdict_of(from_file, gl_test_record(LEAK, "malloc@" VG, "rb_each@" DEBIAN_RUBY,
+                                                          "leaky_call@" EXT, NULL)),
+                     GL_VERDICT_SKIP_CALLBACK);
+    g_autoptr(GError) error = NULL;
+    ck_assert(!gl_rules_add_callbacks_from_file(from_file, "/nonexistent/callbacks", &error));
+    ck_assert(g_error_matches(error, GL_ERROR, GL_ERROR_IO));
+    gl_test_rmtree(dir);
+}
+END_TEST
+
+/* Rule 3 */
+START_TEST(test_init_of_the_extension_is_skipped)
+{
+    g_autoptr(GlRules) rules = rules_for("leaky");
+    ck_assert_int_eq(verdict_of(rules, gl_test_record(LEAK, "malloc@" VG, "leaky_alloc@" EXT,
+                                                      "Init_leaky@" EXT, "dln_load@" DEBIAN_RUBY,
+                                                      NULL)),
+                     GL_VERDICT_SKIP_INIT);
+    /* deeper: Init_leaky called Ruby, which called back into the extension */
+    ck_assert_int_eq(verdict_of(rules, gl_test_record(LEAK, "malloc@" VG, "leaky_alloc@" EXT,
+                                                      "?@" DEBIAN_RUBY, "Init_leaky@" EXT, NULL)),
+                     GL_VERDICT_SKIP_INIT);
+    /* merely named Init_ */
+    ck_assert_int_eq(verdict_of(rules, gl_test_record(LEAK, "malloc@" VG, "leaky_alloc@" EXT,
+                                                      "Init_helpers@" EXT, "leaky_call@" EXT, NULL)),
+                     GL_VERDICT_KEEP);
+    ck_assert_int_eq(verdict_of(rules, gl_test_record(LEAK, "malloc@" VG, "Init_leakyness@" EXT,
+                                                      NULL)),
+                     GL_VERDICT_KEEP);
+    /* another extension's Init_ function inside this one is not its own */
+    ck_assert_int_eq(verdict_of(rules, gl_test_record(LEAK, "malloc@" VG, "Init_other@" EXT, NULL)),
+                     GL_VERDICT_KEEP);
+}
+END_TEST
+
+START_TEST(test_init_name_follows_each_target)
+{
+    g_autoptr(GlRules) rules = rules_for("leaky");
+    ck_assert(gl_rules_add_target(rules, "other", NULL));
+    ck_assert_int_eq(verdict_of(rules, gl_test_record(LEAK, "malloc@" VG, "Init_other@" OTHER, NULL)),
+                     GL_VERDICT_SKIP_INIT);
+    ck_assert_int_eq(verdict_of(rules, gl_test_record(LEAK, "malloc@" VG, "Init_leaky@" OTHER, NULL)),
+                     GL_VERDICT_KEEP);
+}
+END_TEST
+
+/* Rule 5 */
+START_TEST(test_frames_without_names)
+{
+    g_autoptr(GlRules) rules = rules_for("leaky");
+    ck_assert_int_eq(verdict_of(rules, gl_test_record(LEAK, "malloc@" VG, "?@" DEBIAN_RUBY,
+                                                      "?@" DEBIAN_RUBY, "leaky_call@" EXT, NULL)),
+                     GL_VERDICT_KEEP);
+    ck_assert_int_eq(verdict_of(rules, gl_test_record(LEAK, "?@", "?@", "?@", NULL)),
+                     GL_VERDICT_SKIP_NO_TARGET);
+    ck_assert_int_eq(verdict_of(rules, gl_test_record(LEAK, NULL, NULL)), GL_VERDICT_SKIP_NO_TARGET);
+    /* a target frame without a name still makes it the target's */
+    ck_assert_int_eq(verdict_of(rules, gl_test_record(LEAK, "malloc@" VG, "?@" EXT, NULL)),
+                     GL_VERDICT_KEEP);
+}
+END_TEST
+
+/* Rule 6 */
+START_TEST(test_memory_errors)
+{
+    g_autoptr(GlRules) rules = rules_for("leaky");
+    ck_assert_int_eq(verdict_of(rules, gl_test_record("InvalidRead", "leaky_read@" EXT,
+                                                      "rb_funcallv@" DEBIAN_RUBY, NULL)),
+                     GL_VERDICT_KEEP);
+    ck_assert_int_eq(verdict_of(rules, gl_test_record("InvalidWrite", "ruby_init_stack@" DEBIAN_RUBY,
+                                                      "?@" RUBY_EXE, NULL)),
+                     GL_VERDICT_SKIP_NO_TARGET);
+    /* Ruby read a block the target freed: the free stack enters the target */
+    GlRecord *freed = gl_test_record("InvalidRead", "rb_str_hash@" DEBIAN_RUBY, NULL);
+    gl_test_record_add_aux(freed, "Address 0x1 is 0 bytes inside a block of size 8 free'd",
+                           "free@" VG, "leaky_release@" EXT, NULL);
+    ck_assert_int_eq(verdict_of(rules, freed), GL_VERDICT_KEEP);
+    /* memory errors in Init_ or after a callback are bugs all the same */
+    ck_assert_int_eq(verdict_of(rules, gl_test_record("InvalidWrite", "memcpy@" VG,
+                                                      "rb_funcallv@" DEBIAN_RUBY,
+                                                      "Init_leaky@" EXT, NULL)),
+                     GL_VERDICT_KEEP);
+
+    gl_rules_set_all_errors(rules, TRUE);
+    ck_assert_int_eq(verdict_of(rules, gl_test_record("InvalidWrite", "ruby_init_stack@" DEBIAN_RUBY,
+                                                      NULL)),
+                     GL_VERDICT_KEEP);
+    /* --all-errors is about memory errors: Ruby's leaks stay out */
+    ck_assert_int_eq(verdict_of(rules, gl_test_record(LEAK, "malloc@" VG, "?@" DEBIAN_RUBY, NULL)),
+                     GL_VERDICT_SKIP_NO_TARGET);
+}
+END_TEST
+
+START_TEST(test_leak_kinds)
+{
+    g_autoptr(GlRules) rules = rules_for("leaky");
+    ck_assert_int_eq(verdict_of(rules, gl_test_record("Leak_PossiblyLost", "malloc@" VG,
+                                                      "leaky_alloc@" EXT, NULL)),
+                     GL_VERDICT_SKIP_KIND);
+    GlLeakKind kinds = 0;
+    ck_assert(gl_leak_kinds_parse("definite, possible", &kinds, NULL));
+    ck_assert_int_eq(kinds, GL_LEAK_DEFINITE | GL_LEAK_POSSIBLE);
+    gl_rules_set_leak_kinds(rules, kinds);
+    ck_assert_int_eq(verdict_of(rules, gl_test_record("Leak_PossiblyLost", "malloc@" VG,
+                                                      "leaky_alloc@" EXT, NULL)),
+                     GL_VERDICT_KEEP);
+    ck_assert_int_eq(verdict_of(rules, gl_test_record("Leak_StillReachable", "malloc@" VG,
+                                                      "leaky_alloc@" EXT, NULL)),
+                     GL_VERDICT_SKIP_KIND);
+    ck_assert(gl_leak_kinds_parse("all", &kinds, NULL));
+    ck_assert_int_eq(kinds, GL_LEAK_ALL);
+    ck_assert(gl_leak_kinds_parse("none", &kinds, NULL));
+    ck_assert_int_eq(kinds, 0);
+    g_autoptr(GError) error = NULL;
+    ck_assert(!gl_leak_kinds_parse("definite,lost", &kinds, &error));
+    ck_assert(g_error_matches(error, GL_ERROR, GL_ERROR_USAGE));
+    ck_assert(strstr(error->message, "'lost'") != NULL);
+}
+END_TEST
+
+/* Rule 7 */
+START_TEST(test_free_at_exit_keeps_all_target_leaks)
+{
+    g_autoptr(GlRules) rules = rules_for("leaky");
+    gl_rules_set_free_at_exit(rules, TRUE);
+    ck_assert_int_eq(verdict_of(rules, gl_test_record(LEAK, "malloc@" VG, "rb_funcallv@" DEBIAN_RUBY,
+                                                      "leaky_call@" EXT, NULL)),
+                     GL_VERDICT_KEEP);
+    ck_assert_int_eq(verdict_of(rules, gl_test_record(LEAK, "malloc@" VG, "Init_leaky@" EXT, NULL)),
+                     GL_VERDICT_KEEP);
+    ck_assert_int_eq(verdict_of(rules, gl_test_record(LEAK, "malloc@" VG, "?@" DEBIAN_RUBY, NULL)),
+                     GL_VERDICT_SKIP_NO_TARGET);
+}
+END_TEST
+
+START_TEST(test_target_patterns)
+{
+    g_autoptr(GlRules) rules = gl_rules_new();
+    ck_assert(gl_rules_add_target(rules, "leaky", NULL));
+    ck_assert(gl_rules_add_target(rules, "*/ext/*/other.so", NULL));
+    ck_assert(gl_rules_add_target(rules, "third*.so", NULL));
+    ck_assert(gl_rules_add_target(rules, "named.so", NULL));
+    ck_assert_uint_eq(gl_rules_n_targets(rules), 4);
+    ck_assert(gl_rules_target_matches(rules, 0, EXT));
+    ck_assert(!gl_rules_target_matches(rules, 0, "/work/gem/lib/notleaky.so"));
+    ck_assert(!gl_rules_target_matches(rules, 0, "/work/gem/lib/leaky.so.bak"));
+    ck_assert(gl_rules_target_matches(rules, 1, "/home/me/gem/ext/other/other.so"));
+    ck_assert(!gl_rules_target_matches(rules, 1, OTHER));
+    ck_assert(gl_rules_target_matches(rules, 2, "/x/y/third_party.so"));
+    ck_assert(!gl_rules_target_matches(rules, 2, "/third/x.so"));
+    ck_assert(gl_rules_target_matches(rules, 3, "/x/named.so"));
+    ck_assert_str_eq(gl_rules_target_pattern(rules, 1), "*/ext/*/other.so");
+    g_autoptr(GError) error = NULL;
+    ck_assert(!gl_rules_add_target(rules, "", &error));
+    ck_assert(g_error_matches(error, GL_ERROR, GL_ERROR_USAGE));
+}
+END_TEST
+
+START_TEST(test_target_path_through_a_symlink)
+{
+    g_autofree char *dir = gl_test_tmpdir();
+    g_autofree char *real = g_build_filename(dir, "real.so", NULL);
+    g_autofree char *link = g_build_filename(dir, "link.so", NULL);
+    gl_test_write(real, "", 0);
+    ck_assert_int_eq(symlink(real, link), 0);
+    char *resolved = realpath(real, NULL);
+    g_autoptr(GlRules) rules = gl_rules_new();
+    ck_assert(gl_rules_add_target(rules, link, NULL));
+    /* Valgrind names the object by its real path */
+    ck_assert(gl_rules_target_matches(rules, 0, resolved));
+    ck_assert(!gl_rules_target_matches(rules, 0, "/elsewhere/real.so"));
+    free(resolved);
+    gl_test_rmtree(dir);
+}
+END_TEST
+
+/* The rules on real captures: what each scenario must keep and skip. */
+static GlAnalysis *analyze_fixture(const char *relative, GlRules *rules)
+{
+    g_autofree char *path = gl_test_fixture(relative);
+    const char *paths[] = { path, NULL };
+    return gl_analyze(paths, rules, 1);
+}
+
+START_TEST(test_real_captures)
+{
+    g_autoptr(GlRules) rules = rules_for("leaky");
+    g_autoptr(GlAnalysis) leak = analyze_fixture("xml/leak.xml", rules);
+    ck_assert_uint_eq(leak->findings->len, 3);  /* malloc, ALLOC_N, Init_helpers */
+    ck_assert_uint_gt(leak->summary.by_verdict[GL_VERDICT_SKIP_INIT], 0);
+    ck_assert_uint_gt(leak->summary.by_verdict[GL_VERDICT_SKIP_NO_TARGET], 0);
+
+    g_autoptr(GlAnalysis) callback = analyze_fixture("xml/callback.xml", rules);
+    ck_assert_uint_eq(callback->findings->len, 0);
+    ck_assert_uint_gt(callback->summary.by_verdict[GL_VERDICT_SKIP_CALLBACK], 3);
+
+    g_autoptr(GlRules) no_skips = rules_for("leaky");
+    gl_rules_drop_default_callbacks(no_skips);
+    g_autoptr(GlAnalysis) unskipped = analyze_fixture("xml/callback.xml", no_skips);
+    ck_assert_uint_gt(unskipped->findings->len, 3);
+
+    g_autoptr(GlAnalysis) clean = analyze_fixture("xml/clean.xml", rules);
+    ck_assert_uint_eq(clean->findings->len, 0);
+    ck_assert_uint_gt(clean->summary.errors_seen, 20);
+
+    g_autoptr(GlRules) other = rules_for("other");
+    g_autoptr(GlAnalysis) two = analyze_fixture("xml/two_extensions.xml", other);
+    ck_assert_uint_eq(two->findings->len, 1);
+    const GlFinding *finding = g_ptr_array_index(two->findings, 0);
+    ck_assert_str_eq(gl_record_first_target_frame(finding->record)->fn, "other_alloc");
+}
+END_TEST
+
+Suite *gl_classify_suite(void)
+{
+    Suite *suite = suite_create("classify");
+    TCase *tc = tcase_create("rules");
+    tcase_add_test(tc, test_leak_outside_target_is_skipped);
+    tcase_add_test(tc, test_callback_before_target_is_skipped);
+    tcase_add_test(tc, test_callback_names_count_only_inside_ruby);
+    tcase_add_test(tc, test_ruby_objects_recognised);
+    tcase_add_test(tc, test_the_documents_executable_is_ruby);
+    tcase_add_test(tc, test_callback_list_is_configurable);
+    tcase_add_test(tc, test_init_of_the_extension_is_skipped);
+    tcase_add_test(tc, test_init_name_follows_each_target);
+    tcase_add_test(tc, test_frames_without_names);
+    tcase_add_test(tc, test_memory_errors);
+    tcase_add_test(tc, test_leak_kinds);
+    tcase_add_test(tc, test_free_at_exit_keeps_all_target_leaks);
+    tcase_add_test(tc, test_target_patterns);
+    tcase_add_test(tc, test_target_path_through_a_symlink);
+    tcase_add_test(tc, test_real_captures);
+    suite_add_tcase(suite, tc);
+    return suite;
+}

@@ -1,0 +1,297 @@
+/* The command line as a user meets it: statuses, messages, reports. */
+#include "testutil.h"
+#include "gemleak/errors.h"
+
+#include <fcntl.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <json-glib/json-glib.h>
+
+#define RUN(run, ...) GlTestRun run = { 0 }; gl_test_gemleak(&run, __VA_ARGS__, NULL)
+
+START_TEST(test_version_and_help)
+{
+    RUN(version, "--version");
+    ck_assert_int_eq(version.status, 0);
+    gl_assert_line(version.out, "^gemleak \\d+\\.\\d+\\.\\d+$");
+    gl_test_run_clear(&version);
+
+    RUN(help, "filter", "--help");
+    ck_assert_int_eq(help.status, 0);
+    gl_assert_line(help.out, "^Usage:$");
+    gl_assert_line(help.out, "^  gemleak filter \\[OPTION.*\\] FILE\\|DIR\\|-\\.\\.\\.$");
+    gl_assert_line(help.out, "--object=PATTERN");
+    gl_assert_line(help.out, "^Exit status:$");
+    gl_assert_line(help.out, "^  3  an input could not be read");
+    gl_test_run_clear(&help);
+
+    RUN(general, "--help");
+    ck_assert_int_eq(general.status, 0);
+    gl_assert_line(general.out, "^  filter ");
+    gl_test_run_clear(&general);
+}
+END_TEST
+
+START_TEST(test_usage_errors_exit_2)
+{
+    const char *const cases[][6] = {
+        { "frobnicate", NULL },
+        { "filter", NULL },
+        { "filter", "--bogus", "x.xml", NULL },
+        { "filter", "-O", "leaky", "--format", "yaml", "x.xml" },
+        { "filter", "-O", "leaky", "--leak-kinds", "lost", "x.xml" },
+        { "filter", "-O", "leaky", "--fail-on", "sometimes", "x.xml" },
+    };
+    for (guint i = 0; i < G_N_ELEMENTS(cases); i++) {
+        GlTestRun run = { 0 };
+        g_autofree char **args = g_new0(char *, 7);
+        for (guint j = 0; j < 6 && cases[i][j] != NULL; j++)
+            args[j] = (char *) cases[i][j];
+        gl_test_gemleak_argv(&run, (const char *const *) args);
+        ck_assert_msg(run.status == GL_EXIT_USAGE, "case %u: status %d, err %s", i, run.status,
+                      run.err);
+        gl_assert_line(run.err, "^gemleak: ");
+        gl_test_run_clear(&run);
+    }
+    GlTestRun none = { 0 };
+    gl_test_gemleak(&none, NULL, NULL);
+    ck_assert_int_eq(none.status, 2);
+    gl_assert_line(none.err, "^Usage:$");
+    gl_test_run_clear(&none);
+}
+END_TEST
+
+START_TEST(test_findings_exit_1_clean_exit_0)
+{
+    g_autofree char *leak = gl_test_fixture("xml/leak.xml");
+    g_autofree char *clean = gl_test_fixture("xml/clean.xml");
+    RUN(found, "filter", "-O", "leaky", leak);
+    ck_assert_int_eq(found.status, 1);
+    gl_assert_line(found.out, "^ \\*leaky_leak \\(leaky\\.c:\\d+\\)$");
+    ck_assert_str_eq(found.err, "");
+    gl_test_run_clear(&found);
+
+    RUN(nothing, "filter", "-O", "leaky", clean);
+    ck_assert_int_eq(nothing.status, 0);
+    gl_assert_line(nothing.out, "^gemleak: pass: no findings$");
+    gl_test_run_clear(&nothing);
+}
+END_TEST
+
+START_TEST(test_unreadable_inputs_exit_3_and_keep_the_rest)
+{
+    g_autofree char *leak = gl_test_fixture("xml/leak.xml");
+    g_autofree char *empty = gl_test_fixture("edge/empty.xml");
+    g_autofree char *not_xml = gl_test_fixture("edge/not_xml.txt");
+    g_autofree char *helgrind = gl_test_fixture("edge/helgrind.xml");
+    RUN(run, "filter", "-O", "leaky", "/nonexistent/42.xml", leak, empty, not_xml, helgrind);
+    ck_assert_int_eq(run.status, 3);
+    /* what could be read is reported all the same */
+    gl_assert_line(run.out, "^ \\*leaky_leak \\(leaky\\.c:\\d+\\)$");
+    gl_assert_line(run.err, "^gemleak: /nonexistent/42\\.xml: cannot open: No such file or directory$");
+    gl_assert_line(run.err, "^gemleak: .*empty\\.xml: empty file");
+    gl_assert_line(run.err, "^gemleak: .*not_xml\\.txt: not XML");
+    gl_assert_line(run.err, "^gemleak: .*helgrind\\.xml: Valgrind helgrind output, not memcheck");
+    gl_test_run_clear(&run);
+}
+END_TEST
+
+START_TEST(test_truncated_file_reports_what_came_before)
+{
+    g_autofree char *path = gl_test_fixture("xml/leak.xml");
+    gsize length;
+    g_autofree char *text = gl_test_read(path, &length);
+    /* cut in the middle of the last error */
+    const char *last = g_strrstr(text, "<error>");
+    g_autofree char *dir = gl_test_tmpdir();
+    g_autofree char *cut = g_build_filename(dir, "4242.xml", NULL);
+    gl_test_write(cut, text, (last - text) + 200);
+    RUN(run, "filter", "-O", "leaky", "--format", "json", cut);
+    ck_assert_int_eq(run.status, 3);
+    gl_assert_line(run.err, "^gemleak: .*4242\\.xml: truncated at line \\d+ after \\d+ complete errors");
+    g_autoptr(JsonParser) parser = json_parser_new();
+    ck_assert(json_parser_load_from_data(parser, run.out, -1, NULL));
+    JsonObject *summary = json_object_get_object_member(
+        json_node_get_object(json_parser_get_root(parser)), "summary");
+    JsonArray *truncated = json_object_get_array_member(summary, "truncated_files");
+    ck_assert_uint_eq(json_array_get_length(truncated), 1);
+    ck_assert_str_eq(json_array_get_string_element(truncated, 0), cut);
+    ck_assert_int_gt(json_object_get_int_member(summary, "findings"), 0);
+    gl_test_run_clear(&run);
+    gl_test_rmtree(dir);
+}
+END_TEST
+
+START_TEST(test_several_formats_at_once)
+{
+    g_autofree char *leak = gl_test_fixture("xml/leak.xml");
+    g_autofree char *dir = gl_test_tmpdir();
+    g_autofree char *json = g_build_filename(dir, "leaks.json", NULL);
+    g_autofree char *text = g_build_filename(dir, "leaks.txt", NULL);
+    g_autofree char *json_spec = g_strconcat("json:", json, NULL);
+
+    /* --format FORMAT -o FILE, a second --format to the stream */
+    RUN(a, "filter", "-O", "leaky", "--format", "json", "-o", json, "--format", "text", leak);
+    ck_assert_int_eq(a.status, 1);
+    gl_assert_line(a.out, "^gemleak: FAIL: ");
+    g_autofree char *written = gl_test_read(json, NULL);
+    ck_assert(g_str_has_prefix(written, "{"));
+    gl_test_run_clear(&a);
+
+    /* -o before its --format, and FORMAT:FILE */
+    RUN(b, "filter", "-O", "leaky", "-o", text, "--format", "text", "--format", json_spec, leak);
+    ck_assert_int_eq(b.status, 1);
+    ck_assert_str_eq(b.out, "");
+    g_autofree char *text_written = gl_test_read(text, NULL);
+    gl_assert_line(text_written, "^ \\*leaky_leak ");
+    gl_test_run_clear(&b);
+
+    /* a lone -o is the text report */
+    RUN(c, "filter", "-O", "leaky", "-o", text, leak);
+    g_autofree char *text_again = gl_test_read(text, NULL);
+    gl_assert_line(text_again, "^gemleak: FAIL: ");
+    gl_test_run_clear(&c);
+
+    /* two reports cannot share standard output */
+    RUN(d, "filter", "-O", "leaky", "--format", "json", "--format", "text", leak);
+    ck_assert_int_eq(d.status, 2);
+    gl_assert_line(d.err, "share one stream");
+    gl_test_run_clear(&d);
+
+    /* an unwritable destination is exit 3, with its name */
+    RUN(e, "filter", "-O", "leaky", "-o", "/nonexistent/dir/r.txt", leak);
+    ck_assert_int_eq(e.status, 3);
+    gl_assert_line(e.err, "/nonexistent/dir/r\\.txt");
+    gl_test_run_clear(&e);
+    gl_test_rmtree(dir);
+}
+END_TEST
+
+START_TEST(test_gate_options)
+{
+    g_autofree char *leak = gl_test_fixture("xml/leak.xml");
+    g_autofree char *uaf = gl_test_fixture("xml/use_after_free.xml");
+    RUN(within, "filter", "-O", "leaky", "--max-bytes", "1000", leak);
+    ck_assert_int_eq(within.status, 0);
+    gl_assert_line(within.out, "^gemleak: pass: 3 leaks losing 284 bytes \\(within --max-bytes 1000\\)$");
+    gl_test_run_clear(&within);
+
+    RUN(over, "filter", "-O", "leaky", "--max-bytes", "100", leak);
+    ck_assert_int_eq(over.status, 1);
+    gl_assert_line(over.out, "^gemleak: FAIL: 3 leaks losing 284 bytes \\(over --max-bytes 100\\)$");
+    gl_test_run_clear(&over);
+
+    RUN(none, "filter", "-O", "leaky", "--fail-on", "none", leak);
+    ck_assert_int_eq(none.status, 0);
+    gl_test_run_clear(&none);
+
+    RUN(errors_only, "filter", "-O", "leaky", "--fail-on", "errors", leak);
+    ck_assert_int_eq(errors_only.status, 0);
+    gl_test_run_clear(&errors_only);
+
+    RUN(uaf_run, "filter", "-O", "leaky", "--fail-on", "errors", uaf);
+    ck_assert_int_eq(uaf_run.status, 1);
+    gl_test_run_clear(&uaf_run);
+
+    RUN(bad, "filter", "-O", "leaky", "--max-bytes", "lots", leak);
+    ck_assert_int_eq(bad.status, 2);
+    gl_test_run_clear(&bad);
+}
+END_TEST
+
+START_TEST(test_targets_from_the_runs_list)
+{
+    g_autofree char *leak = gl_test_fixture("xml/leak.xml");
+    g_autofree char *dir = gl_test_tmpdir();
+    g_autofree char *copy = g_build_filename(dir, "5000.xml", NULL);
+    g_autofree char *list = g_build_filename(dir, "loaded-5000.txt", NULL);
+    g_autofree char *contents = gl_test_read(leak, NULL);
+    gl_test_write(copy, contents, -1);
+    gl_test_write(list, "/tmp/gemleak-fixtures/leaky/leaky.so\n", -1);
+
+    RUN(found, "filter", dir);
+    ck_assert_int_eq(found.status, 1);
+    gl_assert_line(found.out, "^gemleak: target: /tmp/gemleak-fixtures/leaky/leaky\\.so$");
+    gl_assert_line(found.out, "^ \\*leaky_leak ");
+    gl_test_run_clear(&found);
+
+    /* a name that matches nothing the run loaded is an error that names it */
+    RUN(typo, "filter", "-O", "leakyy", dir);
+    ck_assert_int_eq(typo.status, 2);
+    gl_assert_line(typo.err, "--object leakyy matches no extension the run loaded \\(it loaded: "
+                             "/tmp/gemleak-fixtures/leaky/leaky\\.so\\)");
+    gl_test_run_clear(&typo);
+    gl_test_rmtree(dir);
+}
+END_TEST
+
+START_TEST(test_no_target_known)
+{
+    g_autofree char *leak = gl_test_fixture("xml/leak.xml");
+    g_autofree char *absolute = g_canonicalize_filename(leak, NULL);
+    g_autofree char *empty = gl_test_tmpdir();
+    ck_assert_int_eq(chdir(empty), 0);
+    RUN(run, "filter", absolute);
+    ck_assert_int_eq(run.status, 2);
+    gl_assert_line(run.err, "no target extension known: name it with --object NAME");
+
+    /* a .so under the current directory is a target */
+    g_autofree char *lib = g_build_filename(empty, "lib", NULL);
+    g_mkdir_with_parents(lib, 0700);
+    g_autofree char *so = g_build_filename(lib, "leaky.so", NULL);
+    gl_test_write(so, "", 0);
+    GlTestRun found = { 0 };
+    gl_test_gemleak(&found, "filter", absolute, NULL);
+    ck_assert_int_eq(found.status, 0);  /* not the object Valgrind saw: nothing found */
+    gl_assert_line(found.out, "^gemleak: target: .*/lib/leaky\\.so$");
+    gl_test_run_clear(&found);
+    gl_test_run_clear(&run);
+    gl_test_rmtree(empty);
+}
+END_TEST
+
+START_TEST(test_standard_input)
+{
+    g_autofree char *leak = gl_test_fixture("xml/leak.xml");
+    int fd = open(leak, O_RDONLY);
+    ck_assert_int_ge(fd, 0);
+    ck_assert_int_ge(dup2(fd, STDIN_FILENO), 0);  /* Check runs each test in its own process */
+    close(fd);
+    RUN(run, "filter", "-O", "leaky", "-");
+    ck_assert_int_eq(run.status, 1);
+    gl_assert_line(run.out, "^ \\*leaky_leak ");
+    gl_test_run_clear(&run);
+}
+END_TEST
+
+START_TEST(test_jobs_do_not_change_the_report)
+{
+    g_autofree char *xml = gl_test_fixture("xml");
+    RUN(one, "filter", "-O", "leaky", "-j", "1", xml);
+    RUN(four, "filter", "-O", "leaky", "-j", "4", xml);
+    ck_assert_str_eq(one.out, four.out);
+    ck_assert_int_eq(one.status, four.status);
+    gl_test_run_clear(&one);
+    gl_test_run_clear(&four);
+}
+END_TEST
+
+Suite *gl_cli_suite(void)
+{
+    Suite *suite = suite_create("cli");
+    TCase *tc = tcase_create("cli");
+    tcase_add_test(tc, test_version_and_help);
+    tcase_add_test(tc, test_usage_errors_exit_2);
+    tcase_add_test(tc, test_findings_exit_1_clean_exit_0);
+    tcase_add_test(tc, test_unreadable_inputs_exit_3_and_keep_the_rest);
+    tcase_add_test(tc, test_truncated_file_reports_what_came_before);
+    tcase_add_test(tc, test_several_formats_at_once);
+    tcase_add_test(tc, test_gate_options);
+    tcase_add_test(tc, test_targets_from_the_runs_list);
+    tcase_add_test(tc, test_no_target_known);
+    tcase_add_test(tc, test_standard_input);
+    tcase_add_test(tc, test_jobs_do_not_change_the_report);
+    suite_add_tcase(suite, tc);
+    return suite;
+}

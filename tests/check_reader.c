@@ -1,0 +1,392 @@
+/* The reader: real captures, hand-made protocol 6, every bad input. */
+#include "testutil.h"
+#include "gemleak/errors.h"
+#include "gemleak/reader.h"
+
+#include <fcntl.h>
+#include <string.h>
+#include <unistd.h>
+
+/* Reads every record of @reader; *error gets the failure, if any. */
+static GPtrArray *read_all(GlReader *reader, GError **error)
+{
+    GPtrArray *records = g_ptr_array_new_with_free_func((GDestroyNotify) gl_record_free);
+    GlRecord *record;
+    while ((record = gl_reader_next(reader, error)) != NULL)
+        g_ptr_array_add(records, record);
+    return records;
+}
+
+static GPtrArray *read_fixture(const char *relative, GError **error)
+{
+    g_autofree char *path = gl_test_fixture(relative);
+    g_autoptr(GlReader) reader = gl_reader_new_for_path(path, error);
+    ck_assert_ptr_nonnull(reader);
+    return read_all(reader, error);
+}
+
+static GPtrArray *read_memory(const char *data, gsize length, GError **error)
+{
+    g_autoptr(GlReader) reader = gl_reader_new_for_memory(data, length, "memory");
+    return read_all(reader, error);
+}
+
+static const GlRecord *find_by_function(GPtrArray *records, const char *fn)
+{
+    for (guint i = 0; i < records->len; i++) {
+        const GlRecord *record = g_ptr_array_index(records, i);
+        for (guint f = 0; f < record->stack.n_frames; f++)
+            if (g_strcmp0(record->stack.frames[f].fn, fn) == 0)
+                return record;
+    }
+    return NULL;
+}
+
+static const GlFrame *find_frame(const GlStack *stack, const char *fn)
+{
+    for (guint f = 0; f < stack->n_frames; f++)
+        if (g_strcmp0(stack->frames[f].fn, fn) == 0)
+            return &stack->frames[f];
+    return NULL;
+}
+
+START_TEST(test_real_leak_capture)
+{
+    g_autofree char *path = gl_test_fixture("xml/leak.xml");
+    gsize length;
+    g_autofree char *text = gl_test_read(path, &length);
+    g_autoptr(GError) error = NULL;
+    g_autoptr(GlReader) reader = gl_reader_new_for_path(path, &error);
+    ck_assert_ptr_nonnull(reader);
+    g_autoptr(GPtrArray) records = read_all(reader, &error);
+    ck_assert_ptr_null(error);
+    ck_assert_uint_eq(records->len, gl_test_count(text, length, "<error>"));
+
+    const GlDocument *doc = gl_reader_document(reader);
+    ck_assert_int_eq(doc->protocol_version, 4);
+    ck_assert_str_eq(doc->tool, "memcheck");
+    ck_assert_int_gt(doc->pid, 0);
+    ck_assert_int_gt(doc->ppid, 0);
+    ck_assert_str_eq(doc->exe, "ruby");
+    ck_assert_uint_ge(doc->argv->len, 2);
+    ck_assert_str_eq(g_ptr_array_index(doc->argv, 0), "--disable-gems");
+    ck_assert_str_eq(g_ptr_array_index(doc->vargv, 0), "/usr/bin/valgrind.bin");
+    ck_assert(doc->started && doc->finished && doc->complete);
+    ck_assert_uint_eq(doc->n_errors, records->len);
+
+    const GlRecord *leak = find_by_function(records, "leaky_leak");
+    ck_assert_ptr_nonnull(leak);
+    ck_assert_str_eq(leak->kind, "Leak_DefinitelyLost");
+    ck_assert_int_eq(leak->leak_kind, GL_LEAK_DEFINITE);
+    ck_assert(leak->has_leak_size);
+    ck_assert_uint_eq(leak->leaked_bytes, 100);
+    ck_assert_uint_eq(leak->leaked_blocks, 1);
+    ck_assert_int_eq(leak->pid, doc->pid);
+    ck_assert(g_str_has_prefix(leak->what, "100 bytes in 1 blocks are definitely lost in loss record"));
+    ck_assert_str_eq(leak->stack.frames[0].fn, "malloc");
+    ck_assert(g_str_has_suffix(leak->stack.frames[0].obj, "vgpreload_memcheck-amd64-linux.so"));
+    const GlFrame *alloc = find_frame(&leak->stack, "leaky_alloc");
+    ck_assert_ptr_nonnull(alloc);
+    ck_assert_str_eq(alloc->obj, "/tmp/gemleak-fixtures/leaky/leaky.so");
+    ck_assert_str_eq(alloc->file, "leaky.c");
+    ck_assert_str_eq(alloc->dir, "/tmp/gemleak-fixtures/leaky");
+    ck_assert_uint_gt(alloc->line, 0);
+    ck_assert_uint_gt(alloc->ip, 0);
+    ck_assert(!alloc->in_target);  /* only the classifier marks targets */
+    /* stripped Ruby frames: ip and obj, no fn */
+    guint stripped = 0;
+    for (guint i = 0; i < leak->stack.n_frames; i++)
+        stripped += leak->stack.frames[i].fn == NULL &&
+                    g_str_has_suffix(leak->stack.frames[i].obj, "libruby-3.1.so.3.1.2");
+    ck_assert_uint_gt(stripped, 2);
+}
+END_TEST
+
+START_TEST(test_use_after_free_has_three_stacks)
+{
+    g_autoptr(GError) error = NULL;
+    g_autoptr(GPtrArray) records = read_fixture("xml/use_after_free.xml", &error);
+    ck_assert_ptr_null(error);
+    const GlRecord *uaf = find_by_function(records, "leaky_use_after_free");
+    ck_assert_ptr_nonnull(uaf);
+    ck_assert_str_eq(uaf->kind, "InvalidWrite");
+    ck_assert_int_eq(uaf->leak_kind, GL_LEAK_NONE);
+    ck_assert_str_eq(uaf->what, "Invalid write of size 1");
+    ck_assert(!uaf->has_leak_size);
+    ck_assert_uint_eq(uaf->aux->len, 2);
+    const GlAux *freed = &g_array_index(uaf->aux, GlAux, 0);
+    const GlAux *allocated = &g_array_index(uaf->aux, GlAux, 1);
+    ck_assert(strstr(freed->text, "inside a block of size 100 free'd") != NULL);
+    ck_assert_str_eq(freed->stack.frames[0].fn, "free");
+    ck_assert_ptr_nonnull(find_frame(&freed->stack, "leaky_use_after_free"));
+    ck_assert_str_eq(allocated->text, "Block was alloc'd at");
+    ck_assert_str_eq(allocated->stack.frames[0].fn, "malloc");
+}
+END_TEST
+
+START_TEST(test_suppressions_inside_errors_only)
+{
+    g_autofree char *path = gl_test_fixture("xml/suppressions.xml");
+    gsize length;
+    g_autofree char *text = gl_test_read(path, &length);
+    g_autoptr(GError) error = NULL;
+    g_autoptr(GPtrArray) records = read_fixture("xml/suppressions.xml", &error);
+    ck_assert_ptr_null(error);
+    /* Valgrind writes each suppression twice; the top-level copy is no error. */
+    ck_assert_uint_gt(gl_test_count(text, length, "<suppression>"), records->len);
+    ck_assert_uint_eq(records->len, gl_test_count(text, length, "<error>"));
+    const GlRecord *leak = find_by_function(records, "leaky_leak");
+    ck_assert_ptr_nonnull(leak);
+    const GlSuppression *supp = leak->suppression;
+    ck_assert_ptr_nonnull(supp);
+    ck_assert_str_eq(supp->name, "insert_a_suppression_name_here");
+    ck_assert_str_eq(supp->kind, "Memcheck:Leak");
+    ck_assert_str_eq(supp->aux, "match-leak-kinds: definite");
+    ck_assert_str_eq(supp->frames[0], "fun:malloc");
+    ck_assert_str_eq(supp->frames[1], "fun:leaky_alloc");
+    ck_assert(strstr(supp->rawtext, "   Memcheck:Leak\n") != NULL);
+    ck_assert(strstr(supp->rawtext, "   fun:leaky_leak\n") != NULL);
+}
+END_TEST
+
+START_TEST(test_fatal_signal_is_a_record)
+{
+    g_autofree char *path = gl_test_fixture("xml/crash.xml");
+    g_autoptr(GError) error = NULL;
+    g_autoptr(GlReader) reader = gl_reader_new_for_path(path, &error);
+    g_autoptr(GPtrArray) records = read_all(reader, &error);
+    ck_assert_ptr_null(error);
+    const GlRecord *crash = NULL;
+    for (guint i = 0; i < records->len; i++) {
+        const GlRecord *record = g_ptr_array_index(records, i);
+        if (strcmp(record->kind, GL_KIND_FATAL_SIGNAL) == 0)
+            crash = record;
+    }
+    ck_assert_ptr_nonnull(crash);
+    ck_assert_str_eq(crash->what, "Process terminating with default action of signal 6 (SIGABRT)");
+    ck_assert_int_eq(crash->leak_kind, GL_LEAK_NONE);
+    ck_assert_ptr_nonnull(find_frame(&crash->stack, "leaky_crash"));
+    ck_assert(gl_reader_document(reader)->fatal_signal);
+}
+END_TEST
+
+START_TEST(test_protocol6_everything_an_error_carries)
+{
+    g_autofree char *path = gl_test_fixture("edge/protocol6.xml");
+    g_autoptr(GError) error = NULL;
+    g_autoptr(GlReader) reader = gl_reader_new_for_path(path, &error);
+    g_autoptr(GPtrArray) records = read_all(reader, &error);
+    ck_assert_ptr_null(error);
+    ck_assert_uint_eq(records->len, 3);
+    const GlDocument *doc = gl_reader_document(reader);
+    ck_assert_int_eq(doc->protocol_version, 6);
+    ck_assert_int_eq(doc->pid, 4242);
+    ck_assert_str_eq(doc->exe, "/usr/local/bin/ruby");
+    ck_assert_str_eq(g_ptr_array_index(doc->argv, 1), "Edge.run & more");
+
+    const GlRecord *read = g_ptr_array_index(records, 0);
+    ck_assert_uint_eq(read->unique, 7);
+    ck_assert_int_eq(read->tid, 2);
+    ck_assert_str_eq(read->threadname, "worker <1>");
+    ck_assert_str_eq(read->what, "Invalid read of size 8");
+    ck_assert_str_eq(read->stack.frames[0].fn, "operator<<(std::ostream&, Edge const&)");
+    ck_assert_uint_eq(read->stack.frames[0].line, 41);
+    ck_assert_uint_eq(read->stack.frames[0].ip, 0x4C2B1A0);
+    ck_assert_uint_eq(read->stack.n_frames, 2);
+    /* second what, xauxwhat, auxwhat + stack, origin + stack: in order */
+    ck_assert_uint_eq(read->aux->len, 4);
+    ck_assert_str_eq(g_array_index(read->aux, GlAux, 0).text, "second line of description");
+    ck_assert_str_eq(g_array_index(read->aux, GlAux, 1).text,
+                     "Address 0x1ffefff8 is 8 bytes inside local var \"buffer\"");
+    ck_assert_uint_eq(g_array_index(read->aux, GlAux, 1).stack.n_frames, 0);
+    ck_assert_str_eq(g_array_index(read->aux, GlAux, 2).text, "Block was alloc'd at");
+    ck_assert_str_eq(g_array_index(read->aux, GlAux, 2).stack.frames[1].fn, "edge_new");
+    ck_assert_str_eq(g_array_index(read->aux, GlAux, 3).text,
+                     "Uninitialised value was created by a heap allocation");
+    ck_assert_str_eq(g_array_index(read->aux, GlAux, 3).stack.frames[0].fn, "edge_fill");
+
+    const GlRecord *fd = g_ptr_array_index(records, 1);
+    ck_assert_str_eq(fd->kind, "FdNotClosed");
+    ck_assert_int_eq(fd->fd, 5);
+    ck_assert_str_eq(fd->fd_path, "/tmp/edge.log");
+
+    const GlRecord *leak = g_ptr_array_index(records, 2);
+    ck_assert_uint_eq(leak->leaked_bytes, 152);
+    ck_assert_str_eq(leak->what,
+                     "152 (56 direct, 96 indirect) bytes in 1 blocks are definitely lost in loss record 3 of 9");
+    ck_assert_str_eq(leak->suppression->frames[1], "obj:/work/gem/lib/edge/edge.so");
+    ck_assert_ptr_null(leak->suppression->frames[2]);
+    ck_assert(strstr(leak->suppression->rawtext, "obj:/work/gem/lib/edge/edge.so") != NULL);
+}
+END_TEST
+
+static void expect_failure(const char *relative, GlErrorCode code, const char *phrase)
+{
+    g_autoptr(GError) error = NULL;
+    g_autoptr(GPtrArray) records = read_fixture(relative, &error);
+    ck_assert_uint_eq(records->len, 0);
+    ck_assert_msg(g_error_matches(error, GL_ERROR, code), "%s: got %s", relative,
+                  error != NULL ? error->message : "no error");
+    ck_assert_msg(strstr(error->message, phrase) != NULL, "'%s' not in '%s'", phrase,
+                  error->message);
+    g_autofree char *base = g_path_get_basename(relative);
+    ck_assert_msg(strstr(error->message, base) != NULL, "the message names no file: %s",
+                  error->message);
+}
+
+START_TEST(test_bad_inputs_have_clear_errors)
+{
+    expect_failure("edge/empty.xml", GL_ERROR_EMPTY, "empty file");
+    expect_failure("edge/blank.xml", GL_ERROR_EMPTY, "empty file");
+    expect_failure("edge/not_xml.txt", GL_ERROR_NOT_XML, "not XML");
+    expect_failure("edge/not_valgrind.xml", GL_ERROR_NOT_VALGRIND, "<report>");
+    expect_failure("edge/helgrind.xml", GL_ERROR_WRONG_TOOL, "helgrind");
+}
+END_TEST
+
+START_TEST(test_missing_file)
+{
+    g_autoptr(GError) error = NULL;
+    GlReader *reader = gl_reader_new_for_path("/nonexistent/run/123.xml", &error);
+    ck_assert_ptr_null(reader);
+    ck_assert(g_error_matches(error, GL_ERROR, GL_ERROR_IO));
+    ck_assert(strstr(error->message, "/nonexistent/run/123.xml") != NULL);
+    ck_assert(strstr(error->message, "No such file") != NULL);
+}
+END_TEST
+
+/* The complete errors in the first @cut bytes of @text: those whose end
+ * tag lies wholly inside the cut. */
+static guint complete_before(const char *text, gsize cut)
+{
+    return gl_test_count(text, cut, "</error>") + gl_test_count(text, cut, "</fatal_signal>");
+}
+
+static void check_cut(const char *text, gsize length, gsize cut)
+{
+    g_autoptr(GError) error = NULL;
+    g_autoptr(GPtrArray) records = read_memory(text, cut, &error);
+    ck_assert_msg(records->len == complete_before(text, cut),
+                  "cut at %zu: %u records, %u complete errors before the cut", cut,
+                  records->len, complete_before(text, cut));
+    if (cut < length && g_strstr_len(text + cut, (gssize) (length - cut), "<") != NULL)
+        ck_assert_msg(g_error_matches(error, GL_ERROR, GL_ERROR_TRUNCATED),
+                      "cut at %zu: %s", cut, error != NULL ? error->message : "no error");
+}
+
+/* Valgrind killed mid-write: every complete error before the cut, and a
+ * "truncated" error, wherever the cut falls. */
+START_TEST(test_truncated_anywhere)
+{
+    g_autofree char *path = gl_test_fixture("xml/use_after_free.xml");
+    gsize length;
+    g_autofree char *text = gl_test_read(path, &length);
+    for (gsize cut = 1; cut < length; cut += 211)
+        check_cut(text, length, cut);
+    /* at and just after each end tag, where libxml2's read-ahead used to
+     * swallow the last complete error */
+    for (const char *at = text; (at = strstr(at, "</error>")) != NULL; at++) {
+        gsize end = (gsize) (at - text) + strlen("</error>");
+        const gsize offsets[] = { 0, 1, 2, 9, 300, 4000 };
+        for (guint i = 0; i < G_N_ELEMENTS(offsets); i++)
+            if (end + offsets[i] < length)
+                check_cut(text, length, end + offsets[i]);
+    }
+}
+END_TEST
+
+START_TEST(test_truncated_mid_tag_attribute_comment_cdata)
+{
+    g_autofree char *path = gl_test_fixture("xml/leak.xml");
+    gsize length;
+    g_autofree char *text = gl_test_read(path, &length);
+    const char *first_end = strstr(text, "</error>") + strlen("</error>");
+    gsize head = (gsize) (first_end - text);
+    const char *tails[] = { "\n<error><unique>0x", "\n<error><kind a=\"x", "\n<!-- a comm",
+                            "\n<error><what><![CDATA[abc", "\n<err", "\n<error>\n  <stack>\n" };
+    g_autofree char *start = g_strndup(text, head);
+    for (guint i = 0; i < G_N_ELEMENTS(tails); i++) {
+        g_autofree char *cut = g_strconcat(start, tails[i], NULL);
+        g_autoptr(GError) error = NULL;
+        g_autoptr(GPtrArray) records = read_memory(cut, strlen(cut), &error);
+        ck_assert_uint_eq(records->len, 1);
+        ck_assert_msg(g_error_matches(error, GL_ERROR, GL_ERROR_TRUNCATED), "tail %u: %s", i,
+                      error != NULL ? error->message : "no error");
+        ck_assert(strstr(error->message, "after 1 complete errors") != NULL);
+    }
+}
+END_TEST
+
+START_TEST(test_concatenated_documents_all_read)
+{
+    g_autofree char *leak_path = gl_test_fixture("xml/leak.xml");
+    g_autofree char *clean_path = gl_test_fixture("xml/clean.xml");
+    gsize leak_length, clean_length;
+    g_autofree char *leak = gl_test_read(leak_path, &leak_length);
+    g_autofree char *clean = gl_test_read(clean_path, &clean_length);
+    g_autofree char *both = g_strconcat(leak, clean, NULL);
+
+    g_autoptr(GlReader) reader = gl_reader_new_for_memory(both, strlen(both), "both.xml");
+    g_autoptr(GError) error = NULL;
+    g_autoptr(GPtrArray) records = read_all(reader, &error);
+    ck_assert_ptr_null(error);
+    guint first = gl_test_count(leak, leak_length, "<error>");
+    ck_assert_uint_eq(records->len, first + gl_test_count(clean, clean_length, "<error>"));
+    const GlDocument *doc = gl_reader_document(reader);
+    ck_assert_uint_eq(doc->n_documents, 1);
+    /* each record keeps the pid of its own document */
+    const GlRecord *last_of_first = g_ptr_array_index(records, first - 1);
+    const GlRecord *first_of_second = g_ptr_array_index(records, first);
+    ck_assert_int_ne(last_of_first->pid, first_of_second->pid);
+    ck_assert_int_eq(first_of_second->pid, doc->pid);
+}
+END_TEST
+
+START_TEST(test_reads_from_a_descriptor)
+{
+    g_autofree char *path = gl_test_fixture("xml/leak.xml");
+    int fd = open(path, O_RDONLY);
+    ck_assert_int_ge(fd, 0);
+    g_autoptr(GlReader) reader = gl_reader_new_for_fd(fd, "<stdin>");
+    g_autoptr(GError) error = NULL;
+    g_autoptr(GPtrArray) records = read_all(reader, &error);
+    ck_assert_ptr_null(error);
+    ck_assert_ptr_nonnull(find_by_function(records, "leaky_leak"));
+    ck_assert_str_eq(gl_reader_name(reader), "<stdin>");
+    close(fd);
+}
+END_TEST
+
+START_TEST(test_failure_repeats)
+{
+    g_autoptr(GlReader) reader = gl_reader_new_for_memory("<nope/>", 7, "x.xml");
+    g_autoptr(GError) first = NULL;
+    g_autoptr(GError) second = NULL;
+    ck_assert_ptr_null(gl_reader_next(reader, &first));
+    ck_assert_ptr_null(gl_reader_next(reader, &second));
+    ck_assert_ptr_nonnull(first);
+    ck_assert_ptr_nonnull(second);
+    ck_assert_str_eq(first->message, second->message);
+}
+END_TEST
+
+Suite *gl_reader_suite(void)
+{
+    Suite *suite = suite_create("reader");
+    TCase *tc = tcase_create("reader");
+    tcase_add_test(tc, test_real_leak_capture);
+    tcase_add_test(tc, test_use_after_free_has_three_stacks);
+    tcase_add_test(tc, test_suppressions_inside_errors_only);
+    tcase_add_test(tc, test_fatal_signal_is_a_record);
+    tcase_add_test(tc, test_protocol6_everything_an_error_carries);
+    tcase_add_test(tc, test_bad_inputs_have_clear_errors);
+    tcase_add_test(tc, test_missing_file);
+    tcase_add_test(tc, test_truncated_anywhere);
+    tcase_add_test(tc, test_truncated_mid_tag_attribute_comment_cdata);
+    tcase_add_test(tc, test_concatenated_documents_all_read);
+    tcase_add_test(tc, test_reads_from_a_descriptor);
+    tcase_add_test(tc, test_failure_repeats);
+    tcase_set_timeout(tc, 60);
+    suite_add_tcase(suite, tc);
+    return suite;
+}

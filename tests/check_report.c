@@ -1,0 +1,236 @@
+/* The text and JSON reports, as a user or a program reads them. */
+#include "testutil.h"
+#include "gemleak/analyze.h"
+#include "gemleak/gate.h"
+#include "gemleak/report.h"
+
+#include <string.h>
+
+#include <json-glib/json-glib.h>
+
+/* Writes the @format report of @relative (a fixture) with target leaky. */
+static char *report_of(const char *format, const char *relative, gboolean color)
+{
+    g_autoptr(GlRules) rules = gl_rules_new();
+    ck_assert(gl_rules_add_target(rules, "leaky", NULL));
+    g_autofree char *path = gl_test_fixture(relative);
+    const char *paths[] = { path, NULL };
+    g_autoptr(GlAnalysis) analysis = gl_analyze(paths, rules, 1);
+    GlGate gate;
+    gl_gate_init(&gate);
+    GlGateResult result;
+    gl_gate_evaluate(&gate, analysis->findings, &result);
+    const char *targets[] = { "leaky", NULL };
+    GlReportContext context = {
+        .analysis = analysis,
+        .findings = analysis->findings,
+        .gate = &result,
+        .targets = targets,
+        .color = color,
+        .suppressions = TRUE,
+        .project_root = "/tmp/gemleak-fixtures",
+    };
+    char *buffer = NULL;
+    size_t size = 0;
+    FILE *out = open_memstream(&buffer, &size);
+    ck_assert(gl_report_write(gl_reporter_find(format), &context, out, "memory", NULL));
+    fclose(out);
+    gl_gate_result_clear(&result);
+    return buffer;
+}
+
+START_TEST(test_text_leak)
+{
+    g_autofree char *text = report_of("text", "xml/leak.xml", FALSE);
+    gl_assert_line(text, "^100 bytes in 1 blocks are definitely lost in loss record [0-9,]+ of [0-9,]+$");
+    gl_assert_line(text, "^ \\*leaky_leak \\(leaky\\.c:\\d+\\)$");
+    gl_assert_line(text, "^ \\*leaky_alloc \\(leaky\\.c:\\d+\\)$");
+    gl_assert_line(text, "^  malloc \\(at /usr/libexec/valgrind/vgpreload_memcheck-amd64-linux\\.so\\)$");
+    gl_assert_line(text, "^  rb_vm_exec \\(at /usr/lib/x86_64-linux-gnu/libruby-3\\.1\\.so\\.3\\.1\\.2\\)$");
+    gl_assert_line(text, "^  \\?\\?\\? \\(at /usr/lib/x86_64-linux-gnu/libruby-3\\.1\\.so\\.3\\.1\\.2\\)$");
+    gl_assert_line(text, "^120 bytes in 1 blocks are definitely lost");
+    gl_assert_line(text, "^ \\*Init_helpers \\(leaky\\.c:\\d+\\)$");
+    /* largest first */
+    ck_assert(strstr(text, "120 bytes") < strstr(text, "100 bytes"));
+    ck_assert(strstr(text, "100 bytes") < strstr(text, "64 bytes"));
+    gl_assert_line(text, "^gemleak: 1 file, \\d+ errors read, 3 findings, \\d+ skipped \\(\\d+ not in a "
+                         "target, \\d+ callbacks into Ruby, \\d+ in Init_ functions\\)$");
+    gl_assert_line(text, "^gemleak: target: leaky$");
+    gl_assert_line(text, "^gemleak: FAIL: 3 leaks losing 284 bytes$");
+    ck_assert(strchr(text, '\033') == NULL);
+    /* Init_leaky's own leak is not there */
+    gl_assert_no_line(text, "^ \\*Init_leaky ");
+}
+END_TEST
+
+START_TEST(test_text_use_after_free_shows_every_stack)
+{
+    g_autofree char *text = report_of("text", "xml/use_after_free.xml", FALSE);
+    gl_assert_line(text, "^Invalid write of size 1$");
+    gl_assert_line(text, "^Address 0x[0-9a-f]+ is 0 bytes inside a block of size 100 free'd$");
+    gl_assert_line(text, "^  free \\(at .*vgpreload_memcheck-amd64-linux\\.so\\)$");
+    gl_assert_line(text, "^Block was alloc'd at$");
+    ck_assert_uint_eq(gl_test_count(text, strlen(text), " *leaky_use_after_free (leaky.c:"), 3);
+    gl_assert_line(text, "^gemleak: FAIL: 1 memory error$");
+}
+END_TEST
+
+START_TEST(test_text_merged_totals)
+{
+    g_autofree char *text = report_of("text", "xml/fork", FALSE);
+    gl_assert_line(text, "^100 bytes in 1 blocks are definitely lost in loss record [0-9,]+ of [0-9,]+ "
+                         "\\(3 occurrences in 2 processes: 300 bytes in 3 blocks in all\\)$");
+    gl_assert_line(text, "^gemleak: 2 files, ");
+}
+END_TEST
+
+START_TEST(test_text_clean_and_colour)
+{
+    g_autofree char *clean = report_of("text", "xml/clean.xml", FALSE);
+    gl_assert_line(clean, "^gemleak: 1 file, \\d+ errors read, 0 findings, ");
+    gl_assert_line(clean, "^gemleak: pass: no findings$");
+    g_autofree char *coloured = report_of("text", "xml/leak.xml", TRUE);
+    ck_assert(strstr(coloured, "\033[1;31m *leaky_leak (leaky.c:") != NULL);
+}
+END_TEST
+
+START_TEST(test_text_suppression_blocks)
+{
+    g_autofree char *text = report_of("text", "xml/suppressions.xml", FALSE);
+    gl_assert_line(text, "^Suppression for this finding:$");
+    gl_assert_line(text, "^  \\{$");
+    gl_assert_line(text, "^     <insert_a_suppression_name_here>$");
+    gl_assert_line(text, "^     Memcheck:Leak$");
+    gl_assert_line(text, "^     fun:leaky_alloc$");
+}
+END_TEST
+
+static JsonObject *parse(JsonParser *parser, const char *text)
+{
+    g_autoptr(GError) error = NULL;
+    ck_assert_msg(json_parser_load_from_data(parser, text, -1, &error), "bad JSON: %s",
+                  error != NULL ? error->message : "?");
+    return json_node_get_object(json_parser_get_root(parser));
+}
+
+START_TEST(test_json_leak)
+{
+    g_autofree char *text = report_of("json", "xml/fork", FALSE);
+    g_autoptr(JsonParser) parser = json_parser_new();
+    JsonObject *root = parse(parser, text);
+    ck_assert_str_eq(json_object_get_string_member(json_object_get_object_member(root, "tool"),
+                                                   "name"), "gemleak");
+    JsonArray *findings = json_object_get_array_member(root, "findings");
+    ck_assert_uint_eq(json_array_get_length(findings), 1);
+    JsonObject *finding = json_array_get_object_element(findings, 0);
+    ck_assert_str_eq(json_object_get_string_member(finding, "kind"), "Leak_DefinitelyLost");
+    ck_assert_str_eq(json_object_get_string_member(finding, "leak_kind"), "definite");
+    ck_assert_int_eq(json_object_get_int_member(finding, "bytes"), 300);
+    ck_assert_int_eq(json_object_get_int_member(finding, "blocks"), 3);
+    ck_assert_int_eq(json_object_get_int_member(finding, "occurrences"), 3);
+    ck_assert_uint_eq(json_array_get_length(json_object_get_array_member(finding, "pids")), 2);
+    ck_assert_uint_eq(strlen(json_object_get_string_member(finding, "fingerprint")), 16);
+    ck_assert(g_str_has_prefix(json_object_get_string_member(finding, "message"), "100 bytes"));
+
+    JsonArray *frames = json_object_get_array_member(finding, "frames");
+    JsonObject *first = json_array_get_object_element(frames, 0);
+    ck_assert_str_eq(json_object_get_string_member(first, "fn"), "malloc");
+    ck_assert(!json_object_get_boolean_member(first, "in_target"));
+    ck_assert(json_object_get_null_member(first, "file"));
+    JsonObject *second = json_array_get_object_element(frames, 1);
+    ck_assert_str_eq(json_object_get_string_member(second, "fn"), "leaky_alloc");
+    ck_assert_str_eq(json_object_get_string_member(second, "file"), "leaky.c");
+    ck_assert_int_gt(json_object_get_int_member(second, "line"), 0);
+    ck_assert_str_eq(json_object_get_string_member(second, "obj"),
+                     "/tmp/gemleak-fixtures/leaky/leaky.so");
+    ck_assert(json_object_get_boolean_member(second, "in_target"));
+
+    JsonObject *summary = json_object_get_object_member(root, "summary");
+    ck_assert_int_eq(json_object_get_int_member(summary, "files"), 2);
+    ck_assert_int_eq(json_object_get_int_member(summary, "findings"), 1);
+    ck_assert_int_gt(json_object_get_int_member(summary, "errors_seen"), 90);
+    ck_assert_int_eq(json_object_get_int_member(summary, "skipped"),
+                     json_object_get_int_member(summary, "errors_seen") - 3);
+    ck_assert_uint_eq(json_array_get_length(json_object_get_array_member(summary, "truncated_files")), 0);
+    ck_assert(json_object_get_boolean_member(json_object_get_object_member(root, "gate"), "failed"));
+}
+END_TEST
+
+START_TEST(test_json_other_stacks_and_clean)
+{
+    g_autofree char *text = report_of("json", "xml/use_after_free.xml", FALSE);
+    g_autoptr(JsonParser) parser = json_parser_new();
+    JsonObject *root = parse(parser, text);
+    JsonObject *finding = json_array_get_object_element(json_object_get_array_member(root, "findings"), 0);
+    ck_assert(json_object_get_null_member(finding, "leak_kind"));
+    JsonArray *stacks = json_object_get_array_member(finding, "stacks");
+    ck_assert_uint_eq(json_array_get_length(stacks), 2);
+    ck_assert_str_eq(json_object_get_string_member(json_array_get_object_element(stacks, 1), "text"),
+                     "Block was alloc'd at");
+
+    g_autofree char *clean = report_of("json", "xml/clean.xml", FALSE);
+    g_autoptr(JsonParser) clean_parser = json_parser_new();
+    JsonObject *clean_root = parse(clean_parser, clean);
+    ck_assert_uint_eq(json_array_get_length(json_object_get_array_member(clean_root, "findings")), 0);
+    ck_assert(!json_object_get_boolean_member(json_object_get_object_member(clean_root, "gate"), "failed"));
+}
+END_TEST
+
+START_TEST(test_report_write_failure)
+{
+    g_autoptr(GlRules) rules = gl_rules_new();
+    g_autofree char *path = gl_test_fixture("xml/clean.xml");
+    const char *paths[] = { path, NULL };
+    g_autoptr(GlAnalysis) analysis = gl_analyze(paths, rules, 1);
+    GlReportContext context = { .analysis = analysis, .findings = analysis->findings };
+    FILE *full = fopen("/dev/full", "w");
+    ck_assert_ptr_nonnull(full);
+    g_autoptr(GError) error = NULL;
+    ck_assert(!gl_report_write(&gl_report_json, &context, full, "/dev/full", &error));
+    ck_assert(strstr(error->message, "/dev/full") != NULL);
+    fclose(full);
+}
+END_TEST
+
+START_TEST(test_frame_description_and_source_paths)
+{
+    g_autoptr(GlRecord) record = gl_test_record("InvalidRead", "f@/x/a.so:a.c:7", "g@/x/a.so", "?@/x/a.so",
+                                                "?@", NULL);
+    GString *out = g_string_new(NULL);
+    gl_frame_describe(&record->stack.frames[0], out);
+    g_string_append_c(out, '|');
+    gl_frame_describe(&record->stack.frames[1], out);
+    g_string_append_c(out, '|');
+    gl_frame_describe(&record->stack.frames[2], out);
+    g_string_append_c(out, '|');
+    gl_frame_describe(&record->stack.frames[3], out);
+    ck_assert_str_eq(out->str, "f (a.c:7)|g (at /x/a.so)|??? (at /x/a.so)|0x1003");
+    g_string_free(out, TRUE);
+
+    GlFrame frame = { .dir = "/home/me/gem/ext/leaky", .file = "leaky.c" };
+    gboolean under = FALSE;
+    g_autofree char *relative = gl_frame_source_path(&frame, "/home/me/gem", &under);
+    ck_assert_str_eq(relative, "ext/leaky/leaky.c");
+    ck_assert(under);
+    g_autofree char *absolute = gl_frame_source_path(&frame, "/home/me/gemx", &under);
+    ck_assert_str_eq(absolute, "/home/me/gem/ext/leaky/leaky.c");
+    ck_assert(!under);
+}
+END_TEST
+
+Suite *gl_report_suite(void)
+{
+    Suite *suite = suite_create("report");
+    TCase *tc = tcase_create("report");
+    tcase_add_test(tc, test_text_leak);
+    tcase_add_test(tc, test_text_use_after_free_shows_every_stack);
+    tcase_add_test(tc, test_text_merged_totals);
+    tcase_add_test(tc, test_text_clean_and_colour);
+    tcase_add_test(tc, test_text_suppression_blocks);
+    tcase_add_test(tc, test_json_leak);
+    tcase_add_test(tc, test_json_other_stacks_and_clean);
+    tcase_add_test(tc, test_report_write_failure);
+    tcase_add_test(tc, test_frame_description_and_source_paths);
+    suite_add_tcase(suite, tc);
+    return suite;
+}

@@ -1,0 +1,167 @@
+/* Helpers shared by the Check suites. */
+#include "testutil.h"
+#include "gemleak/cli.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <glib/gstdio.h>
+
+const char *gl_test_fixtures = "fixtures";
+
+char *gl_test_fixture(const char *relative)
+{
+    return g_build_filename(gl_test_fixtures, relative, NULL);
+}
+
+char *gl_test_read(const char *path, gsize *length)
+{
+    char *contents = NULL;
+    g_autoptr(GError) error = NULL;
+    ck_assert_msg(g_file_get_contents(path, &contents, length, &error), "cannot read %s: %s",
+                  path, error != NULL ? error->message : "?");
+    return contents;
+}
+
+void gl_test_write(const char *path, const char *data, gssize length)
+{
+    g_autoptr(GError) error = NULL;
+    ck_assert_msg(g_file_set_contents(path, data, length, &error), "cannot write %s: %s", path,
+                  error != NULL ? error->message : "?");
+}
+
+char *gl_test_tmpdir(void)
+{
+    g_autoptr(GError) error = NULL;
+    char *dir = g_dir_make_tmp("gemleak-test-XXXXXX", &error);
+    ck_assert_msg(dir != NULL, "cannot make a temporary directory: %s",
+                  error != NULL ? error->message : "?");
+    return dir;
+}
+
+void gl_test_rmtree(const char *path)
+{
+    if (path == NULL)
+        return;
+    if (g_file_test(path, G_FILE_TEST_IS_DIR) && !g_file_test(path, G_FILE_TEST_IS_SYMLINK)) {
+        GDir *dir = g_dir_open(path, 0, NULL);
+        const char *name;
+        while (dir != NULL && (name = g_dir_read_name(dir)) != NULL) {
+            g_autofree char *child = g_build_filename(path, name, NULL);
+            gl_test_rmtree(child);
+        }
+        if (dir != NULL)
+            g_dir_close(dir);
+        g_rmdir(path);
+    } else {
+        g_unlink(path);
+    }
+}
+
+guint gl_test_count(const char *haystack, gsize length, const char *needle)
+{
+    guint count = 0;
+    gsize n = strlen(needle);
+    for (const char *at = haystack; (at = g_strstr_len(at, (gssize) (length - (gsize) (at - haystack)),
+                                                       needle)) != NULL; at += n)
+        count++;
+    return count;
+}
+
+static char *slurp(FILE *stream)
+{
+    GString *text = g_string_new(NULL);
+    char buffer[4096];
+    size_t n;
+    rewind(stream);
+    while ((n = fread(buffer, 1, sizeof buffer, stream)) > 0)
+        g_string_append_len(text, buffer, (gssize) n);
+    fclose(stream);
+    return g_string_free(text, FALSE);
+}
+
+void gl_test_gemleak_argv(GlTestRun *run, const char *const *args)
+{
+    g_autoptr(GPtrArray) argv = g_ptr_array_new();
+    g_ptr_array_add(argv, (gpointer) "gemleak");
+    for (const char *const *arg = args; *arg != NULL; arg++)
+        g_ptr_array_add(argv, (gpointer) *arg);
+    g_ptr_array_add(argv, NULL);
+    FILE *out = tmpfile();
+    FILE *err = tmpfile();
+    ck_assert(out != NULL && err != NULL);
+    run->status = gemleak_main((int) argv->len - 1, (char **) argv->pdata, out, err);
+    run->out = slurp(out);
+    run->err = slurp(err);
+}
+
+void gl_test_gemleak(GlTestRun *run, const char *first, ...)
+{
+    g_autoptr(GPtrArray) args = g_ptr_array_new();
+    va_list ap;
+    va_start(ap, first);
+    for (const char *arg = first; arg != NULL; arg = va_arg(ap, const char *))
+        g_ptr_array_add(args, (gpointer) arg);
+    va_end(ap);
+    g_ptr_array_add(args, NULL);
+    gl_test_gemleak_argv(run, (const char *const *) args->pdata);
+}
+
+void gl_test_run_clear(GlTestRun *run)
+{
+    g_clear_pointer(&run->out, g_free);
+    g_clear_pointer(&run->err, g_free);
+}
+
+static GlStack build_stack(GlRecord *record, const char *first, va_list ap)
+{
+    g_autoptr(GArray) frames = g_array_new(FALSE, TRUE, sizeof(GlFrame));
+    guint64 ip = 0x1000;
+    for (const char *spec = first; spec != NULL; spec = va_arg(ap, const char *)) {
+        GlFrame frame = { .ip = ip++ };
+        g_auto(GStrv) at = g_strsplit(spec, "@", 2);
+        frame.fn = strcmp(at[0], "?") == 0 ? NULL : gl_record_intern(record, at[0]);
+        if (at[1] != NULL && at[1][0] != '\0') {
+            g_auto(GStrv) parts = g_strsplit(at[1], ":", 3);
+            frame.obj = *parts[0] != '\0' ? gl_record_intern(record, parts[0]) : NULL;
+            if (parts[1] != NULL && parts[2] != NULL) {
+                frame.file = gl_record_intern(record, parts[1]);
+                frame.line = (guint) g_ascii_strtoull(parts[2], NULL, 10);
+            }
+        }
+        g_array_append_val(frames, frame);
+    }
+    GlStack stack = { .n_frames = frames->len };
+    stack.frames = (GlFrame *) g_array_free(g_steal_pointer(&frames), stack.n_frames == 0);
+    return stack;
+}
+
+GlRecord *gl_test_record(const char *kind, const char *first_frame, ...)
+{
+    GlRecord *record = gl_record_new();
+    record->kind = gl_record_intern(record, kind);
+    record->leak_kind = gl_leak_kind_from_name(kind);
+    record->what = gl_record_intern(record, kind);
+    record->pid = 100;
+    if (record->leak_kind != GL_LEAK_NONE) {
+        record->has_leak_size = TRUE;
+        record->leaked_bytes = 10;
+        record->leaked_blocks = 1;
+    }
+    va_list ap;
+    va_start(ap, first_frame);
+    record->stack = build_stack(record, first_frame, ap);
+    va_end(ap);
+    return record;
+}
+
+void gl_test_record_add_aux(GlRecord *record, const char *text, const char *first_frame, ...)
+{
+    va_list ap;
+    va_start(ap, first_frame);
+    GlAux aux = { .text = gl_record_intern(record, text) };
+    aux.stack = build_stack(record, first_frame, ap);
+    va_end(ap);
+    g_array_append_val(record->aux, aux);
+}

@@ -1,0 +1,65 @@
+/* Helpers shared by the Check suites. */
+#ifndef GEMLEAK_TESTUTIL_H
+#define GEMLEAK_TESTUTIL_H
+
+#include <check.h>
+#include <glib.h>
+
+#include "gemleak/record.h"
+
+/* The fixtures directory, from the runner's first argument. */
+extern const char *gl_test_fixtures;
+
+/* Returns: (transfer full): @relative under the fixtures directory. */
+char *gl_test_fixture(const char *relative);
+
+/* Returns: (transfer full): the whole file; the test fails if it cannot be read. */
+char *gl_test_read(const char *path, gsize *length);
+
+/* Writes @length bytes (-1: a string) to @path; the test fails on error. */
+void gl_test_write(const char *path, const char *data, gssize length);
+
+/* Returns: (transfer full): a new private directory; remove with gl_test_rmtree(). */
+char *gl_test_tmpdir(void);
+void gl_test_rmtree(const char *path);
+
+/* Returns: how many times @needle occurs in @haystack[0..length). */
+guint gl_test_count(const char *haystack, gsize length, const char *needle);
+
+/* What "gemleak ARGS..." printed and returned, run in this process. */
+typedef struct {
+    int status;
+    char *out;
+    char *err;
+} GlTestRun;
+
+/* Runs gemleak_main with the NULL-terminated arguments after "gemleak". */
+void gl_test_gemleak(GlTestRun *run, const char *first, ...) G_GNUC_NULL_TERMINATED;
+void gl_test_gemleak_argv(GlTestRun *run, const char *const *args);
+void gl_test_run_clear(GlTestRun *run);
+
+/* Builds a record from frames written "fn@obj" ("?" for a missing fn,
+ * "fn@obj:file:line" with a source line), innermost first, NULL-terminated.
+ * Returns: (transfer full). */
+GlRecord *gl_test_record(const char *kind, const char *first_frame, ...) G_GNUC_NULL_TERMINATED;
+
+/* Appends an auxiliary part with a text and frames as above. */
+void gl_test_record_add_aux(GlRecord *record, const char *text, const char *first_frame, ...)
+    G_GNUC_NULL_TERMINATED;
+
+/* Asserts that @text has a line matching the GRegex @pattern (anchored by
+ * the caller with ^ and $, multiline). */
+#define gl_assert_line(text, pattern) \
+    ck_assert_msg(g_regex_match_simple((pattern), (text), G_REGEX_MULTILINE, 0), \
+                  "no line matches /%s/ in:\n%s", (pattern), (text))
+#define gl_assert_no_line(text, pattern) \
+    ck_assert_msg(!g_regex_match_simple((pattern), (text), G_REGEX_MULTILINE, 0), \
+                  "a line matches /%s/ in:\n%s", (pattern), (text))
+
+Suite *gl_reader_suite(void);
+Suite *gl_classify_suite(void);
+Suite *gl_merge_suite(void);
+Suite *gl_report_suite(void);
+Suite *gl_cli_suite(void);
+
+#endif
