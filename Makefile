@@ -116,7 +116,7 @@ asan: deps-check
 
 demo: deps-demo
 	@$(MAKE) --no-print-directory $(B)/gemleak
-	@fixtures/demo-gem/run-demo $(B)/gemleak
+	@fixtures/sample-gem/demo.sh $(B)/gemleak
 
 lint: deps-build
 	cppcheck --quiet --error-exitcode=1 --enable=warning,performance,portability \

@@ -53,6 +53,12 @@ GPtrArray *gl_list_xml_files(const char *dir, GError **error)
     return files;
 }
 
+gboolean gl_list_xml_files_any(const char *dir)
+{
+    g_autoptr(GPtrArray) files = gl_list_xml_files(dir, NULL);
+    return files != NULL && files->len > 0;
+}
+
 static void read_input(Input *input, const GlRules *rules)
 {
     g_autoptr(GlReader) reader = gl_reader_new_for_path(input->path, &input->problem);
@@ -143,6 +149,8 @@ GlAnalysis *gl_analyze(const char *const *paths, const GlRules *rules, guint job
                 g_thread_pool_push(pool, input, NULL);
         }
         g_thread_pool_free(pool, FALSE, TRUE);  /* waits for every input */
+        /* GLib keeps finished workers for the next pool; there is none. */
+        g_thread_pool_stop_unused_threads();
     }
 
     /* Gather in input order, so that the report is the same however many

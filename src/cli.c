@@ -5,6 +5,7 @@
 #include "gemleak/errors.h"
 #include "gemleak/gate.h"
 #include "gemleak/report.h"
+#include "gemleak/runner.h"
 #include "gemleak/targets.h"
 
 #include <errno.h>
@@ -173,13 +174,22 @@ static const char filter_summary[] =
     "standard input) and reports only the errors that belong to the target\n"
     "extension, leaving out the thousands that Ruby itself leaves at exit.";
 
-static const char exit_statuses[] =
+static const char filter_exit_statuses[] =
     "Exit status:\n"
     "  0  nothing found (no finding fails the gate)\n"
     "  1  findings that fail the gate (see --fail-on)\n"
     "  2  usage error\n"
-    "  3  an input could not be read or was not complete Valgrind XML (this wins\n"
-    "     over 1: the report may be incomplete), or the environment is unusable\n";
+    "  3  an input could not be read or was not complete Valgrind XML, and\n"
+    "     nothing failed the gate\n";
+
+static const char run_exit_statuses[] =
+    "Exit status:\n"
+    "  1  findings that fail the gate (see --fail-on)\n"
+    "  2  usage error\n"
+    "  3  Valgrind missing or too old, no XML written, or XML cut short, and\n"
+    "     nothing failed the gate\n"
+    "  otherwise the command's own status (128+N when a signal N killed it):\n"
+    "     a failing test suite still fails\n";
 
 static const char filter_description[] =
     "A leak is kept when its allocation stack enters a target, unless Ruby was\n"
@@ -194,11 +204,12 @@ static const char filter_description[] =
     "  gemleak filter -O redcarpet --format text --format json:leaks.json run/\n";
 
 static GOptionContext *new_context(const char *parameter, const char *summary,
-                                   const char *description, GOptionGroup *main_group)
+                                   const char *description, const char *statuses,
+                                   GOptionGroup *main_group)
 {
     GOptionContext *context = g_option_context_new(parameter);
     g_option_context_set_summary(context, summary);
-    g_autofree char *full = g_strconcat(description, "\n", exit_statuses,
+    g_autofree char *full = g_strconcat(description, "\n", statuses,
                                         "\nSee gemleak(1) for the whole story.", NULL);
     g_option_context_set_description(context, full);
     /* We print help ourselves: GOption's own would exit() the process. */
@@ -432,7 +443,8 @@ static int cmd_filter(int argc, char **argv, FILE *out, FILE *err)
     Options options;
     options_init(&options);
     g_autoptr(GOptionContext) context = new_context("FILE|DIR|-...", filter_summary,
-                                                    filter_description, report_group(&options));
+                                                    filter_description, filter_exit_statuses,
+                                                    report_group(&options));
     g_auto(GStrv) args = g_new0(char *, (gsize) argc + 1);
     for (int i = 0; i < argc; i++)
         args[i] = g_strdup(argv[i]);
@@ -465,9 +477,181 @@ static int cmd_filter(int argc, char **argv, FILE *out, FILE *err)
         status = fail(err, "filter", error);
         goto out;
     }
-    status = outcome.problems ? GL_EXIT_ERROR
-           : outcome.gate_failed ? GL_EXIT_FINDINGS : GL_EXIT_CLEAN;
+    status = outcome.gate_failed ? GL_EXIT_FINDINGS
+           : outcome.problems ? GL_EXIT_ERROR : GL_EXIT_CLEAN;
 out:
+    options_clear(&options);
+    return status;
+}
+
+/* ---- run ------------------------------------------------------------------------ */
+
+static GOptionGroup *run_group(Options *options)
+{
+    const GOptionEntry entries[] = {
+        { "valgrind", 0, 0, G_OPTION_ARG_FILENAME, &options->valgrind,
+          "The Valgrind to run (default: valgrind on PATH)", "PATH" },
+        { "valgrind-opt", 0, 0, G_OPTION_ARG_STRING_ARRAY, &options->valgrind_opts,
+          "Pass OPT to Valgrind as it is; repeatable", "OPT" },
+        { "suppressions-dir", 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &options->suppressions_dirs,
+          "Use ruby.supp, ruby-3.supp, ruby-3.1.supp... from DIR; repeatable "
+          "(default: ./suppressions if there is one)", "DIR" },
+        { "keep-xml", 0, 0, G_OPTION_ARG_FILENAME, &options->keep_xml,
+          "Write Valgrind's XML to DIR and keep it (default: a private directory, "
+          "removed after a clean run)", "DIR" },
+        G_OPTION_ENTRY_NULL,
+    };
+    GOptionGroup *group = g_option_group_new("run", "Run options:", "Show run options",
+                                             options, NULL);
+    g_option_group_add_entries(group, entries);
+    return group;
+}
+
+static const char run_summary[] =
+    "Runs COMMAND (a Ruby test suite, a script, rake...) under Valgrind memcheck,\n"
+    "every Ruby process it starts included, then reports the errors that belong\n"
+    "to the extensions it loaded (or to --object), leaving out Ruby's own.";
+
+static const char run_description[] =
+    "The report goes to standard error, apart from the command's own output, or\n"
+    "to -o FILE. Valgrind's XML is kept, and its directory named, when the run\n"
+    "finds something, fails or is interrupted.\n"
+    "\n"
+    "Examples:\n"
+    "  gemleak run -- ruby -Ilib -Itest test/leak_test.rb\n"
+    "  gemleak run --object redcarpet -- bundle exec rake test\n"
+    "  gemleak run --format json -o leaks.json --format text -- rspec\n";
+
+/* Valgrind's XML and what the run says of it, for a user who wants it back. */
+static void say_kept(FILE *err, const char *dir)
+{
+    g_autofree char *quoted = strpbrk(dir, " \t'\"\\$`!*?[]{}()<>|&;#~") != NULL
+        ? g_shell_quote(dir) : g_strdup(dir);
+    fprintf(err, "gemleak: Valgrind's XML is kept in %s (read it again with: gemleak filter %s)\n",
+            dir, quoted);
+}
+
+/* Runs @command under Valgrind and reports; the run directory is kept
+ * unless all went well. */
+static int run_and_report(const Options *options, char **command, FILE *err)
+{
+    g_autoptr(GError) error = NULL;
+    g_autoptr(GlRules) rules = gl_rules_new();
+    /* Usage errors now, not after minutes under Valgrind. */
+    if (!check_outputs(options, &error) || !build_rules(options, rules, &error))
+        return fail(err, "run", error);
+
+    /* The suppressions: gemleak's own for this Ruby, then the project's. */
+    g_autofree char *data_dir = gl_data_dir();
+    g_autoptr(GPtrArray) supp_dirs = g_ptr_array_new_null_terminated(4, g_free, TRUE);
+    g_ptr_array_add(supp_dirs, g_build_filename(data_dir, "suppressions", NULL));
+    for (char **dir = options->suppressions_dirs; dir != NULL && *dir != NULL; dir++) {
+        if (!g_file_test(*dir, G_FILE_TEST_IS_DIR)) {
+            g_set_error(&error, GL_ERROR, GL_ERROR_USAGE,
+                        "--suppressions-dir %s: no such directory", *dir);
+            return usage_error(err, "run", error);
+        }
+        g_ptr_array_add(supp_dirs, g_strdup(*dir));
+    }
+    if (options->suppressions_dirs == NULL && g_file_test("suppressions", G_FILE_TEST_IS_DIR))
+        g_ptr_array_add(supp_dirs, g_strdup("suppressions"));
+    const char *ruby = gl_is_ruby_object(command[0]) ? command[0] : "ruby";
+    g_autofree char *ruby_version = gl_ruby_version(ruby);
+    g_autoptr(GPtrArray) supps = gl_suppression_files((const char *const *) supp_dirs->pdata,
+                                                      ruby_version);
+    guint n_supps = supps->len;
+    g_ptr_array_add(supps, NULL);
+
+    GlRunOptions run = {
+        .valgrind = options->valgrind != NULL ? options->valgrind : "valgrind",
+        .valgrind_options = (const char *const *) options->valgrind_opts,
+        .suppressions = (const char *const *) supps->pdata,
+        .leak_kinds = gl_rules_get_leak_kinds(rules),
+        .gen_suppressions = options->gen_suppressions,
+        .keep_dir = options->keep_xml,
+    };
+    g_autoptr(GPtrArray) commands = g_ptr_array_new();
+    g_ptr_array_add(commands, command);
+    GlRunResult result = { 0 };
+    int status;
+    gboolean keep = TRUE;
+    if (!gl_run_commands(&run, commands, &result, &error)) {
+        status = fail(err, "run", error);
+        goto done;
+    }
+    fprintf(err, "gemleak: ran under Valgrind %s with %u suppression file%s (Ruby %s)\n",
+            result.valgrind_version, n_supps, n_supps == 1 ? "" : "s",
+            ruby_version != NULL ? ruby_version : "unknown");
+    if (result.interrupted_by != 0)
+        fprintf(err, "gemleak: interrupted by %s: the report covers what Valgrind finished "
+                "writing\n", g_strsignal(result.interrupted_by));
+    if (!gl_list_xml_files_any(result.dir)) {
+        fprintf(err, "gemleak: Valgrind wrote no XML: see its messages above (did the command "
+                "exist? status %d)\n", result.status);
+        status = GL_EXIT_ERROR;
+        goto done;
+    }
+
+    const char *inputs[] = { result.dir, NULL };
+    Outcome outcome = { 0 };
+    if (!analyze_and_report(options, inputs, err, err, &outcome, &error)) {
+        status = fail(err, "run", error);
+        goto done;
+    }
+    if (outcome.gate_failed)
+        status = GL_EXIT_FINDINGS;
+    else if (outcome.problems)
+        status = GL_EXIT_ERROR;
+    else
+        status = result.status;
+    keep = status != 0 || result.interrupted_by != 0;
+done:
+    if (result.dir != NULL && (keep || result.kept_by_user))
+        say_kept(err, result.dir);
+    gl_run_result_clear(&result, !keep);
+    return status;
+}
+
+static int cmd_run(int argc, char **argv, FILE *out, FILE *err)
+{
+    g_set_prgname("gemleak run");
+    Options options;
+    options_init(&options);
+    g_autoptr(GOptionContext) context = new_context("[--] COMMAND [ARG...]", run_summary,
+                                                    run_description, run_exit_statuses,
+                                                    report_group(&options));
+    g_option_context_add_group(context, run_group(&options));
+    /* Options end at the command: its own options are its business. */
+    g_option_context_set_strict_posix(context, TRUE);
+    g_auto(GStrv) args = g_new0(char *, (gsize) argc + 1);
+    for (int i = 0; i < argc; i++)
+        args[i] = g_strdup(argv[i]);
+    g_autoptr(GError) error = NULL;
+    int status;
+    char **command = NULL;
+
+    if (!g_option_context_parse_strv(context, &args, &error)) {
+        status = fail(err, "run", error);
+    } else if (options.help) {
+        g_autofree char *help = g_option_context_get_help(context, FALSE, NULL);
+        fputs(help, out);
+        status = GL_EXIT_CLEAN;
+    } else if (options.pending_output != NULL &&
+               !on_format("--format", "text", &options, &error)) {
+        status = fail(err, "run", error);
+    } else {
+        command = args + 1;
+        if (command[0] != NULL && strcmp(command[0], "--") == 0)
+            command++;
+        if (command[0] == NULL) {
+            g_set_error(&error, GL_ERROR, GL_ERROR_USAGE,
+                        "no command: give the command to run after --, e.g. "
+                        "gemleak run -- ruby test.rb");
+            status = usage_error(err, "run", error);
+        } else {
+            status = run_and_report(&options, command, err);
+        }
+    }
     options_clear(&options);
     return status;
 }
@@ -506,6 +690,8 @@ int gemleak_main(int argc, char **argv, FILE *out, FILE *err)
     }
     if (strcmp(command, "filter") == 0)
         return cmd_filter(argc - 1, argv + 1, out, err);
+    if (strcmp(command, "run") == 0)
+        return cmd_run(argc - 1, argv + 1, out, err);
     fprintf(err, "gemleak: unknown command '%s'\n", command);
     fputs(general_help, err);
     return GL_EXIT_USAGE;

@@ -82,11 +82,17 @@ END_TEST
 START_TEST(test_unreadable_inputs_exit_3_and_keep_the_rest)
 {
     g_autofree char *leak = gl_test_fixture("xml/leak.xml");
+    g_autofree char *clean = gl_test_fixture("xml/clean.xml");
     g_autofree char *empty = gl_test_fixture("edge/empty.xml");
     g_autofree char *not_xml = gl_test_fixture("edge/not_xml.txt");
     g_autofree char *helgrind = gl_test_fixture("edge/helgrind.xml");
+    RUN(unsure, "filter", "-O", "leaky", clean, empty);
+    ck_assert_int_eq(unsure.status, 3);
+    gl_test_run_clear(&unsure);
+
+    /* findings win over unreadable inputs: the gate failed either way */
     RUN(run, "filter", "-O", "leaky", "/nonexistent/42.xml", leak, empty, not_xml, helgrind);
-    ck_assert_int_eq(run.status, 3);
+    ck_assert_int_eq(run.status, 1);
     /* what could be read is reported all the same */
     gl_assert_line(run.out, "^ \\*leaky_leak \\(leaky\\.c:\\d+\\)$");
     gl_assert_line(run.err, "^gemleak: /nonexistent/42\\.xml: cannot open: No such file or directory$");
@@ -108,7 +114,7 @@ START_TEST(test_truncated_file_reports_what_came_before)
     g_autofree char *cut = g_build_filename(dir, "4242.xml", NULL);
     gl_test_write(cut, text, (last - text) + 200);
     RUN(run, "filter", "-O", "leaky", "--format", "json", cut);
-    ck_assert_int_eq(run.status, 3);
+    ck_assert_int_eq(run.status, 1);  /* the leaks before the cut */
     gl_assert_line(run.err, "^gemleak: .*4242\\.xml: truncated at line \\d+ after \\d+ complete errors");
     g_autoptr(JsonParser) parser = json_parser_new();
     ck_assert(json_parser_load_from_data(parser, run.out, -1, NULL));
@@ -119,6 +125,14 @@ START_TEST(test_truncated_file_reports_what_came_before)
     ck_assert_str_eq(json_array_get_string_element(truncated, 0), cut);
     ck_assert_int_gt(json_object_get_int_member(summary, "findings"), 0);
     gl_test_run_clear(&run);
+
+    /* cut before any finding: nothing failed, but the input was incomplete */
+    g_autofree char *early = g_build_filename(dir, "4243.xml", NULL);
+    gl_test_write(early, text, strstr(text, "<error>") - text + 50);
+    RUN(incomplete, "filter", "-O", "leaky", early);
+    ck_assert_int_eq(incomplete.status, 3);
+    gl_assert_line(incomplete.out, "^gemleak: 1 file, 0 errors read, 0 findings, 1 truncated file$");
+    gl_test_run_clear(&incomplete);
     gl_test_rmtree(dir);
 }
 END_TEST

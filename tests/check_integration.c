@@ -8,7 +8,16 @@
 #include <string.h>
 #include <sys/wait.h>
 
+#include <sys/resource.h>
+#include <sys/types.h>
+#include <unistd.h>
+
+#include <gio/gio.h>
+#include <glib/gstdio.h>
+
 #include "testutil.h"
+#include "gemleak/analyze.h"
+#include "gemleak/runner.h"
 
 static const char *gemleak_binary;
 static char *project_root;
@@ -55,6 +64,426 @@ static void run_argv(Result *result, const char *first, ...)
     run_command(result, NULL, NULL, (const char *const *) argv->pdata);
 }
 
+/* The fixture extensions, built once for the whole suite. */
+static char *ext_dir;
+
+static gboolean build_extension(const char *name, GError **error)
+{
+    g_autofree char *source = gl_test_fixture("ext");
+    g_autofree char *from = g_build_filename(source, name, NULL);
+    g_autofree char *to = g_build_filename(ext_dir, name, NULL);
+    g_autofree char *script = g_strdup_printf(
+        "cp -r '%s' '%s' && cd '%s' && ruby extconf.rb >/dev/null && make >/dev/null", from,
+        ext_dir, to);
+    const char *argv[] = { "sh", "-c", script, NULL };
+    int wait_status = 0;
+    g_autofree char *err = NULL;
+    if (!g_spawn_sync(NULL, (char **) argv, NULL, G_SPAWN_SEARCH_PATH, NULL, NULL, NULL, &err,
+                      &wait_status, error))
+        return FALSE;
+    if (!g_spawn_check_wait_status(wait_status, error)) {
+        g_prefix_error(error, "building %s: %s", name, err);
+        return FALSE;
+    }
+    return TRUE;
+}
+
+/* gemleak run [ARGS...] -- ruby --disable-gems -I<leaky> -I<other> -e CODE,
+ * in @cwd (nullable), with TMPDIR at @tmp (nullable). */
+static void gemleak_run(Result *result, const char *cwd, const char *tmp,
+                        const char *const *args, const char *code)
+{
+    g_autofree char *leaky = g_strdup_printf("-I%s/leaky", ext_dir);
+    g_autofree char *other = g_strdup_printf("-I%s/other", ext_dir);
+    g_autoptr(GPtrArray) argv = g_ptr_array_new();
+    g_ptr_array_add(argv, (gpointer) gemleak_binary);
+    g_ptr_array_add(argv, (gpointer) "run");
+    for (const char *const *arg = args; arg != NULL && *arg != NULL; arg++)
+        g_ptr_array_add(argv, (gpointer) *arg);
+    const char *tail[] = { "--", "ruby", "--disable-gems", leaky, other, "-e", code, NULL };
+    for (const char *const *arg = tail; *arg != NULL; arg++)
+        g_ptr_array_add(argv, (gpointer) *arg);
+    g_ptr_array_add(argv, NULL);
+    g_auto(GStrv) env = g_get_environ();
+    if (tmp != NULL)
+        env = g_environ_setenv(env, "TMPDIR", tmp, TRUE);
+    run_command(result, cwd, env, (const char *const *) argv->pdata);
+}
+
+#define ARGS(...) ((const char *const[]) { __VA_ARGS__, NULL })
+#define NO_ARGS NULL
+
+/* The directory "gemleak: Valgrind's XML is kept in DIR" names, or NULL. */
+static char *kept_dir(const char *err)
+{
+    g_autoptr(GRegex) regex = g_regex_new("^gemleak: Valgrind's XML is kept in (\\S+) ",
+                                          G_REGEX_MULTILINE, 0, NULL);
+    g_autoptr(GMatchInfo) match = NULL;
+    if (!g_regex_match(regex, err, 0, &match))
+        return NULL;
+    return g_match_info_fetch(match, 1);
+}
+
+/* How many dirs under @dir: run directories left behind. */
+static guint entries_in(const char *dir)
+{
+    g_autoptr(GDir) handle = g_dir_open(dir, 0, NULL);
+    guint n = 0;
+    while (handle != NULL && g_dir_read_name(handle) != NULL)
+        n++;
+    return n;
+}
+
+/* ---- gemleak run: the scenarios of a gem's test suite ----------------------- */
+
+START_TEST(test_clean_method_reports_nothing)
+{
+    g_autofree char *tmp = gl_test_tmpdir();
+    Result r = { 0 };
+    gemleak_run(&r, NULL, tmp, NO_ARGS, "require 'leaky'; Leaky.clean");
+    ck_assert_msg(r.status == 0, "status %d\n%s", r.status, r.err);
+    gl_assert_line(r.err, "^gemleak: ran under Valgrind \\d+\\.\\d+\\.\\d+ with \\d+ suppression files "
+                          "\\(Ruby \\d+\\.\\d+\\.\\d+\\)$");
+    gl_assert_line(r.err, "^gemleak: 1 file, \\d+ errors read, 0 findings, ");
+    /* the leak in Init_leaky is there, and skipped */
+    gl_assert_line(r.err, "\\d+ in Init_ functions\\)$");
+    gl_assert_line(r.err, "^gemleak: target: .*/leaky/leaky\\.so$");
+    gl_assert_line(r.err, "^gemleak: pass: no findings$");
+    gl_assert_no_line(r.err, "kept in");
+    ck_assert_uint_eq(entries_in(tmp), 0);  /* the private directory is gone */
+    result_clear(&r);
+    gl_test_rmtree(tmp);
+}
+END_TEST
+
+START_TEST(test_malloc_leak_reported_and_xml_kept)
+{
+    Result r = { 0 };
+    gemleak_run(&r, NULL, NULL, NO_ARGS, "require 'leaky'; Leaky.leak");
+    ck_assert_msg(r.status == 1, "status %d\n%s", r.status, r.err);
+    gl_assert_line(r.err, "^100 bytes in 1 blocks are definitely lost in loss record [0-9,]+ of [0-9,]+$");
+    gl_assert_line(r.err, "^ \\*leaky_leak \\(leaky\\.c:\\d+\\)$");
+    gl_assert_line(r.err, "^ \\*leaky_alloc \\(leaky\\.c:\\d+\\)$");
+    gl_assert_line(r.err, "^  malloc \\(at .*vgpreload_memcheck.*\\)$");
+    gl_assert_line(r.err, "^gemleak: FAIL: 1 leak losing 100 bytes$");
+    g_autofree char *dir = kept_dir(r.err);
+    ck_assert_ptr_nonnull(dir);
+    ck_assert(gl_list_xml_files_any(dir));
+    gl_remove_tree(dir);
+    result_clear(&r);
+}
+END_TEST
+
+START_TEST(test_use_after_free_shows_three_stacks)
+{
+    Result r = { 0 };
+    gemleak_run(&r, NULL, NULL, NO_ARGS, "require 'leaky'; Leaky.use_after_free");
+    ck_assert_msg(r.status == 1, "status %d\n%s", r.status, r.err);
+    gl_assert_line(r.err, "^Invalid write of size 1$");
+    gl_assert_line(r.err, "^Address 0x[0-9a-f]+ is 0 bytes inside a block of size 100 free'd$");
+    gl_assert_line(r.err, "^Block was alloc'd at$");
+    ck_assert_uint_eq(gl_test_count(r.err, strlen(r.err), " *leaky_use_after_free (leaky.c:"), 3);
+    gl_assert_line(r.err, "^gemleak: FAIL: 1 memory error$");
+    g_autofree char *dir = kept_dir(r.err);
+    gl_remove_tree(dir);
+    result_clear(&r);
+}
+END_TEST
+
+START_TEST(test_uninitialised_read_not_reported)
+{
+    Result r = { 0 };
+    gemleak_run(&r, NULL, NULL, NO_ARGS, "require 'leaky'; Leaky.uninitialized");
+    ck_assert_msg(r.status == 0, "status %d\n%s", r.status, r.err);
+    gl_assert_no_line(r.err, "Conditional jump");
+    gl_assert_line(r.err, "^gemleak: pass: no findings$");
+    result_clear(&r);
+}
+END_TEST
+
+START_TEST(test_callback_into_ruby_skipped_unless_defaults_dropped)
+{
+    const char *code = "require 'leaky'; Leaky.callback_intern; Leaky.callback_funcall";
+    Result r = { 0 };
+    gemleak_run(&r, NULL, NULL, NO_ARGS, code);
+    ck_assert_msg(r.status == 0, "status %d\n%s", r.status, r.err);
+    gl_assert_line(r.err, "[1-9]\\d* callbacks into Ruby");
+    result_clear(&r);
+
+    Result all = { 0 };
+    gemleak_run(&all, NULL, NULL, ARGS("--no-default-skips"), code);
+    ck_assert_msg(all.status == 1, "status %d\n%s", all.status, all.err);
+    gl_assert_line(all.err, "^ \\*leaky_callback_(intern|funcall) \\(leaky\\.c:\\d+\\)$");
+    g_autofree char *dir = kept_dir(all.err);
+    gl_remove_tree(dir);
+    result_clear(&all);
+}
+END_TEST
+
+START_TEST(test_leak_in_init_not_reported)
+{
+    Result r = { 0 };
+    gemleak_run(&r, NULL, NULL, NO_ARGS, "require 'leaky'");
+    ck_assert_msg(r.status == 0, "status %d\n%s", r.status, r.err);
+    gl_assert_line(r.err, "[1-9]\\d* in Init_ functions\\)$");
+    gl_assert_no_line(r.err, "Init_leaky \\(leaky");
+    result_clear(&r);
+}
+END_TEST
+
+START_TEST(test_leak_in_forked_child_reported_once)
+{
+    Result r = { 0 };
+    gemleak_run(&r, NULL, NULL, NO_ARGS,
+                "require 'leaky'; pid = fork { Leaky.leak }; Process.wait(pid)");
+    ck_assert_msg(r.status == 1, "status %d\n%s", r.status, r.err);
+    gl_assert_line(r.err, "^gemleak: 2 files, \\d+ errors read, 1 finding, ");
+    ck_assert_uint_eq(gl_test_count(r.err, strlen(r.err), "bytes in 1 blocks are definitely lost"), 1);
+    gl_assert_line(r.err, "^ \\*leaky_leak \\(leaky\\.c:\\d+\\)$");
+    g_autofree char *dir = kept_dir(r.err);
+    gl_remove_tree(dir);
+    result_clear(&r);
+}
+END_TEST
+
+START_TEST(test_two_extensions_and_object_choice)
+{
+    const char *code = "require 'leaky'; require 'other'; Leaky.leak; Other.leak";
+    Result both = { 0 };
+    gemleak_run(&both, NULL, NULL, NO_ARGS, code);
+    ck_assert_msg(both.status == 1, "status %d\n%s", both.status, both.err);
+    gl_assert_line(both.err, "^ \\*leaky_leak \\(leaky\\.c:\\d+\\)$");
+    gl_assert_line(both.err, "^ \\*other_leak \\(other\\.c:\\d+\\)$");
+    gl_assert_line(both.err, "^gemleak: targets: .*/leaky\\.so, .*/other\\.so$");
+    g_autofree char *dir = kept_dir(both.err);
+    gl_remove_tree(dir);
+    result_clear(&both);
+
+    Result one = { 0 };
+    gemleak_run(&one, NULL, NULL, ARGS("--object", "other"), code);
+    ck_assert_msg(one.status == 1, "status %d\n%s", one.status, one.err);
+    gl_assert_line(one.err, "^ \\*other_leak \\(other\\.c:\\d+\\)$");
+    gl_assert_no_line(one.err, "leaky_leak");
+    g_autofree char *dir2 = kept_dir(one.err);
+    gl_remove_tree(dir2);
+    result_clear(&one);
+}
+END_TEST
+
+START_TEST(test_object_never_loaded_is_an_error)
+{
+    Result r = { 0 };
+    gemleak_run(&r, NULL, NULL, ARGS("--object", "redcarpet"), "require 'leaky'; Leaky.leak");
+    ck_assert_msg(r.status == 2, "status %d\n%s", r.status, r.err);
+    gl_assert_line(r.err, "^gemleak: --object redcarpet matches no extension the run loaded "
+                          "\\(it loaded: .*/leaky/leaky\\.so\\)$");
+    /* the run is not lost: its XML can be filtered again with the right name */
+    g_autofree char *dir = kept_dir(r.err);
+    ck_assert_ptr_nonnull(dir);
+    gl_remove_tree(dir);
+    result_clear(&r);
+}
+END_TEST
+
+START_TEST(test_suppressions_dir_silences_a_leak)
+{
+    g_autofree char *project = gl_test_tmpdir();
+    g_autofree char *supp_dir = g_build_filename(project, "suppressions", NULL);
+    g_mkdir_with_parents(supp_dir, 0700);
+    g_autofree char *supp = g_build_filename(supp_dir, "ruby.supp", NULL);
+    gl_test_write(supp, "{\n   leaky's known leak\n   Memcheck:Leak\n   ...\n   fun:leaky_leak\n}\n", -1);
+    /* ./suppressions is the default */
+    Result r = { 0 };
+    gemleak_run(&r, project, NULL, NO_ARGS, "require 'leaky'; Leaky.leak");
+    ck_assert_msg(r.status == 0, "status %d\n%s", r.status, r.err);
+    gl_assert_line(r.err, "with [2-9] suppression files");
+    result_clear(&r);
+    /* and --suppressions-dir DIR from anywhere */
+    Result named = { 0 };
+    gemleak_run(&named, NULL, NULL, ARGS("--suppressions-dir", supp_dir), "require 'leaky'; Leaky.leak");
+    ck_assert_msg(named.status == 0, "status %d\n%s", named.status, named.err);
+    result_clear(&named);
+    gl_test_rmtree(project);
+}
+END_TEST
+
+START_TEST(test_gen_suppressions_prints_blocks)
+{
+    Result r = { 0 };
+    gemleak_run(&r, NULL, NULL, ARGS("--gen-suppressions"), "require 'leaky'; Leaky.leak");
+    ck_assert_msg(r.status == 1, "status %d\n%s", r.status, r.err);
+    gl_assert_line(r.err, "^     Memcheck:Leak$");
+    gl_assert_line(r.err, "^     fun:leaky_alloc$");
+    gl_assert_line(r.err, "^     fun:leaky_leak$");
+    g_autofree char *dir = kept_dir(r.err);
+    gl_remove_tree(dir);
+    result_clear(&r);
+}
+END_TEST
+
+START_TEST(test_failing_ruby_keeps_its_status)
+{
+    Result raised = { 0 };
+    gemleak_run(&raised, NULL, NULL, NO_ARGS, "require 'leaky'; Leaky.clean; raise 'boom'");
+    ck_assert_msg(raised.status == 1, "status %d\n%s", raised.status, raised.err);
+    gl_assert_line(raised.err, "boom \\(RuntimeError\\)");
+    gl_assert_line(raised.err, "^gemleak: pass: no findings$");
+    gl_assert_no_line(raised.err, "definitely lost");
+    g_autofree char *dir = kept_dir(raised.err);  /* a failed run keeps its XML */
+    ck_assert_ptr_nonnull(dir);
+    gl_remove_tree(dir);
+    result_clear(&raised);
+
+    Result exited = { 0 };
+    gemleak_run(&exited, NULL, NULL, NO_ARGS, "require 'leaky'; exit 7");
+    ck_assert_msg(exited.status == 7, "status %d\n%s", exited.status, exited.err);
+    g_autofree char *dir2 = kept_dir(exited.err);
+    gl_remove_tree(dir2);
+    result_clear(&exited);
+}
+END_TEST
+
+START_TEST(test_leak_then_raise_exits_1_with_the_finding)
+{
+    Result r = { 0 };
+    gemleak_run(&r, NULL, NULL, NO_ARGS, "require 'leaky'; Leaky.leak_and_raise");
+    ck_assert_msg(r.status == 1, "status %d\n%s", r.status, r.err);
+    gl_assert_line(r.err, "leaked, then raised \\(RuntimeError\\)");
+    gl_assert_line(r.err, "^ \\*leaky_leak_and_raise \\(leaky\\.c:\\d+\\)$");
+    g_autofree char *dir = kept_dir(r.err);
+    gl_remove_tree(dir);
+    result_clear(&r);
+}
+END_TEST
+
+START_TEST(test_helper_and_environment_in_every_ruby)
+{
+    const char *code =
+        "print ENV['GEMLEAK_RUNNING'], ENV['RUBY_FREE_AT_EXIT'], defined?(GemLeakHelper) ? 1 : 0; "
+        "print `ruby --disable-gems -e 'print defined?(GemLeakHelper) ? 1 : 0'`; "
+        "print ' ', Process.getrlimit(:NOFILE).join(','), ' ', Process.getrlimit(:STACK)[0]";
+    Result r = { 0 };
+    gemleak_run(&r, NULL, NULL, NO_ARGS, code);
+    ck_assert_msg(r.status == 0, "status %d\n%s", r.status, r.err);
+    /* GEMLEAK_RUNNING, RUBY_FREE_AT_EXIT, the helper here and in a spawned Ruby */
+    ck_assert_msg(g_str_has_prefix(r.out, "1111 "), "stdout: %s", r.out);
+    g_auto(GStrv) fields = g_strsplit(r.out, " ", -1);
+    g_auto(GStrv) files = g_strsplit(fields[1], ",", 2);
+    ck_assert_int_le(g_ascii_strtoll(files[0], NULL, 10), 8192);
+    ck_assert_int_le(g_ascii_strtoll(files[1], NULL, 10), 8192);
+    ck_assert_msg(g_ascii_strtoull(fields[2], NULL, 10) == (guint64) RLIM_INFINITY,
+                  "stack limit %s", fields[2]);
+    result_clear(&r);
+}
+END_TEST
+
+START_TEST(test_twice_in_a_row)
+{
+    for (int i = 0; i < 2; i++) {
+        Result r = { 0 };
+        gemleak_run(&r, NULL, NULL, ARGS("--format", "json"), "require 'leaky'; Leaky.leak");
+        ck_assert_msg(r.status == 1, "run %d: status %d\n%s", i, r.status, r.err);
+        ck_assert(strstr(r.err, "\"fn\" : \"leaky_leak\"") != NULL);
+        g_autofree char *dir = kept_dir(r.err);
+        gl_remove_tree(dir);
+        result_clear(&r);
+    }
+}
+END_TEST
+
+START_TEST(test_keep_xml_directory)
+{
+    g_autofree char *base = gl_test_tmpdir();
+    g_autofree char *keep = g_build_filename(base, "with space", "xml", NULL);
+    Result r = { 0 };
+    gemleak_run(&r, NULL, NULL, ARGS("--keep-xml", keep), "require 'leaky'; Leaky.clean");
+    ck_assert_msg(r.status == 0, "status %d\n%s", r.status, r.err);
+    ck_assert(gl_list_xml_files_any(keep));
+    /* a path to paste into a shell is quoted */
+    gl_assert_line(r.err, "kept in .*/with space/xml \\(read it again with: gemleak filter "
+                          "'.*/with space/xml'\\)$");
+    result_clear(&r);
+
+    Result again = { 0 };
+    gemleak_run(&again, NULL, NULL, ARGS("--keep-xml", keep), "require 'leaky'");
+    ck_assert_msg(again.status == 2, "status %d\n%s", again.status, again.err);
+    gl_assert_line(again.err, "already holds Valgrind XML from another run");
+    result_clear(&again);
+    gl_test_rmtree(base);
+}
+END_TEST
+
+START_TEST(test_missing_or_old_valgrind)
+{
+    Result missing = { 0 };
+    gemleak_run(&missing, NULL, NULL, ARGS("--valgrind", "/nonexistent/valgrind"), "1");
+    ck_assert_int_eq(missing.status, 3);
+    gl_assert_line(missing.err, "^gemleak: cannot run Valgrind \\(/nonexistent/valgrind\\)");
+    result_clear(&missing);
+
+    g_autofree char *dir = gl_test_tmpdir();
+    g_autofree char *fake = g_build_filename(dir, "valgrind", NULL);
+    gl_test_write(fake, "#!/bin/sh\necho valgrind-3.8.1\n", -1);
+    g_chmod(fake, 0755);
+    Result old = { 0 };
+    gemleak_run(&old, NULL, NULL, ARGS("--valgrind", fake), "1");
+    ck_assert_int_eq(old.status, 3);
+    gl_assert_line(old.err, "^gemleak: Valgrind 3\\.8\\.1 is too old: gemleak needs 3\\.10 or newer$");
+    result_clear(&old);
+    gl_test_rmtree(dir);
+}
+END_TEST
+
+START_TEST(test_command_that_does_not_exist)
+{
+    g_autofree char *tmp = gl_test_tmpdir();
+    const char *argv[] = { gemleak_binary, "run", "--", "/nonexistent/command", NULL };
+    g_auto(GStrv) env = g_environ_setenv(g_get_environ(), "TMPDIR", tmp, TRUE);
+    Result r = { 0 };
+    run_command(&r, NULL, env, argv);
+    ck_assert_msg(r.status == 3, "status %d\n%s", r.status, r.err);
+    gl_assert_line(r.err, "^gemleak: Valgrind wrote no XML");
+    gl_assert_line(r.err, "kept in");
+    result_clear(&r);
+    gl_test_rmtree(tmp);
+}
+END_TEST
+
+/* SIGTERM from CI: passed on to the command, then the report of what the
+ * XML holds, and the XML kept. */
+START_TEST(test_interrupted_run)
+{
+    g_autofree char *tmp = gl_test_tmpdir();
+    g_autofree char *leaky = g_strdup_printf("-I%s/leaky", ext_dir);
+    const char *argv[] = { gemleak_binary, "run", "--", "ruby", "--disable-gems", leaky, "-e",
+                           "require 'leaky'; Leaky.leak; $stdout.puts 'ready'; $stdout.flush; sleep 60",
+                           NULL };
+    g_auto(GStrv) env = g_environ_setenv(g_get_environ(), "TMPDIR", tmp, TRUE);
+    g_autoptr(GSubprocessLauncher) launcher =
+        g_subprocess_launcher_new(G_SUBPROCESS_FLAGS_STDOUT_PIPE | G_SUBPROCESS_FLAGS_STDERR_PIPE);
+    g_subprocess_launcher_set_environ(launcher, env);
+    g_autoptr(GError) error = NULL;
+    g_autoptr(GSubprocess) process = g_subprocess_launcher_spawnv(launcher, argv, &error);
+    ck_assert_ptr_nonnull(process);
+    /* wait for Ruby to be in its sleep */
+    g_autoptr(GDataInputStream) out = g_data_input_stream_new(g_subprocess_get_stdout_pipe(process));
+    g_autofree char *line = g_data_input_stream_read_line(out, NULL, NULL, &error);
+    ck_assert_str_eq(line, "ready");
+    g_subprocess_send_signal(process, SIGTERM);
+    g_autofree char *err_text = NULL;
+    ck_assert(g_subprocess_communicate_utf8(process, NULL, NULL, NULL, &err_text, &error));
+    int status = g_subprocess_get_if_exited(process) ? g_subprocess_get_exit_status(process) : -1;
+    ck_assert_msg(status == 1, "status %d\n%s", status, err_text);
+    gl_assert_line(err_text, "^gemleak: interrupted by Terminated: the report covers what Valgrind "
+                             "finished writing$");
+    gl_assert_line(err_text, "^ \\*leaky_leak \\(leaky\\.c:\\d+\\)$");
+    g_autofree char *dir = kept_dir(err_text);
+    ck_assert_ptr_nonnull(dir);
+    ck_assert(gl_list_xml_files_any(dir));
+    gl_test_rmtree(tmp);
+}
+END_TEST
+
 /* ---- gemleak itself ---------------------------------------------------- */
 
 /* A leak checker that leaks is a joke: gemleak under Valgrind, reading
@@ -65,12 +494,14 @@ START_TEST(test_gemleak_is_valgrind_clean)
     g_autofree char *fork = gl_test_fixture("xml/fork");
     g_autofree char *edge = gl_test_fixture("edge");
     Result result = { 0 };
-    run_argv(&result, "valgrind", "-q", "--leak-check=full", "--errors-for-leak-kinds=definite",
-             "--error-exitcode=99", gemleak_binary, "filter", "-O", "leaky", "-j", "3",
+    run_argv(&result, "valgrind", "-q", "--leak-check=full",
+             "--show-leak-kinds=definite,indirect,possible",
+             "--errors-for-leak-kinds=definite,indirect,possible", "--error-exitcode=99", gemleak_binary, "filter", "-O", "leaky", "-j", "3",
              "--format", "json", xml, fork, edge, NULL);
-    /* 3: the edge fixtures are broken on purpose; 99 would be Valgrind's */
-    ck_assert_msg(result.status == 3, "status %d; stderr:\n%s", result.status, result.err);
-    ck_assert_msg(strstr(result.err, "definitely lost") == NULL, "%s", result.err);
+    /* 1: findings (the broken edge fixtures say so on stderr); 99 would be Valgrind's */
+    ck_assert_msg(result.status == 1, "status %d; stderr:\n%s", result.status, result.err);
+    ck_assert(strstr(result.err, "helgrind.xml: Valgrind helgrind output") != NULL);
+    ck_assert_msg(strstr(result.err, " lost in loss record") == NULL, "%s", result.err);
     ck_assert_msg(strstr(result.err, "Invalid") == NULL, "%s", result.err);
     ck_assert(strstr(result.out, "\"findings\"") != NULL);
     result_clear(&result);
@@ -121,8 +552,36 @@ static void check_documented(const char *command)
 START_TEST(test_every_option_is_documented)
 {
     check_documented("filter");
+    check_documented("run");
 }
 END_TEST
+
+/* Runs the test cases named in @names (NULL-terminated) in a child each, at
+ * once: each scenario is a Ruby process under Valgrind, and the machine has
+ * more than one core.
+ * Returns: how many tests failed in all. */
+static int run_in_parallel(Suite *suite, const char *const *names)
+{
+    g_autoptr(GArray) pids = g_array_new(FALSE, FALSE, sizeof(pid_t));
+    for (const char *const *name = names; *name != NULL; name++) {
+        pid_t pid = fork();
+        if (pid == 0) {
+            SRunner *runner = srunner_create(suite);
+            srunner_run(runner, NULL, *name, CK_NORMAL);
+            int failed = srunner_ntests_failed(runner);
+            srunner_free(runner);
+            _exit(failed > 125 ? 125 : failed);
+        }
+        g_array_append_val(pids, pid);
+    }
+    int failed = 0;
+    for (guint i = 0; i < pids->len; i++) {
+        int wait_status = 0;
+        waitpid(g_array_index(pids, pid_t, i), &wait_status, 0);
+        failed += WIFEXITED(wait_status) ? WEXITSTATUS(wait_status) : 1;
+    }
+    return failed;
+}
 
 int main(int argc, char **argv)
 {
@@ -130,24 +589,69 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: %s FIXTURES-DIR GEMLEAK-BINARY\n", argv[0]);
         return 2;
     }
-    gl_test_fixtures = argv[1];
-    gemleak_binary = argv[2];
     g_autofree char *fixtures = g_canonicalize_filename(argv[1], NULL);
+    g_autofree char *binary = g_canonicalize_filename(argv[2], NULL);
+    gl_test_fixtures = fixtures;
+    gemleak_binary = binary;
     project_root = g_path_get_dirname(fixtures);
     g_setenv("NO_COLOR", "1", TRUE);
+    /* A gemleak run from the environment (rake under gemleak) must not leak in. */
+    g_unsetenv("RUBYOPT");
+    g_unsetenv("RUBYLIB");
+
+    /* No ck_assert outside a test: Check reports even passing ones. */
+    g_autoptr(GError) error = NULL;
+    ext_dir = g_dir_make_tmp("gemleak-ext-XXXXXX", &error);
+    if (ext_dir == NULL || !build_extension("leaky", &error) || !build_extension("other", &error)) {
+        fprintf(stderr, "check_integration: cannot build the fixture extensions: %s\n",
+                error->message);
+        gl_test_rmtree(ext_dir);
+        return EXIT_FAILURE;
+    }
 
     Suite *suite = suite_create("integration");
     TCase *self = tcase_create("gemleak itself");
     tcase_add_test(self, test_gemleak_is_valgrind_clean);
     tcase_add_test(self, test_man_page_renders_without_warnings);
     tcase_add_test(self, test_every_option_is_documented);
-    tcase_set_timeout(self, 300);
-    suite_add_tcase(suite, self);
+    tcase_add_test(self, test_missing_or_old_valgrind);
+    tcase_add_test(self, test_command_that_does_not_exist);
+    tcase_add_test(self, test_interrupted_run);
+    tcase_add_test(self, test_keep_xml_directory);
 
-    SRunner *runner = srunner_create(suite);
-    srunner_run_all(runner, CK_NORMAL);
-    int failed = srunner_ntests_failed(runner);
-    srunner_free(runner);
+    TCase *leaks = tcase_create("run: leaks");
+    tcase_add_test(leaks, test_clean_method_reports_nothing);
+    tcase_add_test(leaks, test_malloc_leak_reported_and_xml_kept);
+    tcase_add_test(leaks, test_use_after_free_shows_three_stacks);
+    tcase_add_test(leaks, test_uninitialised_read_not_reported);
+    tcase_add_test(leaks, test_callback_into_ruby_skipped_unless_defaults_dropped);
+    tcase_add_test(leaks, test_leak_in_init_not_reported);
+    tcase_add_test(leaks, test_helper_and_environment_in_every_ruby);
+
+    TCase *processes = tcase_create("run: processes and options");
+    tcase_add_test(processes, test_leak_in_forked_child_reported_once);
+    tcase_add_test(processes, test_two_extensions_and_object_choice);
+    tcase_add_test(processes, test_object_never_loaded_is_an_error);
+    tcase_add_test(processes, test_suppressions_dir_silences_a_leak);
+    tcase_add_test(processes, test_gen_suppressions_prints_blocks);
+    tcase_add_test(processes, test_failing_ruby_keeps_its_status);
+    tcase_add_test(processes, test_leak_then_raise_exits_1_with_the_finding);
+    tcase_add_test(processes, test_twice_in_a_row);
+
+    TCase *cases[] = { self, leaks, processes };
+    for (guint i = 0; i < G_N_ELEMENTS(cases); i++) {
+        tcase_set_timeout(cases[i], 600);
+        suite_add_tcase(suite, cases[i]);
+    }
+    const char *names[] = { "gemleak itself", "run: leaks", "run: processes and options", NULL };
+    /* The runner owns the suite: freeing it frees the suite too. */
+    SRunner *owner = srunner_create(suite);
+    int failed = run_in_parallel(suite, names);
+    srunner_free(owner);
+    gl_test_rmtree(ext_dir);
+    g_free(ext_dir);
     g_free(project_root);
+    if (failed > 0)
+        fprintf(stderr, "check_integration: %d test%s failed\n", failed, failed == 1 ? "" : "s");
     return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
 }

@@ -27,6 +27,9 @@ typedef struct {
  * @error set when the directory cannot be read. */
 GPtrArray *gl_list_xml_files(const char *dir, GError **error);
 
+/* Returns: TRUE if @dir holds at least one *.xml file. */
+gboolean gl_list_xml_files_any(const char *dir);
+
 /* Reads @paths (files, directories of *.xml, "-" for standard input) with
  * @jobs threads (0: one per processor). Inputs that cannot be read become
  * problems; the others are read all the same.

@@ -1,0 +1,64 @@
+/* Running commands under Valgrind memcheck: the environment Ruby needs,
+ * XML one file per process in a private run directory, and the signals a
+ * user or a CI system sends. Knows nothing of how the XML is read. */
+#ifndef GEMLEAK_RUNNER_H
+#define GEMLEAK_RUNNER_H
+
+#include <glib.h>
+#include "gemleak/record.h"
+
+/* The oldest Valgrind whose options and XML gemleak relies on. */
+#define GL_VALGRIND_MIN_MAJOR 3
+#define GL_VALGRIND_MIN_MINOR 10
+
+typedef struct {
+    const char *valgrind;          /* the binary; "valgrind" on PATH by default */
+    const char *const *valgrind_options;  /* from --valgrind-opt, NULL-terminated, nullable */
+    const char *const *suppressions;      /* .supp files to pass, NULL-terminated, nullable */
+    GlLeakKind leak_kinds;         /* for --show-leak-kinds */
+    gboolean gen_suppressions;
+    const char *keep_dir;          /* --keep-xml: write there and keep it; NULL: a private one */
+} GlRunOptions;
+
+typedef struct {
+    char *dir;             /* the run directory: NNN.xml and loaded-NNN.txt files */
+    gboolean kept_by_user; /* --keep-xml */
+    int status;            /* the first failing command's exit status, 128+N when killed by N */
+    int killed_by;         /* that signal, or 0 */
+    int interrupted_by;    /* the signal gemleak itself received, or 0 */
+    char *valgrind_version;
+} GlRunResult;
+
+/* Checks that @valgrind runs and is recent enough.
+ * Returns: (transfer full): its version ("3.19.0"), or NULL with
+ * GL_ERROR_ENVIRONMENT set. */
+char *gl_valgrind_version(const char *valgrind, GError **error);
+
+/* Returns: (transfer full) (nullable): RUBY_VERSION of @ruby (a path or a
+ * name on PATH), or NULL when it cannot be run. */
+char *gl_ruby_version(const char *ruby);
+
+/* Returns: (transfer full): the .supp files that apply to Ruby @version
+ * (nullable: only ruby.supp): ruby.supp, ruby-3.supp, ruby-3.1.supp,
+ * ruby-3.1.2.supp, looked for in each of @dirs in turn. */
+GPtrArray *gl_suppression_files(const char *const *dirs, const char *version);
+
+/* Returns: (transfer full): where gemleak's own data (suppressions/) lives:
+ * $GEMLEAK_DATADIR, else the source tree the binary was built in, else the
+ * installed share directory. */
+char *gl_data_dir(void);
+
+/* Runs each of @commands (a GStrv each) at once under Valgrind, waits for
+ * all, forwarding SIGINT, SIGTERM and SIGHUP sent to gemleak.
+ * Returns: FALSE with @error set when nothing could be run (the run
+ * directory, if made, is in @result->dir all the same). */
+gboolean gl_run_commands(const GlRunOptions *options, GPtrArray *commands, GlRunResult *result,
+                         GError **error);
+
+/* Removes the run directory unless the user asked to keep it. */
+void gl_run_result_clear(GlRunResult *result, gboolean remove_dir);
+
+/* Removes @path and everything under it. */
+void gl_remove_tree(const char *path);
+
+#endif

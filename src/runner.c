@@ -1,0 +1,392 @@
+/* Commands under Valgrind: environment, run directory, signals. */
+#include "gemleak/runner.h"
+#include "gemleak/errors.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/types.h>
+#include <unistd.h>
+
+#include <gio/gio.h>
+#include <glib/gstdio.h>
+
+#include "resources.h"
+
+/* Ruby's main thread needs a large stack under Valgrind; Valgrind 3.21+
+ * refuses to start when the descriptor limit is in the millions (it sizes
+ * tables by it), which some CI containers set. */
+#define CHILD_MAX_FILES 8192
+
+/* ---- Valgrind and Ruby ---------------------------------------------------- */
+
+char *gl_valgrind_version(const char *valgrind, GError **error)
+{
+    const char *argv[] = { valgrind, "--version", NULL };
+    g_autofree char *out = NULL;
+    g_autoptr(GError) local = NULL;
+    int wait_status = 0;
+    if (!g_spawn_sync(NULL, (char **) argv, NULL, G_SPAWN_SEARCH_PATH | G_SPAWN_STDERR_TO_DEV_NULL,
+                      NULL, NULL, &out, NULL, &wait_status, &local)) {
+        g_set_error(error, GL_ERROR, GL_ERROR_ENVIRONMENT,
+                    "cannot run Valgrind (%s): %s; install it (Debian: apt-get install "
+                    "valgrind) or name it with --valgrind PATH", valgrind, local->message);
+        return NULL;
+    }
+    guint64 major = 0, minor = 0;
+    const char *text = out != NULL ? g_strstrip(out) : "";
+    const char *digits = g_str_has_prefix(text, "valgrind-") ? text + 9 : text;
+    char *end = NULL;
+    major = g_ascii_strtoull(digits, &end, 10);
+    if (end != NULL && *end == '.')
+        minor = g_ascii_strtoull(end + 1, NULL, 10);
+    if (!g_spawn_check_wait_status(wait_status, NULL) || major == 0) {
+        g_set_error(error, GL_ERROR, GL_ERROR_ENVIRONMENT,
+                    "%s does not look like Valgrind: '%s --version' said '%s'", valgrind,
+                    valgrind, text);
+        return NULL;
+    }
+    if (major < GL_VALGRIND_MIN_MAJOR ||
+        (major == GL_VALGRIND_MIN_MAJOR && minor < GL_VALGRIND_MIN_MINOR)) {
+        g_set_error(error, GL_ERROR, GL_ERROR_ENVIRONMENT,
+                    "Valgrind %s is too old: gemleak needs %d.%d or newer", digits,
+                    GL_VALGRIND_MIN_MAJOR, GL_VALGRIND_MIN_MINOR);
+        return NULL;
+    }
+    return g_strdup(digits);
+}
+
+char *gl_ruby_version(const char *ruby)
+{
+    const char *argv[] = { ruby, "--disable-gems", "-e", "print RUBY_VERSION", NULL };
+    char *out = NULL;
+    int wait_status = 0;
+    /* RUBYOPT could load anything (bundler/setup): not for this question. */
+    g_auto(GStrv) env = g_environ_unsetenv(g_get_environ(), "RUBYOPT");
+    if (!g_spawn_sync(NULL, (char **) argv, env, G_SPAWN_SEARCH_PATH | G_SPAWN_STDERR_TO_DEV_NULL,
+                      NULL, NULL, &out, NULL, &wait_status, NULL) ||
+        !g_spawn_check_wait_status(wait_status, NULL) || out == NULL ||
+        !g_regex_match_simple("^[0-9]+\\.[0-9]+\\.[0-9]+$", out, 0, 0)) {
+        g_free(out);
+        return NULL;
+    }
+    return out;
+}
+
+GPtrArray *gl_suppression_files(const char *const *dirs, const char *version)
+{
+    /* ruby.supp, then ruby-3.supp, ruby-3.1.supp, ruby-3.1.2.supp */
+    g_autoptr(GPtrArray) names = g_ptr_array_new_with_free_func(g_free);
+    g_ptr_array_add(names, g_strdup("ruby.supp"));
+    if (version != NULL) {
+        g_auto(GStrv) parts = g_strsplit(version, ".", 3);
+        g_autoptr(GString) prefix = g_string_new("ruby");
+        for (char **part = parts; *part != NULL; part++) {
+            g_string_append_printf(prefix, "%s%s", part == parts ? "-" : ".", *part);
+            g_ptr_array_add(names, g_strconcat(prefix->str, ".supp", NULL));
+        }
+    }
+    GPtrArray *files = g_ptr_array_new_with_free_func(g_free);
+    for (const char *const *dir = dirs; dir != NULL && *dir != NULL; dir++) {
+        for (guint i = 0; i < names->len; i++) {
+            char *file = g_build_filename(*dir, g_ptr_array_index(names, i), NULL);
+            if (g_file_test(file, G_FILE_TEST_IS_REGULAR))
+                g_ptr_array_add(files, file);
+            else
+                g_free(file);
+        }
+    }
+    return files;
+}
+
+char *gl_data_dir(void)
+{
+    const char *env = g_getenv("GEMLEAK_DATADIR");
+    if (env != NULL && *env != '\0')
+        return g_strdup(env);
+    /* build/gemleak in a checkout: the tree's own data */
+    g_autofree char *exe = g_file_read_link("/proc/self/exe", NULL);
+    if (exe != NULL) {
+        g_autofree char *bin_dir = g_path_get_dirname(exe);
+        g_autofree char *root = g_path_get_dirname(bin_dir);
+        g_autofree char *marker = g_build_filename(root, "src", "helper", "gemleak_helper.rb", NULL);
+        if (g_file_test(marker, G_FILE_TEST_EXISTS))
+            return g_steal_pointer(&root);
+    }
+    return g_strdup(GEMLEAK_DATADIR);
+}
+
+/* ---- the run directory ------------------------------------------------------ */
+
+void gl_remove_tree(const char *path)
+{
+    if (g_file_test(path, G_FILE_TEST_IS_DIR) && !g_file_test(path, G_FILE_TEST_IS_SYMLINK)) {
+        g_autoptr(GDir) dir = g_dir_open(path, 0, NULL);
+        const char *name;
+        while (dir != NULL && (name = g_dir_read_name(dir)) != NULL) {
+            g_autofree char *child = g_build_filename(path, name, NULL);
+            gl_remove_tree(child);
+        }
+        g_rmdir(path);
+    } else {
+        g_unlink(path);
+    }
+}
+
+static gboolean holds_xml(const char *dir)
+{
+    g_autoptr(GDir) handle = g_dir_open(dir, 0, NULL);
+    const char *name;
+    while (handle != NULL && (name = g_dir_read_name(handle)) != NULL)
+        if (g_str_has_suffix(name, ".xml"))
+            return TRUE;
+    return FALSE;
+}
+
+static char *make_run_dir(const GlRunOptions *options, GError **error)
+{
+    g_autoptr(GError) local = NULL;
+    if (options->keep_dir == NULL) {
+        char *dir = g_dir_make_tmp("gemleak-run-XXXXXX", &local);  /* mode 0700 */
+        if (dir == NULL)
+            g_set_error(error, GL_ERROR, GL_ERROR_ENVIRONMENT,
+                        "cannot make a private directory for Valgrind's XML: %s", local->message);
+        return dir;
+    }
+    char *dir = g_canonicalize_filename(options->keep_dir, NULL);
+    if (g_mkdir_with_parents(dir, 0700) != 0) {
+        int saved = errno;
+        g_set_error(error, GL_ERROR, GL_ERROR_ENVIRONMENT, "--keep-xml %s: %s", dir,
+                    g_strerror(saved));
+        g_free(dir);
+        return NULL;
+    }
+    /* XML left by another run would be read as this run's. */
+    if (holds_xml(dir)) {
+        g_set_error(error, GL_ERROR, GL_ERROR_USAGE,
+                    "--keep-xml %s already holds Valgrind XML from another run: give an empty "
+                    "or new directory", dir);
+        g_free(dir);
+        return NULL;
+    }
+    return dir;
+}
+
+/* The helper is compiled into gemleak (src/helper/) and written where
+ * RUBYLIB points, alone in its directory: nothing else there is required. */
+static char *write_helper(const char *run_dir, GError **error)
+{
+    g_autoptr(GBytes) helper = g_resource_lookup_data(gl_resources_get_resource(),
+                                                      "/gemleak/helper/gemleak_helper.rb",
+                                                      G_RESOURCE_LOOKUP_FLAGS_NONE, NULL);
+    g_autofree char *lib = g_build_filename(run_dir, "ruby", NULL);
+    g_autofree char *file = g_build_filename(lib, "gemleak_helper.rb", NULL);
+    gsize size = 0;
+    const char *data = g_bytes_get_data(helper, &size);
+    g_autoptr(GError) local = NULL;
+    if (g_mkdir_with_parents(lib, 0700) != 0 ||
+        !g_file_set_contents(file, data, (gssize) size, &local)) {
+        g_set_error(error, GL_ERROR, GL_ERROR_ENVIRONMENT, "cannot write the Ruby helper to %s",
+                    file);
+        return NULL;
+    }
+    return g_steal_pointer(&lib);
+}
+
+/* ---- the child's environment ------------------------------------------------ */
+
+static char **child_environment(const char *run_dir, const char *helper_lib)
+{
+    char **env = g_get_environ();
+    const char *rubylib = g_environ_getenv(env, "RUBYLIB");
+    const char *rubyopt = g_environ_getenv(env, "RUBYOPT");
+    g_autofree char *new_rubylib = rubylib != NULL && *rubylib != '\0'
+        ? g_strconcat(helper_lib, ":", rubylib, NULL) : g_strdup(helper_lib);
+    g_autofree char *new_rubyopt = rubyopt != NULL && *rubyopt != '\0'
+        ? g_strconcat("-rgemleak_helper ", rubyopt, NULL) : g_strdup("-rgemleak_helper");
+    env = g_environ_setenv(env, "RUBYLIB", new_rubylib, TRUE);
+    env = g_environ_setenv(env, "RUBYOPT", new_rubyopt, TRUE);
+    env = g_environ_setenv(env, "GEMLEAK_RUNNING", "1", TRUE);
+    env = g_environ_setenv(env, "GEMLEAK_RUN_DIR", run_dir, TRUE);
+    /* Ruby 3.4+ frees its own memory at exit; older Rubies ignore it. */
+    env = g_environ_setenv(env, "RUBY_FREE_AT_EXIT", "1", TRUE);
+    return env;
+}
+
+/* Runs in the child between fork and exec: only async-signal-safe calls. */
+static void child_setup(gpointer unused)
+{
+    (void) unused;
+    struct rlimit limit;
+    if (getrlimit(RLIMIT_STACK, &limit) == 0) {
+        struct rlimit unlimited = { RLIM_INFINITY, RLIM_INFINITY };
+        if (setrlimit(RLIMIT_STACK, &unlimited) != 0) {
+            limit.rlim_cur = limit.rlim_max;  /* not allowed to raise the hard limit */
+            setrlimit(RLIMIT_STACK, &limit);
+        }
+    }
+    if (getrlimit(RLIMIT_NOFILE, &limit) == 0) {
+        if (limit.rlim_max == RLIM_INFINITY || limit.rlim_max > CHILD_MAX_FILES)
+            limit.rlim_max = CHILD_MAX_FILES;
+        if (limit.rlim_cur == RLIM_INFINITY || limit.rlim_cur > limit.rlim_max)
+            limit.rlim_cur = limit.rlim_max;
+        setrlimit(RLIMIT_NOFILE, &limit);
+    }
+}
+
+static GPtrArray *valgrind_argv(const GlRunOptions *options, const char *run_dir,
+                                char *const *command)
+{
+    GPtrArray *argv = g_ptr_array_new_with_free_func(g_free);
+    g_ptr_array_add(argv, g_strdup(options->valgrind));
+    g_ptr_array_add(argv, g_strdup("--tool=memcheck"));
+    g_ptr_array_add(argv, g_strdup("--xml=yes"));
+    /* %p: one file per process, forked children included */
+    g_ptr_array_add(argv, g_strdup_printf("--xml-file=%s/%%p.xml", run_dir));
+    g_ptr_array_add(argv, g_strdup("--trace-children=yes"));
+    g_ptr_array_add(argv, g_strdup("--num-callers=50"));
+    g_ptr_array_add(argv, g_strdup("--error-limit=no"));
+    g_ptr_array_add(argv, g_strdup("--undef-value-errors=no"));
+    g_ptr_array_add(argv, g_strdup("--leak-check=full"));
+    g_autoptr(GString) kinds = g_string_new(NULL);
+    for (GlLeakKind kind = GL_LEAK_DEFINITE; kind <= GL_LEAK_REACHABLE; kind <<= 1)
+        if (options->leak_kinds & kind)
+            g_string_append_printf(kinds, "%s%s", kinds->len > 0 ? "," : "",
+                                   gl_leak_kind_to_string(kind));
+    g_ptr_array_add(argv, g_strdup_printf("--show-leak-kinds=%s",
+                                          kinds->len > 0 ? kinds->str : "none"));
+    for (const char *const *supp = options->suppressions; supp != NULL && *supp != NULL; supp++)
+        g_ptr_array_add(argv, g_strdup_printf("--suppressions=%s", *supp));
+    if (options->gen_suppressions)
+        g_ptr_array_add(argv, g_strdup("--gen-suppressions=all"));
+    for (const char *const *opt = options->valgrind_options; opt != NULL && *opt != NULL; opt++)
+        g_ptr_array_add(argv, g_strdup(*opt));
+    for (char *const *arg = command; *arg != NULL; arg++)
+        g_ptr_array_add(argv, g_strdup(*arg));
+    g_ptr_array_add(argv, NULL);
+    return argv;
+}
+
+/* ---- signals --------------------------------------------------------------- */
+
+/* The children's pids, for the handler: written before the handlers are
+ * installed, read only by them. */
+#define MAX_CHILDREN 256
+static volatile pid_t children[MAX_CHILDREN];
+static volatile sig_atomic_t n_children;
+static volatile sig_atomic_t interrupted_by;
+
+/* A Ctrl-C at the terminal reaches the children too (they share our
+ * process group): forwarding it would interrupt Ruby twice. A signal sent
+ * to gemleak alone (kill, a CI job cancelled) is passed on. */
+static void forward_signal(int signo, siginfo_t *info, void *context)
+{
+    (void) context;
+    interrupted_by = signo;
+    if (info != NULL && info->si_code == SI_KERNEL)
+        return;
+    for (sig_atomic_t i = 0; i < n_children; i++)
+        if (children[i] > 0)
+            kill(children[i], signo);
+}
+
+static const int forwarded_signals[] = { SIGINT, SIGTERM, SIGHUP };
+
+static void install_handlers(struct sigaction *saved)
+{
+    struct sigaction action;
+    memset(&action, 0, sizeof action);
+    action.sa_sigaction = forward_signal;
+    action.sa_flags = SA_SIGINFO | SA_RESTART;
+    sigemptyset(&action.sa_mask);
+    for (guint i = 0; i < G_N_ELEMENTS(forwarded_signals); i++)
+        sigaction(forwarded_signals[i], &action, &saved[i]);
+}
+
+static void restore_handlers(const struct sigaction *saved)
+{
+    for (guint i = 0; i < G_N_ELEMENTS(forwarded_signals); i++)
+        sigaction(forwarded_signals[i], &saved[i], NULL);
+}
+
+/* ---- running ------------------------------------------------------------------ */
+
+gboolean gl_run_commands(const GlRunOptions *options, GPtrArray *commands, GlRunResult *result,
+                         GError **error)
+{
+    memset(result, 0, sizeof *result);
+    g_return_val_if_fail(commands->len > 0 && commands->len <= MAX_CHILDREN, FALSE);
+    result->valgrind_version = gl_valgrind_version(options->valgrind, error);
+    if (result->valgrind_version == NULL)
+        return FALSE;
+    result->dir = make_run_dir(options, error);
+    if (result->dir == NULL)
+        return FALSE;
+    result->kept_by_user = options->keep_dir != NULL;
+    g_autofree char *helper_lib = write_helper(result->dir, error);
+    if (helper_lib == NULL)
+        return FALSE;
+
+    g_autoptr(GSubprocessLauncher) launcher =
+        g_subprocess_launcher_new(G_SUBPROCESS_FLAGS_STDIN_INHERIT);
+    g_auto(GStrv) env = child_environment(result->dir, helper_lib);
+    g_subprocess_launcher_set_environ(launcher, env);
+    g_subprocess_launcher_set_child_setup(launcher, child_setup, NULL, NULL);
+
+    struct sigaction saved[G_N_ELEMENTS(forwarded_signals)];
+    interrupted_by = 0;
+    n_children = 0;
+    install_handlers(saved);
+
+    g_autoptr(GPtrArray) processes = g_ptr_array_new_with_free_func(g_object_unref);
+    gboolean ok = TRUE;
+    for (guint i = 0; i < commands->len && ok; i++) {
+        g_autoptr(GPtrArray) argv = valgrind_argv(options, result->dir,
+                                                  g_ptr_array_index(commands, i));
+        g_autoptr(GError) local = NULL;
+        GSubprocess *process = g_subprocess_launcher_spawnv(
+            launcher, (const char *const *) argv->pdata, &local);
+        if (process == NULL) {
+            g_set_error(error, GL_ERROR, GL_ERROR_CHILD, "cannot start %s: %s",
+                        options->valgrind, local->message);
+            ok = FALSE;
+            break;
+        }
+        const char *id = g_subprocess_get_identifier(process);
+        children[n_children] = id != NULL ? (pid_t) atoi(id) : 0;
+        n_children++;
+        g_ptr_array_add(processes, process);
+    }
+
+    for (guint i = 0; i < processes->len; i++) {
+        GSubprocess *process = g_ptr_array_index(processes, i);
+        g_subprocess_wait(process, NULL, NULL);
+        children[i] = 0;
+        int status;
+        int signo = 0;
+        if (g_subprocess_get_if_signaled(process)) {
+            signo = g_subprocess_get_term_sig(process);
+            status = 128 + signo;
+        } else {
+            status = g_subprocess_get_exit_status(process);
+        }
+        if (status != 0 && result->status == 0) {
+            result->status = status;
+            result->killed_by = signo;
+        }
+    }
+    restore_handlers(saved);
+    n_children = 0;
+    result->interrupted_by = interrupted_by;
+    return ok;
+}
+
+void gl_run_result_clear(GlRunResult *result, gboolean remove_dir)
+{
+    if (remove_dir && result->dir != NULL && !result->kept_by_user)
+        gl_remove_tree(result->dir);
+    g_clear_pointer(&result->dir, g_free);
+    g_clear_pointer(&result->valgrind_version, g_free);
+}
