@@ -359,6 +359,7 @@ END_TEST
 START_TEST(test_helper_and_environment_in_every_ruby)
 {
     const char *code =
+        "require 'leaky'; "
         "print ENV['GEMLEAK_RUNNING'], ENV['RUBY_FREE_AT_EXIT'], defined?(GemLeakHelper) ? 1 : 0; "
         "print `ruby --disable-gems -e 'print defined?(GemLeakHelper) ? 1 : 0'`; "
         "print ' ', Process.getrlimit(:NOFILE).join(','), ' ', Process.getrlimit(:STACK)[0]";
