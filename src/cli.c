@@ -1,6 +1,7 @@
 /* The command line: parsing, dispatch, reports and exit statuses. */
 #include "gemleak/cli.h"
 #include "gemleak/analyze.h"
+#include "gemleak/baseline.h"
 #include "gemleak/classify.h"
 #include "gemleak/errors.h"
 #include "gemleak/gate.h"
@@ -35,6 +36,10 @@ typedef struct {
     gboolean gen_suppressions;
     char *fail_on;
     char *max_bytes;
+    char *project_root;
+    char *suppressions_out;
+    char *baseline;
+    char *write_baseline;
     gboolean help;
     /* run */
     char *valgrind;
@@ -68,6 +73,10 @@ static void options_clear(Options *options)
     g_free(options->color);
     g_free(options->fail_on);
     g_free(options->max_bytes);
+    g_free(options->project_root);
+    g_free(options->suppressions_out);
+    g_free(options->baseline);
+    g_free(options->write_baseline);
     g_free(options->valgrind);
     g_strfreev(options->valgrind_opts);
     g_strfreev(options->suppressions_dirs);
@@ -145,10 +154,10 @@ static GOptionGroup *report_group(Options *options)
         { "free-at-exit", 0, 0, G_OPTION_ARG_NONE, &options->free_at_exit,
           "Ruby 3.4+ with RUBY_FREE_AT_EXIT=1: keep every leak that enters a target", NULL },
         { "format", 'f', 0, G_OPTION_ARG_CALLBACK, (gpointer) on_format,
-          "Report format: text, json; repeatable, each with its -o (or FORMAT:FILE)",
-          "FORMAT[:FILE]" },
+          "Report format: text, json, junit, sarif, github, supp; repeatable, each with its "
+          "-o (or FORMAT:FILE)", "FORMAT[:FILE]" },
         { "output", 'o', 0, G_OPTION_ARG_CALLBACK, (gpointer) on_output,
-          "Write the report of the --format before it to FILE", "FILE" },
+          "Write the report of the --format before it to FILE (- is standard output)", "FILE" },
         { "color", 0, 0, G_OPTION_ARG_STRING, &options->color,
           "Colour the text report: auto (on a terminal), always, never", "WHEN" },
         { "jobs", 'j', 0, G_OPTION_ARG_INT, &options->jobs,
@@ -160,6 +169,15 @@ static GOptionGroup *report_group(Options *options)
           "(default: definite,errors)", "KINDS" },
         { "max-bytes", 0, 0, G_OPTION_ARG_STRING, &options->max_bytes,
           "Let leaks of up to N bytes in all pass the gate", "N" },
+        { "baseline", 0, 0, G_OPTION_ARG_FILENAME, &options->baseline,
+          "Report and fail only on findings not in FILE, an earlier JSON report", "FILE" },
+        { "write-baseline", 0, 0, G_OPTION_ARG_FILENAME, &options->write_baseline,
+          "Write every finding to FILE, as a baseline for later runs", "FILE" },
+        { "suppressions-out", 0, 0, G_OPTION_ARG_FILENAME, &options->suppressions_out,
+          "Write a Valgrind suppression for each finding to FILE (--format supp:FILE)", "FILE" },
+        { "project-root", 0, 0, G_OPTION_ARG_FILENAME, &options->project_root,
+          "Show source locations relative to DIR in SARIF and GitHub reports (default: "
+          "$GITHUB_WORKSPACE, else the current directory)", "DIR" },
         { "help", 'h', 0, G_OPTION_ARG_NONE, &options->help, "Show this help", NULL },
         G_OPTION_ENTRY_NULL,
     };
@@ -306,6 +324,18 @@ static gboolean resolve_targets(const Options *options, const char *const *input
 
 /* ---- reports -------------------------------------------------------------- */
 
+/* Returns: (transfer full): --project-root, else $GITHUB_WORKSPACE (where
+ * GitHub checks the repository out), else the current directory. */
+static char *project_root(const Options *options)
+{
+    const char *workspace = g_getenv("GITHUB_WORKSPACE");
+    if (options->project_root != NULL)
+        return g_canonicalize_filename(options->project_root, NULL);
+    if (workspace != NULL && *workspace != '\0')
+        return g_canonicalize_filename(workspace, NULL);
+    return g_get_current_dir();
+}
+
 static gboolean wants_color(const char *mode, FILE *stream)
 {
     if (g_strcmp0(mode, "always") == 0)
@@ -316,17 +346,42 @@ static gboolean wants_color(const char *mode, FILE *stream)
            g_strcmp0(g_getenv("TERM"), "dumb") != 0;
 }
 
-/* Writes one report, to @stream or (through memory, so that a failed write
- * leaves no half file) to @path. */
-static gboolean write_report(const GlReporter *reporter, GlReportContext *context,
-                             const char *path, FILE *stream, const char *color, GError **error)
+/* Where a report goes: the command's stream (standard output for filter,
+ * standard error for run) when no file is named, standard output for "-". */
+static FILE *output_stream(const char *path, FILE *stream, FILE *out)
 {
-    if (path == NULL || strcmp(path, "-") == 0) {
-        context->color = wants_color(color, stream);
-        return gl_report_write(reporter, context, stream,
-                               stream == stderr ? "standard error" : "standard output", error);
+    if (path == NULL)
+        return stream;
+    if (strcmp(path, "-") == 0)
+        return out;
+    return NULL;
+}
+
+/* Writes one report to a stream, or to @path: through memory and a rename,
+ * so that a failed write leaves no half file, unless @path is not a regular
+ * file (/dev/stdout, a pipe), which is written directly. */
+static gboolean write_report(const GlReporter *reporter, GlReportContext *context,
+                             const char *path, FILE *stream, FILE *out, const char *color,
+                             GError **error)
+{
+    FILE *target = output_stream(path, stream, out);
+    if (target != NULL) {
+        context->color = wants_color(color, target);
+        return gl_report_write(reporter, context, target,
+                               target == stderr ? "standard error" : "standard output", error);
     }
     context->color = g_strcmp0(color, "always") == 0;
+    if (g_file_test(path, G_FILE_TEST_EXISTS) && !g_file_test(path, G_FILE_TEST_IS_REGULAR)) {
+        FILE *direct = fopen(path, "w");
+        if (direct == NULL) {
+            int saved = errno;
+            g_set_error(error, GL_ERROR, GL_ERROR_IO, "%s: %s", path, g_strerror(saved));
+            return FALSE;
+        }
+        gboolean ok = gl_report_write(reporter, context, direct, path, error);
+        fclose(direct);
+        return ok;
+    }
     char *buffer = NULL;
     size_t size = 0;
     FILE *memory = open_memstream(&buffer, &size);
@@ -346,17 +401,20 @@ static gboolean write_report(const GlReporter *reporter, GlReportContext *contex
     return ok;
 }
 
-static gboolean check_outputs(const Options *options, GError **error)
+/* Two reports in one stream would be unreadable. */
+static gboolean check_outputs(const Options *options, FILE *stream, FILE *out, GError **error)
 {
-    guint to_stream = 0;
+    guint on_stream = 0, on_out = 0;
     for (guint i = 0; i < options->outputs->len; i++) {
         const Output *output = g_ptr_array_index(options->outputs, i);
-        to_stream += output->path == NULL || strcmp(output->path, "-") == 0;
+        FILE *target = output_stream(output->path, stream, out);
+        on_stream += target != NULL && target == stream;
+        on_out += target != NULL && target == out && out != stream;
     }
-    if (to_stream > 1) {
+    if (on_stream > 1 || on_out > 1) {
         g_set_error(error, GL_ERROR, GL_ERROR_USAGE,
                     "%u reports would share one stream: give each --format but one its -o FILE",
-                    to_stream);
+                    MAX(on_stream, on_out));
         return FALSE;
     }
     return TRUE;
@@ -369,7 +427,8 @@ typedef struct {
 
 /* Reads @inputs, writes every report, says what went wrong on @err. */
 static gboolean analyze_and_report(const Options *options, const char *const *inputs,
-                                   FILE *stream, FILE *err, Outcome *outcome, GError **error)
+                                   FILE *stream, FILE *out, FILE *err, Outcome *outcome,
+                                   GError **error)
 {
     g_autoptr(GlRules) rules = gl_rules_new();
     g_autoptr(GPtrArray) shown = g_ptr_array_new_null_terminated(4, g_free, TRUE);
@@ -383,30 +442,51 @@ static gboolean analyze_and_report(const Options *options, const char *const *in
             return FALSE;
         gate.has_max_bytes = TRUE;
     }
-    if (!check_outputs(options, error) || !resolve_targets(options, inputs, rules, shown, error))
+    if (!check_outputs(options, stream, out, error) ||
+        !resolve_targets(options, inputs, rules, shown, error))
+        return FALSE;
+
+    g_autoptr(GlBaseline) baseline = NULL;
+    if (options->baseline != NULL && (baseline = gl_baseline_load(options->baseline, error)) == NULL)
         return FALSE;
 
     g_autoptr(GlAnalysis) analysis = gl_analyze(inputs, rules, (guint) MAX(options->jobs, 0));
+    guint known = 0;
+    g_autoptr(GPtrArray) reported = baseline != NULL
+        ? gl_baseline_filter(baseline, analysis->findings, &known)
+        : g_ptr_array_ref(analysis->findings);
     GlGateResult gate_result;
-    gl_gate_evaluate(&gate, analysis->findings, &gate_result);
-    g_autofree char *root = g_get_current_dir();
+    gl_gate_evaluate(&gate, reported, &gate_result);
+    g_autofree char *root = project_root(options);
     GlReportContext context = {
         .analysis = analysis,
-        .findings = analysis->findings,
+        .findings = reported,
+        .baseline_known = known,
         .gate = &gate_result,
+        .fail_on = &gate,
         .targets = (const char *const *) shown->pdata,
         .suppressions = options->gen_suppressions,
         .project_root = root,
     };
 
     gboolean ok = TRUE;
-    if (options->outputs->len == 0) {
-        ok = write_report(&gl_report_text, &context, NULL, stream, options->color, error);
-    }
+    if (options->outputs->len == 0)
+        ok = write_report(&gl_report_text, &context, NULL, stream, out, options->color, error);
     for (guint i = 0; ok && i < options->outputs->len; i++) {
         const Output *output = g_ptr_array_index(options->outputs, i);
-        ok = write_report(gl_reporter_find(output->format), &context, output->path, stream,
+        ok = write_report(gl_reporter_find(output->format), &context, output->path, stream, out,
                           options->color, error);
+    }
+    if (ok && options->suppressions_out != NULL)
+        ok = write_report(&gl_report_supp, &context, options->suppressions_out, stream, out,
+                          "never", error);
+    if (ok && options->write_baseline != NULL) {
+        /* a baseline holds every finding, the known ones too */
+        GlReportContext all = context;
+        all.findings = analysis->findings;
+        all.baseline_known = 0;
+        ok = write_report(&gl_report_json, &all, options->write_baseline, stream, out, "never",
+                          error);
     }
     for (guint i = 0; i < analysis->notes->len; i++)
         fprintf(err, "gemleak: note: %s\n", (const char *) g_ptr_array_index(analysis->notes, i));
@@ -473,7 +553,8 @@ static int cmd_filter(int argc, char **argv, FILE *out, FILE *err)
     }
 
     Outcome outcome = { 0 };
-    if (!analyze_and_report(&options, (const char *const *) args + 1, out, err, &outcome, &error)) {
+    if (!analyze_and_report(&options, (const char *const *) args + 1, out, out, err, &outcome,
+                            &error)) {
         status = fail(err, "filter", error);
         goto out;
     }
@@ -533,12 +614,12 @@ static void say_kept(FILE *err, const char *dir)
 
 /* Runs @command under Valgrind and reports; the run directory is kept
  * unless all went well. */
-static int run_and_report(const Options *options, char **command, FILE *err)
+static int run_and_report(const Options *options, char **command, FILE *out, FILE *err)
 {
     g_autoptr(GError) error = NULL;
     g_autoptr(GlRules) rules = gl_rules_new();
     /* Usage errors now, not after minutes under Valgrind. */
-    if (!check_outputs(options, &error) || !build_rules(options, rules, &error))
+    if (!check_outputs(options, err, out, &error) || !build_rules(options, rules, &error))
         return fail(err, "run", error);
 
     /* The suppressions: gemleak's own for this Ruby, then the project's. */
@@ -594,7 +675,7 @@ static int run_and_report(const Options *options, char **command, FILE *err)
 
     const char *inputs[] = { result.dir, NULL };
     Outcome outcome = { 0 };
-    if (!analyze_and_report(options, inputs, err, err, &outcome, &error)) {
+    if (!analyze_and_report(options, inputs, err, out, err, &outcome, &error)) {
         status = fail(err, "run", error);
         goto done;
     }
@@ -649,7 +730,7 @@ static int cmd_run(int argc, char **argv, FILE *out, FILE *err)
                         "gemleak run -- ruby test.rb");
             status = usage_error(err, "run", error);
         } else {
-            status = run_and_report(&options, command, err);
+            status = run_and_report(&options, command, out, err);
         }
     }
     options_clear(&options);

@@ -8,6 +8,10 @@
 static const GlReporter *const reporters[] = {
     &gl_report_text,
     &gl_report_json,
+    &gl_report_junit,
+    &gl_report_sarif,
+    &gl_report_github,
+    &gl_report_supp,
     NULL,
 };
 
@@ -108,6 +112,13 @@ char *gl_frame_source_path(const GlFrame *frame, const char *project_root, gbool
     return g_steal_pointer(&path);
 }
 
+gboolean gl_report_finding_fails(const GlReportContext *context, const GlFinding *finding)
+{
+    if (context->gate != NULL && !context->gate->failed)
+        return FALSE;
+    return context->fail_on == NULL || gl_gate_counts(context->fail_on, finding->record);
+}
+
 const char *gl_record_category(const GlRecord *record)
 {
     switch (record->leak_kind) {
@@ -120,15 +131,29 @@ const char *gl_record_category(const GlRecord *record)
     return strcmp(record->kind, GL_KIND_FATAL_SIGNAL) == 0 ? "crash" : "memory error";
 }
 
+/* The outermost target frame of the primary stack: where the target was
+ * entered, which tells apart two leaks in the same helper. */
+static const GlFrame *entry_frame(const GlStack *stack)
+{
+    guint n = gl_stack_relevant_frames(stack);
+    return n > 0 && stack->frames[n - 1].in_target ? &stack->frames[n - 1] : NULL;
+}
+
 char *gl_finding_title(const GlFinding *finding)
 {
     const GlRecord *record = finding->record;
     const GlFrame *frame = gl_finding_location(finding);
+    const GlFrame *entry = entry_frame(&record->stack);
     GString *title = g_string_new(record->leak_kind != GL_LEAK_NONE ? gl_record_category(record)
                                                                      : record->kind);
     if (frame != NULL) {
         g_string_append(title, " in ");
         gl_frame_describe(frame, title);
+    }
+    if (frame != NULL && entry != NULL && entry != frame && entry->fn != NULL &&
+        g_strcmp0(entry->fn, frame->fn) != 0) {
+        g_string_append(title, " via ");
+        gl_frame_describe(entry, title);
     }
     return g_string_free(title, FALSE);
 }

@@ -18,21 +18,49 @@ static const char *paint(const TextState *state, const char *code)
 {
     return state->context->color ? code : "";
 }
-
 /* Target frames are marked " *", the others indented by two spaces, as the
  * reference Ruby tool prints them. */
-static void write_stack(TextState *state, const GlStack *stack)
+static void render_stack(GString *out, const GlStack *stack, gboolean color)
 {
     for (guint i = 0; i < stack->n_frames; i++) {
         const GlFrame *frame = &stack->frames[i];
-        g_string_truncate(state->line, 0);
-        gl_frame_describe(frame, state->line);
         if (frame->in_target)
-            fprintf(state->out, "%s *%s%s\n", paint(state, RED), state->line->str,
-                    paint(state, RESET));
+            g_string_append_printf(out, "%s *", color ? RED : "");
         else
-            fprintf(state->out, "  %s\n", state->line->str);
+            g_string_append(out, "  ");
+        gl_frame_describe(frame, out);
+        g_string_append_printf(out, "%s\n", frame->in_target && color ? RESET : "");
     }
+}
+
+static void render_finding(GString *out, const GlFinding *finding, gboolean color,
+                           gboolean suppressions)
+{
+    const GlRecord *record = finding->record;
+    g_autofree char *message = gl_finding_message(finding);
+    g_string_append_printf(out, "%s%s%s\n", color ? BOLD : "", message, color ? RESET : "");
+    render_stack(out, &record->stack, color);
+    for (guint i = 0; i < record->aux->len; i++) {
+        const GlAux *aux = &g_array_index(record->aux, GlAux, i);
+        if (aux->text != NULL)
+            g_string_append_printf(out, "%s\n", aux->text);
+        render_stack(out, &aux->stack, color);
+    }
+    if (suppressions && record->suppression != NULL && record->suppression->rawtext != NULL) {
+        g_string_append_printf(out, "%sSuppression for this finding:%s\n", color ? DIM : "",
+                               color ? RESET : "");
+        g_auto(GStrv) lines = g_strsplit(record->suppression->rawtext, "\n", -1);
+        for (char **line = lines; *line != NULL; line++)
+            if (**line != '\0')
+                g_string_append_printf(out, "  %s\n", *line);
+    }
+}
+
+char *gl_finding_text(const GlFinding *finding, gboolean suppressions)
+{
+    GString *out = g_string_new(NULL);
+    render_finding(out, finding, FALSE, suppressions);
+    return g_string_free(out, FALSE);
 }
 
 static gpointer text_begin(const GlReportContext *context, FILE *out)
@@ -47,27 +75,11 @@ static gpointer text_begin(const GlReportContext *context, FILE *out)
 static void text_finding(gpointer data, const GlFinding *finding, guint index)
 {
     TextState *state = data;
-    const GlRecord *record = finding->record;
-    g_autofree char *message = gl_finding_message(finding);
+    g_string_truncate(state->line, 0);
     if (index > 0)
-        fputc('\n', state->out);
-    fprintf(state->out, "%s%s%s\n", paint(state, BOLD), message, paint(state, RESET));
-    write_stack(state, &record->stack);
-    for (guint i = 0; i < record->aux->len; i++) {
-        const GlAux *aux = &g_array_index(record->aux, GlAux, i);
-        if (aux->text != NULL)
-            fprintf(state->out, "%s\n", aux->text);
-        write_stack(state, &aux->stack);
-    }
-    if (state->context->suppressions && record->suppression != NULL &&
-        record->suppression->rawtext != NULL) {
-        fprintf(state->out, "%sSuppression for this finding:%s\n", paint(state, DIM),
-                paint(state, RESET));
-        g_auto(GStrv) lines = g_strsplit(record->suppression->rawtext, "\n", -1);
-        for (char **line = lines; *line != NULL; line++)
-            if (**line != '\0')
-                fprintf(state->out, "  %s\n", *line);
-    }
+        g_string_append_c(state->line, '\n');
+    render_finding(state->line, finding, state->context->color, state->context->suppressions);
+    fputs(state->line->str, state->out);
 }
 
 static void append_count(GString *out, guint64 count, const char *what, gboolean *first)

@@ -173,6 +173,18 @@ START_TEST(test_several_formats_at_once)
     gl_assert_line(d.err, "share one stream");
     gl_test_run_clear(&d);
 
+    /* "-" is standard output, which filter's default report also uses */
+    RUN(dash, "filter", "-O", "leaky", "--format", "text", "--format", "json:-", leak);
+    ck_assert_int_eq(dash.status, 2);
+    gl_test_run_clear(&dash);
+
+    /* a file that is not a regular one is written as it is, not replaced */
+    RUN(device, "filter", "-O", "leaky", "--format", "json:/dev/null", leak);
+    ck_assert_int_eq(device.status, 1);
+    ck_assert(g_file_test("/dev/null", G_FILE_TEST_EXISTS) &&
+              !g_file_test("/dev/null", G_FILE_TEST_IS_REGULAR));
+    gl_test_run_clear(&device);
+
     /* an unwritable destination is exit 3, with its name */
     RUN(e, "filter", "-O", "leaky", "-o", "/nonexistent/dir/r.txt", leak);
     ck_assert_int_eq(e.status, 3);
@@ -291,6 +303,95 @@ START_TEST(test_jobs_do_not_change_the_report)
 }
 END_TEST
 
+START_TEST(test_baseline_adoption)
+{
+    g_autofree char *leak = gl_test_fixture("xml/leak.xml");
+    g_autofree char *fork = gl_test_fixture("xml/fork");
+    g_autofree char *clean = gl_test_fixture("xml/clean.xml");
+    g_autofree char *dir = gl_test_tmpdir();
+    g_autofree char *baseline = g_build_filename(dir, "baseline.json", NULL);
+    g_autofree char *empty = g_build_filename(dir, "empty.json", NULL);
+    g_autofree char *partial = g_build_filename(dir, "partial.json", NULL);
+
+    /* writing a baseline still reports and fails */
+    RUN(write, "filter", "-O", "leaky", "--write-baseline", baseline, leak);
+    ck_assert_int_eq(write.status, 1);
+    g_autofree char *json = gl_test_read(baseline, NULL);
+    ck_assert_uint_eq(gl_test_count(json, strlen(json), "\"fingerprint\""), 3);
+    gl_test_run_clear(&write);
+
+    /* known leaks pass */
+    RUN(known, "filter", "-O", "leaky", "--baseline", baseline, leak);
+    ck_assert_int_eq(known.status, 0);
+    gl_assert_line(known.out, "^gemleak: 1 file, \\d+ errors read, 0 findings, .*, 3 known to the baseline$");
+    gl_assert_line(known.out, "^gemleak: pass: no findings$");
+    gl_test_run_clear(&known);
+
+    /* a moved line is the same leak */
+    gsize length;
+    g_autofree char *text = gl_test_read(leak, &length);
+    g_autoptr(GRegex) lines = g_regex_new("(<file>leaky\\.c</file>\\s*<line>)\\d+", 0, 0, NULL);
+    g_autofree char *moved_text = g_regex_replace(lines, text, -1, 0, "\\g<1>999", 0, NULL);
+    ck_assert(strstr(moved_text, "<line>999</line>") != NULL);
+    g_autofree char *moved = g_build_filename(dir, "moved.xml", NULL);
+    gl_test_write(moved, moved_text, -1);
+    RUN(shifted, "filter", "-O", "leaky", "--baseline", baseline, moved);
+    ck_assert_int_eq(shifted.status, 0);
+    gl_test_run_clear(&shifted);
+
+    /* a new leak fails: against an empty baseline, and one that knows some */
+    RUN(write_empty, "filter", "-O", "leaky", "--write-baseline", empty, clean);
+    ck_assert_int_eq(write_empty.status, 0);
+    gl_test_run_clear(&write_empty);
+    RUN(fresh, "filter", "-O", "leaky", "--baseline", empty, leak);
+    ck_assert_int_eq(fresh.status, 1);
+    gl_assert_line(fresh.out, "^gemleak: FAIL: 3 leaks losing 284 bytes$");
+    gl_test_run_clear(&fresh);
+    RUN(write_partial, "filter", "-O", "leaky", "--write-baseline", partial, fork);
+    gl_test_run_clear(&write_partial);
+    RUN(some, "filter", "-O", "leaky", "--baseline", partial, leak);
+    ck_assert_int_eq(some.status, 1);
+    gl_assert_line(some.out, "2 findings, .*, 1 known to the baseline$");
+    gl_assert_no_line(some.out, "^ \\*leaky_leak \\(");
+    gl_test_run_clear(&some);
+
+    /* a baseline that cannot be read is an input error */
+    RUN(missing, "filter", "-O", "leaky", "--baseline", "/nonexistent/b.json", leak);
+    ck_assert_int_eq(missing.status, 3);
+    gl_assert_line(missing.err, "^gemleak: --baseline /nonexistent/b\\.json: ");
+    gl_test_run_clear(&missing);
+    g_autofree char *bogus = g_build_filename(dir, "bogus.json", NULL);
+    gl_test_write(bogus, "{\"results\": []}", -1);
+    RUN(wrong, "filter", "-O", "leaky", "--baseline", bogus, leak);
+    ck_assert_int_eq(wrong.status, 3);
+    gl_assert_line(wrong.err, "not a gemleak JSON report");
+    gl_test_run_clear(&wrong);
+    gl_test_rmtree(dir);
+}
+END_TEST
+
+START_TEST(test_suppressions_out_and_project_root)
+{
+    g_autofree char *leak = gl_test_fixture("xml/leak.xml");
+    g_autofree char *dir = gl_test_tmpdir();
+    g_autofree char *supp = g_build_filename(dir, "leaks.supp", NULL);
+    RUN(run, "filter", "-O", "leaky", "--suppressions-out", supp, "--project-root",
+        "/tmp/gemleak-fixtures", "--format", "github", leak);
+    ck_assert_int_eq(run.status, 1);
+    g_autofree char *text = gl_test_read(supp, NULL);
+    ck_assert_uint_eq(gl_test_count(text, strlen(text), "   Memcheck:Leak\n"), 3);
+    gl_assert_line(run.out, "^::error file=leaky/leaky\\.c,line=\\d+,title=");
+    gl_test_run_clear(&run);
+
+    /* GitHub's workspace is the default root */
+    g_setenv("GITHUB_WORKSPACE", "/tmp/gemleak-fixtures/leaky", TRUE);
+    RUN(workspace, "filter", "-O", "leaky", "--format", "github", leak);
+    gl_assert_line(workspace.out, "^::error file=leaky\\.c,line=\\d+,title=");
+    gl_test_run_clear(&workspace);
+    gl_test_rmtree(dir);
+}
+END_TEST
+
 Suite *gl_cli_suite(void)
 {
     Suite *suite = suite_create("cli");
@@ -306,6 +407,8 @@ Suite *gl_cli_suite(void)
     tcase_add_test(tc, test_no_target_known);
     tcase_add_test(tc, test_standard_input);
     tcase_add_test(tc, test_jobs_do_not_change_the_report);
+    tcase_add_test(tc, test_baseline_adoption);
+    tcase_add_test(tc, test_suppressions_out_and_project_root);
     suite_add_tcase(suite, tc);
     return suite;
 }

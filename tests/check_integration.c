@@ -378,6 +378,22 @@ START_TEST(test_helper_and_environment_in_every_ruby)
 }
 END_TEST
 
+START_TEST(test_annotations_to_stdout_text_to_stderr)
+{
+    Result r = { 0 };
+    gemleak_run(&r, NULL, NULL, ARGS("--format", "text", "--format", "github:-"),
+                "require 'leaky'; Leaky.leak; $stdout.puts 'suite output'");
+    ck_assert_msg(r.status == 1, "status %d\n%s", r.status, r.err);
+    gl_assert_line(r.out, "^suite output$");
+    gl_assert_line(r.out, "^::error title=gemleak%3A definite leak in leaky_alloc ");
+    gl_assert_line(r.err, "^ \\*leaky_leak \\(leaky\\.c:\\d+\\)$");
+    gl_assert_no_line(r.err, "^::error");
+    g_autofree char *dir = kept_dir(r.err);
+    gl_remove_tree(dir);
+    result_clear(&r);
+}
+END_TEST
+
 START_TEST(test_twice_in_a_row)
 {
     for (int i = 0; i < 2; i++) {
@@ -447,6 +463,28 @@ START_TEST(test_command_that_does_not_exist)
     gl_assert_line(r.err, "kept in");
     result_clear(&r);
     gl_test_rmtree(tmp);
+}
+END_TEST
+
+START_TEST(test_suppressions_out_silence_a_real_run)
+{
+    const char *code = "require 'leaky'; Leaky.leak; Leaky.leak_xmalloc; Leaky.use_after_free";
+    g_autofree char *dir = gl_test_tmpdir();
+    g_autofree char *supp = g_build_filename(dir, "ruby.supp", NULL);
+    Result first = { 0 };
+    gemleak_run(&first, NULL, NULL, ARGS("--suppressions-out", supp), code);
+    ck_assert_msg(first.status == 1, "status %d\n%s", first.status, first.err);
+    gl_assert_line(first.err, "^gemleak: FAIL: 2 leaks losing 220 bytes, 1 memory error$");
+    g_autofree char *kept = kept_dir(first.err);
+    gl_remove_tree(kept);
+    result_clear(&first);
+
+    Result second = { 0 };
+    gemleak_run(&second, NULL, NULL, ARGS("--suppressions-dir", dir), code);
+    ck_assert_msg(second.status == 0, "status %d\n%s", second.status, second.err);
+    gl_assert_line(second.err, "^gemleak: 1 file, \\d+ errors read, 0 findings, ");
+    result_clear(&second);
+    gl_test_rmtree(dir);
 }
 END_TEST
 
@@ -638,6 +676,8 @@ int main(int argc, char **argv)
     tcase_add_test(processes, test_failing_ruby_keeps_its_status);
     tcase_add_test(processes, test_leak_then_raise_exits_1_with_the_finding);
     tcase_add_test(processes, test_twice_in_a_row);
+    tcase_add_test(leaks, test_annotations_to_stdout_text_to_stderr);
+    tcase_add_test(self, test_suppressions_out_silence_a_real_run);
 
     TCase *cases[] = { self, leaks, processes };
     for (guint i = 0; i < G_N_ELEMENTS(cases); i++) {

@@ -5,6 +5,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/wait.h>
 
 #include <glib/gstdio.h>
 
@@ -13,6 +14,25 @@ const char *gl_test_fixtures = "fixtures";
 char *gl_test_fixture(const char *relative)
 {
     return g_build_filename(gl_test_fixtures, relative, NULL);
+}
+
+char *gl_test_project_file(const char *relative)
+{
+    g_autofree char *fixtures = g_canonicalize_filename(gl_test_fixtures, NULL);
+    g_autofree char *root = g_path_get_dirname(fixtures);
+    return g_build_filename(root, relative, NULL);
+}
+
+int gl_test_spawn(const char *const *argv, char **out, char **err)
+{
+    g_autoptr(GError) error = NULL;
+    int wait_status = 0;
+    ck_assert_msg(g_spawn_sync(NULL, (char **) argv, NULL, G_SPAWN_SEARCH_PATH, NULL, NULL, out,
+                               err, &wait_status, &error),
+                  "cannot run %s: %s", argv[0], error != NULL ? error->message : "?");
+    if (WIFEXITED(wait_status))
+        return WEXITSTATUS(wait_status);
+    return 128 + (WIFSIGNALED(wait_status) ? WTERMSIG(wait_status) : 0);
 }
 
 char *gl_test_read(const char *path, gsize *length)

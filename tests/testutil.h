@@ -13,6 +13,14 @@ extern const char *gl_test_fixtures;
 /* Returns: (transfer full): @relative under the fixtures directory. */
 char *gl_test_fixture(const char *relative);
 
+/* Returns: (transfer full): @relative under the project's root (the
+ * directory that holds the fixtures directory). */
+char *gl_test_project_file(const char *relative);
+
+/* Runs @argv (NULL-terminated, found on PATH); *out and *err (nullable)
+ * receive what it printed. Returns: its exit status, 128+N if killed. */
+int gl_test_spawn(const char *const *argv, char **out, char **err);
+
 /* Returns: (transfer full): the whole file; the test fails if it cannot be read. */
 char *gl_test_read(const char *path, gsize *length);
 
@@ -61,5 +69,6 @@ Suite *gl_classify_suite(void);
 Suite *gl_merge_suite(void);
 Suite *gl_report_suite(void);
 Suite *gl_cli_suite(void);
+Suite *gl_formats_suite(void);
 
 #endif

@@ -15,6 +15,7 @@ typedef struct {
     const GPtrArray *findings;     /* GlFinding* to report: the analysis's, less the baseline's */
     guint baseline_known;          /* findings left out because the baseline knows them */
     const GlGateResult *gate;
+    const GlGate *fail_on;         /* which findings fail (nullable: all of them) */
     const char *const *targets;    /* the target patterns or paths, NULL-terminated */
     gboolean color;                /* ANSI colour (text only) */
     gboolean suppressions;         /* show the suppression block of each finding */
@@ -34,6 +35,10 @@ typedef struct {
 /* The formats, each defined in src/report_<name>.c. */
 extern const GlReporter gl_report_text;
 extern const GlReporter gl_report_json;
+extern const GlReporter gl_report_junit;
+extern const GlReporter gl_report_sarif;
+extern const GlReporter gl_report_github;
+extern const GlReporter gl_report_supp;
 
 /* Returns: (transfer none) (nullable): the reporter called @name. */
 const GlReporter *gl_reporter_find(const char *name);
@@ -66,8 +71,17 @@ const GlFrame *gl_finding_location(const GlFinding *finding);
 char *gl_frame_source_path(const GlFrame *frame, const char *project_root, gboolean *under_root);
 
 /* Returns: (transfer full): a short title: "definite leak in leaky_alloc
- * (leaky.c:12)", "InvalidWrite in uaf (leaky.c:20)". */
+ * (leaky.c:12) via leaky_leak (leaky.c:30)", "InvalidWrite in uaf (leaky.c:20)":
+ * the first target frame, and the outermost one when it is another function. */
 char *gl_finding_title(const GlFinding *finding);
+
+/* Returns: TRUE if @finding is one that failed the run: the gate failed and
+ * the finding is of a kind that fails it. */
+gboolean gl_report_finding_fails(const GlReportContext *context, const GlFinding *finding);
+
+/* Returns: (transfer full): @finding as the text report shows it (message,
+ * frames, further stacks; the suppression block if @suppressions), no colour. */
+char *gl_finding_text(const GlFinding *finding, gboolean suppressions);
 
 /* Returns: (transfer none): "definite leak", "memory error" ... for grouping. */
 const char *gl_record_category(const GlRecord *record);

@@ -1,0 +1,27 @@
+/* Baselines: the findings of an earlier run (its JSON report), known and
+ * accepted, so that a gem that already leaks can adopt gemleak and fail
+ * only on what is new. Findings are matched by fingerprint, which leaves
+ * out line numbers, addresses and pids. */
+#ifndef GEMLEAK_BASELINE_H
+#define GEMLEAK_BASELINE_H
+
+#include <glib.h>
+
+typedef struct GlBaseline GlBaseline;
+
+/* Reads the "fingerprint" of every finding of a JSON report (--format json
+ * or --write-baseline).
+ * Returns: (transfer full): free with gl_baseline_free(); NULL with
+ * GL_ERROR_IO when it cannot be read or is not such a report. */
+GlBaseline *gl_baseline_load(const char *path, GError **error);
+void gl_baseline_free(GlBaseline *baseline);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(GlBaseline, gl_baseline_free)
+
+gboolean gl_baseline_knows(const GlBaseline *baseline, const char *fingerprint);
+guint gl_baseline_size(const GlBaseline *baseline);
+
+/* Returns: (transfer container): the findings (GlFinding*) of @findings that
+ * @baseline does not know, in order; *known counts the others. */
+GPtrArray *gl_baseline_filter(const GlBaseline *baseline, const GPtrArray *findings, guint *known);
+
+#endif

@@ -1,0 +1,73 @@
+/* Baselines read from earlier JSON reports. */
+#include "gemleak/baseline.h"
+#include "gemleak/errors.h"
+#include "gemleak/merge.h"
+
+#include <json-glib/json-glib.h>
+
+struct GlBaseline {
+    GHashTable *fingerprints;  /* char* set */
+};
+
+GlBaseline *gl_baseline_load(const char *path, GError **error)
+{
+    g_autoptr(JsonParser) parser = json_parser_new();
+    g_autoptr(GError) local = NULL;
+    if (!json_parser_load_from_file(parser, path, &local)) {
+        g_set_error(error, GL_ERROR, GL_ERROR_IO, "--baseline %s: %s", path, local->message);
+        return NULL;
+    }
+    JsonNode *root = json_parser_get_root(parser);
+    JsonObject *object = root != NULL && JSON_NODE_HOLDS_OBJECT(root) ? json_node_get_object(root) : NULL;
+    JsonNode *findings = object != NULL ? json_object_get_member(object, "findings") : NULL;
+    if (findings == NULL || !JSON_NODE_HOLDS_ARRAY(findings)) {
+        g_set_error(error, GL_ERROR, GL_ERROR_IO,
+                    "--baseline %s: not a gemleak JSON report (no \"findings\" array); write one "
+                    "with --write-baseline FILE", path);
+        return NULL;
+    }
+    GlBaseline *baseline = g_new0(GlBaseline, 1);
+    baseline->fingerprints = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+    JsonArray *array = json_node_get_array(findings);
+    for (guint i = 0; i < json_array_get_length(array); i++) {
+        JsonNode *element = json_array_get_element(array, i);
+        if (!JSON_NODE_HOLDS_OBJECT(element))
+            continue;
+        JsonNode *fingerprint = json_object_get_member(json_node_get_object(element), "fingerprint");
+        if (fingerprint != NULL && json_node_get_value_type(fingerprint) == G_TYPE_STRING)
+            g_hash_table_add(baseline->fingerprints, g_strdup(json_node_get_string(fingerprint)));
+    }
+    return baseline;
+}
+
+void gl_baseline_free(GlBaseline *baseline)
+{
+    if (baseline == NULL)
+        return;
+    g_hash_table_unref(baseline->fingerprints);
+    g_free(baseline);
+}
+
+gboolean gl_baseline_knows(const GlBaseline *baseline, const char *fingerprint)
+{
+    return g_hash_table_contains(baseline->fingerprints, fingerprint);
+}
+
+guint gl_baseline_size(const GlBaseline *baseline)
+{
+    return g_hash_table_size(baseline->fingerprints);
+}
+
+GPtrArray *gl_baseline_filter(const GlBaseline *baseline, const GPtrArray *findings, guint *known)
+{
+    GPtrArray *fresh = g_ptr_array_sized_new(findings->len);
+    *known = 0;
+    for (guint i = 0; i < findings->len; i++) {
+        GlFinding *finding = g_ptr_array_index(findings, i);
+        if (gl_baseline_knows(baseline, finding->fingerprint))
+            (*known)++;
+        else
+            g_ptr_array_add(fresh, finding);
+    }
+    return fresh;
+}
