@@ -17,6 +17,8 @@ PREFIX     ?= /usr/local
 BINDIR     ?= $(PREFIX)/bin
 DATADIR    ?= $(PREFIX)/share/gemleak
 MANDIR     ?= $(PREFIX)/share/man/man1
+# Where this machine's Ruby looks for site libraries: gemleak/rake.rb goes there.
+RUBYLIBDIR ?= $(shell ruby -rrbconfig -e 'print RbConfig::CONFIG["sitelibdir"]' 2>/dev/null)
 DESTDIR    ?=
 
 CC         ?= cc
@@ -128,10 +130,20 @@ install: all
 	install -m 755 $(B)/gemleak $(DESTDIR)$(BINDIR)/gemleak
 	install -m 644 man/gemleak.1 $(DESTDIR)$(MANDIR)/gemleak.1
 	install -m 644 suppressions/*.supp $(DESTDIR)$(DATADIR)/suppressions/
+	@if [ -n "$(RUBYLIBDIR)" ]; then \
+	    install -d $(DESTDIR)$(RUBYLIBDIR)/gemleak && \
+	    install -m 644 rake/lib/gemleak.rb $(DESTDIR)$(RUBYLIBDIR)/gemleak.rb && \
+	    install -m 644 rake/lib/gemleak/*.rb $(DESTDIR)$(RUBYLIBDIR)/gemleak/ && \
+	    echo "installed the Ruby library in $(DESTDIR)$(RUBYLIBDIR)"; \
+	else \
+	    echo "no ruby: the Rake tasks are not installed (gem build rake/gemleak.gemspec)"; \
+	fi
 
 uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/gemleak $(DESTDIR)$(MANDIR)/gemleak.1
 	rm -rf $(DESTDIR)$(DATADIR)
+	@if [ -n "$(RUBYLIBDIR)" ]; then \
+	    rm -rf $(DESTDIR)$(RUBYLIBDIR)/gemleak $(DESTDIR)$(RUBYLIBDIR)/gemleak.rb; fi
 
 clean:
 	rm -rf build build-asan build-fuzz

@@ -523,6 +523,263 @@ START_TEST(test_interrupted_run)
 }
 END_TEST
 
+/* ---- Rake: the example gem's tasks ------------------------------------------ */
+
+/* The example gem, compiled once; each test works on a copy of it. */
+static char *sample_gem;
+
+static gboolean prepare_sample_gem(GError **error)
+{
+    g_autofree char *source = gl_test_fixture("sample-gem");
+    sample_gem = g_build_filename(ext_dir, "sample-gem", NULL);
+    g_autofree char *lib = gl_test_project_file("rake/lib");
+    g_autofree char *script = g_strdup_printf("cp -r '%s' '%s' && cd '%s' && rake -I '%s' compile",
+                                              source, sample_gem, sample_gem, lib);
+    const char *argv[] = { "sh", "-c", script, NULL };
+    g_autofree char *err = NULL;
+    int wait_status = 0;
+    if (!g_spawn_sync(NULL, (char **) argv, NULL, G_SPAWN_SEARCH_PATH, NULL, NULL, NULL, &err,
+                      &wait_status, error))
+        return FALSE;
+    if (!g_spawn_check_wait_status(wait_status, error)) {
+        g_prefix_error(error, "compiling the example gem: %s", err);
+        return FALSE;
+    }
+    return TRUE;
+}
+
+/* rake -I rake/lib ARGS... in a fresh copy of the example gem, with
+ * GEMLEAK set and @env (NAME=VALUE strings) added. Returns: (transfer full)
+ * the copy's directory. */
+static char *rake_run(Result *result, const char *const *env_pairs, const char *const *args)
+{
+    char *dir = gl_test_tmpdir();
+    g_autofree char *copy = g_strdup_printf("cp -a '%s/.' '%s'", sample_gem, dir);
+    const char *cp[] = { "sh", "-c", copy, NULL };
+    ck_assert_int_eq(gl_test_spawn(cp, NULL, NULL), 0);
+    g_autofree char *lib = gl_test_project_file("rake/lib");
+    g_autoptr(GPtrArray) argv = g_ptr_array_new();
+    g_ptr_array_add(argv, (gpointer) "rake");
+    g_ptr_array_add(argv, (gpointer) "-I");
+    g_ptr_array_add(argv, lib);
+    for (const char *const *arg = args; *arg != NULL; arg++)
+        g_ptr_array_add(argv, (gpointer) *arg);
+    g_ptr_array_add(argv, NULL);
+    g_auto(GStrv) env = g_environ_setenv(g_get_environ(), "GEMLEAK", gemleak_binary, TRUE);
+    for (const char *const *pair = env_pairs; pair != NULL && *pair != NULL; pair++) {
+        g_auto(GStrv) kv = g_strsplit(*pair, "=", 2);
+        env = kv[1] != NULL ? g_environ_setenv(env, kv[0], kv[1], TRUE) : g_environ_unsetenv(env, kv[0]);
+    }
+    run_command(result, dir, env, (const char *const *) argv->pdata);
+    return dir;
+}
+
+static void forget(Result *result, char *dir)
+{
+    g_autofree char *kept = kept_dir(result->err);
+    if (kept != NULL)
+        gl_remove_tree(kept);
+    result_clear(result);
+    gl_test_rmtree(dir);
+    g_free(dir);
+}
+
+START_TEST(test_rake_test_task_fails_on_a_leak)
+{
+    Result r = { 0 };
+    char *dir = rake_run(&r, NULL, ARGS("test:valgrind", "TEST=test/count_test.rb"));
+    ck_assert_msg(r.status != 0, "rake passed:\n%s", r.err);
+    gl_assert_line(r.out, "1 runs, 1 assertions, 0 failures");
+    gl_assert_line(r.err, "^ \\*tally_count \\(tally\\.c:\\d+\\)$");
+    gl_assert_line(r.err, "^GemLeak::Error: gemleak: 1 finding \\(leaks or memory errors\\) in the "
+                          "extension; the report is above$");
+    forget(&r, dir);
+}
+END_TEST
+
+START_TEST(test_rake_test_task_passes_without_the_leaking_test)
+{
+    Result r = { 0 };
+    char *dir = rake_run(&r, NULL, ARGS("test:valgrind", "TEST=test/frequencies_test.rb"));
+    ck_assert_msg(r.status == 0, "status %d:\n%s", r.status, r.err);
+    gl_assert_line(r.err, "^gemleak: pass: no findings$");
+    gl_assert_line(r.err, "^gemleak: target: .*/lib/tally/tally\\.so$");
+    forget(&r, dir);
+}
+END_TEST
+
+START_TEST(test_rake_failing_assertion_still_fails)
+{
+    Result r = { 0 };
+    char *dir = rake_run(&r, NULL, ARGS("test:valgrind", "TEST=test/failing_test.rb"));
+    ck_assert_int_ne(r.status, 0);
+    gl_assert_line(r.out, "1 runs, 1 assertions, 1 failures");
+    gl_assert_line(r.err, "^GemLeak::Error: test suite failed \\(status 1\\); gemleak found no leaks$");
+    gl_assert_no_line(r.err, "^ \\*");
+    forget(&r, dir);
+}
+END_TEST
+
+START_TEST(test_rake_binary_name_limits_the_targets)
+{
+    Result both = { 0 };
+    char *dir = rake_run(&both, NULL, ARGS("test:valgrind", "TEST=test/stopwords_test.rb"));
+    ck_assert_int_ne(both.status, 0);
+    gl_assert_line(both.err, "^ \\*stopwords_load \\(stopwords\\.c:\\d+\\)$");
+    forget(&both, dir);
+
+    Result one = { 0 };
+    dir = rake_run(&one, ARGS("GEMLEAK_BINARY=tally"), ARGS("test:valgrind", "TEST=test/stopwords_test.rb"));
+    ck_assert_msg(one.status == 0, "status %d:\n%s", one.status, one.err);
+    gl_assert_line(one.err, "^gemleak: target: tally$");
+    forget(&one, dir);
+}
+END_TEST
+
+START_TEST(test_rake_suppressions_and_reports_reach_gemleak)
+{
+    g_autofree char *supp_dir = gl_test_tmpdir();
+    g_autofree char *supp = g_build_filename(supp_dir, "ruby.supp", NULL);
+    gl_test_write(supp, "{\n   tally_count's known leak\n   Memcheck:Leak\n   ...\n   fun:tally_count\n}\n", -1);
+    g_autofree char *suppressions = g_strconcat("GEMLEAK_SUPPRESSIONS=", supp_dir, NULL);
+    Result silenced = { 0 };
+    char *dir = rake_run(&silenced, ARGS(suppressions), ARGS("test:valgrind", "TEST=test/count_test.rb"));
+    ck_assert_msg(silenced.status == 0, "status %d:\n%s", silenced.status, silenced.err);
+    forget(&silenced, dir);
+
+    Result reported = { 0 };
+    dir = rake_run(&reported, ARGS("GEMLEAK_REPORTS=junit:gemleak.xml"),
+                   ARGS("test:valgrind", "TEST=test/count_test.rb"));
+    ck_assert_int_ne(reported.status, 0);
+    g_autofree char *junit_path = g_build_filename(dir, "gemleak.xml", NULL);
+    g_autofree char *junit = gl_test_read(junit_path, NULL);
+    gl_assert_line(junit, "<testcase name=\"definite leak in copy_text \\(tally\\.c:\\d+\\) via tally_count");
+    forget(&reported, dir);
+    gl_test_rmtree(supp_dir);
+}
+END_TEST
+
+START_TEST(test_rake_without_gemleak_says_how_to_get_it)
+{
+    Result r = { 0 };
+    char *dir = rake_run(&r, ARGS("GEMLEAK", "PATH=/usr/bin:/bin"),
+                         ARGS("test:valgrind", "TEST=test/frequencies_test.rb"));
+    ck_assert_int_ne(r.status, 0);
+    gl_assert_line(r.err, "gemleak not found: install it \\(make install in gemleak's source\\) or set "
+                          "GEMLEAK=/path/to/gemleak");
+    forget(&r, dir);
+}
+END_TEST
+
+START_TEST(test_rspec_task)
+{
+    Result leak = { 0 };
+    char *dir = rake_run(&leak, NULL, ARGS("spec:valgrind", "SPEC=spec/count_spec.rb"));
+    ck_assert_int_ne(leak.status, 0);
+    gl_assert_line(leak.out, "1 example, 0 failures");
+    gl_assert_line(leak.err, "^ \\*tally_count \\(tally\\.c:\\d+\\)$");
+    gl_assert_line(leak.err, "^GemLeak::Error: gemleak: 1 finding ");
+    forget(&leak, dir);
+
+    Result clean = { 0 };
+    dir = rake_run(&clean, NULL, ARGS("spec:valgrind", "SPEC=spec/frequencies_spec.rb"));
+    ck_assert_msg(clean.status == 0, "status %d:\n%s", clean.status, clean.err);
+    gl_assert_line(clean.out, "2 examples, 0 failures");
+    forget(&clean, dir);
+
+    Result failing = { 0 };
+    dir = rake_run(&failing, NULL, ARGS("spec:valgrind", "SPEC=spec/failing_spec.rb"));
+    ck_assert_int_ne(failing.status, 0);
+    gl_assert_line(failing.out, "1 example, 1 failure");
+    gl_assert_line(failing.err, "^GemLeak::Error: spec suite failed \\(status 1\\); gemleak found no leaks$");
+    forget(&failing, dir);
+}
+END_TEST
+
+/* The README's Rakefile snippet, pasted into the example gem as its
+ * Rakefile, works as the README says. */
+START_TEST(test_readme_rakefile_snippet)
+{
+    g_autofree char *readme_path = gl_test_project_file("README.md");
+    g_autofree char *readme = gl_test_read(readme_path, NULL);
+    const char *marker = strstr(readme, "<!-- gemleak:rakefile-snippet");
+    ck_assert_ptr_nonnull(marker);
+    const char *start = strstr(marker, "```ruby\n");
+    ck_assert_ptr_nonnull(start);
+    start += strlen("```ruby\n");
+    const char *end = strstr(start, "```\n");
+    ck_assert_ptr_nonnull(end);
+    g_autofree char *snippet = g_strndup(start, (gsize) (end - start));
+
+    Result leak = { 0 };
+    char *dir = rake_run(&leak, NULL, ARGS("--version"));
+    result_clear(&leak);
+    g_autofree char *rakefile = g_build_filename(dir, "Rakefile", NULL);
+    gl_test_write(rakefile, snippet, -1);
+    g_autofree char *lib = gl_test_project_file("rake/lib");
+    const char *argv[] = { "rake", "-I", lib, "test:valgrind", "TEST=test/count_test.rb", NULL };
+    g_auto(GStrv) env = g_environ_setenv(g_get_environ(), "GEMLEAK", gemleak_binary, TRUE);
+    run_command(&leak, dir, env, argv);
+    ck_assert_msg(leak.status != 0, "rake passed:\n%s", leak.err);
+    gl_assert_line(leak.err, "^gemleak: target: tally$");
+    gl_assert_line(leak.err, "^ \\*tally_count \\(tally\\.c:\\d+\\)$");
+    gl_assert_line(leak.err, "^GemLeak::Error: gemleak: 1 finding ");
+    g_autofree char *kept = kept_dir(leak.err);
+    gl_remove_tree(kept);
+    result_clear(&leak);
+
+    Result spec = { 0 };
+    const char *spec_argv[] = { "rake", "-I", lib, "spec:valgrind", "SPEC=spec/frequencies_spec.rb", NULL };
+    run_command(&spec, dir, env, spec_argv);
+    ck_assert_msg(spec.status == 0, "status %d:\n%s", spec.status, spec.err);
+    gl_assert_line(spec.err, "^gemleak: pass: no findings$");
+    result_clear(&spec);
+    gl_test_rmtree(dir);
+    g_free(dir);
+}
+END_TEST
+
+/* The Ruby part installs as a normal gem, and make install puts everything
+ * where a Ruby and a shell find it. */
+START_TEST(test_gem_build_and_make_install)
+{
+    g_autofree char *home = gl_test_tmpdir();
+    g_autofree char *gemspec = gl_test_project_file("rake/gemleak.gemspec");
+    g_autofree char *rake_dir = gl_test_project_file("rake");
+    g_autofree char *gem_file = g_build_filename(home, "gemleak.gem", NULL);
+    g_autofree char *build = g_strdup_printf(
+        "cd '%s' && gem build -q '%s' -o '%s' >/dev/null && GEM_HOME='%s/gems' gem install -q --local "
+        "--no-document '%s' >/dev/null && GEM_PATH=\"%s/gems:$(gem env gempath)\" ruby -e 'require \"gemleak/rake\"; "
+        "require \"gemleak/rspec\"; print GemLeak::VERSION'",
+        rake_dir, gemspec, gem_file, home, gem_file, home);
+    const char *sh[] = { "sh", "-c", build, NULL };
+    g_autofree char *out = NULL;
+    g_autofree char *err = NULL;
+    ck_assert_msg(gl_test_spawn(sh, &out, &err) == 0, "gem build or install failed:\n%s", err);
+    ck_assert_str_eq(out, GEMLEAK_VERSION);
+
+    g_autofree char *root = gl_test_project_file("");
+    g_autofree char *destdir = g_build_filename(home, "dest", NULL);
+    g_autofree char *install = g_strdup_printf("make -s -C '%s' install DESTDIR='%s' PREFIX=/usr/local",
+                                               root, destdir);
+    const char *make[] = { "sh", "-c", install, NULL };
+    g_autofree char *make_err = NULL;
+    ck_assert_msg(gl_test_spawn(make, NULL, &make_err) == 0, "make install failed:\n%s", make_err);
+    const char *installed[] = { "usr/local/bin/gemleak", "usr/local/share/man/man1/gemleak.1",
+                                "usr/local/share/gemleak/suppressions/ruby.supp" };
+    for (guint i = 0; i < G_N_ELEMENTS(installed); i++) {
+        g_autofree char *path = g_build_filename(destdir, installed[i], NULL);
+        ck_assert_msg(g_file_test(path, G_FILE_TEST_IS_REGULAR), "%s not installed", installed[i]);
+    }
+    g_autofree char *find = g_strdup_printf("find '%s' -name rake.rb -path '*/gemleak/*'", destdir);
+    const char *find_argv[] = { "sh", "-c", find, NULL };
+    g_autofree char *found = NULL;
+    gl_test_spawn(find_argv, &found, NULL);
+    ck_assert_msg(found != NULL && strstr(found, "site_ruby") != NULL, "gemleak/rake.rb: %s", found);
+    gl_test_rmtree(home);
+}
+END_TEST
+
 /* ---- gemleak itself ---------------------------------------------------- */
 
 /* A leak checker that leaks is a joke: gemleak under Valgrind, reading
@@ -641,7 +898,8 @@ int main(int argc, char **argv)
     /* No ck_assert outside a test: Check reports even passing ones. */
     g_autoptr(GError) error = NULL;
     ext_dir = g_dir_make_tmp("gemleak-ext-XXXXXX", &error);
-    if (ext_dir == NULL || !build_extension("leaky", &error) || !build_extension("other", &error)) {
+    if (ext_dir == NULL || !build_extension("leaky", &error) || !build_extension("other", &error) ||
+        !prepare_sample_gem(&error)) {
         fprintf(stderr, "check_integration: cannot build the fixture extensions: %s\n",
                 error->message);
         gl_test_rmtree(ext_dir);
@@ -679,18 +937,33 @@ int main(int argc, char **argv)
     tcase_add_test(leaks, test_annotations_to_stdout_text_to_stderr);
     tcase_add_test(self, test_suppressions_out_silence_a_real_run);
 
-    TCase *cases[] = { self, leaks, processes };
+    TCase *minitest = tcase_create("rake: minitest");
+    tcase_add_test(minitest, test_rake_test_task_fails_on_a_leak);
+    tcase_add_test(minitest, test_rake_test_task_passes_without_the_leaking_test);
+    tcase_add_test(minitest, test_rake_failing_assertion_still_fails);
+    tcase_add_test(minitest, test_rake_binary_name_limits_the_targets);
+    tcase_add_test(minitest, test_readme_rakefile_snippet);
+
+    TCase *rspec = tcase_create("rake: rspec and options");
+    tcase_add_test(rspec, test_rspec_task);
+    tcase_add_test(rspec, test_rake_suppressions_and_reports_reach_gemleak);
+    tcase_add_test(rspec, test_rake_without_gemleak_says_how_to_get_it);
+    tcase_add_test(rspec, test_gem_build_and_make_install);
+
+    TCase *cases[] = { self, leaks, processes, minitest, rspec };
     for (guint i = 0; i < G_N_ELEMENTS(cases); i++) {
         tcase_set_timeout(cases[i], 600);
         suite_add_tcase(suite, cases[i]);
     }
-    const char *names[] = { "gemleak itself", "run: leaks", "run: processes and options", NULL };
+    const char *names[] = { "gemleak itself", "run: leaks", "run: processes and options",
+                            "rake: minitest", "rake: rspec and options", NULL };
     /* The runner owns the suite: freeing it frees the suite too. */
     SRunner *owner = srunner_create(suite);
     int failed = run_in_parallel(suite, names);
     srunner_free(owner);
     gl_test_rmtree(ext_dir);
     g_free(ext_dir);
+    g_free(sample_gem);
     g_free(project_root);
     if (failed > 0)
         fprintf(stderr, "check_integration: %d test%s failed\n", failed, failed == 1 ? "" : "s");

@@ -1,0 +1,175 @@
+# frozen_string_literal: true
+
+require "fileutils"
+require "json"
+require "shellwords"
+require "tmpdir"
+require "gemleak/version"
+
+# Runs a gem's test suite under the gemleak binary (Valgrind memcheck, with
+# Ruby's own noise filtered out) from Rake. See gemleak/rake (minitest and
+# test-unit) and gemleak/rspec.
+module GemLeak
+  class Error < StandardError; end
+
+  # What `gemleak run` is told: each setting maps to one of its options.
+  class Configuration
+    # Target extensions, as create_makefile names them ("tally"), paths or globs
+    # (--object). Empty: the extensions the suite loaded.
+    attr_accessor :binary_names
+    attr_accessor :valgrind            # --valgrind PATH
+    attr_accessor :valgrind_options    # --valgrind-opt, each
+    attr_accessor :suppressions_dir    # --suppressions-dir DIR
+    attr_accessor :skip_functions      # --skip-function, each (callbacks into Ruby)
+    attr_accessor :reports             # ["junit:gemleak.xml", "sarif:gemleak.sarif"]: --format, each
+    attr_accessor :all_errors          # --all-errors
+    attr_accessor :free_at_exit        # --free-at-exit (Ruby 3.4+)
+    attr_accessor :leak_kinds          # --leak-kinds
+    attr_accessor :fail_on             # --fail-on
+    attr_accessor :max_bytes           # --max-bytes
+    attr_accessor :baseline            # --baseline FILE
+    attr_accessor :gen_suppressions    # --gen-suppressions
+    attr_accessor :keep_xml            # --keep-xml DIR
+    attr_accessor :extra_arguments     # anything else, as gemleak run takes it
+    # The gemleak executable; by default $GEMLEAK, else gemleak on PATH.
+    attr_writer :executable
+
+    def initialize
+      @binary_names = []
+      @valgrind_options = []
+      @skip_functions = []
+      @reports = []
+      @extra_arguments = []
+    end
+
+    def binary_name=(name)
+      @binary_names = Array(name)
+    end
+
+    def initialize_copy(other)
+      super
+      %i[@binary_names @valgrind_options @skip_functions @reports @extra_arguments].each do |ivar|
+        instance_variable_set(ivar, other.instance_variable_get(ivar).dup)
+      end
+    end
+
+    def executable
+      return @executable if @executable
+
+      from_env = ENV["GEMLEAK"]
+      return from_env if from_env && !from_env.empty?
+
+      ENV.fetch("PATH", "").split(File::PATH_SEPARATOR).each do |dir|
+        candidate = File.join(dir, "gemleak")
+        return candidate if File.file?(candidate) && File.executable?(candidate)
+      end
+      raise Error, "gemleak not found: install it (make install in gemleak's source) " \
+                   "or set GEMLEAK=/path/to/gemleak"
+    end
+
+    # The options of `gemleak run`, without the command.
+    def arguments
+      args = []
+      binary_names.each { |name| args.push("--object", name.to_s) }
+      args.push("--valgrind", valgrind.to_s) if valgrind
+      valgrind_options.each { |opt| args.push("--valgrind-opt", opt.to_s) }
+      args.push("--suppressions-dir", suppressions_dir.to_s) if suppressions_dir
+      skip_functions.each { |fn| args.push("--skip-function", fn.to_s) }
+      args.push("--all-errors") if all_errors
+      args.push("--free-at-exit") if free_at_exit
+      args.push("--leak-kinds", leak_kinds.to_s) if leak_kinds
+      args.push("--fail-on", fail_on.to_s) if fail_on
+      args.push("--max-bytes", max_bytes.to_s) if max_bytes
+      args.push("--baseline", baseline.to_s) if baseline
+      args.push("--gen-suppressions") if gen_suppressions
+      args.push("--keep-xml", keep_xml.to_s) if keep_xml
+      args.concat(extra_arguments.map(&:to_s))
+      args
+    end
+  end
+
+  class << self
+    def configuration
+      @configuration ||= Configuration.new
+    end
+
+    def configure
+      yield configuration
+      configuration
+    end
+
+    # Sets binary_name in a line, as the reference tool's users expect.
+    def config(binary_name: nil, **settings)
+      configuration.binary_name = binary_name if binary_name
+      settings.each { |name, value| configuration.public_send("#{name}=", value) }
+      configuration
+    end
+  end
+
+  # One run of a suite under gemleak: the command prefix, and after the run,
+  # what gemleak found. gemleak's exit status alone cannot tell a leak from a
+  # failing suite (both may be 1), so it also writes a JSON report here.
+  class Session
+    def initialize(configuration)
+      @configuration = configuration
+      @dir = Dir.mktmpdir("gemleak-rake-")
+      @report_path = File.join(@dir, "report.json")
+    end
+
+    # The shell words that go before the Ruby command.
+    def prefix_words
+      formats = ["--format", "text", "--format", "json:#{@report_path}"]
+      @configuration.reports.each { |report| formats.push("--format", report.to_s) }
+      [@configuration.executable, "run", *@configuration.arguments, *formats, "--"]
+    end
+
+    def prefix
+      prefix_words.shelljoin
+    end
+
+    # The findings of the run, or nil when gemleak wrote no report (it
+    # stopped before: a usage or environment error, already on stderr).
+    def findings
+      return nil unless File.file?(@report_path)
+
+      JSON.parse(File.read(@report_path)).fetch("findings", [])
+    rescue JSON::ParserError
+      nil
+    end
+
+    def gate_failed?
+      return false unless File.file?(@report_path)
+
+      JSON.parse(File.read(@report_path)).dig("gate", "failed") == true
+    rescue JSON::ParserError
+      false
+    end
+
+    # Raises when gemleak found what fails the gate; then when the command
+    # failed for another reason (the suite, gemleak itself).
+    def check!(ok, status, command_name)
+      begin
+        if gate_failed?
+          count = findings.size
+          raise Error, "gemleak: #{count} finding#{count == 1 ? "" : "s"} (leaks or memory " \
+                       "errors) in the extension; the report is above"
+        end
+        return if ok
+
+        if findings.nil?
+          raise Error, "gemleak could not run the #{command_name} (status #{exit_status(status)}); " \
+                       "its message is above"
+        end
+        raise Error, "#{command_name} failed (status #{exit_status(status)}); gemleak found no leaks"
+      ensure
+        FileUtils.rm_rf(@dir)
+      end
+    end
+
+    private
+
+    def exit_status(status)
+      status.respond_to?(:exitstatus) && status.exitstatus ? status.exitstatus : status.inspect
+    end
+  end
+end
