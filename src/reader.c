@@ -88,10 +88,11 @@ static void window_add(Source *source, const char *buffer, gsize n)
     gsize old_len = source->window->len;
     g_byte_array_append(source->window, (const guint8 *) buffer, (guint) n);
     source->window_end += n;
-    gsize back = sizeof END_FATAL - 2;
+    /* Only </error> is looked for as the bytes come: a </fatal_signal>, at
+     * most one a document, is looked for when one is handed out or lost. */
+    gsize back = sizeof END_ERROR - 2;
     gsize scan_from = old_len > back ? old_len - back : 0;
     note_ends(source, scan_from, END_ERROR, sizeof END_ERROR - 1);
-    note_ends(source, scan_from, END_FATAL, sizeof END_FATAL - 1);
     if (source->window->len > WINDOW_MAX) {
         gsize drop = source->window->len - WINDOW_MAX / 2;
         g_byte_array_remove_range(source->window, 0, (guint) drop);
@@ -441,11 +442,13 @@ static gboolean read_doc_text(GlReader *reader, const char **out)
 
 /* Numbers: Valgrind writes ids and addresses as 0x..., counts in decimal.
  * A number that does not parse reads as 0, as a missing one would. */
+static guint64 parse_number(const char *text);
+
 static gboolean read_u64(GlReader *reader, guint64 *out)
 {
     if (!read_text(reader))
         return FALSE;
-    *out = g_ascii_strtoull(g_strstrip(reader->text->str), NULL, 0);
+    *out = parse_number(reader->text->str);
     return TRUE;
 }
 
@@ -453,7 +456,12 @@ static gboolean read_i64(GlReader *reader, gint64 *out)
 {
     if (!read_text(reader))
         return FALSE;
-    *out = g_ascii_strtoll(g_strstrip(reader->text->str), NULL, 10);
+    const char *text = reader->text->str;
+    while (g_ascii_isspace(*text))
+        text++;
+    gboolean negative = *text == '-';
+    guint64 value = parse_number(negative ? text + 1 : text);
+    *out = negative ? -(gint64) MIN(value, (guint64) G_MAXINT64) : (gint64) MIN(value, (guint64) G_MAXINT64);
     return TRUE;
 }
 
@@ -468,7 +476,38 @@ static gboolean read_int(GlReader *reader, gint *out)
 
 /* ---- errors -------------------------------------------------------------- */
 
-static gboolean read_frame(GlReader *reader, GlRecord *record, GlFrame *frame)
+/* Reads the current element's text; when it equals @previous (the same
+ * field of the frame before), shares that string: a stack's frames mostly
+ * repeat one object path and directory. */
+static gboolean read_shared_text(GlReader *reader, GlRecord *record, const char *previous,
+                                 const char **out)
+{
+    if (!read_text(reader))
+        return FALSE;
+    *out = previous != NULL && strcmp(previous, reader->text->str) == 0
+               ? previous : gl_record_intern(record, reader->text->str);
+    return TRUE;
+}
+
+/* Addresses and ids are 0x... hex: a loop is faster than strtoull's
+ * locale-aware generality, and they come with every frame. */
+static guint64 parse_number(const char *text)
+{
+    while (g_ascii_isspace(*text))
+        text++;
+    guint64 value = 0;
+    if (text[0] == '0' && (text[1] == 'x' || text[1] == 'X')) {
+        for (text += 2; g_ascii_isxdigit(*text); text++)
+            value = (value << 4) | (guint64) g_ascii_xdigit_value(*text);
+    } else {
+        for (; g_ascii_isdigit(*text); text++)
+            value = value * 10 + (guint64) (*text - '0');
+    }
+    return value;
+}
+
+static gboolean read_frame(GlReader *reader, GlRecord *record, GlFrame *frame,
+                           const GlFrame *previous)
 {
     const Names *n = &reader->n;
     if (xmlTextReaderIsEmptyElement(reader->xml))
@@ -481,11 +520,13 @@ static gboolean read_frame(GlReader *reader, GlRecord *record, GlFrame *frame)
         if (name == n->ip) {
             ok = read_u64(reader, &frame->ip);
         } else if (name == n->obj) {
-            ok = read_record_text(reader, record, &frame->obj);
+            ok = read_shared_text(reader, record, previous != NULL ? previous->obj : NULL,
+                                  &frame->obj);
         } else if (name == n->fn) {
             ok = read_record_text(reader, record, &frame->fn);
         } else if (name == n->dir) {
-            ok = read_record_text(reader, record, &frame->dir);
+            ok = read_shared_text(reader, record, previous != NULL ? previous->dir : NULL,
+                                  &frame->dir);
         } else if (name == n->file) {
             ok = read_record_text(reader, record, &frame->file);
         } else if (name == n->line) {
@@ -512,7 +553,9 @@ static gboolean read_stack(GlReader *reader, GlRecord *record, GlStack *stack)
             gboolean ok;
             if (name == reader->n.frame && reader->frames->len < MAX_FRAMES) {
                 GlFrame frame = { 0 };
-                ok = read_frame(reader, record, &frame);
+                const GlFrame *previous = reader->frames->len > 0
+                    ? &g_array_index(reader->frames, GlFrame, reader->frames->len - 1) : NULL;
+                ok = read_frame(reader, record, &frame, previous);
                 g_array_append_val(reader->frames, frame);
             } else {
                 ok = skip_element(reader);
@@ -876,6 +919,8 @@ static void recover_lost_records(GlReader *reader)
     Source *source = &reader->source;
     if (reader->fragment || source->window->len == 0)
         return;
+    /* The window was not scanned for </fatal_signal> as it came. */
+    note_ends(source, 0, END_FATAL, sizeof END_FATAL - 1);
     guint64 from = source->window_start;
     /* What the parser read ahead may reach into a next document. */
     guint64 limit = source->window_end;
@@ -1095,16 +1140,25 @@ static gboolean read_header_element(GlReader *reader, const xmlChar *name)
     return skip_element(reader);
 }
 
-/* Hands out a record: it ends at the oldest end tag the source noted, and
- * the window can forget everything before it. */
+/* Hands out a record: an error ends at the oldest </error> the source
+ * noted, a fatal signal at the first </fatal_signal> in the window; the
+ * window can forget everything before that end. */
 static GlRecord *hand_out(GlReader *reader, GlRecord *record)
 {
     Source *source = &reader->source;
-    if (!g_queue_is_empty(&source->ends))
-        window_forget_before(source, GPOINTER_TO_SIZE(g_queue_pop_head(&source->ends)));
-    reader->doc.n_errors++;
-    if (strcmp(record->kind, GL_KIND_FATAL_SIGNAL) == 0)
+    if (strcmp(record->kind, GL_KIND_FATAL_SIGNAL) == 0) {
         reader->doc.fatal_signal = TRUE;
+        const guint8 *end = source->window->len > 0
+            ? memmem(source->window->data, source->window->len, END_FATAL, sizeof END_FATAL - 1)
+            : NULL;
+        if (end != NULL)
+            window_forget_before(source, source->window_start +
+                                             (guint64) (end - source->window->data) +
+                                             sizeof END_FATAL - 1);
+    } else if (!g_queue_is_empty(&source->ends)) {
+        window_forget_before(source, GPOINTER_TO_SIZE(g_queue_pop_head(&source->ends)));
+    }
+    reader->doc.n_errors++;
     return record;
 }
 

@@ -41,9 +41,10 @@ const char *gl_record_intern(GlRecord *record, const char *s)
 {
     if (s == NULL)
         return NULL;
-    /* insert_const shares the object and directory paths that every frame
-     * of a stack repeats. */
-    return g_string_chunk_insert_const(record->strings, s);
+    /* No sharing by hash here: hashing every string of every frame cost
+     * more than the copies (bench/). The reader shares repeated object paths
+     * itself. */
+    return g_string_chunk_insert(record->strings, s);
 }
 
 GlLeakKind gl_leak_kind_from_name(const char *kind)

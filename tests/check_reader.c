@@ -276,21 +276,26 @@ static void check_cut(const char *text, gsize length, gsize cut)
 
 /* Valgrind killed mid-write: every complete error before the cut, and a
  * "truncated" error, wherever the cut falls. */
+static const char *const cut_fixtures[] = { "xml/use_after_free.xml", "xml/crash.xml" };
+
 START_TEST(test_truncated_anywhere)
 {
-    g_autofree char *path = gl_test_fixture("xml/use_after_free.xml");
+    g_autofree char *path = gl_test_fixture(cut_fixtures[_i]);
     gsize length;
     g_autofree char *text = gl_test_read(path, &length);
     for (gsize cut = 1; cut < length; cut += 211)
         check_cut(text, length, cut);
     /* at and just after each end tag, where libxml2's read-ahead used to
      * swallow the last complete error */
-    for (const char *at = text; (at = strstr(at, "</error>")) != NULL; at++) {
-        gsize end = (gsize) (at - text) + strlen("</error>");
-        const gsize offsets[] = { 0, 1, 2, 9, 300, 4000 };
-        for (guint i = 0; i < G_N_ELEMENTS(offsets); i++)
-            if (end + offsets[i] < length)
-                check_cut(text, length, end + offsets[i]);
+    const char *tags[] = { "</error>", "</fatal_signal>" };
+    for (guint t = 0; t < G_N_ELEMENTS(tags); t++) {
+        for (const char *at = text; (at = strstr(at, tags[t])) != NULL; at++) {
+            gsize end = (gsize) (at - text) + strlen(tags[t]);
+            const gsize offsets[] = { 0, 1, 2, 9, 300, 4000 };
+            for (guint i = 0; i < G_N_ELEMENTS(offsets); i++)
+                if (end + offsets[i] < length)
+                    check_cut(text, length, end + offsets[i]);
+        }
     }
 }
 END_TEST
@@ -381,7 +386,7 @@ Suite *gl_reader_suite(void)
     tcase_add_test(tc, test_protocol6_everything_an_error_carries);
     tcase_add_test(tc, test_bad_inputs_have_clear_errors);
     tcase_add_test(tc, test_missing_file);
-    tcase_add_test(tc, test_truncated_anywhere);
+    tcase_add_loop_test(tc, test_truncated_anywhere, 0, G_N_ELEMENTS(cut_fixtures));
     tcase_add_test(tc, test_truncated_mid_tag_attribute_comment_cdata);
     tcase_add_test(tc, test_concatenated_documents_all_read);
     tcase_add_test(tc, test_reads_from_a_descriptor);
