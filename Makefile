@@ -120,6 +120,10 @@ demo: deps-demo
 	@$(MAKE) --no-print-directory $(B)/gemleak
 	@fixtures/sample-gem/demo.sh $(B)/gemleak
 
+bench: deps-bench
+	@$(MAKE) --no-print-directory $(B)/gemleak
+	bench/bench.sh $(B)/gemleak
+
 lint: deps-build
 	cppcheck --quiet --error-exitcode=1 --enable=warning,performance,portability \
 	    --std=c11 -Iinclude --suppress=missingIncludeSystem src

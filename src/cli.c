@@ -46,6 +46,7 @@ typedef struct {
     char **valgrind_opts;
     char **suppressions_dirs;
     char *keep_xml;
+    char *shard;
 } Options;
 
 static void output_free(gpointer data)
@@ -81,6 +82,7 @@ static void options_clear(Options *options)
     g_strfreev(options->valgrind_opts);
     g_strfreev(options->suppressions_dirs);
     g_free(options->keep_xml);
+    g_free(options->shard);
 }
 
 static gboolean unknown_format(const char *name, GError **error)
@@ -161,7 +163,8 @@ static GOptionGroup *report_group(Options *options)
         { "color", 0, 0, G_OPTION_ARG_STRING, &options->color,
           "Colour the text report: auto (on a terminal), always, never", "WHEN" },
         { "jobs", 'j', 0, G_OPTION_ARG_INT, &options->jobs,
-          "Read N files at once (default: one per processor)", "N" },
+          "Read N files at once; run: also run N commands at once over the files after ::: "
+          "(default: one per processor)", "N" },
         { "gen-suppressions", 0, 0, G_OPTION_ARG_NONE, &options->gen_suppressions,
           "Show each finding's Valgrind suppression block (run: ask Valgrind for them)", NULL },
         { "fail-on", 0, 0, G_OPTION_ARG_STRING, &options->fail_on,
@@ -580,6 +583,8 @@ static GOptionGroup *run_group(Options *options)
         { "keep-xml", 0, 0, G_OPTION_ARG_FILENAME, &options->keep_xml,
           "Write Valgrind's XML to DIR and keep it (default: a private directory, "
           "removed after a clean run)", "DIR" },
+        { "shard", 0, 0, G_OPTION_ARG_STRING, &options->shard,
+          "Run only the I-th of N slices of the files after ::: (a CI shard)", "I/N" },
         G_OPTION_ENTRY_NULL,
     };
     GOptionGroup *group = g_option_group_new("run", "Run options:", "Show run options",
@@ -598,10 +603,16 @@ static const char run_description[] =
     "to -o FILE. Valgrind's XML is kept, and its directory named, when the run\n"
     "finds something, fails or is interrupted.\n"
     "\n"
+    "Files after ::: are shared among --jobs processes, each running COMMAND\n"
+    "with its share appended (the command must take several files: rspec, or\n"
+    "ruby -e 'ARGV.each { |f| require File.expand_path(f) }'); --shard I/N takes\n"
+    "every N-th of them first, for CI shards. One report covers them all.\n"
+    "\n"
     "Examples:\n"
     "  gemleak run -- ruby -Ilib -Itest test/leak_test.rb\n"
     "  gemleak run --object redcarpet -- bundle exec rake test\n"
-    "  gemleak run --format json -o leaks.json --format text -- rspec\n";
+    "  gemleak run --format json -o leaks.json --format text -- rspec\n"
+    "  gemleak run --jobs 2 --shard 1/3 -- rspec ::: spec/*_spec.rb\n";
 
 /* Valgrind's XML and what the run says of it, for a user who wants it back. */
 static void say_kept(FILE *err, const char *dir)
@@ -610,6 +621,73 @@ static void say_kept(FILE *err, const char *dir)
         ? g_shell_quote(dir) : g_strdup(dir);
     fprintf(err, "gemleak: Valgrind's XML is kept in %s (read it again with: gemleak filter %s)\n",
             dir, quoted);
+}
+
+/* Parses --shard "I/N" into *index (from 0) and *count. */
+static gboolean parse_shard(const char *text, guint *index, guint *count, GError **error)
+{
+    guint64 i = 0, n = 0;
+    g_auto(GStrv) parts = g_strsplit(text, "/", 2);
+    if (parts[1] == NULL ||
+        !g_ascii_string_to_unsigned(parts[0], 10, 1, G_MAXUINT, &i, NULL) ||
+        !g_ascii_string_to_unsigned(parts[1], 10, 1, G_MAXUINT, &n, NULL) || i > n) {
+        g_set_error(error, GL_ERROR, GL_ERROR_USAGE,
+                    "--shard %s: give I/N with 1 <= I <= N, as in --shard 2/4", text);
+        return FALSE;
+    }
+    *index = (guint) i - 1;
+    *count = (guint) n;
+    return TRUE;
+}
+
+/* The commands to run: COMMAND itself, or, when files follow ":::" in it,
+ * COMMAND with a share of them appended, one share for each of --jobs
+ * processes, after --shard took its slice (every N-th file, so that slices
+ * stay even). */
+static gboolean split_command(const Options *options, char **command, GPtrArray *commands,
+                              GError **error)
+{
+    guint separator = 0;
+    while (command[separator] != NULL && strcmp(command[separator], ":::") != 0)
+        separator++;
+    if (command[separator] == NULL) {
+        if (options->shard != NULL) {
+            g_set_error(error, GL_ERROR, GL_ERROR_USAGE,
+                        "--shard needs the test files after :::, as in "
+                        "gemleak run --shard 1/2 -- rspec ::: spec/*_spec.rb");
+            return FALSE;
+        }
+        g_ptr_array_add(commands, g_strdupv(command));
+        return TRUE;
+    }
+    if (separator == 0) {
+        g_set_error(error, GL_ERROR, GL_ERROR_USAGE, "no command before :::");
+        return FALSE;
+    }
+    guint shard = 0, shards = 1;
+    if (options->shard != NULL && !parse_shard(options->shard, &shard, &shards, error))
+        return FALSE;
+    g_autoptr(GPtrArray) files = g_ptr_array_new();
+    for (char **file = command + separator + 1; *file != NULL; file++)
+        if ((guint) (file - (command + separator + 1)) % shards == shard)
+            g_ptr_array_add(files, *file);
+    if (files->len == 0) {
+        g_set_error(error, GL_ERROR, GL_ERROR_USAGE,
+                    "no files to run after ::: (for shard %u of %u)", shard + 1, shards);
+        return FALSE;
+    }
+    guint jobs = options->jobs > 0 ? (guint) options->jobs : g_get_num_processors();
+    jobs = MIN(jobs, files->len);
+    for (guint j = 0; j < jobs; j++) {
+        GPtrArray *argv = g_ptr_array_new();
+        for (guint i = 0; i < separator; i++)
+            g_ptr_array_add(argv, g_strdup(command[i]));
+        for (guint i = j; i < files->len; i += jobs)
+            g_ptr_array_add(argv, g_strdup(g_ptr_array_index(files, i)));
+        g_ptr_array_add(argv, NULL);
+        g_ptr_array_add(commands, g_ptr_array_free(argv, FALSE));
+    }
+    return TRUE;
 }
 
 /* Runs @command under Valgrind and reports; the run directory is kept
@@ -651,8 +729,11 @@ static int run_and_report(const Options *options, char **command, FILE *out, FIL
         .gen_suppressions = options->gen_suppressions,
         .keep_dir = options->keep_xml,
     };
-    g_autoptr(GPtrArray) commands = g_ptr_array_new();
-    g_ptr_array_add(commands, command);
+    g_autoptr(GPtrArray) commands = g_ptr_array_new_with_free_func((GDestroyNotify) g_strfreev);
+    if (!split_command(options, command, commands, &error))
+        return fail(err, "run", error);
+    if (commands->len > 1)
+        fprintf(err, "gemleak: %u commands at once under Valgrind\n", commands->len);
     GlRunResult result = { 0 };
     int status;
     gboolean keep = TRUE;

@@ -1048,6 +1048,30 @@ static gboolean input_starts_like_valgrind(const Source *source)
            (left >= 15 && memcmp(text, "<valgrindoutput", 15) == 0);
 }
 
+/* libxml2 may fail in the first chunk it parses, before it hands out even
+ * the root element: the window tells whether a Valgrind document had begun,
+ * and its pid, so that the errors complete before the failure are read. */
+static gboolean window_shows_document(GlReader *reader)
+{
+    const Source *source = &reader->source;
+    if (source->window_start != 0 || source->window->len == 0)
+        return FALSE;
+    const guint8 *data = source->window->data;
+    gsize len = source->window->len;
+    if (memmem(data, len, "<valgrindoutput>", 16) == NULL)
+        return FALSE;
+    const guint8 *tool = memmem(data, len, "<protocoltool>", 14);
+    if (tool != NULL && (gsize) (tool - data) + 22 <= len && memcmp(tool + 14, "memcheck", 8) != 0)
+        return FALSE;
+    const guint8 *pid = memmem(data, len, "<pid>", 5);
+    if (pid != NULL && reader->doc.pid == 0) {
+        g_autofree char *digits = g_strndup((const char *) pid + 5,
+                                            MIN((gsize) 20, len - (gsize) (pid - data) - 5));
+        reader->doc.pid = (gint64) parse_number(digits);
+    }
+    return TRUE;
+}
+
 /* Turns a failed xmlTextReaderRead into the error a user can act on, after
  * queueing what can be saved. */
 static void handle_parse_failure(GlReader *reader)
@@ -1080,6 +1104,8 @@ static void handle_parse_failure(GlReader *reader)
     default:
         break;
     }
+    if (!reader->root_seen && window_shows_document(reader))
+        reader->root_seen = TRUE;  /* parsed ahead, but not handed out */
     if (!reader->root_seen) {
         if (reader->source.eof && input_starts_like_valgrind(&reader->source))
             set_failure(reader, GL_ERROR_TRUNCATED,
@@ -1185,6 +1211,15 @@ static GlRecord *parse_next(GlReader *reader)
             if (xmlTextReaderDepth(reader->xml) == 0)
                 reader->doc.complete = TRUE;
             continue;
+        }
+        /* Valgrind writes no DOCTYPE, and every entity trick (billion laughs,
+         * external entities, a DTD on the network) needs one: refused before
+         * any entity can be used. */
+        if (type == XML_READER_TYPE_DOCUMENT_TYPE) {
+            set_failure(reader, GL_ERROR_NOT_VALGRIND,
+                        "has a DOCTYPE, which Valgrind never writes: refused (gemleak reads no "
+                        "DTD and expands no entity)");
+            return NULL;
         }
         if (type != XML_READER_TYPE_ELEMENT)
             continue;

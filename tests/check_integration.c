@@ -394,6 +394,66 @@ START_TEST(test_annotations_to_stdout_text_to_stderr)
 }
 END_TEST
 
+/* Files after ::: shared among --jobs processes, --shard taking a slice:
+ * one report over them all. */
+START_TEST(test_jobs_and_shards)
+{
+    g_autofree char *dir = gl_test_tmpdir();
+    const char *names[] = { "a", "b", "c", "d" };
+    for (guint i = 0; i < G_N_ELEMENTS(names); i++) {
+        g_autofree char *file = g_strdup_printf("%s/%s.rb", dir, names[i]);
+        /* a and b leak; every file says which process ran it */
+        g_autofree char *code = g_strdup_printf(
+            "require 'leaky'; %s$stdout.puts \"%s in #{Process.pid}\"\n",
+            i < 2 ? "Leaky.leak; " : "", names[i]);
+        gl_test_write(file, code, -1);
+    }
+    g_autofree char *leaky = g_strdup_printf("-I%s/leaky", ext_dir);
+    const char *loader = "ARGV.each { |f| require f }";
+    g_autofree char *a = g_build_filename(dir, "a.rb", NULL);
+    g_autofree char *b = g_build_filename(dir, "b.rb", NULL);
+    g_autofree char *c = g_build_filename(dir, "c.rb", NULL);
+    g_autofree char *d = g_build_filename(dir, "d.rb", NULL);
+
+    const char *all[] = { gemleak_binary, "run", "--jobs", "2", "--", "ruby", "--disable-gems",
+                          leaky, "-e", loader, ":::", a, b, c, d, NULL };
+    Result r = { 0 };
+    run_command(&r, NULL, NULL, all);
+    ck_assert_msg(r.status == 1, "status %d\n%s", r.status, r.err);
+    gl_assert_line(r.err, "^gemleak: 2 commands at once under Valgrind$");
+    /* two processes (a and c, b and d), one merged finding */
+    gl_assert_line(r.err, "^gemleak: 2 files, \\d+ errors read, 1 finding, ");
+    gl_assert_line(r.err, "\\(2 occurrences in 2 processes: 200 bytes in 2 blocks in all\\)$");
+    g_auto(GStrv) lines = g_strsplit(r.out, "\n", -1);
+    ck_assert_uint_eq(g_strv_length(lines), 5);
+    g_autofree char *kept = kept_dir(r.err);
+    gl_remove_tree(kept);
+    result_clear(&r);
+
+    /* shard 1 of 2: a and c only */
+    const char *shard[] = { gemleak_binary, "run", "--shard", "1/2", "--", "ruby", "--disable-gems",
+                            leaky, "-e", loader, ":::", a, b, c, d, NULL };
+    Result s1 = { 0 };
+    run_command(&s1, NULL, NULL, shard);
+    ck_assert_msg(s1.status == 1, "status %d\n%s", s1.status, s1.err);
+    gl_assert_line(s1.out, "^a in \\d+$");
+    gl_assert_line(s1.out, "^c in \\d+$");
+    gl_assert_no_line(s1.out, "^b in");
+    gl_assert_no_line(s1.out, "^d in");
+    g_autofree char *kept1 = kept_dir(s1.err);
+    gl_remove_tree(kept1);
+    result_clear(&s1);
+
+    const char *bad[] = { gemleak_binary, "run", "--shard", "3/2", "--", "ruby", ":::", a, NULL };
+    Result s3 = { 0 };
+    run_command(&s3, NULL, NULL, bad);
+    ck_assert_int_eq(s3.status, 2);
+    gl_assert_line(s3.err, "--shard 3/2: give I/N with 1 <= I <= N");
+    result_clear(&s3);
+    gl_test_rmtree(dir);
+}
+END_TEST
+
 START_TEST(test_twice_in_a_row)
 {
     for (int i = 0; i < 2; i++) {
@@ -935,6 +995,7 @@ int main(int argc, char **argv)
     tcase_add_test(processes, test_leak_then_raise_exits_1_with_the_finding);
     tcase_add_test(processes, test_twice_in_a_row);
     tcase_add_test(leaks, test_annotations_to_stdout_text_to_stderr);
+    tcase_add_test(leaks, test_jobs_and_shards);
     tcase_add_test(self, test_suppressions_out_silence_a_real_run);
 
     TCase *minitest = tcase_create("rake: minitest");

@@ -70,5 +70,6 @@ Suite *gl_merge_suite(void);
 Suite *gl_report_suite(void);
 Suite *gl_cli_suite(void);
 Suite *gl_formats_suite(void);
+Suite *gl_hostile_suite(void);
 
 #endif
