@@ -4,7 +4,7 @@
 #   make demo       run gemleak on the bundled example gem
 #   make check      unit and integration tests (real Ruby, real Valgrind)
 #   make asan       the unit suite under AddressSanitizer and UBSan
-#   make fuzz       the reader and classifier under libFuzzer, for FUZZ_SECONDS
+#   make fuzz       reader, classifier and reports under libFuzzer, FUZZ_SECONDS=60
 #   make bench      the benchmark in bench/ (see README.md, "Performance")
 #   make lint       cppcheck and clang-tidy over src/
 #   make install    PREFIX=/usr/local DESTDIR= (binary, man page, data, Ruby library)
@@ -40,6 +40,9 @@ DEFINES  := -D_POSIX_C_SOURCE=200809L -D_XOPEN_SOURCE=700 \
 ALL_CFLAGS = -std=c11 $(DEFINES) -Iinclude -I$(B)/gen $(WARNINGS) $(PKG_CFLAGS) $(CFLAGS) -MMD -MP
 
 SANITIZE := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
+FUZZ_SECONDS ?= 60
+# Inputs the fuzzer starts from, and that make asan replays.
+FUZZ_SEEDS := fuzz/regressions fixtures/xml fixtures/xml/fork fixtures/edge
 
 # B is the build directory: build/ normally, build-asan/ for sanitizer builds.
 B ?= build
@@ -110,9 +113,29 @@ check-integration:
 
 asan: deps-check
 	@$(MAKE) --no-print-directory B=build-asan CFLAGS="-O1 -g $(SANITIZE)" \
-	    LDFLAGS="$(SANITIZE)" build-asan/tests/check_unit build-asan/gemleak
+	    LDFLAGS="$(SANITIZE)" build-asan/tests/check_unit build-asan/gemleak build-asan/fuzz_replay
 	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
 	    build-asan/tests/check_unit fixtures
+	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
+	    build-asan/fuzz_replay $(FUZZ_SEEDS)
+
+# The fuzz target without libFuzzer: the sanitizer build replays inputs.
+$(B)/fuzz_replay: $(B)/obj/fuzz/fuzz_reader.o $(B)/obj/fuzz/replay.o $(B)/libgemleak.a
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(PKG_LIBS)
+
+$(B)/obj/fuzz/%.o: fuzz/%.c | $(B)/gen/resources.h
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -c -o $@ $<
+
+fuzz: deps-fuzz
+	@$(MAKE) --no-print-directory B=build-fuzz CC=clang \
+	    CFLAGS="-O1 -g -fsanitize=fuzzer-no-link,address,undefined -fno-omit-frame-pointer" \
+	    build-fuzz/libgemleak.a build-fuzz/obj/fuzz/fuzz_reader.o
+	clang -fsanitize=fuzzer,address,undefined -o build-fuzz/fuzz_reader \
+	    build-fuzz/obj/fuzz/fuzz_reader.o build-fuzz/libgemleak.a $(PKG_LIBS)
+	@mkdir -p build-fuzz/corpus
+	build-fuzz/fuzz_reader -max_total_time=$(FUZZ_SECONDS) -timeout=10 -rss_limit_mb=1024 \
+	    -dict=fuzz/valgrind.dict -artifact_prefix=fuzz/regressions/ build-fuzz/corpus $(FUZZ_SEEDS)
 
 # ---- the rest ----------------------------------------------------------------
 
@@ -152,4 +175,4 @@ uninstall:
 clean:
 	rm -rf build build-asan build-fuzz
 
--include $(wildcard $(B)/obj/*.d $(B)/obj/tests/*.d)
+-include $(wildcard $(B)/obj/*.d $(B)/obj/tests/*.d $(B)/obj/fuzz/*.d)

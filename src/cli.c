@@ -747,6 +747,12 @@ static int run_and_report(const Options *options, char **command, FILE *out, FIL
     if (result.interrupted_by != 0)
         fprintf(err, "gemleak: interrupted by %s: the report covers what Valgrind finished "
                 "writing\n", g_strsignal(result.interrupted_by));
+    else if (result.killed_by != 0)
+        fprintf(err, "gemleak: the command was killed by signal %d (%s)\n", result.killed_by,
+                g_strsignal(result.killed_by));
+    if (result.descendants_left > 0)
+        fprintf(err, "gemleak: processes the command started were still running a minute after "
+                "it ended: their XML may be incomplete\n");
     if (!gl_list_xml_files_any(result.dir)) {
         fprintf(err, "gemleak: Valgrind wrote no XML: see its messages above (did the command "
                 "exist? status %d)\n", result.status);

@@ -8,7 +8,11 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/types.h>
+#include <sys/wait.h>
 #include <unistd.h>
+#ifdef __linux__
+#include <sys/prctl.h>
+#endif
 
 #include <gio/gio.h>
 #include <glib/gstdio.h>
@@ -313,6 +317,38 @@ static void restore_handlers(const struct sigaction *saved)
 
 /* ---- running ------------------------------------------------------------------ */
 
+/* How long processes the command left behind (forked, not waited for) may
+ * go on writing their XML once the command itself is done. */
+#define DESCENDANTS_GRACE_MS 60000
+
+/* Processes the command forked and did not wait for are re-parented to
+ * gemleak (a child subreaper): wait for them too, or their XML would be read
+ * half written. Returns: how many were still running when the grace ended. */
+static guint wait_for_descendants(void)
+{
+#ifdef __linux__
+    gint64 deadline = g_get_monotonic_time() + (gint64) DESCENDANTS_GRACE_MS * 1000;
+    for (;;) {
+        int status;
+        pid_t pid = waitpid(-1, &status, WNOHANG);
+        if (pid < 0)
+            return 0;  /* ECHILD: none left */
+        if (pid > 0)
+            continue;
+        if (g_get_monotonic_time() >= deadline)
+            break;
+        g_usleep(20000);
+    }
+    guint left = 0;
+    while (waitpid(-1, NULL, WNOHANG) == 0 && left == 0)
+        left = 1;  /* at least one; the kernel does not say how many */
+    return left;
+#else
+    return 0;
+#endif
+}
+
+
 gboolean gl_run_commands(const GlRunOptions *options, GPtrArray *commands, GlRunResult *result,
                          GError **error)
 {
@@ -335,6 +371,9 @@ gboolean gl_run_commands(const GlRunOptions *options, GPtrArray *commands, GlRun
     g_subprocess_launcher_set_environ(launcher, env);
     g_subprocess_launcher_set_child_setup(launcher, child_setup, NULL, NULL);
 
+#ifdef __linux__
+    prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
+#endif
     struct sigaction saved[G_N_ELEMENTS(forwarded_signals)];
     interrupted_by = 0;
     n_children = 0;
@@ -377,6 +416,7 @@ gboolean gl_run_commands(const GlRunOptions *options, GPtrArray *commands, GlRun
             result->killed_by = signo;
         }
     }
+    result->descendants_left = wait_for_descendants();
     restore_handlers(saved);
     n_children = 0;
     result->interrupted_by = interrupted_by;

@@ -511,6 +511,74 @@ START_TEST(test_missing_or_old_valgrind)
 }
 END_TEST
 
+/* Runs that go wrong: each said for what it is, the XML kept. */
+/* SIGKILL from outside (Valgrind finishes its XML when a process kills
+ * itself): the XML stops short, and is read as far as it goes. */
+START_TEST(test_command_killed_by_a_signal)
+{
+    Result r = { 0 };
+    gemleak_run(&r, NULL, NULL, NO_ARGS,
+                "require 'leaky'; fork { Process.kill(:KILL, Process.ppid) }; sleep 30");
+    ck_assert_msg(r.status == 3, "status %d\n%s", r.status, r.err);
+    gl_assert_line(r.err, "^gemleak: the command was killed by signal 9 \\(Killed\\)$");
+    gl_assert_line(r.err, "^gemleak: .*\\.xml: truncated ");
+    gl_assert_line(r.err, "^gemleak: target: .*/leaky/leaky\\.so$");
+    g_autofree char *dir = kept_dir(r.err);
+    ck_assert_ptr_nonnull(dir);
+    ck_assert(gl_list_xml_files_any(dir));
+    gl_remove_tree(dir);
+    result_clear(&r);
+}
+END_TEST
+
+/* A child the command forked and never waited for: gemleak waits for it
+ * (it adopts orphans), so its XML is read whole. */
+START_TEST(test_orphaned_child_is_waited_for)
+{
+    Result r = { 0 };
+    gemleak_run(&r, NULL, NULL, NO_ARGS, "require 'leaky'; fork { sleep 2; Leaky.leak }");
+    ck_assert_msg(r.status == 1, "status %d\n%s", r.status, r.err);
+    gl_assert_line(r.err, "^gemleak: 2 files, \\d+ errors read, 1 finding, ");
+    gl_assert_no_line(r.err, "truncated");
+    gl_assert_line(r.err, "^ \\*leaky_leak \\(leaky\\.c:\\d+\\)$");
+    g_autofree char *dir = kept_dir(r.err);
+    gl_remove_tree(dir);
+    result_clear(&r);
+}
+END_TEST
+
+START_TEST(test_valgrinds_own_fatal_error)
+{
+    Result r = { 0 };
+    gemleak_run(&r, NULL, NULL, ARGS("--valgrind-opt", "--no-such-valgrind-option"), "1");
+    ck_assert_msg(r.status == 3, "status %d\n%s", r.status, r.err);
+    gl_assert_line(r.err, "no-such-valgrind-option");  /* Valgrind's own words */
+    gl_assert_line(r.err, "^gemleak: Valgrind wrote no XML: see its messages above");
+    g_autofree char *dir = kept_dir(r.err);
+    ck_assert_ptr_nonnull(dir);
+    gl_remove_tree(dir);
+    result_clear(&r);
+}
+END_TEST
+
+START_TEST(test_ruby_crashes_under_valgrind)
+{
+    Result r = { 0 };
+    gemleak_run(&r, NULL, NULL, NO_ARGS, "require 'leaky'; Leaky.crash");
+    ck_assert_msg(r.status == 1, "status %d\n%s", r.status, r.err);
+    gl_assert_line(r.err, "\\[BUG\\] Segmentation fault");           /* Ruby's own report */
+    gl_assert_line(r.err, "^Invalid write of size 1$");                 /* the bug */
+    gl_assert_line(r.err, "^Process terminating with default action of signal 6 \\(SIGABRT\\)$");
+    gl_assert_line(r.err, "^ \\*leaky_crash \\(leaky\\.c:\\d+\\)$");
+    gl_assert_line(r.err, "^gemleak: note: .*: process \\d+ died: Process terminating with default "
+                          "action of signal 6 \\(SIGABRT\\)$");
+    g_autofree char *dir = kept_dir(r.err);
+    ck_assert_ptr_nonnull(dir);
+    gl_remove_tree(dir);
+    result_clear(&r);
+}
+END_TEST
+
 START_TEST(test_command_that_does_not_exist)
 {
     g_autofree char *tmp = gl_test_tmpdir();
@@ -994,8 +1062,12 @@ int main(int argc, char **argv)
     tcase_add_test(processes, test_failing_ruby_keeps_its_status);
     tcase_add_test(processes, test_leak_then_raise_exits_1_with_the_finding);
     tcase_add_test(processes, test_twice_in_a_row);
+    tcase_add_test(processes, test_command_killed_by_a_signal);
+    tcase_add_test(processes, test_valgrinds_own_fatal_error);
+    tcase_add_test(processes, test_orphaned_child_is_waited_for);
     tcase_add_test(leaks, test_annotations_to_stdout_text_to_stderr);
     tcase_add_test(leaks, test_jobs_and_shards);
+    tcase_add_test(leaks, test_ruby_crashes_under_valgrind);
     tcase_add_test(self, test_suppressions_out_silence_a_real_run);
 
     TCase *minitest = tcase_create("rake: minitest");

@@ -6,67 +6,112 @@ require "rbconfig" # RubyGems loads it, but ruby --disable-gems does not
 # (RUBYLIB points at it and RUBYOPT says -rgemleak_helper, so processes that
 # rake or the tests spawn load it too).
 #
-# At exit it lets go of what a test suite keeps for nothing, so that
-# Valgrind sees less, and writes the native extensions the process loaded
-# to loaded-<pid>.txt in the run directory: they are gemleak's default
-# targets. Nothing here may fail the suite under test.
+# It writes the native extensions the process loads to loaded-<pid>.txt in
+# the run directory, as they load (a process that crashes or is killed
+# never reaches at_exit) and again at exit: they are gemleak's default
+# targets. At exit it also lets go of what a test suite keeps for nothing,
+# so that Valgrind sees less. Nothing here may fail the suite under test.
 module GemLeakHelper
-  module_function
+  @pid = Process.pid
+  @recorded = {}
+  @features_seen = 0
 
-  # Ruby's own extensions (etc.so, monitor.so, enc/*.so, ...) and installed
-  # gems are not the project's code.
-  def foreign_dirs
-    dirs = RbConfig::CONFIG.values_at(
-      "rubylibprefix", "rubyarchdir", "rubylibdir", "archdir",
-      "vendordir", "vendorarchdir", "vendorlibdir",
-      "sitedir", "sitearchdir", "sitelibdir"
-    )
-    dirs.concat(Gem.path) if defined?(Gem) && Gem.respond_to?(:path)
-    dirs.compact.reject(&:empty?).map { |dir| real(dir) + "/" }.uniq
-  end
+  class << self
+    # Ruby's own extensions (etc.so, monitor.so, enc/*.so, ...) and installed
+    # gems are not the project's code.
+    def foreign_dirs
+      @foreign_dirs ||= begin
+        dirs = RbConfig::CONFIG.values_at(
+          "rubylibprefix", "rubyarchdir", "rubylibdir", "archdir",
+          "vendordir", "vendorarchdir", "vendorlibdir",
+          "sitedir", "sitearchdir", "sitelibdir"
+        )
+        dirs.concat(Gem.path) if defined?(Gem) && Gem.respond_to?(:path)
+        dirs.compact.reject(&:empty?).map { |dir| real(dir) + "/" }.uniq
+      end
+    end
 
-  def real(path)
-    File.realpath(path)
-  rescue SystemCallError
-    path
-  end
+    def real(path)
+      File.realpath(path)
+    rescue SystemCallError
+      path
+    end
 
-  # Built-in features (enumerator.so, complex.so) are listed without a path.
-  def loaded_extensions
-    foreign = foreign_dirs
-    $LOADED_FEATURES
-      .select { |feature| feature.end_with?(".so") && File.absolute_path?(feature) && File.file?(feature) }
-      .map { |feature| real(feature) }
-      .reject { |path| foreign.any? { |dir| path.start_with?(dir) } }
-      .uniq
-  end
+    # Records the extensions loaded since the last call. Built-in features
+    # (enumerator.so, complex.so) are listed without a path and skipped.
+    def record_new_extensions
+      dir = ENV["GEMLEAK_RUN_DIR"]
+      features = $LOADED_FEATURES
+      return if dir.nil? || features.size == @features_seen
 
-  def record_loaded_extensions(dir)
-    paths = loaded_extensions
-    return if paths.empty?
+      fresh = features[@features_seen..] || features
+      @features_seen = features.size
+      paths = fresh.select { |f| f.end_with?(".so") && File.absolute_path?(f) && File.file?(f) }
+                   .map { |f| real(f) }
+                   .reject { |path| @recorded[path] || foreign_dirs.any? { |d| path.start_with?(d) } }
+      return if paths.empty?
 
-    File.open(File.join(dir, "loaded-#{Process.pid}.txt"), "a") do |io|
-      paths.each { |path| io.puts(path) }
+      paths.each { |path| @recorded[path] = true }
+      File.open(File.join(dir, "loaded-#{Process.pid}.txt"), "a") do |io|
+        paths.each { |path| io.puts(path) }
+      end
+    rescue StandardError => e
+      warn("gemleak helper: #{e.class}: #{e.message}") if ENV["GEMLEAK_DEBUG"]
+    end
+
+    # A forked child writes its own file, from the start.
+    def forked
+      @pid = Process.pid
+      @recorded = {}
+      @features_seen = 0
+    end
+
+    def forked?
+      @pid != Process.pid
+    end
+
+    # Minitest::Spec memoizes `let` values in each test instance.
+    def forget_minitest_lets
+      return unless defined?(Minitest::Runnable)
+
+      ObjectSpace.each_object(Minitest::Runnable) do |test|
+        test.instance_variable_set(:@_memoized, nil) if test.instance_variable_defined?(:@_memoized)
+      end
     end
   end
 
-  # Minitest::Spec memoizes `let` values in each test instance.
-  def forget_minitest_lets
-    return unless defined?(Minitest::Runnable)
+  # Kernel#require, then a look at what it loaded. Prepended, so that
+  # RubyGems', Bootsnap's or Zeitwerk's own require stay in the chain.
+  module Require
+    private
 
-    ObjectSpace.each_object(Minitest::Runnable) do |test|
-      test.instance_variable_set(:@_memoized, nil) if test.instance_variable_defined?(:@_memoized)
+    def require(*args)
+      result = super
+      GemLeakHelper.record_new_extensions if result
+      result
+    end
+  end
+
+  # After fork, the child records into its own loaded-<pid>.txt.
+  module Fork
+    def _fork
+      pid = super
+      GemLeakHelper.forked if pid.zero?
+      pid
     end
   end
 end
+
+Kernel.prepend(GemLeakHelper::Require)
+Process.singleton_class.prepend(GemLeakHelper::Fork) if Process.respond_to?(:_fork)
 
 # Registered before the test framework's own at_exit, so it runs after it.
 at_exit do
   begin
     GemLeakHelper.forget_minitest_lets
     GC.start
-    dir = ENV["GEMLEAK_RUN_DIR"]
-    GemLeakHelper.record_loaded_extensions(dir) if dir
+    GemLeakHelper.forked if GemLeakHelper.forked? # Ruby before 3.1 has no Process._fork
+    GemLeakHelper.record_new_extensions
   rescue Exception => e # rubocop:disable Lint/RescueException -- never fail the suite
     warn("gemleak helper: #{e.class}: #{e.message}") if ENV["GEMLEAK_DEBUG"]
   end
