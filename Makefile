@@ -58,12 +58,12 @@ INTEG_OBJS := $(B)/obj/tests/check_integration.o $(B)/obj/tests/testutil.o
 RESOURCES := $(wildcard src/helper/*)
 
 .PHONY: all demo check check-unit check-integration asan fuzz bench lint \
-        install uninstall clean deps-build deps-check deps-demo deps-fuzz deps-bench
+        install uninstall clean deps-build deps-check deps-demo deps-fuzz deps-bench deps-lint
 
 all: deps-build
 	@$(MAKE) --no-print-directory $(B)/gemleak
 
-deps-build deps-check deps-demo deps-fuzz deps-bench:
+deps-build deps-check deps-demo deps-fuzz deps-bench deps-lint:
 	@scripts/install-deps $(@:deps-%=%)
 
 $(B)/gemleak: $(B)/obj/main.o $(B)/libgemleak.a
@@ -148,9 +148,10 @@ bench: deps-bench
 	@$(MAKE) --no-print-directory $(B)/gemleak
 	bench/bench.sh $(B)/gemleak
 
-lint: deps-build
+lint: deps-lint
 	cppcheck --quiet --error-exitcode=1 --enable=warning,performance,portability \
-	    --std=c11 -Iinclude --suppress=missingIncludeSystem src
+	    --std=c11 --library=gtk --library=scripts/cppcheck-glib.cfg -Iinclude \
+	    --suppress=missingIncludeSystem src
 	clang-tidy --quiet src/*.c -- -std=c11 $(DEFINES) -Iinclude -I$(B)/gen $(PKG_CFLAGS)
 
 install: all

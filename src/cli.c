@@ -798,15 +798,16 @@ static int cmd_run(int argc, char **argv, FILE *out, FILE *err)
     int status;
     char **command = NULL;
 
-    if (!g_option_context_parse_strv(context, &args, &error)) {
+    gboolean parsed = g_option_context_parse_strv(context, &args, &error);
+    /* A lone -o before any --format is the text report's. */
+    if (parsed && !options.help && options.pending_output != NULL)
+        parsed = on_format("--format", "text", &options, &error);
+    if (!parsed) {
         status = fail(err, "run", error);
     } else if (options.help) {
         g_autofree char *help = g_option_context_get_help(context, FALSE, NULL);
         fputs(help, out);
         status = GL_EXIT_CLEAN;
-    } else if (options.pending_output != NULL &&
-               !on_format("--format", "text", &options, &error)) {
-        status = fail(err, "run", error);
     } else {
         command = args + 1;
         if (command[0] != NULL && strcmp(command[0], "--") == 0)

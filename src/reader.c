@@ -24,7 +24,7 @@
  * record without end. Whatever lies beyond them is read and dropped. */
 #define MAX_FRAMES 4096
 #define MAX_AUX 256
-#define MAX_TEXT (1024 * 1024)
+#define MAX_TEXT ((gsize) 1024 * 1024)
 
 /* Our own read callbacks, so that we know how much was read and whether the
  * input ended (a parse error after the end of input is a truncated file),

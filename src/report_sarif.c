@@ -148,7 +148,7 @@ static void add_thread_flow(SarifState *state, const GlStack *stack)
 static void add_code_flow(SarifState *state, const char *message, const GlStack *stack)
 {
     JsonBuilder *builder = state->builder;
-    if (stack->n_frames == 0)
+    if (stack->n_frames == 0 || stack->frames == NULL)  /* no frames, never one without the other */
         return;
     json_builder_begin_object(builder);
     add_message(builder, "message", message);
