@@ -454,6 +454,58 @@ START_TEST(test_jobs_and_shards)
 }
 END_TEST
 
+/* The helper lets go of minitest's memoized let values at exit. */
+START_TEST(test_helper_forgets_minitest_lets)
+{
+    const char *code =
+        "module Minitest; class Runnable; end; end; "
+        "test = Minitest::Runnable.new; test.instance_variable_set(:@_memoized, { big: 'x' * 100 }); "
+        "GemLeakHelper.forget_minitest_lets; p test.instance_variable_get(:@_memoized)";
+    Result r = { 0 };
+    gemleak_run(&r, NULL, NULL, ARGS("--object", "leaky"), code);
+    ck_assert_str_eq(r.out, "nil\n");
+    result_clear(&r);
+}
+END_TEST
+
+/* ruby-MAJOR.MINOR.supp applies to this Ruby; ruby-2.supp does not. */
+START_TEST(test_suppressions_by_ruby_version)
+{
+    g_autofree char *version = gl_ruby_version("ruby");
+    ck_assert_ptr_nonnull(version);
+    g_auto(GStrv) parts = g_strsplit(version, ".", 3);
+    const char *leak_supp = "{\n   known\n   Memcheck:Leak\n   ...\n   fun:leaky_leak\n}\n";
+    g_autofree char *dir = gl_test_tmpdir();
+    g_autofree char *minor = g_strdup_printf("%s/ruby-%s.%s.supp", dir, parts[0], parts[1]);
+    g_autofree char *other = g_build_filename(dir, "ruby-2.supp", NULL);
+
+    gl_test_write(other, leak_supp, -1);
+    Result older = { 0 };
+    gemleak_run(&older, NULL, NULL, ARGS("--suppressions-dir", dir), "require 'leaky'; Leaky.leak");
+    ck_assert_msg(older.status == 1, "ruby-2.supp was used for Ruby %s:\n%s", version, older.err);
+    g_autofree char *kept = kept_dir(older.err);
+    gl_remove_tree(kept);
+    result_clear(&older);
+
+    gl_test_write(minor, leak_supp, -1);
+    Result matching = { 0 };
+    gemleak_run(&matching, NULL, NULL, ARGS("--suppressions-dir", dir), "require 'leaky'; Leaky.leak");
+    ck_assert_msg(matching.status == 0, "status %d\n%s", matching.status, matching.err);
+    result_clear(&matching);
+    gl_test_rmtree(dir);
+
+    /* the choice itself, file by file */
+    g_autofree char *root = gl_test_project_file("suppressions");
+    const char *dirs[] = { root, NULL };
+    g_autoptr(GPtrArray) files = gl_suppression_files(dirs, "3.1.2");
+    ck_assert_uint_eq(files->len, 2);
+    ck_assert(g_str_has_suffix(g_ptr_array_index(files, 0), "/ruby.supp"));
+    ck_assert(g_str_has_suffix(g_ptr_array_index(files, 1), "/ruby-3.1.supp"));
+    g_autoptr(GPtrArray) none = gl_suppression_files(dirs, "2.7.8");
+    ck_assert_uint_eq(none->len, 1);
+}
+END_TEST
+
 START_TEST(test_twice_in_a_row)
 {
     for (int i = 0; i < 2; i++) {
@@ -1068,6 +1120,8 @@ int main(int argc, char **argv)
     tcase_add_test(leaks, test_annotations_to_stdout_text_to_stderr);
     tcase_add_test(leaks, test_jobs_and_shards);
     tcase_add_test(leaks, test_ruby_crashes_under_valgrind);
+    tcase_add_test(leaks, test_helper_forgets_minitest_lets);
+    tcase_add_test(processes, test_suppressions_by_ruby_version);
     tcase_add_test(self, test_suppressions_out_silence_a_real_run);
 
     TCase *minitest = tcase_create("rake: minitest");
