@@ -157,3 +157,29 @@ char *gl_finding_title(const GlFinding *finding)
     }
     return g_string_free(title, FALSE);
 }
+
+void gl_json_add_string(JsonBuilder *builder, const char *name, const char *value)
+{
+    json_builder_set_member_name(builder, name);
+    if (value != NULL)
+        json_builder_add_string_value(builder, value);
+    else
+        json_builder_add_null_value(builder);
+}
+
+void gl_json_add_int(JsonBuilder *builder, const char *name, gint64 value)
+{
+    json_builder_set_member_name(builder, name);
+    json_builder_add_int_value(builder, value);
+}
+
+void gl_json_write(JsonBuilder *builder, FILE *out)
+{
+    g_autoptr(JsonNode) root = json_builder_get_root(builder);
+    g_autoptr(JsonGenerator) generator = json_generator_new();
+    json_generator_set_pretty(generator, TRUE);
+    json_generator_set_root(generator, root);
+    g_autofree char *text = json_generator_to_data(generator, NULL);
+    fputs(text, out);
+    fputc('\n', out);
+}

@@ -10,21 +10,6 @@ typedef struct {
     JsonBuilder *builder;
 } JsonState;
 
-static void add_string(JsonBuilder *builder, const char *name, const char *value)
-{
-    json_builder_set_member_name(builder, name);
-    if (value != NULL)
-        json_builder_add_string_value(builder, value);
-    else
-        json_builder_add_null_value(builder);
-}
-
-static void add_int(JsonBuilder *builder, const char *name, gint64 value)
-{
-    json_builder_set_member_name(builder, name);
-    json_builder_add_int_value(builder, value);
-}
-
 static void add_frames(JsonBuilder *builder, const GlStack *stack)
 {
     json_builder_set_member_name(builder, "frames");
@@ -33,16 +18,16 @@ static void add_frames(JsonBuilder *builder, const GlStack *stack)
         const GlFrame *frame = &stack->frames[i];
         g_autofree char *ip = g_strdup_printf("0x%" G_GINT64_MODIFIER "X", frame->ip);
         json_builder_begin_object(builder);
-        add_string(builder, "fn", frame->fn);
-        add_string(builder, "obj", frame->obj);
-        add_string(builder, "dir", frame->dir);
-        add_string(builder, "file", frame->file);
+        gl_json_add_string(builder, "fn", frame->fn);
+        gl_json_add_string(builder, "obj", frame->obj);
+        gl_json_add_string(builder, "dir", frame->dir);
+        gl_json_add_string(builder, "file", frame->file);
         json_builder_set_member_name(builder, "line");
         if (frame->line > 0)
             json_builder_add_int_value(builder, frame->line);
         else
             json_builder_add_null_value(builder);
-        add_string(builder, "ip", ip);
+        gl_json_add_string(builder, "ip", ip);
         json_builder_set_member_name(builder, "in_target");
         json_builder_add_boolean_value(builder, frame->in_target);
         json_builder_end_object(builder);
@@ -70,8 +55,8 @@ static gpointer json_begin(const GlReportContext *context, FILE *out)
     json_builder_begin_object(builder);
     json_builder_set_member_name(builder, "tool");
     json_builder_begin_object(builder);
-    add_string(builder, "name", "gemleak");
-    add_string(builder, "version", GEMLEAK_VERSION);
+    gl_json_add_string(builder, "name", "gemleak");
+    gl_json_add_string(builder, "version", GEMLEAK_VERSION);
     json_builder_end_object(builder);
     add_string_list(builder, "targets", context->targets, G_MAXUINT);
     json_builder_set_member_name(builder, "findings");
@@ -88,31 +73,31 @@ static void json_finding(gpointer data, const GlFinding *finding, guint index)
     g_autofree char *message = gl_finding_message(finding);
 
     json_builder_begin_object(builder);
-    add_string(builder, "kind", record->kind);
-    add_string(builder, "leak_kind",
+    gl_json_add_string(builder, "kind", record->kind);
+    gl_json_add_string(builder, "leak_kind",
                record->leak_kind != GL_LEAK_NONE ? gl_leak_kind_to_string(record->leak_kind) : NULL);
-    add_string(builder, "message", message);
-    add_int(builder, "bytes", (gint64) finding->total_bytes);
-    add_int(builder, "blocks", (gint64) finding->total_blocks);
-    add_int(builder, "occurrences", finding->occurrences);
+    gl_json_add_string(builder, "message", message);
+    gl_json_add_int(builder, "bytes", (gint64) finding->total_bytes);
+    gl_json_add_int(builder, "blocks", (gint64) finding->total_blocks);
+    gl_json_add_int(builder, "occurrences", finding->occurrences);
     json_builder_set_member_name(builder, "pids");
     json_builder_begin_array(builder);
     for (guint i = 0; i < finding->pids->len; i++)
         json_builder_add_int_value(builder, g_array_index(finding->pids, gint64, i));
     json_builder_end_array(builder);
-    add_string(builder, "fingerprint", finding->fingerprint);
+    gl_json_add_string(builder, "fingerprint", finding->fingerprint);
     add_frames(builder, &record->stack);
     json_builder_set_member_name(builder, "stacks");
     json_builder_begin_array(builder);
     for (guint i = 0; i < record->aux->len; i++) {
         const GlAux *aux = &g_array_index(record->aux, GlAux, i);
         json_builder_begin_object(builder);
-        add_string(builder, "text", aux->text);
+        gl_json_add_string(builder, "text", aux->text);
         add_frames(builder, &aux->stack);
         json_builder_end_object(builder);
     }
     json_builder_end_array(builder);
-    add_string(builder, "suppression",
+    gl_json_add_string(builder, "suppression",
                record->suppression != NULL ? record->suppression->rawtext : NULL);
     json_builder_end_object(builder);
 }
@@ -127,18 +112,18 @@ static void json_end(gpointer data)
 
     json_builder_set_member_name(builder, "summary");
     json_builder_begin_object(builder);
-    add_int(builder, "files", summary->files);
-    add_int(builder, "errors_seen", (gint64) summary->errors_seen);
-    add_int(builder, "findings", context->findings->len);
-    add_int(builder, "skipped", (gint64) gl_summary_skipped(summary));
+    gl_json_add_int(builder, "files", summary->files);
+    gl_json_add_int(builder, "errors_seen", (gint64) summary->errors_seen);
+    gl_json_add_int(builder, "findings", context->findings->len);
+    gl_json_add_int(builder, "skipped", (gint64) gl_summary_skipped(summary));
     json_builder_set_member_name(builder, "skipped_by_reason");
     json_builder_begin_object(builder);
-    add_int(builder, "other_leak_kinds", (gint64) summary->by_verdict[GL_VERDICT_SKIP_KIND]);
-    add_int(builder, "not_in_target", (gint64) summary->by_verdict[GL_VERDICT_SKIP_NO_TARGET]);
-    add_int(builder, "callback_into_ruby", (gint64) summary->by_verdict[GL_VERDICT_SKIP_CALLBACK]);
-    add_int(builder, "in_init", (gint64) summary->by_verdict[GL_VERDICT_SKIP_INIT]);
+    gl_json_add_int(builder, "other_leak_kinds", (gint64) summary->by_verdict[GL_VERDICT_SKIP_KIND]);
+    gl_json_add_int(builder, "not_in_target", (gint64) summary->by_verdict[GL_VERDICT_SKIP_NO_TARGET]);
+    gl_json_add_int(builder, "callback_into_ruby", (gint64) summary->by_verdict[GL_VERDICT_SKIP_CALLBACK]);
+    gl_json_add_int(builder, "in_init", (gint64) summary->by_verdict[GL_VERDICT_SKIP_INIT]);
     json_builder_end_object(builder);
-    add_int(builder, "baseline_known", context->baseline_known);
+    gl_json_add_int(builder, "baseline_known", context->baseline_known);
     add_string_list(builder, "truncated_files",
                     (const char *const *) summary->truncated_files->pdata,
                     summary->truncated_files->len);
@@ -148,17 +133,11 @@ static void json_end(gpointer data)
     json_builder_begin_object(builder);
     json_builder_set_member_name(builder, "failed");
     json_builder_add_boolean_value(builder, context->gate != NULL && context->gate->failed);
-    add_string(builder, "message", context->gate != NULL ? context->gate->line : NULL);
+    gl_json_add_string(builder, "message", context->gate != NULL ? context->gate->line : NULL);
     json_builder_end_object(builder);
     json_builder_end_object(builder);
 
-    g_autoptr(JsonNode) root = json_builder_get_root(builder);
-    g_autoptr(JsonGenerator) generator = json_generator_new();
-    json_generator_set_pretty(generator, TRUE);
-    json_generator_set_root(generator, root);
-    g_autofree char *text = json_generator_to_data(generator, NULL);
-    fputs(text, state->out);
-    fputc('\n', state->out);
+    gl_json_write(builder, state->out);
     g_object_unref(builder);
     g_free(state);
 }

@@ -49,17 +49,11 @@ static const char *describe(const char *kind)
     return "An error Valgrind's memcheck reports.";
 }
 
-static void add_string(JsonBuilder *builder, const char *name, const char *value)
-{
-    json_builder_set_member_name(builder, name);
-    json_builder_add_string_value(builder, value);
-}
-
 static void add_message(JsonBuilder *builder, const char *name, const char *text)
 {
     json_builder_set_member_name(builder, name);
     json_builder_begin_object(builder);
-    add_string(builder, "text", text);
+    gl_json_add_string(builder, "text", text);
     json_builder_end_object(builder);
 }
 
@@ -71,11 +65,11 @@ static void add_artifact_location(JsonBuilder *builder, const char *path, gboole
     json_builder_set_member_name(builder, "artifactLocation");
     json_builder_begin_object(builder);
     if (relative) {
-        add_string(builder, "uri", escaped);
-        add_string(builder, "uriBaseId", ROOT_ID);
+        gl_json_add_string(builder, "uri", escaped);
+        gl_json_add_string(builder, "uriBaseId", ROOT_ID);
     } else {
         g_autofree char *uri = g_strconcat("file://", escaped, NULL);
-        add_string(builder, "uri", uri);
+        gl_json_add_string(builder, "uri", uri);
     }
     json_builder_end_object(builder);
 }
@@ -96,8 +90,7 @@ static void add_location(SarifState *state, const GlFrame *frame)
             if (frame->line > 0) {
                 json_builder_set_member_name(builder, "region");
                 json_builder_begin_object(builder);
-                json_builder_set_member_name(builder, "startLine");
-                json_builder_add_int_value(builder, frame->line);
+                gl_json_add_int(builder, "startLine", frame->line);
                 json_builder_end_object(builder);
             }
         } else {
@@ -109,8 +102,8 @@ static void add_location(SarifState *state, const GlFrame *frame)
         json_builder_set_member_name(builder, "logicalLocations");
         json_builder_begin_array(builder);
         json_builder_begin_object(builder);
-        add_string(builder, "name", frame->fn);
-        add_string(builder, "kind", "function");
+        gl_json_add_string(builder, "name", frame->fn);
+        gl_json_add_string(builder, "kind", "function");
         json_builder_end_object(builder);
         json_builder_end_array(builder);
     }
@@ -134,10 +127,10 @@ static void add_thread_flow(SarifState *state, const GlStack *stack)
         add_location(state, frame);
         if (frame->obj != NULL) {
             g_autofree char *module = g_path_get_basename(frame->obj);
-            add_string(builder, "module", module);
+            gl_json_add_string(builder, "module", module);
         }
         /* the frames of the target are what a reader should look at */
-        add_string(builder, "importance", frame->in_target ? "essential" : "unimportant");
+        gl_json_add_string(builder, "importance", frame->in_target ? "essential" : "unimportant");
         json_builder_end_object(builder);
     }
     json_builder_end_array(builder);
@@ -191,10 +184,9 @@ static void sarif_finding(gpointer data, const GlFinding *finding, guint index)
     g_autofree char *text = g_strdup_printf("%s: %s", title, message);
 
     json_builder_begin_object(builder);
-    add_string(builder, "ruleId", record->kind);
-    json_builder_set_member_name(builder, "ruleIndex");
-    json_builder_add_int_value(builder, rule_index(state, record->kind));
-    add_string(builder, "level", "error");
+    gl_json_add_string(builder, "ruleId", record->kind);
+    gl_json_add_int(builder, "ruleIndex", rule_index(state, record->kind));
+    gl_json_add_string(builder, "level", "error");
     add_message(builder, "message", text);
 
     json_builder_set_member_name(builder, "locations");
@@ -217,10 +209,9 @@ static void sarif_finding(gpointer data, const GlFinding *finding, guint index)
 
     json_builder_set_member_name(builder, "partialFingerprints");
     json_builder_begin_object(builder);
-    add_string(builder, FINGERPRINT_KEY, finding->fingerprint);
+    gl_json_add_string(builder, FINGERPRINT_KEY, finding->fingerprint);
     json_builder_end_object(builder);
-    json_builder_set_member_name(builder, "occurrenceCount");
-    json_builder_add_int_value(builder, finding->occurrences);
+    gl_json_add_int(builder, "occurrenceCount", finding->occurrences);
     json_builder_end_object(builder);
 }
 
@@ -233,8 +224,8 @@ static void sarif_end(gpointer data)
 
     g_autoptr(JsonBuilder) builder = json_builder_new();
     json_builder_begin_object(builder);
-    add_string(builder, "$schema", "https://json.schemastore.org/sarif-2.1.0.json");
-    add_string(builder, "version", "2.1.0");
+    gl_json_add_string(builder, "$schema", "https://json.schemastore.org/sarif-2.1.0.json");
+    gl_json_add_string(builder, "version", "2.1.0");
     json_builder_set_member_name(builder, "runs");
     json_builder_begin_array(builder);
     json_builder_begin_object(builder);
@@ -243,20 +234,20 @@ static void sarif_end(gpointer data)
     json_builder_begin_object(builder);
     json_builder_set_member_name(builder, "driver");
     json_builder_begin_object(builder);
-    add_string(builder, "name", "gemleak");
-    add_string(builder, "version", GEMLEAK_VERSION);
-    add_string(builder, "semanticVersion", GEMLEAK_VERSION);
+    gl_json_add_string(builder, "name", "gemleak");
+    gl_json_add_string(builder, "version", GEMLEAK_VERSION);
+    gl_json_add_string(builder, "semanticVersion", GEMLEAK_VERSION);
     json_builder_set_member_name(builder, "rules");
     json_builder_begin_array(builder);
     for (guint i = 0; i < state->rules->len; i++) {
         const char *kind = g_ptr_array_index(state->rules, i);
         json_builder_begin_object(builder);
-        add_string(builder, "id", kind);
-        add_string(builder, "name", kind);
+        gl_json_add_string(builder, "id", kind);
+        gl_json_add_string(builder, "name", kind);
         add_message(builder, "shortDescription", describe(kind));
         json_builder_set_member_name(builder, "defaultConfiguration");
         json_builder_begin_object(builder);
-        add_string(builder, "level", "error");
+        gl_json_add_string(builder, "level", "error");
         json_builder_end_object(builder);
         json_builder_end_object(builder);
     }
@@ -273,7 +264,7 @@ static void sarif_end(gpointer data)
         json_builder_begin_object(builder);
         json_builder_set_member_name(builder, ROOT_ID);
         json_builder_begin_object(builder);
-        add_string(builder, "uri", uri);
+        gl_json_add_string(builder, "uri", uri);
         json_builder_end_object(builder);
         json_builder_end_object(builder);
     }
@@ -283,13 +274,7 @@ static void sarif_end(gpointer data)
     json_builder_end_array(builder);
     json_builder_end_object(builder);
 
-    g_autoptr(JsonNode) root = json_builder_get_root(builder);
-    g_autoptr(JsonGenerator) generator = json_generator_new();
-    json_generator_set_pretty(generator, TRUE);
-    json_generator_set_root(generator, root);
-    g_autofree char *json = json_generator_to_data(generator, NULL);
-    fputs(json, state->out);
-    fputc('\n', state->out);
+    gl_json_write(builder, state->out);
     g_object_unref(state->builder);
     g_ptr_array_unref(state->rules);
     g_free(state);

@@ -6,6 +6,7 @@
 
 #include <stdio.h>
 #include <glib.h>
+#include <json-glib/json-glib.h>
 #include "gemleak/analyze.h"
 #include "gemleak/gate.h"
 #include "gemleak/merge.h"
@@ -78,6 +79,17 @@ char *gl_finding_title(const GlFinding *finding);
 /* Returns: TRUE if @finding is one that failed the run: the gate failed and
  * the finding is of a kind that fails it. */
 gboolean gl_report_finding_fails(const GlReportContext *context, const GlFinding *finding);
+
+/* Adds the member @name to the object @builder is in: a string, or null
+ * when @value is NULL. */
+void gl_json_add_string(JsonBuilder *builder, const char *name, const char *value);
+
+/* Adds the member @name: an integer. */
+void gl_json_add_int(JsonBuilder *builder, const char *name, gint64 value);
+
+/* Writes the document @builder built to @out, indented, with a final
+ * newline. The builder stays the caller's. */
+void gl_json_write(JsonBuilder *builder, FILE *out);
 
 /* Returns: (transfer full): @finding as the text report shows it (message,
  * frames, further stacks; the suppression block if @suppressions), no colour. */
