@@ -39,15 +39,7 @@ static void result_clear(Result *result)
  * inherited) and waits for it. */
 static void run_command(Result *result, const char *cwd, char **env, const char *const *argv)
 {
-    g_autoptr(GError) error = NULL;
-    int wait_status = 0;
-    gboolean ok = g_spawn_sync(cwd, (char **) argv, env, G_SPAWN_SEARCH_PATH, NULL, NULL,
-                               &result->out, &result->err, &wait_status, &error);
-    ck_assert_msg(ok, "cannot run %s: %s", argv[0], error != NULL ? error->message : "?");
-    if (WIFEXITED(wait_status))
-        result->status = WEXITSTATUS(wait_status);
-    else if (WIFSIGNALED(wait_status))
-        result->status = 128 + WTERMSIG(wait_status);
+    result->status = gl_test_spawn_in(cwd, env, argv, &result->out, &result->err);
 }
 
 static void run_argv(Result *result, const char *first, ...) G_GNUC_NULL_TERMINATED;
@@ -67,6 +59,23 @@ static void run_argv(Result *result, const char *first, ...)
 /* The fixture extensions, built once for the whole suite. */
 static char *ext_dir;
 
+/* Runs the shell @script while the suite is set up, before any test (so
+ * with a GError rather than a failed check); @what names it in the error. */
+static gboolean run_setup_script(const char *what, const char *script, GError **error)
+{
+    const char *argv[] = { "sh", "-c", script, NULL };
+    int wait_status = 0;
+    g_autofree char *err = NULL;
+    if (!g_spawn_sync(NULL, (char **) argv, NULL, G_SPAWN_SEARCH_PATH, NULL, NULL, NULL, &err,
+                      &wait_status, error))
+        return FALSE;
+    if (!g_spawn_check_wait_status(wait_status, error)) {
+        g_prefix_error(error, "%s: %s", what, err);
+        return FALSE;
+    }
+    return TRUE;
+}
+
 static gboolean build_extension(const char *name, GError **error)
 {
     g_autofree char *source = gl_test_fixture("ext");
@@ -75,17 +84,8 @@ static gboolean build_extension(const char *name, GError **error)
     g_autofree char *script = g_strdup_printf(
         "cp -r '%s' '%s' && cd '%s' && ruby extconf.rb >/dev/null && make >/dev/null", from,
         ext_dir, to);
-    const char *argv[] = { "sh", "-c", script, NULL };
-    int wait_status = 0;
-    g_autofree char *err = NULL;
-    if (!g_spawn_sync(NULL, (char **) argv, NULL, G_SPAWN_SEARCH_PATH, NULL, NULL, NULL, &err,
-                      &wait_status, error))
-        return FALSE;
-    if (!g_spawn_check_wait_status(wait_status, error)) {
-        g_prefix_error(error, "building %s: %s", name, err);
-        return FALSE;
-    }
-    return TRUE;
+    g_autofree char *what = g_strdup_printf("building %s", name);
+    return run_setup_script(what, script, error);
 }
 
 /* gemleak run [ARGS...] -- ruby --disable-gems -I<leaky> -I<other> -e CODE,
@@ -715,17 +715,7 @@ static gboolean prepare_sample_gem(GError **error)
     g_autofree char *lib = gl_test_project_file("rake/lib");
     g_autofree char *script = g_strdup_printf("cp -r '%s' '%s' && cd '%s' && rake -I '%s' compile",
                                               source, sample_gem, sample_gem, lib);
-    const char *argv[] = { "sh", "-c", script, NULL };
-    g_autofree char *err = NULL;
-    int wait_status = 0;
-    if (!g_spawn_sync(NULL, (char **) argv, NULL, G_SPAWN_SEARCH_PATH, NULL, NULL, NULL, &err,
-                      &wait_status, error))
-        return FALSE;
-    if (!g_spawn_check_wait_status(wait_status, error)) {
-        g_prefix_error(error, "compiling the example gem: %s", err);
-        return FALSE;
-    }
-    return TRUE;
+    return run_setup_script("compiling the example gem", script, error);
 }
 
 /* rake -I rake/lib ARGS... in a fresh copy of the example gem, with

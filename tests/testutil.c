@@ -25,9 +25,14 @@ char *gl_test_project_file(const char *relative)
 
 int gl_test_spawn(const char *const *argv, char **out, char **err)
 {
+    return gl_test_spawn_in(NULL, NULL, argv, out, err);
+}
+
+int gl_test_spawn_in(const char *cwd, char **env, const char *const *argv, char **out, char **err)
+{
     g_autoptr(GError) error = NULL;
     int wait_status = 0;
-    ck_assert_msg(g_spawn_sync(NULL, (char **) argv, NULL, G_SPAWN_SEARCH_PATH, NULL, NULL, out,
+    ck_assert_msg(g_spawn_sync(cwd, (char **) argv, env, G_SPAWN_SEARCH_PATH, NULL, NULL, out,
                                err, &wait_status, &error),
                   "cannot run %s: %s", argv[0], error != NULL ? error->message : "?");
     if (WIFEXITED(wait_status))

@@ -21,6 +21,10 @@ char *gl_test_project_file(const char *relative);
  * receive what it printed. Returns: its exit status, 128+N if killed. */
 int gl_test_spawn(const char *const *argv, char **out, char **err);
 
+/* As gl_test_spawn(), in @cwd (nullable: this one) with @env (nullable:
+ * this environment). */
+int gl_test_spawn_in(const char *cwd, char **env, const char *const *argv, char **out, char **err);
+
 /* Returns: (transfer full): the whole file; the test fails if it cannot be read. */
 char *gl_test_read(const char *path, gsize *length);
 
