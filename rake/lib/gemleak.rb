@@ -106,6 +106,21 @@ module GemLeak
     end
   end
 
+  # What both task classes share: an optional GemLeak::Configuration as the
+  # first argument of new, else GemLeak.configure's.
+  module ConfiguredTask
+    def initialize(*args, &block)
+      @gemleak = args.first.is_a?(Configuration) ? args.shift : nil
+      super(*args, &block)
+    end
+
+    # The task's own configuration, else GemLeak.configure's as it is when
+    # the task runs (so the configure block may come anywhere in the Rakefile).
+    def gemleak
+      @gemleak || GemLeak.configuration
+    end
+  end
+
   # One run of a suite under gemleak: the command prefix, and after the run,
   # what gemleak found. gemleak's exit status alone cannot tell a leak from a
   # failing suite (both may be 1), so it also writes a JSON report here.

@@ -16,16 +16,7 @@ module GemLeak
   # It takes its settings from GemLeak.configure (wherever it stands in the
   # Rakefile), or from a GemLeak::Configuration given as the first argument.
   class TestTask < Rake::TestTask
-    def initialize(*args, &block)
-      @gemleak = args.first.is_a?(Configuration) ? args.shift : nil
-      super(*args, &block)
-    end
-
-    # The task's own configuration, else GemLeak.configure's as it is when
-    # the task runs (so the configure block may come anywhere in the Rakefile).
-    def gemleak
-      @gemleak || GemLeak.configuration
-    end
+    include ConfiguredTask
 
     # Rake::TestTask runs its command through FileUtils#ruby with one string
     # of shell words; ours goes through gemleak first.

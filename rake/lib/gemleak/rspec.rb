@@ -13,15 +13,7 @@ module GemLeak
     #
     # Settings as for GemLeak::TestTask.
     class RakeTask < ::RSpec::Core::RakeTask
-      def initialize(*args, &block)
-        @gemleak = args.first.is_a?(Configuration) ? args.shift : nil
-        super(*args, &block)
-      end
-
-      # As GemLeak::TestTask#gemleak.
-      def gemleak
-        @gemleak || GemLeak.configuration
-      end
+      include ConfiguredTask
 
       def run_task(verbose)
         @session = Session.new(gemleak)
