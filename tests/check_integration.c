@@ -866,6 +866,45 @@ START_TEST(test_rspec_task)
 }
 END_TEST
 
+/* A task given a GemLeak::Configuration of its own uses it, not
+ * GemLeak.configure's: the test task targets only the extension that does
+ * not leak in its suite, the spec task lets the 17-byte leak pass the gate,
+ * so both pass where the shared tasks fail. */
+START_TEST(test_rake_task_with_its_own_configuration)
+{
+    Result setup = { 0 };
+    char *dir = rake_run(&setup, NULL, ARGS("--version"));
+    result_clear(&setup);
+    g_autofree char *rake_file = g_build_filename(dir, "rakelib", "own.rake", NULL);
+    gl_test_write(rake_file,
+                  "only_tally = GemLeak::Configuration.new.tap { |c| c.binary_names = [\"tally\"] }\n"
+                  "GemLeak::TestTask.new(only_tally, \"test:own\" => :compile) { |t| t.libs << \"test\" }\n"
+                  "small_leaks_pass = GemLeak::Configuration.new.tap { |c| c.max_bytes = 100 }\n"
+                  "GemLeak::RSpec::RakeTask.new(small_leaks_pass, \"spec:own\" => :compile)\n",
+                  -1);
+    g_autofree char *lib = gl_test_project_file("rake/lib");
+    g_auto(GStrv) env = g_environ_setenv(g_get_environ(), "GEMLEAK", gemleak_binary, TRUE);
+
+    Result test = { 0 };
+    const char *test_argv[] = { "rake", "-I", lib, "test:own", "TEST=test/stopwords_test.rb", NULL };
+    run_command(&test, dir, env, test_argv);
+    ck_assert_msg(test.status == 0, "status %d:\n%s", test.status, test.err);
+    gl_assert_line(test.err, "^gemleak: target: tally$");
+    g_autofree char *kept = kept_dir(test.err);
+    if (kept != NULL)
+        gl_remove_tree(kept);
+    result_clear(&test);
+
+    Result spec = { 0 };
+    const char *spec_argv[] = { "rake", "-I", lib, "spec:own", "SPEC=spec/count_spec.rb", NULL };
+    run_command(&spec, dir, env, spec_argv);
+    ck_assert_msg(spec.status == 0, "status %d:\n%s", spec.status, spec.err);
+    gl_assert_line(spec.err, "^ \\*tally_count \\(tally\\.c:\\d+\\)$");
+    gl_assert_line(spec.out, "1 example, 0 failures");
+    forget(&spec, dir);
+}
+END_TEST
+
 /* The README's Rakefile snippet, pasted into the example gem as its
  * Rakefile, works as the README says. */
 START_TEST(test_readme_rakefile_snippet)
@@ -1125,6 +1164,7 @@ int main(int argc, char **argv)
     tcase_add_test(rspec, test_rspec_task);
     tcase_add_test(rspec, test_rake_suppressions_and_reports_reach_gemleak);
     tcase_add_test(rspec, test_rake_without_gemleak_says_how_to_get_it);
+    tcase_add_test(rspec, test_rake_task_with_its_own_configuration);
     tcase_add_test(rspec, test_gem_build_and_make_install);
 
     TCase *cases[] = { self, leaks, processes, minitest, rspec };
