@@ -805,8 +805,12 @@ static int cmd_run(int argc, char **argv, FILE *out, FILE *err)
     if (!parsed) {
         status = fail(err, "run", error);
     } else if (options.help) {
-        g_autofree char *help = g_option_context_get_help(context, FALSE, NULL);
-        fputs(help, out);
+        /* GOption heads the main group "Application Options:" once there is
+         * another group; here they are the report options, as in filter. */
+        g_autofree char *text = g_option_context_get_help(context, FALSE, NULL);
+        g_autoptr(GString) help = g_string_new(text);
+        g_string_replace(help, "\nApplication Options:\n", "\nReport options:\n", 1);
+        fputs(help->str, out);
         status = GL_EXIT_CLEAN;
     } else {
         command = args + 1;

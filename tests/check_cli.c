@@ -26,6 +26,15 @@ START_TEST(test_version_and_help)
     gl_assert_line(help.out, "^  3  an input could not be read");
     gl_test_run_clear(&help);
 
+    /* run's help heads its own options and the report options it shares
+     * with filter, in that order. */
+    RUN(run_help, "run", "--help");
+    ck_assert_int_eq(run_help.status, 0);
+    gl_assert_line(run_help.out, "^Run options:\n  --valgrind=PATH ");
+    gl_assert_line(run_help.out, "^Report options:\n  -O, --object=PATTERN ");
+    gl_assert_no_line(run_help.out, "Application Options");
+    gl_test_run_clear(&run_help);
+
     RUN(general, "--help");
     ck_assert_int_eq(general.status, 0);
     gl_assert_line(general.out, "^  filter ");
