@@ -767,14 +767,20 @@ START_TEST(test_rake_test_task_fails_on_a_leak)
 }
 END_TEST
 
+/* A clean run passes and leaves nothing in TMPDIR: neither the task's
+ * report directory nor Valgrind's XML. */
 START_TEST(test_rake_test_task_passes_without_the_leaking_test)
 {
+    g_autofree char *tmp = gl_test_tmpdir();
+    g_autofree char *tmpdir = g_strconcat("TMPDIR=", tmp, NULL);
     Result r = { 0 };
-    char *dir = rake_run(&r, NULL, ARGS("test:valgrind", "TEST=test/frequencies_test.rb"));
+    char *dir = rake_run(&r, ARGS(tmpdir), ARGS("test:valgrind", "TEST=test/frequencies_test.rb"));
     ck_assert_msg(r.status == 0, "status %d:\n%s", r.status, r.err);
     gl_assert_line(r.err, "^gemleak: pass: no findings$");
     gl_assert_line(r.err, "^gemleak: target: .*/lib/tally/tally\\.so$");
+    ck_assert_uint_eq(entries_in(tmp), 0);
     forget(&r, dir);
+    gl_test_rmtree(tmp);
 }
 END_TEST
 
@@ -832,12 +838,16 @@ END_TEST
 START_TEST(test_rake_without_gemleak_says_how_to_get_it)
 {
     Result r = { 0 };
-    char *dir = rake_run(&r, ARGS("GEMLEAK", "PATH=/usr/bin:/bin"),
+    g_autofree char *tmp = gl_test_tmpdir();
+    g_autofree char *tmpdir = g_strconcat("TMPDIR=", tmp, NULL);
+    char *dir = rake_run(&r, ARGS("GEMLEAK", "PATH=/usr/bin:/bin", tmpdir),
                          ARGS("test:valgrind", "TEST=test/frequencies_test.rb"));
     ck_assert_int_ne(r.status, 0);
     gl_assert_line(r.err, "gemleak not found: install it \\(make install in gemleak's source\\) or set "
                           "GEMLEAK=/path/to/gemleak");
+    ck_assert_uint_eq(entries_in(tmp), 0);
     forget(&r, dir);
+    gl_test_rmtree(tmp);
 }
 END_TEST
 

@@ -125,18 +125,19 @@ module GemLeak
   # what gemleak found. gemleak's exit status alone cannot tell a leak from a
   # failing suite (both may be 1), so it also writes a JSON report here.
   class Session
+    # Raises GemLeak::Error when there is no gemleak to run, before it
+    # makes the directory that #check! removes.
     def initialize(configuration)
-      @configuration = configuration
+      executable = configuration.executable
       @dir = Dir.mktmpdir("gemleak-rake-")
       @report_path = File.join(@dir, "report.json")
+      formats = ["--format", "text", "--format", "json:#{@report_path}"]
+      configuration.reports.each { |report| formats.push("--format", report.to_s) }
+      @prefix_words = [executable, "run", *configuration.arguments, *formats, "--"].freeze
     end
 
     # The shell words that go before the Ruby command.
-    def prefix_words
-      formats = ["--format", "text", "--format", "json:#{@report_path}"]
-      @configuration.reports.each { |report| formats.push("--format", report.to_s) }
-      [@configuration.executable, "run", *@configuration.arguments, *formats, "--"]
-    end
+    attr_reader :prefix_words
 
     def prefix
       prefix_words.shelljoin
