@@ -124,6 +124,16 @@ static char *kept_dir(const char *err)
     return g_match_info_fetch(match, 1);
 }
 
+/* Removes the XML directory the run kept, if it kept one, and clears
+ * @result: the end of a test that has checked what it wanted. */
+static void result_discard(Result *result)
+{
+    g_autofree char *kept = result->err != NULL ? kept_dir(result->err) : NULL;
+    if (kept != NULL)
+        gl_remove_tree(kept);
+    result_clear(result);
+}
+
 /* How many dirs under @dir: run directories left behind. */
 static guint entries_in(const char *dir)
 {
@@ -184,9 +194,7 @@ START_TEST(test_use_after_free_shows_three_stacks)
     gl_assert_line(r.err, "^Block was alloc'd at$");
     ck_assert_uint_eq(gl_test_count(r.err, strlen(r.err), " *leaky_use_after_free (leaky.c:"), 3);
     gl_assert_line(r.err, "^gemleak: FAIL: 1 memory error$");
-    g_autofree char *dir = kept_dir(r.err);
-    gl_remove_tree(dir);
-    result_clear(&r);
+    result_discard(&r);
 }
 END_TEST
 
@@ -214,9 +222,7 @@ START_TEST(test_callback_into_ruby_skipped_unless_defaults_dropped)
     gemleak_run(&all, NULL, NULL, ARGS("--no-default-skips"), code);
     ck_assert_msg(all.status == 1, "status %d\n%s", all.status, all.err);
     gl_assert_line(all.err, "^ \\*leaky_callback_(intern|funcall) \\(leaky\\.c:\\d+\\)$");
-    g_autofree char *dir = kept_dir(all.err);
-    gl_remove_tree(dir);
-    result_clear(&all);
+    result_discard(&all);
 }
 END_TEST
 
@@ -240,9 +246,7 @@ START_TEST(test_leak_in_forked_child_reported_once)
     gl_assert_line(r.err, "^gemleak: 2 files, \\d+ errors read, 1 finding, ");
     ck_assert_uint_eq(gl_test_count(r.err, strlen(r.err), "bytes in 1 blocks are definitely lost"), 1);
     gl_assert_line(r.err, "^ \\*leaky_leak \\(leaky\\.c:\\d+\\)$");
-    g_autofree char *dir = kept_dir(r.err);
-    gl_remove_tree(dir);
-    result_clear(&r);
+    result_discard(&r);
 }
 END_TEST
 
@@ -255,18 +259,14 @@ START_TEST(test_two_extensions_and_object_choice)
     gl_assert_line(both.err, "^ \\*leaky_leak \\(leaky\\.c:\\d+\\)$");
     gl_assert_line(both.err, "^ \\*other_leak \\(other\\.c:\\d+\\)$");
     gl_assert_line(both.err, "^gemleak: targets: .*/leaky\\.so, .*/other\\.so$");
-    g_autofree char *dir = kept_dir(both.err);
-    gl_remove_tree(dir);
-    result_clear(&both);
+    result_discard(&both);
 
     Result one = { 0 };
     gemleak_run(&one, NULL, NULL, ARGS("--object", "other"), code);
     ck_assert_msg(one.status == 1, "status %d\n%s", one.status, one.err);
     gl_assert_line(one.err, "^ \\*other_leak \\(other\\.c:\\d+\\)$");
     gl_assert_no_line(one.err, "leaky_leak");
-    g_autofree char *dir2 = kept_dir(one.err);
-    gl_remove_tree(dir2);
-    result_clear(&one);
+    result_discard(&one);
 }
 END_TEST
 
@@ -315,9 +315,7 @@ START_TEST(test_gen_suppressions_prints_blocks)
     gl_assert_line(r.err, "^     Memcheck:Leak$");
     gl_assert_line(r.err, "^     fun:leaky_alloc$");
     gl_assert_line(r.err, "^     fun:leaky_leak$");
-    g_autofree char *dir = kept_dir(r.err);
-    gl_remove_tree(dir);
-    result_clear(&r);
+    result_discard(&r);
 }
 END_TEST
 
@@ -337,9 +335,7 @@ START_TEST(test_failing_ruby_keeps_its_status)
     Result exited = { 0 };
     gemleak_run(&exited, NULL, NULL, NO_ARGS, "require 'leaky'; exit 7");
     ck_assert_msg(exited.status == 7, "status %d\n%s", exited.status, exited.err);
-    g_autofree char *dir2 = kept_dir(exited.err);
-    gl_remove_tree(dir2);
-    result_clear(&exited);
+    result_discard(&exited);
 }
 END_TEST
 
@@ -350,9 +346,7 @@ START_TEST(test_leak_then_raise_exits_1_with_the_finding)
     ck_assert_msg(r.status == 1, "status %d\n%s", r.status, r.err);
     gl_assert_line(r.err, "leaked, then raised \\(RuntimeError\\)");
     gl_assert_line(r.err, "^ \\*leaky_leak_and_raise \\(leaky\\.c:\\d+\\)$");
-    g_autofree char *dir = kept_dir(r.err);
-    gl_remove_tree(dir);
-    result_clear(&r);
+    result_discard(&r);
 }
 END_TEST
 
@@ -388,9 +382,7 @@ START_TEST(test_annotations_to_stdout_text_to_stderr)
     gl_assert_line(r.out, "^::error title=gemleak%3A definite leak in leaky_alloc ");
     gl_assert_line(r.err, "^ \\*leaky_leak \\(leaky\\.c:\\d+\\)$");
     gl_assert_no_line(r.err, "^::error");
-    g_autofree char *dir = kept_dir(r.err);
-    gl_remove_tree(dir);
-    result_clear(&r);
+    result_discard(&r);
 }
 END_TEST
 
@@ -426,9 +418,7 @@ START_TEST(test_jobs_and_shards)
     gl_assert_line(r.err, "\\(2 occurrences in 2 processes: 200 bytes in 2 blocks in all\\)$");
     g_auto(GStrv) lines = g_strsplit(r.out, "\n", -1);
     ck_assert_uint_eq(g_strv_length(lines), 5);
-    g_autofree char *kept = kept_dir(r.err);
-    gl_remove_tree(kept);
-    result_clear(&r);
+    result_discard(&r);
 
     /* shard 1 of 2: a and c only */
     const char *shard[] = { gemleak_binary, "run", "--shard", "1/2", "--", "ruby", "--disable-gems",
@@ -440,9 +430,7 @@ START_TEST(test_jobs_and_shards)
     gl_assert_line(s1.out, "^c in \\d+$");
     gl_assert_no_line(s1.out, "^b in");
     gl_assert_no_line(s1.out, "^d in");
-    g_autofree char *kept1 = kept_dir(s1.err);
-    gl_remove_tree(kept1);
-    result_clear(&s1);
+    result_discard(&s1);
 
     const char *bad[] = { gemleak_binary, "run", "--shard", "3/2", "--", "ruby", ":::", a, NULL };
     Result s3 = { 0 };
@@ -483,9 +471,7 @@ START_TEST(test_suppressions_by_ruby_version)
     Result older = { 0 };
     gemleak_run(&older, NULL, NULL, ARGS("--suppressions-dir", dir), "require 'leaky'; Leaky.leak");
     ck_assert_msg(older.status == 1, "ruby-2.supp was used for Ruby %s:\n%s", version, older.err);
-    g_autofree char *kept = kept_dir(older.err);
-    gl_remove_tree(kept);
-    result_clear(&older);
+    result_discard(&older);
 
     gl_test_write(minor, leak_supp, -1);
     Result matching = { 0 };
@@ -593,9 +579,7 @@ START_TEST(test_orphaned_child_is_waited_for)
     gl_assert_line(r.err, "^gemleak: 2 files, \\d+ errors read, 1 finding, ");
     gl_assert_no_line(r.err, "truncated");
     gl_assert_line(r.err, "^ \\*leaky_leak \\(leaky\\.c:\\d+\\)$");
-    g_autofree char *dir = kept_dir(r.err);
-    gl_remove_tree(dir);
-    result_clear(&r);
+    result_discard(&r);
 }
 END_TEST
 
@@ -655,9 +639,7 @@ START_TEST(test_suppressions_out_silence_a_real_run)
     gemleak_run(&first, NULL, NULL, ARGS("--suppressions-out", supp), code);
     ck_assert_msg(first.status == 1, "status %d\n%s", first.status, first.err);
     gl_assert_line(first.err, "^gemleak: FAIL: 2 leaks losing 220 bytes, 1 memory error$");
-    g_autofree char *kept = kept_dir(first.err);
-    gl_remove_tree(kept);
-    result_clear(&first);
+    result_discard(&first);
 
     Result second = { 0 };
     gemleak_run(&second, NULL, NULL, ARGS("--suppressions-dir", dir), code);
@@ -746,10 +728,7 @@ static char *rake_run(Result *result, const char *const *env_pairs, const char *
 
 static void forget(Result *result, char *dir)
 {
-    g_autofree char *kept = kept_dir(result->err);
-    if (kept != NULL)
-        gl_remove_tree(kept);
-    result_clear(result);
+    result_discard(result);
     gl_test_rmtree(dir);
     g_free(dir);
 }
@@ -900,10 +879,7 @@ START_TEST(test_rake_task_with_its_own_configuration)
     run_command(&test, dir, env, test_argv);
     ck_assert_msg(test.status == 0, "status %d:\n%s", test.status, test.err);
     gl_assert_line(test.err, "^gemleak: target: tally$");
-    g_autofree char *kept = kept_dir(test.err);
-    if (kept != NULL)
-        gl_remove_tree(kept);
-    result_clear(&test);
+    result_discard(&test);
 
     Result spec = { 0 };
     const char *spec_argv[] = { "rake", "-I", lib, "spec:own", "SPEC=spec/count_spec.rb", NULL };
@@ -943,9 +919,7 @@ START_TEST(test_readme_rakefile_snippet)
     gl_assert_line(leak.err, "^gemleak: target: tally$");
     gl_assert_line(leak.err, "^ \\*tally_count \\(tally\\.c:\\d+\\)$");
     gl_assert_line(leak.err, "^GemLeak::Error: gemleak: 1 finding ");
-    g_autofree char *kept = kept_dir(leak.err);
-    gl_remove_tree(kept);
-    result_clear(&leak);
+    result_discard(&leak);
 
     Result spec = { 0 };
     const char *spec_argv[] = { "rake", "-I", lib, "spec:valgrind", "SPEC=spec/frequencies_spec.rb", NULL };
