@@ -14,10 +14,12 @@ typedef struct {
     GString *line;
 } TextState;
 
-static const char *paint(const TextState *state, const char *code)
+/* Returns: (transfer none): @code when colouring, else "". */
+static const char *paint(gboolean color, const char *code)
 {
-    return state->context->color ? code : "";
+    return color ? code : "";
 }
+
 /* Target frames are marked " *", the others indented by two spaces, as the
  * reference Ruby tool prints them. */
 static void render_stack(GString *out, const GlStack *stack, gboolean color)
@@ -25,11 +27,11 @@ static void render_stack(GString *out, const GlStack *stack, gboolean color)
     for (guint i = 0; i < stack->n_frames; i++) {
         const GlFrame *frame = &stack->frames[i];
         if (frame->in_target)
-            g_string_append_printf(out, "%s *", color ? RED : "");
+            g_string_append_printf(out, "%s *", paint(color, RED));
         else
             g_string_append(out, "  ");
         gl_frame_describe(frame, out);
-        g_string_append_printf(out, "%s\n", frame->in_target && color ? RESET : "");
+        g_string_append_printf(out, "%s\n", paint(frame->in_target && color, RESET));
     }
 }
 
@@ -38,7 +40,7 @@ static void render_finding(GString *out, const GlFinding *finding, gboolean colo
 {
     const GlRecord *record = finding->record;
     g_autofree char *message = gl_finding_message(finding);
-    g_string_append_printf(out, "%s%s%s\n", color ? BOLD : "", message, color ? RESET : "");
+    g_string_append_printf(out, "%s%s%s\n", paint(color, BOLD), message, paint(color, RESET));
     render_stack(out, &record->stack, color);
     for (guint i = 0; i < record->aux->len; i++) {
         const GlAux *aux = &g_array_index(record->aux, GlAux, i);
@@ -47,8 +49,8 @@ static void render_finding(GString *out, const GlFinding *finding, gboolean colo
         render_stack(out, &aux->stack, color);
     }
     if (suppressions && record->suppression != NULL && record->suppression->rawtext != NULL) {
-        g_string_append_printf(out, "%sSuppression for this finding:%s\n", color ? DIM : "",
-                               color ? RESET : "");
+        g_string_append_printf(out, "%sSuppression for this finding:%s\n", paint(color, DIM),
+                               paint(color, RESET));
         g_auto(GStrv) lines = g_strsplit(record->suppression->rawtext, "\n", -1);
         for (char **line = lines; *line != NULL; line++)
             if (**line != '\0')
@@ -124,8 +126,8 @@ static void text_end(gpointer data)
     }
     if (context->gate != NULL && context->gate->line != NULL)
         fprintf(state->out, "%s%s%s\n",
-                paint(state, context->gate->failed ? RED : BOLD), context->gate->line,
-                paint(state, RESET));
+                paint(state->context->color, context->gate->failed ? RED : BOLD), context->gate->line,
+                paint(state->context->color, RESET));
 
     g_string_free(line, TRUE);
     g_string_free(state->line, TRUE);
