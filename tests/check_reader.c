@@ -285,6 +285,9 @@ START_TEST(test_truncated_anywhere)
     g_autofree char *text = gl_test_read(path, &length);
     for (gsize cut = 1; cut < length; cut += 211)
         check_cut(text, length, cut);
+    /* every byte of the XML declaration and the root's start tag */
+    for (gsize cut = 1; cut < 80; cut++)
+        check_cut(text, length, cut);
     /* at and just after each end tag, where libxml2's read-ahead used to
      * swallow the last complete error */
     const char *tags[] = { "</error>", "</fatal_signal>" };
