@@ -441,8 +441,23 @@ static gboolean read_doc_text(GlReader *reader, const char **out)
 }
 
 /* Numbers: Valgrind writes ids and addresses as 0x..., counts in decimal.
- * A number that does not parse reads as 0, as a missing one would. */
-static guint64 parse_number(const char *text);
+ * A number that does not parse reads as 0, as a missing one would. A loop
+ * is faster than strtoull's locale-aware generality, and an address comes
+ * with every frame. */
+static guint64 parse_number(const char *text)
+{
+    while (g_ascii_isspace(*text))
+        text++;
+    guint64 value = 0;
+    if (text[0] == '0' && (text[1] == 'x' || text[1] == 'X')) {
+        for (text += 2; g_ascii_isxdigit(*text); text++)
+            value = (value << 4) | (guint64) g_ascii_xdigit_value(*text);
+    } else {
+        for (; g_ascii_isdigit(*text); text++)
+            value = value * 10 + (guint64) (*text - '0');
+    }
+    return value;
+}
 
 static gboolean read_u64(GlReader *reader, guint64 *out)
 {
@@ -460,8 +475,8 @@ static gboolean read_i64(GlReader *reader, gint64 *out)
     while (g_ascii_isspace(*text))
         text++;
     gboolean negative = *text == '-';
-    guint64 value = parse_number(negative ? text + 1 : text);
-    *out = negative ? -(gint64) MIN(value, (guint64) G_MAXINT64) : (gint64) MIN(value, (guint64) G_MAXINT64);
+    gint64 magnitude = (gint64) MIN(parse_number(negative ? text + 1 : text), (guint64) G_MAXINT64);
+    *out = negative ? -magnitude : magnitude;
     return TRUE;
 }
 
@@ -487,23 +502,6 @@ static gboolean read_shared_text(GlReader *reader, GlRecord *record, const char 
     *out = previous != NULL && strcmp(previous, reader->text->str) == 0
                ? previous : gl_record_intern(record, reader->text->str);
     return TRUE;
-}
-
-/* Addresses and ids are 0x... hex: a loop is faster than strtoull's
- * locale-aware generality, and they come with every frame. */
-static guint64 parse_number(const char *text)
-{
-    while (g_ascii_isspace(*text))
-        text++;
-    guint64 value = 0;
-    if (text[0] == '0' && (text[1] == 'x' || text[1] == 'X')) {
-        for (text += 2; g_ascii_isxdigit(*text); text++)
-            value = (value << 4) | (guint64) g_ascii_xdigit_value(*text);
-    } else {
-        for (; g_ascii_isdigit(*text); text++)
-            value = value * 10 + (guint64) (*text - '0');
-    }
-    return value;
 }
 
 static gboolean read_frame(GlReader *reader, GlRecord *record, GlFrame *frame,
@@ -1002,28 +1000,26 @@ static gboolean start_next_document(GlReader *reader)
     return start_xml(reader);
 }
 
-/* The window still holds the start of the input while no record has been
- * handed out, which is when these two questions are asked. */
-static gboolean input_is_blank(const Source *source)
-{
-    if (source->window_start != 0)
-        return FALSE;
-    for (guint i = 0; i < source->window->len; i++)
-        if (!g_ascii_isspace(source->window->data[i]))
-            return FALSE;
-    return TRUE;
-}
-
-static gboolean is_prefix_of(const char *text, gsize len, const char *full)
-{
-    return len <= strlen(full) && memcmp(text, full, len) == 0;
-}
-
 static const char *skip_blanks(const char *text, const char *end)
 {
     while (text < end && g_ascii_isspace(*text))
         text++;
     return text;
+}
+
+/* The window still holds the start of the input while no record has been
+ * handed out, which is when these two questions are asked. */
+static gboolean input_is_blank(const Source *source)
+{
+    const char *end = (const char *) source->window->data + source->window->len;
+    return source->window_start == 0 && skip_blanks((const char *) source->window->data, end) == end;
+}
+
+/* TRUE when @text[0..len) and @full agree over the shorter of the two:
+ * one begins the other. */
+static gboolean begins_alike(const char *text, gsize len, const char *full)
+{
+    return memcmp(text, full, MIN(len, strlen(full))) == 0;
 }
 
 /* A start cut short: an XML declaration (or part of one), then nothing, or
@@ -1032,20 +1028,15 @@ static gboolean input_starts_like_valgrind(const Source *source)
 {
     if (source->window_start != 0)
         return FALSE;
-    const char *text = (const char *) source->window->data;
-    const char *end = text + source->window->len;
-    text = skip_blanks(text, end);
-    if (end - text >= 5 && memcmp(text, "<?xml", 5) == 0) {
+    const char *end = (const char *) source->window->data + source->window->len;
+    const char *text = skip_blanks((const char *) source->window->data, end);
+    if (begins_alike(text, (gsize) (end - text), "<?xml")) {
         const char *close = g_strstr_len(text, end - text, "?>");
         if (close == NULL)
             return TRUE;
         text = skip_blanks(close + 2, end);
-    } else if (text < end && is_prefix_of(text, (gsize) (end - text), "<?xml")) {
-        return TRUE;
     }
-    gsize left = (gsize) (end - text);
-    return left == 0 || is_prefix_of(text, left, "<valgrindoutput") ||
-           (left >= 15 && memcmp(text, "<valgrindoutput", 15) == 0);
+    return begins_alike(text, (gsize) (end - text), "<valgrindoutput");
 }
 
 /* libxml2 may fail in the first chunk it parses, before it hands out even
