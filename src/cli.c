@@ -750,7 +750,7 @@ static int run_and_report(const Options *options, char **command, FILE *out, FIL
     else if (result.killed_by != 0)
         fprintf(err, "gemleak: the command was killed by signal %d (%s)\n", result.killed_by,
                 g_strsignal(result.killed_by));
-    if (result.descendants_left > 0)
+    if (result.descendants_left)
         fprintf(err, "gemleak: processes the command started were still running a minute after "
                 "it ended: their XML may be incomplete\n");
     if (!gl_list_xml_files_any(result.dir)) {

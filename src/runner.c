@@ -1,5 +1,6 @@
 /* Commands under Valgrind: environment, run directory, signals. */
 #include "gemleak/runner.h"
+#include "gemleak/analyze.h"
 #include "gemleak/errors.h"
 
 #include <errno.h>
@@ -139,16 +140,6 @@ void gl_remove_tree(const char *path)
     }
 }
 
-static gboolean holds_xml(const char *dir)
-{
-    g_autoptr(GDir) handle = g_dir_open(dir, 0, NULL);
-    const char *name;
-    while (handle != NULL && (name = g_dir_read_name(handle)) != NULL)
-        if (g_str_has_suffix(name, ".xml"))
-            return TRUE;
-    return FALSE;
-}
-
 static char *make_run_dir(const GlRunOptions *options, GError **error)
 {
     g_autoptr(GError) local = NULL;
@@ -168,7 +159,7 @@ static char *make_run_dir(const GlRunOptions *options, GError **error)
         return NULL;
     }
     /* XML left by another run would be read as this run's. */
-    if (holds_xml(dir)) {
+    if (gl_list_xml_files_any(dir)) {
         g_set_error(error, GL_ERROR, GL_ERROR_USAGE,
                     "--keep-xml %s already holds Valgrind XML from another run: give an empty "
                     "or new directory", dir);
@@ -323,31 +314,26 @@ static void restore_handlers(const struct sigaction *saved)
 
 /* Processes the command forked and did not wait for are re-parented to
  * gemleak (a child subreaper): wait for them too, or their XML would be read
- * half written. Returns: how many were still running when the grace ended. */
-static guint wait_for_descendants(void)
+ * half written. Returns: TRUE if some were still running when the grace
+ * ended (the kernel does not say how many). */
+static gboolean wait_for_descendants(void)
 {
 #ifdef __linux__
     gint64 deadline = g_get_monotonic_time() + (gint64) DESCENDANTS_GRACE_MS * 1000;
     for (;;) {
-        int status;
-        pid_t pid = waitpid(-1, &status, WNOHANG);
+        pid_t pid = waitpid(-1, NULL, WNOHANG);
         if (pid < 0)
-            return 0;  /* ECHILD: none left */
+            return FALSE;  /* ECHILD: none left */
         if (pid > 0)
             continue;
         if (g_get_monotonic_time() >= deadline)
-            break;
+            return TRUE;
         g_usleep(20000);
     }
-    guint left = 0;
-    while (waitpid(-1, NULL, WNOHANG) == 0 && left == 0)
-        left = 1;  /* at least one; the kernel does not say how many */
-    return left;
 #else
-    return 0;
+    return FALSE;
 #endif
 }
-
 
 gboolean gl_run_commands(const GlRunOptions *options, GPtrArray *commands, GlRunResult *result,
                          GError **error)
@@ -381,7 +367,7 @@ gboolean gl_run_commands(const GlRunOptions *options, GPtrArray *commands, GlRun
 
     g_autoptr(GPtrArray) processes = g_ptr_array_new_with_free_func(g_object_unref);
     gboolean ok = TRUE;
-    for (guint i = 0; i < commands->len && ok; i++) {
+    for (guint i = 0; i < commands->len; i++) {
         g_autoptr(GPtrArray) argv = valgrind_argv(options, result->dir,
                                                   g_ptr_array_index(commands, i));
         g_autoptr(GError) local = NULL;

@@ -26,7 +26,7 @@ typedef struct {
     int status;            /* the first failing command's exit status, 128+N when killed by N */
     int killed_by;         /* that signal, or 0 */
     int interrupted_by;    /* the signal gemleak itself received, or 0 */
-    guint descendants_left;/* processes the command left running past the grace period */
+    gboolean descendants_left; /* processes the command started still ran past the grace period */
     char *valgrind_version;
 } GlRunResult;
 
