@@ -104,14 +104,15 @@ $(B)/tests/check_integration: $(INTEG_OBJS) $(B)/libgemleak.a
 
 # ---- tests -----------------------------------------------------------------
 
+# check installs what is missing first, then builds and runs in a new make,
+# which reads pkg-config's flags once the packages are there.
 check: deps-check
-	@$(MAKE) --no-print-directory $(B)/gemleak $(B)/tests/check_unit $(B)/tests/check_integration
 	@$(MAKE) --no-print-directory check-unit check-integration
 
-check-unit:
+check-unit: $(B)/tests/check_unit
 	$(B)/tests/check_unit fixtures
 
-check-integration:
+check-integration: $(B)/gemleak $(B)/tests/check_integration
 	$(B)/tests/check_integration fixtures $(B)/gemleak
 
 asan: deps-check
