@@ -176,6 +176,13 @@ START_TEST(test_several_formats_at_once)
     gl_assert_line(text_again, "^gemleak: FAIL: ");
     gl_test_run_clear(&c);
 
+    /* in run too, before anything runs: here the lone -o makes a text
+     * report on standard output, which json:- then shares */
+    RUN(lone_in_run, "run", "-o", "-", "--format", "json:-", "--", "ruby", "-e", "1");
+    ck_assert_int_eq(lone_in_run.status, 2);
+    gl_assert_line(lone_in_run.err, "^gemleak: 2 reports would share one stream");
+    gl_test_run_clear(&lone_in_run);
+
     /* two reports cannot share standard output */
     RUN(d, "filter", "-O", "leaky", "--format", "json", "--format", "text", leak);
     ck_assert_int_eq(d.status, 2);
