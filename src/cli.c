@@ -428,6 +428,15 @@ typedef struct {
     gboolean problems;
 } Outcome;
 
+/* The exit status once the inputs were read: findings that fail the gate
+ * win over inputs that could not be read whole, which win over @otherwise. */
+static int outcome_status(const Outcome *outcome, int otherwise)
+{
+    if (outcome->gate_failed)
+        return GL_EXIT_FINDINGS;
+    return outcome->problems ? GL_EXIT_ERROR : otherwise;
+}
+
 /* Reads @inputs, writes every report, says what went wrong on @err. */
 static gboolean analyze_and_report(const Options *options, const char *const *inputs,
                                    FILE *stream, FILE *out, FILE *err, Outcome *outcome,
@@ -519,6 +528,24 @@ static int fail(FILE *err, const char *command, const GError *error)
     return status;
 }
 
+/* Parses @argv (@argc of them, the command's name first) into @options; a
+ * lone -o before any --format is the text report's.
+ * Returns: (transfer full): the arguments left, the command's name first;
+ * NULL with @error set. */
+static char **parse_options(GOptionContext *context, Options *options, int argc, char **argv,
+                            GError **error)
+{
+    g_auto(GStrv) args = g_new0(char *, (gsize) argc + 1);
+    for (int i = 0; i < argc; i++)
+        args[i] = g_strdup(argv[i]);
+    if (!g_option_context_parse_strv(context, &args, error))
+        return NULL;
+    if (!options->help && options->pending_output != NULL &&
+        !on_format("--format", "text", options, error))
+        return NULL;
+    return g_steal_pointer(&args);
+}
+
 static int cmd_filter(int argc, char **argv, FILE *out, FILE *err)
 {
     /* GOption's usage line names the program: make it the command. */
@@ -528,12 +555,10 @@ static int cmd_filter(int argc, char **argv, FILE *out, FILE *err)
     g_autoptr(GOptionContext) context = new_context("FILE|DIR|-...", filter_summary,
                                                     filter_description, filter_exit_statuses,
                                                     report_group(&options));
-    g_auto(GStrv) args = g_new0(char *, (gsize) argc + 1);
-    for (int i = 0; i < argc; i++)
-        args[i] = g_strdup(argv[i]);
     g_autoptr(GError) error = NULL;
     int status;
-    if (!g_option_context_parse_strv(context, &args, &error)) {
+    g_auto(GStrv) args = parse_options(context, &options, argc, argv, &error);
+    if (args == NULL) {
         status = fail(err, "filter", error);
         goto out;
     }
@@ -541,10 +566,6 @@ static int cmd_filter(int argc, char **argv, FILE *out, FILE *err)
         g_autofree char *help = g_option_context_get_help(context, TRUE, NULL);
         fputs(help, out);
         status = GL_EXIT_CLEAN;
-        goto out;
-    }
-    if (options.pending_output != NULL && !on_format("--format", "text", &options, &error)) {
-        status = fail(err, "filter", error);
         goto out;
     }
     if (args[1] == NULL) {
@@ -561,8 +582,7 @@ static int cmd_filter(int argc, char **argv, FILE *out, FILE *err)
         status = fail(err, "filter", error);
         goto out;
     }
-    status = outcome.gate_failed ? GL_EXIT_FINDINGS
-           : outcome.problems ? GL_EXIT_ERROR : GL_EXIT_CLEAN;
+    status = outcome_status(&outcome, GL_EXIT_CLEAN);
 out:
     options_clear(&options);
     return status;
@@ -766,12 +786,7 @@ static int run_and_report(const Options *options, char **command, FILE *out, FIL
         status = fail(err, "run", error);
         goto done;
     }
-    if (outcome.gate_failed)
-        status = GL_EXIT_FINDINGS;
-    else if (outcome.problems)
-        status = GL_EXIT_ERROR;
-    else
-        status = result.status;
+    status = outcome_status(&outcome, result.status);
     keep = status != 0 || result.interrupted_by != 0;
 done:
     if (result.dir != NULL && (keep || result.kept_by_user))
@@ -791,18 +806,10 @@ static int cmd_run(int argc, char **argv, FILE *out, FILE *err)
     g_option_context_add_group(context, run_group(&options));
     /* Options end at the command: its own options are its business. */
     g_option_context_set_strict_posix(context, TRUE);
-    g_auto(GStrv) args = g_new0(char *, (gsize) argc + 1);
-    for (int i = 0; i < argc; i++)
-        args[i] = g_strdup(argv[i]);
     g_autoptr(GError) error = NULL;
     int status;
-    char **command = NULL;
-
-    gboolean parsed = g_option_context_parse_strv(context, &args, &error);
-    /* A lone -o before any --format is the text report's. */
-    if (parsed && !options.help && options.pending_output != NULL)
-        parsed = on_format("--format", "text", &options, &error);
-    if (!parsed) {
+    g_auto(GStrv) args = parse_options(context, &options, argc, argv, &error);
+    if (args == NULL) {
         status = fail(err, "run", error);
     } else if (options.help) {
         /* GOption heads the main group "Application Options:" once there is
@@ -813,7 +820,7 @@ static int cmd_run(int argc, char **argv, FILE *out, FILE *err)
         fputs(help->str, out);
         status = GL_EXIT_CLEAN;
     } else {
-        command = args + 1;
+        char **command = args + 1;
         if (command[0] != NULL && strcmp(command[0], "--") == 0)
             command++;
         if (command[0] == NULL) {
