@@ -316,6 +316,15 @@ START_TEST(test_suppressions_file)
     const char *argv2[] = { "valgrind", "-q", option2, "true", NULL };
     ck_assert(gl_test_spawn(argv2, NULL, NULL) == 0);
     report_clear(&derived);
+
+    /* nothing found: a file that says so, and no block */
+    Report clean;
+    report_prepare(&clean, "xml/clean.xml", NULL);
+    g_autofree char *clean_path = write_format(&clean, "supp", dir);
+    g_autofree char *clean_supp = gl_test_read(clean_path, NULL);
+    gl_assert_line(clean_supp, "^# No findings: nothing to suppress\\.$");
+    gl_assert_no_line(clean_supp, "^\\{$");
+    report_clear(&clean);
     gl_test_rmtree(dir);
 }
 END_TEST
