@@ -48,27 +48,30 @@ static gpointer github_begin(const GlReportContext *context, FILE *out)
     return state;
 }
 
-/* The message: Valgrind's, then the frames that matter (up to the last
- * target frame) and any further parts; the log has the whole stacks. */
+/* The frames of @stack that matter, up to its last target frame, marked as
+ * in the text report. */
+static void append_relevant_frames(GString *body, const GlStack *stack)
+{
+    guint n = gl_stack_relevant_frames(stack);
+    for (guint i = 0; i < n; i++) {
+        g_string_append(body, stack->frames[i].in_target ? "\n *" : "\n  ");
+        gl_frame_describe(&stack->frames[i], body);
+    }
+}
+
+/* The message: Valgrind's, then the frames that matter and any further
+ * parts; the log has the whole stacks. */
 static void append_body(GString *body, const GlFinding *finding)
 {
     const GlRecord *record = finding->record;
     g_autofree char *message = gl_finding_message(finding);
     g_string_append(body, message);
-    guint n = gl_stack_relevant_frames(&record->stack);
-    for (guint i = 0; i < n; i++) {
-        g_string_append(body, record->stack.frames[i].in_target ? "\n *" : "\n  ");
-        gl_frame_describe(&record->stack.frames[i], body);
-    }
+    append_relevant_frames(body, &record->stack);
     for (guint i = 0; i < record->aux->len; i++) {
         const GlAux *aux = &g_array_index(record->aux, GlAux, i);
         if (aux->text != NULL)
             g_string_append_printf(body, "\n%s", aux->text);
-        guint m = gl_stack_relevant_frames(&aux->stack);
-        for (guint j = 0; j < m; j++) {
-            g_string_append(body, aux->stack.frames[j].in_target ? "\n *" : "\n  ");
-            gl_frame_describe(&aux->stack.frames[j], body);
-        }
+        append_relevant_frames(body, &aux->stack);
     }
 }
 

@@ -15,7 +15,6 @@
 typedef struct {
     const GlReportContext *context;
     FILE *out;
-    guint written;
     GString *block;
 } SuppState;
 
@@ -127,13 +126,12 @@ static void supp_finding(gpointer data, const GlFinding *finding, guint index)
     append_frames(block, record);
     g_string_append(block, "}\n");
     fputs(block->str, state->out);
-    state->written++;
 }
 
 static void supp_end(gpointer data)
 {
     SuppState *state = data;
-    if (state->written == 0 && state->context->findings->len == 0)
+    if (state->context->findings->len == 0)
         fputs("\n# No findings: nothing to suppress.\n", state->out);
     g_string_free(state->block, TRUE);
     g_free(state);
