@@ -200,6 +200,10 @@ START_TEST(test_sarif_with_findings_and_without)
     JsonObject *artifact = json_object_get_object_member(physical, "artifactLocation");
     ck_assert_str_eq(json_object_get_string_member(artifact, "uri"), "leaky/leaky.c");
     ck_assert_str_eq(json_object_get_string_member(artifact, "uriBaseId"), "PROJECTROOT");
+    /* the base a relative location resolves against: a directory URI */
+    JsonObject *base = json_object_get_object_member(
+        json_object_get_object_member(run, "originalUriBaseIds"), "PROJECTROOT");
+    ck_assert_str_eq(json_object_get_string_member(base, "uri"), "file:///tmp/gemleak-fixtures/");
     ck_assert_int_gt(json_object_get_int_member(json_object_get_object_member(physical, "region"),
                                                 "startLine"), 0);
     /* the write, the free and the allocation: one code flow each */
