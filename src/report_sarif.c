@@ -57,18 +57,27 @@ static void add_message(JsonBuilder *builder, const char *name, const char *text
     json_builder_end_object(builder);
 }
 
+/* Returns: (transfer full): @path (absolute) as a file URI, ending in "/"
+ * when @directory. */
+static char *file_uri(const char *path, gboolean directory)
+{
+    g_autofree char *escaped = g_uri_escape_string(path, "/", FALSE);
+    gboolean add_slash = directory && !g_str_has_suffix(escaped, "/");
+    return g_strconcat("file://", escaped, add_slash ? "/" : "", NULL);
+}
+
 /* A file path as a URI reference: relative to ROOT_ID when under the
  * project root, else an absolute file URI. */
 static void add_artifact_location(JsonBuilder *builder, const char *path, gboolean relative)
 {
-    g_autofree char *escaped = g_uri_escape_string(path, "/", FALSE);
     json_builder_set_member_name(builder, "artifactLocation");
     json_builder_begin_object(builder);
     if (relative) {
+        g_autofree char *escaped = g_uri_escape_string(path, "/", FALSE);
         gl_json_add_string(builder, "uri", escaped);
         gl_json_add_string(builder, "uriBaseId", ROOT_ID);
     } else {
-        g_autofree char *uri = g_strconcat("file://", escaped, NULL);
+        g_autofree char *uri = file_uri(path, FALSE);
         gl_json_add_string(builder, "uri", uri);
     }
     json_builder_end_object(builder);
@@ -256,10 +265,7 @@ static void sarif_end(gpointer data)
     json_builder_end_object(builder);
 
     if (context->project_root != NULL) {
-        g_autofree char *escaped = g_uri_escape_string(context->project_root, "/", FALSE);
-        g_autofree char *uri = g_str_has_suffix(escaped, "/")
-                                   ? g_strconcat("file://", escaped, NULL)
-                                   : g_strconcat("file://", escaped, "/", NULL);
+        g_autofree char *uri = file_uri(context->project_root, TRUE);
         json_builder_set_member_name(builder, "originalUriBaseIds");
         json_builder_begin_object(builder);
         json_builder_set_member_name(builder, ROOT_ID);
