@@ -788,6 +788,16 @@ START_TEST(test_rake_binary_name_limits_the_targets)
     ck_assert_msg(one.status == 0, "status %d:\n%s", one.status, one.err);
     gl_assert_line(one.err, "^gemleak: target: tally$");
     forget(&one, dir);
+
+    /* a name that matches nothing: gemleak stops before its report, and the
+     * task says so rather than blame the suite */
+    Result none = { 0 };
+    dir = rake_run(&none, ARGS("GEMLEAK_BINARY=nosuchext"), ARGS("test:valgrind", "TEST=test/frequencies_test.rb"));
+    ck_assert_int_ne(none.status, 0);
+    gl_assert_line(none.err, "^gemleak: --object nosuchext matches no extension the run loaded");
+    gl_assert_line(none.err, "^GemLeak::Error: gemleak could not run the test suite \\(status 2\\); "
+                             "its message is above$");
+    forget(&none, dir);
 }
 END_TEST
 
