@@ -143,22 +143,24 @@ module GemLeak
       prefix_words.shelljoin
     end
 
-    # The findings of the run, or nil when gemleak wrote no report (it
-    # stopped before: a usage or environment error, already on stderr).
-    def findings
-      return nil unless File.file?(@report_path)
+    # gemleak's JSON report of the run, read once it is over; nil when
+    # gemleak wrote none (it stopped before: a usage or environment error,
+    # already on stderr).
+    def report
+      return @report if defined?(@report)
 
-      JSON.parse(File.read(@report_path)).fetch("findings", [])
+      @report = File.file?(@report_path) ? JSON.parse(File.read(@report_path)) : nil
     rescue JSON::ParserError
-      nil
+      @report = nil
+    end
+
+    # The findings of the run, or nil when there is no report.
+    def findings
+      report&.fetch("findings", [])
     end
 
     def gate_failed?
-      return false unless File.file?(@report_path)
-
-      JSON.parse(File.read(@report_path)).dig("gate", "failed") == true
-    rescue JSON::ParserError
-      false
+      report&.dig("gate", "failed") == true
     end
 
     # Raises when gemleak found what fails the gate; then when the command

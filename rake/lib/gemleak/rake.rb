@@ -1,6 +1,5 @@
 # frozen_string_literal: true
 
-require "fileutils"
 require "rake"
 require "rake/testtask"
 require "gemleak"
