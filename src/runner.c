@@ -127,6 +127,8 @@ char *gl_data_dir(void)
 
 void gl_remove_tree(const char *path)
 {
+    if (path == NULL)
+        return;
     if (g_file_test(path, G_FILE_TEST_IS_DIR) && !g_file_test(path, G_FILE_TEST_IS_SYMLINK)) {
         g_autoptr(GDir) dir = g_dir_open(path, 0, NULL);
         const char *name;

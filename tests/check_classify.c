@@ -124,7 +124,7 @@ START_TEST(test_the_documents_executable_is_ruby)
     ck_assert_int_eq(gl_classifier_classify(classifier, record, &doc), GL_VERDICT_SKIP_CALLBACK);
     g_autoptr(GlRecord) again = gl_test_record(LEAK, "malloc@" VG, frame, "leaky_call@" EXT, NULL);
     ck_assert_int_eq(gl_classifier_classify(classifier, again, NULL), GL_VERDICT_SKIP_CALLBACK);
-    gl_test_rmtree(dir);
+    gl_remove_tree(dir);
 }
 END_TEST
 
@@ -160,7 +160,7 @@ START_TEST(test_callback_list_is_configurable)
     g_autoptr(GError) error = NULL;
     ck_assert(!gl_rules_add_callbacks_from_file(from_file, "/nonexistent/callbacks", &error));
     ck_assert(g_error_matches(error, GL_ERROR, GL_ERROR_IO));
-    gl_test_rmtree(dir);
+    gl_remove_tree(dir);
 }
 END_TEST
 
@@ -326,7 +326,7 @@ START_TEST(test_target_path_through_a_symlink)
     ck_assert(gl_rules_target_matches(rules, 0, resolved));
     ck_assert(!gl_rules_target_matches(rules, 0, "/elsewhere/real.so"));
     free(resolved);
-    gl_test_rmtree(dir);
+    gl_remove_tree(dir);
 }
 END_TEST
 

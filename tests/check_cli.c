@@ -142,7 +142,7 @@ START_TEST(test_truncated_file_reports_what_came_before)
     ck_assert_int_eq(incomplete.status, 3);
     gl_assert_line(incomplete.out, "^gemleak: 1 file, 0 errors read, 0 findings, 1 truncated file$");
     gl_test_run_clear(&incomplete);
-    gl_test_rmtree(dir);
+    gl_remove_tree(dir);
 }
 END_TEST
 
@@ -206,7 +206,7 @@ START_TEST(test_several_formats_at_once)
     ck_assert_int_eq(e.status, 3);
     gl_assert_line(e.err, "/nonexistent/dir/r\\.txt");
     gl_test_run_clear(&e);
-    gl_test_rmtree(dir);
+    gl_remove_tree(dir);
 }
 END_TEST
 
@@ -264,7 +264,7 @@ START_TEST(test_targets_from_the_runs_list)
     gl_assert_line(typo.err, "--object leakyy matches no extension the run loaded \\(it loaded: "
                              "/tmp/gemleak-fixtures/leaky/leaky\\.so\\)");
     gl_test_run_clear(&typo);
-    gl_test_rmtree(dir);
+    gl_remove_tree(dir);
 }
 END_TEST
 
@@ -289,7 +289,7 @@ START_TEST(test_no_target_known)
     gl_assert_line(found.out, "^gemleak: target: .*/lib/leaky\\.so$");
     gl_test_run_clear(&found);
     gl_test_run_clear(&run);
-    gl_test_rmtree(empty);
+    gl_remove_tree(empty);
 }
 END_TEST
 
@@ -382,7 +382,7 @@ START_TEST(test_baseline_adoption)
     ck_assert_int_eq(wrong.status, 3);
     gl_assert_line(wrong.err, "not a gemleak JSON report");
     gl_test_run_clear(&wrong);
-    gl_test_rmtree(dir);
+    gl_remove_tree(dir);
 }
 END_TEST
 
@@ -404,7 +404,7 @@ START_TEST(test_suppressions_out_and_project_root)
     RUN(workspace, "filter", "-O", "leaky", "--format", "github", leak);
     gl_assert_line(workspace.out, "^::error file=leaky\\.c,line=\\d+,title=");
     gl_test_run_clear(&workspace);
-    gl_test_rmtree(dir);
+    gl_remove_tree(dir);
 }
 END_TEST
 

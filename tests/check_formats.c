@@ -120,7 +120,7 @@ START_TEST(test_junit_with_findings_and_without)
     gl_assert_line(tolerated_xml, "tests=\"3\" failures=\"0\" errors=\"0\" skipped=\"3\"");
     gl_assert_line(tolerated_xml, "<skipped message=\"does not fail the gate");
     report_clear(&tolerated);
-    gl_test_rmtree(dir);
+    gl_remove_tree(dir);
 }
 END_TEST
 
@@ -169,7 +169,7 @@ START_TEST(test_junit_escapes_every_character)
     ck_assert(strstr(xml, "\x01") == NULL);
     hostile_finding_free(finding);
     report_clear(&report);
-    gl_test_rmtree(dir);
+    gl_remove_tree(dir);
 }
 END_TEST
 
@@ -230,7 +230,7 @@ START_TEST(test_sarif_with_findings_and_without)
     g_autofree char *text = gl_test_read(elsewhere_path, NULL);
     ck_assert(strstr(text, "\"uri\" : \"file:///tmp/gemleak-fixtures/leaky/leaky.c\"") != NULL);
     report_clear(&elsewhere);
-    gl_test_rmtree(dir);
+    gl_remove_tree(dir);
 }
 END_TEST
 
@@ -258,7 +258,7 @@ START_TEST(test_github_escaping)
     ck_assert_uint_eq(gl_test_count(text, strlen(text), "\n"), 1);
     hostile_finding_free(finding);
     report_clear(&report);
-    gl_test_rmtree(dir);
+    gl_remove_tree(dir);
 }
 END_TEST
 
@@ -280,7 +280,7 @@ START_TEST(test_github_shows_ten_then_counts)
     gl_assert_line(text, "^::error file=leaky/leaky\\.c,line=\\d+,title=gemleak%3A definite leak in ");
     gl_assert_line(text, "^gemleak: FAIL: ");
     report_clear(&report);
-    gl_test_rmtree(dir);
+    gl_remove_tree(dir);
 }
 END_TEST
 
@@ -329,7 +329,7 @@ START_TEST(test_suppressions_file)
     gl_assert_line(clean_supp, "^# No findings: nothing to suppress\\.$");
     gl_assert_no_line(clean_supp, "^\\{$");
     report_clear(&clean);
-    gl_test_rmtree(dir);
+    gl_remove_tree(dir);
 }
 END_TEST
 

@@ -129,8 +129,7 @@ static char *kept_dir(const char *err)
 static void result_discard(Result *result)
 {
     g_autofree char *kept = result->err != NULL ? kept_dir(result->err) : NULL;
-    if (kept != NULL)
-        gl_remove_tree(kept);
+    gl_remove_tree(kept);
     result_clear(result);
 }
 
@@ -162,7 +161,7 @@ START_TEST(test_clean_method_reports_nothing)
     gl_assert_no_line(r.err, "kept in");
     ck_assert_uint_eq(entries_in(tmp), 0);  /* the private directory is gone */
     result_clear(&r);
-    gl_test_rmtree(tmp);
+    gl_remove_tree(tmp);
 }
 END_TEST
 
@@ -303,7 +302,7 @@ START_TEST(test_suppressions_dir_silences_a_leak)
     gemleak_run(&named, NULL, NULL, ARGS("--suppressions-dir", supp_dir), "require 'leaky'; Leaky.leak");
     ck_assert_msg(named.status == 0, "status %d\n%s", named.status, named.err);
     result_clear(&named);
-    gl_test_rmtree(project);
+    gl_remove_tree(project);
 }
 END_TEST
 
@@ -438,7 +437,7 @@ START_TEST(test_jobs_and_shards)
     ck_assert_int_eq(s3.status, 2);
     gl_assert_line(s3.err, "--shard 3/2: give I/N with 1 <= I <= N");
     result_clear(&s3);
-    gl_test_rmtree(dir);
+    gl_remove_tree(dir);
 }
 END_TEST
 
@@ -478,7 +477,7 @@ START_TEST(test_suppressions_by_ruby_version)
     gemleak_run(&matching, NULL, NULL, ARGS("--suppressions-dir", dir), "require 'leaky'; Leaky.leak");
     ck_assert_msg(matching.status == 0, "status %d\n%s", matching.status, matching.err);
     result_clear(&matching);
-    gl_test_rmtree(dir);
+    gl_remove_tree(dir);
 
     /* the choice itself, file by file */
     g_autofree char *root = gl_test_project_file("suppressions");
@@ -524,7 +523,7 @@ START_TEST(test_keep_xml_directory)
     ck_assert_msg(again.status == 2, "status %d\n%s", again.status, again.err);
     gl_assert_line(again.err, "already holds Valgrind XML from another run");
     result_clear(&again);
-    gl_test_rmtree(base);
+    gl_remove_tree(base);
 }
 END_TEST
 
@@ -545,7 +544,7 @@ START_TEST(test_missing_or_old_valgrind)
     ck_assert_int_eq(old.status, 3);
     gl_assert_line(old.err, "^gemleak: Valgrind 3\\.8\\.1 is too old: gemleak needs 3\\.10 or newer$");
     result_clear(&old);
-    gl_test_rmtree(dir);
+    gl_remove_tree(dir);
 }
 END_TEST
 
@@ -626,7 +625,7 @@ START_TEST(test_command_that_does_not_exist)
     gl_assert_line(r.err, "^gemleak: Valgrind wrote no XML");
     gl_assert_line(r.err, "kept in");
     result_clear(&r);
-    gl_test_rmtree(tmp);
+    gl_remove_tree(tmp);
 }
 END_TEST
 
@@ -646,7 +645,7 @@ START_TEST(test_suppressions_out_silence_a_real_run)
     ck_assert_msg(second.status == 0, "status %d\n%s", second.status, second.err);
     gl_assert_line(second.err, "^gemleak: 1 file, \\d+ errors read, 0 findings, ");
     result_clear(&second);
-    gl_test_rmtree(dir);
+    gl_remove_tree(dir);
 }
 END_TEST
 
@@ -681,7 +680,7 @@ START_TEST(test_interrupted_run)
     g_autofree char *dir = kept_dir(err_text);
     ck_assert_ptr_nonnull(dir);
     ck_assert(gl_list_xml_files_any(dir));
-    gl_test_rmtree(tmp);
+    gl_remove_tree(tmp);
 }
 END_TEST
 
@@ -729,7 +728,7 @@ static char *rake_run(Result *result, const char *const *env_pairs, const char *
 static void forget(Result *result, char *dir)
 {
     result_discard(result);
-    gl_test_rmtree(dir);
+    gl_remove_tree(dir);
     g_free(dir);
 }
 
@@ -759,7 +758,7 @@ START_TEST(test_rake_test_task_passes_without_the_leaking_test)
     gl_assert_line(r.err, "^gemleak: target: .*/lib/tally/tally\\.so$");
     ck_assert_uint_eq(entries_in(tmp), 0);
     forget(&r, dir);
-    gl_test_rmtree(tmp);
+    gl_remove_tree(tmp);
 }
 END_TEST
 
@@ -820,7 +819,7 @@ START_TEST(test_rake_suppressions_and_reports_reach_gemleak)
     g_autofree char *junit = gl_test_read(junit_path, NULL);
     gl_assert_line(junit, "<testcase name=\"definite leak in copy_text \\(tally\\.c:\\d+\\) via tally_count");
     forget(&reported, dir);
-    gl_test_rmtree(supp_dir);
+    gl_remove_tree(supp_dir);
 }
 END_TEST
 
@@ -836,7 +835,7 @@ START_TEST(test_rake_without_gemleak_says_how_to_get_it)
                           "GEMLEAK=/path/to/gemleak");
     ck_assert_uint_eq(entries_in(tmp), 0);
     forget(&r, dir);
-    gl_test_rmtree(tmp);
+    gl_remove_tree(tmp);
 }
 END_TEST
 
@@ -937,7 +936,7 @@ START_TEST(test_readme_rakefile_snippet)
     ck_assert_msg(spec.status == 0, "status %d:\n%s", spec.status, spec.err);
     gl_assert_line(spec.err, "^gemleak: pass: no findings$");
     result_clear(&spec);
-    gl_test_rmtree(dir);
+    gl_remove_tree(dir);
     g_free(dir);
 }
 END_TEST
@@ -979,7 +978,7 @@ START_TEST(test_gem_build_and_make_install)
     g_autofree char *found = NULL;
     gl_test_spawn(find_argv, &found, NULL);
     ck_assert_msg(found != NULL && strstr(found, "site_ruby") != NULL, "gemleak/rake.rb: %s", found);
-    gl_test_rmtree(home);
+    gl_remove_tree(home);
 }
 END_TEST
 
@@ -1105,7 +1104,7 @@ int main(int argc, char **argv)
         !prepare_sample_gem(&error)) {
         fprintf(stderr, "check_integration: cannot build the fixture extensions: %s\n",
                 error->message);
-        gl_test_rmtree(ext_dir);
+        gl_remove_tree(ext_dir);
         return EXIT_FAILURE;
     }
 
@@ -1172,7 +1171,7 @@ int main(int argc, char **argv)
     SRunner *owner = srunner_create(suite);
     int failed = run_in_parallel(suite, names);
     srunner_free(owner);
-    gl_test_rmtree(ext_dir);
+    gl_remove_tree(ext_dir);
     g_free(ext_dir);
     g_free(sample_gem);
     g_free(project_root);

@@ -196,7 +196,7 @@ START_TEST(test_unreadable_inputs_are_problems_not_failures)
     const GError *nothing = g_ptr_array_index(analysis->problems, 1);
     ck_assert(strstr(missing->message, "/nonexistent.xml") != NULL);
     ck_assert(strstr(nothing->message, "no *.xml files") != NULL);
-    gl_test_rmtree(empty_dir);
+    gl_remove_tree(empty_dir);
 }
 END_TEST
 

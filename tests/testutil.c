@@ -7,8 +7,6 @@
 #include <string.h>
 #include <sys/wait.h>
 
-#include <glib/gstdio.h>
-
 const char *gl_test_fixtures = "fixtures";
 
 char *gl_test_fixture(const char *relative)
@@ -63,25 +61,6 @@ char *gl_test_tmpdir(void)
     ck_assert_msg(dir != NULL, "cannot make a temporary directory: %s",
                   error != NULL ? error->message : "?");
     return dir;
-}
-
-void gl_test_rmtree(const char *path)
-{
-    if (path == NULL)
-        return;
-    if (g_file_test(path, G_FILE_TEST_IS_DIR) && !g_file_test(path, G_FILE_TEST_IS_SYMLINK)) {
-        GDir *dir = g_dir_open(path, 0, NULL);
-        const char *name;
-        while (dir != NULL && (name = g_dir_read_name(dir)) != NULL) {
-            g_autofree char *child = g_build_filename(path, name, NULL);
-            gl_test_rmtree(child);
-        }
-        if (dir != NULL)
-            g_dir_close(dir);
-        g_rmdir(path);
-    } else {
-        g_unlink(path);
-    }
 }
 
 guint gl_test_count(const char *haystack, gsize length, const char *needle)

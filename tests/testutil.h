@@ -6,6 +6,7 @@
 #include <glib.h>
 
 #include "gemleak/record.h"
+#include "gemleak/runner.h"
 
 /* The fixtures directory, from the runner's first argument. */
 extern const char *gl_test_fixtures;
@@ -31,9 +32,9 @@ char *gl_test_read(const char *path, gsize *length);
 /* Writes @length bytes (-1: a string) to @path; the test fails on error. */
 void gl_test_write(const char *path, const char *data, gssize length);
 
-/* Returns: (transfer full): a new private directory; remove with gl_test_rmtree(). */
+/* Returns: (transfer full): a new private directory; remove it with
+ * gl_remove_tree() (gemleak/runner.h). */
 char *gl_test_tmpdir(void);
-void gl_test_rmtree(const char *path);
 
 /* Returns: how many times @needle occurs in @haystack[0..length). */
 guint gl_test_count(const char *haystack, gsize length, const char *needle);

@@ -59,7 +59,8 @@ gboolean gl_run_commands(const GlRunOptions *options, GPtrArray *commands, GlRun
 /* Removes the run directory unless the user asked to keep it. */
 void gl_run_result_clear(GlRunResult *result, gboolean remove_dir);
 
-/* Removes @path and everything under it. */
+/* Removes @path (nullable: nothing to remove) and everything under it;
+ * a symbolic link is removed, not followed. */
 void gl_remove_tree(const char *path);
 
 #endif
