@@ -1108,8 +1108,22 @@ int main(int argc, char **argv)
         return EXIT_FAILURE;
     }
 
-    Suite *suite = suite_create("integration");
-    TCase *self = tcase_create("gemleak itself");
+    /* The test cases run at once, each in a process of its own
+     * (run_in_parallel); the tests of one case run in turn. */
+    enum { SELF, LEAKS, PROCESSES, MINITEST, RSPEC, N_CASES };
+    const char *names[N_CASES + 1] = {
+        [SELF] = "gemleak itself",
+        [LEAKS] = "run: leaks",
+        [PROCESSES] = "run: processes and options",
+        [MINITEST] = "rake: minitest",
+        [RSPEC] = "rake: rspec and options",
+        [N_CASES] = NULL,
+    };
+    TCase *cases[N_CASES];
+    for (guint i = 0; i < N_CASES; i++)
+        cases[i] = tcase_create(names[i]);
+
+    TCase *self = cases[SELF];
     tcase_add_test(self, test_gemleak_is_valgrind_clean);
     tcase_add_test(self, test_man_page_renders_without_warnings);
     tcase_add_test(self, test_every_option_is_documented);
@@ -1117,8 +1131,9 @@ int main(int argc, char **argv)
     tcase_add_test(self, test_command_that_does_not_exist);
     tcase_add_test(self, test_interrupted_run);
     tcase_add_test(self, test_keep_xml_directory);
+    tcase_add_test(self, test_suppressions_out_silence_a_real_run);
 
-    TCase *leaks = tcase_create("run: leaks");
+    TCase *leaks = cases[LEAKS];
     tcase_add_test(leaks, test_clean_method_reports_nothing);
     tcase_add_test(leaks, test_malloc_leak_reported_and_xml_kept);
     tcase_add_test(leaks, test_use_after_free_shows_three_stacks);
@@ -1126,8 +1141,12 @@ int main(int argc, char **argv)
     tcase_add_test(leaks, test_callback_into_ruby_skipped_unless_defaults_dropped);
     tcase_add_test(leaks, test_leak_in_init_not_reported);
     tcase_add_test(leaks, test_helper_and_environment_in_every_ruby);
+    tcase_add_test(leaks, test_annotations_to_stdout_text_to_stderr);
+    tcase_add_test(leaks, test_jobs_and_shards);
+    tcase_add_test(leaks, test_ruby_crashes_under_valgrind);
+    tcase_add_test(leaks, test_helper_forgets_minitest_lets);
 
-    TCase *processes = tcase_create("run: processes and options");
+    TCase *processes = cases[PROCESSES];
     tcase_add_test(processes, test_leak_in_forked_child_reported_once);
     tcase_add_test(processes, test_two_extensions_and_object_choice);
     tcase_add_test(processes, test_object_never_loaded_is_an_error);
@@ -1139,34 +1158,27 @@ int main(int argc, char **argv)
     tcase_add_test(processes, test_command_killed_by_a_signal);
     tcase_add_test(processes, test_valgrinds_own_fatal_error);
     tcase_add_test(processes, test_orphaned_child_is_waited_for);
-    tcase_add_test(leaks, test_annotations_to_stdout_text_to_stderr);
-    tcase_add_test(leaks, test_jobs_and_shards);
-    tcase_add_test(leaks, test_ruby_crashes_under_valgrind);
-    tcase_add_test(leaks, test_helper_forgets_minitest_lets);
     tcase_add_test(processes, test_suppressions_by_ruby_version);
-    tcase_add_test(self, test_suppressions_out_silence_a_real_run);
 
-    TCase *minitest = tcase_create("rake: minitest");
+    TCase *minitest = cases[MINITEST];
     tcase_add_test(minitest, test_rake_test_task_fails_on_a_leak);
     tcase_add_test(minitest, test_rake_test_task_passes_without_the_leaking_test);
     tcase_add_test(minitest, test_rake_failing_assertion_still_fails);
     tcase_add_test(minitest, test_rake_binary_name_limits_the_targets);
     tcase_add_test(minitest, test_readme_rakefile_snippet);
 
-    TCase *rspec = tcase_create("rake: rspec and options");
+    TCase *rspec = cases[RSPEC];
     tcase_add_test(rspec, test_rspec_task);
     tcase_add_test(rspec, test_rake_suppressions_and_reports_reach_gemleak);
     tcase_add_test(rspec, test_rake_without_gemleak_says_how_to_get_it);
     tcase_add_test(rspec, test_rake_task_with_its_own_configuration);
     tcase_add_test(rspec, test_gem_build_and_make_install);
 
-    TCase *cases[] = { self, leaks, processes, minitest, rspec };
-    for (guint i = 0; i < G_N_ELEMENTS(cases); i++) {
+    Suite *suite = suite_create("integration");
+    for (guint i = 0; i < N_CASES; i++) {
         tcase_set_timeout(cases[i], 600);
         suite_add_tcase(suite, cases[i]);
     }
-    const char *names[] = { "gemleak itself", "run: leaks", "run: processes and options",
-                            "rake: minitest", "rake: rspec and options", NULL };
     /* The runner owns the suite: freeing it frees the suite too. */
     SRunner *owner = srunner_create(suite);
     int failed = run_in_parallel(suite, names);
