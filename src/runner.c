@@ -207,8 +207,10 @@ static char **child_environment(const char *run_dir, const char *helper_lib)
     env = g_environ_setenv(env, "RUBYOPT", new_rubyopt, TRUE);
     env = g_environ_setenv(env, "GEMLEAK_RUNNING", "1", TRUE);
     env = g_environ_setenv(env, "GEMLEAK_RUN_DIR", run_dir, TRUE);
-    /* Ruby 3.4+ frees its own memory at exit; older Rubies ignore it. */
-    env = g_environ_setenv(env, "RUBY_FREE_AT_EXIT", "1", TRUE);
+    /* Ruby 3.4+ frees its own memory at exit; older Rubies ignore it. A
+     * value the user set (RUBY_FREE_AT_EXIT=0 to see Ruby as it runs in
+     * production) is left alone. */
+    env = g_environ_setenv(env, "RUBY_FREE_AT_EXIT", "1", FALSE);
     return env;
 }
 

@@ -89,9 +89,10 @@ static gboolean build_extension(const char *name, GError **error)
 }
 
 /* gemleak run [ARGS...] -- ruby --disable-gems -I<leaky> -I<other> -e CODE,
- * in @cwd (nullable), with TMPDIR at @tmp (nullable). */
-static void gemleak_run(Result *result, const char *cwd, const char *tmp,
-                        const char *const *args, const char *code)
+ * in @cwd (nullable), with TMPDIR at @tmp (nullable) and the variables
+ * NAME=VALUE of @vars (nullable) set. */
+static void gemleak_run_env(Result *result, const char *cwd, const char *tmp,
+                            const char *const *vars, const char *const *args, const char *code)
 {
     g_autofree char *leaky = g_strdup_printf("-I%s/leaky", ext_dir);
     g_autofree char *other = g_strdup_printf("-I%s/other", ext_dir);
@@ -107,7 +108,17 @@ static void gemleak_run(Result *result, const char *cwd, const char *tmp,
     g_auto(GStrv) env = g_get_environ();
     if (tmp != NULL)
         env = g_environ_setenv(env, "TMPDIR", tmp, TRUE);
+    for (const char *const *var = vars; var != NULL && *var != NULL; var++) {
+        g_auto(GStrv) pair = g_strsplit(*var, "=", 2);
+        env = g_environ_setenv(env, pair[0], pair[1] != NULL ? pair[1] : "", TRUE);
+    }
     run_command(result, cwd, env, (const char *const *) argv->pdata);
+}
+
+static void gemleak_run(Result *result, const char *cwd, const char *tmp,
+                        const char *const *args, const char *code)
+{
+    gemleak_run_env(result, cwd, tmp, NULL, args, code);
 }
 
 #define ARGS(...) ((const char *const[]) { __VA_ARGS__, NULL })
@@ -367,6 +378,13 @@ START_TEST(test_helper_and_environment_in_every_ruby)
     ck_assert_int_le(g_ascii_strtoll(files[1], NULL, 10), 8192);
     ck_assert_msg(g_ascii_strtoull(fields[2], NULL, 10) == (guint64) RLIM_INFINITY,
                   "stack limit %s", fields[2]);
+    result_clear(&r);
+
+    /* A RUBY_FREE_AT_EXIT the user chose is left as it is. */
+    gemleak_run_env(&r, NULL, NULL, ARGS("RUBY_FREE_AT_EXIT=0"), NO_ARGS,
+                    "require 'leaky'; print ENV['RUBY_FREE_AT_EXIT']");
+    ck_assert_msg(r.status == 0, "status %d\n%s", r.status, r.err);
+    ck_assert_str_eq(r.out, "0");
     result_clear(&r);
 }
 END_TEST
@@ -1061,7 +1079,11 @@ END_TEST
 static int run_in_parallel(Suite *suite, const char *const *names)
 {
     g_autoptr(GArray) pids = g_array_new(FALSE, FALSE, sizeof(pid_t));
+    /* CK_RUN_CASE picks one case, as it does for an ordinary Check runner. */
+    const char *only = g_getenv("CK_RUN_CASE");
     for (const char *const *name = names; *name != NULL; name++) {
+        if (only != NULL && *only != '\0' && strcmp(only, *name) != 0)
+            continue;
         pid_t pid = fork();
         if (pid == 0) {
             SRunner *runner = srunner_create(suite);
