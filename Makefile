@@ -23,7 +23,7 @@ DESTDIR    ?=
 
 CC         ?= cc
 PKG_CONFIG ?= pkg-config
-PKGS       := libxml-2.0 gio-2.0 json-glib-1.0
+PKGS       := libxml-2.0 gio-2.0 json-glib-1.0 zlib
 CFLAGS     ?= -O2 -g
 
 # pkg-config runs when a recipe first needs the flags, after the dependency

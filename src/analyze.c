@@ -10,13 +10,15 @@
 typedef struct {
     char *path;
     guint index;
+    gboolean listed;       /* found in a directory, not named by the user */
     GlFindings *findings;
     guint64 errors_seen;
     guint64 by_verdict[GL_N_VERDICTS];
     gboolean opened;
     gboolean truncated;
-    GError *problem;
+    GPtrArray *problems;   /* GError* */
     GPtrArray *notes;
+    GHashTable *suppressed;  /* suppression name -> count, nullable */
 } Input;
 
 static void input_free(gpointer data)
@@ -25,8 +27,10 @@ static void input_free(gpointer data)
     g_free(input->path);
     if (input->findings != NULL)
         gl_findings_free(input->findings);
-    g_clear_error(&input->problem);
+    g_ptr_array_unref(input->problems);
     g_ptr_array_unref(input->notes);
+    if (input->suppressed != NULL)
+        g_hash_table_unref(input->suppressed);
     g_free(input);
 }
 
@@ -47,7 +51,7 @@ GPtrArray *gl_list_xml_files(const char *dir, GError **error)
     GPtrArray *files = g_ptr_array_new_with_free_func(g_free);
     const char *name;
     while ((name = g_dir_read_name(handle)) != NULL)
-        if (g_str_has_suffix(name, ".xml"))
+        if (g_str_has_suffix(name, ".xml") || g_str_has_suffix(name, ".xml.gz"))
             g_ptr_array_add(files, g_build_filename(dir, name, NULL));
     g_ptr_array_sort(files, compare_strings);
     return files;
@@ -59,18 +63,32 @@ gboolean gl_list_xml_files_any(const char *dir)
     return files != NULL && files->len > 0;
 }
 
+/* Whether a file found in a directory is someone else's XML (a JUnit
+ * report written beside Valgrind's): skipped with a note, not a problem. */
+static gboolean foreign_listed_file(const Input *input, const GPtrArray *problems)
+{
+    if (!input->listed || input->errors_seen > 0 || problems->len == 0)
+        return FALSE;
+    const GError *first = g_ptr_array_index(problems, 0);
+    return g_error_matches(first, GL_ERROR, GL_ERROR_NOT_VALGRIND) ||
+           g_error_matches(first, GL_ERROR, GL_ERROR_NOT_XML);
+}
+
 static void read_input(Input *input, const GlRules *rules)
 {
-    g_autoptr(GlReader) reader = gl_reader_new_for_path(input->path, &input->problem);
-    if (reader == NULL)
+    GError *open_error = NULL;
+    g_autoptr(GlReader) reader = gl_reader_new_for_path(input->path, &open_error);
+    if (reader == NULL) {
+        g_ptr_array_add(input->problems, open_error);
         return;
+    }
     input->opened = TRUE;
     g_autoptr(GlClassifier) classifier = gl_classifier_new(rules);
     const GlDocument *doc = gl_reader_document(reader);
     guint64 base = (guint64) input->index << 32;
     guint64 n = 0;
     GlRecord *record;
-    while ((record = gl_reader_next(reader, &input->problem)) != NULL) {
+    while ((record = gl_reader_next(reader, NULL)) != NULL) {
         GlVerdict verdict = gl_classifier_classify(classifier, record, doc);
         input->errors_seen++;
         input->by_verdict[verdict]++;
@@ -84,12 +102,23 @@ static void read_input(Input *input, const GlRules *rules)
             gl_record_free(record);
         n++;
     }
-    if (doc->n_documents > 0)
+    const GPtrArray *problems = gl_reader_problems(reader);
+    if (foreign_listed_file(input, problems)) {
+        input->opened = FALSE;
         g_ptr_array_add(input->notes,
-                        g_strdup_printf("%s: holds %u Valgrind documents, one after another "
-                                        "(several processes wrote one file?); all were read",
-                                        input->path, doc->n_documents + 1));
-    input->truncated = g_error_matches(input->problem, GL_ERROR, GL_ERROR_TRUNCATED);
+                        g_strdup_printf("%s: skipped: %s", input->path,
+                                        ((const GError *) g_ptr_array_index(problems, 0))->message));
+        return;
+    }
+    for (guint i = 0; i < problems->len; i++) {
+        const GError *problem = g_ptr_array_index(problems, i);
+        input->truncated |= g_error_matches(problem, GL_ERROR, GL_ERROR_TRUNCATED);
+        g_ptr_array_add(input->problems, g_error_copy(problem));
+    }
+    const GPtrArray *notes = gl_reader_notes(reader);
+    for (guint i = 0; i < notes->len; i++)
+        g_ptr_array_add(input->notes, g_strdup(g_ptr_array_index(notes, i)));
+    input->suppressed = g_hash_table_ref(gl_reader_suppression_counts(reader));
 }
 
 /* The inputs, shared by the reading threads: each takes the next one. */
@@ -107,7 +136,7 @@ static gpointer read_inputs(gpointer data)
         if (i >= work->inputs->len)
             return NULL;
         Input *input = g_ptr_array_index(work->inputs, i);
-        if (input->problem == NULL)
+        if (input->problems->len == 0)
             read_input(input, work->rules);
     }
 }
@@ -124,7 +153,7 @@ static GPtrArray *collect_inputs(const char *const *paths)
             files = gl_list_xml_files(*path, &problem);
             if (files != NULL && files->len == 0)
                 g_set_error(&problem, GL_ERROR, GL_ERROR_IO,
-                            "%s: no *.xml files in this directory", *path);
+                            "%s: no *.xml or *.xml.gz files in this directory", *path);
         }
         guint n = files != NULL && problem == NULL ? files->len : 1;
         for (guint i = 0; i < n; i++) {
@@ -132,13 +161,30 @@ static GPtrArray *collect_inputs(const char *const *paths)
             input->path = g_strdup(files != NULL && problem == NULL
                                        ? (const char *) g_ptr_array_index(files, i) : *path);
             input->index = inputs->len;
+            input->listed = files != NULL && problem == NULL;
             input->findings = gl_findings_new();
+            input->problems = g_ptr_array_new_with_free_func((GDestroyNotify) g_error_free);
             input->notes = g_ptr_array_new_with_free_func(g_free);
-            input->problem = i == 0 ? problem : NULL;
+            if (i == 0 && problem != NULL)
+                g_ptr_array_add(input->problems, problem);
             g_ptr_array_add(inputs, input);
         }
     }
     return inputs;
+}
+
+/* Adds the counts of @from (name -> count) to @into, saturating. */
+static void add_counts(GHashTable *into, GHashTable *from)
+{
+    GHashTableIter iter;
+    gpointer key, value;
+    g_hash_table_iter_init(&iter, from);
+    while (g_hash_table_iter_next(&iter, &key, &value)) {
+        guint64 before = GPOINTER_TO_SIZE(g_hash_table_lookup(into, key));
+        guint64 add = GPOINTER_TO_SIZE(value);
+        guint64 sum = before + add < before ? G_MAXUINT64 : before + add;
+        g_hash_table_replace(into, g_strdup(key), GSIZE_TO_POINTER((gsize) sum));
+    }
 }
 
 GlAnalysis *gl_analyze(const char *const *paths, const GlRules *rules, guint jobs)
@@ -166,6 +212,7 @@ GlAnalysis *gl_analyze(const char *const *paths, const GlRules *rules, guint job
     analysis->problems = g_ptr_array_new_with_free_func((GDestroyNotify) g_error_free);
     analysis->notes = g_ptr_array_new_with_free_func(g_free);
     analysis->summary.truncated_files = g_ptr_array_new_with_free_func(g_free);
+    analysis->suppressed = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
     GlSummary *summary = &analysis->summary;
     for (guint i = 0; i < inputs->len; i++) {
         Input *input = g_ptr_array_index(inputs, i);
@@ -178,8 +225,10 @@ GlAnalysis *gl_analyze(const char *const *paths, const GlRules *rules, guint job
             g_ptr_array_add(analysis->notes, g_strdup(g_ptr_array_index(input->notes, j)));
         if (input->truncated)
             g_ptr_array_add(summary->truncated_files, g_strdup(input->path));
-        if (input->problem != NULL)
-            g_ptr_array_add(analysis->problems, g_steal_pointer(&input->problem));
+        for (guint j = 0; j < input->problems->len; j++)
+            g_ptr_array_add(analysis->problems, g_error_copy(g_ptr_array_index(input->problems, j)));
+        if (input->suppressed != NULL)
+            add_counts(analysis->suppressed, input->suppressed);
     }
     analysis->findings = gl_findings_sorted(analysis->table);
     return analysis;
@@ -194,6 +243,7 @@ void gl_analysis_free(GlAnalysis *analysis)
     g_ptr_array_unref(analysis->problems);
     g_ptr_array_unref(analysis->notes);
     g_ptr_array_unref(analysis->summary.truncated_files);
+    g_hash_table_unref(analysis->suppressed);
     g_free(analysis);
 }
 

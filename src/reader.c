@@ -1,14 +1,17 @@
-/* Streaming reader of Valgrind memcheck XML (protocols 4 to 6).
+/* The Valgrind memcheck XML reader (protocols 4 to 6).
  *
- * libxml2's xmlTextReader walks the document one node at a time and frees
- * what lies behind it, so memory stays flat whatever the file size. The
- * reader pulls one <error> at a time into a GlRecord; a document that breaks
- * off (Valgrind killed by a CI timeout) has already yielded every complete
- * error before the break. Elements it does not know are skipped: Valgrind
- * adds some in every release. */
-#define _GNU_SOURCE  /* memmem */
+ * The splitter (splitter.c) cuts the input into documents and the elements
+ * of each root; each element we need is parsed on its own by a reused
+ * libxml2 xmlTextReader over its bytes, and turned into a GlRecord or into
+ * what the document says of its process. An element that does not parse
+ * is retried once with its bytes made valid UTF-8 (Valgrind copies
+ * arguments, paths and names raw); one that still fails is a problem, and
+ * reading goes on after it. Elements gemleak does not use are never parsed:
+ * Valgrind adds some in every release (and 3.26 leaves one unclosed in its
+ * leak summary). */
 #include "gemleak/reader.h"
 #include "gemleak/errors.h"
+#include "gemleak/splitter.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -19,129 +22,14 @@
 #include <libxml/parser.h>
 #include <libxml/xmlreader.h>
 
-/* Valgrind's --num-callers stops at 500 and an error has at most a handful
- * of auxiliary parts; these bounds only stop hostile input from growing one
- * record without end. Whatever lies beyond them is read and dropped. */
-#define MAX_FRAMES 4096
-#define MAX_AUX 256
+/* Bounds that only hostile input reaches: Valgrind writes at most 500
+ * frames a stack and its texts are short; the element's own size
+ * (GL_SPLITTER_MAX_ELEMENT) bounds the frames of one record. */
 #define MAX_TEXT ((gsize) 1024 * 1024)
+#define MAX_ARGS 65536
 
-/* Our own read callbacks, so that we know how much was read and whether the
- * input ended (a parse error after the end of input is a truncated file),
- * and so that we keep the bytes a parse failure could otherwise lose.
- *
- * xmlTextReader parses a chunk ahead of what it hands out; when that chunk
- * holds the break, the complete errors parsed just before it are never
- * delivered. The source therefore keeps a window of the bytes read since the
- * end of the last record handed out, and notes where each </error> and
- * </fatal_signal> ends; on failure the reader parses the complete elements
- * left in the window on their own (see recover_lost_records). */
-typedef struct {
-    int fd;
-    const char *mem;
-    gsize mem_size;
-    gsize mem_pos;
-    GByteArray *replay;    /* bytes to serve again before reading on (a next document) */
-    gsize replay_pos;
-    guint64 bytes;         /* read from the fd or memory, replays not counted */
-    gboolean eof;
-    int read_errno;
-    GByteArray *window;    /* recent bytes; window->data[0] is at offset window_start */
-    guint64 window_start;
-    guint64 window_end;    /* offset just past the last byte served */
-    GQueue ends;           /* offsets just past each </error> or </fatal_signal> not yet matched */
-} Source;
-
-/* A Valgrind error is a few kilobytes; a window that grows past this without
- * a record being handed out is hostile or not Valgrind's, and its front is
- * dropped (recovery then needs what is left). */
-#define WINDOW_MAX (2 * 1024 * 1024)
-
-static const char END_ERROR[] = "</error>";
-static const char END_FATAL[] = "</fatal_signal>";
-
-static gint compare_offsets(gconstpointer a, gconstpointer b, gpointer unused)
-{
-    (void) unused;
-    gsize x = GPOINTER_TO_SIZE(a), y = GPOINTER_TO_SIZE(b);
-    return x < y ? -1 : x > y;
-}
-
-static void note_ends(Source *source, gsize scan_from, const char *tag, gsize tag_len)
-{
-    const guint8 *data = source->window->data;
-    gsize len = source->window->len;
-    if (len == 0)
-        return;
-    const guint8 *at = data + scan_from;
-    while ((at = memmem(at, len - (gsize) (at - data), tag, tag_len)) != NULL) {
-        guint64 end = source->window_start + (guint64) (at - data) + tag_len;
-        g_queue_insert_sorted(&source->ends, GSIZE_TO_POINTER((gsize) end), compare_offsets, NULL);
-        at += tag_len;
-    }
-}
-
-/* Keeps the bytes just served, and notes the end tags that finish in them
- * (one may straddle two reads, hence the look back). */
-static void window_add(Source *source, const char *buffer, gsize n)
-{
-    gsize old_len = source->window->len;
-    g_byte_array_append(source->window, (const guint8 *) buffer, (guint) n);
-    source->window_end += n;
-    /* Only </error> is looked for as the bytes come: a </fatal_signal>, at
-     * most one a document, is looked for when one is handed out or lost. */
-    gsize back = sizeof END_ERROR - 2;
-    gsize scan_from = old_len > back ? old_len - back : 0;
-    note_ends(source, scan_from, END_ERROR, sizeof END_ERROR - 1);
-    if (source->window->len > WINDOW_MAX) {
-        gsize drop = source->window->len - WINDOW_MAX / 2;
-        g_byte_array_remove_range(source->window, 0, (guint) drop);
-        source->window_start += drop;
-    }
-}
-
-/* Forgets the bytes before @offset: the record that ends there was handed out. */
-static void window_forget_before(Source *source, guint64 offset)
-{
-    if (offset <= source->window_start)
-        return;
-    gsize drop = (gsize) MIN(offset - source->window_start, (guint64) source->window->len);
-    g_byte_array_remove_range(source->window, 0, (guint) drop);
-    source->window_start += drop;
-}
-
-static int source_read(void *context, char *buffer, int len)
-{
-    Source *source = context;
-    gsize n = 0;
-    if (len <= 0)
-        return 0;
-    if (source->replay != NULL && source->replay_pos < source->replay->len) {
-        n = MIN((gsize) len, source->replay->len - source->replay_pos);
-        memcpy(buffer, source->replay->data + source->replay_pos, n);
-        source->replay_pos += n;
-    } else if (source->mem != NULL) {
-        n = MIN((gsize) len, source->mem_size - source->mem_pos);
-        memcpy(buffer, source->mem + source->mem_pos, n);
-        source->mem_pos += n;
-        source->bytes += n;
-        source->eof = n == 0;
-    } else {
-        ssize_t got;
-        do
-            got = read(source->fd, buffer, (size_t) len);
-        while (got < 0 && errno == EINTR);
-        if (got < 0) {
-            source->read_errno = errno;
-            return -1;
-        }
-        n = (gsize) got;
-        source->bytes += n;
-        source->eof = n == 0;
-    }
-    window_add(source, buffer, n);
-    return (int) n;
-}
+/* The root element of a Valgrind document. */
+#define ROOT "valgrindoutput"
 
 /* Element names, interned in the reader's dictionary so that the parse
  * compares pointers, not strings. */
@@ -151,36 +39,37 @@ typedef struct {
         *fatal_signal, *unique, *tid, *threadname, *kind, *what, *xwhat, *text,
         *leakedbytes, *leakedblocks, *stack, *frame, *ip, *obj, *fn, *dir, *file,
         *line, *auxwhat, *xauxwhat, *origin, *suppression, *sname, *skind, *skaux,
-        *sframe, *fun, *rawtext, *fd, *path, *signo, *signame;
+        *sframe, *fun, *rawtext, *fd, *path, *signo, *signame, *clientmsg,
+        *suppcounts, *pair, *count, *name;
 } Names;
 
 struct GlReader {
-    xmlTextReaderPtr xml;
     char *name;
     int owned_fd;          /* an fd the reader opened itself, or -1 */
-    Source source;
+    GlSplitter *splitter;
+    xmlTextReaderPtr xml;  /* reused for every element */
     Names n;
     GlDocument doc;
     GStringChunk *doc_strings;
     GString *text;         /* scratch: the text of the element being read */
     GArray *frames;        /* scratch: the frames of the stack being read */
-    gboolean root_seen;
-    gboolean finished;     /* no more records will be parsed: at the end or failed */
-    gboolean fragment;     /* parses one element cut from another reader's window */
-    GQueue pending;        /* records recovered after a failure, not yet handed out */
-    GError *failure;       /* kept so that later calls fail the same way */
-    GError *check;         /* a check of ours that failed inside a walk */
-    /* the first error libxml2 reported */
+    GString *repaired;     /* scratch: an element with its bad bytes replaced */
+    GPtrArray *problems;   /* GError* */
+    GPtrArray *notes;      /* char* */
+    GHashTable *suppressed;/* suppression name -> count */
+    GQueue pending;        /* records separated from one element, not yet handed out */
+    gboolean finished;
+    gboolean seen_document;   /* a Valgrind document began */
+    gboolean ignoring;        /* the current document is not one to read */
+    gboolean text_reported;   /* stray text was reported once already */
+    gboolean shared;          /* signs that several processes wrote the input */
+    guint n_repaired;         /* elements whose bytes had to be made valid */
+    guint n_separated;        /* elements recovered from interleaved writes */
+    guint64 element_offset;   /* where the element being parsed starts */
+    /* the first error libxml2 reported for the element being parsed */
     int xml_code;
-    int xml_line;
     char *xml_message;
 };
-
-static int source_close(void *context)
-{
-    (void) context;  /* the GlReader closes what it opened */
-    return 0;
-}
 
 /* External entities and DTDs are never wanted in Valgrind output: refusing
  * them all keeps a hostile file from reading local files or the network. */
@@ -193,8 +82,8 @@ static xmlParserInputPtr refuse_external_entity(const char *url, const char *id,
     return NULL;
 }
 
-/* libxml2 prints to stderr unless told otherwise; the reader reports through
- * GError instead. */
+/* libxml2 prints to stderr unless told otherwise; the reader reports
+ * through its problems instead. */
 static void ignore_generic_error(void *context, const char *message, ...)
 {
     (void) context;
@@ -215,14 +104,24 @@ void gl_reader_global_init(void)
     g_once(&once, global_init_once, NULL);
 }
 
+/* Returns: (transfer full): @message on one line, without libxml2's
+ * newlines. */
+static char *one_line(const char *message)
+{
+    char *line = g_strstrip(g_strdup(message != NULL ? message : "unknown error"));
+    for (char *c = line; *c != '\0'; c++)
+        if (*c == '\n' || *c == '\r' || *c == '\t')
+            *c = ' ';
+    return line;
+}
+
 static void on_xml_error(void *context, xmlErrorPtr error)
 {
     GlReader *reader = context;
     if (error == NULL || error->level < XML_ERR_ERROR || reader->xml_message != NULL)
         return;
     reader->xml_code = error->code;
-    reader->xml_line = error->line;
-    reader->xml_message = g_strchomp(g_strdup(error->message ? error->message : "unknown error"));
+    reader->xml_message = one_line(error->message);
 }
 
 static void intern_names(GlReader *reader)
@@ -238,6 +137,7 @@ static void intern_names(GlReader *reader)
     NAME(line); NAME(auxwhat); NAME(xauxwhat); NAME(origin); NAME(suppression);
     NAME(sname); NAME(skind); NAME(skaux); NAME(sframe); NAME(fun);
     NAME(rawtext); NAME(fd); NAME(path); NAME(signo); NAME(signame);
+    NAME(clientmsg); NAME(suppcounts); NAME(pair); NAME(count); NAME(name);
 #undef NAME
 }
 
@@ -246,22 +146,7 @@ static void intern_names(GlReader *reader)
  * expansion, depth and text size in force. */
 #define READER_OPTIONS (XML_PARSE_NONET | XML_PARSE_COMPACT | XML_PARSE_NOBLANKS)
 
-/* Starts (or, for a next document in the same file, restarts) libxml2's
- * reader on the source. */
-static gboolean start_xml(GlReader *reader)
-{
-    if (reader->xml != NULL)
-        xmlFreeTextReader(reader->xml);
-    reader->xml = xmlReaderForIO(source_read, source_close, &reader->source, reader->name,
-                                 NULL, READER_OPTIONS);
-    if (reader->xml == NULL)
-        return FALSE;
-    xmlTextReaderSetStructuredErrorHandler(reader->xml, on_xml_error, reader);
-    intern_names(reader);
-    return TRUE;
-}
-
-static GlReader *reader_new(const char *name, int owned_fd, int fd, const char *mem, gsize size)
+static GlReader *reader_new(const char *name, int owned_fd, GlSplitter *splitter)
 {
     gl_reader_global_init();
     xmlSetGenericErrorFunc(NULL, ignore_generic_error);
@@ -269,50 +154,43 @@ static GlReader *reader_new(const char *name, int owned_fd, int fd, const char *
     GlReader *reader = g_new0(GlReader, 1);
     reader->name = g_strdup(name);
     reader->owned_fd = owned_fd;
-    reader->source.fd = fd;
-    reader->source.mem = mem;
-    reader->source.mem_size = size;
-    reader->source.window = g_byte_array_new();
-    g_queue_init(&reader->source.ends);
-    g_queue_init(&reader->pending);
+    reader->splitter = splitter;
     reader->doc_strings = g_string_chunk_new(512);
     reader->doc.argv = g_ptr_array_new();
     reader->doc.vargv = g_ptr_array_new();
     reader->text = g_string_sized_new(256);
     reader->frames = g_array_sized_new(FALSE, TRUE, sizeof(GlFrame), 64);
-    if (!start_xml(reader)) {
-        /* Only fails when libxml2 cannot allocate. */
-        g_set_error(&reader->failure, GL_ERROR, GL_ERROR_IO,
-                    "%s: cannot start the XML parser", name);
-        reader->finished = TRUE;
-    }
+    reader->repaired = g_string_new(NULL);
+    reader->problems = g_ptr_array_new_with_free_func((GDestroyNotify) g_error_free);
+    reader->notes = g_ptr_array_new_with_free_func(g_free);
+    reader->suppressed = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+    g_queue_init(&reader->pending);
     return reader;
 }
 
 GlReader *gl_reader_new_for_path(const char *path, GError **error)
 {
     if (g_strcmp0(path, "-") == 0)
-        return reader_new("<stdin>", -1, STDIN_FILENO, NULL, 0);
+        return gl_reader_new_for_fd(STDIN_FILENO, "<stdin>");
     int fd = g_open(path, O_RDONLY | O_CLOEXEC, 0);
     if (fd < 0) {
         int saved = errno;
-        g_set_error(error, GL_ERROR, GL_ERROR_IO, "%s: cannot open: %s", path,
+        g_autofree char *shown = g_utf8_make_valid(path, -1);
+        g_set_error(error, GL_ERROR, GL_ERROR_IO, "%s: cannot open: %s", shown,
                     g_strerror(saved));
         return NULL;
     }
-    return reader_new(path, fd, fd, NULL, 0);
+    return reader_new(path, fd, gl_splitter_new_for_fd(fd));
 }
 
 GlReader *gl_reader_new_for_fd(int fd, const char *name)
 {
-    return reader_new(name, -1, fd, NULL, 0);
+    return reader_new(name, -1, gl_splitter_new_for_fd(fd));
 }
 
 GlReader *gl_reader_new_for_memory(const char *data, gsize size, const char *name)
 {
-    /* An empty buffer must still read as empty, not as "no source". */
-    static const char nothing[1] = "";
-    return reader_new(name, -1, -1, data != NULL ? data : nothing, size);
+    return reader_new(name, -1, gl_splitter_new_for_memory(data, size));
 }
 
 void gl_reader_free(GlReader *reader)
@@ -321,20 +199,19 @@ void gl_reader_free(GlReader *reader)
         return;
     if (reader->xml != NULL)
         xmlFreeTextReader(reader->xml);
+    gl_splitter_free(reader->splitter);
     if (reader->owned_fd >= 0)
         close(reader->owned_fd);
-    g_queue_clear_full(&reader->pending, (GDestroyNotify) gl_record_free);
-    g_queue_clear(&reader->source.ends);
-    g_byte_array_unref(reader->source.window);
-    if (reader->source.replay != NULL)
-        g_byte_array_unref(reader->source.replay);
     g_ptr_array_unref(reader->doc.argv);
     g_ptr_array_unref(reader->doc.vargv);
     g_string_chunk_free(reader->doc_strings);
     g_string_free(reader->text, TRUE);
     g_array_unref(reader->frames);
-    g_clear_error(&reader->failure);
-    g_clear_error(&reader->check);
+    g_string_free(reader->repaired, TRUE);
+    g_ptr_array_unref(reader->problems);
+    g_ptr_array_unref(reader->notes);
+    g_hash_table_unref(reader->suppressed);
+    g_queue_clear_full(&reader->pending, (GDestroyNotify) gl_record_free);
     g_free(reader->xml_message);
     g_free(reader->name);
     g_free(reader);
@@ -348,6 +225,21 @@ const GlDocument *gl_reader_document(const GlReader *reader)
 const char *gl_reader_name(const GlReader *reader)
 {
     return reader->name;
+}
+
+const GPtrArray *gl_reader_problems(const GlReader *reader)
+{
+    return reader->problems;
+}
+
+const GPtrArray *gl_reader_notes(const GlReader *reader)
+{
+    return reader->notes;
+}
+
+GHashTable *gl_reader_suppression_counts(const GlReader *reader)
+{
+    return reader->suppressed;
 }
 
 /* ---- walking the tree ---------------------------------------------------- */
@@ -549,7 +441,7 @@ static gboolean read_stack(GlReader *reader, GlRecord *record, GlStack *stack)
         int rc;
         while ((rc = next_child(reader, depth, &name)) == 1) {
             gboolean ok;
-            if (name == reader->n.frame && reader->frames->len < MAX_FRAMES) {
+            if (name == reader->n.frame) {
                 GlFrame frame = { 0 };
                 const GlFrame *previous = reader->frames->len > 0
                     ? &g_array_index(reader->frames, GlFrame, reader->frames->len - 1) : NULL;
@@ -573,8 +465,6 @@ static gboolean read_stack(GlReader *reader, GlRecord *record, GlStack *stack)
 
 static GlAux *add_aux(GlRecord *record, const char *text)
 {
-    if (record->aux->len >= MAX_AUX)
-        return NULL;
     GlAux aux = { .text = text };
     g_array_append_val(record->aux, aux);
     return &g_array_index(record->aux, GlAux, record->aux->len - 1);
@@ -656,7 +546,7 @@ static gboolean read_suppression(GlReader *reader, GlRecord *record)
                 const xmlChar *sname;
                 int src;
                 while (ok && (src = next_child(reader, sdepth, &sname)) == 1) {
-                    if ((sname == n->fun || sname == n->obj) && frames->len < MAX_FRAMES) {
+                    if (sname == n->fun || sname == n->obj) {
                         ok = read_text(reader);
                         g_autofree char *line = g_strconcat(sname == n->fun ? "fun:" : "obj:",
                                                             reader->text->str, NULL);
@@ -684,14 +574,11 @@ static GlRecord *read_error(GlReader *reader)
 {
     const Names *n = &reader->n;
     g_autoptr(GlRecord) record = gl_record_new();
-    record->pid = reader->doc.pid;
-    if (xmlTextReaderIsEmptyElement(reader->xml))
-        return g_steal_pointer(&record);
     int depth = xmlTextReaderDepth(reader->xml);
     gboolean have_stack = FALSE;
     const xmlChar *name;
-    int rc;
-    while ((rc = next_child(reader, depth, &name)) == 1) {
+    int rc = xmlTextReaderIsEmptyElement(reader->xml) ? 0 : 1;
+    while (rc == 1 && (rc = next_child(reader, depth, &name)) == 1) {
         gboolean ok;
         if (name == n->unique) {
             ok = read_u64(reader, &record->unique);
@@ -763,7 +650,6 @@ static GlRecord *read_fatal_signal(GlReader *reader)
 {
     const Names *n = &reader->n;
     g_autoptr(GlRecord) record = gl_record_new();
-    record->pid = reader->doc.pid;
     record->kind = gl_record_intern(record, GL_KIND_FATAL_SIGNAL);
     gint signo = 0;
     const char *signame = NULL;
@@ -804,6 +690,10 @@ static GlRecord *read_fatal_signal(GlReader *reader)
 static gboolean read_args(GlReader *reader)
 {
     const Names *n = &reader->n;
+    /* Read again after a repair: from the start. */
+    g_ptr_array_set_size(reader->doc.argv, 0);
+    g_ptr_array_set_size(reader->doc.vargv, 0);
+    reader->doc.exe = NULL;
     if (xmlTextReaderIsEmptyElement(reader->xml))
         return TRUE;
     int depth = xmlTextReaderDepth(reader->xml);
@@ -829,7 +719,7 @@ static gboolean read_args(GlReader *reader)
                     return FALSE;
                 if (aname == n->exe && client)
                     reader->doc.exe = value;
-                else if (list->len < MAX_FRAMES)
+                else if (list->len < MAX_ARGS)
                     g_ptr_array_add(list, (gpointer) value);
             } else if (!skip_element(reader)) {
                 return FALSE;
@@ -864,288 +754,162 @@ static gboolean read_status(GlReader *reader)
     return rc == 0;
 }
 
-/* Records the failure, handed out once the recovered records are. */
-static void set_failure(GlReader *reader, GlErrorCode code, const char *format, ...)
+
+static gboolean read_clientmsg(GlReader *reader)
+{
+    if (xmlTextReaderIsEmptyElement(reader->xml))
+        return TRUE;
+    int depth = xmlTextReaderDepth(reader->xml);
+    const xmlChar *name;
+    int rc;
+    while ((rc = next_child(reader, depth, &name)) == 1) {
+        if (name == reader->n.text) {
+            if (!read_doc_text(reader, &reader->doc.marker))
+                return FALSE;
+        } else if (!skip_element(reader)) {
+            return FALSE;
+        }
+    }
+    return rc == 0;
+}
+
+/* <suppcounts><pair><count>N</count><name>NAME</name></pair>...</suppcounts> */
+static gboolean read_suppcounts(GlReader *reader)
+{
+    const Names *n = &reader->n;
+    if (xmlTextReaderIsEmptyElement(reader->xml))
+        return TRUE;
+    int depth = xmlTextReaderDepth(reader->xml);
+    const xmlChar *name;
+    int rc;
+    while ((rc = next_child(reader, depth, &name)) == 1) {
+        if (name != n->pair || xmlTextReaderIsEmptyElement(reader->xml)) {
+            if (!skip_element(reader))
+                return FALSE;
+            continue;
+        }
+        guint64 count = 0;
+        g_autofree char *supp = NULL;
+        int pdepth = xmlTextReaderDepth(reader->xml);
+        const xmlChar *pname;
+        int prc;
+        while ((prc = next_child(reader, pdepth, &pname)) == 1) {
+            gboolean ok;
+            if (pname == n->count) {
+                ok = read_u64(reader, &count);
+            } else if (pname == n->name) {
+                ok = read_text(reader);
+                g_free(supp);
+                supp = g_strdup(reader->text->str);
+            } else {
+                ok = skip_element(reader);
+            }
+            if (!ok)
+                return FALSE;
+        }
+        if (prc < 0)
+            return FALSE;
+        if (supp != NULL) {
+            guint64 before = GPOINTER_TO_SIZE(g_hash_table_lookup(reader->suppressed, supp));
+            guint64 sum = before + count < before ? G_MAXUINT64 : before + count;
+            g_hash_table_replace(reader->suppressed, g_steal_pointer(&supp),
+                                 GSIZE_TO_POINTER((gsize) sum));
+        }
+    }
+    return rc == 0;
+}
+
+/* ---- problems and notes ------------------------------------------------------ */
+
+static void add_problem(GlReader *reader, GlErrorCode code, const char *format, ...)
     G_GNUC_PRINTF(3, 4);
 
-static void set_failure(GlReader *reader, GlErrorCode code, const char *format, ...)
+static void add_problem(GlReader *reader, GlErrorCode code, const char *format, ...)
 {
     va_list args;
     va_start(args, format);
     g_autofree char *message = g_strdup_vprintf(format, args);
     va_end(args);
-    reader->finished = TRUE;
-    g_clear_error(&reader->failure);
-    reader->failure = g_error_new(GL_ERROR, code, "%s: %s", reader->name, message);
+    g_autofree char *line = one_line(message);
+    g_autofree char *shown = g_utf8_make_valid(reader->name, -1);
+    g_ptr_array_add(reader->problems, g_error_new(GL_ERROR, code, "%s: %s", shown, line));
 }
 
-/* Parses one element cut out of the window as a document of its own. */
-static GlRecord *parse_fragment(GlReader *reader, const guint8 *data, gsize len)
+static void add_note(GlReader *reader, const char *format, ...) G_GNUC_PRINTF(2, 3);
+
+static void add_note(GlReader *reader, const char *format, ...)
 {
-    static const char open[] = "<valgrindoutput>";
-    static const char close[] = "</valgrindoutput>";
-    g_autoptr(GByteArray) doc = g_byte_array_sized_new((guint) (len + sizeof open + sizeof close));
-    g_byte_array_append(doc, (const guint8 *) open, sizeof open - 1);
-    g_byte_array_append(doc, data, (guint) len);
-    g_byte_array_append(doc, (const guint8 *) close, sizeof close - 1);
-    g_autoptr(GlReader) sub = gl_reader_new_for_memory((const char *) doc->data, doc->len,
-                                                       reader->name);
-    sub->fragment = TRUE;
-    GlRecord *record = gl_reader_next(sub, NULL);
-    if (record != NULL)
-        record->pid = reader->doc.pid;
-    return record;
+    va_list args;
+    va_start(args, format);
+    g_autofree char *message = g_strdup_vprintf(format, args);
+    va_end(args);
+    g_autofree char *shown = g_utf8_make_valid(reader->name, -1);
+    g_ptr_array_add(reader->notes, g_strdup_printf("%s: %s", shown, message));
 }
 
-static const guint8 *find_last(const guint8 *data, gsize len, const char *needle)
+/* The advice for every file that several processes wrote at once. */
+#define SHARED_FILE_ADVICE                                                              \
+    "several processes wrote this one file (Valgrind's --xml-file without %%p): give "  \
+    "Valgrind --xml-file=DIR/%%p.xml, as gemleak run does, so that each writes its own"
+
+/* ---- elements ------------------------------------------------------------------ */
+
+/* Points libxml2 at @data and moves it to the element's start.
+ * Returns: FALSE when not even that parses. */
+static gboolean begin_element(GlReader *reader, const char *data, gsize length)
 {
-    gsize n = strlen(needle);
-    const guint8 *found = NULL;
-    const guint8 *at = data;
-    if (len == 0)
-        return NULL;
-    while ((at = memmem(at, len - (gsize) (at - data), needle, n)) != NULL)
-        found = at++;
-    return found;
-}
-
-/* After a parse failure: the complete <error>s and <fatal_signal>s that
- * libxml2 parsed ahead but never handed out, parsed again from the window
- * and queued, in document order. */
-static void recover_lost_records(GlReader *reader)
-{
-    Source *source = &reader->source;
-    if (reader->fragment || source->window->len == 0)
-        return;
-    /* The window was not scanned for </fatal_signal> as it came. */
-    note_ends(source, 0, END_FATAL, sizeof END_FATAL - 1);
-    guint64 from = source->window_start;
-    /* What the parser read ahead may reach into a next document. */
-    guint64 limit = source->window_end;
-    const guint8 *root_end = memmem(source->window->data, source->window->len,
-                                    "</valgrindoutput>", 17);
-    if (root_end != NULL)
-        limit = source->window_start + (guint64) (root_end - source->window->data);
-    while (!g_queue_is_empty(&source->ends)) {
-        guint64 end = GPOINTER_TO_SIZE(g_queue_pop_head(&source->ends));
-        if (end <= from || end > limit)
-            continue;
-        const guint8 *base = source->window->data;
-        const guint8 *seg = base + (from - source->window_start);
-        gsize seg_len = (gsize) (end - from);
-        const guint8 *error_at = find_last(seg, seg_len, "<error>");
-        const guint8 *fatal_at = find_last(seg, seg_len, "<fatal_signal>");
-        const guint8 *start = MAX(error_at, fatal_at);
-        from = end;
-        if (start == NULL)
-            continue;
-        GlRecord *record = parse_fragment(reader, start, (gsize) (seg + seg_len - start));
-        if (record == NULL)
-            break;  /* not an element of its own after all: stop guessing */
-        g_queue_push_tail(&reader->pending, record);
-    }
-}
-
-/* After "extra content at the end of the document": if another Valgrind
- * document follows the first (files concatenated, or several processes
- * writing one after the other), start reading it.
- * Returns: TRUE if the reader now stands at the start of the next document. */
-static gboolean start_next_document(GlReader *reader)
-{
-    Source *source = &reader->source;
-    const guint8 *data = source->window->data;
-    gsize len = source->window->len;
-    const guint8 *end = len > 0 ? find_last(data, len, "</valgrindoutput>") : NULL;
-    if (end == NULL)
-        return FALSE;
-    end += strlen("</valgrindoutput>");
-    gsize rest = len - (gsize) (end - data);
-    const guint8 *next = memmem(end, rest, "<?xml", 5);
-    if (next == NULL)
-        next = memmem(end, rest, "<valgrindoutput", 15);
-    if (next == NULL)
-        return FALSE;
-
-    /* The unread rest of the input follows whatever the replay still holds. */
-    g_autoptr(GByteArray) replay = g_byte_array_new();
-    g_byte_array_append(replay, next, (guint) (len - (gsize) (next - data)));
-    if (source->replay != NULL) {
-        g_byte_array_append(replay, source->replay->data + source->replay_pos,
-                            source->replay->len - (guint) source->replay_pos);
-        g_byte_array_unref(source->replay);
-    }
-    source->replay = g_steal_pointer(&replay);
-    source->replay_pos = 0;
-    source->window_start = source->window_end;
-    g_byte_array_set_size(source->window, 0);
-    g_queue_clear(&source->ends);
-
-    GlDocument *doc = &reader->doc;
-    guint documents = doc->n_documents + 1;
-    guint n_errors = doc->n_errors;
-    gboolean fatal = doc->fatal_signal;
-    g_ptr_array_set_size(doc->argv, 0);
-    g_ptr_array_set_size(doc->vargv, 0);
-    GPtrArray *argv = doc->argv;
-    GPtrArray *vargv = doc->vargv;
-    memset(doc, 0, sizeof *doc);
-    doc->argv = argv;
-    doc->vargv = vargv;
-    doc->n_documents = documents;
-    doc->n_errors = n_errors;
-    doc->fatal_signal = fatal;
-    reader->root_seen = FALSE;
     g_clear_pointer(&reader->xml_message, g_free);
     reader->xml_code = 0;
-    return start_xml(reader);
-}
-
-static const char *skip_blanks(const char *text, const char *end)
-{
-    while (text < end && g_ascii_isspace(*text))
-        text++;
-    return text;
-}
-
-/* The window still holds the start of the input while no record has been
- * handed out, which is when these two questions are asked. */
-static gboolean input_is_blank(const Source *source)
-{
-    const char *end = (const char *) source->window->data + source->window->len;
-    return source->window_start == 0 && skip_blanks((const char *) source->window->data, end) == end;
-}
-
-/* TRUE when @text[0..len) and @full agree over the shorter of the two:
- * one begins the other. */
-static gboolean begins_alike(const char *text, gsize len, const char *full)
-{
-    return memcmp(text, full, MIN(len, strlen(full))) == 0;
-}
-
-/* A start cut short: an XML declaration (or part of one), then nothing, or
- * all or part of a <valgrindoutput> start tag. */
-static gboolean input_starts_like_valgrind(const Source *source)
-{
-    if (source->window_start != 0)
+    if (reader->xml == NULL) {
+        reader->xml = xmlReaderForMemory(data, (int) length, reader->name, "UTF-8",
+                                         READER_OPTIONS);
+        if (reader->xml == NULL)
+            return FALSE;
+        intern_names(reader);
+    } else if (xmlReaderNewMemory(reader->xml, data, (int) length, reader->name, "UTF-8",
+                                  READER_OPTIONS) != 0) {
         return FALSE;
-    const char *end = (const char *) source->window->data + source->window->len;
-    const char *text = skip_blanks((const char *) source->window->data, end);
-    if (begins_alike(text, (gsize) (end - text), "<?xml")) {
-        const char *close = g_strstr_len(text, end - text, "?>");
-        if (close == NULL)
+    } else if (xmlTextReaderConstString(reader->xml, BAD_CAST "error") != reader->n.error) {
+        intern_names(reader);  /* a new dictionary: the names are new pointers */
+    }
+    xmlTextReaderSetStructuredErrorHandler(reader->xml, on_xml_error, reader);
+    for (;;) {
+        if (xmlTextReaderRead(reader->xml) != 1)
+            return FALSE;
+        switch (xmlTextReaderNodeType(reader->xml)) {
+        case XML_READER_TYPE_ELEMENT:
             return TRUE;
-        text = skip_blanks(close + 2, end);
+        case XML_READER_TYPE_DOCUMENT_TYPE:
+            return FALSE;
+        default:
+            break;
+        }
     }
-    return begins_alike(text, (gsize) (end - text), "<valgrindoutput");
 }
 
-/* libxml2 may fail in the first chunk it parses, before it hands out even
- * the root element: the window tells whether a Valgrind document had begun,
- * and its pid, so that the errors complete before the failure are read. */
-static gboolean window_shows_document(GlReader *reader)
+/* Reads one kind of element, libxml2 standing on its start; @result is
+ * where it puts what it read. */
+typedef gboolean (*ReadElement)(GlReader *reader, gpointer result);
+
+static gboolean read_error_into(GlReader *reader, gpointer result)
 {
-    const Source *source = &reader->source;
-    if (source->window_start != 0 || source->window->len == 0)
-        return FALSE;
-    const guint8 *data = source->window->data;
-    gsize len = source->window->len;
-    if (memmem(data, len, "<valgrindoutput>", 16) == NULL)
-        return FALSE;
-    const guint8 *tool = memmem(data, len, "<protocoltool>", 14);
-    if (tool != NULL && (gsize) (tool - data) + 22 <= len && memcmp(tool + 14, "memcheck", 8) != 0)
-        return FALSE;
-    const guint8 *pid = memmem(data, len, "<pid>", 5);
-    if (pid != NULL && reader->doc.pid == 0) {
-        g_autofree char *digits = g_strndup((const char *) pid + 5,
-                                            MIN((gsize) 20, len - (gsize) (pid - data) - 5));
-        reader->doc.pid = (gint64) parse_number(digits);
-    }
-    return TRUE;
+    GlRecord **record = result;
+    *record = xmlTextReaderConstLocalName(reader->xml) == reader->n.fatal_signal
+                  ? read_fatal_signal(reader) : read_error(reader);
+    return *record != NULL;
 }
 
-/* Turns a failed xmlTextReaderRead into the error a user can act on, after
- * queueing what can be saved. */
-static void handle_parse_failure(GlReader *reader)
+/* Every other element the reader uses says something of the process. */
+static gboolean read_header_into(GlReader *reader, gpointer result)
 {
-    if (reader->check != NULL) {
-        set_failure(reader, (GlErrorCode) reader->check->code, "%s", reader->check->message);
-        return;
-    }
-    if (reader->source.read_errno != 0) {
-        recover_lost_records(reader);
-        set_failure(reader, GL_ERROR_IO, "read error: %s",
-                    g_strerror(reader->source.read_errno));
-        return;
-    }
-    if (reader->doc.n_documents == 0 && reader->source.eof && input_is_blank(&reader->source)) {
-        set_failure(reader, GL_ERROR_EMPTY,
-                    "empty file: Valgrind wrote nothing (was it killed before it started?)");
-        return;
-    }
-
-    const char *why = reader->xml_message != NULL ? reader->xml_message : "unknown parse error";
-    int line = reader->xml_line;
-    switch (reader->xml_code) {
-    case XML_ERR_ENTITY_LOOP:
-    case XML_ERR_INTERNAL_ERROR:  /* "Excessive depth in document" */
-    case XML_ERR_NO_MEMORY:       /* "xmlSAX2Characters: huge text node" */
-        recover_lost_records(reader);
-        set_failure(reader, GL_ERROR_LIMIT, "line %d: refused: %s", line, why);
-        return;
-    default:
-        break;
-    }
-    if (!reader->root_seen && window_shows_document(reader))
-        reader->root_seen = TRUE;  /* parsed ahead, but not handed out */
-    if (!reader->root_seen) {
-        if (reader->source.eof && input_starts_like_valgrind(&reader->source))
-            set_failure(reader, GL_ERROR_TRUNCATED,
-                        "truncated before its first error: Valgrind stopped before it "
-                        "finished writing (killed, or out of disk?)");
-        else
-            set_failure(reader, GL_ERROR_NOT_XML, "not XML (line %d: %s)", line, why);
-        return;
-    }
-    recover_lost_records(reader);
-    guint n_complete = reader->doc.n_errors + reader->pending.length;
-    /* In push mode libxml2 also says "Extra content at the end of the
-     * document" for a document cut short, so a next document must be seen. */
-    if ((reader->xml_code == XML_ERR_DOCUMENT_END || reader->xml_code == XML_ERR_RESERVED_XML_NAME)
-        && !reader->fragment && start_next_document(reader))
-        return;
-    if (reader->source.eof)
-        set_failure(reader, GL_ERROR_TRUNCATED,
-                    "truncated at line %d after %u complete errors: Valgrind stopped before "
-                    "it finished writing (killed, or out of disk?)", line, n_complete);
-    else
-        set_failure(reader, GL_ERROR_MALFORMED, "line %d: not well-formed: %s", line, why);
-}
-
-static gboolean check_tool(GlReader *reader, const char *tool)
-{
-    if (g_strcmp0(tool, "memcheck") == 0)
-        return TRUE;
-    g_set_error(&reader->check, GL_ERROR, GL_ERROR_WRONG_TOOL,
-                "Valgrind %s output, not memcheck: gemleak reads what "
-                "valgrind --tool=memcheck writes", tool);
-    return FALSE;
-}
-
-/* Reads one top-level element of <valgrindoutput> other than an error.
- * Everything else is skipped: errorcounts, suppcounts, protocol 6's
- * summaries, and the stray copy of each <suppression> that Valgrind 3.19
- * writes after its <error> under --gen-suppressions=all. */
-static gboolean read_header_element(GlReader *reader, const xmlChar *name)
-{
+    (void) result;
     const Names *n = &reader->n;
     GlDocument *doc = &reader->doc;
+    const xmlChar *name = xmlTextReaderConstLocalName(reader->xml);
     if (name == n->protocolversion)
         return read_int(reader, &doc->protocol_version);
-    if (name == n->protocoltool || (name == n->tool && doc->tool == NULL)) {
-        if (!read_doc_text(reader, &doc->tool))
-            return FALSE;
-        return check_tool(reader, doc->tool);
-    }
+    if (name == n->protocoltool || name == n->tool)
+        return read_doc_text(reader, &doc->tool);
     if (name == n->pid)
         return read_i64(reader, &doc->pid);
     if (name == n->ppid)
@@ -1154,119 +918,405 @@ static gboolean read_header_element(GlReader *reader, const xmlChar *name)
         return read_args(reader);
     if (name == n->status)
         return read_status(reader);
+    if (name == n->clientmsg)
+        return read_clientmsg(reader);
+    if (name == n->suppcounts)
+        return read_suppcounts(reader);
     return skip_element(reader);
 }
 
-/* Hands out a record: an error ends at the oldest </error> the source
- * noted, a fatal signal at the first </fatal_signal> in the window; the
- * window can forget everything before that end. */
+/* Copies @data into @out with each byte sequence that is not UTF-8, and
+ * each character XML forbids (controls but tab, newline and return;
+ * U+FFFE, U+FFFF), replaced by U+FFFD.
+ * Returns: how many were replaced. */
+static guint repair_bytes(const char *data, gsize length, GString *out)
+{
+    static const char replacement[] = "\xEF\xBF\xBD";
+    g_string_truncate(out, 0);
+    guint replaced = 0;
+    const char *p = data;
+    const char *end = data + length;
+    while (p < end) {
+        const char *valid_end = end;
+        g_utf8_validate_len(p, (gsize) (end - p), &valid_end);
+        for (const char *q = p; q < valid_end; q++) {
+            guchar c = (guchar) *q;
+            if (c < 0x20 && c != '\t' && c != '\n' && c != '\r') {
+                g_string_append(out, replacement);
+                replaced++;
+            } else if (c == 0xEF && valid_end - q >= 3 && (guchar) q[1] == 0xBF &&
+                       ((guchar) q[2] == 0xBE || (guchar) q[2] == 0xBF)) {
+                g_string_append(out, replacement);
+                replaced++;
+                q += 2;
+            } else {
+                g_string_append_c(out, (char) c);
+            }
+        }
+        p = valid_end;
+        if (p < end) {
+            g_string_append(out, replacement);
+            replaced++;
+            p++;
+        }
+    }
+    return replaced;
+}
+
+/* Parses the element @data with @read; when that fails, once more with
+ * its bytes repaired.
+ * Returns: FALSE when it does not parse (reader->xml_message says why). */
+static gboolean parse_element(GlReader *reader, const char *data, gsize length, ReadElement read,
+                              gpointer result)
+{
+    if (begin_element(reader, data, length) && read(reader, result))
+        return TRUE;
+    g_autofree char *why = g_steal_pointer(&reader->xml_message);
+    int code = reader->xml_code;
+    guint replaced = repair_bytes(data, length, reader->repaired);
+    if (replaced > 0) {
+        if (begin_element(reader, reader->repaired->str, reader->repaired->len) &&
+            read(reader, result)) {
+            reader->n_repaired++;
+            return TRUE;
+        }
+    }
+    if (reader->xml_message == NULL) {
+        reader->xml_message = g_steal_pointer(&why);
+        reader->xml_code = code;
+    }
+    return FALSE;
+}
+
+/* Says why the element at @offset was skipped. */
+static void element_failed(GlReader *reader, const char *name, guint64 offset)
+{
+    const char *why = reader->xml_message != NULL ? reader->xml_message : "unknown parse error";
+    switch (reader->xml_code) {
+    case XML_ERR_ENTITY_LOOP:
+    case XML_ERR_INTERNAL_ERROR:  /* "Excessive depth in document" */
+    case XML_ERR_NO_MEMORY:       /* "xmlSAX2Characters: huge text node" */
+        add_problem(reader, GL_ERROR_LIMIT, "the <%s> at byte %" G_GUINT64_FORMAT
+                    " was refused: %s", name, offset, why);
+        return;
+    default:
+        break;
+    }
+    add_problem(reader, GL_ERROR_MALFORMED, "the <%s> at byte %" G_GUINT64_FORMAT
+                " is not well-formed (%s) and was skipped", name, offset, why);
+}
+
+/* Returns: TRUE if @name is an element the reader turns into a record. */
+static gboolean is_record_element(const char *name)
+{
+    return strcmp(name, "error") == 0 || strcmp(name, "fatal_signal") == 0;
+}
+
+static gboolean is_header_element(const char *name)
+{
+    static const char *const used[] = {
+        "protocolversion", "protocoltool", "tool", "pid", "ppid", "args", "status",
+        "clientmsg", "suppcounts", NULL,
+    };
+    for (const char *const *u = used; *u != NULL; u++)
+        if (strcmp(name, *u) == 0)
+            return TRUE;
+    return FALSE;
+}
+
+/* Hands @record out: where it stands in the run, and the counts. */
 static GlRecord *hand_out(GlReader *reader, GlRecord *record)
 {
-    Source *source = &reader->source;
-    if (strcmp(record->kind, GL_KIND_FATAL_SIGNAL) == 0) {
-        reader->doc.fatal_signal = TRUE;
-        const guint8 *end = source->window->len > 0
-            ? memmem(source->window->data, source->window->len, END_FATAL, sizeof END_FATAL - 1)
-            : NULL;
-        if (end != NULL)
-            window_forget_before(source, source->window_start +
-                                             (guint64) (end - source->window->data) +
-                                             sizeof END_FATAL - 1);
-    } else if (!g_queue_is_empty(&source->ends)) {
-        window_forget_before(source, GPOINTER_TO_SIZE(g_queue_pop_head(&source->ends)));
-    }
-    reader->doc.n_errors++;
+    GlDocument *doc = &reader->doc;
+    record->pid = doc->pid;
+    record->marker = gl_record_intern(record, doc->marker);
+    record->at_exit = doc->finished;
+    if (strcmp(record->kind, GL_KIND_FATAL_SIGNAL) == 0)
+        doc->fatal_signal = TRUE;
+    doc->n_errors++;
     return record;
 }
 
-/* Parses on until the next record, the end, or a failure. */
-static GlRecord *parse_next(GlReader *reader)
+/* Parses one element of a document: a record for gl_reader_next(), or
+ * what the document says of its process (NULL).
+ * Returns: (transfer full) (nullable). */
+static GlRecord *read_element(GlReader *reader, const char *name, const char *data, gsize length,
+                              guint64 offset)
 {
-    for (;;) {
-        int ret = xmlTextReaderRead(reader->xml);
-        if (ret == 0) {
-            reader->finished = TRUE;
-            if (!reader->root_seen && reader->doc.n_documents == 0)
-                set_failure(reader, GL_ERROR_EMPTY, "no XML element in it");
-            return NULL;
-        }
-        if (ret < 0) {
-            handle_parse_failure(reader);
-            if (!reader->finished && g_queue_is_empty(&reader->pending))
-                continue;  /* a next document started */
-            return NULL;
-        }
-
-        int type = xmlTextReaderNodeType(reader->xml);
-        if (type == XML_READER_TYPE_END_ELEMENT) {
-            if (xmlTextReaderDepth(reader->xml) == 0)
-                reader->doc.complete = TRUE;
-            continue;
-        }
-        /* Valgrind writes no DOCTYPE, and every entity trick (billion laughs,
-         * external entities, a DTD on the network) needs one: refused before
-         * any entity can be used. */
-        if (type == XML_READER_TYPE_DOCUMENT_TYPE) {
-            set_failure(reader, GL_ERROR_NOT_VALGRIND,
-                        "has a DOCTYPE, which Valgrind never writes: refused (gemleak reads no "
-                        "DTD and expands no entity)");
-            return NULL;
-        }
-        if (type != XML_READER_TYPE_ELEMENT)
-            continue;
-
-        const xmlChar *name = xmlTextReaderConstLocalName(reader->xml);
-        if (xmlTextReaderDepth(reader->xml) == 0) {
-            if (name != reader->n.valgrindoutput) {
-                set_failure(reader, GL_ERROR_NOT_VALGRIND,
-                            "XML, but not Valgrind output (its root element is <%s>)",
-                            (const char *) name);
-                return NULL;
-            }
-            reader->root_seen = TRUE;
-            if (xmlTextReaderIsEmptyElement(reader->xml))
-                reader->doc.complete = TRUE;
-            continue;
-        }
-
-        if (name == reader->n.error || name == reader->n.fatal_signal) {
-            GlRecord *record = name == reader->n.error ? read_error(reader)
-                                                       : read_fatal_signal(reader);
-            if (record != NULL)
-                return hand_out(reader, record);
-            handle_parse_failure(reader);
-            if (!reader->finished && g_queue_is_empty(&reader->pending))
-                continue;
-            return NULL;
-        }
-        if (!read_header_element(reader, name)) {
-            handle_parse_failure(reader);
-            if (!reader->finished && g_queue_is_empty(&reader->pending))
-                continue;
-            return NULL;
+    if (is_record_element(name)) {
+        GlRecord *record = NULL;
+        if (parse_element(reader, data, length, read_error_into, &record))
+            return hand_out(reader, record);
+        element_failed(reader, name, offset);
+        return NULL;
+    }
+    if (is_header_element(name)) {
+        if (!parse_element(reader, data, length, read_header_into, NULL)) {
+            element_failed(reader, name, offset);
+        } else if ((strcmp(name, "protocoltool") == 0 || strcmp(name, "tool") == 0) &&
+                   g_strcmp0(reader->doc.tool, "memcheck") != 0) {
+            add_problem(reader, GL_ERROR_WRONG_TOOL, "Valgrind %s output, not memcheck: gemleak "
+                        "reads what valgrind --tool=memcheck writes", reader->doc.tool);
+            reader->ignoring = TRUE;
         }
     }
+    return NULL;
+}
+
+/* Returns: the end (just past the end tag) of the element named @name
+ * that starts at @from in @data, counting nested ones; 0 when it does not
+ * end there. */
+static gsize element_end(const char *data, gsize length, gsize from, const char *name)
+{
+    gsize name_len = strlen(name);
+    guint depth = 0;
+    for (gsize i = from; i + 1 < length; i++) {
+        if (data[i] != '<')
+            continue;
+        gboolean closing = data[i + 1] == '/';
+        gsize at = i + 1 + (closing ? 1 : 0);
+        if (length - at <= name_len || memcmp(data + at, name, name_len) != 0)
+            continue;
+        char after = data[at + name_len];
+        if (after != '>' && after != '/' && !g_ascii_isspace(after))
+            continue;
+        const char *gt = memchr(data + at, '>', length - at);
+        if (gt == NULL)
+            return 0;
+        if (closing) {
+            if (depth == 0 || --depth == 0)
+                return (gsize) (gt - data) + 1;
+        } else if (gt[-1] != '/') {
+            depth++;
+        }
+        i = (gsize) (gt - data);
+    }
+    return 0;
+}
+
+/* An element that holds elements of its own name: two processes wrote
+ * into one file at the same time. The inner ones are parsed on their own,
+ * and the outer one without them, as far as their bytes allow; each goes
+ * to reader->pending. */
+static void separate_nested(GlReader *reader, GQueue *pending, const GlPart *part)
+{
+    const char *data = part->data;
+    gsize length = part->length;
+    GString *outer = g_string_sized_new(length);
+    g_autoptr(GPtrArray) inner = g_ptr_array_new_with_free_func(g_free);
+    g_autoptr(GArray) offsets = g_array_new(FALSE, FALSE, sizeof(gsize));
+    gsize name_len = strlen(part->name);
+    gsize copied = 0;
+    for (gsize i = 1; i + name_len + 1 < length; i++) {
+        if (data[i] != '<' || memcmp(data + i + 1, part->name, name_len) != 0)
+            continue;
+        char after = data[i + 1 + name_len];
+        if (after != '>' && after != '/' && !g_ascii_isspace(after))
+            continue;
+        gsize end = element_end(data, length, i, part->name);
+        if (end == 0 || end >= length)
+            break;
+        g_string_append_len(outer, data + copied, (gssize) (i - copied));
+        g_ptr_array_add(inner, g_strndup(data + i, end - i));
+        g_array_append_val(offsets, i);
+        copied = end;
+        i = end - 1;
+    }
+    g_string_append_len(outer, data + copied, (gssize) (length - copied));
+
+    GlRecord *record = read_element(reader, part->name, outer->str, outer->len, part->offset);
+    if (record != NULL)
+        g_queue_push_tail(pending, record);
+    for (guint i = 0; i < inner->len; i++) {
+        const char *element = g_ptr_array_index(inner, i);
+        record = read_element(reader, part->name, element, strlen(element),
+                              part->offset + g_array_index(offsets, gsize, i));
+        if (record != NULL)
+            g_queue_push_tail(pending, record);
+    }
+    reader->n_separated += inner->len;
+    g_string_free(outer, TRUE);
+}
+
+/* ---- documents ------------------------------------------------------------------- */
+
+/* A new document: what the last one said of its process is forgotten. */
+static void begin_document(GlReader *reader)
+{
+    GlDocument *doc = &reader->doc;
+    guint documents = reader->seen_document ? doc->n_documents + 1 : 0;
+    guint n_errors = doc->n_errors;
+    gboolean fatal = doc->fatal_signal;
+    GPtrArray *argv = doc->argv;
+    GPtrArray *vargv = doc->vargv;
+    g_ptr_array_set_size(argv, 0);
+    g_ptr_array_set_size(vargv, 0);
+    memset(doc, 0, sizeof *doc);
+    doc->argv = argv;
+    doc->vargv = vargv;
+    doc->n_documents = documents;
+    doc->n_errors = n_errors;
+    doc->fatal_signal = fatal;
+    /* The strings of the document before go too (the records copied theirs). */
+    g_string_chunk_clear(reader->doc_strings);
+    reader->seen_document = TRUE;
+    reader->ignoring = FALSE;
+}
+
+static void say_cut(GlReader *reader, const GlPart *part)
+{
+    const GlDocument *doc = &reader->doc;
+    if (part->by_document)
+        add_problem(reader, GL_ERROR_TRUNCATED, "a document stops at byte %" G_GUINT64_FORMAT
+                    " where another begins, after %u complete errors in all: the process "
+                    "that wrote it stopped before it finished (killed?)", part->offset,
+                    doc->n_errors);
+    else if (doc->n_errors == 0 && !doc->started)
+        add_problem(reader, GL_ERROR_TRUNCATED, "truncated before its first error: Valgrind "
+                    "stopped before it finished writing (killed, or out of disk?)");
+    else
+        add_problem(reader, GL_ERROR_TRUNCATED, "truncated at byte %" G_GUINT64_FORMAT
+                    " after %u complete errors: Valgrind stopped before it finished writing "
+                    "(killed, or out of disk?)", part->offset, doc->n_errors);
+}
+
+/* The notes that sum up the input, once it is read. */
+static void finish(GlReader *reader)
+{
+    reader->finished = TRUE;
+    /* Elements of one process inside another's, or after its end: what
+     * could not be read is then most likely that, whatever broke first. */
+    for (guint i = 0; reader->shared && i < reader->problems->len; i++) {
+        GError *problem = g_ptr_array_index(reader->problems, i);
+        if (problem->code != GL_ERROR_MALFORMED && problem->code != GL_ERROR_TRUNCATED)
+            continue;
+        char *message = g_strdup_printf("%s; " SHARED_FILE_ADVICE, problem->message);
+        g_free(problem->message);
+        problem->message = message;
+    }
+    const GlDocument *doc = &reader->doc;
+    if (doc->n_documents > 0)
+        add_note(reader, "holds %u Valgrind documents, one after another (files concatenated, "
+                 "or several processes wrote one file); all were read", doc->n_documents + 1);
+    if (reader->n_repaired > 0)
+        add_note(reader, "%u element%s held bytes that are not UTF-8 or not allowed in XML "
+                 "(Valgrind copies command lines, paths and names as they are): they were "
+                 "replaced by U+FFFD and the elements read", reader->n_repaired,
+                 reader->n_repaired == 1 ? "" : "s");
+    if (reader->n_separated > 0)
+        add_note(reader, "%u error%s written into another process's error were separated from "
+                 "it: " SHARED_FILE_ADVICE, reader->n_separated, reader->n_separated == 1 ? "" : "s");
+}
+
+/* Acts on one part of the input.
+ * Returns: (transfer full) (nullable): a record to hand out. */
+static GlRecord *take_part(GlReader *reader, GQueue *pending, const GlPart *part)
+{
+    GlDocument *doc = &reader->doc;
+    switch (part->kind) {
+    case GL_PART_DOCUMENT:
+        if (strcmp(part->name, ROOT) != 0) {
+            if (!reader->seen_document) {
+                add_problem(reader, GL_ERROR_NOT_VALGRIND,
+                            "XML, but not Valgrind output (its root element is <%s>)", part->name);
+                reader->finished = TRUE;
+                return NULL;
+            }
+            add_problem(reader, GL_ERROR_MALFORMED, "a document with the root element <%s> at "
+                        "byte %" G_GUINT64_FORMAT " is not Valgrind's: skipped", part->name,
+                        part->offset);
+            reader->ignoring = TRUE;
+            return NULL;
+        }
+        begin_document(reader);
+        return NULL;
+    case GL_PART_ELEMENT:
+        if (reader->ignoring)
+            return NULL;
+        if (part->outside_root && !doc->interleaved) {
+            doc->interleaved = TRUE;
+            reader->shared = TRUE;
+            add_note(reader, "errors follow the end of a document at byte %" G_GUINT64_FORMAT
+                     ", and were read: " SHARED_FILE_ADVICE, part->offset);
+        }
+        if (part->nested && is_record_element(part->name)) {
+            reader->shared = TRUE;
+            separate_nested(reader, pending, part);
+            return NULL;
+        }
+        return read_element(reader, part->name, part->data, part->length, part->offset);
+    case GL_PART_DOCUMENT_END:
+        if (!reader->ignoring)
+            doc->complete = TRUE;
+        return NULL;
+    case GL_PART_CUT:
+        if (!reader->ignoring)
+            say_cut(reader, part);
+        return NULL;
+    case GL_PART_OVERSIZED:
+        if (!reader->ignoring && part->name != NULL &&
+            (is_record_element(part->name) || is_header_element(part->name)))
+            add_problem(reader, GL_ERROR_LIMIT, "the <%s> at byte %" G_GUINT64_FORMAT " is larger "
+                        "than %u MiB and was refused (Valgrind's largest are a few hundred KiB)",
+                        part->name, part->offset, (guint) (GL_SPLITTER_MAX_ELEMENT >> 20));
+        return NULL;
+    case GL_PART_TEXT:
+        if (!reader->seen_document) {
+            add_problem(reader, GL_ERROR_NOT_XML, "not XML (text where an element should be, "
+                        "at byte %" G_GUINT64_FORMAT ")", part->offset);
+            reader->finished = TRUE;
+        } else if (!reader->text_reported) {
+            /* Valgrind writes nothing between its elements: only another
+             * process writing into the same file does. */
+            reader->text_reported = TRUE;
+            reader->shared = TRUE;
+            add_problem(reader, GL_ERROR_MALFORMED, "text or markup out of place at byte %"
+                        G_GUINT64_FORMAT, part->offset);
+        }
+        return NULL;
+    case GL_PART_DOCTYPE:
+        add_problem(reader, GL_ERROR_NOT_VALGRIND,
+                    "has a DOCTYPE, which Valgrind never writes: refused (gemleak reads no "
+                    "DTD and expands no entity)");
+        reader->finished = TRUE;
+        return NULL;
+    case GL_PART_END:
+        if (!reader->seen_document && reader->problems->len == 0) {
+            /* An XML declaration alone is how Valgrind starts a file. */
+            if (!gl_splitter_saw_markup(reader->splitter))
+                add_problem(reader, GL_ERROR_EMPTY, "empty file: Valgrind wrote nothing (was it "
+                            "killed before it started?)");
+            else
+                add_problem(reader, GL_ERROR_TRUNCATED, "truncated before its first error: "
+                            "Valgrind stopped before it finished writing (killed, or out of "
+                            "disk?)");
+        }
+        finish(reader);
+        return NULL;
+    }
+    return NULL;
 }
 
 GlRecord *gl_reader_next(GlReader *reader, GError **error)
 {
     g_return_val_if_fail(reader != NULL, NULL);
     for (;;) {
-        if (!g_queue_is_empty(&reader->pending)) {
-            GlRecord *record = g_queue_pop_head(&reader->pending);
-            reader->doc.n_errors++;
-            if (strcmp(record->kind, GL_KIND_FATAL_SIGNAL) == 0)
-                reader->doc.fatal_signal = TRUE;
-            return record;
+        if (!g_queue_is_empty(&reader->pending))
+            return g_queue_pop_head(&reader->pending);
+        if (reader->finished)
+            break;
+        GlPart part;
+        g_autoptr(GError) local = NULL;
+        if (!gl_splitter_next(reader->splitter, &part, &local)) {
+            add_problem(reader, GL_ERROR_IO, "%s", local->message);
+            finish(reader);
+            break;
         }
-        if (reader->finished) {
-            if (reader->failure != NULL && error != NULL)
-                *error = g_error_copy(reader->failure);
-            return NULL;
-        }
-        GlRecord *record = parse_next(reader);
+        GlRecord *record = take_part(reader, &reader->pending, &part);
         if (record != NULL)
             return record;
-        /* NULL: the end, a failure, or records recovered before either. */
     }
+    if (error != NULL && reader->problems->len > 0)
+        *error = g_error_copy(g_ptr_array_index(reader->problems, 0));
+    return NULL;
 }

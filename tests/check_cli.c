@@ -124,7 +124,7 @@ START_TEST(test_truncated_file_reports_what_came_before)
     gl_test_write(cut, text, (last - text) + 200);
     RUN(run, "filter", "-O", "leaky", "--format", "json", cut);
     ck_assert_int_eq(run.status, 1);  /* the leaks before the cut */
-    gl_assert_line(run.err, "^gemleak: .*4242\\.xml: truncated at line \\d+ after \\d+ complete errors");
+    gl_assert_line(run.err, "^gemleak: .*4242\\.xml: truncated at byte \\d+ after \\d+ complete errors");
     g_autoptr(JsonParser) parser = json_parser_new();
     ck_assert(json_parser_load_from_data(parser, run.out, -1, NULL));
     JsonObject *summary = json_object_get_object_member(

@@ -6,6 +6,7 @@
 #include "gemleak/merge.h"
 #include "gemleak/report.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #include <json-glib/json-glib.h>
@@ -195,8 +196,41 @@ START_TEST(test_unreadable_inputs_are_problems_not_failures)
     const GError *missing = g_ptr_array_index(analysis->problems, 0);
     const GError *nothing = g_ptr_array_index(analysis->problems, 1);
     ck_assert(strstr(missing->message, "/nonexistent.xml") != NULL);
-    ck_assert(strstr(nothing->message, "no *.xml files") != NULL);
+    ck_assert(strstr(nothing->message, "no *.xml or *.xml.gz files") != NULL);
     gl_remove_tree(empty_dir);
+}
+END_TEST
+
+/* A kept run directory with gzip-compressed XML and, beside it, another
+ * tool's XML (a JUnit report): Valgrind's files are read, the other is
+ * skipped with a note, not counted as a problem that fails the run. */
+START_TEST(test_run_directory_with_gzip_and_other_xml)
+{
+    g_autoptr(GlRules) rules = gl_rules_new();
+    ck_assert(gl_rules_add_target(rules, "leaky", NULL));
+    g_autofree char *leak_xml = gl_test_fixture("xml/leak.xml");
+    g_autofree char *dir = gl_test_tmpdir();
+    g_autofree char *command = g_strdup_printf("gzip -c '%s' > '%s/100.xml.gz'", leak_xml, dir);
+    ck_assert_int_eq(system(command), 0);
+    g_autofree char *junit = g_build_filename(dir, "junit.xml", NULL);
+    gl_test_write(junit, "<?xml version=\"1.0\"?>\n<testsuites><testsuite name=\"x\"/>"
+                         "</testsuites>\n", -1);
+    const char *paths[] = { dir, NULL };
+    g_autoptr(GlAnalysis) analysis = gl_analyze(paths, rules, 2);
+    ck_assert_msg(analysis->problems->len == 0, "%s",
+                  analysis->problems->len > 0
+                      ? ((GError *) g_ptr_array_index(analysis->problems, 0))->message : "");
+    ck_assert_uint_eq(analysis->findings->len, 3);
+    ck_assert_uint_eq(analysis->summary.files, 1);
+    gboolean noted = FALSE;
+    for (guint i = 0; i < analysis->notes->len; i++)
+        noted |= strstr(g_ptr_array_index(analysis->notes, i), "junit.xml: skipped") != NULL;
+    ck_assert(noted);
+    /* but a file the user names is read, and its trouble is a problem */
+    const char *named[] = { junit, NULL };
+    g_autoptr(GlAnalysis) direct = gl_analyze(named, rules, 1);
+    ck_assert_uint_eq(direct->problems->len, 1);
+    gl_remove_tree(dir);
 }
 END_TEST
 
@@ -212,6 +246,7 @@ Suite *gl_merge_suite(void)
     tcase_add_test(tc, test_forked_child_merges_with_parent);
     tcase_add_test(tc, test_parallel_read_gives_the_same_report);
     tcase_add_test(tc, test_unreadable_inputs_are_problems_not_failures);
+    tcase_add_test(tc, test_run_directory_with_gzip_and_other_xml);
     suite_add_tcase(suite, tc);
     return suite;
 }

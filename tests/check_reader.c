@@ -4,6 +4,7 @@
 #include "gemleak/reader.h"
 
 #include <fcntl.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -378,6 +379,314 @@ START_TEST(test_failure_repeats)
 }
 END_TEST
 
+
+/* ---- nothing lost: inputs Valgrind really writes, or gets written into --- */
+
+static const char doc_head[] =
+    "<?xml version=\"1.0\"?>\n\n<valgrindoutput>\n\n<protocolversion>4</protocolversion>\n"
+    "<protocoltool>memcheck</protocoltool>\n\n<pid>%d</pid>\n<ppid>1</ppid>\n"
+    "<tool>memcheck</tool>\n\n<args>\n  <vargv>\n    <exe>/usr/bin/valgrind.bin</exe>\n"
+    "  </vargv>\n  <argv>\n    <exe>ruby</exe>\n    <arg>%s</arg>\n  </argv>\n</args>\n\n"
+    "<status>\n  <state>RUNNING</state>\n  <time>00:00:00:00.100 </time>\n</status>\n\n";
+static const char doc_error[] =
+    "<error>\n  <unique>0x%x</unique>\n  <tid>1</tid>\n  <kind>Leak_DefinitelyLost</kind>\n"
+    "  <xwhat>\n    <text>%d bytes in 1 blocks are definitely lost in loss record 1 of 1</text>\n"
+    "    <leakedbytes>%d</leakedbytes>\n    <leakedblocks>1</leakedblocks>\n  </xwhat>\n"
+    "  <stack>\n    <frame>\n      <ip>0x483877F</ip>\n      <obj>/x/vgpreload_memcheck.so</obj>\n"
+    "      <fn>malloc</fn>\n    </frame>\n    <frame>\n      <ip>0x4A0B1C</ip>\n"
+    "      <obj>/x/leaky.so</obj>\n      <fn>%s</fn>\n    </frame>\n  </stack>\n</error>\n\n";
+static const char doc_finished[] =
+    "<status>\n  <state>FINISHED</state>\n  <time>00:00:00:01.000 </time>\n</status>\n\n";
+static const char doc_tail[] = "</valgrindoutput>\n\n";
+
+static void append_errors(GString *text, guint first, guint n, const char *fn)
+{
+    for (guint i = first; i < first + n; i++)
+        g_string_append_printf(text, doc_error, i, (int) (100 + i), (int) (100 + i), fn);
+}
+
+static void assert_no_problem(GlReader *reader)
+{
+    const GPtrArray *problems = gl_reader_problems(reader);
+    ck_assert_msg(problems->len == 0, "%s",
+                  problems->len > 0 ? ((GError *) g_ptr_array_index(problems, 0))->message : "");
+}
+
+static gboolean notes_say(GlReader *reader, const char *phrase)
+{
+    const GPtrArray *notes = gl_reader_notes(reader);
+    for (guint i = 0; i < notes->len; i++)
+        if (strstr(g_ptr_array_index(notes, i), phrase) != NULL)
+            return TRUE;
+    return FALSE;
+}
+
+/* An element with nothing in it (no kind, no stack) is a record like any
+ * other: a crash once (a missing kind reached strcmp). */
+START_TEST(test_error_with_nothing_in_it)
+{
+    const char text[] = "<valgrindoutput><error/><error></error></valgrindoutput>";
+    g_autoptr(GError) error = NULL;
+    g_autoptr(GPtrArray) records = read_memory(text, strlen(text), &error);
+    ck_assert_ptr_null(error);
+    ck_assert_uint_eq(records->len, 2);
+    for (guint i = 0; i < records->len; i++) {
+        const GlRecord *record = g_ptr_array_index(records, i);
+        ck_assert_str_eq(record->kind, "Unknown");
+        ck_assert_ptr_nonnull(record->what);
+    }
+}
+END_TEST
+
+/* Bytes that are not UTF-8 in the command line (gemleak run -- ruby t.rb
+ * $'caf\xe9'), a function and a thread name: every error is read, once
+ * said. Before, everything after the first such byte was lost. */
+START_TEST(test_bytes_that_are_not_utf8_anywhere)
+{
+    GString *text = g_string_new(NULL);
+    g_string_append_printf(text, doc_head, 41, "caf\xe9");
+    append_errors(text, 1, 20, "leaky_leak");
+    append_errors(text, 21, 1, "bad\xff\xfe name");
+    g_string_append(text, "<error><unique>0x99</unique><tid>2</tid><threadname>t\x01\xc3</threadname>"
+                          "<kind>InvalidRead</kind><what>read</what></error>\n");
+    append_errors(text, 30, 20, "leaky_leak");
+    g_string_append(text, doc_finished);
+    g_string_append(text, doc_tail);
+
+    g_autoptr(GlReader) reader = gl_reader_new_for_memory(text->str, text->len, "bytes.xml");
+    g_autoptr(GError) error = NULL;
+    g_autoptr(GPtrArray) records = read_all(reader, &error);
+    ck_assert_ptr_null(error);
+    ck_assert_uint_eq(records->len, 42);
+    assert_no_problem(reader);
+    ck_assert_uint_eq(gl_reader_notes(reader)->len, 1);
+    ck_assert(notes_say(reader, "not UTF-8"));
+    const GlDocument *doc = gl_reader_document(reader);
+    ck_assert_str_eq(g_ptr_array_index(doc->argv, 0), "caf\xEF\xBF\xBD");
+    const GlRecord *bad = find_by_function(records, "bad\xEF\xBF\xBD\xEF\xBF\xBD name");
+    ck_assert_ptr_nonnull(bad);
+    g_string_free(text, TRUE);
+}
+END_TEST
+
+/* Concatenated documents of any size: a second one shorter than libxml2's
+ * read-ahead (4 KB) was skipped with its errors. */
+START_TEST(test_small_document_after_another)
+{
+    g_autofree char *clean_path = gl_test_fixture("xml/clean.xml");
+    gsize clean_length;
+    g_autofree char *clean = gl_test_read(clean_path, &clean_length);
+    GString *text = g_string_new(clean);
+    g_string_append_printf(text, doc_head, 42, "small");
+    append_errors(text, 1, 2, "leaky_leak");
+    g_string_append(text, doc_tail);
+    ck_assert_uint_lt(text->len - clean_length, 4096);
+
+    g_autoptr(GlReader) reader = gl_reader_new_for_memory(text->str, text->len, "both.xml");
+    g_autoptr(GError) error = NULL;
+    g_autoptr(GPtrArray) records = read_all(reader, &error);
+    ck_assert_ptr_null(error);
+    ck_assert_uint_eq(records->len, gl_test_count(clean, clean_length, "<error>") + 2);
+    const GlRecord *last = g_ptr_array_index(records, records->len - 1);
+    ck_assert_int_eq(last->pid, 42);
+    ck_assert_uint_eq(gl_reader_document(reader)->n_documents, 1);
+    g_string_free(text, TRUE);
+}
+END_TEST
+
+/* A document cut off mid-error and followed by a whole one (a killed
+ * process's file reused): both read as far as their bytes go. */
+START_TEST(test_cut_document_then_a_whole_one)
+{
+    g_autofree char *leak_path = gl_test_fixture("xml/leak.xml");
+    gsize leak_length;
+    g_autofree char *leak = gl_test_read(leak_path, &leak_length);
+    const char *at = leak;
+    for (int i = 0; i < 3; i++)
+        at = strstr(at, "</error>") + strlen("</error>");
+    gsize cut = (gsize) (at - leak) + 300;
+    GString *text = g_string_new_len(leak, (gssize) cut);
+    g_string_append_printf(text, doc_head, 43, "second");
+    append_errors(text, 1, 5, "leaky_leak");
+    g_string_append(text, doc_finished);
+    g_string_append(text, doc_tail);
+
+    g_autoptr(GlReader) reader = gl_reader_new_for_memory(text->str, text->len, "reused.xml");
+    g_autoptr(GError) error = NULL;
+    g_autoptr(GPtrArray) records = read_all(reader, &error);
+    ck_assert_uint_eq(records->len, 3 + 5);
+    ck_assert_msg(g_error_matches(error, GL_ERROR, GL_ERROR_TRUNCATED), "%s",
+                  error != NULL ? error->message : "no error");
+    ck_assert(strstr(error->message, "where another begins") != NULL);
+    ck_assert_uint_eq(gl_reader_problems(reader)->len, 1);
+    g_string_free(text, TRUE);
+}
+END_TEST
+
+/* A forking Ruby under one --xml-file without %p: the child inherits the
+ * file and closes the root when it exits; the parent's errors after that
+ * were lost and the run passed. */
+START_TEST(test_errors_after_a_childs_end_are_read)
+{
+    GString *text = g_string_new(NULL);
+    g_string_append_printf(text, doc_head, 44, "fork");
+    append_errors(text, 1, 3, "parent_before");
+    /* the child's exit: its leak check, its end of the document */
+    g_string_append(text, doc_finished);
+    append_errors(text, 10, 4, "child_leak");
+    g_string_append(text, doc_tail);
+    /* the parent goes on in the same file */
+    append_errors(text, 20, 5, "parent_after");
+    g_string_append(text, doc_finished);
+    append_errors(text, 30, 2, "parent_exit");
+    g_string_append(text, doc_tail);
+
+    g_autoptr(GlReader) reader = gl_reader_new_for_memory(text->str, text->len, "shared.xml");
+    g_autoptr(GError) error = NULL;
+    g_autoptr(GPtrArray) records = read_all(reader, &error);
+    ck_assert_ptr_null(error);
+    ck_assert_uint_eq(records->len, 3 + 4 + 5 + 2);
+    ck_assert_ptr_nonnull(find_by_function(records, "parent_after"));
+    ck_assert_ptr_nonnull(find_by_function(records, "parent_exit"));
+    ck_assert(gl_reader_document(reader)->interleaved);
+    ck_assert(notes_say(reader, "--xml-file=DIR/%p.xml"));
+    g_string_free(text, TRUE);
+}
+END_TEST
+
+/* One error written into the middle of another (two processes writing at
+ * once, line by line): both are separated and read. */
+START_TEST(test_error_written_into_another_is_separated)
+{
+    GString *inner = g_string_new(NULL);
+    append_errors(inner, 7, 1, "inner_leak");
+    GString *text = g_string_new(NULL);
+    g_string_append_printf(text, doc_head, 45, "nested");
+    GString *outer = g_string_new(NULL);
+    append_errors(outer, 1, 1, "outer_leak");
+    const char *stack = strstr(outer->str, "  <stack>");
+    g_string_append_len(text, outer->str, stack - outer->str);
+    g_string_append(text, inner->str);
+    g_string_append(text, stack);
+    append_errors(text, 2, 1, "after_leak");
+    g_string_append(text, doc_tail);
+
+    g_autoptr(GlReader) reader = gl_reader_new_for_memory(text->str, text->len, "nested.xml");
+    g_autoptr(GError) error = NULL;
+    g_autoptr(GPtrArray) records = read_all(reader, &error);
+    ck_assert_ptr_null(error);
+    ck_assert_uint_eq(records->len, 3);
+    ck_assert_ptr_nonnull(find_by_function(records, "outer_leak"));
+    ck_assert_ptr_nonnull(find_by_function(records, "inner_leak"));
+    ck_assert(notes_say(reader, "separated"));
+    g_string_free(inner, TRUE);
+    g_string_free(outer, TRUE);
+    g_string_free(text, TRUE);
+}
+END_TEST
+
+/* Valgrind 3.26.0 leaves <still_reachable> open in its protocol 6 leak
+ * summary (fixed in 3.27.0): the document is complete all the same. */
+START_TEST(test_valgrind_3_26_leak_summary)
+{
+    GString *text = g_string_new(NULL);
+    g_string_append_printf(text, doc_head, 46, "p6");
+    append_errors(text, 1, 2, "leaky_leak");
+    g_string_append(text, doc_finished);
+    g_string_append(text, "<error_summary>\n <errors>0</errors>\n</error_summary>\n"
+                          "<leak_summary>\n  <definitely_lost>\n    <bytes>48</bytes>\n"
+                          "    <blocks>3</blocks>\n  </definitely_lost>\n  <still_reachable>\n"
+                          "    <bytes>0</bytes>\n    <blocks>0</blocks>\n  <suppressed>\n"
+                          "    <bytes>0</bytes>\n    <blocks>0</blocks>\n  </suppressed>\n"
+                          "</leak_summary>\n");
+    g_string_append(text, doc_tail);
+    g_autoptr(GlReader) reader = gl_reader_new_for_memory(text->str, text->len, "p6.xml");
+    g_autoptr(GError) error = NULL;
+    g_autoptr(GPtrArray) records = read_all(reader, &error);
+    ck_assert_ptr_null(error);
+    ck_assert_uint_eq(records->len, 2);
+    ck_assert(gl_reader_document(reader)->complete);
+    g_string_free(text, TRUE);
+}
+END_TEST
+
+/* Every frame is kept, however many: a target frame past the 4,096th was
+ * dropped, and the verdict with it. */
+START_TEST(test_every_frame_kept)
+{
+    GString *text = g_string_new("<valgrindoutput><error><kind>Leak_DefinitelyLost</kind><stack>");
+    for (int i = 0; i < 5000; i++)
+        g_string_append_printf(text, "<frame><ip>0x%x</ip><obj>/x/%s.so</obj></frame>", i,
+                               i == 4500 ? "leaky" : "libruby");
+    g_string_append(text, "</stack></error></valgrindoutput>");
+    g_autoptr(GError) error = NULL;
+    g_autoptr(GPtrArray) records = read_memory(text->str, text->len, &error);
+    ck_assert_ptr_null(error);
+    ck_assert_uint_eq(records->len, 1);
+    const GlRecord *record = g_ptr_array_index(records, 0);
+    ck_assert_uint_eq(record->stack.n_frames, 5000);
+    ck_assert_str_eq(record->stack.frames[4500].obj, "/x/leaky.so");
+    g_string_free(text, TRUE);
+}
+END_TEST
+
+/* gzip-compressed XML reads as the plain file does, and a cut .gz gives
+ * every error before the cut. */
+START_TEST(test_gzip_compressed)
+{
+    g_autofree char *path = gl_test_fixture("xml/leak.xml");
+    gsize length;
+    g_autofree char *text = gl_test_read(path, &length);
+    g_autofree char *dir = gl_test_tmpdir();
+    g_autofree char *gz_path = g_build_filename(dir, "123.xml.gz", NULL);
+    g_autofree char *command = g_strdup_printf("gzip -c '%s' > '%s'", path, gz_path);
+    ck_assert_int_eq(system(command), 0);
+
+    g_autoptr(GError) error = NULL;
+    g_autoptr(GlReader) reader = gl_reader_new_for_path(gz_path, &error);
+    ck_assert_ptr_nonnull(reader);
+    g_autoptr(GPtrArray) records = read_all(reader, &error);
+    ck_assert_ptr_null(error);
+    ck_assert_uint_eq(records->len, gl_test_count(text, length, "<error>"));
+    ck_assert_ptr_nonnull(find_by_function(records, "leaky_leak"));
+
+    gsize gz_length;
+    g_autofree char *gz = gl_test_read(gz_path, &gz_length);
+    g_autofree char *cut_path = g_build_filename(dir, "cut.xml.gz", NULL);
+    gl_test_write(cut_path, gz, (gssize) (gz_length / 2));
+    g_autoptr(GError) cut_error = NULL;
+    g_autoptr(GlReader) cut_reader = gl_reader_new_for_path(cut_path, &cut_error);
+    g_autoptr(GPtrArray) cut_records = read_all(cut_reader, &cut_error);
+    ck_assert_uint_gt(cut_records->len, 0);
+    ck_assert_uint_lt(cut_records->len, records->len);
+    ck_assert_msg(g_error_matches(cut_error, GL_ERROR, GL_ERROR_TRUNCATED), "%s",
+                  cut_error != NULL ? cut_error->message : "no error");
+    gl_remove_tree(dir);
+}
+END_TEST
+
+/* Each problem is one line that names the input, whatever libxml2 said. */
+START_TEST(test_problems_are_one_line)
+{
+    GString *text = g_string_new(NULL);
+    g_string_append_printf(text, doc_head, 47, "x");
+    g_string_append(text, "<error><kind>InvalidRead</kind><what>a &undefined; b</what></error>\n"
+                          "<error><kind x=>InvalidRead</kind></error>\n");
+    append_errors(text, 1, 1, "leaky_leak");
+    g_autoptr(GlReader) reader = gl_reader_new_for_memory(text->str, text->len, "lines.xml");
+    g_autoptr(GPtrArray) records = read_all(reader, NULL);
+    ck_assert_uint_eq(records->len, 1);
+    const GPtrArray *problems = gl_reader_problems(reader);
+    ck_assert_uint_eq(problems->len, 3);  /* two bad errors, and the end is missing */
+    for (guint i = 0; i < problems->len; i++) {
+        const char *message = ((GError *) g_ptr_array_index(problems, i))->message;
+        ck_assert_msg(strchr(message, '\n') == NULL, "%s", message);
+        ck_assert(g_str_has_prefix(message, "lines.xml: "));
+    }
+    g_string_free(text, TRUE);
+}
+END_TEST
+
 Suite *gl_reader_suite(void)
 {
     Suite *suite = suite_create("reader");
@@ -394,6 +703,16 @@ Suite *gl_reader_suite(void)
     tcase_add_test(tc, test_concatenated_documents_all_read);
     tcase_add_test(tc, test_reads_from_a_descriptor);
     tcase_add_test(tc, test_failure_repeats);
+    tcase_add_test(tc, test_error_with_nothing_in_it);
+    tcase_add_test(tc, test_bytes_that_are_not_utf8_anywhere);
+    tcase_add_test(tc, test_small_document_after_another);
+    tcase_add_test(tc, test_cut_document_then_a_whole_one);
+    tcase_add_test(tc, test_errors_after_a_childs_end_are_read);
+    tcase_add_test(tc, test_error_written_into_another_is_separated);
+    tcase_add_test(tc, test_valgrind_3_26_leak_summary);
+    tcase_add_test(tc, test_every_frame_kept);
+    tcase_add_test(tc, test_gzip_compressed);
+    tcase_add_test(tc, test_problems_are_one_line);
     tcase_set_timeout(tc, 60);
     suite_add_tcase(suite, tc);
     return suite;

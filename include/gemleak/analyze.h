@@ -20,14 +20,15 @@ typedef struct {
     GlSummary summary;
     GPtrArray *problems;   /* GError*: inputs not read in full (exit status 3) */
     GPtrArray *notes;      /* char*: worth saying, but the run is sound */
+    GHashTable *suppressed;/* suppression name -> errors it removed (guint64 in a pointer) */
     GlFindings *table;
 } GlAnalysis;
 
-/* Returns: (transfer full): every *.xml file of @dir, sorted, or NULL with
- * @error set when the directory cannot be read. */
+/* Returns: (transfer full): every *.xml and *.xml.gz file of @dir, sorted,
+ * or NULL with @error set when the directory cannot be read. */
 GPtrArray *gl_list_xml_files(const char *dir, GError **error);
 
-/* Returns: TRUE if @dir holds at least one *.xml file. */
+/* Returns: TRUE if @dir holds at least one *.xml or *.xml.gz file. */
 gboolean gl_list_xml_files_any(const char *dir);
 
 /* Reads @paths (files, directories of *.xml, "-" for standard input) with

@@ -66,6 +66,10 @@ typedef struct {
     gint fd;                 /* protocol 5 file-descriptor errors, -1 otherwise */
     const char *fd_path;
     GlSuppression *suppression; /* nullable */
+    /* The text of the last client message (VALGRIND_PRINTF) its process
+     * wrote before it, nullable: where in the run it happened. */
+    const char *marker;
+    gboolean at_exit;        /* written after the process finished (the exit leak check) */
     GStringChunk *strings;   /* owns every string of the record */
 } GlRecord;
 

@@ -1,0 +1,577 @@
+/* Documents and top-level elements of an XML byte stream (see splitter.h).
+ *
+ * The scan looks at each '<' once: it tells tags from comments, CDATA
+ * sections and processing instructions, and follows an element to the end
+ * tag of its own name, counting nested elements of that name. Everything
+ * else inside an element is the parser's business. Bytes are dropped once
+ * the scan has passed them, so memory holds one element and a read chunk,
+ * however many comments or documents the input holds. */
+#define _GNU_SOURCE  /* memmem */
+#include "gemleak/splitter.h"
+#include "gemleak/errors.h"
+
+#include <errno.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <zlib.h>
+
+#define READ_CHUNK ((gsize) 256 * 1024)
+/* Enough to tell "<![CDATA[", "<!DOCTYPE", "<?xml " and a name apart. */
+#define LOOKAHEAD 16
+#define MAX_NAME 255
+#define NONE G_MAXSIZE
+
+struct GlSplitter {
+    gzFile gz;             /* fd input, NULL for memory */
+    GByteArray *buffer;    /* fd input: what is at hand */
+    const guint8 *data;    /* buffer->data, or the memory */
+    gsize len;
+    gsize pos;             /* the scan stands here */
+    guint64 base;          /* input offset of data[0] */
+    gboolean eof;
+    char *failure;         /* why reading failed, once it did */
+    gboolean in_root;
+    gboolean seen_root;
+    gboolean pending_end;  /* a self-closing root was handed out: its end comes next */
+    gboolean saw_markup;   /* a '<' was met: the input is not blank */
+    char root[MAX_NAME + 1];
+    char name[MAX_NAME + 1];
+};
+
+static GlSplitter *splitter_new(void)
+{
+    GlSplitter *s = g_new0(GlSplitter, 1);
+    return s;
+}
+
+GlSplitter *gl_splitter_new_for_fd(int fd)
+{
+    GlSplitter *s = splitter_new();
+    /* gzdopen takes the fd: give it a copy, so that ours stays the caller's. */
+    int copy = dup(fd);
+    s->gz = copy >= 0 ? gzdopen(copy, "rb") : NULL;
+    if (s->gz == NULL) {
+        int saved = errno;
+        if (copy >= 0)
+            close(copy);
+        s->failure = g_strdup(g_strerror(saved != 0 ? saved : ENOMEM));
+        s->eof = TRUE;
+    } else {
+        /* A buffer smaller than half a read lets zlib read plain files
+         * straight into ours. */
+        gzbuffer(s->gz, (unsigned) (READ_CHUNK / 4));
+    }
+    s->buffer = g_byte_array_sized_new((guint) (READ_CHUNK + LOOKAHEAD));
+    s->data = s->buffer->data;
+    return s;
+}
+
+GlSplitter *gl_splitter_new_for_memory(const char *data, gsize size)
+{
+    GlSplitter *s = splitter_new();
+    static const guint8 nothing[1];
+    s->data = data != NULL ? (const guint8 *) data : nothing;
+    s->len = data != NULL ? size : 0;
+    s->eof = TRUE;
+    return s;
+}
+
+void gl_splitter_free(GlSplitter *splitter)
+{
+    if (splitter == NULL)
+        return;
+    if (splitter->gz != NULL)
+        gzclose(splitter->gz);
+    if (splitter->buffer != NULL)
+        g_byte_array_unref(splitter->buffer);
+    g_free(splitter->failure);
+    g_free(splitter);
+}
+
+guint64 gl_splitter_offset(const GlSplitter *splitter)
+{
+    return splitter->base + splitter->pos;
+}
+
+gboolean gl_splitter_saw_markup(const GlSplitter *splitter)
+{
+    return splitter->saw_markup;
+}
+
+gboolean gl_splitter_compressed(const GlSplitter *splitter)
+{
+    return splitter->gz != NULL && gzdirect(splitter->gz) == 0;
+}
+
+/* ---- the bytes at hand ---------------------------------------------------- */
+
+/* Reads a chunk more after what is at hand; indexes stay valid.
+ * Returns: FALSE at the end of the input or on failure. */
+static gboolean more(GlSplitter *s)
+{
+    if (s->eof)
+        return FALSE;
+    gsize old = s->buffer->len;
+    g_byte_array_set_size(s->buffer, (guint) (old + READ_CHUNK));
+    int n = gzread(s->gz, s->buffer->data + old, (unsigned) READ_CHUNK);
+    if (n < 0) {
+        int code = Z_OK;
+        const char *message = gzerror(s->gz, &code);
+        s->failure = g_strdup(code == Z_ERRNO ? g_strerror(errno)
+                                              : message != NULL ? message : "unknown error");
+        n = 0;
+    }
+    g_byte_array_set_size(s->buffer, (guint) (old + (gsize) n));
+    s->data = s->buffer->data;
+    s->len = s->buffer->len;
+    if (n == 0)
+        s->eof = TRUE;
+    return n > 0;
+}
+
+/* Drops the bytes before the scan position once they are half of what is
+ * at hand: the moves cost one copy of each byte at most. Only where no
+ * index into the bytes is held. */
+static void compact(GlSplitter *s)
+{
+    if (s->buffer == NULL || s->pos == 0 || s->pos < s->len / 2)
+        return;
+    g_byte_array_remove_range(s->buffer, 0, (guint) s->pos);
+    s->base += s->pos;
+    s->pos = 0;
+    s->data = s->buffer->data;
+    s->len = s->buffer->len;
+}
+
+/* Makes sure @n bytes from @at are at hand, if the input has them.
+ * Returns: how many of them there are. */
+static gsize have(GlSplitter *s, gsize at, gsize n)
+{
+    while (s->len < at + n && more(s))
+        ;
+    return MIN(n, s->len - at);
+}
+
+/* Returns: the index of @needle at or after @from, reading on as needed
+ * but not past @limit; NONE when the input ends (or the limit comes)
+ * first. */
+static gsize find(GlSplitter *s, gsize from, const char *needle, gsize limit)
+{
+    gsize n = strlen(needle);
+    for (;;) {
+        const guint8 *hit = from < s->len ? memmem(s->data + from, s->len - from, needle, n) : NULL;
+        if (hit != NULL)
+            return (gsize) (hit - s->data);
+        if (s->len >= n)
+            from = MAX(from, s->len - n + 1);
+        if (s->len >= limit || !more(s))
+            return NONE;
+    }
+}
+
+/* Moves the scan just past @needle, dropping what it passes: for things
+ * at the top level that nothing keeps (comments, processing instructions).
+ * Returns: FALSE when the input ends first (the scan stands at its end). */
+static gboolean skip_past(GlSplitter *s, gsize from, const char *needle)
+{
+    gsize n = strlen(needle);
+    for (;;) {
+        const guint8 *hit = from < s->len ? memmem(s->data + from, s->len - from, needle, n) : NULL;
+        if (hit != NULL) {
+            s->pos = (gsize) (hit - s->data) + n;
+            return TRUE;
+        }
+        s->pos = s->len >= n ? MAX(from, s->len - n + 1) : from;
+        compact(s);
+        from = s->pos;
+        if (!more(s)) {
+            s->pos = s->len;
+            return FALSE;
+        }
+    }
+}
+
+static gboolean is_space(guint8 c)
+{
+    return c == ' ' || c == '\t' || c == '\r' || c == '\n';
+}
+
+static gboolean ends_name(guint8 c)
+{
+    return is_space(c) || c == '>' || c == '/';
+}
+
+/* TRUE when @p (@avail bytes) starts with @name followed by what ends a
+ * name in a tag. */
+static gboolean name_at(const guint8 *p, gsize avail, const char *name, gsize name_len)
+{
+    return name_len > 0 && avail > name_len && memcmp(p, name, name_len) == 0 &&
+           ends_name(p[name_len]);
+}
+
+/* Returns: the index of the '>' that ends the tag starting at @at (quotes
+ * respected), or NONE. */
+static gsize tag_end(GlSplitter *s, gsize at, gsize limit)
+{
+    guint8 quote = 0;
+    for (gsize i = at + 1;; i++) {
+        if (i >= s->len && (i >= limit || !more(s)))
+            return NONE;
+        guint8 c = s->data[i];
+        if (quote != 0) {
+            if (c == quote)
+                quote = 0;
+        } else if (c == '"' || c == '\'') {
+            quote = c;
+        } else if (c == '>') {
+            return i;
+        }
+    }
+}
+
+/* Copies the element name that starts at @at into s->name.
+ * Returns: its length, 0 when none starts there. */
+static gsize read_name(GlSplitter *s, gsize at)
+{
+    gsize avail = have(s, at, MAX_NAME + 1);
+    gsize n = 0;
+    while (n < avail && !ends_name(s->data[at + n]) && s->data[at + n] != '<')
+        n++;
+    if (n == 0 || n > MAX_NAME || (n == avail && !s->eof))
+        return 0;
+    guint8 first = s->data[at];
+    if (!(g_ascii_isalpha(first) || first == '_' || first == ':' || first >= 0x80))
+        return 0;
+    memcpy(s->name, s->data + at, n);
+    s->name[n] = '\0';
+    return n;
+}
+
+static gboolean is_xml_declaration(const guint8 *p, gsize avail)
+{
+    return avail >= 6 && memcmp(p, "<?xml", 5) == 0 && (is_space(p[5]) || p[5] == '?');
+}
+
+/* ---- elements ---------------------------------------------------------------- */
+
+typedef enum { END_FOUND, END_CUT, END_NEW_DOCUMENT, END_OVERSIZED } EndScan;
+
+/* Follows the element named s->name whose start tag begins at @start and
+ * ends before @body, to just past its end tag (s->pos). Elements of the
+ * same name inside count (*nested); a new document's start ends it early
+ * (*at). */
+static EndScan scan_element(GlSplitter *s, gsize start, gsize body, gboolean *nested, gsize *at)
+{
+    const char *name = s->name;
+    gsize name_len = strlen(name);
+    gsize root_len = strlen(s->root);
+    gsize limit = start + GL_SPLITTER_MAX_ELEMENT;
+    guint depth = 1;
+    gsize i = body;
+    for (;;) {
+        const guint8 *lt = i < s->len ? memchr(s->data + i, '<', s->len - i) : NULL;
+        if (lt == NULL) {
+            i = MAX(i, s->len);
+            if (i >= limit) {
+                s->pos = i;
+                return END_OVERSIZED;
+            }
+            if (!more(s))
+                return END_CUT;
+            continue;
+        }
+        i = (gsize) (lt - s->data);
+        if (i >= limit) {
+            s->pos = i;
+            return END_OVERSIZED;
+        }
+        gsize avail = have(s, i, LOOKAHEAD + MAX(name_len, root_len));
+        const guint8 *p = s->data + i;
+        gsize next;
+        if (avail >= 2 && p[1] == '/') {
+            if (name_at(p + 2, avail - 2, name, name_len)) {
+                next = find(s, i + 2 + name_len, ">", limit);
+                if (next == NONE)
+                    return s->len >= limit ? END_OVERSIZED : END_CUT;
+                if (--depth == 0) {
+                    s->pos = next + 1;
+                    return END_FOUND;
+                }
+                i = next + 1;
+            } else {
+                i += 2;
+            }
+        } else if (avail >= 4 && memcmp(p, "<!--", 4) == 0) {
+            next = find(s, i + 4, "-->", limit);
+            if (next == NONE)
+                return s->len >= limit ? END_OVERSIZED : END_CUT;
+            i = next + 3;
+        } else if (avail >= 9 && memcmp(p, "<![CDATA[", 9) == 0) {
+            next = find(s, i + 9, "]]>", limit);
+            if (next == NONE)
+                return s->len >= limit ? END_OVERSIZED : END_CUT;
+            i = next + 3;
+        } else if (avail >= 2 && p[1] == '?') {
+            if (is_xml_declaration(p, avail)) {
+                *at = i;
+                return END_NEW_DOCUMENT;
+            }
+            next = find(s, i + 2, "?>", limit);
+            if (next == NONE)
+                return s->len >= limit ? END_OVERSIZED : END_CUT;
+            i = next + 2;
+        } else if (name_at(p + 1, avail - 1, name, name_len)) {
+            next = tag_end(s, i, limit);
+            if (next == NONE)
+                return s->len >= limit ? END_OVERSIZED : END_CUT;
+            if (s->data[next - 1] != '/') {
+                depth++;
+                *nested = TRUE;
+            }
+            i = next + 1;
+        } else if (root_len > 0 && name_at(p + 1, avail - 1, s->root, root_len)) {
+            *at = i;
+            return END_NEW_DOCUMENT;
+        } else {
+            i++;
+        }
+    }
+}
+
+/* Drops an oversized element up to its end tag (nested elements and
+ * comments are not followed: such an element is refused anyway).
+ * Returns: FALSE when the input ends first. */
+static gboolean skip_oversized(GlSplitter *s, const char *name)
+{
+    g_autofree char *needle = g_strconcat("</", name, NULL);
+    for (;;) {
+        if (!skip_past(s, s->pos, needle))
+            return FALSE;
+        gsize avail = have(s, s->pos, 1);
+        if (avail == 0)
+            return FALSE;
+        if (ends_name(s->data[s->pos])) {
+            gsize end = find(s, s->pos, ">", G_MAXSIZE);
+            if (end == NONE) {
+                s->pos = s->len;
+                return FALSE;
+            }
+            s->pos = end + 1;
+            return TRUE;
+        }
+    }
+}
+
+/* ---- parts ------------------------------------------------------------------------ */
+
+static void set_part(GlSplitter *s, GlPart *part, GlPartKind kind, gsize at)
+{
+    part->kind = kind;
+    part->offset = s->base + at;
+}
+
+/* The input ended, or another document began, before the root closed. */
+static void cut(GlSplitter *s, GlPart *part, gsize at, gboolean in_element, gboolean by_document)
+{
+    set_part(s, part, GL_PART_CUT, at);
+    part->in_element = in_element;
+    part->by_document = by_document;
+    s->in_root = FALSE;
+}
+
+/* An element whose start tag is [at, tag_close]: its end, then the part. */
+static void element(GlSplitter *s, GlPart *part, gsize at, gsize tag_close)
+{
+    part->name = s->name;
+    if (s->data[tag_close - 1] == '/') {
+        s->pos = tag_close + 1;
+    } else {
+        gsize new_doc = 0;
+        switch (scan_element(s, at, tag_close + 1, &part->nested, &new_doc)) {
+        case END_FOUND:
+            break;
+        case END_CUT:
+            s->pos = s->len;
+            cut(s, part, at, TRUE, FALSE);
+            return;
+        case END_NEW_DOCUMENT:
+            s->pos = new_doc;
+            cut(s, part, at, TRUE, TRUE);
+            return;
+        case END_OVERSIZED:
+            set_part(s, part, GL_PART_OVERSIZED, at);
+            skip_oversized(s, s->name);
+            return;
+        }
+    }
+    set_part(s, part, GL_PART_ELEMENT, at);
+    part->outside_root = !s->in_root;
+    part->data = (const char *) s->data + at;
+    part->length = s->pos - at;
+}
+
+/* Text (or stray markup) at the top level from @at: passes it, as one part. */
+static void text(GlSplitter *s, GlPart *part, gsize at)
+{
+    set_part(s, part, GL_PART_TEXT, at);
+    s->pos = at + 1;
+}
+
+gboolean gl_splitter_next(GlSplitter *s, GlPart *part, GError **error)
+{
+    memset(part, 0, sizeof *part);
+    if (s->pending_end) {
+        s->pending_end = FALSE;
+        set_part(s, part, GL_PART_DOCUMENT_END, s->pos);
+        return TRUE;
+    }
+    guint64 text_at = G_MAXUINT64;  /* the first byte of text that is not blank, if any */
+    for (;;) {
+        compact(s);
+        if (s->failure != NULL) {
+            g_set_error(error, GL_ERROR, GL_ERROR_IO, "read error: %s", s->failure);
+            return FALSE;
+        }
+        gsize i = s->pos;
+        if (s->base == 0 && i == 0 && have(s, 0, 3) == 3 && memcmp(s->data, "\xEF\xBB\xBF", 3) == 0)
+            i = s->pos = 3;  /* a UTF-8 byte order mark */
+        const guint8 *lt = i < s->len ? memchr(s->data + i, '<', s->len - i) : NULL;
+        gsize stop = lt != NULL ? (gsize) (lt - s->data) : s->len;
+        for (gsize j = i; text_at == G_MAXUINT64 && j < stop; j++)
+            if (!is_space(s->data[j]))
+                text_at = s->base + j;
+        if (lt == NULL) {
+            /* Text runs on: one part for all of it, up to the next '<'. */
+            s->pos = s->len;
+            if (more(s) || s->failure != NULL)
+                continue;
+        }
+        if (text_at != G_MAXUINT64) {
+            part->kind = GL_PART_TEXT;
+            part->offset = text_at;
+            s->pos = stop;
+            return TRUE;
+        }
+        if (lt == NULL) {
+            if (s->in_root) {
+                cut(s, part, s->len, FALSE, FALSE);
+                return TRUE;
+            }
+            set_part(s, part, GL_PART_END, s->len);
+            return TRUE;
+        }
+
+        i = stop;
+        gsize avail = have(s, i, LOOKAHEAD);
+        const guint8 *p = s->data + i;
+        s->saw_markup = TRUE;
+        if (avail < 2) {
+            cut(s, part, i, FALSE, FALSE);  /* a lone '<' at the end */
+            s->pos = s->len;
+            return TRUE;
+        }
+        if (avail >= 4 && memcmp(p, "<!--", 4) == 0) {
+            if (skip_past(s, i + 4, "-->"))
+                continue;
+            cut(s, part, i, FALSE, FALSE);
+            return TRUE;
+        }
+        if (avail >= 9 && memcmp(p, "<!DOCTYPE", 9) == 0) {
+            set_part(s, part, GL_PART_DOCTYPE, i);
+            /* An internal subset ends with "]>", else the first '>' does. */
+            gsize end = find(s, i, ">", i + GL_SPLITTER_MAX_ELEMENT);
+            gsize open = find(s, i, "[", end == NONE ? i + GL_SPLITTER_MAX_ELEMENT : end);
+            if (open != NONE && (end == NONE || open < end))
+                end = find(s, open, "]>", open + GL_SPLITTER_MAX_ELEMENT);
+            s->pos = end == NONE ? s->len : end + 1;
+            return TRUE;
+        }
+        if (avail >= 2 && p[1] == '!') {
+            /* CDATA or a declaration at the top level: not where Valgrind puts them. */
+            const char *close = avail >= 9 && memcmp(p, "<![CDATA[", 9) == 0 ? "]]>" : ">";
+            set_part(s, part, GL_PART_TEXT, i);
+            skip_past(s, i + 2, close);
+            return TRUE;
+        }
+        if (avail >= 2 && p[1] == '?') {
+            if (s->in_root && is_xml_declaration(p, avail)) {
+                cut(s, part, i, FALSE, TRUE);
+                s->pos = i;
+                return TRUE;
+            }
+            if (skip_past(s, i + 2, "?>"))
+                continue;
+            cut(s, part, i, FALSE, FALSE);
+            return TRUE;
+        }
+        if (avail >= 2 && p[1] == '/') {
+            gsize n = read_name(s, i + 2);
+            gsize end = find(s, i + 2, ">", i + 2 + MAX_NAME + LOOKAHEAD);
+            /* The root's end tag; outside the root, that of a process that
+             * went on writing into the file after another closed it. */
+            if (s->seen_root && n > 0 && strcmp(s->name, s->root) == 0 && end != NONE) {
+                s->pos = end + 1;
+                s->in_root = FALSE;
+                set_part(s, part, GL_PART_DOCUMENT_END, i);
+                return TRUE;
+            }
+            if (end == NONE) {
+                s->pos = s->len;
+                cut(s, part, i, FALSE, FALSE);
+                return TRUE;
+            }
+            text(s, part, i);
+            s->pos = end + 1;
+            return TRUE;
+        }
+
+        gsize n = read_name(s, i + 1);
+        if (n == 0) {
+            text(s, part, i);
+            return TRUE;
+        }
+        gboolean is_root = s->in_root ? strcmp(s->name, s->root) == 0
+                                      : !s->seen_root || strcmp(s->name, s->root) == 0;
+        if (is_root && s->in_root) {
+            /* A new document inside this one: this one was cut. */
+            cut(s, part, i, FALSE, TRUE);
+            s->pos = i;
+            return TRUE;
+        }
+        gsize close = tag_end(s, i, i + GL_SPLITTER_MAX_ELEMENT);
+        if (close == NONE) {
+            if (s->len >= i + GL_SPLITTER_MAX_ELEMENT) {
+                set_part(s, part, GL_PART_OVERSIZED, i);
+                part->name = s->name;
+                s->pos = s->len;
+                skip_past(s, s->pos, ">");
+                return TRUE;
+            }
+            s->pos = s->len;
+            if (s->in_root || is_root) {
+                cut(s, part, i, TRUE, FALSE);
+                return TRUE;
+            }
+            text(s, part, i);
+            s->pos = s->len;
+            return TRUE;
+        }
+        if (is_root) {
+            set_part(s, part, GL_PART_DOCUMENT, i);
+            memcpy(s->root, s->name, n + 1);
+            s->seen_root = TRUE;
+            part->name = s->root;
+            part->data = (const char *) s->data + i;
+            part->length = close + 1 - i;
+            s->pos = close + 1;
+            if (s->data[close - 1] == '/')
+                s->pending_end = TRUE;
+            else
+                s->in_root = TRUE;
+            return TRUE;
+        }
+        element(s, part, i, close);
+        return TRUE;
+    }
+}
