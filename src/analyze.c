@@ -19,6 +19,7 @@ typedef struct {
     GPtrArray *problems;   /* GError* */
     GPtrArray *notes;
     GHashTable *suppressed;  /* suppression name -> count, nullable */
+    GHashTable *objects;     /* object paths the frames named */
 } Input;
 
 static void input_free(gpointer data)
@@ -31,6 +32,7 @@ static void input_free(gpointer data)
     g_ptr_array_unref(input->notes);
     if (input->suppressed != NULL)
         g_hash_table_unref(input->suppressed);
+    g_hash_table_unref(input->objects);
     g_free(input);
 }
 
@@ -102,6 +104,7 @@ static void read_input(Input *input, const GlRules *rules)
             gl_record_free(record);
         n++;
     }
+    gl_classifier_collect_objects(classifier, input->objects);
     const GPtrArray *problems = gl_reader_problems(reader);
     if (foreign_listed_file(input, problems)) {
         input->opened = FALSE;
@@ -165,6 +168,7 @@ static GPtrArray *collect_inputs(const char *const *paths)
             input->findings = gl_findings_new();
             input->problems = g_ptr_array_new_with_free_func((GDestroyNotify) g_error_free);
             input->notes = g_ptr_array_new_with_free_func(g_free);
+            input->objects = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
             if (i == 0 && problem != NULL)
                 g_ptr_array_add(input->problems, problem);
             g_ptr_array_add(inputs, input);
@@ -213,6 +217,7 @@ GlAnalysis *gl_analyze(const char *const *paths, const GlRules *rules, guint job
     analysis->notes = g_ptr_array_new_with_free_func(g_free);
     analysis->summary.truncated_files = g_ptr_array_new_with_free_func(g_free);
     analysis->suppressed = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+    analysis->objects = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
     GlSummary *summary = &analysis->summary;
     for (guint i = 0; i < inputs->len; i++) {
         Input *input = g_ptr_array_index(inputs, i);
@@ -229,6 +234,11 @@ GlAnalysis *gl_analyze(const char *const *paths, const GlRules *rules, guint job
             g_ptr_array_add(analysis->problems, g_error_copy(g_ptr_array_index(input->problems, j)));
         if (input->suppressed != NULL)
             add_counts(analysis->suppressed, input->suppressed);
+        GHashTableIter objects;
+        gpointer object;
+        g_hash_table_iter_init(&objects, input->objects);
+        while (g_hash_table_iter_next(&objects, &object, NULL))
+            g_hash_table_add(analysis->objects, g_strdup(object));
     }
     analysis->findings = gl_findings_sorted(analysis->table);
     return analysis;
@@ -244,6 +254,7 @@ void gl_analysis_free(GlAnalysis *analysis)
     g_ptr_array_unref(analysis->notes);
     g_ptr_array_unref(analysis->summary.truncated_files);
     g_hash_table_unref(analysis->suppressed);
+    g_hash_table_unref(analysis->objects);
     g_free(analysis);
 }
 

@@ -16,28 +16,39 @@ typedef struct {
 
 struct GlRules {
     GPtrArray *targets;    /* Target* */
-    GPtrArray *callbacks;  /* char* globs, NULL-terminated */
-    gboolean default_callbacks;
+    GPtrArray *callbacks;  /* char* globs of --skip-function, NULL-terminated */
+    gboolean ruby_memory_rule;  /* rule 2; off with --no-default-skips */
     GlLeakKind leak_kinds;
     gboolean all_errors;
     gboolean free_at_exit;
 };
 
-/* What the reference Ruby tool skips, plus what a stripped Ruby (Debian's,
- * Ubuntu's) shows of the static functions it cannot name: the exported
- * entry points (rb_eval_string*, rb_protect, rb_ensure, rb_block_call...),
- * and rb_iseq_* -- rb_eval_string tail-calls the static
- * eval_string_with_cref, so that Ruby compiling the code it was given is
- * all that names the callback (seen on Ruby 3.1.2 in fixtures/xml/callback.xml). */
-static const char *const default_callbacks[] = {
-    "eval_string_with_cref", "intern_str", "rb_add_method_cfunc", "rb_check_funcall*",
-    "rb_class_boot", "rb_enc_raise", "rb_exc_raise", "rb_extend_object", "rb_funcall*",
-    "rb_intern*", "rb_ivar_set", "rb_module_new", "rb_raise", "rb_rescue*",
-    "rb_respond_to", "rb_thread_create", "rb_vm_exec", "rb_yield*",
-    "rb_eval_string*", "rb_protect", "rb_ensure", "rb_block_call*", "rb_proc_call*",
-    "rb_obj_call_init*", "rb_call_super*", "rb_apply", "rb_require*", "rb_iseq_*",
+/* Ruby's functions that allocate for their caller (rule 2): the xmalloc
+ * family (ruby/internal/xmalloc.h, memory.h, util.h), the structs of Data
+ * and TypedData objects, and st tables; then their insides, which a stack
+ * shows where a call to them was a tail call. Memory one of these returns
+ * is its caller's to free. Every other function of Ruby's that allocates
+ * does so for Ruby: a string, an array, a class, a method cache, a GC. */
+static const char *const allocation_functions[] = {
+    "ruby_xmalloc", "ruby_xmalloc2", "ruby_xcalloc", "ruby_xrealloc", "ruby_xrealloc2",
+    "ruby_strdup", "rb_xmalloc_mul_add", "rb_xmalloc_mul_add_mul", "rb_xcalloc_mul_add",
+    "rb_xcalloc_mul_add_mul", "rb_xrealloc_mul_add",
+    "rb_data_object_zalloc", "rb_data_typed_object_zalloc", "rb_data_object_alloc",
+    "rb_data_typed_object_alloc",
+    "st_*", "rb_st_*", "rebuild_table*",
+    "ruby_xmalloc_body", "ruby_xmalloc2_body", "ruby_xcalloc_body", "ruby_xrealloc_body",
+    "ruby_xrealloc2_body", "objspace_xmalloc0", "objspace_xmalloc2", "objspace_xcalloc",
+    "objspace_xrealloc", "rb_gc_impl_malloc", "rb_gc_impl_calloc", "rb_gc_impl_realloc",
+    "calloc1",
     NULL,
 };
+
+/* Ruby's extension loader, which calls an extension's Init function
+ * (rule 3): dln.c and load.c. */
+static const char *const loader_functions[] = { "dln_load*", "load_ext", NULL };
+
+/* The dynamic loader (rule 5). */
+static const char *const dynamic_loader_globs[] = { "ld-linux*.so*", "ld-*.so*", "ld.so*", NULL };
 
 /* Ruby's executable and shared library under the names distributions give
  * them: ruby, ruby3.1, libruby.so.3.3.0, libruby-3.1.so.3.1.2. */
@@ -52,8 +63,8 @@ const char *gl_verdict_describe(GlVerdict verdict)
     case GL_VERDICT_KEEP: return "kept";
     case GL_VERDICT_SKIP_KIND: return "other leak kinds";
     case GL_VERDICT_SKIP_NO_TARGET: return "not in a target";
-    case GL_VERDICT_SKIP_CALLBACK: return "callbacks into Ruby";
-    case GL_VERDICT_SKIP_INIT: return "in Init_ functions";
+    case GL_VERDICT_SKIP_RUBY: return "Ruby's own memory";
+    case GL_VERDICT_SKIP_INIT: return "in Init code";
     case GL_N_VERDICTS: break;
     }
     return "unknown";
@@ -72,7 +83,7 @@ GlRules *gl_rules_new(void)
     GlRules *rules = g_new0(GlRules, 1);
     rules->targets = g_ptr_array_new_with_free_func(target_free);
     rules->callbacks = g_ptr_array_new_null_terminated(8, g_free, TRUE);
-    rules->default_callbacks = TRUE;
+    rules->ruby_memory_rule = TRUE;
     rules->leak_kinds = GL_LEAK_DEFINITE;
     return rules;
 }
@@ -175,12 +186,17 @@ gboolean gl_rules_add_callbacks_from_file(GlRules *rules, const char *path, GErr
 
 void gl_rules_drop_default_callbacks(GlRules *rules)
 {
-    rules->default_callbacks = FALSE;
+    rules->ruby_memory_rule = FALSE;
 }
 
-const char *const *gl_rules_default_callbacks(void)
+const char *const *gl_rules_allocation_functions(void)
 {
-    return default_callbacks;
+    return allocation_functions;
+}
+
+const char *const *gl_rules_loader_functions(void)
+{
+    return loader_functions;
 }
 
 void gl_rules_set_leak_kinds(GlRules *rules, GlLeakKind kinds)
@@ -243,13 +259,22 @@ gboolean gl_is_ruby_object(const char *path)
 typedef struct {
     gboolean is_target;
     gboolean is_ruby;
+    gboolean is_loader;   /* the dynamic loader, ld.so */
     char *init_function;  /* "Init_<name>" for a target, else NULL */
 } ObjectFacts;
+
+/* What a function name says, once learnt. */
+enum {
+    FN_ALLOCATION = 1 << 0,  /* allocates for its caller */
+    FN_LOADER = 1 << 1,      /* Ruby's extension loader */
+    FN_SKIP = 1 << 2,        /* matches a --skip-function pattern */
+    FN_KNOWN = 1 << 3,
+};
 
 struct GlClassifier {
     const GlRules *rules;
     GHashTable *objects;    /* object path -> ObjectFacts* */
-    GHashTable *callbacks;  /* function name -> GINT_TO_POINTER(is a callback + 1) */
+    GHashTable *functions;  /* function name -> GINT_TO_POINTER(FN_* flags) */
     /* Frames of one record share their object strings, so the last lookup
      * answers most of the next ones without hashing. */
     const char *last_obj;
@@ -271,7 +296,7 @@ GlClassifier *gl_classifier_new(const GlRules *rules)
     GlClassifier *classifier = g_new0(GlClassifier, 1);
     classifier->rules = rules;
     classifier->objects = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, facts_free);
-    classifier->callbacks = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+    classifier->functions = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
     classifier->exe_pid = -1;
     return classifier;
 }
@@ -281,9 +306,19 @@ void gl_classifier_free(GlClassifier *classifier)
     if (classifier == NULL)
         return;
     g_hash_table_unref(classifier->objects);
-    g_hash_table_unref(classifier->callbacks);
+    g_hash_table_unref(classifier->functions);
     g_free(classifier->exe_path);
     g_free(classifier);
+}
+
+void gl_classifier_collect_objects(const GlClassifier *classifier, GHashTable *set)
+{
+    GHashTableIter iter;
+    gpointer key;
+    g_hash_table_iter_init(&iter, classifier->objects);
+    while (g_hash_table_iter_next(&iter, &key, NULL))
+        if (!g_hash_table_contains(set, key))
+            g_hash_table_add(set, g_strdup(key));
 }
 
 static void note_document(GlClassifier *classifier, const GlDocument *doc)
@@ -313,6 +348,7 @@ static const ObjectFacts *object_facts(GlClassifier *classifier, const char *obj
             facts->is_target = gl_rules_target_matches(rules, i, obj);
         facts->is_ruby = !facts->is_target &&
                          (gl_is_ruby_object(obj) || g_strcmp0(obj, classifier->exe_path) == 0);
+        facts->is_loader = !facts->is_target && matches_any(dynamic_loader_globs, base_name(obj));
         if (facts->is_target) {
             /* Ruby calls Init_<name> for <name>.so, <name> ending at the first dot. */
             const char *name = base_name(obj);
@@ -328,17 +364,41 @@ static const ObjectFacts *object_facts(GlClassifier *classifier, const char *obj
     return facts;
 }
 
-static gboolean is_callback(GlClassifier *classifier, const char *fn)
+/* Returns: (transfer full): @fn without the suffixes an optimising
+ * compiler gives the parts of a function it split or cloned
+ * ("rb_ec_obj_respond_to.part.0", "vm_sendish.constprop.0"). */
+static char *function_base(const char *fn)
 {
-    gpointer known = g_hash_table_lookup(classifier->callbacks, fn);
+    static const char *const suffixes[] = {
+        ".part.", ".isra.", ".constprop.", ".cold", ".lto_priv.", ".localalias", ".clone.", NULL,
+    };
+    const char *cut = NULL;
+    for (const char *const *suffix = suffixes; *suffix != NULL; suffix++) {
+        const char *at = strstr(fn, *suffix);
+        if (at != NULL && at > fn && (cut == NULL || at < cut))
+            cut = at;
+    }
+    return cut != NULL ? g_strndup(fn, (gsize) (cut - fn)) : g_strdup(fn);
+}
+
+static guint function_flags(GlClassifier *classifier, const char *fn)
+{
+    gpointer known = g_hash_table_lookup(classifier->functions, fn);
     if (known != NULL)
-        return GPOINTER_TO_INT(known) - 1;
+        return (guint) GPOINTER_TO_INT(known);
     const GlRules *rules = classifier->rules;
-    gboolean callback = (rules->default_callbacks && matches_any(default_callbacks, fn)) ||
-                        (rules->callbacks->len > 0 &&
-                         matches_any((const char *const *) rules->callbacks->pdata, fn));
-    g_hash_table_insert(classifier->callbacks, g_strdup(fn), GINT_TO_POINTER(callback + 1));
-    return callback;
+    g_autofree char *base = function_base(fn);
+    guint flags = FN_KNOWN;
+    if (matches_any(allocation_functions, base))
+        flags |= FN_ALLOCATION;
+    if (matches_any(loader_functions, base))
+        flags |= FN_LOADER;
+    if (rules->callbacks->len > 0 &&
+        (matches_any((const char *const *) rules->callbacks->pdata, fn) ||
+         matches_any((const char *const *) rules->callbacks->pdata, base)))
+        flags |= FN_SKIP;
+    g_hash_table_insert(classifier->functions, g_strdup(fn), GINT_TO_POINTER((gint) flags));
+    return flags;
 }
 
 /* Marks the frames of @stack that lie in a target.
@@ -355,6 +415,112 @@ static gint mark_targets(GlClassifier *classifier, GlStack *stack)
     return first;
 }
 
+/* Rule 5: TRUE if @stack reaches a target frame before a frame of the
+ * dynamic loader (from the innermost outward). */
+static gboolean enters_target_before_loader(GlClassifier *classifier, const GlStack *stack)
+{
+    for (guint i = 0; i < stack->n_frames; i++) {
+        if (stack->frames[i].in_target)
+            return TRUE;
+        const ObjectFacts *facts = object_facts(classifier, stack->frames[i].obj);
+        if (facts != NULL && facts->is_loader)
+            return FALSE;
+    }
+    return FALSE;
+}
+
+static GlVerdict classify_error(GlClassifier *classifier, GlRecord *record)
+{
+    if (classifier->rules->all_errors)
+        return GL_VERDICT_KEEP;
+    if (enters_target_before_loader(classifier, &record->stack))
+        return GL_VERDICT_KEEP;
+    for (guint i = 0; i < record->aux->len; i++)
+        if (enters_target_before_loader(classifier, &g_array_index(record->aux, GlAux, i).stack))
+            return GL_VERDICT_KEEP;
+    return GL_VERDICT_SKIP_NO_TARGET;
+}
+
+/* Rule 3: the leak happened while the extension was being loaded. */
+static gboolean in_init(GlClassifier *classifier, const GlStack *stack, guint first)
+{
+    guint outermost = first;
+    for (guint i = first; i < stack->n_frames; i++) {
+        const GlFrame *frame = &stack->frames[i];
+        if (!frame->in_target)
+            continue;
+        outermost = i;
+        /* The extension's own Init_<name>, however deep. */
+        const ObjectFacts *facts = object_facts(classifier, frame->obj);
+        if (frame->fn != NULL && strcmp(frame->fn, facts->init_function) == 0)
+            return TRUE;
+    }
+    /* Ruby's loader calls the extension only to run its Init function: a
+     * function of the extension it called is Init code, whatever its name
+     * (an Init_<name> that ends in a tail call leaves no frame of its own). */
+    if (outermost + 1 < stack->n_frames) {
+        const GlFrame *caller = &stack->frames[outermost + 1];
+        const ObjectFacts *facts = object_facts(classifier, caller->obj);
+        if (facts != NULL && facts->is_ruby && caller->fn != NULL &&
+            (function_flags(classifier, caller->fn) & FN_LOADER) != 0)
+            return TRUE;
+    }
+    return FALSE;
+}
+
+/* Rules 2 and 4: whose memory a leak is, from the frames between the
+ * allocation and the first target frame. */
+static GlVerdict classify_owner(GlClassifier *classifier, GlRecord *record, guint first)
+{
+    const GlRules *rules = classifier->rules;
+    const GlStack *stack = &record->stack;
+    guint unnamed = 0, ruby = 0;
+    gint innermost_unnamed = -1;
+    gint innermost_ruby = -1;
+    const char *unnamed_obj = NULL;
+    for (guint i = 0; i < first; i++) {
+        const GlFrame *frame = &stack->frames[i];
+        guint flags = frame->fn != NULL ? function_flags(classifier, frame->fn) : 0;
+        if ((flags & FN_SKIP) != 0)
+            return GL_VERDICT_SKIP_RUBY;
+        const ObjectFacts *facts = object_facts(classifier, frame->obj);
+        if (facts == NULL || !facts->is_ruby)
+            continue;
+        ruby++;
+        if (innermost_ruby < 0)
+            innermost_ruby = (gint) i;
+        if (frame->fn == NULL) {
+            unnamed++;
+            if (innermost_unnamed < 0)
+                innermost_unnamed = (gint) i;
+            unnamed_obj = frame->obj;
+        } else if ((flags & FN_ALLOCATION) == 0 && rules->ruby_memory_rule) {
+            /* The extension called a Ruby function that allocates for
+             * Ruby (or called back into Ruby): Ruby's memory. */
+            return GL_VERDICT_SKIP_RUBY;
+        }
+    }
+    if (unnamed == 0 || !rules->ruby_memory_rule)
+        return GL_VERDICT_KEEP;
+    /* Ruby's allocation functions call the system allocator from one
+     * internal function (objspace_xmalloc0 and its kin), unnamed without
+     * symbols: one unnamed frame of Ruby, the innermost, entered from
+     * outside Ruby or from an allocation function, is that call. Anything
+     * deeper passed through functions we cannot name. */
+    if (unnamed == 1 && innermost_unnamed == innermost_ruby) {
+        guint above = (guint) innermost_unnamed + 1;
+        const GlFrame *caller = above < first ? &stack->frames[above] : NULL;
+        const ObjectFacts *facts = caller != NULL ? object_facts(classifier, caller->obj) : NULL;
+        if (caller == NULL || facts == NULL || !facts->is_ruby ||
+            (caller->fn != NULL && (function_flags(classifier, caller->fn) & FN_ALLOCATION) != 0))
+            return GL_VERDICT_KEEP;
+    }
+    record->uncertain = TRUE;
+    record->unnamed_frames = unnamed;
+    record->unnamed_object = gl_record_intern(record, base_name(unnamed_obj));
+    return GL_VERDICT_KEEP;
+}
+
 GlVerdict gl_classifier_classify(GlClassifier *classifier, GlRecord *record,
                                  const GlDocument *doc)
 {
@@ -362,19 +528,14 @@ GlVerdict gl_classifier_classify(GlClassifier *classifier, GlRecord *record,
     note_document(classifier, doc);
     /* The cache of the last object is keyed by pointer: new record, new strings. */
     classifier->last_obj = NULL;
+    record->uncertain = FALSE;
 
     gint first = mark_targets(classifier, &record->stack);
-    gboolean enters_target = first >= 0;
     for (guint i = 0; i < record->aux->len; i++)
-        if (mark_targets(classifier, &g_array_index(record->aux, GlAux, i).stack) >= 0)
-            enters_target = TRUE;
+        mark_targets(classifier, &g_array_index(record->aux, GlAux, i).stack);
 
-    if (record->leak_kind == GL_LEAK_NONE) {
-        /* Memory errors: any stack that enters a target (a block the target
-         * freed and Ruby then read counts), or all of them on request. */
-        return enters_target || rules->all_errors ? GL_VERDICT_KEEP : GL_VERDICT_SKIP_NO_TARGET;
-    }
-
+    if (record->leak_kind == GL_LEAK_NONE)
+        return classify_error(classifier, record);
     if ((record->leak_kind & rules->leak_kinds) == 0)
         return GL_VERDICT_SKIP_KIND;
     /* Rule 1: a leak decides on its allocation stack alone. */
@@ -382,27 +543,12 @@ GlVerdict gl_classifier_classify(GlClassifier *classifier, GlRecord *record,
         return GL_VERDICT_SKIP_NO_TARGET;
     if (rules->free_at_exit)
         return GL_VERDICT_KEEP;
-
-    /* Rule 2: between the allocation and the first target frame, Ruby
-     * itself was called back: the allocation is Ruby's. */
-    const GlStack *stack = &record->stack;
-    for (gint i = 0; i < first; i++) {
-        const GlFrame *frame = &stack->frames[i];
-        if (frame->fn == NULL)
-            continue;  /* a stripped frame is neither a callback nor a target */
-        const ObjectFacts *facts = object_facts(classifier, frame->obj);
-        if (facts != NULL && facts->is_ruby && is_callback(classifier, frame->fn))
-            return GL_VERDICT_SKIP_CALLBACK;
-    }
-    /* Rule 3: anything the extension's own Init_ function leaks, however
-     * deep, happened once at require time and does not grow. */
-    for (guint i = (guint) first; i < stack->n_frames; i++) {
-        const GlFrame *frame = &stack->frames[i];
-        if (!frame->in_target || frame->fn == NULL)
-            continue;
-        const ObjectFacts *facts = object_facts(classifier, frame->obj);
-        if (strcmp(frame->fn, facts->init_function) == 0)
-            return GL_VERDICT_SKIP_INIT;
+    GlVerdict owner = classify_owner(classifier, record, (guint) first);
+    if (owner != GL_VERDICT_KEEP)
+        return owner;
+    if (in_init(classifier, &record->stack, (guint) first)) {
+        record->uncertain = FALSE;
+        return GL_VERDICT_SKIP_INIT;
     }
     return GL_VERDICT_KEEP;
 }

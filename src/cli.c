@@ -239,6 +239,11 @@ static GOptionContext *new_context(const char *parameter, const char *summary,
     return context;
 }
 
+static gint compare_strings(gconstpointer a, gconstpointer b)
+{
+    return strcmp(*(const char *const *) a, *(const char *const *) b);
+}
+
 /* ---- building the rules ------------------------------------------------- */
 
 static gboolean parse_unsigned(const char *option, const char *text, guint64 *value,
@@ -273,38 +278,62 @@ static gboolean build_rules(const Options *options, GlRules *rules, GError **err
     return TRUE;
 }
 
-/* Sets the targets: --object, else the run's loaded extensions, else every
- * .so under the current directory. @shown receives what the report says
- * the targets are. */
+/* Sets the targets: --object, else the run's loaded extensions, else the
+ * Ruby extensions under the current directory. @shown receives what the
+ * report says the targets are; *have_lists whether the inputs came with
+ * the run's lists of loaded extensions. */
 static gboolean resolve_targets(const Options *options, const char *const *inputs,
-                                GlRules *rules, GPtrArray *shown, GError **error)
+                                GlRules *rules, GPtrArray *shown, gboolean *have_lists,
+                                GError **error)
 {
-    g_autoptr(GPtrArray) loaded = gl_targets_from_loaded_lists(inputs);
+    g_autoptr(GPtrArray) loaded = gl_targets_from_loaded_lists(inputs, have_lists);
     if (options->objects != NULL) {
         for (char **p = options->objects; *p != NULL; p++) {
             if (!gl_rules_add_target(rules, *p, error))
                 return FALSE;
-            g_ptr_array_add(shown, g_strdup(*p));
         }
-        /* With the run's list at hand, a name that matches nothing it loaded
-         * is a typo, not an extension without leaks. */
-        for (guint t = 0; loaded->len > 0 && t < gl_rules_n_targets(rules); t++) {
+        /* With the run's lists at hand, a name that matches nothing it
+         * loaded is a typo, or an extension that never loaded: not a clean
+         * run. */
+        for (guint t = 0; *have_lists && t < gl_rules_n_targets(rules); t++) {
             gboolean seen = FALSE;
             for (guint i = 0; i < loaded->len && !seen; i++)
                 seen = gl_rules_target_matches(rules, t, g_ptr_array_index(loaded, i));
-            if (!seen) {
-                g_ptr_array_add(loaded, NULL);
-                g_autofree char *list = g_strjoinv(", ", (char **) loaded->pdata);
+            if (seen)
+                continue;
+            if (loaded->len == 0) {
                 g_set_error(error, GL_ERROR, GL_ERROR_USAGE,
-                            "--object %s matches no extension the run loaded (it loaded: %s)",
-                            gl_rules_target_pattern(rules, t), list);
+                            "--object %s matches no extension the run loaded: it loaded none "
+                            "(was the extension built? a LoadError in the suite's output says "
+                            "what Ruby could not load)", gl_rules_target_pattern(rules, t));
                 return FALSE;
             }
+            g_ptr_array_add(loaded, NULL);
+            g_autofree char *list = g_strjoinv(", ", (char **) loaded->pdata);
+            g_set_error(error, GL_ERROR, GL_ERROR_USAGE,
+                        "--object %s matches no extension the run loaded (it loaded: %s)",
+                        gl_rules_target_pattern(rules, t), list);
+            return FALSE;
         }
+        /* The targets as they resolved: the paths the run loaded. */
+        for (guint i = 0; i < loaded->len; i++)
+            for (guint t = 0; t < gl_rules_n_targets(rules); t++)
+                if (gl_rules_target_matches(rules, t, g_ptr_array_index(loaded, i))) {
+                    g_ptr_array_add(shown, g_strdup(g_ptr_array_index(loaded, i)));
+                    break;
+                }
+        if (loaded->len == 0)
+            for (char **p = options->objects; *p != NULL; p++)
+                g_ptr_array_add(shown, g_strdup(*p));
         return TRUE;
     }
-    g_autoptr(GPtrArray) found = loaded;
-    loaded = NULL;
+    g_autoptr(GPtrArray) found = g_steal_pointer(&loaded);
+    if (found->len == 0 && *have_lists) {
+        g_set_error(error, GL_ERROR, GL_ERROR_USAGE,
+                    "no Ruby process of the run loaded a native extension: was it built (rake "
+                    "compile)? A LoadError in the suite's output says what Ruby could not load");
+        return FALSE;
+    }
     if (found->len == 0) {
         g_autofree char *cwd = g_get_current_dir();
         g_ptr_array_unref(found);
@@ -313,7 +342,9 @@ static gboolean resolve_targets(const Options *options, const char *const *input
     if (found->len == 0) {
         g_set_error(error, GL_ERROR, GL_ERROR_USAGE,
                     "no target extension known: name it with --object NAME (the name given "
-                    "to create_makefile in extconf.rb), a path or a glob of its .so");
+                    "to create_makefile in extconf.rb), a path or a glob of its .so (without "
+                    "the lists of a gemleak run, only the current directory's own Ruby "
+                    "extensions are looked for, and no system directory)");
         return FALSE;
     }
     for (guint i = 0; i < found->len; i++) {
@@ -323,6 +354,41 @@ static gboolean resolve_targets(const Options *options, const char *const *input
         g_ptr_array_add(shown, g_strdup(path));
     }
     return TRUE;
+}
+
+/* On XML without the run's lists, a clean extension may be in no error at
+ * all: a pattern that matches no object the errors show is worth a
+ * warning, not a failure. */
+static void warn_unseen_targets(const GlRules *rules, const GlAnalysis *analysis, FILE *err)
+{
+    for (guint t = 0; t < gl_rules_n_targets(rules); t++) {
+        GHashTableIter iter;
+        gpointer key;
+        gboolean seen = FALSE;
+        g_hash_table_iter_init(&iter, analysis->objects);
+        while (!seen && g_hash_table_iter_next(&iter, &key, NULL))
+            seen = gl_rules_target_matches(rules, t, key);
+        if (seen)
+            continue;
+        g_autoptr(GPtrArray) names = g_ptr_array_new_with_free_func(g_free);
+        g_hash_table_iter_init(&iter, analysis->objects);
+        while (g_hash_table_iter_next(&iter, &key, NULL)) {
+            const char *path = key;
+            if (!g_str_has_suffix(path, ".so") || g_str_has_prefix(path, "/usr/") ||
+                g_str_has_prefix(path, "/lib"))
+                continue;
+            g_ptr_array_add(names, g_path_get_basename(path));
+        }
+        g_ptr_array_sort(names, compare_strings);
+        while (names->len > 8)
+            g_ptr_array_remove_index(names, names->len - 1);
+        g_ptr_array_add(names, NULL);
+        g_autofree char *list = g_strjoinv(", ", (char **) names->pdata);
+        fprintf(err, "gemleak: warning: --object %s matches no object in the errors read%s%s%s: "
+                "the extension may be clean, or the name wrong\n",
+                gl_rules_target_pattern(rules, t), *list != '\0' ? " (they show " : "", list,
+                *list != '\0' ? ")" : "");
+    }
 }
 
 /* ---- reports -------------------------------------------------------------- */
@@ -454,8 +520,9 @@ static gboolean analyze_and_report(const Options *options, const char *const *in
             return FALSE;
         gate.has_max_bytes = TRUE;
     }
+    gboolean have_lists = FALSE;
     if (!check_outputs(options, stream, out, error) ||
-        !resolve_targets(options, inputs, rules, shown, error))
+        !resolve_targets(options, inputs, rules, shown, &have_lists, error))
         return FALSE;
 
     g_autoptr(GlBaseline) baseline = NULL;
@@ -463,6 +530,8 @@ static gboolean analyze_and_report(const Options *options, const char *const *in
         return FALSE;
 
     g_autoptr(GlAnalysis) analysis = gl_analyze(inputs, rules, (guint) MAX(options->jobs, 0));
+    if (!have_lists && options->objects != NULL && analysis->summary.files > 0)
+        warn_unseen_targets(rules, analysis, err);
     guint known = 0;
     g_autoptr(GPtrArray) reported = baseline != NULL
         ? gl_baseline_filter(baseline, analysis->findings, &known)

@@ -16,13 +16,17 @@ gboolean gl_gate_parse_fail_on(GlGate *gate, const char *spec, GError **error)
 {
     GlLeakKind leaks = 0;
     gboolean errors = FALSE;
+    gboolean uncertain = FALSE;
     g_auto(GStrv) words = g_strsplit(spec != NULL ? spec : "", ",", -1);
     for (char **word = words; *word != NULL; word++) {
         g_strstrip(*word);
         if (strcmp(*word, "errors") == 0) {
             errors = TRUE;
+        } else if (strcmp(*word, "uncertain") == 0) {
+            uncertain = TRUE;
         } else if (strcmp(*word, "all") == 0) {
             errors = TRUE;
+            uncertain = TRUE;
             leaks = GL_LEAK_ALL;
         } else if (strcmp(*word, "none") == 0) {
             continue;
@@ -31,7 +35,7 @@ gboolean gl_gate_parse_fail_on(GlGate *gate, const char *spec, GError **error)
             if (!gl_leak_kind_from_word(*word, &kind)) {
                 g_set_error(error, GL_ERROR, GL_ERROR_USAGE,
                             "--fail-on: unknown kind '%s' (use definite, indirect, possible, "
-                            "reachable, errors, all or none)", *word);
+                            "reachable, errors, uncertain, all or none)", *word);
                 return FALSE;
             }
             leaks |= kind;
@@ -39,11 +43,15 @@ gboolean gl_gate_parse_fail_on(GlGate *gate, const char *spec, GError **error)
     }
     gate->leak_kinds = leaks;
     gate->errors = errors;
+    gate->uncertain = uncertain;
     return TRUE;
 }
 
-gboolean gl_gate_counts(const GlGate *gate, const GlRecord *record)
+gboolean gl_gate_counts(const GlGate *gate, const GlFinding *finding)
 {
+    const GlRecord *record = finding->record;
+    if (!finding->certain && !gate->uncertain)
+        return FALSE;
     if (record->leak_kind == GL_LEAK_NONE)
         return gate->errors;
     return (record->leak_kind & gate->leak_kinds) != 0;
@@ -52,15 +60,18 @@ gboolean gl_gate_counts(const GlGate *gate, const GlRecord *record)
 void gl_gate_evaluate(const GlGate *gate, const GPtrArray *findings, GlGateResult *result)
 {
     memset(result, 0, sizeof *result);
-    guint leaks = 0, errors = 0;
+    guint leaks = 0, errors = 0, uncertain = 0;
     for (guint i = 0; i < findings->len; i++) {
         const GlFinding *finding = g_ptr_array_index(findings, i);
-        if (!gl_gate_counts(gate, finding->record))
+        if (!gl_gate_counts(gate, finding)) {
+            uncertain += !finding->certain;
             continue;
+        }
         result->failing++;
         if (finding->record->leak_kind != GL_LEAK_NONE) {
             leaks++;
-            result->failing_bytes += finding->total_bytes;
+            result->failing_bytes = result->failing_bytes + finding->total_bytes < result->failing_bytes
+                                        ? G_MAXUINT64 : result->failing_bytes + finding->total_bytes;
         } else {
             errors++;
         }
@@ -72,7 +83,8 @@ void gl_gate_evaluate(const GlGate *gate, const GPtrArray *findings, GlGateResul
     GString *line = g_string_new(result->failed ? "gemleak: FAIL: " : "gemleak: pass: ");
     if (result->failing == 0) {
         g_string_append(line, findings->len == 0 ? "no findings"
-                                                 : "no finding is of a kind that fails (--fail-on)");
+                              : uncertain == findings->len ? "no certain finding"
+                              : "no finding is of a kind that fails (--fail-on)");
     } else {
         if (leaks > 0) {
             g_string_append_printf(line, "%u leak%s losing %" G_GUINT64_FORMAT " bytes", leaks,
@@ -85,6 +97,10 @@ void gl_gate_evaluate(const GlGate *gate, const GPtrArray *findings, GlGateResul
             g_string_append_printf(line, "%s%u memory error%s", leaks > 0 ? ", " : "", errors,
                                    errors == 1 ? "" : "s");
     }
+    if (uncertain > 0)
+        g_string_append_printf(line, "; %u uncertain finding%s left to you (--fail-on uncertain "
+                               "fails on %s)", uncertain, uncertain == 1 ? "" : "s",
+                               uncertain == 1 ? "it" : "them");
     result->line = g_string_free(line, FALSE);
 }
 

@@ -1,6 +1,7 @@
-/* Findings: kept records merged by identity. */
+/* Findings: kept records merged by identity (see merge.h). */
 #include "gemleak/merge.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 struct GlFindings {
@@ -10,7 +11,10 @@ struct GlFindings {
 static void finding_free(gpointer data)
 {
     GlFinding *finding = data;
-    gl_record_free(finding->record);
+    if (finding->sites != NULL)
+        g_ptr_array_unref(finding->sites);
+    else
+        gl_record_free(finding->record);
     g_array_unref(finding->pids);
     g_free(finding->fingerprint);
     g_free(finding);
@@ -45,25 +49,57 @@ static const char *base_name(const char *path)
     return slash != NULL ? slash + 1 : path;
 }
 
+/* One frame as identity sees it: its function (or, stripped, its object)
+ * and source line. */
+static void frame_key(GString *out, const GlFrame *frame)
+{
+    g_string_append(out, frame->fn != NULL ? frame->fn
+                                           : frame->obj != NULL ? base_name(frame->obj) : "?");
+    if (frame->file != NULL)
+        g_string_append_printf(out, "@%s:%u", frame->file, frame->line);
+}
+
+/* The relevant frames of @stack, a line each, a frame repeated in a row
+ * (a recursion, or unnamed frames of one object) once. */
 static void append_stack_key(GString *key, const GlStack *stack)
 {
     guint n = gl_stack_relevant_frames(stack);
+    g_autoptr(GString) last = g_string_new(NULL);
+    g_autoptr(GString) frame = g_string_new(NULL);
     for (guint i = 0; i < n; i++) {
-        const GlFrame *frame = &stack->frames[i];
-        /* A stripped frame has only its object to tell it apart. */
-        g_string_append(key, frame->fn != NULL ? frame->fn
-                                               : frame->obj != NULL ? base_name(frame->obj) : "?");
-        if (frame->file != NULL)
-            g_string_append_printf(key, "@%s:%u", frame->file, frame->line);
+        g_string_truncate(frame, 0);
+        frame_key(frame, &stack->frames[i]);
+        if (i > 0 && strcmp(frame->str, last->str) == 0)
+            continue;
+        g_string_append(key, frame->str);
         g_string_append_c(key, '\n');
+        g_string_assign(last, frame->str);
     }
+}
+
+gboolean gl_record_on_freed_block(const GlRecord *record)
+{
+    if (record->leak_kind != GL_LEAK_NONE)
+        return FALSE;
+    for (guint i = 0; i < record->aux->len; i++) {
+        const GlAux *aux = &g_array_index(record->aux, GlAux, i);
+        if (aux->text != NULL && strstr(aux->text, "free'd") != NULL && aux->stack.n_frames > 0)
+            return TRUE;
+    }
+    return FALSE;
 }
 
 char *gl_record_merge_key(const GlRecord *record)
 {
-    GString *key = g_string_new(record->kind);
-    g_string_append_c(key, '\n');
-    append_stack_key(key, &record->stack);
+    GString *key = g_string_new(NULL);
+    if (gl_record_on_freed_block(record)) {
+        /* One bug, one block: however many places read or wrote it after
+         * it was freed, or freed it again. */
+        g_string_append(key, "freed block\n");
+    } else {
+        g_string_append_printf(key, "%s\n", record->kind);
+        append_stack_key(key, &record->stack);
+    }
     for (guint i = 0; i < record->aux->len; i++) {
         g_string_append(key, "--\n");
         append_stack_key(key, &g_array_index(record->aux, GlAux, i).stack);
@@ -71,25 +107,64 @@ char *gl_record_merge_key(const GlRecord *record)
     return g_string_free(key, FALSE);
 }
 
-char *gl_record_fingerprint(const GlRecord *record)
+/* What tells apart two accesses to one freed block. */
+static char *site_key(const GlRecord *record)
 {
-    g_autoptr(GChecksum) sum = g_checksum_new(G_CHECKSUM_SHA256);
-    g_checksum_update(sum, (const guchar *) record->kind, -1);
-    const GlStack *stack = &record->stack;
-    guint n = gl_stack_relevant_frames(stack);
-    for (guint i = 0; i < n; i++) {
+    GString *key = g_string_new(record->kind);
+    g_string_append_c(key, '\n');
+    append_stack_key(key, &record->stack);
+    return g_string_free(key, FALSE);
+}
+
+/* ---- choosing by content ------------------------------------------------------ */
+
+static guint total_frames(const GlRecord *record)
+{
+    guint n = record->stack.n_frames;
+    for (guint i = 0; i < record->aux->len; i++)
+        n += g_array_index(record->aux, GlAux, i).stack.n_frames;
+    return n;
+}
+
+static void append_full_stack(GString *out, const GlStack *stack)
+{
+    for (guint i = 0; i < stack->n_frames; i++) {
         const GlFrame *frame = &stack->frames[i];
-        if (frame->fn == NULL)
-            continue;
-        g_checksum_update(sum, (const guchar *) "\n", 1);
-        g_checksum_update(sum, (const guchar *) frame->fn, -1);
-        if (frame->in_target && frame->obj != NULL) {
-            g_checksum_update(sum, (const guchar *) "@", 1);
-            g_checksum_update(sum, (const guchar *) base_name(frame->obj), -1);
-        }
+        g_string_append_printf(out, "%s|%s|%s|%u|%" G_GINT64_MODIFIER "x\n",
+                               frame->fn != NULL ? frame->fn : "",
+                               frame->obj != NULL ? base_name(frame->obj) : "",
+                               frame->file != NULL ? frame->file : "", frame->line, frame->ip);
     }
-    /* 64 bits tell apart every leak a suite will ever have. */
-    return g_strndup(g_checksum_get_string(sum), 16);
+}
+
+static char *content_key(const GlRecord *record)
+{
+    GString *key = g_string_new(record->kind);
+    g_string_append_c(key, '\n');
+    append_full_stack(key, &record->stack);
+    for (guint i = 0; i < record->aux->len; i++)
+        append_full_stack(key, &g_array_index(record->aux, GlAux, i).stack);
+    return g_string_free(key, FALSE);
+}
+
+/* Orders two occurrences of one finding by content alone: the one with
+ * fewest frames (the shallowest recursion) first, then by their frames.
+ * The one shown is then the same whatever the reading order. */
+static gint compare_occurrences(const GlRecord *a, const GlRecord *b)
+{
+    guint na = total_frames(a), nb = total_frames(b);
+    if (na != nb)
+        return na < nb ? -1 : 1;
+    g_autofree char *ka = content_key(a);
+    g_autofree char *kb = content_key(b);
+    return strcmp(ka, kb);
+}
+
+/* ---- adding ----------------------------------------------------------------------- */
+
+static guint64 add_saturating(guint64 a, guint64 b)
+{
+    return a + b < a ? G_MAXUINT64 : a + b;
 }
 
 static void add_pid(GArray *pids, gint64 pid)
@@ -100,33 +175,86 @@ static void add_pid(GArray *pids, gint64 pid)
     g_array_append_val(pids, pid);
 }
 
+/* The direct share of a leak's bytes: Valgrind's text says "152 (56 direct,
+ * 96 indirect) bytes" when blocks it points to were lost with it. */
+static guint64 direct_bytes(const GlRecord *record)
+{
+    const char *open = record->what != NULL ? strchr(record->what, '(') : NULL;
+    if (open != NULL && strstr(open, " direct, ") != NULL) {
+        g_autofree char *digits = g_strdup(open + 1);
+        char *out = digits;
+        for (const char *c = digits; *c != '\0' && *c != ' '; c++)
+            if (g_ascii_isdigit(*c))
+                *out++ = *c;
+        *out = '\0';
+        return g_ascii_strtoull(digits, NULL, 10);
+    }
+    return record->leaked_bytes;
+}
+
+/* Adds @record as a site of @finding: a new access to its freed block, or
+ * an occurrence that may show better than the one shown. Takes @record. */
+static void add_site(GlFinding *finding, GlRecord *record)
+{
+    if (!finding->freed_block) {
+        if (compare_occurrences(record, finding->record) < 0) {
+            g_ptr_array_remove(finding->sites, finding->record);
+            g_ptr_array_add(finding->sites, record);
+            finding->record = record;
+        } else {
+            gl_record_free(record);
+        }
+        return;
+    }
+    g_autofree char *key = site_key(record);
+    for (guint i = 0; i < finding->sites->len; i++) {
+        GlRecord *site = g_ptr_array_index(finding->sites, i);
+        g_autofree char *other = site_key(site);
+        if (strcmp(key, other) != 0)
+            continue;
+        if (compare_occurrences(record, site) < 0) {
+            g_ptr_array_index(finding->sites, i) = record;
+            if (finding->record == site)
+                finding->record = record;
+            gl_record_free(site);
+        } else {
+            gl_record_free(record);
+        }
+        return;
+    }
+    g_ptr_array_add(finding->sites, record);
+    if (compare_occurrences(record, finding->record) < 0)
+        finding->record = record;
+}
+
 void gl_findings_add(GlFindings *findings, GlRecord *record, guint64 order)
 {
     char *key = gl_record_merge_key(record);
     GlFinding *finding = g_hash_table_lookup(findings->by_key, key);
+    gint64 pid = record->pid;
+    guint64 bytes = record->leaked_bytes, blocks = record->leaked_blocks;
+    guint64 direct = direct_bytes(record);
+    gboolean certain = !record->uncertain;
     if (finding == NULL) {
         finding = g_new0(GlFinding, 1);
         finding->record = record;
+        finding->sites = g_ptr_array_new_with_free_func((GDestroyNotify) gl_record_free);
+        g_ptr_array_add(finding->sites, record);
+        finding->freed_block = gl_record_on_freed_block(record);
         finding->pids = g_array_new(FALSE, FALSE, sizeof(gint64));
-        finding->fingerprint = gl_record_fingerprint(record);
         finding->order = order;
         g_hash_table_insert(findings->by_key, key, finding);
     } else {
         g_free(key);
-        /* Keep the first occurrence in reading order as the one shown. */
-        if (order < finding->order) {
-            GlRecord *older = finding->record;
-            finding->record = record;
-            finding->order = order;
-            record = older;
-        }
+        finding->order = MIN(finding->order, order);
+        add_site(finding, record);
     }
     finding->occurrences++;
-    add_pid(finding->pids, record->pid);
-    finding->total_bytes += record->leaked_bytes;
-    finding->total_blocks += record->leaked_blocks;
-    if (finding->record != record)
-        gl_record_free(record);
+    finding->certain |= certain;
+    add_pid(finding->pids, pid);
+    finding->total_bytes = add_saturating(finding->total_bytes, bytes);
+    finding->total_blocks = add_saturating(finding->total_blocks, blocks);
+    finding->direct_bytes = add_saturating(finding->direct_bytes, direct);
 }
 
 void gl_findings_absorb(GlFindings *into, GlFindings *from)
@@ -144,18 +272,20 @@ void gl_findings_absorb(GlFindings *into, GlFindings *from)
         }
         g_free(key);
         if (theirs->order < ours->order) {
-            /* Theirs was read first: its record is shown and its pids lead. */
-            GlRecord *record = ours->record;
-            ours->record = theirs->record;
-            theirs->record = record;
+            /* Theirs was read first: its pids lead. */
             GArray *pids = ours->pids;
             ours->pids = theirs->pids;
             theirs->pids = pids;
             ours->order = theirs->order;
         }
+        while (theirs->sites->len > 0)
+            add_site(ours, g_ptr_array_steal_index(theirs->sites, theirs->sites->len - 1));
+        theirs->record = NULL;
         ours->occurrences += theirs->occurrences;
-        ours->total_bytes += theirs->total_bytes;
-        ours->total_blocks += theirs->total_blocks;
+        ours->certain |= theirs->certain;
+        ours->total_bytes = add_saturating(ours->total_bytes, theirs->total_bytes);
+        ours->total_blocks = add_saturating(ours->total_blocks, theirs->total_blocks);
+        ours->direct_bytes = add_saturating(ours->direct_bytes, theirs->direct_bytes);
         for (guint i = 0; i < theirs->pids->len; i++)
             add_pid(ours->pids, g_array_index(theirs->pids, gint64, i));
         finding_free(theirs);
@@ -167,6 +297,100 @@ guint gl_findings_count(const GlFindings *findings)
     return g_hash_table_size(findings->by_key);
 }
 
+/* ---- fingerprints --------------------------------------------------------------- */
+
+static void hash_stack(GChecksum *sum, const GlStack *stack)
+{
+    guint n = gl_stack_relevant_frames(stack);
+    const char *last = NULL;
+    for (guint i = 0; i < n; i++) {
+        const GlFrame *frame = &stack->frames[i];
+        if (frame->fn == NULL)
+            continue;
+        if (last != NULL && strcmp(last, frame->fn) == 0 && !frame->in_target)
+            continue;
+        last = frame->fn;
+        g_checksum_update(sum, (const guchar *) "\n", 1);
+        g_checksum_update(sum, (const guchar *) frame->fn, -1);
+        if (frame->in_target && frame->obj != NULL) {
+            g_checksum_update(sum, (const guchar *) "@", 1);
+            g_checksum_update(sum, (const guchar *) base_name(frame->obj), -1);
+        }
+    }
+}
+
+/* The stacks that make a finding what it is: a freed block's free and
+ * allocation stacks, else every stack. */
+static gboolean identity_includes_primary(const GlFinding *finding)
+{
+    return !finding->freed_block;
+}
+
+/* The kind and the functions of the finding's stacks up to their last
+ * target frame, then @rank: which site of those functions it is, in line
+ * order. Lines themselves stay out, so that a pure shift keeps it; nothing
+ * but the XML goes in, so that every machine computes the same. */
+static char *fingerprint(const GlFinding *finding, guint rank)
+{
+    g_autoptr(GChecksum) sum = g_checksum_new(G_CHECKSUM_SHA256);
+    const GlRecord *record = finding->record;
+    if (identity_includes_primary(finding)) {
+        g_checksum_update(sum, (const guchar *) record->kind, -1);
+        hash_stack(sum, &record->stack);
+    } else {
+        g_checksum_update(sum, (const guchar *) "freed block", -1);
+    }
+    for (guint i = 0; i < record->aux->len; i++) {
+        g_checksum_update(sum, (const guchar *) "\n--", 3);
+        hash_stack(sum, &g_array_index(record->aux, GlAux, i).stack);
+    }
+    if (rank > 0) {
+        g_autofree char *text = g_strdup_printf("\n#%u", rank);
+        g_checksum_update(sum, (const guchar *) text, -1);
+    }
+    /* 64 bits tell apart every leak a suite will ever have. */
+    return g_strndup(g_checksum_get_string(sum), 16);
+}
+
+/* Compares the lines of the target frames of two stacks, in order. */
+static gint compare_target_lines(const GlStack *a, const GlStack *b)
+{
+    guint na = gl_stack_relevant_frames(a), nb = gl_stack_relevant_frames(b);
+    guint i = 0, j = 0;
+    for (;;) {
+        while (i < na && !a->frames[i].in_target)
+            i++;
+        while (j < nb && !b->frames[j].in_target)
+            j++;
+        if (i >= na || j >= nb)
+            return (i < na) - (j < nb);
+        if (a->frames[i].line != b->frames[j].line)
+            return a->frames[i].line < b->frames[j].line ? -1 : 1;
+        i++;
+        j++;
+    }
+}
+
+/* Orders the sites of one set of functions by their lines, numerically:
+ * an order a shift of lines keeps. */
+static gint compare_sites_by_line(const GlFinding *x, const GlFinding *y)
+{
+    const GlRecord *a = x->record, *b = y->record;
+    gint by = identity_includes_primary(x) ? compare_target_lines(&a->stack, &b->stack) : 0;
+    for (guint i = 0; by == 0 && i < MIN(a->aux->len, b->aux->len); i++)
+        by = compare_target_lines(&g_array_index(a->aux, GlAux, i).stack,
+                                  &g_array_index(b->aux, GlAux, i).stack);
+    return by != 0 ? by : compare_occurrences(a, b);
+}
+
+static gint compare_for_ranking(gconstpointer a, gconstpointer b)
+{
+    const GlFinding *x = *(const GlFinding *const *) a;
+    const GlFinding *y = *(const GlFinding *const *) b;
+    int by_print = strcmp(x->fingerprint, y->fingerprint);
+    return by_print != 0 ? by_print : compare_sites_by_line(x, y);
+}
+
 static gint compare_findings(gconstpointer a, gconstpointer b)
 {
     const GlFinding *x = *(const GlFinding *const *) a;
@@ -175,7 +399,17 @@ static gint compare_findings(gconstpointer a, gconstpointer b)
         return x->total_bytes > y->total_bytes ? -1 : 1;
     if (x->occurrences != y->occurrences)
         return x->occurrences > y->occurrences ? -1 : 1;
+    int by_print = g_strcmp0(x->fingerprint, y->fingerprint);
+    if (by_print != 0)
+        return by_print;
     return x->order < y->order ? -1 : x->order > y->order;
+}
+
+/* Sorts a freed block's accesses by content, so that each report lists
+ * them the same way. */
+static gint compare_sites(gconstpointer a, gconstpointer b)
+{
+    return compare_occurrences(*(const GlRecord *const *) a, *(const GlRecord *const *) b);
 }
 
 GPtrArray *gl_findings_sorted(GlFindings *findings)
@@ -186,6 +420,36 @@ GPtrArray *gl_findings_sorted(GlFindings *findings)
     g_hash_table_iter_init(&iter, findings->by_key);
     while (g_hash_table_iter_next(&iter, NULL, &value))
         g_ptr_array_add(sorted, value);
+
+    /* Fingerprints: the sites of one set of functions ranked by their lines. */
+    for (guint i = 0; i < sorted->len; i++) {
+        GlFinding *finding = g_ptr_array_index(sorted, i);
+        if (finding->sites != NULL)
+            g_ptr_array_sort(finding->sites, compare_sites);
+        g_free(finding->fingerprint);
+        finding->fingerprint = fingerprint(finding, 0);
+    }
+    g_ptr_array_sort(sorted, compare_for_ranking);
+    g_autoptr(GHashTable) seen = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+    g_autofree char *base = NULL;
+    guint rank = 0;
+    for (guint i = 0; i < sorted->len; i++) {
+        GlFinding *finding = g_ptr_array_index(sorted, i);
+        if (base != NULL && strcmp(base, finding->fingerprint) == 0) {
+            rank++;
+        } else {
+            g_free(base);
+            base = g_strdup(finding->fingerprint);
+            rank = 0;
+        }
+        /* A rank that another set of functions already has (most unlikely)
+         * moves on, so that fingerprints stay unique in the report. */
+        for (guint r = rank; r == rank || g_hash_table_contains(seen, finding->fingerprint); r++) {
+            g_free(finding->fingerprint);
+            finding->fingerprint = fingerprint(finding, r);
+        }
+        g_hash_table_add(seen, g_strdup(finding->fingerprint));
+    }
     g_ptr_array_sort(sorted, compare_findings);
     return sorted;
 }

@@ -1,6 +1,7 @@
 /* The list of report formats, and what several of them share. */
 #include "gemleak/report.h"
 #include "gemleak/errors.h"
+#include "gemleak/source.h"
 
 #include <errno.h>
 #include <string.h>
@@ -58,19 +59,60 @@ void gl_frame_describe(const GlFrame *frame, GString *out)
     }
 }
 
+/* "definitely lost", as Valgrind says it. */
+static const char *lost_words(GlLeakKind kind)
+{
+    switch (kind) {
+    case GL_LEAK_DEFINITE: return "definitely lost";
+    case GL_LEAK_INDIRECT: return "indirectly lost";
+    case GL_LEAK_POSSIBLE: return "possibly lost";
+    case GL_LEAK_REACHABLE: return "still reachable";
+    case GL_LEAK_NONE: break;
+    }
+    return "lost";
+}
+
 char *gl_finding_message(const GlFinding *finding)
 {
     const GlRecord *record = finding->record;
-    if (finding->occurrences <= 1)
-        return g_strdup(record->what);
-    GString *message = g_string_new(record->what);
-    g_string_append_printf(message, " (%u occurrences in %u process%s", finding->occurrences,
-                           finding->pids->len, finding->pids->len == 1 ? "" : "es");
-    if (record->leak_kind != GL_LEAK_NONE)
-        g_string_append_printf(message, ": %" G_GUINT64_FORMAT " bytes in %" G_GUINT64_FORMAT
-                               " blocks in all", finding->total_bytes, finding->total_blocks);
-    g_string_append_c(message, ')');
+    GString *message = g_string_new(NULL);
+    /* A leak's own words come from its totals: one occurrence's "loss record
+     * 10,533 of 12,791" would change from run to run, and means nothing
+     * once occurrences are merged. */
+    if (record->leak_kind != GL_LEAK_NONE) {
+        g_string_append_printf(message, "%" G_GUINT64_FORMAT, finding->total_bytes);
+        if (finding->direct_bytes > 0 && finding->direct_bytes < finding->total_bytes)
+            g_string_append_printf(message, " (%" G_GUINT64_FORMAT " direct, %" G_GUINT64_FORMAT
+                                   " indirect)", finding->direct_bytes,
+                                   finding->total_bytes - finding->direct_bytes);
+        g_string_append_printf(message, " bytes in %" G_GUINT64_FORMAT " block%s %s %s",
+                               finding->total_blocks, finding->total_blocks == 1 ? "" : "s",
+                               finding->total_blocks == 1 ? "is" : "are",
+                               lost_words(record->leak_kind));
+    } else {
+        g_string_append(message, record->what);
+        guint sites = finding->sites != NULL ? finding->sites->len : 1;
+        if (finding->freed_block && sites > 1)
+            g_string_append_printf(message, ", and %u other access%s to the same freed block",
+                                   sites - 1, sites == 2 ? "" : "es");
+    }
+    if (finding->occurrences > 1 || finding->pids->len > 1)
+        g_string_append_printf(message, " (%u occurrence%s in %u process%s)", finding->occurrences,
+                               finding->occurrences == 1 ? "" : "s", finding->pids->len,
+                               finding->pids->len == 1 ? "" : "es");
     return g_string_free(message, FALSE);
+}
+
+char *gl_finding_uncertainty(const GlFinding *finding)
+{
+    if (finding->certain)
+        return NULL;
+    const GlRecord *record = finding->record;
+    return g_strdup_printf("%u frame%s in %s %s no symbols, so gemleak cannot tell whether Ruby "
+                           "or the extension owns this memory",
+                           record->unnamed_frames, record->unnamed_frames == 1 ? "" : "s",
+                           record->unnamed_object != NULL ? record->unnamed_object : "Ruby",
+                           record->unnamed_frames == 1 ? "has" : "have");
 }
 
 static const GlFrame *first_target(const GlStack *stack, gboolean with_file)
@@ -83,10 +125,30 @@ static const GlFrame *first_target(const GlStack *stack, gboolean with_file)
 
 const GlFrame *gl_finding_location(const GlFinding *finding)
 {
+    return gl_finding_location_in(finding, NULL);
+}
+
+const GlFrame *gl_finding_location_in(const GlFinding *finding, const char **stack)
+{
     const GlRecord *record = finding->record;
+    const char *which = record->leak_kind != GL_LEAK_NONE ? "allocation" : "access";
     const GlFrame *frame = first_target(&record->stack, TRUE);
     if (frame == NULL)
-        frame = gl_record_first_target_frame(record);
+        frame = first_target(&record->stack, FALSE);
+    /* A tail call can take the extension's frame off the access stack; the
+     * block's free or allocation stack still has it. */
+    for (guint i = 0; frame == NULL && i < record->aux->len; i++) {
+        const GlAux *aux = &g_array_index(record->aux, GlAux, i);
+        frame = first_target(&aux->stack, TRUE);
+        if (frame == NULL)
+            frame = first_target(&aux->stack, FALSE);
+        if (frame != NULL)
+            which = aux->text == NULL ? "other"
+                    : strstr(aux->text, "free'd") != NULL ? "free"
+                    : strstr(aux->text, "alloc'd") != NULL ? "allocation" : "other";
+    }
+    if (stack != NULL)
+        *stack = which;
     return frame;
 }
 
@@ -94,16 +156,15 @@ char *gl_frame_source_path(const GlFrame *frame, const char *project_root, gbool
 {
     if (under_root != NULL)
         *under_root = FALSE;
-    if (frame == NULL || frame->file == NULL)
+    g_autofree char *path = gl_frame_path(frame);
+    if (path == NULL)
         return NULL;
-    g_autofree char *path = frame->file[0] == '/' || frame->dir == NULL
-                                ? g_strdup(frame->file)
-                                : g_build_filename(frame->dir, frame->file, NULL);
     if (project_root != NULL && path[0] == '/') {
-        gsize n = strlen(project_root);
-        while (n > 1 && project_root[n - 1] == '/')
-            n--;
-        if (strncmp(path, project_root, n) == 0 && path[n] == '/') {
+        g_autofree char *root = gl_path_normalize(project_root);
+        gsize n = strlen(root);
+        if (n == 1)
+            n = 0;  /* "/" */
+        if (strncmp(path, root, n) == 0 && path[n] == '/') {
             if (under_root != NULL)
                 *under_root = TRUE;
             return g_strdup(path + n + 1);
@@ -116,7 +177,7 @@ gboolean gl_report_finding_fails(const GlReportContext *context, const GlFinding
 {
     if (context->gate != NULL && !context->gate->failed)
         return FALSE;
-    return context->fail_on == NULL || gl_gate_counts(context->fail_on, finding->record);
+    return context->fail_on == NULL || gl_gate_counts(context->fail_on, finding);
 }
 
 const char *gl_record_category(const GlRecord *record)
@@ -142,12 +203,18 @@ static const GlFrame *entry_frame(const GlStack *stack)
 char *gl_finding_title(const GlFinding *finding)
 {
     const GlRecord *record = finding->record;
-    const GlFrame *frame = gl_finding_location(finding);
+    const char *stack = NULL;
+    const GlFrame *frame = gl_finding_location_in(finding, &stack);
     const GlFrame *entry = entry_frame(&record->stack);
     GString *title = g_string_new(record->leak_kind != GL_LEAK_NONE ? gl_record_category(record)
                                                                      : record->kind);
+    if (finding->freed_block)
+        g_string_append(title, " on a freed block");
     if (frame != NULL) {
-        g_string_append(title, " in ");
+        g_string_append(title, g_strcmp0(stack, "free") == 0 ? ", freed in "
+                               : g_strcmp0(stack, "allocation") == 0 &&
+                                         record->leak_kind == GL_LEAK_NONE ? ", allocated in "
+                               : " in ");
         gl_frame_describe(frame, title);
     }
     if (frame != NULL && entry != NULL && entry != frame && entry->fn != NULL &&

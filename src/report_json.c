@@ -86,6 +86,28 @@ static void json_finding(gpointer data, const GlFinding *finding, guint index)
         json_builder_add_int_value(builder, g_array_index(finding->pids, gint64, i));
     json_builder_end_array(builder);
     gl_json_add_string(builder, "fingerprint", finding->fingerprint);
+    json_builder_set_member_name(builder, "certain");
+    json_builder_add_boolean_value(builder, finding->certain);
+    g_autofree char *uncertainty = gl_finding_uncertainty(finding);
+    gl_json_add_string(builder, "uncertainty", uncertainty);
+    const char *stack = NULL;
+    const GlFrame *at = gl_finding_location_in(finding, &stack);
+    json_builder_set_member_name(builder, "location");
+    if (at != NULL) {
+        g_autofree char *path = gl_frame_source_path(at, state->context->project_root, NULL);
+        json_builder_begin_object(builder);
+        gl_json_add_string(builder, "fn", at->fn);
+        gl_json_add_string(builder, "file", path);
+        json_builder_set_member_name(builder, "line");
+        if (at->line > 0)
+            json_builder_add_int_value(builder, at->line);
+        else
+            json_builder_add_null_value(builder);
+        gl_json_add_string(builder, "stack", stack);
+        json_builder_end_object(builder);
+    } else {
+        json_builder_add_null_value(builder);
+    }
     add_frames(builder, &record->stack);
     json_builder_set_member_name(builder, "stacks");
     json_builder_begin_array(builder);
@@ -97,6 +119,20 @@ static void json_finding(gpointer data, const GlFinding *finding, guint index)
         json_builder_end_object(builder);
     }
     json_builder_end_array(builder);
+    if (finding->freed_block && finding->sites != NULL) {
+        /* Every place the freed block was used, the one shown first. */
+        json_builder_set_member_name(builder, "accesses");
+        json_builder_begin_array(builder);
+        for (guint i = 0; i < finding->sites->len; i++) {
+            const GlRecord *site = g_ptr_array_index(finding->sites, i);
+            json_builder_begin_object(builder);
+            gl_json_add_string(builder, "kind", site->kind);
+            gl_json_add_string(builder, "message", site->what);
+            add_frames(builder, &site->stack);
+            json_builder_end_object(builder);
+        }
+        json_builder_end_array(builder);
+    }
     gl_json_add_string(builder, "suppression",
                record->suppression != NULL ? record->suppression->rawtext : NULL);
     json_builder_end_object(builder);
@@ -115,12 +151,16 @@ static void json_end(gpointer data)
     gl_json_add_int(builder, "files", summary->files);
     gl_json_add_int(builder, "errors_seen", (gint64) summary->errors_seen);
     gl_json_add_int(builder, "findings", context->findings->len);
+    guint uncertain = 0;
+    for (guint i = 0; i < context->findings->len; i++)
+        uncertain += !((const GlFinding *) g_ptr_array_index(context->findings, i))->certain;
+    gl_json_add_int(builder, "uncertain", uncertain);
     gl_json_add_int(builder, "skipped", (gint64) gl_summary_skipped(summary));
     json_builder_set_member_name(builder, "skipped_by_reason");
     json_builder_begin_object(builder);
     gl_json_add_int(builder, "other_leak_kinds", (gint64) summary->by_verdict[GL_VERDICT_SKIP_KIND]);
     gl_json_add_int(builder, "not_in_target", (gint64) summary->by_verdict[GL_VERDICT_SKIP_NO_TARGET]);
-    gl_json_add_int(builder, "callback_into_ruby", (gint64) summary->by_verdict[GL_VERDICT_SKIP_CALLBACK]);
+    gl_json_add_int(builder, "ruby_memory", (gint64) summary->by_verdict[GL_VERDICT_SKIP_RUBY]);
     gl_json_add_int(builder, "in_init", (gint64) summary->by_verdict[GL_VERDICT_SKIP_INIT]);
     json_builder_end_object(builder);
     gl_json_add_int(builder, "baseline_known", context->baseline_known);

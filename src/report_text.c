@@ -35,12 +35,41 @@ static void render_stack(GString *out, const GlStack *stack, gboolean color)
     }
 }
 
+/* The places a freed block was used, after the first: one line each. */
+static void render_other_accesses(GString *out, const GlFinding *finding)
+{
+    if (!finding->freed_block || finding->sites == NULL || finding->sites->len < 2)
+        return;
+    g_string_append(out, "The same freed block was also used at:\n");
+    for (guint i = 0; i < finding->sites->len; i++) {
+        const GlRecord *site = g_ptr_array_index(finding->sites, i);
+        if (site == finding->record)
+            continue;
+        const GlFrame *at = NULL;
+        for (guint f = 0; f < site->stack.n_frames && at == NULL; f++)
+            if (site->stack.frames[f].in_target)
+                at = &site->stack.frames[f];
+        if (at == NULL && site->stack.n_frames > 0)
+            at = &site->stack.frames[0];
+        g_string_append_printf(out, "  %s: ", site->what);
+        if (at != NULL)
+            gl_frame_describe(at, out);
+        g_string_append_c(out, '\n');
+    }
+}
+
 static void render_finding(GString *out, const GlFinding *finding, gboolean color,
                            gboolean suppressions)
 {
     const GlRecord *record = finding->record;
     g_autofree char *message = gl_finding_message(finding);
     g_string_append_printf(out, "%s%s%s\n", paint(color, BOLD), message, paint(color, RESET));
+    g_autofree char *uncertain = gl_finding_uncertainty(finding);
+    if (uncertain != NULL)
+        g_string_append_printf(out, "%suncertain: %s. Ruby's debug symbols decide it (Debian and "
+                               "Ubuntu: the libruby dbgsym package of the debug archive; or a Ruby "
+                               "built with symbols, as ruby-build makes).%s\n",
+                               paint(color, DIM), uncertain, paint(color, RESET));
     render_stack(out, &record->stack, color);
     for (guint i = 0; i < record->aux->len; i++) {
         const GlAux *aux = &g_array_index(record->aux, GlAux, i);
@@ -48,6 +77,7 @@ static void render_finding(GString *out, const GlFinding *finding, gboolean colo
             g_string_append_printf(out, "%s\n", aux->text);
         render_stack(out, &aux->stack, color);
     }
+    render_other_accesses(out, finding);
     if (suppressions && record->suppression != NULL && record->suppression->rawtext != NULL) {
         g_string_append_printf(out, "%sSuppression for this finding:%s\n", paint(color, DIM),
                                paint(color, RESET));
@@ -112,6 +142,11 @@ static void text_end(gpointer data)
             append_count(line, summary->by_verdict[v], gl_verdict_describe((GlVerdict) v), &first);
         g_string_append_c(line, ')');
     }
+    guint uncertain = 0;
+    for (guint i = 0; i < context->findings->len; i++)
+        uncertain += !((const GlFinding *) g_ptr_array_index(context->findings, i))->certain;
+    if (uncertain > 0)
+        g_string_append_printf(line, " (%u uncertain)", uncertain);
     if (context->baseline_known > 0)
         g_string_append_printf(line, ", %u known to the baseline", context->baseline_known);
     if (summary->truncated_files->len > 0)

@@ -3,9 +3,11 @@
 #include "gemleak/errors.h"
 
 #include <fcntl.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include <glib/gstdio.h>
 #include <json-glib/json-glib.h>
 
 #define RUN(run, ...) GlTestRun run = { 0 }; gl_test_gemleak(&run, __VA_ARGS__, NULL)
@@ -268,6 +270,20 @@ START_TEST(test_targets_from_the_runs_list)
 }
 END_TEST
 
+/* Builds @path, a shared object that exports @symbol (an extension's
+ * Init_<name>, or not). */
+static void build_shared_object(const char *path, const char *symbol)
+{
+    g_autofree char *dir = g_path_get_dirname(path);
+    g_mkdir_with_parents(dir, 0700);
+    g_autofree char *source = g_strconcat(path, ".c", NULL);
+    g_autofree char *code = g_strdup_printf("void %s(void);\nvoid %s(void) {}\n", symbol, symbol);
+    gl_test_write(source, code, -1);
+    g_autofree char *command = g_strdup_printf("cc -shared -fPIC -o '%s' '%s'", path, source);
+    ck_assert_int_eq(system(command), 0);
+    g_unlink(source);
+}
+
 START_TEST(test_no_target_known)
 {
     g_autofree char *leak = gl_test_fixture("xml/leak.xml");
@@ -277,19 +293,76 @@ START_TEST(test_no_target_known)
     RUN(run, "filter", absolute);
     ck_assert_int_eq(run.status, 2);
     gl_assert_line(run.err, "no target extension known: name it with --object NAME");
+    gl_test_run_clear(&run);
 
-    /* a .so under the current directory is a target */
-    g_autofree char *lib = g_build_filename(empty, "lib", NULL);
-    g_mkdir_with_parents(lib, 0700);
-    g_autofree char *so = g_build_filename(lib, "leaky.so", NULL);
-    gl_test_write(so, "", 0);
+    /* Only the project's own Ruby extensions: an ELF object exporting
+     * Init_<name>, outside vendored, installed and hidden trees. */
+    g_autofree char *lib = g_build_filename(empty, "lib", "leaky.so", NULL);
+    g_autofree char *built = g_build_filename(empty, "tmp", "x86_64-linux", "leaky", "3.1.2",
+                                              "leaky.so", NULL);
+    g_autofree char *vendored = g_build_filename(empty, "vendor", "bundle", "ruby", "3.1.0", "gems",
+                                                 "nokogiri-1.0", "nokogiri.so", NULL);
+    g_autofree char *hidden = g_build_filename(empty, ".bundle", "other.so", NULL);
+    g_autofree char *library = g_build_filename(empty, "lib", "libhelper.so", NULL);
+    g_autofree char *not_elf = g_build_filename(empty, "lib", "fake.so", NULL);
+    build_shared_object(lib, "Init_leaky");
+    build_shared_object(built, "Init_leaky");
+    build_shared_object(vendored, "Init_nokogiri");
+    build_shared_object(hidden, "Init_other");
+    build_shared_object(library, "helper_function");
+    gl_test_write(not_elf, "Init_fake", -1);
     GlTestRun found = { 0 };
     gl_test_gemleak(&found, "filter", absolute, NULL);
     ck_assert_int_eq(found.status, 0);  /* not the object Valgrind saw: nothing found */
-    gl_assert_line(found.out, "^gemleak: target: .*/lib/leaky\\.so$");
+    gl_assert_line(found.out, "^gemleak: targets: .*/lib/leaky\\.so, .*/tmp/x86_64-linux/leaky/3\\.1\\.2/leaky\\.so$");
     gl_test_run_clear(&found);
-    gl_test_run_clear(&run);
+
+    /* never a system directory: the scan from / took 1,266 objects */
+    ck_assert_int_eq(chdir("/"), 0);
+    GlTestRun root = { 0 };
+    gl_test_gemleak(&root, "filter", absolute, NULL);
+    ck_assert_int_eq(root.status, 2);
+    gl_assert_line(root.err, "no target extension known");
+    gl_test_run_clear(&root);
     gl_remove_tree(empty);
+}
+END_TEST
+
+/* A run whose Ruby processes loaded no extension (a LoadError before it was
+ * built) recorded that: naming the extension is then an error, not a pass;
+ * on XML without lists, a pattern no error shows is worth a warning. */
+START_TEST(test_target_that_is_not_there)
+{
+    g_autofree char *leak = gl_test_fixture("xml/leak.xml");
+    g_autofree char *dir = gl_test_tmpdir();
+    g_autofree char *copy = g_build_filename(dir, "5000.xml", NULL);
+    g_autofree char *list = g_build_filename(dir, "loaded-5000.txt", NULL);
+    g_autofree char *contents = gl_test_read(leak, NULL);
+    gl_test_write(copy, contents, -1);
+    gl_test_write(list, "", 0);
+
+    RUN(named, "filter", "-O", "redcarpet", dir);
+    ck_assert_int_eq(named.status, 2);
+    gl_assert_line(named.err, "--object redcarpet matches no extension the run loaded: it loaded none");
+    gl_assert_no_line(named.out, "pass");
+    gl_test_run_clear(&named);
+
+    RUN(unnamed, "filter", dir);
+    ck_assert_int_eq(unnamed.status, 2);
+    gl_assert_line(unnamed.err, "no Ruby process of the run loaded a native extension");
+    gl_test_run_clear(&unnamed);
+
+    g_autofree char *clean = gl_test_fixture("xml/clean.xml");
+    RUN(plain, "filter", "-O", "leakyy", leak);
+    ck_assert_int_eq(plain.status, 0);
+    gl_assert_line(plain.err, "^gemleak: warning: --object leakyy matches no object in the errors "
+                              "read \\(they show leaky\\.so\\): the extension may be clean, or the "
+                              "name wrong$");
+    gl_test_run_clear(&plain);
+    RUN(seen, "filter", "-O", "leaky", clean);
+    gl_assert_no_line(seen.err, "warning");
+    gl_test_run_clear(&seen);
+    gl_remove_tree(dir);
 }
 END_TEST
 
@@ -421,6 +494,7 @@ Suite *gl_cli_suite(void)
     tcase_add_test(tc, test_gate_options);
     tcase_add_test(tc, test_targets_from_the_runs_list);
     tcase_add_test(tc, test_no_target_known);
+    tcase_add_test(tc, test_target_that_is_not_there);
     tcase_add_test(tc, test_standard_input);
     tcase_add_test(tc, test_jobs_do_not_change_the_report);
     tcase_add_test(tc, test_baseline_adoption);

@@ -69,42 +69,239 @@ START_TEST(test_identity_stops_at_the_last_target_frame)
 }
 END_TEST
 
-START_TEST(test_fingerprint_survives_lines_pids_and_addresses)
-{
-    g_autoptr(GlRecord) a = leak(1, "15", "rb_vm_exec@" RUBY);
-    g_autoptr(GlRecord) moved = leak(999, "42", "?@" RUBY);
-    moved->stack.frames[1].ip += 0x40;
-    g_autofree char *fa = gl_record_fingerprint(a);
-    g_autofree char *fm = gl_record_fingerprint(moved);
-    ck_assert_str_eq(fa, fm);
-    ck_assert_uint_eq(strlen(fa), 16);
-    ck_assert(g_regex_match_simple("^[0-9a-f]{16}$", fa, 0, 0));
+/* The fingerprints @records (consumed) get in one table. */
+static GPtrArray *fingerprints_of(GlRecord *first, ...) G_GNUC_NULL_TERMINATED;
 
-    g_autoptr(GlRecord) renamed = leak(1, "15", "rb_vm_exec@" RUBY);
+static GPtrArray *fingerprints_of(GlRecord *first, ...)
+{
+    g_autoptr(GlFindings) findings = gl_findings_new();
+    GPtrArray *prints = g_ptr_array_new_with_free_func(g_free);
+    va_list ap;
+    va_start(ap, first);
+    guint n = 0;
+    for (GlRecord *record = first; record != NULL; record = va_arg(ap, GlRecord *))
+        gl_findings_add(findings, record, n++);
+    va_end(ap);
+    g_autoptr(GPtrArray) sorted = gl_findings_sorted(findings);
+    /* in the order added */
+    for (guint i = 0; i < n; i++)
+        for (guint j = 0; j < sorted->len; j++)
+            if (((GlFinding *) g_ptr_array_index(sorted, j))->order == i)
+                g_ptr_array_add(prints, g_strdup(((GlFinding *) g_ptr_array_index(sorted, j))->fingerprint));
+    return prints;
+}
+
+/* A leak through leaky_alloc at @line of @dir/leaky.c, called at line
+ * 40 + @shift. */
+static GlRecord *leak_at(const char *dir, guint line, gint64 pid, guint64 ip, guint shift)
+{
+    g_autofree char *inner = g_strdup_printf("leaky_alloc@" EXT ":leaky.c:%u", line);
+    g_autofree char *outer = g_strdup_printf("leaky_leak@" EXT ":leaky.c:%u", 40 + shift);
+    GlRecord *record = gl_test_record("Leak_DefinitelyLost", "malloc@" VG, inner, outer,
+                                      "rb_vm_exec@" RUBY, NULL);
+    for (guint i = 1; i <= 2; i++) {
+        record->stack.frames[i].in_target = TRUE;
+        record->stack.frames[i].dir = gl_record_intern(record, dir);
+    }
+    record->stack.frames[1].ip = ip;
+    record->pid = pid;
+    record->leaked_bytes = 100;
+    record->leaked_blocks = 1;
+    return record;
+}
+
+/* Rule 9: a fingerprint names one leak site. Two sites through the same
+ * functions got one fingerprint, so that a baseline knowing one hid the
+ * other; a pure shift of lines must still match. From the XML alone, so
+ * that every machine computes the same, source or not. */
+START_TEST(test_fingerprints_tell_sites_apart_and_survive_shifts)
+{
+    const char *dir = "/work/gem/ext/leaky";
+    g_autoptr(GPtrArray) before = fingerprints_of(leak_at(dir, 33, 1, 0x10, 0),
+                                                  leak_at(dir, 34, 1, 0x20, 0),
+                                                  leak_at(dir, 35, 1, 0x30, 0), NULL);
+    ck_assert_uint_eq(before->len, 3);
+    const char *f33 = g_ptr_array_index(before, 0);
+    ck_assert(g_regex_match_simple("^[0-9a-f]{16}$", f33, 0, 0));
+    ck_assert_str_ne(f33, g_ptr_array_index(before, 1));
+    ck_assert_str_ne(f33, g_ptr_array_index(before, 2));
+    ck_assert_str_ne(g_ptr_array_index(before, 1), g_ptr_array_index(before, 2));
+
+    /* a line added above: the same sites, pids, addresses and reading order
+     * apart (9 and 10 become 10 and 11: lines are ordered as numbers) */
+    g_autoptr(GPtrArray) early = fingerprints_of(leak_at(dir, 9, 1, 0x10, 0),
+                                                 leak_at(dir, 10, 1, 0x20, 0),
+                                                 leak_at(dir, 35, 1, 0x30, 0), NULL);
+    g_autoptr(GPtrArray) shifted = fingerprints_of(leak_at(dir, 36, 7, 0x2, 1),
+                                                   leak_at(dir, 11, 999, 0x99, 1),
+                                                   leak_at(dir, 10, 5, 0x1, 1), NULL);
+    ck_assert_str_eq(g_ptr_array_index(early, 0), g_ptr_array_index(shifted, 2));
+    ck_assert_str_eq(g_ptr_array_index(early, 1), g_ptr_array_index(shifted, 1));
+    ck_assert_str_eq(g_ptr_array_index(early, 2), g_ptr_array_index(shifted, 0));
+
+    /* a renamed function is another leak */
+    GlRecord *renamed = leak_at(dir, 33, 1, 0x10, 0);
     renamed->stack.frames[2].fn = gl_record_intern(renamed, "leaky_leak_more");
-    g_autofree char *fr = gl_record_fingerprint(renamed);
-    ck_assert_str_ne(fa, fr);
+    g_autoptr(GPtrArray) other = fingerprints_of(renamed, NULL);
+    ck_assert_str_ne(g_ptr_array_index(other, 0), f33);
 }
 END_TEST
 
-START_TEST(test_absorb_keeps_reading_order)
+/* Two findings that would share a fingerprint (their frames differ only
+ * outside what a fingerprint covers) get two. */
+START_TEST(test_fingerprints_unique_in_a_report)
+{
+    GlRecord *a = leak(1, "15", "rb_vm_exec@" RUBY);
+    GlRecord *b = leak(1, "15", "rb_vm_exec@" RUBY);
+    /* a Ruby frame between two target frames, at another line */
+    for (GlRecord **r = (GlRecord *[]) { a, b, NULL }; *r != NULL; r++) {
+        GlFrame *frames = g_new0(GlFrame, 4);
+        memcpy(frames, (*r)->stack.frames, 2 * sizeof(GlFrame));
+        frames[2] = (GlFrame) { .fn = "rb_yield", .obj = RUBY, .file = "vm.c",
+                                .line = *r == a ? 10 : 20 };
+        frames[3] = (*r)->stack.frames[2];
+        g_free((*r)->stack.frames);
+        (*r)->stack.frames = frames;
+        (*r)->stack.n_frames = 4;
+    }
+    g_autoptr(GPtrArray) prints = fingerprints_of(a, b, NULL);
+    ck_assert_uint_eq(prints->len, 2);
+    ck_assert_str_ne(g_ptr_array_index(prints, 0), g_ptr_array_index(prints, 1));
+}
+END_TEST
+
+/* Rule 8: a finding reads the same whatever order its occurrences were
+ * read in (file names are pids, which change from run to run). */
+START_TEST(test_finding_shown_by_content_not_reading_order)
 {
     g_autoptr(GlFindings) into = gl_findings_new();
     g_autoptr(GlFindings) from = gl_findings_new();
     GlRecord *late = leak(20, "15", "rb_vm_exec@" RUBY);
-    late->what = gl_record_intern(late, "late");
+    late->what = gl_record_intern(late, "100 bytes in 1 blocks are definitely lost in loss "
+                                        "record 10,533 of 12,791");
+    late->stack.frames[1].ip = 0x100;
     GlRecord *early = leak(10, "15", "rb_vm_exec@" RUBY);
-    early->what = gl_record_intern(early, "early");
+    early->what = gl_record_intern(early, "100 bytes in 1 blocks are definitely lost in loss "
+                                          "record 16,697 of 17,001");
+    early->stack.frames[1].ip = 0x200;
     gl_findings_add(into, late, 50);
     gl_findings_add(from, early, 5);
     gl_findings_absorb(into, from);
     g_autoptr(GPtrArray) sorted = gl_findings_sorted(into);
     ck_assert_uint_eq(sorted->len, 1);
     const GlFinding *finding = g_ptr_array_index(sorted, 0);
-    ck_assert_str_eq(finding->record->what, "early");
+    /* the lower address shows, though read last; the first read leads the pids */
+    ck_assert_uint_eq(finding->record->stack.frames[1].ip, 0x100);
     ck_assert_uint_eq(finding->order, 5);
     ck_assert_int_eq(g_array_index(finding->pids, gint64, 0), 10);
     ck_assert_uint_eq(finding->occurrences, 2);
+    g_autofree char *message = gl_finding_message(finding);
+    ck_assert_str_eq(message, "200 bytes in 2 blocks are definitely lost (2 occurrences in 2 processes)");
+}
+END_TEST
+
+/* Rule 6: a recursion (nokogiri's XPath leak) goes through an unnamed
+ * frame of a library as many times as it is deep: one leak. */
+START_TEST(test_repeated_frames_count_once)
+{
+    g_autoptr(GlFindings) findings = gl_findings_new();
+    for (guint depth = 1; depth <= 5; depth++) {
+        g_autoptr(GPtrArray) frames = g_ptr_array_new_with_free_func(g_free);
+        g_ptr_array_add(frames, g_strdup("malloc@" VG));
+        g_ptr_array_add(frames, g_strdup("leaky_alloc@" EXT));
+        for (guint i = 0; i < depth; i++)
+            g_ptr_array_add(frames, g_strdup("?@/usr/lib/libxml2.so.2"));
+        g_ptr_array_add(frames, g_strdup("leaky_xpath@" EXT));
+        g_ptr_array_add(frames, NULL);
+        GlRecord *record = gl_test_record("Leak_DefinitelyLost", g_ptr_array_index(frames, 0),
+                                          g_ptr_array_index(frames, 1), NULL);
+        /* rebuild with all the frames */
+        gl_record_free(record);
+        record = gl_record_new();
+        record->kind = gl_record_intern(record, "Leak_DefinitelyLost");
+        record->leak_kind = GL_LEAK_DEFINITE;
+        record->what = record->kind;
+        record->stack.n_frames = frames->len - 1;
+        record->stack.frames = g_new0(GlFrame, record->stack.n_frames);
+        for (guint i = 0; i < record->stack.n_frames; i++) {
+            g_auto(GStrv) parts = g_strsplit(g_ptr_array_index(frames, i), "@", 2);
+            GlFrame *frame = &record->stack.frames[i];
+            frame->fn = strcmp(parts[0], "?") == 0 ? NULL : gl_record_intern(record, parts[0]);
+            frame->obj = gl_record_intern(record, parts[1]);
+            frame->in_target = strcmp(parts[1], EXT) == 0;
+        }
+        record->leaked_bytes = 10;
+        gl_findings_add(findings, record, depth);
+    }
+    ck_assert_uint_eq(gl_findings_count(findings), 1);
+    g_autoptr(GPtrArray) sorted = gl_findings_sorted(findings);
+    const GlFinding *finding = g_ptr_array_index(sorted, 0);
+    ck_assert_uint_eq(finding->occurrences, 5);
+    /* the shallowest shows */
+    ck_assert_uint_eq(finding->record->stack.n_frames, 4);
+}
+END_TEST
+
+/* An error on a block the extension freed, with its free and allocation stacks. */
+static GlRecord *freed_access(const char *kind, const char *what, const char *access, guint line)
+{
+    g_autofree char *frame = g_strdup_printf("%s@" EXT ":leaky.c:%u", access, line);
+    GlRecord *record = gl_test_record(kind, frame, "rb_vm_exec@" RUBY, NULL);
+    record->what = gl_record_intern(record, what);
+    gl_test_record_add_aux(record, "Address 0x5 is 0 bytes inside a block of size 100 free'd",
+                           "free@" VG, "leaky_uaf@" EXT ":leaky.c:19", NULL);
+    gl_test_record_add_aux(record, "Block was alloc'd at", "malloc@" VG,
+                           "leaky_uaf@" EXT ":leaky.c:18", NULL);
+    for (guint a = 0; a < record->aux->len; a++)
+        g_array_index(record->aux, GlAux, a).stack.frames[1].in_target = TRUE;
+    record->stack.frames[0].in_target = TRUE;
+    return record;
+}
+
+/* Rule 7: one use-after-free touched at two lines was two findings. */
+START_TEST(test_accesses_to_one_freed_block_are_one_finding)
+{
+    g_autoptr(GlFindings) findings = gl_findings_new();
+    gl_findings_add(findings, freed_access("InvalidWrite", "Invalid write of size 1", "leaky_uaf", 21), 1);
+    gl_findings_add(findings, freed_access("InvalidRead", "Invalid read of size 1", "leaky_uaf", 20), 2);
+    gl_findings_add(findings, freed_access("InvalidRead", "Invalid read of size 1", "leaky_uaf", 20), 3);
+    /* a double free of the same block: the same bug */
+    GlRecord *twice = freed_access("InvalidFree", "Invalid free() / delete / delete[] / realloc()",
+                                   "leaky_uaf", 22);
+    gl_findings_add(findings, twice, 4);
+    ck_assert_uint_eq(gl_findings_count(findings), 1);
+    /* another block is another finding */
+    GlRecord *other = freed_access("InvalidRead", "Invalid read of size 1", "leaky_other", 50);
+    g_array_index(other->aux, GlAux, 0).stack.frames[1].line = 49;
+    gl_findings_add(findings, other, 5);
+    ck_assert_uint_eq(gl_findings_count(findings), 2);
+
+    g_autoptr(GPtrArray) sorted = gl_findings_sorted(findings);
+    const GlFinding *finding = NULL;
+    for (guint i = 0; i < sorted->len; i++)
+        if (((GlFinding *) g_ptr_array_index(sorted, i))->occurrences == 4)
+            finding = g_ptr_array_index(sorted, i);
+    ck_assert_ptr_nonnull(finding);
+    ck_assert(finding->freed_block);
+    ck_assert_uint_eq(finding->sites->len, 3);
+    g_autofree char *message = gl_finding_message(finding);
+    ck_assert_msg(strstr(message, "2 other accesses to the same freed block") != NULL, "%s", message);
+}
+END_TEST
+
+START_TEST(test_totals_do_not_wrap)
+{
+    g_autoptr(GlFindings) findings = gl_findings_new();
+    for (guint i = 0; i < 3; i++) {
+        GlRecord *record = leak(1, "15", "rb_vm_exec@" RUBY);
+        record->leaked_bytes = G_MAXUINT64 - 1;
+        record->leaked_blocks = G_MAXUINT64 / 2;
+        gl_findings_add(findings, record, i);
+    }
+    g_autoptr(GPtrArray) sorted = gl_findings_sorted(findings);
+    const GlFinding *finding = g_ptr_array_index(sorted, 0);
+    ck_assert(finding->total_bytes == G_MAXUINT64);
+    ck_assert(finding->total_blocks == G_MAXUINT64);
 }
 END_TEST
 
@@ -177,7 +374,7 @@ START_TEST(test_parallel_read_gives_the_same_report)
     ck_assert(json_parser_load_from_data(parser, serial, -1, NULL));
     JsonObject *summary = json_object_get_object_member(
         json_node_get_object(json_parser_get_root(parser)), "summary");
-    ck_assert_int_eq(json_object_get_int_member(summary, "files"), 9);
+    ck_assert_int_eq(json_object_get_int_member(summary, "files"), 10);
     ck_assert_int_gt(json_object_get_int_member(summary, "findings"), 5);
 }
 END_TEST
@@ -240,8 +437,12 @@ Suite *gl_merge_suite(void)
     TCase *tc = tcase_create("merge");
     tcase_add_test(tc, test_same_stack_in_two_processes_merges);
     tcase_add_test(tc, test_identity_stops_at_the_last_target_frame);
-    tcase_add_test(tc, test_fingerprint_survives_lines_pids_and_addresses);
-    tcase_add_test(tc, test_absorb_keeps_reading_order);
+    tcase_add_test(tc, test_fingerprints_tell_sites_apart_and_survive_shifts);
+    tcase_add_test(tc, test_fingerprints_unique_in_a_report);
+    tcase_add_test(tc, test_finding_shown_by_content_not_reading_order);
+    tcase_add_test(tc, test_repeated_frames_count_once);
+    tcase_add_test(tc, test_accesses_to_one_freed_block_are_one_finding);
+    tcase_add_test(tc, test_totals_do_not_wrap);
     tcase_add_test(tc, test_sorted_by_bytes_then_occurrences_then_order);
     tcase_add_test(tc, test_forked_child_merges_with_parent);
     tcase_add_test(tc, test_parallel_read_gives_the_same_report);

@@ -42,19 +42,19 @@ static char *report_of(const char *format, const char *relative, gboolean color)
 START_TEST(test_text_leak)
 {
     g_autofree char *text = report_of("text", "xml/leak.xml", FALSE);
-    gl_assert_line(text, "^100 bytes in 1 blocks are definitely lost in loss record [0-9,]+ of [0-9,]+$");
+    gl_assert_line(text, "^100 bytes in 1 block is definitely lost$");
     gl_assert_line(text, "^ \\*leaky_leak \\(leaky\\.c:\\d+\\)$");
     gl_assert_line(text, "^ \\*leaky_alloc \\(leaky\\.c:\\d+\\)$");
     gl_assert_line(text, "^  malloc \\(at /usr/libexec/valgrind/vgpreload_memcheck-amd64-linux\\.so\\)$");
     gl_assert_line(text, "^  rb_vm_exec \\(at /usr/lib/x86_64-linux-gnu/libruby-3\\.1\\.so\\.3\\.1\\.2\\)$");
     gl_assert_line(text, "^  \\?\\?\\? \\(at /usr/lib/x86_64-linux-gnu/libruby-3\\.1\\.so\\.3\\.1\\.2\\)$");
-    gl_assert_line(text, "^120 bytes in 1 blocks are definitely lost");
+    gl_assert_line(text, "^120 bytes in 1 block is definitely lost");
     gl_assert_line(text, "^ \\*Init_helpers \\(leaky\\.c:\\d+\\)$");
     /* largest first */
     ck_assert(strstr(text, "120 bytes") < strstr(text, "100 bytes"));
     ck_assert(strstr(text, "100 bytes") < strstr(text, "64 bytes"));
     gl_assert_line(text, "^gemleak: 1 file, \\d+ errors read, 3 findings, \\d+ skipped \\(\\d+ not in a "
-                         "target, \\d+ callbacks into Ruby, \\d+ in Init_ functions\\)$");
+                         "target, \\d+ Ruby's own memory, \\d+ in Init code\\)$");
     gl_assert_line(text, "^gemleak: target: leaky$");
     gl_assert_line(text, "^gemleak: FAIL: 3 leaks losing 284 bytes$");
     ck_assert(strchr(text, '\033') == NULL);
@@ -78,8 +78,8 @@ END_TEST
 START_TEST(test_text_merged_totals)
 {
     g_autofree char *text = report_of("text", "xml/fork", FALSE);
-    gl_assert_line(text, "^100 bytes in 1 blocks are definitely lost in loss record [0-9,]+ of [0-9,]+ "
-                         "\\(3 occurrences in 2 processes: 300 bytes in 3 blocks in all\\)$");
+    gl_assert_line(text, "^300 bytes in 3 blocks are definitely lost "
+                         "\\(3 occurrences in 2 processes\\)$");
     gl_assert_line(text, "^gemleak: 2 files, ");
 }
 END_TEST
@@ -130,7 +130,8 @@ START_TEST(test_json_leak)
     ck_assert_int_eq(json_object_get_int_member(finding, "occurrences"), 3);
     ck_assert_uint_eq(json_array_get_length(json_object_get_array_member(finding, "pids")), 2);
     ck_assert_uint_eq(strlen(json_object_get_string_member(finding, "fingerprint")), 16);
-    ck_assert(g_str_has_prefix(json_object_get_string_member(finding, "message"), "100 bytes"));
+    ck_assert_str_eq(json_object_get_string_member(finding, "message"),
+                     "300 bytes in 3 blocks are definitely lost (3 occurrences in 2 processes)");
 
     JsonArray *frames = json_object_get_array_member(finding, "frames");
     JsonObject *first = json_array_get_object_element(frames, 0);

@@ -21,6 +21,7 @@ typedef struct {
     GPtrArray *problems;   /* GError*: inputs not read in full (exit status 3) */
     GPtrArray *notes;      /* char*: worth saying, but the run is sound */
     GHashTable *suppressed;/* suppression name -> errors it removed (guint64 in a pointer) */
+    GHashTable *objects;   /* every object path a frame named (a set) */
     GlFindings *table;
 } GlAnalysis;
 

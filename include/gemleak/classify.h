@@ -16,8 +16,9 @@ typedef enum {
     GL_VERDICT_KEEP,
     GL_VERDICT_SKIP_KIND,       /* a leak kind not asked for */
     GL_VERDICT_SKIP_NO_TARGET,  /* never enters a target object: Ruby's or a library's */
-    GL_VERDICT_SKIP_CALLBACK,   /* the target called back into Ruby and Ruby allocated */
-    GL_VERDICT_SKIP_INIT,       /* in the extension's own Init_ function: runs once */
+    GL_VERDICT_SKIP_RUBY,       /* Ruby allocated for itself, under a Ruby function the
+                                 * target called (a string, a table, a callback) */
+    GL_VERDICT_SKIP_INIT,       /* while the extension was loaded: runs once */
     GL_N_VERDICTS
 } GlVerdict;
 
@@ -46,16 +47,23 @@ const char *gl_rules_target_pattern(const GlRules *rules, guint index);
 /* Returns: TRUE if target @index matches the object @path. */
 gboolean gl_rules_target_matches(const GlRules *rules, guint index, const char *path);
 
-/* Callback functions: a leak whose stack reaches one of these, inside Ruby,
- * before it reaches a target frame, was allocated by Ruby on the target's
- * behalf. Patterns are shell globs ("rb_funcall*"). */
+/* Functions to skip (--skip-function): a leak with a frame of one of these
+ * between its allocation and its first target frame is skipped. Patterns
+ * are shell globs ("rb_funcall*"). */
 void gl_rules_add_callback(GlRules *rules, const char *pattern);
 /* A file of patterns, one a line; '#' starts a comment. */
 gboolean gl_rules_add_callbacks_from_file(GlRules *rules, const char *path, GError **error);
+/* Turns off the built-in rule that leaves out Ruby's own memory (rule 2):
+ * only --skip-function patterns skip. */
 void gl_rules_drop_default_callbacks(GlRules *rules);
 
-/* Returns: (transfer none): the built-in callback patterns, NULL-terminated. */
-const char *const *gl_rules_default_callbacks(void);
+/* Returns: (transfer none): the globs of Ruby's functions that allocate for
+ * their caller (rule 2), NULL-terminated. */
+const char *const *gl_rules_allocation_functions(void);
+
+/* Returns: (transfer none): the globs of Ruby's extension loader (rule 3),
+ * NULL-terminated. */
+const char *const *gl_rules_loader_functions(void);
 
 void gl_rules_set_leak_kinds(GlRules *rules, GlLeakKind kinds);
 GlLeakKind gl_rules_get_leak_kinds(const GlRules *rules);
@@ -80,9 +88,14 @@ GlClassifier *gl_classifier_new(const GlRules *rules);
 void gl_classifier_free(GlClassifier *classifier);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(GlClassifier, gl_classifier_free)
 
-/* Decides what @record is and marks its frames that lie in a target
- * (in_target). @doc (nullable) names the process's executable, which is
- * Ruby whatever it is called. */
+/* Adds every object path the classifier has met in a frame to @set (a
+ * GHashTable of owned strings). */
+void gl_classifier_collect_objects(const GlClassifier *classifier, GHashTable *set);
+
+/* Decides what @record is, marks its frames that lie in a target
+ * (in_target), and for a kept leak whose owner the frames do not tell (a
+ * Ruby without symbols) sets record->uncertain. @doc (nullable) names the
+ * process's executable, which is Ruby whatever it is called. */
 GlVerdict gl_classifier_classify(GlClassifier *classifier, GlRecord *record,
                                  const GlDocument *doc);
 

@@ -4,11 +4,13 @@
 #define GEMLEAK_GATE_H
 
 #include <glib.h>
+#include "gemleak/merge.h"
 #include "gemleak/record.h"
 
 typedef struct {
     GlLeakKind leak_kinds;  /* leaks of these kinds fail */
     gboolean errors;        /* memory errors and crashes fail */
+    gboolean uncertain;     /* findings whose owner is uncertain fail too */
     gboolean has_max_bytes; /* leaks fail only past max_bytes in all */
     guint64 max_bytes;
 } GlGate;
@@ -17,7 +19,7 @@ typedef struct {
 void gl_gate_init(GlGate *gate);
 
 /* Parses --fail-on: leak kinds (definite, indirect, possible, reachable),
- * "errors", "all" or "none", separated by commas.
+ * "errors", "uncertain", "all" or "none", separated by commas.
  * Returns: FALSE with GL_ERROR_USAGE for an unknown word. */
 gboolean gl_gate_parse_fail_on(GlGate *gate, const char *spec, GError **error);
 
@@ -33,7 +35,8 @@ typedef struct {
 void gl_gate_evaluate(const GlGate *gate, const GPtrArray *findings, GlGateResult *result);
 void gl_gate_result_clear(GlGateResult *result);
 
-/* Returns: TRUE if a finding of this record's kind can fail the gate. */
-gboolean gl_gate_counts(const GlGate *gate, const GlRecord *record);
+/* Returns: TRUE if @finding is of a kind that can fail the gate (an
+ * uncertain one only with "uncertain" in --fail-on). */
+gboolean gl_gate_counts(const GlGate *gate, const GlFinding *finding);
 
 #endif

@@ -1,6 +1,9 @@
 /* Merging kept records into findings: the same leak reported by several
  * processes (a forked child inherits its parent's unfreed blocks) or several
- * files is one finding with its count, its processes and its totals. */
+ * files is one finding with its count, its processes and its totals; the
+ * accesses to one freed block are one finding with the places they were
+ * made. A finding reads the same in every run: what it shows is chosen by
+ * content, never by which process was read first. */
 #ifndef GEMLEAK_MERGE_H
 #define GEMLEAK_MERGE_H
 
@@ -8,13 +11,18 @@
 #include "gemleak/record.h"
 
 typedef struct {
-    GlRecord *record;      /* the first occurrence: message, stacks, suppression */
+    GlRecord *record;      /* the occurrence shown (a site's), chosen by content */
+    GPtrArray *sites;      /* GlRecord*, owned: one a distinct access of a freed
+                            * block, else just the one shown; nullable */
+    gboolean freed_block;  /* errors on one freed block, merged */
     guint occurrences;
     GArray *pids;          /* gint64, each once, in order of first appearance */
-    guint64 total_bytes;   /* summed over occurrences (leaks only) */
+    guint64 total_bytes;   /* summed over occurrences (leaks only), saturating */
     guint64 total_blocks;
+    guint64 direct_bytes;  /* of total_bytes, those of the blocks lost themselves */
+    gboolean certain;      /* not every occurrence was uncertain (classify.h) */
     char *fingerprint;     /* stable across runs: no pids, addresses or line numbers */
-    guint64 order;         /* where the first occurrence was read: the tie-break */
+    guint64 order;         /* where the first occurrence was read: the last tie-break */
 } GlFinding;
 
 typedef struct GlFindings GlFindings;
@@ -25,8 +33,7 @@ void gl_findings_free(GlFindings *findings);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(GlFindings, gl_findings_free)
 
 /* Adds a record the classifier kept (and marked); the table owns it. @order
- * says where it was read ((file index << 32) | record index), so that
- * findings read in parallel sort as they would have read in series. */
+ * says where it was read ((file index << 32) | record index). */
 void gl_findings_add(GlFindings *findings, GlRecord *record, guint64 order);
 
 /* Moves every finding of @from into @into, merging equal ones. */
@@ -35,18 +42,22 @@ void gl_findings_absorb(GlFindings *into, GlFindings *from);
 guint gl_findings_count(const GlFindings *findings);
 
 /* Returns: (transfer container): the findings, most bytes first, then most
- * occurrences, then first read; the table still owns each finding. */
+ * occurrences, then by fingerprint; each with its fingerprint (unique in
+ * the table) and the occurrence it shows. The table still owns each
+ * finding. Source files are read for fingerprints (see source.h). */
 GPtrArray *gl_findings_sorted(GlFindings *findings);
 
 /* Returns: (transfer full): the identity under which records merge: the kind
  * and every stack's frames up to its last target frame (the Ruby VM frames
- * beyond it differ between call sites and say nothing about the leak). */
+ * beyond it differ between call sites and say nothing about the leak), a
+ * frame repeated in a row counting once (the depth of a recursion is no
+ * part of a leak); for errors on a freed block, the block's free and
+ * allocation stacks. */
 char *gl_record_merge_key(const GlRecord *record);
 
-/* Returns: (transfer full): a short hex digest of the kind and the functions
- * of the primary stack up to its last target frame, with the target's object
- * names: what stays the same when lines shift and pids change. */
-char *gl_record_fingerprint(const GlRecord *record);
+/* Returns: TRUE if @record is an error on a block that was freed (a
+ * use-after-free, a double free): Valgrind's "... free'd" part. */
+gboolean gl_record_on_freed_block(const GlRecord *record);
 
 /* Returns: how many leading frames of @stack matter for identity: up to and
  * including the last target frame, or all when none is a target. */

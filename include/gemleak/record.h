@@ -70,6 +70,11 @@ typedef struct {
      * wrote before it, nullable: where in the run it happened. */
     const char *marker;
     gboolean at_exit;        /* written after the process finished (the exit leak check) */
+    /* Set by the classifier: a kept leak whose owner cannot be told, because
+     * the Ruby frames that would tell have no names (a Ruby without symbols). */
+    gboolean uncertain;
+    guint unnamed_frames;        /* how many such frames */
+    const char *unnamed_object;  /* the file name of the object they are in */
     GStringChunk *strings;   /* owns every string of the record */
 } GlRecord;
 

@@ -58,17 +58,28 @@ gboolean gl_report_write(const GlReporter *reporter, const GlReportContext *cont
  * "??? (at obj)" or the bare address. */
 void gl_frame_describe(const GlFrame *frame, GString *out);
 
-/* Returns: (transfer full): the Valgrind message, with the totals when
- * several occurrences were merged. */
+/* Returns: (transfer full): what the finding is, the same in every run and
+ * every format: a leak's totals ("3184 bytes in 7 blocks are definitely
+ * lost"), an error's Valgrind message, then its occurrences and processes. */
 char *gl_finding_message(const GlFinding *finding);
 
+/* Returns: (transfer full) (nullable): for a finding whose owner its frames
+ * do not tell (finding->certain is FALSE), why: "10 frames in
+ * libruby-3.1.so.3.1.2 have no symbols, ..."; NULL for a certain one. */
+char *gl_finding_uncertainty(const GlFinding *finding);
+
 /* Returns: (transfer none) (nullable): the frame a finding is reported at:
- * its first target frame with a source file, else its first target frame. */
+ * the first target frame (one with a source file first) of its primary
+ * stack, else of its other stacks. */
 const GlFrame *gl_finding_location(const GlFinding *finding);
 
-/* Returns: (transfer full) (nullable): the source path of @frame (dir/file),
- * relative to @project_root when under it; *under_root says which. NULL
- * when the frame has no file. */
+/* As gl_finding_location(); *stack (nullable) says which stack the frame is
+ * in: "allocation" (a leak's), "access" (an error's), "free", or "other". */
+const GlFrame *gl_finding_location_in(const GlFinding *finding, const char **stack);
+
+/* Returns: (transfer full) (nullable): the source path of @frame (dir/file,
+ * "." and ".." folded away), relative to @project_root when under it;
+ * *under_root says which. NULL when the frame has no file. */
 char *gl_frame_source_path(const GlFrame *frame, const char *project_root, gboolean *under_root);
 
 /* Returns: (transfer full): a short title: "definite leak in leaky_alloc

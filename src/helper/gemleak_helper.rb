@@ -59,11 +59,24 @@ module GemLeakHelper
       warn("gemleak helper: #{e.class}: #{e.message}") if ENV["GEMLEAK_DEBUG"]
     end
 
+    # The process's list exists from its start, empty until an extension
+    # loads: gemleak then knows that this process loaded none (a LoadError
+    # before the extension was built), rather than that nobody recorded.
+    def start_list
+      dir = ENV["GEMLEAK_RUN_DIR"]
+      return if dir.nil?
+
+      File.open(File.join(dir, "loaded-#{Process.pid}.txt"), "a") {}
+    rescue StandardError => e
+      warn("gemleak helper: #{e.class}: #{e.message}") if ENV["GEMLEAK_DEBUG"]
+    end
+
     # A forked child writes its own file, from the start.
     def forked
       @pid = Process.pid
       @recorded = {}
       @features_seen = 0
+      start_list
     end
 
     def forked?
@@ -102,6 +115,8 @@ module GemLeakHelper
   end
 end
 
+GemLeakHelper.start_list
+GemLeakHelper.record_new_extensions
 Kernel.prepend(GemLeakHelper::Require)
 Process.singleton_class.prepend(GemLeakHelper::Fork) if Process.respond_to?(:_fork)
 
