@@ -139,11 +139,12 @@ static GOptionGroup *report_group(Options *options)
 {
     const GOptionEntry entries[] = {
         { "object", 'O', 0, G_OPTION_ARG_STRING_ARRAY, &options->objects,
-          "The target extension: a binary name (redcarpet), a path or a glob of the .so; "
-          "repeatable. Default: the extensions the run loaded, else every .so under the "
-          "current directory", "PATTERN" },
+          "The target extension: a binary name (redcarpet), a path or a glob of the .so, or "
+          "a /REGEX/; repeatable. Default: the extensions the run loaded, else every .so "
+          "under the current directory", "PATTERN" },
         { "skip-function", 0, 0, G_OPTION_ARG_STRING_ARRAY, &options->skip_functions,
-          "Another Ruby function that calls back into Ruby (a glob); repeatable", "PATTERN" },
+          "Another Ruby function that calls back into Ruby (a glob, or a /REGEX/ matched "
+          "anywhere in the name); repeatable", "PATTERN" },
         { "skip-functions-file", 0, 0, G_OPTION_ARG_FILENAME, &options->skip_functions_file,
           "Read more such patterns from FILE, one a line", "FILE" },
         { "no-default-skips", 0, 0, G_OPTION_ARG_NONE, &options->no_default_skips,
@@ -264,7 +265,8 @@ static gboolean build_rules(const Options *options, GlRules *rules, GError **err
     if (options->no_default_skips)
         gl_rules_drop_default_callbacks(rules);
     for (char **p = options->skip_functions; p != NULL && *p != NULL; p++)
-        gl_rules_add_callback(rules, *p);
+        if (!gl_rules_add_callback(rules, *p, error))
+            return FALSE;
     if (options->skip_functions_file != NULL &&
         !gl_rules_add_callbacks_from_file(rules, options->skip_functions_file, error))
         return FALSE;

@@ -51,6 +51,8 @@ START_TEST(test_usage_errors_exit_2)
         { "filter", "-O", "leaky", "--format", "yaml", "x.xml" },
         { "filter", "-O", "leaky", "--leak-kinds", "lost", "x.xml" },
         { "filter", "-O", "leaky", "--fail-on", "sometimes", "x.xml" },
+        { "filter", "-O", "/[leaky/", "x.xml", NULL },
+        { "filter", "-O", "leaky", "--skip-function", "/rb_(/", "x.xml" },
     };
     for (guint i = 0; i < G_N_ELEMENTS(cases); i++) {
         GlTestRun run = { 0 };
@@ -85,6 +87,12 @@ START_TEST(test_findings_exit_1_clean_exit_0)
     ck_assert_int_eq(nothing.status, 0);
     gl_assert_line(nothing.out, "^gemleak: pass: no findings$");
     gl_test_run_clear(&nothing);
+
+    /* A Ruby Regexp, as the Rake settings pass it */
+    RUN(regex, "filter", "-O", "/\\Aleak(y|ier)\\z/", leak);
+    ck_assert_int_eq(regex.status, 1);
+    gl_assert_line(regex.out, "^ \\*leaky_leak \\(leaky\\.c:\\d+\\)$");
+    gl_test_run_clear(&regex);
 }
 END_TEST
 

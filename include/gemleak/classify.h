@@ -35,8 +35,11 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(GlRules, gl_rules_free)
 
 /* Adds a target object: a binary name as Ruby authors say it ("redcarpet"
  * matches .../redcarpet.so), a shell glob ("*\/redcarpet.so"; without a '/'
- * it is matched against the file name), or a path (symlinks resolved).
- * Returns: FALSE with GL_ERROR_USAGE for an empty pattern. */
+ * it is matched against the file name), a path (symlinks resolved), or a
+ * regular expression written /REGEX/, matched anywhere in the path, the
+ * file name or the name before its first dot ("/\Aredcarpet\z/").
+ * Returns: FALSE with GL_ERROR_USAGE for an empty pattern or a /REGEX/
+ * that does not compile. */
 gboolean gl_rules_add_target(GlRules *rules, const char *pattern, GError **error);
 guint gl_rules_n_targets(const GlRules *rules);
 
@@ -48,9 +51,12 @@ gboolean gl_rules_target_matches(const GlRules *rules, guint index, const char *
 
 /* Callback functions: a leak whose stack reaches one of these, inside Ruby,
  * before it reaches a target frame, was allocated by Ruby on the target's
- * behalf. Patterns are shell globs ("rb_funcall*"). */
-void gl_rules_add_callback(GlRules *rules, const char *pattern);
-/* A file of patterns, one a line; '#' starts a comment. */
+ * behalf. Patterns are shell globs ("rb_funcall*") or regular expressions
+ * written /REGEX/, matched anywhere in the name as Ruby's Regexp#match?.
+ * Returns: FALSE with GL_ERROR_USAGE for a /REGEX/ that does not compile. */
+gboolean gl_rules_add_callback(GlRules *rules, const char *pattern, GError **error);
+/* A file of patterns, one a line; '#' starts a comment. A bad pattern is
+ * named with its FILE:LINE. */
 gboolean gl_rules_add_callbacks_from_file(GlRules *rules, const char *path, GError **error);
 void gl_rules_drop_default_callbacks(GlRules *rules);
 
