@@ -95,6 +95,13 @@ void gl_json_write(JsonBuilder *builder, FILE *out);
  * frames, further stacks; the suppression block if @suppressions), no colour. */
 char *gl_finding_text(const GlFinding *finding, gboolean suppressions);
 
+/* Returns: (transfer full) (nullable): the Valgrind suppression that
+ * silences @finding wherever Ruby called it from, under a comment that
+ * names it: its frames up to the last target frame, then "...". NULL when
+ * Valgrind has no suppression for its kind. --format supp and the text
+ * report's --gen-suppressions both print this. */
+char *gl_finding_suppression(const GlFinding *finding);
+
 /* Returns: (transfer none): "definite leak", "memory error" ... for grouping. */
 const char *gl_record_category(const GlRecord *record);
 
