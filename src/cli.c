@@ -176,7 +176,8 @@ static GOptionGroup *report_group(Options *options)
         { "baseline", 0, 0, G_OPTION_ARG_FILENAME, &options->baseline,
           "Report and fail only on findings not in FILE, an earlier JSON report", "FILE" },
         { "write-baseline", 0, 0, G_OPTION_ARG_FILENAME, &options->write_baseline,
-          "Write every finding to FILE, as a baseline for later runs", "FILE" },
+          "Write every finding to FILE, as a baseline for later runs, and pass; add "
+          "--fail-on definite,errors to fail on them as well", "FILE" },
         { "suppressions-out", 0, 0, G_OPTION_ARG_FILENAME, &options->suppressions_out,
           "Write a Valgrind suppression for each finding to FILE (--format supp:FILE)", "FILE" },
         { "project-root", 0, 0, G_OPTION_ARG_FILENAME, &options->project_root,
@@ -469,8 +470,20 @@ static gboolean analyze_and_report(const Options *options, const char *const *in
     g_autoptr(GPtrArray) reported = baseline != NULL
         ? gl_baseline_filter(baseline, analysis->findings, &known)
         : g_ptr_array_ref(analysis->findings);
+    /* Writing a baseline adopts the findings there are: the run passes
+     * unless --fail-on asks otherwise. */
+    gboolean adopting = options->write_baseline != NULL && options->fail_on == NULL;
+    if (adopting)
+        gl_gate_parse_fail_on(&gate, "none", NULL);
     GlGateResult gate_result;
     gl_gate_evaluate(&gate, reported, &gate_result);
+    if (adopting) {
+        g_free(gate_result.line);
+        gate_result.line = g_strdup_printf(
+            "gemleak: pass: %u finding%s written to the baseline %s (with --fail-on they fail "
+            "this run too)", analysis->findings->len, analysis->findings->len == 1 ? "" : "s",
+            options->write_baseline);
+    }
     g_autofree char *root = project_root(options);
     GlReportContext context = {
         .analysis = analysis,

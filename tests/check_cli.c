@@ -337,12 +337,21 @@ START_TEST(test_baseline_adoption)
     g_autofree char *empty = g_build_filename(dir, "empty.json", NULL);
     g_autofree char *partial = g_build_filename(dir, "partial.json", NULL);
 
-    /* writing a baseline still reports and fails */
+    /* writing a baseline reports and passes: it adopts what is there */
     RUN(write, "filter", "-O", "leaky", "--write-baseline", baseline, leak);
-    ck_assert_int_eq(write.status, 1);
+    ck_assert_int_eq(write.status, 0);
+    gl_assert_line(write.out, "^ \\*leaky_leak \\(leaky\\.c:\\d+\\)$");
+    gl_assert_line(write.out, "^gemleak: pass: 3 findings written to the baseline .*/baseline\\.json "
+                              "\\(with --fail-on they fail this run too\\)$");
     g_autofree char *json = gl_test_read(baseline, NULL);
     ck_assert_uint_eq(gl_test_count(json, strlen(json), "\"fingerprint\""), 3);
     gl_test_run_clear(&write);
+    /* unless --fail-on asks to fail as well */
+    RUN(write_and_fail, "filter", "-O", "leaky", "--write-baseline", baseline, "--fail-on",
+        "definite,errors", leak);
+    ck_assert_int_eq(write_and_fail.status, 1);
+    gl_assert_line(write_and_fail.out, "^gemleak: FAIL: 3 leaks losing 284 bytes$");
+    gl_test_run_clear(&write_and_fail);
 
     /* known leaks pass */
     RUN(known, "filter", "-O", "leaky", "--baseline", baseline, leak);
