@@ -739,6 +739,11 @@ static int run_and_report(const Options *options, char **command, FILE *out, FIL
     g_autofree char *data_dir = gl_data_dir();
     g_autoptr(GPtrArray) supp_dirs = g_ptr_array_new_null_terminated(4, g_free, TRUE);
     g_ptr_array_add(supp_dirs, g_build_filename(data_dir, "suppressions", NULL));
+    g_autofree char *own_supp = g_build_filename(data_dir, "suppressions", "ruby.supp", NULL);
+    if (!g_file_test(own_supp, G_FILE_TEST_IS_REGULAR))
+        fprintf(err, "gemleak: warning: no %s: Ruby's own errors at exit are not suppressed "
+                "(reinstall gemleak, or set GEMLEAK_DATADIR to the directory that holds "
+                "suppressions/)\n", own_supp);
     for (char **dir = options->suppressions_dirs; dir != NULL && *dir != NULL; dir++) {
         if (!g_file_test(*dir, G_FILE_TEST_IS_DIR)) {
             g_set_error(&error, GL_ERROR, GL_ERROR_USAGE,

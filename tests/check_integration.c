@@ -610,6 +610,72 @@ START_TEST(test_missing_or_old_valgrind)
 }
 END_TEST
 
+/* @binary run -O none -- ruby -e 1 in @cwd, with the variables NAME=VALUE
+ * of @vars set. */
+static void run_binary(Result *result, const char *cwd, const char *binary, const char *const *vars)
+{
+    const char *argv[] = { binary, "run", "-O", "none", "--", "ruby", "--disable-gems", "-e", "1",
+                           NULL };
+    g_auto(GStrv) env = g_get_environ();
+    for (const char *const *var = vars; var != NULL && *var != NULL; var++) {
+        g_auto(GStrv) pair = g_strsplit(*var, "=", 2);
+        env = g_environ_setenv(env, pair[0], pair[1], TRUE);
+    }
+    run_command(result, cwd, env, argv);
+}
+
+/* Copies gemleak to @dir/@bin/gemleak, and its suppressions to @data
+ * (nullable: none). Returns: (transfer full) the copy. */
+static char *install_copy(const char *dir, const char *bin, const char *data)
+{
+    g_autofree char *source = gl_test_project_file("suppressions");
+    char *binary = g_build_filename(dir, bin, "gemleak", NULL);
+    g_autoptr(GString) script = g_string_new(NULL);
+    g_string_printf(script, "mkdir -p '%s/%s' && cp '%s' '%s'", dir, bin, gemleak_binary, binary);
+    if (data != NULL)
+        g_string_append_printf(script, " && mkdir -p '%s/%s' && cp '%s'/*.supp '%s/%s/'", dir, data,
+                               source, dir, data);
+    const char *sh[] = { "sh", "-c", script->str, NULL };
+    ck_assert_int_eq(gl_test_spawn(sh, NULL, NULL), 0);
+    return binary;
+}
+
+/* gemleak finds its suppressions beside where it is, not where make
+ * guessed it would be installed: PREFIX/bin/gemleak reads
+ * PREFIX/share/gemleak, the gem's libexec/gemleak the gem's own. Found
+ * nowhere, it says where it looked rather than run with none. */
+START_TEST(test_data_found_where_the_binary_is)
+{
+    g_autofree char *dir = gl_test_tmpdir();
+    g_autofree char *prefix = g_build_filename(dir, "prefix", NULL);
+    g_autofree char *installed = install_copy(prefix, "bin", "share/gemleak/suppressions");
+    Result r = { 0 };
+    run_binary(&r, dir, installed, NULL);
+    ck_assert_msg(r.status == 0, "status %d\n%s", r.status, r.err);
+    gl_assert_line(r.err, "with [1-9]\\d* suppression files? \\(Ruby ");
+    gl_assert_no_line(r.err, "warning");
+    result_clear(&r);
+
+    g_autofree char *gem = g_build_filename(dir, "gem", NULL);
+    g_autofree char *in_gem = install_copy(gem, "libexec", "suppressions");
+    Result g = { 0 };
+    run_binary(&g, dir, in_gem, NULL);
+    ck_assert_msg(g.status == 0, "status %d\n%s", g.status, g.err);
+    gl_assert_line(g.err, "with [1-9]\\d* suppression files? \\(Ruby ");
+    result_clear(&g);
+
+    g_autofree char *bare = g_build_filename(dir, "bare", NULL);
+    g_autofree char *lonely = install_copy(bare, "bin", NULL);
+    Result none = { 0 };
+    run_binary(&none, dir, lonely, ARGS("GEMLEAK_DATADIR=/nonexistent/gemleak"));
+    ck_assert_msg(none.status == 0, "status %d\n%s", none.status, none.err);
+    gl_assert_line(none.err, "^gemleak: warning: no /nonexistent/gemleak/suppressions/ruby\\.supp: "
+                             "Ruby's own errors at exit are not suppressed");
+    result_clear(&none);
+    gl_remove_tree(dir);
+}
+END_TEST
+
 /* Runs that go wrong: each said for what it is, the XML kept. */
 /* SIGKILL from outside (Valgrind finishes its XML when a process kills
  * itself): the XML stops short, and is read as far as it goes. */
@@ -1194,6 +1260,7 @@ int main(int argc, char **argv)
     tcase_add_test(self, test_man_page_renders_without_warnings);
     tcase_add_test(self, test_every_option_is_documented);
     tcase_add_test(self, test_missing_or_old_valgrind);
+    tcase_add_test(self, test_data_found_where_the_binary_is);
     tcase_add_test(self, test_command_that_does_not_exist);
     tcase_add_test(self, test_interrupted_run);
     tcase_add_test(self, test_keep_xml_directory);
