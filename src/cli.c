@@ -10,6 +10,7 @@
 #include "gemleak/targets.h"
 
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -276,6 +277,50 @@ static gboolean build_rules(const Options *options, GlRules *rules, GError **err
     return TRUE;
 }
 
+/* An --object that matches nothing the run loaded stops gemleak before its
+ * reports: each JSON report file then says what went wrong, for a program
+ * that runs gemleak (the Rake tasks) to tell its user in its own words.
+ * This is on the way out with a usage error: a file that cannot be written
+ * is left unwritten, as the reports would have been. */
+static void write_target_error(const Options *options, const char *message, const char *pattern,
+                               const char *const *loaded)
+{
+    g_autoptr(JsonBuilder) builder = json_builder_new();
+    json_builder_begin_object(builder);
+    json_builder_set_member_name(builder, "tool");
+    json_builder_begin_object(builder);
+    gl_json_add_string(builder, "name", "gemleak");
+    gl_json_add_string(builder, "version", GEMLEAK_VERSION);
+    json_builder_end_object(builder);
+    json_builder_set_member_name(builder, "error");
+    json_builder_begin_object(builder);
+    gl_json_add_string(builder, "message", message);
+    gl_json_add_string(builder, "unmatched_object", pattern);
+    json_builder_set_member_name(builder, "loaded");
+    json_builder_begin_array(builder);
+    for (const char *const *path = loaded; *path != NULL; path++)
+        json_builder_add_string_value(builder, *path);
+    json_builder_end_array(builder);
+    json_builder_end_object(builder);
+    json_builder_end_object(builder);
+
+    for (guint i = 0; i < options->outputs->len; i++) {
+        const Output *output = g_ptr_array_index(options->outputs, i);
+        if (strcmp(output->format, "json") != 0 || output->path == NULL ||
+            strcmp(output->path, "-") == 0)
+            continue;
+        char *buffer = NULL;
+        size_t size = 0;
+        FILE *memory = open_memstream(&buffer, &size);
+        if (memory == NULL)
+            return;
+        gl_json_write(builder, memory);
+        fclose(memory);
+        g_file_set_contents(output->path, buffer, (gssize) size, NULL);
+        free(buffer);
+    }
+}
+
 /* Sets the targets: --object, else the run's loaded extensions, else every
  * .so under the current directory. @shown receives what the report says
  * the targets are. */
@@ -298,9 +343,12 @@ static gboolean resolve_targets(const Options *options, const char *const *input
             if (!seen) {
                 g_ptr_array_add(loaded, NULL);
                 g_autofree char *list = g_strjoinv(", ", (char **) loaded->pdata);
-                g_set_error(error, GL_ERROR, GL_ERROR_USAGE,
-                            "--object %s matches no extension the run loaded (it loaded: %s)",
-                            gl_rules_target_pattern(rules, t), list);
+                g_autofree char *message = g_strdup_printf(
+                    "--object %s matches no extension the run loaded (it loaded: %s)",
+                    gl_rules_target_pattern(rules, t), list);
+                write_target_error(options, message, gl_rules_target_pattern(rules, t),
+                                   (const char *const *) loaded->pdata);
+                g_set_error_literal(error, GL_ERROR, GL_ERROR_USAGE, message);
                 return FALSE;
             }
         }
@@ -440,10 +488,12 @@ static int outcome_status(const Outcome *outcome, int otherwise)
     return outcome->problems ? GL_EXIT_ERROR : otherwise;
 }
 
-/* Reads @inputs, writes every report, says what went wrong on @err. */
+/* Reads @inputs, writes every report, says what went wrong on @err. @run
+ * (nullable) is the run that wrote them, for the reports to say how its
+ * command ended. */
 static gboolean analyze_and_report(const Options *options, const char *const *inputs,
-                                   FILE *stream, FILE *out, FILE *err, Outcome *outcome,
-                                   GError **error)
+                                   const GlRunResult *run, FILE *stream, FILE *out, FILE *err,
+                                   Outcome *outcome, GError **error)
 {
     g_autoptr(GlRules) rules = gl_rules_new();
     g_autoptr(GPtrArray) shown = g_ptr_array_new_null_terminated(4, g_free, TRUE);
@@ -494,6 +544,8 @@ static gboolean analyze_and_report(const Options *options, const char *const *in
         .targets = (const char *const *) shown->pdata,
         .suppressions = options->gen_suppressions,
         .project_root = root,
+        .ran_command = run != NULL,
+        .command_status = run != NULL ? run->status : 0,
     };
 
     gboolean ok = TRUE;
@@ -592,8 +644,8 @@ static int cmd_filter(int argc, char **argv, FILE *out, FILE *err)
     }
 
     Outcome outcome = { 0 };
-    if (!analyze_and_report(&options, (const char *const *) args + 1, out, out, err, &outcome,
-                            &error)) {
+    if (!analyze_and_report(&options, (const char *const *) args + 1, NULL, out, out, err,
+                            &outcome, &error)) {
         status = fail(err, "filter", error);
         goto out;
     }
@@ -802,7 +854,7 @@ static int run_and_report(const Options *options, char **command, FILE *out, FIL
 
     const char *inputs[] = { result.dir, NULL };
     Outcome outcome = { 0 };
-    if (!analyze_and_report(options, inputs, err, out, err, &outcome, &error)) {
+    if (!analyze_and_report(options, inputs, &result, err, out, err, &outcome, &error)) {
         status = fail(err, "run", error);
         goto done;
     }

@@ -272,6 +272,25 @@ START_TEST(test_targets_from_the_runs_list)
     gl_assert_line(typo.err, "--object leakyy matches no extension the run loaded \\(it loaded: "
                              "/tmp/gemleak-fixtures/leaky/leaky\\.so\\)");
     gl_test_run_clear(&typo);
+
+    /* and a JSON report file says so, for a program (the Rake task) to tell
+     * its user in its own words */
+    g_autofree char *json_path = g_build_filename(dir, "report.json", NULL);
+    g_autofree char *json_format = g_strconcat("json:", json_path, NULL);
+    RUN(told, "filter", "-O", "leaky", "-O", "leakyy", "--format", "text", "--format", json_format, dir);
+    ck_assert_int_eq(told.status, 2);
+    g_autofree char *json = gl_test_read(json_path, NULL);
+    g_autoptr(JsonParser) parser = json_parser_new();
+    ck_assert(json_parser_load_from_data(parser, json, -1, NULL));
+    JsonObject *error = json_object_get_object_member(json_node_get_object(json_parser_get_root(parser)),
+                                                      "error");
+    ck_assert_ptr_nonnull(error);
+    ck_assert_str_eq(json_object_get_string_member(error, "unmatched_object"), "leakyy");
+    JsonArray *loaded = json_object_get_array_member(error, "loaded");
+    ck_assert_uint_eq(json_array_get_length(loaded), 1);
+    ck_assert_str_eq(json_array_get_string_element(loaded, 0), "/tmp/gemleak-fixtures/leaky/leaky.so");
+    ck_assert(strstr(json_object_get_string_member(error, "message"), "--object leakyy matches") != NULL);
+    gl_test_run_clear(&told);
     gl_remove_tree(dir);
 }
 END_TEST

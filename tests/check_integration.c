@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include <gio/gio.h>
+#include <json-glib/json-glib.h>
 #include <glib/gstdio.h>
 
 #include "testutil.h"
@@ -393,14 +394,40 @@ START_TEST(test_failing_ruby_keeps_its_status)
 }
 END_TEST
 
+/* The "command" member of the JSON report at @path: how the command
+ * ended, which the exit status alone cannot say when the gate failed too. */
+static gint64 command_status_in(const char *path)
+{
+    g_autofree char *json = gl_test_read(path, NULL);
+    g_autoptr(JsonParser) parser = json_parser_new();
+    ck_assert_msg(json_parser_load_from_data(parser, json, -1, NULL), "not JSON: %s", json);
+    JsonObject *root = json_node_get_object(json_parser_get_root(parser));
+    ck_assert_msg(json_object_has_member(root, "command"), "no \"command\" in %s", json);
+    return json_object_get_int_member(json_object_get_object_member(root, "command"), "status");
+}
+
 START_TEST(test_leak_then_raise_exits_1_with_the_finding)
 {
+    g_autofree char *dir = gl_test_tmpdir();
+    g_autofree char *json = g_build_filename(dir, "report.json", NULL);
+    g_autofree char *format = g_strconcat("json:", json, NULL);
     Result r = { 0 };
-    gemleak_run(&r, NULL, NULL, NO_ARGS, "require 'leaky'; Leaky.leak_and_raise");
+    gemleak_run(&r, NULL, NULL, ARGS("--format", "text", "--format", format),
+                "require 'leaky'; Leaky.leak_and_raise");
     ck_assert_msg(r.status == 1, "status %d\n%s", r.status, r.err);
     gl_assert_line(r.err, "leaked, then raised \\(RuntimeError\\)");
     gl_assert_line(r.err, "^ \\*leaky_leak_and_raise \\(leaky\\.c:\\d+\\)$");
+    /* the report says the command failed too */
+    ck_assert_int_eq(command_status_in(json), 1);
     result_discard(&r);
+
+    Result exited = { 0 };
+    gemleak_run(&exited, NULL, NULL, ARGS("--format", "text", "--format", format),
+                "require 'leaky'; exit 7");
+    ck_assert_msg(exited.status == 7, "status %d\n%s", exited.status, exited.err);
+    ck_assert_int_eq(command_status_in(json), 7);
+    result_discard(&exited);
+    gl_remove_tree(dir);
 }
 END_TEST
 

@@ -21,6 +21,8 @@ typedef struct {
     gboolean color;                /* ANSI colour (text only) */
     gboolean suppressions;         /* show the suppression block of each finding */
     const char *project_root;      /* absolute: locations are shown relative to it */
+    gboolean ran_command;          /* gemleak run: command_status says how the command ended */
+    int command_status;            /* its exit status, 128+N when signal N killed it */
 } GlReportContext;
 
 typedef struct {
