@@ -12,6 +12,19 @@ require "gemleak/version"
 module GemLeak
   class Error < StandardError; end
 
+  # The gemleak binary that the gemleak gem built when it was installed
+  # (ext/gemleak/extconf.rb puts it there), and the one `make` builds in a
+  # source tree (a Bundler `path:` gem, which Bundler does not build).
+  GEM_EXECUTABLES = [
+    File.expand_path("../../libexec/gemleak", __dir__),
+    File.expand_path("../../build/gemleak", __dir__),
+  ].freeze
+
+  # make install writes gemleak/installed.rb beside this file: where it put
+  # the binary.
+  installed = File.join(__dir__, "gemleak", "installed.rb")
+  require installed if File.file?(installed)
+
   # What `gemleak run` is told: each setting maps to one of its options.
   class Configuration
     # Target extensions, as create_makefile names them ("tally"), paths or globs
@@ -31,7 +44,8 @@ module GemLeak
     attr_accessor :gen_suppressions    # --gen-suppressions
     attr_accessor :keep_xml            # --keep-xml DIR
     attr_accessor :extra_arguments     # anything else, as gemleak run takes it
-    # The gemleak executable; by default $GEMLEAK, else gemleak on PATH.
+    # The gemleak executable: by default $GEMLEAK, else the gemleak gem's
+    # own, else where make install put it, else gemleak on PATH.
     attr_writer :executable
 
     def initialize
@@ -59,12 +73,15 @@ module GemLeak
       from_env = ENV["GEMLEAK"]
       return from_env if from_env && !from_env.empty?
 
-      ENV.fetch("PATH", "").split(File::PATH_SEPARATOR).each do |dir|
-        candidate = File.join(dir, "gemleak")
-        return candidate if File.file?(candidate) && File.executable?(candidate)
-      end
-      raise Error, "gemleak not found: install it (make install in gemleak's source) " \
-                   "or set GEMLEAK=/path/to/gemleak"
+      candidates = GEM_EXECUTABLES.dup
+      candidates << INSTALLED_EXECUTABLE if defined?(INSTALLED_EXECUTABLE)
+      candidates.concat(ENV.fetch("PATH", "").split(File::PATH_SEPARATOR).map { |dir| File.join(dir, "gemleak") })
+      found = candidates.find { |candidate| File.file?(candidate) && File.executable?(candidate) }
+      return found if found
+
+      raise Error, "gemleak's binary is not built: install the gemleak gem (gem install, or Bundler " \
+                   "with git: or a gem source, builds it), run make in gemleak's source (for " \
+                   "Bundler's path:), or set GEMLEAK=/path/to/gemleak"
     end
 
     # The options of `gemleak run`, without the command.
