@@ -18,6 +18,7 @@
 
 #include "testutil.h"
 #include "gemleak/analyze.h"
+#include "gemleak/classify.h"
 #include "gemleak/runner.h"
 
 static const char *gemleak_binary;
@@ -887,6 +888,40 @@ static char *rake_run(Result *result, const char *const *env_pairs, const char *
     return rake_run_with(result, lib, env_pairs, args);
 }
 
+/* rake -I rake/lib ARGS... in @dir, with GEMLEAK set to @gemleak. */
+static void rake_in(Result *result, const char *dir, const char *gemleak, const char *const *args)
+{
+    g_autofree char *lib = gl_test_project_file("rake/lib");
+    g_autoptr(GPtrArray) argv = g_ptr_array_new();
+    g_ptr_array_add(argv, (gpointer) "rake");
+    g_ptr_array_add(argv, (gpointer) "-I");
+    g_ptr_array_add(argv, lib);
+    for (const char *const *arg = args; *arg != NULL; arg++)
+        g_ptr_array_add(argv, (gpointer) *arg);
+    g_ptr_array_add(argv, NULL);
+    g_auto(GStrv) env = g_environ_setenv(g_get_environ(), "GEMLEAK", gemleak, TRUE);
+    run_command(result, dir, env, (const char *const *) argv->pdata);
+}
+
+/* The README's block under "<!-- gemleak:NAME: ...", without its fences.
+ * Returns: (transfer full). */
+static char *readme_block(const char *name)
+{
+    g_autofree char *path = gl_test_project_file("README.md");
+    g_autofree char *readme = gl_test_read(path, NULL);
+    g_autofree char *marker = g_strdup_printf("<!-- gemleak:%s:", name);
+    const char *at = strstr(readme, marker);
+    ck_assert_msg(at != NULL, "README.md has no %s", marker);
+    const char *start = strstr(at, "```");
+    ck_assert_ptr_nonnull(start);
+    start = strchr(start, '\n');
+    ck_assert_ptr_nonnull(start);
+    start++;
+    const char *end = strstr(start, "```\n");
+    ck_assert_ptr_nonnull(end);
+    return g_strndup(start, (gsize) (end - start));
+}
+
 static void forget(Result *result, char *dir)
 {
     result_discard(result);
@@ -956,8 +991,10 @@ START_TEST(test_rake_binary_name_limits_the_targets)
     dir = rake_run(&none, ARGS("GEMLEAK_BINARY=nosuchext"), ARGS("test:valgrind", "TEST=test/frequencies_test.rb"));
     ck_assert_int_ne(none.status, 0);
     gl_assert_line(none.err, "^gemleak: --object nosuchext matches no extension the run loaded");
-    gl_assert_line(none.err, "^GemLeak::Error: gemleak could not run the test suite \\(status 2\\); "
-                             "its message is above$");
+    gl_assert_line(none.err, "^GemLeak::Error: binary_name \"nosuchext\" names no extension the tests "
+                             "loaded \\(they loaded: .*/lib/tally/tally\\.so\\): fix binary_name in your "
+                             "Rakefile \\(\"tally\", as create_makefile names it\\), or leave it unset");
+    gl_assert_no_line(none.err, "^GemLeak::Error: .*--help");
     forget(&none, dir);
 }
 END_TEST
@@ -1072,44 +1109,261 @@ START_TEST(test_rake_task_with_its_own_configuration)
 }
 END_TEST
 
-/* The README's Rakefile snippet, pasted into the example gem as its
- * Rakefile, works as the README says. */
+/* The README's Rakefile snippets, pasted into the example gem below the
+ * test and spec tasks it already has, add test:valgrind and spec:valgrind
+ * beside them, leave `rake test` as it was, and work as the README says. */
 START_TEST(test_readme_rakefile_snippet)
 {
-    g_autofree char *readme_path = gl_test_project_file("README.md");
-    g_autofree char *readme = gl_test_read(readme_path, NULL);
-    const char *marker = strstr(readme, "<!-- gemleak:rakefile-snippet");
-    ck_assert_ptr_nonnull(marker);
-    const char *start = strstr(marker, "```ruby\n");
-    ck_assert_ptr_nonnull(start);
-    start += strlen("```ruby\n");
-    const char *end = strstr(start, "```\n");
-    ck_assert_ptr_nonnull(end);
-    g_autofree char *snippet = g_strndup(start, (gsize) (end - start));
+    g_autofree char *snippet = readme_block("rakefile-snippet");
+    g_autofree char *rspec = readme_block("rakefile-snippet-rspec");
+    /* minitest's needs no RSpec, defines no test task, leaves binary_name unset */
+    ck_assert_msg(strstr(snippet, "spec") == NULL && strstr(snippet, "RSpec") == NULL, "%s", snippet);
+    ck_assert_msg(strstr(snippet, "Rake::TestTask.new") == NULL, "%s", snippet);
+    ck_assert_msg(g_regex_match_simple("^\\s*# c\\.binary_name = ", snippet, G_REGEX_MULTILINE, 0),
+                  "%s", snippet);
 
-    Result leak = { 0 };
-    char *dir = rake_run(&leak, NULL, ARGS("--version"));
-    result_clear(&leak);
+    Result setup = { 0 };
+    char *dir = rake_run(&setup, NULL, ARGS("--version"));
+    result_clear(&setup);
     g_autofree char *rakefile = g_build_filename(dir, "Rakefile", NULL);
-    gl_test_write(rakefile, snippet, -1);
-    g_autofree char *lib = gl_test_project_file("rake/lib");
-    const char *argv[] = { "rake", "-I", lib, "test:valgrind", "TEST=test/count_test.rb", NULL };
-    g_auto(GStrv) env = g_environ_setenv(g_get_environ(), "GEMLEAK", gemleak_binary, TRUE);
-    run_command(&leak, dir, env, argv);
+    g_autofree char *contents = g_strconcat(
+        "require \"rake/testtask\"\n"
+        "require \"rspec/core/rake_task\"\n"
+        "Rake::TestTask.new(test: :compile) do |t|\n"
+        "  t.libs << \"test\"\n"
+        "  t.test_files = FileList[\"test/frequencies_test.rb\"]\n"
+        "end\n"
+        "RSpec::Core::RakeTask.new(spec: :compile)\n\n",
+        snippet, "\n", rspec, NULL);
+    gl_test_write(rakefile, contents, -1);
+
+    Result tasks = { 0 };
+    rake_in(&tasks, dir, gemleak_binary, ARGS("-T"));
+    ck_assert_msg(tasks.status == 0, "rake -T: %s", tasks.err);
+    gl_assert_line(tasks.out, "^rake test:valgrind +# Run the tests under Valgrind with gemleak$");
+    gl_assert_line(tasks.out, "^rake spec:valgrind +# Run RSpec code examples under Valgrind with gemleak$");
+    gl_assert_line(tasks.out, "^rake test +# Run tests");
+    ck_assert_msg(tasks.err[0] == '\0', "rake -T warns: %s", tasks.err);
+    result_clear(&tasks);
+
+    /* compile comes first: the extension is gone */
+    g_autofree char *so = g_build_filename(dir, "lib", "tally", "tally.so", NULL);
+    ck_assert_int_eq(g_unlink(so), 0);
+    Result leak = { 0 };
+    rake_in(&leak, dir, gemleak_binary, ARGS("test:valgrind", "TEST=test/count_test.rb"));
     ck_assert_msg(leak.status != 0, "rake passed:\n%s", leak.err);
-    gl_assert_line(leak.err, "^gemleak: target: tally$");
+    gl_assert_line(leak.err, "^gemleak: target: .*/lib/tally/tally\\.so$");
     gl_assert_line(leak.err, "^ \\*tally_count \\(tally\\.c:\\d+\\)$");
     gl_assert_line(leak.err, "^GemLeak::Error: gemleak: 1 finding ");
     result_discard(&leak);
 
+    /* the gem's own task is untouched */
+    Result plain = { 0 };
+    rake_in(&plain, dir, gemleak_binary, ARGS("test"));
+    ck_assert_msg(plain.status == 0, "status %d:\n%s", plain.status, plain.err);
+    gl_assert_line(plain.out, "2 runs, 2 assertions, 0 failures");
+    gl_assert_no_line(plain.err, "^gemleak");
+    result_clear(&plain);
+
     Result spec = { 0 };
-    const char *spec_argv[] = { "rake", "-I", lib, "spec:valgrind", "SPEC=spec/frequencies_spec.rb", NULL };
-    run_command(&spec, dir, env, spec_argv);
+    rake_in(&spec, dir, gemleak_binary, ARGS("spec:valgrind", "SPEC=spec/frequencies_spec.rb"));
     ck_assert_msg(spec.status == 0, "status %d:\n%s", spec.status, spec.err);
     gl_assert_line(spec.err, "^gemleak: pass: no findings$");
     result_clear(&spec);
     gl_remove_tree(dir);
     g_free(dir);
+}
+END_TEST
+
+/* The gemleak side of the README's move from ruby_memcheck: ruby_memcheck's
+ * settings, a Regexp among them, do what they did. */
+START_TEST(test_readme_ruby_memcheck_migration)
+{
+    g_autofree char *block = readme_block("rakefile-migration");
+    Result setup = { 0 };
+    char *dir = rake_run(&setup, NULL, ARGS("--version"));
+    result_clear(&setup);
+    g_autofree char *rakefile = g_build_filename(dir, "Rakefile", NULL);
+    gl_test_write(rakefile, block, -1);
+    Result r = { 0 };
+    rake_in(&r, dir, gemleak_binary, ARGS("test:valgrind", "TEST=test/frequencies_test.rb"));
+    ck_assert_msg(r.status == 0, "status %d:\n%s", r.status, r.err);
+    gl_assert_line(r.err, "^gemleak: target: tally$");
+    gl_assert_line(r.err, "^gemleak: pass: no findings$");
+    forget(&r, dir);
+}
+END_TEST
+
+/* A Ruby script on the library of this tree: what it printed, and its status. */
+static void ruby_with_library(Result *result, const char *script)
+{
+    g_autofree char *lib = gl_test_project_file("rake/lib");
+    const char *argv[] = { "ruby", "-I", lib, "-rgemleak", "-e", script, NULL };
+    run_command(result, NULL, NULL, argv);
+}
+
+/* ruby_memcheck's settings, by name, become the options that mean the
+ * same; a Regexp becomes gemleak's /REGEX/ (and works: see the run), and
+ * what gemleak cannot take is refused with a message. */
+START_TEST(test_rake_ruby_memcheck_settings)
+{
+    Result mapped = { 0 };
+    ruby_with_library(&mapped,
+        "puts GemLeak::Configuration.new(binary_name: /\\Atally\\z/i, "
+        "skipped_ruby_functions: [/\\Arb_my_(cb|hook)/, 'rb_other*'], "
+        "valgrind_options: ['--num-callers=30'], valgrind_suppressions_dir: 'supp', "
+        "valgrind_generate_suppressions: true, filter_all_errors: false, "
+        "use_only_ruby_free_at_exit: true, valgrind: '/opt/vg/bin/valgrind --vex-iropt-register-updates=allregs-at-mem-access').arguments");
+    ck_assert_msg(mapped.status == 0, "%s", mapped.err);
+    ck_assert_str_eq(mapped.out,
+                     "--object\n/(?i)\\Atally\\z/\n"
+                     "--valgrind\n/opt/vg/bin/valgrind\n"
+                     "--valgrind-opt\n--vex-iropt-register-updates=allregs-at-mem-access\n"
+                     "--valgrind-opt\n--num-callers=30\n"
+                     "--suppressions-dir\nsupp\n"
+                     "--no-default-skips\n"
+                     "--skip-function\n/\\Arb_my_(cb|hook)/\n--skip-function\nrb_other*\n"
+                     "--all-errors\n--free-at-exit\n--gen-suppressions\n");
+    result_clear(&mapped);
+
+    /* GemLeak.config sets the shared configuration; filter_all_errors: true is gemleak's default */
+    Result config = { 0 };
+    ruby_with_library(&config, "GemLeak.config(binary_name: 'tally', filter_all_errors: true); "
+                               "puts GemLeak.configuration.arguments");
+    ck_assert_str_eq(config.out, "--object\ntally\n");
+    result_clear(&config);
+
+    /* Regexp.union and interpolation write (?-mix:...), which PCRE reads alike */
+    Result union_ = { 0 };
+    ruby_with_library(&union_, "puts GemLeak::Pattern.argument(Regexp.union(/\\Arb_a/i, /\\Arb_b/), 'x')");
+    ck_assert_str_eq(union_.out, "/(?i-mx:\\Arb_a)|(?-mix:\\Arb_b)/\n");
+    result_clear(&union_);
+
+    /* skipped_ruby_functions starts from gemleak's own list: the very one of classify.c */
+    Result defaults = { 0 };
+    ruby_with_library(&defaults, "puts GemLeak::Configuration::DEFAULT_SKIPPED_RUBY_FUNCTIONS");
+    g_autoptr(GString) expected = g_string_new(NULL);
+    for (const char *const *p = gl_rules_default_callbacks(); *p != NULL; p++)
+        g_string_append_printf(expected, "%s\n", *p);
+    ck_assert_str_eq(defaults.out, expected->str);
+    result_clear(&defaults);
+
+    const struct {
+        const char *script;
+        const char *message;
+    } refused[] = {
+        { "GemLeak::Configuration.new(skip_functions: [/rb_\\h+/]).arguments",
+          /* (Ruby doubles the backslashes of a message it dies with) */
+          "skip_functions: /rb_\\\\{1,2}h\\+/ cannot be passed to gemleak: \\\\{1,2}h is a hex digit in Ruby" },
+        { "GemLeak::Configuration.new(binary_name: /tally/n).arguments",
+          "binary_name: /tally/n cannot be passed to gemleak: gemleak matches names as UTF-8" },
+        { "GemLeak::Configuration.new(suppressions_dir: /supp/).arguments",
+          "suppressions_dir: a Regexp \\(/supp/\\) is no suppressions_dir; give a String" },
+        { "GemLeak.config(temp_dir: '/tmp/x')",
+          "GemLeak: temp_dir is ruby_memcheck's, not gemleak's: gemleak keeps Valgrind's XML" },
+        { "GemLeak.config(binary_nmae: 'x')", "GemLeak: unknown setting binary_nmae" },
+    };
+    for (guint i = 0; i < G_N_ELEMENTS(refused); i++) {
+        Result r = { 0 };
+        ruby_with_library(&r, refused[i].script);
+        ck_assert_msg(r.status != 0, "%s passed", refused[i].script);
+        gl_assert_line(r.err, refused[i].message);
+        gl_assert_line(r.err, "\\(GemLeak::Error\\)");
+        result_clear(&r);
+    }
+
+    /* A real run: a Regexp reaches gemleak as a pattern it matches (as a
+     * string, it named no extension the suite loaded) */
+    Result setup = { 0 };
+    char *dir = rake_run(&setup, NULL, ARGS("--version"));
+    result_clear(&setup);
+    g_autofree char *rake_file = g_build_filename(dir, "rakelib", "memcheck.rake", NULL);
+    gl_test_write(rake_file, "GemLeak.config(binary_name: /\\Atall/)\n", -1);
+    Result run = { 0 };
+    rake_in(&run, dir, gemleak_binary, ARGS("test:valgrind", "TEST=test/count_test.rb"));
+    ck_assert_int_ne(run.status, 0);
+    gl_assert_line(run.err, "^gemleak: target: /\\\\Atall/$");
+    gl_assert_line(run.err, "^ \\*tally_count \\(tally\\.c:\\d+\\)$");
+    gl_assert_line(run.err, "^GemLeak::Error: gemleak: 1 finding ");
+    forget(&run, dir);
+}
+END_TEST
+
+/* Rake adds a second definition's actions to the first's: with
+ * ruby_memcheck's test:valgrind still there, the suite would run twice.
+ * Defined before gemleak's, it stays alone; defined after, the run says so. */
+START_TEST(test_rake_task_defined_twice_warns)
+{
+    g_autofree char *snippet = readme_block("rakefile-snippet");
+    const char *other = "namespace(:test) { task(:valgrind) { puts \"the other library's task\" } }\n";
+    Result setup = { 0 };
+    char *dir = rake_run(&setup, NULL, ARGS("--version"));
+    result_clear(&setup);
+    g_autofree char *rakefile = g_build_filename(dir, "Rakefile", NULL);
+    g_autofree char *before = g_strconcat(other, snippet, NULL);
+    gl_test_write(rakefile, before, -1);
+    Result first = { 0 };
+    rake_in(&first, dir, gemleak_binary, ARGS("test:valgrind"));
+    ck_assert_msg(first.status == 0, "status %d:\n%s", first.status, first.err);
+    gl_assert_line(first.err, "^gemleak: rake task test:valgrind is already defined \\(by ruby_memcheck\\?\\); "
+                              "gemleak leaves it alone rather than run the suite twice");
+    gl_assert_line(first.out, "^the other library's task$");
+    gl_assert_no_line(first.err, "^gemleak: ran under Valgrind");
+    result_clear(&first);
+
+    /* a gemleak that only runs the command, to see the order of things */
+    g_autofree char *fake = g_build_filename(dir, "fake-gemleak", NULL);
+    gl_test_write(fake, "#!/bin/sh\nwhile [ \"$1\" != -- ]; do shift; done\nshift\nexec \"$@\"\n", -1);
+    g_chmod(fake, 0755);
+    g_autofree char *after = g_strconcat(snippet, other, NULL);
+    gl_test_write(rakefile, after, -1);
+    /* and a Rakefile without a compile task (the extension is built) */
+    g_autofree char *compile = g_build_filename(dir, "rakelib", "compile.rake", NULL);
+    ck_assert_int_eq(g_unlink(compile), 0);
+    Result second = { 0 };
+    rake_in(&second, dir, fake, ARGS("test:valgrind", "TEST=test/frequencies_test.rb"));
+    ck_assert_msg(second.status == 0, "status %d:\n%s", second.status, second.err);
+    gl_assert_line(second.err, "^gemleak: rake task test:valgrind also runs 1 action\\(s\\) that another "
+                               "library \\(ruby_memcheck\\?\\) added");
+    gl_assert_line(second.out, "^the other library's task$");
+    result_clear(&second);
+    gl_remove_tree(dir);
+    g_free(dir);
+}
+END_TEST
+
+/* c.write_baseline adopts what the suite leaks: the task passes, the file
+ * holds the finding. */
+START_TEST(test_rake_write_baseline)
+{
+    Result setup = { 0 };
+    char *dir = rake_run(&setup, NULL, ARGS("--version"));
+    result_clear(&setup);
+    g_autofree char *rake_file = g_build_filename(dir, "rakelib", "baseline.rake", NULL);
+    gl_test_write(rake_file, "GemLeak.configure { |c| c.write_baseline = \".gemleak-baseline.json\" }\n", -1);
+    Result r = { 0 };
+    rake_in(&r, dir, gemleak_binary, ARGS("test:valgrind", "TEST=test/count_test.rb"));
+    ck_assert_msg(r.status == 0, "status %d:\n%s", r.status, r.err);
+    gl_assert_line(r.err, "^ \\*tally_count \\(tally\\.c:\\d+\\)$");
+    gl_assert_line(r.err, "^gemleak: pass: 1 finding written to the baseline \\.gemleak-baseline\\.json ");
+    g_autofree char *baseline = g_build_filename(dir, ".gemleak-baseline.json", NULL);
+    g_autofree char *json = gl_test_read(baseline, NULL);
+    ck_assert_uint_eq(gl_test_count(json, strlen(json), "\"fingerprint\""), 1);
+    forget(&r, dir);
+}
+END_TEST
+
+/* A failing test and a leak in one run: the task's message names both. */
+START_TEST(test_rake_failing_suite_and_leak_both_named)
+{
+    Result r = { 0 };
+    char *dir = rake_run(&r, NULL, ARGS("test:valgrind", "TEST=test/{count,failing}_test.rb"));
+    ck_assert_int_ne(r.status, 0);
+    gl_assert_line(r.out, "2 runs, 2 assertions, 1 failures");
+    gl_assert_line(r.err, "^ \\*tally_count \\(tally\\.c:\\d+\\)$");
+    gl_assert_line(r.err, "^GemLeak::Error: test suite failed \\(status 1\\), and gemleak found 1 finding "
+                          "\\(leaks or memory errors\\) in the extension: both are reported above$");
+    forget(&r, dir);
 }
 END_TEST
 
@@ -1302,12 +1556,18 @@ int main(int argc, char **argv)
     tcase_add_test(minitest, test_rake_failing_assertion_still_fails);
     tcase_add_test(minitest, test_rake_binary_name_limits_the_targets);
     tcase_add_test(minitest, test_readme_rakefile_snippet);
+    tcase_add_test(minitest, test_rake_failing_suite_and_leak_both_named);
+    tcase_add_test(minitest, test_rake_write_baseline);
 
     TCase *rspec = cases[RSPEC];
     tcase_add_test(rspec, test_rspec_task);
     tcase_add_test(rspec, test_rake_suppressions_and_reports_reach_gemleak);
     tcase_add_test(rspec, test_rake_without_gemleak_says_how_to_get_it);
     tcase_add_test(rspec, test_rake_task_with_its_own_configuration);
+    tcase_add_test(rspec, test_readme_ruby_memcheck_migration);
+    tcase_add_test(rspec, test_rake_ruby_memcheck_settings);
+    tcase_add_test(rspec, test_rake_task_defined_twice_warns);
+
 
     Suite *suite = suite_create("integration");
     for (guint i = 0; i < N_CASES; i++) {
