@@ -7,7 +7,8 @@
 #   make fuzz       reader, classifier and reports under libFuzzer, FUZZ_SECONDS=60
 #   make bench      the benchmark in bench/ (see README.md, "Performance")
 #   make lint       cppcheck and clang-tidy over src/
-#   make install    PREFIX=/usr/local DESTDIR= (binary, man page, data, Ruby library)
+#   make install    PREFIX=/usr/local DESTDIR= RUBYLIBDIR= (binary, man page, data,
+#                   Ruby library)
 #
 # Targets that need packages install them first when run as root
 # (scripts/install-deps); elsewhere they name what is missing.
@@ -17,8 +18,12 @@ PREFIX     ?= /usr/local
 BINDIR     ?= $(PREFIX)/bin
 DATADIR    ?= $(PREFIX)/share/gemleak
 MANDIR     ?= $(PREFIX)/share/man/man1
-# Where this machine's Ruby looks for site libraries: gemleak/rake.rb goes there.
-RUBYLIBDIR ?= $(shell ruby -rrbconfig -e 'print RbConfig::CONFIG["sitelibdir"]' 2>/dev/null)
+# The Ruby library (gemleak.rb, gemleak/rake.rb...): in Ruby's own site
+# directory when that lies under PREFIX (/usr/local/lib/site_ruby on Debian,
+# where `require "gemleak/rake"` then just works), else under PREFIX, where
+# Ruby finds it with RUBYLIB. Packagers set it (Debian: /usr/lib/ruby/vendor_ruby).
+RUBY_SITEDIR = $(shell ruby -rrbconfig -e 'print RbConfig::CONFIG["sitedir"]' 2>/dev/null)
+RUBYLIBDIR ?= $(if $(filter $(PREFIX)/%,$(RUBY_SITEDIR)),$(RUBY_SITEDIR),$(PREFIX)/lib/ruby/site_ruby)
 DESTDIR    ?=
 
 CC         ?= cc
@@ -33,8 +38,10 @@ PKG_LIBS    = $(eval PKG_LIBS := $(shell $(PKG_CONFIG) --libs $(PKGS)))$(PKG_LIB
 CHECK_CFLAGS = $(eval CHECK_CFLAGS := $(shell $(PKG_CONFIG) --cflags check))$(CHECK_CFLAGS)
 CHECK_LIBS  = $(eval CHECK_LIBS := $(shell $(PKG_CONFIG) --libs check))$(CHECK_LIBS)
 
+# WERROR= builds with warnings not fatal (the gem's install does).
+WERROR   ?= -Werror
 WARNINGS := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
-            -Wformat=2 -Werror
+            -Wformat=2 $(WERROR)
 DEFINES  := -D_POSIX_C_SOURCE=200809L -D_XOPEN_SOURCE=700 \
             -DGEMLEAK_VERSION='"$(VERSION)"' -DGEMLEAK_DATADIR='"$(DATADIR)"'
 ALL_CFLAGS = -std=c11 $(DEFINES) -Iinclude -I$(B)/gen $(WARNINGS) $(PKG_CFLAGS) $(CFLAGS) -MMD -MP
@@ -155,25 +162,24 @@ lint: deps-lint
 	    --suppress=missingIncludeSystem src
 	clang-tidy --quiet src/*.c -- -std=c11 $(DEFINES) -Iinclude -I$(B)/gen $(PKG_CFLAGS)
 
+# The Ruby library learns where the binary went (gemleak/installed.rb), so
+# that it needs neither PATH nor GEMLEAK.
 install: all
-	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR) $(DESTDIR)$(DATADIR)/suppressions
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR) $(DESTDIR)$(DATADIR)/suppressions \
+	    $(DESTDIR)$(RUBYLIBDIR)/gemleak
 	install -m 755 $(B)/gemleak $(DESTDIR)$(BINDIR)/gemleak
 	install -m 644 man/gemleak.1 $(DESTDIR)$(MANDIR)/gemleak.1
 	install -m 644 suppressions/*.supp $(DESTDIR)$(DATADIR)/suppressions/
-	@if [ -n "$(RUBYLIBDIR)" ]; then \
-	    install -d $(DESTDIR)$(RUBYLIBDIR)/gemleak && \
-	    install -m 644 rake/lib/gemleak.rb $(DESTDIR)$(RUBYLIBDIR)/gemleak.rb && \
-	    install -m 644 rake/lib/gemleak/*.rb $(DESTDIR)$(RUBYLIBDIR)/gemleak/ && \
-	    echo "installed the Ruby library in $(DESTDIR)$(RUBYLIBDIR)"; \
-	else \
-	    echo "no ruby: the Rake tasks are not installed (gem build rake/gemleak.gemspec)"; \
-	fi
+	install -m 644 rake/lib/gemleak.rb $(DESTDIR)$(RUBYLIBDIR)/gemleak.rb
+	install -m 644 rake/lib/gemleak/*.rb $(DESTDIR)$(RUBYLIBDIR)/gemleak/
+	printf '# frozen_string_literal: true\n\n# Written by make install.\nmodule GemLeak\n  INSTALLED_EXECUTABLE = "%s"\nend\n' \
+	    '$(BINDIR)/gemleak' > $(DESTDIR)$(RUBYLIBDIR)/gemleak/installed.rb
+	@echo "installed the Ruby library in $(DESTDIR)$(RUBYLIBDIR) (RUBYLIB=$(RUBYLIBDIR) if Ruby does not look there)"
 
 uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/gemleak $(DESTDIR)$(MANDIR)/gemleak.1
 	rm -rf $(DESTDIR)$(DATADIR)
-	@if [ -n "$(RUBYLIBDIR)" ]; then \
-	    rm -rf $(DESTDIR)$(RUBYLIBDIR)/gemleak $(DESTDIR)$(RUBYLIBDIR)/gemleak.rb; fi
+	rm -rf $(DESTDIR)$(RUBYLIBDIR)/gemleak $(DESTDIR)$(RUBYLIBDIR)/gemleak.rb
 
 clean:
 	rm -rf build build-asan build-fuzz

@@ -6,17 +6,19 @@
 #include <stdlib.h>
 #include <string.h>
 
-typedef enum { TARGET_NAME, TARGET_GLOB, TARGET_PATH } TargetKind;
+typedef enum { TARGET_NAME, TARGET_GLOB, TARGET_PATH, TARGET_REGEX } TargetKind;
 
 typedef struct {
     TargetKind kind;
     char *pattern;   /* as the user gave it */
     char *match;     /* NAME: the file name it stands for; PATH: the path, resolved */
+    GRegex *regex;   /* REGEX */
 } Target;
 
 struct GlRules {
     GPtrArray *targets;    /* Target* */
     GPtrArray *callbacks;  /* char* globs of --skip-function, NULL-terminated */
+    GPtrArray *callback_regexes;  /* GRegex* of --skip-function /REGEX/ */
     gboolean ruby_memory_rule;  /* rule 2; off with --no-default-skips */
     GlLeakKind leak_kinds;
     gboolean all_errors;
@@ -75,7 +77,36 @@ static void target_free(gpointer data)
     Target *target = data;
     g_free(target->pattern);
     g_free(target->match);
+    if (target->regex != NULL)
+        g_regex_unref(target->regex);
     g_free(target);
+}
+
+/* A pattern written /REGEX/ is a regular expression: how a Ruby Regexp
+ * reaches gemleak (GemLeak's Rake settings write them so). Function names
+ * never hold a '/', and an object path never ends with one.
+ * Returns: (transfer full) (nullable): the compiled expression, or NULL
+ * when @pattern is not written so, or, with @error set, when it does not
+ * compile. */
+static GRegex *pattern_regex(const char *option, const char *pattern, GError **error)
+{
+    size_t length = strlen(pattern);
+    if (length < 2 || pattern[0] != '/' || pattern[length - 1] != '/')
+        return NULL;
+    g_autofree char *source = g_strndup(pattern + 1, length - 2);
+    g_autoptr(GError) local = NULL;
+    GRegex *regex = g_regex_new(source, 0, 0, &local);
+    if (regex == NULL)
+        g_set_error(error, GL_ERROR, GL_ERROR_USAGE, "%s %s: not a regular expression: %s",
+                    option, pattern, local->message);
+    return regex;
+}
+
+/* Unanchored, as Ruby's Regexp#match?. GRegex reads UTF-8 only: a name
+ * that is not cannot match. */
+static gboolean regex_matches(const GRegex *regex, const char *text)
+{
+    return g_utf8_validate(text, -1, NULL) && g_regex_match(regex, text, 0, NULL);
 }
 
 GlRules *gl_rules_new(void)
@@ -83,6 +114,7 @@ GlRules *gl_rules_new(void)
     GlRules *rules = g_new0(GlRules, 1);
     rules->targets = g_ptr_array_new_with_free_func(target_free);
     rules->callbacks = g_ptr_array_new_null_terminated(8, g_free, TRUE);
+    rules->callback_regexes = g_ptr_array_new_with_free_func((GDestroyNotify) g_regex_unref);
     rules->ruby_memory_rule = TRUE;
     rules->leak_kinds = GL_LEAK_DEFINITE;
     return rules;
@@ -94,6 +126,7 @@ void gl_rules_free(GlRules *rules)
         return;
     g_ptr_array_unref(rules->targets);
     g_ptr_array_unref(rules->callbacks);
+    g_ptr_array_unref(rules->callback_regexes);
     g_free(rules);
 }
 
@@ -109,9 +142,18 @@ gboolean gl_rules_add_target(GlRules *rules, const char *pattern, GError **error
         g_set_error(error, GL_ERROR, GL_ERROR_USAGE, "--object needs a name, path or glob");
         return FALSE;
     }
+    g_autoptr(GError) local = NULL;
+    GRegex *regex = pattern_regex("--object", pattern, &local);
+    if (local != NULL) {
+        g_propagate_error(error, g_steal_pointer(&local));
+        return FALSE;
+    }
     Target *target = g_new0(Target, 1);
     target->pattern = g_strdup(pattern);
-    if (strpbrk(pattern, "*?[") != NULL) {
+    if (regex != NULL) {
+        target->kind = TARGET_REGEX;
+        target->regex = regex;
+    } else if (strpbrk(pattern, "*?[") != NULL) {
         target->kind = TARGET_GLOB;
     } else if (strchr(pattern, '/') != NULL) {
         target->kind = TARGET_PATH;
@@ -155,13 +197,31 @@ gboolean gl_rules_target_matches(const GlRules *rules, guint index, const char *
                        strchr(target->pattern, '/') != NULL ? path : base_name(path), 0) == 0;
     case TARGET_PATH:
         return strcmp(path, target->match) == 0 || strcmp(path, target->pattern) == 0;
+    case TARGET_REGEX: {
+        /* The path, the file name, or the name create_makefile gave it. */
+        const char *file = base_name(path);
+        const char *dot = strchr(file, '.');
+        g_autofree char *name = dot != NULL ? g_strndup(file, (gsize) (dot - file)) : NULL;
+        return regex_matches(target->regex, path) || regex_matches(target->regex, file) ||
+               (name != NULL && regex_matches(target->regex, name));
+    }
     }
     return FALSE;
 }
 
-void gl_rules_add_callback(GlRules *rules, const char *pattern)
+gboolean gl_rules_add_callback(GlRules *rules, const char *pattern, GError **error)
 {
-    g_ptr_array_add(rules->callbacks, g_strdup(pattern));
+    g_autoptr(GError) local = NULL;
+    GRegex *regex = pattern_regex("--skip-function", pattern, &local);
+    if (local != NULL) {
+        g_propagate_error(error, g_steal_pointer(&local));
+        return FALSE;
+    }
+    if (regex != NULL)
+        g_ptr_array_add(rules->callback_regexes, regex);
+    else
+        g_ptr_array_add(rules->callbacks, g_strdup(pattern));
+    return TRUE;
 }
 
 gboolean gl_rules_add_callbacks_from_file(GlRules *rules, const char *path, GError **error)
@@ -178,8 +238,10 @@ gboolean gl_rules_add_callbacks_from_file(GlRules *rules, const char *path, GErr
         if (hash != NULL)
             *hash = '\0';
         g_strstrip(*line);
-        if (**line != '\0')
-            gl_rules_add_callback(rules, *line);
+        if (**line != '\0' && !gl_rules_add_callback(rules, *line, error)) {
+            g_prefix_error(error, "%s:%ld: ", path, (long) (line - lines) + 1);
+            return FALSE;
+        }
     }
     return TRUE;
 }
@@ -393,9 +455,12 @@ static guint function_flags(GlClassifier *classifier, const char *fn)
         flags |= FN_ALLOCATION;
     if (matches_any(loader_functions, base))
         flags |= FN_LOADER;
-    if (rules->callbacks->len > 0 &&
-        (matches_any((const char *const *) rules->callbacks->pdata, fn) ||
-         matches_any((const char *const *) rules->callbacks->pdata, base)))
+    gboolean skip = rules->callbacks->len > 0 &&
+                    (matches_any((const char *const *) rules->callbacks->pdata, fn) ||
+                     matches_any((const char *const *) rules->callbacks->pdata, base));
+    for (guint i = 0; !skip && i < rules->callback_regexes->len; i++)
+        skip = regex_matches(g_ptr_array_index(rules->callback_regexes, i), fn);
+    if (skip)
         flags |= FN_SKIP;
     g_hash_table_insert(classifier->functions, g_strdup(fn), GINT_TO_POINTER((gint) flags));
     return flags;

@@ -10,6 +10,7 @@
 #include "gemleak/targets.h"
 
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -139,11 +140,12 @@ static GOptionGroup *report_group(Options *options)
 {
     const GOptionEntry entries[] = {
         { "object", 'O', 0, G_OPTION_ARG_STRING_ARRAY, &options->objects,
-          "The target extension: a binary name (redcarpet), a path or a glob of the .so; "
-          "repeatable. Default: the extensions the run loaded, else every .so under the "
-          "current directory", "PATTERN" },
+          "The target extension: a binary name (redcarpet), a path or a glob of the .so, or "
+          "a /REGEX/; repeatable. Default: the extensions the run loaded, else every .so "
+          "under the current directory", "PATTERN" },
         { "skip-function", 0, 0, G_OPTION_ARG_STRING_ARRAY, &options->skip_functions,
-          "Another Ruby function that calls back into Ruby (a glob); repeatable", "PATTERN" },
+          "Another Ruby function that calls back into Ruby (a glob, or a /REGEX/ matched "
+          "anywhere in the name); repeatable", "PATTERN" },
         { "skip-functions-file", 0, 0, G_OPTION_ARG_FILENAME, &options->skip_functions_file,
           "Read more such patterns from FILE, one a line", "FILE" },
         { "no-default-skips", 0, 0, G_OPTION_ARG_NONE, &options->no_default_skips,
@@ -175,7 +177,8 @@ static GOptionGroup *report_group(Options *options)
         { "baseline", 0, 0, G_OPTION_ARG_FILENAME, &options->baseline,
           "Report and fail only on findings not in FILE, an earlier JSON report", "FILE" },
         { "write-baseline", 0, 0, G_OPTION_ARG_FILENAME, &options->write_baseline,
-          "Write every finding to FILE, as a baseline for later runs", "FILE" },
+          "Write every finding to FILE, as a baseline for later runs, and pass; add "
+          "--fail-on definite,errors to fail on them as well", "FILE" },
         { "suppressions-out", 0, 0, G_OPTION_ARG_FILENAME, &options->suppressions_out,
           "Write a Valgrind suppression for each finding to FILE (--format supp:FILE)", "FILE" },
         { "project-root", 0, 0, G_OPTION_ARG_FILENAME, &options->project_root,
@@ -269,13 +272,58 @@ static gboolean build_rules(const Options *options, GlRules *rules, GError **err
     if (options->no_default_skips)
         gl_rules_drop_default_callbacks(rules);
     for (char **p = options->skip_functions; p != NULL && *p != NULL; p++)
-        gl_rules_add_callback(rules, *p);
+        if (!gl_rules_add_callback(rules, *p, error))
+            return FALSE;
     if (options->skip_functions_file != NULL &&
         !gl_rules_add_callbacks_from_file(rules, options->skip_functions_file, error))
         return FALSE;
     gl_rules_set_all_errors(rules, options->all_errors);
     gl_rules_set_free_at_exit(rules, options->free_at_exit);
     return TRUE;
+}
+
+/* An --object that matches nothing the run loaded stops gemleak before its
+ * reports: each JSON report file then says what went wrong, for a program
+ * that runs gemleak (the Rake tasks) to tell its user in its own words.
+ * This is on the way out with a usage error: a file that cannot be written
+ * is left unwritten, as the reports would have been. */
+static void write_target_error(const Options *options, const char *message, const char *pattern,
+                               const char *const *loaded)
+{
+    g_autoptr(JsonBuilder) builder = json_builder_new();
+    json_builder_begin_object(builder);
+    json_builder_set_member_name(builder, "tool");
+    json_builder_begin_object(builder);
+    gl_json_add_string(builder, "name", "gemleak");
+    gl_json_add_string(builder, "version", GEMLEAK_VERSION);
+    json_builder_end_object(builder);
+    json_builder_set_member_name(builder, "error");
+    json_builder_begin_object(builder);
+    gl_json_add_string(builder, "message", message);
+    gl_json_add_string(builder, "unmatched_object", pattern);
+    json_builder_set_member_name(builder, "loaded");
+    json_builder_begin_array(builder);
+    for (const char *const *path = loaded; *path != NULL; path++)
+        json_builder_add_string_value(builder, *path);
+    json_builder_end_array(builder);
+    json_builder_end_object(builder);
+    json_builder_end_object(builder);
+
+    for (guint i = 0; i < options->outputs->len; i++) {
+        const Output *output = g_ptr_array_index(options->outputs, i);
+        if (strcmp(output->format, "json") != 0 || output->path == NULL ||
+            strcmp(output->path, "-") == 0)
+            continue;
+        char *buffer = NULL;
+        size_t size = 0;
+        FILE *memory = open_memstream(&buffer, &size);
+        if (memory == NULL)
+            return;
+        gl_json_write(builder, memory);
+        fclose(memory);
+        g_file_set_contents(output->path, buffer, (gssize) size, NULL);
+        free(buffer);
+    }
 }
 
 /* Sets the targets: --object, else the run's loaded extensions, else the
@@ -301,18 +349,22 @@ static gboolean resolve_targets(const Options *options, const char *const *input
                 seen = gl_rules_target_matches(rules, t, g_ptr_array_index(loaded, i));
             if (seen)
                 continue;
-            if (loaded->len == 0) {
-                g_set_error(error, GL_ERROR, GL_ERROR_USAGE,
-                            "--object %s matches no extension the run loaded: it loaded none "
-                            "(was the extension built? a LoadError in the suite's output says "
-                            "what Ruby could not load)", gl_rules_target_pattern(rules, t));
-                return FALSE;
-            }
+            g_autofree char *message = NULL;
+            gboolean none = loaded->len == 0;
             g_ptr_array_add(loaded, NULL);
-            g_autofree char *list = g_strjoinv(", ", (char **) loaded->pdata);
-            g_set_error(error, GL_ERROR, GL_ERROR_USAGE,
-                        "--object %s matches no extension the run loaded (it loaded: %s)",
-                        gl_rules_target_pattern(rules, t), list);
+            if (none) {
+                message = g_strdup_printf("--object %s matches no extension the run loaded: it "
+                                          "loaded none (was the extension built? a LoadError in "
+                                          "the suite's output says what Ruby could not load)",
+                                          gl_rules_target_pattern(rules, t));
+            } else {
+                g_autofree char *list = g_strjoinv(", ", (char **) loaded->pdata);
+                message = g_strdup_printf("--object %s matches no extension the run loaded (it "
+                                          "loaded: %s)", gl_rules_target_pattern(rules, t), list);
+            }
+            write_target_error(options, message, gl_rules_target_pattern(rules, t),
+                               (const char *const *) loaded->pdata);
+            g_set_error_literal(error, GL_ERROR, GL_ERROR_USAGE, message);
             return FALSE;
         }
         /* The targets as they resolved: the paths the run loaded. */
@@ -503,10 +555,12 @@ static int outcome_status(const Outcome *outcome, int otherwise)
     return outcome->problems ? GL_EXIT_ERROR : otherwise;
 }
 
-/* Reads @inputs, writes every report, says what went wrong on @err. */
+/* Reads @inputs, writes every report, says what went wrong on @err. @run
+ * (nullable) is the run that wrote them, for the reports to say how its
+ * command ended. */
 static gboolean analyze_and_report(const Options *options, const char *const *inputs,
-                                   FILE *stream, FILE *out, FILE *err, Outcome *outcome,
-                                   GError **error)
+                                   const GlRunResult *run, FILE *stream, FILE *out, FILE *err,
+                                   Outcome *outcome, GError **error)
 {
     g_autoptr(GlRules) rules = gl_rules_new();
     g_autoptr(GPtrArray) shown = g_ptr_array_new_null_terminated(4, g_free, TRUE);
@@ -536,8 +590,20 @@ static gboolean analyze_and_report(const Options *options, const char *const *in
     g_autoptr(GPtrArray) reported = baseline != NULL
         ? gl_baseline_filter(baseline, analysis->findings, &known)
         : g_ptr_array_ref(analysis->findings);
+    /* Writing a baseline adopts the findings there are: the run passes
+     * unless --fail-on asks otherwise. */
+    gboolean adopting = options->write_baseline != NULL && options->fail_on == NULL;
+    if (adopting)
+        gl_gate_parse_fail_on(&gate, "none", NULL);
     GlGateResult gate_result;
     gl_gate_evaluate(&gate, reported, &gate_result);
+    if (adopting) {
+        g_free(gate_result.line);
+        gate_result.line = g_strdup_printf(
+            "gemleak: pass: %u finding%s written to the baseline %s (with --fail-on they fail "
+            "this run too)", analysis->findings->len, analysis->findings->len == 1 ? "" : "s",
+            options->write_baseline);
+    }
     g_autofree char *root = project_root(options);
     GlReportContext context = {
         .analysis = analysis,
@@ -548,6 +614,8 @@ static gboolean analyze_and_report(const Options *options, const char *const *in
         .targets = (const char *const *) shown->pdata,
         .suppressions = options->gen_suppressions,
         .project_root = root,
+        .ran_command = run != NULL,
+        .command_status = run != NULL ? run->status : 0,
     };
 
     gboolean ok = TRUE;
@@ -646,8 +714,8 @@ static int cmd_filter(int argc, char **argv, FILE *out, FILE *err)
     }
 
     Outcome outcome = { 0 };
-    if (!analyze_and_report(&options, (const char *const *) args + 1, out, out, err, &outcome,
-                            &error)) {
+    if (!analyze_and_report(&options, (const char *const *) args + 1, NULL, out, out, err,
+                            &outcome, &error)) {
         status = fail(err, "filter", error);
         goto out;
     }
@@ -793,6 +861,11 @@ static int run_and_report(const Options *options, char **command, FILE *out, FIL
     g_autofree char *data_dir = gl_data_dir();
     g_autoptr(GPtrArray) supp_dirs = g_ptr_array_new_null_terminated(4, g_free, TRUE);
     g_ptr_array_add(supp_dirs, g_build_filename(data_dir, "suppressions", NULL));
+    g_autofree char *own_supp = g_build_filename(data_dir, "suppressions", "ruby.supp", NULL);
+    if (!g_file_test(own_supp, G_FILE_TEST_IS_REGULAR))
+        fprintf(err, "gemleak: warning: no %s: Ruby's own errors at exit are not suppressed "
+                "(reinstall gemleak, or set GEMLEAK_DATADIR to the directory that holds "
+                "suppressions/)\n", own_supp);
     for (char **dir = options->suppressions_dirs; dir != NULL && *dir != NULL; dir++) {
         if (!g_file_test(*dir, G_FILE_TEST_IS_DIR)) {
             g_set_error(&error, GL_ERROR, GL_ERROR_USAGE,
@@ -851,7 +924,7 @@ static int run_and_report(const Options *options, char **command, FILE *out, FIL
 
     const char *inputs[] = { result.dir, NULL };
     Outcome outcome = { 0 };
-    if (!analyze_and_report(options, inputs, err, out, err, &outcome, &error)) {
+    if (!analyze_and_report(options, inputs, &result, err, out, err, &outcome, &error)) {
         status = fail(err, "run", error);
         goto done;
     }

@@ -4,7 +4,9 @@
  *
  * Valgrind matches a suppression's frames against the first frames of an
  * error's stack, so the frames up to the last target frame are enough and
- * survive a different caller in Ruby. Valgrind's own suppression frames
+ * survive a different caller in Ruby: Valgrind's own block (--gen-
+ * suppressions) names every frame of one call site, and silences only the
+ * occurrences reached the same way. The text report shows the same block. Valgrind's own suppression frames
  * (--gen-suppressions) are used when the XML has them: they carry C++
  * names mangled, which is what Valgrind matches. */
 #include "gemleak/report.h"
@@ -15,7 +17,6 @@
 typedef struct {
     const GlReportContext *context;
     FILE *out;
-    GString *block;
 } SuppState;
 
 /* Memcheck's suppression kind for an error kind (transfer full in *kind),
@@ -92,7 +93,6 @@ static gpointer supp_begin(const GlReportContext *context, FILE *out)
     SuppState *state = g_new0(SuppState, 1);
     state->context = context;
     state->out = out;
-    state->block = g_string_new(NULL);
     g_autofree char *targets = context->targets != NULL && context->targets[0] != NULL
                                    ? g_strjoinv(", ", (char **) context->targets)
                                    : g_strdup("the targets");
@@ -103,29 +103,41 @@ static gpointer supp_begin(const GlReportContext *context, FILE *out)
     return state;
 }
 
-static void supp_finding(gpointer data, const GlFinding *finding, guint index)
+char *gl_finding_suppression(const GlFinding *finding)
 {
-    SuppState *state = data;
     const GlRecord *record = finding->record;
-    (void) index;
-    g_autofree char *title = gl_finding_title(finding);
-    g_autofree char *message = gl_finding_message(finding);
     g_autofree char *kind = NULL;
     g_autofree char *extra = NULL;
-    if (!suppression_kind(record, &kind, &extra) || record->stack.n_frames == 0) {
-        fprintf(state->out, "\n# %s: %s\n# (Valgrind has no suppression for this kind of error)\n",
-                title, message);
-        return;
-    }
-    GString *block = state->block;
-    g_string_truncate(block, 0);
-    g_string_append_printf(block, "\n# %s: %s\n{\n   gemleak %s: %s\n   %s\n", title, message,
+    if (!suppression_kind(record, &kind, &extra) || record->stack.n_frames == 0)
+        return NULL;
+    g_autofree char *title = gl_finding_title(finding);
+    g_autofree char *message = gl_finding_message(finding);
+    GString *block = g_string_new(NULL);
+    g_string_append_printf(block, "# %s: %s\n{\n   gemleak %s: %s\n   %s\n", title, message,
                            finding->fingerprint, title, kind);
     if (extra != NULL)
         g_string_append_printf(block, "   %s\n", extra);
     append_frames(block, record);
+    /* Whatever Ruby frames called the target: every call site at once. */
+    if (gl_stack_relevant_frames(&record->stack) < record->stack.n_frames)
+        g_string_append(block, "   ...\n");
     g_string_append(block, "}\n");
-    fputs(block->str, state->out);
+    return g_string_free(block, FALSE);
+}
+
+static void supp_finding(gpointer data, const GlFinding *finding, guint index)
+{
+    SuppState *state = data;
+    (void) index;
+    g_autofree char *block = gl_finding_suppression(finding);
+    if (block != NULL) {
+        fprintf(state->out, "\n%s", block);
+        return;
+    }
+    g_autofree char *title = gl_finding_title(finding);
+    g_autofree char *message = gl_finding_message(finding);
+    fprintf(state->out, "\n# %s: %s\n# (Valgrind has no suppression for this kind of error)\n",
+            title, message);
 }
 
 static void supp_end(gpointer data)
@@ -133,7 +145,6 @@ static void supp_end(gpointer data)
     SuppState *state = data;
     if (state->context->findings->len == 0)
         fputs("\n# No findings: nothing to suppress.\n", state->out);
-    g_string_free(state->block, TRUE);
     g_free(state);
 }
 

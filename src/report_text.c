@@ -78,13 +78,15 @@ static void render_finding(GString *out, const GlFinding *finding, gboolean colo
         render_stack(out, &aux->stack, color);
     }
     render_other_accesses(out, finding);
-    if (suppressions && record->suppression != NULL && record->suppression->rawtext != NULL) {
-        g_string_append_printf(out, "%sSuppression for this finding:%s\n", paint(color, DIM),
-                               paint(color, RESET));
-        g_auto(GStrv) lines = g_strsplit(record->suppression->rawtext, "\n", -1);
-        for (char **line = lines; *line != NULL; line++)
-            if (**line != '\0')
-                g_string_append_printf(out, "  %s\n", *line);
+    if (suppressions) {
+        /* Unindented, as --format supp writes it: ready to paste. */
+        g_autofree char *block = gl_finding_suppression(finding);
+        if (block != NULL)
+            g_string_append_printf(out, "%sSuppression for this finding (for suppressions/ruby.supp):%s\n%s",
+                                   paint(color, DIM), paint(color, RESET), block);
+        else
+            g_string_append_printf(out, "%s(Valgrind has no suppression for this kind of error)%s\n",
+                                   paint(color, DIM), paint(color, RESET));
     }
 }
 

@@ -106,19 +106,31 @@ GPtrArray *gl_suppression_files(const char *const *dirs, const char *version)
     return files;
 }
 
+/* Returns: TRUE if @dir holds gemleak's suppressions. */
+static gboolean holds_data(const char *dir)
+{
+    g_autofree char *supp = g_build_filename(dir, "suppressions", "ruby.supp", NULL);
+    return g_file_test(supp, G_FILE_TEST_IS_REGULAR);
+}
+
 char *gl_data_dir(void)
 {
     const char *env = g_getenv("GEMLEAK_DATADIR");
     if (env != NULL && *env != '\0')
         return g_strdup(env);
-    /* build/gemleak in a checkout: the tree's own data */
+    /* Where the binary is, not where make guessed it would be installed: a
+     * binary built before `make install PREFIX=...` holds the default
+     * prefix. PREFIX/bin/gemleak reads PREFIX/share/gemleak; a checkout's
+     * build/gemleak, and the gem's libexec/gemleak, the directory above. */
     g_autofree char *exe = g_file_read_link("/proc/self/exe", NULL);
     if (exe != NULL) {
         g_autofree char *bin_dir = g_path_get_dirname(exe);
-        g_autofree char *root = g_path_get_dirname(bin_dir);
-        g_autofree char *marker = g_build_filename(root, "src", "helper", "gemleak_helper.rb", NULL);
-        if (g_file_test(marker, G_FILE_TEST_EXISTS))
-            return g_steal_pointer(&root);
+        g_autofree char *prefix = g_path_get_dirname(bin_dir);
+        g_autofree char *share = g_build_filename(prefix, "share", "gemleak", NULL);
+        if (holds_data(share))
+            return g_steal_pointer(&share);
+        if (holds_data(prefix))
+            return g_steal_pointer(&prefix);
     }
     return g_strdup(GEMLEAK_DATADIR);
 }

@@ -274,7 +274,7 @@ END_TEST
 START_TEST(test_callback_list_is_configurable)
 {
     g_autoptr(GlRules) rules = rules_for("leaky");
-    gl_rules_add_callback(rules, "my_bridge_*");
+    ck_assert(gl_rules_add_callback(rules, "my_bridge_*", NULL));
     ck_assert_int_eq(verdict_of(rules, gl_test_record(LEAK, "malloc@" VG,
                                                       "my_bridge_call@" DEBIAN_RUBY,
                                                       "leaky_call@" EXT, NULL)),
@@ -303,6 +303,58 @@ START_TEST(test_callback_list_is_configurable)
     g_autoptr(GError) error = NULL;
     ck_assert(!gl_rules_add_callbacks_from_file(from_file, "/nonexistent/callbacks", &error));
     ck_assert(g_error_matches(error, GL_ERROR, GL_ERROR_IO));
+    gl_remove_tree(dir);
+}
+END_TEST
+
+/* A pattern written /REGEX/ is a regular expression, matched anywhere in
+ * the name as Ruby's Regexp#match? does: ruby_memcheck's
+ * skipped_ruby_functions are Regexps. */
+START_TEST(test_callback_regular_expressions)
+{
+    g_autoptr(GlRules) rules = rules_for("leaky");
+    gl_rules_drop_default_callbacks(rules);
+    ck_assert(gl_rules_add_callback(rules, "/\\Amy_bridge/", NULL));
+    ck_assert(gl_rules_add_callback(rules, "/dispatch/", NULL));
+    const struct {
+        const char *fn;
+        GlVerdict verdict;
+    } cases[] = {
+        { "my_bridge_call", GL_VERDICT_SKIP_RUBY },
+        { "not_my_bridge", GL_VERDICT_KEEP },          /* \A anchors it */
+        { "rb_dispatch_method", GL_VERDICT_SKIP_RUBY }, /* unanchored */
+        { "rb_funcallv", GL_VERDICT_KEEP },            /* the defaults were dropped */
+    };
+    for (guint i = 0; i < G_N_ELEMENTS(cases); i++) {
+        g_autofree char *frame = g_strdup_printf("%s@" DEBIAN_RUBY, cases[i].fn);
+        ck_assert_msg(verdict_of(rules, gl_test_record(LEAK, "malloc@" VG, frame,
+                                                       "leaky_call@" EXT, NULL))
+                          == cases[i].verdict, "%s", cases[i].fn);
+    }
+    /* Regular expressions from a file, too */
+    g_autofree char *dir = gl_test_tmpdir();
+    g_autofree char *file = g_build_filename(dir, "callbacks.txt", NULL);
+    gl_test_write(file, "/\\Arb_hash_(foreach|each)\\z/\n", -1);
+    g_autoptr(GlRules) from_file = rules_for("leaky");
+    gl_rules_drop_default_callbacks(from_file);
+    ck_assert(gl_rules_add_callbacks_from_file(from_file, file, NULL));
+    ck_assert_int_eq(verdict_of(from_file, gl_test_record(LEAK, "malloc@" VG, "rb_hash_each@" DEBIAN_RUBY,
+                                                          "leaky_call@" EXT, NULL)),
+                     GL_VERDICT_SKIP_RUBY);
+    ck_assert_int_eq(verdict_of(from_file, gl_test_record(LEAK, "malloc@" VG, "rb_hash_each2@" DEBIAN_RUBY,
+                                                          "leaky_call@" EXT, NULL)),
+                     GL_VERDICT_KEEP);
+
+    /* One that does not compile is a usage error that names it */
+    g_autoptr(GError) error = NULL;
+    ck_assert(!gl_rules_add_callback(rules, "/rb_(funcall/", &error));
+    ck_assert(g_error_matches(error, GL_ERROR, GL_ERROR_USAGE));
+    ck_assert_msg(strstr(error->message, "/rb_(funcall/") != NULL, "%s", error->message);
+    g_autoptr(GError) in_file = NULL;
+    gl_test_write(file, "rb_each\n/rb_(funcall/\n", -1);
+    ck_assert(!gl_rules_add_callbacks_from_file(from_file, file, &in_file));
+    ck_assert(g_error_matches(in_file, GL_ERROR, GL_ERROR_USAGE));
+    ck_assert_msg(strstr(in_file->message, "callbacks.txt:2") != NULL, "%s", in_file->message);
     gl_remove_tree(dir);
 }
 END_TEST
@@ -511,6 +563,33 @@ START_TEST(test_target_patterns)
 }
 END_TEST
 
+/* --object /REGEX/: matched anywhere in the object's path, its file name or
+ * its name (the file name up to its first dot, as create_makefile names it). */
+START_TEST(test_target_regular_expressions)
+{
+    g_autoptr(GlRules) rules = gl_rules_new();
+    ck_assert(gl_rules_add_target(rules, "/\\Aleaky\\z/", NULL));
+    ck_assert(gl_rules_add_target(rules, "/ext/other/", NULL));
+    ck_assert(gl_rules_add_target(rules, "/\\Athird_\\w+\\.so\\z/", NULL));
+    ck_assert(gl_rules_target_matches(rules, 0, EXT));
+    ck_assert(!gl_rules_target_matches(rules, 0, "/work/gem/lib/leaky/leaky_helper.so"));
+    ck_assert(gl_rules_target_matches(rules, 1, "/home/me/gem/ext/other/other.so"));
+    ck_assert(!gl_rules_target_matches(rules, 1, OTHER));
+    ck_assert(gl_rules_target_matches(rules, 2, "/x/third_party.so"));
+    ck_assert(!gl_rules_target_matches(rules, 2, "/x/third_party.so.1"));
+    ck_assert_str_eq(gl_rules_target_pattern(rules, 0), "/\\Aleaky\\z/");
+    /* a path is still a path */
+    ck_assert(gl_rules_add_target(rules, "/work/gem/lib/leaky/leaky.so", NULL));
+    ck_assert(gl_rules_target_matches(rules, 3, EXT));
+    ck_assert(!gl_rules_target_matches(rules, 3, "/elsewhere/work/gem/lib/leaky/leaky.so"));
+
+    g_autoptr(GError) error = NULL;
+    ck_assert(!gl_rules_add_target(rules, "/[leaky/", &error));
+    ck_assert(g_error_matches(error, GL_ERROR, GL_ERROR_USAGE));
+    ck_assert_msg(strstr(error->message, "--object /[leaky/") != NULL, "%s", error->message);
+}
+END_TEST
+
 START_TEST(test_target_path_through_a_symlink)
 {
     g_autofree char *dir = gl_test_tmpdir();
@@ -636,6 +715,7 @@ Suite *gl_classify_suite(void)
     tcase_add_test(tc, test_ruby_objects_recognised);
     tcase_add_test(tc, test_the_documents_executable_is_ruby);
     tcase_add_test(tc, test_callback_list_is_configurable);
+    tcase_add_test(tc, test_callback_regular_expressions);
     tcase_add_test(tc, test_init_of_the_extension_is_skipped);
     tcase_add_test(tc, test_init_name_follows_each_target);
     tcase_add_test(tc, test_frames_without_names);
@@ -645,6 +725,7 @@ Suite *gl_classify_suite(void)
     tcase_add_test(tc, test_leak_kinds);
     tcase_add_test(tc, test_free_at_exit_keeps_all_target_leaks);
     tcase_add_test(tc, test_target_patterns);
+    tcase_add_test(tc, test_target_regular_expressions);
     tcase_add_test(tc, test_target_path_through_a_symlink);
     tcase_add_test(tc, test_real_captures);
     tcase_add_test(tc, test_probe_capture);

@@ -53,6 +53,8 @@ START_TEST(test_usage_errors_exit_2)
         { "filter", "-O", "leaky", "--format", "yaml", "x.xml" },
         { "filter", "-O", "leaky", "--leak-kinds", "lost", "x.xml" },
         { "filter", "-O", "leaky", "--fail-on", "sometimes", "x.xml" },
+        { "filter", "-O", "/[leaky/", "x.xml", NULL },
+        { "filter", "-O", "leaky", "--skip-function", "/rb_(/", "x.xml" },
     };
     for (guint i = 0; i < G_N_ELEMENTS(cases); i++) {
         GlTestRun run = { 0 };
@@ -87,6 +89,12 @@ START_TEST(test_findings_exit_1_clean_exit_0)
     ck_assert_int_eq(nothing.status, 0);
     gl_assert_line(nothing.out, "^gemleak: pass: no findings$");
     gl_test_run_clear(&nothing);
+
+    /* A Ruby Regexp, as the Rake settings pass it */
+    RUN(regex, "filter", "-O", "/\\Aleak(y|ier)\\z/", leak);
+    ck_assert_int_eq(regex.status, 1);
+    gl_assert_line(regex.out, "^ \\*leaky_leak \\(leaky\\.c:\\d+\\)$");
+    gl_test_run_clear(&regex);
 }
 END_TEST
 
@@ -266,6 +274,25 @@ START_TEST(test_targets_from_the_runs_list)
     gl_assert_line(typo.err, "--object leakyy matches no extension the run loaded \\(it loaded: "
                              "/tmp/gemleak-fixtures/leaky/leaky\\.so\\)");
     gl_test_run_clear(&typo);
+
+    /* and a JSON report file says so, for a program (the Rake task) to tell
+     * its user in its own words */
+    g_autofree char *json_path = g_build_filename(dir, "report.json", NULL);
+    g_autofree char *json_format = g_strconcat("json:", json_path, NULL);
+    RUN(told, "filter", "-O", "leaky", "-O", "leakyy", "--format", "text", "--format", json_format, dir);
+    ck_assert_int_eq(told.status, 2);
+    g_autofree char *json = gl_test_read(json_path, NULL);
+    g_autoptr(JsonParser) parser = json_parser_new();
+    ck_assert(json_parser_load_from_data(parser, json, -1, NULL));
+    JsonObject *error = json_object_get_object_member(json_node_get_object(json_parser_get_root(parser)),
+                                                      "error");
+    ck_assert_ptr_nonnull(error);
+    ck_assert_str_eq(json_object_get_string_member(error, "unmatched_object"), "leakyy");
+    JsonArray *loaded = json_object_get_array_member(error, "loaded");
+    ck_assert_uint_eq(json_array_get_length(loaded), 1);
+    ck_assert_str_eq(json_array_get_string_element(loaded, 0), "/tmp/gemleak-fixtures/leaky/leaky.so");
+    ck_assert(strstr(json_object_get_string_member(error, "message"), "--object leakyy matches") != NULL);
+    gl_test_run_clear(&told);
     gl_remove_tree(dir);
 }
 END_TEST
@@ -402,12 +429,21 @@ START_TEST(test_baseline_adoption)
     g_autofree char *empty = g_build_filename(dir, "empty.json", NULL);
     g_autofree char *partial = g_build_filename(dir, "partial.json", NULL);
 
-    /* writing a baseline still reports and fails */
+    /* writing a baseline reports and passes: it adopts what is there */
     RUN(write, "filter", "-O", "leaky", "--write-baseline", baseline, leak);
-    ck_assert_int_eq(write.status, 1);
+    ck_assert_int_eq(write.status, 0);
+    gl_assert_line(write.out, "^ \\*leaky_leak \\(leaky\\.c:\\d+\\)$");
+    gl_assert_line(write.out, "^gemleak: pass: 3 findings written to the baseline .*/baseline\\.json "
+                              "\\(with --fail-on they fail this run too\\)$");
     g_autofree char *json = gl_test_read(baseline, NULL);
     ck_assert_uint_eq(gl_test_count(json, strlen(json), "\"fingerprint\""), 3);
     gl_test_run_clear(&write);
+    /* unless --fail-on asks to fail as well */
+    RUN(write_and_fail, "filter", "-O", "leaky", "--write-baseline", baseline, "--fail-on",
+        "definite,errors", leak);
+    ck_assert_int_eq(write_and_fail.status, 1);
+    gl_assert_line(write_and_fail.out, "^gemleak: FAIL: 3 leaks losing 284 bytes$");
+    gl_test_run_clear(&write_and_fail);
 
     /* known leaks pass */
     RUN(known, "filter", "-O", "leaky", "--baseline", baseline, leak);

@@ -18,6 +18,7 @@
 
 #include "testutil.h"
 #include "gemleak/analyze.h"
+#include "gemleak/classify.h"
 #include "gemleak/runner.h"
 
 static const char *gemleak_binary;
@@ -318,15 +319,59 @@ START_TEST(test_suppressions_dir_silences_a_leak)
 }
 END_TEST
 
-START_TEST(test_gen_suppressions_prints_blocks)
+/* The suppression blocks in @text, from "{" to "}", as a user would copy
+ * them from the terminal. Returns: (transfer full). */
+static char *copy_suppressions(const char *text)
 {
-    Result r = { 0 };
-    gemleak_run(&r, NULL, NULL, ARGS("--gen-suppressions"), "require 'leaky'; Leaky.leak");
-    ck_assert_msg(r.status == 1, "status %d\n%s", r.status, r.err);
-    gl_assert_line(r.err, "^     Memcheck:Leak$");
-    gl_assert_line(r.err, "^     fun:leaky_alloc$");
-    gl_assert_line(r.err, "^     fun:leaky_leak$");
-    result_discard(&r);
+    g_autoptr(GRegex) block = g_regex_new("^[ \t]*\\{[ \t]*\n.*?^[ \t]*\\}[ \t]*$",
+                                          G_REGEX_MULTILINE | G_REGEX_DOTALL, 0, NULL);
+    g_autoptr(GMatchInfo) match = NULL;
+    GString *pasted = g_string_new(NULL);
+    g_regex_match(block, text, 0, &match);
+    while (g_match_info_matches(match)) {
+        g_autofree char *one = g_match_info_fetch(match, 0);
+        g_string_append_printf(pasted, "%s\n", one);
+        g_match_info_next(match, NULL);
+    }
+    return g_string_free(pasted, FALSE);
+}
+
+/* Leaky.leak reached from several places in Ruby: Valgrind's own block for
+ * one occurrence names Ruby's frames of that one call site. The block
+ * gemleak prints stops after the target's frames, so pasted into a
+ * suppressions file it silences every occurrence, and it is the block
+ * --format supp writes. */
+START_TEST(test_gen_suppressions_block_silences_every_call_site)
+{
+    const char *code = "require 'leaky'\n"
+                       "def via_method = Leaky.leak\n"
+                       "Leaky.leak; via_method; [1, 2].each { Leaky.leak }\n"
+                       "Leaky.send(:leak); 2.times { via_method }; Leaky.leak_xmalloc\n";
+    g_autofree char *dir = gl_test_tmpdir();
+    g_autofree char *written = g_build_filename(dir, "written.supp", NULL);
+    Result first = { 0 };
+    gemleak_run(&first, NULL, NULL, ARGS("--gen-suppressions", "--suppressions-out", written), code);
+    ck_assert_msg(first.status == 1, "status %d\n%s", first.status, first.err);
+    gl_assert_line(first.err, "definitely lost .*\\([4-9] occurrences in 1 process");
+    gl_assert_line(first.err, "^   gemleak [0-9a-f]+: definite leak in leaky_alloc \\(leaky\\.c:\\d+\\) via "
+                              "leaky_leak \\(leaky\\.c:\\d+\\)$");
+    g_autofree char *pasted = copy_suppressions(first.err);
+    ck_assert_uint_eq(gl_test_count(pasted, strlen(pasted), "Memcheck:Leak"), 2);
+    /* the very blocks of --format supp */
+    g_autofree char *supp = gl_test_read(written, NULL);
+    g_auto(GStrv) blocks = g_strsplit(pasted, "}\n", -1);
+    for (char **b = blocks; *b != NULL && **b != '\0'; b++)
+        ck_assert_msg(strstr(supp, *b) != NULL, "printed:\n%s\nnot in --format supp:\n%s", *b, supp);
+    result_discard(&first);
+
+    g_autofree char *ruby_supp = g_build_filename(dir, "ruby.supp", NULL);
+    gl_test_write(ruby_supp, pasted, -1);
+    Result second = { 0 };
+    gemleak_run(&second, NULL, NULL, ARGS("--suppressions-dir", dir), code);
+    ck_assert_msg(second.status == 0, "status %d\npasted:\n%s\n%s", second.status, pasted, second.err);
+    gl_assert_line(second.err, "^gemleak: 1 file, \\d+ errors read, 0 findings, ");
+    result_clear(&second);
+    gl_remove_tree(dir);
 }
 END_TEST
 
@@ -350,14 +395,40 @@ START_TEST(test_failing_ruby_keeps_its_status)
 }
 END_TEST
 
+/* The "command" member of the JSON report at @path: how the command
+ * ended, which the exit status alone cannot say when the gate failed too. */
+static gint64 command_status_in(const char *path)
+{
+    g_autofree char *json = gl_test_read(path, NULL);
+    g_autoptr(JsonParser) parser = json_parser_new();
+    ck_assert_msg(json_parser_load_from_data(parser, json, -1, NULL), "not JSON: %s", json);
+    JsonObject *root = json_node_get_object(json_parser_get_root(parser));
+    ck_assert_msg(json_object_has_member(root, "command"), "no \"command\" in %s", json);
+    return json_object_get_int_member(json_object_get_object_member(root, "command"), "status");
+}
+
 START_TEST(test_leak_then_raise_exits_1_with_the_finding)
 {
+    g_autofree char *dir = gl_test_tmpdir();
+    g_autofree char *json = g_build_filename(dir, "report.json", NULL);
+    g_autofree char *format = g_strconcat("json:", json, NULL);
     Result r = { 0 };
-    gemleak_run(&r, NULL, NULL, NO_ARGS, "require 'leaky'; Leaky.leak_and_raise");
+    gemleak_run(&r, NULL, NULL, ARGS("--format", "text", "--format", format),
+                "require 'leaky'; Leaky.leak_and_raise");
     ck_assert_msg(r.status == 1, "status %d\n%s", r.status, r.err);
     gl_assert_line(r.err, "leaked, then raised \\(RuntimeError\\)");
     gl_assert_line(r.err, "^ \\*leaky_leak_and_raise \\(leaky\\.c:\\d+\\)$");
+    /* the report says the command failed too */
+    ck_assert_int_eq(command_status_in(json), 1);
     result_discard(&r);
+
+    Result exited = { 0 };
+    gemleak_run(&exited, NULL, NULL, ARGS("--format", "text", "--format", format),
+                "require 'leaky'; exit 7");
+    ck_assert_msg(exited.status == 7, "status %d\n%s", exited.status, exited.err);
+    ck_assert_int_eq(command_status_in(json), 7);
+    result_discard(&exited);
+    gl_remove_tree(dir);
 }
 END_TEST
 
@@ -567,6 +638,72 @@ START_TEST(test_missing_or_old_valgrind)
 }
 END_TEST
 
+/* @binary run -O none -- ruby -e 1 in @cwd, with the variables NAME=VALUE
+ * of @vars set. */
+static void run_binary(Result *result, const char *cwd, const char *binary, const char *const *vars)
+{
+    const char *argv[] = { binary, "run", "-O", "none", "--", "ruby", "--disable-gems", "-e", "1",
+                           NULL };
+    g_auto(GStrv) env = g_get_environ();
+    for (const char *const *var = vars; var != NULL && *var != NULL; var++) {
+        g_auto(GStrv) pair = g_strsplit(*var, "=", 2);
+        env = g_environ_setenv(env, pair[0], pair[1], TRUE);
+    }
+    run_command(result, cwd, env, argv);
+}
+
+/* Copies gemleak to @dir/@bin/gemleak, and its suppressions to @data
+ * (nullable: none). Returns: (transfer full) the copy. */
+static char *install_copy(const char *dir, const char *bin, const char *data)
+{
+    g_autofree char *source = gl_test_project_file("suppressions");
+    char *binary = g_build_filename(dir, bin, "gemleak", NULL);
+    g_autoptr(GString) script = g_string_new(NULL);
+    g_string_printf(script, "mkdir -p '%s/%s' && cp '%s' '%s'", dir, bin, gemleak_binary, binary);
+    if (data != NULL)
+        g_string_append_printf(script, " && mkdir -p '%s/%s' && cp '%s'/*.supp '%s/%s/'", dir, data,
+                               source, dir, data);
+    const char *sh[] = { "sh", "-c", script->str, NULL };
+    ck_assert_int_eq(gl_test_spawn(sh, NULL, NULL), 0);
+    return binary;
+}
+
+/* gemleak finds its suppressions beside where it is, not where make
+ * guessed it would be installed: PREFIX/bin/gemleak reads
+ * PREFIX/share/gemleak, the gem's libexec/gemleak the gem's own. Found
+ * nowhere, it says where it looked rather than run with none. */
+START_TEST(test_data_found_where_the_binary_is)
+{
+    g_autofree char *dir = gl_test_tmpdir();
+    g_autofree char *prefix = g_build_filename(dir, "prefix", NULL);
+    g_autofree char *installed = install_copy(prefix, "bin", "share/gemleak/suppressions");
+    Result r = { 0 };
+    run_binary(&r, dir, installed, NULL);
+    ck_assert_msg(r.status == 0, "status %d\n%s", r.status, r.err);
+    gl_assert_line(r.err, "with [1-9]\\d* suppression files? \\(Ruby ");
+    gl_assert_no_line(r.err, "warning");
+    result_clear(&r);
+
+    g_autofree char *gem = g_build_filename(dir, "gem", NULL);
+    g_autofree char *in_gem = install_copy(gem, "libexec", "suppressions");
+    Result g = { 0 };
+    run_binary(&g, dir, in_gem, NULL);
+    ck_assert_msg(g.status == 0, "status %d\n%s", g.status, g.err);
+    gl_assert_line(g.err, "with [1-9]\\d* suppression files? \\(Ruby ");
+    result_clear(&g);
+
+    g_autofree char *bare = g_build_filename(dir, "bare", NULL);
+    g_autofree char *lonely = install_copy(bare, "bin", NULL);
+    Result none = { 0 };
+    run_binary(&none, dir, lonely, ARGS("GEMLEAK_DATADIR=/nonexistent/gemleak"));
+    ck_assert_msg(none.status == 0, "status %d\n%s", none.status, none.err);
+    gl_assert_line(none.err, "^gemleak: warning: no /nonexistent/gemleak/suppressions/ruby\\.supp: "
+                             "Ruby's own errors at exit are not suppressed");
+    result_clear(&none);
+    gl_remove_tree(dir);
+}
+END_TEST
+
 /* Runs that go wrong: each said for what it is, the XML kept. */
 /* SIGKILL from outside (Valgrind finishes its XML when a process kills
  * itself): the XML stops short, and is read as far as it goes. */
@@ -718,20 +855,20 @@ static gboolean prepare_sample_gem(GError **error)
     return run_setup_script("compiling the example gem", script, error);
 }
 
-/* rake -I rake/lib ARGS... in a fresh copy of the example gem, with
- * GEMLEAK set and @env (NAME=VALUE strings) added. Returns: (transfer full)
- * the copy's directory. */
-static char *rake_run(Result *result, const char *const *env_pairs, const char *const *args)
+/* rake -I @lib ARGS... in a fresh copy of the example gem, with GEMLEAK
+ * set and @env (NAME=VALUE strings; a NAME alone unsets it) added.
+ * Returns: (transfer full) the copy's directory. */
+static char *rake_run_with(Result *result, const char *lib, const char *const *env_pairs,
+                           const char *const *args)
 {
     char *dir = gl_test_tmpdir();
     g_autofree char *copy = g_strdup_printf("cp -a '%s/.' '%s'", sample_gem, dir);
     const char *cp[] = { "sh", "-c", copy, NULL };
     ck_assert_int_eq(gl_test_spawn(cp, NULL, NULL), 0);
-    g_autofree char *lib = gl_test_project_file("rake/lib");
     g_autoptr(GPtrArray) argv = g_ptr_array_new();
     g_ptr_array_add(argv, (gpointer) "rake");
     g_ptr_array_add(argv, (gpointer) "-I");
-    g_ptr_array_add(argv, lib);
+    g_ptr_array_add(argv, (gpointer) lib);
     for (const char *const *arg = args; *arg != NULL; arg++)
         g_ptr_array_add(argv, (gpointer) *arg);
     g_ptr_array_add(argv, NULL);
@@ -742,6 +879,47 @@ static char *rake_run(Result *result, const char *const *env_pairs, const char *
     }
     run_command(result, dir, env, (const char *const *) argv->pdata);
     return dir;
+}
+
+/* rake_run_with() the library of this tree, rake/lib. */
+static char *rake_run(Result *result, const char *const *env_pairs, const char *const *args)
+{
+    g_autofree char *lib = gl_test_project_file("rake/lib");
+    return rake_run_with(result, lib, env_pairs, args);
+}
+
+/* rake -I rake/lib ARGS... in @dir, with GEMLEAK set to @gemleak. */
+static void rake_in(Result *result, const char *dir, const char *gemleak, const char *const *args)
+{
+    g_autofree char *lib = gl_test_project_file("rake/lib");
+    g_autoptr(GPtrArray) argv = g_ptr_array_new();
+    g_ptr_array_add(argv, (gpointer) "rake");
+    g_ptr_array_add(argv, (gpointer) "-I");
+    g_ptr_array_add(argv, lib);
+    for (const char *const *arg = args; *arg != NULL; arg++)
+        g_ptr_array_add(argv, (gpointer) *arg);
+    g_ptr_array_add(argv, NULL);
+    g_auto(GStrv) env = g_environ_setenv(g_get_environ(), "GEMLEAK", gemleak, TRUE);
+    run_command(result, dir, env, (const char *const *) argv->pdata);
+}
+
+/* The README's block under "<!-- gemleak:NAME: ...", without its fences.
+ * Returns: (transfer full). */
+static char *readme_block(const char *name)
+{
+    g_autofree char *path = gl_test_project_file("README.md");
+    g_autofree char *readme = gl_test_read(path, NULL);
+    g_autofree char *marker = g_strdup_printf("<!-- gemleak:%s:", name);
+    const char *at = strstr(readme, marker);
+    ck_assert_msg(at != NULL, "README.md has no %s", marker);
+    const char *start = strstr(at, "```");
+    ck_assert_ptr_nonnull(start);
+    start = strchr(start, '\n');
+    ck_assert_ptr_nonnull(start);
+    start++;
+    const char *end = strstr(start, "```\n");
+    ck_assert_ptr_nonnull(end);
+    return g_strndup(start, (gsize) (end - start));
 }
 
 static void forget(Result *result, char *dir)
@@ -813,8 +991,10 @@ START_TEST(test_rake_binary_name_limits_the_targets)
     dir = rake_run(&none, ARGS("GEMLEAK_BINARY=nosuchext"), ARGS("test:valgrind", "TEST=test/frequencies_test.rb"));
     ck_assert_int_ne(none.status, 0);
     gl_assert_line(none.err, "^gemleak: --object nosuchext matches no extension the run loaded");
-    gl_assert_line(none.err, "^GemLeak::Error: gemleak could not run the test suite \\(status 2\\); "
-                             "its message is above$");
+    gl_assert_line(none.err, "^GemLeak::Error: binary_name \"nosuchext\" names no extension the tests "
+                             "loaded \\(they loaded: .*/lib/tally/tally\\.so\\): fix binary_name in your "
+                             "Rakefile \\(\"tally\", as create_makefile names it\\), or leave it unset");
+    gl_assert_no_line(none.err, "^GemLeak::Error: .*--help");
     forget(&none, dir);
 }
 END_TEST
@@ -842,19 +1022,29 @@ START_TEST(test_rake_suppressions_and_reports_reach_gemleak)
 }
 END_TEST
 
+/* The library away from a built tree (a gem whose binary is gone, say),
+ * without GEMLEAK and with no gemleak on PATH. */
 START_TEST(test_rake_without_gemleak_says_how_to_get_it)
 {
     Result r = { 0 };
     g_autofree char *tmp = gl_test_tmpdir();
     g_autofree char *tmpdir = g_strconcat("TMPDIR=", tmp, NULL);
-    char *dir = rake_run(&r, ARGS("GEMLEAK", "PATH=/usr/bin:/bin", tmpdir),
-                         ARGS("test:valgrind", "TEST=test/frequencies_test.rb"));
+    g_autofree char *lib_copy = gl_test_tmpdir();
+    g_autofree char *lib = gl_test_project_file("rake/lib");
+    g_autofree char *copy = g_strdup_printf("cp -R '%s/.' '%s'", lib, lib_copy);
+    const char *cp[] = { "sh", "-c", copy, NULL };
+    ck_assert_int_eq(gl_test_spawn(cp, NULL, NULL), 0);
+    char *dir = rake_run_with(&r, lib_copy, ARGS("GEMLEAK", "PATH=/usr/bin:/bin", tmpdir),
+                              ARGS("test:valgrind", "TEST=test/frequencies_test.rb"));
     ck_assert_int_ne(r.status, 0);
-    gl_assert_line(r.err, "gemleak not found: install it \\(make install in gemleak's source\\) or set "
-                          "GEMLEAK=/path/to/gemleak");
+    gl_assert_line(r.err, "^GemLeak::Error: gemleak's binary is not built: install the gemleak gem "
+                          "\\(gem install, or Bundler with git: or a gem source, builds it\\), run "
+                          "make in gemleak's source \\(for Bundler's path:\\), or set "
+                          "GEMLEAK=/path/to/gemleak$");
     ck_assert_uint_eq(entries_in(tmp), 0);
     forget(&r, dir);
     gl_remove_tree(tmp);
+    gl_remove_tree(lib_copy);
 }
 END_TEST
 
@@ -919,39 +1109,64 @@ START_TEST(test_rake_task_with_its_own_configuration)
 }
 END_TEST
 
-/* The README's Rakefile snippet, pasted into the example gem as its
- * Rakefile, works as the README says. */
+/* The README's Rakefile snippets, pasted into the example gem below the
+ * test and spec tasks it already has, add test:valgrind and spec:valgrind
+ * beside them, leave `rake test` as it was, and work as the README says. */
 START_TEST(test_readme_rakefile_snippet)
 {
-    g_autofree char *readme_path = gl_test_project_file("README.md");
-    g_autofree char *readme = gl_test_read(readme_path, NULL);
-    const char *marker = strstr(readme, "<!-- gemleak:rakefile-snippet");
-    ck_assert_ptr_nonnull(marker);
-    const char *start = strstr(marker, "```ruby\n");
-    ck_assert_ptr_nonnull(start);
-    start += strlen("```ruby\n");
-    const char *end = strstr(start, "```\n");
-    ck_assert_ptr_nonnull(end);
-    g_autofree char *snippet = g_strndup(start, (gsize) (end - start));
+    g_autofree char *snippet = readme_block("rakefile-snippet");
+    g_autofree char *rspec = readme_block("rakefile-snippet-rspec");
+    /* minitest's needs no RSpec, defines no test task, leaves binary_name unset */
+    ck_assert_msg(strstr(snippet, "spec") == NULL && strstr(snippet, "RSpec") == NULL, "%s", snippet);
+    ck_assert_msg(strstr(snippet, "Rake::TestTask.new") == NULL, "%s", snippet);
+    ck_assert_msg(g_regex_match_simple("^\\s*# c\\.binary_name = ", snippet, G_REGEX_MULTILINE, 0),
+                  "%s", snippet);
 
-    Result leak = { 0 };
-    char *dir = rake_run(&leak, NULL, ARGS("--version"));
-    result_clear(&leak);
+    Result setup = { 0 };
+    char *dir = rake_run(&setup, NULL, ARGS("--version"));
+    result_clear(&setup);
     g_autofree char *rakefile = g_build_filename(dir, "Rakefile", NULL);
-    gl_test_write(rakefile, snippet, -1);
-    g_autofree char *lib = gl_test_project_file("rake/lib");
-    const char *argv[] = { "rake", "-I", lib, "test:valgrind", "TEST=test/count_test.rb", NULL };
-    g_auto(GStrv) env = g_environ_setenv(g_get_environ(), "GEMLEAK", gemleak_binary, TRUE);
-    run_command(&leak, dir, env, argv);
+    g_autofree char *contents = g_strconcat(
+        "require \"rake/testtask\"\n"
+        "require \"rspec/core/rake_task\"\n"
+        "Rake::TestTask.new(test: :compile) do |t|\n"
+        "  t.libs << \"test\"\n"
+        "  t.test_files = FileList[\"test/frequencies_test.rb\"]\n"
+        "end\n"
+        "RSpec::Core::RakeTask.new(spec: :compile)\n\n",
+        snippet, "\n", rspec, NULL);
+    gl_test_write(rakefile, contents, -1);
+
+    Result tasks = { 0 };
+    rake_in(&tasks, dir, gemleak_binary, ARGS("-T"));
+    ck_assert_msg(tasks.status == 0, "rake -T: %s", tasks.err);
+    gl_assert_line(tasks.out, "^rake test:valgrind +# Run the tests under Valgrind with gemleak$");
+    gl_assert_line(tasks.out, "^rake spec:valgrind +# Run RSpec code examples under Valgrind with gemleak$");
+    gl_assert_line(tasks.out, "^rake test +# Run tests");
+    ck_assert_msg(tasks.err[0] == '\0', "rake -T warns: %s", tasks.err);
+    result_clear(&tasks);
+
+    /* compile comes first: the extension is gone */
+    g_autofree char *so = g_build_filename(dir, "lib", "tally", "tally.so", NULL);
+    ck_assert_int_eq(g_unlink(so), 0);
+    Result leak = { 0 };
+    rake_in(&leak, dir, gemleak_binary, ARGS("test:valgrind", "TEST=test/count_test.rb"));
     ck_assert_msg(leak.status != 0, "rake passed:\n%s", leak.err);
-    gl_assert_line(leak.err, "^gemleak: target: .*/tally\\.so$");
+    gl_assert_line(leak.err, "^gemleak: target: .*/lib/tally/tally\\.so$");
     gl_assert_line(leak.err, "^ \\*tally_count \\(tally\\.c:\\d+\\)$");
     gl_assert_line(leak.err, "^GemLeak::Error: gemleak: 1 finding ");
     result_discard(&leak);
 
+    /* the gem's own task is untouched */
+    Result plain = { 0 };
+    rake_in(&plain, dir, gemleak_binary, ARGS("test"));
+    ck_assert_msg(plain.status == 0, "status %d:\n%s", plain.status, plain.err);
+    gl_assert_line(plain.out, "2 runs, 2 assertions, 0 failures");
+    gl_assert_no_line(plain.err, "^gemleak");
+    result_clear(&plain);
+
     Result spec = { 0 };
-    const char *spec_argv[] = { "rake", "-I", lib, "spec:valgrind", "SPEC=spec/frequencies_spec.rb", NULL };
-    run_command(&spec, dir, env, spec_argv);
+    rake_in(&spec, dir, gemleak_binary, ARGS("spec:valgrind", "SPEC=spec/frequencies_spec.rb"));
     ck_assert_msg(spec.status == 0, "status %d:\n%s", spec.status, spec.err);
     gl_assert_line(spec.err, "^gemleak: pass: no findings$");
     result_clear(&spec);
@@ -960,44 +1175,321 @@ START_TEST(test_readme_rakefile_snippet)
 }
 END_TEST
 
-/* The Ruby part installs as a normal gem, and make install puts everything
- * where a Ruby and a shell find it. */
-START_TEST(test_gem_build_and_make_install)
+/* The gemleak side of the README's move from ruby_memcheck: ruby_memcheck's
+ * settings, a Regexp among them, do what they did. */
+START_TEST(test_readme_ruby_memcheck_migration)
 {
-    g_autofree char *home = gl_test_tmpdir();
-    g_autofree char *gemspec = gl_test_project_file("rake/gemleak.gemspec");
-    g_autofree char *rake_dir = gl_test_project_file("rake");
-    g_autofree char *gem_file = g_build_filename(home, "gemleak.gem", NULL);
-    g_autofree char *build = g_strdup_printf(
-        "cd '%s' && gem build -q '%s' -o '%s' >/dev/null && GEM_HOME='%s/gems' gem install -q --local "
-        "--no-document '%s' >/dev/null && GEM_PATH=\"%s/gems:$(gem env gempath)\" ruby -e 'require \"gemleak/rake\"; "
-        "require \"gemleak/rspec\"; print GemLeak::VERSION'",
-        rake_dir, gemspec, gem_file, home, gem_file, home);
-    const char *sh[] = { "sh", "-c", build, NULL };
-    g_autofree char *out = NULL;
-    g_autofree char *err = NULL;
-    ck_assert_msg(gl_test_spawn(sh, &out, &err) == 0, "gem build or install failed:\n%s", err);
-    ck_assert_str_eq(out, GEMLEAK_VERSION);
+    g_autofree char *block = readme_block("rakefile-migration");
+    Result setup = { 0 };
+    char *dir = rake_run(&setup, NULL, ARGS("--version"));
+    result_clear(&setup);
+    g_autofree char *rakefile = g_build_filename(dir, "Rakefile", NULL);
+    gl_test_write(rakefile, block, -1);
+    Result r = { 0 };
+    rake_in(&r, dir, gemleak_binary, ARGS("test:valgrind", "TEST=test/frequencies_test.rb"));
+    ck_assert_msg(r.status == 0, "status %d:\n%s", r.status, r.err);
+    gl_assert_line(r.err, "^gemleak: target: tally$");
+    gl_assert_line(r.err, "^gemleak: pass: no findings$");
+    forget(&r, dir);
+}
+END_TEST
 
-    g_autofree char *root = gl_test_project_file("");
-    g_autofree char *destdir = g_build_filename(home, "dest", NULL);
-    g_autofree char *install = g_strdup_printf("make -s -C '%s' install DESTDIR='%s' PREFIX=/usr/local",
-                                               root, destdir);
+/* A Ruby script on the library of this tree: what it printed, and its status. */
+static void ruby_with_library(Result *result, const char *script)
+{
+    g_autofree char *lib = gl_test_project_file("rake/lib");
+    const char *argv[] = { "ruby", "-I", lib, "-rgemleak", "-e", script, NULL };
+    run_command(result, NULL, NULL, argv);
+}
+
+/* ruby_memcheck's settings, by name, become the options that mean the
+ * same; a Regexp becomes gemleak's /REGEX/ (and works: see the run), and
+ * what gemleak cannot take is refused with a message. */
+START_TEST(test_rake_ruby_memcheck_settings)
+{
+    Result mapped = { 0 };
+    ruby_with_library(&mapped,
+        "puts GemLeak::Configuration.new(binary_name: /\\Atally\\z/i, "
+        "skipped_ruby_functions: [/\\Arb_my_(cb|hook)/, 'rb_other*'], "
+        "valgrind_options: ['--num-callers=30'], valgrind_suppressions_dir: 'supp', "
+        "valgrind_generate_suppressions: true, filter_all_errors: false, "
+        "use_only_ruby_free_at_exit: true, valgrind: '/opt/vg/bin/valgrind --vex-iropt-register-updates=allregs-at-mem-access').arguments");
+    ck_assert_msg(mapped.status == 0, "%s", mapped.err);
+    ck_assert_str_eq(mapped.out,
+                     "--object\n/(?i)\\Atally\\z/\n"
+                     "--valgrind\n/opt/vg/bin/valgrind\n"
+                     "--valgrind-opt\n--vex-iropt-register-updates=allregs-at-mem-access\n"
+                     "--valgrind-opt\n--num-callers=30\n"
+                     "--suppressions-dir\nsupp\n"
+                     "--skip-function\n/\\Arb_my_(cb|hook)/\n--skip-function\nrb_other*\n"
+                     "--all-errors\n--free-at-exit\n--gen-suppressions\n");
+    result_clear(&mapped);
+
+    /* GemLeak.config sets the shared configuration; filter_all_errors: true is gemleak's default */
+    Result config = { 0 };
+    ruby_with_library(&config, "GemLeak.config(binary_name: 'tally', filter_all_errors: true); "
+                               "puts GemLeak.configuration.arguments");
+    ck_assert_str_eq(config.out, "--object\ntally\n");
+    result_clear(&config);
+
+    /* Regexp.union and interpolation write (?-mix:...), which PCRE reads alike */
+    Result union_ = { 0 };
+    ruby_with_library(&union_, "puts GemLeak::Pattern.argument(Regexp.union(/\\Arb_a/i, /\\Arb_b/), 'x')");
+    ck_assert_str_eq(union_.out, "/(?i-mx:\\Arb_a)|(?-mix:\\Arb_b)/\n");
+    result_clear(&union_);
+
+    /* gemleak's rule 2 needs no list: the defaults are empty, and a
+     * ruby_memcheck Rakefile's DEFAULT + [...] adds just its patterns */
+    Result defaults = { 0 };
+    ruby_with_library(&defaults, "p GemLeak::Configuration::DEFAULT_SKIPPED_RUBY_FUNCTIONS");
+    ck_assert_str_eq(defaults.out, "[]\n");
+    result_clear(&defaults);
+
+    const struct {
+        const char *script;
+        const char *message;
+    } refused[] = {
+        { "GemLeak::Configuration.new(skip_functions: [/rb_\\h+/]).arguments",
+          /* (Ruby doubles the backslashes of a message it dies with) */
+          "skip_functions: /rb_\\\\{1,2}h\\+/ cannot be passed to gemleak: \\\\{1,2}h is a hex digit in Ruby" },
+        { "GemLeak::Configuration.new(binary_name: /tally/n).arguments",
+          "binary_name: /tally/n cannot be passed to gemleak: gemleak matches names as UTF-8" },
+        { "GemLeak::Configuration.new(suppressions_dir: /supp/).arguments",
+          "suppressions_dir: a Regexp \\(/supp/\\) is no suppressions_dir; give a String" },
+        { "GemLeak.config(temp_dir: '/tmp/x')",
+          "GemLeak: temp_dir is ruby_memcheck's, not gemleak's: gemleak keeps Valgrind's XML" },
+        { "GemLeak.config(binary_nmae: 'x')", "GemLeak: unknown setting binary_nmae" },
+    };
+    for (guint i = 0; i < G_N_ELEMENTS(refused); i++) {
+        Result r = { 0 };
+        ruby_with_library(&r, refused[i].script);
+        ck_assert_msg(r.status != 0, "%s passed", refused[i].script);
+        gl_assert_line(r.err, refused[i].message);
+        gl_assert_line(r.err, "\\(GemLeak::Error\\)");
+        result_clear(&r);
+    }
+
+    /* A real run: a Regexp reaches gemleak as a pattern it matches (as a
+     * string, it named no extension the suite loaded) */
+    Result setup = { 0 };
+    char *dir = rake_run(&setup, NULL, ARGS("--version"));
+    result_clear(&setup);
+    g_autofree char *rake_file = g_build_filename(dir, "rakelib", "memcheck.rake", NULL);
+    gl_test_write(rake_file, "GemLeak.config(binary_name: /\\Atall/)\n", -1);
+    Result run = { 0 };
+    rake_in(&run, dir, gemleak_binary, ARGS("test:valgrind", "TEST=test/count_test.rb"));
+    ck_assert_int_ne(run.status, 0);
+    gl_assert_line(run.err, "^gemleak: target: /\\\\Atall/$");
+    gl_assert_line(run.err, "^ \\*tally_count \\(tally\\.c:\\d+\\)$");
+    gl_assert_line(run.err, "^GemLeak::Error: gemleak: 1 finding ");
+    forget(&run, dir);
+}
+END_TEST
+
+/* Rake adds a second definition's actions to the first's: with
+ * ruby_memcheck's test:valgrind still there, the suite would run twice.
+ * Defined before gemleak's, it stays alone; defined after, the run says so. */
+START_TEST(test_rake_task_defined_twice_warns)
+{
+    g_autofree char *snippet = readme_block("rakefile-snippet");
+    const char *other = "namespace(:test) { task(:valgrind) { puts \"the other library's task\" } }\n";
+    Result setup = { 0 };
+    char *dir = rake_run(&setup, NULL, ARGS("--version"));
+    result_clear(&setup);
+    g_autofree char *rakefile = g_build_filename(dir, "Rakefile", NULL);
+    g_autofree char *before = g_strconcat(other, snippet, NULL);
+    gl_test_write(rakefile, before, -1);
+    Result first = { 0 };
+    rake_in(&first, dir, gemleak_binary, ARGS("test:valgrind"));
+    ck_assert_msg(first.status == 0, "status %d:\n%s", first.status, first.err);
+    gl_assert_line(first.err, "^gemleak: rake task test:valgrind is already defined \\(by ruby_memcheck\\?\\); "
+                              "gemleak leaves it alone rather than run the suite twice");
+    gl_assert_line(first.out, "^the other library's task$");
+    gl_assert_no_line(first.err, "^gemleak: ran under Valgrind");
+    result_clear(&first);
+
+    /* a gemleak that only runs the command, to see the order of things */
+    g_autofree char *fake = g_build_filename(dir, "fake-gemleak", NULL);
+    gl_test_write(fake, "#!/bin/sh\nwhile [ \"$1\" != -- ]; do shift; done\nshift\nexec \"$@\"\n", -1);
+    g_chmod(fake, 0755);
+    g_autofree char *after = g_strconcat(snippet, other, NULL);
+    gl_test_write(rakefile, after, -1);
+    /* and a Rakefile without a compile task (the extension is built) */
+    g_autofree char *compile = g_build_filename(dir, "rakelib", "compile.rake", NULL);
+    ck_assert_int_eq(g_unlink(compile), 0);
+    Result second = { 0 };
+    rake_in(&second, dir, fake, ARGS("test:valgrind", "TEST=test/frequencies_test.rb"));
+    ck_assert_msg(second.status == 0, "status %d:\n%s", second.status, second.err);
+    gl_assert_line(second.err, "^gemleak: rake task test:valgrind also runs 1 action\\(s\\) that another "
+                               "library \\(ruby_memcheck\\?\\) added");
+    gl_assert_line(second.out, "^the other library's task$");
+    result_clear(&second);
+    gl_remove_tree(dir);
+    g_free(dir);
+}
+END_TEST
+
+/* c.write_baseline adopts what the suite leaks: the task passes, the file
+ * holds the finding. */
+START_TEST(test_rake_write_baseline)
+{
+    Result setup = { 0 };
+    char *dir = rake_run(&setup, NULL, ARGS("--version"));
+    result_clear(&setup);
+    g_autofree char *rake_file = g_build_filename(dir, "rakelib", "baseline.rake", NULL);
+    gl_test_write(rake_file, "GemLeak.configure { |c| c.write_baseline = \".gemleak-baseline.json\" }\n", -1);
+    Result r = { 0 };
+    rake_in(&r, dir, gemleak_binary, ARGS("test:valgrind", "TEST=test/count_test.rb"));
+    ck_assert_msg(r.status == 0, "status %d:\n%s", r.status, r.err);
+    gl_assert_line(r.err, "^ \\*tally_count \\(tally\\.c:\\d+\\)$");
+    gl_assert_line(r.err, "^gemleak: pass: 1 finding written to the baseline \\.gemleak-baseline\\.json ");
+    g_autofree char *baseline = g_build_filename(dir, ".gemleak-baseline.json", NULL);
+    g_autofree char *json = gl_test_read(baseline, NULL);
+    ck_assert_uint_eq(gl_test_count(json, strlen(json), "\"fingerprint\""), 1);
+    forget(&r, dir);
+}
+END_TEST
+
+/* A failing test and a leak in one run: the task's message names both. */
+START_TEST(test_rake_failing_suite_and_leak_both_named)
+{
+    Result r = { 0 };
+    char *dir = rake_run(&r, NULL, ARGS("test:valgrind", "TEST=test/{count,failing}_test.rb"));
+    ck_assert_int_ne(r.status, 0);
+    gl_assert_line(r.out, "2 runs, 2 assertions, 1 failures");
+    gl_assert_line(r.err, "^ \\*tally_count \\(tally\\.c:\\d+\\)$");
+    gl_assert_line(r.err, "^GemLeak::Error: test suite failed \\(status 1\\), and gemleak found 1 finding "
+                          "\\(leaks or memory errors\\) in the extension: both are reported above$");
+    forget(&r, dir);
+}
+END_TEST
+
+/* ---- the gem, as a user installs it ------------------------------------------ */
+
+#define TEST_USER "gemleak-test"
+
+/* The gem route from a fresh clone, as a user without privileges: the
+ * README's commands build and install the gem into a private GEM_HOME; a
+ * small gem whose Rakefile is the README's snippet fails on a planted leak
+ * and passes without it, with no gemleak on PATH and no GEMLEAK; Bundler
+ * builds it from the README's Gemfile line; make install PREFIX=$HOME/.local
+ * gives a binary and a Ruby library that work (tests/gem_from_clone.sh).
+ * Run as root (CI), the steps run as TEST_USER, made when missing. */
+START_TEST(test_gem_from_a_fresh_clone)
+{
+    g_autofree char *root = g_path_get_dirname(gl_test_fixtures);
+    g_autofree char *git_dir = g_build_filename(root, ".git", NULL);
+    ck_assert_msg(g_file_test(git_dir, G_FILE_TEST_EXISTS),
+                  "%s is not a git checkout: this test installs the gem from a clone of it", root);
+    g_autofree char *work = gl_test_tmpdir();
+    g_autofree char *clone = g_build_filename(work, "gemleak", NULL);
+    g_autofree char *clone_cmd = g_strdup_printf("git clone -q '%s' '%s' && mkdir '%s/home' '%s/gems' '%s/tmp'",
+                                                 root, clone, work, work, work);
+    const char *sh_clone[] = { "sh", "-c", clone_cmd, NULL };
+    g_autofree char *clone_err = NULL;
+    ck_assert_msg(gl_test_spawn(sh_clone, NULL, &clone_err) == 0, "git clone: %s", clone_err);
+
+    g_autofree char *install = readme_block("gem-install");
+    g_autofree char *gemfile = readme_block("gemfile-line");
+    g_autofree char *snippet = readme_block("rakefile-snippet");
+    const char *names[] = { "install.sh", "Gemfile.line", "Rakefile.snippet" };
+    const char *blocks[] = { install, gemfile, snippet };
+    for (guint i = 0; i < G_N_ELEMENTS(names); i++) {
+        g_autofree char *path = g_build_filename(work, names[i], NULL);
+        gl_test_write(path, blocks[i], -1);
+    }
+
+    g_autofree char *home = g_build_filename(work, "home", NULL);
+    g_autofree char *home_var = g_strconcat("HOME=", home, NULL);
+    g_autofree char *gem_home = g_strconcat("GEM_HOME=", work, "/gems", NULL);
+    g_autofree char *tmp_var = g_strconcat("TMPDIR=", work, "/tmp", NULL);
+    g_autofree char *script = g_build_filename(clone, "tests", "gem_from_clone.sh", NULL);
+    g_autoptr(GPtrArray) argv = g_ptr_array_new();
+    if (geteuid() == 0) {
+        g_autofree char *prepare = g_strdup_printf(
+            "id -u " TEST_USER " >/dev/null 2>&1 || useradd --system --user-group --no-create-home "
+            "--home-dir /nonexistent --shell /bin/sh " TEST_USER " && chown -R " TEST_USER ": '%s'",
+            work);
+        const char *sh_prepare[] = { "sh", "-c", prepare, NULL };
+        g_autofree char *prepare_err = NULL;
+        ck_assert_msg(gl_test_spawn(sh_prepare, NULL, &prepare_err) == 0, "making the user %s: %s",
+                      TEST_USER, prepare_err);
+        const char *as_user[] = { "runuser", "-u", TEST_USER, "--" };
+        for (guint i = 0; i < G_N_ELEMENTS(as_user); i++)
+            g_ptr_array_add(argv, (gpointer) as_user[i]);
+    }
+    const char *rest[] = { "env", "-i", home_var, gem_home, tmp_var, "PATH=/usr/bin:/bin",
+                           "LANG=C.UTF-8", "sh", script, clone, work, NULL };
+    for (guint i = 0; i < G_N_ELEMENTS(rest); i++)
+        g_ptr_array_add(argv, (gpointer) rest[i]);
+
+    Result r = { 0 };
+    run_command(&r, work, NULL, (const char *const *) argv->pdata);
+    /* Check's messages are short: the whole log goes to standard error */
+    if (r.status != 0)
+        fprintf(stderr, "test_gem_from_a_fresh_clone:\n%s\n%s\n", r.out, r.err);
+    const char *failed = strstr(r.out, "FAILED: ");
+    ck_assert_msg(r.status == 0, "status %d: %.300s (the whole log is above)", r.status,
+                  failed != NULL ? failed : "see the log");
+    gl_assert_line(r.out, "^== done$");
+    result_clear(&r);
+    gl_remove_tree(work);
+}
+END_TEST
+
+/* make install for a package: everything under DESTDIR, and the Ruby
+ * library told where the binary will be once the package is installed. */
+START_TEST(test_make_install_destdir)
+{
+    g_autofree char *root = g_path_get_dirname(gl_test_fixtures);
+    g_autofree char *destdir = gl_test_tmpdir();
+    g_autofree char *install = g_strdup_printf(
+        "make -s -C '%s' install DESTDIR='%s' PREFIX=/usr RUBYLIBDIR=/usr/lib/ruby/vendor_ruby", root,
+        destdir);
     const char *make[] = { "sh", "-c", install, NULL };
     g_autofree char *make_err = NULL;
     ck_assert_msg(gl_test_spawn(make, NULL, &make_err) == 0, "make install failed:\n%s", make_err);
-    const char *installed[] = { "usr/local/bin/gemleak", "usr/local/share/man/man1/gemleak.1",
-                                "usr/local/share/gemleak/suppressions/ruby.supp" };
+    const char *installed[] = { "usr/bin/gemleak", "usr/share/man/man1/gemleak.1",
+                                "usr/share/gemleak/suppressions/ruby.supp",
+                                "usr/lib/ruby/vendor_ruby/gemleak.rb",
+                                "usr/lib/ruby/vendor_ruby/gemleak/rake.rb",
+                                "usr/lib/ruby/vendor_ruby/gemleak/installed.rb" };
     for (guint i = 0; i < G_N_ELEMENTS(installed); i++) {
         g_autofree char *path = g_build_filename(destdir, installed[i], NULL);
         ck_assert_msg(g_file_test(path, G_FILE_TEST_IS_REGULAR), "%s not installed", installed[i]);
     }
-    g_autofree char *find = g_strdup_printf("find '%s' -name rake.rb -path '*/gemleak/*'", destdir);
-    const char *find_argv[] = { "sh", "-c", find, NULL };
-    g_autofree char *found = NULL;
-    gl_test_spawn(find_argv, &found, NULL);
-    ck_assert_msg(found != NULL && strstr(found, "site_ruby") != NULL, "gemleak/rake.rb: %s", found);
-    gl_remove_tree(home);
+    g_autofree char *lib = g_build_filename(destdir, "usr/lib/ruby/vendor_ruby", NULL);
+    const char *ruby[] = { "ruby", "-I", lib, "-rgemleak", "-e", "print GemLeak::INSTALLED_EXECUTABLE", NULL };
+    Result r = { 0 };
+    run_command(&r, NULL, NULL, ruby);
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    ck_assert_str_eq(r.out, "/usr/bin/gemleak");
+    result_clear(&r);
+    gl_remove_tree(destdir);
+}
+END_TEST
+
+/* Building the gem stops, when a library's headers are missing, with one
+ * message naming the packages to install. */
+START_TEST(test_gem_build_names_missing_packages)
+{
+    g_autofree char *work = gl_test_tmpdir();
+    g_autofree char *extconf = gl_test_project_file("ext/gemleak/extconf.rb");
+    const char *argv[] = { "ruby", extconf, NULL };
+    g_auto(GStrv) env = g_environ_setenv(g_get_environ(), "PKG_CONFIG", "false", TRUE);
+    Result r = { 0 };
+    run_command(&r, work, env, argv);
+    ck_assert_int_ne(r.status, 0);
+    gl_assert_line(r.err, "^gemleak: cannot build the gemleak binary: missing libxml-2\\.0, glib-2\\.0, "
+                          "gio-2\\.0, json-glib-1\\.0 \\(pkg-config finds no \\.pc file\\)\\.$");
+    gl_assert_line(r.err, "^  Debian, Ubuntu: sudo apt-get install gcc make pkg-config libxml2-dev "
+                          "libglib2\\.0-dev libjson-glib-dev$");
+    gl_assert_line(r.err, "^  Fedora: +sudo dnf install gcc make pkgconf-pkg-config libxml2-devel "
+                          "glib2-devel json-glib-devel$");
+    g_autofree char *makefile = g_build_filename(work, "Makefile", NULL);
+    ck_assert(!g_file_test(makefile, G_FILE_TEST_EXISTS));
+    result_clear(&r);
+    gl_remove_tree(work);
 }
 END_TEST
 
@@ -1229,7 +1721,7 @@ int main(int argc, char **argv)
 
     /* The test cases run at once, each in a process of its own
      * (run_in_parallel); the tests of one case run in turn. */
-    enum { SELF, LEAKS, VERDICTS, PROCESSES, MINITEST, RSPEC, N_CASES };
+    enum { SELF, LEAKS, VERDICTS, PROCESSES, MINITEST, RSPEC, GEM, N_CASES };
     const char *names[N_CASES + 1] = {
         [SELF] = "gemleak itself",
         [LEAKS] = "run: leaks",
@@ -1237,6 +1729,7 @@ int main(int argc, char **argv)
         [PROCESSES] = "run: processes and options",
         [MINITEST] = "rake: minitest",
         [RSPEC] = "rake: rspec and options",
+        [GEM] = "the gem from a clone",
         [N_CASES] = NULL,
     };
     TCase *cases[N_CASES];
@@ -1248,6 +1741,7 @@ int main(int argc, char **argv)
     tcase_add_test(self, test_man_page_renders_without_warnings);
     tcase_add_test(self, test_every_option_is_documented);
     tcase_add_test(self, test_missing_or_old_valgrind);
+    tcase_add_test(self, test_data_found_where_the_binary_is);
     tcase_add_test(self, test_command_that_does_not_exist);
     tcase_add_test(self, test_interrupted_run);
     tcase_add_test(self, test_keep_xml_directory);
@@ -1275,7 +1769,7 @@ int main(int argc, char **argv)
     tcase_add_test(processes, test_two_extensions_and_object_choice);
     tcase_add_test(processes, test_object_never_loaded_is_an_error);
     tcase_add_test(processes, test_suppressions_dir_silences_a_leak);
-    tcase_add_test(processes, test_gen_suppressions_prints_blocks);
+    tcase_add_test(processes, test_gen_suppressions_block_silences_every_call_site);
     tcase_add_test(processes, test_failing_ruby_keeps_its_status);
     tcase_add_test(processes, test_leak_then_raise_exits_1_with_the_finding);
     tcase_add_test(processes, test_twice_in_a_row);
@@ -1290,13 +1784,22 @@ int main(int argc, char **argv)
     tcase_add_test(minitest, test_rake_failing_assertion_still_fails);
     tcase_add_test(minitest, test_rake_binary_name_limits_the_targets);
     tcase_add_test(minitest, test_readme_rakefile_snippet);
+    tcase_add_test(minitest, test_rake_failing_suite_and_leak_both_named);
+    tcase_add_test(minitest, test_rake_write_baseline);
 
     TCase *rspec = cases[RSPEC];
     tcase_add_test(rspec, test_rspec_task);
     tcase_add_test(rspec, test_rake_suppressions_and_reports_reach_gemleak);
     tcase_add_test(rspec, test_rake_without_gemleak_says_how_to_get_it);
     tcase_add_test(rspec, test_rake_task_with_its_own_configuration);
-    tcase_add_test(rspec, test_gem_build_and_make_install);
+    tcase_add_test(rspec, test_readme_ruby_memcheck_migration);
+    tcase_add_test(rspec, test_rake_ruby_memcheck_settings);
+    tcase_add_test(rspec, test_rake_task_defined_twice_warns);
+
+    TCase *gem = cases[GEM];
+    tcase_add_test(gem, test_gem_build_names_missing_packages);
+    tcase_add_test(gem, test_make_install_destdir);
+    tcase_add_test(gem, test_gem_from_a_fresh_clone);
 
     Suite *suite = suite_create("integration");
     for (guint i = 0; i < N_CASES; i++) {

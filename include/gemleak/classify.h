@@ -36,8 +36,11 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(GlRules, gl_rules_free)
 
 /* Adds a target object: a binary name as Ruby authors say it ("redcarpet"
  * matches .../redcarpet.so), a shell glob ("*\/redcarpet.so"; without a '/'
- * it is matched against the file name), or a path (symlinks resolved).
- * Returns: FALSE with GL_ERROR_USAGE for an empty pattern. */
+ * it is matched against the file name), a path (symlinks resolved), or a
+ * regular expression written /REGEX/, matched anywhere in the path, the
+ * file name or the name before its first dot ("/\Aredcarpet\z/").
+ * Returns: FALSE with GL_ERROR_USAGE for an empty pattern or a /REGEX/
+ * that does not compile. */
 gboolean gl_rules_add_target(GlRules *rules, const char *pattern, GError **error);
 guint gl_rules_n_targets(const GlRules *rules);
 
@@ -49,9 +52,12 @@ gboolean gl_rules_target_matches(const GlRules *rules, guint index, const char *
 
 /* Functions to skip (--skip-function): a leak with a frame of one of these
  * between its allocation and its first target frame is skipped. Patterns
- * are shell globs ("rb_funcall*"). */
-void gl_rules_add_callback(GlRules *rules, const char *pattern);
-/* A file of patterns, one a line; '#' starts a comment. */
+ * are shell globs ("rb_funcall*") or regular expressions written /REGEX/,
+ * matched anywhere in the name as Ruby's Regexp#match?.
+ * Returns: FALSE with GL_ERROR_USAGE for a /REGEX/ that does not compile. */
+gboolean gl_rules_add_callback(GlRules *rules, const char *pattern, GError **error);
+/* A file of patterns, one a line; '#' starts a comment. A bad pattern is
+ * named with its FILE:LINE. */
 gboolean gl_rules_add_callbacks_from_file(GlRules *rules, const char *path, GError **error);
 /* Turns off the built-in rule that leaves out Ruby's own memory (rule 2):
  * only --skip-function patterns skip. */

@@ -21,6 +21,8 @@ typedef struct {
     gboolean color;                /* ANSI colour (text only) */
     gboolean suppressions;         /* show the suppression block of each finding */
     const char *project_root;      /* absolute: locations are shown relative to it */
+    gboolean ran_command;          /* gemleak run: command_status says how the command ended */
+    int command_status;            /* its exit status, 128+N when signal N killed it */
 } GlReportContext;
 
 typedef struct {
@@ -105,6 +107,13 @@ void gl_json_write(JsonBuilder *builder, FILE *out);
 /* Returns: (transfer full): @finding as the text report shows it (message,
  * frames, further stacks; the suppression block if @suppressions), no colour. */
 char *gl_finding_text(const GlFinding *finding, gboolean suppressions);
+
+/* Returns: (transfer full) (nullable): the Valgrind suppression that
+ * silences @finding wherever Ruby called it from, under a comment that
+ * names it: its frames up to the last target frame, then "...". NULL when
+ * Valgrind has no suppression for its kind. --format supp and the text
+ * report's --gen-suppressions both print this. */
+char *gl_finding_suppression(const GlFinding *finding);
 
 /* Returns: (transfer none): "definite leak", "memory error" ... for grouping. */
 const char *gl_record_category(const GlRecord *record);

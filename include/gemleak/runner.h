@@ -45,8 +45,11 @@ char *gl_ruby_version(const char *ruby);
 GPtrArray *gl_suppression_files(const char *const *dirs, const char *version);
 
 /* Returns: (transfer full): where gemleak's own data (suppressions/) lives:
- * $GEMLEAK_DATADIR, else the source tree the binary was built in, else the
- * installed share directory. */
+ * $GEMLEAK_DATADIR; else, from where the binary is, PREFIX/share/gemleak
+ * for PREFIX/bin/gemleak, or the directory above the binary's (a
+ * checkout's build/gemleak, the gem's libexec/gemleak) when it holds
+ * suppressions/ruby.supp; else the share directory compiled in. The
+ * directory may not exist: the caller says so. */
 char *gl_data_dir(void);
 
 /* Runs each of @commands (a GStrv each) at once under Valgrind, waits for

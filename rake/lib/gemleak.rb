@@ -2,6 +2,7 @@
 
 require "fileutils"
 require "json"
+require "rbconfig"
 require "shellwords"
 require "tmpdir"
 require "gemleak/version"
@@ -12,15 +13,72 @@ require "gemleak/version"
 module GemLeak
   class Error < StandardError; end
 
+  # The gemleak binary that the gemleak gem built when it was installed
+  # (ext/gemleak/extconf.rb puts it there), and the one `make` builds in a
+  # source tree (a Bundler `path:` gem, which Bundler does not build).
+  GEM_EXECUTABLES = [
+    File.expand_path("../../libexec/gemleak", __dir__),
+    File.expand_path("../../build/gemleak", __dir__),
+  ].freeze
+
+  # make install writes gemleak/installed.rb beside this file: where it put
+  # the binary.
+  installed = File.join(__dir__, "gemleak", "installed.rb")
+  require installed if File.file?(installed)
+
+  # Turns a pattern setting (binary_name, skip_functions...) into what
+  # gemleak's --object and --skip-function take: a String as it is, a Regexp
+  # as /SOURCE/, which gemleak matches as Ruby's Regexp#match? does.
+  # Raises GemLeak::Error for what cannot be passed on.
+  module Pattern
+    # Ruby's flags that PCRE, which gemleak's GRegex is, spells inline.
+    INLINE_FLAGS = { Regexp::IGNORECASE => "i", Regexp::EXTENDED => "x", Regexp::MULTILINE => "s" }.freeze
+
+    def self.argument(value, setting)
+      case value
+      when Regexp then regexp(value, setting)
+      when String, Symbol then value.to_s
+      else raise Error, "#{setting}: #{value.inspect} is neither a String nor a Regexp"
+      end
+    end
+
+    def self.regexp(regexp, setting)
+      source = regexp.source
+      refuse = lambda do |why|
+        raise Error, "#{setting}: #{regexp.inspect} cannot be passed to gemleak: #{why}"
+      end
+      if (regexp.options & Regexp::NOENCODING).nonzero? ||
+         !%w[UTF-8 US-ASCII].include?(regexp.encoding.name)
+        refuse.call("gemleak matches names as UTF-8; drop the encoding flag")
+      end
+      # Where Ruby and PCRE read the same text differently.
+      refuse.call("\\h is a hex digit in Ruby, a space in gemleak; write [0-9a-fA-F]") if source =~ /(?<!\\)(?:\\\\)*\\h/
+      # (?m) turned on; Regexp.union's and interpolation's (?-mix:...) turn it off, as PCRE's does.
+      refuse.call("(?m) is Ruby's dot-all, PCRE's multi-line; give the /m flag instead") if source =~ /\(\?[ix]*m[imx]*(?:-[imx]*)?[:)]/
+      flags = INLINE_FLAGS.filter_map { |bit, letter| letter if (regexp.options & bit).nonzero? }.join
+      "/#{flags.empty? ? "" : "(?#{flags})"}#{source}/"
+    end
+  end
+
   # What `gemleak run` is told: each setting maps to one of its options.
+  # ruby_memcheck's setting names work too, with ruby_memcheck's meaning
+  # (see the README, "Moving from ruby_memcheck").
   class Configuration
-    # Target extensions, as create_makefile names them ("tally"), paths or globs
-    # (--object). Empty: the extensions the suite loaded.
+    # ruby_memcheck lists the Ruby functions whose allocations are Ruby's;
+    # gemleak needs no list: its rule 2 knows Ruby's allocation functions
+    # instead, and every other Ruby function allocates for Ruby. So the
+    # defaults are empty, and `DEFAULT_SKIPPED_RUBY_FUNCTIONS + [...]`, as a
+    # ruby_memcheck Rakefile writes it, adds just the patterns given.
+    DEFAULT_SKIPPED_RUBY_FUNCTIONS = [].freeze
+
+    # Target extensions, as create_makefile names them ("tally"), paths,
+    # globs or Regexps (--object). Empty: the extensions the suite loaded.
     attr_accessor :binary_names
-    attr_accessor :valgrind            # --valgrind PATH
+    attr_accessor :valgrind            # --valgrind PATH (words after the first: --valgrind-opt)
     attr_accessor :valgrind_options    # --valgrind-opt, each
     attr_accessor :suppressions_dir    # --suppressions-dir DIR
-    attr_accessor :skip_functions      # --skip-function, each (callbacks into Ruby)
+    attr_accessor :skip_functions      # --skip-function, each: Strings (globs) or Regexps
+    attr_accessor :default_skips       # false: --no-default-skips
     attr_accessor :reports             # ["junit:gemleak.xml", "sarif:gemleak.sarif"]: --format, each
     attr_accessor :all_errors          # --all-errors
     attr_accessor :free_at_exit        # --free-at-exit (Ruby 3.4+)
@@ -28,22 +86,84 @@ module GemLeak
     attr_accessor :fail_on             # --fail-on
     attr_accessor :max_bytes           # --max-bytes
     attr_accessor :baseline            # --baseline FILE
+    attr_accessor :write_baseline      # --write-baseline FILE: the run passes, and writes it
     attr_accessor :gen_suppressions    # --gen-suppressions
     attr_accessor :keep_xml            # --keep-xml DIR
     attr_accessor :extra_arguments     # anything else, as gemleak run takes it
-    # The gemleak executable; by default $GEMLEAK, else gemleak on PATH.
+    # The gemleak executable: by default $GEMLEAK, else the gemleak gem's
+    # own, else where make install put it, else gemleak on PATH.
     attr_writer :executable
 
-    def initialize
+    # ruby_memcheck's settings that gemleak has no use for, and why.
+    NOT_FOR_GEMLEAK = {
+      ruby: "the tasks run the Ruby that runs Rake (RSpec: its rspec command)",
+      temp_dir: "gemleak keeps Valgrind's XML in a private directory; keep_xml = DIR keeps it there",
+      output_io: "the report goes to standard error; reports = [\"text:FILE\"] writes it to a file too",
+    }.freeze
+
+    # Settings by name, as GemLeak.config and ruby_memcheck's
+    # Configuration.new take them: Configuration.new(binary_name: "tally").
+    def initialize(**settings)
       @binary_names = []
       @valgrind_options = []
       @skip_functions = []
+      @default_skips = true
       @reports = []
       @extra_arguments = []
+      set(**settings)
+    end
+
+    # Sets each setting given by name; raises GemLeak::Error for a name
+    # that is not one, saying why when it is ruby_memcheck's.
+    def set(**settings)
+      settings.each do |name, value|
+        if NOT_FOR_GEMLEAK.key?(name.to_sym)
+          raise Error, "GemLeak: #{name} is ruby_memcheck's, not gemleak's: #{NOT_FOR_GEMLEAK[name.to_sym]}"
+        end
+        unless respond_to?("#{name}=")
+          raise Error, "GemLeak: unknown setting #{name} (see the README, \"Rake\", for the settings)"
+        end
+
+        public_send("#{name}=", value)
+      end
+      self
     end
 
     def binary_name=(name)
       @binary_names = Array(name)
+    end
+
+    def binary_name
+      binary_names.size == 1 ? binary_names.first : binary_names
+    end
+
+    # ruby_memcheck's names, with its meaning.
+
+    # ruby_memcheck's list of functions to skip: skipped in addition to what
+    # rule 2 leaves out (see DEFAULT_SKIPPED_RUBY_FUNCTIONS).
+    def skipped_ruby_functions=(patterns)
+      @skip_functions = Array(patterns)
+    end
+
+    def skipped_ruby_functions
+      skip_functions
+    end
+
+    alias valgrind_suppressions_dir= suppressions_dir=
+    alias valgrind_suppressions_dir suppressions_dir
+    alias valgrind_generate_suppressions= gen_suppressions=
+    alias valgrind_generate_suppressions gen_suppressions
+    alias use_only_ruby_free_at_exit= free_at_exit=
+    alias use_only_ruby_free_at_exit free_at_exit
+
+    # ruby_memcheck reports every memory error unless filter_all_errors;
+    # gemleak keeps those that enter the extension unless all_errors.
+    def filter_all_errors=(filter)
+      @all_errors = !filter
+    end
+
+    def filter_all_errors
+      !all_errors
     end
 
     def initialize_copy(other)
@@ -59,32 +179,51 @@ module GemLeak
       from_env = ENV["GEMLEAK"]
       return from_env if from_env && !from_env.empty?
 
-      ENV.fetch("PATH", "").split(File::PATH_SEPARATOR).each do |dir|
-        candidate = File.join(dir, "gemleak")
-        return candidate if File.file?(candidate) && File.executable?(candidate)
-      end
-      raise Error, "gemleak not found: install it (make install in gemleak's source) " \
-                   "or set GEMLEAK=/path/to/gemleak"
+      candidates = GEM_EXECUTABLES.dup
+      candidates << INSTALLED_EXECUTABLE if defined?(INSTALLED_EXECUTABLE)
+      candidates.concat(ENV.fetch("PATH", "").split(File::PATH_SEPARATOR).map { |dir| File.join(dir, "gemleak") })
+      found = candidates.find { |candidate| File.file?(candidate) && File.executable?(candidate) }
+      return found if found
+
+      raise Error, "gemleak's binary is not built: install the gemleak gem (gem install, or Bundler " \
+                   "with git: or a gem source, builds it), run make in gemleak's source (for " \
+                   "Bundler's path:), or set GEMLEAK=/path/to/gemleak"
     end
 
-    # The options of `gemleak run`, without the command.
+    # The options of `gemleak run`, without the command. Raises
+    # GemLeak::Error for a setting that cannot be passed on.
     def arguments
       args = []
-      binary_names.each { |name| args.push("--object", name.to_s) }
-      args.push("--valgrind", valgrind.to_s) if valgrind
-      valgrind_options.each { |opt| args.push("--valgrind-opt", opt.to_s) }
-      args.push("--suppressions-dir", suppressions_dir.to_s) if suppressions_dir
-      skip_functions.each { |fn| args.push("--skip-function", fn.to_s) }
+      binary_names.each { |name| args.push("--object", Pattern.argument(name, "binary_name")) }
+      if valgrind
+        words = valgrind.is_a?(Array) ? valgrind.map(&:to_s) : string(valgrind, "valgrind").shellsplit
+        args.push("--valgrind", words.first)
+        words.drop(1).each { |opt| args.push("--valgrind-opt", opt) }
+      end
+      valgrind_options.each { |opt| args.push("--valgrind-opt", string(opt, "valgrind_options")) }
+      args.push("--suppressions-dir", string(suppressions_dir, "suppressions_dir")) if suppressions_dir
+      args.push("--no-default-skips") unless default_skips
+      skip_functions.each { |fn| args.push("--skip-function", Pattern.argument(fn, "skip_functions")) }
       args.push("--all-errors") if all_errors
       args.push("--free-at-exit") if free_at_exit
-      args.push("--leak-kinds", leak_kinds.to_s) if leak_kinds
-      args.push("--fail-on", fail_on.to_s) if fail_on
-      args.push("--max-bytes", max_bytes.to_s) if max_bytes
-      args.push("--baseline", baseline.to_s) if baseline
+      args.push("--leak-kinds", string(leak_kinds, "leak_kinds")) if leak_kinds
+      args.push("--fail-on", string(fail_on, "fail_on")) if fail_on
+      args.push("--max-bytes", string(max_bytes, "max_bytes")) if max_bytes
+      args.push("--baseline", string(baseline, "baseline")) if baseline
+      args.push("--write-baseline", string(write_baseline, "write_baseline")) if write_baseline
       args.push("--gen-suppressions") if gen_suppressions
-      args.push("--keep-xml", keep_xml.to_s) if keep_xml
-      args.concat(extra_arguments.map(&:to_s))
+      args.push("--keep-xml", string(keep_xml, "keep_xml")) if keep_xml
+      args.concat(extra_arguments.map { |arg| string(arg, "extra_arguments") })
       args
+    end
+
+    private
+
+    # A setting that is a name, a number or a path; a Regexp means nothing there.
+    def string(value, setting)
+      raise Error, "#{setting}: a Regexp (#{value.inspect}) is no #{setting}; give a String" if value.is_a?(Regexp)
+
+      value.to_s
     end
   end
 
@@ -98,19 +237,21 @@ module GemLeak
       configuration
     end
 
-    # Sets binary_name in a line, as the reference tool's users expect.
-    def config(binary_name: nil, **settings)
-      configuration.binary_name = binary_name if binary_name
-      settings.each { |name, value| configuration.public_send("#{name}=", value) }
-      configuration
+    # Settings in a line, as ruby_memcheck's RubyMemcheck.config takes them:
+    # GemLeak.config(binary_name: "tally", skipped_ruby_functions: [...]).
+    def config(**settings)
+      configuration.set(**settings)
     end
   end
 
   # What both task classes share: an optional GemLeak::Configuration as the
-  # first argument of new, else GemLeak.configure's.
+  # first argument of new, else GemLeak.configure's; a description for
+  # rake -T; compile first when the Rakefile has such a task; and a word
+  # when another library's task of the same name is there.
   module ConfiguredTask
     def initialize(*args, &block)
       @gemleak = args.first.is_a?(Configuration) ? args.shift : nil
+      args.unshift(self.class::DEFAULT_NAME) if args.empty?
       super(*args, &block)
     end
 
@@ -119,21 +260,58 @@ module GemLeak
     def gemleak
       @gemleak || GemLeak.configuration
     end
+
+    private
+
+    # The task's full name ("test:valgrind") for @name as given (a name, or
+    # a Hash of a name and its prerequisites).
+    def gemleak_task_name(name)
+      name = name.keys.first if name.is_a?(Hash)
+      Rake.application.current_scope.path_with_task_name(name.to_s)
+    end
+
+    # Rake adds a second definition's action to the first's: both would run
+    # the suite under Valgrind. Returns: true when the task may be defined.
+    def gemleak_task_free?(full_name)
+      return true unless Rake::Task.task_defined?(full_name)
+
+      warn "gemleak: rake task #{full_name} is already defined (by ruby_memcheck?); gemleak leaves " \
+           "it alone rather than run the suite twice: remove the other definition, or give " \
+           "gemleak's task another name"
+      # A desc given for gemleak's task must not land on the next one.
+      Rake.application.last_description = nil
+      false
+    end
+
+    # When the task runs: the extension is built first (rake-compiler's
+    # compile task, wherever the Rakefile defines it), and another library
+    # that added an action to this task is named.
+    def gemleak_prepare(full_name)
+      Rake::Task["compile"].invoke if Rake::Task.task_defined?("compile")
+      actions = Rake::Task[full_name].actions.size
+      return if actions <= 1
+
+      warn "gemleak: rake task #{full_name} also runs #{actions - 1} action(s) that another library " \
+           "(ruby_memcheck?) added: the suite runs more than once under Valgrind"
+    end
   end
 
   # One run of a suite under gemleak: the command prefix, and after the run,
-  # what gemleak found. gemleak's exit status alone cannot tell a leak from a
-  # failing suite (both may be 1), so it also writes a JSON report here.
+  # what gemleak found. The JSON report it writes says what it found, and
+  # how the command ended; the exit status alone cannot tell a leak from a
+  # failing suite.
   class Session
-    # Raises GemLeak::Error when there is no gemleak to run, before it
-    # makes the directory that #check! removes.
+    # Raises GemLeak::Error when there is no gemleak to run, or a setting
+    # cannot be passed on, before it makes the directory #check! removes.
     def initialize(configuration)
+      @configuration = configuration
       executable = configuration.executable
+      arguments = configuration.arguments
       @dir = Dir.mktmpdir("gemleak-rake-")
       @report_path = File.join(@dir, "report.json")
       formats = ["--format", "text", "--format", "json:#{@report_path}"]
       configuration.reports.each { |report| formats.push("--format", report.to_s) }
-      @prefix_words = [executable, "run", *configuration.arguments, *formats, "--"].freeze
+      @prefix_words = [executable, "run", *arguments, *formats, "--"].freeze
     end
 
     # The shell words that go before the Ruby command.
@@ -156,35 +334,78 @@ module GemLeak
 
     # The findings of the run, or nil when there is no report.
     def findings
-      report&.fetch("findings", [])
+      report&.fetch("findings", nil)
     end
 
     def gate_failed?
       report&.dig("gate", "failed") == true
     end
 
-    # Raises when gemleak found what fails the gate; then when the command
-    # failed for another reason (the suite, gemleak itself).
+    # Raises when gemleak found what fails the gate, when the command
+    # failed, or both, saying which in Rake's terms.
     def check!(ok, status, command_name)
-      begin
-        if gate_failed?
-          count = findings.size
-          raise Error, "gemleak: #{count} finding#{count == 1 ? "" : "s"} (leaks or memory " \
-                       "errors) in the extension; the report is above"
-        end
-        return if ok
-
-        if findings.nil?
-          raise Error, "gemleak could not run the #{command_name} (status #{exit_status(status)}); " \
-                       "its message is above"
-        end
-        raise Error, "#{command_name} failed (status #{exit_status(status)}); gemleak found no leaks"
-      ensure
-        FileUtils.rm_rf(@dir)
-      end
+      failure = failure_message(ok, status, command_name)
+      raise Error, failure if failure
+    ensure
+      FileUtils.rm_rf(@dir)
     end
 
     private
+
+    def failure_message(ok, status, command_name)
+      return binary_name_message(report["error"]) if report&.dig("error", "unmatched_object")
+
+      suite_status = command_status(status)
+      if gate_failed?
+        count = findings.size
+        found = "#{count} finding#{count == 1 ? "" : "s"} (leaks or memory errors) in the extension"
+        return "gemleak: #{found}; the report is above" if suite_status.zero?
+
+        return "#{command_name} failed (status #{suite_status}), and gemleak found #{found}: " \
+               "both are reported above"
+      end
+      return nil if ok
+
+      if report.nil?
+        return "gemleak could not run the #{command_name} (status #{exit_status(status)}); " \
+               "its message is above"
+      end
+      return "#{command_name} failed (status #{suite_status}); gemleak found no leaks" if suite_status.nonzero?
+
+      "gemleak could not read all that Valgrind wrote (status #{exit_status(status)}); its message is above"
+    end
+
+    # How the command under gemleak ended, 0 when it passed: the report says
+    # so. A gemleak too old to say uses the command's status as its own, but
+    # for 1, 2 and 3.
+    def command_status(status)
+      command = report&.fetch("command", nil)
+      return command["status"].to_i if command.is_a?(Hash) && command.key?("status")
+
+      code = status.respond_to?(:exitstatus) ? status.exitstatus.to_i : 0
+      [2, 3].include?(code) || (code == 1 && gate_failed?) ? 0 : code
+    end
+
+    # gemleak stopped after the run because a binary_name matched nothing the
+    # suite loaded: say so in the Rakefile's words.
+    def binary_name_message(error)
+      pattern = error["unmatched_object"]
+      setting = @configuration.binary_names.find do |name|
+        Pattern.argument(name, "binary_name") == pattern
+      rescue Error
+        false
+      end
+      loaded = Array(error["loaded"])
+      names = loaded.map { |path| File.basename(path).sub(/\..*\z/, "") }.uniq
+      hint = case names.size
+             when 0 then ""
+             when 1 then " (#{names.first.inspect}, as create_makefile names it)"
+             else " (#{names.map(&:inspect).join(" or ")}, as create_makefile names them)"
+             end
+      "binary_name #{(setting || pattern).inspect} names no extension the tests loaded " \
+        "(they loaded: #{loaded.join(", ")}): fix binary_name in your Rakefile#{hint}, " \
+        "or leave it unset to check every extension the tests load"
+    end
 
     def exit_status(status)
       status.respond_to?(:exitstatus) && status.exitstatus ? status.exitstatus : status.inspect

@@ -5,16 +5,20 @@ require "gemleak"
 
 module GemLeak
   module RSpec
-    # An RSpec::Core::RakeTask run under `gemleak run`:
+    # An RSpec::Core::RakeTask run under `gemleak run`: spec:valgrind,
+    # beside the gem's own spec task.
     #
-    #   RSpec::Core::RakeTask.new(spec: :compile)
-    #   namespace(:spec) { GemLeak::RSpec::RakeTask.new(valgrind: :compile) }
+    #   GemLeak::RSpec::RakeTask.new
     #
-    # Settings as for GemLeak::TestTask.
+    # Settings, the compile task and names as for GemLeak::TestTask.
     class RakeTask < ::RSpec::Core::RakeTask
       include ConfiguredTask
 
+      DEFAULT_NAME = "spec:valgrind"
+      DESCRIPTION = "Run RSpec code examples under Valgrind with gemleak"
+
       def run_task(verbose)
+        gemleak_prepare(@gemleak_task)
         @session = Session.new(gemleak)
         exit_error = nil
         begin
@@ -27,6 +31,14 @@ module GemLeak
       end
 
       private
+
+      def define(args, &task_block)
+        @gemleak_task = gemleak_task_name(name)
+        return unless gemleak_task_free?(@gemleak_task)
+
+        desc DESCRIPTION unless ::Rake.application.last_description
+        super
+      end
 
       def spec_command
         "#{@session.prefix} #{super}"
