@@ -5,6 +5,7 @@
 #include "gemleak/classify.h"
 #include "gemleak/errors.h"
 #include "gemleak/gate.h"
+#include "gemleak/json_input.h"
 #include "gemleak/report.h"
 #include "gemleak/runner.h"
 #include "gemleak/targets.h"
@@ -38,6 +39,7 @@ typedef struct {
     char *fail_on;
     char *max_bytes;
     char *project_root;
+    char *frames;
     char *suppressions_out;
     char *baseline;
     char *write_baseline;
@@ -76,6 +78,7 @@ static void options_clear(Options *options)
     g_free(options->fail_on);
     g_free(options->max_bytes);
     g_free(options->project_root);
+    g_free(options->frames);
     g_free(options->suppressions_out);
     g_free(options->baseline);
     g_free(options->write_baseline);
@@ -181,6 +184,9 @@ static GOptionGroup *report_group(Options *options)
           "--fail-on definite,errors to fail on them as well", "FILE" },
         { "suppressions-out", 0, 0, G_OPTION_ARG_FILENAME, &options->suppressions_out,
           "Write a Valgrind suppression for each finding to FILE (--format supp:FILE)", "FILE" },
+        { "frames", 0, 0, G_OPTION_ARG_STRING, &options->frames,
+          "Text report: show N frames past the outermost frame of the extension, runs of "
+          "unnamed frames as one line (default: 3); all: every frame", "N|all" },
         { "project-root", 0, 0, G_OPTION_ARG_FILENAME, &options->project_root,
           "Show source locations relative to DIR in SARIF and GitHub reports (default: "
           "$GITHUB_WORKSPACE, else the current directory)", "DIR" },
@@ -380,6 +386,18 @@ static gboolean resolve_targets(const Options *options, const char *const *input
         return TRUE;
     }
     g_autoptr(GPtrArray) found = g_steal_pointer(&loaded);
+    /* gemleak's own reports (CI shards) say what their targets were. */
+    for (const char *const *input = inputs; *input != NULL; input++) {
+        if (!gl_json_input_detect(*input))
+            continue;
+        GlJsonInput report = { 0 };
+        if (gl_json_input_read(*input, NULL, 0, &report, NULL))
+            for (guint i = 0; i < report.targets->len; i++)
+                if (!g_ptr_array_find_with_equal_func(found, g_ptr_array_index(report.targets, i),
+                                                      g_str_equal, NULL))
+                    g_ptr_array_add(found, g_strdup(g_ptr_array_index(report.targets, i)));
+        gl_json_input_clear(&report);
+    }
     if (found->len == 0 && *have_lists) {
         g_set_error(error, GL_ERROR, GL_ERROR_USAGE,
                     "no Ruby process of the run loaded a native extension: was it built (rake "
@@ -579,6 +597,20 @@ static gboolean analyze_and_report(const Options *options, const char *const *in
         !resolve_targets(options, inputs, rules, shown, &have_lists, error))
         return FALSE;
 
+    guint frames_after = 3;
+    if (options->frames != NULL && strcmp(options->frames, "all") == 0) {
+        frames_after = G_MAXUINT;
+    } else if (options->frames != NULL) {
+        guint64 n = 0;
+        if (!g_ascii_string_to_unsigned(options->frames, 10, 0, 1000, &n, NULL)) {
+            g_set_error(error, GL_ERROR, GL_ERROR_USAGE,
+                        "--frames: '%s' is not a number of frames (0 to 1000) or all",
+                        options->frames);
+            return FALSE;
+        }
+        frames_after = (guint) n;
+    }
+
     g_autoptr(GlBaseline) baseline = NULL;
     if (options->baseline != NULL && (baseline = gl_baseline_load(options->baseline, error)) == NULL)
         return FALSE;
@@ -614,6 +646,7 @@ static gboolean analyze_and_report(const Options *options, const char *const *in
         .targets = (const char *const *) shown->pdata,
         .suppressions = options->gen_suppressions,
         .project_root = root,
+        .frames_after = frames_after,
         .ran_command = run != NULL,
         .command_status = run != NULL ? run->status : 0,
     };

@@ -236,13 +236,7 @@ void gl_findings_add(GlFindings *findings, GlRecord *record, guint64 order)
     guint64 direct = direct_bytes(record);
     gboolean certain = !record->uncertain;
     if (finding == NULL) {
-        finding = g_new0(GlFinding, 1);
-        finding->record = record;
-        finding->sites = g_ptr_array_new_with_free_func((GDestroyNotify) gl_record_free);
-        g_ptr_array_add(finding->sites, record);
-        finding->freed_block = gl_record_on_freed_block(record);
-        finding->pids = g_array_new(FALSE, FALSE, sizeof(gint64));
-        finding->order = order;
+        finding = gl_finding_new(record, order);
         g_hash_table_insert(findings->by_key, key, finding);
     } else {
         g_free(key);
@@ -255,6 +249,29 @@ void gl_findings_add(GlFindings *findings, GlRecord *record, guint64 order)
     finding->total_bytes = add_saturating(finding->total_bytes, bytes);
     finding->total_blocks = add_saturating(finding->total_blocks, blocks);
     finding->direct_bytes = add_saturating(finding->direct_bytes, direct);
+}
+
+/* Adds @theirs (consumed) to @ours, the same finding read elsewhere. */
+static void merge_finding(GlFinding *ours, GlFinding *theirs)
+{
+    if (theirs->order < ours->order) {
+        /* Theirs was read first: its pids lead. */
+        GArray *pids = ours->pids;
+        ours->pids = theirs->pids;
+        theirs->pids = pids;
+        ours->order = theirs->order;
+    }
+    while (theirs->sites->len > 0)
+        add_site(ours, g_ptr_array_steal_index(theirs->sites, theirs->sites->len - 1));
+    theirs->record = NULL;
+    ours->occurrences += theirs->occurrences;
+    ours->certain |= theirs->certain;
+    ours->total_bytes = add_saturating(ours->total_bytes, theirs->total_bytes);
+    ours->total_blocks = add_saturating(ours->total_blocks, theirs->total_blocks);
+    ours->direct_bytes = add_saturating(ours->direct_bytes, theirs->direct_bytes);
+    for (guint i = 0; i < theirs->pids->len; i++)
+        add_pid(ours->pids, g_array_index(theirs->pids, gint64, i));
+    finding_free(theirs);
 }
 
 void gl_findings_absorb(GlFindings *into, GlFindings *from)
@@ -271,25 +288,37 @@ void gl_findings_absorb(GlFindings *into, GlFindings *from)
             continue;
         }
         g_free(key);
-        if (theirs->order < ours->order) {
-            /* Theirs was read first: its pids lead. */
-            GArray *pids = ours->pids;
-            ours->pids = theirs->pids;
-            theirs->pids = pids;
-            ours->order = theirs->order;
-        }
-        while (theirs->sites->len > 0)
-            add_site(ours, g_ptr_array_steal_index(theirs->sites, theirs->sites->len - 1));
-        theirs->record = NULL;
-        ours->occurrences += theirs->occurrences;
-        ours->certain |= theirs->certain;
-        ours->total_bytes = add_saturating(ours->total_bytes, theirs->total_bytes);
-        ours->total_blocks = add_saturating(ours->total_blocks, theirs->total_blocks);
-        ours->direct_bytes = add_saturating(ours->direct_bytes, theirs->direct_bytes);
-        for (guint i = 0; i < theirs->pids->len; i++)
-            add_pid(ours->pids, g_array_index(theirs->pids, gint64, i));
-        finding_free(theirs);
+        merge_finding(ours, theirs);
     }
+}
+
+GlFinding *gl_finding_new(GlRecord *record, guint64 order)
+{
+    GlFinding *finding = g_new0(GlFinding, 1);
+    finding->record = record;
+    finding->sites = g_ptr_array_new_with_free_func((GDestroyNotify) gl_record_free);
+    g_ptr_array_add(finding->sites, record);
+    finding->freed_block = gl_record_on_freed_block(record);
+    finding->pids = g_array_new(FALSE, FALSE, sizeof(gint64));
+    finding->order = order;
+    return finding;
+}
+
+void gl_finding_add_site(GlFinding *finding, GlRecord *site)
+{
+    add_site(finding, site);
+}
+
+void gl_findings_add_finding(GlFindings *findings, GlFinding *finding)
+{
+    char *key = gl_record_merge_key(finding->record);
+    GlFinding *ours = g_hash_table_lookup(findings->by_key, key);
+    if (ours == NULL) {
+        g_hash_table_insert(findings->by_key, key, finding);
+        return;
+    }
+    g_free(key);
+    merge_finding(ours, finding);
 }
 
 guint gl_findings_count(const GlFindings *findings)

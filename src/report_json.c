@@ -10,7 +10,7 @@ typedef struct {
     JsonBuilder *builder;
 } JsonState;
 
-static void add_frames(JsonBuilder *builder, const GlStack *stack)
+static void add_frames(JsonBuilder *builder, const GlStack *stack, const char *project_root)
 {
     json_builder_set_member_name(builder, "frames");
     json_builder_begin_array(builder);
@@ -22,6 +22,8 @@ static void add_frames(JsonBuilder *builder, const GlStack *stack)
         gl_json_add_string(builder, "obj", frame->obj);
         gl_json_add_string(builder, "dir", frame->dir);
         gl_json_add_string(builder, "file", frame->file);
+        g_autofree char *path = gl_frame_source_path(frame, project_root, NULL);
+        gl_json_add_string(builder, "path", path);
         json_builder_set_member_name(builder, "line");
         if (frame->line > 0)
             json_builder_add_int_value(builder, frame->line);
@@ -58,6 +60,8 @@ static gpointer json_begin(const GlReportContext *context, FILE *out)
     gl_json_add_string(builder, "name", "gemleak");
     gl_json_add_string(builder, "version", GEMLEAK_VERSION);
     json_builder_end_object(builder);
+    /* What `gemleak filter` checks before it reads a report back (shards). */
+    gl_json_add_int(builder, "report_version", GL_JSON_REPORT_VERSION);
     add_string_list(builder, "targets", context->targets, G_MAXUINT);
     json_builder_set_member_name(builder, "findings");
     json_builder_begin_array(builder);
@@ -77,7 +81,9 @@ static void json_finding(gpointer data, const GlFinding *finding, guint index)
     gl_json_add_string(builder, "leak_kind",
                record->leak_kind != GL_LEAK_NONE ? gl_leak_kind_to_string(record->leak_kind) : NULL);
     gl_json_add_string(builder, "message", message);
+    gl_json_add_string(builder, "what", record->what);
     gl_json_add_int(builder, "bytes", (gint64) finding->total_bytes);
+    gl_json_add_int(builder, "direct_bytes", (gint64) finding->direct_bytes);
     gl_json_add_int(builder, "blocks", (gint64) finding->total_blocks);
     gl_json_add_int(builder, "occurrences", finding->occurrences);
     json_builder_set_member_name(builder, "pids");
@@ -90,6 +96,10 @@ static void json_finding(gpointer data, const GlFinding *finding, guint index)
     json_builder_add_boolean_value(builder, finding->certain);
     g_autofree char *uncertainty = gl_finding_uncertainty(finding);
     gl_json_add_string(builder, "uncertainty", uncertainty);
+    if (!finding->certain) {
+        gl_json_add_int(builder, "unnamed_frames", record->unnamed_frames);
+        gl_json_add_string(builder, "unnamed_object", record->unnamed_object);
+    }
     const char *stack = NULL;
     const GlFrame *at = gl_finding_location_in(finding, &stack);
     json_builder_set_member_name(builder, "location");
@@ -108,14 +118,14 @@ static void json_finding(gpointer data, const GlFinding *finding, guint index)
     } else {
         json_builder_add_null_value(builder);
     }
-    add_frames(builder, &record->stack);
+    add_frames(builder, &record->stack, state->context->project_root);
     json_builder_set_member_name(builder, "stacks");
     json_builder_begin_array(builder);
     for (guint i = 0; i < record->aux->len; i++) {
         const GlAux *aux = &g_array_index(record->aux, GlAux, i);
         json_builder_begin_object(builder);
         gl_json_add_string(builder, "text", aux->text);
-        add_frames(builder, &aux->stack);
+        add_frames(builder, &aux->stack, state->context->project_root);
         json_builder_end_object(builder);
     }
     json_builder_end_array(builder);
@@ -128,7 +138,7 @@ static void json_finding(gpointer data, const GlFinding *finding, guint index)
             json_builder_begin_object(builder);
             gl_json_add_string(builder, "kind", site->kind);
             gl_json_add_string(builder, "message", site->what);
-            add_frames(builder, &site->stack);
+            add_frames(builder, &site->stack, state->context->project_root);
             json_builder_end_object(builder);
         }
         json_builder_end_array(builder);
@@ -151,9 +161,18 @@ static void json_end(gpointer data)
     gl_json_add_int(builder, "files", summary->files);
     gl_json_add_int(builder, "errors_seen", (gint64) summary->errors_seen);
     gl_json_add_int(builder, "findings", context->findings->len);
+    /* errors_seen = occurrences + baseline_known_occurrences + skipped */
     guint uncertain = 0;
-    for (guint i = 0; i < context->findings->len; i++)
-        uncertain += !((const GlFinding *) g_ptr_array_index(context->findings, i))->certain;
+    guint64 occurrences = 0, all_occurrences = 0;
+    for (guint i = 0; i < context->findings->len; i++) {
+        const GlFinding *finding = g_ptr_array_index(context->findings, i);
+        uncertain += !finding->certain;
+        occurrences += finding->occurrences;
+    }
+    for (guint i = 0; i < context->analysis->findings->len; i++)
+        all_occurrences += ((const GlFinding *) g_ptr_array_index(context->analysis->findings, i))
+                               ->occurrences;
+    gl_json_add_int(builder, "occurrences", (gint64) occurrences);
     gl_json_add_int(builder, "uncertain", uncertain);
     gl_json_add_int(builder, "skipped", (gint64) gl_summary_skipped(summary));
     json_builder_set_member_name(builder, "skipped_by_reason");
@@ -164,6 +183,7 @@ static void json_end(gpointer data)
     gl_json_add_int(builder, "in_init", (gint64) summary->by_verdict[GL_VERDICT_SKIP_INIT]);
     json_builder_end_object(builder);
     gl_json_add_int(builder, "baseline_known", context->baseline_known);
+    gl_json_add_int(builder, "baseline_known_occurrences", (gint64) (all_occurrences - occurrences));
     add_string_list(builder, "truncated_files",
                     (const char *const *) summary->truncated_files->pdata,
                     summary->truncated_files->len);

@@ -1,5 +1,6 @@
 /* --format text: what a person reads in a terminal or a CI log. */
 #include "gemleak/report.h"
+#include "gemleak/source.h"
 
 #include <string.h>
 
@@ -12,6 +13,7 @@ typedef struct {
     const GlReportContext *context;
     FILE *out;
     GString *line;
+    GlSources *sources;
 } TextState;
 
 /* Returns: (transfer none): @code when colouring, else "". */
@@ -20,12 +22,42 @@ static const char *paint(gboolean color, const char *code)
     return color ? code : "";
 }
 
-/* Target frames are marked " *", the others indented by two spaces, as the
- * reference Ruby tool prints them. */
-static void render_stack(GString *out, const GlStack *stack, gboolean color)
+static const char *base_name(const char *path)
 {
-    for (guint i = 0; i < stack->n_frames; i++) {
+    const char *slash = strrchr(path, '/');
+    return slash != NULL ? slash + 1 : path;
+}
+
+/* Target frames are marked " *", the others indented by two spaces, as the
+ * reference Ruby tool prints them. Unless @after is G_MAXUINT (--frames
+ * all), a run of unnamed frames of one object is one line, and the stack
+ * stops @after frames past its outermost target frame: what a reader needs
+ * is the allocation, the extension, and where it was called from. */
+static void render_stack(GString *out, const GlStack *stack, gboolean color, guint after)
+{
+    gboolean all = after == G_MAXUINT;
+    guint end = stack->n_frames;
+    if (!all) {
+        guint relevant = 0;
+        for (guint i = 0; i < stack->n_frames; i++)
+            if (stack->frames[i].in_target)
+                relevant = i + 1;
+        end = MIN(stack->n_frames, (relevant > 0 ? relevant : 1) + after);
+    }
+    for (guint i = 0; i < end; i++) {
         const GlFrame *frame = &stack->frames[i];
+        if (!all && frame->fn == NULL && !frame->in_target && frame->obj != NULL) {
+            guint run = 1;
+            while (i + run < end && stack->frames[i + run].fn == NULL &&
+                   !stack->frames[i + run].in_target &&
+                   g_strcmp0(stack->frames[i + run].obj, frame->obj) == 0)
+                run++;
+            if (run > 1) {
+                g_string_append_printf(out, "  ... %u frames in %s\n", run, base_name(frame->obj));
+                i += run - 1;
+                continue;
+            }
+        }
         if (frame->in_target)
             g_string_append_printf(out, "%s *", paint(color, RED));
         else
@@ -33,6 +65,22 @@ static void render_stack(GString *out, const GlStack *stack, gboolean color)
         gl_frame_describe(frame, out);
         g_string_append_printf(out, "%s\n", paint(frame->in_target && color, RESET));
     }
+    if (end < stack->n_frames)
+        g_string_append_printf(out, "  ... %u more frame%s\n", stack->n_frames - end,
+                               stack->n_frames - end == 1 ? "" : "s");
+}
+
+/* The source line of the place the finding is reported at, as compilers
+ * show it, when the file can be read. */
+static void render_source_line(GString *out, const GlFinding *finding, GlSources *sources)
+{
+    const GlFrame *at = gl_finding_location(finding);
+    g_autofree char *path = gl_frame_path(at);
+    const char *text = path != NULL ? gl_sources_line(sources, path, at->line) : NULL;
+    if (text == NULL)
+        return;
+    g_autofree char *shown = g_utf8_make_valid(text, -1);
+    g_string_append_printf(out, " %4u | %s\n", at->line, shown);
 }
 
 /* The places a freed block was used, after the first: one line each. */
@@ -59,7 +107,7 @@ static void render_other_accesses(GString *out, const GlFinding *finding)
 }
 
 static void render_finding(GString *out, const GlFinding *finding, gboolean color,
-                           gboolean suppressions)
+                           gboolean suppressions, guint after, GlSources *sources)
 {
     const GlRecord *record = finding->record;
     g_autofree char *message = gl_finding_message(finding);
@@ -70,12 +118,14 @@ static void render_finding(GString *out, const GlFinding *finding, gboolean colo
                                "Ubuntu: the libruby dbgsym package of the debug archive; or a Ruby "
                                "built with symbols, as ruby-build makes).%s\n",
                                paint(color, DIM), uncertain, paint(color, RESET));
-    render_stack(out, &record->stack, color);
+    if (sources != NULL)
+        render_source_line(out, finding, sources);
+    render_stack(out, &record->stack, color, after);
     for (guint i = 0; i < record->aux->len; i++) {
         const GlAux *aux = &g_array_index(record->aux, GlAux, i);
         if (aux->text != NULL)
             g_string_append_printf(out, "%s\n", aux->text);
-        render_stack(out, &aux->stack, color);
+        render_stack(out, &aux->stack, color, after);
     }
     render_other_accesses(out, finding);
     if (suppressions) {
@@ -93,7 +143,7 @@ static void render_finding(GString *out, const GlFinding *finding, gboolean colo
 char *gl_finding_text(const GlFinding *finding, gboolean suppressions)
 {
     GString *out = g_string_new(NULL);
-    render_finding(out, finding, FALSE, suppressions);
+    render_finding(out, finding, FALSE, suppressions, G_MAXUINT, NULL);
     return g_string_free(out, FALSE);
 }
 
@@ -103,6 +153,7 @@ static gpointer text_begin(const GlReportContext *context, FILE *out)
     state->context = context;
     state->out = out;
     state->line = g_string_new(NULL);
+    state->sources = gl_sources_new();
     return state;
 }
 
@@ -112,7 +163,8 @@ static void text_finding(gpointer data, const GlFinding *finding, guint index)
     g_string_truncate(state->line, 0);
     if (index > 0)
         g_string_append_c(state->line, '\n');
-    render_finding(state->line, finding, state->context->color, state->context->suppressions);
+    render_finding(state->line, finding, state->context->color, state->context->suppressions,
+                   state->context->frames_after, state->sources);
     fputs(state->line->str, state->out);
 }
 
@@ -133,24 +185,47 @@ static void text_end(gpointer data)
 
     if (context->findings->len > 0)
         fputc('\n', state->out);
-    g_string_append_printf(line, "gemleak: %u file%s, %" G_GUINT64_FORMAT " errors read, %u finding%s",
-                           summary->files, summary->files == 1 ? "" : "s", summary->errors_seen,
-                           context->findings->len, context->findings->len == 1 ? "" : "s");
+    /* Every error read is an occurrence of a finding, known to the
+     * baseline, or skipped for one reason: the numbers add up. */
+    guint64 occurrences = 0, all_occurrences = 0;
+    guint uncertain = 0;
+    for (guint i = 0; i < context->findings->len; i++) {
+        const GlFinding *finding = g_ptr_array_index(context->findings, i);
+        occurrences += finding->occurrences;
+        uncertain += !finding->certain;
+    }
+    for (guint i = 0; i < context->analysis->findings->len; i++)
+        all_occurrences += ((const GlFinding *) g_ptr_array_index(context->analysis->findings, i))
+                               ->occurrences;
+    g_string_append_printf(line, "gemleak: %u file%s, %" G_GUINT64_FORMAT " error%s read: %u "
+                           "finding%s (%" G_GUINT64_FORMAT " occurrence%s", summary->files,
+                           summary->files == 1 ? "" : "s", summary->errors_seen,
+                           summary->errors_seen == 1 ? "" : "s", context->findings->len,
+                           context->findings->len == 1 ? "" : "s", occurrences,
+                           occurrences == 1 ? "" : "s");
+    if (uncertain > 0)
+        g_string_append_printf(line, ", %u uncertain", uncertain);
+    g_string_append_c(line, ')');
+    if (context->baseline_known > 0) {
+        guint64 known = all_occurrences - occurrences;
+        g_string_append_printf(line, ", %u known to the baseline (%" G_GUINT64_FORMAT
+                               " occurrence%s)", context->baseline_known, known,
+                               known == 1 ? "" : "s");
+    }
     guint64 skipped = gl_summary_skipped(summary);
     if (skipped > 0) {
         gboolean first = TRUE;
         g_string_append_printf(line, ", %" G_GUINT64_FORMAT " skipped (", skipped);
-        for (guint v = GL_VERDICT_KEEP + 1; v < GL_N_VERDICTS; v++)
-            append_count(line, summary->by_verdict[v], gl_verdict_describe((GlVerdict) v), &first);
+        for (guint v = GL_VERDICT_KEEP + 1; v < GL_N_VERDICTS; v++) {
+            guint64 count = summary->by_verdict[v];
+            append_count(line, count,
+                         v == GL_VERDICT_SKIP_KIND ? (count == 1 ? "of another leak kind"
+                                                                 : "of other leak kinds")
+                                                   : gl_verdict_describe((GlVerdict) v),
+                         &first);
+        }
         g_string_append_c(line, ')');
     }
-    guint uncertain = 0;
-    for (guint i = 0; i < context->findings->len; i++)
-        uncertain += !((const GlFinding *) g_ptr_array_index(context->findings, i))->certain;
-    if (uncertain > 0)
-        g_string_append_printf(line, " (%u uncertain)", uncertain);
-    if (context->baseline_known > 0)
-        g_string_append_printf(line, ", %u known to the baseline", context->baseline_known);
     if (summary->truncated_files->len > 0)
         g_string_append_printf(line, ", %u truncated file%s", summary->truncated_files->len,
                                summary->truncated_files->len == 1 ? "" : "s");
@@ -168,6 +243,7 @@ static void text_end(gpointer data)
 
     g_string_free(line, TRUE);
     g_string_free(state->line, TRUE);
+    gl_sources_free(state->sources);
     g_free(state);
 }
 

@@ -45,6 +45,7 @@ static void report_prepare(Report *report, const char *relative, const char *fai
         .fail_on = &report->gate,
         .targets = targets,
         .project_root = "/tmp/gemleak-fixtures",
+        .frames_after = G_MAXUINT,
     };
     report->context = context;
 }

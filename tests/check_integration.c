@@ -166,7 +166,7 @@ START_TEST(test_clean_method_reports_nothing)
     ck_assert_msg(r.status == 0, "status %d\n%s", r.status, r.err);
     gl_assert_line(r.err, "^gemleak: ran under Valgrind \\d+\\.\\d+\\.\\d+ with \\d+ suppression files "
                           "\\(Ruby \\d+\\.\\d+\\.\\d+\\)$");
-    gl_assert_line(r.err, "^gemleak: 1 file, \\d+ errors read, 0 findings, ");
+    gl_assert_line(r.err, "^gemleak: 1 file, \\d+ errors read: 0 findings \\(0 occurrences\\), ");
     /* the leak in Init_leaky is there, and skipped */
     gl_assert_line(r.err, "\\d+ in Init code\\)$");
     gl_assert_line(r.err, "^gemleak: target: .*/leaky/leaky\\.so$");
@@ -255,7 +255,7 @@ START_TEST(test_leak_in_forked_child_reported_once)
     gemleak_run(&r, NULL, NULL, NO_ARGS,
                 "require 'leaky'; pid = fork { Leaky.leak }; Process.wait(pid)");
     ck_assert_msg(r.status == 1, "status %d\n%s", r.status, r.err);
-    gl_assert_line(r.err, "^gemleak: 2 files, \\d+ errors read, 1 finding, ");
+    gl_assert_line(r.err, "^gemleak: 2 files, \\d+ errors read: 1 finding \\(\\d+ occurrences?\\), ");
     ck_assert_uint_eq(gl_test_count(r.err, strlen(r.err), " bytes in 1 block is definitely lost"), 1);
     gl_assert_line(r.err, "^ \\*leaky_leak \\(leaky\\.c:\\d+\\)$");
     result_discard(&r);
@@ -369,7 +369,7 @@ START_TEST(test_gen_suppressions_block_silences_every_call_site)
     Result second = { 0 };
     gemleak_run(&second, NULL, NULL, ARGS("--suppressions-dir", dir), code);
     ck_assert_msg(second.status == 0, "status %d\npasted:\n%s\n%s", second.status, pasted, second.err);
-    gl_assert_line(second.err, "^gemleak: 1 file, \\d+ errors read, 0 findings, ");
+    gl_assert_line(second.err, "^gemleak: 1 file, \\d+ errors read: 0 findings \\(0 occurrences\\), ");
     result_clear(&second);
     gl_remove_tree(dir);
 }
@@ -503,7 +503,7 @@ START_TEST(test_jobs_and_shards)
     ck_assert_msg(r.status == 1, "status %d\n%s", r.status, r.err);
     gl_assert_line(r.err, "^gemleak: 2 commands at once under Valgrind$");
     /* two processes (a and c, b and d), one merged finding */
-    gl_assert_line(r.err, "^gemleak: 2 files, \\d+ errors read, 1 finding, ");
+    gl_assert_line(r.err, "^gemleak: 2 files, \\d+ errors read: 1 finding \\(\\d+ occurrences?\\), ");
     gl_assert_line(r.err, "^200 bytes in 2 blocks are definitely lost \\(2 occurrences in 2 processes\\)$");
     g_auto(GStrv) lines = g_strsplit(r.out, "\n", -1);
     ck_assert_uint_eq(g_strv_length(lines), 5);
@@ -732,7 +732,7 @@ START_TEST(test_orphaned_child_is_waited_for)
     Result r = { 0 };
     gemleak_run(&r, NULL, NULL, NO_ARGS, "require 'leaky'; fork { sleep 2; Leaky.leak }");
     ck_assert_msg(r.status == 1, "status %d\n%s", r.status, r.err);
-    gl_assert_line(r.err, "^gemleak: 2 files, \\d+ errors read, 1 finding, ");
+    gl_assert_line(r.err, "^gemleak: 2 files, \\d+ errors read: 1 finding \\(\\d+ occurrences?\\), ");
     gl_assert_no_line(r.err, "truncated");
     gl_assert_line(r.err, "^ \\*leaky_leak \\(leaky\\.c:\\d+\\)$");
     result_discard(&r);
@@ -800,7 +800,7 @@ START_TEST(test_suppressions_out_silence_a_real_run)
     Result second = { 0 };
     gemleak_run(&second, NULL, NULL, ARGS("--suppressions-dir", dir), code);
     ck_assert_msg(second.status == 0, "status %d\n%s", second.status, second.err);
-    gl_assert_line(second.err, "^gemleak: 1 file, \\d+ errors read, 0 findings, ");
+    gl_assert_line(second.err, "^gemleak: 1 file, \\d+ errors read: 0 findings \\(0 occurrences\\), ");
     result_clear(&second);
     gl_remove_tree(dir);
 }

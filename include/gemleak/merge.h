@@ -36,6 +36,17 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(GlFindings, gl_findings_free)
  * says where it was read ((file index << 32) | record index). */
 void gl_findings_add(GlFindings *findings, GlRecord *record, guint64 order);
 
+/* Returns: (transfer full): a finding of no occurrence yet, showing @record
+ * (consumed), for one that was merged elsewhere (a JSON report read back);
+ * the caller fills in its counts. Give it to gl_findings_add_finding(). */
+GlFinding *gl_finding_new(GlRecord *record, guint64 order);
+
+/* Adds @site (consumed) to @finding: another access to its freed block. */
+void gl_finding_add_site(GlFinding *finding, GlRecord *site);
+
+/* Adds @finding (consumed), merging it with an equal one. */
+void gl_findings_add_finding(GlFindings *findings, GlFinding *finding);
+
 /* Moves every finding of @from into @into, merging equal ones. */
 void gl_findings_absorb(GlFindings *into, GlFindings *from);
 

@@ -21,6 +21,8 @@ typedef struct {
     gboolean color;                /* ANSI colour (text only) */
     gboolean suppressions;         /* show the suppression block of each finding */
     const char *project_root;      /* absolute: locations are shown relative to it */
+    guint frames_after;            /* text: frames shown past the outermost target
+                                    * frame; G_MAXUINT: every frame, none collapsed */
     gboolean ran_command;          /* gemleak run: command_status says how the command ended */
     int command_status;            /* its exit status, 128+N when signal N killed it */
 } GlReportContext;
@@ -34,6 +36,10 @@ typedef struct {
     /* Writes what is left and frees the state. */
     void (*end)(gpointer state);
 } GlReporter;
+
+/* The shape of --format json's report, which gemleak reads back as an
+ * input (json_input.h): raised when a change would mislead an older reader. */
+#define GL_JSON_REPORT_VERSION 1
 
 /* The formats, each defined in src/report_<name>.c. */
 extern const GlReporter gl_report_text;

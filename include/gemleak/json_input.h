@@ -1,0 +1,41 @@
+/* gemleak's own JSON reports read back as inputs: the shards of a CI
+ * matrix, each a report of its own, merge as the processes of one run do.
+ * A report's findings are already classified: they are merged, not judged
+ * again. */
+#ifndef GEMLEAK_JSON_INPUT_H
+#define GEMLEAK_JSON_INPUT_H
+
+#include <glib.h>
+#include "gemleak/classify.h"
+#include "gemleak/merge.h"
+
+/* Reports larger than this are refused (a finding takes a few KiB). */
+#define GL_JSON_INPUT_MAX_SIZE ((gsize) 512 * 1024 * 1024)
+/* gemleak's reports nest six deep; anything much deeper is not one. */
+#define GL_JSON_INPUT_MAX_DEPTH 32
+
+/* What a report says of what it read. */
+typedef struct {
+    guint files;
+    guint64 errors_seen;
+    guint64 by_verdict[GL_N_VERDICTS];
+    GPtrArray *targets;    /* char*, owned */
+} GlJsonInput;
+
+void gl_json_input_clear(GlJsonInput *input);
+
+/* Returns: TRUE if the file @path starts as a JSON object does ('{' after
+ * blanks): a report, not Valgrind XML. */
+gboolean gl_json_input_detect(const char *path);
+
+/* Reads the report at @path: adds its findings to @findings (merging equal
+ * ones; @order_base orders them among the other inputs) and fills @input
+ * (cleared first) with its counts and targets; @findings may be NULL to
+ * read the targets alone.
+ * Returns: FALSE with GL_ERROR_IO when it cannot be read, GL_ERROR_LIMIT
+ * when too large or deep, GL_ERROR_NOT_VALGRIND when it is JSON but not a
+ * gemleak report (or of a newer shape). */
+gboolean gl_json_input_read(const char *path, GlFindings *findings, guint64 order_base,
+                            GlJsonInput *input, GError **error);
+
+#endif
