@@ -115,12 +115,37 @@ char *gl_finding_uncertainty(const GlFinding *finding)
                            record->unnamed_frames == 1 ? "has" : "have");
 }
 
-static const GlFrame *first_target(const GlStack *stack, gboolean with_file)
+/* TRUE when @frame's code came from a header of the system, the compiler
+ * or Ruby, inlined into the extension (a C++ template, an inline function
+ * of ruby.h): a place the extension's maintainer does not edit. */
+static gboolean from_a_header(const GlFrame *frame)
 {
-    for (guint i = 0; i < stack->n_frames; i++)
-        if (stack->frames[i].in_target && (!with_file || stack->frames[i].file != NULL))
-            return &stack->frames[i];
-    return NULL;
+    g_autofree char *path = gl_frame_path(frame);
+    return path != NULL &&
+           (g_str_has_prefix(path, "/usr/include/") || g_str_has_prefix(path, "/usr/local/include/") ||
+            g_str_has_prefix(path, "/usr/lib/gcc/") || strstr(path, "/include/c++/") != NULL ||
+            strstr(path, "/include/ruby-") != NULL || strstr(path, "/include/ruby/") != NULL);
+}
+
+/* The first target frame of @stack, by preference: in the extension's own
+ * source, then with any source file, then any. */
+static const GlFrame *first_target(const GlStack *stack)
+{
+    const GlFrame *with_file = NULL, *any = NULL;
+    for (guint i = 0; i < stack->n_frames; i++) {
+        const GlFrame *frame = &stack->frames[i];
+        if (!frame->in_target)
+            continue;
+        if (any == NULL)
+            any = frame;
+        if (frame->file == NULL)
+            continue;
+        if (!from_a_header(frame))
+            return frame;
+        if (with_file == NULL)
+            with_file = frame;
+    }
+    return with_file != NULL ? with_file : any;
 }
 
 const GlFrame *gl_finding_location(const GlFinding *finding)
@@ -132,16 +157,12 @@ const GlFrame *gl_finding_location_in(const GlFinding *finding, const char **sta
 {
     const GlRecord *record = finding->record;
     const char *which = record->leak_kind != GL_LEAK_NONE ? "allocation" : "access";
-    const GlFrame *frame = first_target(&record->stack, TRUE);
-    if (frame == NULL)
-        frame = first_target(&record->stack, FALSE);
+    const GlFrame *frame = first_target(&record->stack);
     /* A tail call can take the extension's frame off the access stack; the
      * block's free or allocation stack still has it. */
     for (guint i = 0; frame == NULL && i < record->aux->len; i++) {
         const GlAux *aux = &g_array_index(record->aux, GlAux, i);
-        frame = first_target(&aux->stack, TRUE);
-        if (frame == NULL)
-            frame = first_target(&aux->stack, FALSE);
+        frame = first_target(&aux->stack);
         if (frame != NULL)
             which = aux->text == NULL ? "other"
                     : strstr(aux->text, "free'd") != NULL ? "free"

@@ -228,6 +228,42 @@ START_TEST(test_frame_description_and_source_paths)
     g_autofree char *absolute = gl_frame_source_path(&frame, "/home/me/gemx", &under);
     ck_assert_str_eq(absolute, "/home/me/gem/ext/leaky/leaky.c");
     ck_assert(!under);
+
+    /* rake-compiler builds in tmp/<platform>/<name>/<ruby>/ with sources at
+     * ../../../../ext/<name>: the path lands on the file */
+    GlFrame built = { .dir = "/home/me/gem/tmp/x86_64-linux/redcarpet/3.1.2/../../../../ext/redcarpet",
+                      .file = "buffer.c" };
+    g_autofree char *plain = gl_frame_source_path(&built, "/home/me/gem", &under);
+    ck_assert_str_eq(plain, "ext/redcarpet/buffer.c");
+    ck_assert(under);
+    GlFrame relative_dir = { .dir = "tmp/x/../../ext/./a", .file = "b.c" };
+    g_autofree char *folded = gl_frame_source_path(&relative_dir, NULL, NULL);
+    ck_assert_str_eq(folded, "ext/a/b.c");
+}
+END_TEST
+
+/* A finding is placed in the extension's own source: the libstdc++
+ * template and Ruby's inline functions compiled into it are passed over
+ * (re2's leak was blamed on basic_string.tcc). */
+START_TEST(test_location_in_the_extensions_own_source)
+{
+    GlRecord *record = gl_test_record("Leak_DefinitelyLost", "operator new@/vg.so",
+                                      "_M_construct<char const*>@/g/re2.so:basic_string.tcc:225",
+                                      "rb_check_frozen_inline@/g/re2.so:error.h:273",
+                                      "re2_replace@/g/re2.so:re2.cc:2027", "rb_vm_exec@/r/libruby.so",
+                                      NULL);
+    record->stack.frames[1].dir = gl_record_intern(record, "/usr/include/c++/12/bits");
+    record->stack.frames[2].dir = gl_record_intern(record, "/opt/ruby34/include/ruby-3.4.0/ruby/internal");
+    record->stack.frames[3].dir = gl_record_intern(record, "/g/ext/re2");
+    for (guint i = 1; i <= 3; i++)
+        record->stack.frames[i].in_target = TRUE;
+    g_autoptr(GlFindings) findings = gl_findings_new();
+    gl_findings_add(findings, record, 0);
+    g_autoptr(GPtrArray) sorted = gl_findings_sorted(findings);
+    const GlFinding *finding = g_ptr_array_index(sorted, 0);
+    ck_assert_str_eq(gl_finding_location(finding)->fn, "re2_replace");
+    g_autofree char *title = gl_finding_title(finding);
+    ck_assert_str_eq(title, "definite leak in re2_replace (re2.cc:2027)");
 }
 END_TEST
 
@@ -244,6 +280,7 @@ Suite *gl_report_suite(void)
     tcase_add_test(tc, test_json_other_stacks_and_clean);
     tcase_add_test(tc, test_report_write_failure);
     tcase_add_test(tc, test_frame_description_and_source_paths);
+    tcase_add_test(tc, test_location_in_the_extensions_own_source);
     suite_add_tcase(suite, tc);
     return suite;
 }
