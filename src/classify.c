@@ -33,13 +33,14 @@ struct GlRules {
  * does so for Ruby: a string, an array, a class, a method cache, a GC. */
 static const char *const allocation_functions[] = {
     "ruby_xmalloc", "ruby_xmalloc2", "ruby_xcalloc", "ruby_xrealloc", "ruby_xrealloc2",
+    "ruby_sized_xrealloc", "ruby_sized_xrealloc2",
     "ruby_strdup", "rb_xmalloc_mul_add", "rb_xmalloc_mul_add_mul", "rb_xcalloc_mul_add",
     "rb_xcalloc_mul_add_mul", "rb_xrealloc_mul_add",
     "rb_data_object_zalloc", "rb_data_typed_object_zalloc", "rb_data_object_alloc",
     "rb_data_typed_object_alloc",
     "st_*", "rb_st_*", "rebuild_table*",
     "ruby_xmalloc_body", "ruby_xmalloc2_body", "ruby_xcalloc_body", "ruby_xrealloc_body",
-    "ruby_xrealloc2_body", "objspace_xmalloc0", "objspace_xmalloc2", "objspace_xcalloc",
+    "ruby_xrealloc2_body", "ruby_sized_xrealloc_body", "ruby_sized_xrealloc2_body", "objspace_xmalloc0", "objspace_xmalloc2", "objspace_xcalloc",
     "objspace_xrealloc", "rb_gc_impl_malloc", "rb_gc_impl_calloc", "rb_gc_impl_realloc",
     "calloc1",
     NULL,

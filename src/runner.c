@@ -219,10 +219,15 @@ static char **child_environment(const char *run_dir, const char *helper_lib)
     env = g_environ_setenv(env, "RUBYOPT", new_rubyopt, TRUE);
     env = g_environ_setenv(env, "GEMLEAK_RUNNING", "1", TRUE);
     env = g_environ_setenv(env, "GEMLEAK_RUN_DIR", run_dir, TRUE);
-    /* Ruby 3.4+ frees its own memory at exit; older Rubies ignore it. A
-     * value the user set (RUBY_FREE_AT_EXIT=0 to see Ruby as it runs in
-     * production) is left alone. */
-    env = g_environ_setenv(env, "RUBY_FREE_AT_EXIT", "1", FALSE);
+    /* Ruby 3.4+ frees its own memory at exit; older Rubies ignore it. Ruby
+     * turns it on when the variable is set at all, so a user's
+     * RUBY_FREE_AT_EXIT=0 (to see Ruby as it runs in production) means
+     * removing it; another value of theirs is left alone. */
+    const char *free_at_exit = g_environ_getenv(env, "RUBY_FREE_AT_EXIT");
+    if (free_at_exit == NULL)
+        env = g_environ_setenv(env, "RUBY_FREE_AT_EXIT", "1", TRUE);
+    else if (*free_at_exit == '\0' || strcmp(free_at_exit, "0") == 0)
+        env = g_environ_unsetenv(env, "RUBY_FREE_AT_EXIT");
     return env;
 }
 
