@@ -713,6 +713,20 @@ START_TEST(test_probe_capture)
 }
 END_TEST
 
+/* redcarpet 3.6.1 (no known leak) on Ruby 3.4.9 with symbols, -O3 and no
+ * RUBY_FREE_AT_EXIT: Init_redcarpet tail-calls Init_redcarpet_rndr (so
+ * dln_load is right outside the extension), and rb_respond_to is a tail
+ * call (rb_ec_obj_respond_to.part.0). 0.1 reported four findings. */
+START_TEST(test_redcarpet_on_ruby_3_4)
+{
+    g_autoptr(GlRules) rules = rules_for("redcarpet");
+    g_autoptr(GlAnalysis) run = analyze_fixture("xml/redcarpet-ruby34", rules);
+    ck_assert_uint_eq(run->summary.files, 2);
+    ck_assert_uint_eq(run->findings->len, 0);
+    ck_assert_uint_gt(run->summary.by_verdict[GL_VERDICT_SKIP_RUBY], 50);
+}
+END_TEST
+
 Suite *gl_classify_suite(void)
 {
     Suite *suite = suite_create("classify");
@@ -739,6 +753,7 @@ Suite *gl_classify_suite(void)
     tcase_add_test(tc, test_target_path_through_a_symlink);
     tcase_add_test(tc, test_real_captures);
     tcase_add_loop_test(tc, test_probe_capture, 0, G_N_ELEMENTS(probe_captures));
+    tcase_add_test(tc, test_redcarpet_on_ruby_3_4);
     suite_add_tcase(suite, tc);
     return suite;
 }
