@@ -8,6 +8,10 @@
 
 #include <json-glib/json-glib.h>
 
+/* A file named by an option (--baseline, --skip-functions-file) that cannot
+ * be used. */
+#define OPTION_FILE_STATUS 3
+
 #define RUN(run, ...) GlTestRun run = { 0 }; gl_test_gemleak(&run, __VA_ARGS__, NULL)
 
 START_TEST(test_version_and_help)
@@ -408,6 +412,48 @@ START_TEST(test_suppressions_out_and_project_root)
 }
 END_TEST
 
+
+/* Files named by options are read whole: a wrong one (/dev/zero, 80,000
+ * nested arrays) is refused in one line, not read until memory runs out or
+ * the JSON parser's recursion overflows the stack. */
+START_TEST(test_option_files_are_bounded)
+{
+    g_autofree char *leak = gl_test_fixture("xml/leak.xml");
+    g_autofree char *dir = gl_test_tmpdir();
+    g_autofree char *nested = g_build_filename(dir, "nested.json", NULL);
+    g_autofree char *brackets = g_strnfill(80000, '[');
+    gl_test_write(nested, brackets, -1);
+
+    RUN(deep, "filter", "-O", "leaky", "--baseline", nested, leak);
+    ck_assert_int_eq(deep.status, OPTION_FILE_STATUS);
+    gl_assert_line(deep.err, "^gemleak: --baseline .*/nested\\.json: nested more than 64 levels "
+                             "deep: not a gemleak JSON report$");
+    gl_test_run_clear(&deep);
+
+    RUN(zero, "filter", "-O", "leaky", "--baseline", "/dev/zero", leak);
+    ck_assert_int_eq(zero.status, OPTION_FILE_STATUS);
+    gl_assert_line(zero.err, "^gemleak: --baseline /dev/zero: larger than 64 MiB: not a "
+                             "gemleak JSON report$");
+    gl_test_run_clear(&zero);
+
+    RUN(skips, "filter", "-O", "leaky", "--skip-functions-file", "/dev/zero", leak);
+    ck_assert_int_eq(skips.status, OPTION_FILE_STATUS);
+    gl_assert_line(skips.err, "^gemleak: --skip-functions-file /dev/zero: larger than 1 MiB: "
+                              "not a list of function patterns$");
+    gl_test_run_clear(&skips);
+
+    /* a list with NULs and no final newline is read as far as it makes sense */
+    g_autofree char *list = g_build_filename(dir, "skips.txt", NULL);
+    static const char patterns[] = "rb_al\0garbage\n# comment\nrb_foo  # why\nrb_l*";
+    gl_test_write(list, patterns, sizeof patterns - 1);
+    RUN(odd, "filter", "-O", "leaky", "--skip-functions-file", list, leak);
+    ck_assert_int_eq(odd.status, 1);
+    ck_assert_str_eq(odd.err, "");
+    gl_test_run_clear(&odd);
+    gl_remove_tree(dir);
+}
+END_TEST
+
 Suite *gl_cli_suite(void)
 {
     Suite *suite = suite_create("cli");
@@ -425,6 +471,7 @@ Suite *gl_cli_suite(void)
     tcase_add_test(tc, test_jobs_do_not_change_the_report);
     tcase_add_test(tc, test_baseline_adoption);
     tcase_add_test(tc, test_suppressions_out_and_project_root);
+    tcase_add_test(tc, test_option_files_are_bounded);
     suite_add_tcase(suite, tc);
     return suite;
 }

@@ -50,8 +50,12 @@ gboolean gl_rules_target_matches(const GlRules *rules, guint index, const char *
  * before it reaches a target frame, was allocated by Ruby on the target's
  * behalf. Patterns are shell globs ("rb_funcall*"). */
 void gl_rules_add_callback(GlRules *rules, const char *pattern);
-/* A file of patterns, one a line; '#' starts a comment. */
+/* A file of patterns, one a line; '#' starts a comment.
+ * Returns: FALSE with GL_ERROR_IO when it cannot be read, GL_ERROR_LIMIT
+ * when it is larger than 1 MiB; the message names the option and the file. */
 gboolean gl_rules_add_callbacks_from_file(GlRules *rules, const char *path, GError **error);
+/* The same from @length bytes of @data (which may hold NULs: a line ends at one). */
+void gl_rules_add_callbacks_from_data(GlRules *rules, const char *data, gsize length);
 void gl_rules_drop_default_callbacks(GlRules *rules);
 
 /* Returns: (transfer none): the built-in callback patterns, NULL-terminated. */
