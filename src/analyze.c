@@ -147,14 +147,19 @@ GlAnalysis *gl_analyze(const char *const *paths, const GlRules *rules, guint job
     g_autoptr(GPtrArray) inputs = collect_inputs(paths);
     if (jobs == 0)
         jobs = g_get_num_processors();
-    jobs = MIN(jobs, MAX(inputs->len, 1));
+    jobs = MIN(MIN(jobs, GL_MAX_JOBS), MAX(inputs->len, 1));
 
     /* Threads are joined, not pooled: a pool keeps idle threads past the
      * end, which a leak checker should not leave for Valgrind to find. */
     Work work = { .inputs = inputs, .rules = rules };
     g_autoptr(GPtrArray) threads = g_ptr_array_new();
-    for (guint i = 1; i < jobs; i++)
-        g_ptr_array_add(threads, g_thread_new("gemleak-read", read_inputs, &work));
+    g_autoptr(GError) thread_error = NULL;
+    for (guint i = 1; i < jobs && thread_error == NULL; i++) {
+        /* Under a thread or address-space limit, fewer threads read. */
+        GThread *thread = g_thread_try_new("gemleak-read", read_inputs, &work, &thread_error);
+        if (thread != NULL)
+            g_ptr_array_add(threads, thread);
+    }
     read_inputs(&work);
     for (guint i = 0; i < threads->len; i++)
         g_thread_join(g_ptr_array_index(threads, i));
@@ -167,6 +172,11 @@ GlAnalysis *gl_analyze(const char *const *paths, const GlRules *rules, guint job
     analysis->notes = g_ptr_array_new_with_free_func(g_free);
     analysis->summary.truncated_files = g_ptr_array_new_with_free_func(g_free);
     GlSummary *summary = &analysis->summary;
+    if (thread_error != NULL)
+        g_ptr_array_add(analysis->notes,
+                        g_strdup_printf("read with %u thread%s, not %u: %s", threads->len + 1,
+                                        threads->len == 0 ? "" : "s", jobs,
+                                        thread_error->message));
     for (guint i = 0; i < inputs->len; i++) {
         Input *input = g_ptr_array_index(inputs, i);
         summary->files += input->opened;

@@ -32,7 +32,7 @@ typedef struct {
     GPtrArray *outputs;         /* Output*, in the order given */
     char *pending_output;       /* an -o that came before its --format */
     char *color;
-    gint jobs;
+    guint jobs;                 /* as given; 0: not given */
     gboolean gen_suppressions;
     char *fail_on;
     char *max_bytes;
@@ -133,6 +133,36 @@ static gboolean on_output(const char *name, const char *value, gpointer data, GE
     return TRUE;
 }
 
+static gboolean on_jobs(const char *name, const char *value, gpointer data, GError **error)
+{
+    Options *options = data;
+    guint64 n = 0;
+    if (!g_ascii_string_to_unsigned(value, 10, 1, G_MAXUINT, &n, NULL)) {
+        g_set_error(error, GL_ERROR, GL_ERROR_USAGE, "%s %s: give a number of 1 or more", name,
+                    value);
+        return FALSE;
+    }
+    options->jobs = (guint) n;
+    return TRUE;
+}
+
+/* Returns: how many threads read, and how many commands run at once:
+ * --jobs, else one per processor, at most GL_MAX_JOBS. */
+static guint effective_jobs(const Options *options)
+{
+    guint jobs = options->jobs > 0 ? options->jobs : g_get_num_processors();
+    return MIN(jobs, GL_MAX_JOBS);
+}
+
+/* More than GL_MAX_JOBS at once would be Valgrind processes by the hundred
+ * on one machine: the user is told, and gets GL_MAX_JOBS. */
+static void say_jobs_capped(const Options *options, FILE *err)
+{
+    if (options->jobs > GL_MAX_JOBS)
+        fprintf(err, "gemleak: note: --jobs %u: gemleak reads and runs at most %d at once\n",
+                options->jobs, GL_MAX_JOBS);
+}
+
 /* The options filter and run share: what a finding is, reports, the gate.
  * GOption copies the entries, so they can point into this call's Options. */
 static GOptionGroup *report_group(Options *options)
@@ -162,9 +192,9 @@ static GOptionGroup *report_group(Options *options)
           "Write the report of the --format before it to FILE (- is standard output)", "FILE" },
         { "color", 0, 0, G_OPTION_ARG_STRING, &options->color,
           "Colour the text report: auto (on a terminal), always, never", "WHEN" },
-        { "jobs", 'j', 0, G_OPTION_ARG_INT, &options->jobs,
+        { "jobs", 'j', 0, G_OPTION_ARG_CALLBACK, (gpointer) on_jobs,
           "Read N files at once; run: also run N commands at once over the files after ::: "
-          "(default: one per processor)", "N" },
+          "(default: one per processor; at most " G_STRINGIFY(GL_MAX_JOBS) ")", "N" },
         { "gen-suppressions", 0, 0, G_OPTION_ARG_NONE, &options->gen_suppressions,
           "Show each finding's Valgrind suppression block (run: ask Valgrind for them)", NULL },
         { "fail-on", 0, 0, G_OPTION_ARG_STRING, &options->fail_on,
@@ -462,7 +492,7 @@ static gboolean analyze_and_report(const Options *options, const char *const *in
     if (options->baseline != NULL && (baseline = gl_baseline_load(options->baseline, error)) == NULL)
         return FALSE;
 
-    g_autoptr(GlAnalysis) analysis = gl_analyze(inputs, rules, (guint) MAX(options->jobs, 0));
+    g_autoptr(GlAnalysis) analysis = gl_analyze(inputs, rules, effective_jobs(options));
     guint known = 0;
     g_autoptr(GPtrArray) reported = baseline != NULL
         ? gl_baseline_filter(baseline, analysis->findings, &known)
@@ -576,6 +606,7 @@ static int cmd_filter(int argc, char **argv, FILE *out, FILE *err)
         goto out;
     }
 
+    say_jobs_capped(&options, err);
     Outcome outcome = { 0 };
     if (!analyze_and_report(&options, (const char *const *) args + 1, out, out, err, &outcome,
                             &error)) {
@@ -696,8 +727,7 @@ static gboolean split_command(const Options *options, char **command, GPtrArray 
                     "no files to run after ::: (for shard %u of %u)", shard + 1, shards);
         return FALSE;
     }
-    guint jobs = options->jobs > 0 ? (guint) options->jobs : g_get_num_processors();
-    jobs = MIN(jobs, files->len);
+    guint jobs = MIN(effective_jobs(options), files->len);
     for (guint j = 0; j < jobs; j++) {
         GPtrArray *argv = g_ptr_array_new();
         for (guint i = 0; i < separator; i++)
@@ -752,6 +782,7 @@ static int run_and_report(const Options *options, char **command, FILE *out, FIL
     g_autoptr(GPtrArray) commands = g_ptr_array_new_with_free_func((GDestroyNotify) g_strfreev);
     if (!split_command(options, command, commands, &error))
         return fail(err, "run", error);
+    say_jobs_capped(options, err);
     if (commands->len > 1)
         fprintf(err, "gemleak: %u commands at once under Valgrind\n", commands->len);
     GlRunResult result = { 0 };

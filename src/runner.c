@@ -272,7 +272,7 @@ static GPtrArray *valgrind_argv(const GlRunOptions *options, const char *run_dir
 
 /* The children's pids, for the handler: written before the handlers are
  * installed, read only by them. */
-#define MAX_CHILDREN 256
+#define MAX_CHILDREN GL_MAX_JOBS
 static volatile pid_t children[MAX_CHILDREN];
 static volatile sig_atomic_t n_children;
 static volatile sig_atomic_t interrupted_by;
@@ -343,7 +343,12 @@ gboolean gl_run_commands(const GlRunOptions *options, GPtrArray *commands, GlRun
                          GError **error)
 {
     memset(result, 0, sizeof *result);
-    g_return_val_if_fail(commands->len > 0 && commands->len <= MAX_CHILDREN, FALSE);
+    g_return_val_if_fail(commands->len > 0, FALSE);
+    if (commands->len > MAX_CHILDREN) {
+        g_set_error(error, GL_ERROR, GL_ERROR_USAGE, "%u commands at once: gemleak runs at most %d",
+                    commands->len, MAX_CHILDREN);
+        return FALSE;
+    }
     result->valgrind_version = gl_valgrind_version(options->valgrind, error);
     if (result->valgrind_version == NULL)
         return FALSE;

@@ -3,6 +3,7 @@
 #include "gemleak/errors.h"
 
 #include <fcntl.h>
+#include <sys/resource.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -454,6 +455,53 @@ START_TEST(test_option_files_are_bounded)
 }
 END_TEST
 
+START_TEST(test_jobs_bounds)
+{
+    g_autofree char *clean = gl_test_fixture("xml/clean.xml");
+    const char *const bad[] = { "0", "-1", "many", "" };
+    for (guint i = 0; i < G_N_ELEMENTS(bad); i++) {
+        RUN(run, "filter", "-O", "leaky", "--jobs", bad[i], clean);
+        ck_assert_msg(run.status == GL_EXIT_USAGE, "--jobs '%s': status %d", bad[i], run.status);
+        gl_assert_line(run.err, "^gemleak: --jobs .*: give a number of 1 or more$");
+        gl_assert_line(run.err, "^Try 'gemleak filter --help'\\.$");
+        gl_test_run_clear(&run);
+    }
+    /* more than gemleak runs at once is capped, and said */
+    RUN(many, "filter", "-O", "leaky", "-j", "300", clean);
+    ck_assert_int_eq(many.status, 0);
+    gl_assert_line(many.err, "^gemleak: note: --jobs 300: gemleak reads and runs at most 64 at once$");
+    gl_test_run_clear(&many);
+}
+END_TEST
+
+/* Under a limit on processes (or address space) a thread cannot be
+ * created: fewer threads read, with the same report, instead of GLib
+ * aborting. */
+START_TEST(test_fewer_threads_when_none_can_start)
+{
+    g_autofree char *xml = gl_test_fixture("xml");
+    RUN(one, "filter", "-O", "leaky", "-j", "1", xml);
+    /* Root is exempt from RLIMIT_NPROC: this test runs in a child of its
+     * own (Check forks), which can become nobody for good. */
+    if (geteuid() == 0) {
+        ck_assert_int_eq(setgid(65534), 0);
+        ck_assert_int_eq(setuid(65534), 0);
+    }
+    struct rlimit saved;
+    ck_assert_int_eq(getrlimit(RLIMIT_NPROC, &saved), 0);
+    struct rlimit none = { 0, saved.rlim_max };
+    ck_assert_int_eq(setrlimit(RLIMIT_NPROC, &none), 0);
+    RUN(four, "filter", "-O", "leaky", "-j", "4", xml);
+    /* LeakSanitizer needs a thread at exit */
+    setrlimit(RLIMIT_NPROC, &saved);
+    ck_assert_int_eq(four.status, one.status);
+    ck_assert_str_eq(four.out, one.out);
+    gl_assert_line(four.err, "^gemleak: note: read with 1 thread, not 4: ");
+    gl_test_run_clear(&one);
+    gl_test_run_clear(&four);
+}
+END_TEST
+
 Suite *gl_cli_suite(void)
 {
     Suite *suite = suite_create("cli");
@@ -472,6 +520,8 @@ Suite *gl_cli_suite(void)
     tcase_add_test(tc, test_baseline_adoption);
     tcase_add_test(tc, test_suppressions_out_and_project_root);
     tcase_add_test(tc, test_option_files_are_bounded);
+    tcase_add_test(tc, test_jobs_bounds);
+    tcase_add_test(tc, test_fewer_threads_when_none_can_start);
     suite_add_tcase(suite, tc);
     return suite;
 }

@@ -154,6 +154,34 @@ static guint entries_in(const char *dir)
     return n;
 }
 
+
+/* A stand-in for Valgrind in @dir: says it is 3.19.0, and writes a
+ * complete, clean XML document where --xml-file says (%p its pid), then
+ * runs the shell code @then (nullable) with the command after the options
+ * as "$@". For tests of gemleak's own process handling, quickly.
+ * Returns: (transfer full): its path. */
+static char *fake_valgrind(const char *dir, const char *then)
+{
+    char *path = g_build_filename(dir, "fake-valgrind", NULL);
+    g_autofree char *script = g_strdup_printf(
+        "#!/bin/sh\n"
+        "[ \"$1\" = --version ] && { echo valgrind-3.19.0; exit 0; }\n"
+        "while [ $# -gt 0 ]; do case \"$1\" in\n"
+        "  --xml-file=*) xml=\"${1#--xml-file=}\"; shift;;\n"
+        "  --*) shift;;\n"
+        "  *) break;;\n"
+        "esac; done\n"
+        "xml=$(printf '%%s' \"$xml\" | sed -e \"s/%%p/$$/\" -e 's/%%%%/%%/g')\n"
+        "printf '<?xml version=\"1.0\"?>\\n<valgrindoutput>\\n<protocolversion>4</protocolversion>\\n"
+        "<protocoltool>memcheck</protocoltool>\\n<pid>%%s</pid>\\n<status><state>RUNNING</state></status>\\n"
+        "<status><state>FINISHED</state></status>\\n</valgrindoutput>\\n' $$ > \"$xml\"\n"
+        "%s\n",
+        then != NULL ? then : "");
+    gl_test_write(path, script, -1);
+    g_chmod(path, 0755);
+    return path;
+}
+
 /* ---- gemleak run: the scenarios of a gem's test suite ----------------------- */
 
 START_TEST(test_clean_method_reports_nothing)
@@ -702,6 +730,32 @@ START_TEST(test_interrupted_run)
 }
 END_TEST
 
+
+/* More commands than gemleak runs at once (300 files, --jobs 300): at most
+ * GL_MAX_JOBS of them, each with its share, rather than an assertion. */
+START_TEST(test_more_jobs_than_gemleak_runs)
+{
+    g_autofree char *dir = gl_test_tmpdir();
+    g_autofree char *valgrind = fake_valgrind(dir, NULL);
+    g_autoptr(GPtrArray) argv = g_ptr_array_new_with_free_func(g_free);
+    const char *head[] = { gemleak_binary, "run", "--valgrind", valgrind, "-O", "leaky",
+                           "--jobs", "300", "--", "/bin/true", ":::", NULL };
+    for (const char *const *arg = head; *arg != NULL; arg++)
+        g_ptr_array_add(argv, g_strdup(*arg));
+    for (int i = 1; i <= 300; i++)
+        g_ptr_array_add(argv, g_strdup_printf("%d", i));
+    g_ptr_array_add(argv, NULL);
+    Result r = { 0 };
+    run_command(&r, NULL, NULL, (const char *const *) argv->pdata);
+    ck_assert_msg(r.status == 0, "status %d\n%s", r.status, r.err);
+    gl_assert_line(r.err, "^gemleak: note: --jobs 300: gemleak reads and runs at most 64 at once$");
+    gl_assert_line(r.err, "^gemleak: 64 commands at once under Valgrind$");
+    gl_assert_line(r.err, "^gemleak: 64 files, 0 errors read, 0 findings$");
+    result_discard(&r);
+    gl_remove_tree(dir);
+}
+END_TEST
+
 /* ---- Rake: the example gem's tasks ------------------------------------------ */
 
 /* The example gem, compiled once; each test works on a copy of it. */
@@ -1181,6 +1235,7 @@ int main(int argc, char **argv)
     tcase_add_test(processes, test_valgrinds_own_fatal_error);
     tcase_add_test(processes, test_orphaned_child_is_waited_for);
     tcase_add_test(processes, test_suppressions_by_ruby_version);
+    tcase_add_test(processes, test_more_jobs_than_gemleak_runs);
 
     TCase *minitest = cases[MINITEST];
     tcase_add_test(minitest, test_rake_test_task_fails_on_a_leak);

@@ -30,8 +30,14 @@ GPtrArray *gl_list_xml_files(const char *dir, GError **error);
 /* Returns: TRUE if @dir holds at least one *.xml file. */
 gboolean gl_list_xml_files_any(const char *dir);
 
+/* The most threads that read at once, and (gemleak run) the most commands
+ * run at once under Valgrind: more would be hundreds of Valgrinds on one
+ * machine, each with hundreds of megabytes. */
+#define GL_MAX_JOBS 64
+
 /* Reads @paths (files, directories of *.xml, "-" for standard input) with
- * @jobs threads (0: one per processor). Inputs that cannot be read become
+ * @jobs threads (0: one per processor; at most GL_MAX_JOBS, and fewer when
+ * the system will not start more). Inputs that cannot be read become
  * problems; the others are read all the same.
  * Returns: (transfer full): free with gl_analysis_free(). */
 GlAnalysis *gl_analyze(const char *const *paths, const GlRules *rules, guint jobs);
