@@ -217,6 +217,13 @@ gboolean gl_leak_kinds_parse(const char *spec, GlLeakKind *kinds, GError **error
 {
     GlLeakKind result = 0;
     g_auto(GStrv) words = g_strsplit(spec != NULL ? spec : "", ",", -1);
+    /* An empty value (an unset CI variable) would report nothing at all. */
+    if (words[0] == NULL) {
+        g_set_error(error, GL_ERROR, GL_ERROR_USAGE,
+                    "--leak-kinds: the value is empty (give definite, indirect, possible, "
+                    "reachable, all or none)");
+        return FALSE;
+    }
     for (char **word = words; *word != NULL; word++) {
         GlLeakKind kind = 0;
         g_strstrip(*word);

@@ -104,6 +104,13 @@ static gboolean on_format(const char *name, const char *value, gpointer data, GE
     Output *output = g_new0(Output, 1);
     const char *colon = strchr(value, ':');
     output->format = colon != NULL ? g_strndup(value, (gsize) (colon - value)) : g_strdup(value);
+    if (colon != NULL && colon[1] == '\0') {
+        g_set_error(error, GL_ERROR, GL_ERROR_USAGE,
+                    "--format %s names no file (give FORMAT:FILE, or FORMAT alone for the "
+                    "command's stream)", value);
+        output_free(output);
+        return FALSE;
+    }
     if (colon != NULL)
         output->path = g_strdup(colon + 1);
     else
@@ -117,9 +124,13 @@ static gboolean on_format(const char *name, const char *value, gpointer data, GE
 static gboolean on_output(const char *name, const char *value, gpointer data, GError **error)
 {
     Options *options = data;
-    (void) name;
     Output *last = options->outputs->len > 0
         ? g_ptr_array_index(options->outputs, options->outputs->len - 1) : NULL;
+    if (*value == '\0') {
+        g_set_error(error, GL_ERROR, GL_ERROR_USAGE, "%s: give a file name (or - for standard "
+                    "output)", name);
+        return FALSE;
+    }
     if (last != NULL && last->path == NULL) {
         last->path = g_strdup(value);
     } else if (options->pending_output == NULL) {
@@ -283,6 +294,15 @@ static gboolean parse_unsigned(const char *option, const char *text, guint64 *va
     return TRUE;
 }
 
+/* An option that names a file or a value it cannot be is a usage error,
+ * whatever the reason. */
+static gboolean usage_failure(GError **error)
+{
+    if (error != NULL && *error != NULL)
+        (*error)->code = GL_ERROR_USAGE;
+    return FALSE;
+}
+
 static gboolean build_rules(const Options *options, GlRules *rules, GError **error)
 {
     if (options->leak_kinds != NULL) {
@@ -297,9 +317,87 @@ static gboolean build_rules(const Options *options, GlRules *rules, GError **err
         gl_rules_add_callback(rules, *p);
     if (options->skip_functions_file != NULL &&
         !gl_rules_add_callbacks_from_file(rules, options->skip_functions_file, error))
-        return FALSE;
+        return usage_failure(error);
     gl_rules_set_all_errors(rules, options->all_errors);
     gl_rules_set_free_at_exit(rules, options->free_at_exit);
+    return TRUE;
+}
+
+/* What the options say, checked and built before any input is read or
+ * any command run: a mistake in them costs one line, not a suite's run
+ * under Valgrind. */
+typedef struct {
+    GlRules *rules;
+    GlGate gate;
+    GlBaseline *baseline;      /* nullable */
+    char *project_root;        /* absolute */
+} Plan;
+
+static void plan_clear(Plan *plan)
+{
+    g_clear_pointer(&plan->rules, gl_rules_free);
+    g_clear_pointer(&plan->baseline, gl_baseline_free);
+    g_clear_pointer(&plan->project_root, g_free);
+}
+
+static gboolean not_empty(const char *option, const char *value, GError **error)
+{
+    if (value == NULL || *value != '\0')
+        return TRUE;
+    g_set_error(error, GL_ERROR, GL_ERROR_USAGE, "%s: the value is empty", option);
+    return FALSE;
+}
+
+/* Returns: (transfer full): --project-root, else $GITHUB_WORKSPACE (where
+ * GitHub checks the repository out), else the current directory. */
+static char *project_root(const Options *options)
+{
+    const char *workspace = g_getenv("GITHUB_WORKSPACE");
+    if (options->project_root != NULL)
+        return g_canonicalize_filename(options->project_root, NULL);
+    if (workspace != NULL && *workspace != '\0')
+        return g_canonicalize_filename(workspace, NULL);
+    return g_get_current_dir();
+}
+
+static gboolean plan_build(const Options *options, Plan *plan, GError **error)
+{
+    memset(plan, 0, sizeof *plan);
+    plan->rules = gl_rules_new();
+    gl_gate_init(&plan->gate);
+    static const char *const colors[] = { "auto", "always", "never" };
+    if (options->color != NULL && !g_strv_contains(colors, options->color)) {
+        g_set_error(error, GL_ERROR, GL_ERROR_USAGE,
+                    "--color %s: give auto, always or never", options->color);
+        return FALSE;
+    }
+    for (char **p = options->objects; p != NULL && *p != NULL; p++)
+        if (!not_empty("--object", *p, error))
+            return FALSE;
+    if (!not_empty("--skip-functions-file", options->skip_functions_file, error) ||
+        !not_empty("--baseline", options->baseline, error) ||
+        !not_empty("--write-baseline", options->write_baseline, error) ||
+        !not_empty("--suppressions-out", options->suppressions_out, error) ||
+        !not_empty("--project-root", options->project_root, error) ||
+        !build_rules(options, plan->rules, error))
+        return FALSE;
+    if (options->fail_on != NULL && !gl_gate_parse_fail_on(&plan->gate, options->fail_on, error))
+        return FALSE;
+    if (options->max_bytes != NULL) {
+        if (!parse_unsigned("--max-bytes", options->max_bytes, &plan->gate.max_bytes, error))
+            return FALSE;
+        plan->gate.has_max_bytes = TRUE;
+    }
+    if (options->project_root != NULL &&
+        !g_file_test(options->project_root, G_FILE_TEST_IS_DIR)) {
+        g_set_error(error, GL_ERROR, GL_ERROR_USAGE, "--project-root %s: no such directory",
+                    options->project_root);
+        return FALSE;
+    }
+    plan->project_root = project_root(options);
+    if (options->baseline != NULL &&
+        (plan->baseline = gl_baseline_load(options->baseline, error)) == NULL)
+        return usage_failure(error);
     return TRUE;
 }
 
@@ -356,18 +454,6 @@ static gboolean resolve_targets(const Options *options, const char *const *input
 }
 
 /* ---- reports -------------------------------------------------------------- */
-
-/* Returns: (transfer full): --project-root, else $GITHUB_WORKSPACE (where
- * GitHub checks the repository out), else the current directory. */
-static char *project_root(const Options *options)
-{
-    const char *workspace = g_getenv("GITHUB_WORKSPACE");
-    if (options->project_root != NULL)
-        return g_canonicalize_filename(options->project_root, NULL);
-    if (workspace != NULL && *workspace != '\0')
-        return g_canonicalize_filename(workspace, NULL);
-    return g_get_current_dir();
-}
 
 static gboolean wants_color(const char *mode, FILE *stream)
 {
@@ -467,29 +553,16 @@ static int outcome_status(const Outcome *outcome, int otherwise)
     return outcome->problems ? GL_EXIT_ERROR : otherwise;
 }
 
-/* Reads @inputs, writes every report, says what went wrong on @err. */
-static gboolean analyze_and_report(const Options *options, const char *const *inputs,
+/* Reads @inputs with what @plan says (its rules get the targets), writes
+ * every report, says what went wrong on @err. */
+static gboolean analyze_and_report(const Options *options, Plan *plan, const char *const *inputs,
                                    FILE *stream, FILE *out, FILE *err, Outcome *outcome,
                                    GError **error)
 {
-    g_autoptr(GlRules) rules = gl_rules_new();
+    GlRules *rules = plan->rules;
+    const GlBaseline *baseline = plan->baseline;
     g_autoptr(GPtrArray) shown = g_ptr_array_new_null_terminated(4, g_free, TRUE);
-    GlGate gate;
-    gl_gate_init(&gate);
-    if (!build_rules(options, rules, error) ||
-        (options->fail_on != NULL && !gl_gate_parse_fail_on(&gate, options->fail_on, error)))
-        return FALSE;
-    if (options->max_bytes != NULL) {
-        if (!parse_unsigned("--max-bytes", options->max_bytes, &gate.max_bytes, error))
-            return FALSE;
-        gate.has_max_bytes = TRUE;
-    }
-    if (!check_outputs(options, stream, out, error) ||
-        !resolve_targets(options, inputs, rules, shown, error))
-        return FALSE;
-
-    g_autoptr(GlBaseline) baseline = NULL;
-    if (options->baseline != NULL && (baseline = gl_baseline_load(options->baseline, error)) == NULL)
+    if (!resolve_targets(options, inputs, rules, shown, error))
         return FALSE;
 
     g_autoptr(GlAnalysis) analysis = gl_analyze(inputs, rules, effective_jobs(options));
@@ -498,17 +571,16 @@ static gboolean analyze_and_report(const Options *options, const char *const *in
         ? gl_baseline_filter(baseline, analysis->findings, &known)
         : g_ptr_array_ref(analysis->findings);
     GlGateResult gate_result;
-    gl_gate_evaluate(&gate, reported, &gate_result);
-    g_autofree char *root = project_root(options);
+    gl_gate_evaluate(&plan->gate, reported, &gate_result);
     GlReportContext context = {
         .analysis = analysis,
         .findings = reported,
         .baseline_known = known,
         .gate = &gate_result,
-        .fail_on = &gate,
+        .fail_on = &plan->gate,
         .targets = (const char *const *) shown->pdata,
         .suppressions = options->gen_suppressions,
-        .project_root = root,
+        .project_root = plan->project_root,
     };
 
     gboolean ok = TRUE;
@@ -586,6 +658,7 @@ static int cmd_filter(int argc, char **argv, FILE *out, FILE *err)
                                                     filter_description, filter_exit_statuses,
                                                     report_group(&options));
     g_autoptr(GError) error = NULL;
+    Plan plan = { 0 };
     int status;
     g_auto(GStrv) args = parse_options(context, &options, argc, argv, &error);
     if (args == NULL) {
@@ -606,15 +679,20 @@ static int cmd_filter(int argc, char **argv, FILE *out, FILE *err)
         goto out;
     }
 
+    if (!plan_build(&options, &plan, &error) || !check_outputs(&options, out, out, &error)) {
+        status = fail(err, "filter", error);
+        goto out;
+    }
     say_jobs_capped(&options, err);
     Outcome outcome = { 0 };
-    if (!analyze_and_report(&options, (const char *const *) args + 1, out, out, err, &outcome,
-                            &error)) {
+    if (!analyze_and_report(&options, &plan, (const char *const *) args + 1, out, out, err,
+                            &outcome, &error)) {
         status = fail(err, "filter", error);
         goto out;
     }
     status = outcome_status(&outcome, GL_EXIT_CLEAN);
 out:
+    plan_clear(&plan);
     options_clear(&options);
     return status;
 }
@@ -740,14 +818,16 @@ static gboolean split_command(const Options *options, char **command, GPtrArray 
     return TRUE;
 }
 
-/* Runs @command under Valgrind and reports; the run directory is kept
- * unless all went well. */
-static int run_and_report(const Options *options, char **command, FILE *out, FILE *err)
+/* Runs @command under Valgrind as @plan says and reports; the run
+ * directory is kept unless all went well. */
+static int run_planned(const Options *options, Plan *plan, char **command, FILE *out, FILE *err)
 {
     g_autoptr(GError) error = NULL;
-    g_autoptr(GlRules) rules = gl_rules_new();
-    /* Usage errors now, not after minutes under Valgrind. */
-    if (!check_outputs(options, err, out, &error) || !build_rules(options, rules, &error))
+    int status;
+    GlRunResult result = { 0 };
+    gboolean keep = TRUE;
+    g_autoptr(GPtrArray) commands = g_ptr_array_new_with_free_func((GDestroyNotify) g_strfreev);
+    if (!split_command(options, command, commands, &error))
         return fail(err, "run", error);
 
     /* The suppressions: gemleak's own for this Ruby, then the project's. */
@@ -775,19 +855,13 @@ static int run_and_report(const Options *options, char **command, FILE *out, FIL
         .valgrind = options->valgrind != NULL ? options->valgrind : "valgrind",
         .valgrind_options = (const char *const *) options->valgrind_opts,
         .suppressions = (const char *const *) supps->pdata,
-        .leak_kinds = gl_rules_get_leak_kinds(rules),
+        .leak_kinds = gl_rules_get_leak_kinds(plan->rules),
         .gen_suppressions = options->gen_suppressions,
         .keep_dir = options->keep_xml,
     };
-    g_autoptr(GPtrArray) commands = g_ptr_array_new_with_free_func((GDestroyNotify) g_strfreev);
-    if (!split_command(options, command, commands, &error))
-        return fail(err, "run", error);
     say_jobs_capped(options, err);
     if (commands->len > 1)
         fprintf(err, "gemleak: %u commands at once under Valgrind\n", commands->len);
-    GlRunResult result = { 0 };
-    int status;
-    gboolean keep = TRUE;
     if (!gl_run_commands(&run, commands, &result, &error)) {
         status = fail(err, "run", error);
         goto done;
@@ -813,7 +887,7 @@ static int run_and_report(const Options *options, char **command, FILE *out, FIL
 
     const char *inputs[] = { result.dir, NULL };
     Outcome outcome = { 0 };
-    if (!analyze_and_report(options, inputs, err, out, err, &outcome, &error)) {
+    if (!analyze_and_report(options, plan, inputs, err, out, err, &outcome, &error)) {
         status = fail(err, "run", error);
         goto done;
     }
@@ -823,6 +897,21 @@ done:
     if (result.dir != NULL && (keep || result.kept_by_user))
         say_kept(err, result.dir);
     gl_run_result_clear(&result, !keep);
+    return status;
+}
+
+static int run_and_report(const Options *options, char **command, FILE *out, FILE *err)
+{
+    g_autoptr(GError) error = NULL;
+    Plan plan = { 0 };
+    int status;
+    /* Usage errors now, not after minutes under Valgrind. */
+    if (!not_empty("--keep-xml", options->keep_xml, &error) ||
+        !plan_build(options, &plan, &error) || !check_outputs(options, err, out, &error))
+        status = fail(err, "run", error);
+    else
+        status = run_planned(options, &plan, command, out, err);
+    plan_clear(&plan);
     return status;
 }
 

@@ -11,7 +11,7 @@
 
 /* A file named by an option (--baseline, --skip-functions-file) that cannot
  * be used. */
-#define OPTION_FILE_STATUS 3
+#define OPTION_FILE_STATUS GL_EXIT_USAGE
 
 #define RUN(run, ...) GlTestRun run = { 0 }; gl_test_gemleak(&run, __VA_ARGS__, NULL)
 
@@ -376,15 +376,15 @@ START_TEST(test_baseline_adoption)
     gl_assert_no_line(some.out, "^ \\*leaky_leak \\(");
     gl_test_run_clear(&some);
 
-    /* a baseline that cannot be read is an input error */
+    /* a baseline that cannot be read is a bad option value */
     RUN(missing, "filter", "-O", "leaky", "--baseline", "/nonexistent/b.json", leak);
-    ck_assert_int_eq(missing.status, 3);
+    ck_assert_int_eq(missing.status, 2);
     gl_assert_line(missing.err, "^gemleak: --baseline /nonexistent/b\\.json: ");
     gl_test_run_clear(&missing);
     g_autofree char *bogus = g_build_filename(dir, "bogus.json", NULL);
     gl_test_write(bogus, "{\"results\": []}", -1);
     RUN(wrong, "filter", "-O", "leaky", "--baseline", bogus, leak);
-    ck_assert_int_eq(wrong.status, 3);
+    ck_assert_int_eq(wrong.status, 2);
     gl_assert_line(wrong.err, "not a gemleak JSON report");
     gl_test_run_clear(&wrong);
     gl_remove_tree(dir);
@@ -396,6 +396,8 @@ START_TEST(test_suppressions_out_and_project_root)
     g_autofree char *leak = gl_test_fixture("xml/leak.xml");
     g_autofree char *dir = gl_test_tmpdir();
     g_autofree char *supp = g_build_filename(dir, "leaks.supp", NULL);
+    /* The fixtures were captured there; --project-root must exist. */
+    ck_assert_int_eq(g_mkdir_with_parents("/tmp/gemleak-fixtures/leaky", 0755), 0);
     RUN(run, "filter", "-O", "leaky", "--suppressions-out", supp, "--project-root",
         "/tmp/gemleak-fixtures", "--format", "github", leak);
     ck_assert_int_eq(run.status, 1);
@@ -502,6 +504,49 @@ START_TEST(test_fewer_threads_when_none_can_start)
 }
 END_TEST
 
+/* Every option value, and every file an option names, is checked before
+ * anything is read or run: in run, before Valgrind starts (here the
+ * command does not exist, so a run that went ahead would say that
+ * instead, exit 3). */
+START_TEST(test_option_values_checked_first)
+{
+    g_autofree char *leak = gl_test_fixture("xml/leak.xml");
+    const char *const cases[][3] = {
+        { "--fail-on", "", "^gemleak: --fail-on: the value is empty \\(give definite, .*none to never fail\\)$" },
+        { "--leak-kinds", "", "^gemleak: --leak-kinds: the value is empty " },
+        { "--fail-on", "definitly", "^gemleak: --fail-on: unknown kind 'definitly' " },
+        { "--max-bytes", "abc", "^gemleak: --max-bytes: 'abc' is not a number of bytes$" },
+        { "--color", "junk", "^gemleak: --color junk: give auto, always or never$" },
+        { "--project-root", "/nonexistent", "^gemleak: --project-root /nonexistent: no such directory$" },
+        { "--format", "json:", "^gemleak: --format json: names no file " },
+        { "--output", "", "^gemleak: --output: give a file name " },
+        { "--object", "", "^gemleak: --object: the value is empty$" },
+        { "--baseline", "/nonexistent/b.json", "^gemleak: --baseline /nonexistent/b\\.json: cannot open: " },
+        { "--skip-functions-file", "/nonexistent/s", "^gemleak: --skip-functions-file /nonexistent/s: cannot open: " },
+        { "--write-baseline", "", "^gemleak: --write-baseline: the value is empty$" },
+    };
+    for (guint i = 0; i < G_N_ELEMENTS(cases); i++) {
+        RUN(filter, "filter", "-O", "leaky", cases[i][0], cases[i][1], leak);
+        ck_assert_msg(filter.status == GL_EXIT_USAGE, "filter %s '%s': status %d", cases[i][0],
+                      cases[i][1], filter.status);
+        gl_assert_line(filter.err, cases[i][2]);
+        gl_assert_line(filter.err, "^Try 'gemleak filter --help'\\.$");
+        gl_test_run_clear(&filter);
+
+        RUN(run, "run", cases[i][0], cases[i][1], "--", "/nonexistent/command");
+        ck_assert_msg(run.status == GL_EXIT_USAGE, "run %s '%s': status %d\n%s", cases[i][0],
+                      cases[i][1], run.status, run.err);
+        gl_assert_line(run.err, cases[i][2]);
+        gl_assert_no_line(run.err, "Valgrind");
+        gl_test_run_clear(&run);
+    }
+    RUN(keep, "run", "--keep-xml", "", "--", "/nonexistent/command");
+    ck_assert_int_eq(keep.status, GL_EXIT_USAGE);
+    gl_assert_line(keep.err, "^gemleak: --keep-xml: the value is empty$");
+    gl_test_run_clear(&keep);
+}
+END_TEST
+
 Suite *gl_cli_suite(void)
 {
     Suite *suite = suite_create("cli");
@@ -521,6 +566,7 @@ Suite *gl_cli_suite(void)
     tcase_add_test(tc, test_suppressions_out_and_project_root);
     tcase_add_test(tc, test_option_files_are_bounded);
     tcase_add_test(tc, test_jobs_bounds);
+    tcase_add_test(tc, test_option_values_checked_first);
     tcase_add_test(tc, test_fewer_threads_when_none_can_start);
     suite_add_tcase(suite, tc);
     return suite;
