@@ -2,8 +2,11 @@
 #include "gemleak/analyze.h"
 #include "gemleak/errors.h"
 #include "gemleak/reader.h"
+#include "gemleak/sys.h"
 
+#include <inttypes.h>
 #include <string.h>
+#include <unistd.h>
 
 /* One input and what reading it produced. Filled by a worker thread, read
  * by the main thread once every worker is done. */
@@ -112,11 +115,25 @@ static gpointer read_inputs(gpointer data)
     }
 }
 
+/* The same file named twice (two spellings, a directory and a file in it,
+ * "-" twice) is read once: counted twice, and standard input read by two
+ * threads at once, otherwise. Returns: TRUE if @path is new to @seen. */
+static gboolean first_time(GHashTable *seen, const char *path)
+{
+    GlFileId id;
+    gboolean known = strcmp(path, "-") == 0 ? gl_file_id_of_fd(STDIN_FILENO, &id)
+                                            : gl_file_id_of_path(path, &id);
+    char *key = known ? g_strdup_printf("%ju:%ju", (uintmax_t) id.dev, (uintmax_t) id.ino)
+                      : g_strconcat("path:", path, NULL);
+    return g_hash_table_add(seen, key);
+}
+
 /* Expands directories into their *.xml files; what cannot be expanded
  * becomes an input that carries its problem. */
 static GPtrArray *collect_inputs(const char *const *paths)
 {
     GPtrArray *inputs = g_ptr_array_new_with_free_func(input_free);
+    g_autoptr(GHashTable) seen = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
     for (const char *const *path = paths; *path != NULL; path++) {
         g_autoptr(GPtrArray) files = NULL;
         GError *problem = NULL;
@@ -128,9 +145,12 @@ static GPtrArray *collect_inputs(const char *const *paths)
         }
         guint n = files != NULL && problem == NULL ? files->len : 1;
         for (guint i = 0; i < n; i++) {
+            const char *file = files != NULL && problem == NULL
+                                   ? (const char *) g_ptr_array_index(files, i) : *path;
+            if (problem == NULL && !first_time(seen, file))
+                continue;
             Input *input = g_new0(Input, 1);
-            input->path = g_strdup(files != NULL && problem == NULL
-                                       ? (const char *) g_ptr_array_index(files, i) : *path);
+            input->path = g_strdup(file);
             input->index = inputs->len;
             input->findings = gl_findings_new();
             input->notes = g_ptr_array_new_with_free_func(g_free);

@@ -10,6 +10,7 @@
 #include "gemleak/targets.h"
 
 #include <errno.h>
+#include <locale.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -175,15 +176,18 @@ static void say_jobs_capped(const Options *options, FILE *err)
 }
 
 /* The options filter and run share: what a finding is, reports, the gate.
- * GOption copies the entries, so they can point into this call's Options. */
+ * GOption copies the entries, so they can point into this call's Options.
+ * Paths and patterns are FILENAME: GOption passes their bytes as they are,
+ * where STRING would convert them from the locale's charset and refuse
+ * what does not convert (a Latin-1 file name in a UTF-8 locale). */
 static GOptionGroup *report_group(Options *options)
 {
     const GOptionEntry entries[] = {
-        { "object", 'O', 0, G_OPTION_ARG_STRING_ARRAY, &options->objects,
+        { "object", 'O', 0, G_OPTION_ARG_FILENAME_ARRAY, &options->objects,
           "The target extension: a binary name (redcarpet), a path or a glob of the .so; "
           "repeatable. Default: the extensions the run loaded, else every .so under the "
           "current directory", "PATTERN" },
-        { "skip-function", 0, 0, G_OPTION_ARG_STRING_ARRAY, &options->skip_functions,
+        { "skip-function", 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &options->skip_functions,
           "Another Ruby function that calls back into Ruby (a glob); repeatable", "PATTERN" },
         { "skip-functions-file", 0, 0, G_OPTION_ARG_FILENAME, &options->skip_functions_file,
           "Read more such patterns from FILE, one a line", "FILE" },
@@ -196,10 +200,10 @@ static GOptionGroup *report_group(Options *options)
           "Report every memory error, not only those that enter a target", NULL },
         { "free-at-exit", 0, 0, G_OPTION_ARG_NONE, &options->free_at_exit,
           "Ruby 3.4+ with RUBY_FREE_AT_EXIT=1: keep every leak that enters a target", NULL },
-        { "format", 'f', 0, G_OPTION_ARG_CALLBACK, (gpointer) on_format,
+        { "format", 'f', G_OPTION_FLAG_FILENAME, G_OPTION_ARG_CALLBACK, (gpointer) on_format,
           "Report format: text, json, junit, sarif, github, supp; repeatable, each with its "
           "-o (or FORMAT:FILE)", "FORMAT[:FILE]" },
-        { "output", 'o', 0, G_OPTION_ARG_CALLBACK, (gpointer) on_output,
+        { "output", 'o', G_OPTION_FLAG_FILENAME, G_OPTION_ARG_CALLBACK, (gpointer) on_output,
           "Write the report of the --format before it to FILE (- is standard output)", "FILE" },
         { "color", 0, 0, G_OPTION_ARG_STRING, &options->color,
           "Colour the text report: auto (on a terminal), always, never", "WHEN" },
@@ -671,6 +675,15 @@ static int cmd_filter(int argc, char **argv, FILE *out, FILE *err)
         status = GL_EXIT_CLEAN;
         goto out;
     }
+    /* GOption leaves the "--" it stopped at: what follows are inputs, even
+     * those that start with a dash. */
+    for (guint i = 1; args[i] != NULL; i++) {
+        if (strcmp(args[i], "--") == 0) {
+            g_free(args[i]);
+            memmove(args + i, args + i + 1, (g_strv_length(args + i + 1) + 1) * sizeof *args);
+            break;
+        }
+    }
     if (args[1] == NULL) {
         g_set_error(&error, GL_ERROR, GL_ERROR_USAGE,
                     "no input: give Valgrind XML files, directories of them, or - for "
@@ -704,7 +717,7 @@ static GOptionGroup *run_group(Options *options)
     const GOptionEntry entries[] = {
         { "valgrind", 0, 0, G_OPTION_ARG_FILENAME, &options->valgrind,
           "The Valgrind to run (default: valgrind on PATH)", "PATH" },
-        { "valgrind-opt", 0, 0, G_OPTION_ARG_STRING_ARRAY, &options->valgrind_opts,
+        { "valgrind-opt", 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &options->valgrind_opts,
           "Pass OPT to Valgrind as it is; repeatable", "OPT" },
         { "suppressions-dir", 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &options->suppressions_dirs,
           "Use ruby.supp, ruby-3.supp, ruby-3.1.supp... from DIR; repeatable "
@@ -974,6 +987,8 @@ static const char general_help[] =
 
 int gemleak_main(int argc, char **argv, FILE *out, FILE *err)
 {
+    /* The user's locale: GOption converts STRING values from its charset. */
+    setlocale(LC_ALL, "");
     const char *command = argc > 1 ? argv[1] : NULL;
     if (command == NULL) {
         fputs(general_help, err);

@@ -547,6 +547,82 @@ START_TEST(test_option_values_checked_first)
 }
 END_TEST
 
+/* Paths and patterns are bytes, as file names are: UTF-8 in a UTF-8
+ * locale, and Latin-1 bytes in any locale. */
+START_TEST(test_non_ascii_option_values)
+{
+    g_autofree char *leak = gl_test_fixture("xml/leak.xml");
+    g_autofree char *dir = gl_test_tmpdir();
+    g_autofree char *utf8 = g_build_filename(dir, "rapport-\xc3\xa9t\xc3\xa9.txt", NULL);
+    g_autofree char *latin1 = g_build_filename(dir, "rapport-\xe9t\xe9.json", NULL);
+    g_autofree char *latin1_spec = g_strconcat("json:", latin1, NULL);
+    const char *const locales[] = { "C.UTF-8", "C" };
+    for (guint i = 0; i < G_N_ELEMENTS(locales); i++) {
+        g_setenv("LC_ALL", locales[i], TRUE);
+        RUN(run, "filter", "-O", "leaky", "-O", "caf\xc3\xa9", "--skip-function", "r\xe9*",
+            "--format", "text", "-o", utf8, "--format", latin1_spec, "--project-root", dir, leak);
+        ck_assert_msg(run.status == 1, "LC_ALL=%s: status %d\n%s", locales[i], run.status, run.err);
+        ck_assert_str_eq(run.err, "");
+        g_autofree char *text = gl_test_read(utf8, NULL);
+        gl_assert_line(text, "^gemleak: targets: leaky, caf\xc3\xa9$");
+        ck_assert(g_file_test(latin1, G_FILE_TEST_IS_REGULAR));
+        gl_test_run_clear(&run);
+    }
+    g_unsetenv("LC_ALL");
+    gl_remove_tree(dir);
+}
+END_TEST
+
+/* After --, every argument is an input, dashes or not. */
+START_TEST(test_inputs_after_double_dash)
+{
+    g_autofree char *leak = gl_test_fixture("xml/leak.xml");
+    g_autofree char *dir = gl_test_tmpdir();
+    g_autofree char *dashed = g_build_filename(dir, "-x.xml", NULL);
+    g_autofree char *contents = gl_test_read(leak, NULL);
+    gl_test_write(dashed, contents, -1);
+    ck_assert_int_eq(chdir(dir), 0);
+    RUN(run, "filter", "-O", "leaky", "--", "-x.xml");
+    ck_assert_msg(run.status == 1, "status %d\n%s", run.status, run.err);
+    gl_assert_line(run.out, "^gemleak: 1 file, 53 errors read, 3 findings, ");
+    ck_assert_str_eq(run.err, "");
+    gl_test_run_clear(&run);
+    gl_remove_tree(dir);
+}
+END_TEST
+
+/* An input named twice (two spellings, a directory and a file in it, "-"
+ * twice) is read, and counted, once. */
+START_TEST(test_the_same_input_twice_is_read_once)
+{
+    g_autofree char *xml = gl_test_fixture("xml");
+    g_autofree char *leak = gl_test_fixture("xml/leak.xml");
+    g_autofree char *absolute = g_canonicalize_filename(leak, NULL);
+    RUN(once, "filter", "-O", "leaky", leak);
+    RUN(twice, "filter", "-O", "leaky", leak, absolute);
+    ck_assert_int_eq(twice.status, once.status);
+    ck_assert_str_eq(twice.out, once.out);
+    gl_assert_line(twice.out, "^gemleak: 1 file, 53 errors read, 3 findings, ");
+    gl_test_run_clear(&twice);
+
+    RUN(dir, "filter", "-O", "leaky", xml);
+    RUN(dir_and_file, "filter", "-O", "leaky", xml, leak);
+    ck_assert_str_eq(dir_and_file.out, dir.out);
+    gl_test_run_clear(&dir);
+    gl_test_run_clear(&dir_and_file);
+
+    int fd = open(leak, O_RDONLY);
+    ck_assert_int_ge(dup2(fd, STDIN_FILENO), 0);
+    close(fd);
+    RUN(stdin_twice, "filter", "-O", "leaky", "-", "-");
+    ck_assert_int_eq(stdin_twice.status, once.status);
+    gl_assert_line(stdin_twice.out, "^gemleak: 1 file, 53 errors read, 3 findings, ");
+    ck_assert_str_eq(stdin_twice.err, "");
+    gl_test_run_clear(&stdin_twice);
+    gl_test_run_clear(&once);
+}
+END_TEST
+
 Suite *gl_cli_suite(void)
 {
     Suite *suite = suite_create("cli");
@@ -567,6 +643,9 @@ Suite *gl_cli_suite(void)
     tcase_add_test(tc, test_option_files_are_bounded);
     tcase_add_test(tc, test_jobs_bounds);
     tcase_add_test(tc, test_option_values_checked_first);
+    tcase_add_test(tc, test_non_ascii_option_values);
+    tcase_add_test(tc, test_inputs_after_double_dash);
+    tcase_add_test(tc, test_the_same_input_twice_is_read_once);
     tcase_add_test(tc, test_fewer_threads_when_none_can_start);
     suite_add_tcase(suite, tc);
     return suite;
