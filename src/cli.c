@@ -7,12 +7,18 @@
 #include "gemleak/gate.h"
 #include "gemleak/report.h"
 #include "gemleak/runner.h"
+#include "gemleak/sys.h"
 #include "gemleak/targets.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <locale.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
+
+#include <glib/gstdio.h>
 
 /* One report to write: a format and where ("-" or NULL: the default stream). */
 typedef struct {
@@ -335,6 +341,7 @@ typedef struct {
     GlGate gate;
     GlBaseline *baseline;      /* nullable */
     char *project_root;        /* absolute */
+    GPtrArray *sinks;          /* Sink*: the reports, where they go */
 } Plan;
 
 static void plan_clear(Plan *plan)
@@ -342,6 +349,7 @@ static void plan_clear(Plan *plan)
     g_clear_pointer(&plan->rules, gl_rules_free);
     g_clear_pointer(&plan->baseline, gl_baseline_free);
     g_clear_pointer(&plan->project_root, g_free);
+    g_clear_pointer(&plan->sinks, g_ptr_array_unref);
 }
 
 static gboolean not_empty(const char *option, const char *value, GError **error)
@@ -469,39 +477,313 @@ static gboolean wants_color(const char *mode, FILE *stream)
            g_strcmp0(g_getenv("TERM"), "dumb") != 0;
 }
 
-/* Where a report goes: the command's stream (standard output for filter,
- * standard error for run) when no file is named, standard output for "-". */
-static FILE *output_stream(const char *path, FILE *stream, FILE *out)
+/* ---- where reports go ----------------------------------------------------- */
+
+/* One report and where it goes, resolved before anything is read. */
+typedef struct {
+    const GlReporter *reporter;
+    char *label;             /* "the json report (r.json)", for messages */
+    const char *path;        /* as given (the Options' string); NULL: the command's stream */
+    int fd;                  /* >= 0: a descriptor of ours ("-", /dev/stdout, /proc/self/fd/2) */
+    char *file;              /* else the file, every symbolic link resolved */
+    const char *color;       /* --color; "never" for files that are not text reports */
+    gboolean every_finding;  /* --write-baseline: the findings the baseline knows too */
+} Sink;
+
+static void sink_free(gpointer data)
 {
-    if (path == NULL)
-        return stream;
-    if (strcmp(path, "-") == 0)
-        return out;
-    return NULL;
+    Sink *sink = data;
+    g_free(sink->label);
+    g_free(sink->file);
+    g_free(sink);
 }
 
-/* Writes one report to a stream, or to @path: through memory and a rename,
- * so that a failed write leaves no half file, unless @path is not a regular
- * file (/dev/stdout, a pipe), which is written directly. */
-static gboolean write_report(const GlReporter *reporter, GlReportContext *context,
-                             const char *path, FILE *stream, FILE *out, const char *color,
+/* A report goes to the command's stream (standard output for filter,
+ * standard error for run) when no file is named, to standard output for
+ * "-", and to the descriptor a path such as /dev/stdout stands for. */
+static Sink *sink_new(const GlReporter *reporter, char *label, const char *path, FILE *stream,
+                      FILE *out, const char *color)
+{
+    Sink *sink = g_new0(Sink, 1);
+    sink->reporter = reporter;
+    sink->label = label;
+    sink->path = path;
+    sink->color = color;
+    if (path == NULL)
+        sink->fd = fileno(stream);
+    else if (strcmp(path, "-") == 0)
+        sink->fd = fileno(out);
+    else
+        sink->fd = gl_path_fd(path);
+    if (sink->fd < 0) {
+        sink->file = gl_path_resolve(path);
+        if (sink->file == NULL)   /* a directory that does not exist: the write will say so */
+            sink->file = g_canonicalize_filename(path, NULL);
+    }
+    return sink;
+}
+
+/* What gemleak reads, for telling a report path from it. */
+typedef struct {
+    GArray *files;   /* GlFileId: inputs, --baseline, --skip-functions-file */
+    GArray *dirs;    /* GlFileId: input directories, --keep-xml */
+    GPtrArray *names;/* char*: the same, as given, in the same order (files, then dirs) */
+} Reads;
+
+/* Returns: (transfer none) (nullable): what @sink would overwrite or write
+ * into among @reads: the name as given. */
+static const char *sink_clobbers(const Sink *sink, const Reads *reads, gboolean *inside)
+{
+    GlFileId id;
+    *inside = FALSE;
+    if (gl_file_id_of_path(sink->file, &id))
+        for (guint i = 0; i < reads->files->len; i++)
+            if (gl_file_id_equal(&id, &g_array_index(reads->files, GlFileId, i)))
+                return g_ptr_array_index(reads->names, i);
+    /* Any directory on the way up: the XML directory's subdirectories
+     * are no place for reports either. */
+    g_autofree char *dir = g_path_get_dirname(sink->file);
+    for (;;) {
+        if (gl_file_id_of_path(dir, &id)) {
+            for (guint i = 0; i < reads->dirs->len; i++) {
+                if (gl_file_id_equal(&id, &g_array_index(reads->dirs, GlFileId, i))) {
+                    *inside = TRUE;
+                    return g_ptr_array_index(reads->names, reads->files->len + i);
+                }
+            }
+        }
+        if (strcmp(dir, "/") == 0 || strcmp(dir, ".") == 0)
+            return NULL;
+        char *parent = g_path_get_dirname(dir);
+        g_free(dir);
+        dir = parent;
+    }
+}
+
+static void reads_add(Reads *reads, GPtrArray *dir_names, const char *path)
+{
+    GlFileId id;
+    if (path == NULL || strcmp(path, "-") == 0 || !gl_file_id_of_path(path, &id))
+        return;
+    if (g_file_test(path, G_FILE_TEST_IS_DIR)) {
+        g_array_append_val(reads->dirs, id);
+        g_ptr_array_add(dir_names, (gpointer) path);
+    } else {
+        g_array_append_val(reads->files, id);
+        g_ptr_array_add(reads->names, (gpointer) path);
+    }
+}
+
+/* Lists every report of @options, and refuses, before anything is read
+ * or run: two reports in one stream or one file; a report over a file
+ * gemleak reads (@inputs, --baseline but for --write-baseline, which may
+ * refresh it, --skip-functions-file) or inside a directory it reads
+ * (@inputs, @keep_dir): the input would be lost, or the next run would
+ * read the report as XML.
+ * Returns: (transfer full): the sinks (Sink*), in the order given. */
+static GPtrArray *plan_sinks(const Options *options, const char *const *inputs,
+                             const char *keep_dir, FILE *stream, FILE *out, GError **error)
+{
+    g_autoptr(GPtrArray) sinks = g_ptr_array_new_with_free_func(sink_free);
+    if (options->outputs->len == 0)
+        g_ptr_array_add(sinks, sink_new(&gl_report_text, g_strdup("the text report"), NULL,
+                                        stream, out, options->color));
+    for (guint i = 0; i < options->outputs->len; i++) {
+        const Output *output = g_ptr_array_index(options->outputs, i);
+        char *label = output->path != NULL
+            ? g_strdup_printf("the %s report (%s)", output->format, output->path)
+            : g_strdup_printf("the %s report", output->format);
+        g_ptr_array_add(sinks, sink_new(gl_reporter_find(output->format), label, output->path,
+                                        stream, out, options->color));
+    }
+    if (options->suppressions_out != NULL)
+        g_ptr_array_add(sinks, sink_new(&gl_report_supp,
+                                        g_strdup_printf("--suppressions-out %s",
+                                                        options->suppressions_out),
+                                        options->suppressions_out, stream, out, "never"));
+    if (options->write_baseline != NULL) {
+        Sink *sink = sink_new(&gl_report_json,
+                              g_strdup_printf("--write-baseline %s", options->write_baseline),
+                              options->write_baseline, stream, out, "never");
+        sink->every_finding = TRUE;
+        g_ptr_array_add(sinks, sink);
+    }
+
+    /* Two reports in one stream would be unreadable, in one file one lost. */
+    for (guint i = 0; i < sinks->len; i++) {
+        const Sink *a = g_ptr_array_index(sinks, i);
+        guint sharing = 1;
+        for (guint j = 0; j < sinks->len; j++) {
+            const Sink *b = g_ptr_array_index(sinks, j);
+            if (j != i && a->fd >= 0 && b->fd == a->fd)
+                sharing++;
+            GlFileId ida, idb;
+            if (j > i && a->file != NULL && b->file != NULL &&
+                (strcmp(a->file, b->file) == 0 ||
+                 (gl_file_id_of_path(a->file, &ida) && gl_file_id_of_path(b->file, &idb) &&
+                  gl_file_id_equal(&ida, &idb)))) {
+                g_set_error(error, GL_ERROR, GL_ERROR_USAGE,
+                            "%s and %s would both go to %s: give each its own file", a->label,
+                            b->label, a->file);
+                return NULL;
+            }
+        }
+        if (sharing > 1) {
+            g_set_error(error, GL_ERROR, GL_ERROR_USAGE,
+                        "%u reports would share one stream: give each --format but one its "
+                        "-o FILE", sharing);
+            return NULL;
+        }
+    }
+
+    Reads reads = {
+        .files = g_array_new(FALSE, FALSE, sizeof(GlFileId)),
+        .dirs = g_array_new(FALSE, FALSE, sizeof(GlFileId)),
+        .names = g_ptr_array_new(),
+    };
+    g_autoptr(GPtrArray) dir_names = g_ptr_array_new();
+    for (const char *const *input = inputs; input != NULL && *input != NULL; input++)
+        reads_add(&reads, dir_names, *input);
+    reads_add(&reads, dir_names, options->skip_functions_file);
+    reads_add(&reads, dir_names, keep_dir);
+    guint n_files_but_baseline = reads.files->len;
+    reads_add(&reads, dir_names, options->baseline);
+    g_ptr_array_extend(reads.names, dir_names, NULL, NULL);
+    g_autofree char *keep = keep_dir != NULL ? gl_path_resolve(keep_dir) : NULL;
+
+    gboolean ok = TRUE;
+    for (guint i = 0; ok && i < sinks->len; i++) {
+        const Sink *sink = g_ptr_array_index(sinks, i);
+        if (sink->file == NULL)
+            continue;
+        gboolean inside = FALSE;
+        const char *clobbered = sink_clobbers(sink, &reads, &inside);
+        /* --write-baseline over --baseline refreshes it: read first, written last */
+        if (clobbered != NULL && !inside && sink->every_finding &&
+            g_strcmp0(clobbered, options->baseline) == 0) {
+            GlFileId id;
+            gboolean other = FALSE;
+            if (gl_file_id_of_path(sink->file, &id))
+                for (guint f = 0; f < n_files_but_baseline && !other; f++)
+                    other = gl_file_id_equal(&id, &g_array_index(reads.files, GlFileId, f));
+            if (!other)
+                clobbered = NULL;
+        }
+        /* A --keep-xml directory that is not there yet has no inode. */
+        if (clobbered == NULL && keep != NULL && g_str_has_prefix(sink->file, keep) &&
+            sink->file[strlen(keep)] == '/') {
+            clobbered = keep_dir;
+            inside = TRUE;
+        }
+        if (clobbered != NULL) {
+            if (inside)
+                g_set_error(error, GL_ERROR, GL_ERROR_USAGE,
+                            "%s would be written inside %s, a directory gemleak reads: write it "
+                            "elsewhere", sink->label, clobbered);
+            else
+                g_set_error(error, GL_ERROR, GL_ERROR_USAGE,
+                            "%s would overwrite %s, which gemleak reads: write it elsewhere",
+                            sink->label, clobbered);
+            ok = FALSE;
+        }
+    }
+    g_array_unref(reads.files);
+    g_array_unref(reads.dirs);
+    g_ptr_array_unref(reads.names);
+    return ok ? g_steal_pointer(&sinks) : NULL;
+}
+
+/* Replaces the file @path (no symbolic link in it) with @size bytes of
+ * @data: through a file beside it and a rename, so that a failed write
+ * leaves the old file whole. The file keeps its mode and owner; a new one
+ * gets 0666 less the umask, as the shell's > gives. */
+static gboolean replace_file(const char *path, const char *data, gsize size, GError **error)
+{
+    struct stat st;
+    gboolean existed = stat(path, &st) == 0;
+    mode_t mode;
+    if (existed) {
+        mode = st.st_mode & 07777;
+    } else {
+        mode_t mask = umask(0);  /* the only way to read it; the threads are done */
+        umask(mask);
+        mode = 0666 & ~mask;
+    }
+    g_autofree char *dir = g_path_get_dirname(path);
+    g_autofree char *base = g_path_get_basename(path);
+    g_autofree char *short_base = g_utf8_make_valid(base, MIN((gssize) strlen(base), 200));
+    g_autofree char *temp = g_strdup_printf("%s/.%s.XXXXXX", dir, short_base);
+    int fd = g_mkstemp_full(temp, O_WRONLY | O_CLOEXEC, 0600);
+    int saved = 0;
+    if (fd < 0) {
+        saved = errno;
+        g_set_error(error, GL_ERROR, GL_ERROR_IO, "%s: cannot write: %s", path, g_strerror(saved));
+        return FALSE;
+    }
+    for (gsize done = 0; done < size && saved == 0;) {
+        ssize_t n = write(fd, data + done, size - done);
+        if (n < 0 && errno != EINTR)
+            saved = errno;
+        else if (n > 0)
+            done += (gsize) n;
+    }
+    if (saved == 0 && existed && fchown(fd, st.st_uid, st.st_gid) != 0 && errno != EPERM)
+        saved = errno;
+    if (saved == 0 && fchmod(fd, mode) != 0)
+        saved = errno;
+    if (saved == 0 && fsync(fd) != 0)
+        saved = errno;
+    if (close(fd) != 0 && saved == 0)
+        saved = errno;
+    if (saved == 0 && rename(temp, path) != 0)
+        saved = errno;
+    if (saved != 0) {
+        g_unlink(temp);
+        g_set_error(error, GL_ERROR, GL_ERROR_IO, "%s: cannot write: %s", path, g_strerror(saved));
+        return FALSE;
+    }
+    return TRUE;
+}
+
+/* Writes one report where @sink says: a stream of ours; a file that is not
+ * a regular one (a FIFO, /dev/null) as it is; a regular file through
+ * replace_file(), a symbolic link's target rather than the link. */
+static gboolean write_report(const Sink *sink, GlReportContext *context, FILE *stream, FILE *out,
                              GError **error)
 {
-    FILE *target = output_stream(path, stream, out);
-    if (target != NULL) {
-        context->color = wants_color(color, target);
-        return gl_report_write(reporter, context, target,
-                               target == stderr ? "standard error" : "standard output", error);
+    if (sink->fd >= 0) {
+        FILE *target = sink->fd == fileno(stream) ? stream
+                       : sink->fd == fileno(out) ? out : NULL;
+        FILE *own = NULL;
+        if (target == NULL) {
+            int fd = dup(sink->fd);
+            target = own = fd >= 0 ? fdopen(fd, "w") : NULL;
+            if (target == NULL) {
+                int saved = errno;
+                if (fd >= 0)
+                    close(fd);
+                g_set_error(error, GL_ERROR, GL_ERROR_IO, "%s: %s", sink->path, g_strerror(saved));
+                return FALSE;
+            }
+        }
+        context->color = wants_color(sink->color, target);
+        const char *name = sink->path != NULL && strcmp(sink->path, "-") != 0 ? sink->path
+                           : target == stderr ? "standard error" : "standard output";
+        gboolean ok = gl_report_write(sink->reporter, context, target, name, error);
+        if (own != NULL)
+            fclose(own);
+        return ok;
     }
-    context->color = g_strcmp0(color, "always") == 0;
-    if (g_file_test(path, G_FILE_TEST_EXISTS) && !g_file_test(path, G_FILE_TEST_IS_REGULAR)) {
-        FILE *direct = fopen(path, "w");
+    context->color = g_strcmp0(sink->color, "always") == 0;
+    if (g_file_test(sink->file, G_FILE_TEST_EXISTS) &&
+        !g_file_test(sink->file, G_FILE_TEST_IS_REGULAR)) {
+        FILE *direct = fopen(sink->file, "w");
         if (direct == NULL) {
             int saved = errno;
-            g_set_error(error, GL_ERROR, GL_ERROR_IO, "%s: %s", path, g_strerror(saved));
+            g_set_error(error, GL_ERROR, GL_ERROR_IO, "%s: %s", sink->path, g_strerror(saved));
             return FALSE;
         }
-        gboolean ok = gl_report_write(reporter, context, direct, path, error);
+        gboolean ok = gl_report_write(sink->reporter, context, direct, sink->path, error);
         fclose(direct);
         return ok;
     }
@@ -509,38 +791,19 @@ static gboolean write_report(const GlReporter *reporter, GlReportContext *contex
     size_t size = 0;
     FILE *memory = open_memstream(&buffer, &size);
     if (memory == NULL) {
-        g_set_error(error, GL_ERROR, GL_ERROR_IO, "%s: %s", path, g_strerror(errno));
+        g_set_error(error, GL_ERROR, GL_ERROR_IO, "%s: %s", sink->path, g_strerror(errno));
         return FALSE;
     }
-    gboolean ok = gl_report_write(reporter, context, memory, path, error);
+    gboolean ok = gl_report_write(sink->reporter, context, memory, sink->path, error);
     fclose(memory);
     g_autoptr(GError) local = NULL;
-    if (ok && !g_file_set_contents(path, buffer, (gssize) size, &local)) {
+    if (ok && !replace_file(sink->file, buffer, size, &local)) {
         g_set_error(error, GL_ERROR, GL_ERROR_IO, "cannot write the %s report: %s",
-                    reporter->name, local->message);
+                    sink->reporter->name, local->message);
         ok = FALSE;
     }
     free(buffer);
     return ok;
-}
-
-/* Two reports in one stream would be unreadable. */
-static gboolean check_outputs(const Options *options, FILE *stream, FILE *out, GError **error)
-{
-    guint on_stream = 0, on_out = 0;
-    for (guint i = 0; i < options->outputs->len; i++) {
-        const Output *output = g_ptr_array_index(options->outputs, i);
-        FILE *target = output_stream(output->path, stream, out);
-        on_stream += target != NULL && target == stream;
-        on_out += target != NULL && target == out && out != stream;
-    }
-    if (on_stream > 1 || on_out > 1) {
-        g_set_error(error, GL_ERROR, GL_ERROR_USAGE,
-                    "%u reports would share one stream: give each --format but one its -o FILE",
-                    MAX(on_stream, on_out));
-        return FALSE;
-    }
-    return TRUE;
 }
 
 typedef struct {
@@ -588,23 +851,15 @@ static gboolean analyze_and_report(const Options *options, Plan *plan, const cha
     };
 
     gboolean ok = TRUE;
-    if (options->outputs->len == 0)
-        ok = write_report(&gl_report_text, &context, NULL, stream, out, options->color, error);
-    for (guint i = 0; ok && i < options->outputs->len; i++) {
-        const Output *output = g_ptr_array_index(options->outputs, i);
-        ok = write_report(gl_reporter_find(output->format), &context, output->path, stream, out,
-                          options->color, error);
-    }
-    if (ok && options->suppressions_out != NULL)
-        ok = write_report(&gl_report_supp, &context, options->suppressions_out, stream, out,
-                          "never", error);
-    if (ok && options->write_baseline != NULL) {
+    for (guint i = 0; ok && i < plan->sinks->len; i++) {
+        const Sink *sink = g_ptr_array_index(plan->sinks, i);
         /* a baseline holds every finding, the known ones too */
-        GlReportContext all = context;
-        all.findings = analysis->findings;
-        all.baseline_known = 0;
-        ok = write_report(&gl_report_json, &all, options->write_baseline, stream, out, "never",
-                          error);
+        GlReportContext here = context;
+        if (sink->every_finding) {
+            here.findings = analysis->findings;
+            here.baseline_known = 0;
+        }
+        ok = write_report(sink, &here, stream, out, error);
     }
     for (guint i = 0; i < analysis->notes->len; i++)
         fprintf(err, "gemleak: note: %s\n", (const char *) g_ptr_array_index(analysis->notes, i));
@@ -692,7 +947,9 @@ static int cmd_filter(int argc, char **argv, FILE *out, FILE *err)
         goto out;
     }
 
-    if (!plan_build(&options, &plan, &error) || !check_outputs(&options, out, out, &error)) {
+    if (!plan_build(&options, &plan, &error) ||
+        !(plan.sinks = plan_sinks(&options, (const char *const *) args + 1, NULL, out, out,
+                                  &error))) {
         status = fail(err, "filter", error);
         goto out;
     }
@@ -920,7 +1177,8 @@ static int run_and_report(const Options *options, char **command, FILE *out, FIL
     int status;
     /* Usage errors now, not after minutes under Valgrind. */
     if (!not_empty("--keep-xml", options->keep_xml, &error) ||
-        !plan_build(options, &plan, &error) || !check_outputs(options, err, out, &error))
+        !plan_build(options, &plan, &error) ||
+        !(plan.sinks = plan_sinks(options, NULL, options->keep_xml, err, out, &error)))
         status = fail(err, "run", error);
     else
         status = run_planned(options, &plan, command, out, err);

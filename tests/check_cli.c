@@ -4,9 +4,11 @@
 
 #include <fcntl.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <string.h>
 #include <unistd.h>
 
+#include <glib/gstdio.h>
 #include <json-glib/json-glib.h>
 
 /* A file named by an option (--baseline, --skip-functions-file) that cannot
@@ -623,6 +625,152 @@ START_TEST(test_the_same_input_twice_is_read_once)
 }
 END_TEST
 
+/* A report path that is an input, or lies in an input directory (or in
+ * run's --keep-xml directory), or is a file an option reads, is a usage
+ * error, and the input stays as it was. */
+START_TEST(test_reports_never_overwrite_inputs)
+{
+    g_autofree char *leak = gl_test_fixture("xml/leak.xml");
+    g_autofree char *dir = gl_test_tmpdir();
+    g_autofree char *xml = g_build_filename(dir, "4242.xml", NULL);
+    gsize length = 0;
+    g_autofree char *original = gl_test_read(leak, &length);
+    gl_test_write(xml, original, (gssize) length);
+    g_autofree char *other_spelling = g_strconcat(dir, "/./../", strrchr(dir, '/') + 1, "/4242.xml", NULL);
+    g_autofree char *elsewhere = gl_test_tmpdir();
+    g_autofree char *link_abs = g_build_filename(elsewhere, "link-to-4242.xml", NULL);
+    ck_assert_int_eq(symlink(xml, link_abs), 0);
+    g_autofree char *inside = g_build_filename(dir, "report.xml", NULL);
+    g_autofree char *deeper = g_build_filename(dir, "sub", "report.json", NULL);
+    g_autofree char *skips_abs = g_build_filename(elsewhere, "skips.txt", NULL);
+    gl_test_write(skips_abs, "rb_foo\n", -1);
+    g_autofree char *json_inside = g_strconcat("junit:", inside, NULL);
+
+    const char *const cases[][5] = {
+        { "-o", xml, xml, "would overwrite .*4242\\.xml, which gemleak reads" },
+        { "-o", other_spelling, xml, "would overwrite" },
+        { "-o", link_abs, xml, "would overwrite" },
+        { "--format", json_inside, dir, "would be written inside .*, a directory gemleak reads" },
+        { "--write-baseline", deeper, dir, "would be written inside" },
+        { "--suppressions-out", xml, dir, "would be written inside" },
+        { "--write-baseline", skips_abs, xml, "would overwrite .*/skips\\.txt" },
+    };
+    for (guint i = 0; i < G_N_ELEMENTS(cases); i++) {
+        RUN(run, "filter", "-O", "leaky", "--skip-functions-file", skips_abs, cases[i][0],
+            cases[i][1], cases[i][2]);
+        ck_assert_msg(run.status == GL_EXIT_USAGE, "case %u: status %d\n%s", i, run.status, run.err);
+        gl_assert_line(run.err, cases[i][3]);
+        gsize now_length = 0;
+        g_autofree char *now = gl_test_read(xml, &now_length);
+        ck_assert_msg(now_length == length && memcmp(now, original, length) == 0,
+                      "case %u: the input changed", i);
+        ck_assert(!g_file_test(inside, G_FILE_TEST_EXISTS));
+        gl_test_run_clear(&run);
+    }
+
+    /* run: nothing may go inside --keep-xml DIR, there yet or not */
+    g_autofree char *keep = g_build_filename(dir, "kept", NULL);
+    g_autofree char *in_keep = g_build_filename(keep, "r.json", NULL);
+    RUN(keep_run, "run", "--keep-xml", keep, "--write-baseline", in_keep, "--", "/nonexistent/x");
+    ck_assert_int_eq(keep_run.status, GL_EXIT_USAGE);
+    gl_assert_line(keep_run.err, "^gemleak: --write-baseline .*/kept/r\\.json would be written "
+                                 "inside .*/kept, a directory gemleak reads: write it elsewhere$");
+    gl_test_run_clear(&keep_run);
+
+    /* --write-baseline may refresh the --baseline it reads; no other report may */
+    g_autofree char *baseline_abs = g_build_filename(elsewhere, "baseline.json", NULL);
+    gl_test_write(baseline_abs, "{\"findings\": []}", -1);
+    RUN(refresh, "filter", "-O", "leaky", "--baseline", baseline_abs, "--write-baseline",
+        baseline_abs, leak);
+    ck_assert_int_eq(refresh.status, 1);
+    g_autofree char *refreshed = gl_test_read(baseline_abs, NULL);
+    ck_assert_uint_eq(gl_test_count(refreshed, strlen(refreshed), "\"fingerprint\""), 3);
+    gl_test_run_clear(&refresh);
+    RUN(clobber, "filter", "-O", "leaky", "--baseline", baseline_abs, "-o", baseline_abs, leak);
+    ck_assert_int_eq(clobber.status, GL_EXIT_USAGE);
+    gl_test_run_clear(&clobber);
+
+    gl_remove_tree(elsewhere);
+    gl_remove_tree(dir);
+}
+END_TEST
+
+/* -o onto a symbolic link writes the file it points to, which keeps its
+ * mode; the link stays a link. A new file gets 0666 less the umask. */
+START_TEST(test_report_through_a_symlink_keeps_the_mode)
+{
+    g_autofree char *leak = gl_test_fixture("xml/leak.xml");
+    g_autofree char *dir = gl_test_tmpdir();
+    g_autofree char *target = g_build_filename(dir, "report.txt", NULL);
+    g_autofree char *link = g_build_filename(dir, "latest.txt", NULL);
+    gl_test_write(target, "old\n", -1);
+    ck_assert_int_eq(chmod(target, 0640), 0);
+    ck_assert_int_eq(symlink("report.txt", link), 0);
+    RUN(run, "filter", "-O", "leaky", "-o", link, leak);
+    ck_assert_int_eq(run.status, 1);
+    struct stat st;
+    ck_assert_int_eq(lstat(link, &st), 0);
+    ck_assert(S_ISLNK(st.st_mode));
+    ck_assert_int_eq(stat(target, &st), 0);
+    ck_assert_int_eq(st.st_mode & 07777, 0640);
+    g_autofree char *text = gl_test_read(target, NULL);
+    gl_assert_line(text, "^gemleak: FAIL: ");
+    gl_test_run_clear(&run);
+
+    /* a dangling link: its target is made */
+    g_autofree char *dangling = g_build_filename(dir, "dangling.json", NULL);
+    g_autofree char *made = g_build_filename(dir, "made.json", NULL);
+    ck_assert_int_eq(symlink("made.json", dangling), 0);
+    mode_t mask = umask(027);
+    RUN(fresh, "filter", "-O", "leaky", "--format", "json", "-o", dangling, leak);
+    umask(mask);
+    ck_assert_int_eq(fresh.status, 1);
+    ck_assert_int_eq(lstat(dangling, &st), 0);
+    ck_assert(S_ISLNK(st.st_mode));
+    ck_assert_int_eq(stat(made, &st), 0);
+    ck_assert_int_eq(st.st_mode & 07777, 0640);
+    gl_test_run_clear(&fresh);
+    gl_remove_tree(dir);
+}
+END_TEST
+
+/* Two reports to one file, or to one stream however it is spelled, are
+ * refused: one would be lost, or both unreadable. */
+START_TEST(test_two_reports_one_destination)
+{
+    g_autofree char *leak = gl_test_fixture("xml/leak.xml");
+    g_autofree char *dir = gl_test_tmpdir();
+    g_autofree char *file = g_build_filename(dir, "r.txt", NULL);
+    g_autofree char *again = g_build_filename(dir, ".", "r.txt", NULL);
+    g_autofree char *json_again = g_strconcat("json:", again, NULL);
+    RUN(one_file, "filter", "-O", "leaky", "--format", "text", "-o", file, "--format", json_again, leak);
+    ck_assert_int_eq(one_file.status, GL_EXIT_USAGE);
+    gl_assert_line(one_file.err, "^gemleak: the text report \\(.*\\) and the json report \\(.*\\) "
+                                 "would both go to .*/r\\.txt: give each its own file$");
+    ck_assert(!g_file_test(file, G_FILE_TEST_EXISTS));
+    gl_test_run_clear(&one_file);
+
+    RUN(supp, "filter", "-O", "leaky", "--format", "supp", "-o", file, "--suppressions-out", again, leak);
+    ck_assert_int_eq(supp.status, GL_EXIT_USAGE);
+    gl_test_run_clear(&supp);
+
+    const char *const streams[][2] = {
+        { "/dev/stdout", "json:/proc/self/fd/1" },
+        { "/dev/fd/1", "json:/dev/stdout" },
+        { "/dev/stderr", "sarif:/proc/self/fd/2" },
+    };
+    for (guint i = 0; i < G_N_ELEMENTS(streams); i++) {
+        RUN(run, "filter", "-O", "leaky", "--format", "text", "-o", streams[i][0], "--format",
+            streams[i][1], leak);
+        ck_assert_msg(run.status == GL_EXIT_USAGE, "%s and %s: status %d", streams[i][0],
+                      streams[i][1], run.status);
+        gl_assert_line(run.err, "^gemleak: 2 reports would share one stream");
+        gl_test_run_clear(&run);
+    }
+    gl_remove_tree(dir);
+}
+END_TEST
+
 Suite *gl_cli_suite(void)
 {
     Suite *suite = suite_create("cli");
@@ -646,6 +794,9 @@ Suite *gl_cli_suite(void)
     tcase_add_test(tc, test_non_ascii_option_values);
     tcase_add_test(tc, test_inputs_after_double_dash);
     tcase_add_test(tc, test_the_same_input_twice_is_read_once);
+    tcase_add_test(tc, test_reports_never_overwrite_inputs);
+    tcase_add_test(tc, test_report_through_a_symlink_keeps_the_mode);
+    tcase_add_test(tc, test_two_reports_one_destination);
     tcase_add_test(tc, test_fewer_threads_when_none_can_start);
     suite_add_tcase(suite, tc);
     return suite;

@@ -1078,6 +1078,36 @@ START_TEST(test_gemleak_is_valgrind_clean)
 }
 END_TEST
 
+
+/* The binary's own streams, however spelled: "-" and /dev/stdout are one,
+ * run's report stream and /dev/stderr are one. */
+START_TEST(test_two_reports_on_one_stream_refused)
+{
+    g_autofree char *leak = gl_test_fixture("xml/leak.xml");
+    Result dash = { 0 };
+    run_argv(&dash, gemleak_binary, "filter", "-O", "leaky", "--format", "json:-", "--format",
+             "sarif:/dev/stdout", leak, NULL);
+    ck_assert_msg(dash.status == 2, "status %d\n%s", dash.status, dash.err);
+    gl_assert_line(dash.err, "^gemleak: 2 reports would share one stream");
+    ck_assert_str_eq(dash.out, "");
+    result_clear(&dash);
+
+    Result filter = { 0 };
+    run_argv(&filter, gemleak_binary, "filter", "-O", "leaky", "--format", "text", "--format",
+             "json:/proc/self/fd/1", leak, NULL);
+    ck_assert_msg(filter.status == 2, "status %d\n%s", filter.status, filter.err);
+    result_clear(&filter);
+
+    Result run = { 0 };
+    run_argv(&run, gemleak_binary, "run", "--format", "text", "--format", "json:/dev/stderr", "--",
+             "/bin/true", NULL);
+    ck_assert_msg(run.status == 2, "status %d\n%s", run.status, run.err);
+    gl_assert_line(run.err, "^gemleak: 2 reports would share one stream");
+    gl_assert_no_line(run.err, "Valgrind");
+    result_clear(&run);
+}
+END_TEST
+
 /* ---- the manual ---------------------------------------------------------- */
 
 START_TEST(test_man_page_renders_without_warnings)
@@ -1208,6 +1238,7 @@ int main(int argc, char **argv)
     tcase_add_test(self, test_interrupted_run);
     tcase_add_test(self, test_keep_xml_directory);
     tcase_add_test(self, test_suppressions_out_silence_a_real_run);
+    tcase_add_test(self, test_two_reports_on_one_stream_refused);
 
     TCase *leaks = cases[LEAKS];
     tcase_add_test(leaks, test_clean_method_reports_nothing);
