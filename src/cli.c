@@ -1176,7 +1176,7 @@ static int run_and_report(const Options *options, char **command, FILE *out, FIL
     Plan plan = { 0 };
     int status;
     /* Usage errors now, not after minutes under Valgrind. */
-    if (!not_empty("--keep-xml", options->keep_xml, &error) ||
+    if ((options->keep_xml != NULL && !gl_run_check_keep_dir(options->keep_xml, &error)) ||
         !plan_build(options, &plan, &error) ||
         !(plan.sinks = plan_sinks(options, NULL, options->keep_xml, err, out, &error)))
         status = fail(err, "run", error);

@@ -2,12 +2,15 @@
 #include "gemleak/runner.h"
 #include "gemleak/analyze.h"
 #include "gemleak/errors.h"
+#include "gemleak/sys.h"
 
 #include <errno.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <inttypes.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -142,6 +145,45 @@ void gl_remove_tree(const char *path)
     }
 }
 
+gboolean gl_run_check_keep_dir(const char *dir, GError **error)
+{
+    if (dir == NULL || *dir == '\0') {
+        g_set_error(error, GL_ERROR, GL_ERROR_USAGE, "--keep-xml: the value is empty");
+        return FALSE;
+    }
+    struct stat st;
+    if (stat(dir, &st) != 0)
+        return TRUE;  /* made, ours and private, when the run starts */
+    if (!S_ISDIR(st.st_mode)) {
+        g_set_error(error, GL_ERROR, GL_ERROR_USAGE, "--keep-xml %s: not a directory", dir);
+        return FALSE;
+    }
+    /* Valgrind writes there, the command's Ruby processes too: a directory
+     * someone else owns or may write to would let them change the XML
+     * gemleak reads. */
+    if (st.st_uid != geteuid()) {
+        g_set_error(error, GL_ERROR, GL_ERROR_USAGE,
+                    "--keep-xml %s: owned by another user (uid %ju): give a directory of your "
+                    "own, or a new one", dir, (uintmax_t) st.st_uid);
+        return FALSE;
+    }
+    if ((st.st_mode & (S_IWGRP | S_IWOTH)) != 0) {
+        g_set_error(error, GL_ERROR, GL_ERROR_USAGE,
+                    "--keep-xml %s: others can write to it (mode %04o): give a directory only "
+                    "you can write to (chmod go-w), or a new one", dir,
+                    (unsigned) (st.st_mode & 07777));
+        return FALSE;
+    }
+    /* XML left by another run would be read as this run's. */
+    if (gl_list_xml_files_any(dir)) {
+        g_set_error(error, GL_ERROR, GL_ERROR_USAGE,
+                    "--keep-xml %s already holds Valgrind XML from another run: give an empty "
+                    "or new directory", dir);
+        return FALSE;
+    }
+    return TRUE;
+}
+
 static char *make_run_dir(const GlRunOptions *options, GError **error)
 {
     g_autoptr(GError) local = NULL;
@@ -152,7 +194,10 @@ static char *make_run_dir(const GlRunOptions *options, GError **error)
                         "cannot make a private directory for Valgrind's XML: %s", local->message);
         return dir;
     }
-    char *dir = g_canonicalize_filename(options->keep_dir, NULL);
+    /* The real directory, once: a symlink changed during the run changes nothing. */
+    char *dir = gl_path_resolve(options->keep_dir);
+    if (dir == NULL)
+        dir = g_canonicalize_filename(options->keep_dir, NULL);
     if (g_mkdir_with_parents(dir, 0700) != 0) {
         int saved = errno;
         g_set_error(error, GL_ERROR, GL_ERROR_ENVIRONMENT, "--keep-xml %s: %s", dir,
@@ -160,33 +205,37 @@ static char *make_run_dir(const GlRunOptions *options, GError **error)
         g_free(dir);
         return NULL;
     }
-    /* XML left by another run would be read as this run's. */
-    if (gl_list_xml_files_any(dir)) {
-        g_set_error(error, GL_ERROR, GL_ERROR_USAGE,
-                    "--keep-xml %s already holds Valgrind XML from another run: give an empty "
-                    "or new directory", dir);
+    if (!gl_run_check_keep_dir(dir, error)) {
         g_free(dir);
         return NULL;
     }
     return dir;
 }
 
-/* The helper is compiled into gemleak (src/helper/) and written where
- * RUBYLIB points, alone in its directory: nothing else there is required. */
-static char *write_helper(const char *run_dir, GError **error)
+/* The helper is compiled into gemleak (src/helper/) and written, alone, to
+ * a directory of gemleak's own (mode 0700), never to the run directory: a
+ * --keep-xml directory is the user's, and what else it held would come
+ * first on RUBYLIB, for every Ruby process of the run to load.
+ * Returns: (transfer full): the directory, for RUBYLIB. */
+static char *write_helper(GError **error)
 {
     g_autoptr(GBytes) helper = g_resource_lookup_data(gl_resources_get_resource(),
                                                       "/gemleak/helper/gemleak_helper.rb",
                                                       G_RESOURCE_LOOKUP_FLAGS_NONE, NULL);
-    g_autofree char *lib = g_build_filename(run_dir, "ruby", NULL);
+    g_autoptr(GError) local = NULL;
+    g_autofree char *lib = g_dir_make_tmp("gemleak-helper-XXXXXX", &local);
+    if (lib == NULL) {
+        g_set_error(error, GL_ERROR, GL_ERROR_ENVIRONMENT,
+                    "cannot make a private directory for the Ruby helper: %s", local->message);
+        return NULL;
+    }
     g_autofree char *file = g_build_filename(lib, "gemleak_helper.rb", NULL);
     gsize size = 0;
     const char *data = g_bytes_get_data(helper, &size);
-    g_autoptr(GError) local = NULL;
-    if (g_mkdir_with_parents(lib, 0700) != 0 ||
-        !g_file_set_contents(file, data, (gssize) size, &local)) {
-        g_set_error(error, GL_ERROR, GL_ERROR_ENVIRONMENT, "cannot write the Ruby helper to %s",
-                    file);
+    if (!g_file_set_contents(file, data, (gssize) size, &local)) {
+        g_set_error(error, GL_ERROR, GL_ERROR_ENVIRONMENT, "cannot write the Ruby helper to %s: %s",
+                    file, local->message);
+        gl_remove_tree(lib);
         return NULL;
     }
     return g_steal_pointer(&lib);
@@ -242,8 +291,11 @@ static GPtrArray *valgrind_argv(const GlRunOptions *options, const char *run_dir
     g_ptr_array_add(argv, g_strdup(options->valgrind));
     g_ptr_array_add(argv, g_strdup("--tool=memcheck"));
     g_ptr_array_add(argv, g_strdup("--xml=yes"));
-    /* %p: one file per process, forked children included */
-    g_ptr_array_add(argv, g_strdup_printf("--xml-file=%s/%%p.xml", run_dir));
+    /* %p: one file per process, forked children included. Valgrind expands
+     * every % in the name: one in the directory (a Jenkins workspace named
+     * feature%2Ffoo) is written %%. */
+    g_autofree char *escaped = gl_valgrind_escape_percent(run_dir);
+    g_ptr_array_add(argv, g_strdup_printf("--xml-file=%s/%%p.xml", escaped));
     g_ptr_array_add(argv, g_strdup("--trace-children=yes"));
     g_ptr_array_add(argv, g_strdup("--num-callers=50"));
     g_ptr_array_add(argv, g_strdup("--error-limit=no"));
@@ -356,9 +408,10 @@ gboolean gl_run_commands(const GlRunOptions *options, GPtrArray *commands, GlRun
     if (result->dir == NULL)
         return FALSE;
     result->kept_by_user = options->keep_dir != NULL;
-    g_autofree char *helper_lib = write_helper(result->dir, error);
-    if (helper_lib == NULL)
+    result->helper_dir = write_helper(error);
+    if (result->helper_dir == NULL)
         return FALSE;
+    const char *helper_lib = result->helper_dir;
 
     g_autoptr(GSubprocessLauncher) launcher =
         g_subprocess_launcher_new(G_SUBPROCESS_FLAGS_STDIN_INHERIT);
@@ -418,8 +471,21 @@ gboolean gl_run_commands(const GlRunOptions *options, GPtrArray *commands, GlRun
     return ok;
 }
 
+char *gl_valgrind_escape_percent(const char *text)
+{
+    GString *escaped = g_string_new(NULL);
+    for (const char *c = text; *c != '\0'; c++) {
+        if (*c == '%')
+            g_string_append_c(escaped, '%');
+        g_string_append_c(escaped, *c);
+    }
+    return g_string_free(escaped, FALSE);
+}
+
 void gl_run_result_clear(GlRunResult *result, gboolean remove_dir)
 {
+    gl_remove_tree(result->helper_dir);
+    g_clear_pointer(&result->helper_dir, g_free);
     if (remove_dir && result->dir != NULL && !result->kept_by_user)
         gl_remove_tree(result->dir);
     g_clear_pointer(&result->dir, g_free);

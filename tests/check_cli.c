@@ -771,6 +771,40 @@ START_TEST(test_two_reports_one_destination)
 }
 END_TEST
 
+/* --keep-xml takes a directory of the user's own that nobody else can
+ * write to, or a new one: refused before anything runs otherwise. */
+START_TEST(test_keep_xml_must_be_private)
+{
+    g_autofree char *base = gl_test_tmpdir();
+    g_autofree char *shared = g_build_filename(base, "shared", NULL);
+    g_autofree char *group = g_build_filename(base, "group", NULL);
+    g_autofree char *theirs = g_build_filename(base, "theirs", NULL);
+    g_autofree char *file = g_build_filename(base, "file", NULL);
+    ck_assert_int_eq(g_mkdir(shared, 0700), 0);
+    ck_assert_int_eq(chmod(shared, 01777), 0);
+    ck_assert_int_eq(g_mkdir(group, 0700), 0);
+    ck_assert_int_eq(chmod(group, 0770), 0);
+    ck_assert_int_eq(g_mkdir(theirs, 0700), 0);
+    gl_test_write(file, "", 0);
+    gboolean can_chown = chown(theirs, 65534, 65534) == 0;
+    const char *const cases[][2] = {
+        { shared, "^gemleak: --keep-xml .*/shared: others can write to it \\(mode 1777\\): " },
+        { group, "^gemleak: --keep-xml .*/group: others can write to it \\(mode 0770\\): " },
+        { file, "^gemleak: --keep-xml .*/file: not a directory$" },
+        { theirs, "^gemleak: --keep-xml .*/theirs: owned by another user \\(uid 65534\\): " },
+    };
+    for (guint i = 0; i < G_N_ELEMENTS(cases) - (can_chown ? 0 : 1); i++) {
+        RUN(run, "run", "--keep-xml", cases[i][0], "--", "/nonexistent/command");
+        ck_assert_msg(run.status == GL_EXIT_USAGE, "%s: status %d\n%s", cases[i][0], run.status,
+                      run.err);
+        gl_assert_line(run.err, cases[i][1]);
+        gl_assert_no_line(run.err, "Valgrind");
+        gl_test_run_clear(&run);
+    }
+    gl_remove_tree(base);
+}
+END_TEST
+
 Suite *gl_cli_suite(void)
 {
     Suite *suite = suite_create("cli");
@@ -797,6 +831,7 @@ Suite *gl_cli_suite(void)
     tcase_add_test(tc, test_reports_never_overwrite_inputs);
     tcase_add_test(tc, test_report_through_a_symlink_keeps_the_mode);
     tcase_add_test(tc, test_two_reports_one_destination);
+    tcase_add_test(tc, test_keep_xml_must_be_private);
     tcase_add_test(tc, test_fewer_threads_when_none_can_start);
     suite_add_tcase(suite, tc);
     return suite;

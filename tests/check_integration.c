@@ -756,6 +756,62 @@ START_TEST(test_more_jobs_than_gemleak_runs)
 }
 END_TEST
 
+
+/* What a --keep-xml directory holds is not loaded: the helper comes from a
+ * directory gemleak makes for itself (mode 0700), never from the kept one,
+ * and is gone after the run. */
+START_TEST(test_keep_xml_runs_nothing_it_holds)
+{
+    g_autofree char *base = gl_test_tmpdir();
+    g_autofree char *keep = g_build_filename(base, "xml", NULL);
+    g_autofree char *ruby_dir = g_build_filename(keep, "ruby", NULL);
+    ck_assert_int_eq(g_mkdir_with_parents(ruby_dir, 0700), 0);
+    g_autofree char *planted = g_build_filename(ruby_dir, "set.rb", NULL);
+    gl_test_write(planted, "$stdout.puts 'planted code ran'\n", -1);
+    Result r = { 0 };
+    gemleak_run(&r, NULL, NULL, ARGS("--keep-xml", keep),
+                "require 'leaky'; require 'set'; "
+                "lib = ENV['RUBYLIB'].split(':').first; "
+                "$stdout.puts lib, format('%o', File.stat(lib).mode & 0777), "
+                "defined?(GemLeakHelper) ? 'helper' : 'no helper'");
+    ck_assert_msg(r.status == 0, "status %d\n%s", r.status, r.err);
+    gl_assert_no_line(r.out, "planted code ran");
+    g_auto(GStrv) lines = g_strsplit(r.out, "\n", -1);
+    ck_assert_msg(g_strv_length(lines) >= 3, "stdout: %s", r.out);
+    ck_assert_msg(!g_str_has_prefix(lines[0], keep), "RUBYLIB starts in the kept directory: %s",
+                  lines[0]);
+    ck_assert_str_eq(lines[1], "700");
+    ck_assert_str_eq(lines[2], "helper");
+    ck_assert(!g_file_test(lines[0], G_FILE_TEST_EXISTS));
+    ck_assert(gl_list_xml_files_any(keep));
+    result_clear(&r);
+    gl_remove_tree(base);
+}
+END_TEST
+
+/* A % in the run directory (a Jenkins workspace for feature/foo is
+ * feature%2Ffoo) is written %% for Valgrind, which expands %p and %q. */
+START_TEST(test_percent_in_the_run_directory)
+{
+    g_autofree char *base = gl_test_tmpdir();
+    g_autofree char *keep = g_build_filename(base, "feature%2Ffoo", "xml", NULL);
+    Result kept = { 0 };
+    gemleak_run(&kept, NULL, NULL, ARGS("--keep-xml", keep), "require 'leaky'; Leaky.clean");
+    ck_assert_msg(kept.status == 0, "status %d\n%s", kept.status, kept.err);
+    ck_assert(gl_list_xml_files_any(keep));
+    result_clear(&kept);
+
+    g_autofree char *tmp = g_build_filename(base, "ws%p%q%%", NULL);
+    ck_assert_int_eq(g_mkdir(tmp, 0700), 0);
+    Result private = { 0 };
+    gemleak_run(&private, NULL, tmp, NO_ARGS, "require 'leaky'; Leaky.clean");
+    ck_assert_msg(private.status == 0, "status %d\n%s", private.status, private.err);
+    gl_assert_line(private.err, "^gemleak: 1 file, ");
+    result_clear(&private);
+    gl_remove_tree(base);
+}
+END_TEST
+
 /* ---- Rake: the example gem's tasks ------------------------------------------ */
 
 /* The example gem, compiled once; each test works on a copy of it. */
@@ -1267,6 +1323,8 @@ int main(int argc, char **argv)
     tcase_add_test(processes, test_orphaned_child_is_waited_for);
     tcase_add_test(processes, test_suppressions_by_ruby_version);
     tcase_add_test(processes, test_more_jobs_than_gemleak_runs);
+    tcase_add_test(processes, test_keep_xml_runs_nothing_it_holds);
+    tcase_add_test(processes, test_percent_in_the_run_directory);
 
     TCase *minitest = cases[MINITEST];
     tcase_add_test(minitest, test_rake_test_task_fails_on_a_leak);

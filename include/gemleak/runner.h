@@ -28,6 +28,7 @@ typedef struct {
     int interrupted_by;    /* the signal gemleak itself received, or 0 */
     gboolean descendants_left; /* processes the command started still ran past the grace period */
     char *valgrind_version;
+    char *helper_dir;      /* gemleak's private directory for the Ruby helper, removed at the end */
 } GlRunResult;
 
 /* Checks that @valgrind runs and is recent enough.
@@ -56,7 +57,18 @@ char *gl_data_dir(void);
 gboolean gl_run_commands(const GlRunOptions *options, GPtrArray *commands, GlRunResult *result,
                          GError **error);
 
-/* Removes the run directory unless the user asked to keep it. */
+/* Checks a --keep-xml directory before anything runs: a new one is fine
+ * (gemleak makes it, mode 0700); an existing one must be a directory of
+ * the user's own that nobody else can write to, without XML of another run.
+ * Returns: FALSE with GL_ERROR_USAGE otherwise. */
+gboolean gl_run_check_keep_dir(const char *dir, GError **error);
+
+/* Returns: (transfer full): @text with every % doubled, as Valgrind's
+ * --xml-file and --log-file want a literal %. */
+char *gl_valgrind_escape_percent(const char *text);
+
+/* Removes the helper's directory, and the run directory unless the user
+ * asked to keep it. */
 void gl_run_result_clear(GlRunResult *result, gboolean remove_dir);
 
 /* Removes @path (nullable: nothing to remove) and everything under it;
