@@ -161,7 +161,30 @@ static GPtrArray *collect_inputs(const char *const *paths)
     return inputs;
 }
 
+/* Returns: the signal that killed the process whose XML @path is
+ * ("<pid>.xml", as Valgrind's %p writes it), per @killed; 0 when none. */
+static int killed_by(GHashTable *killed, const char *path)
+{
+    if (killed == NULL)
+        return 0;
+    g_autofree char *base = g_path_get_basename(path);
+    char *dot = strrchr(base, '.');
+    guint64 pid = 0;
+    if (dot == NULL || strcmp(dot, ".xml") != 0)
+        return 0;
+    *dot = '\0';
+    if (!g_ascii_string_to_unsigned(base, 10, 1, G_MAXINT, &pid, NULL))
+        return 0;
+    return GPOINTER_TO_INT(g_hash_table_lookup(killed, GINT_TO_POINTER((gint) pid)));
+}
+
 GlAnalysis *gl_analyze(const char *const *paths, const GlRules *rules, guint jobs)
+{
+    return gl_analyze_with_killed(paths, rules, jobs, NULL);
+}
+
+GlAnalysis *gl_analyze_with_killed(const char *const *paths, const GlRules *rules, guint jobs,
+                                   GHashTable *killed)
 {
     gl_reader_global_init();
     g_autoptr(GPtrArray) inputs = collect_inputs(paths);
@@ -208,8 +231,18 @@ GlAnalysis *gl_analyze(const char *const *paths, const GlRules *rules, guint job
             g_ptr_array_add(analysis->notes, g_strdup(g_ptr_array_index(input->notes, j)));
         if (input->truncated)
             g_ptr_array_add(summary->truncated_files, g_strdup(input->path));
-        if (input->problem != NULL)
+        int signo = input->truncated ? killed_by(killed, input->path) : 0;
+        if (signo != 0) {
+            /* The process never finished writing: what it wrote is read,
+             * and nothing is missing that it could have written. */
+            g_autofree char *pid = g_path_get_basename(input->path);
+            *strrchr(pid, '.') = '\0';
+            g_ptr_array_add(analysis->notes,
+                            g_strdup_printf("%s: process %s was killed by %s; its XML ends early",
+                                            input->path, pid, gl_signal_name(signo)));
+        } else if (input->problem != NULL) {
             g_ptr_array_add(analysis->problems, g_steal_pointer(&input->problem));
+        }
     }
     analysis->findings = gl_findings_sorted(analysis->table);
     return analysis;

@@ -823,8 +823,8 @@ static int outcome_status(const Outcome *outcome, int otherwise)
 /* Reads @inputs with what @plan says (its rules get the targets), writes
  * every report, says what went wrong on @err. */
 static gboolean analyze_and_report(const Options *options, Plan *plan, const char *const *inputs,
-                                   FILE *stream, FILE *out, FILE *err, Outcome *outcome,
-                                   GError **error)
+                                   GHashTable *killed, FILE *stream, FILE *out, FILE *err,
+                                   Outcome *outcome, GError **error)
 {
     GlRules *rules = plan->rules;
     const GlBaseline *baseline = plan->baseline;
@@ -832,7 +832,8 @@ static gboolean analyze_and_report(const Options *options, Plan *plan, const cha
     if (!resolve_targets(options, inputs, rules, shown, error))
         return FALSE;
 
-    g_autoptr(GlAnalysis) analysis = gl_analyze(inputs, rules, effective_jobs(options));
+    g_autoptr(GlAnalysis) analysis = gl_analyze_with_killed(inputs, rules, effective_jobs(options),
+                                                                killed);
     guint known = 0;
     g_autoptr(GPtrArray) reported = baseline != NULL
         ? gl_baseline_filter(baseline, analysis->findings, &known)
@@ -955,7 +956,7 @@ static int cmd_filter(int argc, char **argv, FILE *out, FILE *err)
     }
     say_jobs_capped(&options, err);
     Outcome outcome = { 0 };
-    if (!analyze_and_report(&options, &plan, (const char *const *) args + 1, out, out, err,
+    if (!analyze_and_report(&options, &plan, (const char *const *) args + 1, NULL, out, out, err,
                             &outcome, &error)) {
         status = fail(err, "filter", error);
         goto out;
@@ -1128,6 +1129,7 @@ static int run_planned(const Options *options, Plan *plan, char **command, FILE 
         .leak_kinds = gl_rules_get_leak_kinds(plan->rules),
         .gen_suppressions = options->gen_suppressions,
         .keep_dir = options->keep_xml,
+        .messages = err,
     };
     say_jobs_capped(options, err);
     if (commands->len > 1)
@@ -1145,7 +1147,11 @@ static int run_planned(const Options *options, Plan *plan, char **command, FILE 
     else if (result.killed_by != 0)
         fprintf(err, "gemleak: the command was killed by signal %d (%s)\n", result.killed_by,
                 g_strsignal(result.killed_by));
-    if (result.descendants_left)
+    if (result.descendants_left && result.interrupted_by != 0)
+        fprintf(err, "gemleak: processes the command started were still running when gemleak "
+                "was interrupted: they were passed the signal, and their XML may be "
+                "incomplete\n");
+    else if (result.descendants_left)
         fprintf(err, "gemleak: processes the command started were still running a minute after "
                 "it ended: their XML may be incomplete\n");
     if (!gl_list_xml_files_any(result.dir)) {
@@ -1157,7 +1163,8 @@ static int run_planned(const Options *options, Plan *plan, char **command, FILE 
 
     const char *inputs[] = { result.dir, NULL };
     Outcome outcome = { 0 };
-    if (!analyze_and_report(options, plan, inputs, err, out, err, &outcome, &error)) {
+    if (!analyze_and_report(options, plan, inputs, result.killed, err, out, err, &outcome,
+                            &error)) {
         status = fail(err, "run", error);
         goto done;
     }

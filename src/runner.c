@@ -263,10 +263,20 @@ static char **child_environment(const char *run_dir, const char *helper_lib)
     return env;
 }
 
-/* Runs in the child between fork and exec: only async-signal-safe calls. */
-static void child_setup(gpointer unused)
+/* Runs in the child between fork and exec: only async-signal-safe calls.
+ * @parent is gemleak's pid. */
+static void child_setup(gpointer parent)
 {
-    (void) unused;
+#ifdef __linux__
+    /* gemleak SIGKILLed (a CI timeout) must not leave Valgrind running on,
+     * unseen: the kernel kills the child when gemleak goes. The signal is
+     * kept across exec, and Valgrind's --trace-children execs keep it. */
+    prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+    if (getppid() != (pid_t) GPOINTER_TO_INT(parent))
+        _exit(127);  /* gemleak died before the line above */
+#else
+    (void) parent;
+#endif
     struct rlimit limit;
     if (getrlimit(RLIMIT_STACK, &limit) == 0) {
         struct rlimit unlimited = { RLIM_INFINITY, RLIM_INFINITY };
@@ -323,11 +333,12 @@ static GPtrArray *valgrind_argv(const GlRunOptions *options, const char *run_dir
 /* ---- signals --------------------------------------------------------------- */
 
 /* The children's pids, for the handler: written before the handlers are
- * installed, read only by them. */
+ * installed, read only by them; a reaped child's entry is set to 0. */
 #define MAX_CHILDREN GL_MAX_JOBS
 static volatile pid_t children[MAX_CHILDREN];
 static volatile sig_atomic_t n_children;
 static volatile sig_atomic_t interrupted_by;
+static volatile sig_atomic_t interrupted_at_terminal;
 
 /* A Ctrl-C at the terminal reaches the children too (they share our
  * process group): forwarding it would interrupt Ruby twice. A signal sent
@@ -336,8 +347,10 @@ static void forward_signal(int signo, siginfo_t *info, void *context)
 {
     (void) context;
     interrupted_by = signo;
-    if (info != NULL && info->si_code == SI_KERNEL)
+    if (info != NULL && info->si_code == SI_KERNEL) {
+        interrupted_at_terminal = 1;
         return;
+    }
     for (sig_atomic_t i = 0; i < n_children; i++)
         if (children[i] > 0)
             kill(children[i], signo);
@@ -367,26 +380,94 @@ static void restore_handlers(const struct sigaction *saved)
 /* How long processes the command left behind (forked, not waited for) may
  * go on writing their XML once the command itself is done. */
 #define DESCENDANTS_GRACE_MS 60000
+/* Once gemleak is interrupted, how long those processes have to finish
+ * after they were passed the signal: Valgrind writes its leak summary at
+ * a fatal signal, which takes a second or two for a Ruby. */
+#define INTERRUPTED_GRACE_MS 3000
+/* How often the grace wait looks for processes that ended. */
+#define REAP_INTERVAL_US 20000
 
-/* Processes the command forked and did not wait for are re-parented to
- * gemleak (a child subreaper): wait for them too, or their XML would be read
- * half written. Returns: TRUE if some were still running when the grace
- * ended (the kernel does not say how many). */
-static gboolean wait_for_descendants(void)
+/* Notes how a process gemleak reaped ended: those a signal killed go in
+ * result->killed (their XML stops where the signal came). */
+static void reaped(GlRunResult *result, pid_t pid, int wait_status)
+{
+    if (WIFSIGNALED(wait_status))
+        g_hash_table_insert(result->killed, GINT_TO_POINTER(pid),
+                            GINT_TO_POINTER(WTERMSIG(wait_status)));
+}
+
+/* Passes @signo to gemleak's children that are not commands: the
+ * processes the commands left running, re-parented to gemleak. */
+static void signal_orphans(int signo)
+{
+#ifdef __linux__
+    g_autoptr(GDir) proc = g_dir_open("/proc", 0, NULL);
+    const char *name;
+    pid_t self = getpid();
+    while (proc != NULL && (name = g_dir_read_name(proc)) != NULL) {
+        guint64 pid = 0;
+        if (!g_ascii_string_to_unsigned(name, 10, 1, G_MAXINT, &pid, NULL))
+            continue;
+        g_autofree char *path = g_strdup_printf("/proc/%s/stat", name);
+        g_autofree char *stat = NULL;
+        if (!g_file_get_contents(path, &stat, NULL, NULL))
+            continue;
+        /* "pid (comm) state ppid ...": comm may hold spaces and parentheses */
+        const char *close = strrchr(stat, ')');
+        char state = 0;
+        long ppid = 0;
+        if (close != NULL && sscanf(close + 1, " %c %ld", &state, &ppid) == 2 && ppid == self &&
+            state != 'Z')
+            kill((pid_t) pid, signo);
+    }
+#else
+    (void) signo;
+#endif
+}
+
+/* Processes the commands forked and did not wait for are re-parented to
+ * gemleak (a child subreaper): they are reaped as they end, all along, and
+ * once the commands are done, waited for too, or their XML would be read
+ * half written. An interruption (now or during the wait) ends the wait:
+ * they get the signal and a moment to finish writing.
+ * Returns: TRUE if some were still running when the grace ended (the
+ * kernel does not say how many). */
+static gboolean wait_for_descendants(GlRunResult *result, FILE *messages)
 {
 #ifdef __linux__
     gint64 deadline = g_get_monotonic_time() + (gint64) DESCENDANTS_GRACE_MS * 1000;
+    gboolean said = FALSE, passed_on = FALSE;
     for (;;) {
-        pid_t pid = waitpid(-1, NULL, WNOHANG);
+        int wait_status = 0;
+        pid_t pid = waitpid(-1, &wait_status, WNOHANG);
+        if (pid < 0 && errno == EINTR)
+            continue;
         if (pid < 0)
             return FALSE;  /* ECHILD: none left */
-        if (pid > 0)
+        if (pid > 0) {
+            reaped(result, pid, wait_status);
             continue;
-        if (g_get_monotonic_time() >= deadline)
+        }
+        gint64 now = g_get_monotonic_time();
+        if (interrupted_by != 0 && !passed_on) {
+            if (!interrupted_at_terminal)
+                signal_orphans(interrupted_by);
+            passed_on = TRUE;
+            deadline = MIN(deadline, now + (gint64) INTERRUPTED_GRACE_MS * 1000);
+        }
+        if (!said && !passed_on && messages != NULL) {
+            fprintf(messages, "gemleak: the command is done; waiting up to %d s for the "
+                    "processes it left running\n", DESCENDANTS_GRACE_MS / 1000);
+            fflush(messages);
+            said = TRUE;
+        }
+        if (now >= deadline)
             return TRUE;
-        g_usleep(20000);
+        g_usleep(REAP_INTERVAL_US);
     }
 #else
+    (void) result;
+    (void) messages;
     return FALSE;
 #endif
 }
@@ -395,6 +476,7 @@ gboolean gl_run_commands(const GlRunOptions *options, GPtrArray *commands, GlRun
                          GError **error)
 {
     memset(result, 0, sizeof *result);
+    result->killed = g_hash_table_new(g_direct_hash, g_direct_equal);
     g_return_val_if_fail(commands->len > 0, FALSE);
     if (commands->len > MAX_CHILDREN) {
         g_set_error(error, GL_ERROR, GL_ERROR_USAGE, "%u commands at once: gemleak runs at most %d",
@@ -411,60 +493,66 @@ gboolean gl_run_commands(const GlRunOptions *options, GPtrArray *commands, GlRun
     result->helper_dir = write_helper(error);
     if (result->helper_dir == NULL)
         return FALSE;
-    const char *helper_lib = result->helper_dir;
-
-    g_autoptr(GSubprocessLauncher) launcher =
-        g_subprocess_launcher_new(G_SUBPROCESS_FLAGS_STDIN_INHERIT);
-    g_auto(GStrv) env = child_environment(result->dir, helper_lib);
-    g_subprocess_launcher_set_environ(launcher, env);
-    g_subprocess_launcher_set_child_setup(launcher, child_setup, NULL, NULL);
+    g_auto(GStrv) env = child_environment(result->dir, result->helper_dir);
 
 #ifdef __linux__
     prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
 #endif
     struct sigaction saved[G_N_ELEMENTS(forwarded_signals)];
     interrupted_by = 0;
+    interrupted_at_terminal = 0;
     n_children = 0;
     install_handlers(saved);
 
-    g_autoptr(GPtrArray) processes = g_ptr_array_new_with_free_func(g_object_unref);
+    /* Spawned without reaping: gemleak reaps every child itself, the
+     * commands and the orphans alike, with waitpid(-1). */
     gboolean ok = TRUE;
+    gpointer parent = GINT_TO_POINTER(getpid());
     for (guint i = 0; i < commands->len; i++) {
         g_autoptr(GPtrArray) argv = valgrind_argv(options, result->dir,
                                                   g_ptr_array_index(commands, i));
         g_autoptr(GError) local = NULL;
-        GSubprocess *process = g_subprocess_launcher_spawnv(
-            launcher, (const char *const *) argv->pdata, &local);
-        if (process == NULL) {
+        GPid pid = 0;
+        if (!g_spawn_async(NULL, (char **) argv->pdata, env,
+                           G_SPAWN_SEARCH_PATH | G_SPAWN_DO_NOT_REAP_CHILD |
+                               G_SPAWN_CHILD_INHERITS_STDIN,
+                           child_setup, parent, &pid, &local)) {
             g_set_error(error, GL_ERROR, GL_ERROR_CHILD, "cannot start %s: %s",
                         options->valgrind, local->message);
             ok = FALSE;
             break;
         }
-        const char *id = g_subprocess_get_identifier(process);
-        children[n_children] = id != NULL ? (pid_t) atoi(id) : 0;
+        children[n_children] = pid;
         n_children++;
-        g_ptr_array_add(processes, process);
     }
 
-    for (guint i = 0; i < processes->len; i++) {
-        GSubprocess *process = g_ptr_array_index(processes, i);
-        g_subprocess_wait(process, NULL, NULL);
-        children[i] = 0;
-        int status;
-        int signo = 0;
-        if (g_subprocess_get_if_signaled(process)) {
-            signo = g_subprocess_get_term_sig(process);
-            status = 128 + signo;
-        } else {
-            status = g_subprocess_get_exit_status(process);
-        }
-        if (status != 0 && result->status == 0) {
-            result->status = status;
-            result->killed_by = signo;
+    int statuses[MAX_CHILDREN] = { 0 };
+    for (guint running = (guint) n_children; running > 0;) {
+        int wait_status = 0;
+        pid_t pid = waitpid(-1, &wait_status, 0);
+        if (pid < 0 && errno == EINTR)
+            continue;
+        if (pid < 0)
+            break;
+        reaped(result, pid, wait_status);
+        for (sig_atomic_t i = 0; i < n_children; i++) {
+            if (children[i] == pid) {
+                children[i] = 0;
+                statuses[i] = wait_status;
+                running--;
+            }
         }
     }
-    result->descendants_left = wait_for_descendants();
+    /* The first failing command, in the order given, is the run's status. */
+    for (sig_atomic_t i = 0; i < n_children && result->status == 0; i++) {
+        if (WIFSIGNALED(statuses[i])) {
+            result->killed_by = WTERMSIG(statuses[i]);
+            result->status = 128 + result->killed_by;
+        } else if (WIFEXITED(statuses[i])) {
+            result->status = WEXITSTATUS(statuses[i]);
+        }
+    }
+    result->descendants_left = wait_for_descendants(result, options->messages);
     restore_handlers(saved);
     n_children = 0;
     result->interrupted_by = interrupted_by;
@@ -490,4 +578,5 @@ void gl_run_result_clear(GlRunResult *result, gboolean remove_dir)
         gl_remove_tree(result->dir);
     g_clear_pointer(&result->dir, g_free);
     g_clear_pointer(&result->valgrind_version, g_free);
+    g_clear_pointer(&result->killed, g_hash_table_unref);
 }

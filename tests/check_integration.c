@@ -8,6 +8,8 @@
 #include <string.h>
 #include <sys/wait.h>
 
+#include <poll.h>
+#include <signal.h>
 #include <sys/resource.h>
 #include <sys/types.h>
 #include <unistd.h>
@@ -20,6 +22,10 @@
 #include "gemleak/runner.h"
 
 static const char *gemleak_binary;
+
+/* gemleak run's status when the command itself was killed by SIGKILL and
+ * nothing failed the gate. */
+#define KILLED_COMMAND_STATUS 137
 static char *project_root;
 
 /* What a command printed and how it ended. */
@@ -596,15 +602,18 @@ END_TEST
 
 /* Runs that go wrong: each said for what it is, the XML kept. */
 /* SIGKILL from outside (Valgrind finishes its XML when a process kills
- * itself): the XML stops short, and is read as far as it goes. */
+ * itself): the XML stops short, and is read as far as it goes. gemleak
+ * reaped the process and knows why: a note, not trouble. */
 START_TEST(test_command_killed_by_a_signal)
 {
     Result r = { 0 };
     gemleak_run(&r, NULL, NULL, NO_ARGS,
                 "require 'leaky'; fork { Process.kill(:KILL, Process.ppid) }; sleep 30");
-    ck_assert_msg(r.status == 3, "status %d\n%s", r.status, r.err);
+    ck_assert_msg(r.status == KILLED_COMMAND_STATUS, "status %d\n%s", r.status, r.err);
     gl_assert_line(r.err, "^gemleak: the command was killed by signal 9 \\(Killed\\)$");
-    gl_assert_line(r.err, "^gemleak: .*\\.xml: truncated ");
+    gl_assert_line(r.err, "^gemleak: note: .*/(\\d+)\\.xml: process \\1 was killed by SIGKILL; its "
+                          "XML ends early$");
+    gl_assert_no_line(r.err, "^gemleak: .*\\.xml: truncated ");
     gl_assert_line(r.err, "^gemleak: target: .*/leaky/leaky\\.so$");
     g_autofree char *dir = kept_dir(r.err);
     ck_assert_ptr_nonnull(dir);
@@ -809,6 +818,240 @@ START_TEST(test_percent_in_the_run_directory)
     gl_assert_line(private.err, "^gemleak: 1 file, ");
     result_clear(&private);
     gl_remove_tree(base);
+}
+END_TEST
+
+
+/* gemleak under the control of a test: started with pipes, so that the
+ * test can read what it says as it says it, signal it, and give up on it
+ * after a while rather than wait as long as it hangs. */
+typedef struct {
+    GPid pid;
+    gboolean reaped;
+    FILE *out;
+    int err_fd;
+    GString *err_text;   /* what was read of standard error so far */
+    GString *err_line;   /* a line read in part */
+} Live;
+
+static void live_start(Live *live, const char *code, const char *const *args)
+{
+    g_autofree char *leaky = g_strdup_printf("-I%s/leaky", ext_dir);
+    g_autoptr(GPtrArray) argv = g_ptr_array_new();
+    g_ptr_array_add(argv, (gpointer) gemleak_binary);
+    g_ptr_array_add(argv, (gpointer) "run");
+    for (const char *const *arg = args; arg != NULL && *arg != NULL; arg++)
+        g_ptr_array_add(argv, (gpointer) *arg);
+    const char *tail[] = { "--", "ruby", "--disable-gems", leaky, "-e", code, NULL };
+    for (const char *const *arg = tail; *arg != NULL; arg++)
+        g_ptr_array_add(argv, (gpointer) *arg);
+    g_ptr_array_add(argv, NULL);
+    g_autoptr(GError) error = NULL;
+    int out_fd = -1;
+    memset(live, 0, sizeof *live);
+    ck_assert_msg(g_spawn_async_with_pipes(NULL, (char **) argv->pdata, NULL,
+                                           G_SPAWN_DO_NOT_REAP_CHILD, NULL, NULL, &live->pid,
+                                           NULL, &out_fd, &live->err_fd, &error),
+                  "%s", error != NULL ? error->message : "?");
+    live->out = fdopen(out_fd, "r");
+    live->err_text = g_string_new(NULL);
+    live->err_line = g_string_new(NULL);
+}
+
+/* Returns: (transfer full): the next line of standard output, without its newline. */
+static char *live_read_out(Live *live)
+{
+    char *line = NULL;
+    size_t size = 0;
+    ssize_t n = getline(&line, &size, live->out);
+    ck_assert_msg(n > 0, "no more output; stderr so far:\n%s", live->err_text->str);
+    char *copy = g_strchomp(g_strdup(line));
+    free(line);
+    return copy;
+}
+
+/* Reads standard error for up to @seconds, line by line, until a line
+ * matches @pattern (NULL: until the end).
+ * Returns: TRUE if it did (or the end came). */
+static gboolean live_read_err(Live *live, const char *pattern, int seconds)
+{
+    gint64 deadline = g_get_monotonic_time() + (gint64) seconds * G_USEC_PER_SEC;
+    for (;;) {
+        gint64 left = (deadline - g_get_monotonic_time()) / 1000;
+        struct pollfd pfd = { .fd = live->err_fd, .events = POLLIN };
+        if (left <= 0 || poll(&pfd, 1, (int) left) <= 0)
+            return FALSE;
+        char buffer[4096];
+        ssize_t n = read(live->err_fd, buffer, sizeof buffer);
+        if (n <= 0)
+            return pattern == NULL;
+        for (ssize_t i = 0; i < n; i++) {
+            if (buffer[i] != '\n') {
+                g_string_append_c(live->err_line, buffer[i]);
+                continue;
+            }
+            g_string_append_printf(live->err_text, "%s\n", live->err_line->str);
+            gboolean match = pattern != NULL &&
+                             g_regex_match_simple(pattern, live->err_line->str, 0, 0);
+            g_string_truncate(live->err_line, 0);
+            if (match) {
+                /* the rest of the buffer is kept for the next read */
+                g_string_append_len(live->err_line, buffer + i + 1, n - i - 1);
+                char *newline;
+                while ((newline = strchr(live->err_line->str, '\n')) != NULL) {
+                    g_string_append_len(live->err_text, live->err_line->str,
+                                        newline - live->err_line->str + 1);
+                    g_string_erase(live->err_line, 0, newline - live->err_line->str + 1);
+                }
+                return TRUE;
+            }
+        }
+    }
+}
+
+/* Waits up to @seconds for gemleak to end.
+ * Returns: TRUE with *status (128 + N when killed by signal N) if it did. */
+static gboolean live_wait(Live *live, int seconds, int *status)
+{
+    for (int i = 0; i < seconds * 20; i++) {
+        int wait_status = 0;
+        if (waitpid(live->pid, &wait_status, WNOHANG) == live->pid) {
+            live->reaped = TRUE;
+            *status = WIFEXITED(wait_status) ? WEXITSTATUS(wait_status)
+                                             : 128 + WTERMSIG(wait_status);
+            return TRUE;
+        }
+        g_usleep(50000);
+    }
+    return FALSE;
+}
+
+static void live_clear(Live *live)
+{
+    if (!live->reaped && live->pid > 0) {
+        kill(live->pid, SIGKILL);
+        waitpid(live->pid, NULL, 0);
+    }
+    if (live->out != NULL)
+        fclose(live->out);
+    if (live->err_fd >= 0)
+        close(live->err_fd);
+    if (live->err_text != NULL)
+        g_string_free(live->err_text, TRUE);
+    if (live->err_line != NULL)
+        g_string_free(live->err_line, TRUE);
+    memset(live, 0, sizeof *live);
+}
+
+/* Returns: TRUE if @pid is gone (or a zombie), within @seconds. */
+static gboolean gone_within(pid_t pid, int seconds)
+{
+    for (int i = 0; i < seconds * 10; i++) {
+        g_autofree char *path = g_strdup_printf("/proc/%d/stat", (int) pid);
+        g_autofree char *stat = NULL;
+        if (!g_file_get_contents(path, &stat, NULL, NULL))
+            return TRUE;
+        const char *close = strrchr(stat, ')');
+        if (close != NULL && close[1] == ' ' && close[2] == 'Z')
+            return TRUE;
+        g_usleep(100000);
+    }
+    return FALSE;
+}
+
+/* A suite that double-forks leaves its grandchildren to gemleak (the
+ * child subreaper): they are reaped as they end, not piled up as zombies
+ * until the command is done. */
+START_TEST(test_orphans_reaped_as_they_end)
+{
+    const char *code =
+        "require 'leaky'; gemleak = Process.ppid; "
+        "3.times { pid = fork { fork { exit!(0) }; exit!(0) }; Process.wait(pid) }; "
+        "kids = lambda { Dir['/proc/[0-9]*/stat'].filter_map { |f| "
+        "  s = (File.read(f) rescue next); m = s.match(/\\) (\\S) (\\d+) /); "
+        "  m && m[2].to_i == gemleak && !f.start_with?(\"/proc/#{Process.pid}/\") ? m[1] : nil } }; "
+        "deadline = Time.now + 240; "
+        "sleep 0.2 while Time.now < deadline && kids.call.any? { |state| state != 'Z' }; "
+        "sleep 1; $stdout.puts \"zombies: #{kids.call.count('Z')}\"";
+    Result r = { 0 };
+    gemleak_run(&r, NULL, NULL, NO_ARGS, code);
+    ck_assert_msg(r.status == 0, "status %d\n%s", r.status, r.err);
+    ck_assert_str_eq(r.out, "zombies: 0\n");
+    gl_assert_line(r.err, "^gemleak: 7 files, ");
+    result_clear(&r);
+}
+END_TEST
+
+/* SIGTERM while gemleak waits for the processes the command left running:
+ * the wait ends at once, they are passed the signal, and the report covers
+ * what is complete. */
+START_TEST(test_interrupted_while_waiting_for_orphans)
+{
+    Live live;
+    live_start(&live, "require 'leaky'; pid = fork { sleep 600 }; $stdout.puts pid; $stdout.flush",
+               NULL);
+    g_autofree char *line = live_read_out(&live);
+    pid_t orphan = (pid_t) g_ascii_strtoll(line, NULL, 10);
+    ck_assert_int_gt(orphan, 0);
+    ck_assert_msg(live_read_err(&live, "^gemleak: the command is done; waiting up to 60 s for "
+                                       "the processes it left running$", 120),
+                  "gemleak did not say it waits:\n%s", live.err_text->str);
+    kill(live.pid, SIGTERM);
+    int status = 0;
+    gboolean ended = live_wait(&live, 20, &status);
+    gboolean orphan_gone = gone_within(orphan, 10);
+    live_read_err(&live, NULL, 5);
+    kill(orphan, SIGKILL);
+    ck_assert_msg(ended, "gemleak went on waiting 20 s after SIGTERM:\n%s", live.err_text->str);
+    ck_assert_msg(orphan_gone, "the orphan %d still runs", (int) orphan);
+    gl_assert_line(live.err_text->str, "^gemleak: interrupted by Terminated: ");
+    gl_assert_line(live.err_text->str, "^gemleak: target: .*/leaky\\.so$");
+    ck_assert_msg(status != 128 + SIGTERM, "gemleak died of the signal:\n%s", live.err_text->str);
+    g_autofree char *dir = kept_dir(live.err_text->str);
+    gl_remove_tree(dir);
+    live_clear(&live);
+}
+END_TEST
+
+/* gemleak SIGKILLed (a CI job's hard timeout): its Valgrind does not run on. */
+START_TEST(test_valgrind_dies_with_gemleak)
+{
+    Live live;
+    live_start(&live, "$stdout.puts Process.pid; $stdout.flush; sleep 600", ARGS("-O", "leaky"));
+    g_autofree char *line = live_read_out(&live);
+    pid_t child = (pid_t) g_ascii_strtoll(line, NULL, 10);
+    ck_assert_int_gt(child, 0);
+    kill(live.pid, SIGKILL);
+    int status = 0;
+    ck_assert(live_wait(&live, 10, &status));
+    ck_assert_int_eq(status, 128 + SIGKILL);
+    gboolean gone = gone_within(child, 10);
+    kill(child, SIGKILL);
+    ck_assert_msg(gone, "Valgrind (pid %d) ran on after gemleak was killed", (int) child);
+    live_clear(&live);
+}
+END_TEST
+
+/* A process the suite kills on purpose (here a grandchild re-parented to
+ * gemleak, which reaps it): its XML ends early, and gemleak says why
+ * rather than call the run's XML incomplete. The suite passed: exit 0. */
+START_TEST(test_process_killed_by_the_suite)
+{
+    const char *code =
+        "require 'leaky'; r, w = IO.pipe; "
+        "mid = fork { fork { r.close; w.puts Process.pid; w.close; sleep 600 }; exit!(0) }; "
+        "w.close; Process.wait(mid); pid = r.gets.to_i; sleep 1; "
+        "Process.kill(:KILL, pid); Leaky.clean; $stdout.puts pid";
+    Result r = { 0 };
+    gemleak_run(&r, NULL, NULL, NO_ARGS, code);
+    ck_assert_msg(r.status == 0, "status %d\n%s", r.status, r.err);
+    g_autofree char *pid = g_strstrip(g_strdup(r.out));
+    g_autofree char *note = g_strdup_printf("^gemleak: note: .*/%s\\.xml: process %s was killed by "
+                                            "SIGKILL; its XML ends early$", pid, pid);
+    gl_assert_line(r.err, note);
+    gl_assert_no_line(r.err, "truncated at");
+    gl_assert_line(r.err, "^gemleak: pass: no findings$");
+    result_discard(&r);
 }
 END_TEST
 
@@ -1325,6 +1568,10 @@ int main(int argc, char **argv)
     tcase_add_test(processes, test_more_jobs_than_gemleak_runs);
     tcase_add_test(processes, test_keep_xml_runs_nothing_it_holds);
     tcase_add_test(processes, test_percent_in_the_run_directory);
+    tcase_add_test(processes, test_orphans_reaped_as_they_end);
+    tcase_add_test(processes, test_interrupted_while_waiting_for_orphans);
+    tcase_add_test(processes, test_valgrind_dies_with_gemleak);
+    tcase_add_test(processes, test_process_killed_by_the_suite);
 
     TCase *minitest = cases[MINITEST];
     tcase_add_test(minitest, test_rake_test_task_fails_on_a_leak);

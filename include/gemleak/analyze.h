@@ -41,6 +41,16 @@ gboolean gl_list_xml_files_any(const char *dir);
  * problems; the others are read all the same.
  * Returns: (transfer full): free with gl_analysis_free(). */
 GlAnalysis *gl_analyze(const char *const *paths, const GlRules *rules, guint jobs);
+
+/* As gl_analyze(), knowing which processes a signal killed: @killed
+ * (nullable) maps a pid to the signal that killed it (both
+ * GINT_TO_POINTER; gemleak run's GlRunResult.killed). An input named
+ * "<pid>.xml" of such a process that stops short (the reader's
+ * GL_ERROR_TRUNCATED) is a note, "PATH: process 123 was killed by SIGKILL;
+ * its XML ends early", not a problem: the process never finished writing
+ * it. It still counts in summary.truncated_files. */
+GlAnalysis *gl_analyze_with_killed(const char *const *paths, const GlRules *rules, guint jobs,
+                                   GHashTable *killed);
 void gl_analysis_free(GlAnalysis *analysis);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(GlAnalysis, gl_analysis_free)
 

@@ -4,6 +4,7 @@
 #ifndef GEMLEAK_RUNNER_H
 #define GEMLEAK_RUNNER_H
 
+#include <stdio.h>
 #include <glib.h>
 #include "gemleak/record.h"
 
@@ -18,6 +19,7 @@ typedef struct {
     GlLeakKind leak_kinds;         /* for --show-leak-kinds */
     gboolean gen_suppressions;
     const char *keep_dir;          /* --keep-xml: write there and keep it; NULL: a private one */
+    FILE *messages;                /* nullable: where to say that the run waits for processes */
 } GlRunOptions;
 
 typedef struct {
@@ -27,6 +29,9 @@ typedef struct {
     int killed_by;         /* that signal, or 0 */
     int interrupted_by;    /* the signal gemleak itself received, or 0 */
     gboolean descendants_left; /* processes the command started still ran past the grace period */
+    GHashTable *killed;    /* every process gemleak reaped (the commands, and the orphans
+                            * re-parented to it) that a signal killed: pid -> signal, both
+                            * GINT_TO_POINTER; a pid's XML is <pid>.xml */
     char *valgrind_version;
     char *helper_dir;      /* gemleak's private directory for the Ruby helper, removed at the end */
 } GlRunResult;
@@ -51,7 +56,9 @@ GPtrArray *gl_suppression_files(const char *const *dirs, const char *version);
 char *gl_data_dir(void);
 
 /* Runs each of @commands (a GStrv each) at once under Valgrind, waits for
- * all, forwarding SIGINT, SIGTERM and SIGHUP sent to gemleak.
+ * all, forwarding SIGINT, SIGTERM and SIGHUP sent to gemleak, reaping the
+ * processes they leave behind as they end, and waiting for those (up to a
+ * minute, or a few seconds once interrupted). Valgrind dies with gemleak.
  * Returns: FALSE with @error set when nothing could be run (the run
  * directory, if made, is in @result->dir all the same). */
 gboolean gl_run_commands(const GlRunOptions *options, GPtrArray *commands, GlRunResult *result,
