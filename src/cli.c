@@ -256,12 +256,15 @@ static const char filter_exit_statuses[] =
 
 static const char run_exit_statuses[] =
     "Exit status:\n"
-    "  1  findings that fail the gate (see --fail-on)\n"
+    "  0  nothing fails the gate, and the command passed\n"
+    "  1  findings fail the gate (see --fail-on); the command passed\n"
     "  2  usage error\n"
-    "  3  Valgrind missing or too old, no XML written, or XML cut short, and\n"
+    "  3  Valgrind or gemleak trouble (Valgrind missing or too old, no XML\n"
+    "     written, XML cut short), and nothing failed the gate\n"
+    "  4  the command failed (a non-zero status, or killed by a signal), and\n"
     "     nothing failed the gate\n"
-    "  otherwise the command's own status (128+N when a signal N killed it):\n"
-    "     a failing test suite still fails\n";
+    "  5  findings fail the gate, and the command failed too\n"
+    "The text report's last line says which, and how the command ended.\n";
 
 static const char filter_description[] =
     "A leak is kept when its allocation stack enters a target, unless Ruby was\n"
@@ -809,21 +812,70 @@ static gboolean write_report(const Sink *sink, GlReportContext *context, FILE *s
 typedef struct {
     gboolean gate_failed;
     gboolean problems;
+    int status;          /* the exit status it makes */
 } Outcome;
 
-/* The exit status once the inputs were read: findings that fail the gate
- * win over inputs that could not be read whole, which win over @otherwise. */
-static int outcome_status(const Outcome *outcome, int otherwise)
+/* filter's exit status: findings that fail the gate win over inputs that
+ * could not be read whole. */
+static int filter_status(const Outcome *outcome)
 {
     if (outcome->gate_failed)
         return GL_EXIT_FINDINGS;
-    return outcome->problems ? GL_EXIT_ERROR : otherwise;
+    return outcome->problems ? GL_EXIT_ERROR : GL_EXIT_CLEAN;
+}
+
+/* run's exit status says, alone, which of the gate and the command failed
+ * (minitest, rspec and rake exit 1 on a failing test, as a leak did):
+ * findings that fail the gate, with (5) or without (1) a failing command;
+ * else Valgrind or gemleak trouble (3); else a failing command (4). */
+static int run_status(const Outcome *outcome, const GlRunResult *run)
+{
+    gboolean command_failed = run->status != 0;
+    if (outcome->gate_failed)
+        return command_failed ? GL_EXIT_FINDINGS_AND_COMMAND_FAILED : GL_EXIT_FINDINGS;
+    if (outcome->problems)
+        return GL_EXIT_ERROR;
+    return command_failed ? GL_EXIT_COMMAND_FAILED : GL_EXIT_CLEAN;
+}
+
+/* Returns: (transfer full): how the command ended, as the last line says it. */
+static char *command_ending(const GlRunResult *run)
+{
+    if (run->status == 0)
+        return g_strdup("the command passed");
+    if (run->killed_by != 0)
+        return g_strdup_printf("the command failed (killed by %s)", gl_signal_name(run->killed_by));
+    return g_strdup_printf("the command failed (exit status %d)", run->status);
+}
+
+/* Returns: (transfer full): the text report's last line in run: the exit
+ * status and what it means. */
+static char *run_exit_line(int status, const GlRunResult *run)
+{
+    g_autofree char *command = command_ending(run);
+    switch (status) {
+    case GL_EXIT_CLEAN:
+        return g_strdup("gemleak: exit status 0: nothing fails the gate, and the command passed");
+    case GL_EXIT_FINDINGS:
+        return g_strdup("gemleak: exit status 1: findings fail the gate; the command passed");
+    case GL_EXIT_ERROR:
+        return g_strdup_printf("gemleak: exit status 3: Valgrind's XML could not all be read (see "
+                               "gemleak's messages); nothing fails the gate, and %s", command);
+    case GL_EXIT_COMMAND_FAILED:
+        return g_strdup_printf("gemleak: exit status 4: %s; nothing fails the gate", command);
+    case GL_EXIT_FINDINGS_AND_COMMAND_FAILED:
+        return g_strdup_printf("gemleak: exit status 5: findings fail the gate, and %s", command);
+    default:
+        return g_strdup_printf("gemleak: exit status %d", status);
+    }
 }
 
 /* Reads @inputs with what @plan says (its rules get the targets), writes
- * every report, says what went wrong on @err. */
+ * every report, says what went wrong on @err. @run (nullable: filter) is
+ * the run that wrote the inputs: which of its processes a signal killed,
+ * how its command ended. */
 static gboolean analyze_and_report(const Options *options, Plan *plan, const char *const *inputs,
-                                   GHashTable *killed, FILE *stream, FILE *out, FILE *err,
+                                   const GlRunResult *run, FILE *stream, FILE *out, FILE *err,
                                    Outcome *outcome, GError **error)
 {
     GlRules *rules = plan->rules;
@@ -833,13 +885,17 @@ static gboolean analyze_and_report(const Options *options, Plan *plan, const cha
         return FALSE;
 
     g_autoptr(GlAnalysis) analysis = gl_analyze_with_killed(inputs, rules, effective_jobs(options),
-                                                                killed);
+                                                                run != NULL ? run->killed : NULL);
     guint known = 0;
     g_autoptr(GPtrArray) reported = baseline != NULL
         ? gl_baseline_filter(baseline, analysis->findings, &known)
         : g_ptr_array_ref(analysis->findings);
     GlGateResult gate_result;
     gl_gate_evaluate(&plan->gate, reported, &gate_result);
+    outcome->gate_failed = gate_result.failed;
+    outcome->problems = analysis->problems->len > 0;
+    outcome->status = run != NULL ? run_status(outcome, run) : filter_status(outcome);
+    g_autofree char *exit_line = run != NULL ? run_exit_line(outcome->status, run) : NULL;
     GlReportContext context = {
         .analysis = analysis,
         .findings = reported,
@@ -849,6 +905,9 @@ static gboolean analyze_and_report(const Options *options, Plan *plan, const cha
         .targets = (const char *const *) shown->pdata,
         .suppressions = options->gen_suppressions,
         .project_root = plan->project_root,
+        .exit_line = exit_line,
+        .ran_command = run != NULL,
+        .command_status = run != NULL ? run->status : 0,
     };
 
     gboolean ok = TRUE;
@@ -866,8 +925,6 @@ static gboolean analyze_and_report(const Options *options, Plan *plan, const cha
         fprintf(err, "gemleak: note: %s\n", (const char *) g_ptr_array_index(analysis->notes, i));
     for (guint i = 0; i < analysis->problems->len; i++)
         fprintf(err, "gemleak: %s\n", ((GError *) g_ptr_array_index(analysis->problems, i))->message);
-    outcome->gate_failed = gate_result.failed;
-    outcome->problems = analysis->problems->len > 0;
     gl_gate_result_clear(&gate_result);
     return ok;
 }
@@ -961,7 +1018,7 @@ static int cmd_filter(int argc, char **argv, FILE *out, FILE *err)
         status = fail(err, "filter", error);
         goto out;
     }
-    status = outcome_status(&outcome, GL_EXIT_CLEAN);
+    status = outcome.status;
 out:
     plan_clear(&plan);
     options_clear(&options);
@@ -1163,12 +1220,11 @@ static int run_planned(const Options *options, Plan *plan, char **command, FILE 
 
     const char *inputs[] = { result.dir, NULL };
     Outcome outcome = { 0 };
-    if (!analyze_and_report(options, plan, inputs, result.killed, err, out, err, &outcome,
-                            &error)) {
+    if (!analyze_and_report(options, plan, inputs, &result, err, out, err, &outcome, &error)) {
         status = fail(err, "run", error);
         goto done;
     }
-    status = outcome_status(&outcome, result.status);
+    status = outcome.status;
     keep = status != 0 || result.interrupted_by != 0;
 done:
     if (result.dir != NULL && (keep || result.kept_by_user))

@@ -129,6 +129,14 @@ static void json_end(gpointer data)
                     summary->truncated_files->len);
     json_builder_end_object(builder);
 
+    /* gemleak run: how the command ended, beside what the gate says. */
+    if (context->ran_command) {
+        json_builder_set_member_name(builder, "command");
+        json_builder_begin_object(builder);
+        gl_json_add_int(builder, "status", context->command_status);
+        json_builder_end_object(builder);
+    }
+
     json_builder_set_member_name(builder, "gate");
     json_builder_begin_object(builder);
     json_builder_set_member_name(builder, "failed");

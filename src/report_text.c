@@ -128,6 +128,8 @@ static void text_end(gpointer data)
         fprintf(state->out, "%s%s%s\n",
                 paint(state->context->color, context->gate->failed ? RED : BOLD), context->gate->line,
                 paint(state->context->color, RESET));
+    if (context->exit_line != NULL)
+        fprintf(state->out, "%s\n", context->exit_line);
 
     g_string_free(line, TRUE);
     g_string_free(state->line, TRUE);

@@ -39,6 +39,9 @@ START_TEST(test_version_and_help)
     ck_assert_int_eq(run_help.status, 0);
     gl_assert_line(run_help.out, "^Run options:\n  --valgrind=PATH ");
     gl_assert_line(run_help.out, "^Report options:\n  -O, --object=PATTERN ");
+    /* run's exit statuses tell the gate from the command */
+    gl_assert_line(run_help.out, "^  4  the command failed \\(a non-zero status, or killed by a signal\\), and$");
+    gl_assert_line(run_help.out, "^  5  findings fail the gate, and the command failed too$");
     gl_assert_no_line(run_help.out, "Application Options");
     gl_test_run_clear(&run_help);
 
@@ -834,5 +837,6 @@ Suite *gl_cli_suite(void)
     tcase_add_test(tc, test_keep_xml_must_be_private);
     tcase_add_test(tc, test_fewer_threads_when_none_can_start);
     suite_add_tcase(suite, tc);
+
     return suite;
 }

@@ -25,7 +25,7 @@ static const char *gemleak_binary;
 
 /* gemleak run's status when the command itself was killed by SIGKILL and
  * nothing failed the gate. */
-#define KILLED_COMMAND_STATUS 137
+#define KILLED_COMMAND_STATUS 4
 static char *project_root;
 
 /* What a command printed and how it ended. */
@@ -367,7 +367,7 @@ START_TEST(test_failing_ruby_keeps_its_status)
 {
     Result raised = { 0 };
     gemleak_run(&raised, NULL, NULL, NO_ARGS, "require 'leaky'; Leaky.clean; raise 'boom'");
-    ck_assert_msg(raised.status == 1, "status %d\n%s", raised.status, raised.err);
+    ck_assert_msg(raised.status == 4, "status %d\n%s", raised.status, raised.err);
     gl_assert_line(raised.err, "boom \\(RuntimeError\\)");
     gl_assert_line(raised.err, "^gemleak: pass: no findings$");
     gl_assert_no_line(raised.err, "definitely lost");
@@ -378,16 +378,20 @@ START_TEST(test_failing_ruby_keeps_its_status)
 
     Result exited = { 0 };
     gemleak_run(&exited, NULL, NULL, NO_ARGS, "require 'leaky'; exit 7");
-    ck_assert_msg(exited.status == 7, "status %d\n%s", exited.status, exited.err);
+    ck_assert_msg(exited.status == 4, "status %d\n%s", exited.status, exited.err);
+    gl_assert_line(exited.err, "^gemleak: exit status 4: the command failed \\(exit status 7\\); "
+                               "nothing fails the gate$");
     result_discard(&exited);
 }
 END_TEST
 
-START_TEST(test_leak_then_raise_exits_1_with_the_finding)
+START_TEST(test_leak_then_raise_exits_5_with_the_finding)
 {
     Result r = { 0 };
     gemleak_run(&r, NULL, NULL, NO_ARGS, "require 'leaky'; Leaky.leak_and_raise");
-    ck_assert_msg(r.status == 1, "status %d\n%s", r.status, r.err);
+    ck_assert_msg(r.status == 5, "status %d\n%s", r.status, r.err);
+    gl_assert_line(r.err, "^gemleak: exit status 5: findings fail the gate, and the command failed "
+                          "\\(exit status 1\\)$");
     gl_assert_line(r.err, "leaked, then raised \\(RuntimeError\\)");
     gl_assert_line(r.err, "^ \\*leaky_leak_and_raise \\(leaky\\.c:\\d+\\)$");
     result_discard(&r);
@@ -655,7 +659,7 @@ START_TEST(test_ruby_crashes_under_valgrind)
 {
     Result r = { 0 };
     gemleak_run(&r, NULL, NULL, NO_ARGS, "require 'leaky'; Leaky.crash");
-    ck_assert_msg(r.status == 1, "status %d\n%s", r.status, r.err);
+    ck_assert_msg(r.status == 5, "status %d\n%s", r.status, r.err);
     gl_assert_line(r.err, "\\[BUG\\] Segmentation fault");           /* Ruby's own report */
     gl_assert_line(r.err, "^Invalid write of size 1$");                 /* the bug */
     gl_assert_line(r.err, "^Process terminating with default action of signal 6 \\(SIGABRT\\)$");
@@ -728,7 +732,8 @@ START_TEST(test_interrupted_run)
     g_autofree char *err_text = NULL;
     ck_assert(g_subprocess_communicate_utf8(process, NULL, NULL, NULL, &err_text, &error));
     int status = g_subprocess_get_if_exited(process) ? g_subprocess_get_exit_status(process) : -1;
-    ck_assert_msg(status == 1, "status %d\n%s", status, err_text);
+    /* the leak fails the gate; the command, killed by the signal, failed */
+    ck_assert_msg(status == 5, "status %d\n%s", status, err_text);
     gl_assert_line(err_text, "^gemleak: interrupted by Terminated: the report covers what Valgrind "
                              "finished writing$");
     gl_assert_line(err_text, "^ \\*leaky_leak \\(leaky\\.c:\\d+\\)$");
@@ -1052,6 +1057,54 @@ START_TEST(test_process_killed_by_the_suite)
     gl_assert_no_line(r.err, "truncated at");
     gl_assert_line(r.err, "^gemleak: pass: no findings$");
     result_discard(&r);
+}
+END_TEST
+
+
+/* run's exit status alone says which of the gate and the command failed,
+ * or that gemleak could not read all of Valgrind's XML; the text report's
+ * last line says it in words. Valgrind is a stand-in here that writes the
+ * XML it is given (FAKE_XML) and runs the command. */
+START_TEST(test_run_exit_statuses)
+{
+    g_autofree char *dir = gl_test_tmpdir();
+    g_autofree char *valgrind = fake_valgrind(dir, "[ -n \"$FAKE_XML\" ] && cat \"$FAKE_XML\" > \"$xml\"\n"
+                                                   "exec \"$@\"");
+    g_autofree char *leak = gl_test_fixture("xml/leak.xml");
+    g_autofree char *leak_abs = g_canonicalize_filename(leak, NULL);
+    g_autofree char *text = gl_test_read(leak, NULL);
+    g_autofree char *cut = g_build_filename(dir, "cut.xml", NULL);
+    gl_test_write(cut, text, strstr(text, "<error>") - text + 20);
+    const struct {
+        const char *xml;
+        const char *command;
+        int status;
+        const char *line;
+    } cases[] = {
+        { NULL, "true", 0, "^gemleak: exit status 0: nothing fails the gate, and the command passed$" },
+        { leak_abs, "true", 1, "^gemleak: exit status 1: findings fail the gate; the command passed$" },
+        { cut, "true", 3, "^gemleak: exit status 3: Valgrind's XML could not all be read \\(see "
+                          "gemleak's messages\\); nothing fails the gate, and the command passed$" },
+        { NULL, "exit 7", 4, "^gemleak: exit status 4: the command failed \\(exit status 7\\); "
+                             "nothing fails the gate$" },
+        { NULL, "kill -9 $$", 4, "^gemleak: exit status 4: the command failed \\(killed by "
+                                 "SIGKILL\\); nothing fails the gate$" },
+        { leak_abs, "exit 1", 5, "^gemleak: exit status 5: findings fail the gate, and the command "
+                                 "failed \\(exit status 1\\)$" },
+    };
+    for (guint i = 0; i < G_N_ELEMENTS(cases); i++) {
+        const char *argv[] = { gemleak_binary, "run", "--valgrind", valgrind, "-O", "leaky", "--",
+                               "sh", "-c", cases[i].command, NULL };
+        g_auto(GStrv) env = cases[i].xml != NULL
+            ? g_environ_setenv(g_get_environ(), "FAKE_XML", cases[i].xml, TRUE)
+            : g_environ_unsetenv(g_get_environ(), "FAKE_XML");
+        Result r = { 0 };
+        run_command(&r, NULL, env, argv);
+        ck_assert_msg(r.status == cases[i].status, "case %u: status %d\n%s", i, r.status, r.err);
+        gl_assert_line(r.err, cases[i].line);
+        result_discard(&r);
+    }
+    gl_remove_tree(dir);
 }
 END_TEST
 
@@ -1559,7 +1612,7 @@ int main(int argc, char **argv)
     tcase_add_test(processes, test_suppressions_dir_silences_a_leak);
     tcase_add_test(processes, test_gen_suppressions_prints_blocks);
     tcase_add_test(processes, test_failing_ruby_keeps_its_status);
-    tcase_add_test(processes, test_leak_then_raise_exits_1_with_the_finding);
+    tcase_add_test(processes, test_leak_then_raise_exits_5_with_the_finding);
     tcase_add_test(processes, test_twice_in_a_row);
     tcase_add_test(processes, test_command_killed_by_a_signal);
     tcase_add_test(processes, test_valgrinds_own_fatal_error);
@@ -1572,6 +1625,7 @@ int main(int argc, char **argv)
     tcase_add_test(processes, test_interrupted_while_waiting_for_orphans);
     tcase_add_test(processes, test_valgrind_dies_with_gemleak);
     tcase_add_test(processes, test_process_killed_by_the_suite);
+    tcase_add_test(processes, test_run_exit_statuses);
 
     TCase *minitest = cases[MINITEST];
     tcase_add_test(minitest, test_rake_test_task_fails_on_a_leak);

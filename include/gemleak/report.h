@@ -16,11 +16,14 @@ typedef struct {
     const GPtrArray *findings;     /* GlFinding* to report: the analysis's, less the baseline's */
     guint baseline_known;          /* findings left out because the baseline knows them */
     const GlGateResult *gate;
+    const char *exit_line;         /* gemleak run: its exit status and why (nullable) */
     const GlGate *fail_on;         /* which findings fail (nullable: all of them) */
     const char *const *targets;    /* the target patterns or paths, NULL-terminated */
     gboolean color;                /* ANSI colour (text only) */
     gboolean suppressions;         /* show the suppression block of each finding */
     const char *project_root;      /* absolute: locations are shown relative to it */
+    gboolean ran_command;          /* gemleak run: command_status says how the command ended */
+    int command_status;            /* its exit status, 128+N when signal N killed it */
 } GlReportContext;
 
 typedef struct {

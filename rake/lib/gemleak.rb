@@ -122,8 +122,9 @@ module GemLeak
   end
 
   # One run of a suite under gemleak: the command prefix, and after the run,
-  # what gemleak found. gemleak's exit status alone cannot tell a leak from a
-  # failing suite (both may be 1), so it also writes a JSON report here.
+  # what gemleak found. gemleak's exit status tells a leak (1) from a failing
+  # suite (4) and both (5); its JSON report, written here, says what was
+  # found and the suite's own status.
   class Session
     # Raises GemLeak::Error when there is no gemleak to run, before it
     # makes the directory that #check! removes.
@@ -163,14 +164,21 @@ module GemLeak
       report&.dig("gate", "failed") == true
     end
 
-    # Raises when gemleak found what fails the gate; then when the command
-    # failed for another reason (the suite, gemleak itself).
+    # Raises when gemleak found what fails the gate, when the command
+    # failed, or both; then when gemleak could not read all that Valgrind
+    # wrote. gemleak's exit status says which (1, 4, 5, 3), its JSON report
+    # how the command ended.
     def check!(ok, status, command_name)
       begin
+        suite_status = report&.dig("command", "status")
         if gate_failed?
           count = findings.size
-          raise Error, "gemleak: #{count} finding#{count == 1 ? "" : "s"} (leaks or memory " \
-                       "errors) in the extension; the report is above"
+          found = "#{count} finding#{count == 1 ? "" : "s"} (leaks or memory errors) in the extension"
+          if suite_status.to_i.nonzero?
+            raise Error, "#{command_name} failed (status #{suite_status}), and gemleak found #{found}: " \
+                         "both are reported above"
+          end
+          raise Error, "gemleak: #{found}; the report is above"
         end
         return if ok
 
@@ -178,7 +186,11 @@ module GemLeak
           raise Error, "gemleak could not run the #{command_name} (status #{exit_status(status)}); " \
                        "its message is above"
         end
-        raise Error, "#{command_name} failed (status #{exit_status(status)}); gemleak found no leaks"
+        if suite_status.to_i.zero?
+          raise Error, "gemleak could not read all that Valgrind wrote (status #{exit_status(status)}); " \
+                       "its message is above"
+        end
+        raise Error, "#{command_name} failed (status #{suite_status}); gemleak found no leaks"
       ensure
         FileUtils.rm_rf(@dir)
       end
