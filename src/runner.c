@@ -30,40 +30,63 @@
 
 /* ---- Valgrind and Ruby ---------------------------------------------------- */
 
+/* `valgrind --version` prints one short line at once. One that floods its
+ * output or never ends (a wrong --valgrind, a wrapper waiting for input)
+ * must not hang gemleak. */
+#define PROBE_TIMEOUT_MS 5000
+#define PROBE_MAX_BYTES 4096
+/* Ruby takes longer to start, and more on a loaded CI machine. */
+#define RUBY_PROBE_TIMEOUT_MS 20000
+
+/* Returns: (transfer full): the first line of @text, at most 80 bytes, valid UTF-8. */
+static char *first_line(const char *text)
+{
+    gsize n = strcspn(text, "\r\n");
+    g_autofree char *line = g_strndup(text, MIN(n, 80));
+    return g_utf8_make_valid(line, -1);
+}
+
 char *gl_valgrind_version(const char *valgrind, GError **error)
 {
     const char *argv[] = { valgrind, "--version", NULL };
     g_autofree char *out = NULL;
     g_autoptr(GError) local = NULL;
     int wait_status = 0;
-    if (!g_spawn_sync(NULL, (char **) argv, NULL, G_SPAWN_SEARCH_PATH | G_SPAWN_STDERR_TO_DEV_NULL,
-                      NULL, NULL, &out, NULL, &wait_status, &local)) {
-        g_set_error(error, GL_ERROR, GL_ERROR_ENVIRONMENT,
-                    "cannot run Valgrind (%s): %s; install it (Debian: apt-get install "
-                    "valgrind) or name it with --valgrind PATH", valgrind, local->message);
+    if (!gl_probe_command(argv, NULL, PROBE_MAX_BYTES, PROBE_TIMEOUT_MS, &out, &wait_status,
+                          &local)) {
+        if (g_error_matches(local, GL_ERROR, GL_ERROR_LIMIT))
+            g_set_error(error, GL_ERROR, GL_ERROR_ENVIRONMENT,
+                        "%s does not look like Valgrind: '%s --version' %s", valgrind, valgrind,
+                        local->message);
+        else
+            g_set_error(error, GL_ERROR, GL_ERROR_ENVIRONMENT,
+                        "cannot run Valgrind (%s): %s; install it (Debian: apt-get install "
+                        "valgrind) or name it with --valgrind PATH", valgrind, local->message);
         return NULL;
     }
     guint64 major = 0, minor = 0;
-    const char *text = out != NULL ? g_strstrip(out) : "";
+    const char *text = g_strstrip(out);
     const char *digits = g_str_has_prefix(text, "valgrind-") ? text + 9 : text;
     char *end = NULL;
     major = g_ascii_strtoull(digits, &end, 10);
     if (end != NULL && *end == '.')
         minor = g_ascii_strtoull(end + 1, NULL, 10);
     if (!g_spawn_check_wait_status(wait_status, NULL) || major == 0) {
+        g_autofree char *said = first_line(text);
         g_set_error(error, GL_ERROR, GL_ERROR_ENVIRONMENT,
                     "%s does not look like Valgrind: '%s --version' said '%s'", valgrind,
-                    valgrind, text);
+                    valgrind, said);
         return NULL;
     }
+    g_autofree char *version = first_line(digits);
     if (major < GL_VALGRIND_MIN_MAJOR ||
         (major == GL_VALGRIND_MIN_MAJOR && minor < GL_VALGRIND_MIN_MINOR)) {
         g_set_error(error, GL_ERROR, GL_ERROR_ENVIRONMENT,
-                    "Valgrind %s is too old: gemleak needs %d.%d or newer", digits,
+                    "Valgrind %s is too old: gemleak needs %d.%d or newer", version,
                     GL_VALGRIND_MIN_MAJOR, GL_VALGRIND_MIN_MINOR);
         return NULL;
     }
-    return g_strdup(digits);
+    return g_steal_pointer(&version);
 }
 
 char *gl_ruby_version(const char *ruby)
@@ -73,9 +96,9 @@ char *gl_ruby_version(const char *ruby)
     int wait_status = 0;
     /* RUBYOPT could load anything (bundler/setup): not for this question. */
     g_auto(GStrv) env = g_environ_unsetenv(g_get_environ(), "RUBYOPT");
-    if (!g_spawn_sync(NULL, (char **) argv, env, G_SPAWN_SEARCH_PATH | G_SPAWN_STDERR_TO_DEV_NULL,
-                      NULL, NULL, &out, NULL, &wait_status, NULL) ||
-        !g_spawn_check_wait_status(wait_status, NULL) || out == NULL ||
+    if (!gl_probe_command(argv, env, PROBE_MAX_BYTES, RUBY_PROBE_TIMEOUT_MS, &out, &wait_status,
+                          NULL) ||
+        !g_spawn_check_wait_status(wait_status, NULL) ||
         !g_regex_match_simple("^[0-9]+\\.[0-9]+\\.[0-9]+$", out, 0, 0)) {
         g_free(out);
         return NULL;

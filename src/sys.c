@@ -249,47 +249,48 @@ gboolean gl_probe_command(const char *const *argv, char **const envp, gsize max_
     setpgid(pid, pid);  /* as the child does: whichever runs first */
     gint64 deadline = g_get_monotonic_time() + (gint64) timeout_ms * 1000;
     GByteArray *data = g_byte_array_new();
-    gboolean too_long = FALSE, too_much = FALSE;
-    for (;;) {
+    gboolean too_long = FALSE, too_much = FALSE, reaped = FALSE, reading = TRUE;
+    int status = 0;
+    /* Until the output ends and the process has exited; a process that
+     * exits while something it started holds the output open is done too. */
+    while (!too_much && (reading || !reaped)) {
+        if (!reaped) {
+            pid_t done = waitpid(pid, &status, WNOHANG);
+            if (done == pid || (done < 0 && errno == ECHILD))
+                reaped = TRUE;
+        }
         gint64 left = (deadline - g_get_monotonic_time()) / 1000;
         if (left <= 0) {
             too_long = TRUE;
             break;
         }
+        if (!reading) {
+            g_usleep(10000);
+            continue;
+        }
         struct pollfd pfd = { .fd = out_fd, .events = POLLIN };
-        int ready = poll(&pfd, 1, (int) MIN(left, G_MAXINT));
+        int ready = poll(&pfd, 1, reaped ? 0 : (int) MIN(left, 50));
         if (ready < 0 && errno == EINTR)
             continue;
-        if (ready <= 0)
+        if (ready == 0) {
+            if (reaped)
+                reading = FALSE;  /* exited, and nothing more to read now */
             continue;
+        }
         guint8 buffer[4096];
-        ssize_t n = read(out_fd, buffer, sizeof buffer);
+        ssize_t n = ready < 0 ? -1 : read(out_fd, buffer, sizeof buffer);
         if (n < 0 && errno == EINTR)
             continue;
-        if (n <= 0)
-            break;
-        if ((gsize) n > max_bytes - data->len) {
-            too_much = TRUE;
-            break;
+        if (n <= 0) {
+            reading = FALSE;
+            continue;
         }
-        g_byte_array_append(data, buffer, (guint) n);
+        if ((gsize) n > max_bytes - data->len)
+            too_much = TRUE;
+        else
+            g_byte_array_append(data, buffer, (guint) n);
     }
     close(out_fd);
-    /* Output closed: give the process the rest of the time to exit. */
-    int status = 0;
-    gboolean reaped = FALSE;
-    while (!too_long && !too_much) {
-        pid_t done = waitpid(pid, &status, WNOHANG);
-        if (done == pid || (done < 0 && errno != EINTR)) {
-            reaped = done == pid;
-            break;
-        }
-        if (g_get_monotonic_time() >= deadline) {
-            too_long = TRUE;
-            break;
-        }
-        g_usleep(10000);
-    }
     /* Whatever it started in its group goes too. */
     if (!reaped)
         kill_group(pid);

@@ -808,6 +808,51 @@ START_TEST(test_keep_xml_must_be_private)
 }
 END_TEST
 
+/* A --valgrind whose --version floods its output, or never ends, costs a
+ * few seconds and a one-line error, not a hang. */
+START_TEST(test_valgrind_version_probe_is_bounded)
+{
+    g_autofree char *dir = gl_test_tmpdir();
+    const char *const fakes[][3] = {
+        { "flood", "#!/bin/sh\nexec yes valgrind-3.19.0\n",
+          "^gemleak: .*/flood does not look like Valgrind: '.*/flood --version' printed more "
+          "than 4096 bytes$" },
+        { "hang", "#!/bin/sh\nexec sleep 100\n",
+          "^gemleak: .*/hang does not look like Valgrind: '.*/hang --version' did not finish "
+          "within 5 seconds$" },
+        { "silent", "#!/bin/sh\nexec sleep 100 >/dev/null\n",
+          "did not finish within 5 seconds$" },
+    };
+    for (guint i = 0; i < G_N_ELEMENTS(fakes); i++) {
+        g_autofree char *fake = g_build_filename(dir, fakes[i][0], NULL);
+        gl_test_write(fake, fakes[i][1], -1);
+        ck_assert_int_eq(chmod(fake, 0755), 0);
+        gint64 start = g_get_monotonic_time();
+        RUN(run, "run", "--valgrind", fake, "--", "/nonexistent/command");
+        gint64 took = (g_get_monotonic_time() - start) / G_USEC_PER_SEC;
+        ck_assert_msg(run.status == GL_EXIT_ERROR, "%s: status %d\n%s", fakes[i][0], run.status,
+                      run.err);
+        gl_assert_line(run.err, fakes[i][2]);
+        ck_assert_uint_eq(gl_test_count(run.err, strlen(run.err), "\n"), 1);
+        ck_assert_int_le(took, 10);
+        gl_test_run_clear(&run);
+    }
+    /* a wrapper that answers, and leaves something running with its output */
+    g_autofree char *wrapper = g_build_filename(dir, "wrapper", NULL);
+    gl_test_write(wrapper, "#!/bin/sh\n[ \"$1\" = --version ] && { sleep 100 & echo valgrind-3.19.0; "
+                           "exit 0; }\nexit 1\n", -1);
+    ck_assert_int_eq(chmod(wrapper, 0755), 0);
+    g_autofree char *version = NULL;
+    gint64 start = g_get_monotonic_time();
+    g_autoptr(GError) error = NULL;
+    version = gl_valgrind_version(wrapper, &error);
+    ck_assert_msg(version != NULL, "%s", error != NULL ? error->message : "?");
+    ck_assert_str_eq(version, "3.19.0");
+    ck_assert_int_le((g_get_monotonic_time() - start) / G_USEC_PER_SEC, 2);
+    gl_remove_tree(dir);
+}
+END_TEST
+
 Suite *gl_cli_suite(void)
 {
     Suite *suite = suite_create("cli");
@@ -838,5 +883,10 @@ Suite *gl_cli_suite(void)
     tcase_add_test(tc, test_fewer_threads_when_none_can_start);
     suite_add_tcase(suite, tc);
 
+    /* probes that take their time box: seconds each */
+    TCase *probes = tcase_create("probes");
+    tcase_set_timeout(probes, 60);
+    tcase_add_test(probes, test_valgrind_version_probe_is_bounded);
+    suite_add_tcase(suite, probes);
     return suite;
 }

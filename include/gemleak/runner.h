@@ -36,7 +36,8 @@ typedef struct {
     char *helper_dir;      /* gemleak's private directory for the Ruby helper, removed at the end */
 } GlRunResult;
 
-/* Checks that @valgrind runs and is recent enough.
+/* Checks that @valgrind runs and is recent enough; '--version' gets 5
+ * seconds and 4 KiB of output to say so.
  * Returns: (transfer full): its version ("3.19.0"), or NULL with
  * GL_ERROR_ENVIRONMENT set. */
 char *gl_valgrind_version(const char *valgrind, GError **error);
