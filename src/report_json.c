@@ -41,7 +41,7 @@ static void add_string_list(JsonBuilder *builder, const char *name, const char *
     json_builder_set_member_name(builder, name);
     json_builder_begin_array(builder);
     for (guint i = 0; i < n && values != NULL && values[i] != NULL; i++)
-        json_builder_add_string_value(builder, values[i]);
+        gl_json_add_string_value(builder, values[i]);
     json_builder_end_array(builder);
 }
 

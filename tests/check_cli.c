@@ -853,6 +853,37 @@ START_TEST(test_valgrind_version_probe_is_bounded)
 }
 END_TEST
 
+/* A JSON report is UTF-8 whatever bytes the file names and the targets
+ * hold, and gemleak reads it back as a --baseline. */
+START_TEST(test_json_report_reads_back_as_a_baseline)
+{
+    g_autofree char *leak = gl_test_fixture("xml/leak.xml");
+    g_autofree char *base = gl_test_tmpdir();
+    g_autofree char *dir = g_build_filename(base, "caf\xe9", NULL);
+    ck_assert_int_eq(g_mkdir(dir, 0700), 0);
+    gsize length = 0;
+    g_autofree char *text = gl_test_read(leak, &length);
+    g_autofree char *whole = g_build_filename(dir, "5000.xml", NULL);
+    g_autofree char *cut = g_build_filename(dir, "5001.xml", NULL);
+    gl_test_write(whole, text, (gssize) length);
+    gl_test_write(cut, text, strstr(text, "<error>") - text + 50);
+    g_autofree char *report = g_build_filename(base, "r\xe9port.json", NULL);
+    g_autofree char *spec = g_strconcat("json:", report, NULL);
+    RUN(first, "filter", "-O", "leaky", "-O", "caf\xe9", "--format", spec, whole, cut);
+    ck_assert_msg(first.status == 1, "status %d\n%s", first.status, first.err);
+    g_autofree char *json = gl_test_read(report, NULL);
+    ck_assert(g_utf8_validate(json, -1, NULL));
+    ck_assert(strstr(json, "caf\xef\xbf\xbd") != NULL);  /* U+FFFD for the Latin-1 byte */
+    gl_test_run_clear(&first);
+
+    RUN(again, "filter", "-O", "leaky", "--baseline", report, leak);
+    ck_assert_msg(again.status == 0, "status %d\n%s", again.status, again.err);
+    gl_assert_line(again.out, ", 3 known to the baseline$");
+    gl_test_run_clear(&again);
+    gl_remove_tree(base);
+}
+END_TEST
+
 Suite *gl_cli_suite(void)
 {
     Suite *suite = suite_create("cli");
@@ -880,6 +911,7 @@ Suite *gl_cli_suite(void)
     tcase_add_test(tc, test_report_through_a_symlink_keeps_the_mode);
     tcase_add_test(tc, test_two_reports_one_destination);
     tcase_add_test(tc, test_keep_xml_must_be_private);
+    tcase_add_test(tc, test_json_report_reads_back_as_a_baseline);
     tcase_add_test(tc, test_fewer_threads_when_none_can_start);
     suite_add_tcase(suite, tc);
 
