@@ -601,5 +601,7 @@ void gl_run_result_clear(GlRunResult *result, gboolean remove_dir)
         gl_remove_tree(result->dir);
     g_clear_pointer(&result->dir, g_free);
     g_clear_pointer(&result->valgrind_version, g_free);
-    g_clear_pointer(&result->killed, g_hash_table_unref);
+    if (result->killed != NULL)
+        g_hash_table_unref(result->killed);
+    result->killed = NULL;
 }
