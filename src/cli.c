@@ -658,6 +658,8 @@ static GPtrArray *plan_sinks(const Options *options, const char *const *inputs,
     reads_add(&reads, dir_names, options->baseline);
     g_ptr_array_extend(reads.names, dir_names, NULL, NULL);
     g_autofree char *keep = keep_dir != NULL ? gl_path_resolve(keep_dir) : NULL;
+    if (keep == NULL && keep_dir != NULL)  /* its parent is not there yet either */
+        keep = g_canonicalize_filename(keep_dir, NULL);
 
     gboolean ok = TRUE;
     for (guint i = 0; ok && i < sinks->len; i++) {

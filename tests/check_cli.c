@@ -679,6 +679,14 @@ START_TEST(test_reports_never_overwrite_inputs)
     gl_assert_line(keep_run.err, "^gemleak: --write-baseline .*/kept/r\\.json would be written "
                                  "inside .*/kept, a directory gemleak reads: write it elsewhere$");
     gl_test_run_clear(&keep_run);
+    g_autofree char *keep_deeper = g_build_filename(dir, "new", "deeper", NULL);
+    g_autofree char *in_deeper = g_build_filename(keep_deeper, "junit.xml", NULL);
+    g_autofree char *junit_in_deeper = g_strconcat("junit:", in_deeper, NULL);
+    RUN(deeper_run, "run", "--keep-xml", keep_deeper, "--format", junit_in_deeper, "--",
+        "/nonexistent/x");
+    ck_assert_int_eq(deeper_run.status, GL_EXIT_USAGE);
+    gl_assert_line(deeper_run.err, "would be written inside .*/new/deeper, a directory gemleak reads");
+    gl_test_run_clear(&deeper_run);
 
     /* --write-baseline may refresh the --baseline it reads; no other report may */
     g_autofree char *baseline_abs = g_build_filename(elsewhere, "baseline.json", NULL);
