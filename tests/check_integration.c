@@ -839,7 +839,8 @@ typedef struct {
     GString *err_line;   /* a line read in part */
 } Live;
 
-static void live_start(Live *live, const char *code, const char *const *args)
+/* Starts gemleak run ARGS -- ruby -e CODE, with TMPDIR at @tmp (nullable). */
+static void live_start(Live *live, const char *code, const char *const *args, const char *tmp)
 {
     g_autofree char *leaky = g_strdup_printf("-I%s/leaky", ext_dir);
     g_autoptr(GPtrArray) argv = g_ptr_array_new();
@@ -854,7 +855,10 @@ static void live_start(Live *live, const char *code, const char *const *args)
     g_autoptr(GError) error = NULL;
     int out_fd = -1;
     memset(live, 0, sizeof *live);
-    ck_assert_msg(g_spawn_async_with_pipes(NULL, (char **) argv->pdata, NULL,
+    g_auto(GStrv) env = g_get_environ();
+    if (tmp != NULL)
+        env = g_environ_setenv(env, "TMPDIR", tmp, TRUE);
+    ck_assert_msg(g_spawn_async_with_pipes(NULL, (char **) argv->pdata, env,
                                            G_SPAWN_DO_NOT_REAP_CHILD, NULL, NULL, &live->pid,
                                            NULL, &out_fd, &live->err_fd, &error),
                   "%s", error != NULL ? error->message : "?");
@@ -994,7 +998,7 @@ START_TEST(test_interrupted_while_waiting_for_orphans)
 {
     Live live;
     live_start(&live, "require 'leaky'; pid = fork { sleep 600 }; $stdout.puts pid; $stdout.flush",
-               NULL);
+               NULL, NULL);
     g_autofree char *line = live_read_out(&live);
     pid_t orphan = (pid_t) g_ascii_strtoll(line, NULL, 10);
     ck_assert_int_gt(orphan, 0);
@@ -1022,8 +1026,11 @@ END_TEST
 /* gemleak SIGKILLed (a CI job's hard timeout): its Valgrind does not run on. */
 START_TEST(test_valgrind_dies_with_gemleak)
 {
+    /* gemleak killed leaves its directories: in one of the test's own */
+    g_autofree char *tmp = gl_test_tmpdir();
     Live live;
-    live_start(&live, "$stdout.puts Process.pid; $stdout.flush; sleep 600", ARGS("-O", "leaky"));
+    live_start(&live, "$stdout.puts Process.pid; $stdout.flush; sleep 600", ARGS("-O", "leaky"),
+               tmp);
     g_autofree char *line = live_read_out(&live);
     pid_t child = (pid_t) g_ascii_strtoll(line, NULL, 10);
     ck_assert_int_gt(child, 0);
@@ -1036,6 +1043,7 @@ START_TEST(test_valgrind_dies_with_gemleak)
         kill(child, SIGKILL);
     ck_assert_msg(gone, "Valgrind (pid %d) ran on after gemleak was killed", (int) child);
     live_clear(&live);
+    gl_remove_tree(tmp);
 }
 END_TEST
 
