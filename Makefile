@@ -52,7 +52,7 @@ SANITIZE := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-r
 ASAN_ENV := ASAN_OPTIONS=detect_leaks=1:quarantine_size_mb=16 UBSAN_OPTIONS=print_stacktrace=1
 FUZZ_SECONDS ?= 60
 # Inputs the fuzzer starts from, and that make asan replays.
-FUZZ_SEEDS := fuzz/corpus fuzz/regressions fixtures/xml fixtures/xml/fork fixtures/xml/redcarpet-ruby34 fixtures/edge
+FUZZ_SEEDS := fuzz/corpus fuzz/regressions fuzz/options fixtures/xml fixtures/xml/fork fixtures/xml/redcarpet-ruby34 fixtures/edge
 
 # B is the build directory: build/ normally, build-asan/ for sanitizer builds.
 B ?= build

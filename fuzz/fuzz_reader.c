@@ -1,12 +1,16 @@
 /* libFuzzer target: any bytes through the reader, the classifier, merge
- * and every report format. Built by `make fuzz`; `make asan` replays the
- * regression inputs through the same function (fuzz/replay.c). */
+ * and every report format; or, when the first byte says so, through what
+ * reads the files options name: 0x01, a --baseline (JSON); 0x02, a
+ * --skip-functions-file list, then the classifier with it. Built by `make
+ * fuzz`; `make asan` replays the regression inputs through the same
+ * function (fuzz/replay.c). */
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 
 #include "gemleak/analyze.h"
+#include "gemleak/baseline.h"
 #include "gemleak/classify.h"
 #include "gemleak/gate.h"
 #include "gemleak/merge.h"
@@ -66,8 +70,70 @@ static void write_reports(GPtrArray *findings, GlFindings *table)
     g_ptr_array_unref(analysis.summary.truncated_files);
 }
 
+/* First bytes that pick the input's kind. Valgrind XML never starts with
+ * them, so the XML corpus keeps its meaning. */
+enum { FUZZ_BASELINE = 0x01, FUZZ_SKIP_LIST = 0x02 };
+
+static void fuzz_baseline(const char *data, size_t size)
+{
+    GlBaseline *baseline = gl_baseline_load_from_data(data, size, "fuzz.json", NULL);
+    if (baseline == NULL)
+        return;
+    gl_baseline_knows(baseline, "0123456789abcdef");
+    gl_baseline_size(baseline);
+    gl_baseline_free(baseline);
+}
+
+/* A leak through Ruby into the target, for the patterns to match or not. */
+static GlRecord *fuzz_record(void)
+{
+    static const char *const frames[][2] = {
+        { "malloc", "/usr/libexec/valgrind/vgpreload_memcheck-amd64-linux.so" },
+        { "rb_funcallv", "/usr/lib/x86_64-linux-gnu/libruby-3.1.so.3.1" },
+        { "leaky_alloc", "/work/ext/leaky.so" },
+        { "Init_leaky", "/work/ext/leaky.so" },
+        { "rb_vm_exec", "/usr/lib/x86_64-linux-gnu/libruby-3.1.so.3.1" },
+    };
+    GlRecord *record = gl_record_new();
+    record->kind = gl_record_intern(record, "Leak_DefinitelyLost");
+    record->leak_kind = GL_LEAK_DEFINITE;
+    record->what = gl_record_intern(record, "10 bytes in 1 blocks are definitely lost");
+    record->stack.n_frames = G_N_ELEMENTS(frames);
+    record->stack.frames = g_new0(GlFrame, record->stack.n_frames);
+    for (guint i = 0; i < record->stack.n_frames; i++) {
+        record->stack.frames[i].fn = gl_record_intern(record, frames[i][0]);
+        record->stack.frames[i].obj = gl_record_intern(record, frames[i][1]);
+        record->stack.frames[i].ip = 0x1000 + i;
+    }
+    return record;
+}
+
+static void fuzz_skip_list(const char *data, size_t size)
+{
+    GlRules *rules = gl_rules_new();
+    gl_rules_add_target(rules, "leaky", NULL);
+    gl_rules_drop_default_callbacks(rules);
+    GError *error = NULL;
+    gl_rules_add_callbacks_from_data(rules, data, size, "fuzz", &error);
+    g_clear_error(&error);
+    GlClassifier *classifier = gl_classifier_new(rules);
+    GlRecord *record = fuzz_record();
+    gl_classifier_classify(classifier, record, NULL);
+    gl_record_free(record);
+    gl_classifier_free(classifier);
+    gl_rules_free(rules);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
+    if (size > 0 && data[0] == FUZZ_BASELINE) {
+        fuzz_baseline((const char *) data + 1, size - 1);
+        return 0;
+    }
+    if (size > 0 && data[0] == FUZZ_SKIP_LIST) {
+        fuzz_skip_list((const char *) data + 1, size - 1);
+        return 0;
+    }
     GlReader *reader = gl_reader_new_for_memory((const char *) data, size, "fuzz.xml");
     GlClassifier *classifier = gl_classifier_new(fuzz_rules());
     GlFindings *table = gl_findings_new();

@@ -3,8 +3,11 @@
 #include "gemleak/errors.h"
 #include "gemleak/json_input.h"
 #include "gemleak/reader.h"
+#include "gemleak/sys.h"
 
+#include <inttypes.h>
 #include <string.h>
+#include <unistd.h>
 
 /* One input and what reading it produced. Filled by a worker thread, read
  * by the main thread once every worker is done. */
@@ -171,11 +174,25 @@ static gpointer read_inputs(gpointer data)
     }
 }
 
+/* The same file named twice (two spellings, a directory and a file in it,
+ * "-" twice) is read once: counted twice, and standard input read by two
+ * threads at once, otherwise. Returns: TRUE if @path is new to @seen. */
+static gboolean first_time(GHashTable *seen, const char *path)
+{
+    GlFileId id;
+    gboolean known = strcmp(path, "-") == 0 ? gl_file_id_of_fd(STDIN_FILENO, &id)
+                                            : gl_file_id_of_path(path, &id);
+    char *key = known ? g_strdup_printf("%ju:%ju", (uintmax_t) id.dev, (uintmax_t) id.ino)
+                      : g_strconcat("path:", path, NULL);
+    return g_hash_table_add(seen, key);
+}
+
 /* Expands directories into their *.xml files; what cannot be expanded
  * becomes an input that carries its problem. */
 static GPtrArray *collect_inputs(const char *const *paths)
 {
     GPtrArray *inputs = g_ptr_array_new_with_free_func(input_free);
+    g_autoptr(GHashTable) seen = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
     for (const char *const *path = paths; *path != NULL; path++) {
         g_autoptr(GPtrArray) files = NULL;
         GError *problem = NULL;
@@ -187,9 +204,12 @@ static GPtrArray *collect_inputs(const char *const *paths)
         }
         guint n = files != NULL && problem == NULL ? files->len : 1;
         for (guint i = 0; i < n; i++) {
+            const char *file = files != NULL && problem == NULL
+                                   ? (const char *) g_ptr_array_index(files, i) : *path;
+            if (problem == NULL && !first_time(seen, file))
+                continue;
             Input *input = g_new0(Input, 1);
-            input->path = g_strdup(files != NULL && problem == NULL
-                                       ? (const char *) g_ptr_array_index(files, i) : *path);
+            input->path = g_strdup(file);
             input->index = inputs->len;
             input->listed = files != NULL && problem == NULL;
             input->findings = gl_findings_new();
@@ -218,20 +238,48 @@ static void add_counts(GHashTable *into, GHashTable *from)
     }
 }
 
+/* Returns: the signal that killed the process whose XML @path is
+ * ("<pid>.xml", as Valgrind's %p writes it), per @killed; 0 when none. */
+static int killed_by(GHashTable *killed, const char *path)
+{
+    if (killed == NULL)
+        return 0;
+    g_autofree char *base = g_path_get_basename(path);
+    char *dot = strchr(base, '.');
+    guint64 pid = 0;
+    if (dot == NULL || (strcmp(dot, ".xml") != 0 && strcmp(dot, ".xml.gz") != 0))
+        return 0;
+    *dot = '\0';
+    if (!g_ascii_string_to_unsigned(base, 10, 1, G_MAXINT, &pid, NULL))
+        return 0;
+    return GPOINTER_TO_INT(g_hash_table_lookup(killed, GINT_TO_POINTER((gint) pid)));
+}
+
 GlAnalysis *gl_analyze(const char *const *paths, const GlRules *rules, guint jobs)
+{
+    return gl_analyze_with_killed(paths, rules, jobs, NULL);
+}
+
+GlAnalysis *gl_analyze_with_killed(const char *const *paths, const GlRules *rules, guint jobs,
+                                   GHashTable *killed)
 {
     gl_reader_global_init();
     g_autoptr(GPtrArray) inputs = collect_inputs(paths);
     if (jobs == 0)
         jobs = g_get_num_processors();
-    jobs = MIN(jobs, MAX(inputs->len, 1));
+    jobs = MIN(MIN(jobs, GL_MAX_JOBS), MAX(inputs->len, 1));
 
     /* Threads are joined, not pooled: a pool keeps idle threads past the
      * end, which a leak checker should not leave for Valgrind to find. */
     Work work = { .inputs = inputs, .rules = rules };
     g_autoptr(GPtrArray) threads = g_ptr_array_new();
-    for (guint i = 1; i < jobs; i++)
-        g_ptr_array_add(threads, g_thread_new("gemleak-read", read_inputs, &work));
+    g_autoptr(GError) thread_error = NULL;
+    for (guint i = 1; i < jobs && thread_error == NULL; i++) {
+        /* Under a thread or address-space limit, fewer threads read. */
+        GThread *thread = g_thread_try_new("gemleak-read", read_inputs, &work, &thread_error);
+        if (thread != NULL)
+            g_ptr_array_add(threads, thread);
+    }
     read_inputs(&work);
     for (guint i = 0; i < threads->len; i++)
         g_thread_join(g_ptr_array_index(threads, i));
@@ -246,6 +294,11 @@ GlAnalysis *gl_analyze(const char *const *paths, const GlRules *rules, guint job
     analysis->suppressed = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
     analysis->objects = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
     GlSummary *summary = &analysis->summary;
+    if (thread_error != NULL)
+        g_ptr_array_add(analysis->notes,
+                        g_strdup_printf("read with %u thread%s, not %u: %s", threads->len + 1,
+                                        threads->len == 0 ? "" : "s", jobs,
+                                        thread_error->message));
     for (guint i = 0; i < inputs->len; i++) {
         Input *input = g_ptr_array_index(inputs, i);
         summary->files += input->opened ? input->processes : 0;
@@ -257,8 +310,21 @@ GlAnalysis *gl_analyze(const char *const *paths, const GlRules *rules, guint job
             g_ptr_array_add(analysis->notes, g_strdup(g_ptr_array_index(input->notes, j)));
         if (input->truncated)
             g_ptr_array_add(summary->truncated_files, g_strdup(input->path));
-        for (guint j = 0; j < input->problems->len; j++)
-            g_ptr_array_add(analysis->problems, g_error_copy(g_ptr_array_index(input->problems, j)));
+        int signo = input->truncated ? killed_by(killed, input->path) : 0;
+        if (signo != 0) {
+            /* The process never finished writing: what it wrote is read,
+             * and nothing is missing that it could have written. */
+            g_autofree char *pid = g_path_get_basename(input->path);
+            *strchr(pid, '.') = '\0';
+            g_ptr_array_add(analysis->notes,
+                            g_strdup_printf("%s: process %s was killed by %s; its XML ends early",
+                                            input->path, pid, gl_signal_name(signo)));
+        }
+        for (guint j = 0; j < input->problems->len; j++) {
+            const GError *problem = g_ptr_array_index(input->problems, j);
+            if (signo == 0 || !g_error_matches(problem, GL_ERROR, GL_ERROR_TRUNCATED))
+                g_ptr_array_add(analysis->problems, g_error_copy(problem));
+        }
         if (input->suppressed != NULL)
             add_counts(analysis->suppressed, input->suppressed);
         GHashTableIter objects;

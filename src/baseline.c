@@ -2,19 +2,59 @@
 #include "gemleak/baseline.h"
 #include "gemleak/errors.h"
 #include "gemleak/merge.h"
+#include "gemleak/sys.h"
 
 #include <json-glib/json-glib.h>
+
+/* A baseline is a JSON report gemleak wrote: a few kilobytes a finding, six
+ * levels deep. The bounds keep a wrong file (/dev/zero, a core dump, 80,000
+ * nested arrays that would overflow json-glib's recursive parser) from
+ * costing more than a clear refusal. */
+#define BASELINE_MAX_BYTES (64u << 20)
+#define BASELINE_MAX_DEPTH 64
 
 struct GlBaseline {
     GHashTable *fingerprints;  /* char* set */
 };
 
-GlBaseline *gl_baseline_load(const char *path, GError **error)
+/* Returns: TRUE if no array or object in @data nests deeper than @max
+ * (brackets in strings do not count). */
+static gboolean depth_within(const char *data, gsize length, guint max)
 {
+    guint depth = 0;
+    gboolean in_string = FALSE;
+    for (gsize i = 0; i < length; i++) {
+        char c = data[i];
+        if (in_string) {
+            if (c == '\\')
+                i++;
+            else if (c == '"')
+                in_string = FALSE;
+        } else if (c == '"') {
+            in_string = TRUE;
+        } else if (c == '[' || c == '{') {
+            if (++depth > max)
+                return FALSE;
+        } else if ((c == ']' || c == '}') && depth > 0) {
+            depth--;
+        }
+    }
+    return TRUE;
+}
+
+GlBaseline *gl_baseline_load_from_data(const char *data, gsize length, const char *name,
+                                       GError **error)
+{
+    if (!depth_within(data, length, BASELINE_MAX_DEPTH)) {
+        g_set_error(error, GL_ERROR, GL_ERROR_LIMIT,
+                    "--baseline %s: nested more than %d levels deep: not a gemleak JSON report",
+                    name, BASELINE_MAX_DEPTH);
+        return NULL;
+    }
     g_autoptr(JsonParser) parser = json_parser_new();
     g_autoptr(GError) local = NULL;
-    if (!json_parser_load_from_file(parser, path, &local)) {
-        g_set_error(error, GL_ERROR, GL_ERROR_IO, "--baseline %s: %s", path, local->message);
+    if (!json_parser_load_from_data(parser, data, (gssize) length, &local)) {
+        g_set_error(error, GL_ERROR, GL_ERROR_IO, "--baseline %s: %s", name, local->message);
         return NULL;
     }
     JsonNode *root = json_parser_get_root(parser);
@@ -23,7 +63,7 @@ GlBaseline *gl_baseline_load(const char *path, GError **error)
     if (findings == NULL || !JSON_NODE_HOLDS_ARRAY(findings)) {
         g_set_error(error, GL_ERROR, GL_ERROR_IO,
                     "--baseline %s: not a gemleak JSON report (no \"findings\" array); write one "
-                    "with --write-baseline FILE", path);
+                    "with --write-baseline FILE", name);
         return NULL;
     }
     GlBaseline *baseline = g_new0(GlBaseline, 1);
@@ -38,6 +78,19 @@ GlBaseline *gl_baseline_load(const char *path, GError **error)
             g_hash_table_add(baseline->fingerprints, g_strdup(json_node_get_string(fingerprint)));
     }
     return baseline;
+}
+
+GlBaseline *gl_baseline_load(const char *path, GError **error)
+{
+    g_autofree char *data = NULL;
+    gsize length = 0;
+    g_autoptr(GError) local = NULL;
+    if (!gl_file_read_bounded(path, BASELINE_MAX_BYTES, &data, &length, &local)) {
+        g_set_error(error, GL_ERROR, local->code, "--baseline %s%s", local->message,
+                    local->code == GL_ERROR_LIMIT ? ": not a gemleak JSON report" : "");
+        return NULL;
+    }
+    return gl_baseline_load_from_data(data, length, path, error);
 }
 
 void gl_baseline_free(GlBaseline *baseline)

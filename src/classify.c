@@ -1,10 +1,15 @@
 /* The classification rules (see classify.h and gemleak(1), "RULES"). */
 #include "gemleak/classify.h"
 #include "gemleak/errors.h"
+#include "gemleak/sys.h"
 
 #include <fnmatch.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* A list of function patterns, one a line: a megabyte is tens of thousands
+ * of them. More is a wrong file (/dev/zero), refused. */
+#define SKIP_FILE_MAX_BYTES (1u << 20)
 
 typedef enum { TARGET_NAME, TARGET_GLOB, TARGET_PATH, TARGET_REGEX } TargetKind;
 
@@ -225,26 +230,44 @@ gboolean gl_rules_add_callback(GlRules *rules, const char *pattern, GError **err
     return TRUE;
 }
 
+gboolean gl_rules_add_callbacks_from_data(GlRules *rules, const char *data, gsize length,
+                                          const char *name, GError **error)
+{
+    const char *end = data + length;
+    long number = 0;
+    for (const char *line = data; line < end;) {
+        const char *newline = memchr(line, '\n', (gsize) (end - line));
+        const char *stop = newline != NULL ? newline : end;
+        const char *hash = memchr(line, '#', (gsize) (stop - line));
+        /* A NUL cannot be in a pattern: the line ends there. */
+        const char *nul = memchr(line, '\0', (gsize) (stop - line));
+        number++;
+        if (hash != NULL)
+            stop = hash;
+        if (nul != NULL && nul < stop)
+            stop = nul;
+        g_autofree char *pattern = g_strndup(line, (gsize) (stop - line));
+        g_strstrip(pattern);
+        if (*pattern != '\0' && !gl_rules_add_callback(rules, pattern, error)) {
+            g_prefix_error(error, "%s:%ld: ", name, number);
+            return FALSE;
+        }
+        line = newline != NULL ? newline + 1 : end;
+    }
+    return TRUE;
+}
+
 gboolean gl_rules_add_callbacks_from_file(GlRules *rules, const char *path, GError **error)
 {
     g_autofree char *contents = NULL;
+    gsize length = 0;
     g_autoptr(GError) local = NULL;
-    if (!g_file_get_contents(path, &contents, NULL, &local)) {
-        g_set_error(error, GL_ERROR, GL_ERROR_IO, "%s", local->message);
+    if (!gl_file_read_bounded(path, SKIP_FILE_MAX_BYTES, &contents, &length, &local)) {
+        g_set_error(error, GL_ERROR, local->code, "--skip-functions-file %s%s", local->message,
+                    local->code == GL_ERROR_LIMIT ? ": not a list of function patterns" : "");
         return FALSE;
     }
-    g_auto(GStrv) lines = g_strsplit(contents, "\n", -1);
-    for (char **line = lines; *line != NULL; line++) {
-        char *hash = strchr(*line, '#');
-        if (hash != NULL)
-            *hash = '\0';
-        g_strstrip(*line);
-        if (**line != '\0' && !gl_rules_add_callback(rules, *line, error)) {
-            g_prefix_error(error, "%s:%ld: ", path, (long) (line - lines) + 1);
-            return FALSE;
-        }
-    }
-    return TRUE;
+    return gl_rules_add_callbacks_from_data(rules, contents, length, path, error);
 }
 
 void gl_rules_drop_default_callbacks(GlRules *rules)
@@ -276,6 +299,13 @@ gboolean gl_leak_kinds_parse(const char *spec, GlLeakKind *kinds, GError **error
 {
     GlLeakKind result = 0;
     g_auto(GStrv) words = g_strsplit(spec != NULL ? spec : "", ",", -1);
+    /* An empty value (an unset CI variable) would report nothing at all. */
+    if (words[0] == NULL) {
+        g_set_error(error, GL_ERROR, GL_ERROR_USAGE,
+                    "--leak-kinds: the value is empty (give definite, indirect, possible, "
+                    "reachable, all or none)");
+        return FALSE;
+    }
     for (char **word = words; *word != NULL; word++) {
         GlLeakKind kind = 0;
         g_strstrip(*word);

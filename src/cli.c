@@ -8,12 +8,18 @@
 #include "gemleak/json_input.h"
 #include "gemleak/report.h"
 #include "gemleak/runner.h"
+#include "gemleak/sys.h"
 #include "gemleak/targets.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <locale.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
+
+#include <glib/gstdio.h>
 
 /* One report to write: a format and where ("-" or NULL: the default stream). */
 typedef struct {
@@ -34,7 +40,7 @@ typedef struct {
     GPtrArray *outputs;         /* Output*, in the order given */
     char *pending_output;       /* an -o that came before its --format */
     char *color;
-    gint jobs;
+    guint jobs;                 /* as given; 0: not given */
     gboolean gen_suppressions;
     char *fail_on;
     char *max_bytes;
@@ -108,6 +114,13 @@ static gboolean on_format(const char *name, const char *value, gpointer data, GE
     Output *output = g_new0(Output, 1);
     const char *colon = strchr(value, ':');
     output->format = colon != NULL ? g_strndup(value, (gsize) (colon - value)) : g_strdup(value);
+    if (colon != NULL && colon[1] == '\0') {
+        g_set_error(error, GL_ERROR, GL_ERROR_USAGE,
+                    "--format %s names no file (give FORMAT:FILE, or FORMAT alone for the "
+                    "command's stream)", value);
+        output_free(output);
+        return FALSE;
+    }
     if (colon != NULL)
         output->path = g_strdup(colon + 1);
     else
@@ -121,9 +134,13 @@ static gboolean on_format(const char *name, const char *value, gpointer data, GE
 static gboolean on_output(const char *name, const char *value, gpointer data, GError **error)
 {
     Options *options = data;
-    (void) name;
     Output *last = options->outputs->len > 0
         ? g_ptr_array_index(options->outputs, options->outputs->len - 1) : NULL;
+    if (*value == '\0') {
+        g_set_error(error, GL_ERROR, GL_ERROR_USAGE, "%s: give a file name (or - for standard "
+                    "output)", name);
+        return FALSE;
+    }
     if (last != NULL && last->path == NULL) {
         last->path = g_strdup(value);
     } else if (options->pending_output == NULL) {
@@ -137,17 +154,50 @@ static gboolean on_output(const char *name, const char *value, gpointer data, GE
     return TRUE;
 }
 
+static gboolean on_jobs(const char *name, const char *value, gpointer data, GError **error)
+{
+    Options *options = data;
+    guint64 n = 0;
+    if (!g_ascii_string_to_unsigned(value, 10, 1, G_MAXUINT, &n, NULL)) {
+        g_set_error(error, GL_ERROR, GL_ERROR_USAGE, "%s %s: give a number of 1 or more", name,
+                    value);
+        return FALSE;
+    }
+    options->jobs = (guint) n;
+    return TRUE;
+}
+
+/* Returns: how many threads read, and how many commands run at once:
+ * --jobs, else one per processor, at most GL_MAX_JOBS. */
+static guint effective_jobs(const Options *options)
+{
+    guint jobs = options->jobs > 0 ? options->jobs : g_get_num_processors();
+    return MIN(jobs, GL_MAX_JOBS);
+}
+
+/* More than GL_MAX_JOBS at once would be Valgrind processes by the hundred
+ * on one machine: the user is told, and gets GL_MAX_JOBS. */
+static void say_jobs_capped(const Options *options, FILE *err)
+{
+    if (options->jobs > GL_MAX_JOBS)
+        fprintf(err, "gemleak: note: --jobs %u: gemleak reads and runs at most %d at once\n",
+                options->jobs, GL_MAX_JOBS);
+}
+
 /* The options filter and run share: what a finding is, reports, the gate.
- * GOption copies the entries, so they can point into this call's Options. */
+ * GOption copies the entries, so they can point into this call's Options.
+ * Paths and patterns are FILENAME: GOption passes their bytes as they are,
+ * where STRING would convert them from the locale's charset and refuse
+ * what does not convert (a Latin-1 file name in a UTF-8 locale). */
 static GOptionGroup *report_group(Options *options)
 {
     const GOptionEntry entries[] = {
-        { "object", 'O', 0, G_OPTION_ARG_STRING_ARRAY, &options->objects,
+        { "object", 'O', 0, G_OPTION_ARG_FILENAME_ARRAY, &options->objects,
           "The target extension: a binary name (redcarpet), a path or a glob of the .so, or "
-          "a /REGEX/; repeatable. Default: the extensions the run loaded, else every .so "
-          "under the current directory", "PATTERN" },
-        { "skip-function", 0, 0, G_OPTION_ARG_STRING_ARRAY, &options->skip_functions,
-          "Another Ruby function that calls back into Ruby (a glob, or a /REGEX/ matched "
+          "a /REGEX/; repeatable. Default: the extensions the run loaded, else the Ruby "
+          "extensions under the current directory", "PATTERN" },
+        { "skip-function", 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &options->skip_functions,
+          "A function whose leaks are not the extension's (a glob, or a /REGEX/ matched "
           "anywhere in the name); repeatable", "PATTERN" },
         { "skip-functions-file", 0, 0, G_OPTION_ARG_FILENAME, &options->skip_functions_file,
           "Read more such patterns from FILE, one a line", "FILE" },
@@ -160,16 +210,16 @@ static GOptionGroup *report_group(Options *options)
           "Report every memory error, not only those that enter a target", NULL },
         { "free-at-exit", 0, 0, G_OPTION_ARG_NONE, &options->free_at_exit,
           "Ruby 3.4+ with RUBY_FREE_AT_EXIT=1: keep every leak that enters a target", NULL },
-        { "format", 'f', 0, G_OPTION_ARG_CALLBACK, (gpointer) on_format,
+        { "format", 'f', G_OPTION_FLAG_FILENAME, G_OPTION_ARG_CALLBACK, (gpointer) on_format,
           "Report format: text, json, junit, sarif, github, supp; repeatable, each with its "
           "-o (or FORMAT:FILE)", "FORMAT[:FILE]" },
-        { "output", 'o', 0, G_OPTION_ARG_CALLBACK, (gpointer) on_output,
+        { "output", 'o', G_OPTION_FLAG_FILENAME, G_OPTION_ARG_CALLBACK, (gpointer) on_output,
           "Write the report of the --format before it to FILE (- is standard output)", "FILE" },
         { "color", 0, 0, G_OPTION_ARG_STRING, &options->color,
           "Colour the text report: auto (on a terminal), always, never", "WHEN" },
-        { "jobs", 'j', 0, G_OPTION_ARG_INT, &options->jobs,
+        { "jobs", 'j', 0, G_OPTION_ARG_CALLBACK, (gpointer) on_jobs,
           "Read N files at once; run: also run N commands at once over the files after ::: "
-          "(default: one per processor)", "N" },
+          "(default: one per processor; at most " G_STRINGIFY(GL_MAX_JOBS) ")", "N" },
         { "gen-suppressions", 0, 0, G_OPTION_ARG_NONE, &options->gen_suppressions,
           "Show each finding's Valgrind suppression block (run: ask Valgrind for them)", NULL },
         { "fail-on", 0, 0, G_OPTION_ARG_STRING, &options->fail_on,
@@ -214,12 +264,15 @@ static const char filter_exit_statuses[] =
 
 static const char run_exit_statuses[] =
     "Exit status:\n"
-    "  1  findings that fail the gate (see --fail-on)\n"
+    "  0  nothing fails the gate, and the command passed\n"
+    "  1  findings fail the gate (see --fail-on); the command passed\n"
     "  2  usage error\n"
-    "  3  Valgrind missing or too old, no XML written, or XML cut short, and\n"
+    "  3  Valgrind or gemleak trouble (Valgrind missing or too old, no XML\n"
+    "     written, XML cut short), and nothing failed the gate\n"
+    "  4  the command failed (a non-zero status, or killed by a signal), and\n"
     "     nothing failed the gate\n"
-    "  otherwise the command's own status (128+N when a signal N killed it):\n"
-    "     a failing test suite still fails\n";
+    "  5  findings fail the gate, and the command failed too\n"
+    "The text report's last line says which, and how the command ended.\n";
 
 static const char filter_description[] =
     "A leak is kept when its allocation stack enters a target, unless Ruby was\n"
@@ -267,6 +320,15 @@ static gboolean parse_unsigned(const char *option, const char *text, guint64 *va
     return TRUE;
 }
 
+/* An option that names a file or a value it cannot be is a usage error,
+ * whatever the reason. */
+static gboolean usage_failure(GError **error)
+{
+    if (error != NULL && *error != NULL)
+        (*error)->code = GL_ERROR_USAGE;
+    return FALSE;
+}
+
 static gboolean build_rules(const Options *options, GlRules *rules, GError **error)
 {
     if (options->leak_kinds != NULL) {
@@ -282,9 +344,108 @@ static gboolean build_rules(const Options *options, GlRules *rules, GError **err
             return FALSE;
     if (options->skip_functions_file != NULL &&
         !gl_rules_add_callbacks_from_file(rules, options->skip_functions_file, error))
-        return FALSE;
+        return usage_failure(error);
     gl_rules_set_all_errors(rules, options->all_errors);
     gl_rules_set_free_at_exit(rules, options->free_at_exit);
+    return TRUE;
+}
+
+/* What the options say, checked and built before any input is read or
+ * any command run: a mistake in them costs one line, not a suite's run
+ * under Valgrind. */
+typedef struct {
+    GlRules *rules;
+    GlGate gate;
+    GlBaseline *baseline;      /* nullable */
+    char *project_root;        /* absolute */
+    guint frames_after;        /* --frames: G_MAXUINT for all */
+    GPtrArray *sinks;          /* Sink*: the reports, where they go */
+} Plan;
+
+static void plan_clear(Plan *plan)
+{
+    /* Not g_clear_pointer: clang-tidy takes its size check for a mistake. */
+    gl_rules_free(plan->rules);
+    plan->rules = NULL;
+    gl_baseline_free(plan->baseline);
+    plan->baseline = NULL;
+    g_clear_pointer(&plan->project_root, g_free);
+    if (plan->sinks != NULL)
+        g_ptr_array_unref(plan->sinks);
+    plan->sinks = NULL;
+}
+
+static gboolean not_empty(const char *option, const char *value, GError **error)
+{
+    if (value == NULL || *value != '\0')
+        return TRUE;
+    g_set_error(error, GL_ERROR, GL_ERROR_USAGE, "%s: the value is empty", option);
+    return FALSE;
+}
+
+/* Returns: (transfer full): --project-root, else $GITHUB_WORKSPACE (where
+ * GitHub checks the repository out), else the current directory. */
+static char *project_root(const Options *options)
+{
+    const char *workspace = g_getenv("GITHUB_WORKSPACE");
+    if (options->project_root != NULL)
+        return g_canonicalize_filename(options->project_root, NULL);
+    if (workspace != NULL && *workspace != '\0')
+        return g_canonicalize_filename(workspace, NULL);
+    return g_get_current_dir();
+}
+
+static gboolean plan_build(const Options *options, Plan *plan, GError **error)
+{
+    memset(plan, 0, sizeof *plan);
+    plan->rules = gl_rules_new();
+    gl_gate_init(&plan->gate);
+    static const char *const colors[] = { "auto", "always", "never" };
+    if (options->color != NULL && !g_strv_contains(colors, options->color)) {
+        g_set_error(error, GL_ERROR, GL_ERROR_USAGE,
+                    "--color %s: give auto, always or never", options->color);
+        return FALSE;
+    }
+    for (char **p = options->objects; p != NULL && *p != NULL; p++)
+        if (!not_empty("--object", *p, error))
+            return FALSE;
+    if (!not_empty("--skip-functions-file", options->skip_functions_file, error) ||
+        !not_empty("--baseline", options->baseline, error) ||
+        !not_empty("--write-baseline", options->write_baseline, error) ||
+        !not_empty("--suppressions-out", options->suppressions_out, error) ||
+        !not_empty("--project-root", options->project_root, error) ||
+        !build_rules(options, plan->rules, error))
+        return FALSE;
+    if (options->fail_on != NULL && !gl_gate_parse_fail_on(&plan->gate, options->fail_on, error))
+        return FALSE;
+    if (options->max_bytes != NULL) {
+        if (!parse_unsigned("--max-bytes", options->max_bytes, &plan->gate.max_bytes, error))
+            return FALSE;
+        plan->gate.has_max_bytes = TRUE;
+    }
+    if (options->project_root != NULL &&
+        !g_file_test(options->project_root, G_FILE_TEST_IS_DIR)) {
+        g_set_error(error, GL_ERROR, GL_ERROR_USAGE, "--project-root %s: no such directory",
+                    options->project_root);
+        return FALSE;
+    }
+    plan->project_root = project_root(options);
+    plan->frames_after = 3;
+    if (options->frames != NULL && strcmp(options->frames, "all") == 0) {
+        plan->frames_after = G_MAXUINT;
+    } else if (options->frames != NULL) {
+        guint64 n = 0;
+        if (!g_ascii_string_to_unsigned(options->frames, 10, 0, 1000, &n, NULL)) {
+            g_set_error(error, GL_ERROR, GL_ERROR_USAGE,
+                        "--frames: '%s' is not a number of frames (0 to 1000) or all",
+                        options->frames);
+            return FALSE;
+        }
+        plan->frames_after = (guint) n;
+    }
+    if (options->baseline != NULL &&
+        (plan->baseline = gl_baseline_load(options->baseline, error)) == NULL)
+        return usage_failure(error);
     return TRUE;
 }
 
@@ -463,18 +624,6 @@ static void warn_unseen_targets(const GlRules *rules, const GlAnalysis *analysis
 
 /* ---- reports -------------------------------------------------------------- */
 
-/* Returns: (transfer full): --project-root, else $GITHUB_WORKSPACE (where
- * GitHub checks the repository out), else the current directory. */
-static char *project_root(const Options *options)
-{
-    const char *workspace = g_getenv("GITHUB_WORKSPACE");
-    if (options->project_root != NULL)
-        return g_canonicalize_filename(options->project_root, NULL);
-    if (workspace != NULL && *workspace != '\0')
-        return g_canonicalize_filename(workspace, NULL);
-    return g_get_current_dir();
-}
-
 static gboolean wants_color(const char *mode, FILE *stream)
 {
     if (g_strcmp0(mode, "always") == 0)
@@ -485,39 +634,315 @@ static gboolean wants_color(const char *mode, FILE *stream)
            g_strcmp0(g_getenv("TERM"), "dumb") != 0;
 }
 
-/* Where a report goes: the command's stream (standard output for filter,
- * standard error for run) when no file is named, standard output for "-". */
-static FILE *output_stream(const char *path, FILE *stream, FILE *out)
+/* ---- where reports go ----------------------------------------------------- */
+
+/* One report and where it goes, resolved before anything is read. */
+typedef struct {
+    const GlReporter *reporter;
+    char *label;             /* "the json report (r.json)", for messages */
+    const char *path;        /* as given (the Options' string); NULL: the command's stream */
+    int fd;                  /* >= 0: a descriptor of ours ("-", /dev/stdout, /proc/self/fd/2) */
+    char *file;              /* else the file, every symbolic link resolved */
+    const char *color;       /* --color; "never" for files that are not text reports */
+    gboolean every_finding;  /* --write-baseline: the findings the baseline knows too */
+} Sink;
+
+static void sink_free(gpointer data)
 {
-    if (path == NULL)
-        return stream;
-    if (strcmp(path, "-") == 0)
-        return out;
-    return NULL;
+    Sink *sink = data;
+    g_free(sink->label);
+    g_free(sink->file);
+    g_free(sink);
 }
 
-/* Writes one report to a stream, or to @path: through memory and a rename,
- * so that a failed write leaves no half file, unless @path is not a regular
- * file (/dev/stdout, a pipe), which is written directly. */
-static gboolean write_report(const GlReporter *reporter, GlReportContext *context,
-                             const char *path, FILE *stream, FILE *out, const char *color,
+/* A report goes to the command's stream (standard output for filter,
+ * standard error for run) when no file is named, to standard output for
+ * "-", and to the descriptor a path such as /dev/stdout stands for. */
+static Sink *sink_new(const GlReporter *reporter, char *label, const char *path, FILE *stream,
+                      FILE *out, const char *color)
+{
+    Sink *sink = g_new0(Sink, 1);
+    sink->reporter = reporter;
+    sink->label = label;
+    sink->path = path;
+    sink->color = color;
+    if (path == NULL)
+        sink->fd = fileno(stream);
+    else if (strcmp(path, "-") == 0)
+        sink->fd = fileno(out);
+    else
+        sink->fd = gl_path_fd(path);
+    if (sink->fd < 0) {
+        sink->file = gl_path_resolve(path);
+        if (sink->file == NULL)   /* a directory that does not exist: the write will say so */
+            sink->file = g_canonicalize_filename(path, NULL);
+    }
+    return sink;
+}
+
+/* What gemleak reads, for telling a report path from it. */
+typedef struct {
+    GArray *files;   /* GlFileId: inputs, --baseline, --skip-functions-file */
+    GArray *dirs;    /* GlFileId: input directories, --keep-xml */
+    GPtrArray *names;/* char*: the same, as given, in the same order (files, then dirs) */
+} Reads;
+
+/* Returns: (transfer none) (nullable): what @sink would overwrite or write
+ * into among @reads: the name as given. */
+static const char *sink_clobbers(const Sink *sink, const Reads *reads, gboolean *inside)
+{
+    GlFileId id;
+    *inside = FALSE;
+    if (gl_file_id_of_path(sink->file, &id))
+        for (guint i = 0; i < reads->files->len; i++)
+            if (gl_file_id_equal(&id, &g_array_index(reads->files, GlFileId, i)))
+                return g_ptr_array_index(reads->names, i);
+    /* Any directory on the way up: the XML directory's subdirectories
+     * are no place for reports either. */
+    g_autofree char *dir = g_path_get_dirname(sink->file);
+    for (;;) {
+        if (gl_file_id_of_path(dir, &id)) {
+            for (guint i = 0; i < reads->dirs->len; i++) {
+                if (gl_file_id_equal(&id, &g_array_index(reads->dirs, GlFileId, i))) {
+                    *inside = TRUE;
+                    return g_ptr_array_index(reads->names, reads->files->len + i);
+                }
+            }
+        }
+        if (strcmp(dir, "/") == 0 || strcmp(dir, ".") == 0)
+            return NULL;
+        char *parent = g_path_get_dirname(dir);
+        g_free(dir);
+        dir = parent;
+    }
+}
+
+static void reads_add(Reads *reads, GPtrArray *dir_names, const char *path)
+{
+    GlFileId id;
+    if (path == NULL || strcmp(path, "-") == 0 || !gl_file_id_of_path(path, &id))
+        return;
+    if (g_file_test(path, G_FILE_TEST_IS_DIR)) {
+        g_array_append_val(reads->dirs, id);
+        g_ptr_array_add(dir_names, (gpointer) path);
+    } else {
+        g_array_append_val(reads->files, id);
+        g_ptr_array_add(reads->names, (gpointer) path);
+    }
+}
+
+/* Lists every report of @options, and refuses, before anything is read
+ * or run: two reports in one stream or one file; a report over a file
+ * gemleak reads (@inputs, --baseline but for --write-baseline, which may
+ * refresh it, --skip-functions-file) or inside a directory it reads
+ * (@inputs, @keep_dir): the input would be lost, or the next run would
+ * read the report as XML.
+ * Returns: (transfer full): the sinks (Sink*), in the order given. */
+static GPtrArray *plan_sinks(const Options *options, const char *const *inputs,
+                             const char *keep_dir, FILE *stream, FILE *out, GError **error)
+{
+    g_autoptr(GPtrArray) sinks = g_ptr_array_new_with_free_func(sink_free);
+    if (options->outputs->len == 0)
+        g_ptr_array_add(sinks, sink_new(&gl_report_text, g_strdup("the text report"), NULL,
+                                        stream, out, options->color));
+    for (guint i = 0; i < options->outputs->len; i++) {
+        const Output *output = g_ptr_array_index(options->outputs, i);
+        char *label = output->path != NULL
+            ? g_strdup_printf("the %s report (%s)", output->format, output->path)
+            : g_strdup_printf("the %s report", output->format);
+        g_ptr_array_add(sinks, sink_new(gl_reporter_find(output->format), label, output->path,
+                                        stream, out, options->color));
+    }
+    if (options->suppressions_out != NULL)
+        g_ptr_array_add(sinks, sink_new(&gl_report_supp,
+                                        g_strdup_printf("--suppressions-out %s",
+                                                        options->suppressions_out),
+                                        options->suppressions_out, stream, out, "never"));
+    if (options->write_baseline != NULL) {
+        Sink *sink = sink_new(&gl_report_json,
+                              g_strdup_printf("--write-baseline %s", options->write_baseline),
+                              options->write_baseline, stream, out, "never");
+        sink->every_finding = TRUE;
+        g_ptr_array_add(sinks, sink);
+    }
+
+    /* Two reports in one stream would be unreadable, in one file one lost. */
+    for (guint i = 0; i < sinks->len; i++) {
+        const Sink *a = g_ptr_array_index(sinks, i);
+        guint sharing = 1;
+        for (guint j = 0; j < sinks->len; j++) {
+            const Sink *b = g_ptr_array_index(sinks, j);
+            if (j != i && a->fd >= 0 && b->fd == a->fd)
+                sharing++;
+            GlFileId ida, idb;
+            if (j > i && a->file != NULL && b->file != NULL &&
+                (strcmp(a->file, b->file) == 0 ||
+                 (gl_file_id_of_path(a->file, &ida) && gl_file_id_of_path(b->file, &idb) &&
+                  gl_file_id_equal(&ida, &idb)))) {
+                g_set_error(error, GL_ERROR, GL_ERROR_USAGE,
+                            "%s and %s would both go to %s: give each its own file", a->label,
+                            b->label, a->file);
+                return NULL;
+            }
+        }
+        if (sharing > 1) {
+            g_set_error(error, GL_ERROR, GL_ERROR_USAGE,
+                        "%u reports would share one stream: give each --format but one its "
+                        "-o FILE", sharing);
+            return NULL;
+        }
+    }
+
+    Reads reads = {
+        .files = g_array_new(FALSE, FALSE, sizeof(GlFileId)),
+        .dirs = g_array_new(FALSE, FALSE, sizeof(GlFileId)),
+        .names = g_ptr_array_new(),
+    };
+    g_autoptr(GPtrArray) dir_names = g_ptr_array_new();
+    for (const char *const *input = inputs; input != NULL && *input != NULL; input++)
+        reads_add(&reads, dir_names, *input);
+    reads_add(&reads, dir_names, options->skip_functions_file);
+    reads_add(&reads, dir_names, keep_dir);
+    guint n_files_but_baseline = reads.files->len;
+    reads_add(&reads, dir_names, options->baseline);
+    g_ptr_array_extend(reads.names, dir_names, NULL, NULL);
+    g_autofree char *keep = keep_dir != NULL ? gl_path_resolve(keep_dir) : NULL;
+    if (keep == NULL && keep_dir != NULL)  /* its parent is not there yet either */
+        keep = g_canonicalize_filename(keep_dir, NULL);
+
+    gboolean ok = TRUE;
+    for (guint i = 0; ok && i < sinks->len; i++) {
+        const Sink *sink = g_ptr_array_index(sinks, i);
+        if (sink->file == NULL)
+            continue;
+        gboolean inside = FALSE;
+        const char *clobbered = sink_clobbers(sink, &reads, &inside);
+        /* --write-baseline over --baseline refreshes it: read first, written last */
+        if (clobbered != NULL && !inside && sink->every_finding &&
+            g_strcmp0(clobbered, options->baseline) == 0) {
+            GlFileId id;
+            gboolean other = FALSE;
+            if (gl_file_id_of_path(sink->file, &id))
+                for (guint f = 0; f < n_files_but_baseline && !other; f++)
+                    other = gl_file_id_equal(&id, &g_array_index(reads.files, GlFileId, f));
+            if (!other)
+                clobbered = NULL;
+        }
+        /* A --keep-xml directory that is not there yet has no inode. */
+        if (clobbered == NULL && keep != NULL && g_str_has_prefix(sink->file, keep) &&
+            sink->file[strlen(keep)] == '/') {
+            clobbered = keep_dir;
+            inside = TRUE;
+        }
+        if (clobbered != NULL) {
+            if (inside)
+                g_set_error(error, GL_ERROR, GL_ERROR_USAGE,
+                            "%s would be written inside %s, a directory gemleak reads: write it "
+                            "elsewhere", sink->label, clobbered);
+            else
+                g_set_error(error, GL_ERROR, GL_ERROR_USAGE,
+                            "%s would overwrite %s, which gemleak reads: write it elsewhere",
+                            sink->label, clobbered);
+            ok = FALSE;
+        }
+    }
+    g_array_unref(reads.files);
+    g_array_unref(reads.dirs);
+    g_ptr_array_unref(reads.names);
+    return ok ? g_steal_pointer(&sinks) : NULL;
+}
+
+/* Replaces the file @path (no symbolic link in it) with @size bytes of
+ * @data: through a file beside it and a rename, so that a failed write
+ * leaves the old file whole. The file keeps its mode and owner; a new one
+ * gets 0666 less the umask, as the shell's > gives. */
+static gboolean replace_file(const char *path, const char *data, gsize size, GError **error)
+{
+    struct stat st;
+    gboolean existed = stat(path, &st) == 0;
+    mode_t mode;
+    if (existed) {
+        mode = st.st_mode & 07777;
+    } else {
+        mode_t mask = umask(0);  /* the only way to read it; the threads are done */
+        umask(mask);
+        mode = 0666 & ~mask;
+    }
+    g_autofree char *dir = g_path_get_dirname(path);
+    g_autofree char *base = g_path_get_basename(path);
+    g_autofree char *short_base = g_utf8_make_valid(base, MIN((gssize) strlen(base), 200));
+    g_autofree char *temp = g_strdup_printf("%s/.%s.XXXXXX", dir, short_base);
+    int fd = g_mkstemp_full(temp, O_WRONLY | O_CLOEXEC, 0600);
+    int saved = 0;
+    if (fd < 0) {
+        saved = errno;
+        g_set_error(error, GL_ERROR, GL_ERROR_IO, "%s: cannot write: %s", path, g_strerror(saved));
+        return FALSE;
+    }
+    for (gsize done = 0; done < size && saved == 0;) {
+        ssize_t n = write(fd, data + done, size - done);
+        if (n < 0 && errno != EINTR)
+            saved = errno;
+        else if (n > 0)
+            done += (gsize) n;
+    }
+    if (saved == 0 && existed && fchown(fd, st.st_uid, st.st_gid) != 0 && errno != EPERM)
+        saved = errno;
+    if (saved == 0 && fchmod(fd, mode) != 0)
+        saved = errno;
+    if (saved == 0 && fsync(fd) != 0)
+        saved = errno;
+    if (close(fd) != 0 && saved == 0)
+        saved = errno;
+    if (saved == 0 && rename(temp, path) != 0)
+        saved = errno;
+    if (saved != 0) {
+        g_unlink(temp);
+        g_set_error(error, GL_ERROR, GL_ERROR_IO, "%s: cannot write: %s", path, g_strerror(saved));
+        return FALSE;
+    }
+    return TRUE;
+}
+
+/* Writes one report where @sink says: a stream of ours; a file that is not
+ * a regular one (a FIFO, /dev/null) as it is; a regular file through
+ * replace_file(), a symbolic link's target rather than the link. */
+static gboolean write_report(const Sink *sink, GlReportContext *context, FILE *stream, FILE *out,
                              GError **error)
 {
-    FILE *target = output_stream(path, stream, out);
-    if (target != NULL) {
-        context->color = wants_color(color, target);
-        return gl_report_write(reporter, context, target,
-                               target == stderr ? "standard error" : "standard output", error);
+    if (sink->fd >= 0) {
+        FILE *target = sink->fd == fileno(stream) ? stream
+                       : sink->fd == fileno(out) ? out : NULL;
+        FILE *own = NULL;
+        if (target == NULL) {
+            int fd = dup(sink->fd);
+            target = own = fd >= 0 ? fdopen(fd, "w") : NULL;
+            if (target == NULL) {
+                int saved = errno;
+                if (fd >= 0)
+                    close(fd);
+                g_set_error(error, GL_ERROR, GL_ERROR_IO, "%s: %s", sink->path, g_strerror(saved));
+                return FALSE;
+            }
+        }
+        context->color = wants_color(sink->color, target);
+        const char *name = sink->path != NULL && strcmp(sink->path, "-") != 0 ? sink->path
+                           : target == stderr ? "standard error" : "standard output";
+        gboolean ok = gl_report_write(sink->reporter, context, target, name, error);
+        if (own != NULL)
+            fclose(own);
+        return ok;
     }
-    context->color = g_strcmp0(color, "always") == 0;
-    if (g_file_test(path, G_FILE_TEST_EXISTS) && !g_file_test(path, G_FILE_TEST_IS_REGULAR)) {
-        FILE *direct = fopen(path, "w");
+    context->color = g_strcmp0(sink->color, "always") == 0;
+    if (g_file_test(sink->file, G_FILE_TEST_EXISTS) &&
+        !g_file_test(sink->file, G_FILE_TEST_IS_REGULAR)) {
+        FILE *direct = fopen(sink->file, "w");
         if (direct == NULL) {
             int saved = errno;
-            g_set_error(error, GL_ERROR, GL_ERROR_IO, "%s: %s", path, g_strerror(saved));
+            g_set_error(error, GL_ERROR, GL_ERROR_IO, "%s: %s", sink->path, g_strerror(saved));
             return FALSE;
         }
-        gboolean ok = gl_report_write(reporter, context, direct, path, error);
+        gboolean ok = gl_report_write(sink->reporter, context, direct, sink->path, error);
         fclose(direct);
         return ok;
     }
@@ -525,97 +950,99 @@ static gboolean write_report(const GlReporter *reporter, GlReportContext *contex
     size_t size = 0;
     FILE *memory = open_memstream(&buffer, &size);
     if (memory == NULL) {
-        g_set_error(error, GL_ERROR, GL_ERROR_IO, "%s: %s", path, g_strerror(errno));
+        g_set_error(error, GL_ERROR, GL_ERROR_IO, "%s: %s", sink->path, g_strerror(errno));
         return FALSE;
     }
-    gboolean ok = gl_report_write(reporter, context, memory, path, error);
+    gboolean ok = gl_report_write(sink->reporter, context, memory, sink->path, error);
     fclose(memory);
     g_autoptr(GError) local = NULL;
-    if (ok && !g_file_set_contents(path, buffer, (gssize) size, &local)) {
+    if (ok && !replace_file(sink->file, buffer, size, &local)) {
         g_set_error(error, GL_ERROR, GL_ERROR_IO, "cannot write the %s report: %s",
-                    reporter->name, local->message);
+                    sink->reporter->name, local->message);
         ok = FALSE;
     }
     free(buffer);
     return ok;
 }
 
-/* Two reports in one stream would be unreadable. */
-static gboolean check_outputs(const Options *options, FILE *stream, FILE *out, GError **error)
-{
-    guint on_stream = 0, on_out = 0;
-    for (guint i = 0; i < options->outputs->len; i++) {
-        const Output *output = g_ptr_array_index(options->outputs, i);
-        FILE *target = output_stream(output->path, stream, out);
-        on_stream += target != NULL && target == stream;
-        on_out += target != NULL && target == out && out != stream;
-    }
-    if (on_stream > 1 || on_out > 1) {
-        g_set_error(error, GL_ERROR, GL_ERROR_USAGE,
-                    "%u reports would share one stream: give each --format but one its -o FILE",
-                    MAX(on_stream, on_out));
-        return FALSE;
-    }
-    return TRUE;
-}
-
 typedef struct {
     gboolean gate_failed;
     gboolean problems;
+    int status;          /* the exit status it makes */
 } Outcome;
 
-/* The exit status once the inputs were read: findings that fail the gate
- * win over inputs that could not be read whole, which win over @otherwise. */
-static int outcome_status(const Outcome *outcome, int otherwise)
+/* filter's exit status: findings that fail the gate win over inputs that
+ * could not be read whole. */
+static int filter_status(const Outcome *outcome)
 {
     if (outcome->gate_failed)
         return GL_EXIT_FINDINGS;
-    return outcome->problems ? GL_EXIT_ERROR : otherwise;
+    return outcome->problems ? GL_EXIT_ERROR : GL_EXIT_CLEAN;
 }
 
-/* Reads @inputs, writes every report, says what went wrong on @err. @run
- * (nullable) is the run that wrote them, for the reports to say how its
- * command ended. */
-static gboolean analyze_and_report(const Options *options, const char *const *inputs,
+/* run's exit status says, alone, which of the gate and the command failed
+ * (minitest, rspec and rake exit 1 on a failing test, as a leak did):
+ * findings that fail the gate, with (5) or without (1) a failing command;
+ * else Valgrind or gemleak trouble (3); else a failing command (4). */
+static int run_status(const Outcome *outcome, const GlRunResult *run)
+{
+    gboolean command_failed = run->status != 0;
+    if (outcome->gate_failed)
+        return command_failed ? GL_EXIT_FINDINGS_AND_COMMAND_FAILED : GL_EXIT_FINDINGS;
+    if (outcome->problems)
+        return GL_EXIT_ERROR;
+    return command_failed ? GL_EXIT_COMMAND_FAILED : GL_EXIT_CLEAN;
+}
+
+/* Returns: (transfer full): how the command ended, as the last line says it. */
+static char *command_ending(const GlRunResult *run)
+{
+    if (run->status == 0)
+        return g_strdup("the command passed");
+    if (run->killed_by != 0)
+        return g_strdup_printf("the command failed (killed by %s)", gl_signal_name(run->killed_by));
+    return g_strdup_printf("the command failed (exit status %d)", run->status);
+}
+
+/* Returns: (transfer full): the text report's last line in run: the exit
+ * status and what it means. */
+static char *run_exit_line(int status, const GlRunResult *run)
+{
+    g_autofree char *command = command_ending(run);
+    switch (status) {
+    case GL_EXIT_CLEAN:
+        return g_strdup("gemleak: exit status 0: nothing fails the gate, and the command passed");
+    case GL_EXIT_FINDINGS:
+        return g_strdup("gemleak: exit status 1: findings fail the gate; the command passed");
+    case GL_EXIT_ERROR:
+        return g_strdup_printf("gemleak: exit status 3: Valgrind's XML could not all be read (see "
+                               "gemleak's messages); nothing fails the gate, and %s", command);
+    case GL_EXIT_COMMAND_FAILED:
+        return g_strdup_printf("gemleak: exit status 4: %s; nothing fails the gate", command);
+    case GL_EXIT_FINDINGS_AND_COMMAND_FAILED:
+        return g_strdup_printf("gemleak: exit status 5: findings fail the gate, and %s", command);
+    default:
+        return g_strdup_printf("gemleak: exit status %d", status);
+    }
+}
+
+/* Reads @inputs with what @plan says (its rules get the targets), writes
+ * every report, says what went wrong on @err. @run (nullable: filter) is
+ * the run that wrote the inputs: which of its processes a signal killed,
+ * how its command ended. */
+static gboolean analyze_and_report(const Options *options, Plan *plan, const char *const *inputs,
                                    const GlRunResult *run, FILE *stream, FILE *out, FILE *err,
                                    Outcome *outcome, GError **error)
 {
-    g_autoptr(GlRules) rules = gl_rules_new();
+    GlRules *rules = plan->rules;
+    const GlBaseline *baseline = plan->baseline;
     g_autoptr(GPtrArray) shown = g_ptr_array_new_null_terminated(4, g_free, TRUE);
-    GlGate gate;
-    gl_gate_init(&gate);
-    if (!build_rules(options, rules, error) ||
-        (options->fail_on != NULL && !gl_gate_parse_fail_on(&gate, options->fail_on, error)))
-        return FALSE;
-    if (options->max_bytes != NULL) {
-        if (!parse_unsigned("--max-bytes", options->max_bytes, &gate.max_bytes, error))
-            return FALSE;
-        gate.has_max_bytes = TRUE;
-    }
     gboolean have_lists = FALSE;
-    if (!check_outputs(options, stream, out, error) ||
-        !resolve_targets(options, inputs, rules, shown, &have_lists, error))
+    if (!resolve_targets(options, inputs, rules, shown, &have_lists, error))
         return FALSE;
 
-    guint frames_after = 3;
-    if (options->frames != NULL && strcmp(options->frames, "all") == 0) {
-        frames_after = G_MAXUINT;
-    } else if (options->frames != NULL) {
-        guint64 n = 0;
-        if (!g_ascii_string_to_unsigned(options->frames, 10, 0, 1000, &n, NULL)) {
-            g_set_error(error, GL_ERROR, GL_ERROR_USAGE,
-                        "--frames: '%s' is not a number of frames (0 to 1000) or all",
-                        options->frames);
-            return FALSE;
-        }
-        frames_after = (guint) n;
-    }
-
-    g_autoptr(GlBaseline) baseline = NULL;
-    if (options->baseline != NULL && (baseline = gl_baseline_load(options->baseline, error)) == NULL)
-        return FALSE;
-
-    g_autoptr(GlAnalysis) analysis = gl_analyze(inputs, rules, (guint) MAX(options->jobs, 0));
+    g_autoptr(GlAnalysis) analysis = gl_analyze_with_killed(inputs, rules, effective_jobs(options),
+                                                                run != NULL ? run->killed : NULL);
     if (!have_lists && options->objects != NULL && analysis->summary.files > 0)
         warn_unseen_targets(rules, analysis, err);
     guint known = 0;
@@ -624,6 +1051,7 @@ static gboolean analyze_and_report(const Options *options, const char *const *in
         : g_ptr_array_ref(analysis->findings);
     /* Writing a baseline adopts the findings there are: the run passes
      * unless --fail-on asks otherwise. */
+    GlGate gate = plan->gate;
     gboolean adopting = options->write_baseline != NULL && options->fail_on == NULL;
     if (adopting)
         gl_gate_parse_fail_on(&gate, "none", NULL);
@@ -636,7 +1064,10 @@ static gboolean analyze_and_report(const Options *options, const char *const *in
             "this run too)", analysis->findings->len, analysis->findings->len == 1 ? "" : "s",
             options->write_baseline);
     }
-    g_autofree char *root = project_root(options);
+    outcome->gate_failed = gate_result.failed;
+    outcome->problems = analysis->problems->len > 0;
+    outcome->status = run != NULL ? run_status(outcome, run) : filter_status(outcome);
+    g_autofree char *exit_line = run != NULL ? run_exit_line(outcome->status, run) : NULL;
     GlReportContext context = {
         .analysis = analysis,
         .findings = reported,
@@ -645,37 +1076,28 @@ static gboolean analyze_and_report(const Options *options, const char *const *in
         .fail_on = &gate,
         .targets = (const char *const *) shown->pdata,
         .suppressions = options->gen_suppressions,
-        .project_root = root,
-        .frames_after = frames_after,
+        .project_root = plan->project_root,
+        .frames_after = plan->frames_after,
+        .exit_line = exit_line,
         .ran_command = run != NULL,
         .command_status = run != NULL ? run->status : 0,
     };
 
     gboolean ok = TRUE;
-    if (options->outputs->len == 0)
-        ok = write_report(&gl_report_text, &context, NULL, stream, out, options->color, error);
-    for (guint i = 0; ok && i < options->outputs->len; i++) {
-        const Output *output = g_ptr_array_index(options->outputs, i);
-        ok = write_report(gl_reporter_find(output->format), &context, output->path, stream, out,
-                          options->color, error);
-    }
-    if (ok && options->suppressions_out != NULL)
-        ok = write_report(&gl_report_supp, &context, options->suppressions_out, stream, out,
-                          "never", error);
-    if (ok && options->write_baseline != NULL) {
+    for (guint i = 0; ok && i < plan->sinks->len; i++) {
+        const Sink *sink = g_ptr_array_index(plan->sinks, i);
         /* a baseline holds every finding, the known ones too */
-        GlReportContext all = context;
-        all.findings = analysis->findings;
-        all.baseline_known = 0;
-        ok = write_report(&gl_report_json, &all, options->write_baseline, stream, out, "never",
-                          error);
+        GlReportContext here = context;
+        if (sink->every_finding) {
+            here.findings = analysis->findings;
+            here.baseline_known = 0;
+        }
+        ok = write_report(sink, &here, stream, out, error);
     }
     for (guint i = 0; i < analysis->notes->len; i++)
         fprintf(err, "gemleak: note: %s\n", (const char *) g_ptr_array_index(analysis->notes, i));
     for (guint i = 0; i < analysis->problems->len; i++)
         fprintf(err, "gemleak: %s\n", ((GError *) g_ptr_array_index(analysis->problems, i))->message);
-    outcome->gate_failed = gate_result.failed;
-    outcome->problems = analysis->problems->len > 0;
     gl_gate_result_clear(&gate_result);
     return ok;
 }
@@ -726,6 +1148,7 @@ static int cmd_filter(int argc, char **argv, FILE *out, FILE *err)
                                                     filter_description, filter_exit_statuses,
                                                     report_group(&options));
     g_autoptr(GError) error = NULL;
+    Plan plan = { 0 };
     int status;
     g_auto(GStrv) args = parse_options(context, &options, argc, argv, &error);
     if (args == NULL) {
@@ -738,6 +1161,15 @@ static int cmd_filter(int argc, char **argv, FILE *out, FILE *err)
         status = GL_EXIT_CLEAN;
         goto out;
     }
+    /* GOption leaves the "--" it stopped at: what follows are inputs, even
+     * those that start with a dash. */
+    for (guint i = 1; args[i] != NULL; i++) {
+        if (strcmp(args[i], "--") == 0) {
+            g_free(args[i]);
+            memmove(args + i, args + i + 1, (g_strv_length(args + i + 1) + 1) * sizeof *args);
+            break;
+        }
+    }
     if (args[1] == NULL) {
         g_set_error(&error, GL_ERROR, GL_ERROR_USAGE,
                     "no input: give Valgrind XML files, directories of them, or - for "
@@ -746,14 +1178,22 @@ static int cmd_filter(int argc, char **argv, FILE *out, FILE *err)
         goto out;
     }
 
+    if (!plan_build(&options, &plan, &error) ||
+        !(plan.sinks = plan_sinks(&options, (const char *const *) args + 1, NULL, out, out,
+                                  &error))) {
+        status = fail(err, "filter", error);
+        goto out;
+    }
+    say_jobs_capped(&options, err);
     Outcome outcome = { 0 };
-    if (!analyze_and_report(&options, (const char *const *) args + 1, NULL, out, out, err,
+    if (!analyze_and_report(&options, &plan, (const char *const *) args + 1, NULL, out, out, err,
                             &outcome, &error)) {
         status = fail(err, "filter", error);
         goto out;
     }
-    status = outcome_status(&outcome, GL_EXIT_CLEAN);
+    status = outcome.status;
 out:
+    plan_clear(&plan);
     options_clear(&options);
     return status;
 }
@@ -765,7 +1205,7 @@ static GOptionGroup *run_group(Options *options)
     const GOptionEntry entries[] = {
         { "valgrind", 0, 0, G_OPTION_ARG_FILENAME, &options->valgrind,
           "The Valgrind to run (default: valgrind on PATH)", "PATH" },
-        { "valgrind-opt", 0, 0, G_OPTION_ARG_STRING_ARRAY, &options->valgrind_opts,
+        { "valgrind-opt", 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &options->valgrind_opts,
           "Pass OPT to Valgrind as it is; repeatable", "OPT" },
         { "suppressions-dir", 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &options->suppressions_dirs,
           "Use ruby.supp, ruby-3.supp, ruby-3.1.supp... from DIR; repeatable "
@@ -866,8 +1306,7 @@ static gboolean split_command(const Options *options, char **command, GPtrArray 
                     "no files to run after ::: (for shard %u of %u)", shard + 1, shards);
         return FALSE;
     }
-    guint jobs = options->jobs > 0 ? (guint) options->jobs : g_get_num_processors();
-    jobs = MIN(jobs, files->len);
+    guint jobs = MIN(effective_jobs(options), files->len);
     for (guint j = 0; j < jobs; j++) {
         GPtrArray *argv = g_ptr_array_new();
         for (guint i = 0; i < separator; i++)
@@ -880,14 +1319,16 @@ static gboolean split_command(const Options *options, char **command, GPtrArray 
     return TRUE;
 }
 
-/* Runs @command under Valgrind and reports; the run directory is kept
- * unless all went well. */
-static int run_and_report(const Options *options, char **command, FILE *out, FILE *err)
+/* Runs @command under Valgrind as @plan says and reports; the run
+ * directory is kept unless all went well. */
+static int run_planned(const Options *options, Plan *plan, char **command, FILE *out, FILE *err)
 {
     g_autoptr(GError) error = NULL;
-    g_autoptr(GlRules) rules = gl_rules_new();
-    /* Usage errors now, not after minutes under Valgrind. */
-    if (!check_outputs(options, err, out, &error) || !build_rules(options, rules, &error))
+    int status;
+    GlRunResult result = { 0 };
+    gboolean keep = TRUE;
+    g_autoptr(GPtrArray) commands = g_ptr_array_new_with_free_func((GDestroyNotify) g_strfreev);
+    if (!split_command(options, command, commands, &error))
         return fail(err, "run", error);
 
     /* The suppressions: gemleak's own for this Ruby, then the project's. */
@@ -920,18 +1361,14 @@ static int run_and_report(const Options *options, char **command, FILE *out, FIL
         .valgrind = options->valgrind != NULL ? options->valgrind : "valgrind",
         .valgrind_options = (const char *const *) options->valgrind_opts,
         .suppressions = (const char *const *) supps->pdata,
-        .leak_kinds = gl_rules_get_leak_kinds(rules),
+        .leak_kinds = gl_rules_get_leak_kinds(plan->rules),
         .gen_suppressions = options->gen_suppressions,
         .keep_dir = options->keep_xml,
+        .messages = err,
     };
-    g_autoptr(GPtrArray) commands = g_ptr_array_new_with_free_func((GDestroyNotify) g_strfreev);
-    if (!split_command(options, command, commands, &error))
-        return fail(err, "run", error);
+    say_jobs_capped(options, err);
     if (commands->len > 1)
         fprintf(err, "gemleak: %u commands at once under Valgrind\n", commands->len);
-    GlRunResult result = { 0 };
-    int status;
-    gboolean keep = TRUE;
     if (!gl_run_commands(&run, commands, &result, &error)) {
         status = fail(err, "run", error);
         goto done;
@@ -945,7 +1382,11 @@ static int run_and_report(const Options *options, char **command, FILE *out, FIL
     else if (result.killed_by != 0)
         fprintf(err, "gemleak: the command was killed by signal %d (%s)\n", result.killed_by,
                 g_strsignal(result.killed_by));
-    if (result.descendants_left)
+    if (result.descendants_left && result.interrupted_by != 0)
+        fprintf(err, "gemleak: processes the command started were still running when gemleak "
+                "was interrupted: they were passed the signal, and their XML may be "
+                "incomplete\n");
+    else if (result.descendants_left)
         fprintf(err, "gemleak: processes the command started were still running a minute after "
                 "it ended: their XML may be incomplete\n");
     if (!gl_list_xml_files_any(result.dir)) {
@@ -957,16 +1398,32 @@ static int run_and_report(const Options *options, char **command, FILE *out, FIL
 
     const char *inputs[] = { result.dir, NULL };
     Outcome outcome = { 0 };
-    if (!analyze_and_report(options, inputs, &result, err, out, err, &outcome, &error)) {
+    if (!analyze_and_report(options, plan, inputs, &result, err, out, err, &outcome, &error)) {
         status = fail(err, "run", error);
         goto done;
     }
-    status = outcome_status(&outcome, result.status);
+    status = outcome.status;
     keep = status != 0 || result.interrupted_by != 0;
 done:
     if (result.dir != NULL && (keep || result.kept_by_user))
         say_kept(err, result.dir);
     gl_run_result_clear(&result, !keep);
+    return status;
+}
+
+static int run_and_report(const Options *options, char **command, FILE *out, FILE *err)
+{
+    g_autoptr(GError) error = NULL;
+    Plan plan = { 0 };
+    int status;
+    /* Usage errors now, not after minutes under Valgrind. */
+    if ((options->keep_xml != NULL && !gl_run_check_keep_dir(options->keep_xml, &error)) ||
+        !plan_build(options, &plan, &error) ||
+        !(plan.sinks = plan_sinks(options, NULL, options->keep_xml, err, out, &error)))
+        status = fail(err, "run", error);
+    else
+        status = run_planned(options, &plan, command, out, err);
+    plan_clear(&plan);
     return status;
 }
 
@@ -1029,6 +1486,8 @@ static const char general_help[] =
 
 int gemleak_main(int argc, char **argv, FILE *out, FILE *err)
 {
+    /* The user's locale: GOption converts STRING values from its charset. */
+    setlocale(LC_ALL, "");
     const char *command = argc > 1 ? argv[1] : NULL;
     if (command == NULL) {
         fputs(general_help, err);

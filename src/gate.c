@@ -18,6 +18,13 @@ gboolean gl_gate_parse_fail_on(GlGate *gate, const char *spec, GError **error)
     gboolean errors = FALSE;
     gboolean uncertain = FALSE;
     g_auto(GStrv) words = g_strsplit(spec != NULL ? spec : "", ",", -1);
+    /* An empty value is an unset CI variable, not a wish to never fail. */
+    if (words[0] == NULL) {
+        g_set_error(error, GL_ERROR, GL_ERROR_USAGE,
+                    "--fail-on: the value is empty (give definite, indirect, possible, reachable, "
+                    "errors, all, or none to never fail)");
+        return FALSE;
+    }
     for (char **word = words; *word != NULL; word++) {
         g_strstrip(*word);
         if (strcmp(*word, "errors") == 0) {

@@ -246,13 +246,24 @@ char *gl_finding_title(const GlFinding *finding)
     return g_string_free(title, FALSE);
 }
 
+void gl_json_add_string_value(JsonBuilder *builder, const char *value)
+{
+    if (value == NULL) {
+        json_builder_add_null_value(builder);
+    } else if (g_utf8_validate(value, -1, NULL)) {
+        json_builder_add_string_value(builder, value);
+    } else {
+        /* Valgrind copies bytes as they are (paths, arguments, names), and
+         * json-glib would write them so: JSON must be UTF-8. */
+        g_autofree char *valid = g_utf8_make_valid(value, -1);
+        json_builder_add_string_value(builder, valid);
+    }
+}
+
 void gl_json_add_string(JsonBuilder *builder, const char *name, const char *value)
 {
     json_builder_set_member_name(builder, name);
-    if (value != NULL)
-        json_builder_add_string_value(builder, value);
-    else
-        json_builder_add_null_value(builder);
+    gl_json_add_string_value(builder, value);
 }
 
 void gl_json_add_int(JsonBuilder *builder, const char *name, gint64 value)

@@ -43,7 +43,7 @@ static void add_string_list(JsonBuilder *builder, const char *name, const char *
     json_builder_set_member_name(builder, name);
     json_builder_begin_array(builder);
     for (guint i = 0; i < n && values != NULL && values[i] != NULL; i++)
-        json_builder_add_string_value(builder, values[i]);
+        gl_json_add_string_value(builder, values[i]);
     json_builder_end_array(builder);
 }
 
@@ -189,8 +189,7 @@ static void json_end(gpointer data)
                     summary->truncated_files->len);
     json_builder_end_object(builder);
 
-    /* The exit status of gemleak run cannot say both that the gate failed
-     * and that the suite did. */
+    /* gemleak run: how the command ended, beside what the gate says. */
     if (context->ran_command) {
         json_builder_set_member_name(builder, "command");
         json_builder_begin_object(builder);

@@ -6,9 +6,10 @@
  * error's stack, so the frames up to the last target frame are enough and
  * survive a different caller in Ruby: Valgrind's own block (--gen-
  * suppressions) names every frame of one call site, and silences only the
- * occurrences reached the same way. The text report shows the same block. Valgrind's own suppression frames
- * (--gen-suppressions) are used when the XML has them: they carry C++
- * names mangled, which is what Valgrind matches. */
+ * occurrences reached the same way. The text report shows the same block.
+ * Valgrind's own suppression frames (--gen-suppressions) are used when the
+ * XML has them: they carry C++ names mangled, which is what Valgrind
+ * matches. */
 #include "gemleak/report.h"
 
 #include <stdlib.h>
@@ -63,6 +64,26 @@ static gboolean suppression_kind(const GlRecord *record, char **kind, char **ext
     return FALSE;
 }
 
+/* Returns: (transfer full): @text on one line: each control character (a
+ * newline would end the line and break the block) becomes @replacement.
+ * '?' in a fun: or obj: line matches any one character, the original one
+ * included. */
+static char *one_line(const char *text, char replacement)
+{
+    char *line = g_strdup(text);
+    for (char *c = line; *c != '\0'; c++)
+        if ((unsigned char) *c < 0x20 || *c == 0x7f)
+            *c = replacement;
+    return line;
+}
+
+/* Appends "   LINE\n", @line on one line. */
+static void append_line(GString *out, const char *line, char replacement)
+{
+    g_autofree char *safe = one_line(line, replacement);
+    g_string_append_printf(out, "   %s\n", safe);
+}
+
 /* A name Valgrind can match with fun:, as the XML gives it: C and mangled
  * names only. A demangled C++ name (with ::, ( or spaces) cannot be. */
 static gboolean matchable_name(const char *fn)
@@ -77,14 +98,16 @@ static void append_frames(GString *out, const GlRecord *record)
     guint available = valgrinds != NULL ? g_strv_length((char **) valgrinds) : 0;
     for (guint i = 0; i < n; i++) {
         const GlFrame *frame = &record->stack.frames[i];
+        g_autofree char *line = NULL;
         if (available == record->stack.n_frames)
-            g_string_append_printf(out, "   %s\n", valgrinds[i]);
+            line = g_strdup(valgrinds[i]);
         else if (matchable_name(frame->fn))
-            g_string_append_printf(out, "   fun:%s\n", frame->fn);
+            line = g_strconcat("fun:", frame->fn, NULL);
         else if (frame->obj != NULL)
-            g_string_append_printf(out, "   obj:%s\n", frame->obj);
+            line = g_strconcat("obj:", frame->obj, NULL);
         else
-            g_string_append(out, "   ...\n");
+            line = g_strdup("...");
+        append_line(out, line, '?');
     }
 }
 
@@ -110,13 +133,17 @@ char *gl_finding_suppression(const GlFinding *finding)
     g_autofree char *extra = NULL;
     if (!suppression_kind(record, &kind, &extra) || record->stack.n_frames == 0)
         return NULL;
-    g_autofree char *title = gl_finding_title(finding);
-    g_autofree char *message = gl_finding_message(finding);
+    g_autofree char *raw_title = gl_finding_title(finding);
+    g_autofree char *raw_message = gl_finding_message(finding);
+    /* in comments and the block's name, a control character is a space */
+    g_autofree char *title = one_line(raw_title, ' ');
+    g_autofree char *message = one_line(raw_message, ' ');
     GString *block = g_string_new(NULL);
-    g_string_append_printf(block, "# %s: %s\n{\n   gemleak %s: %s\n   %s\n", title, message,
-                           finding->fingerprint, title, kind);
+    g_string_append_printf(block, "# %s: %s\n{\n   gemleak %s: %s\n", title, message,
+                           finding->fingerprint, title);
+    append_line(block, kind, ' ');
     if (extra != NULL)
-        g_string_append_printf(block, "   %s\n", extra);
+        append_line(block, extra, ' ');
     append_frames(block, record);
     /* Whatever Ruby frames called the target: every call site at once. */
     if (gl_stack_relevant_frames(&record->stack) < record->stack.n_frames)
@@ -134,8 +161,10 @@ static void supp_finding(gpointer data, const GlFinding *finding, guint index)
         fprintf(state->out, "\n%s", block);
         return;
     }
-    g_autofree char *title = gl_finding_title(finding);
-    g_autofree char *message = gl_finding_message(finding);
+    g_autofree char *raw_title = gl_finding_title(finding);
+    g_autofree char *raw_message = gl_finding_message(finding);
+    g_autofree char *title = one_line(raw_title, ' ');
+    g_autofree char *message = one_line(raw_message, ' ');
     fprintf(state->out, "\n# %s: %s\n# (Valgrind has no suppression for this kind of error)\n",
             title, message);
 }

@@ -198,14 +198,16 @@ static void text_end(gpointer data)
         all_occurrences += ((const GlFinding *) g_ptr_array_index(context->analysis->findings, i))
                                ->occurrences;
     g_string_append_printf(line, "gemleak: %u file%s, %" G_GUINT64_FORMAT " error%s read: %u "
-                           "finding%s (%" G_GUINT64_FORMAT " occurrence%s", summary->files,
-                           summary->files == 1 ? "" : "s", summary->errors_seen,
-                           summary->errors_seen == 1 ? "" : "s", context->findings->len,
-                           context->findings->len == 1 ? "" : "s", occurrences,
-                           occurrences == 1 ? "" : "s");
-    if (uncertain > 0)
-        g_string_append_printf(line, ", %u uncertain", uncertain);
-    g_string_append_c(line, ')');
+                           "finding%s", summary->files, summary->files == 1 ? "" : "s",
+                           summary->errors_seen, summary->errors_seen == 1 ? "" : "s",
+                           context->findings->len, context->findings->len == 1 ? "" : "s");
+    if (context->findings->len > 0) {
+        g_string_append_printf(line, " (%" G_GUINT64_FORMAT " occurrence%s", occurrences,
+                               occurrences == 1 ? "" : "s");
+        if (uncertain > 0)
+            g_string_append_printf(line, ", %u uncertain", uncertain);
+        g_string_append_c(line, ')');
+    }
     if (context->baseline_known > 0) {
         guint64 known = all_occurrences - occurrences;
         g_string_append_printf(line, ", %u known to the baseline (%" G_GUINT64_FORMAT
@@ -240,6 +242,8 @@ static void text_end(gpointer data)
         fprintf(state->out, "%s%s%s\n",
                 paint(state->context->color, context->gate->failed ? RED : BOLD), context->gate->line,
                 paint(state->context->color, RESET));
+    if (context->exit_line != NULL)
+        fprintf(state->out, "%s\n", context->exit_line);
 
     g_string_free(line, TRUE);
     g_string_free(state->line, TRUE);

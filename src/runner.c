@@ -2,12 +2,15 @@
 #include "gemleak/runner.h"
 #include "gemleak/analyze.h"
 #include "gemleak/errors.h"
+#include "gemleak/sys.h"
 
 #include <errno.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <inttypes.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -27,40 +30,63 @@
 
 /* ---- Valgrind and Ruby ---------------------------------------------------- */
 
+/* `valgrind --version` prints one short line at once. One that floods its
+ * output or never ends (a wrong --valgrind, a wrapper waiting for input)
+ * must not hang gemleak. */
+#define PROBE_TIMEOUT_MS 5000
+#define PROBE_MAX_BYTES 4096
+/* Ruby takes longer to start, and more on a loaded CI machine. */
+#define RUBY_PROBE_TIMEOUT_MS 20000
+
+/* Returns: (transfer full): the first line of @text, at most 80 bytes, valid UTF-8. */
+static char *first_line(const char *text)
+{
+    gsize n = strcspn(text, "\r\n");
+    g_autofree char *line = g_strndup(text, MIN(n, 80));
+    return g_utf8_make_valid(line, -1);
+}
+
 char *gl_valgrind_version(const char *valgrind, GError **error)
 {
     const char *argv[] = { valgrind, "--version", NULL };
     g_autofree char *out = NULL;
     g_autoptr(GError) local = NULL;
     int wait_status = 0;
-    if (!g_spawn_sync(NULL, (char **) argv, NULL, G_SPAWN_SEARCH_PATH | G_SPAWN_STDERR_TO_DEV_NULL,
-                      NULL, NULL, &out, NULL, &wait_status, &local)) {
-        g_set_error(error, GL_ERROR, GL_ERROR_ENVIRONMENT,
-                    "cannot run Valgrind (%s): %s; install it (Debian: apt-get install "
-                    "valgrind) or name it with --valgrind PATH", valgrind, local->message);
+    if (!gl_probe_command(argv, NULL, PROBE_MAX_BYTES, PROBE_TIMEOUT_MS, &out, &wait_status,
+                          &local)) {
+        if (g_error_matches(local, GL_ERROR, GL_ERROR_LIMIT))
+            g_set_error(error, GL_ERROR, GL_ERROR_ENVIRONMENT,
+                        "%s does not look like Valgrind: '%s --version' %s", valgrind, valgrind,
+                        local->message);
+        else
+            g_set_error(error, GL_ERROR, GL_ERROR_ENVIRONMENT,
+                        "cannot run Valgrind (%s): %s; install it (Debian: apt-get install "
+                        "valgrind) or name it with --valgrind PATH", valgrind, local->message);
         return NULL;
     }
     guint64 major = 0, minor = 0;
-    const char *text = out != NULL ? g_strstrip(out) : "";
+    const char *text = g_strstrip(out);
     const char *digits = g_str_has_prefix(text, "valgrind-") ? text + 9 : text;
     char *end = NULL;
     major = g_ascii_strtoull(digits, &end, 10);
     if (end != NULL && *end == '.')
         minor = g_ascii_strtoull(end + 1, NULL, 10);
     if (!g_spawn_check_wait_status(wait_status, NULL) || major == 0) {
+        g_autofree char *said = first_line(text);
         g_set_error(error, GL_ERROR, GL_ERROR_ENVIRONMENT,
                     "%s does not look like Valgrind: '%s --version' said '%s'", valgrind,
-                    valgrind, text);
+                    valgrind, said);
         return NULL;
     }
+    g_autofree char *version = first_line(digits);
     if (major < GL_VALGRIND_MIN_MAJOR ||
         (major == GL_VALGRIND_MIN_MAJOR && minor < GL_VALGRIND_MIN_MINOR)) {
         g_set_error(error, GL_ERROR, GL_ERROR_ENVIRONMENT,
-                    "Valgrind %s is too old: gemleak needs %d.%d or newer", digits,
+                    "Valgrind %s is too old: gemleak needs %d.%d or newer", version,
                     GL_VALGRIND_MIN_MAJOR, GL_VALGRIND_MIN_MINOR);
         return NULL;
     }
-    return g_strdup(digits);
+    return g_steal_pointer(&version);
 }
 
 char *gl_ruby_version(const char *ruby)
@@ -70,9 +96,9 @@ char *gl_ruby_version(const char *ruby)
     int wait_status = 0;
     /* RUBYOPT could load anything (bundler/setup): not for this question. */
     g_auto(GStrv) env = g_environ_unsetenv(g_get_environ(), "RUBYOPT");
-    if (!g_spawn_sync(NULL, (char **) argv, env, G_SPAWN_SEARCH_PATH | G_SPAWN_STDERR_TO_DEV_NULL,
-                      NULL, NULL, &out, NULL, &wait_status, NULL) ||
-        !g_spawn_check_wait_status(wait_status, NULL) || out == NULL ||
+    if (!gl_probe_command(argv, env, PROBE_MAX_BYTES, RUBY_PROBE_TIMEOUT_MS, &out, &wait_status,
+                          NULL) ||
+        !g_spawn_check_wait_status(wait_status, NULL) ||
         !g_regex_match_simple("^[0-9]+\\.[0-9]+\\.[0-9]+$", out, 0, 0)) {
         g_free(out);
         return NULL;
@@ -154,6 +180,45 @@ void gl_remove_tree(const char *path)
     }
 }
 
+gboolean gl_run_check_keep_dir(const char *dir, GError **error)
+{
+    if (dir == NULL || *dir == '\0') {
+        g_set_error(error, GL_ERROR, GL_ERROR_USAGE, "--keep-xml: the value is empty");
+        return FALSE;
+    }
+    struct stat st;
+    if (stat(dir, &st) != 0)
+        return TRUE;  /* made, ours and private, when the run starts */
+    if (!S_ISDIR(st.st_mode)) {
+        g_set_error(error, GL_ERROR, GL_ERROR_USAGE, "--keep-xml %s: not a directory", dir);
+        return FALSE;
+    }
+    /* Valgrind writes there, the command's Ruby processes too: a directory
+     * someone else owns or may write to would let them change the XML
+     * gemleak reads. */
+    if (st.st_uid != geteuid()) {
+        g_set_error(error, GL_ERROR, GL_ERROR_USAGE,
+                    "--keep-xml %s: owned by another user (uid %ju): give a directory of your "
+                    "own, or a new one", dir, (uintmax_t) st.st_uid);
+        return FALSE;
+    }
+    if ((st.st_mode & (S_IWGRP | S_IWOTH)) != 0) {
+        g_set_error(error, GL_ERROR, GL_ERROR_USAGE,
+                    "--keep-xml %s: others can write to it (mode %04o): give a directory only "
+                    "you can write to (chmod go-w), or a new one", dir,
+                    (unsigned) (st.st_mode & 07777));
+        return FALSE;
+    }
+    /* XML left by another run would be read as this run's. */
+    if (gl_list_xml_files_any(dir)) {
+        g_set_error(error, GL_ERROR, GL_ERROR_USAGE,
+                    "--keep-xml %s already holds Valgrind XML from another run: give an empty "
+                    "or new directory", dir);
+        return FALSE;
+    }
+    return TRUE;
+}
+
 static char *make_run_dir(const GlRunOptions *options, GError **error)
 {
     g_autoptr(GError) local = NULL;
@@ -164,7 +229,10 @@ static char *make_run_dir(const GlRunOptions *options, GError **error)
                         "cannot make a private directory for Valgrind's XML: %s", local->message);
         return dir;
     }
-    char *dir = g_canonicalize_filename(options->keep_dir, NULL);
+    /* The real directory, once: a symlink changed during the run changes nothing. */
+    char *dir = gl_path_resolve(options->keep_dir);
+    if (dir == NULL)
+        dir = g_canonicalize_filename(options->keep_dir, NULL);
     if (g_mkdir_with_parents(dir, 0700) != 0) {
         int saved = errno;
         g_set_error(error, GL_ERROR, GL_ERROR_ENVIRONMENT, "--keep-xml %s: %s", dir,
@@ -172,33 +240,37 @@ static char *make_run_dir(const GlRunOptions *options, GError **error)
         g_free(dir);
         return NULL;
     }
-    /* XML left by another run would be read as this run's. */
-    if (gl_list_xml_files_any(dir)) {
-        g_set_error(error, GL_ERROR, GL_ERROR_USAGE,
-                    "--keep-xml %s already holds Valgrind XML from another run: give an empty "
-                    "or new directory", dir);
+    if (!gl_run_check_keep_dir(dir, error)) {
         g_free(dir);
         return NULL;
     }
     return dir;
 }
 
-/* The helper is compiled into gemleak (src/helper/) and written where
- * RUBYLIB points, alone in its directory: nothing else there is required. */
-static char *write_helper(const char *run_dir, GError **error)
+/* The helper is compiled into gemleak (src/helper/) and written, alone, to
+ * a directory of gemleak's own (mode 0700), never to the run directory: a
+ * --keep-xml directory is the user's, and what else it held would come
+ * first on RUBYLIB, for every Ruby process of the run to load.
+ * Returns: (transfer full): the directory, for RUBYLIB. */
+static char *write_helper(GError **error)
 {
     g_autoptr(GBytes) helper = g_resource_lookup_data(gl_resources_get_resource(),
                                                       "/gemleak/helper/gemleak_helper.rb",
                                                       G_RESOURCE_LOOKUP_FLAGS_NONE, NULL);
-    g_autofree char *lib = g_build_filename(run_dir, "ruby", NULL);
+    g_autoptr(GError) local = NULL;
+    g_autofree char *lib = g_dir_make_tmp("gemleak-helper-XXXXXX", &local);
+    if (lib == NULL) {
+        g_set_error(error, GL_ERROR, GL_ERROR_ENVIRONMENT,
+                    "cannot make a private directory for the Ruby helper: %s", local->message);
+        return NULL;
+    }
     g_autofree char *file = g_build_filename(lib, "gemleak_helper.rb", NULL);
     gsize size = 0;
     const char *data = g_bytes_get_data(helper, &size);
-    g_autoptr(GError) local = NULL;
-    if (g_mkdir_with_parents(lib, 0700) != 0 ||
-        !g_file_set_contents(file, data, (gssize) size, &local)) {
-        g_set_error(error, GL_ERROR, GL_ERROR_ENVIRONMENT, "cannot write the Ruby helper to %s",
-                    file);
+    if (!g_file_set_contents(file, data, (gssize) size, &local)) {
+        g_set_error(error, GL_ERROR, GL_ERROR_ENVIRONMENT, "cannot write the Ruby helper to %s: %s",
+                    file, local->message);
+        gl_remove_tree(lib);
         return NULL;
     }
     return g_steal_pointer(&lib);
@@ -231,10 +303,20 @@ static char **child_environment(const char *run_dir, const char *helper_lib)
     return env;
 }
 
-/* Runs in the child between fork and exec: only async-signal-safe calls. */
-static void child_setup(gpointer unused)
+/* Runs in the child between fork and exec: only async-signal-safe calls.
+ * @parent is gemleak's pid. */
+static void child_setup(gpointer parent)
 {
-    (void) unused;
+#ifdef __linux__
+    /* gemleak SIGKILLed (a CI timeout) must not leave Valgrind running on,
+     * unseen: the kernel kills the child when gemleak goes. The signal is
+     * kept across exec, and Valgrind's --trace-children execs keep it. */
+    prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+    if (getppid() != (pid_t) GPOINTER_TO_INT(parent))
+        _exit(127);  /* gemleak died before the line above */
+#else
+    (void) parent;
+#endif
     struct rlimit limit;
     if (getrlimit(RLIMIT_STACK, &limit) == 0) {
         struct rlimit unlimited = { RLIM_INFINITY, RLIM_INFINITY };
@@ -259,8 +341,11 @@ static GPtrArray *valgrind_argv(const GlRunOptions *options, const char *run_dir
     g_ptr_array_add(argv, g_strdup(options->valgrind));
     g_ptr_array_add(argv, g_strdup("--tool=memcheck"));
     g_ptr_array_add(argv, g_strdup("--xml=yes"));
-    /* %p: one file per process, forked children included */
-    g_ptr_array_add(argv, g_strdup_printf("--xml-file=%s/%%p.xml", run_dir));
+    /* %p: one file per process, forked children included. Valgrind expands
+     * every % in the name: one in the directory (a Jenkins workspace named
+     * feature%2Ffoo) is written %%. */
+    g_autofree char *escaped = gl_valgrind_escape_percent(run_dir);
+    g_ptr_array_add(argv, g_strdup_printf("--xml-file=%s/%%p.xml", escaped));
     g_ptr_array_add(argv, g_strdup("--trace-children=yes"));
     g_ptr_array_add(argv, g_strdup("--num-callers=50"));
     g_ptr_array_add(argv, g_strdup("--error-limit=no"));
@@ -288,11 +373,12 @@ static GPtrArray *valgrind_argv(const GlRunOptions *options, const char *run_dir
 /* ---- signals --------------------------------------------------------------- */
 
 /* The children's pids, for the handler: written before the handlers are
- * installed, read only by them. */
-#define MAX_CHILDREN 256
+ * installed, read only by them; a reaped child's entry is set to 0. */
+#define MAX_CHILDREN GL_MAX_JOBS
 static volatile pid_t children[MAX_CHILDREN];
 static volatile sig_atomic_t n_children;
 static volatile sig_atomic_t interrupted_by;
+static volatile sig_atomic_t interrupted_at_terminal;
 
 /* A Ctrl-C at the terminal reaches the children too (they share our
  * process group): forwarding it would interrupt Ruby twice. A signal sent
@@ -301,8 +387,10 @@ static void forward_signal(int signo, siginfo_t *info, void *context)
 {
     (void) context;
     interrupted_by = signo;
-    if (info != NULL && info->si_code == SI_KERNEL)
+    if (info != NULL && info->si_code == SI_KERNEL) {
+        interrupted_at_terminal = 1;
         return;
+    }
     for (sig_atomic_t i = 0; i < n_children; i++)
         if (children[i] > 0)
             kill(children[i], signo);
@@ -332,26 +420,94 @@ static void restore_handlers(const struct sigaction *saved)
 /* How long processes the command left behind (forked, not waited for) may
  * go on writing their XML once the command itself is done. */
 #define DESCENDANTS_GRACE_MS 60000
+/* Once gemleak is interrupted, how long those processes have to finish
+ * after they were passed the signal: Valgrind writes its leak summary at
+ * a fatal signal, which takes a second or two for a Ruby. */
+#define INTERRUPTED_GRACE_MS 3000
+/* How often the grace wait looks for processes that ended. */
+#define REAP_INTERVAL_US 20000
 
-/* Processes the command forked and did not wait for are re-parented to
- * gemleak (a child subreaper): wait for them too, or their XML would be read
- * half written. Returns: TRUE if some were still running when the grace
- * ended (the kernel does not say how many). */
-static gboolean wait_for_descendants(void)
+/* Notes how a process gemleak reaped ended: those a signal killed go in
+ * result->killed (their XML stops where the signal came). */
+static void reaped(GlRunResult *result, pid_t pid, int wait_status)
+{
+    if (WIFSIGNALED(wait_status))
+        g_hash_table_insert(result->killed, GINT_TO_POINTER(pid),
+                            GINT_TO_POINTER(WTERMSIG(wait_status)));
+}
+
+/* Passes @signo to gemleak's children that are not commands: the
+ * processes the commands left running, re-parented to gemleak. */
+static void signal_orphans(int signo)
+{
+#ifdef __linux__
+    g_autoptr(GDir) proc = g_dir_open("/proc", 0, NULL);
+    const char *name;
+    pid_t self = getpid();
+    while (proc != NULL && (name = g_dir_read_name(proc)) != NULL) {
+        guint64 pid = 0;
+        if (!g_ascii_string_to_unsigned(name, 10, 1, G_MAXINT, &pid, NULL))
+            continue;
+        g_autofree char *path = g_strdup_printf("/proc/%s/stat", name);
+        g_autofree char *stat = NULL;
+        if (!g_file_get_contents(path, &stat, NULL, NULL))
+            continue;
+        /* "pid (comm) state ppid ...": comm may hold spaces and parentheses */
+        const char *close = strrchr(stat, ')');
+        char state = 0;
+        long ppid = 0;
+        if (close != NULL && sscanf(close + 1, " %c %ld", &state, &ppid) == 2 && ppid == self &&
+            state != 'Z')
+            kill((pid_t) pid, signo);
+    }
+#else
+    (void) signo;
+#endif
+}
+
+/* Processes the commands forked and did not wait for are re-parented to
+ * gemleak (a child subreaper): they are reaped as they end, all along, and
+ * once the commands are done, waited for too, or their XML would be read
+ * half written. An interruption (now or during the wait) ends the wait:
+ * they get the signal and a moment to finish writing.
+ * Returns: TRUE if some were still running when the grace ended (the
+ * kernel does not say how many). */
+static gboolean wait_for_descendants(GlRunResult *result, FILE *messages)
 {
 #ifdef __linux__
     gint64 deadline = g_get_monotonic_time() + (gint64) DESCENDANTS_GRACE_MS * 1000;
+    gboolean said = FALSE, passed_on = FALSE;
     for (;;) {
-        pid_t pid = waitpid(-1, NULL, WNOHANG);
+        int wait_status = 0;
+        pid_t pid = waitpid(-1, &wait_status, WNOHANG);
+        if (pid < 0 && errno == EINTR)
+            continue;
         if (pid < 0)
             return FALSE;  /* ECHILD: none left */
-        if (pid > 0)
+        if (pid > 0) {
+            reaped(result, pid, wait_status);
             continue;
-        if (g_get_monotonic_time() >= deadline)
+        }
+        gint64 now = g_get_monotonic_time();
+        if (interrupted_by != 0 && !passed_on) {
+            if (!interrupted_at_terminal)
+                signal_orphans(interrupted_by);
+            passed_on = TRUE;
+            deadline = MIN(deadline, now + (gint64) INTERRUPTED_GRACE_MS * 1000);
+        }
+        if (!said && !passed_on && messages != NULL) {
+            fprintf(messages, "gemleak: the command is done; waiting up to %d s for the "
+                    "processes it left running\n", DESCENDANTS_GRACE_MS / 1000);
+            fflush(messages);
+            said = TRUE;
+        }
+        if (now >= deadline)
             return TRUE;
-        g_usleep(20000);
+        g_usleep(REAP_INTERVAL_US);
     }
 #else
+    (void) result;
+    (void) messages;
     return FALSE;
 #endif
 }
@@ -360,7 +516,13 @@ gboolean gl_run_commands(const GlRunOptions *options, GPtrArray *commands, GlRun
                          GError **error)
 {
     memset(result, 0, sizeof *result);
-    g_return_val_if_fail(commands->len > 0 && commands->len <= MAX_CHILDREN, FALSE);
+    result->killed = g_hash_table_new(g_direct_hash, g_direct_equal);
+    g_return_val_if_fail(commands->len > 0, FALSE);
+    if (commands->len > MAX_CHILDREN) {
+        g_set_error(error, GL_ERROR, GL_ERROR_USAGE, "%u commands at once: gemleak runs at most %d",
+                    commands->len, MAX_CHILDREN);
+        return FALSE;
+    }
     result->valgrind_version = gl_valgrind_version(options->valgrind, error);
     if (result->valgrind_version == NULL)
         return FALSE;
@@ -368,72 +530,95 @@ gboolean gl_run_commands(const GlRunOptions *options, GPtrArray *commands, GlRun
     if (result->dir == NULL)
         return FALSE;
     result->kept_by_user = options->keep_dir != NULL;
-    g_autofree char *helper_lib = write_helper(result->dir, error);
-    if (helper_lib == NULL)
+    result->helper_dir = write_helper(error);
+    if (result->helper_dir == NULL)
         return FALSE;
-
-    g_autoptr(GSubprocessLauncher) launcher =
-        g_subprocess_launcher_new(G_SUBPROCESS_FLAGS_STDIN_INHERIT);
-    g_auto(GStrv) env = child_environment(result->dir, helper_lib);
-    g_subprocess_launcher_set_environ(launcher, env);
-    g_subprocess_launcher_set_child_setup(launcher, child_setup, NULL, NULL);
+    g_auto(GStrv) env = child_environment(result->dir, result->helper_dir);
 
 #ifdef __linux__
     prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
 #endif
     struct sigaction saved[G_N_ELEMENTS(forwarded_signals)];
     interrupted_by = 0;
+    interrupted_at_terminal = 0;
     n_children = 0;
     install_handlers(saved);
 
-    g_autoptr(GPtrArray) processes = g_ptr_array_new_with_free_func(g_object_unref);
+    /* Spawned without reaping: gemleak reaps every child itself, the
+     * commands and the orphans alike, with waitpid(-1). */
     gboolean ok = TRUE;
+    gpointer parent = GINT_TO_POINTER(getpid());
     for (guint i = 0; i < commands->len; i++) {
         g_autoptr(GPtrArray) argv = valgrind_argv(options, result->dir,
                                                   g_ptr_array_index(commands, i));
         g_autoptr(GError) local = NULL;
-        GSubprocess *process = g_subprocess_launcher_spawnv(
-            launcher, (const char *const *) argv->pdata, &local);
-        if (process == NULL) {
+        GPid pid = 0;
+        if (!g_spawn_async(NULL, (char **) argv->pdata, env,
+                           G_SPAWN_SEARCH_PATH | G_SPAWN_DO_NOT_REAP_CHILD |
+                               G_SPAWN_CHILD_INHERITS_STDIN,
+                           child_setup, parent, &pid, &local)) {
             g_set_error(error, GL_ERROR, GL_ERROR_CHILD, "cannot start %s: %s",
                         options->valgrind, local->message);
             ok = FALSE;
             break;
         }
-        const char *id = g_subprocess_get_identifier(process);
-        children[n_children] = id != NULL ? (pid_t) atoi(id) : 0;
+        children[n_children] = pid;
         n_children++;
-        g_ptr_array_add(processes, process);
     }
 
-    for (guint i = 0; i < processes->len; i++) {
-        GSubprocess *process = g_ptr_array_index(processes, i);
-        g_subprocess_wait(process, NULL, NULL);
-        children[i] = 0;
-        int status;
-        int signo = 0;
-        if (g_subprocess_get_if_signaled(process)) {
-            signo = g_subprocess_get_term_sig(process);
-            status = 128 + signo;
-        } else {
-            status = g_subprocess_get_exit_status(process);
-        }
-        if (status != 0 && result->status == 0) {
-            result->status = status;
-            result->killed_by = signo;
+    int statuses[MAX_CHILDREN] = { 0 };
+    for (guint running = (guint) n_children; running > 0;) {
+        int wait_status = 0;
+        pid_t pid = waitpid(-1, &wait_status, 0);
+        if (pid < 0 && errno == EINTR)
+            continue;
+        if (pid < 0)
+            break;
+        reaped(result, pid, wait_status);
+        for (sig_atomic_t i = 0; i < n_children; i++) {
+            if (children[i] == pid) {
+                children[i] = 0;
+                statuses[i] = wait_status;
+                running--;
+            }
         }
     }
-    result->descendants_left = wait_for_descendants();
+    /* The first failing command, in the order given, is the run's status. */
+    for (sig_atomic_t i = 0; i < n_children && result->status == 0; i++) {
+        if (WIFSIGNALED(statuses[i])) {
+            result->killed_by = WTERMSIG(statuses[i]);
+            result->status = 128 + result->killed_by;
+        } else if (WIFEXITED(statuses[i])) {
+            result->status = WEXITSTATUS(statuses[i]);
+        }
+    }
+    result->descendants_left = wait_for_descendants(result, options->messages);
     restore_handlers(saved);
     n_children = 0;
     result->interrupted_by = interrupted_by;
     return ok;
 }
 
+char *gl_valgrind_escape_percent(const char *text)
+{
+    GString *escaped = g_string_new(NULL);
+    for (const char *c = text; *c != '\0'; c++) {
+        if (*c == '%')
+            g_string_append_c(escaped, '%');
+        g_string_append_c(escaped, *c);
+    }
+    return g_string_free(escaped, FALSE);
+}
+
 void gl_run_result_clear(GlRunResult *result, gboolean remove_dir)
 {
+    gl_remove_tree(result->helper_dir);
+    g_clear_pointer(&result->helper_dir, g_free);
     if (remove_dir && result->dir != NULL && !result->kept_by_user)
         gl_remove_tree(result->dir);
     g_clear_pointer(&result->dir, g_free);
     g_clear_pointer(&result->valgrind_version, g_free);
+    if (result->killed != NULL)
+        g_hash_table_unref(result->killed);
+    result->killed = NULL;
 }

@@ -1,6 +1,7 @@
 /* The reports CI systems read: JUnit and SARIF validated against their
  * schemas, GitHub annotations and their escaping, suppression files. */
 #include "testutil.h"
+#include "gemleak/baseline.h"
 #include "gemleak/analyze.h"
 #include "gemleak/gate.h"
 #include "gemleak/report.h"
@@ -334,6 +335,85 @@ START_TEST(test_suppressions_file)
 }
 END_TEST
 
+/* JSON and SARIF are UTF-8 whatever bytes the inputs held (a Latin-1 file
+ * name, a target pattern, a function name), and a JSON report is a
+ * baseline gemleak reads back. */
+START_TEST(test_json_is_utf8_and_reads_back_as_a_baseline)
+{
+    g_autofree char *dir = gl_test_tmpdir();
+    Report report;
+    report_prepare(&report, "xml/clean.xml", NULL);
+    GlFinding *finding = hostile_finding();
+    finding->record->stack.frames[0].fn = gl_record_intern(finding->record, "caf\xe9_alloc\xc3");
+    g_autoptr(GPtrArray) findings = g_ptr_array_new();
+    g_ptr_array_add(findings, finding);
+    static const char *targets[] = { "leaky", "caf\xe9", NULL };
+    report.context.findings = findings;
+    report.context.targets = targets;
+    g_ptr_array_add(report.analysis->summary.truncated_files, g_strdup("/tmp/caf\xe9/42.xml"));
+    const char *const formats[] = { "json", "sarif" };
+    for (guint i = 0; i < G_N_ELEMENTS(formats); i++) {
+        g_autofree char *path = write_format(&report, formats[i], dir);
+        g_autofree char *text = gl_test_read(path, NULL);
+        ck_assert_msg(g_utf8_validate(text, -1, NULL), "%s: not UTF-8", formats[i]);
+        g_autoptr(JsonParser) parser = json_parser_new();
+        g_autoptr(GError) error = NULL;
+        ck_assert_msg(json_parser_load_from_data(parser, text, -1, &error), "%s: %s", formats[i],
+                      error != NULL ? error->message : "?");
+    }
+    g_autofree char *json = g_strdup_printf("%s/report.json", dir);
+    g_autoptr(GError) error = NULL;
+    g_autoptr(GlBaseline) baseline = gl_baseline_load(json, &error);
+    ck_assert_msg(baseline != NULL, "%s", error != NULL ? error->message : "?");
+    ck_assert(gl_baseline_knows(baseline, "0123456789abcdef"));
+    hostile_finding_free(finding);
+    report_clear(&report);
+    gl_remove_tree(dir);
+}
+END_TEST
+
+/* A name with a newline in it cannot break a suppression block: each
+ * line of the file stays one line, and Valgrind reads the file. */
+START_TEST(test_suppressions_with_newlines_in_names)
+{
+    g_autofree char *dir = gl_test_tmpdir();
+    Report report;
+    report_prepare(&report, "xml/clean.xml", NULL);
+    GlFinding *finding = hostile_finding();
+    GlFrame *frame = &finding->record->stack.frames[1];
+    frame->fn = gl_record_intern(finding->record, "evil\nfn}\r\n{");
+    /* a kind Valgrind can suppress: Memcheck:Addr8 */
+    finding->record->what = gl_record_intern(finding->record, "Invalid read of size 8");
+    g_autoptr(GPtrArray) findings = g_ptr_array_new();
+    g_ptr_array_add(findings, finding);
+    report.context.findings = findings;
+    g_autofree char *path = write_format(&report, "supp", dir);
+    g_autofree char *supp = gl_test_read(path, NULL);
+    /* (strstr: the message's invalid UTF-8 is kept, and GRegex wants UTF-8) */
+    ck_assert_msg(strstr(supp, "\n   fun:evil?fn}??{\n") != NULL, "%s", supp);
+    g_autofree char *option = g_strconcat("--suppressions=", path, NULL);
+    const char *argv[] = { "valgrind", "-q", option, "true", NULL };
+    g_autofree char *err = NULL;
+    ck_assert_msg(gl_test_spawn(argv, NULL, &err) == 0, "valgrind refuses it:\n%s\n%s", err, supp);
+
+    /* Valgrind's own frames, from the XML, the same */
+    GlSuppression suppression = {
+        .kind = "Memcheck:Leak",
+        .aux = "match-leak-kinds:\ndefinite",
+        .frames = (const char *[]) { "fun:malloc", "fun:evil\nfn", NULL },
+    };
+    finding->record->suppression = &suppression;
+    g_autofree char *again = write_format(&report, "supp", dir);
+    g_autofree char *supp2 = gl_test_read(again, NULL);
+    ck_assert_msg(strstr(supp2, "\n   fun:evil?fn\n") != NULL, "%s", supp2);
+    ck_assert_msg(strstr(supp2, "\n   match-leak-kinds: definite\n") != NULL, "%s", supp2);
+    finding->record->suppression = NULL;
+    hostile_finding_free(finding);
+    report_clear(&report);
+    gl_remove_tree(dir);
+}
+END_TEST
+
 Suite *gl_formats_suite(void)
 {
     Suite *suite = suite_create("formats");
@@ -344,6 +424,8 @@ Suite *gl_formats_suite(void)
     tcase_add_test(tc, test_github_escaping);
     tcase_add_test(tc, test_github_shows_ten_then_counts);
     tcase_add_test(tc, test_suppressions_file);
+    tcase_add_test(tc, test_json_is_utf8_and_reads_back_as_a_baseline);
+    tcase_add_test(tc, test_suppressions_with_newlines_in_names);
     tcase_set_timeout(tc, 60);
     suite_add_tcase(suite, tc);
     return suite;

@@ -32,11 +32,27 @@ GPtrArray *gl_list_xml_files(const char *dir, GError **error);
 /* Returns: TRUE if @dir holds at least one *.xml or *.xml.gz file. */
 gboolean gl_list_xml_files_any(const char *dir);
 
+/* The most threads that read at once, and (gemleak run) the most commands
+ * run at once under Valgrind: more would be hundreds of Valgrinds on one
+ * machine, each with hundreds of megabytes. */
+#define GL_MAX_JOBS 64
+
 /* Reads @paths (files, directories of *.xml, "-" for standard input) with
- * @jobs threads (0: one per processor). Inputs that cannot be read become
+ * @jobs threads (0: one per processor; at most GL_MAX_JOBS, and fewer when
+ * the system will not start more). Inputs that cannot be read become
  * problems; the others are read all the same.
  * Returns: (transfer full): free with gl_analysis_free(). */
 GlAnalysis *gl_analyze(const char *const *paths, const GlRules *rules, guint jobs);
+
+/* As gl_analyze(), knowing which processes a signal killed: @killed
+ * (nullable) maps a pid to the signal that killed it (both
+ * GINT_TO_POINTER; gemleak run's GlRunResult.killed). An input named
+ * "<pid>.xml" of such a process that stops short (the reader's
+ * GL_ERROR_TRUNCATED) is a note, "PATH: process 123 was killed by SIGKILL;
+ * its XML ends early", not a problem: the process never finished writing
+ * it. It still counts in summary.truncated_files. */
+GlAnalysis *gl_analyze_with_killed(const char *const *paths, const GlRules *rules, guint jobs,
+                                   GHashTable *killed);
 void gl_analysis_free(GlAnalysis *analysis);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(GlAnalysis, gl_analysis_free)
 

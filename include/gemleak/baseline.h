@@ -12,8 +12,13 @@ typedef struct GlBaseline GlBaseline;
 /* Reads the "fingerprint" of every finding of a JSON report (--format json
  * or --write-baseline).
  * Returns: (transfer full): free with gl_baseline_free(); NULL with
- * GL_ERROR_IO when it cannot be read or is not such a report. */
+ * GL_ERROR_IO when it cannot be read or is not such a report, GL_ERROR_LIMIT
+ * when it is far larger (64 MiB) or deeper than a report. */
 GlBaseline *gl_baseline_load(const char *path, GError **error);
+/* As gl_baseline_load(), from @length bytes of @data; @name names them in
+ * errors. Refuses with GL_ERROR_LIMIT what nests deeper than any report. */
+GlBaseline *gl_baseline_load_from_data(const char *data, gsize length, const char *name,
+                                       GError **error);
 void gl_baseline_free(GlBaseline *baseline);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(GlBaseline, gl_baseline_free)
 

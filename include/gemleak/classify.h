@@ -56,9 +56,15 @@ gboolean gl_rules_target_matches(const GlRules *rules, guint index, const char *
  * matched anywhere in the name as Ruby's Regexp#match?.
  * Returns: FALSE with GL_ERROR_USAGE for a /REGEX/ that does not compile. */
 gboolean gl_rules_add_callback(GlRules *rules, const char *pattern, GError **error);
-/* A file of patterns, one a line; '#' starts a comment. A bad pattern is
- * named with its FILE:LINE. */
+/* A file of patterns, one a line; '#' starts a comment.
+ * Returns: FALSE with GL_ERROR_IO when it cannot be read, GL_ERROR_LIMIT
+ * when it is larger than 1 MiB, GL_ERROR_USAGE for a bad pattern (named
+ * with its FILE:LINE); the message names the option and the file. */
 gboolean gl_rules_add_callbacks_from_file(GlRules *rules, const char *path, GError **error);
+/* The same from @length bytes of @data (which may hold NULs: a line ends at
+ * one); @name names it in messages. */
+gboolean gl_rules_add_callbacks_from_data(GlRules *rules, const char *data, gsize length,
+                                          const char *name, GError **error);
 /* Turns off the built-in rule that leaves out Ruby's own memory (rule 2):
  * only --skip-function patterns skip. */
 void gl_rules_drop_default_callbacks(GlRules *rules);

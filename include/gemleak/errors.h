@@ -25,11 +25,14 @@ typedef enum {
 
 /* The process exit statuses, documented in --help, the README and gemleak(1). */
 typedef enum {
-    GL_EXIT_CLEAN = 0,     /* nothing found */
-    GL_EXIT_FINDINGS = 1,  /* genuine findings (the gate failed) */
+    GL_EXIT_CLEAN = 0,     /* nothing found (run: and the command passed) */
+    GL_EXIT_FINDINGS = 1,  /* genuine findings (the gate failed; run: the command passed) */
     GL_EXIT_USAGE = 2,     /* usage error */
     GL_EXIT_ERROR = 3,     /* an input could not be read or was not complete
-                            * Valgrind XML, or the environment is unusable */
+                            * Valgrind XML, or the environment is unusable,
+                            * and the gate did not fail */
+    GL_EXIT_COMMAND_FAILED = 4,  /* run: the command failed, the gate did not */
+    GL_EXIT_FINDINGS_AND_COMMAND_FAILED = 5,  /* run: both failed */
 } GlExitStatus;
 
 /* Returns: the exit status a GError of GL_ERROR (or any other domain) stands for. */

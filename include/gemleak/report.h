@@ -16,6 +16,7 @@ typedef struct {
     const GPtrArray *findings;     /* GlFinding* to report: the analysis's, less the baseline's */
     guint baseline_known;          /* findings left out because the baseline knows them */
     const GlGateResult *gate;
+    const char *exit_line;         /* gemleak run: its exit status and why (nullable) */
     const GlGate *fail_on;         /* which findings fail (nullable: all of them) */
     const char *const *targets;    /* the target patterns or paths, NULL-terminated */
     gboolean color;                /* ANSI colour (text only) */
@@ -100,8 +101,11 @@ char *gl_finding_title(const GlFinding *finding);
 gboolean gl_report_finding_fails(const GlReportContext *context, const GlFinding *finding);
 
 /* Adds the member @name to the object @builder is in: a string, or null
- * when @value is NULL. */
+ * when @value is NULL. Bytes that are not UTF-8 become U+FFFD: JSON is
+ * UTF-8 whatever the input held. */
 void gl_json_add_string(JsonBuilder *builder, const char *name, const char *value);
+/* The same for an array element. */
+void gl_json_add_string_value(JsonBuilder *builder, const char *value);
 
 /* Adds the member @name: an integer. */
 void gl_json_add_int(JsonBuilder *builder, const char *name, gint64 value);

@@ -4,6 +4,7 @@
 #ifndef GEMLEAK_RUNNER_H
 #define GEMLEAK_RUNNER_H
 
+#include <stdio.h>
 #include <glib.h>
 #include "gemleak/record.h"
 
@@ -18,6 +19,7 @@ typedef struct {
     GlLeakKind leak_kinds;         /* for --show-leak-kinds */
     gboolean gen_suppressions;
     const char *keep_dir;          /* --keep-xml: write there and keep it; NULL: a private one */
+    FILE *messages;                /* nullable: where to say that the run waits for processes */
 } GlRunOptions;
 
 typedef struct {
@@ -27,10 +29,15 @@ typedef struct {
     int killed_by;         /* that signal, or 0 */
     int interrupted_by;    /* the signal gemleak itself received, or 0 */
     gboolean descendants_left; /* processes the command started still ran past the grace period */
+    GHashTable *killed;    /* every process gemleak reaped (the commands, and the orphans
+                            * re-parented to it) that a signal killed: pid -> signal, both
+                            * GINT_TO_POINTER; a pid's XML is <pid>.xml */
     char *valgrind_version;
+    char *helper_dir;      /* gemleak's private directory for the Ruby helper, removed at the end */
 } GlRunResult;
 
-/* Checks that @valgrind runs and is recent enough.
+/* Checks that @valgrind runs and is recent enough; '--version' gets 5
+ * seconds and 4 KiB of output to say so.
  * Returns: (transfer full): its version ("3.19.0"), or NULL with
  * GL_ERROR_ENVIRONMENT set. */
 char *gl_valgrind_version(const char *valgrind, GError **error);
@@ -53,13 +60,26 @@ GPtrArray *gl_suppression_files(const char *const *dirs, const char *version);
 char *gl_data_dir(void);
 
 /* Runs each of @commands (a GStrv each) at once under Valgrind, waits for
- * all, forwarding SIGINT, SIGTERM and SIGHUP sent to gemleak.
+ * all, forwarding SIGINT, SIGTERM and SIGHUP sent to gemleak, reaping the
+ * processes they leave behind as they end, and waiting for those (up to a
+ * minute, or a few seconds once interrupted). Valgrind dies with gemleak.
  * Returns: FALSE with @error set when nothing could be run (the run
  * directory, if made, is in @result->dir all the same). */
 gboolean gl_run_commands(const GlRunOptions *options, GPtrArray *commands, GlRunResult *result,
                          GError **error);
 
-/* Removes the run directory unless the user asked to keep it. */
+/* Checks a --keep-xml directory before anything runs: a new one is fine
+ * (gemleak makes it, mode 0700); an existing one must be a directory of
+ * the user's own that nobody else can write to, without XML of another run.
+ * Returns: FALSE with GL_ERROR_USAGE otherwise. */
+gboolean gl_run_check_keep_dir(const char *dir, GError **error);
+
+/* Returns: (transfer full): @text with every % doubled, as Valgrind's
+ * --xml-file and --log-file want a literal %. */
+char *gl_valgrind_escape_percent(const char *text);
+
+/* Removes the helper's directory, and the run directory unless the user
+ * asked to keep it. */
 void gl_run_result_clear(GlRunResult *result, gboolean remove_dir);
 
 /* Removes @path (nullable: nothing to remove) and everything under it;
