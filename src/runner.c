@@ -183,30 +183,53 @@ static char *make_run_dir(const GlRunOptions *options, GError **error)
     return dir;
 }
 
-/* The helper is compiled into gemleak (src/helper/) and written where
- * RUBYLIB points, alone in its directory: nothing else there is required. */
-static char *write_helper(const char *run_dir, GError **error)
+/* Writes the resource @name into @dir. */
+static gboolean write_resource(const char *name, const char *dir, const char *what,
+                               GError **error)
 {
-    g_autoptr(GBytes) helper = g_resource_lookup_data(gl_resources_get_resource(),
-                                                      "/gemleak/helper/gemleak_helper.rb",
-                                                      G_RESOURCE_LOOKUP_FLAGS_NONE, NULL);
-    g_autofree char *lib = g_build_filename(run_dir, "ruby", NULL);
-    g_autofree char *file = g_build_filename(lib, "gemleak_helper.rb", NULL);
+    g_autofree char *path = g_strconcat("/gemleak/", name, NULL);
+    g_autoptr(GBytes) bytes = g_resource_lookup_data(gl_resources_get_resource(), path,
+                                                     G_RESOURCE_LOOKUP_FLAGS_NONE, NULL);
+    g_autofree char *base = g_path_get_basename(name);
+    g_autofree char *file = g_build_filename(dir, base, NULL);
     gsize size = 0;
-    const char *data = g_bytes_get_data(helper, &size);
-    g_autoptr(GError) local = NULL;
-    if (g_mkdir_with_parents(lib, 0700) != 0 ||
-        !g_file_set_contents(file, data, (gssize) size, &local)) {
-        g_set_error(error, GL_ERROR, GL_ERROR_ENVIRONMENT, "cannot write the Ruby helper to %s",
+    const char *data = g_bytes_get_data(bytes, &size);
+    if (!g_file_set_contents(file, data, (gssize) size, NULL)) {
+        g_set_error(error, GL_ERROR, GL_ERROR_ENVIRONMENT, "cannot write the %s to %s", what,
                     file);
+        return FALSE;
+    }
+    return TRUE;
+}
+
+gboolean gl_per_test_available(void)
+{
+    gsize size = 0;
+    return g_resource_get_info(gl_resources_get_resource(), "/gemleak/client/gemleak_client.so",
+                               G_RESOURCE_LOOKUP_FLAGS_NONE, &size, NULL, NULL) &&
+           size > 0;
+}
+
+/* The helper is compiled into gemleak (src/helper/) and written where
+ * RUBYLIB points, alone in its directory: nothing else there is required.
+ * --per-test adds the client library beside it, for Fiddle to load. */
+static char *write_helper(const char *run_dir, gboolean per_test, GError **error)
+{
+    g_autofree char *lib = g_build_filename(run_dir, "ruby", NULL);
+    if (g_mkdir_with_parents(lib, 0700) != 0) {
+        g_set_error(error, GL_ERROR, GL_ERROR_ENVIRONMENT, "cannot make %s", lib);
         return NULL;
     }
+    if (!write_resource("helper/gemleak_helper.rb", lib, "Ruby helper", error) ||
+        (per_test && !write_resource("client/gemleak_client.so", lib, "per-test library", error)))
+        return NULL;
     return g_steal_pointer(&lib);
 }
 
 /* ---- the child's environment ------------------------------------------------ */
 
-static char **child_environment(const char *run_dir, const char *helper_lib)
+static char **child_environment(const GlRunOptions *options, const char *run_dir,
+                                const char *helper_lib)
 {
     char **env = g_get_environ();
     const char *rubylib = g_environ_getenv(env, "RUBYLIB");
@@ -223,6 +246,16 @@ static char **child_environment(const char *run_dir, const char *helper_lib)
      * value the user set (RUBY_FREE_AT_EXIT=0 to see Ruby as it runs in
      * production) is left alone. */
     env = g_environ_setenv(env, "RUBY_FREE_AT_EXIT", "1", FALSE);
+    /* Per test only when asked: a variable left in the environment by an
+     * outer run must not slow this one down. */
+    if (options->per_test != NULL) {
+        g_autofree char *client = g_build_filename(helper_lib, "gemleak_client.so", NULL);
+        env = g_environ_setenv(env, "GEMLEAK_PER_TEST", options->per_test, TRUE);
+        env = g_environ_setenv(env, "GEMLEAK_CLIENT", client, TRUE);
+    } else {
+        env = g_environ_unsetenv(env, "GEMLEAK_PER_TEST");
+        env = g_environ_unsetenv(env, "GEMLEAK_CLIENT");
+    }
     return env;
 }
 
@@ -363,13 +396,13 @@ gboolean gl_run_commands(const GlRunOptions *options, GPtrArray *commands, GlRun
     if (result->dir == NULL)
         return FALSE;
     result->kept_by_user = options->keep_dir != NULL;
-    g_autofree char *helper_lib = write_helper(result->dir, error);
+    g_autofree char *helper_lib = write_helper(result->dir, options->per_test != NULL, error);
     if (helper_lib == NULL)
         return FALSE;
 
     g_autoptr(GSubprocessLauncher) launcher =
         g_subprocess_launcher_new(G_SUBPROCESS_FLAGS_STDIN_INHERIT);
-    g_auto(GStrv) env = child_environment(result->dir, helper_lib);
+    g_auto(GStrv) env = child_environment(options, result->dir, helper_lib);
     g_subprocess_launcher_set_environ(launcher, env);
     g_subprocess_launcher_set_child_setup(launcher, child_setup, NULL, NULL);
 
