@@ -586,6 +586,11 @@ static gboolean analyze_and_report(const Options *options, const char *const *in
         return FALSE;
 
     g_autoptr(GlAnalysis) analysis = gl_analyze(inputs, rules, (guint) MAX(options->jobs, 0));
+    if (options->per_test != NULL && analysis->summary.files > 0 &&
+        analysis->summary.marked_files == 0)
+        fprintf(err, "gemleak: warning: --per-test: no process ran a test under minitest, "
+                "test-unit or RSpec that gemleak could follow (see any warning of the helper "
+                "above): no finding names a test\n");
     if (!have_lists && options->objects != NULL && analysis->summary.files > 0)
         warn_unseen_targets(rules, analysis, err);
     guint known = 0;

@@ -59,11 +59,14 @@ static void render_other_accesses(GString *out, const GlFinding *finding)
 }
 
 static void render_finding(GString *out, const GlFinding *finding, gboolean color,
-                           gboolean suppressions)
+                           gboolean suppressions, const char *project_root)
 {
     const GlRecord *record = finding->record;
     g_autofree char *message = gl_finding_message(finding);
     g_string_append_printf(out, "%s%s%s\n", paint(color, BOLD), message, paint(color, RESET));
+    g_autofree char *tests = gl_finding_tests_line(finding, project_root);
+    if (tests != NULL)
+        g_string_append_printf(out, "%s\n", tests);
     g_autofree char *uncertain = gl_finding_uncertainty(finding);
     if (uncertain != NULL)
         g_string_append_printf(out, "%suncertain: %s. Ruby's debug symbols decide it (Debian and "
@@ -90,10 +93,10 @@ static void render_finding(GString *out, const GlFinding *finding, gboolean colo
     }
 }
 
-char *gl_finding_text(const GlFinding *finding, gboolean suppressions)
+char *gl_finding_text(const GlFinding *finding, gboolean suppressions, const char *project_root)
 {
     GString *out = g_string_new(NULL);
-    render_finding(out, finding, FALSE, suppressions);
+    render_finding(out, finding, FALSE, suppressions, project_root);
     return g_string_free(out, FALSE);
 }
 
@@ -112,7 +115,8 @@ static void text_finding(gpointer data, const GlFinding *finding, guint index)
     g_string_truncate(state->line, 0);
     if (index > 0)
         g_string_append_c(state->line, '\n');
-    render_finding(state->line, finding, state->context->color, state->context->suppressions);
+    render_finding(state->line, finding, state->context->color, state->context->suppressions,
+                   state->context->project_root);
     fputs(state->line->str, state->out);
 }
 
@@ -142,6 +146,7 @@ static void text_end(gpointer data)
         g_string_append_printf(line, ", %" G_GUINT64_FORMAT " skipped (", skipped);
         for (guint v = GL_VERDICT_KEEP + 1; v < GL_N_VERDICTS; v++)
             append_count(line, summary->by_verdict[v], gl_verdict_describe((GlVerdict) v), &first);
+        append_count(line, summary->repeated, "repeated by a later leak check", &first);
         g_string_append_c(line, ')');
     }
     guint uncertain = 0;
