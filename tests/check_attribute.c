@@ -674,6 +674,42 @@ START_TEST(test_reader_marker_prefix)
 }
 END_TEST
 
+/* ---- real XML ------------------------------------------------------------------ */
+
+/* fixtures/xml/per_test.xml: a minitest suite of three tests under gemleak
+ * run --per-test (fixtures/capture.sh): test_leak leaks, test_use_after_free
+ * writes to a freed block, test_clean does neither. */
+START_TEST(test_real_per_test_run)
+{
+    g_autofree char *path = gl_test_fixture("xml/per_test.xml");
+    GlTestRun run = { 0 };
+    gl_test_gemleak(&run, "filter", "-O", "leaky", "--project-root", "/tmp/gemleak-fixtures",
+                    "--format", "json", path, NULL);
+    ck_assert_int_eq(run.status, 1);
+    g_autoptr(JsonParser) parser = json_parser_new();
+    ck_assert(json_parser_load_from_data(parser, run.out, -1, NULL));
+    JsonObject *report = json_node_get_object(json_parser_get_root(parser));
+    JsonArray *findings = json_object_get_array_member(report, "findings");
+    ck_assert_uint_eq(json_array_get_length(findings), 2);
+    for (guint i = 0; i < 2; i++) {
+        JsonObject *finding = json_array_get_object_element(findings, i);
+        g_autofree char *tests = tests_of(finding);
+        if (strcmp(json_object_get_string_member(finding, "kind"), "Leak_DefinitelyLost") == 0) {
+            ck_assert_str_eq(tests, "LeakyTest#test_leak @ leaky_test.rb:9");
+            ck_assert_int_eq(json_object_get_int_member(finding, "bytes"), 100);
+            ck_assert_int_eq(json_object_get_int_member(finding, "occurrences"), 1);
+        } else {
+            ck_assert_str_eq(tests, "LeakyTest#test_use_after_free @ leaky_test.rb:13");
+        }
+    }
+    JsonObject *summary = json_object_get_object_member(report, "summary");
+    ck_assert_int_eq(json_object_get_int_member(
+                         json_object_get_object_member(summary, "skipped_by_reason"),
+                         "repeated_by_later_check"), 1);
+    gl_test_run_clear(&run);
+}
+END_TEST
+
 /* ---- the option ---------------------------------------------------------------- */
 
 START_TEST(test_per_test_option)
@@ -716,6 +752,7 @@ Suite *gl_attribute_suite(void)
     tcase_add_test(checks, test_per_file_and_outside_the_root);
     tcase_add_test(checks, test_mid_run_indirect_words);
     tcase_add_test(checks, test_no_markers_no_attribution);
+    tcase_add_test(checks, test_real_per_test_run);
     suite_add_tcase(suite, checks);
     TCase *reports = tcase_create("reports and option");
     tcase_add_test(reports, test_reports_name_the_test);

@@ -374,7 +374,7 @@ START_TEST(test_parallel_read_gives_the_same_report)
     ck_assert(json_parser_load_from_data(parser, serial, -1, NULL));
     JsonObject *summary = json_object_get_object_member(
         json_node_get_object(json_parser_get_root(parser)), "summary");
-    ck_assert_int_eq(json_object_get_int_member(summary, "files"), 10);
+    ck_assert_int_eq(json_object_get_int_member(summary, "files"), 11);
     ck_assert_int_gt(json_object_get_int_member(summary, "findings"), 5);
 }
 END_TEST
