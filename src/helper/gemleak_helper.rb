@@ -145,6 +145,9 @@ module GemLeakHelper
     @ready = false   # the setup (or forked) check is done in this process
     @open = nil      # [name, location] of the test or file begun and not ended
     @installed = {}
+    # At most this much of a name: the location tells apart two tests whose
+    # names begin alike, and the markers stay lines, not pages.
+    FIELD_BYTES = 1000
 
     class << self
       def on?
@@ -177,7 +180,7 @@ module GemLeakHelper
       end
 
       def escape(text)
-        text.to_s.b.gsub(/[%\x00-\x20\x7f]/n) { |c| format("%%%02X", c.ord) }
+        text.to_s.b[0, FIELD_BYTES].gsub(/[%\x00-\x20\x7f]/n) { |c| format("%%%02X", c.ord) }
       end
 
       def marker(*fields)
@@ -189,7 +192,6 @@ module GemLeakHelper
       # Lets the memory the finished test dropped be freed (objects' dfree
       # run), so that what it leaked is lost now, not at a later test's check.
       def check(*fields)
-        GemLeakHelper.forget_minitest_lets
         GC.start
         marker(*fields)
         @client[:check].call
@@ -239,9 +241,13 @@ module GemLeakHelper
       end
 
       # A test ended; per file, its file ends when the next file's test
-      # begins, or at exit.
-      def finished
-        finish if on? && @grain == "test"
+      # begins, or at exit. NAME (nullable) is its name as it is now: an
+      # RSpec example without a description gets one as it runs.
+      def finished(name = nil)
+        return unless on? && @grain == "test"
+
+        @open[0] = escape(name) if @open && name
+        finish
       rescue StandardError => e
         warn("gemleak helper: #{e.class}: #{e.message}") if ENV["GEMLEAK_DEBUG"]
       end
@@ -286,7 +292,7 @@ module GemLeakHelper
     module MinitestHook
       def run_one_method(klass, method_name, *rest)
         file, line = PerTest.source_location(klass, method_name)
-        PerTest.started("#{klass.name}##{method_name}", file, line)
+        PerTest.started("#{klass.name || klass.inspect}##{method_name}", file, line)
         super
       ensure
         PerTest.finished
@@ -297,7 +303,7 @@ module GemLeakHelper
     module TestUnitHook
       def run(result, &block)
         file, line = PerTest.source_location(self.class, method_name)
-        PerTest.started("#{self.class.name}##{method_name}", file, line)
+        PerTest.started("#{self.class.name || self.class.inspect}##{method_name}", file, line)
         super
       ensure
         PerTest.finished
@@ -315,7 +321,7 @@ module GemLeakHelper
         example_group_instance&.instance_variables&.each do |ivar|
           example_group_instance.instance_variable_set(ivar, nil)
         end
-        PerTest.finished
+        PerTest.finished(full_description)
       end
     end
   end
