@@ -8,6 +8,7 @@
 #include "gemleak/runner.h"
 
 #include <string.h>
+#include <sys/resource.h>
 
 #include <glib/gstdio.h>
 #include <json-glib/json-glib.h>
@@ -732,12 +733,59 @@ START_TEST(test_per_test_option)
 }
 END_TEST
 
+static long peak_rss_kib(void)
+{
+    struct rusage usage;
+    getrusage(RUSAGE_SELF, &usage);
+    return usage.ru_maxrss;
+}
+
+/* A suite of a hundred thousand tests writes two hundred thousand markers
+ * in one process: the reader keeps the last, not all of them. */
+START_TEST(test_markers_by_the_hundred_thousand)
+{
+    g_autofree char *dir = gl_test_tmpdir();
+    g_autofree char *path = g_build_filename(dir, "many.xml", NULL);
+    FILE *out = fopen(path, "w");
+    ck_assert_ptr_nonnull(out);
+    g_autoptr(GString) head = g_string_new(NULL);
+    begin(head, 100);
+    fputs(head->str, out);
+    g_autofree char *padding = g_strnfill(200, 'x');
+    for (int i = 0; i < 100000; i++) {
+        fprintf(out, "<clientmsg><tid>1</tid><text>gemleak:start\tT#test_%d_%s\t/t.rb:%d  "
+                     "</text></clientmsg>\n", i, padding, i);
+        fprintf(out, "<clientmsg><tid>1</tid><text>gemleak:end\tT#test_%d_%s\t/t.rb:%d  "
+                     "</text></clientmsg>\n", i, padding, i);
+    }
+    g_autoptr(GString) tail = g_string_new(NULL);
+    invalid_read(tail, 60);
+    close_document(tail);
+    fputs(tail->str, out);
+    fclose(out);
+
+    long before = peak_rss_kib();
+    g_autoptr(GlReader) reader = gl_reader_new_for_path(path, NULL);
+    ck_assert_ptr_nonnull(reader);
+    gl_reader_set_marker_prefix(reader, GL_MARKER_PREFIX);
+    g_autoptr(GlRecord) record = gl_reader_next(reader, NULL);
+    ck_assert_ptr_nonnull(record);
+    g_autofree char *last = g_strdup_printf("gemleak:end\tT#test_99999_%s\t/t.rb:99999  ", padding);
+    ck_assert_str_eq(record->marker, last);
+    long grown = peak_rss_kib() - before;
+    /* 48 MiB of markers */
+    ck_assert_msg(grown < 8 * 1024, "peak memory grew by %ld KiB", grown);
+    gl_remove_tree(dir);
+}
+END_TEST
+
 Suite *gl_attribute_suite(void)
 {
     Suite *suite = suite_create("attribute");
     TCase *markers = tcase_create("markers");
     tcase_add_test(markers, test_marker_parse);
     tcase_add_test(markers, test_reader_marker_prefix);
+    tcase_add_test(markers, test_markers_by_the_hundred_thousand);
     suite_add_tcase(suite, markers);
     TCase *checks = tcase_create("checks");
     tcase_add_test(checks, test_leak_named_after_its_test);
