@@ -502,6 +502,40 @@ START_TEST(test_forked_child_adds_no_test)
 }
 END_TEST
 
+/* The same leak lost in a test of each of two processes: the tests come
+ * in the order of the files, however many threads read them. */
+START_TEST(test_tests_of_several_processes_in_file_order)
+{
+    GString *docs[3] = { g_string_new(NULL), g_string_new(NULL), NULL };
+    const char *tests[2][2] = { { B }, { A } };
+    for (guint i = 0; i < 2; i++) {
+        begin(docs[i], 100 + (int) i);
+        start(docs[i], tests[i][0], tests[i][1]);
+        end(docs[i], tests[i][0], tests[i][1]);
+        leak(docs[i], "17 (+17) bytes in 1 (+1) blocks", 17, 1, 45);
+        finished(docs[i]);
+        leak(docs[i], "17 bytes in 1 blocks", 17, 1, 45);
+        close_document(docs[i]);
+    }
+    Filtered f = { 0 };
+    filter_docs(&f, "json", docs);
+    g_autofree char *serial = tests_of(finding_at(&f, 0));
+    ck_assert_str_eq(serial, "BTest#test_b @ test/b_test.rb:9, ATest#test_a @ test/a_test.rb:4");
+    ck_assert_int_eq(json_object_get_int_member(finding_at(&f, 0), "bytes"), 34);
+    ck_assert_int_eq(json_object_get_int_member(finding_at(&f, 0), "occurrences"), 2);
+    for (guint run = 0; run < 5; run++) {
+        GlTestRun threads = { 0 };
+        gl_test_gemleak(&threads, "filter", "--object", "tally", "--project-root", GEM, "-j", "4",
+                        "--format", "json", f.dir, NULL);
+        ck_assert_str_eq(threads.out, f.run.out);
+        gl_test_run_clear(&threads);
+    }
+    filtered_clear(&f);
+    g_string_free(docs[0], TRUE);
+    g_string_free(docs[1], TRUE);
+}
+END_TEST
+
 /* A handful of tests, then "and other tests". */
 START_TEST(test_at_most_a_handful_of_tests)
 {
@@ -796,6 +830,7 @@ Suite *gl_attribute_suite(void)
     tcase_add_test(checks, test_leak_lost_before_the_first_test);
     tcase_add_test(checks, test_errors_during_and_between_tests);
     tcase_add_test(checks, test_forked_child_adds_no_test);
+    tcase_add_test(checks, test_tests_of_several_processes_in_file_order);
     tcase_add_test(checks, test_at_most_a_handful_of_tests);
     tcase_add_test(checks, test_per_file_and_outside_the_root);
     tcase_add_test(checks, test_mid_run_indirect_words);
