@@ -785,7 +785,7 @@ START_TEST(test_markers_by_the_hundred_thousand)
     g_autoptr(GString) head = g_string_new(NULL);
     begin(head, 100);
     fputs(head->str, out);
-    g_autofree char *padding = g_strnfill(200, 'x');
+    g_autofree char *padding = g_strnfill(450, 'x');
     for (int i = 0; i < 100000; i++) {
         fprintf(out, "<clientmsg><tid>1</tid><text>gemleak:start\tT#test_%d_%s\t/t.rb:%d  "
                      "</text></clientmsg>\n", i, padding, i);
@@ -807,8 +807,8 @@ START_TEST(test_markers_by_the_hundred_thousand)
     g_autofree char *last = g_strdup_printf("gemleak:end\tT#test_99999_%s\t/t.rb:99999  ", padding);
     ck_assert_str_eq(record->marker, last);
     long grown = peak_rss_kib() - before;
-    /* 48 MiB of markers */
-    ck_assert_msg(grown < 8 * 1024, "peak memory grew by %ld KiB", grown);
+    /* 90 MiB of markers; under ASan its 16 MiB quarantine counts too */
+    ck_assert_msg(grown < 32 * 1024, "peak memory grew by %ld KiB", grown);
     gl_remove_tree(dir);
 }
 END_TEST
