@@ -62,7 +62,7 @@ LIB_OBJS  := $(LIB_SRCS:src/%.c=$(B)/obj/%.o) $(B)/obj/resources.o
 UNIT_SRCS := $(filter-out tests/check_integration.c,$(wildcard tests/*.c))
 UNIT_OBJS := $(UNIT_SRCS:tests/%.c=$(B)/obj/tests/%.o)
 INTEG_OBJS := $(B)/obj/tests/check_integration.o $(B)/obj/tests/testutil.o
-RESOURCES := $(wildcard src/helper/*)
+RESOURCES := $(wildcard src/helper/*) $(B)/client/gemleak_client.so
 
 .PHONY: all demo check check-unit check-integration asan fuzz bench lint \
         install uninstall clean deps-build deps-check deps-demo deps-fuzz deps-bench deps-lint
@@ -90,11 +90,29 @@ $(B)/obj/tests/%.o: tests/%.c | $(B)/gen/resources.h
 
 $(B)/gen/resources.c: src/gemleak.gresource.xml $(RESOURCES)
 	@mkdir -p $(@D)
-	glib-compile-resources --sourcedir=src --generate-source --c-name gl_resources --target=$@ $<
+	glib-compile-resources --sourcedir=src --sourcedir=$(B) --generate-source --c-name gl_resources --target=$@ $<
 
-$(B)/gen/resources.h: src/gemleak.gresource.xml
+$(B)/gen/resources.h: src/gemleak.gresource.xml $(B)/client/gemleak_client.so
 	@mkdir -p $(@D)
-	glib-compile-resources --sourcedir=src --generate-header --c-name gl_resources --target=$@ $<
+	glib-compile-resources --sourcedir=src --sourcedir=$(B) --generate-header --c-name gl_resources --target=$@ $<
+
+# The library --per-test loads into the traced Ruby (src/client/), compiled
+# into gemleak as a resource. Its own flags, never make asan's: it runs in
+# Ruby, not in gemleak. Without Valgrind's headers (Fedora keeps them in
+# valgrind-devel) it is left empty, and --per-test says why it cannot run.
+CLIENT_CFLAGS := -std=c11 -O2 -fPIC -shared -Wall -Wextra -Wmissing-prototypes \
+                 -Wstrict-prototypes -Wformat=2 $(WERROR)
+$(B)/client/gemleak_client.so: src/client/gemleak_client.c
+	@mkdir -p $(@D)
+	@if printf '#include <valgrind/valgrind.h>\n#include <valgrind/memcheck.h>\n' | \
+	    $(CC) -E -x c - >/dev/null 2>&1; then \
+	    echo "$(CC) $(CLIENT_CFLAGS) -o $@ $<"; \
+	    $(CC) $(CLIENT_CFLAGS) -o $@ $<; \
+	else \
+	    echo "warning: no <valgrind/valgrind.h> (Debian: valgrind; Fedora: valgrind-devel):" \
+	         "gemleak is built without --per-test" >&2; \
+	    : > $@; \
+	fi
 
 # Generated code: warnings are glib-compile-resources' business, not ours.
 $(B)/obj/resources.o: $(B)/gen/resources.c $(B)/gen/resources.h

@@ -5,7 +5,7 @@
 #   make bench                 (or: bench/bench.sh [build/gemleak])
 #   BENCH_SIZES="150 1024"     file sizes in MiB (default: 150 and 1024)
 #   BENCH_RUNS=3               runs of each command; the fastest counts
-#   BENCH_RUN=0                skip the gemleak run --jobs measurement
+#   BENCH_RUN=0                skip the gemleak run measurements (3 and 4)
 #
 # 1. For each size, a file made from fixtures/xml/leak.xml by
 #    bench/genxml.py; `xmllint --stream --noout` reads it (libxml2's
@@ -13,6 +13,9 @@
 #    Printed: both times, the ratio, both peak memory figures.
 # 2. Per-process files, as a forked suite leaves them: -j 1 against -j 2.
 # 3. gemleak run --jobs 1 against --jobs 2 on a suite of 6 test files.
+# 4. gemleak run against gemleak run --per-test (and --per-test=file) on
+#    the example gem's own suite, and on 60 short tests, where the leak
+#    check after each test weighs most.
 set -eu
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -106,4 +109,42 @@ EOF
     set -- $(best_of "$gemleak" run --jobs 2 -- ruby -Ilib -Itest -e "$loader" ::: test/work_?_test.rb)
     two=$1
     echo "  --jobs 1: ${one}s   --jobs 2: ${two}s   speed-up: $(ratio "$one" "$two")x"
+
+    echo
+    echo "== 4. gemleak run against gemleak run --per-test: a GC and a leak check after each test"
+    # 60 tests that each do little: the worst case, where the checks are
+    # most of the time. Ten to a file, for --per-test=file.
+    i=1
+    while [ "$i" -le 6 ]; do
+        {
+            echo 'require_relative "test_helper"'
+            echo "class Short${i}Test < Minitest::Test"
+            j=1
+            while [ "$j" -le 10 ]; do
+                printf '  def test_%s\n    assert_equal 2, Tally.frequencies("a b a")["a"]\n  end\n' "$j"
+                j=$((j + 1))
+            done
+            echo "end"
+        } > "$suite/test/short_${i}_test.rb"
+        i=$((i + 1))
+    done
+    # per_test NAME TESTS FILE...: the three modes, one after the other
+    per_test() {
+        name=$1 tests=$2
+        shift 2
+        set -- $(best_of "$gemleak" run -- ruby -Ilib -Itest -e "$loader" "$@") "$@"
+        plain=$1
+        shift 2
+        set -- $(best_of "$gemleak" run --per-test=file -- ruby -Ilib -Itest -e "$loader" "$@") "$@"
+        file=$1
+        shift 2
+        set -- $(best_of "$gemleak" run --per-test -- ruby -Ilib -Itest -e "$loader" "$@") "$@"
+        each=$1
+        echo "  $name, $tests tests: plain ${plain}s" \
+            "  --per-test=file ${file}s ($(ratio "$file" "$plain")x)" \
+            "  --per-test ${each}s ($(ratio "$each" "$plain")x," \
+            "+$(awk -v a="$each" -v b="$plain" -v n="$tests" 'BEGIN { printf "%.2f", (a - b) / n }')s a test)"
+    }
+    per_test "example gem (count, frequencies)" 3 test/count_test.rb test/frequencies_test.rb
+    per_test "60 short tests in 6 files" 60 test/short_?_test.rb
 fi

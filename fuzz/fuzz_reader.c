@@ -11,6 +11,7 @@
 
 #include "gemleak/analyze.h"
 #include "gemleak/baseline.h"
+#include "gemleak/attribute.h"
 #include "gemleak/classify.h"
 #include "gemleak/gate.h"
 #include "gemleak/merge.h"
@@ -135,17 +136,21 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         return 0;
     }
     GlReader *reader = gl_reader_new_for_memory((const char *) data, size, "fuzz.xml");
+    gl_reader_set_marker_prefix(reader, GL_MARKER_PREFIX);
     GlClassifier *classifier = gl_classifier_new(fuzz_rules());
     GlFindings *table = gl_findings_new();
+    GlAttributor *attributor = gl_attributor_new(table);
     GlRecord *record;
     guint64 order = 0;
     while ((record = gl_reader_next(reader, NULL)) != NULL) {
         GlVerdict verdict = gl_classifier_classify(classifier, record, gl_reader_document(reader));
         if (verdict == GL_VERDICT_KEEP)
-            gl_findings_add(table, record, order++);
+            gl_attributor_add(attributor, record, order++);
         else
             gl_record_free(record);
     }
+    gl_attributor_finish(attributor);
+    gl_attributor_free(attributor);
     GPtrArray *findings = gl_findings_sorted(table);
     write_reports(findings, table);
     g_ptr_array_unref(findings);

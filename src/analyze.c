@@ -1,5 +1,6 @@
 /* Inputs -> reader -> classifier -> findings, one thread per input file. */
 #include "gemleak/analyze.h"
+#include "gemleak/attribute.h"
 #include "gemleak/errors.h"
 #include "gemleak/json_input.h"
 #include "gemleak/reader.h"
@@ -18,6 +19,8 @@ typedef struct {
     GlFindings *findings;
     guint64 errors_seen;
     guint64 by_verdict[GL_N_VERDICTS];
+    guint64 repeated;
+    gboolean marked;       /* its process wrote gemleak's markers */
     gboolean opened;
     guint processes;       /* the processes it stands for: a report's, or 1 */
     gboolean truncated;
@@ -98,6 +101,7 @@ static void read_report(Input *input)
     input->errors_seen = report.errors_seen;
     for (guint v = 0; v < GL_N_VERDICTS; v++)
         input->by_verdict[v] = report.by_verdict[v];
+    input->repeated = report.repeated;
     gl_json_input_clear(&report);
 }
 
@@ -115,7 +119,9 @@ static void read_input(Input *input, const GlRules *rules)
     }
     input->opened = TRUE;
     input->processes = 1;
+    gl_reader_set_marker_prefix(reader, GL_MARKER_PREFIX);
     g_autoptr(GlClassifier) classifier = gl_classifier_new(rules);
+    g_autoptr(GlAttributor) attributor = gl_attributor_new(input->findings);
     const GlDocument *doc = gl_reader_document(reader);
     guint64 base = (guint64) input->index << 32;
     guint64 n = 0;
@@ -129,11 +135,17 @@ static void read_input(Input *input, const GlRules *rules)
                                                           " died: %s", input->path,
                                                           record->pid, record->what));
         if (verdict == GL_VERDICT_KEEP)
-            gl_findings_add(input->findings, record, base | (n & 0xffffffffu));
+            gl_attributor_add(attributor, record, base | (n & 0xffffffffu));
         else
             gl_record_free(record);
         n++;
     }
+    gl_attributor_finish(attributor);
+    /* A leak that mid-run checks and the exit check both reported is read
+     * several times and kept once. */
+    input->repeated = gl_attributor_repeated(attributor);
+    input->by_verdict[GL_VERDICT_KEEP] -= input->repeated;
+    input->marked = doc->marker != NULL;
     gl_classifier_collect_objects(classifier, input->objects);
     const GPtrArray *problems = gl_reader_problems(reader);
     if (foreign_listed_file(input, problems)) {
@@ -305,6 +317,8 @@ GlAnalysis *gl_analyze_with_killed(const char *const *paths, const GlRules *rule
         summary->errors_seen += input->errors_seen;
         for (guint v = 0; v < GL_N_VERDICTS; v++)
             summary->by_verdict[v] += input->by_verdict[v];
+        summary->repeated += input->repeated;
+        summary->marked_files += input->marked;
         gl_findings_absorb(analysis->table, input->findings);
         for (guint j = 0; j < input->notes->len; j++)
             g_ptr_array_add(analysis->notes, g_strdup(g_ptr_array_index(input->notes, j)));

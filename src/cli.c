@@ -56,6 +56,7 @@ typedef struct {
     char **suppressions_dirs;
     char *keep_xml;
     char *shard;
+    char *per_test;             /* "test" or "file"; NULL: off */
 } Options;
 
 static void output_free(gpointer data)
@@ -93,6 +94,7 @@ static void options_clear(Options *options)
     g_strfreev(options->suppressions_dirs);
     g_free(options->keep_xml);
     g_free(options->shard);
+    g_free(options->per_test);
 }
 
 static gboolean unknown_format(const char *name, GError **error)
@@ -1043,6 +1045,11 @@ static gboolean analyze_and_report(const Options *options, Plan *plan, const cha
 
     g_autoptr(GlAnalysis) analysis = gl_analyze_with_killed(inputs, rules, effective_jobs(options),
                                                                 run != NULL ? run->killed : NULL);
+    if (options->per_test != NULL && analysis->summary.files > 0 &&
+        analysis->summary.marked_files == 0)
+        fprintf(err, "gemleak: warning: --per-test: no process ran a test under minitest, "
+                "test-unit or RSpec that gemleak could follow (see any warning of the helper "
+                "above): no finding names a test\n");
     if (!have_lists && options->objects != NULL && analysis->summary.files > 0)
         warn_unseen_targets(rules, analysis, err);
     guint known = 0;
@@ -1200,6 +1207,22 @@ out:
 
 /* ---- run ------------------------------------------------------------------------ */
 
+/* --per-test[=test|file]: bare, per test. */
+static gboolean on_per_test(const char *name, const char *value, gpointer data, GError **error)
+{
+    Options *options = data;
+    (void) name;
+    if (value != NULL && strcmp(value, "test") != 0 && strcmp(value, "file") != 0) {
+        g_set_error(error, GL_ERROR, GL_ERROR_USAGE,
+                    "--per-test=%s: give test (a leak check after each test) or file (after "
+                    "each test file)", value);
+        return FALSE;
+    }
+    g_free(options->per_test);
+    options->per_test = g_strdup(value != NULL ? value : "test");
+    return TRUE;
+}
+
 static GOptionGroup *run_group(Options *options)
 {
     const GOptionEntry entries[] = {
@@ -1215,6 +1238,9 @@ static GOptionGroup *run_group(Options *options)
           "removed after a clean run)", "DIR" },
         { "shard", 0, 0, G_OPTION_ARG_STRING, &options->shard,
           "Run only the I-th of N slices of the files after ::: (a CI shard)", "I/N" },
+        { "per-test", 0, G_OPTION_FLAG_OPTIONAL_ARG, G_OPTION_ARG_CALLBACK, (gpointer) on_per_test,
+          "Name the test in which each leak was lost (minitest, test-unit, RSpec): a leak check "
+          "after each test (--per-test alone), or after each test file; slower", "test|file" },
         G_OPTION_ENTRY_NULL,
     };
     GOptionGroup *group = g_option_group_new("run", "Run options:", "Show run options",
@@ -1330,6 +1356,13 @@ static int run_planned(const Options *options, Plan *plan, char **command, FILE 
     g_autoptr(GPtrArray) commands = g_ptr_array_new_with_free_func((GDestroyNotify) g_strfreev);
     if (!split_command(options, command, commands, &error))
         return fail(err, "run", error);
+    if (options->per_test != NULL && !gl_per_test_available()) {
+        g_set_error(&error, GL_ERROR, GL_ERROR_ENVIRONMENT,
+                    "--per-test: this gemleak was built without Valgrind's headers "
+                    "(valgrind/valgrind.h; Debian: valgrind, Fedora: valgrind-devel): install "
+                    "them and build gemleak again");
+        return fail(err, "run", error);
+    }
 
     /* The suppressions: gemleak's own for this Ruby, then the project's. */
     g_autofree char *data_dir = gl_data_dir();
@@ -1365,6 +1398,7 @@ static int run_planned(const Options *options, Plan *plan, char **command, FILE 
         .gen_suppressions = options->gen_suppressions,
         .keep_dir = options->keep_xml,
         .messages = err,
+        .per_test = options->per_test,
     };
     say_jobs_capped(options, err);
     if (commands->len > 1)

@@ -122,6 +122,22 @@ static void read_stack(GlRecord *record, JsonArray *frames, GlStack *stack)
     }
 }
 
+/* Returns: TRUE if @a and @b are one access: the same kind, message and
+ * frames. */
+static gboolean same_access(const GlRecord *a, const GlRecord *b)
+{
+    if (g_strcmp0(a->kind, b->kind) != 0 || g_strcmp0(a->what, b->what) != 0 ||
+        a->stack.n_frames != b->stack.n_frames)
+        return FALSE;
+    for (guint i = 0; i < a->stack.n_frames; i++) {
+        const GlFrame *x = &a->stack.frames[i], *y = &b->stack.frames[i];
+        if (x->ip != y->ip || x->line != y->line || g_strcmp0(x->fn, y->fn) != 0 ||
+            g_strcmp0(x->obj, y->obj) != 0 || g_strcmp0(x->file, y->file) != 0)
+            return FALSE;
+    }
+    return TRUE;
+}
+
 /* The occurrence a finding shows, as the report wrote it. */
 static GlRecord *read_record(JsonObject *object, const char *kind, const char *what,
                              JsonArray *frames)
@@ -181,6 +197,19 @@ static void read_finding(JsonObject *object, GlFindings *findings, guint64 order
         if (!known)
             g_array_append_val(finding->pids, pid);
     }
+    /* The tests it was lost in (--per-test), as the report names them. */
+    JsonArray *tests = array_member(object, "tests");
+    for (guint i = 0; tests != NULL && i < json_array_get_length(tests); i++) {
+        JsonObject *test = object_element(tests, i);
+        const char *name = string_member(test, "name");
+        const char *location = string_member(test, "location");
+        if (test != NULL && finding->tests->len < GL_FINDING_MAX_TESTS)
+            g_ptr_array_add(finding->tests, gl_test_new(name, location));
+    }
+    finding->more_tests = bool_member(object, "more_tests", FALSE) ||
+                          (tests != NULL && json_array_get_length(tests) > GL_FINDING_MAX_TESTS);
+    finding->lost_before_tests = bool_member(object, "lost_before_tests", FALSE);
+    finding->lost_at_exit = bool_member(object, "lost_at_exit", FALSE);
     /* Every place a freed block was used: the one shown is among them. */
     JsonArray *accesses = array_member(object, "accesses");
     for (guint i = 0; finding->freed_block && accesses != NULL &&
@@ -192,7 +221,11 @@ static void read_finding(JsonObject *object, GlFindings *findings, guint64 order
                                      string_member(access, "message"),
                                      array_member(access, "frames"));
         site->pid = record->pid;
-        gl_finding_add_site(finding, site);
+        /* The one shown is there already, with its other stacks. */
+        if (same_access(site, record))
+            gl_record_free(site);
+        else
+            gl_finding_add_site(finding, site);
     }
     gl_findings_add_finding(findings, finding);
 }
@@ -271,7 +304,8 @@ gboolean gl_json_input_read(const char *path, GlFindings *findings, guint64 orde
     input->by_verdict[GL_VERDICT_SKIP_NO_TARGET] = (guint64) MAX(int_member(reasons, "not_in_target", 0), 0);
     input->by_verdict[GL_VERDICT_SKIP_RUBY] = (guint64) MAX(int_member(reasons, "ruby_memory", 0), 0);
     input->by_verdict[GL_VERDICT_SKIP_INIT] = (guint64) MAX(int_member(reasons, "in_init", 0), 0);
-    guint64 skipped = 0;
+    input->repeated = (guint64) MAX(int_member(reasons, "repeated_by_later_check", 0), 0);
+    guint64 skipped = input->repeated;
     for (guint v = GL_VERDICT_KEEP + 1; v < GL_N_VERDICTS; v++)
         skipped += input->by_verdict[v];
     input->by_verdict[GL_VERDICT_KEEP] = input->errors_seen > skipped ? input->errors_seen - skipped : 0;

@@ -8,6 +8,28 @@ struct GlFindings {
     GHashTable *by_key;  /* merge key (owned) -> GlFinding* (owned) */
 };
 
+GlTest *gl_test_new(const char *name, const char *location)
+{
+    GlTest *test = g_new0(GlTest, 1);
+    test->name = g_strdup(name != NULL ? name : "");
+    test->location = g_strdup(location);
+    return test;
+}
+
+void gl_test_free(GlTest *test)
+{
+    if (test == NULL)
+        return;
+    g_free(test->name);
+    g_free(test->location);
+    g_free(test);
+}
+
+gboolean gl_test_equal(const GlTest *a, const GlTest *b)
+{
+    return strcmp(a->name, b->name) == 0 && g_strcmp0(a->location, b->location) == 0;
+}
+
 static void finding_free(gpointer data)
 {
     GlFinding *finding = data;
@@ -15,6 +37,7 @@ static void finding_free(gpointer data)
         g_ptr_array_unref(finding->sites);
     else
         gl_record_free(finding->record);
+    g_ptr_array_unref(finding->tests);
     g_array_unref(finding->pids);
     g_free(finding->fingerprint);
     g_free(finding);
@@ -176,10 +199,13 @@ static void add_pid(GArray *pids, gint64 pid)
 }
 
 /* The direct share of a leak's bytes: Valgrind's text says "152 (56 direct,
- * 96 indirect) bytes" when blocks it points to were lost with it. */
+ * 96 indirect) bytes" when blocks it points to were lost with it; a mid-run
+ * check adds what grew, "152 (+152) (56 (+56) direct, 96 (+96) indirect)". */
 static guint64 direct_bytes(const GlRecord *record)
 {
     const char *open = record->what != NULL ? strchr(record->what, '(') : NULL;
+    while (open != NULL && !g_ascii_isdigit(open[1]))
+        open = strchr(open + 1, '(');
     if (open != NULL && strstr(open, " direct, ") != NULL) {
         g_autofree char *digits = g_strdup(open + 1);
         char *out = digits;
@@ -227,7 +253,36 @@ static void add_site(GlFinding *finding, GlRecord *record)
         finding->record = record;
 }
 
+/* Adds @test to the tests of @finding, once, up to GL_FINDING_MAX_TESTS. */
+static void add_test(GlFinding *finding, const GlTest *test)
+{
+    for (guint i = 0; i < finding->tests->len; i++)
+        if (gl_test_equal(g_ptr_array_index(finding->tests, i), test))
+            return;
+    if (finding->tests->len >= GL_FINDING_MAX_TESTS) {
+        finding->more_tests = TRUE;
+        return;
+    }
+    g_ptr_array_add(finding->tests, gl_test_new(test->name, test->location));
+}
+
+static void add_attribution(GlFinding *finding, const GlAttribution *attribution)
+{
+    if (attribution == NULL)
+        return;
+    for (guint i = 0; attribution->tests != NULL && i < attribution->tests->len; i++)
+        add_test(finding, g_ptr_array_index(attribution->tests, i));
+    finding->lost_before_tests |= attribution->before_tests;
+    finding->lost_at_exit |= attribution->at_exit;
+}
+
 void gl_findings_add(GlFindings *findings, GlRecord *record, guint64 order)
+{
+    gl_findings_add_attributed(findings, record, order, NULL);
+}
+
+void gl_findings_add_attributed(GlFindings *findings, GlRecord *record, guint64 order,
+                                const GlAttribution *attribution)
 {
     char *key = gl_record_merge_key(record);
     GlFinding *finding = g_hash_table_lookup(findings->by_key, key);
@@ -246,6 +301,7 @@ void gl_findings_add(GlFindings *findings, GlRecord *record, guint64 order)
     finding->occurrences++;
     finding->certain |= certain;
     add_pid(finding->pids, pid);
+    add_attribution(finding, attribution);
     finding->total_bytes = add_saturating(finding->total_bytes, bytes);
     finding->total_blocks = add_saturating(finding->total_blocks, blocks);
     finding->direct_bytes = add_saturating(finding->direct_bytes, direct);
@@ -255,12 +311,22 @@ void gl_findings_add(GlFindings *findings, GlRecord *record, guint64 order)
 static void merge_finding(GlFinding *ours, GlFinding *theirs)
 {
     if (theirs->order < ours->order) {
-        /* Theirs was read first: its pids lead. */
+        /* Theirs was read first: its pids and tests lead. */
         GArray *pids = ours->pids;
         ours->pids = theirs->pids;
         theirs->pids = pids;
+        GPtrArray *tests = ours->tests;
+        ours->tests = theirs->tests;
+        theirs->tests = tests;
         ours->order = theirs->order;
     }
+    GlAttribution attribution = {
+        .tests = theirs->tests,
+        .before_tests = theirs->lost_before_tests,
+        .at_exit = theirs->lost_at_exit,
+    };
+    add_attribution(ours, &attribution);
+    ours->more_tests |= theirs->more_tests;
     while (theirs->sites->len > 0)
         add_site(ours, g_ptr_array_steal_index(theirs->sites, theirs->sites->len - 1));
     theirs->record = NULL;
@@ -300,6 +366,7 @@ GlFinding *gl_finding_new(GlRecord *record, guint64 order)
     g_ptr_array_add(finding->sites, record);
     finding->freed_block = gl_record_on_freed_block(record);
     finding->pids = g_array_new(FALSE, FALSE, sizeof(gint64));
+    finding->tests = g_ptr_array_new_with_free_func((GDestroyNotify) gl_test_free);
     finding->order = order;
     return finding;
 }

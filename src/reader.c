@@ -51,6 +51,9 @@ struct GlReader {
     Names n;
     GlDocument doc;
     GStringChunk *doc_strings;
+    char *marker_prefix;   /* nullable: only client messages with it are markers */
+    GString *marker;       /* the last marker, which doc.marker points into: a
+                            * suite writes two a test, too many to keep them all */
     GString *text;         /* scratch: the text of the element being read */
     GArray *frames;        /* scratch: the frames of the stack being read */
     GString *repaired;     /* scratch: an element with its bad bytes replaced */
@@ -156,6 +159,7 @@ static GlReader *reader_new(const char *name, int owned_fd, GlSplitter *splitter
     reader->owned_fd = owned_fd;
     reader->splitter = splitter;
     reader->doc_strings = g_string_chunk_new(512);
+    reader->marker = g_string_new(NULL);
     reader->doc.argv = g_ptr_array_new();
     reader->doc.vargv = g_ptr_array_new();
     reader->text = g_string_sized_new(256);
@@ -205,6 +209,8 @@ void gl_reader_free(GlReader *reader)
     g_ptr_array_unref(reader->doc.argv);
     g_ptr_array_unref(reader->doc.vargv);
     g_string_chunk_free(reader->doc_strings);
+    g_free(reader->marker_prefix);
+    g_string_free(reader->marker, TRUE);
     g_string_free(reader->text, TRUE);
     g_array_unref(reader->frames);
     g_string_free(reader->repaired, TRUE);
@@ -225,6 +231,12 @@ const GlDocument *gl_reader_document(const GlReader *reader)
 const char *gl_reader_name(const GlReader *reader)
 {
     return reader->name;
+}
+
+void gl_reader_set_marker_prefix(GlReader *reader, const char *prefix)
+{
+    g_free(reader->marker_prefix);
+    reader->marker_prefix = g_strdup(prefix);
 }
 
 const GPtrArray *gl_reader_problems(const GlReader *reader)
@@ -764,8 +776,13 @@ static gboolean read_clientmsg(GlReader *reader)
     int rc;
     while ((rc = next_child(reader, depth, &name)) == 1) {
         if (name == reader->n.text) {
-            if (!read_doc_text(reader, &reader->doc.marker))
+            if (!read_text(reader))
                 return FALSE;
+            if (reader->marker_prefix == NULL ||
+                g_str_has_prefix(reader->text->str, reader->marker_prefix)) {
+                g_string_assign(reader->marker, reader->text->str);
+                reader->doc.marker = reader->marker->str;
+            }
         } else if (!skip_element(reader)) {
             return FALSE;
         }

@@ -194,6 +194,80 @@ char *gl_frame_source_path(const GlFrame *frame, const char *project_root, gbool
     return g_steal_pointer(&path);
 }
 
+/* Returns: (transfer full): @path relative to @project_root when under it. */
+static char *relative_to_root(const char *path, const char *project_root)
+{
+    g_autofree char *normal = gl_path_normalize(path);
+    if (project_root != NULL && normal[0] == '/') {
+        g_autofree char *root = gl_path_normalize(project_root);
+        gsize n = strlen(root);
+        if (n == 1)
+            n = 0;  /* "/" */
+        if (strncmp(normal, root, n) == 0 && normal[n] == '/')
+            return g_strdup(normal + n + 1);
+    }
+    return g_steal_pointer(&normal);
+}
+
+char *gl_test_location(const GlTest *test, const char *project_root)
+{
+    if (test->location == NULL)
+        return NULL;
+    /* "FILE:LINE", or the file alone */
+    const char *colon = strrchr(test->location, ':');
+    gboolean has_line = colon != NULL && colon[1] != '\0';
+    for (const char *c = has_line ? colon + 1 : ""; *c != '\0'; c++)
+        has_line &= g_ascii_isdigit(*c);
+    g_autofree char *file = has_line ? g_strndup(test->location, (gsize) (colon - test->location))
+                                     : g_strdup(test->location);
+    g_autofree char *relative = relative_to_root(file, project_root);
+    return has_line ? g_strconcat(relative, colon, NULL) : g_steal_pointer(&relative);
+}
+
+char *gl_test_name(const GlTest *test, const char *project_root)
+{
+    if (*test->name != '\0' || test->location == NULL)
+        return g_strdup(test->name);
+    return gl_test_location(test, project_root);
+}
+
+char *gl_test_describe(const GlTest *test, const char *project_root)
+{
+    g_autofree char *name = gl_test_name(test, project_root);
+    g_autofree char *location = gl_test_location(test, project_root);
+    if (location == NULL || strcmp(name, location) == 0)
+        return g_steal_pointer(&name);
+    return g_strdup_printf("%s (%s)", name, location);
+}
+
+char *gl_finding_tests_line(const GlFinding *finding, const char *project_root)
+{
+    gboolean leak = finding->record->leak_kind != GL_LEAK_NONE;
+    if (finding->tests->len == 0 && !finding->lost_before_tests && !finding->lost_at_exit)
+        return NULL;
+    GString *line = g_string_new(NULL);
+    if (finding->tests->len > 0) {
+        g_autofree char *first = gl_test_describe(g_ptr_array_index(finding->tests, 0), project_root);
+        g_string_append_printf(line, "first %s in %s", leak ? "lost" : "seen", first);
+        for (guint i = 1; i < finding->tests->len; i++) {
+            g_autofree char *other = gl_test_describe(g_ptr_array_index(finding->tests, i),
+                                                      project_root);
+            g_string_append_printf(line, "%s%s", i == 1 ? "; also in " : ", ", other);
+        }
+        if (finding->more_tests)
+            g_string_append(line, finding->tests->len == 1 ? "; also in other tests"
+                                                           : " and other tests");
+    }
+    /* Only leaks are lost before the first test or at exit. */
+    if (finding->lost_before_tests)
+        g_string_append_printf(line, "%slost before the first test (while the suite loaded)",
+                               line->len > 0 ? "; also " : "");
+    if (finding->lost_at_exit)
+        g_string_append_printf(line, "%slost at exit (still referenced when the last test ended)",
+                               line->len > 0 ? "; also " : "");
+    return g_string_free(line, FALSE);
+}
+
 gboolean gl_report_finding_fails(const GlReportContext *context, const GlFinding *finding)
 {
     if (context->gate != NULL && !context->gate->failed)

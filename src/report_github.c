@@ -61,11 +61,14 @@ static void append_relevant_frames(GString *body, const GlStack *stack)
 
 /* The message: Valgrind's, then the frames that matter and any further
  * parts; the log has the whole stacks. */
-static void append_body(GString *body, const GlFinding *finding)
+static void append_body(GString *body, const GlFinding *finding, const char *project_root)
 {
     const GlRecord *record = finding->record;
     g_autofree char *message = gl_finding_message(finding);
     g_string_append(body, message);
+    g_autofree char *tests = gl_finding_tests_line(finding, project_root);
+    if (tests != NULL)
+        g_string_append_printf(body, "\n%s", tests);
     append_relevant_frames(body, &record->stack);
     for (guint i = 0; i < record->aux->len; i++) {
         const GlAux *aux = &g_array_index(record->aux, GlAux, i);
@@ -105,7 +108,7 @@ static void github_finding(gpointer data, const GlFinding *finding, guint index)
     append_escaped(line, full_title, TRUE);
     g_string_append(line, "::");
     g_autoptr(GString) body = g_string_new(NULL);
-    append_body(body, finding);
+    append_body(body, finding, state->context->project_root);
     append_escaped(line, body->str, FALSE);
     fprintf(state->out, "%s\n", line->str);
     g_string_free(line, TRUE);

@@ -91,6 +91,24 @@ static void json_finding(gpointer data, const GlFinding *finding, guint index)
     for (guint i = 0; i < finding->pids->len; i++)
         json_builder_add_int_value(builder, g_array_index(finding->pids, gint64, i));
     json_builder_end_array(builder);
+    json_builder_set_member_name(builder, "tests");
+    json_builder_begin_array(builder);
+    for (guint i = 0; i < finding->tests->len; i++) {
+        const GlTest *test = g_ptr_array_index(finding->tests, i);
+        g_autofree char *name = gl_test_name(test, state->context->project_root);
+        g_autofree char *location = gl_test_location(test, state->context->project_root);
+        json_builder_begin_object(builder);
+        gl_json_add_string(builder, "name", name);
+        gl_json_add_string(builder, "location", location);
+        json_builder_end_object(builder);
+    }
+    json_builder_end_array(builder);
+    json_builder_set_member_name(builder, "more_tests");
+    json_builder_add_boolean_value(builder, finding->more_tests);
+    json_builder_set_member_name(builder, "lost_before_tests");
+    json_builder_add_boolean_value(builder, finding->lost_before_tests);
+    json_builder_set_member_name(builder, "lost_at_exit");
+    json_builder_add_boolean_value(builder, finding->lost_at_exit);
     gl_json_add_string(builder, "fingerprint", finding->fingerprint);
     json_builder_set_member_name(builder, "certain");
     json_builder_add_boolean_value(builder, finding->certain);
@@ -181,6 +199,7 @@ static void json_end(gpointer data)
     gl_json_add_int(builder, "not_in_target", (gint64) summary->by_verdict[GL_VERDICT_SKIP_NO_TARGET]);
     gl_json_add_int(builder, "ruby_memory", (gint64) summary->by_verdict[GL_VERDICT_SKIP_RUBY]);
     gl_json_add_int(builder, "in_init", (gint64) summary->by_verdict[GL_VERDICT_SKIP_INIT]);
+    gl_json_add_int(builder, "repeated_by_later_check", (gint64) summary->repeated);
     json_builder_end_object(builder);
     gl_json_add_int(builder, "baseline_known", context->baseline_known);
     gl_json_add_int(builder, "baseline_known_occurrences", (gint64) (all_occurrences - occurrences));

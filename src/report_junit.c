@@ -118,13 +118,21 @@ static void junit_finding(gpointer data, const GlFinding *finding, guint index)
     JunitState *state = data;
     xmlTextWriterPtr writer = state->writer;
     (void) index;
+    const char *root = state->context->project_root;
     g_autofree char *title = gl_finding_title(finding);
     g_autofree char *classname = class_name(finding);
     g_autofree char *message = gl_finding_message(finding);
-    g_autofree char *body = gl_finding_text(finding, state->context->suppressions);
+    g_autofree char *body = gl_finding_text(finding, state->context->suppressions, root);
+    /* --per-test: the case is named after the test that leaked first, so
+     * that the CI's test report points at it. */
+    g_autofree char *test = finding->tests->len > 0
+        ? gl_test_name(g_ptr_array_index(finding->tests, 0), root)
+        : finding->lost_at_exit ? g_strdup("at exit") : NULL;
+    g_autofree char *name = test != NULL ? g_strdup_printf("%s: %s", test, title)
+                                         : g_strdup(title);
 
     xmlTextWriterStartElement(writer, BAD_CAST "testcase");
-    attribute(writer, "name", title);
+    attribute(writer, "name", name);
     attribute(writer, "classname", classname);
     attribute(writer, "time", "0");
     gboolean fails = gl_report_finding_fails(state->context, finding);

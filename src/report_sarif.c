@@ -188,9 +188,12 @@ static void sarif_finding(gpointer data, const GlFinding *finding, guint index)
     JsonBuilder *builder = state->builder;
     const GlRecord *record = finding->record;
     (void) index;
+    const char *root = state->context->project_root;
     g_autofree char *message = gl_finding_message(finding);
     g_autofree char *title = gl_finding_title(finding);
-    g_autofree char *text = g_strdup_printf("%s: %s", title, message);
+    g_autofree char *tests = gl_finding_tests_line(finding, root);
+    g_autofree char *text = tests != NULL ? g_strdup_printf("%s: %s; %s", title, message, tests)
+                                          : g_strdup_printf("%s: %s", title, message);
 
     json_builder_begin_object(builder);
     gl_json_add_string(builder, "ruleId", record->kind);
@@ -221,6 +224,24 @@ static void sarif_finding(gpointer data, const GlFinding *finding, guint index)
     gl_json_add_string(builder, FINGERPRINT_KEY, finding->fingerprint);
     json_builder_end_object(builder);
     gl_json_add_int(builder, "occurrenceCount", finding->occurrences);
+    if (finding->tests->len > 0) {
+        /* The tests, for tools that read more than the message. */
+        json_builder_set_member_name(builder, "properties");
+        json_builder_begin_object(builder);
+        json_builder_set_member_name(builder, "tests");
+        json_builder_begin_array(builder);
+        for (guint i = 0; i < finding->tests->len; i++) {
+            const GlTest *test = g_ptr_array_index(finding->tests, i);
+            g_autofree char *name = gl_test_name(test, root);
+            g_autofree char *location = gl_test_location(test, root);
+            json_builder_begin_object(builder);
+            gl_json_add_string(builder, "name", name);
+            gl_json_add_string(builder, "location", location);
+            json_builder_end_object(builder);
+        }
+        json_builder_end_array(builder);
+        json_builder_end_object(builder);
+    }
     json_builder_end_object(builder);
 }
 

@@ -107,11 +107,15 @@ static void render_other_accesses(GString *out, const GlFinding *finding)
 }
 
 static void render_finding(GString *out, const GlFinding *finding, gboolean color,
-                           gboolean suppressions, guint after, GlSources *sources)
+                           gboolean suppressions, guint after, GlSources *sources,
+                           const char *project_root)
 {
     const GlRecord *record = finding->record;
     g_autofree char *message = gl_finding_message(finding);
     g_string_append_printf(out, "%s%s%s\n", paint(color, BOLD), message, paint(color, RESET));
+    g_autofree char *tests = gl_finding_tests_line(finding, project_root);
+    if (tests != NULL)
+        g_string_append_printf(out, "%s\n", tests);
     g_autofree char *uncertain = gl_finding_uncertainty(finding);
     if (uncertain != NULL)
         g_string_append_printf(out, "%suncertain: %s. Ruby's debug symbols decide it (Debian and "
@@ -140,10 +144,10 @@ static void render_finding(GString *out, const GlFinding *finding, gboolean colo
     }
 }
 
-char *gl_finding_text(const GlFinding *finding, gboolean suppressions)
+char *gl_finding_text(const GlFinding *finding, gboolean suppressions, const char *project_root)
 {
     GString *out = g_string_new(NULL);
-    render_finding(out, finding, FALSE, suppressions, G_MAXUINT, NULL);
+    render_finding(out, finding, FALSE, suppressions, G_MAXUINT, NULL, project_root);
     return g_string_free(out, FALSE);
 }
 
@@ -164,7 +168,7 @@ static void text_finding(gpointer data, const GlFinding *finding, guint index)
     if (index > 0)
         g_string_append_c(state->line, '\n');
     render_finding(state->line, finding, state->context->color, state->context->suppressions,
-                   state->context->frames_after, state->sources);
+                   state->context->frames_after, state->sources, state->context->project_root);
     fputs(state->line->str, state->out);
 }
 
@@ -226,6 +230,7 @@ static void text_end(gpointer data)
                                                    : gl_verdict_describe((GlVerdict) v),
                          &first);
         }
+        append_count(line, summary->repeated, "repeated by a later leak check", &first);
         g_string_append_c(line, ')');
     }
     if (summary->truncated_files->len > 0)

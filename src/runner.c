@@ -247,16 +247,44 @@ static char *make_run_dir(const GlRunOptions *options, GError **error)
     return dir;
 }
 
+/* Writes the resource @name into @dir, as @what says it.
+ * Returns: FALSE, with @error set, when it cannot. */
+static gboolean write_resource(const char *name, const char *dir, const char *what,
+                               GError **error)
+{
+    g_autofree char *path = g_strconcat("/gemleak/", name, NULL);
+    g_autoptr(GBytes) bytes = g_resource_lookup_data(gl_resources_get_resource(), path,
+                                                     G_RESOURCE_LOOKUP_FLAGS_NONE, NULL);
+    g_autofree char *base = g_path_get_basename(name);
+    g_autofree char *file = g_build_filename(dir, base, NULL);
+    gsize size = 0;
+    const char *data = g_bytes_get_data(bytes, &size);
+    g_autoptr(GError) local = NULL;
+    if (!g_file_set_contents(file, data, (gssize) size, &local)) {
+        g_set_error(error, GL_ERROR, GL_ERROR_ENVIRONMENT, "cannot write the %s to %s: %s", what,
+                    file, local->message);
+        return FALSE;
+    }
+    return TRUE;
+}
+
+gboolean gl_per_test_available(void)
+{
+    gsize size = 0;
+    return g_resource_get_info(gl_resources_get_resource(), "/gemleak/client/gemleak_client.so",
+                               G_RESOURCE_LOOKUP_FLAGS_NONE, &size, NULL, NULL) &&
+           size > 0;
+}
+
 /* The helper is compiled into gemleak (src/helper/) and written, alone, to
  * a directory of gemleak's own (mode 0700), never to the run directory: a
  * --keep-xml directory is the user's, and what else it held would come
- * first on RUBYLIB, for every Ruby process of the run to load.
- * Returns: (transfer full): the directory, for RUBYLIB. */
-static char *write_helper(GError **error)
+ * first on RUBYLIB, for every Ruby process of the run to load. --per-test
+ * adds the client library beside it, for Fiddle to load.
+ * Returns: (transfer full): the directory, for RUBYLIB; the caller
+ * removes it (gl_remove_tree) and frees the name. */
+static char *write_helper(gboolean per_test, GError **error)
 {
-    g_autoptr(GBytes) helper = g_resource_lookup_data(gl_resources_get_resource(),
-                                                      "/gemleak/helper/gemleak_helper.rb",
-                                                      G_RESOURCE_LOOKUP_FLAGS_NONE, NULL);
     g_autoptr(GError) local = NULL;
     g_autofree char *lib = g_dir_make_tmp("gemleak-helper-XXXXXX", &local);
     if (lib == NULL) {
@@ -264,12 +292,8 @@ static char *write_helper(GError **error)
                     "cannot make a private directory for the Ruby helper: %s", local->message);
         return NULL;
     }
-    g_autofree char *file = g_build_filename(lib, "gemleak_helper.rb", NULL);
-    gsize size = 0;
-    const char *data = g_bytes_get_data(helper, &size);
-    if (!g_file_set_contents(file, data, (gssize) size, &local)) {
-        g_set_error(error, GL_ERROR, GL_ERROR_ENVIRONMENT, "cannot write the Ruby helper to %s: %s",
-                    file, local->message);
+    if (!write_resource("helper/gemleak_helper.rb", lib, "Ruby helper", error) ||
+        (per_test && !write_resource("client/gemleak_client.so", lib, "per-test library", error))) {
         gl_remove_tree(lib);
         return NULL;
     }
@@ -278,7 +302,8 @@ static char *write_helper(GError **error)
 
 /* ---- the child's environment ------------------------------------------------ */
 
-static char **child_environment(const char *run_dir, const char *helper_lib)
+static char **child_environment(const GlRunOptions *options, const char *run_dir,
+                                const char *helper_lib)
 {
     char **env = g_get_environ();
     const char *rubylib = g_environ_getenv(env, "RUBYLIB");
@@ -300,6 +325,16 @@ static char **child_environment(const char *run_dir, const char *helper_lib)
         env = g_environ_setenv(env, "RUBY_FREE_AT_EXIT", "1", TRUE);
     else if (*free_at_exit == '\0' || strcmp(free_at_exit, "0") == 0)
         env = g_environ_unsetenv(env, "RUBY_FREE_AT_EXIT");
+    /* Per test only when asked: a variable left in the environment by an
+     * outer run must not slow this one down. */
+    if (options->per_test != NULL) {
+        g_autofree char *client = g_build_filename(helper_lib, "gemleak_client.so", NULL);
+        env = g_environ_setenv(env, "GEMLEAK_PER_TEST", options->per_test, TRUE);
+        env = g_environ_setenv(env, "GEMLEAK_CLIENT", client, TRUE);
+    } else {
+        env = g_environ_unsetenv(env, "GEMLEAK_PER_TEST");
+        env = g_environ_unsetenv(env, "GEMLEAK_CLIENT");
+    }
     return env;
 }
 
@@ -530,10 +565,10 @@ gboolean gl_run_commands(const GlRunOptions *options, GPtrArray *commands, GlRun
     if (result->dir == NULL)
         return FALSE;
     result->kept_by_user = options->keep_dir != NULL;
-    result->helper_dir = write_helper(error);
+    result->helper_dir = write_helper(options->per_test != NULL, error);
     if (result->helper_dir == NULL)
         return FALSE;
-    g_auto(GStrv) env = child_environment(result->dir, result->helper_dir);
+    g_auto(GStrv) env = child_environment(options, result->dir, result->helper_dir);
 
 #ifdef __linux__
     prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);

@@ -629,6 +629,31 @@ START_TEST(test_shard_reports_merge)
 }
 END_TEST
 
+/* A shard's report keeps the tests each leak was lost in (--per-test),
+ * and the leak reports a later check repeated: merged, they say the same. */
+START_TEST(test_shard_reports_keep_the_tests)
+{
+    g_autofree char *xml = gl_test_fixture("xml/per_test.xml");
+    g_autofree char *dir = gl_test_tmpdir();
+    g_autofree char *shard = g_build_filename(dir, "shard.json", NULL);
+    g_autofree char *merged = g_build_filename(dir, "merged.json", NULL);
+    g_autofree char *shard_spec = g_strconcat("json:", shard, NULL);
+    g_autofree char *merged_spec = g_strconcat("json:", merged, NULL);
+    RUN(one, "filter", "-O", "leaky", "--format", "text", "--format", shard_spec, xml);
+    RUN(again, "filter", "--format", "text", "--format", merged_spec, shard);
+    ck_assert_int_eq(again.status, one.status);
+    ck_assert_str_eq(again.out, one.out);
+    gl_assert_line(again.out, "^first lost in LeakyTest#test_leak \\(.*leaky_test\\.rb:\\d+\\)$");
+    gl_assert_line(again.out, ", 1 repeated by a later leak check\\)$");
+    g_autofree char *a = gl_test_read(shard, NULL);
+    g_autofree char *b = gl_test_read(merged, NULL);
+    ck_assert_str_eq(b, a);
+    gl_test_run_clear(&one);
+    gl_test_run_clear(&again);
+    gl_remove_tree(dir);
+}
+END_TEST
+
 START_TEST(test_json_that_is_not_a_report)
 {
     g_autofree char *dir = gl_test_tmpdir();
@@ -1185,6 +1210,7 @@ Suite *gl_cli_suite(void)
     tcase_add_test(tc, test_no_target_known);
     tcase_add_test(tc, test_target_that_is_not_there);
     tcase_add_test(tc, test_shard_reports_merge);
+    tcase_add_test(tc, test_shard_reports_keep_the_tests);
     tcase_add_test(tc, test_json_that_is_not_a_report);
     tcase_add_test(tc, test_text_stacks_people_can_read);
     tcase_add_test(tc, test_standard_input);

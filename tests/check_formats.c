@@ -143,12 +143,17 @@ static GlFinding *hostile_finding(void)
     finding->pids = g_array_new(FALSE, FALSE, sizeof(gint64));
     finding->certain = TRUE;
     finding->fingerprint = g_strdup("0123456789abcdef");
+    /* a test name is the suite's own text: RSpec descriptions hold anything */
+    finding->tests = g_ptr_array_new_with_free_func((GDestroyNotify) gl_test_free);
+    g_ptr_array_add(finding->tests, gl_test_new("Evil<&>\"' spec\x01\r\nnext, 100%",
+                                                "/work/gem/spec/e:v,il.rb:3"));
     return finding;
 }
 
 static void hostile_finding_free(GlFinding *finding)
 {
     gl_record_free(finding->record);
+    g_ptr_array_unref(finding->tests);
     g_array_unref(finding->pids);
     g_free(finding->fingerprint);
     g_free(finding);
@@ -254,7 +259,8 @@ START_TEST(test_github_escaping)
                                          "line=7,title=gemleak%3A InvalidRead in evil<&>\"'fn "
                                          "(we%3Aird%2Cna%25me.c%3A7)::10 bytes <lost> & \"found\""),
                   "%s", text);
-    ck_assert_msg(strstr(text, "%0D%0Anext: line, 100%25%0A  malloc (at /vg.so)%0A *evil") != NULL,
+    ck_assert_msg(strstr(text, "%0D%0Anext: line, 100%25%0Afirst seen in Evil<&>\"' spec\x01%0D%0A"
+                               "next, 100%25 (spec/e:v,il.rb:3)%0A  malloc (at /vg.so)%0A *evil") != NULL,
                   "%s", text);
     /* one line per annotation: no raw newline inside it */
     ck_assert_uint_eq(gl_test_count(text, strlen(text), "\n"), 1);

@@ -76,5 +76,6 @@ Suite *gl_report_suite(void);
 Suite *gl_cli_suite(void);
 Suite *gl_formats_suite(void);
 Suite *gl_hostile_suite(void);
+Suite *gl_attribute_suite(void);
 
 #endif

@@ -11,8 +11,14 @@
 typedef struct {
     guint files;                         /* inputs opened */
     guint64 errors_seen;                 /* errors and fatal signals read */
-    guint64 by_verdict[GL_N_VERDICTS];   /* [GL_VERDICT_KEEP] counts kept records */
+    guint64 by_verdict[GL_N_VERDICTS];   /* [GL_VERDICT_KEEP] counts kept records, each
+                                          * an occurrence of a finding */
+    guint64 repeated;                    /* kept, but a later leak check of the same
+                                          * process reported the same leak again
+                                          * (--per-test): counted once, there */
     GPtrArray *truncated_files;          /* char*: inputs that stopped short */
+    guint marked_files;                  /* inputs whose process wrote gemleak's markers
+                                          * (--per-test): it ran tests under them */
 } GlSummary;
 
 typedef struct {
@@ -56,7 +62,8 @@ GlAnalysis *gl_analyze_with_killed(const char *const *paths, const GlRules *rule
 void gl_analysis_free(GlAnalysis *analysis);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(GlAnalysis, gl_analysis_free)
 
-/* Returns: how many records were read and not kept. */
+/* Returns: how many records were read and not kept: skipped by a rule, or
+ * repeated by a later leak check. */
 guint64 gl_summary_skipped(const GlSummary *summary);
 
 #endif

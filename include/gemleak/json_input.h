@@ -19,6 +19,7 @@ typedef struct {
     guint files;
     guint64 errors_seen;
     guint64 by_verdict[GL_N_VERDICTS];
+    guint64 repeated;      /* leak reports a later leak check repeated (--per-test) */
     GPtrArray *targets;    /* char*, owned */
 } GlJsonInput;
 

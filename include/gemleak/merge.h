@@ -10,6 +10,33 @@
 #include <glib.h>
 #include "gemleak/record.h"
 
+/* A test of the suite (gemleak run --per-test): where the helper's markers
+ * place an occurrence. */
+typedef struct {
+    char *name;            /* "CountTest#test_count", RSpec's full description;
+                            * "" for a whole test file (--per-test=file) */
+    char *location;        /* as the helper wrote it: "/abs/test/count_test.rb:6",
+                            * or the file alone; nullable */
+} GlTest;
+
+/* Returns: (transfer full): free with gl_test_free(). */
+GlTest *gl_test_new(const char *name, const char *location);
+void gl_test_free(GlTest *test);
+gboolean gl_test_equal(const GlTest *a, const GlTest *b);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(GlTest, gl_test_free)
+
+/* When an occurrence happened, as far as the markers of its process say
+ * (attribute.h): the tests during which it was lost, or that it was lost
+ * before the first test or only at exit. */
+typedef struct {
+    GPtrArray *tests;      /* GlTest*, in order; nullable: none */
+    gboolean before_tests; /* lost before the process's first test (while loading) */
+    gboolean at_exit;      /* first lost at exit, after the process's last test */
+} GlAttribution;
+
+/* A finding names at most this many tests: the first few say where to look. */
+#define GL_FINDING_MAX_TESTS 5
+
 typedef struct {
     GlRecord *record;      /* the occurrence shown (a site's), chosen by content */
     GPtrArray *sites;      /* GlRecord*, owned: one a distinct access of a freed
@@ -23,6 +50,13 @@ typedef struct {
     gboolean certain;      /* not every occurrence was uncertain (classify.h) */
     char *fingerprint;     /* stable across runs: no pids, addresses or line numbers */
     guint64 order;         /* where the first occurrence was read: the last tie-break */
+    /* --per-test: the tests during which it was lost (a leak) or happened
+     * (an error), first seen first, at most GL_FINDING_MAX_TESTS; empty
+     * when no marker says. */
+    GPtrArray *tests;      /* GlTest*, owned */
+    gboolean more_tests;   /* other tests too, beyond those */
+    gboolean lost_before_tests;  /* an occurrence was lost before its process's first test */
+    gboolean lost_at_exit; /* an occurrence was first lost at exit, after the last test */
 } GlFinding;
 
 typedef struct GlFindings GlFindings;
@@ -46,6 +80,10 @@ void gl_finding_add_site(GlFinding *finding, GlRecord *site);
 
 /* Adds @finding (consumed), merging it with an equal one. */
 void gl_findings_add_finding(GlFindings *findings, GlFinding *finding);
+/* As gl_findings_add(), with when the occurrence happened (nullable:
+ * unknown), which the finding adds to its tests. */
+void gl_findings_add_attributed(GlFindings *findings, GlRecord *record, guint64 order,
+                                const GlAttribution *attribution);
 
 /* Moves every finding of @from into @into, merging equal ones. */
 void gl_findings_absorb(GlFindings *into, GlFindings *from);

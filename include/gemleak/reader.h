@@ -24,7 +24,8 @@ typedef struct {
     gboolean complete;       /* </valgrindoutput> seen */
     gboolean interleaved;    /* elements after its root closed: several processes
                               * wrote one file (--xml-file without %p) */
-    const char *marker;      /* the last <clientmsg> text, nullable */
+    const char *marker;      /* the last <clientmsg> text (with the marker prefix,
+                              * when one is set), nullable */
     guint n_errors;          /* <error>s and <fatal_signal>s handed out so far,
                               * in this input */
     gboolean fatal_signal;   /* a <fatal_signal> was among them */
@@ -79,6 +80,11 @@ const GlDocument *gl_reader_document(const GlReader *reader);
 
 /* Returns: (transfer none): the name the reader uses for its input in messages. */
 const char *gl_reader_name(const GlReader *reader);
+
+/* Only client messages (VALGRIND_PRINTF) that begin with @prefix (nullable:
+ * every one) become the marker of the records after them: a message of the
+ * program's own between two of gemleak's then hides nothing. */
+void gl_reader_set_marker_prefix(GlReader *reader, const char *prefix);
 
 /* Sets libxml2 up once per process (thread safety, no external entities).
  * gl_reader_new_* call it; call it first yourself before starting threads. */

@@ -96,6 +96,26 @@ char *gl_frame_source_path(const GlFrame *frame, const char *project_root, gbool
  * the first target frame, and the outermost one when it is another function. */
 char *gl_finding_title(const GlFinding *finding);
 
+/* Returns: (transfer full) (nullable): where @test is, relative to
+ * @project_root when under it: "test/count_test.rb:6", or the file alone
+ * (--per-test=file); NULL when the helper could not tell. */
+char *gl_test_location(const GlTest *test, const char *project_root);
+
+/* Returns: (transfer full): @test's name: "CountTest#test_count", RSpec's
+ * full description, or for a whole test file its location. */
+char *gl_test_name(const GlTest *test, const char *project_root);
+
+/* Returns: (transfer full): "CountTest#test_count (test/count_test.rb:6)",
+ * or the file alone. */
+char *gl_test_describe(const GlTest *test, const char *project_root);
+
+/* Returns: (transfer full) (nullable): when the finding happened, as a
+ * --per-test run's markers say: "first lost in CountTest#test_count
+ * (test/count_test.rb:6)", "first seen in ..." for an error, with the
+ * other tests; "lost at exit (...)" for a leak no test check found; NULL
+ * when nothing says (a run without --per-test). */
+char *gl_finding_tests_line(const GlFinding *finding, const char *project_root);
+
 /* Returns: TRUE if @finding is one that failed the run: the gate failed and
  * the finding is of a kind that fails it. */
 gboolean gl_report_finding_fails(const GlReportContext *context, const GlFinding *finding);
@@ -115,8 +135,10 @@ void gl_json_add_int(JsonBuilder *builder, const char *name, gint64 value);
 void gl_json_write(JsonBuilder *builder, FILE *out);
 
 /* Returns: (transfer full): @finding as the text report shows it (message,
- * frames, further stacks; the suppression block if @suppressions), no colour. */
-char *gl_finding_text(const GlFinding *finding, gboolean suppressions);
+ * the tests it was lost in, frames, further stacks; the suppression block if
+ * @suppressions), no colour; test locations relative to @project_root
+ * (nullable). */
+char *gl_finding_text(const GlFinding *finding, gboolean suppressions, const char *project_root);
 
 /* Returns: (transfer full) (nullable): the Valgrind suppression that
  * silences @finding wherever Ruby called it from, under a comment that

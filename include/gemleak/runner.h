@@ -20,6 +20,7 @@ typedef struct {
     gboolean gen_suppressions;
     const char *keep_dir;          /* --keep-xml: write there and keep it; NULL: a private one */
     FILE *messages;                /* nullable: where to say that the run waits for processes */
+    const char *per_test;          /* --per-test: "test" or "file"; NULL: off */
 } GlRunOptions;
 
 typedef struct {
@@ -58,6 +59,10 @@ GPtrArray *gl_suppression_files(const char *const *dirs, const char *version);
  * suppressions/ruby.supp; else the share directory compiled in. The
  * directory may not exist: the caller says so. */
 char *gl_data_dir(void);
+
+/* Returns: TRUE if gemleak was built with Valgrind's headers, which the
+ * library --per-test loads into the traced processes needs. */
+gboolean gl_per_test_available(void);
 
 /* Runs each of @commands (a GStrv each) at once under Valgrind, waits for
  * all, forwarding SIGINT, SIGTERM and SIGHUP sent to gemleak, reaping the

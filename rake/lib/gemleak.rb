@@ -89,6 +89,9 @@ module GemLeak
     attr_accessor :write_baseline      # --write-baseline FILE: the run passes, and writes it
     attr_accessor :gen_suppressions    # --gen-suppressions
     attr_accessor :keep_xml            # --keep-xml DIR
+    # true or :test: --per-test (each leak names the test it was lost in);
+    # :file: --per-test=file (a check per test file: cheaper on big suites)
+    attr_accessor :per_test
     attr_accessor :extra_arguments     # anything else, as gemleak run takes it
     # The gemleak executable: by default $GEMLEAK, else the gemleak gem's
     # own, else where make install put it, else gemleak on PATH.
@@ -213,11 +216,21 @@ module GemLeak
       args.push("--write-baseline", string(write_baseline, "write_baseline")) if write_baseline
       args.push("--gen-suppressions") if gen_suppressions
       args.push("--keep-xml", string(keep_xml, "keep_xml")) if keep_xml
+      args.push(*per_test_arguments)
       args.concat(extra_arguments.map { |arg| string(arg, "extra_arguments") })
       args
     end
 
     private
+
+    def per_test_arguments
+      case per_test
+      when nil, false then []
+      when true, :test, "test" then ["--per-test"]
+      when :file, "file" then ["--per-test=file"]
+      else raise Error, "per_test: #{per_test.inspect} is none of true, :test, :file or false"
+      end
+    end
 
     # A setting that is a name, a number or a path; a Regexp means nothing there.
     def string(value, setting)

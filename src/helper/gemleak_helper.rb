@@ -100,7 +100,10 @@ module GemLeakHelper
 
     def require(*args)
       result = super
-      GemLeakHelper.record_new_extensions if result
+      if result
+        GemLeakHelper.record_new_extensions
+        GemLeakHelper::PerTest.install
+      end
       result
     end
   end
@@ -109,8 +112,217 @@ module GemLeakHelper
   module Fork
     def _fork
       pid = super
-      GemLeakHelper.forked if pid.zero?
+      if pid.zero?
+        GemLeakHelper.forked
+        GemLeakHelper::PerTest.forked
+      end
       pid
+    end
+  end
+
+  # `gemleak run --per-test` (GEMLEAK_PER_TEST=test or file): around each
+  # test (or each run of tests from one file), a marker in Valgrind's output
+  # and a leak check after it, so that gemleak can say during which test
+  # each leak became lost. The markers, one <clientmsg> each:
+  #
+  #   gemleak:setup                        before the first test: lost while loading
+  #   gemleak:forked                       first thing in a forked child: inherited
+  #   gemleak:start<TAB>NAME<TAB>LOCATION  a test (or file) begins
+  #   gemleak:end<TAB>NAME<TAB>LOCATION    it ended (after teardown and a GC)
+  #
+  # each but start followed by VALGRIND_DO_ADDED_LEAK_CHECK, which reports
+  # the loss records that grew since the last check. NAME is
+  # "Class#test_name" or RSpec's full description (empty per file);
+  # LOCATION is "/absolute/file.rb:LINE" (the file alone per file). Bytes
+  # that would be ambiguous (%, controls, space) are written %XX.
+  #
+  # The client requests need native code: gemleak writes a small library
+  # beside this file (GEMLEAK_CLIENT) and it is called through Fiddle.
+  module PerTest
+    @grain = ENV["GEMLEAK_PER_TEST"]
+    @grain = nil unless %w[test file].include?(@grain)
+    @pid = Process.pid
+    @ready = false   # the setup (or forked) check is done in this process
+    @open = nil      # [name, location] of the test or file begun and not ended
+    @installed = {}
+    # At most this much of a name: the location tells apart two tests whose
+    # names begin alike, and the markers stay lines, not pages.
+    FIELD_BYTES = 1000
+
+    class << self
+      def on?
+        !@grain.nil?
+      end
+
+      # The library's functions, loaded on first use; nil (with a word on
+      # stderr) when they cannot be, and natively, outside Valgrind.
+      def client
+        return @client if defined?(@client)
+
+        @client = nil
+        path = ENV["GEMLEAK_CLIENT"]
+        begin
+          require "fiddle"
+          lib = Fiddle.dlopen(path)
+          running = Fiddle::Function.new(lib["gemleak_client_running_on_valgrind"], [], Fiddle::TYPE_INT)
+          return @client if running.call.zero?
+
+          @client = {
+            marker: Fiddle::Function.new(lib["gemleak_client_marker"], [Fiddle::TYPE_VOIDP], Fiddle::TYPE_VOID),
+            check: Fiddle::Function.new(lib["gemleak_client_leak_check"], [], Fiddle::TYPE_VOID),
+          }
+        rescue LoadError, StandardError => e
+          warn("gemleak: --per-test is off in process #{Process.pid}: cannot load #{path.inspect} " \
+               "with Fiddle (#{e.class}: #{e.message.lines.first&.chomp})")
+          @client = nil
+        end
+        @client
+      end
+
+      def escape(text)
+        text.to_s.b[0, FIELD_BYTES].gsub(/[%\x00-\x20\x7f]/n) { |c| format("%%%02X", c.ord) }
+      end
+
+      def marker(*fields)
+        # NUL-terminated whatever Ruby's own buffer holds: Fiddle passes
+        # the string's bytes as they are.
+        @client[:marker].call("#{fields.join("\t")}\0")
+      end
+
+      # Lets the memory the finished test dropped be freed (objects' dfree
+      # run), so that what it leaked is lost now, not at a later test's check.
+      def check(*fields)
+        GC.start
+        marker(*fields)
+        @client[:check].call
+      end
+
+      # What was lost before the first test (while the suite loaded), or
+      # what a forked child inherited, is checked for before any test runs.
+      def ready
+        if @pid != Process.pid # forked, and Process._fork did not say (Ruby < 3.1)
+          forked
+        elsif !@ready
+          @ready = true
+          check("gemleak:setup")
+        end
+      end
+
+      def forked
+        return unless on?
+
+        @pid = Process.pid
+        @ready = true
+        return unless client
+
+        check("gemleak:forked")
+        # A child forked during a test runs on in it.
+        marker("gemleak:start", *@open) if @open
+      end
+
+      # A test begins: NAME, and where it is ("/abs/file.rb", line).
+      def started(name, file, line)
+        return unless on? && client
+
+        ready
+        file = File.expand_path(file.to_s)
+        if @grain == "file"
+          return if @open && @open[1] == escape(file)
+
+          finish
+          @open = ["", escape(file)]
+        else
+          finish
+          @open = [escape(name), escape(line ? "#{file}:#{line}" : file)]
+        end
+        marker("gemleak:start", *@open)
+      rescue StandardError => e
+        warn("gemleak helper: #{e.class}: #{e.message}") if ENV["GEMLEAK_DEBUG"]
+      end
+
+      # A test ended; per file, its file ends when the next file's test
+      # begins, or at exit. NAME (nullable) is its name as it is now: an
+      # RSpec example without a description gets one as it runs.
+      def finished(name = nil)
+        return unless on? && @grain == "test"
+
+        @open[0] = escape(name) if @open && name
+        finish
+      rescue StandardError => e
+        warn("gemleak helper: #{e.class}: #{e.message}") if ENV["GEMLEAK_DEBUG"]
+      end
+
+      def finish
+        return unless @open && client
+
+        fields = @open
+        @open = nil
+        check("gemleak:end", *fields)
+      end
+
+      # The test frameworks, hooked once each as they load.
+      def install
+        return unless on?
+
+        if !@installed[:minitest] && defined?(::Minitest) && ::Minitest.respond_to?(:run_one_method)
+          @installed[:minitest] = true
+          ::Minitest.singleton_class.prepend(MinitestHook)
+        end
+        if !@installed[:test_unit] && defined?(::Test::Unit::TestCase)
+          @installed[:test_unit] = true
+          ::Test::Unit::TestCase.prepend(TestUnitHook)
+        end
+        if !@installed[:rspec] && defined?(::RSpec::Core::Example)
+          @installed[:rspec] = true
+          ::RSpec::Core::Example.prepend(RSpecHook)
+        end
+      rescue StandardError => e
+        warn("gemleak helper: #{e.class}: #{e.message}") if ENV["GEMLEAK_DEBUG"]
+      end
+
+      def source_location(klass, method_name)
+        klass.instance_method(method_name).source_location
+      rescue NameError
+        nil
+      end
+    end
+
+    # Minitest.run_one_method makes the test object, runs it and drops it:
+    # after it, a GC frees what the test kept in instance variables.
+    module MinitestHook
+      def run_one_method(klass, method_name, *rest)
+        file, line = PerTest.source_location(klass, method_name)
+        PerTest.started("#{klass.name || klass.inspect}##{method_name}", file, line)
+        super
+      ensure
+        PerTest.finished
+      end
+    end
+
+    # test-unit's suite holds the test object until the next one runs.
+    module TestUnitHook
+      def run(result, &block)
+        file, line = PerTest.source_location(self.class, method_name)
+        PerTest.started("#{self.class.name || self.class.inspect}##{method_name}", file, line)
+        super
+      ensure
+        PerTest.finished
+      end
+    end
+
+    # After Example#run, RSpec drops the example group instance; letting go
+    # of its instance variables (its lets) first is what rspec-core 3.13
+    # does itself.
+    module RSpecHook
+      def run(example_group_instance, reporter)
+        PerTest.started(full_description, metadata[:file_path], metadata[:line_number])
+        super
+      ensure
+        example_group_instance&.instance_variables&.each do |ivar|
+          example_group_instance.instance_variable_set(ivar, nil)
+        end
+        PerTest.finished(full_description)
+      end
     end
   end
 end
@@ -123,6 +335,7 @@ Process.singleton_class.prepend(GemLeakHelper::Fork) if Process.respond_to?(:_fo
 # Registered before the test framework's own at_exit, so it runs after it.
 at_exit do
   begin
+    GemLeakHelper::PerTest.finish if GemLeakHelper::PerTest.on? # the last file, a test cut short
     GemLeakHelper.forget_minitest_lets
     GC.start
     GemLeakHelper.forked if GemLeakHelper.forked? # Ruby before 3.1 has no Process._fork

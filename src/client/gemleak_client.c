@@ -1,0 +1,40 @@
+/* The native half of `gemleak run --per-test`: Valgrind's client requests,
+ * which only code running in the traced process can make. gemleak embeds
+ * this library and writes it beside the Ruby helper, which loads it with
+ * Fiddle. Outside Valgrind every request is a few no-op instructions, so
+ * the library is harmless wherever it is loaded.
+ *
+ * Built on its own (no GLib, no gemleak headers): it runs inside the
+ * suite's Ruby, not inside gemleak. */
+#include <stddef.h>
+
+#include <valgrind/valgrind.h>
+#include <valgrind/memcheck.h>
+
+/* Not in a header: Fiddle finds these by name. */
+int gemleak_client_running_on_valgrind(void);
+void gemleak_client_marker(const char *text);
+void gemleak_client_leak_check(void);
+
+/* Returns: nonzero when the process runs under Valgrind (its depth of
+ * nesting), 0 natively. */
+int gemleak_client_running_on_valgrind(void)
+{
+    return (int) RUNNING_ON_VALGRIND;
+}
+
+/* Writes @text (one line, escaped by the helper) to Valgrind's output: a
+ * <clientmsg> in its XML, which the errors after it are read against. */
+void gemleak_client_marker(const char *text)
+{
+    if (text != NULL)
+        VALGRIND_PRINTF("%s", text);
+}
+
+/* A leak check that reports only the loss records that grew since the last
+ * check: what the test that just ended lost. DO_CHANGED would also report
+ * those that shrank, which no test is to blame for. */
+void gemleak_client_leak_check(void)
+{
+    VALGRIND_DO_ADDED_LEAK_CHECK;
+}
