@@ -334,11 +334,15 @@ GlAnalysis *gl_analyze_with_killed(const char *const *paths, const GlRules *rule
                             g_strdup_printf("%s: process %s was killed by %s; its XML ends early",
                                             input->path, pid, gl_signal_name(signo)));
         }
+        gboolean incomplete = FALSE;
         for (guint j = 0; j < input->problems->len; j++) {
             const GError *problem = g_ptr_array_index(input->problems, j);
-            if (signo == 0 || !g_error_matches(problem, GL_ERROR, GL_ERROR_TRUNCATED))
+            if (signo == 0 || !g_error_matches(problem, GL_ERROR, GL_ERROR_TRUNCATED)) {
                 g_ptr_array_add(analysis->problems, g_error_copy(problem));
+                incomplete = TRUE;
+            }
         }
+        summary->incomplete_files += incomplete;
         if (input->suppressed != NULL)
             add_counts(analysis->suppressed, input->suppressed);
         GHashTableIter objects;

@@ -1063,7 +1063,7 @@ static gboolean analyze_and_report(const Options *options, Plan *plan, const cha
     if (adopting)
         gl_gate_parse_fail_on(&gate, "none", NULL);
     GlGateResult gate_result;
-    gl_gate_evaluate(&gate, reported, &gate_result);
+    gl_gate_evaluate(&gate, reported, analysis->summary.incomplete_files, &gate_result);
     if (adopting) {
         g_free(gate_result.line);
         gate_result.line = g_strdup_printf(

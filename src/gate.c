@@ -64,7 +64,8 @@ gboolean gl_gate_counts(const GlGate *gate, const GlFinding *finding)
     return (record->leak_kind & gate->leak_kinds) != 0;
 }
 
-void gl_gate_evaluate(const GlGate *gate, const GPtrArray *findings, GlGateResult *result)
+void gl_gate_evaluate(const GlGate *gate, const GPtrArray *findings, guint incomplete_inputs,
+                      GlGateResult *result)
 {
     memset(result, 0, sizeof *result);
     guint leaks = 0, errors = 0, uncertain = 0;
@@ -86,8 +87,11 @@ void gl_gate_evaluate(const GlGate *gate, const GPtrArray *findings, GlGateResul
     gboolean leaks_fail = leaks > 0 &&
                           (!gate->has_max_bytes || result->failing_bytes > gate->max_bytes);
     result->failed = leaks_fail || errors > 0;
+    result->complete = incomplete_inputs == 0;
 
-    GString *line = g_string_new(result->failed ? "gemleak: FAIL: " : "gemleak: pass: ");
+    GString *line = g_string_new(result->failed     ? "gemleak: FAIL: "
+                                 : result->complete ? "gemleak: pass: "
+                                                    : "gemleak: INCOMPLETE: ");
     if (result->failing == 0) {
         g_string_append(line, findings->len == 0 ? "no findings"
                               : uncertain == findings->len ? "no certain finding"
@@ -104,6 +108,10 @@ void gl_gate_evaluate(const GlGate *gate, const GPtrArray *findings, GlGateResul
             g_string_append_printf(line, "%s%u memory error%s", leaks > 0 ? ", " : "", errors,
                                    errors == 1 ? "" : "s");
     }
+    if (!result->complete)
+        g_string_append_printf(line, " in what could be read; %u input%s could not all be read "
+                               "(see gemleak's messages)", incomplete_inputs,
+                               incomplete_inputs == 1 ? "" : "s");
     if (uncertain > 0)
         g_string_append_printf(line, "; %u uncertain finding%s left to you (--fail-on uncertain "
                                "fails on %s)", uncertain, uncertain == 1 ? "" : "s",

@@ -45,6 +45,19 @@ static gpointer github_begin(const GlReportContext *context, FILE *out)
     GithubState *state = g_new0(GithubState, 1);
     state->context = context;
     state->out = out;
+    /* First, and one annotation for them all: what could not be read may
+     * hold findings, so the step must not read as a pass. */
+    const GPtrArray *problems = context->analysis->problems;
+    if (problems->len > 0) {
+        g_autoptr(GString) body = g_string_new(NULL);
+        for (guint i = 0; i < problems->len; i++)
+            g_string_append_printf(body, "%s%s", i > 0 ? "\n" : "",
+                                   ((const GError *) g_ptr_array_index(problems, i))->message);
+        g_autoptr(GString) line = g_string_new("::error title=gemleak: Valgrind's XML could not "
+                                               "all be read::");
+        append_escaped(line, body->str, FALSE);
+        fprintf(out, "%s\n", line->str);
+    }
     return state;
 }
 

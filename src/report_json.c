@@ -220,6 +220,8 @@ static void json_end(gpointer data)
     json_builder_begin_object(builder);
     json_builder_set_member_name(builder, "failed");
     json_builder_add_boolean_value(builder, context->gate != NULL && context->gate->failed);
+    json_builder_set_member_name(builder, "complete");
+    json_builder_add_boolean_value(builder, context->gate == NULL || context->gate->complete);
     gl_json_add_string(builder, "message", context->gate != NULL ? context->gate->line : NULL);
     json_builder_end_object(builder);
     json_builder_end_object(builder);

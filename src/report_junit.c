@@ -1,6 +1,6 @@
 /* --format junit: one test suite, one test case a finding (failed when it
- * fails the gate, skipped when it does not), a passing case when there are
- * none. It follows the Ant JUnit schema that most consumers read
+ * fails the gate, skipped when it does not), an error case when Valgrind's
+ * XML could not all be read, else a passing case when there are none. It follows the Ant JUnit schema that most consumers read
  * (tests/schemas/junit.xsd), which allows no file or line attribute: the
  * location is in the test case's name. Written with libxml2's writer. */
 #include "gemleak/report.h"
@@ -62,9 +62,11 @@ static gpointer junit_begin(const GlReportContext *context, FILE *out)
 
     guint findings = context->findings->len;
     guint failing = count_failing(context);
+    /* XML that could not all be read is an error case, never a pass. */
+    gboolean incomplete = context->gate != NULL && !context->gate->complete;
     g_autoptr(GDateTime) now = g_date_time_new_now_utc();
     g_autofree char *timestamp = g_date_time_format(now, "%Y-%m-%dT%H:%M:%S");
-    g_autofree char *tests = g_strdup_printf("%u", MAX(findings, 1));
+    g_autofree char *tests = g_strdup_printf("%u", incomplete ? findings + 1 : MAX(findings, 1));
     g_autofree char *failures = g_strdup_printf("%u", failing);
     g_autofree char *skipped = g_strdup_printf("%u", findings - failing);
     xmlTextWriterStartElement(writer, BAD_CAST "testsuite");
@@ -73,7 +75,7 @@ static gpointer junit_begin(const GlReportContext *context, FILE *out)
     attribute(writer, "hostname", g_get_host_name());
     attribute(writer, "tests", tests);
     attribute(writer, "failures", failures);
-    attribute(writer, "errors", "0");
+    attribute(writer, "errors", incomplete ? "1" : "0");
     attribute(writer, "skipped", skipped);
     attribute(writer, "time", "0");
 
@@ -90,7 +92,26 @@ static gpointer junit_begin(const GlReportContext *context, FILE *out)
     }
     xmlTextWriterEndElement(writer);
 
-    if (findings == 0) {
+    if (incomplete) {
+        const GPtrArray *problems = context->analysis->problems;
+        GString *all = g_string_new(NULL);
+        for (guint i = 0; i < problems->len; i++)
+            g_string_append_printf(all, "%s\n",
+                                   ((const GError *) g_ptr_array_index(problems, i))->message);
+        xmlTextWriterStartElement(writer, BAD_CAST "testcase");
+        attribute(writer, "name", "Valgrind's XML could not all be read");
+        attribute(writer, "classname", "gemleak");
+        attribute(writer, "time", "0");
+        xmlTextWriterStartElement(writer, BAD_CAST "error");
+        attribute(writer, "message", problems->len > 0
+                                         ? ((const GError *) g_ptr_array_index(problems, 0))->message
+                                         : "an input could not all be read");
+        attribute(writer, "type", "incomplete");
+        text(writer, all->str);
+        xmlTextWriterEndElement(writer);
+        xmlTextWriterEndElement(writer);
+        g_string_free(all, TRUE);
+    } else if (findings == 0) {
         xmlTextWriterStartElement(writer, BAD_CAST "testcase");
         attribute(writer, "name", "no leaks or memory errors in the targets");
         attribute(writer, "classname", "gemleak");

@@ -295,6 +295,27 @@ static void sarif_end(gpointer data)
         json_builder_end_object(builder);
         json_builder_end_object(builder);
     }
+    /* Whether every input was read: what was not may hold results. */
+    json_builder_set_member_name(builder, "invocations");
+    json_builder_begin_array(builder);
+    json_builder_begin_object(builder);
+    json_builder_set_member_name(builder, "executionSuccessful");
+    json_builder_add_boolean_value(builder, context->gate == NULL || context->gate->complete);
+    const GPtrArray *problems = context->analysis->problems;
+    if (problems->len > 0) {
+        json_builder_set_member_name(builder, "toolExecutionNotifications");
+        json_builder_begin_array(builder);
+        for (guint i = 0; i < problems->len; i++) {
+            json_builder_begin_object(builder);
+            gl_json_add_string(builder, "level", "error");
+            add_message(builder, "message",
+                        ((const GError *) g_ptr_array_index(problems, i))->message);
+            json_builder_end_object(builder);
+        }
+        json_builder_end_array(builder);
+    }
+    json_builder_end_object(builder);
+    json_builder_end_array(builder);
     json_builder_set_member_name(builder, "results");
     json_builder_add_value(builder, json_node_ref(results));
     json_builder_end_object(builder);

@@ -161,7 +161,43 @@ START_TEST(test_truncated_file_reports_what_came_before)
     RUN(incomplete, "filter", "-O", "leaky", early);
     ck_assert_int_eq(incomplete.status, 3);
     gl_assert_line(incomplete.out, "^gemleak: 1 file, 0 errors read: 0 findings, 1 truncated file$");
+    /* never "pass" on what could not all be read */
+    gl_assert_no_line(incomplete.out, "pass");
+    gl_assert_line(incomplete.out, "^gemleak: INCOMPLETE: no findings in what could be read; 1 "
+                                   "input could not all be read \\(see gemleak's messages\\)$");
     gl_test_run_clear(&incomplete);
+    RUN(incomplete_json, "filter", "-O", "leaky", "--format", "json", early);
+    g_autoptr(JsonParser) again = json_parser_new();
+    ck_assert(json_parser_load_from_data(again, incomplete_json.out, -1, NULL));
+    JsonObject *gate = json_object_get_object_member(
+        json_node_get_object(json_parser_get_root(again)), "gate");
+    ck_assert(!json_object_get_boolean_member(gate, "failed"));
+    ck_assert(!json_object_get_boolean_member(gate, "complete"));
+    gl_test_run_clear(&incomplete_json);
+
+    /* CI reports do not pass it either: an error case, an unsuccessful
+     * invocation, an error annotation */
+    g_autofree char *junit = g_build_filename(dir, "junit.xml.out", NULL);
+    g_autofree char *sarif = g_build_filename(dir, "report.sarif", NULL);
+    g_autofree char *github = g_build_filename(dir, "github.txt", NULL);
+    g_autofree char *junit_spec = g_strconcat("junit:", junit, NULL);
+    g_autofree char *sarif_spec = g_strconcat("sarif:", sarif, NULL);
+    g_autofree char *github_spec = g_strconcat("github:", github, NULL);
+    RUN(ci, "filter", "-O", "leaky", "--format", junit_spec, "--format", sarif_spec, "--format",
+        github_spec, early);
+    ck_assert_int_eq(ci.status, 3);
+    g_autofree char *junit_text = gl_test_read(junit, NULL);
+    gl_assert_line(junit_text, "errors=\"1\"");
+    gl_assert_line(junit_text, "<testcase name=\"Valgrind's XML could not all be read\"");
+    gl_assert_line(junit_text, "<error message=\".*4243\\.xml: truncated at byte \\d+");
+    gl_assert_no_line(junit_text, "no leaks or memory errors");
+    g_autofree char *sarif_text = gl_test_read(sarif, NULL);
+    gl_assert_line(sarif_text, "\"executionSuccessful\" : false");
+    gl_assert_line(sarif_text, "\"text\" : \".*4243\\.xml: truncated at byte \\d+");
+    g_autofree char *github_text = gl_test_read(github, NULL);
+    gl_assert_line(github_text, "^::error title=gemleak: Valgrind's XML could not all be read::"
+                                ".*4243\\.xml: truncated at byte \\d+");
+    gl_test_run_clear(&ci);
     gl_remove_tree(dir);
 }
 END_TEST

@@ -31,13 +31,15 @@ static void report_prepare(Report *report, const char *relative, const char *fai
 {
     g_autoptr(GlRules) rules = gl_rules_new();
     ck_assert(gl_rules_add_target(rules, "leaky", NULL));
-    g_autofree char *path = gl_test_fixture(relative);
+    g_autofree char *path = g_path_is_absolute(relative) ? g_strdup(relative)
+                                                         : gl_test_fixture(relative);
     const char *paths[] = { path, NULL };
     report->analysis = gl_analyze(paths, rules, 1);
     gl_gate_init(&report->gate);
     if (fail_on != NULL)
         ck_assert(gl_gate_parse_fail_on(&report->gate, fail_on, NULL));
-    gl_gate_evaluate(&report->gate, report->analysis->findings, &report->result);
+    gl_gate_evaluate(&report->gate, report->analysis->findings,
+                     report->analysis->summary.incomplete_files, &report->result);
     static const char *targets[] = { "leaky", NULL };
     GlReportContext context = {
         .analysis = report->analysis,
@@ -420,6 +422,29 @@ START_TEST(test_suppressions_with_newlines_in_names)
 }
 END_TEST
 
+/* XML cut short: JUnit's error case and SARIF's unsuccessful invocation
+ * still follow their schemas. */
+START_TEST(test_incomplete_input_in_ci_formats)
+{
+    g_autofree char *dir = gl_test_tmpdir();
+    g_autofree char *leak = gl_test_fixture("xml/leak.xml");
+    g_autofree char *text = gl_test_read(leak, NULL);
+    g_autofree char *cut = g_build_filename(dir, "cut.xml", NULL);
+    gl_test_write(cut, text, strstr(text, "<error>") - text + 50);
+    Report report;
+    report_prepare(&report, cut, NULL);
+    ck_assert(!report.result.complete);
+    g_autofree char *junit = write_format(&report, "junit", dir);
+    assert_junit_valid(junit);
+    g_autofree char *sarif = write_format(&report, "sarif", dir);
+    assert_sarif_valid(sarif);
+    g_autofree char *log = gl_test_read(sarif, NULL);
+    gl_assert_line(log, "\"executionSuccessful\" : false");
+    report_clear(&report);
+    gl_remove_tree(dir);
+}
+END_TEST
+
 Suite *gl_formats_suite(void)
 {
     Suite *suite = suite_create("formats");
@@ -432,6 +457,7 @@ Suite *gl_formats_suite(void)
     tcase_add_test(tc, test_suppressions_file);
     tcase_add_test(tc, test_json_is_utf8_and_reads_back_as_a_baseline);
     tcase_add_test(tc, test_suppressions_with_newlines_in_names);
+    tcase_add_test(tc, test_incomplete_input_in_ci_formats);
     tcase_set_timeout(tc, 60);
     suite_add_tcase(suite, tc);
     return suite;

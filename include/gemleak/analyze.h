@@ -17,6 +17,7 @@ typedef struct {
                                           * process reported the same leak again
                                           * (--per-test): counted once, there */
     GPtrArray *truncated_files;          /* char*: inputs that stopped short */
+    guint incomplete_files;              /* inputs with a problem: not read in full */
     guint marked_files;                  /* inputs whose process wrote gemleak's markers
                                           * (--per-test): it ran tests under them */
 } GlSummary;

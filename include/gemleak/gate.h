@@ -25,14 +25,20 @@ gboolean gl_gate_parse_fail_on(GlGate *gate, const char *spec, GError **error);
 
 typedef struct {
     gboolean failed;
+    gboolean complete;      /* every input was read whole */
     guint failing;          /* findings of a failing kind */
     guint64 failing_bytes;  /* bytes those leaks lost */
-    char *line;             /* "gemleak: FAIL: ...", or "gemleak: pass: ..." */
+    char *line;             /* "gemleak: FAIL: ...", "gemleak: pass: ...", or
+                             * "gemleak: INCOMPLETE: ..." when nothing fails but
+                             * some input could not all be read */
 } GlGateResult;
 
-/* Decides on @findings (GlFinding*). Fill @result; clear it with
+/* Decides on @findings (GlFinding*), read from inputs of which
+ * @incomplete_inputs could not all be read: what was not read may hold
+ * findings, so nothing "passes" then. Fills @result; clear it with
  * gl_gate_result_clear(). */
-void gl_gate_evaluate(const GlGate *gate, const GPtrArray *findings, GlGateResult *result);
+void gl_gate_evaluate(const GlGate *gate, const GPtrArray *findings, guint incomplete_inputs,
+                      GlGateResult *result);
 void gl_gate_result_clear(GlGateResult *result);
 
 /* Returns: TRUE if @finding is of a kind that can fail the gate (an
