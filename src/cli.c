@@ -848,6 +848,19 @@ static GPtrArray *plan_sinks(const Options *options, const char *const *inputs,
             ok = FALSE;
         }
     }
+    /* A report with no directory to go to is known now, not after a run
+     * of many minutes. */
+    for (guint i = 0; ok && i < sinks->len; i++) {
+        const Sink *sink = g_ptr_array_index(sinks, i);
+        if (sink->file == NULL)
+            continue;
+        g_autofree char *parent = g_path_get_dirname(sink->file);
+        if (!g_file_test(parent, G_FILE_TEST_IS_DIR)) {
+            g_set_error(error, GL_ERROR, GL_ERROR_USAGE, "%s cannot be written: no directory %s",
+                        sink->label, parent);
+            ok = FALSE;
+        }
+    }
     g_array_unref(reads.files);
     g_array_unref(reads.dirs);
     g_ptr_array_unref(reads.names);
@@ -1029,9 +1042,11 @@ static char *run_exit_line(int status, const GlRunResult *run)
 }
 
 /* Reads @inputs with what @plan says (its rules get the targets), writes
- * every report, says what went wrong on @err. @run (nullable: filter) is
- * the run that wrote the inputs: which of its processes a signal killed,
- * how its command ended. */
+ * every report, says what went wrong on @err, and sets @outcome. @run
+ * (nullable: filter) is the run that wrote the inputs: which of its
+ * processes a signal killed, how its command ended.
+ * Returns: FALSE with @error set when the targets cannot be settled;
+ * nothing is read or written then. */
 static gboolean analyze_and_report(const Options *options, Plan *plan, const char *const *inputs,
                                    const GlRunResult *run, FILE *stream, FILE *out, FILE *err,
                                    Outcome *outcome, GError **error)
@@ -1090,8 +1105,10 @@ static gboolean analyze_and_report(const Options *options, Plan *plan, const cha
         .command_status = run != NULL ? run->status : 0,
     };
 
-    gboolean ok = TRUE;
-    for (guint i = 0; ok && i < plan->sinks->len; i++) {
+    /* Every report is tried: one that cannot be written (a full disk) is
+     * said, and is trouble, but never hides what the gate decided. */
+    gboolean all_written = TRUE;
+    for (guint i = 0; i < plan->sinks->len; i++) {
         const Sink *sink = g_ptr_array_index(plan->sinks, i);
         /* a baseline holds every finding, the known ones too */
         GlReportContext here = context;
@@ -1099,14 +1116,22 @@ static gboolean analyze_and_report(const Options *options, Plan *plan, const cha
             here.findings = analysis->findings;
             here.baseline_known = 0;
         }
-        ok = write_report(sink, &here, stream, out, error);
+        g_autoptr(GError) write_error = NULL;
+        if (!write_report(sink, &here, stream, out, &write_error)) {
+            fprintf(err, "gemleak: %s\n", write_error->message);
+            all_written = FALSE;
+        }
+    }
+    if (!all_written) {
+        outcome->problems = TRUE;
+        outcome->status = run != NULL ? run_status(outcome, run) : filter_status(outcome);
     }
     for (guint i = 0; i < analysis->notes->len; i++)
         fprintf(err, "gemleak: note: %s\n", (const char *) g_ptr_array_index(analysis->notes, i));
     for (guint i = 0; i < analysis->problems->len; i++)
         fprintf(err, "gemleak: %s\n", ((GError *) g_ptr_array_index(analysis->problems, i))->message);
     gl_gate_result_clear(&gate_result);
-    return ok;
+    return TRUE;
 }
 
 /* ---- commands --------------------------------------------------------------- */

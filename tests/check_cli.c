@@ -202,6 +202,37 @@ START_TEST(test_truncated_file_reports_what_came_before)
 }
 END_TEST
 
+/* A report that cannot be written is said, the others are written, and
+ * findings that fail the gate still exit 1: the gate's verdict is not lost
+ * to a full disk. With nothing failing, it is trouble: 3. */
+START_TEST(test_report_that_cannot_be_written)
+{
+    g_autofree char *leak = gl_test_fixture("xml/leak.xml");
+    g_autofree char *clean = gl_test_fixture("xml/clean.xml");
+    g_autofree char *dir = gl_test_tmpdir();
+    g_autofree char *json = g_build_filename(dir, "report.json", NULL);
+    g_autofree char *json_spec = g_strconcat("json:", json, NULL);
+    /* /dev/full: every write fails with ENOSPC, as on a full disk */
+    RUN(failing, "filter", "-O", "leaky", "--format", "sarif:/dev/full", "--format", json_spec,
+        leak);
+    ck_assert_msg(failing.status == 1, "status %d\n%s", failing.status, failing.err);
+    gl_assert_line(failing.err, "^gemleak: .*/dev/full.*: No space left on device");
+    ck_assert(g_file_test(json, G_FILE_TEST_IS_REGULAR));
+    gl_test_run_clear(&failing);
+    RUN(passing, "filter", "-O", "leaky", "--format", "sarif:/dev/full", clean);
+    ck_assert_int_eq(passing.status, 3);
+    gl_assert_line(passing.err, "^gemleak: .*/dev/full.*: No space left on device");
+    gl_test_run_clear(&passing);
+    /* a directory that is not there is known before anything is read */
+    RUN(nowhere, "filter", "-O", "leaky", "--format", "sarif:/nonexistent/dir/r.sarif", leak);
+    ck_assert_int_eq(nowhere.status, 2);
+    gl_assert_line(nowhere.err, "^gemleak: the sarif report \\(/nonexistent/dir/r\\.sarif\\) "
+                                "cannot be written: no directory /nonexistent/dir$");
+    gl_test_run_clear(&nowhere);
+    gl_remove_tree(dir);
+}
+END_TEST
+
 START_TEST(test_several_formats_at_once)
 {
     g_autofree char *leak = gl_test_fixture("xml/leak.xml");
@@ -257,10 +288,10 @@ START_TEST(test_several_formats_at_once)
               !g_file_test("/dev/null", G_FILE_TEST_IS_REGULAR));
     gl_test_run_clear(&device);
 
-    /* an unwritable destination is exit 3, with its name */
+    /* a destination in no directory is known before anything is read */
     RUN(e, "filter", "-O", "leaky", "-o", "/nonexistent/dir/r.txt", leak);
-    ck_assert_int_eq(e.status, 3);
-    gl_assert_line(e.err, "/nonexistent/dir/r\\.txt");
+    ck_assert_int_eq(e.status, 2);
+    gl_assert_line(e.err, "/nonexistent/dir/r\\.txt\\) cannot be written: no directory ");
     gl_test_run_clear(&e);
     gl_remove_tree(dir);
 }
@@ -1241,6 +1272,7 @@ Suite *gl_cli_suite(void)
     tcase_add_test(tc, test_unreadable_inputs_exit_3_and_keep_the_rest);
     tcase_add_test(tc, test_truncated_file_reports_what_came_before);
     tcase_add_test(tc, test_several_formats_at_once);
+    tcase_add_test(tc, test_report_that_cannot_be_written);
     tcase_add_test(tc, test_gate_options);
     tcase_add_test(tc, test_targets_from_the_runs_list);
     tcase_add_test(tc, test_no_target_known);

@@ -2200,6 +2200,29 @@ END_TEST
 
 /* ---- the manual ---------------------------------------------------------- */
 
+/* The README's quick start: `make demo` runs fixtures/sample-gem/demo.sh,
+ * which must find the example gem's one leak and end as it says. */
+START_TEST(test_demo_finds_the_example_leak)
+{
+    g_autofree char *script = gl_test_project_file("fixtures/sample-gem/demo.sh");
+    g_autofree char *tmp = gl_test_tmpdir();
+    g_autofree char *work = g_build_filename(tmp, "demo", NULL);
+    g_auto(GStrv) env = g_environ_setenv(g_get_environ(), "DEMO_DIR", work, TRUE);
+    env = g_environ_setenv(env, "TMPDIR", tmp, TRUE);
+    const char *argv[] = { "sh", script, gemleak_binary, NULL };
+    Result r = { 0 };
+    run_command(&r, NULL, env, argv);
+    ck_assert_msg(r.status == 0, "status %d\n%s\n%s", r.status, r.out, r.err);
+    gl_assert_line(r.out, "^   The leak: 17 bytes in 1 block is definitely lost$");
+    gl_assert_line(r.out, "^   in copy_text \\(tally\\.c:13\\)$");
+    gl_assert_line(r.out, "^   \\d+ never entered tally\\.so \\(Ruby at exit\\)$");
+    gl_assert_line(r.out, "^== As expected: exit status 1, one genuine leak\\.");
+    gl_assert_line(r.err, "^ \\*copy_text \\(tally\\.c:13\\)$");
+    result_discard(&r);
+    gl_remove_tree(tmp);
+}
+END_TEST
+
 START_TEST(test_man_page_renders_without_warnings)
 {
     g_autofree char *page = g_build_filename(project_root, "man", "gemleak.1", NULL);
@@ -2421,6 +2444,7 @@ int main(int argc, char **argv)
     TCase *self = cases[SELF];
     tcase_add_test(self, test_gemleak_is_valgrind_clean);
     tcase_add_test(self, test_man_page_renders_without_warnings);
+    tcase_add_test(self, test_demo_finds_the_example_leak);
     tcase_add_test(self, test_every_option_is_documented);
     tcase_add_test(self, test_missing_or_old_valgrind);
     tcase_add_test(self, test_data_found_where_the_binary_is);
