@@ -20,7 +20,8 @@ Gem::Specification.new do |spec|
   spec.license = "MIT"
   spec.required_ruby_version = ">= 2.7"
   spec.requirements = ["Valgrind 3.10 or newer; to build: a C compiler, make, pkg-config, " \
-                       "libxml2, GLib and JSON-GLib headers"]
+                       "libxml2, GLib, JSON-GLib and zlib headers (and Valgrind's, " \
+                       "valgrind-devel on Fedora, for --per-test)"]
 
   # What building the binary needs, and what it and the library use at run
   # time; not the tests, benchmarks or fuzzing.

@@ -204,9 +204,9 @@ static GOptionGroup *report_group(Options *options)
         { "skip-functions-file", 0, 0, G_OPTION_ARG_FILENAME, &options->skip_functions_file,
           "Read more such patterns from FILE, one a line", "FILE" },
         { "no-default-skips", 0, 0, G_OPTION_ARG_NONE, &options->no_default_skips,
-          "Drop the built-in list of callback functions", NULL },
+          "Turn off rule 2 (Ruby's own memory): only --skip-function patterns skip", NULL },
         { "leak-kinds", 0, 0, G_OPTION_ARG_STRING, &options->leak_kinds,
-          "Leak kinds to report: definite, indirect, possible, reachable, all "
+          "Leak kinds to report: definite, indirect, possible, reachable, all, none "
           "(default: definite)", "KINDS" },
         { "all-errors", 0, 0, G_OPTION_ARG_NONE, &options->all_errors,
           "Report every memory error, not only those that enter a target", NULL },
@@ -218,15 +218,16 @@ static GOptionGroup *report_group(Options *options)
         { "output", 'o', G_OPTION_FLAG_FILENAME, G_OPTION_ARG_CALLBACK, (gpointer) on_output,
           "Write the report of the --format before it to FILE (- is standard output)", "FILE" },
         { "color", 0, 0, G_OPTION_ARG_STRING, &options->color,
-          "Colour the text report: auto (on a terminal), always, never", "WHEN" },
+          "Colour the text report: auto (on a terminal, without NO_COLOR, TERM not dumb), "
+          "always, never", "WHEN" },
         { "jobs", 'j', 0, G_OPTION_ARG_CALLBACK, (gpointer) on_jobs,
           "Read N files at once; run: also run N commands at once over the files after ::: "
           "(default: one per processor; at most " G_STRINGIFY(GL_MAX_JOBS) ")", "N" },
         { "gen-suppressions", 0, 0, G_OPTION_ARG_NONE, &options->gen_suppressions,
           "Show each finding's Valgrind suppression block (run: ask Valgrind for them)", NULL },
         { "fail-on", 0, 0, G_OPTION_ARG_STRING, &options->fail_on,
-          "Findings that fail the run (exit 1): leak kinds, errors, all, none "
-          "(default: definite,errors)", "KINDS" },
+          "Findings that fail the run (exit 1; run: 5 when the command failed too): leak "
+          "kinds, errors, uncertain, all, none (default: definite,errors)", "KINDS" },
         { "max-bytes", 0, 0, G_OPTION_ARG_STRING, &options->max_bytes,
           "Let leaks of up to N bytes in all pass the gate", "N" },
         { "baseline", 0, 0, G_OPTION_ARG_FILENAME, &options->baseline,
@@ -240,7 +241,7 @@ static GOptionGroup *report_group(Options *options)
           "Text report: show N frames past the outermost frame of the extension, runs of "
           "unnamed frames as one line (default: 3); all: every frame", "N|all" },
         { "project-root", 0, 0, G_OPTION_ARG_FILENAME, &options->project_root,
-          "Show source locations relative to DIR in SARIF and GitHub reports (default: "
+          "Show source and test locations relative to DIR in every report (default: "
           "$GITHUB_WORKSPACE, else the current directory)", "DIR" },
         { "help", 'h', 0, G_OPTION_ARG_NONE, &options->help, "Show this help", NULL },
         G_OPTION_ENTRY_NULL,
@@ -252,17 +253,19 @@ static GOptionGroup *report_group(Options *options)
 }
 
 static const char filter_summary[] =
-    "Reads Valgrind memcheck XML (files, directories of %p.xml files, or - for\n"
-    "standard input) and reports only the errors that belong to the target\n"
-    "extension, leaving out the thousands that Ruby itself leaves at exit.";
+    "Reads Valgrind memcheck XML (files, plain or gzip-compressed, directories of\n"
+    "%p.xml files, or - for standard input) and gemleak's own JSON reports\n"
+    "(--format json; the shards of a CI matrix merge as one run), and reports\n"
+    "only the errors that belong to the target extension, leaving out the\n"
+    "thousands that Ruby itself leaves at exit.";
 
 static const char filter_exit_statuses[] =
     "Exit status:\n"
     "  0  nothing found (no finding fails the gate)\n"
     "  1  findings that fail the gate (see --fail-on)\n"
     "  2  usage error\n"
-    "  3  an input could not be read or was not complete Valgrind XML, and\n"
-    "     nothing failed the gate\n";
+    "  3  an input could not be read or was not complete Valgrind XML, or a\n"
+    "     report could not be written, and nothing failed the gate\n";
 
 static const char run_exit_statuses[] =
     "Exit status:\n"
@@ -270,23 +273,28 @@ static const char run_exit_statuses[] =
     "  1  findings fail the gate (see --fail-on); the command passed\n"
     "  2  usage error\n"
     "  3  Valgrind or gemleak trouble (Valgrind missing or too old, no XML\n"
-    "     written, XML cut short), and nothing failed the gate\n"
+    "     written, XML cut short, a report not written), and nothing failed\n"
+    "     the gate\n"
     "  4  the command failed (a non-zero status, or killed by a signal), and\n"
     "     nothing failed the gate\n"
     "  5  findings fail the gate, and the command failed too\n"
     "The text report's last line says which, and how the command ended.\n";
 
 static const char filter_description[] =
-    "A leak is kept when its allocation stack enters a target, unless Ruby was\n"
-    "called back (rb_funcall, rb_yield, rb_raise, rb_intern...) between the\n"
-    "allocation and the first target frame, or the target's own Init_<name>\n"
-    "function is on the stack. Memory errors are kept when any of their stacks\n"
-    "enters a target.\n"
+    "A definite leak is kept when its allocation stack enters a target, unless\n"
+    "a Ruby function other than Ruby's allocators (ruby_xmalloc, ALLOC_N...)\n"
+    "lies between the allocation and the first target frame (the extension\n"
+    "called Ruby, which allocated for itself), or it happened in the target's\n"
+    "Init code, once, at load. Where Ruby has no symbols to tell, the finding\n"
+    "is kept as uncertain and fails only with --fail-on uncertain. Memory\n"
+    "errors are kept when any of their stacks enters a target. gemleak(1),\n"
+    "RULES, gives each rule and why.\n"
     "\n"
     "Examples:\n"
     "  gemleak filter --object redcarpet valgrind-xml/\n"
     "  gemleak filter -O redcarpet --format json -o leaks.json 1234.xml\n"
-    "  gemleak filter -O redcarpet --format text --format json:leaks.json run/\n";
+    "  gemleak filter -O redcarpet --format text --format json:leaks.json run/\n"
+    "  gemleak filter --format sarif:gemleak.sarif shard-*/gemleak.json\n";
 
 static GOptionContext *new_context(const char *parameter, const char *summary,
                                    const char *description, const char *statuses,
@@ -1538,8 +1546,11 @@ static const char general_help[] =
     "leaves at exit.\n"
     "\n"
     "Commands:\n"
-    "  filter   read existing Valgrind XML files and report the target's errors\n"
+    "  filter   read existing Valgrind XML (or gemleak JSON reports, to merge CI\n"
+    "           shards) and report the target's errors\n"
     "  run      run a Ruby command under Valgrind, then filter and report\n"
+    "\n"
+    "Start with:  gemleak run -- bundle exec rake test\n"
     "\n"
     "'gemleak COMMAND --help' describes each command; gemleak(1) tells all.\n";
 

@@ -22,7 +22,7 @@ gboolean gl_gate_parse_fail_on(GlGate *gate, const char *spec, GError **error)
     if (words[0] == NULL) {
         g_set_error(error, GL_ERROR, GL_ERROR_USAGE,
                     "--fail-on: the value is empty (give definite, indirect, possible, reachable, "
-                    "errors, all, or none to never fail)");
+                    "errors, uncertain, all, or none to never fail)");
         return FALSE;
     }
     for (char **word = words; *word != NULL; word++) {

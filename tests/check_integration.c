@@ -2132,11 +2132,11 @@ START_TEST(test_gem_build_names_missing_packages)
     run_command(&r, work, env, argv);
     ck_assert_int_ne(r.status, 0);
     gl_assert_line(r.err, "^gemleak: cannot build the gemleak binary: missing libxml-2\\.0, glib-2\\.0, "
-                          "gio-2\\.0, json-glib-1\\.0 \\(pkg-config finds no \\.pc file\\)\\.$");
+                          "gio-2\\.0, json-glib-1\\.0, zlib \\(pkg-config finds no \\.pc file\\)\\.$");
     gl_assert_line(r.err, "^  Debian, Ubuntu: sudo apt-get install gcc make pkg-config libxml2-dev "
-                          "libglib2\\.0-dev libjson-glib-dev$");
+                          "libglib2\\.0-dev libjson-glib-dev zlib1g-dev$");
     gl_assert_line(r.err, "^  Fedora: +sudo dnf install gcc make pkgconf-pkg-config libxml2-devel "
-                          "glib2-devel json-glib-devel$");
+                          "glib2-devel json-glib-devel zlib-devel$");
     g_autofree char *makefile = g_build_filename(work, "Makefile", NULL);
     ck_assert(!g_file_test(makefile, G_FILE_TEST_EXISTS));
     result_clear(&r);

@@ -14,8 +14,8 @@ require "shellwords"
 ROOT = File.expand_path("../..", __dir__)
 BUILD = "ext/gemleak/build" # relative to ROOT, where the project's Makefile runs
 
-DEBIAN = "gcc make pkg-config libxml2-dev libglib2.0-dev libjson-glib-dev"
-FEDORA = "gcc make pkgconf-pkg-config libxml2-devel glib2-devel json-glib-devel"
+DEBIAN = "gcc make pkg-config libxml2-dev libglib2.0-dev libjson-glib-dev zlib1g-dev"
+FEDORA = "gcc make pkgconf-pkg-config libxml2-devel glib2-devel json-glib-devel zlib-devel"
 
 def on_path?(command)
   return File.executable?(command) if command.include?("/")
@@ -38,7 +38,7 @@ missing = []
 missing << "a C compiler (#{cc})" unless on_path?(cc)
 missing << make unless on_path?(make)
 if on_path?(pkg_config)
-  absent = %w[libxml-2.0 glib-2.0 gio-2.0 json-glib-1.0].reject { |m| system(pkg_config, "--exists", m) }
+  absent = %w[libxml-2.0 glib-2.0 gio-2.0 json-glib-1.0 zlib].reject { |m| system(pkg_config, "--exists", m) }
   missing << "#{absent.join(", ")} (pkg-config finds no .pc file)" unless absent.empty?
 else
   missing << "pkg-config"
