@@ -1,6 +1,7 @@
 /* Baselines read from earlier JSON reports. */
 #include "gemleak/baseline.h"
 #include "gemleak/errors.h"
+#include "gemleak/json_input.h"
 #include "gemleak/merge.h"
 #include "gemleak/sys.h"
 
@@ -17,35 +18,10 @@ struct GlBaseline {
     GHashTable *fingerprints;  /* char* set */
 };
 
-/* Returns: TRUE if no array or object in @data nests deeper than @max
- * (brackets in strings do not count). */
-static gboolean depth_within(const char *data, gsize length, guint max)
-{
-    guint depth = 0;
-    gboolean in_string = FALSE;
-    for (gsize i = 0; i < length; i++) {
-        char c = data[i];
-        if (in_string) {
-            if (c == '\\')
-                i++;
-            else if (c == '"')
-                in_string = FALSE;
-        } else if (c == '"') {
-            in_string = TRUE;
-        } else if (c == '[' || c == '{') {
-            if (++depth > max)
-                return FALSE;
-        } else if ((c == ']' || c == '}') && depth > 0) {
-            depth--;
-        }
-    }
-    return TRUE;
-}
-
 GlBaseline *gl_baseline_load_from_data(const char *data, gsize length, const char *name,
                                        GError **error)
 {
-    if (!depth_within(data, length, BASELINE_MAX_DEPTH)) {
+    if (!gl_json_depth_within(data, length, BASELINE_MAX_DEPTH)) {
         g_set_error(error, GL_ERROR, GL_ERROR_LIMIT,
                     "--baseline %s: nested more than %d levels deep: not a gemleak JSON report",
                     name, BASELINE_MAX_DEPTH);

@@ -469,11 +469,7 @@ static void write_target_error(const Options *options, const char *message, cons
 {
     g_autoptr(JsonBuilder) builder = json_builder_new();
     json_builder_begin_object(builder);
-    json_builder_set_member_name(builder, "tool");
-    json_builder_begin_object(builder);
-    gl_json_add_string(builder, "name", "gemleak");
-    gl_json_add_string(builder, "version", GEMLEAK_VERSION);
-    json_builder_end_object(builder);
+    gl_json_add_tool(builder);
     json_builder_set_member_name(builder, "error");
     json_builder_begin_object(builder);
     gl_json_add_string(builder, "message", message);

@@ -33,9 +33,7 @@ gboolean gl_json_input_detect(const char *path)
     return c == '{';
 }
 
-/* TRUE when @text nests no deeper than the limit: json-glib recurses once a
- * level, and a hostile file of 80,000 '[' overflows the stack. */
-static gboolean shallow_enough(const char *text, gsize length)
+gboolean gl_json_depth_within(const char *text, gsize length, guint max)
 {
     guint depth = 0;
     gboolean in_string = FALSE;
@@ -49,7 +47,7 @@ static gboolean shallow_enough(const char *text, gsize length)
         } else if (c == '"') {
             in_string = TRUE;
         } else if (c == '{' || c == '[') {
-            if (++depth > GL_JSON_INPUT_MAX_DEPTH)
+            if (++depth > max)
                 return FALSE;
         } else if ((c == '}' || c == ']') && depth > 0) {
             depth--;
@@ -252,7 +250,7 @@ static gboolean load(const char *path, JsonParser *parser, GError **error)
         g_set_error(error, GL_ERROR, GL_ERROR_IO, "%s", local->message);
         return FALSE;
     }
-    if (!shallow_enough(text, length)) {
+    if (!gl_json_depth_within(text, length, GL_JSON_INPUT_MAX_DEPTH)) {
         g_set_error(error, GL_ERROR, GL_ERROR_LIMIT, "%s: JSON nested deeper than %d levels: not a "
                     "gemleak report, refused", path, GL_JSON_INPUT_MAX_DEPTH);
         return FALSE;

@@ -334,6 +334,15 @@ void gl_json_add_string_value(JsonBuilder *builder, const char *value)
     }
 }
 
+void gl_json_add_tool(JsonBuilder *builder)
+{
+    json_builder_set_member_name(builder, "tool");
+    json_builder_begin_object(builder);
+    gl_json_add_string(builder, "name", "gemleak");
+    gl_json_add_string(builder, "version", GEMLEAK_VERSION);
+    json_builder_end_object(builder);
+}
+
 void gl_json_add_string(JsonBuilder *builder, const char *name, const char *value)
 {
     json_builder_set_member_name(builder, name);

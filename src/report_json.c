@@ -55,11 +55,7 @@ static gpointer json_begin(const GlReportContext *context, FILE *out)
     state->builder = json_builder_new();
     JsonBuilder *builder = state->builder;
     json_builder_begin_object(builder);
-    json_builder_set_member_name(builder, "tool");
-    json_builder_begin_object(builder);
-    gl_json_add_string(builder, "name", "gemleak");
-    gl_json_add_string(builder, "version", GEMLEAK_VERSION);
-    json_builder_end_object(builder);
+    gl_json_add_tool(builder);
     /* What `gemleak filter` checks before it reads a report back (shards). */
     gl_json_add_int(builder, "report_version", GL_JSON_REPORT_VERSION);
     add_string_list(builder, "targets", context->targets, G_MAXUINT);

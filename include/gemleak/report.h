@@ -130,6 +130,10 @@ void gl_json_add_string_value(JsonBuilder *builder, const char *value);
 /* Adds the member @name: an integer. */
 void gl_json_add_int(JsonBuilder *builder, const char *name, gint64 value);
 
+/* Adds the member "tool": gemleak's name and version, by which a JSON
+ * file is known as gemleak's. */
+void gl_json_add_tool(JsonBuilder *builder);
+
 /* Writes the document @builder built to @out, indented, with a final
  * newline. The builder stays the caller's. */
 void gl_json_write(JsonBuilder *builder, FILE *out);
