@@ -1241,6 +1241,9 @@ START_TEST(test_run_exit_statuses)
         { leak_abs, "true", 1, "^gemleak: exit status 1: findings fail the gate; the command passed$" },
         { cut, "true", 3, "^gemleak: exit status 3: Valgrind's XML could not all be read \\(see "
                           "gemleak's messages\\); nothing fails the gate, and the command passed$" },
+        { cut, "exit 1", 3, "^gemleak: exit status 3: Valgrind's XML could not all be read \\(see "
+                            "gemleak's messages\\); nothing fails the gate, and the command failed "
+                            "\\(exit status 1\\)$" },
         { NULL, "exit 7", 4, "^gemleak: exit status 4: the command failed \\(exit status 7\\); "
                              "nothing fails the gate$" },
         { NULL, "kill -9 $$", 4, "^gemleak: exit status 4: the command failed \\(killed by "
@@ -1258,6 +1261,12 @@ START_TEST(test_run_exit_statuses)
         run_command(&r, NULL, env, argv);
         ck_assert_msg(r.status == cases[i].status, "case %u: status %d\n%s", i, r.status, r.err);
         gl_assert_line(r.err, cases[i].line);
+        /* what could not all be read never passes */
+        if (cases[i].xml == cut) {
+            gl_assert_line(r.err, "^gemleak: INCOMPLETE: no findings in what could be read; 1 input "
+                                  "could not all be read \\(see gemleak's messages\\)$");
+            gl_assert_no_line(r.err, "^gemleak: pass");
+        }
         result_discard(&r);
     }
     gl_remove_tree(dir);

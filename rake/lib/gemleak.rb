@@ -383,7 +383,13 @@ module GemLeak
         return "gemleak could not run the #{command_name} (status #{exit_status(status)}); " \
                "its message is above"
       end
-      return "#{command_name} failed (status #{suite_status}); gemleak found no leaks" if suite_status.nonzero?
+      incomplete = report.dig("gate", "complete") == false
+      if suite_status.nonzero?
+        return "#{command_name} failed (status #{suite_status}); gemleak found no leaks" unless incomplete
+
+        return "#{command_name} failed (status #{suite_status}), and gemleak could not read all " \
+               "that Valgrind wrote (no leaks in what it read); its messages are above"
+      end
 
       "gemleak could not read all that Valgrind wrote (status #{exit_status(status)}); its message is above"
     end
