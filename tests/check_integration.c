@@ -2322,7 +2322,7 @@ START_TEST(test_probe_verdicts)
     JsonArray *findings = json_object_get_array_member(
         json_node_get_object(json_parser_get_root(parser)), "findings");
     g_autoptr(GHashTable) found = g_hash_table_new(g_str_hash, g_str_equal);
-    guint certain = 0;
+    guint certain = 0, zlib = 0;
     for (guint i = 0; i < json_array_get_length(findings); i++) {
         JsonObject *finding = json_array_get_object_element(findings, i);
         g_autoptr(GHashTable) fns = g_hash_table_new(g_str_hash, g_str_equal);
@@ -2333,6 +2333,7 @@ START_TEST(test_probe_verdicts)
                                                           "frames"), fns);
         gboolean is_certain = json_object_get_boolean_member(finding, "certain");
         certain += is_certain;
+        zlib += g_hash_table_contains(fns, "r_zlib");
         gboolean known = FALSE;
         for (const char *const *bug = probe_bugs; *bug != NULL; bug++) {
             if (!g_hash_table_contains(fns, *bug))
@@ -2348,7 +2349,12 @@ START_TEST(test_probe_verdicts)
     }
     for (const char *const *bug = probe_bugs; *bug != NULL; bug++)
         ck_assert_msg(g_hash_table_contains(found, *bug), "%s was missed\n%s", *bug, r.err);
-    ck_assert_uint_eq(certain, g_strv_length((char **) probe_bugs) + 2);
+    /* r_two_sites is two findings. zlib's z_stream and its deflate state
+     * point to each other: Valgrind calls one block of such a cycle
+     * definitely lost and the rest indirectly, or, depending on where the
+     * heap put them, both definitely lost. */
+    ck_assert_msg(zlib == 1 || zlib == 2, "%u findings of r_zlib\n%s", zlib, r.err);
+    ck_assert_uint_eq(certain, g_strv_length((char **) probe_bugs) + 1 + (zlib - 1));
     /* the use-after-free touched at two lines is one finding, and the one
      * whose access was a tail call is placed where it was freed */
     gl_assert_line(r.err, "^Invalid (read|write) of size 1, and 1 other access to the same freed block");
