@@ -3,6 +3,7 @@
 #include "gemleak/analyze.h"
 #include "gemleak/baseline.h"
 #include "gemleak/classify.h"
+#include "gemleak/commands.h"
 #include "gemleak/errors.h"
 #include "gemleak/gate.h"
 #include "gemleak/json_input.h"
@@ -56,6 +57,7 @@ typedef struct {
     char **suppressions_dirs;
     char *keep_xml;
     char *shard;
+    char *durations;
     char *per_test;             /* "test" or "file"; NULL: off */
 } Options;
 
@@ -94,6 +96,7 @@ static void options_clear(Options *options)
     g_strfreev(options->suppressions_dirs);
     g_free(options->keep_xml);
     g_free(options->shard);
+    g_free(options->durations);
     g_free(options->per_test);
 }
 
@@ -1185,7 +1188,11 @@ static GOptionGroup *run_group(Options *options)
           "Write Valgrind's XML to DIR and keep it (default: a private directory, "
           "removed after a clean run)", "DIR" },
         { "shard", 0, 0, G_OPTION_ARG_STRING, &options->shard,
-          "Run only the I-th of N slices of the files after ::: (a CI shard)", "I/N" },
+          "Run only the I-th of N parts of the files after ::: (a CI shard); auto: I and N "
+          "from GitLab's, CircleCI's or Buildkite's variables", "I/N|auto" },
+        { "durations", 0, 0, G_OPTION_ARG_FILENAME, &options->durations,
+          "Balance --jobs by the seconds each file took before, kept in FILE (default: "
+          GL_DURATIONS_FILE ")", "FILE" },
         { "per-test", 0, G_OPTION_FLAG_OPTIONAL_ARG, G_OPTION_ARG_CALLBACK, (gpointer) on_per_test,
           "Name the test in which each leak was lost (minitest, test-unit, RSpec): a leak check "
           "after each test (--per-test alone), or after each test file; slower", "test|file" },
@@ -1227,70 +1234,19 @@ static void say_kept(FILE *err, const char *dir)
             dir, quoted);
 }
 
-/* Parses --shard "I/N" into *index (from 0) and *count. */
-static gboolean parse_shard(const char *text, guint *index, guint *count, GError **error)
+/* What each file of a run that went through cost, for the next run's
+ * --jobs: only a passing command's times say what its files cost (a
+ * failing one may have stopped early, an interrupted one did). */
+static void record_durations(const GlCommandPlan *commands, const char *path,
+                             const GlRunResult *result, FILE *err)
 {
-    guint64 i = 0, n = 0;
-    g_auto(GStrv) parts = g_strsplit(text, "/", 2);
-    if (parts[1] == NULL ||
-        !g_ascii_string_to_unsigned(parts[0], 10, 1, G_MAXUINT, &i, NULL) ||
-        !g_ascii_string_to_unsigned(parts[1], 10, 1, G_MAXUINT, &n, NULL) || i > n) {
-        g_set_error(error, GL_ERROR, GL_ERROR_USAGE,
-                    "--shard %s: give I/N with 1 <= I <= N, as in --shard 2/4", text);
-        return FALSE;
-    }
-    *index = (guint) i - 1;
-    *count = (guint) n;
-    return TRUE;
-}
-
-/* The commands to run: COMMAND itself, or, when files follow ":::" in it,
- * COMMAND with a share of them appended, one share for each of --jobs
- * processes, after --shard took its slice (every N-th file, so that slices
- * stay even). */
-static gboolean split_command(const Options *options, char **command, GPtrArray *commands,
-                              GError **error)
-{
-    guint separator = 0;
-    while (command[separator] != NULL && strcmp(command[separator], ":::") != 0)
-        separator++;
-    if (command[separator] == NULL) {
-        if (options->shard != NULL) {
-            g_set_error(error, GL_ERROR, GL_ERROR_USAGE,
-                        "--shard needs the test files after :::, as in "
-                        "gemleak run --shard 1/2 -- rspec ::: spec/*_spec.rb");
-            return FALSE;
-        }
-        g_ptr_array_add(commands, g_strdupv(command));
-        return TRUE;
-    }
-    if (separator == 0) {
-        g_set_error(error, GL_ERROR, GL_ERROR_USAGE, "no command before :::");
-        return FALSE;
-    }
-    guint shard = 0, shards = 1;
-    if (options->shard != NULL && !parse_shard(options->shard, &shard, &shards, error))
-        return FALSE;
-    g_autoptr(GPtrArray) files = g_ptr_array_new();
-    for (char **file = command + separator + 1; *file != NULL; file++)
-        if ((guint) (file - (command + separator + 1)) % shards == shard)
-            g_ptr_array_add(files, *file);
-    if (files->len == 0) {
-        g_set_error(error, GL_ERROR, GL_ERROR_USAGE,
-                    "no files to run after ::: (for shard %u of %u)", shard + 1, shards);
-        return FALSE;
-    }
-    guint jobs = MIN(effective_jobs(options), files->len);
-    for (guint j = 0; j < jobs; j++) {
-        GPtrArray *argv = g_ptr_array_new();
-        for (guint i = 0; i < separator; i++)
-            g_ptr_array_add(argv, g_strdup(command[i]));
-        for (guint i = j; i < files->len; i += jobs)
-            g_ptr_array_add(argv, g_strdup(g_ptr_array_index(files, i)));
-        g_ptr_array_add(argv, NULL);
-        g_ptr_array_add(commands, g_ptr_array_free(argv, FALSE));
-    }
-    return TRUE;
+    g_autoptr(GError) error = NULL;
+    if (!commands->has_files || result->status != 0 || result->interrupted_by != 0)
+        return;
+    if (!gl_durations_update(path, commands, (const double *) (void *) result->seconds->data,
+                             &error))
+        fprintf(err, "gemleak: note: the durations of this run are not kept: %s\n",
+                error->message);
 }
 
 /* Runs @command under Valgrind as @plan says and reports; the run
@@ -1301,9 +1257,17 @@ static int run_planned(const Options *options, Plan *plan, char **command, FILE 
     int status;
     GlRunResult result = { 0 };
     gboolean keep = TRUE;
-    g_autoptr(GPtrArray) commands = g_ptr_array_new_with_free_func((GDestroyNotify) g_strfreev);
-    if (!split_command(options, command, commands, &error))
+    GlCommandOptions planning = {
+        .shard = options->shard,
+        .jobs = effective_jobs(options),
+        .durations = options->durations != NULL ? options->durations : GL_DURATIONS_FILE,
+    };
+    g_auto(GlCommandPlan) commands = { 0 };
+    if (!not_empty("--durations", options->durations, &error) ||
+        !gl_commands_plan(command, &planning, &commands, &error))
         return fail(err, "run", error);
+    for (guint i = 0; i < commands.notes->len; i++)
+        fprintf(err, "gemleak: note: %s\n", (const char *) g_ptr_array_index(commands.notes, i));
     if (options->per_test != NULL && !gl_per_test_available()) {
         g_set_error(&error, GL_ERROR, GL_ERROR_ENVIRONMENT,
                     "--per-test: this gemleak was built without Valgrind's headers "
@@ -1349,9 +1313,9 @@ static int run_planned(const Options *options, Plan *plan, char **command, FILE 
         .per_test = options->per_test,
     };
     say_jobs_capped(options, err);
-    if (commands->len > 1)
-        fprintf(err, "gemleak: %u commands at once under Valgrind\n", commands->len);
-    if (!gl_run_commands(&run, commands, &result, &error)) {
+    if (commands.commands->len > 1)
+        fprintf(err, "gemleak: %u commands at once under Valgrind\n", commands.commands->len);
+    if (!gl_run_commands(&run, commands.commands, &result, &error)) {
         status = fail(err, "run", error);
         goto done;
     }
@@ -1371,6 +1335,7 @@ static int run_planned(const Options *options, Plan *plan, char **command, FILE 
     else if (result.descendants_left)
         fprintf(err, "gemleak: processes the command started were still running a minute after "
                 "it ended: their XML may be incomplete\n");
+    record_durations(&commands, planning.durations, &result, err);
     if (!gl_list_xml_files_any(result.dir)) {
         fprintf(err, "gemleak: Valgrind wrote no XML: see its messages above (did the command "
                 "exist? status %d)\n", result.status);

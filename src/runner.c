@@ -552,6 +552,7 @@ gboolean gl_run_commands(const GlRunOptions *options, GPtrArray *commands, GlRun
 {
     memset(result, 0, sizeof *result);
     result->killed = g_hash_table_new(g_direct_hash, g_direct_equal);
+    result->seconds = g_array_new(FALSE, TRUE, sizeof(gdouble));
     g_return_val_if_fail(commands->len > 0, FALSE);
     if (commands->len > MAX_CHILDREN) {
         g_set_error(error, GL_ERROR, GL_ERROR_USAGE, "%u commands at once: gemleak runs at most %d",
@@ -583,6 +584,8 @@ gboolean gl_run_commands(const GlRunOptions *options, GPtrArray *commands, GlRun
      * commands and the orphans alike, with waitpid(-1). */
     gboolean ok = TRUE;
     gpointer parent = GINT_TO_POINTER(getpid());
+    g_array_set_size(result->seconds, commands->len);
+    gint64 started = g_get_monotonic_time();
     for (guint i = 0; i < commands->len; i++) {
         g_autoptr(GPtrArray) argv = valgrind_argv(options, result->dir,
                                                   g_ptr_array_index(commands, i));
@@ -614,6 +617,8 @@ gboolean gl_run_commands(const GlRunOptions *options, GPtrArray *commands, GlRun
             if (children[i] == pid) {
                 children[i] = 0;
                 statuses[i] = wait_status;
+                g_array_index(result->seconds, gdouble, i) =
+                    (gdouble) (g_get_monotonic_time() - started) / G_USEC_PER_SEC;
                 running--;
             }
         }
@@ -656,4 +661,7 @@ void gl_run_result_clear(GlRunResult *result, gboolean remove_dir)
     if (result->killed != NULL)
         g_hash_table_unref(result->killed);
     result->killed = NULL;
+    if (result->seconds != NULL)
+        g_array_unref(result->seconds);
+    result->seconds = NULL;
 }

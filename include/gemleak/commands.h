@@ -43,6 +43,7 @@ gboolean gl_commands_plan(char **command, const GlCommandOptions *options, GlCom
                           GError **error);
 
 void gl_command_plan_clear(GlCommandPlan *plan);
+G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC(GlCommandPlan, gl_command_plan_clear)
 
 /* Parses --shard: "I/N" (1 <= I <= N), or "auto", which reads the CI
  * system's variables from @env (NULL: gemleak's environment): GitLab's

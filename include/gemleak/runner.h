@@ -33,6 +33,7 @@ typedef struct {
     GHashTable *killed;    /* every process gemleak reaped (the commands, and the orphans
                             * re-parented to it) that a signal killed: pid -> signal, both
                             * GINT_TO_POINTER; a pid's XML is <pid>.xml */
+    GArray *seconds;       /* gdouble: how long each command ran, in the order given */
     char *valgrind_version;
     char *helper_dir;      /* gemleak's private directory for the Ruby helper, removed at the end */
 } GlRunResult;
