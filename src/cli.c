@@ -9,6 +9,7 @@
 #include "gemleak/json_input.h"
 #include "gemleak/report.h"
 #include "gemleak/runner.h"
+#include "gemleak/rundir.h"
 #include "gemleak/sys.h"
 #include "gemleak/targets.h"
 
@@ -1225,13 +1226,25 @@ static const char run_description[] =
     "  gemleak run --format json -o leaks.json --format text -- rspec\n"
     "  gemleak run --jobs 2 --shard 1/3 -- rspec ::: spec/*_spec.rb\n";
 
-/* Valgrind's XML and what the run says of it, for a user who wants it back. */
-static void say_kept(FILE *err, const char *dir)
+/* Valgrind's XML and what the run says of it, for a user who wants it back:
+ * compressed first (a failing suite's XML is tens to hundreds of MB,
+ * gzip makes it 20 to 50 times smaller, and gemleak filter reads it as
+ * it is), and where it is, how large, and how to be rid of it. */
+static void keep_xml(FILE *err, const char *dir, guint jobs)
 {
+    GlCompressed compressed;
+    gl_rundir_compress(dir, jobs, &compressed);
+    for (guint i = 0; i < compressed.failures->len; i++)
+        fprintf(err, "gemleak: warning: %s\n", (const char *) g_ptr_array_index(compressed.failures, i));
     g_autofree char *quoted = strpbrk(dir, " \t'\"\\$`!*?[]{}()<>|&;#~") != NULL
         ? g_shell_quote(dir) : g_strdup(dir);
-    fprintf(err, "gemleak: Valgrind's XML is kept in %s (read it again with: gemleak filter %s)\n",
-            dir, quoted);
+    g_autofree char *kept = gl_format_bytes(compressed.kept_bytes);
+    g_autofree char *plain = gl_format_bytes(compressed.plain_bytes);
+    g_autofree char *size = compressed.files > 0
+        ? g_strdup_printf("%s, gzip-compressed from %s", kept, plain) : g_strdup(kept);
+    fprintf(err, "gemleak: Valgrind's XML is kept in %s (%s; read it again with: gemleak "
+            "filter %s; remove old runs with: gemleak clean)\n", dir, size, quoted);
+    gl_compressed_clear(&compressed);
 }
 
 /* What each file of a run that went through cost, for the next run's
@@ -1319,9 +1332,13 @@ static int run_planned(const Options *options, Plan *plan, char **command, FILE 
         status = fail(err, "run", error);
         goto done;
     }
-    fprintf(err, "gemleak: ran under Valgrind %s with %u suppression file%s (Ruby %s)\n",
+    fprintf(err, "gemleak: ran under Valgrind %s with %u suppression file%s (Ruby %s)",
             result.valgrind_version, n_supps, n_supps == 1 ? "" : "s",
             ruby_version != NULL ? ruby_version : "unknown");
+    if (result.untraced > 0)
+        fprintf(err, "; %u process%s ran build tools outside it (compilers, make...)",
+                result.untraced, result.untraced == 1 ? "" : "es");
+    fputc('\n', err);
     if (result.interrupted_by != 0)
         fprintf(err, "gemleak: interrupted by %s: the report covers what Valgrind finished "
                 "writing\n", g_strsignal(result.interrupted_by));
@@ -1353,7 +1370,7 @@ static int run_planned(const Options *options, Plan *plan, char **command, FILE 
     keep = status != 0 || result.interrupted_by != 0;
 done:
     if (result.dir != NULL && (keep || result.kept_by_user))
-        say_kept(err, result.dir);
+        keep_xml(err, result.dir, effective_jobs(options));
     gl_run_result_clear(&result, !keep);
     return status;
 }
@@ -1415,10 +1432,58 @@ static int cmd_run(int argc, char **argv, FILE *out, FILE *err)
     return status;
 }
 
+/* ---- clean ------------------------------------------------------------------------ */
+
+static const char clean_summary[] =
+    "Removes the run directories gemleak left in TMPDIR (gemleak-run-XXXXXX:\n"
+    "Valgrind's XML of runs that failed or were interrupted, and the helper\n"
+    "directories of a gemleak that was killed), and only those: directories\n"
+    "of yours, mode 0700, holding nothing gemleak does not write there, that\n"
+    "no running gemleak holds. --keep-xml directories are yours to remove.";
+
+static int cmd_clean(int argc, char **argv, FILE *out, FILE *err)
+{
+    g_set_prgname("gemleak clean");
+    gboolean dry_run = FALSE, help = FALSE;
+    const GOptionEntry entries[] = {
+        { "dry-run", 'n', 0, G_OPTION_ARG_NONE, &dry_run, "Say what would be removed; remove "
+          "nothing", NULL },
+        { "help", 'h', 0, G_OPTION_ARG_NONE, &help, "Show this help", NULL },
+        G_OPTION_ENTRY_NULL,
+    };
+    g_autoptr(GOptionContext) context = g_option_context_new(NULL);
+    g_option_context_set_summary(context, clean_summary);
+    g_option_context_set_description(context, "Exit status: 0, or 2 for a usage error.\n\n"
+                                     "See gemleak(1) for the whole story.");
+    g_option_context_set_help_enabled(context, FALSE);
+    g_option_context_add_main_entries(context, entries, NULL);
+    g_auto(GStrv) args = g_new0(char *, (gsize) argc + 1);
+    for (int i = 0; i < argc; i++)
+        args[i] = g_strdup(argv[i]);
+    g_autoptr(GError) error = NULL;
+    if (!g_option_context_parse_strv(context, &args, &error)) {
+        error->code = GL_ERROR_USAGE;
+        return usage_error(err, "clean", error);
+    }
+    if (help) {
+        g_autofree char *text = g_option_context_get_help(context, TRUE, NULL);
+        fputs(text, out);
+        return GL_EXIT_CLEAN;
+    }
+    if (args[1] != NULL) {
+        g_set_error(&error, GL_ERROR, GL_ERROR_USAGE, "clean takes no arguments (it looks in "
+                    "TMPDIR, %s)", g_get_tmp_dir());
+        return usage_error(err, "clean", error);
+    }
+    gl_rundir_clean(g_get_tmp_dir(), dry_run, out);
+    return GL_EXIT_CLEAN;
+}
+
 static const char general_help[] =
     "Usage:\n"
     "  gemleak filter [OPTION...] FILE|DIR|-...\n"
     "  gemleak run [OPTION...] [--] COMMAND [ARG...]\n"
+    "  gemleak clean [--dry-run]\n"
     "  gemleak --version\n"
     "\n"
     "Finds the real memory leaks and memory errors of Ruby native extensions in\n"
@@ -1428,6 +1493,7 @@ static const char general_help[] =
     "Commands:\n"
     "  filter   read existing Valgrind XML files and report the target's errors\n"
     "  run      run a Ruby command under Valgrind, then filter and report\n"
+    "  clean    remove the XML of old runs that gemleak kept in TMPDIR\n"
     "\n"
     "'gemleak COMMAND --help' describes each command; gemleak(1) tells all.\n";
 
@@ -1453,6 +1519,8 @@ int gemleak_main(int argc, char **argv, FILE *out, FILE *err)
         return cmd_filter(argc - 1, argv + 1, out, err);
     if (strcmp(command, "run") == 0)
         return cmd_run(argc - 1, argv + 1, out, err);
+    if (strcmp(command, "clean") == 0)
+        return cmd_clean(argc - 1, argv + 1, out, err);
     fprintf(err, "gemleak: unknown command '%s'\n", command);
     fputs(general_help, err);
     return GL_EXIT_USAGE;
