@@ -1212,19 +1212,33 @@ static const char run_summary[] =
 
 static const char run_description[] =
     "The report goes to standard error, apart from the command's own output, or\n"
-    "to -o FILE. Valgrind's XML is kept, and its directory named, when the run\n"
-    "finds something, fails or is interrupted.\n"
+    "to -o FILE. Valgrind's XML is kept, gzip-compressed, and its directory\n"
+    "named, when the run finds something, fails or is interrupted; 'gemleak\n"
+    "clean' removes the kept directories of old runs from TMPDIR.\n"
+    "\n"
+    "Every process the command starts runs under Valgrind but compilers,\n"
+    "linkers, make and the small tools of a build (cc, gcc, cc1, as, ld, make,\n"
+    "install, rm, sed...): a test task that compiles first costs no Valgrind\n"
+    "start for them. --valgrind-opt=--trace-children-skip=PATTERNS replaces\n"
+    "that list (empty: trace everything).\n"
     "\n"
     "Files after ::: are shared among --jobs processes, each running COMMAND\n"
-    "with its share appended (the command must take several files: rspec, or\n"
-    "ruby -e 'ARGV.each { |f| require File.expand_path(f) }'); --shard I/N takes\n"
-    "every N-th of them first, for CI shards. One report covers them all.\n"
+    "with its share appended; the command must take several files (rspec, a\n"
+    "loader): a bare ruby, which takes one script, gets a loader that requires\n"
+    "each file. Shares are balanced by the time each file took in earlier runs,\n"
+    "kept in " GL_DURATIONS_FILE " (--durations), else by file size.\n"
+    "--shard I/N runs the I-th of N parts (split by file size, the same on every\n"
+    "CI machine); --shard auto reads I and N from GitLab (CI_NODE_INDEX,\n"
+    "CI_NODE_TOTAL), CircleCI (CIRCLE_NODE_INDEX, CIRCLE_NODE_TOTAL) or Buildkite\n"
+    "(BUILDKITE_PARALLEL_JOB, BUILDKITE_PARALLEL_JOB_COUNT). Each shard's JSON\n"
+    "report merges with the others' in 'gemleak filter s1.json s2.json...'.\n"
     "\n"
     "Examples:\n"
     "  gemleak run -- ruby -Ilib -Itest test/leak_test.rb\n"
     "  gemleak run --object redcarpet -- bundle exec rake test\n"
     "  gemleak run --format json -o leaks.json --format text -- rspec\n"
-    "  gemleak run --jobs 2 --shard 1/3 -- rspec ::: spec/*_spec.rb\n";
+    "  gemleak run --jobs 2 -- ruby -Ilib -Itest ::: test/*_test.rb\n"
+    "  gemleak run --shard auto --format json:shard.json -- rspec ::: spec/*_spec.rb\n";
 
 /* Valgrind's XML and what the run says of it, for a user who wants it back:
  * compressed first (a failing suite's XML is tens to hundreds of MB,
@@ -1256,8 +1270,9 @@ static void record_durations(const GlCommandPlan *commands, const char *path,
     g_autoptr(GError) error = NULL;
     if (!commands->has_files || result->status != 0 || result->interrupted_by != 0)
         return;
+    g_autoptr(GHashTable) measured = gl_rundir_test_durations(result->dir);
     if (!gl_durations_update(path, commands, (const double *) (void *) result->seconds->data,
-                             &error))
+                             measured, &error))
         fprintf(err, "gemleak: note: the durations of this run are not kept: %s\n",
                 error->message);
 }
@@ -1324,6 +1339,7 @@ static int run_planned(const Options *options, Plan *plan, char **command, FILE 
         .keep_dir = options->keep_xml,
         .messages = err,
         .per_test = options->per_test,
+        .time_files = commands.has_files,
     };
     say_jobs_capped(options, err);
     if (commands.commands->len > 1)

@@ -24,7 +24,7 @@
 #define DURATIONS_VERSION 1
 /* More than this is no durations file of ours (a test suite has
  * thousands of files, a few hundred KiB of names). */
-#define DURATIONS_MAX_BYTES (16 * 1024 * 1024)
+#define DURATIONS_MAX_BYTES ((gsize) 16 * 1024 * 1024)
 
 void gl_command_plan_clear(GlCommandPlan *plan)
 {
@@ -215,7 +215,7 @@ static gint compare_names(gconstpointer a, gconstpointer b)
 }
 
 gboolean gl_durations_update(const char *path, const GlCommandPlan *plan, const double *seconds,
-                             GError **error)
+                             GHashTable *measured, GError **error)
 {
     g_autofree char *why = NULL;
     g_autoptr(GHashTable) durations = read_durations(path, &why);
@@ -228,16 +228,33 @@ gboolean gl_durations_update(const char *path, const GlCommandPlan *plan, const 
         durations = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
     for (guint c = 0; c < plan->shares->len; c++) {
         GPtrArray *share = g_ptr_array_index(plan->shares, c);
-        gdouble planned = 0;
-        for (guint i = 0; i < share->len; i++)
-            planned += *(const gdouble *) g_hash_table_lookup(plan->costs,
-                                                               g_ptr_array_index(share, i));
-        for (guint i = 0; i < share->len && planned > 0; i++) {
+        /* What the helper timed is the file's; the rest of the command's
+         * time (Ruby's start, loading, exit) goes to the files it did not
+         * time, in proportion to their planned cost. */
+        gdouble planned = 0, timed = 0;
+        const gdouble **own = g_new0(const gdouble *, MAX(share->len, 1));
+        for (guint i = 0; i < share->len; i++) {
             const char *file = g_ptr_array_index(share, i);
-            gdouble part = seconds[c] * *(const gdouble *) g_hash_table_lookup(plan->costs, file) /
-                           planned;
+            g_autofree char *absolute = g_canonicalize_filename(file, NULL);
+            own[i] = measured != NULL ? g_hash_table_lookup(measured, absolute) : NULL;
+            if (own[i] != NULL)
+                timed += *own[i];
+            else
+                planned += *(const gdouble *) g_hash_table_lookup(plan->costs, file);
+        }
+        gdouble rest = MAX(seconds[c] - timed, 0);
+        for (guint i = 0; i < share->len; i++) {
+            const char *file = g_ptr_array_index(share, i);
+            gdouble part;
+            if (own[i] != NULL)
+                part = *own[i];
+            else if (planned > 0)
+                part = rest * *(const gdouble *) g_hash_table_lookup(plan->costs, file) / planned;
+            else
+                continue;
             g_hash_table_insert(durations, g_strdup(file), g_memdup2(&part, sizeof part));
         }
+        g_free((gpointer) own);
     }
     /* Sorted, so that a committed file changes line by line. */
     g_autoptr(GList) names = g_hash_table_get_keys(durations);
@@ -333,22 +350,26 @@ static gint heaviest_first(gconstpointer a, gconstpointer b)
  * Returns: (transfer full): for each file, its bin. */
 static guint *deal(GPtrArray *files, GHashTable *costs, guint n)
 {
-    g_autofree Weighed *order = g_new(Weighed, files->len);
+    GArray *order = g_array_sized_new(FALSE, FALSE, sizeof(Weighed), files->len);
     for (guint i = 0; i < files->len; i++) {
-        order[i].index = i;
-        order[i].cost = *(const gdouble *) g_hash_table_lookup(costs, g_ptr_array_index(files, i));
+        Weighed w = { i, *(const gdouble *) g_hash_table_lookup(costs, g_ptr_array_index(files, i)) };
+        g_array_append_val(order, w);
     }
-    qsort(order, files->len, sizeof *order, heaviest_first);
-    g_autofree gdouble *load = g_new0(gdouble, n);
-    guint *bin = g_new0(guint, files->len);
-    for (guint i = 0; i < files->len; i++) {
+    g_array_sort(order, heaviest_first);
+    GArray *load = g_array_new(FALSE, TRUE, sizeof(gdouble));
+    g_array_set_size(load, n);
+    guint *bin = g_new0(guint, MAX(files->len, 1));
+    for (guint i = 0; i < order->len; i++) {
+        const Weighed *w = &g_array_index(order, Weighed, i);
         guint lightest = 0;
         for (guint b = 1; b < n; b++)
-            if (load[b] < load[lightest])
+            if (g_array_index(load, gdouble, b) < g_array_index(load, gdouble, lightest))
                 lightest = b;
-        load[lightest] += order[i].cost;
-        bin[order[i].index] = lightest;
+        g_array_index(load, gdouble, lightest) += w->cost;
+        bin[w->index] = lightest;
     }
+    g_array_unref(load);
+    g_array_unref(order);
     return bin;
 }
 
@@ -402,10 +423,11 @@ gboolean gl_commands_plan(char **command, const GlCommandOptions *options, GlCom
     g_autoptr(GPtrArray) files = g_ptr_array_new();
     {
         g_autoptr(GHashTable) sizes = file_costs(all, NULL);
-        g_autofree guint *bin = deal(all, sizes, plan->shards);
+        guint *bin = deal(all, sizes, plan->shards);
         for (guint i = 0; i < all->len; i++)
             if (bin[i] == plan->shard)
                 g_ptr_array_add(files, g_ptr_array_index(all, i));
+        g_free(bin);
     }
     if (files->len == 0) {
         g_set_error(error, GL_ERROR, GL_ERROR_USAGE,
@@ -428,7 +450,7 @@ gboolean gl_commands_plan(char **command, const GlCommandOptions *options, GlCom
                             g_memdup2(g_hash_table_lookup(costs, file), sizeof(gdouble)));
     }
     guint jobs = MIN(MAX(options->jobs, 1), files->len);
-    g_autofree guint *bin = deal(files, costs, jobs);
+    guint *bin = deal(files, costs, jobs);
 
     int ruby = bare_ruby(command, separator);
     if (ruby >= 0)
@@ -454,5 +476,6 @@ gboolean gl_commands_plan(char **command, const GlCommandOptions *options, GlCom
         g_ptr_array_add(plan->commands, g_ptr_array_free(argv, FALSE));
         g_ptr_array_add(plan->shares, share);
     }
+    g_free(bin);
     return TRUE;
 }

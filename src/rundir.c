@@ -15,8 +15,8 @@
 
 /* A preamble is a few KiB; its argv may be long (a ruby given a thousand
  * test files), but not this long. */
-#define PREAMBLE_MAX_BYTES (4 * 1024 * 1024)
-#define COPY_BUFFER_BYTES (256 * 1024)
+#define PREAMBLE_MAX_BYTES ((gsize) 4 * 1024 * 1024)
+#define COPY_BUFFER_BYTES ((gsize) 256 * 1024)
 
 int gl_rundir_lock(const char *dir)
 {
@@ -78,6 +78,38 @@ guint gl_rundir_drop_untraced(const char *dir)
             dropped++;
     }
     return dropped;
+}
+
+GHashTable *gl_rundir_test_durations(const char *dir)
+{
+    GHashTable *durations = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
+    g_autoptr(GDir) handle = g_dir_open(dir, 0, NULL);
+    const char *name;
+    while (handle != NULL && (name = g_dir_read_name(handle)) != NULL) {
+        if (!is_pid_file(name, "durations-", ".txt"))
+            continue;
+        g_autofree char *path = g_build_filename(dir, name, NULL);
+        g_autofree char *text = NULL;
+        if (!gl_file_read_bounded(path, PREAMBLE_MAX_BYTES, &text, NULL, NULL))
+            continue;
+        g_auto(GStrv) lines = g_strsplit(text, "\n", -1);
+        for (char **line = lines; *line != NULL; line++) {
+            char *tab = strchr(*line, '\t');
+            guint64 ms = 0;
+            if (tab == NULL || tab[1] != '/')
+                continue;
+            *tab = '\0';
+            if (!g_ascii_string_to_unsigned(*line, 10, 0, G_MAXUINT32, &ms, NULL))
+                continue;
+            gdouble *seconds = g_hash_table_lookup(durations, tab + 1);
+            if (seconds == NULL) {
+                seconds = g_new0(gdouble, 1);
+                g_hash_table_insert(durations, g_strdup(tab + 1), seconds);
+            }
+            *seconds += (gdouble) ms / 1000;
+        }
+    }
+    return durations;
 }
 
 /* ---- compression ------------------------------------------------------------ */
@@ -238,7 +270,7 @@ static gboolean written_by_gemleak(const char *name, gboolean helper)
     if (helper)
         return strcmp(name, "gemleak_helper.rb") == 0 || strcmp(name, "gemleak_client.so") == 0;
     if (is_pid_file(name, "", ".xml") || is_pid_file(name, "", ".xml.gz") ||
-        is_pid_file(name, "loaded-", ".txt"))
+        is_pid_file(name, "loaded-", ".txt") || is_pid_file(name, "durations-", ".txt"))
         return TRUE;
     /* .NNN.xml.gz.XXXXXX, compress_file's temporary */
     const char *gz = strstr(name, ".xml.gz.");

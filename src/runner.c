@@ -326,6 +326,10 @@ static char **child_environment(const GlRunOptions *options, const char *run_dir
         env = g_environ_setenv(env, "RUBY_FREE_AT_EXIT", "1", TRUE);
     else if (*free_at_exit == '\0' || strcmp(free_at_exit, "0") == 0)
         env = g_environ_unsetenv(env, "RUBY_FREE_AT_EXIT");
+    if (options->time_files)
+        env = g_environ_setenv(env, "GEMLEAK_DURATIONS", "1", TRUE);
+    else
+        env = g_environ_unsetenv(env, "GEMLEAK_DURATIONS");
     /* Per test only when asked: a variable left in the environment by an
      * outer run must not slow this one down. */
     if (options->per_test != NULL) {

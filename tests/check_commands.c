@@ -213,7 +213,7 @@ START_TEST(test_durations_file)
         ck_assert(strstr(g_ptr_array_index(plan.notes, 0), "is not gemleak's durations file") != NULL);
         const double seconds[] = { 1, 2 };
         g_autoptr(GError) error = NULL;
-        ck_assert(!gl_durations_update(GL_DURATIONS_FILE, &plan, seconds, &error));
+        ck_assert(!gl_durations_update(GL_DURATIONS_FILE, &plan, seconds, NULL, &error));
         g_autofree char *after = gl_test_read(GL_DURATIONS_FILE, NULL);
         ck_assert_str_eq(after, foreign[i]);
     }
@@ -223,7 +223,7 @@ START_TEST(test_durations_file)
     plan_ok(ARGV("rspec", ":::", "a.rb", "b.rb"), &options, &plan);
     const double seconds[] = { 12.5, 3 };   /* b.rb ran first, alone (the larger) */
     g_autoptr(GError) error = NULL;
-    ck_assert_msg(gl_durations_update(GL_DURATIONS_FILE, &plan, seconds, &error), "%s",
+    ck_assert_msg(gl_durations_update(GL_DURATIONS_FILE, &plan, seconds, NULL, &error), "%s",
                   error != NULL ? error->message : "");
     g_autoptr(GHashTable) durations = gl_durations_load(GL_DURATIONS_FILE, NULL);
     ck_assert_ptr_nonnull(durations);

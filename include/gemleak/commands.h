@@ -62,14 +62,16 @@ gboolean gl_shard_parse(const char *text, const char *const *env, guint *index, 
  * given, says why: it is ignored, never fatal). */
 GHashTable *gl_durations_load(const char *path, char **note);
 
-/* Records what each command of @plan took (@seconds, one a command, in
- * order): each file gets a part of its command's time in proportion to
- * the cost it was planned with. The file is read again just before, so
+/* Records what each file of @plan cost: what the helper timed its tests
+ * at (@measured, nullable: absolute path -> gdouble* seconds), else a
+ * part of the rest of its command's time (@seconds, one a command, in
+ * order) in proportion to the cost it was planned with. The file is read
+ * again just before, so
  * that runs at once lose nothing but their own race, and replaced
  * through a file beside it and a rename. A file that is not gemleak's is
  * left alone.
  * Returns: FALSE with @error set when it cannot be written or is not gemleak's. */
 gboolean gl_durations_update(const char *path, const GlCommandPlan *plan, const double *seconds,
-                             GError **error);
+                             GHashTable *measured, GError **error);
 
 #endif

@@ -26,6 +26,12 @@ int gl_rundir_lock(const char *dir);
  * Returns: how many files were removed. */
 guint gl_rundir_drop_untraced(const char *dir);
 
+/* Reads the durations-<pid>.txt files the helper wrote in @dir: the
+ * milliseconds the tests of each file took, by its absolute path.
+ * Returns: (transfer full): path -> gdouble* seconds, summed over the
+ * processes; empty when no process timed any test. */
+GHashTable *gl_rundir_test_durations(const char *dir);
+
 typedef struct {
     guint files;          /* XML files now compressed */
     guint64 plain_bytes;  /* their size before */

@@ -29,6 +29,7 @@ typedef struct {
     const char *keep_dir;          /* --keep-xml: write there and keep it; NULL: a private one */
     FILE *messages;                /* nullable: where to say that the run waits for processes */
     const char *per_test;          /* --per-test: "test" or "file"; NULL: off */
+    gboolean time_files;           /* the helper times each test file's tests */
 } GlRunOptions;
 
 typedef struct {
