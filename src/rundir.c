@@ -90,7 +90,8 @@ GHashTable *gl_rundir_test_durations(const char *dir)
             continue;
         g_autofree char *path = g_build_filename(dir, name, NULL);
         g_autofree char *text = NULL;
-        if (!gl_file_read_bounded(path, PREAMBLE_MAX_BYTES, &text, NULL, NULL))
+        gsize length = 0;
+        if (!gl_file_read_bounded(path, PREAMBLE_MAX_BYTES, &text, &length, NULL))
             continue;
         g_auto(GStrv) lines = g_strsplit(text, "\n", -1);
         for (char **line = lines; *line != NULL; line++) {

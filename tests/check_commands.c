@@ -7,6 +7,7 @@
 #include "testutil.h"
 #include "gemleak/commands.h"
 #include "gemleak/errors.h"
+#include "gemleak/rundir.h"
 
 #define ARGV(...) ((char *[]) { __VA_ARGS__, NULL })
 
@@ -245,6 +246,42 @@ START_TEST(test_durations_file)
 }
 END_TEST
 
+/* What the helper timed is each file's own; the files it did not time
+ * share the rest of their command's time. */
+START_TEST(test_durations_measured_by_the_helper)
+{
+    const gsize sizes[] = { 100, 100, 100 };
+    g_autofree char *dir = files_of_sizes(sizes, 3);
+    g_autofree char *a = g_canonicalize_filename("a.rb", NULL);
+    g_autofree char *b = g_canonicalize_filename("b.rb", NULL);
+    g_autofree char *run = g_build_filename(dir, "run", NULL);
+    g_mkdir(run, 0700);
+    /* two processes timed a.rb; one line is not the helper's */
+    g_autofree char *one = g_strdup_printf("7000\t%s\n250\t%s\n", a, b);
+    g_autofree char *two = g_strdup_printf("500\t%s\nnonsense\n", a);
+    g_autofree char *first = g_build_filename(run, "durations-11.txt", NULL);
+    g_autofree char *second = g_build_filename(run, "durations-12.txt", NULL);
+    gl_test_write(first, one, -1);
+    gl_test_write(second, two, -1);
+    g_autoptr(GHashTable) measured = gl_rundir_test_durations(run);
+    ck_assert_uint_eq(g_hash_table_size(measured), 2);
+    ck_assert_double_eq_tol(*(double *) g_hash_table_lookup(measured, a), 7.5, 0.001);
+
+    GlCommandOptions options = { .jobs = 1, .durations = GL_DURATIONS_FILE };
+    g_auto(GlCommandPlan) plan = { 0 };
+    plan_ok(ARGV("rspec", ":::", "a.rb", "b.rb", "c.rb"), &options, &plan);
+    const double seconds[] = { 10 };
+    g_autoptr(GError) error = NULL;
+    ck_assert_msg(gl_durations_update(GL_DURATIONS_FILE, &plan, seconds, measured, &error), "%s",
+                  error != NULL ? error->message : "");
+    g_autoptr(GHashTable) kept = gl_durations_load(GL_DURATIONS_FILE, NULL);
+    ck_assert_double_eq_tol(*(double *) g_hash_table_lookup(kept, "a.rb"), 7.5, 0.001);
+    ck_assert_double_eq_tol(*(double *) g_hash_table_lookup(kept, "b.rb"), 0.25, 0.001);
+    ck_assert_double_eq_tol(*(double *) g_hash_table_lookup(kept, "c.rb"), 2.25, 0.001);
+    gl_remove_tree(dir);
+}
+END_TEST
+
 START_TEST(test_usage_errors)
 {
     GlCommandOptions options = { .jobs = 1, .shard = "1/2" };
@@ -268,6 +305,7 @@ Suite *gl_commands_suite(void)
     tcase_add_test(tc, test_shards_split_every_file_once);
     tcase_add_test(tc, test_jobs_balanced_by_cost);
     tcase_add_test(tc, test_durations_file);
+    tcase_add_test(tc, test_durations_measured_by_the_helper);
     tcase_add_test(tc, test_usage_errors);
     suite_add_tcase(suite, tc);
     return suite;
