@@ -543,8 +543,9 @@ START_TEST(test_jobs_and_shards)
 
     const char *all[] = { gemleak_binary, "run", "--jobs", "2", "--", "ruby", "--disable-gems",
                           leaky, "-e", loader, ":::", a, b, c, d, NULL };
+    /* in @dir, where the run keeps its durations file */
     Result r = { 0 };
-    run_command(&r, NULL, NULL, all);
+    run_command(&r, dir, NULL, all);
     ck_assert_msg(r.status == 1, "status %d\n%s", r.status, r.err);
     gl_assert_line(r.err, "^gemleak: 2 commands at once under Valgrind$");
     /* two processes (a and c, b and d), one merged finding */
@@ -558,7 +559,7 @@ START_TEST(test_jobs_and_shards)
     const char *shard[] = { gemleak_binary, "run", "--shard", "1/2", "--", "ruby", "--disable-gems",
                             leaky, "-e", loader, ":::", a, b, c, d, NULL };
     Result s1 = { 0 };
-    run_command(&s1, NULL, NULL, shard);
+    run_command(&s1, dir, NULL, shard);
     ck_assert_msg(s1.status == 1, "status %d\n%s", s1.status, s1.err);
     gl_assert_line(s1.out, "^a in \\d+$");
     gl_assert_line(s1.out, "^c in \\d+$");
@@ -906,7 +907,7 @@ START_TEST(test_more_jobs_than_gemleak_runs)
         g_ptr_array_add(argv, g_strdup_printf("%d", i));
     g_ptr_array_add(argv, NULL);
     Result r = { 0 };
-    run_command(&r, NULL, NULL, (const char *const *) argv->pdata);
+    run_command(&r, dir, NULL, (const char *const *) argv->pdata);
     ck_assert_msg(r.status == 0, "status %d\n%s", r.status, r.err);
     gl_assert_line(r.err, "^gemleak: note: --jobs 300: gemleak reads and runs at most 64 at once$");
     gl_assert_line(r.err, "^gemleak: 64 commands at once under Valgrind$");
