@@ -187,9 +187,12 @@ if want 5; then
     # from nothing each time, as a CI machine does.
     sed -i 's|^test_files = .*|test_files = FileList["test/work_*_test.rb"]|' Rakefile
     printf '\ntask(:rebuild) { rm_rf "tmp" }\ntask compile: :rebuild\n' >> Rakefile
-    printf 'source "https://rubygems.org"\ngem "rake"\ngem "minitest"\n' > Gemfile
-    bundle install --local --quiet >/dev/null
+    printf 'source "https://rubygems.org"\ngem "rake"\ngem "minitest"\ngem "rspec"\n' > Gemfile
+    bundle install --local --quiet >/dev/null 2>&1
     export RUBYLIB="$root/rake/lib${RUBYLIB:+:$RUBYLIB}" GEMLEAK="$gemleak"
+    # Once each first: both must pass, or the times say nothing.
+    bundle exec rake test:valgrind >"$work/rake.out" 2>&1 || { echo "  rake test:valgrind failed:"; tail "$work/rake.out"; }
+    "$gemleak" run -- bundle exec rake test >"$work/rake.out" 2>&1 || { echo "  gemleak run -- bundle exec rake test failed:"; tail "$work/rake.out"; }
     set -- $(best_of bundle exec rake test:valgrind)
     task=$1
     set -- $(best_of "$gemleak" run -- bundle exec rake test)
