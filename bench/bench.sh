@@ -185,6 +185,9 @@ if want 5; then
     cd "$suite"
     # The example gem's tasks, on the work files; its compile task rebuilds
     # from nothing each time, as a CI machine does.
+    # compile.rake builds in tmp/: what make_suite built in ext/ would
+    # stand in for its objects
+    rm -f ext/*/*.o ext/*/*.so ext/*/Makefile ext/*/mkmf.log
     sed -i 's|^test_files = .*|test_files = FileList["test/work_*_test.rb"]|' Rakefile
     printf '\ntask(:rebuild) { rm_rf "tmp" }\ntask compile: :rebuild\n' >> Rakefile
     printf 'source "https://rubygems.org"\ngem "rake"\ngem "minitest"\ngem "rspec"\n' > Gemfile
