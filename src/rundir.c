@@ -65,13 +65,16 @@ static gboolean ends_after_preamble(const char *path)
     return TRUE;
 }
 
-guint gl_rundir_drop_untraced(const char *dir)
+guint gl_rundir_drop_untraced(const char *dir, GHashTable *killed)
 {
     g_autoptr(GDir) handle = g_dir_open(dir, 0, NULL);
     const char *name;
     guint dropped = 0;
     while (handle != NULL && (name = g_dir_read_name(handle)) != NULL) {
         if (!is_pid_file(name, "", ".xml"))
+            continue;
+        gint pid = (gint) g_ascii_strtoll(name, NULL, 10);
+        if (killed != NULL && g_hash_table_contains(killed, GINT_TO_POINTER(pid)))
             continue;
         g_autofree char *path = g_build_filename(dir, name, NULL);
         if (ends_after_preamble(path) && g_unlink(path) == 0)

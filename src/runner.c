@@ -682,7 +682,7 @@ gboolean gl_run_commands(const GlRunOptions *options, GPtrArray *commands, GlRun
     /* Not while processes may still be writing: a preamble may be all
      * that is there yet. */
     if (!result->descendants_left)
-        result->untraced = gl_rundir_drop_untraced(result->dir);
+        result->untraced = gl_rundir_drop_untraced(result->dir, result->killed);
     restore_handlers(saved);
     n_children = 0;
     result->interrupted_by = interrupted_by;

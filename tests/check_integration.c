@@ -2494,6 +2494,11 @@ START_TEST(test_trimmed_text_report)
 }
 END_TEST
 
+static gint compare_lines(gconstpointer a, gconstpointer b)
+{
+    return strcmp(*(const char *const *) a, *(const char *const *) b);
+}
+
 /* The findings of a JSON report, as "fingerprint bytes blocks" lines, sorted. */
 static char *findings_of(const char *path)
 {
@@ -2511,7 +2516,7 @@ static char *findings_of(const char *path)
             json_object_get_int_member_with_default(f, "blocks", 0),
             json_object_get_int_member_with_default(f, "occurrences", 0)));
     }
-    g_ptr_array_sort(lines, (GCompareFunc) g_strcmp0);
+    g_ptr_array_sort(lines, compare_lines);
     g_ptr_array_add(lines, NULL);
     return g_strjoinv("\n", (char **) lines->pdata);
 }

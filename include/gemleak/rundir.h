@@ -22,9 +22,11 @@ int gl_rundir_lock(const char *dir);
 /* Removes the XML of processes that were forked under Valgrind and then
  * ran a program Valgrind does not trace (--trace-children-skip): their
  * file ends after its preamble, with no error and no status, and would
- * read as XML cut short. Nothing was written there to lose.
+ * read as XML cut short. Nothing was written there to lose. The files of
+ * the pids in @killed (nullable: pid -> signal, GINT_TO_POINTER) stay:
+ * gemleak says those processes were killed.
  * Returns: how many files were removed. */
-guint gl_rundir_drop_untraced(const char *dir);
+guint gl_rundir_drop_untraced(const char *dir, GHashTable *killed);
 
 /* Reads the durations-<pid>.txt files the helper wrote in @dir: the
  * milliseconds the tests of each file took, by its absolute path.
