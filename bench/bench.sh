@@ -5,7 +5,8 @@
 #   make bench                 (or: bench/bench.sh [build/gemleak])
 #   BENCH_SIZES="150 1024"     file sizes in MiB (default: 150 and 1024)
 #   BENCH_RUNS=3               runs of each command; the fastest counts
-#   BENCH_RUN=0                skip the gemleak run measurements (3 and 4)
+#   BENCH_RUN=0                skip the gemleak run measurements (3 to 7)
+#   BENCH_SECTIONS="5 6 7"     only these sections (default: all seven)
 #
 # 1. For each size, a file made from fixtures/xml/leak.xml by
 #    bench/genxml.py; `xmllint --stream --noout` reads it (libxml2's
@@ -16,6 +17,14 @@
 # 4. gemleak run against gemleak run --per-test (and --per-test=file) on
 #    the example gem's own suite, and on 60 short tests, where the leak
 #    check after each test weighs most.
+# 5. gemleak run -- bundle exec rake test, whose test task rebuilds the
+#    extension first (as on a CI machine), against the Rake task, bundle
+#    exec rake test:valgrind, which builds natively and puts only the test
+#    files' Ruby under gemleak.
+# 6. gemleak run --jobs 2 against --jobs 1 on files of unequal cost (one
+#    heavy, six light), shared by the durations a first run recorded.
+# 7. gemleak run against bare valgrind with the same options on the same
+#    files: what gemleak adds (its helper in Ruby, reading, reporting).
 set -eu
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -45,7 +54,13 @@ EOF
 
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }'; }
 
+sections=${BENCH_SECTIONS:-"1 2 3 4 5 6 7"}
+[ "${BENCH_RUN:-1}" != 0 ] || sections=$(for n in $sections; do [ "$n" -lt 3 ] && echo "$n"; done | xargs)
+want() { case " $sections " in *" $1 "*) return 0;; esac; return 1; }
+
 echo "gemleak benchmark on $(nproc) cores; $(xmllint --version 2>&1 | head -1)"
+echo "load average at the start: $(cut -d' ' -f1-3 /proc/loadavg)"
+if want 1; then
 echo
 echo "== 1. One large file: gemleak filter against xmllint --stream --noout"
 printf "%8s %9s %9s %7s %9s %9s %9s\n" "size" "errors" "xmllint" "gemleak" "ratio" "xmllint" "gemleak"
@@ -63,6 +78,9 @@ for size in $sizes; do
         "$(ratio "$g_secs" "$x_secs")" "$((x_kib / 1024))" "$((g_kib / 1024))"
 done
 
+fi
+
+if want 2; then
 echo
 echo "== 2. Per-process files (48 of them, 3,000 errors each): -j 1 against -j 2"
 parts="$work/parts"
@@ -77,33 +95,42 @@ one=$1
 set -- $(best_of "$gemleak" filter -O leaky -j 2 --format json -o /dev/null "$parts")
 two=$1
 echo "  -j 1: ${one}s   -j 2: ${two}s   speed-up: $(ratio "$one" "$two")x"
+fi
 
-if [ "${BENCH_RUN:-1}" != 0 ]; then
-    echo
-    echo "== 3. gemleak run on a suite of 6 test files: --jobs 1 against --jobs 2"
-    suite="$work/suite"
+# The example gem, built, and test files that each work the extension for
+# a while, as real tests do (empty ones would measure only Ruby's start and
+# exit under Valgrind): work_test NAME ROUNDS writes test/NAME_test.rb.
+suite="$work/suite"
+make_suite() {
+    cd "$root"
     rm -rf "$suite"
     cp -r "$root/fixtures/sample-gem" "$suite"
     (cd "$suite/ext/tally" && ruby extconf.rb >/dev/null && make -s >/dev/null)
     mkdir -p "$suite/lib/tally"
     cp "$suite/ext/tally/tally.so" "$suite/lib/tally/"
-    # Six test files that each work the extension for a while, as real tests
-    # do; empty ones would measure only Ruby's start and exit under Valgrind.
-    i=1
-    while [ "$i" -le 6 ]; do
-        cat > "$suite/test/work_${i}_test.rb" <<EOF
+}
+work_test() {
+    class=$(echo "$1" | awk -F_ '{ for (i = 1; i <= NF; i++) printf "%s", toupper(substr($i, 1, 1)) substr($i, 2) }')
+    cat > "$suite/test/${1}_test.rb" <<EOF
 require_relative "test_helper"
-class Work${i}Test < Minitest::Test
+class ${class}Test < Minitest::Test
   TEXT = ("the quick brown fox jumps over the lazy dog " * 200).freeze
   def test_frequencies
-    300.times { assert_equal 200, Tally.frequencies(TEXT)["fox"] }
+    $2.times { assert_equal 200, Tally.frequencies(TEXT)["fox"] }
   end
 end
 EOF
-        i=$((i + 1))
-    done
+}
+loader='ARGV.each { |f| require File.expand_path(f) }'
+
+if want 3 || want 4; then
+    echo
+    echo "== 3. gemleak run on a suite of 6 test files: --jobs 1 against --jobs 2"
+    make_suite
+    suite="$work/suite"
+    i=1
+    while [ "$i" -le 6 ]; do work_test "work_$i" 300; i=$((i + 1)); done
     cd "$suite"
-    loader='ARGV.each { |f| require File.expand_path(f) }'
     set -- $(best_of "$gemleak" run --jobs 1 -- ruby -Ilib -Itest -e "$loader" ::: test/work_?_test.rb)
     one=$1
     set -- $(best_of "$gemleak" run --jobs 2 -- ruby -Ilib -Itest -e "$loader" ::: test/work_?_test.rb)
@@ -148,3 +175,80 @@ EOF
     per_test "example gem (count, frequencies)" 3 test/count_test.rb test/frequencies_test.rb
     per_test "60 short tests in 6 files" 60 test/short_?_test.rb
 fi
+
+if want 5; then
+    echo
+    echo "== 5. gemleak run -- bundle exec rake test against the Rake task (bundle exec rake test:valgrind)"
+    make_suite
+    i=1
+    while [ "$i" -le 6 ]; do work_test "work_$i" 600; i=$((i + 1)); done
+    cd "$suite"
+    # The example gem's tasks, on the work files; its compile task rebuilds
+    # from nothing each time, as a CI machine does.
+    # compile.rake builds in tmp/: what make_suite built in ext/ would
+    # stand in for its objects
+    rm -f ext/*/*.o ext/*/*.so ext/*/Makefile ext/*/mkmf.log
+    sed -i 's|^test_files = .*|test_files = FileList["test/work_*_test.rb"]|' Rakefile
+    printf '\ntask(:rebuild) { rm_rf "tmp" }\ntask compile: :rebuild\n' >> Rakefile
+    printf 'source "https://rubygems.org"\ngem "rake"\ngem "minitest"\ngem "rspec"\n' > Gemfile
+    bundle install --local --quiet >/dev/null 2>&1
+    export RUBYLIB="$root/rake/lib${RUBYLIB:+:$RUBYLIB}" GEMLEAK="$gemleak"
+    # Once each first: both must pass, or the times say nothing.
+    bundle exec rake test:valgrind >"$work/rake.out" 2>&1 || { echo "  rake test:valgrind failed:"; tail "$work/rake.out"; }
+    "$gemleak" run -- bundle exec rake test >"$work/rake.out" 2>&1 || { echo "  gemleak run -- bundle exec rake test failed:"; tail "$work/rake.out"; }
+    set -- $(best_of bundle exec rake test:valgrind)
+    task=$1
+    set -- $(best_of "$gemleak" run -- bundle exec rake test)
+    whole=$1
+    echo "  rake test:valgrind: ${task}s   gemleak run -- bundle exec rake test: ${whole}s   ratio: $(ratio "$whole" "$task")x"
+    unset RUBYLIB GEMLEAK
+fi
+
+if want 6; then
+    echo
+    echo "== 6. gemleak run --jobs 2 against --jobs 1 on unequal files (one heavy, six light)"
+    make_suite
+    work_test heavy 1800
+    i=1
+    while [ "$i" -le 6 ]; do work_test "light_$i" 300; i=$((i + 1)); done
+    cd "$suite"
+    files="test/heavy_test.rb test/light_1_test.rb test/light_2_test.rb test/light_3_test.rb test/light_4_test.rb test/light_5_test.rb test/light_6_test.rb"
+    rm -f .gemleak-durations.json
+    # The first run, by file size, records what each file took.
+    "$gemleak" run --jobs 2 -- ruby -Ilib -Itest ::: $files >/dev/null 2>&1
+    set -- $(best_of "$gemleak" run --jobs 1 -- ruby -Ilib -Itest ::: $files)
+    one=$1
+    set -- $(best_of "$gemleak" run --jobs 2 -- ruby -Ilib -Itest ::: $files)
+    two=$1
+    echo "  --jobs 1: ${one}s   --jobs 2: ${two}s   ratio: $(ratio "$two" "$one")x of the serial time"
+fi
+
+if want 7; then
+    echo
+    echo "== 7. gemleak run against bare valgrind with the same options"
+    make_suite
+    i=1
+    while [ "$i" -le 3 ]; do work_test "work_$i" 600; i=$((i + 1)); done
+    cd "$suite"
+    files="test/work_1_test.rb test/work_2_test.rb test/work_3_test.rb"
+    version=$(ruby -e 'print RUBY_VERSION')
+    supp="--suppressions=$root/suppressions/ruby.supp"
+    for name in "ruby-${version%%.*}" "ruby-${version%.*}" "ruby-$version"; do
+        [ -f "$root/suppressions/$name.supp" ] && supp="$supp --suppressions=$root/suppressions/$name.supp"
+    done
+    xml="$work/bare-xml"
+    # gemleak's own options (but --trace-children-skip, which changes
+    # nothing here), its suppressions, RUBY_FREE_AT_EXIT as it sets it
+    bare="rm -rf '$xml' && mkdir -p '$xml' && RUBY_FREE_AT_EXIT=1 exec valgrind --tool=memcheck \
+--xml=yes --xml-file='$xml/%p.xml' --trace-children=yes --num-callers=50 --error-limit=no \
+--undef-value-errors=no --leak-check=full --show-leak-kinds=definite $supp \
+ruby -Ilib -Itest -e '$loader' $files"
+    set -- $(best_of sh -c "$bare")
+    plain=$1
+    set -- $(best_of "$gemleak" run --jobs 1 -- ruby -Ilib -Itest -e "$loader" ::: $files)
+    ours=$1
+    echo "  valgrind: ${plain}s   gemleak run: ${ours}s   ratio: $(ratio "$ours" "$plain")x"
+    rm -rf "$xml"
+fi
+echo
+echo "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -3,11 +3,13 @@
 #include "gemleak/analyze.h"
 #include "gemleak/baseline.h"
 #include "gemleak/classify.h"
+#include "gemleak/commands.h"
 #include "gemleak/errors.h"
 #include "gemleak/gate.h"
 #include "gemleak/json_input.h"
 #include "gemleak/report.h"
 #include "gemleak/runner.h"
+#include "gemleak/rundir.h"
 #include "gemleak/sys.h"
 #include "gemleak/targets.h"
 
@@ -56,6 +58,7 @@ typedef struct {
     char **suppressions_dirs;
     char *keep_xml;
     char *shard;
+    char *durations;
     char *per_test;             /* "test" or "file"; NULL: off */
 } Options;
 
@@ -94,6 +97,7 @@ static void options_clear(Options *options)
     g_strfreev(options->suppressions_dirs);
     g_free(options->keep_xml);
     g_free(options->shard);
+    g_free(options->durations);
     g_free(options->per_test);
 }
 
@@ -871,61 +875,9 @@ static GPtrArray *plan_sinks(const Options *options, const char *const *inputs,
     return ok ? g_steal_pointer(&sinks) : NULL;
 }
 
-/* Replaces the file @path (no symbolic link in it) with @size bytes of
- * @data: through a file beside it and a rename, so that a failed write
- * leaves the old file whole. The file keeps its mode and owner; a new one
- * gets 0666 less the umask, as the shell's > gives. */
-static gboolean replace_file(const char *path, const char *data, gsize size, GError **error)
-{
-    struct stat st;
-    gboolean existed = stat(path, &st) == 0;
-    mode_t mode;
-    if (existed) {
-        mode = st.st_mode & 07777;
-    } else {
-        mode_t mask = umask(0);  /* the only way to read it; the threads are done */
-        umask(mask);
-        mode = 0666 & ~mask;
-    }
-    g_autofree char *dir = g_path_get_dirname(path);
-    g_autofree char *base = g_path_get_basename(path);
-    g_autofree char *short_base = g_utf8_make_valid(base, MIN((gssize) strlen(base), 200));
-    g_autofree char *temp = g_strdup_printf("%s/.%s.XXXXXX", dir, short_base);
-    int fd = g_mkstemp_full(temp, O_WRONLY | O_CLOEXEC, 0600);
-    int saved = 0;
-    if (fd < 0) {
-        saved = errno;
-        g_set_error(error, GL_ERROR, GL_ERROR_IO, "%s: cannot write: %s", path, g_strerror(saved));
-        return FALSE;
-    }
-    for (gsize done = 0; done < size && saved == 0;) {
-        ssize_t n = write(fd, data + done, size - done);
-        if (n < 0 && errno != EINTR)
-            saved = errno;
-        else if (n > 0)
-            done += (gsize) n;
-    }
-    if (saved == 0 && existed && fchown(fd, st.st_uid, st.st_gid) != 0 && errno != EPERM)
-        saved = errno;
-    if (saved == 0 && fchmod(fd, mode) != 0)
-        saved = errno;
-    if (saved == 0 && fsync(fd) != 0)
-        saved = errno;
-    if (close(fd) != 0 && saved == 0)
-        saved = errno;
-    if (saved == 0 && rename(temp, path) != 0)
-        saved = errno;
-    if (saved != 0) {
-        g_unlink(temp);
-        g_set_error(error, GL_ERROR, GL_ERROR_IO, "%s: cannot write: %s", path, g_strerror(saved));
-        return FALSE;
-    }
-    return TRUE;
-}
-
 /* Writes one report where @sink says: a stream of ours; a file that is not
  * a regular one (a FIFO, /dev/null) as it is; a regular file through
- * replace_file(), a symbolic link's target rather than the link. */
+ * gl_file_replace(), a symbolic link's target rather than the link. */
 static gboolean write_report(const Sink *sink, GlReportContext *context, FILE *stream, FILE *out,
                              GError **error)
 {
@@ -975,7 +927,7 @@ static gboolean write_report(const Sink *sink, GlReportContext *context, FILE *s
     gboolean ok = gl_report_write(sink->reporter, context, memory, sink->path, error);
     fclose(memory);
     g_autoptr(GError) local = NULL;
-    if (ok && !replace_file(sink->file, buffer, size, &local)) {
+    if (ok && !gl_file_replace(sink->file, buffer, size, &local)) {
         g_set_error(error, GL_ERROR, GL_ERROR_IO, "cannot write the %s report: %s",
                     sink->reporter->name, local->message);
         ok = FALSE;
@@ -1266,7 +1218,11 @@ static GOptionGroup *run_group(Options *options)
           "Write Valgrind's XML to DIR and keep it (default: a private directory, "
           "removed after a clean run)", "DIR" },
         { "shard", 0, 0, G_OPTION_ARG_STRING, &options->shard,
-          "Run only the I-th of N slices of the files after ::: (a CI shard)", "I/N" },
+          "Run only the I-th of N parts of the files after ::: (a CI shard); auto: I and N "
+          "from GitLab's, CircleCI's or Buildkite's variables", "I/N|auto" },
+        { "durations", 0, 0, G_OPTION_ARG_FILENAME, &options->durations,
+          "Balance --jobs by the seconds each file took before, kept in FILE (default: "
+          GL_DURATIONS_FILE ")", "FILE" },
         { "per-test", 0, G_OPTION_FLAG_OPTIONAL_ARG, G_OPTION_ARG_CALLBACK, (gpointer) on_per_test,
           "Name the test in which each leak was lost (minitest, test-unit, RSpec): a leak check "
           "after each test (--per-test alone), or after each test file; slower", "test|file" },
@@ -1285,93 +1241,69 @@ static const char run_summary[] =
 
 static const char run_description[] =
     "The report goes to standard error, apart from the command's own output, or\n"
-    "to -o FILE. Valgrind's XML is kept, and its directory named, when the run\n"
-    "finds something, fails or is interrupted.\n"
+    "to -o FILE. Valgrind's XML is kept, gzip-compressed, and its directory\n"
+    "named, when the run finds something, fails or is interrupted; 'gemleak\n"
+    "clean' removes the kept directories of old runs from TMPDIR.\n"
+    "\n"
+    "Every process the command starts runs under Valgrind but compilers,\n"
+    "linkers, make and the small tools of a build (cc, gcc, cc1, as, ld, make,\n"
+    "install, rm, sed...): a test task that compiles first costs no Valgrind\n"
+    "start for them. --valgrind-opt=--trace-children-skip=PATTERNS replaces\n"
+    "that list (empty: trace everything).\n"
     "\n"
     "Files after ::: are shared among --jobs processes, each running COMMAND\n"
-    "with its share appended (the command must take several files: rspec, or\n"
-    "ruby -e 'ARGV.each { |f| require File.expand_path(f) }'); --shard I/N takes\n"
-    "every N-th of them first, for CI shards. One report covers them all.\n"
+    "with its share appended; the command must take several files (rspec, a\n"
+    "loader): a bare ruby, which takes one script, gets a loader that requires\n"
+    "each file. Shares are balanced by the time each file took in earlier runs,\n"
+    "kept in " GL_DURATIONS_FILE " (--durations), else by file size.\n"
+    "--shard I/N runs the I-th of N parts (split by file size, the same on every\n"
+    "CI machine); --shard auto reads I and N from GitLab (CI_NODE_INDEX,\n"
+    "CI_NODE_TOTAL), CircleCI (CIRCLE_NODE_INDEX, CIRCLE_NODE_TOTAL) or Buildkite\n"
+    "(BUILDKITE_PARALLEL_JOB, BUILDKITE_PARALLEL_JOB_COUNT). Each shard's JSON\n"
+    "report merges with the others' in 'gemleak filter s1.json s2.json...'.\n"
     "\n"
     "Examples:\n"
     "  gemleak run -- ruby -Ilib -Itest test/leak_test.rb\n"
     "  gemleak run --object redcarpet -- bundle exec rake test\n"
     "  gemleak run --format json -o leaks.json --format text -- rspec\n"
-    "  gemleak run --jobs 2 --shard 1/3 -- rspec ::: spec/*_spec.rb\n";
+    "  gemleak run --jobs 2 -- ruby -Ilib -Itest ::: test/*_test.rb\n"
+    "  gemleak run --shard auto --format json:shard.json -- rspec ::: spec/*_spec.rb\n";
 
-/* Valgrind's XML and what the run says of it, for a user who wants it back. */
-static void say_kept(FILE *err, const char *dir)
+/* Valgrind's XML and what the run says of it, for a user who wants it back:
+ * compressed first (a failing suite's XML is tens to hundreds of MB,
+ * gzip makes it 20 to 50 times smaller, and gemleak filter reads it as
+ * it is), and where it is, how large, and how to be rid of it. */
+static void keep_xml(FILE *err, const char *dir, guint jobs)
 {
+    GlCompressed compressed;
+    gl_rundir_compress(dir, jobs, &compressed);
+    for (guint i = 0; i < compressed.failures->len; i++)
+        fprintf(err, "gemleak: warning: %s\n", (const char *) g_ptr_array_index(compressed.failures, i));
     g_autofree char *quoted = strpbrk(dir, " \t'\"\\$`!*?[]{}()<>|&;#~") != NULL
         ? g_shell_quote(dir) : g_strdup(dir);
-    fprintf(err, "gemleak: Valgrind's XML is kept in %s (read it again with: gemleak filter %s)\n",
-            dir, quoted);
+    g_autofree char *kept = gl_format_bytes(compressed.kept_bytes);
+    g_autofree char *plain = gl_format_bytes(compressed.plain_bytes);
+    g_autofree char *size = compressed.files > 0
+        ? g_strdup_printf("%s, gzip-compressed from %s", kept, plain) : g_strdup(kept);
+    fprintf(err, "gemleak: Valgrind's XML is kept in %s (%s; read it again with: gemleak "
+            "filter %s; remove old runs with: gemleak clean)\n", dir, size, quoted);
+    gl_compressed_clear(&compressed);
 }
 
-/* Parses --shard "I/N" into *index (from 0) and *count. */
-static gboolean parse_shard(const char *text, guint *index, guint *count, GError **error)
+/* What each file of a run that went through cost, for the next run's
+ * --jobs: only a passing command's times say what its files cost (a
+ * failing one may have stopped early, an interrupted one did). */
+static void record_durations(const GlCommandPlan *commands, const char *path,
+                             const GlRunResult *result, FILE *err)
 {
-    guint64 i = 0, n = 0;
-    g_auto(GStrv) parts = g_strsplit(text, "/", 2);
-    if (parts[1] == NULL ||
-        !g_ascii_string_to_unsigned(parts[0], 10, 1, G_MAXUINT, &i, NULL) ||
-        !g_ascii_string_to_unsigned(parts[1], 10, 1, G_MAXUINT, &n, NULL) || i > n) {
-        g_set_error(error, GL_ERROR, GL_ERROR_USAGE,
-                    "--shard %s: give I/N with 1 <= I <= N, as in --shard 2/4", text);
-        return FALSE;
-    }
-    *index = (guint) i - 1;
-    *count = (guint) n;
-    return TRUE;
-}
-
-/* The commands to run: COMMAND itself, or, when files follow ":::" in it,
- * COMMAND with a share of them appended, one share for each of --jobs
- * processes, after --shard took its slice (every N-th file, so that slices
- * stay even). */
-static gboolean split_command(const Options *options, char **command, GPtrArray *commands,
-                              GError **error)
-{
-    guint separator = 0;
-    while (command[separator] != NULL && strcmp(command[separator], ":::") != 0)
-        separator++;
-    if (command[separator] == NULL) {
-        if (options->shard != NULL) {
-            g_set_error(error, GL_ERROR, GL_ERROR_USAGE,
-                        "--shard needs the test files after :::, as in "
-                        "gemleak run --shard 1/2 -- rspec ::: spec/*_spec.rb");
-            return FALSE;
-        }
-        g_ptr_array_add(commands, g_strdupv(command));
-        return TRUE;
-    }
-    if (separator == 0) {
-        g_set_error(error, GL_ERROR, GL_ERROR_USAGE, "no command before :::");
-        return FALSE;
-    }
-    guint shard = 0, shards = 1;
-    if (options->shard != NULL && !parse_shard(options->shard, &shard, &shards, error))
-        return FALSE;
-    g_autoptr(GPtrArray) files = g_ptr_array_new();
-    for (char **file = command + separator + 1; *file != NULL; file++)
-        if ((guint) (file - (command + separator + 1)) % shards == shard)
-            g_ptr_array_add(files, *file);
-    if (files->len == 0) {
-        g_set_error(error, GL_ERROR, GL_ERROR_USAGE,
-                    "no files to run after ::: (for shard %u of %u)", shard + 1, shards);
-        return FALSE;
-    }
-    guint jobs = MIN(effective_jobs(options), files->len);
-    for (guint j = 0; j < jobs; j++) {
-        GPtrArray *argv = g_ptr_array_new();
-        for (guint i = 0; i < separator; i++)
-            g_ptr_array_add(argv, g_strdup(command[i]));
-        for (guint i = j; i < files->len; i += jobs)
-            g_ptr_array_add(argv, g_strdup(g_ptr_array_index(files, i)));
-        g_ptr_array_add(argv, NULL);
-        g_ptr_array_add(commands, g_ptr_array_free(argv, FALSE));
-    }
-    return TRUE;
+    g_autoptr(GError) error = NULL;
+    if (!commands->has_files || result->status != 0 || result->interrupted_by != 0)
+        return;
+    g_autoptr(GHashTable) measured = gl_rundir_test_durations(result->dir);
+    if (!gl_durations_update(path, commands, (const double *) (void *) result->seconds->data,
+                             measured, &error))
+        fprintf(err, "gemleak: note: the durations of this run are not kept: %s\n",
+                error->message);
 }
 
 /* Runs @command under Valgrind as @plan says and reports; the run
@@ -1382,9 +1314,17 @@ static int run_planned(const Options *options, Plan *plan, char **command, FILE 
     int status;
     GlRunResult result = { 0 };
     gboolean keep = TRUE;
-    g_autoptr(GPtrArray) commands = g_ptr_array_new_with_free_func((GDestroyNotify) g_strfreev);
-    if (!split_command(options, command, commands, &error))
+    GlCommandOptions planning = {
+        .shard = options->shard,
+        .jobs = effective_jobs(options),
+        .durations = options->durations != NULL ? options->durations : GL_DURATIONS_FILE,
+    };
+    g_auto(GlCommandPlan) commands = { 0 };
+    if (!not_empty("--durations", options->durations, &error) ||
+        !gl_commands_plan(command, &planning, &commands, &error))
         return fail(err, "run", error);
+    for (guint i = 0; i < commands.notes->len; i++)
+        fprintf(err, "gemleak: note: %s\n", (const char *) g_ptr_array_index(commands.notes, i));
     if (options->per_test != NULL && !gl_per_test_available()) {
         g_set_error(&error, GL_ERROR, GL_ERROR_ENVIRONMENT,
                     "--per-test: this gemleak was built without Valgrind's headers "
@@ -1428,17 +1368,22 @@ static int run_planned(const Options *options, Plan *plan, char **command, FILE 
         .keep_dir = options->keep_xml,
         .messages = err,
         .per_test = options->per_test,
+        .time_files = commands.has_files,
     };
     say_jobs_capped(options, err);
-    if (commands->len > 1)
-        fprintf(err, "gemleak: %u commands at once under Valgrind\n", commands->len);
-    if (!gl_run_commands(&run, commands, &result, &error)) {
+    if (commands.commands->len > 1)
+        fprintf(err, "gemleak: %u commands at once under Valgrind\n", commands.commands->len);
+    if (!gl_run_commands(&run, commands.commands, &result, &error)) {
         status = fail(err, "run", error);
         goto done;
     }
-    fprintf(err, "gemleak: ran under Valgrind %s with %u suppression file%s (Ruby %s)\n",
+    fprintf(err, "gemleak: ran under Valgrind %s with %u suppression file%s (Ruby %s)",
             result.valgrind_version, n_supps, n_supps == 1 ? "" : "s",
             ruby_version != NULL ? ruby_version : "unknown");
+    if (result.untraced > 0)
+        fprintf(err, "; %u process%s ran build tools outside it (compilers, make...)",
+                result.untraced, result.untraced == 1 ? "" : "es");
+    fputc('\n', err);
     if (result.interrupted_by != 0)
         fprintf(err, "gemleak: interrupted by %s: the report covers what Valgrind finished "
                 "writing\n", g_strsignal(result.interrupted_by));
@@ -1452,6 +1397,7 @@ static int run_planned(const Options *options, Plan *plan, char **command, FILE 
     else if (result.descendants_left)
         fprintf(err, "gemleak: processes the command started were still running a minute after "
                 "it ended: their XML may be incomplete\n");
+    record_durations(&commands, planning.durations, &result, err);
     if (!gl_list_xml_files_any(result.dir)) {
         fprintf(err, "gemleak: Valgrind wrote no XML: see its messages above (did the command "
                 "exist? status %d)\n", result.status);
@@ -1469,7 +1415,7 @@ static int run_planned(const Options *options, Plan *plan, char **command, FILE 
     keep = status != 0 || result.interrupted_by != 0;
 done:
     if (result.dir != NULL && (keep || result.kept_by_user))
-        say_kept(err, result.dir);
+        keep_xml(err, result.dir, effective_jobs(options));
     gl_run_result_clear(&result, !keep);
     return status;
 }
@@ -1531,10 +1477,58 @@ static int cmd_run(int argc, char **argv, FILE *out, FILE *err)
     return status;
 }
 
+/* ---- clean ------------------------------------------------------------------------ */
+
+static const char clean_summary[] =
+    "Removes the run directories gemleak left in TMPDIR (gemleak-run-XXXXXX:\n"
+    "Valgrind's XML of runs that failed or were interrupted, and the helper\n"
+    "directories of a gemleak that was killed), and only those: directories\n"
+    "of yours, mode 0700, holding nothing gemleak does not write there, that\n"
+    "no running gemleak holds. --keep-xml directories are yours to remove.";
+
+static int cmd_clean(int argc, char **argv, FILE *out, FILE *err)
+{
+    g_set_prgname("gemleak clean");
+    gboolean dry_run = FALSE, help = FALSE;
+    const GOptionEntry entries[] = {
+        { "dry-run", 'n', 0, G_OPTION_ARG_NONE, &dry_run, "Say what would be removed; remove "
+          "nothing", NULL },
+        { "help", 'h', 0, G_OPTION_ARG_NONE, &help, "Show this help", NULL },
+        G_OPTION_ENTRY_NULL,
+    };
+    g_autoptr(GOptionContext) context = g_option_context_new(NULL);
+    g_option_context_set_summary(context, clean_summary);
+    g_option_context_set_description(context, "Exit status: 0, or 2 for a usage error.\n\n"
+                                     "See gemleak(1) for the whole story.");
+    g_option_context_set_help_enabled(context, FALSE);
+    g_option_context_add_main_entries(context, entries, NULL);
+    g_auto(GStrv) args = g_new0(char *, (gsize) argc + 1);
+    for (int i = 0; i < argc; i++)
+        args[i] = g_strdup(argv[i]);
+    g_autoptr(GError) error = NULL;
+    if (!g_option_context_parse_strv(context, &args, &error)) {
+        error->code = GL_ERROR_USAGE;
+        return usage_error(err, "clean", error);
+    }
+    if (help) {
+        g_autofree char *text = g_option_context_get_help(context, TRUE, NULL);
+        fputs(text, out);
+        return GL_EXIT_CLEAN;
+    }
+    if (args[1] != NULL) {
+        g_set_error(&error, GL_ERROR, GL_ERROR_USAGE, "clean takes no arguments (it looks in "
+                    "TMPDIR, %s)", g_get_tmp_dir());
+        return usage_error(err, "clean", error);
+    }
+    gl_rundir_clean(g_get_tmp_dir(), dry_run, out);
+    return GL_EXIT_CLEAN;
+}
+
 static const char general_help[] =
     "Usage:\n"
     "  gemleak filter [OPTION...] FILE|DIR|-...\n"
     "  gemleak run [OPTION...] [--] COMMAND [ARG...]\n"
+    "  gemleak clean [--dry-run]\n"
     "  gemleak --version\n"
     "\n"
     "Finds the real memory leaks and memory errors of Ruby native extensions in\n"
@@ -1545,6 +1539,7 @@ static const char general_help[] =
     "  filter   read existing Valgrind XML (or gemleak JSON reports, to merge CI\n"
     "           shards) and report the target's errors\n"
     "  run      run a Ruby command under Valgrind, then filter and report\n"
+    "  clean    remove the XML of old runs that gemleak kept in TMPDIR\n"
     "\n"
     "Start with:  gemleak run -- bundle exec rake test\n"
     "\n"
@@ -1572,6 +1567,8 @@ int gemleak_main(int argc, char **argv, FILE *out, FILE *err)
         return cmd_filter(argc - 1, argv + 1, out, err);
     if (strcmp(command, "run") == 0)
         return cmd_run(argc - 1, argv + 1, out, err);
+    if (strcmp(command, "clean") == 0)
+        return cmd_clean(argc - 1, argv + 1, out, err);
     fprintf(err, "gemleak: unknown command '%s'\n", command);
     fputs(general_help, err);
     return GL_EXIT_USAGE;

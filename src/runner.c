@@ -2,6 +2,7 @@
 #include "gemleak/runner.h"
 #include "gemleak/analyze.h"
 #include "gemleak/errors.h"
+#include "gemleak/rundir.h"
 #include "gemleak/sys.h"
 
 #include <errno.h>
@@ -325,6 +326,10 @@ static char **child_environment(const GlRunOptions *options, const char *run_dir
         env = g_environ_setenv(env, "RUBY_FREE_AT_EXIT", "1", TRUE);
     else if (*free_at_exit == '\0' || strcmp(free_at_exit, "0") == 0)
         env = g_environ_unsetenv(env, "RUBY_FREE_AT_EXIT");
+    if (options->time_files)
+        env = g_environ_setenv(env, "GEMLEAK_DURATIONS", "1", TRUE);
+    else
+        env = g_environ_unsetenv(env, "GEMLEAK_DURATIONS");
     /* Per test only when asked: a variable left in the environment by an
      * outer run must not slow this one down. */
     if (options->per_test != NULL) {
@@ -369,6 +374,39 @@ static void child_setup(gpointer parent)
     }
 }
 
+/* What a build runs, by the name of the program. Valgrind matches a
+ * pattern against the whole path given to execve, and its star crosses
+ * slashes: each name is given as NAME and as any path ending in /NAME,
+ * and none ends in a star, which would also match a directory of that
+ * name on the way to a Ruby (/home/me/gcc-work/bin/ruby). Versioned and
+ * cross-compiler names are spelled out with ? for the same reason. */
+static const char *const build_tools[] = {
+    /* compilers, their stages, and the GNU toolchain's prefixed names */
+    "cc", "c++", "cpp", "gcc", "g++", "clang", "clang++", "cc1", "cc1plus", "cc1obj",
+    "collect2", "lto1", "lto-wrapper", "as", "ld", "ld.bfd", "ld.gold", "ld.lld", "lld",
+    "ar", "ranlib", "strip", "nm", "objcopy", "objdump", "readelf", "ccache", "sccache",
+    "gcc-?", "gcc-??", "g++-?", "g++-??", "cpp-??", "clang-??", "clang++-??", "*-linux-gnu-gcc",
+    "*-linux-gnu-gcc-??", "*-linux-gnu-g++", "*-linux-gnu-g++-??", "*-linux-gnu-as",
+    "*-linux-gnu-ld", "*-linux-gnu-ar", "*-linux-gnu-ranlib", "*-linux-gnu-strip",
+    "rustc", "cargo", "cmake", "ninja", "pkg-config", "pkgconf", "*-pkg-config",
+    /* make, and what configure scripts and Makefiles run */
+    "make", "gmake", "configure", "config.status", "libtool", "git",
+    /* coreutils and friends (a shell's builtins are not processes) */
+    "install", "rm", "cp", "mv", "mkdir", "rmdir", "ln", "chmod", "touch", "echo", "cat",
+    "sed", "grep", "egrep", "fgrep", "awk", "gawk", "mawk", "tr", "sort", "uniq", "head",
+    "tail", "cut", "wc", "date", "uname", "dirname", "basename", "expr", "tee", "find",
+    "xargs", "tar", "gzip", "true", "false", "test", "printf", "which",
+};
+
+char *gl_trace_children_skip(void)
+{
+    GString *patterns = g_string_new(NULL);
+    for (guint i = 0; i < G_N_ELEMENTS(build_tools); i++)
+        g_string_append_printf(patterns, "%s%s,*/%s", i > 0 ? "," : "", build_tools[i],
+                               build_tools[i]);
+    return g_string_free(patterns, FALSE);
+}
+
 static GPtrArray *valgrind_argv(const GlRunOptions *options, const char *run_dir,
                                 char *const *command)
 {
@@ -382,6 +420,9 @@ static GPtrArray *valgrind_argv(const GlRunOptions *options, const char *run_dir
     g_autofree char *escaped = gl_valgrind_escape_percent(run_dir);
     g_ptr_array_add(argv, g_strdup_printf("--xml-file=%s/%%p.xml", escaped));
     g_ptr_array_add(argv, g_strdup("--trace-children=yes"));
+    /* the user's --valgrind-opt=--trace-children-skip=..., later, replaces it */
+    g_autofree char *skip = gl_trace_children_skip();
+    g_ptr_array_add(argv, g_strdup_printf("--trace-children-skip=%s", skip));
     g_ptr_array_add(argv, g_strdup("--num-callers=50"));
     g_ptr_array_add(argv, g_strdup("--error-limit=no"));
     g_ptr_array_add(argv, g_strdup("--undef-value-errors=no"));
@@ -552,6 +593,7 @@ gboolean gl_run_commands(const GlRunOptions *options, GPtrArray *commands, GlRun
 {
     memset(result, 0, sizeof *result);
     result->killed = g_hash_table_new(g_direct_hash, g_direct_equal);
+    result->seconds = g_array_new(FALSE, TRUE, sizeof(gdouble));
     g_return_val_if_fail(commands->len > 0, FALSE);
     if (commands->len > MAX_CHILDREN) {
         g_set_error(error, GL_ERROR, GL_ERROR_USAGE, "%u commands at once: gemleak runs at most %d",
@@ -564,10 +606,15 @@ gboolean gl_run_commands(const GlRunOptions *options, GPtrArray *commands, GlRun
     result->dir = make_run_dir(options, error);
     if (result->dir == NULL)
         return FALSE;
+    /* gemleak clean leaves alone what a running gemleak holds */
+    if ((result->locks[result->n_locks] = gl_rundir_lock(result->dir)) >= 0)
+        result->n_locks++;
     result->kept_by_user = options->keep_dir != NULL;
     result->helper_dir = write_helper(options->per_test != NULL, error);
     if (result->helper_dir == NULL)
         return FALSE;
+    if ((result->locks[result->n_locks] = gl_rundir_lock(result->helper_dir)) >= 0)
+        result->n_locks++;
     g_auto(GStrv) env = child_environment(options, result->dir, result->helper_dir);
 
 #ifdef __linux__
@@ -583,6 +630,8 @@ gboolean gl_run_commands(const GlRunOptions *options, GPtrArray *commands, GlRun
      * commands and the orphans alike, with waitpid(-1). */
     gboolean ok = TRUE;
     gpointer parent = GINT_TO_POINTER(getpid());
+    g_array_set_size(result->seconds, commands->len);
+    gint64 started = g_get_monotonic_time();
     for (guint i = 0; i < commands->len; i++) {
         g_autoptr(GPtrArray) argv = valgrind_argv(options, result->dir,
                                                   g_ptr_array_index(commands, i));
@@ -614,6 +663,8 @@ gboolean gl_run_commands(const GlRunOptions *options, GPtrArray *commands, GlRun
             if (children[i] == pid) {
                 children[i] = 0;
                 statuses[i] = wait_status;
+                g_array_index(result->seconds, gdouble, i) =
+                    (gdouble) (g_get_monotonic_time() - started) / G_USEC_PER_SEC;
                 running--;
             }
         }
@@ -628,6 +679,10 @@ gboolean gl_run_commands(const GlRunOptions *options, GPtrArray *commands, GlRun
         }
     }
     result->descendants_left = wait_for_descendants(result, options->messages);
+    /* Not while processes may still be writing: a preamble may be all
+     * that is there yet. */
+    if (!result->descendants_left)
+        result->untraced = gl_rundir_drop_untraced(result->dir, result->killed);
     restore_handlers(saved);
     n_children = 0;
     result->interrupted_by = interrupted_by;
@@ -656,4 +711,10 @@ void gl_run_result_clear(GlRunResult *result, gboolean remove_dir)
     if (result->killed != NULL)
         g_hash_table_unref(result->killed);
     result->killed = NULL;
+    if (result->seconds != NULL)
+        g_array_unref(result->seconds);
+    result->seconds = NULL;
+    for (guint i = 0; i < result->n_locks; i++)
+        close(result->locks[i]);
+    result->n_locks = 0;
 }

@@ -12,6 +12,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <glib/gstdio.h>
+
 /* Symbolic links followed before a path is given up on, as the kernel does. */
 #define MAX_LINKS 40
 
@@ -310,5 +312,57 @@ gboolean gl_probe_command(const char *const *argv, char **const envp, gsize max_
     g_byte_array_append(data, (const guint8 *) "", 1);
     *output = (char *) g_byte_array_free(data, FALSE);
     *wait_status = status;
+    return TRUE;
+}
+
+/* Replaces the file @path (no symbolic link in it) with @size bytes of
+ * @data: through a file beside it and a rename, so that a failed write
+ * leaves the old file whole. The file keeps its mode and owner; a new one
+ * gets 0666 less the umask, as the shell's > gives. */
+gboolean gl_file_replace(const char *path, const char *data, gsize size, GError **error)
+{
+    struct stat st;
+    gboolean existed = stat(path, &st) == 0;
+    mode_t mode;
+    if (existed) {
+        mode = st.st_mode & 07777;
+    } else {
+        mode_t mask = umask(0);  /* the only way to read it; the threads are done */
+        umask(mask);
+        mode = 0666 & ~mask;
+    }
+    g_autofree char *dir = g_path_get_dirname(path);
+    g_autofree char *base = g_path_get_basename(path);
+    g_autofree char *short_base = g_utf8_make_valid(base, MIN((gssize) strlen(base), 200));
+    g_autofree char *temp = g_strdup_printf("%s/.%s.XXXXXX", dir, short_base);
+    int fd = g_mkstemp_full(temp, O_WRONLY | O_CLOEXEC, 0600);
+    int saved = 0;
+    if (fd < 0) {
+        saved = errno;
+        g_set_error(error, GL_ERROR, GL_ERROR_IO, "%s: cannot write: %s", path, g_strerror(saved));
+        return FALSE;
+    }
+    for (gsize done = 0; done < size && saved == 0;) {
+        ssize_t n = write(fd, data + done, size - done);
+        if (n < 0 && errno != EINTR)
+            saved = errno;
+        else if (n > 0)
+            done += (gsize) n;
+    }
+    if (saved == 0 && existed && fchown(fd, st.st_uid, st.st_gid) != 0 && errno != EPERM)
+        saved = errno;
+    if (saved == 0 && fchmod(fd, mode) != 0)
+        saved = errno;
+    if (saved == 0 && fsync(fd) != 0)
+        saved = errno;
+    if (close(fd) != 0 && saved == 0)
+        saved = errno;
+    if (saved == 0 && rename(temp, path) != 0)
+        saved = errno;
+    if (saved != 0) {
+        g_unlink(temp);
+        g_set_error(error, GL_ERROR, GL_ERROR_IO, "%s: cannot write: %s", path, g_strerror(saved));
+        return FALSE;
+    }
     return TRUE;
 }

@@ -543,8 +543,9 @@ START_TEST(test_jobs_and_shards)
 
     const char *all[] = { gemleak_binary, "run", "--jobs", "2", "--", "ruby", "--disable-gems",
                           leaky, "-e", loader, ":::", a, b, c, d, NULL };
+    /* in @dir, where the run keeps its durations file */
     Result r = { 0 };
-    run_command(&r, NULL, NULL, all);
+    run_command(&r, dir, NULL, all);
     ck_assert_msg(r.status == 1, "status %d\n%s", r.status, r.err);
     gl_assert_line(r.err, "^gemleak: 2 commands at once under Valgrind$");
     /* two processes (a and c, b and d), one merged finding */
@@ -558,7 +559,7 @@ START_TEST(test_jobs_and_shards)
     const char *shard[] = { gemleak_binary, "run", "--shard", "1/2", "--", "ruby", "--disable-gems",
                             leaky, "-e", loader, ":::", a, b, c, d, NULL };
     Result s1 = { 0 };
-    run_command(&s1, NULL, NULL, shard);
+    run_command(&s1, dir, NULL, shard);
     ck_assert_msg(s1.status == 1, "status %d\n%s", s1.status, s1.err);
     gl_assert_line(s1.out, "^a in \\d+$");
     gl_assert_line(s1.out, "^c in \\d+$");
@@ -649,8 +650,8 @@ START_TEST(test_keep_xml_directory)
     ck_assert_msg(r.status == 0, "status %d\n%s", r.status, r.err);
     ck_assert(gl_list_xml_files_any(keep));
     /* a path to paste into a shell is quoted */
-    gl_assert_line(r.err, "kept in .*/with space/xml \\(read it again with: gemleak filter "
-                          "'.*/with space/xml'\\)$");
+    gl_assert_line(r.err, "kept in .*/with space/xml \\(.*; read it again with: gemleak filter "
+                          "'.*/with space/xml'; remove old runs with: gemleak clean\\)$");
     result_clear(&r);
 
     Result again = { 0 };
@@ -906,7 +907,7 @@ START_TEST(test_more_jobs_than_gemleak_runs)
         g_ptr_array_add(argv, g_strdup_printf("%d", i));
     g_ptr_array_add(argv, NULL);
     Result r = { 0 };
-    run_command(&r, NULL, NULL, (const char *const *) argv->pdata);
+    run_command(&r, dir, NULL, (const char *const *) argv->pdata);
     ck_assert_msg(r.status == 0, "status %d\n%s", r.status, r.err);
     gl_assert_line(r.err, "^gemleak: note: --jobs 300: gemleak reads and runs at most 64 at once$");
     gl_assert_line(r.err, "^gemleak: 64 commands at once under Valgrind$");
@@ -2383,6 +2384,245 @@ START_TEST(test_extension_that_never_loaded)
 }
 END_TEST
 
+/* ---- run: what runs under Valgrind, and what is kept (issue 12) ------------- */
+
+/* Every <exe> of the XML kept in @dir (compressed or not), one a line. */
+static char *exes_in(const char *dir)
+{
+    g_autofree char *script = g_strdup_printf(
+        "cd '%s' && for f in *.xml*; do case $f in *.gz) zcat \"$f\";; *) cat \"$f\";; esac; "
+        "done | sed -n 's:.*<exe>\\(.*\\)</exe>.*:\\1:p' | sort -u", dir);
+    const char *argv[] = { "sh", "-c", script, NULL };
+    char *out = NULL;
+    ck_assert_int_eq(gl_test_spawn(argv, &out, NULL), 0);
+    return out;
+}
+
+/* A rake test whose task compiles the extensions first: extconf.rb is
+ * Ruby and runs under Valgrind, make and the compiler it runs do not. */
+START_TEST(test_build_tools_stay_out_of_valgrind)
+{
+    g_autofree char *dir = gl_test_tmpdir();
+    g_autofree char *keep = g_build_filename(dir, "xml", NULL);
+    g_autofree char *gem = g_build_filename(dir, "gem", NULL);
+    g_autofree char *copy = g_strdup_printf("cp -a '%s' '%s' && rm -rf '%s/tmp' '%s'/lib/tally/*.so",
+                                            sample_gem, gem, gem, gem);
+    const char *cp[] = { "sh", "-c", copy, NULL };
+    ck_assert_int_eq(gl_test_spawn(cp, NULL, NULL), 0);
+    g_autofree char *lib = gl_test_project_file("rake/lib");
+    const char *argv[] = { gemleak_binary, "run", "--keep-xml", keep, "--", "rake", "-I", lib,
+                           "test", NULL };
+    Result r = { 0 };
+    run_command(&r, gem, NULL, argv);
+    /* count_test.rb leaks; the tests pass */
+    ck_assert_msg(r.status == 1, "status %d\n%s", r.status, r.err);
+    gl_assert_line(r.err, "^gemleak: ran under Valgrind .*; \\d+ process(es)? ran build tools "
+                          "outside it \\(compilers, make\\.\\.\\.\\)$");
+    g_autofree char *exes = exes_in(keep);
+    gl_assert_line(exes, "ruby[0-9.]*$");                      /* extconf.rb and the tests */
+    gl_assert_line(exes, "^(/usr)?/bin/sh$");                  /* Rake's TestTask's shell */
+    gl_assert_no_line(exes, "/(cc|gcc[-0-9]*|cc1|as|ld|collect2|g?make)$");
+    gl_assert_no_line(r.err, "truncated");
+    result_clear(&r);
+    gl_remove_tree(dir);
+}
+END_TEST
+
+/* A bare ruby takes one script: given three files, it gets a loader and
+ * runs them all, whatever --jobs. */
+START_TEST(test_bare_ruby_runs_every_file)
+{
+    g_autofree char *dir = gl_test_tmpdir();
+    const char *names[] = { "a", "b", "c" };
+    for (guint i = 0; i < G_N_ELEMENTS(names); i++) {
+        g_autofree char *file = g_strdup_printf("%s/%s.rb", dir, names[i]);
+        g_autofree char *code = g_strdup_printf("require 'leaky'\n$stdout.puts \"%s ran with "
+                                                "#{ARGV.size} arguments\"\n", names[i]);
+        gl_test_write(file, code, -1);
+    }
+    g_autofree char *leaky = g_strdup_printf("-I%s/leaky", ext_dir);
+    for (int jobs = 1; jobs <= 2; jobs++) {
+        g_autofree char *n = g_strdup_printf("%d", jobs);
+        const char *argv[] = { gemleak_binary, "run", "--jobs", n, "--", "ruby", "--disable-gems",
+                               leaky, ":::", "a.rb", "b.rb", "c.rb", NULL };
+        Result r = { 0 };
+        run_command(&r, dir, NULL, argv);
+        ck_assert_msg(r.status == 0, "--jobs %d: status %d\n%s", jobs, r.status, r.err);
+        gl_assert_line(r.out, "^a ran with 0 arguments$");
+        gl_assert_line(r.out, "^b ran with 0 arguments$");
+        gl_assert_line(r.out, "^c ran with 0 arguments$");
+        gl_assert_line(r.err, "^gemleak: note: ruby takes one script and gives it the other files "
+                              "as arguments: gemleak loads the files after ::: itself");
+        result_clear(&r);
+    }
+    /* the run remembered what each file cost, for the next --jobs */
+    g_autofree char *durations = g_build_filename(dir, ".gemleak-durations.json", NULL);
+    g_autofree char *text = gl_test_read(durations, NULL);
+    gl_assert_line(text, "\"a\\.rb\" : \\d+,?$");
+    gl_assert_line(text, "\"c\\.rb\" : \\d+,?$");
+    gl_remove_tree(dir);
+}
+END_TEST
+
+/* A failing run keeps its XML compressed, says where and how much, and
+ * gemleak filter reads it back; gemleak clean removes it. */
+START_TEST(test_kept_xml_is_compressed)
+{
+    g_autofree char *tmp = gl_test_tmpdir();
+    Result r = { 0 };
+    gemleak_run(&r, NULL, tmp, NO_ARGS, "require 'leaky'; Leaky.leak");
+    ck_assert_msg(r.status == 1, "status %d\n%s", r.status, r.err);
+    gl_assert_line(r.err, "^gemleak: Valgrind's XML is kept in \\S+ \\(\\d+(\\.\\d)? kB, "
+                          "gzip-compressed from \\d+(\\.\\d)? [kM]B; read it again with: gemleak "
+                          "filter \\S+; remove old runs with: gemleak clean\\)$");
+    g_autofree char *kept = kept_dir(r.err);
+    ck_assert_ptr_nonnull(kept);
+    g_autoptr(GDir) listing = g_dir_open(kept, 0, NULL);
+    const char *name;
+    guint compressed = 0;
+    while ((name = g_dir_read_name(listing)) != NULL) {
+        ck_assert_msg(!g_str_has_suffix(name, ".xml"), "%s kept uncompressed", name);
+        compressed += g_str_has_suffix(name, ".xml.gz");
+    }
+    ck_assert_uint_ge(compressed, 1);
+
+    Result again = { 0 };
+    run_argv(&again, gemleak_binary, "filter", kept, NULL);
+    ck_assert_msg(again.status == 1, "status %d\n%s", again.status, again.err);
+    gl_assert_line(again.out, "^100 bytes in 1 block is definitely lost$");
+    gl_assert_line(again.out, "^ \\*leaky_leak \\(leaky\\.c:\\d+\\)$");
+    result_clear(&again);
+
+    /* clean removes it, and nothing else in TMPDIR */
+    g_autofree char *other = g_build_filename(tmp, "gemleak-run-mine00", NULL);
+    g_mkdir(other, 0700);
+    g_autofree char *note = g_build_filename(other, "notes.txt", NULL);
+    gl_test_write(note, "mine", -1);
+    g_auto(GStrv) env = g_environ_setenv(g_get_environ(), "TMPDIR", tmp, TRUE);
+    const char *clean[] = { gemleak_binary, "clean", NULL };
+    Result cleaned = { 0 };
+    run_command(&cleaned, NULL, env, clean);
+    ck_assert_int_eq(cleaned.status, 0);
+    gl_assert_line(cleaned.out, "^removed .*/gemleak-run-\\w{6} \\(\\d+(\\.\\d)? kB\\)$");
+    gl_assert_line(cleaned.out, "^left .*/gemleak-run-mine00: it holds notes\\.txt, which gemleak "
+                                "does not write$");
+    ck_assert(!g_file_test(kept, G_FILE_TEST_EXISTS));
+    ck_assert(g_file_test(note, G_FILE_TEST_EXISTS));
+    result_clear(&cleaned);
+    result_clear(&r);
+    gl_remove_tree(tmp);
+}
+END_TEST
+
+/* The text report trims each stack a few frames past the extension's
+ * outermost one; --frames all shows every frame. */
+START_TEST(test_trimmed_text_report)
+{
+    Result r = { 0 };
+    gemleak_run(&r, NULL, NULL, ARGS("--frames", "1"), "require 'leaky'; Leaky.leak");
+    ck_assert_msg(r.status == 1, "status %d\n%s", r.status, r.err);
+    gl_assert_line(r.err, "^ \\*leaky_leak \\(leaky\\.c:\\d+\\)$");
+    gl_assert_line(r.err, "^  \\.\\.\\. \\d+ more frames?$");
+    result_discard(&r);
+    Result all = { 0 };
+    gemleak_run(&all, NULL, NULL, ARGS("--frames", "all"), "require 'leaky'; Leaky.leak");
+    gl_assert_no_line(all.err, "^  \\.\\.\\. \\d+ more frames?$");
+    gl_assert_line(all.err, "^  (main|\\(below main\\)|__libc_start_main)");
+    result_discard(&all);
+}
+END_TEST
+
+static gint compare_lines(gconstpointer a, gconstpointer b)
+{
+    return strcmp(*(const char *const *) a, *(const char *const *) b);
+}
+
+/* The findings of a JSON report, as "fingerprint bytes blocks" lines, sorted. */
+static char *findings_of(const char *path)
+{
+    g_autoptr(JsonParser) parser = json_parser_new();
+    ck_assert(json_parser_load_from_file(parser, path, NULL));
+    JsonArray *findings = json_object_get_array_member(
+        json_node_get_object(json_parser_get_root(parser)), "findings");
+    g_autoptr(GPtrArray) lines = g_ptr_array_new_with_free_func(g_free);
+    for (guint i = 0; i < json_array_get_length(findings); i++) {
+        JsonObject *f = json_array_get_object_element(findings, i);
+        g_ptr_array_add(lines, g_strdup_printf(
+            "%s %" G_GINT64_FORMAT " %" G_GINT64_FORMAT " %" G_GINT64_FORMAT,
+            json_object_get_string_member(f, "fingerprint"),
+            json_object_get_int_member_with_default(f, "bytes", 0),
+            json_object_get_int_member_with_default(f, "blocks", 0),
+            json_object_get_int_member_with_default(f, "occurrences", 0)));
+    }
+    g_ptr_array_sort(lines, compare_lines);
+    g_ptr_array_add(lines, NULL);
+    return g_strjoinv("\n", (char **) lines->pdata);
+}
+
+/* Each CI shard runs its part and writes JSON; gemleak filter of the
+ * shards' reports finds what one run of every file finds. */
+START_TEST(test_shards_merge_into_one_run)
+{
+    g_autofree char *dir = gl_test_tmpdir();
+    const char *bodies[] = { "Leaky.leak", "Leaky.clean", "Leaky.leak", "Leaky.leak_xmalloc" };
+    for (guint i = 0; i < G_N_ELEMENTS(bodies); i++) {
+        g_autofree char *file = g_strdup_printf("%s/t%u.rb", dir, i);
+        g_autofree char *code = g_strdup_printf("require 'leaky'\n%s\n", bodies[i]);
+        gl_test_write(file, code, -1);
+    }
+    g_autofree char *leaky = g_strdup_printf("-I%s/leaky", ext_dir);
+    const char *files[] = { "t0.rb", "t1.rb", "t2.rb", "t3.rb" };
+    const char *shards[] = { "1/2", "2/2", NULL };
+    const char *env_sharded[][3] = { { "CI_NODE_INDEX=1", "CI_NODE_TOTAL=2", NULL },
+                                     { "CI_NODE_INDEX=2", "CI_NODE_TOTAL=2", NULL } };
+    for (guint s = 0; s < 3; s++) {
+        g_autofree char *json = g_strdup_printf("json:%s/%s.json", dir,
+                                                s < 2 ? (s == 0 ? "s1" : "s2") : "one");
+        g_autoptr(GPtrArray) argv = g_ptr_array_new();
+        g_ptr_array_add(argv, (gpointer) gemleak_binary);
+        g_ptr_array_add(argv, (gpointer) "run");
+        if (s < 2) {   /* the first by its number, the second from GitLab's variables */
+            g_ptr_array_add(argv, (gpointer) "--shard");
+            g_ptr_array_add(argv, (gpointer) (s == 0 ? shards[0] : "auto"));
+        }
+        const char *tail[] = { "--format", "text", "--format", json, "--", "ruby",
+                               "--disable-gems", leaky, ":::", NULL };
+        for (const char *const *a = tail; *a != NULL; a++)
+            g_ptr_array_add(argv, (gpointer) *a);
+        for (guint i = 0; i < G_N_ELEMENTS(files); i++)
+            g_ptr_array_add(argv, (gpointer) files[i]);
+        g_ptr_array_add(argv, NULL);
+        g_auto(GStrv) env = g_get_environ();
+        for (guint v = 0; s == 1 && v < 2; v++) {
+            g_auto(GStrv) kv = g_strsplit(env_sharded[1][v], "=", 2);
+            env = g_environ_setenv(env, kv[0], kv[1], TRUE);
+        }
+        Result r = { 0 };
+        run_command(&r, dir, env, (const char *const *) argv->pdata);
+        ck_assert_msg(r.status == 1, "run %u: status %d\n%s", s, r.status, r.err);
+        if (s == 1)
+            gl_assert_line(r.err, "^gemleak: note: --shard auto: shard 2 of 2, from "
+                                  "CI_NODE_INDEX=2 and CI_NODE_TOTAL=2 \\(GitLab\\)$");
+        result_discard(&r);
+    }
+    g_autofree char *s1 = g_build_filename(dir, "s1.json", NULL);
+    g_autofree char *s2 = g_build_filename(dir, "s2.json", NULL);
+    g_autofree char *one = g_build_filename(dir, "one.json", NULL);
+    g_autofree char *merged = g_build_filename(dir, "merged.json", NULL);
+    g_autofree char *merged_spec = g_strconcat("json:", merged, NULL);
+    Result m = { 0 };
+    run_argv(&m, gemleak_binary, "filter", "--format", "text", "--format", merged_spec, s1, s2,
+             NULL);
+    ck_assert_msg(m.status == 1, "status %d\n%s", m.status, m.err);
+    result_clear(&m);
+    g_autofree char *want = findings_of(one);
+    g_autofree char *got = findings_of(merged);
+    ck_assert_str_eq(got, want);
+    ck_assert(strchr(want, '\n') != NULL);   /* two findings at least, one from each shard */
+    gl_remove_tree(dir);
+}
+END_TEST
+
 static int run_in_parallel(Suite *suite, const char *const *names)
 {
     g_autoptr(GArray) pids = g_array_new(FALSE, FALSE, sizeof(pid_t));
@@ -2440,12 +2680,13 @@ int main(int argc, char **argv)
 
     /* The test cases run at once, each in a process of its own
      * (run_in_parallel); the tests of one case run in turn. */
-    enum { SELF, LEAKS, VERDICTS, PROCESSES, PER_TEST, MINITEST, RSPEC, GEM, N_CASES };
+    enum { SELF, LEAKS, VERDICTS, PROCESSES, COMMANDS, PER_TEST, MINITEST, RSPEC, GEM, N_CASES };
     const char *names[N_CASES + 1] = {
         [SELF] = "gemleak itself",
         [LEAKS] = "run: leaks",
         [VERDICTS] = "run: verdicts",
         [PROCESSES] = "run: processes and options",
+        [COMMANDS] = "run: what runs, what is kept",
         [PER_TEST] = "run: per test",
         [MINITEST] = "rake: minitest",
         [RSPEC] = "rake: rspec and options",
@@ -2507,6 +2748,13 @@ int main(int argc, char **argv)
     tcase_add_test(processes, test_valgrind_dies_with_gemleak);
     tcase_add_test(processes, test_process_killed_by_the_suite);
     tcase_add_test(processes, test_run_exit_statuses);
+
+    TCase *commands = cases[COMMANDS];
+    tcase_add_test(commands, test_build_tools_stay_out_of_valgrind);
+    tcase_add_test(commands, test_bare_ruby_runs_every_file);
+    tcase_add_test(commands, test_kept_xml_is_compressed);
+    tcase_add_test(commands, test_trimmed_text_report);
+    tcase_add_test(commands, test_shards_merge_into_one_run);
 
     TCase *minitest = cases[MINITEST];
     tcase_add_test(minitest, test_rake_test_task_fails_on_a_leak);

@@ -77,5 +77,6 @@ Suite *gl_cli_suite(void);
 Suite *gl_formats_suite(void);
 Suite *gl_hostile_suite(void);
 Suite *gl_attribute_suite(void);
+Suite *gl_commands_suite(void);
 
 #endif

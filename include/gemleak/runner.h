@@ -12,6 +12,14 @@
 #define GL_VALGRIND_MIN_MAJOR 3
 #define GL_VALGRIND_MIN_MINOR 10
 
+/* The programs gemleak keeps out of Valgrind (--trace-children-skip), as
+ * Valgrind's patterns: a compiler, a linker, make and the small tools of a
+ * build never load a Ruby extension, and each costs a Valgrind start. A
+ * shell, env and anything Ruby stay traced: Rake's TestTask starts Ruby
+ * through /bin/sh, a #!/usr/bin/env ruby script through env.
+ * Returns: (transfer full): "PATTERN,PATTERN,...". */
+char *gl_trace_children_skip(void);
+
 typedef struct {
     const char *valgrind;          /* the binary; "valgrind" on PATH by default */
     const char *const *valgrind_options;  /* from --valgrind-opt, NULL-terminated, nullable */
@@ -21,6 +29,7 @@ typedef struct {
     const char *keep_dir;          /* --keep-xml: write there and keep it; NULL: a private one */
     FILE *messages;                /* nullable: where to say that the run waits for processes */
     const char *per_test;          /* --per-test: "test" or "file"; NULL: off */
+    gboolean time_files;           /* the helper times each test file's tests */
 } GlRunOptions;
 
 typedef struct {
@@ -33,6 +42,11 @@ typedef struct {
     GHashTable *killed;    /* every process gemleak reaped (the commands, and the orphans
                             * re-parented to it) that a signal killed: pid -> signal, both
                             * GINT_TO_POINTER; a pid's XML is <pid>.xml */
+    GArray *seconds;       /* gdouble: how long each command ran, in the order given */
+    guint untraced;        /* processes forked under Valgrind that then ran a program it skips
+                            * (a compiler, make): their empty XML was removed */
+    int locks[2];          /* gl_rundir_lock()s on the run and helper directories */
+    guint n_locks;
     char *valgrind_version;
     char *helper_dir;      /* gemleak's private directory for the Ruby helper, removed at the end */
 } GlRunResult;

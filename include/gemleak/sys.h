@@ -55,4 +55,11 @@ const char *gl_signal_name(int signo);
 gboolean gl_probe_command(const char *const *argv, char **const envp, gsize max_bytes,
                           guint timeout_ms, char **output, int *wait_status, GError **error);
 
+/* Replaces the file @path (no symbolic link in it) with @size bytes of
+ * @data: through a file beside it and a rename, so that a failed write,
+ * or a reader at the same time, sees the old file whole. The file keeps
+ * its mode and owner; a new one gets 0666 less the umask.
+ * Returns: FALSE with GL_ERROR_IO set, the old file left as it was. */
+gboolean gl_file_replace(const char *path, const char *data, gsize size, GError **error);
+
 #endif

@@ -114,9 +114,52 @@ module GemLeakHelper
       pid = super
       if pid.zero?
         GemLeakHelper.forked
+        GemLeakHelper::Durations.forked
         GemLeakHelper::PerTest.forked
       end
       pid
+    end
+  end
+
+  # `gemleak run` with files after ::: (GEMLEAK_DURATIONS=1): how long the
+  # tests of each file took, which the next run's --jobs shares are
+  # balanced by. Written at exit to durations-<pid>.txt in the run
+  # directory, "MILLISECONDS<TAB>/absolute/file.rb" a line; a forked child
+  # counts its own.
+  module Durations
+    @on = ENV["GEMLEAK_DURATIONS"] == "1"
+    @seconds = Hash.new(0.0)
+
+    class << self
+      def on?
+        @on
+      end
+
+      def time(file)
+        return yield unless @on && file
+
+        start = Process.clock_gettime(Process::CLOCK_MONOTONIC)
+        begin
+          yield
+        ensure
+          @seconds[File.expand_path(file.to_s)] += Process.clock_gettime(Process::CLOCK_MONOTONIC) - start
+        end
+      end
+
+      def forked
+        @seconds = Hash.new(0.0)
+      end
+
+      def write
+        dir = ENV["GEMLEAK_RUN_DIR"]
+        return if !@on || dir.nil? || @seconds.empty?
+
+        File.open(File.join(dir, "durations-#{Process.pid}.txt"), "a") do |io|
+          @seconds.each { |file, seconds| io.puts("#{(seconds * 1000).round}\t#{file}") }
+        end
+      rescue StandardError => e
+        warn("gemleak helper: #{e.class}: #{e.message}") if ENV["GEMLEAK_DEBUG"]
+      end
     end
   end
 
@@ -260,9 +303,10 @@ module GemLeakHelper
         check("gemleak:end", *fields)
       end
 
-      # The test frameworks, hooked once each as they load.
+      # The test frameworks, hooked once each as they load (per test, or
+      # to time each file's tests).
       def install
-        return unless on?
+        return unless on? || Durations.on?
 
         if !@installed[:minitest] && defined?(::Minitest) && ::Minitest.respond_to?(:run_one_method)
           @installed[:minitest] = true
@@ -293,7 +337,7 @@ module GemLeakHelper
       def run_one_method(klass, method_name, *rest)
         file, line = PerTest.source_location(klass, method_name)
         PerTest.started("#{klass.name || klass.inspect}##{method_name}", file, line)
-        super
+        Durations.time(file) { super(klass, method_name, *rest) }
       ensure
         PerTest.finished
       end
@@ -304,7 +348,7 @@ module GemLeakHelper
       def run(result, &block)
         file, line = PerTest.source_location(self.class, method_name)
         PerTest.started("#{self.class.name || self.class.inspect}##{method_name}", file, line)
-        super
+        Durations.time(file) { super(result, &block) }
       ensure
         PerTest.finished
       end
@@ -316,7 +360,7 @@ module GemLeakHelper
     module RSpecHook
       def run(example_group_instance, reporter)
         PerTest.started(full_description, metadata[:file_path], metadata[:line_number])
-        super
+        Durations.time(metadata[:file_path]) { super(example_group_instance, reporter) }
       ensure
         example_group_instance&.instance_variables&.each do |ivar|
           example_group_instance.instance_variable_set(ivar, nil)
@@ -340,6 +384,7 @@ at_exit do
     GC.start
     GemLeakHelper.forked if GemLeakHelper.forked? # Ruby before 3.1 has no Process._fork
     GemLeakHelper.record_new_extensions
+    GemLeakHelper::Durations.write
   rescue Exception => e # rubocop:disable Lint/RescueException -- never fail the suite
     warn("gemleak helper: #{e.class}: #{e.message}") if ENV["GEMLEAK_DEBUG"]
   end

@@ -1,0 +1,64 @@
+/* A run's directory after Valgrind is done with it: the files of
+ * processes that left Valgrind for an untraced program, XML compressed
+ * when the run is kept, a lock that says a gemleak is using it, and
+ * `gemleak clean`, which removes old ones. Knows nothing of what the XML
+ * says. */
+#ifndef GEMLEAK_RUNDIR_H
+#define GEMLEAK_RUNDIR_H
+
+#include <stdio.h>
+#include <glib.h>
+
+/* The prefixes of gemleak's private directories in TMPDIR, each followed
+ * by six characters of g_dir_make_tmp(). */
+#define GL_RUNDIR_PREFIX "gemleak-run-"
+#define GL_HELPERDIR_PREFIX "gemleak-helper-"
+
+/* Holds a lock on @dir that says a gemleak is using it, for as long as the
+ * returned descriptor is open (also across a SIGKILL: the kernel drops it).
+ * Returns: the descriptor (close-on-exec), or -1 when the lock cannot be taken. */
+int gl_rundir_lock(const char *dir);
+
+/* Removes the XML of processes that were forked under Valgrind and then
+ * ran a program Valgrind does not trace (--trace-children-skip): their
+ * file ends after its preamble, with no error and no status, and would
+ * read as XML cut short. Nothing was written there to lose. The files of
+ * the pids in @killed (nullable: pid -> signal, GINT_TO_POINTER) stay:
+ * gemleak says those processes were killed.
+ * Returns: how many files were removed. */
+guint gl_rundir_drop_untraced(const char *dir, GHashTable *killed);
+
+/* Reads the durations-<pid>.txt files the helper wrote in @dir: the
+ * milliseconds the tests of each file took, by its absolute path.
+ * Returns: (transfer full): path -> gdouble* seconds, summed over the
+ * processes; empty when no process timed any test. */
+GHashTable *gl_rundir_test_durations(const char *dir);
+
+typedef struct {
+    guint files;          /* XML files now compressed */
+    guint64 plain_bytes;  /* their size before */
+    guint64 kept_bytes;   /* the size of every XML file kept, compressed or not */
+    GPtrArray *failures;  /* char*: files kept plain, and why */
+} GlCompressed;
+
+/* Compresses each NNN.xml in @dir to NNN.xml.gz (gzip, which gemleak
+ * filter reads as it reads XML), @jobs at once: through a temporary file
+ * and a rename, the plain file removed only once its copy is whole. A
+ * file that cannot be compressed stays as it is, and @result says so.
+ * Free @result with gl_compressed_clear(). */
+void gl_rundir_compress(const char *dir, guint jobs, GlCompressed *result);
+
+void gl_compressed_clear(GlCompressed *result);
+
+/* Returns: (transfer full): @bytes as "12.3 MB" (powers of 1000, as df -H). */
+char *gl_format_bytes(guint64 bytes);
+
+/* Removes gemleak's own run and helper directories under @tmpdir that no
+ * running gemleak holds: named as gemleak names them, directories (not
+ * links) of this user's with mode 0700, holding only what gemleak writes
+ * there, and not locked. Says on @out what it removed and what it left,
+ * and why. @dry_run: says, removes nothing.
+ * Returns: how many were (or would be) removed. */
+guint gl_rundir_clean(const char *tmpdir, gboolean dry_run, FILE *out);
+
+#endif

@@ -1,0 +1,312 @@
+/* The commands a run starts: files after :::, shards, balanced shares, a
+ * bare ruby's loader, the durations file. */
+#include <string.h>
+
+#include <glib/gstdio.h>
+
+#include "testutil.h"
+#include "gemleak/commands.h"
+#include "gemleak/errors.h"
+#include "gemleak/rundir.h"
+
+#define ARGV(...) ((char *[]) { __VA_ARGS__, NULL })
+
+/* Returns: (transfer full): the command's words from @from on, one string. */
+static char *words(GStrv command, guint from)
+{
+    return g_strjoinv(" ", command + from);
+}
+
+/* A directory of files named a.rb, b.rb... of the given sizes, as the
+ * current directory. Returns: (transfer full): the directory. */
+static char *files_of_sizes(const gsize *sizes, guint n)
+{
+    char *dir = gl_test_tmpdir();
+    ck_assert_int_eq(g_chdir(dir), 0);
+    for (guint i = 0; i < n; i++) {
+        g_autofree char *name = g_strdup_printf("%c.rb", 'a' + i);
+        g_autofree char *text = g_strnfill(sizes[i], '#');
+        gl_test_write(name, text, -1);
+    }
+    return dir;
+}
+
+static void plan_ok(char **command, const GlCommandOptions *options, GlCommandPlan *plan)
+{
+    g_autoptr(GError) error = NULL;
+    ck_assert_msg(gl_commands_plan(command, options, plan, &error), "%s",
+                  error != NULL ? error->message : "");
+}
+
+/* ruby -Ilib ::: a b c would run a alone, with b and c as its ARGV. */
+START_TEST(test_bare_ruby_gets_a_loader)
+{
+    const gsize sizes[] = { 10, 10, 10 };
+    g_autofree char *dir = files_of_sizes(sizes, 3);
+    GlCommandOptions options = { .jobs = 1 };
+    g_auto(GlCommandPlan) plan = { 0 };
+    plan_ok(ARGV("ruby", "-Ilib", "-I", "test", ":::", "a.rb", "b.rb", "c.rb"), &options, &plan);
+    ck_assert_uint_eq(plan.commands->len, 1);
+    GStrv argv = g_ptr_array_index(plan.commands, 0);
+    ck_assert_str_eq(argv[4], "-e");
+    ck_assert(strstr(argv[5], "require File.expand_path(f)") != NULL);
+    g_autofree char *tail = words(argv, 6);
+    ck_assert_str_eq(tail, "a.rb b.rb c.rb");
+    ck_assert_uint_eq(plan.notes->len, 1);
+
+    /* the same after bundle exec, and with a path to the interpreter */
+    g_auto(GlCommandPlan) bundled = { 0 };
+    plan_ok(ARGV("bundle", "exec", "/opt/ruby34/bin/ruby", "-w", ":::", "a.rb"), &options, &bundled);
+    ck_assert_str_eq(((GStrv) g_ptr_array_index(bundled.commands, 0))[4], "-e");
+
+    /* what takes several files of its own is left as it is */
+    char **own[] = {
+        ARGV("ruby", "-Ilib", "-e", "ARGV.each { |f| load f }", ":::", "a.rb", "b.rb"),
+        ARGV("ruby", "-S", "rspec", ":::", "a.rb", "b.rb"),
+        ARGV("ruby", "-Itest", "runner.rb", ":::", "a.rb", "b.rb"),
+        ARGV("rspec", ":::", "a.rb", "b.rb"),
+    };
+    for (guint i = 0; i < G_N_ELEMENTS(own); i++) {
+        g_auto(GlCommandPlan) kept = { 0 };
+        plan_ok(own[i], &options, &kept);
+        g_autofree char *all = words(g_ptr_array_index(kept.commands, 0), 0);
+        ck_assert_msg(strstr(all, "expand_path") == NULL, "%s", all);
+        ck_assert(g_str_has_suffix(all, " a.rb b.rb"));
+    }
+    gl_remove_tree(dir);
+}
+END_TEST
+
+/* Each CI system's variables, with its own base. */
+START_TEST(test_shard_auto)
+{
+    struct {
+        const char *env[3];
+        guint index, count;
+    } cases[] = {
+        { { "CI_NODE_INDEX=1", "CI_NODE_TOTAL=3", NULL }, 0, 3 },           /* GitLab: from 1 */
+        { { "CI_NODE_INDEX=3", "CI_NODE_TOTAL=3", NULL }, 2, 3 },
+        { { "CIRCLE_NODE_INDEX=0", "CIRCLE_NODE_TOTAL=2", NULL }, 0, 2 },   /* from 0 */
+        { { "BUILDKITE_PARALLEL_JOB=3", "BUILDKITE_PARALLEL_JOB_COUNT=4", NULL }, 3, 4 },
+        { { "HOME=/", NULL, NULL }, 0, 1 },                                 /* none: all */
+    };
+    for (guint i = 0; i < G_N_ELEMENTS(cases); i++) {
+        guint index = 99, count = 99;
+        g_autofree char *source = NULL;
+        g_autoptr(GError) error = NULL;
+        ck_assert_msg(gl_shard_parse("auto", cases[i].env, &index, &count, &source, &error),
+                      "case %u: %s", i, error != NULL ? error->message : "");
+        ck_assert_uint_eq(index, cases[i].index);
+        ck_assert_uint_eq(count, cases[i].count);
+        ck_assert_ptr_nonnull(source);
+    }
+    const char *bad[][3] = {
+        { "CI_NODE_INDEX=0", "CI_NODE_TOTAL=3", NULL },        /* GitLab has no shard 0 */
+        { "CIRCLE_NODE_INDEX=2", "CIRCLE_NODE_TOTAL=2", NULL },/* CircleCI's last is 1 */
+        { "CI_NODE_INDEX=1", NULL, NULL },                     /* half of it */
+        { "BUILDKITE_PARALLEL_JOB=x", "BUILDKITE_PARALLEL_JOB_COUNT=2", NULL },
+    };
+    for (guint i = 0; i < G_N_ELEMENTS(bad); i++) {
+        guint index = 0, count = 0;
+        g_autofree char *source = NULL;
+        g_autoptr(GError) error = NULL;
+        ck_assert_msg(!gl_shard_parse("auto", bad[i], &index, &count, &source, &error), "bad %u", i);
+        ck_assert(g_error_matches(error, GL_ERROR, GL_ERROR_USAGE));
+        ck_assert(strstr(error->message, "--shard auto") != NULL);
+    }
+    guint index = 0, count = 0;
+    g_autofree char *source = NULL;
+    ck_assert(gl_shard_parse("2/4", NULL, &index, &count, &source, NULL));
+    ck_assert_uint_eq(index, 1);
+    ck_assert_uint_eq(count, 4);
+    ck_assert_ptr_null(source);
+    ck_assert(!gl_shard_parse("0/4", NULL, &index, &count, &source, NULL));
+    ck_assert(!gl_shard_parse("5/4", NULL, &index, &count, &source, NULL));
+}
+END_TEST
+
+/* Every file in exactly one shard, whatever the count. */
+START_TEST(test_shards_split_every_file_once)
+{
+    const gsize sizes[] = { 900, 10, 300, 300, 20, 500, 30 };
+    g_autofree char *dir = files_of_sizes(sizes, G_N_ELEMENTS(sizes));
+    for (guint shards = 1; shards <= 8; shards++) {
+        g_autoptr(GHashTable) seen = g_hash_table_new(g_str_hash, g_str_equal);
+        for (guint s = 1; s <= shards; s++) {
+            g_autofree char *shard = g_strdup_printf("%u/%u", s, shards);
+            GlCommandOptions options = { .shard = shard, .jobs = 2 };
+            g_auto(GlCommandPlan) plan = { 0 };
+            g_autoptr(GError) error = NULL;
+            gboolean ok = gl_commands_plan(ARGV("rspec", ":::", "a.rb", "b.rb", "c.rb", "d.rb",
+                                                "e.rb", "f.rb", "g.rb"),
+                                           &options, &plan, &error);
+            if (!ok) {   /* more shards than files: an empty one says so */
+                ck_assert_uint_gt(shards, 7);
+                ck_assert(strstr(error->message, "no files to run") != NULL);
+                continue;
+            }
+            for (guint c = 0; c < plan.shares->len; c++) {
+                GPtrArray *share = g_ptr_array_index(plan.shares, c);
+                for (guint i = 0; i < share->len; i++)
+                    ck_assert_msg(g_hash_table_add(seen, g_strdup(g_ptr_array_index(share, i))),
+                                  "%s twice in %u shards", (char *) g_ptr_array_index(share, i),
+                                  shards);
+            }
+        }
+        ck_assert_uint_eq(g_hash_table_size(seen), shards > 7 ? 7 : 7);
+        GHashTableIter iter;
+        gpointer key;
+        g_hash_table_iter_init(&iter, seen);
+        while (g_hash_table_iter_next(&iter, &key, NULL))
+            g_free(key);
+    }
+    gl_remove_tree(dir);
+}
+END_TEST
+
+/* One slow file goes alone, the rest share the other job: by recorded
+ * seconds, else by size. */
+START_TEST(test_jobs_balanced_by_cost)
+{
+    const gsize sizes[] = { 100, 100, 100, 100 };
+    g_autofree char *dir = files_of_sizes(sizes, 4);
+    gl_test_write(GL_DURATIONS_FILE,
+                  "{\"format\": \"gemleak-durations\", \"version\": 1, \"files\": "
+                  "{\"a.rb\": 1000, \"b.rb\": 1000, \"c.rb\": 9000, \"d.rb\": 1000}}", -1);
+    GlCommandOptions options = { .jobs = 2, .durations = GL_DURATIONS_FILE };
+    g_auto(GlCommandPlan) plan = { 0 };
+    plan_ok(ARGV("rspec", ":::", "a.rb", "b.rb", "c.rb", "d.rb"), &options, &plan);
+    ck_assert_uint_eq(plan.commands->len, 2);
+    g_autofree char *first = words(g_ptr_array_index(plan.commands, 0), 1);
+    g_autofree char *second = words(g_ptr_array_index(plan.commands, 1), 1);
+    ck_assert_str_eq(first, "c.rb");
+    ck_assert_str_eq(second, "a.rb b.rb d.rb");   /* in the order given */
+    ck_assert_uint_eq(plan.notes->len, 0);
+
+    /* without the file: by size */
+    g_unlink(GL_DURATIONS_FILE);
+    gl_test_write("b.rb", "# a long file\n" "################################################"
+                          "################################################################"
+                          "################################################################",
+                  -1);
+    g_auto(GlCommandPlan) by_size = { 0 };
+    plan_ok(ARGV("rspec", ":::", "a.rb", "b.rb", "c.rb"), &options, &by_size);
+    g_autofree char *alone = words(g_ptr_array_index(by_size.commands, 0), 1);
+    ck_assert_str_eq(alone, "b.rb");
+    gl_remove_tree(dir);
+}
+END_TEST
+
+/* A file that is not gemleak's is read as none, said once, and never
+ * overwritten; gemleak's own is updated through a rename. */
+START_TEST(test_durations_file)
+{
+    const gsize sizes[] = { 100, 300 };
+    g_autofree char *dir = files_of_sizes(sizes, 2);
+    const char *foreign[] = { "not json {", "[1, 2]", "{\"files\": {\"a.rb\": 1}}",
+                              "{\"format\": \"gemleak-durations\", \"version\": 9, \"files\": {}}" };
+    GlCommandOptions options = { .jobs = 2, .durations = GL_DURATIONS_FILE };
+    for (guint i = 0; i < G_N_ELEMENTS(foreign); i++) {
+        gl_test_write(GL_DURATIONS_FILE, foreign[i], -1);
+        g_auto(GlCommandPlan) plan = { 0 };
+        plan_ok(ARGV("rspec", ":::", "a.rb", "b.rb"), &options, &plan);
+        ck_assert_uint_eq(plan.notes->len, 1);
+        ck_assert(strstr(g_ptr_array_index(plan.notes, 0), "is not gemleak's durations file") != NULL);
+        const double seconds[] = { 1, 2 };
+        g_autoptr(GError) error = NULL;
+        ck_assert(!gl_durations_update(GL_DURATIONS_FILE, &plan, seconds, NULL, &error));
+        g_autofree char *after = gl_test_read(GL_DURATIONS_FILE, NULL);
+        ck_assert_str_eq(after, foreign[i]);
+    }
+
+    g_unlink(GL_DURATIONS_FILE);
+    g_auto(GlCommandPlan) plan = { 0 };
+    plan_ok(ARGV("rspec", ":::", "a.rb", "b.rb"), &options, &plan);
+    const double seconds[] = { 12.5, 3 };   /* b.rb ran first, alone (the larger) */
+    g_autoptr(GError) error = NULL;
+    ck_assert_msg(gl_durations_update(GL_DURATIONS_FILE, &plan, seconds, NULL, &error), "%s",
+                  error != NULL ? error->message : "");
+    g_autoptr(GHashTable) durations = gl_durations_load(GL_DURATIONS_FILE, NULL);
+    ck_assert_ptr_nonnull(durations);
+    ck_assert_double_eq_tol(*(double *) g_hash_table_lookup(durations, "b.rb"), 12.5, 0.001);
+    ck_assert_double_eq_tol(*(double *) g_hash_table_lookup(durations, "a.rb"), 3, 0.001);
+    /* no file left beside it */
+    g_autoptr(GDir) listing = g_dir_open(".", 0, NULL);
+    guint entries = 0;
+    while (g_dir_read_name(listing) != NULL)
+        entries++;
+    ck_assert_uint_eq(entries, 3);
+
+    /* a later run of one file keeps the other's entry; the next plan uses them */
+    g_auto(GlCommandPlan) again = { 0 };
+    plan_ok(ARGV("rspec", ":::", "a.rb", "b.rb"), &options, &again);
+    g_autofree char *first = words(g_ptr_array_index(again.commands, 0), 1);
+    ck_assert_str_eq(first, "b.rb");
+    gl_remove_tree(dir);
+}
+END_TEST
+
+/* What the helper timed is each file's own; the files it did not time
+ * share the rest of their command's time. */
+START_TEST(test_durations_measured_by_the_helper)
+{
+    const gsize sizes[] = { 100, 100, 100 };
+    g_autofree char *dir = files_of_sizes(sizes, 3);
+    g_autofree char *a = g_canonicalize_filename("a.rb", NULL);
+    g_autofree char *b = g_canonicalize_filename("b.rb", NULL);
+    g_autofree char *run = g_build_filename(dir, "run", NULL);
+    g_mkdir(run, 0700);
+    /* two processes timed a.rb; one line is not the helper's */
+    g_autofree char *one = g_strdup_printf("7000\t%s\n250\t%s\n", a, b);
+    g_autofree char *two = g_strdup_printf("500\t%s\nnonsense\n", a);
+    g_autofree char *first = g_build_filename(run, "durations-11.txt", NULL);
+    g_autofree char *second = g_build_filename(run, "durations-12.txt", NULL);
+    gl_test_write(first, one, -1);
+    gl_test_write(second, two, -1);
+    g_autoptr(GHashTable) measured = gl_rundir_test_durations(run);
+    ck_assert_uint_eq(g_hash_table_size(measured), 2);
+    ck_assert_double_eq_tol(*(double *) g_hash_table_lookup(measured, a), 7.5, 0.001);
+
+    GlCommandOptions options = { .jobs = 1, .durations = GL_DURATIONS_FILE };
+    g_auto(GlCommandPlan) plan = { 0 };
+    plan_ok(ARGV("rspec", ":::", "a.rb", "b.rb", "c.rb"), &options, &plan);
+    const double seconds[] = { 10 };
+    g_autoptr(GError) error = NULL;
+    ck_assert_msg(gl_durations_update(GL_DURATIONS_FILE, &plan, seconds, measured, &error), "%s",
+                  error != NULL ? error->message : "");
+    g_autoptr(GHashTable) kept = gl_durations_load(GL_DURATIONS_FILE, NULL);
+    ck_assert_double_eq_tol(*(double *) g_hash_table_lookup(kept, "a.rb"), 7.5, 0.001);
+    ck_assert_double_eq_tol(*(double *) g_hash_table_lookup(kept, "b.rb"), 0.25, 0.001);
+    ck_assert_double_eq_tol(*(double *) g_hash_table_lookup(kept, "c.rb"), 2.25, 0.001);
+    gl_remove_tree(dir);
+}
+END_TEST
+
+START_TEST(test_usage_errors)
+{
+    GlCommandOptions options = { .jobs = 1, .shard = "1/2" };
+    g_auto(GlCommandPlan) plan = { 0 };
+    g_autoptr(GError) error = NULL;
+    ck_assert(!gl_commands_plan(ARGV("rspec"), &options, &plan, &error));
+    ck_assert(strstr(error->message, "--shard needs the test files after :::") != NULL);
+    g_clear_error(&error);
+    options.shard = NULL;
+    ck_assert(!gl_commands_plan(ARGV(":::", "a.rb"), &options, &plan, &error));
+    ck_assert_str_eq(error->message, "no command before :::");
+}
+END_TEST
+
+Suite *gl_commands_suite(void)
+{
+    Suite *suite = suite_create("commands");
+    TCase *tc = tcase_create("commands");
+    tcase_add_test(tc, test_bare_ruby_gets_a_loader);
+    tcase_add_test(tc, test_shard_auto);
+    tcase_add_test(tc, test_shards_split_every_file_once);
+    tcase_add_test(tc, test_jobs_balanced_by_cost);
+    tcase_add_test(tc, test_durations_file);
+    tcase_add_test(tc, test_durations_measured_by_the_helper);
+    tcase_add_test(tc, test_usage_errors);
+    suite_add_tcase(suite, tc);
+    return suite;
+}
