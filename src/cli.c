@@ -10,16 +10,13 @@
 #include "gemleak/report.h"
 #include "gemleak/runner.h"
 #include "gemleak/rundir.h"
+#include "gemleak/sinks.h"
 #include "gemleak/sys.h"
 #include "gemleak/targets.h"
 
-#include <errno.h>
-#include <fcntl.h>
 #include <locale.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include <glib/gstdio.h>
 
@@ -373,7 +370,7 @@ typedef struct {
     GlBaseline *baseline;      /* nullable */
     char *project_root;        /* absolute */
     guint frames_after;        /* --frames: G_MAXUINT for all */
-    GPtrArray *sinks;          /* Sink*: the reports, where they go */
+    GlSinks *sinks;            /* the reports, where they go */
 } Plan;
 
 static void plan_clear(Plan *plan)
@@ -384,8 +381,7 @@ static void plan_clear(Plan *plan)
     gl_baseline_free(plan->baseline);
     plan->baseline = NULL;
     g_clear_pointer(&plan->project_root, g_free);
-    if (plan->sinks != NULL)
-        g_ptr_array_unref(plan->sinks);
+    gl_sinks_free(plan->sinks);
     plan->sinks = NULL;
 }
 
@@ -634,306 +630,44 @@ static void warn_unseen_targets(const GlRules *rules, const GlAnalysis *analysis
 
 /* ---- reports -------------------------------------------------------------- */
 
-static gboolean wants_color(const char *mode, FILE *stream)
-{
-    if (g_strcmp0(mode, "always") == 0)
-        return TRUE;
-    if (g_strcmp0(mode, "never") == 0 || stream == NULL)
-        return FALSE;
-    return isatty(fileno(stream)) && g_getenv("NO_COLOR") == NULL &&
-           g_strcmp0(g_getenv("TERM"), "dumb") != 0;
-}
-
 /* ---- where reports go ----------------------------------------------------- */
 
-/* One report and where it goes, resolved before anything is read. */
-typedef struct {
-    const GlReporter *reporter;
-    char *label;             /* "the json report (r.json)", for messages */
-    const char *path;        /* as given (the Options' string); NULL: the command's stream */
-    int fd;                  /* >= 0: a descriptor of ours ("-", /dev/stdout, /proc/self/fd/2) */
-    char *file;              /* else the file, every symbolic link resolved */
-    const char *color;       /* --color; "never" for files that are not text reports */
-    gboolean every_finding;  /* --write-baseline: the findings the baseline knows too */
-} Sink;
-
-static void sink_free(gpointer data)
+/* Lists every report of @options (the text report when none is named), and
+ * refuses, before anything is read or run, what gl_sinks_check() refuses:
+ * @inputs and @keep_dir are what gemleak will read.
+ * Returns: (transfer full) (nullable): the sinks; NULL with @error set. */
+static GlSinks *plan_sinks(const Options *options, const char *const *inputs,
+                           const char *keep_dir, FILE *stream, FILE *out, GError **error)
 {
-    Sink *sink = data;
-    g_free(sink->label);
-    g_free(sink->file);
-    g_free(sink);
-}
-
-/* A report goes to the command's stream (standard output for filter,
- * standard error for run) when no file is named, to standard output for
- * "-", and to the descriptor a path such as /dev/stdout stands for. */
-static Sink *sink_new(const GlReporter *reporter, char *label, const char *path, FILE *stream,
-                      FILE *out, const char *color)
-{
-    Sink *sink = g_new0(Sink, 1);
-    sink->reporter = reporter;
-    sink->label = label;
-    sink->path = path;
-    sink->color = color;
-    if (path == NULL)
-        sink->fd = fileno(stream);
-    else if (strcmp(path, "-") == 0)
-        sink->fd = fileno(out);
-    else
-        sink->fd = gl_path_fd(path);
-    if (sink->fd < 0) {
-        sink->file = gl_path_resolve(path);
-        if (sink->file == NULL)   /* a directory that does not exist: the write will say so */
-            sink->file = g_canonicalize_filename(path, NULL);
-    }
-    return sink;
-}
-
-/* What gemleak reads, for telling a report path from it. */
-typedef struct {
-    GArray *files;   /* GlFileId: inputs, --baseline, --skip-functions-file */
-    GArray *dirs;    /* GlFileId: input directories, --keep-xml */
-    GPtrArray *names;/* char*: the same, as given, in the same order (files, then dirs) */
-} Reads;
-
-/* Returns: (transfer none) (nullable): what @sink would overwrite or write
- * into among @reads: the name as given. */
-static const char *sink_clobbers(const Sink *sink, const Reads *reads, gboolean *inside)
-{
-    GlFileId id;
-    *inside = FALSE;
-    if (gl_file_id_of_path(sink->file, &id))
-        for (guint i = 0; i < reads->files->len; i++)
-            if (gl_file_id_equal(&id, &g_array_index(reads->files, GlFileId, i)))
-                return g_ptr_array_index(reads->names, i);
-    /* Any directory on the way up: the XML directory's subdirectories
-     * are no place for reports either. */
-    g_autofree char *dir = g_path_get_dirname(sink->file);
-    for (;;) {
-        if (gl_file_id_of_path(dir, &id)) {
-            for (guint i = 0; i < reads->dirs->len; i++) {
-                if (gl_file_id_equal(&id, &g_array_index(reads->dirs, GlFileId, i))) {
-                    *inside = TRUE;
-                    return g_ptr_array_index(reads->names, reads->files->len + i);
-                }
-            }
-        }
-        if (strcmp(dir, "/") == 0 || strcmp(dir, ".") == 0)
-            return NULL;
-        char *parent = g_path_get_dirname(dir);
-        g_free(dir);
-        dir = parent;
-    }
-}
-
-static void reads_add(Reads *reads, GPtrArray *dir_names, const char *path)
-{
-    GlFileId id;
-    if (path == NULL || strcmp(path, "-") == 0 || !gl_file_id_of_path(path, &id))
-        return;
-    if (g_file_test(path, G_FILE_TEST_IS_DIR)) {
-        g_array_append_val(reads->dirs, id);
-        g_ptr_array_add(dir_names, (gpointer) path);
-    } else {
-        g_array_append_val(reads->files, id);
-        g_ptr_array_add(reads->names, (gpointer) path);
-    }
-}
-
-/* Lists every report of @options, and refuses, before anything is read
- * or run: two reports in one stream or one file; a report over a file
- * gemleak reads (@inputs, --baseline but for --write-baseline, which may
- * refresh it, --skip-functions-file) or inside a directory it reads
- * (@inputs, @keep_dir): the input would be lost, or the next run would
- * read the report as XML.
- * Returns: (transfer full): the sinks (Sink*), in the order given. */
-static GPtrArray *plan_sinks(const Options *options, const char *const *inputs,
-                             const char *keep_dir, FILE *stream, FILE *out, GError **error)
-{
-    g_autoptr(GPtrArray) sinks = g_ptr_array_new_with_free_func(sink_free);
+    g_autoptr(GlSinks) sinks = gl_sinks_new(stream, out);
     if (options->outputs->len == 0)
-        g_ptr_array_add(sinks, sink_new(&gl_report_text, g_strdup("the text report"), NULL,
-                                        stream, out, options->color));
+        gl_sinks_add(sinks, &gl_report_text, g_strdup("the text report"), NULL, options->color,
+                     FALSE);
     for (guint i = 0; i < options->outputs->len; i++) {
         const Output *output = g_ptr_array_index(options->outputs, i);
         char *label = output->path != NULL
             ? g_strdup_printf("the %s report (%s)", output->format, output->path)
             : g_strdup_printf("the %s report", output->format);
-        g_ptr_array_add(sinks, sink_new(gl_reporter_find(output->format), label, output->path,
-                                        stream, out, options->color));
+        gl_sinks_add(sinks, gl_reporter_find(output->format), label, output->path,
+                     options->color, FALSE);
     }
     if (options->suppressions_out != NULL)
-        g_ptr_array_add(sinks, sink_new(&gl_report_supp,
-                                        g_strdup_printf("--suppressions-out %s",
-                                                        options->suppressions_out),
-                                        options->suppressions_out, stream, out, "never"));
-    if (options->write_baseline != NULL) {
-        Sink *sink = sink_new(&gl_report_json,
-                              g_strdup_printf("--write-baseline %s", options->write_baseline),
-                              options->write_baseline, stream, out, "never");
-        sink->every_finding = TRUE;
-        g_ptr_array_add(sinks, sink);
-    }
-
-    /* Two reports in one stream would be unreadable, in one file one lost. */
-    for (guint i = 0; i < sinks->len; i++) {
-        const Sink *a = g_ptr_array_index(sinks, i);
-        guint sharing = 1;
-        for (guint j = 0; j < sinks->len; j++) {
-            const Sink *b = g_ptr_array_index(sinks, j);
-            if (j != i && a->fd >= 0 && b->fd == a->fd)
-                sharing++;
-            GlFileId ida, idb;
-            if (j > i && a->file != NULL && b->file != NULL &&
-                (strcmp(a->file, b->file) == 0 ||
-                 (gl_file_id_of_path(a->file, &ida) && gl_file_id_of_path(b->file, &idb) &&
-                  gl_file_id_equal(&ida, &idb)))) {
-                g_set_error(error, GL_ERROR, GL_ERROR_USAGE,
-                            "%s and %s would both go to %s: give each its own file", a->label,
-                            b->label, a->file);
-                return NULL;
-            }
-        }
-        if (sharing > 1) {
-            g_set_error(error, GL_ERROR, GL_ERROR_USAGE,
-                        "%u reports would share one stream: give each --format but one its "
-                        "-o FILE", sharing);
-            return NULL;
-        }
-    }
-
-    Reads reads = {
-        .files = g_array_new(FALSE, FALSE, sizeof(GlFileId)),
-        .dirs = g_array_new(FALSE, FALSE, sizeof(GlFileId)),
-        .names = g_ptr_array_new(),
+        gl_sinks_add(sinks, &gl_report_supp,
+                     g_strdup_printf("--suppressions-out %s", options->suppressions_out),
+                     options->suppressions_out, "never", FALSE);
+    if (options->write_baseline != NULL)
+        gl_sinks_add(sinks, &gl_report_json,
+                     g_strdup_printf("--write-baseline %s", options->write_baseline),
+                     options->write_baseline, "never", TRUE);
+    const GlSinkReads reads = {
+        .inputs = inputs,
+        .skip_functions_file = options->skip_functions_file,
+        .keep_dir = keep_dir,
+        .baseline = options->baseline,
     };
-    g_autoptr(GPtrArray) dir_names = g_ptr_array_new();
-    for (const char *const *input = inputs; input != NULL && *input != NULL; input++)
-        reads_add(&reads, dir_names, *input);
-    reads_add(&reads, dir_names, options->skip_functions_file);
-    reads_add(&reads, dir_names, keep_dir);
-    guint n_files_but_baseline = reads.files->len;
-    reads_add(&reads, dir_names, options->baseline);
-    g_ptr_array_extend(reads.names, dir_names, NULL, NULL);
-    g_autofree char *keep = keep_dir != NULL ? gl_path_resolve(keep_dir) : NULL;
-    if (keep == NULL && keep_dir != NULL)  /* its parent is not there yet either */
-        keep = g_canonicalize_filename(keep_dir, NULL);
-
-    gboolean ok = TRUE;
-    for (guint i = 0; ok && i < sinks->len; i++) {
-        const Sink *sink = g_ptr_array_index(sinks, i);
-        if (sink->file == NULL)
-            continue;
-        gboolean inside = FALSE;
-        const char *clobbered = sink_clobbers(sink, &reads, &inside);
-        /* --write-baseline over --baseline refreshes it: read first, written last */
-        if (clobbered != NULL && !inside && sink->every_finding &&
-            g_strcmp0(clobbered, options->baseline) == 0) {
-            GlFileId id;
-            gboolean other = FALSE;
-            if (gl_file_id_of_path(sink->file, &id))
-                for (guint f = 0; f < n_files_but_baseline && !other; f++)
-                    other = gl_file_id_equal(&id, &g_array_index(reads.files, GlFileId, f));
-            if (!other)
-                clobbered = NULL;
-        }
-        /* A --keep-xml directory that is not there yet has no inode. */
-        if (clobbered == NULL && keep != NULL && g_str_has_prefix(sink->file, keep) &&
-            sink->file[strlen(keep)] == '/') {
-            clobbered = keep_dir;
-            inside = TRUE;
-        }
-        if (clobbered != NULL) {
-            if (inside)
-                g_set_error(error, GL_ERROR, GL_ERROR_USAGE,
-                            "%s would be written inside %s, a directory gemleak reads: write it "
-                            "elsewhere", sink->label, clobbered);
-            else
-                g_set_error(error, GL_ERROR, GL_ERROR_USAGE,
-                            "%s would overwrite %s, which gemleak reads: write it elsewhere",
-                            sink->label, clobbered);
-            ok = FALSE;
-        }
-    }
-    /* A report with no directory to go to is known now, not after a run
-     * of many minutes. */
-    for (guint i = 0; ok && i < sinks->len; i++) {
-        const Sink *sink = g_ptr_array_index(sinks, i);
-        if (sink->file == NULL)
-            continue;
-        g_autofree char *parent = g_path_get_dirname(sink->file);
-        if (!g_file_test(parent, G_FILE_TEST_IS_DIR)) {
-            g_set_error(error, GL_ERROR, GL_ERROR_USAGE, "%s cannot be written: no directory %s",
-                        sink->label, parent);
-            ok = FALSE;
-        }
-    }
-    g_array_unref(reads.files);
-    g_array_unref(reads.dirs);
-    g_ptr_array_unref(reads.names);
-    return ok ? g_steal_pointer(&sinks) : NULL;
-}
-
-/* Writes one report where @sink says: a stream of ours; a file that is not
- * a regular one (a FIFO, /dev/null) as it is; a regular file through
- * gl_file_replace(), a symbolic link's target rather than the link. */
-static gboolean write_report(const Sink *sink, GlReportContext *context, FILE *stream, FILE *out,
-                             GError **error)
-{
-    if (sink->fd >= 0) {
-        FILE *target = sink->fd == fileno(stream) ? stream
-                       : sink->fd == fileno(out) ? out : NULL;
-        FILE *own = NULL;
-        if (target == NULL) {
-            int fd = dup(sink->fd);
-            target = own = fd >= 0 ? fdopen(fd, "w") : NULL;
-            if (target == NULL) {
-                int saved = errno;
-                if (fd >= 0)
-                    close(fd);
-                g_set_error(error, GL_ERROR, GL_ERROR_IO, "%s: %s", sink->path, g_strerror(saved));
-                return FALSE;
-            }
-        }
-        context->color = wants_color(sink->color, target);
-        const char *name = sink->path != NULL && strcmp(sink->path, "-") != 0 ? sink->path
-                           : target == stderr ? "standard error" : "standard output";
-        gboolean ok = gl_report_write(sink->reporter, context, target, name, error);
-        if (own != NULL)
-            fclose(own);
-        return ok;
-    }
-    context->color = g_strcmp0(sink->color, "always") == 0;
-    if (g_file_test(sink->file, G_FILE_TEST_EXISTS) &&
-        !g_file_test(sink->file, G_FILE_TEST_IS_REGULAR)) {
-        FILE *direct = fopen(sink->file, "w");
-        if (direct == NULL) {
-            int saved = errno;
-            g_set_error(error, GL_ERROR, GL_ERROR_IO, "%s: %s", sink->path, g_strerror(saved));
-            return FALSE;
-        }
-        gboolean ok = gl_report_write(sink->reporter, context, direct, sink->path, error);
-        fclose(direct);
-        return ok;
-    }
-    char *buffer = NULL;
-    size_t size = 0;
-    FILE *memory = open_memstream(&buffer, &size);
-    if (memory == NULL) {
-        g_set_error(error, GL_ERROR, GL_ERROR_IO, "%s: %s", sink->path, g_strerror(errno));
-        return FALSE;
-    }
-    gboolean ok = gl_report_write(sink->reporter, context, memory, sink->path, error);
-    fclose(memory);
-    g_autoptr(GError) local = NULL;
-    if (ok && !gl_file_replace(sink->file, buffer, size, &local)) {
-        g_set_error(error, GL_ERROR, GL_ERROR_IO, "cannot write the %s report: %s",
-                    sink->reporter->name, local->message);
-        ok = FALSE;
-    }
-    free(buffer);
-    return ok;
+    if (!gl_sinks_check(sinks, &reads, error))
+        return NULL;
+    return g_steal_pointer(&sinks);
 }
 
 typedef struct {
@@ -1004,8 +738,8 @@ static char *run_exit_line(int status, const GlRunResult *run)
  * Returns: FALSE with @error set when the targets cannot be settled;
  * nothing is read or written then. */
 static gboolean analyze_and_report(const Options *options, Plan *plan, const char *const *inputs,
-                                   const GlRunResult *run, FILE *stream, FILE *out, FILE *err,
-                                   Outcome *outcome, GError **error)
+                                   const GlRunResult *run, FILE *err, Outcome *outcome,
+                                   GError **error)
 {
     GlRules *rules = plan->rules;
     const GlBaseline *baseline = plan->baseline;
@@ -1063,22 +797,7 @@ static gboolean analyze_and_report(const Options *options, Plan *plan, const cha
 
     /* Every report is tried: one that cannot be written (a full disk) is
      * said, and is trouble, but never hides what the gate decided. */
-    gboolean all_written = TRUE;
-    for (guint i = 0; i < plan->sinks->len; i++) {
-        const Sink *sink = g_ptr_array_index(plan->sinks, i);
-        /* a baseline holds every finding, the known ones too */
-        GlReportContext here = context;
-        if (sink->every_finding) {
-            here.findings = analysis->findings;
-            here.baseline_known = 0;
-        }
-        g_autoptr(GError) write_error = NULL;
-        if (!write_report(sink, &here, stream, out, &write_error)) {
-            fprintf(err, "gemleak: %s\n", write_error->message);
-            all_written = FALSE;
-        }
-    }
-    if (!all_written) {
+    if (!gl_sinks_write(plan->sinks, &context, analysis->findings, err)) {
         outcome->problems = TRUE;
         outcome->status = run != NULL ? run_status(outcome, run) : filter_status(outcome);
     }
@@ -1174,7 +893,7 @@ static int cmd_filter(int argc, char **argv, FILE *out, FILE *err)
     }
     say_jobs_capped(&options, err);
     Outcome outcome = { 0 };
-    if (!analyze_and_report(&options, &plan, (const char *const *) args + 1, NULL, out, out, err,
+    if (!analyze_and_report(&options, &plan, (const char *const *) args + 1, NULL, err,
                             &outcome, &error)) {
         status = fail(err, "filter", error);
         goto out;
@@ -1308,7 +1027,7 @@ static void record_durations(const GlCommandPlan *commands, const char *path,
 
 /* Runs @command under Valgrind as @plan says and reports; the run
  * directory is kept unless all went well. */
-static int run_planned(const Options *options, Plan *plan, char **command, FILE *out, FILE *err)
+static int run_planned(const Options *options, Plan *plan, char **command, FILE *err)
 {
     g_autoptr(GError) error = NULL;
     int status;
@@ -1407,7 +1126,7 @@ static int run_planned(const Options *options, Plan *plan, char **command, FILE 
 
     const char *inputs[] = { result.dir, NULL };
     Outcome outcome = { 0 };
-    if (!analyze_and_report(options, plan, inputs, &result, err, out, err, &outcome, &error)) {
+    if (!analyze_and_report(options, plan, inputs, &result, err, &outcome, &error)) {
         status = fail(err, "run", error);
         goto done;
     }
@@ -1431,7 +1150,7 @@ static int run_and_report(const Options *options, char **command, FILE *out, FIL
         !(plan.sinks = plan_sinks(options, NULL, options->keep_xml, err, out, &error)))
         status = fail(err, "run", error);
     else
-        status = run_planned(options, &plan, command, out, err);
+        status = run_planned(options, &plan, command, err);
     plan_clear(&plan);
     return status;
 }
