@@ -57,6 +57,7 @@ typedef struct {
     char *shard;
     char *durations;
     char *per_test;             /* "test" or "file"; NULL: off */
+    gboolean trace_launchers;
 } Options;
 
 static void output_free(gpointer data)
@@ -274,8 +275,8 @@ static const char run_exit_statuses[] =
     "  1  findings fail the gate (see --fail-on); the command passed\n"
     "  2  usage error\n"
     "  3  Valgrind or gemleak trouble (Valgrind missing or too old, no XML\n"
-    "     written, XML cut short, a report not written), and nothing failed\n"
-    "     the gate\n"
+    "     written, XML cut short, an extension loaded outside Valgrind, a\n"
+    "     report not written), and nothing failed the gate\n"
     "  4  the command failed (a non-zero status, or killed by a signal), and\n"
     "     nothing failed the gate\n"
     "  5  findings fail the gate, and the command failed too\n"
@@ -720,8 +721,10 @@ static char *run_exit_line(int status, const GlRunResult *run)
     case GL_EXIT_FINDINGS:
         return g_strdup("gemleak: exit status 1: findings fail the gate; the command passed");
     case GL_EXIT_ERROR:
-        return g_strdup_printf("gemleak: exit status 3: Valgrind's XML could not all be read (see "
-                               "gemleak's messages); nothing fails the gate, and %s", command);
+        return g_strdup_printf("gemleak: exit status 3: %s (see gemleak's messages); nothing "
+                               "fails the gate, and %s", run->outside != NULL &&
+                               run->outside->len > 0 ? "a process loaded an extension outside "
+                               "Valgrind" : "Valgrind's XML could not all be read", command);
     case GL_EXIT_COMMAND_FAILED:
         return g_strdup_printf("gemleak: exit status 4: %s; nothing fails the gate", command);
     case GL_EXIT_FINDINGS_AND_COMMAND_FAILED:
@@ -768,7 +771,16 @@ static gboolean analyze_and_report(const Options *options, Plan *plan, const cha
     if (adopting)
         gl_gate_parse_fail_on(&gate, "none", NULL);
     GlGateResult gate_result;
-    gl_gate_evaluate(&gate, reported, analysis->summary.incomplete_files, &gate_result);
+    /* What ran outside Valgrind and loaded an extension is trouble, said
+     * with the unreadable inputs, in every report. */
+    guint unchecked = run != NULL && run->outside != NULL ? run->outside->len : 0;
+    for (guint i = 0; i < unchecked; i++)
+        g_ptr_array_add(analysis->problems,
+                        g_error_new(GL_ERROR, GL_ERROR_CHILD, "%s: what it ran was not checked; "
+                                    "run again with --trace-launchers",
+                                    (const char *) g_ptr_array_index(run->outside, i)));
+    gl_gate_evaluate(&gate, reported, analysis->summary.incomplete_files, unchecked,
+                     &gate_result);
     if (adopting) {
         g_free(gate_result.line);
         gate_result.line = g_strdup_printf(
@@ -945,6 +957,9 @@ static GOptionGroup *run_group(Options *options)
         { "per-test", 0, G_OPTION_FLAG_OPTIONAL_ARG, G_OPTION_ARG_CALLBACK, (gpointer) on_per_test,
           "Name the test in which each leak was lost (minitest, test-unit, RSpec): a leak check "
           "after each test (--per-test alone), or after each test file; slower", "test|file" },
+        { "trace-launchers", 0, 0, G_OPTION_ARG_NONE, &options->trace_launchers,
+          "Run a launcher command (bundle, rake) under Valgrind too, not only the Ruby "
+          "processes it starts", NULL },
         G_OPTION_ENTRY_NULL,
     };
     GOptionGroup *group = g_option_group_new("run", "Run options:", "Show run options",
@@ -968,7 +983,10 @@ static const char run_description[] =
     "linkers, make and the small tools of a build (cc, gcc, cc1, as, ld, make,\n"
     "install, rm, sed...): a test task that compiles first costs no Valgrind\n"
     "start for them. --valgrind-opt=--trace-children-skip=PATTERNS replaces\n"
-    "that list (empty: trace everything).\n"
+    "that list (empty: trace everything). A command that is a launcher (bundle,\n"
+    "rake) runs outside Valgrind, as do extconf.rb and what build tools start:\n"
+    "each Ruby process it starts goes under Valgrind, and a launcher that loads\n"
+    "an extension itself starts again under it (--trace-launchers: trace it).\n"
     "\n"
     "Files after ::: are shared among --jobs processes, each running COMMAND\n"
     "with its share appended; the command must take several files (rspec, a\n"
@@ -1088,6 +1106,7 @@ static int run_planned(const Options *options, Plan *plan, char **command, FILE 
         .messages = err,
         .per_test = options->per_test,
         .time_files = commands.has_files,
+        .trace_launchers = options->trace_launchers,
     };
     say_jobs_capped(options, err);
     if (commands.commands->len > 1)
@@ -1102,6 +1121,8 @@ static int run_planned(const Options *options, Plan *plan, char **command, FILE 
     if (result.untraced > 0)
         fprintf(err, "; %u process%s ran build tools outside it (compilers, make...)",
                 result.untraced, result.untraced == 1 ? "" : "es");
+    if (result.launcher != NULL)
+        fprintf(err, "; %s ran outside it, as a launcher (--trace-launchers)", result.launcher);
     fputc('\n', err);
     if (result.interrupted_by != 0)
         fprintf(err, "gemleak: interrupted by %s: the report covers what Valgrind finished "
@@ -1117,6 +1138,13 @@ static int run_planned(const Options *options, Plan *plan, char **command, FILE 
         fprintf(err, "gemleak: processes the command started were still running a minute after "
                 "it ended: their XML may be incomplete\n");
     record_durations(&commands, planning.durations, &result, err);
+    if (!gl_list_xml_files_any(result.dir) && result.launcher != NULL) {
+        fprintf(err, "gemleak: nothing ran under Valgrind: %s, a launcher, runs outside it, and "
+                "started no Ruby process that did (status %d; --trace-launchers runs it under "
+                "Valgrind too)\n", result.launcher, result.status);
+        status = GL_EXIT_ERROR;
+        goto done;
+    }
     if (!gl_list_xml_files_any(result.dir)) {
         fprintf(err, "gemleak: Valgrind wrote no XML: see its messages above (did the command "
                 "exist? status %d)\n", result.status);
@@ -1127,6 +1155,9 @@ static int run_planned(const Options *options, Plan *plan, char **command, FILE 
     const char *inputs[] = { result.dir, NULL };
     Outcome outcome = { 0 };
     if (!analyze_and_report(options, plan, inputs, &result, err, &outcome, &error)) {
+        /* what ran outside Valgrind may be why no target was seen */
+        for (guint i = 0; i < result.outside->len; i++)
+            fprintf(err, "gemleak: %s\n", (const char *) g_ptr_array_index(result.outside, i));
         status = fail(err, "run", error);
         goto done;
     }

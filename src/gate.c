@@ -65,7 +65,7 @@ gboolean gl_gate_counts(const GlGate *gate, const GlFinding *finding)
 }
 
 void gl_gate_evaluate(const GlGate *gate, const GPtrArray *findings, guint incomplete_inputs,
-                      GlGateResult *result)
+                      guint unchecked_processes, GlGateResult *result)
 {
     memset(result, 0, sizeof *result);
     guint leaks = 0, errors = 0, uncertain = 0;
@@ -87,7 +87,7 @@ void gl_gate_evaluate(const GlGate *gate, const GPtrArray *findings, guint incom
     gboolean leaks_fail = leaks > 0 &&
                           (!gate->has_max_bytes || result->failing_bytes > gate->max_bytes);
     result->failed = leaks_fail || errors > 0;
-    result->complete = incomplete_inputs == 0;
+    result->complete = incomplete_inputs == 0 && unchecked_processes == 0;
 
     GString *line = g_string_new(result->failed     ? "gemleak: FAIL: "
                                  : result->complete ? "gemleak: pass: "
@@ -108,10 +108,15 @@ void gl_gate_evaluate(const GlGate *gate, const GPtrArray *findings, guint incom
             g_string_append_printf(line, "%s%u memory error%s", leaks > 0 ? ", " : "", errors,
                                    errors == 1 ? "" : "s");
     }
-    if (!result->complete)
+    if (incomplete_inputs > 0)
         g_string_append_printf(line, " in what could be read; %u input%s could not all be read "
                                "(see gemleak's messages)", incomplete_inputs,
                                incomplete_inputs == 1 ? "" : "s");
+    if (unchecked_processes > 0)
+        g_string_append_printf(line, "%s %u process%s loaded an extension outside Valgrind (see "
+                               "gemleak's messages)", incomplete_inputs > 0 ? ";" : " in what "
+                               "Valgrind saw;", unchecked_processes,
+                               unchecked_processes == 1 ? "" : "es");
     if (uncertain > 0)
         g_string_append_printf(line, "; %u uncertain finding%s left to you (--fail-on uncertain "
                                "fails on %s)", uncertain, uncertain == 1 ? "" : "s",

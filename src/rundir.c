@@ -44,6 +44,11 @@ static gboolean is_pid_file(const char *name, const char *prefix, const char *su
     return TRUE;
 }
 
+static gint compare_names(gconstpointer a, gconstpointer b)
+{
+    return strcmp(*(const char *const *) a, *(const char *const *) b);
+}
+
 /* Returns: TRUE if the XML file @path ends after its preamble: a process
  * forked under Valgrind writes its preamble at once, and then, having
  * exec'd a program Valgrind skips, nothing more. */
@@ -81,6 +86,35 @@ guint gl_rundir_drop_untraced(const char *dir, GHashTable *killed)
             dropped++;
     }
     return dropped;
+}
+
+GPtrArray *gl_rundir_outside(const char *dir)
+{
+    GPtrArray *said = g_ptr_array_new_with_free_func(g_free);
+    g_autoptr(GDir) handle = g_dir_open(dir, 0, NULL);
+    const char *name;
+    while (handle != NULL && (name = g_dir_read_name(handle)) != NULL) {
+        if (!is_pid_file(name, GL_OUTSIDE_PREFIX, ".txt"))
+            continue;
+        gint pid = (gint) g_ascii_strtoll(name + strlen(GL_OUTSIDE_PREFIX), NULL, 10);
+        g_autofree char *path = g_build_filename(dir, name, NULL);
+        g_autofree char *text = NULL;
+        gsize length = 0;
+        /* Even an unreadable one says that something ran unchecked. */
+        if (!gl_file_read_bounded(path, PREAMBLE_MAX_BYTES, &text, &length, NULL))
+            text = g_strdup("");
+        g_auto(GStrv) lines = g_strsplit(text, "\n", -1);
+        char **fields = lines[0] != NULL ? g_strsplit(lines[0], "\t", 2) : NULL;
+        gboolean whole = fields != NULL && fields[0] != NULL && fields[1] != NULL;
+        g_ptr_array_add(said, whole
+            ? g_strdup_printf("process %d, forked from the launcher %s, loaded %s outside Valgrind",
+                              pid, fields[0], fields[1])
+            : g_strdup_printf("process %d, forked from a launcher, loaded an extension outside "
+                              "Valgrind", pid));
+        g_strfreev(fields);
+    }
+    g_ptr_array_sort(said, compare_names);
+    return said;
 }
 
 GHashTable *gl_rundir_test_durations(const char *dir)
@@ -274,7 +308,8 @@ static gboolean written_by_gemleak(const char *name, gboolean helper)
     if (helper)
         return strcmp(name, "gemleak_helper.rb") == 0 || strcmp(name, "gemleak_client.so") == 0;
     if (is_pid_file(name, "", ".xml") || is_pid_file(name, "", ".xml.gz") ||
-        is_pid_file(name, "loaded-", ".txt") || is_pid_file(name, "durations-", ".txt"))
+        is_pid_file(name, "loaded-", ".txt") || is_pid_file(name, "durations-", ".txt") ||
+        is_pid_file(name, GL_OUTSIDE_PREFIX, ".txt"))
         return TRUE;
     /* .NNN.xml.gz.XXXXXX, compress_file's temporary */
     const char *gz = strstr(name, ".xml.gz.");
@@ -311,11 +346,6 @@ static char *not_ours(const char *path, gboolean helper, guint64 *bytes)
         *bytes += (guint64) cst.st_size;
     }
     return NULL;
-}
-
-static gint compare_names(gconstpointer a, gconstpointer b)
-{
-    return strcmp(*(const char *const *) a, *(const char *const *) b);
 }
 
 guint gl_rundir_clean(const char *tmpdir, gboolean dry_run, FILE *out)

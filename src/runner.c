@@ -303,8 +303,10 @@ static char *write_helper(gboolean per_test, GError **error)
 
 /* ---- the child's environment ------------------------------------------------ */
 
+/* @valgrind (nullable): GEMLEAK_VALGRIND's value, when a launcher runs
+ * outside Valgrind. */
 static char **child_environment(const GlRunOptions *options, const char *run_dir,
-                                const char *helper_lib)
+                                const char *helper_lib, const char *valgrind)
 {
     char **env = g_get_environ();
     const char *rubylib = g_environ_getenv(env, "RUBYLIB");
@@ -340,6 +342,14 @@ static char **child_environment(const GlRunOptions *options, const char *run_dir
         env = g_environ_unsetenv(env, "GEMLEAK_PER_TEST");
         env = g_environ_unsetenv(env, "GEMLEAK_CLIENT");
     }
+    /* The helper looks for build tools among a process's ancestors up to
+     * gemleak, not past it (gemleak run from make). */
+    g_autofree char *pid = g_strdup_printf("%d", (int) getpid());
+    env = g_environ_setenv(env, "GEMLEAK_PID", pid, TRUE);
+    if (valgrind != NULL)
+        env = g_environ_setenv(env, GL_VALGRIND_VARIABLE, valgrind, TRUE);
+    else
+        env = g_environ_unsetenv(env, GL_VALGRIND_VARIABLE);
     return env;
 }
 
@@ -407,11 +417,26 @@ char *gl_trace_children_skip(void)
     return g_string_free(patterns, FALSE);
 }
 
-static GPtrArray *valgrind_argv(const GlRunOptions *options, const char *run_dir,
-                                char *const *command)
+/* Launchers, by the name of the program: Bundler and Rake. */
+static const char *const launchers[] = { "bundle", "bundler", "rake" };
+
+gboolean gl_is_launcher(const char *program)
+{
+    g_autofree char *name = g_path_get_basename(program);
+    for (guint i = 0; i < G_N_ELEMENTS(launchers); i++)
+        if (strcmp(name, launchers[i]) == 0)
+            return TRUE;
+    return FALSE;
+}
+
+/* Returns: (transfer full): Valgrind's command line for @command
+ * (nullable: the options alone, for the helper to put a command after),
+ * starting with @valgrind. */
+static GPtrArray *valgrind_argv(const GlRunOptions *options, const char *valgrind,
+                                const char *run_dir, char *const *command)
 {
     GPtrArray *argv = g_ptr_array_new_with_free_func(g_free);
-    g_ptr_array_add(argv, g_strdup(options->valgrind));
+    g_ptr_array_add(argv, g_strdup(valgrind));
     g_ptr_array_add(argv, g_strdup("--tool=memcheck"));
     g_ptr_array_add(argv, g_strdup("--xml=yes"));
     /* %p: one file per process, forked children included. Valgrind expands
@@ -440,10 +465,33 @@ static GPtrArray *valgrind_argv(const GlRunOptions *options, const char *run_dir
         g_ptr_array_add(argv, g_strdup("--gen-suppressions=all"));
     for (const char *const *opt = options->valgrind_options; opt != NULL && *opt != NULL; opt++)
         g_ptr_array_add(argv, g_strdup(*opt));
-    for (char *const *arg = command; *arg != NULL; arg++)
+    for (char *const *arg = command; arg != NULL && *arg != NULL; arg++)
         g_ptr_array_add(argv, g_strdup(*arg));
     g_ptr_array_add(argv, NULL);
     return argv;
+}
+
+/* Returns: (transfer full) (nullable): GEMLEAK_VALGRIND's value: Valgrind
+ * (its absolute path: a launcher may change PATH) and its options; NULL
+ * when an argument holds the separator, which no real one does. */
+static char *valgrind_variable(const GlRunOptions *options, const char *run_dir)
+{
+    g_autofree char *valgrind = g_find_program_in_path(options->valgrind);
+    if (valgrind == NULL)
+        return NULL;
+    g_autoptr(GPtrArray) argv = valgrind_argv(options, valgrind, run_dir, NULL);
+    GString *joined = g_string_new(NULL);
+    for (guint i = 0; i + 1 < argv->len; i++) {
+        const char *arg = g_ptr_array_index(argv, i);
+        if (strchr(arg, GL_VALGRIND_SEPARATOR) != NULL) {
+            g_string_free(joined, TRUE);
+            return NULL;
+        }
+        if (i > 0)
+            g_string_append_c(joined, GL_VALGRIND_SEPARATOR);
+        g_string_append(joined, arg);
+    }
+    return g_string_free(joined, FALSE);
 }
 
 /* ---- signals --------------------------------------------------------------- */
@@ -615,7 +663,15 @@ gboolean gl_run_commands(const GlRunOptions *options, GPtrArray *commands, GlRun
         return FALSE;
     if ((result->locks[result->n_locks] = gl_rundir_lock(result->helper_dir)) >= 0)
         result->n_locks++;
-    g_auto(GStrv) env = child_environment(options, result->dir, result->helper_dir);
+    /* A launcher runs outside Valgrind when the helper can start what it
+     * starts under it. */
+    g_autofree char *valgrind = NULL;
+    for (guint i = 0; i < commands->len && !options->trace_launchers && valgrind == NULL; i++) {
+        char **command = g_ptr_array_index(commands, i);
+        if (gl_is_launcher(command[0]))
+            valgrind = valgrind_variable(options, result->dir);
+    }
+    g_auto(GStrv) env = child_environment(options, result->dir, result->helper_dir, valgrind);
 
 #ifdef __linux__
     prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
@@ -633,16 +689,21 @@ gboolean gl_run_commands(const GlRunOptions *options, GPtrArray *commands, GlRun
     g_array_set_size(result->seconds, commands->len);
     gint64 started = g_get_monotonic_time();
     for (guint i = 0; i < commands->len; i++) {
-        g_autoptr(GPtrArray) argv = valgrind_argv(options, result->dir,
-                                                  g_ptr_array_index(commands, i));
+        char **command = g_ptr_array_index(commands, i);
+        gboolean outside = valgrind != NULL && gl_is_launcher(command[0]);
+        g_autoptr(GPtrArray) argv = outside ? NULL
+            : valgrind_argv(options, options->valgrind, result->dir, command);
+        char **spawned = outside ? command : (char **) argv->pdata;
+        if (outside && result->launcher == NULL)
+            result->launcher = g_path_get_basename(command[0]);
         g_autoptr(GError) local = NULL;
         GPid pid = 0;
-        if (!g_spawn_async(NULL, (char **) argv->pdata, env,
+        if (!g_spawn_async(NULL, spawned, env,
                            G_SPAWN_SEARCH_PATH | G_SPAWN_DO_NOT_REAP_CHILD |
                                G_SPAWN_CHILD_INHERITS_STDIN,
                            child_setup, parent, &pid, &local)) {
-            g_set_error(error, GL_ERROR, GL_ERROR_CHILD, "cannot start %s: %s",
-                        options->valgrind, local->message);
+            g_set_error(error, GL_ERROR, GL_ERROR_CHILD, "cannot start %s: %s", spawned[0],
+                        local->message);
             ok = FALSE;
             break;
         }
@@ -683,6 +744,7 @@ gboolean gl_run_commands(const GlRunOptions *options, GPtrArray *commands, GlRun
      * that is there yet. */
     if (!result->descendants_left)
         result->untraced = gl_rundir_drop_untraced(result->dir, result->killed);
+    result->outside = gl_rundir_outside(result->dir);
     restore_handlers(saved);
     n_children = 0;
     result->interrupted_by = interrupted_by;
@@ -708,6 +770,10 @@ void gl_run_result_clear(GlRunResult *result, gboolean remove_dir)
         gl_remove_tree(result->dir);
     g_clear_pointer(&result->dir, g_free);
     g_clear_pointer(&result->valgrind_version, g_free);
+    g_clear_pointer(&result->launcher, g_free);
+    if (result->outside != NULL)
+        g_ptr_array_unref(result->outside);
+    result->outside = NULL;
     if (result->killed != NULL)
         g_hash_table_unref(result->killed);
     result->killed = NULL;

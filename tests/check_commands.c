@@ -8,6 +8,8 @@
 #include "gemleak/commands.h"
 #include "gemleak/errors.h"
 #include "gemleak/rundir.h"
+#include "gemleak/runner.h"
+#include "gemleak/gate.h"
 
 #define ARGV(...) ((char *[]) { __VA_ARGS__, NULL })
 
@@ -282,6 +284,54 @@ START_TEST(test_durations_measured_by_the_helper)
 }
 END_TEST
 
+/* Bundler and Rake, by name or path, are launchers; Ruby and rspec not. */
+START_TEST(test_launchers)
+{
+    ck_assert(gl_is_launcher("bundle"));
+    ck_assert(gl_is_launcher("/usr/local/bin/bundle"));
+    ck_assert(gl_is_launcher("bin/rake"));
+    ck_assert(gl_is_launcher("bundler"));
+    ck_assert(!gl_is_launcher("ruby"));
+    ck_assert(!gl_is_launcher("rspec"));
+    ck_assert(!gl_is_launcher("/home/rake/bin/ruby"));
+    ck_assert(!gl_is_launcher("rake-compiler"));
+}
+END_TEST
+
+/* What the helper says of a fork of a launcher that loaded an extension
+ * outside Valgrind: a sentence each, and the run never passes. */
+START_TEST(test_processes_outside_valgrind)
+{
+    g_autofree char *dir = gl_test_tmpdir();
+    g_autofree char *one = g_build_filename(dir, "outside-42.txt", NULL);
+    g_autofree char *two = g_build_filename(dir, "outside-7.txt", NULL);
+    g_autofree char *other = g_build_filename(dir, "outside-x.txt", NULL);
+    gl_test_write(one, "rake\t/p/lib/x.so\n", -1);
+    gl_test_write(two, "", -1);                 /* cut short: still said */
+    gl_test_write(other, "rake\t/p/y.so\n", -1); /* not the helper's name */
+    g_autoptr(GPtrArray) said = gl_rundir_outside(dir);
+    ck_assert_uint_eq(said->len, 2);
+    ck_assert_str_eq(g_ptr_array_index(said, 0),
+                     "process 42, forked from the launcher rake, loaded /p/lib/x.so outside "
+                     "Valgrind");
+    ck_assert_str_eq(g_ptr_array_index(said, 1),
+                     "process 7, forked from a launcher, loaded an extension outside Valgrind");
+
+    GlGate gate;
+    gl_gate_init(&gate);
+    g_autoptr(GPtrArray) none = g_ptr_array_new();
+    GlGateResult result;
+    gl_gate_evaluate(&gate, none, 0, said->len, &result);
+    ck_assert(!result.failed);
+    ck_assert(!result.complete);
+    ck_assert_str_eq(result.line, "gemleak: INCOMPLETE: no findings in what Valgrind saw; 2 "
+                                  "processes loaded an extension outside Valgrind (see gemleak's "
+                                  "messages)");
+    gl_gate_result_clear(&result);
+    gl_remove_tree(dir);
+}
+END_TEST
+
 START_TEST(test_usage_errors)
 {
     GlCommandOptions options = { .jobs = 1, .shard = "1/2" };
@@ -307,6 +357,8 @@ Suite *gl_commands_suite(void)
     tcase_add_test(tc, test_durations_file);
     tcase_add_test(tc, test_durations_measured_by_the_helper);
     tcase_add_test(tc, test_usage_errors);
+    tcase_add_test(tc, test_launchers);
+    tcase_add_test(tc, test_processes_outside_valgrind);
     suite_add_tcase(suite, tc);
     return suite;
 }

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include <gio/gio.h>
+#include <glib/gstdio.h>
 #include <json-glib/json-glib.h>
 #include <glib/gstdio.h>
 
@@ -2398,8 +2399,23 @@ static char *exes_in(const char *dir)
     return out;
 }
 
-/* A rake test whose task compiles the extensions first: extconf.rb is
- * Ruby and runs under Valgrind, make and the compiler it runs do not. */
+/* The arguments of every process Valgrind traced (but Valgrind's own), one
+ * a line, sorted. */
+static char *arguments_in(const char *dir)
+{
+    g_autofree char *script = g_strdup_printf(
+        "cd '%s' && for f in *.xml*; do case $f in *.gz) zcat \"$f\";; *) cat \"$f\";; esac | "
+        "sed -n '/<argv>/,/<\\/argv>/s:.*<arg>\\(.*\\)</arg>.*:\\1:p'; done | sort",
+        dir);
+    const char *argv[] = { "sh", "-c", script, NULL };
+    char *out = NULL;
+    ck_assert_int_eq(gl_test_spawn(argv, &out, NULL), 0);
+    return out;
+}
+
+/* A rake test whose task compiles the extensions first: rake is a
+ * launcher and runs outside Valgrind, as do extconf.rb, make and the
+ * compiler; the test process alone is traced. */
 START_TEST(test_build_tools_stay_out_of_valgrind)
 {
     g_autofree char *dir = gl_test_tmpdir();
@@ -2416,13 +2432,127 @@ START_TEST(test_build_tools_stay_out_of_valgrind)
     run_command(&r, gem, NULL, argv);
     /* count_test.rb leaks; the tests pass */
     ck_assert_msg(r.status == 1, "status %d\n%s", r.status, r.err);
-    gl_assert_line(r.err, "^gemleak: ran under Valgrind .*; \\d+ process(es)? ran build tools "
-                          "outside it \\(compilers, make\\.\\.\\.\\)$");
+    gl_assert_line(r.err, "^gemleak: ran under Valgrind .*; rake ran outside it, as a launcher "
+                          "\\(--trace-launchers\\)$");
+    gl_assert_line(r.err, "copy_text");
     g_autofree char *exes = exes_in(keep);
-    gl_assert_line(exes, "ruby[0-9.]*$");                      /* extconf.rb and the tests */
-    gl_assert_line(exes, "^(/usr)?/bin/sh$");                  /* Rake's TestTask's shell */
-    gl_assert_no_line(exes, "/(cc|gcc[-0-9]*|cc1|as|ld|collect2|g?make)$");
+    gl_assert_line(exes, "ruby[0-9.]*$");
+    gl_assert_no_line(exes, "/(sh|dash|bash|cc|gcc[-0-9]*|cc1|as|ld|collect2|g?make)$");
+    g_autofree char *arguments = arguments_in(keep);
+    ck_assert_msg(g_strcmp0(arguments, "") != 0, "nothing traced");
+    gl_assert_line(arguments, "rake_test_loader\\.rb$");     /* the tests, once */
+    gl_assert_no_line(arguments, "(/rake|extconf\\.rb)$");
     gl_assert_no_line(r.err, "truncated");
+    result_clear(&r);
+    gl_remove_tree(dir);
+}
+END_TEST
+
+/* Launchers made to order: a bin/ directory with @name, a Ruby script of
+ * @code. Returns: (transfer full): its path. */
+static char *write_launcher(const char *dir, const char *name, const char *code)
+{
+    g_autofree char *bin = g_build_filename(dir, "bin", NULL);
+    g_mkdir_with_parents(bin, 0700);
+    char *path = g_build_filename(bin, name, NULL);
+    g_autofree char *text = g_strdup_printf("#!/usr/bin/env ruby\n%s", code);
+    gl_test_write(path, text, -1);
+    g_chmod(path, 0755);
+    return path;
+}
+
+static char **leaky_environment(void)
+{
+    g_autofree char *leaky = g_build_filename(ext_dir, "leaky", NULL);
+    return g_environ_setenv(g_get_environ(), "RUBYLIB", leaky, TRUE);
+}
+
+/* What `bundle exec` does with a Ruby script: it loads it into its own
+ * process. That process then runs the suite, and goes under Valgrind. */
+START_TEST(test_a_launcher_that_hands_over_is_traced)
+{
+    g_autofree char *dir = gl_test_tmpdir();
+    g_autofree char *keep = g_build_filename(dir, "xml", NULL);
+    g_autofree char *bundle = write_launcher(
+        dir, "bundle", "file = ARGV[1]\nARGV.replace(ARGV[2..])\n$0 = file\nKernel.load(file)\n");
+    g_autofree char *suite = g_build_filename(dir, "suite.rb", NULL);
+    gl_test_write(suite, "require 'leaky'\nLeaky.leak\nputs \"suite ran: #{ARGV.join(' ')}\"\n", -1);
+    g_auto(GStrv) env = leaky_environment();
+    const char *argv[] = { gemleak_binary, "run", "--keep-xml", keep, "--", bundle, "exec",
+                           suite, "one", "two", NULL };
+    Result r = { 0 };
+    run_command(&r, dir, env, argv);
+    ck_assert_msg(r.status == 1, "status %d\n%s", r.status, r.err);
+    gl_assert_line(r.out, "^suite ran: one two$");
+    gl_assert_line(r.err, "^gemleak: FAIL: 1 leak");
+    g_autofree char *arguments = arguments_in(keep);
+    gl_assert_line(arguments, "/suite\\.rb$");
+    gl_assert_no_line(arguments, "/bundle$");
+    result_clear(&r);
+    gl_remove_tree(dir);
+}
+END_TEST
+
+/* A "launcher" that loads the extension itself is no launcher: it runs
+ * again, from the start, under Valgrind, and its leak is found. */
+START_TEST(test_a_launcher_that_loads_the_extension_runs_again)
+{
+    g_autofree char *dir = gl_test_tmpdir();
+    g_autofree char *rake = write_launcher(
+        dir, "rake", "$stdout.puts 'rake started'\nrequire 'leaky'\nLeaky.leak\n");
+    g_auto(GStrv) env = leaky_environment();
+    const char *argv[] = { gemleak_binary, "run", "--", rake, NULL };
+    Result r = { 0 };
+    run_command(&r, dir, env, argv);
+    ck_assert_msg(r.status == 1, "status %d\n%s", r.status, r.err);
+    gl_assert_line(r.err, "^gemleak: rake \\(pid \\d+\\) loaded \\S+/leaky\\.so itself: it runs "
+                          "again from the start, under Valgrind$");
+    gl_assert_line(r.out, "^rake started$");
+    gl_assert_line(r.err, "^gemleak: FAIL: 1 leak");
+    result_clear(&r);
+    gl_remove_tree(dir);
+}
+END_TEST
+
+/* A process forked from a launcher cannot start again: when it loads the
+ * extension, what it did is not checked, and the run never passes. */
+START_TEST(test_a_launchers_fork_that_loads_the_extension_fails)
+{
+    g_autofree char *dir = gl_test_tmpdir();
+    g_autofree char *rake = write_launcher(
+        dir, "rake", "Process.wait(fork { require 'leaky' })\n"
+                    "system(RbConfig.ruby, '-e', 'require %(leaky)')\n");
+    g_auto(GStrv) env = leaky_environment();
+    const char *argv[] = { gemleak_binary, "run", "--", rake, NULL };
+    Result r = { 0 };
+    run_command(&r, dir, env, argv);
+    ck_assert_msg(r.status == 3, "status %d\n%s", r.status, r.err);
+    gl_assert_line(r.err, "^gemleak: process \\d+, forked from the launcher rake, loaded \\S+/leaky\\.so "
+                          "outside Valgrind: what it ran was not checked; run again with "
+                          "--trace-launchers$");
+    gl_assert_no_line(r.err, "^gemleak: pass");
+    result_clear(&r);
+    gl_remove_tree(dir);
+}
+END_TEST
+
+/* --trace-launchers puts the launcher under Valgrind too, as 0.1 did. */
+START_TEST(test_trace_launchers)
+{
+    g_autofree char *dir = gl_test_tmpdir();
+    g_autofree char *keep = g_build_filename(dir, "xml", NULL);
+    g_autofree char *rake = write_launcher(dir, "rake",
+                                           "system(RbConfig.ruby, '-e', 'require %(leaky)')\n");
+    g_auto(GStrv) env = leaky_environment();
+    const char *argv[] = { gemleak_binary, "run", "--trace-launchers", "--keep-xml", keep, "--",
+                           rake, NULL };
+    Result r = { 0 };
+    run_command(&r, dir, env, argv);
+    ck_assert_msg(r.status == 0, "status %d\n%s", r.status, r.err);
+    gl_assert_no_line(r.err, "as a launcher");
+    g_autofree char *arguments = arguments_in(keep);
+    gl_assert_line(arguments, "/bin/rake$");
+    gl_assert_line(arguments, "^-e$");
     result_clear(&r);
     gl_remove_tree(dir);
 }
@@ -2751,6 +2881,10 @@ int main(int argc, char **argv)
 
     TCase *commands = cases[COMMANDS];
     tcase_add_test(commands, test_build_tools_stay_out_of_valgrind);
+    tcase_add_test(commands, test_a_launcher_that_hands_over_is_traced);
+    tcase_add_test(commands, test_a_launcher_that_loads_the_extension_runs_again);
+    tcase_add_test(commands, test_a_launchers_fork_that_loads_the_extension_fails);
+    tcase_add_test(commands, test_trace_launchers);
     tcase_add_test(commands, test_bare_ruby_runs_every_file);
     tcase_add_test(commands, test_kept_xml_is_compressed);
     tcase_add_test(commands, test_trimmed_text_report);

@@ -25,7 +25,8 @@ typedef struct {
 typedef struct {
     GPtrArray *findings;   /* GlFinding*, most bytes first; owned by the table */
     GlSummary summary;
-    GPtrArray *problems;   /* GError*: inputs not read in full (exit status 3) */
+    GPtrArray *problems;   /* GError*: inputs not read in full, and gemleak run's
+                            * processes not checked (exit status 3) */
     GPtrArray *notes;      /* char*: worth saying, but the run is sound */
     GHashTable *suppressed;/* suppression name -> errors it removed (guint64 in a pointer) */
     GHashTable *objects;   /* every object path a frame named (a set) */

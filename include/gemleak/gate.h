@@ -25,20 +25,22 @@ gboolean gl_gate_parse_fail_on(GlGate *gate, const char *spec, GError **error);
 
 typedef struct {
     gboolean failed;
-    gboolean complete;      /* every input was read whole */
+    gboolean complete;      /* every input was read whole, every process traced */
     guint failing;          /* findings of a failing kind */
     guint64 failing_bytes;  /* bytes those leaks lost */
     char *line;             /* "gemleak: FAIL: ...", "gemleak: pass: ...", or
                              * "gemleak: INCOMPLETE: ..." when nothing fails but
-                             * some input could not all be read */
+                             * some input could not all be read, or some
+                             * process loaded an extension outside Valgrind */
 } GlGateResult;
 
 /* Decides on @findings (GlFinding*), read from inputs of which
- * @incomplete_inputs could not all be read: what was not read may hold
- * findings, so nothing "passes" then. Fills @result; clear it with
- * gl_gate_result_clear(). */
+ * @incomplete_inputs could not all be read, from a run in which
+ * @unchecked_processes loaded an extension outside Valgrind: what was not
+ * read or not traced may hold findings, so nothing "passes" then. Fills
+ * @result; clear it with gl_gate_result_clear(). */
 void gl_gate_evaluate(const GlGate *gate, const GPtrArray *findings, guint incomplete_inputs,
-                      GlGateResult *result);
+                      guint unchecked_processes, GlGateResult *result);
 void gl_gate_result_clear(GlGateResult *result);
 
 /* Returns: TRUE if @finding is of a kind that can fail the gate (an

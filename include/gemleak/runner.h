@@ -20,6 +20,23 @@
  * Returns: (transfer full): "PATTERN,PATTERN,...". */
 char *gl_trace_children_skip(void);
 
+/* A launcher only starts the processes that run a suite (bundle, rake).
+ * gemleak runs one given as the command outside Valgrind: each Ruby
+ * process it starts puts itself under Valgrind, through the helper, and a
+ * launcher that loads an extension itself starts again under Valgrind.
+ * Returns: TRUE if @program (a name or a path) is one. */
+gboolean gl_is_launcher(const char *program);
+
+/* The variable that hands Valgrind's command line to the helper in the
+ * processes a launcher starts: the arguments joined by GL_VALGRIND_SEPARATOR. */
+#define GL_VALGRIND_VARIABLE "GEMLEAK_VALGRIND"
+#define GL_VALGRIND_SEPARATOR '\x1f'
+
+/* What the helper writes, in the run directory, for a process forked from a
+ * launcher that loaded an extension outside Valgrind: "outside-PID.txt",
+ * "LAUNCHER<TAB>EXTENSION" a line. */
+#define GL_OUTSIDE_PREFIX "outside-"
+
 typedef struct {
     const char *valgrind;          /* the binary; "valgrind" on PATH by default */
     const char *const *valgrind_options;  /* from --valgrind-opt, NULL-terminated, nullable */
@@ -30,6 +47,7 @@ typedef struct {
     FILE *messages;                /* nullable: where to say that the run waits for processes */
     const char *per_test;          /* --per-test: "test" or "file"; NULL: off */
     gboolean time_files;           /* the helper times each test file's tests */
+    gboolean trace_launchers;      /* run a launcher command under Valgrind too */
 } GlRunOptions;
 
 typedef struct {
@@ -49,6 +67,10 @@ typedef struct {
     guint n_locks;
     char *valgrind_version;
     char *helper_dir;      /* gemleak's private directory for the Ruby helper, removed at the end */
+    char *launcher;        /* the first launcher that ran outside Valgrind ("rake"), or NULL */
+    GPtrArray *outside;    /* char*: what ran outside Valgrind and should not have, a sentence
+                            * each ("process 12, forked from the launcher rake, loaded
+                            * /x/y.so outside Valgrind") */
 } GlRunResult;
 
 /* Checks that @valgrind runs and is recent enough; '--version' gets 5

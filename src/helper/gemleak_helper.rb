@@ -371,6 +371,147 @@ module GemLeakHelper
   end
 end
 
+# `gemleak run -- bundle exec rake test` starts the launcher (bundle, rake)
+# outside Valgrind, and hands Valgrind's command line down in
+# GEMLEAK_VALGRIND: a launcher only starts the processes that run the
+# suite, and under Valgrind each costs a start and a leak check at exit.
+# Here, first thing, every Ruby process below it but another launcher,
+# extconf.rb and what build tools start puts itself under Valgrind, by
+# exec: the same pid, arguments and environment. A launcher that loads an
+# extension of the project runs tests itself: it starts again, from the
+# start, under Valgrind; a process forked from it, which cannot, is named
+# to gemleak (outside-<pid>.txt), and the run does not pass.
+module GemLeakLaunch
+  SEPARATOR = "\x1f"
+  LAUNCHERS = %w[bundle bundler rake].freeze
+  BUILD_STEPS = %w[extconf.rb].freeze
+
+  class << self
+    # :traced (under Valgrind, or no launcher above), :launcher, or
+    # :outside (a build step: its whole subtree stays out, as Valgrind's
+    # --trace-children-skip would keep it).
+    def start
+      prefix = ENV["GEMLEAK_VALGRIND"]
+      return :traced if prefix.nil?
+
+      if ENV["LD_PRELOAD"].to_s.include?("/vgpreload_")
+        # Valgrind traces or skips this process's children itself.
+        ENV.delete("GEMLEAK_VALGRIND")
+        return :traced
+      end
+      @valgrind = prefix.split(SEPARATOR)
+      @argv = File.binread("/proc/self/cmdline").split("\0")
+      name = File.basename($0.to_s)
+      if BUILD_STEPS.include?(name) || under_build_tool?
+        ENV.delete("GEMLEAK_VALGRIND")
+        :outside
+      elsif LAUNCHERS.include?(name)
+        @launcher = name
+        @pid = Process.pid
+        @seen = $LOADED_FEATURES.size
+        :launcher
+      else
+        exec_under_valgrind(@argv.drop(1))
+      end
+    end
+
+    # A build tool among this process's ancestors, up to gemleak: make
+    # running Ruby stays out of Valgrind, as make itself does.
+    def under_build_tool?
+      skip = @valgrind.reverse.find { |arg| arg.start_with?("--trace-children-skip=") }
+      patterns = skip.to_s.delete_prefix("--trace-children-skip=").split(",")
+      return false if patterns.empty?
+
+      stop = ENV["GEMLEAK_PID"].to_i
+      pid = Process.ppid
+      32.times do
+        break if pid <= 1 || pid == stop
+
+        stat = File.read("/proc/#{pid}/stat")
+        comm = stat[stat.index("(") + 1...stat.rindex(")")]
+        return true if patterns.any? { |p| File.fnmatch?(p, comm) || File.fnmatch?(p, "/#{comm}") }
+
+        pid = stat[stat.rindex(")") + 2..].split[1].to_i
+      end
+      false
+    rescue StandardError
+      false
+    end
+
+    def exec_under_valgrind(args)
+      $stdout.flush
+      $stderr.flush
+      ruby = File.readlink("/proc/self/exe")
+      exec([@valgrind[0], @valgrind[0]], *@valgrind.drop(1), ruby, *args)
+    rescue SystemCallError => e
+      abort("gemleak: cannot start Valgrind (#{@valgrind[0]}) for #{args.first}: #{e.message}")
+    end
+
+    # Bundler's `bundle exec` loads a Ruby script into its own process,
+    # $0 set to it: what bundle exec would have exec'd goes under Valgrind.
+    def hand_over(file)
+      return if LAUNCHERS.include?(File.basename(file.to_s)) || Process.pid != @pid
+
+      exec_under_valgrind([file.to_s, *ARGV])
+    end
+
+    # The project's extensions loaded since the last look (Ruby's own and
+    # installed gems' are not the project's).
+    def check_extensions
+      features = $LOADED_FEATURES
+      return if @reported || features.size == @seen
+
+      fresh = features[@seen..] || features
+      @seen = features.size
+      path = fresh.find do |f|
+        f.end_with?(".so") && File.absolute_path?(f) && File.file?(f) &&
+          GemLeakHelper.foreign_dirs.none? { |d| GemLeakHelper.real(f).start_with?(d) }
+      end
+      return if path.nil?
+
+      path = GemLeakHelper.real(path)
+      if Process.pid == @pid
+        warn("gemleak: #{@launcher} (pid #{Process.pid}) loaded #{path} itself: it runs again " \
+             "from the start, under Valgrind")
+        exec_under_valgrind(@argv.drop(1))
+      else
+        dir = ENV["GEMLEAK_RUN_DIR"]
+        File.write(File.join(dir, "outside-#{Process.pid}.txt"), "#{@launcher}\t#{path}\n") if dir
+        @reported = true
+      end
+    rescue StandardError => e
+      warn("gemleak helper: #{e.class}: #{e.message}") if ENV["GEMLEAK_DEBUG"]
+    end
+  end
+
+  module Watch
+    private
+
+    def require(*args)
+      result = super
+      GemLeakLaunch.check_extensions if result
+      result
+    end
+  end
+
+  module HandOver
+    def load(file, *rest)
+      GemLeakLaunch.hand_over(file) if $0 == file
+      super
+    end
+  end
+end
+
+case GemLeakLaunch.start
+when :launcher
+  Kernel.prepend(GemLeakLaunch::Watch)
+  Kernel.singleton_class.prepend(GemLeakLaunch::HandOver)
+  at_exit { GemLeakLaunch.check_extensions }
+  return
+when :outside
+  return
+end
+
 GemLeakHelper.start_list
 GemLeakHelper.record_new_extensions
 Kernel.prepend(GemLeakHelper::Require)
