@@ -103,15 +103,13 @@ GPtrArray *gl_rundir_outside(const char *dir)
         /* Even an unreadable one says that something ran unchecked. */
         if (!gl_file_read_bounded(path, PREAMBLE_MAX_BYTES, &text, &length, NULL))
             text = g_strdup("");
-        g_auto(GStrv) lines = g_strsplit(text, "\n", -1);
-        char **fields = lines[0] != NULL ? g_strsplit(lines[0], "\t", 2) : NULL;
-        gboolean whole = fields != NULL && fields[0] != NULL && fields[1] != NULL;
-        g_ptr_array_add(said, whole
-            ? g_strdup_printf("process %d, forked from the launcher %s, loaded %s outside Valgrind",
-                              pid, fields[0], fields[1])
-            : g_strdup_printf("process %d, forked from a launcher, loaded an extension outside "
-                              "Valgrind", pid));
-        g_strfreev(fields);
+        char *end = strchr(text, '\n');   /* one line: the helper writes no more */
+        if (end != NULL)
+            *end = '\0';
+        g_autofree char *line = g_utf8_make_valid(text, -1);  /* a path's raw bytes */
+        g_ptr_array_add(said, *line != '\0'
+            ? g_strdup_printf("process %d: %s", pid, line)
+            : g_strdup_printf("process %d: below a launcher, it ran outside Valgrind", pid));
     }
     g_ptr_array_sort(said, compare_names);
     return said;

@@ -306,16 +306,16 @@ START_TEST(test_processes_outside_valgrind)
     g_autofree char *one = g_build_filename(dir, "outside-42.txt", NULL);
     g_autofree char *two = g_build_filename(dir, "outside-7.txt", NULL);
     g_autofree char *other = g_build_filename(dir, "outside-x.txt", NULL);
-    gl_test_write(one, "rake\t/p/lib/x.so\n", -1);
+    gl_test_write(one, "forked from the launcher rake, it loaded /p/lib/x.so outside Valgrind\n", -1);
     gl_test_write(two, "", -1);                 /* cut short: still said */
-    gl_test_write(other, "rake\t/p/y.so\n", -1); /* not the helper's name */
+    gl_test_write(other, "the launcher rake loaded /p/y.so outside Valgrind\n", -1); /* not the helper's name */
     g_autoptr(GPtrArray) said = gl_rundir_outside(dir);
     ck_assert_uint_eq(said->len, 2);
     ck_assert_str_eq(g_ptr_array_index(said, 0),
-                     "process 42, forked from the launcher rake, loaded /p/lib/x.so outside "
+                     "process 42: forked from the launcher rake, it loaded /p/lib/x.so outside "
                      "Valgrind");
     ck_assert_str_eq(g_ptr_array_index(said, 1),
-                     "process 7, forked from a launcher, loaded an extension outside Valgrind");
+                     "process 7: below a launcher, it ran outside Valgrind");
 
     GlGate gate;
     gl_gate_init(&gate);

@@ -28,12 +28,13 @@ int gl_rundir_lock(const char *dir);
  * Returns: how many files were removed. */
 guint gl_rundir_drop_untraced(const char *dir, GHashTable *killed);
 
-/* Reads the outside-<pid>.txt files the helper wrote in @dir, for
- * processes forked from a launcher outside Valgrind that then loaded an
- * extension: what they ran was not checked.
- * Returns: (transfer full): a sentence for each ("process 12, forked from
- * the launcher rake, loaded /x/y.so outside Valgrind"), sorted; empty
- * when there are none. */
+/* Reads the outside-<pid>.txt files the helper wrote in @dir, a sentence
+ * each, for processes that ran outside Valgrind and could not start again
+ * under it (forked from a launcher, a launcher seen at its exit): what they
+ * ran was not checked.
+ * Returns: (transfer full): "process 12: forked from the launcher rake, it
+ * loaded /x/y.so outside Valgrind" for each, sorted; empty when there are
+ * none. */
 GPtrArray *gl_rundir_outside(const char *dir);
 
 /* Reads the durations-<pid>.txt files the helper wrote in @dir: the

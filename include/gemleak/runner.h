@@ -32,9 +32,9 @@ gboolean gl_is_launcher(const char *program);
 #define GL_VALGRIND_VARIABLE "GEMLEAK_VALGRIND"
 #define GL_VALGRIND_SEPARATOR '\x1f'
 
-/* What the helper writes, in the run directory, for a process forked from a
- * launcher that loaded an extension outside Valgrind: "outside-PID.txt",
- * "LAUNCHER<TAB>EXTENSION" a line. */
+/* What the helper writes, in the run directory, for a process that loaded
+ * an extension outside Valgrind and could not start again under it:
+ * "outside-PID.txt" (see gl_rundir_outside()). */
 #define GL_OUTSIDE_PREFIX "outside-"
 
 typedef struct {

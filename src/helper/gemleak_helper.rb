@@ -394,6 +394,14 @@ module GemLeakLaunch
       prefix = ENV["GEMLEAK_VALGRIND"]
       return :traced if prefix.nil?
 
+      decide(prefix)
+    rescue StandardError => e
+      # Never silently unchecked: gemleak says so, and the run cannot pass.
+      outside("#{File.basename($0.to_s)} could not go under Valgrind (#{e.class}: #{e.message})")
+      :outside
+    end
+
+    def decide(prefix)
       if ENV["LD_PRELOAD"].to_s.include?("/vgpreload_")
         # Valgrind traces or skips this process's children itself.
         ENV.delete("GEMLEAK_VALGRIND")
@@ -457,7 +465,16 @@ module GemLeakLaunch
 
     # The project's extensions loaded since the last look (Ruby's own and
     # installed gems' are not the project's).
-    def check_extensions
+    # Tells gemleak (outside-<pid>.txt) what this process ran outside
+    # Valgrind, in a sentence: what it ran was not checked.
+    def outside(what)
+      dir = ENV["GEMLEAK_RUN_DIR"]
+      File.write(File.join(dir, "outside-#{Process.pid}.txt"), "#{what.tr("\n", " ")}\n") if dir
+      @reported = true
+    end
+
+    # At exit, or in a fork, a launcher can no longer start again.
+    def check_extensions(restart: true)
       features = $LOADED_FEATURES
       return if @reported || features.size == @seen
 
@@ -470,14 +487,14 @@ module GemLeakLaunch
       return if path.nil?
 
       path = GemLeakHelper.real(path)
-      if Process.pid == @pid
+      if Process.pid != @pid
+        outside("forked from the launcher #{@launcher}, it loaded #{path} outside Valgrind")
+      elsif !restart
+        outside("the launcher #{@launcher} loaded #{path} outside Valgrind (seen at its exit)")
+      else
         warn("gemleak: #{@launcher} (pid #{Process.pid}) loaded #{path} itself: it runs again " \
              "from the start, under Valgrind")
         exec_under_valgrind(@argv.drop(1))
-      else
-        dir = ENV["GEMLEAK_RUN_DIR"]
-        File.write(File.join(dir, "outside-#{Process.pid}.txt"), "#{@launcher}\t#{path}\n") if dir
-        @reported = true
       end
     rescue StandardError => e
       warn("gemleak helper: #{e.class}: #{e.message}") if ENV["GEMLEAK_DEBUG"]
@@ -506,7 +523,7 @@ case GemLeakLaunch.start
 when :launcher
   Kernel.prepend(GemLeakLaunch::Watch)
   Kernel.singleton_class.prepend(GemLeakLaunch::HandOver)
-  at_exit { GemLeakLaunch.check_extensions }
+  at_exit { GemLeakLaunch.check_extensions(restart: false) }
   return
 when :outside
   return
