@@ -18,7 +18,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <glib/gstdio.h>
 
 /* One report to write: a format and where ("-" or NULL: the default stream). */
 typedef struct {
@@ -311,11 +310,6 @@ static GOptionContext *new_context(const char *parameter, const char *summary,
     g_option_context_set_help_enabled(context, FALSE);
     g_option_context_set_main_group(context, main_group);
     return context;
-}
-
-static gint compare_strings(gconstpointer a, gconstpointer b)
-{
-    return strcmp(*(const char *const *) a, *(const char *const *) b);
 }
 
 /* ---- building the rules ------------------------------------------------- */
@@ -617,7 +611,7 @@ static void warn_unseen_targets(const GlRules *rules, const GlAnalysis *analysis
                 continue;
             g_ptr_array_add(names, g_path_get_basename(path));
         }
-        g_ptr_array_sort(names, compare_strings);
+        g_ptr_array_sort(names, gl_compare_strings);
         while (names->len > 8)
             g_ptr_array_remove_index(names, names->len - 1);
         g_ptr_array_add(names, NULL);
@@ -1138,16 +1132,14 @@ static int run_planned(const Options *options, Plan *plan, char **command, FILE 
         fprintf(err, "gemleak: processes the command started were still running a minute after "
                 "it ended: their XML may be incomplete\n");
     record_durations(&commands, planning.durations, &result, err);
-    if (!gl_list_xml_files_any(result.dir) && result.launcher != NULL) {
-        fprintf(err, "gemleak: nothing ran under Valgrind: %s, a launcher, runs outside it, and "
-                "started no Ruby process that did (status %d; --trace-launchers runs it under "
-                "Valgrind too)\n", result.launcher, result.status);
-        status = GL_EXIT_ERROR;
-        goto done;
-    }
     if (!gl_list_xml_files_any(result.dir)) {
-        fprintf(err, "gemleak: Valgrind wrote no XML: see its messages above (did the command "
-                "exist? status %d)\n", result.status);
+        if (result.launcher != NULL)
+            fprintf(err, "gemleak: nothing ran under Valgrind: %s, a launcher, runs outside it, "
+                    "and started no Ruby process that did (status %d; --trace-launchers runs it "
+                    "under Valgrind too)\n", result.launcher, result.status);
+        else
+            fprintf(err, "gemleak: Valgrind wrote no XML: see its messages above (did the command "
+                    "exist? status %d)\n", result.status);
         status = GL_EXIT_ERROR;
         goto done;
     }

@@ -6,7 +6,6 @@
 #include "gemleak/sys.h"
 
 #include <math.h>  /* isfinite, a macro */
-#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -303,7 +302,7 @@ static gdouble file_size(const char *file)
  * any, its size. */
 static GHashTable *file_costs(GPtrArray *files, GHashTable *durations)
 {
-    GHashTable *costs = g_hash_table_new_full(g_str_hash, g_str_equal, NULL, g_free);
+    GHashTable *costs = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
     gdouble known_seconds = 0, known_bytes = 0;
     guint known = 0;
     for (guint i = 0; durations != NULL && i < files->len; i++) {
@@ -326,7 +325,7 @@ static GHashTable *file_costs(GPtrArray *files, GHashTable *durations)
             cost = 0;
         else
             cost = file_size(file);
-        g_hash_table_insert(costs, (gpointer) file, g_memdup2(&cost, sizeof cost));
+        g_hash_table_insert(costs, g_strdup(file), g_memdup2(&cost, sizeof cost));
     }
     return costs;
 }
@@ -443,14 +442,10 @@ gboolean gl_commands_plan(char **command, const GlCommandOptions *options, GlCom
         ? gl_durations_load(options->durations, &note) : NULL;
     if (note != NULL)
         g_ptr_array_add(plan->notes, g_steal_pointer(&note));
-    g_autoptr(GHashTable) costs = file_costs(files, durations);
-    for (guint i = 0; i < files->len; i++) {
-        const char *file = g_ptr_array_index(files, i);
-        g_hash_table_insert(plan->costs, g_strdup(file),
-                            g_memdup2(g_hash_table_lookup(costs, file), sizeof(gdouble)));
-    }
+    g_hash_table_unref(plan->costs);
+    plan->costs = file_costs(files, durations);
     guint jobs = MIN(MAX(options->jobs, 1), files->len);
-    guint *bin = deal(files, costs, jobs);
+    guint *bin = deal(files, plan->costs, jobs);
 
     int ruby = bare_ruby(command, separator);
     if (ruby >= 0)

@@ -2,6 +2,7 @@
 #include "gemleak/rundir.h"
 #include "gemleak/runner.h"
 #include "gemleak/sys.h"
+#include "gemleak/targets.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -42,11 +43,6 @@ static gboolean is_pid_file(const char *name, const char *prefix, const char *su
         if (!g_ascii_isdigit(name[strlen(prefix) + i]))
             return FALSE;
     return TRUE;
-}
-
-static gint compare_names(gconstpointer a, gconstpointer b)
-{
-    return strcmp(*(const char *const *) a, *(const char *const *) b);
 }
 
 /* Returns: TRUE if the XML file @path ends after its preamble: a process
@@ -111,7 +107,7 @@ GPtrArray *gl_rundir_outside(const char *dir)
             ? g_strdup_printf("process %d: %s", pid, line)
             : g_strdup_printf("process %d: below a launcher, it ran outside Valgrind", pid));
     }
-    g_ptr_array_sort(said, compare_names);
+    g_ptr_array_sort(said, gl_compare_strings);
     return said;
 }
 
@@ -121,7 +117,7 @@ GHashTable *gl_rundir_test_durations(const char *dir)
     g_autoptr(GDir) handle = g_dir_open(dir, 0, NULL);
     const char *name;
     while (handle != NULL && (name = g_dir_read_name(handle)) != NULL) {
-        if (!is_pid_file(name, "durations-", ".txt"))
+        if (!is_pid_file(name, GL_DURATIONS_PREFIX, ".txt"))
             continue;
         g_autofree char *path = g_build_filename(dir, name, NULL);
         g_autofree char *text = NULL;
@@ -306,8 +302,8 @@ static gboolean written_by_gemleak(const char *name, gboolean helper)
     if (helper)
         return strcmp(name, "gemleak_helper.rb") == 0 || strcmp(name, "gemleak_client.so") == 0;
     if (is_pid_file(name, "", ".xml") || is_pid_file(name, "", ".xml.gz") ||
-        is_pid_file(name, "loaded-", ".txt") || is_pid_file(name, "durations-", ".txt") ||
-        is_pid_file(name, GL_OUTSIDE_PREFIX, ".txt"))
+        is_pid_file(name, GL_LOADED_PREFIX, GL_LOADED_SUFFIX) ||
+        is_pid_file(name, GL_DURATIONS_PREFIX, ".txt") || is_pid_file(name, GL_OUTSIDE_PREFIX, ".txt"))
         return TRUE;
     /* .NNN.xml.gz.XXXXXX, compress_file's temporary */
     const char *gz = strstr(name, ".xml.gz.");
@@ -359,7 +355,7 @@ guint gl_rundir_clean(const char *tmpdir, gboolean dry_run, FILE *out)
         if (run || helper)
             g_ptr_array_add(names, g_strdup(name));
     }
-    g_ptr_array_sort(names, compare_names);
+    g_ptr_array_sort(names, gl_compare_strings);
     guint removed = 0;
     guint64 freed = 0;
     for (guint i = 0; i < names->len; i++) {

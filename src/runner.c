@@ -7,7 +7,6 @@
 
 #include <errno.h>
 #include <signal.h>
-#include <stdlib.h>
 #include <string.h>
 #include <inttypes.h>
 #include <sys/resource.h>
@@ -224,7 +223,7 @@ static char *make_run_dir(const GlRunOptions *options, GError **error)
 {
     g_autoptr(GError) local = NULL;
     if (options->keep_dir == NULL) {
-        char *dir = g_dir_make_tmp("gemleak-run-XXXXXX", &local);  /* mode 0700 */
+        char *dir = g_dir_make_tmp(GL_RUNDIR_PREFIX "XXXXXX", &local);  /* mode 0700 */
         if (dir == NULL)
             g_set_error(error, GL_ERROR, GL_ERROR_ENVIRONMENT,
                         "cannot make a private directory for Valgrind's XML: %s", local->message);
@@ -232,8 +231,6 @@ static char *make_run_dir(const GlRunOptions *options, GError **error)
     }
     /* The real directory, once: a symlink changed during the run changes nothing. */
     char *dir = gl_path_resolve(options->keep_dir);
-    if (dir == NULL)
-        dir = g_canonicalize_filename(options->keep_dir, NULL);
     if (g_mkdir_with_parents(dir, 0700) != 0) {
         int saved = errno;
         g_set_error(error, GL_ERROR, GL_ERROR_ENVIRONMENT, "--keep-xml %s: %s", dir,
@@ -287,7 +284,7 @@ gboolean gl_per_test_available(void)
 static char *write_helper(gboolean per_test, GError **error)
 {
     g_autoptr(GError) local = NULL;
-    g_autofree char *lib = g_dir_make_tmp("gemleak-helper-XXXXXX", &local);
+    g_autofree char *lib = g_dir_make_tmp(GL_HELPERDIR_PREFIX "XXXXXX", &local);
     if (lib == NULL) {
         g_set_error(error, GL_ERROR, GL_ERROR_ENVIRONMENT,
                     "cannot make a private directory for the Ruby helper: %s", local->message);

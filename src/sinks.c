@@ -57,8 +57,6 @@ static Sink *sink_new(const GlReporter *reporter, char *label, const char *path,
         sink->fd = gl_path_fd(path);
     if (sink->fd < 0) {
         sink->file = gl_path_resolve(path);
-        if (sink->file == NULL)   /* a directory that does not exist: the write will say so */
-            sink->file = g_canonicalize_filename(path, NULL);
     }
     return sink;
 }
@@ -193,8 +191,6 @@ static gboolean check_reads(const GPtrArray *items, const GlSinkReads *what, GEr
     reads_add(&reads, dir_names, what->baseline);
     g_ptr_array_extend(reads.names, dir_names, NULL, NULL);
     g_autofree char *keep = what->keep_dir != NULL ? gl_path_resolve(what->keep_dir) : NULL;
-    if (keep == NULL && what->keep_dir != NULL)  /* its parent is not there yet either */
-        keep = g_canonicalize_filename(what->keep_dir, NULL);
 
     gboolean ok = TRUE;
     for (guint i = 0; ok && i < items->len; i++) {

@@ -186,14 +186,16 @@ char *gl_path_resolve(const char *path)
     for (int hops = 0; hops <= MAX_LINKS; hops++) {
         g_autofree char *link = NULL;
         char *full = resolve_step(current, &link);
-        if (full == NULL || link == NULL)
+        if (full == NULL)
+            break;
+        if (link == NULL)
             return full;
         g_autofree char *dir = g_path_get_dirname(full);
         g_free(full);
         g_free(current);
         current = g_canonicalize_filename(link, dir);
     }
-    return NULL;
+    return g_canonicalize_filename(path, NULL);
 }
 
 const char *gl_signal_name(int signo)
@@ -365,4 +367,9 @@ gboolean gl_file_replace(const char *path, const char *data, gsize size, GError 
         return FALSE;
     }
     return TRUE;
+}
+
+gint gl_compare_strings(gconstpointer a, gconstpointer b)
+{
+    return strcmp(*(const char *const *) a, *(const char *const *) b);
 }

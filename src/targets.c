@@ -1,13 +1,9 @@
 /* Default targets: what the run loaded, or what the project built. */
 #include "gemleak/targets.h"
+#include "gemleak/sys.h"
 
 #include <elf.h>
 #include <string.h>
-
-static gint compare_strings(gconstpointer a, gconstpointer b)
-{
-    return strcmp(*(const char *const *) a, *(const char *const *) b);
-}
 
 static GPtrArray *sorted_keys(GHashTable *set)
 {
@@ -17,7 +13,7 @@ static GPtrArray *sorted_keys(GHashTable *set)
     g_hash_table_iter_init(&iter, set);
     while (g_hash_table_iter_next(&iter, &key, NULL))
         g_ptr_array_add(list, g_strdup(key));
-    g_ptr_array_sort(list, compare_strings);
+    g_ptr_array_sort(list, gl_compare_strings);
     return list;
 }
 

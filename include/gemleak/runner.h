@@ -37,6 +37,10 @@ gboolean gl_is_launcher(const char *program);
  * "outside-PID.txt" (see gl_rundir_outside()). */
 #define GL_OUTSIDE_PREFIX "outside-"
 
+/* What the helper writes for each process that timed test files:
+ * "durations-PID.txt" (see gl_rundir_test_durations()). */
+#define GL_DURATIONS_PREFIX "durations-"
+
 typedef struct {
     const char *valgrind;          /* the binary; "valgrind" on PATH by default */
     const char *const *valgrind_options;  /* from --valgrind-opt, NULL-terminated, nullable */

@@ -1,6 +1,7 @@
 /* What gemleak asks of the system beyond GLib: files read whole within a
- * bound, what a path or a stream is (device and inode), signal names, and
- * short commands run with a time and size limit. */
+ * bound, what a path or a stream is (device and inode), signal names,
+ * short commands run with a time and size limit, and the order of names
+ * (GLib 2.74 sorts a GPtrArray of strings with no function of its own). */
 #ifndef GEMLEAK_SYS_H
 #define GEMLEAK_SYS_H
 
@@ -37,7 +38,8 @@ int gl_path_fd(const char *path);
 
 /* Returns: (transfer full): @path with every symbolic link resolved, the
  * last component too, even when what it points to does not exist yet;
- * NULL when a directory on the way does not exist or links loop. */
+ * when a directory on the way does not exist or links loop, @path made
+ * absolute as it is (the write or mkdir that follows says what is wrong). */
 char *gl_path_resolve(const char *path);
 
 /* Returns: (transfer none): "SIGKILL" for 9 and so on; "signal N" (in a
@@ -61,5 +63,8 @@ gboolean gl_probe_command(const char *const *argv, char **const envp, gsize max_
  * its mode and owner; a new one gets 0666 less the umask.
  * Returns: FALSE with GL_ERROR_IO set, the old file left as it was. */
 gboolean gl_file_replace(const char *path, const char *data, gsize size, GError **error);
+
+/* For g_ptr_array_sort() of strings (char*): strcmp's order. */
+gint gl_compare_strings(gconstpointer a, gconstpointer b);
 
 #endif

@@ -37,8 +37,15 @@ module GemLeakHelper
       path
     end
 
-    # Records the extensions loaded since the last call. Built-in features
-    # (enumerator.so, complex.so) are listed without a path and skipped.
+    # The project's extensions among @features, as real paths. Built-in
+    # features (enumerator.so, complex.so) are listed without a path.
+    def project_extensions(features)
+      features.select { |f| f.end_with?(".so") && File.absolute_path?(f) && File.file?(f) }
+              .map { |f| real(f) }
+              .reject { |path| foreign_dirs.any? { |d| path.start_with?(d) } }
+    end
+
+    # Records the extensions loaded since the last call.
     def record_new_extensions
       dir = ENV["GEMLEAK_RUN_DIR"]
       features = $LOADED_FEATURES
@@ -46,9 +53,7 @@ module GemLeakHelper
 
       fresh = features[@features_seen..] || features
       @features_seen = features.size
-      paths = fresh.select { |f| f.end_with?(".so") && File.absolute_path?(f) && File.file?(f) }
-                   .map { |f| real(f) }
-                   .reject { |path| @recorded[path] || foreign_dirs.any? { |d| path.start_with?(d) } }
+      paths = project_extensions(fresh).reject { |path| @recorded[path] }
       return if paths.empty?
 
       paths.each { |path| @recorded[path] = true }
@@ -463,8 +468,6 @@ module GemLeakLaunch
       exec_under_valgrind([file.to_s, *ARGV])
     end
 
-    # The project's extensions loaded since the last look (Ruby's own and
-    # installed gems' are not the project's).
     # Tells gemleak (outside-<pid>.txt) what this process ran outside
     # Valgrind, in a sentence: what it ran was not checked.
     def outside(what)
@@ -473,20 +476,18 @@ module GemLeakLaunch
       @reported = true
     end
 
-    # At exit, or in a fork, a launcher can no longer start again.
+    # Looks at the project's extensions loaded since the last look: a
+    # launcher that loads one starts again under Valgrind; at exit, or in a
+    # fork, it no longer can.
     def check_extensions(restart: true)
       features = $LOADED_FEATURES
       return if @reported || features.size == @seen
 
       fresh = features[@seen..] || features
       @seen = features.size
-      path = fresh.find do |f|
-        f.end_with?(".so") && File.absolute_path?(f) && File.file?(f) &&
-          GemLeakHelper.foreign_dirs.none? { |d| GemLeakHelper.real(f).start_with?(d) }
-      end
+      path = GemLeakHelper.project_extensions(fresh).first
       return if path.nil?
 
-      path = GemLeakHelper.real(path)
       if Process.pid != @pid
         outside("forked from the launcher #{@launcher}, it loaded #{path} outside Valgrind")
       elsif !restart
