@@ -44,11 +44,6 @@ static void input_free(gpointer data)
     g_free(input);
 }
 
-static gint compare_strings(gconstpointer a, gconstpointer b)
-{
-    return strcmp(*(const char *const *) a, *(const char *const *) b);
-}
-
 GPtrArray *gl_list_xml_files(const char *dir, GError **error)
 {
     g_autoptr(GError) local = NULL;
@@ -63,7 +58,7 @@ GPtrArray *gl_list_xml_files(const char *dir, GError **error)
     while ((name = g_dir_read_name(handle)) != NULL)
         if (g_str_has_suffix(name, ".xml") || g_str_has_suffix(name, ".xml.gz"))
             g_ptr_array_add(files, g_build_filename(dir, name, NULL));
-    g_ptr_array_sort(files, compare_strings);
+    g_ptr_array_sort(files, gl_compare_strings);
     return files;
 }
 
@@ -242,12 +237,8 @@ static void add_counts(GHashTable *into, GHashTable *from)
     GHashTableIter iter;
     gpointer key, value;
     g_hash_table_iter_init(&iter, from);
-    while (g_hash_table_iter_next(&iter, &key, &value)) {
-        guint64 before = GPOINTER_TO_SIZE(g_hash_table_lookup(into, key));
-        guint64 add = GPOINTER_TO_SIZE(value);
-        guint64 sum = before + add < before ? G_MAXUINT64 : before + add;
-        g_hash_table_replace(into, g_strdup(key), GSIZE_TO_POINTER((gsize) sum));
-    }
+    while (g_hash_table_iter_next(&iter, &key, &value))
+        gl_counts_add(into, g_strdup(key), GPOINTER_TO_SIZE(value));
 }
 
 /* Returns: the signal that killed the process whose XML @path is

@@ -78,8 +78,7 @@ void gl_gate_evaluate(const GlGate *gate, const GPtrArray *findings, guint incom
         result->failing++;
         if (finding->record->leak_kind != GL_LEAK_NONE) {
             leaks++;
-            result->failing_bytes = result->failing_bytes + finding->total_bytes < result->failing_bytes
-                                        ? G_MAXUINT64 : result->failing_bytes + finding->total_bytes;
+            result->failing_bytes = gl_add_saturating(result->failing_bytes, finding->total_bytes);
         } else {
             errors++;
         }

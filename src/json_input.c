@@ -187,14 +187,8 @@ static void read_finding(JsonObject *object, GlFindings *findings, guint64 order
     gint64 direct = int_member(object, "direct_bytes", bytes);
     finding->direct_bytes = direct > 0 ? (guint64) direct : 0;
     finding->certain = certain;
-    for (guint i = 0; pids != NULL && i < json_array_get_length(pids); i++) {
-        gint64 pid = json_array_get_int_element(pids, i);
-        gboolean known = FALSE;
-        for (guint j = 0; j < finding->pids->len && !known; j++)
-            known = g_array_index(finding->pids, gint64, j) == pid;
-        if (!known)
-            g_array_append_val(finding->pids, pid);
-    }
+    for (guint i = 0; pids != NULL && i < json_array_get_length(pids); i++)
+        gl_pids_add(finding->pids, json_array_get_int_element(pids, i));
     /* The tests it was lost in (--per-test), as the report names them. */
     JsonArray *tests = array_member(object, "tests");
     for (guint i = 0; tests != NULL && i < json_array_get_length(tests); i++) {

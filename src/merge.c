@@ -185,12 +185,7 @@ static gint compare_occurrences(const GlRecord *a, const GlRecord *b)
 
 /* ---- adding ----------------------------------------------------------------------- */
 
-static guint64 add_saturating(guint64 a, guint64 b)
-{
-    return a + b < a ? G_MAXUINT64 : a + b;
-}
-
-static void add_pid(GArray *pids, gint64 pid)
+void gl_pids_add(GArray *pids, gint64 pid)
 {
     for (guint i = 0; i < pids->len; i++)
         if (g_array_index(pids, gint64, i) == pid)
@@ -300,11 +295,11 @@ void gl_findings_add_attributed(GlFindings *findings, GlRecord *record, guint64 
     }
     finding->occurrences++;
     finding->certain |= certain;
-    add_pid(finding->pids, pid);
+    gl_pids_add(finding->pids, pid);
     add_attribution(finding, attribution);
-    finding->total_bytes = add_saturating(finding->total_bytes, bytes);
-    finding->total_blocks = add_saturating(finding->total_blocks, blocks);
-    finding->direct_bytes = add_saturating(finding->direct_bytes, direct);
+    finding->total_bytes = gl_add_saturating(finding->total_bytes, bytes);
+    finding->total_blocks = gl_add_saturating(finding->total_blocks, blocks);
+    finding->direct_bytes = gl_add_saturating(finding->direct_bytes, direct);
 }
 
 /* Adds @theirs (consumed) to @ours, the same finding read elsewhere. */
@@ -332,11 +327,11 @@ static void merge_finding(GlFinding *ours, GlFinding *theirs)
     theirs->record = NULL;
     ours->occurrences += theirs->occurrences;
     ours->certain |= theirs->certain;
-    ours->total_bytes = add_saturating(ours->total_bytes, theirs->total_bytes);
-    ours->total_blocks = add_saturating(ours->total_blocks, theirs->total_blocks);
-    ours->direct_bytes = add_saturating(ours->direct_bytes, theirs->direct_bytes);
+    ours->total_bytes = gl_add_saturating(ours->total_bytes, theirs->total_bytes);
+    ours->total_blocks = gl_add_saturating(ours->total_blocks, theirs->total_blocks);
+    ours->direct_bytes = gl_add_saturating(ours->direct_bytes, theirs->direct_bytes);
     for (guint i = 0; i < theirs->pids->len; i++)
-        add_pid(ours->pids, g_array_index(theirs->pids, gint64, i));
+        gl_pids_add(ours->pids, g_array_index(theirs->pids, gint64, i));
     finding_free(theirs);
 }
 
@@ -540,7 +535,11 @@ GPtrArray *gl_findings_sorted(GlFindings *findings)
         }
         /* A rank that another set of functions already has (most unlikely)
          * moves on, so that fingerprints stay unique in the report. */
-        for (guint r = rank; r == rank || g_hash_table_contains(seen, finding->fingerprint); r++) {
+        if (rank > 0) {   /* rank 0's was made above */
+            g_free(finding->fingerprint);
+            finding->fingerprint = fingerprint(finding, rank);
+        }
+        for (guint r = rank + 1; g_hash_table_contains(seen, finding->fingerprint); r++) {
             g_free(finding->fingerprint);
             finding->fingerprint = fingerprint(finding, r);
         }

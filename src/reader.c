@@ -68,7 +68,6 @@ struct GlReader {
     gboolean shared;          /* signs that several processes wrote the input */
     guint n_repaired;         /* elements whose bytes had to be made valid */
     guint n_separated;        /* elements recovered from interleaved writes */
-    guint64 element_offset;   /* where the element being parsed starts */
     /* the first error libxml2 reported for the element being parsed */
     int xml_code;
     char *xml_message;
@@ -743,7 +742,10 @@ static gboolean read_args(GlReader *reader)
     return rc == 0;
 }
 
-static gboolean read_status(GlReader *reader)
+/* Reads the children of the element at the cursor: the text of each one
+ * named @child goes to @take (in reader->text), the others are skipped. */
+static gboolean read_child_texts(GlReader *reader, const xmlChar *child,
+                                 void (*take)(GlReader *reader))
 {
     if (xmlTextReaderIsEmptyElement(reader->xml))
         return TRUE;
@@ -751,14 +753,10 @@ static gboolean read_status(GlReader *reader)
     const xmlChar *name;
     int rc;
     while ((rc = next_child(reader, depth, &name)) == 1) {
-        if (name == reader->n.state) {
+        if (name == child) {
             if (!read_text(reader))
                 return FALSE;
-            g_strstrip(reader->text->str);
-            if (strcmp(reader->text->str, "RUNNING") == 0)
-                reader->doc.started = TRUE;
-            else if (strcmp(reader->text->str, "FINISHED") == 0)
-                reader->doc.finished = TRUE;
+            take(reader);
         } else if (!skip_element(reader)) {
             return FALSE;
         }
@@ -766,28 +764,24 @@ static gboolean read_status(GlReader *reader)
     return rc == 0;
 }
 
-
-static gboolean read_clientmsg(GlReader *reader)
+/* <status><state>RUNNING|FINISHED</state>...</status> */
+static void take_state(GlReader *reader)
 {
-    if (xmlTextReaderIsEmptyElement(reader->xml))
-        return TRUE;
-    int depth = xmlTextReaderDepth(reader->xml);
-    const xmlChar *name;
-    int rc;
-    while ((rc = next_child(reader, depth, &name)) == 1) {
-        if (name == reader->n.text) {
-            if (!read_text(reader))
-                return FALSE;
-            if (reader->marker_prefix == NULL ||
-                g_str_has_prefix(reader->text->str, reader->marker_prefix)) {
-                g_string_assign(reader->marker, reader->text->str);
-                reader->doc.marker = reader->marker->str;
-            }
-        } else if (!skip_element(reader)) {
-            return FALSE;
-        }
+    g_strstrip(reader->text->str);
+    if (strcmp(reader->text->str, "RUNNING") == 0)
+        reader->doc.started = TRUE;
+    else if (strcmp(reader->text->str, "FINISHED") == 0)
+        reader->doc.finished = TRUE;
+}
+
+/* <clientmsg><text>gemleak:...</text>...</clientmsg> */
+static void take_marker(GlReader *reader)
+{
+    if (reader->marker_prefix == NULL ||
+        g_str_has_prefix(reader->text->str, reader->marker_prefix)) {
+        g_string_assign(reader->marker, reader->text->str);
+        reader->doc.marker = reader->marker->str;
     }
-    return rc == 0;
 }
 
 /* <suppcounts><pair><count>N</count><name>NAME</name></pair>...</suppcounts> */
@@ -826,12 +820,8 @@ static gboolean read_suppcounts(GlReader *reader)
         }
         if (prc < 0)
             return FALSE;
-        if (supp != NULL) {
-            guint64 before = GPOINTER_TO_SIZE(g_hash_table_lookup(reader->suppressed, supp));
-            guint64 sum = before + count < before ? G_MAXUINT64 : before + count;
-            g_hash_table_replace(reader->suppressed, g_steal_pointer(&supp),
-                                 GSIZE_TO_POINTER((gsize) sum));
-        }
+        if (supp != NULL)
+            gl_counts_add(reader->suppressed, g_steal_pointer(&supp), count);
     }
     return rc == 0;
 }
@@ -934,9 +924,9 @@ static gboolean read_header_into(GlReader *reader, gpointer result)
     if (name == n->args)
         return read_args(reader);
     if (name == n->status)
-        return read_status(reader);
+        return read_child_texts(reader, n->state, take_state);
     if (name == n->clientmsg)
-        return read_clientmsg(reader);
+        return read_child_texts(reader, n->text, take_marker);
     if (name == n->suppcounts)
         return read_suppcounts(reader);
     return skip_element(reader);

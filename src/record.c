@@ -114,3 +114,9 @@ const GlFrame *gl_record_first_target_frame(const GlRecord *record)
         frame = first_target_in(&g_array_index(record->aux, GlAux, i).stack);
     return frame;
 }
+
+void gl_counts_add(GHashTable *counts, char *name, guint64 n)
+{
+    guint64 before = GPOINTER_TO_SIZE(g_hash_table_lookup(counts, name));
+    g_hash_table_replace(counts, name, GSIZE_TO_POINTER((gsize) gl_add_saturating(before, n)));
+}

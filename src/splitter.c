@@ -89,19 +89,9 @@ void gl_splitter_free(GlSplitter *splitter)
     g_free(splitter);
 }
 
-guint64 gl_splitter_offset(const GlSplitter *splitter)
-{
-    return splitter->base + splitter->pos;
-}
-
 gboolean gl_splitter_saw_markup(const GlSplitter *splitter)
 {
     return splitter->saw_markup;
-}
-
-gboolean gl_splitter_compressed(const GlSplitter *splitter)
-{
-    return splitter->gz != NULL && gzdirect(splitter->gz) == 0;
 }
 
 /* ---- the bytes at hand ---------------------------------------------------- */

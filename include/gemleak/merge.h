@@ -62,6 +62,9 @@ typedef struct {
 typedef struct GlFindings GlFindings;
 
 /* Returns: (transfer full): an empty table; free with gl_findings_free(). */
+/* Adds @pid to @pids (gint64) unless it is there: each once, in order. */
+void gl_pids_add(GArray *pids, gint64 pid);
+
 GlFindings *gl_findings_new(void);
 void gl_findings_free(GlFindings *findings);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(GlFindings, gl_findings_free)

@@ -103,4 +103,15 @@ gboolean gl_record_has_frames(const GlRecord *record);
  * as in the target, in the primary stack or else the auxiliary ones. */
 const GlFrame *gl_record_first_target_frame(const GlRecord *record);
 
+/* Returns: @a + @b, or G_MAXUINT64 where that would wrap: a total that
+ * wrapped could read as "nothing lost". */
+static inline guint64 gl_add_saturating(guint64 a, guint64 b)
+{
+    return a + b < a ? G_MAXUINT64 : a + b;
+}
+
+/* Adds @n to the count of @name (transfer full) in @counts (char* ->
+ * count, as GSIZE_TO_POINTER), saturating: suppressions' counts. */
+void gl_counts_add(GHashTable *counts, char *name, guint64 n);
+
 #endif

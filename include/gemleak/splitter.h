@@ -63,14 +63,7 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(GlSplitter, gl_splitter_free)
  * gzip data that is corrupt); the parts before it were handed out. */
 gboolean gl_splitter_next(GlSplitter *splitter, GlPart *part, GError **error);
 
-/* Returns: how many bytes of input were consumed (decompressed bytes for
- * gzip). */
-guint64 gl_splitter_offset(const GlSplitter *splitter);
-
 /* Returns: TRUE once a '<' was met: the input is more than blanks and text. */
 gboolean gl_splitter_saw_markup(const GlSplitter *splitter);
-
-/* Returns: TRUE if the input was gzip-compressed. */
-gboolean gl_splitter_compressed(const GlSplitter *splitter);
 
 #endif
