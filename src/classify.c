@@ -65,11 +65,11 @@ static const char *const ruby_object_globs[] = {
     NULL,
 };
 
-const char *gl_verdict_describe(GlVerdict verdict)
+const char *gl_verdict_describe(GlVerdict verdict, guint64 count)
 {
     switch (verdict) {
     case GL_VERDICT_KEEP: return "kept";
-    case GL_VERDICT_SKIP_KIND: return "other leak kinds";
+    case GL_VERDICT_SKIP_KIND: return count == 1 ? "of another leak kind" : "of other leak kinds";
     case GL_VERDICT_SKIP_NO_TARGET: return "not in a target";
     case GL_VERDICT_SKIP_RUBY: return "Ruby's own memory";
     case GL_VERDICT_SKIP_INIT: return "in Init code";
@@ -570,7 +570,7 @@ static GlVerdict classify_owner(GlClassifier *classifier, GlRecord *record, guin
 {
     const GlRules *rules = classifier->rules;
     const GlStack *stack = &record->stack;
-    guint unnamed = 0, ruby = 0;
+    guint unnamed = 0;
     gint innermost_unnamed = -1;
     gint innermost_ruby = -1;
     const char *unnamed_obj = NULL;
@@ -582,7 +582,6 @@ static GlVerdict classify_owner(GlClassifier *classifier, GlRecord *record, guin
         const ObjectFacts *facts = object_facts(classifier, frame->obj);
         if (facts == NULL || !facts->is_ruby)
             continue;
-        ruby++;
         if (innermost_ruby < 0)
             innermost_ruby = (gint) i;
         if (frame->fn == NULL) {

@@ -173,13 +173,13 @@ const GlFrame *gl_finding_location_in(const GlFinding *finding, const char **sta
     return frame;
 }
 
-char *gl_frame_source_path(const GlFrame *frame, const char *project_root, gboolean *under_root)
+/* Returns: (transfer full): @path (transfer full, already normalised)
+ * relative to @project_root when under it; *under_root (nullable) says
+ * which. */
+static char *strip_root(char *path, const char *project_root, gboolean *under_root)
 {
     if (under_root != NULL)
         *under_root = FALSE;
-    g_autofree char *path = gl_frame_path(frame);
-    if (path == NULL)
-        return NULL;
     if (project_root != NULL && path[0] == '/') {
         g_autofree char *root = gl_path_normalize(project_root);
         gsize n = strlen(root);
@@ -188,25 +188,23 @@ char *gl_frame_source_path(const GlFrame *frame, const char *project_root, gbool
         if (strncmp(path, root, n) == 0 && path[n] == '/') {
             if (under_root != NULL)
                 *under_root = TRUE;
-            return g_strdup(path + n + 1);
+            char *relative = g_strdup(path + n + 1);
+            g_free(path);
+            return relative;
         }
     }
-    return g_steal_pointer(&path);
+    return path;
 }
 
-/* Returns: (transfer full): @path relative to @project_root when under it. */
-static char *relative_to_root(const char *path, const char *project_root)
+char *gl_frame_source_path(const GlFrame *frame, const char *project_root, gboolean *under_root)
 {
-    g_autofree char *normal = gl_path_normalize(path);
-    if (project_root != NULL && normal[0] == '/') {
-        g_autofree char *root = gl_path_normalize(project_root);
-        gsize n = strlen(root);
-        if (n == 1)
-            n = 0;  /* "/" */
-        if (strncmp(normal, root, n) == 0 && normal[n] == '/')
-            return g_strdup(normal + n + 1);
+    char *path = gl_frame_path(frame);
+    if (path == NULL) {
+        if (under_root != NULL)
+            *under_root = FALSE;
+        return NULL;
     }
-    return g_steal_pointer(&normal);
+    return strip_root(path, project_root, under_root);
 }
 
 char *gl_test_location(const GlTest *test, const char *project_root)
@@ -220,7 +218,7 @@ char *gl_test_location(const GlTest *test, const char *project_root)
         has_line &= g_ascii_isdigit(*c);
     g_autofree char *file = has_line ? g_strndup(test->location, (gsize) (colon - test->location))
                                      : g_strdup(test->location);
-    g_autofree char *relative = relative_to_root(file, project_root);
+    g_autofree char *relative = strip_root(gl_path_normalize(file), project_root, NULL);
     return has_line ? g_strconcat(relative, colon, NULL) : g_steal_pointer(&relative);
 }
 
@@ -266,6 +264,22 @@ char *gl_finding_tests_line(const GlFinding *finding, const char *project_root)
         g_string_append_printf(line, "%slost at exit (still referenced when the last test ended)",
                                line->len > 0 ? "; also " : "");
     return g_string_free(line, FALSE);
+}
+
+void gl_report_counts(const GlReportContext *context, guint64 *occurrences,
+                      guint64 *all_occurrences, guint *uncertain)
+{
+    *occurrences = 0;
+    *all_occurrences = 0;
+    *uncertain = 0;
+    for (guint i = 0; i < context->findings->len; i++) {
+        const GlFinding *finding = g_ptr_array_index(context->findings, i);
+        *occurrences += finding->occurrences;
+        *uncertain += !finding->certain;
+    }
+    for (guint i = 0; i < context->analysis->findings->len; i++)
+        *all_occurrences += ((const GlFinding *) g_ptr_array_index(context->analysis->findings, i))
+                                ->occurrences;
 }
 
 gboolean gl_report_finding_fails(const GlReportContext *context, const GlFinding *finding)
@@ -341,6 +355,22 @@ void gl_json_add_tool(JsonBuilder *builder)
     gl_json_add_string(builder, "name", "gemleak");
     gl_json_add_string(builder, "version", GEMLEAK_VERSION);
     json_builder_end_object(builder);
+}
+
+void gl_json_add_tests(JsonBuilder *builder, const GlFinding *finding, const char *project_root)
+{
+    json_builder_set_member_name(builder, "tests");
+    json_builder_begin_array(builder);
+    for (guint i = 0; i < finding->tests->len; i++) {
+        const GlTest *test = g_ptr_array_index(finding->tests, i);
+        g_autofree char *name = gl_test_name(test, project_root);
+        g_autofree char *location = gl_test_location(test, project_root);
+        json_builder_begin_object(builder);
+        gl_json_add_string(builder, "name", name);
+        gl_json_add_string(builder, "location", location);
+        json_builder_end_object(builder);
+    }
+    json_builder_end_array(builder);
 }
 
 void gl_json_add_string(JsonBuilder *builder, const char *name, const char *value)

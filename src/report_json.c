@@ -87,18 +87,7 @@ static void json_finding(gpointer data, const GlFinding *finding, guint index)
     for (guint i = 0; i < finding->pids->len; i++)
         json_builder_add_int_value(builder, g_array_index(finding->pids, gint64, i));
     json_builder_end_array(builder);
-    json_builder_set_member_name(builder, "tests");
-    json_builder_begin_array(builder);
-    for (guint i = 0; i < finding->tests->len; i++) {
-        const GlTest *test = g_ptr_array_index(finding->tests, i);
-        g_autofree char *name = gl_test_name(test, state->context->project_root);
-        g_autofree char *location = gl_test_location(test, state->context->project_root);
-        json_builder_begin_object(builder);
-        gl_json_add_string(builder, "name", name);
-        gl_json_add_string(builder, "location", location);
-        json_builder_end_object(builder);
-    }
-    json_builder_end_array(builder);
+    gl_json_add_tests(builder, finding, state->context->project_root);
     json_builder_set_member_name(builder, "more_tests");
     json_builder_add_boolean_value(builder, finding->more_tests);
     json_builder_set_member_name(builder, "lost_before_tests");
@@ -178,14 +167,7 @@ static void json_end(gpointer data)
     /* errors_seen = occurrences + baseline_known_occurrences + skipped */
     guint uncertain = 0;
     guint64 occurrences = 0, all_occurrences = 0;
-    for (guint i = 0; i < context->findings->len; i++) {
-        const GlFinding *finding = g_ptr_array_index(context->findings, i);
-        uncertain += !finding->certain;
-        occurrences += finding->occurrences;
-    }
-    for (guint i = 0; i < context->analysis->findings->len; i++)
-        all_occurrences += ((const GlFinding *) g_ptr_array_index(context->analysis->findings, i))
-                               ->occurrences;
+    gl_report_counts(context, &occurrences, &all_occurrences, &uncertain);
     gl_json_add_int(builder, "occurrences", (gint64) occurrences);
     gl_json_add_int(builder, "uncertain", uncertain);
     gl_json_add_int(builder, "skipped", (gint64) gl_summary_skipped(summary));

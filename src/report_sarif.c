@@ -228,18 +228,7 @@ static void sarif_finding(gpointer data, const GlFinding *finding, guint index)
         /* The tests, for tools that read more than the message. */
         json_builder_set_member_name(builder, "properties");
         json_builder_begin_object(builder);
-        json_builder_set_member_name(builder, "tests");
-        json_builder_begin_array(builder);
-        for (guint i = 0; i < finding->tests->len; i++) {
-            const GlTest *test = g_ptr_array_index(finding->tests, i);
-            g_autofree char *name = gl_test_name(test, root);
-            g_autofree char *location = gl_test_location(test, root);
-            json_builder_begin_object(builder);
-            gl_json_add_string(builder, "name", name);
-            gl_json_add_string(builder, "location", location);
-            json_builder_end_object(builder);
-        }
-        json_builder_end_array(builder);
+        gl_json_add_tests(builder, finding, root);
         json_builder_end_object(builder);
     }
     json_builder_end_object(builder);

@@ -126,6 +126,16 @@ static gpointer supp_begin(const GlReportContext *context, FILE *out)
     return state;
 }
 
+/* The finding's title and message on one line each (a control character
+ * is a space): for comments and the block's name. */
+static void one_line_heading(const GlFinding *finding, char **title, char **message)
+{
+    g_autofree char *raw_title = gl_finding_title(finding);
+    g_autofree char *raw_message = gl_finding_message(finding);
+    *title = one_line(raw_title, ' ');
+    *message = one_line(raw_message, ' ');
+}
+
 char *gl_finding_suppression(const GlFinding *finding)
 {
     const GlRecord *record = finding->record;
@@ -133,11 +143,9 @@ char *gl_finding_suppression(const GlFinding *finding)
     g_autofree char *extra = NULL;
     if (!suppression_kind(record, &kind, &extra) || record->stack.n_frames == 0)
         return NULL;
-    g_autofree char *raw_title = gl_finding_title(finding);
-    g_autofree char *raw_message = gl_finding_message(finding);
-    /* in comments and the block's name, a control character is a space */
-    g_autofree char *title = one_line(raw_title, ' ');
-    g_autofree char *message = one_line(raw_message, ' ');
+    g_autofree char *title = NULL;
+    g_autofree char *message = NULL;
+    one_line_heading(finding, &title, &message);
     GString *block = g_string_new(NULL);
     g_string_append_printf(block, "# %s: %s\n{\n   gemleak %s: %s\n", title, message,
                            finding->fingerprint, title);
@@ -161,10 +169,9 @@ static void supp_finding(gpointer data, const GlFinding *finding, guint index)
         fprintf(state->out, "\n%s", block);
         return;
     }
-    g_autofree char *raw_title = gl_finding_title(finding);
-    g_autofree char *raw_message = gl_finding_message(finding);
-    g_autofree char *title = one_line(raw_title, ' ');
-    g_autofree char *message = one_line(raw_message, ' ');
+    g_autofree char *title = NULL;
+    g_autofree char *message = NULL;
+    one_line_heading(finding, &title, &message);
     fprintf(state->out, "\n# %s: %s\n# (Valgrind has no suppression for this kind of error)\n",
             title, message);
 }

@@ -193,14 +193,7 @@ static void text_end(gpointer data)
      * baseline, or skipped for one reason: the numbers add up. */
     guint64 occurrences = 0, all_occurrences = 0;
     guint uncertain = 0;
-    for (guint i = 0; i < context->findings->len; i++) {
-        const GlFinding *finding = g_ptr_array_index(context->findings, i);
-        occurrences += finding->occurrences;
-        uncertain += !finding->certain;
-    }
-    for (guint i = 0; i < context->analysis->findings->len; i++)
-        all_occurrences += ((const GlFinding *) g_ptr_array_index(context->analysis->findings, i))
-                               ->occurrences;
+    gl_report_counts(context, &occurrences, &all_occurrences, &uncertain);
     g_string_append_printf(line, "gemleak: %u file%s, %" G_GUINT64_FORMAT " error%s read: %u "
                            "finding%s", summary->files, summary->files == 1 ? "" : "s",
                            summary->errors_seen, summary->errors_seen == 1 ? "" : "s",
@@ -224,11 +217,7 @@ static void text_end(gpointer data)
         g_string_append_printf(line, ", %" G_GUINT64_FORMAT " skipped (", skipped);
         for (guint v = GL_VERDICT_KEEP + 1; v < GL_N_VERDICTS; v++) {
             guint64 count = summary->by_verdict[v];
-            append_count(line, count,
-                         v == GL_VERDICT_SKIP_KIND ? (count == 1 ? "of another leak kind"
-                                                                 : "of other leak kinds")
-                                                   : gl_verdict_describe((GlVerdict) v),
-                         &first);
+            append_count(line, count, gl_verdict_describe((GlVerdict) v, count), &first);
         }
         append_count(line, summary->repeated, "repeated by a later leak check", &first);
         g_string_append_c(line, ')');

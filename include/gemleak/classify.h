@@ -22,8 +22,9 @@ typedef enum {
     GL_N_VERDICTS
 } GlVerdict;
 
-/* Returns: (transfer none): a short phrase for summaries: "not in a target". */
-const char *gl_verdict_describe(GlVerdict verdict);
+/* Returns: (transfer none): a short phrase for summaries, after @count
+ * errors: "not in a target", "of another leak kind". */
+const char *gl_verdict_describe(GlVerdict verdict, guint64 count);
 
 typedef struct GlRules GlRules;
 

@@ -120,6 +120,12 @@ char *gl_finding_tests_line(const GlFinding *finding, const char *project_root);
  * the finding is of a kind that fails it. */
 gboolean gl_report_finding_fails(const GlReportContext *context, const GlFinding *finding);
 
+/* The summary's counts of what @context reports: the occurrences of its
+ * findings, of every finding the analysis made (the baseline's too), and
+ * its uncertain findings. */
+void gl_report_counts(const GlReportContext *context, guint64 *occurrences,
+                      guint64 *all_occurrences, guint *uncertain);
+
 /* Adds the member @name to the object @builder is in: a string, or null
  * when @value is NULL. Bytes that are not UTF-8 become U+FFFD: JSON is
  * UTF-8 whatever the input held. */
@@ -133,6 +139,10 @@ void gl_json_add_int(JsonBuilder *builder, const char *name, gint64 value);
 /* Adds the member "tool": gemleak's name and version, by which a JSON
  * file is known as gemleak's. */
 void gl_json_add_tool(JsonBuilder *builder);
+
+/* Adds the member "tests": an array of {"name", "location"}, the tests
+ * @finding was lost in, first seen first. */
+void gl_json_add_tests(JsonBuilder *builder, const GlFinding *finding, const char *project_root);
 
 /* Writes the document @builder built to @out, indented, with a final
  * newline. The builder stays the caller's. */
