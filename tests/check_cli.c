@@ -854,10 +854,19 @@ END_TEST
  * aborting. */
 START_TEST(test_fewer_threads_when_none_can_start)
 {
-    g_autofree char *xml = gl_test_fixture("xml");
-    RUN(one, "filter", "-O", "leaky", "-j", "1", xml);
     /* Root is exempt from RLIMIT_NPROC: this test runs in a child of its
-     * own (Check forks), which can become nobody for good. */
+     * own (Check forks), which can become nobody for good. Nobody reads a
+     * copy of the fixtures of its own: the checkout may lie in a directory
+     * only its owner can enter (mktemp -d makes them mode 0700). */
+    g_autofree char *dir = gl_test_tmpdir();
+    g_autofree char *xml = g_build_filename(dir, "xml", NULL);
+    g_autofree char *fixtures = gl_test_fixture("xml");
+    const char *copy[] = { "cp", "-R", fixtures, xml, NULL };
+    ck_assert_int_eq(gl_test_spawn(copy, NULL, NULL), 0);
+    const char *give[] = { "chown", "-R", "65534:65534", dir, NULL };
+    if (geteuid() == 0)
+        ck_assert_int_eq(gl_test_spawn(give, NULL, NULL), 0);
+    RUN(one, "filter", "-O", "leaky", "-j", "1", xml);
     if (geteuid() == 0) {
         ck_assert_int_eq(setgid(65534), 0);
         ck_assert_int_eq(setuid(65534), 0);
@@ -874,6 +883,7 @@ START_TEST(test_fewer_threads_when_none_can_start)
     gl_assert_line(four.err, "^gemleak: note: read with 1 thread, not 4: ");
     gl_test_run_clear(&one);
     gl_test_run_clear(&four);
+    gl_remove_tree(dir);
 }
 END_TEST
 
