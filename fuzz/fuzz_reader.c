@@ -37,7 +37,7 @@ static void write_reports(GPtrArray *findings, GlFindings *table)
     GlGate gate;
     gl_gate_init(&gate);
     GlGateResult result;
-    gl_gate_evaluate(&gate, findings, 0, 0, &result);
+    gl_gate_evaluate(&gate, findings, 0, 0, FALSE, &result);
     GlAnalysis analysis = {
         .findings = findings,
         .problems = g_ptr_array_new(),

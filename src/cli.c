@@ -57,6 +57,7 @@ typedef struct {
     char *durations;
     char *per_test;             /* "test" or "file"; NULL: off */
     gboolean trace_launchers;
+    gboolean spare_launchers;
 } Options;
 
 static void output_free(gpointer data)
@@ -497,10 +498,12 @@ static void write_target_error(const Options *options, const char *message, cons
 /* Sets the targets: --object, else the run's loaded extensions, else the
  * Ruby extensions under the current directory. @shown receives what the
  * report says the targets are; *have_lists whether the inputs came with
- * the run's lists of loaded extensions. */
+ * the run's lists of loaded extensions. @unlisted: some process has XML
+ * and no list (a Ruby whose environment lost gemleak's helper may be
+ * among them): lists that name nothing do not settle the targets then. */
 static gboolean resolve_targets(const Options *options, const char *const *inputs,
-                                GlRules *rules, GPtrArray *shown, gboolean *have_lists,
-                                GError **error)
+                                gboolean unlisted, GlRules *rules, GPtrArray *shown,
+                                gboolean *have_lists, GError **error)
 {
     g_autoptr(GPtrArray) loaded = gl_targets_from_loaded_lists(inputs, have_lists);
     if (options->objects != NULL) {
@@ -560,7 +563,7 @@ static gboolean resolve_targets(const Options *options, const char *const *input
                     g_ptr_array_add(found, g_strdup(g_ptr_array_index(report.targets, i)));
         gl_json_input_clear(&report);
     }
-    if (found->len == 0 && *have_lists) {
+    if (found->len == 0 && *have_lists && !unlisted) {
         g_set_error(error, GL_ERROR, GL_ERROR_USAGE,
                     "no Ruby process of the run loaded a native extension: was it built (rake "
                     "compile)? A LoadError in the suite's output says what Ruby could not load");
@@ -586,6 +589,20 @@ static gboolean resolve_targets(const Options *options, const char *const *input
         g_ptr_array_add(shown, g_strdup(path));
     }
     return TRUE;
+}
+
+/* Returns: TRUE if a frame of some error read lies in a target: a process
+ * under Valgrind loaded it, whether the helper recorded it or not. */
+static gboolean targets_seen(const GlRules *rules, const GlAnalysis *analysis)
+{
+    GHashTableIter iter;
+    gpointer key;
+    g_hash_table_iter_init(&iter, analysis->objects);
+    while (g_hash_table_iter_next(&iter, &key, NULL))
+        for (guint t = 0; t < gl_rules_n_targets(rules); t++)
+            if (gl_rules_target_matches(rules, t, key))
+                return TRUE;
+    return FALSE;
 }
 
 /* On XML without the run's lists, a clean extension may be in no error at
@@ -668,6 +685,7 @@ static GlSinks *plan_sinks(const Options *options, const char *const *inputs,
 typedef struct {
     gboolean gate_failed;
     gboolean problems;
+    const char *trouble; /* what the problems come to, for run's last line */
     int status;          /* the exit status it makes */
 } Outcome;
 
@@ -706,7 +724,7 @@ static char *command_ending(const GlRunResult *run)
 
 /* Returns: (transfer full): the text report's last line in run: the exit
  * status and what it means. */
-static char *run_exit_line(int status, const GlRunResult *run)
+static char *run_exit_line(int status, const GlRunResult *run, const Outcome *outcome)
 {
     g_autofree char *command = command_ending(run);
     switch (status) {
@@ -716,9 +734,7 @@ static char *run_exit_line(int status, const GlRunResult *run)
         return g_strdup("gemleak: exit status 1: findings fail the gate; the command passed");
     case GL_EXIT_ERROR:
         return g_strdup_printf("gemleak: exit status 3: %s (see gemleak's messages); nothing "
-                               "fails the gate, and %s", run->outside != NULL &&
-                               run->outside->len > 0 ? "a process loaded an extension outside "
-                               "Valgrind" : "Valgrind's XML could not all be read", command);
+                               "fails the gate, and %s", outcome->trouble, command);
     case GL_EXIT_COMMAND_FAILED:
         return g_strdup_printf("gemleak: exit status 4: %s; nothing fails the gate", command);
     case GL_EXIT_FINDINGS_AND_COMMAND_FAILED:
@@ -742,7 +758,11 @@ static gboolean analyze_and_report(const Options *options, Plan *plan, const cha
     const GlBaseline *baseline = plan->baseline;
     g_autoptr(GPtrArray) shown = g_ptr_array_new_null_terminated(4, g_free, TRUE);
     gboolean have_lists = FALSE;
-    if (!resolve_targets(options, inputs, rules, shown, &have_lists, error))
+    g_auto(GlRunCoverage) coverage_data = { 0 };
+    GlRunCoverage *coverage = &coverage_data;
+    gl_rundir_coverage(inputs, coverage);
+    if (!resolve_targets(options, inputs, coverage->unlisted > 0, rules, shown, &have_lists,
+                         error))
         return FALSE;
 
     g_autoptr(GlAnalysis) analysis = gl_analyze_with_killed(inputs, rules, effective_jobs(options),
@@ -766,15 +786,28 @@ static gboolean analyze_and_report(const Options *options, Plan *plan, const cha
         gl_gate_parse_fail_on(&gate, "none", NULL);
     GlGateResult gate_result;
     /* What ran outside Valgrind and loaded an extension is trouble, said
-     * with the unreadable inputs, in every report. */
-    guint unchecked = run != NULL && run->outside != NULL ? run->outside->len : 0;
-    for (guint i = 0; i < unchecked; i++)
+     * with the unreadable inputs, in every report; and so is a run in
+     * which no process under Valgrind loaded a target: it checked nothing. */
+    for (guint i = 0; i < coverage->unchecked->len; i++)
         g_ptr_array_add(analysis->problems,
-                        g_error_new(GL_ERROR, GL_ERROR_CHILD, "%s: what it ran was not checked; "
-                                    "run again with --trace-launchers",
-                                    (const char *) g_ptr_array_index(run->outside, i)));
-    gl_gate_evaluate(&gate, reported, analysis->summary.incomplete_files, unchecked,
-                     &gate_result);
+                        g_error_new(GL_ERROR, GL_ERROR_CHILD, "%s: what it ran was not checked%s",
+                                    (const char *) g_ptr_array_index(coverage->unchecked, i),
+                                    options->spare_launchers && !options->trace_launchers
+                                        ? "; run again without --spare-launchers" : ""));
+    gboolean checked_nothing = (run != NULL || coverage->runs > 0 || coverage->lists > 0) &&
+                               coverage->checked == 0 &&
+                               !targets_seen(rules, analysis);
+    if (checked_nothing) {
+        g_autofree char *targets = g_strjoinv(", ", (char **) shown->pdata);
+        g_ptr_array_add(analysis->problems, g_error_new(
+            GL_ERROR, GL_ERROR_CHILD, "nothing was checked: no process under Valgrind loaded %s "
+            "(does the command run the tests? %s)", targets, coverage->lists == 0
+                ? "no Ruby process ran with gemleak's helper: a Ruby started with its own "
+                  "RUBYOPT, or none, does not, and then only --object tells its extension"
+                : "the Ruby processes gemleak's helper ran in loaded none of them"));
+    }
+    gl_gate_evaluate(&gate, reported, analysis->summary.incomplete_files,
+                     coverage->unchecked->len, checked_nothing, &gate_result);
     if (adopting) {
         g_free(gate_result.line);
         gate_result.line = g_strdup_printf(
@@ -785,7 +818,11 @@ static gboolean analyze_and_report(const Options *options, Plan *plan, const cha
     outcome->gate_failed = gate_result.failed;
     outcome->problems = analysis->problems->len > 0;
     outcome->status = run != NULL ? run_status(outcome, run) : filter_status(outcome);
-    g_autofree char *exit_line = run != NULL ? run_exit_line(outcome->status, run) : NULL;
+    outcome->trouble = checked_nothing ? "nothing was checked"
+                       : coverage->unchecked->len > 0 ? "a process loaded an extension outside "
+                                                        "Valgrind"
+                       : "Valgrind's XML could not all be read";
+    g_autofree char *exit_line = run != NULL ? run_exit_line(outcome->status, run, outcome) : NULL;
     GlReportContext context = {
         .analysis = analysis,
         .findings = reported,
@@ -951,9 +988,12 @@ static GOptionGroup *run_group(Options *options)
         { "per-test", 0, G_OPTION_FLAG_OPTIONAL_ARG, G_OPTION_ARG_CALLBACK, (gpointer) on_per_test,
           "Name the test in which each leak was lost (minitest, test-unit, RSpec): a leak check "
           "after each test (--per-test alone), or after each test file; slower", "test|file" },
+        { "spare-launchers", 0, 0, G_OPTION_ARG_NONE, &options->spare_launchers,
+          "Run a launcher command (bundle, rake) outside Valgrind, faster: a Ruby it starts "
+          "with its own RUBYOPT, or none, is then not checked", NULL },
         { "trace-launchers", 0, 0, G_OPTION_ARG_NONE, &options->trace_launchers,
-          "Run a launcher command (bundle, rake) under Valgrind too, not only the Ruby "
-          "processes it starts", NULL },
+          "Run a launcher command under Valgrind too (the default; undoes --spare-launchers)",
+          NULL },
         G_OPTION_ENTRY_NULL,
     };
     GOptionGroup *group = g_option_group_new("run", "Run options:", "Show run options",
@@ -973,14 +1013,17 @@ static const char run_description[] =
     "named, when the run finds something, fails or is interrupted; 'gemleak\n"
     "clean' removes the kept directories of old runs from TMPDIR.\n"
     "\n"
-    "Every process the command starts runs under Valgrind but compilers,\n"
-    "linkers, make and the small tools of a build (cc, gcc, cc1, as, ld, make,\n"
-    "install, rm, sed...): a test task that compiles first costs no Valgrind\n"
-    "start for them. --valgrind-opt=--trace-children-skip=PATTERNS replaces\n"
-    "that list (empty: trace everything). A command that is a launcher (bundle,\n"
-    "rake) runs outside Valgrind, as do extconf.rb and what build tools start:\n"
-    "each Ruby process it starts goes under Valgrind, and a launcher that loads\n"
-    "an extension itself starts again under it (--trace-launchers: trace it).\n"
+    "Every process the command starts runs under Valgrind, whatever its\n"
+    "environment, but compilers, linkers and the small tools of a build that\n"
+    "start no other program (cc, cc1, as, ld, install, rm, sed...), and the\n"
+    "Ruby that runs extconf.rb (natively, watched: if it loads an extension of\n"
+    "the project it starts again under Valgrind). Shells, make, xargs, find,\n"
+    "git and launchers stay traced, so that no Ruby below them escapes.\n"
+    "--valgrind-opt=--trace-children-skip=PATTERNS replaces that list (empty:\n"
+    "trace everything). --spare-launchers runs a command that is a launcher\n"
+    "(bundle, rake) outside Valgrind, and each Ruby it starts puts itself under\n"
+    "Valgrind through gemleak's helper: faster, but a Ruby started with its\n"
+    "own RUBYOPT, or none, is then not checked.\n"
     "\n"
     "Files after ::: are shared among --jobs processes, each running COMMAND\n"
     "with its share appended; the command must take several files (rspec, a\n"
@@ -1100,7 +1143,7 @@ static int run_planned(const Options *options, Plan *plan, char **command, FILE 
         .messages = err,
         .per_test = options->per_test,
         .time_files = commands.has_files,
-        .trace_launchers = options->trace_launchers,
+        .spare_launchers = options->spare_launchers && !options->trace_launchers,
     };
     say_jobs_capped(options, err);
     if (commands.commands->len > 1)
@@ -1116,7 +1159,7 @@ static int run_planned(const Options *options, Plan *plan, char **command, FILE 
         fprintf(err, "; %u process%s ran build tools outside it (compilers, make...)",
                 result.untraced, result.untraced == 1 ? "" : "es");
     if (result.launcher != NULL)
-        fprintf(err, "; %s ran outside it, as a launcher (--trace-launchers)", result.launcher);
+        fprintf(err, "; %s ran outside it, as a launcher (--spare-launchers)", result.launcher);
     fputc('\n', err);
     if (result.interrupted_by != 0)
         fprintf(err, "gemleak: interrupted by %s: the report covers what Valgrind finished "
@@ -1135,8 +1178,8 @@ static int run_planned(const Options *options, Plan *plan, char **command, FILE 
     if (!gl_list_xml_files_any(result.dir)) {
         if (result.launcher != NULL)
             fprintf(err, "gemleak: nothing ran under Valgrind: %s, a launcher, runs outside it, "
-                    "and started no Ruby process that did (status %d; --trace-launchers runs it "
-                    "under Valgrind too)\n", result.launcher, result.status);
+                    "and started no Ruby process that did (status %d; without --spare-launchers it "
+                    "runs under Valgrind too)\n", result.launcher, result.status);
         else
             fprintf(err, "gemleak: Valgrind wrote no XML: see its messages above (did the command "
                     "exist? status %d)\n", result.status);

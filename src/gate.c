@@ -65,7 +65,7 @@ gboolean gl_gate_counts(const GlGate *gate, const GlFinding *finding)
 }
 
 void gl_gate_evaluate(const GlGate *gate, const GPtrArray *findings, guint incomplete_inputs,
-                      guint unchecked_processes, GlGateResult *result)
+                      guint unchecked_processes, gboolean checked_nothing, GlGateResult *result)
 {
     memset(result, 0, sizeof *result);
     guint leaks = 0, errors = 0, uncertain = 0;
@@ -86,12 +86,15 @@ void gl_gate_evaluate(const GlGate *gate, const GPtrArray *findings, guint incom
     gboolean leaks_fail = leaks > 0 &&
                           (!gate->has_max_bytes || result->failing_bytes > gate->max_bytes);
     result->failed = leaks_fail || errors > 0;
-    result->complete = incomplete_inputs == 0 && unchecked_processes == 0;
+    result->complete = incomplete_inputs == 0 && unchecked_processes == 0 && !checked_nothing;
 
     GString *line = g_string_new(result->failed     ? "gemleak: FAIL: "
                                  : result->complete ? "gemleak: pass: "
                                                     : "gemleak: INCOMPLETE: ");
-    if (result->failing == 0) {
+    if (checked_nothing && result->failing == 0) {
+        g_string_append(line, "nothing was checked: no process under Valgrind loaded a target "
+                              "extension (see gemleak's messages)");
+    } else if (result->failing == 0) {
         g_string_append(line, findings->len == 0 ? "no findings"
                               : uncertain == findings->len ? "no certain finding"
                               : "no finding is of a kind that fails (--fail-on)");

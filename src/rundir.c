@@ -1,5 +1,6 @@
 /* A run's directory: untraced forks, compression, locks, gemleak clean. */
 #include "gemleak/rundir.h"
+#include "gemleak/errors.h"
 #include "gemleak/runner.h"
 #include "gemleak/sys.h"
 #include "gemleak/targets.h"
@@ -78,10 +79,108 @@ guint gl_rundir_drop_untraced(const char *dir, GHashTable *killed)
         if (killed != NULL && g_hash_table_contains(killed, GINT_TO_POINTER(pid)))
             continue;
         g_autofree char *path = g_build_filename(dir, name, NULL);
-        if (ends_after_preamble(path) && g_unlink(path) == 0)
+        if (ends_after_preamble(path) && g_unlink(path) == 0) {
+            /* What it loaded went with the exec: nothing of it was left to
+             * check, and its list must not read as a process that ran
+             * outside Valgrind. */
+            g_autofree char *list = g_strdup_printf("%s/" GL_LOADED_PREFIX "%d" GL_LOADED_SUFFIX,
+                                                    dir, pid);
+            g_unlink(list);
             dropped++;
+        }
     }
     return dropped;
+}
+
+/* Returns: TRUE if @dir holds the XML of process @pid, plain or compressed. */
+static gboolean has_xml(const char *dir, gint64 pid)
+{
+    g_autofree char *plain = g_strdup_printf("%s/%" G_GINT64_FORMAT ".xml", dir, pid);
+    g_autofree char *packed = g_strdup_printf("%s.gz", plain);
+    return g_file_test(plain, G_FILE_TEST_EXISTS) || g_file_test(packed, G_FILE_TEST_EXISTS);
+}
+
+gboolean gl_rundir_mark(const char *dir, GError **error)
+{
+    g_autofree char *path = g_build_filename(dir, GL_RUN_MARKER, NULL);
+    g_autoptr(GError) local = NULL;
+    if (!g_file_set_contents(path, "gemleak run: Valgrind's XML, one file a process, and what "
+                                   "gemleak's helper said of each process\n", -1, &local)) {
+        g_set_error(error, GL_ERROR, GL_ERROR_ENVIRONMENT, "cannot write in the run directory "
+                    "%s: %s", dir, local->message);
+        return FALSE;
+    }
+    return TRUE;
+}
+
+/* Adds to @coverage what the directory @dir says: its lists, which of
+ * their processes have XML, and its outside-PID.txt sentences. */
+static void coverage_of_dir(const char *dir, GlRunCoverage *coverage)
+{
+    g_autoptr(GDir) handle = g_dir_open(dir, 0, NULL);
+    const char *name;
+    while (handle != NULL && (name = g_dir_read_name(handle)) != NULL) {
+        if (strcmp(name, GL_RUN_MARKER) == 0) {
+            coverage->runs++;
+            continue;
+        }
+        if (is_pid_file(name, "", ".xml") || is_pid_file(name, "", ".xml.gz")) {
+            g_autofree char *list = g_strdup_printf("%s/" GL_LOADED_PREFIX "%" G_GINT64_FORMAT
+                                                    GL_LOADED_SUFFIX, dir,
+                                                    g_ascii_strtoll(name, NULL, 10));
+            coverage->unlisted += !g_file_test(list, G_FILE_TEST_EXISTS);
+            continue;
+        }
+        if (!is_pid_file(name, GL_LOADED_PREFIX, GL_LOADED_SUFFIX))
+            continue;
+        gint64 pid = g_ascii_strtoll(name + strlen(GL_LOADED_PREFIX), NULL, 10);
+        g_autofree char *path = g_build_filename(dir, name, NULL);
+        g_autofree char *text = NULL;
+        gsize length = 0;
+        coverage->lists++;
+        if (!gl_file_read_bounded(path, PREAMBLE_MAX_BYTES, &text, &length, NULL))
+            text = g_strdup("");
+        g_auto(GStrv) lines = g_strsplit(text, "\n", -1);
+        g_autoptr(GString) loaded = g_string_new(NULL);
+        for (char **line = lines; *line != NULL; line++)
+            if (**line != '\0')
+                g_string_append_printf(loaded, "%s%s", loaded->len > 0 ? ", " : "", *line);
+        if (loaded->len == 0)
+            continue;
+        if (has_xml(dir, pid)) {
+            coverage->checked++;
+            continue;
+        }
+        g_autofree char *valid = g_utf8_make_valid(loaded->str, -1);  /* a path's raw bytes */
+        g_ptr_array_add(coverage->unchecked,
+                        g_strdup_printf("process %" G_GINT64_FORMAT ": it loaded %s outside "
+                                        "Valgrind (it has no XML: a program Valgrind does not "
+                                        "trace started it)", pid, valid));
+    }
+    g_autoptr(GPtrArray) outside = gl_rundir_outside(dir);
+    for (guint i = 0; i < outside->len; i++)
+        g_ptr_array_add(coverage->unchecked, g_strdup(g_ptr_array_index(outside, i)));
+}
+
+void gl_rundir_coverage(const char *const *inputs, GlRunCoverage *coverage)
+{
+    memset(coverage, 0, sizeof *coverage);
+    coverage->unchecked = g_ptr_array_new_with_free_func(g_free);
+    g_autoptr(GHashTable) done = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+    for (const char *const *input = inputs; *input != NULL; input++) {
+        if (strcmp(*input, "-") == 0)
+            continue;
+        char *dir = g_file_test(*input, G_FILE_TEST_IS_DIR) ? g_strdup(*input)
+                                                             : g_path_get_dirname(*input);
+        if (g_hash_table_add(done, dir))
+            coverage_of_dir(dir, coverage);
+    }
+    g_ptr_array_sort(coverage->unchecked, gl_compare_strings);
+}
+
+void gl_run_coverage_clear(GlRunCoverage *coverage)
+{
+    g_clear_pointer(&coverage->unchecked, g_ptr_array_unref);
 }
 
 GPtrArray *gl_rundir_outside(const char *dir)
@@ -303,7 +402,8 @@ static gboolean written_by_gemleak(const char *name, gboolean helper)
         return strcmp(name, "gemleak_helper.rb") == 0 || strcmp(name, "gemleak_client.so") == 0;
     if (is_pid_file(name, "", ".xml") || is_pid_file(name, "", ".xml.gz") ||
         is_pid_file(name, GL_LOADED_PREFIX, GL_LOADED_SUFFIX) ||
-        is_pid_file(name, GL_DURATIONS_PREFIX, ".txt") || is_pid_file(name, GL_OUTSIDE_PREFIX, ".txt"))
+        is_pid_file(name, GL_DURATIONS_PREFIX, ".txt") ||
+        is_pid_file(name, GL_OUTSIDE_PREFIX, ".txt") || strcmp(name, GL_RUN_MARKER) == 0)
         return TRUE;
     /* .NNN.xml.gz.XXXXXX, compress_file's temporary */
     const char *gz = strstr(name, ".xml.gz.");

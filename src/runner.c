@@ -381,12 +381,17 @@ static void child_setup(gpointer parent)
     }
 }
 
-/* What a build runs, by the name of the program. Valgrind matches a
- * pattern against the whole path given to execve, and its star crosses
- * slashes: each name is given as NAME and as any path ending in /NAME,
- * and none ends in a star, which would also match a directory of that
- * name on the way to a Ruby (/home/me/gcc-work/bin/ruby). Versioned and
- * cross-compiler names are spelled out with ? for the same reason. */
+/* The programs Valgrind does not trace (--trace-children-skip), by the
+ * name of the program: only those that start no program of the suite's,
+ * so that every Ruby the command starts, through whatever shell, make,
+ * xargs, find, git hook, awk or launcher, runs under Valgrind whatever its
+ * environment says (Valgrind follows exec itself). A compiler's driver
+ * starts only its own stages. Valgrind matches a pattern against the whole
+ * path given to execve, and its star crosses slashes: each name is given
+ * as NAME and as any path ending in /NAME, and none ends in a star, which
+ * would also match a directory of that name on the way to a Ruby
+ * (/home/me/gcc-work/bin/ruby). Versioned and cross-compiler names are
+ * spelled out with ? for the same reason. */
 static const char *const build_tools[] = {
     /* compilers, their stages, and the GNU toolchain's prefixed names */
     "cc", "c++", "cpp", "gcc", "g++", "clang", "clang++", "cc1", "cc1plus", "cc1obj",
@@ -395,15 +400,20 @@ static const char *const build_tools[] = {
     "gcc-?", "gcc-??", "g++-?", "g++-??", "cpp-??", "clang-??", "clang++-??", "*-linux-gnu-gcc",
     "*-linux-gnu-gcc-??", "*-linux-gnu-g++", "*-linux-gnu-g++-??", "*-linux-gnu-as",
     "*-linux-gnu-ld", "*-linux-gnu-ar", "*-linux-gnu-ranlib", "*-linux-gnu-strip",
-    "rustc", "cargo", "cmake", "ninja", "pkg-config", "pkgconf", "*-pkg-config",
-    /* make, and what configure scripts and Makefiles run */
-    "make", "gmake", "configure", "config.status", "libtool", "git",
-    /* coreutils and friends (a shell's builtins are not processes) */
+    "rustc", "pkg-config", "pkgconf", "*-pkg-config",
+    /* coreutils and friends that run no other program (a shell's builtins
+     * are not processes) */
     "install", "rm", "cp", "mv", "mkdir", "rmdir", "ln", "chmod", "touch", "echo", "cat",
-    "sed", "grep", "egrep", "fgrep", "awk", "gawk", "mawk", "tr", "sort", "uniq", "head",
-    "tail", "cut", "wc", "date", "uname", "dirname", "basename", "expr", "tee", "find",
-    "xargs", "tar", "gzip", "true", "false", "test", "printf", "which",
+    "sed", "grep", "egrep", "fgrep", "tr", "sort", "uniq", "head",
+    "tail", "cut", "wc", "date", "uname", "dirname", "basename", "expr", "tee",
+    "tar", "gzip", "true", "false", "test", "printf", "which",
 };
+
+/* The programs by their arguments (--trace-children-skip-by-arg): a Ruby
+ * that runs extconf.rb builds a Makefile, and mkmf compiles dozens of test
+ * programs. It runs natively, watched by the helper: one that loads an
+ * extension of the project starts again under Valgrind. */
+#define BUILD_SCRIPTS "extconf.rb,*/extconf.rb"
 
 char *gl_trace_children_skip(void)
 {
@@ -445,6 +455,7 @@ static GPtrArray *valgrind_argv(const GlRunOptions *options, const char *valgrin
     /* the user's --valgrind-opt=--trace-children-skip=..., later, replaces it */
     g_autofree char *skip = gl_trace_children_skip();
     g_ptr_array_add(argv, g_strdup_printf("--trace-children-skip=%s", skip));
+    g_ptr_array_add(argv, g_strdup("--trace-children-skip-by-arg=" BUILD_SCRIPTS));
     g_ptr_array_add(argv, g_strdup("--num-callers=50"));
     g_ptr_array_add(argv, g_strdup("--error-limit=no"));
     g_ptr_array_add(argv, g_strdup("--undef-value-errors=no"));
@@ -655,19 +666,16 @@ gboolean gl_run_commands(const GlRunOptions *options, GPtrArray *commands, GlRun
     if ((result->locks[result->n_locks] = gl_rundir_lock(result->dir)) >= 0)
         result->n_locks++;
     result->kept_by_user = options->keep_dir != NULL;
+    if (!gl_rundir_mark(result->dir, error))
+        return FALSE;
     result->helper_dir = write_helper(options->per_test != NULL, error);
     if (result->helper_dir == NULL)
         return FALSE;
     if ((result->locks[result->n_locks] = gl_rundir_lock(result->helper_dir)) >= 0)
         result->n_locks++;
-    /* A launcher runs outside Valgrind when the helper can start what it
-     * starts under it. */
-    g_autofree char *valgrind = NULL;
-    for (guint i = 0; i < commands->len && !options->trace_launchers && valgrind == NULL; i++) {
-        char **command = g_ptr_array_index(commands, i);
-        if (gl_is_launcher(command[0]))
-            valgrind = valgrind_variable(options, result->dir);
-    }
+    /* Valgrind's command line, for a Ruby that finds itself outside it (below
+     * a launcher gemleak spares, extconf.rb) to put itself under it. */
+    g_autofree char *valgrind = valgrind_variable(options, result->dir);
     g_auto(GStrv) env = child_environment(options, result->dir, result->helper_dir, valgrind);
 
 #ifdef __linux__
@@ -687,7 +695,8 @@ gboolean gl_run_commands(const GlRunOptions *options, GPtrArray *commands, GlRun
     gint64 started = g_get_monotonic_time();
     for (guint i = 0; i < commands->len; i++) {
         char **command = g_ptr_array_index(commands, i);
-        gboolean outside = valgrind != NULL && gl_is_launcher(command[0]);
+        gboolean outside = options->spare_launchers && valgrind != NULL &&
+                           gl_is_launcher(command[0]);
         g_autoptr(GPtrArray) argv = outside ? NULL
             : valgrind_argv(options, options->valgrind, result->dir, command);
         char **spawned = outside ? command : (char **) argv->pdata;

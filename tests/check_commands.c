@@ -321,7 +321,7 @@ START_TEST(test_processes_outside_valgrind)
     gl_gate_init(&gate);
     g_autoptr(GPtrArray) none = g_ptr_array_new();
     GlGateResult result;
-    gl_gate_evaluate(&gate, none, 0, said->len, &result);
+    gl_gate_evaluate(&gate, none, 0, said->len, FALSE, &result);
     ck_assert(!result.failed);
     ck_assert(!result.complete);
     ck_assert_str_eq(result.line, "gemleak: INCOMPLETE: no findings in what Valgrind saw; 2 "
@@ -329,6 +329,85 @@ START_TEST(test_processes_outside_valgrind)
                                   "messages)");
     gl_gate_result_clear(&result);
     gl_remove_tree(dir);
+}
+END_TEST
+
+/* A run directory's processes: one that loaded an extension and has XML
+ * was checked; one that loaded one and has none ran outside Valgrind; one
+ * that loaded none, or ran a program Valgrind skips after the exec, is
+ * neither; outside-PID.txt is the helper's own word. */
+START_TEST(test_run_coverage)
+{
+    g_autofree char *dir = gl_test_tmpdir();
+    const char *files[][2] = {
+        { "loaded-10.txt", "/p/lib/x.so\n" }, { "10.xml", "<valgrindoutput>" },
+        { "loaded-11.txt", "/p/lib/x.so\n/p/lib/y.so\n" },          /* no XML */
+        { "loaded-12.txt", "" }, { "12.xml", "<valgrindoutput>" },    /* loaded nothing */
+        { "loaded-13.txt", "/p/lib/x.so\n" }, { "13.xml.gz", "" },   /* kept, compressed */
+        { "outside-14.txt", "the launcher rake loaded /p/lib/x.so outside Valgrind (seen at "
+                            "its exit)\n" },
+    };
+    ck_assert(gl_rundir_mark(dir, NULL));
+    for (guint i = 0; i < G_N_ELEMENTS(files); i++) {
+        g_autofree char *path = g_build_filename(dir, files[i][0], NULL);
+        gl_test_write(path, files[i][1], -1);
+    }
+    g_autofree char *file = g_build_filename(dir, "10.xml", NULL);
+    const char *inputs[] = { dir, file, NULL };   /* the directory once */
+    GlRunCoverage coverage;
+    gl_rundir_coverage(inputs, &coverage);
+    ck_assert_uint_eq(coverage.runs, 1);
+    ck_assert_uint_eq(coverage.lists, 4);
+    ck_assert_uint_eq(coverage.checked, 2);
+    ck_assert_uint_eq(coverage.unlisted, 0);
+    ck_assert_uint_eq(coverage.unchecked->len, 2);
+    ck_assert_str_eq(g_ptr_array_index(coverage.unchecked, 0),
+                     "process 11: it loaded /p/lib/x.so, /p/lib/y.so outside Valgrind (it has no "
+                     "XML: a program Valgrind does not trace started it)");
+    ck_assert_str_eq(g_ptr_array_index(coverage.unchecked, 1),
+                     "process 14: the launcher rake loaded /p/lib/x.so outside Valgrind (seen at "
+                     "its exit)");
+    gl_run_coverage_clear(&coverage);
+
+    /* Valgrind's file of a process that exec'd a compiler ends after its
+     * preamble: dropped, and its list with it. */
+    g_autofree char *xml = g_build_filename(dir, "11.xml", NULL);
+    gl_test_write(xml, "<?xml version=\"1.0\"?>\n<valgrindoutput>\n<args><argv><exe>/usr/bin/cc"
+                       "</exe></argv></args>\n", -1);
+    ck_assert_uint_eq(gl_rundir_drop_untraced(dir, NULL), 1);
+    gl_rundir_coverage(inputs, &coverage);
+    ck_assert_uint_eq(coverage.lists, 3);
+    ck_assert_uint_eq(coverage.unchecked->len, 1);
+    g_autofree char *unlisted = g_build_filename(dir, "15.xml", NULL);  /* sh, or RUBYOPT lost */
+    gl_test_write(unlisted, "<valgrindoutput>", -1);
+    gl_run_coverage_clear(&coverage);
+    gl_rundir_coverage(inputs, &coverage);
+    ck_assert_uint_eq(coverage.unlisted, 1);
+    gl_run_coverage_clear(&coverage);
+
+    /* No gemleak run: no lists, nothing to say. */
+    const char *plain[] = { "-", NULL };
+    gl_rundir_coverage(plain, &coverage);
+    ck_assert_uint_eq(coverage.lists, 0);
+    ck_assert_uint_eq(coverage.unchecked->len, 0);
+    gl_run_coverage_clear(&coverage);
+    gl_remove_tree(dir);
+}
+END_TEST
+
+/* A run that checked nothing never passes. */
+START_TEST(test_gate_checked_nothing)
+{
+    GlGate gate;
+    gl_gate_init(&gate);
+    g_autoptr(GPtrArray) none = g_ptr_array_new();
+    GlGateResult result;
+    gl_gate_evaluate(&gate, none, 0, 0, TRUE, &result);
+    ck_assert(!result.failed);
+    ck_assert(!result.complete);
+    ck_assert_str_eq(result.line, "gemleak: INCOMPLETE: nothing was checked: no process under "
+                                  "Valgrind loaded a target extension (see gemleak's messages)");
+    gl_gate_result_clear(&result);
 }
 END_TEST
 
@@ -359,6 +438,8 @@ Suite *gl_commands_suite(void)
     tcase_add_test(tc, test_usage_errors);
     tcase_add_test(tc, test_launchers);
     tcase_add_test(tc, test_processes_outside_valgrind);
+    tcase_add_test(tc, test_run_coverage);
+    tcase_add_test(tc, test_gate_checked_nothing);
     suite_add_tcase(suite, tc);
     return suite;
 }

@@ -2413,9 +2413,9 @@ static char *arguments_in(const char *dir)
     return out;
 }
 
-/* A rake test whose task compiles the extensions first: rake is a
- * launcher and runs outside Valgrind, as do extconf.rb, make and the
- * compiler; the test process alone is traced. */
+/* A rake test whose task compiles the extensions first, with
+ * --spare-launchers: rake is a launcher and runs outside Valgrind, as do
+ * extconf.rb, make and the compiler; the test process alone is traced. */
 START_TEST(test_build_tools_stay_out_of_valgrind)
 {
     g_autofree char *dir = gl_test_tmpdir();
@@ -2426,14 +2426,14 @@ START_TEST(test_build_tools_stay_out_of_valgrind)
     const char *cp[] = { "sh", "-c", copy, NULL };
     ck_assert_int_eq(gl_test_spawn(cp, NULL, NULL), 0);
     g_autofree char *lib = gl_test_project_file("rake/lib");
-    const char *argv[] = { gemleak_binary, "run", "--keep-xml", keep, "--", "rake", "-I", lib,
-                           "test", NULL };
+    const char *argv[] = { gemleak_binary, "run", "--spare-launchers", "--keep-xml", keep, "--",
+                           "rake", "-I", lib, "test", NULL };
     Result r = { 0 };
     run_command(&r, gem, NULL, argv);
     /* count_test.rb leaks; the tests pass */
     ck_assert_msg(r.status == 1, "status %d\n%s", r.status, r.err);
     gl_assert_line(r.err, "^gemleak: ran under Valgrind .*; rake ran outside it, as a launcher "
-                          "\\(--trace-launchers\\)$");
+                          "\\(--spare-launchers\\)$");
     gl_assert_line(r.err, "copy_text");
     g_autofree char *exes = exes_in(keep);
     gl_assert_line(exes, "ruby[0-9.]*$");
@@ -2478,8 +2478,8 @@ START_TEST(test_a_launcher_that_hands_over_is_traced)
     g_autofree char *suite = g_build_filename(dir, "suite.rb", NULL);
     gl_test_write(suite, "require 'leaky'\nLeaky.leak\nputs \"suite ran: #{ARGV.join(' ')}\"\n", -1);
     g_auto(GStrv) env = leaky_environment();
-    const char *argv[] = { gemleak_binary, "run", "--keep-xml", keep, "--", bundle, "exec",
-                           suite, "one", "two", NULL };
+    const char *argv[] = { gemleak_binary, "run", "--spare-launchers", "--keep-xml", keep, "--",
+                           bundle, "exec", suite, "one", "two", NULL };
     Result r = { 0 };
     run_command(&r, dir, env, argv);
     ck_assert_msg(r.status == 1, "status %d\n%s", r.status, r.err);
@@ -2501,7 +2501,7 @@ START_TEST(test_a_launcher_that_loads_the_extension_runs_again)
     g_autofree char *rake = write_launcher(
         dir, "rake", "$stdout.puts 'rake started'\nrequire 'leaky'\nLeaky.leak\n");
     g_auto(GStrv) env = leaky_environment();
-    const char *argv[] = { gemleak_binary, "run", "--", rake, NULL };
+    const char *argv[] = { gemleak_binary, "run", "--spare-launchers", "--", rake, NULL };
     Result r = { 0 };
     run_command(&r, dir, env, argv);
     ck_assert_msg(r.status == 1, "status %d\n%s", r.status, r.err);
@@ -2515,22 +2515,182 @@ START_TEST(test_a_launcher_that_loads_the_extension_runs_again)
 END_TEST
 
 /* A process forked from a launcher cannot start again: when it loads the
- * extension, what it did is not checked, and the run never passes. */
+ * extension, what it did is not checked, and the run never passes; nor
+ * does gemleak filter on the directory the run kept. */
 START_TEST(test_a_launchers_fork_that_loads_the_extension_fails)
 {
     g_autofree char *dir = gl_test_tmpdir();
+    g_autofree char *keep = g_build_filename(dir, "xml", NULL);
     g_autofree char *rake = write_launcher(
         dir, "rake", "Process.wait(fork { require 'leaky' })\n"
                     "system(RbConfig.ruby, '-e', 'require %(leaky)')\n");
     g_auto(GStrv) env = leaky_environment();
-    const char *argv[] = { gemleak_binary, "run", "--", rake, NULL };
+    const char *argv[] = { gemleak_binary, "run", "--spare-launchers", "--keep-xml", keep, "--",
+                           rake, NULL };
     Result r = { 0 };
     run_command(&r, dir, env, argv);
     ck_assert_msg(r.status == 3, "status %d\n%s", r.status, r.err);
     gl_assert_line(r.err, "^gemleak: process \\d+: forked from the launcher rake, it loaded "
                           "\\S+/leaky\\.so outside Valgrind: what it ran was not checked; run "
-                          "again with --trace-launchers$");
+                          "again without --spare-launchers$");
+    gl_assert_line(r.err, "^gemleak: INCOMPLETE: ");
     gl_assert_no_line(r.err, "^gemleak: pass");
+    result_clear(&r);
+
+    const char *again[] = { gemleak_binary, "filter", keep, NULL };
+    run_command(&r, dir, NULL, again);
+    ck_assert_msg(r.status == 3, "status %d\n%s", r.status, r.err);
+    gl_assert_line(r.err, "^gemleak: process \\d+: forked from the launcher rake, it loaded "
+                          "\\S+/leaky\\.so outside Valgrind: what it ran was not checked$");
+    gl_assert_line(r.out, "^gemleak: INCOMPLETE: ");
+    result_clear(&r);
+    gl_remove_tree(dir);
+}
+END_TEST
+
+/* A directory with the leaky extension built in lib/, as a gem's checkout
+ * has it, and suite.rb, which leaks once. Returns: (transfer full) its path. */
+static char *leaky_project(void)
+{
+    char *dir = gl_test_tmpdir();
+    g_autofree char *copy = g_strdup_printf("mkdir -p '%s/lib' && cp '%s/leaky/leaky.so' '%s/lib/'",
+                                            dir, ext_dir, dir);
+    const char *cp[] = { "sh", "-c", copy, NULL };
+    ck_assert_int_eq(gl_test_spawn(cp, NULL, NULL), 0);
+    g_autofree char *suite = g_build_filename(dir, "suite.rb", NULL);
+    gl_test_write(suite, "require 'leaky'\nLeaky.leak\nputs 'suite ran'\n", -1);
+    return dir;
+}
+
+/* Tests started below the tools a build uses to start programs (xargs,
+ * find -exec, make, awk's system()) run under Valgrind like any other
+ * Ruby, and the leak is found. */
+START_TEST(test_ruby_below_build_tools_is_checked)
+{
+    g_autofree char *dir = leaky_project();
+    g_autofree char *makefile = g_build_filename(dir, "Makefile", NULL);
+    gl_test_write(makefile, "test:\n\truby -Ilib suite.rb\n", -1);
+    const char *commands[] = {
+        "echo suite.rb | xargs ruby -Ilib",
+        "find . -name suite.rb -exec ruby -Ilib {} \\;",
+        "make -s test",
+        "awk 'BEGIN { system(\"ruby -Ilib suite.rb\") }'",
+    };
+    for (guint i = 0; i < G_N_ELEMENTS(commands); i++) {
+        const char *argv[] = { gemleak_binary, "run", "--", "sh", "-c", commands[i], NULL };
+        Result r = { 0 };
+        run_command(&r, dir, NULL, argv);
+        ck_assert_msg(r.status == 1, "%s: status %d\n%s", commands[i], r.status, r.err);
+        gl_assert_line(r.out, "^suite ran$");
+        gl_assert_line(r.err, "^gemleak: FAIL: 1 leak");
+        result_clear(&r);
+    }
+    /* A Ruby that runs outside Valgrind all the same (below a program the
+     * user told Valgrind to skip, without the variable that would put it
+     * under Valgrind) and loads the extension: the run does not pass, and
+     * says which process it was. */
+    const char *skipped[] = { gemleak_binary, "run", "--valgrind-opt=--trace-children-skip=*xargs",
+                              "--", "sh", "-c",
+                              "echo suite.rb | xargs env -u GEMLEAK_VALGRIND ruby -Ilib", NULL };
+    Result r = { 0 };
+    run_command(&r, dir, NULL, skipped);
+    ck_assert_msg(r.status == 3, "status %d\n%s", r.status, r.err);
+    gl_assert_line(r.err, "^gemleak: process \\d+: it loaded \\S+/lib/leaky\\.so outside "
+                          "Valgrind \\(it has no XML: a program Valgrind does not trace started "
+                          "it\\): what it ran was not checked$");
+    gl_assert_line(r.err, "^gemleak: INCOMPLETE: ");
+    result_clear(&r);
+    gl_remove_tree(dir);
+}
+END_TEST
+
+/* A launcher whose Ruby child gets an environment of its own (RUBYOPT
+ * replaced or removed, everything cleared, gemleak's variables deleted):
+ * by default the launcher is traced, Valgrind follows every exec whatever
+ * the environment, and the child's leak is found. */
+START_TEST(test_ruby_with_its_own_environment_is_checked)
+{
+    g_autofree char *dir = leaky_project();
+    g_autofree char *lib = g_build_filename(dir, "lib", NULL);
+    const char *starts[] = {
+        "system({'RUBYOPT' => '-W0'}, RbConfig.ruby, '-Ilib', 'suite.rb')",
+        "system({'RUBYOPT' => nil}, RbConfig.ruby, '-Ilib', 'suite.rb')",
+        "system({'PATH' => ENV['PATH']}, RbConfig.ruby, '-Ilib', 'suite.rb', unsetenv_others: true)",
+        "system('env', '-i', RbConfig.ruby, '-Ilib', 'suite.rb')",
+        "ENV.keys.grep(/GEMLEAK/).each { |k| ENV.delete(k) }\nsystem(RbConfig.ruby, '-Ilib', 'suite.rb')",
+    };
+    for (guint i = 0; i < G_N_ELEMENTS(starts); i++) {
+        g_autofree char *rake = write_launcher(dir, "rake", starts[i]);
+        const char *argv[] = { gemleak_binary, "run", "--", rake, NULL };
+        Result r = { 0 };
+        run_command(&r, dir, NULL, argv);
+        ck_assert_msg(r.status == 1, "%s: status %d\n%s", starts[i], r.status, r.err);
+        gl_assert_line(r.out, "^suite ran$");
+        gl_assert_line(r.err, "^gemleak: FAIL: 1 leak");
+        result_clear(&r);
+    }
+    (void) lib;
+    gl_remove_tree(dir);
+}
+END_TEST
+
+/* A command that runs no Ruby, or a Ruby that loads no extension, checked
+ * nothing: it never passes, and a kept directory read again says the same. */
+START_TEST(test_command_that_checks_nothing_never_passes)
+{
+    g_autofree char *dir = leaky_project();
+    g_autofree char *keep = g_build_filename(dir, "xml", NULL);
+    const char *const commands[][6] = {
+        { "true", NULL },
+        { "ruby", "-v", NULL },
+        { "sh", "-c", "exit", NULL },
+        { "ruby", "-e", "puts 1", NULL },
+    };
+    for (guint i = 0; i < G_N_ELEMENTS(commands); i++) {
+        for (guint with_object = 0; with_object < 2; with_object++) {
+            g_autoptr(GPtrArray) argv = g_ptr_array_new();
+            g_ptr_array_add(argv, (gpointer) gemleak_binary);
+            g_ptr_array_add(argv, (gpointer) "run");
+            if (with_object) {
+                g_ptr_array_add(argv, (gpointer) "-O");
+                g_ptr_array_add(argv, (gpointer) "leaky");
+            }
+            g_ptr_array_add(argv, (gpointer) "--");
+            for (const char *const *arg = commands[i]; *arg != NULL; arg++)
+                g_ptr_array_add(argv, (gpointer) *arg);
+            g_ptr_array_add(argv, NULL);
+            Result r = { 0 };
+            run_command(&r, dir, NULL, (const char *const *) argv->pdata);
+            gl_assert_no_line(r.err, "^gemleak: pass");
+            if (i == 3) {
+                /* A Ruby ran with the helper and loaded nothing: a usage
+                 * error, as before, that says so. */
+                ck_assert_msg(r.status == 2, "ruby -e%s: status %d\n%s",
+                              with_object ? " -O" : "", r.status, r.err);
+                gl_assert_line(r.err, with_object ? "^gemleak: --object leaky matches no "
+                                                    "extension the run loaded: it loaded none"
+                                                  : "^gemleak: no Ruby process of the run "
+                                                    "loaded a native extension");
+            } else {
+                ck_assert_msg(r.status == 3, "%s%s: status %d\n%s", commands[i][0],
+                              with_object ? " -O" : "", r.status, r.err);
+                gl_assert_line(r.err, "^gemleak: nothing was checked: no process under Valgrind "
+                                      "loaded \\S*leaky\\S*");
+                gl_assert_line(r.err, "^gemleak: INCOMPLETE: nothing was checked");
+                gl_assert_line(r.err, "^gemleak: exit status 3: nothing was checked");
+            }
+            result_clear(&r);
+        }
+    }
+    const char *kept[] = { gemleak_binary, "run", "--keep-xml", keep, "--", "ruby", "-v", NULL };
+    Result r = { 0 };
+    run_command(&r, dir, NULL, kept);
+    ck_assert_msg(r.status == 3, "status %d\n%s", r.status, r.err);
+    result_clear(&r);
+    const char *again[] = { gemleak_binary, "filter", keep, NULL };
+    run_command(&r, dir, NULL, again);
+    ck_assert_msg(r.status == 3, "status %d\n%s", r.status, r.err);
+    gl_assert_line(r.out, "^gemleak: INCOMPLETE: nothing was checked");
     result_clear(&r);
     gl_remove_tree(dir);
 }
@@ -2818,13 +2978,15 @@ int main(int argc, char **argv)
 
     /* The test cases run at once, each in a process of its own
      * (run_in_parallel); the tests of one case run in turn. */
-    enum { SELF, LEAKS, VERDICTS, PROCESSES, COMMANDS, PER_TEST, MINITEST, RSPEC, GEM, N_CASES };
+    enum { SELF, LEAKS, VERDICTS, PROCESSES, COMMANDS, CHECKED, PER_TEST, MINITEST, RSPEC, GEM,
+           N_CASES };
     const char *names[N_CASES + 1] = {
         [SELF] = "gemleak itself",
         [LEAKS] = "run: leaks",
         [VERDICTS] = "run: verdicts",
         [PROCESSES] = "run: processes and options",
         [COMMANDS] = "run: what runs, what is kept",
+        [CHECKED] = "run: what was not checked never passes",
         [PER_TEST] = "run: per test",
         [MINITEST] = "rake: minitest",
         [RSPEC] = "rake: rspec and options",
@@ -2893,10 +3055,16 @@ int main(int argc, char **argv)
     tcase_add_test(commands, test_a_launcher_that_loads_the_extension_runs_again);
     tcase_add_test(commands, test_a_launchers_fork_that_loads_the_extension_fails);
     tcase_add_test(commands, test_trace_launchers);
+
     tcase_add_test(commands, test_bare_ruby_runs_every_file);
     tcase_add_test(commands, test_kept_xml_is_compressed);
     tcase_add_test(commands, test_trimmed_text_report);
     tcase_add_test(commands, test_shards_merge_into_one_run);
+
+    TCase *checked = cases[CHECKED];
+    tcase_add_test(checked, test_ruby_below_build_tools_is_checked);
+    tcase_add_test(checked, test_ruby_with_its_own_environment_is_checked);
+    tcase_add_test(checked, test_command_that_checks_nothing_never_passes);
 
     TCase *minitest = cases[MINITEST];
     tcase_add_test(minitest, test_rake_test_task_fails_on_a_leak);

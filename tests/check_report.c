@@ -19,7 +19,7 @@ static char *report_of(const char *format, const char *relative, gboolean color)
     GlGate gate;
     gl_gate_init(&gate);
     GlGateResult result;
-    gl_gate_evaluate(&gate, analysis->findings, 0, 0, &result);
+    gl_gate_evaluate(&gate, analysis->findings, 0, 0, FALSE, &result);
     const char *targets[] = { "leaky", NULL };
     GlReportContext context = {
         .analysis = analysis,

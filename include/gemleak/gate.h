@@ -36,11 +36,13 @@ typedef struct {
 
 /* Decides on @findings (GlFinding*), read from inputs of which
  * @incomplete_inputs could not all be read, from a run in which
- * @unchecked_processes loaded an extension outside Valgrind: what was not
- * read or not traced may hold findings, so nothing "passes" then. Fills
- * @result; clear it with gl_gate_result_clear(). */
+ * @unchecked_processes loaded an extension outside Valgrind, or in which
+ * no process under Valgrind loaded a target at all (@checked_nothing):
+ * what was not read or not traced may hold findings, so nothing "passes"
+ * then. Fills @result; clear it with gl_gate_result_clear(). */
 void gl_gate_evaluate(const GlGate *gate, const GPtrArray *findings, guint incomplete_inputs,
-                      guint unchecked_processes, GlGateResult *result);
+                      guint unchecked_processes, gboolean checked_nothing,
+                      GlGateResult *result);
 void gl_gate_result_clear(GlGateResult *result);
 
 /* Returns: TRUE if @finding is of a kind that can fail the gate (an

@@ -37,6 +37,37 @@ guint gl_rundir_drop_untraced(const char *dir, GHashTable *killed);
  * none. */
 GPtrArray *gl_rundir_outside(const char *dir);
 
+/* The file that says a directory is a gemleak run's: gemleak filter reads
+ * it again as run did (a run that checked nothing does not pass there
+ * either). */
+#define GL_RUN_MARKER "gemleak-run.txt"
+
+/* Writes GL_RUN_MARKER into @dir.
+ * Returns: FALSE with GL_ERROR_ENVIRONMENT when it cannot. */
+gboolean gl_rundir_mark(const char *dir, GError **error);
+
+/* What a run's directories say of its processes, beyond their XML: which
+ * ran under gemleak's helper, which of those loaded an extension of the
+ * project and have XML (they were checked), and which ran outside
+ * Valgrind: a list naming an extension and no XML beside it (a program
+ * Valgrind skips started the process), or the helper's outside-PID.txt. */
+typedef struct {
+    guint runs;            /* directories marked as a gemleak run's */
+    guint lists;           /* loaded-PID.txt files: processes the helper ran in */
+    guint checked;         /* of those, the ones that loaded an extension and have XML */
+    guint unlisted;        /* XML files of processes without a list: not Ruby, or a Ruby
+                            * whose environment lost the helper (RUBYOPT replaced) */
+    GPtrArray *unchecked;  /* char*: a sentence per process that loaded an extension outside
+                            * Valgrind ("process 12: it loaded /x/y.so outside Valgrind..."),
+                            * sorted */
+} GlRunCoverage;
+
+/* Fills @coverage from the directories of @inputs (directories, or the
+ * directory of each file; "-" has none). Clear it with gl_run_coverage_clear(). */
+void gl_rundir_coverage(const char *const *inputs, GlRunCoverage *coverage);
+void gl_run_coverage_clear(GlRunCoverage *coverage);
+G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC(GlRunCoverage, gl_run_coverage_clear)
+
 /* Reads the durations-<pid>.txt files the helper wrote in @dir: the
  * milliseconds the tests of each file took, by its absolute path.
  * Returns: (transfer full): path -> gdouble* seconds, summed over the

@@ -13,22 +13,25 @@
 #define GL_VALGRIND_MIN_MINOR 10
 
 /* The programs gemleak keeps out of Valgrind (--trace-children-skip), as
- * Valgrind's patterns: a compiler, a linker, make and the small tools of a
- * build never load a Ruby extension, and each costs a Valgrind start. A
- * shell, env and anything Ruby stay traced: Rake's TestTask starts Ruby
- * through /bin/sh, a #!/usr/bin/env ruby script through env.
+ * Valgrind's patterns: compilers, linkers and the small tools of a build
+ * that start no other program, each of which would cost a Valgrind start.
+ * Whatever can start a Ruby stays traced (a shell, env, make, xargs, find,
+ * git, awk): Valgrind then follows every Ruby below it, whatever its
+ * environment says.
  * Returns: (transfer full): "PATTERN,PATTERN,...". */
 char *gl_trace_children_skip(void);
 
 /* A launcher only starts the processes that run a suite (bundle, rake).
- * gemleak runs one given as the command outside Valgrind: each Ruby
- * process it starts puts itself under Valgrind, through the helper, and a
- * launcher that loads an extension itself starts again under Valgrind.
+ * With --spare-launchers gemleak runs one given as the command outside
+ * Valgrind: each Ruby process it starts puts itself under Valgrind,
+ * through the helper, and a launcher that loads an extension itself starts
+ * again under Valgrind.
  * Returns: TRUE if @program (a name or a path) is one. */
 gboolean gl_is_launcher(const char *program);
 
-/* The variable that hands Valgrind's command line to the helper in the
- * processes a launcher starts: the arguments joined by GL_VALGRIND_SEPARATOR. */
+/* The variable that hands Valgrind's command line to the helper in every
+ * process of a run, for those outside Valgrind (below a spared launcher,
+ * extconf.rb): the arguments joined by GL_VALGRIND_SEPARATOR. */
 #define GL_VALGRIND_VARIABLE "GEMLEAK_VALGRIND"
 #define GL_VALGRIND_SEPARATOR '\x1f'
 
@@ -51,7 +54,8 @@ typedef struct {
     FILE *messages;                /* nullable: where to say that the run waits for processes */
     const char *per_test;          /* --per-test: "test" or "file"; NULL: off */
     gboolean time_files;           /* the helper times each test file's tests */
-    gboolean trace_launchers;      /* run a launcher command under Valgrind too */
+    gboolean spare_launchers;      /* run a launcher command (rake, bundle) outside Valgrind:
+                                    * the Ruby processes it starts put themselves under it */
 } GlRunOptions;
 
 typedef struct {

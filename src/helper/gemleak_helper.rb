@@ -407,11 +407,11 @@ module GemLeakLaunch
     end
 
     def decide(prefix)
-      if ENV["LD_PRELOAD"].to_s.include?("/vgpreload_")
-        # Valgrind traces or skips this process's children itself.
-        ENV.delete("GEMLEAK_VALGRIND")
-        return :traced
-      end
+      # Valgrind traces this process's children itself; one below a program
+      # it skips finds itself outside and puts itself under it, with this
+      # variable: it stays.
+      return :traced if ENV["LD_PRELOAD"].to_s.include?("/vgpreload_")
+
       @valgrind = prefix.split(SEPARATOR)
       @argv = File.binread("/proc/self/cmdline").split("\0")
       name = File.basename($0.to_s)
