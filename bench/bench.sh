@@ -20,7 +20,8 @@
 # 5. gemleak run -- bundle exec rake test, whose test task rebuilds the
 #    extension first (as on a CI machine), against the Rake task, bundle
 #    exec rake test:valgrind, which builds natively and puts only the test
-#    files' Ruby under gemleak.
+#    files' Ruby under gemleak: by default (launchers traced, every Ruby
+#    checked whatever its environment) and with --spare-launchers.
 # 6. gemleak run --jobs 2 against --jobs 1 on files of unequal cost (one
 #    heavy, six light), shared by the durations a first run recorded.
 # 7. gemleak run against bare valgrind with the same options on the same
@@ -196,11 +197,15 @@ if want 5; then
     # Once each first: both must pass, or the times say nothing.
     bundle exec rake test:valgrind >"$work/rake.out" 2>&1 || { echo "  rake test:valgrind failed:"; tail "$work/rake.out"; }
     "$gemleak" run -- bundle exec rake test >"$work/rake.out" 2>&1 || { echo "  gemleak run -- bundle exec rake test failed:"; tail "$work/rake.out"; }
+    "$gemleak" run --spare-launchers -- bundle exec rake test >"$work/rake.out" 2>&1 || { echo "  gemleak run --spare-launchers -- bundle exec rake test failed:"; tail "$work/rake.out"; }
     set -- $(best_of bundle exec rake test:valgrind)
     task=$1
     set -- $(best_of "$gemleak" run -- bundle exec rake test)
     whole=$1
+    set -- $(best_of "$gemleak" run --spare-launchers -- bundle exec rake test)
+    spared=$1
     echo "  rake test:valgrind: ${task}s   gemleak run -- bundle exec rake test: ${whole}s   ratio: $(ratio "$whole" "$task")x"
+    echo "  with --spare-launchers: ${spared}s   ratio: $(ratio "$spared" "$task")x"
     unset RUBYLIB GEMLEAK
 fi
 

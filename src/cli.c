@@ -1156,7 +1156,7 @@ static int run_planned(const Options *options, Plan *plan, char **command, FILE 
             result.valgrind_version, n_supps, n_supps == 1 ? "" : "s",
             ruby_version != NULL ? ruby_version : "unknown");
     if (result.untraced > 0)
-        fprintf(err, "; %u process%s ran build tools outside it (compilers, make...)",
+        fprintf(err, "; %u process%s ran a compiler or another build tool outside it",
                 result.untraced, result.untraced == 1 ? "" : "es");
     if (result.launcher != NULL)
         fprintf(err, "; %s ran outside it, as a launcher (--spare-launchers)", result.launcher);

@@ -191,6 +191,11 @@ static char *fake_valgrind(const char *dir, const char *then)
     return path;
 }
 
+/* What gemleak's helper writes for a Ruby that loaded leaky.so, for a fake
+ * Valgrind's process: a run in which nothing loaded a target would check
+ * nothing, and never pass. */
+#define FAKE_LOADED "printf '/fake/leaky.so\\n' > \"${xml%/*}/loaded-$$.txt\"\n"
+
 /* ---- gemleak run: the scenarios of a gem's test suite ----------------------- */
 
 START_TEST(test_clean_method_reports_nothing)
@@ -898,7 +903,7 @@ END_TEST
 START_TEST(test_more_jobs_than_gemleak_runs)
 {
     g_autofree char *dir = gl_test_tmpdir();
-    g_autofree char *valgrind = fake_valgrind(dir, NULL);
+    g_autofree char *valgrind = fake_valgrind(dir, FAKE_LOADED);
     g_autoptr(GPtrArray) argv = g_ptr_array_new_with_free_func(g_free);
     const char *head[] = { gemleak_binary, "run", "--valgrind", valgrind, "-O", "leaky",
                            "--jobs", "300", "--", "/bin/true", ":::", NULL };
@@ -1226,8 +1231,9 @@ END_TEST
 START_TEST(test_run_exit_statuses)
 {
     g_autofree char *dir = gl_test_tmpdir();
-    g_autofree char *valgrind = fake_valgrind(dir, "[ -n \"$FAKE_XML\" ] && cat \"$FAKE_XML\" > \"$xml\"\n"
-                                                   "exec \"$@\"");
+    g_autofree char *valgrind = fake_valgrind(dir, FAKE_LOADED
+                                              "[ -n \"$FAKE_XML\" ] && cat \"$FAKE_XML\" > \"$xml\"\n"
+                                              "exec \"$@\"");
     g_autofree char *leak = gl_test_fixture("xml/leak.xml");
     g_autofree char *leak_abs = g_canonicalize_filename(leak, NULL);
     g_autofree char *text = gl_test_read(leak, NULL);
