@@ -265,8 +265,9 @@ static const char filter_exit_statuses[] =
     "  0  nothing found (no finding fails the gate)\n"
     "  1  findings that fail the gate (see --fail-on)\n"
     "  2  usage error\n"
-    "  3  an input could not be read or was not complete Valgrind XML, or a\n"
-    "     report could not be written, and nothing failed the gate\n";
+    "  3  an input could not be read or was not complete Valgrind XML, a JSON\n"
+    "     report merged says its own run was not all checked, or a report\n"
+    "     could not be written, and nothing failed the gate\n";
 
 static const char run_exit_statuses[] =
     "Exit status:\n"
@@ -773,8 +774,9 @@ static gboolean analyze_and_report(const Options *options, Plan *plan, const cha
                         g_error_new(GL_ERROR, GL_ERROR_CHILD, "%s: what it ran was not checked; "
                                     "run again with --trace-launchers",
                                     (const char *) g_ptr_array_index(run->outside, i)));
-    gl_gate_evaluate(&gate, reported, analysis->summary.incomplete_files, unchecked,
-                     &gate_result);
+    analysis->summary.unchecked_processes += unchecked;
+    gl_gate_evaluate(&gate, reported, analysis->summary.incomplete_files,
+                     analysis->summary.unchecked_processes, &gate_result);
     if (adopting) {
         g_free(gate_result.line);
         gate_result.line = g_strdup_printf(

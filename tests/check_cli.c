@@ -721,6 +721,90 @@ START_TEST(test_shard_reports_keep_the_tests)
 }
 END_TEST
 
+/* What a shard could not check stays unchecked in the merge: a shard that
+ * could not all be read, or whose run loaded an extension outside
+ * Valgrind, makes the merged gate INCOMPLETE, never a pass. */
+START_TEST(test_incomplete_shard_stays_incomplete)
+{
+    g_autofree char *leak = gl_test_fixture("xml/leak.xml");
+    g_autofree char *clean = gl_test_fixture("xml/clean.xml");
+    gsize length;
+    g_autofree char *text = gl_test_read(leak, &length);
+    g_autofree char *dir = gl_test_tmpdir();
+    g_autofree char *early = g_build_filename(dir, "4243.xml", NULL);
+    gl_test_write(early, text, strstr(text, "<error>") - text + 50);
+    g_autofree char *shard1 = g_build_filename(dir, "shard1.json", NULL);
+    g_autofree char *shard2 = g_build_filename(dir, "shard2.json", NULL);
+    g_autofree char *merged = g_build_filename(dir, "merged.json", NULL);
+    g_autofree char *merged_spec = g_strconcat("json:", merged, NULL);
+    RUN(s1, "filter", "-O", "leaky", "--format", "json", "-o", shard1, early);
+    ck_assert_int_eq(s1.status, 3);
+    RUN(s2, "filter", "-O", "leaky", "--format", "json", "-o", shard2, clean);
+    ck_assert_int_eq(s2.status, 0);
+
+    RUN(both, "filter", "--format", "text", "--format", merged_spec, shard1, shard2);
+    ck_assert_msg(both.status == 3, "status %d\n%s%s", both.status, both.out, both.err);
+    gl_assert_no_line(both.out, "pass");
+    gl_assert_line(both.out, "^gemleak: 2 files, .*, 1 truncated file$");
+    gl_assert_line(both.out, "^gemleak: INCOMPLETE: no findings in what could be read; 1 input "
+                             "could not all be read \\(see gemleak's messages\\)$");
+    /* the shard's own problem, said with the shard that had it */
+    gl_assert_line(both.err, "^gemleak: .*shard1\\.json: .*4243\\.xml: truncated at byte \\d+");
+    g_autoptr(JsonParser) parser = json_parser_new();
+    ck_assert(json_parser_load_from_file(parser, merged, NULL));
+    JsonObject *root = json_node_get_object(json_parser_get_root(parser));
+    JsonObject *gate = json_object_get_object_member(root, "gate");
+    ck_assert(!json_object_get_boolean_member(gate, "complete"));
+    JsonArray *truncated = json_object_get_array_member(
+        json_object_get_object_member(root, "summary"), "truncated_files");
+    ck_assert_uint_eq(json_array_get_length(truncated), 1);
+    ck_assert_str_eq(json_array_get_string_element(truncated, 0), early);
+
+    /* INCOMPLETE in, INCOMPLETE out, however many merges deep */
+    RUN(again, "filter", merged);
+    ck_assert_int_eq(again.status, 3);
+    gl_assert_line(again.out, "^gemleak: INCOMPLETE: no findings in what could be read; 1 input "
+                              "could not all be read");
+    gl_assert_line(again.err, "^gemleak: .*merged\\.json: .*shard1\\.json: .*4243\\.xml: truncated");
+
+    /* a report that says no more than that its gate was incomplete */
+    g_autofree char *terse = g_build_filename(dir, "terse.json", NULL);
+    gl_test_write(terse, "{\"tool\": {\"name\": \"gemleak\"}, \"report_version\": 1, \"targets\": "
+                         "[\"leaky\"], \"findings\": [], \"summary\": {\"files\": 1}, \"gate\": "
+                         "{\"failed\": false, \"complete\": false, \"message\": \"gemleak: "
+                         "INCOMPLETE: no findings in what could be read\"}}\n", -1);
+    RUN(bare, "filter", terse, shard2);
+    ck_assert_int_eq(bare.status, 3);
+    gl_assert_line(bare.out, "^gemleak: INCOMPLETE: no findings in what could be read; 1 input "
+                             "could not all be read");
+    gl_assert_line(bare.err, "^gemleak: .*terse\\.json: not everything was checked: gemleak: "
+                             "INCOMPLETE: no findings in what could be read$");
+
+    /* a shard whose run loaded an extension outside Valgrind */
+    g_autofree char *outside = g_build_filename(dir, "outside.json", NULL);
+    gl_test_write(outside, "{\"tool\": {\"name\": \"gemleak\"}, \"report_version\": 1, \"targets\": "
+                           "[\"leaky\"], \"findings\": [], \"summary\": {\"files\": 1, "
+                           "\"unchecked_processes\": 1, \"problems\": [\"process 12, forked from "
+                           "the launcher rake, loaded /x/leaky.so outside Valgrind: what it ran "
+                           "was not checked; run again with --trace-launchers\"]}, \"gate\": "
+                           "{\"failed\": false, \"complete\": false}}\n", -1);
+    RUN(launcher, "filter", outside, shard2);
+    ck_assert_int_eq(launcher.status, 3);
+    gl_assert_line(launcher.out, "^gemleak: INCOMPLETE: no findings in what Valgrind saw; 1 "
+                                 "process loaded an extension outside Valgrind");
+    gl_assert_line(launcher.err, "^gemleak: .*outside\\.json: process 12, forked from the "
+                                 "launcher rake, loaded /x/leaky\\.so outside Valgrind: what it "
+                                 "ran was not checked");
+    gl_test_run_clear(&s1);
+    gl_test_run_clear(&s2);
+    gl_test_run_clear(&both);
+    gl_test_run_clear(&again);
+    gl_test_run_clear(&bare);
+    gl_test_run_clear(&launcher);
+    gl_remove_tree(dir);
+}
+END_TEST
+
 START_TEST(test_json_that_is_not_a_report)
 {
     g_autofree char *dir = gl_test_tmpdir();
@@ -1289,6 +1373,7 @@ Suite *gl_cli_suite(void)
     tcase_add_test(tc, test_target_that_is_not_there);
     tcase_add_test(tc, test_shard_reports_merge);
     tcase_add_test(tc, test_shard_reports_keep_the_tests);
+    tcase_add_test(tc, test_incomplete_shard_stays_incomplete);
     tcase_add_test(tc, test_json_that_is_not_a_report);
     tcase_add_test(tc, test_text_stacks_people_can_read);
     tcase_add_test(tc, test_standard_input);
