@@ -2,6 +2,7 @@
 #include "testutil.h"
 #include "gemleak/analyze.h"
 #include "gemleak/errors.h"
+#include "gemleak/report.h"
 
 #include <fcntl.h>
 #include <stdlib.h>
@@ -825,6 +826,24 @@ START_TEST(test_json_that_is_not_a_report)
     ck_assert_int_eq(refused.status, 3);
     gl_assert_line(refused.err, "deep\\.json: JSON nested deeper than \\d+ levels");
     gl_test_run_clear(&refused);
+
+    /* A report of a shape this gemleak does not know, given alone without
+     * -O: its targets cannot be read, and the reason is its version, not
+     * a missing --object. */
+    g_autofree char *newer = g_build_filename(dir, "newer.json", NULL);
+    g_autofree char *report = g_strdup_printf(
+        "{\"tool\": {\"name\": \"gemleak\"}, \"report_version\": %d, \"targets\": [\"leaky\"], "
+        "\"findings\": []}\n", GL_JSON_REPORT_VERSION + 1);
+    gl_test_write(newer, report, -1);
+    ck_assert_int_eq(chdir(dir), 0);
+    RUN(unknown, "filter", newer);
+    ck_assert_msg(unknown.status == 3, "status %d\n%s", unknown.status, unknown.err);
+    g_autofree char *pattern = g_strdup_printf("newer\\.json: a report of shape %d, newer than "
+                                               "this gemleak reads \\(%d\\)",
+                                               GL_JSON_REPORT_VERSION + 1, GL_JSON_REPORT_VERSION);
+    gl_assert_line(unknown.err, pattern);
+    gl_assert_no_line(unknown.err, "no target extension known");
+    gl_test_run_clear(&unknown);
     gl_remove_tree(dir);
 }
 END_TEST
@@ -1325,6 +1344,42 @@ START_TEST(test_valgrind_version_probe_is_bounded)
 }
 END_TEST
 
+/* Valgrind asserts on an --xml-file name over 900 characters (and dies
+ * with SIGSEGV, which read as the command's failure): a TMPDIR or
+ * --keep-xml that long is said up front, before Valgrind runs. */
+START_TEST(test_run_directory_too_long_for_valgrind)
+{
+    /* TMPDIR first: GLib reads it once, at the first temporary directory. */
+    g_autofree char *base = g_strdup_printf("/tmp/gemleak-long-%d", (int) getpid());
+    GString *long_dir = g_string_new(base);
+    while (long_dir->len < 950)
+        g_string_append(long_dir, "/aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa");
+    ck_assert_int_eq(g_mkdir_with_parents(long_dir->str, 0700), 0);
+    g_setenv("TMPDIR", long_dir->str, TRUE);
+    gint64 start = g_get_monotonic_time();
+    RUN(tmpdir, "run", "--", "ruby", "-e", "1");
+    ck_assert_msg(tmpdir.status == GL_EXIT_ERROR, "status %d\n%s", tmpdir.status, tmpdir.err);
+    gl_assert_line(tmpdir.err, "^gemleak: TMPDIR is too long for Valgrind: its XML files would "
+                               "be named .*/gemleak-run-XXXXXX/%p\\.xml, \\d+ characters, and "
+                               "Valgrind takes at most 900: set TMPDIR to a shorter directory$");
+    gl_assert_no_line(tmpdir.err, "command");
+    /* nothing ran */
+    ck_assert_int_le((g_get_monotonic_time() - start) / G_USEC_PER_SEC, 2);
+    gl_test_run_clear(&tmpdir);
+
+    g_autofree char *keep = g_build_filename(long_dir->str, "xml", NULL);
+    g_setenv("TMPDIR", "/tmp", TRUE);
+    RUN(kept, "run", "--keep-xml", keep, "--", "ruby", "-e", "1");
+    ck_assert_msg(kept.status == GL_EXIT_USAGE, "status %d\n%s", kept.status, kept.err);
+    gl_assert_line(kept.err, "^gemleak: --keep-xml .*/xml: too long for Valgrind: its XML files "
+                             "would be named .*/xml/%p\\.xml, \\d+ characters, and Valgrind "
+                             "takes at most 900: give a shorter directory$");
+    gl_test_run_clear(&kept);
+    g_string_free(long_dir, TRUE);
+    gl_remove_tree(base);
+}
+END_TEST
+
 /* A JSON report is UTF-8 whatever bytes the file names and the targets
  * hold, and gemleak reads it back as a --baseline. */
 START_TEST(test_json_report_reads_back_as_a_baseline)
@@ -1391,6 +1446,7 @@ Suite *gl_cli_suite(void)
     tcase_add_test(tc, test_two_reports_one_destination);
     tcase_add_test(tc, test_keep_xml_must_be_private);
     tcase_add_test(tc, test_json_report_reads_back_as_a_baseline);
+    tcase_add_test(tc, test_run_directory_too_long_for_valgrind);
     tcase_add_test(tc, test_fewer_threads_when_none_can_start);
     suite_add_tcase(suite, tc);
 

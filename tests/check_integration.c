@@ -652,7 +652,10 @@ START_TEST(test_keep_xml_directory)
     ck_assert(gl_list_xml_files_any(keep));
     /* a path to paste into a shell is quoted */
     gl_assert_line(r.err, "kept in .*/with space/xml \\(.*; read it again with: gemleak filter "
-                          "'.*/with space/xml'; remove old runs with: gemleak clean\\)$");
+                          "'.*/with space/xml'; yours to remove: gemleak clean leaves --keep-xml "
+                          "directories alone\\)$");
+    /* gemleak clean never removes it: the line does not send the user there */
+    gl_assert_no_line(r.err, "remove old runs with: gemleak clean");
     result_clear(&r);
 
     Result again = { 0 };
