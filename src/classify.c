@@ -638,12 +638,11 @@ GlVerdict gl_classifier_classify(GlClassifier *classifier, GlRecord *record,
         return GL_VERDICT_SKIP_NO_TARGET;
     if (rules->free_at_exit)
         return GL_VERDICT_KEEP;
-    GlVerdict owner = classify_owner(classifier, record, (guint) first);
-    if (owner != GL_VERDICT_KEEP)
-        return owner;
-    if (in_init(classifier, &record->stack, (guint) first)) {
-        record->uncertain = FALSE;
+    /* Rule 3 first: whoever allocated it, a leak of Init code happened
+     * once, at load, and is counted there. Checked after rule 2, every
+     * method and class Init_<name> defined counted as Ruby's memory, and
+     * Init code showed only its own mallocs. */
+    if (in_init(classifier, &record->stack, (guint) first))
         return GL_VERDICT_SKIP_INIT;
-    }
-    return GL_VERDICT_KEEP;
+    return classify_owner(classifier, record, (guint) first);
 }
