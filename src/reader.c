@@ -398,9 +398,8 @@ static gboolean read_count(GlReader *reader, const char *name, guint64 *out)
     *out = !digits ? 0 : over ? G_MAXUINT64 : value;
     if (digits && !over)
         return TRUE;
-    if (strlen(text) > 40)
-        strcpy(text + 37, "...");
-    g_autofree char *shown = g_utf8_make_valid(text, -1);
+    g_autofree char *cut = strlen(text) > 40 ? g_strdup_printf("%.37s...", text) : g_strdup(text);
+    g_autofree char *shown = g_utf8_make_valid(cut, -1);
     g_ptr_array_add(reader->bad_counts,
                     g_strdup_printf("<%s> %s, %s: read as %" G_GUINT64_FORMAT, name, shown,
                                     digits ? "more than Valgrind can count" : "not a count",
