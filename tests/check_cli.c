@@ -848,6 +848,23 @@ START_TEST(test_json_that_is_not_a_report)
 }
 END_TEST
 
+/* Uninitialised values from a user's own Valgrind run (memcheck's default
+ * --undef-value-errors=yes, here with --track-origins=yes): Ruby's GC
+ * marking the stack under the extension's rb_str_new fails nothing. */
+START_TEST(test_uninitialised_values_in_rubys_gc_pass)
+{
+    g_autofree char *xml = gl_test_fixture("xml/gc_uninit.xml");
+    RUN(run, "filter", "-O", "probe", xml);
+    ck_assert_msg(run.status == 0, "status %d\n%s", run.status, run.out);
+    gl_assert_no_line(run.out, "^Conditional jump or move depends on uninitialised value");
+    gl_assert_line(run.out, "^uncertain: \\d+ frames in libruby-3\\.1\\.so\\.3\\.1\\.2 have no "
+                            "symbols, so gemleak cannot tell whether this error was raised in "
+                            "Ruby's garbage collector \\(Ruby's\\) or not \\(the extension's\\)\\. ");
+    gl_assert_line(run.out, "^gemleak: pass: no certain finding; ");
+    gl_test_run_clear(&run);
+}
+END_TEST
+
 /* Stacks people can read: the allocation, the extension's frames and a few
  * past them, runs of unnamed frames as one line; the source line shown as
  * compilers show it; --frames all for everything. */
@@ -1431,6 +1448,7 @@ Suite *gl_cli_suite(void)
     tcase_add_test(tc, test_incomplete_shard_stays_incomplete);
     tcase_add_test(tc, test_json_that_is_not_a_report);
     tcase_add_test(tc, test_text_stacks_people_can_read);
+    tcase_add_test(tc, test_uninitialised_values_in_rubys_gc_pass);
     tcase_add_test(tc, test_standard_input);
     tcase_add_test(tc, test_jobs_do_not_change_the_report);
     tcase_add_test(tc, test_baseline_adoption);
