@@ -25,6 +25,11 @@ typedef struct {
     guint processes;       /* the processes it stands for: a report's, or 1 */
     gboolean truncated;
     GPtrArray *problems;   /* GError* */
+    /* A shard's report: what its run could not check, as it counted it. */
+    gboolean report;
+    guint report_incomplete;
+    guint report_unchecked;
+    GPtrArray *report_truncated;  /* char*, nullable */
     GPtrArray *notes;
     GHashTable *suppressed;  /* suppression name -> count, nullable */
     GHashTable *objects;     /* object paths the frames named */
@@ -38,6 +43,8 @@ static void input_free(gpointer data)
         gl_findings_free(input->findings);
     g_ptr_array_unref(input->problems);
     g_ptr_array_unref(input->notes);
+    if (input->report_truncated != NULL)
+        g_ptr_array_unref(input->report_truncated);
     if (input->suppressed != NULL)
         g_hash_table_unref(input->suppressed);
     g_hash_table_unref(input->objects);
@@ -97,6 +104,14 @@ static void read_report(Input *input)
     for (guint v = 0; v < GL_N_VERDICTS; v++)
         input->by_verdict[v] = report.by_verdict[v];
     input->repeated = report.repeated;
+    input->report = TRUE;
+    input->report_incomplete = report.incomplete_files;
+    input->report_unchecked = report.unchecked_processes;
+    input->report_truncated = g_steal_pointer(&report.truncated_files);
+    for (guint i = 0; i < report.problems->len; i++)
+        g_ptr_array_add(input->problems,
+                        g_error_new(GL_ERROR, GL_ERROR_IO, "%s: %s", input->path,
+                                    (const char *) g_ptr_array_index(report.problems, i)));
     gl_json_input_clear(&report);
 }
 
@@ -315,6 +330,9 @@ GlAnalysis *gl_analyze_with_killed(const char *const *paths, const GlRules *rule
             g_ptr_array_add(analysis->notes, g_strdup(g_ptr_array_index(input->notes, j)));
         if (input->truncated)
             g_ptr_array_add(summary->truncated_files, g_strdup(input->path));
+        for (guint j = 0; input->report_truncated != NULL && j < input->report_truncated->len; j++)
+            g_ptr_array_add(summary->truncated_files,
+                            g_strdup(g_ptr_array_index(input->report_truncated, j)));
         int signo = input->truncated ? killed_by(killed, input->path) : 0;
         if (signo != 0) {
             /* The process never finished writing: what it wrote is read,
@@ -333,7 +351,9 @@ GlAnalysis *gl_analyze_with_killed(const char *const *paths, const GlRules *rule
                 incomplete = TRUE;
             }
         }
-        summary->incomplete_files += incomplete;
+        /* A shard's report counts its own inputs and processes. */
+        summary->incomplete_files += input->report ? input->report_incomplete : (guint) incomplete;
+        summary->unchecked_processes += input->report_unchecked;
         if (input->suppressed != NULL)
             add_counts(analysis->suppressed, input->suppressed);
         GHashTableIter objects;

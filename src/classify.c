@@ -55,6 +55,25 @@ static const char *const allocation_functions[] = {
  * (rule 3): dln.c and load.c. */
 static const char *const loader_functions[] = { "dln_load*", "load_ext", NULL };
 
+/* Ruby's garbage collector, as a Ruby with symbols names it (rule 5): it
+ * marks the machine stack conservatively, and memcheck sees it branch on
+ * every uninitialised word it finds there. */
+static const char *const gc_functions[] = {
+    "gc_*", "garbage_collect*", "rb_gc", "rb_gc_*", "mark_*", NULL,
+};
+
+/* Ruby's marking functions an extension's mark function calls on the
+ * values it holds: an uninitialised one is the extension's. */
+static const char *const marking_functions[] = {
+    "rb_gc_mark", "rb_gc_mark_movable", "rb_gc_mark_maybe", "rb_gc_mark_locations",
+    "rb_mark_tbl", "rb_mark_tbl_no_pin", "rb_mark_hash", "rb_mark_set", NULL,
+};
+
+/* How Valgrind (--track-origins=yes) begins the part of an uninitialised
+ * value's error that says where the value was created: "... by a heap
+ * allocation", "... by a stack allocation", "... by a client request". */
+#define ORIGIN_TEXT "Uninitialised value was created by"
+
 /* The dynamic loader (rule 5). */
 static const char *const dynamic_loader_globs[] = { "ld-linux*.so*", "ld-*.so*", "ld.so*", NULL };
 
@@ -362,6 +381,8 @@ enum {
     FN_LOADER = 1 << 1,      /* Ruby's extension loader */
     FN_SKIP = 1 << 2,        /* matches a --skip-function pattern */
     FN_KNOWN = 1 << 3,
+    FN_GC = 1 << 4,          /* Ruby's garbage collector */
+    FN_MARKING = 1 << 5,     /* what a mark function calls to mark its values */
 };
 
 struct GlClassifier {
@@ -486,6 +507,10 @@ static guint function_flags(GlClassifier *classifier, const char *fn)
         flags |= FN_ALLOCATION;
     if (matches_any(loader_functions, base))
         flags |= FN_LOADER;
+    if ((flags & FN_ALLOCATION) == 0 && matches_any(gc_functions, base))
+        flags |= FN_GC;
+    if (matches_any(marking_functions, base))
+        flags |= FN_MARKING;
     gboolean skip = rules->callbacks->len > 0 &&
                     (matches_any((const char *const *) rules->callbacks->pdata, fn) ||
                      matches_any((const char *const *) rules->callbacks->pdata, base));
@@ -525,15 +550,101 @@ static gboolean enters_target_before_loader(GlClassifier *classifier, const GlSt
     return FALSE;
 }
 
-static GlVerdict classify_error(GlClassifier *classifier, GlRecord *record)
+static gboolean is_uninitialised_value(const GlRecord *record)
+{
+    return g_strcmp0(record->kind, "UninitCondition") == 0 ||
+           g_strcmp0(record->kind, "UninitValue") == 0;
+}
+
+/* Returns: (nullable): where @record's uninitialised value was created, as
+ * Valgrind says with --track-origins=yes. */
+static const GlAux *value_origin(const GlRecord *record)
+{
+    for (guint i = 0; i < record->aux->len; i++) {
+        const GlAux *aux = &g_array_index(record->aux, GlAux, i);
+        if (aux->text != NULL && g_str_has_prefix(aux->text, ORIGIN_TEXT))
+            return aux;
+    }
+    return NULL;
+}
+
+static gboolean created_on_a_stack(const GlAux *origin)
+{
+    return strstr(origin->text, "stack allocation") != NULL;
+}
+
+static gboolean stack_in_target(const GlStack *stack)
+{
+    for (guint i = 0; i < stack->n_frames; i++)
+        if (stack->frames[i].in_target)
+            return TRUE;
+    return FALSE;
+}
+
+/* Rule 5, an uninitialised value used under the target's frame @first:
+ * used inside Ruby's GC, it is Ruby's, by the same principle as Ruby's
+ * memory behind an API call (the GC marks the machine stack
+ * conservatively, during any allocation of an object); used inside another
+ * Ruby function, a value Ruby created is Ruby's. It is the extension's when
+ * its own code used it, when the extension made the block it lies in (or
+ * asked Ruby to), or when the extension marks it. Where Ruby has no symbols
+ * to tell a GC and Valgrind no origin, it is uncertain. */
+static GlVerdict classify_uninitialised(GlClassifier *classifier, GlRecord *record, guint first)
+{
+    const GlStack *stack = &record->stack;
+    const GlAux *origin = value_origin(record);
+    gboolean origin_in_target = origin != NULL && stack_in_target(&origin->stack);
+    if (first == 0 || (origin_in_target && !created_on_a_stack(origin)))
+        return GL_VERDICT_KEEP;
+    gboolean in_ruby = FALSE, in_gc = FALSE;
+    guint unnamed = 0;
+    const char *unnamed_obj = NULL;
+    for (guint i = 0; i < first; i++) {
+        const GlFrame *frame = &stack->frames[i];
+        const ObjectFacts *facts = object_facts(classifier, frame->obj);
+        if (facts == NULL || !facts->is_ruby)
+            continue;
+        in_ruby = TRUE;
+        if (frame->fn == NULL) {
+            unnamed++;
+            unnamed_obj = frame->obj;
+            continue;
+        }
+        guint flags = function_flags(classifier, frame->fn);
+        /* The extension asked Ruby to mark what it holds. */
+        if (i + 1 == first && (flags & FN_MARKING) != 0)
+            return GL_VERDICT_KEEP;
+        in_gc |= (flags & FN_GC) != 0;
+    }
+    if (!in_ruby)
+        return GL_VERDICT_KEEP;
+    if (in_gc || (origin != NULL && !origin_in_target))
+        return GL_VERDICT_SKIP_RUBY;
+    if (unnamed > 0) {
+        record->uncertain = TRUE;
+        record->unnamed_frames = unnamed;
+        record->unnamed_object = gl_record_intern(record, base_name(unnamed_obj));
+    }
+    return GL_VERDICT_KEEP;
+}
+
+static GlVerdict classify_error(GlClassifier *classifier, GlRecord *record, gint first)
 {
     if (classifier->rules->all_errors)
         return GL_VERDICT_KEEP;
+    gboolean uninitialised = is_uninitialised_value(record);
     if (enters_target_before_loader(classifier, &record->stack))
-        return GL_VERDICT_KEEP;
-    for (guint i = 0; i < record->aux->len; i++)
-        if (enters_target_before_loader(classifier, &g_array_index(record->aux, GlAux, i).stack))
+        return uninitialised ? classify_uninitialised(classifier, record, (guint) first)
+                             : GL_VERDICT_KEEP;
+    for (guint i = 0; i < record->aux->len; i++) {
+        const GlAux *aux = &g_array_index(record->aux, GlAux, i);
+        /* A local of the extension used where it never ran: the GC
+         * scanning the stack. */
+        if (uninitialised && aux == value_origin(record) && created_on_a_stack(aux))
+            continue;
+        if (enters_target_before_loader(classifier, &aux->stack))
             return GL_VERDICT_KEEP;
+    }
     return GL_VERDICT_SKIP_NO_TARGET;
 }
 
@@ -630,7 +741,7 @@ GlVerdict gl_classifier_classify(GlClassifier *classifier, GlRecord *record,
         mark_targets(classifier, &g_array_index(record->aux, GlAux, i).stack);
 
     if (record->leak_kind == GL_LEAK_NONE)
-        return classify_error(classifier, record);
+        return classify_error(classifier, record, first);
     if ((record->leak_kind & rules->leak_kinds) == 0)
         return GL_VERDICT_SKIP_KIND;
     /* Rule 1: a leak decides on its allocation stack alone. */
@@ -638,12 +749,11 @@ GlVerdict gl_classifier_classify(GlClassifier *classifier, GlRecord *record,
         return GL_VERDICT_SKIP_NO_TARGET;
     if (rules->free_at_exit)
         return GL_VERDICT_KEEP;
-    GlVerdict owner = classify_owner(classifier, record, (guint) first);
-    if (owner != GL_VERDICT_KEEP)
-        return owner;
-    if (in_init(classifier, &record->stack, (guint) first)) {
-        record->uncertain = FALSE;
+    /* Rule 3 first: whoever allocated it, a leak of Init code happened
+     * once, at load, and is counted there. Checked after rule 2, every
+     * method and class Init_<name> defined counted as Ruby's memory, and
+     * Init code showed only its own mallocs. */
+    if (in_init(classifier, &record->stack, (guint) first))
         return GL_VERDICT_SKIP_INIT;
-    }
-    return GL_VERDICT_KEEP;
+    return classify_owner(classifier, record, (guint) first);
 }

@@ -266,8 +266,9 @@ static const char filter_exit_statuses[] =
     "  0  nothing found (no finding fails the gate)\n"
     "  1  findings that fail the gate (see --fail-on)\n"
     "  2  usage error\n"
-    "  3  an input could not be read or was not complete Valgrind XML, or a\n"
-    "     report could not be written, and nothing failed the gate\n";
+    "  3  an input could not be read or was not complete Valgrind XML, a JSON\n"
+    "     report merged says its own run was not all checked, or a report\n"
+    "     could not be written, and nothing failed the gate\n";
 
 static const char run_exit_statuses[] =
     "Exit status:\n"
@@ -289,7 +290,9 @@ static const char filter_description[] =
     "called Ruby, which allocated for itself), or it happened in the target's\n"
     "Init code, once, at load. Where Ruby has no symbols to tell, the finding\n"
     "is kept as uncertain and fails only with --fail-on uncertain. Memory\n"
-    "errors are kept when any of their stacks enters a target. gemleak(1),\n"
+    "errors are kept when any of their stacks enters a target; an\n"
+    "uninitialised value used inside Ruby's GC is Ruby's, unless the\n"
+    "extension allocated its block (--track-origins=yes). gemleak(1),\n"
     "RULES, gives each rule and why.\n"
     "\n"
     "Examples:\n"
@@ -551,12 +554,14 @@ static gboolean resolve_targets(const Options *options, const char *const *input
         return TRUE;
     }
     g_autoptr(GPtrArray) found = g_steal_pointer(&loaded);
-    /* gemleak's own reports (CI shards) say what their targets were. */
+    /* gemleak's own reports (CI shards) say what their targets were; one
+     * that cannot be read (a newer shape) says why there are none. */
+    g_autoptr(GError) unreadable = NULL;
     for (const char *const *input = inputs; *input != NULL; input++) {
         if (!gl_json_input_detect(*input))
             continue;
         GlJsonInput report = { 0 };
-        if (gl_json_input_read(*input, NULL, 0, &report, NULL))
+        if (gl_json_input_read(*input, NULL, 0, &report, unreadable == NULL ? &unreadable : NULL))
             for (guint i = 0; i < report.targets->len; i++)
                 if (!g_ptr_array_find_with_equal_func(found, g_ptr_array_index(report.targets, i),
                                                       g_str_equal, NULL))
@@ -573,6 +578,10 @@ static gboolean resolve_targets(const Options *options, const char *const *input
         g_autofree char *cwd = g_get_current_dir();
         g_ptr_array_unref(found);
         found = gl_targets_from_tree(cwd);
+    }
+    if (found->len == 0 && unreadable != NULL) {
+        g_propagate_error(error, g_steal_pointer(&unreadable));
+        return FALSE;
     }
     if (found->len == 0) {
         g_set_error(error, GL_ERROR, GL_ERROR_USAGE,
@@ -806,8 +815,9 @@ static gboolean analyze_and_report(const Options *options, Plan *plan, const cha
                   "RUBYOPT, or none, does not, and then only --object tells its extension"
                 : "the Ruby processes gemleak's helper ran in loaded none of them"));
     }
+    analysis->summary.unchecked_processes += coverage->unchecked->len;
     gl_gate_evaluate(&gate, reported, analysis->summary.incomplete_files,
-                     coverage->unchecked->len, checked_nothing, &gate_result);
+                     analysis->summary.unchecked_processes, checked_nothing, &gate_result);
     if (adopting) {
         g_free(gate_result.line);
         gate_result.line = g_strdup_printf(
@@ -1046,8 +1056,10 @@ static const char run_description[] =
 /* Valgrind's XML and what the run says of it, for a user who wants it back:
  * compressed first (a failing suite's XML is tens to hundreds of MB,
  * gzip makes it 20 to 50 times smaller, and gemleak filter reads it as
- * it is), and where it is, how large, and how to be rid of it. */
-static void keep_xml(FILE *err, const char *dir, guint jobs)
+ * it is), and where it is, how large, and how to be rid of it: gemleak
+ * clean removes the run directories gemleak made, never a --keep-xml one
+ * (@by_user), which is the user's to remove. */
+static void keep_xml(FILE *err, const char *dir, gboolean by_user, guint jobs)
 {
     GlCompressed compressed;
     gl_rundir_compress(dir, jobs, &compressed);
@@ -1060,7 +1072,9 @@ static void keep_xml(FILE *err, const char *dir, guint jobs)
     g_autofree char *size = compressed.files > 0
         ? g_strdup_printf("%s, gzip-compressed from %s", kept, plain) : g_strdup(kept);
     fprintf(err, "gemleak: Valgrind's XML is kept in %s (%s; read it again with: gemleak "
-            "filter %s; remove old runs with: gemleak clean)\n", dir, size, quoted);
+            "filter %s; %s)\n", dir, size, quoted,
+            by_user ? "yours to remove: gemleak clean leaves --keep-xml directories alone"
+                    : "remove old runs with: gemleak clean");
     gl_compressed_clear(&compressed);
 }
 
@@ -1200,7 +1214,7 @@ static int run_planned(const Options *options, Plan *plan, char **command, FILE 
     keep = status != 0 || result.interrupted_by != 0;
 done:
     if (result.dir != NULL && (keep || result.kept_by_user))
-        keep_xml(err, result.dir, effective_jobs(options));
+        keep_xml(err, result.dir, result.kept_by_user, effective_jobs(options));
     gl_run_result_clear(&result, !keep);
     return status;
 }
@@ -1211,7 +1225,8 @@ static int run_and_report(const Options *options, char **command, FILE *out, FIL
     Plan plan = { 0 };
     int status;
     /* Usage errors now, not after minutes under Valgrind. */
-    if ((options->keep_xml != NULL && !gl_run_check_keep_dir(options->keep_xml, &error)) ||
+    if ((options->keep_xml != NULL ? !gl_run_check_keep_dir(options->keep_xml, &error)
+                                   : !gl_run_check_tmpdir(&error)) ||
         !plan_build(options, &plan, &error) ||
         !(plan.sinks = plan_sinks(options, NULL, options->keep_xml, err, out, &error)))
         status = fail(err, "run", error);

@@ -15,6 +15,10 @@ void gl_json_input_clear(GlJsonInput *input)
 {
     if (input->targets != NULL)
         g_ptr_array_unref(input->targets);
+    if (input->problems != NULL)
+        g_ptr_array_unref(input->problems);
+    if (input->truncated_files != NULL)
+        g_ptr_array_unref(input->truncated_files);
     memset(input, 0, sizeof *input);
 }
 
@@ -95,6 +99,16 @@ static JsonObject *object_element(JsonArray *array, guint index)
 {
     JsonNode *node = json_array_get_element(array, index);
     return node != NULL && JSON_NODE_HOLDS_OBJECT(node) ? json_node_get_object(node) : NULL;
+}
+
+/* Adds the strings of @array (nullable) to @into, copied. */
+static void add_strings(GPtrArray *into, JsonArray *array)
+{
+    for (guint i = 0; array != NULL && i < json_array_get_length(array); i++) {
+        JsonNode *node = json_array_get_element(array, i);
+        if (json_node_get_value_type(node) == G_TYPE_STRING)
+            g_ptr_array_add(into, g_strdup(json_node_get_string(node)));
+    }
 }
 
 /* ---- records ------------------------------------------------------------------------ */
@@ -257,11 +271,40 @@ static gboolean load(const char *path, JsonParser *parser, GError **error)
     return TRUE;
 }
 
+/* What the report's run could not check, so that a merge never passes
+ * what a shard could not (INCOMPLETE in, INCOMPLETE out). A report that
+ * says only that its gate was not complete (`gate.complete` false, no
+ * counts, no problems) stands for one input not read in full. */
+static void read_unchecked(JsonObject *report, JsonObject *summary, GlJsonInput *input)
+{
+    add_strings(input->problems, array_member(summary, "problems"));
+    add_strings(input->truncated_files, array_member(summary, "truncated_files"));
+    input->incomplete_files = (guint) CLAMP(int_member(summary, "incomplete_files", 0), 0,
+                                            G_MAXUINT);
+    input->unchecked_processes = (guint) CLAMP(int_member(summary, "unchecked_processes", 0), 0,
+                                               G_MAXUINT);
+    JsonObject *gate = object_member(report, "gate");
+    gboolean complete = bool_member(gate, "complete", TRUE) && input->problems->len == 0 &&
+                        input->incomplete_files == 0 && input->unchecked_processes == 0;
+    if (complete)
+        return;
+    if (input->incomplete_files == 0 && input->unchecked_processes == 0)
+        input->incomplete_files = 1;
+    if (input->problems->len == 0) {
+        const char *message = string_member(gate, "message");
+        g_ptr_array_add(input->problems,
+                        g_strdup_printf("not everything was checked: %s",
+                                        message != NULL ? message : "its gate is not complete"));
+    }
+}
+
 gboolean gl_json_input_read(const char *path, GlFindings *findings, guint64 order_base,
                             GlJsonInput *input, GError **error)
 {
     gl_json_input_clear(input);
     input->targets = g_ptr_array_new_with_free_func(g_free);
+    input->problems = g_ptr_array_new_with_free_func(g_free);
+    input->truncated_files = g_ptr_array_new_with_free_func(g_free);
     g_autoptr(JsonParser) parser = json_parser_new();
     if (!load(path, parser, error))
         return FALSE;
@@ -282,13 +325,9 @@ gboolean gl_json_input_read(const char *path, GlFindings *findings, guint64 orde
                     version, GL_JSON_REPORT_VERSION);
         return FALSE;
     }
-    JsonArray *targets = array_member(report, "targets");
-    for (guint i = 0; targets != NULL && i < json_array_get_length(targets); i++) {
-        JsonNode *node = json_array_get_element(targets, i);
-        if (json_node_get_value_type(node) == G_TYPE_STRING)
-            g_ptr_array_add(input->targets, g_strdup(json_node_get_string(node)));
-    }
+    add_strings(input->targets, array_member(report, "targets"));
     JsonObject *summary = object_member(report, "summary");
+    read_unchecked(report, summary, input);
     JsonObject *reasons = object_member(summary, "skipped_by_reason");
     input->files = (guint) CLAMP(int_member(summary, "files", 0), 0, G_MAXUINT);
     input->errors_seen = (guint64) MAX(int_member(summary, "errors_seen", 0), 0);

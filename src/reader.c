@@ -71,6 +71,9 @@ struct GlReader {
     /* the first error libxml2 reported for the element being parsed */
     int xml_code;
     char *xml_message;
+    /* char*: the leak sizes of the element being read that Valgrind could
+     * not have written ("<leakedbytes> -5, not a count: read as 0") */
+    GPtrArray *bad_counts;
 };
 
 /* External entities and DTDs are never wanted in Valgrind output: refusing
@@ -165,6 +168,7 @@ static GlReader *reader_new(const char *name, int owned_fd, GlSplitter *splitter
     reader->frames = g_array_sized_new(FALSE, TRUE, sizeof(GlFrame), 64);
     reader->repaired = g_string_new(NULL);
     reader->problems = g_ptr_array_new_with_free_func((GDestroyNotify) g_error_free);
+    reader->bad_counts = g_ptr_array_new_with_free_func(g_free);
     reader->notes = g_ptr_array_new_with_free_func(g_free);
     reader->suppressed = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
     g_queue_init(&reader->pending);
@@ -214,6 +218,7 @@ void gl_reader_free(GlReader *reader)
     g_array_unref(reader->frames);
     g_string_free(reader->repaired, TRUE);
     g_ptr_array_unref(reader->problems);
+    g_ptr_array_unref(reader->bad_counts);
     g_ptr_array_unref(reader->notes);
     g_hash_table_unref(reader->suppressed);
     g_queue_clear_full(&reader->pending, (GDestroyNotify) gl_record_free);
@@ -370,6 +375,38 @@ static gboolean read_u64(GlReader *reader, guint64 *out)
     return TRUE;
 }
 
+/* A leak size: a count in decimal, as Valgrind writes its 64-bit SizeT.
+ * What it cannot have written (a sign, more than 64 bits, no digits) is
+ * kept in reader->bad_counts to be said, not read as another number: one
+ * too large reads as the largest, anything else as 0. */
+static gboolean read_count(GlReader *reader, const char *name, guint64 *out)
+{
+    if (!read_text(reader))
+        return FALSE;
+    g_autofree char *text = g_strstrip(g_strdup(reader->text->str));
+    gboolean digits = *text != '\0', over = FALSE;
+    guint64 value = 0;
+    for (const char *c = text; *c != '\0' && digits; c++) {
+        guint digit = (guint) (*c - '0');
+        if (!g_ascii_isdigit(*c))
+            digits = FALSE;
+        else if (value > (G_MAXUINT64 - digit) / 10)
+            over = TRUE;
+        else if (!over)
+            value = value * 10 + digit;
+    }
+    *out = !digits ? 0 : over ? G_MAXUINT64 : value;
+    if (digits && !over)
+        return TRUE;
+    g_autofree char *cut = strlen(text) > 40 ? g_strdup_printf("%.37s...", text) : g_strdup(text);
+    g_autofree char *shown = g_utf8_make_valid(cut, -1);
+    g_ptr_array_add(reader->bad_counts,
+                    g_strdup_printf("<%s> %s, %s: read as %" G_GUINT64_FORMAT, name, shown,
+                                    digits ? "more than Valgrind can count" : "not a count",
+                                    *out));
+    return TRUE;
+}
+
 static gboolean read_i64(GlReader *reader, gint64 *out)
 {
     if (!read_text(reader))
@@ -517,10 +554,10 @@ static gboolean read_extended(GlReader *reader, GlRecord *record, const char **t
             ok = read_record_text(reader, record, text);
         } else if (name == n->leakedbytes) {
             record->has_leak_size = TRUE;
-            ok = read_u64(reader, &record->leaked_bytes);
+            ok = read_count(reader, "leakedbytes", &record->leaked_bytes);
         } else if (name == n->leakedblocks) {
             record->has_leak_size = TRUE;
-            ok = read_u64(reader, &record->leaked_blocks);
+            ok = read_count(reader, "leakedblocks", &record->leaked_blocks);
         } else if (name == n->stack && stack != NULL && stack->n_frames == 0) {
             ok = read_stack(reader, record, stack);
         } else {
@@ -611,10 +648,10 @@ static GlRecord *read_error(GlReader *reader)
                 add_aux(record, text);
         } else if (name == n->leakedbytes) {  /* protocols before 4 */
             record->has_leak_size = TRUE;
-            ok = read_u64(reader, &record->leaked_bytes);
+            ok = read_count(reader, "leakedbytes", &record->leaked_bytes);
         } else if (name == n->leakedblocks) {
             record->has_leak_size = TRUE;
-            ok = read_u64(reader, &record->leaked_blocks);
+            ok = read_count(reader, "leakedblocks", &record->leaked_blocks);
         } else if (name == n->stack) {
             if (!have_stack) {
                 ok = read_stack(reader, record, &record->stack);
@@ -982,6 +1019,7 @@ static gboolean parse_element(GlReader *reader, const char *data, gsize length, 
     int code = reader->xml_code;
     guint replaced = repair_bytes(data, length, reader->repaired);
     if (replaced > 0) {
+        g_ptr_array_set_size(reader->bad_counts, 0);  /* read again, said once */
         if (begin_element(reader, reader->repaired->str, reader->repaired->len) &&
             read(reader, result)) {
             reader->n_repaired++;
@@ -1052,7 +1090,14 @@ static GlRecord *read_element(GlReader *reader, const char *name, const char *da
 {
     if (is_record_element(name)) {
         GlRecord *record = NULL;
-        if (parse_element(reader, data, length, read_error_into, &record))
+        g_ptr_array_set_size(reader->bad_counts, 0);
+        gboolean parsed = parse_element(reader, data, length, read_error_into, &record);
+        for (guint i = 0; parsed && i < reader->bad_counts->len; i++)
+            add_problem(reader, GL_ERROR_MALFORMED, "the <%s> at byte %" G_GUINT64_FORMAT
+                        " has %s", name, offset,
+                        (const char *) g_ptr_array_index(reader->bad_counts, i));
+        g_ptr_array_set_size(reader->bad_counts, 0);
+        if (parsed)
             return hand_out(reader, record);
         element_failed(reader, name, offset);
         return NULL;

@@ -108,11 +108,15 @@ char *gl_finding_uncertainty(const GlFinding *finding)
     if (finding->certain)
         return NULL;
     const GlRecord *record = finding->record;
-    return g_strdup_printf("%u frame%s in %s %s no symbols, so gemleak cannot tell whether Ruby "
-                           "or the extension owns this memory",
+    /* An uninitialised value (rule 5): used inside Ruby's GC, it is Ruby's. */
+    const char *what = record->leak_kind == GL_LEAK_NONE
+                           ? "this error was raised in Ruby's garbage collector (Ruby's) or not "
+                             "(the extension's)"
+                           : "Ruby or the extension owns this memory";
+    return g_strdup_printf("%u frame%s in %s %s no symbols, so gemleak cannot tell whether %s",
                            record->unnamed_frames, record->unnamed_frames == 1 ? "" : "s",
                            record->unnamed_object != NULL ? record->unnamed_object : "Ruby",
-                           record->unnamed_frames == 1 ? "has" : "have");
+                           record->unnamed_frames == 1 ? "has" : "have", what);
 }
 
 /* TRUE when @frame's code came from a header of the system, the compiler

@@ -184,6 +184,17 @@ static void json_end(gpointer data)
     add_string_list(builder, "truncated_files",
                     (const char *const *) summary->truncated_files->pdata,
                     summary->truncated_files->len);
+    /* What was not checked, for a merge of shards to carry: `gemleak
+     * filter` reads these back (json_input.c). */
+    gl_json_add_int(builder, "incomplete_files", summary->incomplete_files);
+    gl_json_add_int(builder, "unchecked_processes", summary->unchecked_processes);
+    json_builder_set_member_name(builder, "problems");
+    json_builder_begin_array(builder);
+    for (guint i = 0; i < context->analysis->problems->len; i++)
+        gl_json_add_string_value(builder,
+                                 ((const GError *) g_ptr_array_index(context->analysis->problems,
+                                                                     i))->message);
+    json_builder_end_array(builder);
     json_builder_end_object(builder);
 
     /* gemleak run: how the command ended, beside what the gate says. */

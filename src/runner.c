@@ -180,10 +180,48 @@ void gl_remove_tree(const char *path)
     }
 }
 
+/* Valgrind 3.19 asserts "VG_(strlen)(clo_fname_unexpanded) <= 900"
+ * (m_libcprint.c, prepare_sink_fd) on a longer --xml-file and dies of
+ * SIGSEGV before the command starts: what would read as the command's
+ * failure is said before anything runs. */
+#define VALGRIND_MAX_FILE_NAME 900
+
+/* Returns: (transfer full) (nullable): the --xml-file name Valgrind would
+ * get for the run directory @dir, when it is longer than Valgrind takes;
+ * NULL when it fits. */
+static char *xml_name_too_long(const char *dir)
+{
+    g_autofree char *escaped = gl_valgrind_escape_percent(dir);
+    g_autofree char *name = g_strdup_printf("%s/%%p.xml", escaped);
+    return strlen(name) > VALGRIND_MAX_FILE_NAME ? g_steal_pointer(&name) : NULL;
+}
+
+gboolean gl_run_check_tmpdir(GError **error)
+{
+    g_autofree char *dir = g_build_filename(g_get_tmp_dir(), GL_RUNDIR_PREFIX "XXXXXX", NULL);
+    g_autofree char *name = xml_name_too_long(dir);
+    if (name == NULL)
+        return TRUE;
+    g_set_error(error, GL_ERROR, GL_ERROR_ENVIRONMENT,
+                "TMPDIR is too long for Valgrind: its XML files would be named %s, %zu "
+                "characters, and Valgrind takes at most %d: set TMPDIR to a shorter directory",
+                name, strlen(name), VALGRIND_MAX_FILE_NAME);
+    return FALSE;
+}
+
 gboolean gl_run_check_keep_dir(const char *dir, GError **error)
 {
     if (dir == NULL || *dir == '\0') {
         g_set_error(error, GL_ERROR, GL_ERROR_USAGE, "--keep-xml: the value is empty");
+        return FALSE;
+    }
+    g_autofree char *resolved = gl_path_resolve(dir);
+    g_autofree char *name = xml_name_too_long(resolved);
+    if (name != NULL) {
+        g_set_error(error, GL_ERROR, GL_ERROR_USAGE,
+                    "--keep-xml %s: too long for Valgrind: its XML files would be named %s, %zu "
+                    "characters, and Valgrind takes at most %d: give a shorter directory", dir,
+                    name, strlen(name), VALGRIND_MAX_FILE_NAME);
         return FALSE;
     }
     struct stat st;

@@ -2,6 +2,7 @@
 #include "testutil.h"
 #include "gemleak/analyze.h"
 #include "gemleak/errors.h"
+#include "gemleak/report.h"
 
 #include <fcntl.h>
 #include <stdlib.h>
@@ -721,6 +722,90 @@ START_TEST(test_shard_reports_keep_the_tests)
 }
 END_TEST
 
+/* What a shard could not check stays unchecked in the merge: a shard that
+ * could not all be read, or whose run loaded an extension outside
+ * Valgrind, makes the merged gate INCOMPLETE, never a pass. */
+START_TEST(test_incomplete_shard_stays_incomplete)
+{
+    g_autofree char *leak = gl_test_fixture("xml/leak.xml");
+    g_autofree char *clean = gl_test_fixture("xml/clean.xml");
+    gsize length;
+    g_autofree char *text = gl_test_read(leak, &length);
+    g_autofree char *dir = gl_test_tmpdir();
+    g_autofree char *early = g_build_filename(dir, "4243.xml", NULL);
+    gl_test_write(early, text, strstr(text, "<error>") - text + 50);
+    g_autofree char *shard1 = g_build_filename(dir, "shard1.json", NULL);
+    g_autofree char *shard2 = g_build_filename(dir, "shard2.json", NULL);
+    g_autofree char *merged = g_build_filename(dir, "merged.json", NULL);
+    g_autofree char *merged_spec = g_strconcat("json:", merged, NULL);
+    RUN(s1, "filter", "-O", "leaky", "--format", "json", "-o", shard1, early);
+    ck_assert_int_eq(s1.status, 3);
+    RUN(s2, "filter", "-O", "leaky", "--format", "json", "-o", shard2, clean);
+    ck_assert_int_eq(s2.status, 0);
+
+    RUN(both, "filter", "--format", "text", "--format", merged_spec, shard1, shard2);
+    ck_assert_msg(both.status == 3, "status %d\n%s%s", both.status, both.out, both.err);
+    gl_assert_no_line(both.out, "pass");
+    gl_assert_line(both.out, "^gemleak: 2 files, .*, 1 truncated file$");
+    gl_assert_line(both.out, "^gemleak: INCOMPLETE: no findings in what could be read; 1 input "
+                             "could not all be read \\(see gemleak's messages\\)$");
+    /* the shard's own problem, said with the shard that had it */
+    gl_assert_line(both.err, "^gemleak: .*shard1\\.json: .*4243\\.xml: truncated at byte \\d+");
+    g_autoptr(JsonParser) parser = json_parser_new();
+    ck_assert(json_parser_load_from_file(parser, merged, NULL));
+    JsonObject *root = json_node_get_object(json_parser_get_root(parser));
+    JsonObject *gate = json_object_get_object_member(root, "gate");
+    ck_assert(!json_object_get_boolean_member(gate, "complete"));
+    JsonArray *truncated = json_object_get_array_member(
+        json_object_get_object_member(root, "summary"), "truncated_files");
+    ck_assert_uint_eq(json_array_get_length(truncated), 1);
+    ck_assert_str_eq(json_array_get_string_element(truncated, 0), early);
+
+    /* INCOMPLETE in, INCOMPLETE out, however many merges deep */
+    RUN(again, "filter", merged);
+    ck_assert_int_eq(again.status, 3);
+    gl_assert_line(again.out, "^gemleak: INCOMPLETE: no findings in what could be read; 1 input "
+                              "could not all be read");
+    gl_assert_line(again.err, "^gemleak: .*merged\\.json: .*shard1\\.json: .*4243\\.xml: truncated");
+
+    /* a report that says no more than that its gate was incomplete */
+    g_autofree char *terse = g_build_filename(dir, "terse.json", NULL);
+    gl_test_write(terse, "{\"tool\": {\"name\": \"gemleak\"}, \"report_version\": 1, \"targets\": "
+                         "[\"leaky\"], \"findings\": [], \"summary\": {\"files\": 1}, \"gate\": "
+                         "{\"failed\": false, \"complete\": false, \"message\": \"gemleak: "
+                         "INCOMPLETE: no findings in what could be read\"}}\n", -1);
+    RUN(bare, "filter", terse, shard2);
+    ck_assert_int_eq(bare.status, 3);
+    gl_assert_line(bare.out, "^gemleak: INCOMPLETE: no findings in what could be read; 1 input "
+                             "could not all be read");
+    gl_assert_line(bare.err, "^gemleak: .*terse\\.json: not everything was checked: gemleak: "
+                             "INCOMPLETE: no findings in what could be read$");
+
+    /* a shard whose run loaded an extension outside Valgrind */
+    g_autofree char *outside = g_build_filename(dir, "outside.json", NULL);
+    gl_test_write(outside, "{\"tool\": {\"name\": \"gemleak\"}, \"report_version\": 1, \"targets\": "
+                           "[\"leaky\"], \"findings\": [], \"summary\": {\"files\": 1, "
+                           "\"unchecked_processes\": 1, \"problems\": [\"process 12, forked from "
+                           "the launcher rake, loaded /x/leaky.so outside Valgrind: what it ran "
+                           "was not checked; run again with --trace-launchers\"]}, \"gate\": "
+                           "{\"failed\": false, \"complete\": false}}\n", -1);
+    RUN(launcher, "filter", outside, shard2);
+    ck_assert_int_eq(launcher.status, 3);
+    gl_assert_line(launcher.out, "^gemleak: INCOMPLETE: no findings in what Valgrind saw; 1 "
+                                 "process loaded an extension outside Valgrind");
+    gl_assert_line(launcher.err, "^gemleak: .*outside\\.json: process 12, forked from the "
+                                 "launcher rake, loaded /x/leaky\\.so outside Valgrind: what it "
+                                 "ran was not checked");
+    gl_test_run_clear(&s1);
+    gl_test_run_clear(&s2);
+    gl_test_run_clear(&both);
+    gl_test_run_clear(&again);
+    gl_test_run_clear(&bare);
+    gl_test_run_clear(&launcher);
+    gl_remove_tree(dir);
+}
+END_TEST
+
 START_TEST(test_json_that_is_not_a_report)
 {
     g_autofree char *dir = gl_test_tmpdir();
@@ -741,7 +826,42 @@ START_TEST(test_json_that_is_not_a_report)
     ck_assert_int_eq(refused.status, 3);
     gl_assert_line(refused.err, "deep\\.json: JSON nested deeper than \\d+ levels");
     gl_test_run_clear(&refused);
+
+    /* A report of a shape this gemleak does not know, given alone without
+     * -O: its targets cannot be read, and the reason is its version, not
+     * a missing --object. */
+    g_autofree char *newer = g_build_filename(dir, "newer.json", NULL);
+    g_autofree char *report = g_strdup_printf(
+        "{\"tool\": {\"name\": \"gemleak\"}, \"report_version\": %d, \"targets\": [\"leaky\"], "
+        "\"findings\": []}\n", GL_JSON_REPORT_VERSION + 1);
+    gl_test_write(newer, report, -1);
+    ck_assert_int_eq(chdir(dir), 0);
+    RUN(unknown, "filter", newer);
+    ck_assert_msg(unknown.status == 3, "status %d\n%s", unknown.status, unknown.err);
+    g_autofree char *pattern = g_strdup_printf("newer\\.json: a report of shape %d, newer than "
+                                               "this gemleak reads \\(%d\\)",
+                                               GL_JSON_REPORT_VERSION + 1, GL_JSON_REPORT_VERSION);
+    gl_assert_line(unknown.err, pattern);
+    gl_assert_no_line(unknown.err, "no target extension known");
+    gl_test_run_clear(&unknown);
     gl_remove_tree(dir);
+}
+END_TEST
+
+/* Uninitialised values from a user's own Valgrind run (memcheck's default
+ * --undef-value-errors=yes, here with --track-origins=yes): Ruby's GC
+ * marking the stack under the extension's rb_str_new fails nothing. */
+START_TEST(test_uninitialised_values_in_rubys_gc_pass)
+{
+    g_autofree char *xml = gl_test_fixture("xml/gc_uninit.xml");
+    RUN(run, "filter", "-O", "probe", xml);
+    ck_assert_msg(run.status == 0, "status %d\n%s", run.status, run.out);
+    gl_assert_no_line(run.out, "^Conditional jump or move depends on uninitialised value");
+    gl_assert_line(run.out, "^uncertain: \\d+ frames in libruby-3\\.1\\.so\\.3\\.1\\.2 have no "
+                            "symbols, so gemleak cannot tell whether this error was raised in "
+                            "Ruby's garbage collector \\(Ruby's\\) or not \\(the extension's\\)\\. ");
+    gl_assert_line(run.out, "^gemleak: pass: no certain finding; ");
+    gl_test_run_clear(&run);
 }
 END_TEST
 
@@ -1241,6 +1361,42 @@ START_TEST(test_valgrind_version_probe_is_bounded)
 }
 END_TEST
 
+/* Valgrind asserts on an --xml-file name over 900 characters (and dies
+ * with SIGSEGV, which read as the command's failure): a TMPDIR or
+ * --keep-xml that long is said up front, before Valgrind runs. */
+START_TEST(test_run_directory_too_long_for_valgrind)
+{
+    /* TMPDIR first: GLib reads it once, at the first temporary directory. */
+    g_autofree char *base = g_strdup_printf("/tmp/gemleak-long-%d", (int) getpid());
+    GString *long_dir = g_string_new(base);
+    while (long_dir->len < 950)
+        g_string_append(long_dir, "/aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa");
+    ck_assert_int_eq(g_mkdir_with_parents(long_dir->str, 0700), 0);
+    g_setenv("TMPDIR", long_dir->str, TRUE);
+    gint64 start = g_get_monotonic_time();
+    RUN(tmpdir, "run", "--", "ruby", "-e", "1");
+    ck_assert_msg(tmpdir.status == GL_EXIT_ERROR, "status %d\n%s", tmpdir.status, tmpdir.err);
+    gl_assert_line(tmpdir.err, "^gemleak: TMPDIR is too long for Valgrind: its XML files would "
+                               "be named .*/gemleak-run-XXXXXX/%p\\.xml, \\d+ characters, and "
+                               "Valgrind takes at most 900: set TMPDIR to a shorter directory$");
+    gl_assert_no_line(tmpdir.err, "command");
+    /* nothing ran */
+    ck_assert_int_le((g_get_monotonic_time() - start) / G_USEC_PER_SEC, 2);
+    gl_test_run_clear(&tmpdir);
+
+    g_autofree char *keep = g_build_filename(long_dir->str, "xml", NULL);
+    g_setenv("TMPDIR", "/tmp", TRUE);
+    RUN(kept, "run", "--keep-xml", keep, "--", "ruby", "-e", "1");
+    ck_assert_msg(kept.status == GL_EXIT_USAGE, "status %d\n%s", kept.status, kept.err);
+    gl_assert_line(kept.err, "^gemleak: --keep-xml .*/xml: too long for Valgrind: its XML files "
+                             "would be named .*/xml/%p\\.xml, \\d+ characters, and Valgrind "
+                             "takes at most 900: give a shorter directory$");
+    gl_test_run_clear(&kept);
+    g_string_free(long_dir, TRUE);
+    gl_remove_tree(base);
+}
+END_TEST
+
 /* A JSON report is UTF-8 whatever bytes the file names and the targets
  * hold, and gemleak reads it back as a --baseline. */
 START_TEST(test_json_report_reads_back_as_a_baseline)
@@ -1289,8 +1445,10 @@ Suite *gl_cli_suite(void)
     tcase_add_test(tc, test_target_that_is_not_there);
     tcase_add_test(tc, test_shard_reports_merge);
     tcase_add_test(tc, test_shard_reports_keep_the_tests);
+    tcase_add_test(tc, test_incomplete_shard_stays_incomplete);
     tcase_add_test(tc, test_json_that_is_not_a_report);
     tcase_add_test(tc, test_text_stacks_people_can_read);
+    tcase_add_test(tc, test_uninitialised_values_in_rubys_gc_pass);
     tcase_add_test(tc, test_standard_input);
     tcase_add_test(tc, test_jobs_do_not_change_the_report);
     tcase_add_test(tc, test_baseline_adoption);
@@ -1306,6 +1464,7 @@ Suite *gl_cli_suite(void)
     tcase_add_test(tc, test_two_reports_one_destination);
     tcase_add_test(tc, test_keep_xml_must_be_private);
     tcase_add_test(tc, test_json_report_reads_back_as_a_baseline);
+    tcase_add_test(tc, test_run_directory_too_long_for_valgrind);
     tcase_add_test(tc, test_fewer_threads_when_none_can_start);
     suite_add_tcase(suite, tc);
 

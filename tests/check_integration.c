@@ -657,7 +657,10 @@ START_TEST(test_keep_xml_directory)
     ck_assert(gl_list_xml_files_any(keep));
     /* a path to paste into a shell is quoted */
     gl_assert_line(r.err, "kept in .*/with space/xml \\(.*; read it again with: gemleak filter "
-                          "'.*/with space/xml'; remove old runs with: gemleak clean\\)$");
+                          "'.*/with space/xml'; yours to remove: gemleak clean leaves --keep-xml "
+                          "directories alone\\)$");
+    /* gemleak clean never removes it: the line does not send the user there */
+    gl_assert_no_line(r.err, "remove old runs with: gemleak clean");
     result_clear(&r);
 
     Result again = { 0 };
@@ -2702,7 +2705,40 @@ START_TEST(test_command_that_checks_nothing_never_passes)
 }
 END_TEST
 
-/* --trace-launchers puts the launcher under Valgrind too, as 0.1 did. */
+/* A CI shard whose launcher forked a process that loaded the extension
+ * outside Valgrind: its JSON report, merged, keeps the merge from passing,
+ * and says why. */
+START_TEST(test_a_shard_with_an_unchecked_process_never_merges_into_a_pass)
+{
+    g_autofree char *dir = gl_test_tmpdir();
+    g_autofree char *rake = write_launcher(
+        dir, "rake", "Process.wait(fork { require 'leaky' })\n"
+                    "system(RbConfig.ruby, '-e', 'require %(leaky)')\n");
+    g_autofree char *shard = g_build_filename(dir, "shard.json", NULL);
+    g_autofree char *format = g_strconcat("json:", shard, NULL);
+    g_auto(GStrv) env = leaky_environment();
+    const char *argv[] = { gemleak_binary, "run", "--spare-launchers", "--format", format, "--",
+                           rake, NULL };
+    Result r = { 0 };
+    run_command(&r, dir, env, argv);
+    ck_assert_msg(r.status == 3, "status %d\n%s", r.status, r.err);
+    result_clear(&r);
+
+    const char *merge[] = { gemleak_binary, "filter", shard, NULL };
+    Result merged = { 0 };
+    run_command(&merged, dir, env, merge);
+    ck_assert_msg(merged.status == 3, "status %d\n%s%s", merged.status, merged.out, merged.err);
+    gl_assert_line(merged.out, "^gemleak: INCOMPLETE: no findings in what Valgrind saw; 1 process "
+                               "loaded an extension outside Valgrind \\(see gemleak's messages\\)$");
+    gl_assert_line(merged.err, "^gemleak: \\S+/shard\\.json: process \\d+: forked from the launcher "
+                               "rake, it loaded \\S+/leaky\\.so outside Valgrind: what it ran was "
+                               "not checked; run again without --spare-launchers$");
+    result_clear(&merged);
+    gl_remove_tree(dir);
+}
+END_TEST
+
+/* --trace-launchers (the default) puts the launcher under Valgrind too. */
 START_TEST(test_trace_launchers)
 {
     g_autofree char *dir = gl_test_tmpdir();
@@ -3060,6 +3096,7 @@ int main(int argc, char **argv)
     tcase_add_test(commands, test_a_launcher_that_hands_over_is_traced);
     tcase_add_test(commands, test_a_launcher_that_loads_the_extension_runs_again);
     tcase_add_test(commands, test_a_launchers_fork_that_loads_the_extension_fails);
+    tcase_add_test(commands, test_a_shard_with_an_unchecked_process_never_merges_into_a_pass);
     tcase_add_test(commands, test_trace_launchers);
 
     tcase_add_test(commands, test_bare_ruby_runs_every_file);

@@ -610,6 +610,49 @@ START_TEST(test_valgrind_3_26_leak_summary)
 }
 END_TEST
 
+/* Leak sizes Valgrind cannot write (it counts in 64 bits, never below 0)
+ * are broken input, said as a problem: a count of 10^23 blocks wrapped to
+ * a small number, and a negative byte count read as 0 without a word,
+ * under any --max-bytes. A count too large saturates. */
+START_TEST(test_leak_sizes_out_of_range)
+{
+    GString *text = g_string_new(NULL);
+    g_string_append_printf(text, doc_head, 47, "sizes");
+    append_errors(text, 1, 3, "leaky_leak");
+    g_string_append(text, doc_finished);
+    g_string_append(text, doc_tail);
+    g_autofree char *doc = g_string_free(text, FALSE);
+    /* the first error's blocks, the second's bytes */
+    char *blocks = strstr(doc, "<leakedblocks>1</leakedblocks>");
+    g_autofree char *huge = g_strdup_printf("%.*s<leakedblocks>100000000000000000000000"
+                                            "</leakedblocks>%s", (int) (blocks - doc), doc,
+                                            blocks + strlen("<leakedblocks>1</leakedblocks>"));
+    char *bytes = strstr(strstr(huge, "<unique>0x2</unique>"), "<leakedbytes>");
+    g_autofree char *both = g_strdup_printf("%.*s<leakedbytes>-5</leakedbytes>%s",
+                                            (int) (bytes - huge), huge,
+                                            strstr(bytes, "</leakedbytes>") +
+                                                strlen("</leakedbytes>"));
+    g_autoptr(GlReader) reader = gl_reader_new_for_memory(both, strlen(both), "sizes.xml");
+    g_autoptr(GPtrArray) records = read_all(reader, NULL);
+    ck_assert_uint_eq(records->len, 3);
+    const GlRecord *first = g_ptr_array_index(records, 0);
+    const GlRecord *second = g_ptr_array_index(records, 1);
+    const GlRecord *third = g_ptr_array_index(records, 2);
+    ck_assert_uint_eq(first->leaked_blocks, G_MAXUINT64);
+    ck_assert_uint_eq(second->leaked_bytes, 0);
+    ck_assert_uint_eq(third->leaked_bytes, 103);
+    const GPtrArray *problems = gl_reader_problems(reader);
+    ck_assert_uint_eq(problems->len, 2);
+    gl_assert_line(((const GError *) g_ptr_array_index(problems, 0))->message,
+                   "^sizes\\.xml: the <error> at byte \\d+ has <leakedblocks> "
+                   "100000000000000000000000, more than Valgrind can count: read as "
+                   "18446744073709551615$");
+    gl_assert_line(((const GError *) g_ptr_array_index(problems, 1))->message,
+                   "^sizes\\.xml: the <error> at byte \\d+ has <leakedbytes> -5, not a count: "
+                   "read as 0$");
+}
+END_TEST
+
 /* Every frame is kept, however many: a target frame past the 4,096th was
  * dropped, and the verdict with it. */
 START_TEST(test_every_frame_kept)
@@ -711,6 +754,7 @@ Suite *gl_reader_suite(void)
     tcase_add_test(tc, test_error_written_into_another_is_separated);
     tcase_add_test(tc, test_valgrind_3_26_leak_summary);
     tcase_add_test(tc, test_every_frame_kept);
+    tcase_add_test(tc, test_leak_sizes_out_of_range);
     tcase_add_test(tc, test_gzip_compressed);
     tcase_add_test(tc, test_problems_are_one_line);
     tcase_set_timeout(tc, 60);

@@ -17,7 +17,11 @@ typedef struct {
                                           * process reported the same leak again
                                           * (--per-test): counted once, there */
     GPtrArray *truncated_files;          /* char*: inputs that stopped short */
-    guint incomplete_files;              /* inputs with a problem: not read in full */
+    guint incomplete_files;              /* inputs with a problem: not read in full (a
+                                          * shard's report: its own count) */
+    guint unchecked_processes;           /* processes that loaded an extension outside
+                                          * Valgrind: gemleak run's, and those the shard
+                                          * reports read name */
     guint marked_files;                  /* inputs whose process wrote gemleak's markers
                                           * (--per-test): it ran tests under them */
 } GlSummary;

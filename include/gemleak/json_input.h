@@ -27,6 +27,13 @@ typedef struct {
     guint64 by_verdict[GL_N_VERDICTS];
     guint64 repeated;      /* leak reports a later leak check repeated (--per-test) */
     GPtrArray *targets;    /* char*, owned */
+    /* What the report's run could not check: a report whose gate was not
+     * complete always has a problem and incomplete_files or
+     * unchecked_processes above 0 (a terse one gets them here). */
+    guint incomplete_files;
+    guint unchecked_processes;
+    GPtrArray *problems;        /* char*, owned: one message each */
+    GPtrArray *truncated_files; /* char*, owned */
 } GlJsonInput;
 
 void gl_json_input_clear(GlJsonInput *input);
@@ -37,8 +44,9 @@ gboolean gl_json_input_detect(const char *path);
 
 /* Reads the report at @path: adds its findings to @findings (merging equal
  * ones; @order_base orders them among the other inputs) and fills @input
- * (cleared first) with its counts and targets; @findings may be NULL to
- * read the targets alone.
+ * (cleared first) with its counts, targets, and what its run could not
+ * check (its problems, truncated files, processes outside Valgrind);
+ * @findings may be NULL to read the targets alone.
  * Returns: FALSE with GL_ERROR_IO when it cannot be read, GL_ERROR_LIMIT
  * when too large or deep, GL_ERROR_NOT_VALGRIND when it is JSON but not a
  * gemleak report (or of a newer shape). */

@@ -119,9 +119,16 @@ gboolean gl_run_commands(const GlRunOptions *options, GPtrArray *commands, GlRun
 
 /* Checks a --keep-xml directory before anything runs: a new one is fine
  * (gemleak makes it, mode 0700); an existing one must be a directory of
- * the user's own that nobody else can write to, without XML of another run.
+ * the user's own that nobody else can write to, without XML of another run,
+ * and short enough for Valgrind's file names.
  * Returns: FALSE with GL_ERROR_USAGE otherwise. */
 gboolean gl_run_check_keep_dir(const char *dir, GError **error);
+
+/* Checks, before anything runs, that the run directory gemleak makes in
+ * TMPDIR gives Valgrind an XML file name it takes (--keep-xml directories:
+ * gl_run_check_keep_dir()).
+ * Returns: FALSE with GL_ERROR_ENVIRONMENT when TMPDIR is too long. */
+gboolean gl_run_check_tmpdir(GError **error);
 
 /* Returns: (transfer full): @text with every % doubled, as Valgrind's
  * --xml-file and --log-file want a literal %. */
