@@ -217,7 +217,8 @@ static GOptionGroup *report_group(Options *options)
           "Report format: text, json, junit, sarif, github, supp; repeatable, each with its "
           "-o (or FORMAT:FILE)", "FORMAT[:FILE]" },
         { "output", 'o', G_OPTION_FLAG_FILENAME, G_OPTION_ARG_CALLBACK, (gpointer) on_output,
-          "Write the report of the --format before it to FILE (- is standard output)", "FILE" },
+          "Write the report of the --format before it to FILE (- is standard output); "
+          "checked before anything runs", "FILE" },
         { "color", 0, 0, G_OPTION_ARG_STRING, &options->color,
           "Colour the text report: auto (on a terminal, without NO_COLOR, TERM not dumb), "
           "always, never", "WHEN" },

@@ -233,6 +233,42 @@ START_TEST(test_report_that_cannot_be_written)
 }
 END_TEST
 
+/* A report that could never be written (a directory, a directory no file
+ * can be made in) is known before the command runs, not after the suite,
+ * with the text report lost. */
+START_TEST(test_report_destinations_checked_before_the_run)
+{
+    g_autofree char *dir = gl_test_tmpdir();
+    g_autofree char *json_spec = g_strconcat("json:", dir, NULL);
+    g_autofree char *locked = g_build_filename(dir, "read-only", NULL);
+    g_autofree char *in_locked = g_build_filename(locked, "r.txt", NULL);
+    ck_assert_int_eq(g_mkdir(locked, 0500), 0);
+    /* /proc takes no new file, even from root */
+    const char *const cases[][3] = {
+        { "-o", dir, "^gemleak: the text report \\(.*\\) cannot be written: it is a directory$" },
+        { "--format", json_spec, "^gemleak: the json report \\(.*\\) cannot be written: it is a "
+          "directory$" },
+        { "--write-baseline", dir, "^gemleak: --write-baseline .* cannot be written: it is a "
+          "directory$" },
+        { "-o", "/proc/gemleak-report.txt", "^gemleak: the text report \\(/proc/gemleak-report\\.txt\\) "
+          "cannot be written: no file can be made in /proc: " },
+        { "-o", in_locked, "^gemleak: the text report \\(.*/read-only/r\\.txt\\) cannot be written: "
+          "no file can be made in .*/read-only: Permission denied$" },
+    };
+    /* root writes in a directory of mode 0500 */
+    guint n = G_N_ELEMENTS(cases) - (geteuid() == 0 ? 1 : 0);
+    for (guint i = 0; i < n; i++) {
+        RUN(run, "run", cases[i][0], cases[i][1], "--", "/nonexistent/command");
+        ck_assert_msg(run.status == GL_EXIT_USAGE, "%s %s: status %d\n%s", cases[i][0],
+                      cases[i][1], run.status, run.err);
+        gl_assert_line(run.err, cases[i][2]);
+        gl_assert_no_line(run.err, "Valgrind");
+        gl_test_run_clear(&run);
+    }
+    gl_remove_tree(dir);
+}
+END_TEST
+
 START_TEST(test_several_formats_at_once)
 {
     g_autofree char *leak = gl_test_fixture("xml/leak.xml");
@@ -1283,6 +1319,7 @@ Suite *gl_cli_suite(void)
     tcase_add_test(tc, test_truncated_file_reports_what_came_before);
     tcase_add_test(tc, test_several_formats_at_once);
     tcase_add_test(tc, test_report_that_cannot_be_written);
+    tcase_add_test(tc, test_report_destinations_checked_before_the_run);
     tcase_add_test(tc, test_gate_options);
     tcase_add_test(tc, test_targets_from_the_runs_list);
     tcase_add_test(tc, test_no_target_known);
