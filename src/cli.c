@@ -942,7 +942,8 @@ static GOptionGroup *run_group(Options *options)
           "(default: ./suppressions if there is one)", "DIR" },
         { "keep-xml", 0, 0, G_OPTION_ARG_FILENAME, &options->keep_xml,
           "Write Valgrind's XML to DIR and keep it (default: a private directory, "
-          "removed after a clean run)", "DIR" },
+          "removed after a clean run); one run at a time in DIR, none under a directory "
+          "others can write to", "DIR" },
         { "shard", 0, 0, G_OPTION_ARG_STRING, &options->shard,
           "Run only the I-th of N parts of the files after ::: (a CI shard); auto: I and N "
           "from GitLab's, CircleCI's or Buildkite's variables", "I/N|auto" },

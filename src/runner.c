@@ -180,13 +180,35 @@ void gl_remove_tree(const char *path)
     }
 }
 
-gboolean gl_run_check_keep_dir(const char *dir, GError **error)
+/* Checks a --keep-xml directory (see gl_run_check_keep_dir()); @probe_lock:
+ * also that no run holds it, when the caller does not hold it itself. */
+static gboolean check_keep_dir(const char *dir, gboolean probe_lock, GError **error)
 {
     if (dir == NULL || *dir == '\0') {
         g_set_error(error, GL_ERROR, GL_ERROR_USAGE, "--keep-xml: the value is empty");
         return FALSE;
     }
     struct stat st;
+    /* Whoever may write to a directory above it, without the sticky bit
+     * (as /tmp has), may rename it and put one of theirs in its place
+     * after this check. */
+    g_autofree char *real = gl_path_resolve(dir);
+    g_autofree char *above = g_path_get_dirname(real);
+    for (;;) {
+        if (stat(above, &st) == 0 && (st.st_mode & S_IWOTH) != 0 && (st.st_mode & S_ISVTX) == 0) {
+            g_set_error(error, GL_ERROR, GL_ERROR_USAGE,
+                        "--keep-xml %s: others can write to %s, above it, without the sticky bit "
+                        "(mode %04o): they could put a directory of theirs in its place; give one "
+                        "under directories only you can write to", dir, above,
+                        (unsigned) (st.st_mode & 07777));
+            return FALSE;
+        }
+        if (strcmp(above, "/") == 0 || strcmp(above, ".") == 0)
+            break;
+        char *next = g_path_get_dirname(above);
+        g_free(above);
+        above = next;
+    }
     if (stat(dir, &st) != 0)
         return TRUE;  /* made, ours and private, when the run starts */
     if (!S_ISDIR(st.st_mode)) {
@@ -216,14 +238,33 @@ gboolean gl_run_check_keep_dir(const char *dir, GError **error)
                     "or new directory", dir);
         return FALSE;
     }
+    int lock = probe_lock ? gl_rundir_lock(dir) : -1;
+    if (probe_lock && lock < 0 && errno == EWOULDBLOCK) {
+        g_set_error(error, GL_ERROR, GL_ERROR_USAGE, "--keep-xml %s: another gemleak run is using "
+                    "it: give each run a directory of its own", dir);
+        return FALSE;
+    }
+    if (lock >= 0)
+        close(lock);
     return TRUE;
 }
 
-static char *make_run_dir(const GlRunOptions *options, GError **error)
+gboolean gl_run_check_keep_dir(const char *dir, GError **error)
 {
-    g_autoptr(GError) local = NULL;
+    return check_keep_dir(dir, TRUE, error);
+}
+
+/* Makes the run directory, or the --keep-xml one, and locks it first: a
+ * run that found a --keep-xml directory empty before another run locked
+ * it would read that run's XML as its own.
+ * Returns: (transfer full): the directory, *lock the descriptor that holds
+ * its lock; NULL with @error set. */
+static char *make_run_dir(const GlRunOptions *options, int *lock, GError **error)
+{
+    *lock = -1;
     if (options->keep_dir == NULL) {
-        char *dir = g_dir_make_tmp(GL_RUNDIR_PREFIX "XXXXXX", &local);  /* mode 0700 */
+        g_autoptr(GError) local = NULL;
+        char *dir = gl_rundir_make_locked(g_get_tmp_dir(), GL_RUNDIR_PREFIX, lock, &local);
         if (dir == NULL)
             g_set_error(error, GL_ERROR, GL_ERROR_ENVIRONMENT,
                         "cannot make a private directory for Valgrind's XML: %s", local->message);
@@ -238,7 +279,21 @@ static char *make_run_dir(const GlRunOptions *options, GError **error)
         g_free(dir);
         return NULL;
     }
-    if (!gl_run_check_keep_dir(dir, error)) {
+    *lock = gl_rundir_lock(dir);
+    if (*lock < 0) {
+        int saved = errno;
+        if (saved == EWOULDBLOCK)
+            g_set_error(error, GL_ERROR, GL_ERROR_USAGE, "--keep-xml %s: another gemleak run is "
+                        "using it: give each run a directory of its own", dir);
+        else
+            g_set_error(error, GL_ERROR, GL_ERROR_ENVIRONMENT, "--keep-xml %s: %s", dir,
+                        g_strerror(saved));
+        g_free(dir);
+        return NULL;
+    }
+    if (!check_keep_dir(dir, FALSE, error)) {
+        close(*lock);
+        *lock = -1;
         g_free(dir);
         return NULL;
     }
@@ -279,12 +334,14 @@ gboolean gl_per_test_available(void)
  * --keep-xml directory is the user's, and what else it held would come
  * first on RUBYLIB, for every Ruby process of the run to load. --per-test
  * adds the client library beside it, for Fiddle to load.
- * Returns: (transfer full): the directory, for RUBYLIB; the caller
- * removes it (gl_remove_tree) and frees the name. */
-static char *write_helper(gboolean per_test, GError **error)
+ * Returns: (transfer full): the directory, for RUBYLIB, locked before
+ * anything is written (*lock: the lock's descriptor); the caller removes
+ * it (gl_remove_tree) and frees the name. */
+static char *write_helper(gboolean per_test, int *lock, GError **error)
 {
     g_autoptr(GError) local = NULL;
-    g_autofree char *lib = g_dir_make_tmp(GL_HELPERDIR_PREFIX "XXXXXX", &local);
+    g_autofree char *lib = gl_rundir_make_locked(g_get_tmp_dir(), GL_HELPERDIR_PREFIX, lock,
+                                                 &local);
     if (lib == NULL) {
         g_set_error(error, GL_ERROR, GL_ERROR_ENVIRONMENT,
                     "cannot make a private directory for the Ruby helper: %s", local->message);
@@ -293,6 +350,8 @@ static char *write_helper(gboolean per_test, GError **error)
     if (!write_resource("helper/gemleak_helper.rb", lib, "Ruby helper", error) ||
         (per_test && !write_resource("client/gemleak_client.so", lib, "per-test library", error))) {
         gl_remove_tree(lib);
+        close(*lock);
+        *lock = -1;
         return NULL;
     }
     return g_steal_pointer(&lib);
@@ -648,18 +707,17 @@ gboolean gl_run_commands(const GlRunOptions *options, GPtrArray *commands, GlRun
     result->valgrind_version = gl_valgrind_version(options->valgrind, error);
     if (result->valgrind_version == NULL)
         return FALSE;
-    result->dir = make_run_dir(options, error);
+    /* gemleak clean leaves alone what a running gemleak holds */
+    int lock = -1;
+    result->dir = make_run_dir(options, &lock, error);
     if (result->dir == NULL)
         return FALSE;
-    /* gemleak clean leaves alone what a running gemleak holds */
-    if ((result->locks[result->n_locks] = gl_rundir_lock(result->dir)) >= 0)
-        result->n_locks++;
+    result->locks[result->n_locks++] = lock;
     result->kept_by_user = options->keep_dir != NULL;
-    result->helper_dir = write_helper(options->per_test != NULL, error);
+    result->helper_dir = write_helper(options->per_test != NULL, &lock, error);
     if (result->helper_dir == NULL)
         return FALSE;
-    if ((result->locks[result->n_locks] = gl_rundir_lock(result->helper_dir)) >= 0)
-        result->n_locks++;
+    result->locks[result->n_locks++] = lock;
     /* A launcher runs outside Valgrind when the helper can start what it
      * starts under it. */
     g_autofree char *valgrind = NULL;

@@ -2,6 +2,7 @@
 #include "testutil.h"
 #include "gemleak/analyze.h"
 #include "gemleak/errors.h"
+#include "gemleak/rundir.h"
 
 #include <fcntl.h>
 #include <stdlib.h>
@@ -1207,6 +1208,15 @@ START_TEST(test_keep_xml_must_be_private)
     g_autofree char *group = g_build_filename(base, "group", NULL);
     g_autofree char *theirs = g_build_filename(base, "theirs", NULL);
     g_autofree char *file = g_build_filename(base, "file", NULL);
+    /* the directory above can be swapped by whoever may write there */
+    g_autofree char *open_parent = g_build_filename(base, "open", NULL);
+    g_autofree char *under_open = g_build_filename(open_parent, "xml", NULL);
+    g_autofree char *sticky_parent = g_build_filename(base, "sticky", NULL);
+    g_autofree char *under_sticky = g_build_filename(sticky_parent, "new", "xml", NULL);
+    ck_assert_int_eq(g_mkdir(open_parent, 0700), 0);
+    ck_assert_int_eq(chmod(open_parent, 0777), 0);
+    ck_assert_int_eq(g_mkdir(sticky_parent, 0700), 0);
+    ck_assert_int_eq(chmod(sticky_parent, 01777), 0);
     ck_assert_int_eq(g_mkdir(shared, 0700), 0);
     ck_assert_int_eq(chmod(shared, 01777), 0);
     ck_assert_int_eq(g_mkdir(group, 0700), 0);
@@ -1218,6 +1228,8 @@ START_TEST(test_keep_xml_must_be_private)
         { shared, "^gemleak: --keep-xml .*/shared: others can write to it \\(mode 1777\\): " },
         { group, "^gemleak: --keep-xml .*/group: others can write to it \\(mode 0770\\): " },
         { file, "^gemleak: --keep-xml .*/file: not a directory$" },
+        { under_open, "^gemleak: --keep-xml .*/open/xml: others can write to .*/open, above it, "
+                      "without the sticky bit \\(mode 0777\\): " },
         { theirs, "^gemleak: --keep-xml .*/theirs: owned by another user \\(uid 65534\\): " },
     };
     for (guint i = 0; i < G_N_ELEMENTS(cases) - (can_chown ? 0 : 1); i++) {
@@ -1228,6 +1240,30 @@ START_TEST(test_keep_xml_must_be_private)
         gl_assert_no_line(run.err, "Valgrind");
         gl_test_run_clear(&run);
     }
+    /* as /tmp is: only the owner of an entry may rename it */
+    g_autoptr(GError) error = NULL;
+    ck_assert_msg(gl_run_check_keep_dir(under_sticky, &error), "%s", error->message);
+    gl_remove_tree(base);
+}
+END_TEST
+
+/* Two runs at once in one --keep-xml directory would read each other's
+ * XML: the second is refused while the first holds it. */
+START_TEST(test_keep_xml_held_by_another_run)
+{
+    g_autofree char *base = gl_test_tmpdir();
+    g_autofree char *keep = g_build_filename(base, "xml", NULL);
+    ck_assert_int_eq(g_mkdir(keep, 0700), 0);
+    int held = gl_rundir_lock(keep);
+    ck_assert_int_ge(held, 0);
+    RUN(run, "run", "--keep-xml", keep, "--", "/nonexistent/command");
+    ck_assert_msg(run.status == GL_EXIT_USAGE, "status %d\n%s", run.status, run.err);
+    gl_assert_line(run.err, "^gemleak: --keep-xml .*/xml: another gemleak run is using it: give "
+                            "each run a directory of its own$");
+    gl_assert_no_line(run.err, "Valgrind");
+    ck_assert(!gl_list_xml_files_any(keep));
+    gl_test_run_clear(&run);
+    close(held);
     gl_remove_tree(base);
 }
 END_TEST
@@ -1342,6 +1378,7 @@ Suite *gl_cli_suite(void)
     tcase_add_test(tc, test_report_through_a_symlink_keeps_the_mode);
     tcase_add_test(tc, test_two_reports_one_destination);
     tcase_add_test(tc, test_keep_xml_must_be_private);
+    tcase_add_test(tc, test_keep_xml_held_by_another_run);
     tcase_add_test(tc, test_json_report_reads_back_as_a_baseline);
     tcase_add_test(tc, test_fewer_threads_when_none_can_start);
     suite_add_tcase(suite, tc);

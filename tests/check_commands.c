@@ -422,6 +422,60 @@ START_TEST(test_launchers)
 }
 END_TEST
 
+/* gemleak clean, over and over, while runs start and end in its TMPDIR. */
+typedef struct {
+    const char *tmp;
+    gint stop;
+    guint removed;
+} Cleaner;
+
+static gpointer clean_over_and_over(gpointer data)
+{
+    Cleaner *cleaner = data;
+    FILE *null = fopen("/dev/null", "w");
+    while (!g_atomic_int_get(&cleaner->stop))
+        cleaner->removed += gl_rundir_clean(cleaner->tmp, FALSE, null);
+    fclose(null);
+    return NULL;
+}
+
+/* gemleak clean never sees a starting run's directories unlocked: it
+ * removed a run's XML or helper directory as it started (4 runs in 350). */
+START_TEST(test_clean_racing_starting_runs)
+{
+    /* TMPDIR before GLib first reads it (it keeps it): not the shared /tmp */
+    char template[] = "/tmp/gemleak-race-XXXXXX";
+    ck_assert_ptr_nonnull(g_mkdtemp(template));
+    g_autofree char *tmp = g_strdup(template);
+    g_setenv("TMPDIR", tmp, TRUE);
+    ck_assert_str_eq(g_get_tmp_dir(), tmp);
+    g_autofree char *valgrind = g_build_filename(tmp, "fake-valgrind", NULL);
+    gl_test_write(valgrind, "#!/bin/sh\n[ \"$1\" = --version ] && echo valgrind-3.19.0\nexit 0\n", -1);
+    ck_assert_int_eq(g_chmod(valgrind, 0755), 0);
+    Cleaner cleaner = { .tmp = tmp };
+    GThread *thread = g_thread_new("clean", clean_over_and_over, &cleaner);
+    guint lost = 0, runs = 150;
+    for (guint i = 0; i < runs; i++) {
+        GlRunOptions options = { .valgrind = valgrind };
+        g_autoptr(GPtrArray) commands = g_ptr_array_new_with_free_func((GDestroyNotify) g_strfreev);
+        g_ptr_array_add(commands, g_strdupv(ARGV("true")));
+        GlRunResult result;
+        g_autoptr(GError) error = NULL;
+        gboolean ok = gl_run_commands(&options, commands, &result, &error);
+        if (!ok || !g_file_test(result.dir, G_FILE_TEST_IS_DIR) ||
+            !g_file_test(result.helper_dir, G_FILE_TEST_IS_DIR))
+            lost++;
+        gl_run_result_clear(&result, TRUE);
+    }
+    g_atomic_int_set(&cleaner.stop, 1);
+    g_thread_join(thread);
+    ck_assert_msg(lost == 0 && cleaner.removed == 0,
+                  "%u runs of %u lost a directory; gemleak clean removed %u", lost, runs,
+                  cleaner.removed);
+    gl_remove_tree(tmp);
+}
+END_TEST
+
 /* What the helper says of a fork of a launcher that loaded an extension
  * outside Valgrind: a sentence each, and the run never passes. */
 START_TEST(test_processes_outside_valgrind)
@@ -488,5 +542,11 @@ Suite *gl_commands_suite(void)
     tcase_add_test(tc, test_launchers);
     tcase_add_test(tc, test_processes_outside_valgrind);
     suite_add_tcase(suite, tc);
+
+    /* a race, run many times: seconds */
+    TCase *races = tcase_create("races");
+    tcase_set_timeout(races, 120);
+    tcase_add_test(races, test_clean_racing_starting_runs);
+    suite_add_tcase(suite, races);
     return suite;
 }

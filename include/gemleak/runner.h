@@ -115,7 +115,9 @@ gboolean gl_run_commands(const GlRunOptions *options, GPtrArray *commands, GlRun
 
 /* Checks a --keep-xml directory before anything runs: a new one is fine
  * (gemleak makes it, mode 0700); an existing one must be a directory of
- * the user's own that nobody else can write to, without XML of another run.
+ * the user's own that nobody else can write to, without XML of another run
+ * and not locked by one; no directory above it may be writable by others
+ * without the sticky bit. The run checks it again once it holds its lock.
  * Returns: FALSE with GL_ERROR_USAGE otherwise. */
 gboolean gl_run_check_keep_dir(const char *dir, GError **error);
 
