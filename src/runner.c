@@ -624,12 +624,13 @@ static int watchdog_pipe = -1;
  * equal to @needle (@length bytes). */
 static gboolean environment_holds(const char *pid, const char *needle, gsize length)
 {
-    char path[64] = "/proc/";
-    gsize at = strlen(path), n = strlen(pid);
-    if (n > sizeof path - at - sizeof "/environ")
-        return FALSE;
-    memcpy(path + at, pid, n);
-    memcpy(path + at + n, "/environ", sizeof "/environ");
+    char path[64];
+    gsize at = 0;
+    for (const char *const *part = (const char *const[]) { "/proc/", pid, "/environ", NULL };
+         *part != NULL; part++)
+        for (const char *c = *part; *c != '\0' && at + 1 < sizeof path; c++)
+            path[at++] = *c;
+    path[at] = '\0';
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
         return FALSE;
