@@ -218,7 +218,8 @@ static GOptionGroup *report_group(Options *options)
           "Report format: text, json, junit, sarif, github, supp; repeatable, each with its "
           "-o (or FORMAT:FILE)", "FORMAT[:FILE]" },
         { "output", 'o', G_OPTION_FLAG_FILENAME, G_OPTION_ARG_CALLBACK, (gpointer) on_output,
-          "Write the report of the --format before it to FILE (- is standard output)", "FILE" },
+          "Write the report of the --format before it to FILE (- is standard output); "
+          "checked before anything runs", "FILE" },
         { "color", 0, 0, G_OPTION_ARG_STRING, &options->color,
           "Colour the text report: auto (on a terminal, without NO_COLOR, TERM not dumb), "
           "always, never", "WHEN" },
@@ -988,7 +989,8 @@ static GOptionGroup *run_group(Options *options)
           "(default: ./suppressions if there is one)", "DIR" },
         { "keep-xml", 0, 0, G_OPTION_ARG_FILENAME, &options->keep_xml,
           "Write Valgrind's XML to DIR and keep it (default: a private directory, "
-          "removed after a clean run)", "DIR" },
+          "removed after a clean run); one run at a time in DIR, none under a directory "
+          "others can write to", "DIR" },
         { "shard", 0, 0, G_OPTION_ARG_STRING, &options->shard,
           "Run only the I-th of N parts of the files after ::: (a CI shard); auto: I and N "
           "from GitLab's, CircleCI's or Buildkite's variables", "I/N|auto" },

@@ -3,8 +3,10 @@
 #include "gemleak/commands.h"
 #include "gemleak/classify.h"
 #include "gemleak/errors.h"
+#include "gemleak/json_input.h"
 #include "gemleak/sys.h"
 
+#include <errno.h>
 #include <math.h>  /* isfinite, a macro */
 #include <string.h>
 #include <sys/stat.h>
@@ -24,6 +26,12 @@
 /* More than this is no durations file of ours (a test suite has
  * thousands of files, a few hundred KiB of names). */
 #define DURATIONS_MAX_BYTES ((gsize) 16 * 1024 * 1024)
+/* What gemleak writes stays well below what it reads: a file it could not
+ * read again would never be updated again. */
+#define DURATIONS_WRITE_MAX_BYTES (DURATIONS_MAX_BYTES / 2)
+/* A test file that took more than a week is no duration (1e300 would not
+ * even fit the whole milliseconds it is written back as). */
+#define DURATIONS_MAX_MS (7.0 * 24 * 3600 * 1000)
 
 void gl_command_plan_clear(GlCommandPlan *plan)
 {
@@ -148,13 +156,27 @@ static int bare_ruby(char **command, guint end)
 static GHashTable *read_durations(const char *path, char **why)
 {
     *why = NULL;
-    if (!g_file_test(path, G_FILE_TEST_EXISTS))
+    struct stat st;
+    if (stat(path, &st) != 0) {
+        int saved = errno;
+        *why = saved == ENOENT ? NULL : g_strdup_printf("%s: %s", path, g_strerror(saved));
         return NULL;
+    }
+    /* A FIFO would wait for a writer before the command starts. */
+    if (!S_ISREG(st.st_mode)) {
+        *why = g_strdup("not a regular file");
+        return NULL;
+    }
     g_autofree char *text = NULL;
     gsize length = 0;
     g_autoptr(GError) local = NULL;
     if (!gl_file_read_bounded(path, DURATIONS_MAX_BYTES, &text, &length, &local)) {
         *why = g_strdup(local->message);
+        return NULL;
+    }
+    /* the depth every JSON file gemleak reads is held to */
+    if (!gl_json_depth_within(text, length, GL_JSON_INPUT_MAX_DEPTH)) {
+        *why = g_strdup_printf("nested deeper than %d levels", GL_JSON_INPUT_MAX_DEPTH);
         return NULL;
     }
     g_autoptr(JsonParser) parser = json_parser_new();
@@ -187,9 +209,10 @@ static GHashTable *read_durations(const char *path, char **why)
             (json_node_get_value_type(value) != G_TYPE_DOUBLE &&
              json_node_get_value_type(value) != G_TYPE_INT64))
             continue;   /* one bad entry costs itself */
-        gdouble seconds = json_node_get_double(value) / 1000;
-        if (!isfinite(seconds) || seconds < 0)
+        gdouble ms = json_node_get_double(value);
+        if (!isfinite(ms) || ms < 0 || ms > DURATIONS_MAX_MS)
             continue;
+        gdouble seconds = ms / 1000;
         g_hash_table_insert(durations, g_strdup(name->data), g_memdup2(&seconds, sizeof seconds));
     }
     return durations;
@@ -211,6 +234,45 @@ GHashTable *gl_durations_load(const char *path, char **note)
 static gint compare_names(gconstpointer a, gconstpointer b)
 {
     return strcmp(a, b);
+}
+
+/* Returns: (transfer full): the durations file for @durations (file ->
+ * gdouble* seconds), the files of @only alone when it is not NULL (a
+ * GHashTable used as a set); *length is its length. */
+static char *durations_text(GHashTable *durations, GHashTable *only, gsize *length)
+{
+    /* Sorted, so that a committed file changes line by line. */
+    g_autoptr(GList) names = g_hash_table_get_keys(durations);
+    names = g_list_sort(names, compare_names);
+    g_autoptr(JsonBuilder) builder = json_builder_new();
+    json_builder_begin_object(builder);
+    json_builder_set_member_name(builder, "format");
+    json_builder_add_string_value(builder, DURATIONS_FORMAT);
+    json_builder_set_member_name(builder, "version");
+    json_builder_add_int_value(builder, DURATIONS_VERSION);
+    json_builder_set_member_name(builder, "about");
+    json_builder_add_string_value(builder, "Milliseconds each test file took under gemleak "
+                                  "run (Valgrind), written by gemleak to balance --jobs; see "
+                                  "gemleak(1), DURATIONS");
+    json_builder_set_member_name(builder, "files");
+    json_builder_begin_object(builder);
+    for (GList *name = names; name != NULL; name = name->next) {
+        if (only != NULL && !g_hash_table_contains(only, name->data))
+            continue;
+        json_builder_set_member_name(builder, name->data);
+        /* whole milliseconds: plenty, and short lines in a committed file */
+        gdouble kept = *(const gdouble *) g_hash_table_lookup(durations, name->data);
+        json_builder_add_int_value(builder, (gint64) (MIN(kept * 1000, DURATIONS_MAX_MS) + 0.5));
+    }
+    json_builder_end_object(builder);
+    json_builder_end_object(builder);
+    g_autoptr(JsonGenerator) generator = json_generator_new();
+    g_autoptr(JsonNode) root = json_builder_get_root(builder);
+    json_generator_set_root(generator, root);
+    json_generator_set_pretty(generator, TRUE);
+    g_autofree char *text = json_generator_to_data(generator, length);
+    (*length)++;
+    return g_strconcat(text, "\n", NULL);
 }
 
 gboolean gl_durations_update(const char *path, const GlCommandPlan *plan, const double *seconds,
@@ -255,37 +317,29 @@ gboolean gl_durations_update(const char *path, const GlCommandPlan *plan, const 
         }
         g_free((gpointer) own);
     }
-    /* Sorted, so that a committed file changes line by line. */
-    g_autoptr(GList) names = g_hash_table_get_keys(durations);
-    names = g_list_sort(names, compare_names);
-    g_autoptr(JsonBuilder) builder = json_builder_new();
-    json_builder_begin_object(builder);
-    json_builder_set_member_name(builder, "format");
-    json_builder_add_string_value(builder, DURATIONS_FORMAT);
-    json_builder_set_member_name(builder, "version");
-    json_builder_add_int_value(builder, DURATIONS_VERSION);
-    json_builder_set_member_name(builder, "about");
-    json_builder_add_string_value(builder, "Milliseconds each test file took under gemleak "
-                                  "run (Valgrind), written by gemleak to balance --jobs; see "
-                                  "gemleak(1), DURATIONS");
-    json_builder_set_member_name(builder, "files");
-    json_builder_begin_object(builder);
-    for (GList *name = names; name != NULL; name = name->next) {
-        json_builder_set_member_name(builder, name->data);
-        /* whole milliseconds: plenty, and short lines in a committed file */
-        gdouble kept = *(const gdouble *) g_hash_table_lookup(durations, name->data);
-        json_builder_add_int_value(builder, (gint64) (kept * 1000 + 0.5));
-    }
-    json_builder_end_object(builder);
-    json_builder_end_object(builder);
-    g_autoptr(JsonGenerator) generator = json_generator_new();
-    g_autoptr(JsonNode) root = json_builder_get_root(builder);
-    json_generator_set_root(generator, root);
-    json_generator_set_pretty(generator, TRUE);
     gsize length = 0;
-    g_autofree char *text = json_generator_to_data(generator, &length);
-    g_autofree char *with_newline = g_strconcat(text, "\n", NULL);
-    return gl_file_replace(path, with_newline, length + 1, error);
+    g_autofree char *text = durations_text(durations, NULL, &length);
+    if (length > DURATIONS_WRITE_MAX_BYTES) {
+        /* This run's files alone: those of earlier runs are what grew it. */
+        g_autoptr(GHashTable) ran = g_hash_table_new(g_str_hash, g_str_equal);
+        for (guint c = 0; c < plan->shares->len; c++) {
+            GPtrArray *share = g_ptr_array_index(plan->shares, c);
+            for (guint i = 0; i < share->len; i++)
+                g_hash_table_add(ran, g_ptr_array_index(share, i));
+        }
+        g_free(text);
+        text = durations_text(durations, ran, &length);
+    }
+    if (length > DURATIONS_WRITE_MAX_BYTES) {
+        g_set_error(error, GL_ERROR, GL_ERROR_IO, "%s would be larger than %" G_GSIZE_FORMAT
+                    " MiB, more than gemleak reads: left as it is", path,
+                    DURATIONS_WRITE_MAX_BYTES >> 20);
+        return FALSE;
+    }
+    /* Through a symbolic link to its target: the link stays (a file kept
+     * elsewhere, in a cache the CI restores). */
+    g_autofree char *target = gl_path_resolve(path);
+    return gl_file_replace(target, text, length, error);
 }
 
 /* ---- shares ------------------------------------------------------------------- */

@@ -1,4 +1,5 @@
 /* A run's directory: untraced forks, compression, locks, gemleak clean. */
+#define _GNU_SOURCE 1  /* renameat2 */
 #include "gemleak/rundir.h"
 #include "gemleak/errors.h"
 #include "gemleak/runner.h"
@@ -7,6 +8,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
@@ -30,6 +32,68 @@ int gl_rundir_lock(const char *dir)
         return -1;
     }
     return fd;
+}
+
+/* Renames the directory @from to @to unless @to exists.
+ * Returns: 0, or -1 with errno set (EEXIST: @to exists). */
+static int rename_new(const char *from, const char *to)
+{
+#ifdef RENAME_NOREPLACE
+    if (renameat2(AT_FDCWD, from, AT_FDCWD, to, RENAME_NOREPLACE) == 0)
+        return 0;
+    if (errno != EINVAL && errno != ENOSYS)  /* a file system, a kernel without it */
+        return -1;
+#endif
+    struct stat st;
+    if (lstat(to, &st) == 0) {
+        errno = EEXIST;
+        return -1;
+    }
+    return rename(from, to);
+}
+
+char *gl_rundir_make_locked(const char *tmpdir, const char *prefix, int *lock, GError **error)
+{
+    *lock = -1;
+    /* Made and locked under a name gemleak clean does not look at, then
+     * renamed: the lock goes with the directory, so that clean never sees
+     * it unlocked under gemleak's name. */
+    for (guint attempt = 0; attempt < 100; attempt++) {
+        g_autofree char *hidden = g_strdup_printf("%s/.%sXXXXXX", tmpdir, prefix);
+        if (g_mkdtemp_full(hidden, 0700) == NULL) {
+            int saved = errno;
+            g_set_error(error, GL_ERROR, GL_ERROR_ENVIRONMENT, "cannot make a directory in %s: %s",
+                        tmpdir, g_strerror(saved));
+            return NULL;
+        }
+        int fd = gl_rundir_lock(hidden);
+        if (fd < 0) {
+            int saved = errno;
+            g_rmdir(hidden);
+            g_set_error(error, GL_ERROR, GL_ERROR_ENVIRONMENT, "cannot lock %s: %s", hidden,
+                        g_strerror(saved));
+            return NULL;
+        }
+        g_autofree char *base = g_path_get_basename(hidden);
+        char *dir = g_build_filename(tmpdir, base + 1, NULL);
+        if (rename_new(hidden, dir) == 0) {
+            *lock = fd;
+            return dir;
+        }
+        int saved = errno;
+        close(fd);
+        g_rmdir(hidden);
+        if (saved != EEXIST) {
+            g_set_error(error, GL_ERROR, GL_ERROR_ENVIRONMENT, "cannot make %s: %s", dir,
+                        g_strerror(saved));
+            g_free(dir);
+            return NULL;
+        }
+        g_free(dir);
+    }
+    g_set_error(error, GL_ERROR, GL_ERROR_ENVIRONMENT, "cannot make a directory of a new name "
+                "in %s", tmpdir);
+    return NULL;
 }
 
 /* Returns: TRUE if @name is NNN@suffix. */
@@ -472,6 +536,14 @@ guint gl_rundir_clean(const char *tmpdir, gboolean dry_run, FILE *out)
         int lock = gl_rundir_lock(path);
         if (lock < 0) {
             fprintf(out, "left %s: a running gemleak is using it\n", path);
+            continue;
+        }
+        /* A run that ended between the look and the lock took its
+         * directory with it: the lock is on a directory no longer there. */
+        struct stat held, now;
+        if (fstat(lock, &held) != 0 || lstat(path, &now) != 0 || held.st_dev != now.st_dev ||
+            held.st_ino != now.st_ino) {
+            close(lock);
             continue;
         }
         g_autofree char *size = gl_format_bytes(bytes);

@@ -1,4 +1,5 @@
 /* Commands under Valgrind: environment, run directory, signals. */
+#define _GNU_SOURCE  /* syscall */
 #include "gemleak/runner.h"
 #include "gemleak/analyze.h"
 #include "gemleak/errors.h"
@@ -6,8 +7,10 @@
 #include "gemleak/sys.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <string.h>
+#include <time.h>
 #include <inttypes.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -16,6 +19,7 @@
 #include <unistd.h>
 #ifdef __linux__
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #endif
 
 #include <gio/gio.h>
@@ -209,7 +213,9 @@ gboolean gl_run_check_tmpdir(GError **error)
     return FALSE;
 }
 
-gboolean gl_run_check_keep_dir(const char *dir, GError **error)
+/* Checks a --keep-xml directory (see gl_run_check_keep_dir()); @probe_lock:
+ * also that no run holds it, when the caller does not hold it itself. */
+static gboolean check_keep_dir(const char *dir, gboolean probe_lock, GError **error)
 {
     if (dir == NULL || *dir == '\0') {
         g_set_error(error, GL_ERROR, GL_ERROR_USAGE, "--keep-xml: the value is empty");
@@ -225,6 +231,25 @@ gboolean gl_run_check_keep_dir(const char *dir, GError **error)
         return FALSE;
     }
     struct stat st;
+    /* Whoever may write to a directory above it, without the sticky bit
+     * (as /tmp has), may rename it and put one of theirs in its place
+     * after this check. */
+    g_autofree char *above = g_path_get_dirname(resolved);
+    for (;;) {
+        if (stat(above, &st) == 0 && (st.st_mode & S_IWOTH) != 0 && (st.st_mode & S_ISVTX) == 0) {
+            g_set_error(error, GL_ERROR, GL_ERROR_USAGE,
+                        "--keep-xml %s: others can write to %s, above it, without the sticky bit "
+                        "(mode %04o): they could put a directory of theirs in its place; give one "
+                        "under directories only you can write to", dir, above,
+                        (unsigned) (st.st_mode & 07777));
+            return FALSE;
+        }
+        if (strcmp(above, "/") == 0 || strcmp(above, ".") == 0)
+            break;
+        char *next = g_path_get_dirname(above);
+        g_free(above);
+        above = next;
+    }
     if (stat(dir, &st) != 0)
         return TRUE;  /* made, ours and private, when the run starts */
     if (!S_ISDIR(st.st_mode)) {
@@ -254,14 +279,33 @@ gboolean gl_run_check_keep_dir(const char *dir, GError **error)
                     "or new directory", dir);
         return FALSE;
     }
+    int lock = probe_lock ? gl_rundir_lock(dir) : -1;
+    if (probe_lock && lock < 0 && errno == EWOULDBLOCK) {
+        g_set_error(error, GL_ERROR, GL_ERROR_USAGE, "--keep-xml %s: another gemleak run is using "
+                    "it: give each run a directory of its own", dir);
+        return FALSE;
+    }
+    if (lock >= 0)
+        close(lock);
     return TRUE;
 }
 
-static char *make_run_dir(const GlRunOptions *options, GError **error)
+gboolean gl_run_check_keep_dir(const char *dir, GError **error)
 {
-    g_autoptr(GError) local = NULL;
+    return check_keep_dir(dir, TRUE, error);
+}
+
+/* Makes the run directory, or the --keep-xml one, and locks it first: a
+ * run that found a --keep-xml directory empty before another run locked
+ * it would read that run's XML as its own.
+ * Returns: (transfer full): the directory, *lock the descriptor that holds
+ * its lock; NULL with @error set. */
+static char *make_run_dir(const GlRunOptions *options, int *lock, GError **error)
+{
+    *lock = -1;
     if (options->keep_dir == NULL) {
-        char *dir = g_dir_make_tmp(GL_RUNDIR_PREFIX "XXXXXX", &local);  /* mode 0700 */
+        g_autoptr(GError) local = NULL;
+        char *dir = gl_rundir_make_locked(g_get_tmp_dir(), GL_RUNDIR_PREFIX, lock, &local);
         if (dir == NULL)
             g_set_error(error, GL_ERROR, GL_ERROR_ENVIRONMENT,
                         "cannot make a private directory for Valgrind's XML: %s", local->message);
@@ -276,7 +320,21 @@ static char *make_run_dir(const GlRunOptions *options, GError **error)
         g_free(dir);
         return NULL;
     }
-    if (!gl_run_check_keep_dir(dir, error)) {
+    *lock = gl_rundir_lock(dir);
+    if (*lock < 0) {
+        int saved = errno;
+        if (saved == EWOULDBLOCK)
+            g_set_error(error, GL_ERROR, GL_ERROR_USAGE, "--keep-xml %s: another gemleak run is "
+                        "using it: give each run a directory of its own", dir);
+        else
+            g_set_error(error, GL_ERROR, GL_ERROR_ENVIRONMENT, "--keep-xml %s: %s", dir,
+                        g_strerror(saved));
+        g_free(dir);
+        return NULL;
+    }
+    if (!check_keep_dir(dir, FALSE, error)) {
+        close(*lock);
+        *lock = -1;
         g_free(dir);
         return NULL;
     }
@@ -317,12 +375,14 @@ gboolean gl_per_test_available(void)
  * --keep-xml directory is the user's, and what else it held would come
  * first on RUBYLIB, for every Ruby process of the run to load. --per-test
  * adds the client library beside it, for Fiddle to load.
- * Returns: (transfer full): the directory, for RUBYLIB; the caller
- * removes it (gl_remove_tree) and frees the name. */
-static char *write_helper(gboolean per_test, GError **error)
+ * Returns: (transfer full): the directory, for RUBYLIB, locked before
+ * anything is written (*lock: the lock's descriptor); the caller removes
+ * it (gl_remove_tree) and frees the name. */
+static char *write_helper(gboolean per_test, int *lock, GError **error)
 {
     g_autoptr(GError) local = NULL;
-    g_autofree char *lib = g_dir_make_tmp(GL_HELPERDIR_PREFIX "XXXXXX", &local);
+    g_autofree char *lib = gl_rundir_make_locked(g_get_tmp_dir(), GL_HELPERDIR_PREFIX, lock,
+                                                 &local);
     if (lib == NULL) {
         g_set_error(error, GL_ERROR, GL_ERROR_ENVIRONMENT,
                     "cannot make a private directory for the Ruby helper: %s", local->message);
@@ -331,6 +391,8 @@ static char *write_helper(gboolean per_test, GError **error)
     if (!write_resource("helper/gemleak_helper.rb", lib, "Ruby helper", error) ||
         (per_test && !write_resource("client/gemleak_client.so", lib, "per-test library", error))) {
         gl_remove_tree(lib);
+        close(*lock);
+        *lock = -1;
         return NULL;
     }
     return g_steal_pointer(&lib);
@@ -585,6 +647,202 @@ static void restore_handlers(const struct sigaction *saved)
         sigaction(forwarded_signals[i], &saved[i], NULL);
 }
 
+/* ---- the watchdog ------------------------------------------------------------- */
+
+/* gemleak killed outright (SIGKILL, a CI job's hard timeout) handles no
+ * signal: PR_SET_PDEATHSIG takes its children, but not the Valgrind the
+ * helper starts below a launcher, nor what the commands fork. A watchdog,
+ * forked before anything starts, waits on a pipe whose write end gemleak
+ * alone holds: a byte says the run is over; the end of the pipe without
+ * one, that gemleak died. Then it kills every process whose environment
+ * holds this run's GEMLEAK_RUN_DIR, or whose arguments hold its
+ * --xml-file (a Valgrind whose environment was cleared), until none is left, holding the run's
+ * locks all the while: gemleak clean does not take the directory a dying
+ * Valgrind writes in. It runs between fork and _exit, in a process that
+ * may have had threads: system calls only, no malloc. */
+#define WATCHDOG_ROUNDS 100
+#define WATCHDOG_ROUND_NS 50000000L
+/* The descriptors the watchdog closes: gemleak has a few dozen open. */
+#define WATCHDOG_MAX_FD 4096
+
+/* The write end of the running watchdog's pipe, or -1: one run at a time. */
+static int watchdog_pipe = -1;
+
+#ifdef __linux__
+/* The marks of a process of this run: an entry of its environment, or
+ * the start of one of its arguments (Valgrind's --xml-file, which a child
+ * whose environment was cleared still has). */
+typedef struct {
+    const char *file;     /* "environ" or "cmdline", under /proc/PID */
+    const char *needle;
+    gsize length;
+    gboolean prefix;      /* the entry begins with @needle, rather than equals it */
+} Mark;
+
+/* Returns: TRUE if the NUL-separated /proc/@pid/@mark->file holds an entry
+ * that @mark matches. */
+static gboolean process_holds(const char *pid, const Mark *mark)
+{
+    char path[64];
+    gsize at = 0;
+    for (const char *const *part = (const char *const[]) { "/proc/", pid, "/", mark->file, NULL };
+         *part != NULL; part++)
+        for (const char *c = *part; *c != '\0' && at + 1 < sizeof path; c++)
+            path[at++] = *c;
+    path[at] = '\0';
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return FALSE;
+    char buffer[8192];
+    gsize matched = 0;
+    gboolean alive = TRUE, found = FALSE;
+    ssize_t got;
+    while (!found && (got = read(fd, buffer, sizeof buffer)) > 0) {
+        for (ssize_t i = 0; i < got && !found; i++) {
+            if (alive && matched == mark->length && mark->prefix) {
+                found = TRUE;
+            } else if (buffer[i] == '\0') {
+                found = alive && matched == mark->length;
+                matched = 0;
+                alive = TRUE;
+            } else if (alive && matched < mark->length && buffer[i] == mark->needle[matched]) {
+                matched++;
+            } else {
+                alive = FALSE;
+            }
+        }
+    }
+    close(fd);
+    return found;
+}
+
+/* Kills every process but this one that holds one of @marks (@n_marks).
+ * Returns: how many it found. */
+static guint kill_carriers(const Mark *marks, guint n_marks)
+{
+    int proc = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (proc < 0)
+        return 0;
+    guint found = 0;
+    pid_t self = getpid();
+    /* struct linux_dirent64: inode, offset, record length, type, name */
+    char buffer[16384];
+    long got;
+    while ((got = syscall(SYS_getdents64, proc, buffer, sizeof buffer)) > 0) {
+        for (long at = 0; at < got;) {
+            const char *entry = buffer + at;
+            unsigned short size;
+            memcpy(&size, entry + 16, sizeof size);
+            const char *name = entry + 19;
+            at += size;
+            long pid = 0;
+            const char *c = name;
+            for (; *c >= '0' && *c <= '9' && pid < G_MAXINT / 10; c++)
+                pid = pid * 10 + (*c - '0');
+            if (*c != '\0' || c == name || pid <= 1 || pid == self)
+                continue;
+            for (guint m = 0; m < n_marks; m++) {
+                if (process_holds(name, &marks[m])) {
+                    kill((pid_t) pid, SIGKILL);
+                    found++;
+                    break;
+                }
+            }
+        }
+    }
+    close(proc);
+    return found;
+}
+#endif
+
+/* The watchdog's process: never returns. */
+static void G_GNUC_NORETURN watchdog(int read_end, const Mark *marks, guint n_marks,
+                                     const int *locks, guint n_locks)
+{
+    /* Out of gemleak's process group and session: a Ctrl-C, a group's
+     * SIGKILL, the terminal's SIGHUP are for the run, not for it. */
+    setsid();
+    /* Nothing of gemleak's kept open but the pipe and the locks: whoever
+     * reads gemleak's output sees its end when gemleak ends. */
+    int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+    for (int fd = 0; fd <= 2 && null >= 0; fd++)
+        dup2(null, fd);
+    for (int fd = 3; fd < WATCHDOG_MAX_FD; fd++) {
+        gboolean keep = fd == read_end;
+        for (guint i = 0; i < n_locks; i++)
+            keep = keep || fd == locks[i];
+        if (!keep)
+            close(fd);
+    }
+    char byte;
+    ssize_t got;
+    do
+        got = read(read_end, &byte, 1);
+    while (got < 0 && errno == EINTR);
+#ifdef __linux__
+    if (got != 1) {
+        for (int round = 0; round < WATCHDOG_ROUNDS && kill_carriers(marks, n_marks) > 0; round++) {
+            struct timespec pause = { 0, WATCHDOG_ROUND_NS };
+            nanosleep(&pause, NULL);
+        }
+    }
+#else
+    (void) marks;
+    (void) n_marks;
+#endif
+    _exit(0);
+}
+
+/* Starts the watchdog of the run in @run_dir, not a child of gemleak
+ * (whose waitpid(-1) would wait for it): forked twice, before gemleak is
+ * a child subreaper. It keeps the run's @locks. */
+static void start_watchdog(const char *run_dir, const int *locks, guint n_locks)
+{
+    int ends[2];
+    if (pipe(ends) != 0)
+        return;
+    fcntl(ends[0], F_SETFD, FD_CLOEXEC);
+    fcntl(ends[1], F_SETFD, FD_CLOEXEC);
+    g_autofree char *variable = g_strconcat("GEMLEAK_RUN_DIR=", run_dir, NULL);
+    g_autofree char *escaped = gl_valgrind_escape_percent(run_dir);
+    g_autofree char *xml_file = g_strconcat("--xml-file=", escaped, "/", NULL);
+    const Mark marks[] = {
+        { "environ", variable, strlen(variable), FALSE },
+        { "cmdline", xml_file, strlen(xml_file), TRUE },
+    };
+#ifdef __linux__
+    prctl(PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0);  /* set by an earlier run in this process */
+#endif
+    pid_t middle = fork();
+    if (middle == 0) {
+        close(ends[1]);
+        if (fork() == 0)
+            watchdog(ends[0], marks, G_N_ELEMENTS(marks), locks, n_locks);
+        _exit(0);
+    }
+    close(ends[0]);
+    if (middle < 0) {
+        close(ends[1]);
+        return;
+    }
+    while (waitpid(middle, NULL, 0) < 0 && errno == EINTR)
+        ;
+    watchdog_pipe = ends[1];
+}
+
+/* Tells the watchdog that the run is over: it ends, killing nothing. */
+static void stop_watchdog(void)
+{
+    if (watchdog_pipe < 0)
+        return;
+    ssize_t written;
+    do
+        written = write(watchdog_pipe, "", 1);
+    while (written < 0 && errno == EINTR);
+    close(watchdog_pipe);
+    watchdog_pipe = -1;
+}
+
 /* ---- running ------------------------------------------------------------------ */
 
 /* How long processes the command left behind (forked, not waited for) may
@@ -697,25 +955,26 @@ gboolean gl_run_commands(const GlRunOptions *options, GPtrArray *commands, GlRun
     result->valgrind_version = gl_valgrind_version(options->valgrind, error);
     if (result->valgrind_version == NULL)
         return FALSE;
-    result->dir = make_run_dir(options, error);
+    /* gemleak clean leaves alone what a running gemleak holds */
+    int lock = -1;
+    result->dir = make_run_dir(options, &lock, error);
     if (result->dir == NULL)
         return FALSE;
-    /* gemleak clean leaves alone what a running gemleak holds */
-    if ((result->locks[result->n_locks] = gl_rundir_lock(result->dir)) >= 0)
-        result->n_locks++;
+    result->locks[result->n_locks++] = lock;
     result->kept_by_user = options->keep_dir != NULL;
     if (!gl_rundir_mark(result->dir, error))
         return FALSE;
-    result->helper_dir = write_helper(options->per_test != NULL, error);
+    result->helper_dir = write_helper(options->per_test != NULL, &lock, error);
     if (result->helper_dir == NULL)
         return FALSE;
-    if ((result->locks[result->n_locks] = gl_rundir_lock(result->helper_dir)) >= 0)
-        result->n_locks++;
+    result->locks[result->n_locks++] = lock;
     /* Valgrind's command line, for a Ruby that finds itself outside it (below
      * a launcher gemleak spares, extconf.rb) to put itself under it. */
     g_autofree char *valgrind = valgrind_variable(options, result->dir);
     g_auto(GStrv) env = child_environment(options, result->dir, result->helper_dir, valgrind);
 
+    stop_watchdog();  /* an earlier run's, in this process, that was never cleared */
+    start_watchdog(result->dir, result->locks, result->n_locks);
 #ifdef __linux__
     prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
 #endif
@@ -808,6 +1067,8 @@ char *gl_valgrind_escape_percent(const char *text)
 
 void gl_run_result_clear(GlRunResult *result, gboolean remove_dir)
 {
+    /* Until now, processes left running past the grace die with gemleak. */
+    stop_watchdog();
     gl_remove_tree(result->helper_dir);
     g_clear_pointer(&result->helper_dir, g_free);
     if (remove_dir && result->dir != NULL && !result->kept_by_user)

@@ -5,9 +5,13 @@
 #include "gemleak/sys.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
+
+#include <glib/gstdio.h>
 
 static gboolean wants_color(const char *mode, FILE *stream)
 {
@@ -234,20 +238,48 @@ static gboolean check_reads(const GPtrArray *items, const GlSinkReads *what, GEr
     return ok;
 }
 
+/* Returns: (transfer full) (nullable): why the file @path (every link
+ * resolved) could not be written as write_report() writes it, or NULL. */
+static char *unwritable(const char *path)
+{
+    struct stat st;
+    if (stat(path, &st) == 0) {
+        if (S_ISDIR(st.st_mode))
+            return g_strdup("it is a directory");
+        /* written as it is (a FIFO, /dev/null); opening a FIFO would wait */
+        if (!S_ISREG(st.st_mode))
+            return access(path, W_OK) == 0 ? NULL : g_strdup(g_strerror(errno));
+    }
+    g_autofree char *parent = g_path_get_dirname(path);
+    if (!g_file_test(parent, G_FILE_TEST_IS_DIR))
+        return g_strdup_printf("no directory %s", parent);
+    /* A regular file is replaced through a file made beside it: the one
+     * test that holds for root, ACLs and read-only mounts alike is making one. */
+    g_autofree char *probe = g_build_filename(parent, ".gemleak-probe-XXXXXX", NULL);
+    int fd = g_mkstemp_full(probe, O_WRONLY | O_CLOEXEC, 0600);
+    if (fd < 0) {
+        int saved = errno;
+        return g_strdup_printf("no file can be made in %s: %s", parent, g_strerror(saved));
+    }
+    close(fd);
+    g_unlink(probe);
+    return NULL;
+}
+
 gboolean gl_sinks_check(const GlSinks *sinks, const GlSinkReads *reads, GError **error)
 {
     if (!check_shared(sinks->items, error) || !check_reads(sinks->items, reads, error))
         return FALSE;
-    /* A report with no directory to go to is known now, not after a run
-     * of many minutes. */
+    /* A report that could never be written is known now, not after a run
+     * of many minutes, with the text report that held the finding. */
     for (guint i = 0; i < sinks->items->len; i++) {
         const Sink *sink = g_ptr_array_index(sinks->items, i);
         if (sink->file == NULL)
             continue;
-        g_autofree char *parent = g_path_get_dirname(sink->file);
-        if (!g_file_test(parent, G_FILE_TEST_IS_DIR)) {
-            g_set_error(error, GL_ERROR, GL_ERROR_USAGE, "%s cannot be written: no directory %s",
-                        sink->label, parent);
+        g_autofree char *why = unwritable(sink->file);
+        if (why != NULL) {
+            g_set_error(error, GL_ERROR, GL_ERROR_USAGE, "%s cannot be written: %s", sink->label,
+                        why);
             return FALSE;
         }
     }

@@ -3,6 +3,7 @@
 #include "gemleak/analyze.h"
 #include "gemleak/errors.h"
 #include "gemleak/report.h"
+#include "gemleak/rundir.h"
 
 #include <fcntl.h>
 #include <stdlib.h>
@@ -230,6 +231,42 @@ START_TEST(test_report_that_cannot_be_written)
     gl_assert_line(nowhere.err, "^gemleak: the sarif report \\(/nonexistent/dir/r\\.sarif\\) "
                                 "cannot be written: no directory /nonexistent/dir$");
     gl_test_run_clear(&nowhere);
+    gl_remove_tree(dir);
+}
+END_TEST
+
+/* A report that could never be written (a directory, a directory no file
+ * can be made in) is known before the command runs, not after the suite,
+ * with the text report lost. */
+START_TEST(test_report_destinations_checked_before_the_run)
+{
+    g_autofree char *dir = gl_test_tmpdir();
+    g_autofree char *json_spec = g_strconcat("json:", dir, NULL);
+    g_autofree char *locked = g_build_filename(dir, "read-only", NULL);
+    g_autofree char *in_locked = g_build_filename(locked, "r.txt", NULL);
+    ck_assert_int_eq(g_mkdir(locked, 0500), 0);
+    /* /proc takes no new file, even from root */
+    const char *const cases[][3] = {
+        { "-o", dir, "^gemleak: the text report \\(.*\\) cannot be written: it is a directory$" },
+        { "--format", json_spec, "^gemleak: the json report \\(.*\\) cannot be written: it is a "
+          "directory$" },
+        { "--write-baseline", dir, "^gemleak: --write-baseline .* cannot be written: it is a "
+          "directory$" },
+        { "-o", "/proc/gemleak-report.txt", "^gemleak: the text report \\(/proc/gemleak-report\\.txt\\) "
+          "cannot be written: no file can be made in /proc: " },
+        { "-o", in_locked, "^gemleak: the text report \\(.*/read-only/r\\.txt\\) cannot be written: "
+          "no file can be made in .*/read-only: Permission denied$" },
+    };
+    /* root writes in a directory of mode 0500 */
+    guint n = G_N_ELEMENTS(cases) - (geteuid() == 0 ? 1 : 0);
+    for (guint i = 0; i < n; i++) {
+        RUN(run, "run", cases[i][0], cases[i][1], "--", "/nonexistent/command");
+        ck_assert_msg(run.status == GL_EXIT_USAGE, "%s %s: status %d\n%s", cases[i][0],
+                      cases[i][1], run.status, run.err);
+        gl_assert_line(run.err, cases[i][2]);
+        gl_assert_no_line(run.err, "Valgrind");
+        gl_test_run_clear(&run);
+    }
     gl_remove_tree(dir);
 }
 END_TEST
@@ -1291,6 +1328,15 @@ START_TEST(test_keep_xml_must_be_private)
     g_autofree char *group = g_build_filename(base, "group", NULL);
     g_autofree char *theirs = g_build_filename(base, "theirs", NULL);
     g_autofree char *file = g_build_filename(base, "file", NULL);
+    /* the directory above can be swapped by whoever may write there */
+    g_autofree char *open_parent = g_build_filename(base, "open", NULL);
+    g_autofree char *under_open = g_build_filename(open_parent, "xml", NULL);
+    g_autofree char *sticky_parent = g_build_filename(base, "sticky", NULL);
+    g_autofree char *under_sticky = g_build_filename(sticky_parent, "new", "xml", NULL);
+    ck_assert_int_eq(g_mkdir(open_parent, 0700), 0);
+    ck_assert_int_eq(chmod(open_parent, 0777), 0);
+    ck_assert_int_eq(g_mkdir(sticky_parent, 0700), 0);
+    ck_assert_int_eq(chmod(sticky_parent, 01777), 0);
     ck_assert_int_eq(g_mkdir(shared, 0700), 0);
     ck_assert_int_eq(chmod(shared, 01777), 0);
     ck_assert_int_eq(g_mkdir(group, 0700), 0);
@@ -1302,6 +1348,8 @@ START_TEST(test_keep_xml_must_be_private)
         { shared, "^gemleak: --keep-xml .*/shared: others can write to it \\(mode 1777\\): " },
         { group, "^gemleak: --keep-xml .*/group: others can write to it \\(mode 0770\\): " },
         { file, "^gemleak: --keep-xml .*/file: not a directory$" },
+        { under_open, "^gemleak: --keep-xml .*/open/xml: others can write to .*/open, above it, "
+                      "without the sticky bit \\(mode 0777\\): " },
         { theirs, "^gemleak: --keep-xml .*/theirs: owned by another user \\(uid 65534\\): " },
     };
     for (guint i = 0; i < G_N_ELEMENTS(cases) - (can_chown ? 0 : 1); i++) {
@@ -1312,6 +1360,30 @@ START_TEST(test_keep_xml_must_be_private)
         gl_assert_no_line(run.err, "Valgrind");
         gl_test_run_clear(&run);
     }
+    /* as /tmp is: only the owner of an entry may rename it */
+    g_autoptr(GError) error = NULL;
+    ck_assert_msg(gl_run_check_keep_dir(under_sticky, &error), "%s", error->message);
+    gl_remove_tree(base);
+}
+END_TEST
+
+/* Two runs at once in one --keep-xml directory would read each other's
+ * XML: the second is refused while the first holds it. */
+START_TEST(test_keep_xml_held_by_another_run)
+{
+    g_autofree char *base = gl_test_tmpdir();
+    g_autofree char *keep = g_build_filename(base, "xml", NULL);
+    ck_assert_int_eq(g_mkdir(keep, 0700), 0);
+    int held = gl_rundir_lock(keep);
+    ck_assert_int_ge(held, 0);
+    RUN(run, "run", "--keep-xml", keep, "--", "/nonexistent/command");
+    ck_assert_msg(run.status == GL_EXIT_USAGE, "status %d\n%s", run.status, run.err);
+    gl_assert_line(run.err, "^gemleak: --keep-xml .*/xml: another gemleak run is using it: give "
+                            "each run a directory of its own$");
+    gl_assert_no_line(run.err, "Valgrind");
+    ck_assert(!gl_list_xml_files_any(keep));
+    gl_test_run_clear(&run);
+    close(held);
     gl_remove_tree(base);
 }
 END_TEST
@@ -1439,6 +1511,7 @@ Suite *gl_cli_suite(void)
     tcase_add_test(tc, test_truncated_file_reports_what_came_before);
     tcase_add_test(tc, test_several_formats_at_once);
     tcase_add_test(tc, test_report_that_cannot_be_written);
+    tcase_add_test(tc, test_report_destinations_checked_before_the_run);
     tcase_add_test(tc, test_gate_options);
     tcase_add_test(tc, test_targets_from_the_runs_list);
     tcase_add_test(tc, test_no_target_known);
@@ -1463,6 +1536,7 @@ Suite *gl_cli_suite(void)
     tcase_add_test(tc, test_report_through_a_symlink_keeps_the_mode);
     tcase_add_test(tc, test_two_reports_one_destination);
     tcase_add_test(tc, test_keep_xml_must_be_private);
+    tcase_add_test(tc, test_keep_xml_held_by_another_run);
     tcase_add_test(tc, test_json_report_reads_back_as_a_baseline);
     tcase_add_test(tc, test_run_directory_too_long_for_valgrind);
     tcase_add_test(tc, test_fewer_threads_when_none_can_start);

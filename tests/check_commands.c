@@ -1,6 +1,8 @@
 /* The commands a run starts: files after :::, shards, balanced shares, a
  * bare ruby's loader, the durations file. */
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <glib/gstdio.h>
 
@@ -284,6 +286,128 @@ START_TEST(test_durations_measured_by_the_helper)
 }
 END_TEST
 
+/* A durations file nested a million deep (json-glib recurses once a
+ * level) is no durations file of ours: said in a note, not a crash. */
+START_TEST(test_durations_file_nested_deep)
+{
+    const gsize sizes[] = { 100, 100 };
+    g_autofree char *dir = files_of_sizes(sizes, 2);
+    g_autofree char *deep = g_strnfill(1000000, '[');
+    gl_test_write(GL_DURATIONS_FILE, deep, -1);
+    GlCommandOptions options = { .jobs = 2, .durations = GL_DURATIONS_FILE };
+    g_auto(GlCommandPlan) plan = { 0 };
+    plan_ok(ARGV("rspec", ":::", "a.rb", "b.rb"), &options, &plan);
+    ck_assert_uint_eq(plan.notes->len, 1);
+    const char *note = g_ptr_array_index(plan.notes, 0);
+    ck_assert_msg(strstr(note, "is not gemleak's durations file (nested deeper than 32 levels)")
+                  != NULL, "%s", note);
+    const double seconds[] = { 1, 2 };
+    g_autoptr(GError) error = NULL;
+    ck_assert(!gl_durations_update(GL_DURATIONS_FILE, &plan, seconds, NULL, &error));
+    gsize length = 0;
+    g_autofree char *after = gl_test_read(GL_DURATIONS_FILE, &length);
+    ck_assert_uint_eq(length, 1000000);
+    gl_remove_tree(dir);
+}
+END_TEST
+
+/* What gemleak writes it can read again: a huge value is no duration
+ * (not written back as a negative one), and a file that would outgrow
+ * what gemleak reads keeps this run's files alone. */
+START_TEST(test_durations_file_stays_readable)
+{
+    const gsize sizes[] = { 100, 100 };
+    g_autofree char *dir = files_of_sizes(sizes, 2);
+    gl_test_write(GL_DURATIONS_FILE,
+                  "{\"format\": \"gemleak-durations\", \"version\": 1, \"files\": "
+                  "{\"a.rb\": 1e300, \"b.rb\": 2000, \"c.rb\": 9223372036854775807}}", -1);
+    GlCommandOptions options = { .jobs = 1, .durations = GL_DURATIONS_FILE };
+    g_auto(GlCommandPlan) plan = { 0 };
+    plan_ok(ARGV("rspec", ":::", "b.rb"), &options, &plan);
+    const double seconds[] = { 3 };
+    g_autoptr(GError) error = NULL;
+    ck_assert_msg(gl_durations_update(GL_DURATIONS_FILE, &plan, seconds, NULL, &error), "%s",
+                  error != NULL ? error->message : "");
+    g_autofree char *text = gl_test_read(GL_DURATIONS_FILE, NULL);
+    gl_assert_no_line(text, "-[0-9]");
+    gl_assert_no_line(text, "\"[ac]\\.rb\"");
+    gl_assert_line(text, "^    \"b\\.rb\" : 3000,?$");
+
+    /* 4,100 entries of 4,000 bytes, just below the 16 MiB gemleak reads,
+     * and a run of 100 more files */
+    GString *big = g_string_new("{\"format\": \"gemleak-durations\", \"version\": 1, \"files\": {");
+    g_autofree char *long_name = g_strnfill(4000, 'x');
+    for (guint i = 0; i < 4100; i++)
+        g_string_append_printf(big, "%s\"old/%s%u.rb\": 1000", i > 0 ? ", " : "", long_name, i);
+    g_string_append(big, "}}");
+    ck_assert_uint_lt(big->len, 16 << 20);
+    gl_test_write(GL_DURATIONS_FILE, big->str, (gssize) big->len);
+    g_string_free(big, TRUE);
+    g_autoptr(GPtrArray) argv = g_ptr_array_new_with_free_func(g_free);
+    g_ptr_array_add(argv, g_strdup("rspec"));
+    g_ptr_array_add(argv, g_strdup(":::"));
+    for (guint i = 0; i < 100; i++)
+        g_ptr_array_add(argv, g_strdup_printf("new/%s%u.rb", long_name, i));
+    g_ptr_array_add(argv, NULL);
+    g_auto(GlCommandPlan) many = { 0 };
+    plan_ok((char **) argv->pdata, &options, &many);
+    ck_assert_uint_eq(many.notes->len, 0);
+    ck_assert_msg(gl_durations_update(GL_DURATIONS_FILE, &many, seconds, NULL, &error), "%s",
+                  error != NULL ? error->message : "");
+    g_autofree char *note = NULL;
+    g_autoptr(GHashTable) kept = gl_durations_load(GL_DURATIONS_FILE, &note);
+    ck_assert_msg(kept != NULL, "%s", note);
+    ck_assert_uint_eq(g_hash_table_size(kept), 100);
+    gl_remove_tree(dir);
+}
+END_TEST
+
+/* A durations file that is a symbolic link is written through it. */
+START_TEST(test_durations_file_through_a_link)
+{
+    const gsize sizes[] = { 100, 100 };
+    g_autofree char *dir = files_of_sizes(sizes, 2);
+    GlCommandOptions options = { .jobs = 1, .durations = "link.json" };
+    ck_assert_int_eq(symlink("kept/real.json", "link.json"), 0);
+    ck_assert_int_eq(g_mkdir("kept", 0700), 0);
+    g_auto(GlCommandPlan) plan = { 0 };
+    plan_ok(ARGV("rspec", ":::", "a.rb"), &options, &plan);
+    const double seconds[] = { 3 };
+    g_autoptr(GError) error = NULL;
+    ck_assert_msg(gl_durations_update("link.json", &plan, seconds, NULL, &error), "%s",
+                  error != NULL ? error->message : "");
+    ck_assert(g_file_test("link.json", G_FILE_TEST_IS_SYMLINK));
+    g_autofree char *real = gl_test_read("kept/real.json", NULL);
+    gl_assert_line(real, "^    \"a\\.rb\" : 3000,?$");
+    gl_remove_tree(dir);
+}
+END_TEST
+
+/* A FIFO (or another file that is not a regular one) in the durations
+ * file's place is not read, which would wait for a writer before the
+ * command starts, nor replaced. */
+START_TEST(test_durations_file_that_is_a_fifo)
+{
+    const gsize sizes[] = { 100, 100 };
+    g_autofree char *dir = files_of_sizes(sizes, 2);
+    GlCommandOptions options = { .jobs = 1, .durations = GL_DURATIONS_FILE };
+    const double seconds[] = { 3 };
+    g_autoptr(GError) error = NULL;
+    ck_assert_int_eq(mkfifo(GL_DURATIONS_FILE, 0600), 0);
+    g_auto(GlCommandPlan) fifo = { 0 };
+    plan_ok(ARGV("rspec", ":::", "a.rb", "b.rb"), &options, &fifo);
+    ck_assert_uint_eq(fifo.notes->len, 1);
+    const char *note = g_ptr_array_index(fifo.notes, 0);
+    ck_assert_msg(strstr(note, "is not gemleak's durations file (not a regular file)") != NULL,
+                  "%s", note);
+    ck_assert(!gl_durations_update(GL_DURATIONS_FILE, &fifo, seconds, NULL, &error));
+    struct stat st;
+    ck_assert_int_eq(lstat(GL_DURATIONS_FILE, &st), 0);
+    ck_assert(S_ISFIFO(st.st_mode));
+    gl_remove_tree(dir);
+}
+END_TEST
+
 /* Bundler and Rake, by name or path, are launchers; Ruby and rspec not. */
 START_TEST(test_launchers)
 {
@@ -295,6 +419,60 @@ START_TEST(test_launchers)
     ck_assert(!gl_is_launcher("rspec"));
     ck_assert(!gl_is_launcher("/home/rake/bin/ruby"));
     ck_assert(!gl_is_launcher("rake-compiler"));
+}
+END_TEST
+
+/* gemleak clean, over and over, while runs start and end in its TMPDIR. */
+typedef struct {
+    const char *tmp;
+    gint stop;
+    guint removed;
+} Cleaner;
+
+static gpointer clean_over_and_over(gpointer data)
+{
+    Cleaner *cleaner = data;
+    FILE *null = fopen("/dev/null", "w");
+    while (!g_atomic_int_get(&cleaner->stop))
+        cleaner->removed += gl_rundir_clean(cleaner->tmp, FALSE, null);
+    fclose(null);
+    return NULL;
+}
+
+/* gemleak clean never sees a starting run's directories unlocked: it
+ * removed a run's XML or helper directory as it started (4 runs in 350). */
+START_TEST(test_clean_racing_starting_runs)
+{
+    /* TMPDIR before GLib first reads it (it keeps it): not the shared /tmp */
+    char template[] = "/tmp/gemleak-race-XXXXXX";
+    ck_assert_ptr_nonnull(g_mkdtemp(template));
+    g_autofree char *tmp = g_strdup(template);
+    g_setenv("TMPDIR", tmp, TRUE);
+    ck_assert_str_eq(g_get_tmp_dir(), tmp);
+    g_autofree char *valgrind = g_build_filename(tmp, "fake-valgrind", NULL);
+    gl_test_write(valgrind, "#!/bin/sh\n[ \"$1\" = --version ] && echo valgrind-3.19.0\nexit 0\n", -1);
+    ck_assert_int_eq(g_chmod(valgrind, 0755), 0);
+    Cleaner cleaner = { .tmp = tmp };
+    GThread *thread = g_thread_new("clean", clean_over_and_over, &cleaner);
+    guint lost = 0, runs = 150;
+    for (guint i = 0; i < runs; i++) {
+        GlRunOptions options = { .valgrind = valgrind };
+        g_autoptr(GPtrArray) commands = g_ptr_array_new_with_free_func((GDestroyNotify) g_strfreev);
+        g_ptr_array_add(commands, g_strdupv(ARGV("true")));
+        GlRunResult result;
+        g_autoptr(GError) error = NULL;
+        gboolean ok = gl_run_commands(&options, commands, &result, &error);
+        if (!ok || !g_file_test(result.dir, G_FILE_TEST_IS_DIR) ||
+            !g_file_test(result.helper_dir, G_FILE_TEST_IS_DIR))
+            lost++;
+        gl_run_result_clear(&result, TRUE);
+    }
+    g_atomic_int_set(&cleaner.stop, 1);
+    g_thread_join(thread);
+    ck_assert_msg(lost == 0 && cleaner.removed == 0,
+                  "%u runs of %u lost a directory; gemleak clean removed %u", lost, runs,
+                  cleaner.removed);
+    gl_remove_tree(tmp);
 }
 END_TEST
 
@@ -435,11 +613,21 @@ Suite *gl_commands_suite(void)
     tcase_add_test(tc, test_jobs_balanced_by_cost);
     tcase_add_test(tc, test_durations_file);
     tcase_add_test(tc, test_durations_measured_by_the_helper);
+    tcase_add_test(tc, test_durations_file_nested_deep);
+    tcase_add_test(tc, test_durations_file_stays_readable);
+    tcase_add_test(tc, test_durations_file_through_a_link);
+    tcase_add_test(tc, test_durations_file_that_is_a_fifo);
     tcase_add_test(tc, test_usage_errors);
     tcase_add_test(tc, test_launchers);
     tcase_add_test(tc, test_processes_outside_valgrind);
     tcase_add_test(tc, test_run_coverage);
     tcase_add_test(tc, test_gate_checked_nothing);
     suite_add_tcase(suite, tc);
+
+    /* a race, run many times: seconds */
+    TCase *races = tcase_create("races");
+    tcase_set_timeout(races, 120);
+    tcase_add_test(races, test_clean_racing_starting_runs);
+    suite_add_tcase(suite, races);
     return suite;
 }

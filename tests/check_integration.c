@@ -995,6 +995,21 @@ typedef struct {
     GString *err_line;   /* a line read in part */
 } Live;
 
+/* Starts @argv (NULL-terminated) with @env. */
+static void live_spawn(Live *live, const char *const *argv, char **env)
+{
+    g_autoptr(GError) error = NULL;
+    int out_fd = -1;
+    memset(live, 0, sizeof *live);
+    ck_assert_msg(g_spawn_async_with_pipes(NULL, (char **) argv, env, G_SPAWN_DO_NOT_REAP_CHILD,
+                                           NULL, NULL, &live->pid, NULL, &out_fd, &live->err_fd,
+                                           &error),
+                  "%s", error != NULL ? error->message : "?");
+    live->out = fdopen(out_fd, "r");
+    live->err_text = g_string_new(NULL);
+    live->err_line = g_string_new(NULL);
+}
+
 /* Starts gemleak run ARGS -- ruby -e CODE, with TMPDIR at @tmp (nullable). */
 static void live_start(Live *live, const char *code, const char *const *args, const char *tmp)
 {
@@ -1008,19 +1023,10 @@ static void live_start(Live *live, const char *code, const char *const *args, co
     for (const char *const *arg = tail; *arg != NULL; arg++)
         g_ptr_array_add(argv, (gpointer) *arg);
     g_ptr_array_add(argv, NULL);
-    g_autoptr(GError) error = NULL;
-    int out_fd = -1;
-    memset(live, 0, sizeof *live);
     g_auto(GStrv) env = g_get_environ();
     if (tmp != NULL)
         env = g_environ_setenv(env, "TMPDIR", tmp, TRUE);
-    ck_assert_msg(g_spawn_async_with_pipes(NULL, (char **) argv->pdata, env,
-                                           G_SPAWN_DO_NOT_REAP_CHILD, NULL, NULL, &live->pid,
-                                           NULL, &out_fd, &live->err_fd, &error),
-                  "%s", error != NULL ? error->message : "?");
-    live->out = fdopen(out_fd, "r");
-    live->err_text = g_string_new(NULL);
-    live->err_line = g_string_new(NULL);
+    live_spawn(live, (const char *const *) argv->pdata, env);
 }
 
 /* Returns: (transfer full): the next line of standard output, without its newline. */
@@ -2760,6 +2766,55 @@ START_TEST(test_trace_launchers)
 }
 END_TEST
 
+/* gemleak SIGKILLed in a launcher run: the Valgrind the helper started
+ * below the launcher (gemleak's grandchild, out of the kernel's reach
+ * through PR_SET_PDEATHSIG) does not run on, nor write on in a directory
+ * gemleak clean may remove. */
+START_TEST(test_valgrind_below_a_launcher_dies_with_gemleak)
+{
+    /* A spared launcher whose Ruby child put itself under Valgrind; a
+     * traced launcher (the default); a child whose environment it cleared. */
+    const struct {
+        const char *option;
+        const char *start;
+    } variants[] = {
+        { "--spare-launchers", "system(RbConfig.ruby, '-e', " },
+        { "--trace-launchers", "system(RbConfig.ruby, '-e', " },
+        { "--trace-launchers", "system('env', '-i', RbConfig.ruby, '-e', " },
+    };
+    for (guint i = 0; i < G_N_ELEMENTS(variants); i++) {
+        g_autofree char *dir = gl_test_tmpdir();
+        g_autofree char *code = g_strconcat(variants[i].start, "'$stdout.puts Process.pid; "
+                                            "$stdout.flush; sleep 600')\n", NULL);
+        g_autofree char *rake = write_launcher(dir, "rake", code);
+        g_auto(GStrv) env = leaky_environment();
+        env = g_environ_setenv(env, "TMPDIR", dir, TRUE);  /* gemleak killed leaves its directories */
+        const char *argv[] = { gemleak_binary, "run", variants[i].option, "-O", "leaky", "--", rake,
+                               NULL };
+        Live live;
+        live_spawn(&live, argv, env);
+        g_autofree char *line = live_read_out(&live);
+        pid_t valgrind = (pid_t) g_ascii_strtoll(line, NULL, 10);
+        ck_assert_int_gt(valgrind, 0);
+        g_autofree char *exe_link = g_strdup_printf("/proc/%d/exe", (int) valgrind);
+        g_autofree char *exe = g_file_read_link(exe_link, NULL);
+        ck_assert_msg(exe != NULL && strstr(exe, "memcheck") != NULL, "pid %d runs %s, not Valgrind",
+                      (int) valgrind, exe != NULL ? exe : "?");
+        kill(live.pid, SIGKILL);
+        int status = 0;
+        ck_assert(live_wait(&live, 10, &status));
+        ck_assert_int_eq(status, 128 + SIGKILL);
+        gboolean gone = gone_within(valgrind, 10);
+        if (!gone)  /* a pid that is gone may be another process's by now */
+            kill(valgrind, SIGKILL);
+        ck_assert_msg(gone, "%s: Valgrind (pid %d), below rake, ran on after gemleak was killed",
+                      code, (int) valgrind);
+        live_clear(&live);
+        gl_remove_tree(dir);
+    }
+}
+END_TEST
+
 /* A bare ruby takes one script: given three files, it gets a loader and
  * runs them all, whatever --jobs. */
 START_TEST(test_bare_ruby_runs_every_file)
@@ -3099,6 +3154,7 @@ int main(int argc, char **argv)
     tcase_add_test(commands, test_a_shard_with_an_unchecked_process_never_merges_into_a_pass);
     tcase_add_test(commands, test_trace_launchers);
 
+    tcase_add_test(commands, test_valgrind_below_a_launcher_dies_with_gemleak);
     tcase_add_test(commands, test_bare_ruby_runs_every_file);
     tcase_add_test(commands, test_kept_xml_is_compressed);
     tcase_add_test(commands, test_trimmed_text_report);

@@ -56,7 +56,8 @@ G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC(GlCommandPlan, gl_command_plan_clear)
 gboolean gl_shard_parse(const char *text, const char *const *env, guint *index, guint *count,
                         char **source, GError **error);
 
-/* Reads the durations file @path.
+/* Reads the durations file @path: a regular file, within the size and
+ * depth limits of every JSON file gemleak reads.
  * Returns: (transfer full) (nullable): file name -> seconds (a gdouble*);
  * NULL when there is none, or when it is not gemleak's (then *note, if
  * given, says why: it is ignored, never fatal). */
@@ -68,8 +69,10 @@ GHashTable *gl_durations_load(const char *path, char **note);
  * order) in proportion to the cost it was planned with. The file is read
  * again just before, so
  * that runs at once lose nothing but their own race, and replaced
- * through a file beside it and a rename. A file that is not gemleak's is
- * left alone.
+ * through a file beside it and a rename (a symbolic link's target, the
+ * link left as it is). A file that is not gemleak's (or not a regular
+ * file) is left alone. One that would grow past what gemleak reads keeps
+ * the files of @plan alone.
  * Returns: FALSE with @error set when it cannot be written or is not gemleak's. */
 gboolean gl_durations_update(const char *path, const GlCommandPlan *plan, const double *seconds,
                              GHashTable *measured, GError **error);

@@ -19,6 +19,13 @@
  * Returns: the descriptor (close-on-exec), or -1 when the lock cannot be taken. */
 int gl_rundir_lock(const char *dir);
 
+/* Makes a new directory @prefix followed by six random characters under
+ * @tmpdir, mode 0700, already locked (gl_rundir_lock()) when it appears
+ * under that name: gemleak clean never sees it unlocked.
+ * Returns: (transfer full): its path, with *lock the lock's descriptor;
+ * NULL with GL_ERROR_ENVIRONMENT set. */
+char *gl_rundir_make_locked(const char *tmpdir, const char *prefix, int *lock, GError **error);
+
 /* Removes the XML of processes that were forked under Valgrind and then
  * ran a program Valgrind does not trace (--trace-children-skip): their
  * file ends after its preamble, with no error and no status, and would

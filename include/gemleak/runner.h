@@ -111,7 +111,10 @@ gboolean gl_per_test_available(void);
 /* Runs each of @commands (a GStrv each) at once under Valgrind, waits for
  * all, forwarding SIGINT, SIGTERM and SIGHUP sent to gemleak, reaping the
  * processes they leave behind as they end, and waiting for those (up to a
- * minute, or a few seconds once interrupted). Valgrind dies with gemleak.
+ * minute, or a few seconds once interrupted). Every process of the run
+ * dies with gemleak, until gl_run_result_clear(): the commands through
+ * PR_SET_PDEATHSIG, the rest (the Valgrind the helper starts below a
+ * launcher) through a watchdog process that gemleak's death wakes.
  * Returns: FALSE with @error set when nothing could be run (the run
  * directory, if made, is in @result->dir all the same). */
 gboolean gl_run_commands(const GlRunOptions *options, GPtrArray *commands, GlRunResult *result,
@@ -119,8 +122,10 @@ gboolean gl_run_commands(const GlRunOptions *options, GPtrArray *commands, GlRun
 
 /* Checks a --keep-xml directory before anything runs: a new one is fine
  * (gemleak makes it, mode 0700); an existing one must be a directory of
- * the user's own that nobody else can write to, without XML of another run,
- * and short enough for Valgrind's file names.
+ * the user's own that nobody else can write to, without XML of another run
+ * and not locked by one, and short enough for Valgrind's file names; no
+ * directory above it may be writable by others without the sticky bit.
+ * The run checks it again once it holds its lock.
  * Returns: FALSE with GL_ERROR_USAGE otherwise. */
 gboolean gl_run_check_keep_dir(const char *dir, GError **error);
 
@@ -134,8 +139,8 @@ gboolean gl_run_check_tmpdir(GError **error);
  * --xml-file and --log-file want a literal %. */
 char *gl_valgrind_escape_percent(const char *text);
 
-/* Removes the helper's directory, and the run directory unless the user
- * asked to keep it. */
+/* Tells the run's watchdog that gemleak ends normally, and removes the
+ * helper's directory, and the run directory unless the user asked to keep it. */
 void gl_run_result_clear(GlRunResult *result, gboolean remove_dir);
 
 /* Removes @path (nullable: nothing to remove) and everything under it;

@@ -44,7 +44,9 @@ typedef struct {
 /* Refuses, with GL_ERROR_USAGE: two reports in one stream (unreadable) or
  * one file (one lost); a report over a file of @reads or inside one of its
  * directories (the input would be lost, or the next run would read the
- * report as XML); a report whose directory does not exist. */
+ * report as XML); a report that is a directory, whose directory does not
+ * exist, or in which no file can be made (tried: root, ACLs and read-only
+ * mounts say it only then). */
 gboolean gl_sinks_check(const GlSinks *sinks, const GlSinkReads *reads, GError **error);
 
 /* Writes every report with @context; every_finding sinks get @all_findings
