@@ -2536,6 +2536,30 @@ START_TEST(test_a_launchers_fork_that_loads_the_extension_fails)
 }
 END_TEST
 
+/* A child whose RUBYLIB is its own (Rake's ruby with a -I of its own, a
+ * suite's system({"RUBYLIB" => ...})) still loads the helper, and is
+ * checked. */
+START_TEST(test_a_child_with_its_own_rubylib_is_checked)
+{
+    g_autofree char *dir = gl_test_tmpdir();
+    g_autofree char *leaky = g_build_filename(ext_dir, "leaky", NULL);
+    g_autofree char *code = g_strdup_printf(
+        "system({'RUBYLIB' => '%s'}, RbConfig.ruby, '-e', "
+        "'require %%(leaky); Leaky.leak; puts %%(child ran)') or abort('the child failed')\n",
+        leaky);
+    g_autofree char *rake = write_launcher(dir, "rake", code);
+    const char *argv[] = { gemleak_binary, "run", "--", rake, NULL };
+    Result r = { 0 };
+    run_command(&r, dir, NULL, argv);
+    ck_assert_msg(r.status == 1, "status %d\n%s", r.status, r.err);
+    gl_assert_line(r.out, "^child ran$");
+    gl_assert_no_line(r.err, "cannot load such file");
+    gl_assert_line(r.err, "^gemleak: FAIL: 1 leak");
+    result_clear(&r);
+    gl_remove_tree(dir);
+}
+END_TEST
+
 /* --trace-launchers puts the launcher under Valgrind too, as 0.1 did. */
 START_TEST(test_trace_launchers)
 {
@@ -2893,6 +2917,7 @@ int main(int argc, char **argv)
     tcase_add_test(commands, test_a_launcher_that_loads_the_extension_runs_again);
     tcase_add_test(commands, test_a_launchers_fork_that_loads_the_extension_fails);
     tcase_add_test(commands, test_trace_launchers);
+    tcase_add_test(commands, test_a_child_with_its_own_rubylib_is_checked);
     tcase_add_test(commands, test_bare_ruby_runs_every_file);
     tcase_add_test(commands, test_kept_xml_is_compressed);
     tcase_add_test(commands, test_trimmed_text_report);

@@ -3,8 +3,8 @@
 require "rbconfig" # RubyGems loads it, but ruby --disable-gems does not
 
 # gemleak's helper, loaded into every Ruby process that `gemleak run` starts
-# (RUBYLIB points at it and RUBYOPT says -rgemleak_helper, so processes that
-# rake or the tests spawn load it too).
+# (RUBYOPT says -r/its/absolute/path, so processes that rake or the tests
+# spawn load it too, whatever their RUBYLIB).
 #
 # It writes the native extensions the process loads to loaded-<pid>.txt in
 # the run directory, as they load (a process that crashes or is killed
