@@ -12,9 +12,79 @@ require "rbconfig" # RubyGems loads it, but ruby --disable-gems does not
 # targets. At exit it also lets go of what a test suite keeps for nothing,
 # so that Valgrind sees less. Nothing here may fail the suite under test.
 module GemLeakHelper
-  @pid = Process.pid
+  # What the helper needs, taken when it loads, before any of the suite
+  # runs. Suites redefine Integer#to_s, define a top-level `format` or
+  # `warn` (which every object, this module too, then calls instead of
+  # Kernel's), clear or replace ENV, swap File for a fake (FakeFS), stub
+  # File.open (rspec-mocks) or mock the clock (Timecop): the helper reads
+  # its variables once, calls bound methods of the core classes, writes
+  # through IO objects on descriptors it opened itself, and says on
+  # standard error (its own IO on descriptor 2) what it could not record.
+  module Core
+    RUN_DIR = ENV["GEMLEAK_RUN_DIR"]&.dup&.freeze
+    DEBUG = !ENV["GEMLEAK_DEBUG"].to_s.empty?
+    PID = Process.method(:pid)
+    CLOCK = Process.method(:clock_gettime)
+    MONOTONIC = Process::CLOCK_MONOTONIC
+    INTEGER_TO_S = Integer.instance_method(:to_s)
+    SYSOPEN = IO.method(:sysopen)
+    IO_NEW = IO.method(:new)
+    SYSWRITE = IO.instance_method(:syswrite)
+    CLOSE = IO.instance_method(:close)
+    REALPATH = File.method(:realpath)
+    FILE_P = File.method(:file?)
+    ABSOLUTE_P = File.method(:absolute_path?)
+    EXPAND = File.method(:expand_path)
+    APPEND = File::WRONLY | File::APPEND | File::CREAT | (defined?(File::CLOEXEC) ? File::CLOEXEC : 0)
+
+    class << self
+      def pid
+        PID.call
+      end
+
+      # Integer#to_s as Ruby defines it, whatever the suite made of it.
+      def digits(number)
+        INTEGER_TO_S.bind(number).call
+      end
+
+      # Returns: "/run/dir/NAME-PID.txt" for this process.
+      def run_file(name)
+        "#{RUN_DIR}/#{name}-#{digits(pid)}.txt"
+      end
+
+      # Appends TEXT to PATH, made when missing.
+      def append(path, text)
+        io = IO_NEW.call(SYSOPEN.call(path, APPEND, 0o600), "w")
+        begin
+          SYSWRITE.bind(io).call(text) unless text.empty?
+        ensure
+          CLOSE.bind(io).call
+        end
+      end
+
+      # One line on standard error, "gemleak: TEXT".
+      def say(text)
+        err = IO_NEW.call(2, "w", autoclose: false)
+        SYSWRITE.bind(err).call("gemleak: #{text.tr("\n", " ")}\n")
+      rescue StandardError
+        nil # no standard error left to say it on
+      end
+
+      # An error that costs nothing a verdict depends on.
+      def debug(error)
+        say("helper: #{error.class}: #{error.message}") if DEBUG
+      end
+
+      def monotonic
+        CLOCK.call(MONOTONIC)
+      end
+    end
+  end
+
+  @pid = Core.pid
   @recorded = {}
   @features_seen = 0
+  @failed = false
 
   class << self
     # Ruby's own extensions (etc.so, monitor.so, enc/*.so, ...) and installed
@@ -32,7 +102,7 @@ module GemLeakHelper
     end
 
     def real(path)
-      File.realpath(path)
+      Core::REALPATH.call(path)
     rescue SystemCallError
       path
     end
@@ -40,16 +110,15 @@ module GemLeakHelper
     # The project's extensions among @features, as real paths. Built-in
     # features (enumerator.so, complex.so) are listed without a path.
     def project_extensions(features)
-      features.select { |f| f.end_with?(".so") && File.absolute_path?(f) && File.file?(f) }
+      features.select { |f| f.end_with?(".so") && Core::ABSOLUTE_P.call(f) && Core::FILE_P.call(f) }
               .map { |f| real(f) }
               .reject { |path| foreign_dirs.any? { |d| path.start_with?(d) } }
     end
 
     # Records the extensions loaded since the last call.
     def record_new_extensions
-      dir = ENV["GEMLEAK_RUN_DIR"]
       features = $LOADED_FEATURES
-      return if dir.nil? || features.size == @features_seen
+      return if Core::RUN_DIR.nil? || features.size == @features_seen
 
       fresh = features[@features_seen..] || features
       @features_seen = features.size
@@ -57,35 +126,43 @@ module GemLeakHelper
       return if paths.empty?
 
       paths.each { |path| @recorded[path] = true }
-      File.open(File.join(dir, "loaded-#{Process.pid}.txt"), "a") do |io|
-        paths.each { |path| io.puts(path) }
-      end
+      Core.append(Core.run_file("loaded"), paths.map { |path| "#{path}\n" }.join)
     rescue StandardError => e
-      warn("gemleak helper: #{e.class}: #{e.message}") if ENV["GEMLEAK_DEBUG"]
+      cannot_record(e)
     end
 
     # The process's list exists from its start, empty until an extension
     # loads: gemleak then knows that this process loaded none (a LoadError
     # before the extension was built), rather than that nobody recorded.
     def start_list
-      dir = ENV["GEMLEAK_RUN_DIR"]
-      return if dir.nil?
+      return if Core::RUN_DIR.nil?
 
-      File.open(File.join(dir, "loaded-#{Process.pid}.txt"), "a") {}
+      Core.append(Core.run_file("loaded"), "")
     rescue StandardError => e
-      warn("gemleak helper: #{e.class}: #{e.message}") if ENV["GEMLEAK_DEBUG"]
+      cannot_record(e)
+    end
+
+    # The extensions a process loads are its run's default targets, and a
+    # process that loaded one and has no XML fails the run: never silently.
+    def cannot_record(error)
+      return if @failed
+
+      @failed = true
+      Core.say("process #{Core.digits(Core.pid)} could not record the extensions it loaded in " \
+               "#{Core::RUN_DIR} (#{error.class}: #{error.message})")
     end
 
     # A forked child writes its own file, from the start.
     def forked
-      @pid = Process.pid
+      @pid = Core.pid
       @recorded = {}
       @features_seen = 0
+      @failed = false
       start_list
     end
 
     def forked?
-      @pid != Process.pid
+      @pid != Core.pid
     end
 
     # Minitest::Spec memoizes `let` values in each test instance.
@@ -132,7 +209,7 @@ module GemLeakHelper
   # directory, "MILLISECONDS<TAB>/absolute/file.rb" a line; a forked child
   # counts its own.
   module Durations
-    @on = ENV["GEMLEAK_DURATIONS"] == "1"
+    @on = ENV["GEMLEAK_DURATIONS"] == "1" && !Core::RUN_DIR.nil?
     @seconds = Hash.new(0.0)
 
     class << self
@@ -143,11 +220,11 @@ module GemLeakHelper
       def time(file)
         return yield unless @on && file
 
-        start = Process.clock_gettime(Process::CLOCK_MONOTONIC)
+        start = Core.monotonic
         begin
           yield
         ensure
-          @seconds[File.expand_path(file.to_s)] += Process.clock_gettime(Process::CLOCK_MONOTONIC) - start
+          @seconds[Core::EXPAND.call(file.to_s)] += Core.monotonic - start
         end
       end
 
@@ -156,14 +233,13 @@ module GemLeakHelper
       end
 
       def write
-        dir = ENV["GEMLEAK_RUN_DIR"]
-        return if !@on || dir.nil? || @seconds.empty?
+        return if !@on || @seconds.empty?
 
-        File.open(File.join(dir, "durations-#{Process.pid}.txt"), "a") do |io|
-          @seconds.each { |file, seconds| io.puts("#{(seconds * 1000).round}\t#{file}") }
-        end
+        lines = @seconds.map { |file, seconds| "#{Core.digits((seconds * 1000).round)}\t#{file}\n" }
+        Core.append(Core.run_file("durations"), lines.join)
       rescue StandardError => e
-        warn("gemleak helper: #{e.class}: #{e.message}") if ENV["GEMLEAK_DEBUG"]
+        Core.say("process #{Core.digits(Core.pid)} could not record how long its test files took " \
+                 "(#{e.class}: #{e.message}); the next --jobs shares are balanced by file size")
       end
     end
   end
@@ -189,13 +265,17 @@ module GemLeakHelper
   module PerTest
     @grain = ENV["GEMLEAK_PER_TEST"]
     @grain = nil unless %w[test file].include?(@grain)
-    @pid = Process.pid
+    @client_path = ENV["GEMLEAK_CLIENT"]&.dup
+    @pid = Core.pid
     @ready = false   # the setup (or forked) check is done in this process
     @open = nil      # [name, location] of the test or file begun and not ended
     @installed = {}
     # At most this much of a name: the location tells apart two tests whose
     # names begin alike, and the markers stay lines, not pages.
     FIELD_BYTES = 1000
+    # "%XX" for each byte that would be ambiguous in a marker; made here,
+    # with Kernel's format, before a suite's own `format` may hide it.
+    ESCAPES = ([0x25, 0x7f] + (0x00..0x20).to_a).to_h { |byte| [byte.chr.b, Kernel.format("%%%02X", byte)] }.freeze
 
     class << self
       def on?
@@ -208,7 +288,7 @@ module GemLeakHelper
         return @client if defined?(@client)
 
         @client = nil
-        path = ENV["GEMLEAK_CLIENT"]
+        path = @client_path
         begin
           require "fiddle"
           lib = Fiddle.dlopen(path)
@@ -220,15 +300,23 @@ module GemLeakHelper
             check: Fiddle::Function.new(lib["gemleak_client_leak_check"], [], Fiddle::TYPE_VOID),
           }
         rescue LoadError, StandardError => e
-          warn("gemleak: --per-test is off in process #{Process.pid}: cannot load #{path.inspect} " \
-               "with Fiddle (#{e.class}: #{e.message.lines.first&.chomp})")
+          Core.say("--per-test is off in process #{Core.digits(Core.pid)}: cannot load #{path.inspect} " \
+                   "with Fiddle (#{e.class}: #{e.message.lines.first&.chomp})")
           @client = nil
         end
         @client
       end
 
       def escape(text)
-        text.to_s.b[0, FIELD_BYTES].gsub(/[%\x00-\x20\x7f]/n) { |c| format("%%%02X", c.ord) }
+        text.to_s.b[0, FIELD_BYTES].gsub(/[%\x00-\x20\x7f]/n, ESCAPES)
+      end
+
+      # A test that cannot be marked puts its leaks at the wrong test: this
+      # process stops marking, and says so.
+      def failed(error)
+        Core.say("--per-test is off in process #{Core.digits(Core.pid)} after an error " \
+                 "(#{error.class}: #{error.message}); its leaks are put at the test before")
+        @grain = nil
       end
 
       def marker(*fields)
@@ -248,7 +336,7 @@ module GemLeakHelper
       # What was lost before the first test (while the suite loaded), or
       # what a forked child inherited, is checked for before any test runs.
       def ready
-        if @pid != Process.pid # forked, and Process._fork did not say (Ruby < 3.1)
+        if @pid != Core.pid # forked, and Process._fork did not say (Ruby < 3.1)
           forked
         elsif !@ready
           @ready = true
@@ -259,7 +347,7 @@ module GemLeakHelper
       def forked
         return unless on?
 
-        @pid = Process.pid
+        @pid = Core.pid
         @ready = true
         return unless client
 
@@ -273,7 +361,7 @@ module GemLeakHelper
         return unless on? && client
 
         ready
-        file = File.expand_path(file.to_s)
+        file = Core::EXPAND.call(file.to_s)
         if @grain == "file"
           return if @open && @open[1] == escape(file)
 
@@ -285,7 +373,7 @@ module GemLeakHelper
         end
         marker("gemleak:start", *@open)
       rescue StandardError => e
-        warn("gemleak helper: #{e.class}: #{e.message}") if ENV["GEMLEAK_DEBUG"]
+        failed(e)
       end
 
       # A test ended; per file, its file ends when the next file's test
@@ -297,7 +385,7 @@ module GemLeakHelper
         @open[0] = escape(name) if @open && name
         finish
       rescue StandardError => e
-        warn("gemleak helper: #{e.class}: #{e.message}") if ENV["GEMLEAK_DEBUG"]
+        failed(e)
       end
 
       def finish
@@ -326,7 +414,7 @@ module GemLeakHelper
           ::RSpec::Core::Example.prepend(RSpecHook)
         end
       rescue StandardError => e
-        warn("gemleak helper: #{e.class}: #{e.message}") if ENV["GEMLEAK_DEBUG"]
+        Core.debug(e)
       end
 
       def source_location(klass, method_name)
@@ -545,6 +633,7 @@ at_exit do
     GemLeakHelper.record_new_extensions
     GemLeakHelper::Durations.write
   rescue Exception => e # rubocop:disable Lint/RescueException -- never fail the suite
-    warn("gemleak helper: #{e.class}: #{e.message}") if ENV["GEMLEAK_DEBUG"]
+    GemLeakHelper::Core.say("process #{GemLeakHelper::Core.digits(GemLeakHelper::Core.pid)}: the " \
+                            "helper failed at exit (#{e.class}: #{e.message})")
   end
 end
