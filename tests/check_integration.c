@@ -2344,9 +2344,17 @@ START_TEST(test_probe_verdicts)
             g_hash_table_add(found, (gpointer) *bug);
             ck_assert_msg(is_certain, "%s is uncertain\n%s", *bug, r.err);
         }
+        /* probe.c: an n_* method's memory is never certain, at most
+         * uncertain on a Ruby without symbols; which of the kept objects
+         * Valgrind calls definitely lost moves with the heap's layout. */
+        gboolean in_n = FALSE;
+        GHashTableIter iter;
+        gpointer fn;
+        g_hash_table_iter_init(&iter, fns);
+        while (g_hash_table_iter_next(&iter, &fn, NULL))
+            in_n |= g_str_has_prefix(fn, "n_");
         if (!known)
-            ck_assert_msg(!is_certain && g_hash_table_contains(fns, "n_strings_under_gc"),
-                          "reported but no bug: %s\n%s",
+            ck_assert_msg(!is_certain && in_n, "reported but no bug: %s\n%s",
                           json_object_get_string_member(finding, "message"), r.err);
     }
     for (const char *const *bug = probe_bugs; *bug != NULL; bug++)
