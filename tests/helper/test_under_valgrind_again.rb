@@ -65,6 +65,19 @@ class UnderValgrindAgainTest < Minitest::Test
     assert_equal %w[-I lib -C sub suite.rb], args
   end
 
+  # No directory it may have started in leads through "-C ../sub" to
+  # where it is: the -C goes, and it runs where the -C took it.
+  def test_a_chdir_from_an_unknown_directory_is_dropped
+    FileUtils.mkdir_p(File.join(@dir, "a"))
+    FileUtils.mkdir_p(File.join(@dir, "sub"))
+    File.write(File.join(@dir, "sub", "suite.rb"), "puts \"ran in \#{File.basename(Dir.pwd)}\"\n")
+    out, err, status = Open3.capture3(environment.merge("PWD" => "/"), RbConfig.ruby, "-wC../sub",
+                                      "suite.rb", chdir: File.join(@dir, "a"))
+    assert status.success?, err
+    assert_equal "ran in sub\n", out
+    assert_equal [File.join(@dir, "sub"), %w[-w suite.rb]], valgrind_saw
+  end
+
   def test_a_script_on_standard_input_is_read_again
     script = "#!/usr/bin/env ruby -w\nputs \"#{'#{$0} #{$VERBOSE} #{__LINE__} #{DATA.read.chomp}'}\"\n__END__\nthe data\n"
     out, err, status = Open3.capture3(environment, RbConfig.ruby, stdin_data: script, chdir: @dir)
