@@ -2,7 +2,7 @@
 #
 #   make            build build/gemleak
 #   make demo       run gemleak on the bundled example gem
-#   make check      unit and integration tests (real Ruby, real Valgrind)
+#   make check      unit, helper (Ruby) and integration tests (real Ruby, real Valgrind)
 #   make asan       the unit suite under AddressSanitizer and UBSan
 #   make fuzz       reader, classifier and reports under libFuzzer, FUZZ_SECONDS=60
 #   make bench      the benchmark in bench/ (see README.md, "Performance")
@@ -64,7 +64,7 @@ UNIT_OBJS := $(UNIT_SRCS:tests/%.c=$(B)/obj/tests/%.o)
 INTEG_OBJS := $(B)/obj/tests/check_integration.o $(B)/obj/tests/testutil.o
 RESOURCES := $(wildcard src/helper/*) $(B)/client/gemleak_client.so
 
-.PHONY: all demo check check-unit check-integration asan fuzz bench lint \
+.PHONY: all demo check check-unit check-helper check-integration asan fuzz bench lint \
         install uninstall clean deps-build deps-check deps-demo deps-fuzz deps-bench deps-lint
 
 all: deps-build
@@ -132,10 +132,14 @@ $(B)/tests/check_integration: $(INTEG_OBJS) $(B)/libgemleak.a
 # check installs what is missing first, then builds and runs in a new make,
 # which reads pkg-config's flags once the packages are there.
 check: deps-check
-	@$(MAKE) --no-print-directory check-unit check-integration
+	@$(MAKE) --no-print-directory check-unit check-helper check-integration
 
 check-unit: $(B)/tests/check_unit
 	$(B)/tests/check_unit fixtures
+
+# The Ruby helper's own tests: plain Ruby and minitest, no Valgrind.
+check-helper:
+	ruby tests/helper/run.rb
 
 check-integration: $(B)/gemleak $(B)/tests/check_integration
 	$(B)/tests/check_integration fixtures $(B)/gemleak

@@ -372,10 +372,11 @@ gboolean gl_per_test_available(void)
 
 /* The helper is compiled into gemleak (src/helper/) and written, alone, to
  * a directory of gemleak's own (mode 0700), never to the run directory: a
- * --keep-xml directory is the user's, and what else it held would come
- * first on RUBYLIB, for every Ruby process of the run to load. --per-test
+ * --keep-xml directory is the user's, and what else it held could come
+ * first on RUBYLIB (see child_environment), for every Ruby process of the
+ * run to load. --per-test
  * adds the client library beside it, for Fiddle to load.
- * Returns: (transfer full): the directory, for RUBYLIB, locked before
+ * Returns: (transfer full): the directory, for RUBYOPT, locked before
  * anything is written (*lock: the lock's descriptor); the caller removes
  * it (gl_remove_tree) and frees the name. */
 static char *write_helper(gboolean per_test, int *lock, GError **error)
@@ -406,13 +407,22 @@ static char **child_environment(const GlRunOptions *options, const char *run_dir
                                 const char *helper_lib, const char *valgrind)
 {
     char **env = g_get_environ();
-    const char *rubylib = g_environ_getenv(env, "RUBYLIB");
     const char *rubyopt = g_environ_getenv(env, "RUBYOPT");
-    g_autofree char *new_rubylib = rubylib != NULL && *rubylib != '\0'
-        ? g_strconcat(helper_lib, ":", rubylib, NULL) : g_strdup(helper_lib);
+    /* The helper by its absolute path, not by name through RUBYLIB: a
+     * child given a RUBYLIB of its own (system({"RUBYLIB" => ...}, ...))
+     * loads it all the same. Ruby splits RUBYOPT at white space, which a
+     * TMPDIR may hold: such a path goes by name. */
+    g_autofree char *helper = g_build_filename(helper_lib, "gemleak_helper.rb", NULL);
+    g_autofree char *require = strpbrk(helper, " \t\n\v\f\r") == NULL
+        ? g_strconcat("-r", helper, NULL) : g_strdup("-rgemleak_helper");
     g_autofree char *new_rubyopt = rubyopt != NULL && *rubyopt != '\0'
-        ? g_strconcat("-rgemleak_helper ", rubyopt, NULL) : g_strdup("-rgemleak_helper");
-    env = g_environ_setenv(env, "RUBYLIB", new_rubylib, TRUE);
+        ? g_strconcat(require, " ", rubyopt, NULL) : g_strdup(require);
+    if (strcmp(require, "-rgemleak_helper") == 0) {
+        const char *rubylib = g_environ_getenv(env, "RUBYLIB");
+        g_autofree char *new_rubylib = rubylib != NULL && *rubylib != '\0'
+            ? g_strconcat(helper_lib, ":", rubylib, NULL) : g_strdup(helper_lib);
+        env = g_environ_setenv(env, "RUBYLIB", new_rubylib, TRUE);
+    }
     env = g_environ_setenv(env, "RUBYOPT", new_rubyopt, TRUE);
     env = g_environ_setenv(env, "GEMLEAK_RUNNING", "1", TRUE);
     env = g_environ_setenv(env, "GEMLEAK_RUN_DIR", run_dir, TRUE);

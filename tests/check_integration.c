@@ -941,14 +941,14 @@ START_TEST(test_keep_xml_runs_nothing_it_holds)
     Result r = { 0 };
     gemleak_run(&r, NULL, NULL, ARGS("--keep-xml", keep),
                 "require 'leaky'; require 'set'; "
-                "lib = ENV['RUBYLIB'].split(':').first; "
+                "lib = File.dirname(ENV['RUBYOPT'][/-r(\\S+)/, 1]); "
                 "$stdout.puts lib, format('%o', File.stat(lib).mode & 0777), "
                 "defined?(GemLeakHelper) ? 'helper' : 'no helper'");
     ck_assert_msg(r.status == 0, "status %d\n%s", r.status, r.err);
     gl_assert_no_line(r.out, "planted code ran");
     g_auto(GStrv) lines = g_strsplit(r.out, "\n", -1);
     ck_assert_msg(g_strv_length(lines) >= 3, "stdout: %s", r.out);
-    ck_assert_msg(!g_str_has_prefix(lines[0], keep), "RUBYLIB starts in the kept directory: %s",
+    ck_assert_msg(!g_str_has_prefix(lines[0], keep), "the helper is in the kept directory: %s",
                   lines[0]);
     ck_assert_str_eq(lines[1], "700");
     ck_assert_str_eq(lines[2], "helper");
@@ -2359,9 +2359,17 @@ START_TEST(test_probe_verdicts)
             g_hash_table_add(found, (gpointer) *bug);
             ck_assert_msg(is_certain, "%s is uncertain\n%s", *bug, r.err);
         }
+        /* probe.c: an n_* method's memory is never certain, at most
+         * uncertain on a Ruby without symbols; which of the kept objects
+         * Valgrind calls definitely lost moves with the heap's layout. */
+        gboolean in_n = FALSE;
+        GHashTableIter iter;
+        gpointer fn;
+        g_hash_table_iter_init(&iter, fns);
+        while (g_hash_table_iter_next(&iter, &fn, NULL))
+            in_n |= g_str_has_prefix(fn, "n_");
         if (!known)
-            ck_assert_msg(!is_certain && g_hash_table_contains(fns, "n_strings_under_gc"),
-                          "reported but no bug: %s\n%s",
+            ck_assert_msg(!is_certain && in_n, "reported but no bug: %s\n%s",
                           json_object_get_string_member(finding, "message"), r.err);
     }
     for (const char *const *bug = probe_bugs; *bug != NULL; bug++)
@@ -2740,6 +2748,123 @@ START_TEST(test_a_shard_with_an_unchecked_process_never_merges_into_a_pass)
                                "rake, it loaded \\S+/leaky\\.so outside Valgrind: what it ran was "
                                "not checked; run again without --spare-launchers$");
     result_clear(&merged);
+    gl_remove_tree(dir);
+}
+END_TEST
+
+/* Item 13: a Ruby that puts itself under Valgrind runs again exactly as it
+ * was started. `ruby -I lib -C sub`: Ruby has changed directory (and
+ * expanded lib from the first one) before the helper loads. */
+START_TEST(test_a_ruby_started_with_chdir_goes_under_valgrind)
+{
+    g_autofree char *dir = gl_test_tmpdir();
+    g_autofree char *lib = g_build_filename(dir, "lib", NULL);
+    g_autofree char *sub = g_build_filename(dir, "sub", NULL);
+    g_mkdir_with_parents(lib, 0700);
+    g_mkdir_with_parents(sub, 0700);
+    g_autofree char *marker = g_build_filename(lib, "marker.rb", NULL);
+    gl_test_write(marker, "MARKER = 'from lib'\n", -1);
+    g_autofree char *suite = g_build_filename(sub, "suite.rb", NULL);
+    gl_test_write(suite, "require 'marker'\nrequire 'leaky'\nLeaky.leak\n"
+                         "puts \"suite ran in #{File.basename(Dir.pwd)}, #{MARKER}\"\n", -1);
+    g_autofree char *rake = write_launcher(
+        dir, "rake", "system(RbConfig.ruby, '-I', 'lib', '-C', 'sub', 'suite.rb') or abort\n"
+                     "system(RbConfig.ruby, '-wCsub', '-e', 'require %(leaky); "
+                     "puts %(-e ran in ) + File.basename(Dir.pwd)') or abort\n");
+    g_auto(GStrv) env = leaky_environment();
+    const char *argv[] = { gemleak_binary, "run", "--spare-launchers", "--", rake, NULL };
+    Result r = { 0 };
+    run_command(&r, dir, env, argv);
+    ck_assert_msg(r.status == 1, "status %d\n%s", r.status, r.err);
+    gl_assert_line(r.out, "^suite ran in sub, from lib$");
+    gl_assert_line(r.out, "^-e ran in sub$");
+    gl_assert_no_line(r.err, "chdir");
+    gl_assert_line(r.err, "^gemleak: FAIL: 1 leak");
+    result_clear(&r);
+    gl_remove_tree(dir);
+}
+END_TEST
+
+/* A script piped on standard input: Ruby has read its first line (and
+ * taken the shebang's switches) before the helper loads; under Valgrind
+ * the same script runs, with the same $0, switches and DATA. */
+START_TEST(test_a_script_on_standard_input_goes_under_valgrind)
+{
+    g_autofree char *dir = gl_test_tmpdir();
+    g_autofree char *rake = write_launcher(
+        dir, "rake",
+        "script = %(#!/usr/bin/env ruby -w\nrequire 'leaky'\nLeaky.leak\n) +\n"
+        "  %(puts \"piped script ran: \\#{$0} \\#{$VERBOSE.inspect} \\#{__LINE__} \\#{DATA.read.chomp}\"\n) +\n"
+        "  %(__END__\nthe data\n)\n"
+        "IO.popen([RbConfig.ruby], 'w') { |io| io.write(script) }\n"
+        "abort('the piped script failed') unless $?.success?\n");
+    g_auto(GStrv) env = leaky_environment();
+    const char *argv[] = { gemleak_binary, "run", "--spare-launchers", "--", rake, NULL };
+    Result r = { 0 };
+    run_command(&r, dir, env, argv);
+    ck_assert_msg(r.status == 1, "status %d\n%s", r.status, r.err);
+    gl_assert_line(r.out, "^piped script ran: - true 4 the data$");
+    gl_assert_line(r.err, "^gemleak: FAIL: 1 leak");
+    result_clear(&r);
+    gl_remove_tree(dir);
+}
+END_TEST
+
+/* A child whose RUBYLIB is its own (Rake's ruby with a -I of its own, a
+ * suite's system({"RUBYLIB" => ...})) still loads the helper, and is
+ * checked. */
+START_TEST(test_a_child_with_its_own_rubylib_is_checked)
+{
+    g_autofree char *dir = gl_test_tmpdir();
+    g_autofree char *leaky = g_build_filename(ext_dir, "leaky", NULL);
+    g_autofree char *code = g_strdup_printf(
+        "system({'RUBYLIB' => '%s'}, RbConfig.ruby, '-e', "
+        "'require %%(leaky); Leaky.leak; puts %%(child ran)') or abort('the child failed')\n",
+        leaky);
+    g_autofree char *rake = write_launcher(dir, "rake", code);
+    const char *argv[] = { gemleak_binary, "run", "--", rake, NULL };
+    Result r = { 0 };
+    run_command(&r, dir, NULL, argv);
+    ck_assert_msg(r.status == 1, "status %d\n%s", r.status, r.err);
+    gl_assert_line(r.out, "^child ran$");
+    gl_assert_no_line(r.err, "cannot load such file");
+    gl_assert_line(r.err, "^gemleak: FAIL: 1 leak");
+    result_clear(&r);
+    gl_remove_tree(dir);
+}
+END_TEST
+
+/* A Ruby below a program Valgrind skips (here make, by the user's own
+ * --trace-children-skip) stays out of Valgrind, as the program does; but
+ * one that loads the project's extension runs tests: it runs again, from
+ * the start, under Valgrind, as a launcher that does. */
+START_TEST(test_a_ruby_below_make_that_loads_the_extension_runs_again)
+{
+    g_autofree char *dir = gl_test_tmpdir();
+    g_autofree char *makefile = g_build_filename(dir, "Makefile", NULL);
+    gl_test_write(makefile, "test:\n\t$(RUBY) suite.rb\n", -1);
+    g_autofree char *suite = g_build_filename(dir, "suite.rb", NULL);
+    gl_test_write(suite, "require 'leaky'\nLeaky.leak\nputs 'suite ran'\n", -1);
+    /* make below the launcher, and below a Ruby under Valgrind (which
+     * skips make, and runs the Ruby below it natively) */
+    g_autofree char *rake = write_launcher(
+        dir, "rake", "make = %(system('make', '-s', 'RUBY=#{RbConfig.ruby}') or abort('make failed'))\n"
+                     "eval(make)\n"
+                     "system(RbConfig.ruby, '-e', make) or abort\n");
+    g_auto(GStrv) env = leaky_environment();
+    const char *argv[] = { gemleak_binary, "run", "--spare-launchers",
+                           "--valgrind-opt=--trace-children-skip=make,*/make", "--", rake, NULL };
+    Result r = { 0 };
+    run_command(&r, dir, env, argv);
+    ck_assert_msg(r.status == 1, "status %d\n%s", r.status, r.err);
+    gl_assert_line(r.err, "^gemleak: suite\\.rb \\(pid \\d+\\) loaded \\S+/leaky\\.so itself: it "
+                          "runs again from the start, under Valgrind$");
+    const char *again = "/leaky.so itself: it runs again from the start, under Valgrind\n";
+    guint n_again = gl_test_count(r.err, strlen(r.err), again);
+    ck_assert_msg(n_again == 2, "%u restarts\n%s", n_again, r.err);
+    gl_assert_line(r.out, "^suite ran$");
+    gl_assert_line(r.err, "^gemleak: FAIL: 1 leak losing 200 bytes");
+    result_clear(&r);
     gl_remove_tree(dir);
 }
 END_TEST
@@ -3153,6 +3278,10 @@ int main(int argc, char **argv)
     tcase_add_test(commands, test_a_launchers_fork_that_loads_the_extension_fails);
     tcase_add_test(commands, test_a_shard_with_an_unchecked_process_never_merges_into_a_pass);
     tcase_add_test(commands, test_trace_launchers);
+    tcase_add_test(commands, test_a_ruby_started_with_chdir_goes_under_valgrind);
+    tcase_add_test(commands, test_a_script_on_standard_input_goes_under_valgrind);
+    tcase_add_test(commands, test_a_child_with_its_own_rubylib_is_checked);
+    tcase_add_test(commands, test_a_ruby_below_make_that_loads_the_extension_runs_again);
 
     tcase_add_test(commands, test_valgrind_below_a_launcher_dies_with_gemleak);
     tcase_add_test(commands, test_bare_ruby_runs_every_file);

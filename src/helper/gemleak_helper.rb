@@ -3,8 +3,8 @@
 require "rbconfig" # RubyGems loads it, but ruby --disable-gems does not
 
 # gemleak's helper, loaded into every Ruby process that `gemleak run` starts
-# (RUBYLIB points at it and RUBYOPT says -rgemleak_helper, so processes that
-# rake or the tests spawn load it too).
+# (RUBYOPT says -r/its/absolute/path, so processes that rake or the tests
+# spawn load it too, whatever their RUBYLIB).
 #
 # It writes the native extensions the process loads to loaded-<pid>.txt in
 # the run directory, as they load (a process that crashes or is killed
@@ -12,9 +12,79 @@ require "rbconfig" # RubyGems loads it, but ruby --disable-gems does not
 # targets. At exit it also lets go of what a test suite keeps for nothing,
 # so that Valgrind sees less. Nothing here may fail the suite under test.
 module GemLeakHelper
-  @pid = Process.pid
+  # What the helper needs, taken when it loads, before any of the suite
+  # runs. Suites redefine Integer#to_s, define a top-level `format` or
+  # `warn` (which every object, this module too, then calls instead of
+  # Kernel's), clear or replace ENV, swap File for a fake (FakeFS), stub
+  # File.open (rspec-mocks) or mock the clock (Timecop): the helper reads
+  # its variables once, calls bound methods of the core classes, writes
+  # through IO objects on descriptors it opened itself, and says on
+  # standard error (its own IO on descriptor 2) what it could not record.
+  module Core
+    RUN_DIR = ENV["GEMLEAK_RUN_DIR"]&.dup&.freeze
+    DEBUG = !ENV["GEMLEAK_DEBUG"].to_s.empty?
+    PID = Process.method(:pid)
+    CLOCK = Process.method(:clock_gettime)
+    MONOTONIC = Process::CLOCK_MONOTONIC
+    INTEGER_TO_S = Integer.instance_method(:to_s)
+    SYSOPEN = IO.method(:sysopen)
+    IO_NEW = IO.method(:new)
+    SYSWRITE = IO.instance_method(:syswrite)
+    CLOSE = IO.instance_method(:close)
+    REALPATH = File.method(:realpath)
+    FILE_P = File.method(:file?)
+    ABSOLUTE_P = File.method(:absolute_path?)
+    EXPAND = File.method(:expand_path)
+    APPEND = File::WRONLY | File::APPEND | File::CREAT | (defined?(File::CLOEXEC) ? File::CLOEXEC : 0)
+
+    class << self
+      def pid
+        PID.call
+      end
+
+      # Integer#to_s as Ruby defines it, whatever the suite made of it.
+      def digits(number)
+        INTEGER_TO_S.bind(number).call
+      end
+
+      # Returns: "/run/dir/NAME-PID.txt" for this process.
+      def run_file(name)
+        "#{RUN_DIR}/#{name}-#{digits(pid)}.txt"
+      end
+
+      # Appends TEXT to PATH, made when missing.
+      def append(path, text)
+        io = IO_NEW.call(SYSOPEN.call(path, APPEND, 0o600), "w")
+        begin
+          SYSWRITE.bind(io).call(text) unless text.empty?
+        ensure
+          CLOSE.bind(io).call
+        end
+      end
+
+      # One line on standard error, "gemleak: TEXT".
+      def say(text)
+        err = IO_NEW.call(2, "w", autoclose: false)
+        SYSWRITE.bind(err).call("gemleak: #{text.tr("\n", " ")}\n")
+      rescue StandardError
+        nil # no standard error left to say it on
+      end
+
+      # An error that costs nothing a verdict depends on.
+      def debug(error)
+        say("helper: #{error.class}: #{error.message}") if DEBUG
+      end
+
+      def monotonic
+        CLOCK.call(MONOTONIC)
+      end
+    end
+  end
+
+  @pid = Core.pid
   @recorded = {}
   @features_seen = 0
+  @failed = false
 
   class << self
     # Ruby's own extensions (etc.so, monitor.so, enc/*.so, ...) and installed
@@ -32,7 +102,7 @@ module GemLeakHelper
     end
 
     def real(path)
-      File.realpath(path)
+      Core::REALPATH.call(path)
     rescue SystemCallError
       path
     end
@@ -40,16 +110,15 @@ module GemLeakHelper
     # The project's extensions among @features, as real paths. Built-in
     # features (enumerator.so, complex.so) are listed without a path.
     def project_extensions(features)
-      features.select { |f| f.end_with?(".so") && File.absolute_path?(f) && File.file?(f) }
+      features.select { |f| f.end_with?(".so") && Core::ABSOLUTE_P.call(f) && Core::FILE_P.call(f) }
               .map { |f| real(f) }
               .reject { |path| foreign_dirs.any? { |d| path.start_with?(d) } }
     end
 
     # Records the extensions loaded since the last call.
     def record_new_extensions
-      dir = ENV["GEMLEAK_RUN_DIR"]
       features = $LOADED_FEATURES
-      return if dir.nil? || features.size == @features_seen
+      return if Core::RUN_DIR.nil? || features.size == @features_seen
 
       fresh = features[@features_seen..] || features
       @features_seen = features.size
@@ -57,35 +126,43 @@ module GemLeakHelper
       return if paths.empty?
 
       paths.each { |path| @recorded[path] = true }
-      File.open(File.join(dir, "loaded-#{Process.pid}.txt"), "a") do |io|
-        paths.each { |path| io.puts(path) }
-      end
+      Core.append(Core.run_file("loaded"), paths.map { |path| "#{path}\n" }.join)
     rescue StandardError => e
-      warn("gemleak helper: #{e.class}: #{e.message}") if ENV["GEMLEAK_DEBUG"]
+      cannot_record(e)
     end
 
     # The process's list exists from its start, empty until an extension
     # loads: gemleak then knows that this process loaded none (a LoadError
     # before the extension was built), rather than that nobody recorded.
     def start_list
-      dir = ENV["GEMLEAK_RUN_DIR"]
-      return if dir.nil?
+      return if Core::RUN_DIR.nil?
 
-      File.open(File.join(dir, "loaded-#{Process.pid}.txt"), "a") {}
+      Core.append(Core.run_file("loaded"), "")
     rescue StandardError => e
-      warn("gemleak helper: #{e.class}: #{e.message}") if ENV["GEMLEAK_DEBUG"]
+      cannot_record(e)
+    end
+
+    # The extensions a process loads are its run's default targets, and a
+    # process that loaded one and has no XML fails the run: never silently.
+    def cannot_record(error)
+      return if @failed
+
+      @failed = true
+      Core.say("process #{Core.digits(Core.pid)} could not record the extensions it loaded in " \
+               "#{Core::RUN_DIR} (#{error.class}: #{error.message})")
     end
 
     # A forked child writes its own file, from the start.
     def forked
-      @pid = Process.pid
+      @pid = Core.pid
       @recorded = {}
       @features_seen = 0
+      @failed = false
       start_list
     end
 
     def forked?
-      @pid != Process.pid
+      @pid != Core.pid
     end
 
     # Minitest::Spec memoizes `let` values in each test instance.
@@ -132,7 +209,7 @@ module GemLeakHelper
   # directory, "MILLISECONDS<TAB>/absolute/file.rb" a line; a forked child
   # counts its own.
   module Durations
-    @on = ENV["GEMLEAK_DURATIONS"] == "1"
+    @on = ENV["GEMLEAK_DURATIONS"] == "1" && !Core::RUN_DIR.nil?
     @seconds = Hash.new(0.0)
 
     class << self
@@ -143,11 +220,11 @@ module GemLeakHelper
       def time(file)
         return yield unless @on && file
 
-        start = Process.clock_gettime(Process::CLOCK_MONOTONIC)
+        start = Core.monotonic
         begin
           yield
         ensure
-          @seconds[File.expand_path(file.to_s)] += Process.clock_gettime(Process::CLOCK_MONOTONIC) - start
+          @seconds[Core::EXPAND.call(file.to_s)] += Core.monotonic - start
         end
       end
 
@@ -156,14 +233,13 @@ module GemLeakHelper
       end
 
       def write
-        dir = ENV["GEMLEAK_RUN_DIR"]
-        return if !@on || dir.nil? || @seconds.empty?
+        return if !@on || @seconds.empty?
 
-        File.open(File.join(dir, "durations-#{Process.pid}.txt"), "a") do |io|
-          @seconds.each { |file, seconds| io.puts("#{(seconds * 1000).round}\t#{file}") }
-        end
+        lines = @seconds.map { |file, seconds| "#{Core.digits((seconds * 1000).round)}\t#{file}\n" }
+        Core.append(Core.run_file("durations"), lines.join)
       rescue StandardError => e
-        warn("gemleak helper: #{e.class}: #{e.message}") if ENV["GEMLEAK_DEBUG"]
+        Core.say("process #{Core.digits(Core.pid)} could not record how long its test files took " \
+                 "(#{e.class}: #{e.message}); the next --jobs shares are balanced by file size")
       end
     end
   end
@@ -189,13 +265,17 @@ module GemLeakHelper
   module PerTest
     @grain = ENV["GEMLEAK_PER_TEST"]
     @grain = nil unless %w[test file].include?(@grain)
-    @pid = Process.pid
+    @client_path = ENV["GEMLEAK_CLIENT"]&.dup
+    @pid = Core.pid
     @ready = false   # the setup (or forked) check is done in this process
     @open = nil      # [name, location] of the test or file begun and not ended
     @installed = {}
     # At most this much of a name: the location tells apart two tests whose
     # names begin alike, and the markers stay lines, not pages.
     FIELD_BYTES = 1000
+    # "%XX" for each byte that would be ambiguous in a marker; made here,
+    # with Kernel's format, before a suite's own `format` may hide it.
+    ESCAPES = ([0x25, 0x7f] + (0x00..0x20).to_a).to_h { |byte| [byte.chr.b, Kernel.format("%%%02X", byte)] }.freeze
 
     class << self
       def on?
@@ -208,7 +288,7 @@ module GemLeakHelper
         return @client if defined?(@client)
 
         @client = nil
-        path = ENV["GEMLEAK_CLIENT"]
+        path = @client_path
         begin
           require "fiddle"
           lib = Fiddle.dlopen(path)
@@ -220,15 +300,23 @@ module GemLeakHelper
             check: Fiddle::Function.new(lib["gemleak_client_leak_check"], [], Fiddle::TYPE_VOID),
           }
         rescue LoadError, StandardError => e
-          warn("gemleak: --per-test is off in process #{Process.pid}: cannot load #{path.inspect} " \
-               "with Fiddle (#{e.class}: #{e.message.lines.first&.chomp})")
+          Core.say("--per-test is off in process #{Core.digits(Core.pid)}: cannot load #{path.inspect} " \
+                   "with Fiddle (#{e.class}: #{e.message.lines.first&.chomp})")
           @client = nil
         end
         @client
       end
 
       def escape(text)
-        text.to_s.b[0, FIELD_BYTES].gsub(/[%\x00-\x20\x7f]/n) { |c| format("%%%02X", c.ord) }
+        text.to_s.b[0, FIELD_BYTES].gsub(/[%\x00-\x20\x7f]/n, ESCAPES)
+      end
+
+      # A test that cannot be marked puts its leaks at the wrong test: this
+      # process stops marking, and says so.
+      def failed(error)
+        Core.say("--per-test is off in process #{Core.digits(Core.pid)} after an error " \
+                 "(#{error.class}: #{error.message}); its leaks are put at the test before")
+        @grain = nil
       end
 
       def marker(*fields)
@@ -248,7 +336,7 @@ module GemLeakHelper
       # What was lost before the first test (while the suite loaded), or
       # what a forked child inherited, is checked for before any test runs.
       def ready
-        if @pid != Process.pid # forked, and Process._fork did not say (Ruby < 3.1)
+        if @pid != Core.pid # forked, and Process._fork did not say (Ruby < 3.1)
           forked
         elsif !@ready
           @ready = true
@@ -259,7 +347,7 @@ module GemLeakHelper
       def forked
         return unless on?
 
-        @pid = Process.pid
+        @pid = Core.pid
         @ready = true
         return unless client
 
@@ -273,7 +361,7 @@ module GemLeakHelper
         return unless on? && client
 
         ready
-        file = File.expand_path(file.to_s)
+        file = Core::EXPAND.call(file.to_s)
         if @grain == "file"
           return if @open && @open[1] == escape(file)
 
@@ -285,7 +373,7 @@ module GemLeakHelper
         end
         marker("gemleak:start", *@open)
       rescue StandardError => e
-        warn("gemleak helper: #{e.class}: #{e.message}") if ENV["GEMLEAK_DEBUG"]
+        failed(e)
       end
 
       # A test ended; per file, its file ends when the next file's test
@@ -297,7 +385,7 @@ module GemLeakHelper
         @open[0] = escape(name) if @open && name
         finish
       rescue StandardError => e
-        warn("gemleak helper: #{e.class}: #{e.message}") if ENV["GEMLEAK_DEBUG"]
+        failed(e)
       end
 
       def finish
@@ -326,7 +414,7 @@ module GemLeakHelper
           ::RSpec::Core::Example.prepend(RSpecHook)
         end
       rescue StandardError => e
-        warn("gemleak helper: #{e.class}: #{e.message}") if ENV["GEMLEAK_DEBUG"]
+        Core.debug(e)
       end
 
       def source_location(klass, method_name)
@@ -382,19 +470,31 @@ end
 # suite, and under Valgrind each costs a start and a leak check at exit.
 # Here, first thing, every Ruby process below it but another launcher,
 # extconf.rb and what build tools start puts itself under Valgrind, by
-# exec: the same pid, arguments and environment. A launcher that loads an
-# extension of the project runs tests itself: it starts again, from the
-# start, under Valgrind; a process forked from it, which cannot, is named
-# to gemleak (outside-<pid>.txt), and the run does not pass.
+# exec: the same pid, and Ruby started again exactly as it was (its
+# arguments, environment, directory and a script read from standard
+# input). A launcher or build step that loads an extension of the project
+# runs tests itself: it starts again, from the start, under Valgrind; a
+# process forked from it, which cannot, is named to gemleak
+# (outside-<pid>.txt), and the run does not pass.
 module GemLeakLaunch
   SEPARATOR = "\x1f"
   LAUNCHERS = %w[bundle bundler rake].freeze
   BUILD_STEPS = %w[extconf.rb].freeze
+  Core = GemLeakHelper::Core
+  EXEC = Process.method(:exec)
+  # Ruby's switches (ruby.c, proc_options), for the -C among them: those
+  # that take an argument, attached or the next word; those that take the
+  # rest of the word; the long options whose argument may be the next word.
+  ARGUMENT_SWITCHES = "CXeIrE"
+  REST_SWITCHES = "ixF"
+  LONG_WITH_ARGUMENT = %w[--enable --disable --encoding --external-encoding --internal-encoding
+                          --dump].freeze
 
   class << self
-    # :traced (under Valgrind, or no launcher above), :launcher, or
-    # :outside (a build step: its whole subtree stays out, as Valgrind's
-    # --trace-children-skip would keep it).
+    # :traced (under Valgrind, or no launcher above), :launcher, :outside
+    # (a build step, or a Ruby below a build tool: native, as Valgrind's
+    # --trace-children-skip would keep it, unless it loads the project's
+    # extension), or :unchecked (it could not tell, and said so).
     def start
       prefix = ENV["GEMLEAK_VALGRIND"]
       return :traced if prefix.nil?
@@ -403,28 +503,33 @@ module GemLeakLaunch
     rescue StandardError => e
       # Never silently unchecked: gemleak says so, and the run cannot pass.
       outside("#{File.basename($0.to_s)} could not go under Valgrind (#{e.class}: #{e.message})")
-      :outside
+      :unchecked
     end
 
     def decide(prefix)
-      # Valgrind traces this process's children itself; one below a program
-      # it skips finds itself outside and puts itself under it, with this
-      # variable: it stays.
+      # Under Valgrind. GEMLEAK_VALGRIND stays for the children: those
+      # Valgrind traces are under it too; a Ruby below a program it skips
+      # (make) runs without Valgrind's LD_PRELOAD, and looks for itself.
       return :traced if ENV["LD_PRELOAD"].to_s.include?("/vgpreload_")
 
       @valgrind = prefix.split(SEPARATOR)
       @argv = File.binread("/proc/self/cmdline").split("\0")
-      name = File.basename($0.to_s)
-      if BUILD_STEPS.include?(name) || under_build_tool?
-        ENV.delete("GEMLEAK_VALGRIND")
+      @env = ENV.to_h
+      @name = File.basename($0.to_s)
+      @pid = Core.pid
+      @seen = $LOADED_FEATURES.size
+      started_as
+      if BUILD_STEPS.include?(@name)
+        @role = "the build step #{@name}"
         :outside
-      elsif LAUNCHERS.include?(name)
-        @launcher = name
-        @pid = Process.pid
-        @seen = $LOADED_FEATURES.size
+      elsif under_build_tool?
+        @role = "#{@name} (below a build tool)"
+        :outside
+      elsif LAUNCHERS.include?(@name)
+        @role = "the launcher #{@name}"
         :launcher
       else
-        exec_under_valgrind(@argv.drop(1))
+        start_again
       end
     end
 
@@ -451,34 +556,193 @@ module GemLeakLaunch
       false
     end
 
-    def exec_under_valgrind(args)
-      $stdout.flush
-      $stderr.flush
+    # How to start this Ruby again as it was started. When the helper
+    # loads, Ruby has already taken its switches: -C has changed
+    # directory (so that the same arguments would chdir twice: "Can't
+    # chdir"), and a script on standard input has been read from (its
+    # first line).
+    def started_as
+      @args = @argv.drop(1)
+      chdirs = chdirs_in(@argv)
+      unless chdirs.empty?
+        @directory = start_directory(chdirs.map(&:last))
+        @args = without_chdirs(@argv, chdirs).drop(1) if @directory.nil?
+      end
+      keep_script if $0 == "-"
+    end
+
+    # The -C (and -X) switches among Ruby's options, as [index of the
+    # word, offset of the switch in it, whether the directory is attached,
+    # the directory].
+    def chdirs_in(argv)
+      found = []
+      i = 1
+      while i < argv.size
+        word = argv[i]
+        break if word == "-" || word == "--" || !word.start_with?("-")
+
+        if word.start_with?("--")
+          i += 1 if LONG_WITH_ARGUMENT.include?(word)
+        else
+          i += 1 if chdir_in_switches(argv, i, found)
+        end
+        i += 1
+      end
+      found
+    end
+
+    # One word of single-letter switches (-wCdir, -I lib). Returns: true
+    # when the last switch took the next word as its argument.
+    def chdir_in_switches(argv, i, found)
+      word = argv[i]
+      j = 1
+      while j < word.size
+        c = word[j]
+        if ARGUMENT_SWITCHES.include?(c)
+          attached = j + 1 < word.size
+          found << [i, j, attached, attached ? word[(j + 1)..] : argv[i + 1].to_s] if "CX".include?(c)
+          return !attached
+        end
+        return false if REST_SWITCHES.include?(c) || (c == "W" && word[j + 1] == ":")
+
+        j += 1
+        j += 1 if c == "K"
+        digits = { "0" => "01234567", "T" => "0123456789", "W" => "0123456789" }[c]
+        j += 1 while digits && j < word.size && digits.include?(word[j])
+      end
+      false
+    end
+
+    # The directory this Ruby started in, before its -C: the one among
+    # its parent's, $PWD and the one the -C went down from that leads,
+    # through the same -C, to the directory it is in. nil if none.
+    def start_directory(chdirs)
+      here = GemLeakHelper.real(Dir.pwd)
+      candidates = [parent_directory, ENV["PWD"], unwound(chdirs)].compact.uniq
+      candidates.find do |dir|
+        GemLeakHelper.real(chdirs.reduce(dir) { |from, to| File.expand_path(to, from) }) == here
+      rescue StandardError
+        false
+      end
+    end
+
+    def parent_directory
+      File.readlink("/proc/#{Process.ppid}/cwd")
+    rescue SystemCallError
+      nil
+    end
+
+    # Up from here as far as relative -C went down; nil past an absolute
+    # one or a "..".
+    def unwound(chdirs)
+      dir = Dir.pwd
+      chdirs.reverse_each do |to|
+        parts = to.split("/").reject { |part| part.empty? || part == "." }
+        return nil if to.start_with?("/") || parts.include?("..")
+
+        parts.size.times { dir = File.dirname(dir) }
+      end
+      dir
+    end
+
+    # Ruby's arguments without their -C, to run in the directory they led to.
+    def without_chdirs(argv, chdirs)
+      argv = argv.dup
+      chdirs.reverse_each do |i, j, attached, _dir|
+        argv.delete_at(i + 1) unless attached
+        if j == 1
+          argv.delete_at(i)
+        else
+          argv[i] = argv[i][0...j]
+        end
+      end
+      argv
+    end
+
+    # Ruby reads a script on standard input ($0 "-") as far as its first
+    # line, and takes that line's switches, before it loads the helper; it
+    # pushes "#!\n" back in its place. The script, its first line made
+    # again (with the switches in force), goes to an unnamed file that
+    # becomes standard input: this Ruby parses it from there, and Ruby
+    # under Valgrind reads it again.
+    def keep_script
+      text = STDIN.read.b
+      text = "#!ruby#{switches_in_force}\n#{text.byteslice(3..)}" if text.start_with?("#!\n")
+      @script = unnamed_file
+      @script.write(text)
+      @script.flush
+      @script.rewind
+      STDIN.reopen(@script)
+    end
+
+    def switches_in_force
+      switches = +""
+      switches << " -w" if $VERBOSE
+      switches << " -W0" if $VERBOSE.nil?
+      switches << " -d" if $DEBUG
+      verbose = $VERBOSE
+      $VERBOSE = nil # $-a and friends are unset without their switch
+      switches << " -a" if $-a
+      switches << " -l" if $-l
+      switches << " -p" if $-p
+      switches
+    ensure
+      $VERBOSE = verbose
+    end
+
+    def unnamed_file
+      dir = Core::RUN_DIR || "/tmp"
+      File.open(dir, File::RDWR | File::TMPFILE, 0o600, binmode: true)
+    rescue SystemCallError, NameError
+      path = "#{dir}/stdin-#{Core.digits(Core.pid)}.rb"
+      file = File.open(path, File::RDWR | File::CREAT | File::EXCL, 0o600, binmode: true)
+      File.unlink(path)
+      file
+    end
+
+    # This Ruby, from the start, under Valgrind: in the environment and
+    # directory it started in, its script again on standard input.
+    def start_again
+      if @script
+        @script.sysseek(0)
+        STDIN.reopen(@script)
+      end
+      options = { unsetenv_others: true }
+      options[:chdir] = @directory if @directory
+      exec_under_valgrind(@args, @env, options)
+    end
+
+    def exec_under_valgrind(args, env, options)
+      STDOUT.flush
+      STDERR.flush
       ruby = File.readlink("/proc/self/exe")
-      exec([@valgrind[0], @valgrind[0]], *@valgrind.drop(1), ruby, *args)
+      EXEC.call(env, [@valgrind[0], @valgrind[0]], *@valgrind.drop(1), ruby, *args, **options)
     rescue SystemCallError => e
-      abort("gemleak: cannot start Valgrind (#{@valgrind[0]}) for #{args.first}: #{e.message}")
+      Core.say("cannot start Valgrind (#{@valgrind[0]}) for #{args.first}: #{e.message}")
+      Process.exit(1)
     end
 
     # Bundler's `bundle exec` loads a Ruby script into its own process,
     # $0 set to it: what bundle exec would have exec'd goes under Valgrind.
     def hand_over(file)
-      return if LAUNCHERS.include?(File.basename(file.to_s)) || Process.pid != @pid
+      return if LAUNCHERS.include?(File.basename(file.to_s)) || Core.pid != @pid
 
-      exec_under_valgrind([file.to_s, *ARGV])
+      exec_under_valgrind([file.to_s, *ARGV], ENV.to_h, {})
     end
 
     # Tells gemleak (outside-<pid>.txt) what this process ran outside
     # Valgrind, in a sentence: what it ran was not checked.
     def outside(what)
-      dir = ENV["GEMLEAK_RUN_DIR"]
-      File.write(File.join(dir, "outside-#{Process.pid}.txt"), "#{what.tr("\n", " ")}\n") if dir
       @reported = true
+      Core.append(Core.run_file("outside"), "#{what.tr("\n", " ")}\n") if Core::RUN_DIR
+    rescue StandardError => e
+      Core.say("process #{Core.digits(Core.pid)}: #{what}, and cannot tell gemleak so " \
+               "(#{e.class}: #{e.message}): what it ran was not checked")
     end
 
     # Looks at the project's extensions loaded since the last look: a
-    # launcher that loads one starts again under Valgrind; at exit, or in a
-    # fork, it no longer can.
+    # launcher or build step that loads one starts again under Valgrind; at
+    # exit, or in a fork, it no longer can.
     def check_extensions(restart: true)
       features = $LOADED_FEATURES
       return if @reported || features.size == @seen
@@ -488,17 +752,17 @@ module GemLeakLaunch
       path = GemLeakHelper.project_extensions(fresh).first
       return if path.nil?
 
-      if Process.pid != @pid
-        outside("forked from the launcher #{@launcher}, it loaded #{path} outside Valgrind")
+      if Core.pid != @pid
+        outside("forked from #{@role}, it loaded #{path} outside Valgrind")
       elsif !restart
-        outside("the launcher #{@launcher} loaded #{path} outside Valgrind (seen at its exit)")
+        outside("#{@role} loaded #{path} outside Valgrind (seen at its exit)")
       else
-        warn("gemleak: #{@launcher} (pid #{Process.pid}) loaded #{path} itself: it runs again " \
-             "from the start, under Valgrind")
-        exec_under_valgrind(@argv.drop(1))
+        Core.say("#{@name} (pid #{Core.digits(Core.pid)}) loaded #{path} itself: it runs again " \
+                 "from the start, under Valgrind")
+        start_again
       end
     rescue StandardError => e
-      warn("gemleak helper: #{e.class}: #{e.message}") if ENV["GEMLEAK_DEBUG"]
+      Core.debug(e)
     end
   end
 
@@ -527,6 +791,10 @@ when :launcher
   at_exit { GemLeakLaunch.check_extensions(restart: false) }
   return
 when :outside
+  Kernel.prepend(GemLeakLaunch::Watch)
+  at_exit { GemLeakLaunch.check_extensions(restart: false) }
+  return
+when :unchecked
   return
 end
 
@@ -545,6 +813,7 @@ at_exit do
     GemLeakHelper.record_new_extensions
     GemLeakHelper::Durations.write
   rescue Exception => e # rubocop:disable Lint/RescueException -- never fail the suite
-    warn("gemleak helper: #{e.class}: #{e.message}") if ENV["GEMLEAK_DEBUG"]
+    GemLeakHelper::Core.say("process #{GemLeakHelper::Core.digits(GemLeakHelper::Core.pid)}: the " \
+                            "helper failed at exit (#{e.class}: #{e.message})")
   end
 end
