@@ -4,9 +4,11 @@
 #include "gemleak/errors.h"
 #include "gemleak/json_input.h"
 #include "gemleak/reader.h"
+#include "gemleak/splitter.h"
 #include "gemleak/sys.h"
 
 #include <inttypes.h>
+#include <pthread.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -161,24 +163,81 @@ static void read_input(Input *input, const GlRules *rules)
     input->suppressed = g_hash_table_ref(gl_reader_suppression_counts(reader));
 }
 
+/* What one reading thread may need of the address space besides its
+ * stack: glibc's malloc reserves 64 MiB for each thread's arena on 64-bit,
+ * which also holds a reader's largest need (an element of
+ * GL_SPLITTER_MAX_ELEMENT, in the splitter's buffer and parsed). Under an
+ * address-space limit (ulimit -v) a thread that started without it
+ * aborts in GLib at its first allocation that fails. */
+#define READER_MEMORY ((gsize) 64 * 1024 * 1024)
+
+/* What a started thread allocates before it takes an input: a thread that
+ * cannot reads nothing, as if it had never started. */
+#define READER_PROBE (2 * GL_SPLITTER_MAX_ELEMENT)
+
 /* The inputs, shared by the reading threads: each takes the next one. */
 typedef struct {
     GPtrArray *inputs;
     const GlRules *rules;
     gint next;
+    gint starved;   /* threads that started but could not allocate */
 } Work;
 
-static gpointer read_inputs(gpointer data)
+static void read_all(Work *work)
 {
-    Work *work = data;
     for (;;) {
         guint i = (guint) g_atomic_int_add(&work->next, 1);
         if (i >= work->inputs->len)
-            return NULL;
+            return;
         Input *input = g_ptr_array_index(work->inputs, i);
         if (input->problems->len == 0)
             read_input(input, work->rules);
     }
+}
+
+static gpointer read_inputs(gpointer data)
+{
+    Work *work = data;
+    gpointer probe = g_try_malloc(READER_PROBE);
+    if (probe == NULL) {
+        g_atomic_int_inc(&work->starved);
+        return NULL;
+    }
+    g_free(probe);
+    read_all(work);
+    return NULL;
+}
+
+/* Returns: the stack a new thread gets (GLib starts threads with the
+ * default attributes: RLIMIT_STACK, or the C library's own default). */
+static gsize thread_stack_size(void)
+{
+    pthread_attr_t attr;
+    size_t size = 0;
+    if (pthread_attr_init(&attr) != 0)
+        return (gsize) 8 * 1024 * 1024;
+    if (pthread_attr_getstacksize(&attr, &size) != 0 || size == 0)
+        size = (size_t) 8 * 1024 * 1024;
+    pthread_attr_destroy(&attr);
+    return size;
+}
+
+/* Returns: how many of @wanted reading threads, the main one first, the
+ * address space holds: each one's memory is set aside in turn, as far as
+ * it goes, and given back before any thread starts. A limit on the
+ * address space, or strict overcommit, shows here instead of as a thread
+ * that starts and then aborts. At least 1: the main thread reads. */
+static guint threads_that_fit(guint wanted)
+{
+    gsize each = thread_stack_size() + READER_MEMORY;
+    g_autoptr(GPtrArray) held = g_ptr_array_new_with_free_func(g_free);
+    while (held->len < wanted) {
+        gpointer block = g_try_malloc(each);
+        if (block == NULL)
+            break;
+        g_ptr_array_add(held, block);
+    }
+    return MAX(held->len, 1);
 }
 
 /* The same file named twice (two spellings, a directory and a file in it,
@@ -277,13 +336,14 @@ GlAnalysis *gl_analyze_with_killed(const char *const *paths, const GlRules *rule
     Work work = { .inputs = inputs, .rules = rules };
     g_autoptr(GPtrArray) threads = g_ptr_array_new();
     g_autoptr(GError) thread_error = NULL;
-    for (guint i = 1; i < jobs && thread_error == NULL; i++) {
+    guint fit = jobs > 1 ? threads_that_fit(jobs) : 1;
+    for (guint i = 1; i < fit && thread_error == NULL; i++) {
         /* Under a thread or address-space limit, fewer threads read. */
         GThread *thread = g_thread_try_new("gemleak-read", read_inputs, &work, &thread_error);
         if (thread != NULL)
             g_ptr_array_add(threads, thread);
     }
-    read_inputs(&work);
+    read_all(&work);
     for (guint i = 0; i < threads->len; i++)
         g_thread_join(g_ptr_array_index(threads, i));
 
@@ -297,11 +357,24 @@ GlAnalysis *gl_analyze_with_killed(const char *const *paths, const GlRules *rule
     analysis->suppressed = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
     analysis->objects = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
     GlSummary *summary = &analysis->summary;
-    if (thread_error != NULL)
+    guint starved = (guint) g_atomic_int_get(&work.starved);
+    guint readers = threads->len - starved + 1;
+    if (readers < jobs) {
+        g_autoptr(GPtrArray) why = g_ptr_array_new_with_free_func(g_free);
+        if (fit < jobs)
+            g_ptr_array_add(why, g_strdup_printf("the address space left (ulimit -v) holds %u "
+                                                 "at once", fit));
+        if (thread_error != NULL)
+            g_ptr_array_add(why, g_strdup(thread_error->message));
+        if (starved > 0)
+            g_ptr_array_add(why, g_strdup_printf("%u started but could not allocate memory",
+                                                 starved));
+        g_ptr_array_add(why, NULL);
+        g_autofree char *reasons = g_strjoinv("; ", (char **) why->pdata);
         g_ptr_array_add(analysis->notes,
-                        g_strdup_printf("read with %u thread%s, not %u: %s", threads->len + 1,
-                                        threads->len == 0 ? "" : "s", jobs,
-                                        thread_error->message));
+                        g_strdup_printf("read with %u thread%s, not %u: %s", readers,
+                                        readers == 1 ? "" : "s", jobs, reasons));
+    }
     for (guint i = 0; i < inputs->len; i++) {
         Input *input = g_ptr_array_index(inputs, i);
         summary->files += input->opened ? input->processes : 0;

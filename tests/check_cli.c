@@ -887,6 +887,44 @@ START_TEST(test_fewer_threads_when_none_can_start)
 }
 END_TEST
 
+/* Under an address-space limit (ulimit -v) threads can start and then
+ * find no memory: GLib aborts. The threads that fit are counted before
+ * any starts; the report is the one thread's. */
+START_TEST(test_fewer_threads_under_an_address_space_limit)
+{
+#if defined(__SANITIZE_ADDRESS__)
+    /* AddressSanitizer maps terabytes of shadow: it cannot run under one. */
+    return;
+#endif
+    g_autofree char *dir = gl_test_tmpdir();
+    g_autofree char *leak = gl_test_fixture("xml/leak.xml");
+    gsize length = 0;
+    g_autofree char *xml = gl_test_read(leak, &length);
+    for (guint i = 0; i < 300; i++) {
+        g_autofree char *name = g_strdup_printf("%s/%u.xml", dir, i);
+        gl_test_write(name, xml, (gssize) length);
+    }
+    RUN(one, "filter", "-O", "leaky", "-j", "1", dir);
+    ck_assert_int_eq(one.status, 1);
+
+    /* As ulimit -v 120000 leaves gemleak's own binary: some 70 MB over
+     * what it has mapped when it starts. */
+    g_autofree char *statm = gl_test_read("/proc/self/statm", NULL);
+    guint64 pages = g_ascii_strtoull(statm, NULL, 10);
+    ck_assert_uint_gt(pages, 0);
+    rlim_t mapped = (rlim_t) (pages * (guint64) sysconf(_SC_PAGESIZE));
+    struct rlimit limit = { mapped + (rlim_t) 72 * 1024 * 1024, RLIM_INFINITY };
+    ck_assert_int_eq(setrlimit(RLIMIT_AS, &limit), 0);
+    RUN(many, "filter", "-O", "leaky", "-j", "64", dir);
+    ck_assert_int_eq(many.status, one.status);
+    ck_assert_str_eq(many.out, one.out);
+    gl_assert_line(many.err, "^gemleak: note: read with \\d+ threads?, not 64: ");
+    gl_test_run_clear(&one);
+    gl_test_run_clear(&many);
+    gl_remove_tree(dir);
+}
+END_TEST
+
 /* Every option value, and every file an option names, is checked before
  * anything is read or run: in run, before Valgrind starts (here the
  * command does not exist, so a run that went ahead would say that
@@ -1307,6 +1345,7 @@ Suite *gl_cli_suite(void)
     tcase_add_test(tc, test_keep_xml_must_be_private);
     tcase_add_test(tc, test_json_report_reads_back_as_a_baseline);
     tcase_add_test(tc, test_fewer_threads_when_none_can_start);
+    tcase_add_test(tc, test_fewer_threads_under_an_address_space_limit);
     suite_add_tcase(suite, tc);
 
     /* probes that take their time box: seconds each */
