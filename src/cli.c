@@ -255,10 +255,10 @@ static GOptionGroup *report_group(Options *options)
 
 static const char filter_summary[] =
     "Reads Valgrind memcheck XML (files, plain or gzip-compressed, directories of\n"
-    "%p.xml files, or - for standard input) and gemleak's own JSON reports\n"
-    "(--format json; the shards of a CI matrix merge as one run), and reports\n"
-    "only the errors that belong to the target extension, leaving out the\n"
-    "thousands that Ruby itself leaves at exit.";
+    "%p.xml files, or - for standard input; in a directory only regular files)\n"
+    "and gemleak's own JSON reports (--format json; the shards of a CI matrix\n"
+    "merge as one run), and reports only the errors that belong to the target\n"
+    "extension, leaving out the thousands that Ruby itself leaves at exit.";
 
 static const char filter_exit_statuses[] =
     "Exit status:\n"

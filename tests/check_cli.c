@@ -1046,6 +1046,87 @@ START_TEST(test_the_same_input_twice_is_read_once)
 }
 END_TEST
 
+typedef struct {
+    int fd;             /* closed once written */
+    const char *path;   /* opened to write when fd is -1 */
+    const char *data;
+    gsize length;
+} Writer;
+
+static gpointer write_and_close(gpointer data)
+{
+    Writer *writer = data;
+    int fd = writer->fd >= 0 ? writer->fd : open(writer->path, O_WRONLY);
+    for (gsize done = 0; fd >= 0 && done < writer->length;) {
+        ssize_t n = write(fd, writer->data + done, writer->length - done);
+        if (n <= 0)
+            break;
+        done += (gsize) n;
+    }
+    if (fd >= 0)
+        close(fd);
+    return NULL;
+}
+
+/* What a directory holds is read only if it is a regular file: a FIFO
+ * named *.xml would block the reader for ever, /dev/zero never ends. They
+ * are named and skipped. A FIFO or pipe the user names is read (gemleak
+ * filter <(zcat run.xml.gz)). */
+START_TEST(test_only_regular_files_are_read_from_a_directory)
+{
+    g_autofree char *leak = gl_test_fixture("xml/leak.xml");
+    gsize length = 0;
+    g_autofree char *xml = gl_test_read(leak, &length);
+    g_autofree char *dir = gl_test_tmpdir();
+    g_autofree char *file = g_build_filename(dir, "1.xml", NULL);
+    gl_test_write(file, xml, (gssize) length);
+    g_autofree char *fifo = g_build_filename(dir, "2.xml", NULL);
+    ck_assert_int_eq(mkfifo(fifo, 0600), 0);
+    g_autofree char *zero = g_build_filename(dir, "3.xml", NULL);
+    ck_assert_int_eq(symlink("/dev/zero", zero), 0);
+    g_autofree char *subdir = g_build_filename(dir, "4.xml", NULL);
+    ck_assert_int_eq(g_mkdir(subdir, 0700), 0);
+
+    RUN(listed, "filter", "-O", "leaky", dir);
+    ck_assert_int_eq(listed.status, 1);
+    gl_assert_line(listed.out, "^gemleak: 1 file, 53 errors read: 3 findings ");
+    gl_assert_line(listed.err, "^gemleak: note: .*/2\\.xml: skipped: not a regular file \\(a FIFO\\)$");
+    gl_assert_line(listed.err,
+                   "^gemleak: note: .*/3\\.xml: skipped: not a regular file \\(a character device\\)$");
+    gl_assert_line(listed.err, "^gemleak: note: .*/4\\.xml: skipped: not a regular file \\(a directory\\)$");
+    gl_test_run_clear(&listed);
+
+    /* a directory with nothing else to read has nothing read */
+    ck_assert_int_eq(g_unlink(file), 0);
+    RUN(nothing, "filter", "-O", "leaky", dir);
+    ck_assert_int_eq(nothing.status, GL_EXIT_ERROR);
+    gl_assert_line(nothing.err, "no \\*\\.xml or \\*\\.xml\\.gz files in this directory");
+    gl_assert_line(nothing.err, "^gemleak: note: .*/2\\.xml: skipped: not a regular file \\(a FIFO\\)$");
+    gl_test_run_clear(&nothing);
+
+    Writer to_fifo = { .fd = -1, .path = fifo, .data = xml, .length = length };
+    GThread *writing = g_thread_new("write", write_and_close, &to_fifo);
+    RUN(named_fifo, "filter", "-O", "leaky", fifo);
+    g_thread_join(writing);
+    ck_assert_int_eq(named_fifo.status, 1);
+    gl_assert_line(named_fifo.out, "^gemleak: 1 file, 53 errors read: 3 findings ");
+    gl_test_run_clear(&named_fifo);
+
+    int ends[2];
+    ck_assert_int_eq(pipe(ends), 0);
+    Writer to_pipe = { .fd = ends[1], .data = xml, .length = length };
+    writing = g_thread_new("write", write_and_close, &to_pipe);
+    g_autofree char *dev_fd = g_strdup_printf("/dev/fd/%d", ends[0]);
+    RUN(named_pipe, "filter", "-O", "leaky", dev_fd);
+    g_thread_join(writing);
+    close(ends[0]);
+    ck_assert_int_eq(named_pipe.status, 1);
+    gl_assert_line(named_pipe.out, "^gemleak: 1 file, 53 errors read: 3 findings ");
+    gl_test_run_clear(&named_pipe);
+    gl_remove_tree(dir);
+}
+END_TEST
+
 /* A report path that is an input, or lies in an input directory (or in
  * run's --keep-xml directory), or is a file an option reads, is a usage
  * error, and the input stays as it was. */
@@ -1339,6 +1420,7 @@ Suite *gl_cli_suite(void)
     tcase_add_test(tc, test_non_ascii_option_values);
     tcase_add_test(tc, test_inputs_after_double_dash);
     tcase_add_test(tc, test_the_same_input_twice_is_read_once);
+    tcase_add_test(tc, test_only_regular_files_are_read_from_a_directory);
     tcase_add_test(tc, test_reports_never_overwrite_inputs);
     tcase_add_test(tc, test_report_through_a_symlink_keeps_the_mode);
     tcase_add_test(tc, test_two_reports_one_destination);
