@@ -1127,6 +1127,35 @@ START_TEST(test_only_regular_files_are_read_from_a_directory)
 }
 END_TEST
 
+/* A gzip problem is a problem of the input: a clean run whose .xml.gz
+ * goes on with bytes that are not gzip (a second member broken) does not
+ * pass. */
+START_TEST(test_gzip_problem_does_not_pass)
+{
+    g_autofree char *clean = gl_test_fixture("xml/clean.xml");
+    g_autofree char *dir = gl_test_tmpdir();
+    g_autofree char *gz = g_build_filename(dir, "100.xml.gz", NULL);
+    g_autofree char *command = g_strdup_printf("gzip -c '%s' > '%s'", clean, gz);
+    ck_assert_int_eq(system(command), 0);
+    RUN(whole, "filter", "-O", "leaky", gz);
+    ck_assert_int_eq(whole.status, GL_EXIT_CLEAN);
+    gl_test_run_clear(&whole);
+
+    gsize length = 0;
+    g_autofree char *data = gl_test_read(gz, &length);
+    GString *broken = g_string_new_len(data, (gssize) length);
+    g_string_append_len(broken, "\x1f\x0b\x08\x00garbage", 11);
+    gl_test_write(gz, broken->str, (gssize) broken->len);
+    g_string_free(broken, TRUE);
+    RUN(run, "filter", "-O", "leaky", gz);
+    ck_assert_int_eq(run.status, GL_EXIT_ERROR);
+    gl_assert_line(run.out, "^gemleak: INCOMPLETE: ");
+    gl_assert_line(run.err, "^gemleak: .*/100\\.xml\\.gz: .*gzip");
+    gl_test_run_clear(&run);
+    gl_remove_tree(dir);
+}
+END_TEST
+
 /* A report path that is an input, or lies in an input directory (or in
  * run's --keep-xml directory), or is a file an option reads, is a usage
  * error, and the input stays as it was. */
@@ -1421,6 +1450,7 @@ Suite *gl_cli_suite(void)
     tcase_add_test(tc, test_inputs_after_double_dash);
     tcase_add_test(tc, test_the_same_input_twice_is_read_once);
     tcase_add_test(tc, test_only_regular_files_are_read_from_a_directory);
+    tcase_add_test(tc, test_gzip_problem_does_not_pass);
     tcase_add_test(tc, test_reports_never_overwrite_inputs);
     tcase_add_test(tc, test_report_through_a_symlink_keeps_the_mode);
     tcase_add_test(tc, test_two_reports_one_destination);
