@@ -807,10 +807,16 @@ static gboolean analyze_and_report(const Options *options, Plan *plan, const cha
         outcome->problems = TRUE;
         outcome->status = run != NULL ? run_status(outcome, run) : filter_status(outcome);
     }
-    for (guint i = 0; i < analysis->notes->len; i++)
-        fprintf(err, "gemleak: note: %s\n", (const char *) g_ptr_array_index(analysis->notes, i));
-    for (guint i = 0; i < analysis->problems->len; i++)
-        fprintf(err, "gemleak: %s\n", ((GError *) g_ptr_array_index(analysis->problems, i))->message);
+    /* One line each, whatever the file names in them hold. */
+    for (guint i = 0; i < analysis->notes->len; i++) {
+        g_autofree char *note = gl_text_escape(g_ptr_array_index(analysis->notes, i));
+        fprintf(err, "gemleak: note: %s\n", note);
+    }
+    for (guint i = 0; i < analysis->problems->len; i++) {
+        g_autofree char *problem =
+            gl_text_escape(((GError *) g_ptr_array_index(analysis->problems, i))->message);
+        fprintf(err, "gemleak: %s\n", problem);
+    }
     gl_gate_result_clear(&gate_result);
     return TRUE;
 }

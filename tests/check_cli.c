@@ -721,6 +721,49 @@ START_TEST(test_shard_reports_keep_the_tests)
 }
 END_TEST
 
+/* The text report escapes control characters in what it did not write
+ * itself (test names, file names, function names): a test named
+ * "x\ngemleak: pass: no findings" injected a pass line into a failing
+ * report, and an escape sequence reached the terminal. Printable UTF-8
+ * stays as it is. */
+START_TEST(test_text_report_escapes_control_characters)
+{
+    g_autofree char *fixture = gl_test_fixture("xml/per_test.xml");
+    g_autofree char *original = gl_test_read(fixture, NULL);
+    g_autofree char *dir = gl_test_tmpdir();
+    g_autofree char *xml = g_build_filename(dir, "100.xml", NULL);
+    /* the helper percent-encodes the fields of a marker */
+    GString *text = g_string_new(original);
+    g_string_replace(text, "LeakyTest#test_leak\t/tmp/gemleak-fixtures/leaky_test.rb",
+                     "x%0Agemleak:%20pass:%20no%20findings%1B[2J\tt%C3%ABst%E2%9C%93%0D.rb", 0);
+    g_string_replace(text, "<fn>leaky_leak</fn>", "<fn>leaky_leak&#10;gemleak: pass</fn>", 0);
+    g_string_replace(text, "<file>leaky.c</file>", "<file>lea&#13;ky.c</file>", 0);
+    gl_test_write(xml, text->str, (gssize) text->len);
+    g_string_free(text, TRUE);
+
+    RUN(run, "filter", "-O", "leaky", xml);
+    ck_assert_int_eq(run.status, 1);
+    gl_assert_line(run.out, "^gemleak: FAIL: ");
+    gl_assert_no_line(run.out, "^gemleak: pass");
+    ck_assert(strchr(run.out, '\033') == NULL);
+    ck_assert(strchr(run.out, '\r') == NULL);
+    gl_assert_line(run.out, "^first lost in x\\\\ngemleak: pass: no findings\\\\x1b\\[2J "
+                            "\\(tëst✓\\\\r\\.rb:9\\)$");
+    gl_assert_line(run.out, "^ \\*leaky_leak\\\\ngemleak: pass \\(lea\\\\rky\\.c:\\d+\\)$");
+    gl_test_run_clear(&run);
+
+    /* gemleak's messages too: a file name in a note */
+    g_autofree char *odd = g_build_filename(dir, "x\ngemleak: pass.xml", NULL);
+    ck_assert_int_eq(mkfifo(odd, 0600), 0);
+    RUN(listed, "filter", "-O", "leaky", dir);
+    ck_assert_int_eq(listed.status, 1);
+    gl_assert_line(listed.err, "^gemleak: note: .*/x\\\\ngemleak: pass\\.xml: skipped: ");
+    gl_assert_no_line(listed.err, "^gemleak: pass");
+    gl_test_run_clear(&listed);
+    gl_remove_tree(dir);
+}
+END_TEST
+
 START_TEST(test_json_that_is_not_a_report)
 {
     g_autofree char *dir = gl_test_tmpdir();
@@ -1437,6 +1480,7 @@ Suite *gl_cli_suite(void)
     tcase_add_test(tc, test_target_that_is_not_there);
     tcase_add_test(tc, test_shard_reports_merge);
     tcase_add_test(tc, test_shard_reports_keep_the_tests);
+    tcase_add_test(tc, test_text_report_escapes_control_characters);
     tcase_add_test(tc, test_json_that_is_not_a_report);
     tcase_add_test(tc, test_text_stacks_people_can_read);
     tcase_add_test(tc, test_standard_input);
