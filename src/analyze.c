@@ -247,9 +247,10 @@ static void read_input(Input *input, const GlRules *rules)
         read_report(input);
         return;
     }
-    g_autoptr(GlReader) reader = gl_reader_new_for_fd(fd, input->path);
+    /* the reader reads the descriptor until it is freed */
+    GlReader *reader = gl_reader_new_for_fd(fd, input->path);
     read_xml(input, rules, reader);
-    g_clear_pointer(&reader, gl_reader_free);
+    gl_reader_free(reader);
     close(fd);
 }
 
