@@ -4,11 +4,18 @@
 #include "gemleak/errors.h"
 #include "gemleak/json_input.h"
 #include "gemleak/reader.h"
+#include "gemleak/splitter.h"
 #include "gemleak/sys.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
+
+#include <glib/gstdio.h>
 
 /* One input and what reading it produced. Filled by a worker thread, read
  * by the main thread once every worker is done. */
@@ -51,7 +58,34 @@ static void input_free(gpointer data)
     g_free(input);
 }
 
-GPtrArray *gl_list_xml_files(const char *dir, GError **error)
+/* Returns: what a file of type @mode is, for "not a regular file (...)". */
+static const char *file_type(mode_t mode)
+{
+    if (S_ISFIFO(mode))
+        return "a FIFO";
+    if (S_ISCHR(mode))
+        return "a character device";
+    if (S_ISBLK(mode))
+        return "a block device";
+    if (S_ISDIR(mode))
+        return "a directory";
+    if (S_ISSOCK(mode))
+        return "a socket";
+    return "of another type";
+}
+
+/* Returns: (transfer full): the note that says @path was skipped. */
+static char *skipped_note(const char *path, mode_t mode)
+{
+    g_autofree char *shown = g_utf8_make_valid(path, -1);
+    return g_strdup_printf("%s: skipped: not a regular file (%s)", shown, file_type(mode));
+}
+
+/* As gl_list_xml_files(); the names that are not regular files (a FIFO
+ * would block the reader for ever, a symbolic link to /dev/zero never
+ * ends) are left out, each with a note added to @skipped (nullable). A
+ * name that cannot be looked at is listed: opening it says why not. */
+static GPtrArray *list_xml_files(const char *dir, GPtrArray *skipped, GError **error)
 {
     g_autoptr(GError) local = NULL;
     g_autoptr(GDir) handle = g_dir_open(dir, 0, &local);
@@ -61,12 +95,30 @@ GPtrArray *gl_list_xml_files(const char *dir, GError **error)
         return NULL;
     }
     GPtrArray *files = g_ptr_array_new_with_free_func(g_free);
+    g_autoptr(GPtrArray) odd = g_ptr_array_new_with_free_func(g_free);
     const char *name;
-    while ((name = g_dir_read_name(handle)) != NULL)
-        if (g_str_has_suffix(name, ".xml") || g_str_has_suffix(name, ".xml.gz"))
-            g_ptr_array_add(files, g_build_filename(dir, name, NULL));
+    while ((name = g_dir_read_name(handle)) != NULL) {
+        if (!g_str_has_suffix(name, ".xml") && !g_str_has_suffix(name, ".xml.gz"))
+            continue;
+        char *path = g_build_filename(dir, name, NULL);
+        GStatBuf st;
+        if (g_stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+            g_ptr_array_add(odd, skipped_note(path, st.st_mode));
+            g_free(path);
+        } else {
+            g_ptr_array_add(files, path);
+        }
+    }
     g_ptr_array_sort(files, gl_compare_strings);
+    g_ptr_array_sort(odd, gl_compare_strings);
+    for (guint i = 0; skipped != NULL && i < odd->len; i++)
+        g_ptr_array_add(skipped, g_strdup(g_ptr_array_index(odd, i)));
     return files;
+}
+
+GPtrArray *gl_list_xml_files(const char *dir, GError **error)
+{
+    return list_xml_files(dir, NULL, error);
 }
 
 gboolean gl_list_xml_files_any(const char *dir)
@@ -115,18 +167,8 @@ static void read_report(Input *input)
     gl_json_input_clear(&report);
 }
 
-static void read_input(Input *input, const GlRules *rules)
+static void read_xml(Input *input, const GlRules *rules, GlReader *reader)
 {
-    if (!input->listed && gl_json_input_detect(input->path)) {
-        read_report(input);
-        return;
-    }
-    GError *open_error = NULL;
-    g_autoptr(GlReader) reader = gl_reader_new_for_path(input->path, &open_error);
-    if (reader == NULL) {
-        g_ptr_array_add(input->problems, open_error);
-        return;
-    }
     input->opened = TRUE;
     input->processes = 1;
     gl_reader_set_marker_prefix(reader, GL_MARKER_PREFIX);
@@ -176,24 +218,132 @@ static void read_input(Input *input, const GlRules *rules)
     input->suppressed = g_hash_table_ref(gl_reader_suppression_counts(reader));
 }
 
+/* Opens @input's file; one found in a directory without waiting (a FIFO
+ * put there after it was listed must not block) and only if it is a
+ * regular file: another is skipped with a note. One the user named is
+ * read whatever it is: gemleak filter <(zcat 123.xml.gz).
+ * Returns: the descriptor, or -1 (with a problem or a note). */
+static int open_input(Input *input, gboolean *regular)
+{
+    int flags = O_RDONLY | O_CLOEXEC | O_NOCTTY | (input->listed ? O_NONBLOCK : 0);
+    int fd = g_open(input->path, flags, 0);
+    if (fd < 0) {
+        int saved = errno;
+        g_autofree char *shown = g_utf8_make_valid(input->path, -1);
+        g_ptr_array_add(input->problems, g_error_new(GL_ERROR, GL_ERROR_IO, "%s: cannot open: %s",
+                                                     shown, g_strerror(saved)));
+        return -1;
+    }
+    struct stat st;
+    *regular = fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
+    if (input->listed && !*regular) {
+        g_ptr_array_add(input->notes, skipped_note(input->path, st.st_mode));
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+static void read_input(Input *input, const GlRules *rules)
+{
+    if (strcmp(input->path, "-") == 0) {
+        g_autoptr(GlReader) reader = gl_reader_new_for_fd(STDIN_FILENO, "<stdin>");
+        read_xml(input, rules, reader);
+        return;
+    }
+    gboolean regular = FALSE;
+    int fd = open_input(input, &regular);
+    if (fd < 0)
+        return;
+    /* Only a regular file is looked into twice: the first bytes of a pipe
+     * are gone once read. */
+    if (!input->listed && regular && gl_json_input_detect(input->path)) {
+        close(fd);
+        read_report(input);
+        return;
+    }
+    /* the reader reads the descriptor until it is freed */
+    GlReader *reader = gl_reader_new_for_fd(fd, input->path);
+    read_xml(input, rules, reader);
+    gl_reader_free(reader);
+    close(fd);
+}
+
+/* What one reading thread may need of the address space besides its
+ * stack: glibc's malloc reserves 64 MiB for each thread's arena on 64-bit,
+ * which also holds a reader's largest need (an element of
+ * GL_SPLITTER_MAX_ELEMENT, in the splitter's buffer and parsed). Under an
+ * address-space limit (ulimit -v) a thread that started without it
+ * aborts in GLib at its first allocation that fails. */
+#define READER_MEMORY ((gsize) 64 * 1024 * 1024)
+
+/* What a started thread allocates before it takes an input: a thread that
+ * cannot reads nothing, as if it had never started. */
+#define READER_PROBE (2 * GL_SPLITTER_MAX_ELEMENT)
+
 /* The inputs, shared by the reading threads: each takes the next one. */
 typedef struct {
     GPtrArray *inputs;
     const GlRules *rules;
     gint next;
+    gint starved;   /* threads that started but could not allocate */
 } Work;
 
-static gpointer read_inputs(gpointer data)
+static void read_all(Work *work)
 {
-    Work *work = data;
     for (;;) {
         guint i = (guint) g_atomic_int_add(&work->next, 1);
         if (i >= work->inputs->len)
-            return NULL;
+            return;
         Input *input = g_ptr_array_index(work->inputs, i);
         if (input->problems->len == 0)
             read_input(input, work->rules);
     }
+}
+
+static gpointer read_inputs(gpointer data)
+{
+    Work *work = data;
+    gpointer probe = g_try_malloc(READER_PROBE);
+    if (probe == NULL) {
+        g_atomic_int_inc(&work->starved);
+        return NULL;
+    }
+    g_free(probe);
+    read_all(work);
+    return NULL;
+}
+
+/* Returns: the stack a new thread gets (GLib starts threads with the
+ * default attributes: RLIMIT_STACK, or the C library's own default). */
+static gsize thread_stack_size(void)
+{
+    pthread_attr_t attr;
+    size_t size = 0;
+    if (pthread_attr_init(&attr) != 0)
+        return (gsize) 8 * 1024 * 1024;
+    if (pthread_attr_getstacksize(&attr, &size) != 0 || size == 0)
+        size = (size_t) 8 * 1024 * 1024;
+    pthread_attr_destroy(&attr);
+    return size;
+}
+
+/* Returns: how many of @wanted reading threads, the main one first, the
+ * address space holds: each one's memory is set aside in turn, as far as
+ * it goes, and given back before any thread starts. A limit on the
+ * address space, or strict overcommit, shows here instead of as a thread
+ * that starts and then aborts. At least 1: the main thread reads. */
+static guint threads_that_fit(guint wanted)
+{
+    gsize each = thread_stack_size() + READER_MEMORY;
+    g_autoptr(GPtrArray) held = g_ptr_array_new_with_free_func(g_free);
+    while (held->len < wanted) {
+        gpointer block = g_try_malloc(each);
+        if (block == NULL)
+            break;
+        g_ptr_array_add(held, block);
+    }
+    return MAX(held->len, 1);
 }
 
 /* The same file named twice (two spellings, a directory and a file in it,
@@ -210,8 +360,9 @@ static gboolean first_time(GHashTable *seen, const char *path)
 }
 
 /* Expands directories into their *.xml files; what cannot be expanded
- * becomes an input that carries its problem. */
-static GPtrArray *collect_inputs(const char *const *paths)
+ * becomes an input that carries its problem, and what a directory holds
+ * that is not a regular file a note in @skipped. */
+static GPtrArray *collect_inputs(const char *const *paths, GPtrArray *skipped)
 {
     GPtrArray *inputs = g_ptr_array_new_with_free_func(input_free);
     g_autoptr(GHashTable) seen = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
@@ -219,7 +370,7 @@ static GPtrArray *collect_inputs(const char *const *paths)
         g_autoptr(GPtrArray) files = NULL;
         GError *problem = NULL;
         if (strcmp(*path, "-") != 0 && g_file_test(*path, G_FILE_TEST_IS_DIR)) {
-            files = gl_list_xml_files(*path, &problem);
+            files = list_xml_files(*path, skipped, &problem);
             if (files != NULL && files->len == 0)
                 g_set_error(&problem, GL_ERROR, GL_ERROR_IO,
                             "%s: no *.xml or *.xml.gz files in this directory", *path);
@@ -282,7 +433,8 @@ GlAnalysis *gl_analyze_with_killed(const char *const *paths, const GlRules *rule
                                    GHashTable *killed)
 {
     gl_reader_global_init();
-    g_autoptr(GPtrArray) inputs = collect_inputs(paths);
+    g_autoptr(GPtrArray) skipped = g_ptr_array_new_with_free_func(g_free);
+    g_autoptr(GPtrArray) inputs = collect_inputs(paths, skipped);
     if (jobs == 0)
         jobs = g_get_num_processors();
     jobs = MIN(MIN(jobs, GL_MAX_JOBS), MAX(inputs->len, 1));
@@ -292,13 +444,14 @@ GlAnalysis *gl_analyze_with_killed(const char *const *paths, const GlRules *rule
     Work work = { .inputs = inputs, .rules = rules };
     g_autoptr(GPtrArray) threads = g_ptr_array_new();
     g_autoptr(GError) thread_error = NULL;
-    for (guint i = 1; i < jobs && thread_error == NULL; i++) {
+    guint fit = jobs > 1 ? threads_that_fit(jobs) : 1;
+    for (guint i = 1; i < fit && thread_error == NULL; i++) {
         /* Under a thread or address-space limit, fewer threads read. */
         GThread *thread = g_thread_try_new("gemleak-read", read_inputs, &work, &thread_error);
         if (thread != NULL)
             g_ptr_array_add(threads, thread);
     }
-    read_inputs(&work);
+    read_all(&work);
     for (guint i = 0; i < threads->len; i++)
         g_thread_join(g_ptr_array_index(threads, i));
 
@@ -312,11 +465,26 @@ GlAnalysis *gl_analyze_with_killed(const char *const *paths, const GlRules *rule
     analysis->suppressed = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
     analysis->objects = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
     GlSummary *summary = &analysis->summary;
-    if (thread_error != NULL)
+    for (guint i = 0; i < skipped->len; i++)
+        g_ptr_array_add(analysis->notes, g_strdup(g_ptr_array_index(skipped, i)));
+    guint starved = (guint) g_atomic_int_get(&work.starved);
+    guint readers = threads->len - starved + 1;
+    if (readers < jobs) {
+        g_autoptr(GPtrArray) why = g_ptr_array_new_with_free_func(g_free);
+        if (fit < jobs)
+            g_ptr_array_add(why, g_strdup_printf("the address space left (ulimit -v) holds %u "
+                                                 "at once", fit));
+        if (thread_error != NULL)
+            g_ptr_array_add(why, g_strdup(thread_error->message));
+        if (starved > 0)
+            g_ptr_array_add(why, g_strdup_printf("%u started but could not allocate memory",
+                                                 starved));
+        g_ptr_array_add(why, NULL);
+        g_autofree char *reasons = g_strjoinv("; ", (char **) why->pdata);
         g_ptr_array_add(analysis->notes,
-                        g_strdup_printf("read with %u thread%s, not %u: %s", threads->len + 1,
-                                        threads->len == 0 ? "" : "s", jobs,
-                                        thread_error->message));
+                        g_strdup_printf("read with %u thread%s, not %u: %s", readers,
+                                        readers == 1 ? "" : "s", jobs, reasons));
+    }
     for (guint i = 0; i < inputs->len; i++) {
         Input *input = g_ptr_array_index(inputs, i);
         summary->files += input->opened ? input->processes : 0;

@@ -257,10 +257,10 @@ static GOptionGroup *report_group(Options *options)
 
 static const char filter_summary[] =
     "Reads Valgrind memcheck XML (files, plain or gzip-compressed, directories of\n"
-    "%p.xml files, or - for standard input) and gemleak's own JSON reports\n"
-    "(--format json; the shards of a CI matrix merge as one run), and reports\n"
-    "only the errors that belong to the target extension, leaving out the\n"
-    "thousands that Ruby itself leaves at exit.";
+    "%p.xml files, or - for standard input; in a directory only regular files)\n"
+    "and gemleak's own JSON reports (--format json; the shards of a CI matrix\n"
+    "merge as one run), and reports only the errors that belong to the target\n"
+    "extension, leaving out the thousands that Ruby itself leaves at exit.";
 
 static const char filter_exit_statuses[] =
     "Exit status:\n"
@@ -855,10 +855,16 @@ static gboolean analyze_and_report(const Options *options, Plan *plan, const cha
         outcome->problems = TRUE;
         outcome->status = run != NULL ? run_status(outcome, run) : filter_status(outcome);
     }
-    for (guint i = 0; i < analysis->notes->len; i++)
-        fprintf(err, "gemleak: note: %s\n", (const char *) g_ptr_array_index(analysis->notes, i));
-    for (guint i = 0; i < analysis->problems->len; i++)
-        fprintf(err, "gemleak: %s\n", ((GError *) g_ptr_array_index(analysis->problems, i))->message);
+    /* One line each, whatever the file names in them hold. */
+    for (guint i = 0; i < analysis->notes->len; i++) {
+        g_autofree char *note = gl_text_escape(g_ptr_array_index(analysis->notes, i));
+        fprintf(err, "gemleak: note: %s\n", note);
+    }
+    for (guint i = 0; i < analysis->problems->len; i++) {
+        g_autofree char *problem =
+            gl_text_escape(((GError *) g_ptr_array_index(analysis->problems, i))->message);
+        fprintf(err, "gemleak: %s\n", problem);
+    }
     gl_gate_result_clear(&gate_result);
     return TRUE;
 }

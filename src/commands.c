@@ -121,12 +121,75 @@ gboolean gl_shard_parse(const char *text, const char *const *env, guint *index, 
 
 /* ---- a bare ruby ------------------------------------------------------------ */
 
+/* Ruby's long options that take a value: "--NAME=VALUE", or "--NAME
+ * VALUE" with the next word, whatever it is (ruby.c's is_option_with_arg).
+ * --enable and --disable also take "--enable-VALUE". */
+static const char *const long_with_value[] = {
+    "enable", "disable", "encoding", "external-encoding", "internal-encoding", "dump",
+    "backtrace-limit", "parser", "crash-report", NULL,
+};
+
+/* Reads one word of Ruby's options, as ruby.c's proc_options does.
+ * Returns: how many words it takes (1, or 2 when its value is the next
+ * word), and *script TRUE when it gives the script itself (-e, -S: the
+ * files are theirs) or standard input ("-"). */
+static guint ruby_option(const char *arg, gboolean *script)
+{
+    if (arg[1] == '\0') {
+        *script = TRUE;   /* "-": the script is standard input */
+        return 1;
+    }
+    if (arg[1] == '-') {
+        const char *name = arg + 2;
+        for (const char *const *option = long_with_value; *option != NULL; option++) {
+            gsize n = strlen(*option);
+            if (strncmp(name, *option, n) == 0 && name[n] == '\0')
+                return 2;
+        }
+        return 1;   /* --NAME=VALUE, --enable-X, --verbose, --jit... */
+    }
+    /* A cluster of one-letter options: -wIlib is -w -Ilib. */
+    for (const char *c = arg + 1; *c != '\0'; c++) {
+        switch (*c) {
+        case 'e':
+        case 'S':
+            *script = TRUE;
+            return 1;
+        case 'C': case 'X': case 'E': case 'I': case 'r':
+            /* the rest of the word, or else the next word */
+            return c[1] != '\0' ? 1 : 2;
+        case 'x': case 'i': case 'F':
+            return 1;   /* the rest of the word, if any */
+        case 'W':
+            if (c[1] == ':')
+                return 1;   /* -W:no-deprecated */
+            while (c[1] >= '0' && c[1] <= '9')
+                c++;
+            break;
+        case '0':
+            while (c[1] >= '0' && c[1] <= '7')
+                c++;
+            break;
+        case 'K':
+            if (c[1] != '\0')
+                c++;
+            break;
+        default:
+            break;   /* -w, -v, -d, -l, -n, -p, -a, -c, -s, -y ... */
+        }
+    }
+    return 1;
+}
+
 /* Returns: the index of the ruby in @command (before @end) that runs
  * with no script of its own, or -1: "ruby [OPTIONS]", also after
- * "bundle exec". A script, -e or -S (rspec, rake) takes the files itself. */
-static int bare_ruby(char **command, guint end)
+ * "bundle exec". A script, -e or -S (rspec, rake) takes the files itself.
+ * *options_end is where Ruby's options end: "--", or @end; a loader goes
+ * there, before any "--". */
+static int bare_ruby(char **command, guint end, guint *options_end)
 {
     guint at = 0;
+    *options_end = end;
     if (end >= 2) {
         g_autofree char *base = g_path_get_basename(command[0]);
         if (strcmp(base, "bundle") == 0 && strcmp(command[1], "exec") == 0)
@@ -134,16 +197,18 @@ static int bare_ruby(char **command, guint end)
     }
     if (at >= end || !gl_is_ruby_object(command[at]))
         return -1;
-    /* Ruby's options that take the next word as their value. */
-    static const char *const with_value[] = { "-I", "-r", "-C", "-E", NULL };
-    for (guint i = at + 1; i < end; i++) {
+    for (guint i = at + 1; i < end;) {
         const char *arg = command[i];
-        if (strcmp(arg, "--") == 0 || arg[0] != '-' || strcmp(arg, "-") == 0)
-            return -1;   /* a script (or standard input) */
-        if (g_str_has_prefix(arg, "-e") || g_str_has_prefix(arg, "-S"))
+        if (strcmp(arg, "--") == 0) {
+            *options_end = i;
+            return i + 1 < end ? -1 : (int) at;   /* the word after it is the script */
+        }
+        if (arg[0] != '-')
+            return -1;   /* the script */
+        gboolean script = FALSE;
+        i += ruby_option(arg, &script);
+        if (script)
             return -1;
-        if (g_strv_contains(with_value, arg))
-            i++;
     }
     return (int) at;
 }
@@ -501,7 +566,8 @@ gboolean gl_commands_plan(char **command, const GlCommandOptions *options, GlCom
     guint jobs = MIN(MAX(options->jobs, 1), files->len);
     guint *bin = deal(files, plan->costs, jobs);
 
-    int ruby = bare_ruby(command, separator);
+    guint options_end = separator;
+    int ruby = bare_ruby(command, separator, &options_end);
     if (ruby >= 0)
         g_ptr_array_add(plan->notes, g_strdup_printf(
             "%s takes one script and gives it the other files as arguments: gemleak loads "
@@ -509,9 +575,14 @@ gboolean gl_commands_plan(char **command, const GlCommandOptions *options, GlCom
     for (guint j = 0; j < jobs; j++) {
         GPtrArray *argv = g_ptr_array_new();
         GPtrArray *share = g_ptr_array_new_with_free_func(g_free);
-        for (guint i = 0; i < separator; i++)
+        for (guint i = 0; i < separator; i++) {
+            if (ruby >= 0 && i == options_end) {
+                g_ptr_array_add(argv, g_strdup("-e"));
+                g_ptr_array_add(argv, g_strdup(RUBY_LOADER));
+            }
             g_ptr_array_add(argv, g_strdup(command[i]));
-        if (ruby >= 0) {
+        }
+        if (ruby >= 0 && options_end == separator) {
             g_ptr_array_add(argv, g_strdup("-e"));
             g_ptr_array_add(argv, g_strdup(RUBY_LOADER));
         }

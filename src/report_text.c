@@ -28,6 +28,31 @@ static const char *base_name(const char *path)
     return slash != NULL ? slash + 1 : path;
 }
 
+/* Appends @frame as gl_frame_describe() does, its names escaped. */
+static void describe_frame(GString *out, const GlFrame *frame)
+{
+    g_autoptr(GString) described = g_string_new(NULL);
+    gl_frame_describe(frame, described);
+    gl_text_append_escaped(out, described->str, FALSE);
+}
+
+/* Returns: (transfer full) (nullable): @text escaped; takes @text. */
+static char *escaped(char *text)
+{
+    if (text == NULL)
+        return NULL;
+    char *shown = gl_text_escape(text);
+    g_free(text);
+    return shown;
+}
+
+/* Appends @text escaped, then a newline. */
+static void append_line(GString *out, const char *text)
+{
+    gl_text_append_escaped(out, text, FALSE);
+    g_string_append_c(out, '\n');
+}
+
 /* Target frames are marked " *", the others indented by two spaces, as the
  * reference Ruby tool prints them. Unless @after is G_MAXUINT (--frames
  * all), a run of unnamed frames of one object is one line, and the stack
@@ -53,7 +78,8 @@ static void render_stack(GString *out, const GlStack *stack, gboolean color, gui
                    g_strcmp0(stack->frames[i + run].obj, frame->obj) == 0)
                 run++;
             if (run > 1) {
-                g_string_append_printf(out, "  ... %u frames in %s\n", run, base_name(frame->obj));
+                g_string_append_printf(out, "  ... %u frames in ", run);
+                append_line(out, base_name(frame->obj));
                 i += run - 1;
                 continue;
             }
@@ -62,7 +88,7 @@ static void render_stack(GString *out, const GlStack *stack, gboolean color, gui
             g_string_append_printf(out, "%s *", paint(color, RED));
         else
             g_string_append(out, "  ");
-        gl_frame_describe(frame, out);
+        describe_frame(out, frame);
         g_string_append_printf(out, "%s\n", paint(frame->in_target && color, RESET));
     }
     if (end < stack->n_frames)
@@ -79,8 +105,9 @@ static void render_source_line(GString *out, const GlFinding *finding, GlSources
     const char *text = path != NULL ? gl_sources_line(sources, path, at->line) : NULL;
     if (text == NULL)
         return;
-    g_autofree char *shown = g_utf8_make_valid(text, -1);
-    g_string_append_printf(out, " %4u | %s\n", at->line, shown);
+    g_string_append_printf(out, " %4u | ", at->line);
+    gl_text_append_escaped(out, text, TRUE);
+    g_string_append_c(out, '\n');
 }
 
 /* The places a freed block was used, after the first: one line each. */
@@ -99,9 +126,11 @@ static void render_other_accesses(GString *out, const GlFinding *finding)
                 at = &site->stack.frames[f];
         if (at == NULL && site->stack.n_frames > 0)
             at = &site->stack.frames[0];
-        g_string_append_printf(out, "  %s: ", site->what);
+        g_string_append(out, "  ");
+        gl_text_append_escaped(out, site->what, FALSE);
+        g_string_append(out, ": ");
         if (at != NULL)
-            gl_frame_describe(at, out);
+            describe_frame(out, at);
         g_string_append_c(out, '\n');
     }
 }
@@ -111,12 +140,12 @@ static void render_finding(GString *out, const GlFinding *finding, gboolean colo
                            const char *project_root)
 {
     const GlRecord *record = finding->record;
-    g_autofree char *message = gl_finding_message(finding);
+    g_autofree char *message = escaped(gl_finding_message(finding));
     g_string_append_printf(out, "%s%s%s\n", paint(color, BOLD), message, paint(color, RESET));
     g_autofree char *tests = gl_finding_tests_line(finding, project_root);
     if (tests != NULL)
-        g_string_append_printf(out, "%s\n", tests);
-    g_autofree char *uncertain = gl_finding_uncertainty(finding);
+        append_line(out, tests);
+    g_autofree char *uncertain = escaped(gl_finding_uncertainty(finding));
     if (uncertain != NULL)
         g_string_append_printf(out, "%suncertain: %s. Ruby's debug symbols decide it (Debian and "
                                "Ubuntu: the libruby dbgsym package of the debug archive; or a Ruby "
@@ -128,7 +157,7 @@ static void render_finding(GString *out, const GlFinding *finding, gboolean colo
     for (guint i = 0; i < record->aux->len; i++) {
         const GlAux *aux = &g_array_index(record->aux, GlAux, i);
         if (aux->text != NULL)
-            g_string_append_printf(out, "%s\n", aux->text);
+            append_line(out, aux->text);
         render_stack(out, &aux->stack, color, after);
     }
     render_other_accesses(out, finding);
@@ -228,7 +257,7 @@ static void text_end(gpointer data)
     fprintf(state->out, "%s\n", line->str);
 
     if (context->targets != NULL && context->targets[0] != NULL) {
-        g_autofree char *targets = g_strjoinv(", ", (char **) context->targets);
+        g_autofree char *targets = escaped(g_strjoinv(", ", (char **) context->targets));
         fprintf(state->out, "gemleak: target%s: %s\n", context->targets[1] != NULL ? "s" : "",
                 targets);
     }

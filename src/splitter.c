@@ -11,6 +11,7 @@
 #include "gemleak/errors.h"
 
 #include <errno.h>
+#include <poll.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -22,8 +23,20 @@
 #define MAX_NAME 255
 #define NONE G_MAXSIZE
 
+/* What is read from the descriptor before it is inflated (or, plain,
+ * handed on): a gzip member's header and trailer fit many times over. */
+#define IN_CHUNK ((gsize) 64 * 1024)
+
+typedef enum { SOURCE_UNKNOWN, SOURCE_PLAIN, SOURCE_GZIP } SourceKind;
+
 struct GlSplitter {
-    gzFile gz;             /* fd input, NULL for memory */
+    int fd;                /* fd input, the caller's; -1 for memory */
+    SourceKind source;     /* plain or gzip: the first two bytes tell */
+    guint8 *in;            /* fd input: bytes read, not yet used */
+    gboolean in_eof;       /* the descriptor has no more */
+    guint64 in_used;       /* input bytes used: where a gzip problem is */
+    z_stream z;            /* SOURCE_GZIP: next_in/avail_in are in's */
+    gboolean member_done;  /* SOURCE_GZIP: a member ended; another may follow */
     GByteArray *buffer;    /* fd input: what is at hand */
     const guint8 *data;    /* buffer->data, or the memory */
     gsize len;
@@ -48,20 +61,9 @@ static GlSplitter *splitter_new(void)
 GlSplitter *gl_splitter_new_for_fd(int fd)
 {
     GlSplitter *s = splitter_new();
-    /* gzdopen takes the fd: give it a copy, so that ours stays the caller's. */
-    int copy = dup(fd);
-    s->gz = copy >= 0 ? gzdopen(copy, "rb") : NULL;
-    if (s->gz == NULL) {
-        int saved = errno;
-        if (copy >= 0)
-            close(copy);
-        s->failure = g_strdup(g_strerror(saved != 0 ? saved : ENOMEM));
-        s->eof = TRUE;
-    } else {
-        /* A buffer smaller than half a read lets zlib read plain files
-         * straight into ours. */
-        gzbuffer(s->gz, (unsigned) (READ_CHUNK / 4));
-    }
+    s->fd = fd;
+    s->in = g_malloc(IN_CHUNK);
+    s->z.next_in = s->in;
     s->buffer = g_byte_array_sized_new((guint) (READ_CHUNK + LOOKAHEAD));
     s->data = s->buffer->data;
     return s;
@@ -70,6 +72,7 @@ GlSplitter *gl_splitter_new_for_fd(int fd)
 GlSplitter *gl_splitter_new_for_memory(const char *data, gsize size)
 {
     GlSplitter *s = splitter_new();
+    s->fd = -1;
     static const guint8 nothing[1];
     s->data = data != NULL ? (const guint8 *) data : nothing;
     s->len = data != NULL ? size : 0;
@@ -81,8 +84,9 @@ void gl_splitter_free(GlSplitter *splitter)
 {
     if (splitter == NULL)
         return;
-    if (splitter->gz != NULL)
-        gzclose(splitter->gz);
+    if (splitter->source == SOURCE_GZIP)
+        inflateEnd(&splitter->z);
+    g_free(splitter->in);
     if (splitter->buffer != NULL)
         g_byte_array_unref(splitter->buffer);
     g_free(splitter->failure);
@@ -96,23 +100,151 @@ gboolean gl_splitter_saw_markup(const GlSplitter *splitter)
 
 /* ---- the bytes at hand ---------------------------------------------------- */
 
+/* Reading fails once: the first failure is the one told. */
+static void fail(GlSplitter *s, char *why)
+{
+    if (s->failure == NULL)
+        s->failure = why;
+    else
+        g_free(why);
+    s->eof = TRUE;
+}
+
+/* read(2), again when a signal came, and waiting when the descriptor was
+ * left non-blocking by whoever gave it (a pipe, a terminal).
+ * Returns: as read(2). */
+static ssize_t read_fd(int fd, void *out, gsize room)
+{
+    for (;;) {
+        ssize_t n = read(fd, out, room);
+        if (n >= 0)
+            return n;
+        if (errno == EINTR)
+            continue;
+        if (errno != EAGAIN && errno != EWOULDBLOCK)
+            return -1;
+        struct pollfd wait = { .fd = fd, .events = POLLIN };
+        if (poll(&wait, 1, -1) < 0 && errno != EINTR)
+            return -1;
+    }
+}
+
+/* Reads more of the descriptor after the input bytes not yet used.
+ * Returns: FALSE when none came (the end, or a failure). */
+static gboolean refill(GlSplitter *s)
+{
+    if (s->in_eof || s->failure != NULL)
+        return FALSE;
+    if (s->z.avail_in > 0 && s->z.next_in != s->in)
+        memmove(s->in, s->z.next_in, s->z.avail_in);
+    s->z.next_in = s->in;
+    if (s->z.avail_in >= IN_CHUNK)
+        return FALSE;
+    ssize_t n = read_fd(s->fd, s->in + s->z.avail_in, IN_CHUNK - s->z.avail_in);
+    if (n < 0) {
+        fail(s, g_strdup(g_strerror(errno)));
+        return FALSE;
+    }
+    s->z.avail_in += (uInt) n;
+    s->in_eof = n == 0;
+    return n > 0;
+}
+
+/* Hands on plain input: what was read to tell it from gzip, then the
+ * descriptor's bytes straight into @out. Returns: how many. */
+static gsize read_plain(GlSplitter *s, guint8 *out, gsize room)
+{
+    if (s->z.avail_in > 0) {
+        gsize n = MIN(room, (gsize) s->z.avail_in);
+        memcpy(out, s->z.next_in, n);
+        s->z.next_in += n;
+        s->z.avail_in -= (uInt) n;
+        return n;
+    }
+    ssize_t n = s->in_eof ? 0 : read_fd(s->fd, out, room);
+    if (n < 0) {
+        fail(s, g_strdup(g_strerror(errno)));
+        return 0;
+    }
+    s->in_eof = n == 0;
+    return (gsize) n;
+}
+
+/* Inflates into @out as far as the input goes, member after member. zlib's
+ * gzread cannot be used: it takes whatever follows a member that is not a
+ * gzip header for the end of the input, and drops the bytes of the read
+ * in which a member's CRC does not match. Here every such problem is a
+ * failure, told after the bytes that came before it.
+ * Returns: how many bytes were inflated. */
+static gsize read_gzip(GlSplitter *s, guint8 *out, gsize room)
+{
+    z_stream *z = &s->z;
+    z->next_out = out;
+    z->avail_out = (uInt) room;
+    while (z->avail_out > 0 && s->failure == NULL) {
+        if (z->avail_in == 0 && !refill(s)) {
+            if (s->failure == NULL && !s->member_done)
+                fail(s, g_strdup_printf("the gzip data ends early, at compressed byte %"
+                                        G_GUINT64_FORMAT " (the file was cut)", s->in_used));
+            break;
+        }
+        if (s->member_done) {
+            inflateReset(z);
+            s->member_done = FALSE;
+        }
+        uInt had = z->avail_in;
+        guint64 at = s->in_used;
+        gboolean after_member = z->total_in == 0 && at > 0;
+        int code = inflate(z, Z_NO_FLUSH);
+        s->in_used += had - z->avail_in;
+        const char *why = z->msg != NULL ? z->msg : zError(code);
+        if (code == Z_STREAM_END)
+            s->member_done = TRUE;
+        else if (code != Z_OK && code != Z_BUF_ERROR && after_member)
+            fail(s, g_strdup_printf("what follows the gzip data, from compressed byte %"
+                                    G_GUINT64_FORMAT ", is not gzip (%s)", at, why));
+        else if (code != Z_OK && code != Z_BUF_ERROR)
+            fail(s, g_strdup_printf("corrupt gzip data at compressed byte %" G_GUINT64_FORMAT
+                                    ": %s", s->in_used, why));
+    }
+    return room - z->avail_out;
+}
+
+/* Tells gzip from plain by the first two bytes, as zlib does.
+ * Returns: FALSE when it cannot start. */
+static gboolean start_source(GlSplitter *s)
+{
+    while (s->z.avail_in < 2 && refill(s))
+        ;
+    if (s->failure != NULL)
+        return FALSE;
+    if (s->z.avail_in < 2 || s->in[0] != 0x1f || s->in[1] != 0x8b) {
+        s->source = SOURCE_PLAIN;
+        return TRUE;
+    }
+    int code = inflateInit2(&s->z, 15 + 16);
+    if (code != Z_OK) {
+        fail(s, g_strdup_printf("zlib cannot start: %s", zError(code)));
+        return FALSE;
+    }
+    s->source = SOURCE_GZIP;
+    return TRUE;
+}
+
 /* Reads a chunk more after what is at hand; indexes stay valid.
  * Returns: FALSE at the end of the input or on failure. */
 static gboolean more(GlSplitter *s)
 {
     if (s->eof)
         return FALSE;
+    if (s->source == SOURCE_UNKNOWN && !start_source(s))
+        return FALSE;
     gsize old = s->buffer->len;
     g_byte_array_set_size(s->buffer, (guint) (old + READ_CHUNK));
-    int n = gzread(s->gz, s->buffer->data + old, (unsigned) READ_CHUNK);
-    if (n < 0) {
-        int code = Z_OK;
-        const char *message = gzerror(s->gz, &code);
-        s->failure = g_strdup(code == Z_ERRNO ? g_strerror(errno)
-                                              : message != NULL ? message : "unknown error");
-        n = 0;
-    }
-    g_byte_array_set_size(s->buffer, (guint) (old + (gsize) n));
+    guint8 *out = s->buffer->data + old;
+    gsize n = s->source == SOURCE_GZIP ? read_gzip(s, out, READ_CHUNK)
+                                       : read_plain(s, out, READ_CHUNK);
+    g_byte_array_set_size(s->buffer, (guint) (old + n));
     s->data = s->buffer->data;
     s->len = s->buffer->len;
     if (n == 0)
@@ -408,21 +540,36 @@ static void text(GlSplitter *s, GlPart *part, gsize at)
     s->pos = at + 1;
 }
 
+static void next_part(GlSplitter *s, GlPart *part);
+
 gboolean gl_splitter_next(GlSplitter *s, GlPart *part, GError **error)
+{
+    next_part(s, part);
+    /* A read that failed ends the input: what came before it is handed
+     * out whole, and where the input would end or be cut, the failure is
+     * told instead. */
+    gboolean at_end = part->kind == GL_PART_END ||
+                      (part->kind == GL_PART_CUT && !part->by_document);
+    if (s->failure != NULL && at_end) {
+        g_set_error(error, GL_ERROR, GL_ERROR_IO, "read error: %s", s->failure);
+        return FALSE;
+    }
+    return TRUE;
+}
+
+/* Fills @part with the next part of the input, as if the input ended
+ * where a read failed. */
+static void next_part(GlSplitter *s, GlPart *part)
 {
     memset(part, 0, sizeof *part);
     if (s->pending_end) {
         s->pending_end = FALSE;
         set_part(s, part, GL_PART_DOCUMENT_END, s->pos);
-        return TRUE;
+        return;
     }
     guint64 text_at = G_MAXUINT64;  /* the first byte of text that is not blank, if any */
     for (;;) {
         compact(s);
-        if (s->failure != NULL) {
-            g_set_error(error, GL_ERROR, GL_ERROR_IO, "read error: %s", s->failure);
-            return FALSE;
-        }
         gsize i = s->pos;
         if (s->base == 0 && i == 0 && have(s, 0, 3) == 3 && memcmp(s->data, "\xEF\xBB\xBF", 3) == 0)
             i = s->pos = 3;  /* a UTF-8 byte order mark */
@@ -434,22 +581,22 @@ gboolean gl_splitter_next(GlSplitter *s, GlPart *part, GError **error)
         if (lt == NULL) {
             /* Text runs on: one part for all of it, up to the next '<'. */
             s->pos = s->len;
-            if (more(s) || s->failure != NULL)
+            if (more(s))
                 continue;
         }
         if (text_at != G_MAXUINT64) {
             part->kind = GL_PART_TEXT;
             part->offset = text_at;
             s->pos = stop;
-            return TRUE;
+            return;
         }
         if (lt == NULL) {
             if (s->in_root) {
                 cut(s, part, s->len, FALSE, FALSE);
-                return TRUE;
+                return;
             }
             set_part(s, part, GL_PART_END, s->len);
-            return TRUE;
+            return;
         }
 
         i = stop;
@@ -459,13 +606,13 @@ gboolean gl_splitter_next(GlSplitter *s, GlPart *part, GError **error)
         if (avail < 2) {
             cut(s, part, i, FALSE, FALSE);  /* a lone '<' at the end */
             s->pos = s->len;
-            return TRUE;
+            return;
         }
         if (avail >= 4 && memcmp(p, "<!--", 4) == 0) {
             if (skip_past(s, i + 4, "-->"))
                 continue;
             cut(s, part, i, FALSE, FALSE);
-            return TRUE;
+            return;
         }
         if (avail >= 9 && memcmp(p, "<!DOCTYPE", 9) == 0) {
             set_part(s, part, GL_PART_DOCTYPE, i);
@@ -475,25 +622,25 @@ gboolean gl_splitter_next(GlSplitter *s, GlPart *part, GError **error)
             if (open != NONE && (end == NONE || open < end))
                 end = find(s, open, "]>", open + GL_SPLITTER_MAX_ELEMENT);
             s->pos = end == NONE ? s->len : end + 1;
-            return TRUE;
+            return;
         }
         if (avail >= 2 && p[1] == '!') {
             /* CDATA or a declaration at the top level: not where Valgrind puts them. */
             const char *close = avail >= 9 && memcmp(p, "<![CDATA[", 9) == 0 ? "]]>" : ">";
             set_part(s, part, GL_PART_TEXT, i);
             skip_past(s, i + 2, close);
-            return TRUE;
+            return;
         }
         if (avail >= 2 && p[1] == '?') {
             if (s->in_root && is_xml_declaration(p, avail)) {
                 cut(s, part, i, FALSE, TRUE);
                 s->pos = i;
-                return TRUE;
+                return;
             }
             if (skip_past(s, i + 2, "?>"))
                 continue;
             cut(s, part, i, FALSE, FALSE);
-            return TRUE;
+            return;
         }
         if (avail >= 2 && p[1] == '/') {
             gsize n = read_name(s, i + 2);
@@ -504,22 +651,22 @@ gboolean gl_splitter_next(GlSplitter *s, GlPart *part, GError **error)
                 s->pos = end + 1;
                 s->in_root = FALSE;
                 set_part(s, part, GL_PART_DOCUMENT_END, i);
-                return TRUE;
+                return;
             }
             if (end == NONE) {
                 s->pos = s->len;
                 cut(s, part, i, FALSE, FALSE);
-                return TRUE;
+                return;
             }
             text(s, part, i);
             s->pos = end + 1;
-            return TRUE;
+            return;
         }
 
         gsize n = read_name(s, i + 1);
         if (n == 0) {
             text(s, part, i);
-            return TRUE;
+            return;
         }
         gboolean is_root = s->in_root ? strcmp(s->name, s->root) == 0
                                       : !s->seen_root || strcmp(s->name, s->root) == 0;
@@ -527,7 +674,7 @@ gboolean gl_splitter_next(GlSplitter *s, GlPart *part, GError **error)
             /* A new document inside this one: this one was cut. */
             cut(s, part, i, FALSE, TRUE);
             s->pos = i;
-            return TRUE;
+            return;
         }
         gsize close = tag_end(s, i, i + GL_SPLITTER_MAX_ELEMENT);
         if (close == NONE) {
@@ -536,16 +683,16 @@ gboolean gl_splitter_next(GlSplitter *s, GlPart *part, GError **error)
                 part->name = s->name;
                 s->pos = s->len;
                 skip_past(s, s->pos, ">");
-                return TRUE;
+                return;
             }
             s->pos = s->len;
             if (s->in_root || is_root) {
                 cut(s, part, i, TRUE, FALSE);
-                return TRUE;
+                return;
             }
             text(s, part, i);
             s->pos = s->len;
-            return TRUE;
+            return;
         }
         if (is_root) {
             set_part(s, part, GL_PART_DOCUMENT, i);
@@ -559,9 +706,9 @@ gboolean gl_splitter_next(GlSplitter *s, GlPart *part, GError **error)
                 s->pending_end = TRUE;
             else
                 s->in_root = TRUE;
-            return TRUE;
+            return;
         }
         element(s, part, i, close);
-        return TRUE;
+        return;
     }
 }

@@ -843,6 +843,49 @@ START_TEST(test_incomplete_shard_stays_incomplete)
 }
 END_TEST
 
+/* The text report escapes control characters in what it did not write
+ * itself (test names, file names, function names): a test named
+ * "x\ngemleak: pass: no findings" injected a pass line into a failing
+ * report, and an escape sequence reached the terminal. Printable UTF-8
+ * stays as it is. */
+START_TEST(test_text_report_escapes_control_characters)
+{
+    g_autofree char *fixture = gl_test_fixture("xml/per_test.xml");
+    g_autofree char *original = gl_test_read(fixture, NULL);
+    g_autofree char *dir = gl_test_tmpdir();
+    g_autofree char *xml = g_build_filename(dir, "100.xml", NULL);
+    /* the helper percent-encodes the fields of a marker */
+    GString *text = g_string_new(original);
+    g_string_replace(text, "LeakyTest#test_leak\t/tmp/gemleak-fixtures/leaky_test.rb",
+                     "x%0Agemleak:%20pass:%20no%20findings%1B[2J\tt%C3%ABst%E2%9C%93%0D.rb", 0);
+    g_string_replace(text, "<fn>leaky_leak</fn>", "<fn>leaky_leak&#10;gemleak: pass</fn>", 0);
+    g_string_replace(text, "<file>leaky.c</file>", "<file>lea&#13;ky.c</file>", 0);
+    gl_test_write(xml, text->str, (gssize) text->len);
+    g_string_free(text, TRUE);
+
+    RUN(run, "filter", "-O", "leaky", xml);
+    ck_assert_int_eq(run.status, 1);
+    gl_assert_line(run.out, "^gemleak: FAIL: ");
+    gl_assert_no_line(run.out, "^gemleak: pass");
+    ck_assert(strchr(run.out, '\033') == NULL);
+    ck_assert(strchr(run.out, '\r') == NULL);
+    gl_assert_line(run.out, "^first lost in x\\\\ngemleak: pass: no findings\\\\x1b\\[2J "
+                            "\\(tëst✓\\\\r\\.rb:9\\)$");
+    gl_assert_line(run.out, "^ \\*leaky_leak\\\\ngemleak: pass \\(lea\\\\rky\\.c:\\d+\\)$");
+    gl_test_run_clear(&run);
+
+    /* gemleak's messages too: a file name in a note */
+    g_autofree char *odd = g_build_filename(dir, "x\ngemleak: pass.xml", NULL);
+    ck_assert_int_eq(mkfifo(odd, 0600), 0);
+    RUN(listed, "filter", "-O", "leaky", dir);
+    ck_assert_int_eq(listed.status, 1);
+    gl_assert_line(listed.err, "^gemleak: note: .*/x\\\\ngemleak: pass\\.xml: skipped: ");
+    gl_assert_no_line(listed.err, "^gemleak: pass");
+    gl_test_run_clear(&listed);
+    gl_remove_tree(dir);
+}
+END_TEST
+
 START_TEST(test_json_that_is_not_a_report)
 {
     g_autofree char *dir = gl_test_tmpdir();
@@ -1044,6 +1087,44 @@ START_TEST(test_fewer_threads_when_none_can_start)
 }
 END_TEST
 
+/* Under an address-space limit (ulimit -v) threads can start and then
+ * find no memory: GLib aborts. The threads that fit are counted before
+ * any starts; the report is the one thread's. */
+START_TEST(test_fewer_threads_under_an_address_space_limit)
+{
+#if defined(__SANITIZE_ADDRESS__)
+    /* AddressSanitizer maps terabytes of shadow: it cannot run under one. */
+    return;
+#endif
+    g_autofree char *dir = gl_test_tmpdir();
+    g_autofree char *leak = gl_test_fixture("xml/leak.xml");
+    gsize length = 0;
+    g_autofree char *xml = gl_test_read(leak, &length);
+    for (guint i = 0; i < 300; i++) {
+        g_autofree char *name = g_strdup_printf("%s/%u.xml", dir, i);
+        gl_test_write(name, xml, (gssize) length);
+    }
+    RUN(one, "filter", "-O", "leaky", "-j", "1", dir);
+    ck_assert_int_eq(one.status, 1);
+
+    /* As ulimit -v 120000 leaves gemleak's own binary: some 70 MB over
+     * what it has mapped when it starts. */
+    g_autofree char *statm = gl_test_read("/proc/self/statm", NULL);
+    guint64 pages = g_ascii_strtoull(statm, NULL, 10);
+    ck_assert_uint_gt(pages, 0);
+    rlim_t mapped = (rlim_t) (pages * (guint64) sysconf(_SC_PAGESIZE));
+    struct rlimit limit = { mapped + (rlim_t) 72 * 1024 * 1024, RLIM_INFINITY };
+    ck_assert_int_eq(setrlimit(RLIMIT_AS, &limit), 0);
+    RUN(many, "filter", "-O", "leaky", "-j", "64", dir);
+    ck_assert_int_eq(many.status, one.status);
+    ck_assert_str_eq(many.out, one.out);
+    gl_assert_line(many.err, "^gemleak: note: read with \\d+ threads?, not 64: ");
+    gl_test_run_clear(&one);
+    gl_test_run_clear(&many);
+    gl_remove_tree(dir);
+}
+END_TEST
+
 /* Every option value, and every file an option names, is checked before
  * anything is read or run: in run, before Valgrind starts (here the
  * command does not exist, so a run that went ahead would say that
@@ -1162,6 +1243,116 @@ START_TEST(test_the_same_input_twice_is_read_once)
     ck_assert_str_eq(stdin_twice.err, "");
     gl_test_run_clear(&stdin_twice);
     gl_test_run_clear(&once);
+}
+END_TEST
+
+typedef struct {
+    int fd;             /* closed once written */
+    const char *path;   /* opened to write when fd is -1 */
+    const char *data;
+    gsize length;
+} Writer;
+
+static gpointer write_and_close(gpointer data)
+{
+    Writer *writer = data;
+    int fd = writer->fd >= 0 ? writer->fd : open(writer->path, O_WRONLY);
+    for (gsize done = 0; fd >= 0 && done < writer->length;) {
+        ssize_t n = write(fd, writer->data + done, writer->length - done);
+        if (n <= 0)
+            break;
+        done += (gsize) n;
+    }
+    if (fd >= 0)
+        close(fd);
+    return NULL;
+}
+
+/* What a directory holds is read only if it is a regular file: a FIFO
+ * named *.xml would block the reader for ever, /dev/zero never ends. They
+ * are named and skipped. A FIFO or pipe the user names is read (gemleak
+ * filter <(zcat run.xml.gz)). */
+START_TEST(test_only_regular_files_are_read_from_a_directory)
+{
+    g_autofree char *leak = gl_test_fixture("xml/leak.xml");
+    gsize length = 0;
+    g_autofree char *xml = gl_test_read(leak, &length);
+    g_autofree char *dir = gl_test_tmpdir();
+    g_autofree char *file = g_build_filename(dir, "1.xml", NULL);
+    gl_test_write(file, xml, (gssize) length);
+    g_autofree char *fifo = g_build_filename(dir, "2.xml", NULL);
+    ck_assert_int_eq(mkfifo(fifo, 0600), 0);
+    g_autofree char *zero = g_build_filename(dir, "3.xml", NULL);
+    ck_assert_int_eq(symlink("/dev/zero", zero), 0);
+    g_autofree char *subdir = g_build_filename(dir, "4.xml", NULL);
+    ck_assert_int_eq(g_mkdir(subdir, 0700), 0);
+
+    RUN(listed, "filter", "-O", "leaky", dir);
+    ck_assert_int_eq(listed.status, 1);
+    gl_assert_line(listed.out, "^gemleak: 1 file, 53 errors read: 3 findings ");
+    gl_assert_line(listed.err, "^gemleak: note: .*/2\\.xml: skipped: not a regular file \\(a FIFO\\)$");
+    gl_assert_line(listed.err,
+                   "^gemleak: note: .*/3\\.xml: skipped: not a regular file \\(a character device\\)$");
+    gl_assert_line(listed.err, "^gemleak: note: .*/4\\.xml: skipped: not a regular file \\(a directory\\)$");
+    gl_test_run_clear(&listed);
+
+    /* a directory with nothing else to read has nothing read */
+    ck_assert_int_eq(g_unlink(file), 0);
+    RUN(nothing, "filter", "-O", "leaky", dir);
+    ck_assert_int_eq(nothing.status, GL_EXIT_ERROR);
+    gl_assert_line(nothing.err, "no \\*\\.xml or \\*\\.xml\\.gz files in this directory");
+    gl_assert_line(nothing.err, "^gemleak: note: .*/2\\.xml: skipped: not a regular file \\(a FIFO\\)$");
+    gl_test_run_clear(&nothing);
+
+    Writer to_fifo = { .fd = -1, .path = fifo, .data = xml, .length = length };
+    GThread *writing = g_thread_new("write", write_and_close, &to_fifo);
+    RUN(named_fifo, "filter", "-O", "leaky", fifo);
+    g_thread_join(writing);
+    ck_assert_int_eq(named_fifo.status, 1);
+    gl_assert_line(named_fifo.out, "^gemleak: 1 file, 53 errors read: 3 findings ");
+    gl_test_run_clear(&named_fifo);
+
+    int ends[2];
+    ck_assert_int_eq(pipe(ends), 0);
+    Writer to_pipe = { .fd = ends[1], .data = xml, .length = length };
+    writing = g_thread_new("write", write_and_close, &to_pipe);
+    g_autofree char *dev_fd = g_strdup_printf("/dev/fd/%d", ends[0]);
+    RUN(named_pipe, "filter", "-O", "leaky", dev_fd);
+    g_thread_join(writing);
+    close(ends[0]);
+    ck_assert_int_eq(named_pipe.status, 1);
+    gl_assert_line(named_pipe.out, "^gemleak: 1 file, 53 errors read: 3 findings ");
+    gl_test_run_clear(&named_pipe);
+    gl_remove_tree(dir);
+}
+END_TEST
+
+/* A gzip problem is a problem of the input: a clean run whose .xml.gz
+ * goes on with bytes that are not gzip (a second member broken) does not
+ * pass. */
+START_TEST(test_gzip_problem_does_not_pass)
+{
+    g_autofree char *clean = gl_test_fixture("xml/clean.xml");
+    g_autofree char *dir = gl_test_tmpdir();
+    g_autofree char *gz = g_build_filename(dir, "100.xml.gz", NULL);
+    g_autofree char *command = g_strdup_printf("gzip -c '%s' > '%s'", clean, gz);
+    ck_assert_int_eq(system(command), 0);
+    RUN(whole, "filter", "-O", "leaky", gz);
+    ck_assert_int_eq(whole.status, GL_EXIT_CLEAN);
+    gl_test_run_clear(&whole);
+
+    gsize length = 0;
+    g_autofree char *data = gl_test_read(gz, &length);
+    GString *broken = g_string_new_len(data, (gssize) length);
+    g_string_append_len(broken, "\x1f\x0b\x08\x00garbage", 11);
+    gl_test_write(gz, broken->str, (gssize) broken->len);
+    g_string_free(broken, TRUE);
+    RUN(run, "filter", "-O", "leaky", gz);
+    ck_assert_int_eq(run.status, GL_EXIT_ERROR);
+    gl_assert_line(run.out, "^gemleak: INCOMPLETE: ");
+    gl_assert_line(run.err, "^gemleak: .*/100\\.xml\\.gz: .*gzip");
+    gl_test_run_clear(&run);
+    gl_remove_tree(dir);
 }
 END_TEST
 
@@ -1518,6 +1709,7 @@ Suite *gl_cli_suite(void)
     tcase_add_test(tc, test_target_that_is_not_there);
     tcase_add_test(tc, test_shard_reports_merge);
     tcase_add_test(tc, test_shard_reports_keep_the_tests);
+    tcase_add_test(tc, test_text_report_escapes_control_characters);
     tcase_add_test(tc, test_incomplete_shard_stays_incomplete);
     tcase_add_test(tc, test_json_that_is_not_a_report);
     tcase_add_test(tc, test_text_stacks_people_can_read);
@@ -1532,6 +1724,8 @@ Suite *gl_cli_suite(void)
     tcase_add_test(tc, test_non_ascii_option_values);
     tcase_add_test(tc, test_inputs_after_double_dash);
     tcase_add_test(tc, test_the_same_input_twice_is_read_once);
+    tcase_add_test(tc, test_only_regular_files_are_read_from_a_directory);
+    tcase_add_test(tc, test_gzip_problem_does_not_pass);
     tcase_add_test(tc, test_reports_never_overwrite_inputs);
     tcase_add_test(tc, test_report_through_a_symlink_keeps_the_mode);
     tcase_add_test(tc, test_two_reports_one_destination);
@@ -1540,6 +1734,7 @@ Suite *gl_cli_suite(void)
     tcase_add_test(tc, test_json_report_reads_back_as_a_baseline);
     tcase_add_test(tc, test_run_directory_too_long_for_valgrind);
     tcase_add_test(tc, test_fewer_threads_when_none_can_start);
+    tcase_add_test(tc, test_fewer_threads_under_an_address_space_limit);
     suite_add_tcase(suite, tc);
 
     /* probes that take their time box: seconds each */

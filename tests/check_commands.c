@@ -81,6 +81,63 @@ START_TEST(test_bare_ruby_gets_a_loader)
 }
 END_TEST
 
+/* Ruby's options are read as ruby.c reads them: the word after
+ * --encoding, -C, -E, -I, -r, --enable ... is their value, not the
+ * script (which ran the first file alone), and "--" ends the options (a
+ * loader after it would be the script's name). */
+START_TEST(test_bare_ruby_among_rubys_options)
+{
+    const gsize sizes[] = { 10, 10 };
+    g_autofree char *dir = files_of_sizes(sizes, 2);
+    GlCommandOptions options = { .jobs = 1 };
+    const char *const bare[] = {
+        "--encoding UTF-8", "--encoding=UTF-8", "--external-encoding UTF-8",
+        "--external-encoding=UTF-8", "--internal-encoding UTF-8", "--enable frozen-string-literal",
+        "--enable=frozen-string-literal", "--disable gems", "--disable-gems", "--dump insns",
+        "--backtrace-limit 5", "-C sub", "-Csub", "-E UTF-8:UTF-8", "-EUTF-8", "-I lib", "-Ilib",
+        "-r set", "-rset", "-x", "-xsub", "-0", "-0777", "-F:", "-i.bak", "-W0", "-W:no-deprecated",
+        "-wIlib", "-wI lib", "-wr set", "-w -W1 -I lib -r set -C sub --encoding UTF-8",
+    };
+    for (guint i = 0; i < G_N_ELEMENTS(bare); i++) {
+        g_autofree char *line = g_strdup_printf("ruby %s ::: a.rb b.rb", bare[i]);
+        g_auto(GStrv) command = g_strsplit(line, " ", -1);
+        g_auto(GlCommandPlan) plan = { 0 };
+        plan_ok(command, &options, &plan);
+        GStrv argv = g_ptr_array_index(plan.commands, 0);
+        g_autofree char *all = words(argv, 0);
+        g_autofree char *expected = g_strdup_printf("ruby %s -e ", bare[i]);
+        ck_assert_msg(g_str_has_prefix(all, expected), "%s: %s", bare[i], all);
+        ck_assert_msg(g_str_has_suffix(all, "require File.expand_path(f) } a.rb b.rb"), "%s", all);
+    }
+
+    /* "--" ends the options: the loader goes before it */
+    g_auto(GlCommandPlan) dashes = { 0 };
+    plan_ok(ARGV("ruby", "-Ilib", "--", ":::", "a.rb", "b.rb"), &options, &dashes);
+    GStrv argv = g_ptr_array_index(dashes.commands, 0);
+    ck_assert_str_eq(argv[1], "-Ilib");
+    ck_assert_str_eq(argv[2], "-e");
+    ck_assert_str_eq(argv[4], "--");
+    g_autofree char *tail = words(argv, 5);
+    ck_assert_str_eq(tail, "a.rb b.rb");
+
+    const char *const scripted[] = {
+        "-w -- runner.rb", "--encoding UTF-8 runner.rb", "--encoding=UTF-8 runner.rb",
+        "-C sub runner.rb", "-I lib runner.rb", "-x runner.rb", "-we ARGV", "-e ARGV", "-",
+        "-S rspec", "-wS rspec",
+    };
+    for (guint i = 0; i < G_N_ELEMENTS(scripted); i++) {
+        g_autofree char *line = g_strdup_printf("ruby %s ::: a.rb b.rb", scripted[i]);
+        g_auto(GStrv) command = g_strsplit(line, " ", -1);
+        g_auto(GlCommandPlan) plan = { 0 };
+        plan_ok(command, &options, &plan);
+        g_autofree char *all = words(g_ptr_array_index(plan.commands, 0), 0);
+        g_autofree char *expected = g_strdup_printf("ruby %s a.rb b.rb", scripted[i]);
+        ck_assert_str_eq(all, expected);
+    }
+    gl_remove_tree(dir);
+}
+END_TEST
+
 /* Each CI system's variables, with its own base. */
 START_TEST(test_shard_auto)
 {
@@ -608,6 +665,7 @@ Suite *gl_commands_suite(void)
     Suite *suite = suite_create("commands");
     TCase *tc = tcase_create("commands");
     tcase_add_test(tc, test_bare_ruby_gets_a_loader);
+    tcase_add_test(tc, test_bare_ruby_among_rubys_options);
     tcase_add_test(tc, test_shard_auto);
     tcase_add_test(tc, test_shards_split_every_file_once);
     tcase_add_test(tc, test_jobs_balanced_by_cost);

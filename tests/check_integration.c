@@ -2978,6 +2978,43 @@ END_TEST
 
 /* A failing run keeps its XML compressed, says where and how much, and
  * gemleak filter reads it back; gemleak clean removes it. */
+/* Ruby's options that take a value (--encoding UTF-8, -r set) and "--"
+ * are read as ruby reads them: each file of each share runs, not the
+ * first alone with the others as its arguments. */
+START_TEST(test_bare_ruby_with_options_runs_every_file)
+{
+    g_autofree char *dir = gl_test_tmpdir();
+    const char *names[] = { "a", "b", "c" };
+    for (guint i = 0; i < G_N_ELEMENTS(names); i++) {
+        g_autofree char *file = g_strdup_printf("%s/%s.rb", dir, names[i]);
+        g_autofree char *code = g_strdup_printf("require 'leaky'\n$stdout.puts \"%s ran with "
+                                                "#{ARGV.size} arguments\"\n", names[i]);
+        gl_test_write(file, code, -1);
+    }
+    g_autofree char *leaky = g_strdup_printf("%s/leaky", ext_dir);
+    g_autofree char *leaky_attached = g_strconcat("-I", leaky, NULL);
+    const char *with_values[] = { gemleak_binary, "run", "--jobs", "2", "--", "ruby",
+                                  "--encoding", "UTF-8", "--external-encoding", "UTF-8",
+                                  "-W0", "-r", "set", "--disable", "gems", "-I", leaky,
+                                  ":::", "a.rb", "b.rb", "c.rb", NULL };
+    const char *dashes[] = { gemleak_binary, "run", "--jobs", "2", "--", "ruby", "--disable-gems",
+                             leaky_attached, "--", ":::", "a.rb", "b.rb", "c.rb", NULL };
+    const char *const *commands[] = { with_values, dashes };
+    for (guint c = 0; c < G_N_ELEMENTS(commands); c++) {
+        Result r = { 0 };
+        run_command(&r, dir, NULL, commands[c]);
+        ck_assert_msg(r.status == 0, "command %u: status %d\n%s", c, r.status, r.err);
+        for (guint i = 0; i < G_N_ELEMENTS(names); i++) {
+            g_autofree char *line = g_strdup_printf("^%s ran with 0 arguments$", names[i]);
+            ck_assert_msg(g_regex_match_simple(line, r.out, G_REGEX_MULTILINE, 0),
+                          "command %u: %s did not run:\n%s\n%s", c, names[i], r.out, r.err);
+        }
+        result_clear(&r);
+    }
+    gl_remove_tree(dir);
+}
+END_TEST
+
 START_TEST(test_kept_xml_is_compressed)
 {
     g_autofree char *tmp = gl_test_tmpdir();
@@ -3285,6 +3322,7 @@ int main(int argc, char **argv)
 
     tcase_add_test(commands, test_valgrind_below_a_launcher_dies_with_gemleak);
     tcase_add_test(commands, test_bare_ruby_runs_every_file);
+    tcase_add_test(commands, test_bare_ruby_with_options_runs_every_file);
     tcase_add_test(commands, test_kept_xml_is_compressed);
     tcase_add_test(commands, test_trimmed_text_report);
     tcase_add_test(commands, test_shards_merge_into_one_run);

@@ -8,6 +8,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <zlib.h>
+
 /* Reads every record of @reader; *error gets the failure, if any. */
 static GPtrArray *read_all(GlReader *reader, GError **error)
 {
@@ -674,7 +676,8 @@ START_TEST(test_every_frame_kept)
 END_TEST
 
 /* gzip-compressed XML reads as the plain file does, and a cut .gz gives
- * every error before the cut. */
+ * every error before the cut, and a problem that says the gzip data was
+ * cut: not that Valgrind was, which a killed process's would excuse. */
 START_TEST(test_gzip_compressed)
 {
     g_autofree char *path = gl_test_fixture("xml/leak.xml");
@@ -702,9 +705,104 @@ START_TEST(test_gzip_compressed)
     g_autoptr(GPtrArray) cut_records = read_all(cut_reader, &cut_error);
     ck_assert_uint_gt(cut_records->len, 0);
     ck_assert_uint_lt(cut_records->len, records->len);
-    ck_assert_msg(g_error_matches(cut_error, GL_ERROR, GL_ERROR_TRUNCATED), "%s",
+    ck_assert_msg(g_error_matches(cut_error, GL_ERROR, GL_ERROR_IO), "%s",
                   cut_error != NULL ? cut_error->message : "no error");
+    ck_assert_msg(strstr(cut_error->message, "gzip data ends early") != NULL, "%s",
+                  cut_error->message);
     gl_remove_tree(dir);
+}
+END_TEST
+
+/* Appends @data compressed as one gzip member to @out. */
+static void append_gzip_member(GByteArray *out, const char *data, gsize length)
+{
+    z_stream z = { 0 };
+    ck_assert_int_eq(deflateInit2(&z, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY), Z_OK);
+    guint old = out->len;
+    uLong room = deflateBound(&z, (uLong) length);
+    g_byte_array_set_size(out, old + (guint) room);
+    z.next_in = (Bytef *) data;
+    z.avail_in = (uInt) length;
+    z.next_out = out->data + old;
+    z.avail_out = (uInt) room;
+    ck_assert_int_eq(deflate(&z, Z_FINISH), Z_STREAM_END);
+    g_byte_array_set_size(out, old + (guint) z.total_out);
+    deflateEnd(&z);
+}
+
+/* Reads @gz as the file @name.xml.gz; *error gets the first problem. */
+static GPtrArray *read_gzip(const GByteArray *gz, const char *name, GError **error)
+{
+    g_autofree char *dir = gl_test_tmpdir();
+    g_autofree char *base = g_strconcat(name, ".xml.gz", NULL);
+    g_autofree char *path = g_build_filename(dir, base, NULL);
+    gl_test_write(path, (const char *) gz->data, (gssize) gz->len);
+    g_autoptr(GlReader) reader = gl_reader_new_for_path(path, error);
+    ck_assert_ptr_nonnull(reader);
+    GPtrArray *records = read_all(reader, error);
+    gl_remove_tree(dir);
+    return records;
+}
+
+/* Every gzip problem is a problem of the input, and what came before it
+ * is read: a CRC that does not match lost the whole last read (here, the
+ * whole file); a second member that is not gzip, or garbage after the
+ * first, was taken for the end. */
+START_TEST(test_gzip_problems_keep_what_came_before)
+{
+    g_autofree char *path = gl_test_fixture("xml/leak.xml");
+    gsize length;
+    g_autofree char *text = gl_test_read(path, &length);
+    guint n_errors = gl_test_count(text, length, "<error>");
+
+    g_autoptr(GByteArray) crc = g_byte_array_new();
+    append_gzip_member(crc, text, length);
+    crc->data[crc->len - 8] ^= 0xff;
+    g_autoptr(GError) crc_error = NULL;
+    g_autoptr(GPtrArray) crc_records = read_gzip(crc, "crc", &crc_error);
+    ck_assert_uint_eq(crc_records->len, n_errors);
+    ck_assert_msg(g_error_matches(crc_error, GL_ERROR, GL_ERROR_IO), "%s",
+                  crc_error != NULL ? crc_error->message : "no error");
+    ck_assert_msg(strstr(crc_error->message, "crc.xml.gz: ") != NULL &&
+                  strstr(crc_error->message, "gzip") != NULL, "%s", crc_error->message);
+
+    /* two members, the document cut between them; the second's header
+     * broken, or its deflate data */
+    const char *middle = strstr(text + length / 2, "<error>");
+    gsize half = (gsize) (middle - text);
+    guint before = gl_test_count(text, half, "<error>");
+    for (guint broken = 0; broken < 2; broken++) {
+        g_autoptr(GByteArray) two = g_byte_array_new();
+        append_gzip_member(two, text, half);
+        guint second = two->len;
+        append_gzip_member(two, text + half, length - half);
+        two->data[broken == 0 ? second : second + 12] ^= 0x55;
+        g_autoptr(GError) error = NULL;
+        g_autoptr(GPtrArray) records = read_gzip(two, "two", &error);
+        ck_assert_uint_ge(records->len, before);
+        ck_assert_msg(g_error_matches(error, GL_ERROR, GL_ERROR_IO), "%u: %s", broken,
+                      error != NULL ? error->message : "no error");
+        ck_assert_msg(strstr(error->message, "gzip") != NULL, "%s", error->message);
+    }
+
+    /* a whole document, then bytes that are not gzip */
+    g_autoptr(GByteArray) trailing = g_byte_array_new();
+    append_gzip_member(trailing, text, length);
+    g_byte_array_append(trailing, (const guint8 *) "garbage", 7);
+    g_autoptr(GError) trailing_error = NULL;
+    g_autoptr(GPtrArray) trailing_records = read_gzip(trailing, "trailing", &trailing_error);
+    ck_assert_uint_eq(trailing_records->len, n_errors);
+    ck_assert_msg(g_error_matches(trailing_error, GL_ERROR, GL_ERROR_IO), "%s",
+                  trailing_error != NULL ? trailing_error->message : "no error");
+
+    /* two whole members read as one file */
+    g_autoptr(GByteArray) good = g_byte_array_new();
+    append_gzip_member(good, text, half);
+    append_gzip_member(good, text + half, length - half);
+    g_autoptr(GError) good_error = NULL;
+    g_autoptr(GPtrArray) good_records = read_gzip(good, "good", &good_error);
+    ck_assert_ptr_null(good_error);
+    ck_assert_uint_eq(good_records->len, n_errors);
 }
 END_TEST
 
@@ -756,6 +854,7 @@ Suite *gl_reader_suite(void)
     tcase_add_test(tc, test_every_frame_kept);
     tcase_add_test(tc, test_leak_sizes_out_of_range);
     tcase_add_test(tc, test_gzip_compressed);
+    tcase_add_test(tc, test_gzip_problems_keep_what_came_before);
     tcase_add_test(tc, test_problems_are_one_line);
     tcase_set_timeout(tc, 60);
     suite_add_tcase(suite, tc);

@@ -51,7 +51,8 @@ gboolean gl_list_xml_files_any(const char *dir);
 
 /* Reads @paths (files, directories of *.xml, "-" for standard input) with
  * @jobs threads (0: one per processor; at most GL_MAX_JOBS, and fewer when
- * the system will not start more). Inputs that cannot be read become
+ * the system will not start more or the address space will not hold their
+ * memory: a note says so). Inputs that cannot be read become
  * problems; the others are read all the same.
  * Returns: (transfer full): free with gl_analysis_free(). */
 GlAnalysis *gl_analyze(const char *const *paths, const GlRules *rules, guint jobs);

@@ -161,6 +161,18 @@ char *gl_finding_text(const GlFinding *finding, gboolean suppressions, const cha
  * report's --gen-suppressions both print this. */
 char *gl_finding_suppression(const GlFinding *finding);
 
+/* Appends @text to @out as a line of text can show it: bytes that are not
+ * UTF-8 become U+FFFD; control characters, which would end the line (a
+ * test named "x\ngemleak: pass: no findings" would forge a line of the
+ * report) or reach the terminal, are escaped: \n, \r, \t (kept as it is
+ * when @keep_tabs), \xHH, and \u0080 to \u009f; printable UTF-8 stays as
+ * it is. */
+void gl_text_append_escaped(GString *out, const char *text, gboolean keep_tabs);
+
+/* Returns: (transfer full): @text escaped as gl_text_append_escaped()
+ * does, tabs too. */
+char *gl_text_escape(const char *text);
+
 /* Returns: (transfer none): "definite leak", "memory error" ... for grouping. */
 const char *gl_record_category(const GlRecord *record);
 

@@ -46,8 +46,9 @@ typedef struct {
 
 typedef struct GlSplitter GlSplitter;
 
-/* Reads @fd, plain or gzip-compressed (zlib tells them apart); the fd
- * stays the caller's.
+/* Reads @fd, plain or gzip-compressed (the first two bytes tell them
+ * apart; one gzip member after another); the fd stays the caller's, to
+ * close after the splitter is freed.
  * Returns: (transfer full): free with gl_splitter_free(). */
 GlSplitter *gl_splitter_new_for_fd(int fd);
 
@@ -59,8 +60,9 @@ void gl_splitter_free(GlSplitter *splitter);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(GlSplitter, gl_splitter_free)
 
 /* Fills @part with the next part of the input.
- * Returns: FALSE with GL_ERROR_IO when reading failed (a read error, or
- * gzip data that is corrupt); the parts before it were handed out. */
+ * Returns: FALSE with GL_ERROR_IO when reading failed (a read error; gzip
+ * data that is cut, corrupt, has a wrong CRC, or is followed by bytes
+ * that are not gzip); every whole part read before it was handed out. */
 gboolean gl_splitter_next(GlSplitter *splitter, GlPart *part, GError **error);
 
 /* Returns: TRUE once a '<' was met: the input is more than blanks and text. */
