@@ -334,7 +334,10 @@ static void start_asan_error(Parser *parser, const char *bug)
 {
     GlRecord *record = start_record(parser);
     g_autofree char *copy = g_strstrip(g_strdup(bug));
+    /* the registers say nothing a user needs */
     char *at_pc = strstr(copy, " at pc 0x");
+    if (at_pc == NULL)
+        at_pc = strstr(copy, " (pc 0x");
     if (at_pc != NULL)
         *at_pc = '\0';
     gsize n = strlen(copy);

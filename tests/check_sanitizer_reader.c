@@ -302,6 +302,35 @@ START_TEST(test_detect)
 }
 END_TEST
 
+/* A crash under AddressSanitizer: a fatal signal, as Valgrind's. */
+START_TEST(test_asan_segv_is_a_fatal_signal)
+{
+    GlSanitizerFacts facts;
+    g_autoptr(GPtrArray) records = read_text(
+        "AddressSanitizer:DEADLYSIGNAL\n"
+        "=================================================================\n"
+        "==9==ERROR: AddressSanitizer: SEGV on unknown address 0x000000000000 (pc 0x7f0000001000 bp 0x1 sp 0x2 T0)\n"
+        "==9==The signal is caused by a WRITE memory access.\n"
+        "==9==Hint: address points to the zero page.\n"
+        "    #0 0x7f0000001000 in leaky_crash (/work/ext/leaky.so+0x1000)\n"
+        "    #1 0x7f0000002000 in rb_vm_exec (/usr/bin/ruby+0x2000)\n"
+        "\n"
+        "AddressSanitizer can not provide additional info.\n"
+        "SUMMARY: AddressSanitizer: SEGV (/work/ext/leaky.so+0x1000) in leaky_crash\n"
+        "==9==ABORTING\n",
+        "asan.9", &facts, NULL);
+    ck_assert_uint_eq(records->len, 1);
+    ck_assert(facts.complete);
+    ck_assert_int_eq(facts.tool, GL_SANITIZER_ASAN);
+    const GlRecord *crash = g_ptr_array_index(records, 0);
+    ck_assert_str_eq(crash->kind, GL_KIND_FATAL_SIGNAL);
+    ck_assert_str_eq(crash->what, "SEGV on unknown address 0x000000000000");
+    ck_assert_uint_eq(crash->stack.n_frames, 2);
+    ck_assert_str_eq(crash->stack.frames[0].fn, "leaky_crash");
+    ck_assert_str_eq(crash->stack.frames[0].obj, "/work/ext/leaky.so");
+}
+END_TEST
+
 /* ---- real captures ----------------------------------------------------------- */
 
 /* The probe on Ruby 3.4.5 freeing its memory at exit: the extension's
@@ -443,6 +472,7 @@ START_TEST(test_leak_in_a_native_thread)
     const GlRecord *thread = record_through(records, "leaky_thread_main");
     ck_assert_ptr_nonnull(thread);
     ck_assert_uint_eq(thread->leaked_bytes, 130);
+    ck_assert_int_eq(thread->tid, 0);  /* LeakSanitizer does not say */
     ck_assert_str_eq(thread->stack.frames[1].fn, "leaky_alloc");
     ck_assert_str_eq(thread->stack.frames[2].fn, "leaky_thread_main");
     ck_assert_str_eq(thread->stack.frames[3].fn, "start_thread");
@@ -662,6 +692,7 @@ Suite *gl_sanitizer_reader_suite(void)
     tcase_add_test(tc, test_truncated_report);
     tcase_add_test(tc, test_hostile_bytes);
     tcase_add_test(tc, test_detect);
+    tcase_add_test(tc, test_asan_segv_is_a_fatal_signal);
     tcase_add_test(tc, test_lsan_probe_capture);
     tcase_add_test(tc, test_default_format_reads_alike);
     tcase_add_test(tc, test_too_many_leaks_is_incomplete);

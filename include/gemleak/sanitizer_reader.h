@@ -37,7 +37,7 @@ typedef struct {
      * first 5000 ..." or a fatal error of its own): what is missing may be
      * the extension's, so the process cannot pass. */
     gboolean incomplete;
-    const char *incomplete_reason;  /* (transfer none) nullable: the runtime's line */
+    const char *incomplete_reason;  /* (transfer none) nullable: a static phrase */
 } GlSanitizerFacts;
 
 /* Returns: TRUE if @data (the start of an input is enough) holds a
@@ -50,12 +50,14 @@ gboolean gl_sanitizer_detect(const char *data, gsize length);
  * nullable) names it in messages and gives the pid when the text does not.
  * *records gets (transfer full) a GPtrArray of GlRecord* (freeing them) in
  * report order, frames[0] innermost as Valgrind's; @facts what the report
- * says about its process (its strings live as long as the program).
+ * says about its process.
  * LeakSanitizer's "Direct leak" is Leak_DefinitelyLost, "Indirect leak"
  * Leak_IndirectlyLost; AddressSanitizer's errors take Valgrind's kind names
  * (InvalidRead, InvalidWrite, InvalidFree, MismatchedFree, Overlap,
  * FatalSignal for a SEGV), with the "freed by" and "allocated by" stacks as
- * auxiliary stacks.
+ * auxiliary stacks. A leak's tid is 0 (LeakSanitizer does not say which
+ * thread allocated) and at_exit is TRUE; an error's tid is Valgrind's
+ * number for the runtime's thread T<n>, n + 1.
  * A log of the runtime with no report in it (only its "==PID==WARNING:"
  * lines) is no leak: no records, n_reports 0. A report cut short is no
  * error either: @facts says it (complete).
