@@ -663,20 +663,25 @@ END_TEST
  * one Ruby made (r_uaf_tail) by its free stack. */
 START_TEST(test_asan_errors_kept_as_valgrinds)
 {
-    static const char *const errors[] = { "r_uaf_two_lines", "r_uaf_tail", "r_overflow",
-                                          "r_double_free" };
+    static const char *const errors[][2] = {
+        { "r_uaf_two_lines", "r_uaf_two_lines" }, { "r_uaf_tail", "r_uaf_tail" },
+        { "r_overflow", "r_overflow" }, { "r_double_free", "r_double_free" },
+        /* on Debian's stripped 3.1: Ruby's frames unnamed, the free stack the extension's */
+        { "r_uaf_tail-ruby31", "r_uaf_tail" },
+    };
     g_autoptr(GlRules) rules = gl_rules_new();
     ck_assert(gl_rules_add_target(rules, "probe", NULL));
     g_autoptr(GlClassifier) classifier = gl_classifier_new(rules);
     for (guint i = 0; i < G_N_ELEMENTS(errors); i++) {
-        g_autofree char *relative = g_strdup_printf("asan/%s.asan", errors[i]);
+        g_autofree char *relative = g_strdup_printf("asan/%s.asan", errors[i][0]);
         GlSanitizerFacts facts;
         g_autoptr(GPtrArray) records = read_fixture(relative, &facts);
         GlRecord *record = g_ptr_array_index(records, 0);
         ck_assert_int_eq(gl_classifier_classify(classifier, record, NULL), GL_VERDICT_KEEP);
         const GlFrame *first = gl_record_first_target_frame(record);
         ck_assert_ptr_nonnull(first);
-        ck_assert_str_eq(first->fn, errors[i]);
+        ck_assert_str_eq(first->fn, errors[i][1]);
+        ck_assert(!record->uncertain);
     }
 }
 END_TEST
