@@ -78,5 +78,6 @@ Suite *gl_formats_suite(void);
 Suite *gl_hostile_suite(void);
 Suite *gl_attribute_suite(void);
 Suite *gl_commands_suite(void);
+Suite *gl_sanitizer_reader_suite(void);
 
 #endif
