@@ -1372,6 +1372,10 @@ static char *readme_block(const char *name)
     return g_strndup(start, (gsize) (end - start));
 }
 
+/* A line of a Ruby backtrace in gemleak's library (rake/lib/gemleak.rb,
+ * rake/lib/gemleak/rake.rb, ...). */
+#define GEMLEAK_LIBRARY_FRAME "/gemleak(/\\w+)?\\.rb:\\d+:in "
+
 static void forget(Result *result, char *dir)
 {
     result_discard(result);
@@ -1388,6 +1392,9 @@ START_TEST(test_rake_test_task_fails_on_a_leak)
     gl_assert_line(r.err, "^ \\*tally_count \\(tally\\.c:\\d+\\)$");
     gl_assert_line(r.err, "^GemLeak::Error: gemleak: 1 finding \\(leaks or memory errors\\) in the "
                           "extension; the report is above$");
+    /* a failing gate is a message and a status, as a failing `rake test`
+     * is: no backtrace into gemleak's library */
+    gl_assert_no_line(r.err, GEMLEAK_LIBRARY_FRAME);
     forget(&r, dir);
 }
 END_TEST
@@ -1417,6 +1424,7 @@ START_TEST(test_rake_failing_assertion_still_fails)
     gl_assert_line(r.out, "1 runs, 1 assertions, 1 failures");
     gl_assert_line(r.err, "^GemLeak::Error: test suite failed \\(status 1\\); gemleak found no leaks$");
     gl_assert_no_line(r.err, "^ \\*");
+    gl_assert_no_line(r.err, GEMLEAK_LIBRARY_FRAME);
     forget(&r, dir);
 }
 END_TEST
@@ -1519,6 +1527,7 @@ START_TEST(test_rspec_task)
     ck_assert_int_ne(failing.status, 0);
     gl_assert_line(failing.out, "1 example, 1 failure");
     gl_assert_line(failing.err, "^GemLeak::Error: spec suite failed \\(status 1\\); gemleak found no leaks$");
+    gl_assert_no_line(failing.err, GEMLEAK_LIBRARY_FRAME);
     forget(&failing, dir);
 }
 END_TEST
