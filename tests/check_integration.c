@@ -2057,8 +2057,11 @@ END_TEST
 /* The gem route from a fresh clone, as a user without privileges: the
  * README's commands build and install the gem into a private GEM_HOME; a
  * small gem whose Rakefile is the README's snippet fails on a planted leak
- * and passes without it, with no gemleak on PATH and no GEMLEAK; Bundler
- * builds it from the README's Gemfile line; make install PREFIX=$HOME/.local
+ * and passes without it, with no gemleak on PATH and no GEMLEAK;
+ * $GEM_HOME/bin/gemleak runs --version, filter and run; Bundler, with the
+ * README's commands (its own path, no GEM_HOME), builds it from the
+ * README's Gemfile line (git:, a file:// clone) and `bundle exec gemleak`
+ * runs, also with path: after make; make install PREFIX=$HOME/.local
  * gives a binary and a Ruby library that work (tests/gem_from_clone.sh).
  * Run as root (CI), the steps run as TEST_USER, made when missing. */
 START_TEST(test_gem_from_a_fresh_clone)
@@ -2077,9 +2080,10 @@ START_TEST(test_gem_from_a_fresh_clone)
 
     g_autofree char *install = readme_block("gem-install");
     g_autofree char *gemfile = readme_block("gemfile-line");
+    g_autofree char *bundle = readme_block("bundle-install");
     g_autofree char *snippet = readme_block("rakefile-snippet");
-    const char *names[] = { "install.sh", "Gemfile.line", "Rakefile.snippet" };
-    const char *blocks[] = { install, gemfile, snippet };
+    const char *names[] = { "install.sh", "Gemfile.line", "bundle.sh", "Rakefile.snippet" };
+    const char *blocks[] = { install, gemfile, bundle, snippet };
     for (guint i = 0; i < G_N_ELEMENTS(names); i++) {
         g_autofree char *path = g_build_filename(work, names[i], NULL);
         gl_test_write(path, blocks[i], -1);
