@@ -2732,6 +2732,31 @@ START_TEST(test_command_that_checks_nothing_never_passes)
 }
 END_TEST
 
+/* A command that fails before any Ruby starts (a compiler's error, a
+ * missing gem's "command not found") is a failing command, exit status 4,
+ * as when the tests fail: not Valgrind or gemleak trouble (3). That
+ * nothing was checked is still said. */
+START_TEST(test_command_that_fails_before_ruby_starts)
+{
+    g_autofree char *dir = leaky_project();
+    const char *failing = "echo 'make: *** [compile] Error 1' >&2; exit 2";
+    for (guint with_object = 0; with_object < 2; with_object++) {
+        const char *plain[] = { gemleak_binary, "run", "--", "sh", "-c", failing, NULL };
+        const char *object[] = { gemleak_binary, "run", "-O", "leaky", "--", "sh", "-c", failing, NULL };
+        const char *const *argv = with_object ? object : plain;
+        Result r = { 0 };
+        run_command(&r, dir, NULL, argv);
+        ck_assert_msg(r.status == 4, "%s: status %d\n%s", with_object ? "-O" : "", r.status, r.err);
+        gl_assert_line(r.err, "^gemleak: exit status 4: the command failed \\(exit status 2\\); "
+                              "nothing was checked$");
+        gl_assert_line(r.err, "^gemleak: INCOMPLETE: nothing was checked");
+        gl_assert_no_line(r.err, "^gemleak: pass");
+        result_discard(&r);
+    }
+    gl_remove_tree(dir);
+}
+END_TEST
+
 /* A CI shard whose launcher forked a process that loaded the extension
  * outside Valgrind: its JSON report, merged, keeps the merge from passing,
  * and says why. */
@@ -3344,6 +3369,7 @@ int main(int argc, char **argv)
     tcase_add_test(checked, test_ruby_below_build_tools_is_checked);
     tcase_add_test(checked, test_ruby_with_its_own_environment_is_checked);
     tcase_add_test(checked, test_command_that_checks_nothing_never_passes);
+    tcase_add_test(checked, test_command_that_fails_before_ruby_starts);
 
     TCase *minitest = cases[MINITEST];
     tcase_add_test(minitest, test_rake_test_task_fails_on_a_leak);
