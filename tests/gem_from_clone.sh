@@ -73,10 +73,11 @@ grep -q '^gemleak: pass: no findings$' "$work/rake.out" || fail "no pass line"
 grep -q 'warning' "$work/rake.out" && fail "a warning"
 
 # Bundler with a path of its own sees none of the system's gems, and this
-# test has no network: .gem files made from the installed rake and minitest
-# stand in for rubygems.org, in the project's vendor/cache, where bundle
-# install looks first.
-for name in rake minitest; do
+# test has no network: .gem files made from the installed rake, minitest
+# and test-unit (the small gem has tests of both) stand in for
+# rubygems.org, in the project's vendor/cache, where bundle install looks
+# first.
+for name in rake minitest test-unit power_assert; do
     (mkdir -p "$work/gem-$name" && cd "$work/gem-$name" && ruby -rrubygems/package -rfileutils -e '
         spec = Gem::Specification.find_by_name(ARGV[0])
         FileUtils.cp_r("#{spec.gem_dir}/.", ".")
@@ -95,7 +96,7 @@ step "Bundler, git: the README's Gemfile line and commands, without GEM_HOME"
 bundle_in "$work/bundled"
 # the README's line, with a file:// clone for the repository's URL
 sed "s|\"https://[^\"]*\"|\"file://$clone\"|" "$work/Gemfile.line" >"$work/bundled/Gemfile"
-printf 'gem "rake"\ngem "minitest"\n' >>"$work/bundled/Gemfile"
+printf 'gem "rake"\ngem "minitest"\ngem "test-unit"\n' >>"$work/bundled/Gemfile"
 (cd "$work/bundled" && env -u GEM_HOME sh -eux "$work/bundle.sh") >"$work/bundle.out" 2>&1 ||
     { cat "$work/bundle.out"; fail "the README's bundle commands"; }
 cat "$work/bundle.out"
