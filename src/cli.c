@@ -280,7 +280,8 @@ static const char run_exit_statuses[] =
     "     written, XML cut short, an extension loaded outside Valgrind, a\n"
     "     report not written), and nothing failed the gate\n"
     "  4  the command failed (a non-zero status, or killed by a signal), and\n"
-    "     nothing failed the gate\n"
+    "     nothing failed the gate; also when it failed before any Ruby it ran\n"
+    "     was checked (a build step that failed, say)\n"
     "  5  findings fail the gate, and the command failed too\n"
     "The text report's last line says which, and how the command ended.\n";
 
@@ -695,6 +696,7 @@ static GlSinks *plan_sinks(const Options *options, const char *const *inputs,
 typedef struct {
     gboolean gate_failed;
     gboolean problems;
+    gboolean checked_nothing_only; /* the one problem: no process under Valgrind loaded a target */
     const char *trouble; /* what the problems come to, for run's last line */
     int status;          /* the exit status it makes */
 } Outcome;
@@ -711,13 +713,16 @@ static int filter_status(const Outcome *outcome)
 /* run's exit status says, alone, which of the gate and the command failed
  * (minitest, rspec and rake exit 1 on a failing test, as a leak did):
  * findings that fail the gate, with (5) or without (1) a failing command;
- * else Valgrind or gemleak trouble (3); else a failing command (4). */
+ * else Valgrind or gemleak trouble (3); else a failing command (4). A
+ * command that failed before any Ruby was checked (a compiler's error, a
+ * missing gem) failed: that nothing was checked follows from it, and is
+ * no trouble of Valgrind's or gemleak's. */
 static int run_status(const Outcome *outcome, const GlRunResult *run)
 {
     gboolean command_failed = run->status != 0;
     if (outcome->gate_failed)
         return command_failed ? GL_EXIT_FINDINGS_AND_COMMAND_FAILED : GL_EXIT_FINDINGS;
-    if (outcome->problems)
+    if (outcome->problems && !(command_failed && outcome->checked_nothing_only))
         return GL_EXIT_ERROR;
     return command_failed ? GL_EXIT_COMMAND_FAILED : GL_EXIT_CLEAN;
 }
@@ -746,6 +751,8 @@ static char *run_exit_line(int status, const GlRunResult *run, const Outcome *ou
         return g_strdup_printf("gemleak: exit status 3: %s (see gemleak's messages); nothing "
                                "fails the gate, and %s", outcome->trouble, command);
     case GL_EXIT_COMMAND_FAILED:
+        if (outcome->checked_nothing_only)
+            return g_strdup_printf("gemleak: exit status 4: %s; nothing was checked", command);
         return g_strdup_printf("gemleak: exit status 4: %s; nothing fails the gate", command);
     case GL_EXIT_FINDINGS_AND_COMMAND_FAILED:
         return g_strdup_printf("gemleak: exit status 5: findings fail the gate, and %s", command);
@@ -828,6 +835,7 @@ static gboolean analyze_and_report(const Options *options, Plan *plan, const cha
     }
     outcome->gate_failed = gate_result.failed;
     outcome->problems = analysis->problems->len > 0;
+    outcome->checked_nothing_only = checked_nothing && analysis->problems->len == 1;
     outcome->status = run != NULL ? run_status(outcome, run) : filter_status(outcome);
     outcome->trouble = checked_nothing ? "nothing was checked"
                        : coverage->unchecked->len > 0 ? "a process loaded an extension outside "

@@ -1372,6 +1372,10 @@ static char *readme_block(const char *name)
     return g_strndup(start, (gsize) (end - start));
 }
 
+/* A line of a Ruby backtrace in gemleak's library (rake/lib/gemleak.rb,
+ * rake/lib/gemleak/rake.rb, ...). */
+#define GEMLEAK_LIBRARY_FRAME "/gemleak(/\\w+)?\\.rb:\\d+:in "
+
 static void forget(Result *result, char *dir)
 {
     result_discard(result);
@@ -1388,6 +1392,9 @@ START_TEST(test_rake_test_task_fails_on_a_leak)
     gl_assert_line(r.err, "^ \\*tally_count \\(tally\\.c:\\d+\\)$");
     gl_assert_line(r.err, "^GemLeak::Error: gemleak: 1 finding \\(leaks or memory errors\\) in the "
                           "extension; the report is above$");
+    /* a failing gate is a message and a status, as a failing `rake test`
+     * is: no backtrace into gemleak's library */
+    gl_assert_no_line(r.err, GEMLEAK_LIBRARY_FRAME);
     forget(&r, dir);
 }
 END_TEST
@@ -1417,6 +1424,7 @@ START_TEST(test_rake_failing_assertion_still_fails)
     gl_assert_line(r.out, "1 runs, 1 assertions, 1 failures");
     gl_assert_line(r.err, "^GemLeak::Error: test suite failed \\(status 1\\); gemleak found no leaks$");
     gl_assert_no_line(r.err, "^ \\*");
+    gl_assert_no_line(r.err, GEMLEAK_LIBRARY_FRAME);
     forget(&r, dir);
 }
 END_TEST
@@ -1519,6 +1527,7 @@ START_TEST(test_rspec_task)
     ck_assert_int_ne(failing.status, 0);
     gl_assert_line(failing.out, "1 example, 1 failure");
     gl_assert_line(failing.err, "^GemLeak::Error: spec suite failed \\(status 1\\); gemleak found no leaks$");
+    gl_assert_no_line(failing.err, GEMLEAK_LIBRARY_FRAME);
     forget(&failing, dir);
 }
 END_TEST
@@ -2048,8 +2057,11 @@ END_TEST
 /* The gem route from a fresh clone, as a user without privileges: the
  * README's commands build and install the gem into a private GEM_HOME; a
  * small gem whose Rakefile is the README's snippet fails on a planted leak
- * and passes without it, with no gemleak on PATH and no GEMLEAK; Bundler
- * builds it from the README's Gemfile line; make install PREFIX=$HOME/.local
+ * and passes without it, with no gemleak on PATH and no GEMLEAK;
+ * $GEM_HOME/bin/gemleak runs --version, filter and run; Bundler, with the
+ * README's commands (its own path, no GEM_HOME), builds it from the
+ * README's Gemfile line (git:, a file:// clone) and `bundle exec gemleak`
+ * runs, also with path: after make; make install PREFIX=$HOME/.local
  * gives a binary and a Ruby library that work (tests/gem_from_clone.sh).
  * Run as root (CI), the steps run as TEST_USER, made when missing. */
 START_TEST(test_gem_from_a_fresh_clone)
@@ -2068,9 +2080,10 @@ START_TEST(test_gem_from_a_fresh_clone)
 
     g_autofree char *install = readme_block("gem-install");
     g_autofree char *gemfile = readme_block("gemfile-line");
+    g_autofree char *bundle = readme_block("bundle-install");
     g_autofree char *snippet = readme_block("rakefile-snippet");
-    const char *names[] = { "install.sh", "Gemfile.line", "Rakefile.snippet" };
-    const char *blocks[] = { install, gemfile, snippet };
+    const char *names[] = { "install.sh", "Gemfile.line", "bundle.sh", "Rakefile.snippet" };
+    const char *blocks[] = { install, gemfile, bundle, snippet };
     for (guint i = 0; i < G_N_ELEMENTS(names); i++) {
         g_autofree char *path = g_build_filename(work, names[i], NULL);
         gl_test_write(path, blocks[i], -1);
@@ -2719,6 +2732,31 @@ START_TEST(test_command_that_checks_nothing_never_passes)
 }
 END_TEST
 
+/* A command that fails before any Ruby starts (a compiler's error, a
+ * missing gem's "command not found") is a failing command, exit status 4,
+ * as when the tests fail: not Valgrind or gemleak trouble (3). That
+ * nothing was checked is still said. */
+START_TEST(test_command_that_fails_before_ruby_starts)
+{
+    g_autofree char *dir = leaky_project();
+    const char *failing = "echo 'make: *** [compile] Error 1' >&2; exit 2";
+    for (guint with_object = 0; with_object < 2; with_object++) {
+        const char *plain[] = { gemleak_binary, "run", "--", "sh", "-c", failing, NULL };
+        const char *object[] = { gemleak_binary, "run", "-O", "leaky", "--", "sh", "-c", failing, NULL };
+        const char *const *argv = with_object ? object : plain;
+        Result r = { 0 };
+        run_command(&r, dir, NULL, argv);
+        ck_assert_msg(r.status == 4, "%s: status %d\n%s", with_object ? "-O" : "", r.status, r.err);
+        gl_assert_line(r.err, "^gemleak: exit status 4: the command failed \\(exit status 2\\); "
+                              "nothing was checked$");
+        gl_assert_line(r.err, "^gemleak: INCOMPLETE: nothing was checked");
+        gl_assert_no_line(r.err, "^gemleak: pass");
+        result_discard(&r);
+    }
+    gl_remove_tree(dir);
+}
+END_TEST
+
 /* A CI shard whose launcher forked a process that loaded the extension
  * outside Valgrind: its JSON report, merged, keeps the merge from passing,
  * and says why. */
@@ -3331,6 +3369,7 @@ int main(int argc, char **argv)
     tcase_add_test(checked, test_ruby_below_build_tools_is_checked);
     tcase_add_test(checked, test_ruby_with_its_own_environment_is_checked);
     tcase_add_test(checked, test_command_that_checks_nothing_never_passes);
+    tcase_add_test(checked, test_command_that_fails_before_ruby_starts);
 
     TCase *minitest = cases[MINITEST];
     tcase_add_test(minitest, test_rake_test_task_fails_on_a_leak);
