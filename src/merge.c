@@ -1,5 +1,6 @@
 /* Findings: kept records merged by identity (see merge.h). */
 #include "gemleak/merge.h"
+#include "gemleak/source.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -390,20 +391,40 @@ guint gl_findings_count(const GlFindings *findings)
 
 /* ---- fingerprints --------------------------------------------------------------- */
 
+/* A fingerprint's frames are the extension's own: Ruby's between them and
+ * around them are named on a Ruby with symbols and not on a stripped one,
+ * and change with every Ruby version (ruby_xmalloc's way to malloc went
+ * from one function to four between 3.1 and 3.4); so do the frames a
+ * header inlined into the extension (ruby.h's inline functions, glibc's
+ * _FORTIFY_SOURCE wrappers, which Debian's flags add). */
+static gboolean frame_identifies(const GlFrame *frame)
+{
+    return frame->in_target && frame->fn != NULL && !gl_frame_from_a_header(frame);
+}
+
+/* Returns: TRUE if @stack has a frame that identifies a finding. */
+static gboolean stack_identifies(const GlStack *stack)
+{
+    for (guint i = 0; i < stack->n_frames; i++)
+        if (frame_identifies(&stack->frames[i]))
+            return TRUE;
+    return FALSE;
+}
+
 static void hash_stack(GChecksum *sum, const GlStack *stack)
 {
-    guint n = gl_stack_relevant_frames(stack);
     const char *last = NULL;
-    for (guint i = 0; i < n; i++) {
+    for (guint i = 0; i < stack->n_frames; i++) {
         const GlFrame *frame = &stack->frames[i];
-        if (frame->fn == NULL)
+        if (!frame_identifies(frame))
             continue;
-        if (last != NULL && strcmp(last, frame->fn) == 0 && !frame->in_target)
+        /* a recursion's depth is no part of a leak */
+        if (last != NULL && strcmp(last, frame->fn) == 0)
             continue;
         last = frame->fn;
         g_checksum_update(sum, (const guchar *) "\n", 1);
         g_checksum_update(sum, (const guchar *) frame->fn, -1);
-        if (frame->in_target && frame->obj != NULL) {
+        if (frame->obj != NULL) {
             g_checksum_update(sum, (const guchar *) "@", 1);
             g_checksum_update(sum, (const guchar *) base_name(frame->obj), -1);
         }
@@ -417,20 +438,26 @@ static gboolean identity_includes_primary(const GlFinding *finding)
     return !finding->freed_block;
 }
 
-/* The kind and the functions of the finding's stacks up to their last
- * target frame, then @rank: which site of those functions it is, in line
- * order. Lines themselves stay out, so that a pure shift keeps it; nothing
- * but the XML goes in, so that every machine computes the same. */
+/* The kind and the extension's functions in the finding's stacks, then
+ * @rank: which site of those functions it is, in line order. Lines stay
+ * out, so that a pure shift keeps it; Ruby's frames stay out, so that
+ * another Ruby keeps it; nothing but the XML goes in, so that every
+ * machine computes the same. A freed block that Ruby allocated and freed
+ * is told by the extension's access to it. */
 static char *fingerprint(const GlFinding *finding, guint rank)
 {
     g_autoptr(GChecksum) sum = g_checksum_new(G_CHECKSUM_SHA256);
     const GlRecord *record = finding->record;
-    if (identity_includes_primary(finding)) {
+    gboolean primary = TRUE;
+    if (!identity_includes_primary(finding))
+        for (guint i = 0; i < record->aux->len && primary; i++)
+            primary = !stack_identifies(&g_array_index(record->aux, GlAux, i).stack);
+    if (identity_includes_primary(finding))
         g_checksum_update(sum, (const guchar *) record->kind, -1);
-        hash_stack(sum, &record->stack);
-    } else {
+    else
         g_checksum_update(sum, (const guchar *) "freed block", -1);
-    }
+    if (primary)
+        hash_stack(sum, &record->stack);
     for (guint i = 0; i < record->aux->len; i++) {
         g_checksum_update(sum, (const guchar *) "\n--", 3);
         hash_stack(sum, &g_array_index(record->aux, GlAux, i).stack);

@@ -151,11 +151,7 @@ char *gl_finding_uncertainty(const GlFinding *finding)
  * of ruby.h): a place the extension's maintainer does not edit. */
 static gboolean from_a_header(const GlFrame *frame)
 {
-    g_autofree char *path = gl_frame_path(frame);
-    return path != NULL &&
-           (g_str_has_prefix(path, "/usr/include/") || g_str_has_prefix(path, "/usr/local/include/") ||
-            g_str_has_prefix(path, "/usr/lib/gcc/") || strstr(path, "/include/c++/") != NULL ||
-            strstr(path, "/include/ruby-") != NULL || strstr(path, "/include/ruby/") != NULL);
+    return gl_frame_from_a_header(frame);
 }
 
 /* The first target frame of @stack, by preference: in the extension's own

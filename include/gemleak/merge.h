@@ -48,7 +48,8 @@ typedef struct {
     guint64 total_blocks;
     guint64 direct_bytes;  /* of total_bytes, those of the blocks lost themselves */
     gboolean certain;      /* not every occurrence was uncertain (classify.h) */
-    char *fingerprint;     /* stable across runs: no pids, addresses or line numbers */
+    char *fingerprint;     /* stable across runs and Rubies: the extension's functions,
+                            * no pids, addresses, line numbers or Ruby's frames */
     guint64 order;         /* where the first occurrence was read: the last tie-break */
     /* --per-test: the tests during which it was lost (a leak) or happened
      * (an error), first seen first, at most GL_FINDING_MAX_TESTS; empty
