@@ -678,7 +678,7 @@ static GlSinks *plan_sinks(const Options *options, const char *const *inputs,
                      g_strdup_printf("--suppressions-out %s", options->suppressions_out),
                      options->suppressions_out, "never", FALSE);
     if (options->write_baseline != NULL)
-        gl_sinks_add(sinks, &gl_report_json,
+        gl_sinks_add(sinks, &gl_report_baseline,
                      g_strdup_printf("--write-baseline %s", options->write_baseline),
                      options->write_baseline, "never", TRUE);
     const GlSinkReads reads = {
@@ -784,6 +784,11 @@ static gboolean analyze_and_report(const Options *options, Plan *plan, const cha
                 "above): no finding names a test\n");
     if (!have_lists && options->objects != NULL && analysis->summary.files > 0)
         warn_unseen_targets(rules, analysis, err);
+    if (baseline != NULL && gl_baseline_is_legacy(baseline))
+        g_ptr_array_add(analysis->notes, g_strdup_printf(
+            "--baseline %s was written by an older gemleak: its findings are matched as it "
+            "fingerprinted them, which another Ruby changes; write it again with "
+            "--write-baseline", options->baseline));
     guint known = 0;
     g_autoptr(GPtrArray) reported = baseline != NULL
         ? gl_baseline_filter(baseline, analysis->findings, &known)
