@@ -117,7 +117,7 @@ static void add_location(SarifState *state, const GlFrame *frame)
         json_builder_end_array(builder);
     }
     GString *description = g_string_new(NULL);
-    gl_frame_describe(frame, description);
+    gl_frame_describe(frame, state->context->project_root, description);
     add_message(builder, "message", description->str);
     g_string_free(description, TRUE);
     json_builder_end_object(builder);
@@ -190,7 +190,7 @@ static void sarif_finding(gpointer data, const GlFinding *finding, guint index)
     (void) index;
     const char *root = state->context->project_root;
     g_autofree char *message = gl_finding_message(finding);
-    g_autofree char *title = gl_finding_title(finding);
+    g_autofree char *title = gl_finding_title(finding, root);
     g_autofree char *tests = gl_finding_tests_line(finding, root);
     g_autofree char *text = tests != NULL ? g_strdup_printf("%s: %s; %s", title, message, tests)
                                           : g_strdup_printf("%s: %s", title, message);

@@ -734,6 +734,49 @@ START_TEST(test_old_baselines_keep_reading)
 }
 END_TEST
 
+/* Issue 20: the text report names a source file as JSON, SARIF and GitHub
+ * do, relative to the project root (a path a terminal or an editor opens),
+ * and so do JUnit's test names and bodies; one outside the root stays as
+ * Valgrind named it. */
+START_TEST(test_every_format_names_the_same_path)
+{
+    g_autofree char *leak = gl_test_fixture("xml/leak.xml");
+    g_autofree char *dir = gl_test_tmpdir();
+    /* the fixtures were captured there; --project-root must exist */
+    ck_assert_int_eq(g_mkdir_with_parents("/tmp/gemleak-fixtures/leaky", 0755), 0);
+    g_autofree char *junit = g_build_filename(dir, "r.xml", NULL);
+    g_autofree char *json = g_build_filename(dir, "r.json", NULL);
+    g_autofree char *sarif = g_build_filename(dir, "r.sarif", NULL);
+    g_autofree char *github = g_build_filename(dir, "r.github", NULL);
+    g_autofree char *junit_to = g_strconcat("junit:", junit, NULL);
+    g_autofree char *json_to = g_strconcat("json:", json, NULL);
+    g_autofree char *sarif_to = g_strconcat("sarif:", sarif, NULL);
+    g_autofree char *github_to = g_strconcat("github:", github, NULL);
+    RUN(run, "filter", "-O", "leaky", "--project-root", "/tmp/gemleak-fixtures", "--format", "text",
+        "--format", junit_to, "--format", json_to, "--format", sarif_to, "--format", github_to,
+        leak);
+    ck_assert_int_eq(run.status, 1);
+    gl_assert_line(run.out, "^ \\*leaky_leak \\(leaky/leaky\\.c:\\d+\\)$");
+    gl_assert_no_line(run.out, "\\(leaky\\.c:");
+    g_autofree char *junit_text = gl_test_read(junit, NULL);
+    gl_assert_line(junit_text, "name=\"definite leak in leaky_alloc \\(leaky/leaky\\.c:15\\) via "
+                               "leaky_leak \\(leaky/leaky\\.c:\\d+\\)\"");
+    gl_assert_line(junit_text, "^ \\*leaky_leak \\(leaky/leaky\\.c:\\d+\\)$");
+    ck_assert_msg(strstr(junit_text, "(leaky.c:") == NULL, "%.2000s", junit_text);
+    g_autofree char *json_text = gl_test_read(json, NULL);
+    gl_assert_line(json_text, "\"file\" : \"leaky/leaky\\.c\"");
+    g_autofree char *sarif_text = gl_test_read(sarif, NULL);
+    gl_assert_line(sarif_text, "\"uri\" : \"leaky/leaky\\.c\"");
+    ck_assert_msg(strstr(sarif_text, "(leaky.c:") == NULL, "%.2000s", sarif_text);
+    g_autofree char *github_text = gl_test_read(github, NULL);
+    gl_assert_line(github_text, "^::error file=leaky/leaky\\.c,line=15,title=gemleak%3A definite "
+                                "leak in leaky_alloc \\(leaky/leaky\\.c%3A15\\)");
+    ck_assert_msg(strstr(github_text, "(leaky.c:") == NULL, "%.2000s", github_text);
+    gl_test_run_clear(&run);
+    gl_remove_tree(dir);
+}
+END_TEST
+
 START_TEST(test_suppressions_out_and_project_root)
 {
     g_autofree char *leak = gl_test_fixture("xml/leak.xml");
@@ -1821,6 +1864,7 @@ Suite *gl_cli_suite(void)
     tcase_add_test(tc, test_baseline_adoption);
     tcase_add_test(tc, test_baseline_holds_what_identifies_a_finding);
     tcase_add_test(tc, test_old_baselines_keep_reading);
+    tcase_add_test(tc, test_every_format_names_the_same_path);
     tcase_add_test(tc, test_suppressions_out_and_project_root);
     tcase_add_test(tc, test_option_files_are_bounded);
     tcase_add_test(tc, test_jobs_bounds);
