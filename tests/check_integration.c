@@ -1898,6 +1898,10 @@ START_TEST(test_rake_compiler_paths_and_baselines)
     gl_assert_line(first, "^      \"location\" : \"ext/tally/tally\\.c:13\",$");
     gl_assert_line(first, "^        \"copy_text\",$");
     ck_assert_uint_lt(n_first, 600);
+    /* the README shows this very file */
+    g_autofree char *shown = readme_block("baseline-example");
+    ck_assert_msg(strcmp(shown, first) == 0, "the README shows:\n%s\nthe run wrote:\n%s", shown,
+                  first);
     result_clear(&again);
     gl_remove_tree(parent);
     g_free(dir);
