@@ -2348,10 +2348,11 @@ START_TEST(test_demo_finds_the_example_leak)
     run_command(&r, NULL, env, argv);
     ck_assert_msg(r.status == 0, "status %d\n%s\n%s", r.status, r.out, r.err);
     gl_assert_line(r.out, "^   The leak: 17 bytes in 1 block is definitely lost$");
-    gl_assert_line(r.out, "^   in copy_text \\(tally\\.c:13\\)$");
+    /* the source as every report names it: relative to the project root */
+    gl_assert_line(r.out, "^   in copy_text \\(ext/tally/tally\\.c:13\\)$");
     gl_assert_line(r.out, "^   \\d+ never entered tally\\.so \\(Ruby at exit\\)$");
     gl_assert_line(r.out, "^== As expected: exit status 1, one genuine leak\\.");
-    gl_assert_line(r.err, "^ \\*copy_text \\(tally\\.c:13\\)$");
+    gl_assert_line(r.err, "^ \\*copy_text \\(ext/tally/tally\\.c:13\\)$");
     result_discard(&r);
     gl_remove_tree(tmp);
 }
