@@ -11,7 +11,9 @@
 
 /* The base that relative locations are relative to. */
 #define ROOT_ID "PROJECTROOT"
-#define FINGERPRINT_KEY "gemleakFingerprint/v1"
+/* v2: the extension's frames only (issue 20); another key, so that code
+ * scanning does not take the new values for the old ones' alerts moving */
+#define FINGERPRINT_KEY "gemleakFingerprint/v2"
 
 typedef struct {
     const GlReportContext *context;
