@@ -1,9 +1,12 @@
-/* Baselines read from earlier JSON reports. */
+/* Baselines: written with what identifies each finding, read back from
+ * them or from any JSON report. */
 #include "gemleak/baseline.h"
 #include "gemleak/errors.h"
 #include "gemleak/json_input.h"
 #include "gemleak/merge.h"
 #include "gemleak/sys.h"
+
+#include <string.h>
 
 #include <json-glib/json-glib.h>
 
@@ -16,6 +19,8 @@
 
 struct GlBaseline {
     GHashTable *fingerprints;  /* char* set */
+    gboolean legacy;           /* fingerprinted before GL_FINGERPRINT_VERSION: match
+                                * GlFinding's legacy_fingerprint */
 };
 
 GlBaseline *gl_baseline_load_from_data(const char *data, gsize length, const char *name,
@@ -42,7 +47,19 @@ GlBaseline *gl_baseline_load_from_data(const char *data, gsize length, const cha
                     "with --write-baseline FILE", name);
         return NULL;
     }
+    /* Written before fingerprints had a version: by gemleak 0.1, whose
+     * fingerprints held Ruby's frames too. */
+    JsonNode *version = json_object_get_member(object, "fingerprint_version");
+    gboolean legacy = version == NULL;
+    if (version != NULL && (json_node_get_value_type(version) != G_TYPE_INT64 ||
+                            json_node_get_int(version) != GL_FINGERPRINT_VERSION)) {
+        g_set_error(error, GL_ERROR, GL_ERROR_IO,
+                    "--baseline %s: fingerprints of another kind than this gemleak's (version "
+                    "%d); a newer gemleak wrote it?", name, GL_FINGERPRINT_VERSION);
+        return NULL;
+    }
     GlBaseline *baseline = g_new0(GlBaseline, 1);
+    baseline->legacy = legacy;
     baseline->fingerprints = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
     JsonArray *array = json_node_get_array(findings);
     for (guint i = 0; i < json_array_get_length(array); i++) {
@@ -82,6 +99,11 @@ gboolean gl_baseline_knows(const GlBaseline *baseline, const char *fingerprint)
     return g_hash_table_contains(baseline->fingerprints, fingerprint);
 }
 
+gboolean gl_baseline_is_legacy(const GlBaseline *baseline)
+{
+    return baseline->legacy;
+}
+
 guint gl_baseline_size(const GlBaseline *baseline)
 {
     return g_hash_table_size(baseline->fingerprints);
@@ -93,10 +115,116 @@ GPtrArray *gl_baseline_filter(const GlBaseline *baseline, const GPtrArray *findi
     *known = 0;
     for (guint i = 0; i < findings->len; i++) {
         GlFinding *finding = g_ptr_array_index(findings, i);
-        if (gl_baseline_knows(baseline, finding->fingerprint))
+        const char *print = baseline->legacy ? finding->legacy_fingerprint : finding->fingerprint;
+        if (print != NULL && gl_baseline_knows(baseline, print))
             (*known)++;
         else
             g_ptr_array_add(fresh, finding);
     }
     return fresh;
 }
+
+/* ---- --write-baseline ---------------------------------------------------- */
+
+typedef struct {
+    char *fingerprint;
+    JsonNode *node;
+} Entry;
+
+static void entry_free(gpointer data)
+{
+    Entry *entry = data;
+    g_free(entry->fingerprint);
+    if (entry->node != NULL)
+        json_node_unref(entry->node);
+    g_free(entry);
+}
+
+static gint compare_entries(gconstpointer a, gconstpointer b)
+{
+    return strcmp((*(const Entry *const *) a)->fingerprint, (*(const Entry *const *) b)->fingerprint);
+}
+
+typedef struct {
+    const GlReportContext *context;
+    FILE *out;
+    GPtrArray *entries;  /* Entry* */
+} BaselineState;
+
+static gpointer baseline_begin(const GlReportContext *context, FILE *out)
+{
+    BaselineState *state = g_new0(BaselineState, 1);
+    state->context = context;
+    state->out = out;
+    state->entries = g_ptr_array_new_with_free_func(entry_free);
+    return state;
+}
+
+/* Returns: (transfer full) (nullable): where @finding is, as a repository
+ * holds it: "ext/x/x.c:12" relative to @project_root; the file's name alone
+ * when its source lies elsewhere (another checkout's build), so that no
+ * machine's paths get in; NULL when no frame has a source file. */
+static char *baseline_location(const GlFinding *finding, const char *project_root)
+{
+    const GlFrame *at = gl_finding_location(finding);
+    gboolean under_root = FALSE;
+    g_autofree char *path = at != NULL ? gl_frame_source_path(at, project_root, &under_root) : NULL;
+    if (path == NULL)
+        return NULL;
+    const char *slash = strrchr(path, '/');
+    const char *shown = under_root || slash == NULL ? path : slash + 1;
+    return at->line > 0 ? g_strdup_printf("%s:%u", shown, at->line) : g_strdup(shown);
+}
+
+static void baseline_finding(gpointer data, const GlFinding *finding, guint index)
+{
+    BaselineState *state = data;
+    (void) index;
+    g_autoptr(JsonBuilder) builder = json_builder_new();
+    json_builder_begin_object(builder);
+    gl_json_add_string(builder, "kind", finding->record->kind);
+    gl_json_add_string(builder, "fingerprint", finding->fingerprint);
+    g_autofree char *location = baseline_location(finding, state->context->project_root);
+    gl_json_add_string(builder, "location", location);
+    g_auto(GStrv) functions = gl_finding_functions(finding);
+    json_builder_set_member_name(builder, "functions");
+    json_builder_begin_array(builder);
+    for (char **fn = functions; *fn != NULL; fn++)
+        gl_json_add_string_value(builder, *fn);
+    json_builder_end_array(builder);
+    json_builder_end_object(builder);
+    Entry *entry = g_new0(Entry, 1);
+    entry->fingerprint = g_strdup(finding->fingerprint != NULL ? finding->fingerprint : "");
+    entry->node = json_builder_get_root(builder);
+    g_ptr_array_add(state->entries, entry);
+}
+
+static void baseline_end(gpointer data)
+{
+    BaselineState *state = data;
+    /* In fingerprint order, not by size: the same leaks, the same bytes,
+     * whatever each run lost. */
+    g_ptr_array_sort(state->entries, compare_entries);
+    g_autoptr(JsonBuilder) builder = json_builder_new();
+    json_builder_begin_object(builder);
+    gl_json_add_int(builder, "fingerprint_version", GL_FINGERPRINT_VERSION);
+    json_builder_set_member_name(builder, "findings");
+    json_builder_begin_array(builder);
+    for (guint i = 0; i < state->entries->len; i++) {
+        Entry *entry = g_ptr_array_index(state->entries, i);
+        json_builder_add_value(builder, g_steal_pointer(&entry->node));
+    }
+    json_builder_end_array(builder);
+    json_builder_end_object(builder);
+    gl_json_write(builder, state->out);
+    g_ptr_array_unref(state->entries);
+    g_free(state);
+}
+
+const GlReporter gl_report_baseline = {
+    .name = "baseline",
+    .summary = "what identifies each finding (--write-baseline)",
+    .begin = baseline_begin,
+    .finding = baseline_finding,
+    .end = baseline_end,
+};

@@ -236,8 +236,9 @@ static GOptionGroup *report_group(Options *options)
         { "baseline", 0, 0, G_OPTION_ARG_FILENAME, &options->baseline,
           "Report and fail only on findings not in FILE, an earlier JSON report", "FILE" },
         { "write-baseline", 0, 0, G_OPTION_ARG_FILENAME, &options->write_baseline,
-          "Write every finding to FILE, as a baseline for later runs, and pass; add "
-          "--fail-on definite,errors to fail on them as well", "FILE" },
+          "Write what identifies every finding (kind, fingerprint, location, functions) to "
+          "FILE, a baseline to commit for later runs, and pass; add --fail-on "
+          "definite,errors to fail on them as well", "FILE" },
         { "suppressions-out", 0, 0, G_OPTION_ARG_FILENAME, &options->suppressions_out,
           "Write a Valgrind suppression for each finding to FILE (--format supp:FILE)", "FILE" },
         { "frames", 0, 0, G_OPTION_ARG_STRING, &options->frames,
@@ -679,7 +680,7 @@ static GlSinks *plan_sinks(const Options *options, const char *const *inputs,
                      g_strdup_printf("--suppressions-out %s", options->suppressions_out),
                      options->suppressions_out, "never", FALSE);
     if (options->write_baseline != NULL)
-        gl_sinks_add(sinks, &gl_report_json,
+        gl_sinks_add(sinks, &gl_report_baseline,
                      g_strdup_printf("--write-baseline %s", options->write_baseline),
                      options->write_baseline, "never", TRUE);
     const GlSinkReads reads = {
@@ -791,6 +792,11 @@ static gboolean analyze_and_report(const Options *options, Plan *plan, const cha
                 "above): no finding names a test\n");
     if (!have_lists && options->objects != NULL && analysis->summary.files > 0)
         warn_unseen_targets(rules, analysis, err);
+    if (baseline != NULL && gl_baseline_is_legacy(baseline))
+        g_ptr_array_add(analysis->notes, g_strdup_printf(
+            "--baseline %s was written by an older gemleak: its findings are matched as it "
+            "fingerprinted them, which another Ruby changes; write it again with "
+            "--write-baseline", options->baseline));
     guint known = 0;
     g_autoptr(GPtrArray) reported = baseline != NULL
         ? gl_baseline_filter(baseline, analysis->findings, &known)

@@ -1809,6 +1809,114 @@ START_TEST(test_rake_write_baseline)
 }
 END_TEST
 
+/* The pids of every finding of the JSON report at @path, "," separated. */
+static char *report_pids(const char *path)
+{
+    g_autoptr(JsonParser) parser = json_parser_new();
+    ck_assert_msg(json_parser_load_from_file(parser, path, NULL), "%s", path);
+    JsonArray *findings = json_object_get_array_member(
+        json_node_get_object(json_parser_get_root(parser)), "findings");
+    GString *pids = g_string_new(NULL);
+    for (guint i = 0; i < json_array_get_length(findings); i++) {
+        JsonArray *list = json_object_get_array_member(json_array_get_object_element(findings, i),
+                                                       "pids");
+        for (guint p = 0; p < json_array_get_length(list); p++)
+            g_string_append_printf(pids, "%" G_GINT64_FORMAT ",",
+                                   json_array_get_int_element(list, p));
+    }
+    return g_string_free(pids, FALSE);
+}
+
+/* Issue 20: a rake-compiler build (the extension built in tmp/, its source
+ * in ext/) is named ext/tally/tally.c:13 by every report, text too; and
+ * the baseline the task writes, written again after the checkout moved
+ * (and was built again there, as a CI checkout is), by other processes, is
+ * the same file, with no absolute path and no pid. */
+START_TEST(test_rake_compiler_paths_and_baselines)
+{
+    Result setup = { 0 };
+    char *dir = rake_run(&setup, NULL, ARGS("clean"));
+    ck_assert_msg(setup.status == 0, "rake clean: %s", setup.err);
+    result_clear(&setup);
+    g_autofree char *rake_file = g_build_filename(dir, "rakelib", "baseline.rake", NULL);
+    gl_test_write(rake_file,
+                  "GemLeak.configure do |c|\n"
+                  "  c.write_baseline = \".gemleak-baseline.json\"\n"
+                  "  c.reports = %w[json:r.json sarif:r.sarif junit:r.xml github:r.github]\n"
+                  "end\n", -1);
+    Result r = { 0 };
+    rake_in(&r, dir, gemleak_binary, ARGS("test:valgrind", "TEST=test/count_test.rb"));
+    ck_assert_msg(r.status == 0, "status %d:\n%s", r.status, r.err);
+    gl_assert_line(r.err, "^ \\*copy_text \\(ext/tally/tally\\.c:13\\)$");
+    gl_assert_line(r.err, "^ \\*tally_count \\(ext/tally/tally\\.c:\\d+\\)$");
+    gl_assert_no_line(r.err, "\\(tally\\.c:");
+    static const struct {
+        const char *file;
+        const char *line;
+    } named[] = {
+        { "r.json", "\"file\" : \"ext/tally/tally\\.c\",\\s+\"line\" : 13," },
+        { "r.sarif", "\"uri\" : \"ext/tally/tally\\.c\"" },
+        { "r.xml", "<testcase name=\"definite leak in copy_text \\(ext/tally/tally\\.c:13\\) via "
+                   "tally_count \\(ext/tally/tally\\.c:\\d+\\)\"" },
+        { "r.github", "^::(error|warning) file=ext/tally/tally\\.c,line=13,title=gemleak%3A definite leak in "
+                      "copy_text \\(ext/tally/tally\\.c%3A13\\)" },
+    };
+    for (guint i = 0; i < G_N_ELEMENTS(named); i++) {
+        g_autofree char *path = g_build_filename(dir, named[i].file, NULL);
+        g_autofree char *text = gl_test_read(path, NULL);
+        ck_assert_msg(g_regex_match_simple(named[i].line, text, G_REGEX_MULTILINE, 0),
+                      "%s: no /%s/ in:\n%.3000s", named[i].file, named[i].line, text);
+        ck_assert_msg(strstr(text, "(tally.c:") == NULL && strstr(text, "(tally.c%3A") == NULL,
+                      "%s names tally.c alone:\n%.3000s", named[i].file, text);
+    }
+    g_autofree char *json = g_build_filename(dir, "r.json", NULL);
+    g_autofree char *first_pids = report_pids(json);
+    g_autofree char *baseline = g_build_filename(dir, ".gemleak-baseline.json", NULL);
+    gsize n_first = 0;
+    g_autofree char *first = gl_test_read(baseline, &n_first);
+    result_clear(&r);
+
+    /* the checkout elsewhere, built there */
+    g_autofree char *parent = gl_test_tmpdir();
+    g_autofree char *moved = g_build_filename(parent, "elsewhere", NULL);
+    ck_assert_int_eq(g_rename(dir, moved), 0);
+    Result clean = { 0 };
+    rake_in(&clean, moved, gemleak_binary, ARGS("clean"));
+    ck_assert_int_eq(clean.status, 0);
+    result_clear(&clean);
+    Result again = { 0 };
+    rake_in(&again, moved, gemleak_binary, ARGS("test:valgrind", "TEST=test/count_test.rb"));
+    ck_assert_msg(again.status == 0, "status %d:\n%s", again.status, again.err);
+    gl_assert_line(again.err, "^ \\*copy_text \\(ext/tally/tally\\.c:13\\)$");
+    g_autofree char *moved_json = g_build_filename(moved, "r.json", NULL);
+    g_autofree char *second_pids = report_pids(moved_json);
+    ck_assert_str_ne(first_pids, second_pids);
+    g_autofree char *moved_baseline = g_build_filename(moved, ".gemleak-baseline.json", NULL);
+    gsize n_second = 0;
+    g_autofree char *second = gl_test_read(moved_baseline, &n_second);
+    ck_assert_msg(n_first == n_second && memcmp(first, second, n_first) == 0,
+                  "two baselines of the same leaks differ:\n%s\n%s", first, second);
+    ck_assert_msg(strstr(first, "\"/") == NULL && strstr(first, dir) == NULL &&
+                      strstr(first, parent) == NULL,
+                  "an absolute path:\n%s", first);
+    g_auto(GStrv) pids = g_strsplit(second_pids, ",", -1);
+    for (char **pid = pids; *pid != NULL && **pid != '\0'; pid++) {
+        g_autofree char *number = g_strdup_printf(" %s", *pid);
+        ck_assert_msg(strstr(first, number) == NULL, "a pid, %s:\n%s", *pid, first);
+    }
+    gl_assert_line(first, "^      \"location\" : \"ext/tally/tally\\.c:13\",$");
+    gl_assert_line(first, "^        \"copy_text\",$");
+    ck_assert_uint_lt(n_first, 600);
+    /* the README shows this very file */
+    g_autofree char *shown = readme_block("baseline-example");
+    ck_assert_msg(strcmp(shown, first) == 0, "the README shows:\n%s\nthe run wrote:\n%s", shown,
+                  first);
+    result_clear(&again);
+    gl_remove_tree(parent);
+    g_free(dir);
+}
+END_TEST
+
 /* A failing test and a leak in one run: the task's message names both. */
 START_TEST(test_rake_failing_suite_and_leak_both_named)
 {
@@ -2253,10 +2361,11 @@ START_TEST(test_demo_finds_the_example_leak)
     run_command(&r, NULL, env, argv);
     ck_assert_msg(r.status == 0, "status %d\n%s\n%s", r.status, r.out, r.err);
     gl_assert_line(r.out, "^   The leak: 17 bytes in 1 block is definitely lost$");
-    gl_assert_line(r.out, "^   in copy_text \\(tally\\.c:13\\)$");
+    /* the source as every report names it: relative to the project root */
+    gl_assert_line(r.out, "^   in copy_text \\(ext/tally/tally\\.c:13\\)$");
     gl_assert_line(r.out, "^   \\d+ never entered tally\\.so \\(Ruby at exit\\)$");
     gl_assert_line(r.out, "^== As expected: exit status 1, one genuine leak\\.");
-    gl_assert_line(r.err, "^ \\*copy_text \\(tally\\.c:13\\)$");
+    gl_assert_line(r.err, "^ \\*copy_text \\(ext/tally/tally\\.c:13\\)$");
     result_discard(&r);
     gl_remove_tree(tmp);
 }
@@ -3379,6 +3488,7 @@ int main(int argc, char **argv)
     tcase_add_test(minitest, test_readme_rakefile_snippet);
     tcase_add_test(minitest, test_rake_failing_suite_and_leak_both_named);
     tcase_add_test(minitest, test_rake_write_baseline);
+    tcase_add_test(minitest, test_rake_compiler_paths_and_baselines);
 
     TCase *rspec = cases[RSPEC];
     tcase_add_test(rspec, test_rspec_task);

@@ -53,7 +53,7 @@ cp "$work/Rakefile.snippet" "$work/tally/Rakefile"
 
 step "rake test:valgrind fails on the planted leak"
 if rake_in_gem test:valgrind; then fail "rake test:valgrind passed with the leak in tally_count"; fi
-grep -q '^ \*tally_count (tally\.c:[0-9]*)$' "$work/rake.out" || fail "no tally_count frame in the report"
+grep -q '^ \*tally_count (ext/tally/tally\.c:[0-9]*)$' "$work/rake.out" || fail "no tally_count frame in the report"
 grep -q '^GemLeak::Error: gemleak: 1 finding ' "$work/rake.out" || fail "no GemLeak::Error naming the finding"
 
 step "\$GEM_HOME/bin/gemleak run on the small gem's leaking test"

@@ -64,8 +64,10 @@ gboolean gl_report_write(const GlReporter *reporter, const GlReportContext *cont
 /* ---- for the reporters -------------------------------------------------- */
 
 /* Appends one frame as a reader sees it: "fn (file:line)", "fn (at obj)",
- * "??? (at obj)" or the bare address. */
-void gl_frame_describe(const GlFrame *frame, GString *out);
+ * "??? (at obj)" or the bare address; the file relative to @project_root
+ * (nullable) when under it, as gl_frame_source_path() says, else as
+ * Valgrind named it. */
+void gl_frame_describe(const GlFrame *frame, const char *project_root, GString *out);
 
 /* Returns: (transfer full): what the finding is, the same in every run and
  * every format: a leak's totals ("3184 bytes in 7 blocks are definitely
@@ -94,7 +96,7 @@ char *gl_frame_source_path(const GlFrame *frame, const char *project_root, gbool
 /* Returns: (transfer full): a short title: "definite leak in leaky_alloc
  * (leaky.c:12) via leaky_leak (leaky.c:30)", "InvalidWrite in uaf (leaky.c:20)":
  * the first target frame, and the outermost one when it is another function. */
-char *gl_finding_title(const GlFinding *finding);
+char *gl_finding_title(const GlFinding *finding, const char *project_root);
 
 /* Returns: (transfer full) (nullable): where @test is, relative to
  * @project_root when under it: "test/count_test.rb:6", or the file alone
