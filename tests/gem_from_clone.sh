@@ -61,7 +61,7 @@ status=0
 (cd "$work/tally" && "$gl" run -- ruby -Ilib -Itest test/count_test.rb) >"$work/cmd.out" 2>&1 || status=$?
 cat "$work/cmd.out"
 [ $status -eq 1 ] || fail "$gl run: status $status, not 1 (a leak, the tests passed)"
-grep -q '^ \*tally_count (tally\.c:[0-9]*)$' "$work/cmd.out" || fail "$gl run: no tally_count frame"
+grep -q '^ \*tally_count (ext/tally/tally\.c:[0-9]*)$' "$work/cmd.out" || fail "$gl run: no tally_count frame"
 
 step "and passes without it"
 ruby -i -pe 'sub(/return LONG2NUM\(each_word\(copy, NULL, Qnil\)\);/,
