@@ -6,7 +6,8 @@
 #   BENCH_SIZES="150 1024"     file sizes in MiB (default: 150 and 1024)
 #   BENCH_RUNS=3               runs of each command; the fastest counts
 #   BENCH_RUN=0                skip the gemleak run measurements (3 to 7)
-#   BENCH_SECTIONS="5 6 7"     only these sections (default: all seven)
+#   BENCH_SECTIONS="5 6 7"     only these sections (default: all eight)
+#   BENCH_TESTS=100000         tests in section 8's files
 #
 # 1. For each size, a file made from fixtures/xml/leak.xml by
 #    bench/genxml.py; `xmllint --stream --noout` reads it (libxml2's
@@ -26,6 +27,9 @@
 #    heavy, six light), shared by the durations a first run recorded.
 # 7. gemleak run against bare valgrind with the same options on the same
 #    files: what gemleak adds (its helper in Ruby, reading, reporting).
+# 8. Reading a long --per-test suite: 100k tests, each with its markers
+#    and a leak check reporting one loss record again (bench/gentests.py),
+#    against the same errors without markers: attributing is linear.
 set -eu
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -55,8 +59,8 @@ EOF
 
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }'; }
 
-sections=${BENCH_SECTIONS:-"1 2 3 4 5 6 7"}
-[ "${BENCH_RUN:-1}" != 0 ] || sections=$(for n in $sections; do [ "$n" -lt 3 ] && echo "$n"; done | xargs)
+sections=${BENCH_SECTIONS:-"1 2 3 4 5 6 7 8"}
+[ "${BENCH_RUN:-1}" != 0 ] || sections=$(for n in $sections; do case $n in 1|2|8) echo "$n";; esac; done | xargs)
 want() { case " $sections " in *" $1 "*) return 0;; esac; return 1; }
 
 echo "gemleak benchmark on $(nproc) cores; $(xmllint --version 2>&1 | head -1)"
@@ -254,6 +258,23 @@ ruby -Ilib -Itest -e '$loader' $files"
     ours=$1
     echo "  valgrind: ${plain}s   gemleak run: ${ours}s   ratio: $(ratio "$ours" "$plain")x"
     rm -rf "$xml"
+fi
+
+if want 8; then
+    echo
+    tests=${BENCH_TESTS:-100000}
+    echo "== 8. Reading $tests tests' markers against $tests errors without them"
+    for mode in markers plain; do
+        [ -f "$work/tests-$tests-$mode.xml" ] ||
+            python3 "$root/bench/gentests.py" "$root/fixtures/xml/per_test.xml" \
+                "$work/tests-$tests-$mode.xml" "$tests" "$mode"
+    done
+    cat "$work/tests-$tests-markers.xml" "$work/tests-$tests-plain.xml" > /dev/null
+    set -- $(best_of "$gemleak" filter -O leaky -j 1 --format json -o /dev/null "$work/tests-$tests-plain.xml")
+    plain=$1
+    set -- $(best_of "$gemleak" filter -O leaky -j 1 --format json -o /dev/null "$work/tests-$tests-markers.xml")
+    marked=$1
+    echo "  without markers: ${plain}s   with markers: ${marked}s   ratio: $(ratio "$marked" "$plain")x"
 fi
 echo
 echo "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
