@@ -7,7 +7,7 @@ require "rbconfig"
 require "tmpdir"
 
 module HelperTest
-  HELPER = ENV["GEMLEAK_HELPER"] || File.expand_path("../../src/helper/gemleak_helper.rb", __dir__)
+  HELPER = ENV["GEMLEAK_HELPER"] || File.expand_path("../../../src/run/helper/gemleak_helper.rb", __dir__)
 
   # What a run of one suite left: its output, status, and the run directory.
   Run = Struct.new(:dir, :run_dir, :ext, :suite, :out, :err, :status, keyword_init: true) do
