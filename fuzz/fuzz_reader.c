@@ -9,14 +9,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "gemleak/analyze.h"
-#include "gemleak/baseline.h"
-#include "gemleak/attribute.h"
-#include "gemleak/classify.h"
-#include "gemleak/gate.h"
-#include "gemleak/merge.h"
-#include "gemleak/reader.h"
-#include "gemleak/report.h"
+#include "gemleak/judge/analyze.h"
+#include "gemleak/judge/baseline.h"
+#include "gemleak/judge/attribute.h"
+#include "gemleak/judge/classify.h"
+#include "gemleak/judge/gate.h"
+#include "gemleak/judge/merge.h"
+#include "gemleak/read/reader.h"
+#include "gemleak/report/report.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

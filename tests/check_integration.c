@@ -20,9 +20,9 @@
 #include <glib/gstdio.h>
 
 #include "testutil.h"
-#include "gemleak/analyze.h"
-#include "gemleak/classify.h"
-#include "gemleak/runner.h"
+#include "gemleak/judge/analyze.h"
+#include "gemleak/judge/classify.h"
+#include "gemleak/run/runner.h"
 
 static const char *gemleak_binary;
 

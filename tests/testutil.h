@@ -5,8 +5,8 @@
 #include <check.h>
 #include <glib.h>
 
-#include "gemleak/record.h"
-#include "gemleak/runner.h"
+#include "gemleak/base/record.h"
+#include "gemleak/run/runner.h"
 
 /* The fixtures directory, from the runner's first argument. */
 extern const char *gl_test_fixtures;

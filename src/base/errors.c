@@ -1,5 +1,5 @@
 /* The error domain and its mapping to exit statuses. */
-#include "gemleak/errors.h"
+#include "gemleak/base/errors.h"
 
 G_DEFINE_QUARK(gemleak-error-quark, gl_error)
 

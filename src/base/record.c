@@ -1,5 +1,5 @@
 /* Records: one Valgrind error with its stacks, owning its strings. */
-#include "gemleak/record.h"
+#include "gemleak/base/record.h"
 
 #include <string.h>
 

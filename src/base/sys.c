@@ -1,6 +1,6 @@
 /* Files read whole within a bound, file identities, signal names, probes. */
-#include "gemleak/sys.h"
-#include "gemleak/errors.h"
+#include "gemleak/base/sys.h"
+#include "gemleak/base/errors.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -1,7 +1,7 @@
 /* gemleak: find the real memory leaks in Ruby native extensions. */
 #include <stdio.h>
 
-#include "gemleak/cli.h"
+#include "gemleak/cli/cli.h"
 
 int main(int argc, char **argv)
 {

@@ -1,11 +1,11 @@
 /* Inputs -> reader -> classifier -> findings, one thread per input file. */
-#include "gemleak/analyze.h"
-#include "gemleak/attribute.h"
-#include "gemleak/errors.h"
-#include "gemleak/json_input.h"
-#include "gemleak/reader.h"
-#include "gemleak/splitter.h"
-#include "gemleak/sys.h"
+#include "gemleak/judge/analyze.h"
+#include "gemleak/judge/attribute.h"
+#include "gemleak/base/errors.h"
+#include "gemleak/read/json_input.h"
+#include "gemleak/read/reader.h"
+#include "gemleak/read/splitter.h"
+#include "gemleak/base/sys.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -1,5 +1,5 @@
 /* Records -> the tests they belong to (see attribute.h). */
-#include "gemleak/attribute.h"
+#include "gemleak/judge/attribute.h"
 
 #include <string.h>
 

@@ -1,9 +1,9 @@
 /* Baselines read from earlier JSON reports. */
-#include "gemleak/baseline.h"
-#include "gemleak/errors.h"
-#include "gemleak/json_input.h"
-#include "gemleak/merge.h"
-#include "gemleak/sys.h"
+#include "gemleak/judge/baseline.h"
+#include "gemleak/base/errors.h"
+#include "gemleak/read/json_input.h"
+#include "gemleak/judge/merge.h"
+#include "gemleak/base/sys.h"
 
 #include <json-glib/json-glib.h>
 

@@ -1,7 +1,7 @@
 /* The classification rules (see classify.h and gemleak(1), "RULES"). */
-#include "gemleak/classify.h"
-#include "gemleak/errors.h"
-#include "gemleak/sys.h"
+#include "gemleak/judge/classify.h"
+#include "gemleak/base/errors.h"
+#include "gemleak/base/sys.h"
 
 #include <fnmatch.h>
 #include <stdlib.h>

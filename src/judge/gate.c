@@ -1,7 +1,7 @@
 /* The gate: findings in, pass or fail out. */
-#include "gemleak/gate.h"
-#include "gemleak/errors.h"
-#include "gemleak/merge.h"
+#include "gemleak/judge/gate.h"
+#include "gemleak/base/errors.h"
+#include "gemleak/judge/merge.h"
 
 #include <string.h>
 

@@ -1,5 +1,5 @@
 /* Findings: kept records merged by identity (see merge.h). */
-#include "gemleak/merge.h"
+#include "gemleak/judge/merge.h"
 
 #include <stdlib.h>
 #include <string.h>

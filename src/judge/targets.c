@@ -1,6 +1,6 @@
 /* Default targets: what the run loaded, or what the project built. */
-#include "gemleak/targets.h"
-#include "gemleak/sys.h"
+#include "gemleak/judge/targets.h"
+#include "gemleak/base/sys.h"
 
 #include <elf.h>
 #include <string.h>

@@ -9,9 +9,9 @@
  * reading goes on after it. Elements gemleak does not use are never parsed:
  * Valgrind adds some in every release (and 3.26 leaves one unclosed in its
  * leak summary). */
-#include "gemleak/reader.h"
-#include "gemleak/errors.h"
-#include "gemleak/splitter.h"
+#include "gemleak/read/reader.h"
+#include "gemleak/base/errors.h"
+#include "gemleak/read/splitter.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -1,5 +1,5 @@
 /* Source paths and lines (see source.h). */
-#include "gemleak/source.h"
+#include "gemleak/read/source.h"
 
 #include <string.h>
 #include <sys/stat.h>

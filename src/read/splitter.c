@@ -7,8 +7,8 @@
  * the scan has passed them, so memory holds one element and a read chunk,
  * however many comments or documents the input holds. */
 #define _GNU_SOURCE  /* memmem */
-#include "gemleak/splitter.h"
-#include "gemleak/errors.h"
+#include "gemleak/read/splitter.h"
+#include "gemleak/base/errors.h"
 
 #include <errno.h>
 #include <poll.h>

@@ -1,7 +1,7 @@
 /* The list of report formats, and what several of them share. */
-#include "gemleak/report.h"
-#include "gemleak/errors.h"
-#include "gemleak/source.h"
+#include "gemleak/report/report.h"
+#include "gemleak/base/errors.h"
+#include "gemleak/read/source.h"
 
 #include <errno.h>
 #include <string.h>

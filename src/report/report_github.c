@@ -6,7 +6,7 @@
  * GitHub shows at most 10 error annotations (and 10 warnings) a step, so
  * the findings come largest first and a closing line says how many more
  * there were. Findings that do not fail the gate are warnings. */
-#include "gemleak/report.h"
+#include "gemleak/report/report.h"
 
 #include <string.h>
 

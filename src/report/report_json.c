@@ -1,6 +1,6 @@
 /* --format json: one object with the findings and a summary, for programs
  * (and for --baseline, which reads the fingerprints back). */
-#include "gemleak/report.h"
+#include "gemleak/report/report.h"
 
 #include <json-glib/json-glib.h>
 

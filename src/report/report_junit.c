@@ -3,7 +3,7 @@
  * XML could not all be read, else a passing case when there are none. It follows the Ant JUnit schema that most consumers read
  * (tests/schemas/junit.xsd), which allows no file or line attribute: the
  * location is in the test case's name. Written with libxml2's writer. */
-#include "gemleak/report.h"
+#include "gemleak/report/report.h"
 
 #include <string.h>
 

@@ -3,7 +3,7 @@
  * relative to the project root when the file lies under it; the stacks as
  * code flows; a partial fingerprint that survives line shifts and pids, so
  * that code scanning follows a leak from commit to commit. */
-#include "gemleak/report.h"
+#include "gemleak/report/report.h"
 
 #include <string.h>
 

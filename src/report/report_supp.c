@@ -10,7 +10,7 @@
  * Valgrind's own suppression frames (--gen-suppressions) are used when the
  * XML has them: they carry C++ names mangled, which is what Valgrind
  * matches. */
-#include "gemleak/report.h"
+#include "gemleak/report/report.h"
 
 #include <stdlib.h>
 #include <string.h>

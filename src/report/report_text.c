@@ -1,6 +1,6 @@
 /* --format text: what a person reads in a terminal or a CI log. */
-#include "gemleak/report.h"
-#include "gemleak/source.h"
+#include "gemleak/report/report.h"
+#include "gemleak/read/source.h"
 
 #include <string.h>
 

@@ -1,8 +1,8 @@
 /* Where reports go: each report's destination, checked before anything is
  * read or run, then written. */
-#include "gemleak/sinks.h"
-#include "gemleak/errors.h"
-#include "gemleak/sys.h"
+#include "gemleak/report/sinks.h"
+#include "gemleak/base/errors.h"
+#include "gemleak/base/sys.h"
 
 #include <errno.h>
 #include <fcntl.h>

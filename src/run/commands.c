@@ -1,10 +1,10 @@
 /* What gemleak run starts: files after :::, shards, balanced shares, the
  * loader of a bare ruby, the durations file. */
-#include "gemleak/commands.h"
-#include "gemleak/classify.h"
-#include "gemleak/errors.h"
-#include "gemleak/json_input.h"
-#include "gemleak/sys.h"
+#include "gemleak/run/commands.h"
+#include "gemleak/judge/classify.h"
+#include "gemleak/base/errors.h"
+#include "gemleak/read/json_input.h"
+#include "gemleak/base/sys.h"
 
 #include <errno.h>
 #include <math.h>  /* isfinite, a macro */

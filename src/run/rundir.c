@@ -1,10 +1,10 @@
 /* A run's directory: untraced forks, compression, locks, gemleak clean. */
 #define _GNU_SOURCE 1  /* renameat2 */
-#include "gemleak/rundir.h"
-#include "gemleak/errors.h"
-#include "gemleak/runner.h"
-#include "gemleak/sys.h"
-#include "gemleak/targets.h"
+#include "gemleak/run/rundir.h"
+#include "gemleak/base/errors.h"
+#include "gemleak/run/runner.h"
+#include "gemleak/base/sys.h"
+#include "gemleak/judge/targets.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -1,10 +1,10 @@
 /* Commands under Valgrind: environment, run directory, signals. */
 #define _GNU_SOURCE  /* syscall */
-#include "gemleak/runner.h"
-#include "gemleak/analyze.h"
-#include "gemleak/errors.h"
-#include "gemleak/rundir.h"
-#include "gemleak/sys.h"
+#include "gemleak/run/runner.h"
+#include "gemleak/judge/analyze.h"
+#include "gemleak/base/errors.h"
+#include "gemleak/run/rundir.h"
+#include "gemleak/base/sys.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -370,7 +370,7 @@ gboolean gl_per_test_available(void)
            size > 0;
 }
 
-/* The helper is compiled into gemleak (src/helper/) and written, alone, to
+/* The helper is compiled into gemleak (src/run/helper/) and written, alone, to
  * a directory of gemleak's own (mode 0700), never to the run directory: a
  * --keep-xml directory is the user's, and what else it held could come
  * first on RUBYLIB (see child_environment), for every Ruby process of the

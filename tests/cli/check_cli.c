@@ -1,9 +1,9 @@
 /* The command line as a user meets it: statuses, messages, reports. */
 #include "testutil.h"
-#include "gemleak/analyze.h"
-#include "gemleak/errors.h"
-#include "gemleak/report.h"
-#include "gemleak/rundir.h"
+#include "gemleak/judge/analyze.h"
+#include "gemleak/base/errors.h"
+#include "gemleak/report/report.h"
+#include "gemleak/run/rundir.h"
 
 #include <fcntl.h>
 #include <stdlib.h>

@@ -3,9 +3,9 @@
  * (a mid-run check says "17 (+17) bytes in 1 (+1) blocks", its
  * <leakedbytes> the loss record's total), and what every report says. */
 #include "testutil.h"
-#include "gemleak/attribute.h"
-#include "gemleak/reader.h"
-#include "gemleak/runner.h"
+#include "gemleak/judge/attribute.h"
+#include "gemleak/read/reader.h"
+#include "gemleak/run/runner.h"
 
 #include <string.h>
 #include <sys/resource.h>

@@ -1,8 +1,8 @@
 /* The classification rules, each with a case kept and a case skipped. */
 #include "testutil.h"
-#include "gemleak/analyze.h"
-#include "gemleak/classify.h"
-#include "gemleak/errors.h"
+#include "gemleak/judge/analyze.h"
+#include "gemleak/judge/classify.h"
+#include "gemleak/base/errors.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -1,10 +1,10 @@
 /* Merging findings, their keys and fingerprints, and the analysis over
  * several files and threads. */
 #include "testutil.h"
-#include "gemleak/analyze.h"
-#include "gemleak/classify.h"
-#include "gemleak/merge.h"
-#include "gemleak/report.h"
+#include "gemleak/judge/analyze.h"
+#include "gemleak/judge/classify.h"
+#include "gemleak/judge/merge.h"
+#include "gemleak/report/report.h"
 
 #include <stdlib.h>
 #include <string.h>

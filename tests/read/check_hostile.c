@@ -2,8 +2,8 @@
  * memory, with the complete errors before it still read, and no crash.
  * The test case's timeout bounds the time; the tests measure memory. */
 #include "testutil.h"
-#include "gemleak/errors.h"
-#include "gemleak/reader.h"
+#include "gemleak/base/errors.h"
+#include "gemleak/read/reader.h"
 
 #include <arpa/inet.h>
 #include <fcntl.h>

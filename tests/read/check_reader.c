@@ -1,7 +1,7 @@
 /* The reader: real captures, hand-made protocol 6, every bad input. */
 #include "testutil.h"
-#include "gemleak/errors.h"
-#include "gemleak/reader.h"
+#include "gemleak/base/errors.h"
+#include "gemleak/read/reader.h"
 
 #include <fcntl.h>
 #include <stdlib.h>

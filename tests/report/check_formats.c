@@ -1,10 +1,10 @@
 /* The reports CI systems read: JUnit and SARIF validated against their
  * schemas, GitHub annotations and their escaping, suppression files. */
 #include "testutil.h"
-#include "gemleak/baseline.h"
-#include "gemleak/analyze.h"
-#include "gemleak/gate.h"
-#include "gemleak/report.h"
+#include "gemleak/judge/baseline.h"
+#include "gemleak/judge/analyze.h"
+#include "gemleak/judge/gate.h"
+#include "gemleak/report/report.h"
 
 #include <string.h>
 

@@ -1,8 +1,8 @@
 /* The text and JSON reports, as a user or a program reads them. */
 #include "testutil.h"
-#include "gemleak/analyze.h"
-#include "gemleak/gate.h"
-#include "gemleak/report.h"
+#include "gemleak/judge/analyze.h"
+#include "gemleak/judge/gate.h"
+#include "gemleak/report/report.h"
 
 #include <string.h>
 

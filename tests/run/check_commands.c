@@ -7,11 +7,11 @@
 #include <glib/gstdio.h>
 
 #include "testutil.h"
-#include "gemleak/commands.h"
-#include "gemleak/errors.h"
-#include "gemleak/rundir.h"
-#include "gemleak/runner.h"
-#include "gemleak/gate.h"
+#include "gemleak/run/commands.h"
+#include "gemleak/base/errors.h"
+#include "gemleak/run/rundir.h"
+#include "gemleak/run/runner.h"
+#include "gemleak/judge/gate.h"
 
 #define ARGV(...) ((char *[]) { __VA_ARGS__, NULL })
 

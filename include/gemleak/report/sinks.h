@@ -9,7 +9,7 @@
 
 #include <stdio.h>
 #include <glib.h>
-#include "gemleak/report.h"
+#include "gemleak/report/report.h"
 
 typedef struct GlSinks GlSinks;
 

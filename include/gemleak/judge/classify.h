@@ -9,8 +9,8 @@
 #define GEMLEAK_CLASSIFY_H
 
 #include <glib.h>
-#include "gemleak/reader.h"
-#include "gemleak/record.h"
+#include "gemleak/read/reader.h"
+#include "gemleak/base/record.h"
 
 typedef enum {
     GL_VERDICT_KEEP,

@@ -6,8 +6,8 @@
 #define GEMLEAK_JSON_INPUT_H
 
 #include <glib.h>
-#include "gemleak/classify.h"
-#include "gemleak/merge.h"
+#include "gemleak/judge/classify.h"
+#include "gemleak/judge/merge.h"
 
 /* Reports larger than this are refused (a finding takes a few KiB). */
 #define GL_JSON_INPUT_MAX_SIZE ((gsize) 512 * 1024 * 1024)

@@ -6,7 +6,7 @@
 
 #include <stdio.h>
 #include <glib.h>
-#include "gemleak/record.h"
+#include "gemleak/base/record.h"
 
 /* The oldest Valgrind whose options and XML gemleak relies on. */
 #define GL_VALGRIND_MIN_MAJOR 3

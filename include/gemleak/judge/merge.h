@@ -8,7 +8,7 @@
 #define GEMLEAK_MERGE_H
 
 #include <glib.h>
-#include "gemleak/record.h"
+#include "gemleak/base/record.h"
 
 /* A test of the suite (gemleak run --per-test): where the helper's markers
  * place an occurrence. */

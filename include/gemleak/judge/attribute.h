@@ -18,8 +18,8 @@
 #define GEMLEAK_ATTRIBUTE_H
 
 #include <glib.h>
-#include "gemleak/merge.h"
-#include "gemleak/record.h"
+#include "gemleak/judge/merge.h"
+#include "gemleak/base/record.h"
 
 /* Every marker the helper writes begins with this. */
 #define GL_MARKER_PREFIX "gemleak:"

@@ -5,7 +5,7 @@
 #define GEMLEAK_SOURCE_H
 
 #include <glib.h>
-#include "gemleak/record.h"
+#include "gemleak/base/record.h"
 
 /* Larger source files are not read. */
 #define GL_SOURCE_MAX_SIZE ((gsize) 16 * 1024 * 1024)

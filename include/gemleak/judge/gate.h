@@ -4,8 +4,8 @@
 #define GEMLEAK_GATE_H
 
 #include <glib.h>
-#include "gemleak/merge.h"
-#include "gemleak/record.h"
+#include "gemleak/judge/merge.h"
+#include "gemleak/base/record.h"
 
 typedef struct {
     GlLeakKind leak_kinds;  /* leaks of these kinds fail */

@@ -7,7 +7,7 @@
 #define GEMLEAK_READER_H
 
 #include <glib.h>
-#include "gemleak/record.h"
+#include "gemleak/base/record.h"
 
 /* What the document says about the process, filled in as the reader meets
  * it (pid and args come before the first error). Owned by the reader. */

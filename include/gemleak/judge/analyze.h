@@ -5,8 +5,8 @@
 #define GEMLEAK_ANALYZE_H
 
 #include <glib.h>
-#include "gemleak/classify.h"
-#include "gemleak/merge.h"
+#include "gemleak/judge/classify.h"
+#include "gemleak/judge/merge.h"
 
 typedef struct {
     guint files;                         /* inputs opened */

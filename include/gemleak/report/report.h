@@ -7,9 +7,9 @@
 #include <stdio.h>
 #include <glib.h>
 #include <json-glib/json-glib.h>
-#include "gemleak/analyze.h"
-#include "gemleak/gate.h"
-#include "gemleak/merge.h"
+#include "gemleak/judge/analyze.h"
+#include "gemleak/judge/gate.h"
+#include "gemleak/judge/merge.h"
 
 typedef struct {
     const GlAnalysis *analysis;
