@@ -68,7 +68,7 @@ UNIT_SRCS := tests/check_main.c tests/testutil.c $(foreach s,$(STAGES),$(wildcar
 UNIT_OBJS := $(UNIT_SRCS:tests/%.c=$(B)/obj/tests/%.o)
 INTEG_OBJS := $(B)/obj/tests/check_integration.o $(B)/obj/tests/testutil.o
 RESDIR    := src/run
-RESOURCES := $(wildcard $(RESDIR)/helper/*) $(B)/client/gemleak_client.so
+RESOURCES := $(B)/helper/gemleak_helper.rb $(B)/client/gemleak_client.so
 
 .PHONY: all demo check check-unit check-helper check-integration asan fuzz bench lint \
         install uninstall clean deps-build deps-check deps-demo deps-fuzz deps-bench deps-lint
@@ -96,11 +96,25 @@ $(B)/obj/tests/%.o: tests/%.c | $(B)/gen/resources.h
 
 $(B)/gen/resources.c: $(RESDIR)/gemleak.gresource.xml $(RESOURCES)
 	@mkdir -p $(@D)
-	glib-compile-resources --sourcedir=$(RESDIR) --sourcedir=$(B) --generate-source --c-name gl_resources --target=$@ $<
+	glib-compile-resources --sourcedir=$(B) --generate-source --c-name gl_resources --target=$@ $<
 
-$(B)/gen/resources.h: $(RESDIR)/gemleak.gresource.xml $(B)/client/gemleak_client.so
+$(B)/gen/resources.h: $(RESDIR)/gemleak.gresource.xml $(RESOURCES)
 	@mkdir -p $(@D)
-	glib-compile-resources --sourcedir=$(RESDIR) --sourcedir=$(B) --generate-header --c-name gl_resources --target=$@ $<
+	glib-compile-resources --sourcedir=$(B) --generate-header --c-name gl_resources --target=$@ $<
+
+# The helper as gemleak writes it: the run directory's protocol (file names,
+# markers, variables) is spelled once, in include/gemleak/base/protocol.h;
+# each "#define GL_PROTO_NAME "value"" there becomes "NAME = "value"" between
+# the helper's "# BEGIN protocol.h" and "# END protocol.h".
+PROTOCOL_H := include/gemleak/base/protocol.h
+$(B)/helper/gemleak_helper.rb: $(RESDIR)/helper/gemleak_helper.rb $(PROTOCOL_H)
+	@mkdir -p $(@D)
+	sed -n 's/^#define GL_PROTO_\([A-Z_]*\) \(".*"\)$$/    \1 = \2/p' $(PROTOCOL_H) > $@.lines
+	@test -s $@.lines || { echo "no GL_PROTO_ strings in $(PROTOCOL_H)" >&2; exit 1; }
+	awk -v lines=$@.lines '/# END protocol.h/ { while ((getline l < lines) > 0) print l; skip = 0 } \
+	    !skip { print } /# BEGIN protocol.h/ { skip = 1 }' $< > $@.tmp
+	@grep -q 'LOADED_PREFIX = ' $@.tmp || { echo "$<: no # BEGIN/END protocol.h block" >&2; exit 1; }
+	rm -f $@.lines && mv $@.tmp $@
 
 # The library --per-test loads into the traced Ruby (src/run/client/), compiled
 # into gemleak as a resource. Its own flags, never make asan's: it runs in
@@ -145,7 +159,8 @@ check-unit: $(B)/tests/check_unit
 
 # The Ruby helper's own tests: plain Ruby and minitest, no Valgrind.
 check-helper:
-	ruby tests/run/helper/run.rb
+	$(MAKE) --no-print-directory $(B)/helper/gemleak_helper.rb
+	GEMLEAK_HELPER=$(abspath $(B)/helper/gemleak_helper.rb) ruby tests/run/helper/run.rb
 
 check-integration: $(B)/gemleak $(B)/tests/check_integration
 	$(B)/tests/check_integration fixtures $(B)/gemleak

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 
 #include "gemleak/judge/analyze.h"
+#include "gemleak/base/protocol.h"
 #include "gemleak/judge/baseline.h"
 #include "gemleak/judge/attribute.h"
 #include "gemleak/judge/classify.h"
@@ -136,7 +137,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         return 0;
     }
     GlReader *reader = gl_reader_new_for_memory((const char *) data, size, "fuzz.xml");
-    gl_reader_set_marker_prefix(reader, GL_MARKER_PREFIX);
+    gl_reader_set_marker_prefix(reader, GL_PROTO_MARKER_PREFIX);
     GlClassifier *classifier = gl_classifier_new(fuzz_rules());
     GlFindings *table = gl_findings_new();
     GlAttributor *attributor = gl_attributor_new(table);

@@ -6,6 +6,7 @@
 #include <glib.h>
 
 #include "gemleak/base/record.h"
+#include "gemleak/base/sys.h"
 #include "gemleak/run/runner.h"
 
 /* The fixtures directory, from the runner's first argument. */

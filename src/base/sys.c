@@ -373,3 +373,20 @@ gint gl_compare_strings(gconstpointer a, gconstpointer b)
 {
     return strcmp(*(const char *const *) a, *(const char *const *) b);
 }
+
+void gl_remove_tree(const char *path)
+{
+    if (path == NULL)
+        return;
+    if (g_file_test(path, G_FILE_TEST_IS_DIR) && !g_file_test(path, G_FILE_TEST_IS_SYMLINK)) {
+        g_autoptr(GDir) dir = g_dir_open(path, 0, NULL);
+        const char *name;
+        while (dir != NULL && (name = g_dir_read_name(dir)) != NULL) {
+            g_autofree char *child = g_build_filename(path, name, NULL);
+            gl_remove_tree(child);
+        }
+        g_rmdir(path);
+    } else {
+        g_unlink(path);
+    }
+}

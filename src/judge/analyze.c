@@ -1,5 +1,6 @@
 /* Inputs -> reader -> classifier -> findings, one thread per input file. */
 #include "gemleak/judge/analyze.h"
+#include "gemleak/base/protocol.h"
 #include "gemleak/judge/attribute.h"
 #include "gemleak/base/errors.h"
 #include "gemleak/read/json_input.h"
@@ -171,7 +172,7 @@ static void read_xml(Input *input, const GlRules *rules, GlReader *reader)
 {
     input->opened = TRUE;
     input->processes = 1;
-    gl_reader_set_marker_prefix(reader, GL_MARKER_PREFIX);
+    gl_reader_set_marker_prefix(reader, GL_PROTO_MARKER_PREFIX);
     g_autoptr(GlClassifier) classifier = gl_classifier_new(rules);
     g_autoptr(GlAttributor) attributor = gl_attributor_new(input->findings);
     const GlDocument *doc = gl_reader_document(reader);

@@ -1,5 +1,6 @@
 /* Records -> the tests they belong to (see attribute.h). */
 #include "gemleak/judge/attribute.h"
+#include "gemleak/base/protocol.h"
 
 #include <string.h>
 
@@ -74,18 +75,18 @@ GlMarkerKind gl_marker_parse(const char *text, GlTest **test)
 {
     if (test != NULL)
         *test = NULL;
-    if (text == NULL || !g_str_has_prefix(text, GL_MARKER_PREFIX))
+    if (text == NULL || !g_str_has_prefix(text, GL_PROTO_MARKER_PREFIX))
         return GL_MARKER_NONE;
     /* Valgrind ends a client message's text with white space of its own;
      * the helper escapes any in the fields. */
-    g_autofree char *copy = g_strchomp(g_strdup(text + strlen(GL_MARKER_PREFIX)));
+    g_autofree char *copy = g_strchomp(g_strdup(text + strlen(GL_PROTO_MARKER_PREFIX)));
     g_auto(GStrv) fields = g_strsplit(copy, "\t", 4);
-    if (strcmp(fields[0], "setup") == 0)
+    if (strcmp(fields[0], GL_PROTO_MARKER_SETUP) == 0)
         return GL_MARKER_SETUP;
-    if (strcmp(fields[0], "forked") == 0)
+    if (strcmp(fields[0], GL_PROTO_MARKER_FORKED) == 0)
         return GL_MARKER_FORKED;
-    GlMarkerKind kind = strcmp(fields[0], "start") == 0 ? GL_MARKER_START
-                        : strcmp(fields[0], "end") == 0 ? GL_MARKER_END : GL_MARKER_NONE;
+    GlMarkerKind kind = strcmp(fields[0], GL_PROTO_MARKER_START) == 0 ? GL_MARKER_START
+                        : strcmp(fields[0], GL_PROTO_MARKER_END) == 0 ? GL_MARKER_END : GL_MARKER_NONE;
     if (kind == GL_MARKER_NONE || fields[1] == NULL || fields[2] == NULL)
         return GL_MARKER_NONE;
     if (test != NULL) {

@@ -1,5 +1,6 @@
 /* Default targets: what the run loaded, or what the project built. */
 #include "gemleak/judge/targets.h"
+#include "gemleak/base/protocol.h"
 #include "gemleak/base/sys.h"
 
 #include <elf.h>
@@ -27,7 +28,7 @@ static void read_lists_in(const char *dir, GHashTable *dirs_done, GHashTable *pa
         return;
     const char *name;
     while ((name = g_dir_read_name(handle)) != NULL) {
-        if (!g_str_has_prefix(name, GL_LOADED_PREFIX) || !g_str_has_suffix(name, GL_LOADED_SUFFIX))
+        if (!g_str_has_prefix(name, GL_PROTO_LOADED_PREFIX) || !g_str_has_suffix(name, GL_PROTO_FILE_SUFFIX))
             continue;
         g_autofree char *file = g_build_filename(dir, name, NULL);
         g_autofree char *contents = NULL;

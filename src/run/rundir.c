@@ -1,8 +1,8 @@
 /* A run's directory: untraced forks, compression, locks, gemleak clean. */
 #define _GNU_SOURCE 1  /* renameat2 */
 #include "gemleak/run/rundir.h"
+#include "gemleak/base/protocol.h"
 #include "gemleak/base/errors.h"
-#include "gemleak/run/runner.h"
 #include "gemleak/base/sys.h"
 #include "gemleak/judge/targets.h"
 
@@ -147,7 +147,7 @@ guint gl_rundir_drop_untraced(const char *dir, GHashTable *killed)
             /* What it loaded went with the exec: nothing of it was left to
              * check, and its list must not read as a process that ran
              * outside Valgrind. */
-            g_autofree char *list = g_strdup_printf("%s/" GL_LOADED_PREFIX "%d" GL_LOADED_SUFFIX,
+            g_autofree char *list = g_strdup_printf("%s/" GL_PROTO_LOADED_PREFIX "%d" GL_PROTO_FILE_SUFFIX,
                                                     dir, pid);
             g_unlink(list);
             dropped++;
@@ -166,7 +166,7 @@ static gboolean has_xml(const char *dir, gint64 pid)
 
 gboolean gl_rundir_mark(const char *dir, GError **error)
 {
-    g_autofree char *path = g_build_filename(dir, GL_RUN_MARKER, NULL);
+    g_autofree char *path = g_build_filename(dir, GL_PROTO_RUN_MARKER, NULL);
     g_autoptr(GError) local = NULL;
     if (!g_file_set_contents(path, "gemleak run: Valgrind's XML, one file a process, and what "
                                    "gemleak's helper said of each process\n", -1, &local)) {
@@ -184,20 +184,20 @@ static void coverage_of_dir(const char *dir, GlRunCoverage *coverage)
     g_autoptr(GDir) handle = g_dir_open(dir, 0, NULL);
     const char *name;
     while (handle != NULL && (name = g_dir_read_name(handle)) != NULL) {
-        if (strcmp(name, GL_RUN_MARKER) == 0) {
+        if (strcmp(name, GL_PROTO_RUN_MARKER) == 0) {
             coverage->runs++;
             continue;
         }
         if (is_pid_file(name, "", ".xml") || is_pid_file(name, "", ".xml.gz")) {
-            g_autofree char *list = g_strdup_printf("%s/" GL_LOADED_PREFIX "%" G_GINT64_FORMAT
-                                                    GL_LOADED_SUFFIX, dir,
+            g_autofree char *list = g_strdup_printf("%s/" GL_PROTO_LOADED_PREFIX "%" G_GINT64_FORMAT
+                                                    GL_PROTO_FILE_SUFFIX, dir,
                                                     g_ascii_strtoll(name, NULL, 10));
             coverage->unlisted += !g_file_test(list, G_FILE_TEST_EXISTS);
             continue;
         }
-        if (!is_pid_file(name, GL_LOADED_PREFIX, GL_LOADED_SUFFIX))
+        if (!is_pid_file(name, GL_PROTO_LOADED_PREFIX, GL_PROTO_FILE_SUFFIX))
             continue;
-        gint64 pid = g_ascii_strtoll(name + strlen(GL_LOADED_PREFIX), NULL, 10);
+        gint64 pid = g_ascii_strtoll(name + strlen(GL_PROTO_LOADED_PREFIX), NULL, 10);
         g_autofree char *path = g_build_filename(dir, name, NULL);
         g_autofree char *text = NULL;
         gsize length = 0;
@@ -253,9 +253,9 @@ GPtrArray *gl_rundir_outside(const char *dir)
     g_autoptr(GDir) handle = g_dir_open(dir, 0, NULL);
     const char *name;
     while (handle != NULL && (name = g_dir_read_name(handle)) != NULL) {
-        if (!is_pid_file(name, GL_OUTSIDE_PREFIX, ".txt"))
+        if (!is_pid_file(name, GL_PROTO_OUTSIDE_PREFIX, GL_PROTO_FILE_SUFFIX))
             continue;
-        gint pid = (gint) g_ascii_strtoll(name + strlen(GL_OUTSIDE_PREFIX), NULL, 10);
+        gint pid = (gint) g_ascii_strtoll(name + strlen(GL_PROTO_OUTSIDE_PREFIX), NULL, 10);
         g_autofree char *path = g_build_filename(dir, name, NULL);
         g_autofree char *text = NULL;
         gsize length = 0;
@@ -280,7 +280,7 @@ GHashTable *gl_rundir_test_durations(const char *dir)
     g_autoptr(GDir) handle = g_dir_open(dir, 0, NULL);
     const char *name;
     while (handle != NULL && (name = g_dir_read_name(handle)) != NULL) {
-        if (!is_pid_file(name, GL_DURATIONS_PREFIX, ".txt"))
+        if (!is_pid_file(name, GL_PROTO_DURATIONS_PREFIX, GL_PROTO_FILE_SUFFIX))
             continue;
         g_autofree char *path = g_build_filename(dir, name, NULL);
         g_autofree char *text = NULL;
@@ -465,9 +465,9 @@ static gboolean written_by_gemleak(const char *name, gboolean helper)
     if (helper)
         return strcmp(name, "gemleak_helper.rb") == 0 || strcmp(name, "gemleak_client.so") == 0;
     if (is_pid_file(name, "", ".xml") || is_pid_file(name, "", ".xml.gz") ||
-        is_pid_file(name, GL_LOADED_PREFIX, GL_LOADED_SUFFIX) ||
-        is_pid_file(name, GL_DURATIONS_PREFIX, ".txt") ||
-        is_pid_file(name, GL_OUTSIDE_PREFIX, ".txt") || strcmp(name, GL_RUN_MARKER) == 0)
+        is_pid_file(name, GL_PROTO_LOADED_PREFIX, GL_PROTO_FILE_SUFFIX) ||
+        is_pid_file(name, GL_PROTO_DURATIONS_PREFIX, GL_PROTO_FILE_SUFFIX) ||
+        is_pid_file(name, GL_PROTO_OUTSIDE_PREFIX, GL_PROTO_FILE_SUFFIX) || strcmp(name, GL_PROTO_RUN_MARKER) == 0)
         return TRUE;
     /* .NNN.xml.gz.XXXXXX, compress_file's temporary */
     const char *gz = strstr(name, ".xml.gz.");
@@ -512,10 +512,10 @@ guint gl_rundir_clean(const char *tmpdir, gboolean dry_run, FILE *out)
     g_autoptr(GPtrArray) names = g_ptr_array_new_with_free_func(g_free);
     const char *name;
     while (dir != NULL && (name = g_dir_read_name(dir)) != NULL) {
-        gboolean run = g_str_has_prefix(name, GL_RUNDIR_PREFIX) &&
-                       strlen(name) == strlen(GL_RUNDIR_PREFIX) + 6;
-        gboolean helper = g_str_has_prefix(name, GL_HELPERDIR_PREFIX) &&
-                          strlen(name) == strlen(GL_HELPERDIR_PREFIX) + 6;
+        gboolean run = g_str_has_prefix(name, GL_PROTO_RUN_DIR) &&
+                       strlen(name) == strlen(GL_PROTO_RUN_DIR) + 6;
+        gboolean helper = g_str_has_prefix(name, GL_PROTO_HELPER_DIR) &&
+                          strlen(name) == strlen(GL_PROTO_HELPER_DIR) + 6;
         if (run || helper)
             g_ptr_array_add(names, g_strdup(name));
     }
@@ -524,7 +524,7 @@ guint gl_rundir_clean(const char *tmpdir, gboolean dry_run, FILE *out)
     guint64 freed = 0;
     for (guint i = 0; i < names->len; i++) {
         const char *base = g_ptr_array_index(names, i);
-        gboolean helper = g_str_has_prefix(base, GL_HELPERDIR_PREFIX);
+        gboolean helper = g_str_has_prefix(base, GL_PROTO_HELPER_DIR);
         g_autofree char *path = g_build_filename(tmpdir, base, NULL);
         guint64 bytes = 0;
         g_autofree char *why = not_ours(path, helper, &bytes);

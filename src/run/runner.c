@@ -1,6 +1,7 @@
 /* Commands under Valgrind: environment, run directory, signals. */
 #define _GNU_SOURCE  /* syscall */
 #include "gemleak/run/runner.h"
+#include "gemleak/base/protocol.h"
 #include "gemleak/judge/analyze.h"
 #include "gemleak/base/errors.h"
 #include "gemleak/run/rundir.h"
@@ -167,23 +168,6 @@ char *gl_data_dir(void)
 
 /* ---- the run directory ------------------------------------------------------ */
 
-void gl_remove_tree(const char *path)
-{
-    if (path == NULL)
-        return;
-    if (g_file_test(path, G_FILE_TEST_IS_DIR) && !g_file_test(path, G_FILE_TEST_IS_SYMLINK)) {
-        g_autoptr(GDir) dir = g_dir_open(path, 0, NULL);
-        const char *name;
-        while (dir != NULL && (name = g_dir_read_name(dir)) != NULL) {
-            g_autofree char *child = g_build_filename(path, name, NULL);
-            gl_remove_tree(child);
-        }
-        g_rmdir(path);
-    } else {
-        g_unlink(path);
-    }
-}
-
 /* Valgrind 3.19 asserts "VG_(strlen)(clo_fname_unexpanded) <= 900"
  * (m_libcprint.c, prepare_sink_fd) on a longer --xml-file and dies of
  * SIGSEGV before the command starts: what would read as the command's
@@ -202,7 +186,7 @@ static char *xml_name_too_long(const char *dir)
 
 gboolean gl_run_check_tmpdir(GError **error)
 {
-    g_autofree char *dir = g_build_filename(g_get_tmp_dir(), GL_RUNDIR_PREFIX "XXXXXX", NULL);
+    g_autofree char *dir = g_build_filename(g_get_tmp_dir(), GL_PROTO_RUN_DIR "XXXXXX", NULL);
     g_autofree char *name = xml_name_too_long(dir);
     if (name == NULL)
         return TRUE;
@@ -305,7 +289,7 @@ static char *make_run_dir(const GlRunOptions *options, int *lock, GError **error
     *lock = -1;
     if (options->keep_dir == NULL) {
         g_autoptr(GError) local = NULL;
-        char *dir = gl_rundir_make_locked(g_get_tmp_dir(), GL_RUNDIR_PREFIX, lock, &local);
+        char *dir = gl_rundir_make_locked(g_get_tmp_dir(), GL_PROTO_RUN_DIR, lock, &local);
         if (dir == NULL)
             g_set_error(error, GL_ERROR, GL_ERROR_ENVIRONMENT,
                         "cannot make a private directory for Valgrind's XML: %s", local->message);
@@ -382,7 +366,7 @@ gboolean gl_per_test_available(void)
 static char *write_helper(gboolean per_test, int *lock, GError **error)
 {
     g_autoptr(GError) local = NULL;
-    g_autofree char *lib = gl_rundir_make_locked(g_get_tmp_dir(), GL_HELPERDIR_PREFIX, lock,
+    g_autofree char *lib = gl_rundir_make_locked(g_get_tmp_dir(), GL_PROTO_HELPER_DIR, lock,
                                                  &local);
     if (lib == NULL) {
         g_set_error(error, GL_ERROR, GL_ERROR_ENVIRONMENT,
@@ -454,9 +438,9 @@ static char **child_environment(const GlRunOptions *options, const char *run_dir
     g_autofree char *pid = g_strdup_printf("%d", (int) getpid());
     env = g_environ_setenv(env, "GEMLEAK_PID", pid, TRUE);
     if (valgrind != NULL)
-        env = g_environ_setenv(env, GL_VALGRIND_VARIABLE, valgrind, TRUE);
+        env = g_environ_setenv(env, GL_PROTO_VALGRIND_VARIABLE, valgrind, TRUE);
     else
-        env = g_environ_unsetenv(env, GL_VALGRIND_VARIABLE);
+        env = g_environ_unsetenv(env, GL_PROTO_VALGRIND_VARIABLE);
     return env;
 }
 
@@ -534,16 +518,11 @@ char *gl_trace_children_skip(void)
     return g_string_free(patterns, FALSE);
 }
 
-/* Launchers, by the name of the program: Bundler and Rake. */
-static const char *const launchers[] = { "bundle", "bundler", "rake" };
-
 gboolean gl_is_launcher(const char *program)
 {
     g_autofree char *name = g_path_get_basename(program);
-    for (guint i = 0; i < G_N_ELEMENTS(launchers); i++)
-        if (strcmp(name, launchers[i]) == 0)
-            return TRUE;
-    return FALSE;
+    g_auto(GStrv) launchers = g_strsplit(GL_PROTO_LAUNCHERS, " ", -1);
+    return g_strv_contains((const char *const *) launchers, name);
 }
 
 /* Returns: (transfer full): Valgrind's command line for @command
@@ -601,12 +580,12 @@ static char *valgrind_variable(const GlRunOptions *options, const char *run_dir)
     GString *joined = g_string_new(NULL);
     for (guint i = 0; i + 1 < argv->len; i++) {
         const char *arg = g_ptr_array_index(argv, i);
-        if (strchr(arg, GL_VALGRIND_SEPARATOR) != NULL) {
+        if (strchr(arg, GL_PROTO_VALGRIND_SEPARATOR[0]) != NULL) {
             g_string_free(joined, TRUE);
             return NULL;
         }
         if (i > 0)
-            g_string_append_c(joined, GL_VALGRIND_SEPARATOR);
+            g_string_append_c(joined, GL_PROTO_VALGRIND_SEPARATOR[0]);
         g_string_append(joined, arg);
     }
     return g_string_free(joined, FALSE);

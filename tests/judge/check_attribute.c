@@ -4,6 +4,7 @@
  * <leakedbytes> the loss record's total), and what every report says. */
 #include "testutil.h"
 #include "gemleak/judge/attribute.h"
+#include "gemleak/base/protocol.h"
 #include "gemleak/read/reader.h"
 #include "gemleak/run/runner.h"
 
@@ -709,7 +710,7 @@ START_TEST(test_reader_marker_prefix)
     for (guint with_prefix = 0; with_prefix < 2; with_prefix++) {
         g_autoptr(GlReader) reader = gl_reader_new_for_memory(xml->str, xml->len, "test.xml");
         if (with_prefix)
-            gl_reader_set_marker_prefix(reader, GL_MARKER_PREFIX);
+            gl_reader_set_marker_prefix(reader, GL_PROTO_MARKER_PREFIX);
         g_autoptr(GlRecord) record = gl_reader_next(reader, NULL);
         ck_assert_ptr_nonnull(record);
         ck_assert_str_eq(record->marker, with_prefix ? "gemleak:start\tATest#test_a\t"
@@ -812,7 +813,7 @@ START_TEST(test_markers_by_the_hundred_thousand)
     long before = peak_rss_kib();
     g_autoptr(GlReader) reader = gl_reader_new_for_path(path, NULL);
     ck_assert_ptr_nonnull(reader);
-    gl_reader_set_marker_prefix(reader, GL_MARKER_PREFIX);
+    gl_reader_set_marker_prefix(reader, GL_PROTO_MARKER_PREFIX);
     g_autoptr(GlRecord) record = gl_reader_next(reader, NULL);
     ck_assert_ptr_nonnull(record);
     g_autofree char *last = g_strdup_printf("gemleak:end\tT#test_99999_%s\t/t.rb:99999  ", padding);

@@ -67,4 +67,8 @@ gboolean gl_file_replace(const char *path, const char *data, gsize size, GError 
 /* For g_ptr_array_sort() of strings (char*): strcmp's order. */
 gint gl_compare_strings(gconstpointer a, gconstpointer b);
 
+/* Removes @path (nullable: nothing to remove) and everything under it;
+ * a symbolic link is removed, not followed. */
+void gl_remove_tree(const char *path);
+
 #endif

@@ -21,8 +21,6 @@
 #include "gemleak/judge/merge.h"
 #include "gemleak/base/record.h"
 
-/* Every marker the helper writes begins with this. */
-#define GL_MARKER_PREFIX "gemleak:"
 
 typedef enum {
     GL_MARKER_NONE,    /* no marker, or not one of gemleak's */

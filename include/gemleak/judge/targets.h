@@ -6,10 +6,6 @@
 
 #include <glib.h>
 
-/* The file the Ruby helper writes for each process, in the run directory:
- * one loaded extension path a line. */
-#define GL_LOADED_PREFIX "loaded-"
-#define GL_LOADED_SUFFIX ".txt"
 
 /* Reads the loaded-extension lists in the directories of @inputs
  * (directories themselves, or the directory of each file). *found (nullable)

@@ -9,10 +9,6 @@
 #include <stdio.h>
 #include <glib.h>
 
-/* The prefixes of gemleak's private directories in TMPDIR, each followed
- * by six characters of g_dir_make_tmp(). */
-#define GL_RUNDIR_PREFIX "gemleak-run-"
-#define GL_HELPERDIR_PREFIX "gemleak-helper-"
 
 /* Holds a lock on @dir that says a gemleak is using it, for as long as the
  * returned descriptor is open (also across a SIGKILL: the kernel drops it).
@@ -44,12 +40,8 @@ guint gl_rundir_drop_untraced(const char *dir, GHashTable *killed);
  * none. */
 GPtrArray *gl_rundir_outside(const char *dir);
 
-/* The file that says a directory is a gemleak run's: gemleak filter reads
- * it again as run did (a run that checked nothing does not pass there
- * either). */
-#define GL_RUN_MARKER "gemleak-run.txt"
 
-/* Writes GL_RUN_MARKER into @dir.
+/* Writes GL_PROTO_RUN_MARKER into @dir.
  * Returns: FALSE with GL_ERROR_ENVIRONMENT when it cannot. */
 gboolean gl_rundir_mark(const char *dir, GError **error);
 

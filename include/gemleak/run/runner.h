@@ -29,20 +29,6 @@ char *gl_trace_children_skip(void);
  * Returns: TRUE if @program (a name or a path) is one. */
 gboolean gl_is_launcher(const char *program);
 
-/* The variable that hands Valgrind's command line to the helper in every
- * process of a run, for those outside Valgrind (below a spared launcher,
- * extconf.rb): the arguments joined by GL_VALGRIND_SEPARATOR. */
-#define GL_VALGRIND_VARIABLE "GEMLEAK_VALGRIND"
-#define GL_VALGRIND_SEPARATOR '\x1f'
-
-/* What the helper writes, in the run directory, for a process that loaded
- * an extension outside Valgrind and could not start again under it:
- * "outside-PID.txt" (see gl_rundir_outside()). */
-#define GL_OUTSIDE_PREFIX "outside-"
-
-/* What the helper writes for each process that timed test files:
- * "durations-PID.txt" (see gl_rundir_test_durations()). */
-#define GL_DURATIONS_PREFIX "durations-"
 
 typedef struct {
     const char *valgrind;          /* the binary; "valgrind" on PATH by default */
@@ -142,9 +128,5 @@ char *gl_valgrind_escape_percent(const char *text);
 /* Tells the run's watchdog that gemleak ends normally, and removes the
  * helper's directory, and the run directory unless the user asked to keep it. */
 void gl_run_result_clear(GlRunResult *result, gboolean remove_dir);
-
-/* Removes @path (nullable: nothing to remove) and everything under it;
- * a symbolic link is removed, not followed. */
-void gl_remove_tree(const char *path);
 
 #endif

@@ -12,6 +12,30 @@ require "rbconfig" # RubyGems loads it, but ruby --disable-gems does not
 # targets. At exit it also lets go of what a test suite keeps for nothing,
 # so that Valgrind sees less. Nothing here may fail the suite under test.
 module GemLeakHelper
+  # The run directory's protocol: the files, markers and variables gemleak
+  # reads. The build writes the lines between BEGIN and END from
+  # include/gemleak/base/protocol.h (GL_PROTO_NAME is NAME here): change
+  # them there. These copies let the helper run from its source too.
+  module Protocol
+    # BEGIN protocol.h
+    RUN_DIR = "gemleak-run-"
+    HELPER_DIR = "gemleak-helper-"
+    RUN_MARKER = "gemleak-run.txt"
+    LOADED_PREFIX = "loaded-"
+    OUTSIDE_PREFIX = "outside-"
+    DURATIONS_PREFIX = "durations-"
+    FILE_SUFFIX = ".txt"
+    MARKER_PREFIX = "gemleak:"
+    MARKER_SETUP = "setup"
+    MARKER_FORKED = "forked"
+    MARKER_START = "start"
+    MARKER_END = "end"
+    VALGRIND_VARIABLE = "GEMLEAK_VALGRIND"
+    VALGRIND_SEPARATOR = "\x1f"
+    LAUNCHERS = "bundle bundler rake"
+    # END protocol.h
+  end
+
   # What the helper needs, taken when it loads, before any of the suite
   # runs. Suites redefine Integer#to_s, define a top-level `format` or
   # `warn` (which every object, this module too, then calls instead of
@@ -47,9 +71,9 @@ module GemLeakHelper
         INTEGER_TO_S.bind(number).call
       end
 
-      # Returns: "/run/dir/NAME-PID.txt" for this process.
-      def run_file(name)
-        "#{RUN_DIR}/#{name}-#{digits(pid)}.txt"
+      # Returns: "/run/dir/PREFIXPID.txt" for this process.
+      def run_file(prefix)
+        "#{RUN_DIR}/#{prefix}#{digits(pid)}#{Protocol::FILE_SUFFIX}"
       end
 
       # Appends TEXT to PATH, made when missing.
@@ -126,7 +150,7 @@ module GemLeakHelper
       return if paths.empty?
 
       paths.each { |path| @recorded[path] = true }
-      Core.append(Core.run_file("loaded"), paths.map { |path| "#{path}\n" }.join)
+      Core.append(Core.run_file(Protocol::LOADED_PREFIX), paths.map { |path| "#{path}\n" }.join)
     rescue StandardError => e
       cannot_record(e)
     end
@@ -137,7 +161,7 @@ module GemLeakHelper
     def start_list
       return if Core::RUN_DIR.nil?
 
-      Core.append(Core.run_file("loaded"), "")
+      Core.append(Core.run_file(Protocol::LOADED_PREFIX), "")
     rescue StandardError => e
       cannot_record(e)
     end
@@ -236,7 +260,7 @@ module GemLeakHelper
         return if !@on || @seconds.empty?
 
         lines = @seconds.map { |file, seconds| "#{Core.digits((seconds * 1000).round)}\t#{file}\n" }
-        Core.append(Core.run_file("durations"), lines.join)
+        Core.append(Core.run_file(Protocol::DURATIONS_PREFIX), lines.join)
       rescue StandardError => e
         Core.say("process #{Core.digits(Core.pid)} could not record how long its test files took " \
                  "(#{e.class}: #{e.message}); the next --jobs shares are balanced by file size")
@@ -340,7 +364,7 @@ module GemLeakHelper
           forked
         elsif !@ready
           @ready = true
-          check("gemleak:setup")
+          check(Protocol::MARKER_PREFIX + Protocol::MARKER_SETUP)
         end
       end
 
@@ -351,9 +375,9 @@ module GemLeakHelper
         @ready = true
         return unless client
 
-        check("gemleak:forked")
+        check(Protocol::MARKER_PREFIX + Protocol::MARKER_FORKED)
         # A child forked during a test runs on in it.
-        marker("gemleak:start", *@open) if @open
+        marker(Protocol::MARKER_PREFIX + Protocol::MARKER_START, *@open) if @open
       end
 
       # A test begins: NAME, and where it is ("/abs/file.rb", line).
@@ -371,7 +395,7 @@ module GemLeakHelper
           finish
           @open = [escape(name), escape(line ? "#{file}:#{line}" : file)]
         end
-        marker("gemleak:start", *@open)
+        marker(Protocol::MARKER_PREFIX + Protocol::MARKER_START, *@open)
       rescue StandardError => e
         failed(e)
       end
@@ -393,7 +417,7 @@ module GemLeakHelper
 
         fields = @open
         @open = nil
-        check("gemleak:end", *fields)
+        check(Protocol::MARKER_PREFIX + Protocol::MARKER_END, *fields)
       end
 
       # The test frameworks, hooked once each as they load (per test, or
@@ -477,8 +501,8 @@ end
 # process forked from it, which cannot, is named to gemleak
 # (outside-<pid>.txt), and the run does not pass.
 module GemLeakLaunch
-  SEPARATOR = "\x1f"
-  LAUNCHERS = %w[bundle bundler rake].freeze
+  SEPARATOR = GemLeakHelper::Protocol::VALGRIND_SEPARATOR
+  LAUNCHERS = GemLeakHelper::Protocol::LAUNCHERS.split(" ").freeze
   BUILD_STEPS = %w[extconf.rb].freeze
   Core = GemLeakHelper::Core
   EXEC = Process.method(:exec)
@@ -496,7 +520,7 @@ module GemLeakLaunch
     # --trace-children-skip would keep it, unless it loads the project's
     # extension), or :unchecked (it could not tell, and said so).
     def start
-      prefix = ENV["GEMLEAK_VALGRIND"]
+      prefix = ENV[GemLeakHelper::Protocol::VALGRIND_VARIABLE]
       return :traced if prefix.nil?
 
       decide(prefix)
@@ -734,7 +758,7 @@ module GemLeakLaunch
     # Valgrind, in a sentence: what it ran was not checked.
     def outside(what)
       @reported = true
-      Core.append(Core.run_file("outside"), "#{what.tr("\n", " ")}\n") if Core::RUN_DIR
+      Core.append(Core.run_file(GemLeakHelper::Protocol::OUTSIDE_PREFIX), "#{what.tr("\n", " ")}\n") if Core::RUN_DIR
     rescue StandardError => e
       Core.say("process #{Core.digits(Core.pid)}: #{what}, and cannot tell gemleak so " \
                "(#{e.class}: #{e.message}): what it ran was not checked")
