@@ -1,7 +1,7 @@
 /* gemleak's JSON reports as inputs (see json_input.h). */
 #include "gemleak/read/json_input.h"
 #include "gemleak/base/errors.h"
-#include "gemleak/report/report.h"
+#include "gemleak/base/json_format.h"
 
 #include <errno.h>
 #include <stdio.h>

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <glib.h>
 #include <json-glib/json-glib.h>
+#include "gemleak/base/json_format.h"
 #include "gemleak/judge/analyze.h"
 #include "gemleak/judge/gate.h"
 #include "gemleak/judge/merge.h"
@@ -38,9 +39,6 @@ typedef struct {
     void (*end)(gpointer state);
 } GlReporter;
 
-/* The shape of --format json's report, which gemleak reads back as an
- * input (json_input.h): raised when a change would mislead an older reader. */
-#define GL_JSON_REPORT_VERSION 1
 
 /* The formats, each defined in src/report_<name>.c. */
 extern const GlReporter gl_report_text;
