@@ -73,7 +73,7 @@ typedef struct {
     int status;          /* the exit status it makes */
 } Outcome;
 
-/* ---- options (cli.c) ---- */
+/* ---- options (options.c) ---- */
 
 void gl_cli_options_init(Options *options);
 void gl_cli_options_clear(Options *options);
@@ -87,7 +87,7 @@ GOptionGroup *gl_cli_report_group(Options *options);
 GOptionContext *gl_cli_new_context(const char *parameter, const char *summary,
                                    const char *description, const char *statuses,
                                    GOptionGroup *main_group);
-/* Returns: (transfer full): see cli.c. */
+/* Returns: (transfer full): see options.c. */
 char **gl_cli_parse_options(GOptionContext *context, Options *options, int argc, char **argv,
                             GError **error);
 /* Say @error on @err (with a pointer to --help for a usage error).

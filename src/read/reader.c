@@ -161,17 +161,6 @@ GHashTable *gl_reader_suppression_counts(const GlReader *reader)
 
 /* ---- problems and notes ------------------------------------------------------ */
 
-void gl_reader_add_problem(GlReader *reader, GlErrorCode code, const char *format, ...)
-{
-    va_list args;
-    va_start(args, format);
-    g_autofree char *message = g_strdup_vprintf(format, args);
-    va_end(args);
-    g_autofree char *line = gl_reader_one_line(message);
-    g_autofree char *shown = g_utf8_make_valid(reader->name, -1);
-    g_ptr_array_add(reader->problems, g_error_new(GL_ERROR, code, "%s: %s", shown, line));
-}
-
 static void add_note(GlReader *reader, const char *format, ...) G_GNUC_PRINTF(2, 3);
 
 static void add_note(GlReader *reader, const char *format, ...)

@@ -19,6 +19,17 @@ char *gl_reader_one_line(const char *message)
     return line;
 }
 
+void gl_reader_add_problem(GlReader *reader, GlErrorCode code, const char *format, ...)
+{
+    va_list args;
+    va_start(args, format);
+    g_autofree char *message = g_strdup_vprintf(format, args);
+    va_end(args);
+    g_autofree char *line = gl_reader_one_line(message);
+    g_autofree char *shown = g_utf8_make_valid(reader->name, -1);
+    g_ptr_array_add(reader->problems, g_error_new(GL_ERROR, code, "%s: %s", shown, line));
+}
+
 static void on_xml_error(void *context, xmlErrorPtr error)
 {
     GlReader *reader = context;

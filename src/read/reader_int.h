@@ -68,7 +68,7 @@ struct GlReader {
 
 /* ---- between the files ---- */
 
-/* reader.c */
+/* reader_elements.c: a problem of the input, said with its name */
 void gl_reader_add_problem(GlReader *reader, GlErrorCode code, const char *format, ...)
     G_GNUC_PRINTF(3, 4);
 /* reader_elements.c */
