@@ -7,19 +7,7 @@
 #include <stdio.h>
 #include <glib.h>
 #include "gemleak/base/record.h"
-
-/* The oldest Valgrind whose options and XML gemleak relies on. */
-#define GL_VALGRIND_MIN_MAJOR 3
-#define GL_VALGRIND_MIN_MINOR 10
-
-/* The programs gemleak keeps out of Valgrind (--trace-children-skip), as
- * Valgrind's patterns: compilers, linkers and the small tools of a build
- * that start no other program, each of which would cost a Valgrind start.
- * Whatever can start a Ruby stays traced (a shell, env, make, xargs, find,
- * git, awk): Valgrind then follows every Ruby below it, whatever its
- * environment says.
- * Returns: (transfer full): "PATTERN,PATTERN,...". */
-char *gl_trace_children_skip(void);
+#include "gemleak/run/engine.h"
 
 /* A launcher only starts the processes that run a suite (bundle, rake).
  * With --spare-launchers gemleak runs one given as the command outside
@@ -30,7 +18,7 @@ char *gl_trace_children_skip(void);
 gboolean gl_is_launcher(const char *program);
 
 
-typedef struct {
+typedef struct GlRunOptions {
     const char *valgrind;          /* the binary; "valgrind" on PATH by default */
     const char *const *valgrind_options;  /* from --valgrind-opt, NULL-terminated, nullable */
     const char *const *suppressions;      /* .supp files to pass, NULL-terminated, nullable */
@@ -66,12 +54,6 @@ typedef struct {
                             * each ("process 12, forked from the launcher rake, loaded
                             * /x/y.so outside Valgrind") */
 } GlRunResult;
-
-/* Checks that @valgrind runs and is recent enough; '--version' gets 5
- * seconds and 4 KiB of output to say so.
- * Returns: (transfer full): its version ("3.19.0"), or NULL with
- * GL_ERROR_ENVIRONMENT set. */
-char *gl_valgrind_version(const char *valgrind, GError **error);
 
 /* Returns: (transfer full) (nullable): RUBY_VERSION of @ruby (a path or a
  * name on PATH), or NULL when it cannot be run. */
@@ -120,10 +102,6 @@ gboolean gl_run_check_keep_dir(const char *dir, GError **error);
  * gl_run_check_keep_dir()).
  * Returns: FALSE with GL_ERROR_ENVIRONMENT when TMPDIR is too long. */
 gboolean gl_run_check_tmpdir(GError **error);
-
-/* Returns: (transfer full): @text with every % doubled, as Valgrind's
- * --xml-file and --log-file want a literal %. */
-char *gl_valgrind_escape_percent(const char *text);
 
 /* Tells the run's watchdog that gemleak ends normally, and removes the
  * helper's directory, and the run directory unless the user asked to keep it. */
