@@ -863,6 +863,12 @@ gboolean gl_run_commands(const GlRunOptions *options, GPtrArray *commands, GlRun
         result->untraced = gl_rundir_drop_untraced(result->dir, result->killed);
     result->outside = gl_rundir_outside(result->dir);
     restore_handlers(saved);
+#ifdef __linux__
+    /* The run's descendants are reaped or left to the watchdog: what the
+     * program that called gemleak orphans later (the tests, in-process) is
+     * init's again. */
+    prctl(PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0);
+#endif
     n_children = 0;
     result->interrupted_by = interrupted_by;
     return ok;
