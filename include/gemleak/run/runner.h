@@ -82,7 +82,10 @@ gboolean gl_per_test_available(void);
  * minute, or a few seconds once interrupted). Every process of the run
  * dies with gemleak, until gl_run_result_clear(): the commands through
  * PR_SET_PDEATHSIG, the rest (the Valgrind the helper starts below a
- * launcher) through a watchdog process that gemleak's death wakes.
+ * launcher) through a watchdog process that gemleak's death wakes
+ * (watchdog.h). Under the engine's command line (engine.h), except a
+ * launcher that --spare-launchers runs outside it. gemleak is the child
+ * subreaper of the commands' orphans until it returns, not after.
  * Returns: FALSE with @error set when nothing could be run (the run
  * directory, if made, is in @result->dir all the same). */
 gboolean gl_run_commands(const GlRunOptions *options, GPtrArray *commands, GlRunResult *result,
