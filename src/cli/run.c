@@ -158,6 +158,64 @@ static void record_durations(const GlCommandPlan *commands, const char *path,
                 error->message);
 }
 
+/* The suppressions: gemleak's own for the Ruby that @command runs (its
+ * version in @ruby_version, NULL when it cannot tell), then the project's.
+ * Returns: (transfer full): the .supp files, NULL with @error set. */
+static GPtrArray *suppression_files(const Options *options, char **command, FILE *err,
+                                    char **ruby_version, GError **error)
+{
+    g_autofree char *data_dir = gl_data_dir();
+    g_autoptr(GPtrArray) supp_dirs = g_ptr_array_new_null_terminated(4, g_free, TRUE);
+    g_ptr_array_add(supp_dirs, g_build_filename(data_dir, "suppressions", NULL));
+    g_autofree char *own_supp = g_build_filename(data_dir, "suppressions", "ruby.supp", NULL);
+    if (!g_file_test(own_supp, G_FILE_TEST_IS_REGULAR))
+        fprintf(err, "gemleak: warning: no %s: Ruby's own errors at exit are not suppressed "
+                "(reinstall gemleak, or set GEMLEAK_DATADIR to the directory that holds "
+                "suppressions/)\n", own_supp);
+    for (char **dir = options->suppressions_dirs; dir != NULL && *dir != NULL; dir++) {
+        if (!g_file_test(*dir, G_FILE_TEST_IS_DIR)) {
+            g_set_error(error, GL_ERROR, GL_ERROR_USAGE,
+                        "--suppressions-dir %s: no such directory", *dir);
+            return NULL;
+        }
+        g_ptr_array_add(supp_dirs, g_strdup(*dir));
+    }
+    if (options->suppressions_dirs == NULL && g_file_test("suppressions", G_FILE_TEST_IS_DIR))
+        g_ptr_array_add(supp_dirs, g_strdup("suppressions"));
+    const char *ruby = gl_is_ruby_object(command[0]) ? command[0] : "ruby";
+    *ruby_version = gl_ruby_version(ruby);
+    return gl_suppression_files((const char *const *) supp_dirs->pdata, *ruby_version);
+}
+
+/* Says how the run went: under which Valgrind, with what, what ran
+ * outside it, and what cut it short. */
+static void say_how_it_ran(const GlRunResult *result, guint n_supps, const char *ruby_version,
+                           FILE *err)
+{
+    fprintf(err, "gemleak: ran under Valgrind %s with %u suppression file%s (Ruby %s)",
+            result->valgrind_version, n_supps, n_supps == 1 ? "" : "s",
+            ruby_version != NULL ? ruby_version : "unknown");
+    if (result->untraced > 0)
+        fprintf(err, "; %u process%s ran a compiler or another build tool outside it",
+                result->untraced, result->untraced == 1 ? "" : "es");
+    if (result->launcher != NULL)
+        fprintf(err, "; %s ran outside it, as a launcher (--spare-launchers)", result->launcher);
+    fputc('\n', err);
+    if (result->interrupted_by != 0)
+        fprintf(err, "gemleak: interrupted by %s: the report covers what Valgrind finished "
+                "writing\n", g_strsignal(result->interrupted_by));
+    else if (result->killed_by != 0)
+        fprintf(err, "gemleak: the command was killed by signal %d (%s)\n", result->killed_by,
+                g_strsignal(result->killed_by));
+    if (result->descendants_left && result->interrupted_by != 0)
+        fprintf(err, "gemleak: processes the command started were still running when gemleak "
+                "was interrupted: they were passed the signal, and their XML may be "
+                "incomplete\n");
+    else if (result->descendants_left)
+        fprintf(err, "gemleak: processes the command started were still running a minute after "
+                "it ended: their XML may be incomplete\n");
+}
+
 /* Runs @command under Valgrind as @plan says and reports; the run
  * directory is kept unless all went well. */
 static int run_planned(const Options *options, Plan *plan, char **command, FILE *err)
@@ -185,29 +243,10 @@ static int run_planned(const Options *options, Plan *plan, char **command, FILE 
         return gl_cli_fail(err, "run", error);
     }
 
-    /* The suppressions: gemleak's own for this Ruby, then the project's. */
-    g_autofree char *data_dir = gl_data_dir();
-    g_autoptr(GPtrArray) supp_dirs = g_ptr_array_new_null_terminated(4, g_free, TRUE);
-    g_ptr_array_add(supp_dirs, g_build_filename(data_dir, "suppressions", NULL));
-    g_autofree char *own_supp = g_build_filename(data_dir, "suppressions", "ruby.supp", NULL);
-    if (!g_file_test(own_supp, G_FILE_TEST_IS_REGULAR))
-        fprintf(err, "gemleak: warning: no %s: Ruby's own errors at exit are not suppressed "
-                "(reinstall gemleak, or set GEMLEAK_DATADIR to the directory that holds "
-                "suppressions/)\n", own_supp);
-    for (char **dir = options->suppressions_dirs; dir != NULL && *dir != NULL; dir++) {
-        if (!g_file_test(*dir, G_FILE_TEST_IS_DIR)) {
-            g_set_error(&error, GL_ERROR, GL_ERROR_USAGE,
-                        "--suppressions-dir %s: no such directory", *dir);
-            return gl_cli_usage_error(err, "run", error);
-        }
-        g_ptr_array_add(supp_dirs, g_strdup(*dir));
-    }
-    if (options->suppressions_dirs == NULL && g_file_test("suppressions", G_FILE_TEST_IS_DIR))
-        g_ptr_array_add(supp_dirs, g_strdup("suppressions"));
-    const char *ruby = gl_is_ruby_object(command[0]) ? command[0] : "ruby";
-    g_autofree char *ruby_version = gl_ruby_version(ruby);
-    g_autoptr(GPtrArray) supps = gl_suppression_files((const char *const *) supp_dirs->pdata,
-                                                      ruby_version);
+    g_autofree char *ruby_version = NULL;
+    g_autoptr(GPtrArray) supps = suppression_files(options, command, err, &ruby_version, &error);
+    if (supps == NULL)
+        return gl_cli_fail(err, "run", error);
     guint n_supps = supps->len;
     g_ptr_array_add(supps, NULL);
 
@@ -230,28 +269,7 @@ static int run_planned(const Options *options, Plan *plan, char **command, FILE 
         status = gl_cli_fail(err, "run", error);
         goto done;
     }
-    fprintf(err, "gemleak: ran under Valgrind %s with %u suppression file%s (Ruby %s)",
-            result.valgrind_version, n_supps, n_supps == 1 ? "" : "s",
-            ruby_version != NULL ? ruby_version : "unknown");
-    if (result.untraced > 0)
-        fprintf(err, "; %u process%s ran a compiler or another build tool outside it",
-                result.untraced, result.untraced == 1 ? "" : "es");
-    if (result.launcher != NULL)
-        fprintf(err, "; %s ran outside it, as a launcher (--spare-launchers)", result.launcher);
-    fputc('\n', err);
-    if (result.interrupted_by != 0)
-        fprintf(err, "gemleak: interrupted by %s: the report covers what Valgrind finished "
-                "writing\n", g_strsignal(result.interrupted_by));
-    else if (result.killed_by != 0)
-        fprintf(err, "gemleak: the command was killed by signal %d (%s)\n", result.killed_by,
-                g_strsignal(result.killed_by));
-    if (result.descendants_left && result.interrupted_by != 0)
-        fprintf(err, "gemleak: processes the command started were still running when gemleak "
-                "was interrupted: they were passed the signal, and their XML may be "
-                "incomplete\n");
-    else if (result.descendants_left)
-        fprintf(err, "gemleak: processes the command started were still running a minute after "
-                "it ended: their XML may be incomplete\n");
+    say_how_it_ran(&result, n_supps, ruby_version, err);
     record_durations(&commands, planning.durations, &result, err);
     if (!gl_list_xml_files_any(result.dir)) {
         if (result.launcher != NULL)
