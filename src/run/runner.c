@@ -559,23 +559,11 @@ static gboolean wait_for_descendants(GlRunResult *result, FILE *messages)
 #endif
 }
 
-gboolean gl_run_commands(const GlRunOptions *options, GPtrArray *commands, GlRunResult *result,
-                         GError **error)
+/* The run's directory (made, locked: gemleak clean leaves alone what a
+ * running gemleak holds, and marked) and the helper's, in @result.
+ * Returns: FALSE with @error set. */
+static gboolean prepare_run_dir(const GlRunOptions *options, GlRunResult *result, GError **error)
 {
-    memset(result, 0, sizeof *result);
-    result->killed = g_hash_table_new(g_direct_hash, g_direct_equal);
-    result->seconds = g_array_new(FALSE, TRUE, sizeof(gdouble));
-    g_return_val_if_fail(commands->len > 0, FALSE);
-    if (commands->len > MAX_CHILDREN) {
-        g_set_error(error, GL_ERROR, GL_ERROR_USAGE, "%u commands at once: gemleak runs at most %d",
-                    commands->len, MAX_CHILDREN);
-        return FALSE;
-    }
-    const GlEngine *engine = gl_engine_find(NULL);
-    result->valgrind_version = engine->version(options->valgrind, error);
-    if (result->valgrind_version == NULL)
-        return FALSE;
-    /* gemleak clean leaves alone what a running gemleak holds */
     int lock = -1;
     result->dir = make_run_dir(options, &lock, error);
     if (result->dir == NULL)
@@ -588,32 +576,26 @@ gboolean gl_run_commands(const GlRunOptions *options, GPtrArray *commands, GlRun
     if (result->helper_dir == NULL)
         return FALSE;
     result->locks[result->n_locks++] = lock;
-    /* Valgrind's command line, for a Ruby that finds itself outside it (below
-     * a launcher gemleak spares, extconf.rb) to put itself under it. */
-    g_autofree char *valgrind = engine->handover(options, result->dir);
-    g_auto(GStrv) env = child_environment(options, result->dir, result->helper_dir, valgrind);
+    return TRUE;
+}
 
-    gl_watchdog_stop();  /* an earlier run's, in this process, that was never cleared */
-    g_autofree char *mark = engine->watch_mark(result->dir);
-    gl_watchdog_start(result->dir, mark, result->locks, result->n_locks);
-#ifdef __linux__
-    prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
-#endif
-    struct sigaction saved[G_N_ELEMENTS(forwarded_signals)];
-    interrupted_by = 0;
-    interrupted_at_terminal = 0;
-    n_children = 0;
-    install_handlers(saved);
-
-    /* Spawned without reaping: gemleak reaps every child itself, the
-     * commands and the orphans alike, with waitpid(-1). */
+/* Starts each of @commands under @engine, in @env, but a launcher that
+ * --spare-launchers runs outside it (when the engine's command line
+ * @can_hand_over to what it starts). Spawned without reaping: gemleak
+ * reaps every child itself, the commands and the orphans alike, with
+ * waitpid(-1).
+ * Returns: FALSE with @error set when one could not start (those before it
+ * run all the same). */
+static gboolean spawn_commands(const GlRunOptions *options, const GlEngine *engine,
+                               GPtrArray *commands, char **env, gboolean can_hand_over,
+                               GlRunResult *result, GError **error)
+{
     gboolean ok = TRUE;
     gpointer parent = GINT_TO_POINTER(getpid());
     g_array_set_size(result->seconds, commands->len);
-    gint64 started = g_get_monotonic_time();
     for (guint i = 0; i < commands->len; i++) {
         char **command = g_ptr_array_index(commands, i);
-        gboolean outside = options->spare_launchers && valgrind != NULL &&
+        gboolean outside = options->spare_launchers && can_hand_over &&
                            gl_is_launcher(command[0]);
         g_autoptr(GPtrArray) argv = outside ? NULL
             : engine->argv(options, options->valgrind, result->dir, command);
@@ -634,7 +616,13 @@ gboolean gl_run_commands(const GlRunOptions *options, GPtrArray *commands, GlRun
         children[n_children] = pid;
         n_children++;
     }
+    return ok;
+}
 
+/* Waits for the commands, reaping what else ends meanwhile; the first
+ * failing command, in the order given, is the run's status. */
+static void wait_for_commands(GlRunResult *result, gint64 started)
+{
     int statuses[MAX_CHILDREN] = { 0 };
     for (guint running = (guint) n_children; running > 0;) {
         int wait_status = 0;
@@ -654,7 +642,6 @@ gboolean gl_run_commands(const GlRunOptions *options, GPtrArray *commands, GlRun
             }
         }
     }
-    /* The first failing command, in the order given, is the run's status. */
     for (sig_atomic_t i = 0; i < n_children && result->status == 0; i++) {
         if (WIFSIGNALED(statuses[i])) {
             result->killed_by = WTERMSIG(statuses[i]);
@@ -663,6 +650,46 @@ gboolean gl_run_commands(const GlRunOptions *options, GPtrArray *commands, GlRun
             result->status = WEXITSTATUS(statuses[i]);
         }
     }
+}
+
+gboolean gl_run_commands(const GlRunOptions *options, GPtrArray *commands, GlRunResult *result,
+                         GError **error)
+{
+    memset(result, 0, sizeof *result);
+    result->killed = g_hash_table_new(g_direct_hash, g_direct_equal);
+    result->seconds = g_array_new(FALSE, TRUE, sizeof(gdouble));
+    g_return_val_if_fail(commands->len > 0, FALSE);
+    if (commands->len > MAX_CHILDREN) {
+        g_set_error(error, GL_ERROR, GL_ERROR_USAGE, "%u commands at once: gemleak runs at most %d",
+                    commands->len, MAX_CHILDREN);
+        return FALSE;
+    }
+    const GlEngine *engine = gl_engine_find(NULL);
+    result->valgrind_version = engine->version(options->valgrind, error);
+    if (result->valgrind_version == NULL)
+        return FALSE;
+    if (!prepare_run_dir(options, result, error))
+        return FALSE;
+    /* Valgrind's command line, for a Ruby that finds itself outside it (below
+     * a launcher gemleak spares, extconf.rb) to put itself under it. */
+    g_autofree char *valgrind = engine->handover(options, result->dir);
+    g_auto(GStrv) env = child_environment(options, result->dir, result->helper_dir, valgrind);
+
+    gl_watchdog_stop();  /* an earlier run's, in this process, that was never cleared */
+    g_autofree char *mark = engine->watch_mark(result->dir);
+    gl_watchdog_start(result->dir, mark, result->locks, result->n_locks);
+#ifdef __linux__
+    prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
+#endif
+    struct sigaction saved[G_N_ELEMENTS(forwarded_signals)];
+    interrupted_by = 0;
+    interrupted_at_terminal = 0;
+    n_children = 0;
+    install_handlers(saved);
+
+    gint64 started = g_get_monotonic_time();
+    gboolean ok = spawn_commands(options, engine, commands, env, valgrind != NULL, result, error);
+    wait_for_commands(result, started);
     result->descendants_left = wait_for_descendants(result, options->messages);
     /* Not while processes may still be writing: a preamble may be all
      * that is there yet. */
