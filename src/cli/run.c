@@ -297,7 +297,7 @@ static int run_planned(const Options *options, Plan *plan, char **command, FILE 
 done:
     if (result.dir != NULL && (keep || result.kept_by_user))
         keep_xml(err, result.dir, result.kept_by_user, gl_cli_effective_jobs(options));
-    gl_run_result_clear(&result, !keep);
+    gl_run_finish(&result, !keep);
     return status;
 }
 

@@ -708,7 +708,7 @@ gboolean gl_run_commands(const GlRunOptions *options, GPtrArray *commands, GlRun
     return ok;
 }
 
-void gl_run_result_clear(GlRunResult *result, gboolean remove_dir)
+void gl_run_finish(GlRunResult *result, gboolean remove_dir)
 {
     /* Until now, processes left running past the grace die with gemleak. */
     gl_watchdog_stop();

@@ -525,7 +525,7 @@ START_TEST(test_clean_racing_starting_runs)
         if (!ok || !g_file_test(result.dir, G_FILE_TEST_IS_DIR) ||
             !g_file_test(result.helper_dir, G_FILE_TEST_IS_DIR))
             lost++;
-        gl_run_result_clear(&result, TRUE);
+        gl_run_finish(&result, TRUE);
     }
     g_atomic_int_set(&cleaner.stop, 1);
     g_thread_join(thread);
@@ -552,7 +552,7 @@ START_TEST(test_subreaper_undone_after_a_run)
     g_autoptr(GError) error = NULL;
     ck_assert_msg(gl_run_commands(&options, commands, &result, &error), "%s",
                   error != NULL ? error->message : "");
-    gl_run_result_clear(&result, TRUE);
+    gl_run_finish(&result, TRUE);
 #ifdef __linux__
     int subreaper = -1;
     ck_assert_int_eq(prctl(PR_GET_CHILD_SUBREAPER, &subreaper, 0, 0, 0), 0);

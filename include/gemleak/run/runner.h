@@ -80,7 +80,7 @@ gboolean gl_per_test_available(void);
  * all, forwarding SIGINT, SIGTERM and SIGHUP sent to gemleak, reaping the
  * processes they leave behind as they end, and waiting for those (up to a
  * minute, or a few seconds once interrupted). Every process of the run
- * dies with gemleak, until gl_run_result_clear(): the commands through
+ * dies with gemleak, until gl_run_finish(): the commands through
  * PR_SET_PDEATHSIG, the rest (the Valgrind the helper starts below a
  * launcher) through a watchdog process that gemleak's death wakes
  * (watchdog.h). Under the engine's command line (engine.h), except a
@@ -106,8 +106,10 @@ gboolean gl_run_check_keep_dir(const char *dir, GError **error);
  * Returns: FALSE with GL_ERROR_ENVIRONMENT when TMPDIR is too long. */
 gboolean gl_run_check_tmpdir(GError **error);
 
-/* Tells the run's watchdog that gemleak ends normally, and removes the
- * helper's directory, and the run directory unless the user asked to keep it. */
-void gl_run_result_clear(GlRunResult *result, gboolean remove_dir);
+/* Ends the run: tells its watchdog that gemleak ends normally, removes the
+ * helper's directory, and the run directory when @remove_dir unless the
+ * user asked to keep it, lets go of its locks, and frees what @result
+ * holds. (Not a _clear(): it removes directories.) */
+void gl_run_finish(GlRunResult *result, gboolean remove_dir);
 
 #endif
