@@ -148,7 +148,7 @@ gboolean gl_cli_plan_build(const Options *options, Plan *plan, GError **error)
  * that runs gemleak (the Rake tasks) to tell its user in its own words.
  * This is on the way out with a usage error: a file that cannot be written
  * is left unwritten, as the reports would have been. */
-static void write_target_error(const Options *options, const char *message, const char *pattern,
+static void write_target_error(const GlSinks *sinks, const char *message, const char *pattern,
                                const char *const *loaded)
 {
     g_autoptr(JsonBuilder) builder = json_builder_new();
@@ -166,21 +166,16 @@ static void write_target_error(const Options *options, const char *message, cons
     json_builder_end_object(builder);
     json_builder_end_object(builder);
 
-    for (guint i = 0; i < options->outputs->len; i++) {
-        const Output *output = g_ptr_array_index(options->outputs, i);
-        if (strcmp(output->format, "json") != 0 || output->path == NULL ||
-            strcmp(output->path, "-") == 0)
-            continue;
-        char *buffer = NULL;
-        size_t size = 0;
-        FILE *memory = open_memstream(&buffer, &size);
-        if (memory == NULL)
-            return;
-        gl_json_write(builder, memory);
-        fclose(memory);
-        g_file_set_contents(output->path, buffer, (gssize) size, NULL);
-        free(buffer);
-    }
+    char *buffer = NULL;
+    size_t size = 0;
+    FILE *memory = open_memstream(&buffer, &size);
+    if (memory == NULL)
+        return;
+    gl_json_write(builder, memory);
+    fclose(memory);
+    /* on the way out with a usage error, which is what the user sees */
+    (void) gl_sinks_write_instead(sinks, "json", buffer, size, NULL);
+    free(buffer);
 }
 
 /* Sets the targets: --object, else the run's loaded extensions, else the
@@ -189,9 +184,9 @@ static void write_target_error(const Options *options, const char *message, cons
  * the run's lists of loaded extensions. @unlisted: some process has XML
  * and no list (a Ruby whose environment lost gemleak's helper may be
  * among them): lists that name nothing do not settle the targets then. */
-static gboolean resolve_targets(const Options *options, const char *const *inputs,
-                                gboolean unlisted, GlRules *rules, GPtrArray *shown,
-                                gboolean *have_lists, GError **error)
+static gboolean resolve_targets(const Options *options, const GlSinks *sinks,
+                                const char *const *inputs, gboolean unlisted, GlRules *rules,
+                                GPtrArray *shown, gboolean *have_lists, GError **error)
 {
     g_autoptr(GPtrArray) loaded = gl_targets_from_loaded_lists(inputs, have_lists);
     if (options->objects != NULL) {
@@ -221,7 +216,7 @@ static gboolean resolve_targets(const Options *options, const char *const *input
                 message = g_strdup_printf("--object %s matches no extension the run loaded (it "
                                           "loaded: %s)", gl_rules_target_pattern(rules, t), list);
             }
-            write_target_error(options, message, gl_rules_target_pattern(rules, t),
+            write_target_error(sinks, message, gl_rules_target_pattern(rules, t),
                                (const char *const *) loaded->pdata);
             g_set_error_literal(error, GL_ERROR, GL_ERROR_USAGE, message);
             return FALSE;
@@ -448,7 +443,7 @@ gboolean gl_cli_analyze_and_report(const Options *options, Plan *plan, const cha
     g_auto(GlRunCoverage) coverage_data = { 0 };
     GlRunCoverage *coverage = &coverage_data;
     gl_rundir_coverage(inputs, coverage);
-    if (!resolve_targets(options, inputs, coverage->unlisted > 0, rules, shown, &have_lists,
+    if (!resolve_targets(options, plan->sinks, inputs, coverage->unlisted > 0, rules, shown, &have_lists,
                          error))
         return FALSE;
 

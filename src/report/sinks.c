@@ -366,3 +366,33 @@ gboolean gl_sinks_write(const GlSinks *sinks, const GlReportContext *context,
     }
     return all_written;
 }
+
+gboolean gl_sinks_write_instead(const GlSinks *sinks, const char *format, const char *text,
+                                gsize length, GError **error)
+{
+    gboolean all_written = TRUE;
+    for (guint i = 0; i < sinks->items->len; i++) {
+        const Sink *sink = g_ptr_array_index(sinks->items, i);
+        if (strcmp(sink->reporter->name, format) != 0 || sink->fd >= 0)
+            continue;
+        g_autoptr(GError) local = NULL;
+        if (g_file_test(sink->file, G_FILE_TEST_EXISTS) &&
+            !g_file_test(sink->file, G_FILE_TEST_IS_REGULAR)) {
+            FILE *direct = fopen(sink->file, "w");
+            if (direct == NULL || fwrite(text, 1, length, direct) != length) {
+                g_set_error(&local, GL_ERROR, GL_ERROR_IO, "%s", g_strerror(errno));
+            }
+            if (direct != NULL && fclose(direct) != 0 && local == NULL)
+                g_set_error(&local, GL_ERROR, GL_ERROR_IO, "%s", g_strerror(errno));
+        } else {
+            gl_file_replace(sink->file, text, length, &local);
+        }
+        if (local != NULL) {
+            if (all_written)
+                g_set_error(error, GL_ERROR, GL_ERROR_IO, "cannot write the %s report: %s",
+                            format, local->message);
+            all_written = FALSE;
+        }
+    }
+    return all_written;
+}

@@ -409,6 +409,20 @@ START_TEST(test_targets_from_the_runs_list)
     ck_assert_str_eq(json_array_get_string_element(loaded, 0), "/tmp/gemleak-fixtures/leaky/leaky.so");
     ck_assert(strstr(json_object_get_string_member(error, "message"), "--object leakyy matches") != NULL);
     gl_test_run_clear(&told);
+
+    /* written where the report would have been: through a symbolic link
+     * to its target, which stays a link, as the reports are */
+    g_autofree char *target = g_build_filename(elsewhere, "target.json", NULL);
+    g_autofree char *link = g_build_filename(elsewhere, "link.json", NULL);
+    ck_assert_int_eq(symlink(target, link), 0);
+    g_autofree char *link_format = g_strconcat("json:", link, NULL);
+    RUN(linked, "filter", "-O", "leakyy", "--format", link_format, dir);
+    ck_assert_int_eq(linked.status, 2);
+    ck_assert(g_file_test(link, G_FILE_TEST_IS_SYMLINK));
+    g_autofree char *through = gl_test_read(target, NULL);
+    ck_assert_ptr_nonnull(through);
+    ck_assert(strstr(through, "\"unmatched_object\"") != NULL);
+    gl_test_run_clear(&linked);
     gl_remove_tree(elsewhere);
     gl_remove_tree(dir);
 }

@@ -58,4 +58,14 @@ gboolean gl_sinks_check(const GlSinks *sinks, const GlSinkReads *reads, GError *
 gboolean gl_sinks_write(const GlSinks *sinks, const GlReportContext *context,
                         const GPtrArray *all_findings, FILE *err);
 
+/* Writes @text (@length bytes) instead of the @format report ("json") to
+ * each sink of that format that is a file, as the report would have been
+ * (a symbolic link's target, gl_file_replace() for a regular file): what
+ * gemleak says when it stops before its reports. Standard output, the
+ * command's stream and descriptors get nothing.
+ * Returns: FALSE with @error set (the first failure) when one could not
+ * be written; the others are. */
+gboolean gl_sinks_write_instead(const GlSinks *sinks, const char *format, const char *text,
+                                gsize length, GError **error);
+
 #endif
