@@ -79,5 +79,7 @@ Suite *gl_formats_suite(void);
 Suite *gl_hostile_suite(void);
 Suite *gl_attribute_suite(void);
 Suite *gl_commands_suite(void);
+Suite *gl_targets_suite(void);
+Suite *gl_sys_suite(void);
 
 #endif
