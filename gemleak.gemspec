@@ -30,9 +30,13 @@ Gem::Specification.new do |spec|
         "include/gemleak/**/*.h", "src/*/*.c", "src/*/*_int.h", "src/run/gemleak.gresource.xml", "src/run/helper/*.rb",
         "src/run/client/*.c",
         "suppressions/*.supp", "man/gemleak.1", "scripts/install-deps",
-        "rake/lib/**/*.rb"].reject { |path| path.end_with?("/installed.rb") }
+        "rake/lib/**/*.rb", "bin/gemleak"].reject { |path| path.end_with?("/installed.rb") }
   end
   spec.require_paths = ["rake/lib"]
+  # The gemleak command (bin/gemleak runs the binary the gem built):
+  # $GEM_HOME/bin/gemleak, bundle exec gemleak, binstubs.
+  spec.bindir = "bin"
+  spec.executables = ["gemleak"]
   spec.extensions = ["ext/gemleak/extconf.rb"]
   spec.add_runtime_dependency "rake", ">= 12", "< 14"
 end

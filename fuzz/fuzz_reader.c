@@ -1,7 +1,9 @@
 /* libFuzzer target: any bytes through the reader, the classifier, merge
  * and every report format; or, when the first byte says so, through what
  * reads the files options name: 0x01, a --baseline (JSON); 0x02, a
- * --skip-functions-file list, then the classifier with it. Built by `make
+ * --skip-functions-file list, then the classifier with it; 0x03, a
+ * LeakSanitizer or AddressSanitizer report, then the classifier, merge and
+ * reports as for Valgrind's XML. Built by `make
  * fuzz`; `make asan` replays the regression inputs through the same
  * function (fuzz/replay.c). */
 #include <stddef.h>
@@ -18,6 +20,7 @@
 #include "gemleak/judge/merge.h"
 #include "gemleak/read/reader.h"
 #include "gemleak/report/report.h"
+#include "gemleak/read/sanitizer_reader.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -74,7 +77,7 @@ static void write_reports(GPtrArray *findings, GlFindings *table)
 
 /* First bytes that pick the input's kind. Valgrind XML never starts with
  * them, so the XML corpus keeps its meaning. */
-enum { FUZZ_BASELINE = 0x01, FUZZ_SKIP_LIST = 0x02 };
+enum { FUZZ_BASELINE = 0x01, FUZZ_SKIP_LIST = 0x02, FUZZ_SANITIZER = 0x03 };
 
 static void fuzz_baseline(const char *data, size_t size)
 {
@@ -126,6 +129,33 @@ static void fuzz_skip_list(const char *data, size_t size)
     gl_rules_free(rules);
 }
 
+static void fuzz_sanitizer(const char *data, size_t size)
+{
+    GPtrArray *records = NULL;
+    GlSanitizerFacts facts;
+    if (!gl_sanitizer_read_data(data, size, "lsan.1", &records, &facts, NULL))
+        return;
+    GlClassifier *classifier = gl_classifier_new(fuzz_rules());
+    GlFindings *table = gl_findings_new();
+    GlAttributor *attributor = gl_attributor_new(table);
+    guint64 order = 0;
+    for (guint i = 0; i < records->len; i++) {
+        GlRecord *record = g_ptr_array_index(records, i);
+        if (gl_classifier_classify(classifier, record, NULL) == GL_VERDICT_KEEP) {
+            g_ptr_array_index(records, i) = NULL;
+            gl_attributor_add(attributor, record, order++);
+        }
+    }
+    gl_attributor_finish(attributor);
+    gl_attributor_free(attributor);
+    GPtrArray *findings = gl_findings_sorted(table);
+    write_reports(findings, table);
+    g_ptr_array_unref(findings);
+    gl_findings_free(table);
+    gl_classifier_free(classifier);
+    g_ptr_array_unref(records);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (size > 0 && data[0] == FUZZ_BASELINE) {
@@ -134,6 +164,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     if (size > 0 && data[0] == FUZZ_SKIP_LIST) {
         fuzz_skip_list((const char *) data + 1, size - 1);
+        return 0;
+    }
+    if (size > 0 && data[0] == FUZZ_SANITIZER) {
+        fuzz_sanitizer((const char *) data + 1, size - 1);
         return 0;
     }
     GlReader *reader = gl_reader_new_for_memory((const char *) data, size, "fuzz.xml");

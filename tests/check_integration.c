@@ -1372,6 +1372,10 @@ static char *readme_block(const char *name)
     return g_strndup(start, (gsize) (end - start));
 }
 
+/* A line of a Ruby backtrace in gemleak's library (rake/lib/gemleak.rb,
+ * rake/lib/gemleak/rake.rb, ...). */
+#define GEMLEAK_LIBRARY_FRAME "/gemleak(/\\w+)?\\.rb:\\d+:in "
+
 static void forget(Result *result, char *dir)
 {
     result_discard(result);
@@ -1388,6 +1392,9 @@ START_TEST(test_rake_test_task_fails_on_a_leak)
     gl_assert_line(r.err, "^ \\*tally_count \\(tally\\.c:\\d+\\)$");
     gl_assert_line(r.err, "^GemLeak::Error: gemleak: 1 finding \\(leaks or memory errors\\) in the "
                           "extension; the report is above$");
+    /* a failing gate is a message and a status, as a failing `rake test`
+     * is: no backtrace into gemleak's library */
+    gl_assert_no_line(r.err, GEMLEAK_LIBRARY_FRAME);
     forget(&r, dir);
 }
 END_TEST
@@ -1417,6 +1424,7 @@ START_TEST(test_rake_failing_assertion_still_fails)
     gl_assert_line(r.out, "1 runs, 1 assertions, 1 failures");
     gl_assert_line(r.err, "^GemLeak::Error: test suite failed \\(status 1\\); gemleak found no leaks$");
     gl_assert_no_line(r.err, "^ \\*");
+    gl_assert_no_line(r.err, GEMLEAK_LIBRARY_FRAME);
     forget(&r, dir);
 }
 END_TEST
@@ -1519,6 +1527,7 @@ START_TEST(test_rspec_task)
     ck_assert_int_ne(failing.status, 0);
     gl_assert_line(failing.out, "1 example, 1 failure");
     gl_assert_line(failing.err, "^GemLeak::Error: spec suite failed \\(status 1\\); gemleak found no leaks$");
+    gl_assert_no_line(failing.err, GEMLEAK_LIBRARY_FRAME);
     forget(&failing, dir);
 }
 END_TEST
@@ -1800,6 +1809,114 @@ START_TEST(test_rake_write_baseline)
 }
 END_TEST
 
+/* The pids of every finding of the JSON report at @path, "," separated. */
+static char *report_pids(const char *path)
+{
+    g_autoptr(JsonParser) parser = json_parser_new();
+    ck_assert_msg(json_parser_load_from_file(parser, path, NULL), "%s", path);
+    JsonArray *findings = json_object_get_array_member(
+        json_node_get_object(json_parser_get_root(parser)), "findings");
+    GString *pids = g_string_new(NULL);
+    for (guint i = 0; i < json_array_get_length(findings); i++) {
+        JsonArray *list = json_object_get_array_member(json_array_get_object_element(findings, i),
+                                                       "pids");
+        for (guint p = 0; p < json_array_get_length(list); p++)
+            g_string_append_printf(pids, "%" G_GINT64_FORMAT ",",
+                                   json_array_get_int_element(list, p));
+    }
+    return g_string_free(pids, FALSE);
+}
+
+/* Issue 20: a rake-compiler build (the extension built in tmp/, its source
+ * in ext/) is named ext/tally/tally.c:13 by every report, text too; and
+ * the baseline the task writes, written again after the checkout moved
+ * (and was built again there, as a CI checkout is), by other processes, is
+ * the same file, with no absolute path and no pid. */
+START_TEST(test_rake_compiler_paths_and_baselines)
+{
+    Result setup = { 0 };
+    char *dir = rake_run(&setup, NULL, ARGS("clean"));
+    ck_assert_msg(setup.status == 0, "rake clean: %s", setup.err);
+    result_clear(&setup);
+    g_autofree char *rake_file = g_build_filename(dir, "rakelib", "baseline.rake", NULL);
+    gl_test_write(rake_file,
+                  "GemLeak.configure do |c|\n"
+                  "  c.write_baseline = \".gemleak-baseline.json\"\n"
+                  "  c.reports = %w[json:r.json sarif:r.sarif junit:r.xml github:r.github]\n"
+                  "end\n", -1);
+    Result r = { 0 };
+    rake_in(&r, dir, gemleak_binary, ARGS("test:valgrind", "TEST=test/count_test.rb"));
+    ck_assert_msg(r.status == 0, "status %d:\n%s", r.status, r.err);
+    gl_assert_line(r.err, "^ \\*copy_text \\(ext/tally/tally\\.c:13\\)$");
+    gl_assert_line(r.err, "^ \\*tally_count \\(ext/tally/tally\\.c:\\d+\\)$");
+    gl_assert_no_line(r.err, "\\(tally\\.c:");
+    static const struct {
+        const char *file;
+        const char *line;
+    } named[] = {
+        { "r.json", "\"file\" : \"ext/tally/tally\\.c\",\\s+\"line\" : 13," },
+        { "r.sarif", "\"uri\" : \"ext/tally/tally\\.c\"" },
+        { "r.xml", "<testcase name=\"definite leak in copy_text \\(ext/tally/tally\\.c:13\\) via "
+                   "tally_count \\(ext/tally/tally\\.c:\\d+\\)\"" },
+        { "r.github", "^::(error|warning) file=ext/tally/tally\\.c,line=13,title=gemleak%3A definite leak in "
+                      "copy_text \\(ext/tally/tally\\.c%3A13\\)" },
+    };
+    for (guint i = 0; i < G_N_ELEMENTS(named); i++) {
+        g_autofree char *path = g_build_filename(dir, named[i].file, NULL);
+        g_autofree char *text = gl_test_read(path, NULL);
+        ck_assert_msg(g_regex_match_simple(named[i].line, text, G_REGEX_MULTILINE, 0),
+                      "%s: no /%s/ in:\n%.3000s", named[i].file, named[i].line, text);
+        ck_assert_msg(strstr(text, "(tally.c:") == NULL && strstr(text, "(tally.c%3A") == NULL,
+                      "%s names tally.c alone:\n%.3000s", named[i].file, text);
+    }
+    g_autofree char *json = g_build_filename(dir, "r.json", NULL);
+    g_autofree char *first_pids = report_pids(json);
+    g_autofree char *baseline = g_build_filename(dir, ".gemleak-baseline.json", NULL);
+    gsize n_first = 0;
+    g_autofree char *first = gl_test_read(baseline, &n_first);
+    result_clear(&r);
+
+    /* the checkout elsewhere, built there */
+    g_autofree char *parent = gl_test_tmpdir();
+    g_autofree char *moved = g_build_filename(parent, "elsewhere", NULL);
+    ck_assert_int_eq(g_rename(dir, moved), 0);
+    Result clean = { 0 };
+    rake_in(&clean, moved, gemleak_binary, ARGS("clean"));
+    ck_assert_int_eq(clean.status, 0);
+    result_clear(&clean);
+    Result again = { 0 };
+    rake_in(&again, moved, gemleak_binary, ARGS("test:valgrind", "TEST=test/count_test.rb"));
+    ck_assert_msg(again.status == 0, "status %d:\n%s", again.status, again.err);
+    gl_assert_line(again.err, "^ \\*copy_text \\(ext/tally/tally\\.c:13\\)$");
+    g_autofree char *moved_json = g_build_filename(moved, "r.json", NULL);
+    g_autofree char *second_pids = report_pids(moved_json);
+    ck_assert_str_ne(first_pids, second_pids);
+    g_autofree char *moved_baseline = g_build_filename(moved, ".gemleak-baseline.json", NULL);
+    gsize n_second = 0;
+    g_autofree char *second = gl_test_read(moved_baseline, &n_second);
+    ck_assert_msg(n_first == n_second && memcmp(first, second, n_first) == 0,
+                  "two baselines of the same leaks differ:\n%s\n%s", first, second);
+    ck_assert_msg(strstr(first, "\"/") == NULL && strstr(first, dir) == NULL &&
+                      strstr(first, parent) == NULL,
+                  "an absolute path:\n%s", first);
+    g_auto(GStrv) pids = g_strsplit(second_pids, ",", -1);
+    for (char **pid = pids; *pid != NULL && **pid != '\0'; pid++) {
+        g_autofree char *number = g_strdup_printf(" %s", *pid);
+        ck_assert_msg(strstr(first, number) == NULL, "a pid, %s:\n%s", *pid, first);
+    }
+    gl_assert_line(first, "^      \"location\" : \"ext/tally/tally\\.c:13\",$");
+    gl_assert_line(first, "^        \"copy_text\",$");
+    ck_assert_uint_lt(n_first, 600);
+    /* the README shows this very file */
+    g_autofree char *shown = readme_block("baseline-example");
+    ck_assert_msg(strcmp(shown, first) == 0, "the README shows:\n%s\nthe run wrote:\n%s", shown,
+                  first);
+    result_clear(&again);
+    gl_remove_tree(parent);
+    g_free(dir);
+}
+END_TEST
+
 /* A failing test and a leak in one run: the task's message names both. */
 START_TEST(test_rake_failing_suite_and_leak_both_named)
 {
@@ -2048,8 +2165,11 @@ END_TEST
 /* The gem route from a fresh clone, as a user without privileges: the
  * README's commands build and install the gem into a private GEM_HOME; a
  * small gem whose Rakefile is the README's snippet fails on a planted leak
- * and passes without it, with no gemleak on PATH and no GEMLEAK; Bundler
- * builds it from the README's Gemfile line; make install PREFIX=$HOME/.local
+ * and passes without it, with no gemleak on PATH and no GEMLEAK;
+ * $GEM_HOME/bin/gemleak runs --version, filter and run; Bundler, with the
+ * README's commands (its own path, no GEM_HOME), builds it from the
+ * README's Gemfile line (git:, a file:// clone) and `bundle exec gemleak`
+ * runs, also with path: after make; make install PREFIX=$HOME/.local
  * gives a binary and a Ruby library that work (tests/gem_from_clone.sh).
  * Run as root (CI), the steps run as TEST_USER, made when missing. */
 START_TEST(test_gem_from_a_fresh_clone)
@@ -2068,9 +2188,10 @@ START_TEST(test_gem_from_a_fresh_clone)
 
     g_autofree char *install = readme_block("gem-install");
     g_autofree char *gemfile = readme_block("gemfile-line");
+    g_autofree char *bundle = readme_block("bundle-install");
     g_autofree char *snippet = readme_block("rakefile-snippet");
-    const char *names[] = { "install.sh", "Gemfile.line", "Rakefile.snippet" };
-    const char *blocks[] = { install, gemfile, snippet };
+    const char *names[] = { "install.sh", "Gemfile.line", "bundle.sh", "Rakefile.snippet" };
+    const char *blocks[] = { install, gemfile, bundle, snippet };
     for (guint i = 0; i < G_N_ELEMENTS(names); i++) {
         g_autofree char *path = g_build_filename(work, names[i], NULL);
         gl_test_write(path, blocks[i], -1);
@@ -2240,10 +2361,11 @@ START_TEST(test_demo_finds_the_example_leak)
     run_command(&r, NULL, env, argv);
     ck_assert_msg(r.status == 0, "status %d\n%s\n%s", r.status, r.out, r.err);
     gl_assert_line(r.out, "^   The leak: 17 bytes in 1 block is definitely lost$");
-    gl_assert_line(r.out, "^   in copy_text \\(tally\\.c:13\\)$");
+    /* the source as every report names it: relative to the project root */
+    gl_assert_line(r.out, "^   in copy_text \\(ext/tally/tally\\.c:13\\)$");
     gl_assert_line(r.out, "^   \\d+ never entered tally\\.so \\(Ruby at exit\\)$");
     gl_assert_line(r.out, "^== As expected: exit status 1, one genuine leak\\.");
-    gl_assert_line(r.err, "^ \\*copy_text \\(tally\\.c:13\\)$");
+    gl_assert_line(r.err, "^ \\*copy_text \\(ext/tally/tally\\.c:13\\)$");
     result_discard(&r);
     gl_remove_tree(tmp);
 }
@@ -2715,6 +2837,31 @@ START_TEST(test_command_that_checks_nothing_never_passes)
     ck_assert_msg(r.status == 3, "status %d\n%s", r.status, r.err);
     gl_assert_line(r.out, "^gemleak: INCOMPLETE: nothing was checked");
     result_clear(&r);
+    gl_remove_tree(dir);
+}
+END_TEST
+
+/* A command that fails before any Ruby starts (a compiler's error, a
+ * missing gem's "command not found") is a failing command, exit status 4,
+ * as when the tests fail: not Valgrind or gemleak trouble (3). That
+ * nothing was checked is still said. */
+START_TEST(test_command_that_fails_before_ruby_starts)
+{
+    g_autofree char *dir = leaky_project();
+    const char *failing = "echo 'make: *** [compile] Error 1' >&2; exit 2";
+    for (guint with_object = 0; with_object < 2; with_object++) {
+        const char *plain[] = { gemleak_binary, "run", "--", "sh", "-c", failing, NULL };
+        const char *object[] = { gemleak_binary, "run", "-O", "leaky", "--", "sh", "-c", failing, NULL };
+        const char *const *argv = with_object ? object : plain;
+        Result r = { 0 };
+        run_command(&r, dir, NULL, argv);
+        ck_assert_msg(r.status == 4, "%s: status %d\n%s", with_object ? "-O" : "", r.status, r.err);
+        gl_assert_line(r.err, "^gemleak: exit status 4: the command failed \\(exit status 2\\); "
+                              "nothing was checked$");
+        gl_assert_line(r.err, "^gemleak: INCOMPLETE: nothing was checked");
+        gl_assert_no_line(r.err, "^gemleak: pass");
+        result_discard(&r);
+    }
     gl_remove_tree(dir);
 }
 END_TEST
@@ -3331,6 +3478,7 @@ int main(int argc, char **argv)
     tcase_add_test(checked, test_ruby_below_build_tools_is_checked);
     tcase_add_test(checked, test_ruby_with_its_own_environment_is_checked);
     tcase_add_test(checked, test_command_that_checks_nothing_never_passes);
+    tcase_add_test(checked, test_command_that_fails_before_ruby_starts);
 
     TCase *minitest = cases[MINITEST];
     tcase_add_test(minitest, test_rake_test_task_fails_on_a_leak);
@@ -3340,6 +3488,7 @@ int main(int argc, char **argv)
     tcase_add_test(minitest, test_readme_rakefile_snippet);
     tcase_add_test(minitest, test_rake_failing_suite_and_leak_both_named);
     tcase_add_test(minitest, test_rake_write_baseline);
+    tcase_add_test(minitest, test_rake_compiler_paths_and_baselines);
 
     TCase *rspec = cases[RSPEC];
     tcase_add_test(rspec, test_rspec_task);

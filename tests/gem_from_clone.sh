@@ -6,7 +6,7 @@
 #   tests/gem_from_clone.sh CLONE WORK
 #
 # CLONE is a fresh clone of gemleak, WORK a directory holding the README's
-# blocks (install.sh, Gemfile.line, Rakefile.snippet). Each step prints a
+# blocks (install.sh, Gemfile.line, bundle.sh, Rakefile.snippet). Each step prints a
 # "== " line; a step that does not go as the README says stops the script
 # with "FAILED: ...".
 set -eu
@@ -32,6 +32,20 @@ step "the README's commands build and install the gem into GEM_HOME=$GEM_HOME"
 (cd "$clone" && sh -eux "$work/install.sh") || fail "the README's gem commands"
 gem list --local gemleak | grep -q '^gemleak ' || fail "gem list shows no gemleak"
 
+step "the gem's command: \$GEM_HOME/bin/gemleak --version and filter"
+gl="$GEM_HOME/bin/gemleak"
+[ -x "$gl" ] || fail "gem install gave no $gl"
+"$gl" --version >"$work/cmd.out" 2>&1 || fail "$gl --version: $(cat "$work/cmd.out")"
+grep -q '^gemleak [0-9]' "$work/cmd.out" || fail "$gl --version printed $(cat "$work/cmd.out")"
+status=0
+"$gl" filter --object leaky "$clone/fixtures/xml/leak.xml" >"$work/cmd.out" 2>&1 || status=$?
+cat "$work/cmd.out"
+[ $status -eq 1 ] || fail "$gl filter: status $status, not 1 (findings)"
+grep -q '^gemleak: FAIL: 3 leaks losing 284 bytes$' "$work/cmd.out" || fail "$gl filter: no FAIL line"
+status=0
+"$gl" filter --no-such-option >/dev/null 2>&1 || status=$?
+[ $status -eq 2 ] || fail "$gl with a wrong option: status $status, not 2"
+
 step "a small gem whose Rakefile holds only the README's snippet"
 cp -R "$clone/fixtures/sample-gem" "$work/tally"
 rm -f "$work/tally/Rakefile" "$work/tally/test/failing_test.rb" "$work/tally/test/stopwords_test.rb"
@@ -39,8 +53,15 @@ cp "$work/Rakefile.snippet" "$work/tally/Rakefile"
 
 step "rake test:valgrind fails on the planted leak"
 if rake_in_gem test:valgrind; then fail "rake test:valgrind passed with the leak in tally_count"; fi
-grep -q '^ \*tally_count (tally\.c:[0-9]*)$' "$work/rake.out" || fail "no tally_count frame in the report"
+grep -q '^ \*tally_count (ext/tally/tally\.c:[0-9]*)$' "$work/rake.out" || fail "no tally_count frame in the report"
 grep -q '^GemLeak::Error: gemleak: 1 finding ' "$work/rake.out" || fail "no GemLeak::Error naming the finding"
+
+step "\$GEM_HOME/bin/gemleak run on the small gem's leaking test"
+status=0
+(cd "$work/tally" && "$gl" run -- ruby -Ilib -Itest test/count_test.rb) >"$work/cmd.out" 2>&1 || status=$?
+cat "$work/cmd.out"
+[ $status -eq 1 ] || fail "$gl run: status $status, not 1 (a leak, the tests passed)"
+grep -q '^ \*tally_count (ext/tally/tally\.c:[0-9]*)$' "$work/cmd.out" || fail "$gl run: no tally_count frame"
 
 step "and passes without it"
 ruby -i -pe 'sub(/return LONG2NUM\(each_word\(copy, NULL, Qnil\)\);/,
@@ -51,20 +72,58 @@ rake_in_gem test:valgrind || fail "rake test:valgrind failed without the leak"
 grep -q '^gemleak: pass: no findings$' "$work/rake.out" || fail "no pass line"
 grep -q 'warning' "$work/rake.out" && fail "a warning"
 
-step "Bundler: the README's Gemfile line, from the clone, builds the binary"
-mkdir -p "$work/bundled"
-cp -R "$work/tally/." "$work/bundled/"
-# the README's line, with this clone for the repository's URL
-sed "s|\"https://[^\"]*\"|\"$clone\"|" "$work/Gemfile.line" >"$work/bundled/Gemfile"
-printf 'gem "rake"\n' >>"$work/bundled/Gemfile"
-(cd "$work/bundled" && bundle install --local --quiet) || fail "bundle install"
+# Bundler with a path of its own sees none of the system's gems, and this
+# test has no network: .gem files made from the installed rake, minitest
+# and test-unit (the small gem has tests of both) stand in for
+# rubygems.org, in the project's vendor/cache, where bundle install looks
+# first.
+for name in rake minitest test-unit power_assert; do
+    (mkdir -p "$work/gem-$name" && cd "$work/gem-$name" && ruby -rrubygems/package -rfileutils -e '
+        spec = Gem::Specification.find_by_name(ARGV[0])
+        FileUtils.cp_r("#{spec.gem_dir}/.", ".")
+        spec.files = Dir["**/*"].select { |path| File.file?(path) }
+        Gem::DefaultUserInteraction.use_ui(Gem::SilentUI.new) { Gem::Package.build(spec) }' "$name") ||
+        fail "making a $name gem for vendor/cache"
+done
+# bundle_in DIR: a project with the small gem, and those gems in vendor/cache
+bundle_in() {
+    mkdir -p "$1/vendor/cache"
+    cp -R "$work/tally/." "$1/"
+    cp "$work"/gem-*/*.gem "$1/vendor/cache/"
+}
+
+step "Bundler, git: the README's Gemfile line and commands, without GEM_HOME"
+bundle_in "$work/bundled"
+# the README's line, with a file:// clone for the repository's URL
+sed "s|\"https://[^\"]*\"|\"file://$clone\"|" "$work/Gemfile.line" >"$work/bundled/Gemfile"
+printf 'gem "rake"\ngem "minitest"\ngem "test-unit"\n' >>"$work/bundled/Gemfile"
+(cd "$work/bundled" && env -u GEM_HOME sh -eux "$work/bundle.sh") >"$work/bundle.out" 2>&1 ||
+    { cat "$work/bundle.out"; fail "the README's bundle commands"; }
+cat "$work/bundle.out"
+grep -q '^gemleak [0-9]' "$work/bundle.out" || fail "bundle exec gemleak --version printed no version"
+[ -d "$work/bundled/vendor/bundle" ] || fail "Bundler did not install into vendor/bundle"
 # (require, not ruby -r, which comes before bundler/setup)
-(cd "$work/bundled" && bundle exec ruby -e 'require "gemleak"; print GemLeak::Configuration.new.executable') \
+(cd "$work/bundled" && env -u GEM_HOME bundle exec ruby -e 'require "gemleak"; print GemLeak::Configuration.new.executable') \
     >"$work/bundled.exe" || fail "bundle exec ruby: require \"gemleak\""
 case "$(cat "$work/bundled.exe")" in
-    */bundler/gems/*/libexec/gemleak) ;;
+    */vendor/bundle/*/bundler/gems/*/libexec/gemleak) ;;
     *) fail "Bundler's gemleak runs $(cat "$work/bundled.exe"), not the binary it built" ;;
 esac
+status=0
+(cd "$work/bundled" && env -u GEM_HOME bundle exec rake test:valgrind) >"$work/rake.out" 2>&1 || status=$?
+cat "$work/rake.out"
+[ $status -eq 0 ] || fail "bundle exec rake test:valgrind failed without the leak"
+grep -q '^gemleak: pass: no findings$' "$work/rake.out" || fail "no pass line"
+grep -q 'warning\|Ignoring' "$work/rake.out" && fail "a warning"
+
+step "Bundler, path: after make in the clone"
+(cd "$clone" && make -s all) >/dev/null || fail "make in the clone"
+bundle_in "$work/pathed"
+printf 'gem "gemleak", path: "%s", group: :development\n' "$clone" >"$work/pathed/Gemfile"
+(cd "$work/pathed" && env -u GEM_HOME sh -eux "$work/bundle.sh") >"$work/bundle.out" 2>&1 ||
+    { cat "$work/bundle.out"; fail "the README's bundle commands with path:"; }
+cat "$work/bundle.out"
+grep -q '^gemleak [0-9]' "$work/bundle.out" || fail "bundle exec gemleak --version (path:) printed no version"
 
 step "make install PREFIX=\$HOME/.local"
 (cd "$clone" && make -s install PREFIX="$HOME/.local") || fail "make install"

@@ -81,5 +81,6 @@ Suite *gl_attribute_suite(void);
 Suite *gl_commands_suite(void);
 Suite *gl_targets_suite(void);
 Suite *gl_sys_suite(void);
+Suite *gl_sanitizer_reader_suite(void);
 
 #endif

@@ -296,6 +296,18 @@ module GemLeak
       false
     end
 
+    # What a task runs: a GemLeak::Error it raises (a failing gate or
+    # suite, no gemleak to run) is a message and an exit status, as a
+    # failing `rake test` is, without a backtrace: Rake prints one, leaving
+    # out only its own and Ruby's lines, and this library's tell a user
+    # nothing.
+    def gemleak_failing
+      yield
+    rescue Error => e
+      e.set_backtrace([])
+      raise
+    end
+
     # When the task runs: the extension is built first (rake-compiler's
     # compile task, wherever the Rakefile defines it), and another library
     # that added an action to this task is named.

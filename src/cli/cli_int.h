@@ -69,6 +69,7 @@ typedef struct {
 typedef struct {
     gboolean gate_failed;
     gboolean problems;
+    gboolean checked_nothing_only; /* the one problem: no process under Valgrind loaded a target */
     const char *trouble; /* what the problems come to, for run's last line */
     int status;          /* the exit status it makes */
 } Outcome;

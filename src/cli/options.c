@@ -184,8 +184,9 @@ GOptionGroup *gl_cli_report_group(Options *options)
         { "baseline", 0, 0, G_OPTION_ARG_FILENAME, &options->baseline,
           "Report and fail only on findings not in FILE, an earlier JSON report", "FILE" },
         { "write-baseline", 0, 0, G_OPTION_ARG_FILENAME, &options->write_baseline,
-          "Write every finding to FILE, as a baseline for later runs, and pass; add "
-          "--fail-on definite,errors to fail on them as well", "FILE" },
+          "Write what identifies every finding (kind, fingerprint, location, functions) to "
+          "FILE, a baseline to commit for later runs, and pass; add --fail-on "
+          "definite,errors to fail on them as well", "FILE" },
         { "suppressions-out", 0, 0, G_OPTION_ARG_FILENAME, &options->suppressions_out,
           "Write a Valgrind suppression for each finding to FILE (--format supp:FILE)", "FILE" },
         { "frames", 0, 0, G_OPTION_ARG_STRING, &options->frames,

@@ -357,7 +357,7 @@ GlSinks *gl_cli_plan_sinks(const Options *options, const char *const *inputs,
                      g_strdup_printf("--suppressions-out %s", options->suppressions_out),
                      options->suppressions_out, "never", FALSE);
     if (options->write_baseline != NULL)
-        gl_sinks_add(sinks, &gl_report_json,
+        gl_sinks_add(sinks, &gl_report_baseline,
                      g_strdup_printf("--write-baseline %s", options->write_baseline),
                      options->write_baseline, "never", TRUE);
     const GlSinkReads reads = {
@@ -383,13 +383,16 @@ int gl_cli_filter_status(const Outcome *outcome)
 /* run's exit status says, alone, which of the gate and the command failed
  * (minitest, rspec and rake exit 1 on a failing test, as a leak did):
  * findings that fail the gate, with (5) or without (1) a failing command;
- * else Valgrind or gemleak trouble (3); else a failing command (4). */
+ * else Valgrind or gemleak trouble (3); else a failing command (4). A
+ * command that failed before any Ruby was checked (a compiler's error, a
+ * missing gem) failed: that nothing was checked follows from it, and is
+ * no trouble of Valgrind's or gemleak's. */
 int gl_cli_run_status(const Outcome *outcome, const GlRunResult *run)
 {
     gboolean command_failed = run->status != 0;
     if (outcome->gate_failed)
         return command_failed ? GL_EXIT_FINDINGS_AND_COMMAND_FAILED : GL_EXIT_FINDINGS;
-    if (outcome->problems)
+    if (outcome->problems && !(command_failed && outcome->checked_nothing_only))
         return GL_EXIT_ERROR;
     return command_failed ? GL_EXIT_COMMAND_FAILED : GL_EXIT_CLEAN;
 }
@@ -418,6 +421,8 @@ char *gl_cli_run_exit_line(int status, const GlRunResult *run, const Outcome *ou
         return g_strdup_printf("gemleak: exit status 3: %s (see gemleak's messages); nothing "
                                "fails the gate, and %s", outcome->trouble, command);
     case GL_EXIT_COMMAND_FAILED:
+        if (outcome->checked_nothing_only)
+            return g_strdup_printf("gemleak: exit status 4: %s; nothing was checked", command);
         return g_strdup_printf("gemleak: exit status 4: %s; nothing fails the gate", command);
     case GL_EXIT_FINDINGS_AND_COMMAND_FAILED:
         return g_strdup_printf("gemleak: exit status 5: findings fail the gate, and %s", command);
@@ -456,6 +461,11 @@ gboolean gl_cli_analyze_and_report(const Options *options, Plan *plan, const cha
                 "above): no finding names a test\n");
     if (!have_lists && options->objects != NULL && analysis->summary.files > 0)
         warn_unseen_targets(rules, analysis, err);
+    if (baseline != NULL && gl_baseline_is_legacy(baseline))
+        g_ptr_array_add(analysis->notes, g_strdup_printf(
+            "--baseline %s was written by an older gemleak: its findings are matched as it "
+            "fingerprinted them, which another Ruby changes; write it again with "
+            "--write-baseline", options->baseline));
     guint known = 0;
     g_autoptr(GPtrArray) reported = baseline != NULL
         ? gl_baseline_filter(baseline, analysis->findings, &known)
@@ -500,6 +510,7 @@ gboolean gl_cli_analyze_and_report(const Options *options, Plan *plan, const cha
     }
     outcome->gate_failed = gate_result.failed;
     outcome->problems = analysis->problems->len > 0;
+    outcome->checked_nothing_only = checked_nothing && analysis->problems->len == 1;
     outcome->status = run != NULL ? gl_cli_run_status(outcome, run) : gl_cli_filter_status(outcome);
     outcome->trouble = checked_nothing ? "nothing was checked"
                        : coverage->unchecked->len > 0 ? "a process loaded an extension outside "

@@ -19,7 +19,8 @@ static const char run_exit_statuses[] =
     "     written, XML cut short, an extension loaded outside Valgrind, a\n"
     "     report not written), and nothing failed the gate\n"
     "  4  the command failed (a non-zero status, or killed by a signal), and\n"
-    "     nothing failed the gate\n"
+    "     nothing failed the gate; also when it failed before any Ruby it ran\n"
+    "     was checked (a build step that failed, say)\n"
     "  5  findings fail the gate, and the command failed too\n"
     "The text report's last line says which, and how the command ended.\n";
 

@@ -1,9 +1,12 @@
-/* Baselines read from earlier JSON reports. */
+/* Baselines: written with what identifies each finding, read back from
+ * them or from any JSON report. */
 #include "gemleak/judge/baseline.h"
 #include "gemleak/base/errors.h"
 #include "gemleak/read/json_input.h"
 #include "gemleak/judge/merge.h"
 #include "gemleak/base/sys.h"
+
+#include <string.h>
 
 #include <json-glib/json-glib.h>
 
@@ -16,6 +19,8 @@
 
 struct GlBaseline {
     GHashTable *fingerprints;  /* char* set */
+    gboolean legacy;           /* fingerprinted before GL_FINGERPRINT_VERSION: match
+                                * GlFinding's legacy_fingerprint */
 };
 
 GlBaseline *gl_baseline_load_from_data(const char *data, gsize length, const char *name,
@@ -42,7 +47,19 @@ GlBaseline *gl_baseline_load_from_data(const char *data, gsize length, const cha
                     "with --write-baseline FILE", name);
         return NULL;
     }
+    /* Written before fingerprints had a version: by gemleak 0.1, whose
+     * fingerprints held Ruby's frames too. */
+    JsonNode *version = json_object_get_member(object, "fingerprint_version");
+    gboolean legacy = version == NULL;
+    if (version != NULL && (json_node_get_value_type(version) != G_TYPE_INT64 ||
+                            json_node_get_int(version) != GL_FINGERPRINT_VERSION)) {
+        g_set_error(error, GL_ERROR, GL_ERROR_IO,
+                    "--baseline %s: fingerprints of another kind than this gemleak's (version "
+                    "%d); a newer gemleak wrote it?", name, GL_FINGERPRINT_VERSION);
+        return NULL;
+    }
     GlBaseline *baseline = g_new0(GlBaseline, 1);
+    baseline->legacy = legacy;
     baseline->fingerprints = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
     JsonArray *array = json_node_get_array(findings);
     for (guint i = 0; i < json_array_get_length(array); i++) {
@@ -82,6 +99,11 @@ gboolean gl_baseline_knows(const GlBaseline *baseline, const char *fingerprint)
     return g_hash_table_contains(baseline->fingerprints, fingerprint);
 }
 
+gboolean gl_baseline_is_legacy(const GlBaseline *baseline)
+{
+    return baseline->legacy;
+}
+
 guint gl_baseline_size(const GlBaseline *baseline)
 {
     return g_hash_table_size(baseline->fingerprints);
@@ -93,7 +115,8 @@ GPtrArray *gl_baseline_filter(const GlBaseline *baseline, const GPtrArray *findi
     *known = 0;
     for (guint i = 0; i < findings->len; i++) {
         GlFinding *finding = g_ptr_array_index(findings, i);
-        if (gl_baseline_knows(baseline, finding->fingerprint))
+        const char *print = baseline->legacy ? finding->legacy_fingerprint : finding->fingerprint;
+        if (print != NULL && gl_baseline_knows(baseline, print))
             (*known)++;
         else
             g_ptr_array_add(fresh, finding);

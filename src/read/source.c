@@ -43,6 +43,15 @@ char *gl_frame_path(const GlFrame *frame)
     return gl_path_normalize(path);
 }
 
+gboolean gl_frame_from_a_header(const GlFrame *frame)
+{
+    g_autofree char *path = gl_frame_path(frame);
+    return path != NULL &&
+           (g_str_has_prefix(path, "/usr/include/") || g_str_has_prefix(path, "/usr/local/include/") ||
+            g_str_has_prefix(path, "/usr/lib/gcc/") || strstr(path, "/include/c++/") != NULL ||
+            strstr(path, "/include/ruby-") != NULL || strstr(path, "/include/ruby/") != NULL);
+}
+
 /* ---- the cache ------------------------------------------------------------- */
 
 typedef struct {

@@ -72,10 +72,16 @@ char *gl_text_escape(const char *text)
     return g_string_free(out, FALSE);
 }
 
-void gl_frame_describe(const GlFrame *frame, GString *out)
+void gl_frame_describe(const GlFrame *frame, const char *project_root, GString *out)
 {
     if (frame->fn != NULL && frame->file != NULL) {
-        g_string_append_printf(out, "%s (%s:%u)", frame->fn, frame->file, frame->line);
+        /* As JSON, SARIF and GitHub name it: ext/x/x.c, not x.c, for a
+         * terminal or an editor to open. */
+        gboolean under_root = FALSE;
+        g_autofree char *path = project_root != NULL
+            ? gl_frame_source_path(frame, project_root, &under_root) : NULL;
+        g_string_append_printf(out, "%s (%s:%u)", frame->fn, under_root ? path : frame->file,
+                               frame->line);
     } else if (frame->obj != NULL) {
         g_string_append_printf(out, "%s (at %s)", frame->fn != NULL ? frame->fn : "???",
                                frame->obj);
@@ -151,11 +157,7 @@ char *gl_finding_uncertainty(const GlFinding *finding)
  * of ruby.h): a place the extension's maintainer does not edit. */
 static gboolean from_a_header(const GlFrame *frame)
 {
-    g_autofree char *path = gl_frame_path(frame);
-    return path != NULL &&
-           (g_str_has_prefix(path, "/usr/include/") || g_str_has_prefix(path, "/usr/local/include/") ||
-            g_str_has_prefix(path, "/usr/lib/gcc/") || strstr(path, "/include/c++/") != NULL ||
-            strstr(path, "/include/ruby-") != NULL || strstr(path, "/include/ruby/") != NULL);
+    return gl_frame_from_a_header(frame);
 }
 
 /* The first target frame of @stack, by preference: in the extension's own
@@ -340,7 +342,7 @@ static const GlFrame *entry_frame(const GlStack *stack)
     return n > 0 && stack->frames[n - 1].in_target ? &stack->frames[n - 1] : NULL;
 }
 
-char *gl_finding_title(const GlFinding *finding)
+char *gl_finding_title(const GlFinding *finding, const char *project_root)
 {
     const GlRecord *record = finding->record;
     const char *stack = NULL;
@@ -355,12 +357,12 @@ char *gl_finding_title(const GlFinding *finding)
                                : g_strcmp0(stack, "allocation") == 0 &&
                                          record->leak_kind == GL_LEAK_NONE ? ", allocated in "
                                : " in ");
-        gl_frame_describe(frame, title);
+        gl_frame_describe(frame, project_root, title);
     }
     if (frame != NULL && entry != NULL && entry != frame && entry->fn != NULL &&
         g_strcmp0(entry->fn, frame->fn) != 0) {
         g_string_append(title, " via ");
-        gl_frame_describe(entry, title);
+        gl_frame_describe(entry, project_root, title);
     }
     return g_string_free(title, FALSE);
 }

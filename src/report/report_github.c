@@ -63,12 +63,12 @@ static gpointer github_begin(const GlReportContext *context, FILE *out)
 
 /* The frames of @stack that matter, up to its last target frame, marked as
  * in the text report. */
-static void append_relevant_frames(GString *body, const GlStack *stack)
+static void append_relevant_frames(GString *body, const GlStack *stack, const char *project_root)
 {
     guint n = gl_stack_relevant_frames(stack);
     for (guint i = 0; i < n; i++) {
         g_string_append(body, stack->frames[i].in_target ? "\n *" : "\n  ");
-        gl_frame_describe(&stack->frames[i], body);
+        gl_frame_describe(&stack->frames[i], project_root, body);
     }
 }
 
@@ -82,12 +82,12 @@ static void append_body(GString *body, const GlFinding *finding, const char *pro
     g_autofree char *tests = gl_finding_tests_line(finding, project_root);
     if (tests != NULL)
         g_string_append_printf(body, "\n%s", tests);
-    append_relevant_frames(body, &record->stack);
+    append_relevant_frames(body, &record->stack, project_root);
     for (guint i = 0; i < record->aux->len; i++) {
         const GlAux *aux = &g_array_index(record->aux, GlAux, i);
         if (aux->text != NULL)
             g_string_append_printf(body, "\n%s", aux->text);
-        append_relevant_frames(body, &aux->stack);
+        append_relevant_frames(body, &aux->stack, project_root);
     }
 }
 
@@ -115,7 +115,7 @@ static void github_finding(gpointer data, const GlFinding *finding, guint index)
             g_string_append_printf(line, ",line=%u", frame->line);
         g_string_append_c(line, ',');
     }
-    g_autofree char *title = gl_finding_title(finding);
+    g_autofree char *title = gl_finding_title(finding, state->context->project_root);
     g_autofree char *full_title = g_strconcat("gemleak: ", title, NULL);
     g_string_append(line, "title=");
     append_escaped(line, full_title, TRUE);

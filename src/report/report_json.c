@@ -58,6 +58,8 @@ static gpointer json_begin(const GlReportContext *context, FILE *out)
     gl_json_add_tool(builder);
     /* What `gemleak filter` checks before it reads a report back (shards). */
     gl_json_add_int(builder, "report_version", GL_JSON_REPORT_VERSION);
+    /* What --baseline checks before it matches them. */
+    gl_json_add_int(builder, "fingerprint_version", GL_FINGERPRINT_VERSION);
     add_string_list(builder, "targets", context->targets, G_MAXUINT);
     json_builder_set_member_name(builder, "findings");
     json_builder_begin_array(builder);

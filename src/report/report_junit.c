@@ -142,7 +142,7 @@ static void junit_finding(gpointer data, const GlFinding *finding, guint index)
     xmlTextWriterPtr writer = state->writer;
     (void) index;
     const char *root = state->context->project_root;
-    g_autofree char *title = gl_finding_title(finding);
+    g_autofree char *title = gl_finding_title(finding, root);
     g_autofree char *classname = class_name(finding);
     g_autofree char *message = gl_finding_message(finding);
     g_autofree char *body = gl_finding_text(finding, state->context->suppressions, root);

@@ -11,7 +11,9 @@
 
 /* The base that relative locations are relative to. */
 #define ROOT_ID "PROJECTROOT"
-#define FINGERPRINT_KEY "gemleakFingerprint/v1"
+/* v2: the extension's frames only (issue 20); another key, so that code
+ * scanning does not take the new values for the old ones' alerts moving */
+#define FINGERPRINT_KEY "gemleakFingerprint/v2"
 
 typedef struct {
     const GlReportContext *context;
@@ -117,7 +119,7 @@ static void add_location(SarifState *state, const GlFrame *frame)
         json_builder_end_array(builder);
     }
     GString *description = g_string_new(NULL);
-    gl_frame_describe(frame, description);
+    gl_frame_describe(frame, state->context->project_root, description);
     add_message(builder, "message", description->str);
     g_string_free(description, TRUE);
     json_builder_end_object(builder);
@@ -190,7 +192,7 @@ static void sarif_finding(gpointer data, const GlFinding *finding, guint index)
     (void) index;
     const char *root = state->context->project_root;
     g_autofree char *message = gl_finding_message(finding);
-    g_autofree char *title = gl_finding_title(finding);
+    g_autofree char *title = gl_finding_title(finding, root);
     g_autofree char *tests = gl_finding_tests_line(finding, root);
     g_autofree char *text = tests != NULL ? g_strdup_printf("%s: %s; %s", title, message, tests)
                                           : g_strdup_printf("%s: %s", title, message);

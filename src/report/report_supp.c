@@ -130,7 +130,8 @@ static gpointer supp_begin(const GlReportContext *context, FILE *out)
  * is a space): for comments and the block's name. */
 static void one_line_heading(const GlFinding *finding, char **title, char **message)
 {
-    g_autofree char *raw_title = gl_finding_title(finding);
+    /* Valgrind's file names: the block is the same from any directory. */
+    g_autofree char *raw_title = gl_finding_title(finding, NULL);
     g_autofree char *raw_message = gl_finding_message(finding);
     *title = one_line(raw_title, ' ');
     *message = one_line(raw_message, ' ');

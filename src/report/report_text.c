@@ -29,10 +29,10 @@ static const char *base_name(const char *path)
 }
 
 /* Appends @frame as gl_frame_describe() does, its names escaped. */
-static void describe_frame(GString *out, const GlFrame *frame)
+static void describe_frame(GString *out, const GlFrame *frame, const char *project_root)
 {
     g_autoptr(GString) described = g_string_new(NULL);
-    gl_frame_describe(frame, described);
+    gl_frame_describe(frame, project_root, described);
     gl_text_append_escaped(out, described->str, FALSE);
 }
 
@@ -58,7 +58,8 @@ static void append_line(GString *out, const char *text)
  * all), a run of unnamed frames of one object is one line, and the stack
  * stops @after frames past its outermost target frame: what a reader needs
  * is the allocation, the extension, and where it was called from. */
-static void render_stack(GString *out, const GlStack *stack, gboolean color, guint after)
+static void render_stack(GString *out, const GlStack *stack, gboolean color, guint after,
+                         const char *project_root)
 {
     gboolean all = after == G_MAXUINT;
     guint end = stack->n_frames;
@@ -88,7 +89,7 @@ static void render_stack(GString *out, const GlStack *stack, gboolean color, gui
             g_string_append_printf(out, "%s *", paint(color, RED));
         else
             g_string_append(out, "  ");
-        describe_frame(out, frame);
+        describe_frame(out, frame, project_root);
         g_string_append_printf(out, "%s\n", paint(frame->in_target && color, RESET));
     }
     if (end < stack->n_frames)
@@ -111,7 +112,8 @@ static void render_source_line(GString *out, const GlFinding *finding, GlSources
 }
 
 /* The places a freed block was used, after the first: one line each. */
-static void render_other_accesses(GString *out, const GlFinding *finding)
+static void render_other_accesses(GString *out, const GlFinding *finding,
+                                  const char *project_root)
 {
     if (!finding->freed_block || finding->sites == NULL || finding->sites->len < 2)
         return;
@@ -130,7 +132,7 @@ static void render_other_accesses(GString *out, const GlFinding *finding)
         gl_text_append_escaped(out, site->what, FALSE);
         g_string_append(out, ": ");
         if (at != NULL)
-            describe_frame(out, at);
+            describe_frame(out, at, project_root);
         g_string_append_c(out, '\n');
     }
 }
@@ -153,14 +155,14 @@ static void render_finding(GString *out, const GlFinding *finding, gboolean colo
                                paint(color, DIM), uncertain, paint(color, RESET));
     if (sources != NULL)
         render_source_line(out, finding, sources);
-    render_stack(out, &record->stack, color, after);
+    render_stack(out, &record->stack, color, after, project_root);
     for (guint i = 0; i < record->aux->len; i++) {
         const GlAux *aux = &g_array_index(record->aux, GlAux, i);
         if (aux->text != NULL)
             append_line(out, aux->text);
-        render_stack(out, &aux->stack, color, after);
+        render_stack(out, &aux->stack, color, after, project_root);
     }
-    render_other_accesses(out, finding);
+    render_other_accesses(out, finding, project_root);
     if (suppressions) {
         /* Unindented, as --format supp writes it: ready to paste. */
         g_autofree char *block = gl_finding_suppression(finding);

@@ -646,6 +646,151 @@ START_TEST(test_baseline_adoption)
 }
 END_TEST
 
+/* Issue 20: a baseline is a file to commit. It holds what identifies each
+ * finding (kind, fingerprint, location relative to the project root,
+ * functions), in fingerprint order: the same leaks from another run (other
+ * pids, the checkout elsewhere) give the same bytes, and no absolute path
+ * or pid. */
+START_TEST(test_baseline_holds_what_identifies_a_finding)
+{
+    g_autofree char *leak = gl_test_fixture("xml/leak.xml");
+    g_autofree char *dir = gl_test_tmpdir();
+    /* the fixtures were captured there; --project-root must exist */
+    ck_assert_int_eq(g_mkdir_with_parents("/tmp/gemleak-fixtures/leaky", 0755), 0);
+    g_autofree char *first = g_build_filename(dir, "first.json", NULL);
+    RUN(write, "filter", "-O", "leaky", "--project-root", "/tmp/gemleak-fixtures",
+        "--write-baseline", first, leak);
+    ck_assert_int_eq(write.status, 0);
+    gl_test_run_clear(&write);
+
+    /* the same leaks, from other processes of a checkout elsewhere */
+    g_autofree char *root = g_build_filename(dir, "elsewhere", "checkout", NULL);
+    ck_assert_int_eq(g_mkdir_with_parents(root, 0755), 0);
+    g_autofree char *text = gl_test_read(leak, NULL);
+    g_autoptr(GRegex) pids = g_regex_new("<(pid|ppid)>\\d+<", 0, 0, NULL);
+    g_autofree char *other_pids = g_regex_replace(pids, text, -1, 0, "<\\1>4242<", 0, NULL);
+    g_auto(GStrv) parts = g_strsplit(other_pids, "/tmp/gemleak-fixtures", -1);
+    ck_assert_uint_gt(g_strv_length(parts), 3);
+    g_autofree char *moved_text = g_strjoinv(root, parts);
+    g_autofree char *moved = g_build_filename(dir, "moved.xml", NULL);
+    gl_test_write(moved, moved_text, -1);
+    g_autofree char *second = g_build_filename(dir, "second.json", NULL);
+    RUN(again, "filter", "-O", "leaky", "--project-root", root, "--write-baseline", second, moved);
+    ck_assert_int_eq(again.status, 0);
+    gl_test_run_clear(&again);
+
+    gsize n_first = 0, n_second = 0;
+    g_autofree char *a = gl_test_read(first, &n_first);
+    g_autofree char *b = gl_test_read(second, &n_second);
+    ck_assert_msg(n_first == n_second && memcmp(a, b, n_first) == 0, "two baselines differ:\n%.600s\n%.600s",
+                  a, b);
+    ck_assert_msg(strstr(a, "\"/") == NULL && strstr(a, "tmp") == NULL && strstr(a, "5269") == NULL,
+                  "an absolute path or a pid:\n%.600s", a);
+    ck_assert_uint_lt(n_first, 1500);
+
+    g_autoptr(JsonParser) parser = json_parser_new();
+    ck_assert(json_parser_load_from_data(parser, a, (gssize) n_first, NULL));
+    JsonObject *top = json_node_get_object(json_parser_get_root(parser));
+    ck_assert_uint_eq(json_object_get_size(top), 2);
+    ck_assert_int_eq(json_object_get_int_member(top, "fingerprint_version"), 2);
+    JsonArray *findings = json_object_get_array_member(top, "findings");
+    ck_assert_uint_eq(json_array_get_length(findings), 3);
+    const char *last = "";
+    gboolean leaky_leak = FALSE;
+    for (guint i = 0; i < 3; i++) {
+        JsonObject *finding = json_array_get_object_element(findings, i);
+        ck_assert_uint_eq(json_object_get_size(finding), 4);
+        ck_assert_str_eq(json_object_get_string_member(finding, "kind"), "Leak_DefinitelyLost");
+        const char *print = json_object_get_string_member(finding, "fingerprint");
+        ck_assert_msg(strcmp(last, print) < 0, "not in fingerprint order:\n%.600s", a);
+        last = print;
+        gl_assert_line(json_object_get_string_member(finding, "location"),
+                       "^leaky/leaky\\.c:\\d+$");
+        JsonArray *functions = json_object_get_array_member(finding, "functions");
+        ck_assert_uint_gt(json_array_get_length(functions), 0);
+        for (guint f = 0; f < json_array_get_length(functions); f++)
+            leaky_leak |= g_strcmp0(json_array_get_string_element(functions, f), "leaky_leak") == 0;
+    }
+    ck_assert(leaky_leak);
+
+    /* and it is a baseline: the leaks it holds pass */
+    RUN(known, "filter", "-O", "leaky", "--baseline", second, leak);
+    ck_assert_int_eq(known.status, 0);
+    gl_assert_line(known.out, "^gemleak: 1 file, \\d+ errors read: 0 findings, 3 known to the "
+                              "baseline \\(3 occurrences\\), ");
+    gl_test_run_clear(&known);
+    gl_remove_tree(dir);
+}
+END_TEST
+
+/* A baseline an older gemleak wrote (a whole JSON report, fingerprints
+ * over Ruby's frames too) keeps working: its findings are matched as that
+ * gemleak fingerprinted them, and a note says to write it again. */
+START_TEST(test_old_baselines_keep_reading)
+{
+    g_autofree char *leak = gl_test_fixture("xml/leak.xml");
+    g_autofree char *old = gl_test_fixture("edge/baseline-v1-leak.json");
+    RUN(known, "filter", "-O", "leaky", "--baseline", old, leak);
+    ck_assert_msg(known.status == 0, "%s%s", known.out, known.err);
+    gl_assert_line(known.out, "^gemleak: 1 file, \\d+ errors read: 0 findings, 3 known to the "
+                              "baseline \\(3 occurrences\\), ");
+    gl_assert_line(known.err, "^gemleak: note: --baseline .*/baseline-v1-leak\\.json was written "
+                              "by an older gemleak: its findings are matched as it fingerprinted "
+                              "them, which another Ruby changes; write it again with "
+                              "--write-baseline$");
+    gl_test_run_clear(&known);
+
+    /* the new leak it does not know still fails */
+    g_autofree char *uaf = gl_test_fixture("xml/use_after_free.xml");
+    RUN(fresh, "filter", "-O", "leaky", "--baseline", old, uaf);
+    ck_assert_int_eq(fresh.status, 1);
+    gl_test_run_clear(&fresh);
+}
+END_TEST
+
+/* Issue 20: the text report names a source file as JSON, SARIF and GitHub
+ * do, relative to the project root (a path a terminal or an editor opens),
+ * and so do JUnit's test names and bodies; one outside the root stays as
+ * Valgrind named it. */
+START_TEST(test_every_format_names_the_same_path)
+{
+    g_autofree char *leak = gl_test_fixture("xml/leak.xml");
+    g_autofree char *dir = gl_test_tmpdir();
+    /* the fixtures were captured there; --project-root must exist */
+    ck_assert_int_eq(g_mkdir_with_parents("/tmp/gemleak-fixtures/leaky", 0755), 0);
+    g_autofree char *junit = g_build_filename(dir, "r.xml", NULL);
+    g_autofree char *json = g_build_filename(dir, "r.json", NULL);
+    g_autofree char *sarif = g_build_filename(dir, "r.sarif", NULL);
+    g_autofree char *github = g_build_filename(dir, "r.github", NULL);
+    g_autofree char *junit_to = g_strconcat("junit:", junit, NULL);
+    g_autofree char *json_to = g_strconcat("json:", json, NULL);
+    g_autofree char *sarif_to = g_strconcat("sarif:", sarif, NULL);
+    g_autofree char *github_to = g_strconcat("github:", github, NULL);
+    RUN(run, "filter", "-O", "leaky", "--project-root", "/tmp/gemleak-fixtures", "--format", "text",
+        "--format", junit_to, "--format", json_to, "--format", sarif_to, "--format", github_to,
+        leak);
+    ck_assert_int_eq(run.status, 1);
+    gl_assert_line(run.out, "^ \\*leaky_leak \\(leaky/leaky\\.c:\\d+\\)$");
+    gl_assert_no_line(run.out, "\\(leaky\\.c:");
+    g_autofree char *junit_text = gl_test_read(junit, NULL);
+    gl_assert_line(junit_text, "name=\"definite leak in leaky_alloc \\(leaky/leaky\\.c:15\\) via "
+                               "leaky_leak \\(leaky/leaky\\.c:\\d+\\)\"");
+    gl_assert_line(junit_text, "^ \\*leaky_leak \\(leaky/leaky\\.c:\\d+\\)$");
+    ck_assert_msg(strstr(junit_text, "(leaky.c:") == NULL, "%.2000s", junit_text);
+    g_autofree char *json_text = gl_test_read(json, NULL);
+    gl_assert_line(json_text, "\"file\" : \"leaky/leaky\\.c\"");
+    g_autofree char *sarif_text = gl_test_read(sarif, NULL);
+    gl_assert_line(sarif_text, "\"uri\" : \"leaky/leaky\\.c\"");
+    ck_assert_msg(strstr(sarif_text, "(leaky.c:") == NULL, "%.2000s", sarif_text);
+    g_autofree char *github_text = gl_test_read(github, NULL);
+    gl_assert_line(github_text, "^::error file=leaky/leaky\\.c,line=15,title=gemleak%3A definite "
+                                "leak in leaky_alloc \\(leaky/leaky\\.c%3A15\\)");
+    ck_assert_msg(strstr(github_text, "(leaky.c:") == NULL, "%.2000s", github_text);
+    gl_test_run_clear(&run);
+    gl_remove_tree(dir);
+}
+END_TEST
+
 START_TEST(test_suppressions_out_and_project_root)
 {
     g_autofree char *leak = gl_test_fixture("xml/leak.xml");
@@ -1731,6 +1876,9 @@ Suite *gl_cli_suite(void)
     tcase_add_test(tc, test_standard_input);
     tcase_add_test(tc, test_jobs_do_not_change_the_report);
     tcase_add_test(tc, test_baseline_adoption);
+    tcase_add_test(tc, test_baseline_holds_what_identifies_a_finding);
+    tcase_add_test(tc, test_old_baselines_keep_reading);
+    tcase_add_test(tc, test_every_format_names_the_same_path);
     tcase_add_test(tc, test_suppressions_out_and_project_root);
     tcase_add_test(tc, test_option_files_are_bounded);
     tcase_add_test(tc, test_jobs_bounds);

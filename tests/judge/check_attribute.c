@@ -645,15 +645,17 @@ START_TEST(test_reports_name_the_test)
     Filtered f = { 0 };
     filter_docs(&f, "junit", (GString *const[]) { xml, NULL });
     gl_assert_line(f.run.out, "<testcase name=\"BTest#test_b: definite leak in copy_text "
-                              "\\(tally\\.c:13\\) via tally_count \\(tally\\.c:45\\)\"");
+                              "\\(ext/tally/tally\\.c:13\\) via tally_count "
+                              "\\(ext/tally/tally\\.c:45\\)\"");
     gl_assert_line(f.run.out, "<testcase name=\"at exit: definite leak in copy_text "
-                              "\\(tally\\.c:13\\) via tally_count \\(tally\\.c:50\\)\"");
+                              "\\(ext/tally/tally\\.c:13\\) via tally_count "
+                              "\\(ext/tally/tally\\.c:50\\)\"");
     gl_assert_line(f.run.out, "^first lost in BTest#test_b \\(test/b_test\\.rb:9\\)$");
     filtered_clear(&f);
 
     filter_docs(&f, "sarif", (GString *const[]) { xml, NULL });
-    gl_assert_line(f.run.out, "\"text\" : \"definite leak in copy_text \\(tally\\.c:13\\) via "
-                              "tally_count \\(tally\\.c:45\\): 17 bytes in 1 block is definitely "
+    gl_assert_line(f.run.out, "\"text\" : \"definite leak in copy_text \\(ext/tally/tally\\.c:13\\) "
+                              "via tally_count \\(ext/tally/tally\\.c:45\\): 17 bytes in 1 block is definitely "
                               "lost; first lost in BTest#test_b \\(test/b_test\\.rb:9\\)\"");
     gl_assert_line(f.run.out, "\"location\" : \"test/b_test\\.rb:9\"");
     filtered_clear(&f);

@@ -98,11 +98,11 @@ START_TEST(test_junit_with_findings_and_without)
     g_autofree char *xml = gl_test_read(path, NULL);
     gl_assert_line(xml, "<testsuite name=\"gemleak\" timestamp=\"[0-9-]+T[0-9:]+\" hostname=\"[^\"]+\" "
                         "tests=\"3\" failures=\"3\" errors=\"0\" skipped=\"0\" time=\"0\">");
-    gl_assert_line(xml, "<testcase name=\"definite leak in leaky_alloc \\(leaky\\.c:15\\) via leaky_leak "
-                        "\\(leaky\\.c:\\d+\\)\" classname=\"gemleak\\.leaky\" time=\"0\">");
+    gl_assert_line(xml, "<testcase name=\"definite leak in leaky_alloc \\(leaky/leaky\\.c:15\\) via "
+                        "leaky_leak \\(leaky/leaky\\.c:\\d+\\)\" classname=\"gemleak\\.leaky\" time=\"0\">");
     gl_assert_line(xml, "<failure message=\"100 bytes in 1 block is definitely lost\" "
                         "type=\"Leak_DefinitelyLost\">100 bytes in 1 block is definitely lost");
-    gl_assert_line(xml, "^ \\*leaky_leak \\(leaky\\.c:\\d+\\)$");
+    gl_assert_line(xml, "^ \\*leaky_leak \\(leaky/leaky\\.c:\\d+\\)$");
     report_clear(&leak);
 
     Report clean;
@@ -220,7 +220,7 @@ START_TEST(test_sarif_with_findings_and_without)
     const GlFinding *finding = g_ptr_array_index(uaf.analysis->findings, 0);
     ck_assert_str_eq(json_object_get_string_member(
                          json_object_get_object_member(result, "partialFingerprints"),
-                         "gemleakFingerprint/v1"),
+                         "gemleakFingerprint/v2"),
                      finding->fingerprint);
     report_clear(&uaf);
 
@@ -259,7 +259,7 @@ START_TEST(test_github_escaping)
     /* properties: % : , escaped; the message: % CR LF escaped, : and , kept */
     ck_assert_msg(g_str_has_prefix(text, "::error file=ext/a%2Cb%3Ac%25d/we%3Aird%2Cna%25me.c,"
                                          "line=7,title=gemleak%3A InvalidRead in evil<&>\"'fn "
-                                         "(we%3Aird%2Cna%25me.c%3A7)::10 bytes <lost> & \"found\""),
+                                         "(ext/a%2Cb%3Ac%25d/we%3Aird%2Cna%25me.c%3A7)::10 bytes <lost> & \"found\""),
                   "%s", text);
     ck_assert_msg(strstr(text, "%0D%0Anext: line, 100%25%0Afirst seen in Evil<&>\"' spec\x01%0D%0A"
                                "next, 100%25 (spec/e:v,il.rb:3)%0A  malloc (at /vg.so)%0A *evil") != NULL,

@@ -37,6 +37,11 @@ typedef struct {
 /* A finding names at most this many tests: the first few say where to look. */
 #define GL_FINDING_MAX_TESTS 5
 
+/* What a fingerprint is made of, in baselines and JSON reports: raised
+ * when that changes. 2: the extension's functions only (issue 20); a file
+ * without it was fingerprinted by gemleak 0.1, Ruby's named frames too. */
+#define GL_FINGERPRINT_VERSION 2
+
 typedef struct {
     GlRecord *record;      /* the occurrence shown (a site's), chosen by content */
     GPtrArray *sites;      /* GlRecord*, owned: one a distinct access of a freed
@@ -48,7 +53,10 @@ typedef struct {
     guint64 total_blocks;
     guint64 direct_bytes;  /* of total_bytes, those of the blocks lost themselves */
     gboolean certain;      /* not every occurrence was uncertain (classify.h) */
-    char *fingerprint;     /* stable across runs: no pids, addresses or line numbers */
+    char *fingerprint;     /* stable across runs and Rubies: the extension's functions,
+                            * no pids, addresses, line numbers or Ruby's frames */
+    char *legacy_fingerprint;  /* as gemleak made them before issue 20 (Ruby's named
+                                * frames too), for the baselines written then */
     guint64 order;         /* where the first occurrence was read: the last tie-break */
     /* --per-test: the tests during which it was lost (a leak) or happened
      * (an error), first seen first, at most GL_FINDING_MAX_TESTS; empty
@@ -98,6 +106,11 @@ guint gl_findings_count(const GlFindings *findings);
  * the table) and the occurrence it shows. The table still owns each
  * finding. Source files are read for fingerprints (see source.h). */
 GPtrArray *gl_findings_sorted(GlFindings *findings);
+
+/* Returns: (transfer full): the functions @finding's fingerprint is made
+ * of, in the order of its stacks, a function repeated in a row once: the
+ * extension's own (not inlined from a header). Free with g_strfreev(). */
+char **gl_finding_functions(const GlFinding *finding);
 
 /* Returns: (transfer full): the identity under which records merge: the kind
  * and every stack's frames up to its last target frame (the Ruby VM frames

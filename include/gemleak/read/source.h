@@ -20,6 +20,13 @@ char *gl_path_normalize(const char *path);
  * and file), normalized; NULL when the frame has no file. */
 char *gl_frame_path(const GlFrame *frame);
 
+/* Returns: TRUE if @frame's source is a header of the system, the
+ * compiler or Ruby (ruby.h's inline functions, a C++ template, glibc's
+ * _FORTIFY_SOURCE wrappers) inlined into the extension: a place its
+ * maintainer does not edit, and one that comes and goes with compiler
+ * flags and Ruby versions. */
+gboolean gl_frame_from_a_header(const GlFrame *frame);
+
 typedef struct GlSources GlSources;
 
 /* Returns: (transfer full): an empty cache; free with gl_sources_free().

@@ -39,14 +39,18 @@ typedef struct {
     void (*end)(gpointer state);
 } GlReporter;
 
-
-/* The formats, each defined in src/report_<name>.c. */
+/* The formats, each defined in src/report/report_<name>.c. */
 extern const GlReporter gl_report_text;
 extern const GlReporter gl_report_json;
 extern const GlReporter gl_report_junit;
 extern const GlReporter gl_report_sarif;
 extern const GlReporter gl_report_github;
 extern const GlReporter gl_report_supp;
+/* --write-baseline: {"fingerprint_version", "findings": [{"kind",
+ * "fingerprint", "location" ("ext/x/x.c:12", relative to the project root),
+ * "functions"}]}, in fingerprint order; no pid, count or absolute path, so
+ * that two runs of the same leaks write the same bytes. */
+extern const GlReporter gl_report_baseline;
 
 /* Returns: (transfer none) (nullable): the reporter called @name. */
 const GlReporter *gl_reporter_find(const char *name);
@@ -62,8 +66,10 @@ gboolean gl_report_write(const GlReporter *reporter, const GlReportContext *cont
 /* ---- for the reporters -------------------------------------------------- */
 
 /* Appends one frame as a reader sees it: "fn (file:line)", "fn (at obj)",
- * "??? (at obj)" or the bare address. */
-void gl_frame_describe(const GlFrame *frame, GString *out);
+ * "??? (at obj)" or the bare address; the file relative to @project_root
+ * (nullable) when under it, as gl_frame_source_path() says, else as
+ * Valgrind named it. */
+void gl_frame_describe(const GlFrame *frame, const char *project_root, GString *out);
 
 /* Returns: (transfer full): what the finding is, the same in every run and
  * every format: a leak's totals ("3184 bytes in 7 blocks are definitely
@@ -92,7 +98,7 @@ char *gl_frame_source_path(const GlFrame *frame, const char *project_root, gbool
 /* Returns: (transfer full): a short title: "definite leak in leaky_alloc
  * (leaky.c:12) via leaky_leak (leaky.c:30)", "InvalidWrite in uaf (leaky.c:20)":
  * the first target frame, and the outermost one when it is another function. */
-char *gl_finding_title(const GlFinding *finding);
+char *gl_finding_title(const GlFinding *finding, const char *project_root);
 
 /* Returns: (transfer full) (nullable): where @test is, relative to
  * @project_root when under it: "test/count_test.rb:6", or the file alone

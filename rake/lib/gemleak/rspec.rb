@@ -19,15 +19,17 @@ module GemLeak
 
       def run_task(verbose)
         gemleak_prepare(@gemleak_task)
-        @session = Session.new(gemleak)
-        exit_error = nil
-        begin
-          super
-        rescue SystemExit => e
-          # RSpec's task exits when the command fails; say why first.
-          exit_error = e
+        gemleak_failing do
+          @session = Session.new(gemleak)
+          exit_error = nil
+          begin
+            super
+          rescue SystemExit => e
+            # RSpec's task exits when the command fails; say why first.
+            exit_error = e
+          end
+          @session.check!(exit_error.nil?, $?, "spec suite")
         end
-        @session.check!(exit_error.nil?, $?, "spec suite")
       end
 
       private
