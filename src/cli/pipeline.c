@@ -454,12 +454,12 @@ gboolean gl_cli_analyze_and_report(const Options *options, Plan *plan, const cha
 
     g_autoptr(GlAnalysis) analysis = gl_analyze_with_killed(inputs, rules, gl_cli_effective_jobs(options),
                                                                 run != NULL ? run->killed : NULL);
-    if (options->per_test != NULL && analysis->summary.files > 0 &&
+    if (options->per_test != NULL && analysis->summary.processes > 0 &&
         analysis->summary.marked_files == 0)
         fprintf(err, "gemleak: warning: --per-test: no process ran a test under minitest, "
                 "test-unit or RSpec that gemleak could follow (see any warning of the helper "
                 "above): no finding names a test\n");
-    if (!have_lists && options->objects != NULL && analysis->summary.files > 0)
+    if (!have_lists && options->objects != NULL && analysis->summary.processes > 0)
         warn_unseen_targets(rules, analysis, err);
     if (baseline != NULL && gl_baseline_is_legacy(baseline))
         g_ptr_array_add(analysis->notes, g_strdup_printf(

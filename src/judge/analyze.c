@@ -152,7 +152,7 @@ static void read_report(Input *input)
         return;
     }
     input->opened = TRUE;
-    input->processes = report.files;
+    input->processes = report.processes;
     input->errors_seen = report.errors_seen;
     for (guint v = 0; v < GL_N_VERDICTS; v++)
         input->by_verdict[v] = report.by_verdict[v];
@@ -488,7 +488,7 @@ GlAnalysis *gl_analyze_with_killed(const char *const *paths, const GlRules *rule
     }
     for (guint i = 0; i < inputs->len; i++) {
         Input *input = g_ptr_array_index(inputs, i);
-        summary->files += input->opened ? input->processes : 0;
+        summary->processes += input->opened ? input->processes : 0;
         summary->errors_seen += input->errors_seen;
         for (guint v = 0; v < GL_N_VERDICTS; v++)
             summary->by_verdict[v] += input->by_verdict[v];

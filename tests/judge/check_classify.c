@@ -856,7 +856,7 @@ START_TEST(test_redcarpet_on_ruby_3_4)
 {
     g_autoptr(GlRules) rules = rules_for("redcarpet");
     g_autoptr(GlAnalysis) run = analyze_fixture("xml/redcarpet-ruby34", rules);
-    ck_assert_uint_eq(run->summary.files, 2);
+    ck_assert_uint_eq(run->summary.processes, 2);
     ck_assert_uint_eq(run->findings->len, 0);
     ck_assert_uint_ge(run->summary.by_verdict[GL_VERDICT_SKIP_INIT], 50);
     ck_assert_uint_gt(run->summary.by_verdict[GL_VERDICT_SKIP_RUBY], 0);

@@ -394,7 +394,7 @@ START_TEST(test_forked_child_merges_with_parent)
     g_autofree char *dir = gl_test_fixture("xml/fork");
     const char *paths[] = { dir, NULL };
     g_autoptr(GlAnalysis) analysis = gl_analyze(paths, rules, 1);
-    ck_assert_uint_eq(analysis->summary.files, 2);
+    ck_assert_uint_eq(analysis->summary.processes, 2);
     ck_assert_uint_eq(analysis->findings->len, 1);
     const GlFinding *finding = g_ptr_array_index(analysis->findings, 0);
     /* the parent's leak, the child's inherited copy, and the child's own */
@@ -451,7 +451,7 @@ START_TEST(test_unreadable_inputs_are_problems_not_failures)
     g_autoptr(GlAnalysis) analysis = gl_analyze(paths, rules, 2);
     ck_assert_uint_eq(analysis->problems->len, 2);
     ck_assert_uint_eq(analysis->findings->len, 3);
-    ck_assert_uint_eq(analysis->summary.files, 1);
+    ck_assert_uint_eq(analysis->summary.processes, 1);
     const GError *missing = g_ptr_array_index(analysis->problems, 0);
     const GError *nothing = g_ptr_array_index(analysis->problems, 1);
     ck_assert(strstr(missing->message, "/nonexistent.xml") != NULL);
@@ -480,7 +480,7 @@ START_TEST(test_run_directory_with_gzip_and_other_xml)
                   analysis->problems->len > 0
                       ? ((GError *) g_ptr_array_index(analysis->problems, 0))->message : "");
     ck_assert_uint_eq(analysis->findings->len, 3);
-    ck_assert_uint_eq(analysis->summary.files, 1);
+    ck_assert_uint_eq(analysis->summary.processes, 1);
     gboolean noted = FALSE;
     for (guint i = 0; i < analysis->notes->len; i++)
         noted |= strstr(g_ptr_array_index(analysis->notes, i), "junit.xml: skipped") != NULL;
