@@ -44,13 +44,13 @@ static gboolean build_rules(const Options *options, GlRules *rules, GError **err
             return FALSE;
         gl_rules_set_leak_kinds(rules, kinds);
     }
-    if (options->no_default_skips)
-        gl_rules_drop_default_callbacks(rules);
+    if (options->no_ruby_memory_rule)
+        gl_rules_drop_ruby_memory_rule(rules);
     for (char **p = options->skip_functions; p != NULL && *p != NULL; p++)
-        if (!gl_rules_add_callback(rules, *p, error))
+        if (!gl_rules_add_skip_function(rules, *p, error))
             return FALSE;
     if (options->skip_functions_file != NULL &&
-        !gl_rules_add_callbacks_from_file(rules, options->skip_functions_file, error))
+        !gl_rules_add_skip_functions_from_file(rules, options->skip_functions_file, error))
         return usage_failure(error);
     gl_rules_set_all_errors(rules, options->all_errors);
     gl_rules_set_free_at_exit(rules, options->free_at_exit);

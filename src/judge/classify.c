@@ -22,9 +22,9 @@ typedef struct {
 
 struct GlRules {
     GPtrArray *targets;    /* Target* */
-    GPtrArray *callbacks;  /* char* globs of --skip-function, NULL-terminated */
-    GPtrArray *callback_regexes;  /* GRegex* of --skip-function /REGEX/ */
-    gboolean ruby_memory_rule;  /* rule 2; off with --no-default-skips */
+    GPtrArray *skip_globs;    /* char* globs of --skip-function, NULL-terminated */
+    GPtrArray *skip_regexes;  /* GRegex* of --skip-function /REGEX/ */
+    gboolean ruby_memory_rule;  /* rule 2, Ruby's own memory; off with --no-default-skips */
     GlLeakKind leak_kinds;
     gboolean all_errors;
     gboolean free_at_exit;
@@ -138,8 +138,8 @@ GlRules *gl_rules_new(void)
 {
     GlRules *rules = g_new0(GlRules, 1);
     rules->targets = g_ptr_array_new_with_free_func(target_free);
-    rules->callbacks = g_ptr_array_new_null_terminated(8, g_free, TRUE);
-    rules->callback_regexes = g_ptr_array_new_with_free_func((GDestroyNotify) g_regex_unref);
+    rules->skip_globs = g_ptr_array_new_null_terminated(8, g_free, TRUE);
+    rules->skip_regexes = g_ptr_array_new_with_free_func((GDestroyNotify) g_regex_unref);
     rules->ruby_memory_rule = TRUE;
     rules->leak_kinds = GL_LEAK_DEFINITE;
     return rules;
@@ -150,8 +150,8 @@ void gl_rules_free(GlRules *rules)
     if (rules == NULL)
         return;
     g_ptr_array_unref(rules->targets);
-    g_ptr_array_unref(rules->callbacks);
-    g_ptr_array_unref(rules->callback_regexes);
+    g_ptr_array_unref(rules->skip_globs);
+    g_ptr_array_unref(rules->skip_regexes);
     g_free(rules);
 }
 
@@ -234,7 +234,7 @@ gboolean gl_rules_target_matches(const GlRules *rules, guint index, const char *
     return FALSE;
 }
 
-gboolean gl_rules_add_callback(GlRules *rules, const char *pattern, GError **error)
+gboolean gl_rules_add_skip_function(GlRules *rules, const char *pattern, GError **error)
 {
     g_autoptr(GError) local = NULL;
     GRegex *regex = pattern_regex("--skip-function", pattern, &local);
@@ -243,13 +243,13 @@ gboolean gl_rules_add_callback(GlRules *rules, const char *pattern, GError **err
         return FALSE;
     }
     if (regex != NULL)
-        g_ptr_array_add(rules->callback_regexes, regex);
+        g_ptr_array_add(rules->skip_regexes, regex);
     else
-        g_ptr_array_add(rules->callbacks, g_strdup(pattern));
+        g_ptr_array_add(rules->skip_globs, g_strdup(pattern));
     return TRUE;
 }
 
-gboolean gl_rules_add_callbacks_from_data(GlRules *rules, const char *data, gsize length,
+gboolean gl_rules_add_skip_functions_from_data(GlRules *rules, const char *data, gsize length,
                                           const char *name, GError **error)
 {
     const char *end = data + length;
@@ -267,7 +267,7 @@ gboolean gl_rules_add_callbacks_from_data(GlRules *rules, const char *data, gsiz
             stop = nul;
         g_autofree char *pattern = g_strndup(line, (gsize) (stop - line));
         g_strstrip(pattern);
-        if (*pattern != '\0' && !gl_rules_add_callback(rules, pattern, error)) {
+        if (*pattern != '\0' && !gl_rules_add_skip_function(rules, pattern, error)) {
             g_prefix_error(error, "%s:%ld: ", name, number);
             return FALSE;
         }
@@ -276,7 +276,7 @@ gboolean gl_rules_add_callbacks_from_data(GlRules *rules, const char *data, gsiz
     return TRUE;
 }
 
-gboolean gl_rules_add_callbacks_from_file(GlRules *rules, const char *path, GError **error)
+gboolean gl_rules_add_skip_functions_from_file(GlRules *rules, const char *path, GError **error)
 {
     g_autofree char *contents = NULL;
     gsize length = 0;
@@ -286,10 +286,10 @@ gboolean gl_rules_add_callbacks_from_file(GlRules *rules, const char *path, GErr
                     local->code == GL_ERROR_LIMIT ? ": not a list of function patterns" : "");
         return FALSE;
     }
-    return gl_rules_add_callbacks_from_data(rules, contents, length, path, error);
+    return gl_rules_add_skip_functions_from_data(rules, contents, length, path, error);
 }
 
-void gl_rules_drop_default_callbacks(GlRules *rules)
+void gl_rules_drop_ruby_memory_rule(GlRules *rules)
 {
     rules->ruby_memory_rule = FALSE;
 }
@@ -511,11 +511,11 @@ static guint function_flags(GlClassifier *classifier, const char *fn)
         flags |= FN_GC;
     if (matches_any(marking_functions, base))
         flags |= FN_MARKING;
-    gboolean skip = rules->callbacks->len > 0 &&
-                    (matches_any((const char *const *) rules->callbacks->pdata, fn) ||
-                     matches_any((const char *const *) rules->callbacks->pdata, base));
-    for (guint i = 0; !skip && i < rules->callback_regexes->len; i++)
-        skip = regex_matches(g_ptr_array_index(rules->callback_regexes, i), fn);
+    gboolean skip = rules->skip_globs->len > 0 &&
+                    (matches_any((const char *const *) rules->skip_globs->pdata, fn) ||
+                     matches_any((const char *const *) rules->skip_globs->pdata, base));
+    for (guint i = 0; !skip && i < rules->skip_regexes->len; i++)
+        skip = regex_matches(g_ptr_array_index(rules->skip_regexes, i), fn);
     if (skip)
         flags |= FN_SKIP;
     g_hash_table_insert(classifier->functions, g_strdup(fn), GINT_TO_POINTER((gint) flags));
