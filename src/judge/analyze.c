@@ -2,6 +2,7 @@
 #include "gemleak/judge/analyze.h"
 #include "gemleak/base/protocol.h"
 #include "gemleak/judge/attribute.h"
+#include "gemleak/judge/fingerprint.h"
 #include "gemleak/base/errors.h"
 #include "gemleak/read/json_input.h"
 #include "gemleak/read/reader.h"
@@ -531,6 +532,7 @@ GlAnalysis *gl_analyze_with_killed(const char *const *paths, const GlRules *rule
         while (g_hash_table_iter_next(&objects, &object, NULL))
             g_hash_table_add(analysis->objects, g_strdup(object));
     }
+    gl_findings_fingerprint(analysis->table);
     analysis->findings = gl_findings_sorted(analysis->table);
     return analysis;
 }
