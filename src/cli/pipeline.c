@@ -28,11 +28,13 @@ static gboolean parse_unsigned(const char *option, const char *text, guint64 *va
 }
 
 /* An option that names a file or a value it cannot be is a usage error,
- * whatever the reason. */
-static gboolean usage_failure(GError **error)
+ * whatever the reason: sets @error to one with the message of @cause
+ * (consumed), whose code said why.
+ * Returns: FALSE. */
+static gboolean usage_failure(GError **error, GError *cause)
 {
-    if (error != NULL && *error != NULL)
-        (*error)->code = GL_ERROR_USAGE;
+    g_set_error_literal(error, GL_ERROR, GL_ERROR_USAGE, cause->message);
+    g_error_free(cause);
     return FALSE;
 }
 
@@ -49,9 +51,10 @@ static gboolean build_rules(const Options *options, GlRules *rules, GError **err
     for (char **p = options->skip_functions; p != NULL && *p != NULL; p++)
         if (!gl_rules_add_skip_function(rules, *p, error))
             return FALSE;
+    g_autoptr(GError) unread = NULL;
     if (options->skip_functions_file != NULL &&
-        !gl_rules_add_skip_functions_from_file(rules, options->skip_functions_file, error))
-        return usage_failure(error);
+        !gl_rules_add_skip_functions_from_file(rules, options->skip_functions_file, &unread))
+        return usage_failure(error, g_steal_pointer(&unread));
     gl_rules_set_all_errors(rules, options->all_errors);
     gl_rules_set_free_at_exit(rules, options->free_at_exit);
     return TRUE;
@@ -137,9 +140,10 @@ gboolean gl_cli_plan_build(const Options *options, Plan *plan, GError **error)
         }
         plan->frames_after = (guint) n;
     }
+    g_autoptr(GError) unread = NULL;
     if (options->baseline != NULL &&
-        (plan->baseline = gl_baseline_load(options->baseline, error)) == NULL)
-        return usage_failure(error);
+        (plan->baseline = gl_baseline_load(options->baseline, &unread)) == NULL)
+        return usage_failure(error, g_steal_pointer(&unread));
     return TRUE;
 }
 
