@@ -34,7 +34,7 @@ char *gl_test_read(const char *path, gsize *length);
 void gl_test_write(const char *path, const char *data, gssize length);
 
 /* Returns: (transfer full): a new private directory; remove it with
- * gl_remove_tree() (gemleak/runner.h). */
+ * gl_remove_tree() (gemleak/base/sys.h). */
 char *gl_test_tmpdir(void);
 
 /* Returns: how many times @needle occurs in @haystack[0..length). */
