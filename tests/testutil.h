@@ -82,5 +82,9 @@ Suite *gl_commands_suite(void);
 Suite *gl_targets_suite(void);
 Suite *gl_sys_suite(void);
 Suite *gl_sanitizer_reader_suite(void);
+Suite *gl_splitter_suite(void);
+Suite *gl_sinks_suite(void);
+Suite *gl_json_input_suite(void);
+Suite *gl_source_suite(void);
 
 #endif
