@@ -6,7 +6,7 @@
 #   make asan       the unit suite under AddressSanitizer and UBSan
 #   make fuzz       reader, classifier and reports under libFuzzer, FUZZ_SECONDS=60
 #   make bench      the benchmark in bench/ (see README.md, "Performance")
-#   make lint       cppcheck and clang-tidy over src/
+#   make lint       cppcheck and clang-tidy over every folder of src/
 #   make install    PREFIX=/usr/local DESTDIR= RUBYLIBDIR= (binary, man page, data,
 #                   Ruby library)
 #
@@ -57,12 +57,21 @@ FUZZ_SEEDS := fuzz/corpus fuzz/regressions fuzz/options fixtures/xml fixtures/xm
 # B is the build directory: build/ normally, build-asan/ for sanitizer builds.
 B ?= build
 
-LIB_SRCS  := $(filter-out src/main.c,$(wildcard src/*.c))
+# The sources by stage of the data's way (README.md, "Layout"): base/ under
+# everything, read/ the inputs, judge/ the rules, run/ the suite under
+# Valgrind, report/ the formats and destinations, cli/ the command line.
+# Objects mirror them under $(B)/obj/<stage>/, tests under tests/<stage>/.
+STAGES    := base read judge run report cli
+LIB_SRCS  := $(filter-out src/cli/main.c,$(foreach s,$(STAGES),$(wildcard src/$(s)/*.c)))
 LIB_OBJS  := $(LIB_SRCS:src/%.c=$(B)/obj/%.o) $(B)/obj/resources.o
-UNIT_SRCS := $(filter-out tests/check_integration.c,$(wildcard tests/*.c))
+UNIT_SRCS := tests/check_main.c tests/testutil.c $(foreach s,$(STAGES),$(wildcard tests/$(s)/*.c))
 UNIT_OBJS := $(UNIT_SRCS:tests/%.c=$(B)/obj/tests/%.o)
-INTEG_OBJS := $(B)/obj/tests/check_integration.o $(B)/obj/tests/testutil.o
-RESOURCES := $(wildcard src/helper/*) $(B)/client/gemleak_client.so
+# The integration suite: a harness and a file per area in tests/integration/,
+# one runner (its main.c).
+INTEG_SRCS := $(wildcard tests/integration/*.c)
+INTEG_OBJS := $(INTEG_SRCS:tests/%.c=$(B)/obj/tests/%.o) $(B)/obj/tests/testutil.o
+RESDIR    := src/run
+RESOURCES := $(B)/helper/gemleak_helper.rb $(B)/client/gemleak_client.so
 
 .PHONY: all demo check check-unit check-helper check-integration asan fuzz bench lint \
         install uninstall clean deps-build deps-check deps-demo deps-fuzz deps-bench deps-lint
@@ -73,7 +82,7 @@ all: deps-build
 deps-build deps-check deps-demo deps-fuzz deps-bench deps-lint:
 	@scripts/install-deps $(@:deps-%=%)
 
-$(B)/gemleak: $(B)/obj/main.o $(B)/libgemleak.a
+$(B)/gemleak: $(B)/obj/cli/main.o $(B)/libgemleak.a
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(PKG_LIBS)
 
 $(B)/libgemleak.a: $(LIB_OBJS)
@@ -86,23 +95,37 @@ $(B)/obj/%.o: src/%.c | $(B)/gen/resources.h
 
 $(B)/obj/tests/%.o: tests/%.c | $(B)/gen/resources.h
 	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) $(CHECK_CFLAGS) -c -o $@ $<
+	$(CC) $(ALL_CFLAGS) -Itests $(CHECK_CFLAGS) -c -o $@ $<
 
-$(B)/gen/resources.c: src/gemleak.gresource.xml $(RESOURCES)
+$(B)/gen/resources.c: $(RESDIR)/gemleak.gresource.xml $(RESOURCES)
 	@mkdir -p $(@D)
-	glib-compile-resources --sourcedir=src --sourcedir=$(B) --generate-source --c-name gl_resources --target=$@ $<
+	glib-compile-resources --sourcedir=$(B) --generate-source --c-name gl_resources --target=$@ $<
 
-$(B)/gen/resources.h: src/gemleak.gresource.xml $(B)/client/gemleak_client.so
+$(B)/gen/resources.h: $(RESDIR)/gemleak.gresource.xml $(RESOURCES)
 	@mkdir -p $(@D)
-	glib-compile-resources --sourcedir=src --sourcedir=$(B) --generate-header --c-name gl_resources --target=$@ $<
+	glib-compile-resources --sourcedir=$(B) --generate-header --c-name gl_resources --target=$@ $<
 
-# The library --per-test loads into the traced Ruby (src/client/), compiled
+# The helper as gemleak writes it: the run directory's protocol (file names,
+# markers, variables) is spelled once, in include/gemleak/base/protocol.h;
+# each "#define GL_PROTO_NAME "value"" there becomes "NAME = "value"" between
+# the helper's "# BEGIN protocol.h" and "# END protocol.h".
+PROTOCOL_H := include/gemleak/base/protocol.h
+$(B)/helper/gemleak_helper.rb: $(RESDIR)/helper/gemleak_helper.rb $(PROTOCOL_H)
+	@mkdir -p $(@D)
+	sed -n 's/^#define GL_PROTO_\([A-Z_]*\) \(".*"\)$$/    \1 = \2/p' $(PROTOCOL_H) > $@.lines
+	@test -s $@.lines || { echo "no GL_PROTO_ strings in $(PROTOCOL_H)" >&2; exit 1; }
+	awk -v lines=$@.lines '/# END protocol.h/ { while ((getline l < lines) > 0) print l; skip = 0 } \
+	    !skip { print } /# BEGIN protocol.h/ { skip = 1 }' $< > $@.tmp
+	@grep -q 'LOADED_PREFIX = ' $@.tmp || { echo "$<: no # BEGIN/END protocol.h block" >&2; exit 1; }
+	rm -f $@.lines && mv $@.tmp $@
+
+# The library --per-test loads into the traced Ruby (src/run/client/), compiled
 # into gemleak as a resource. Its own flags, never make asan's: it runs in
 # Ruby, not in gemleak. Without Valgrind's headers (Fedora keeps them in
 # valgrind-devel) it is left empty, and --per-test says why it cannot run.
 CLIENT_CFLAGS := -std=c11 -O2 -fPIC -shared -Wall -Wextra -Wmissing-prototypes \
                  -Wstrict-prototypes -Wformat=2 $(WERROR)
-$(B)/client/gemleak_client.so: src/client/gemleak_client.c
+$(B)/client/gemleak_client.so: $(RESDIR)/client/gemleak_client.c
 	@mkdir -p $(@D)
 	@if printf '#include <valgrind/valgrind.h>\n#include <valgrind/memcheck.h>\n' | \
 	    $(CC) -E -x c - >/dev/null 2>&1; then \
@@ -139,7 +162,8 @@ check-unit: $(B)/tests/check_unit
 
 # The Ruby helper's own tests: plain Ruby and minitest, no Valgrind.
 check-helper:
-	ruby tests/helper/run.rb
+	$(MAKE) --no-print-directory $(B)/helper/gemleak_helper.rb
+	GEMLEAK_HELPER=$(abspath $(B)/helper/gemleak_helper.rb) ruby tests/run/helper/run.rb
 
 check-integration: $(B)/gemleak $(B)/tests/check_integration
 	$(B)/tests/check_integration fixtures $(B)/gemleak
@@ -182,7 +206,7 @@ lint: deps-lint
 	cppcheck --quiet --error-exitcode=1 --enable=warning,performance,portability \
 	    --std=c11 --library=gtk --library=scripts/cppcheck-glib.cfg -Iinclude \
 	    --suppress=missingIncludeSystem src
-	clang-tidy --quiet src/*.c -- -std=c11 $(DEFINES) -Iinclude -I$(B)/gen $(PKG_CFLAGS)
+	clang-tidy --quiet $(foreach s,$(STAGES),src/$(s)/*.c) -- -std=c11 $(DEFINES) -Iinclude -I$(B)/gen $(PKG_CFLAGS)
 
 # The Ruby library learns where the binary went (gemleak/installed.rb), so
 # that it needs neither PATH nor GEMLEAK.
@@ -206,4 +230,4 @@ uninstall:
 clean:
 	rm -rf build build-asan build-fuzz
 
--include $(wildcard $(B)/obj/*.d $(B)/obj/tests/*.d $(B)/obj/fuzz/*.d)
+-include $(wildcard $(B)/obj/*/*.d $(B)/obj/tests/*.d $(B)/obj/tests/*/*.d $(B)/obj/fuzz/*.d)

@@ -11,15 +11,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "gemleak/analyze.h"
-#include "gemleak/baseline.h"
-#include "gemleak/attribute.h"
-#include "gemleak/classify.h"
-#include "gemleak/gate.h"
-#include "gemleak/merge.h"
-#include "gemleak/reader.h"
-#include "gemleak/report.h"
-#include "gemleak/sanitizer_reader.h"
+#include "gemleak/judge/analyze.h"
+#include "gemleak/base/protocol.h"
+#include "gemleak/judge/baseline.h"
+#include "gemleak/judge/attribute.h"
+#include "gemleak/judge/classify.h"
+#include "gemleak/judge/gate.h"
+#include "gemleak/judge/merge.h"
+#include "gemleak/read/reader.h"
+#include "gemleak/report/report.h"
+#include "gemleak/read/sanitizer_reader.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -116,9 +117,9 @@ static void fuzz_skip_list(const char *data, size_t size)
 {
     GlRules *rules = gl_rules_new();
     gl_rules_add_target(rules, "leaky", NULL);
-    gl_rules_drop_default_callbacks(rules);
+    gl_rules_drop_ruby_memory_rule(rules);
     GError *error = NULL;
-    gl_rules_add_callbacks_from_data(rules, data, size, "fuzz", &error);
+    gl_rules_add_skip_functions_from_data(rules, data, size, "fuzz", &error);
     g_clear_error(&error);
     GlClassifier *classifier = gl_classifier_new(rules);
     GlRecord *record = fuzz_record();
@@ -170,7 +171,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         return 0;
     }
     GlReader *reader = gl_reader_new_for_memory((const char *) data, size, "fuzz.xml");
-    gl_reader_set_marker_prefix(reader, GL_MARKER_PREFIX);
+    gl_reader_set_marker_prefix(reader, GL_PROTO_MARKER_PREFIX);
     GlClassifier *classifier = gl_classifier_new(fuzz_rules());
     GlFindings *table = gl_findings_new();
     GlAttributor *attributor = gl_attributor_new(table);

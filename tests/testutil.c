@@ -1,6 +1,6 @@
 /* Helpers shared by the Check suites. */
 #include "testutil.h"
-#include "gemleak/cli.h"
+#include "gemleak/cli/cli.h"
 
 #include <stdarg.h>
 #include <stdio.h>

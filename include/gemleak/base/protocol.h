@@ -1,0 +1,54 @@
+/* The run directory's protocol: what gemleak and the Ruby helper it loads
+ * into every traced Ruby (src/run/helper/gemleak_helper.rb) say to each
+ * other through files and variables. Spelled here only: the Makefile writes
+ * every GL_PROTO_ string below into the helper's Protocol module at build
+ * time (scripts/protocol-to-ruby), so that a change here reaches both
+ * sides, and a Ruby name is the C name without GL_PROTO_.
+ *
+ * In TMPDIR, gemleak's own directories, each GL_PROTO_*_DIR followed by
+ * six characters of g_dir_make_tmp():
+ *   gemleak-run-XXXXXX/      a run: Valgrind's %p.xml, and what the helper
+ *                            writes (below); gemleak-run.txt marks it
+ *   gemleak-helper-XXXXXX/   the helper (and client library), alone
+ * In a run directory, for process PID, appended by the helper:
+ *   loaded-PID.txt           the extensions it loaded, one path a line
+ *                            (gemleak's default targets)
+ *   outside-PID.txt          what it ran outside Valgrind, one line each
+ *   durations-PID.txt        "SECONDS<TAB>FILE" for each test file timed
+ * In Valgrind's XML, client messages (<clientmsg>) that begin with
+ * GL_PROTO_MARKER_PREFIX: "gemleak:setup", "gemleak:forked",
+ * "gemleak:start<TAB>NAME<TAB>LOCATION", "gemleak:end<TAB>NAME<TAB>LOCATION".
+ * In the environment: GEMLEAK_VALGRIND, Valgrind's command line, its
+ * arguments joined by GL_PROTO_VALGRIND_SEPARATOR, for a process started
+ * outside Valgrind (below a spared launcher) to start again under it. */
+#ifndef GEMLEAK_PROTOCOL_H
+#define GEMLEAK_PROTOCOL_H
+
+/* gemleak's directories in TMPDIR. */
+#define GL_PROTO_RUN_DIR "gemleak-run-"
+#define GL_PROTO_HELPER_DIR "gemleak-helper-"
+/* The file that says a directory is a gemleak run's. */
+#define GL_PROTO_RUN_MARKER "gemleak-run.txt"
+
+/* The helper's files in a run directory: PREFIX, the pid, SUFFIX. */
+#define GL_PROTO_LOADED_PREFIX "loaded-"
+#define GL_PROTO_OUTSIDE_PREFIX "outside-"
+#define GL_PROTO_DURATIONS_PREFIX "durations-"
+#define GL_PROTO_FILE_SUFFIX ".txt"
+
+/* The markers the helper writes through Valgrind's client requests. */
+#define GL_PROTO_MARKER_PREFIX "gemleak:"
+#define GL_PROTO_MARKER_SETUP "setup"
+#define GL_PROTO_MARKER_FORKED "forked"
+#define GL_PROTO_MARKER_START "start"
+#define GL_PROTO_MARKER_END "end"
+
+/* Valgrind's command line for the processes outside it. */
+#define GL_PROTO_VALGRIND_VARIABLE "GEMLEAK_VALGRIND"
+#define GL_PROTO_VALGRIND_SEPARATOR "\x1f"
+
+/* Launchers, by the name of the program, separated by spaces: they only
+ * start the processes that run a suite (Bundler, Rake). */
+#define GL_PROTO_LAUNCHERS "bundle bundler rake"
+
+#endif

@@ -1,0 +1,77 @@
+/* Reading a set of Valgrind XML inputs (files, directories of %p.xml files,
+ * standard input) through the classifier into merged findings, on several
+ * threads, with the same result as one. */
+#ifndef GEMLEAK_ANALYZE_H
+#define GEMLEAK_ANALYZE_H
+
+#include <glib.h>
+#include "gemleak/judge/classify.h"
+#include "gemleak/judge/merge.h"
+
+typedef struct {
+    guint processes;                     /* processes read: one an XML input, a shard's
+                                          * report its own count (its "files") */
+    guint64 errors_seen;                 /* errors and fatal signals read */
+    guint64 by_verdict[GL_N_VERDICTS];   /* [GL_VERDICT_KEEP] counts kept records, each
+                                          * an occurrence of a finding */
+    guint64 repeated;                    /* kept, but a later leak check of the same
+                                          * process reported the same leak again
+                                          * (--per-test): counted once, there */
+    GPtrArray *truncated_files;          /* char*: inputs that stopped short */
+    guint incomplete_files;              /* inputs with a problem: not read in full (a
+                                          * shard's report: its own count) */
+    guint unchecked_processes;           /* processes that loaded an extension outside
+                                          * Valgrind: gemleak run's, and those the shard
+                                          * reports read name */
+    guint marked_files;                  /* inputs whose process wrote gemleak's markers
+                                          * (--per-test): it ran tests under them */
+} GlSummary;
+
+typedef struct {
+    GPtrArray *findings;   /* GlFinding*, most bytes first; owned by the table */
+    GlSummary summary;
+    GPtrArray *problems;   /* GError*: inputs not read in full, and gemleak run's
+                            * processes not checked (exit status 3) */
+    GPtrArray *notes;      /* char*: worth saying, but the run is sound */
+    GHashTable *suppressed;/* suppression name -> errors it removed (guint64 in a pointer) */
+    GHashTable *objects;   /* every object path a frame named (a set) */
+    GlFindings *table;
+} GlAnalysis;
+
+/* Returns: (transfer full): every *.xml and *.xml.gz file of @dir, sorted,
+ * or NULL with @error set when the directory cannot be read. */
+GPtrArray *gl_list_xml_files(const char *dir, GError **error);
+
+/* Returns: TRUE if @dir holds at least one *.xml or *.xml.gz file. */
+gboolean gl_list_xml_files_any(const char *dir);
+
+/* The most threads that read at once, and (gemleak run) the most commands
+ * run at once under Valgrind: more would be hundreds of Valgrinds on one
+ * machine, each with hundreds of megabytes. */
+#define GL_MAX_JOBS 64
+
+/* Reads @paths (files, directories of *.xml, "-" for standard input) with
+ * @jobs threads (0: one per processor; at most GL_MAX_JOBS, and fewer when
+ * the system will not start more or the address space will not hold their
+ * memory: a note says so). Inputs that cannot be read become
+ * problems; the others are read all the same.
+ * Returns: (transfer full): free with gl_analysis_free(). */
+GlAnalysis *gl_analyze(const char *const *paths, const GlRules *rules, guint jobs);
+
+/* As gl_analyze(), knowing which processes a signal killed: @killed
+ * (nullable) maps a pid to the signal that killed it (both
+ * GINT_TO_POINTER; gemleak run's GlRunResult.killed). An input named
+ * "<pid>.xml" of such a process that stops short (the reader's
+ * GL_ERROR_TRUNCATED) is a note, "PATH: process 123 was killed by SIGKILL;
+ * its XML ends early", not a problem: the process never finished writing
+ * it. It still counts in summary.truncated_files. */
+GlAnalysis *gl_analyze_with_killed(const char *const *paths, const GlRules *rules, guint jobs,
+                                   GHashTable *killed);
+void gl_analysis_free(GlAnalysis *analysis);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(GlAnalysis, gl_analysis_free)
+
+/* Returns: how many records were read and not kept: skipped by a rule, or
+ * repeated by a later leak check. */
+guint64 gl_summary_skipped(const GlSummary *summary);
+
+#endif

@@ -1,0 +1,60 @@
+/* Which test a leak or error belongs to (gemleak run --per-test). The Ruby
+ * helper writes a marker (a Valgrind client message) when each test starts
+ * and ends, and asks for a leak check after each end; the reader gives
+ * every record the last marker its process wrote before it (record->marker)
+ * and whether it came from the exit leak check (record->at_exit). This
+ * module reads those, one process's records at a time:
+ *
+ * - a leak a mid-run check reported after "end X" was lost during X;
+ * - an error written between "start X" and "end X" happened during X;
+ * - a leak the exit check reports again is one occurrence, with the exit
+ *   check's numbers and the tests of the mid-run checks before it;
+ * - a leak first reported by the exit check was lost at exit;
+ * - a mid-run leak no exit check reported again (the process was killed)
+ *   stays an occurrence of its own, with the latest check's numbers.
+ *
+ * It knows the helper's markers, nothing about XML or Ruby's frames. */
+#ifndef GEMLEAK_ATTRIBUTE_H
+#define GEMLEAK_ATTRIBUTE_H
+
+#include <glib.h>
+#include "gemleak/judge/merge.h"
+#include "gemleak/base/record.h"
+
+
+typedef enum {
+    GL_MARKER_NONE,    /* no marker, or not one of gemleak's */
+    GL_MARKER_SETUP,   /* "gemleak:setup": before the first test, a check follows */
+    GL_MARKER_FORKED,  /* "gemleak:forked": first thing in a forked child, a check follows */
+    GL_MARKER_START,   /* "gemleak:start\tNAME\tLOCATION": a test begins */
+    GL_MARKER_END,     /* "gemleak:end\tNAME\tLOCATION": it ended, a check follows */
+} GlMarkerKind;
+
+/* Reads a marker (nullable). NAME and LOCATION are %XX-escaped by the
+ * helper; Valgrind adds white space at the end.
+ * Returns: what it is; for START and END, *test (nullable) receives the
+ * test, (transfer full), else NULL. */
+GlMarkerKind gl_marker_parse(const char *text, GlTest **test);
+
+typedef struct GlAttributor GlAttributor;
+
+/* Returns: (transfer full): an attributor that adds the records of one
+ * input to @findings, which must outlive it. */
+GlAttributor *gl_attributor_new(GlFindings *findings);
+void gl_attributor_free(GlAttributor *attributor);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(GlAttributor, gl_attributor_free)
+
+/* Takes a kept @record, read at @order (as gl_findings_add() takes it): an
+ * error is added at once; a mid-run leak is held until the exit check
+ * reports it again, or the input ends. */
+void gl_attributor_add(GlAttributor *attributor, GlRecord *record, guint64 order);
+
+/* Adds the mid-run leaks still held (in the order they were read): no exit
+ * check reported them again. Call once, at the end of the input. */
+void gl_attributor_finish(GlAttributor *attributor);
+
+/* Returns: how many records were not added because a later leak check of
+ * the same process reported the same loss record again. */
+guint64 gl_attributor_repeated(const GlAttributor *attributor);
+
+#endif

@@ -1,0 +1,48 @@
+/* Deciding which Valgrind errors belong to the target extension. Knows Ruby
+ * (its objects, its callbacks, Init_ functions), nothing about XML.
+ *
+ * The rules (rules.h) are what the user asked for; they are built once,
+ * then shared read-only by every thread. A GlClassifier applies the rules
+ * for one thread and caches what it learns about each object path and
+ * function name, which repeat in nearly every frame. */
+#ifndef GEMLEAK_CLASSIFY_H
+#define GEMLEAK_CLASSIFY_H
+
+#include <glib.h>
+#include "gemleak/read/reader.h"
+#include "gemleak/base/record.h"
+#include "gemleak/judge/rules.h"
+
+typedef enum {
+    GL_VERDICT_KEEP,
+    GL_VERDICT_SKIP_KIND,       /* a leak kind not asked for */
+    GL_VERDICT_SKIP_NO_TARGET,  /* never enters a target object: Ruby's or a library's */
+    GL_VERDICT_SKIP_RUBY,       /* Ruby allocated for itself, under a Ruby function the
+                                 * target called (a string, a table, a callback) */
+    GL_VERDICT_SKIP_INIT,       /* while the extension was loaded: runs once */
+    GL_N_VERDICTS
+} GlVerdict;
+
+/* Returns: (transfer none): a short phrase for summaries, after @count
+ * errors: "not in a target", "of another leak kind". */
+const char *gl_verdict_describe(GlVerdict verdict, guint64 count);
+
+typedef struct GlClassifier GlClassifier;
+
+/* Returns: (transfer full): a classifier for one thread; @rules must outlive it. */
+GlClassifier *gl_classifier_new(const GlRules *rules);
+void gl_classifier_free(GlClassifier *classifier);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(GlClassifier, gl_classifier_free)
+
+/* Adds every object path the classifier has met in a frame to @set (a
+ * GHashTable of owned strings). */
+void gl_classifier_collect_objects(const GlClassifier *classifier, GHashTable *set);
+
+/* Decides what @record is, marks its frames that lie in a target
+ * (in_target), and for a kept leak whose owner the frames do not tell (a
+ * Ruby without symbols) sets record->uncertain. @doc (nullable) names the
+ * process's executable, which is Ruby whatever it is called. */
+GlVerdict gl_classifier_classify(GlClassifier *classifier, GlRecord *record,
+                                 const GlDocument *doc);
+
+#endif

@@ -1,0 +1,52 @@
+/* The CI gate: which findings fail the run (exit status 1), and the one
+ * line that says why. */
+#ifndef GEMLEAK_GATE_H
+#define GEMLEAK_GATE_H
+
+#include <glib.h>
+#include "gemleak/judge/merge.h"
+#include "gemleak/base/record.h"
+
+typedef struct {
+    GlLeakKind leak_kinds;  /* leaks of these kinds fail */
+    gboolean errors;        /* memory errors and crashes fail */
+    gboolean uncertain;     /* findings whose owner is uncertain fail too */
+    gboolean has_max_bytes; /* leaks fail only past max_bytes in all */
+    guint64 max_bytes;
+} GlGate;
+
+/* The default: definite leaks and every memory error kept. */
+void gl_gate_init(GlGate *gate);
+
+/* Parses --fail-on: leak kinds (definite, indirect, possible, reachable),
+ * "errors", "uncertain", "all" or "none", separated by commas.
+ * Returns: FALSE with GL_ERROR_USAGE for an unknown word. */
+gboolean gl_gate_parse_fail_on(GlGate *gate, const char *spec, GError **error);
+
+typedef struct {
+    gboolean failed;
+    gboolean complete;      /* every input was read whole, every process traced */
+    guint failing;          /* findings of a failing kind */
+    guint64 failing_bytes;  /* bytes those leaks lost */
+    char *line;             /* "gemleak: FAIL: ...", "gemleak: pass: ...", or
+                             * "gemleak: INCOMPLETE: ..." when nothing fails but
+                             * some input could not all be read, or some
+                             * process loaded an extension outside Valgrind */
+} GlGateResult;
+
+/* Decides on @findings (GlFinding*), read from inputs of which
+ * @incomplete_inputs could not all be read, from a run in which
+ * @unchecked_processes loaded an extension outside Valgrind, or in which
+ * no process under Valgrind loaded a target at all (@checked_nothing):
+ * what was not read or not traced may hold findings, so nothing "passes"
+ * then. Fills @result; clear it with gl_gate_result_clear(). */
+void gl_gate_evaluate(const GlGate *gate, const GPtrArray *findings, guint incomplete_inputs,
+                      guint unchecked_processes, gboolean checked_nothing,
+                      GlGateResult *result);
+void gl_gate_result_clear(GlGateResult *result);
+
+/* Returns: TRUE if @finding is of a kind that can fail the gate (an
+ * uncertain one only with "uncertain" in --fail-on). */
+gboolean gl_gate_counts(const GlGate *gate, const GlFinding *finding);
+
+#endif

@@ -1,0 +1,137 @@
+/* Merging kept records into findings: the same leak reported by several
+ * processes (a forked child inherits its parent's unfreed blocks) or several
+ * files is one finding with its count, its processes and its totals; the
+ * accesses to one freed block are one finding with the places they were
+ * made. A finding reads the same in every run: what it shows is chosen by
+ * content, never by which process was read first. */
+#ifndef GEMLEAK_MERGE_H
+#define GEMLEAK_MERGE_H
+
+#include <glib.h>
+#include "gemleak/base/record.h"
+
+/* A test of the suite (gemleak run --per-test): where the helper's markers
+ * place an occurrence. */
+typedef struct {
+    char *name;            /* "CountTest#test_count", RSpec's full description;
+                            * "" for a whole test file (--per-test=file) */
+    char *location;        /* as the helper wrote it: "/abs/test/count_test.rb:6",
+                            * or the file alone; nullable */
+} GlTest;
+
+/* Returns: (transfer full): free with gl_test_free(). */
+GlTest *gl_test_new(const char *name, const char *location);
+void gl_test_free(GlTest *test);
+gboolean gl_test_equal(const GlTest *a, const GlTest *b);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(GlTest, gl_test_free)
+
+/* When an occurrence happened, as far as the markers of its process say
+ * (attribute.h): the tests during which it was lost, or that it was lost
+ * before the first test or only at exit. */
+typedef struct {
+    GPtrArray *tests;      /* GlTest*, in order; nullable: none */
+    gboolean before_tests; /* lost before the process's first test (while loading) */
+    gboolean at_exit;      /* first lost at exit, after the process's last test */
+} GlAttribution;
+
+/* A finding names at most this many tests: the first few say where to look. */
+#define GL_FINDING_MAX_TESTS 5
+
+/* What a fingerprint is made of, in baselines and JSON reports: raised
+ * when that changes. 2: the extension's functions only (issue 20); a file
+ * without it was fingerprinted by gemleak 0.1, Ruby's named frames too. */
+#define GL_FINGERPRINT_VERSION 2
+
+typedef struct {
+    GlRecord *record;      /* the occurrence shown (a site's), chosen by content */
+    GPtrArray *sites;      /* GlRecord*, owned: one a distinct access of a freed
+                            * block, else just the one shown; nullable */
+    gboolean freed_block;  /* errors on one freed block, merged */
+    guint occurrences;
+    GArray *pids;          /* gint64, each once, in order of first appearance */
+    guint64 total_bytes;   /* summed over occurrences (leaks only), saturating */
+    guint64 total_blocks;
+    guint64 direct_bytes;  /* of total_bytes, those of the blocks lost themselves */
+    gboolean certain;      /* not every occurrence was uncertain (classify.h) */
+    char *fingerprint;     /* stable across runs and Rubies: the extension's functions,
+                            * no pids, addresses, line numbers or Ruby's frames */
+    char *legacy_fingerprint;  /* as gemleak made them before issue 20 (Ruby's named
+                                * frames too), for the baselines written then */
+    guint64 order;         /* where the first occurrence was read: the last tie-break */
+    /* --per-test: the tests during which it was lost (a leak) or happened
+     * (an error), first seen first, at most GL_FINDING_MAX_TESTS; empty
+     * when no marker says. */
+    GPtrArray *tests;      /* GlTest*, owned */
+    gboolean more_tests;   /* other tests too, beyond those */
+    gboolean lost_before_tests;  /* an occurrence was lost before its process's first test */
+    gboolean lost_at_exit; /* an occurrence was first lost at exit, after the last test */
+} GlFinding;
+
+typedef struct GlFindings GlFindings;
+
+/* Adds @pid to @pids (gint64) unless it is there: each once, in order. */
+void gl_pids_add(GArray *pids, gint64 pid);
+
+/* Returns: (transfer full): an empty table; free with gl_findings_free(). */
+GlFindings *gl_findings_new(void);
+void gl_findings_free(GlFindings *findings);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(GlFindings, gl_findings_free)
+
+/* Adds a record the classifier kept (and marked); the table owns it. @order
+ * says where it was read ((file index << 32) | record index). */
+void gl_findings_add(GlFindings *findings, GlRecord *record, guint64 order);
+
+/* Returns: (transfer full): a finding of no occurrence yet, showing @record
+ * (consumed), for one that was merged elsewhere (a JSON report read back);
+ * the caller fills in its counts. Give it to gl_findings_add_finding(). */
+GlFinding *gl_finding_new(GlRecord *record, guint64 order);
+
+/* Adds @site (consumed) to @finding: another access to its freed block. */
+void gl_finding_add_site(GlFinding *finding, GlRecord *site);
+
+/* Adds @finding (consumed), merging it with an equal one. */
+void gl_findings_add_finding(GlFindings *findings, GlFinding *finding);
+
+/* As gl_findings_add(), with when the occurrence happened (nullable:
+ * unknown), which the finding adds to its tests. */
+void gl_findings_add_attributed(GlFindings *findings, GlRecord *record, guint64 order,
+                                const GlAttribution *attribution);
+
+/* Moves every finding of @from into @into, merging equal ones. */
+void gl_findings_absorb(GlFindings *into, GlFindings *from);
+
+guint gl_findings_count(const GlFindings *findings);
+
+/* Returns: (transfer container): the findings, in no order. The table
+ * still owns each finding. */
+GPtrArray *gl_findings_list(GlFindings *findings);
+
+/* Returns: (transfer container): the findings, most bytes first, then most
+ * occurrences, then by fingerprint (gl_findings_fingerprint() gives them,
+ * first), then in reading order; a freed block's accesses sorted by
+ * content. The table still owns each finding. */
+GPtrArray *gl_findings_sorted(GlFindings *findings);
+
+/* Orders two occurrences of one finding by content alone: the one with
+ * fewest frames (the shallowest recursion) first, then by their frames.
+ * The one shown is then the same whatever the reading order.
+ * Returns: <0, 0 or >0, as strcmp() does. */
+gint gl_record_compare_content(const GlRecord *a, const GlRecord *b);
+
+/* Returns: (transfer full): the identity under which records merge: the kind
+ * and every stack's frames up to its last target frame (the Ruby VM frames
+ * beyond it differ between call sites and say nothing about the leak), a
+ * frame repeated in a row counting once (the depth of a recursion is no
+ * part of a leak); for errors on a freed block, the block's free and
+ * allocation stacks. */
+char *gl_record_merge_key(const GlRecord *record);
+
+/* Returns: TRUE if @record is an error on a block that was freed (a
+ * use-after-free, a double free): Valgrind's "... free'd" part. */
+gboolean gl_record_on_freed_block(const GlRecord *record);
+
+/* Returns: how many leading frames of @stack matter for identity: up to and
+ * including the last target frame, or all when none is a target. */
+guint gl_stack_relevant_frames(const GlStack *stack);
+
+#endif

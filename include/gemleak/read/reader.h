@@ -1,0 +1,93 @@
+/* A streaming reader of Valgrind memcheck XML: the splitter cuts the input
+ * into elements, libxml2's xmlTextReader parses each one, and the reader
+ * hands out one complete error at a time, never holding more of the input
+ * than the element it is reading. It knows XML and Valgrind's protocol
+ * (versions 4 to 6), nothing about Ruby. */
+#ifndef GEMLEAK_READER_H
+#define GEMLEAK_READER_H
+
+#include <glib.h>
+#include "gemleak/base/record.h"
+
+/* What the document says about the process, filled in as the reader meets
+ * it (pid and args come before the first error). Owned by the reader. */
+typedef struct {
+    gint protocol_version;   /* 0 until seen */
+    const char *tool;        /* <protocoltool>, or <tool> before protocol 4 */
+    gint64 pid;              /* 0 until seen */
+    gint64 ppid;
+    const char *exe;         /* the client's <argv><exe>, nullable */
+    GPtrArray *argv;         /* the client's <arg>s, as char * */
+    GPtrArray *vargv;        /* Valgrind's own exe and args, as char * */
+    gboolean started;        /* <status><state>RUNNING</state> seen */
+    gboolean finished;       /* <status><state>FINISHED</state> seen */
+    gboolean complete;       /* </valgrindoutput> seen */
+    gboolean interleaved;    /* elements after its root closed: several processes
+                              * wrote one file (--xml-file without %p) */
+    const char *marker;      /* the last <clientmsg> text (with the marker prefix,
+                              * when one is set), nullable */
+    guint n_errors;          /* <error>s and <fatal_signal>s handed out so far,
+                              * in this input */
+    gboolean fatal_signal;   /* a <fatal_signal> was among them */
+    guint n_documents;       /* documents that came before this one in the same
+                              * input (files concatenated); 0 normally */
+} GlDocument;
+
+typedef struct GlReader GlReader;
+
+/* Opens @path for reading, plain or gzip-compressed; "-" is standard input.
+ * Returns: (transfer full) (nullable): a reader to free with gl_reader_free(),
+ * or NULL with @error set (GL_ERROR_IO) when the file cannot be opened. */
+GlReader *gl_reader_new_for_path(const char *path, GError **error);
+
+/* Reads from @fd, which stays the caller's to close; @name names it in messages.
+ * Returns: (transfer full): a reader to free with gl_reader_free(). */
+GlReader *gl_reader_new_for_fd(int fd, const char *name);
+
+/* Reads from memory that must outlive the reader (tests, the fuzzer).
+ * Returns: (transfer full): a reader to free with gl_reader_free(). */
+GlReader *gl_reader_new_for_memory(const char *data, gsize size, const char *name);
+
+void gl_reader_free(GlReader *reader);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(GlReader, gl_reader_free)
+
+/* Reads up to the end of the next <error> (or <fatal_signal>, given as a
+ * record of kind "FatalSignal"). What is wrong in the input (a document
+ * cut short, an element that is not well-formed) is noted as a problem and
+ * reading goes on after it: every complete error is handed out.
+ * Returns: (transfer full) (nullable): the record, or NULL at the end of the
+ * input, with @error set to the first problem if there was one (EMPTY,
+ * NOT_XML, NOT_VALGRIND, WRONG_TOOL, TRUNCATED, MALFORMED, LIMIT or IO). */
+GlRecord *gl_reader_next(GlReader *reader, GError **error);
+
+/* Returns: (transfer none): every problem met so far (GError*, domain
+ * GL_ERROR, one line each, naming the input), in order. */
+const GPtrArray *gl_reader_problems(const GlReader *reader);
+
+/* Returns: (transfer none): what is worth saying about the input but lost
+ * nothing (char*, naming the input): several documents in it, bytes that
+ * were not UTF-8 and were replaced. Complete once gl_reader_next() has
+ * returned NULL. */
+const GPtrArray *gl_reader_notes(const GlReader *reader);
+
+/* Returns: (transfer none): how many errors each suppression removed
+ * (<suppcounts>: name -> guint64 in a pointer), over every document read. */
+GHashTable *gl_reader_suppression_counts(const GlReader *reader);
+
+/* Returns: (transfer none): what the document being read said of its
+ * process so far. */
+const GlDocument *gl_reader_document(const GlReader *reader);
+
+/* Returns: (transfer none): the name the reader uses for its input in messages. */
+const char *gl_reader_name(const GlReader *reader);
+
+/* Only client messages (VALGRIND_PRINTF) that begin with @prefix (nullable:
+ * every one) become the marker of the records after them: a message of the
+ * program's own between two of gemleak's then hides nothing. */
+void gl_reader_set_marker_prefix(GlReader *reader, const char *prefix);
+
+/* Sets libxml2 up once per process (thread safety, no external entities).
+ * gl_reader_new_* call it; call it first yourself before starting threads. */
+void gl_reader_global_init(void);
+
+#endif

@@ -1,0 +1,75 @@
+/* A reader of LeakSanitizer and AddressSanitizer reports (the text the
+ * runtimes write to log_path.PID), into the same records the Valgrind
+ * reader hands out, so that the classifier, merge and reports need not know
+ * which engine ran. It knows the runtimes' text, nothing about Ruby.
+ *
+ * Both the runtimes' default frame format ("    #0 0x... in fn file:line:col",
+ * "(module+0xoffset)") and the one gemleak asks for with
+ * stack_trace_format=F|%n|%p|%m|%o|%f|%q|%s|%l|%c (one field a '|', the
+ * module always given, "<null>" for what is unknown) are read. */
+#ifndef GEMLEAK_SANITIZER_READER_H
+#define GEMLEAK_SANITIZER_READER_H
+
+#include <glib.h>
+#include "gemleak/base/record.h"
+
+/* The frame format gemleak asks the runtimes for (their stack_trace_format). */
+#define GL_SANITIZER_FRAME_FORMAT "F|%n|%p|%m|%o|%f|%q|%s|%l|%c"
+
+typedef enum {
+    GL_SANITIZER_UNKNOWN = 0,
+    GL_SANITIZER_LSAN,   /* "ERROR: LeakSanitizer" only */
+    GL_SANITIZER_ASAN,   /* an "ERROR: AddressSanitizer" (its leak check, if
+                          * any, is a LeakSanitizer report in the same file) */
+} GlSanitizerTool;
+
+/* What one report file says about its process. */
+typedef struct {
+    GlSanitizerTool tool;
+    gint64 pid;          /* from the report's "==PID==", else the file name's
+                          * ".PID" suffix (log_path=DIR/NAME), else 0 */
+    guint n_reports;     /* "==PID==ERROR:" headers */
+    guint n_records;
+    /* Every report ended with its SUMMARY line. FALSE: the process died or
+     * was killed while writing, and the last, unfinished record was dropped. */
+    gboolean complete;
+    /* LeakSanitizer did not report every leak ("Too many leaks! Only the
+     * first 5000 ..." or a fatal error of its own): what is missing may be
+     * the extension's, so the process cannot pass. */
+    gboolean incomplete;
+    const char *incomplete_reason;  /* (transfer none) nullable: a static phrase */
+} GlSanitizerFacts;
+
+/* Returns: TRUE if @data (the start of an input is enough) holds a
+ * LeakSanitizer or AddressSanitizer report header
+ * ("==PID==ERROR: LeakSanitizer:" or "...: AddressSanitizer:") at the start
+ * of a line, in its first 64 KiB. */
+gboolean gl_sanitizer_detect(const char *data, gsize length);
+
+/* Reads every record of the @length bytes of @data; @name (a file name,
+ * nullable) names it in messages and gives the pid when the text does not.
+ * *records gets (transfer full) a GPtrArray of GlRecord* (freeing them) in
+ * report order, frames[0] innermost as Valgrind's; @facts what the report
+ * says about its process.
+ * LeakSanitizer's "Direct leak" is Leak_DefinitelyLost, "Indirect leak"
+ * Leak_IndirectlyLost; AddressSanitizer's errors take Valgrind's kind names
+ * (InvalidRead, InvalidWrite, InvalidFree, MismatchedFree, Overlap,
+ * FatalSignal for a SEGV), with the "freed by" and "allocated by" stacks as
+ * auxiliary stacks. A leak's tid is 0 (LeakSanitizer does not say which
+ * thread allocated) and at_exit is TRUE; an error's tid is Valgrind's
+ * number for the runtime's thread T<n>, n + 1.
+ * A log of the runtime with no report in it (only its "==PID==WARNING:"
+ * lines) is no leak: no records, n_reports 0. A report cut short is no
+ * error either: @facts says it (complete).
+ * Returns: FALSE with GL_ERROR_EMPTY for no data or only blanks, and
+ * GL_ERROR_MALFORMED for text that holds no line of either runtime. */
+gboolean gl_sanitizer_read_data(const char *data, gsize length, const char *name,
+                                GPtrArray **records, GlSanitizerFacts *facts, GError **error);
+
+/* The same for the file @path.
+ * Returns: FALSE with GL_ERROR_IO when it cannot be read, GL_ERROR_LIMIT
+ * when it is larger than 1 GiB, or as gl_sanitizer_read_data(). */
+gboolean gl_sanitizer_read_file(const char *path, GPtrArray **records, GlSanitizerFacts *facts,
+                                GError **error);
+
+#endif

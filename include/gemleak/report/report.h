@@ -1,0 +1,183 @@
+/* Reports. A format is a GlReporter, a small table of functions (begin, one
+ * call a finding, end) in a file of its own: a new format is a new file and
+ * a line in report.c's list. */
+#ifndef GEMLEAK_REPORT_H
+#define GEMLEAK_REPORT_H
+
+#include <stdio.h>
+#include <glib.h>
+#include <json-glib/json-glib.h>
+#include "gemleak/base/json_format.h"
+#include "gemleak/judge/analyze.h"
+#include "gemleak/judge/gate.h"
+#include "gemleak/judge/merge.h"
+
+typedef struct {
+    const GlAnalysis *analysis;
+    const GPtrArray *findings;     /* GlFinding* to report: the analysis's, less the baseline's */
+    guint baseline_known;          /* findings left out because the baseline knows them */
+    const GlGateResult *gate;
+    const char *exit_line;         /* gemleak run: its exit status and why (nullable) */
+    const GlGate *fail_on;         /* which findings fail (nullable: all of them) */
+    const char *const *targets;    /* the target patterns or paths, NULL-terminated */
+    gboolean color;                /* ANSI colour (text only) */
+    gboolean suppressions;         /* show the suppression block of each finding */
+    const char *project_root;      /* absolute: locations are shown relative to it */
+    guint frames_after;            /* text: frames shown past the outermost target
+                                    * frame; G_MAXUINT: every frame, none collapsed */
+    gboolean ran_command;          /* gemleak run: command_status says how the command ended */
+    int command_status;            /* its exit status, 128+N when signal N killed it */
+} GlReportContext;
+
+typedef struct {
+    const char *name;              /* as given to --format */
+    const char *summary;           /* one line for --help */
+    /* Returns: (transfer full): the reporter's state for the next calls. */
+    gpointer (*begin)(const GlReportContext *context, FILE *out);
+    void (*finding)(gpointer state, const GlFinding *finding, guint index);
+    /* Writes what is left and frees the state. */
+    void (*end)(gpointer state);
+} GlReporter;
+
+/* The formats, each defined in src/report/report_<name>.c. */
+extern const GlReporter gl_report_text;
+extern const GlReporter gl_report_json;
+extern const GlReporter gl_report_junit;
+extern const GlReporter gl_report_sarif;
+extern const GlReporter gl_report_github;
+extern const GlReporter gl_report_supp;
+/* --write-baseline: {"fingerprint_version", "findings": [{"kind",
+ * "fingerprint", "location" ("ext/x/x.c:12", relative to the project root),
+ * "functions"}]}, in fingerprint order; no pid, count or absolute path, so
+ * that two runs of the same leaks write the same bytes. */
+extern const GlReporter gl_report_baseline;
+
+/* Returns: (transfer none) (nullable): the reporter called @name. */
+const GlReporter *gl_reporter_find(const char *name);
+
+/* Returns: (transfer none): every reporter, NULL-terminated. */
+const GlReporter *const *gl_reporters(void);
+
+/* Writes a whole report to @out; @out_name names it in errors.
+ * Returns: FALSE with GL_ERROR_IO when writing failed. */
+gboolean gl_report_write(const GlReporter *reporter, const GlReportContext *context, FILE *out,
+                         const char *out_name, GError **error);
+
+/* ---- for the reporters -------------------------------------------------- */
+
+/* Appends one frame as a reader sees it: "fn (file:line)", "fn (at obj)",
+ * "??? (at obj)" or the bare address; the file relative to @project_root
+ * (nullable) when under it, as gl_frame_source_path() says, else as
+ * Valgrind named it. */
+void gl_frame_describe(const GlFrame *frame, const char *project_root, GString *out);
+
+/* Returns: (transfer full): what the finding is, the same in every run and
+ * every format: a leak's totals ("3184 bytes in 7 blocks are definitely
+ * lost"), an error's Valgrind message, then its occurrences and processes. */
+char *gl_finding_message(const GlFinding *finding);
+
+/* Returns: (transfer full) (nullable): for a finding whose owner its frames
+ * do not tell (finding->certain is FALSE), why: "10 frames in
+ * libruby-3.1.so.3.1.2 have no symbols, ..."; NULL for a certain one. */
+char *gl_finding_uncertainty(const GlFinding *finding);
+
+/* Returns: (transfer none) (nullable): the frame a finding is reported at:
+ * the first target frame (one with a source file first) of its primary
+ * stack, else of its other stacks. */
+const GlFrame *gl_finding_location(const GlFinding *finding);
+
+/* As gl_finding_location(); *stack (nullable) says which stack the frame is
+ * in: "allocation" (a leak's), "access" (an error's), "free", or "other". */
+const GlFrame *gl_finding_location_in(const GlFinding *finding, const char **stack);
+
+/* Returns: (transfer full) (nullable): the source path of @frame (dir/file,
+ * "." and ".." folded away), relative to @project_root when under it;
+ * *under_root says which. NULL when the frame has no file. */
+char *gl_frame_source_path(const GlFrame *frame, const char *project_root, gboolean *under_root);
+
+/* Returns: (transfer full): a short title: "definite leak in leaky_alloc
+ * (leaky.c:12) via leaky_leak (leaky.c:30)", "InvalidWrite in uaf (leaky.c:20)":
+ * the first target frame, and the outermost one when it is another function. */
+char *gl_finding_title(const GlFinding *finding, const char *project_root);
+
+/* Returns: (transfer full) (nullable): where @test is, relative to
+ * @project_root when under it: "test/count_test.rb:6", or the file alone
+ * (--per-test=file); NULL when the helper could not tell. */
+char *gl_test_location(const GlTest *test, const char *project_root);
+
+/* Returns: (transfer full): @test's name: "CountTest#test_count", RSpec's
+ * full description, or for a whole test file its location. */
+char *gl_test_name(const GlTest *test, const char *project_root);
+
+/* Returns: (transfer full): "CountTest#test_count (test/count_test.rb:6)",
+ * or the file alone. */
+char *gl_test_describe(const GlTest *test, const char *project_root);
+
+/* Returns: (transfer full) (nullable): when the finding happened, as a
+ * --per-test run's markers say: "first lost in CountTest#test_count
+ * (test/count_test.rb:6)", "first seen in ..." for an error, with the
+ * other tests; "lost at exit (...)" for a leak no test check found; NULL
+ * when nothing says (a run without --per-test). */
+char *gl_finding_tests_line(const GlFinding *finding, const char *project_root);
+
+/* Returns: TRUE if @finding is one that failed the run: the gate failed and
+ * the finding is of a kind that fails it. */
+gboolean gl_report_finding_fails(const GlReportContext *context, const GlFinding *finding);
+
+/* The summary's counts of what @context reports: the occurrences of its
+ * findings, of every finding the analysis made (the baseline's too), and
+ * its uncertain findings. */
+void gl_report_counts(const GlReportContext *context, guint64 *occurrences,
+                      guint64 *all_occurrences, guint *uncertain);
+
+/* Adds the member @name to the object @builder is in: a string, or null
+ * when @value is NULL. Bytes that are not UTF-8 become U+FFFD: JSON is
+ * UTF-8 whatever the input held. */
+void gl_json_add_string(JsonBuilder *builder, const char *name, const char *value);
+/* The same for an array element. */
+void gl_json_add_string_value(JsonBuilder *builder, const char *value);
+
+/* Adds the member @name: an integer. */
+void gl_json_add_int(JsonBuilder *builder, const char *name, gint64 value);
+
+/* Adds the member "tool": gemleak's name and version, by which a JSON
+ * file is known as gemleak's. */
+void gl_json_add_tool(JsonBuilder *builder);
+
+/* Adds the member "tests": an array of {"name", "location"}, the tests
+ * @finding was lost in, first seen first. */
+void gl_json_add_tests(JsonBuilder *builder, const GlFinding *finding, const char *project_root);
+
+/* Writes the document @builder built to @out, indented, with a final
+ * newline. The builder stays the caller's. */
+void gl_json_write(JsonBuilder *builder, FILE *out);
+
+/* Returns: (transfer full): @finding as the text report shows it (message,
+ * the tests it was lost in, frames, further stacks; the suppression block if
+ * @suppressions), no colour; test locations relative to @project_root
+ * (nullable). */
+char *gl_finding_text(const GlFinding *finding, gboolean suppressions, const char *project_root);
+
+/* Returns: (transfer full) (nullable): the Valgrind suppression that
+ * silences @finding wherever Ruby called it from, under a comment that
+ * names it: its frames up to the last target frame, then "...". NULL when
+ * Valgrind has no suppression for its kind. --format supp and the text
+ * report's --gen-suppressions both print this. */
+char *gl_finding_suppression(const GlFinding *finding);
+
+/* Appends @text to @out as a line of text can show it: bytes that are not
+ * UTF-8 become U+FFFD; control characters, which would end the line (a
+ * test named "x\ngemleak: pass: no findings" would forge a line of the
+ * report) or reach the terminal, are escaped: \n, \r, \t (kept as it is
+ * when @keep_tabs), \xHH, and \u0080 to \u009f; printable UTF-8 stays as
+ * it is. */
+void gl_text_append_escaped(GString *out, const char *text, gboolean keep_tabs);
+
+/* Returns: (transfer full): @text escaped as gl_text_append_escaped()
+ * does, tabs too. */
+char *gl_text_escape(const char *text);
+
+/* Returns: (transfer none): "definite leak", "memory error" ... for grouping. */
+const char *gl_record_category(const GlRecord *record);
+
+#endif

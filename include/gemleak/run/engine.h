@@ -1,0 +1,108 @@
+/* The engine seam: what is the checking tool's own in running a suite
+ * (Valgrind's command line, its %p XML files, its version check, the
+ * variable that hands its command line down), behind one small table of
+ * functions that the runner calls and never looks past, as curl's vtls
+ * backends sit behind struct Curl_ssl.
+ *
+ * Adding an engine (LeakSanitizer: an instrumented Ruby, LSAN_OPTIONS,
+ * log_path=DIR/lsan.PID) is a new file in each of two folders and one line:
+ *   src/run/engine_NAME.c   fills in a GlEngine below, exporting only it
+ *   src/read/NAME*.c        reads what the engine wrote (see "The reader
+ *                           side" below)
+ *   src/run/engine.c        lists it in engines[]
+ *
+ * The run side. runner.c, for each run:
+ *   version()          first, before a directory is made: the tool runs
+ *                      and is recent enough
+ *   output_too_long()  before anything runs (gemleak run's usage checks):
+ *                      the run directory leaves room for the tool's names
+ *   argv()             each command's command line under the tool
+ *   handover()         GEMLEAK_VALGRIND's value, for a Ruby started outside
+ *                      the tool (below a spared launcher) to start again
+ *                      under it: NULL when it cannot be handed over
+ *   watch_mark()       what in a process's command line says it is one of
+ *                      this run's, for the watchdog that outlives gemleak
+ * The tool writes one file per process into the run directory; what else
+ * the run directory holds is its protocol (gemleak/base/protocol.h).
+ *
+ * The reader side. Whatever an engine writes is read into the same things,
+ * independent of the format, and the stages after the reader (judge/,
+ * report/) see only those:
+ *   - a stream of GlRecord (gemleak/base/record.h): one error, leak or
+ *     fatal signal each, its stacks with frames (fn, obj, dir, file, line),
+ *     its leak kind, bytes and blocks; handed out one at a time,
+ *     (transfer full), NULL at the end (gl_reader_next() for Valgrind XML)
+ *   - per-process facts (GlDocument, gemleak/read/reader.h): the pid and
+ *     parent pid, the program and its arguments, whether the process
+ *     started, finished and its output is complete, the last marker
+ *     (gemleak/base/protocol.h's markers), how many records so far
+ *   - the problems met (GError*, GL_ERROR domain: an input cut short, not
+ *     the format it should be) and notes, kept apart from the records, and
+ *     how many errors each suppression removed.
+ * analyze.c picks the reader by what the input is (Valgrind XML, gemleak's
+ * own JSON report); a new format is a reader that hands on the same. */
+#ifndef GEMLEAK_ENGINE_H
+#define GEMLEAK_ENGINE_H
+
+#include <glib.h>
+
+struct GlRunOptions;
+
+typedef struct {
+    const char *name;    /* as a user would name it: "valgrind" */
+    const char *title;   /* in messages: "Valgrind" */
+    /* Checks that @program (nullable: the engine's own on PATH) runs and is
+     * recent enough.
+     * Returns: (transfer full): its version ("3.19.0"), or NULL with
+     * GL_ERROR_ENVIRONMENT set. */
+    char *(*version)(const char *program, GError **error);
+    /* Returns: (transfer full) (nullable): the file name the tool would be
+     * given in @run_dir when it is longer than the tool takes (and @max
+     * set to what it takes); NULL when it fits. */
+    char *(*output_too_long)(const char *run_dir, gsize *max);
+    /* Returns: (transfer full): the NULL-terminated command line that runs
+     * @command (nullable: the options alone, for the helper to put a
+     * command after) under the tool @program, writing into @run_dir. */
+    GPtrArray *(*argv)(const struct GlRunOptions *options, const char *program,
+                       const char *run_dir, char *const *command);
+    /* Returns: (transfer full) (nullable): the tool's command line as one
+     * value (GL_PROTO_VALGRIND_VARIABLE), or NULL when it cannot be. */
+    char *(*handover)(const struct GlRunOptions *options, const char *run_dir);
+    /* Returns: (transfer full): what a process of the run in @run_dir has in
+     * its command line. */
+    char *(*watch_mark)(const char *run_dir);
+} GlEngine;
+
+/* The engines, each defined in src/run/engine_<name>.c. */
+extern const GlEngine gl_engine_valgrind;
+
+/* Returns: (transfer none) (nullable): the engine called @name (nullable:
+ * the default, Valgrind); NULL when none is. */
+const GlEngine *gl_engine_find(const char *name);
+
+/* ---- the Valgrind engine's own calls, for its tests and for run ---- */
+
+/* The oldest Valgrind whose options and XML gemleak relies on. */
+#define GL_VALGRIND_MIN_MAJOR 3
+#define GL_VALGRIND_MIN_MINOR 10
+
+/* Checks that @valgrind runs and is recent enough; '--version' gets 5
+ * seconds and 4 KiB of output to say so.
+ * Returns: (transfer full): its version ("3.19.0"), or NULL with
+ * GL_ERROR_ENVIRONMENT set. */
+char *gl_valgrind_version(const char *valgrind, GError **error);
+
+/* The programs gemleak keeps out of Valgrind (--trace-children-skip), as
+ * Valgrind's patterns: compilers, linkers and the small tools of a build
+ * that start no other program, each of which would cost a Valgrind start.
+ * Whatever can start a Ruby stays traced (a shell, env, make, xargs, find,
+ * git, awk): Valgrind then follows every Ruby below it, whatever its
+ * environment says.
+ * Returns: (transfer full): "PATTERN,PATTERN,...". */
+char *gl_trace_children_skip(void);
+
+/* Returns: (transfer full): @text with every % doubled, as Valgrind's
+ * --xml-file and --log-file want a literal %. */
+char *gl_valgrind_escape_percent(const char *text);
+
+#endif

@@ -1,0 +1,105 @@
+/* A run's directory, from before anything runs to `gemleak clean`: made
+ * and locked (a lock says a gemleak is using it) and marked as a run's;
+ * then what the helper wrote there (gemleak/base/protocol.h), the
+ * processes that left Valgrind for an untraced program, which processes'
+ * XML is complete (its preamble and end, not its errors: those are the
+ * reader's), the XML compressed when the run is kept, and `gemleak clean`,
+ * which removes old ones. Calls nothing of the runner's. */
+#ifndef GEMLEAK_RUNDIR_H
+#define GEMLEAK_RUNDIR_H
+
+#include <stdio.h>
+#include <glib.h>
+
+
+/* Holds a lock on @dir that says a gemleak is using it, for as long as the
+ * returned descriptor is open (also across a SIGKILL: the kernel drops it).
+ * Returns: the descriptor (close-on-exec), or -1 when the lock cannot be taken. */
+int gl_rundir_lock(const char *dir);
+
+/* Makes a new directory @prefix followed by six random characters under
+ * @tmpdir, mode 0700, already locked (gl_rundir_lock()) when it appears
+ * under that name: gemleak clean never sees it unlocked.
+ * Returns: (transfer full): its path, with *lock the lock's descriptor;
+ * NULL with GL_ERROR_ENVIRONMENT set. */
+char *gl_rundir_make_locked(const char *tmpdir, const char *prefix, int *lock, GError **error);
+
+/* Removes the XML of processes that were forked under Valgrind and then
+ * ran a program Valgrind does not trace (--trace-children-skip): their
+ * file ends after its preamble, with no error and no status, and would
+ * read as XML cut short. Nothing was written there to lose. The files of
+ * the pids in @killed (nullable: pid -> signal, GINT_TO_POINTER) stay:
+ * gemleak says those processes were killed.
+ * Returns: how many files were removed. */
+guint gl_rundir_drop_untraced(const char *dir, GHashTable *killed);
+
+/* Reads the outside-<pid>.txt files the helper wrote in @dir, a sentence
+ * each, for processes that ran outside Valgrind and could not start again
+ * under it (forked from a launcher, a launcher seen at its exit): what they
+ * ran was not checked.
+ * Returns: (transfer full): "process 12: forked from the launcher rake, it
+ * loaded /x/y.so outside Valgrind" for each, sorted; empty when there are
+ * none. */
+GPtrArray *gl_rundir_outside(const char *dir);
+
+
+/* Writes GL_PROTO_RUN_MARKER into @dir.
+ * Returns: FALSE with GL_ERROR_ENVIRONMENT when it cannot. */
+gboolean gl_rundir_mark(const char *dir, GError **error);
+
+/* What a run's directories say of its processes, beyond their XML: which
+ * ran under gemleak's helper, which of those loaded an extension of the
+ * project and have XML (they were checked), and which ran outside
+ * Valgrind: a list naming an extension and no XML beside it (a program
+ * Valgrind skips started the process), or the helper's outside-PID.txt. */
+typedef struct {
+    guint runs;            /* directories marked as a gemleak run's */
+    guint lists;           /* loaded-PID.txt files: processes the helper ran in */
+    guint checked;         /* of those, the ones that loaded an extension and have XML */
+    guint unlisted;        /* XML files of processes without a list: not Ruby, or a Ruby
+                            * whose environment lost the helper (RUBYOPT replaced) */
+    GPtrArray *unchecked;  /* char*: a sentence per process that loaded an extension outside
+                            * Valgrind ("process 12: it loaded /x/y.so outside Valgrind..."),
+                            * sorted */
+} GlRunCoverage;
+
+/* Fills @coverage from the directories of @inputs (directories, or the
+ * directory of each file; "-" has none). Clear it with gl_run_coverage_clear(). */
+void gl_rundir_coverage(const char *const *inputs, GlRunCoverage *coverage);
+void gl_run_coverage_clear(GlRunCoverage *coverage);
+G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC(GlRunCoverage, gl_run_coverage_clear)
+
+/* Reads the durations-<pid>.txt files the helper wrote in @dir: the
+ * milliseconds the tests of each file took, by its absolute path.
+ * Returns: (transfer full): path -> gdouble* seconds, summed over the
+ * processes; empty when no process timed any test. */
+GHashTable *gl_rundir_test_durations(const char *dir);
+
+typedef struct {
+    guint files;          /* XML files now compressed */
+    guint64 plain_bytes;  /* their size before */
+    guint64 kept_bytes;   /* the size of every XML file kept, compressed or not */
+    GPtrArray *failures;  /* char*: files kept plain, and why */
+} GlCompressed;
+
+/* Compresses each NNN.xml in @dir to NNN.xml.gz (gzip, which gemleak
+ * filter reads as it reads XML), @jobs at once: through a temporary file
+ * and a rename, the plain file removed only once its copy is whole. A
+ * file that cannot be compressed stays as it is, and @result says so.
+ * Free @result with gl_compressed_clear(). */
+void gl_rundir_compress(const char *dir, guint jobs, GlCompressed *result);
+
+void gl_compressed_clear(GlCompressed *result);
+
+/* Returns: (transfer full): @bytes as "12.3 MB" (powers of 1000, as df -H). */
+char *gl_format_bytes(guint64 bytes);
+
+/* Removes gemleak's own run and helper directories under @tmpdir that no
+ * running gemleak holds: named as gemleak names them, directories (not
+ * links) of this user's with mode 0700, holding only what gemleak writes
+ * there, and not locked. Says on @out what it removed and what it left,
+ * and why. @dry_run: says, removes nothing.
+ * Returns: how many were (or would be) removed. */
+guint gl_rundir_clean(const char *tmpdir, gboolean dry_run, FILE *out);
+
+#endif

@@ -1,0 +1,122 @@
+/* Records: one Valgrind error with its stacks, owning its strings. */
+#include "gemleak/base/record.h"
+
+#include <string.h>
+
+/* Most records hold one stack of up to 50 frames whose strings (object
+ * paths, function and file names) take a few kilobytes. */
+#define RECORD_STRINGS_CHUNK 2048
+
+static void aux_clear(gpointer data)
+{
+    GlAux *aux = data;
+    g_free(aux->stack.frames);
+}
+
+GlRecord *gl_record_new(void)
+{
+    GlRecord *record = g_new0(GlRecord, 1);
+    record->strings = g_string_chunk_new(RECORD_STRINGS_CHUNK);
+    record->aux = g_array_new(FALSE, TRUE, sizeof(GlAux));
+    g_array_set_clear_func(record->aux, aux_clear);
+    record->fd = -1;
+    return record;
+}
+
+void gl_record_free(GlRecord *record)
+{
+    if (record == NULL)
+        return;
+    g_free(record->stack.frames);
+    g_array_unref(record->aux);
+    if (record->suppression != NULL) {
+        g_free(record->suppression->frames);
+        g_free(record->suppression);
+    }
+    g_string_chunk_free(record->strings);
+    g_free(record);
+}
+
+const char *gl_record_intern(GlRecord *record, const char *s)
+{
+    if (s == NULL)
+        return NULL;
+    /* No sharing by hash here: hashing every string of every frame cost
+     * more than the copies (bench/). The reader shares repeated object paths
+     * itself. */
+    return g_string_chunk_insert(record->strings, s);
+}
+
+GlLeakKind gl_leak_kind_from_name(const char *kind)
+{
+    if (kind == NULL || strncmp(kind, "Leak_", 5) != 0)
+        return GL_LEAK_NONE;
+    kind += 5;
+    if (strcmp(kind, "DefinitelyLost") == 0)
+        return GL_LEAK_DEFINITE;
+    if (strcmp(kind, "IndirectlyLost") == 0)
+        return GL_LEAK_INDIRECT;
+    if (strcmp(kind, "PossiblyLost") == 0)
+        return GL_LEAK_POSSIBLE;
+    if (strcmp(kind, "StillReachable") == 0)
+        return GL_LEAK_REACHABLE;
+    return GL_LEAK_NONE;
+}
+
+gboolean gl_leak_kind_from_word(const char *word, GlLeakKind *kind)
+{
+    static const GlLeakKind kinds[] = {
+        GL_LEAK_DEFINITE, GL_LEAK_INDIRECT, GL_LEAK_POSSIBLE, GL_LEAK_REACHABLE,
+    };
+    for (guint i = 0; i < G_N_ELEMENTS(kinds); i++) {
+        if (g_strcmp0(word, gl_leak_kind_to_string(kinds[i])) == 0) {
+            *kind = kinds[i];
+            return TRUE;
+        }
+    }
+    return FALSE;
+}
+
+const char *gl_leak_kind_to_string(GlLeakKind kind)
+{
+    switch (kind) {
+    case GL_LEAK_DEFINITE: return "definite";
+    case GL_LEAK_INDIRECT: return "indirect";
+    case GL_LEAK_POSSIBLE: return "possible";
+    case GL_LEAK_REACHABLE: return "reachable";
+    case GL_LEAK_NONE: break;
+    }
+    return "none";
+}
+
+gboolean gl_record_has_frames(const GlRecord *record)
+{
+    if (record->stack.n_frames > 0)
+        return TRUE;
+    for (guint i = 0; i < record->aux->len; i++)
+        if (g_array_index(record->aux, GlAux, i).stack.n_frames > 0)
+            return TRUE;
+    return FALSE;
+}
+
+static const GlFrame *first_target_in(const GlStack *stack)
+{
+    for (guint i = 0; i < stack->n_frames; i++)
+        if (stack->frames[i].in_target)
+            return &stack->frames[i];
+    return NULL;
+}
+
+const GlFrame *gl_record_first_target_frame(const GlRecord *record)
+{
+    const GlFrame *frame = first_target_in(&record->stack);
+    for (guint i = 0; frame == NULL && i < record->aux->len; i++)
+        frame = first_target_in(&g_array_index(record->aux, GlAux, i).stack);
+    return frame;
+}
+
+void gl_counts_add(GHashTable *counts, char *name, guint64 n)
+{
+    guint64 before = GPOINTER_TO_SIZE(g_hash_table_lookup(counts, name));
+    g_hash_table_replace(counts, name, GSIZE_TO_POINTER((gsize) gl_add_saturating(before, n)));
+}

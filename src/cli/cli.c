@@ -1,0 +1,59 @@
+/* The command line: gemleak_main() hands each command to its own file
+ * (filter.c, run.c, clean.c), which parse their options (options.c) and go
+ * through the pipeline filter and run share (pipeline.c). */
+#include "gemleak/cli/cli.h"
+#include "cli_int.h"
+#include "gemleak/base/errors.h"
+
+#include <locale.h>
+#include <string.h>
+
+static const char general_help[] =
+    "Usage:\n"
+    "  gemleak filter [OPTION...] FILE|DIR|-...\n"
+    "  gemleak run [OPTION...] [--] COMMAND [ARG...]\n"
+    "  gemleak clean [--dry-run]\n"
+    "  gemleak --version\n"
+    "\n"
+    "Finds the real memory leaks and memory errors of Ruby native extensions in\n"
+    "Valgrind memcheck's output, without the thousands of errors Ruby itself\n"
+    "leaves at exit.\n"
+    "\n"
+    "Commands:\n"
+    "  filter   read existing Valgrind XML (or gemleak JSON reports, to merge CI\n"
+    "           shards) and report the target's errors\n"
+    "  run      run a Ruby command under Valgrind, then filter and report\n"
+    "  clean    remove the XML of old runs that gemleak kept in TMPDIR\n"
+    "\n"
+    "Start with:  gemleak run -- bundle exec rake test\n"
+    "\n"
+    "'gemleak COMMAND --help' describes each command; gemleak(1) tells all.\n";
+
+int gemleak_main(int argc, char **argv, FILE *out, FILE *err)
+{
+    /* The user's locale: GOption converts STRING values from its charset. */
+    setlocale(LC_ALL, "");
+    const char *command = argc > 1 ? argv[1] : NULL;
+    if (command == NULL) {
+        fputs(general_help, err);
+        return GL_EXIT_USAGE;
+    }
+    if (strcmp(command, "--help") == 0 || strcmp(command, "-h") == 0 ||
+        strcmp(command, "help") == 0) {
+        fputs(general_help, out);
+        return GL_EXIT_CLEAN;
+    }
+    if (strcmp(command, "--version") == 0 || strcmp(command, "version") == 0) {
+        fprintf(out, "gemleak %s\n", GEMLEAK_VERSION);
+        return GL_EXIT_CLEAN;
+    }
+    if (strcmp(command, "filter") == 0)
+        return gl_cli_filter(argc - 1, argv + 1, out, err);
+    if (strcmp(command, "run") == 0)
+        return gl_cli_run(argc - 1, argv + 1, out, err);
+    if (strcmp(command, "clean") == 0)
+        return gl_cli_clean(argc - 1, argv + 1, out, err);
+    fprintf(err, "gemleak: unknown command '%s'\n", command);
+    fputs(general_help, err);
+    return GL_EXIT_USAGE;
+}

@@ -1,0 +1,121 @@
+/* What the files of the command line share (src/cli/ only): the parsed
+ * options, the plan built from them, and the pipeline filter and run both
+ * go through (pipeline.c). Not installed, not for other stages. */
+#ifndef GEMLEAK_CLI_INT_H
+#define GEMLEAK_CLI_INT_H
+
+#include "gemleak/judge/baseline.h"
+#include "gemleak/judge/classify.h"
+#include "gemleak/judge/gate.h"
+#include "gemleak/report/sinks.h"
+#include "gemleak/run/runner.h"
+
+#include <glib.h>
+#include <stdio.h>
+
+/* One report to write: a format and where ("-" or NULL: the default stream). */
+typedef struct {
+    char *format;
+    char *path;
+} Output;
+
+typedef struct {
+    /* what is a finding */
+    char **objects;
+    char **skip_functions;
+    char *skip_functions_file;
+    gboolean no_ruby_memory_rule;  /* --no-default-skips */
+    char *leak_kinds;
+    gboolean all_errors;
+    gboolean free_at_exit;
+    /* reports and the gate */
+    GPtrArray *outputs;         /* Output*, in the order given */
+    char *pending_output;       /* an -o that came before its --format */
+    char *color;
+    guint jobs;                 /* as given; 0: not given */
+    gboolean gen_suppressions;
+    char *fail_on;
+    char *max_bytes;
+    char *project_root;
+    char *frames;
+    char *suppressions_out;
+    char *baseline;
+    char *write_baseline;
+    gboolean help;
+    /* run */
+    char *valgrind;
+    char **valgrind_opts;
+    char **suppressions_dirs;
+    char *keep_xml;
+    char *shard;
+    char *durations;
+    char *per_test;             /* "test" or "file"; NULL: off */
+    gboolean trace_launchers;
+    gboolean spare_launchers;
+} Options;
+
+/* What the options say, checked and built before any input is read or
+ * any command run: a mistake in them costs one line, not a suite's run
+ * under Valgrind. */
+typedef struct {
+    GlRules *rules;
+    GlGate gate;
+    GlBaseline *baseline;      /* nullable */
+    char *project_root;        /* absolute */
+    guint frames_after;        /* --frames: G_MAXUINT for all */
+    GlSinks *sinks;            /* the reports, where they go */
+} Plan;
+
+typedef struct {
+    gboolean gate_failed;
+    gboolean problems;
+    gboolean checked_nothing_only; /* the one problem: no process under Valgrind loaded a target */
+    const char *trouble; /* what the problems come to, for run's last line */
+    int status;          /* the exit status it makes */
+} Outcome;
+
+/* ---- options (options.c) ---- */
+
+void gl_cli_options_init(Options *options);
+void gl_cli_options_clear(Options *options);
+/* Returns: how many threads read, and how many commands run at once:
+ * --jobs, else one per processor, at most GL_MAX_JOBS. */
+guint gl_cli_effective_jobs(const Options *options);
+void gl_cli_say_jobs_capped(const Options *options, FILE *err);
+/* Returns: (transfer full): the options filter and run share. */
+GOptionGroup *gl_cli_report_group(Options *options);
+/* Returns: (transfer full): a command's context, with help left to us. */
+GOptionContext *gl_cli_new_context(const char *parameter, const char *summary,
+                                   const char *description, const char *statuses,
+                                   GOptionGroup *main_group);
+/* Returns: (transfer full): see options.c. */
+char **gl_cli_parse_options(GOptionContext *context, Options *options, int argc, char **argv,
+                            GError **error);
+/* Say @error on @err (with a pointer to --help for a usage error).
+ * Returns: the exit status it makes. */
+int gl_cli_usage_error(FILE *err, const char *command, const GError *error);
+int gl_cli_fail(FILE *err, const char *command, const GError *error);
+
+/* ---- the pipeline (pipeline.c) ---- */
+
+gboolean gl_cli_not_empty(const char *option, const char *value, GError **error);
+gboolean gl_cli_plan_build(const Options *options, Plan *plan, GError **error);
+void gl_cli_plan_clear(Plan *plan);
+/* Returns: (transfer full) (nullable): see pipeline.c. */
+GlSinks *gl_cli_plan_sinks(const Options *options, const char *const *inputs,
+                           const char *keep_dir, FILE *stream, FILE *out, GError **error);
+gboolean gl_cli_analyze_and_report(const Options *options, Plan *plan, const char *const *inputs,
+                                   const GlRunResult *run, FILE *err, Outcome *outcome,
+                                   GError **error);
+int gl_cli_filter_status(const Outcome *outcome);
+int gl_cli_run_status(const Outcome *outcome, const GlRunResult *run);
+/* Returns: (transfer full): see pipeline.c. */
+char *gl_cli_run_exit_line(int status, const GlRunResult *run, const Outcome *outcome);
+
+/* ---- the commands: argv[0] is the command's name ---- */
+
+int gl_cli_filter(int argc, char **argv, FILE *out, FILE *err);
+int gl_cli_run(int argc, char **argv, FILE *out, FILE *err);
+int gl_cli_clean(int argc, char **argv, FILE *out, FILE *err);
+
+#endif

@@ -1,0 +1,101 @@
+/* gemleak filter: reads Valgrind XML (and gemleak JSON reports) that is
+ * already there, through the pipeline run shares (pipeline.c). */
+#include "cli_int.h"
+#include "gemleak/base/errors.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static const char filter_summary[] =
+    "Reads Valgrind memcheck XML (files, plain or gzip-compressed, directories of\n"
+    "%p.xml files, or - for standard input; in a directory only regular files)\n"
+    "and gemleak's own JSON reports (--format json; the shards of a CI matrix\n"
+    "merge as one run), and reports only the errors that belong to the target\n"
+    "extension, leaving out the thousands that Ruby itself leaves at exit.";
+
+static const char filter_exit_statuses[] =
+    "Exit status:\n"
+    "  0  nothing found (no finding fails the gate)\n"
+    "  1  findings that fail the gate (see --fail-on)\n"
+    "  2  usage error\n"
+    "  3  an input could not be read or was not complete Valgrind XML, a JSON\n"
+    "     report merged says its own run was not all checked, or a report\n"
+    "     could not be written, and nothing failed the gate\n";
+
+static const char filter_description[] =
+    "A definite leak is kept when its allocation stack enters a target, unless\n"
+    "a Ruby function other than Ruby's allocators (ruby_xmalloc, ALLOC_N...)\n"
+    "lies between the allocation and the first target frame (the extension\n"
+    "called Ruby, which allocated for itself), or it happened in the target's\n"
+    "Init code, once, at load. Where Ruby has no symbols to tell, the finding\n"
+    "is kept as uncertain and fails only with --fail-on uncertain. Memory\n"
+    "errors are kept when any of their stacks enters a target; an\n"
+    "uninitialised value used inside Ruby's GC is Ruby's, unless the\n"
+    "extension allocated its block (--track-origins=yes). gemleak(1),\n"
+    "RULES, gives each rule and why.\n"
+    "\n"
+    "Examples:\n"
+    "  gemleak filter --object redcarpet valgrind-xml/\n"
+    "  gemleak filter -O redcarpet --format json -o leaks.json 1234.xml\n"
+    "  gemleak filter -O redcarpet --format text --format json:leaks.json run/\n"
+    "  gemleak filter --format sarif:gemleak.sarif shard-*/gemleak.json\n";
+
+int gl_cli_filter(int argc, char **argv, FILE *out, FILE *err)
+{
+    /* GOption's usage line names the program: make it the command. */
+    g_set_prgname("gemleak filter");
+    Options options;
+    gl_cli_options_init(&options);
+    g_autoptr(GOptionContext) context = gl_cli_new_context("FILE|DIR|-...", filter_summary,
+                                                    filter_description, filter_exit_statuses,
+                                                    gl_cli_report_group(&options));
+    g_autoptr(GError) error = NULL;
+    Plan plan = { 0 };
+    int status;
+    g_auto(GStrv) args = gl_cli_parse_options(context, &options, argc, argv, &error);
+    if (args == NULL) {
+        status = gl_cli_fail(err, "filter", error);
+        goto out;
+    }
+    if (options.help) {
+        g_autofree char *help = g_option_context_get_help(context, TRUE, NULL);
+        fputs(help, out);
+        status = GL_EXIT_CLEAN;
+        goto out;
+    }
+    /* GOption leaves the "--" it stopped at: what follows are inputs, even
+     * those that start with a dash. */
+    for (guint i = 1; args[i] != NULL; i++) {
+        if (strcmp(args[i], "--") == 0) {
+            g_free(args[i]);
+            memmove(args + i, args + i + 1, (g_strv_length(args + i + 1) + 1) * sizeof *args);
+            break;
+        }
+    }
+    if (args[1] == NULL) {
+        g_set_error(&error, GL_ERROR, GL_ERROR_USAGE,
+                    "no input: give Valgrind XML files, directories of them, or - for "
+                    "standard input");
+        status = gl_cli_usage_error(err, "filter", error);
+        goto out;
+    }
+
+    if (!gl_cli_plan_build(&options, &plan, &error) ||
+        !(plan.sinks = gl_cli_plan_sinks(&options, (const char *const *) args + 1, NULL, out, out,
+                                  &error))) {
+        status = gl_cli_fail(err, "filter", error);
+        goto out;
+    }
+    gl_cli_say_jobs_capped(&options, err);
+    Outcome outcome = { 0 };
+    if (!gl_cli_analyze_and_report(&options, &plan, (const char *const *) args + 1, NULL, err,
+                            &outcome, &error)) {
+        status = gl_cli_fail(err, "filter", error);
+        goto out;
+    }
+    status = outcome.status;
+out:
+    gl_cli_plan_clear(&plan);
+    gl_cli_options_clear(&options);
+    return status;
+}

@@ -1,0 +1,557 @@
+/* What filter and run share once the options are parsed: the plan (rules,
+ * gate, baseline, reports, all checked before anything is read or run),
+ * the targets, the analysis and its reports, and the exit status. */
+#include "cli_int.h"
+#include "gemleak/base/errors.h"
+#include "gemleak/base/sys.h"
+#include "gemleak/judge/analyze.h"
+#include "gemleak/judge/targets.h"
+#include "gemleak/judge/json_input.h"
+#include "gemleak/report/report.h"
+#include "gemleak/run/rundir.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- building the rules ------------------------------------------------- */
+
+static gboolean parse_unsigned(const char *option, const char *text, guint64 *value,
+                               GError **error)
+{
+    g_autoptr(GError) local = NULL;
+    if (!g_ascii_string_to_unsigned(text, 10, 0, G_MAXUINT64, value, &local)) {
+        g_set_error(error, GL_ERROR, GL_ERROR_USAGE, "%s: '%s' is not a number of bytes",
+                    option, text);
+        return FALSE;
+    }
+    return TRUE;
+}
+
+/* An option that names a file or a value it cannot be is a usage error,
+ * whatever the reason: sets @error to one with the message of @cause
+ * (consumed), whose code said why.
+ * Returns: FALSE. */
+static gboolean usage_failure(GError **error, GError *cause)
+{
+    g_set_error_literal(error, GL_ERROR, GL_ERROR_USAGE, cause->message);
+    g_error_free(cause);
+    return FALSE;
+}
+
+static gboolean build_rules(const Options *options, GlRules *rules, GError **error)
+{
+    if (options->leak_kinds != NULL) {
+        GlLeakKind kinds = 0;
+        if (!gl_leak_kinds_parse(options->leak_kinds, &kinds, error))
+            return FALSE;
+        gl_rules_set_leak_kinds(rules, kinds);
+    }
+    if (options->no_ruby_memory_rule)
+        gl_rules_drop_ruby_memory_rule(rules);
+    for (char **p = options->skip_functions; p != NULL && *p != NULL; p++)
+        if (!gl_rules_add_skip_function(rules, *p, error))
+            return FALSE;
+    g_autoptr(GError) unread = NULL;
+    if (options->skip_functions_file != NULL &&
+        !gl_rules_add_skip_functions_from_file(rules, options->skip_functions_file, &unread))
+        return usage_failure(error, g_steal_pointer(&unread));
+    gl_rules_set_all_errors(rules, options->all_errors);
+    gl_rules_set_free_at_exit(rules, options->free_at_exit);
+    return TRUE;
+}
+
+void gl_cli_plan_clear(Plan *plan)
+{
+    /* Not g_clear_pointer: clang-tidy takes its size check for a mistake. */
+    gl_rules_free(plan->rules);
+    plan->rules = NULL;
+    gl_baseline_free(plan->baseline);
+    plan->baseline = NULL;
+    g_clear_pointer(&plan->project_root, g_free);
+    gl_sinks_free(plan->sinks);
+    plan->sinks = NULL;
+}
+
+gboolean gl_cli_not_empty(const char *option, const char *value, GError **error)
+{
+    if (value == NULL || *value != '\0')
+        return TRUE;
+    g_set_error(error, GL_ERROR, GL_ERROR_USAGE, "%s: the value is empty", option);
+    return FALSE;
+}
+
+/* Returns: (transfer full): --project-root, else $GITHUB_WORKSPACE (where
+ * GitHub checks the repository out), else the current directory. */
+static char *project_root(const Options *options)
+{
+    const char *workspace = g_getenv("GITHUB_WORKSPACE");
+    if (options->project_root != NULL)
+        return g_canonicalize_filename(options->project_root, NULL);
+    if (workspace != NULL && *workspace != '\0')
+        return g_canonicalize_filename(workspace, NULL);
+    return g_get_current_dir();
+}
+
+gboolean gl_cli_plan_build(const Options *options, Plan *plan, GError **error)
+{
+    memset(plan, 0, sizeof *plan);
+    plan->rules = gl_rules_new();
+    gl_gate_init(&plan->gate);
+    static const char *const colors[] = { "auto", "always", "never" };
+    if (options->color != NULL && !g_strv_contains(colors, options->color)) {
+        g_set_error(error, GL_ERROR, GL_ERROR_USAGE,
+                    "--color %s: give auto, always or never", options->color);
+        return FALSE;
+    }
+    for (char **p = options->objects; p != NULL && *p != NULL; p++)
+        if (!gl_cli_not_empty("--object", *p, error))
+            return FALSE;
+    if (!gl_cli_not_empty("--skip-functions-file", options->skip_functions_file, error) ||
+        !gl_cli_not_empty("--baseline", options->baseline, error) ||
+        !gl_cli_not_empty("--write-baseline", options->write_baseline, error) ||
+        !gl_cli_not_empty("--suppressions-out", options->suppressions_out, error) ||
+        !gl_cli_not_empty("--project-root", options->project_root, error) ||
+        !build_rules(options, plan->rules, error))
+        return FALSE;
+    if (options->fail_on != NULL && !gl_gate_parse_fail_on(&plan->gate, options->fail_on, error))
+        return FALSE;
+    if (options->max_bytes != NULL) {
+        if (!parse_unsigned("--max-bytes", options->max_bytes, &plan->gate.max_bytes, error))
+            return FALSE;
+        plan->gate.has_max_bytes = TRUE;
+    }
+    if (options->project_root != NULL &&
+        !g_file_test(options->project_root, G_FILE_TEST_IS_DIR)) {
+        g_set_error(error, GL_ERROR, GL_ERROR_USAGE, "--project-root %s: no such directory",
+                    options->project_root);
+        return FALSE;
+    }
+    plan->project_root = project_root(options);
+    plan->frames_after = 3;
+    if (options->frames != NULL && strcmp(options->frames, "all") == 0) {
+        plan->frames_after = G_MAXUINT;
+    } else if (options->frames != NULL) {
+        guint64 n = 0;
+        if (!g_ascii_string_to_unsigned(options->frames, 10, 0, 1000, &n, NULL)) {
+            g_set_error(error, GL_ERROR, GL_ERROR_USAGE,
+                        "--frames: '%s' is not a number of frames (0 to 1000) or all",
+                        options->frames);
+            return FALSE;
+        }
+        plan->frames_after = (guint) n;
+    }
+    g_autoptr(GError) unread = NULL;
+    if (options->baseline != NULL &&
+        (plan->baseline = gl_baseline_load(options->baseline, &unread)) == NULL)
+        return usage_failure(error, g_steal_pointer(&unread));
+    return TRUE;
+}
+
+/* An --object that matches nothing the run loaded stops gemleak before its
+ * reports: each JSON report file then says what went wrong, for a program
+ * that runs gemleak (the Rake tasks) to tell its user in its own words.
+ * This is on the way out with a usage error: a file that cannot be written
+ * is left unwritten, as the reports would have been. */
+static void write_target_error(const GlSinks *sinks, const char *message, const char *pattern,
+                               const char *const *loaded)
+{
+    g_autoptr(JsonBuilder) builder = json_builder_new();
+    json_builder_begin_object(builder);
+    gl_json_add_tool(builder);
+    json_builder_set_member_name(builder, "error");
+    json_builder_begin_object(builder);
+    gl_json_add_string(builder, "message", message);
+    gl_json_add_string(builder, "unmatched_object", pattern);
+    json_builder_set_member_name(builder, "loaded");
+    json_builder_begin_array(builder);
+    for (const char *const *path = loaded; *path != NULL; path++)
+        json_builder_add_string_value(builder, *path);
+    json_builder_end_array(builder);
+    json_builder_end_object(builder);
+    json_builder_end_object(builder);
+
+    char *buffer = NULL;
+    size_t size = 0;
+    FILE *memory = open_memstream(&buffer, &size);
+    if (memory == NULL)
+        return;
+    gl_json_write(builder, memory);
+    fclose(memory);
+    /* on the way out with a usage error, which is what the user sees */
+    (void) gl_sinks_write_instead(sinks, "json", buffer, size, NULL);
+    free(buffer);
+}
+
+/* Sets the targets: --object, else the run's loaded extensions, else the
+ * Ruby extensions under the current directory. @shown receives what the
+ * report says the targets are; *have_lists whether the inputs came with
+ * the run's lists of loaded extensions. @unlisted: some process has XML
+ * and no list (a Ruby whose environment lost gemleak's helper may be
+ * among them): lists that name nothing do not settle the targets then. */
+static gboolean resolve_targets(const Options *options, const GlSinks *sinks,
+                                const char *const *inputs, gboolean unlisted, GlRules *rules,
+                                GPtrArray *shown, gboolean *have_lists, GError **error)
+{
+    g_autoptr(GPtrArray) loaded = gl_targets_from_loaded_lists(inputs, have_lists);
+    if (options->objects != NULL) {
+        for (char **p = options->objects; *p != NULL; p++) {
+            if (!gl_rules_add_target(rules, *p, error))
+                return FALSE;
+        }
+        /* With the run's lists at hand, a name that matches nothing it
+         * loaded is a typo, or an extension that never loaded: not a clean
+         * run. */
+        for (guint t = 0; *have_lists && t < gl_rules_n_targets(rules); t++) {
+            gboolean seen = FALSE;
+            for (guint i = 0; i < loaded->len && !seen; i++)
+                seen = gl_rules_target_matches(rules, t, g_ptr_array_index(loaded, i));
+            if (seen)
+                continue;
+            g_autofree char *message = NULL;
+            gboolean none = loaded->len == 0;
+            g_ptr_array_add(loaded, NULL);
+            if (none) {
+                message = g_strdup_printf("--object %s matches no extension the run loaded: it "
+                                          "loaded none (was the extension built? a LoadError in "
+                                          "the suite's output says what Ruby could not load)",
+                                          gl_rules_target_pattern(rules, t));
+            } else {
+                g_autofree char *list = g_strjoinv(", ", (char **) loaded->pdata);
+                message = g_strdup_printf("--object %s matches no extension the run loaded (it "
+                                          "loaded: %s)", gl_rules_target_pattern(rules, t), list);
+            }
+            write_target_error(sinks, message, gl_rules_target_pattern(rules, t),
+                               (const char *const *) loaded->pdata);
+            g_set_error_literal(error, GL_ERROR, GL_ERROR_USAGE, message);
+            return FALSE;
+        }
+        /* The targets as they resolved: the paths the run loaded. */
+        for (guint i = 0; i < loaded->len; i++)
+            for (guint t = 0; t < gl_rules_n_targets(rules); t++)
+                if (gl_rules_target_matches(rules, t, g_ptr_array_index(loaded, i))) {
+                    g_ptr_array_add(shown, g_strdup(g_ptr_array_index(loaded, i)));
+                    break;
+                }
+        if (loaded->len == 0)
+            for (char **p = options->objects; *p != NULL; p++)
+                g_ptr_array_add(shown, g_strdup(*p));
+        return TRUE;
+    }
+    g_autoptr(GPtrArray) found = g_steal_pointer(&loaded);
+    /* gemleak's own reports (CI shards) say what their targets were; one
+     * that cannot be read (a newer shape) says why there are none. */
+    g_autoptr(GError) unreadable = NULL;
+    for (const char *const *input = inputs; *input != NULL; input++) {
+        if (!gl_json_input_detect(*input))
+            continue;
+        GlJsonInput report = { 0 };
+        if (gl_json_input_read(*input, NULL, 0, &report, unreadable == NULL ? &unreadable : NULL))
+            for (guint i = 0; i < report.targets->len; i++)
+                if (!g_ptr_array_find_with_equal_func(found, g_ptr_array_index(report.targets, i),
+                                                      g_str_equal, NULL))
+                    g_ptr_array_add(found, g_strdup(g_ptr_array_index(report.targets, i)));
+        gl_json_input_clear(&report);
+    }
+    if (found->len == 0 && *have_lists && !unlisted) {
+        g_set_error(error, GL_ERROR, GL_ERROR_USAGE,
+                    "no Ruby process of the run loaded a native extension: was it built (rake "
+                    "compile)? A LoadError in the suite's output says what Ruby could not load");
+        return FALSE;
+    }
+    if (found->len == 0) {
+        g_autofree char *cwd = g_get_current_dir();
+        g_ptr_array_unref(found);
+        found = gl_targets_from_tree(cwd);
+    }
+    if (found->len == 0 && unreadable != NULL) {
+        g_propagate_error(error, g_steal_pointer(&unreadable));
+        return FALSE;
+    }
+    if (found->len == 0) {
+        g_set_error(error, GL_ERROR, GL_ERROR_USAGE,
+                    "no target extension known: name it with --object NAME (the name given "
+                    "to create_makefile in extconf.rb), a path or a glob of its .so (without "
+                    "the lists of a gemleak run, only the current directory's own Ruby "
+                    "extensions are looked for, and no system directory)");
+        return FALSE;
+    }
+    for (guint i = 0; i < found->len; i++) {
+        const char *path = g_ptr_array_index(found, i);
+        if (!gl_rules_add_target(rules, path, error))
+            return FALSE;
+        g_ptr_array_add(shown, g_strdup(path));
+    }
+    return TRUE;
+}
+
+/* Returns: TRUE if a frame of some error read lies in a target: a process
+ * under Valgrind loaded it, whether the helper recorded it or not. */
+static gboolean targets_seen(const GlRules *rules, const GlAnalysis *analysis)
+{
+    GHashTableIter iter;
+    gpointer key;
+    g_hash_table_iter_init(&iter, analysis->objects);
+    while (g_hash_table_iter_next(&iter, &key, NULL))
+        for (guint t = 0; t < gl_rules_n_targets(rules); t++)
+            if (gl_rules_target_matches(rules, t, key))
+                return TRUE;
+    return FALSE;
+}
+
+/* On XML without the run's lists, a clean extension may be in no error at
+ * all: a pattern that matches no object the errors show is worth a
+ * warning, not a failure. */
+static void warn_unseen_targets(const GlRules *rules, const GlAnalysis *analysis, FILE *err)
+{
+    for (guint t = 0; t < gl_rules_n_targets(rules); t++) {
+        GHashTableIter iter;
+        gpointer key;
+        gboolean seen = FALSE;
+        g_hash_table_iter_init(&iter, analysis->objects);
+        while (!seen && g_hash_table_iter_next(&iter, &key, NULL))
+            seen = gl_rules_target_matches(rules, t, key);
+        if (seen)
+            continue;
+        g_autoptr(GPtrArray) names = g_ptr_array_new_with_free_func(g_free);
+        g_hash_table_iter_init(&iter, analysis->objects);
+        while (g_hash_table_iter_next(&iter, &key, NULL)) {
+            const char *path = key;
+            if (!g_str_has_suffix(path, ".so") || g_str_has_prefix(path, "/usr/") ||
+                g_str_has_prefix(path, "/lib"))
+                continue;
+            g_ptr_array_add(names, g_path_get_basename(path));
+        }
+        g_ptr_array_sort(names, gl_compare_strings);
+        while (names->len > 8)
+            g_ptr_array_remove_index(names, names->len - 1);
+        g_ptr_array_add(names, NULL);
+        g_autofree char *list = g_strjoinv(", ", (char **) names->pdata);
+        fprintf(err, "gemleak: warning: --object %s matches no object in the errors read%s%s%s: "
+                "the extension may be clean, or the name wrong\n",
+                gl_rules_target_pattern(rules, t), *list != '\0' ? " (they show " : "", list,
+                *list != '\0' ? ")" : "");
+    }
+}
+
+/* ---- reports -------------------------------------------------------------- */
+
+/* ---- where reports go ----------------------------------------------------- */
+
+/* Lists every report of @options (the text report when none is named), and
+ * refuses, before anything is read or run, what gl_sinks_check() refuses:
+ * @inputs and @keep_dir are what gemleak will read.
+ * Returns: (transfer full) (nullable): the sinks; NULL with @error set. */
+GlSinks *gl_cli_plan_sinks(const Options *options, const char *const *inputs,
+                           const char *keep_dir, FILE *stream, FILE *out, GError **error)
+{
+    g_autoptr(GlSinks) sinks = gl_sinks_new(stream, out);
+    if (options->outputs->len == 0)
+        gl_sinks_add(sinks, &gl_report_text, g_strdup("the text report"), NULL, options->color,
+                     FALSE);
+    for (guint i = 0; i < options->outputs->len; i++) {
+        const Output *output = g_ptr_array_index(options->outputs, i);
+        char *label = output->path != NULL
+            ? g_strdup_printf("the %s report (%s)", output->format, output->path)
+            : g_strdup_printf("the %s report", output->format);
+        gl_sinks_add(sinks, gl_reporter_find(output->format), label, output->path,
+                     options->color, FALSE);
+    }
+    if (options->suppressions_out != NULL)
+        gl_sinks_add(sinks, &gl_report_supp,
+                     g_strdup_printf("--suppressions-out %s", options->suppressions_out),
+                     options->suppressions_out, "never", FALSE);
+    if (options->write_baseline != NULL)
+        gl_sinks_add(sinks, &gl_report_baseline,
+                     g_strdup_printf("--write-baseline %s", options->write_baseline),
+                     options->write_baseline, "never", TRUE);
+    const GlSinkReads reads = {
+        .inputs = inputs,
+        .skip_functions_file = options->skip_functions_file,
+        .keep_dir = keep_dir,
+        .baseline = options->baseline,
+    };
+    if (!gl_sinks_check(sinks, &reads, error))
+        return NULL;
+    return g_steal_pointer(&sinks);
+}
+
+/* filter's exit status: findings that fail the gate win over inputs that
+ * could not be read whole. */
+int gl_cli_filter_status(const Outcome *outcome)
+{
+    if (outcome->gate_failed)
+        return GL_EXIT_FINDINGS;
+    return outcome->problems ? GL_EXIT_ERROR : GL_EXIT_CLEAN;
+}
+
+/* run's exit status says, alone, which of the gate and the command failed
+ * (minitest, rspec and rake exit 1 on a failing test, as a leak did):
+ * findings that fail the gate, with (5) or without (1) a failing command;
+ * else Valgrind or gemleak trouble (3); else a failing command (4). A
+ * command that failed before any Ruby was checked (a compiler's error, a
+ * missing gem) failed: that nothing was checked follows from it, and is
+ * no trouble of Valgrind's or gemleak's. */
+int gl_cli_run_status(const Outcome *outcome, const GlRunResult *run)
+{
+    gboolean command_failed = run->status != 0;
+    if (outcome->gate_failed)
+        return command_failed ? GL_EXIT_FINDINGS_AND_COMMAND_FAILED : GL_EXIT_FINDINGS;
+    if (outcome->problems && !(command_failed && outcome->checked_nothing_only))
+        return GL_EXIT_ERROR;
+    return command_failed ? GL_EXIT_COMMAND_FAILED : GL_EXIT_CLEAN;
+}
+
+/* Returns: (transfer full): how the command ended, as the last line says it. */
+static char *command_ending(const GlRunResult *run)
+{
+    if (run->status == 0)
+        return g_strdup("the command passed");
+    if (run->killed_by != 0)
+        return g_strdup_printf("the command failed (killed by %s)", gl_signal_name(run->killed_by));
+    return g_strdup_printf("the command failed (exit status %d)", run->status);
+}
+
+/* Returns: (transfer full): the text report's last line in run: the exit
+ * status and what it means. */
+char *gl_cli_run_exit_line(int status, const GlRunResult *run, const Outcome *outcome)
+{
+    g_autofree char *command = command_ending(run);
+    switch (status) {
+    case GL_EXIT_CLEAN:
+        return g_strdup("gemleak: exit status 0: nothing fails the gate, and the command passed");
+    case GL_EXIT_FINDINGS:
+        return g_strdup("gemleak: exit status 1: findings fail the gate; the command passed");
+    case GL_EXIT_ERROR:
+        return g_strdup_printf("gemleak: exit status 3: %s (see gemleak's messages); nothing "
+                               "fails the gate, and %s", outcome->trouble, command);
+    case GL_EXIT_COMMAND_FAILED:
+        if (outcome->checked_nothing_only)
+            return g_strdup_printf("gemleak: exit status 4: %s; nothing was checked", command);
+        return g_strdup_printf("gemleak: exit status 4: %s; nothing fails the gate", command);
+    case GL_EXIT_FINDINGS_AND_COMMAND_FAILED:
+        return g_strdup_printf("gemleak: exit status 5: findings fail the gate, and %s", command);
+    default:
+        return g_strdup_printf("gemleak: exit status %d", status);
+    }
+}
+
+/* Reads @inputs with what @plan says (its rules get the targets), writes
+ * every report, says what went wrong on @err, and sets @outcome. @run
+ * (nullable: filter) is the run that wrote the inputs: which of its
+ * processes a signal killed, how its command ended.
+ * Returns: FALSE with @error set when the targets cannot be settled;
+ * nothing is read or written then. */
+gboolean gl_cli_analyze_and_report(const Options *options, Plan *plan, const char *const *inputs,
+                                   const GlRunResult *run, FILE *err, Outcome *outcome,
+                                   GError **error)
+{
+    GlRules *rules = plan->rules;
+    const GlBaseline *baseline = plan->baseline;
+    g_autoptr(GPtrArray) shown = g_ptr_array_new_null_terminated(4, g_free, TRUE);
+    gboolean have_lists = FALSE;
+    g_auto(GlRunCoverage) coverage_data = { 0 };
+    GlRunCoverage *coverage = &coverage_data;
+    gl_rundir_coverage(inputs, coverage);
+    if (!resolve_targets(options, plan->sinks, inputs, coverage->unlisted > 0, rules, shown, &have_lists,
+                         error))
+        return FALSE;
+
+    g_autoptr(GlAnalysis) analysis = gl_analyze_with_killed(inputs, rules, gl_cli_effective_jobs(options),
+                                                                run != NULL ? run->killed : NULL);
+    if (options->per_test != NULL && analysis->summary.processes > 0 &&
+        analysis->summary.marked_files == 0)
+        fprintf(err, "gemleak: warning: --per-test: no process ran a test under minitest, "
+                "test-unit or RSpec that gemleak could follow (see any warning of the helper "
+                "above): no finding names a test\n");
+    if (!have_lists && options->objects != NULL && analysis->summary.processes > 0)
+        warn_unseen_targets(rules, analysis, err);
+    if (baseline != NULL && gl_baseline_is_legacy(baseline))
+        g_ptr_array_add(analysis->notes, g_strdup_printf(
+            "--baseline %s was written by an older gemleak: its findings are matched as it "
+            "fingerprinted them, which another Ruby changes; write it again with "
+            "--write-baseline", options->baseline));
+    guint known = 0;
+    g_autoptr(GPtrArray) reported = baseline != NULL
+        ? gl_baseline_filter(baseline, analysis->findings, &known)
+        : g_ptr_array_ref(analysis->findings);
+    /* Writing a baseline adopts the findings there are: the run passes
+     * unless --fail-on asks otherwise. */
+    GlGate gate = plan->gate;
+    gboolean adopting = options->write_baseline != NULL && options->fail_on == NULL;
+    if (adopting)
+        gl_gate_parse_fail_on(&gate, "none", NULL);
+    GlGateResult gate_result;
+    /* What ran outside Valgrind and loaded an extension is trouble, said
+     * with the unreadable inputs, in every report; and so is a run in
+     * which no process under Valgrind loaded a target: it checked nothing. */
+    for (guint i = 0; i < coverage->unchecked->len; i++)
+        g_ptr_array_add(analysis->problems,
+                        g_error_new(GL_ERROR, GL_ERROR_CHILD, "%s: what it ran was not checked%s",
+                                    (const char *) g_ptr_array_index(coverage->unchecked, i),
+                                    options->spare_launchers && !options->trace_launchers
+                                        ? "; run again without --spare-launchers" : ""));
+    gboolean checked_nothing = (run != NULL || coverage->runs > 0 || coverage->lists > 0) &&
+                               coverage->checked == 0 &&
+                               !targets_seen(rules, analysis);
+    if (checked_nothing) {
+        g_autofree char *targets = g_strjoinv(", ", (char **) shown->pdata);
+        g_ptr_array_add(analysis->problems, g_error_new(
+            GL_ERROR, GL_ERROR_CHILD, "nothing was checked: no process under Valgrind loaded %s "
+            "(does the command run the tests? %s)", targets, coverage->lists == 0
+                ? "no Ruby process ran with gemleak's helper: a Ruby started with its own "
+                  "RUBYOPT, or none, does not, and then only --object tells its extension"
+                : "the Ruby processes gemleak's helper ran in loaded none of them"));
+    }
+    analysis->summary.unchecked_processes += coverage->unchecked->len;
+    gl_gate_evaluate(&gate, reported, analysis->summary.incomplete_files,
+                     analysis->summary.unchecked_processes, checked_nothing, &gate_result);
+    if (adopting) {
+        g_free(gate_result.line);
+        gate_result.line = g_strdup_printf(
+            "gemleak: pass: %u finding%s written to the baseline %s (with --fail-on they fail "
+            "this run too)", analysis->findings->len, analysis->findings->len == 1 ? "" : "s",
+            options->write_baseline);
+    }
+    outcome->gate_failed = gate_result.failed;
+    outcome->problems = analysis->problems->len > 0;
+    outcome->checked_nothing_only = checked_nothing && analysis->problems->len == 1;
+    outcome->status = run != NULL ? gl_cli_run_status(outcome, run) : gl_cli_filter_status(outcome);
+    outcome->trouble = checked_nothing ? "nothing was checked"
+                       : coverage->unchecked->len > 0 ? "a process loaded an extension outside "
+                                                        "Valgrind"
+                       : "Valgrind's XML could not all be read";
+    g_autofree char *exit_line = run != NULL ? gl_cli_run_exit_line(outcome->status, run, outcome) : NULL;
+    GlReportContext context = {
+        .analysis = analysis,
+        .findings = reported,
+        .baseline_known = known,
+        .gate = &gate_result,
+        .fail_on = &gate,
+        .targets = (const char *const *) shown->pdata,
+        .suppressions = options->gen_suppressions,
+        .project_root = plan->project_root,
+        .frames_after = plan->frames_after,
+        .exit_line = exit_line,
+        .ran_command = run != NULL,
+        .command_status = run != NULL ? run->status : 0,
+    };
+
+    /* Every report is tried: one that cannot be written (a full disk) is
+     * said, and is trouble, but never hides what the gate decided. */
+    if (!gl_sinks_write(plan->sinks, &context, analysis->findings, err)) {
+        outcome->problems = TRUE;
+        outcome->status = run != NULL ? gl_cli_run_status(outcome, run) : gl_cli_filter_status(outcome);
+    }
+    /* One line each, whatever the file names in them hold. */
+    for (guint i = 0; i < analysis->notes->len; i++) {
+        g_autofree char *note = gl_text_escape(g_ptr_array_index(analysis->notes, i));
+        fprintf(err, "gemleak: note: %s\n", note);
+    }
+    for (guint i = 0; i < analysis->problems->len; i++) {
+        g_autofree char *problem =
+            gl_text_escape(((GError *) g_ptr_array_index(analysis->problems, i))->message);
+        fprintf(err, "gemleak: %s\n", problem);
+    }
+    gl_gate_result_clear(&gate_result);
+    return TRUE;
+}

@@ -1,0 +1,361 @@
+/* gemleak run: runs a command under Valgrind, then reads what it wrote
+ * through the pipeline filter shares (pipeline.c). */
+#include "cli_int.h"
+#include "gemleak/base/errors.h"
+#include "gemleak/judge/analyze.h"
+#include "gemleak/judge/targets.h"
+#include "gemleak/run/commands.h"
+#include "gemleak/run/rundir.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static const char run_exit_statuses[] =
+    "Exit status:\n"
+    "  0  nothing fails the gate, and the command passed\n"
+    "  1  findings fail the gate (see --fail-on); the command passed\n"
+    "  2  usage error\n"
+    "  3  Valgrind or gemleak trouble (Valgrind missing or too old, no XML\n"
+    "     written, XML cut short, an extension loaded outside Valgrind, a\n"
+    "     report not written), and nothing failed the gate\n"
+    "  4  the command failed (a non-zero status, or killed by a signal), and\n"
+    "     nothing failed the gate; also when it failed before any Ruby it ran\n"
+    "     was checked (a build step that failed, say)\n"
+    "  5  findings fail the gate, and the command failed too\n"
+    "The text report's last line says which, and how the command ended.\n";
+
+/* --per-test[=test|file]: bare, per test. */
+static gboolean on_per_test(const char *name, const char *value, gpointer data, GError **error)
+{
+    Options *options = data;
+    (void) name;
+    if (value != NULL && strcmp(value, "test") != 0 && strcmp(value, "file") != 0) {
+        g_set_error(error, GL_ERROR, GL_ERROR_USAGE,
+                    "--per-test=%s: give test (a leak check after each test) or file (after "
+                    "each test file)", value);
+        return FALSE;
+    }
+    g_free(options->per_test);
+    options->per_test = g_strdup(value != NULL ? value : "test");
+    return TRUE;
+}
+
+static GOptionGroup *run_group(Options *options)
+{
+    const GOptionEntry entries[] = {
+        { "valgrind", 0, 0, G_OPTION_ARG_FILENAME, &options->valgrind,
+          "The Valgrind to run (default: valgrind on PATH)", "PATH" },
+        { "valgrind-opt", 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &options->valgrind_opts,
+          "Pass OPT to Valgrind as it is; repeatable", "OPT" },
+        { "suppressions-dir", 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &options->suppressions_dirs,
+          "Use ruby.supp, ruby-3.supp, ruby-3.1.supp... from DIR; repeatable "
+          "(default: ./suppressions if there is one)", "DIR" },
+        { "keep-xml", 0, 0, G_OPTION_ARG_FILENAME, &options->keep_xml,
+          "Write Valgrind's XML to DIR and keep it (default: a private directory, "
+          "removed after a clean run); one run at a time in DIR, none under a directory "
+          "others can write to", "DIR" },
+        { "shard", 0, 0, G_OPTION_ARG_STRING, &options->shard,
+          "Run only the I-th of N parts of the files after ::: (a CI shard); auto: I and N "
+          "from GitLab's, CircleCI's or Buildkite's variables", "I/N|auto" },
+        { "durations", 0, 0, G_OPTION_ARG_FILENAME, &options->durations,
+          "Balance --jobs by the seconds each file took before, kept in FILE (default: "
+          GL_DURATIONS_FILE ")", "FILE" },
+        { "per-test", 0, G_OPTION_FLAG_OPTIONAL_ARG, G_OPTION_ARG_CALLBACK, (gpointer) on_per_test,
+          "Name the test in which each leak was lost (minitest, test-unit, RSpec): a leak check "
+          "after each test (--per-test alone), or after each test file; slower", "test|file" },
+        { "spare-launchers", 0, 0, G_OPTION_ARG_NONE, &options->spare_launchers,
+          "Run a launcher command (bundle, rake) outside Valgrind, faster: a Ruby it starts "
+          "with its own RUBYOPT, or none, is then not checked", NULL },
+        { "trace-launchers", 0, 0, G_OPTION_ARG_NONE, &options->trace_launchers,
+          "Run a launcher command under Valgrind too (the default; undoes --spare-launchers)",
+          NULL },
+        G_OPTION_ENTRY_NULL,
+    };
+    GOptionGroup *group = g_option_group_new("run", "Run options:", "Show run options",
+                                             options, NULL);
+    g_option_group_add_entries(group, entries);
+    return group;
+}
+
+static const char run_summary[] =
+    "Runs COMMAND (a Ruby test suite, a script, rake...) under Valgrind memcheck,\n"
+    "every Ruby process it starts included, then reports the errors that belong\n"
+    "to the extensions it loaded (or to --object), leaving out Ruby's own.";
+
+static const char run_description[] =
+    "The report goes to standard error, apart from the command's own output, or\n"
+    "to -o FILE. Valgrind's XML is kept, gzip-compressed, and its directory\n"
+    "named, when the run finds something, fails or is interrupted; 'gemleak\n"
+    "clean' removes the kept directories of old runs from TMPDIR.\n"
+    "\n"
+    "Every process the command starts runs under Valgrind, whatever its\n"
+    "environment, but compilers, linkers and the small tools of a build that\n"
+    "start no other program (cc, cc1, as, ld, install, rm, sed...), and the\n"
+    "Ruby that runs extconf.rb (natively, watched: if it loads an extension of\n"
+    "the project it starts again under Valgrind). Shells, make, xargs, find,\n"
+    "git and launchers stay traced, so that no Ruby below them escapes.\n"
+    "--valgrind-opt=--trace-children-skip=PATTERNS replaces that list (empty:\n"
+    "trace everything). --spare-launchers runs a command that is a launcher\n"
+    "(bundle, rake) outside Valgrind, and each Ruby it starts puts itself under\n"
+    "Valgrind through gemleak's helper: faster, but a Ruby started with its\n"
+    "own RUBYOPT, or none, is then not checked.\n"
+    "\n"
+    "Files after ::: are shared among --jobs processes, each running COMMAND\n"
+    "with its share appended; the command must take several files (rspec, a\n"
+    "loader): a bare ruby, which takes one script, gets a loader that requires\n"
+    "each file. Shares are balanced by the time each file took in earlier runs,\n"
+    "kept in " GL_DURATIONS_FILE " (--durations), else by file size.\n"
+    "--shard I/N runs the I-th of N parts (split by file size, the same on every\n"
+    "CI machine); --shard auto reads I and N from GitLab (CI_NODE_INDEX,\n"
+    "CI_NODE_TOTAL), CircleCI (CIRCLE_NODE_INDEX, CIRCLE_NODE_TOTAL) or Buildkite\n"
+    "(BUILDKITE_PARALLEL_JOB, BUILDKITE_PARALLEL_JOB_COUNT). Each shard's JSON\n"
+    "report merges with the others' in 'gemleak filter s1.json s2.json...'.\n"
+    "\n"
+    "Examples:\n"
+    "  gemleak run -- ruby -Ilib -Itest test/leak_test.rb\n"
+    "  gemleak run --object redcarpet -- bundle exec rake test\n"
+    "  gemleak run --format json -o leaks.json --format text -- rspec\n"
+    "  gemleak run --jobs 2 -- ruby -Ilib -Itest ::: test/*_test.rb\n"
+    "  gemleak run --shard auto --format json:shard.json -- rspec ::: spec/*_spec.rb\n";
+
+/* Valgrind's XML and what the run says of it, for a user who wants it back:
+ * compressed first (a failing suite's XML is tens to hundreds of MB,
+ * gzip makes it 20 to 50 times smaller, and gemleak filter reads it as
+ * it is), and where it is, how large, and how to be rid of it: gemleak
+ * clean removes the run directories gemleak made, never a --keep-xml one
+ * (@by_user), which is the user's to remove. */
+static void keep_xml(FILE *err, const char *dir, gboolean by_user, guint jobs)
+{
+    GlCompressed compressed;
+    gl_rundir_compress(dir, jobs, &compressed);
+    for (guint i = 0; i < compressed.failures->len; i++)
+        fprintf(err, "gemleak: warning: %s\n", (const char *) g_ptr_array_index(compressed.failures, i));
+    g_autofree char *quoted = strpbrk(dir, " \t'\"\\$`!*?[]{}()<>|&;#~") != NULL
+        ? g_shell_quote(dir) : g_strdup(dir);
+    g_autofree char *kept = gl_format_bytes(compressed.kept_bytes);
+    g_autofree char *plain = gl_format_bytes(compressed.plain_bytes);
+    g_autofree char *size = compressed.files > 0
+        ? g_strdup_printf("%s, gzip-compressed from %s", kept, plain) : g_strdup(kept);
+    fprintf(err, "gemleak: Valgrind's XML is kept in %s (%s; read it again with: gemleak "
+            "filter %s; %s)\n", dir, size, quoted,
+            by_user ? "yours to remove: gemleak clean leaves --keep-xml directories alone"
+                    : "remove old runs with: gemleak clean");
+    gl_compressed_clear(&compressed);
+}
+
+/* What each file of a run that went through cost, for the next run's
+ * --jobs: only a passing command's times say what its files cost (a
+ * failing one may have stopped early, an interrupted one did). */
+static void record_durations(const GlCommandPlan *commands, const char *path,
+                             const GlRunResult *result, FILE *err)
+{
+    g_autoptr(GError) error = NULL;
+    if (!commands->has_files || result->status != 0 || result->interrupted_by != 0)
+        return;
+    g_autoptr(GHashTable) measured = gl_rundir_test_durations(result->dir);
+    if (!gl_durations_update(path, commands, (const double *) (void *) result->seconds->data,
+                             measured, &error))
+        fprintf(err, "gemleak: note: the durations of this run are not kept: %s\n",
+                error->message);
+}
+
+/* The suppressions: gemleak's own for the Ruby that @command runs (its
+ * version in @ruby_version, NULL when it cannot tell), then the project's.
+ * Returns: (transfer full): the .supp files, NULL with @error set. */
+static GPtrArray *suppression_files(const Options *options, char **command, FILE *err,
+                                    char **ruby_version, GError **error)
+{
+    g_autofree char *data_dir = gl_data_dir();
+    g_autoptr(GPtrArray) supp_dirs = g_ptr_array_new_null_terminated(4, g_free, TRUE);
+    g_ptr_array_add(supp_dirs, g_build_filename(data_dir, "suppressions", NULL));
+    g_autofree char *own_supp = g_build_filename(data_dir, "suppressions", "ruby.supp", NULL);
+    if (!g_file_test(own_supp, G_FILE_TEST_IS_REGULAR))
+        fprintf(err, "gemleak: warning: no %s: Ruby's own errors at exit are not suppressed "
+                "(reinstall gemleak, or set GEMLEAK_DATADIR to the directory that holds "
+                "suppressions/)\n", own_supp);
+    for (char **dir = options->suppressions_dirs; dir != NULL && *dir != NULL; dir++) {
+        if (!g_file_test(*dir, G_FILE_TEST_IS_DIR)) {
+            g_set_error(error, GL_ERROR, GL_ERROR_USAGE,
+                        "--suppressions-dir %s: no such directory", *dir);
+            return NULL;
+        }
+        g_ptr_array_add(supp_dirs, g_strdup(*dir));
+    }
+    if (options->suppressions_dirs == NULL && g_file_test("suppressions", G_FILE_TEST_IS_DIR))
+        g_ptr_array_add(supp_dirs, g_strdup("suppressions"));
+    const char *ruby = gl_is_ruby_object(command[0]) ? command[0] : "ruby";
+    *ruby_version = gl_ruby_version(ruby);
+    return gl_suppression_files((const char *const *) supp_dirs->pdata, *ruby_version);
+}
+
+/* Says how the run went: under which Valgrind, with what, what ran
+ * outside it, and what cut it short. */
+static void say_how_it_ran(const GlRunResult *result, guint n_supps, const char *ruby_version,
+                           FILE *err)
+{
+    fprintf(err, "gemleak: ran under Valgrind %s with %u suppression file%s (Ruby %s)",
+            result->valgrind_version, n_supps, n_supps == 1 ? "" : "s",
+            ruby_version != NULL ? ruby_version : "unknown");
+    if (result->untraced > 0)
+        fprintf(err, "; %u process%s ran a compiler or another build tool outside it",
+                result->untraced, result->untraced == 1 ? "" : "es");
+    if (result->launcher != NULL)
+        fprintf(err, "; %s ran outside it, as a launcher (--spare-launchers)", result->launcher);
+    fputc('\n', err);
+    if (result->interrupted_by != 0)
+        fprintf(err, "gemleak: interrupted by %s: the report covers what Valgrind finished "
+                "writing\n", g_strsignal(result->interrupted_by));
+    else if (result->killed_by != 0)
+        fprintf(err, "gemleak: the command was killed by signal %d (%s)\n", result->killed_by,
+                g_strsignal(result->killed_by));
+    if (result->descendants_left && result->interrupted_by != 0)
+        fprintf(err, "gemleak: processes the command started were still running when gemleak "
+                "was interrupted: they were passed the signal, and their XML may be "
+                "incomplete\n");
+    else if (result->descendants_left)
+        fprintf(err, "gemleak: processes the command started were still running a minute after "
+                "it ended: their XML may be incomplete\n");
+}
+
+/* Runs @command under Valgrind as @plan says and reports; the run
+ * directory is kept unless all went well. */
+static int run_planned(const Options *options, Plan *plan, char **command, FILE *err)
+{
+    g_autoptr(GError) error = NULL;
+    int status;
+    GlRunResult result = { 0 };
+    gboolean keep = TRUE;
+    GlCommandOptions planning = {
+        .shard = options->shard,
+        .jobs = gl_cli_effective_jobs(options),
+        .durations = options->durations != NULL ? options->durations : GL_DURATIONS_FILE,
+    };
+    g_auto(GlCommandPlan) commands = { 0 };
+    if (!gl_cli_not_empty("--durations", options->durations, &error) ||
+        !gl_commands_plan(command, &planning, &commands, &error))
+        return gl_cli_fail(err, "run", error);
+    for (guint i = 0; i < commands.notes->len; i++)
+        fprintf(err, "gemleak: note: %s\n", (const char *) g_ptr_array_index(commands.notes, i));
+    if (options->per_test != NULL && !gl_per_test_available()) {
+        g_set_error(&error, GL_ERROR, GL_ERROR_ENVIRONMENT,
+                    "--per-test: this gemleak was built without Valgrind's headers "
+                    "(valgrind/valgrind.h; Debian: valgrind, Fedora: valgrind-devel): install "
+                    "them and build gemleak again");
+        return gl_cli_fail(err, "run", error);
+    }
+
+    g_autofree char *ruby_version = NULL;
+    g_autoptr(GPtrArray) supps = suppression_files(options, command, err, &ruby_version, &error);
+    if (supps == NULL)
+        return gl_cli_fail(err, "run", error);
+    guint n_supps = supps->len;
+    g_ptr_array_add(supps, NULL);
+
+    GlRunOptions run = {
+        .valgrind = options->valgrind != NULL ? options->valgrind : "valgrind",
+        .valgrind_options = (const char *const *) options->valgrind_opts,
+        .suppressions = (const char *const *) supps->pdata,
+        .leak_kinds = gl_rules_get_leak_kinds(plan->rules),
+        .gen_suppressions = options->gen_suppressions,
+        .keep_dir = options->keep_xml,
+        .messages = err,
+        .per_test = options->per_test,
+        .time_files = commands.has_files,
+        .spare_launchers = options->spare_launchers && !options->trace_launchers,
+    };
+    gl_cli_say_jobs_capped(options, err);
+    if (commands.commands->len > 1)
+        fprintf(err, "gemleak: %u commands at once under Valgrind\n", commands.commands->len);
+    if (!gl_run_commands(&run, commands.commands, &result, &error)) {
+        status = gl_cli_fail(err, "run", error);
+        goto done;
+    }
+    say_how_it_ran(&result, n_supps, ruby_version, err);
+    record_durations(&commands, planning.durations, &result, err);
+    if (!gl_list_xml_files_any(result.dir)) {
+        if (result.launcher != NULL)
+            fprintf(err, "gemleak: nothing ran under Valgrind: %s, a launcher, runs outside it, "
+                    "and started no Ruby process that did (status %d; without --spare-launchers it "
+                    "runs under Valgrind too)\n", result.launcher, result.status);
+        else
+            fprintf(err, "gemleak: Valgrind wrote no XML: see its messages above (did the command "
+                    "exist? status %d)\n", result.status);
+        status = GL_EXIT_ERROR;
+        goto done;
+    }
+
+    const char *inputs[] = { result.dir, NULL };
+    Outcome outcome = { 0 };
+    if (!gl_cli_analyze_and_report(options, plan, inputs, &result, err, &outcome, &error)) {
+        /* what ran outside Valgrind may be why no target was seen */
+        for (guint i = 0; i < result.outside->len; i++)
+            fprintf(err, "gemleak: %s\n", (const char *) g_ptr_array_index(result.outside, i));
+        status = gl_cli_fail(err, "run", error);
+        goto done;
+    }
+    status = outcome.status;
+    keep = status != 0 || result.interrupted_by != 0;
+done:
+    if (result.dir != NULL && (keep || result.kept_by_user))
+        keep_xml(err, result.dir, result.kept_by_user, gl_cli_effective_jobs(options));
+    gl_run_finish(&result, !keep);
+    return status;
+}
+
+static int run_and_report(const Options *options, char **command, FILE *out, FILE *err)
+{
+    g_autoptr(GError) error = NULL;
+    Plan plan = { 0 };
+    int status;
+    /* Usage errors now, not after minutes under Valgrind. */
+    if ((options->keep_xml != NULL ? !gl_run_check_keep_dir(options->keep_xml, &error)
+                                   : !gl_run_check_tmpdir(&error)) ||
+        !gl_cli_plan_build(options, &plan, &error) ||
+        !(plan.sinks = gl_cli_plan_sinks(options, NULL, options->keep_xml, err, out, &error)))
+        status = gl_cli_fail(err, "run", error);
+    else
+        status = run_planned(options, &plan, command, err);
+    gl_cli_plan_clear(&plan);
+    return status;
+}
+
+int gl_cli_run(int argc, char **argv, FILE *out, FILE *err)
+{
+    g_set_prgname("gemleak run");
+    Options options;
+    gl_cli_options_init(&options);
+    g_autoptr(GOptionContext) context = gl_cli_new_context("[--] COMMAND [ARG...]", run_summary,
+                                                    run_description, run_exit_statuses,
+                                                    gl_cli_report_group(&options));
+    g_option_context_add_group(context, run_group(&options));
+    /* Options end at the command: its own options are its business. */
+    g_option_context_set_strict_posix(context, TRUE);
+    g_autoptr(GError) error = NULL;
+    int status;
+    g_auto(GStrv) args = gl_cli_parse_options(context, &options, argc, argv, &error);
+    if (args == NULL) {
+        status = gl_cli_fail(err, "run", error);
+    } else if (options.help) {
+        /* GOption heads the main group "Application Options:" once there is
+         * another group; here they are the report options, as in filter. */
+        g_autofree char *text = g_option_context_get_help(context, FALSE, NULL);
+        g_autoptr(GString) help = g_string_new(text);
+        g_string_replace(help, "\nApplication Options:\n", "\nReport options:\n", 1);
+        fputs(help->str, out);
+        status = GL_EXIT_CLEAN;
+    } else {
+        char **command = args + 1;
+        if (command[0] != NULL && strcmp(command[0], "--") == 0)
+            command++;
+        if (command[0] == NULL) {
+            g_set_error(&error, GL_ERROR, GL_ERROR_USAGE,
+                        "no command: give the command to run after --, e.g. "
+                        "gemleak run -- ruby test.rb");
+            status = gl_cli_usage_error(err, "run", error);
+        } else {
+            status = run_and_report(&options, command, out, err);
+        }
+    }
+    gl_cli_options_clear(&options);
+    return status;
+}

@@ -1,0 +1,557 @@
+/* Inputs -> reader -> classifier -> findings, one thread per input file. */
+#include "gemleak/judge/analyze.h"
+#include "gemleak/base/protocol.h"
+#include "gemleak/judge/attribute.h"
+#include "gemleak/judge/fingerprint.h"
+#include "gemleak/base/errors.h"
+#include "gemleak/judge/json_input.h"
+#include "gemleak/read/reader.h"
+#include "gemleak/read/splitter.h"
+#include "gemleak/base/sys.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <glib/gstdio.h>
+
+/* One input and what reading it produced. Filled by a worker thread, read
+ * by the main thread once every worker is done. */
+typedef struct {
+    char *path;
+    guint index;
+    gboolean listed;       /* found in a directory, not named by the user */
+    GlFindings *findings;
+    guint64 errors_seen;
+    guint64 by_verdict[GL_N_VERDICTS];
+    guint64 repeated;
+    gboolean marked;       /* its process wrote gemleak's markers */
+    gboolean opened;
+    guint processes;       /* the processes it stands for: a report's, or 1 */
+    gboolean truncated;
+    GPtrArray *problems;   /* GError* */
+    /* A shard's report: what its run could not check, as it counted it. */
+    gboolean report;
+    guint report_incomplete;
+    guint report_unchecked;
+    GPtrArray *report_truncated;  /* char*, nullable */
+    GPtrArray *notes;
+    GHashTable *suppressed;  /* suppression name -> count, nullable */
+    GHashTable *objects;     /* object paths the frames named */
+} Input;
+
+static void input_free(gpointer data)
+{
+    Input *input = data;
+    g_free(input->path);
+    if (input->findings != NULL)
+        gl_findings_free(input->findings);
+    g_ptr_array_unref(input->problems);
+    g_ptr_array_unref(input->notes);
+    if (input->report_truncated != NULL)
+        g_ptr_array_unref(input->report_truncated);
+    if (input->suppressed != NULL)
+        g_hash_table_unref(input->suppressed);
+    g_hash_table_unref(input->objects);
+    g_free(input);
+}
+
+/* Returns: what a file of type @mode is, for "not a regular file (...)". */
+static const char *file_type(mode_t mode)
+{
+    if (S_ISFIFO(mode))
+        return "a FIFO";
+    if (S_ISCHR(mode))
+        return "a character device";
+    if (S_ISBLK(mode))
+        return "a block device";
+    if (S_ISDIR(mode))
+        return "a directory";
+    if (S_ISSOCK(mode))
+        return "a socket";
+    return "of another type";
+}
+
+/* Returns: (transfer full): the note that says @path was skipped. */
+static char *skipped_note(const char *path, mode_t mode)
+{
+    g_autofree char *shown = g_utf8_make_valid(path, -1);
+    return g_strdup_printf("%s: skipped: not a regular file (%s)", shown, file_type(mode));
+}
+
+/* As gl_list_xml_files(); the names that are not regular files (a FIFO
+ * would block the reader for ever, a symbolic link to /dev/zero never
+ * ends) are left out, each with a note added to @skipped (nullable). A
+ * name that cannot be looked at is listed: opening it says why not. */
+static GPtrArray *list_xml_files(const char *dir, GPtrArray *skipped, GError **error)
+{
+    g_autoptr(GError) local = NULL;
+    g_autoptr(GDir) handle = g_dir_open(dir, 0, &local);
+    if (handle == NULL) {
+        g_set_error(error, GL_ERROR, GL_ERROR_IO, "%s: cannot read directory: %s", dir,
+                    local->message);
+        return NULL;
+    }
+    GPtrArray *files = g_ptr_array_new_with_free_func(g_free);
+    g_autoptr(GPtrArray) odd = g_ptr_array_new_with_free_func(g_free);
+    const char *name;
+    while ((name = g_dir_read_name(handle)) != NULL) {
+        if (!g_str_has_suffix(name, ".xml") && !g_str_has_suffix(name, ".xml.gz"))
+            continue;
+        char *path = g_build_filename(dir, name, NULL);
+        GStatBuf st;
+        if (g_stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+            g_ptr_array_add(odd, skipped_note(path, st.st_mode));
+            g_free(path);
+        } else {
+            g_ptr_array_add(files, path);
+        }
+    }
+    g_ptr_array_sort(files, gl_compare_strings);
+    g_ptr_array_sort(odd, gl_compare_strings);
+    for (guint i = 0; skipped != NULL && i < odd->len; i++)
+        g_ptr_array_add(skipped, g_strdup(g_ptr_array_index(odd, i)));
+    return files;
+}
+
+GPtrArray *gl_list_xml_files(const char *dir, GError **error)
+{
+    return list_xml_files(dir, NULL, error);
+}
+
+gboolean gl_list_xml_files_any(const char *dir)
+{
+    g_autoptr(GPtrArray) files = gl_list_xml_files(dir, NULL);
+    return files != NULL && files->len > 0;
+}
+
+/* Whether a file found in a directory is someone else's XML (a JUnit
+ * report written beside Valgrind's): skipped with a note, not a problem. */
+static gboolean foreign_listed_file(const Input *input, const GPtrArray *problems)
+{
+    if (!input->listed || input->errors_seen > 0 || problems->len == 0)
+        return FALSE;
+    const GError *first = g_ptr_array_index(problems, 0);
+    return g_error_matches(first, GL_ERROR, GL_ERROR_NOT_VALGRIND) ||
+           g_error_matches(first, GL_ERROR, GL_ERROR_NOT_XML);
+}
+
+/* A gemleak JSON report (a CI shard's): its findings and counts as it
+ * wrote them. */
+static void read_report(Input *input)
+{
+    GError *problem = NULL;
+    GlJsonInput report = { 0 };
+    guint64 base = (guint64) input->index << 32;
+    if (!gl_json_input_read(input->path, input->findings, base, &report, &problem)) {
+        g_ptr_array_add(input->problems, problem);
+        gl_json_input_clear(&report);
+        return;
+    }
+    input->opened = TRUE;
+    input->processes = report.processes;
+    input->errors_seen = report.errors_seen;
+    for (guint v = 0; v < GL_N_VERDICTS; v++)
+        input->by_verdict[v] = report.by_verdict[v];
+    input->repeated = report.repeated;
+    input->report = TRUE;
+    input->report_incomplete = report.incomplete_files;
+    input->report_unchecked = report.unchecked_processes;
+    input->report_truncated = g_steal_pointer(&report.truncated_files);
+    for (guint i = 0; i < report.problems->len; i++)
+        g_ptr_array_add(input->problems,
+                        g_error_new(GL_ERROR, GL_ERROR_IO, "%s: %s", input->path,
+                                    (const char *) g_ptr_array_index(report.problems, i)));
+    gl_json_input_clear(&report);
+}
+
+static void read_xml(Input *input, const GlRules *rules, GlReader *reader)
+{
+    input->opened = TRUE;
+    input->processes = 1;
+    gl_reader_set_marker_prefix(reader, GL_PROTO_MARKER_PREFIX);
+    g_autoptr(GlClassifier) classifier = gl_classifier_new(rules);
+    g_autoptr(GlAttributor) attributor = gl_attributor_new(input->findings);
+    const GlDocument *doc = gl_reader_document(reader);
+    guint64 base = (guint64) input->index << 32;
+    guint64 n = 0;
+    GlRecord *record;
+    while ((record = gl_reader_next(reader, NULL)) != NULL) {
+        GlVerdict verdict = gl_classifier_classify(classifier, record, doc);
+        input->errors_seen++;
+        input->by_verdict[verdict]++;
+        if (strcmp(record->kind, GL_KIND_FATAL_SIGNAL) == 0)
+            g_ptr_array_add(input->notes, g_strdup_printf("%s: process %" G_GINT64_FORMAT
+                                                          " died: %s", input->path,
+                                                          record->pid, record->what));
+        if (verdict == GL_VERDICT_KEEP)
+            gl_attributor_add(attributor, record, base | (n & 0xffffffffu));
+        else
+            gl_record_free(record);
+        n++;
+    }
+    gl_attributor_finish(attributor);
+    /* A leak that mid-run checks and the exit check both reported is read
+     * several times and kept once. */
+    input->repeated = gl_attributor_repeated(attributor);
+    input->by_verdict[GL_VERDICT_KEEP] -= input->repeated;
+    input->marked = doc->marker != NULL;
+    gl_classifier_collect_objects(classifier, input->objects);
+    const GPtrArray *problems = gl_reader_problems(reader);
+    if (foreign_listed_file(input, problems)) {
+        input->opened = FALSE;
+        g_ptr_array_add(input->notes,
+                        g_strdup_printf("%s: skipped: %s", input->path,
+                                        ((const GError *) g_ptr_array_index(problems, 0))->message));
+        return;
+    }
+    for (guint i = 0; i < problems->len; i++) {
+        const GError *problem = g_ptr_array_index(problems, i);
+        input->truncated |= g_error_matches(problem, GL_ERROR, GL_ERROR_TRUNCATED);
+        g_ptr_array_add(input->problems, g_error_copy(problem));
+    }
+    const GPtrArray *notes = gl_reader_notes(reader);
+    for (guint i = 0; i < notes->len; i++)
+        g_ptr_array_add(input->notes, g_strdup(g_ptr_array_index(notes, i)));
+    input->suppressed = g_hash_table_ref(gl_reader_suppression_counts(reader));
+}
+
+/* Opens @input's file; one found in a directory without waiting (a FIFO
+ * put there after it was listed must not block) and only if it is a
+ * regular file: another is skipped with a note. One the user named is
+ * read whatever it is: gemleak filter <(zcat 123.xml.gz).
+ * Returns: the descriptor, or -1 (with a problem or a note). */
+static int open_input(Input *input, gboolean *regular)
+{
+    int flags = O_RDONLY | O_CLOEXEC | O_NOCTTY | (input->listed ? O_NONBLOCK : 0);
+    int fd = g_open(input->path, flags, 0);
+    if (fd < 0) {
+        int saved = errno;
+        g_autofree char *shown = g_utf8_make_valid(input->path, -1);
+        g_ptr_array_add(input->problems, g_error_new(GL_ERROR, GL_ERROR_IO, "%s: cannot open: %s",
+                                                     shown, g_strerror(saved)));
+        return -1;
+    }
+    struct stat st;
+    *regular = fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
+    if (input->listed && !*regular) {
+        g_ptr_array_add(input->notes, skipped_note(input->path, st.st_mode));
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+static void read_input(Input *input, const GlRules *rules)
+{
+    if (strcmp(input->path, "-") == 0) {
+        g_autoptr(GlReader) reader = gl_reader_new_for_fd(STDIN_FILENO, "<stdin>");
+        read_xml(input, rules, reader);
+        return;
+    }
+    gboolean regular = FALSE;
+    int fd = open_input(input, &regular);
+    if (fd < 0)
+        return;
+    /* Only a regular file is looked into twice: the first bytes of a pipe
+     * are gone once read. */
+    if (!input->listed && regular && gl_json_input_detect(input->path)) {
+        close(fd);
+        read_report(input);
+        return;
+    }
+    /* the reader reads the descriptor until it is freed */
+    GlReader *reader = gl_reader_new_for_fd(fd, input->path);
+    read_xml(input, rules, reader);
+    gl_reader_free(reader);
+    close(fd);
+}
+
+/* What one reading thread may need of the address space besides its
+ * stack: glibc's malloc reserves 64 MiB for each thread's arena on 64-bit,
+ * which also holds a reader's largest need (an element of
+ * GL_SPLITTER_MAX_ELEMENT, in the splitter's buffer and parsed). Under an
+ * address-space limit (ulimit -v) a thread that started without it
+ * aborts in GLib at its first allocation that fails. */
+#define READER_MEMORY ((gsize) 64 * 1024 * 1024)
+
+/* What a started thread allocates before it takes an input: a thread that
+ * cannot reads nothing, as if it had never started. */
+#define READER_PROBE (2 * GL_SPLITTER_MAX_ELEMENT)
+
+/* The inputs, shared by the reading threads: each takes the next one. */
+typedef struct {
+    GPtrArray *inputs;
+    const GlRules *rules;
+    gint next;
+    gint starved;   /* threads that started but could not allocate */
+} Work;
+
+static void read_all(Work *work)
+{
+    for (;;) {
+        guint i = (guint) g_atomic_int_add(&work->next, 1);
+        if (i >= work->inputs->len)
+            return;
+        Input *input = g_ptr_array_index(work->inputs, i);
+        if (input->problems->len == 0)
+            read_input(input, work->rules);
+    }
+}
+
+static gpointer read_inputs(gpointer data)
+{
+    Work *work = data;
+    gpointer probe = g_try_malloc(READER_PROBE);
+    if (probe == NULL) {
+        g_atomic_int_inc(&work->starved);
+        return NULL;
+    }
+    g_free(probe);
+    read_all(work);
+    return NULL;
+}
+
+/* Returns: the stack a new thread gets (GLib starts threads with the
+ * default attributes: RLIMIT_STACK, or the C library's own default). */
+static gsize thread_stack_size(void)
+{
+    pthread_attr_t attr;
+    size_t size = 0;
+    if (pthread_attr_init(&attr) != 0)
+        return (gsize) 8 * 1024 * 1024;
+    if (pthread_attr_getstacksize(&attr, &size) != 0 || size == 0)
+        size = (size_t) 8 * 1024 * 1024;
+    pthread_attr_destroy(&attr);
+    return size;
+}
+
+/* Returns: how many of @wanted reading threads, the main one first, the
+ * address space holds: each one's memory is set aside in turn, as far as
+ * it goes, and given back before any thread starts. A limit on the
+ * address space, or strict overcommit, shows here instead of as a thread
+ * that starts and then aborts. At least 1: the main thread reads. */
+static guint threads_that_fit(guint wanted)
+{
+    gsize each = thread_stack_size() + READER_MEMORY;
+    g_autoptr(GPtrArray) held = g_ptr_array_new_with_free_func(g_free);
+    while (held->len < wanted) {
+        gpointer block = g_try_malloc(each);
+        if (block == NULL)
+            break;
+        g_ptr_array_add(held, block);
+    }
+    return MAX(held->len, 1);
+}
+
+/* The same file named twice (two spellings, a directory and a file in it,
+ * "-" twice) is read once: counted twice, and standard input read by two
+ * threads at once, otherwise. Returns: TRUE if @path is new to @seen. */
+static gboolean first_time(GHashTable *seen, const char *path)
+{
+    GlFileId id;
+    gboolean known = strcmp(path, "-") == 0 ? gl_file_id_of_fd(STDIN_FILENO, &id)
+                                            : gl_file_id_of_path(path, &id);
+    char *key = known ? g_strdup_printf("%ju:%ju", (uintmax_t) id.dev, (uintmax_t) id.ino)
+                      : g_strconcat("path:", path, NULL);
+    return g_hash_table_add(seen, key);
+}
+
+/* Expands directories into their *.xml files; what cannot be expanded
+ * becomes an input that carries its problem, and what a directory holds
+ * that is not a regular file a note in @skipped. */
+static GPtrArray *collect_inputs(const char *const *paths, GPtrArray *skipped)
+{
+    GPtrArray *inputs = g_ptr_array_new_with_free_func(input_free);
+    g_autoptr(GHashTable) seen = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+    for (const char *const *path = paths; *path != NULL; path++) {
+        g_autoptr(GPtrArray) files = NULL;
+        GError *problem = NULL;
+        if (strcmp(*path, "-") != 0 && g_file_test(*path, G_FILE_TEST_IS_DIR)) {
+            files = list_xml_files(*path, skipped, &problem);
+            if (files != NULL && files->len == 0)
+                g_set_error(&problem, GL_ERROR, GL_ERROR_IO,
+                            "%s: no *.xml or *.xml.gz files in this directory", *path);
+        }
+        guint n = files != NULL && problem == NULL ? files->len : 1;
+        for (guint i = 0; i < n; i++) {
+            const char *file = files != NULL && problem == NULL
+                                   ? (const char *) g_ptr_array_index(files, i) : *path;
+            if (problem == NULL && !first_time(seen, file))
+                continue;
+            Input *input = g_new0(Input, 1);
+            input->path = g_strdup(file);
+            input->index = inputs->len;
+            input->listed = files != NULL && problem == NULL;
+            input->findings = gl_findings_new();
+            input->problems = g_ptr_array_new_with_free_func((GDestroyNotify) g_error_free);
+            input->notes = g_ptr_array_new_with_free_func(g_free);
+            input->objects = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+            if (i == 0 && problem != NULL)
+                g_ptr_array_add(input->problems, problem);
+            g_ptr_array_add(inputs, input);
+        }
+    }
+    return inputs;
+}
+
+/* Adds the counts of @from (name -> count) to @into, saturating. */
+static void add_counts(GHashTable *into, GHashTable *from)
+{
+    GHashTableIter iter;
+    gpointer key, value;
+    g_hash_table_iter_init(&iter, from);
+    while (g_hash_table_iter_next(&iter, &key, &value))
+        gl_counts_add(into, g_strdup(key), GPOINTER_TO_SIZE(value));
+}
+
+/* Returns: the signal that killed the process whose XML @path is
+ * ("<pid>.xml", as Valgrind's %p writes it), per @killed; 0 when none. */
+static int killed_by(GHashTable *killed, const char *path)
+{
+    if (killed == NULL)
+        return 0;
+    g_autofree char *base = g_path_get_basename(path);
+    char *dot = strchr(base, '.');
+    guint64 pid = 0;
+    if (dot == NULL || (strcmp(dot, ".xml") != 0 && strcmp(dot, ".xml.gz") != 0))
+        return 0;
+    *dot = '\0';
+    if (!g_ascii_string_to_unsigned(base, 10, 1, G_MAXINT, &pid, NULL))
+        return 0;
+    return GPOINTER_TO_INT(g_hash_table_lookup(killed, GINT_TO_POINTER((gint) pid)));
+}
+
+GlAnalysis *gl_analyze(const char *const *paths, const GlRules *rules, guint jobs)
+{
+    return gl_analyze_with_killed(paths, rules, jobs, NULL);
+}
+
+GlAnalysis *gl_analyze_with_killed(const char *const *paths, const GlRules *rules, guint jobs,
+                                   GHashTable *killed)
+{
+    gl_reader_global_init();
+    g_autoptr(GPtrArray) skipped = g_ptr_array_new_with_free_func(g_free);
+    g_autoptr(GPtrArray) inputs = collect_inputs(paths, skipped);
+    if (jobs == 0)
+        jobs = g_get_num_processors();
+    jobs = MIN(MIN(jobs, GL_MAX_JOBS), MAX(inputs->len, 1));
+
+    /* Threads are joined, not pooled: a pool keeps idle threads past the
+     * end, which a leak checker should not leave for Valgrind to find. */
+    Work work = { .inputs = inputs, .rules = rules };
+    g_autoptr(GPtrArray) threads = g_ptr_array_new();
+    g_autoptr(GError) thread_error = NULL;
+    guint fit = jobs > 1 ? threads_that_fit(jobs) : 1;
+    for (guint i = 1; i < fit && thread_error == NULL; i++) {
+        /* Under a thread or address-space limit, fewer threads read. */
+        GThread *thread = g_thread_try_new("gemleak-read", read_inputs, &work, &thread_error);
+        if (thread != NULL)
+            g_ptr_array_add(threads, thread);
+    }
+    read_all(&work);
+    for (guint i = 0; i < threads->len; i++)
+        g_thread_join(g_ptr_array_index(threads, i));
+
+    /* Gather in input order, so that the report is the same however many
+     * threads read. */
+    GlAnalysis *analysis = g_new0(GlAnalysis, 1);
+    analysis->table = gl_findings_new();
+    analysis->problems = g_ptr_array_new_with_free_func((GDestroyNotify) g_error_free);
+    analysis->notes = g_ptr_array_new_with_free_func(g_free);
+    analysis->summary.truncated_files = g_ptr_array_new_with_free_func(g_free);
+    analysis->suppressed = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+    analysis->objects = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+    GlSummary *summary = &analysis->summary;
+    for (guint i = 0; i < skipped->len; i++)
+        g_ptr_array_add(analysis->notes, g_strdup(g_ptr_array_index(skipped, i)));
+    guint starved = (guint) g_atomic_int_get(&work.starved);
+    guint readers = threads->len - starved + 1;
+    if (readers < jobs) {
+        g_autoptr(GPtrArray) why = g_ptr_array_new_with_free_func(g_free);
+        if (fit < jobs)
+            g_ptr_array_add(why, g_strdup_printf("the address space left (ulimit -v) holds %u "
+                                                 "at once", fit));
+        if (thread_error != NULL)
+            g_ptr_array_add(why, g_strdup(thread_error->message));
+        if (starved > 0)
+            g_ptr_array_add(why, g_strdup_printf("%u started but could not allocate memory",
+                                                 starved));
+        g_ptr_array_add(why, NULL);
+        g_autofree char *reasons = g_strjoinv("; ", (char **) why->pdata);
+        g_ptr_array_add(analysis->notes,
+                        g_strdup_printf("read with %u thread%s, not %u: %s", readers,
+                                        readers == 1 ? "" : "s", jobs, reasons));
+    }
+    for (guint i = 0; i < inputs->len; i++) {
+        Input *input = g_ptr_array_index(inputs, i);
+        summary->processes += input->opened ? input->processes : 0;
+        summary->errors_seen += input->errors_seen;
+        for (guint v = 0; v < GL_N_VERDICTS; v++)
+            summary->by_verdict[v] += input->by_verdict[v];
+        summary->repeated += input->repeated;
+        summary->marked_files += input->marked;
+        gl_findings_absorb(analysis->table, input->findings);
+        for (guint j = 0; j < input->notes->len; j++)
+            g_ptr_array_add(analysis->notes, g_strdup(g_ptr_array_index(input->notes, j)));
+        if (input->truncated)
+            g_ptr_array_add(summary->truncated_files, g_strdup(input->path));
+        for (guint j = 0; input->report_truncated != NULL && j < input->report_truncated->len; j++)
+            g_ptr_array_add(summary->truncated_files,
+                            g_strdup(g_ptr_array_index(input->report_truncated, j)));
+        int signo = input->truncated ? killed_by(killed, input->path) : 0;
+        if (signo != 0) {
+            /* The process never finished writing: what it wrote is read,
+             * and nothing is missing that it could have written. */
+            g_autofree char *pid = g_path_get_basename(input->path);
+            *strchr(pid, '.') = '\0';
+            g_ptr_array_add(analysis->notes,
+                            g_strdup_printf("%s: process %s was killed by %s; its XML ends early",
+                                            input->path, pid, gl_signal_name(signo)));
+        }
+        gboolean incomplete = FALSE;
+        for (guint j = 0; j < input->problems->len; j++) {
+            const GError *problem = g_ptr_array_index(input->problems, j);
+            if (signo == 0 || !g_error_matches(problem, GL_ERROR, GL_ERROR_TRUNCATED)) {
+                g_ptr_array_add(analysis->problems, g_error_copy(problem));
+                incomplete = TRUE;
+            }
+        }
+        /* A shard's report counts its own inputs and processes. */
+        summary->incomplete_files += input->report ? input->report_incomplete : (guint) incomplete;
+        summary->unchecked_processes += input->report_unchecked;
+        if (input->suppressed != NULL)
+            add_counts(analysis->suppressed, input->suppressed);
+        GHashTableIter objects;
+        gpointer object;
+        g_hash_table_iter_init(&objects, input->objects);
+        while (g_hash_table_iter_next(&objects, &object, NULL))
+            g_hash_table_add(analysis->objects, g_strdup(object));
+    }
+    gl_findings_fingerprint(analysis->table);
+    analysis->findings = gl_findings_sorted(analysis->table);
+    return analysis;
+}
+
+void gl_analysis_free(GlAnalysis *analysis)
+{
+    if (analysis == NULL)
+        return;
+    g_ptr_array_unref(analysis->findings);
+    gl_findings_free(analysis->table);
+    g_ptr_array_unref(analysis->problems);
+    g_ptr_array_unref(analysis->notes);
+    g_ptr_array_unref(analysis->summary.truncated_files);
+    g_hash_table_unref(analysis->suppressed);
+    g_hash_table_unref(analysis->objects);
+    g_free(analysis);
+}
+
+guint64 gl_summary_skipped(const GlSummary *summary)
+{
+    return summary->errors_seen - summary->by_verdict[GL_VERDICT_KEEP];
+}

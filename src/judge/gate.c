@@ -1,0 +1,132 @@
+/* The gate: findings in, pass or fail out. */
+#include "gemleak/judge/gate.h"
+#include "gemleak/base/errors.h"
+#include "gemleak/judge/merge.h"
+
+#include <string.h>
+
+void gl_gate_init(GlGate *gate)
+{
+    memset(gate, 0, sizeof *gate);
+    gate->leak_kinds = GL_LEAK_DEFINITE;
+    gate->errors = TRUE;
+}
+
+gboolean gl_gate_parse_fail_on(GlGate *gate, const char *spec, GError **error)
+{
+    GlLeakKind leaks = 0;
+    gboolean errors = FALSE;
+    gboolean uncertain = FALSE;
+    g_auto(GStrv) words = g_strsplit(spec != NULL ? spec : "", ",", -1);
+    /* An empty value is an unset CI variable, not a wish to never fail. */
+    if (words[0] == NULL) {
+        g_set_error(error, GL_ERROR, GL_ERROR_USAGE,
+                    "--fail-on: the value is empty (give definite, indirect, possible, reachable, "
+                    "errors, uncertain, all, or none to never fail)");
+        return FALSE;
+    }
+    for (char **word = words; *word != NULL; word++) {
+        g_strstrip(*word);
+        if (strcmp(*word, "errors") == 0) {
+            errors = TRUE;
+        } else if (strcmp(*word, "uncertain") == 0) {
+            uncertain = TRUE;
+        } else if (strcmp(*word, "all") == 0) {
+            errors = TRUE;
+            uncertain = TRUE;
+            leaks = GL_LEAK_ALL;
+        } else if (strcmp(*word, "none") == 0) {
+            continue;
+        } else {
+            GlLeakKind kind = 0;
+            if (!gl_leak_kind_from_word(*word, &kind)) {
+                g_set_error(error, GL_ERROR, GL_ERROR_USAGE,
+                            "--fail-on: unknown kind '%s' (use definite, indirect, possible, "
+                            "reachable, errors, uncertain, all or none)", *word);
+                return FALSE;
+            }
+            leaks |= kind;
+        }
+    }
+    gate->leak_kinds = leaks;
+    gate->errors = errors;
+    gate->uncertain = uncertain;
+    return TRUE;
+}
+
+gboolean gl_gate_counts(const GlGate *gate, const GlFinding *finding)
+{
+    const GlRecord *record = finding->record;
+    if (!finding->certain && !gate->uncertain)
+        return FALSE;
+    if (record->leak_kind == GL_LEAK_NONE)
+        return gate->errors;
+    return (record->leak_kind & gate->leak_kinds) != 0;
+}
+
+void gl_gate_evaluate(const GlGate *gate, const GPtrArray *findings, guint incomplete_inputs,
+                      guint unchecked_processes, gboolean checked_nothing, GlGateResult *result)
+{
+    memset(result, 0, sizeof *result);
+    guint leaks = 0, errors = 0, uncertain = 0;
+    for (guint i = 0; i < findings->len; i++) {
+        const GlFinding *finding = g_ptr_array_index(findings, i);
+        if (!gl_gate_counts(gate, finding)) {
+            uncertain += !finding->certain;
+            continue;
+        }
+        result->failing++;
+        if (finding->record->leak_kind != GL_LEAK_NONE) {
+            leaks++;
+            result->failing_bytes = gl_add_saturating(result->failing_bytes, finding->total_bytes);
+        } else {
+            errors++;
+        }
+    }
+    gboolean leaks_fail = leaks > 0 &&
+                          (!gate->has_max_bytes || result->failing_bytes > gate->max_bytes);
+    result->failed = leaks_fail || errors > 0;
+    result->complete = incomplete_inputs == 0 && unchecked_processes == 0 && !checked_nothing;
+
+    GString *line = g_string_new(result->failed     ? "gemleak: FAIL: "
+                                 : result->complete ? "gemleak: pass: "
+                                                    : "gemleak: INCOMPLETE: ");
+    if (checked_nothing && result->failing == 0) {
+        g_string_append(line, "nothing was checked: no process under Valgrind loaded a target "
+                              "extension (see gemleak's messages)");
+    } else if (result->failing == 0) {
+        g_string_append(line, findings->len == 0 ? "no findings"
+                              : uncertain == findings->len ? "no certain finding"
+                              : "no finding is of a kind that fails (--fail-on)");
+    } else {
+        if (leaks > 0) {
+            g_string_append_printf(line, "%u leak%s losing %" G_GUINT64_FORMAT " bytes", leaks,
+                                   leaks == 1 ? "" : "s", result->failing_bytes);
+            if (gate->has_max_bytes)
+                g_string_append_printf(line, " (%s --max-bytes %" G_GUINT64_FORMAT ")",
+                                       leaks_fail ? "over" : "within", gate->max_bytes);
+        }
+        if (errors > 0)
+            g_string_append_printf(line, "%s%u memory error%s", leaks > 0 ? ", " : "", errors,
+                                   errors == 1 ? "" : "s");
+    }
+    if (incomplete_inputs > 0)
+        g_string_append_printf(line, " in what could be read; %u input%s could not all be read "
+                               "(see gemleak's messages)", incomplete_inputs,
+                               incomplete_inputs == 1 ? "" : "s");
+    if (unchecked_processes > 0)
+        g_string_append_printf(line, "%s %u process%s loaded an extension outside Valgrind (see "
+                               "gemleak's messages)", incomplete_inputs > 0 ? ";" : " in what "
+                               "Valgrind saw;", unchecked_processes,
+                               unchecked_processes == 1 ? "" : "es");
+    if (uncertain > 0)
+        g_string_append_printf(line, "; %u uncertain finding%s left to you (--fail-on uncertain "
+                               "fails on %s)", uncertain, uncertain == 1 ? "" : "s",
+                               uncertain == 1 ? "it" : "them");
+    result->line = g_string_free(line, FALSE);
+}
+
+void gl_gate_result_clear(GlGateResult *result)
+{
+    g_clear_pointer(&result->line, g_free);
+}

@@ -1,9 +1,0 @@
-/* gemleak: find the real memory leaks in Ruby native extensions. */
-#include <stdio.h>
-
-#include "gemleak/cli.h"
-
-int main(int argc, char **argv)
-{
-    return gemleak_main(argc, argv, stdout, stderr);
-}

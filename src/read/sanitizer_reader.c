@@ -1,0 +1,593 @@
+/* LeakSanitizer and AddressSanitizer reports, read into records. The text
+ * is line based: a report starts "==PID==ERROR: TOOL: ...", its records are
+ * separated by blank lines, each a heading line and frame lines, and it
+ * ends with "SUMMARY: TOOL: ...". */
+#include "gemleak/read/sanitizer_reader.h"
+#include "gemleak/base/errors.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Far above any real report (5000 leaks of 30 frames is ~40 MB). */
+#define MAX_REPORT_SIZE (G_GUINT64_CONSTANT(1) << 30)
+#define DETECT_WINDOW (64 * 1024)
+
+typedef struct {
+    GPtrArray *records;
+    GlSanitizerFacts *facts;
+    GlRecord *record;     /* the record being read, nullable */
+    GArray *frames;       /* of GlFrame: the stack being read */
+    gint stack_aux;       /* where the frames go: -1 the primary stack, else an aux index */
+    gboolean in_report;   /* between an ERROR header and its SUMMARY */
+    gboolean asan_report; /* the report in hand is AddressSanitizer's */
+    gint64 report_pid;
+    gboolean seen_runtime; /* a line of either runtime, report or not */
+} Parser;
+
+/* Returns: the pid of "==PID==" at the start of @line, 0 when it has none;
+ * *rest the text after it. */
+static gint64 line_pid(const char *line, const char **rest)
+{
+    if (strncmp(line, "==", 2) != 0)
+        return 0;
+    char *end = NULL;
+    guint64 pid = g_ascii_strtoull(line + 2, &end, 10);
+    if (end == line + 2 || strncmp(end, "==", 2) != 0 || pid == 0 || pid > G_MAXINT32)
+        return 0;
+    *rest = end + 2;
+    return (gint64) pid;
+}
+
+gboolean gl_sanitizer_detect(const char *data, gsize length)
+{
+    gsize window = MIN(length, (gsize) DETECT_WINDOW);
+    const char *end = data + window;
+    for (const char *line = data; line < end;) {
+        const char *newline = memchr(line, '\n', (gsize) (end - line));
+        gsize n = newline != NULL ? (gsize) (newline - line) : (gsize) (end - line);
+        g_autofree char *text = g_strndup(line, n);
+        const char *rest = NULL;
+        if (line_pid(text, &rest) != 0 &&
+            (g_str_has_prefix(rest, "ERROR: LeakSanitizer:") ||
+             g_str_has_prefix(rest, "ERROR: AddressSanitizer:")))
+            return TRUE;
+        if (newline == NULL)
+            break;
+        line = newline + 1;
+    }
+    return FALSE;
+}
+
+/* ---- frames ------------------------------------------------------------------- */
+
+/* Returns: (transfer none): @s interned in @record, or NULL for what the
+ * runtime prints when it does not know ("<null>", "", "??"). */
+static const char *known(GlRecord *record, const char *s)
+{
+    if (s == NULL || *s == '\0' || strcmp(s, "<null>") == 0 || strcmp(s, "??") == 0)
+        return NULL;
+    return gl_record_intern(record, s);
+}
+
+/* Splits a source path into Valgrind's dir and file. */
+static void set_source(GlRecord *record, GlFrame *frame, const char *path)
+{
+    if (path == NULL || *path == '\0' || strcmp(path, "<null>") == 0)
+        return;
+    const char *slash = strrchr(path, '/');
+    if (slash == NULL) {
+        frame->file = gl_record_intern(record, path);
+        return;
+    }
+    g_autofree char *dir = g_strndup(path, (gsize) (slash - path));
+    frame->dir = *dir != '\0' ? gl_record_intern(record, dir) : gl_record_intern(record, "/");
+    frame->file = known(record, slash + 1);
+}
+
+static guint parse_line_number(const char *s)
+{
+    char *end = NULL;
+    guint64 n = g_ascii_strtoull(s, &end, 10);
+    return end != s && n <= G_MAXUINT ? (guint) n : 0;
+}
+
+static guint64 parse_hex(const char *s)
+{
+    if (g_str_has_prefix(s, "0x") || g_str_has_prefix(s, "0X"))
+        s += 2;
+    return g_ascii_strtoull(s, NULL, 16);
+}
+
+/* "F|%n|%p|%m|%o|%f|%q|%s|%l|%c". A '|' inside a function name (C++'s
+ * operator|) makes more fields: the module comes from the left, the source
+ * from the right, the name is what is between. */
+static gboolean parse_format_frame(GlRecord *record, const char *line, GlFrame *frame)
+{
+    g_auto(GStrv) fields = g_strsplit(line, "|", -1);
+    guint n = g_strv_length(fields);
+    if (n < 10)
+        return FALSE;
+    frame->ip = parse_hex(fields[2]);
+    frame->obj = known(record, fields[3]);
+    GString *name = g_string_new(fields[5]);
+    for (guint i = 6; i + 4 < n; i++)
+        g_string_append_printf(name, "|%s", fields[i]);
+    frame->fn = known(record, name->str);
+    g_string_free(name, TRUE);
+    set_source(record, frame, fields[n - 3]);
+    frame->line = parse_line_number(fields[n - 2]);
+    return TRUE;
+}
+
+/* "(module+0xoffset)" or "(module)", possibly followed by " (BuildId: ...)". */
+static void parse_module(GlRecord *record, const char *text, GlFrame *frame)
+{
+    g_autofree char *copy = g_strdup(text);
+    char *close = strrchr(copy, ')');
+    if (close != NULL)
+        *close = '\0';
+    char *plus = strrchr(copy, '+');
+    if (plus != NULL && g_str_has_prefix(plus, "+0x"))
+        *plus = '\0';
+    frame->obj = known(record, copy);
+}
+
+/* "#N 0xPC in FUNCTION FILE:LINE[:COL]", "#N 0xPC in FUNCTION (MODULE+0xOFF)",
+ * "#N 0xPC (MODULE+0xOFF)": the runtimes' default "    #%n %p %F %L". */
+static gboolean parse_default_frame(GlRecord *record, const char *line, GlFrame *frame)
+{
+    const char *p = line;
+    while (*p == ' ' || *p == '\t')
+        p++;
+    if (*p != '#' || !g_ascii_isdigit(p[1]))
+        return FALSE;
+    p++;
+    while (g_ascii_isdigit(*p))
+        p++;
+    if (*p != ' ')
+        return FALSE;
+    p++;
+    if (!g_str_has_prefix(p, "0x"))
+        return FALSE;
+    frame->ip = parse_hex(p);
+    p += 2;
+    while (g_ascii_isxdigit(*p))
+        p++;
+    g_autofree char *rest = g_strstrip(g_strdup(p));
+    /* A build id, as newer runtimes add it: not part of the location. */
+    char *build_id = strstr(rest, " (BuildId: ");
+    if (build_id != NULL)
+        *build_id = '\0';
+    char *text = rest;
+    if (g_str_has_prefix(text, "in ")) {
+        text += 3;
+    } else {
+        if (*text == '(')
+            parse_module(record, text + 1, frame);
+        return TRUE;
+    }
+    gsize length = strlen(text);
+    char *open = strrchr(text, '(');
+    if (length > 0 && text[length - 1] == ')' && open != NULL && open > text && open[-1] == ' ' &&
+        strstr(open, "+0x") != NULL) {
+        parse_module(record, open + 1, frame);
+        open[-1] = '\0';
+        frame->fn = known(record, text);
+        return TRUE;
+    }
+    /* FUNCTION FILE:LINE[:COL]: the location is the last word, when it
+     * ends in numbers after a ':'. */
+    char *space = strrchr(text, ' ');
+    if (space != NULL) {
+        char *location = space + 1;
+        char *colon = strrchr(location, ':');
+        if (colon != NULL && g_ascii_isdigit(colon[1])) {
+            *colon = '\0';
+            guint number = parse_line_number(colon + 1);
+            char *second = strrchr(location, ':');
+            if (second != NULL && g_ascii_isdigit(second[1])) {
+                /* FILE:LINE:COL */
+                number = parse_line_number(second + 1);
+                *second = '\0';
+            }
+            *space = '\0';
+            frame->fn = known(record, text);
+            set_source(record, frame, location);
+            frame->line = number;
+            return TRUE;
+        }
+    }
+    frame->fn = known(record, text);
+    return TRUE;
+}
+
+/* Returns: TRUE if @line is a frame; the frame is added to the stack in hand. */
+static gboolean parse_frame(Parser *parser, const char *line)
+{
+    GlFrame frame = { 0 };
+    gboolean ok;
+    if (g_str_has_prefix(line, "F|"))
+        ok = parse_format_frame(parser->record, line, &frame);
+    else
+        ok = parse_default_frame(parser->record, line, &frame);
+    if (ok)
+        g_array_append_val(parser->frames, frame);
+    return ok;
+}
+
+/* ---- records ------------------------------------------------------------------ */
+
+/* Moves the frames read into the stack they belong to. */
+static void close_stack(Parser *parser)
+{
+    if (parser->record == NULL || parser->frames->len == 0)
+        return;
+    GlStack *stack = parser->stack_aux < 0
+                         ? &parser->record->stack
+                         : &g_array_index(parser->record->aux, GlAux, parser->stack_aux).stack;
+    if (stack->n_frames == 0) {
+        stack->n_frames = parser->frames->len;
+        stack->frames = (GlFrame *) g_array_free(parser->frames, FALSE);
+        parser->frames = g_array_new(FALSE, TRUE, sizeof(GlFrame));
+    }
+    g_array_set_size(parser->frames, 0);
+}
+
+static void add_aux(Parser *parser, const char *text)
+{
+    close_stack(parser);
+    GlAux aux = { .text = gl_record_intern(parser->record, text) };
+    g_array_append_val(parser->record->aux, aux);
+    parser->stack_aux = (gint) parser->record->aux->len - 1;
+}
+
+/* Hands out the record in hand (@keep) or drops it. */
+static void finish_record(Parser *parser, gboolean keep)
+{
+    if (parser->record == NULL)
+        return;
+    close_stack(parser);
+    if (keep) {
+        parser->record->unique = parser->records->len + 1;
+        g_ptr_array_add(parser->records, parser->record);
+    } else {
+        gl_record_free(parser->record);
+    }
+    parser->record = NULL;
+    parser->stack_aux = -1;
+    g_array_set_size(parser->frames, 0);
+}
+
+static GlRecord *start_record(Parser *parser)
+{
+    finish_record(parser, TRUE);
+    GlRecord *record = gl_record_new();
+    record->pid = parser->report_pid;
+    /* LeakSanitizer does not say which thread allocated: 0, unknown. */
+    record->tid = 0;
+    parser->record = record;
+    parser->stack_aux = -1;
+    return record;
+}
+
+/* "Direct leak of 101 byte(s) in 1 object(s) allocated from:" */
+static gboolean parse_leak_heading(Parser *parser, const char *line)
+{
+    GlLeakKind kind;
+    const char *p;
+    if (g_str_has_prefix(line, "Direct leak of ")) {
+        kind = GL_LEAK_DEFINITE;
+        p = line + strlen("Direct leak of ");
+    } else if (g_str_has_prefix(line, "Indirect leak of ")) {
+        kind = GL_LEAK_INDIRECT;
+        p = line + strlen("Indirect leak of ");
+    } else {
+        return FALSE;
+    }
+    char *end = NULL;
+    guint64 bytes = g_ascii_strtoull(p, &end, 10);
+    if (end == p || !g_str_has_prefix(end, " byte(s) in "))
+        return FALSE;
+    p = end + strlen(" byte(s) in ");
+    guint64 blocks = g_ascii_strtoull(p, &end, 10);
+    if (end == p || !g_str_has_prefix(end, " object(s)"))
+        return FALSE;
+    GlRecord *record = start_record(parser);
+    record->kind = gl_record_intern(record, kind == GL_LEAK_DEFINITE ? "Leak_DefinitelyLost"
+                                                                      : "Leak_IndirectlyLost");
+    record->leak_kind = kind;
+    g_autofree char *what = g_strndup(line, (gsize) (end + strlen(" object(s)") - line));
+    record->what = gl_record_intern(record, what);
+    record->has_leak_size = TRUE;
+    record->leaked_bytes = bytes;
+    record->leaked_blocks = blocks;
+    /* LeakSanitizer checks once the process has finished, as Valgrind's
+     * exit leak check. */
+    record->at_exit = TRUE;
+    return TRUE;
+}
+
+/* Valgrind's kind for an AddressSanitizer bug type and access. */
+static const char *asan_kind(const char *bug, const char *access)
+{
+    static const char *const fatal[] = { "SEGV", "BUS", "FPE", "ILL", "ABRT", "stack-overflow",
+                                         "unknown-crash on address 0x0", NULL };
+    for (const char *const *f = fatal; *f != NULL; f++)
+        if (g_str_has_prefix(bug, *f))
+            return GL_KIND_FATAL_SIGNAL;
+    if (g_str_has_prefix(bug, "attempting double-free") ||
+        g_str_has_prefix(bug, "attempting free on address which was not malloc()-ed") ||
+        g_str_has_prefix(bug, "bad-free"))
+        return "InvalidFree";
+    if (g_str_has_prefix(bug, "alloc-dealloc-mismatch") ||
+        g_str_has_prefix(bug, "new-delete-type-mismatch"))
+        return "MismatchedFree";
+    if (strstr(bug, "-param-overlap") != NULL)
+        return "Overlap";
+    if (access != NULL && g_str_has_prefix(access, "WRITE"))
+        return "InvalidWrite";
+    return "InvalidRead";
+}
+
+/* "==PID==ERROR: AddressSanitizer: heap-use-after-free on address 0x... at pc ..." */
+static void start_asan_error(Parser *parser, const char *bug)
+{
+    GlRecord *record = start_record(parser);
+    g_autofree char *copy = g_strstrip(g_strdup(bug));
+    /* the registers say nothing a user needs */
+    char *at_pc = strstr(copy, " at pc 0x");
+    if (at_pc == NULL)
+        at_pc = strstr(copy, " (pc 0x");
+    if (at_pc != NULL)
+        *at_pc = '\0';
+    gsize n = strlen(copy);
+    if (n > 0 && copy[n - 1] == ':')
+        copy[n - 1] = '\0';
+    /* "attempting double-free on 0x... in thread T0:" */
+    const char *thread = strstr(copy, " in thread T");
+    if (thread != NULL)
+        record->tid = (gint) MIN(parse_line_number(thread + strlen(" in thread T")), G_MAXINT - 1) + 1;
+    record->kind = gl_record_intern(record, asan_kind(copy, NULL));
+    record->leak_kind = GL_LEAK_NONE;
+    record->what = gl_record_intern(record, copy);
+}
+
+/* "READ of size 1 at 0x6020000000b0 thread T0": the access, whose stack
+ * follows, and the thread (T0 is Valgrind's thread 1). */
+static gboolean parse_access(Parser *parser, const char *line)
+{
+    gboolean read = g_str_has_prefix(line, "READ of size ");
+    if (!read && !g_str_has_prefix(line, "WRITE of size "))
+        return FALSE;
+    GlRecord *record = parser->record;
+    const char *size = line + strlen(read ? "READ of size " : "WRITE of size ");
+    char *end = NULL;
+    guint64 n = g_ascii_strtoull(size, &end, 10);
+    if (record->kind != NULL && (strcmp(record->kind, "InvalidRead") == 0 ||
+                                 strcmp(record->kind, "InvalidWrite") == 0)) {
+        record->kind = gl_record_intern(record, read ? "InvalidRead" : "InvalidWrite");
+        g_autofree char *what = g_strdup_printf("Invalid %s of size %" G_GUINT64_FORMAT " (%s)",
+                                                read ? "read" : "write", n, record->what);
+        record->what = gl_record_intern(record, what);
+    }
+    const char *thread = strstr(line, " thread T");
+    if (thread != NULL)
+        record->tid = (gint) MIN(parse_line_number(thread + strlen(" thread T")), G_MAXINT - 1) + 1;
+    return TRUE;
+}
+
+static void finish_report(Parser *parser, gboolean summary)
+{
+    /* A record with no frame after it is one the process never finished
+     * writing. */
+    if (!summary && parser->record != NULL)
+        finish_record(parser, FALSE);
+    else
+        finish_record(parser, TRUE);
+    if (!summary)
+        parser->facts->complete = FALSE;
+    parser->in_report = FALSE;
+}
+
+static void parse_line(Parser *parser, const char *line, gboolean last_line)
+{
+    const char *rest = NULL;
+    gint64 pid = line_pid(line, &rest);
+    if (pid != 0 && last_line && !parser->in_report &&
+        (g_str_has_prefix(rest, "ERROR") || g_str_has_prefix("ERROR: ", rest))) {
+        /* A header the process did not finish writing. */
+        parser->seen_runtime = TRUE;
+        parser->facts->complete = FALSE;
+        if (parser->facts->pid == 0)
+            parser->facts->pid = pid;
+        return;
+    }
+    if (pid != 0) {
+        if (g_str_has_prefix(rest, "ERROR: LeakSanitizer:") ||
+            g_str_has_prefix(rest, "ERROR: AddressSanitizer:")) {
+            if (parser->in_report)
+                finish_report(parser, FALSE);
+            gboolean asan = g_str_has_prefix(rest, "ERROR: AddressSanitizer:");
+            parser->in_report = TRUE;
+            parser->seen_runtime = TRUE;
+            parser->asan_report = asan;
+            parser->report_pid = pid;
+            parser->facts->n_reports++;
+            if (parser->facts->pid == 0)
+                parser->facts->pid = pid;
+            if (asan)
+                parser->facts->tool = GL_SANITIZER_ASAN;
+            else if (parser->facts->tool == GL_SANITIZER_UNKNOWN)
+                parser->facts->tool = GL_SANITIZER_LSAN;
+            if (asan)
+                start_asan_error(parser, rest + strlen("ERROR: AddressSanitizer:"));
+            return;
+        }
+        /* The runtime's other lines ("==PID==WARNING: LeakSanitizer: ...")
+         * say it ran in this process, even with nothing to report. */
+        gboolean lsan = strstr(rest, "LeakSanitizer") != NULL;
+        if (!lsan && strstr(rest, "AddressSanitizer") == NULL)
+            return;
+        parser->seen_runtime = TRUE;
+        if (parser->facts->pid == 0)
+            parser->facts->pid = pid;
+        if (parser->facts->tool == GL_SANITIZER_UNKNOWN)
+            parser->facts->tool = lsan ? GL_SANITIZER_LSAN : GL_SANITIZER_ASAN;
+        /* "==PID==LeakSanitizer has encountered a fatal error" (no ptrace,
+         * no /proc): the leak check did not run. */
+        if (strstr(rest, "LeakSanitizer has encountered a fatal error") != NULL) {
+            parser->facts->incomplete = TRUE;
+            parser->facts->incomplete_reason = "LeakSanitizer has encountered a fatal error";
+        }
+        return;
+    }
+    if (!parser->in_report)
+        return;
+    if (g_str_has_prefix(line, "SUMMARY: ")) {
+        finish_report(parser, TRUE);
+        return;
+    }
+    if (g_str_has_prefix(line, "Too many leaks!")) {
+        parser->facts->incomplete = TRUE;
+        parser->facts->incomplete_reason = "Too many leaks: LeakSanitizer reported only the first ones";
+        return;
+    }
+    if (*line == '\0') {
+        /* A blank line ends a LeakSanitizer record; an AddressSanitizer
+         * error goes on over blank lines until its SUMMARY. */
+        if (!parser->asan_report || parser->record == NULL ||
+            parser->record->leak_kind != GL_LEAK_NONE)
+            finish_record(parser, TRUE);
+        else
+            close_stack(parser);
+        return;
+    }
+    if (parse_leak_heading(parser, line))
+        return;
+    if (parser->record == NULL)
+        return;
+    /* The last line of a file cut short may be half a frame. */
+    if (last_line)
+        return;
+    if (parse_frame(parser, line))
+        return;
+    if (parser->record->leak_kind != GL_LEAK_NONE)
+        return;
+    if (parse_access(parser, line))
+        return;
+    /* "0x... is located 0 bytes inside of 115-byte region [...)", "freed
+     * by thread T0 here:", "previously allocated by thread T0 here:",
+     * "Thread T1 created by T0 here:": Valgrind's auxwhat, each with the
+     * stack that follows it, if any. */
+    g_autofree char *text = g_strstrip(g_strdup(line));
+    gsize n = strlen(text);
+    if (n > 0 && text[n - 1] == ':')
+        text[n - 1] = '\0';
+    if (*text != '\0')
+        add_aux(parser, text);
+}
+
+/* Returns: the ".PID" at the end of @name (log_path=DIR/lsan writes
+ * DIR/lsan.PID), 0 when it has none. */
+static gint64 name_pid(const char *name)
+{
+    if (name == NULL)
+        return 0;
+    const char *dot = strrchr(name, '.');
+    if (dot == NULL || dot[1] == '\0')
+        return 0;
+    for (const char *p = dot + 1; *p != '\0'; p++)
+        if (!g_ascii_isdigit(*p))
+            return 0;
+    guint64 pid = g_ascii_strtoull(dot + 1, NULL, 10);
+    return pid > 0 && pid <= G_MAXINT32 ? (gint64) pid : 0;
+}
+
+gboolean gl_sanitizer_read_data(const char *data, gsize length, const char *name,
+                                GPtrArray **records, GlSanitizerFacts *facts, GError **error)
+{
+    const char *label = name != NULL ? name : "input";
+    memset(facts, 0, sizeof *facts);
+    *records = NULL;
+    gboolean blank = TRUE;
+    for (gsize i = 0; i < length && blank; i++)
+        blank = g_ascii_isspace(data[i]);
+    if (blank) {
+        g_set_error(error, GL_ERROR, GL_ERROR_EMPTY, "%s: empty (no sanitizer report)", label);
+        return FALSE;
+    }
+    Parser parser = {
+        .records = g_ptr_array_new_with_free_func((GDestroyNotify) gl_record_free),
+        .facts = facts,
+        .frames = g_array_new(FALSE, TRUE, sizeof(GlFrame)),
+        .stack_aux = -1,
+    };
+    facts->complete = TRUE;
+    const char *end = data + length;
+    for (const char *line = data; line < end;) {
+        const char *newline = memchr(line, '\n', (gsize) (end - line));
+        gsize n = newline != NULL ? (gsize) (newline - line) : (gsize) (end - line);
+        /* NULs and a trailing CR are no part of a line the runtimes write. */
+        g_autofree char *text = g_strndup(line, n);
+        gsize text_length = strlen(text);
+        if (text_length > 0 && text[text_length - 1] == '\r')
+            text[text_length - 1] = '\0';
+        parse_line(&parser, text, newline == NULL);
+        if (newline == NULL)
+            break;
+        line = newline + 1;
+    }
+    if (parser.in_report)
+        finish_report(&parser, FALSE);
+    g_array_unref(parser.frames);
+    if (!parser.seen_runtime) {
+        g_ptr_array_unref(parser.records);
+        g_set_error(error, GL_ERROR, GL_ERROR_MALFORMED,
+                    "%s: not a LeakSanitizer or AddressSanitizer report", label);
+        return FALSE;
+    }
+    if (facts->pid == 0)
+        facts->pid = name_pid(name);
+    for (guint i = 0; i < parser.records->len; i++) {
+        GlRecord *record = g_ptr_array_index(parser.records, i);
+        if (record->pid == 0)
+            record->pid = facts->pid;
+    }
+    facts->n_records = parser.records->len;
+    *records = parser.records;
+    return TRUE;
+}
+
+gboolean gl_sanitizer_read_file(const char *path, GPtrArray **records, GlSanitizerFacts *facts,
+                                GError **error)
+{
+    memset(facts, 0, sizeof *facts);
+    *records = NULL;
+    g_autoptr(GMappedFile) file = NULL;
+    GError *local = NULL;
+    file = g_mapped_file_new(path, FALSE, &local);
+    if (file == NULL) {
+        g_set_error(error, GL_ERROR, GL_ERROR_IO, "%s: %s", path, local->message);
+        g_error_free(local);
+        return FALSE;
+    }
+    gsize length = g_mapped_file_get_length(file);
+    if ((guint64) length > MAX_REPORT_SIZE) {
+        g_set_error(error, GL_ERROR, GL_ERROR_LIMIT,
+                    "%s: larger than 1 GiB, not a sanitizer report gemleak reads", path);
+        return FALSE;
+    }
+    const char *contents = g_mapped_file_get_contents(file);
+    g_autofree char *base = g_path_get_basename(path);
+    /* Messages name the path; the pid comes from the file's own name. */
+    if (!gl_sanitizer_read_data(contents != NULL ? contents : "", length, base, records, facts,
+                                &local)) {
+        const char *message = local->message;
+        if (g_str_has_prefix(message, base) && message[strlen(base)] == ':')
+            message += strlen(base) + 1;
+        g_set_error(error, GL_ERROR, local->code, "%s:%s", path, message);
+        g_error_free(local);
+        return FALSE;
+    }
+    return TRUE;
+}

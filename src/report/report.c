@@ -1,0 +1,430 @@
+/* The list of report formats, and what several of them share. */
+#include "gemleak/report/report.h"
+#include "gemleak/base/errors.h"
+#include "gemleak/read/source.h"
+
+#include <errno.h>
+#include <string.h>
+
+static const GlReporter *const reporters[] = {
+    &gl_report_text,
+    &gl_report_json,
+    &gl_report_junit,
+    &gl_report_sarif,
+    &gl_report_github,
+    &gl_report_supp,
+    NULL,
+};
+
+const GlReporter *const *gl_reporters(void)
+{
+    return reporters;
+}
+
+const GlReporter *gl_reporter_find(const char *name)
+{
+    for (const GlReporter *const *r = reporters; *r != NULL; r++)
+        if (g_strcmp0((*r)->name, name) == 0)
+            return *r;
+    return NULL;
+}
+
+gboolean gl_report_write(const GlReporter *reporter, const GlReportContext *context, FILE *out,
+                         const char *out_name, GError **error)
+{
+    gpointer state = reporter->begin(context, out);
+    for (guint i = 0; i < context->findings->len; i++)
+        reporter->finding(state, g_ptr_array_index(context->findings, i), i);
+    reporter->end(state);
+    if (fflush(out) != 0 || ferror(out)) {
+        int saved = errno;
+        g_set_error(error, GL_ERROR, GL_ERROR_IO, "%s: cannot write the %s report: %s",
+                    out_name, reporter->name, g_strerror(saved));
+        return FALSE;
+    }
+    return TRUE;
+}
+
+void gl_text_append_escaped(GString *out, const char *text, gboolean keep_tabs)
+{
+    g_autofree char *valid = g_utf8_make_valid(text, -1);
+    for (const char *p = valid; *p != '\0'; p = g_utf8_next_char(p)) {
+        gunichar c = g_utf8_get_char(p);
+        if (c == '\n')
+            g_string_append(out, "\\n");
+        else if (c == '\r')
+            g_string_append(out, "\\r");
+        else if (c == '\t' && !keep_tabs)
+            g_string_append(out, "\\t");
+        else if ((c < 0x20 && c != '\t') || c == 0x7f)
+            g_string_append_printf(out, "\\x%02x", c);
+        else if (c >= 0x80 && c <= 0x9f)
+            g_string_append_printf(out, "\\u%04x", c);
+        else
+            g_string_append_len(out, p, g_utf8_next_char(p) - p);
+    }
+}
+
+char *gl_text_escape(const char *text)
+{
+    GString *out = g_string_new(NULL);
+    gl_text_append_escaped(out, text, FALSE);
+    return g_string_free(out, FALSE);
+}
+
+void gl_frame_describe(const GlFrame *frame, const char *project_root, GString *out)
+{
+    if (frame->fn != NULL && frame->file != NULL) {
+        /* As JSON, SARIF and GitHub name it: ext/x/x.c, not x.c, for a
+         * terminal or an editor to open. */
+        gboolean under_root = FALSE;
+        g_autofree char *path = project_root != NULL
+            ? gl_frame_source_path(frame, project_root, &under_root) : NULL;
+        g_string_append_printf(out, "%s (%s:%u)", frame->fn, under_root ? path : frame->file,
+                               frame->line);
+    } else if (frame->obj != NULL) {
+        g_string_append_printf(out, "%s (at %s)", frame->fn != NULL ? frame->fn : "???",
+                               frame->obj);
+    } else if (frame->fn != NULL) {
+        g_string_append(out, frame->fn);
+    } else {
+        g_string_append_printf(out, "0x%" G_GINT64_MODIFIER "X", frame->ip);
+    }
+}
+
+/* "definitely lost", as Valgrind says it. */
+static const char *lost_words(GlLeakKind kind)
+{
+    switch (kind) {
+    case GL_LEAK_DEFINITE: return "definitely lost";
+    case GL_LEAK_INDIRECT: return "indirectly lost";
+    case GL_LEAK_POSSIBLE: return "possibly lost";
+    case GL_LEAK_REACHABLE: return "still reachable";
+    case GL_LEAK_NONE: break;
+    }
+    return "lost";
+}
+
+char *gl_finding_message(const GlFinding *finding)
+{
+    const GlRecord *record = finding->record;
+    GString *message = g_string_new(NULL);
+    /* A leak's own words come from its totals: one occurrence's "loss record
+     * 10,533 of 12,791" would change from run to run, and means nothing
+     * once occurrences are merged. */
+    if (record->leak_kind != GL_LEAK_NONE) {
+        g_string_append_printf(message, "%" G_GUINT64_FORMAT, finding->total_bytes);
+        if (finding->direct_bytes > 0 && finding->direct_bytes < finding->total_bytes)
+            g_string_append_printf(message, " (%" G_GUINT64_FORMAT " direct, %" G_GUINT64_FORMAT
+                                   " indirect)", finding->direct_bytes,
+                                   finding->total_bytes - finding->direct_bytes);
+        g_string_append_printf(message, " bytes in %" G_GUINT64_FORMAT " block%s %s %s",
+                               finding->total_blocks, finding->total_blocks == 1 ? "" : "s",
+                               finding->total_blocks == 1 ? "is" : "are",
+                               lost_words(record->leak_kind));
+    } else {
+        g_string_append(message, record->what);
+        guint sites = finding->sites != NULL ? finding->sites->len : 1;
+        if (finding->freed_block && sites > 1)
+            g_string_append_printf(message, ", and %u other access%s to the same freed block",
+                                   sites - 1, sites == 2 ? "" : "es");
+    }
+    if (finding->occurrences > 1 || finding->pids->len > 1)
+        g_string_append_printf(message, " (%u occurrence%s in %u process%s)", finding->occurrences,
+                               finding->occurrences == 1 ? "" : "s", finding->pids->len,
+                               finding->pids->len == 1 ? "" : "es");
+    return g_string_free(message, FALSE);
+}
+
+char *gl_finding_uncertainty(const GlFinding *finding)
+{
+    if (finding->certain)
+        return NULL;
+    const GlRecord *record = finding->record;
+    /* An uninitialised value (rule 5): used inside Ruby's GC, it is Ruby's. */
+    const char *what = record->leak_kind == GL_LEAK_NONE
+                           ? "this error was raised in Ruby's garbage collector (Ruby's) or not "
+                             "(the extension's)"
+                           : "Ruby or the extension owns this memory";
+    return g_strdup_printf("%u frame%s in %s %s no symbols, so gemleak cannot tell whether %s",
+                           record->unnamed_frames, record->unnamed_frames == 1 ? "" : "s",
+                           record->unnamed_object != NULL ? record->unnamed_object : "Ruby",
+                           record->unnamed_frames == 1 ? "has" : "have", what);
+}
+
+/* TRUE when @frame's code came from a header of the system, the compiler
+ * or Ruby, inlined into the extension (a C++ template, an inline function
+ * of ruby.h): a place the extension's maintainer does not edit. */
+static gboolean from_a_header(const GlFrame *frame)
+{
+    return gl_frame_from_a_header(frame);
+}
+
+/* The first target frame of @stack, by preference: in the extension's own
+ * source, then with any source file, then any. */
+static const GlFrame *first_target(const GlStack *stack)
+{
+    const GlFrame *with_file = NULL, *any = NULL;
+    for (guint i = 0; i < stack->n_frames; i++) {
+        const GlFrame *frame = &stack->frames[i];
+        if (!frame->in_target)
+            continue;
+        if (any == NULL)
+            any = frame;
+        if (frame->file == NULL)
+            continue;
+        if (!from_a_header(frame))
+            return frame;
+        if (with_file == NULL)
+            with_file = frame;
+    }
+    return with_file != NULL ? with_file : any;
+}
+
+const GlFrame *gl_finding_location(const GlFinding *finding)
+{
+    return gl_finding_location_in(finding, NULL);
+}
+
+const GlFrame *gl_finding_location_in(const GlFinding *finding, const char **stack)
+{
+    const GlRecord *record = finding->record;
+    const char *which = record->leak_kind != GL_LEAK_NONE ? "allocation" : "access";
+    const GlFrame *frame = first_target(&record->stack);
+    /* A tail call can take the extension's frame off the access stack; the
+     * block's free or allocation stack still has it. */
+    for (guint i = 0; frame == NULL && i < record->aux->len; i++) {
+        const GlAux *aux = &g_array_index(record->aux, GlAux, i);
+        frame = first_target(&aux->stack);
+        if (frame != NULL)
+            which = aux->text == NULL ? "other"
+                    : strstr(aux->text, "free'd") != NULL ? "free"
+                    : strstr(aux->text, "alloc'd") != NULL ? "allocation" : "other";
+    }
+    if (stack != NULL)
+        *stack = which;
+    return frame;
+}
+
+/* Returns: (transfer full): @path (transfer full, already normalised)
+ * relative to @project_root when under it; *under_root (nullable) says
+ * which. */
+static char *strip_root(char *path, const char *project_root, gboolean *under_root)
+{
+    if (under_root != NULL)
+        *under_root = FALSE;
+    if (project_root != NULL && path[0] == '/') {
+        g_autofree char *root = gl_path_normalize(project_root);
+        gsize n = strlen(root);
+        if (n == 1)
+            n = 0;  /* "/" */
+        if (strncmp(path, root, n) == 0 && path[n] == '/') {
+            if (under_root != NULL)
+                *under_root = TRUE;
+            char *relative = g_strdup(path + n + 1);
+            g_free(path);
+            return relative;
+        }
+    }
+    return path;
+}
+
+char *gl_frame_source_path(const GlFrame *frame, const char *project_root, gboolean *under_root)
+{
+    char *path = gl_frame_path(frame);
+    if (path == NULL) {
+        if (under_root != NULL)
+            *under_root = FALSE;
+        return NULL;
+    }
+    return strip_root(path, project_root, under_root);
+}
+
+char *gl_test_location(const GlTest *test, const char *project_root)
+{
+    if (test->location == NULL)
+        return NULL;
+    /* "FILE:LINE", or the file alone */
+    const char *colon = strrchr(test->location, ':');
+    gboolean has_line = colon != NULL && colon[1] != '\0';
+    for (const char *c = has_line ? colon + 1 : ""; *c != '\0'; c++)
+        has_line &= g_ascii_isdigit(*c);
+    g_autofree char *file = has_line ? g_strndup(test->location, (gsize) (colon - test->location))
+                                     : g_strdup(test->location);
+    g_autofree char *relative = strip_root(gl_path_normalize(file), project_root, NULL);
+    return has_line ? g_strconcat(relative, colon, NULL) : g_steal_pointer(&relative);
+}
+
+char *gl_test_name(const GlTest *test, const char *project_root)
+{
+    if (*test->name != '\0' || test->location == NULL)
+        return g_strdup(test->name);
+    return gl_test_location(test, project_root);
+}
+
+char *gl_test_describe(const GlTest *test, const char *project_root)
+{
+    g_autofree char *name = gl_test_name(test, project_root);
+    g_autofree char *location = gl_test_location(test, project_root);
+    if (location == NULL || strcmp(name, location) == 0)
+        return g_steal_pointer(&name);
+    return g_strdup_printf("%s (%s)", name, location);
+}
+
+char *gl_finding_tests_line(const GlFinding *finding, const char *project_root)
+{
+    gboolean leak = finding->record->leak_kind != GL_LEAK_NONE;
+    if (finding->tests->len == 0 && !finding->lost_before_tests && !finding->lost_at_exit)
+        return NULL;
+    GString *line = g_string_new(NULL);
+    if (finding->tests->len > 0) {
+        g_autofree char *first = gl_test_describe(g_ptr_array_index(finding->tests, 0), project_root);
+        g_string_append_printf(line, "first %s in %s", leak ? "lost" : "seen", first);
+        for (guint i = 1; i < finding->tests->len; i++) {
+            g_autofree char *other = gl_test_describe(g_ptr_array_index(finding->tests, i),
+                                                      project_root);
+            g_string_append_printf(line, "%s%s", i == 1 ? "; also in " : ", ", other);
+        }
+        if (finding->more_tests)
+            g_string_append(line, finding->tests->len == 1 ? "; also in other tests"
+                                                           : " and other tests");
+    }
+    /* Only leaks are lost before the first test or at exit. */
+    if (finding->lost_before_tests)
+        g_string_append_printf(line, "%slost before the first test (while the suite loaded)",
+                               line->len > 0 ? "; also " : "");
+    if (finding->lost_at_exit)
+        g_string_append_printf(line, "%slost at exit (still referenced when the last test ended)",
+                               line->len > 0 ? "; also " : "");
+    return g_string_free(line, FALSE);
+}
+
+void gl_report_counts(const GlReportContext *context, guint64 *occurrences,
+                      guint64 *all_occurrences, guint *uncertain)
+{
+    *occurrences = 0;
+    *all_occurrences = 0;
+    *uncertain = 0;
+    for (guint i = 0; i < context->findings->len; i++) {
+        const GlFinding *finding = g_ptr_array_index(context->findings, i);
+        *occurrences += finding->occurrences;
+        *uncertain += !finding->certain;
+    }
+    for (guint i = 0; i < context->analysis->findings->len; i++)
+        *all_occurrences += ((const GlFinding *) g_ptr_array_index(context->analysis->findings, i))
+                                ->occurrences;
+}
+
+gboolean gl_report_finding_fails(const GlReportContext *context, const GlFinding *finding)
+{
+    if (context->gate != NULL && !context->gate->failed)
+        return FALSE;
+    return context->fail_on == NULL || gl_gate_counts(context->fail_on, finding);
+}
+
+const char *gl_record_category(const GlRecord *record)
+{
+    switch (record->leak_kind) {
+    case GL_LEAK_DEFINITE: return "definite leak";
+    case GL_LEAK_INDIRECT: return "indirect leak";
+    case GL_LEAK_POSSIBLE: return "possible leak";
+    case GL_LEAK_REACHABLE: return "still reachable";
+    case GL_LEAK_NONE: break;
+    }
+    return strcmp(record->kind, GL_KIND_FATAL_SIGNAL) == 0 ? "crash" : "memory error";
+}
+
+/* The outermost target frame of the primary stack: where the target was
+ * entered, which tells apart two leaks in the same helper. */
+static const GlFrame *entry_frame(const GlStack *stack)
+{
+    guint n = gl_stack_relevant_frames(stack);
+    return n > 0 && stack->frames[n - 1].in_target ? &stack->frames[n - 1] : NULL;
+}
+
+char *gl_finding_title(const GlFinding *finding, const char *project_root)
+{
+    const GlRecord *record = finding->record;
+    const char *stack = NULL;
+    const GlFrame *frame = gl_finding_location_in(finding, &stack);
+    const GlFrame *entry = entry_frame(&record->stack);
+    GString *title = g_string_new(record->leak_kind != GL_LEAK_NONE ? gl_record_category(record)
+                                                                     : record->kind);
+    if (finding->freed_block)
+        g_string_append(title, " on a freed block");
+    if (frame != NULL) {
+        g_string_append(title, g_strcmp0(stack, "free") == 0 ? ", freed in "
+                               : g_strcmp0(stack, "allocation") == 0 &&
+                                         record->leak_kind == GL_LEAK_NONE ? ", allocated in "
+                               : " in ");
+        gl_frame_describe(frame, project_root, title);
+    }
+    if (frame != NULL && entry != NULL && entry != frame && entry->fn != NULL &&
+        g_strcmp0(entry->fn, frame->fn) != 0) {
+        g_string_append(title, " via ");
+        gl_frame_describe(entry, project_root, title);
+    }
+    return g_string_free(title, FALSE);
+}
+
+void gl_json_add_string_value(JsonBuilder *builder, const char *value)
+{
+    if (value == NULL) {
+        json_builder_add_null_value(builder);
+    } else if (g_utf8_validate(value, -1, NULL)) {
+        json_builder_add_string_value(builder, value);
+    } else {
+        /* Valgrind copies bytes as they are (paths, arguments, names), and
+         * json-glib would write them so: JSON must be UTF-8. */
+        g_autofree char *valid = g_utf8_make_valid(value, -1);
+        json_builder_add_string_value(builder, valid);
+    }
+}
+
+void gl_json_add_tool(JsonBuilder *builder)
+{
+    json_builder_set_member_name(builder, "tool");
+    json_builder_begin_object(builder);
+    gl_json_add_string(builder, "name", "gemleak");
+    gl_json_add_string(builder, "version", GEMLEAK_VERSION);
+    json_builder_end_object(builder);
+}
+
+void gl_json_add_tests(JsonBuilder *builder, const GlFinding *finding, const char *project_root)
+{
+    json_builder_set_member_name(builder, "tests");
+    json_builder_begin_array(builder);
+    for (guint i = 0; i < finding->tests->len; i++) {
+        const GlTest *test = g_ptr_array_index(finding->tests, i);
+        g_autofree char *name = gl_test_name(test, project_root);
+        g_autofree char *location = gl_test_location(test, project_root);
+        json_builder_begin_object(builder);
+        gl_json_add_string(builder, "name", name);
+        gl_json_add_string(builder, "location", location);
+        json_builder_end_object(builder);
+    }
+    json_builder_end_array(builder);
+}
+
+void gl_json_add_string(JsonBuilder *builder, const char *name, const char *value)
+{
+    json_builder_set_member_name(builder, name);
+    gl_json_add_string_value(builder, value);
+}
+
+void gl_json_add_int(JsonBuilder *builder, const char *name, gint64 value)
+{
+    json_builder_set_member_name(builder, name);
+    json_builder_add_int_value(builder, value);
+}
+
+void gl_json_write(JsonBuilder *builder, FILE *out)
+{
+    g_autoptr(JsonNode) root = json_builder_get_root(builder);
+    g_autoptr(JsonGenerator) generator = json_generator_new();
+    json_generator_set_pretty(generator, TRUE);
+    json_generator_set_root(generator, root);
+    g_autofree char *text = json_generator_to_data(generator, NULL);
+    fputs(text, out);
+    fputc('\n', out);
+}

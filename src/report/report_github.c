@@ -1,0 +1,149 @@
+/* --format github: GitHub Actions workflow commands, one annotation a
+ * finding, at its first target frame relative to the project root.
+ *
+ *   ::error file=ext/tally/tally.c,line=13,title=...::message%0Aframes
+ *
+ * GitHub shows at most 10 error annotations (and 10 warnings) a step, so
+ * the findings come largest first and a closing line says how many more
+ * there were. Findings that do not fail the gate are warnings. */
+#include "gemleak/report/report.h"
+
+#include <string.h>
+
+#define MAX_ANNOTATIONS 10
+
+typedef struct {
+    const GlReportContext *context;
+    FILE *out;
+    guint errors;
+    guint warnings;
+    guint left_out;
+} GithubState;
+
+/* GitHub's rules (actions/toolkit, command.ts): in a message, %, CR and LF
+ * are escaped; in a property also ':' and ','. */
+static void append_escaped(GString *out, const char *text, gboolean property)
+{
+    for (const char *c = text; *c != '\0'; c++) {
+        switch (*c) {
+        case '%': g_string_append(out, "%25"); break;
+        case '\r': g_string_append(out, "%0D"); break;
+        case '\n': g_string_append(out, "%0A"); break;
+        case ':':
+            g_string_append(out, property ? "%3A" : ":");
+            break;
+        case ',':
+            g_string_append(out, property ? "%2C" : ",");
+            break;
+        default: g_string_append_c(out, *c); break;
+        }
+    }
+}
+
+static gpointer github_begin(const GlReportContext *context, FILE *out)
+{
+    GithubState *state = g_new0(GithubState, 1);
+    state->context = context;
+    state->out = out;
+    /* First, and one annotation for them all: what could not be read may
+     * hold findings, so the step must not read as a pass. */
+    const GPtrArray *problems = context->analysis->problems;
+    if (problems->len > 0) {
+        g_autoptr(GString) body = g_string_new(NULL);
+        for (guint i = 0; i < problems->len; i++)
+            g_string_append_printf(body, "%s%s", i > 0 ? "\n" : "",
+                                   ((const GError *) g_ptr_array_index(problems, i))->message);
+        g_autoptr(GString) line = g_string_new("::error title=gemleak: Valgrind's XML could not "
+                                               "all be read::");
+        append_escaped(line, body->str, FALSE);
+        fprintf(out, "%s\n", line->str);
+    }
+    return state;
+}
+
+/* The frames of @stack that matter, up to its last target frame, marked as
+ * in the text report. */
+static void append_relevant_frames(GString *body, const GlStack *stack, const char *project_root)
+{
+    guint n = gl_stack_relevant_frames(stack);
+    for (guint i = 0; i < n; i++) {
+        g_string_append(body, stack->frames[i].in_target ? "\n *" : "\n  ");
+        gl_frame_describe(&stack->frames[i], project_root, body);
+    }
+}
+
+/* The message: Valgrind's, then the frames that matter and any further
+ * parts; the log has the whole stacks. */
+static void append_body(GString *body, const GlFinding *finding, const char *project_root)
+{
+    const GlRecord *record = finding->record;
+    g_autofree char *message = gl_finding_message(finding);
+    g_string_append(body, message);
+    g_autofree char *tests = gl_finding_tests_line(finding, project_root);
+    if (tests != NULL)
+        g_string_append_printf(body, "\n%s", tests);
+    append_relevant_frames(body, &record->stack, project_root);
+    for (guint i = 0; i < record->aux->len; i++) {
+        const GlAux *aux = &g_array_index(record->aux, GlAux, i);
+        if (aux->text != NULL)
+            g_string_append_printf(body, "\n%s", aux->text);
+        append_relevant_frames(body, &aux->stack, project_root);
+    }
+}
+
+static void github_finding(gpointer data, const GlFinding *finding, guint index)
+{
+    GithubState *state = data;
+    (void) index;
+    gboolean error = gl_report_finding_fails(state->context, finding);
+    guint *count = error ? &state->errors : &state->warnings;
+    if (*count >= MAX_ANNOTATIONS) {
+        state->left_out++;
+        return;
+    }
+    (*count)++;
+
+    GString *line = g_string_new(error ? "::error " : "::warning ");
+    const GlFrame *frame = gl_finding_location(finding);
+    gboolean under_root = FALSE;
+    g_autofree char *path = gl_frame_source_path(frame, state->context->project_root, &under_root);
+    /* GitHub places a file annotation only on a path in the repository. */
+    if (path != NULL && under_root) {
+        g_string_append(line, "file=");
+        append_escaped(line, path, TRUE);
+        if (frame->line > 0)
+            g_string_append_printf(line, ",line=%u", frame->line);
+        g_string_append_c(line, ',');
+    }
+    g_autofree char *title = gl_finding_title(finding, state->context->project_root);
+    g_autofree char *full_title = g_strconcat("gemleak: ", title, NULL);
+    g_string_append(line, "title=");
+    append_escaped(line, full_title, TRUE);
+    g_string_append(line, "::");
+    g_autoptr(GString) body = g_string_new(NULL);
+    append_body(body, finding, state->context->project_root);
+    append_escaped(line, body->str, FALSE);
+    fprintf(state->out, "%s\n", line->str);
+    g_string_free(line, TRUE);
+}
+
+static void github_end(gpointer data)
+{
+    GithubState *state = data;
+    const GlReportContext *context = state->context;
+    if (state->left_out > 0)
+        fprintf(state->out, "::warning title=gemleak::%u more finding%s not shown as annotations "
+                "(GitHub shows %d a step): the gemleak report has them all\n",
+                state->left_out, state->left_out == 1 ? " is" : "s are", MAX_ANNOTATIONS);
+    if (context->gate != NULL && context->gate->line != NULL)
+        fprintf(state->out, "%s\n", context->gate->line);
+    g_free(state);
+}
+
+const GlReporter gl_report_github = {
+    .name = "github",
+    .summary = "GitHub Actions annotations (::error file=...,line=...::), largest first",
+    .begin = github_begin,
+    .finding = github_finding,
+    .end = github_end,
+};

@@ -1,0 +1,328 @@
+/* --format sarif: SARIF 2.1.0 for code scanning. One run; one rule per
+ * error kind found; one result per finding at its first target frame,
+ * relative to the project root when the file lies under it; the stacks as
+ * code flows; a partial fingerprint that survives line shifts and pids, so
+ * that code scanning follows a leak from commit to commit. */
+#include "gemleak/report/report.h"
+
+#include <string.h>
+
+#include <json-glib/json-glib.h>
+
+/* The base that relative locations are relative to. */
+#define ROOT_ID "PROJECTROOT"
+/* v2: the extension's frames only (issue 20); another key, so that code
+ * scanning does not take the new values for the old ones' alerts moving */
+#define FINGERPRINT_KEY "gemleakFingerprint/v2"
+
+typedef struct {
+    const GlReportContext *context;
+    FILE *out;
+    JsonBuilder *builder;
+    GPtrArray *rules;   /* kind names, in order of first use: ruleIndex */
+} SarifState;
+
+/* What each kind means, for the rule's description. */
+static const struct {
+    const char *kind;
+    const char *text;
+} descriptions[] = {
+    { "Leak_DefinitelyLost", "Memory is allocated and never freed, and nothing points to it any more." },
+    { "Leak_IndirectlyLost", "Memory is reachable only from memory that is itself definitely lost." },
+    { "Leak_PossiblyLost", "Memory is reachable only through pointers into its middle." },
+    { "Leak_StillReachable", "Memory is never freed, though a pointer to it remains at exit." },
+    { "InvalidRead", "The program reads memory it does not own (freed, or outside a block)." },
+    { "InvalidWrite", "The program writes memory it does not own (freed, or outside a block)." },
+    { "InvalidFree", "The program frees memory that is not a live heap block." },
+    { "MismatchedFree", "Memory is freed with a function that does not match its allocation." },
+    { "Overlap", "The source and destination of a copy overlap." },
+    { "SyscallParam", "A system call is given unaddressable or uninitialised memory." },
+    { "UninitCondition", "A jump or move depends on uninitialised memory." },
+    { "UninitValue", "An uninitialised value is used." },
+    { "InvalidJump", "The program jumps to an address that holds no code." },
+    { GL_KIND_FATAL_SIGNAL, "The process was killed by a signal." },
+};
+
+static const char *describe(const char *kind)
+{
+    for (guint i = 0; i < G_N_ELEMENTS(descriptions); i++)
+        if (strcmp(descriptions[i].kind, kind) == 0)
+            return descriptions[i].text;
+    return "An error Valgrind's memcheck reports.";
+}
+
+static void add_message(JsonBuilder *builder, const char *name, const char *text)
+{
+    json_builder_set_member_name(builder, name);
+    json_builder_begin_object(builder);
+    gl_json_add_string(builder, "text", text);
+    json_builder_end_object(builder);
+}
+
+/* Returns: (transfer full): @path (absolute) as a file URI, ending in "/"
+ * when @directory. */
+static char *file_uri(const char *path, gboolean directory)
+{
+    g_autofree char *escaped = g_uri_escape_string(path, "/", FALSE);
+    gboolean add_slash = directory && !g_str_has_suffix(escaped, "/");
+    return g_strconcat("file://", escaped, add_slash ? "/" : "", NULL);
+}
+
+/* A file path as a URI reference: relative to ROOT_ID when under the
+ * project root, else an absolute file URI. */
+static void add_artifact_location(JsonBuilder *builder, const char *path, gboolean relative)
+{
+    json_builder_set_member_name(builder, "artifactLocation");
+    json_builder_begin_object(builder);
+    if (relative) {
+        g_autofree char *escaped = g_uri_escape_string(path, "/", FALSE);
+        gl_json_add_string(builder, "uri", escaped);
+        gl_json_add_string(builder, "uriBaseId", ROOT_ID);
+    } else {
+        g_autofree char *uri = file_uri(path, FALSE);
+        gl_json_add_string(builder, "uri", uri);
+    }
+    json_builder_end_object(builder);
+}
+
+/* A location object for @frame: its source line when it has one, else its
+ * object file, and always its function name and description. */
+static void add_location(SarifState *state, const GlFrame *frame)
+{
+    JsonBuilder *builder = state->builder;
+    gboolean relative = FALSE;
+    g_autofree char *source = gl_frame_source_path(frame, state->context->project_root, &relative);
+    json_builder_begin_object(builder);
+    if (source != NULL || frame->obj != NULL) {
+        json_builder_set_member_name(builder, "physicalLocation");
+        json_builder_begin_object(builder);
+        if (source != NULL) {
+            add_artifact_location(builder, source, relative);
+            if (frame->line > 0) {
+                json_builder_set_member_name(builder, "region");
+                json_builder_begin_object(builder);
+                gl_json_add_int(builder, "startLine", frame->line);
+                json_builder_end_object(builder);
+            }
+        } else {
+            add_artifact_location(builder, frame->obj, FALSE);
+        }
+        json_builder_end_object(builder);
+    }
+    if (frame->fn != NULL) {
+        json_builder_set_member_name(builder, "logicalLocations");
+        json_builder_begin_array(builder);
+        json_builder_begin_object(builder);
+        gl_json_add_string(builder, "name", frame->fn);
+        gl_json_add_string(builder, "kind", "function");
+        json_builder_end_object(builder);
+        json_builder_end_array(builder);
+    }
+    GString *description = g_string_new(NULL);
+    gl_frame_describe(frame, state->context->project_root, description);
+    add_message(builder, "message", description->str);
+    g_string_free(description, TRUE);
+    json_builder_end_object(builder);
+}
+
+static void add_thread_flow(SarifState *state, const GlStack *stack)
+{
+    JsonBuilder *builder = state->builder;
+    json_builder_begin_object(builder);
+    json_builder_set_member_name(builder, "locations");
+    json_builder_begin_array(builder);
+    for (guint i = 0; i < stack->n_frames; i++) {
+        const GlFrame *frame = &stack->frames[i];
+        json_builder_begin_object(builder);
+        json_builder_set_member_name(builder, "location");
+        add_location(state, frame);
+        if (frame->obj != NULL) {
+            g_autofree char *module = g_path_get_basename(frame->obj);
+            gl_json_add_string(builder, "module", module);
+        }
+        /* the frames of the target are what a reader should look at */
+        gl_json_add_string(builder, "importance", frame->in_target ? "essential" : "unimportant");
+        json_builder_end_object(builder);
+    }
+    json_builder_end_array(builder);
+    json_builder_end_object(builder);
+}
+
+/* One code flow for the primary stack, one for each further stack. */
+static void add_code_flow(SarifState *state, const char *message, const GlStack *stack)
+{
+    JsonBuilder *builder = state->builder;
+    if (stack->n_frames == 0 || stack->frames == NULL)  /* no frames, never one without the other */
+        return;
+    json_builder_begin_object(builder);
+    add_message(builder, "message", message);
+    json_builder_set_member_name(builder, "threadFlows");
+    json_builder_begin_array(builder);
+    add_thread_flow(state, stack);
+    json_builder_end_array(builder);
+    json_builder_end_object(builder);
+}
+
+static guint rule_index(SarifState *state, const char *kind)
+{
+    for (guint i = 0; i < state->rules->len; i++)
+        if (strcmp(g_ptr_array_index(state->rules, i), kind) == 0)
+            return i;
+    g_ptr_array_add(state->rules, (gpointer) kind);
+    return state->rules->len - 1;
+}
+
+static gpointer sarif_begin(const GlReportContext *context, FILE *out)
+{
+    SarifState *state = g_new0(SarifState, 1);
+    state->context = context;
+    state->out = out;
+    state->builder = json_builder_new();
+    state->rules = g_ptr_array_new();
+    /* Results first: the rules come from them and are written at the end. */
+    json_builder_begin_array(state->builder);
+    return state;
+}
+
+static void sarif_finding(gpointer data, const GlFinding *finding, guint index)
+{
+    SarifState *state = data;
+    JsonBuilder *builder = state->builder;
+    const GlRecord *record = finding->record;
+    (void) index;
+    const char *root = state->context->project_root;
+    g_autofree char *message = gl_finding_message(finding);
+    g_autofree char *title = gl_finding_title(finding, root);
+    g_autofree char *tests = gl_finding_tests_line(finding, root);
+    g_autofree char *text = tests != NULL ? g_strdup_printf("%s: %s; %s", title, message, tests)
+                                          : g_strdup_printf("%s: %s", title, message);
+
+    json_builder_begin_object(builder);
+    gl_json_add_string(builder, "ruleId", record->kind);
+    gl_json_add_int(builder, "ruleIndex", rule_index(state, record->kind));
+    gl_json_add_string(builder, "level", "error");
+    add_message(builder, "message", text);
+
+    json_builder_set_member_name(builder, "locations");
+    json_builder_begin_array(builder);
+    const GlFrame *at = gl_finding_location(finding);
+    if (at == NULL && record->stack.n_frames > 0)
+        at = &record->stack.frames[0];
+    if (at != NULL)
+        add_location(state, at);
+    json_builder_end_array(builder);
+
+    json_builder_set_member_name(builder, "codeFlows");
+    json_builder_begin_array(builder);
+    add_code_flow(state, record->what, &record->stack);
+    for (guint i = 0; i < record->aux->len; i++) {
+        const GlAux *aux = &g_array_index(record->aux, GlAux, i);
+        add_code_flow(state, aux->text != NULL ? aux->text : record->what, &aux->stack);
+    }
+    json_builder_end_array(builder);
+
+    json_builder_set_member_name(builder, "partialFingerprints");
+    json_builder_begin_object(builder);
+    gl_json_add_string(builder, FINGERPRINT_KEY, finding->fingerprint);
+    json_builder_end_object(builder);
+    gl_json_add_int(builder, "occurrenceCount", finding->occurrences);
+    if (finding->tests->len > 0) {
+        /* The tests, for tools that read more than the message. */
+        json_builder_set_member_name(builder, "properties");
+        json_builder_begin_object(builder);
+        gl_json_add_tests(builder, finding, root);
+        json_builder_end_object(builder);
+    }
+    json_builder_end_object(builder);
+}
+
+static void sarif_end(gpointer data)
+{
+    SarifState *state = data;
+    const GlReportContext *context = state->context;
+    json_builder_end_array(state->builder);
+    g_autoptr(JsonNode) results = json_builder_get_root(state->builder);
+
+    g_autoptr(JsonBuilder) builder = json_builder_new();
+    json_builder_begin_object(builder);
+    gl_json_add_string(builder, "$schema", "https://json.schemastore.org/sarif-2.1.0.json");
+    gl_json_add_string(builder, "version", "2.1.0");
+    json_builder_set_member_name(builder, "runs");
+    json_builder_begin_array(builder);
+    json_builder_begin_object(builder);
+
+    json_builder_set_member_name(builder, "tool");
+    json_builder_begin_object(builder);
+    json_builder_set_member_name(builder, "driver");
+    json_builder_begin_object(builder);
+    gl_json_add_string(builder, "name", "gemleak");
+    gl_json_add_string(builder, "version", GEMLEAK_VERSION);
+    gl_json_add_string(builder, "semanticVersion", GEMLEAK_VERSION);
+    json_builder_set_member_name(builder, "rules");
+    json_builder_begin_array(builder);
+    for (guint i = 0; i < state->rules->len; i++) {
+        const char *kind = g_ptr_array_index(state->rules, i);
+        json_builder_begin_object(builder);
+        gl_json_add_string(builder, "id", kind);
+        gl_json_add_string(builder, "name", kind);
+        add_message(builder, "shortDescription", describe(kind));
+        json_builder_set_member_name(builder, "defaultConfiguration");
+        json_builder_begin_object(builder);
+        gl_json_add_string(builder, "level", "error");
+        json_builder_end_object(builder);
+        json_builder_end_object(builder);
+    }
+    json_builder_end_array(builder);
+    json_builder_end_object(builder);
+    json_builder_end_object(builder);
+
+    if (context->project_root != NULL) {
+        g_autofree char *uri = file_uri(context->project_root, TRUE);
+        json_builder_set_member_name(builder, "originalUriBaseIds");
+        json_builder_begin_object(builder);
+        json_builder_set_member_name(builder, ROOT_ID);
+        json_builder_begin_object(builder);
+        gl_json_add_string(builder, "uri", uri);
+        json_builder_end_object(builder);
+        json_builder_end_object(builder);
+    }
+    /* Whether every input was read: what was not may hold results. */
+    json_builder_set_member_name(builder, "invocations");
+    json_builder_begin_array(builder);
+    json_builder_begin_object(builder);
+    json_builder_set_member_name(builder, "executionSuccessful");
+    json_builder_add_boolean_value(builder, context->gate == NULL || context->gate->complete);
+    const GPtrArray *problems = context->analysis->problems;
+    if (problems->len > 0) {
+        json_builder_set_member_name(builder, "toolExecutionNotifications");
+        json_builder_begin_array(builder);
+        for (guint i = 0; i < problems->len; i++) {
+            json_builder_begin_object(builder);
+            gl_json_add_string(builder, "level", "error");
+            add_message(builder, "message",
+                        ((const GError *) g_ptr_array_index(problems, i))->message);
+            json_builder_end_object(builder);
+        }
+        json_builder_end_array(builder);
+    }
+    json_builder_end_object(builder);
+    json_builder_end_array(builder);
+    json_builder_set_member_name(builder, "results");
+    json_builder_add_value(builder, json_node_ref(results));
+    json_builder_end_object(builder);
+    json_builder_end_array(builder);
+    json_builder_end_object(builder);
+
+    gl_json_write(builder, state->out);
+    g_object_unref(state->builder);
+    g_ptr_array_unref(state->rules);
+    g_free(state);
+}
+
+const GlReporter gl_report_sarif = {
+    .name = "sarif",
+    .summary = "SARIF 2.1.0, for GitHub code scanning and other SARIF viewers",
+    .begin = sarif_begin,
+    .finding = sarif_finding,
+    .end = sarif_end,
+};

@@ -1,0 +1,601 @@
+/* What gemleak run starts: files after :::, shards, balanced shares, the
+ * loader of a bare ruby, the durations file. */
+#include "gemleak/run/commands.h"
+#include "gemleak/judge/classify.h"
+#include "gemleak/base/errors.h"
+#include "gemleak/judge/json_input.h"
+#include "gemleak/base/sys.h"
+
+#include <errno.h>
+#include <math.h>  /* isfinite, a macro */
+#include <string.h>
+#include <sys/stat.h>
+
+#include <json-glib/json-glib.h>
+
+/* A bare ruby takes its first file as the script and hands it the others
+ * as ARGV, which a test file ignores: it would run one file of many. This
+ * requires each of them, as Rake's rake_test_loader does, with ARGV
+ * emptied first so that minitest or test-unit do not take the names for
+ * options or tests of their own. */
+#define RUBY_LOADER "files = ARGV.dup; ARGV.clear; files.each { |f| require File.expand_path(f) }"
+
+/* The durations file: a JSON object that says it is gemleak's. */
+#define DURATIONS_FORMAT "gemleak-durations"
+#define DURATIONS_VERSION 1
+/* More than this is no durations file of ours (a test suite has
+ * thousands of files, a few hundred KiB of names). */
+#define DURATIONS_MAX_BYTES ((gsize) 16 * 1024 * 1024)
+/* What gemleak writes stays well below what it reads: a file it could not
+ * read again would never be updated again. */
+#define DURATIONS_WRITE_MAX_BYTES (DURATIONS_MAX_BYTES / 2)
+/* A test file that took more than a week is no duration (1e300 would not
+ * even fit the whole milliseconds it is written back as). */
+#define DURATIONS_MAX_MS (7.0 * 24 * 3600 * 1000)
+
+void gl_command_plan_clear(GlCommandPlan *plan)
+{
+    if (plan->commands != NULL)
+        g_ptr_array_unref(plan->commands);
+    if (plan->shares != NULL)
+        g_ptr_array_unref(plan->shares);
+    if (plan->notes != NULL)
+        g_ptr_array_unref(plan->notes);
+    if (plan->costs != NULL)
+        g_hash_table_unref(plan->costs);
+    memset(plan, 0, sizeof *plan);
+}
+
+/* ---- --shard ---------------------------------------------------------------- */
+
+typedef struct {
+    const char *system;
+    const char *index;
+    const char *total;
+    guint base;   /* what the first shard's index is */
+} ShardVariables;
+
+static const ShardVariables shard_variables[] = {
+    { "GitLab", "CI_NODE_INDEX", "CI_NODE_TOTAL", 1 },
+    { "CircleCI", "CIRCLE_NODE_INDEX", "CIRCLE_NODE_TOTAL", 0 },
+    { "Buildkite", "BUILDKITE_PARALLEL_JOB", "BUILDKITE_PARALLEL_JOB_COUNT", 0 },
+};
+
+static gboolean shard_auto(const char *const *env, guint *index, guint *count, char **source,
+                           GError **error)
+{
+    g_auto(GStrv) own = env == NULL ? g_get_environ() : NULL;
+    const char *const *vars = env != NULL ? env : (const char *const *) own;
+    for (guint i = 0; i < G_N_ELEMENTS(shard_variables); i++) {
+        const ShardVariables *v = &shard_variables[i];
+        const char *index_text = g_environ_getenv((char **) vars, v->index);
+        const char *total_text = g_environ_getenv((char **) vars, v->total);
+        if (index_text == NULL && total_text == NULL)
+            continue;
+        guint64 at = 0, total = 0;
+        if (index_text == NULL || total_text == NULL ||
+            !g_ascii_string_to_unsigned(total_text, 10, 1, G_MAXUINT, &total, NULL) ||
+            !g_ascii_string_to_unsigned(index_text, 10, v->base, total - 1 + v->base, &at, NULL)) {
+            g_set_error(error, GL_ERROR, GL_ERROR_USAGE,
+                        "--shard auto: %s=%s and %s=%s (%s) are not a shard: the index counts "
+                        "from %u and stays below the total%s", v->index,
+                        index_text != NULL ? index_text : "(unset)", v->total,
+                        total_text != NULL ? total_text : "(unset)", v->system, v->base,
+                        v->base == 1 ? " or equals it" : "");
+            return FALSE;
+        }
+        *index = (guint) (at - v->base);
+        *count = (guint) total;
+        *source = g_strdup_printf("%s=%s and %s=%s (%s)", v->index, index_text, v->total,
+                                  total_text, v->system);
+        return TRUE;
+    }
+    *index = 0;
+    *count = 1;
+    *source = g_strdup("none of GitLab's CI_NODE_INDEX/CI_NODE_TOTAL, CircleCI's "
+                       "CIRCLE_NODE_INDEX/CIRCLE_NODE_TOTAL or Buildkite's "
+                       "BUILDKITE_PARALLEL_JOB/BUILDKITE_PARALLEL_JOB_COUNT is set");
+    return TRUE;
+}
+
+gboolean gl_shard_parse(const char *text, const char *const *env, guint *index, guint *count,
+                        char **source, GError **error)
+{
+    *source = NULL;
+    if (strcmp(text, "auto") == 0)
+        return shard_auto(env, index, count, source, error);
+    guint64 i = 0, n = 0;
+    g_auto(GStrv) parts = g_strsplit(text, "/", 2);
+    if (parts[0] == NULL || parts[1] == NULL ||
+        !g_ascii_string_to_unsigned(parts[0], 10, 1, G_MAXUINT, &i, NULL) ||
+        !g_ascii_string_to_unsigned(parts[1], 10, 1, G_MAXUINT, &n, NULL) || i > n) {
+        g_set_error(error, GL_ERROR, GL_ERROR_USAGE,
+                    "--shard %s: give I/N with 1 <= I <= N, as in --shard 2/4, or auto (from "
+                    "the CI system's variables)", text);
+        return FALSE;
+    }
+    *index = (guint) i - 1;
+    *count = (guint) n;
+    return TRUE;
+}
+
+/* ---- a bare ruby ------------------------------------------------------------ */
+
+/* Ruby's long options that take a value: "--NAME=VALUE", or "--NAME
+ * VALUE" with the next word, whatever it is (ruby.c's is_option_with_arg).
+ * --enable and --disable also take "--enable-VALUE". */
+static const char *const long_with_value[] = {
+    "enable", "disable", "encoding", "external-encoding", "internal-encoding", "dump",
+    "backtrace-limit", "parser", "crash-report", NULL,
+};
+
+/* Reads one word of Ruby's options, as ruby.c's proc_options does.
+ * Returns: how many words it takes (1, or 2 when its value is the next
+ * word), and *script TRUE when it gives the script itself (-e, -S: the
+ * files are theirs) or standard input ("-"). */
+static guint ruby_option(const char *arg, gboolean *script)
+{
+    if (arg[1] == '\0') {
+        *script = TRUE;   /* "-": the script is standard input */
+        return 1;
+    }
+    if (arg[1] == '-') {
+        const char *name = arg + 2;
+        for (const char *const *option = long_with_value; *option != NULL; option++) {
+            gsize n = strlen(*option);
+            if (strncmp(name, *option, n) == 0 && name[n] == '\0')
+                return 2;
+        }
+        return 1;   /* --NAME=VALUE, --enable-X, --verbose, --jit... */
+    }
+    /* A cluster of one-letter options: -wIlib is -w -Ilib. */
+    for (const char *c = arg + 1; *c != '\0'; c++) {
+        switch (*c) {
+        case 'e':
+        case 'S':
+            *script = TRUE;
+            return 1;
+        case 'C': case 'X': case 'E': case 'I': case 'r':
+            /* the rest of the word, or else the next word */
+            return c[1] != '\0' ? 1 : 2;
+        case 'x': case 'i': case 'F':
+            return 1;   /* the rest of the word, if any */
+        case 'W':
+            if (c[1] == ':')
+                return 1;   /* -W:no-deprecated */
+            while (c[1] >= '0' && c[1] <= '9')
+                c++;
+            break;
+        case '0':
+            while (c[1] >= '0' && c[1] <= '7')
+                c++;
+            break;
+        case 'K':
+            if (c[1] != '\0')
+                c++;
+            break;
+        default:
+            break;   /* -w, -v, -d, -l, -n, -p, -a, -c, -s, -y ... */
+        }
+    }
+    return 1;
+}
+
+/* Returns: the index of the ruby in @command (before @end) that runs
+ * with no script of its own, or -1: "ruby [OPTIONS]", also after
+ * "bundle exec". A script, -e or -S (rspec, rake) takes the files itself.
+ * *options_end is where Ruby's options end: "--", or @end; a loader goes
+ * there, before any "--". */
+static int bare_ruby(char **command, guint end, guint *options_end)
+{
+    guint at = 0;
+    *options_end = end;
+    if (end >= 2) {
+        g_autofree char *base = g_path_get_basename(command[0]);
+        if (strcmp(base, "bundle") == 0 && strcmp(command[1], "exec") == 0)
+            at = 2;
+    }
+    if (at >= end || !gl_is_ruby_object(command[at]))
+        return -1;
+    for (guint i = at + 1; i < end;) {
+        const char *arg = command[i];
+        if (strcmp(arg, "--") == 0) {
+            *options_end = i;
+            return i + 1 < end ? -1 : (int) at;   /* the word after it is the script */
+        }
+        if (arg[0] != '-')
+            return -1;   /* the script */
+        gboolean script = FALSE;
+        i += ruby_option(arg, &script);
+        if (script)
+            return -1;
+    }
+    return (int) at;
+}
+
+/* ---- the durations file ----------------------------------------------------- */
+
+/* Returns: (transfer full) (nullable): the file's "files" as a table, or
+ * NULL with *why (transfer full) saying what it is instead; *why NULL
+ * too when there is no file. */
+static GHashTable *read_durations(const char *path, char **why)
+{
+    *why = NULL;
+    struct stat st;
+    if (stat(path, &st) != 0) {
+        int saved = errno;
+        *why = saved == ENOENT ? NULL : g_strdup_printf("%s: %s", path, g_strerror(saved));
+        return NULL;
+    }
+    /* A FIFO would wait for a writer before the command starts. */
+    if (!S_ISREG(st.st_mode)) {
+        *why = g_strdup("not a regular file");
+        return NULL;
+    }
+    g_autofree char *text = NULL;
+    gsize length = 0;
+    g_autoptr(GError) local = NULL;
+    if (!gl_file_read_bounded(path, DURATIONS_MAX_BYTES, &text, &length, &local)) {
+        *why = g_strdup(local->message);
+        return NULL;
+    }
+    /* the depth every JSON file gemleak reads is held to */
+    if (!gl_json_depth_within(text, length, GL_JSON_INPUT_MAX_DEPTH)) {
+        *why = g_strdup_printf("nested deeper than %d levels", GL_JSON_INPUT_MAX_DEPTH);
+        return NULL;
+    }
+    g_autoptr(JsonParser) parser = json_parser_new();
+    if (!json_parser_load_from_data(parser, text, (gssize) length, NULL)) {
+        *why = g_strdup("not JSON");
+        return NULL;
+    }
+    JsonNode *root = json_parser_get_root(parser);
+    JsonObject *object = root != NULL && JSON_NODE_HOLDS_OBJECT(root)
+        ? json_node_get_object(root) : NULL;
+    if (object == NULL ||
+        g_strcmp0(json_object_get_string_member_with_default(object, "format", NULL),
+                  DURATIONS_FORMAT) != 0) {
+        *why = g_strdup("no \"format\": \"" DURATIONS_FORMAT "\" in it");
+        return NULL;
+    }
+    gint64 version = json_object_get_int_member_with_default(object, "version", 0);
+    JsonNode *files_node = json_object_get_member(object, "files");
+    if (version != DURATIONS_VERSION || files_node == NULL || !JSON_NODE_HOLDS_OBJECT(files_node)) {
+        *why = g_strdup_printf("version %" G_GINT64_FORMAT ", or no \"files\" object: this "
+                               "gemleak reads version %d", version, DURATIONS_VERSION);
+        return NULL;
+    }
+    GHashTable *durations = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
+    JsonObject *files = json_node_get_object(files_node);
+    g_autoptr(GList) names = json_object_get_members(files);
+    for (GList *name = names; name != NULL; name = name->next) {
+        JsonNode *value = json_object_get_member(files, name->data);
+        if (!JSON_NODE_HOLDS_VALUE(value) ||
+            (json_node_get_value_type(value) != G_TYPE_DOUBLE &&
+             json_node_get_value_type(value) != G_TYPE_INT64))
+            continue;   /* one bad entry costs itself */
+        gdouble ms = json_node_get_double(value);
+        if (!isfinite(ms) || ms < 0 || ms > DURATIONS_MAX_MS)
+            continue;
+        gdouble seconds = ms / 1000;
+        g_hash_table_insert(durations, g_strdup(name->data), g_memdup2(&seconds, sizeof seconds));
+    }
+    return durations;
+}
+
+GHashTable *gl_durations_load(const char *path, char **note)
+{
+    g_autofree char *why = NULL;
+    GHashTable *durations = read_durations(path, &why);
+    if (note != NULL)
+        *note = why != NULL
+            ? g_strdup_printf("%s is not gemleak's durations file (%s): it is ignored and left as "
+                              "it is, and --jobs shares are balanced by file size (remove it, or "
+                              "name another file with --durations)", path, why)
+            : NULL;
+    return durations;
+}
+
+static gint compare_names(gconstpointer a, gconstpointer b)
+{
+    return strcmp(a, b);
+}
+
+/* Returns: (transfer full): the durations file for @durations (file ->
+ * gdouble* seconds), the files of @only alone when it is not NULL (a
+ * GHashTable used as a set); *length is its length. */
+static char *durations_text(GHashTable *durations, GHashTable *only, gsize *length)
+{
+    /* Sorted, so that a committed file changes line by line. */
+    g_autoptr(GList) names = g_hash_table_get_keys(durations);
+    names = g_list_sort(names, compare_names);
+    g_autoptr(JsonBuilder) builder = json_builder_new();
+    json_builder_begin_object(builder);
+    json_builder_set_member_name(builder, "format");
+    json_builder_add_string_value(builder, DURATIONS_FORMAT);
+    json_builder_set_member_name(builder, "version");
+    json_builder_add_int_value(builder, DURATIONS_VERSION);
+    json_builder_set_member_name(builder, "about");
+    json_builder_add_string_value(builder, "Milliseconds each test file took under gemleak "
+                                  "run (Valgrind), written by gemleak to balance --jobs; see "
+                                  "gemleak(1), DURATIONS");
+    json_builder_set_member_name(builder, "files");
+    json_builder_begin_object(builder);
+    for (GList *name = names; name != NULL; name = name->next) {
+        if (only != NULL && !g_hash_table_contains(only, name->data))
+            continue;
+        json_builder_set_member_name(builder, name->data);
+        /* whole milliseconds: plenty, and short lines in a committed file */
+        gdouble kept = *(const gdouble *) g_hash_table_lookup(durations, name->data);
+        json_builder_add_int_value(builder, (gint64) (MIN(kept * 1000, DURATIONS_MAX_MS) + 0.5));
+    }
+    json_builder_end_object(builder);
+    json_builder_end_object(builder);
+    g_autoptr(JsonGenerator) generator = json_generator_new();
+    g_autoptr(JsonNode) root = json_builder_get_root(builder);
+    json_generator_set_root(generator, root);
+    json_generator_set_pretty(generator, TRUE);
+    g_autofree char *text = json_generator_to_data(generator, length);
+    (*length)++;
+    return g_strconcat(text, "\n", NULL);
+}
+
+gboolean gl_durations_update(const char *path, const GlCommandPlan *plan, const double *seconds,
+                             GHashTable *measured, GError **error)
+{
+    g_autofree char *why = NULL;
+    g_autoptr(GHashTable) durations = read_durations(path, &why);
+    if (why != NULL) {
+        g_set_error(error, GL_ERROR, GL_ERROR_IO,
+                    "%s is not gemleak's durations file (%s): left as it is", path, why);
+        return FALSE;
+    }
+    if (durations == NULL)
+        durations = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
+    for (guint c = 0; c < plan->shares->len; c++) {
+        GPtrArray *share = g_ptr_array_index(plan->shares, c);
+        /* What the helper timed is the file's; the rest of the command's
+         * time (Ruby's start, loading, exit) goes to the files it did not
+         * time, in proportion to their planned cost. */
+        gdouble planned = 0, timed = 0;
+        const gdouble **own = g_new0(const gdouble *, MAX(share->len, 1));
+        for (guint i = 0; i < share->len; i++) {
+            const char *file = g_ptr_array_index(share, i);
+            g_autofree char *absolute = g_canonicalize_filename(file, NULL);
+            own[i] = measured != NULL ? g_hash_table_lookup(measured, absolute) : NULL;
+            if (own[i] != NULL)
+                timed += *own[i];
+            else
+                planned += *(const gdouble *) g_hash_table_lookup(plan->costs, file);
+        }
+        gdouble rest = MAX(seconds[c] - timed, 0);
+        for (guint i = 0; i < share->len; i++) {
+            const char *file = g_ptr_array_index(share, i);
+            gdouble part;
+            if (own[i] != NULL)
+                part = *own[i];
+            else if (planned > 0)
+                part = rest * *(const gdouble *) g_hash_table_lookup(plan->costs, file) / planned;
+            else
+                continue;
+            g_hash_table_insert(durations, g_strdup(file), g_memdup2(&part, sizeof part));
+        }
+        g_free((gpointer) own);
+    }
+    gsize length = 0;
+    g_autofree char *text = durations_text(durations, NULL, &length);
+    if (length > DURATIONS_WRITE_MAX_BYTES) {
+        /* This run's files alone: those of earlier runs are what grew it. */
+        g_autoptr(GHashTable) ran = g_hash_table_new(g_str_hash, g_str_equal);
+        for (guint c = 0; c < plan->shares->len; c++) {
+            GPtrArray *share = g_ptr_array_index(plan->shares, c);
+            for (guint i = 0; i < share->len; i++)
+                g_hash_table_add(ran, g_ptr_array_index(share, i));
+        }
+        g_free(text);
+        text = durations_text(durations, ran, &length);
+    }
+    if (length > DURATIONS_WRITE_MAX_BYTES) {
+        g_set_error(error, GL_ERROR, GL_ERROR_IO, "%s would be larger than %" G_GSIZE_FORMAT
+                    " MiB, more than gemleak reads: left as it is", path,
+                    DURATIONS_WRITE_MAX_BYTES >> 20);
+        return FALSE;
+    }
+    /* Through a symbolic link to its target: the link stays (a file kept
+     * elsewhere, in a cache the CI restores). */
+    g_autofree char *target = gl_path_resolve(path);
+    return gl_file_replace(target, text, length, error);
+}
+
+/* ---- shares ------------------------------------------------------------------- */
+
+static gdouble file_size(const char *file)
+{
+    struct stat st;
+    return stat(file, &st) == 0 && st.st_size > 0 ? (gdouble) st.st_size : 1;
+}
+
+/* Returns: (transfer full): file -> gdouble*, what each of @files is
+ * expected to cost: its recorded seconds; else its size at the rate
+ * (seconds a byte) of the files that have seconds; else, when none has
+ * any, its size. */
+static GHashTable *file_costs(GPtrArray *files, GHashTable *durations)
+{
+    GHashTable *costs = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
+    gdouble known_seconds = 0, known_bytes = 0;
+    guint known = 0;
+    for (guint i = 0; durations != NULL && i < files->len; i++) {
+        const gdouble *seconds = g_hash_table_lookup(durations, g_ptr_array_index(files, i));
+        if (seconds != NULL) {
+            known_seconds += *seconds;
+            known_bytes += file_size(g_ptr_array_index(files, i));
+            known++;
+        }
+    }
+    for (guint i = 0; i < files->len; i++) {
+        const char *file = g_ptr_array_index(files, i);
+        const gdouble *seconds = durations != NULL ? g_hash_table_lookup(durations, file) : NULL;
+        gdouble cost;
+        if (seconds != NULL)
+            cost = *seconds;
+        else if (known > 0 && known_seconds > 0)
+            cost = file_size(file) * known_seconds / known_bytes;
+        else if (known > 0)
+            cost = 0;
+        else
+            cost = file_size(file);
+        g_hash_table_insert(costs, g_strdup(file), g_memdup2(&cost, sizeof cost));
+    }
+    return costs;
+}
+
+typedef struct {
+    guint index;    /* in the order given */
+    gdouble cost;
+} Weighed;
+
+static gint heaviest_first(gconstpointer a, gconstpointer b)
+{
+    const Weighed *x = a, *y = b;
+    if (x->cost != y->cost)
+        return x->cost > y->cost ? -1 : 1;
+    return x->index < y->index ? -1 : x->index > y->index;
+}
+
+/* Deals @files (with @costs) into @n bins, heaviest file first into the
+ * lightest bin (ties: the first), which keeps the largest bin within 4/3
+ * of the best split. Each bin keeps the files in the order given.
+ * Returns: (transfer full): for each file, its bin. */
+static guint *deal(GPtrArray *files, GHashTable *costs, guint n)
+{
+    GArray *order = g_array_sized_new(FALSE, FALSE, sizeof(Weighed), files->len);
+    for (guint i = 0; i < files->len; i++) {
+        Weighed w = { i, *(const gdouble *) g_hash_table_lookup(costs, g_ptr_array_index(files, i)) };
+        g_array_append_val(order, w);
+    }
+    g_array_sort(order, heaviest_first);
+    GArray *load = g_array_new(FALSE, TRUE, sizeof(gdouble));
+    g_array_set_size(load, n);
+    guint *bin = g_new0(guint, MAX(files->len, 1));
+    for (guint i = 0; i < order->len; i++) {
+        const Weighed *w = &g_array_index(order, Weighed, i);
+        guint lightest = 0;
+        for (guint b = 1; b < n; b++)
+            if (g_array_index(load, gdouble, b) < g_array_index(load, gdouble, lightest))
+                lightest = b;
+        g_array_index(load, gdouble, lightest) += w->cost;
+        bin[w->index] = lightest;
+    }
+    g_array_unref(load);
+    g_array_unref(order);
+    return bin;
+}
+
+gboolean gl_commands_plan(char **command, const GlCommandOptions *options, GlCommandPlan *plan,
+                          GError **error)
+{
+    memset(plan, 0, sizeof *plan);
+    plan->commands = g_ptr_array_new_with_free_func((GDestroyNotify) g_strfreev);
+    plan->shares = g_ptr_array_new_with_free_func((GDestroyNotify) g_ptr_array_unref);
+    plan->notes = g_ptr_array_new_with_free_func(g_free);
+    plan->costs = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
+    plan->shards = 1;
+    guint separator = 0;
+    while (command[separator] != NULL && strcmp(command[separator], ":::") != 0)
+        separator++;
+    if (command[separator] == NULL) {
+        if (options->shard != NULL) {
+            g_set_error(error, GL_ERROR, GL_ERROR_USAGE,
+                        "--shard needs the test files after :::, as in "
+                        "gemleak run --shard 1/2 -- rspec ::: spec/*_spec.rb");
+            gl_command_plan_clear(plan);
+            return FALSE;
+        }
+        g_ptr_array_add(plan->commands, g_strdupv(command));
+        g_ptr_array_add(plan->shares, g_ptr_array_new());
+        return TRUE;
+    }
+    if (separator == 0) {
+        g_set_error(error, GL_ERROR, GL_ERROR_USAGE, "no command before :::");
+        gl_command_plan_clear(plan);
+        return FALSE;
+    }
+    plan->has_files = TRUE;
+    g_autofree char *source = NULL;
+    if (options->shard != NULL &&
+        !gl_shard_parse(options->shard, options->env, &plan->shard, &plan->shards, &source,
+                        error)) {
+        gl_command_plan_clear(plan);
+        return FALSE;
+    }
+    if (source != NULL)
+        g_ptr_array_add(plan->notes, g_strdup_printf("--shard auto: shard %u of %u, from %s",
+                                                     plan->shard + 1, plan->shards, source));
+    g_autoptr(GPtrArray) all = g_ptr_array_new();
+    for (char **file = command + separator + 1; *file != NULL; file++)
+        g_ptr_array_add(all, *file);
+    plan->n_files = all->len;
+
+    /* The shard's part, by size alone: every shard must make the same
+     * split from the same checkout, whatever durations each machine kept. */
+    g_autoptr(GPtrArray) files = g_ptr_array_new();
+    {
+        g_autoptr(GHashTable) sizes = file_costs(all, NULL);
+        guint *bin = deal(all, sizes, plan->shards);
+        for (guint i = 0; i < all->len; i++)
+            if (bin[i] == plan->shard)
+                g_ptr_array_add(files, g_ptr_array_index(all, i));
+        g_free(bin);
+    }
+    if (files->len == 0) {
+        g_set_error(error, GL_ERROR, GL_ERROR_USAGE,
+                    "no files to run after ::: (for shard %u of %u: %u file%s for %u shards)",
+                    plan->shard + 1, plan->shards, all->len, all->len == 1 ? "" : "s",
+                    plan->shards);
+        gl_command_plan_clear(plan);
+        return FALSE;
+    }
+
+    g_autofree char *note = NULL;
+    g_autoptr(GHashTable) durations = options->durations != NULL
+        ? gl_durations_load(options->durations, &note) : NULL;
+    if (note != NULL)
+        g_ptr_array_add(plan->notes, g_steal_pointer(&note));
+    g_hash_table_unref(plan->costs);
+    plan->costs = file_costs(files, durations);
+    guint jobs = MIN(MAX(options->jobs, 1), files->len);
+    guint *bin = deal(files, plan->costs, jobs);
+
+    guint options_end = separator;
+    int ruby = bare_ruby(command, separator, &options_end);
+    if (ruby >= 0)
+        g_ptr_array_add(plan->notes, g_strdup_printf(
+            "%s takes one script and gives it the other files as arguments: gemleak loads "
+            "the files after ::: itself (-e '%s')", command[ruby], RUBY_LOADER));
+    for (guint j = 0; j < jobs; j++) {
+        GPtrArray *argv = g_ptr_array_new();
+        GPtrArray *share = g_ptr_array_new_with_free_func(g_free);
+        for (guint i = 0; i < separator; i++) {
+            if (ruby >= 0 && i == options_end) {
+                g_ptr_array_add(argv, g_strdup("-e"));
+                g_ptr_array_add(argv, g_strdup(RUBY_LOADER));
+            }
+            g_ptr_array_add(argv, g_strdup(command[i]));
+        }
+        if (ruby >= 0 && options_end == separator) {
+            g_ptr_array_add(argv, g_strdup("-e"));
+            g_ptr_array_add(argv, g_strdup(RUBY_LOADER));
+        }
+        for (guint i = 0; i < files->len; i++) {
+            if (bin[i] != j)
+                continue;
+            g_ptr_array_add(argv, g_strdup(g_ptr_array_index(files, i)));
+            g_ptr_array_add(share, g_strdup(g_ptr_array_index(files, i)));
+        }
+        g_ptr_array_add(argv, NULL);
+        g_ptr_array_add(plan->commands, g_ptr_array_free(argv, FALSE));
+        g_ptr_array_add(plan->shares, share);
+    }
+    g_free(bin);
+    return TRUE;
+}

@@ -1,0 +1,19 @@
+/* The engines gemleak can run a suite under (engine.h): the one place
+ * where they are listed. */
+#include "gemleak/run/engine.h"
+
+#include <string.h>
+
+static const GlEngine *const engines[] = {
+    &gl_engine_valgrind,
+};
+
+const GlEngine *gl_engine_find(const char *name)
+{
+    if (name == NULL)
+        return engines[0];
+    for (guint i = 0; i < G_N_ELEMENTS(engines); i++)
+        if (strcmp(engines[i]->name, name) == 0)
+            return engines[i];
+    return NULL;
+}

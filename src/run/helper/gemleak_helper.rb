@@ -1,0 +1,843 @@
+# frozen_string_literal: true
+
+require "rbconfig" # RubyGems loads it, but ruby --disable-gems does not
+
+# gemleak's helper, loaded into every Ruby process that `gemleak run` starts
+# (RUBYOPT says -r/its/absolute/path, so processes that rake or the tests
+# spawn load it too, whatever their RUBYLIB).
+#
+# It writes the native extensions the process loads to loaded-<pid>.txt in
+# the run directory, as they load (a process that crashes or is killed
+# never reaches at_exit) and again at exit: they are gemleak's default
+# targets. At exit it also lets go of what a test suite keeps for nothing,
+# so that Valgrind sees less. Nothing here may fail the suite under test.
+module GemLeakHelper
+  # The run directory's protocol: the files, markers and variables gemleak
+  # reads. The build writes the lines between BEGIN and END from
+  # include/gemleak/base/protocol.h (GL_PROTO_NAME is NAME here): change
+  # them there. These copies let the helper run from its source too.
+  module Protocol
+    # BEGIN protocol.h
+    RUN_DIR = "gemleak-run-"
+    HELPER_DIR = "gemleak-helper-"
+    RUN_MARKER = "gemleak-run.txt"
+    LOADED_PREFIX = "loaded-"
+    OUTSIDE_PREFIX = "outside-"
+    DURATIONS_PREFIX = "durations-"
+    FILE_SUFFIX = ".txt"
+    MARKER_PREFIX = "gemleak:"
+    MARKER_SETUP = "setup"
+    MARKER_FORKED = "forked"
+    MARKER_START = "start"
+    MARKER_END = "end"
+    VALGRIND_VARIABLE = "GEMLEAK_VALGRIND"
+    VALGRIND_SEPARATOR = "\x1f"
+    LAUNCHERS = "bundle bundler rake"
+    # END protocol.h
+  end
+
+  # What the helper needs, taken when it loads, before any of the suite
+  # runs. Suites redefine Integer#to_s, define a top-level `format` or
+  # `warn` (which every object, this module too, then calls instead of
+  # Kernel's), clear or replace ENV, swap File for a fake (FakeFS), stub
+  # File.open (rspec-mocks) or mock the clock (Timecop): the helper reads
+  # its variables once, calls bound methods of the core classes, writes
+  # through IO objects on descriptors it opened itself, and says on
+  # standard error (its own IO on descriptor 2) what it could not record.
+  module Core
+    RUN_DIR = ENV["GEMLEAK_RUN_DIR"]&.dup&.freeze
+    DEBUG = !ENV["GEMLEAK_DEBUG"].to_s.empty?
+    PID = Process.method(:pid)
+    CLOCK = Process.method(:clock_gettime)
+    MONOTONIC = Process::CLOCK_MONOTONIC
+    INTEGER_TO_S = Integer.instance_method(:to_s)
+    SYSOPEN = IO.method(:sysopen)
+    IO_NEW = IO.method(:new)
+    SYSWRITE = IO.instance_method(:syswrite)
+    CLOSE = IO.instance_method(:close)
+    REALPATH = File.method(:realpath)
+    FILE_P = File.method(:file?)
+    ABSOLUTE_P = File.method(:absolute_path?)
+    EXPAND = File.method(:expand_path)
+    APPEND = File::WRONLY | File::APPEND | File::CREAT | (defined?(File::CLOEXEC) ? File::CLOEXEC : 0)
+
+    class << self
+      def pid
+        PID.call
+      end
+
+      # Integer#to_s as Ruby defines it, whatever the suite made of it.
+      def digits(number)
+        INTEGER_TO_S.bind(number).call
+      end
+
+      # Returns: "/run/dir/PREFIXPID.txt" for this process.
+      def run_file(prefix)
+        "#{RUN_DIR}/#{prefix}#{digits(pid)}#{Protocol::FILE_SUFFIX}"
+      end
+
+      # Appends TEXT to PATH, made when missing.
+      def append(path, text)
+        io = IO_NEW.call(SYSOPEN.call(path, APPEND, 0o600), "w")
+        begin
+          SYSWRITE.bind(io).call(text) unless text.empty?
+        ensure
+          CLOSE.bind(io).call
+        end
+      end
+
+      # One line on standard error, "gemleak: TEXT".
+      def say(text)
+        err = IO_NEW.call(2, "w", autoclose: false)
+        SYSWRITE.bind(err).call("gemleak: #{text.tr("\n", " ")}\n")
+      rescue StandardError
+        nil # no standard error left to say it on
+      end
+
+      # An error that costs nothing a verdict depends on.
+      def debug(error)
+        say("helper: #{error.class}: #{error.message}") if DEBUG
+      end
+
+      def monotonic
+        CLOCK.call(MONOTONIC)
+      end
+    end
+  end
+
+  @pid = Core.pid
+  @recorded = {}
+  @features_seen = 0
+  @failed = false
+
+  class << self
+    # Ruby's own extensions (etc.so, monitor.so, enc/*.so, ...) and installed
+    # gems are not the project's code.
+    def foreign_dirs
+      @foreign_dirs ||= begin
+        dirs = RbConfig::CONFIG.values_at(
+          "rubylibprefix", "rubyarchdir", "rubylibdir", "archdir",
+          "vendordir", "vendorarchdir", "vendorlibdir",
+          "sitedir", "sitearchdir", "sitelibdir"
+        )
+        dirs.concat(Gem.path) if defined?(Gem) && Gem.respond_to?(:path)
+        dirs.compact.reject(&:empty?).map { |dir| real(dir) + "/" }.uniq
+      end
+    end
+
+    def real(path)
+      Core::REALPATH.call(path)
+    rescue SystemCallError
+      path
+    end
+
+    # The project's extensions among @features, as real paths. Built-in
+    # features (enumerator.so, complex.so) are listed without a path.
+    def project_extensions(features)
+      features.select { |f| f.end_with?(".so") && Core::ABSOLUTE_P.call(f) && Core::FILE_P.call(f) }
+              .map { |f| real(f) }
+              .reject { |path| foreign_dirs.any? { |d| path.start_with?(d) } }
+    end
+
+    # Records the extensions loaded since the last call.
+    def record_new_extensions
+      features = $LOADED_FEATURES
+      return if Core::RUN_DIR.nil? || features.size == @features_seen
+
+      fresh = features[@features_seen..] || features
+      @features_seen = features.size
+      paths = project_extensions(fresh).reject { |path| @recorded[path] }
+      return if paths.empty?
+
+      paths.each { |path| @recorded[path] = true }
+      Core.append(Core.run_file(Protocol::LOADED_PREFIX), paths.map { |path| "#{path}\n" }.join)
+    rescue StandardError => e
+      cannot_record(e)
+    end
+
+    # The process's list exists from its start, empty until an extension
+    # loads: gemleak then knows that this process loaded none (a LoadError
+    # before the extension was built), rather than that nobody recorded.
+    def start_list
+      return if Core::RUN_DIR.nil?
+
+      Core.append(Core.run_file(Protocol::LOADED_PREFIX), "")
+    rescue StandardError => e
+      cannot_record(e)
+    end
+
+    # The extensions a process loads are its run's default targets, and a
+    # process that loaded one and has no XML fails the run: never silently.
+    def cannot_record(error)
+      return if @failed
+
+      @failed = true
+      Core.say("process #{Core.digits(Core.pid)} could not record the extensions it loaded in " \
+               "#{Core::RUN_DIR} (#{error.class}: #{error.message})")
+    end
+
+    # A forked child writes its own file, from the start.
+    def forked
+      @pid = Core.pid
+      @recorded = {}
+      @features_seen = 0
+      @failed = false
+      start_list
+    end
+
+    def forked?
+      @pid != Core.pid
+    end
+
+    # Minitest::Spec memoizes `let` values in each test instance.
+    def forget_minitest_lets
+      return unless defined?(Minitest::Runnable)
+
+      ObjectSpace.each_object(Minitest::Runnable) do |test|
+        test.instance_variable_set(:@_memoized, nil) if test.instance_variable_defined?(:@_memoized)
+      end
+    end
+  end
+
+  # Kernel#require, then a look at what it loaded. Prepended, so that
+  # RubyGems', Bootsnap's or Zeitwerk's own require stay in the chain.
+  module Require
+    private
+
+    def require(*args)
+      result = super
+      if result
+        GemLeakHelper.record_new_extensions
+        GemLeakHelper::PerTest.install
+      end
+      result
+    end
+  end
+
+  # After fork, the child records into its own loaded-<pid>.txt.
+  module Fork
+    def _fork
+      pid = super
+      if pid.zero?
+        GemLeakHelper.forked
+        GemLeakHelper::Durations.forked
+        GemLeakHelper::PerTest.forked
+      end
+      pid
+    end
+  end
+
+  # `gemleak run` with files after ::: (GEMLEAK_DURATIONS=1): how long the
+  # tests of each file took, which the next run's --jobs shares are
+  # balanced by. Written at exit to durations-<pid>.txt in the run
+  # directory, "MILLISECONDS<TAB>/absolute/file.rb" a line; a forked child
+  # counts its own.
+  module Durations
+    @on = ENV["GEMLEAK_DURATIONS"] == "1" && !Core::RUN_DIR.nil?
+    @seconds = Hash.new(0.0)
+
+    class << self
+      def on?
+        @on
+      end
+
+      def time(file)
+        return yield unless @on && file
+
+        start = Core.monotonic
+        begin
+          yield
+        ensure
+          @seconds[Core::EXPAND.call(file.to_s)] += Core.monotonic - start
+        end
+      end
+
+      def forked
+        @seconds = Hash.new(0.0)
+      end
+
+      def write
+        return if !@on || @seconds.empty?
+
+        lines = @seconds.map { |file, seconds| "#{Core.digits((seconds * 1000).round)}\t#{file}\n" }
+        Core.append(Core.run_file(Protocol::DURATIONS_PREFIX), lines.join)
+      rescue StandardError => e
+        Core.say("process #{Core.digits(Core.pid)} could not record how long its test files took " \
+                 "(#{e.class}: #{e.message}); the next --jobs shares are balanced by file size")
+      end
+    end
+  end
+
+  # `gemleak run --per-test` (GEMLEAK_PER_TEST=test or file): around each
+  # test (or each run of tests from one file), a marker in Valgrind's output
+  # and a leak check after it, so that gemleak can say during which test
+  # each leak became lost. The markers, one <clientmsg> each:
+  #
+  #   gemleak:setup                        before the first test: lost while loading
+  #   gemleak:forked                       first thing in a forked child: inherited
+  #   gemleak:start<TAB>NAME<TAB>LOCATION  a test (or file) begins
+  #   gemleak:end<TAB>NAME<TAB>LOCATION    it ended (after teardown and a GC)
+  #
+  # each but start followed by VALGRIND_DO_ADDED_LEAK_CHECK, which reports
+  # the loss records that grew since the last check. NAME is
+  # "Class#test_name" or RSpec's full description (empty per file);
+  # LOCATION is "/absolute/file.rb:LINE" (the file alone per file). Bytes
+  # that would be ambiguous (%, controls, space) are written %XX.
+  #
+  # The client requests need native code: gemleak writes a small library
+  # beside this file (GEMLEAK_CLIENT) and it is called through Fiddle.
+  module PerTest
+    @grain = ENV["GEMLEAK_PER_TEST"]
+    @grain = nil unless %w[test file].include?(@grain)
+    @client_path = ENV["GEMLEAK_CLIENT"]&.dup
+    @pid = Core.pid
+    @ready = false   # the setup (or forked) check is done in this process
+    @open = nil      # [name, location] of the test or file begun and not ended
+    @installed = {}
+    # At most this much of a name: the location tells apart two tests whose
+    # names begin alike, and the markers stay lines, not pages.
+    FIELD_BYTES = 1000
+    # "%XX" for each byte that would be ambiguous in a marker; made here,
+    # with Kernel's format, before a suite's own `format` may hide it.
+    ESCAPES = ([0x25, 0x7f] + (0x00..0x20).to_a).to_h { |byte| [byte.chr.b, Kernel.format("%%%02X", byte)] }.freeze
+
+    class << self
+      def on?
+        !@grain.nil?
+      end
+
+      # The library's functions, loaded on first use; nil (with a word on
+      # stderr) when they cannot be, and natively, outside Valgrind.
+      def client
+        return @client if defined?(@client)
+
+        @client = nil
+        path = @client_path
+        begin
+          require "fiddle"
+          lib = Fiddle.dlopen(path)
+          running = Fiddle::Function.new(lib["gemleak_client_running_on_valgrind"], [], Fiddle::TYPE_INT)
+          return @client if running.call.zero?
+
+          @client = {
+            marker: Fiddle::Function.new(lib["gemleak_client_marker"], [Fiddle::TYPE_VOIDP], Fiddle::TYPE_VOID),
+            check: Fiddle::Function.new(lib["gemleak_client_leak_check"], [], Fiddle::TYPE_VOID),
+          }
+        rescue LoadError, StandardError => e
+          Core.say("--per-test is off in process #{Core.digits(Core.pid)}: cannot load #{path.inspect} " \
+                   "with Fiddle (#{e.class}: #{e.message.lines.first&.chomp})")
+          @client = nil
+        end
+        @client
+      end
+
+      def escape(text)
+        text.to_s.b[0, FIELD_BYTES].gsub(/[%\x00-\x20\x7f]/n, ESCAPES)
+      end
+
+      # A test that cannot be marked puts its leaks at the wrong test: this
+      # process stops marking, and says so.
+      def failed(error)
+        Core.say("--per-test is off in process #{Core.digits(Core.pid)} after an error " \
+                 "(#{error.class}: #{error.message}); its leaks are put at the test before")
+        @grain = nil
+      end
+
+      def marker(*fields)
+        # NUL-terminated whatever Ruby's own buffer holds: Fiddle passes
+        # the string's bytes as they are.
+        @client[:marker].call("#{fields.join("\t")}\0")
+      end
+
+      # Lets the memory the finished test dropped be freed (objects' dfree
+      # run), so that what it leaked is lost now, not at a later test's check.
+      def check(*fields)
+        GC.start
+        marker(*fields)
+        @client[:check].call
+      end
+
+      # What was lost before the first test (while the suite loaded), or
+      # what a forked child inherited, is checked for before any test runs.
+      def ready
+        if @pid != Core.pid # forked, and Process._fork did not say (Ruby < 3.1)
+          forked
+        elsif !@ready
+          @ready = true
+          check(Protocol::MARKER_PREFIX + Protocol::MARKER_SETUP)
+        end
+      end
+
+      def forked
+        return unless on?
+
+        @pid = Core.pid
+        @ready = true
+        return unless client
+
+        check(Protocol::MARKER_PREFIX + Protocol::MARKER_FORKED)
+        # A child forked during a test runs on in it.
+        marker(Protocol::MARKER_PREFIX + Protocol::MARKER_START, *@open) if @open
+      end
+
+      # A test begins: NAME, and where it is ("/abs/file.rb", line).
+      def started(name, file, line)
+        return unless on? && client
+
+        ready
+        file = Core::EXPAND.call(file.to_s)
+        if @grain == "file"
+          return if @open && @open[1] == escape(file)
+
+          finish
+          @open = ["", escape(file)]
+        else
+          finish
+          @open = [escape(name), escape(line ? "#{file}:#{line}" : file)]
+        end
+        marker(Protocol::MARKER_PREFIX + Protocol::MARKER_START, *@open)
+      rescue StandardError => e
+        failed(e)
+      end
+
+      # A test ended; per file, its file ends when the next file's test
+      # begins, or at exit. NAME (nullable) is its name as it is now: an
+      # RSpec example without a description gets one as it runs.
+      def finished(name = nil)
+        return unless on? && @grain == "test"
+
+        @open[0] = escape(name) if @open && name
+        finish
+      rescue StandardError => e
+        failed(e)
+      end
+
+      def finish
+        return unless @open && client
+
+        fields = @open
+        @open = nil
+        check(Protocol::MARKER_PREFIX + Protocol::MARKER_END, *fields)
+      end
+
+      # The test frameworks, hooked once each as they load (per test, or
+      # to time each file's tests).
+      def install
+        return unless on? || Durations.on?
+
+        if !@installed[:minitest] && defined?(::Minitest) && ::Minitest.respond_to?(:run_one_method)
+          @installed[:minitest] = true
+          ::Minitest.singleton_class.prepend(MinitestHook)
+        end
+        if !@installed[:test_unit] && defined?(::Test::Unit::TestCase)
+          @installed[:test_unit] = true
+          ::Test::Unit::TestCase.prepend(TestUnitHook)
+        end
+        if !@installed[:rspec] && defined?(::RSpec::Core::Example)
+          @installed[:rspec] = true
+          ::RSpec::Core::Example.prepend(RSpecHook)
+        end
+      rescue StandardError => e
+        Core.debug(e)
+      end
+
+      def source_location(klass, method_name)
+        klass.instance_method(method_name).source_location
+      rescue NameError
+        nil
+      end
+    end
+
+    # Minitest.run_one_method makes the test object, runs it and drops it:
+    # after it, a GC frees what the test kept in instance variables.
+    module MinitestHook
+      def run_one_method(klass, method_name, *rest)
+        file, line = PerTest.source_location(klass, method_name)
+        PerTest.started("#{klass.name || klass.inspect}##{method_name}", file, line)
+        Durations.time(file) { super(klass, method_name, *rest) }
+      ensure
+        PerTest.finished
+      end
+    end
+
+    # test-unit's suite holds the test object until the next one runs.
+    module TestUnitHook
+      def run(result, &block)
+        file, line = PerTest.source_location(self.class, method_name)
+        PerTest.started("#{self.class.name || self.class.inspect}##{method_name}", file, line)
+        Durations.time(file) { super(result, &block) }
+      ensure
+        PerTest.finished
+      end
+    end
+
+    # After Example#run, RSpec drops the example group instance; letting go
+    # of its instance variables (its lets) first is what rspec-core 3.13
+    # does itself.
+    module RSpecHook
+      def run(example_group_instance, reporter)
+        PerTest.started(full_description, metadata[:file_path], metadata[:line_number])
+        Durations.time(metadata[:file_path]) { super(example_group_instance, reporter) }
+      ensure
+        example_group_instance&.instance_variables&.each do |ivar|
+          example_group_instance.instance_variable_set(ivar, nil)
+        end
+        PerTest.finished(full_description)
+      end
+    end
+  end
+end
+
+# `gemleak run -- bundle exec rake test` starts the launcher (bundle, rake)
+# outside Valgrind, and hands Valgrind's command line down in
+# GEMLEAK_VALGRIND: a launcher only starts the processes that run the
+# suite, and under Valgrind each costs a start and a leak check at exit.
+# Here, first thing, every Ruby process below it but another launcher,
+# extconf.rb and what build tools start puts itself under Valgrind, by
+# exec: the same pid, and Ruby started again exactly as it was (its
+# arguments, environment, directory and a script read from standard
+# input). A launcher or build step that loads an extension of the project
+# runs tests itself: it starts again, from the start, under Valgrind; a
+# process forked from it, which cannot, is named to gemleak
+# (outside-<pid>.txt), and the run does not pass.
+module GemLeakLaunch
+  SEPARATOR = GemLeakHelper::Protocol::VALGRIND_SEPARATOR
+  LAUNCHERS = GemLeakHelper::Protocol::LAUNCHERS.split(" ").freeze
+  BUILD_STEPS = %w[extconf.rb].freeze
+  Core = GemLeakHelper::Core
+  EXEC = Process.method(:exec)
+  # Ruby's switches (ruby.c, proc_options), for the -C among them: those
+  # that take an argument, attached or the next word; those that take the
+  # rest of the word; the long options whose argument may be the next word.
+  ARGUMENT_SWITCHES = "CXeIrE"
+  REST_SWITCHES = "ixF"
+  LONG_WITH_ARGUMENT = %w[--enable --disable --encoding --external-encoding --internal-encoding
+                          --dump].freeze
+
+  class << self
+    # :traced (under Valgrind, or no launcher above), :launcher, :outside
+    # (a build step, or a Ruby below a build tool: native, as Valgrind's
+    # --trace-children-skip would keep it, unless it loads the project's
+    # extension), or :unchecked (it could not tell, and said so).
+    def start
+      prefix = ENV[GemLeakHelper::Protocol::VALGRIND_VARIABLE]
+      return :traced if prefix.nil?
+
+      decide(prefix)
+    rescue StandardError => e
+      # Never silently unchecked: gemleak says so, and the run cannot pass.
+      outside("#{File.basename($0.to_s)} could not go under Valgrind (#{e.class}: #{e.message})")
+      :unchecked
+    end
+
+    def decide(prefix)
+      # Under Valgrind. GEMLEAK_VALGRIND stays for the children: those
+      # Valgrind traces are under it too; a Ruby below a program it skips
+      # (make) runs without Valgrind's LD_PRELOAD, and looks for itself.
+      return :traced if ENV["LD_PRELOAD"].to_s.include?("/vgpreload_")
+
+      @valgrind = prefix.split(SEPARATOR)
+      @argv = File.binread("/proc/self/cmdline").split("\0")
+      @env = ENV.to_h
+      @name = File.basename($0.to_s)
+      @pid = Core.pid
+      @seen = $LOADED_FEATURES.size
+      started_as
+      if BUILD_STEPS.include?(@name)
+        @role = "the build step #{@name}"
+        :outside
+      elsif under_build_tool?
+        @role = "#{@name} (below a build tool)"
+        :outside
+      elsif LAUNCHERS.include?(@name)
+        @role = "the launcher #{@name}"
+        :launcher
+      else
+        start_again
+      end
+    end
+
+    # A build tool among this process's ancestors, up to gemleak: make
+    # running Ruby stays out of Valgrind, as make itself does.
+    def under_build_tool?
+      skip = @valgrind.reverse.find { |arg| arg.start_with?("--trace-children-skip=") }
+      patterns = skip.to_s.delete_prefix("--trace-children-skip=").split(",")
+      return false if patterns.empty?
+
+      stop = ENV["GEMLEAK_PID"].to_i
+      pid = Process.ppid
+      32.times do
+        break if pid <= 1 || pid == stop
+
+        stat = File.read("/proc/#{pid}/stat")
+        comm = stat[stat.index("(") + 1...stat.rindex(")")]
+        return true if patterns.any? { |p| File.fnmatch?(p, comm) || File.fnmatch?(p, "/#{comm}") }
+
+        pid = stat[stat.rindex(")") + 2..].split[1].to_i
+      end
+      false
+    rescue StandardError
+      false
+    end
+
+    # How to start this Ruby again as it was started. When the helper
+    # loads, Ruby has already taken its switches: -C has changed
+    # directory (so that the same arguments would chdir twice: "Can't
+    # chdir"), and a script on standard input has been read from (its
+    # first line).
+    def started_as
+      @args = @argv.drop(1)
+      chdirs = chdirs_in(@argv)
+      unless chdirs.empty?
+        @directory = start_directory(chdirs.map(&:last))
+        @args = without_chdirs(@argv, chdirs).drop(1) if @directory.nil?
+      end
+      keep_script if $0 == "-"
+    end
+
+    # The -C (and -X) switches among Ruby's options, as [index of the
+    # word, offset of the switch in it, whether the directory is attached,
+    # the directory].
+    def chdirs_in(argv)
+      found = []
+      i = 1
+      while i < argv.size
+        word = argv[i]
+        break if word == "-" || word == "--" || !word.start_with?("-")
+
+        if word.start_with?("--")
+          i += 1 if LONG_WITH_ARGUMENT.include?(word)
+        else
+          i += 1 if chdir_in_switches(argv, i, found)
+        end
+        i += 1
+      end
+      found
+    end
+
+    # One word of single-letter switches (-wCdir, -I lib). Returns: true
+    # when the last switch took the next word as its argument.
+    def chdir_in_switches(argv, i, found)
+      word = argv[i]
+      j = 1
+      while j < word.size
+        c = word[j]
+        if ARGUMENT_SWITCHES.include?(c)
+          attached = j + 1 < word.size
+          found << [i, j, attached, attached ? word[(j + 1)..] : argv[i + 1].to_s] if "CX".include?(c)
+          return !attached
+        end
+        return false if REST_SWITCHES.include?(c) || (c == "W" && word[j + 1] == ":")
+
+        j += 1
+        j += 1 if c == "K"
+        digits = { "0" => "01234567", "T" => "0123456789", "W" => "0123456789" }[c]
+        j += 1 while digits && j < word.size && digits.include?(word[j])
+      end
+      false
+    end
+
+    # The directory this Ruby started in, before its -C: the one among
+    # its parent's, $PWD and the one the -C went down from that leads,
+    # through the same -C, to the directory it is in. nil if none.
+    def start_directory(chdirs)
+      here = GemLeakHelper.real(Dir.pwd)
+      candidates = [parent_directory, ENV["PWD"], unwound(chdirs)].compact.uniq
+      candidates.find do |dir|
+        GemLeakHelper.real(chdirs.reduce(dir) { |from, to| File.expand_path(to, from) }) == here
+      rescue StandardError
+        false
+      end
+    end
+
+    def parent_directory
+      File.readlink("/proc/#{Process.ppid}/cwd")
+    rescue SystemCallError
+      nil
+    end
+
+    # Up from here as far as relative -C went down; nil past an absolute
+    # one or a "..".
+    def unwound(chdirs)
+      dir = Dir.pwd
+      chdirs.reverse_each do |to|
+        parts = to.split("/").reject { |part| part.empty? || part == "." }
+        return nil if to.start_with?("/") || parts.include?("..")
+
+        parts.size.times { dir = File.dirname(dir) }
+      end
+      dir
+    end
+
+    # Ruby's arguments without their -C, to run in the directory they led to.
+    def without_chdirs(argv, chdirs)
+      argv = argv.dup
+      chdirs.reverse_each do |i, j, attached, _dir|
+        argv.delete_at(i + 1) unless attached
+        if j == 1
+          argv.delete_at(i)
+        else
+          argv[i] = argv[i][0...j]
+        end
+      end
+      argv
+    end
+
+    # Ruby reads a script on standard input ($0 "-") as far as its first
+    # line, and takes that line's switches, before it loads the helper; it
+    # pushes "#!\n" back in its place. The script, its first line made
+    # again (with the switches in force), goes to an unnamed file that
+    # becomes standard input: this Ruby parses it from there, and Ruby
+    # under Valgrind reads it again.
+    def keep_script
+      text = STDIN.read.b
+      text = "#!ruby#{switches_in_force}\n#{text.byteslice(3..)}" if text.start_with?("#!\n")
+      @script = unnamed_file
+      @script.write(text)
+      @script.flush
+      @script.rewind
+      STDIN.reopen(@script)
+    end
+
+    def switches_in_force
+      switches = +""
+      switches << " -w" if $VERBOSE
+      switches << " -W0" if $VERBOSE.nil?
+      switches << " -d" if $DEBUG
+      verbose = $VERBOSE
+      $VERBOSE = nil # $-a and friends are unset without their switch
+      switches << " -a" if $-a
+      switches << " -l" if $-l
+      switches << " -p" if $-p
+      switches
+    ensure
+      $VERBOSE = verbose
+    end
+
+    def unnamed_file
+      dir = Core::RUN_DIR || "/tmp"
+      File.open(dir, File::RDWR | File::TMPFILE, 0o600, binmode: true)
+    rescue SystemCallError, NameError
+      path = "#{dir}/stdin-#{Core.digits(Core.pid)}.rb"
+      file = File.open(path, File::RDWR | File::CREAT | File::EXCL, 0o600, binmode: true)
+      File.unlink(path)
+      file
+    end
+
+    # This Ruby, from the start, under Valgrind: in the environment and
+    # directory it started in, its script again on standard input.
+    def start_again
+      if @script
+        @script.sysseek(0)
+        STDIN.reopen(@script)
+      end
+      options = { unsetenv_others: true }
+      options[:chdir] = @directory if @directory
+      exec_under_valgrind(@args, @env, options)
+    end
+
+    def exec_under_valgrind(args, env, options)
+      STDOUT.flush
+      STDERR.flush
+      ruby = File.readlink("/proc/self/exe")
+      EXEC.call(env, [@valgrind[0], @valgrind[0]], *@valgrind.drop(1), ruby, *args, **options)
+    rescue SystemCallError => e
+      Core.say("cannot start Valgrind (#{@valgrind[0]}) for #{args.first}: #{e.message}")
+      Process.exit(1)
+    end
+
+    # Bundler's `bundle exec` loads a Ruby script into its own process,
+    # $0 set to it: what bundle exec would have exec'd goes under Valgrind.
+    def hand_over(file)
+      return if LAUNCHERS.include?(File.basename(file.to_s)) || Core.pid != @pid
+
+      exec_under_valgrind([file.to_s, *ARGV], ENV.to_h, {})
+    end
+
+    # Tells gemleak (outside-<pid>.txt) what this process ran outside
+    # Valgrind, in a sentence: what it ran was not checked.
+    def outside(what)
+      @reported = true
+      Core.append(Core.run_file(GemLeakHelper::Protocol::OUTSIDE_PREFIX), "#{what.tr("\n", " ")}\n") if Core::RUN_DIR
+    rescue StandardError => e
+      Core.say("process #{Core.digits(Core.pid)}: #{what}, and cannot tell gemleak so " \
+               "(#{e.class}: #{e.message}): what it ran was not checked")
+    end
+
+    # Looks at the project's extensions loaded since the last look: a
+    # launcher or build step that loads one starts again under Valgrind; at
+    # exit, or in a fork, it no longer can.
+    def check_extensions(restart: true)
+      features = $LOADED_FEATURES
+      return if @reported || features.size == @seen
+
+      fresh = features[@seen..] || features
+      @seen = features.size
+      path = GemLeakHelper.project_extensions(fresh).first
+      return if path.nil?
+
+      if Core.pid != @pid
+        outside("forked from #{@role}, it loaded #{path} outside Valgrind")
+      elsif !restart
+        outside("#{@role} loaded #{path} outside Valgrind (seen at its exit)")
+      else
+        Core.say("#{@name} (pid #{Core.digits(Core.pid)}) loaded #{path} itself: it runs again " \
+                 "from the start, under Valgrind")
+        start_again
+      end
+    rescue StandardError => e
+      Core.debug(e)
+    end
+  end
+
+  module Watch
+    private
+
+    def require(*args)
+      result = super
+      GemLeakLaunch.check_extensions if result
+      result
+    end
+  end
+
+  module HandOver
+    def load(file, *rest)
+      GemLeakLaunch.hand_over(file) if $0 == file
+      super
+    end
+  end
+end
+
+case GemLeakLaunch.start
+when :launcher
+  Kernel.prepend(GemLeakLaunch::Watch)
+  Kernel.singleton_class.prepend(GemLeakLaunch::HandOver)
+  at_exit { GemLeakLaunch.check_extensions(restart: false) }
+  return
+when :outside
+  Kernel.prepend(GemLeakLaunch::Watch)
+  at_exit { GemLeakLaunch.check_extensions(restart: false) }
+  return
+when :unchecked
+  return
+end
+
+GemLeakHelper.start_list
+GemLeakHelper.record_new_extensions
+Kernel.prepend(GemLeakHelper::Require)
+Process.singleton_class.prepend(GemLeakHelper::Fork) if Process.respond_to?(:_fork)
+
+# Registered before the test framework's own at_exit, so it runs after it.
+at_exit do
+  begin
+    GemLeakHelper::PerTest.finish if GemLeakHelper::PerTest.on? # the last file, a test cut short
+    GemLeakHelper.forget_minitest_lets
+    GC.start
+    GemLeakHelper.forked if GemLeakHelper.forked? # Ruby before 3.1 has no Process._fork
+    GemLeakHelper.record_new_extensions
+    GemLeakHelper::Durations.write
+  rescue Exception => e # rubocop:disable Lint/RescueException -- never fail the suite
+    GemLeakHelper::Core.say("process #{GemLeakHelper::Core.digits(GemLeakHelper::Core.pid)}: the " \
+                            "helper failed at exit (#{e.class}: #{e.message})")
+  end
+end

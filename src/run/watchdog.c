@@ -1,0 +1,206 @@
+#define _GNU_SOURCE  /* syscall */
+/* The watchdog of a run, for a gemleak killed outright (see below). */
+#include "gemleak/run/watchdog.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <string.h>
+#include <time.h>
+#include <sys/file.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#ifdef __linux__
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#endif
+
+/* gemleak killed outright (SIGKILL, a CI job's hard timeout) handles no
+ * signal: PR_SET_PDEATHSIG takes its children, but not the Valgrind the
+ * helper starts below a launcher, nor what the commands fork. A watchdog,
+ * forked before anything starts, waits on a pipe whose write end gemleak
+ * alone holds: a byte says the run is over; the end of the pipe without
+ * one, that gemleak died. Then it kills every process whose environment
+ * holds this run's GEMLEAK_RUN_DIR, or whose arguments hold its
+ * --xml-file (a Valgrind whose environment was cleared), until none is left, holding the run's
+ * locks all the while: gemleak clean does not take the directory a dying
+ * Valgrind writes in. It runs between fork and _exit, in a process that
+ * may have had threads: system calls only, no malloc. */
+#define WATCHDOG_ROUNDS 100
+#define WATCHDOG_ROUND_NS 50000000L
+/* The descriptors the watchdog closes: gemleak has a few dozen open. */
+#define WATCHDOG_MAX_FD 4096
+
+/* The write end of the running watchdog's pipe, or -1: one run at a time. */
+static int watchdog_pipe = -1;
+
+#ifdef __linux__
+/* The marks of a process of this run: an entry of its environment, or
+ * the start of one of its arguments (Valgrind's --xml-file, which a child
+ * whose environment was cleared still has). */
+typedef struct {
+    const char *file;     /* "environ" or "cmdline", under /proc/PID */
+    const char *needle;
+    gsize length;
+    gboolean prefix;      /* the entry begins with @needle, rather than equals it */
+} Mark;
+
+/* Returns: TRUE if the NUL-separated /proc/@pid/@mark->file holds an entry
+ * that @mark matches. */
+static gboolean process_holds(const char *pid, const Mark *mark)
+{
+    char path[64];
+    gsize at = 0;
+    for (const char *const *part = (const char *const[]) { "/proc/", pid, "/", mark->file, NULL };
+         *part != NULL; part++)
+        for (const char *c = *part; *c != '\0' && at + 1 < sizeof path; c++)
+            path[at++] = *c;
+    path[at] = '\0';
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return FALSE;
+    char buffer[8192];
+    gsize matched = 0;
+    gboolean alive = TRUE, found = FALSE;
+    ssize_t got;
+    while (!found && (got = read(fd, buffer, sizeof buffer)) > 0) {
+        for (ssize_t i = 0; i < got && !found; i++) {
+            if (alive && matched == mark->length && mark->prefix) {
+                found = TRUE;
+            } else if (buffer[i] == '\0') {
+                found = alive && matched == mark->length;
+                matched = 0;
+                alive = TRUE;
+            } else if (alive && matched < mark->length && buffer[i] == mark->needle[matched]) {
+                matched++;
+            } else {
+                alive = FALSE;
+            }
+        }
+    }
+    close(fd);
+    return found;
+}
+
+/* Kills every process but this one that holds one of @marks (@n_marks).
+ * Returns: how many it found. */
+static guint kill_carriers(const Mark *marks, guint n_marks)
+{
+    int proc = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (proc < 0)
+        return 0;
+    guint found = 0;
+    pid_t self = getpid();
+    /* struct linux_dirent64: inode, offset, record length, type, name */
+    char buffer[16384];
+    long got;
+    while ((got = syscall(SYS_getdents64, proc, buffer, sizeof buffer)) > 0) {
+        for (long at = 0; at < got;) {
+            const char *entry = buffer + at;
+            unsigned short size;
+            memcpy(&size, entry + 16, sizeof size);
+            const char *name = entry + 19;
+            at += size;
+            long pid = 0;
+            const char *c = name;
+            for (; *c >= '0' && *c <= '9' && pid < G_MAXINT / 10; c++)
+                pid = pid * 10 + (*c - '0');
+            if (*c != '\0' || c == name || pid <= 1 || pid == self)
+                continue;
+            for (guint m = 0; m < n_marks; m++) {
+                if (process_holds(name, &marks[m])) {
+                    kill((pid_t) pid, SIGKILL);
+                    found++;
+                    break;
+                }
+            }
+        }
+    }
+    close(proc);
+    return found;
+}
+#endif
+
+/* The watchdog's process: never returns. */
+static void G_GNUC_NORETURN watchdog(int read_end, const Mark *marks, guint n_marks,
+                                     const int *locks, guint n_locks)
+{
+    /* Out of gemleak's process group and session: a Ctrl-C, a group's
+     * SIGKILL, the terminal's SIGHUP are for the run, not for it. */
+    setsid();
+    /* Nothing of gemleak's kept open but the pipe and the locks: whoever
+     * reads gemleak's output sees its end when gemleak ends. */
+    int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+    for (int fd = 0; fd <= 2 && null >= 0; fd++)
+        dup2(null, fd);
+    for (int fd = 3; fd < WATCHDOG_MAX_FD; fd++) {
+        gboolean keep = fd == read_end;
+        for (guint i = 0; i < n_locks; i++)
+            keep = keep || fd == locks[i];
+        if (!keep)
+            close(fd);
+    }
+    char byte;
+    ssize_t got;
+    do
+        got = read(read_end, &byte, 1);
+    while (got < 0 && errno == EINTR);
+#ifdef __linux__
+    if (got != 1) {
+        for (int round = 0; round < WATCHDOG_ROUNDS && kill_carriers(marks, n_marks) > 0; round++) {
+            struct timespec pause = { 0, WATCHDOG_ROUND_NS };
+            nanosleep(&pause, NULL);
+        }
+    }
+#else
+    (void) marks;
+    (void) n_marks;
+#endif
+    _exit(0);
+}
+
+void gl_watchdog_start(const char *run_dir, const char *mark, const int *locks, guint n_locks)
+{
+    int ends[2];
+    if (pipe(ends) != 0)
+        return;
+    fcntl(ends[0], F_SETFD, FD_CLOEXEC);
+    fcntl(ends[1], F_SETFD, FD_CLOEXEC);
+    g_autofree char *variable = g_strconcat("GEMLEAK_RUN_DIR=", run_dir, NULL);
+    const Mark marks[] = {
+        { "environ", variable, strlen(variable), FALSE },
+        { "cmdline", mark, strlen(mark), TRUE },
+    };
+#ifdef __linux__
+    prctl(PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0);  /* set by an earlier run in this process */
+#endif
+    pid_t middle = fork();
+    if (middle == 0) {
+        close(ends[1]);
+        if (fork() == 0)
+            watchdog(ends[0], marks, G_N_ELEMENTS(marks), locks, n_locks);
+        _exit(0);
+    }
+    close(ends[0]);
+    if (middle < 0) {
+        close(ends[1]);
+        return;
+    }
+    while (waitpid(middle, NULL, 0) < 0 && errno == EINTR)
+        ;
+    watchdog_pipe = ends[1];
+}
+
+void gl_watchdog_stop(void)
+{
+    if (watchdog_pipe < 0)
+        return;
+    ssize_t written;
+    do
+        written = write(watchdog_pipe, "", 1);
+    while (written < 0 && errno == EINTR);
+    close(watchdog_pipe);
+    watchdog_pipe = -1;
+}
