@@ -33,6 +33,7 @@ int main(int argc, char **argv)
     srunner_add_suite(runner, gl_targets_suite());
     srunner_add_suite(runner, gl_sys_suite());
     srunner_add_suite(runner, gl_sanitizer_reader_suite());
+    srunner_add_suite(runner, gl_filter_sanitizer_suite());
     srunner_run_all(runner, CK_NORMAL);
     int failed = srunner_ntests_failed(runner);
     srunner_free(runner);

@@ -82,5 +82,6 @@ Suite *gl_commands_suite(void);
 Suite *gl_targets_suite(void);
 Suite *gl_sys_suite(void);
 Suite *gl_sanitizer_reader_suite(void);
+Suite *gl_filter_sanitizer_suite(void);
 
 #endif
