@@ -322,7 +322,8 @@ static char *write_helper(gboolean per_test, int *lock, GError **error)
 
 /* @valgrind (nullable): GEMLEAK_VALGRIND's value, when a launcher runs
  * outside Valgrind. */
-static char **child_environment(const GlRunOptions *options, const char *run_dir,
+static char **child_environment(const GlRunOptions *options, const GlEngine *engine,
+                                const char *found, const char *run_dir,
                                 const char *helper_lib, const char *valgrind)
 {
     char **env = g_get_environ();
@@ -376,6 +377,8 @@ static char **child_environment(const GlRunOptions *options, const char *run_dir
         env = g_environ_setenv(env, GL_PROTO_VALGRIND_VARIABLE, valgrind, TRUE);
     else
         env = g_environ_unsetenv(env, GL_PROTO_VALGRIND_VARIABLE);
+    if (engine->environment != NULL)
+        env = engine->environment(options, run_dir, found, env);
     return env;
 }
 
@@ -664,16 +667,25 @@ gboolean gl_run_commands(const GlRunOptions *options, GPtrArray *commands, GlRun
                     commands->len, MAX_CHILDREN);
         return FALSE;
     }
-    const GlEngine *engine = gl_engine_find(NULL);
+    const GlEngine *engine = options->engine != NULL ? options->engine : gl_engine_find(NULL);
     result->valgrind_version = engine->version(options->valgrind, error);
     if (result->valgrind_version == NULL)
         return FALSE;
     if (!prepare_run_dir(options, result, error))
         return FALSE;
+    /* What ran, for gemleak filter on a kept directory: an engine that
+     * writes nothing for a clean process leaves a run without reports. */
+    g_autofree char *engine_file = g_build_filename(result->dir, GL_PROTO_ENGINE_FILE, NULL);
+    if (engine != &gl_engine_valgrind &&
+        !g_file_set_contents(engine_file, engine->title, -1, error)) {
+        g_prefix_error(error, "cannot write in the run directory: ");
+        return FALSE;
+    }
     /* Valgrind's command line, for a Ruby that finds itself outside it (below
      * a launcher gemleak spares, extconf.rb) to put itself under it. */
     g_autofree char *valgrind = engine->handover(options, result->dir);
-    g_auto(GStrv) env = child_environment(options, result->dir, result->helper_dir, valgrind);
+    g_auto(GStrv) env = child_environment(options, engine, result->valgrind_version, result->dir,
+                                          result->helper_dir, valgrind);
 
     gl_watchdog_stop();  /* an earlier run's, in this process, that was never cleared */
     g_autofree char *mark = engine->watch_mark(result->dir);

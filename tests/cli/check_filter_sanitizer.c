@@ -136,6 +136,21 @@ START_TEST(test_xml_and_lsan_together)
 }
 END_TEST
 
+/* --engine: a name it does not know, and --per-test (Valgrind's client
+ * requests) under LeakSanitizer, are usage errors before anything runs. */
+START_TEST(test_engine_usage_errors)
+{
+    RUN(bogus, "run", "--engine", "helgrind", "--", "true");
+    ck_assert_int_eq(bogus.status, 2);
+    gl_assert_line(bogus.err, "--engine helgrind: no such engine \\(give one of: valgrind, lsan\\)");
+    gl_test_run_clear(&bogus);
+    RUN(per_test, "run", "--engine", "lsan", "--per-test", "--", "true");
+    ck_assert_int_eq(per_test.status, 2);
+    gl_assert_line(per_test.err, "--per-test runs under Valgrind only");
+    gl_test_run_clear(&per_test);
+}
+END_TEST
+
 Suite *gl_filter_sanitizer_suite(void)
 {
     Suite *suite = suite_create("filter-sanitizer");
@@ -148,6 +163,7 @@ Suite *gl_filter_sanitizer_suite(void)
     tcase_add_test(tc, test_shallow_stack_is_uncertain);
     tcase_add_test(tc, test_asan_report_is_a_memory_error);
     tcase_add_test(tc, test_xml_and_lsan_together);
+    tcase_add_test(tc, test_engine_usage_errors);
     suite_add_tcase(suite, tc);
     return suite;
 }
