@@ -320,6 +320,39 @@ GlVerdict gl_sanitizer_verdict(GlClassifier *classifier, GlRecord *record, const
     return verdict;
 }
 
+/* LeakSanitizer calls every block of a lost cycle indirect (two structs
+ * that point at each other, as zlib's z_stream and its state do), where
+ * Valgrind calls one of them definite: with indirect leaks not asked for,
+ * the cycle would pass. An indirect leak that enters a target in a
+ * function no direct leak of the process enters (its blocks then hang
+ * from no definite leak of that function) is counted as definite, and
+ * judged again as one. */
+static void promote_lost_cycles(GlClassifier *classifier, const GlRules *rules,
+                                GPtrArray *records, GlVerdict *verdicts, const GlDocument *doc)
+{
+    GlLeakKind wanted = gl_rules_get_leak_kinds(rules);
+    if ((wanted & GL_LEAK_DEFINITE) == 0 || (wanted & GL_LEAK_INDIRECT) != 0)
+        return;
+    g_autoptr(GHashTable) direct = g_hash_table_new(g_str_hash, g_str_equal);
+    for (guint n = 0; n < records->len; n++) {
+        const GlRecord *record = g_ptr_array_index(records, n);
+        const GlFrame *first = gl_record_first_target_frame(record);
+        if (record->leak_kind == GL_LEAK_DEFINITE && first != NULL && first->fn != NULL)
+            g_hash_table_add(direct, (gpointer) first->fn);
+    }
+    for (guint n = 0; n < records->len; n++) {
+        GlRecord *record = g_ptr_array_index(records, n);
+        const GlFrame *first = gl_record_first_target_frame(record);
+        if (record->leak_kind != GL_LEAK_INDIRECT || verdicts[n] != GL_VERDICT_SKIP_KIND ||
+            first == NULL || first->fn == NULL || g_hash_table_contains(direct, first->fn))
+            continue;
+        record->leak_kind = GL_LEAK_DEFINITE;
+        record->kind = gl_record_intern(record, "Leak_DefinitelyLost");
+        gboolean no_module = FALSE;
+        verdicts[n] = gl_sanitizer_verdict(classifier, record, doc, &no_module);
+    }
+}
+
 /* A LeakSanitizer or AddressSanitizer report: its records through the same
  * rules as Valgrind's. A report that stops short is cut (its process died
  * writing it); one that says LeakSanitizer left leaks out cannot pass. */
@@ -342,11 +375,17 @@ static void read_sanitizer(Input *input, const GlRules *rules)
     /* each record is handed on or freed here, not by the array */
     g_ptr_array_set_free_func(records, NULL);
     guint unplaced = 0;
+    g_autofree GlVerdict *verdicts = g_new0(GlVerdict, MAX(records->len, 1));
+    for (guint n = 0; n < records->len; n++) {
+        gboolean no_module = FALSE;
+        verdicts[n] = gl_sanitizer_verdict(classifier, g_ptr_array_index(records, n), &doc,
+                                           &no_module);
+        unplaced += no_module;
+    }
+    promote_lost_cycles(classifier, rules, records, verdicts, &doc);
     for (guint n = 0; n < records->len; n++) {
         GlRecord *record = g_ptr_array_index(records, n);
-        gboolean no_module = FALSE;
-        GlVerdict verdict = gl_sanitizer_verdict(classifier, record, &doc, &no_module);
-        unplaced += no_module;
+        GlVerdict verdict = verdicts[n];
         input->errors_seen++;
         input->by_verdict[verdict]++;
         if (verdict == GL_VERDICT_KEEP)
