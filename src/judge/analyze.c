@@ -2,6 +2,7 @@
 #include "gemleak/judge/analyze.h"
 #include "gemleak/base/protocol.h"
 #include "gemleak/judge/attribute.h"
+#include "gemleak/judge/fingerprint.h"
 #include "gemleak/base/errors.h"
 #include "gemleak/read/json_input.h"
 #include "gemleak/read/reader.h"
@@ -178,7 +179,7 @@ static void read_report(Input *input)
         return;
     }
     input->opened = TRUE;
-    input->processes = report.files;
+    input->processes = report.processes;
     input->errors_seen = report.errors_seen;
     for (guint v = 0; v < GL_N_VERDICTS; v++)
         input->by_verdict[v] = report.by_verdict[v];
@@ -719,7 +720,7 @@ GlAnalysis *gl_analyze_with_killed(const char *const *paths, const GlRules *rule
     }
     for (guint i = 0; i < inputs->len; i++) {
         Input *input = g_ptr_array_index(inputs, i);
-        summary->files += input->opened ? input->processes : 0;
+        summary->processes += input->opened ? input->processes : 0;
         summary->errors_seen += input->errors_seen;
         for (guint v = 0; v < GL_N_VERDICTS; v++)
             summary->by_verdict[v] += input->by_verdict[v];
@@ -764,6 +765,7 @@ GlAnalysis *gl_analyze_with_killed(const char *const *paths, const GlRules *rule
         while (g_hash_table_iter_next(&objects, &object, NULL))
             g_hash_table_add(analysis->objects, g_strdup(object));
     }
+    gl_findings_fingerprint(analysis->table);
     analysis->findings = gl_findings_sorted(analysis->table);
     return analysis;
 }

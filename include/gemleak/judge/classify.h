@@ -29,8 +29,8 @@ const char *gl_verdict_describe(GlVerdict verdict, guint64 count);
 typedef struct GlRules GlRules;
 
 /* Returns: (transfer full): rules with the defaults: definite leaks, every
- * memory error that enters a target, the built-in callback list, no
- * targets yet. Free with gl_rules_free(). */
+ * memory error that enters a target, the rule that leaves out Ruby's own
+ * memory (rule 2), no targets yet. Free with gl_rules_free(). */
 GlRules *gl_rules_new(void);
 void gl_rules_free(GlRules *rules);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(GlRules, gl_rules_free)
@@ -56,19 +56,19 @@ gboolean gl_rules_target_matches(const GlRules *rules, guint index, const char *
  * are shell globs ("rb_funcall*") or regular expressions written /REGEX/,
  * matched anywhere in the name as Ruby's Regexp#match?.
  * Returns: FALSE with GL_ERROR_USAGE for a /REGEX/ that does not compile. */
-gboolean gl_rules_add_callback(GlRules *rules, const char *pattern, GError **error);
+gboolean gl_rules_add_skip_function(GlRules *rules, const char *pattern, GError **error);
 /* A file of patterns, one a line; '#' starts a comment.
  * Returns: FALSE with GL_ERROR_IO when it cannot be read, GL_ERROR_LIMIT
  * when it is larger than 1 MiB, GL_ERROR_USAGE for a bad pattern (named
  * with its FILE:LINE); the message names the option and the file. */
-gboolean gl_rules_add_callbacks_from_file(GlRules *rules, const char *path, GError **error);
+gboolean gl_rules_add_skip_functions_from_file(GlRules *rules, const char *path, GError **error);
 /* The same from @length bytes of @data (which may hold NULs: a line ends at
  * one); @name names it in messages. */
-gboolean gl_rules_add_callbacks_from_data(GlRules *rules, const char *data, gsize length,
+gboolean gl_rules_add_skip_functions_from_data(GlRules *rules, const char *data, gsize length,
                                           const char *name, GError **error);
-/* Turns off the built-in rule that leaves out Ruby's own memory (rule 2):
- * only --skip-function patterns skip. */
-void gl_rules_drop_default_callbacks(GlRules *rules);
+/* Turns off the rule that leaves out Ruby's own memory (rule 2,
+ * --no-default-skips): only --skip-function patterns skip. */
+void gl_rules_drop_ruby_memory_rule(GlRules *rules);
 
 /* Returns: (transfer none): the globs of Ruby's functions that allocate for
  * their caller (rule 2), NULL-terminated. */
@@ -87,7 +87,8 @@ gboolean gl_leak_kinds_parse(const char *spec, GlLeakKind *kinds, GError **error
 /* Every memory error is kept, whether or not it enters a target. */
 void gl_rules_set_all_errors(GlRules *rules, gboolean all_errors);
 /* Ruby 3.4+ with RUBY_FREE_AT_EXIT=1 frees its own memory at exit, so every
- * leak that enters a target is kept: the callback and Init_ rules are off. */
+ * leak that enters a target is kept: rule 2 (Ruby's own memory, and
+ * --skip-function) and rule 3 (Init_) are off. */
 void gl_rules_set_free_at_exit(GlRules *rules, gboolean free_at_exit);
 
 /* Returns: TRUE if @path names Ruby itself: the ruby executable (ruby,

@@ -22,7 +22,7 @@ gboolean gl_json_depth_within(const char *text, gsize length, guint max);
 
 /* What a report says of what it read. */
 typedef struct {
-    guint files;
+    guint processes;       /* the processes it read: its summary's "files" */
     guint64 errors_seen;
     guint64 by_verdict[GL_N_VERDICTS];
     guint64 repeated;      /* leak reports a later leak check repeated (--per-test) */
