@@ -376,7 +376,7 @@ static void read_sanitizer(Input *input, const GlRules *rules)
     /* each record is handed on or freed here, not by the array */
     g_ptr_array_set_free_func(records, NULL);
     guint unplaced = 0;
-    g_autofree GlVerdict *verdicts = g_new0(GlVerdict, MAX(records->len, 1));
+    GlVerdict *verdicts = g_new0(GlVerdict, MAX(records->len, 1));
     for (guint n = 0; n < records->len; n++) {
         gboolean no_module = FALSE;
         verdicts[n] = gl_sanitizer_verdict(classifier, g_ptr_array_index(records, n), &doc,
@@ -394,6 +394,7 @@ static void read_sanitizer(Input *input, const GlRules *rules)
         else
             gl_record_free(record);
     }
+    g_free(verdicts);
     gl_attributor_finish(attributor);
     input->repeated = gl_attributor_repeated(attributor);
     input->by_verdict[GL_VERDICT_KEEP] -= input->repeated;

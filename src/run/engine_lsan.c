@@ -68,7 +68,7 @@ static char *from_ldconfig(void)
         const char *argv[] = { tools[i], "-p", NULL };
         g_autofree char *out = NULL;
         int wait_status = 0;
-        if (!gl_probe_command(argv, NULL, 4 * 1024 * 1024, PROBE_TIMEOUT_MS, &out, &wait_status,
+        if (!gl_probe_command(argv, NULL, (gsize) 4 * 1024 * 1024, PROBE_TIMEOUT_MS, &out, &wait_status,
                               NULL))
             continue;
         g_auto(GStrv) lines = g_strsplit(out, "\n", -1);

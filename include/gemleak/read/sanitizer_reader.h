@@ -41,7 +41,7 @@ typedef struct {
 } GlSanitizerFacts;
 
 /* How much of an input's start gl_sanitizer_detect() looks at. */
-#define GL_SANITIZER_DETECT_BYTES (64 * 1024)
+#define GL_SANITIZER_DETECT_BYTES ((gsize) 64 * 1024)
 
 /* The depth LeakSanitizer and AddressSanitizer unwind to by default, and
  * that gemleak run sets (malloc_context_size): a stack of fewer program
