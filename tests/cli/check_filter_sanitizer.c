@@ -112,6 +112,40 @@ START_TEST(test_shallow_stack_is_uncertain)
 }
 END_TEST
 
+/* LeakSanitizer calls every block of a lost cycle indirect: one that enters
+ * the extension where no direct leak does is counted as definite (Valgrind
+ * calls one block of the cycle definite); one that hangs from a direct
+ * leak of the same function stays indirect. */
+START_TEST(test_lost_cycle_is_definite)
+{
+    g_autofree char *dir = g_dir_make_tmp("gemleak-lsan-XXXXXX", NULL);
+    g_autofree char *path = g_build_filename(dir, "lsan.4243", NULL);
+#define FRAME_MALLOC "F|0|0x7f0000001000|/usr/lib/x86_64-linux-gnu/liblsan.so.0|0x13545|" \
+                     "__interceptor_malloc|0x0|lsan_interceptors.cpp|75|0\n"
+#define FRAMES_BELOW "F|2|0x7f0000003000|/usr/bin/ruby|0x1000|main|0x0|main.c|40|0\n\n"
+    const char *text =
+        "==4243==ERROR: LeakSanitizer: detected memory leaks\n\n"
+        "Direct leak of 64 byte(s) in 1 object(s) allocated from:\n" FRAME_MALLOC
+        "F|1|0x7f0000002000|/work/ext/leaky.so|0x100|leaky_struct|0x0|leaky.c|10|0\n" FRAMES_BELOW
+        "Indirect leak of 16 byte(s) in 1 object(s) allocated from:\n" FRAME_MALLOC
+        "F|1|0x7f0000002100|/work/ext/leaky.so|0x110|leaky_struct|0x0|leaky.c|11|0\n" FRAMES_BELOW
+        "Indirect leak of 32 byte(s) in 1 object(s) allocated from:\n" FRAME_MALLOC
+        "F|1|0x7f0000002200|/work/ext/leaky.so|0x200|leaky_cycle|0x0|leaky.c|20|0\n" FRAMES_BELOW
+        "SUMMARY: LeakSanitizer: 112 byte(s) leaked in 3 allocation(s).\n";
+#undef FRAME_MALLOC
+#undef FRAMES_BELOW
+    ck_assert(g_file_set_contents(path, text, -1, NULL));
+    RUN(run, "filter", "-O", "leaky", path);
+    ck_assert_int_eq(run.status, 1);
+    gl_assert_line(run.out, "^32 bytes in 1 block is definitely lost$");
+    gl_assert_line(run.out, "^64 bytes in 1 block is definitely lost$");
+    gl_assert_no_line(run.out, "^16 bytes");
+    gl_test_run_clear(&run);
+    g_unlink(path);
+    g_rmdir(dir);
+}
+END_TEST
+
 /* AddressSanitizer's use-after-free in the extension: a memory error,
  * as Valgrind's InvalidRead. */
 START_TEST(test_asan_report_is_a_memory_error)
@@ -164,6 +198,7 @@ Suite *gl_filter_sanitizer_suite(void)
     tcase_add_test(tc, test_asan_report_is_a_memory_error);
     tcase_add_test(tc, test_xml_and_lsan_together);
     tcase_add_test(tc, test_engine_usage_errors);
+    tcase_add_test(tc, test_lost_cycle_is_definite);
     suite_add_tcase(suite, tc);
     return suite;
 }
