@@ -114,11 +114,13 @@ static char *lsan_version(const char *program, GError **error)
     return gl_lsan_runtime(error);
 }
 
+/* Also a name the runtime cannot be given: LSAN_OPTIONS quotes it with
+ * '"', which it then cannot hold (its length said as 0). */
 static char *log_name_too_long(const char *run_dir, gsize *max)
 {
-    *max = LSAN_MAX_FILE_NAME;
+    *max = strchr(run_dir, '"') != NULL ? 0 : LSAN_MAX_FILE_NAME;
     g_autofree char *name = g_strdup_printf("%s/lsan.%d", run_dir, G_MAXINT);
-    return strlen(name) > LSAN_MAX_FILE_NAME ? g_steal_pointer(&name) : NULL;
+    return strlen(name) > *max ? g_steal_pointer(&name) : NULL;
 }
 
 /* Returns: (transfer full): "LD_PRELOAD=RUNTIME[:what the user preloads]". */
@@ -190,8 +192,10 @@ static char **lsan_environment(const GlRunOptions *options, const char *run_dir,
 {
     (void) options;
     const char *theirs = g_environ_getenv(env, "LSAN_OPTIONS");
+    /* quoted: the runtimes split their options at a colon, which a
+     * directory may hold */
     g_autofree char *ours = g_strdup_printf(
-        "exitcode=0:log_path=%s/lsan:fast_unwind_on_malloc=0:malloc_context_size=%d:"
+        "exitcode=0:log_path=\"%s/lsan\":fast_unwind_on_malloc=0:malloc_context_size=%d:"
         "stack_trace_format=%s", run_dir, GL_SANITIZER_STACK_LIMIT, GL_SANITIZER_FRAME_FORMAT);
     g_autofree char *options_value = theirs != NULL && *theirs != '\0'
                                          ? g_strconcat(theirs, ":", ours, NULL)
