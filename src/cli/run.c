@@ -370,9 +370,15 @@ static int run_and_report(const Options *options, char **command, FILE *out, FIL
                     options->engine, gl_engine_names());
         status = gl_cli_fail(err, "run", error);
     } else if (options->engine != NULL && strcmp(options->engine, "valgrind") != 0 &&
-               options->per_test != NULL) {
-        g_set_error(&error, GL_ERROR, GL_ERROR_USAGE, "--per-test runs under Valgrind only: "
-                    "drop --engine %s, or --per-test", options->engine);
+               (options->per_test != NULL || options->valgrind != NULL ||
+                options->valgrind_opts != NULL)) {
+        g_set_error(&error, GL_ERROR, GL_ERROR_USAGE, "%s is for the Valgrind engine only: drop "
+                    "--engine %s, or %s",
+                    options->per_test != NULL ? "--per-test"
+                    : options->valgrind != NULL ? "--valgrind" : "--valgrind-opt",
+                    options->engine,
+                    options->per_test != NULL ? "--per-test"
+                    : options->valgrind != NULL ? "--valgrind" : "--valgrind-opt");
         status = gl_cli_fail(err, "run", error);
     } else if ((options->keep_xml != NULL ? !gl_run_check_keep_dir(options->keep_xml, &error)
                                    : !gl_run_check_tmpdir(&error)) ||

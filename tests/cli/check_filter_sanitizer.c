@@ -180,8 +180,12 @@ START_TEST(test_engine_usage_errors)
     gl_test_run_clear(&bogus);
     RUN(per_test, "run", "--engine", "lsan", "--per-test", "--", "true");
     ck_assert_int_eq(per_test.status, 2);
-    gl_assert_line(per_test.err, "--per-test runs under Valgrind only");
+    gl_assert_line(per_test.err, "--per-test is for the Valgrind engine only");
     gl_test_run_clear(&per_test);
+    RUN(opt, "run", "--engine", "lsan", "--valgrind-opt=--num-callers=12", "--", "true");
+    ck_assert_int_eq(opt.status, 2);
+    gl_assert_line(opt.err, "--valgrind-opt is for the Valgrind engine only: drop --engine lsan");
+    gl_test_run_clear(&opt);
 }
 END_TEST
 
