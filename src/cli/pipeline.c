@@ -6,7 +6,7 @@
 #include "gemleak/base/sys.h"
 #include "gemleak/judge/analyze.h"
 #include "gemleak/judge/targets.h"
-#include "gemleak/read/json_input.h"
+#include "gemleak/judge/json_input.h"
 #include "gemleak/report/report.h"
 #include "gemleak/run/rundir.h"
 

@@ -4,7 +4,7 @@
 #include "gemleak/judge/attribute.h"
 #include "gemleak/judge/fingerprint.h"
 #include "gemleak/base/errors.h"
-#include "gemleak/read/json_input.h"
+#include "gemleak/judge/json_input.h"
 #include "gemleak/read/reader.h"
 #include "gemleak/read/sanitizer_reader.h"
 #include "gemleak/read/splitter.h"

@@ -12,6 +12,19 @@
  * allocation", "... by a stack allocation", "... by a client request". */
 #define ORIGIN_TEXT "Uninitialised value was created by"
 
+const char *gl_verdict_describe(GlVerdict verdict, guint64 count)
+{
+    switch (verdict) {
+    case GL_VERDICT_KEEP: return "kept";
+    case GL_VERDICT_SKIP_KIND: return count == 1 ? "of another leak kind" : "of other leak kinds";
+    case GL_VERDICT_SKIP_NO_TARGET: return "not in a target";
+    case GL_VERDICT_SKIP_RUBY: return "Ruby's own memory";
+    case GL_VERDICT_SKIP_INIT: return "in Init code";
+    case GL_N_VERDICTS: break;
+    }
+    return "unknown";
+}
+
 static const char *base_name(const char *path)
 {
     const char *slash = strrchr(path, '/');

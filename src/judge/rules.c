@@ -1,7 +1,7 @@
 /* The rules as the user set them (see classify.h and gemleak(1), "RULES"):
  * targets, --skip-function, leak kinds, and what Ruby's functions and
  * objects are called. The classifier (classify.c) applies them. */
-#include "gemleak/judge/classify.h"
+#include "gemleak/judge/rules.h"
 #include "rules_int.h"
 #include "gemleak/base/errors.h"
 #include "gemleak/base/sys.h"
@@ -81,19 +81,6 @@ static const char *const ruby_object_globs[] = {
     "ruby", "ruby[0-9]*", "ruby-[0-9]*", "libruby.so*", "libruby-*.so*", "libruby[0-9]*.so*",
     NULL,
 };
-
-const char *gl_verdict_describe(GlVerdict verdict, guint64 count)
-{
-    switch (verdict) {
-    case GL_VERDICT_KEEP: return "kept";
-    case GL_VERDICT_SKIP_KIND: return count == 1 ? "of another leak kind" : "of other leak kinds";
-    case GL_VERDICT_SKIP_NO_TARGET: return "not in a target";
-    case GL_VERDICT_SKIP_RUBY: return "Ruby's own memory";
-    case GL_VERDICT_SKIP_INIT: return "in Init code";
-    case GL_N_VERDICTS: break;
-    }
-    return "unknown";
-}
 
 static void target_free(gpointer data)
 {

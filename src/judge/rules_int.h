@@ -5,7 +5,7 @@
 #define GEMLEAK_RULES_INT_H
 
 #include <glib.h>
-#include "gemleak/judge/classify.h"
+#include "gemleak/judge/rules.h"
 
 /* What a function name says (gl_rules_function_flags()). */
 enum {

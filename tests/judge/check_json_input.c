@@ -5,7 +5,7 @@
 #include "testutil.h"
 #include "gemleak/base/errors.h"
 #include "gemleak/judge/merge.h"
-#include "gemleak/read/json_input.h"
+#include "gemleak/judge/json_input.h"
 
 /* Returns: (transfer full): the path of the JSON report gemleak filter
  * writes for fixtures/xml/@xml in @dir. */

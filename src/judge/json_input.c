@@ -1,5 +1,5 @@
 /* gemleak's JSON reports as inputs (see json_input.h). */
-#include "gemleak/read/json_input.h"
+#include "gemleak/judge/json_input.h"
 #include "gemleak/base/errors.h"
 #include "gemleak/base/json_format.h"
 
