@@ -5,9 +5,11 @@
 #   make bench                 (or: bench/bench.sh [build/gemleak])
 #   BENCH_SIZES="150 1024"     file sizes in MiB (default: 150 and 1024)
 #   BENCH_RUNS=3               runs of each command; the fastest counts
-#   BENCH_RUN=0                skip the gemleak run measurements (3 to 7)
-#   BENCH_SECTIONS="5 6 7"     only these sections (default: all eight)
-#   BENCH_TESTS=100000         tests in section 8's files
+#   BENCH_RUN=0                skip the gemleak run measurements (3 to 8)
+#   BENCH_SECTIONS="5 6 7"     only these sections (default: all nine)
+#   BENCH_TESTS=100000         tests in section 9's files
+#   BENCH_RUBY34=PATH          the Ruby 3.3+ of section 8 (default: GEMLEAK_TEST_RUBY34,
+#                              else scripts/build-ruby's 3.4.5)
 #
 # 1. For each size, a file made from fixtures/xml/leak.xml by
 #    bench/genxml.py; `xmllint --stream --noout` reads it (libxml2's
@@ -27,7 +29,9 @@
 #    heavy, six light), shared by the durations a first run recorded.
 # 7. gemleak run against bare valgrind with the same options on the same
 #    files: what gemleak adds (its helper in Ruby, reading, reporting).
-# 8. Reading a long --per-test suite: 100k tests, each with its markers
+# 8. The engines on one suite, on a Ruby 3.3 or newer: natively, under
+#    --engine lsan and under the Valgrind engine, with ratios.
+# 9. Reading a long --per-test suite: 100k tests, each with its markers
 #    and a leak check reporting one loss record again (bench/gentests.py),
 #    against the same errors without markers: attributing is linear.
 set -eu
@@ -59,8 +63,8 @@ EOF
 
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }'; }
 
-sections=${BENCH_SECTIONS:-"1 2 3 4 5 6 7 8"}
-[ "${BENCH_RUN:-1}" != 0 ] || sections=$(for n in $sections; do case $n in 1|2|8) echo "$n";; esac; done | xargs)
+sections=${BENCH_SECTIONS:-"1 2 3 4 5 6 7 8 9"}
+[ "${BENCH_RUN:-1}" != 0 ] || sections=$(for n in $sections; do case $n in 1|2|9) echo "$n";; esac; done | xargs)
 want() { case " $sections " in *" $1 "*) return 0;; esac; return 1; }
 
 echo "gemleak benchmark on $(nproc) cores; $(xmllint --version 2>&1 | head -1)"
@@ -262,8 +266,35 @@ fi
 
 if want 8; then
     echo
+    echo "== 8. The engines on one suite (3 test files): natively, --engine lsan, Valgrind"
+    ruby34=${BENCH_RUBY34:-${GEMLEAK_TEST_RUBY34:-/root/.cache/gemleak/ruby-3.4.5/bin/ruby}}
+    if [ -x "$ruby34" ] && "$ruby34" -e 'exit(RUBY_VERSION >= "3.3")'; then
+        saved_path=$PATH
+        PATH=$(dirname "$ruby34"):$PATH
+        make_suite
+        i=1
+        while [ "$i" -le 3 ]; do work_test "work_$i" 600; i=$((i + 1)); done
+        cd "$suite"
+        files="test/work_1_test.rb test/work_2_test.rb test/work_3_test.rb"
+        set -- $(best_of env RUBY_FREE_AT_EXIT=1 ruby -Ilib -Itest -e "$loader" $files)
+        native=$1
+        set -- $(best_of "$gemleak" run --engine lsan -- ruby -Ilib -Itest -e "$loader" $files)
+        lsan=$1
+        set -- $(best_of "$gemleak" run --engine valgrind -- ruby -Ilib -Itest -e "$loader" $files)
+        valgrind=$1
+        echo "  Ruby $(ruby -e 'print RUBY_VERSION'), RUBY_FREE_AT_EXIT=1"
+        echo "  native: ${native}s   --engine lsan: ${lsan}s   Valgrind: ${valgrind}s"
+        echo "  lsan/native: $(ratio "$lsan" "$native")x   valgrind/native: $(ratio "$valgrind" "$native")x   lsan/valgrind: $(ratio "$lsan" "$valgrind")x"
+        PATH=$saved_path
+    else
+        echo "  skipped: no Ruby 3.3 or newer at $ruby34 (BENCH_RUBY34=PATH; scripts/build-ruby builds one)"
+    fi
+fi
+
+if want 9; then
+    echo
     tests=${BENCH_TESTS:-100000}
-    echo "== 8. Reading $tests tests' markers against $tests errors without them"
+    echo "== 9. Reading $tests tests' markers against $tests errors without them"
     for mode in markers plain; do
         [ -f "$work/tests-$tests-$mode.xml" ] ||
             python3 "$root/bench/gentests.py" "$root/fixtures/xml/per_test.xml" \

@@ -74,6 +74,9 @@ module GemLeak
     # Target extensions, as create_makefile names them ("tally"), paths,
     # globs or Regexps (--object). Empty: the extensions the suite loaded.
     attr_accessor :binary_names
+    # :lsan (or "lsan"): --engine lsan, LeakSanitizer preloaded into Ruby 3.3+,
+    # leaks only, several times faster; :valgrind or nil: Valgrind, the default
+    attr_accessor :engine
     attr_accessor :valgrind            # --valgrind PATH (words after the first: --valgrind-opt)
     attr_accessor :valgrind_options    # --valgrind-opt, each
     attr_accessor :suppressions_dir    # --suppressions-dir DIR
@@ -198,6 +201,7 @@ module GemLeak
     def arguments
       args = []
       binary_names.each { |name| args.push("--object", Pattern.argument(name, "binary_name")) }
+      args.push("--engine", string(engine, "engine")) if engine
       if valgrind
         words = valgrind.is_a?(Array) ? valgrind.map(&:to_s) : string(valgrind, "valgrind").shellsplit
         args.push("--valgrind", words.first)

@@ -43,6 +43,7 @@ typedef struct {
     char *write_baseline;
     gboolean help;
     /* run */
+    char *engine;               /* --engine: "valgrind" or "lsan"; NULL: Valgrind */
     char *valgrind;
     char **valgrind_opts;
     char **suppressions_dirs;

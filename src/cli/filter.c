@@ -1,5 +1,5 @@
-/* gemleak filter: reads Valgrind XML (and gemleak JSON reports) that is
- * already there, through the pipeline run shares (pipeline.c). */
+/* gemleak filter: reads Valgrind XML (and gemleak JSON reports, and
+ * sanitizers' reports) that is already there, through the pipeline run shares (pipeline.c). */
 #include "cli_int.h"
 #include "gemleak/base/errors.h"
 
@@ -10,15 +10,18 @@ static const char filter_summary[] =
     "Reads Valgrind memcheck XML (files, plain or gzip-compressed, directories of\n"
     "%p.xml files, or - for standard input; in a directory only regular files)\n"
     "and gemleak's own JSON reports (--format json; the shards of a CI matrix\n"
-    "merge as one run), and reports only the errors that belong to the target\n"
-    "extension, leaving out the thousands that Ruby itself leaves at exit.";
+    "merge as one run), and LeakSanitizer or AddressSanitizer reports (files or\n"
+    "directories, told by their content), and reports only the errors that\n"
+    "belong to the target extension, leaving out the thousands that Ruby itself\n"
+    "leaves at exit.";
 
 static const char filter_exit_statuses[] =
     "Exit status:\n"
     "  0  nothing found (no finding fails the gate)\n"
     "  1  findings that fail the gate (see --fail-on)\n"
     "  2  usage error\n"
-    "  3  an input could not be read or was not complete Valgrind XML, a JSON\n"
+    "  3  an input could not be read or was not complete Valgrind XML (or a\n"
+    "     sanitizer's report: cut short, \"Too many leaks\"), a JSON\n"
     "     report merged says its own run was not all checked, or a report\n"
     "     could not be written, and nothing failed the gate\n";
 
@@ -31,8 +34,9 @@ static const char filter_description[] =
     "is kept as uncertain and fails only with --fail-on uncertain. Memory\n"
     "errors are kept when any of their stacks enters a target; an\n"
     "uninitialised value used inside Ruby's GC is Ruby's, unless the\n"
-    "extension allocated its block (--track-origins=yes). gemleak(1),\n"
-    "RULES, gives each rule and why.\n"
+    "extension allocated its block (--track-origins=yes). A sanitizer's stack\n"
+    "that stops short of main (its fast unwinder) is uncertain. gemleak(1),\n"
+    "RULES and ENGINES, give each rule and why.\n"
     "\n"
     "Examples:\n"
     "  gemleak filter --object redcarpet valgrind-xml/\n"

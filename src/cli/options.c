@@ -38,6 +38,7 @@ void gl_cli_options_clear(Options *options)
     g_free(options->suppressions_out);
     g_free(options->baseline);
     g_free(options->write_baseline);
+    g_free(options->engine);
     g_free(options->valgrind);
     g_strfreev(options->valgrind_opts);
     g_strfreev(options->suppressions_dirs);

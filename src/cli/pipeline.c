@@ -496,8 +496,8 @@ gboolean gl_cli_analyze_and_report(const Options *options, Plan *plan, const cha
     if (checked_nothing) {
         g_autofree char *targets = g_strjoinv(", ", (char **) shown->pdata);
         g_ptr_array_add(analysis->problems, g_error_new(
-            GL_ERROR, GL_ERROR_CHILD, "nothing was checked: no process under Valgrind loaded %s "
-            "(does the command run the tests? %s)", targets, coverage->lists == 0
+            GL_ERROR, GL_ERROR_CHILD, "nothing was checked: no process under %s loaded %s "
+            "(does the command run the tests? %s)", coverage->engine, targets, coverage->lists == 0
                 ? "no Ruby process ran with gemleak's helper: a Ruby started with its own "
                   "RUBYOPT, or none, does not, and then only --object tells its extension"
                 : "the Ruby processes gemleak's helper ran in loaded none of them"));
@@ -516,10 +516,13 @@ gboolean gl_cli_analyze_and_report(const Options *options, Plan *plan, const cha
     outcome->problems = analysis->problems->len > 0;
     outcome->checked_nothing_only = checked_nothing && analysis->problems->len == 1;
     outcome->status = run != NULL ? gl_cli_run_status(outcome, run) : gl_cli_filter_status(outcome);
+    gboolean valgrind = strcmp(coverage->engine, "Valgrind") == 0;
     outcome->trouble = checked_nothing ? "nothing was checked"
-                       : coverage->unchecked->len > 0 ? "a process loaded an extension outside "
-                                                        "Valgrind"
-                       : "Valgrind's XML could not all be read";
+                       : coverage->unchecked->len > 0
+                           ? (valgrind ? "a process loaded an extension outside Valgrind"
+                                       : "a process loaded an extension outside the engine")
+                       : valgrind ? "Valgrind's XML could not all be read"
+                                  : "the engine's reports could not all be read";
     g_autofree char *exit_line = run != NULL ? gl_cli_run_exit_line(outcome->status, run, outcome) : NULL;
     GlReportContext context = {
         .analysis = analysis,

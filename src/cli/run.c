@@ -47,6 +47,10 @@ static GOptionGroup *run_group(Options *options)
           "The Valgrind to run (default: valgrind on PATH)", "PATH" },
         { "valgrind-opt", 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &options->valgrind_opts,
           "Pass OPT to Valgrind as it is; repeatable", "OPT" },
+        { "engine", 0, 0, G_OPTION_ARG_STRING, &options->engine,
+          "Check with ENGINE: valgrind (the default: leaks and memory errors) or lsan "
+          "(LeakSanitizer preloaded into Ruby 3.3 or newer: leaks only, several times "
+          "faster)", "ENGINE" },
         { "suppressions-dir", 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &options->suppressions_dirs,
           "Use ruby.supp, ruby-3.supp, ruby-3.1.supp... from DIR; repeatable "
           "(default: ./suppressions if there is one)", "DIR" },
@@ -111,8 +115,15 @@ static const char run_description[] =
     "(BUILDKITE_PARALLEL_JOB, BUILDKITE_PARALLEL_JOB_COUNT). Each shard's JSON\n"
     "report merges with the others' in 'gemleak filter s1.json s2.json...'.\n"
     "\n"
+    "--engine lsan preloads LeakSanitizer's runtime (liblsan0) into every Ruby\n"
+    "process instead, with RUBY_FREE_AT_EXIT=1 and exact stacks: leaks only (no\n"
+    "invalid reads or writes, no use after free), at a fraction of Valgrind's\n"
+    "time; it needs Ruby 3.3 or newer. LeakSanitizer on every push, Valgrind for\n"
+    "memory errors and as the final word.\n"
+    "\n"
     "Examples:\n"
     "  gemleak run -- ruby -Ilib -Itest test/leak_test.rb\n"
+    "  gemleak run --engine lsan -- bundle exec rake test\n"
     "  gemleak run --object redcarpet -- bundle exec rake test\n"
     "  gemleak run --format json -o leaks.json --format text -- rspec\n"
     "  gemleak run --jobs 2 -- ruby -Ilib -Itest ::: test/*_test.rb\n"
@@ -124,8 +135,12 @@ static const char run_description[] =
  * it is), and where it is, how large, and how to be rid of it: gemleak
  * clean removes the run directories gemleak made, never a --keep-xml one
  * (@by_user), which is the user's to remove. */
-static void keep_xml(FILE *err, const char *dir, gboolean by_user, guint jobs)
+static void keep_xml(FILE *err, const GlEngine *engine, const char *dir, gboolean by_user,
+                     guint jobs)
 {
+    g_autofree char *what = engine == &gl_engine_valgrind
+                                ? g_strdup("Valgrind's XML")
+                                : g_strdup_printf("%s's report directory", engine->title);
     GlCompressed compressed;
     gl_rundir_compress(dir, jobs, &compressed);
     for (guint i = 0; i < compressed.failures->len; i++)
@@ -136,8 +151,9 @@ static void keep_xml(FILE *err, const char *dir, gboolean by_user, guint jobs)
     g_autofree char *plain = gl_format_bytes(compressed.plain_bytes);
     g_autofree char *size = compressed.files > 0
         ? g_strdup_printf("%s, gzip-compressed from %s", kept, plain) : g_strdup(kept);
-    fprintf(err, "gemleak: Valgrind's XML is kept in %s (%s; read it again with: gemleak "
-            "filter %s; %s)\n", dir, size, quoted,
+    fprintf(err, "gemleak: %s is kept in %s (%s; read it again with: gemleak "
+            "filter %s; %s)\n",
+            what, dir, size, quoted,
             by_user ? "yours to remove: gemleak clean leaves --keep-xml directories alone"
                     : "remove old runs with: gemleak clean");
     gl_compressed_clear(&compressed);
@@ -190,18 +206,25 @@ static GPtrArray *suppression_files(const Options *options, char **command, FILE
 
 /* Says how the run went: under which Valgrind, with what, what ran
  * outside it, and what cut it short. */
-static void say_how_it_ran(const GlRunResult *result, guint n_supps, const char *ruby_version,
-                           FILE *err)
+static void say_how_it_ran(const GlEngine *engine, const GlRunResult *result, guint n_supps,
+                           const char *ruby_version, FILE *err)
 {
-    fprintf(err, "gemleak: ran under Valgrind %s with %u suppression file%s (Ruby %s)",
-            result->valgrind_version, n_supps, n_supps == 1 ? "" : "s",
-            ruby_version != NULL ? ruby_version : "unknown");
+    if (engine == &gl_engine_valgrind)
+        fprintf(err, "gemleak: ran under Valgrind %s with %u suppression file%s (Ruby %s)",
+                result->valgrind_version, n_supps, n_supps == 1 ? "" : "s",
+                ruby_version != NULL ? ruby_version : "unknown");
+    else
+        fprintf(err, "gemleak: ran under %s (%s) (Ruby %s)", engine->title,
+                result->valgrind_version, ruby_version != NULL ? ruby_version : "unknown");
     if (result->untraced > 0)
         fprintf(err, "; %u process%s ran a compiler or another build tool outside it",
                 result->untraced, result->untraced == 1 ? "" : "es");
     if (result->launcher != NULL)
         fprintf(err, "; %s ran outside it, as a launcher (--spare-launchers)", result->launcher);
     fputc('\n', err);
+    if (engine->blind_to != NULL)
+        fprintf(err, "gemleak: note: %s sees leaks only, not %s: the Valgrind engine does\n",
+                engine->title, engine->blind_to);
     if (result->interrupted_by != 0)
         fprintf(err, "gemleak: interrupted by %s: the report covers what Valgrind finished "
                 "writing\n", g_strsignal(result->interrupted_by));
@@ -215,6 +238,35 @@ static void say_how_it_ran(const GlRunResult *result, guint n_supps, const char 
     else if (result->descendants_left)
         fprintf(err, "gemleak: processes the command started were still running a minute after "
                 "it ended: their XML may be incomplete\n");
+}
+
+/* Returns: TRUE if @version (nullable: unknown) of Ruby is one @engine
+ * gives true verdicts on; FALSE with GL_ERROR_USAGE (exit 2) set, before
+ * anything runs, saying why and naming the Valgrind engine. */
+static gboolean ruby_fits_engine(const GlEngine *engine, const char *version, GError **error)
+{
+    if (engine->min_ruby == NULL)
+        return TRUE;
+    guint64 major = 0, minor = 0, min_major = 0, min_minor = 0;
+    char *end = NULL;
+    if (version != NULL) {
+        major = g_ascii_strtoull(version, &end, 10);
+        if (end != NULL && *end == '.')
+            minor = g_ascii_strtoull(end + 1, NULL, 10);
+    }
+    min_major = g_ascii_strtoull(engine->min_ruby, &end, 10);
+    if (end != NULL && *end == '.')
+        min_minor = g_ascii_strtoull(end + 1, NULL, 10);
+    if (version != NULL && (major > min_major || (major == min_major && minor >= min_minor)))
+        return TRUE;
+    g_autofree char *which = version != NULL ? g_strdup_printf("Ruby %s", version)
+                                             : g_strdup("a Ruby whose version gemleak cannot "
+                                                        "tell (no ruby on PATH)");
+    g_set_error(error, GL_ERROR, GL_ERROR_USAGE,
+                "--engine %s needs Ruby %s or newer, and the command runs %s: %s. Use the "
+                "Valgrind engine (--engine valgrind, the default) on this Ruby",
+                engine->name, engine->min_ruby, which, engine->min_ruby_why);
+    return FALSE;
 }
 
 /* Runs @command under Valgrind as @plan says and reports; the run
@@ -248,10 +300,14 @@ static int run_planned(const Options *options, Plan *plan, char **command, FILE 
     g_autoptr(GPtrArray) supps = suppression_files(options, command, err, &ruby_version, &error);
     if (supps == NULL)
         return gl_cli_fail(err, "run", error);
+    const GlEngine *engine = gl_engine_find(options->engine);
+    if (!ruby_fits_engine(engine, ruby_version, &error))
+        return gl_cli_fail(err, "run", error);
     guint n_supps = supps->len;
     g_ptr_array_add(supps, NULL);
 
     GlRunOptions run = {
+        .engine = engine,
         .valgrind = options->valgrind != NULL ? options->valgrind : "valgrind",
         .valgrind_options = (const char *const *) options->valgrind_opts,
         .suppressions = (const char *const *) supps->pdata,
@@ -265,14 +321,15 @@ static int run_planned(const Options *options, Plan *plan, char **command, FILE 
     };
     gl_cli_say_jobs_capped(options, err);
     if (commands.commands->len > 1)
-        fprintf(err, "gemleak: %u commands at once under Valgrind\n", commands.commands->len);
+        fprintf(err, "gemleak: %u commands at once under %s\n", commands.commands->len,
+                engine->title);
     if (!gl_run_commands(&run, commands.commands, &result, &error)) {
         status = gl_cli_fail(err, "run", error);
         goto done;
     }
-    say_how_it_ran(&result, n_supps, ruby_version, err);
+    say_how_it_ran(engine, &result, n_supps, ruby_version, err);
     record_durations(&commands, planning.durations, &result, err);
-    if (!gl_list_xml_files_any(result.dir)) {
+    if (!engine->silent_when_clean && !gl_list_xml_files_any(result.dir)) {
         if (result.launcher != NULL)
             fprintf(err, "gemleak: nothing ran under Valgrind: %s, a launcher, runs outside it, "
                     "and started no Ruby process that did (status %d; without --spare-launchers it "
@@ -297,7 +354,7 @@ static int run_planned(const Options *options, Plan *plan, char **command, FILE 
     keep = status != 0 || result.interrupted_by != 0;
 done:
     if (result.dir != NULL && (keep || result.kept_by_user))
-        keep_xml(err, result.dir, result.kept_by_user, gl_cli_effective_jobs(options));
+        keep_xml(err, engine, result.dir, result.kept_by_user, gl_cli_effective_jobs(options));
     gl_run_finish(&result, !keep);
     return status;
 }
@@ -308,7 +365,22 @@ static int run_and_report(const Options *options, char **command, FILE *out, FIL
     Plan plan = { 0 };
     int status;
     /* Usage errors now, not after minutes under Valgrind. */
-    if ((options->keep_xml != NULL ? !gl_run_check_keep_dir(options->keep_xml, &error)
+    if (options->engine != NULL && gl_engine_find(options->engine) == NULL) {
+        g_set_error(&error, GL_ERROR, GL_ERROR_USAGE, "--engine %s: no such engine (give one of: %s)",
+                    options->engine, gl_engine_names());
+        status = gl_cli_fail(err, "run", error);
+    } else if (options->engine != NULL && strcmp(options->engine, "valgrind") != 0 &&
+               (options->per_test != NULL || options->valgrind != NULL ||
+                options->valgrind_opts != NULL)) {
+        g_set_error(&error, GL_ERROR, GL_ERROR_USAGE, "%s is for the Valgrind engine only: drop "
+                    "--engine %s, or %s",
+                    options->per_test != NULL ? "--per-test"
+                    : options->valgrind != NULL ? "--valgrind" : "--valgrind-opt",
+                    options->engine,
+                    options->per_test != NULL ? "--per-test"
+                    : options->valgrind != NULL ? "--valgrind" : "--valgrind-opt");
+        status = gl_cli_fail(err, "run", error);
+    } else if ((options->keep_xml != NULL ? !gl_run_check_keep_dir(options->keep_xml, &error)
                                    : !gl_run_check_tmpdir(&error)) ||
         !gl_cli_plan_build(options, &plan, &error) ||
         !(plan.sinks = gl_cli_plan_sinks(options, NULL, options->keep_xml, err, out, &error)))

@@ -6,6 +6,7 @@
 #include "gemleak/base/errors.h"
 #include "gemleak/judge/json_input.h"
 #include "gemleak/read/reader.h"
+#include "gemleak/read/sanitizer_reader.h"
 #include "gemleak/read/splitter.h"
 #include "gemleak/base/sys.h"
 
@@ -83,6 +84,28 @@ static char *skipped_note(const char *path, mode_t mode)
     return g_strdup_printf("%s: skipped: not a regular file (%s)", shown, file_type(mode));
 }
 
+/* Returns: TRUE if the regular file @path begins with a LeakSanitizer or
+ * AddressSanitizer report (its runtimes name their logs as the user
+ * says: log_path=DIR/lsan writes lsan.PID), read without blocking. */
+static gboolean is_sanitizer_file(const char *path)
+{
+    int fd = g_open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK, 0);
+    if (fd < 0)
+        return FALSE;
+    struct stat st;
+    gboolean found = FALSE;
+    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
+        g_autofree char *head = g_malloc(GL_SANITIZER_DETECT_BYTES);
+        ssize_t n;
+        do
+            n = read(fd, head, GL_SANITIZER_DETECT_BYTES);
+        while (n < 0 && errno == EINTR);
+        found = n > 0 && gl_sanitizer_detect(head, (gsize) n);
+    }
+    close(fd);
+    return found;
+}
+
 /* As gl_list_xml_files(); the names that are not regular files (a FIFO
  * would block the reader for ever, a symbolic link to /dev/zero never
  * ends) are left out, each with a note added to @skipped (nullable). A
@@ -100,9 +123,12 @@ static GPtrArray *list_xml_files(const char *dir, GPtrArray *skipped, GError **e
     g_autoptr(GPtrArray) odd = g_ptr_array_new_with_free_func(g_free);
     const char *name;
     while ((name = g_dir_read_name(handle)) != NULL) {
-        if (!g_str_has_suffix(name, ".xml") && !g_str_has_suffix(name, ".xml.gz"))
-            continue;
+        gboolean xml = g_str_has_suffix(name, ".xml") || g_str_has_suffix(name, ".xml.gz");
         char *path = g_build_filename(dir, name, NULL);
+        if (!xml && !is_sanitizer_file(path)) {
+            g_free(path);
+            continue;
+        }
         GStatBuf st;
         if (g_stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
             g_ptr_array_add(odd, skipped_note(path, st.st_mode));
@@ -220,6 +246,190 @@ static void read_xml(Input *input, const GlRules *rules, GlReader *reader)
     input->suppressed = g_hash_table_ref(gl_reader_suppression_counts(reader));
 }
 
+/* The functions a whole stack ends in: the program's start, or a thread's. */
+static const char *const stack_bottoms[] = {
+    "main", "__libc_start_main", "__libc_start_call_main", "_start", "start_thread",
+    "clone", "clone3",
+};
+
+/* Returns: TRUE if @stack reaches main or a thread's start. */
+static gboolean reaches_bottom(const GlStack *stack)
+{
+    for (guint i = 0; i < stack->n_frames; i++)
+        for (guint b = 0; stack->frames[i].fn != NULL && b < G_N_ELEMENTS(stack_bottoms); b++)
+            if (strcmp(stack->frames[i].fn, stack_bottoms[b]) == 0)
+                return TRUE;
+    return FALSE;
+}
+
+/* Returns: how many program counters @stack holds (frames inlined at one
+ * share it), which the runtime's depth limit counts. */
+static guint program_counters(const GlStack *stack)
+{
+    guint pcs = 0;
+    for (guint i = 0; i < stack->n_frames; i++)
+        pcs += i == 0 || stack->frames[i].ip != stack->frames[i - 1].ip;
+    return pcs;
+}
+
+/* Returns: TRUE if a frame of @stack has code but no module named. */
+static gboolean without_module(const GlStack *stack)
+{
+    for (guint i = 0; i < stack->n_frames; i++)
+        if (stack->frames[i].obj == NULL && (stack->frames[i].fn != NULL ||
+                                             stack->frames[i].file != NULL))
+            return TRUE;
+    return FALSE;
+}
+
+/* Returns: TRUE if an auxiliary stack of @record (freed by, allocated by)
+ * has a frame without its module. */
+static gboolean aux_without_module(const GlRecord *record)
+{
+    for (guint i = 0; i < record->aux->len; i++)
+        if (without_module(&g_array_index(record->aux, GlAux, i).stack))
+            return TRUE;
+    return FALSE;
+}
+
+/* A sanitizer's leak record whose stack cannot decide it: one the unwinder
+ * gave up on, short of main and of the depth limit (LeakSanitizer's fast
+ * unwinder gives 2 or 3 frames on a Ruby without frame pointers, and
+ * verdicts from those were wrong both ways), or one cut at the limit
+ * before it met the extension. It is never a pass and never definite:
+ * kept, uncertain.
+ * Returns: the verdict for @record, @verdict as the rules gave it. */
+static GlVerdict judge_stack_depth(GlRecord *record, GlVerdict verdict)
+{
+    if (record->leak_kind == GL_LEAK_NONE || verdict == GL_VERDICT_SKIP_KIND ||
+        reaches_bottom(&record->stack))
+        return verdict;
+    if (program_counters(&record->stack) >= GL_SANITIZER_STACK_LIMIT &&
+        verdict != GL_VERDICT_SKIP_NO_TARGET)
+        return verdict;
+    record->uncertain = TRUE;
+    record->stack_cut = MAX(record->stack.n_frames, 1);
+    return GL_VERDICT_KEEP;
+}
+
+GlVerdict gl_sanitizer_verdict(GlClassifier *classifier, GlRecord *record, const GlDocument *doc,
+                               gboolean *unplaced)
+{
+    GlVerdict verdict = judge_stack_depth(record, gl_classifier_classify(classifier, record, doc));
+    *unplaced = verdict == GL_VERDICT_SKIP_NO_TARGET &&
+                (without_module(&record->stack) || aux_without_module(record));
+    return verdict;
+}
+
+/* LeakSanitizer calls every block of a lost cycle indirect (two structs
+ * that point at each other, as zlib's z_stream and its state do), where
+ * Valgrind calls one of them definite: with indirect leaks not asked for,
+ * the cycle would pass. An indirect leak that enters a target in a
+ * function no direct leak of the process enters (its blocks then hang
+ * from no definite leak of that function) is counted as definite, and
+ * judged again as one. */
+static void promote_lost_cycles(GlClassifier *classifier, const GlRules *rules,
+                                GPtrArray *records, GlVerdict *verdicts, const GlDocument *doc)
+{
+    GlLeakKind wanted = gl_rules_get_leak_kinds(rules);
+    if ((wanted & GL_LEAK_DEFINITE) == 0 || (wanted & GL_LEAK_INDIRECT) != 0)
+        return;
+    g_autoptr(GHashTable) direct = g_hash_table_new(g_str_hash, g_str_equal);
+    for (guint n = 0; n < records->len; n++) {
+        const GlRecord *record = g_ptr_array_index(records, n);
+        const GlFrame *first = gl_record_first_target_frame(record);
+        if (record->leak_kind == GL_LEAK_DEFINITE && first != NULL && first->fn != NULL)
+            g_hash_table_add(direct, (gpointer) first->fn);
+    }
+    for (guint n = 0; n < records->len; n++) {
+        GlRecord *record = g_ptr_array_index(records, n);
+        const GlFrame *first = gl_record_first_target_frame(record);
+        if (record->leak_kind != GL_LEAK_INDIRECT || verdicts[n] != GL_VERDICT_SKIP_KIND ||
+            first == NULL || first->fn == NULL || g_hash_table_contains(direct, first->fn))
+            continue;
+        record->leak_kind = GL_LEAK_DEFINITE;
+        record->kind = gl_record_intern(record, "Leak_DefinitelyLost");
+        gboolean no_module = FALSE;
+        verdicts[n] = gl_sanitizer_verdict(classifier, record, doc, &no_module);
+    }
+}
+
+/* A LeakSanitizer or AddressSanitizer report: its records through the same
+ * rules as Valgrind's. A report that stops short is cut (its process died
+ * writing it); one that says LeakSanitizer left leaks out cannot pass. */
+static void read_sanitizer(Input *input, const GlRules *rules)
+{
+    g_autoptr(GPtrArray) records = NULL;
+    GlSanitizerFacts facts = { 0 };
+    GError *problem = NULL;
+    if (!gl_sanitizer_read_file(input->path, &records, &facts, &problem)) {
+        g_ptr_array_add(input->problems, problem);
+        return;
+    }
+    input->opened = TRUE;
+    input->processes = 1;
+    g_autoptr(GlClassifier) classifier = gl_classifier_new(rules);
+    g_autoptr(GlAttributor) attributor = gl_attributor_new(input->findings);
+    GlDocument doc = { .pid = facts.pid, .started = TRUE, .finished = facts.complete,
+                       .complete = facts.complete };
+    guint64 base = (guint64) input->index << 32;
+    /* each record is handed on or freed here, not by the array */
+    g_ptr_array_set_free_func(records, NULL);
+    guint unplaced = 0;
+    GlVerdict *verdicts = g_new0(GlVerdict, MAX(records->len, 1));
+    for (guint n = 0; n < records->len; n++) {
+        gboolean no_module = FALSE;
+        verdicts[n] = gl_sanitizer_verdict(classifier, g_ptr_array_index(records, n), &doc,
+                                           &no_module);
+        unplaced += no_module;
+    }
+    promote_lost_cycles(classifier, rules, records, verdicts, &doc);
+    for (guint n = 0; n < records->len; n++) {
+        GlRecord *record = g_ptr_array_index(records, n);
+        GlVerdict verdict = verdicts[n];
+        input->errors_seen++;
+        input->by_verdict[verdict]++;
+        if (verdict == GL_VERDICT_KEEP)
+            gl_attributor_add(attributor, record, base | (n & 0xffffffffu));
+        else
+            gl_record_free(record);
+    }
+    g_free(verdicts);
+    gl_attributor_finish(attributor);
+    input->repeated = gl_attributor_repeated(attributor);
+    input->by_verdict[GL_VERDICT_KEEP] -= input->repeated;
+    gl_classifier_collect_objects(classifier, input->objects);
+    g_autofree char *shown = g_utf8_make_valid(input->path, -1);
+    if (!facts.complete) {
+        input->truncated = TRUE;
+        g_ptr_array_add(input->problems,
+                        g_error_new(GL_ERROR, GL_ERROR_TRUNCATED,
+                                    "%s: the report of process %" G_GINT64_FORMAT " stops short: "
+                                    "the process died or was killed while writing it", shown,
+                                    facts.pid));
+    }
+    /* The runtimes' default frame format names no module for a frame with
+     * a source line: the extension's frames cannot be told from others'. */
+    if (unplaced > 0)
+        g_ptr_array_add(input->problems,
+                        g_error_new(GL_ERROR, GL_ERROR_MALFORMED,
+                                    "%s: %u record%s of process %" G_GINT64_FORMAT " name%s frames "
+                                    "without their module (the runtime's default frame format): "
+                                    "gemleak cannot tell whether they are the extension's; run "
+                                    "with stack_trace_format='%s' in the runtime's options, as "
+                                    "gemleak run --engine lsan does", shown, unplaced,
+                                    unplaced == 1 ? "" : "s", facts.pid, unplaced == 1 ? "s" : "",
+                                    GL_SANITIZER_FRAME_FORMAT));
+    if (facts.incomplete)
+        g_ptr_array_add(input->problems,
+                        g_error_new(GL_ERROR, GL_ERROR_LIMIT,
+                                    "%s: process %" G_GINT64_FORMAT ": %s; what is missing may "
+                                    "be the extension's (on Ruby 3.3 or newer, run it with "
+                                    "RUBY_FREE_AT_EXIT=1, as gemleak run does)", shown, facts.pid,
+                                    facts.incomplete_reason != NULL ? facts.incomplete_reason
+                                                                    : "the report is incomplete"));
+}
+
 /* Opens @input's file; one found in a directory without waiting (a FIFO
  * put there after it was listed must not block) and only if it is a
  * regular file: another is skipped with a note. One the user named is
@@ -262,6 +472,11 @@ static void read_input(Input *input, const GlRules *rules)
     if (!input->listed && regular && gl_json_input_detect(input->path)) {
         close(fd);
         read_report(input);
+        return;
+    }
+    if (regular && is_sanitizer_file(input->path)) {
+        close(fd);
+        read_sanitizer(input, rules);
         return;
     }
     /* the reader reads the descriptor until it is freed */
@@ -373,9 +588,15 @@ static GPtrArray *collect_inputs(const char *const *paths, GPtrArray *skipped)
         GError *problem = NULL;
         if (strcmp(*path, "-") != 0 && g_file_test(*path, G_FILE_TEST_IS_DIR)) {
             files = list_xml_files(*path, skipped, &problem);
+            /* An engine that writes nothing for a process without leaks
+             * (engine.txt says which ran) leaves a clean run without a
+             * report: what its processes were is the run's coverage. */
+            g_autofree char *engine = g_build_filename(*path, GL_PROTO_ENGINE_FILE, NULL);
+            if (files != NULL && files->len == 0 && g_file_test(engine, G_FILE_TEST_EXISTS))
+                continue;
             if (files != NULL && files->len == 0)
                 g_set_error(&problem, GL_ERROR, GL_ERROR_IO,
-                            "%s: no *.xml or *.xml.gz files in this directory", *path);
+                            "%s: no *.xml or *.xml.gz files in this directory, nor sanitizer reports", *path);
         }
         guint n = files != NULL && problem == NULL ? files->len : 1;
         for (guint i = 0; i < n; i++) {
@@ -409,19 +630,30 @@ static void add_counts(GHashTable *into, GHashTable *from)
         gl_counts_add(into, g_strdup(key), GPOINTER_TO_SIZE(value));
 }
 
-/* Returns: the signal that killed the process whose XML @path is
- * ("<pid>.xml", as Valgrind's %p writes it), per @killed; 0 when none. */
-static int killed_by(GHashTable *killed, const char *path)
+/* Returns: the pid whose file @path is: "<pid>.xml" (and .xml.gz), as
+ * Valgrind's %p writes it, or "NAME.<pid>", as a sanitizer's log_path
+ * does; 0 when it names none. */
+static guint64 pid_of_file(const char *path)
 {
-    if (killed == NULL)
-        return 0;
     g_autofree char *base = g_path_get_basename(path);
     char *dot = strchr(base, '.');
     guint64 pid = 0;
-    if (dot == NULL || (strcmp(dot, ".xml") != 0 && strcmp(dot, ".xml.gz") != 0))
+    if (dot == NULL)
         return 0;
-    *dot = '\0';
-    if (!g_ascii_string_to_unsigned(base, 10, 1, G_MAXINT, &pid, NULL))
+    if (strcmp(dot, ".xml") == 0 || strcmp(dot, ".xml.gz") == 0) {
+        *dot = '\0';
+        return g_ascii_string_to_unsigned(base, 10, 1, G_MAXINT, &pid, NULL) ? pid : 0;
+    }
+    const char *last = strrchr(base, '.') + 1;
+    return g_ascii_string_to_unsigned(last, 10, 1, G_MAXINT, &pid, NULL) ? pid : 0;
+}
+
+/* Returns: the signal that killed the process whose file @path is, per
+ * @killed (pid_of_file()); 0 when none. */
+static int killed_by(GHashTable *killed, const char *path)
+{
+    guint64 pid = killed != NULL ? pid_of_file(path) : 0;
+    if (pid == 0)
         return 0;
     return GPOINTER_TO_INT(g_hash_table_lookup(killed, GINT_TO_POINTER((gint) pid)));
 }
@@ -507,11 +739,13 @@ GlAnalysis *gl_analyze_with_killed(const char *const *paths, const GlRules *rule
         if (signo != 0) {
             /* The process never finished writing: what it wrote is read,
              * and nothing is missing that it could have written. */
-            g_autofree char *pid = g_path_get_basename(input->path);
-            *strchr(pid, '.') = '\0';
             g_ptr_array_add(analysis->notes,
-                            g_strdup_printf("%s: process %s was killed by %s; its XML ends early",
-                                            input->path, pid, gl_signal_name(signo)));
+                            g_strdup_printf("%s: process %" G_GUINT64_FORMAT " was killed by %s; "
+                                            "its %s ends early", input->path,
+                                            pid_of_file(input->path), gl_signal_name(signo),
+                                            g_str_has_suffix(input->path, ".xml") ||
+                                            g_str_has_suffix(input->path, ".xml.gz")
+                                                ? "XML" : "report"));
         }
         gboolean incomplete = FALSE;
         for (guint j = 0; j < input->problems->len; j++) {

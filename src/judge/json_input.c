@@ -185,6 +185,7 @@ static void read_finding(JsonObject *object, GlFindings *findings, guint64 order
     record->uncertain = !certain;
     record->unnamed_frames = (guint) CLAMP(int_member(object, "unnamed_frames", 0), 0, G_MAXUINT);
     record->unnamed_object = gl_record_intern(record, string_member(object, "unnamed_object"));
+    record->stack_cut = (guint) CLAMP(int_member(object, "stack_cut", 0), 0, G_MAXUINT);
     const char *rawtext = string_member(object, "suppression");
     if (rawtext != NULL) {
         record->suppression = g_new0(GlSuppression, 1);

@@ -141,6 +141,10 @@ char *gl_finding_uncertainty(const GlFinding *finding)
     if (finding->certain)
         return NULL;
     const GlRecord *record = finding->record;
+    if (record->stack_cut > 0)
+        return g_strdup_printf("its stack stops after %u frame%s, short of main, so gemleak "
+                               "cannot tell whether the extension or Ruby leaked it",
+                               record->stack_cut, record->stack_cut == 1 ? "" : "s");
     /* An uninitialised value (rule 5): used inside Ruby's GC, it is Ruby's. */
     const char *what = record->leak_kind == GL_LEAK_NONE
                            ? "this error was raised in Ruby's garbage collector (Ruby's) or not "

@@ -103,6 +103,8 @@ static void json_finding(gpointer data, const GlFinding *finding, guint index)
     gl_json_add_string(builder, "uncertainty", uncertainty);
     if (!finding->certain) {
         gl_json_add_int(builder, "unnamed_frames", record->unnamed_frames);
+        if (record->stack_cut > 0)
+            gl_json_add_int(builder, "stack_cut", record->stack_cut);
         gl_json_add_string(builder, "unnamed_object", record->unnamed_object);
     }
     const char *stack = NULL;

@@ -322,7 +322,8 @@ char *gl_run_write_helper(gboolean per_test, int *lock, GError **error)
 /* @valgrind (nullable): GEMLEAK_VALGRIND's value, when a launcher runs
  * outside Valgrind.
  * Returns: (transfer full): the commands' environment; free with g_strfreev(). */
-char **gl_run_child_environment(const GlRunOptions *options, const char *run_dir,
+char **gl_run_child_environment(const GlRunOptions *options, const GlEngine *engine,
+                                const char *found, const char *run_dir,
                                 const char *helper_lib, const char *valgrind)
 {
     char **env = g_get_environ();
@@ -376,6 +377,8 @@ char **gl_run_child_environment(const GlRunOptions *options, const char *run_dir
         env = g_environ_setenv(env, GL_PROTO_VALGRIND_VARIABLE, valgrind, TRUE);
     else
         env = g_environ_unsetenv(env, GL_PROTO_VALGRIND_VARIABLE);
+    if (engine->environment != NULL)
+        env = engine->environment(options, run_dir, found, env);
     return env;
 }
 

@@ -177,10 +177,42 @@ gboolean gl_rundir_mark(const char *dir, GError **error)
     return TRUE;
 }
 
+/* Returns: TRUE if @dir holds a report of process @pid that LeakSanitizer
+ * wrote (log_path=DIR/lsan), or the helper's word that the engine's
+ * runtime was in it (engine-PID.txt): an engine that writes nothing for a
+ * process without leaks checked it all the same. */
+static gboolean has_engine_record(const char *dir, gint64 pid)
+{
+    g_autofree char *report = g_strdup_printf("%s/lsan.%" G_GINT64_FORMAT, dir, pid);
+    g_autofree char *said = g_strdup_printf("%s/" GL_PROTO_ENGINE_PREFIX "%" G_GINT64_FORMAT
+                                            GL_PROTO_FILE_SUFFIX, dir, pid);
+    return g_file_test(report, G_FILE_TEST_EXISTS) || g_file_test(said, G_FILE_TEST_EXISTS);
+}
+
+/* Returns: (transfer full): the title of the engine the run in @dir used
+ * (engine.txt), "Valgrind" when it says none. */
+static char *engine_of_dir(const char *dir)
+{
+    g_autofree char *path = g_build_filename(dir, GL_PROTO_ENGINE_FILE, NULL);
+    g_autofree char *text = NULL;
+    gsize length = 0;
+    if (!gl_file_read_bounded(path, 64, &text, &length, NULL) || length == 0)
+        return g_strdup("Valgrind");
+    g_autofree char *line = g_strndup(text, strcspn(text, "\r\n"));
+    return g_utf8_make_valid(line, -1);
+}
+
 /* Adds to @coverage what the directory @dir says: its lists, which of
- * their processes have XML, and its outside-PID.txt sentences. */
+ * their processes have XML (or a record of the engine's), and its
+ * outside-PID.txt sentences. */
 static void coverage_of_dir(const char *dir, GlRunCoverage *coverage)
 {
+    g_autofree char *engine = engine_of_dir(dir);
+    gboolean valgrind = strcmp(engine, "Valgrind") == 0;
+    if (!valgrind) {
+        g_free(coverage->engine);
+        coverage->engine = g_strdup(engine);
+    }
     g_autoptr(GDir) handle = g_dir_open(dir, 0, NULL);
     const char *name;
     while (handle != NULL && (name = g_dir_read_name(handle)) != NULL) {
@@ -211,15 +243,21 @@ static void coverage_of_dir(const char *dir, GlRunCoverage *coverage)
                 g_string_append_printf(loaded, "%s%s", loaded->len > 0 ? ", " : "", *line);
         if (loaded->len == 0)
             continue;
-        if (has_xml(dir, pid)) {
+        if (has_xml(dir, pid) || (!valgrind && has_engine_record(dir, pid))) {
             coverage->checked++;
             continue;
         }
         g_autofree char *valid = g_utf8_make_valid(loaded->str, -1);  /* a path's raw bytes */
-        g_ptr_array_add(coverage->unchecked,
-                        g_strdup_printf("process %" G_GINT64_FORMAT ": it loaded %s outside "
-                                        "Valgrind (it has no XML: a program Valgrind does not "
-                                        "trace started it)", pid, valid));
+        if (valgrind)
+            g_ptr_array_add(coverage->unchecked,
+                            g_strdup_printf("process %" G_GINT64_FORMAT ": it loaded %s outside "
+                                            "Valgrind (it has no XML: a program Valgrind does not "
+                                            "trace started it)", pid, valid));
+        else
+            g_ptr_array_add(coverage->unchecked,
+                            g_strdup_printf("process %" G_GINT64_FORMAT ": it loaded %s outside "
+                                            "%s (its runtime was not in the process, and it wrote "
+                                            "no report)", pid, valid, engine));
     }
     g_autoptr(GPtrArray) outside = gl_rundir_outside(dir);
     for (guint i = 0; i < outside->len; i++)
@@ -230,6 +268,7 @@ void gl_rundir_coverage(const char *const *inputs, GlRunCoverage *coverage)
 {
     memset(coverage, 0, sizeof *coverage);
     coverage->unchecked = g_ptr_array_new_with_free_func(g_free);
+    coverage->engine = g_strdup("Valgrind");
     g_autoptr(GHashTable) done = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
     for (const char *const *input = inputs; *input != NULL; input++) {
         if (strcmp(*input, "-") == 0)
@@ -248,6 +287,8 @@ void gl_run_coverage_clear(GlRunCoverage *coverage)
     if (coverage->unchecked != NULL)
         g_ptr_array_unref(coverage->unchecked);
     coverage->unchecked = NULL;
+    g_free(coverage->engine);
+    coverage->engine = NULL;
 }
 
 GPtrArray *gl_rundir_outside(const char *dir)

@@ -277,16 +277,25 @@ gboolean gl_run_commands(const GlRunOptions *options, GPtrArray *commands, GlRun
                     commands->len, MAX_CHILDREN);
         return FALSE;
     }
-    const GlEngine *engine = gl_engine_find(NULL);
+    const GlEngine *engine = options->engine != NULL ? options->engine : gl_engine_find(NULL);
     result->valgrind_version = engine->version(options->valgrind, error);
     if (result->valgrind_version == NULL)
         return FALSE;
     if (!prepare_run_dir(options, result, error))
         return FALSE;
+    /* What ran, for gemleak filter on a kept directory: an engine that
+     * writes nothing for a clean process leaves a run without reports. */
+    g_autofree char *engine_file = g_build_filename(result->dir, GL_PROTO_ENGINE_FILE, NULL);
+    if (engine != &gl_engine_valgrind &&
+        !g_file_set_contents(engine_file, engine->title, -1, error)) {
+        g_prefix_error(error, "cannot write in the run directory: ");
+        return FALSE;
+    }
     /* Valgrind's command line, for a Ruby that finds itself outside it (below
      * a launcher gemleak spares, extconf.rb) to put itself under it. */
     g_autofree char *valgrind = engine->handover(options, result->dir);
-    g_auto(GStrv) env = gl_run_child_environment(options, result->dir, result->helper_dir, valgrind);
+    g_auto(GStrv) env = gl_run_child_environment(options, engine, result->valgrind_version,
+                                                 result->dir, result->helper_dir, valgrind);
 
     gl_watchdog_stop();  /* an earlier run's, in this process, that was never cleared */
     g_autofree char *mark = engine->watch_mark(result->dir);

@@ -18,9 +18,12 @@ char *gl_run_make_dir(const GlRunOptions *options, int *lock, GError **error);
 char *gl_run_write_helper(gboolean per_test, int *lock, GError **error);
 
 /* Returns: (transfer full): the environment of the commands: the helper,
- * the run directory, and GEMLEAK_VALGRIND (@valgrind, nullable) when a
- * launcher runs outside Valgrind. Free with g_strfreev(). */
-char **gl_run_child_environment(const GlRunOptions *options, const char *run_dir,
+ * the run directory, GEMLEAK_VALGRIND (@valgrind, nullable) when a
+ * launcher runs outside Valgrind, and what @engine needs (its
+ * environment(), given @found, what its version() returned). Free with
+ * g_strfreev(). */
+char **gl_run_child_environment(const GlRunOptions *options, const GlEngine *engine,
+                                const char *found, const char *run_dir,
                                 const char *helper_lib, const char *valgrind);
 
 /* Runs in a command's child between fork and exec (async-signal-safe):

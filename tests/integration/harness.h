@@ -122,5 +122,6 @@ void integration_minitest(TCase *tcase);
 void integration_rspec(TCase *tcase);
 void integration_per_test(TCase *tcase);
 void integration_gem(TCase *tcase);
+void integration_engine(TCase *tcase);
 
 #endif

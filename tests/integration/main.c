@@ -76,7 +76,7 @@ int main(int argc, char **argv)
     /* The test cases run at once, each in a process of its own
      * (run_in_parallel); the tests of one case run in turn. */
     enum { SELF, LEAKS, VERDICTS, PROCESSES, COMMANDS, CHECKED, PER_TEST, MINITEST, RSPEC, GEM,
-           N_CASES };
+           ENGINE, N_CASES };
     const char *names[N_CASES + 1] = {
         [SELF] = "gemleak itself",
         [LEAKS] = "run: leaks",
@@ -88,6 +88,7 @@ int main(int argc, char **argv)
         [MINITEST] = "rake: minitest",
         [RSPEC] = "rake: rspec and options",
         [GEM] = "the gem from a clone",
+        [ENGINE] = "run: the LeakSanitizer engine",
         [N_CASES] = NULL,
     };
     TCase *cases[N_CASES];
@@ -104,6 +105,7 @@ int main(int argc, char **argv)
     integration_rspec(cases[RSPEC]);
     integration_per_test(cases[PER_TEST]);
     integration_gem(cases[GEM]);
+    integration_engine(cases[ENGINE]);
 
     Suite *suite = suite_create("integration");
     for (guint i = 0; i < N_CASES; i++) {

@@ -15,12 +15,22 @@
  *                            (gemleak's default targets)
  *   outside-PID.txt          what it ran outside Valgrind, one line each
  *   durations-PID.txt        "SECONDS<TAB>FILE" for each test file timed
+ *   engine-PID.txt           the engine's runtime (GL_PROTO_RUNTIME_VARIABLE)
+ *                            was mapped in the process: it ran under an
+ *                            engine that writes nothing for a process
+ *                            without leaks (LeakSanitizer)
+ * and, written by gemleak, engine.txt: the title of the engine the run
+ * used, when it is not Valgrind ("LeakSanitizer").
  * In Valgrind's XML, client messages (<clientmsg>) that begin with
  * GL_PROTO_MARKER_PREFIX: "gemleak:setup", "gemleak:forked",
  * "gemleak:start<TAB>NAME<TAB>LOCATION", "gemleak:end<TAB>NAME<TAB>LOCATION".
  * In the environment: GEMLEAK_VALGRIND, Valgrind's command line, its
  * arguments joined by GL_PROTO_VALGRIND_SEPARATOR, for a process started
- * outside Valgrind (below a spared launcher) to start again under it. */
+ * outside Valgrind (below a spared launcher) to start again under it; for
+ * an engine preloaded into Ruby (LeakSanitizer), "env", "LD_PRELOAD=RUNTIME"
+ * and GEMLEAK_ENGINE_RUNTIME the runtime's path: a Ruby that does not have
+ * it mapped starts again with it, one that has takes it out of LD_PRELOAD
+ * for what it starts (a compiler under LeakSanitizer crashes). */
 #ifndef GEMLEAK_PROTOCOL_H
 #define GEMLEAK_PROTOCOL_H
 
@@ -34,7 +44,11 @@
 #define GL_PROTO_LOADED_PREFIX "loaded-"
 #define GL_PROTO_OUTSIDE_PREFIX "outside-"
 #define GL_PROTO_DURATIONS_PREFIX "durations-"
+#define GL_PROTO_ENGINE_PREFIX "engine-"
 #define GL_PROTO_FILE_SUFFIX ".txt"
+
+/* The engine a run used, when not Valgrind: its title. */
+#define GL_PROTO_ENGINE_FILE "engine.txt"
 
 /* The markers the helper writes through Valgrind's client requests. */
 #define GL_PROTO_MARKER_PREFIX "gemleak:"
@@ -46,6 +60,8 @@
 /* Valgrind's command line for the processes outside it. */
 #define GL_PROTO_VALGRIND_VARIABLE "GEMLEAK_VALGRIND"
 #define GL_PROTO_VALGRIND_SEPARATOR "\x1f"
+/* The preloaded runtime of the engine (LeakSanitizer's), by its path. */
+#define GL_PROTO_RUNTIME_VARIABLE "GEMLEAK_ENGINE_RUNTIME"
 
 /* Launchers, by the name of the program, separated by spaces: they only
  * start the processes that run a suite (Bundler, Rake). */

@@ -75,6 +75,11 @@ typedef struct {
     gboolean uncertain;
     guint unnamed_frames;        /* how many such frames */
     const char *unnamed_object;  /* the file name of the object they are in */
+    /* Set by the analysis for a LeakSanitizer record whose unwinder gave up
+     * (its fast unwinder on a Ruby without frame pointers: 2 or 3 frames):
+     * how many frames the stack has, short of main and of the runtime's
+     * depth limit; 0 for a whole stack. Such a record is uncertain. */
+    guint stack_cut;
     GStringChunk *strings;   /* owns every string of the record */
 } GlRecord;
 

@@ -40,6 +40,14 @@ typedef struct {
     const char *incomplete_reason;  /* (transfer none) nullable: a static phrase */
 } GlSanitizerFacts;
 
+/* How much of an input's start gl_sanitizer_detect() looks at. */
+#define GL_SANITIZER_DETECT_BYTES ((gsize) 64 * 1024)
+
+/* The depth LeakSanitizer and AddressSanitizer unwind to by default, and
+ * that gemleak run sets (malloc_context_size): a stack of fewer program
+ * counters that does not reach main is one the unwinder gave up on. */
+#define GL_SANITIZER_STACK_LIMIT 30
+
 /* Returns: TRUE if @data (the start of an input is enough) holds a
  * LeakSanitizer or AddressSanitizer report header
  * ("==PID==ERROR: LeakSanitizer:" or "...: AddressSanitizer:") at the start

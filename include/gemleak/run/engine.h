@@ -4,8 +4,9 @@
  * functions that the runner calls and never looks past, as curl's vtls
  * backends sit behind struct Curl_ssl.
  *
- * Adding an engine (LeakSanitizer: an instrumented Ruby, LSAN_OPTIONS,
- * log_path=DIR/lsan.PID) is a new file in each of two folders and one line:
+ * Adding an engine (LeakSanitizer: its runtime preloaded into Ruby,
+ * LSAN_OPTIONS, log_path=DIR/lsan.PID) is a new file in each of two folders
+ * and one line:
  *   src/run/engine_NAME.c   fills in a GlEngine below, exporting only it
  *   src/read/NAME*.c        reads what the engine wrote (see "The reader
  *                           side" below)
@@ -22,6 +23,8 @@
  *                      under it: NULL when it cannot be handed over
  *   watch_mark()       what in a process's command line says it is one of
  *                      this run's, for the watchdog that outlives gemleak
+ *   environment()      (nullable) the variables the tool needs in every
+ *                      process of the run (LSAN_OPTIONS)
  * The tool writes one file per process into the run directory; what else
  * the run directory holds is its protocol (gemleak/base/protocol.h).
  *
@@ -71,14 +74,39 @@ typedef struct {
     /* Returns: (transfer full): what a process of the run in @run_dir has in
      * its command line. */
     char *(*watch_mark)(const char *run_dir);
+    /* (nullable) Returns: (transfer full): @env (consumed) with the
+     * variables the tool needs set; @found is what version() returned. */
+    char **(*environment)(const struct GlRunOptions *options, const char *run_dir,
+                          const char *found, char **env);
+    /* (nullable) The kinds of error the engine cannot see, for the run to
+     * say: "invalid reads and writes, ..." */
+    const char *blind_to;
+    /* (nullable) The oldest Ruby it gives true verdicts on ("3.3"), and
+     * why, for the run to stop before it starts on an older one. */
+    const char *min_ruby;
+    const char *min_ruby_why;
+    /* TRUE: it writes nothing for a process without leaks (the helper's
+     * engine-PID.txt accounts for such a process). */
+    gboolean silent_when_clean;
 } GlEngine;
 
 /* The engines, each defined in src/run/engine_<name>.c. */
 extern const GlEngine gl_engine_valgrind;
+extern const GlEngine gl_engine_lsan;
+
+/* Returns: (transfer none): "valgrind, lsan": every engine's name. */
+const char *gl_engine_names(void);
 
 /* Returns: (transfer none) (nullable): the engine called @name (nullable:
  * the default, Valgrind); NULL when none is. */
 const GlEngine *gl_engine_find(const char *name);
+
+/* ---- LeakSanitizer's ---- */
+
+/* Returns: (transfer full): the absolute path of LeakSanitizer's runtime
+ * (liblsan.so, as the C compiler's `-print-file-name` or ldconfig finds
+ * it), or NULL with GL_ERROR_ENVIRONMENT set, naming the package. */
+char *gl_lsan_runtime(GError **error);
 
 /* ---- the Valgrind engine's own calls, for its tests and for run ---- */
 

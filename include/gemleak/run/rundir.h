@@ -61,6 +61,8 @@ typedef struct {
     GPtrArray *unchecked;  /* char*: a sentence per process that loaded an extension outside
                             * Valgrind ("process 12: it loaded /x/y.so outside Valgrind..."),
                             * sorted */
+    char *engine;          /* the title of the runs' engine (engine.txt), "Valgrind" when
+                            * none says another */
 } GlRunCoverage;
 
 /* Fills @coverage from the directories of @inputs (directories, or the

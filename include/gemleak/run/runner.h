@@ -19,6 +19,7 @@ gboolean gl_is_launcher(const char *program);
 
 
 typedef struct GlRunOptions {
+    const GlEngine *engine;        /* nullable: the default, Valgrind */
     const char *valgrind;          /* the binary; "valgrind" on PATH by default */
     const char *const *valgrind_options;  /* from --valgrind-opt, NULL-terminated, nullable */
     const char *const *suppressions;      /* .supp files to pass, NULL-terminated, nullable */

@@ -24,6 +24,8 @@ module GemLeakHelper
     LOADED_PREFIX = "loaded-"
     OUTSIDE_PREFIX = "outside-"
     DURATIONS_PREFIX = "durations-"
+    ENGINE_PREFIX = "engine-"
+    ENGINE_FILE = "engine.txt"
     FILE_SUFFIX = ".txt"
     MARKER_PREFIX = "gemleak:"
     MARKER_SETUP = "setup"
@@ -32,6 +34,7 @@ module GemLeakHelper
     MARKER_END = "end"
     VALGRIND_VARIABLE = "GEMLEAK_VALGRIND"
     VALGRIND_SEPARATOR = "\x1f"
+    RUNTIME_VARIABLE = "GEMLEAK_ENGINE_RUNTIME"
     LAUNCHERS = "bundle bundler rake"
     # END protocol.h
   end
@@ -105,6 +108,39 @@ module GemLeakHelper
     end
   end
 
+  # The engine's runtime preloaded into Ruby (LeakSanitizer's liblsan), when
+  # the run uses one: GEMLEAK_ENGINE_RUNTIME names it.
+  module Runtime
+    PATH = ENV[Protocol::RUNTIME_VARIABLE].to_s.dup.freeze
+    REAL = begin
+      PATH.empty? ? "" : File.realpath(PATH).freeze
+    rescue SystemCallError
+      PATH
+    end
+    MAPPED = !REAL.empty? && begin
+      File.foreach("/proc/self/maps").any? { |line| line.include?(REAL) }
+    rescue SystemCallError
+      false
+    end
+
+    class << self
+      def mapped?
+        MAPPED
+      end
+
+      # The runtime stays in this process and leaves LD_PRELOAD, for what
+      # it starts: a compiler or an assembler under LeakSanitizer leaks or
+      # crashes. A Ruby it starts starts again with it (GemLeakLaunch).
+      def keep_to_self
+        preload = ENV["LD_PRELOAD"].to_s.split(/[: ]/).reject(&:empty?)
+        kept = preload.reject { |lib| lib == PATH || lib == REAL }
+        return if kept.size == preload.size
+
+        kept.empty? ? ENV.delete("LD_PRELOAD") : ENV["LD_PRELOAD"] = kept.join(":")
+      end
+    end
+  end
+
   @pid = Core.pid
   @recorded = {}
   @features_seen = 0
@@ -162,6 +198,10 @@ module GemLeakHelper
       return if Core::RUN_DIR.nil?
 
       Core.append(Core.run_file(Protocol::LOADED_PREFIX), "")
+      # An engine that writes nothing for a process without leaks: gemleak
+      # takes "no report" for "no leaks" only from a process that says here
+      # that the engine's runtime was in it.
+      Core.append(Core.run_file(Protocol::ENGINE_PREFIX), "#{Runtime::PATH}\n") if Runtime.mapped?
     rescue StandardError => e
       cannot_record(e)
     end
@@ -535,6 +575,10 @@ module GemLeakLaunch
       # Valgrind traces are under it too; a Ruby below a program it skips
       # (make) runs without Valgrind's LD_PRELOAD, and looks for itself.
       return :traced if ENV["LD_PRELOAD"].to_s.include?("/vgpreload_")
+      if GemLeakHelper::Runtime.mapped?
+        GemLeakHelper::Runtime.keep_to_self
+        return :traced
+      end
 
       @valgrind = prefix.split(SEPARATOR)
       @argv = File.binread("/proc/self/cmdline").split("\0")

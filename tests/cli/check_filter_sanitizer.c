@@ -1,0 +1,208 @@
+/* gemleak filter on LeakSanitizer and AddressSanitizer reports: what the
+ * text report and the exit status say, the same analysis as Valgrind XML. */
+#include <check.h>
+#include <string.h>
+
+#include <glib.h>
+#include <glib/gstdio.h>
+
+#include "testutil.h"
+
+#define RUN(run, ...) GlTestRun run = { 0 }; gl_test_gemleak(&run, __VA_ARGS__, NULL)
+
+/* A whole report (Ruby 3.4.5, free-at-exit, exact stacks): the probe's
+ * leaks fail the gate, its Init code is skipped. */
+START_TEST(test_lsan_report_fails_on_the_extensions_leaks)
+{
+    g_autofree char *report = gl_test_fixture("lsan/leaky-ruby34.lsan");
+    RUN(run, "filter", "-O", "leaky", report);
+    ck_assert_int_eq(run.status, 1);
+    gl_assert_line(run.out, "^120 bytes in 1 block is definitely lost$");
+    gl_assert_line(run.out, "^ \\*leaky_leak_xmalloc \\(leaky.c:40\\)$");
+    gl_assert_line(run.out, "^ \\*leaky_thread_main \\(leaky.c:135\\)$");
+    gl_assert_line(run.out, "^gemleak: 1 file, 5 errors read: 4 findings \\(4 occurrences\\), 1 "
+                            "skipped \\(1 in Init code\\)$");
+    gl_assert_line(run.out, "^gemleak: FAIL: 4 leaks losing 414 bytes$");
+    gl_test_run_clear(&run);
+}
+END_TEST
+
+/* Only Init_leaky's leak: a pass, as Valgrind says of the same run. */
+START_TEST(test_lsan_clean_report_passes)
+{
+    g_autofree char *report = gl_test_fixture("lsan/clean-ruby34.lsan");
+    RUN(run, "filter", "-O", "leaky", report);
+    ck_assert_int_eq(run.status, 0);
+    gl_assert_line(run.out, "^gemleak: pass: no findings$");
+    gl_test_run_clear(&run);
+}
+END_TEST
+
+/* A directory of lsan.PID files, one a process, found by their content,
+ * merged as Valgrind's %p.xml files are. */
+START_TEST(test_lsan_directory_is_merged)
+{
+    g_autofree char *dir = gl_test_fixture("lsan/fork-ruby34");
+    RUN(run, "filter", "-O", "leaky", "--format", "json", dir);
+    ck_assert_int_eq(run.status, 1);
+    ck_assert_ptr_nonnull(strstr(run.out, "\"files\" : 2"));
+    gl_test_run_clear(&run);
+}
+END_TEST
+
+/* "Too many leaks": what LeakSanitizer left out may be the extension's.
+ * Never a pass: INCOMPLETE, exit 3. */
+START_TEST(test_lsan_too_many_leaks_is_incomplete)
+{
+    g_autofree char *report = gl_test_fixture("lsan/probe-ruby34-nofree.lsan");
+    RUN(run, "filter", "-O", "probe", report);
+    ck_assert_int_eq(run.status, 3);
+    gl_assert_line(run.out, "^gemleak: INCOMPLETE: ");
+    gl_assert_line(run.err, "Too many leaks: LeakSanitizer reported only the first ones; what is "
+                            "missing may be the extension's");
+    gl_test_run_clear(&run);
+}
+END_TEST
+
+/* The runtime's default frame format names no module for a frame with a
+ * source line: the extension's frames cannot be found, and nothing found
+ * is no pass. */
+START_TEST(test_default_frame_format_is_incomplete)
+{
+    g_autofree char *report = gl_test_fixture("lsan/probe-ruby34-default.lsan");
+    RUN(run, "filter", "-O", "probe", report);
+    ck_assert_int_eq(run.status, 3);
+    gl_assert_line(run.err, "18 records of process 27085 name frames without their module");
+    gl_assert_no_line(run.out, "^gemleak: pass");
+    gl_test_run_clear(&run);
+}
+END_TEST
+
+/* A stack the unwinder gave up on (LeakSanitizer's fast unwinder on a
+ * Ruby without frame pointers: 3 frames) decides nothing: uncertain,
+ * never a pass and never definite. */
+START_TEST(test_shallow_stack_is_uncertain)
+{
+    g_autofree char *dir = g_dir_make_tmp("gemleak-lsan-XXXXXX", NULL);
+    g_autofree char *path = g_build_filename(dir, "lsan.4242", NULL);
+    const char *text =
+        "=================================================================\n"
+        "==4242==ERROR: LeakSanitizer: detected memory leaks\n"
+        "\n"
+        "Direct leak of 4096 byte(s) in 1 object(s) allocated from:\n"
+        "F|0|0x7f0000001000|/usr/lib/gcc/x86_64-linux-gnu/12/liblsan.so|0x13545|"
+        "__interceptor_malloc|0x0|lsan_interceptors.cpp|75|0\n"
+        "F|1|0x7f0000002000|/usr/lib/x86_64-linux-gnu/libruby-3.4.so.3.4|0x8296a|"
+        "rb_gc_impl_malloc|0x0|gc/default/default.c|8195|0\n"
+        "F|2|0x7f0000003000|/usr/lib/x86_64-linux-gnu/libruby-3.4.so.3.4|0x84e2e|"
+        "ruby_xmalloc|0x0|gc.c|4583|0\n"
+        "\n"
+        "SUMMARY: LeakSanitizer: 4096 byte(s) leaked in 1 allocation(s).\n";
+    ck_assert(g_file_set_contents(path, text, -1, NULL));
+    RUN(run, "filter", "-O", "leaky", path);
+    ck_assert_int_eq(run.status, 0);
+    gl_assert_line(run.out, "^uncertain: its stack stops after 3 frames, short of main");
+    gl_assert_line(run.out, "1 uncertain finding left to you");
+    gl_test_run_clear(&run);
+    RUN(strict, "filter", "-O", "leaky", "--fail-on", "definite,uncertain", path);
+    ck_assert_int_eq(strict.status, 1);
+    gl_test_run_clear(&strict);
+    g_unlink(path);
+    g_rmdir(dir);
+}
+END_TEST
+
+/* LeakSanitizer calls every block of a lost cycle indirect: one that enters
+ * the extension where no direct leak does is counted as definite (Valgrind
+ * calls one block of the cycle definite); one that hangs from a direct
+ * leak of the same function stays indirect. */
+START_TEST(test_lost_cycle_is_definite)
+{
+    g_autofree char *dir = g_dir_make_tmp("gemleak-lsan-XXXXXX", NULL);
+    g_autofree char *path = g_build_filename(dir, "lsan.4243", NULL);
+#define FRAME_MALLOC "F|0|0x7f0000001000|/usr/lib/x86_64-linux-gnu/liblsan.so.0|0x13545|" \
+                     "__interceptor_malloc|0x0|lsan_interceptors.cpp|75|0\n"
+#define FRAMES_BELOW "F|2|0x7f0000003000|/usr/bin/ruby|0x1000|main|0x0|main.c|40|0\n\n"
+    const char *text =
+        "==4243==ERROR: LeakSanitizer: detected memory leaks\n\n"
+        "Direct leak of 64 byte(s) in 1 object(s) allocated from:\n" FRAME_MALLOC
+        "F|1|0x7f0000002000|/work/ext/leaky.so|0x100|leaky_struct|0x0|leaky.c|10|0\n" FRAMES_BELOW
+        "Indirect leak of 16 byte(s) in 1 object(s) allocated from:\n" FRAME_MALLOC
+        "F|1|0x7f0000002100|/work/ext/leaky.so|0x110|leaky_struct|0x0|leaky.c|11|0\n" FRAMES_BELOW
+        "Indirect leak of 32 byte(s) in 1 object(s) allocated from:\n" FRAME_MALLOC
+        "F|1|0x7f0000002200|/work/ext/leaky.so|0x200|leaky_cycle|0x0|leaky.c|20|0\n" FRAMES_BELOW
+        "SUMMARY: LeakSanitizer: 112 byte(s) leaked in 3 allocation(s).\n";
+#undef FRAME_MALLOC
+#undef FRAMES_BELOW
+    ck_assert(g_file_set_contents(path, text, -1, NULL));
+    RUN(run, "filter", "-O", "leaky", path);
+    ck_assert_int_eq(run.status, 1);
+    gl_assert_line(run.out, "^32 bytes in 1 block is definitely lost$");
+    gl_assert_line(run.out, "^64 bytes in 1 block is definitely lost$");
+    gl_assert_no_line(run.out, "^16 bytes");
+    gl_test_run_clear(&run);
+    g_unlink(path);
+    g_rmdir(dir);
+}
+END_TEST
+
+/* AddressSanitizer's use-after-free in the extension: a memory error,
+ * as Valgrind's InvalidRead. */
+START_TEST(test_asan_report_is_a_memory_error)
+{
+    g_autofree char *report = gl_test_fixture("asan/leaky-use-after-free.asan");
+    RUN(run, "filter", "-O", "leaky", report);
+    ck_assert_int_eq(run.status, 1);
+    gl_assert_line(run.out, "^gemleak: FAIL: 1 memory error$");
+    gl_test_run_clear(&run);
+}
+END_TEST
+
+/* Valgrind XML and a LeakSanitizer report in one filter: one analysis. */
+START_TEST(test_xml_and_lsan_together)
+{
+    g_autofree char *report = gl_test_fixture("lsan/leaky-ruby34.lsan");
+    g_autofree char *xml = gl_test_fixture("xml/clean.xml");
+    RUN(run, "filter", "-O", "leaky", xml, report);
+    ck_assert_int_eq(run.status, 1);
+    gl_assert_line(run.out, "^gemleak: 2 files, ");
+    gl_test_run_clear(&run);
+}
+END_TEST
+
+/* --engine: a name it does not know, and --per-test (Valgrind's client
+ * requests) under LeakSanitizer, are usage errors before anything runs. */
+START_TEST(test_engine_usage_errors)
+{
+    RUN(bogus, "run", "--engine", "helgrind", "--", "true");
+    ck_assert_int_eq(bogus.status, 2);
+    gl_assert_line(bogus.err, "--engine helgrind: no such engine \\(give one of: valgrind, lsan\\)");
+    gl_test_run_clear(&bogus);
+    RUN(per_test, "run", "--engine", "lsan", "--per-test", "--", "true");
+    ck_assert_int_eq(per_test.status, 2);
+    gl_assert_line(per_test.err, "--per-test is for the Valgrind engine only");
+    gl_test_run_clear(&per_test);
+    RUN(opt, "run", "--engine", "lsan", "--valgrind-opt=--num-callers=12", "--", "true");
+    ck_assert_int_eq(opt.status, 2);
+    gl_assert_line(opt.err, "--valgrind-opt is for the Valgrind engine only: drop --engine lsan");
+    gl_test_run_clear(&opt);
+}
+END_TEST
+
+Suite *gl_filter_sanitizer_suite(void)
+{
+    Suite *suite = suite_create("filter-sanitizer");
+    TCase *tc = tcase_create("reports");
+    tcase_add_test(tc, test_lsan_report_fails_on_the_extensions_leaks);
+    tcase_add_test(tc, test_lsan_clean_report_passes);
+    tcase_add_test(tc, test_lsan_directory_is_merged);
+    tcase_add_test(tc, test_lsan_too_many_leaks_is_incomplete);
+    tcase_add_test(tc, test_default_frame_format_is_incomplete);
+    tcase_add_test(tc, test_shallow_stack_is_uncertain);
+    tcase_add_test(tc, test_asan_report_is_a_memory_error);
+    tcase_add_test(tc, test_xml_and_lsan_together);
+    tcase_add_test(tc, test_engine_usage_errors);
+    tcase_add_test(tc, test_lost_cycle_is_definite);
+    suite_add_tcase(suite, tc);
+    return suite;
+}

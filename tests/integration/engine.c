@@ -1,0 +1,322 @@
+/* Integration tests, the LeakSanitizer engine: on a Ruby 3.3 or newer
+ * (GEMLEAK_TEST_RUBY34, else the Ruby 3.4.5 scripts/build-ruby builds),
+ * with the real runtime, --engine lsan finds the leaks the Valgrind engine
+ * finds, on the probe patterns and the example gem; on Ruby 3.1 it
+ * refuses. Without such a Ruby the tests that need it say what they
+ * skipped and pass. */
+#include <string.h>
+
+#include "harness.h"
+
+#define DEFAULT_RUBY34 "/root/.cache/gemleak/ruby-3.4.5/bin/ruby"
+
+/* What the unchecked fixture set up, once for the case. */
+static char *ruby34;      /* nullable: no Ruby >= 3.3 here */
+static char *ruby34_bin;  /* its bin/ directory, for PATH (rake, its gems) */
+static char *work;        /* the extensions and the example gem, built with it */
+static char *why_skipped;
+
+/* Returns: TRUE if @ruby runs and is 3.3 or newer. */
+static gboolean recent_ruby(const char *ruby)
+{
+    if (!g_file_test(ruby, G_FILE_TEST_IS_EXECUTABLE))
+        return FALSE;
+    const char *argv[] = { ruby, "-e", "print RUBY_VERSION >= '3.3' ? 'yes' : 'no'", NULL };
+    Result r = { 0 };
+    run_command(&r, NULL, NULL, argv);
+    gboolean yes = r.status == 0 && strcmp(r.out, "yes") == 0;
+    result_clear(&r);
+    return yes;
+}
+
+/* Runs @script under sh with PATH starting at Ruby 3.4's bin/. */
+static gboolean setup_script(const char *script)
+{
+    g_autofree char *path = g_strconcat(ruby34_bin, ":", g_getenv("PATH"), NULL);
+    g_auto(GStrv) env = g_environ_setenv(g_get_environ(), "PATH", path, TRUE);
+    const char *argv[] = { "sh", "-c", script, NULL };
+    Result r = { 0 };
+    run_command(&r, NULL, env, argv);
+    gboolean ok = r.status == 0;
+    if (!ok)
+        why_skipped = g_strdup_printf("setting up failed: %s: %s", script, r.err);
+    result_clear(&r);
+    return ok;
+}
+
+static void setup_ruby34(void)
+{
+    const char *given = g_getenv("GEMLEAK_TEST_RUBY34");
+    const char *ruby = given != NULL && *given != '\0' ? given : DEFAULT_RUBY34;
+    if (!recent_ruby(ruby)) {
+        why_skipped = g_strdup_printf("no Ruby 3.3 or newer (GEMLEAK_TEST_RUBY34, else %s; "
+                                      "scripts/build-ruby builds one)", DEFAULT_RUBY34);
+        return;
+    }
+    ruby34 = g_strdup(ruby);
+    ruby34_bin = g_path_get_dirname(ruby);
+    work = g_dir_make_tmp("gemleak-engine-XXXXXX", NULL);
+    g_autofree char *ext = gl_test_fixture("ext");
+    g_autofree char *gem = gl_test_fixture("sample-gem");
+    g_autofree char *script = g_strdup_printf("cd '%s' && cp -r '%s/leaky' '%s/probe' . && "
+                             "(cd leaky && ruby extconf.rb >/dev/null && make >/dev/null) && "
+                             "(cd probe && ruby extconf.rb >/dev/null && make >/dev/null) && "
+                             "cp -r '%s' gem && cd gem && rake -R nowhere -f rakelib/compile.rake compile >/dev/null",
+                             work, ext, ext, gem);
+    if (!setup_script(script))
+        g_clear_pointer(&ruby34, g_free);
+}
+
+static void teardown_ruby34(void)
+{
+    if (work != NULL)
+        gl_remove_tree(work);
+    g_clear_pointer(&work, g_free);
+    g_clear_pointer(&ruby34, g_free);
+    g_clear_pointer(&ruby34_bin, g_free);
+    g_clear_pointer(&why_skipped, g_free);
+}
+
+/* Says what is skipped and why. Returns: TRUE when the test can run. */
+static gboolean have_ruby34(const char *test)
+{
+    if (ruby34 != NULL)
+        return TRUE;
+    fprintf(stderr, "check_integration: skipped %s: %s\n", test, why_skipped);
+    return FALSE;
+}
+
+/* gemleak run --engine @engine --format json -o @json [ARGS...] -- @command... in @cwd. */
+static void run_engine(Result *result, const char *cwd, const char *engine, const char *json,
+                       const char *const *command)
+{
+    g_autoptr(GPtrArray) argv = g_ptr_array_new();
+    const char *head[] = { gemleak_binary, "run", "--engine", engine, "--format", "json", "-o",
+                           json, "--format", "text", "--", NULL };
+    for (const char *const *arg = head; *arg != NULL; arg++)
+        g_ptr_array_add(argv, (gpointer) *arg);
+    for (const char *const *arg = command; *arg != NULL; arg++)
+        g_ptr_array_add(argv, (gpointer) *arg);
+    g_ptr_array_add(argv, NULL);
+    g_autofree char *path = g_strconcat(ruby34_bin, ":", g_getenv("PATH"), NULL);
+    g_autofree char *tmp = g_build_filename(work, "tmp", NULL);
+    g_mkdir_with_parents(tmp, 0700);
+    g_auto(GStrv) env = g_environ_setenv(g_get_environ(), "PATH", path, TRUE);
+    env = g_environ_setenv(env, "TMPDIR", tmp, TRUE);
+    run_command(result, cwd, env, (const char *const *) argv->pdata);
+}
+
+/* Returns: (transfer full): each leak finding of the JSON report @path as
+ * "KIND: FN < FN..." (its frames in a target), sorted, each once, a line
+ * each: what the two engines must agree on. */
+static char *leaks_of(const char *path)
+{
+    g_autoptr(JsonParser) parser = json_parser_new();
+    g_autoptr(GError) error = NULL;
+    ck_assert_msg(json_parser_load_from_file(parser, path, &error), "%s: %s", path,
+                  error != NULL ? error->message : "");
+    JsonObject *root = json_node_get_object(json_parser_get_root(parser));
+    JsonArray *findings = json_object_get_array_member(root, "findings");
+    g_autoptr(GPtrArray) lines = g_ptr_array_new_with_free_func(g_free);
+    for (guint i = 0; i < json_array_get_length(findings); i++) {
+        JsonObject *finding = json_array_get_object_element(findings, i);
+        if (json_object_get_null_member(finding, "leak_kind"))
+            continue;  /* a memory error: Valgrind's alone */
+        GString *line = g_string_new(json_object_get_string_member(finding, "leak_kind"));
+        g_string_append(line, ":");
+        JsonArray *frames = json_object_get_array_member(finding, "frames");
+        for (guint j = 0; j < json_array_get_length(frames); j++) {
+            JsonObject *frame = json_array_get_object_element(frames, j);
+            if (json_object_get_boolean_member(frame, "in_target"))
+                g_string_append_printf(line, " %s", json_object_get_string_member(frame, "fn"));
+        }
+        g_ptr_array_add(lines, g_string_free(line, FALSE));
+    }
+    g_ptr_array_sort(lines, gl_compare_strings);
+    GString *joined = g_string_new(NULL);
+    for (guint i = 0; i < lines->len; i++) {
+        const char *line = g_ptr_array_index(lines, i);
+        if (i == 0 || strcmp(line, g_ptr_array_index(lines, i - 1)) != 0)
+            g_string_append_printf(joined, "%s\n", line);
+    }
+    return g_string_free(joined, FALSE);
+}
+
+/* Runs @command under both engines, in @cwd; asserts that both end with
+ * @status and name the same leaks, and that LeakSanitizer says what it
+ * cannot see. Returns: (transfer full): the leaks. */
+static char *same_leaks(const char *cwd, const char *const *command, int status)
+{
+    g_autofree char *lsan_json = g_build_filename(work, "lsan.json", NULL);
+    g_autofree char *valgrind_json = g_build_filename(work, "valgrind.json", NULL);
+    Result lsan = { 0 }, valgrind = { 0 };
+    run_engine(&lsan, cwd, "lsan", lsan_json, command);
+    ck_assert_msg(lsan.status == status, "lsan: status %d:\n%s", lsan.status, lsan.err);
+    gl_assert_line(lsan.err, "^gemleak: ran under LeakSanitizer \\(/.*liblsan\\.so[.0-9]*\\) "
+                             "\\(Ruby 3\\.");
+    gl_assert_line(lsan.err, "^gemleak: note: LeakSanitizer sees leaks only, not invalid reads "
+                             "and writes, use after free");
+    run_engine(&valgrind, cwd, "valgrind", valgrind_json, command);
+    ck_assert_msg(valgrind.status == status, "valgrind: status %d:\n%s", valgrind.status,
+                  valgrind.err);
+    g_autofree char *by_lsan = leaks_of(lsan_json);
+    g_autofree char *by_valgrind = leaks_of(valgrind_json);
+    ck_assert_str_eq(by_lsan, by_valgrind);
+    result_discard(&lsan);
+    result_discard(&valgrind);
+    return g_steal_pointer(&by_lsan);
+}
+
+/* The probe patterns of ext/leaky: a plain leak, Ruby's allocator, a leak
+ * in a function named like Init_, the extension's own Init_ (skipped),
+ * callbacks into Ruby and a reachable block (no finding), a native thread. */
+START_TEST(test_lsan_leaky_patterns_as_valgrind)
+{
+    if (!have_ruby34("the LeakSanitizer engine on ext/leaky"))
+        return;
+    g_autofree char *leaky = g_strdup_printf("-I%s/leaky", work);
+    const char *command[] = {
+        ruby34, "--disable-gems", leaky, "-e",
+        "require 'leaky'; Leaky.clean; Leaky.leak; Leaky.leak_xmalloc; Leaky.leak_in_helper; "
+        "Leaky.callback_intern; Leaky.callback_funcall; Leaky.callback_eval; "
+        "Leaky.leak_in_thread; Leaky.reachable", NULL };
+    g_autofree char *leaks = same_leaks(NULL, command, 1);
+    ck_assert_str_eq(leaks, "definite: leaky_alloc Init_helpers leaky_leak_in_helper\n"
+                            "definite: leaky_alloc leaky_leak\n"
+                            "definite: leaky_alloc leaky_thread_main\n"
+                            "definite: leaky_leak_xmalloc\n");
+}
+END_TEST
+
+/* Every shape of ext/probe: TypedData without dfree, st tables, zlib's
+ * cycle (LeakSanitizer calls all of it indirect), Init code. */
+START_TEST(test_lsan_probe_patterns_as_valgrind)
+{
+    if (!have_ruby34("the LeakSanitizer engine on ext/probe"))
+        return;
+    g_autofree char *probe = g_strdup_printf("-I%s/probe", work);
+    g_autofree char *script = g_strdup_printf("load '%s/probe/probe_run.rb'", work);
+    const char *command[] = { ruby34, "--disable-gems", probe, "-e", script, NULL };
+    g_autofree char *leaks = same_leaks(NULL, command, 1);
+    ck_assert_ptr_nonnull(strstr(leaks, "definite: r_typed_nofree\n"));
+    ck_assert_ptr_nonnull(strstr(leaks, "definite: r_zlib\n"));
+    ck_assert_ptr_null(strstr(leaks, "Init_probe\n"));
+}
+END_TEST
+
+/* The example gem's minitest suite: the leak in tally_count, by both. */
+START_TEST(test_lsan_sample_gem_as_valgrind)
+{
+    if (!have_ruby34("the LeakSanitizer engine on the example gem"))
+        return;
+    g_autofree char *gem = g_build_filename(work, "gem", NULL);
+    const char *command[] = { ruby34, "-Ilib", "-Itest", "-e",
+                              "require './test/count_test'; require './test/frequencies_test'",
+                              NULL };
+    g_autofree char *leaks = same_leaks(gem, command, 1);
+    ck_assert_ptr_nonnull(strstr(leaks, " tally_count\n"));
+}
+END_TEST
+
+/* A Ruby that loaded the extension without the runtime (its parent
+ * dropped the handover) and wrote no report: not "no leaks", INCOMPLETE. */
+START_TEST(test_lsan_process_outside_the_engine_is_incomplete)
+{
+    if (!have_ruby34("a process outside the LeakSanitizer engine"))
+        return;
+    g_autofree char *json = g_build_filename(work, "outside.json", NULL);
+    g_autofree char *code = g_strdup_printf(
+        "env -u GEMLEAK_VALGRIND '%s' --disable-gems -I'%s/leaky' -e 'require %%q(leaky); "
+        "Leaky.clean'", ruby34, work);
+    const char *command[] = { "sh", "-c", code, NULL };
+    Result r = { 0 };
+    run_engine(&r, NULL, "lsan", json, command);
+    ck_assert_msg(r.status == 3, "status %d:\n%s", r.status, r.err);
+    gl_assert_line(r.err, "it loaded .*/leaky/leaky\\.so outside LeakSanitizer \\(its runtime "
+                          "was not in the process, and it wrote no report\\)");
+    gl_assert_no_line(r.err, "^gemleak: pass");
+    result_discard(&r);
+
+    /* the same Ruby under the engine, clean: no report, and a pass */
+    g_autofree char *inside = g_strdup_printf("'%s' --disable-gems -I'%s/leaky' -e 'require "
+                                              "%%q(leaky); Leaky.clean'", ruby34, work);
+    const char *under[] = { "sh", "-c", inside, NULL };
+    Result clean = { 0 };
+    run_engine(&clean, NULL, "lsan", json, under);
+    ck_assert_msg(clean.status == 0, "status %d:\n%s", clean.status, clean.err);
+    gl_assert_line(clean.err, "^gemleak: pass: no findings$");
+    result_clear(&clean);
+}
+END_TEST
+
+/* Rake's engine setting reaches gemleak: the example gem's test task
+ * under LeakSanitizer, the extension compiled first (a compiler under the
+ * runtime would crash: only Ruby gets it). */
+START_TEST(test_lsan_rake_task)
+{
+    Result args = { 0 };
+    g_autofree char *lib = gl_test_project_file("rake/lib");
+    const char *argv[] = { "ruby", "-I", lib, "-rgemleak", "-e",
+                           "puts GemLeak::Configuration.new(engine: :lsan).arguments", NULL };
+    run_command(&args, NULL, NULL, argv);
+    ck_assert_str_eq(args.out, "--engine\nlsan\n");
+    result_clear(&args);
+    if (!have_ruby34("Rake's engine: :lsan on the example gem"))
+        return;
+    g_autofree char *gem = g_build_filename(work, "gem", NULL);
+    g_autofree char *rakefile = g_build_filename(gem, "Rakefile.lsan", NULL);
+    gl_test_write(rakefile,
+                  "require 'rake/testtask'\n"
+                  "require 'gemleak/rake'\n"
+                  "GemLeak::TestTask.new { |t| t.libs << 'test'; "
+                  "t.test_files = FileList['test/count_test.rb'] }\n"
+                  "GemLeak.configure { |c| c.engine = :lsan }\n", -1);
+    g_autofree char *so = g_build_filename(gem, "lib", "tally", "tally.so", NULL);
+    g_unlink(so);
+    g_autofree char *path = g_strconcat(ruby34_bin, ":", g_getenv("PATH"), NULL);
+    g_autofree char *tmp = g_build_filename(work, "tmp", NULL);
+    g_mkdir_with_parents(tmp, 0700);
+    g_auto(GStrv) env = g_environ_setenv(g_get_environ(), "PATH", path, TRUE);
+    env = g_environ_setenv(env, "GEMLEAK", gemleak_binary, TRUE);
+    env = g_environ_setenv(env, "TMPDIR", tmp, TRUE);
+    /* by its path: the command is looked for on this process's PATH */
+    g_autofree char *rake_path = g_build_filename(ruby34_bin, "rake", NULL);
+    const char *rake[] = { rake_path, "-I", lib, "-f", "Rakefile.lsan", "test:valgrind", NULL };
+    Result r = { 0 };
+    run_command(&r, gem, env, rake);
+    ck_assert_msg(r.status != 0, "rake passed:\n%s", r.err);
+    gl_assert_line(r.err, "^gemleak: ran under LeakSanitizer ");
+    gl_assert_line(r.err, "^ \\*tally_count \\(tally\\.c:\\d+\\)$");
+    gl_assert_line(r.err, "^GemLeak::Error: gemleak: 1 finding ");
+    result_clear(&r);
+}
+END_TEST
+
+/* Ruby 3.1 cannot free its memory at exit: LeakSanitizer would drop the
+ * extension's leaks among Ruby's. The run stops before it starts. */
+START_TEST(test_lsan_refuses_ruby31)
+{
+    Result r = { 0 };
+    const char *argv[] = { gemleak_binary, "run", "--engine", "lsan", "--", "/usr/bin/ruby",
+                           "-e", "exit 7", NULL };
+    if (!g_file_test(argv[5], G_FILE_TEST_IS_EXECUTABLE))
+        return;
+    run_command(&r, NULL, NULL, argv);
+    ck_assert_msg(r.status == 2, "status %d:\n%s", r.status, r.err);
+    gl_assert_line(r.err, "^gemleak: --engine lsan needs Ruby 3\\.3 or newer, and the command "
+                          "runs Ruby 3\\.[0-2]");
+    gl_assert_line(r.err, "Use the Valgrind engine \\(--engine valgrind, the default\\)");
+    result_clear(&r);
+}
+END_TEST
+
+void integration_engine(TCase *tcase)
+{
+    tcase_add_unchecked_fixture(tcase, setup_ruby34, teardown_ruby34);
+    tcase_add_test(tcase, test_lsan_refuses_ruby31);
+    tcase_add_test(tcase, test_lsan_leaky_patterns_as_valgrind);
+    tcase_add_test(tcase, test_lsan_probe_patterns_as_valgrind);
+    tcase_add_test(tcase, test_lsan_sample_gem_as_valgrind);
+    tcase_add_test(tcase, test_lsan_process_outside_the_engine_is_incomplete);
+    tcase_add_test(tcase, test_lsan_rake_task);
+}
