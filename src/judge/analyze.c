@@ -304,7 +304,7 @@ static GlVerdict judge_stack_depth(GlRecord *record, GlVerdict verdict)
     if (record->leak_kind == GL_LEAK_NONE || verdict == GL_VERDICT_SKIP_KIND ||
         reaches_bottom(&record->stack))
         return verdict;
-    if (program_counters(&record->stack) >= GL_SANITIZER_STACK_LIMIT &&
+    if (program_counters(&record->stack) + GL_SANITIZER_HIDDEN_FRAMES >= GL_SANITIZER_STACK_LIMIT &&
         verdict != GL_VERDICT_SKIP_NO_TARGET)
         return verdict;
     record->uncertain = TRUE;

@@ -467,7 +467,8 @@ void gl_rundir_compress(const char *dir, guint jobs, GlCompressed *result)
         if (is_pid_file(name, "", ".xml")) {
             if (pool != NULL)
                 g_thread_pool_push(pool, g_strdup(name), NULL);
-        } else if (is_pid_file(name, "", ".xml.gz") && stat(path, &st) == 0) {
+        } else if ((is_pid_file(name, "", ".xml.gz") || is_pid_file(name, "lsan.", "")) &&
+                   stat(path, &st) == 0) {
             g_mutex_lock(&work.lock);
             result->kept_bytes += (guint64) st.st_size;
             g_mutex_unlock(&work.lock);

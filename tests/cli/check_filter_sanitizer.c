@@ -112,6 +112,67 @@ START_TEST(test_shallow_stack_is_uncertain)
 }
 END_TEST
 
+/* A stack that malloc_context_size cut (30, LeakSanitizer's default and
+ * the engine's) deep in Ruby's VM, as every test's stack is: the runtime
+ * counts two frames of its own that it does not print, and a recursing VM
+ * repeats program counters. The leak is the extension's, certain, as
+ * Valgrind's stack cut by --num-callers is judged as it stands. */
+START_TEST(test_stack_cut_by_the_depth_limit_is_certain)
+{
+    g_autofree char *dir = g_dir_make_tmp("gemleak-lsan-XXXXXX", NULL);
+    g_autofree char *path = g_build_filename(dir, "lsan.4243", NULL);
+    g_autoptr(GString) text = g_string_new(
+        "=================================================================\n"
+        "==4243==ERROR: LeakSanitizer: detected memory leaks\n"
+        "\n"
+        "Direct leak of 77 byte(s) in 1 object(s) allocated from:\n"
+        "F|0|0x7f0000001000|/usr/lib/x86_64-linux-gnu/liblsan.so.0.0.0|0x13545|"
+        "__interceptor_malloc|0x0|lsan_interceptors.cpp|75|0\n"
+        "F|1|0x7f1000002000|/tmp/gemleak-fixtures/leaky/leaky.so|0xdeef|"
+        "leaky_leak|0x0|/tmp/gemleak-fixtures/leaky/leaky.c|33|0\n");
+    /* Ruby 3.4.5's VM under Minitest, as LeakSanitizer gave it (frames 2 to
+     * 44 of a real report): 43 frames, inlined ones at one program counter,
+     * 26 counters, 28 with the first two */
+    static const char *const vm[][2] = {
+        { "0x550000008bb4", "vm_call_cfunc_with_frame_" }, { "0x550000009a85", "vm_sendish" },
+        { "0x550000009a85", "vm_exec_core" }, { "0x550000009784", "rb_vm_exec" },
+        { "0x55000000dfc7", "vm_yield_with_cref" }, { "0x55000000dfc7", "vm_yield" },
+        { "0x55000000dfc7", "rb_yield_0" }, { "0x55000000dfc7", "catch_i" },
+        { "0x5500000030bb", "vm_catch_protect" }, { "0x5500000033df", "rb_catch_obj" },
+        { "0x5500000033df", "rb_f_catch" }, { "0x550000008bb4", "vm_call_cfunc_with_frame_" },
+        { "0x5500000005e0", "vm_sendish" }, { "0x55000000aaa4", "vm_exec_core" },
+        { "0x550000009784", "rb_vm_exec" }, { "0x55000000e5e7", "vm_yield_with_cref" },
+        { "0x55000000e5e7", "vm_yield" }, { "0x55000000e5e7", "rb_yield_0" },
+        { "0x55000000e5e7", "rb_yield" }, { "0x550000005dcb", "rb_ary_each" },
+        { "0x550000009ecb", "vm_call_cfunc_with_frame_" },
+        { "0x550000009ecb", "vm_call_cfunc_with_frame" }, { "0x5500000005e0", "vm_sendish" },
+        { "0x55000000aaa4", "vm_exec_core" }, { "0x550000009784", "rb_vm_exec" },
+        { "0x55000000e5e7", "vm_yield_with_cref" }, { "0x55000000e5e7", "vm_yield" },
+        { "0x55000000e5e7", "rb_yield_0" }, { "0x55000000e5e7", "rb_yield" },
+        { "0x550000005dcb", "rb_ary_each" }, { "0x550000009ecb", "vm_call_cfunc_with_frame_" },
+        { "0x550000009ecb", "vm_call_cfunc_with_frame" }, { "0x5500000005e0", "vm_sendish" },
+        { "0x55000000aaa4", "vm_exec_core" }, { "0x550000009784", "rb_vm_exec" },
+        { "0x55000000e5e7", "vm_yield_with_cref" }, { "0x55000000e5e7", "vm_yield" },
+        { "0x55000000e5e7", "rb_yield_0" }, { "0x55000000e5e7", "rb_yield" },
+        { "0x550000005dcb", "rb_ary_each" }, { "0x550000009ecb", "vm_call_cfunc_with_frame_" },
+        { "0x550000009ecb", "vm_call_cfunc_with_frame" }, { "0x5500000005e0", "vm_sendish" },
+    };
+    for (guint n = 0; n < G_N_ELEMENTS(vm); n++)
+        g_string_append_printf(text, "F|%u|%s|/usr/bin/ruby|0x0|%s|0x0|vm.c|%u|0\n", n + 2,
+                               vm[n][0], vm[n][1], n + 100);
+    g_string_append(text, "\nSUMMARY: LeakSanitizer: 77 byte(s) leaked in 1 allocation(s).\n");
+    ck_assert(g_file_set_contents(path, text->str, -1, NULL));
+    RUN(run, "filter", "-O", "leaky", path);
+    gl_assert_line(run.out, "^77 bytes in 1 block is definitely lost$");
+    gl_assert_no_line(run.out, "^uncertain");
+    gl_assert_line(run.out, "^gemleak: FAIL: 1 leak losing 77 bytes$");
+    ck_assert_int_eq(run.status, 1);
+    gl_test_run_clear(&run);
+    g_unlink(path);
+    g_rmdir(dir);
+}
+END_TEST
+
 /* LeakSanitizer calls every block of a lost cycle indirect: one that enters
  * the extension where no direct leak does is counted as definite (Valgrind
  * calls one block of the cycle definite); one that hangs from a direct
@@ -199,6 +260,7 @@ Suite *gl_filter_sanitizer_suite(void)
     tcase_add_test(tc, test_lsan_too_many_leaks_is_incomplete);
     tcase_add_test(tc, test_default_frame_format_is_incomplete);
     tcase_add_test(tc, test_shallow_stack_is_uncertain);
+    tcase_add_test(tc, test_stack_cut_by_the_depth_limit_is_certain);
     tcase_add_test(tc, test_asan_report_is_a_memory_error);
     tcase_add_test(tc, test_xml_and_lsan_together);
     tcase_add_test(tc, test_engine_usage_errors);

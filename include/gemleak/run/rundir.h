@@ -80,7 +80,7 @@ GHashTable *gl_rundir_test_durations(const char *dir);
 typedef struct {
     guint files;          /* XML files now compressed */
     guint64 plain_bytes;  /* their size before */
-    guint64 kept_bytes;   /* the size of every XML file kept, compressed or not */
+    guint64 kept_bytes;   /* the size of every XML file (compressed or not) and sanitizer report kept */
     GPtrArray *failures;  /* char*: files kept plain, and why */
 } GlCompressed;
 
