@@ -157,10 +157,12 @@ check: deps-check
 check-unit: $(B)/tests/check_unit
 	$(B)/tests/check_unit fixtures
 
-# The Ruby helper's own tests: plain Ruby and minitest, no Valgrind.
+# The Ruby helper's and the Rake library's own tests: plain Ruby and
+# minitest, no Valgrind.
 check-helper:
 	$(MAKE) --no-print-directory $(B)/helper/gemleak_helper.rb
 	GEMLEAK_HELPER=$(abspath $(B)/helper/gemleak_helper.rb) ruby tests/run/helper/run.rb
+	ruby tests/rake/test_messages.rb
 
 check-integration: $(B)/gemleak $(B)/tests/check_integration
 	$(B)/tests/check_integration fixtures $(B)/gemleak
