@@ -62,7 +62,7 @@ module GemLeak
 
   # What `gemleak run` is told: each setting maps to one of its options.
   # ruby_memcheck's setting names work too, with ruby_memcheck's meaning
-  # (see the README, "Moving from ruby_memcheck").
+  # (see doc/guide.md, "ruby_memcheck's settings").
   class Configuration
     # ruby_memcheck lists the Ruby functions whose allocations are Ruby's;
     # gemleak needs no list: its rule 2 knows Ruby's allocation functions
@@ -124,7 +124,7 @@ module GemLeak
           raise Error, "GemLeak: #{name} is ruby_memcheck's, not gemleak's: #{NOT_FOR_GEMLEAK[name.to_sym]}"
         end
         unless respond_to?("#{name}=")
-          raise Error, "GemLeak: unknown setting #{name} (see the README, \"Rake\", for the settings)"
+          raise Error, "GemLeak: unknown setting #{name} (see doc/guide.md, \"Rake settings\", for the settings)"
         end
 
         public_send("#{name}=", value)
