@@ -67,7 +67,10 @@ LIB_SRCS  := $(filter-out src/cli/main.c,$(foreach s,$(STAGES),$(wildcard src/$(
 LIB_OBJS  := $(LIB_SRCS:src/%.c=$(B)/obj/%.o) $(B)/obj/resources.o
 UNIT_SRCS := tests/check_main.c tests/testutil.c $(foreach s,$(STAGES),$(wildcard tests/$(s)/*.c))
 UNIT_OBJS := $(UNIT_SRCS:tests/%.c=$(B)/obj/tests/%.o)
-INTEG_OBJS := $(B)/obj/tests/check_integration.o $(B)/obj/tests/testutil.o
+# The integration suite: a harness and a file per area in tests/integration/,
+# one runner (its main.c).
+INTEG_SRCS := $(wildcard tests/integration/*.c)
+INTEG_OBJS := $(INTEG_SRCS:tests/%.c=$(B)/obj/tests/%.o) $(B)/obj/tests/testutil.o
 RESDIR    := src/run
 RESOURCES := $(B)/helper/gemleak_helper.rb $(B)/client/gemleak_client.so
 

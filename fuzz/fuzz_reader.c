@@ -117,9 +117,9 @@ static void fuzz_skip_list(const char *data, size_t size)
 {
     GlRules *rules = gl_rules_new();
     gl_rules_add_target(rules, "leaky", NULL);
-    gl_rules_drop_default_callbacks(rules);
+    gl_rules_drop_ruby_memory_rule(rules);
     GError *error = NULL;
-    gl_rules_add_callbacks_from_data(rules, data, size, "fuzz", &error);
+    gl_rules_add_skip_functions_from_data(rules, data, size, "fuzz", &error);
     g_clear_error(&error);
     GlClassifier *classifier = gl_classifier_new(rules);
     GlRecord *record = fuzz_record();

@@ -1,5 +1,5 @@
 #!/bin/sh
-# The gem route as a new user takes it. tests/check_integration.c
+# The gem route as a new user takes it. tests/integration/gem.c
 # (test_gem_from_a_fresh_clone) runs this as an unprivileged user, with HOME
 # and GEM_HOME private to it and nothing of gemleak in the environment:
 #

@@ -34,7 +34,7 @@ char *gl_test_read(const char *path, gsize *length);
 void gl_test_write(const char *path, const char *data, gssize length);
 
 /* Returns: (transfer full): a new private directory; remove it with
- * gl_remove_tree() (gemleak/runner.h). */
+ * gl_remove_tree() (gemleak/base/sys.h). */
 char *gl_test_tmpdir(void);
 
 /* Returns: how many times @needle occurs in @haystack[0..length). */
@@ -82,5 +82,9 @@ Suite *gl_commands_suite(void);
 Suite *gl_targets_suite(void);
 Suite *gl_sys_suite(void);
 Suite *gl_sanitizer_reader_suite(void);
+Suite *gl_splitter_suite(void);
+Suite *gl_sinks_suite(void);
+Suite *gl_json_input_suite(void);
+Suite *gl_source_suite(void);
 
 #endif

@@ -33,10 +33,8 @@ int gl_cli_clean(int argc, char **argv, FILE *out, FILE *err)
     for (int i = 0; i < argc; i++)
         args[i] = g_strdup(argv[i]);
     g_autoptr(GError) error = NULL;
-    if (!g_option_context_parse_strv(context, &args, &error)) {
-        error->code = GL_ERROR_USAGE;
+    if (!g_option_context_parse_strv(context, &args, &error))
         return gl_cli_usage_error(err, "clean", error);
-    }
     if (help) {
         g_autofree char *text = g_option_context_get_help(context, TRUE, NULL);
         fputs(text, out);

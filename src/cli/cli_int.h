@@ -24,7 +24,7 @@ typedef struct {
     char **objects;
     char **skip_functions;
     char *skip_functions_file;
-    gboolean no_default_skips;
+    gboolean no_ruby_memory_rule;  /* --no-default-skips */
     char *leak_kinds;
     gboolean all_errors;
     gboolean free_at_exit;

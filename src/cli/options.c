@@ -153,7 +153,7 @@ GOptionGroup *gl_cli_report_group(Options *options)
           "anywhere in the name); repeatable", "PATTERN" },
         { "skip-functions-file", 0, 0, G_OPTION_ARG_FILENAME, &options->skip_functions_file,
           "Read more such patterns from FILE, one a line", "FILE" },
-        { "no-default-skips", 0, 0, G_OPTION_ARG_NONE, &options->no_default_skips,
+        { "no-default-skips", 0, 0, G_OPTION_ARG_NONE, &options->no_ruby_memory_rule,
           "Turn off rule 2 (Ruby's own memory): only --skip-function patterns skip", NULL },
         { "leak-kinds", 0, 0, G_OPTION_ARG_STRING, &options->leak_kinds,
           "Leak kinds to report: definite, indirect, possible, reachable, all, none "

@@ -6,7 +6,7 @@
 #include "gemleak/base/sys.h"
 #include "gemleak/judge/analyze.h"
 #include "gemleak/judge/targets.h"
-#include "gemleak/read/json_input.h"
+#include "gemleak/judge/json_input.h"
 #include "gemleak/report/report.h"
 #include "gemleak/run/rundir.h"
 
@@ -28,11 +28,13 @@ static gboolean parse_unsigned(const char *option, const char *text, guint64 *va
 }
 
 /* An option that names a file or a value it cannot be is a usage error,
- * whatever the reason. */
-static gboolean usage_failure(GError **error)
+ * whatever the reason: sets @error to one with the message of @cause
+ * (consumed), whose code said why.
+ * Returns: FALSE. */
+static gboolean usage_failure(GError **error, GError *cause)
 {
-    if (error != NULL && *error != NULL)
-        (*error)->code = GL_ERROR_USAGE;
+    g_set_error_literal(error, GL_ERROR, GL_ERROR_USAGE, cause->message);
+    g_error_free(cause);
     return FALSE;
 }
 
@@ -44,14 +46,15 @@ static gboolean build_rules(const Options *options, GlRules *rules, GError **err
             return FALSE;
         gl_rules_set_leak_kinds(rules, kinds);
     }
-    if (options->no_default_skips)
-        gl_rules_drop_default_callbacks(rules);
+    if (options->no_ruby_memory_rule)
+        gl_rules_drop_ruby_memory_rule(rules);
     for (char **p = options->skip_functions; p != NULL && *p != NULL; p++)
-        if (!gl_rules_add_callback(rules, *p, error))
+        if (!gl_rules_add_skip_function(rules, *p, error))
             return FALSE;
+    g_autoptr(GError) unread = NULL;
     if (options->skip_functions_file != NULL &&
-        !gl_rules_add_callbacks_from_file(rules, options->skip_functions_file, error))
-        return usage_failure(error);
+        !gl_rules_add_skip_functions_from_file(rules, options->skip_functions_file, &unread))
+        return usage_failure(error, g_steal_pointer(&unread));
     gl_rules_set_all_errors(rules, options->all_errors);
     gl_rules_set_free_at_exit(rules, options->free_at_exit);
     return TRUE;
@@ -137,9 +140,10 @@ gboolean gl_cli_plan_build(const Options *options, Plan *plan, GError **error)
         }
         plan->frames_after = (guint) n;
     }
+    g_autoptr(GError) unread = NULL;
     if (options->baseline != NULL &&
-        (plan->baseline = gl_baseline_load(options->baseline, error)) == NULL)
-        return usage_failure(error);
+        (plan->baseline = gl_baseline_load(options->baseline, &unread)) == NULL)
+        return usage_failure(error, g_steal_pointer(&unread));
     return TRUE;
 }
 
@@ -454,12 +458,12 @@ gboolean gl_cli_analyze_and_report(const Options *options, Plan *plan, const cha
 
     g_autoptr(GlAnalysis) analysis = gl_analyze_with_killed(inputs, rules, gl_cli_effective_jobs(options),
                                                                 run != NULL ? run->killed : NULL);
-    if (options->per_test != NULL && analysis->summary.files > 0 &&
+    if (options->per_test != NULL && analysis->summary.processes > 0 &&
         analysis->summary.marked_files == 0)
         fprintf(err, "gemleak: warning: --per-test: no process ran a test under minitest, "
                 "test-unit or RSpec that gemleak could follow (see any warning of the helper "
                 "above): no finding names a test\n");
-    if (!have_lists && options->objects != NULL && analysis->summary.files > 0)
+    if (!have_lists && options->objects != NULL && analysis->summary.processes > 0)
         warn_unseen_targets(rules, analysis, err);
     if (baseline != NULL && gl_baseline_is_legacy(baseline))
         g_ptr_array_add(analysis->notes, g_strdup_printf(

@@ -2,8 +2,9 @@
 #include "gemleak/judge/analyze.h"
 #include "gemleak/base/protocol.h"
 #include "gemleak/judge/attribute.h"
+#include "gemleak/judge/fingerprint.h"
 #include "gemleak/base/errors.h"
-#include "gemleak/read/json_input.h"
+#include "gemleak/judge/json_input.h"
 #include "gemleak/read/reader.h"
 #include "gemleak/read/splitter.h"
 #include "gemleak/base/sys.h"
@@ -152,7 +153,7 @@ static void read_report(Input *input)
         return;
     }
     input->opened = TRUE;
-    input->processes = report.files;
+    input->processes = report.processes;
     input->errors_seen = report.errors_seen;
     for (guint v = 0; v < GL_N_VERDICTS; v++)
         input->by_verdict[v] = report.by_verdict[v];
@@ -488,7 +489,7 @@ GlAnalysis *gl_analyze_with_killed(const char *const *paths, const GlRules *rule
     }
     for (guint i = 0; i < inputs->len; i++) {
         Input *input = g_ptr_array_index(inputs, i);
-        summary->files += input->opened ? input->processes : 0;
+        summary->processes += input->opened ? input->processes : 0;
         summary->errors_seen += input->errors_seen;
         for (guint v = 0; v < GL_N_VERDICTS; v++)
             summary->by_verdict[v] += input->by_verdict[v];
@@ -531,6 +532,7 @@ GlAnalysis *gl_analyze_with_killed(const char *const *paths, const GlRules *rule
         while (g_hash_table_iter_next(&objects, &object, NULL))
             g_hash_table_add(analysis->objects, g_strdup(object));
     }
+    gl_findings_fingerprint(analysis->table);
     analysis->findings = gl_findings_sorted(analysis->table);
     return analysis;
 }

@@ -1,88 +1,16 @@
-/* The classification rules (see classify.h and gemleak(1), "RULES"). */
+/* The classifier: the rules (rules.c) applied to each record, on one
+ * thread, with what it learns of each object and function name cached
+ * (see classify.h and gemleak(1), "RULES"). */
 #include "gemleak/judge/classify.h"
-#include "gemleak/base/errors.h"
-#include "gemleak/base/sys.h"
+#include "rules_int.h"
 
-#include <fnmatch.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* A list of function patterns, one a line: a megabyte is tens of thousands
- * of them. More is a wrong file (/dev/zero), refused. */
-#define SKIP_FILE_MAX_BYTES (1u << 20)
-
-typedef enum { TARGET_NAME, TARGET_GLOB, TARGET_PATH, TARGET_REGEX } TargetKind;
-
-typedef struct {
-    TargetKind kind;
-    char *pattern;   /* as the user gave it */
-    char *match;     /* NAME: the file name it stands for; PATH: the path, resolved */
-    GRegex *regex;   /* REGEX */
-} Target;
-
-struct GlRules {
-    GPtrArray *targets;    /* Target* */
-    GPtrArray *callbacks;  /* char* globs of --skip-function, NULL-terminated */
-    GPtrArray *callback_regexes;  /* GRegex* of --skip-function /REGEX/ */
-    gboolean ruby_memory_rule;  /* rule 2; off with --no-default-skips */
-    GlLeakKind leak_kinds;
-    gboolean all_errors;
-    gboolean free_at_exit;
-};
-
-/* Ruby's functions that allocate for their caller (rule 2): the xmalloc
- * family (ruby/internal/xmalloc.h, memory.h, util.h), the structs of Data
- * and TypedData objects, and st tables; then their insides, which a stack
- * shows where a call to them was a tail call. Memory one of these returns
- * is its caller's to free. Every other function of Ruby's that allocates
- * does so for Ruby: a string, an array, a class, a method cache, a GC. */
-static const char *const allocation_functions[] = {
-    "ruby_xmalloc", "ruby_xmalloc2", "ruby_xcalloc", "ruby_xrealloc", "ruby_xrealloc2",
-    "ruby_sized_xrealloc", "ruby_sized_xrealloc2",
-    "ruby_strdup", "rb_xmalloc_mul_add", "rb_xmalloc_mul_add_mul", "rb_xcalloc_mul_add",
-    "rb_xcalloc_mul_add_mul", "rb_xrealloc_mul_add",
-    "rb_data_object_zalloc", "rb_data_typed_object_zalloc", "rb_data_object_alloc",
-    "rb_data_typed_object_alloc",
-    "st_*", "rb_st_*", "rebuild_table*",
-    "ruby_xmalloc_body", "ruby_xmalloc2_body", "ruby_xcalloc_body", "ruby_xrealloc_body",
-    "ruby_xrealloc2_body", "ruby_sized_xrealloc_body", "ruby_sized_xrealloc2_body", "objspace_xmalloc0", "objspace_xmalloc2", "objspace_xcalloc",
-    "objspace_xrealloc", "rb_gc_impl_malloc", "rb_gc_impl_calloc", "rb_gc_impl_realloc",
-    "calloc1",
-    NULL,
-};
-
-/* Ruby's extension loader, which calls an extension's Init function
- * (rule 3): dln.c and load.c. */
-static const char *const loader_functions[] = { "dln_load*", "load_ext", NULL };
-
-/* Ruby's garbage collector, as a Ruby with symbols names it (rule 5): it
- * marks the machine stack conservatively, and memcheck sees it branch on
- * every uninitialised word it finds there. */
-static const char *const gc_functions[] = {
-    "gc_*", "garbage_collect*", "rb_gc", "rb_gc_*", "mark_*", NULL,
-};
-
-/* Ruby's marking functions an extension's mark function calls on the
- * values it holds: an uninitialised one is the extension's. */
-static const char *const marking_functions[] = {
-    "rb_gc_mark", "rb_gc_mark_movable", "rb_gc_mark_maybe", "rb_gc_mark_locations",
-    "rb_mark_tbl", "rb_mark_tbl_no_pin", "rb_mark_hash", "rb_mark_set", NULL,
-};
 
 /* How Valgrind (--track-origins=yes) begins the part of an uninitialised
  * value's error that says where the value was created: "... by a heap
  * allocation", "... by a stack allocation", "... by a client request". */
 #define ORIGIN_TEXT "Uninitialised value was created by"
-
-/* The dynamic loader (rule 5). */
-static const char *const dynamic_loader_globs[] = { "ld-linux*.so*", "ld-*.so*", "ld.so*", NULL };
-
-/* Ruby's executable and shared library under the names distributions give
- * them: ruby, ruby3.1, libruby.so.3.3.0, libruby-3.1.so.3.1.2. */
-static const char *const ruby_object_globs[] = {
-    "ruby", "ruby[0-9]*", "ruby-[0-9]*", "libruby.so*", "libruby-*.so*", "libruby[0-9]*.so*",
-    NULL,
-};
 
 const char *gl_verdict_describe(GlVerdict verdict, guint64 count)
 {
@@ -97,276 +25,11 @@ const char *gl_verdict_describe(GlVerdict verdict, guint64 count)
     return "unknown";
 }
 
-static void target_free(gpointer data)
-{
-    Target *target = data;
-    g_free(target->pattern);
-    g_free(target->match);
-    if (target->regex != NULL)
-        g_regex_unref(target->regex);
-    g_free(target);
-}
-
-/* A pattern written /REGEX/ is a regular expression: how a Ruby Regexp
- * reaches gemleak (GemLeak's Rake settings write them so). Function names
- * never hold a '/', and an object path never ends with one.
- * Returns: (transfer full) (nullable): the compiled expression, or NULL
- * when @pattern is not written so, or, with @error set, when it does not
- * compile. */
-static GRegex *pattern_regex(const char *option, const char *pattern, GError **error)
-{
-    size_t length = strlen(pattern);
-    if (length < 2 || pattern[0] != '/' || pattern[length - 1] != '/')
-        return NULL;
-    g_autofree char *source = g_strndup(pattern + 1, length - 2);
-    g_autoptr(GError) local = NULL;
-    GRegex *regex = g_regex_new(source, 0, 0, &local);
-    if (regex == NULL)
-        g_set_error(error, GL_ERROR, GL_ERROR_USAGE, "%s %s: not a regular expression: %s",
-                    option, pattern, local->message);
-    return regex;
-}
-
-/* Unanchored, as Ruby's Regexp#match?. GRegex reads UTF-8 only: a name
- * that is not cannot match. */
-static gboolean regex_matches(const GRegex *regex, const char *text)
-{
-    return g_utf8_validate(text, -1, NULL) && g_regex_match(regex, text, 0, NULL);
-}
-
-GlRules *gl_rules_new(void)
-{
-    GlRules *rules = g_new0(GlRules, 1);
-    rules->targets = g_ptr_array_new_with_free_func(target_free);
-    rules->callbacks = g_ptr_array_new_null_terminated(8, g_free, TRUE);
-    rules->callback_regexes = g_ptr_array_new_with_free_func((GDestroyNotify) g_regex_unref);
-    rules->ruby_memory_rule = TRUE;
-    rules->leak_kinds = GL_LEAK_DEFINITE;
-    return rules;
-}
-
-void gl_rules_free(GlRules *rules)
-{
-    if (rules == NULL)
-        return;
-    g_ptr_array_unref(rules->targets);
-    g_ptr_array_unref(rules->callbacks);
-    g_ptr_array_unref(rules->callback_regexes);
-    g_free(rules);
-}
-
 static const char *base_name(const char *path)
 {
     const char *slash = strrchr(path, '/');
     return slash != NULL ? slash + 1 : path;
 }
-
-gboolean gl_rules_add_target(GlRules *rules, const char *pattern, GError **error)
-{
-    if (pattern == NULL || *pattern == '\0') {
-        g_set_error(error, GL_ERROR, GL_ERROR_USAGE, "--object needs a name, path or glob");
-        return FALSE;
-    }
-    g_autoptr(GError) local = NULL;
-    GRegex *regex = pattern_regex("--object", pattern, &local);
-    if (local != NULL) {
-        g_propagate_error(error, g_steal_pointer(&local));
-        return FALSE;
-    }
-    Target *target = g_new0(Target, 1);
-    target->pattern = g_strdup(pattern);
-    if (regex != NULL) {
-        target->kind = TARGET_REGEX;
-        target->regex = regex;
-    } else if (strpbrk(pattern, "*?[") != NULL) {
-        target->kind = TARGET_GLOB;
-    } else if (strchr(pattern, '/') != NULL) {
-        target->kind = TARGET_PATH;
-        /* Valgrind names objects by their real path. */
-        g_autofree char *absolute = g_canonicalize_filename(pattern, NULL);
-        char *resolved = realpath(absolute, NULL);
-        target->match = resolved != NULL ? g_strdup(resolved) : g_strdup(absolute);
-        free(resolved);
-    } else {
-        target->kind = TARGET_NAME;
-        target->match = g_str_has_suffix(pattern, ".so") ? g_strdup(pattern)
-                                                         : g_strconcat(pattern, ".so", NULL);
-    }
-    g_ptr_array_add(rules->targets, target);
-    return TRUE;
-}
-
-guint gl_rules_n_targets(const GlRules *rules)
-{
-    return rules->targets->len;
-}
-
-const char *gl_rules_target_pattern(const GlRules *rules, guint index)
-{
-    g_return_val_if_fail(index < rules->targets->len, NULL);
-    return ((const Target *) g_ptr_array_index(rules->targets, index))->pattern;
-}
-
-gboolean gl_rules_target_matches(const GlRules *rules, guint index, const char *path)
-{
-    g_return_val_if_fail(index < rules->targets->len, FALSE);
-    const Target *target = g_ptr_array_index(rules->targets, index);
-    if (path == NULL)
-        return FALSE;
-    switch (target->kind) {
-    case TARGET_NAME:
-        return strcmp(base_name(path), target->match) == 0;
-    case TARGET_GLOB:
-        /* No FNM_PATHNAME: "*" in "*\/ext.so" should span directories. */
-        return fnmatch(target->pattern,
-                       strchr(target->pattern, '/') != NULL ? path : base_name(path), 0) == 0;
-    case TARGET_PATH:
-        return strcmp(path, target->match) == 0 || strcmp(path, target->pattern) == 0;
-    case TARGET_REGEX: {
-        /* The path, the file name, or the name create_makefile gave it. */
-        const char *file = base_name(path);
-        const char *dot = strchr(file, '.');
-        g_autofree char *name = dot != NULL ? g_strndup(file, (gsize) (dot - file)) : NULL;
-        return regex_matches(target->regex, path) || regex_matches(target->regex, file) ||
-               (name != NULL && regex_matches(target->regex, name));
-    }
-    }
-    return FALSE;
-}
-
-gboolean gl_rules_add_callback(GlRules *rules, const char *pattern, GError **error)
-{
-    g_autoptr(GError) local = NULL;
-    GRegex *regex = pattern_regex("--skip-function", pattern, &local);
-    if (local != NULL) {
-        g_propagate_error(error, g_steal_pointer(&local));
-        return FALSE;
-    }
-    if (regex != NULL)
-        g_ptr_array_add(rules->callback_regexes, regex);
-    else
-        g_ptr_array_add(rules->callbacks, g_strdup(pattern));
-    return TRUE;
-}
-
-gboolean gl_rules_add_callbacks_from_data(GlRules *rules, const char *data, gsize length,
-                                          const char *name, GError **error)
-{
-    const char *end = data + length;
-    long number = 0;
-    for (const char *line = data; line < end;) {
-        const char *newline = memchr(line, '\n', (gsize) (end - line));
-        const char *stop = newline != NULL ? newline : end;
-        const char *hash = memchr(line, '#', (gsize) (stop - line));
-        /* A NUL cannot be in a pattern: the line ends there. */
-        const char *nul = memchr(line, '\0', (gsize) (stop - line));
-        number++;
-        if (hash != NULL)
-            stop = hash;
-        if (nul != NULL && nul < stop)
-            stop = nul;
-        g_autofree char *pattern = g_strndup(line, (gsize) (stop - line));
-        g_strstrip(pattern);
-        if (*pattern != '\0' && !gl_rules_add_callback(rules, pattern, error)) {
-            g_prefix_error(error, "%s:%ld: ", name, number);
-            return FALSE;
-        }
-        line = newline != NULL ? newline + 1 : end;
-    }
-    return TRUE;
-}
-
-gboolean gl_rules_add_callbacks_from_file(GlRules *rules, const char *path, GError **error)
-{
-    g_autofree char *contents = NULL;
-    gsize length = 0;
-    g_autoptr(GError) local = NULL;
-    if (!gl_file_read_bounded(path, SKIP_FILE_MAX_BYTES, &contents, &length, &local)) {
-        g_set_error(error, GL_ERROR, local->code, "--skip-functions-file %s%s", local->message,
-                    local->code == GL_ERROR_LIMIT ? ": not a list of function patterns" : "");
-        return FALSE;
-    }
-    return gl_rules_add_callbacks_from_data(rules, contents, length, path, error);
-}
-
-void gl_rules_drop_default_callbacks(GlRules *rules)
-{
-    rules->ruby_memory_rule = FALSE;
-}
-
-const char *const *gl_rules_allocation_functions(void)
-{
-    return allocation_functions;
-}
-
-const char *const *gl_rules_loader_functions(void)
-{
-    return loader_functions;
-}
-
-void gl_rules_set_leak_kinds(GlRules *rules, GlLeakKind kinds)
-{
-    rules->leak_kinds = kinds;
-}
-
-GlLeakKind gl_rules_get_leak_kinds(const GlRules *rules)
-{
-    return rules->leak_kinds;
-}
-
-gboolean gl_leak_kinds_parse(const char *spec, GlLeakKind *kinds, GError **error)
-{
-    GlLeakKind result = 0;
-    g_auto(GStrv) words = g_strsplit(spec != NULL ? spec : "", ",", -1);
-    /* An empty value (an unset CI variable) would report nothing at all. */
-    if (words[0] == NULL) {
-        g_set_error(error, GL_ERROR, GL_ERROR_USAGE,
-                    "--leak-kinds: the value is empty (give definite, indirect, possible, "
-                    "reachable, all or none)");
-        return FALSE;
-    }
-    for (char **word = words; *word != NULL; word++) {
-        GlLeakKind kind = 0;
-        g_strstrip(*word);
-        if (gl_leak_kind_from_word(*word, &kind))
-            result |= kind;
-        else if (strcmp(*word, "all") == 0)
-            result |= GL_LEAK_ALL;
-        else if (strcmp(*word, "none") != 0) {
-            g_set_error(error, GL_ERROR, GL_ERROR_USAGE,
-                        "unknown leak kind '%s' (use definite, indirect, possible, "
-                        "reachable, all or none)", *word);
-            return FALSE;
-        }
-    }
-    *kinds = result;
-    return TRUE;
-}
-
-void gl_rules_set_all_errors(GlRules *rules, gboolean all_errors)
-{
-    rules->all_errors = all_errors;
-}
-
-void gl_rules_set_free_at_exit(GlRules *rules, gboolean free_at_exit)
-{
-    rules->free_at_exit = free_at_exit;
-}
-
-static gboolean matches_any(const char *const *globs, const char *name)
-{
-    for (; *globs != NULL; globs++)
-        if (fnmatch(*globs, name, 0) == 0)
-            return TRUE;
-    return FALSE;
-}
-
-gboolean gl_is_ruby_object(const char *path)
-{
-    return path != NULL && matches_any(ruby_object_globs, base_name(path));
-}
-
-/* ---- the per-thread classifier --------------------------------------------- */
 
 typedef struct {
     gboolean is_target;
@@ -375,20 +38,10 @@ typedef struct {
     char *init_function;  /* "Init_<name>" for a target, else NULL */
 } ObjectFacts;
 
-/* What a function name says, once learnt. */
-enum {
-    FN_ALLOCATION = 1 << 0,  /* allocates for its caller */
-    FN_LOADER = 1 << 1,      /* Ruby's extension loader */
-    FN_SKIP = 1 << 2,        /* matches a --skip-function pattern */
-    FN_KNOWN = 1 << 3,
-    FN_GC = 1 << 4,          /* Ruby's garbage collector */
-    FN_MARKING = 1 << 5,     /* what a mark function calls to mark its values */
-};
-
 struct GlClassifier {
     const GlRules *rules;
     GHashTable *objects;    /* object path -> ObjectFacts* */
-    GHashTable *functions;  /* function name -> GINT_TO_POINTER(FN_* flags) */
+    GHashTable *functions;  /* function name -> GINT_TO_POINTER(GL_FN_* flags) */
     /* Frames of one record share their object strings, so the last lookup
      * answers most of the next ones without hashing. */
     const char *last_obj;
@@ -458,11 +111,11 @@ static const ObjectFacts *object_facts(GlClassifier *classifier, const char *obj
     if (facts == NULL) {
         const GlRules *rules = classifier->rules;
         facts = g_new0(ObjectFacts, 1);
-        for (guint i = 0; i < rules->targets->len && !facts->is_target; i++)
+        for (guint i = 0; i < gl_rules_n_targets(rules) && !facts->is_target; i++)
             facts->is_target = gl_rules_target_matches(rules, i, obj);
         facts->is_ruby = !facts->is_target &&
                          (gl_is_ruby_object(obj) || g_strcmp0(obj, classifier->exe_path) == 0);
-        facts->is_loader = !facts->is_target && matches_any(dynamic_loader_globs, base_name(obj));
+        facts->is_loader = !facts->is_target && gl_is_dynamic_loader(obj);
         if (facts->is_target) {
             /* Ruby calls Init_<name> for <name>.so, <name> ending at the first dot. */
             const char *name = base_name(obj);
@@ -478,46 +131,13 @@ static const ObjectFacts *object_facts(GlClassifier *classifier, const char *obj
     return facts;
 }
 
-/* Returns: (transfer full): @fn without the suffixes an optimising
- * compiler gives the parts of a function it split or cloned
- * ("rb_ec_obj_respond_to.part.0", "vm_sendish.constprop.0"). */
-static char *function_base(const char *fn)
-{
-    static const char *const suffixes[] = {
-        ".part.", ".isra.", ".constprop.", ".cold", ".lto_priv.", ".localalias", ".clone.", NULL,
-    };
-    const char *cut = NULL;
-    for (const char *const *suffix = suffixes; *suffix != NULL; suffix++) {
-        const char *at = strstr(fn, *suffix);
-        if (at != NULL && at > fn && (cut == NULL || at < cut))
-            cut = at;
-    }
-    return cut != NULL ? g_strndup(fn, (gsize) (cut - fn)) : g_strdup(fn);
-}
-
+/* What the rules say of @fn, learnt once a thread. */
 static guint function_flags(GlClassifier *classifier, const char *fn)
 {
     gpointer known = g_hash_table_lookup(classifier->functions, fn);
     if (known != NULL)
         return (guint) GPOINTER_TO_INT(known);
-    const GlRules *rules = classifier->rules;
-    g_autofree char *base = function_base(fn);
-    guint flags = FN_KNOWN;
-    if (matches_any(allocation_functions, base))
-        flags |= FN_ALLOCATION;
-    if (matches_any(loader_functions, base))
-        flags |= FN_LOADER;
-    if ((flags & FN_ALLOCATION) == 0 && matches_any(gc_functions, base))
-        flags |= FN_GC;
-    if (matches_any(marking_functions, base))
-        flags |= FN_MARKING;
-    gboolean skip = rules->callbacks->len > 0 &&
-                    (matches_any((const char *const *) rules->callbacks->pdata, fn) ||
-                     matches_any((const char *const *) rules->callbacks->pdata, base));
-    for (guint i = 0; !skip && i < rules->callback_regexes->len; i++)
-        skip = regex_matches(g_ptr_array_index(rules->callback_regexes, i), fn);
-    if (skip)
-        flags |= FN_SKIP;
+    guint flags = gl_rules_function_flags(classifier->rules, fn);
     g_hash_table_insert(classifier->functions, g_strdup(fn), GINT_TO_POINTER((gint) flags));
     return flags;
 }
@@ -612,9 +232,9 @@ static GlVerdict classify_uninitialised(GlClassifier *classifier, GlRecord *reco
         }
         guint flags = function_flags(classifier, frame->fn);
         /* The extension asked Ruby to mark what it holds. */
-        if (i + 1 == first && (flags & FN_MARKING) != 0)
+        if (i + 1 == first && (flags & GL_FN_MARKING) != 0)
             return GL_VERDICT_KEEP;
-        in_gc |= (flags & FN_GC) != 0;
+        in_gc |= (flags & GL_FN_GC) != 0;
     }
     if (!in_ruby)
         return GL_VERDICT_KEEP;
@@ -630,7 +250,7 @@ static GlVerdict classify_uninitialised(GlClassifier *classifier, GlRecord *reco
 
 static GlVerdict classify_error(GlClassifier *classifier, GlRecord *record, gint first)
 {
-    if (classifier->rules->all_errors)
+    if (gl_rules_all_errors(classifier->rules))
         return GL_VERDICT_KEEP;
     gboolean uninitialised = is_uninitialised_value(record);
     if (enters_target_before_loader(classifier, &record->stack))
@@ -669,7 +289,7 @@ static gboolean in_init(GlClassifier *classifier, const GlStack *stack, guint fi
         const GlFrame *caller = &stack->frames[outermost + 1];
         const ObjectFacts *facts = object_facts(classifier, caller->obj);
         if (facts != NULL && facts->is_ruby && caller->fn != NULL &&
-            (function_flags(classifier, caller->fn) & FN_LOADER) != 0)
+            (function_flags(classifier, caller->fn) & GL_FN_LOADER) != 0)
             return TRUE;
     }
     return FALSE;
@@ -688,7 +308,7 @@ static GlVerdict classify_owner(GlClassifier *classifier, GlRecord *record, guin
     for (guint i = 0; i < first; i++) {
         const GlFrame *frame = &stack->frames[i];
         guint flags = frame->fn != NULL ? function_flags(classifier, frame->fn) : 0;
-        if ((flags & FN_SKIP) != 0)
+        if ((flags & GL_FN_SKIP) != 0)
             return GL_VERDICT_SKIP_RUBY;
         const ObjectFacts *facts = object_facts(classifier, frame->obj);
         if (facts == NULL || !facts->is_ruby)
@@ -700,13 +320,13 @@ static GlVerdict classify_owner(GlClassifier *classifier, GlRecord *record, guin
             if (innermost_unnamed < 0)
                 innermost_unnamed = (gint) i;
             unnamed_obj = frame->obj;
-        } else if ((flags & FN_ALLOCATION) == 0 && rules->ruby_memory_rule) {
+        } else if ((flags & GL_FN_ALLOCATION) == 0 && gl_rules_ruby_memory_rule(rules)) {
             /* The extension called a Ruby function that allocates for
              * Ruby (or called back into Ruby): Ruby's memory. */
             return GL_VERDICT_SKIP_RUBY;
         }
     }
-    if (unnamed == 0 || !rules->ruby_memory_rule)
+    if (unnamed == 0 || !gl_rules_ruby_memory_rule(rules))
         return GL_VERDICT_KEEP;
     /* Ruby's allocation functions call the system allocator from one
      * internal function (objspace_xmalloc0 and its kin), unnamed without
@@ -718,7 +338,7 @@ static GlVerdict classify_owner(GlClassifier *classifier, GlRecord *record, guin
         const GlFrame *caller = above < first ? &stack->frames[above] : NULL;
         const ObjectFacts *facts = caller != NULL ? object_facts(classifier, caller->obj) : NULL;
         if (caller == NULL || facts == NULL || !facts->is_ruby ||
-            (caller->fn != NULL && (function_flags(classifier, caller->fn) & FN_ALLOCATION) != 0))
+            (caller->fn != NULL && (function_flags(classifier, caller->fn) & GL_FN_ALLOCATION) != 0))
             return GL_VERDICT_KEEP;
     }
     record->uncertain = TRUE;
@@ -742,12 +362,12 @@ GlVerdict gl_classifier_classify(GlClassifier *classifier, GlRecord *record,
 
     if (record->leak_kind == GL_LEAK_NONE)
         return classify_error(classifier, record, first);
-    if ((record->leak_kind & rules->leak_kinds) == 0)
+    if ((record->leak_kind & gl_rules_get_leak_kinds(rules)) == 0)
         return GL_VERDICT_SKIP_KIND;
     /* Rule 1: a leak decides on its allocation stack alone. */
     if (first < 0)
         return GL_VERDICT_SKIP_NO_TARGET;
-    if (rules->free_at_exit)
+    if (gl_rules_free_at_exit(rules))
         return GL_VERDICT_KEEP;
     /* Rule 3 first: whoever allocated it, a leak of Init code happened
      * once, at load, and is counted there. Checked after rule 2, every

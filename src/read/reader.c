@@ -225,14 +225,16 @@ static void finish(GlReader *reader)
 {
     reader->finished = TRUE;
     /* Elements of one process inside another's, or after its end: what
-     * could not be read is then most likely that, whatever broke first. */
+     * could not be read is then most likely that, whatever broke first.
+     * Known only at the end, so each such problem is replaced by one that
+     * says so (a GError is never edited once set). */
     for (guint i = 0; reader->shared && i < reader->problems->len; i++) {
         GError *problem = g_ptr_array_index(reader->problems, i);
         if (problem->code != GL_ERROR_MALFORMED && problem->code != GL_ERROR_TRUNCATED)
             continue;
-        char *message = g_strdup_printf("%s; " SHARED_FILE_ADVICE, problem->message);
-        g_free(problem->message);
-        problem->message = message;
+        g_ptr_array_index(reader->problems, i) =
+            g_error_new(problem->domain, problem->code, "%s; " SHARED_FILE_ADVICE, problem->message);
+        g_error_free(problem);
     }
     const GlDocument *doc = &reader->doc;
     if (doc->n_documents > 0)

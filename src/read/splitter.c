@@ -8,310 +8,14 @@
  * however many comments or documents the input holds. */
 #define _GNU_SOURCE  /* memmem */
 #include "gemleak/read/splitter.h"
+#include "splitter_int.h"
 #include "gemleak/base/errors.h"
 
-#include <errno.h>
-#include <poll.h>
 #include <string.h>
-#include <unistd.h>
-
-#include <zlib.h>
-
-#define READ_CHUNK ((gsize) 256 * 1024)
-/* Enough to tell "<![CDATA[", "<!DOCTYPE", "<?xml " and a name apart. */
-#define LOOKAHEAD 16
-#define MAX_NAME 255
-#define NONE G_MAXSIZE
-
-/* What is read from the descriptor before it is inflated (or, plain,
- * handed on): a gzip member's header and trailer fit many times over. */
-#define IN_CHUNK ((gsize) 64 * 1024)
-
-typedef enum { SOURCE_UNKNOWN, SOURCE_PLAIN, SOURCE_GZIP } SourceKind;
-
-struct GlSplitter {
-    int fd;                /* fd input, the caller's; -1 for memory */
-    SourceKind source;     /* plain or gzip: the first two bytes tell */
-    guint8 *in;            /* fd input: bytes read, not yet used */
-    gboolean in_eof;       /* the descriptor has no more */
-    guint64 in_used;       /* input bytes used: where a gzip problem is */
-    z_stream z;            /* SOURCE_GZIP: next_in/avail_in are in's */
-    gboolean member_done;  /* SOURCE_GZIP: a member ended; another may follow */
-    GByteArray *buffer;    /* fd input: what is at hand */
-    const guint8 *data;    /* buffer->data, or the memory */
-    gsize len;
-    gsize pos;             /* the scan stands here */
-    guint64 base;          /* input offset of data[0] */
-    gboolean eof;
-    char *failure;         /* why reading failed, once it did */
-    gboolean in_root;
-    gboolean seen_root;
-    gboolean pending_end;  /* a self-closing root was handed out: its end comes next */
-    gboolean saw_markup;   /* a '<' was met: the input is not blank */
-    char root[MAX_NAME + 1];
-    char name[MAX_NAME + 1];
-};
-
-static GlSplitter *splitter_new(void)
-{
-    GlSplitter *s = g_new0(GlSplitter, 1);
-    return s;
-}
-
-GlSplitter *gl_splitter_new_for_fd(int fd)
-{
-    GlSplitter *s = splitter_new();
-    s->fd = fd;
-    s->in = g_malloc(IN_CHUNK);
-    s->z.next_in = s->in;
-    s->buffer = g_byte_array_sized_new((guint) (READ_CHUNK + LOOKAHEAD));
-    s->data = s->buffer->data;
-    return s;
-}
-
-GlSplitter *gl_splitter_new_for_memory(const char *data, gsize size)
-{
-    GlSplitter *s = splitter_new();
-    s->fd = -1;
-    static const guint8 nothing[1];
-    s->data = data != NULL ? (const guint8 *) data : nothing;
-    s->len = data != NULL ? size : 0;
-    s->eof = TRUE;
-    return s;
-}
-
-void gl_splitter_free(GlSplitter *splitter)
-{
-    if (splitter == NULL)
-        return;
-    if (splitter->source == SOURCE_GZIP)
-        inflateEnd(&splitter->z);
-    g_free(splitter->in);
-    if (splitter->buffer != NULL)
-        g_byte_array_unref(splitter->buffer);
-    g_free(splitter->failure);
-    g_free(splitter);
-}
 
 gboolean gl_splitter_saw_markup(const GlSplitter *splitter)
 {
     return splitter->saw_markup;
-}
-
-/* ---- the bytes at hand ---------------------------------------------------- */
-
-/* Reading fails once: the first failure is the one told. */
-static void fail(GlSplitter *s, char *why)
-{
-    if (s->failure == NULL)
-        s->failure = why;
-    else
-        g_free(why);
-    s->eof = TRUE;
-}
-
-/* read(2), again when a signal came, and waiting when the descriptor was
- * left non-blocking by whoever gave it (a pipe, a terminal).
- * Returns: as read(2). */
-static ssize_t read_fd(int fd, void *out, gsize room)
-{
-    for (;;) {
-        ssize_t n = read(fd, out, room);
-        if (n >= 0)
-            return n;
-        if (errno == EINTR)
-            continue;
-        if (errno != EAGAIN && errno != EWOULDBLOCK)
-            return -1;
-        struct pollfd wait = { .fd = fd, .events = POLLIN };
-        if (poll(&wait, 1, -1) < 0 && errno != EINTR)
-            return -1;
-    }
-}
-
-/* Reads more of the descriptor after the input bytes not yet used.
- * Returns: FALSE when none came (the end, or a failure). */
-static gboolean refill(GlSplitter *s)
-{
-    if (s->in_eof || s->failure != NULL)
-        return FALSE;
-    if (s->z.avail_in > 0 && s->z.next_in != s->in)
-        memmove(s->in, s->z.next_in, s->z.avail_in);
-    s->z.next_in = s->in;
-    if (s->z.avail_in >= IN_CHUNK)
-        return FALSE;
-    ssize_t n = read_fd(s->fd, s->in + s->z.avail_in, IN_CHUNK - s->z.avail_in);
-    if (n < 0) {
-        fail(s, g_strdup(g_strerror(errno)));
-        return FALSE;
-    }
-    s->z.avail_in += (uInt) n;
-    s->in_eof = n == 0;
-    return n > 0;
-}
-
-/* Hands on plain input: what was read to tell it from gzip, then the
- * descriptor's bytes straight into @out. Returns: how many. */
-static gsize read_plain(GlSplitter *s, guint8 *out, gsize room)
-{
-    if (s->z.avail_in > 0) {
-        gsize n = MIN(room, (gsize) s->z.avail_in);
-        memcpy(out, s->z.next_in, n);
-        s->z.next_in += n;
-        s->z.avail_in -= (uInt) n;
-        return n;
-    }
-    ssize_t n = s->in_eof ? 0 : read_fd(s->fd, out, room);
-    if (n < 0) {
-        fail(s, g_strdup(g_strerror(errno)));
-        return 0;
-    }
-    s->in_eof = n == 0;
-    return (gsize) n;
-}
-
-/* Inflates into @out as far as the input goes, member after member. zlib's
- * gzread cannot be used: it takes whatever follows a member that is not a
- * gzip header for the end of the input, and drops the bytes of the read
- * in which a member's CRC does not match. Here every such problem is a
- * failure, told after the bytes that came before it.
- * Returns: how many bytes were inflated. */
-static gsize read_gzip(GlSplitter *s, guint8 *out, gsize room)
-{
-    z_stream *z = &s->z;
-    z->next_out = out;
-    z->avail_out = (uInt) room;
-    while (z->avail_out > 0 && s->failure == NULL) {
-        if (z->avail_in == 0 && !refill(s)) {
-            if (s->failure == NULL && !s->member_done)
-                fail(s, g_strdup_printf("the gzip data ends early, at compressed byte %"
-                                        G_GUINT64_FORMAT " (the file was cut)", s->in_used));
-            break;
-        }
-        if (s->member_done) {
-            inflateReset(z);
-            s->member_done = FALSE;
-        }
-        uInt had = z->avail_in;
-        guint64 at = s->in_used;
-        gboolean after_member = z->total_in == 0 && at > 0;
-        int code = inflate(z, Z_NO_FLUSH);
-        s->in_used += had - z->avail_in;
-        const char *why = z->msg != NULL ? z->msg : zError(code);
-        if (code == Z_STREAM_END)
-            s->member_done = TRUE;
-        else if (code != Z_OK && code != Z_BUF_ERROR && after_member)
-            fail(s, g_strdup_printf("what follows the gzip data, from compressed byte %"
-                                    G_GUINT64_FORMAT ", is not gzip (%s)", at, why));
-        else if (code != Z_OK && code != Z_BUF_ERROR)
-            fail(s, g_strdup_printf("corrupt gzip data at compressed byte %" G_GUINT64_FORMAT
-                                    ": %s", s->in_used, why));
-    }
-    return room - z->avail_out;
-}
-
-/* Tells gzip from plain by the first two bytes, as zlib does.
- * Returns: FALSE when it cannot start. */
-static gboolean start_source(GlSplitter *s)
-{
-    while (s->z.avail_in < 2 && refill(s))
-        ;
-    if (s->failure != NULL)
-        return FALSE;
-    if (s->z.avail_in < 2 || s->in[0] != 0x1f || s->in[1] != 0x8b) {
-        s->source = SOURCE_PLAIN;
-        return TRUE;
-    }
-    int code = inflateInit2(&s->z, 15 + 16);
-    if (code != Z_OK) {
-        fail(s, g_strdup_printf("zlib cannot start: %s", zError(code)));
-        return FALSE;
-    }
-    s->source = SOURCE_GZIP;
-    return TRUE;
-}
-
-/* Reads a chunk more after what is at hand; indexes stay valid.
- * Returns: FALSE at the end of the input or on failure. */
-static gboolean more(GlSplitter *s)
-{
-    if (s->eof)
-        return FALSE;
-    if (s->source == SOURCE_UNKNOWN && !start_source(s))
-        return FALSE;
-    gsize old = s->buffer->len;
-    g_byte_array_set_size(s->buffer, (guint) (old + READ_CHUNK));
-    guint8 *out = s->buffer->data + old;
-    gsize n = s->source == SOURCE_GZIP ? read_gzip(s, out, READ_CHUNK)
-                                       : read_plain(s, out, READ_CHUNK);
-    g_byte_array_set_size(s->buffer, (guint) (old + n));
-    s->data = s->buffer->data;
-    s->len = s->buffer->len;
-    if (n == 0)
-        s->eof = TRUE;
-    return n > 0;
-}
-
-/* Drops the bytes before the scan position once they are half of what is
- * at hand: the moves cost one copy of each byte at most. Only where no
- * index into the bytes is held. */
-static void compact(GlSplitter *s)
-{
-    if (s->buffer == NULL || s->pos == 0 || s->pos < s->len / 2)
-        return;
-    g_byte_array_remove_range(s->buffer, 0, (guint) s->pos);
-    s->base += s->pos;
-    s->pos = 0;
-    s->data = s->buffer->data;
-    s->len = s->buffer->len;
-}
-
-/* Makes sure @n bytes from @at are at hand, if the input has them.
- * Returns: how many of them there are. */
-static gsize have(GlSplitter *s, gsize at, gsize n)
-{
-    while (s->len < at + n && more(s))
-        ;
-    return MIN(n, s->len - at);
-}
-
-/* Returns: the index of @needle at or after @from, reading on as needed
- * but not past @limit; NONE when the input ends (or the limit comes)
- * first. */
-static gsize find(GlSplitter *s, gsize from, const char *needle, gsize limit)
-{
-    gsize n = strlen(needle);
-    for (;;) {
-        const guint8 *hit = from < s->len ? memmem(s->data + from, s->len - from, needle, n) : NULL;
-        if (hit != NULL)
-            return (gsize) (hit - s->data);
-        if (s->len >= n)
-            from = MAX(from, s->len - n + 1);
-        if (s->len >= limit || !more(s))
-            return NONE;
-    }
-}
-
-/* Moves the scan just past @needle, dropping what it passes: for things
- * at the top level that nothing keeps (comments, processing instructions).
- * Returns: FALSE when the input ends first (the scan stands at its end). */
-static gboolean skip_past(GlSplitter *s, gsize from, const char *needle)
-{
-    gsize n = strlen(needle);
-    for (;;) {
-        const guint8 *hit = from < s->len ? memmem(s->data + from, s->len - from, needle, n) : NULL;
-        if (hit != NULL) {
-            s->pos = (gsize) (hit - s->data) + n;
-            return TRUE;
-        }
-        s->pos = s->len >= n ? MAX(from, s->len - n + 1) : from;
-        compact(s);
-        from = s->pos;
-        if (!more(s)) {
-            s->pos = s->len;
-            return FALSE;
-        }
-    }
 }
 
 static gboolean is_space(guint8 c)
@@ -338,7 +42,7 @@ static gsize tag_end(GlSplitter *s, gsize at, gsize limit)
 {
     guint8 quote = 0;
     for (gsize i = at + 1;; i++) {
-        if (i >= s->len && (i >= limit || !more(s)))
+        if (i >= s->len && (i >= limit || !gl_split_more(s)))
             return NONE;
         guint8 c = s->data[i];
         if (quote != 0) {
@@ -356,7 +60,7 @@ static gsize tag_end(GlSplitter *s, gsize at, gsize limit)
  * Returns: its length, 0 when none starts there. */
 static gsize read_name(GlSplitter *s, gsize at)
 {
-    gsize avail = have(s, at, MAX_NAME + 1);
+    gsize avail = gl_split_have(s, at, MAX_NAME + 1);
     gsize n = 0;
     while (n < avail && !ends_name(s->data[at + n]) && s->data[at + n] != '<')
         n++;
@@ -399,7 +103,7 @@ static EndScan scan_element(GlSplitter *s, gsize start, gsize body, gboolean *ne
                 s->pos = i;
                 return END_OVERSIZED;
             }
-            if (!more(s))
+            if (!gl_split_more(s))
                 return END_CUT;
             continue;
         }
@@ -408,12 +112,12 @@ static EndScan scan_element(GlSplitter *s, gsize start, gsize body, gboolean *ne
             s->pos = i;
             return END_OVERSIZED;
         }
-        gsize avail = have(s, i, LOOKAHEAD + MAX(name_len, root_len));
+        gsize avail = gl_split_have(s, i, LOOKAHEAD + MAX(name_len, root_len));
         const guint8 *p = s->data + i;
         gsize next;
         if (avail >= 2 && p[1] == '/') {
             if (name_at(p + 2, avail - 2, name, name_len)) {
-                next = find(s, i + 2 + name_len, ">", limit);
+                next = gl_split_find(s, i + 2 + name_len, ">", limit);
                 if (next == NONE)
                     return s->len >= limit ? END_OVERSIZED : END_CUT;
                 if (--depth == 0) {
@@ -425,12 +129,12 @@ static EndScan scan_element(GlSplitter *s, gsize start, gsize body, gboolean *ne
                 i += 2;
             }
         } else if (avail >= 4 && memcmp(p, "<!--", 4) == 0) {
-            next = find(s, i + 4, "-->", limit);
+            next = gl_split_find(s, i + 4, "-->", limit);
             if (next == NONE)
                 return s->len >= limit ? END_OVERSIZED : END_CUT;
             i = next + 3;
         } else if (avail >= 9 && memcmp(p, "<![CDATA[", 9) == 0) {
-            next = find(s, i + 9, "]]>", limit);
+            next = gl_split_find(s, i + 9, "]]>", limit);
             if (next == NONE)
                 return s->len >= limit ? END_OVERSIZED : END_CUT;
             i = next + 3;
@@ -439,7 +143,7 @@ static EndScan scan_element(GlSplitter *s, gsize start, gsize body, gboolean *ne
                 *at = i;
                 return END_NEW_DOCUMENT;
             }
-            next = find(s, i + 2, "?>", limit);
+            next = gl_split_find(s, i + 2, "?>", limit);
             if (next == NONE)
                 return s->len >= limit ? END_OVERSIZED : END_CUT;
             i = next + 2;
@@ -468,13 +172,13 @@ static gboolean skip_oversized(GlSplitter *s, const char *name)
 {
     g_autofree char *needle = g_strconcat("</", name, NULL);
     for (;;) {
-        if (!skip_past(s, s->pos, needle))
+        if (!gl_split_skip_past(s, s->pos, needle))
             return FALSE;
-        gsize avail = have(s, s->pos, 1);
+        gsize avail = gl_split_have(s, s->pos, 1);
         if (avail == 0)
             return FALSE;
         if (ends_name(s->data[s->pos])) {
-            gsize end = find(s, s->pos, ">", G_MAXSIZE);
+            gsize end = gl_split_find(s, s->pos, ">", G_MAXSIZE);
             if (end == NONE) {
                 s->pos = s->len;
                 return FALSE;
@@ -569,9 +273,9 @@ static void next_part(GlSplitter *s, GlPart *part)
     }
     guint64 text_at = G_MAXUINT64;  /* the first byte of text that is not blank, if any */
     for (;;) {
-        compact(s);
+        gl_split_compact(s);
         gsize i = s->pos;
-        if (s->base == 0 && i == 0 && have(s, 0, 3) == 3 && memcmp(s->data, "\xEF\xBB\xBF", 3) == 0)
+        if (s->base == 0 && i == 0 && gl_split_have(s, 0, 3) == 3 && memcmp(s->data, "\xEF\xBB\xBF", 3) == 0)
             i = s->pos = 3;  /* a UTF-8 byte order mark */
         const guint8 *lt = i < s->len ? memchr(s->data + i, '<', s->len - i) : NULL;
         gsize stop = lt != NULL ? (gsize) (lt - s->data) : s->len;
@@ -581,7 +285,7 @@ static void next_part(GlSplitter *s, GlPart *part)
         if (lt == NULL) {
             /* Text runs on: one part for all of it, up to the next '<'. */
             s->pos = s->len;
-            if (more(s))
+            if (gl_split_more(s))
                 continue;
         }
         if (text_at != G_MAXUINT64) {
@@ -600,7 +304,7 @@ static void next_part(GlSplitter *s, GlPart *part)
         }
 
         i = stop;
-        gsize avail = have(s, i, LOOKAHEAD);
+        gsize avail = gl_split_have(s, i, LOOKAHEAD);
         const guint8 *p = s->data + i;
         s->saw_markup = TRUE;
         if (avail < 2) {
@@ -609,7 +313,7 @@ static void next_part(GlSplitter *s, GlPart *part)
             return;
         }
         if (avail >= 4 && memcmp(p, "<!--", 4) == 0) {
-            if (skip_past(s, i + 4, "-->"))
+            if (gl_split_skip_past(s, i + 4, "-->"))
                 continue;
             cut(s, part, i, FALSE, FALSE);
             return;
@@ -617,10 +321,10 @@ static void next_part(GlSplitter *s, GlPart *part)
         if (avail >= 9 && memcmp(p, "<!DOCTYPE", 9) == 0) {
             set_part(s, part, GL_PART_DOCTYPE, i);
             /* An internal subset ends with "]>", else the first '>' does. */
-            gsize end = find(s, i, ">", i + GL_SPLITTER_MAX_ELEMENT);
-            gsize open = find(s, i, "[", end == NONE ? i + GL_SPLITTER_MAX_ELEMENT : end);
+            gsize end = gl_split_find(s, i, ">", i + GL_SPLITTER_MAX_ELEMENT);
+            gsize open = gl_split_find(s, i, "[", end == NONE ? i + GL_SPLITTER_MAX_ELEMENT : end);
             if (open != NONE && (end == NONE || open < end))
-                end = find(s, open, "]>", open + GL_SPLITTER_MAX_ELEMENT);
+                end = gl_split_find(s, open, "]>", open + GL_SPLITTER_MAX_ELEMENT);
             s->pos = end == NONE ? s->len : end + 1;
             return;
         }
@@ -628,7 +332,7 @@ static void next_part(GlSplitter *s, GlPart *part)
             /* CDATA or a declaration at the top level: not where Valgrind puts them. */
             const char *close = avail >= 9 && memcmp(p, "<![CDATA[", 9) == 0 ? "]]>" : ">";
             set_part(s, part, GL_PART_TEXT, i);
-            skip_past(s, i + 2, close);
+            gl_split_skip_past(s, i + 2, close);
             return;
         }
         if (avail >= 2 && p[1] == '?') {
@@ -637,14 +341,14 @@ static void next_part(GlSplitter *s, GlPart *part)
                 s->pos = i;
                 return;
             }
-            if (skip_past(s, i + 2, "?>"))
+            if (gl_split_skip_past(s, i + 2, "?>"))
                 continue;
             cut(s, part, i, FALSE, FALSE);
             return;
         }
         if (avail >= 2 && p[1] == '/') {
             gsize n = read_name(s, i + 2);
-            gsize end = find(s, i + 2, ">", i + 2 + MAX_NAME + LOOKAHEAD);
+            gsize end = gl_split_find(s, i + 2, ">", i + 2 + MAX_NAME + LOOKAHEAD);
             /* The root's end tag; outside the root, that of a process that
              * went on writing into the file after another closed it. */
             if (s->seen_root && n > 0 && strcmp(s->name, s->root) == 0 && end != NONE) {
@@ -682,7 +386,7 @@ static void next_part(GlSplitter *s, GlPart *part)
                 set_part(s, part, GL_PART_OVERSIZED, i);
                 part->name = s->name;
                 s->pos = s->len;
-                skip_past(s, s->pos, ">");
+                gl_split_skip_past(s, s->pos, ">");
                 return;
             }
             s->pos = s->len;

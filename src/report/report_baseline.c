@@ -2,7 +2,7 @@
  * for a baseline to commit (see gemleak/judge/baseline.h for how it is
  * read back). */
 #include "gemleak/report/report.h"
-#include "gemleak/judge/merge.h"
+#include "gemleak/judge/fingerprint.h"
 #include "gemleak/read/source.h"
 
 #include <string.h>

@@ -226,7 +226,7 @@ static void text_end(gpointer data)
     guint uncertain = 0;
     gl_report_counts(context, &occurrences, &all_occurrences, &uncertain);
     g_string_append_printf(line, "gemleak: %u file%s, %" G_GUINT64_FORMAT " error%s read: %u "
-                           "finding%s", summary->files, summary->files == 1 ? "" : "s",
+                           "finding%s", summary->processes, summary->processes == 1 ? "" : "s",
                            summary->errors_seen, summary->errors_seen == 1 ? "" : "s",
                            context->findings->len, context->findings->len == 1 ? "" : "s");
     if (context->findings->len > 0) {

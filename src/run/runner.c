@@ -1,6 +1,9 @@
-/* Commands under Valgrind: environment, run directory, signals. */
+/* Running a run's commands under the engine: spawning them (prepare.c
+ * readies what they need), forwarding signals, reaping orphans, waiting,
+ * and ending the run. */
 #define _GNU_SOURCE  /* syscall */
 #include "gemleak/run/runner.h"
+#include "runner_int.h"
 #include "gemleak/base/protocol.h"
 #include "gemleak/judge/analyze.h"
 #include "gemleak/base/errors.h"
@@ -26,396 +29,6 @@
 
 #include <gio/gio.h>
 #include <glib/gstdio.h>
-
-#include "resources.h"
-
-/* Ruby's main thread needs a large stack under Valgrind; Valgrind 3.21+
- * refuses to start when the descriptor limit is in the millions (it sizes
- * tables by it), which some CI containers set. */
-#define CHILD_MAX_FILES 8192
-
-/* ---- Valgrind and Ruby ---------------------------------------------------- */
-
-/* Ruby prints its version at once; it takes longer to start than Valgrind,
- * and more on a loaded CI machine. */
-#define PROBE_MAX_BYTES 4096
-#define RUBY_PROBE_TIMEOUT_MS 20000
-
-char *gl_ruby_version(const char *ruby)
-{
-    const char *argv[] = { ruby, "--disable-gems", "-e", "print RUBY_VERSION", NULL };
-    char *out = NULL;
-    int wait_status = 0;
-    /* RUBYOPT could load anything (bundler/setup): not for this question. */
-    g_auto(GStrv) env = g_environ_unsetenv(g_get_environ(), "RUBYOPT");
-    if (!gl_probe_command(argv, env, PROBE_MAX_BYTES, RUBY_PROBE_TIMEOUT_MS, &out, &wait_status,
-                          NULL) ||
-        !g_spawn_check_wait_status(wait_status, NULL) ||
-        !g_regex_match_simple("^[0-9]+\\.[0-9]+\\.[0-9]+$", out, 0, 0)) {
-        g_free(out);
-        return NULL;
-    }
-    return out;
-}
-
-GPtrArray *gl_suppression_files(const char *const *dirs, const char *version)
-{
-    /* ruby.supp, then ruby-3.supp, ruby-3.1.supp, ruby-3.1.2.supp */
-    g_autoptr(GPtrArray) names = g_ptr_array_new_with_free_func(g_free);
-    g_ptr_array_add(names, g_strdup("ruby.supp"));
-    if (version != NULL) {
-        g_auto(GStrv) parts = g_strsplit(version, ".", 3);
-        g_autoptr(GString) prefix = g_string_new("ruby");
-        for (char **part = parts; *part != NULL; part++) {
-            g_string_append_printf(prefix, "%s%s", part == parts ? "-" : ".", *part);
-            g_ptr_array_add(names, g_strconcat(prefix->str, ".supp", NULL));
-        }
-    }
-    GPtrArray *files = g_ptr_array_new_with_free_func(g_free);
-    for (const char *const *dir = dirs; dir != NULL && *dir != NULL; dir++) {
-        for (guint i = 0; i < names->len; i++) {
-            char *file = g_build_filename(*dir, g_ptr_array_index(names, i), NULL);
-            if (g_file_test(file, G_FILE_TEST_IS_REGULAR))
-                g_ptr_array_add(files, file);
-            else
-                g_free(file);
-        }
-    }
-    return files;
-}
-
-/* Returns: TRUE if @dir holds gemleak's suppressions. */
-static gboolean holds_data(const char *dir)
-{
-    g_autofree char *supp = g_build_filename(dir, "suppressions", "ruby.supp", NULL);
-    return g_file_test(supp, G_FILE_TEST_IS_REGULAR);
-}
-
-char *gl_data_dir(void)
-{
-    const char *env = g_getenv("GEMLEAK_DATADIR");
-    if (env != NULL && *env != '\0')
-        return g_strdup(env);
-    /* Where the binary is, not where make guessed it would be installed: a
-     * binary built before `make install PREFIX=...` holds the default
-     * prefix. PREFIX/bin/gemleak reads PREFIX/share/gemleak; a checkout's
-     * build/gemleak, and the gem's libexec/gemleak, the directory above. */
-    g_autofree char *exe = g_file_read_link("/proc/self/exe", NULL);
-    if (exe != NULL) {
-        g_autofree char *bin_dir = g_path_get_dirname(exe);
-        g_autofree char *prefix = g_path_get_dirname(bin_dir);
-        g_autofree char *share = g_build_filename(prefix, "share", "gemleak", NULL);
-        if (holds_data(share))
-            return g_steal_pointer(&share);
-        if (holds_data(prefix))
-            return g_steal_pointer(&prefix);
-    }
-    return g_strdup(GEMLEAK_DATADIR);
-}
-
-/* ---- the run directory ------------------------------------------------------ */
-
-gboolean gl_run_check_tmpdir(GError **error)
-{
-    const GlEngine *engine = gl_engine_find(NULL);
-    g_autofree char *dir = g_build_filename(g_get_tmp_dir(), GL_PROTO_RUN_DIR "XXXXXX", NULL);
-    gsize max = 0;
-    g_autofree char *name = engine->output_too_long(dir, &max);
-    if (name == NULL)
-        return TRUE;
-    g_set_error(error, GL_ERROR, GL_ERROR_ENVIRONMENT,
-                "TMPDIR is too long for %s: its XML files would be named %s, %zu "
-                "characters, and %s takes at most %zu: set TMPDIR to a shorter directory",
-                engine->title, name, strlen(name), engine->title, max);
-    return FALSE;
-}
-
-/* Checks a --keep-xml directory (see gl_run_check_keep_dir()); @probe_lock:
- * also that no run holds it, when the caller does not hold it itself. */
-static gboolean check_keep_dir(const char *dir, gboolean probe_lock, GError **error)
-{
-    if (dir == NULL || *dir == '\0') {
-        g_set_error(error, GL_ERROR, GL_ERROR_USAGE, "--keep-xml: the value is empty");
-        return FALSE;
-    }
-    g_autofree char *resolved = gl_path_resolve(dir);
-    const GlEngine *engine = gl_engine_find(NULL);
-    gsize max = 0;
-    g_autofree char *name = engine->output_too_long(resolved, &max);
-    if (name != NULL) {
-        g_set_error(error, GL_ERROR, GL_ERROR_USAGE,
-                    "--keep-xml %s: too long for %s: its XML files would be named %s, %zu "
-                    "characters, and %s takes at most %zu: give a shorter directory", dir,
-                    engine->title, name, strlen(name), engine->title, max);
-        return FALSE;
-    }
-    struct stat st;
-    /* Whoever may write to a directory above it, without the sticky bit
-     * (as /tmp has), may rename it and put one of theirs in its place
-     * after this check. */
-    g_autofree char *above = g_path_get_dirname(resolved);
-    for (;;) {
-        if (stat(above, &st) == 0 && (st.st_mode & S_IWOTH) != 0 && (st.st_mode & S_ISVTX) == 0) {
-            g_set_error(error, GL_ERROR, GL_ERROR_USAGE,
-                        "--keep-xml %s: others can write to %s, above it, without the sticky bit "
-                        "(mode %04o): they could put a directory of theirs in its place; give one "
-                        "under directories only you can write to", dir, above,
-                        (unsigned) (st.st_mode & 07777));
-            return FALSE;
-        }
-        if (strcmp(above, "/") == 0 || strcmp(above, ".") == 0)
-            break;
-        char *next = g_path_get_dirname(above);
-        g_free(above);
-        above = next;
-    }
-    if (stat(dir, &st) != 0)
-        return TRUE;  /* made, ours and private, when the run starts */
-    if (!S_ISDIR(st.st_mode)) {
-        g_set_error(error, GL_ERROR, GL_ERROR_USAGE, "--keep-xml %s: not a directory", dir);
-        return FALSE;
-    }
-    /* Valgrind writes there, the command's Ruby processes too: a directory
-     * someone else owns or may write to would let them change the XML
-     * gemleak reads. */
-    if (st.st_uid != geteuid()) {
-        g_set_error(error, GL_ERROR, GL_ERROR_USAGE,
-                    "--keep-xml %s: owned by another user (uid %ju): give a directory of your "
-                    "own, or a new one", dir, (uintmax_t) st.st_uid);
-        return FALSE;
-    }
-    if ((st.st_mode & (S_IWGRP | S_IWOTH)) != 0) {
-        g_set_error(error, GL_ERROR, GL_ERROR_USAGE,
-                    "--keep-xml %s: others can write to it (mode %04o): give a directory only "
-                    "you can write to (chmod go-w), or a new one", dir,
-                    (unsigned) (st.st_mode & 07777));
-        return FALSE;
-    }
-    /* XML left by another run would be read as this run's. */
-    if (gl_list_xml_files_any(dir)) {
-        g_set_error(error, GL_ERROR, GL_ERROR_USAGE,
-                    "--keep-xml %s already holds Valgrind XML from another run: give an empty "
-                    "or new directory", dir);
-        return FALSE;
-    }
-    int lock = probe_lock ? gl_rundir_lock(dir) : -1;
-    if (probe_lock && lock < 0 && errno == EWOULDBLOCK) {
-        g_set_error(error, GL_ERROR, GL_ERROR_USAGE, "--keep-xml %s: another gemleak run is using "
-                    "it: give each run a directory of its own", dir);
-        return FALSE;
-    }
-    if (lock >= 0)
-        close(lock);
-    return TRUE;
-}
-
-gboolean gl_run_check_keep_dir(const char *dir, GError **error)
-{
-    return check_keep_dir(dir, TRUE, error);
-}
-
-/* Makes the run directory, or the --keep-xml one, and locks it first: a
- * run that found a --keep-xml directory empty before another run locked
- * it would read that run's XML as its own.
- * Returns: (transfer full): the directory, *lock the descriptor that holds
- * its lock; NULL with @error set. */
-static char *make_run_dir(const GlRunOptions *options, int *lock, GError **error)
-{
-    *lock = -1;
-    if (options->keep_dir == NULL) {
-        g_autoptr(GError) local = NULL;
-        char *dir = gl_rundir_make_locked(g_get_tmp_dir(), GL_PROTO_RUN_DIR, lock, &local);
-        if (dir == NULL)
-            g_set_error(error, GL_ERROR, GL_ERROR_ENVIRONMENT,
-                        "cannot make a private directory for Valgrind's XML: %s", local->message);
-        return dir;
-    }
-    /* The real directory, once: a symlink changed during the run changes nothing. */
-    char *dir = gl_path_resolve(options->keep_dir);
-    if (g_mkdir_with_parents(dir, 0700) != 0) {
-        int saved = errno;
-        g_set_error(error, GL_ERROR, GL_ERROR_ENVIRONMENT, "--keep-xml %s: %s", dir,
-                    g_strerror(saved));
-        g_free(dir);
-        return NULL;
-    }
-    *lock = gl_rundir_lock(dir);
-    if (*lock < 0) {
-        int saved = errno;
-        if (saved == EWOULDBLOCK)
-            g_set_error(error, GL_ERROR, GL_ERROR_USAGE, "--keep-xml %s: another gemleak run is "
-                        "using it: give each run a directory of its own", dir);
-        else
-            g_set_error(error, GL_ERROR, GL_ERROR_ENVIRONMENT, "--keep-xml %s: %s", dir,
-                        g_strerror(saved));
-        g_free(dir);
-        return NULL;
-    }
-    if (!check_keep_dir(dir, FALSE, error)) {
-        close(*lock);
-        *lock = -1;
-        g_free(dir);
-        return NULL;
-    }
-    return dir;
-}
-
-/* Writes the resource @name into @dir, as @what says it.
- * Returns: FALSE, with @error set, when it cannot. */
-static gboolean write_resource(const char *name, const char *dir, const char *what,
-                               GError **error)
-{
-    g_autofree char *path = g_strconcat("/gemleak/", name, NULL);
-    g_autoptr(GBytes) bytes = g_resource_lookup_data(gl_resources_get_resource(), path,
-                                                     G_RESOURCE_LOOKUP_FLAGS_NONE, NULL);
-    g_autofree char *base = g_path_get_basename(name);
-    g_autofree char *file = g_build_filename(dir, base, NULL);
-    gsize size = 0;
-    const char *data = g_bytes_get_data(bytes, &size);
-    g_autoptr(GError) local = NULL;
-    if (!g_file_set_contents(file, data, (gssize) size, &local)) {
-        g_set_error(error, GL_ERROR, GL_ERROR_ENVIRONMENT, "cannot write the %s to %s: %s", what,
-                    file, local->message);
-        return FALSE;
-    }
-    return TRUE;
-}
-
-gboolean gl_per_test_available(void)
-{
-    gsize size = 0;
-    return g_resource_get_info(gl_resources_get_resource(), "/gemleak/client/gemleak_client.so",
-                               G_RESOURCE_LOOKUP_FLAGS_NONE, &size, NULL, NULL) &&
-           size > 0;
-}
-
-/* The helper is compiled into gemleak (src/run/helper/) and written, alone, to
- * a directory of gemleak's own (mode 0700), never to the run directory: a
- * --keep-xml directory is the user's, and what else it held could come
- * first on RUBYLIB (see child_environment), for every Ruby process of the
- * run to load. --per-test
- * adds the client library beside it, for Fiddle to load.
- * Returns: (transfer full): the directory, for RUBYOPT, locked before
- * anything is written (*lock: the lock's descriptor); the caller removes
- * it (gl_remove_tree) and frees the name. */
-static char *write_helper(gboolean per_test, int *lock, GError **error)
-{
-    g_autoptr(GError) local = NULL;
-    g_autofree char *lib = gl_rundir_make_locked(g_get_tmp_dir(), GL_PROTO_HELPER_DIR, lock,
-                                                 &local);
-    if (lib == NULL) {
-        g_set_error(error, GL_ERROR, GL_ERROR_ENVIRONMENT,
-                    "cannot make a private directory for the Ruby helper: %s", local->message);
-        return NULL;
-    }
-    if (!write_resource("helper/gemleak_helper.rb", lib, "Ruby helper", error) ||
-        (per_test && !write_resource("client/gemleak_client.so", lib, "per-test library", error))) {
-        gl_remove_tree(lib);
-        close(*lock);
-        *lock = -1;
-        return NULL;
-    }
-    return g_steal_pointer(&lib);
-}
-
-/* ---- the child's environment ------------------------------------------------ */
-
-/* @valgrind (nullable): GEMLEAK_VALGRIND's value, when a launcher runs
- * outside Valgrind. */
-static char **child_environment(const GlRunOptions *options, const char *run_dir,
-                                const char *helper_lib, const char *valgrind)
-{
-    char **env = g_get_environ();
-    const char *rubyopt = g_environ_getenv(env, "RUBYOPT");
-    /* The helper by its absolute path, not by name through RUBYLIB: a
-     * child given a RUBYLIB of its own (system({"RUBYLIB" => ...}, ...))
-     * loads it all the same. Ruby splits RUBYOPT at white space, which a
-     * TMPDIR may hold: such a path goes by name. */
-    g_autofree char *helper = g_build_filename(helper_lib, "gemleak_helper.rb", NULL);
-    g_autofree char *require = strpbrk(helper, " \t\n\v\f\r") == NULL
-        ? g_strconcat("-r", helper, NULL) : g_strdup("-rgemleak_helper");
-    g_autofree char *new_rubyopt = rubyopt != NULL && *rubyopt != '\0'
-        ? g_strconcat(require, " ", rubyopt, NULL) : g_strdup(require);
-    if (strcmp(require, "-rgemleak_helper") == 0) {
-        const char *rubylib = g_environ_getenv(env, "RUBYLIB");
-        g_autofree char *new_rubylib = rubylib != NULL && *rubylib != '\0'
-            ? g_strconcat(helper_lib, ":", rubylib, NULL) : g_strdup(helper_lib);
-        env = g_environ_setenv(env, "RUBYLIB", new_rubylib, TRUE);
-    }
-    env = g_environ_setenv(env, "RUBYOPT", new_rubyopt, TRUE);
-    env = g_environ_setenv(env, "GEMLEAK_RUNNING", "1", TRUE);
-    env = g_environ_setenv(env, "GEMLEAK_RUN_DIR", run_dir, TRUE);
-    /* Ruby 3.4+ frees its own memory at exit; older Rubies ignore it. Ruby
-     * turns it on when the variable is set at all, so a user's
-     * RUBY_FREE_AT_EXIT=0 (to see Ruby as it runs in production) means
-     * removing it; another value of theirs is left alone. */
-    const char *free_at_exit = g_environ_getenv(env, "RUBY_FREE_AT_EXIT");
-    if (free_at_exit == NULL)
-        env = g_environ_setenv(env, "RUBY_FREE_AT_EXIT", "1", TRUE);
-    else if (*free_at_exit == '\0' || strcmp(free_at_exit, "0") == 0)
-        env = g_environ_unsetenv(env, "RUBY_FREE_AT_EXIT");
-    if (options->time_files)
-        env = g_environ_setenv(env, "GEMLEAK_DURATIONS", "1", TRUE);
-    else
-        env = g_environ_unsetenv(env, "GEMLEAK_DURATIONS");
-    /* Per test only when asked: a variable left in the environment by an
-     * outer run must not slow this one down. */
-    if (options->per_test != NULL) {
-        g_autofree char *client = g_build_filename(helper_lib, "gemleak_client.so", NULL);
-        env = g_environ_setenv(env, "GEMLEAK_PER_TEST", options->per_test, TRUE);
-        env = g_environ_setenv(env, "GEMLEAK_CLIENT", client, TRUE);
-    } else {
-        env = g_environ_unsetenv(env, "GEMLEAK_PER_TEST");
-        env = g_environ_unsetenv(env, "GEMLEAK_CLIENT");
-    }
-    /* The helper looks for build tools among a process's ancestors up to
-     * gemleak, not past it (gemleak run from make). */
-    g_autofree char *pid = g_strdup_printf("%d", (int) getpid());
-    env = g_environ_setenv(env, "GEMLEAK_PID", pid, TRUE);
-    if (valgrind != NULL)
-        env = g_environ_setenv(env, GL_PROTO_VALGRIND_VARIABLE, valgrind, TRUE);
-    else
-        env = g_environ_unsetenv(env, GL_PROTO_VALGRIND_VARIABLE);
-    return env;
-}
-
-/* Runs in the child between fork and exec: only async-signal-safe calls.
- * @parent is gemleak's pid. */
-static void child_setup(gpointer parent)
-{
-#ifdef __linux__
-    /* gemleak SIGKILLed (a CI timeout) must not leave Valgrind running on,
-     * unseen: the kernel kills the child when gemleak goes. The signal is
-     * kept across exec, and Valgrind's --trace-children execs keep it. */
-    prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
-    if (getppid() != (pid_t) GPOINTER_TO_INT(parent))
-        _exit(127);  /* gemleak died before the line above */
-#else
-    (void) parent;
-#endif
-    struct rlimit limit;
-    if (getrlimit(RLIMIT_STACK, &limit) == 0) {
-        struct rlimit unlimited = { RLIM_INFINITY, RLIM_INFINITY };
-        if (setrlimit(RLIMIT_STACK, &unlimited) != 0) {
-            limit.rlim_cur = limit.rlim_max;  /* not allowed to raise the hard limit */
-            setrlimit(RLIMIT_STACK, &limit);
-        }
-    }
-    if (getrlimit(RLIMIT_NOFILE, &limit) == 0) {
-        if (limit.rlim_max == RLIM_INFINITY || limit.rlim_max > CHILD_MAX_FILES)
-            limit.rlim_max = CHILD_MAX_FILES;
-        if (limit.rlim_cur == RLIM_INFINITY || limit.rlim_cur > limit.rlim_max)
-            limit.rlim_cur = limit.rlim_max;
-        setrlimit(RLIMIT_NOFILE, &limit);
-    }
-}
-
-gboolean gl_is_launcher(const char *program)
-{
-    g_autofree char *name = g_path_get_basename(program);
-    g_auto(GStrv) launchers = g_strsplit(GL_PROTO_LAUNCHERS, " ", -1);
-    return g_strv_contains((const char *const *) launchers, name);
-}
 
 /* ---- signals --------------------------------------------------------------- */
 
@@ -565,14 +178,14 @@ static gboolean wait_for_descendants(GlRunResult *result, FILE *messages)
 static gboolean prepare_run_dir(const GlRunOptions *options, GlRunResult *result, GError **error)
 {
     int lock = -1;
-    result->dir = make_run_dir(options, &lock, error);
+    result->dir = gl_run_make_dir(options, &lock, error);
     if (result->dir == NULL)
         return FALSE;
     result->locks[result->n_locks++] = lock;
     result->kept_by_user = options->keep_dir != NULL;
     if (!gl_rundir_mark(result->dir, error))
         return FALSE;
-    result->helper_dir = write_helper(options->per_test != NULL, &lock, error);
+    result->helper_dir = gl_run_write_helper(options->per_test != NULL, &lock, error);
     if (result->helper_dir == NULL)
         return FALSE;
     result->locks[result->n_locks++] = lock;
@@ -607,7 +220,7 @@ static gboolean spawn_commands(const GlRunOptions *options, const GlEngine *engi
         if (!g_spawn_async(NULL, spawned, env,
                            G_SPAWN_SEARCH_PATH | G_SPAWN_DO_NOT_REAP_CHILD |
                                G_SPAWN_CHILD_INHERITS_STDIN,
-                           child_setup, parent, &pid, &local)) {
+                           gl_run_child_setup, parent, &pid, &local)) {
             g_set_error(error, GL_ERROR, GL_ERROR_CHILD, "cannot start %s: %s", spawned[0],
                         local->message);
             ok = FALSE;
@@ -673,7 +286,7 @@ gboolean gl_run_commands(const GlRunOptions *options, GPtrArray *commands, GlRun
     /* Valgrind's command line, for a Ruby that finds itself outside it (below
      * a launcher gemleak spares, extconf.rb) to put itself under it. */
     g_autofree char *valgrind = engine->handover(options, result->dir);
-    g_auto(GStrv) env = child_environment(options, result->dir, result->helper_dir, valgrind);
+    g_auto(GStrv) env = gl_run_child_environment(options, result->dir, result->helper_dir, valgrind);
 
     gl_watchdog_stop();  /* an earlier run's, in this process, that was never cleared */
     g_autofree char *mark = engine->watch_mark(result->dir);

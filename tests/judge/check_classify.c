@@ -274,12 +274,12 @@ END_TEST
 START_TEST(test_callback_list_is_configurable)
 {
     g_autoptr(GlRules) rules = rules_for("leaky");
-    ck_assert(gl_rules_add_callback(rules, "my_bridge_*", NULL));
+    ck_assert(gl_rules_add_skip_function(rules, "my_bridge_*", NULL));
     ck_assert_int_eq(verdict_of(rules, gl_test_record(LEAK, "malloc@" VG,
                                                       "my_bridge_call@" DEBIAN_RUBY,
                                                       "leaky_call@" EXT, NULL)),
                      GL_VERDICT_SKIP_RUBY);
-    gl_rules_drop_default_callbacks(rules);
+    gl_rules_drop_ruby_memory_rule(rules);
     ck_assert_int_eq(verdict_of(rules, gl_test_record(LEAK, "malloc@" VG, "rb_funcallv@" DEBIAN_RUBY,
                                                       "leaky_call@" EXT, NULL)),
                      GL_VERDICT_KEEP);
@@ -292,8 +292,8 @@ START_TEST(test_callback_list_is_configurable)
     g_autofree char *file = g_build_filename(dir, "callbacks.txt", NULL);
     gl_test_write(file, "# extra callbacks\n  rb_each   # comment\n\nrb_hash_foreach\n", -1);
     g_autoptr(GlRules) from_file = rules_for("leaky");
-    gl_rules_drop_default_callbacks(from_file);
-    ck_assert(gl_rules_add_callbacks_from_file(from_file, file, NULL));
+    gl_rules_drop_ruby_memory_rule(from_file);
+    ck_assert(gl_rules_add_skip_functions_from_file(from_file, file, NULL));
     ck_assert_int_eq(verdict_of(from_file, gl_test_record(LEAK, "malloc@" VG, "rb_hash_foreach@" DEBIAN_RUBY,
                                                           "leaky_call@" EXT, NULL)),
                      GL_VERDICT_SKIP_RUBY);
@@ -301,7 +301,7 @@ START_TEST(test_callback_list_is_configurable)
                                                           "leaky_call@" EXT, NULL)),
                      GL_VERDICT_SKIP_RUBY);
     g_autoptr(GError) error = NULL;
-    ck_assert(!gl_rules_add_callbacks_from_file(from_file, "/nonexistent/callbacks", &error));
+    ck_assert(!gl_rules_add_skip_functions_from_file(from_file, "/nonexistent/callbacks", &error));
     ck_assert(g_error_matches(error, GL_ERROR, GL_ERROR_IO));
     gl_remove_tree(dir);
 }
@@ -313,9 +313,9 @@ END_TEST
 START_TEST(test_callback_regular_expressions)
 {
     g_autoptr(GlRules) rules = rules_for("leaky");
-    gl_rules_drop_default_callbacks(rules);
-    ck_assert(gl_rules_add_callback(rules, "/\\Amy_bridge/", NULL));
-    ck_assert(gl_rules_add_callback(rules, "/dispatch/", NULL));
+    gl_rules_drop_ruby_memory_rule(rules);
+    ck_assert(gl_rules_add_skip_function(rules, "/\\Amy_bridge/", NULL));
+    ck_assert(gl_rules_add_skip_function(rules, "/dispatch/", NULL));
     const struct {
         const char *fn;
         GlVerdict verdict;
@@ -336,8 +336,8 @@ START_TEST(test_callback_regular_expressions)
     g_autofree char *file = g_build_filename(dir, "callbacks.txt", NULL);
     gl_test_write(file, "/\\Arb_hash_(foreach|each)\\z/\n", -1);
     g_autoptr(GlRules) from_file = rules_for("leaky");
-    gl_rules_drop_default_callbacks(from_file);
-    ck_assert(gl_rules_add_callbacks_from_file(from_file, file, NULL));
+    gl_rules_drop_ruby_memory_rule(from_file);
+    ck_assert(gl_rules_add_skip_functions_from_file(from_file, file, NULL));
     ck_assert_int_eq(verdict_of(from_file, gl_test_record(LEAK, "malloc@" VG, "rb_hash_each@" DEBIAN_RUBY,
                                                           "leaky_call@" EXT, NULL)),
                      GL_VERDICT_SKIP_RUBY);
@@ -347,12 +347,12 @@ START_TEST(test_callback_regular_expressions)
 
     /* One that does not compile is a usage error that names it */
     g_autoptr(GError) error = NULL;
-    ck_assert(!gl_rules_add_callback(rules, "/rb_(funcall/", &error));
+    ck_assert(!gl_rules_add_skip_function(rules, "/rb_(funcall/", &error));
     ck_assert(g_error_matches(error, GL_ERROR, GL_ERROR_USAGE));
     ck_assert_msg(strstr(error->message, "/rb_(funcall/") != NULL, "%s", error->message);
     g_autoptr(GError) in_file = NULL;
     gl_test_write(file, "rb_each\n/rb_(funcall/\n", -1);
-    ck_assert(!gl_rules_add_callbacks_from_file(from_file, file, &in_file));
+    ck_assert(!gl_rules_add_skip_functions_from_file(from_file, file, &in_file));
     ck_assert(g_error_matches(in_file, GL_ERROR, GL_ERROR_USAGE));
     ck_assert_msg(strstr(in_file->message, "callbacks.txt:2") != NULL, "%s", in_file->message);
     gl_remove_tree(dir);
@@ -763,7 +763,7 @@ START_TEST(test_real_captures)
     ck_assert_uint_gt(callback->summary.by_verdict[GL_VERDICT_SKIP_RUBY], 3);
 
     g_autoptr(GlRules) no_skips = rules_for("leaky");
-    gl_rules_drop_default_callbacks(no_skips);
+    gl_rules_drop_ruby_memory_rule(no_skips);
     g_autoptr(GlAnalysis) unskipped = analyze_fixture("xml/callback.xml", no_skips);
     ck_assert_uint_gt(unskipped->findings->len, 3);
 
@@ -856,7 +856,7 @@ START_TEST(test_redcarpet_on_ruby_3_4)
 {
     g_autoptr(GlRules) rules = rules_for("redcarpet");
     g_autoptr(GlAnalysis) run = analyze_fixture("xml/redcarpet-ruby34", rules);
-    ck_assert_uint_eq(run->summary.files, 2);
+    ck_assert_uint_eq(run->summary.processes, 2);
     ck_assert_uint_eq(run->findings->len, 0);
     ck_assert_uint_ge(run->summary.by_verdict[GL_VERDICT_SKIP_INIT], 50);
     ck_assert_uint_gt(run->summary.by_verdict[GL_VERDICT_SKIP_RUBY], 0);

@@ -3,6 +3,7 @@
 #include "testutil.h"
 #include "gemleak/judge/analyze.h"
 #include "gemleak/judge/classify.h"
+#include "gemleak/judge/fingerprint.h"
 #include "gemleak/judge/merge.h"
 #include "gemleak/report/report.h"
 #include "gemleak/base/sys.h"
@@ -36,6 +37,7 @@ START_TEST(test_same_stack_in_two_processes_merges)
     gl_findings_add(findings, leak(11, "15", "rb_vm_exec@" RUBY), 2);
     gl_findings_add(findings, leak(11, "15", "rb_vm_exec@" RUBY), 3);
     ck_assert_uint_eq(gl_findings_count(findings), 1);
+    gl_findings_fingerprint(findings);
     g_autoptr(GPtrArray) sorted = gl_findings_sorted(findings);
     const GlFinding *finding = g_ptr_array_index(sorted, 0);
     ck_assert_uint_eq(finding->occurrences, 3);
@@ -83,6 +85,7 @@ static GPtrArray *fingerprints_of(GlRecord *first, ...)
     for (GlRecord *record = first; record != NULL; record = va_arg(ap, GlRecord *))
         gl_findings_add(findings, record, n++);
     va_end(ap);
+    gl_findings_fingerprint(findings);
     g_autoptr(GPtrArray) sorted = gl_findings_sorted(findings);
     /* in the order added */
     for (guint i = 0; i < n; i++)
@@ -245,6 +248,7 @@ START_TEST(test_finding_shown_by_content_not_reading_order)
     gl_findings_add(into, late, 50);
     gl_findings_add(from, early, 5);
     gl_findings_absorb(into, from);
+    gl_findings_fingerprint(into);
     g_autoptr(GPtrArray) sorted = gl_findings_sorted(into);
     ck_assert_uint_eq(sorted->len, 1);
     const GlFinding *finding = g_ptr_array_index(sorted, 0);
@@ -292,6 +296,7 @@ START_TEST(test_repeated_frames_count_once)
         gl_findings_add(findings, record, depth);
     }
     ck_assert_uint_eq(gl_findings_count(findings), 1);
+    gl_findings_fingerprint(findings);
     g_autoptr(GPtrArray) sorted = gl_findings_sorted(findings);
     const GlFinding *finding = g_ptr_array_index(sorted, 0);
     ck_assert_uint_eq(finding->occurrences, 5);
@@ -334,6 +339,8 @@ START_TEST(test_accesses_to_one_freed_block_are_one_finding)
     gl_findings_add(findings, other, 5);
     ck_assert_uint_eq(gl_findings_count(findings), 2);
 
+    gl_findings_fingerprint(findings);
+
     g_autoptr(GPtrArray) sorted = gl_findings_sorted(findings);
     const GlFinding *finding = NULL;
     for (guint i = 0; i < sorted->len; i++)
@@ -356,6 +363,7 @@ START_TEST(test_totals_do_not_wrap)
         record->leaked_blocks = G_MAXUINT64 / 2;
         gl_findings_add(findings, record, i);
     }
+    gl_findings_fingerprint(findings);
     g_autoptr(GPtrArray) sorted = gl_findings_sorted(findings);
     const GlFinding *finding = g_ptr_array_index(sorted, 0);
     ck_assert(finding->total_bytes == G_MAXUINT64);
@@ -378,6 +386,7 @@ START_TEST(test_sorted_by_bytes_then_occurrences_then_order)
     gl_findings_add(findings, error_b, 3);
     gl_findings_add(findings, big, 4);
     gl_findings_add(findings, error_b2, 5);
+    gl_findings_fingerprint(findings);
     g_autoptr(GPtrArray) sorted = gl_findings_sorted(findings);
     ck_assert_uint_eq(sorted->len, 4);
     ck_assert_uint_eq(((GlFinding *) g_ptr_array_index(sorted, 0))->total_bytes, 5000);
@@ -394,7 +403,7 @@ START_TEST(test_forked_child_merges_with_parent)
     g_autofree char *dir = gl_test_fixture("xml/fork");
     const char *paths[] = { dir, NULL };
     g_autoptr(GlAnalysis) analysis = gl_analyze(paths, rules, 1);
-    ck_assert_uint_eq(analysis->summary.files, 2);
+    ck_assert_uint_eq(analysis->summary.processes, 2);
     ck_assert_uint_eq(analysis->findings->len, 1);
     const GlFinding *finding = g_ptr_array_index(analysis->findings, 0);
     /* the parent's leak, the child's inherited copy, and the child's own */
@@ -451,7 +460,7 @@ START_TEST(test_unreadable_inputs_are_problems_not_failures)
     g_autoptr(GlAnalysis) analysis = gl_analyze(paths, rules, 2);
     ck_assert_uint_eq(analysis->problems->len, 2);
     ck_assert_uint_eq(analysis->findings->len, 3);
-    ck_assert_uint_eq(analysis->summary.files, 1);
+    ck_assert_uint_eq(analysis->summary.processes, 1);
     const GError *missing = g_ptr_array_index(analysis->problems, 0);
     const GError *nothing = g_ptr_array_index(analysis->problems, 1);
     ck_assert(strstr(missing->message, "/nonexistent.xml") != NULL);
@@ -480,7 +489,7 @@ START_TEST(test_run_directory_with_gzip_and_other_xml)
                   analysis->problems->len > 0
                       ? ((GError *) g_ptr_array_index(analysis->problems, 0))->message : "");
     ck_assert_uint_eq(analysis->findings->len, 3);
-    ck_assert_uint_eq(analysis->summary.files, 1);
+    ck_assert_uint_eq(analysis->summary.processes, 1);
     gboolean noted = FALSE;
     for (guint i = 0; i < analysis->notes->len; i++)
         noted |= strstr(g_ptr_array_index(analysis->notes, i), "junit.xml: skipped") != NULL;

@@ -9,7 +9,8 @@
 #include "gemleak/judge/merge.h"
 
 typedef struct {
-    guint files;                         /* inputs opened */
+    guint processes;                     /* processes read: one an XML input, a shard's
+                                          * report its own count (its "files") */
     guint64 errors_seen;                 /* errors and fatal signals read */
     guint64 by_verdict[GL_N_VERDICTS];   /* [GL_VERDICT_KEEP] counts kept records, each
                                           * an occurrence of a finding */

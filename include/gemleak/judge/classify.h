@@ -1,16 +1,17 @@
 /* Deciding which Valgrind errors belong to the target extension. Knows Ruby
  * (its objects, its callbacks, Init_ functions), nothing about XML.
  *
- * GlRules is what the user asked for; it is built once, then shared
- * read-only by every thread. A GlClassifier applies the rules for one thread
- * and caches what it learns about each object path and function name, which
- * repeat in nearly every frame. */
+ * The rules (rules.h) are what the user asked for; they are built once,
+ * then shared read-only by every thread. A GlClassifier applies the rules
+ * for one thread and caches what it learns about each object path and
+ * function name, which repeat in nearly every frame. */
 #ifndef GEMLEAK_CLASSIFY_H
 #define GEMLEAK_CLASSIFY_H
 
 #include <glib.h>
 #include "gemleak/read/reader.h"
 #include "gemleak/base/record.h"
+#include "gemleak/judge/rules.h"
 
 typedef enum {
     GL_VERDICT_KEEP,
@@ -25,74 +26,6 @@ typedef enum {
 /* Returns: (transfer none): a short phrase for summaries, after @count
  * errors: "not in a target", "of another leak kind". */
 const char *gl_verdict_describe(GlVerdict verdict, guint64 count);
-
-typedef struct GlRules GlRules;
-
-/* Returns: (transfer full): rules with the defaults: definite leaks, every
- * memory error that enters a target, the built-in callback list, no
- * targets yet. Free with gl_rules_free(). */
-GlRules *gl_rules_new(void);
-void gl_rules_free(GlRules *rules);
-G_DEFINE_AUTOPTR_CLEANUP_FUNC(GlRules, gl_rules_free)
-
-/* Adds a target object: a binary name as Ruby authors say it ("redcarpet"
- * matches .../redcarpet.so), a shell glob ("*\/redcarpet.so"; without a '/'
- * it is matched against the file name), a path (symlinks resolved), or a
- * regular expression written /REGEX/, matched anywhere in the path, the
- * file name or the name before its first dot ("/\Aredcarpet\z/").
- * Returns: FALSE with GL_ERROR_USAGE for an empty pattern or a /REGEX/
- * that does not compile. */
-gboolean gl_rules_add_target(GlRules *rules, const char *pattern, GError **error);
-guint gl_rules_n_targets(const GlRules *rules);
-
-/* Returns: (transfer none): the patterns as given, in order. */
-const char *gl_rules_target_pattern(const GlRules *rules, guint index);
-
-/* Returns: TRUE if target @index matches the object @path. */
-gboolean gl_rules_target_matches(const GlRules *rules, guint index, const char *path);
-
-/* Functions to skip (--skip-function): a leak with a frame of one of these
- * between its allocation and its first target frame is skipped. Patterns
- * are shell globs ("rb_funcall*") or regular expressions written /REGEX/,
- * matched anywhere in the name as Ruby's Regexp#match?.
- * Returns: FALSE with GL_ERROR_USAGE for a /REGEX/ that does not compile. */
-gboolean gl_rules_add_callback(GlRules *rules, const char *pattern, GError **error);
-/* A file of patterns, one a line; '#' starts a comment.
- * Returns: FALSE with GL_ERROR_IO when it cannot be read, GL_ERROR_LIMIT
- * when it is larger than 1 MiB, GL_ERROR_USAGE for a bad pattern (named
- * with its FILE:LINE); the message names the option and the file. */
-gboolean gl_rules_add_callbacks_from_file(GlRules *rules, const char *path, GError **error);
-/* The same from @length bytes of @data (which may hold NULs: a line ends at
- * one); @name names it in messages. */
-gboolean gl_rules_add_callbacks_from_data(GlRules *rules, const char *data, gsize length,
-                                          const char *name, GError **error);
-/* Turns off the built-in rule that leaves out Ruby's own memory (rule 2):
- * only --skip-function patterns skip. */
-void gl_rules_drop_default_callbacks(GlRules *rules);
-
-/* Returns: (transfer none): the globs of Ruby's functions that allocate for
- * their caller (rule 2), NULL-terminated. */
-const char *const *gl_rules_allocation_functions(void);
-
-/* Returns: (transfer none): the globs of Ruby's extension loader (rule 3),
- * NULL-terminated. */
-const char *const *gl_rules_loader_functions(void);
-
-void gl_rules_set_leak_kinds(GlRules *rules, GlLeakKind kinds);
-GlLeakKind gl_rules_get_leak_kinds(const GlRules *rules);
-/* Parses Valgrind's spelling: "definite,possible", "all", "none".
- * Returns: FALSE with GL_ERROR_USAGE for an unknown kind. */
-gboolean gl_leak_kinds_parse(const char *spec, GlLeakKind *kinds, GError **error);
-
-/* Every memory error is kept, whether or not it enters a target. */
-void gl_rules_set_all_errors(GlRules *rules, gboolean all_errors);
-/* Ruby 3.4+ with RUBY_FREE_AT_EXIT=1 frees its own memory at exit, so every
- * leak that enters a target is kept: the callback and Init_ rules are off. */
-void gl_rules_set_free_at_exit(GlRules *rules, gboolean free_at_exit);
-
-/* Returns: TRUE if @path names Ruby itself: the ruby executable (ruby,
- * ruby3.1, ...) or its shared library (libruby.so.3.3.0, libruby-3.1.so.3.1.2). */
-gboolean gl_is_ruby_object(const char *path);
 
 typedef struct GlClassifier GlClassifier;
 

@@ -69,10 +69,10 @@ typedef struct {
 
 typedef struct GlFindings GlFindings;
 
-/* Returns: (transfer full): an empty table; free with gl_findings_free(). */
 /* Adds @pid to @pids (gint64) unless it is there: each once, in order. */
 void gl_pids_add(GArray *pids, gint64 pid);
 
+/* Returns: (transfer full): an empty table; free with gl_findings_free(). */
 GlFindings *gl_findings_new(void);
 void gl_findings_free(GlFindings *findings);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(GlFindings, gl_findings_free)
@@ -91,6 +91,7 @@ void gl_finding_add_site(GlFinding *finding, GlRecord *site);
 
 /* Adds @finding (consumed), merging it with an equal one. */
 void gl_findings_add_finding(GlFindings *findings, GlFinding *finding);
+
 /* As gl_findings_add(), with when the occurrence happened (nullable:
  * unknown), which the finding adds to its tests. */
 void gl_findings_add_attributed(GlFindings *findings, GlRecord *record, guint64 order,
@@ -101,16 +102,21 @@ void gl_findings_absorb(GlFindings *into, GlFindings *from);
 
 guint gl_findings_count(const GlFindings *findings);
 
+/* Returns: (transfer container): the findings, in no order. The table
+ * still owns each finding. */
+GPtrArray *gl_findings_list(GlFindings *findings);
+
 /* Returns: (transfer container): the findings, most bytes first, then most
- * occurrences, then by fingerprint; each with its fingerprint (unique in
- * the table) and the occurrence it shows. The table still owns each
- * finding. Source files are read for fingerprints (see source.h). */
+ * occurrences, then by fingerprint (gl_findings_fingerprint() gives them,
+ * first), then in reading order; a freed block's accesses sorted by
+ * content. The table still owns each finding. */
 GPtrArray *gl_findings_sorted(GlFindings *findings);
 
-/* Returns: (transfer full): the functions @finding's fingerprint is made
- * of, in the order of its stacks, a function repeated in a row once: the
- * extension's own (not inlined from a header). Free with g_strfreev(). */
-char **gl_finding_functions(const GlFinding *finding);
+/* Orders two occurrences of one finding by content alone: the one with
+ * fewest frames (the shallowest recursion) first, then by their frames.
+ * The one shown is then the same whatever the reading order.
+ * Returns: <0, 0 or >0, as strcmp() does. */
+gint gl_record_compare_content(const GlRecord *a, const GlRecord *b);
 
 /* Returns: (transfer full): the identity under which records merge: the kind
  * and every stack's frames up to its last target frame (the Ruby VM frames

@@ -1,7 +1,8 @@
 /* gemleak's own JSON reports read back as inputs: the shards of a CI
  * matrix, each a report of its own, merge as the processes of one run do.
  * A report's findings are already classified: they are merged, not judged
- * again. */
+ * again, which is why this input lives with the findings (judge/) and not
+ * with the readers of raw input (read/), which know nothing of findings. */
 #ifndef GEMLEAK_JSON_INPUT_H
 #define GEMLEAK_JSON_INPUT_H
 
@@ -22,7 +23,7 @@ gboolean gl_json_depth_within(const char *text, gsize length, guint max);
 
 /* What a report says of what it read. */
 typedef struct {
-    guint files;
+    guint processes;       /* the processes it read: its summary's "files" */
     guint64 errors_seen;
     guint64 by_verdict[GL_N_VERDICTS];
     guint64 repeated;      /* leak reports a later leak check repeated (--per-test) */

@@ -1,5 +1,5 @@
 /* gemleak's JSON reports as inputs (see json_input.h). */
-#include "gemleak/read/json_input.h"
+#include "gemleak/judge/json_input.h"
 #include "gemleak/base/errors.h"
 #include "gemleak/base/json_format.h"
 
@@ -329,7 +329,7 @@ gboolean gl_json_input_read(const char *path, GlFindings *findings, guint64 orde
     JsonObject *summary = object_member(report, "summary");
     read_unchecked(report, summary, input);
     JsonObject *reasons = object_member(summary, "skipped_by_reason");
-    input->files = (guint) CLAMP(int_member(summary, "files", 0), 0, G_MAXUINT);
+    input->processes = (guint) CLAMP(int_member(summary, "files", 0), 0, G_MAXUINT);
     input->errors_seen = (guint64) MAX(int_member(summary, "errors_seen", 0), 0);
     input->by_verdict[GL_VERDICT_SKIP_KIND] = (guint64) MAX(int_member(reasons, "other_leak_kinds", 0), 0);
     input->by_verdict[GL_VERDICT_SKIP_NO_TARGET] = (guint64) MAX(int_member(reasons, "not_in_target", 0), 0);

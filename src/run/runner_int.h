@@ -1,0 +1,31 @@
+/* Between the preparing of a run (prepare.c) and its running (runner.c).
+ * src/run/ only. */
+#ifndef GEMLEAK_RUNNER_INT_H
+#define GEMLEAK_RUNNER_INT_H
+
+#include <glib.h>
+#include "gemleak/run/runner.h"
+
+/* Makes the run directory, or the --keep-xml one, and locks it first.
+ * Returns: (transfer full): the directory, *lock the descriptor that holds
+ * its lock; NULL with @error set. */
+char *gl_run_make_dir(const GlRunOptions *options, int *lock, GError **error);
+
+/* Writes the Ruby helper (and, for --per-test, the client library) to a
+ * private directory of gemleak's own.
+ * Returns: (transfer full): the directory, locked (*lock); the caller
+ * removes it (gl_remove_tree) and frees the name. NULL with @error set. */
+char *gl_run_write_helper(gboolean per_test, int *lock, GError **error);
+
+/* Returns: (transfer full): the environment of the commands: the helper,
+ * the run directory, and GEMLEAK_VALGRIND (@valgrind, nullable) when a
+ * launcher runs outside Valgrind. Free with g_strfreev(). */
+char **gl_run_child_environment(const GlRunOptions *options, const char *run_dir,
+                                const char *helper_lib, const char *valgrind);
+
+/* Runs in a command's child between fork and exec (async-signal-safe):
+ * dies with gemleak (@parent: its pid), a large stack, a bounded number
+ * of descriptors. */
+void gl_run_child_setup(gpointer parent);
+
+#endif

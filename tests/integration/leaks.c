@@ -1,0 +1,250 @@
+/* Integration tests, gemleak run: the leaks of a gem's test suite, found
+ * and left out. */
+#include <string.h>
+#include <sys/resource.h>
+
+#include "harness.h"
+#include "gemleak/judge/analyze.h"
+
+START_TEST(test_clean_method_reports_nothing)
+{
+    g_autofree char *tmp = gl_test_tmpdir();
+    Result r = { 0 };
+    gemleak_run(&r, NULL, tmp, NO_ARGS, "require 'leaky'; Leaky.clean");
+    ck_assert_msg(r.status == 0, "status %d\n%s", r.status, r.err);
+    gl_assert_line(r.err, "^gemleak: ran under Valgrind \\d+\\.\\d+\\.\\d+ with \\d+ suppression files "
+                          "\\(Ruby \\d+\\.\\d+\\.\\d+\\)$");
+    gl_assert_line(r.err, "^gemleak: 1 file, \\d+ errors read: 0 findings, ");
+    /* the leak in Init_leaky is there, and skipped */
+    gl_assert_line(r.err, "\\d+ in Init code\\)$");
+    gl_assert_line(r.err, "^gemleak: target: .*/leaky/leaky\\.so$");
+    gl_assert_line(r.err, "^gemleak: pass: no findings$");
+    gl_assert_no_line(r.err, "kept in");
+    ck_assert_uint_eq(entries_in(tmp), 0);  /* the private directory is gone */
+    result_clear(&r);
+    gl_remove_tree(tmp);
+}
+END_TEST
+
+START_TEST(test_malloc_leak_reported_and_xml_kept)
+{
+    Result r = { 0 };
+    gemleak_run(&r, NULL, NULL, NO_ARGS, "require 'leaky'; Leaky.leak");
+    ck_assert_msg(r.status == 1, "status %d\n%s", r.status, r.err);
+    gl_assert_line(r.err, "^100 bytes in 1 block is definitely lost$");
+    gl_assert_line(r.err, "^ \\*leaky_leak \\(leaky\\.c:\\d+\\)$");
+    gl_assert_line(r.err, "^ \\*leaky_alloc \\(leaky\\.c:\\d+\\)$");
+    gl_assert_line(r.err, "^  malloc \\(at .*vgpreload_memcheck.*\\)$");
+    gl_assert_line(r.err, "^gemleak: FAIL: 1 leak losing 100 bytes$");
+    g_autofree char *dir = kept_dir(r.err);
+    ck_assert_ptr_nonnull(dir);
+    ck_assert(gl_list_xml_files_any(dir));
+    gl_remove_tree(dir);
+    result_clear(&r);
+}
+END_TEST
+
+START_TEST(test_use_after_free_shows_three_stacks)
+{
+    Result r = { 0 };
+    gemleak_run(&r, NULL, NULL, NO_ARGS, "require 'leaky'; Leaky.use_after_free");
+    ck_assert_msg(r.status == 1, "status %d\n%s", r.status, r.err);
+    gl_assert_line(r.err, "^Invalid write of size 1$");
+    gl_assert_line(r.err, "^Address 0x[0-9a-f]+ is 0 bytes inside a block of size 100 free'd$");
+    gl_assert_line(r.err, "^Block was alloc'd at$");
+    ck_assert_uint_eq(gl_test_count(r.err, strlen(r.err), " *leaky_use_after_free (leaky.c:"), 3);
+    gl_assert_line(r.err, "^gemleak: FAIL: 1 memory error$");
+    result_discard(&r);
+}
+END_TEST
+
+START_TEST(test_uninitialised_read_not_reported)
+{
+    Result r = { 0 };
+    gemleak_run(&r, NULL, NULL, NO_ARGS, "require 'leaky'; Leaky.uninitialized");
+    ck_assert_msg(r.status == 0, "status %d\n%s", r.status, r.err);
+    gl_assert_no_line(r.err, "Conditional jump");
+    gl_assert_line(r.err, "^gemleak: pass: no findings$");
+    result_clear(&r);
+}
+END_TEST
+
+START_TEST(test_callback_into_ruby_skipped_unless_defaults_dropped)
+{
+    const char *code = "require 'leaky'; Leaky.callback_intern; Leaky.callback_funcall";
+    Result r = { 0 };
+    gemleak_run(&r, NULL, NULL, NO_ARGS, code);
+    ck_assert_msg(r.status == 0, "status %d\n%s", r.status, r.err);
+    gl_assert_line(r.err, "[1-9]\\d* Ruby's own memory");
+    result_clear(&r);
+
+    Result all = { 0 };
+    gemleak_run(&all, NULL, NULL, ARGS("--no-default-skips"), code);
+    ck_assert_msg(all.status == 1, "status %d\n%s", all.status, all.err);
+    gl_assert_line(all.err, "^ \\*leaky_callback_(intern|funcall) \\(leaky\\.c:\\d+\\)$");
+    result_discard(&all);
+}
+END_TEST
+
+START_TEST(test_leak_in_init_not_reported)
+{
+    Result r = { 0 };
+    gemleak_run(&r, NULL, NULL, NO_ARGS, "require 'leaky'");
+    ck_assert_msg(r.status == 0, "status %d\n%s", r.status, r.err);
+    gl_assert_line(r.err, "[1-9]\\d* in Init code\\)$");
+    gl_assert_no_line(r.err, "Init_leaky \\(leaky");
+    result_clear(&r);
+}
+END_TEST
+
+START_TEST(test_helper_and_environment_in_every_ruby)
+{
+    const char *code =
+        "require 'leaky'; "
+        "print ENV['GEMLEAK_RUNNING'], ENV['RUBY_FREE_AT_EXIT'], defined?(GemLeakHelper) ? 1 : 0; "
+        "print `ruby --disable-gems -e 'print defined?(GemLeakHelper) ? 1 : 0'`; "
+        "print ' ', Process.getrlimit(:NOFILE).join(','), ' ', Process.getrlimit(:STACK)[0]";
+    Result r = { 0 };
+    gemleak_run(&r, NULL, NULL, NO_ARGS, code);
+    ck_assert_msg(r.status == 0, "status %d\n%s", r.status, r.err);
+    /* GEMLEAK_RUNNING, RUBY_FREE_AT_EXIT, the helper here and in a spawned Ruby */
+    ck_assert_msg(g_str_has_prefix(r.out, "1111 "), "stdout: %s", r.out);
+    g_auto(GStrv) fields = g_strsplit(r.out, " ", -1);
+    g_auto(GStrv) files = g_strsplit(fields[1], ",", 2);
+    ck_assert_int_le(g_ascii_strtoll(files[0], NULL, 10), 8192);
+    ck_assert_int_le(g_ascii_strtoll(files[1], NULL, 10), 8192);
+    ck_assert_msg(g_ascii_strtoull(fields[2], NULL, 10) == (guint64) RLIM_INFINITY,
+                  "stack limit %s", fields[2]);
+    result_clear(&r);
+
+    /* RUBY_FREE_AT_EXIT=0 turns it off: Ruby 3.4 turns it on when the
+     * variable is set at all, so it is removed; another value is kept. */
+    gemleak_run_env(&r, NULL, NULL, ARGS("RUBY_FREE_AT_EXIT=0"), NO_ARGS,
+                    "require 'leaky'; print ENV.fetch('RUBY_FREE_AT_EXIT', 'unset')");
+    ck_assert_msg(r.status == 0, "status %d\n%s", r.status, r.err);
+    ck_assert_str_eq(r.out, "unset");
+    result_clear(&r);
+    gemleak_run_env(&r, NULL, NULL, ARGS("RUBY_FREE_AT_EXIT=yes"), NO_ARGS,
+                    "require 'leaky'; print ENV.fetch('RUBY_FREE_AT_EXIT', 'unset')");
+    ck_assert_str_eq(r.out, "yes");
+    result_clear(&r);
+}
+END_TEST
+
+START_TEST(test_annotations_to_stdout_text_to_stderr)
+{
+    Result r = { 0 };
+    gemleak_run(&r, NULL, NULL, ARGS("--format", "text", "--format", "github:-"),
+                "require 'leaky'; Leaky.leak; $stdout.puts 'suite output'");
+    ck_assert_msg(r.status == 1, "status %d\n%s", r.status, r.err);
+    gl_assert_line(r.out, "^suite output$");
+    gl_assert_line(r.out, "^::error title=gemleak%3A definite leak in leaky_alloc ");
+    gl_assert_line(r.err, "^ \\*leaky_leak \\(leaky\\.c:\\d+\\)$");
+    gl_assert_no_line(r.err, "^::error");
+    result_discard(&r);
+}
+END_TEST
+
+/* Files after ::: shared among --jobs processes, --shard taking a slice:
+ * one report over them all. */
+START_TEST(test_jobs_and_shards)
+{
+    g_autofree char *dir = gl_test_tmpdir();
+    const char *names[] = { "a", "b", "c", "d" };
+    for (guint i = 0; i < G_N_ELEMENTS(names); i++) {
+        g_autofree char *file = g_strdup_printf("%s/%s.rb", dir, names[i]);
+        /* a and b leak; every file says which process ran it */
+        g_autofree char *code = g_strdup_printf(
+            "require 'leaky'; %s$stdout.puts \"%s in #{Process.pid}\"\n",
+            i < 2 ? "Leaky.leak; " : "", names[i]);
+        gl_test_write(file, code, -1);
+    }
+    g_autofree char *leaky = g_strdup_printf("-I%s/leaky", ext_dir);
+    const char *loader = "ARGV.each { |f| require f }";
+    g_autofree char *a = g_build_filename(dir, "a.rb", NULL);
+    g_autofree char *b = g_build_filename(dir, "b.rb", NULL);
+    g_autofree char *c = g_build_filename(dir, "c.rb", NULL);
+    g_autofree char *d = g_build_filename(dir, "d.rb", NULL);
+
+    const char *all[] = { gemleak_binary, "run", "--jobs", "2", "--", "ruby", "--disable-gems",
+                          leaky, "-e", loader, ":::", a, b, c, d, NULL };
+    /* in @dir, where the run keeps its durations file */
+    Result r = { 0 };
+    run_command(&r, dir, NULL, all);
+    ck_assert_msg(r.status == 1, "status %d\n%s", r.status, r.err);
+    gl_assert_line(r.err, "^gemleak: 2 commands at once under Valgrind$");
+    /* two processes (a and c, b and d), one merged finding */
+    gl_assert_line(r.err, "^gemleak: 2 files, \\d+ errors read: 1 finding \\(\\d+ occurrences?\\), ");
+    gl_assert_line(r.err, "^200 bytes in 2 blocks are definitely lost \\(2 occurrences in 2 processes\\)$");
+    g_auto(GStrv) lines = g_strsplit(r.out, "\n", -1);
+    ck_assert_uint_eq(g_strv_length(lines), 5);
+    result_discard(&r);
+
+    /* shard 1 of 2: a and c only */
+    const char *shard[] = { gemleak_binary, "run", "--shard", "1/2", "--", "ruby", "--disable-gems",
+                            leaky, "-e", loader, ":::", a, b, c, d, NULL };
+    Result s1 = { 0 };
+    run_command(&s1, dir, NULL, shard);
+    ck_assert_msg(s1.status == 1, "status %d\n%s", s1.status, s1.err);
+    gl_assert_line(s1.out, "^a in \\d+$");
+    gl_assert_line(s1.out, "^c in \\d+$");
+    gl_assert_no_line(s1.out, "^b in");
+    gl_assert_no_line(s1.out, "^d in");
+    result_discard(&s1);
+
+    const char *bad[] = { gemleak_binary, "run", "--shard", "3/2", "--", "ruby", ":::", a, NULL };
+    Result s3 = { 0 };
+    run_command(&s3, NULL, NULL, bad);
+    ck_assert_int_eq(s3.status, 2);
+    gl_assert_line(s3.err, "--shard 3/2: give I/N with 1 <= I <= N");
+    result_clear(&s3);
+    gl_remove_tree(dir);
+}
+END_TEST
+
+/* The helper lets go of minitest's memoized let values at exit. */
+START_TEST(test_helper_forgets_minitest_lets)
+{
+    const char *code =
+        "module Minitest; class Runnable; end; end; "
+        "test = Minitest::Runnable.new; test.instance_variable_set(:@_memoized, { big: 'x' * 100 }); "
+        "GemLeakHelper.forget_minitest_lets; p test.instance_variable_get(:@_memoized)";
+    Result r = { 0 };
+    gemleak_run(&r, NULL, NULL, ARGS("--object", "leaky"), code);
+    ck_assert_str_eq(r.out, "nil\n");
+    result_clear(&r);
+}
+END_TEST
+
+START_TEST(test_ruby_crashes_under_valgrind)
+{
+    Result r = { 0 };
+    gemleak_run(&r, NULL, NULL, NO_ARGS, "require 'leaky'; Leaky.crash");
+    ck_assert_msg(r.status == 5, "status %d\n%s", r.status, r.err);
+    gl_assert_line(r.err, "\\[BUG\\] Segmentation fault");           /* Ruby's own report */
+    gl_assert_line(r.err, "^Invalid write of size 1$");                 /* the bug */
+    gl_assert_line(r.err, "^Process terminating with default action of signal 6 \\(SIGABRT\\)$");
+    gl_assert_line(r.err, "^ \\*leaky_crash \\(leaky\\.c:\\d+\\)$");
+    gl_assert_line(r.err, "^gemleak: note: .*: process \\d+ died: Process terminating with default "
+                          "action of signal 6 \\(SIGABRT\\)$");
+    g_autofree char *dir = kept_dir(r.err);
+    ck_assert_ptr_nonnull(dir);
+    gl_remove_tree(dir);
+    result_clear(&r);
+}
+END_TEST
+
+void integration_leaks(TCase *tcase)
+{
+    tcase_add_test(tcase, test_clean_method_reports_nothing);
+    tcase_add_test(tcase, test_malloc_leak_reported_and_xml_kept);
+    tcase_add_test(tcase, test_use_after_free_shows_three_stacks);
+    tcase_add_test(tcase, test_uninitialised_read_not_reported);
+    tcase_add_test(tcase, test_callback_into_ruby_skipped_unless_defaults_dropped);
+    tcase_add_test(tcase, test_leak_in_init_not_reported);
+    tcase_add_test(tcase, test_helper_and_environment_in_every_ruby);
+    tcase_add_test(tcase, test_annotations_to_stdout_text_to_stderr);
+    tcase_add_test(tcase, test_jobs_and_shards);
+    tcase_add_test(tcase, test_ruby_crashes_under_valgrind);
+    tcase_add_test(tcase, test_helper_forgets_minitest_lets);
+}

@@ -1,0 +1,124 @@
+/* Integration tests: the gemleak binary as a user runs it, on real Valgrind
+ * and real Ruby.
+ *
+ *   check_integration FIXTURES-DIR GEMLEAK-BINARY
+ *
+ * This file builds the fixtures once, gathers the test cases of the other
+ * files of tests/integration/ (one per area) and runs them at once. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "harness.h"
+
+/* Runs the test cases named in @names (NULL-terminated) in a child each, at
+ * once: each scenario is a Ruby process under Valgrind, and the machine has
+ * more than one core.
+ * Returns: how many tests failed in all. */
+static int run_in_parallel(Suite *suite, const char *const *names)
+{
+    g_autoptr(GArray) pids = g_array_new(FALSE, FALSE, sizeof(pid_t));
+    /* CK_RUN_CASE picks one case, as it does for an ordinary Check runner. */
+    const char *only = g_getenv("CK_RUN_CASE");
+    for (const char *const *name = names; *name != NULL; name++) {
+        if (only != NULL && *only != '\0' && strcmp(only, *name) != 0)
+            continue;
+        pid_t pid = fork();
+        if (pid == 0) {
+            SRunner *runner = srunner_create(suite);
+            srunner_run(runner, NULL, *name, CK_NORMAL);
+            int failed = srunner_ntests_failed(runner);
+            srunner_free(runner);
+            _exit(failed > 125 ? 125 : failed);
+        }
+        g_array_append_val(pids, pid);
+    }
+    int failed = 0;
+    for (guint i = 0; i < pids->len; i++) {
+        int wait_status = 0;
+        waitpid(g_array_index(pids, pid_t, i), &wait_status, 0);
+        failed += WIFEXITED(wait_status) ? WEXITSTATUS(wait_status) : 1;
+    }
+    return failed;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc != 3) {
+        fprintf(stderr, "usage: %s FIXTURES-DIR GEMLEAK-BINARY\n", argv[0]);
+        return 2;
+    }
+    g_autofree char *fixtures = g_canonicalize_filename(argv[1], NULL);
+    g_autofree char *binary = g_canonicalize_filename(argv[2], NULL);
+    gl_test_fixtures = fixtures;
+    gemleak_binary = binary;
+    project_root = g_path_get_dirname(fixtures);
+    g_setenv("NO_COLOR", "1", TRUE);
+    /* A gemleak run from the environment (rake under gemleak) must not leak in. */
+    g_unsetenv("RUBYOPT");
+    g_unsetenv("RUBYLIB");
+
+    /* No ck_assert outside a test: Check reports even passing ones. */
+    g_autoptr(GError) error = NULL;
+    ext_dir = g_dir_make_tmp("gemleak-ext-XXXXXX", &error);
+    if (ext_dir == NULL || !build_extension("leaky", &error) || !build_extension("other", &error) ||
+        !build_extension("probe", &error) ||
+        !prepare_sample_gem(&error)) {
+        fprintf(stderr, "check_integration: cannot build the fixture extensions: %s\n",
+                error->message);
+        gl_remove_tree(ext_dir);
+        return EXIT_FAILURE;
+    }
+
+    /* The test cases run at once, each in a process of its own
+     * (run_in_parallel); the tests of one case run in turn. */
+    enum { SELF, LEAKS, VERDICTS, PROCESSES, COMMANDS, CHECKED, PER_TEST, MINITEST, RSPEC, GEM,
+           N_CASES };
+    const char *names[N_CASES + 1] = {
+        [SELF] = "gemleak itself",
+        [LEAKS] = "run: leaks",
+        [VERDICTS] = "run: verdicts",
+        [PROCESSES] = "run: processes and options",
+        [COMMANDS] = "run: what runs, what is kept",
+        [CHECKED] = "run: what was not checked never passes",
+        [PER_TEST] = "run: per test",
+        [MINITEST] = "rake: minitest",
+        [RSPEC] = "rake: rspec and options",
+        [GEM] = "the gem from a clone",
+        [N_CASES] = NULL,
+    };
+    TCase *cases[N_CASES];
+    for (guint i = 0; i < N_CASES; i++)
+        cases[i] = tcase_create(names[i]);
+
+    integration_self(cases[SELF]);
+    integration_leaks(cases[LEAKS]);
+    integration_verdicts(cases[VERDICTS]);
+    integration_processes(cases[PROCESSES]);
+    integration_commands(cases[COMMANDS]);
+    integration_checked(cases[CHECKED]);
+    integration_minitest(cases[MINITEST]);
+    integration_rspec(cases[RSPEC]);
+    integration_per_test(cases[PER_TEST]);
+    integration_gem(cases[GEM]);
+
+    Suite *suite = suite_create("integration");
+    for (guint i = 0; i < N_CASES; i++) {
+        tcase_set_timeout(cases[i], 600);
+        suite_add_tcase(suite, cases[i]);
+    }
+    /* The runner owns the suite: freeing it frees the suite too. */
+    SRunner *owner = srunner_create(suite);
+    int failed = run_in_parallel(suite, names);
+    srunner_free(owner);
+    gl_remove_tree(ext_dir);
+    g_free(ext_dir);
+    g_free(sample_gem);
+    g_free(project_root);
+    if (failed > 0)
+        fprintf(stderr, "check_integration: %d test%s failed\n", failed, failed == 1 ? "" : "s");
+    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}

@@ -1,0 +1,238 @@
+/* Integration tests, --per-test: which test leaked. */
+#include <string.h>
+
+#include "harness.h"
+
+/* The line of the example gem's @file (relative to it) that holds @needle. */
+static guint sample_line(const char *file, const char *needle)
+{
+    g_autofree char *relative = g_build_filename("sample-gem", file, NULL);
+    g_autofree char *path = gl_test_fixture(relative);
+    g_autofree char *text = gl_test_read(path, NULL);
+    const char *at = strstr(text, needle);
+    ck_assert_msg(at != NULL, "%s has no %s", file, needle);
+    guint line = 1;
+    for (const char *c = text; c < at; c++)
+        line += *c == '\n';
+    return line;
+}
+
+/* gemleak run ARGS --format text --format json:report.json -- COMMAND, in a
+ * fresh copy of the example gem; *report (nullable) receives the JSON
+ * report's root, which @parser owns.
+ * Returns: (transfer full) the copy's directory. */
+static char *sample_run(Result *result, const char *const *args, const char *const *command,
+                        JsonParser *parser, JsonObject **report)
+{
+    char *dir = gl_test_tmpdir();
+    g_autofree char *copy = g_strdup_printf("cp -a '%s/.' '%s'", sample_gem, dir);
+    const char *cp[] = { "sh", "-c", copy, NULL };
+    ck_assert_int_eq(gl_test_spawn(cp, NULL, NULL), 0);
+    g_autofree char *json = g_build_filename(dir, "report.json", NULL);
+    g_autofree char *json_format = g_strconcat("json:", json, NULL);
+    g_autoptr(GPtrArray) argv = g_ptr_array_new();
+    g_ptr_array_add(argv, (gpointer) gemleak_binary);
+    g_ptr_array_add(argv, (gpointer) "run");
+    for (const char *const *arg = args; arg != NULL && *arg != NULL; arg++)
+        g_ptr_array_add(argv, (gpointer) *arg);
+    const char *formats[] = { "--format", "text", "--format", json_format, "--", NULL };
+    for (const char *const *arg = formats; *arg != NULL; arg++)
+        g_ptr_array_add(argv, (gpointer) *arg);
+    for (const char *const *arg = command; *arg != NULL; arg++)
+        g_ptr_array_add(argv, (gpointer) *arg);
+    g_ptr_array_add(argv, NULL);
+    run_command(result, dir, NULL, (const char *const *) argv->pdata);
+    ck_assert_msg(json_parser_load_from_file(parser, json, NULL), "no JSON report:\n%s",
+                  result->err);
+    *report = json_node_get_object(json_parser_get_root(parser));
+    return dir;
+}
+
+/* The one finding of @report: there must be exactly one. */
+static JsonObject *only_finding(JsonObject *report, const char *err)
+{
+    JsonArray *findings = json_object_get_array_member(report, "findings");
+    ck_assert_msg(json_array_get_length(findings) == 1, "%u findings:\n%s",
+                  json_array_get_length(findings), err);
+    return json_array_get_object_element(findings, 0);
+}
+
+/* "NAME @ LOCATION; ..." of the finding's tests: the whole list, so that an
+ * assertion on it also says that no clean test is named. */
+static char *finding_tests(JsonObject *finding)
+{
+    JsonArray *tests = json_object_get_array_member(finding, "tests");
+    GString *out = g_string_new(NULL);
+    for (guint i = 0; i < json_array_get_length(tests); i++) {
+        JsonObject *test = json_array_get_object_element(tests, i);
+        g_string_append_printf(out, "%s%s @ %s", i > 0 ? "; " : "",
+                               json_object_get_string_member(test, "name"),
+                               json_object_get_string_member(test, "location"));
+    }
+    return g_string_free(out, FALSE);
+}
+
+/* Three minitest tests, one of which leaks: --per-test names exactly that
+ * one; without it the report is what it always was, the same leak with
+ * the same numbers. */
+START_TEST(test_per_test_minitest)
+{
+    guint line = sample_line("test/words_test.rb", "def test_count");
+    const char *command[] = { "ruby", "-Ilib", "-Itest", "test/words_test.rb", NULL };
+    g_autoptr(JsonParser) parser = json_parser_new();
+    JsonObject *report = NULL;
+    Result r = { 0 };
+    char *dir = sample_run(&r, ARGS("--per-test"), command, parser, &report);
+    ck_assert_msg(r.status == 1, "status %d:\n%s", r.status, r.err);
+    gl_assert_line(r.out, "^3 runs, 3 assertions, 0 failures, 0 errors");
+    JsonObject *finding = only_finding(report, r.err);
+    g_autofree char *tests = finding_tests(finding);
+    g_autofree char *expected = g_strdup_printf("WordsTest#test_count @ test/words_test.rb:%u", line);
+    ck_assert_str_eq(tests, expected);
+    ck_assert(!json_object_get_boolean_member(finding, "lost_at_exit"));
+    ck_assert(!json_object_get_boolean_member(finding, "lost_before_tests"));
+    ck_assert_int_eq(json_object_get_int_member(finding, "occurrences"), 1);
+    g_autofree char *pattern = g_strdup_printf("^6 bytes in 1 block is definitely lost\n"
+                                               "first lost in WordsTest#test_count "
+                                               "\\(test/words_test\\.rb:%u\\)$", line);
+    gl_assert_line(r.err, pattern);
+    gl_assert_line(r.err, "^gemleak: FAIL: 1 leak losing 6 bytes$");
+    g_autofree char *message = g_strdup(json_object_get_string_member(finding, "message"));
+    g_autofree char *fingerprint = g_strdup(json_object_get_string_member(finding, "fingerprint"));
+    forget(&r, dir);
+
+    g_autoptr(JsonParser) plain_parser = json_parser_new();
+    Result plain = { 0 };
+    dir = sample_run(&plain, NULL, command, plain_parser, &report);
+    ck_assert_msg(plain.status == 1, "status %d:\n%s", plain.status, plain.err);
+    finding = only_finding(report, plain.err);
+    ck_assert_uint_eq(json_array_get_length(json_object_get_array_member(finding, "tests")), 0);
+    ck_assert(!json_object_get_boolean_member(finding, "lost_at_exit"));
+    ck_assert_str_eq(json_object_get_string_member(finding, "message"), message);
+    ck_assert_str_eq(json_object_get_string_member(finding, "fingerprint"), fingerprint);
+    JsonObject *summary = json_object_get_object_member(report, "summary");
+    ck_assert_int_eq(json_object_get_int_member(
+                         json_object_get_object_member(summary, "skipped_by_reason"),
+                         "repeated_by_later_check"), 0);
+    gl_assert_no_line(plain.err, "first lost|at exit|repeated|--per-test");
+    gl_assert_line(plain.err, "^gemleak: FAIL: 1 leak losing 6 bytes$");
+    forget(&plain, dir);
+}
+END_TEST
+
+START_TEST(test_per_test_rspec)
+{
+    guint line = sample_line("spec/words_spec.rb", "it \"counts them\"");
+    g_autoptr(JsonParser) parser = json_parser_new();
+    JsonObject *report = NULL;
+    Result r = { 0 };
+    char *dir = sample_run(&r, ARGS("--per-test"), ARGS("rspec", "spec/words_spec.rb"), parser,
+                           &report);
+    ck_assert_msg(r.status == 1, "status %d:\n%s", r.status, r.err);
+    gl_assert_line(r.out, "^3 examples, 0 failures$");
+    g_autofree char *tests = finding_tests(only_finding(report, r.err));
+    g_autofree char *expected = g_strdup_printf("Tally words counts them @ spec/words_spec.rb:%u",
+                                                line);
+    ck_assert_str_eq(tests, expected);
+    forget(&r, dir);
+}
+END_TEST
+
+START_TEST(test_per_test_test_unit)
+{
+    guint line = sample_line("test/words_unit_test.rb", "def test_count");
+    g_autoptr(JsonParser) parser = json_parser_new();
+    JsonObject *report = NULL;
+    Result r = { 0 };
+    char *dir = sample_run(&r, ARGS("--per-test"), ARGS("ruby", "test/words_unit_test.rb"), parser,
+                           &report);
+    ck_assert_msg(r.status == 1, "status %d:\n%s", r.status, r.err);
+    gl_assert_line(r.out, "^3 tests, 3 assertions, 0 failures, 0 errors");
+    g_autofree char *tests = finding_tests(only_finding(report, r.err));
+    g_autofree char *expected = g_strdup_printf("WordsUnitTest#test_count @ "
+                                                "test/words_unit_test.rb:%u", line);
+    ck_assert_str_eq(tests, expected);
+    forget(&r, dir);
+}
+END_TEST
+
+/* Per test file: the file that leaked, of two. A forked child attributes
+ * in its own process: the test it was forked in. */
+START_TEST(test_per_test_file_and_fork)
+{
+    g_autoptr(JsonParser) parser = json_parser_new();
+    JsonObject *report = NULL;
+    Result r = { 0 };
+    char *dir = sample_run(&r, ARGS("--per-test=file"),
+                           ARGS("ruby", "-Ilib", "-Itest", "-e",
+                                "ARGV.each { |f| require File.expand_path(f) }",
+                                "test/frequencies_test.rb", "test/words_test.rb"),
+                           parser, &report);
+    ck_assert_msg(r.status == 1, "status %d:\n%s", r.status, r.err);
+    gl_assert_line(r.out, "^5 runs, 5 assertions, 0 failures");
+    g_autofree char *tests = finding_tests(only_finding(report, r.err));
+    ck_assert_str_eq(tests, "test/words_test.rb @ test/words_test.rb");
+    gl_assert_line(r.err, "^first lost in test/words_test\\.rb$");
+    forget(&r, dir);
+
+    guint line = sample_line("test/forking_test.rb", "def test_count_in_a_child");
+    g_autoptr(JsonParser) fork_parser = json_parser_new();
+    Result forked = { 0 };
+    dir = sample_run(&forked, ARGS("--per-test"), ARGS("ruby", "-Ilib", "-Itest",
+                                                       "test/forking_test.rb"),
+                     fork_parser, &report);
+    ck_assert_msg(forked.status == 1, "status %d:\n%s", forked.status, forked.err);
+    gl_assert_line(forked.out, "^2 runs, 2 assertions, 0 failures");
+    JsonObject *finding = only_finding(report, forked.err);
+    g_autofree char *fork_tests = finding_tests(finding);
+    g_autofree char *expected = g_strdup_printf("ForkingTest#test_count_in_a_child @ "
+                                                "test/forking_test.rb:%u", line);
+    ck_assert_str_eq(fork_tests, expected);
+    /* the child's leak, in the child alone */
+    ck_assert_uint_eq(json_array_get_length(json_object_get_array_member(finding, "pids")), 1);
+    forget(&forked, dir);
+
+    /* no test framework: said, and the leak reported as ever */
+    g_autoptr(JsonParser) script_parser = json_parser_new();
+    Result script = { 0 };
+    dir = sample_run(&script, ARGS("--per-test"),
+                     ARGS("ruby", "-Ilib", "-e", "require 'tally'; Tally.count('a b')"),
+                     script_parser, &report);
+    ck_assert_msg(script.status == 1, "status %d:\n%s", script.status, script.err);
+    gl_assert_line(script.err, "^gemleak: warning: --per-test: no process ran a test under "
+                               "minitest, test-unit or RSpec");
+    ck_assert_uint_eq(json_array_get_length(json_object_get_array_member(
+                          only_finding(report, script.err), "tests")), 0);
+    forget(&script, dir);
+}
+END_TEST
+
+/* The Rake setting: per_test = true, and :file. */
+START_TEST(test_per_test_rake_setting)
+{
+    guint line = sample_line("test/words_test.rb", "def test_count");
+    Result r = { 0 };
+    char *dir = rake_run(&r, ARGS("PER_TEST=true"), ARGS("test:valgrind", "TEST=test/words_test.rb"));
+    ck_assert_int_ne(r.status, 0);
+    g_autofree char *pattern = g_strdup_printf("^first lost in WordsTest#test_count "
+                                               "\\(test/words_test\\.rb:%u\\)$", line);
+    gl_assert_line(r.err, pattern);
+    gl_assert_line(r.err, "^GemLeak::Error: gemleak: 1 finding ");
+    forget(&r, dir);
+
+    Result file = { 0 };
+    dir = rake_run(&file, ARGS("PER_TEST=file"), ARGS("spec:valgrind", "SPEC=spec/words_spec.rb"));
+    ck_assert_int_ne(file.status, 0);
+    gl_assert_line(file.err, "^first lost in spec/words_spec\\.rb$");
+    forget(&file, dir);
+}
+END_TEST
+
+void integration_per_test(TCase *tcase)
+{
+    tcase_add_test(tcase, test_per_test_minitest);
+    tcase_add_test(tcase, test_per_test_rspec);
+    tcase_add_test(tcase, test_per_test_test_unit);
+    tcase_add_test(tcase, test_per_test_file_and_fork);
+    tcase_add_test(tcase, test_per_test_rake_setting);
+}
