@@ -222,7 +222,12 @@ module DocExamples
         return parses_as_sh(block)
       end
       if (test = block.attrs["tested-by"])
-        fail!(block, "tested-by #{test}: no such file") unless File.file?(File.join(ROOT, test))
+        path = File.join(ROOT, test)
+        return fail!(block, "tested-by #{test}: no such file") unless File.file?(path)
+        # the test reads this very block, by its marker
+        unless block.marker && File.read(path).include?("\"#{block.marker}\"")
+          fail!(block, "tested-by #{test}: it does not read the block's marker (gemleak:#{block.marker})")
+        end
         return parses_as_sh(block)
       end
       dir = checkout
