@@ -110,6 +110,34 @@ module DocExamples
     blocks
   end
 
+  # GitHub's anchor for a heading: lower case, punctuation but - and _ gone,
+  # spaces made -.
+  def slug(heading)
+    heading.downcase.gsub(/[^\p{Word}\- ]/, "").tr(" ", "-")
+  end
+
+  # Every relative link of the Markdown files reaches a file, and a heading
+  # in it: the README links the guide by section.
+  def broken_links
+    anchors = Hash.new do |hash, file|
+      path = File.join(ROOT, file)
+      hash[file] = File.file?(path) ? File.read(path).scan(/^#+ (.+)$/).map { |(h)| slug(h) } : nil
+    end
+    FILES.flat_map do |file|
+      text = File.read(File.join(ROOT, file)).gsub(/^\s*```.*?^\s*```$/m, "")
+      text.scan(/\]\(([^)\s]+)\)/).flatten.reject { |link| link.match?(%r{\A[a-z]+://}) }.filter_map do |link|
+        target, anchor = link.split("#", 2)
+        target = target.empty? ? file : File.join(File.dirname(file), target).delete_prefix("./")
+        target = File.expand_path(target, ROOT).delete_prefix("#{ROOT}/")
+        next "#{file}: #{link}: no #{target}" unless File.exist?(File.join(ROOT, target))
+        next if anchor.nil? || !target.end_with?(".md")
+        next if anchors[target].include?(anchor)
+
+        "#{file}: #{link}: no heading ##{anchor} in #{target}"
+      end
+    end
+  end
+
   # Logical lines: \ continuations joined, blank lines and comments left out.
   def commands(text)
     text.gsub(/\\\n/, " ").lines.map(&:strip).reject { |l| l.empty? || l.start_with?("#") }
@@ -366,6 +394,9 @@ module DocExamples
     first = blocks.find { |b| b.file == "README.md" && b.lang == "yaml" }
     raise Failure, "README.md: no CI example" unless first
     raise Failure, "#{first.where}: the first CI example must be checked for contents: read" unless first.attrs["contents-read"]
+    links = broken_links
+    raise Failure, "links that lead nowhere:\n#{links.join("\n")}" unless links.empty?
+
     runner = Runner.new(gemleak)
     begin
       runner.check_all(blocks, ENV["GEMLEAK_DOCS_ONLY"])
