@@ -378,6 +378,8 @@ module DocExamples
 
     def check_all(blocks, only)
       @marked = blocks.select(&:marker).to_h { |b| [b.marker, b.text] }
+      raise Failure, "GEMLEAK_DOCS_ONLY=#{only}: no block starts there" if only && blocks.none? { |b| b.where == only }
+
       blocks.each do |block|
         next if only && block.where != only
 
