@@ -2,7 +2,8 @@
 #
 #   make            build build/gemleak
 #   make demo       run gemleak on the bundled example gem
-#   make check      unit, helper (Ruby) and integration tests (real Ruby, real Valgrind)
+#   make check      unit, helper (Ruby), documentation and integration tests (real Ruby,
+#                   real Valgrind)
 #   make asan       the unit suite under AddressSanitizer and UBSan
 #   make fuzz       reader, classifier and reports under libFuzzer, FUZZ_SECONDS=60
 #   make bench      the benchmark in bench/ (see README.md, "Performance")
@@ -73,7 +74,7 @@ INTEG_OBJS := $(INTEG_SRCS:tests/%.c=$(B)/obj/tests/%.o) $(B)/obj/tests/testutil
 RESDIR    := src/run
 RESOURCES := $(B)/helper/gemleak_helper.rb $(B)/client/gemleak_client.so
 
-.PHONY: all demo check check-unit check-helper check-integration asan fuzz bench lint \
+.PHONY: all demo check check-unit check-helper check-docs check-integration asan fuzz bench lint \
         install uninstall clean deps-build deps-check deps-demo deps-fuzz deps-bench deps-lint
 
 all: deps-build
@@ -155,15 +156,22 @@ $(B)/tests/check_integration: $(INTEG_OBJS) $(B)/libgemleak.a
 # check installs what is missing first, then builds and runs in a new make,
 # which reads pkg-config's flags once the packages are there.
 check: deps-check
-	@$(MAKE) --no-print-directory check-unit check-helper check-integration
+	@$(MAKE) --no-print-directory check-unit check-helper check-docs check-integration
 
 check-unit: $(B)/tests/check_unit
 	$(B)/tests/check_unit fixtures
 
-# The Ruby helper's own tests: plain Ruby and minitest, no Valgrind.
+# The Ruby helper's and the Rake library's own tests: plain Ruby and
+# minitest, no Valgrind.
 check-helper:
 	$(MAKE) --no-print-directory $(B)/helper/gemleak_helper.rb
 	GEMLEAK_HELPER=$(abspath $(B)/helper/gemleak_helper.rb) ruby tests/run/helper/run.rb
+	ruby tests/rake/test_messages.rb
+
+# Every example of README.md, doc/guide.md and gemleak(1)'s EXAMPLES, run
+# as written against the example gem (doc/guide.md, "The tests").
+check-docs: $(B)/gemleak
+	ruby tests/docs/examples.rb $(B)/gemleak
 
 check-integration: $(B)/gemleak $(B)/tests/check_integration
 	$(B)/tests/check_integration fixtures $(B)/gemleak

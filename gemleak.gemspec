@@ -26,7 +26,7 @@ Gem::Specification.new do |spec|
   # What building the binary needs, and what it and the library use at run
   # time; not the tests, benchmarks or fuzzing.
   spec.files = Dir.chdir(__dir__) do
-    Dir["Makefile", "LICENSE", "README.md", "gemleak.gemspec", "ext/gemleak/extconf.rb",
+    Dir["Makefile", "LICENSE", "README.md", "doc/guide.md", "gemleak.gemspec", "ext/gemleak/extconf.rb",
         "include/gemleak/**/*.h", "src/*/*.c", "src/*/*_int.h", "src/run/gemleak.gresource.xml", "src/run/helper/*.rb",
         "src/run/client/*.c",
         "suppressions/*.supp", "man/gemleak.1", "scripts/install-deps",

@@ -62,7 +62,7 @@ module GemLeak
 
   # What `gemleak run` is told: each setting maps to one of its options.
   # ruby_memcheck's setting names work too, with ruby_memcheck's meaning
-  # (see the README, "Moving from ruby_memcheck").
+  # (see doc/guide.md, "ruby_memcheck's settings").
   class Configuration
     # ruby_memcheck lists the Ruby functions whose allocations are Ruby's;
     # gemleak needs no list: its rule 2 knows Ruby's allocation functions
@@ -127,7 +127,7 @@ module GemLeak
           raise Error, "GemLeak: #{name} is ruby_memcheck's, not gemleak's: #{NOT_FOR_GEMLEAK[name.to_sym]}"
         end
         unless respond_to?("#{name}=")
-          raise Error, "GemLeak: unknown setting #{name} (see the README, \"Rake\", for the settings)"
+          raise Error, "GemLeak: unknown setting #{name} (see doc/guide.md, \"Rake settings\", for the settings)"
         end
 
         public_send("#{name}=", value)
@@ -402,12 +402,29 @@ module GemLeak
       incomplete = report.dig("gate", "complete") == false
       if suite_status.nonzero?
         return "#{command_name} failed (status #{suite_status}); gemleak found no leaks" unless incomplete
+        if checked_nothing?
+          return "#{command_name} failed (status #{suite_status}), and gemleak checked nothing: no " \
+                 "process under Valgrind loaded the extension; its messages are above"
+        end
 
         return "#{command_name} failed (status #{suite_status}), and gemleak could not read all " \
                "that Valgrind wrote (no leaks in what it read); its messages are above"
       end
+      if checked_nothing?
+        return "gemleak: nothing was checked (status #{exit_status(status)}): no process under " \
+               "Valgrind loaded the extension; its message is above"
+      end
 
       "gemleak could not read all that Valgrind wrote (status #{exit_status(status)}); its message is above"
+    end
+
+    # The run read all there was, and no process under Valgrind loaded a
+    # target: not XML gemleak could not read. The report says it only in
+    # words, in the gate's line and the summary's problems.
+    def checked_nothing?
+      problems = Array(report&.dig("summary", "problems"))
+      gate = report&.dig("gate", "message").to_s
+      gate.include?("nothing was checked") || problems.any? { |p| p.to_s.start_with?("nothing was checked") }
     end
 
     # How the command under gemleak ended, 0 when it passed: the report says

@@ -854,12 +854,12 @@ end
 
 case GemLeakLaunch.start
 when :launcher
-  Kernel.prepend(GemLeakLaunch::Watch)
+  Object.prepend(GemLeakLaunch::Watch) # Object, as GemLeakHelper::Require below
   Kernel.singleton_class.prepend(GemLeakLaunch::HandOver)
   at_exit { GemLeakLaunch.check_extensions(restart: false) }
   return
 when :outside
-  Kernel.prepend(GemLeakLaunch::Watch)
+  Object.prepend(GemLeakLaunch::Watch)
   at_exit { GemLeakLaunch.check_extensions(restart: false) }
   return
 when :unchecked
@@ -868,7 +868,14 @@ end
 
 GemLeakHelper.start_list
 GemLeakHelper.record_new_extensions
-Kernel.prepend(GemLeakHelper::Require)
+# Object, not Kernel: bundler/setup, which RUBYOPT loads after the helper,
+# replaces Kernel#require with Ruby's own to turn RubyGems' gem activation
+# off; with a module prepended to Kernel that replacement does not hold,
+# and a require that fails (an optional dependency probed for) has
+# RubyGems look through every gem, warning "Ignoring NAME because its
+# extensions are not built. Try: gem pristine" about the project's own
+# gemspec. Every object that can call require is an Object.
+Object.prepend(GemLeakHelper::Require)
 Process.singleton_class.prepend(GemLeakHelper::Fork) if Process.respond_to?(:_fork)
 
 # Registered before the test framework's own at_exit, so it runs after it.

@@ -1,0 +1,55 @@
+# frozen_string_literal: true
+
+# What the Rake tasks say when a run fails, from the JSON report gemleak
+# wrote (no Valgrind: the report is written here as gemleak writes it).
+require "minitest/autorun"
+require "json"
+$LOAD_PATH.unshift(File.expand_path("../../rake/lib", __dir__))
+require "gemleak"
+
+class RakeMessagesTest < Minitest::Test
+  Status = Struct.new(:exitstatus)
+
+  # The message GemLeak::Error carries for a run that ended with @status
+  # and wrote @report; nil when the task passes.
+  def message_for(report, status)
+    session = GemLeak::Session.new(GemLeak::Configuration.new(executable: "/bin/true"))
+    File.write(session.instance_variable_get(:@report_path), JSON.generate(report))
+    session.check!(status.zero?, Status.new(status), "rake test")
+    nil
+  rescue GemLeak::Error => e
+    e.message
+  end
+
+  def report(gate_message, problems, command_status: 0)
+    {
+      "findings" => [],
+      "summary" => { "problems" => problems },
+      "command" => { "status" => command_status },
+      "gate" => { "failed" => false, "complete" => false, "message" => gate_message },
+    }
+  end
+
+  NOTHING = "gemleak: INCOMPLETE: nothing was checked: no process under Valgrind loaded a " \
+            "target extension (see gemleak's messages)"
+
+  # gemleak read everything there was; there was just nothing to read
+  def test_nothing_checked_says_so
+    message = message_for(report(NOTHING, ["nothing was checked: no process under Valgrind loaded tally"]), 3)
+    assert_match(/nothing was checked/, message)
+    refute_match(/could not read/, message)
+  end
+
+  def test_nothing_checked_and_the_suite_failed
+    message = message_for(report(NOTHING, ["nothing was checked"], command_status: 1), 3)
+    assert_match(/\Arake test failed \(status 1\), and gemleak checked nothing/, message)
+    refute_match(/could not read/, message)
+  end
+
+  def test_xml_cut_short_still_says_it_could_not_be_read
+    gate = "gemleak: INCOMPLETE: no findings in what could be read; 1 input could not all be " \
+           "read (see gemleak's messages)"
+    message = message_for(report(gate, ["1.xml: truncated at byte 20 after 0 complete errors"]), 3)
+    assert_match(/could not read all that Valgrind wrote/, message)
+  end
+end
