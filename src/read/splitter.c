@@ -283,9 +283,12 @@ static void next_part(GlSplitter *s, GlPart *part)
             if (!is_space(s->data[j]))
                 text_at = s->base + j;
         if (lt == NULL) {
-            /* Text runs on: one part for all of it, up to the next '<'. */
+            /* Text runs on: one part for all of it, up to the next '<';
+             * but text before any markup says at once that the input is
+             * not XML, however much follows (a device such as /dev/zero
+             * never ends, a large binary file need not be read). */
             s->pos = s->len;
-            if (gl_split_more(s))
+            if (!(text_at != G_MAXUINT64 && !s->saw_markup) && gl_split_more(s))
                 continue;
         }
         if (text_at != G_MAXUINT64) {

@@ -1148,6 +1148,19 @@ START_TEST(test_text_stacks_people_can_read)
 }
 END_TEST
 
+/* An input that begins with text is not XML, whatever follows: said at
+ * once, not after reading on to the next '<', which /dev/zero (or a
+ * gigabyte of something else) would never give. */
+START_TEST(test_endless_text_input_is_not_xml)
+{
+    RUN(zero, "filter", "-O", "leaky", "/dev/zero");
+    ck_assert_int_eq(zero.status, 3);
+    gl_assert_line(zero.err, "^gemleak: /dev/zero: not XML \\(text where an element should be, "
+                             "at byte 0\\)$");
+    gl_test_run_clear(&zero);
+}
+END_TEST
+
 /* Files named by options are read whole: a wrong one (/dev/zero, 80,000
  * nested arrays) is refused in one line, not read until memory runs out or
  * the JSON parser's recursion overflows the stack. */
@@ -1881,6 +1894,7 @@ Suite *gl_cli_suite(void)
     tcase_add_test(tc, test_every_format_names_the_same_path);
     tcase_add_test(tc, test_suppressions_out_and_project_root);
     tcase_add_test(tc, test_option_files_are_bounded);
+    tcase_add_test(tc, test_endless_text_input_is_not_xml);
     tcase_add_test(tc, test_jobs_bounds);
     tcase_add_test(tc, test_option_values_checked_first);
     tcase_add_test(tc, test_non_ascii_option_values);
