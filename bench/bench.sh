@@ -10,6 +10,7 @@
 #   BENCH_TESTS=100000         tests in section 9's files
 #   BENCH_RUBY34=PATH          the Ruby 3.3+ of section 8 (default: GEMLEAK_TEST_RUBY34,
 #                              else scripts/build-ruby's 3.4.5)
+#   BENCH_RUBY34_FP=PATH       section 8's Ruby with frame pointers (scripts/build-ruby fp)
 #
 # 1. For each size, a file made from fixtures/xml/leak.xml by
 #    bench/genxml.py; `xmllint --stream --noout` reads it (libxml2's
@@ -30,7 +31,8 @@
 # 7. gemleak run against bare valgrind with the same options on the same
 #    files: what gemleak adds (its helper in Ruby, reading, reporting).
 # 8. The engines on one suite, on a Ruby 3.3 or newer: natively, under
-#    --engine lsan and under the Valgrind engine, with ratios.
+#    --engine lsan and under the Valgrind engine, with ratios; then
+#    natively and under --engine lsan on a Ruby with frame pointers.
 # 9. Reading a long --per-test suite: 100k tests, each with its markers
 #    and a leak check reporting one loss record again (bench/gentests.py),
 #    against the same errors without markers: attributing is linear.
@@ -288,6 +290,26 @@ if want 8; then
         PATH=$saved_path
     else
         echo "  skipped: no Ruby 3.3 or newer at $ruby34 (BENCH_RUBY34=PATH; scripts/build-ruby builds one)"
+    fi
+    # The same suite on a Ruby that keeps frame pointers, its extension
+    # built by its flags: the engine unwinds by them (fast stacks).
+    ruby34fp=${BENCH_RUBY34_FP:-/root/.cache/gemleak/ruby-3.4.5-fp/bin/ruby}
+    if [ -x "$ruby34fp" ] && "$ruby34fp" -e 'exit(RUBY_VERSION >= "3.3")'; then
+        saved_path=$PATH
+        PATH=$(dirname "$ruby34fp"):$PATH
+        make_suite
+        i=1
+        while [ "$i" -le 3 ]; do work_test "work_$i" 600; i=$((i + 1)); done
+        cd "$suite"
+        files="test/work_1_test.rb test/work_2_test.rb test/work_3_test.rb"
+        set -- $(best_of env RUBY_FREE_AT_EXIT=1 ruby -Ilib -Itest -e "$loader" $files)
+        native=$1
+        set -- $(best_of "$gemleak" run --engine lsan -- ruby -Ilib -Itest -e "$loader" $files)
+        lsan=$1
+        echo "  with frame pointers (fast stacks): native: ${native}s   --engine lsan: ${lsan}s   lsan/native: $(ratio "$lsan" "$native")x"
+        PATH=$saved_path
+    else
+        echo "  fast stacks skipped: no Ruby with frame pointers at $ruby34fp (BENCH_RUBY34_FP=PATH; scripts/build-ruby fp builds one)"
     fi
 fi
 

@@ -207,15 +207,18 @@ static GPtrArray *suppression_files(const Options *options, char **command, FILE
 /* Says how the run went: under which Valgrind, with what, what ran
  * outside it, and what cut it short. */
 static void say_how_it_ran(const GlEngine *engine, const GlRunResult *result, guint n_supps,
-                           const char *ruby_version, FILE *err)
+                           const char *ruby_version, gboolean fast_stacks, FILE *err)
 {
     if (engine == &gl_engine_valgrind)
         fprintf(err, "gemleak: ran under Valgrind %s with %u suppression file%s (Ruby %s)",
                 result->valgrind_version, n_supps, n_supps == 1 ? "" : "s",
                 ruby_version != NULL ? ruby_version : "unknown");
     else
-        fprintf(err, "gemleak: ran under %s (%s) (Ruby %s)", engine->title,
-                result->valgrind_version, ruby_version != NULL ? ruby_version : "unknown");
+        fprintf(err, "gemleak: ran under %s (%s) (Ruby %s%s)", engine->title,
+                result->valgrind_version, ruby_version != NULL ? ruby_version : "unknown",
+                !engine->fast_with_frame_pointers ? ""
+                : fast_stacks ? "; it keeps frame pointers: fast stacks"
+                              : "; exact stacks");
     if (result->untraced > 0)
         fprintf(err, "; %u process%s ran a compiler or another build tool outside it",
                 result->untraced, result->untraced == 1 ? "" : "es");
@@ -318,6 +321,8 @@ static int run_planned(const Options *options, Plan *plan, char **command, FILE 
         .per_test = options->per_test,
         .time_files = commands.has_files,
         .spare_launchers = options->spare_launchers && !options->trace_launchers,
+        .fast_stacks = engine->fast_with_frame_pointers &&
+                       gl_ruby_frame_pointers(gl_is_ruby_object(command[0]) ? command[0] : "ruby"),
     };
     gl_cli_say_jobs_capped(options, err);
     if (commands.commands->len > 1)
@@ -327,7 +332,7 @@ static int run_planned(const Options *options, Plan *plan, char **command, FILE 
         status = gl_cli_fail(err, "run", error);
         goto done;
     }
-    say_how_it_ran(engine, &result, n_supps, ruby_version, err);
+    say_how_it_ran(engine, &result, n_supps, ruby_version, run.fast_stacks, err);
     record_durations(&commands, planning.durations, &result, err);
     if (!engine->silent_when_clean && !gl_list_xml_files_any(result.dir)) {
         if (result.launcher != NULL)

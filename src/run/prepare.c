@@ -57,6 +57,29 @@ char *gl_ruby_version(const char *ruby)
     return out;
 }
 
+gboolean gl_ruby_frame_pointers(const char *ruby)
+{
+    const char *argv[] = { ruby, "--disable-gems", "-rrbconfig", "-e",
+                           "print RbConfig::CONFIG['CFLAGS']", NULL };
+    g_autofree char *out = NULL;
+    int wait_status = 0;
+    g_auto(GStrv) env = g_environ_unsetenv(g_get_environ(), "RUBYOPT");
+    if (!gl_probe_command(argv, env, PROBE_MAX_BYTES, RUBY_PROBE_TIMEOUT_MS, &out, &wait_status,
+                          NULL) ||
+        !g_spawn_check_wait_status(wait_status, NULL) || out == NULL)
+        return FALSE;
+    /* the last of the two flags wins, as with the compiler */
+    g_auto(GStrv) flags = g_strsplit_set(out, " \t\n", -1);
+    gboolean kept = FALSE;
+    for (char **flag = flags; *flag != NULL; flag++) {
+        if (strcmp(*flag, "-fno-omit-frame-pointer") == 0)
+            kept = TRUE;
+        else if (strcmp(*flag, "-fomit-frame-pointer") == 0)
+            kept = FALSE;
+    }
+    return kept;
+}
+
 GPtrArray *gl_suppression_files(const char *const *dirs, const char *version)
 {
     /* ruby.supp, then ruby-3.supp, ruby-3.1.supp, ruby-3.1.2.supp */

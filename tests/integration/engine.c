@@ -156,7 +156,7 @@ static char *same_leaks(const char *cwd, const char *const *command, int status)
     run_engine(&lsan, cwd, "lsan", lsan_json, command);
     ck_assert_msg(lsan.status == status, "lsan: status %d:\n%s", lsan.status, lsan.err);
     gl_assert_line(lsan.err, "^gemleak: ran under LeakSanitizer \\(/.*liblsan\\.so[.0-9]*\\) "
-                             "\\(Ruby 3\\.");
+                             "\\(Ruby 3\\.[0-9.]*; exact stacks\\)$");
     gl_assert_line(lsan.err, "^gemleak: note: LeakSanitizer sees leaks only, not invalid reads "
                              "and writes, use after free");
     run_engine(&valgrind, cwd, "valgrind", valgrind_json, command);
@@ -193,6 +193,54 @@ START_TEST(test_lsan_leaky_patterns_as_valgrind)
                             "definite: leaky_alloc leaky_leak_and_raise\n"
                             "definite: leaky_alloc leaky_thread_main\n"
                             "definite: leaky_leak_xmalloc\n");
+}
+END_TEST
+
+#define DEFAULT_RUBY34_FP "/root/.cache/gemleak/ruby-3.4.5-fp/bin/ruby"
+
+/* On a Ruby that keeps frame pointers (scripts/build-ruby fp), whose flags
+ * extensions are built with, the engine unwinds by them (the fast
+ * unwinder, near native speed) and says so; its stacks are whole: the same
+ * leaks as Valgrind's, the one 12 blocks deep included, none uncertain. */
+START_TEST(test_lsan_fast_stacks_on_a_frame_pointer_ruby)
+{
+    const char *given = g_getenv("GEMLEAK_TEST_RUBY34_FP");
+    const char *fp_ruby = given != NULL && *given != '\0' ? given : DEFAULT_RUBY34_FP;
+    if (!have_ruby34("the LeakSanitizer engine's fast stacks"))
+        return;
+    if (!recent_ruby(fp_ruby)) {
+        fprintf(stderr, "check_integration: skipped the LeakSanitizer engine's fast stacks: no "
+                "Ruby with frame pointers (GEMLEAK_TEST_RUBY34_FP, else %s; scripts/build-ruby "
+                "fp builds one)\n", DEFAULT_RUBY34_FP);
+        return;
+    }
+    char *plain_bin = ruby34_bin;
+    ruby34_bin = g_path_get_dirname(fp_ruby);
+    g_autofree char *fp_work = g_build_filename(work, "fp", NULL);
+    g_autofree char *ext = gl_test_fixture("ext");
+    g_autofree char *script = g_strdup_printf("mkdir -p '%s' && cd '%s' && cp -r '%s/leaky' . && "
+                                              "cd leaky && ruby extconf.rb >/dev/null && "
+                                              "make >/dev/null", fp_work, fp_work, ext);
+    ck_assert_msg(setup_script(script), "%s", why_skipped);
+    g_autofree char *leaky = g_strdup_printf("-I%s/leaky", fp_work);
+    const char *command[] = {
+        fp_ruby, "--disable-gems", leaky, "-e",
+        "require 'leaky'; Leaky.clean; Leaky.leak; Leaky.leak_xmalloc; Leaky.callback_intern; "
+        "def deep(n) = n.zero? ? (Leaky.leak_and_raise rescue nil) : [n].each { deep(n - 1) }; "
+        "deep(12)", NULL };
+    g_autofree char *lsan_json = g_build_filename(work, "fp-lsan.json", NULL);
+    Result lsan = { 0 };
+    run_engine(&lsan, NULL, "lsan", lsan_json, command);
+    ck_assert_msg(lsan.status == 1, "lsan: status %d:\n%s", lsan.status, lsan.err);
+    gl_assert_line(lsan.err, "^gemleak: ran under LeakSanitizer .*\\(Ruby 3\\.[0-9.]*; it keeps "
+                             "frame pointers: fast stacks\\)$");
+    g_autofree char *leaks = leaks_of(lsan_json);
+    ck_assert_str_eq(leaks, "definite: leaky_alloc leaky_leak\n"
+                            "definite: leaky_alloc leaky_leak_and_raise\n"
+                            "definite: leaky_leak_xmalloc\n");
+    result_discard(&lsan);
+    g_free(ruby34_bin);
+    ruby34_bin = plain_bin;
 }
 END_TEST
 
@@ -324,6 +372,7 @@ void integration_engine(TCase *tcase)
     tcase_add_test(tcase, test_lsan_refuses_ruby31);
     tcase_add_test(tcase, test_lsan_leaky_patterns_as_valgrind);
     tcase_add_test(tcase, test_lsan_probe_patterns_as_valgrind);
+    tcase_add_test(tcase, test_lsan_fast_stacks_on_a_frame_pointer_ruby);
     tcase_add_test(tcase, test_lsan_sample_gem_as_valgrind);
     tcase_add_test(tcase, test_lsan_process_outside_the_engine_is_incomplete);
     tcase_add_test(tcase, test_lsan_rake_task);

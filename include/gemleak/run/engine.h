@@ -88,6 +88,9 @@ typedef struct {
     /* TRUE: it writes nothing for a process without leaks (the helper's
      * engine-PID.txt accounts for such a process). */
     gboolean silent_when_clean;
+    /* TRUE: it unwinds by frame pointers when Ruby keeps them
+     * (GlRunOptions.fast_stacks), exactly otherwise. */
+    gboolean fast_with_frame_pointers;
 } GlEngine;
 
 /* The engines, each defined in src/run/engine_<name>.c. */

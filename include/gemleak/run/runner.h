@@ -31,6 +31,8 @@ typedef struct GlRunOptions {
     gboolean time_files;           /* the helper times each test file's tests */
     gboolean spare_launchers;      /* run a launcher command (rake, bundle) outside Valgrind:
                                     * the Ruby processes it starts put themselves under it */
+    gboolean fast_stacks;          /* Ruby (and, built by its flags, the extensions) keeps
+                                    * frame pointers: an engine may unwind by them */
 } GlRunOptions;
 
 typedef struct {
@@ -59,6 +61,11 @@ typedef struct {
 /* Returns: (transfer full) (nullable): RUBY_VERSION of @ruby (a path or a
  * name on PATH), or NULL when it cannot be run. */
 char *gl_ruby_version(const char *ruby);
+
+/* Returns: TRUE if @ruby (a path or a name on PATH) was compiled keeping
+ * frame pointers (-fno-omit-frame-pointer in RbConfig's CFLAGS, which
+ * mkmf gives extensions too); FALSE when not, or when it cannot tell. */
+gboolean gl_ruby_frame_pointers(const char *ruby);
 
 /* Returns: (transfer full): the .supp files that apply to Ruby @version
  * (nullable: only ruby.supp): ruby.supp, ruby-3.supp, ruby-3.1.supp,
