@@ -200,15 +200,20 @@ char *gl_finding_path_line(const GlFinding *finding, const char *project_root)
     const GlStack *stack = &record->stack;
     for (guint a = 0; !stack_in_target(stack) && a < record->aux->len; a++)
         stack = &g_array_index(record->aux, GlAux, a).stack;
-    GString *line = g_string_new(NULL);
+    g_autofree char *message = gl_finding_message(finding);
+    GString *line = g_string_new(message);
+    g_string_append(line, ": ");
     guint n = gl_stack_relevant_frames(stack);
-    for (guint i = 0; i < n; i++) {
+    for (guint i = 0, shown = 0; i < n; i++) {
         if (!stack->frames[i].in_target)
             continue;
-        if (line->len > 0)
+        if (shown++ > 0)
             g_string_append(line, " < ");
         gl_frame_describe(&stack->frames[i], project_root, line);
     }
+    g_autofree char *tests = gl_finding_tests_line(finding, project_root);
+    if (tests != NULL)
+        g_string_append_printf(line, "; %s", tests);
     return g_string_free(line, FALSE);
 }
 

@@ -211,43 +211,52 @@ static void text_finding(gpointer data, const GlFinding *finding, guint index)
 /* A group of several findings: its totals and why it is one, its first
  * call path as a finding of its own shows, the next ones a line each, and
  * how many more: 30 call paths of one bug read in 20 lines, not 280. */
-static void text_group(gpointer data, const GlGroup *group, guint index)
+static void render_group(GString *out, const GlGroup *group, gboolean color,
+                         gboolean suppressions, guint after, GlSources *sources,
+                         const char *project_root)
 {
-    TextState *state = data;
-    const GlReportContext *context = state->context;
     const GlFinding *first = g_ptr_array_index(group->findings, 0);
     if (group->findings->len == 1) {
-        text_finding(data, first, index);
+        render_finding(out, first, color, suppressions, after, sources, project_root);
         return;
     }
-    GString *out = state->line;
-    g_string_truncate(out, 0);
-    if (index > 0)
-        g_string_append_c(out, '\n');
     g_autofree char *message = escaped(gl_group_message(group));
-    g_string_append_printf(out, "%s%s%s\n", paint(context->color, BOLD), message,
-                           paint(context->color, RESET));
+    g_string_append_printf(out, "%s%s%s\n", paint(color, BOLD), message, paint(color, RESET));
     g_autofree char *reason = gl_group_reason(group);
     if (reason != NULL)
         append_line(out, reason);
     g_string_append(out, "call path 1: ");
-    render_finding(out, first, context->color, context->suppressions, context->frames_after,
-                   state->sources, context->project_root);
+    render_finding(out, first, color, suppressions, after, sources, project_root);
     guint shown = MIN(group->findings->len, GL_GROUP_PATHS_SHOWN);
     for (guint i = 1; i < shown; i++) {
         const GlFinding *finding = g_ptr_array_index(group->findings, i);
-        g_autofree char *what = gl_finding_message(finding);
-        g_autofree char *path = gl_finding_path_line(finding, context->project_root);
+        g_autofree char *path = gl_finding_path_line(finding, project_root);
         g_string_append_printf(out, "call path %u: ", i + 1);
-        gl_text_append_escaped(out, what, FALSE);
-        g_string_append(out, ": ");
         append_line(out, path);
     }
     if (group->findings->len > shown)
         g_string_append_printf(out, "and %u more call path%s (--format json lists them all)\n",
                                group->findings->len - shown,
                                group->findings->len - shown == 1 ? "" : "s");
-    fputs(out->str, state->out);
+}
+
+char *gl_group_text(const GlGroup *group, gboolean suppressions, const char *project_root)
+{
+    GString *out = g_string_new(NULL);
+    render_group(out, group, FALSE, suppressions, G_MAXUINT, NULL, project_root);
+    return g_string_free(out, FALSE);
+}
+
+static void text_group(gpointer data, const GlGroup *group, guint index)
+{
+    TextState *state = data;
+    const GlReportContext *context = state->context;
+    g_string_truncate(state->line, 0);
+    if (index > 0)
+        g_string_append_c(state->line, '\n');
+    render_group(state->line, group, context->color, context->suppressions,
+                 context->frames_after, state->sources, context->project_root);
+    fputs(state->line->str, state->out);
 }
 
 static void append_count(GString *out, guint64 count, const char *what, gboolean *first)

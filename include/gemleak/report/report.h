@@ -164,6 +164,11 @@ void gl_json_write(JsonBuilder *builder, FILE *out);
  * (nullable). */
 char *gl_finding_text(const GlFinding *finding, gboolean suppressions, const char *project_root);
 
+/* Returns: (transfer full): @group as the text report shows it, no colour:
+ * gl_finding_text() of its first finding, under the group's totals, and
+ * its next call paths a line each. */
+char *gl_group_text(const GlGroup *group, gboolean suppressions, const char *project_root);
+
 /* Returns: (transfer full) (nullable): the Valgrind suppression that
  * silences @finding wherever Ruby called it from, under a comment that
  * names it: its frames up to the last target frame, then "...". NULL when
@@ -198,9 +203,11 @@ char *gl_group_message(const GlGroup *group);
  * NULL for a group of one. */
 char *gl_group_reason(const GlGroup *group);
 
-/* Returns: (transfer full): one call path on a line: @finding's
- * extension frames in the stack that places it, innermost first,
- * "loop_realloc (ext/x/x.c:32) < loop_destroy (ext/x/x.c:65) < ...". */
+/* Returns: (transfer full): one call path of a group on a line: @finding's
+ * message, its extension frames in the stack that places it, innermost
+ * first, and the tests it was lost in: "1 bytes in 1 block is definitely
+ * lost: loop_realloc (ext/x/x.c:32) < loop_destroy (ext/x/x.c:65) < ...;
+ * first lost in ...". */
 char *gl_finding_path_line(const GlFinding *finding, const char *project_root);
 
 /* Returns: TRUE if a finding of @group fails the run (gl_report_finding_fails()). */
