@@ -210,14 +210,14 @@ static void add_related_locations(SarifState *state, const GlGroup *group)
     json_builder_end_array(builder);
 }
 
-/* One result: @finding's, or @group's (shown by its first finding) when
- * @group is not NULL. */
-static void add_result(SarifState *state, const GlFinding *finding, const GlGroup *group)
+/* One result: @group's, shown by its first finding. */
+static void add_result(SarifState *state, const GlGroup *group)
 {
     JsonBuilder *builder = state->builder;
+    const GlFinding *finding = g_ptr_array_index(group->findings, 0);
     const GlRecord *record = finding->record;
     const char *root = state->context->project_root;
-    gboolean several = group != NULL && group->findings->len > 1;
+    gboolean several = group->findings->len > 1;
     g_autofree char *message = several ? gl_group_message(group) : gl_finding_message(finding);
     g_autofree char *title = gl_finding_title(finding, root);
     g_autofree char *tests = gl_finding_tests_line(finding, root);
@@ -254,8 +254,7 @@ static void add_result(SarifState *state, const GlFinding *finding, const GlGrou
     json_builder_begin_object(builder);
     gl_json_add_string(builder, FINGERPRINT_KEY, finding->fingerprint);
     json_builder_end_object(builder);
-    gl_json_add_int(builder, "occurrenceCount", several ? (gint64) group->occurrences
-                                                         : (gint64) finding->occurrences);
+    gl_json_add_int(builder, "occurrenceCount", (gint64) group->occurrences);
     if (finding->tests->len > 0 || several) {
         /* The tests, and a group's call paths, for tools that read more
          * than the message. */
@@ -278,16 +277,19 @@ static void add_result(SarifState *state, const GlFinding *finding, const GlGrou
     json_builder_end_object(builder);
 }
 
-static void sarif_finding(gpointer data, const GlFinding *finding, guint index)
-{
-    (void) index;
-    add_result(data, finding, NULL);
-}
-
 static void sarif_group(gpointer data, const GlGroup *group, guint index)
 {
     (void) index;
-    add_result(data, g_ptr_array_index(group->findings, 0), group);
+    add_result(data, group);
+}
+
+static void sarif_finding(gpointer data, const GlFinding *finding, guint index)
+{
+    /* A finding alone is a group of one. */
+    g_autoptr(GPtrArray) one = g_ptr_array_new();
+    g_ptr_array_add(one, (gpointer) finding);
+    g_autoptr(GPtrArray) groups = gl_findings_group(one);
+    sarif_group(data, g_ptr_array_index(groups, 0), index);
 }
 
 static void sarif_end(gpointer data)
