@@ -1,5 +1,6 @@
 /* Groups of findings: one bug, one entry (see group.h). */
 #include "gemleak/judge/group.h"
+#include "gemleak/read/source.h"
 
 #include <string.h>
 
@@ -40,6 +41,15 @@ static void group_frames(const GlFinding *finding, const char **function, const 
     guint i = 0;
     while (!stack->frames[i].in_target)
         i++;
+    /* (a) passes over what a header inlined there (glibc's memcpy wrapper,
+     * ruby.h's inline functions): every bug in the extension goes through
+     * those, as gl_finding_location() passes them over too. */
+    guint own = i;
+    while (own < stack->n_frames && stack->frames[own].in_target &&
+           gl_frame_from_a_header(&stack->frames[own]))
+        own++;
+    if (own < stack->n_frames && stack->frames[own].in_target)
+        i = own;
     *function = stack->frames[i].fn;
     /* Outward while the frames are the extension's: a bundled library's
      * frames are, Ruby's (a callback's rb_funcall, the VM) are not. */

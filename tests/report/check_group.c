@@ -3,6 +3,7 @@
  * (see grouped.c): one allocator wrapper reached from 30 call sites; one
  * object's three buffers lost together; two bugs through one helper. */
 #include "testutil.h"
+#include "gemleak/judge/group.h"
 
 #include <string.h>
 
@@ -198,6 +199,46 @@ START_TEST(test_ci_formats_one_entry_a_group)
 }
 END_TEST
 
+/* An error in @helper, inlined there from glibc's memcpy wrapper, in the
+ * method @method; its frames marked as the extension's. */
+static GlRecord *memcpy_error(const char *helper, const char *method)
+{
+    g_autofree char *inner = g_strdup_printf("%s@/gem/x.so:x.c:10", helper);
+    g_autofree char *outer = g_strdup_printf("%s@/gem/x.so:x.c:20", method);
+    GlRecord *record = gl_test_record("InvalidRead", "memcpy@/gem/x.so:x.c:1", inner, outer,
+                                      "rb_vm_exec@/libruby.so", NULL);
+    record->stack.frames[0].dir = gl_record_intern(record,
+                                                   "/usr/include/x86_64-linux-gnu/bits");
+    record->stack.frames[0].file = gl_record_intern(record, "string_fortified.h");
+    record->stack.frames[0].in_target = TRUE;
+    record->stack.frames[1].dir = gl_record_intern(record, "/gem/ext");
+    record->stack.frames[1].in_target = TRUE;
+    record->stack.frames[2].dir = gl_record_intern(record, "/gem/ext");
+    record->stack.frames[2].in_target = TRUE;
+    return record;
+}
+
+/* What a header inlined into every function of the extension (glibc's
+ * memcpy wrapper) is not where a bug is: two helpers' errors in one
+ * method are two bugs. */
+START_TEST(test_header_frames_do_not_join_bugs)
+{
+    g_autoptr(GlFindings) table = gl_findings_new();
+    gl_findings_add(table, memcpy_error("copy_key", "parse"), 0);
+    gl_findings_add(table, memcpy_error("copy_value", "parse"), 1);
+    gl_findings_add(table, memcpy_error("copy_value", "parse"), 2);
+    g_autoptr(GPtrArray) findings = gl_findings_sorted(table);
+    ck_assert_uint_eq(findings->len, 2);
+    g_autoptr(GPtrArray) groups = gl_findings_group(findings);
+    ck_assert_uint_eq(groups->len, 2);
+    for (guint i = 0; i < groups->len; i++) {
+        const GlGroup *group = g_ptr_array_index(groups, i);
+        ck_assert_str_eq(group->entry, "parse");
+        ck_assert(g_str_has_prefix(group->function, "copy_"));
+    }
+}
+END_TEST
+
 Suite *gl_group_suite(void)
 {
     Suite *suite = suite_create("group");
@@ -205,6 +246,7 @@ Suite *gl_group_suite(void)
     tcase_add_test(shapes, test_allocator_from_thirty_call_sites_is_one_entry);
     tcase_add_test(shapes, test_one_objects_buffers_are_one_entry);
     tcase_add_test(shapes, test_two_bugs_through_one_helper_stay_two);
+    tcase_add_test(shapes, test_header_frames_do_not_join_bugs);
     suite_add_tcase(suite, shapes);
     TCase *formats = tcase_create("group formats");
     tcase_set_timeout(formats, 30);
