@@ -85,6 +85,19 @@ static void group_add(GlGroup *group, GlFinding *finding)
         gl_pids_add(group->pids, g_array_index(finding->pids, gint64, i));
 }
 
+/* Most bytes first, as findings are, then most occurrences, then in the
+ * order of their first finding. */
+static gint compare_groups(gconstpointer a, gconstpointer b)
+{
+    const GlGroup *x = *(const GlGroup *const *) a;
+    const GlGroup *y = *(const GlGroup *const *) b;
+    if (x->total_bytes != y->total_bytes)
+        return x->total_bytes > y->total_bytes ? -1 : 1;
+    if (x->occurrences != y->occurrences)
+        return x->occurrences > y->occurrences ? -1 : 1;
+    return x->id < y->id ? -1 : x->id > y->id;
+}
+
 GPtrArray *gl_findings_group(const GPtrArray *findings)
 {
     GPtrArray *groups = g_ptr_array_new_with_free_func(group_free);
@@ -106,6 +119,9 @@ GPtrArray *gl_findings_group(const GPtrArray *findings)
         g_free(key);
         group_add(group, finding);
     }
+    g_ptr_array_sort(groups, compare_groups);
+    for (guint g = 0; g < groups->len; g++)
+        ((GlGroup *) g_ptr_array_index(groups, g))->id = g + 1;
     return groups;
 }
 

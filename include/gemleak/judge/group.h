@@ -36,8 +36,9 @@ typedef struct {
 } GlGroup;
 
 /* Returns: (transfer full): the groups of @findings (GlFinding*, in report
- * order), in the order of their first finding; each group's findings in
- * the order given. Free with g_ptr_array_unref(). */
+ * order): most bytes first, then most occurrences, then in the order of
+ * their first finding; each group's findings in the order given. Free
+ * with g_ptr_array_unref(). */
 GPtrArray *gl_findings_group(const GPtrArray *findings);
 
 /* Returns: (transfer full): @groups' findings, a group's together, in the
