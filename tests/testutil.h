@@ -87,5 +87,6 @@ Suite *gl_splitter_suite(void);
 Suite *gl_sinks_suite(void);
 Suite *gl_json_input_suite(void);
 Suite *gl_source_suite(void);
+Suite *gl_group_suite(void);
 
 #endif

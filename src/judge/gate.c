@@ -1,6 +1,7 @@
 /* The gate: findings in, pass or fail out. */
 #include "gemleak/judge/gate.h"
 #include "gemleak/base/errors.h"
+#include "gemleak/judge/group.h"
 #include "gemleak/judge/merge.h"
 
 #include <string.h>
@@ -68,19 +69,34 @@ void gl_gate_evaluate(const GlGate *gate, const GPtrArray *findings, guint incom
                       guint unchecked_processes, gboolean checked_nothing, GlGateResult *result)
 {
     memset(result, 0, sizeof *result);
-    guint leaks = 0, errors = 0, uncertain = 0;
-    for (guint i = 0; i < findings->len; i++) {
-        const GlFinding *finding = g_ptr_array_index(findings, i);
-        if (!gl_gate_counts(gate, finding)) {
-            uncertain += !finding->certain;
-            continue;
+    /* The line counts bugs (groups, group.h) and, when a bug has several,
+     * its call paths (findings): "1 leak (30 call paths)". */
+    guint leaks = 0, errors = 0, uncertain = 0, leak_paths = 0, error_paths = 0;
+    g_autoptr(GPtrArray) groups = gl_findings_group(findings);
+    for (guint g = 0; g < groups->len; g++) {
+        const GlGroup *group = g_ptr_array_index(groups, g);
+        guint failing = 0;
+        for (guint i = 0; i < group->findings->len; i++) {
+            const GlFinding *finding = g_ptr_array_index(group->findings, i);
+            if (!gl_gate_counts(gate, finding)) {
+                uncertain += !finding->certain;
+                continue;
+            }
+            failing++;
+            if (finding->record->leak_kind != GL_LEAK_NONE)
+                result->failing_bytes = gl_add_saturating(result->failing_bytes,
+                                                          finding->total_bytes);
         }
-        result->failing++;
-        if (finding->record->leak_kind != GL_LEAK_NONE) {
+        if (failing == 0)
+            continue;
+        result->failing += failing;
+        if (((const GlFinding *) g_ptr_array_index(group->findings, 0))->record->leak_kind
+            != GL_LEAK_NONE) {
             leaks++;
-            result->failing_bytes = gl_add_saturating(result->failing_bytes, finding->total_bytes);
+            leak_paths += failing;
         } else {
             errors++;
+            error_paths += failing;
         }
     }
     gboolean leaks_fail = leaks > 0 &&
@@ -100,15 +116,22 @@ void gl_gate_evaluate(const GlGate *gate, const GPtrArray *findings, guint incom
                               : "no finding is of a kind that fails (--fail-on)");
     } else {
         if (leaks > 0) {
-            g_string_append_printf(line, "%u leak%s losing %" G_GUINT64_FORMAT " bytes", leaks,
-                                   leaks == 1 ? "" : "s", result->failing_bytes);
+            g_string_append_printf(line, "%u leak%s", leaks, leaks == 1 ? "" : "s");
+            if (leak_paths > leaks)
+                g_string_append_printf(line, " (%u call paths)", leak_paths);
+            g_string_append_printf(line, " losing %" G_GUINT64_FORMAT " bytes",
+                                   result->failing_bytes);
             if (gate->has_max_bytes)
                 g_string_append_printf(line, " (%s --max-bytes %" G_GUINT64_FORMAT ")",
                                        leaks_fail ? "over" : "within", gate->max_bytes);
         }
         if (errors > 0)
+        {
             g_string_append_printf(line, "%s%u memory error%s", leaks > 0 ? ", " : "", errors,
                                    errors == 1 ? "" : "s");
+            if (error_paths > errors)
+                g_string_append_printf(line, " (%u call paths)", error_paths);
+        }
     }
     if (incomplete_inputs > 0)
         g_string_append_printf(line, " in what could be read; %u input%s could not all be read "

@@ -33,8 +33,14 @@ gboolean gl_report_write(const GlReporter *reporter, const GlReportContext *cont
                          const char *out_name, GError **error)
 {
     gpointer state = reporter->begin(context, out);
-    for (guint i = 0; i < context->findings->len; i++)
-        reporter->finding(state, g_ptr_array_index(context->findings, i), i);
+    if (reporter->group != NULL) {
+        g_autoptr(GPtrArray) groups = gl_findings_group(context->findings);
+        for (guint i = 0; i < groups->len; i++)
+            reporter->group(state, g_ptr_array_index(groups, i), i);
+    } else {
+        for (guint i = 0; i < context->findings->len; i++)
+            reporter->finding(state, g_ptr_array_index(context->findings, i), i);
+    }
     reporter->end(state);
     if (fflush(out) != 0 || ferror(out)) {
         int saved = errno;
@@ -105,6 +111,15 @@ static const char *lost_words(GlLeakKind kind)
     return "lost";
 }
 
+/* " (30 occurrences in 1 process)" when there is more than one of either. */
+static void append_occurrences(GString *message, guint64 occurrences, guint processes)
+{
+    if (occurrences > 1 || processes > 1)
+        g_string_append_printf(message, " (%" G_GUINT64_FORMAT " occurrence%s in %u process%s)",
+                               occurrences, occurrences == 1 ? "" : "s", processes,
+                               processes == 1 ? "" : "es");
+}
+
 char *gl_finding_message(const GlFinding *finding)
 {
     const GlRecord *record = finding->record;
@@ -129,11 +144,77 @@ char *gl_finding_message(const GlFinding *finding)
             g_string_append_printf(message, ", and %u other access%s to the same freed block",
                                    sites - 1, sites == 2 ? "" : "es");
     }
-    if (finding->occurrences > 1 || finding->pids->len > 1)
-        g_string_append_printf(message, " (%u occurrence%s in %u process%s)", finding->occurrences,
-                               finding->occurrences == 1 ? "" : "s", finding->pids->len,
-                               finding->pids->len == 1 ? "" : "es");
+    append_occurrences(message, finding->occurrences, finding->pids->len);
     return g_string_free(message, FALSE);
+}
+
+char *gl_group_message(const GlGroup *group)
+{
+    const GlFinding *first = g_ptr_array_index(group->findings, 0);
+    if (group->findings->len == 1)
+        return gl_finding_message(first);
+    const GlRecord *record = first->record;
+    GString *message = g_string_new(NULL);
+    if (record->leak_kind != GL_LEAK_NONE) {
+        g_string_append_printf(message, "%" G_GUINT64_FORMAT, group->total_bytes);
+        if (group->direct_bytes > 0 && group->direct_bytes < group->total_bytes)
+            g_string_append_printf(message, " (%" G_GUINT64_FORMAT " direct, %" G_GUINT64_FORMAT
+                                   " indirect)", group->direct_bytes,
+                                   group->total_bytes - group->direct_bytes);
+        g_string_append_printf(message, " bytes in %" G_GUINT64_FORMAT " block%s %s %s",
+                               group->total_blocks, group->total_blocks == 1 ? "" : "s",
+                               group->total_blocks == 1 ? "is" : "are",
+                               lost_words(record->leak_kind));
+    } else {
+        g_string_append(message, record->what);
+    }
+    g_string_append_printf(message, " in %u call paths", group->findings->len);
+    append_occurrences(message, group->occurrences, group->pids->len);
+    return g_string_free(message, FALSE);
+}
+
+char *gl_group_reason(const GlGroup *group)
+{
+    if (group->findings->len == 1 || group->function == NULL)
+        return NULL;
+    const GlFinding *first = g_ptr_array_index(group->findings, 0);
+    const char *verb = first->record->leak_kind != GL_LEAK_NONE ? "lost in" : "in";
+    if (group->entry == NULL || strcmp(group->entry, group->function) == 0)
+        return g_strdup_printf("one bug: %s %s, which Ruby called", verb, group->function);
+    return g_strdup_printf("one bug: %s %s, entered through %s", verb, group->function,
+                           group->entry);
+}
+
+/* Returns: TRUE if @stack holds an extension frame. */
+static gboolean stack_in_target(const GlStack *stack)
+{
+    for (guint i = 0; i < stack->n_frames; i++)
+        if (stack->frames[i].in_target)
+            return TRUE;
+    return FALSE;
+}
+
+char *gl_finding_path_line(const GlFinding *finding, const char *project_root)
+{
+    const GlRecord *record = finding->record;
+    const GlStack *stack = &record->stack;
+    for (guint a = 0; !stack_in_target(stack) && a < record->aux->len; a++)
+        stack = &g_array_index(record->aux, GlAux, a).stack;
+    g_autofree char *message = gl_finding_message(finding);
+    GString *line = g_string_new(message);
+    g_string_append(line, ": ");
+    guint n = gl_stack_relevant_frames(stack);
+    for (guint i = 0, shown = 0; i < n; i++) {
+        if (!stack->frames[i].in_target)
+            continue;
+        if (shown++ > 0)
+            g_string_append(line, " < ");
+        gl_frame_describe(&stack->frames[i], project_root, line);
+    }
+    g_autofree char *tests = gl_finding_tests_line(finding, project_root);
+    if (tests != NULL)
+        g_string_append_printf(line, "; %s", tests);
+    return g_string_free(line, FALSE);
 }
 
 char *gl_finding_uncertainty(const GlFinding *finding)
@@ -324,6 +405,14 @@ gboolean gl_report_finding_fails(const GlReportContext *context, const GlFinding
     if (context->gate != NULL && !context->gate->failed)
         return FALSE;
     return context->fail_on == NULL || gl_gate_counts(context->fail_on, finding);
+}
+
+gboolean gl_report_group_fails(const GlReportContext *context, const GlGroup *group)
+{
+    for (guint i = 0; i < group->findings->len; i++)
+        if (gl_report_finding_fails(context, g_ptr_array_index(group->findings, i)))
+            return TRUE;
+    return FALSE;
 }
 
 const char *gl_record_category(const GlRecord *record)

@@ -3,6 +3,9 @@
  *
  *   ::error file=ext/tally/tally.c,line=13,title=...::message%0Aframes
  *
+ * A group of findings (group.h) is one annotation, at its first finding,
+ * with its totals and its first call paths.
+ *
  * GitHub shows at most 10 error annotations (and 10 warnings) a step, so
  * the findings come largest first and a closing line says how many more
  * there were. Findings that do not fail the gate are warnings. */
@@ -91,11 +94,11 @@ static void append_body(GString *body, const GlFinding *finding, const char *pro
     }
 }
 
-static void github_finding(gpointer data, const GlFinding *finding, guint index)
+/* One annotation: @group's, or @finding's alone when @group is NULL. */
+static void annotate(GithubState *state, const GlFinding *finding, const GlGroup *group)
 {
-    GithubState *state = data;
-    (void) index;
-    gboolean error = gl_report_finding_fails(state->context, finding);
+    gboolean error = group != NULL ? gl_report_group_fails(state->context, group)
+                                   : gl_report_finding_fails(state->context, finding);
     guint *count = error ? &state->errors : &state->warnings;
     if (*count >= MAX_ANNOTATIONS) {
         state->left_out++;
@@ -116,15 +119,45 @@ static void github_finding(gpointer data, const GlFinding *finding, guint index)
         g_string_append_c(line, ',');
     }
     g_autofree char *title = gl_finding_title(finding, state->context->project_root);
-    g_autofree char *full_title = g_strconcat("gemleak: ", title, NULL);
+    g_autofree char *full_title = group != NULL && group->findings->len > 1
+        ? g_strdup_printf("gemleak: %s, %u call paths", title, group->findings->len)
+        : g_strconcat("gemleak: ", title, NULL);
     g_string_append(line, "title=");
     append_escaped(line, full_title, TRUE);
     g_string_append(line, "::");
     g_autoptr(GString) body = g_string_new(NULL);
-    append_body(body, finding, state->context->project_root);
+    if (group != NULL && group->findings->len > 1) {
+        const char *root = state->context->project_root;
+        g_autofree char *message = gl_group_message(group);
+        g_autofree char *reason = gl_group_reason(group);
+        g_string_append_printf(body, "%s\n%s\ncall path 1: ", message, reason);
+        append_body(body, finding, root);
+        guint shown = MIN(group->findings->len, GL_GROUP_PATHS_SHOWN);
+        for (guint i = 1; i < shown; i++) {
+            const GlFinding *other = g_ptr_array_index(group->findings, i);
+            g_autofree char *one = gl_finding_path_line(other, root);
+            g_string_append_printf(body, "\ncall path %u: %s", i + 1, one);
+        }
+        if (group->findings->len > shown)
+            g_string_append_printf(body, "\nand %u more call paths", group->findings->len - shown);
+    } else {
+        append_body(body, finding, state->context->project_root);
+    }
     append_escaped(line, body->str, FALSE);
     fprintf(state->out, "%s\n", line->str);
     g_string_free(line, TRUE);
+}
+
+static void github_finding(gpointer data, const GlFinding *finding, guint index)
+{
+    (void) index;
+    annotate(data, finding, NULL);
+}
+
+static void github_group(gpointer data, const GlGroup *group, guint index)
+{
+    (void) index;
+    annotate(data, g_ptr_array_index(group->findings, 0), group);
 }
 
 static void github_end(gpointer data)
@@ -145,5 +178,6 @@ const GlReporter gl_report_github = {
     .summary = "GitHub Actions annotations (::error file=...,line=...::), largest first",
     .begin = github_begin,
     .finding = github_finding,
+    .group = github_group,
     .end = github_end,
 };

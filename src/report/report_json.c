@@ -8,6 +8,8 @@ typedef struct {
     const GlReportContext *context;
     FILE *out;
     JsonBuilder *builder;
+    JsonBuilder *groups;   /* the "groups" array, built beside the findings */
+    guint group;           /* the id of the group whose findings are written */
 } JsonState;
 
 static void add_frames(JsonBuilder *builder, const GlStack *stack, const char *project_root)
@@ -63,6 +65,8 @@ static gpointer json_begin(const GlReportContext *context, FILE *out)
     add_string_list(builder, "targets", context->targets, G_MAXUINT);
     json_builder_set_member_name(builder, "findings");
     json_builder_begin_array(builder);
+    state->groups = json_builder_new();
+    json_builder_begin_array(state->groups);
     return state;
 }
 
@@ -97,6 +101,8 @@ static void json_finding(gpointer data, const GlFinding *finding, guint index)
     json_builder_set_member_name(builder, "lost_at_exit");
     json_builder_add_boolean_value(builder, finding->lost_at_exit);
     gl_json_add_string(builder, "fingerprint", finding->fingerprint);
+    if (state->group > 0)
+        gl_json_add_int(builder, "group", state->group);
     json_builder_set_member_name(builder, "certain");
     json_builder_add_boolean_value(builder, finding->certain);
     g_autofree char *uncertainty = gl_finding_uncertainty(finding);
@@ -155,6 +161,44 @@ static void json_finding(gpointer data, const GlFinding *finding, guint index)
     json_builder_end_object(builder);
 }
 
+/* A group's findings, each with its id, and the group in "groups": its
+ * totals and the fingerprints of its findings (group.h). */
+static void json_group(gpointer data, const GlGroup *group, guint index)
+{
+    JsonState *state = data;
+    state->group = group->id;
+    for (guint i = 0; i < group->findings->len; i++)
+        json_finding(state, g_ptr_array_index(group->findings, i), index);
+    const GlFinding *first = g_ptr_array_index(group->findings, 0);
+    const GlRecord *record = first->record;
+    JsonBuilder *builder = state->groups;
+    g_autofree char *message = gl_group_message(group);
+    g_autofree char *reason = gl_group_reason(group);
+    json_builder_begin_object(builder);
+    gl_json_add_int(builder, "id", group->id);
+    gl_json_add_string(builder, "kind", record->kind);
+    gl_json_add_string(builder, "leak_kind",
+               record->leak_kind != GL_LEAK_NONE ? gl_leak_kind_to_string(record->leak_kind) : NULL);
+    gl_json_add_string(builder, "message", message);
+    gl_json_add_string(builder, "reason", reason);
+    gl_json_add_string(builder, "function", group->function);
+    gl_json_add_string(builder, "entry", group->entry);
+    gl_json_add_int(builder, "bytes", (gint64) group->total_bytes);
+    gl_json_add_int(builder, "direct_bytes", (gint64) group->direct_bytes);
+    gl_json_add_int(builder, "blocks", (gint64) group->total_blocks);
+    gl_json_add_int(builder, "occurrences", (gint64) group->occurrences);
+    json_builder_set_member_name(builder, "certain");
+    json_builder_add_boolean_value(builder, group->certain);
+    json_builder_set_member_name(builder, "fingerprints");
+    json_builder_begin_array(builder);
+    for (guint i = 0; i < group->findings->len; i++)
+        gl_json_add_string_value(builder,
+                                 ((const GlFinding *) g_ptr_array_index(group->findings, i))
+                                     ->fingerprint);
+    json_builder_end_array(builder);
+    json_builder_end_object(builder);
+}
+
 static void json_end(gpointer data)
 {
     JsonState *state = data;
@@ -162,12 +206,20 @@ static void json_end(gpointer data)
     const GlReportContext *context = state->context;
     const GlSummary *summary = &context->analysis->summary;
     json_builder_end_array(builder);
+    json_builder_end_array(state->groups);
+    json_builder_set_member_name(builder, "groups");
+    json_builder_add_value(builder, json_builder_get_root(state->groups));
+    g_object_unref(state->groups);
 
     json_builder_set_member_name(builder, "summary");
     json_builder_begin_object(builder);
     gl_json_add_int(builder, "files", summary->processes);
     gl_json_add_int(builder, "errors_seen", (gint64) summary->errors_seen);
     gl_json_add_int(builder, "findings", context->findings->len);
+    {
+        g_autoptr(GPtrArray) groups = gl_findings_group(context->findings);
+        gl_json_add_int(builder, "groups", groups->len);
+    }
     /* errors_seen = occurrences + baseline_known_occurrences + skipped */
     guint uncertain = 0;
     guint64 occurrences = 0, all_occurrences = 0;
@@ -229,5 +281,6 @@ const GlReporter gl_report_json = {
     .summary = "one JSON object: findings (kind, message, bytes, pids, frames...) and summary",
     .begin = json_begin,
     .finding = json_finding,
+    .group = json_group,
     .end = json_end,
 };

@@ -1,4 +1,5 @@
-/* --format junit: one test suite, one test case a finding (failed when it
+/* --format junit: one test suite, one test case a group of findings
+ * (group.h: a finding alone, or the call paths of one bug; failed when it
  * fails the gate, skipped when it does not), an error case when Valgrind's
  * XML could not all be read, else a passing case when there are none. It follows the Ant JUnit schema that most consumers read
  * (tests/schemas/junit.xsd), which allows no file or line attribute: the
@@ -40,11 +41,11 @@ static void text(xmlTextWriterPtr writer, const char *value)
     xmlTextWriterWriteString(writer, BAD_CAST safe);
 }
 
-static guint count_failing(const GlReportContext *context)
+static guint count_failing(const GlReportContext *context, const GPtrArray *groups)
 {
     guint failing = 0;
-    for (guint i = 0; i < context->findings->len; i++)
-        failing += gl_report_finding_fails(context, g_ptr_array_index(context->findings, i));
+    for (guint i = 0; i < groups->len; i++)
+        failing += gl_report_group_fails(context, g_ptr_array_index(groups, i));
     return failing;
 }
 
@@ -60,8 +61,10 @@ static gpointer junit_begin(const GlReportContext *context, FILE *out)
     xmlTextWriterSetIndentString(writer, BAD_CAST "  ");
     xmlTextWriterStartDocument(writer, NULL, "UTF-8", NULL);
 
-    guint findings = context->findings->len;
-    guint failing = count_failing(context);
+    /* A case a group: the counts are the groups'. */
+    g_autoptr(GPtrArray) groups = gl_findings_group(context->findings);
+    guint findings = groups->len;
+    guint failing = count_failing(context, groups);
     /* XML that could not all be read is an error case, never a pass. */
     gboolean incomplete = context->gate != NULL && !context->gate->complete;
     g_autoptr(GDateTime) now = g_date_time_new_now_utc();
@@ -136,16 +139,22 @@ static char *class_name(const GlFinding *finding)
     return g_strconcat("gemleak.", base, NULL);
 }
 
-static void junit_finding(gpointer data, const GlFinding *finding, guint index)
+static void junit_group(gpointer data, const GlGroup *group, guint index)
 {
     JunitState *state = data;
     xmlTextWriterPtr writer = state->writer;
     (void) index;
+    const GlFinding *finding = g_ptr_array_index(group->findings, 0);
     const char *root = state->context->project_root;
     g_autofree char *title = gl_finding_title(finding, root);
+    if (group->findings->len > 1) {
+        char *longer = g_strdup_printf("%s, %u call paths", title, group->findings->len);
+        g_free(title);
+        title = longer;
+    }
     g_autofree char *classname = class_name(finding);
-    g_autofree char *message = gl_finding_message(finding);
-    g_autofree char *body = gl_finding_text(finding, state->context->suppressions, root);
+    g_autofree char *message = gl_group_message(group);
+    g_autofree char *body = gl_group_text(group, state->context->suppressions, root);
     /* --per-test: the case is named after the test that leaked first, so
      * that the CI's test report points at it. */
     g_autofree char *test = finding->tests->len > 0
@@ -158,7 +167,7 @@ static void junit_finding(gpointer data, const GlFinding *finding, guint index)
     attribute(writer, "name", name);
     attribute(writer, "classname", classname);
     attribute(writer, "time", "0");
-    gboolean fails = gl_report_finding_fails(state->context, finding);
+    gboolean fails = gl_report_group_fails(state->context, group);
     xmlTextWriterStartElement(writer, BAD_CAST(fails ? "failure" : "skipped"));
     attribute(writer, "message", fails ? message : "does not fail the gate (--fail-on, --max-bytes)");
     if (fails)
@@ -166,6 +175,15 @@ static void junit_finding(gpointer data, const GlFinding *finding, guint index)
     text(writer, body);
     xmlTextWriterEndElement(writer);
     xmlTextWriterEndElement(writer);
+}
+
+static void junit_finding(gpointer data, const GlFinding *finding, guint index)
+{
+    /* A finding alone is a group of one. */
+    g_autoptr(GPtrArray) one = g_ptr_array_new();
+    g_ptr_array_add(one, (gpointer) finding);
+    g_autoptr(GPtrArray) groups = gl_findings_group(one);
+    junit_group(data, g_ptr_array_index(groups, 0), index);
 }
 
 static void junit_end(gpointer data)
@@ -199,8 +217,9 @@ static void junit_end(gpointer data)
 
 const GlReporter gl_report_junit = {
     .name = "junit",
-    .summary = "JUnit XML: a failing test case a finding, for CI test reports",
+    .summary = "JUnit XML: a failing test case a bug (a group of findings), for CI test reports",
     .begin = junit_begin,
     .finding = junit_finding,
+    .group = junit_group,
     .end = junit_end,
 };

@@ -1,5 +1,7 @@
 /* --format sarif: SARIF 2.1.0 for code scanning. One run; one rule per
- * error kind found; one result per finding at its first target frame,
+ * error kind found; one result per finding at its first target frame (a
+ * group of findings, group.h, is one result: its first finding's, with
+ * the others' places as related locations),
  * relative to the project root when the file lies under it; the stacks as
  * code flows; a partial fingerprint that survives line shifts and pids, so
  * that code scanning follows a leak from commit to commit. */
@@ -86,8 +88,9 @@ static void add_artifact_location(JsonBuilder *builder, const char *path, gboole
 }
 
 /* A location object for @frame: its source line when it has one, else its
- * object file, and always its function name and description. */
-static void add_location(SarifState *state, const GlFrame *frame)
+ * object file, and always its function name and @message, or by default
+ * its description. */
+static void add_location_with(SarifState *state, const GlFrame *frame, const char *message)
 {
     JsonBuilder *builder = state->builder;
     gboolean relative = FALSE;
@@ -120,9 +123,14 @@ static void add_location(SarifState *state, const GlFrame *frame)
     }
     GString *description = g_string_new(NULL);
     gl_frame_describe(frame, state->context->project_root, description);
-    add_message(builder, "message", description->str);
+    add_message(builder, "message", message != NULL ? message : description->str);
     g_string_free(description, TRUE);
     json_builder_end_object(builder);
+}
+
+static void add_location(SarifState *state, const GlFrame *frame)
+{
+    add_location_with(state, frame, NULL);
 }
 
 static void add_thread_flow(SarifState *state, const GlStack *stack)
@@ -184,14 +192,33 @@ static gpointer sarif_begin(const GlReportContext *context, FILE *out)
     return state;
 }
 
-static void sarif_finding(gpointer data, const GlFinding *finding, guint index)
+/* The other call paths of @group, where each is: relatedLocations. */
+static void add_related_locations(SarifState *state, const GlGroup *group)
 {
-    SarifState *state = data;
     JsonBuilder *builder = state->builder;
+    json_builder_set_member_name(builder, "relatedLocations");
+    json_builder_begin_array(builder);
+    for (guint i = 1; i < group->findings->len; i++) {
+        const GlFinding *other = g_ptr_array_index(group->findings, i);
+        const GlFrame *at = gl_finding_location(other);
+        if (at == NULL)
+            continue;
+        g_autofree char *path = gl_finding_path_line(other, state->context->project_root);
+        g_autofree char *text = g_strdup_printf("call path %u: %s", i + 1, path);
+        add_location_with(state, at, text);
+    }
+    json_builder_end_array(builder);
+}
+
+/* One result: @group's, shown by its first finding. */
+static void add_result(SarifState *state, const GlGroup *group)
+{
+    JsonBuilder *builder = state->builder;
+    const GlFinding *finding = g_ptr_array_index(group->findings, 0);
     const GlRecord *record = finding->record;
-    (void) index;
     const char *root = state->context->project_root;
-    g_autofree char *message = gl_finding_message(finding);
+    gboolean several = group->findings->len > 1;
+    g_autofree char *message = several ? gl_group_message(group) : gl_finding_message(finding);
     g_autofree char *title = gl_finding_title(finding, root);
     g_autofree char *tests = gl_finding_tests_line(finding, root);
     g_autofree char *text = tests != NULL ? g_strdup_printf("%s: %s; %s", title, message, tests)
@@ -211,6 +238,8 @@ static void sarif_finding(gpointer data, const GlFinding *finding, guint index)
     if (at != NULL)
         add_location(state, at);
     json_builder_end_array(builder);
+    if (several)
+        add_related_locations(state, group);
 
     json_builder_set_member_name(builder, "codeFlows");
     json_builder_begin_array(builder);
@@ -225,15 +254,42 @@ static void sarif_finding(gpointer data, const GlFinding *finding, guint index)
     json_builder_begin_object(builder);
     gl_json_add_string(builder, FINGERPRINT_KEY, finding->fingerprint);
     json_builder_end_object(builder);
-    gl_json_add_int(builder, "occurrenceCount", finding->occurrences);
-    if (finding->tests->len > 0) {
-        /* The tests, for tools that read more than the message. */
+    gl_json_add_int(builder, "occurrenceCount", (gint64) group->occurrences);
+    if (finding->tests->len > 0 || several) {
+        /* The tests, and a group's call paths, for tools that read more
+         * than the message. */
         json_builder_set_member_name(builder, "properties");
         json_builder_begin_object(builder);
-        gl_json_add_tests(builder, finding, root);
+        if (finding->tests->len > 0)
+            gl_json_add_tests(builder, finding, root);
+        if (several) {
+            g_autofree char *reason = gl_group_reason(group);
+            gl_json_add_string(builder, "group", reason);
+            json_builder_set_member_name(builder, "callPathFingerprints");
+            json_builder_begin_array(builder);
+            for (guint i = 0; i < group->findings->len; i++)
+                gl_json_add_string_value(builder, ((const GlFinding *) g_ptr_array_index(
+                                                      group->findings, i))->fingerprint);
+            json_builder_end_array(builder);
+        }
         json_builder_end_object(builder);
     }
     json_builder_end_object(builder);
+}
+
+static void sarif_group(gpointer data, const GlGroup *group, guint index)
+{
+    (void) index;
+    add_result(data, group);
+}
+
+static void sarif_finding(gpointer data, const GlFinding *finding, guint index)
+{
+    /* A finding alone is a group of one. */
+    g_autoptr(GPtrArray) one = g_ptr_array_new();
+    g_ptr_array_add(one, (gpointer) finding);
+    g_autoptr(GPtrArray) groups = gl_findings_group(one);
+    sarif_group(data, g_ptr_array_index(groups, 0), index);
 }
 
 static void sarif_end(gpointer data)
@@ -324,5 +380,6 @@ const GlReporter gl_report_sarif = {
     .summary = "SARIF 2.1.0, for GitHub code scanning and other SARIF viewers",
     .begin = sarif_begin,
     .finding = sarif_finding,
+    .group = sarif_group,
     .end = sarif_end,
 };

@@ -208,6 +208,57 @@ static void text_finding(gpointer data, const GlFinding *finding, guint index)
     fputs(state->line->str, state->out);
 }
 
+/* A group of several findings: its totals and why it is one, its first
+ * call path as a finding of its own shows, the next ones a line each, and
+ * how many more: 30 call paths of one bug read in 20 lines, not 280. */
+static void render_group(GString *out, const GlGroup *group, gboolean color,
+                         gboolean suppressions, guint after, GlSources *sources,
+                         const char *project_root)
+{
+    const GlFinding *first = g_ptr_array_index(group->findings, 0);
+    if (group->findings->len == 1) {
+        render_finding(out, first, color, suppressions, after, sources, project_root);
+        return;
+    }
+    g_autofree char *message = escaped(gl_group_message(group));
+    g_string_append_printf(out, "%s%s%s\n", paint(color, BOLD), message, paint(color, RESET));
+    g_autofree char *reason = gl_group_reason(group);
+    if (reason != NULL)
+        append_line(out, reason);
+    g_string_append(out, "call path 1: ");
+    render_finding(out, first, color, suppressions, after, sources, project_root);
+    guint shown = MIN(group->findings->len, GL_GROUP_PATHS_SHOWN);
+    for (guint i = 1; i < shown; i++) {
+        const GlFinding *finding = g_ptr_array_index(group->findings, i);
+        g_autofree char *path = gl_finding_path_line(finding, project_root);
+        g_string_append_printf(out, "call path %u: ", i + 1);
+        append_line(out, path);
+    }
+    if (group->findings->len > shown)
+        g_string_append_printf(out, "and %u more call path%s (--format json lists them all)\n",
+                               group->findings->len - shown,
+                               group->findings->len - shown == 1 ? "" : "s");
+}
+
+char *gl_group_text(const GlGroup *group, gboolean suppressions, const char *project_root)
+{
+    GString *out = g_string_new(NULL);
+    render_group(out, group, FALSE, suppressions, G_MAXUINT, NULL, project_root);
+    return g_string_free(out, FALSE);
+}
+
+static void text_group(gpointer data, const GlGroup *group, guint index)
+{
+    TextState *state = data;
+    const GlReportContext *context = state->context;
+    g_string_truncate(state->line, 0);
+    if (index > 0)
+        g_string_append_c(state->line, '\n');
+    render_group(state->line, group, context->color, context->suppressions,
+                 context->frames_after, state->sources, context->project_root);
+    fputs(state->line->str, state->out);
+}
+
 static void append_count(GString *out, guint64 count, const char *what, gboolean *first)
 {
     if (count == 0)
@@ -234,6 +285,9 @@ static void text_end(gpointer data)
                            "finding%s", summary->processes, summary->processes == 1 ? "" : "s",
                            summary->errors_seen, summary->errors_seen == 1 ? "" : "s",
                            context->findings->len, context->findings->len == 1 ? "" : "s");
+    g_autoptr(GPtrArray) groups = gl_findings_group(context->findings);
+    if (groups->len < context->findings->len)
+        g_string_append_printf(line, " in %u group%s", groups->len, groups->len == 1 ? "" : "s");
     if (context->findings->len > 0) {
         g_string_append_printf(line, " (%" G_GUINT64_FORMAT " occurrence%s", occurrences,
                                occurrences == 1 ? "" : "s");
@@ -286,5 +340,6 @@ const GlReporter gl_report_text = {
     .summary = "findings with their stacks, then a summary (the default)",
     .begin = text_begin,
     .finding = text_finding,
+    .group = text_group,
     .end = text_end,
 };

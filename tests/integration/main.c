@@ -65,7 +65,7 @@ int main(int argc, char **argv)
     g_autoptr(GError) error = NULL;
     ext_dir = g_dir_make_tmp("gemleak-ext-XXXXXX", &error);
     if (ext_dir == NULL || !build_extension("leaky", &error) || !build_extension("other", &error) ||
-        !build_extension("probe", &error) ||
+        !build_extension("probe", &error) || !build_extension("grouped", &error) ||
         !prepare_sample_gem(&error)) {
         fprintf(stderr, "check_integration: cannot build the fixture extensions: %s\n",
                 error->message);
@@ -76,7 +76,7 @@ int main(int argc, char **argv)
     /* The test cases run at once, each in a process of its own
      * (run_in_parallel); the tests of one case run in turn. */
     enum { SELF, LEAKS, VERDICTS, PROCESSES, COMMANDS, CHECKED, PER_TEST, MINITEST, RSPEC, GEM,
-           ENGINE, N_CASES };
+           ENGINE, GROUPS, N_CASES };
     const char *names[N_CASES + 1] = {
         [SELF] = "gemleak itself",
         [LEAKS] = "run: leaks",
@@ -89,6 +89,7 @@ int main(int argc, char **argv)
         [RSPEC] = "rake: rspec and options",
         [GEM] = "the gem from a clone",
         [ENGINE] = "run: the LeakSanitizer engine",
+        [GROUPS] = "run: one bug, one entry",
         [N_CASES] = NULL,
     };
     TCase *cases[N_CASES];
@@ -106,6 +107,7 @@ int main(int argc, char **argv)
     integration_per_test(cases[PER_TEST]);
     integration_gem(cases[GEM]);
     integration_engine(cases[ENGINE]);
+    integration_groups(cases[GROUPS]);
 
     Suite *suite = suite_create("integration");
     for (guint i = 0; i < N_CASES; i++) {

@@ -629,7 +629,9 @@ START_TEST(test_mid_run_indirect_words)
 END_TEST
 
 /* The CI formats say which test: JUnit names the case after it, SARIF
- * and GitHub say it in the message. */
+ * and GitHub say it in the message. The two leaks are two call paths of
+ * one bug (copy_text, entered through tally_count): one case, one result,
+ * one annotation, each call path with its own test. */
 START_TEST(test_reports_name_the_test)
 {
     g_autoptr(GString) xml = g_string_new(NULL);
@@ -646,25 +648,31 @@ START_TEST(test_reports_name_the_test)
     filter_docs(&f, "junit", (GString *const[]) { xml, NULL });
     gl_assert_line(f.run.out, "<testcase name=\"BTest#test_b: definite leak in copy_text "
                               "\\(ext/tally/tally\\.c:13\\) via tally_count "
-                              "\\(ext/tally/tally\\.c:45\\)\"");
-    gl_assert_line(f.run.out, "<testcase name=\"at exit: definite leak in copy_text "
-                              "\\(ext/tally/tally\\.c:13\\) via tally_count "
-                              "\\(ext/tally/tally\\.c:50\\)\"");
+                              "\\(ext/tally/tally\\.c:45\\), 2 call paths\"");
+    ck_assert_uint_eq(gl_test_count(f.run.out, strlen(f.run.out), "<testcase "), 1);
     gl_assert_line(f.run.out, "^first lost in BTest#test_b \\(test/b_test\\.rb:9\\)$");
+    gl_assert_line(f.run.out, "^call path 2: 8 bytes in 1 block is definitely lost: copy_text "
+                              "\\(ext/tally/tally\\.c:13\\) &lt; tally_count "
+                              "\\(ext/tally/tally\\.c:50\\); lost at exit ");
     filtered_clear(&f);
 
     filter_docs(&f, "sarif", (GString *const[]) { xml, NULL });
     gl_assert_line(f.run.out, "\"text\" : \"definite leak in copy_text \\(ext/tally/tally\\.c:13\\) "
-                              "via tally_count \\(ext/tally/tally\\.c:45\\): 17 bytes in 1 block is definitely "
-                              "lost; first lost in BTest#test_b \\(test/b_test\\.rb:9\\)\"");
+                              "via tally_count \\(ext/tally/tally\\.c:45\\): 25 bytes in 2 blocks are definitely "
+                              "lost in 2 call paths \\(2 occurrences in 1 process\\); first lost in BTest#test_b "
+                              "\\(test/b_test\\.rb:9\\)\"");
     gl_assert_line(f.run.out, "\"location\" : \"test/b_test\\.rb:9\"");
     filtered_clear(&f);
 
     filter_docs(&f, "github", (GString *const[]) { xml, NULL });
-    gl_assert_line(f.run.out, "^::error file=ext/tally/tally\\.c,line=13,.*::17 bytes in 1 block "
+    gl_assert_line(f.run.out, "^::error file=ext/tally/tally\\.c,line=13,.*::25 bytes in 2 blocks "
+                              "are definitely lost in 2 call paths \\(2 occurrences in 1 process\\)%0Aone bug: lost in copy_text, "
+                              "entered through tally_count%0Acall path 1: 17 bytes in 1 block "
                               "is definitely lost%0Afirst lost in BTest#test_b "
                               "\\(test/b_test\\.rb:9\\)%0A");
-    gl_assert_line(f.run.out, "::8 bytes in 1 block is definitely lost%0Alost at exit ");
+    gl_assert_line(f.run.out, "%0Acall path 2: 8 bytes in 1 block is definitely lost: .*; "
+                              "lost at exit ");
+    ck_assert_uint_eq(gl_test_count(f.run.out, strlen(f.run.out), "::error "), 1);
     filtered_clear(&f);
 }
 END_TEST

@@ -277,10 +277,22 @@ START_TEST(test_github_shows_ten_then_counts)
     g_autofree char *dir = gl_test_tmpdir();
     Report report;
     report_prepare(&report, "xml/leak.xml", NULL);
-    /* thirteen failing findings: the same one, thirteen times */
-    g_autoptr(GPtrArray) many = g_ptr_array_new();
-    for (int i = 0; i < 13; i++)
-        g_ptr_array_add(many, g_ptr_array_index(report.analysis->findings, 0));
+    /* thirteen failing bugs: thirteen leaks, each in a function of its own
+     * (the same finding thirteen times would be one group, one annotation) */
+    g_autoptr(GlFindings) table = gl_findings_new();
+    for (int i = 0; i < 13; i++) {
+        g_autofree char *frame = g_strdup_printf(
+            "leak_%d@/tmp/gemleak-fixtures/leaky/leaky.so:leaky.c:%d", i, 10 + i);
+        GlRecord *record = gl_test_record("Leak_DefinitelyLost", "malloc@/vg.so", frame, NULL);
+        record->leak_kind = GL_LEAK_DEFINITE;
+        record->what = gl_record_intern(record, "10 bytes in 1 blocks are definitely lost");
+        record->leaked_bytes = 10;
+        record->leaked_blocks = 1;
+        record->stack.frames[1].in_target = TRUE;
+        record->stack.frames[1].dir = gl_record_intern(record, "/tmp/gemleak-fixtures/leaky");
+        gl_findings_add(table, record, (guint64) i);
+    }
+    g_autoptr(GPtrArray) many = gl_findings_sorted(table);
     report.context.findings = many;
     g_autofree char *path = write_format(&report, "github", dir);
     g_autofree char *text = gl_test_read(path, NULL);

@@ -10,6 +10,7 @@
 #include "gemleak/base/json_format.h"
 #include "gemleak/judge/analyze.h"
 #include "gemleak/judge/gate.h"
+#include "gemleak/judge/group.h"
 #include "gemleak/judge/merge.h"
 
 typedef struct {
@@ -35,6 +36,9 @@ typedef struct {
     /* Returns: (transfer full): the reporter's state for the next calls. */
     gpointer (*begin)(const GlReportContext *context, FILE *out);
     void (*finding)(gpointer state, const GlFinding *finding, guint index);
+    /* Optional: when set, called once a group of findings (group.h), in
+     * place of finding(): a format that shows one bug as one entry. */
+    void (*group)(gpointer state, const GlGroup *group, guint index);
     /* Writes what is left and frees the state. */
     void (*end)(gpointer state);
 } GlReporter;
@@ -58,7 +62,9 @@ const GlReporter *gl_reporter_find(const char *name);
 /* Returns: (transfer none): every reporter, NULL-terminated. */
 const GlReporter *const *gl_reporters(void);
 
-/* Writes a whole report to @out; @out_name names it in errors.
+/* Writes a whole report to @out: the groups of @context's findings to a
+ * reporter with a group() (gl_findings_group(), made here once for every
+ * format), else each finding; @out_name names it in errors.
  * Returns: FALSE with GL_ERROR_IO when writing failed. */
 gboolean gl_report_write(const GlReporter *reporter, const GlReportContext *context, FILE *out,
                          const char *out_name, GError **error);
@@ -158,6 +164,11 @@ void gl_json_write(JsonBuilder *builder, FILE *out);
  * (nullable). */
 char *gl_finding_text(const GlFinding *finding, gboolean suppressions, const char *project_root);
 
+/* Returns: (transfer full): @group as the text report shows it, no colour:
+ * gl_finding_text() of its first finding, under the group's totals, and
+ * its next call paths a line each. */
+char *gl_group_text(const GlGroup *group, gboolean suppressions, const char *project_root);
+
 /* Returns: (transfer full) (nullable): the Valgrind suppression that
  * silences @finding wherever Ruby called it from, under a comment that
  * names it: its frames up to the last target frame, then "...". NULL when
@@ -176,6 +187,31 @@ void gl_text_append_escaped(GString *out, const char *text, gboolean keep_tabs);
 /* Returns: (transfer full): @text escaped as gl_text_append_escaped()
  * does, tabs too. */
 char *gl_text_escape(const char *text);
+
+/* A group's call paths a report shows in full or on a line; the others it
+ * counts ("and 27 more call paths"). */
+#define GL_GROUP_PATHS_SHOWN 3
+
+/* Returns: (transfer full): what a group of several findings is, the same
+ * in every format: "30 bytes in 30 blocks are definitely lost in 30 call
+ * paths (30 occurrences in 1 process)"; an error's Valgrind message, "in
+ * 4 call paths". For a group of one, gl_finding_message(). */
+char *gl_group_message(const GlGroup *group);
+
+/* Returns: (transfer full) (nullable): why a group's findings are one bug:
+ * "one bug: lost in loop_realloc, entered through grouped_destroy_loop";
+ * NULL for a group of one. */
+char *gl_group_reason(const GlGroup *group);
+
+/* Returns: (transfer full): one call path of a group on a line: @finding's
+ * message, its extension frames in the stack that places it, innermost
+ * first, and the tests it was lost in: "1 bytes in 1 block is definitely
+ * lost: loop_realloc (ext/x/x.c:32) < loop_destroy (ext/x/x.c:65) < ...;
+ * first lost in ...". */
+char *gl_finding_path_line(const GlFinding *finding, const char *project_root);
+
+/* Returns: TRUE if a finding of @group fails the run (gl_report_finding_fails()). */
+gboolean gl_report_group_fails(const GlReportContext *context, const GlGroup *group);
 
 /* Returns: (transfer none): "definite leak", "memory error" ... for grouping. */
 const char *gl_record_category(const GlRecord *record);

@@ -1,0 +1,258 @@
+/* Groups (issue 21): one bug, one entry, in every format, on real Valgrind
+ * captures of fixtures/ext/grouped, an extension with the three shapes
+ * (see grouped.c): one allocator wrapper reached from 30 call sites; one
+ * object's three buffers lost together; two bugs through one helper. */
+#include "testutil.h"
+#include "gemleak/judge/group.h"
+
+#include <string.h>
+
+#include <json-glib/json-glib.h>
+
+#define RUN(run, ...) GlTestRun run = { 0 }; gl_test_gemleak(&run, __VA_ARGS__, NULL)
+
+/* Debian's Python, where python3-jsonschema is installed. */
+#define PYTHON "/usr/bin/python3"
+
+static const char validate_sarif[] =
+    "import json, sys, jsonschema\n"
+    "schema = json.load(open(sys.argv[1]))\n"
+    "log = json.load(open(sys.argv[2]))\n"
+    "jsonschema.Draft7Validator(schema, format_checker=jsonschema.FormatChecker()).validate(log)\n";
+
+static guint count_lines(const char *text)
+{
+    return gl_test_count(text, strlen(text), "\n");
+}
+
+/* Returns: (transfer full): the JSON report of @fixture, parsed. */
+static JsonParser *json_report(const char *fixture)
+{
+    g_autofree char *xml = gl_test_fixture(fixture);
+    RUN(run, "filter", "-O", "grouped", "--format", "json", xml);
+    ck_assert_int_eq(run.status, 1);
+    JsonParser *parser = json_parser_new();
+    ck_assert(json_parser_load_from_data(parser, run.out, -1, NULL));
+    gl_test_run_clear(&run);
+    return parser;
+}
+
+START_TEST(test_allocator_from_thirty_call_sites_is_one_entry)
+{
+    g_autofree char *xml = gl_test_fixture("xml/grouped_loop.xml");
+    RUN(run, "filter", "-O", "grouped", xml);
+    ck_assert_int_eq(run.status, 1);
+    gl_assert_line(run.out, "^30 bytes in 30 blocks are definitely lost in 30 call paths "
+                            "\\(30 occurrences in 1 process\\)$");
+    gl_assert_line(run.out, "^one bug: lost in loop_realloc, entered through "
+                            "grouped_destroy_loop$");
+    gl_assert_line(run.out, "^call path 1: 1 bytes in 1 block is definitely lost$");
+    gl_assert_line(run.out, "^call path 2: 1 bytes in 1 block is definitely lost: "
+                            "loop_realloc \\(grouped\\.c:32\\) < .* < "
+                            "grouped_destroy_loop \\(grouped\\.c:\\d+\\)$");
+    gl_assert_line(run.out, "^and 27 more call paths ");
+    gl_assert_no_line(run.out, "^call path 4");
+    gl_assert_line(run.out, ": 30 findings in 1 group \\(30 occurrences\\), ");
+    gl_assert_line(run.out, "^gemleak: FAIL: 1 leak \\(30 call paths\\) losing 30 bytes$");
+    /* 280 lines, one finding after another, before */
+    ck_assert_uint_lt(count_lines(run.out), 25);
+    gl_test_run_clear(&run);
+}
+END_TEST
+
+START_TEST(test_one_objects_buffers_are_one_entry)
+{
+    g_autofree char *xml = gl_test_fixture("xml/grouped_parse.xml");
+    RUN(run, "filter", "-O", "grouped", xml);
+    ck_assert_int_eq(run.status, 1);
+    gl_assert_line(run.out, "^219 bytes in 9 blocks are definitely lost in 3 call paths "
+                            "\\(3 occurrences in 1 process\\)$");
+    gl_assert_line(run.out, "^one bug: lost in parser_init, entered through grouped_parse$");
+    /* the three lines of parser_init, each shown */
+    gl_assert_line(run.out, "^ \\*parser_init \\(grouped\\.c:106\\)$");
+    gl_assert_line(run.out, "^call path 2: 18 bytes in 3 blocks are definitely lost: "
+                            "parser_init \\(grouped\\.c:105\\) < grouped_parse \\(grouped\\.c:\\d+\\)$");
+    gl_assert_line(run.out, "^call path 3: 9 bytes in 3 blocks are definitely lost: "
+                            "parser_init \\(grouped\\.c:104\\) < grouped_parse \\(grouped\\.c:\\d+\\)$");
+    gl_assert_no_line(run.out, "more call path");
+    gl_assert_line(run.out, "^gemleak: FAIL: 1 leak \\(3 call paths\\) losing 219 bytes$");
+    gl_test_run_clear(&run);
+}
+END_TEST
+
+START_TEST(test_two_bugs_through_one_helper_stay_two)
+{
+    g_autofree char *xml = gl_test_fixture("xml/grouped_helper.xml");
+    RUN(run, "filter", "-O", "grouped", xml);
+    ck_assert_int_eq(run.status, 1);
+    gl_assert_line(run.out, "^40 bytes in 1 block is definitely lost$");
+    gl_assert_line(run.out, "^24 bytes in 1 block is definitely lost$");
+    gl_assert_line(run.out, "^ \\*state_partial_generate \\(grouped\\.c:\\d+\\)$");
+    gl_assert_line(run.out, "^ \\*array_to_json \\(grouped\\.c:\\d+\\)$");
+    gl_assert_no_line(run.out, "call path");
+    gl_assert_no_line(run.out, "one bug");
+    gl_assert_line(run.out, ": 2 findings \\(2 occurrences\\), ");
+    gl_assert_line(run.out, "^gemleak: FAIL: 2 leaks losing 64 bytes$");
+    gl_test_run_clear(&run);
+
+    g_autoptr(JsonParser) parser = json_report("xml/grouped_helper.xml");
+    JsonObject *root = json_node_get_object(json_parser_get_root(parser));
+    JsonArray *groups = json_object_get_array_member(root, "groups");
+    ck_assert_uint_eq(json_array_get_length(groups), 2);
+    ck_assert_str_eq(json_object_get_string_member(json_array_get_object_element(groups, 0),
+                                                   "entry"), "state_partial_generate");
+    ck_assert_str_eq(json_object_get_string_member(json_array_get_object_element(groups, 1),
+                                                   "entry"), "array_to_json");
+}
+END_TEST
+
+/* JSON: every finding keeps its fields and its own fingerprint (baselines
+ * match per call path), and says its group; "groups" has the totals. */
+START_TEST(test_json_keeps_findings_and_adds_groups)
+{
+    g_autoptr(JsonParser) parser = json_report("xml/grouped_loop.xml");
+    JsonObject *root = json_node_get_object(json_parser_get_root(parser));
+    JsonArray *findings = json_object_get_array_member(root, "findings");
+    ck_assert_uint_eq(json_array_get_length(findings), 30);
+    g_autoptr(GHashTable) prints = g_hash_table_new(g_str_hash, g_str_equal);
+    for (guint i = 0; i < 30; i++) {
+        JsonObject *finding = json_array_get_object_element(findings, i);
+        ck_assert_int_eq(json_object_get_int_member(finding, "group"), 1);
+        ck_assert_int_eq(json_object_get_int_member(finding, "bytes"), 1);
+        g_hash_table_add(prints, (gpointer) json_object_get_string_member(finding, "fingerprint"));
+    }
+    ck_assert_uint_eq(g_hash_table_size(prints), 30);
+    JsonArray *groups = json_object_get_array_member(root, "groups");
+    ck_assert_uint_eq(json_array_get_length(groups), 1);
+    JsonObject *group = json_array_get_object_element(groups, 0);
+    ck_assert_int_eq(json_object_get_int_member(group, "id"), 1);
+    ck_assert_int_eq(json_object_get_int_member(group, "bytes"), 30);
+    ck_assert_int_eq(json_object_get_int_member(group, "blocks"), 30);
+    ck_assert_str_eq(json_object_get_string_member(group, "function"), "loop_realloc");
+    ck_assert_str_eq(json_object_get_string_member(group, "entry"), "grouped_destroy_loop");
+    ck_assert_uint_eq(json_array_get_length(json_object_get_array_member(group, "fingerprints")),
+                      30);
+    JsonObject *summary = json_object_get_object_member(root, "summary");
+    ck_assert_int_eq(json_object_get_int_member(summary, "findings"), 30);
+    ck_assert_int_eq(json_object_get_int_member(summary, "groups"), 1);
+}
+END_TEST
+
+/* A JSON report read back (a shard merged) groups the same. */
+START_TEST(test_json_read_back_groups_the_same)
+{
+    g_autofree char *xml = gl_test_fixture("xml/grouped_loop.xml");
+    RUN(json, "filter", "-O", "grouped", "--format", "json", xml);
+    ck_assert_int_eq(json.status, 1);
+    g_autofree char *dir = gl_test_tmpdir();
+    g_autofree char *path = g_build_filename(dir, "shard.json", NULL);
+    gl_test_write(path, json.out, -1);
+    gl_test_run_clear(&json);
+    RUN(back, "filter", path);
+    ck_assert_int_eq(back.status, 1);
+    gl_assert_line(back.out, "^30 bytes in 30 blocks are definitely lost in 30 call paths ");
+    gl_assert_line(back.out, "^gemleak: FAIL: 1 leak \\(30 call paths\\) losing 30 bytes$");
+    gl_test_run_clear(&back);
+    gl_remove_tree(dir);
+}
+END_TEST
+
+START_TEST(test_ci_formats_one_entry_a_group)
+{
+    g_autofree char *xml = gl_test_fixture("xml/grouped_loop.xml");
+    RUN(github, "filter", "-O", "grouped", "--format", "github", xml);
+    ck_assert_int_eq(github.status, 1);
+    ck_assert_uint_eq(gl_test_count(github.out, strlen(github.out), "::error "), 1);
+    gl_assert_line(github.out, "^::error .*title=gemleak%3A definite leak in loop_realloc .*"
+                               "%2C 30 call paths::30 bytes in 30 blocks are definitely lost in "
+                               "30 call paths .*%0Aand 27 more call paths$");
+    gl_assert_no_line(github.out, "more findings are not shown");
+    gl_test_run_clear(&github);
+
+    RUN(junit, "filter", "-O", "grouped", "--format", "junit", xml);
+    ck_assert_int_eq(junit.status, 1);
+    gl_assert_line(junit.out, "tests=\"1\" failures=\"1\" errors=\"0\" skipped=\"0\"");
+    ck_assert_uint_eq(gl_test_count(junit.out, strlen(junit.out), "<testcase "), 1);
+    gl_test_run_clear(&junit);
+
+    RUN(sarif, "filter", "-O", "grouped", "--format", "sarif", xml);
+    ck_assert_int_eq(sarif.status, 1);
+    g_autoptr(JsonParser) parser = json_parser_new();
+    ck_assert(json_parser_load_from_data(parser, sarif.out, -1, NULL));
+    JsonObject *run = json_array_get_object_element(
+        json_object_get_array_member(json_node_get_object(json_parser_get_root(parser)), "runs"), 0);
+    JsonArray *results = json_object_get_array_member(run, "results");
+    ck_assert_uint_eq(json_array_get_length(results), 1);
+    JsonObject *result = json_array_get_object_element(results, 0);
+    ck_assert_uint_eq(json_array_get_length(json_object_get_array_member(result,
+                                                                         "relatedLocations")), 29);
+    ck_assert_int_eq(json_object_get_int_member(result, "occurrenceCount"), 30);
+    g_autofree char *dir = gl_test_tmpdir();
+    g_autofree char *path = g_build_filename(dir, "grouped.sarif", NULL);
+    gl_test_write(path, sarif.out, -1);
+    g_autofree char *schema = gl_test_project_file("tests/schemas/sarif-schema-2.1.0.json");
+    const char *argv[] = { PYTHON, "-c", validate_sarif, schema, path, NULL };
+    g_autofree char *err = NULL;
+    ck_assert_msg(gl_test_spawn(argv, NULL, &err) == 0, "SARIF report does not validate:\n%s", err);
+    gl_test_run_clear(&sarif);
+    gl_remove_tree(dir);
+}
+END_TEST
+
+/* An error in @helper, inlined there from glibc's memcpy wrapper, in the
+ * method @method; its frames marked as the extension's. */
+static GlRecord *memcpy_error(const char *helper, const char *method)
+{
+    g_autofree char *inner = g_strdup_printf("%s@/gem/x.so:x.c:10", helper);
+    g_autofree char *outer = g_strdup_printf("%s@/gem/x.so:x.c:20", method);
+    GlRecord *record = gl_test_record("InvalidRead", "memcpy@/gem/x.so:x.c:1", inner, outer,
+                                      "rb_vm_exec@/libruby.so", NULL);
+    record->stack.frames[0].dir = gl_record_intern(record,
+                                                   "/usr/include/x86_64-linux-gnu/bits");
+    record->stack.frames[0].file = gl_record_intern(record, "string_fortified.h");
+    record->stack.frames[0].in_target = TRUE;
+    record->stack.frames[1].dir = gl_record_intern(record, "/gem/ext");
+    record->stack.frames[1].in_target = TRUE;
+    record->stack.frames[2].dir = gl_record_intern(record, "/gem/ext");
+    record->stack.frames[2].in_target = TRUE;
+    return record;
+}
+
+/* What a header inlined into every function of the extension (glibc's
+ * memcpy wrapper) is not where a bug is: two helpers' errors in one
+ * method are two bugs. */
+START_TEST(test_header_frames_do_not_join_bugs)
+{
+    g_autoptr(GlFindings) table = gl_findings_new();
+    gl_findings_add(table, memcpy_error("copy_key", "parse"), 0);
+    gl_findings_add(table, memcpy_error("copy_value", "parse"), 1);
+    gl_findings_add(table, memcpy_error("copy_value", "parse"), 2);
+    g_autoptr(GPtrArray) findings = gl_findings_sorted(table);
+    ck_assert_uint_eq(findings->len, 2);
+    g_autoptr(GPtrArray) groups = gl_findings_group(findings);
+    ck_assert_uint_eq(groups->len, 2);
+    for (guint i = 0; i < groups->len; i++) {
+        const GlGroup *group = g_ptr_array_index(groups, i);
+        ck_assert_str_eq(group->entry, "parse");
+        ck_assert(g_str_has_prefix(group->function, "copy_"));
+    }
+}
+END_TEST
+
+Suite *gl_group_suite(void)
+{
+    Suite *suite = suite_create("group");
+    TCase *shapes = tcase_create("shapes");
+    tcase_add_test(shapes, test_allocator_from_thirty_call_sites_is_one_entry);
+    tcase_add_test(shapes, test_one_objects_buffers_are_one_entry);
+    tcase_add_test(shapes, test_two_bugs_through_one_helper_stay_two);
+    tcase_add_test(shapes, test_header_frames_do_not_join_bugs);
+    suite_add_tcase(suite, shapes);
+    TCase *formats = tcase_create("group formats");
+    tcase_set_timeout(formats, 30);
+    tcase_add_test(formats, test_json_keeps_findings_and_adds_groups);
+    tcase_add_test(formats, test_json_read_back_groups_the_same);
+    tcase_add_test(formats, test_ci_formats_one_entry_a_group);
+    suite_add_tcase(suite, formats);
+    return suite;
+}
