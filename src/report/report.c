@@ -120,6 +120,20 @@ static void append_occurrences(GString *message, guint64 occurrences, guint proc
                                processes == 1 ? "" : "es");
 }
 
+/* "N bytes (D direct, I indirect) in B blocks are definitely lost", in
+ * English's numbers: "1 byte", "1 block is". */
+static void append_lost(GString *message, guint64 bytes, guint64 direct, guint64 blocks,
+                        GlLeakKind kind)
+{
+    g_string_append_printf(message, "%" G_GUINT64_FORMAT, bytes);
+    if (direct > 0 && direct < bytes)
+        g_string_append_printf(message, " (%" G_GUINT64_FORMAT " direct, %" G_GUINT64_FORMAT
+                               " indirect)", direct, bytes - direct);
+    g_string_append_printf(message, " byte%s in %" G_GUINT64_FORMAT " block%s %s %s",
+                           bytes == 1 ? "" : "s", blocks, blocks == 1 ? "" : "s",
+                           blocks == 1 ? "is" : "are", lost_words(kind));
+}
+
 char *gl_finding_message(const GlFinding *finding)
 {
     const GlRecord *record = finding->record;
@@ -128,15 +142,8 @@ char *gl_finding_message(const GlFinding *finding)
      * 10,533 of 12,791" would change from run to run, and means nothing
      * once occurrences are merged. */
     if (record->leak_kind != GL_LEAK_NONE) {
-        g_string_append_printf(message, "%" G_GUINT64_FORMAT, finding->total_bytes);
-        if (finding->direct_bytes > 0 && finding->direct_bytes < finding->total_bytes)
-            g_string_append_printf(message, " (%" G_GUINT64_FORMAT " direct, %" G_GUINT64_FORMAT
-                                   " indirect)", finding->direct_bytes,
-                                   finding->total_bytes - finding->direct_bytes);
-        g_string_append_printf(message, " bytes in %" G_GUINT64_FORMAT " block%s %s %s",
-                               finding->total_blocks, finding->total_blocks == 1 ? "" : "s",
-                               finding->total_blocks == 1 ? "is" : "are",
-                               lost_words(record->leak_kind));
+        append_lost(message, finding->total_bytes, finding->direct_bytes, finding->total_blocks,
+                    record->leak_kind);
     } else {
         g_string_append(message, record->what);
         guint sites = finding->sites != NULL ? finding->sites->len : 1;
@@ -156,15 +163,8 @@ char *gl_group_message(const GlGroup *group)
     const GlRecord *record = first->record;
     GString *message = g_string_new(NULL);
     if (record->leak_kind != GL_LEAK_NONE) {
-        g_string_append_printf(message, "%" G_GUINT64_FORMAT, group->total_bytes);
-        if (group->direct_bytes > 0 && group->direct_bytes < group->total_bytes)
-            g_string_append_printf(message, " (%" G_GUINT64_FORMAT " direct, %" G_GUINT64_FORMAT
-                                   " indirect)", group->direct_bytes,
-                                   group->total_bytes - group->direct_bytes);
-        g_string_append_printf(message, " bytes in %" G_GUINT64_FORMAT " block%s %s %s",
-                               group->total_blocks, group->total_blocks == 1 ? "" : "s",
-                               group->total_blocks == 1 ? "is" : "are",
-                               lost_words(record->leak_kind));
+        append_lost(message, group->total_bytes, group->direct_bytes, group->total_blocks,
+                    record->leak_kind);
     } else {
         g_string_append(message, record->what);
     }

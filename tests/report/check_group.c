@@ -46,8 +46,8 @@ START_TEST(test_allocator_from_thirty_call_sites_is_one_entry)
                             "\\(30 occurrences in 1 process\\)$");
     gl_assert_line(run.out, "^one bug: lost in loop_realloc, entered through "
                             "grouped_destroy_loop$");
-    gl_assert_line(run.out, "^call path 1: 1 bytes in 1 block is definitely lost$");
-    gl_assert_line(run.out, "^call path 2: 1 bytes in 1 block is definitely lost: "
+    gl_assert_line(run.out, "^call path 1: 1 byte in 1 block is definitely lost$");
+    gl_assert_line(run.out, "^call path 2: 1 byte in 1 block is definitely lost: "
                             "loop_realloc \\(grouped\\.c:32\\) < .* < "
                             "grouped_destroy_loop \\(grouped\\.c:\\d+\\)$");
     gl_assert_line(run.out, "^and 27 more call paths ");
