@@ -119,8 +119,8 @@ void gl_gate_evaluate(const GlGate *gate, const GPtrArray *findings, guint incom
             g_string_append_printf(line, "%u leak%s", leaks, leaks == 1 ? "" : "s");
             if (leak_paths > leaks)
                 g_string_append_printf(line, " (%u call paths)", leak_paths);
-            g_string_append_printf(line, " losing %" G_GUINT64_FORMAT " bytes",
-                                   result->failing_bytes);
+            g_string_append_printf(line, " losing %" G_GUINT64_FORMAT " byte%s",
+                                   result->failing_bytes, result->failing_bytes == 1 ? "" : "s");
             if (gate->has_max_bytes)
                 g_string_append_printf(line, " (%s --max-bytes %" G_GUINT64_FORMAT ")",
                                        leaks_fail ? "over" : "within", gate->max_bytes);

@@ -138,6 +138,19 @@ START_TEST(test_json_keeps_findings_and_adds_groups)
 }
 END_TEST
 
+/* One byte is "1 byte", in the finding and the gate (Valgrind writes
+ * "1 bytes"); a hand-cut copy of one error of grouped_loop.xml. */
+START_TEST(test_one_byte_in_english)
+{
+    g_autofree char *xml = gl_test_fixture("edge/one-byte-leak.xml");
+    RUN(run, "filter", "-O", "grouped", xml);
+    ck_assert_int_eq(run.status, 1);
+    gl_assert_line(run.out, "^1 byte in 1 block is definitely lost$");
+    gl_assert_line(run.out, "^gemleak: FAIL: 1 leak losing 1 byte$");
+    gl_test_run_clear(&run);
+}
+END_TEST
+
 /* A JSON report read back (a shard merged) groups the same. */
 START_TEST(test_json_read_back_groups_the_same)
 {
@@ -253,6 +266,7 @@ Suite *gl_group_suite(void)
     tcase_add_test(formats, test_json_keeps_findings_and_adds_groups);
     tcase_add_test(formats, test_json_read_back_groups_the_same);
     tcase_add_test(formats, test_ci_formats_one_entry_a_group);
+    tcase_add_test(formats, test_one_byte_in_english);
     suite_add_tcase(suite, formats);
     return suite;
 }
