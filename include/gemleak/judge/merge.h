@@ -126,6 +126,11 @@ gint gl_record_compare_content(const GlRecord *a, const GlRecord *b);
  * allocation stacks. */
 char *gl_record_merge_key(const GlRecord *record);
 
+/* Returns: the bytes of @record's blocks lost themselves: its "N direct"
+ * when Valgrind's text says "152 (56 direct, 96 indirect) bytes", else all
+ * its bytes. */
+guint64 gl_record_direct_bytes(const GlRecord *record);
+
 /* Returns: TRUE if @record is an error on a block that was freed (a
  * use-after-free, a double free): Valgrind's "... free'd" part. */
 gboolean gl_record_on_freed_block(const GlRecord *record);

@@ -88,6 +88,10 @@ typedef struct {
     /* TRUE: it writes nothing for a process without leaks (the helper's
      * engine-PID.txt accounts for such a process). */
     gboolean silent_when_clean;
+    /* TRUE: it answers Valgrind's client requests: the helper then checks
+     * for leaks right after a fork, in every run, so that what a child
+     * inherited is told from what it lost itself (attribute.h). */
+    gboolean client_requests;
 } GlEngine;
 
 /* The engines, each defined in src/run/engine_<name>.c. */
