@@ -41,6 +41,7 @@ static void finding_free(gpointer data)
     g_array_unref(finding->pids);
     g_free(finding->fingerprint);
     g_free(finding->legacy_fingerprint);
+    g_free(finding->structure_fingerprint);
     g_free(finding);
 }
 

@@ -97,6 +97,8 @@ static void json_finding(gpointer data, const GlFinding *finding, guint index)
     json_builder_set_member_name(builder, "lost_at_exit");
     json_builder_add_boolean_value(builder, finding->lost_at_exit);
     gl_json_add_string(builder, "fingerprint", finding->fingerprint);
+    if (finding->structure_fingerprint != NULL)
+        gl_json_add_string(builder, "structure_fingerprint", finding->structure_fingerprint);
     json_builder_set_member_name(builder, "certain");
     json_builder_add_boolean_value(builder, finding->certain);
     g_autofree char *uncertainty = gl_finding_uncertainty(finding);

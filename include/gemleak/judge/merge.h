@@ -57,6 +57,9 @@ typedef struct {
                             * no pids, addresses, line numbers or Ruby's frames */
     char *legacy_fingerprint;  /* as gemleak made them before issue 20 (Ruby's named
                                 * frames too), for the baselines written then */
+    char *structure_fingerprint;  /* nullable: a block of a lost structure (a leak
+                                   * with indirect bytes, or an indirect leak): its
+                                   * site, whatever the kind (fingerprint.h) */
     guint64 order;         /* where the first occurrence was read: the last tie-break */
     /* --per-test: the tests during which it was lost (a leak) or happened
      * (an error), first seen first, at most GL_FINDING_MAX_TESTS; empty
