@@ -474,6 +474,21 @@ gboolean gl_cli_analyze_and_report(const Options *options, Plan *plan, const cha
     g_autoptr(GPtrArray) reported = baseline != NULL
         ? gl_baseline_filter(baseline, analysis->findings, &known)
         : g_ptr_array_ref(analysis->findings);
+    /* A lost cycle's definitely lost block is the one Valgrind meets
+     * first: another of its blocks next run. With its indirect blocks
+     * shown, a baseline knows it by any of their sites. */
+    if (baseline != NULL && !(gl_rules_get_leak_kinds(rules) & GL_LEAK_INDIRECT)) {
+        guint structures = 0;
+        for (guint i = 0; i < reported->len; i++)
+            structures += ((const GlFinding *) g_ptr_array_index(reported, i))->structure_fingerprint
+                          != NULL;
+        if (structures > 0)
+            g_ptr_array_add(analysis->notes, g_strdup_printf(
+                "%u new finding%s lost other blocks with %s (indirect bytes): in a leaked cycle, "
+                "Valgrind names another of its blocks in another run; with --leak-kinds "
+                "definite,indirect a baseline knows a cycle by any of its blocks", structures,
+                structures == 1 ? "" : "s", structures == 1 ? "it" : "them"));
+    }
     /* Writing a baseline adopts the findings there are: the run passes
      * unless --fail-on asks otherwise. */
     GlGate gate = plan->gate;

@@ -30,6 +30,7 @@ typedef struct {
     guint64 errors_seen;
     guint64 by_verdict[GL_N_VERDICTS];
     guint64 repeated;
+    guint64 inherited;
     gboolean marked;       /* its process wrote gemleak's markers */
     gboolean opened;
     guint processes;       /* the processes it stands for: a report's, or 1 */
@@ -184,6 +185,7 @@ static void read_report(Input *input)
     for (guint v = 0; v < GL_N_VERDICTS; v++)
         input->by_verdict[v] = report.by_verdict[v];
     input->repeated = report.repeated;
+    input->inherited = report.inherited;
     input->report = TRUE;
     input->report_incomplete = report.incomplete_files;
     input->report_unchecked = report.unchecked_processes;
@@ -224,8 +226,11 @@ static void read_xml(Input *input, const GlRules *rules, GlReader *reader)
     /* A leak that mid-run checks and the exit check both reported is read
      * several times and kept once. */
     input->repeated = gl_attributor_repeated(attributor);
-    input->by_verdict[GL_VERDICT_KEEP] -= input->repeated;
-    input->marked = doc->marker != NULL;
+    input->inherited = gl_attributor_inherited(attributor);
+    input->by_verdict[GL_VERDICT_KEEP] -= input->repeated + input->inherited;
+    /* A forked child's check of what it inherited is in every run, tests
+     * or not. */
+    input->marked = doc->marker != NULL && gl_marker_parse(doc->marker, NULL) != GL_MARKER_FORKED;
     gl_classifier_collect_objects(classifier, input->objects);
     const GPtrArray *problems = gl_reader_problems(reader);
     if (foreign_listed_file(input, problems)) {
@@ -397,7 +402,8 @@ static void read_sanitizer(Input *input, const GlRules *rules)
     g_free(verdicts);
     gl_attributor_finish(attributor);
     input->repeated = gl_attributor_repeated(attributor);
-    input->by_verdict[GL_VERDICT_KEEP] -= input->repeated;
+    input->inherited = gl_attributor_inherited(attributor);
+    input->by_verdict[GL_VERDICT_KEEP] -= input->repeated + input->inherited;
     gl_classifier_collect_objects(classifier, input->objects);
     g_autofree char *shown = g_utf8_make_valid(input->path, -1);
     if (!facts.complete) {
@@ -726,6 +732,7 @@ GlAnalysis *gl_analyze_with_killed(const char *const *paths, const GlRules *rule
         for (guint v = 0; v < GL_N_VERDICTS; v++)
             summary->by_verdict[v] += input->by_verdict[v];
         summary->repeated += input->repeated;
+        summary->inherited += input->inherited;
         summary->marked_files += input->marked;
         gl_findings_absorb(analysis->table, input->findings);
         for (guint j = 0; j < input->notes->len; j++)

@@ -19,6 +19,7 @@
 
 struct GlBaseline {
     GHashTable *fingerprints;  /* char* set */
+    GHashTable *structures;    /* char* set: the structure_fingerprint of its findings */
     gboolean legacy;           /* fingerprinted before GL_FINGERPRINT_VERSION: match
                                 * GlFinding's legacy_fingerprint */
 };
@@ -61,6 +62,7 @@ GlBaseline *gl_baseline_load_from_data(const char *data, gsize length, const cha
     GlBaseline *baseline = g_new0(GlBaseline, 1);
     baseline->legacy = legacy;
     baseline->fingerprints = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+    baseline->structures = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
     JsonArray *array = json_node_get_array(findings);
     for (guint i = 0; i < json_array_get_length(array); i++) {
         JsonNode *element = json_array_get_element(array, i);
@@ -69,6 +71,10 @@ GlBaseline *gl_baseline_load_from_data(const char *data, gsize length, const cha
         JsonNode *fingerprint = json_object_get_member(json_node_get_object(element), "fingerprint");
         if (fingerprint != NULL && json_node_get_value_type(fingerprint) == G_TYPE_STRING)
             g_hash_table_add(baseline->fingerprints, g_strdup(json_node_get_string(fingerprint)));
+        JsonNode *structure = json_object_get_member(json_node_get_object(element),
+                                                     "structure_fingerprint");
+        if (structure != NULL && json_node_get_value_type(structure) == G_TYPE_STRING)
+            g_hash_table_add(baseline->structures, g_strdup(json_node_get_string(structure)));
     }
     return baseline;
 }
@@ -91,6 +97,7 @@ void gl_baseline_free(GlBaseline *baseline)
     if (baseline == NULL)
         return;
     g_hash_table_unref(baseline->fingerprints);
+    g_hash_table_unref(baseline->structures);
     g_free(baseline);
 }
 
@@ -116,7 +123,11 @@ GPtrArray *gl_baseline_filter(const GlBaseline *baseline, const GPtrArray *findi
     for (guint i = 0; i < findings->len; i++) {
         GlFinding *finding = g_ptr_array_index(findings, i);
         const char *print = baseline->legacy ? finding->legacy_fingerprint : finding->fingerprint;
-        if (print != NULL && gl_baseline_knows(baseline, print))
+        /* A block of a lost cycle that the baseline had under another of
+         * the cycle's blocks' names: its site was lost in a structure then. */
+        if ((print != NULL && gl_baseline_knows(baseline, print)) ||
+            (finding->structure_fingerprint != NULL &&
+             g_hash_table_contains(baseline->structures, finding->structure_fingerprint)))
             (*known)++;
         else
             g_ptr_array_add(fresh, finding);

@@ -242,6 +242,31 @@ static void rank_fingerprints(GPtrArray *sorted, char *(*print)(const GlFinding 
     }
 }
 
+/* Returns: TRUE if @finding is a block of a lost structure: one that holds
+ * indirectly lost blocks, or one of those. In a lost cycle Valgrind calls
+ * the block it meets first (the lowest address) definitely lost and the
+ * others indirectly lost, so which one it names moves from run to run. */
+static gboolean in_lost_structure(const GlFinding *finding)
+{
+    const GlRecord *record = finding->record;
+    if (finding->freed_block)
+        return FALSE;
+    return record->leak_kind == GL_LEAK_INDIRECT ||
+           (record->leak_kind == GL_LEAK_DEFINITE && finding->direct_bytes < finding->total_bytes);
+}
+
+/* Returns: (transfer full) (nullable): the site of a lost structure's
+ * block, whatever kind Valgrind gave it this run. */
+static char *structure_fingerprint(const GlFinding *finding)
+{
+    if (!in_lost_structure(finding))
+        return NULL;
+    g_autoptr(GChecksum) sum = g_checksum_new(G_CHECKSUM_SHA256);
+    g_checksum_update(sum, (const guchar *) "lost structure", -1);
+    hash_stack(sum, &finding->record->stack);
+    return fingerprint_finish(sum, 0);
+}
+
 void gl_findings_fingerprint(GlFindings *findings)
 {
     g_autoptr(GPtrArray) all = gl_findings_list(findings);
@@ -253,4 +278,9 @@ void gl_findings_fingerprint(GlFindings *findings)
         finding->legacy_fingerprint = g_steal_pointer(&finding->fingerprint);
     }
     rank_fingerprints(all, fingerprint);
+    for (guint i = 0; i < all->len; i++) {
+        GlFinding *finding = g_ptr_array_index(all, i);
+        g_free(finding->structure_fingerprint);
+        finding->structure_fingerprint = structure_fingerprint(finding);
+    }
 }

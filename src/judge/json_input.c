@@ -337,7 +337,8 @@ gboolean gl_json_input_read(const char *path, GlFindings *findings, guint64 orde
     input->by_verdict[GL_VERDICT_SKIP_RUBY] = (guint64) MAX(int_member(reasons, "ruby_memory", 0), 0);
     input->by_verdict[GL_VERDICT_SKIP_INIT] = (guint64) MAX(int_member(reasons, "in_init", 0), 0);
     input->repeated = (guint64) MAX(int_member(reasons, "repeated_by_later_check", 0), 0);
-    guint64 skipped = input->repeated;
+    input->inherited = (guint64) MAX(int_member(reasons, "inherited_from_parent", 0), 0);
+    guint64 skipped = input->repeated + input->inherited;
     for (guint v = GL_VERDICT_KEEP + 1; v < GL_N_VERDICTS; v++)
         skipped += input->by_verdict[v];
     input->by_verdict[GL_VERDICT_KEEP] = input->errors_seen > skipped ? input->errors_seen - skipped : 0;

@@ -41,6 +41,7 @@ static void finding_free(gpointer data)
     g_array_unref(finding->pids);
     g_free(finding->fingerprint);
     g_free(finding->legacy_fingerprint);
+    g_free(finding->structure_fingerprint);
     g_free(finding);
 }
 
@@ -197,7 +198,7 @@ void gl_pids_add(GArray *pids, gint64 pid)
 /* The direct share of a leak's bytes: Valgrind's text says "152 (56 direct,
  * 96 indirect) bytes" when blocks it points to were lost with it; a mid-run
  * check adds what grew, "152 (+152) (56 (+56) direct, 96 (+96) indirect)". */
-static guint64 direct_bytes(const GlRecord *record)
+guint64 gl_record_direct_bytes(const GlRecord *record)
 {
     const char *open = record->what != NULL ? strchr(record->what, '(') : NULL;
     while (open != NULL && !g_ascii_isdigit(open[1]))
@@ -284,7 +285,7 @@ void gl_findings_add_attributed(GlFindings *findings, GlRecord *record, guint64 
     GlFinding *finding = g_hash_table_lookup(findings->by_key, key);
     gint64 pid = record->pid;
     guint64 bytes = record->leaked_bytes, blocks = record->leaked_blocks;
-    guint64 direct = direct_bytes(record);
+    guint64 direct = gl_record_direct_bytes(record);
     gboolean certain = !record->uncertain;
     if (finding == NULL) {
         finding = gl_finding_new(record, order);

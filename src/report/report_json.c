@@ -103,6 +103,8 @@ static void json_finding(gpointer data, const GlFinding *finding, guint index)
     gl_json_add_string(builder, "fingerprint", finding->fingerprint);
     if (state->group > 0)
         gl_json_add_int(builder, "group", state->group);
+    if (finding->structure_fingerprint != NULL)
+        gl_json_add_string(builder, "structure_fingerprint", finding->structure_fingerprint);
     json_builder_set_member_name(builder, "certain");
     json_builder_add_boolean_value(builder, finding->certain);
     g_autofree char *uncertainty = gl_finding_uncertainty(finding);
@@ -234,6 +236,7 @@ static void json_end(gpointer data)
     gl_json_add_int(builder, "ruby_memory", (gint64) summary->by_verdict[GL_VERDICT_SKIP_RUBY]);
     gl_json_add_int(builder, "in_init", (gint64) summary->by_verdict[GL_VERDICT_SKIP_INIT]);
     gl_json_add_int(builder, "repeated_by_later_check", (gint64) summary->repeated);
+    gl_json_add_int(builder, "inherited_from_parent", (gint64) summary->inherited);
     json_builder_end_object(builder);
     gl_json_add_int(builder, "baseline_known", context->baseline_known);
     gl_json_add_int(builder, "baseline_known_occurrences", (gint64) (all_occurrences - occurrences));

@@ -310,6 +310,7 @@ static void text_end(gpointer data)
             append_count(line, count, gl_verdict_describe((GlVerdict) v, count), &first);
         }
         append_count(line, summary->repeated, "repeated by a later leak check", &first);
+        append_count(line, summary->inherited, "inherited from the parent process", &first);
         g_string_append_c(line, ')');
     }
     if (summary->truncated_files->len > 0)

@@ -218,4 +218,5 @@ const GlEngine gl_engine_valgrind = {
     .argv = valgrind_argv,
     .handover = valgrind_variable,
     .watch_mark = valgrind_watch_mark,
+    .client_requests = TRUE,
 };

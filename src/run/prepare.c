@@ -315,12 +315,12 @@ gboolean gl_per_test_available(void)
  * to a directory of gemleak's own (mode 0700), never to the run directory:
  * a --keep-xml directory is the user's, and what else it held could come
  * first on RUBYLIB (see gl_run_child_environment), for every Ruby process
- * of the run to load. --per-test adds the client library beside it, for
- * Fiddle to load.
+ * of the run to load. @client adds the client library beside it, for
+ * Fiddle to load (--per-test, and the check at fork under Valgrind).
  * Returns: (transfer full): the directory, for RUBYOPT, locked before
  * anything is written (*lock: the lock's descriptor); the caller removes
  * it (gl_remove_tree) and frees the name. */
-char *gl_run_write_helper(gboolean per_test, int *lock, GError **error)
+char *gl_run_write_helper(gboolean client, int *lock, GError **error)
 {
     g_autoptr(GError) local = NULL;
     g_autofree char *lib = gl_rundir_make_locked(g_get_tmp_dir(), GL_PROTO_HELPER_DIR, lock,
@@ -331,7 +331,8 @@ char *gl_run_write_helper(gboolean per_test, int *lock, GError **error)
         return NULL;
     }
     if (!write_resource("helper/gemleak_helper.rb", lib, "Ruby helper", error) ||
-        (per_test && !write_resource("client/gemleak_client.so", lib, "per-test library", error))) {
+        (client && gl_per_test_available() &&
+         !write_resource("client/gemleak_client.so", lib, "client library", error))) {
         gl_remove_tree(lib);
         close(*lock);
         *lock = -1;
@@ -384,12 +385,16 @@ char **gl_run_child_environment(const GlRunOptions *options, const GlEngine *eng
         env = g_environ_unsetenv(env, "GEMLEAK_DURATIONS");
     /* Per test only when asked: a variable left in the environment by an
      * outer run must not slow this one down. */
-    if (options->per_test != NULL) {
-        g_autofree char *client = g_build_filename(helper_lib, "gemleak_client.so", NULL);
+    if (options->per_test != NULL)
         env = g_environ_setenv(env, "GEMLEAK_PER_TEST", options->per_test, TRUE);
+    else
+        env = g_environ_unsetenv(env, "GEMLEAK_PER_TEST");
+    /* The client library, for --per-test and for the check a forked child
+     * makes of what it inherited (an engine that answers client requests). */
+    if ((options->per_test != NULL || engine->client_requests) && gl_per_test_available()) {
+        g_autofree char *client = g_build_filename(helper_lib, "gemleak_client.so", NULL);
         env = g_environ_setenv(env, "GEMLEAK_CLIENT", client, TRUE);
     } else {
-        env = g_environ_unsetenv(env, "GEMLEAK_PER_TEST");
         env = g_environ_unsetenv(env, "GEMLEAK_CLIENT");
     }
     /* The helper looks for build tools among a process's ancestors up to

@@ -175,7 +175,8 @@ static gboolean wait_for_descendants(GlRunResult *result, FILE *messages)
 /* The run's directory (made, locked: gemleak clean leaves alone what a
  * running gemleak holds, and marked) and the helper's, in @result.
  * Returns: FALSE with @error set. */
-static gboolean prepare_run_dir(const GlRunOptions *options, GlRunResult *result, GError **error)
+static gboolean prepare_run_dir(const GlRunOptions *options, const GlEngine *engine,
+                                GlRunResult *result, GError **error)
 {
     int lock = -1;
     result->dir = gl_run_make_dir(options, &lock, error);
@@ -185,7 +186,8 @@ static gboolean prepare_run_dir(const GlRunOptions *options, GlRunResult *result
     result->kept_by_user = options->keep_dir != NULL;
     if (!gl_rundir_mark(result->dir, error))
         return FALSE;
-    result->helper_dir = gl_run_write_helper(options->per_test != NULL, &lock, error);
+    result->helper_dir = gl_run_write_helper(options->per_test != NULL || engine->client_requests,
+                                             &lock, error);
     if (result->helper_dir == NULL)
         return FALSE;
     result->locks[result->n_locks++] = lock;
@@ -281,7 +283,7 @@ gboolean gl_run_commands(const GlRunOptions *options, GPtrArray *commands, GlRun
     result->valgrind_version = engine->version(options->valgrind, error);
     if (result->valgrind_version == NULL)
         return FALSE;
-    if (!prepare_run_dir(options, result, error))
+    if (!prepare_run_dir(options, engine, result, error))
         return FALSE;
     /* What ran, for gemleak filter on a kept directory: an engine that
      * writes nothing for a clean process leaves a run without reports. */

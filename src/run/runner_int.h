@@ -11,11 +11,11 @@
  * its lock; NULL with @error set. */
 char *gl_run_make_dir(const GlRunOptions *options, int *lock, GError **error);
 
-/* Writes the Ruby helper (and, for --per-test, the client library) to a
+/* Writes the Ruby helper (and, with @client, the client library) to a
  * private directory of gemleak's own.
  * Returns: (transfer full): the directory, locked (*lock); the caller
  * removes it (gl_remove_tree) and frees the name. NULL with @error set. */
-char *gl_run_write_helper(gboolean per_test, int *lock, GError **error);
+char *gl_run_write_helper(gboolean client, int *lock, GError **error);
 
 /* Returns: (transfer full): the environment of the commands: the helper,
  * the run directory, GEMLEAK_VALGRIND (@valgrind, nullable) when a

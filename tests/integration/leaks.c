@@ -234,8 +234,63 @@ START_TEST(test_ruby_crashes_under_valgrind)
 }
 END_TEST
 
+/* A leaked cycle whose nodes are allocated in either order: Valgrind names
+ * the node allocated first definitely lost, so the definite leak moves
+ * between the two runs. With indirect leaks shown, a baseline written by
+ * one run knows the other's; with definite leaks alone it cannot, and the
+ * run says why. */
+START_TEST(test_baseline_knows_a_leaked_cycle_that_moved)
+{
+    g_autofree char *dir = gl_test_tmpdir();
+    g_autofree char *baseline = g_build_filename(dir, "baseline.json", NULL);
+    g_autofree char *kept = g_build_filename(dir, "xml", NULL);
+    Result first = { 0 };
+    gemleak_run(&first, NULL, NULL, ARGS("--leak-kinds", "definite,indirect", "--write-baseline",
+                                         baseline),
+                "require 'leaky'; Leaky.leak_cycle(false)");
+    ck_assert_msg(first.status == 0, "status %d\n%s", first.status, first.err);
+    gl_assert_line(first.err, "^112 \\(48 direct, 64 indirect\\) bytes in 1 block is definitely "
+                              "lost\n(.*\n){1,2} \\*cycle_head ");
+    result_discard(&first);
+
+    Result moved = { 0 };
+    gemleak_run(&moved, NULL, NULL, ARGS("--leak-kinds", "definite,indirect", "--baseline",
+                                         baseline, "--keep-xml", kept),
+                "require 'leaky'; Leaky.leak_cycle(true)");
+    ck_assert_msg(moved.status == 0, "status %d\n%s", moved.status, moved.err);
+    gl_assert_line(moved.err, "^gemleak: 1 file, \\d+ errors read: 0 findings, 2 known to the "
+                              "baseline \\(2 occurrences\\), ");
+    /* the definite leak did move: the kept XML says so */
+    Result filtered = { 0 };
+    run_argv(&filtered, gemleak_binary, "filter", "-O", "leaky", "--leak-kinds", "definite,indirect",
+             kept, NULL);
+    gl_assert_line(filtered.out, "^112 \\(64 direct, 48 indirect\\) bytes in 1 block is "
+                                 "definitely lost\n(.*\n){1,2} \\*cycle_tail ");
+    result_clear(&filtered);
+    result_clear(&moved);
+
+    g_autofree char *definite = g_build_filename(dir, "definite.json", NULL);
+    Result write = { 0 };
+    gemleak_run(&write, NULL, NULL, ARGS("--write-baseline", definite),
+                "require 'leaky'; Leaky.leak_cycle(false)");
+    ck_assert_msg(write.status == 0, "status %d\n%s", write.status, write.err);
+    result_discard(&write);
+    Result unknown = { 0 };
+    gemleak_run(&unknown, NULL, NULL, ARGS("--baseline", definite),
+                "require 'leaky'; Leaky.leak_cycle(true)");
+    ck_assert_msg(unknown.status == 1, "status %d\n%s", unknown.status, unknown.err);
+    gl_assert_line(unknown.err, "^gemleak: note: 1 new finding lost other blocks with it \\(indirect "
+                                "bytes\\): in a leaked cycle, Valgrind names another of its blocks "
+                                "in another run; with --leak-kinds definite,indirect a baseline "
+                                "knows a cycle by any of its blocks$");
+    result_discard(&unknown);
+    gl_remove_tree(dir);
+}
+END_TEST
+
 void integration_leaks(TCase *tcase)
 {
+    tcase_add_test(tcase, test_baseline_knows_a_leaked_cycle_that_moved);
     tcase_add_test(tcase, test_clean_method_reports_nothing);
     tcase_add_test(tcase, test_malloc_leak_reported_and_xml_kept);
     tcase_add_test(tcase, test_use_after_free_shows_three_stacks);

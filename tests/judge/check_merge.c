@@ -406,10 +406,41 @@ START_TEST(test_forked_child_merges_with_parent)
     ck_assert_uint_eq(analysis->summary.processes, 2);
     ck_assert_uint_eq(analysis->findings->len, 1);
     const GlFinding *finding = g_ptr_array_index(analysis->findings, 0);
-    /* the parent's leak, the child's inherited copy, and the child's own */
+    /* the parent's leak, the child's inherited copy, and the child's own:
+     * Valgrind run without gemleak's helper, no check at the fork tells
+     * the inherited copy from the rest */
     ck_assert_uint_eq(finding->occurrences, 3);
     ck_assert_uint_eq(finding->pids->len, 2);
     ck_assert_uint_eq(finding->total_bytes, 300);
+}
+END_TEST
+
+/* The same fork under gemleak run, whose helper makes the child check for
+ * leaks at the fork: the parent's two leaks (100 bytes at leaky_leak, 120
+ * at leaky_leak_xmalloc) count once, in the parent; the child's own 100
+ * bytes at leaky_leak once. */
+START_TEST(test_forked_child_inherited_blocks_count_once)
+{
+    g_autoptr(GlRules) rules = gl_rules_new();
+    ck_assert(gl_rules_add_target(rules, "leaky", NULL));
+    g_autofree char *dir = gl_test_fixture("xml/fork_checked");
+    const char *paths[] = { dir, NULL };
+    g_autoptr(GlAnalysis) analysis = gl_analyze(paths, rules, 1);
+    ck_assert_uint_eq(analysis->summary.processes, 2);
+    ck_assert_uint_eq(analysis->findings->len, 2);
+    const GlFinding *leak = g_ptr_array_index(analysis->findings, 0);
+    ck_assert_str_eq(leak->record->stack.frames[2].fn, "leaky_leak");
+    ck_assert_uint_eq(leak->total_bytes, 200);
+    ck_assert_uint_eq(leak->total_blocks, 2);
+    ck_assert_uint_eq(leak->occurrences, 2);
+    ck_assert_uint_eq(leak->pids->len, 2);
+    const GlFinding *xmalloc = g_ptr_array_index(analysis->findings, 1);
+    ck_assert_uint_eq(xmalloc->total_bytes, 120);
+    ck_assert_uint_eq(xmalloc->total_blocks, 1);
+    ck_assert_uint_eq(xmalloc->occurrences, 1);
+    ck_assert_uint_eq(xmalloc->pids->len, 1);
+    /* the child's reports of the parent's two blocks, left out */
+    ck_assert_uint_eq(analysis->summary.inherited, 2);
 }
 END_TEST
 
@@ -517,6 +548,7 @@ Suite *gl_merge_suite(void)
     tcase_add_test(tc, test_totals_do_not_wrap);
     tcase_add_test(tc, test_sorted_by_bytes_then_occurrences_then_order);
     tcase_add_test(tc, test_forked_child_merges_with_parent);
+    tcase_add_test(tc, test_forked_child_inherited_blocks_count_once);
     tcase_add_test(tc, test_parallel_read_gives_the_same_report);
     tcase_add_test(tc, test_unreadable_inputs_are_problems_not_failures);
     tcase_add_test(tc, test_run_directory_with_gzip_and_other_xml);

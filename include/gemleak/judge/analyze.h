@@ -19,6 +19,8 @@ typedef struct {
     guint64 repeated;                    /* kept, but a later leak check of the same
                                           * process reported the same leak again
                                           * (--per-test): counted once, there */
+    guint64 inherited;                   /* kept, but every block of it a forked child
+                                          * inherited: its parent's, counted there */
     GPtrArray *truncated_files;          /* char*: inputs that stopped short */
     guint incomplete_files;              /* inputs with a problem: not read in full (a
                                           * shard's report: its own count) */
@@ -85,8 +87,8 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(GlAnalysis, gl_analysis_free)
 GlVerdict gl_sanitizer_verdict(GlClassifier *classifier, GlRecord *record, const GlDocument *doc,
                                gboolean *unplaced);
 
-/* Returns: how many records were read and not kept: skipped by a rule, or
- * repeated by a later leak check. */
+/* Returns: how many records were read and not kept: skipped by a rule,
+ * repeated by a later leak check, or inherited by a forked child. */
 guint64 gl_summary_skipped(const GlSummary *summary);
 
 #endif

@@ -12,6 +12,10 @@
  * - a leak first reported by the exit check was lost at exit;
  * - a mid-run leak no exit check reported again (the process was killed)
  *   stays an occurrence of its own, with the latest check's numbers.
+ * - a forked child's first check ("gemleak:forked", a full check) holds
+ *   what it inherited: its parent's, which the parent reports. The child's
+ *   later reports of those loss records count only what grew beyond that
+ *   (its own blocks); one that did not grow is left out (inherited).
  *
  * It knows the helper's markers, nothing about XML or Ruby's frames. */
 #ifndef GEMLEAK_ATTRIBUTE_H
@@ -56,5 +60,10 @@ void gl_attributor_finish(GlAttributor *attributor);
 /* Returns: how many records were not added because a later leak check of
  * the same process reported the same loss record again. */
 guint64 gl_attributor_repeated(const GlAttributor *attributor);
+
+/* Returns: how many records were not added because every block of them
+ * was inherited from the parent process (reported by a forked child's
+ * check at fork, and not grown since). */
+guint64 gl_attributor_inherited(const GlAttributor *attributor);
 
 #endif

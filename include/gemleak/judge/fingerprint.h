@@ -12,8 +12,11 @@
 #include "gemleak/judge/merge.h"
 
 /* Gives every finding of @findings its fingerprint, unique in the table,
- * and its legacy_fingerprint (as gemleak 0.1 made them, for the baselines
- * written then). Call it once the table is complete, before
+ * its legacy_fingerprint (as gemleak 0.1 made them, for the baselines
+ * written then), and, to a block of a lost structure (a definite leak with
+ * indirect bytes, an indirect leak), its structure_fingerprint: its
+ * functions without its kind, which a leaked cycle's blocks keep when
+ * Valgrind names another of them definitely lost. Call it once the table is complete, before
  * gl_findings_sorted(), which orders ties by fingerprint. */
 void gl_findings_fingerprint(GlFindings *findings);
 

@@ -57,6 +57,9 @@ typedef struct {
                             * no pids, addresses, line numbers or Ruby's frames */
     char *legacy_fingerprint;  /* as gemleak made them before issue 20 (Ruby's named
                                 * frames too), for the baselines written then */
+    char *structure_fingerprint;  /* nullable: a block of a lost structure (a leak
+                                   * with indirect bytes, or an indirect leak): its
+                                   * site, whatever the kind (fingerprint.h) */
     guint64 order;         /* where the first occurrence was read: the last tie-break */
     /* --per-test: the tests during which it was lost (a leak) or happened
      * (an error), first seen first, at most GL_FINDING_MAX_TESTS; empty
@@ -125,6 +128,11 @@ gint gl_record_compare_content(const GlRecord *a, const GlRecord *b);
  * part of a leak); for errors on a freed block, the block's free and
  * allocation stacks. */
 char *gl_record_merge_key(const GlRecord *record);
+
+/* Returns: the bytes of @record's blocks lost themselves: its "N direct"
+ * when Valgrind's text says "152 (56 direct, 96 indirect) bytes", else all
+ * its bytes. */
+guint64 gl_record_direct_bytes(const GlRecord *record);
 
 /* Returns: TRUE if @record is an error on a block that was freed (a
  * use-after-free, a double free): Valgrind's "... free'd" part. */

@@ -91,6 +91,10 @@ typedef struct {
     /* TRUE: it unwinds by frame pointers when Ruby keeps them
      * (GlRunOptions.fast_stacks), exactly otherwise. */
     gboolean fast_with_frame_pointers;
+    /* TRUE: it answers Valgrind's client requests: the helper then checks
+     * for leaks right after a fork, in every run, so that what a child
+     * inherited is told from what it lost itself (attribute.h). */
+    gboolean client_requests;
 } GlEngine;
 
 /* The engines, each defined in src/run/engine_<name>.c. */

@@ -315,11 +315,16 @@ module GemLeakHelper
   #
   #   gemleak:setup                        before the first test: lost while loading
   #   gemleak:forked                       first thing in a forked child: inherited
+  #                                        (in every run under Valgrind, not only per test)
   #   gemleak:start<TAB>NAME<TAB>LOCATION  a test (or file) begins
   #   gemleak:end<TAB>NAME<TAB>LOCATION    it ended (after teardown and a GC)
   #
   # each but start followed by VALGRIND_DO_ADDED_LEAK_CHECK, which reports
-  # the loss records that grew since the last check. NAME is
+  # the loss records that grew since the last check, but forked: a full
+  # check, which reports every loss record the child inherited (Valgrind
+  # copied the parent's last check into the child, which the added check
+  # would count from). gemleak subtracts those from the child's later
+  # checks: a block lost before the fork is the parent's, counted once. NAME is
   # "Class#test_name" or RSpec's full description (empty per file);
   # LOCATION is "/absolute/file.rb:LINE" (the file alone per file). Bytes
   # that would be ambiguous (%, controls, space) are written %XX.
@@ -362,9 +367,11 @@ module GemLeakHelper
           @client = {
             marker: Fiddle::Function.new(lib["gemleak_client_marker"], [Fiddle::TYPE_VOIDP], Fiddle::TYPE_VOID),
             check: Fiddle::Function.new(lib["gemleak_client_leak_check"], [], Fiddle::TYPE_VOID),
+            full_check: Fiddle::Function.new(lib["gemleak_client_full_leak_check"], [], Fiddle::TYPE_VOID),
           }
         rescue LoadError, StandardError => e
-          Core.say("--per-test is off in process #{Core.digits(Core.pid)}: cannot load #{path.inspect} " \
+          what = on? ? "--per-test is off" : "what it inherited may be counted twice"
+          Core.say("#{what} in process #{Core.digits(Core.pid)}: cannot load #{path.inspect} " \
                    "with Fiddle (#{e.class}: #{e.message.lines.first&.chomp})")
           @client = nil
         end
@@ -408,16 +415,23 @@ module GemLeakHelper
         end
       end
 
+      # In every run that has the client library (under Valgrind), not
+      # only per test: forks are rare, and without this check the child's
+      # leaks cannot be told from its parent's.
       def forked
-        return unless on?
-
         @pid = Core.pid
         @ready = true
-        return unless client
+        return if @client_path.nil? || !client
 
-        check(Protocol::MARKER_PREFIX + Protocol::MARKER_FORKED)
+        # What garbage the parent held but had not collected owns is lost
+        # now, not at the child's exit, where it would seem the child's.
+        GC.start
+        marker(Protocol::MARKER_PREFIX + Protocol::MARKER_FORKED)
+        @client[:full_check].call
         # A child forked during a test runs on in it.
-        marker(Protocol::MARKER_PREFIX + Protocol::MARKER_START, *@open) if @open
+        marker(Protocol::MARKER_PREFIX + Protocol::MARKER_START, *@open) if on? && @open
+      rescue StandardError => e
+        on? ? failed(e) : Core.debug(e)
       end
 
       # A test begins: NAME, and where it is ("/abs/file.rb", line).
