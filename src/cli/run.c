@@ -176,6 +176,13 @@ static void record_durations(const GlCommandPlan *commands, const char *path,
                 error->message);
 }
 
+/* Returns: (transfer none): the Ruby @command runs: its first word when
+ * that is a Ruby, else the one on PATH. */
+static const char *command_ruby(char **command)
+{
+    return gl_is_ruby_object(command[0]) ? command[0] : "ruby";
+}
+
 /* The suppressions: gemleak's own for the Ruby that @command runs (its
  * version in @ruby_version, NULL when it cannot tell), then the project's.
  * Returns: (transfer full): the .supp files, NULL with @error set. */
@@ -200,8 +207,7 @@ static GPtrArray *suppression_files(const Options *options, char **command, FILE
     }
     if (options->suppressions_dirs == NULL && g_file_test("suppressions", G_FILE_TEST_IS_DIR))
         g_ptr_array_add(supp_dirs, g_strdup("suppressions"));
-    const char *ruby = gl_is_ruby_object(command[0]) ? command[0] : "ruby";
-    *ruby_version = gl_ruby_version(ruby);
+    *ruby_version = gl_ruby_version(command_ruby(command));
     return gl_suppression_files((const char *const *) supp_dirs->pdata, *ruby_version);
 }
 
@@ -323,7 +329,7 @@ static int run_planned(const Options *options, Plan *plan, char **command, FILE 
         .time_files = commands.has_files,
         .spare_launchers = options->spare_launchers && !options->trace_launchers,
         .fast_stacks = engine->fast_with_frame_pointers &&
-                       gl_ruby_frame_pointers(gl_is_ruby_object(command[0]) ? command[0] : "ruby"),
+                       gl_ruby_frame_pointers(command_ruby(command)),
     };
     gl_cli_say_jobs_capped(options, err);
     if (commands.commands->len > 1)

@@ -40,33 +40,40 @@
 #define PROBE_MAX_BYTES 4096
 #define RUBY_PROBE_TIMEOUT_MS 20000
 
-char *gl_ruby_version(const char *ruby)
+/* Returns: (transfer full) (nullable): what @ruby prints running @code
+ * (with --disable-gems, and -r@library when not NULL), or NULL when it
+ * cannot be run or fails. RUBYOPT could load anything (bundler/setup): not
+ * for these questions. */
+static char *ruby_prints(const char *ruby, const char *library, const char *code)
 {
-    const char *argv[] = { ruby, "--disable-gems", "-e", "print RUBY_VERSION", NULL };
+    g_autofree char *require = library != NULL ? g_strconcat("-r", library, NULL) : NULL;
+    const char *with_library[] = { ruby, "--disable-gems", require, "-e", code, NULL };
+    const char *alone[] = { ruby, "--disable-gems", "-e", code, NULL };
+    const char *const *argv = require != NULL ? with_library : alone;
     char *out = NULL;
     int wait_status = 0;
-    /* RUBYOPT could load anything (bundler/setup): not for this question. */
     g_auto(GStrv) env = g_environ_unsetenv(g_get_environ(), "RUBYOPT");
     if (!gl_probe_command(argv, env, PROBE_MAX_BYTES, RUBY_PROBE_TIMEOUT_MS, &out, &wait_status,
                           NULL) ||
-        !g_spawn_check_wait_status(wait_status, NULL) ||
-        !g_regex_match_simple("^[0-9]+\\.[0-9]+\\.[0-9]+$", out, 0, 0)) {
+        !g_spawn_check_wait_status(wait_status, NULL)) {
         g_free(out);
         return NULL;
     }
     return out;
 }
 
+char *gl_ruby_version(const char *ruby)
+{
+    char *out = ruby_prints(ruby, NULL, "print RUBY_VERSION");
+    if (out != NULL && !g_regex_match_simple("^[0-9]+\\.[0-9]+\\.[0-9]+$", out, 0, 0))
+        g_clear_pointer(&out, g_free);
+    return out;
+}
+
 gboolean gl_ruby_frame_pointers(const char *ruby)
 {
-    const char *argv[] = { ruby, "--disable-gems", "-rrbconfig", "-e",
-                           "print RbConfig::CONFIG['CFLAGS']", NULL };
-    g_autofree char *out = NULL;
-    int wait_status = 0;
-    g_auto(GStrv) env = g_environ_unsetenv(g_get_environ(), "RUBYOPT");
-    if (!gl_probe_command(argv, env, PROBE_MAX_BYTES, RUBY_PROBE_TIMEOUT_MS, &out, &wait_status,
-                          NULL) ||
-        !g_spawn_check_wait_status(wait_status, NULL) || out == NULL)
+    g_autofree char *out = ruby_prints(ruby, "rbconfig", "print RbConfig::CONFIG['CFLAGS']");
+    if (out == NULL)
         return FALSE;
     /* the last of the two flags wins, as with the compiler */
     g_auto(GStrv) flags = g_strsplit_set(out, " \t\n", -1);
