@@ -18,9 +18,11 @@
 #    Printed: both times, the ratio, both peak memory figures.
 # 2. Per-process files, as a forked suite leaves them: -j 1 against -j 2.
 # 3. gemleak run --jobs 1 against --jobs 2 on a suite of 6 test files.
-# 4. gemleak run against gemleak run --per-test (and --per-test=file) on
-#    the example gem's own suite, and on 60 short tests, where the leak
-#    check after each test weighs most.
+# 4. gemleak run against gemleak run --per-test (and --per-test=file, and
+#    --per-test=each, a leak check after every test) on the example gem's
+#    own suite, and on 60 short tests in 6 files, one of which leaks: where
+#    a leak check after each test weighs most. The test --per-test names
+#    is checked.
 # 5. gemleak run -- bundle exec rake test, whose test task rebuilds the
 #    extension first (as on a CI machine), against the Rake task, bundle
 #    exec rake test:valgrind, which builds natively and puts only the test
@@ -149,9 +151,10 @@ if want 3 || want 4; then
     echo "  --jobs 1: ${one}s   --jobs 2: ${two}s   speed-up: $(ratio "$one" "$two")x"
 
     echo
-    echo "== 4. gemleak run against gemleak run --per-test: a GC and a leak check after each test"
+    echo "== 4. gemleak run against gemleak run --per-test: which test leaked, and its price"
     # 60 tests that each do little: the worst case, where the checks are
-    # most of the time. Ten to a file, for --per-test=file.
+    # most of the time. Ten to a file, for --per-test=file; the seventh
+    # test of the fourth file leaks.
     i=1
     while [ "$i" -le 6 ]; do
         {
@@ -159,14 +162,18 @@ if want 3 || want 4; then
             echo "class Short${i}Test < Minitest::Test"
             j=1
             while [ "$j" -le 10 ]; do
-                printf '  def test_%s\n    assert_equal 2, Tally.frequencies("a b a")["a"]\n  end\n' "$j"
+                if [ "$i" = 4 ] && [ "$j" = 7 ]; then
+                    printf '  def test_%s\n    assert_equal 3, Tally.count("a b a")\n  end\n' "$j"
+                else
+                    printf '  def test_%s\n    assert_equal 2, Tally.frequencies("a b a")["a"]\n  end\n' "$j"
+                fi
                 j=$((j + 1))
             done
             echo "end"
         } > "$suite/test/short_${i}_test.rb"
         i=$((i + 1))
     done
-    # per_test NAME TESTS FILE...: the three modes, one after the other
+    # per_test NAME TESTS FILE...: the four modes, one after the other
     per_test() {
         name=$1 tests=$2
         shift 2
@@ -176,12 +183,19 @@ if want 3 || want 4; then
         set -- $(best_of "$gemleak" run --per-test=file -- ruby -Ilib -Itest -e "$loader" "$@") "$@"
         file=$1
         shift 2
-        set -- $(best_of "$gemleak" run --per-test -- ruby -Ilib -Itest -e "$loader" "$@") "$@"
+        set -- $(best_of "$gemleak" run --per-test=each -- ruby -Ilib -Itest -e "$loader" "$@") "$@"
         each=$1
+        shift 2
+        set -- $(best_of "$gemleak" run --per-test -- ruby -Ilib -Itest -e "$loader" "$@") "$@"
+        found=$1
+        shift 2
+        named=$("$gemleak" run --per-test -- ruby -Ilib -Itest -e "$loader" "$@" 2>&1 >/dev/null |
+            sed -n 's/^first lost in //p' | head -n 1)
         echo "  $name, $tests tests: plain ${plain}s" \
             "  --per-test=file ${file}s ($(ratio "$file" "$plain")x)" \
-            "  --per-test ${each}s ($(ratio "$each" "$plain")x," \
-            "+$(awk -v a="$each" -v b="$plain" -v n="$tests" 'BEGIN { printf "%.2f", (a - b) / n }')s a test)"
+            "  --per-test=each ${each}s ($(ratio "$each" "$plain")x)" \
+            "  --per-test ${found}s ($(ratio "$found" "$plain")x)"
+        echo "    --per-test names: ${named:-nothing}"
     }
     per_test "example gem (count, frequencies)" 3 test/count_test.rb test/frequencies_test.rb
     per_test "60 short tests in 6 files" 60 test/short_?_test.rb

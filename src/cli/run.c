@@ -24,15 +24,17 @@ static const char run_exit_statuses[] =
     "  5  findings fail the gate, and the command failed too\n"
     "The text report's last line says which, and how the command ended.\n";
 
-/* --per-test[=test|file]: bare, per test. */
+/* --per-test[=test|each|file]: bare, per test. */
 static gboolean on_per_test(const char *name, const char *value, gpointer data, GError **error)
 {
     Options *options = data;
     (void) name;
-    if (value != NULL && strcmp(value, "test") != 0 && strcmp(value, "file") != 0) {
+    if (value != NULL && strcmp(value, "test") != 0 && strcmp(value, "each") != 0 &&
+        strcmp(value, "file") != 0) {
         g_set_error(error, GL_ERROR, GL_ERROR_USAGE,
-                    "--per-test=%s: give test (a leak check after each test) or file (after "
-                    "each test file)", value);
+                    "--per-test=%s: give test (the test, found with few leak checks, by running "
+                    "tests again), each (a leak check after each test, no test run again) or "
+                    "file (after each test file)", value);
         return FALSE;
     }
     g_free(options->per_test);
@@ -65,8 +67,9 @@ static GOptionGroup *run_group(Options *options)
           "Balance --jobs by the seconds each file took before, kept in FILE (default: "
           GL_DURATIONS_FILE ")", "FILE" },
         { "per-test", 0, G_OPTION_FLAG_OPTIONAL_ARG, G_OPTION_ARG_CALLBACK, (gpointer) on_per_test,
-          "Name the test in which each leak was lost (minitest, test-unit, RSpec): a leak check "
-          "after each test (--per-test alone), or after each test file; slower", "test|file" },
+          "Name the test in which each leak was lost (minitest, test-unit, RSpec): found with "
+          "few leak checks by running the tests that lost memory again (--per-test alone), a "
+          "check after each test (each), or after each test file", "test|each|file" },
         { "spare-launchers", 0, 0, G_OPTION_ARG_NONE, &options->spare_launchers,
           "Run a launcher command (bundle, rake) outside Valgrind, faster: a Ruby it starts "
           "with its own RUBYOPT, or none, is then not checked", NULL },

@@ -16,6 +16,19 @@ typedef struct {
     guint64 inherited_bytes;
     guint64 inherited_blocks;
     guint64 inherited_direct;
+    /* What grew in the checks after tests ran again: those runs', not the
+     * suite's (--per-test). */
+    guint64 again_bytes;
+    guint64 again_blocks;
+    guint64 again_direct;
+    /* Its span of tests (a check after several), owned, until a test run
+     * again alone lost it again. */
+    GlTest *among_first;
+    GlTest *among_last;
+    /* Blocks the check after several tests found lost, and those the tests
+     * named lost again alone: fewer, and other tests lost some too. */
+    guint64 among_blocks;
+    guint64 named_blocks;
 } Held;
 
 struct GlAttributor {
@@ -30,6 +43,8 @@ static void held_free(gpointer data)
     Held *held = data;
     gl_record_free(held->record);
     g_ptr_array_unref(held->attribution.tests);
+    gl_test_free(held->among_first);
+    gl_test_free(held->among_last);
     g_free(held);
 }
 
@@ -83,29 +98,82 @@ static char *unescape(const char *field)
     return valid;
 }
 
-GlMarkerKind gl_marker_parse(const char *text, GlTest **test)
+/* Returns: (transfer full): the test of NAME and LOCATION, escaped. */
+static GlTest *test_of(const char *name, const char *location)
 {
-    if (test != NULL)
-        *test = NULL;
+    g_autofree char *plain_name = unescape(name);
+    g_autofree char *plain_location = unescape(location);
+    return gl_test_new(plain_name, *plain_location != '\0' ? plain_location : NULL);
+}
+
+/* Returns: the count in @field, 0 when it is none. */
+static guint64 count_of(const char *field)
+{
+    guint64 count = 0;
+    if (field == NULL || !g_ascii_string_to_unsigned(field, 10, 1, G_MAXUINT64, &count, NULL))
+        return 0;
+    return count;
+}
+
+GlMarkerKind gl_marker_read(const char *text, GlMarker *marker)
+{
+    *marker = (GlMarker) { .kind = GL_MARKER_NONE };
     if (text == NULL || !g_str_has_prefix(text, GL_PROTO_MARKER_PREFIX))
         return GL_MARKER_NONE;
     /* Valgrind ends a client message's text with white space of its own;
      * the helper escapes any in the fields. */
     g_autofree char *copy = g_strchomp(g_strdup(text + strlen(GL_PROTO_MARKER_PREFIX)));
-    g_auto(GStrv) fields = g_strsplit(copy, "\t", 4);
-    if (strcmp(fields[0], GL_PROTO_MARKER_SETUP) == 0)
-        return GL_MARKER_SETUP;
-    if (strcmp(fields[0], GL_PROTO_MARKER_FORKED) == 0)
-        return GL_MARKER_FORKED;
-    GlMarkerKind kind = strcmp(fields[0], GL_PROTO_MARKER_START) == 0 ? GL_MARKER_START
-                        : strcmp(fields[0], GL_PROTO_MARKER_END) == 0 ? GL_MARKER_END : GL_MARKER_NONE;
-    if (kind == GL_MARKER_NONE || fields[1] == NULL || fields[2] == NULL)
-        return GL_MARKER_NONE;
-    if (test != NULL) {
-        g_autofree char *name = unescape(fields[1]);
-        g_autofree char *location = unescape(fields[2]);
-        *test = gl_test_new(name, *location != '\0' ? location : NULL);
+    g_auto(GStrv) fields = g_strsplit(copy, "\t", 7);
+    guint n = g_strv_length(fields);
+    const char *word = fields[0];
+    if (strcmp(word, GL_PROTO_MARKER_SETUP) == 0) {
+        marker->kind = GL_MARKER_SETUP;
+    } else if (strcmp(word, GL_PROTO_MARKER_FORKED) == 0) {
+        marker->kind = GL_MARKER_FORKED;
+    } else if (strcmp(word, GL_PROTO_MARKER_START) == 0 || strcmp(word, GL_PROTO_MARKER_END) == 0) {
+        if (n >= 3) {
+            marker->kind = strcmp(word, GL_PROTO_MARKER_START) == 0 ? GL_MARKER_START : GL_MARKER_END;
+            marker->test = test_of(fields[1], fields[2]);
+        }
+    } else if (strcmp(word, GL_PROTO_MARKER_TESTS) == 0) {
+        guint64 count = n >= 6 ? count_of(fields[1]) : 0;
+        if (count > 0) {
+            marker->kind = GL_MARKER_TESTS;
+            marker->count = count;
+            marker->test = test_of(fields[2], fields[3]);
+            marker->last = test_of(fields[4], fields[5]);
+        }
+    } else if (strcmp(word, GL_PROTO_MARKER_AGAIN) == 0) {
+        guint64 runs = n >= 2 ? count_of(fields[1]) : 0;
+        if (n == 1 || runs > 0) {
+            marker->kind = GL_MARKER_AGAIN;
+            marker->count = runs;
+            if (runs == 1 && n >= 4)
+                marker->test = test_of(fields[2], fields[3]);
+        }
     }
+    return marker->kind;
+}
+
+void gl_marker_clear(GlMarker *marker)
+{
+    gl_test_free(marker->test);
+    gl_test_free(marker->last);
+    marker->test = NULL;
+    marker->last = NULL;
+}
+
+GlMarkerKind gl_marker_parse(const char *text, GlTest **test)
+{
+    GlMarker marker;
+    GlMarkerKind kind = gl_marker_read(text, &marker);
+    if (test != NULL && kind != GL_MARKER_TESTS) {
+        *test = marker.test;
+        marker.test = NULL;
+    } else if (test != NULL) {
+        *test = NULL;
+    }
+    gl_marker_clear(&marker);
     return kind;
 }
 
@@ -149,18 +217,42 @@ static GPtrArray *new_tests(void)
     return g_ptr_array_new_with_free_func((GDestroyNotify) gl_test_free);
 }
 
+/* @test, run again alone, lost @record again: it is named for every loss
+ * record of the same finding that the suite's own runs lost. */
+static void name_again(GlAttributor *attributor, const GlRecord *record, const GlTest *test,
+                       guint64 blocks)
+{
+    g_autofree char *key = gl_record_merge_key(record);
+    GHashTableIter iter;
+    gpointer value;
+    g_hash_table_iter_init(&iter, attributor->held);
+    while (g_hash_table_iter_next(&iter, NULL, &value)) {
+        Held *held = value;
+        if (held->record->leaked_blocks <= held->again_blocks)
+            continue;  /* lost only by runs again */
+        g_autofree char *other = gl_record_merge_key(held->record);
+        if (strcmp(key, other) == 0) {
+            append_test(held->attribution.tests, gl_test_new(test->name, test->location));
+            held->attribution.again = TRUE;
+            held->named_blocks += blocks;
+        }
+    }
+}
+
 /* A leak a mid-run check reported: held, with the test it was lost in,
  * and with the latest check's numbers when an earlier check reported the
- * same loss record (Valgrind's count then is the total, not what grew). */
+ * same loss record (Valgrind's count then is the total, not what grew).
+ * Takes @key and @record. */
 static void hold(GlAttributor *attributor, char *key, GlRecord *record, guint64 order,
-                 GlMarkerKind kind, GlTest *test)
+                 GlMarker *marker)
 {
     Held *held = g_hash_table_lookup(attributor->held, key);
+    guint64 bytes_before = 0, blocks_before = 0, direct_before = 0;
     if (held == NULL) {
         held = g_new0(Held, 1);
         held->order = order;
         held->attribution.tests = new_tests();
-        if (kind == GL_MARKER_FORKED) {
+        if (marker->kind == GL_MARKER_FORKED) {
             held->inherited = TRUE;
             held->inherited_bytes = record->leaked_bytes;
             held->inherited_blocks = record->leaked_blocks;
@@ -169,39 +261,78 @@ static void hold(GlAttributor *attributor, char *key, GlRecord *record, guint64 
         g_hash_table_insert(attributor->held, key, held);
     } else {
         g_free(key);
+        bytes_before = held->record->leaked_bytes;
+        blocks_before = held->record->leaked_blocks;
+        direct_before = gl_record_direct_bytes(held->record);
         gl_record_free(held->record);
         attributor->repeated++;
     }
     held->record = record;
-    /* After "end", or after "start" when the test ran a check of its own. */
-    if (test != NULL)
-        append_test(held->attribution.tests, test);
-    else if (kind == GL_MARKER_SETUP)
+    switch (marker->kind) {
+    case GL_MARKER_END:  /* after "end" */
+    case GL_MARKER_START:  /* after "start", when the test ran a check of its own */
+        if (marker->test != NULL)
+            append_test(held->attribution.tests, g_steal_pointer(&marker->test));
+        break;
+    case GL_MARKER_SETUP:
         held->attribution.before_tests = TRUE;
-    /* After "forked": what the child inherited, which its parent reports. */
+        break;
+    case GL_MARKER_TESTS:  /* in one of those, unless one is found */
+        held->among_blocks += record->leaked_blocks > blocks_before
+            ? record->leaked_blocks - blocks_before : 0;
+        if (held->among_first == NULL && marker->test != NULL && marker->last != NULL) {
+            held->attribution.among = marker->count;
+            held->among_first = g_steal_pointer(&marker->test);
+            held->among_last = g_steal_pointer(&marker->last);
+        }
+        break;
+    case GL_MARKER_AGAIN: {
+        /* What grew since the check before is the runs' again. */
+        guint64 direct = gl_record_direct_bytes(record);
+        held->again_bytes += record->leaked_bytes > bytes_before ? record->leaked_bytes - bytes_before : 0;
+        held->again_blocks += record->leaked_blocks > blocks_before
+            ? record->leaked_blocks - blocks_before : 0;
+        held->again_direct += direct > direct_before ? direct - direct_before : 0;
+        /* One test alone lost it again: that test lost what the suite's
+         * own runs lost at the same place (the same finding: a test run
+         * again reaches it by another path, another loss record). */
+        if (marker->test != NULL && marker->count == 1)
+            name_again(attributor, record, marker->test,
+                       record->leaked_blocks > blocks_before ? record->leaked_blocks - blocks_before : 0);
+        break;
+    }
+    case GL_MARKER_FORKED:  /* what the child inherited, which its parent reports */
+    case GL_MARKER_NONE:
+        break;
+    }
 }
 
-/* Returns: @record (taken) less what its process inherited (@held's
- * numbers): its own blocks, with a text that says what was left out; or
- * NULL (@record freed) when every block of it was inherited. */
+/* Returns: @record (taken) less what its process inherited and what the
+ * runs of tests again lost (@held's numbers): its own blocks, with a text
+ * that says what was left out; or NULL (@record freed) when every block
+ * of it was inherited or lost again. */
 static GlRecord *own_part(GlAttributor *attributor, const Held *held, GlRecord *record)
 {
-    if (!held->inherited)
+    guint64 less_bytes = held->inherited_bytes + held->again_bytes;
+    guint64 less_blocks = held->inherited_blocks + held->again_blocks;
+    guint64 less_direct = held->inherited_direct + held->again_direct;
+    if (less_blocks == 0)
         return record;
-    guint64 bytes = record->leaked_bytes > held->inherited_bytes
-        ? record->leaked_bytes - held->inherited_bytes : 0;
-    guint64 blocks = record->leaked_blocks > held->inherited_blocks
-        ? record->leaked_blocks - held->inherited_blocks : 0;
+    guint64 bytes = record->leaked_bytes > less_bytes ? record->leaked_bytes - less_bytes : 0;
+    guint64 blocks = record->leaked_blocks > less_blocks ? record->leaked_blocks - less_blocks : 0;
     guint64 direct = gl_record_direct_bytes(record);
-    direct = direct > held->inherited_direct ? direct - held->inherited_direct : 0;
+    direct = direct > less_direct ? direct - less_direct : 0;
     if (blocks == 0) {
-        attributor->inherited++;
+        if (held->inherited)
+            attributor->inherited++;
+        else
+            attributor->repeated++;
         gl_record_free(record);
         return NULL;
     }
     /* Valgrind's own words for the rest ("are definitely lost in loss
-     * record 3 of 9"), the numbers the child's own; merge reads the direct
-     * share back from "N (D direct, I indirect) bytes". */
+     * record 3 of 9"), the numbers the process's own; merge reads the
+     * direct share back from "N (D direct, I indirect) bytes". */
     const char *rest = record->what != NULL ? strstr(record->what, " are ") : NULL;
     g_autoptr(GString) what = g_string_new(NULL);
     if (direct < bytes)
@@ -209,34 +340,58 @@ static GlRecord *own_part(GlAttributor *attributor, const Held *held, GlRecord *
                                G_GUINT64_FORMAT " indirect) bytes", bytes, direct, bytes - direct);
     else
         g_string_append_printf(what, "%" G_GUINT64_FORMAT " bytes", bytes);
-    g_string_append_printf(what, " in %" G_GUINT64_FORMAT " blocks%s, not counting %"
-                           G_GUINT64_FORMAT " bytes in %" G_GUINT64_FORMAT " blocks inherited "
-                           "from the parent process", blocks, rest != NULL ? rest : "",
-                           held->inherited_bytes, held->inherited_blocks);
+    g_string_append_printf(what, " in %" G_GUINT64_FORMAT " blocks%s", blocks,
+                           rest != NULL ? rest : "");
+    if (held->inherited_blocks > 0)
+        g_string_append_printf(what, ", not counting %" G_GUINT64_FORMAT " bytes in %"
+                               G_GUINT64_FORMAT " blocks inherited from the parent process",
+                               held->inherited_bytes, held->inherited_blocks);
+    if (held->again_blocks > 0)
+        g_string_append_printf(what, ", not counting %" G_GUINT64_FORMAT " bytes in %"
+                               G_GUINT64_FORMAT " blocks lost by running tests again to find "
+                               "which lost it", held->again_bytes, held->again_blocks);
     record->what = gl_record_intern(record, what->str);
     record->leaked_bytes = bytes;
     record->leaked_blocks = blocks;
     return record;
 }
 
+/* Adds what @held's loss record became (@record, taken) to the findings:
+ * with the tests named, or else its span of tests. */
+static void add_held(GlAttributor *attributor, Held *held, GlRecord *record, guint64 order)
+{
+    record = own_part(attributor, held, record);
+    if (record == NULL)
+        return;
+    if (held->attribution.tests->len == 0 && held->among_first != NULL) {
+        held->attribution.among_first = held->among_first;
+        held->attribution.among_last = held->among_last;
+    } else {
+        held->attribution.among = 0;
+    }
+    held->attribution.more_tests = held->attribution.again && held->named_blocks < held->among_blocks;
+    gl_findings_add_attributed(attributor->findings, record, order, &held->attribution);
+}
+
 void gl_attributor_add(GlAttributor *attributor, GlRecord *record, guint64 order)
 {
-    GlTest *test = NULL;
-    GlMarkerKind kind = gl_marker_parse(record->marker, &test);
+    GlMarker marker;
+    GlMarkerKind kind = gl_marker_read(record->marker, &marker);
     g_autoptr(GPtrArray) tests = new_tests();
     GlAttribution attribution = { .tests = tests };
 
     if (record->leak_kind == GL_LEAK_NONE) {
         /* An error happened when it was written: during a test, or outside any. */
         if (kind == GL_MARKER_START)
-            g_ptr_array_add(tests, g_steal_pointer(&test));
-        gl_test_free(test);
+            g_ptr_array_add(tests, g_steal_pointer(&marker.test));
+        gl_marker_clear(&marker);
         gl_findings_add_attributed(attributor->findings, record, order, &attribution);
         return;
     }
     char *key = loss_key(record);
     if (!record->at_exit) {
-        hold(attributor, key, record, order, kind, test);
+        hold(attributor, key, record, order, &marker);
+        gl_marker_clear(&marker);
         return;
     }
     gpointer stolen_key = NULL, stolen = NULL;
@@ -248,23 +403,20 @@ void gl_attributor_add(GlAttributor *attributor, GlRecord *record, guint64 order
         /* A child forked during a test, still in it: what it lost itself
          * was lost there. */
         if (held->inherited && kind == GL_MARKER_START)
-            append_test(held->attribution.tests, g_steal_pointer(&test));
-        record = own_part(attributor, held, record);
-        if (record != NULL)
-            gl_findings_add_attributed(attributor->findings, record, MIN(held->order, order),
-                                       &held->attribution);
+            append_test(held->attribution.tests, g_steal_pointer(&marker.test));
+        add_held(attributor, held, record, MIN(held->order, order));
         held_free(held);
         g_free(stolen_key);
     } else {
         if (kind == GL_MARKER_START)
-            g_ptr_array_add(tests, g_steal_pointer(&test));  /* the process ended in a test */
+            g_ptr_array_add(tests, g_steal_pointer(&marker.test));  /* the process ended in a test */
         else if (kind != GL_MARKER_NONE && kind != GL_MARKER_FORKED)
             attribution.at_exit = TRUE;  /* still referenced when the last check ran */
         /* After "forked" alone: a child that ran no test lost it, after the
          * check of what it inherited. */
         gl_findings_add_attributed(attributor->findings, record, order, &attribution);
     }
-    gl_test_free(test);
+    gl_marker_clear(&marker);
     g_free(key);
 }
 
@@ -290,9 +442,6 @@ void gl_attributor_finish(GlAttributor *attributor)
     g_ptr_array_sort(held, compare_held);
     for (guint i = 0; i < held->len; i++) {
         Held *one = g_ptr_array_index(held, i);
-        GlRecord *record = own_part(attributor, one, g_steal_pointer(&one->record));
-        if (record != NULL)
-            gl_findings_add_attributed(attributor->findings, record, one->order,
-                                       &one->attribution);
+        add_held(attributor, one, g_steal_pointer(&one->record), one->order);
     }
 }

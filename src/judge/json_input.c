@@ -217,6 +217,18 @@ static void read_finding(JsonObject *object, GlFindings *findings, guint64 order
                           (tests != NULL && json_array_get_length(tests) > GL_FINDING_MAX_TESTS);
     finding->lost_before_tests = bool_member(object, "lost_before_tests", FALSE);
     finding->lost_at_exit = bool_member(object, "lost_at_exit", FALSE);
+    finding->found_again = bool_member(object, "found_again", FALSE);
+    JsonObject *among = object_member(object, "lost_among");
+    JsonObject *first = among != NULL ? object_member(among, "first") : NULL;
+    JsonObject *last = among != NULL ? object_member(among, "last") : NULL;
+    gint64 among_tests = among != NULL ? int_member(among, "tests", 0) : 0;
+    if (among_tests > 0 && first != NULL && last != NULL) {
+        finding->among = (guint64) among_tests;
+        finding->among_first = gl_test_new(string_member(first, "name"),
+                                           string_member(first, "location"));
+        finding->among_last = gl_test_new(string_member(last, "name"),
+                                          string_member(last, "location"));
+    }
     /* Every place a freed block was used: the one shown is among them. */
     JsonArray *accesses = array_member(object, "accesses");
     for (guint i = 0; finding->freed_block && accesses != NULL &&

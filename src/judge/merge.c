@@ -38,6 +38,8 @@ static void finding_free(gpointer data)
     else
         gl_record_free(finding->record);
     g_ptr_array_unref(finding->tests);
+    gl_test_free(finding->among_first);
+    gl_test_free(finding->among_last);
     g_array_unref(finding->pids);
     g_free(finding->fingerprint);
     g_free(finding->legacy_fingerprint);
@@ -271,6 +273,18 @@ static void add_attribution(GlFinding *finding, const GlAttribution *attribution
         add_test(finding, g_ptr_array_index(attribution->tests, i));
     finding->lost_before_tests |= attribution->before_tests;
     finding->lost_at_exit |= attribution->at_exit;
+    finding->found_again |= attribution->again && attribution->tests != NULL &&
+                            attribution->tests->len > 0;
+    finding->more_tests |= attribution->more_tests;
+    /* The first span of tests read says where to look. */
+    if (attribution->among > 0 && finding->among == 0 && attribution->among_first != NULL &&
+        attribution->among_last != NULL) {
+        finding->among = attribution->among;
+        finding->among_first = gl_test_new(attribution->among_first->name,
+                                           attribution->among_first->location);
+        finding->among_last = gl_test_new(attribution->among_last->name,
+                                          attribution->among_last->location);
+    }
 }
 
 void gl_findings_add(GlFindings *findings, GlRecord *record, guint64 order)
@@ -321,6 +335,10 @@ static void merge_finding(GlFinding *ours, GlFinding *theirs)
         .tests = theirs->tests,
         .before_tests = theirs->lost_before_tests,
         .at_exit = theirs->lost_at_exit,
+        .again = theirs->found_again,
+        .among = theirs->among,
+        .among_first = theirs->among_first,
+        .among_last = theirs->among_last,
     };
     add_attribution(ours, &attribution);
     ours->more_tests |= theirs->more_tests;

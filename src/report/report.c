@@ -359,7 +359,8 @@ char *gl_test_describe(const GlTest *test, const char *project_root)
 char *gl_finding_tests_line(const GlFinding *finding, const char *project_root)
 {
     gboolean leak = finding->record->leak_kind != GL_LEAK_NONE;
-    if (finding->tests->len == 0 && !finding->lost_before_tests && !finding->lost_at_exit)
+    if (finding->tests->len == 0 && !finding->lost_before_tests && !finding->lost_at_exit &&
+        finding->among == 0)
         return NULL;
     GString *line = g_string_new(NULL);
     if (finding->tests->len > 0) {
@@ -373,6 +374,18 @@ char *gl_finding_tests_line(const GlFinding *finding, const char *project_root)
         if (finding->more_tests)
             g_string_append(line, finding->tests->len == 1 ? "; also in other tests"
                                                            : " and other tests");
+        /* How it was found: the check after the suite's run of several
+         * tests, then those tests again, this one alone at the last. */
+        if (finding->found_again)
+            g_string_append(line, finding->tests->len == 1 && !finding->more_tests
+                                      ? " (found by running it again alone)"
+                                      : " (found by running them again alone)");
+    } else if (finding->among > 0) {
+        g_autofree char *first = gl_test_describe(finding->among_first, project_root);
+        g_autofree char *last = gl_test_describe(finding->among_last, project_root);
+        g_string_append_printf(line, "first lost in one of %" G_GUINT64_FORMAT " tests, from %s "
+                               "to %s (none lost it again when run again)", finding->among,
+                               first, last);
     }
     /* Only leaks are lost before the first test or at exit. */
     if (finding->lost_before_tests)
@@ -483,20 +496,36 @@ void gl_json_add_tool(JsonBuilder *builder)
     json_builder_end_object(builder);
 }
 
+/* Adds { "name": ..., "location": ... } for @test. */
+static void add_test_object(JsonBuilder *builder, const GlTest *test, const char *project_root)
+{
+    g_autofree char *name = gl_test_name(test, project_root);
+    g_autofree char *location = gl_test_location(test, project_root);
+    json_builder_begin_object(builder);
+    gl_json_add_string(builder, "name", name);
+    gl_json_add_string(builder, "location", location);
+    json_builder_end_object(builder);
+}
+
 void gl_json_add_tests(JsonBuilder *builder, const GlFinding *finding, const char *project_root)
 {
     json_builder_set_member_name(builder, "tests");
     json_builder_begin_array(builder);
-    for (guint i = 0; i < finding->tests->len; i++) {
-        const GlTest *test = g_ptr_array_index(finding->tests, i);
-        g_autofree char *name = gl_test_name(test, project_root);
-        g_autofree char *location = gl_test_location(test, project_root);
+    for (guint i = 0; i < finding->tests->len; i++)
+        add_test_object(builder, g_ptr_array_index(finding->tests, i), project_root);
+    json_builder_end_array(builder);
+    json_builder_set_member_name(builder, "found_again");
+    json_builder_add_boolean_value(builder, finding->found_again);
+    if (finding->among > 0 && finding->among_first != NULL && finding->among_last != NULL) {
+        json_builder_set_member_name(builder, "lost_among");
         json_builder_begin_object(builder);
-        gl_json_add_string(builder, "name", name);
-        gl_json_add_string(builder, "location", location);
+        gl_json_add_int(builder, "tests", (gint64) MIN(finding->among, (guint64) G_MAXINT64));
+        json_builder_set_member_name(builder, "first");
+        add_test_object(builder, finding->among_first, project_root);
+        json_builder_set_member_name(builder, "last");
+        add_test_object(builder, finding->among_last, project_root);
         json_builder_end_object(builder);
     }
-    json_builder_end_array(builder);
 }
 
 void gl_json_add_string(JsonBuilder *builder, const char *name, const char *value)

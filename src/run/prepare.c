@@ -392,10 +392,16 @@ char **gl_run_child_environment(const GlRunOptions *options, const GlEngine *eng
         env = g_environ_unsetenv(env, "GEMLEAK_DURATIONS");
     /* Per test only when asked: a variable left in the environment by an
      * outer run must not slow this one down. */
-    if (options->per_test != NULL)
+    if (options->per_test != NULL) {
         env = g_environ_setenv(env, "GEMLEAK_PER_TEST", options->per_test, TRUE);
-    else
+        /* Whether the helper counts possibly lost memory as lost when it
+         * looks for the test that lost it. */
+        env = g_environ_setenv(env, "GEMLEAK_LEAK_KINDS",
+                               (options->leak_kinds & GL_LEAK_POSSIBLE) ? "possible" : "", TRUE);
+    } else {
         env = g_environ_unsetenv(env, "GEMLEAK_PER_TEST");
+        env = g_environ_unsetenv(env, "GEMLEAK_LEAK_KINDS");
+    }
     /* The client library, for --per-test and for the check a forked child
      * makes of what it inherited (an engine that answers client requests). */
     if ((options->per_test != NULL || engine->client_requests) && gl_per_test_available()) {

@@ -18,16 +18,21 @@ static guint sample_line(const char *file, const char *needle)
 }
 
 /* gemleak run ARGS --format text --format json:report.json -- COMMAND, in a
- * fresh copy of the example gem; *report (nullable) receives the JSON
- * report's root, which @parser owns.
+ * fresh copy of the example gem, with @files (nullable: pairs of a
+ * relative path and its text, NULL-terminated) written into it; *report
+ * (nullable) receives the JSON report's root, which @parser owns.
  * Returns: (transfer full) the copy's directory. */
-static char *sample_run(Result *result, const char *const *args, const char *const *command,
-                        JsonParser *parser, JsonObject **report)
+static char *suite_run(Result *result, const char *const *args, const char *const *command,
+                       char **files, JsonParser *parser, JsonObject **report)
 {
     char *dir = gl_test_tmpdir();
     g_autofree char *copy = g_strdup_printf("cp -a '%s/.' '%s'", sample_gem, dir);
     const char *cp[] = { "sh", "-c", copy, NULL };
     ck_assert_int_eq(gl_test_spawn(cp, NULL, NULL), 0);
+    for (char **file = files; file != NULL && file[0] != NULL; file += 2) {
+        g_autofree char *path = g_build_filename(dir, file[0], NULL);
+        gl_test_write(path, file[1], -1);
+    }
     g_autofree char *json = g_build_filename(dir, "report.json", NULL);
     g_autofree char *json_format = g_strconcat("json:", json, NULL);
     g_autoptr(GPtrArray) argv = g_ptr_array_new();
@@ -46,6 +51,12 @@ static char *sample_run(Result *result, const char *const *args, const char *con
                   result->err);
     *report = json_node_get_object(json_parser_get_root(parser));
     return dir;
+}
+
+static char *sample_run(Result *result, const char *const *args, const char *const *command,
+                        JsonParser *parser, JsonObject **report)
+{
+    return suite_run(result, args, command, NULL, parser, report);
 }
 
 /* The one finding of @report: there must be exactly one. */
@@ -92,14 +103,31 @@ START_TEST(test_per_test_minitest)
     ck_assert(!json_object_get_boolean_member(finding, "lost_at_exit"));
     ck_assert(!json_object_get_boolean_member(finding, "lost_before_tests"));
     ck_assert_int_eq(json_object_get_int_member(finding, "occurrences"), 1);
+    ck_assert(json_object_get_boolean_member(finding, "found_again"));
     g_autofree char *pattern = g_strdup_printf("^6 bytes in 1 block is definitely lost\n"
                                                "first lost in WordsTest#test_count "
-                                               "\\(test/words_test\\.rb:%u\\)$", line);
+                                               "\\(test/words_test\\.rb:%u\\) \\(found by "
+                                               "running it again alone\\)$", line);
     gl_assert_line(r.err, pattern);
     gl_assert_line(r.err, "^gemleak: FAIL: 1 leak losing 6 bytes$");
     g_autofree char *message = g_strdup(json_object_get_string_member(finding, "message"));
     g_autofree char *fingerprint = g_strdup(json_object_get_string_member(finding, "fingerprint"));
     forget(&r, dir);
+
+    /* A check after each test: the same test, and no test ran again. */
+    g_autoptr(JsonParser) each_parser = json_parser_new();
+    Result each = { 0 };
+    dir = sample_run(&each, ARGS("--per-test=each"), command, each_parser, &report);
+    ck_assert_msg(each.status == 1, "status %d:\n%s", each.status, each.err);
+    finding = only_finding(report, each.err);
+    g_autofree char *each_tests = finding_tests(finding);
+    ck_assert_str_eq(each_tests, expected);
+    ck_assert(!json_object_get_boolean_member(finding, "found_again"));
+    g_autofree char *each_line = g_strdup_printf("^first lost in WordsTest#test_count "
+                                                 "\\(test/words_test\\.rb:%u\\)$", line);
+    gl_assert_line(each.err, each_line);
+    gl_assert_line(each.err, "^gemleak: FAIL: 1 leak losing 6 bytes$");
+    forget(&each, dir);
 
     g_autoptr(JsonParser) plain_parser = json_parser_new();
     Result plain = { 0 };
@@ -207,6 +235,80 @@ START_TEST(test_per_test_file_and_fork)
 }
 END_TEST
 
+/* Six files of ten tests, as the benchmark's: the test that leaks is named
+ * after a check of all sixty and a few of them run again, and the leak
+ * has the plain run's numbers (the runs again lost more, not counted);
+ * the suite's own result is untouched. @once: the test leaks on its
+ * first run only. Returns: (transfer full) the copy's directory. */
+static char *sixty_run(Result *result, gboolean once, JsonParser *parser, JsonObject **report)
+{
+    g_autoptr(GPtrArray) files = g_ptr_array_new_with_free_func(g_free);
+    g_autoptr(GPtrArray) command = g_ptr_array_new_with_free_func(g_free);
+    const char *start[] = { "ruby", "-Ilib", "-Itest", "-e",
+                            "ARGV.each { |f| require File.expand_path(f) }" };
+    for (guint i = 0; i < G_N_ELEMENTS(start); i++)
+        g_ptr_array_add(command, g_strdup(start[i]));
+    for (guint file = 1; file <= 6; file++) {
+        GString *text = g_string_new("require_relative \"test_helper\"\n");
+        g_string_append_printf(text, "class Short%uTest < Minitest::Test\n", file);
+        for (guint test = 1; test <= 10; test++) {
+            const char *body = "assert_equal 2, Tally.frequencies(\"a b a\")[\"a\"]";
+            if (file == 4 && test == 7)
+                body = once ? "assert_equal 3, Tally.count(\"a b a\") unless $counted\n"
+                              "    $counted = true"
+                            : "assert_equal 3, Tally.count(\"a b a\")";
+            g_string_append_printf(text, "  def test_%u\n    %s\n  end\n", test, body);
+        }
+        g_string_append(text, "end\n");
+        g_ptr_array_add(files, g_strdup_printf("test/short_%u_test.rb", file));
+        g_ptr_array_add(files, g_string_free(text, FALSE));
+        g_ptr_array_add(command, g_strdup_printf("test/short_%u_test.rb", file));
+    }
+    g_ptr_array_add(files, NULL);
+    g_ptr_array_add(command, NULL);
+    char *dir = suite_run(result, ARGS("--per-test"), (const char *const *) command->pdata,
+                          (char **) files->pdata, parser, report);
+    ck_assert_msg(result->status == 1, "status %d:\n%s", result->status, result->err);
+    gl_assert_line(result->out, "^60 runs, 60 assertions, 0 failures, 0 errors");
+    gl_assert_line(result->err, "^6 bytes in 1 block is definitely lost$");
+    gl_assert_line(result->err, "^gemleak: FAIL: 1 leak losing 6 bytes$");
+    return dir;
+}
+
+START_TEST(test_per_test_found_again)
+{
+    g_autoptr(JsonParser) parser = json_parser_new();
+    JsonObject *report = NULL;
+    Result r = { 0 };
+    char *dir = sixty_run(&r, FALSE, parser, &report);
+    JsonObject *finding = only_finding(report, r.err);
+    g_autofree char *tests = finding_tests(finding);
+    ck_assert_str_eq(tests, "Short4Test#test_7 @ test/short_4_test.rb:21");
+    ck_assert(json_object_get_boolean_member(finding, "found_again"));
+    ck_assert(!json_object_has_member(finding, "lost_among"));
+    gl_assert_line(r.err, "^first lost in Short4Test#test_7 \\(test/short_4_test\\.rb:21\\) "
+                          "\\(found by running it again alone\\)$");
+    forget(&r, dir);
+
+    /* Lost on its first run only: no test is named, and the report says
+     * where the test that lost it is, and that running again found none. */
+    g_autoptr(JsonParser) once_parser = json_parser_new();
+    Result once = { 0 };
+    dir = sixty_run(&once, TRUE, once_parser, &report);
+    finding = only_finding(report, once.err);
+    ck_assert_uint_eq(json_array_get_length(json_object_get_array_member(finding, "tests")), 0);
+    ck_assert(!json_object_get_boolean_member(finding, "found_again"));
+    JsonObject *among = json_object_get_object_member(finding, "lost_among");
+    ck_assert_msg(among != NULL, "no lost_among:\n%s", once.err);
+    ck_assert_int_eq(json_object_get_int_member(among, "tests"), 60);
+    gl_assert_line(once.err, "^first lost in one of 60 tests, from Short[1-6]Test#test_[0-9]+ "
+                             "\\(test/short_[1-6]_test\\.rb:[0-9]+\\) to Short[1-6]Test#test_[0-9]+ "
+                             "\\(test/short_[1-6]_test\\.rb:[0-9]+\\) \\(none lost it again when "
+                             "run again\\)$");
+    forget(&once, dir);
+}
+END_TEST
+
 /* The Rake setting: per_test = true, and :file. */
 START_TEST(test_per_test_rake_setting)
 {
@@ -215,7 +317,8 @@ START_TEST(test_per_test_rake_setting)
     char *dir = rake_run(&r, ARGS("PER_TEST=true"), ARGS("test:valgrind", "TEST=test/words_test.rb"));
     ck_assert_int_ne(r.status, 0);
     g_autofree char *pattern = g_strdup_printf("^first lost in WordsTest#test_count "
-                                               "\\(test/words_test\\.rb:%u\\)$", line);
+                                               "\\(test/words_test\\.rb:%u\\) \\(found by "
+                                               "running it again alone\\)$", line);
     gl_assert_line(r.err, pattern);
     gl_assert_line(r.err, "^GemLeak::Error: gemleak: 1 finding ");
     forget(&r, dir);
@@ -234,5 +337,6 @@ void integration_per_test(TCase *tcase)
     tcase_add_test(tcase, test_per_test_rspec);
     tcase_add_test(tcase, test_per_test_test_unit);
     tcase_add_test(tcase, test_per_test_file_and_fork);
+    tcase_add_test(tcase, test_per_test_found_again);
     tcase_add_test(tcase, test_per_test_rake_setting);
 }

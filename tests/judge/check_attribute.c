@@ -837,18 +837,165 @@ START_TEST(test_per_test_option)
     GlTestRun help = { 0 };
     gl_test_gemleak(&help, "run", "--help", NULL);
     ck_assert_int_eq(help.status, 0);
-    gl_assert_line(help.out, "^  --per-test=test\\|file +Name the test in which each leak was lost");
+    gl_assert_line(help.out, "^  --per-test=test\\|each\\|file +Name the test in which each leak was lost");
     gl_test_run_clear(&help);
 
     GlTestRun bad = { 0 };
     gl_test_gemleak(&bad, "run", "--per-test=suite", "--", "ruby", "-e", "1", NULL);
     ck_assert_int_eq(bad.status, 2);
-    gl_assert_line(bad.err, "^gemleak: --per-test=suite: give test \\(a leak check after each "
-                            "test\\) or file \\(after each test file\\)$");
+    gl_assert_line(bad.err, "^gemleak: --per-test=suite: give test \\(the test, found with few leak "
+                            "checks, by running tests again\\), each \\(a leak check after each "
+                            "test, no test run again\\) or file \\(after each test file\\)$");
     gl_test_run_clear(&bad);
 
     /* this build has Valgrind's headers: the library is in it */
     ck_assert(gl_per_test_available());
+}
+END_TEST
+
+/* The markers of a check after several tests and of tests run again. */
+START_TEST(test_marker_tests_and_again)
+{
+    GlMarker marker;
+    ck_assert_int_eq(gl_marker_read("gemleak:tests\t60\tA%20a\t/a.rb:3\tB\t/b.rb:9  ", &marker),
+                     GL_MARKER_TESTS);
+    ck_assert_uint_eq(marker.count, 60);
+    ck_assert_str_eq(marker.test->name, "A a");
+    ck_assert_str_eq(marker.test->location, "/a.rb:3");
+    ck_assert_str_eq(marker.last->name, "B");
+    ck_assert_str_eq(marker.last->location, "/b.rb:9");
+    gl_marker_clear(&marker);
+    ck_assert_int_eq(gl_marker_read("gemleak:again  ", &marker), GL_MARKER_AGAIN);
+    ck_assert_uint_eq(marker.count, 0);
+    ck_assert_ptr_null(marker.test);
+    ck_assert_int_eq(gl_marker_read("gemleak:again\t202", &marker), GL_MARKER_AGAIN);
+    ck_assert_uint_eq(marker.count, 202);
+    ck_assert_ptr_null(marker.test);
+    ck_assert_int_eq(gl_marker_read("gemleak:again\t1\tC\t/c.rb:2", &marker), GL_MARKER_AGAIN);
+    ck_assert_uint_eq(marker.count, 1);
+    ck_assert_str_eq(marker.test->name, "C");
+    gl_marker_clear(&marker);
+    /* not the helper's: no count, a count of nothing, fields missing */
+    ck_assert_int_eq(gl_marker_read("gemleak:tests\tmany\ta\tb\tc\td", &marker), GL_MARKER_NONE);
+    ck_assert_int_eq(gl_marker_read("gemleak:tests\t0\ta\tb\tc\td", &marker), GL_MARKER_NONE);
+    ck_assert_int_eq(gl_marker_read("gemleak:tests\t3\ta\tb", &marker), GL_MARKER_NONE);
+    ck_assert_int_eq(gl_marker_read("gemleak:again\tx", &marker), GL_MARKER_NONE);
+    ck_assert_ptr_null(marker.test);
+    GlTest *test = NULL;
+    ck_assert_int_eq(gl_marker_parse("gemleak:tests\t2\ta\tb\tc\td", &test), GL_MARKER_TESTS);
+    ck_assert_ptr_null(test);
+}
+END_TEST
+
+/* leak() by another path beyond the extension: another loss record of the
+ * same finding, as a test run again by the helper reaches it. */
+static void leak_again(GString *xml, const char *what, guint bytes, guint blocks, guint line)
+{
+    g_autoptr(GString) other = g_string_new(NULL);
+    leak(other, what, bytes, blocks, line);
+    g_string_replace(other, "<ip>0x4C00000</ip>", "<ip>0x4C00020</ip>", 0);
+    g_string_append(xml, other->str);
+}
+
+/* A check after three tests finds a leak; run again in groups, then B
+ * alone, B loses it again: B is named, found by running it again, and
+ * the leak has the suite's numbers (what the runs again lost is left out,
+ * and their own loss record with it). */
+START_TEST(test_leak_found_by_running_again)
+{
+    g_autoptr(GString) xml = g_string_new(NULL);
+    begin(xml, 100);
+    msg(xml, "gemleak:setup");
+    start(xml, A);
+    start(xml, B);
+    start(xml, C);
+    msg(xml, "gemleak:tests\t3\tATest#test_a\t" GEM "/test/a_test.rb:4\tBTest#test_c\t" GEM
+             "/test/b_test.rb:14");
+    leak(xml, "17 (+17) bytes in 1 (+1) blocks", 17, 1, 45);
+    msg(xml, "gemleak:again");
+    msg(xml, "gemleak:again\t3");
+    leak_again(xml, "34 (+34) bytes in 2 (+2) blocks", 34, 2, 45);
+    msg(xml, "gemleak:again");
+    msg(xml, "gemleak:again\t1\tBTest#test_b\t" GEM "/test/b_test.rb:9");
+    leak_again(xml, "51 (+17) bytes in 3 (+1) blocks", 51, 3, 45);
+    finished(xml);
+    leak(xml, "17 bytes in 1 blocks", 17, 1, 45);
+    leak_again(xml, "51 bytes in 3 blocks", 51, 3, 45);
+    close_document(xml);
+
+    Filtered f = { 0 };
+    filter_docs(&f, "json", (GString *const[]) { xml, NULL });
+    ck_assert_int_eq(f.run.status, 1);
+    ck_assert_uint_eq(n_findings(&f), 1);
+    JsonObject *finding = finding_at(&f, 0);
+    g_autofree char *tests = tests_of(finding);
+    ck_assert_str_eq(tests, "BTest#test_b @ test/b_test.rb:9");
+    ck_assert(json_object_get_boolean_member(finding, "found_again"));
+    ck_assert(!json_object_get_boolean_member(finding, "more_tests"));
+    ck_assert(!json_object_has_member(finding, "lost_among"));
+    ck_assert_int_eq(json_object_get_int_member(finding, "bytes"), 17);
+    ck_assert_int_eq(json_object_get_int_member(finding, "blocks"), 1);
+    ck_assert_int_eq(json_object_get_int_member(finding, "occurrences"), 1);
+    filtered_clear(&f);
+
+    filter_docs(&f, "text", (GString *const[]) { xml, NULL });
+    gl_assert_line(f.run.out, "^17 bytes in 1 block is definitely lost\n"
+                              "first lost in BTest#test_b \\(test/b_test\\.rb:9\\) \\(found by "
+                              "running it again alone\\)\n  malloc");
+    gl_assert_line(f.run.out, "^gemleak: FAIL: 1 leak losing 17 bytes$");
+    filtered_clear(&f);
+}
+END_TEST
+
+/* Two of the three lost it; running again named one: the others are said.
+ * A leak no test lost again names the span of tests its check came after. */
+START_TEST(test_leak_among_tests)
+{
+    g_autoptr(GString) xml = g_string_new(NULL);
+    begin(xml, 100);
+    start(xml, A);
+    start(xml, B);
+    start(xml, C);
+    msg(xml, "gemleak:tests\t3\tATest#test_a\t" GEM "/test/a_test.rb:4\tBTest#test_c\t" GEM
+             "/test/b_test.rb:14");
+    leak(xml, "34 (+34) bytes in 2 (+2) blocks", 34, 2, 45);
+    leak(xml, "5 (+5) bytes in 1 (+1) blocks", 5, 1, 60);
+    msg(xml, "gemleak:again");
+    msg(xml, "gemleak:again\t1\tBTest#test_b\t" GEM "/test/b_test.rb:9");
+    leak_again(xml, "17 (+17) bytes in 1 (+1) blocks", 17, 1, 45);
+    finished(xml);
+    leak(xml, "34 bytes in 2 blocks", 34, 2, 45);
+    leak(xml, "5 bytes in 1 blocks", 5, 1, 60);
+    leak_again(xml, "17 bytes in 1 blocks", 17, 1, 45);
+    close_document(xml);
+
+    Filtered f = { 0 };
+    filter_docs(&f, "json", (GString *const[]) { xml, NULL });
+    ck_assert_uint_eq(n_findings(&f), 2);
+    JsonObject *named = finding_at(&f, 0);
+    g_autofree char *tests = tests_of(named);
+    ck_assert_str_eq(tests, "BTest#test_b @ test/b_test.rb:9");
+    ck_assert(json_object_get_boolean_member(named, "more_tests"));
+    ck_assert_int_eq(json_object_get_int_member(named, "bytes"), 34);
+    JsonObject *among = finding_at(&f, 1);
+    ck_assert_uint_eq(json_array_get_length(json_object_get_array_member(among, "tests")), 0);
+    ck_assert(!json_object_get_boolean_member(among, "found_again"));
+    JsonObject *span = json_object_get_object_member(among, "lost_among");
+    ck_assert_int_eq(json_object_get_int_member(span, "tests"), 3);
+    ck_assert_str_eq(json_object_get_string_member(json_object_get_object_member(span, "first"),
+                                                   "name"), "ATest#test_a");
+    ck_assert_str_eq(json_object_get_string_member(json_object_get_object_member(span, "last"),
+                                                   "location"), "test/b_test.rb:14");
+    filtered_clear(&f);
+
+    filter_docs(&f, "text", (GString *const[]) { xml, NULL });
+    gl_assert_line(f.run.out, "^first lost in BTest#test_b \\(test/b_test\\.rb:9\\); also in other "
+                              "tests \\(found by running them again alone\\)$");
+    /* the second call path of the group, on one line */
+    gl_assert_line(f.run.out, "; first lost in one of 3 tests, from ATest#test_a "
+                              "\\(test/a_test\\.rb:4\\) to BTest#test_c \\(test/b_test\\.rb:14\\) "
+                              "\\(none lost it again when run again\\)$");
+    filtered_clear(&f);
 }
 END_TEST
 
@@ -903,6 +1050,7 @@ Suite *gl_attribute_suite(void)
     Suite *suite = suite_create("attribute");
     TCase *markers = tcase_create("markers");
     tcase_add_test(markers, test_marker_parse);
+    tcase_add_test(markers, test_marker_tests_and_again);
     tcase_add_test(markers, test_reader_marker_prefix);
     tcase_add_test(markers, test_markers_by_the_hundred_thousand);
     suite_add_tcase(suite, markers);
@@ -922,6 +1070,8 @@ Suite *gl_attribute_suite(void)
     tcase_add_test(checks, test_mid_run_indirect_words);
     tcase_add_test(checks, test_no_markers_no_attribution);
     tcase_add_test(checks, test_real_per_test_run);
+    tcase_add_test(checks, test_leak_found_by_running_again);
+    tcase_add_test(checks, test_leak_among_tests);
     suite_add_tcase(suite, checks);
     TCase *reports = tcase_create("reports and option");
     tcase_add_test(reports, test_reports_name_the_test);

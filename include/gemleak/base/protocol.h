@@ -23,7 +23,12 @@
  * used, when it is not Valgrind ("LeakSanitizer").
  * In Valgrind's XML, client messages (<clientmsg>) that begin with
  * GL_PROTO_MARKER_PREFIX: "gemleak:setup", "gemleak:forked",
- * "gemleak:start<TAB>NAME<TAB>LOCATION", "gemleak:end<TAB>NAME<TAB>LOCATION".
+ * "gemleak:start<TAB>NAME<TAB>LOCATION", "gemleak:end<TAB>NAME<TAB>LOCATION",
+ * "gemleak:tests<TAB>COUNT<TAB>FIRST-NAME<TAB>FIRST-LOCATION<TAB>LAST-NAME<TAB>LAST-LOCATION"
+ * (a check after COUNT tests), "gemleak:again" (tests run again begin),
+ * "gemleak:again<TAB>RUNS" (a check after RUNS runs again) and
+ * "gemleak:again<TAB>1<TAB>NAME<TAB>LOCATION" (a check after one test ran
+ * again alone): see gemleak/judge/attribute.h.
  * In the environment: GEMLEAK_VALGRIND, Valgrind's command line, its
  * arguments joined by GL_PROTO_VALGRIND_SEPARATOR, for a process started
  * outside Valgrind (below a spared launcher) to start again under it; for
@@ -56,6 +61,8 @@
 #define GL_PROTO_MARKER_FORKED "forked"
 #define GL_PROTO_MARKER_START "start"
 #define GL_PROTO_MARKER_END "end"
+#define GL_PROTO_MARKER_TESTS "tests"
+#define GL_PROTO_MARKER_AGAIN "again"
 
 /* Valgrind's command line for the processes outside it. */
 #define GL_PROTO_VALGRIND_VARIABLE "GEMLEAK_VALGRIND"

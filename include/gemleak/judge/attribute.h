@@ -16,6 +16,13 @@
  *   what it inherited: its parent's, which the parent reports. The child's
  *   later reports of those loss records count only what grew beyond that
  *   (its own blocks); one that did not grow is left out (inherited).
+ * - a leak a check reported after "tests N FIRST LAST" was lost in one of
+ *   those N tests; one a check after "again 1 X" reported (it grew when X
+ *   ran again alone) was lost in X, found by running it again;
+ * - what grew in the checks after tests ran again ("again RUNS", "again 1
+ *   X") was lost by those runs, not the suite's: it is subtracted from the
+ *   loss record's numbers, and a loss record nothing else lost is left out
+ *   (repeated).
  *
  * It knows the helper's markers, nothing about XML or Ruby's frames. */
 #ifndef GEMLEAK_ATTRIBUTE_H
@@ -32,12 +39,30 @@ typedef enum {
     GL_MARKER_FORKED,  /* "gemleak:forked": first thing in a forked child, a check follows */
     GL_MARKER_START,   /* "gemleak:start\tNAME\tLOCATION": a test begins */
     GL_MARKER_END,     /* "gemleak:end\tNAME\tLOCATION": it ended, a check follows */
+    GL_MARKER_TESTS,   /* "gemleak:tests\tN\tFIRST-NAME\tFIRST-LOCATION\tLAST-NAME\t
+                        * LAST-LOCATION": N tests ended, a check follows */
+    GL_MARKER_AGAIN,   /* "gemleak:again": tests run again begin; "gemleak:again\tRUNS":
+                        * they ran, a check follows; "gemleak:again\t1\tNAME\tLOCATION":
+                        * one ran alone, a check follows */
 } GlMarkerKind;
+
+/* A marker, read. */
+typedef struct {
+    GlMarkerKind kind;
+    GlTest *test;      /* START, END, AGAIN alone: the test; TESTS: the first (owned) */
+    GlTest *last;      /* TESTS: the last test (owned) */
+    guint64 count;     /* TESTS: the tests; AGAIN: the runs, 0 when they begin */
+} GlMarker;
+
+/* Reads @text (nullable) into @marker; free its tests with
+ * gl_marker_clear(). Returns: its kind. */
+GlMarkerKind gl_marker_read(const char *text, GlMarker *marker);
+void gl_marker_clear(GlMarker *marker);
 
 /* Reads a marker (nullable). NAME and LOCATION are %XX-escaped by the
  * helper; Valgrind adds white space at the end.
- * Returns: what it is; for START and END, *test (nullable) receives the
- * test, (transfer full), else NULL. */
+ * Returns: what it is; for START, END and AGAIN alone, *test (nullable)
+ * receives the test, (transfer full), else NULL. */
 GlMarkerKind gl_marker_parse(const char *text, GlTest **test);
 
 typedef struct GlAttributor GlAttributor;

@@ -32,6 +32,14 @@ typedef struct {
     GPtrArray *tests;      /* GlTest*, in order; nullable: none */
     gboolean before_tests; /* lost before the process's first test (while loading) */
     gboolean at_exit;      /* first lost at exit, after the process's last test */
+    gboolean again;        /* @tests were found by running them again, alone (--per-test) */
+    gboolean more_tests;   /* other tests lost it too, not named */
+    /* Lost in one of this many tests, from @among_first to @among_last (a
+     * check after several tests), when no test of them lost it again run
+     * alone; 0: not so. The tests are borrowed. */
+    guint64 among;
+    const GlTest *among_first;
+    const GlTest *among_last;
 } GlAttribution;
 
 /* A finding names at most this many tests: the first few say where to look. */
@@ -68,6 +76,12 @@ typedef struct {
     gboolean more_tests;   /* other tests too, beyond those */
     gboolean lost_before_tests;  /* an occurrence was lost before its process's first test */
     gboolean lost_at_exit; /* an occurrence was first lost at exit, after the last test */
+    gboolean found_again;  /* its tests were found by running them again, alone */
+    /* Lost in one of @among tests, from @among_first to @among_last (owned),
+     * that no test run again alone lost again; 0, NULL: not so. */
+    guint64 among;
+    GlTest *among_first;
+    GlTest *among_last;
 } GlFinding;
 
 typedef struct GlFindings GlFindings;

@@ -16,6 +16,7 @@ int gemleak_client_running_on_valgrind(void);
 void gemleak_client_marker(const char *text);
 void gemleak_client_leak_check(void);
 void gemleak_client_full_leak_check(void);
+long gemleak_client_lost(int which);
 
 /* Returns: nonzero when the process runs under Valgrind (its depth of
  * nesting), 0 natively. */
@@ -47,4 +48,22 @@ void gemleak_client_leak_check(void)
 void gemleak_client_full_leak_check(void)
 {
     VALGRIND_DO_LEAK_CHECK;
+}
+
+/* Returns: what the last leak check found lost, in all: @which 0, the
+ * bytes definitely or indirectly lost; 1, their blocks; 2, the bytes
+ * possibly lost; 3, their blocks (0 natively). The helper compares these
+ * from one check to the next to tell whether the tests between lost
+ * anything, without reading Valgrind's output. */
+long gemleak_client_lost(int which)
+{
+    unsigned long leaked = 0, dubious = 0, reachable = 0, suppressed = 0;
+    if (which == 0 || which == 2) {
+        VALGRIND_COUNT_LEAKS(leaked, dubious, reachable, suppressed);
+    } else {
+        VALGRIND_COUNT_LEAK_BLOCKS(leaked, dubious, reachable, suppressed);
+    }
+    (void) reachable;
+    (void) suppressed;
+    return (long) (which < 2 ? leaked : dubious);
 }

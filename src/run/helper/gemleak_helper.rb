@@ -32,6 +32,8 @@ module GemLeakHelper
     MARKER_FORKED = "forked"
     MARKER_START = "start"
     MARKER_END = "end"
+    MARKER_TESTS = "tests"
+    MARKER_AGAIN = "again"
     VALGRIND_VARIABLE = "GEMLEAK_VALGRIND"
     VALGRIND_SEPARATOR = "\x1f"
     RUNTIME_VARIABLE = "GEMLEAK_ENGINE_RUNTIME"
@@ -308,24 +310,44 @@ module GemLeakHelper
     end
   end
 
-  # `gemleak run --per-test` (GEMLEAK_PER_TEST=test or file): around each
-  # test (or each run of tests from one file), a marker in Valgrind's output
-  # and a leak check after it, so that gemleak can say during which test
-  # each leak became lost. The markers, one <clientmsg> each:
+  # `gemleak run --per-test` (GEMLEAK_PER_TEST=test, each or file): markers
+  # in Valgrind's output around the tests, and leak checks between them, so
+  # that gemleak can say during which test each leak became lost. The
+  # markers, one <clientmsg> each:
   #
   #   gemleak:setup                        before the first test: lost while loading
   #   gemleak:forked                       first thing in a forked child: inherited
   #                                        (in every run under Valgrind, not only per test)
   #   gemleak:start<TAB>NAME<TAB>LOCATION  a test (or file) begins
-  #   gemleak:end<TAB>NAME<TAB>LOCATION    it ended (after teardown and a GC)
+  #   gemleak:end<TAB>NAME<TAB>LOCATION    it ended, and a check follows
+  #   gemleak:tests<TAB>N<TAB>FIRST-NAME<TAB>FIRST-LOCATION<TAB>LAST-NAME<TAB>LAST-LOCATION
+  #                                        N tests ended since the last check,
+  #                                        and a check follows
+  #   gemleak:again                        tests run again (below) begin
+  #   gemleak:again<TAB>RUNS               they ran RUNS times in all; a check follows
+  #   gemleak:again<TAB>1<TAB>NAME<TAB>LOCATION
+  #                                        one test ran again alone; a check follows
   #
-  # each but start followed by VALGRIND_DO_ADDED_LEAK_CHECK, which reports
-  # the loss records that grew since the last check, but forked: a full
+  # A check is a GC (the objects the tests dropped are freed, so that what
+  # they leaked is lost now) and VALGRIND_DO_ADDED_LEAK_CHECK, which reports
+  # the loss records that grew since the last check; but forked: a full
   # check, which reports every loss record the child inherited (Valgrind
   # copied the parent's last check into the child, which the added check
   # would count from). gemleak subtracts those from the child's later
-  # checks: a block lost before the fork is the parent's, counted once. NAME is
-  # "Class#test_name" or RSpec's full description (empty per file);
+  # checks: a block lost before the fork is the parent's, counted once.
+  #
+  # A check costs a scan of the whole heap (0.1 to 0.2 s under Valgrind),
+  # more than most tests. Per test (the default), the tests run as they
+  # would, with a check only when they have run for several times what a
+  # check costs; when a check finds that those tests lost memory, they run
+  # again, a different number of times for each group of them, and a check
+  # after them tells from how much was lost again which group lost it: a
+  # few checks find the test, whatever the suite's size. The test found
+  # runs once more alone, with a check after it: that check names it. The
+  # memory lost again is the runs': gemleak subtracts it. "each" checks
+  # after every test and runs nothing again; "file" after each test file.
+  #
+  # NAME is "Class#test_name" or RSpec's full description (empty per file);
   # LOCATION is "/absolute/file.rb:LINE" (the file alone per file). Bytes
   # that would be ambiguous (%, controls, space) are written %XX.
   #
@@ -333,22 +355,47 @@ module GemLeakHelper
   # beside this file (GEMLEAK_CLIENT) and it is called through Fiddle.
   module PerTest
     @grain = ENV["GEMLEAK_PER_TEST"]
-    @grain = nil unless %w[test file].include?(@grain)
+    @grain = nil unless %w[test each file].include?(@grain)
     @client_path = ENV["GEMLEAK_CLIENT"]&.dup
+    # Whether possibly lost memory counts (--leak-kinds has "possible").
+    @possible = ENV["GEMLEAK_LEAK_KINDS"].to_s.split(",").include?("possible")
     @pid = Core.pid
     @ready = false   # the setup (or forked) check is done in this process
     @open = nil      # [name, location] of the test or file begun and not ended
+    @began = nil     # when it began
     @installed = {}
+    @tests = []      # the tests ended since the last check, per test (Test)
+    @since = 0.0     # how long they ran
+    @cost = 0.2      # what the last check cost, in seconds
+    @lost = nil      # what the last check found lost in all (see lost)
+    @again = false   # running tests again: the hooks stand aside
+    @named = []      # tests named since the last check of the suite's runs
     # At most this much of a name: the location tells apart two tests whose
     # names begin alike, and the markers stay lines, not pages.
     FIELD_BYTES = 1000
     # "%XX" for each byte that would be ambiguous in a marker; made here,
     # with Kernel's format, before a suite's own `format` may hide it.
     ESCAPES = ([0x25, 0x7f] + (0x00..0x20).to_a).to_h { |byte| [byte.chr.b, Kernel.format("%%%02X", byte)] }.freeze
+    # Per test, a check when the tests since the last one ran this many
+    # times as long as it cost: checks are then at most a fifth of the time.
+    CHECK_EVERY = 4.0
+    # At most this many groups run again before one check: group m runs m
+    # times (0 to GROUPS - 1), so a test may run GROUPS - 1 times more.
+    GROUPS = 8
+    # Tests named for what one check found lost: a report names a few.
+    ENOUGH = 5
+
+    # A test that ended: its (escaped) name and location, how to run it
+    # again (nil: it cannot be) and how long it took.
+    Test = Struct.new(:name, :location, :again, :seconds)
 
     class << self
       def on?
         !@grain.nil?
+      end
+
+      def again?
+        @again
       end
 
       # The library's functions, loaded on first use; nil (with a word on
@@ -368,6 +415,7 @@ module GemLeakHelper
             marker: Fiddle::Function.new(lib["gemleak_client_marker"], [Fiddle::TYPE_VOIDP], Fiddle::TYPE_VOID),
             check: Fiddle::Function.new(lib["gemleak_client_leak_check"], [], Fiddle::TYPE_VOID),
             full_check: Fiddle::Function.new(lib["gemleak_client_full_leak_check"], [], Fiddle::TYPE_VOID),
+            lost: Fiddle::Function.new(lib["gemleak_client_lost"], [Fiddle::TYPE_INT], Fiddle::TYPE_LONG),
           }
         rescue LoadError, StandardError => e
           what = on? ? "--per-test is off" : "what it inherited may be counted twice"
@@ -396,12 +444,28 @@ module GemLeakHelper
         @client[:marker].call("#{fields.join("\t")}\0")
       end
 
-      # Lets the memory the finished test dropped be freed (objects' dfree
-      # run), so that what it leaked is lost now, not at a later test's check.
+      # Lets the memory the finished tests dropped be freed (objects' dfree
+      # run), so that what they leaked is lost now, not at a later check.
+      # Returns: what was lost since the last check (see grown).
       def check(*fields)
+        began = Core.monotonic
         GC.start
         marker(*fields)
         @client[:check].call
+        grown(began)
+      end
+
+      # Returns: what the check just made found lost beyond the one before,
+      # [bytes, blocks] definitely or indirectly lost, and possibly lost
+      # when those count; nil when nothing more was. Notes what it cost.
+      def grown(began)
+        lost = (@possible ? 0..3 : 0..1).map { |which| @client[:lost].call(which) }
+        before = @lost || lost.map { 0 }
+        @lost = lost
+        @cost = Core.monotonic - began
+        @since = 0.0
+        growth = lost.zip(before).map { |now, was| now - was }
+        growth.any?(&:positive?) ? growth : nil
       end
 
       # What was lost before the first test (while the suite loaded), or
@@ -421,6 +485,7 @@ module GemLeakHelper
       def forked
         @pid = Core.pid
         @ready = true
+        @tests = []
         return if @client_path.nil? || !client
 
         # What garbage the parent held but had not collected owns is lost
@@ -428,6 +493,8 @@ module GemLeakHelper
         GC.start
         marker(Protocol::MARKER_PREFIX + Protocol::MARKER_FORKED)
         @client[:full_check].call
+        @lost = nil
+        grown(Core.monotonic) if on?
         # A child forked during a test runs on in it.
         marker(Protocol::MARKER_PREFIX + Protocol::MARKER_START, *@open) if on? && @open
       rescue StandardError => e
@@ -446,32 +513,168 @@ module GemLeakHelper
           finish
           @open = ["", escape(file)]
         else
-          finish
           @open = [escape(name), escape(line ? "#{file}:#{line}" : file)]
         end
+        @began = Core.monotonic
         marker(Protocol::MARKER_PREFIX + Protocol::MARKER_START, *@open)
       rescue StandardError => e
         failed(e)
       end
 
-      # A test ended; per file, its file ends when the next file's test
-      # begins, or at exit. NAME (nullable) is its name as it is now: an
-      # RSpec example without a description gets one as it runs.
-      def finished(name = nil)
-        return unless on? && @grain == "test"
+      # A test ended (@again: how to run it again, nil if it cannot be);
+      # per file, its file ends when the next file's test begins, or at
+      # exit. NAME (nullable) is its name as it is now: an RSpec example
+      # without a description gets one as it runs.
+      def finished(name = nil, again = nil)
+        return unless on? && @open && @grain != "file"
 
-        @open[0] = escape(name) if @open && name
-        finish
+        @open[0] = escape(name) if name
+        if @grain == "each"
+          finish
+          return
+        end
+        seconds = Core.monotonic - @began
+        @tests << Test.new(*@open, again, seconds)
+        @since += seconds
+        @open = nil
+        # A test that cannot run again is checked for alone.
+        close if again.nil? || @since >= CHECK_EVERY * @cost
       rescue StandardError => e
         failed(e)
       end
 
+      # At exit: the last file, the tests since the last check, a test cut short.
       def finish
-        return unless @open && client
+        return unless client
+
+        close
+        return unless @open
 
         fields = @open
         @open = nil
         check(Protocol::MARKER_PREFIX + Protocol::MARKER_END, *fields)
+      end
+
+      # The check after the tests ended since the last one; when they lost
+      # something, which of them did.
+      def close
+        tests = @tests
+        return if tests.empty?
+
+        @tests = []
+        if tests.size == 1
+          check(Protocol::MARKER_PREFIX + Protocol::MARKER_END, tests[0].name, tests[0].location)
+          return
+        end
+        growth = check(Protocol::MARKER_PREFIX + Protocol::MARKER_TESTS, tests.size,
+                       tests[0].name, tests[0].location, tests[-1].name, tests[-1].location)
+        return unless growth && tests.all?(&:again)
+
+        @named = []
+        find(tests, growth)
+      end
+
+      # @tests lost @growth when they ran: splits them into groups, runs
+      # group m again m times, and the check after tells which group lost
+      # it (the growth m times over; nothing: the group that did not run),
+      # until one test is left, which runs alone. When the growth is no
+      # multiple, or the test found explains only part of it (two tests
+      # lost, or not the same each run, or two groups' runs added up to a
+      # multiple), each half of the tests not named runs again with a check
+      # after it, and the halves that lost are looked into the same way,
+      # until enough tests are named for a report (it names a few and says
+      # there are others). A test that lost only on its first run is named
+      # by none. Returns: what the tests named lost again alone, in all.
+      def find(tests, growth)
+        explained = growth.map { 0 }
+        return explained if @named.size >= ENOUGH
+
+        if tests.size == 1
+          lost = alone(tests[0])
+          return lost || explained
+        end
+        groups = split(tests, groups_for(tests))
+        runs = again(groups.each_with_index.flat_map { |group, m| group * m })
+        found = check(Protocol::MARKER_PREFIX + Protocol::MARKER_AGAIN, runs)
+        m = multiple(found, growth)
+        if m && m < groups.size
+          explained = find(groups[m], growth)
+          # Nothing lost again but by group 0, which did not run: the
+          # other groups are clean, and group 0 was looked into.
+          return explained if explained == growth || found.nil?
+        end
+        split(tests.reject { |test| @named.include?(test) }, 2).each do |half|
+          next if half.empty? || @named.size >= ENOUGH
+
+          if half.size == 1
+            explained = add(explained, alone(half[0]))
+            next
+          end
+          runs = again(half)
+          lost = check(Protocol::MARKER_PREFIX + Protocol::MARKER_AGAIN, runs)
+          explained = add(explained, find(half, lost)) if lost
+        end
+        explained
+      end
+
+      # One test again, alone: the check after it names it. Returns: what
+      # it lost again, nil if nothing.
+      def alone(test)
+        again([test])
+        named(test, check(Protocol::MARKER_PREFIX + Protocol::MARKER_AGAIN, 1, test.name, test.location))
+      end
+
+      # Returns: @lost, which @test lost again alone (nil: nothing), noted.
+      def named(test, lost)
+        @named << test if lost
+        lost || [0] * @lost.size
+      end
+
+      def add(a, b)
+        a.zip(b).map { |x, y| x + y }
+      end
+
+      # Runs @tests again, in order. Returns: how many ran.
+      def again(tests)
+        marker(Protocol::MARKER_PREFIX + Protocol::MARKER_AGAIN)
+        @again = true
+        tests.each do |test|
+          test.again.call
+        rescue StandardError, ScriptError => e
+          Core.debug(e) # a test that fails when run again may just not leak
+        end
+        tests.size
+      ensure
+        @again = false
+      end
+
+      # The number of groups that costs least for what it tells: a check,
+      # and the tests run again ((k - 1) / 2 times the tests' time), for
+      # log2(k) halvings.
+      def groups_for(tests)
+        seconds = tests.sum(&:seconds)
+        (2..[GROUPS, tests.size].min).min_by { |k| (@cost + (seconds * (k - 1) / 2)) / Math.log2(k) }
+      end
+
+      def split(tests, count)
+        size, rest = tests.size.divmod(count)
+        start = 0
+        Array.new(count) do |i|
+          length = size + (i < rest ? 1 : 0)
+          tests[start, length].tap { start += length }
+        end
+      end
+
+      # Returns: m when @found is @growth m times over (0 when nothing was
+      # found), else nil.
+      def multiple(found, growth)
+        return 0 if found.nil?
+
+        index = growth.index(&:positive?)
+        m, rest = found[index].divmod(growth[index])
+        return nil unless rest.zero? && found.zip(growth).all? { |f, g| f == m * g }
+
+        m
       end
 
       # The test frameworks, hooked once each as they load (per test, or
@@ -503,40 +706,71 @@ module GemLeakHelper
     end
 
     # Minitest.run_one_method makes the test object, runs it and drops it:
-    # after it, a GC frees what the test kept in instance variables.
+    # after it, a GC frees what the test kept in instance variables. Run
+    # again, a new object runs; its result is nobody's.
     module MinitestHook
       def run_one_method(klass, method_name, *rest)
+        return super if PerTest.again?
+
         file, line = PerTest.source_location(klass, method_name)
         PerTest.started("#{klass.name || klass.inspect}##{method_name}", file, line)
         Durations.time(file) { super(klass, method_name, *rest) }
       ensure
-        PerTest.finished
+        PerTest.finished(nil, -> { klass.new(method_name).run }) unless PerTest.again?
       end
     end
 
-    # test-unit's suite holds the test object until the next one runs.
+    # test-unit's suite holds the test object until the next one runs. Run
+    # again, a new object runs into a result of its own; a test with data
+    # (data-driven) is not run again.
     module TestUnitHook
       def run(result, &block)
+        return super if PerTest.again?
+
         file, line = PerTest.source_location(self.class, method_name)
         PerTest.started("#{self.class.name || self.class.inspect}##{method_name}", file, line)
         Durations.time(file) { super(result, &block) }
       ensure
-        PerTest.finished
+        unless PerTest.again?
+          klass = self.class
+          name = method_name
+          again = if !respond_to?(:data_label) || data_label.nil?
+                    -> { klass.new(name).run(::Test::Unit::TestResult.new) { |*| nil } }
+                  end
+          PerTest.finished(nil, again)
+        end
       end
     end
 
     # After Example#run, RSpec drops the example group instance; letting go
     # of its instance variables (its lets) first is what rspec-core 3.13
-    # does itself.
+    # does itself. Run again, a copy of the example runs in a new instance
+    # of its group and reports to nobody (the example itself keeps its
+    # result).
     module RSpecHook
       def run(example_group_instance, reporter)
+        return super if PerTest.again?
+
         PerTest.started(full_description, metadata[:file_path], metadata[:line_number])
         Durations.time(metadata[:file_path]) { super(example_group_instance, reporter) }
       ensure
-        example_group_instance&.instance_variables&.each do |ivar|
-          example_group_instance.instance_variable_set(ivar, nil)
+        unless PerTest.again?
+          example_group_instance&.instance_variables&.each do |ivar|
+            example_group_instance.instance_variable_set(ivar, nil)
+          end
+          PerTest.finished(full_description, (RSpecHook.again(self) if respond_to?(:duplicate_with)))
         end
-        PerTest.finished(full_description)
+      end
+
+      def self.again(example)
+        lambda do
+          copy = example.duplicate_with
+          group = example.example_group
+          group.examples.delete(copy)
+          instance = group.new(copy.inspect_output)
+          group.set_ivars(instance, group.before_context_ivars)
+          copy.run(instance, ::RSpec::Core::NullReporter)
+        end
       end
     end
   end
