@@ -224,6 +224,23 @@ START_TEST(test_asan_report_is_a_memory_error)
 }
 END_TEST
 
+/* An extension built to recover: both accesses to one freed block, one
+ * report each, are one finding, as Valgrind's are; the process went on,
+ * so nothing is missing. */
+START_TEST(test_asan_freed_block_is_one_finding)
+{
+    g_autofree char *report = gl_test_fixture("asan/r_uaf_two_lines-recover-ruby31.asan");
+    RUN(run, "filter", "-O", "probe", report);
+    ck_assert_int_eq(run.status, 1);
+    gl_assert_line(run.out, "^Invalid read of size 1 \\(heap-use-after-free on address "
+                            "0x[0-9a-f]+\\), and 1 other access to the same freed block");
+    gl_assert_line(run.out, "^  Invalid write of size 1 .*: r_uaf_two_lines \\(probe\\.c:182\\)$");
+    gl_assert_line(run.out, "^gemleak: FAIL: 1 memory error$");
+    gl_assert_no_line(run.err, "stopped at its first error");
+    gl_test_run_clear(&run);
+}
+END_TEST
+
 /* Valgrind XML and a LeakSanitizer report in one filter: one analysis. */
 START_TEST(test_xml_and_lsan_together)
 {
@@ -267,6 +284,7 @@ Suite *gl_filter_sanitizer_suite(void)
     tcase_add_test(tc, test_shallow_stack_is_uncertain);
     tcase_add_test(tc, test_stack_cut_by_the_depth_limit_is_certain);
     tcase_add_test(tc, test_asan_report_is_a_memory_error);
+    tcase_add_test(tc, test_asan_freed_block_is_one_finding);
     tcase_add_test(tc, test_xml_and_lsan_together);
     tcase_add_test(tc, test_engine_usage_errors);
     tcase_add_test(tc, test_lost_cycle_is_definite);
