@@ -60,6 +60,10 @@ static char *asan_watch_mark(const char *run_dir)
 
 /* No fake stacks (detect_stack_use_after_return=0): a local kept on one
  * is hidden from Ruby's conservative GC, which frees what it still uses.
+ * use_sigaltstack=0: Ruby gives its threads alternate signal stacks of its
+ * own, and the runtime's check that it unmapped its own at a thread's end
+ * failed on Ruby 3.4.5 ("unable to unmap"), killing the process in the
+ * middle of its report.
  * halt_on_error=0 lets a process go on after an error where the build
  * allows it (-fsanitize-recover=address, as the Rake task builds); an
  * extension built without it still stops the process at its first
@@ -70,7 +74,8 @@ static char **asan_environment(const GlRunOptions *options, const char *run_dir,
                                const char *found, char **env)
 {
     g_autofree char *ours = g_strdup_printf(
-        "detect_stack_use_after_return=0:halt_on_error=0:fast_unwind_on_malloc=%d:detect_leaks=%d",
+        "detect_stack_use_after_return=0:use_sigaltstack=0:halt_on_error=0:fast_unwind_on_malloc=%d:"
+        "detect_leaks=%d",
         options->fast_stacks ? 1 : 0, options->leaks_unchecked ? 0 : 1);
     env = gl_sanitizer_environment(&asan, "ASAN_OPTIONS", run_dir, found, ours, env);
     if (!options->leaks_unchecked)
