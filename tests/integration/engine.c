@@ -348,6 +348,53 @@ START_TEST(test_lsan_rake_task)
 }
 END_TEST
 
+/* engine: :asan builds the example gem's extensions with AddressSanitizer
+ * into tmp/gemleak-asan/, the native build left alone (removed here: the
+ * suite must not need it), and runs the test task with that build first on
+ * the load path, under the runtime: AddressSanitizer's leak check on Ruby
+ * 3.4 finds tally_count's leak, and nothing says the build lacks it. */
+START_TEST(test_asan_rake_task)
+{
+    Result args = { 0 };
+    g_autofree char *lib = gl_test_project_file("rake/lib");
+    const char *argv[] = { "ruby", "-I", lib, "-rgemleak", "-e",
+                           "puts GemLeak::Configuration.new(engine: :asan).arguments", NULL };
+    run_command(&args, NULL, NULL, argv);
+    ck_assert_str_eq(args.out, "--engine\nasan\n");
+    result_clear(&args);
+    if (!have_ruby34("Rake's engine: :asan on the example gem"))
+        return;
+    g_autofree char *gem = g_build_filename(work, "gem", NULL);
+    g_autofree char *rakefile = g_build_filename(gem, "Rakefile.asan", NULL);
+    gl_test_write(rakefile,
+                  "require 'rake/testtask'\n"
+                  "require 'gemleak/rake'\n"
+                  "GemLeak::TestTask.new { |t| t.libs << 'test'; "
+                  "t.test_files = FileList['test/count_test.rb'] }\n"
+                  "GemLeak.configure { |c| c.engine = :asan }\n", -1);
+    g_autofree char *so = g_build_filename(gem, "lib", "tally", "tally.so", NULL);
+    g_unlink(so);
+    g_autofree char *path = g_strconcat(ruby34_bin, ":", g_getenv("PATH"), NULL);
+    g_autofree char *tmp = g_build_filename(work, "tmp", NULL);
+    g_mkdir_with_parents(tmp, 0700);
+    g_auto(GStrv) env = g_environ_setenv(g_get_environ(), "PATH", path, TRUE);
+    env = g_environ_setenv(env, "GEMLEAK", gemleak_binary, TRUE);
+    env = g_environ_setenv(env, "TMPDIR", tmp, TRUE);
+    g_autofree char *rake_path = g_build_filename(ruby34_bin, "rake", NULL);
+    const char *rake[] = { rake_path, "-I", lib, "-f", "Rakefile.asan", "test:valgrind", NULL };
+    Result r = { 0 };
+    run_command(&r, gem, env, rake);
+    ck_assert_msg(r.status != 0, "rake passed:\n%s", r.err);
+    gl_assert_line(r.err, "^gemleak: ran under AddressSanitizer ");
+    gl_assert_line(r.err, "^gemleak: target: .*/tmp/gemleak-asan/3\\.[0-9.]+/lib/tally/tally\\.so$");
+    gl_assert_no_line(r.err, "not built with AddressSanitizer");
+    gl_assert_line(r.err, "^ \\*tally_count \\(ext/tally/tally\\.c:\\d+\\)$");
+    gl_assert_line(r.err, "^GemLeak::Error: gemleak: 1 finding ");
+    ck_assert(!g_file_test(so, G_FILE_TEST_EXISTS));
+    result_clear(&r);
+}
+END_TEST
+
 /* Ruby 3.1 cannot free its memory at exit: LeakSanitizer would drop the
  * extension's leaks among Ruby's. The run stops before it starts. */
 START_TEST(test_lsan_refuses_ruby31)
@@ -376,4 +423,5 @@ void integration_engine(TCase *tcase)
     tcase_add_test(tcase, test_lsan_sample_gem_as_valgrind);
     tcase_add_test(tcase, test_lsan_process_outside_the_engine_is_incomplete);
     tcase_add_test(tcase, test_lsan_rake_task);
+    tcase_add_test(tcase, test_asan_rake_task);
 }
