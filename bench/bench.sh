@@ -31,7 +31,8 @@
 # 7. gemleak run against bare valgrind with the same options on the same
 #    files: what gemleak adds (its helper in Ruby, reading, reporting).
 # 8. The engines on one suite, on a Ruby 3.3 or newer: natively, under
-#    --engine lsan and under the Valgrind engine, with ratios; then
+#    --engine lsan, under --engine asan (the extension built with
+#    AddressSanitizer) and under the Valgrind engine, with ratios; then
 #    natively and under --engine lsan on a Ruby with frame pointers.
 # 9. Reading a long --per-test suite: 100k tests, each with its markers
 #    and a leak check reporting one loss record again (bench/gentests.py),
@@ -268,7 +269,7 @@ fi
 
 if want 8; then
     echo
-    echo "== 8. The engines on one suite (3 test files): natively, --engine lsan, Valgrind"
+    echo "== 8. The engines on one suite (3 test files): natively, --engine lsan, --engine asan, Valgrind"
     ruby34=${BENCH_RUBY34:-${GEMLEAK_TEST_RUBY34:-/root/.cache/gemleak/ruby-3.4.5/bin/ruby}}
     if [ -x "$ruby34" ] && "$ruby34" -e 'exit(RUBY_VERSION >= "3.3")'; then
         saved_path=$PATH
@@ -284,9 +285,20 @@ if want 8; then
         lsan=$1
         set -- $(best_of "$gemleak" run --engine valgrind -- ruby -Ilib -Itest -e "$loader" $files)
         valgrind=$1
+        # the extension built with AddressSanitizer, as the Rake task's
+        # engine :asan builds it, first on the load path
+        mkdir -p asan-build asan-lib
+        cp ext/tally/*.c ext/tally/extconf.rb asan-build/
+        (cd asan-build && ruby extconf.rb \
+            --with-cflags="$(ruby -rrbconfig -e 'print RbConfig::CONFIG["CFLAGS"]') -fsanitize=address -fsanitize-recover=address -fno-omit-frame-pointer" \
+            --with-ldflags="$(ruby -rrbconfig -e 'print RbConfig::CONFIG["LDFLAGS"]') -fsanitize=address" >/dev/null &&
+            make -s >/dev/null 2>&1 && make -s install sitearchdir="$suite/asan-lib" sitelibdir="$suite/asan-lib" >/dev/null)
+        set -- $(best_of "$gemleak" run --engine asan -- ruby -Iasan-lib -Ilib -Itest -e "$loader" $files)
+        asan=$1
         echo "  Ruby $(ruby -e 'print RUBY_VERSION'), RUBY_FREE_AT_EXIT=1"
-        echo "  native: ${native}s   --engine lsan: ${lsan}s   Valgrind: ${valgrind}s"
+        echo "  native: ${native}s   --engine lsan: ${lsan}s   --engine asan: ${asan}s   Valgrind: ${valgrind}s"
         echo "  lsan/native: $(ratio "$lsan" "$native")x   valgrind/native: $(ratio "$valgrind" "$native")x   lsan/valgrind: $(ratio "$lsan" "$valgrind")x"
+        echo "  asan/native: $(ratio "$asan" "$native")x   asan/valgrind: $(ratio "$asan" "$valgrind")x"
         PATH=$saved_path
     else
         echo "  skipped: no Ruby 3.3 or newer at $ruby34 (BENCH_RUBY34=PATH; scripts/build-ruby builds one)"
