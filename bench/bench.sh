@@ -33,7 +33,8 @@
 # 8. The engines on one suite, on a Ruby 3.3 or newer: natively, under
 #    --engine lsan, under --engine asan (the extension built with
 #    AddressSanitizer) and under the Valgrind engine, with ratios; then
-#    natively and under --engine lsan on a Ruby with frame pointers.
+#    natively and under both sanitizer engines on a Ruby with frame
+#    pointers (fast stacks).
 # 9. Reading a long --per-test suite: 100k tests, each with its markers
 #    and a leak check reporting one loss record again (bench/gentests.py),
 #    against the same errors without markers: attributing is linear.
@@ -134,6 +135,16 @@ end
 EOF
 }
 loader='ARGV.each { |f| require File.expand_path(f) }'
+# The suite's extension built with AddressSanitizer into asan-lib/, as the
+# Rake task's engine :asan builds it, to go first on the load path.
+asan_build() {
+    mkdir -p "$suite/asan-build" "$suite/asan-lib"
+    cp "$suite"/ext/tally/*.c "$suite/ext/tally/extconf.rb" "$suite/asan-build/"
+    (cd "$suite/asan-build" && ruby extconf.rb \
+        --with-cflags="$(ruby -rrbconfig -e 'print RbConfig::CONFIG["CFLAGS"]') -fsanitize=address -fsanitize-recover=address -fno-omit-frame-pointer" \
+        --with-ldflags="$(ruby -rrbconfig -e 'print RbConfig::CONFIG["LDFLAGS"]') -fsanitize=address" >/dev/null &&
+        make -s >/dev/null 2>&1 && make -s install sitearchdir="$suite/asan-lib" sitelibdir="$suite/asan-lib" >/dev/null)
+}
 
 if want 3 || want 4; then
     echo
@@ -285,14 +296,7 @@ if want 8; then
         lsan=$1
         set -- $(best_of "$gemleak" run --engine valgrind -- ruby -Ilib -Itest -e "$loader" $files)
         valgrind=$1
-        # the extension built with AddressSanitizer, as the Rake task's
-        # engine :asan builds it, first on the load path
-        mkdir -p asan-build asan-lib
-        cp ext/tally/*.c ext/tally/extconf.rb asan-build/
-        (cd asan-build && ruby extconf.rb \
-            --with-cflags="$(ruby -rrbconfig -e 'print RbConfig::CONFIG["CFLAGS"]') -fsanitize=address -fsanitize-recover=address -fno-omit-frame-pointer" \
-            --with-ldflags="$(ruby -rrbconfig -e 'print RbConfig::CONFIG["LDFLAGS"]') -fsanitize=address" >/dev/null &&
-            make -s >/dev/null 2>&1 && make -s install sitearchdir="$suite/asan-lib" sitelibdir="$suite/asan-lib" >/dev/null)
+        asan_build
         set -- $(best_of "$gemleak" run --engine asan -- ruby -Iasan-lib -Ilib -Itest -e "$loader" $files)
         asan=$1
         echo "  Ruby $(ruby -e 'print RUBY_VERSION'), RUBY_FREE_AT_EXIT=1"
@@ -318,7 +322,11 @@ if want 8; then
         native=$1
         set -- $(best_of "$gemleak" run --engine lsan -- ruby -Ilib -Itest -e "$loader" $files)
         lsan=$1
-        echo "  with frame pointers (fast stacks): native: ${native}s   --engine lsan: ${lsan}s   lsan/native: $(ratio "$lsan" "$native")x"
+        asan_build
+        set -- $(best_of "$gemleak" run --engine asan -- ruby -Iasan-lib -Ilib -Itest -e "$loader" $files)
+        asan=$1
+        echo "  with frame pointers (fast stacks): native: ${native}s   --engine lsan: ${lsan}s   --engine asan: ${asan}s"
+        echo "  lsan/native: $(ratio "$lsan" "$native")x   asan/native: $(ratio "$asan" "$native")x"
         PATH=$saved_path
     else
         echo "  fast stacks skipped: no Ruby with frame pointers at $ruby34fp (BENCH_RUBY34_FP=PATH; scripts/build-ruby fp builds one)"

@@ -3,8 +3,9 @@
  * unmodified Ruby, and the extension compiled with -fsanitize=address
  * (the Rake task's asan build, or extconf.rb's --with-cflags): invalid
  * reads and writes, use after free and double frees with their
- * allocation and free stacks, at compiled-in speed (2.1-2.5x native, ~5x
- * the memory, measured on a probe extension); and leaks, judged as under
+ * allocation and free stacks, at compiled-in speed (0.2x the Valgrind
+ * engine's time with exact stacks, 2.3x native with fast ones on a Ruby
+ * with frame pointers: make bench, section 8); and leaks, judged as under
  * LeakSanitizer, on a Ruby that frees its memory at exit. One report per
  * process with errors (log_path=DIR/asan, asan.PID), read by
  * src/read/sanitizer_reader.c. Only Ruby gets the runtime (sanitizer.c). */
