@@ -514,6 +514,11 @@ static gboolean written_by_gemleak(const char *name, gboolean helper)
         is_pid_file(name, GL_PROTO_DURATIONS_PREFIX, GL_PROTO_FILE_SUFFIX) ||
         is_pid_file(name, GL_PROTO_OUTSIDE_PREFIX, GL_PROTO_FILE_SUFFIX) || strcmp(name, GL_PROTO_RUN_MARKER) == 0)
         return TRUE;
+    /* a sanitizer engine's reports (lsan.PID, asan.PID) and the helper's
+     * word that its runtime was in a process */
+    if (gl_engine_is_log(name, NULL) || strcmp(name, GL_PROTO_ENGINE_FILE) == 0 ||
+        is_pid_file(name, GL_PROTO_ENGINE_PREFIX, GL_PROTO_FILE_SUFFIX))
+        return TRUE;
     /* .NNN.xml.gz.XXXXXX, compress_file's temporary */
     const char *gz = strstr(name, ".xml.gz.");
     if (name[0] != '.' || gz == NULL || strlen(gz) != strlen(".xml.gz.XXXXXX"))
