@@ -33,8 +33,10 @@
 # 7. gemleak run against bare valgrind with the same options on the same
 #    files: what gemleak adds (its helper in Ruby, reading, reporting).
 # 8. The engines on one suite, on a Ruby 3.3 or newer: natively, under
-#    --engine lsan and under the Valgrind engine, with ratios; then
-#    natively and under --engine lsan on a Ruby with frame pointers.
+#    --engine lsan, under --engine asan (the extension built with
+#    AddressSanitizer) and under the Valgrind engine, with ratios; then
+#    natively and under both sanitizer engines on a Ruby with frame
+#    pointers (fast stacks).
 # 9. Reading a long --per-test suite: 100k tests, each with its markers
 #    and a leak check reporting one loss record again (bench/gentests.py),
 #    against the same errors without markers: attributing is linear.
@@ -135,6 +137,16 @@ end
 EOF
 }
 loader='ARGV.each { |f| require File.expand_path(f) }'
+# The suite's extension built with AddressSanitizer into asan-lib/, as the
+# Rake task's engine :asan builds it, to go first on the load path.
+asan_build() {
+    mkdir -p "$suite/asan-build" "$suite/asan-lib"
+    cp "$suite"/ext/tally/*.c "$suite/ext/tally/extconf.rb" "$suite/asan-build/"
+    (cd "$suite/asan-build" && ruby extconf.rb \
+        --with-cflags="$(ruby -rrbconfig -e 'print RbConfig::CONFIG["CFLAGS"]') -fsanitize=address -fsanitize-recover=address -fno-omit-frame-pointer" \
+        --with-ldflags="$(ruby -rrbconfig -e 'print RbConfig::CONFIG["LDFLAGS"]') -fsanitize=address" >/dev/null &&
+        make -s >/dev/null 2>&1 && make -s install sitearchdir="$suite/asan-lib" sitelibdir="$suite/asan-lib" >/dev/null)
+}
 
 if want 3 || want 4; then
     echo
@@ -282,7 +294,7 @@ fi
 
 if want 8; then
     echo
-    echo "== 8. The engines on one suite (3 test files): natively, --engine lsan, Valgrind"
+    echo "== 8. The engines on one suite (3 test files): natively, --engine lsan, --engine asan, Valgrind"
     ruby34=${BENCH_RUBY34:-${GEMLEAK_TEST_RUBY34:-/root/.cache/gemleak/ruby-3.4.5/bin/ruby}}
     if [ -x "$ruby34" ] && "$ruby34" -e 'exit(RUBY_VERSION >= "3.3")'; then
         saved_path=$PATH
@@ -298,9 +310,13 @@ if want 8; then
         lsan=$1
         set -- $(best_of "$gemleak" run --engine valgrind -- ruby -Ilib -Itest -e "$loader" $files)
         valgrind=$1
+        asan_build
+        set -- $(best_of "$gemleak" run --engine asan -- ruby -Iasan-lib -Ilib -Itest -e "$loader" $files)
+        asan=$1
         echo "  Ruby $(ruby -e 'print RUBY_VERSION'), RUBY_FREE_AT_EXIT=1"
-        echo "  native: ${native}s   --engine lsan: ${lsan}s   Valgrind: ${valgrind}s"
+        echo "  native: ${native}s   --engine lsan: ${lsan}s   --engine asan: ${asan}s   Valgrind: ${valgrind}s"
         echo "  lsan/native: $(ratio "$lsan" "$native")x   valgrind/native: $(ratio "$valgrind" "$native")x   lsan/valgrind: $(ratio "$lsan" "$valgrind")x"
+        echo "  asan/native: $(ratio "$asan" "$native")x   asan/valgrind: $(ratio "$asan" "$valgrind")x"
         PATH=$saved_path
     else
         echo "  skipped: no Ruby 3.3 or newer at $ruby34 (BENCH_RUBY34=PATH; scripts/build-ruby builds one)"
@@ -320,7 +336,11 @@ if want 8; then
         native=$1
         set -- $(best_of "$gemleak" run --engine lsan -- ruby -Ilib -Itest -e "$loader" $files)
         lsan=$1
-        echo "  with frame pointers (fast stacks): native: ${native}s   --engine lsan: ${lsan}s   lsan/native: $(ratio "$lsan" "$native")x"
+        asan_build
+        set -- $(best_of "$gemleak" run --engine asan -- ruby -Iasan-lib -Ilib -Itest -e "$loader" $files)
+        asan=$1
+        echo "  with frame pointers (fast stacks): native: ${native}s   --engine lsan: ${lsan}s   --engine asan: ${asan}s"
+        echo "  lsan/native: $(ratio "$lsan" "$native")x   asan/native: $(ratio "$asan" "$native")x"
         PATH=$saved_path
     else
         echo "  fast stacks skipped: no Ruby with frame pointers at $ruby34fp (BENCH_RUBY34_FP=PATH; scripts/build-ruby fp builds one)"

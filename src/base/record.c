@@ -120,3 +120,15 @@ void gl_counts_add(GHashTable *counts, char *name, guint64 n)
     guint64 before = GPOINTER_TO_SIZE(g_hash_table_lookup(counts, name));
     g_hash_table_replace(counts, name, GSIZE_TO_POINTER((gsize) gl_add_saturating(before, n)));
 }
+
+gboolean gl_aux_says_freed(const char *text)
+{
+    return text != NULL && (strstr(text, "free'd") != NULL ||
+                            g_str_has_prefix(text, "freed by thread "));
+}
+
+gboolean gl_aux_says_allocated(const char *text)
+{
+    return text != NULL && (strstr(text, "alloc'd") != NULL ||
+                            strstr(text, "allocated by thread ") != NULL);
+}

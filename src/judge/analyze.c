@@ -426,6 +426,14 @@ static void read_sanitizer(Input *input, const GlRules *rules)
                                     "gemleak run --engine lsan does", shown, unplaced,
                                     unplaced == 1 ? "" : "s", facts.pid, unplaced == 1 ? "s" : "",
                                     GL_SANITIZER_FRAME_FORMAT));
+    if (facts.halted)
+        g_ptr_array_add(input->problems,
+                        g_error_new(GL_ERROR, GL_ERROR_LIMIT,
+                                    "%s: process %" G_GINT64_FORMAT " stopped at its first error: "
+                                    "what it would have run next (the rest of its tests) did not "
+                                    "run, and was not checked (AddressSanitizer stops there "
+                                    "unless the code was built with -fsanitize-recover=address, "
+                                    "as gemleak's Rake task builds it)", shown, facts.pid));
     if (facts.incomplete)
         g_ptr_array_add(input->problems,
                         g_error_new(GL_ERROR, GL_ERROR_LIMIT,

@@ -110,7 +110,7 @@ gboolean gl_record_on_freed_block(const GlRecord *record)
         return FALSE;
     for (guint i = 0; i < record->aux->len; i++) {
         const GlAux *aux = &g_array_index(record->aux, GlAux, i);
-        if (aux->text != NULL && strstr(aux->text, "free'd") != NULL && aux->stack.n_frames > 0)
+        if (gl_aux_says_freed(aux->text) && aux->stack.n_frames > 0)
             return TRUE;
     }
     return FALSE;

@@ -67,11 +67,17 @@ GPtrArray *gl_targets_from_loaded_lists(const char *const *inputs, gboolean *fou
 /* Reads a @T from @data at @offset when it fits in @size. */
 #define FITS(offset, length, size) ((offset) <= (size) && (length) <= (size) - (offset))
 
-/* TRUE when the ELF image @data exports the symbol @wanted. Only what is
- * needed is read: the section headers, the dynamic symbol table and its
- * strings; every offset is checked against the image's size. */
-static gboolean elf_exports(const guint8 *data, gsize size, const char *wanted)
+/* TRUE when the ELF image @data has a dynamic symbol @wanted: defined
+ * there (@exported), or only named (an import too), and named @wanted
+ * exactly or, with @prefix, beginning with it. Only what is needed is
+ * read: the section headers, the dynamic symbol table and its strings;
+ * every offset is checked against the image's size. *@elf (nullable) says
+ * whether it was an ELF image gemleak reads (64-bit, little-endian). */
+static gboolean elf_has_symbol(const guint8 *data, gsize size, const char *wanted,
+                               gboolean prefix, gboolean exported, gboolean *elf)
 {
+    if (elf != NULL)
+        *elf = FALSE;
     if (size < sizeof(Elf64_Ehdr) || memcmp(data, ELFMAG, SELFMAG) != 0 ||
         data[EI_CLASS] != ELFCLASS64 || data[EI_DATA] != ELFDATA2LSB)
         return FALSE;
@@ -80,7 +86,11 @@ static gboolean elf_exports(const guint8 *data, gsize size, const char *wanted)
     if (header.e_shentsize != sizeof(Elf64_Shdr) || header.e_shnum == 0 ||
         !FITS(header.e_shoff, (guint64) header.e_shnum * sizeof(Elf64_Shdr), size))
         return FALSE;
+    if (elf != NULL)
+        *elf = TRUE;
     gsize wanted_len = strlen(wanted);
+    /* the name and its NUL, or the prefix alone */
+    gsize compared = prefix ? wanted_len : wanted_len + 1;
     for (guint i = 0; i < header.e_shnum; i++) {
         Elf64_Shdr section;
         memcpy(&section, data + header.e_shoff + (guint64) i * sizeof section, sizeof section);
@@ -96,14 +106,25 @@ static gboolean elf_exports(const guint8 *data, gsize size, const char *wanted)
         for (guint64 at = 0; at + sizeof(Elf64_Sym) <= section.sh_size; at += sizeof(Elf64_Sym)) {
             Elf64_Sym symbol;
             memcpy(&symbol, data + section.sh_offset + at, sizeof symbol);
-            if (symbol.st_shndx == SHN_UNDEF || symbol.st_name >= strings.sh_size ||
-                strings.sh_size - symbol.st_name <= wanted_len)
+            if ((exported && symbol.st_shndx == SHN_UNDEF) || symbol.st_name >= strings.sh_size ||
+                strings.sh_size - symbol.st_name < compared + (prefix ? 1 : 0))
                 continue;
-            if (memcmp(names + symbol.st_name, wanted, wanted_len + 1) == 0)
+            if (memcmp(names + symbol.st_name, wanted, compared) == 0)
                 return TRUE;
         }
     }
     return FALSE;
+}
+
+gboolean gl_elf_lacks_symbols(const char *path, const char *prefix)
+{
+    g_autoptr(GMappedFile) file = g_mapped_file_new(path, FALSE, NULL);
+    if (file == NULL)
+        return FALSE;
+    gboolean elf = FALSE;
+    gboolean found = elf_has_symbol((const guint8 *) g_mapped_file_get_contents(file),
+                                    g_mapped_file_get_length(file), prefix, TRUE, FALSE, &elf);
+    return elf && !found;
 }
 
 gboolean gl_is_ruby_extension(const char *path)
@@ -117,8 +138,8 @@ gboolean gl_is_ruby_extension(const char *path)
     g_autoptr(GMappedFile) file = g_mapped_file_new(path, FALSE, NULL);
     if (file == NULL)
         return FALSE;
-    return elf_exports((const guint8 *) g_mapped_file_get_contents(file),
-                       g_mapped_file_get_length(file), init);
+    return elf_has_symbol((const guint8 *) g_mapped_file_get_contents(file),
+                          g_mapped_file_get_length(file), init, FALSE, TRUE, NULL);
 }
 
 /* ---- the scan -------------------------------------------------------------------- */

@@ -423,6 +423,13 @@ static void parse_line(Parser *parser, const char *line, gboolean last_line)
                 start_asan_error(parser, rest + strlen("ERROR: AddressSanitizer:"));
             return;
         }
+        /* AddressSanitizer's last line when it stops the process after an
+         * error (an extension built without -fsanitize-recover=address):
+         * what the process would have done next did not run. */
+        if (strcmp(rest, "ABORTING") == 0 && parser->facts->tool == GL_SANITIZER_ASAN) {
+            parser->facts->halted = TRUE;
+            return;
+        }
         /* The runtime's other lines ("==PID==WARNING: LeakSanitizer: ...")
          * say it ran in this process, even with nothing to report. */
         gboolean lsan = strstr(rest, "LeakSanitizer") != NULL;

@@ -283,8 +283,8 @@ const GlFrame *gl_finding_location_in(const GlFinding *finding, const char **sta
         frame = first_target(&aux->stack);
         if (frame != NULL)
             which = aux->text == NULL ? "other"
-                    : strstr(aux->text, "free'd") != NULL ? "free"
-                    : strstr(aux->text, "alloc'd") != NULL ? "allocation" : "other";
+                    : gl_aux_says_freed(aux->text) ? "free"
+                    : gl_aux_says_allocated(aux->text) ? "allocation" : "other";
     }
     if (stack != NULL)
         *stack = which;

@@ -7,6 +7,7 @@
 static const GlEngine *const engines[] = {
     &gl_engine_valgrind,
     &gl_engine_lsan,
+    &gl_engine_asan,
 };
 
 const char *gl_engine_names(void)
@@ -29,4 +30,34 @@ const GlEngine *gl_engine_find(const char *name)
         if (strcmp(engines[i]->name, name) == 0)
             return engines[i];
     return NULL;
+}
+
+gboolean gl_engine_is_log(const char *name, gint64 *pid)
+{
+    for (guint i = 0; i < G_N_ELEMENTS(engines); i++) {
+        const char *log = engines[i]->log;
+        gsize n = log != NULL ? strlen(log) : 0;
+        if (n == 0 || strncmp(name, log, n) != 0 || name[n] != '.' || name[n + 1] == '\0')
+            continue;
+        const char *digits = name + n + 1;
+        if (strspn(digits, "0123456789") != strlen(digits) || strlen(digits) > 18)
+            continue;
+        if (pid != NULL)
+            *pid = g_ascii_strtoll(digits, NULL, 10);
+        return TRUE;
+    }
+    return FALSE;
+}
+
+gboolean gl_engine_has_log(const char *dir, gint64 pid)
+{
+    for (guint i = 0; i < G_N_ELEMENTS(engines); i++) {
+        if (engines[i]->log == NULL)
+            continue;
+        g_autofree char *path = g_strdup_printf("%s/%s.%" G_GINT64_FORMAT, dir, engines[i]->log,
+                                                pid);
+        if (g_file_test(path, G_FILE_TEST_EXISTS))
+            return TRUE;
+    }
+    return FALSE;
 }

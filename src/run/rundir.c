@@ -1,6 +1,7 @@
 /* A run's directory: untraced forks, compression, locks, gemleak clean. */
 #define _GNU_SOURCE 1  /* renameat2 */
 #include "gemleak/run/rundir.h"
+#include "gemleak/run/engine.h"
 #include "gemleak/base/protocol.h"
 #include "gemleak/base/errors.h"
 #include "gemleak/base/sys.h"
@@ -177,16 +178,15 @@ gboolean gl_rundir_mark(const char *dir, GError **error)
     return TRUE;
 }
 
-/* Returns: TRUE if @dir holds a report of process @pid that LeakSanitizer
- * wrote (log_path=DIR/lsan), or the helper's word that the engine's
- * runtime was in it (engine-PID.txt): an engine that writes nothing for a
- * process without leaks checked it all the same. */
+/* Returns: TRUE if @dir holds a report of process @pid that a sanitizer
+ * wrote (log_path=DIR/lsan, DIR/asan), or the helper's word that the
+ * engine's runtime was in it (engine-PID.txt): an engine that writes
+ * nothing for a process without leaks checked it all the same. */
 static gboolean has_engine_record(const char *dir, gint64 pid)
 {
-    g_autofree char *report = g_strdup_printf("%s/lsan.%" G_GINT64_FORMAT, dir, pid);
     g_autofree char *said = g_strdup_printf("%s/" GL_PROTO_ENGINE_PREFIX "%" G_GINT64_FORMAT
                                             GL_PROTO_FILE_SUFFIX, dir, pid);
-    return g_file_test(report, G_FILE_TEST_EXISTS) || g_file_test(said, G_FILE_TEST_EXISTS);
+    return gl_engine_has_log(dir, pid) || g_file_test(said, G_FILE_TEST_EXISTS);
 }
 
 /* Returns: (transfer full): the title of the engine the run in @dir used
@@ -467,7 +467,7 @@ void gl_rundir_compress(const char *dir, guint jobs, GlCompressed *result)
         if (is_pid_file(name, "", ".xml")) {
             if (pool != NULL)
                 g_thread_pool_push(pool, g_strdup(name), NULL);
-        } else if ((is_pid_file(name, "", ".xml.gz") || is_pid_file(name, "lsan.", "")) &&
+        } else if ((is_pid_file(name, "", ".xml.gz") || gl_engine_is_log(name, NULL)) &&
                    stat(path, &st) == 0) {
             g_mutex_lock(&work.lock);
             result->kept_bytes += (guint64) st.st_size;
@@ -513,6 +513,11 @@ static gboolean written_by_gemleak(const char *name, gboolean helper)
         is_pid_file(name, GL_PROTO_LOADED_PREFIX, GL_PROTO_FILE_SUFFIX) ||
         is_pid_file(name, GL_PROTO_DURATIONS_PREFIX, GL_PROTO_FILE_SUFFIX) ||
         is_pid_file(name, GL_PROTO_OUTSIDE_PREFIX, GL_PROTO_FILE_SUFFIX) || strcmp(name, GL_PROTO_RUN_MARKER) == 0)
+        return TRUE;
+    /* a sanitizer engine's reports (lsan.PID, asan.PID) and the helper's
+     * word that its runtime was in a process */
+    if (gl_engine_is_log(name, NULL) || strcmp(name, GL_PROTO_ENGINE_FILE) == 0 ||
+        is_pid_file(name, GL_PROTO_ENGINE_PREFIX, GL_PROTO_FILE_SUFFIX))
         return TRUE;
     /* .NNN.xml.gz.XXXXXX, compress_file's temporary */
     const char *gz = strstr(name, ".xml.gz.");

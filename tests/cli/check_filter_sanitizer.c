@@ -208,13 +208,35 @@ START_TEST(test_lost_cycle_is_definite)
 END_TEST
 
 /* AddressSanitizer's use-after-free in the extension: a memory error,
- * as Valgrind's InvalidRead. */
+ * as Valgrind's InvalidRead. The extension was built without
+ * -fsanitize-recover=address: the process stopped there, and what it
+ * would have run next was not checked. */
 START_TEST(test_asan_report_is_a_memory_error)
 {
     g_autofree char *report = gl_test_fixture("asan/leaky-use-after-free.asan");
     RUN(run, "filter", "-O", "leaky", report);
     ck_assert_int_eq(run.status, 1);
+    gl_assert_line(run.out, "^gemleak: FAIL: 1 memory error in what could be read; 1 input could "
+                            "not all be read");
+    gl_assert_line(run.err, "use-after-free\\.asan: process 2574 stopped at its first error: what it "
+                            "would have run next \\(the rest of its tests\\) did not run");
+    gl_test_run_clear(&run);
+}
+END_TEST
+
+/* An extension built to recover: both accesses to one freed block, one
+ * report each, are one finding, as Valgrind's are; the process went on,
+ * so nothing is missing. */
+START_TEST(test_asan_freed_block_is_one_finding)
+{
+    g_autofree char *report = gl_test_fixture("asan/r_uaf_two_lines-recover-ruby31.asan");
+    RUN(run, "filter", "-O", "probe", report);
+    ck_assert_int_eq(run.status, 1);
+    gl_assert_line(run.out, "^Invalid read of size 1 \\(heap-use-after-free on address "
+                            "0x[0-9a-f]+\\), and 1 other access to the same freed block");
+    gl_assert_line(run.out, "^  Invalid write of size 1 .*: r_uaf_two_lines \\(probe\\.c:182\\)$");
     gl_assert_line(run.out, "^gemleak: FAIL: 1 memory error$");
+    gl_assert_no_line(run.err, "stopped at its first error");
     gl_test_run_clear(&run);
 }
 END_TEST
@@ -237,7 +259,7 @@ START_TEST(test_engine_usage_errors)
 {
     RUN(bogus, "run", "--engine", "helgrind", "--", "true");
     ck_assert_int_eq(bogus.status, 2);
-    gl_assert_line(bogus.err, "--engine helgrind: no such engine \\(give one of: valgrind, lsan\\)");
+    gl_assert_line(bogus.err, "--engine helgrind: no such engine \\(give one of: valgrind, lsan, asan\\)");
     gl_test_run_clear(&bogus);
     RUN(per_test, "run", "--engine", "lsan", "--per-test", "--", "true");
     ck_assert_int_eq(per_test.status, 2);
@@ -262,6 +284,7 @@ Suite *gl_filter_sanitizer_suite(void)
     tcase_add_test(tc, test_shallow_stack_is_uncertain);
     tcase_add_test(tc, test_stack_cut_by_the_depth_limit_is_certain);
     tcase_add_test(tc, test_asan_report_is_a_memory_error);
+    tcase_add_test(tc, test_asan_freed_block_is_one_finding);
     tcase_add_test(tc, test_xml_and_lsan_together);
     tcase_add_test(tc, test_engine_usage_errors);
     tcase_add_test(tc, test_lost_cycle_is_definite);

@@ -305,28 +305,34 @@ START_TEST(test_lsan_process_outside_the_engine_is_incomplete)
 }
 END_TEST
 
-/* Rake's engine setting reaches gemleak: the example gem's test task
- * under LeakSanitizer, the extension compiled first (a compiler under the
- * runtime would crash: only Ruby gets it). */
-START_TEST(test_lsan_rake_task)
+/* Rake's engine setting @engine reaches gemleak as --engine; on Ruby 3.4,
+ * the example gem's test task (count_test.rb) runs under it with the
+ * native build of its extension removed, into @result.
+ * Returns: FALSE when there is no such Ruby (said). */
+static gboolean rake_task_with_engine(const char *engine, Result *result)
 {
     Result args = { 0 };
     g_autofree char *lib = gl_test_project_file("rake/lib");
-    const char *argv[] = { "ruby", "-I", lib, "-rgemleak", "-e",
-                           "puts GemLeak::Configuration.new(engine: :lsan).arguments", NULL };
+    g_autofree char *code = g_strdup_printf("puts GemLeak::Configuration.new(engine: :%s)"
+                                            ".arguments", engine);
+    const char *argv[] = { "ruby", "-I", lib, "-rgemleak", "-e", code, NULL };
     run_command(&args, NULL, NULL, argv);
-    ck_assert_str_eq(args.out, "--engine\nlsan\n");
+    g_autofree char *expected = g_strdup_printf("--engine\n%s\n", engine);
+    ck_assert_str_eq(args.out, expected);
     result_clear(&args);
-    if (!have_ruby34("Rake's engine: :lsan on the example gem"))
-        return;
+    g_autofree char *what = g_strdup_printf("Rake's engine: :%s on the example gem", engine);
+    if (!have_ruby34(what))
+        return FALSE;
     g_autofree char *gem = g_build_filename(work, "gem", NULL);
-    g_autofree char *rakefile = g_build_filename(gem, "Rakefile.lsan", NULL);
-    gl_test_write(rakefile,
-                  "require 'rake/testtask'\n"
-                  "require 'gemleak/rake'\n"
-                  "GemLeak::TestTask.new { |t| t.libs << 'test'; "
-                  "t.test_files = FileList['test/count_test.rb'] }\n"
-                  "GemLeak.configure { |c| c.engine = :lsan }\n", -1);
+    g_autofree char *name = g_strdup_printf("Rakefile.%s", engine);
+    g_autofree char *rakefile = g_build_filename(gem, name, NULL);
+    g_autofree char *text = g_strdup_printf(
+        "require 'rake/testtask'\n"
+        "require 'gemleak/rake'\n"
+        "GemLeak::TestTask.new { |t| t.libs << 'test'; "
+        "t.test_files = FileList['test/count_test.rb'] }\n"
+        "GemLeak.configure { |c| c.engine = :%s }\n", engine);
+    gl_test_write(rakefile, text, -1);
     g_autofree char *so = g_build_filename(gem, "lib", "tally", "tally.so", NULL);
     g_unlink(so);
     g_autofree char *path = g_strconcat(ruby34_bin, ":", g_getenv("PATH"), NULL);
@@ -337,13 +343,42 @@ START_TEST(test_lsan_rake_task)
     env = g_environ_setenv(env, "TMPDIR", tmp, TRUE);
     /* by its path: the command is looked for on this process's PATH */
     g_autofree char *rake_path = g_build_filename(ruby34_bin, "rake", NULL);
-    const char *rake[] = { rake_path, "-I", lib, "-f", "Rakefile.lsan", "test:valgrind", NULL };
+    const char *rake[] = { rake_path, "-I", lib, "-f", name, "test:valgrind", NULL };
+    run_command(result, gem, env, rake);
+    ck_assert_msg(result->status != 0, "rake passed:\n%s", result->err);
+    gl_assert_line(result->err, "^GemLeak::Error: gemleak: 1 finding ");
+    return TRUE;
+}
+
+/* Rake's engine setting reaches gemleak: the example gem's test task
+ * under LeakSanitizer, the extension compiled first (a compiler under the
+ * runtime would crash: only Ruby gets it). */
+START_TEST(test_lsan_rake_task)
+{
     Result r = { 0 };
-    run_command(&r, gem, env, rake);
-    ck_assert_msg(r.status != 0, "rake passed:\n%s", r.err);
+    if (!rake_task_with_engine("lsan", &r))
+        return;
     gl_assert_line(r.err, "^gemleak: ran under LeakSanitizer ");
     gl_assert_line(r.err, "^ \\*tally_count \\(tally\\.c:\\d+\\)$");
-    gl_assert_line(r.err, "^GemLeak::Error: gemleak: 1 finding ");
+    result_clear(&r);
+}
+END_TEST
+
+/* engine: :asan builds the example gem's extensions with AddressSanitizer
+ * into tmp/gemleak-asan/, the native build left alone (removed: the suite
+ * must not need it), and runs the test task with that build first on the
+ * load path, under the runtime: AddressSanitizer's leak check on Ruby 3.4
+ * finds tally_count's leak, named at its source, and nothing says the
+ * build lacks AddressSanitizer. */
+START_TEST(test_asan_rake_task)
+{
+    Result r = { 0 };
+    if (!rake_task_with_engine("asan", &r))
+        return;
+    gl_assert_line(r.err, "^gemleak: ran under AddressSanitizer ");
+    gl_assert_line(r.err, "^gemleak: target: .*/tmp/gemleak-asan/3\\.[0-9.]+/lib/tally/tally\\.so$");
+    gl_assert_no_line(r.err, "not built with AddressSanitizer");
+    gl_assert_line(r.err, "^ \\*tally_count \\(ext/tally/tally\\.c:\\d+\\)$");
     result_clear(&r);
 }
 END_TEST
@@ -376,4 +411,5 @@ void integration_engine(TCase *tcase)
     tcase_add_test(tcase, test_lsan_sample_gem_as_valgrind);
     tcase_add_test(tcase, test_lsan_process_outside_the_engine_is_incomplete);
     tcase_add_test(tcase, test_lsan_rake_task);
+    tcase_add_test(tcase, test_asan_rake_task);
 }

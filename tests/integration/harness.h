@@ -123,6 +123,7 @@ void integration_rspec(TCase *tcase);
 void integration_per_test(TCase *tcase);
 void integration_gem(TCase *tcase);
 void integration_engine(TCase *tcase);
+void integration_asan(TCase *tcase);
 void integration_groups(TCase *tcase);
 
 #endif

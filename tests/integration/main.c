@@ -76,7 +76,7 @@ int main(int argc, char **argv)
     /* The test cases run at once, each in a process of its own
      * (run_in_parallel); the tests of one case run in turn. */
     enum { SELF, LEAKS, VERDICTS, PROCESSES, COMMANDS, CHECKED, PER_TEST, MINITEST, RSPEC, GEM,
-           ENGINE, GROUPS, N_CASES };
+           ENGINE, ASAN, GROUPS, N_CASES };
     const char *names[N_CASES + 1] = {
         [SELF] = "gemleak itself",
         [LEAKS] = "run: leaks",
@@ -89,6 +89,7 @@ int main(int argc, char **argv)
         [RSPEC] = "rake: rspec and options",
         [GEM] = "the gem from a clone",
         [ENGINE] = "run: the LeakSanitizer engine",
+        [ASAN] = "run: the AddressSanitizer engine",
         [GROUPS] = "run: one bug, one entry",
         [N_CASES] = NULL,
     };
@@ -107,6 +108,7 @@ int main(int argc, char **argv)
     integration_per_test(cases[PER_TEST]);
     integration_gem(cases[GEM]);
     integration_engine(cases[ENGINE]);
+    integration_asan(cases[ASAN]);
     integration_groups(cases[GROUPS]);
 
     Suite *suite = suite_create("integration");

@@ -4,6 +4,7 @@
 #include "testutil.h"
 #include "gemleak/base/protocol.h"
 #include "gemleak/judge/targets.h"
+#include "gemleak/run/engine.h"
 
 /* Each path once, sorted, from every list of the run directory. */
 START_TEST(test_loaded_lists)
@@ -50,12 +51,52 @@ START_TEST(test_no_or_empty_lists)
 }
 END_TEST
 
+/* Returns: (transfer full) (nullable): the path of the mapped library
+ * whose name holds @name, from /proc/self/maps. */
+static char *mapped_library(const char *name)
+{
+    g_autofree char *maps = NULL;
+    if (!g_file_get_contents("/proc/self/maps", &maps, NULL, NULL))
+        return NULL;
+    g_auto(GStrv) lines = g_strsplit(maps, "\n", -1);
+    for (char **line = lines; *line != NULL; line++) {
+        const char *path = strchr(*line, '/');
+        if (path != NULL && strstr(path, name) != NULL)
+            return g_strdup(path);
+    }
+    return NULL;
+}
+
+/* An extension built without AddressSanitizer is told from one built with
+ * it by its dynamic symbols: GLib has no __asan_ symbol, the runtime
+ * (which defines them, as an instrumented object imports them) has; what
+ * is no ELF file, or none at all, is not said to lack them. */
+START_TEST(test_elf_lacks_symbols)
+{
+    g_autofree char *glib = mapped_library("libglib-2.0.so");
+    ck_assert_ptr_nonnull(glib);
+    ck_assert(gl_elf_lacks_symbols(glib, "__asan_"));
+    ck_assert(!gl_elf_lacks_symbols(glib, "g_strdup"));
+    g_autofree char *dir = gl_test_tmpdir();
+    g_autofree char *text = g_build_filename(dir, "not-elf.so", NULL);
+    gl_test_write(text, "not an ELF file at all", -1);
+    ck_assert(!gl_elf_lacks_symbols(text, "__asan_"));
+    g_autofree char *missing = g_build_filename(dir, "missing.so", NULL);
+    ck_assert(!gl_elf_lacks_symbols(missing, "__asan_"));
+    gl_remove_tree(dir);
+    g_autofree char *runtime = gl_asan_runtime(NULL);
+    if (runtime != NULL)
+        ck_assert(!gl_elf_lacks_symbols(runtime, "__asan_"));
+}
+END_TEST
+
 Suite *gl_targets_suite(void)
 {
     Suite *suite = suite_create("targets");
     TCase *tc = tcase_create("targets");
     tcase_add_test(tc, test_loaded_lists);
     tcase_add_test(tc, test_no_or_empty_lists);
+    tcase_add_test(tc, test_elf_lacks_symbols);
     suite_add_tcase(suite, tc);
     return suite;
 }

@@ -490,6 +490,8 @@ START_TEST(test_asan_use_after_free)
     ck_assert_int_eq(facts.tool, GL_SANITIZER_ASAN);
     ck_assert_int_eq(facts.pid, 26477);
     ck_assert(facts.complete);
+    /* built without -fsanitize-recover=address: it stopped there */
+    ck_assert(facts.halted);
     ck_assert_uint_eq(records->len, 1);
     const GlRecord *error = g_ptr_array_index(records, 0);
     ck_assert_str_eq(error->kind, "InvalidRead");
@@ -542,6 +544,7 @@ START_TEST(test_asan_other_errors)
     /* AddressSanitizer's own leak check writes LeakSanitizer's report */
     g_autoptr(GPtrArray) leaks = read_fixture("asan/leaky-leak.asan", &facts);
     ck_assert_int_eq(facts.tool, GL_SANITIZER_LSAN);
+    ck_assert(!facts.halted);
     ck_assert_uint_eq(leaks->len, 3);
     ck_assert_ptr_nonnull(record_through(leaks, "leaky_thread_main"));
 }

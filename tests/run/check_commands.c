@@ -482,6 +482,33 @@ START_TEST(test_launchers)
 }
 END_TEST
 
+/* A sanitizer engine's run directory is gemleak's to clean: its reports
+ * (lsan.PID, asan.PID), engine.txt and the helper's engine-PID.txt; not
+ * one that also holds what gemleak does not write. */
+START_TEST(test_clean_removes_sanitizer_runs)
+{
+    g_autofree char *tmp = gl_test_tmpdir();
+    const char *const ours[] = { "asan.27238", "lsan.27239", "engine-27238.txt", "engine.txt",
+                                 "gemleak-run.txt", "loaded-27238.txt", NULL };
+    g_autofree char *run = g_build_filename(tmp, "gemleak-run-2OJCZ3", NULL);
+    g_autofree char *mine = g_build_filename(tmp, "gemleak-run-mine00", NULL);
+    g_mkdir(run, 0700);
+    g_mkdir(mine, 0700);
+    for (const char *const *name = ours; *name != NULL; name++) {
+        g_autofree char *path = g_build_filename(run, *name, NULL);
+        gl_test_write(path, "x", -1);
+    }
+    g_autofree char *other = g_build_filename(mine, "asan.log", NULL);
+    gl_test_write(other, "x", -1);
+    FILE *null = fopen("/dev/null", "w");
+    ck_assert_uint_eq(gl_rundir_clean(tmp, FALSE, null), 1);
+    fclose(null);
+    ck_assert(!g_file_test(run, G_FILE_TEST_EXISTS));
+    ck_assert(g_file_test(other, G_FILE_TEST_EXISTS));
+    gl_remove_tree(tmp);
+}
+END_TEST
+
 /* gemleak clean, over and over, while runs start and end in its TMPDIR. */
 typedef struct {
     const char *tmp;
@@ -706,6 +733,7 @@ Suite *gl_commands_suite(void)
     tcase_add_test(tc, test_durations_file_that_is_a_fifo);
     tcase_add_test(tc, test_usage_errors);
     tcase_add_test(tc, test_launchers);
+    tcase_add_test(tc, test_clean_removes_sanitizer_runs);
     tcase_add_test(tc, test_processes_outside_valgrind);
     tcase_add_test(tc, test_run_coverage);
     tcase_add_test(tc, test_gate_checked_nothing);

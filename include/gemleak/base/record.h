@@ -108,6 +108,16 @@ gboolean gl_record_has_frames(const GlRecord *record);
  * as in the target, in the primary stack or else the auxiliary ones. */
 const GlFrame *gl_record_first_target_frame(const GlRecord *record);
 
+/* Returns: TRUE if @text (an auxiliary stack's heading, nullable) says the
+ * stack is where the block was freed: Valgrind's "... a block of size 115
+ * free'd", AddressSanitizer's "freed by thread T0 here". */
+gboolean gl_aux_says_freed(const char *text);
+
+/* Returns: TRUE if @text says the stack is where the block was allocated:
+ * Valgrind's "Block was alloc'd at", AddressSanitizer's "previously
+ * allocated by thread T0 here". */
+gboolean gl_aux_says_allocated(const char *text);
+
 /* Returns: @a + @b, or G_MAXUINT64 where that would wrap: a total that
  * wrapped could read as "nothing lost". */
 static inline guint64 gl_add_saturating(guint64 a, guint64 b)

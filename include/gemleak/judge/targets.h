@@ -23,6 +23,12 @@ GPtrArray *gl_targets_from_loaded_lists(const char *const *inputs, gboolean *fou
  * exports Init_<name> for its file name <name>.so. */
 gboolean gl_is_ruby_extension(const char *path);
 
+/* Returns: TRUE if @path is an ELF shared object none of whose dynamic
+ * symbols, defined or imported, begins with @prefix ("__asan_": it was
+ * not compiled with AddressSanitizer); FALSE when one does, or when it
+ * cannot be read as one. */
+gboolean gl_elf_lacks_symbols(const char *path, const char *prefix);
+
 /* Finds the project's own extensions below @dir: the .so files that are
  * Ruby extensions, not in hidden, vendor or node_modules directories, nor
  * where installed gems live; at most GL_TARGETS_SCAN_DEPTH deep and

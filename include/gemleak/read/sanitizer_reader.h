@@ -38,6 +38,10 @@ typedef struct {
      * the extension's, so the process cannot pass. */
     gboolean incomplete;
     const char *incomplete_reason;  /* (transfer none) nullable: a static phrase */
+    /* AddressSanitizer stopped the process at an error ("==PID==ABORTING"):
+     * it halts at the first unless the code was built with
+     * -fsanitize-recover=address (and halt_on_error=0 given). */
+    gboolean halted;
 } GlSanitizerFacts;
 
 /* How much of an input's start gl_sanitizer_detect() looks at. */

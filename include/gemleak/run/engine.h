@@ -5,8 +5,8 @@
  * backends sit behind struct Curl_ssl.
  *
  * Adding an engine (LeakSanitizer: its runtime preloaded into Ruby,
- * LSAN_OPTIONS, log_path=DIR/lsan.PID) is a new file in each of two folders
- * and one line:
+ * LSAN_OPTIONS, log_path=DIR/lsan.PID; AddressSanitizer alike, both on
+ * src/run/sanitizer.c) is a new file in each of two folders and one line:
  *   src/run/engine_NAME.c   fills in a GlEngine below, exporting only it
  *   src/read/NAME*.c        reads what the engine wrote (see "The reader
  *                           side" below)
@@ -54,6 +54,9 @@ struct GlRunOptions;
 typedef struct {
     const char *name;    /* as a user would name it: "valgrind" */
     const char *title;   /* in messages: "Valgrind" */
+    /* (nullable) What it writes in the run directory, one file a process:
+     * "lsan" for lsan.PID (a sanitizer's log_path); NULL: PID.xml. */
+    const char *log;
     /* Checks that @program (nullable: the engine's own on PATH) runs and is
      * recent enough.
      * Returns: (transfer full): its version ("3.19.0"), or NULL with
@@ -78,13 +81,25 @@ typedef struct {
      * variables the tool needs set; @found is what version() returned. */
     char **(*environment)(const struct GlRunOptions *options, const char *run_dir,
                           const char *found, char **env);
-    /* (nullable) The kinds of error the engine cannot see, for the run to
-     * say: "invalid reads and writes, ..." */
+    /* (nullable) What the engine cannot see, for the run to say after its
+     * title: "sees leaks only, not invalid reads and writes, ..." */
     const char *blind_to;
     /* (nullable) The oldest Ruby it gives true verdicts on ("3.3"), and
      * why, for the run to stop before it starts on an older one. */
     const char *min_ruby;
     const char *min_ruby_why;
+    /* (nullable) The oldest Ruby it checks leaks on ("3.3"), and why: on
+     * an older one it runs with GlRunOptions.leaks_unchecked, and the run
+     * says that leaks were not checked. */
+    const char *leaks_min_ruby;
+    const char *leaks_min_ruby_why;
+    /* (nullable) What every dynamic symbol table of an extension compiled
+     * for the engine holds ("__asan_"): a target without it is named, its
+     * invalid accesses unseen. */
+    const char *instrumented_prefix;
+    /* What mkmf is to add to Ruby's CFLAGS and LDFLAGS for such a build. */
+    const char *instrumented_cflags;
+    const char *instrumented_ldflags;
     /* TRUE: it writes nothing for a process without leaks (the helper's
      * engine-PID.txt accounts for such a process). */
     gboolean silent_when_clean;
@@ -100,8 +115,9 @@ typedef struct {
 /* The engines, each defined in src/run/engine_<name>.c. */
 extern const GlEngine gl_engine_valgrind;
 extern const GlEngine gl_engine_lsan;
+extern const GlEngine gl_engine_asan;
 
-/* Returns: (transfer none): "valgrind, lsan": every engine's name. */
+/* Returns: (transfer none): "valgrind, lsan, asan": every engine's name. */
 const char *gl_engine_names(void);
 
 /* Returns: (transfer none) (nullable): the engine called @name (nullable:
@@ -114,6 +130,20 @@ const GlEngine *gl_engine_find(const char *name);
  * (liblsan.so, as the C compiler's `-print-file-name` or ldconfig finds
  * it), or NULL with GL_ERROR_ENVIRONMENT set, naming the package. */
 char *gl_lsan_runtime(GError **error);
+
+/* ---- AddressSanitizer's ---- */
+
+/* Returns: (transfer full): the absolute path of AddressSanitizer's runtime
+ * (libasan.so, found as LeakSanitizer's is), or NULL with
+ * GL_ERROR_ENVIRONMENT set, naming the package (libasan8). */
+char *gl_asan_runtime(GError **error);
+
+/* Returns: TRUE if @name is one an engine writes in a run directory
+ * ("lsan.123", "asan.123"), with *pid (nullable) its process. */
+gboolean gl_engine_is_log(const char *name, gint64 *pid);
+
+/* Returns: TRUE if @dir holds a report an engine wrote for process @pid. */
+gboolean gl_engine_has_log(const char *dir, gint64 pid);
 
 /* ---- the Valgrind engine's own calls, for its tests and for run ---- */
 

@@ -33,6 +33,8 @@ typedef struct GlRunOptions {
                                     * the Ruby processes it starts put themselves under it */
     gboolean fast_stacks;          /* Ruby (and, built by its flags, the extensions) keeps
                                     * frame pointers: an engine may unwind by them */
+    gboolean leaks_unchecked;      /* the engine checks no leaks: Ruby is older than its
+                                    * leaks_min_ruby */
 } GlRunOptions;
 
 typedef struct {

@@ -37,11 +37,11 @@ module GemLeak
     # Rake::TestTask runs its command through FileUtils#ruby with one string
     # of shell words; ours goes through gemleak first.
     def ruby(*args, **options, &block)
-      gemleak_prepare(@gemleak_task)
       gemleak_failing do
+        load_path = gemleak_prepare(@gemleak_task)
         session = Session.new(gemleak)
         words = args.length > 1 ? args.shelljoin : args.first.to_s
-        command = "#{session.prefix} #{RUBY.shellescape} #{words}"
+        command = [session.prefix, [RUBY, *load_path].shelljoin, words].join(" ")
         sh(command, **options) do |ok, status|
           session.check!(ok, status, "test suite")
           block&.call(ok, status)

@@ -18,8 +18,11 @@ module GemLeak
       DESCRIPTION = "Run RSpec code examples under Valgrind with gemleak"
 
       def run_task(verbose)
-        gemleak_prepare(@gemleak_task)
         gemleak_failing do
+          load_path = gemleak_prepare(@gemleak_task)
+          # first on the load path: gemleak run names an extension the
+          # suite loaded from elsewhere, not built with AddressSanitizer
+          self.ruby_opts = [load_path.shelljoin, *Array(ruby_opts)] unless load_path.empty?
           @session = Session.new(gemleak)
           exit_error = nil
           begin

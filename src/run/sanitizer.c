@@ -1,0 +1,180 @@
+/* What the sanitizer engines share (sanitizer_int.h). */
+#include "sanitizer_int.h"
+#include "gemleak/base/errors.h"
+#include "gemleak/base/protocol.h"
+#include "gemleak/base/sys.h"
+#include "gemleak/judge/classify.h"
+#include "gemleak/read/sanitizer_reader.h"
+#include "gemleak/run/runner.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define PROBE_TIMEOUT_MS 5000
+#define PROBE_MAX_BYTES 65536
+
+/* The sanitizer runtimes take a log_path of up to PATH_MAX; the pid and
+ * the name come after it. */
+#define MAX_FILE_NAME 4000
+
+/* Returns: (transfer full) (nullable): the real path of @path when it is a
+ * regular file. */
+static char *existing(const char *path)
+{
+    if (path == NULL || !g_path_is_absolute(path) ||
+        !g_file_test(path, G_FILE_TEST_IS_REGULAR))
+        return NULL;
+    char *real = realpath(path, NULL);
+    char *copy = g_strdup(real != NULL ? real : path);
+    free(real);
+    return copy;
+}
+
+/* Returns: (transfer full) (nullable): what the C compiler says its
+ * @library is (gcc prints the bare name back when it has none). */
+static char *from_compiler(const char *library)
+{
+    const char *compilers[] = { "gcc", "cc" };
+    g_autofree char *option = g_strconcat("-print-file-name=", library, NULL);
+    for (guint i = 0; i < G_N_ELEMENTS(compilers); i++) {
+        const char *argv[] = { compilers[i], option, NULL };
+        g_autofree char *out = NULL;
+        int wait_status = 0;
+        if (!gl_probe_command(argv, NULL, PROBE_MAX_BYTES, PROBE_TIMEOUT_MS, &out, &wait_status,
+                              NULL) ||
+            !g_spawn_check_wait_status(wait_status, NULL))
+            continue;
+        char *found = existing(g_strstrip(out));
+        if (found != NULL)
+            return found;
+    }
+    return NULL;
+}
+
+/* Returns: (transfer full) (nullable): @library (libasan.so) as the
+ * dynamic linker's cache lists it ("libasan.so.8 (libc6,x86-64) => /lib/..."). */
+static char *from_ldconfig(const char *library)
+{
+    const char *const tools[] = { "/sbin/ldconfig", "ldconfig" };
+    for (guint i = 0; i < G_N_ELEMENTS(tools); i++) {
+        const char *argv[] = { tools[i], "-p", NULL };
+        g_autofree char *out = NULL;
+        int wait_status = 0;
+        if (!gl_probe_command(argv, NULL, (gsize) 4 * 1024 * 1024, PROBE_TIMEOUT_MS, &out, &wait_status,
+                              NULL))
+            continue;
+        g_auto(GStrv) lines = g_strsplit(out, "\n", -1);
+        for (char **line = lines; *line != NULL; line++) {
+            const char *arrow = strstr(*line, "=> ");
+            if (strstr(*line, library) == NULL || arrow == NULL)
+                continue;
+            char *found = existing(g_strstrip(*line + (arrow - *line) + 3));
+            if (found != NULL)
+                return found;
+        }
+    }
+    return NULL;
+}
+
+char *gl_sanitizer_runtime(const GlSanitizerRuntime *runtime, GError **error)
+{
+    const char *given = g_getenv(runtime->variable);
+    if (given != NULL && *given != '\0') {
+        char *found = existing(given);
+        if (found == NULL)
+            g_set_error(error, GL_ERROR, GL_ERROR_ENVIRONMENT,
+                        "%s=%s: no such file (it names %s's runtime, %s)", runtime->variable,
+                        given, runtime->title, runtime->library);
+        return found;
+    }
+    char *found = from_compiler(runtime->library);
+    if (found == NULL)
+        found = from_ldconfig(runtime->library);
+    if (found == NULL)
+        g_set_error(error, GL_ERROR, GL_ERROR_ENVIRONMENT,
+                    "--engine %s: %s's runtime (%s) is not installed: install it (%s), or name "
+                    "it with %s=PATH", runtime->engine, runtime->title, runtime->library,
+                    runtime->install, runtime->variable);
+    return found;
+}
+
+/* Also a name the runtime cannot be given: the options quote it with '"',
+ * which it then cannot hold (its length said as 0). */
+char *gl_sanitizer_log_too_long(const GlSanitizerRuntime *runtime, const char *run_dir,
+                                gsize *max)
+{
+    *max = strchr(run_dir, '"') != NULL ? 0 : MAX_FILE_NAME;
+    g_autofree char *name = g_strdup_printf("%s/%s.%d", run_dir, runtime->log, G_MAXINT);
+    return strlen(name) > *max ? g_steal_pointer(&name) : NULL;
+}
+
+/* Returns: (transfer full): "LD_PRELOAD=RUNTIME[:what the user preloads]". */
+static char *preload(const char *runtime)
+{
+    const char *theirs = g_getenv("LD_PRELOAD");
+    return theirs != NULL && *theirs != '\0'
+               ? g_strconcat("LD_PRELOAD=", runtime, ":", theirs, NULL)
+               : g_strconcat("LD_PRELOAD=", runtime, NULL);
+}
+
+/* Only Ruby gets the runtime: a compiler or an assembler under it leaks
+ * or crashes (as(1) dies of SIGSEGV). A Ruby command starts under it (env
+ * LD_PRELOAD=... ruby ...); another (make, a shell) starts as it is, and
+ * each Ruby below it starts again under the runtime through the helper. */
+GPtrArray *gl_sanitizer_argv(const GlSanitizerRuntime *runtime, char *const *command)
+{
+    GPtrArray *argv = g_ptr_array_new_with_free_func(g_free);
+    g_autofree char *found = command != NULL && command[0] != NULL &&
+                                     (gl_is_ruby_object(command[0]) || gl_is_launcher(command[0]))
+                                 ? gl_sanitizer_runtime(runtime, NULL) : NULL;
+    if (found != NULL) {
+        g_ptr_array_add(argv, g_strdup("env"));
+        g_ptr_array_add(argv, preload(found));
+    }
+    for (char *const *arg = command; arg != NULL && *arg != NULL; arg++)
+        g_ptr_array_add(argv, g_strdup(*arg));
+    g_ptr_array_add(argv, NULL);
+    return argv;
+}
+
+char *gl_sanitizer_handover(const GlSanitizerRuntime *runtime)
+{
+    g_autofree char *found = gl_sanitizer_runtime(runtime, NULL);
+    if (found == NULL)
+        return NULL;
+    g_autofree char *variable = preload(found);
+    if (strchr(variable, GL_PROTO_VALGRIND_SEPARATOR[0]) != NULL)
+        return NULL;
+    g_autofree char *env = g_find_program_in_path("env");
+    return g_strconcat(env != NULL ? env : "/usr/bin/env", GL_PROTO_VALGRIND_SEPARATOR, variable,
+                       NULL);
+}
+
+char *gl_sanitizer_watch_mark(const GlSanitizerRuntime *runtime, const char *run_dir)
+{
+    /* The processes of the run carry GEMLEAK_RUN_DIR, which the watchdog
+     * looks for too; their command lines hold nothing of the engine's. */
+    return g_strconcat("log_path=", run_dir, "/", runtime->log, NULL);
+}
+
+/* Both runtimes: a report a process, by an absolute path (suites change
+ * directory); exit code 0 (a suite that checks a forked child's status
+ * fails under the runtimes' 23 or 1, and gemleak's gate decides); stacks
+ * GL_SANITIZER_STACK_LIMIT deep; a frame format that names each frame's
+ * module. */
+char **gl_sanitizer_environment(const GlSanitizerRuntime *runtime, const char *options_variable,
+                                const char *run_dir, const char *found, const char *ours,
+                                char **env)
+{
+    const char *theirs = g_environ_getenv(env, options_variable);
+    /* quoted: the runtimes split their options at a colon, which a
+     * directory may hold */
+    g_autofree char *shared = g_strdup_printf(
+        "exitcode=0:log_path=\"%s/%s\":malloc_context_size=%d:stack_trace_format=%s:%s", run_dir,
+        runtime->log, GL_SANITIZER_STACK_LIMIT, GL_SANITIZER_FRAME_FORMAT, ours);
+    g_autofree char *value = theirs != NULL && *theirs != '\0'
+                                 ? g_strconcat(theirs, ":", shared, NULL)
+                                 : g_strdup(shared);
+    env = g_environ_setenv(env, options_variable, value, TRUE);
+    return g_environ_setenv(env, GL_PROTO_RUNTIME_VARIABLE, found, TRUE);
+}

@@ -1,0 +1,54 @@
+/* What the sanitizer engines (engine_lsan.c, engine_asan.c) share: a
+ * runtime Debian's gcc installs, found by the compiler or the dynamic
+ * linker's cache, preloaded into Ruby only, writing one report a process
+ * to an absolute log_path in the run directory. src/run/ only. */
+#ifndef GEMLEAK_SANITIZER_INT_H
+#define GEMLEAK_SANITIZER_INT_H
+
+#include <glib.h>
+
+/* One sanitizer's runtime. */
+typedef struct {
+    const char *engine;    /* --engine's name: "lsan" */
+    const char *title;     /* "LeakSanitizer" */
+    const char *library;   /* what `cc -print-file-name=` is asked: "liblsan.so" */
+    const char *variable;  /* that names it instead: "GEMLEAK_LSAN_RUNTIME" */
+    const char *install;   /* "Debian and Ubuntu: apt-get install liblsan0; Fedora: ..." */
+    const char *log;       /* log_path's last name in the run directory: "lsan" (lsan.PID) */
+} GlSanitizerRuntime;
+
+/* Returns: (transfer full): the absolute path of @runtime's library, as
+ * its variable names it, else as the C compiler's `-print-file-name` or
+ * ldconfig finds it; NULL with GL_ERROR_ENVIRONMENT set, naming the
+ * package. */
+char *gl_sanitizer_runtime(const GlSanitizerRuntime *runtime, GError **error);
+
+/* The engine's output_too_long() for @runtime's log name.
+ * Returns: (transfer full) (nullable): as GlEngine's. */
+char *gl_sanitizer_log_too_long(const GlSanitizerRuntime *runtime, const char *run_dir,
+                                gsize *max);
+
+/* The engine's argv(): a Ruby (or launcher) @command starts with the
+ * runtime in LD_PRELOAD, another as it is.
+ * Returns: (transfer full): the NULL-terminated command line. */
+GPtrArray *gl_sanitizer_argv(const GlSanitizerRuntime *runtime, char *const *command);
+
+/* The engine's handover(): "env<SEP>LD_PRELOAD=RUNTIME".
+ * Returns: (transfer full) (nullable). */
+char *gl_sanitizer_handover(const GlSanitizerRuntime *runtime);
+
+/* The engine's watch_mark().
+ * Returns: (transfer full). */
+char *gl_sanitizer_watch_mark(const GlSanitizerRuntime *runtime, const char *run_dir);
+
+/* Returns: (transfer full): @env (consumed) with the runtime's options
+ * variable @options_variable ("LSAN_OPTIONS") set to what the user gave
+ * then "exitcode=0:log_path=\"RUN_DIR/LOG\":malloc_context_size=..:
+ * stack_trace_format=..:" and @ours (gemleak's come last: the runtimes
+ * take the last of an option given twice), and the helper told which
+ * runtime is @found (GL_PROTO_RUNTIME_VARIABLE). */
+char **gl_sanitizer_environment(const GlSanitizerRuntime *runtime, const char *options_variable,
+                                const char *run_dir, const char *found, const char *ours,
+                                char **env);
+
+#endif
