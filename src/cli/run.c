@@ -315,7 +315,7 @@ static gboolean engine_checks_leaks(const GlEngine *engine, const char *version,
 
 /* Names each extension the run loaded that was not built for @engine
  * (@engine->instrumented_prefix), and how to build it so. */
-static void say_uninstrumented(const GlEngine *engine, const char *dir, FILE *err)
+static void say_uninstrumented(const GlEngine *engine, const char *dir, gboolean leaks, FILE *err)
 {
     if (engine->instrumented_prefix == NULL)
         return;
@@ -330,8 +330,9 @@ static void say_uninstrumented(const GlEngine *engine, const char *dir, FILE *er
         g_autofree char *shown = g_utf8_make_valid(path, -1);
         fprintf(err, "gemleak: warning: %s was not built with %s (no %s symbol in it): its "
                 "invalid reads and writes, and its reads of freed memory, cannot be seen; only "
-                "what the runtime intercepts (double and bad frees, memcpy and the like) and "
-                "leaks are\n", shown, engine->title, engine->instrumented_prefix);
+                "what the runtime intercepts (double and bad frees, memcpy and the like)%s "
+                "are\n", shown, engine->title, engine->instrumented_prefix,
+                leaks ? " and its leaks" : "");
     }
     if (bare > 0)
         fprintf(err, "gemleak: build %s with gemleak's Rake task (GemLeak.configure { |c| "
@@ -404,7 +405,7 @@ static int run_planned(const Options *options, Plan *plan, char **command, FILE 
         goto done;
     }
     say_how_it_ran(engine, &result, n_supps, ruby_version, run.fast_stacks, err);
-    say_uninstrumented(engine, result.dir, err);
+    say_uninstrumented(engine, result.dir, !run.leaks_unchecked, err);
     record_durations(&commands, planning.durations, &result, err);
     if (!engine->silent_when_clean && !gl_list_xml_files_any(result.dir)) {
         if (result.launcher != NULL)
