@@ -253,17 +253,18 @@ START_TEST(test_xml_and_lsan_together)
 }
 END_TEST
 
-/* --engine: a name it does not know, and --per-test (Valgrind's client
- * requests) under LeakSanitizer, are usage errors before anything runs. */
+/* --engine: a name it does not know, and --per-test under AddressSanitizer
+ * (which checks leaks only at exit), are usage errors before anything runs. */
 START_TEST(test_engine_usage_errors)
 {
     RUN(bogus, "run", "--engine", "helgrind", "--", "true");
     ck_assert_int_eq(bogus.status, 2);
     gl_assert_line(bogus.err, "--engine helgrind: no such engine \\(give one of: valgrind, lsan, asan\\)");
     gl_test_run_clear(&bogus);
-    RUN(per_test, "run", "--engine", "lsan", "--per-test", "--", "true");
+    RUN(per_test, "run", "--engine", "asan", "--per-test", "--", "true");
     ck_assert_int_eq(per_test.status, 2);
-    gl_assert_line(per_test.err, "--per-test is for the Valgrind engine only");
+    gl_assert_line(per_test.err, "--per-test works under the Valgrind and LeakSanitizer engines, "
+                   "not --engine asan: use --engine lsan");
     gl_test_run_clear(&per_test);
     RUN(opt, "run", "--engine", "lsan", "--valgrind-opt=--num-callers=12", "--", "true");
     ck_assert_int_eq(opt.status, 2);
