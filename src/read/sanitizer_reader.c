@@ -596,6 +596,8 @@ static void read_marker(Parser *parser, const char *line)
         parser->exit_marker = TRUE;
         return;
     }
+    if (strcmp(word, GL_PROTO_MARKER_FORKED) != 0)
+        parser->facts->marked = TRUE;
     g_free(parser->marker);
     parser->marker = g_strdup(line);
 }

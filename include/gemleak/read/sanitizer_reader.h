@@ -45,6 +45,9 @@ typedef struct {
     /* Records of mid-run checks left out because the exit check did not
      * report their loss record (see gl_sanitizer_read_data). */
     guint n_not_lost;
+    /* The helper marked tests in it (a marker but "gemleak:forked",
+     * "gemleak:checked" and "gemleak:exit"): --per-test followed them. */
+    gboolean marked;
 } GlSanitizerFacts;
 
 /* How much of an input's start gl_sanitizer_detect() looks at. */
