@@ -812,6 +812,48 @@ START_TEST(test_per_test_without_exit_keeps_the_checks)
 }
 END_TEST
 
+/* The real capture: the suite's loss record (its check after three
+ * tests), the runs' again (another stack: another loss record) as each
+ * check found them, and the exit report; Ruby's two records of the setup
+ * check, which the exit report does not hold, left out. */
+START_TEST(test_per_test_capture)
+{
+    GlSanitizerFacts facts;
+    g_autoptr(GPtrArray) records = read_fixture("lsan/per-test-ruby34.lsan", &facts);
+    ck_assert(facts.complete);
+    ck_assert(facts.marked);
+    ck_assert(!facts.incomplete);
+    ck_assert_uint_eq(facts.n_not_lost, 5);
+    ck_assert_uint_eq(records->len, 5);
+    static const struct {
+        gboolean at_exit;
+        const char *marker;
+        guint64 bytes, blocks;
+    } expected[] = {
+        { FALSE, "gemleak:tests\t3\tWordsTest#test_frequencies", 6, 1 },
+        { FALSE, "gemleak:again\t3", 12, 2 },
+        { FALSE, "gemleak:again\t1\tWordsTest#test_count", 18, 3 },
+        { TRUE, "gemleak:again\t1\tWordsTest#test_count", 18, 3 },
+        { TRUE, "gemleak:again\t1\tWordsTest#test_count", 6, 1 },
+    };
+    for (guint i = 0; i < records->len; i++) {
+        const GlRecord *record = g_ptr_array_index(records, i);
+        ck_assert_msg(record->at_exit == expected[i].at_exit, "record %u", i);
+        ck_assert_msg(g_str_has_prefix(record->marker, expected[i].marker), "record %u: %s", i,
+                      record->marker);
+        ck_assert_uint_eq(record->leaked_bytes, expected[i].bytes);
+        ck_assert_uint_eq(record->leaked_blocks, expected[i].blocks);
+        ck_assert_ptr_nonnull(frame_named(&record->stack, "tally_count"));
+    }
+    /* the suite's loss record is the same stack in its check and at exit */
+    const GlRecord *suite = g_ptr_array_index(records, 0);
+    const GlRecord *suite_at_exit = g_ptr_array_index(records, 4);
+    ck_assert_uint_eq(suite->stack.n_frames, suite_at_exit->stack.n_frames);
+    for (guint i = 0; i < suite->stack.n_frames; i++)
+        ck_assert_uint_eq(suite->stack.frames[i].ip, suite_at_exit->stack.frames[i].ip);
+}
+END_TEST
+
 /* The exit report's "Too many leaks" is still INCOMPLETE with markers. */
 START_TEST(test_per_test_too_many_at_exit_is_incomplete)
 {
@@ -851,6 +893,7 @@ Suite *gl_sanitizer_reader_suite(void)
     tcase_add_test(tc, test_per_test_checks_read_as_added_checks);
     tcase_add_test(tc, test_per_test_without_exit_keeps_the_checks);
     tcase_add_test(tc, test_per_test_too_many_at_exit_is_incomplete);
+    tcase_add_test(tc, test_per_test_capture);
     tcase_set_timeout(tc, 60);
     suite_add_tcase(suite, tc);
     return suite;

@@ -338,12 +338,15 @@ module GemLeakHelper
     # "0x602000000010 (24 bytes)", one object a line under "Objects leaked above:".
     OBJECT = /\A0x(\h+) \((\d+) bytes?\)\z/
     CHECKED = (Protocol::MARKER_PREFIX + Protocol::MARKER_CHECKED + "\0").freeze
+    EXIT = (Protocol::MARKER_PREFIX + Protocol::MARKER_EXIT + "\0").freeze
     # How deep scrub goes: some 100 KiB of C stack.
     SCRUB_DEPTH = 100
 
     class << self
       # Returns: the client PerTest calls (as the Valgrind library's).
-      def client(functions = runtime_functions)
+      def client(functions = nil)
+        require "fiddle" # Fiddle.dlwrap: where Ruby's objects are
+        functions ||= runtime_functions
         @functions = functions
         @report = nil
         @pages = {}
@@ -354,6 +357,7 @@ module GemLeakHelper
           check: -> { check },
           full_check: -> { check },
           lost: ->(which) { which < 2 ? @lost[which] : 0 },
+          exit: -> { functions[:marker].call(EXIT) },
         }
       end
 
@@ -725,7 +729,7 @@ module GemLeakHelper
       # Under LeakSanitizer, the last marker: the runtime's exit check
       # follows (a report, or none when nothing was lost).
       def exiting
-        marker(Protocol::MARKER_PREFIX + Protocol::MARKER_EXIT) if @client && Runtime.mapped?
+        @client[:exit]&.call if @client
       rescue StandardError => e
         Core.debug(e)
       end
