@@ -70,7 +70,8 @@ static GOptionGroup *run_group(Options *options)
         { "per-test", 0, G_OPTION_FLAG_OPTIONAL_ARG, G_OPTION_ARG_CALLBACK, (gpointer) on_per_test,
           "Name the test in which each leak was lost (minitest, test-unit, RSpec): found with "
           "few leak checks by running the tests that lost memory again (--per-test alone), a "
-          "check after each test (each), or after each test file", "test|each|file" },
+          "check after each test (each), or after each test file; under Valgrind or "
+          "--engine lsan", "test|each|file" },
         { "spare-launchers", 0, 0, G_OPTION_ARG_NONE, &options->spare_launchers,
           "Run a launcher command (bundle, rake) outside Valgrind, faster: a Ruby it starts "
           "with its own RUBYOPT, or none, is then not checked", NULL },
@@ -123,7 +124,8 @@ static const char run_description[] =
     "process instead, with RUBY_FREE_AT_EXIT=1 and exact stacks (fast ones, near\n"
     "native speed, when Ruby was built keeping frame pointers): leaks only (no\n"
     "invalid reads or writes, no use after free), at a fraction of Valgrind's\n"
-    "time; it needs Ruby 3.3 or newer. --engine asan preloads AddressSanitizer's\n"
+    "time; it needs Ruby 3.3 or newer, and takes --per-test (LeakSanitizer's own\n"
+    "leak checks while the tests run). --engine asan preloads AddressSanitizer's\n"
     "runtime (libasan8) the same way: invalid reads and writes, use after free\n"
     "and double frees, with their allocation and free stacks, in an extension\n"
     "built with -fsanitize=address (the Rake task's c.engine = :asan builds one;\n"
