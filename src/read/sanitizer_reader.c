@@ -493,11 +493,11 @@ static void remove_records(Parser *parser, const gboolean *drop, guint from)
         kept++;
     }
     g_ptr_array_set_free_func(parser->objects, NULL);
-    g_ptr_array_set_size(parser->objects, kept);
+    g_ptr_array_set_size(parser->objects, (gint) kept);
     g_ptr_array_set_free_func(parser->objects, free_objects);
     /* their pointers moved down: no record is freed here */
     g_ptr_array_set_free_func(parser->records, NULL);
-    g_ptr_array_set_size(parser->records, kept);
+    g_ptr_array_set_size(parser->records, (gint) kept);
     g_ptr_array_set_free_func(parser->records, (GDestroyNotify) gl_record_free);
     for (guint i = 0; i < parser->records->len; i++)
         ((GlRecord *) g_ptr_array_index(parser->records, i))->unique = i + 1;
@@ -517,7 +517,7 @@ static void close_check(Parser *parser)
     parser->too_many = FALSE;
     if (from >= parser->records->len)
         return;
-    g_autofree gboolean *drop = g_new0(gboolean, parser->records->len - from);
+    gboolean *drop = g_new0(gboolean, parser->records->len - from);
     for (guint i = from; i < parser->records->len; i++) {
         GlRecord *record = g_ptr_array_index(parser->records, i);
         if (record->leak_kind == GL_LEAK_NONE)
@@ -561,6 +561,7 @@ static void close_check(Parser *parser)
         record->what = gl_record_intern(record, what);
     }
     remove_records(parser, drop, from);
+    g_free(drop);
 }
 
 /* The report since the last marker, if any, was no check the helper asked
@@ -621,16 +622,17 @@ static void keep_confirmed(Parser *parser)
     }
     if (!mid_run)
         return;
-    g_autofree gboolean *drop = g_new0(gboolean, parser->records->len);
+    gboolean *drop = g_new0(gboolean, parser->records->len);
     for (guint i = 0; i < parser->records->len; i++) {
         const GlRecord *record = g_ptr_array_index(parser->records, i);
         if (record->leak_kind == GL_LEAK_NONE || record->at_exit)
             continue;
         g_autofree char *key = loss_key(record);
         drop[i] = !g_hash_table_contains(at_exit, key);
-        parser->facts->n_not_lost += drop[i];
+        parser->facts->n_not_lost += drop[i] ? 1 : 0;
     }
     remove_records(parser, drop, 0);
+    g_free(drop);
 }
 
 static void parse_line(Parser *parser, const char *line, gboolean last_line)
