@@ -34,7 +34,9 @@
 #    files: what gemleak adds (its helper in Ruby, reading, reporting).
 # 8. The engines on one suite, on a Ruby 3.3 or newer: natively, under
 #    --engine lsan, under --engine asan (the extension built with
-#    AddressSanitizer) and under the Valgrind engine, with ratios; then
+#    AddressSanitizer) and under the Valgrind engine, with ratios;
+#    --engine lsan --per-test against --engine lsan on the example gem's
+#    suite and on section 4's 60 short tests; then
 #    natively and under both sanitizer engines on a Ruby with frame
 #    pointers (fast stacks).
 # 9. Reading a long --per-test suite: 100k tests, each with its markers
@@ -317,6 +319,38 @@ if want 8; then
         echo "  native: ${native}s   --engine lsan: ${lsan}s   --engine asan: ${asan}s   Valgrind: ${valgrind}s"
         echo "  lsan/native: $(ratio "$lsan" "$native")x   valgrind/native: $(ratio "$valgrind" "$native")x   lsan/valgrind: $(ratio "$lsan" "$valgrind")x"
         echo "  asan/native: $(ratio "$asan" "$native")x   asan/valgrind: $(ratio "$asan" "$valgrind")x"
+        # --per-test under LeakSanitizer against its plain run (issue 19's
+        # target: 1.2x): the example gem's suite, and section 4's 60 short
+        # tests in 6 files (the seventh test of the fourth leaks), where the
+        # checks weigh most. The test it names is printed.
+        for f in 1 2 3 4 5 6; do
+            {
+                echo 'require_relative "test_helper"'
+                echo "class Short${f}Test < Minitest::Test"
+                for t in 1 2 3 4 5 6 7 8 9 10; do
+                    if [ "$f" = 4 ] && [ "$t" = 7 ]; then body='assert_equal 3, Tally.count("a b a")'
+                    else body='assert_equal 2, Tally.frequencies("a b a")["a"]'; fi
+                    printf '  def test_%s\n    %s\n  end\n' "$t" "$body"
+                done
+                echo "end"
+            } > "test/short_${f}_test.rb"
+        done
+        lsan_per_test() {
+            name=$1
+            shift
+            set -- $(best_of "$gemleak" run --engine lsan -- ruby -Ilib -Itest -e "$loader" "$@") "$@"
+            plain=$1
+            shift 2
+            set -- $(best_of "$gemleak" run --engine lsan --per-test -- ruby -Ilib -Itest -e "$loader" "$@") "$@"
+            per_test=$1
+            shift 2
+            named=$("$gemleak" run --engine lsan --per-test -- ruby -Ilib -Itest -e "$loader" "$@" 2>&1 >/dev/null |
+                sed -n 's/^first lost in //p' | head -n 1)
+            echo "  --engine lsan, $name: plain ${plain}s   --per-test ${per_test}s ($(ratio "$per_test" "$plain")x)"
+            echo "    --per-test names: ${named:-nothing}"
+        }
+        lsan_per_test "example gem (count, frequencies, words)" test/count_test.rb test/frequencies_test.rb test/words_test.rb
+        lsan_per_test "60 short tests in 6 files" test/short_?_test.rb
         PATH=$saved_path
     else
         echo "  skipped: no Ruby 3.3 or newer at $ruby34 (BENCH_RUBY34=PATH; scripts/build-ruby builds one)"

@@ -70,7 +70,8 @@ static GOptionGroup *run_group(Options *options)
         { "per-test", 0, G_OPTION_FLAG_OPTIONAL_ARG, G_OPTION_ARG_CALLBACK, (gpointer) on_per_test,
           "Name the test in which each leak was lost (minitest, test-unit, RSpec): found with "
           "few leak checks by running the tests that lost memory again (--per-test alone), a "
-          "check after each test (each), or after each test file", "test|each|file" },
+          "check after each test (each), or after each test file; under Valgrind or "
+          "--engine lsan", "test|each|file" },
         { "spare-launchers", 0, 0, G_OPTION_ARG_NONE, &options->spare_launchers,
           "Run a launcher command (bundle, rake) outside Valgrind, faster: a Ruby it starts "
           "with its own RUBYOPT, or none, is then not checked", NULL },
@@ -123,7 +124,8 @@ static const char run_description[] =
     "process instead, with RUBY_FREE_AT_EXIT=1 and exact stacks (fast ones, near\n"
     "native speed, when Ruby was built keeping frame pointers): leaks only (no\n"
     "invalid reads or writes, no use after free), at a fraction of Valgrind's\n"
-    "time; it needs Ruby 3.3 or newer. --engine asan preloads AddressSanitizer's\n"
+    "time; it needs Ruby 3.3 or newer, and takes --per-test (LeakSanitizer's own\n"
+    "leak checks while the tests run). --engine asan preloads AddressSanitizer's\n"
     "runtime (libasan8) the same way: invalid reads and writes, use after free\n"
     "and double frees, with their allocation and free stacks, in an extension\n"
     "built with -fsanitize=address (the Rake task's c.engine = :asan builds one;\n"
@@ -362,7 +364,8 @@ static int run_planned(const Options *options, Plan *plan, char **command, FILE 
         return gl_cli_fail(err, "run", error);
     for (guint i = 0; i < commands.notes->len; i++)
         fprintf(err, "gemleak: note: %s\n", (const char *) g_ptr_array_index(commands.notes, i));
-    if (options->per_test != NULL && !gl_per_test_available()) {
+    if (options->per_test != NULL && gl_engine_find(options->engine)->client_requests &&
+        !gl_per_test_available()) {
         g_set_error(&error, GL_ERROR, GL_ERROR_ENVIRONMENT,
                     "--per-test: this gemleak was built without Valgrind's headers "
                     "(valgrind/valgrind.h; Debian: valgrind, Fedora: valgrind-devel): install "
@@ -447,16 +450,20 @@ static int run_and_report(const Options *options, char **command, FILE *out, FIL
         g_set_error(&error, GL_ERROR, GL_ERROR_USAGE, "--engine %s: no such engine (give one of: %s)",
                     options->engine, gl_engine_names());
         status = gl_cli_fail(err, "run", error);
+    } else if (options->per_test != NULL && !gl_engine_find(options->engine)->per_test) {
+        /* AddressSanitizer checks leaks only at exit, and only on Ruby 3.3+:
+         * LeakSanitizer names the test at the same speed. */
+        g_set_error(&error, GL_ERROR, GL_ERROR_USAGE, "--per-test works under the Valgrind and "
+                    "LeakSanitizer engines, not --engine %s: use --engine lsan to name the test "
+                    "that leaked, or drop --per-test", options->engine);
+        status = gl_cli_fail(err, "run", error);
     } else if (options->engine != NULL && strcmp(options->engine, "valgrind") != 0 &&
-               (options->per_test != NULL || options->valgrind != NULL ||
-                options->valgrind_opts != NULL)) {
+               (options->valgrind != NULL || options->valgrind_opts != NULL)) {
         g_set_error(&error, GL_ERROR, GL_ERROR_USAGE, "%s is for the Valgrind engine only: drop "
                     "--engine %s, or %s",
-                    options->per_test != NULL ? "--per-test"
-                    : options->valgrind != NULL ? "--valgrind" : "--valgrind-opt",
+                    options->valgrind != NULL ? "--valgrind" : "--valgrind-opt",
                     options->engine,
-                    options->per_test != NULL ? "--per-test"
-                    : options->valgrind != NULL ? "--valgrind" : "--valgrind-opt");
+                    options->valgrind != NULL ? "--valgrind" : "--valgrind-opt");
         status = gl_cli_fail(err, "run", error);
     } else if ((options->keep_xml != NULL ? !gl_run_check_keep_dir(options->keep_xml, &error)
                                    : !gl_run_check_tmpdir(&error)) ||

@@ -373,6 +373,7 @@ static void read_sanitizer(Input *input, const GlRules *rules)
     }
     input->opened = TRUE;
     input->processes = 1;
+    input->marked = facts.marked;
     g_autoptr(GlClassifier) classifier = gl_classifier_new(rules);
     g_autoptr(GlAttributor) attributor = gl_attributor_new(input->findings);
     GlDocument doc = { .pid = facts.pid, .started = TRUE, .finished = facts.complete,

@@ -4,6 +4,7 @@
  * ends with "SUMMARY: TOOL: ...". */
 #include "gemleak/read/sanitizer_reader.h"
 #include "gemleak/base/errors.h"
+#include "gemleak/base/protocol.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -12,8 +13,23 @@
 #define MAX_REPORT_SIZE (G_GUINT64_CONSTANT(1) << 30)
 #define DETECT_WINDOW (64 * 1024)
 
+/* One object of a record, as report_objects=1 lists it under the record
+ * ("Objects leaked above:", "0x602000000010 (24 bytes)"). */
+typedef struct {
+    guint64 address;
+    guint64 bytes;
+} Object;
+
+/* What the mid-run checks of one loss record have found so far. */
+typedef struct {
+    GHashTable *addresses;  /* of its objects (gint64 *, owned) */
+    guint64 bytes;
+    guint64 blocks;
+} Totals;
+
 typedef struct {
     GPtrArray *records;
+    GPtrArray *objects;   /* beside records: a GArray of Object each, or NULL */
     GlSanitizerFacts *facts;
     GlRecord *record;     /* the record being read, nullable */
     GArray *frames;       /* of GlFrame: the stack being read */
@@ -22,6 +38,16 @@ typedef struct {
     gboolean asan_report; /* the report in hand is AddressSanitizer's */
     gint64 report_pid;
     gboolean seen_runtime; /* a line of either runtime, report or not */
+    /* --per-test: the helper's markers are lines of the report file. */
+    char *marker;          /* the last one but "checked" and "exit" (owned), nullable */
+    gint report_start;     /* where the records of the last report since a marker
+                            * line begin; -1: none */
+    gboolean too_many;     /* the report in hand said "Too many leaks" */
+    gint objects_of;       /* the record whose objects are being listed, -1: none */
+    gboolean exit_marker;  /* "gemleak:exit": the helper was done at exit */
+    gboolean exit_report;  /* a report outside any check: the runtime's at exit */
+    GHashTable *totals;    /* loss key (owned) -> Totals* (owned): what the mid-run
+                            * checks saw of each loss record */
 } Parser;
 
 /* Returns: the pid of "==PID==" at the start of @line, 0 when it has none;
@@ -42,6 +68,11 @@ gboolean gl_sanitizer_detect(const char *data, gsize length)
 {
     gsize window = MIN(length, (gsize) DETECT_WINDOW);
     const char *end = data + window;
+    /* --per-test under LeakSanitizer: the helper's first marker opens the
+     * file, and a report may come after many more. */
+    if (length >= strlen(GL_PROTO_MARKER_PREFIX) &&
+        strncmp(data, GL_PROTO_MARKER_PREFIX, strlen(GL_PROTO_MARKER_PREFIX)) == 0)
+        return TRUE;
     for (const char *line = data; line < end;) {
         const char *newline = memchr(line, '\n', (gsize) (end - line));
         gsize n = newline != NULL ? (gsize) (newline - line) : (gsize) (end - line);
@@ -249,7 +280,9 @@ static void finish_record(Parser *parser, gboolean keep)
     close_stack(parser);
     if (keep) {
         parser->record->unique = parser->records->len + 1;
+        parser->record->marker = gl_record_intern(parser->record, parser->marker);
         g_ptr_array_add(parser->records, parser->record);
+        g_ptr_array_add(parser->objects, NULL);
     } else {
         gl_record_free(parser->record);
     }
@@ -267,6 +300,7 @@ static GlRecord *start_record(Parser *parser)
     record->tid = 0;
     parser->record = record;
     parser->stack_aux = -1;
+    parser->objects_of = -1;
     return record;
 }
 
@@ -389,8 +423,224 @@ static void finish_report(Parser *parser, gboolean summary)
     parser->in_report = FALSE;
 }
 
+/* ---- leak checks while the process runs (--per-test) --------------------------- */
+
+static void free_objects(gpointer data)
+{
+    if (data != NULL)
+        g_array_unref(data);
+}
+
+static void free_totals(gpointer data)
+{
+    Totals *totals = data;
+    g_hash_table_unref(totals->addresses);
+    g_free(totals);
+}
+
+/* Returns: (transfer full): what a loss record is in one process, as the
+ * attribution keys it (gemleak/judge/attribute.c): its kind and the
+ * program counters of its stack, which stay where they are for the life of
+ * the process and in a child it forks. */
+static char *loss_key(const GlRecord *record)
+{
+    GString *key = g_string_new(record->kind);
+    for (guint i = 0; i < record->stack.n_frames; i++)
+        g_string_append_printf(key, " %" G_GINT64_MODIFIER "x", record->stack.frames[i].ip);
+    return g_string_free(key, FALSE);
+}
+
+/* "Objects leaked above:" and "0x602000000010 (24 bytes)" lines under the
+ * record just read (report_objects=1). */
+static void parse_objects(Parser *parser, const char *line)
+{
+    if (strcmp(line, "Objects leaked above:") == 0) {
+        parser->objects_of = (gint) parser->records->len - 1;
+        return;
+    }
+    if (parser->objects_of < 0 || parser->objects_of >= (gint) parser->records->len ||
+        !g_str_has_prefix(line, "0x"))
+        return;
+    char *end = NULL;
+    guint64 address = g_ascii_strtoull(line + 2, &end, 16);
+    if (end == line + 2 || !g_str_has_prefix(end, " ("))
+        return;
+    const char *size = end + 2;
+    guint64 bytes = g_ascii_strtoull(size, &end, 10);
+    if (end == size || !g_str_has_prefix(end, " byte"))
+        return;
+    GArray *objects = g_ptr_array_index(parser->objects, parser->objects_of);
+    if (objects == NULL) {
+        objects = g_array_new(FALSE, FALSE, sizeof(Object));
+        parser->objects->pdata[parser->objects_of] = objects;
+    }
+    Object object = { address, bytes };
+    g_array_append_val(objects, object);
+}
+
+/* Removes the records whose @drop is set, and numbers the rest again. */
+static void remove_records(Parser *parser, const gboolean *drop, guint from)
+{
+    guint kept = from;
+    for (guint i = from; i < parser->records->len; i++) {
+        if (drop[i - from]) {
+            gl_record_free(g_ptr_array_index(parser->records, i));
+            free_objects(g_ptr_array_index(parser->objects, i));
+            continue;
+        }
+        parser->records->pdata[kept] = parser->records->pdata[i];
+        parser->objects->pdata[kept] = parser->objects->pdata[i];
+        kept++;
+    }
+    g_ptr_array_set_free_func(parser->objects, NULL);
+    g_ptr_array_set_size(parser->objects, (gint) kept);
+    g_ptr_array_set_free_func(parser->objects, free_objects);
+    /* their pointers moved down: no record is freed here */
+    g_ptr_array_set_free_func(parser->records, NULL);
+    g_ptr_array_set_size(parser->records, (gint) kept);
+    g_ptr_array_set_free_func(parser->records, (GDestroyNotify) gl_record_free);
+    for (guint i = 0; i < parser->records->len; i++)
+        ((GlRecord *) g_ptr_array_index(parser->records, i))->unique = i + 1;
+}
+
+/* The report of a check the helper asked for ("gemleak:checked" after it):
+ * LeakSanitizer reports every object lost so far, again in each check;
+ * what the attribution reads is Valgrind's added check, the loss records
+ * that grew since the last check with the numbers of every block of them
+ * seen so far. A loss record is kept when it has objects (by their
+ * addresses) no earlier check of the process saw; without addresses
+ * (report_objects=0), when its numbers grew. */
+static void close_check(Parser *parser)
+{
+    guint from = (guint) parser->report_start;
+    parser->report_start = -1;
+    parser->too_many = FALSE;
+    if (from >= parser->records->len)
+        return;
+    gboolean *drop = g_new0(gboolean, parser->records->len - from);
+    for (guint i = from; i < parser->records->len; i++) {
+        GlRecord *record = g_ptr_array_index(parser->records, i);
+        if (record->leak_kind == GL_LEAK_NONE)
+            continue;
+        record->at_exit = FALSE;
+        g_autofree char *key = loss_key(record);
+        Totals *totals = g_hash_table_lookup(parser->totals, key);
+        if (totals == NULL) {
+            totals = g_new0(Totals, 1);
+            totals->addresses = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL);
+            g_hash_table_insert(parser->totals, g_strdup(key), totals);
+        }
+        gboolean grew = FALSE;
+        GArray *objects = g_ptr_array_index(parser->objects, i);
+        if (objects != NULL) {
+            for (guint j = 0; j < objects->len; j++) {
+                const Object *object = &g_array_index(objects, Object, j);
+                gint64 address = (gint64) object->address;
+                if (g_hash_table_contains(totals->addresses, &address))
+                    continue;
+                g_hash_table_add(totals->addresses, g_memdup2(&address, sizeof address));
+                totals->bytes += object->bytes;
+                totals->blocks++;
+                grew = TRUE;
+            }
+        } else if (record->leaked_blocks > totals->blocks || record->leaked_bytes > totals->bytes) {
+            totals->bytes = MAX(totals->bytes, record->leaked_bytes);
+            totals->blocks = MAX(totals->blocks, record->leaked_blocks);
+            grew = TRUE;
+        }
+        if (!grew) {
+            drop[i - from] = TRUE;
+            continue;
+        }
+        record->leaked_bytes = totals->bytes;
+        record->leaked_blocks = totals->blocks;
+        g_autofree char *what = g_strdup_printf(
+            "%s leak of %" G_GUINT64_FORMAT " byte(s) in %" G_GUINT64_FORMAT " object(s)",
+            record->leak_kind == GL_LEAK_DEFINITE ? "Direct" : "Indirect", totals->bytes,
+            totals->blocks);
+        record->what = gl_record_intern(record, what);
+    }
+    remove_records(parser, drop, from);
+    g_free(drop);
+}
+
+/* The report since the last marker, if any, was no check the helper asked
+ * for: the runtime's own, at exit. */
+static void settle_report(Parser *parser)
+{
+    if (parser->report_start < 0)
+        return;
+    parser->exit_report = TRUE;
+    if (parser->too_many) {
+        parser->facts->incomplete = TRUE;
+        parser->facts->incomplete_reason = "Too many leaks: LeakSanitizer reported only the first ones";
+    }
+    parser->report_start = -1;
+    parser->too_many = FALSE;
+}
+
+/* A line the helper wrote ("gemleak:..."): the records after it carry it,
+ * but "gemleak:checked", which closes a check, and "gemleak:exit". */
+static void read_marker(Parser *parser, const char *line)
+{
+    parser->seen_runtime = TRUE;
+    if (parser->in_report)
+        finish_report(parser, FALSE);
+    const char *word = line + strlen(GL_PROTO_MARKER_PREFIX);
+    if (strcmp(word, GL_PROTO_MARKER_CHECKED) == 0) {
+        if (parser->report_start >= 0)
+            close_check(parser);
+        return;
+    }
+    settle_report(parser);
+    if (strcmp(word, GL_PROTO_MARKER_EXIT) == 0) {
+        parser->exit_marker = TRUE;
+        return;
+    }
+    if (strcmp(word, GL_PROTO_MARKER_FORKED) != 0)
+        parser->facts->marked = TRUE;
+    g_free(parser->marker);
+    parser->marker = g_strdup(line);
+}
+
+/* Once the process got to its exit check, a loss record a mid-run check
+ * reported and the exit check did not was never lost: its objects were
+ * referenced from memory LeakSanitizer does not scan (Ruby's object pages
+ * it was not told of, its shape tree, a fiber's stack), and were freed by
+ * exit. A block truly lost stays lost. */
+static void keep_confirmed(Parser *parser)
+{
+    if (!parser->exit_report && !parser->exit_marker)
+        return;
+    g_autoptr(GHashTable) at_exit = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+    gboolean mid_run = FALSE;
+    for (guint i = 0; i < parser->records->len; i++) {
+        const GlRecord *record = g_ptr_array_index(parser->records, i);
+        if (record->leak_kind != GL_LEAK_NONE && record->at_exit)
+            g_hash_table_add(at_exit, loss_key(record));
+        mid_run |= record->leak_kind != GL_LEAK_NONE && !record->at_exit;
+    }
+    if (!mid_run)
+        return;
+    gboolean *drop = g_new0(gboolean, parser->records->len);
+    for (guint i = 0; i < parser->records->len; i++) {
+        const GlRecord *record = g_ptr_array_index(parser->records, i);
+        if (record->leak_kind == GL_LEAK_NONE || record->at_exit)
+            continue;
+        g_autofree char *key = loss_key(record);
+        drop[i] = !g_hash_table_contains(at_exit, key);
+        parser->facts->n_not_lost += drop[i] ? 1 : 0;
+    }
+    remove_records(parser, drop, 0);
+    g_free(drop);
+}
+
 static void parse_line(Parser *parser, const char *line, gboolean last_line)
 {
+    if (g_str_has_prefix(line, GL_PROTO_MARKER_PREFIX) && !last_line) {
+        read_marker(parser, line);
+        return;
+    }
     const char *rest = NULL;
     gint64 pid = line_pid(line, &rest);
     if (pid != 0 && last_line && !parser->in_report &&
@@ -407,6 +657,8 @@ static void parse_line(Parser *parser, const char *line, gboolean last_line)
             g_str_has_prefix(rest, "ERROR: AddressSanitizer:")) {
             if (parser->in_report)
                 finish_report(parser, FALSE);
+            settle_report(parser);
+            parser->report_start = (gint) parser->records->len;
             gboolean asan = g_str_has_prefix(rest, "ERROR: AddressSanitizer:");
             parser->in_report = TRUE;
             parser->seen_runtime = TRUE;
@@ -455,8 +707,9 @@ static void parse_line(Parser *parser, const char *line, gboolean last_line)
         return;
     }
     if (g_str_has_prefix(line, "Too many leaks!")) {
-        parser->facts->incomplete = TRUE;
-        parser->facts->incomplete_reason = "Too many leaks: LeakSanitizer reported only the first ones";
+        /* The exit report's records decide; a mid-run check's only say
+         * when a leak was lost (settle_report). */
+        parser->too_many = TRUE;
         return;
     }
     if (*line == '\0') {
@@ -471,8 +724,10 @@ static void parse_line(Parser *parser, const char *line, gboolean last_line)
     }
     if (parse_leak_heading(parser, line))
         return;
-    if (parser->record == NULL)
+    if (parser->record == NULL) {
+        parse_objects(parser, line);
         return;
+    }
     /* The last line of a file cut short may be half a frame. */
     if (last_line)
         return;
@@ -526,8 +781,12 @@ gboolean gl_sanitizer_read_data(const char *data, gsize length, const char *name
     Parser parser = {
         .records = g_ptr_array_new_with_free_func((GDestroyNotify) gl_record_free),
         .facts = facts,
+        .objects = g_ptr_array_new_with_free_func(free_objects),
         .frames = g_array_new(FALSE, TRUE, sizeof(GlFrame)),
         .stack_aux = -1,
+        .report_start = -1,
+        .objects_of = -1,
+        .totals = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, free_totals),
     };
     facts->complete = TRUE;
     const char *end = data + length;
@@ -546,7 +805,12 @@ gboolean gl_sanitizer_read_data(const char *data, gsize length, const char *name
     }
     if (parser.in_report)
         finish_report(&parser, FALSE);
+    settle_report(&parser);
+    keep_confirmed(&parser);
     g_array_unref(parser.frames);
+    g_ptr_array_unref(parser.objects);
+    g_hash_table_unref(parser.totals);
+    g_free(parser.marker);
     if (!parser.seen_runtime) {
         g_ptr_array_unref(parser.records);
         g_set_error(error, GL_ERROR, GL_ERROR_MALFORMED,

@@ -69,8 +69,13 @@ static char *lsan_watch_mark(const char *run_dir)
 static char **lsan_environment(const GlRunOptions *options, const char *run_dir,
                                const char *found, char **env)
 {
-    g_autofree char *ours = g_strdup_printf("fast_unwind_on_malloc=%d",
-                                            options->fast_stacks ? 1 : 0);
+    /* --per-test: each check lists the addresses of the objects it found
+     * lost (report_objects), for the reader and the helper to tell what is
+     * new from what an earlier check of the process reported: every check
+     * reports everything lost so far. */
+    g_autofree char *ours = g_strdup_printf("fast_unwind_on_malloc=%d%s",
+                                            options->fast_stacks ? 1 : 0,
+                                            options->per_test != NULL ? ":report_objects=1" : "");
     env = gl_sanitizer_environment(&lsan, "LSAN_OPTIONS", run_dir, found, ours, env);
     return g_environ_setenv(env, "RUBY_FREE_AT_EXIT", "1", TRUE);
 }
@@ -94,4 +99,5 @@ const GlEngine gl_engine_lsan = {
                     "leaks are lost among them",
     .silent_when_clean = TRUE,
     .fast_with_frame_pointers = TRUE,
+    .per_test = TRUE,
 };

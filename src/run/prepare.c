@@ -403,8 +403,9 @@ char **gl_run_child_environment(const GlRunOptions *options, const GlEngine *eng
         env = g_environ_unsetenv(env, "GEMLEAK_LEAK_KINDS");
     }
     /* The client library, for --per-test and for the check a forked child
-     * makes of what it inherited (an engine that answers client requests). */
-    if ((options->per_test != NULL || engine->client_requests) && gl_per_test_available()) {
+     * makes of what it inherited (an engine that answers client requests:
+     * Valgrind; under LeakSanitizer the helper calls the runtime itself). */
+    if (engine->client_requests && gl_per_test_available()) {
         g_autofree char *client = g_build_filename(helper_lib, "gemleak_client.so", NULL);
         env = g_environ_setenv(env, "GEMLEAK_CLIENT", client, TRUE);
     } else {

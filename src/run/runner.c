@@ -186,7 +186,7 @@ static gboolean prepare_run_dir(const GlRunOptions *options, const GlEngine *eng
     result->kept_by_user = options->keep_dir != NULL;
     if (!gl_rundir_mark(result->dir, error))
         return FALSE;
-    result->helper_dir = gl_run_write_helper(options->per_test != NULL || engine->client_requests,
+    result->helper_dir = gl_run_write_helper(engine->client_requests,
                                              &lock, error);
     if (result->helper_dir == NULL)
         return FALSE;

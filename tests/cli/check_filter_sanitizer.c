@@ -253,17 +253,36 @@ START_TEST(test_xml_and_lsan_together)
 }
 END_TEST
 
-/* --engine: a name it does not know, and --per-test (Valgrind's client
- * requests) under LeakSanitizer, are usage errors before anything runs. */
+/* A real --per-test run under LeakSanitizer (fixtures/lsan/README.md): the
+ * example gem's three tests, WordsTest#test_count leaking, found by the
+ * checks the helper asked for and running it again; the leak has the
+ * suite's numbers, what the runs again lost left out, and Ruby's blocks
+ * the checks saw while Ruby ran (not lost at exit) are no finding. */
+START_TEST(test_lsan_per_test_capture_names_the_test)
+{
+    g_autofree char *report = gl_test_fixture("lsan/per-test-ruby34.lsan");
+    RUN(run, "filter", "-O", "tally", report);
+    ck_assert_int_eq(run.status, 1);
+    gl_assert_line(run.out, "^6 bytes in 1 block is definitely lost$");
+    gl_assert_line(run.out, "^first lost in WordsTest#test_count \\(/.*test/words_test\\.rb:12\\) "
+                            "\\(found by running it again alone\\)$");
+    gl_assert_line(run.out, "^gemleak: FAIL: 1 leak losing 6 bytes$");
+    gl_test_run_clear(&run);
+}
+END_TEST
+
+/* --engine: a name it does not know, and --per-test under AddressSanitizer
+ * (which checks leaks only at exit), are usage errors before anything runs. */
 START_TEST(test_engine_usage_errors)
 {
     RUN(bogus, "run", "--engine", "helgrind", "--", "true");
     ck_assert_int_eq(bogus.status, 2);
     gl_assert_line(bogus.err, "--engine helgrind: no such engine \\(give one of: valgrind, lsan, asan\\)");
     gl_test_run_clear(&bogus);
-    RUN(per_test, "run", "--engine", "lsan", "--per-test", "--", "true");
+    RUN(per_test, "run", "--engine", "asan", "--per-test", "--", "true");
     ck_assert_int_eq(per_test.status, 2);
-    gl_assert_line(per_test.err, "--per-test is for the Valgrind engine only");
+    gl_assert_line(per_test.err, "--per-test works under the Valgrind and LeakSanitizer engines, "
+                   "not --engine asan: use --engine lsan");
     gl_test_run_clear(&per_test);
     RUN(opt, "run", "--engine", "lsan", "--valgrind-opt=--num-callers=12", "--", "true");
     ck_assert_int_eq(opt.status, 2);
@@ -278,6 +297,7 @@ Suite *gl_filter_sanitizer_suite(void)
     TCase *tc = tcase_create("reports");
     tcase_add_test(tc, test_lsan_report_fails_on_the_extensions_leaks);
     tcase_add_test(tc, test_lsan_clean_report_passes);
+    tcase_add_test(tc, test_lsan_per_test_capture_names_the_test);
     tcase_add_test(tc, test_lsan_directory_is_merged);
     tcase_add_test(tc, test_lsan_too_many_leaks_is_incomplete);
     tcase_add_test(tc, test_default_frame_format_is_incomplete);

@@ -274,6 +274,125 @@ START_TEST(test_lsan_sample_gem_as_valgrind)
 }
 END_TEST
 
+/* gemleak run --engine @engine --per-test --format json -o @json --format
+ * text -- @command..., in @cwd. */
+static void run_per_test(Result *result, const char *cwd, const char *engine, const char *json,
+                         const char *const *command)
+{
+    g_autoptr(GPtrArray) argv = g_ptr_array_new();
+    const char *head[] = { gemleak_binary, "run", "--engine", engine, "--per-test", "--format",
+                           "json", "-o", json, "--format", "text", "--", NULL };
+    for (const char *const *arg = head; *arg != NULL; arg++)
+        g_ptr_array_add(argv, (gpointer) *arg);
+    for (const char *const *arg = command; *arg != NULL; arg++)
+        g_ptr_array_add(argv, (gpointer) *arg);
+    g_ptr_array_add(argv, NULL);
+    g_autofree char *path = g_strconcat(ruby34_bin, ":", g_getenv("PATH"), NULL);
+    g_autofree char *tmp = g_build_filename(work, "tmp", NULL);
+    g_mkdir_with_parents(tmp, 0700);
+    g_auto(GStrv) env = g_environ_setenv(g_get_environ(), "PATH", path, TRUE);
+    env = g_environ_setenv(env, "TMPDIR", tmp, TRUE);
+    run_command(result, cwd, env, (const char *const *) argv->pdata);
+}
+
+/* Returns: (transfer full): the only finding of the JSON report @path as
+ * "BYTES bytes in BLOCKS: NAME @ LOCATION; ...", its tests. */
+static char *named_tests(const char *path, const char *err)
+{
+    g_autoptr(JsonParser) parser = json_parser_new();
+    g_autoptr(GError) error = NULL;
+    ck_assert_msg(json_parser_load_from_file(parser, path, &error), "%s: %s\n%s", path,
+                  error != NULL ? error->message : "", err);
+    JsonObject *root = json_node_get_object(json_parser_get_root(parser));
+    JsonArray *findings = json_object_get_array_member(root, "findings");
+    ck_assert_msg(json_array_get_length(findings) == 1, "%u findings:\n%s",
+                  json_array_get_length(findings), err);
+    JsonObject *finding = json_array_get_object_element(findings, 0);
+    GString *out = g_string_new(NULL);
+    g_string_append_printf(out, "%" G_GINT64_FORMAT " bytes in %" G_GINT64_FORMAT ":",
+                           json_object_get_int_member(finding, "bytes"),
+                           json_object_get_int_member(finding, "blocks"));
+    JsonArray *tests = json_object_get_array_member(finding, "tests");
+    for (guint i = 0; i < json_array_get_length(tests); i++) {
+        JsonObject *test = json_array_get_object_element(tests, i);
+        g_string_append_printf(out, "%s %s @ %s", i > 0 ? ";" : "",
+                               json_object_get_string_member(test, "name"),
+                               json_object_get_string_member(test, "location"));
+    }
+    return g_string_free(out, FALSE);
+}
+
+/* --per-test under LeakSanitizer: the example gem's three minitest tests,
+ * one of which leaks; the test it names and the bytes are the Valgrind
+ * engine's. */
+START_TEST(test_lsan_per_test_names_the_test_as_valgrind)
+{
+    if (!have_ruby34("--per-test under the LeakSanitizer engine"))
+        return;
+    g_autofree char *gem = g_build_filename(work, "gem", NULL);
+    const char *command[] = { ruby34, "-Ilib", "-Itest", "test/words_test.rb", NULL };
+    g_autofree char *lsan_json = g_build_filename(work, "lsan-per-test.json", NULL);
+    g_autofree char *valgrind_json = g_build_filename(work, "valgrind-per-test.json", NULL);
+    Result lsan = { 0 }, valgrind = { 0 };
+    run_per_test(&lsan, gem, "lsan", lsan_json, command);
+    ck_assert_msg(lsan.status == 1, "lsan: status %d:\n%s", lsan.status, lsan.err);
+    gl_assert_line(lsan.out, "^3 runs, 3 assertions, 0 failures, 0 errors");
+    gl_assert_line(lsan.err, "^first lost in WordsTest#test_count \\(test/words_test\\.rb:[0-9]+\\) "
+                             "\\(found by running it again alone\\)$");
+    gl_assert_no_line(lsan.err, "warning: --per-test");
+    run_per_test(&valgrind, gem, "valgrind", valgrind_json, command);
+    ck_assert_msg(valgrind.status == 1, "valgrind: status %d:\n%s", valgrind.status,
+                  valgrind.err);
+    g_autofree char *by_lsan = named_tests(lsan_json, lsan.err);
+    g_autofree char *by_valgrind = named_tests(valgrind_json, valgrind.err);
+    ck_assert_str_eq(by_lsan, by_valgrind);
+    ck_assert(g_str_has_prefix(by_lsan, "6 bytes in 1: WordsTest#test_count @ test/words_test.rb:"));
+    result_discard(&lsan);
+    result_discard(&valgrind);
+}
+END_TEST
+
+/* Six files of ten tests (the 60-test suite of per_test.c and the
+ * benchmark), Short4Test#test_7 leaking: LeakSanitizer's checks name it. */
+START_TEST(test_lsan_per_test_sixty_tests)
+{
+    if (!have_ruby34("--per-test under the LeakSanitizer engine, 60 tests"))
+        return;
+    g_autofree char *gem = g_build_filename(work, "gem", NULL);
+    g_autoptr(GPtrArray) command = g_ptr_array_new_with_free_func(g_free);
+    const char *start[] = { ruby34, "-Ilib", "-Itest", "-e",
+                            "ARGV.each { |f| require File.expand_path(f) }" };
+    for (guint i = 0; i < G_N_ELEMENTS(start); i++)
+        g_ptr_array_add(command, g_strdup(start[i]));
+    for (guint file = 1; file <= 6; file++) {
+        GString *text = g_string_new("require_relative \"test_helper\"\n");
+        g_string_append_printf(text, "class Short%uTest < Minitest::Test\n", file);
+        for (guint test = 1; test <= 10; test++)
+            g_string_append_printf(text, "  def test_%u\n    %s\n  end\n", test,
+                                   file == 4 && test == 7
+                                       ? "assert_equal 3, Tally.count(\"a b a\")"
+                                       : "assert_equal 2, Tally.frequencies(\"a b a\")[\"a\"]");
+        g_string_append(text, "end\n");
+        g_autofree char *name = g_strdup_printf("test/short_%u_test.rb", file);
+        g_autofree char *path = g_build_filename(gem, name, NULL);
+        gl_test_write(path, text->str, -1);
+        g_string_free(text, TRUE);
+        g_ptr_array_add(command, g_steal_pointer(&name));
+    }
+    g_ptr_array_add(command, NULL);
+    g_autofree char *json = g_build_filename(work, "lsan-sixty.json", NULL);
+    Result r = { 0 };
+    run_per_test(&r, gem, "lsan", json, (const char *const *) command->pdata);
+    ck_assert_msg(r.status == 1, "status %d:\n%s", r.status, r.err);
+    gl_assert_line(r.out, "^60 runs, 60 assertions, 0 failures, 0 errors");
+    g_autofree char *named = named_tests(json, r.err);
+    ck_assert_str_eq(named, "6 bytes in 1: Short4Test#test_7 @ test/short_4_test.rb:21");
+    gl_assert_line(r.err, "^first lost in Short4Test#test_7 \\(test/short_4_test\\.rb:21\\) "
+                          "\\(found by running it again alone\\)$");
+    result_discard(&r);
+}
+END_TEST
+
 /* A Ruby that loaded the extension without the runtime (its parent
  * dropped the handover) and wrote no report: not "no leaks", INCOMPLETE. */
 START_TEST(test_lsan_process_outside_the_engine_is_incomplete)
@@ -410,6 +529,8 @@ void integration_engine(TCase *tcase)
     tcase_add_test(tcase, test_lsan_fast_stacks_on_a_frame_pointer_ruby);
     tcase_add_test(tcase, test_lsan_sample_gem_as_valgrind);
     tcase_add_test(tcase, test_lsan_process_outside_the_engine_is_incomplete);
+    tcase_add_test(tcase, test_lsan_per_test_names_the_test_as_valgrind);
+    tcase_add_test(tcase, test_lsan_per_test_sixty_tests);
     tcase_add_test(tcase, test_lsan_rake_task);
     tcase_add_test(tcase, test_asan_rake_task);
 }

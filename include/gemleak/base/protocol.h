@@ -28,7 +28,10 @@
  * (a check after COUNT tests), "gemleak:again" (tests run again begin),
  * "gemleak:again<TAB>RUNS" (a check after RUNS runs again) and
  * "gemleak:again<TAB>1<TAB>NAME<TAB>LOCATION" (a check after one test ran
- * again alone): see gemleak/judge/attribute.h.
+ * again alone): see gemleak/judge/attribute.h. Under LeakSanitizer the same
+ * markers are lines of its report file (lsan.PID), with "gemleak:checked"
+ * after each check and "gemleak:exit" at exit (see the reader,
+ * gemleak/read/sanitizer_reader.h).
  * In the environment: GEMLEAK_VALGRIND, Valgrind's command line, its
  * arguments joined by GL_PROTO_VALGRIND_SEPARATOR, for a process started
  * outside Valgrind (below a spared launcher) to start again under it; for
@@ -63,6 +66,14 @@
 #define GL_PROTO_MARKER_END "end"
 #define GL_PROTO_MARKER_TESTS "tests"
 #define GL_PROTO_MARKER_AGAIN "again"
+/* Under LeakSanitizer (whose report file holds the markers, written with
+ * __sanitizer_report_error_summary): "gemleak:checked" right after each
+ * check the helper asked for, so that the report just before it is told
+ * from the one the runtime writes at exit; "gemleak:exit" when the helper
+ * is done at exit, after which the runtime's exit check follows (no report:
+ * nothing leaked at exit). */
+#define GL_PROTO_MARKER_CHECKED "checked"
+#define GL_PROTO_MARKER_EXIT "exit"
 
 /* Valgrind's command line for the processes outside it. */
 #define GL_PROTO_VALGRIND_VARIABLE "GEMLEAK_VALGRIND"

@@ -42,6 +42,12 @@ typedef struct {
      * it halts at the first unless the code was built with
      * -fsanitize-recover=address (and halt_on_error=0 given). */
     gboolean halted;
+    /* Records of mid-run checks left out because the exit check did not
+     * report their loss record (see gl_sanitizer_read_data). */
+    guint n_not_lost;
+    /* The helper marked tests in it (a marker but "gemleak:forked",
+     * "gemleak:checked" and "gemleak:exit"): --per-test followed them. */
+    gboolean marked;
 } GlSanitizerFacts;
 
 /* How much of an input's start gl_sanitizer_detect() looks at. */
@@ -74,6 +80,17 @@ gboolean gl_sanitizer_detect(const char *data, gsize length);
  * auxiliary stacks. A leak's tid is 0 (LeakSanitizer does not say which
  * thread allocated) and at_exit is TRUE; an error's tid is Valgrind's
  * number for the runtime's thread T<n>, n + 1.
+ * --per-test: the helper's markers ("gemleak:...", gemleak/base/protocol.h)
+ * are lines of the file; each record's marker is the last one before its
+ * report (but "gemleak:checked" and "gemleak:exit"). A report followed by
+ * "gemleak:checked" is a check the helper asked for while the process ran:
+ * its records have at_exit FALSE and Valgrind's added-check meaning (only
+ * the loss records with objects, by their addresses from report_objects=1,
+ * that no earlier check saw; their numbers every object seen so far). Once
+ * the process reached exit (a report outside any check, or
+ * "gemleak:exit"), a mid-run record whose loss record the exit report does
+ * not hold is left out (facts->n_not_lost): it was never lost, only out of
+ * the runtime's sight while Ruby ran.
  * A log of the runtime with no report in it (only its "==PID==WARNING:"
  * lines) is no leak: no records, n_reports 0. A report cut short is no
  * error either: @facts says it (complete).

@@ -110,6 +110,10 @@ typedef struct {
      * for leaks right after a fork, in every run, so that what a child
      * inherited is told from what it lost itself (attribute.h). */
     gboolean client_requests;
+    /* TRUE: --per-test works under it (leak checks the helper can ask for
+     * while Ruby runs: Valgrind's client requests, LeakSanitizer's
+     * __lsan_do_recoverable_leak_check). */
+    gboolean per_test;
 } GlEngine;
 
 /* The engines, each defined in src/run/engine_<name>.c. */

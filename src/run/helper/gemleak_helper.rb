@@ -34,6 +34,8 @@ module GemLeakHelper
     MARKER_END = "end"
     MARKER_TESTS = "tests"
     MARKER_AGAIN = "again"
+    MARKER_CHECKED = "checked"
+    MARKER_EXIT = "exit"
     VALGRIND_VARIABLE = "GEMLEAK_VALGRIND"
     VALGRIND_SEPARATOR = "\x1f"
     RUNTIME_VARIABLE = "GEMLEAK_ENGINE_RUNTIME"
@@ -310,6 +312,170 @@ module GemLeakHelper
     end
   end
 
+  # --per-test under LeakSanitizer: the runtime preloaded into Ruby is the
+  # client, its interface called through Fiddle. A marker is a line of the
+  # process's report file (__sanitizer_report_error_summary prints its text
+  # and a newline there, between the reports, in order); a check is
+  # __lsan_do_recoverable_leak_check, which does not exit and reports every
+  # object lost so far, every time, followed by "gemleak:checked" (so that
+  # gemleak tells a check's report from the runtime's own at exit). What
+  # the checks found lost in all (lost) is read back from the report file:
+  # the objects (report_objects=1 lists their addresses) no check of this
+  # process listed before. A forked child writes a file of its own, and
+  # starts counting from nothing: its first check is full, as Valgrind's.
+  #
+  # LeakSanitizer does not scan memory Ruby maps itself: objects whose only
+  # reference is in a Ruby object would be reported lost while Ruby runs.
+  # Before each check, Ruby's object pages (the 64 KiB-aligned pages the
+  # live objects lie in) are registered as root regions; what is left
+  # (Ruby's shape tree, fibers' stacks, a page of hidden objects only) gemleak
+  # leaves out when the exit report does not hold it.
+  module Sanitizer
+    READ = File::RDONLY | (defined?(File::CLOEXEC) ? File::CLOEXEC : 0)
+    SYSREAD = IO.instance_method(:sysread)
+    # Ruby 3.3 and 3.4's heap pages: 64 KiB, aligned to their size.
+    PAGE = 1 << 16
+    # "0x602000000010 (24 bytes)", one object a line under "Objects leaked above:".
+    OBJECT = /\A0x(\h+) \((\d+) bytes?\)\z/
+    CHECKED = (Protocol::MARKER_PREFIX + Protocol::MARKER_CHECKED + "\0").freeze
+    EXIT = (Protocol::MARKER_PREFIX + Protocol::MARKER_EXIT + "\0").freeze
+    # How deep scrub goes: some 100 KiB of C stack.
+    SCRUB_DEPTH = 100
+
+    class << self
+      # Returns: the client PerTest calls (as the Valgrind library's).
+      def client(functions = nil)
+        require "fiddle" # Fiddle.dlwrap: where Ruby's objects are
+        functions ||= runtime_functions
+        @functions = functions
+        @report = nil
+        @pages = {}
+        @allocated_pages = nil
+        start_counting
+        {
+          marker: functions[:marker],
+          check: -> { check },
+          full_check: -> { check },
+          lost: ->(which) { which < 2 ? @lost[which] : 0 },
+          exit: -> { functions[:marker].call(EXIT) },
+        }
+      end
+
+      def runtime_functions
+        lib = Fiddle::Handle::DEFAULT
+        voidp = Fiddle::TYPE_VOIDP
+        {
+          marker: Fiddle::Function.new(lib["__sanitizer_report_error_summary"], [voidp], Fiddle::TYPE_VOID),
+          check: Fiddle::Function.new(lib["__lsan_do_recoverable_leak_check"], [], Fiddle::TYPE_INT),
+          root: Fiddle::Function.new(lib["__lsan_register_root_region"], [voidp, Fiddle::TYPE_SIZE_T],
+                                     Fiddle::TYPE_VOID),
+          report_path: Fiddle::Function.new(lib["__sanitizer_get_report_path"], [], voidp),
+        }
+      end
+
+      # This process's counts, from nothing (at the start, and in a child).
+      def start_counting
+        Core::CLOSE.bind(@report).call if @report # the parent's
+        @pid = Core.pid
+        @seen = {}
+        @lost = [0, 0]
+        @report = nil
+        @rest = "".b
+      end
+
+      def check
+        start_counting if @pid != Core.pid
+        register_pages
+        scrub(SCRUB_DEPTH)
+        @functions[:check].call
+        @functions[:marker].call(CHECKED)
+        count_new
+      end
+
+      # The C stack below where the tests ran, written over before a
+      # check: LeakSanitizer scans each thread's stack from where it is,
+      # and a pointer a test left there (a leaked block's, in a frame that
+      # has returned) would keep the block found, not lost. Each level
+      # calls back through Array#each into Ruby: a few hundred bytes of C
+      # frames each.
+      def scrub(depth)
+        return if depth.zero?
+
+        [depth].each { |n| scrub(n - 1) }
+      end
+
+      # Ruby's object pages, as roots; looked for only when Ruby allocated
+      # pages since the last look.
+      def register_pages
+        allocated = GC.stat(:total_allocated_pages)
+        return if allocated == @allocated_pages
+
+        @allocated_pages = allocated
+        root = @functions[:root]
+        ObjectSpace.each_object(BasicObject) do |object|
+          page = Fiddle.dlwrap(object) & ~(PAGE - 1)
+          next if @pages[page]
+
+          @pages[page] = true
+          root.call(page, PAGE)
+        end
+      end
+
+      # Reads what the report file gained since the last check, and counts
+      # the objects listed that no check of this process listed before.
+      def count_new
+        io = report
+        return if io.nil?
+
+        text = @rest
+        loop do
+          text << SYSREAD.bind(io).call(1 << 16)
+        rescue EOFError
+          break
+        end
+        cut = text.rindex("\n")
+        @rest = cut ? text[(cut + 1)..] : text
+        return if cut.nil?
+
+        ours = false
+        text[0..cut].each_line(chomp: true) do |line|
+          if line.start_with?("F|")
+            ours ||= project?(line.split("|", 5)[3])
+          elsif line.end_with?("allocated from:")
+            ours = false
+          elsif (object = OBJECT.match(line)) && ours && !@seen[object[1]]
+            @seen[object[1]] = true
+            @lost[0] += object[2].to_i
+            @lost[1] += 1
+          end
+        end
+      end
+
+      # Whether @module (a frame's, as the runtime names it) is one of the
+      # project's extensions, gemleak's default targets: Ruby's own blocks
+      # a check reports while Ruby runs (referenced from memory the runtime
+      # does not scan) vary from check to check, and would hide what the
+      # tests run again lose.
+      def project?(path)
+        @modules ||= {}
+        return @modules[path] if @modules.key?(path)
+
+        @modules[path] = !path.to_s.empty? && GemLeakHelper.project_extensions([path]).any?
+      end
+
+      # The report file, opened once a process (read where it is: every
+      # line before the first check is a marker).
+      def report
+        return @report if @report
+
+        path = @functions[:report_path]&.call
+        path = path.to_s if path.respond_to?(:null?) && !path.null?
+        path = "#{Core::RUN_DIR}/lsan.#{Core.digits(Core.pid)}" unless path.is_a?(String) && !path.empty?
+        @report = Core::IO_NEW.call(Core::SYSOPEN.call(path, READ), "rb")
+      end
+    end
+  end
+
   # `gemleak run --per-test` (GEMLEAK_PER_TEST=test, each or file): markers
   # in Valgrind's output around the tests, and leak checks between them, so
   # that gemleak can say during which test each leak became lost. The
@@ -399,7 +565,8 @@ module GemLeakHelper
       end
 
       # The library's functions, loaded on first use; nil (with a word on
-      # stderr) when they cannot be, and natively, outside Valgrind.
+      # stderr) when they cannot be, and natively, outside Valgrind. Under
+      # LeakSanitizer, the runtime's (Sanitizer).
       def client
         return @client if defined?(@client)
 
@@ -407,6 +574,10 @@ module GemLeakHelper
         path = @client_path
         begin
           require "fiddle"
+          if Runtime.mapped?
+            path = Runtime::PATH
+            return @client = Sanitizer.client
+          end
           lib = Fiddle.dlopen(path)
           running = Fiddle::Function.new(lib["gemleak_client_running_on_valgrind"], [], Fiddle::TYPE_INT)
           return @client if running.call.zero?
@@ -486,7 +657,7 @@ module GemLeakHelper
         @pid = Core.pid
         @ready = true
         @tests = []
-        return if @client_path.nil? || !client
+        return if (@client_path.nil? && !on?) || !client
 
         # What garbage the parent held but had not collected owns is lost
         # now, not at the child's exit, where it would seem the child's.
@@ -553,6 +724,14 @@ module GemLeakHelper
         fields = @open
         @open = nil
         check(Protocol::MARKER_PREFIX + Protocol::MARKER_END, *fields)
+      end
+
+      # Under LeakSanitizer, the last marker: the runtime's exit check
+      # follows (a report, or none when nothing was lost).
+      def exiting
+        @client[:exit]&.call if @client
+      rescue StandardError => e
+        Core.debug(e)
       end
 
       # The check after the tests ended since the last one; when they lost
@@ -1130,6 +1309,7 @@ Process.singleton_class.prepend(GemLeakHelper::Fork) if Process.respond_to?(:_fo
 at_exit do
   begin
     GemLeakHelper::PerTest.finish if GemLeakHelper::PerTest.on? # the last file, a test cut short
+    GemLeakHelper::PerTest.exiting if GemLeakHelper::PerTest.on?
     GemLeakHelper.forget_minitest_lets
     GC.start
     GemLeakHelper.forked if GemLeakHelper.forked? # Ruby before 3.1 has no Process._fork
