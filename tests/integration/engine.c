@@ -393,6 +393,45 @@ START_TEST(test_lsan_per_test_sixty_tests)
 }
 END_TEST
 
+/* A test that leaks, then forks a child that ends as Ruby does (its exit
+ * check reports what it inherited): the block is the parent's, counted
+ * once under both engines (issue 21). */
+START_TEST(test_lsan_fork_counts_inherited_once)
+{
+    if (!have_ruby34("a forked child's inherited leaks under the LeakSanitizer engine"))
+        return;
+    g_autofree char *gem = g_build_filename(work, "gem", NULL);
+    g_autofree char *test = g_build_filename(gem, "test", "inherit_test.rb", NULL);
+    gl_test_write(test,
+                  "require_relative \"test_helper\"\n"
+                  "class InheritTest < Minitest::Test\n"
+                  "  def test_leak_then_fork\n"
+                  "    assert_equal 2, Tally.count(\"a b\")\n"
+                  "    pid = fork { Tally.frequencies(\"a\") }\n"
+                  "    Process.wait(pid)\n"
+                  "    assert_predicate $?, :success?\n"
+                  "  end\n"
+                  "end\n", -1);
+    const char *command[] = { ruby34, "-Ilib", "-Itest", "test/inherit_test.rb", NULL };
+    g_autofree char *lsan_json = g_build_filename(work, "lsan-inherit.json", NULL);
+    g_autofree char *valgrind_json = g_build_filename(work, "valgrind-inherit.json", NULL);
+    Result lsan = { 0 }, valgrind = { 0 };
+    run_engine(&lsan, gem, "lsan", lsan_json, command);
+    ck_assert_msg(lsan.status == 1, "lsan: status %d:\n%s", lsan.status, lsan.err);
+    gl_assert_line(lsan.out, "^1 runs, 2 assertions, 0 failures, 0 errors");
+    gl_assert_line(lsan.err, "^gemleak: 2 files, .* inherited from the parent process\\)$");
+    gl_assert_line(lsan.err, "^gemleak: FAIL: 1 leak losing 4 bytes$");
+    run_engine(&valgrind, gem, "valgrind", valgrind_json, command);
+    ck_assert_msg(valgrind.status == 1, "valgrind: status %d:\n%s", valgrind.status, valgrind.err);
+    g_autofree char *by_lsan = named_tests(lsan_json, lsan.err);
+    g_autofree char *by_valgrind = named_tests(valgrind_json, valgrind.err);
+    ck_assert_str_eq(by_lsan, by_valgrind);
+    ck_assert_str_eq(by_lsan, "4 bytes in 1:");
+    result_discard(&lsan);
+    result_discard(&valgrind);
+}
+END_TEST
+
 /* A Ruby that loaded the extension without the runtime (its parent
  * dropped the handover) and wrote no report: not "no leaks", INCOMPLETE. */
 START_TEST(test_lsan_process_outside_the_engine_is_incomplete)
@@ -531,6 +570,7 @@ void integration_engine(TCase *tcase)
     tcase_add_test(tcase, test_lsan_process_outside_the_engine_is_incomplete);
     tcase_add_test(tcase, test_lsan_per_test_names_the_test_as_valgrind);
     tcase_add_test(tcase, test_lsan_per_test_sixty_tests);
+    tcase_add_test(tcase, test_lsan_fork_counts_inherited_once);
     tcase_add_test(tcase, test_lsan_rake_task);
     tcase_add_test(tcase, test_asan_rake_task);
 }

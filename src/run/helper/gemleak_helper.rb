@@ -650,14 +650,15 @@ module GemLeakHelper
         end
       end
 
-      # In every run that has the client library (under Valgrind), not
-      # only per test: forks are rare, and without this check the child's
-      # leaks cannot be told from its parent's.
+      # In every run that has a client (the library under Valgrind, the
+      # runtime under LeakSanitizer), not only per test: forks are rare,
+      # and without this check the child's leaks cannot be told from its
+      # parent's.
       def forked
         @pid = Core.pid
         @ready = true
         @tests = []
-        return if (@client_path.nil? && !on?) || !client
+        return if (@client_path.nil? && !on? && !Runtime.mapped?) || !client
 
         # What garbage the parent held but had not collected owns is lost
         # now, not at the child's exit, where it would seem the child's.
@@ -1309,7 +1310,7 @@ Process.singleton_class.prepend(GemLeakHelper::Fork) if Process.respond_to?(:_fo
 at_exit do
   begin
     GemLeakHelper::PerTest.finish if GemLeakHelper::PerTest.on? # the last file, a test cut short
-    GemLeakHelper::PerTest.exiting if GemLeakHelper::PerTest.on?
+    GemLeakHelper::PerTest.exiting # after a check of what a forked child inherited, too
     GemLeakHelper.forget_minitest_lets
     GC.start
     GemLeakHelper.forked if GemLeakHelper.forked? # Ruby before 3.1 has no Process._fork
