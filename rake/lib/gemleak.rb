@@ -497,18 +497,18 @@ module GemLeak
         return "#{command_name} failed (status #{suite_status}); gemleak found no leaks" unless incomplete
         if checked_nothing?
           return "#{command_name} failed (status #{suite_status}), and gemleak checked nothing: no " \
-                 "process under Valgrind loaded the extension; its messages are above"
+                 "process it checked loaded the extension; its messages are above"
         end
 
         return "#{command_name} failed (status #{suite_status}), and gemleak could not read all " \
-               "that Valgrind wrote (no leaks in what it read); its messages are above"
+               "that its engine wrote (no leaks in what it read); its messages are above"
       end
       if checked_nothing?
-        return "gemleak: nothing was checked (status #{exit_status(status)}): no process under " \
-               "Valgrind loaded the extension; its message is above"
+        return "gemleak: nothing was checked (status #{exit_status(status)}): no process it checked " \
+               "loaded the extension; its message is above"
       end
 
-      "gemleak could not read all that Valgrind wrote (status #{exit_status(status)}); its message is above"
+      "gemleak could not read all that its engine wrote (status #{exit_status(status)}); its message is above"
     end
 
     # The run read all there was, and no process under Valgrind loaded a

@@ -108,8 +108,8 @@ void gl_gate_evaluate(const GlGate *gate, const GPtrArray *findings, guint incom
                                  : result->complete ? "gemleak: pass: "
                                                     : "gemleak: INCOMPLETE: ");
     if (checked_nothing && result->failing == 0) {
-        g_string_append(line, "nothing was checked: no process under Valgrind loaded a target "
-                              "extension (see gemleak's messages)");
+        g_string_append(line, "nothing was checked: no process the engine checked loaded a "
+                              "target extension (see gemleak's messages)");
     } else if (result->failing == 0) {
         g_string_append(line, findings->len == 0 ? "no findings"
                               : uncertain == findings->len ? "no certain finding"

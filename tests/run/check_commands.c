@@ -696,8 +696,9 @@ START_TEST(test_gate_checked_nothing)
     gl_gate_evaluate(&gate, none, 0, 0, TRUE, &result);
     ck_assert(!result.failed);
     ck_assert(!result.complete);
-    ck_assert_str_eq(result.line, "gemleak: INCOMPLETE: nothing was checked: no process under "
-                                  "Valgrind loaded a target extension (see gemleak's messages)");
+    ck_assert_str_eq(result.line, "gemleak: INCOMPLETE: nothing was checked: no process the "
+                                  "engine checked loaded a target extension (see gemleak's "
+                                  "messages)");
     gl_gate_result_clear(&result);
 }
 END_TEST
