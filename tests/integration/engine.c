@@ -86,14 +86,19 @@ static gboolean have_ruby34(const char *test)
     return FALSE;
 }
 
-/* gemleak run --engine @engine --format json -o @json [ARGS...] -- @command... in @cwd. */
-static void run_engine(Result *result, const char *cwd, const char *engine, const char *json,
-                       const char *const *command)
+/* gemleak run --engine @engine [@option] --format json -o @json --format
+ * text -- @command... in @cwd. */
+static void run_engine_with(Result *result, const char *cwd, const char *engine,
+                            const char *option, const char *json, const char *const *command)
 {
     g_autoptr(GPtrArray) argv = g_ptr_array_new();
-    const char *head[] = { gemleak_binary, "run", "--engine", engine, "--format", "json", "-o",
-                           json, "--format", "text", "--", NULL };
+    const char *head[] = { gemleak_binary, "run", "--engine", engine, NULL };
+    const char *tail[] = { "--format", "json", "-o", json, "--format", "text", "--", NULL };
     for (const char *const *arg = head; *arg != NULL; arg++)
+        g_ptr_array_add(argv, (gpointer) *arg);
+    if (option != NULL)
+        g_ptr_array_add(argv, (gpointer) option);
+    for (const char *const *arg = tail; *arg != NULL; arg++)
         g_ptr_array_add(argv, (gpointer) *arg);
     for (const char *const *arg = command; *arg != NULL; arg++)
         g_ptr_array_add(argv, (gpointer) *arg);
@@ -104,6 +109,12 @@ static void run_engine(Result *result, const char *cwd, const char *engine, cons
     g_auto(GStrv) env = g_environ_setenv(g_get_environ(), "PATH", path, TRUE);
     env = g_environ_setenv(env, "TMPDIR", tmp, TRUE);
     run_command(result, cwd, env, (const char *const *) argv->pdata);
+}
+
+static void run_engine(Result *result, const char *cwd, const char *engine, const char *json,
+                       const char *const *command)
+{
+    run_engine_with(result, cwd, engine, NULL, json, command);
 }
 
 /* Returns: (transfer full): each leak finding of the JSON report @path as
@@ -274,25 +285,11 @@ START_TEST(test_lsan_sample_gem_as_valgrind)
 }
 END_TEST
 
-/* gemleak run --engine @engine --per-test --format json -o @json --format
- * text -- @command..., in @cwd. */
+/* gemleak run --engine @engine --per-test ..., as run_engine(). */
 static void run_per_test(Result *result, const char *cwd, const char *engine, const char *json,
                          const char *const *command)
 {
-    g_autoptr(GPtrArray) argv = g_ptr_array_new();
-    const char *head[] = { gemleak_binary, "run", "--engine", engine, "--per-test", "--format",
-                           "json", "-o", json, "--format", "text", "--", NULL };
-    for (const char *const *arg = head; *arg != NULL; arg++)
-        g_ptr_array_add(argv, (gpointer) *arg);
-    for (const char *const *arg = command; *arg != NULL; arg++)
-        g_ptr_array_add(argv, (gpointer) *arg);
-    g_ptr_array_add(argv, NULL);
-    g_autofree char *path = g_strconcat(ruby34_bin, ":", g_getenv("PATH"), NULL);
-    g_autofree char *tmp = g_build_filename(work, "tmp", NULL);
-    g_mkdir_with_parents(tmp, 0700);
-    g_auto(GStrv) env = g_environ_setenv(g_get_environ(), "PATH", path, TRUE);
-    env = g_environ_setenv(env, "TMPDIR", tmp, TRUE);
-    run_command(result, cwd, env, (const char *const *) argv->pdata);
+    run_engine_with(result, cwd, engine, "--per-test", json, command);
 }
 
 /* Returns: (transfer full): the only finding of the JSON report @path as
