@@ -21,6 +21,10 @@ typedef struct {
     guint64 again_bytes;
     guint64 again_blocks;
     guint64 again_direct;
+    /* First reported by a check after tests ran again: a loss record of
+     * their path alone (the helper's calls, not the suite's), every block
+     * of it theirs, those a check found only later too. */
+    gboolean again_only;
     /* Its span of tests (a check after several), owned, until a test run
      * again alone lost it again. */
     GlTest *among_first;
@@ -252,6 +256,7 @@ static void hold(GlAttributor *attributor, char *key, GlRecord *record, guint64 
         held = g_new0(Held, 1);
         held->order = order;
         held->attribution.tests = new_tests();
+        held->again_only = marker->kind == GL_MARKER_AGAIN;
         if (marker->kind == GL_MARKER_FORKED) {
             held->inherited = TRUE;
             held->inherited_bytes = record->leaked_bytes;
@@ -313,6 +318,11 @@ static void hold(GlAttributor *attributor, char *key, GlRecord *record, guint64 
  * of it was inherited or lost again. */
 static GlRecord *own_part(GlAttributor *attributor, const Held *held, GlRecord *record)
 {
+    if (held->again_only) {
+        attributor->repeated++;
+        gl_record_free(record);
+        return NULL;
+    }
     guint64 less_bytes = held->inherited_bytes + held->again_bytes;
     guint64 less_blocks = held->inherited_blocks + held->again_blocks;
     guint64 less_direct = held->inherited_direct + held->again_direct;

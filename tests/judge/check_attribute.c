@@ -947,6 +947,40 @@ START_TEST(test_leak_found_by_running_again)
 }
 END_TEST
 
+/* A block a test lost when run again, found only by the exit check (it
+ * looked reachable at the check after the run): the loss record of the
+ * runs again is theirs, every block of it, and the leak keeps the suite's
+ * numbers. */
+START_TEST(test_leak_found_late_after_running_again)
+{
+    g_autoptr(GString) xml = g_string_new(NULL);
+    begin(xml, 100);
+    start(xml, A);
+    start(xml, B);
+    msg(xml, "gemleak:tests\t2\tATest#test_a\t" GEM "/test/a_test.rb:4\tBTest#test_b\t" GEM
+             "/test/b_test.rb:9");
+    leak(xml, "17 (+17) bytes in 1 (+1) blocks", 17, 1, 45);
+    msg(xml, "gemleak:again");
+    msg(xml, "gemleak:again\t1\tBTest#test_b\t" GEM "/test/b_test.rb:9");
+    leak_again(xml, "17 (+17) bytes in 1 (+1) blocks", 17, 1, 45);
+    finished(xml);
+    leak(xml, "17 bytes in 1 blocks", 17, 1, 45);
+    leak_again(xml, "34 bytes in 2 blocks", 34, 2, 45);
+    close_document(xml);
+
+    Filtered f = { 0 };
+    filter_docs(&f, "json", (GString *const[]) { xml, NULL });
+    ck_assert_uint_eq(n_findings(&f), 1);
+    JsonObject *finding = finding_at(&f, 0);
+    g_autofree char *tests = tests_of(finding);
+    ck_assert_str_eq(tests, "BTest#test_b @ test/b_test.rb:9");
+    ck_assert_int_eq(json_object_get_int_member(finding, "bytes"), 17);
+    ck_assert_int_eq(json_object_get_int_member(finding, "blocks"), 1);
+    ck_assert_int_eq(json_object_get_int_member(finding, "occurrences"), 1);
+    filtered_clear(&f);
+}
+END_TEST
+
 /* Two of the three lost it; running again named one: the others are said.
  * A leak no test lost again names the span of tests its check came after. */
 START_TEST(test_leak_among_tests)
@@ -1072,6 +1106,7 @@ Suite *gl_attribute_suite(void)
     tcase_add_test(checks, test_real_per_test_run);
     tcase_add_test(checks, test_leak_found_by_running_again);
     tcase_add_test(checks, test_leak_among_tests);
+    tcase_add_test(checks, test_leak_found_late_after_running_again);
     suite_add_tcase(suite, checks);
     TCase *reports = tcase_create("reports and option");
     tcase_add_test(reports, test_reports_name_the_test);
