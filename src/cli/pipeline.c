@@ -325,11 +325,13 @@ static void warn_unseen_targets(const GlRules *rules, const GlAnalysis *analysis
         while (names->len > 8)
             g_ptr_array_remove_index(names, names->len - 1);
         g_ptr_array_add(names, NULL);
-        g_autofree char *list = g_strjoinv(", ", (char **) names->pdata);
+        g_autofree char *joined = g_strjoinv(", ", (char **) names->pdata);
+        /* The pattern is the user's and the names the XML's: escaped. */
+        g_autofree char *list = gl_text_escape(joined);
+        g_autofree char *pattern = gl_text_escape(gl_rules_target_pattern(rules, t));
         fprintf(err, "gemleak: warning: --object %s matches no object in the errors read%s%s%s: "
                 "the extension may be clean, or the name wrong\n",
-                gl_rules_target_pattern(rules, t), *list != '\0' ? " (they show " : "", list,
-                *list != '\0' ? ")" : "");
+                pattern, *list != '\0' ? " (they show " : "", list, *list != '\0' ? ")" : "");
     }
 }
 

@@ -6,6 +6,7 @@
 #include "gemleak/judge/targets.h"
 #include "gemleak/run/commands.h"
 #include "gemleak/run/rundir.h"
+#include "gemleak/report/report.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -157,8 +158,10 @@ static void keep_xml(FILE *err, const GlEngine *engine, const char *dir, gboolea
                                 : g_strdup_printf("%s's report directory", engine->title);
     GlCompressed compressed;
     gl_rundir_compress(dir, jobs, &compressed);
-    for (guint i = 0; i < compressed.failures->len; i++)
-        fprintf(err, "gemleak: warning: %s\n", (const char *) g_ptr_array_index(compressed.failures, i));
+    for (guint i = 0; i < compressed.failures->len; i++) {
+        g_autofree char *failure = gl_text_escape(g_ptr_array_index(compressed.failures, i));
+        fprintf(err, "gemleak: warning: %s\n", failure);
+    }
     g_autofree char *quoted = strpbrk(dir, " \t'\"\\$`!*?[]{}()<>|&;#~") != NULL
         ? g_shell_quote(dir) : g_strdup(dir);
     g_autofree char *kept = gl_format_bytes(compressed.kept_bytes);
@@ -184,9 +187,10 @@ static void record_durations(const GlCommandPlan *commands, const char *path,
         return;
     g_autoptr(GHashTable) measured = gl_rundir_test_durations(result->dir);
     if (!gl_durations_update(path, commands, (const double *) (void *) result->seconds->data,
-                             measured, &error))
-        fprintf(err, "gemleak: note: the durations of this run are not kept: %s\n",
-                error->message);
+                             measured, &error)) {
+        g_autofree char *why = gl_text_escape(error->message);
+        fprintf(err, "gemleak: note: the durations of this run are not kept: %s\n", why);
+    }
 }
 
 /* Returns: (transfer none): the Ruby @command runs: its first word when
@@ -362,8 +366,12 @@ static int run_planned(const Options *options, Plan *plan, char **command, FILE 
     if (!gl_cli_not_empty("--durations", options->durations, &error) ||
         !gl_commands_plan(command, &planning, &commands, &error))
         return gl_cli_fail(err, "run", error);
-    for (guint i = 0; i < commands.notes->len; i++)
-        fprintf(err, "gemleak: note: %s\n", (const char *) g_ptr_array_index(commands.notes, i));
+    /* Notes name files and commands, which may hold anything: escaped, as
+     * the reports show them. */
+    for (guint i = 0; i < commands.notes->len; i++) {
+        g_autofree char *note = gl_text_escape(g_ptr_array_index(commands.notes, i));
+        fprintf(err, "gemleak: note: %s\n", note);
+    }
     if (options->per_test != NULL && gl_engine_find(options->engine)->client_requests &&
         !gl_per_test_available()) {
         g_set_error(&error, GL_ERROR, GL_ERROR_ENVIRONMENT,

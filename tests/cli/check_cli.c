@@ -1900,6 +1900,28 @@ START_TEST(test_json_report_reads_back_as_a_baseline)
 }
 END_TEST
 
+/* A file name with a terminal escape in it, in gemleak's own notes: shown
+ * escaped, as in reports, never sent to the terminal raw. */
+START_TEST(test_notes_escape_file_names)
+{
+    g_autofree char *dir = gl_test_tmpdir();
+    g_autofree char *durations = g_build_filename(dir, "dur\033[31m.txt", NULL);
+    gl_test_write(durations, "not json\n", -1);
+    RUN(run, "run", "--durations", durations, "--", "true", ":::", "/etc/hostname");
+    ck_assert_ptr_null(strchr(run.err, '\033'));
+    gl_assert_line(run.err, "^gemleak: note: .*/dur\\\\x1b\\[31m\\.txt is not gemleak's "
+                            "durations file");
+    gl_test_run_clear(&run);
+
+    g_autofree char *leak = gl_test_fixture("xml/leak.xml");
+    RUN(unseen, "filter", "--object", "no\033[31mne", leak);
+    ck_assert_ptr_null(strchr(unseen.err, '\033'));
+    gl_assert_line(unseen.err, "^gemleak: warning: --object no\\\\x1b\\[31mne matches no object");
+    gl_test_run_clear(&unseen);
+    gl_remove_tree(dir);
+}
+END_TEST
+
 Suite *gl_cli_suite(void)
 {
     Suite *suite = suite_create("cli");
@@ -1949,6 +1971,7 @@ Suite *gl_cli_suite(void)
     tcase_add_test(tc, test_run_directory_too_long_for_valgrind);
     tcase_add_test(tc, test_fewer_threads_when_none_can_start);
     tcase_add_test(tc, test_fewer_threads_under_an_address_space_limit);
+    tcase_add_test(tc, test_notes_escape_file_names);
     suite_add_tcase(suite, tc);
 
     /* probes that take their time box: seconds each */
