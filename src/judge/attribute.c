@@ -149,7 +149,8 @@ GlMarkerKind gl_marker_read(const char *text, GlMarker *marker)
         }
     } else if (strcmp(word, GL_PROTO_MARKER_AGAIN) == 0) {
         guint64 runs = n >= 2 ? count_of(fields[1]) : 0;
-        if (n == 1 || runs > 0) {
+        marker->forked = n == 2 && strcmp(fields[1], GL_PROTO_MARKER_FORKED) == 0;
+        if (n == 1 || runs > 0 || marker->forked) {
             marker->kind = GL_MARKER_AGAIN;
             marker->count = runs;
             if (runs == 1 && n >= 4)
@@ -417,6 +418,10 @@ void gl_attributor_add(GlAttributor *attributor, GlRecord *record, guint64 order
         add_held(attributor, held, record, MIN(held->order, order));
         held_free(held);
         g_free(stolen_key);
+    } else if (kind == GL_MARKER_AGAIN && marker.forked) {
+        /* A child forked by a test run again lost it: the runs again's. */
+        attributor->repeated++;
+        gl_record_free(record);
     } else {
         if (kind == GL_MARKER_START)
             g_ptr_array_add(tests, g_steal_pointer(&marker.test));  /* the process ended in a test */

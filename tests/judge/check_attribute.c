@@ -879,6 +879,9 @@ START_TEST(test_marker_tests_and_again)
     ck_assert_int_eq(gl_marker_read("gemleak:tests\tmany\ta\tb\tc\td", &marker), GL_MARKER_NONE);
     ck_assert_int_eq(gl_marker_read("gemleak:tests\t0\ta\tb\tc\td", &marker), GL_MARKER_NONE);
     ck_assert_int_eq(gl_marker_read("gemleak:tests\t3\ta\tb", &marker), GL_MARKER_NONE);
+    ck_assert_int_eq(gl_marker_read("gemleak:again\tforked  ", &marker), GL_MARKER_AGAIN);
+    ck_assert(marker.forked);
+    ck_assert_uint_eq(marker.count, 0);
     ck_assert_int_eq(gl_marker_read("gemleak:again\tx", &marker), GL_MARKER_NONE);
     ck_assert_ptr_null(marker.test);
     GlTest *test = NULL;
@@ -977,6 +980,28 @@ START_TEST(test_leak_found_late_after_running_again)
     ck_assert_int_eq(json_object_get_int_member(finding, "bytes"), 17);
     ck_assert_int_eq(json_object_get_int_member(finding, "blocks"), 1);
     ck_assert_int_eq(json_object_get_int_member(finding, "occurrences"), 1);
+    filtered_clear(&f);
+}
+END_TEST
+
+/* A child a test forked when it ran again: what the child lost is the runs
+ * again's, not the suite's; its errors are kept. */
+START_TEST(test_child_forked_by_a_test_run_again)
+{
+    g_autoptr(GString) xml = g_string_new(NULL);
+    begin(xml, 101);
+    msg(xml, "gemleak:forked");
+    msg(xml, "gemleak:again\tforked");
+    invalid_read(xml, 50);
+    finished(xml);
+    leak(xml, "17 bytes in 1 blocks", 17, 1, 45);
+    close_document(xml);
+
+    Filtered f = { 0 };
+    filter_docs(&f, "json", (GString *const[]) { xml, NULL });
+    ck_assert_uint_eq(n_findings(&f), 1);
+    ck_assert_str_eq(json_object_get_string_member(finding_at(&f, 0), "kind"), "InvalidRead");
+    ck_assert_int_eq(skipped_by(&f, "repeated_by_later_check"), 1);
     filtered_clear(&f);
 }
 END_TEST
@@ -1107,6 +1132,7 @@ Suite *gl_attribute_suite(void)
     tcase_add_test(checks, test_leak_found_by_running_again);
     tcase_add_test(checks, test_leak_among_tests);
     tcase_add_test(checks, test_leak_found_late_after_running_again);
+    tcase_add_test(checks, test_child_forked_by_a_test_run_again);
     suite_add_tcase(suite, checks);
     TCase *reports = tcase_create("reports and option");
     tcase_add_test(reports, test_reports_name_the_test);

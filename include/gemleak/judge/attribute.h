@@ -22,7 +22,8 @@
  * - what grew in the checks after tests ran again ("again RUNS", "again 1
  *   X") was lost by those runs, not the suite's: it is subtracted from the
  *   loss record's numbers, and a loss record nothing else lost is left out
- *   (repeated).
+ *   (repeated); so is what a child forked by a test run again ("again
+ *   forked") lost.
  *
  * It knows the helper's markers, nothing about XML or Ruby's frames. */
 #ifndef GEMLEAK_ATTRIBUTE_H
@@ -43,7 +44,8 @@ typedef enum {
                         * LAST-LOCATION": N tests ended, a check follows */
     GL_MARKER_AGAIN,   /* "gemleak:again": tests run again begin; "gemleak:again\tRUNS":
                         * they ran, a check follows; "gemleak:again\t1\tNAME\tLOCATION":
-                        * one ran alone, a check follows */
+                        * one ran alone, a check follows; "gemleak:again\tforked": a
+                        * child forked by a test run again */
 } GlMarkerKind;
 
 /* A marker, read. */
@@ -52,6 +54,7 @@ typedef struct {
     GlTest *test;      /* START, END, AGAIN alone: the test; TESTS: the first (owned) */
     GlTest *last;      /* TESTS: the last test (owned) */
     guint64 count;     /* TESTS: the tests; AGAIN: the runs, 0 when they begin */
+    gboolean forked;   /* AGAIN: in a child forked by a test run again */
 } GlMarker;
 
 /* Reads @text (nullable) into @marker; free its tests with

@@ -493,6 +493,7 @@ module GemLeakHelper
   #   gemleak:again<TAB>RUNS               they ran RUNS times in all; a check follows
   #   gemleak:again<TAB>1<TAB>NAME<TAB>LOCATION
   #                                        one test ran again alone; a check follows
+  #   gemleak:again<TAB>forked             first in a child forked by a test run again
   #
   # A check is a GC (the objects the tests dropped are freed, so that what
   # they leaked is lost now) and VALGRIND_DO_ADDED_LEAK_CHECK, which reports
@@ -669,6 +670,9 @@ module GemLeakHelper
         grown(Core.monotonic) if on?
         # A child forked during a test runs on in it.
         marker(Protocol::MARKER_PREFIX + Protocol::MARKER_START, *@open) if on? && @open
+        # A child forked by a test run again: what it loses, the runs again
+        # lose, not the suite.
+        marker(Protocol::MARKER_PREFIX + Protocol::MARKER_AGAIN, Protocol::MARKER_FORKED) if @again
       rescue StandardError => e
         on? ? failed(e) : Core.debug(e)
       end
