@@ -23,8 +23,11 @@ typedef struct {
     guint64 again_direct;
     /* First reported by a check after tests ran again: a loss record of
      * their path alone (the helper's calls, not the suite's), every block
-     * of it theirs, those a check found only later too. */
+     * of it theirs, those a check found only later too, when the suite's
+     * own runs lost the same finding (suite_lost); else it is kept whole:
+     * what only runs again lost is never hidden. */
     gboolean again_only;
+    char *merge_key;           /* its finding's (gl_record_merge_key()), owned */
     /* Its span of tests (a check after several), owned, until a test run
      * again alone lost it again. */
     GlTest *among_first;
@@ -38,6 +41,9 @@ typedef struct {
 struct GlAttributor {
     GlFindings *findings;
     GHashTable *held;          /* loss key (owned) -> Held* (owned) */
+    /* The merge keys (owned) of the findings the suite's own runs lost: a
+     * check not after tests ran again reported them. */
+    GHashTable *suite_lost;
     guint64 repeated;
     guint64 inherited;
 };
@@ -49,6 +55,7 @@ static void held_free(gpointer data)
     g_ptr_array_unref(held->attribution.tests);
     gl_test_free(held->among_first);
     gl_test_free(held->among_last);
+    g_free(held->merge_key);
     g_free(held);
 }
 
@@ -57,6 +64,7 @@ GlAttributor *gl_attributor_new(GlFindings *findings)
     GlAttributor *attributor = g_new0(GlAttributor, 1);
     attributor->findings = findings;
     attributor->held = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, held_free);
+    attributor->suite_lost = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
     return attributor;
 }
 
@@ -65,6 +73,7 @@ void gl_attributor_free(GlAttributor *attributor)
     if (attributor == NULL)
         return;
     g_hash_table_unref(attributor->held);
+    g_hash_table_unref(attributor->suite_lost);
     g_free(attributor);
 }
 
@@ -224,10 +233,9 @@ static GPtrArray *new_tests(void)
 
 /* @test, run again alone, lost @record again: it is named for every loss
  * record of the same finding that the suite's own runs lost. */
-static void name_again(GlAttributor *attributor, const GlRecord *record, const GlTest *test,
+static void name_again(GlAttributor *attributor, const char *key, const GlTest *test,
                        guint64 blocks)
 {
-    g_autofree char *key = gl_record_merge_key(record);
     GHashTableIter iter;
     gpointer value;
     g_hash_table_iter_init(&iter, attributor->held);
@@ -235,8 +243,7 @@ static void name_again(GlAttributor *attributor, const GlRecord *record, const G
         Held *held = value;
         if (held->record->leaked_blocks <= held->again_blocks)
             continue;  /* lost only by runs again */
-        g_autofree char *other = gl_record_merge_key(held->record);
-        if (strcmp(key, other) == 0) {
+        if (strcmp(key, held->merge_key) == 0) {
             append_test(held->attribution.tests, gl_test_new(test->name, test->location));
             held->attribution.again = TRUE;
             held->named_blocks += blocks;
@@ -258,6 +265,7 @@ static void hold(GlAttributor *attributor, char *key, GlRecord *record, guint64 
         held->order = order;
         held->attribution.tests = new_tests();
         held->again_only = marker->kind == GL_MARKER_AGAIN;
+        held->merge_key = gl_record_merge_key(record);
         if (marker->kind == GL_MARKER_FORKED) {
             held->inherited = TRUE;
             held->inherited_bytes = record->leaked_bytes;
@@ -274,6 +282,11 @@ static void hold(GlAttributor *attributor, char *key, GlRecord *record, guint64 
         attributor->repeated++;
     }
     held->record = record;
+    /* The suite's own runs lost it: any check but those after tests ran
+     * again, or at a fork (what the child inherited). */
+    if (marker->kind != GL_MARKER_AGAIN && marker->kind != GL_MARKER_FORKED &&
+        !g_hash_table_contains(attributor->suite_lost, held->merge_key))
+        g_hash_table_add(attributor->suite_lost, g_strdup(held->merge_key));
     switch (marker->kind) {
     case GL_MARKER_END:  /* after "end" */
     case GL_MARKER_START:  /* after "start", when the test ran a check of its own */
@@ -303,7 +316,7 @@ static void hold(GlAttributor *attributor, char *key, GlRecord *record, guint64 
          * own runs lost at the same place (the same finding: a test run
          * again reaches it by another path, another loss record). */
         if (marker->test != NULL && marker->count == 1)
-            name_again(attributor, record, marker->test,
+            name_again(attributor, held->merge_key, marker->test,
                        record->leaked_blocks > blocks_before ? record->leaked_blocks - blocks_before : 0);
         break;
     }
@@ -320,6 +333,8 @@ static void hold(GlAttributor *attributor, char *key, GlRecord *record, guint64 
 static GlRecord *own_part(GlAttributor *attributor, const Held *held, GlRecord *record)
 {
     if (held->again_only) {
+        if (!g_hash_table_contains(attributor->suite_lost, held->merge_key))
+            return record;  /* no evidence it is the runs' alone: kept */
         attributor->repeated++;
         gl_record_free(record);
         return NULL;

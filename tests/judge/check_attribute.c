@@ -984,6 +984,38 @@ START_TEST(test_leak_found_late_after_running_again)
 }
 END_TEST
 
+/* What only the runs again lost, of a finding the suite's own checks never
+ * reported (a test that leaks on its second run, or a suite's block found
+ * lost only then): kept whole, never hidden. */
+START_TEST(test_leak_only_runs_again_lost_is_kept)
+{
+    g_autoptr(GString) xml = g_string_new(NULL);
+    begin(xml, 100);
+    start(xml, A);
+    start(xml, B);
+    msg(xml, "gemleak:tests\t2\tATest#test_a\t" GEM "/test/a_test.rb:4\tBTest#test_b\t" GEM
+             "/test/b_test.rb:9");
+    leak(xml, "17 (+17) bytes in 1 (+1) blocks", 17, 1, 45);
+    msg(xml, "gemleak:again");
+    msg(xml, "gemleak:again\t1\tBTest#test_b\t" GEM "/test/b_test.rb:9");
+    leak_again(xml, "17 (+17) bytes in 1 (+1) blocks", 17, 1, 45);
+    leak_again(xml, "5 (+5) bytes in 1 (+1) blocks", 5, 1, 60);
+    finished(xml);
+    leak(xml, "17 bytes in 1 blocks", 17, 1, 45);
+    leak_again(xml, "17 bytes in 1 blocks", 17, 1, 45);
+    leak_again(xml, "10 bytes in 2 blocks", 10, 2, 60);
+    close_document(xml);
+
+    Filtered f = { 0 };
+    filter_docs(&f, "json", (GString *const[]) { xml, NULL });
+    ck_assert_uint_eq(n_findings(&f), 2);
+    ck_assert_int_eq(json_object_get_int_member(finding_at(&f, 0), "bytes"), 17);
+    ck_assert_int_eq(json_object_get_int_member(finding_at(&f, 1), "bytes"), 10);
+    ck_assert_int_eq(json_object_get_int_member(finding_at(&f, 1), "blocks"), 2);
+    filtered_clear(&f);
+}
+END_TEST
+
 /* A child a test forked when it ran again: what the child lost is the runs
  * again's, not the suite's; its errors are kept. */
 START_TEST(test_child_forked_by_a_test_run_again)
@@ -1133,6 +1165,7 @@ Suite *gl_attribute_suite(void)
     tcase_add_test(checks, test_leak_among_tests);
     tcase_add_test(checks, test_leak_found_late_after_running_again);
     tcase_add_test(checks, test_child_forked_by_a_test_run_again);
+    tcase_add_test(checks, test_leak_only_runs_again_lost_is_kept);
     suite_add_tcase(suite, checks);
     TCase *reports = tcase_create("reports and option");
     tcase_add_test(reports, test_reports_name_the_test);

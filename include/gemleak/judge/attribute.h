@@ -21,9 +21,10 @@
  *   ran again alone) was lost in X, found by running it again;
  * - what grew in the checks after tests ran again ("again RUNS", "again 1
  *   X") was lost by those runs, not the suite's: it is subtracted from the
- *   loss record's numbers, and a loss record nothing else lost is left out
- *   (repeated); so is what a child forked by a test run again ("again
- *   forked") lost.
+ *   loss record's numbers, and a loss record only they lost is left out
+ *   (repeated) when the suite's own checks reported its finding, kept
+ *   whole when they did not; what a child forked by a test run again
+ *   ("again forked") lost is left out.
  *
  * It knows the helper's markers, nothing about XML or Ruby's frames. */
 #ifndef GEMLEAK_ATTRIBUTE_H
