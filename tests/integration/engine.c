@@ -356,27 +356,13 @@ START_TEST(test_lsan_per_test_sixty_tests)
     if (!have_ruby34("--per-test under the LeakSanitizer engine, 60 tests"))
         return;
     g_autofree char *gem = g_build_filename(work, "gem", NULL);
-    g_autoptr(GPtrArray) command = g_ptr_array_new_with_free_func(g_free);
-    const char *start[] = { ruby34, "-Ilib", "-Itest", "-e",
-                            "ARGV.each { |f| require File.expand_path(f) }" };
-    for (guint i = 0; i < G_N_ELEMENTS(start); i++)
-        g_ptr_array_add(command, g_strdup(start[i]));
-    for (guint file = 1; file <= 6; file++) {
-        GString *text = g_string_new("require_relative \"test_helper\"\n");
-        g_string_append_printf(text, "class Short%uTest < Minitest::Test\n", file);
-        for (guint test = 1; test <= 10; test++)
-            g_string_append_printf(text, "  def test_%u\n    %s\n  end\n", test,
-                                   file == 4 && test == 7
-                                       ? "assert_equal 3, Tally.count(\"a b a\")"
-                                       : "assert_equal 2, Tally.frequencies(\"a b a\")[\"a\"]");
-        g_string_append(text, "end\n");
-        g_autofree char *name = g_strdup_printf("test/short_%u_test.rb", file);
-        g_autofree char *path = g_build_filename(gem, name, NULL);
-        gl_test_write(path, text->str, -1);
-        g_string_free(text, TRUE);
-        g_ptr_array_add(command, g_steal_pointer(&name));
+    g_autoptr(GPtrArray) files = NULL;
+    g_autoptr(GPtrArray) command = NULL;
+    sixty_tests(ruby34, FALSE, &files, &command);
+    for (guint i = 0; g_ptr_array_index(files, i) != NULL; i += 2) {
+        g_autofree char *path = g_build_filename(gem, g_ptr_array_index(files, i), NULL);
+        gl_test_write(path, g_ptr_array_index(files, i + 1), -1);
     }
-    g_ptr_array_add(command, NULL);
     g_autofree char *json = g_build_filename(work, "lsan-sixty.json", NULL);
     Result r = { 0 };
     run_per_test(&r, gem, "lsan", json, (const char *const *) command->pdata);

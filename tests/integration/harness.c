@@ -271,3 +271,31 @@ char *write_launcher(const char *dir, const char *name, const char *code)
     g_chmod(path, 0755);
     return path;
 }
+
+void sixty_tests(const char *ruby, gboolean once, GPtrArray **files, GPtrArray **command)
+{
+    *files = g_ptr_array_new_with_free_func(g_free);
+    *command = g_ptr_array_new_with_free_func(g_free);
+    const char *start[] = { ruby, "-Ilib", "-Itest", "-e",
+                            "ARGV.each { |f| require File.expand_path(f) }" };
+    for (guint i = 0; i < G_N_ELEMENTS(start); i++)
+        g_ptr_array_add(*command, g_strdup(start[i]));
+    for (guint file = 1; file <= 6; file++) {
+        GString *text = g_string_new("require_relative \"test_helper\"\n");
+        g_string_append_printf(text, "class Short%uTest < Minitest::Test\n", file);
+        for (guint test = 1; test <= 10; test++) {
+            const char *body = "assert_equal 2, Tally.frequencies(\"a b a\")[\"a\"]";
+            if (file == 4 && test == 7)
+                body = once ? "assert_equal 3, Tally.count(\"a b a\") unless $counted\n"
+                              "    $counted = true"
+                            : "assert_equal 3, Tally.count(\"a b a\")";
+            g_string_append_printf(text, "  def test_%u\n    %s\n  end\n", test, body);
+        }
+        g_string_append(text, "end\n");
+        g_ptr_array_add(*files, g_strdup_printf("test/short_%u_test.rb", file));
+        g_ptr_array_add(*files, g_string_free(text, FALSE));
+        g_ptr_array_add(*command, g_strdup_printf("test/short_%u_test.rb", file));
+    }
+    g_ptr_array_add(*files, NULL);
+    g_ptr_array_add(*command, NULL);
+}

@@ -112,6 +112,14 @@ void forget(Result *result, char *dir);
  * @code. Returns: (transfer full): its path. */
 char *write_launcher(const char *dir, const char *name, const char *code);
 
+/* The benchmark's suite (bench/bench.sh section 4): six files of ten
+ * minitest tests for the example gem, the seventh test of the fourth
+ * leaking Tally.count's 6 bytes (on its first run only when @once).
+ * *files receives pairs of a path relative to the gem and its text, then
+ * NULL; *command what runs them all with @ruby, then NULL. Both (transfer
+ * full), their strings freed with them. */
+void sixty_tests(const char *ruby, gboolean once, GPtrArray **files, GPtrArray **command);
+
 void integration_self(TCase *tcase);
 void integration_leaks(TCase *tcase);
 void integration_verdicts(TCase *tcase);

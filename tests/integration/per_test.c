@@ -242,30 +242,9 @@ END_TEST
  * first run only. Returns: (transfer full) the copy's directory. */
 static char *sixty_run(Result *result, gboolean once, JsonParser *parser, JsonObject **report)
 {
-    g_autoptr(GPtrArray) files = g_ptr_array_new_with_free_func(g_free);
-    g_autoptr(GPtrArray) command = g_ptr_array_new_with_free_func(g_free);
-    const char *start[] = { "ruby", "-Ilib", "-Itest", "-e",
-                            "ARGV.each { |f| require File.expand_path(f) }" };
-    for (guint i = 0; i < G_N_ELEMENTS(start); i++)
-        g_ptr_array_add(command, g_strdup(start[i]));
-    for (guint file = 1; file <= 6; file++) {
-        GString *text = g_string_new("require_relative \"test_helper\"\n");
-        g_string_append_printf(text, "class Short%uTest < Minitest::Test\n", file);
-        for (guint test = 1; test <= 10; test++) {
-            const char *body = "assert_equal 2, Tally.frequencies(\"a b a\")[\"a\"]";
-            if (file == 4 && test == 7)
-                body = once ? "assert_equal 3, Tally.count(\"a b a\") unless $counted\n"
-                              "    $counted = true"
-                            : "assert_equal 3, Tally.count(\"a b a\")";
-            g_string_append_printf(text, "  def test_%u\n    %s\n  end\n", test, body);
-        }
-        g_string_append(text, "end\n");
-        g_ptr_array_add(files, g_strdup_printf("test/short_%u_test.rb", file));
-        g_ptr_array_add(files, g_string_free(text, FALSE));
-        g_ptr_array_add(command, g_strdup_printf("test/short_%u_test.rb", file));
-    }
-    g_ptr_array_add(files, NULL);
-    g_ptr_array_add(command, NULL);
+    g_autoptr(GPtrArray) files = NULL;
+    g_autoptr(GPtrArray) command = NULL;
+    sixty_tests("ruby", once, &files, &command);
     char *dir = suite_run(result, ARGS("--per-test"), (const char *const *) command->pdata,
                           (char **) files->pdata, parser, report);
     ck_assert_msg(result->status == 1, "status %d:\n%s", result->status, result->err);

@@ -1,6 +1,6 @@
 /* Which test a leak or error belongs to (gemleak run --per-test). The Ruby
- * helper writes a marker (a Valgrind client message) when each test starts
- * and ends, and asks for a leak check after each end; the reader gives
+ * helper writes a marker (a Valgrind client message) when each test starts,
+ * and one before each leak check it asks for between tests; the reader gives
  * every record the last marker its process wrote before it (record->marker)
  * and whether it came from the exit leak check (record->at_exit). This
  * module reads those, one process's records at a time:
