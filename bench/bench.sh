@@ -139,6 +139,29 @@ end
 EOF
 }
 loader='ARGV.each { |f| require File.expand_path(f) }'
+# short_tests: 60 tests that each do little, ten to a file in
+# test/short_N_test.rb of the suite: the seventh test of the fourth file
+# leaks (Tally.count). Sections 4 and 8 time --per-test on them.
+short_tests() {
+    i=1
+    while [ "$i" -le 6 ]; do
+        {
+            echo 'require_relative "test_helper"'
+            echo "class Short${i}Test < Minitest::Test"
+            j=1
+            while [ "$j" -le 10 ]; do
+                if [ "$i" = 4 ] && [ "$j" = 7 ]; then
+                    printf '  def test_%s\n    assert_equal 3, Tally.count("a b a")\n  end\n' "$j"
+                else
+                    printf '  def test_%s\n    assert_equal 2, Tally.frequencies("a b a")["a"]\n  end\n' "$j"
+                fi
+                j=$((j + 1))
+            done
+            echo "end"
+        } > "$suite/test/short_${i}_test.rb"
+        i=$((i + 1))
+    done
+}
 # The suite's extension built with AddressSanitizer into asan-lib/, as the
 # Rake task's engine :asan builds it, to go first on the load path.
 asan_build() {
@@ -169,24 +192,7 @@ if want 3 || want 4; then
     # 60 tests that each do little: the worst case, where the checks are
     # most of the time. Ten to a file, for --per-test=file; the seventh
     # test of the fourth file leaks.
-    i=1
-    while [ "$i" -le 6 ]; do
-        {
-            echo 'require_relative "test_helper"'
-            echo "class Short${i}Test < Minitest::Test"
-            j=1
-            while [ "$j" -le 10 ]; do
-                if [ "$i" = 4 ] && [ "$j" = 7 ]; then
-                    printf '  def test_%s\n    assert_equal 3, Tally.count("a b a")\n  end\n' "$j"
-                else
-                    printf '  def test_%s\n    assert_equal 2, Tally.frequencies("a b a")["a"]\n  end\n' "$j"
-                fi
-                j=$((j + 1))
-            done
-            echo "end"
-        } > "$suite/test/short_${i}_test.rb"
-        i=$((i + 1))
-    done
+    short_tests
     # per_test NAME TESTS FILE...: the four modes, one after the other
     per_test() {
         name=$1 tests=$2
@@ -323,18 +329,7 @@ if want 8; then
         # target: 1.2x): the example gem's suite, and section 4's 60 short
         # tests in 6 files (the seventh test of the fourth leaks), where the
         # checks weigh most. The test it names is printed.
-        for f in 1 2 3 4 5 6; do
-            {
-                echo 'require_relative "test_helper"'
-                echo "class Short${f}Test < Minitest::Test"
-                for t in 1 2 3 4 5 6 7 8 9 10; do
-                    if [ "$f" = 4 ] && [ "$t" = 7 ]; then body='assert_equal 3, Tally.count("a b a")'
-                    else body='assert_equal 2, Tally.frequencies("a b a")["a"]'; fi
-                    printf '  def test_%s\n    %s\n  end\n' "$t" "$body"
-                done
-                echo "end"
-            } > "test/short_${f}_test.rb"
-        done
+        short_tests
         lsan_per_test() {
             name=$1
             shift
