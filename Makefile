@@ -126,12 +126,13 @@ $(B)/helper/gemleak_helper.rb: $(RESDIR)/helper/gemleak_helper.rb $(PROTOCOL_H)
 # valgrind-devel) it is left empty, and --per-test says why it cannot run.
 CLIENT_CFLAGS := -std=c11 -O2 -fPIC -shared -Wall -Wextra -Wmissing-prototypes \
                  -Wstrict-prototypes -Wformat=2 $(WERROR)
-$(B)/client/gemleak_client.so: $(RESDIR)/client/gemleak_client.c
+CLIENT_SRCS := $(RESDIR)/client/gemleak_client.c $(RESDIR)/client/owners.c
+$(B)/client/gemleak_client.so: $(CLIENT_SRCS)
 	@mkdir -p $(@D)
 	@if printf '#include <valgrind/valgrind.h>\n#include <valgrind/memcheck.h>\n' | \
 	    $(CC) -E -x c - >/dev/null 2>&1; then \
-	    echo "$(CC) $(CLIENT_CFLAGS) -o $@ $<"; \
-	    $(CC) $(CLIENT_CFLAGS) -o $@ $<; \
+	    echo "$(CC) $(CLIENT_CFLAGS) -o $@ $(CLIENT_SRCS) -pthread"; \
+	    $(CC) $(CLIENT_CFLAGS) -o $@ $(CLIENT_SRCS) -pthread; \
 	else \
 	    echo "warning: no <valgrind/valgrind.h> (Debian: valgrind; Fedora: valgrind-devel):" \
 	         "gemleak is built without --per-test" >&2; \
@@ -215,6 +216,7 @@ lint: deps-lint
 	    --std=c11 --library=gtk --library=scripts/cppcheck-glib.cfg -Iinclude \
 	    --suppress=missingIncludeSystem src
 	clang-tidy --quiet $(foreach s,$(STAGES),src/$(s)/*.c) -- -std=c11 $(DEFINES) -Iinclude -I$(B)/gen $(PKG_CFLAGS)
+	clang-tidy --quiet $(RESDIR)/client/*.c -- -std=c11
 
 # The Ruby library learns where the binary went (gemleak/installed.rb), so
 # that it needs neither PATH nor GEMLEAK.

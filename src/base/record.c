@@ -37,6 +37,61 @@ void gl_record_free(GlRecord *record)
     g_free(record);
 }
 
+/* Copies @from's frames into @to, their strings interned in @record. */
+static void copy_stack(GlRecord *record, GlStack *to, const GlStack *from)
+{
+    to->n_frames = from->n_frames;
+    to->frames = from->n_frames > 0 ? g_new(GlFrame, from->n_frames) : NULL;
+    for (guint i = 0; i < from->n_frames; i++) {
+        GlFrame frame = from->frames[i];
+        frame.obj = gl_record_intern(record, frame.obj);
+        frame.fn = gl_record_intern(record, frame.fn);
+        frame.dir = gl_record_intern(record, frame.dir);
+        frame.file = gl_record_intern(record, frame.file);
+        to->frames[i] = frame;
+    }
+}
+
+GlRecord *gl_record_copy(const GlRecord *from)
+{
+    GlRecord *record = gl_record_new();
+    GStringChunk *strings = record->strings;
+    GArray *aux = record->aux;
+    *record = *from;
+    record->strings = strings;
+    record->aux = aux;
+    record->threadname = gl_record_intern(record, from->threadname);
+    record->kind = gl_record_intern(record, from->kind);
+    record->what = gl_record_intern(record, from->what);
+    record->fd_path = gl_record_intern(record, from->fd_path);
+    record->marker = gl_record_intern(record, from->marker);
+    record->unnamed_object = gl_record_intern(record, from->unnamed_object);
+    copy_stack(record, &record->stack, &from->stack);
+    for (guint i = 0; i < from->aux->len; i++) {
+        const GlAux *theirs = &g_array_index(from->aux, GlAux, i);
+        GlAux ours = { .text = gl_record_intern(record, theirs->text) };
+        copy_stack(record, &ours.stack, &theirs->stack);
+        g_array_append_val(record->aux, ours);
+    }
+    record->suppression = NULL;
+    if (from->suppression != NULL) {
+        const GlSuppression *theirs = from->suppression;
+        GlSuppression *ours = g_new0(GlSuppression, 1);
+        ours->name = gl_record_intern(record, theirs->name);
+        ours->kind = gl_record_intern(record, theirs->kind);
+        ours->aux = gl_record_intern(record, theirs->aux);
+        ours->rawtext = gl_record_intern(record, theirs->rawtext);
+        guint n = 0;
+        while (theirs->frames != NULL && theirs->frames[n] != NULL)
+            n++;
+        ours->frames = g_new0(const char *, n + 1);
+        for (guint i = 0; i < n; i++)
+            ours->frames[i] = gl_record_intern(record, theirs->frames[i]);
+        record->suppression = ours;
+    }
+    return record;
+}
+
 const char *gl_record_intern(GlRecord *record, const char *s)
 {
     if (s == NULL)

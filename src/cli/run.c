@@ -71,8 +71,8 @@ static GOptionGroup *run_group(Options *options)
         { "per-test", 0, G_OPTION_FLAG_OPTIONAL_ARG, G_OPTION_ARG_CALLBACK, (gpointer) on_per_test,
           "Name the test in which each leak was lost (minitest, test-unit, RSpec): found with "
           "few leak checks by running the tests that lost memory again (--per-test alone), a "
-          "check after each test (each), or after each test file; under Valgrind or "
-          "--engine lsan", "test|each|file" },
+          "check after each test (each), or after each test file; under --engine lsan, the "
+          "test that allocated its blocks (no check, nothing run again)", "test|each|file" },
         { "spare-launchers", 0, 0, G_OPTION_ARG_NONE, &options->spare_launchers,
           "Run a launcher command (bundle, rake) outside Valgrind, faster: a Ruby it starts "
           "with its own RUBYOPT, or none, is then not checked", NULL },
@@ -125,15 +125,16 @@ static const char run_description[] =
     "process instead, with RUBY_FREE_AT_EXIT=1 and exact stacks (fast ones, near\n"
     "native speed, when Ruby was built keeping frame pointers): leaks only (no\n"
     "invalid reads or writes, no use after free), at a fraction of Valgrind's\n"
-    "time; it needs Ruby 3.3 or newer, and takes --per-test (LeakSanitizer's own\n"
-    "leak checks while the tests run). --engine asan preloads AddressSanitizer's\n"
-    "runtime (libasan8) the same way: invalid reads and writes, use after free\n"
-    "and double frees, with their allocation and free stacks, in an extension\n"
-    "built with -fsanitize=address (the Rake task's c.engine = :asan builds one;\n"
-    "a loaded extension built without it is named), at a fifth of Valgrind's\n"
-    "time (2-3x native with fast stacks); no uninitialised values; leaks too on\n"
-    "Ruby 3.3 or newer. LeakSanitizer on every push, AddressSanitizer for memory\n"
-    "errors at speed, Valgrind for the rest and as the final word.\n"
+    "time; it needs Ruby 3.3 or newer, and takes --per-test (which test allocated\n"
+    "each lost block, at the price of an allocation hook). --engine asan\n"
+    "preloads AddressSanitizer's runtime (libasan8) the same way: invalid reads\n"
+    "and writes, use after free and double frees, with their allocation and free\n"
+    "stacks, in an extension built with -fsanitize=address (the Rake task's\n"
+    "c.engine = :asan builds one; a loaded extension built without it is named),\n"
+    "at a fifth of Valgrind's time (2-3x native with fast stacks); no\n"
+    "uninitialised values; leaks too on Ruby 3.3 or newer. LeakSanitizer on every\n"
+    "push, AddressSanitizer for memory errors at speed, Valgrind for the rest and\n"
+    "as the final word.\n"
     "\n"
     "Examples:\n"
     "  gemleak run -- ruby -Ilib -Itest test/leak_test.rb\n"
@@ -372,8 +373,7 @@ static int run_planned(const Options *options, Plan *plan, char **command, FILE 
         g_autofree char *note = gl_text_escape(g_ptr_array_index(commands.notes, i));
         fprintf(err, "gemleak: note: %s\n", note);
     }
-    if (options->per_test != NULL && gl_engine_find(options->engine)->client_requests &&
-        !gl_per_test_available()) {
+    if (options->per_test != NULL && !gl_per_test_available()) {
         g_set_error(&error, GL_ERROR, GL_ERROR_ENVIRONMENT,
                     "--per-test: this gemleak was built without Valgrind's headers "
                     "(valgrind/valgrind.h; Debian: valgrind, Fedora: valgrind-devel): install "

@@ -393,8 +393,10 @@ static void read_sanitizer(Input *input, const GlRules *rules)
     for (guint n = 0; n < records->len; n++) {
         GlRecord *record = g_ptr_array_index(records, n);
         GlVerdict verdict = verdicts[n];
-        input->errors_seen++;
-        input->by_verdict[verdict]++;
+        if (!record->attribution_only) {
+            input->errors_seen++;
+            input->by_verdict[verdict]++;
+        }
         if (verdict == GL_VERDICT_KEEP)
             gl_attributor_add(attributor, record, base | (n & 0xffffffffu));
         else

@@ -148,6 +148,11 @@ GlMarkerKind gl_marker_read(const char *text, GlMarker *marker)
             marker->kind = strcmp(word, GL_PROTO_MARKER_START) == 0 ? GL_MARKER_START : GL_MARKER_END;
             marker->test = test_of(fields[1], fields[2]);
         }
+    } else if (strcmp(word, GL_PROTO_MARKER_OWNED) == 0) {
+        /* No test (its fields empty, and cut as white space): before the first. */
+        marker->kind = GL_MARKER_OWNED;
+        if (n >= 2 && *fields[1] != '\0')
+            marker->test = test_of(fields[1], n >= 3 ? fields[2] : "");
     } else if (strcmp(word, GL_PROTO_MARKER_TESTS) == 0) {
         guint64 count = n >= 6 ? count_of(fields[1]) : 0;
         if (count > 0) {
@@ -278,8 +283,8 @@ static void hold(GlAttributor *attributor, char *key, GlRecord *record, guint64 
         bytes_before = held->record->leaked_bytes;
         blocks_before = held->record->leaked_blocks;
         direct_before = gl_record_direct_bytes(held->record);
+        attributor->repeated += held->record->attribution_only ? 0 : 1;
         gl_record_free(held->record);
-        attributor->repeated++;
     }
     held->record = record;
     /* The suite's own runs lost it: any check but those after tests ran
@@ -295,6 +300,13 @@ static void hold(GlAttributor *attributor, char *key, GlRecord *record, guint64 
         break;
     case GL_MARKER_SETUP:
         held->attribution.before_tests = TRUE;
+        break;
+    case GL_MARKER_OWNED:  /* blocks of it allocated in a test, or before the first */
+        held->attribution.allocated = TRUE;
+        if (marker->test != NULL)
+            append_test(held->attribution.tests, g_steal_pointer(&marker->test));
+        else
+            held->attribution.before_tests = TRUE;
         break;
     case GL_MARKER_TESTS:  /* in one of those, unless one is found */
         held->among_blocks += record->leaked_blocks > blocks_before
@@ -425,7 +437,7 @@ void gl_attributor_add(GlAttributor *attributor, GlRecord *record, guint64 order
         /* One occurrence, with the exit check's numbers: it reports every
          * block of the loss record, those the mid-run checks saw included. */
         Held *held = stolen;
-        attributor->repeated++;
+        attributor->repeated += held->record->attribution_only ? 0 : 1;
         /* A child forked during a test, still in it: what it lost itself
          * was lost there. */
         if (held->inherited && kind == GL_MARKER_START)

@@ -218,6 +218,7 @@ static void read_finding(JsonObject *object, GlFindings *findings, guint64 order
     finding->lost_before_tests = bool_member(object, "lost_before_tests", FALSE);
     finding->lost_at_exit = bool_member(object, "lost_at_exit", FALSE);
     finding->found_again = bool_member(object, "found_again", FALSE);
+    finding->allocated_in_tests = bool_member(object, "allocated_in_tests", FALSE);
     JsonObject *among = object_member(object, "lost_among");
     JsonObject *first = among != NULL ? object_member(among, "first") : NULL;
     JsonObject *last = among != NULL ? object_member(among, "last") : NULL;

@@ -276,6 +276,7 @@ static void add_attribution(GlFinding *finding, const GlAttribution *attribution
     finding->found_again |= attribution->again && attribution->tests != NULL &&
                             attribution->tests->len > 0;
     finding->more_tests |= attribution->more_tests;
+    finding->allocated_in_tests |= attribution->allocated;
     /* The first span of tests read says where to look. */
     if (attribution->among > 0 && finding->among == 0 && attribution->among_first != NULL &&
         attribution->among_last != NULL) {
@@ -336,6 +337,7 @@ static void merge_finding(GlFinding *ours, GlFinding *theirs)
         .before_tests = theirs->lost_before_tests,
         .at_exit = theirs->lost_at_exit,
         .again = theirs->found_again,
+        .allocated = theirs->allocated_in_tests,
         .among = theirs->among,
         .among_first = theirs->among_first,
         .among_last = theirs->among_last,

@@ -48,6 +48,9 @@ typedef struct {
     gboolean exit_report;  /* a report outside any check: the runtime's at exit */
     GHashTable *totals;    /* loss key (owned) -> Totals* (owned): what the mid-run
                             * checks saw of each loss record */
+    /* --per-test under a sanitizer: "gemleak:owned" lines, read. */
+    GHashTable *owner_of;  /* address (gint64*, owned) -> its owner's marker (in owners) */
+    GHashTable *owners;    /* marker "gemleak:owned\tNAME\tLOCATION" (owned), a set */
 } Parser;
 
 /* Returns: the pid of "==PID==" at the start of @line, 0 when it has none;
@@ -564,6 +567,117 @@ static void close_check(Parser *parser)
     g_free(drop);
 }
 
+/* "NAME<TAB>LOCATION<TAB>ADDRESS ADDRESS ...", after "gemleak:owned\t": the
+ * blocks still allocated at exit that were allocated while that test ran
+ * (NAME and LOCATION empty: before the first test). */
+static void read_owned(Parser *parser, const char *fields)
+{
+    const char *tab = strchr(fields, '\t');
+    const char *tab2 = tab != NULL ? strchr(tab + 1, '\t') : NULL;
+    if (tab2 == NULL)
+        return;
+    parser->facts->marked = TRUE;
+    g_autofree char *test = g_strndup(fields, (gsize) (tab2 - fields));
+    char *owner = *test == '\t' && test[1] == '\0'
+        ? g_strdup(GL_PROTO_MARKER_PREFIX GL_PROTO_MARKER_OWNED)
+        : g_strconcat(GL_PROTO_MARKER_PREFIX GL_PROTO_MARKER_OWNED "\t", test, NULL);
+    const char *kept = g_hash_table_lookup(parser->owners, owner);
+    if (kept == NULL) {
+        g_hash_table_add(parser->owners, owner);
+        kept = owner;
+    } else {
+        g_free(owner);
+    }
+    for (const char *p = tab2 + 1; *p != '\0';) {
+        char *end = NULL;
+        guint64 address = g_ascii_strtoull(p, &end, 16);
+        if (end == p)
+            break;
+        if (address != 0) {
+            gint64 key = (gint64) address;
+            g_hash_table_insert(parser->owner_of, g_memdup2(&key, sizeof key), (gpointer) kept);
+        }
+        p = end;
+        while (*p == ' ')
+            p++;
+    }
+}
+
+/* One test's share of a record: its blocks allocated in that test. */
+typedef struct {
+    const char *owner;
+    guint64 bytes;
+    guint64 blocks;
+} Share;
+
+/* --per-test under a sanitizer: before each record of the exit report
+ * (from @from on), a copy for each test that allocated objects of it, with
+ * their numbers and "gemleak:owned NAME LOCATION" for a marker, as a
+ * mid-run check's record: the attribution names those tests (attribute.h).
+ * Objects a check mid-run listed (a forked child's, of what it inherited)
+ * are the parent's: they name no test of the child. */
+static void add_owners(Parser *parser, guint from)
+{
+    if (g_hash_table_size(parser->owner_of) == 0 || from >= parser->records->len)
+        return;
+    GPtrArray *records = g_ptr_array_new();
+    GPtrArray *objects = g_ptr_array_new();
+    g_autoptr(GArray) shares = g_array_new(FALSE, FALSE, sizeof(Share));
+    for (guint i = from; i < parser->records->len; i++) {
+        GlRecord *record = g_ptr_array_index(parser->records, i);
+        GArray *listed = g_ptr_array_index(parser->objects, i);
+        g_array_set_size(shares, 0);
+        if (record->leak_kind != GL_LEAK_NONE && listed != NULL) {
+            g_autofree char *key = loss_key(record);
+            const Totals *seen = g_hash_table_lookup(parser->totals, key);
+            for (guint j = 0; j < listed->len; j++) {
+                const Object *object = &g_array_index(listed, Object, j);
+                gint64 address = (gint64) object->address;
+                const char *owner = g_hash_table_lookup(parser->owner_of, &address);
+                if (owner == NULL || (seen != NULL && g_hash_table_contains(seen->addresses, &address)))
+                    continue;
+                guint k = 0;
+                while (k < shares->len && g_array_index(shares, Share, k).owner != owner)
+                    k++;
+                if (k == shares->len) {
+                    Share share = { owner, 0, 0 };
+                    g_array_append_val(shares, share);
+                }
+                g_array_index(shares, Share, k).bytes += object->bytes;
+                g_array_index(shares, Share, k).blocks++;
+            }
+        }
+        for (guint k = 0; k < shares->len; k++) {
+            const Share *share = &g_array_index(shares, Share, k);
+            GlRecord *copy = gl_record_copy(record);
+            copy->marker = gl_record_intern(copy, share->owner);
+            copy->at_exit = FALSE;
+            copy->attribution_only = TRUE;
+            copy->leaked_bytes = share->bytes;
+            copy->leaked_blocks = share->blocks;
+            g_ptr_array_add(records, copy);
+            g_ptr_array_add(objects, NULL);
+        }
+        g_ptr_array_add(records, record);
+        g_ptr_array_add(objects, listed);
+    }
+    /* The records from @from on moved into @records: none is freed here. */
+    g_ptr_array_set_free_func(parser->records, NULL);
+    g_ptr_array_set_size(parser->records, (gint) from);
+    g_ptr_array_set_free_func(parser->records, (GDestroyNotify) gl_record_free);
+    g_ptr_array_set_free_func(parser->objects, NULL);
+    g_ptr_array_set_size(parser->objects, (gint) from);
+    g_ptr_array_set_free_func(parser->objects, free_objects);
+    for (guint i = 0; i < records->len; i++) {
+        g_ptr_array_add(parser->records, g_ptr_array_index(records, i));
+        g_ptr_array_add(parser->objects, g_ptr_array_index(objects, i));
+    }
+    g_ptr_array_unref(records);
+    g_ptr_array_unref(objects);
+    for (guint i = 0; i < parser->records->len; i++)
+        ((GlRecord *) g_ptr_array_index(parser->records, i))->unique = i + 1;
+}
+
 /* The report since the last marker, if any, was no check the helper asked
  * for: the runtime's own, at exit. */
 static void settle_report(Parser *parser)
@@ -571,6 +685,7 @@ static void settle_report(Parser *parser)
     if (parser->report_start < 0)
         return;
     parser->exit_report = TRUE;
+    add_owners(parser, (guint) parser->report_start);
     if (parser->too_many) {
         parser->facts->incomplete = TRUE;
         parser->facts->incomplete_reason = "Too many leaks: LeakSanitizer reported only the first ones";
@@ -587,6 +702,10 @@ static void read_marker(Parser *parser, const char *line)
     if (parser->in_report)
         finish_report(parser, FALSE);
     const char *word = line + strlen(GL_PROTO_MARKER_PREFIX);
+    if (g_str_has_prefix(word, GL_PROTO_MARKER_OWNED "\t")) {
+        read_owned(parser, word + strlen(GL_PROTO_MARKER_OWNED "\t"));
+        return;
+    }
     if (strcmp(word, GL_PROTO_MARKER_CHECKED) == 0) {
         if (parser->report_start >= 0)
             close_check(parser);
@@ -787,6 +906,8 @@ gboolean gl_sanitizer_read_data(const char *data, gsize length, const char *name
         .report_start = -1,
         .objects_of = -1,
         .totals = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, free_totals),
+        .owner_of = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL),
+        .owners = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL),
     };
     facts->complete = TRUE;
     const char *end = data + length;
@@ -810,6 +931,8 @@ gboolean gl_sanitizer_read_data(const char *data, gsize length, const char *name
     g_array_unref(parser.frames);
     g_ptr_array_unref(parser.objects);
     g_hash_table_unref(parser.totals);
+    g_hash_table_unref(parser.owner_of);
+    g_hash_table_unref(parser.owners);
     g_free(parser.marker);
     if (!parser.seen_runtime) {
         g_ptr_array_unref(parser.records);
@@ -824,7 +947,9 @@ gboolean gl_sanitizer_read_data(const char *data, gsize length, const char *name
         if (record->pid == 0)
             record->pid = facts->pid;
     }
-    facts->n_records = parser.records->len;
+    facts->n_records = 0;
+    for (guint i = 0; i < parser.records->len; i++)
+        facts->n_records += ((GlRecord *) g_ptr_array_index(parser.records, i))->attribution_only ? 0 : 1;
     *records = parser.records;
     return TRUE;
 }

@@ -365,7 +365,10 @@ char *gl_finding_tests_line(const GlFinding *finding, const char *project_root)
     GString *line = g_string_new(NULL);
     if (finding->tests->len > 0) {
         g_autofree char *first = gl_test_describe(g_ptr_array_index(finding->tests, 0), project_root);
-        g_string_append_printf(line, "first %s in %s", leak ? "lost" : "seen", first);
+        g_string_append_printf(line, "%s in %s",
+                               !leak ? "first seen" : finding->allocated_in_tests ? "allocated"
+                                                                                  : "first lost",
+                               first);
         for (guint i = 1; i < finding->tests->len; i++) {
             g_autofree char *other = gl_test_describe(g_ptr_array_index(finding->tests, i),
                                                       project_root);
@@ -389,8 +392,9 @@ char *gl_finding_tests_line(const GlFinding *finding, const char *project_root)
     }
     /* Only leaks are lost before the first test or at exit. */
     if (finding->lost_before_tests)
-        g_string_append_printf(line, "%slost before the first test (while the suite loaded)",
-                               line->len > 0 ? "; also " : "");
+        g_string_append_printf(line, "%s%s before the first test (while the suite loaded)",
+                               line->len > 0 ? "; also " : "",
+                               finding->allocated_in_tests ? "allocated" : "lost");
     if (finding->lost_at_exit)
         g_string_append_printf(line, "%slost at exit (still referenced when the last test ended)",
                                line->len > 0 ? "; also " : "");
@@ -516,6 +520,8 @@ void gl_json_add_tests(JsonBuilder *builder, const GlFinding *finding, const cha
     json_builder_end_array(builder);
     json_builder_set_member_name(builder, "found_again");
     json_builder_add_boolean_value(builder, finding->found_again);
+    json_builder_set_member_name(builder, "allocated_in_tests");
+    json_builder_add_boolean_value(builder, finding->allocated_in_tests);
     if (finding->among > 0 && finding->among_first != NULL && finding->among_last != NULL) {
         json_builder_set_member_name(builder, "lost_among");
         json_builder_begin_object(builder);

@@ -402,10 +402,11 @@ char **gl_run_child_environment(const GlRunOptions *options, const GlEngine *eng
         env = g_environ_unsetenv(env, "GEMLEAK_PER_TEST");
         env = g_environ_unsetenv(env, "GEMLEAK_LEAK_KINDS");
     }
-    /* The client library, for --per-test and for the check a forked child
-     * makes of what it inherited (an engine that answers client requests:
-     * Valgrind; under LeakSanitizer the helper calls the runtime itself). */
-    if (engine->client_requests && gl_per_test_available()) {
+    /* The client library, for --per-test (under a sanitizer's engine, what
+     * records which test allocated each block) and for the check a forked
+     * child makes of what it inherited (an engine that answers client
+     * requests: Valgrind; under a sanitizer the helper calls the runtime). */
+    if ((engine->client_requests || options->per_test != NULL) && gl_per_test_available()) {
         g_autofree char *client = g_build_filename(helper_lib, "gemleak_client.so", NULL);
         env = g_environ_setenv(env, "GEMLEAK_CLIENT", client, TRUE);
     } else {

@@ -186,7 +186,9 @@ static gboolean prepare_run_dir(const GlRunOptions *options, const GlEngine *eng
     result->kept_by_user = options->keep_dir != NULL;
     if (!gl_rundir_mark(result->dir, error))
         return FALSE;
-    result->helper_dir = gl_run_write_helper(engine->client_requests,
+    /* The client library: Valgrind's client requests; under a sanitizer's
+     * engine, per test, which test allocated what. */
+    result->helper_dir = gl_run_write_helper(engine->client_requests || options->per_test != NULL,
                                              &lock, error);
     if (result->helper_dir == NULL)
         return FALSE;

@@ -271,6 +271,108 @@ START_TEST(test_lsan_per_test_capture_names_the_test)
 }
 END_TEST
 
+/* A real --per-test run under LeakSanitizer since the client library
+ * records which test allocates each block (fixtures/lsan/README.md): the
+ * example gem's three tests; at exit the blocks still allocated, by test
+ * ("gemleak:owned"), then the runtime's report. No check ran. */
+START_TEST(test_lsan_owned_capture_names_the_test)
+{
+    g_autofree char *report = gl_test_fixture("lsan/per-test-owned-ruby34.lsan");
+    RUN(run, "filter", "-O", "tally", report);
+    ck_assert_int_eq(run.status, 1);
+    gl_assert_line(run.out, "^6 bytes in 1 block is definitely lost$");
+    gl_assert_line(run.out, "^allocated in WordsTest#test_count \\(/.*test/words_test\\.rb:12\\)$");
+    gl_assert_line(run.out, "^gemleak: 1 file, 1 error read: 1 finding \\(1 occurrence\\)$");
+    gl_test_run_clear(&run);
+}
+END_TEST
+
+#define OWNED_MALLOC "F|0|0x7f0000001000|/usr/lib/x86_64-linux-gnu/liblsan.so.0|0x13545|" \
+                     "__interceptor_malloc|0x0|lsan_interceptors.cpp|75|0\n"
+#define OWNED_LEAK "F|1|0x7f0000002000|/work/ext/leaky.so|0x100|leaky_leak|0x0|leaky.c|10|0\n" \
+                   "F|2|0x7f0000003000|/usr/bin/ruby|0x1000|main|0x0|main.c|40|0\n\n"
+
+/* One loss record whose blocks were allocated in two tests, before the
+ * first, and after the last (nobody's): one finding with the exit
+ * report's numbers, naming where its blocks were allocated, the tests in
+ * the order they ran; JSON says how they were found. */
+START_TEST(test_lsan_owned_blocks_name_their_tests)
+{
+    g_autofree char *dir = g_dir_make_tmp("gemleak-lsan-XXXXXX", NULL);
+    g_autofree char *path = g_build_filename(dir, "lsan.4244", NULL);
+    const char *text =
+        "gemleak:start\tATest#test_a\t/work/test/a_test.rb:3\n"
+        "gemleak:end\tATest#test_a\t/work/test/a_test.rb:3\n"
+        "gemleak:start\tBTest#test_b\t/work/test/b_test.rb:5\n"
+        "gemleak:end\tBTest#test_b\t/work/test/b_test.rb:5\n"
+        "gemleak:exit\n"
+        "gemleak:owned\t\t\t602000000050 6020000000f0\n"
+        "gemleak:owned\tATest#test_a\t/work/test/a_test.rb:3\t602000000010 602000000030\n"
+        "gemleak:owned\tBTest#test_b\t/work/test/b_test.rb:5\t602000000070\n"
+        "==4244==ERROR: LeakSanitizer: detected memory leaks\n\n"
+        "Direct leak of 50 byte(s) in 5 object(s) allocated from:\n" OWNED_MALLOC OWNED_LEAK
+        "Objects leaked above:\n"
+        "0x602000000070 (10 bytes)\n0x602000000010 (10 bytes)\n0x602000000030 (10 bytes)\n"
+        "0x602000000050 (10 bytes)\n0x602000000090 (10 bytes)\n\n"
+        "SUMMARY: LeakSanitizer: 50 byte(s) leaked in 5 allocation(s).\n";
+    ck_assert(g_file_set_contents(path, text, -1, NULL));
+    RUN(run, "filter", "-O", "leaky", path);
+    ck_assert_int_eq(run.status, 1);
+    gl_assert_line(run.out, "^50 bytes in 5 blocks are definitely lost$");
+    gl_assert_line(run.out, "^allocated in BTest#test_b \\(/work/test/b_test\\.rb:5\\); also in "
+                            "ATest#test_a \\(/work/test/a_test\\.rb:3\\); also allocated before "
+                            "the first test \\(while the suite loaded\\)$");
+    gl_assert_line(run.out, "^gemleak: 1 file, 1 error read: 1 finding \\(1 occurrence\\)$");
+    gl_assert_line(run.out, "^gemleak: FAIL: 1 leak losing 50 bytes$");
+    gl_test_run_clear(&run);
+    RUN(json, "filter", "-O", "leaky", "--format", "json", path);
+    ck_assert_ptr_nonnull(strstr(json.out, "\"allocated_in_tests\" : true"));
+    ck_assert_ptr_nonnull(strstr(json.out, "\"lost_before_tests\" : true"));
+    gl_test_run_clear(&json);
+    g_unlink(path);
+    g_rmdir(dir);
+}
+END_TEST
+
+/* A forked child: the block its check at fork listed is its parent's
+ * (allocated in the parent's test A, inherited), the other the child's
+ * own, allocated in test B: only B is named, and the numbers are the
+ * child's own. */
+START_TEST(test_lsan_owned_inherited_block_names_no_test)
+{
+    g_autofree char *dir = g_dir_make_tmp("gemleak-lsan-XXXXXX", NULL);
+    g_autofree char *path = g_build_filename(dir, "lsan.4245", NULL);
+    const char *text =
+        "gemleak:forked\n"
+        "==4245==ERROR: LeakSanitizer: detected memory leaks\n\n"
+        "Direct leak of 10 byte(s) in 1 object(s) allocated from:\n" OWNED_MALLOC OWNED_LEAK
+        "Objects leaked above:\n0x602000000010 (10 bytes)\n\n"
+        "SUMMARY: LeakSanitizer: 10 byte(s) leaked in 1 allocation(s).\n"
+        "gemleak:checked\n"
+        "gemleak:start\tBTest#test_b\t/work/test/b_test.rb:5\n"
+        "gemleak:end\tBTest#test_b\t/work/test/b_test.rb:5\n"
+        "gemleak:exit\n"
+        "gemleak:owned\tATest#test_a\t/work/test/a_test.rb:3\t602000000010\n"
+        "gemleak:owned\tBTest#test_b\t/work/test/b_test.rb:5\t602000000030\n"
+        "==4245==ERROR: LeakSanitizer: detected memory leaks\n\n"
+        "Direct leak of 20 byte(s) in 2 object(s) allocated from:\n" OWNED_MALLOC OWNED_LEAK
+        "Objects leaked above:\n0x602000000010 (10 bytes)\n0x602000000030 (10 bytes)\n\n"
+        "SUMMARY: LeakSanitizer: 20 byte(s) leaked in 2 allocation(s).\n";
+    ck_assert(g_file_set_contents(path, text, -1, NULL));
+    RUN(run, "filter", "-O", "leaky", path);
+    ck_assert_int_eq(run.status, 1);
+    gl_assert_line(run.out, "^10 bytes in 1 block is definitely lost$");
+    gl_assert_line(run.out, "^gemleak: FAIL: 1 leak losing 10 bytes$");
+    gl_assert_line(run.out, "^allocated in BTest#test_b \\(/work/test/b_test\\.rb:5\\)$");
+    gl_assert_no_line(run.out, "ATest");
+    gl_test_run_clear(&run);
+    g_unlink(path);
+    g_rmdir(dir);
+}
+END_TEST
+#undef OWNED_MALLOC
+#undef OWNED_LEAK
+
 /* --engine: a name it does not know, and --per-test under AddressSanitizer
  * (which checks leaks only at exit), are usage errors before anything runs. */
 START_TEST(test_engine_usage_errors)
@@ -298,6 +400,9 @@ Suite *gl_filter_sanitizer_suite(void)
     tcase_add_test(tc, test_lsan_report_fails_on_the_extensions_leaks);
     tcase_add_test(tc, test_lsan_clean_report_passes);
     tcase_add_test(tc, test_lsan_per_test_capture_names_the_test);
+    tcase_add_test(tc, test_lsan_owned_capture_names_the_test);
+    tcase_add_test(tc, test_lsan_owned_blocks_name_their_tests);
+    tcase_add_test(tc, test_lsan_owned_inherited_block_names_no_test);
     tcase_add_test(tc, test_lsan_directory_is_merged);
     tcase_add_test(tc, test_lsan_too_many_leaks_is_incomplete);
     tcase_add_test(tc, test_default_frame_format_is_incomplete);

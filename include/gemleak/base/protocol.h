@@ -74,6 +74,12 @@
  * nothing leaked at exit). */
 #define GL_PROTO_MARKER_CHECKED "checked"
 #define GL_PROTO_MARKER_EXIT "exit"
+/* --per-test under a sanitizer's engine: "gemleak:owned<TAB>NAME<TAB>LOCATION
+ * <TAB>ADDRESS ADDRESS ...", written at exit before the runtime's leak check
+ * by the client library (src/run/client/owners.c): the blocks still
+ * allocated that were allocated while that test ran (NAME and LOCATION
+ * empty: before the first test), their addresses in hexadecimal. */
+#define GL_PROTO_MARKER_OWNED "owned"
 
 /* Valgrind's command line for the processes outside it. */
 #define GL_PROTO_VALGRIND_VARIABLE "GEMLEAK_VALGRIND"

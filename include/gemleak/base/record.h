@@ -70,6 +70,10 @@ typedef struct {
      * wrote before it, nullable: where in the run it happened. */
     const char *marker;
     gboolean at_exit;        /* written after the process finished (the exit leak check) */
+    /* A copy the reader made of an exit report's record, to say which test
+     * allocated some of its blocks (--per-test under a sanitizer): no error
+     * of its own, counted nowhere. */
+    gboolean attribution_only;
     /* Set by the classifier: a kept leak whose owner cannot be told, because
      * the Ruby frames that would tell have no names (a Ruby without symbols). */
     gboolean uncertain;
@@ -87,6 +91,10 @@ typedef struct {
 GlRecord *gl_record_new(void);
 void gl_record_free(GlRecord *record);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(GlRecord, gl_record_free)
+
+/* Returns: (transfer full): a copy of @from that shares nothing with it;
+ * free with gl_record_free(). */
+GlRecord *gl_record_copy(const GlRecord *from);
 
 /* Returns: (transfer none): @s copied into the record's strings, or NULL for NULL. */
 const char *gl_record_intern(GlRecord *record, const char *s);

@@ -26,6 +26,11 @@
  *   whole when they did not; what a child forked by a test run again
  *   ("again forked") lost is left out.
  *
+ * - under a sanitizer's engine, no check runs while the tests do: the
+ *   reader puts before each exit record a copy for each test that
+ *   allocated blocks of it ("owned NAME LOCATION", with those blocks'
+ *   numbers); the finding names the tests its blocks were allocated in.
+ *
  * It knows the helper's markers, nothing about XML or Ruby's frames. */
 #ifndef GEMLEAK_ATTRIBUTE_H
 #define GEMLEAK_ATTRIBUTE_H
@@ -47,12 +52,16 @@ typedef enum {
                         * they ran, a check follows; "gemleak:again\t1\tNAME\tLOCATION":
                         * one ran alone, a check follows; "gemleak:again\tforked": a
                         * child forked by a test run again */
+    GL_MARKER_OWNED,   /* "gemleak:owned\tNAME\tLOCATION": the blocks of a record
+                        * allocated while that test ran ("gemleak:owned" alone:
+                        * before the first test); the reader gives it to a copy
+                        * of an exit report's record, read before it */
 } GlMarkerKind;
 
 /* A marker, read. */
 typedef struct {
     GlMarkerKind kind;
-    GlTest *test;      /* START, END, AGAIN alone: the test; TESTS: the first (owned) */
+    GlTest *test;      /* START, END, AGAIN alone, OWNED: the test; TESTS: the first (owned) */
     GlTest *last;      /* TESTS: the last test (owned) */
     guint64 count;     /* TESTS: the tests; AGAIN: the runs, 0 when they begin */
     gboolean forked;   /* AGAIN: in a child forked by a test run again */

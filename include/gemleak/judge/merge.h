@@ -33,6 +33,8 @@ typedef struct {
     gboolean before_tests; /* lost before the process's first test (while loading) */
     gboolean at_exit;      /* first lost at exit, after the process's last test */
     gboolean again;        /* @tests were found by running them again, alone (--per-test) */
+    gboolean allocated;    /* @tests (or before_tests) are where its blocks were allocated,
+                            * not the checks after which they were lost (a sanitizer's engine) */
     gboolean more_tests;   /* other tests lost it too, not named */
     /* Lost in one of this many tests, from @among_first to @among_last (a
      * check after several tests), when no test of them lost it again run
@@ -77,6 +79,9 @@ typedef struct {
     gboolean lost_before_tests;  /* an occurrence was lost before its process's first test */
     gboolean lost_at_exit; /* an occurrence was first lost at exit, after the last test */
     gboolean found_again;  /* its tests were found by running them again, alone */
+    gboolean allocated_in_tests;  /* its tests (or before the first) are where its blocks
+                                   * were allocated (a sanitizer's engine), not where a
+                                   * check found them lost */
     /* Lost in one of @among tests, from @among_first to @among_last (owned),
      * that no test run again alone lost again; 0, NULL: not so. */
     guint64 among;

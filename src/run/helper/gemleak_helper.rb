@@ -271,6 +271,21 @@ module GemLeakHelper
     end
   end
 
+  # exit! under a sanitizer's engine: the check the runtime would have made
+  # at exit (PerTest.exit_bang), then exit! as it is. Process.exit! and
+  # Kernel.exit! are public, Kernel#exit! private.
+  module ExitBang
+    def exit!(*args)
+      GemLeakHelper::PerTest.exit_bang
+      super
+    end
+  end
+
+  module PrivateExitBang
+    include ExitBang
+    private :exit!
+  end
+
   # `gemleak run` with files after ::: (GEMLEAK_DURATIONS=1): how long the
   # tests of each file took, which the next run's --jobs shares are
   # balanced by. Written at exit to durations-<pid>.txt in the run
@@ -312,17 +327,15 @@ module GemLeakHelper
     end
   end
 
-  # --per-test under LeakSanitizer: the runtime preloaded into Ruby is the
-  # client, its interface called through Fiddle. A marker is a line of the
-  # process's report file (__sanitizer_report_error_summary prints its text
-  # and a newline there, between the reports, in order); a check is
-  # __lsan_do_recoverable_leak_check, which does not exit and reports every
-  # object lost so far, every time, followed by "gemleak:checked" (so that
-  # gemleak tells a check's report from the runtime's own at exit). What
-  # the checks found lost in all (lost) is read back from the report file:
-  # the objects (report_objects=1 lists their addresses) no check of this
-  # process listed before. A forked child writes a file of its own, and
-  # starts counting from nothing: its first check is full, as Valgrind's.
+  # The runtime preloaded into Ruby (a sanitizer's engine) as the client of
+  # the check a forked child makes of what it inherited, and of the one a
+  # process makes when it ends with exit! (the runtime's own check at exit
+  # does not run then): its interface called through Fiddle. A marker is a
+  # line of the process's report file (__sanitizer_report_error_summary
+  # prints its text and a newline there, between the reports, in order); a
+  # check is __lsan_do_recoverable_leak_check, which does not exit and
+  # reports every object lost so far, followed by "gemleak:checked" (so
+  # that gemleak tells a check's report from the runtime's own at exit).
   #
   # LeakSanitizer does not scan memory Ruby maps itself: objects whose only
   # reference is in a Ruby object would be reported lost while Ruby runs.
@@ -331,12 +344,8 @@ module GemLeakHelper
   # (Ruby's shape tree, fibers' stacks, a page of hidden objects only) gemleak
   # leaves out when the exit report does not hold it.
   module Sanitizer
-    READ = File::RDONLY | (defined?(File::CLOEXEC) ? File::CLOEXEC : 0)
-    SYSREAD = IO.instance_method(:sysread)
     # Ruby 3.3 and 3.4's heap pages: 64 KiB, aligned to their size.
     PAGE = 1 << 16
-    # "0x602000000010 (24 bytes)", one object a line under "Objects leaked above:".
-    OBJECT = /\A0x(\h+) \((\d+) bytes?\)\z/
     CHECKED = (Protocol::MARKER_PREFIX + Protocol::MARKER_CHECKED + "\0").freeze
     EXIT = (Protocol::MARKER_PREFIX + Protocol::MARKER_EXIT + "\0").freeze
     # How deep scrub goes: some 100 KiB of C stack.
@@ -348,15 +357,15 @@ module GemLeakHelper
         require "fiddle" # Fiddle.dlwrap: where Ruby's objects are
         functions ||= runtime_functions
         @functions = functions
-        @report = nil
         @pages = {}
         @allocated_pages = nil
-        start_counting
         {
           marker: functions[:marker],
           check: -> { check },
           full_check: -> { check },
-          lost: ->(which) { which < 2 ? @lost[which] : 0 },
+          # The check a process that ends with exit! makes: its report
+          # stands for the runtime's at exit (no "checked" after it).
+          last_check: -> { check(closed: false) },
           exit: -> { functions[:marker].call(EXIT) },
         }
       end
@@ -369,35 +378,21 @@ module GemLeakHelper
           check: Fiddle::Function.new(lib["__lsan_do_recoverable_leak_check"], [], Fiddle::TYPE_INT),
           root: Fiddle::Function.new(lib["__lsan_register_root_region"], [voidp, Fiddle::TYPE_SIZE_T],
                                      Fiddle::TYPE_VOID),
-          report_path: Fiddle::Function.new(lib["__sanitizer_get_report_path"], [], voidp),
         }
       end
 
-      # This process's counts, from nothing (at the start, and in a child).
-      def start_counting
-        Core::CLOSE.bind(@report).call if @report # the parent's
-        @pid = Core.pid
-        @seen = {}
-        @lost = [0, 0]
-        @report = nil
-        @rest = "".b
-      end
-
-      def check
-        start_counting if @pid != Core.pid
+      def check(closed: true)
         register_pages
         scrub(SCRUB_DEPTH)
         @functions[:check].call
-        @functions[:marker].call(CHECKED)
-        count_new
+        @functions[:marker].call(CHECKED) if closed
       end
 
-      # The C stack below where the tests ran, written over before a
-      # check: LeakSanitizer scans each thread's stack from where it is,
-      # and a pointer a test left there (a leaked block's, in a frame that
-      # has returned) would keep the block found, not lost. Each level
-      # calls back through Array#each into Ruby: a few hundred bytes of C
-      # frames each.
+      # The C stack below where Ruby runs, written over before a check:
+      # LeakSanitizer scans each thread's stack from where it is, and a
+      # pointer left there (a leaked block's, in a frame that has returned)
+      # would keep the block found, not lost. Each level calls back through
+      # Array#each into Ruby: a few hundred bytes of C frames each.
       def scrub(depth)
         return if depth.zero?
 
@@ -420,58 +415,43 @@ module GemLeakHelper
           root.call(page, PAGE)
         end
       end
+    end
+  end
 
-      # Reads what the report file gained since the last check, and counts
-      # the objects listed that no check of this process listed before.
-      def count_new
-        io = report
-        return if io.nil?
+  # --per-test under a sanitizer's engine: which test allocated each block,
+  # recorded by the client library through the runtime's allocator hooks
+  # (src/run/client/owners.c) and written at exit beside the leak check's
+  # objects. No check runs while the tests do, and no test runs twice: the
+  # price is a hash table's insert at each allocation.
+  module Owners
+    class << self
+      # Starts recording (what is allocated from now on is the setup's,
+      # until the first test). Returns: whether it could.
+      def start(path)
+        require "fiddle"
+        lib = Fiddle.dlopen(path)
+        start = Fiddle::Function.new(lib["gemleak_client_owners_start"], [], Fiddle::TYPE_INT)
+        @owner = Fiddle::Function.new(lib["gemleak_client_owner"], [Fiddle::TYPE_VOIDP], Fiddle::TYPE_VOID)
+        @write = Fiddle::Function.new(lib["gemleak_client_owners_write"], [], Fiddle::TYPE_VOID)
+        return false if start.call.zero?
 
-        text = @rest
-        loop do
-          text << SYSREAD.bind(io).call(1 << 16)
-        rescue EOFError
-          break
-        end
-        cut = text.rindex("\n")
-        @rest = cut ? text[(cut + 1)..] : text
-        return if cut.nil?
-
-        ours = false
-        text[0..cut].each_line(chomp: true) do |line|
-          if line.start_with?("F|")
-            ours ||= project?(line.split("|", 5)[3])
-          elsif line.end_with?("allocated from:")
-            ours = false
-          elsif (object = OBJECT.match(line)) && ours && !@seen[object[1]]
-            @seen[object[1]] = true
-            @lost[0] += object[2].to_i
-            @lost[1] += 1
-          end
-        end
+        @owner.call("\t\0")
+        true
       end
 
-      # Whether @module (a frame's, as the runtime names it) is one of the
-      # project's extensions, gemleak's default targets: Ruby's own blocks
-      # a check reports while Ruby runs (referenced from memory the runtime
-      # does not scan) vary from check to check, and would hide what the
-      # tests run again lose.
-      def project?(path)
-        @modules ||= {}
-        return @modules[path] if @modules.key?(path)
-
-        @modules[path] = !path.to_s.empty? && GemLeakHelper.project_extensions([path]).any?
+      # What is allocated from now on is the test's (NAME, LOCATION escaped).
+      def test(name, location)
+        @owner.call("#{name}\t#{location}\0")
       end
 
-      # The report file, opened once a process (read where it is: every
-      # line before the first check is a marker).
-      def report
-        return @report if @report
+      # ... or nobody's: the suite is done.
+      def none
+        @owner.call(nil)
+      end
 
-        path = @functions[:report_path]&.call
-        path = path.to_s if path.respond_to?(:null?) && !path.null?
-        path = "#{Core::RUN_DIR}/lsan.#{Core.digits(Core.pid)}" unless path.is_a?(String) && !path.empty?
-        @report = Core::IO_NEW.call(Core::SYSOPEN.call(path, READ), "rb")
+      # Before exit!, which runs no atexit handler: the lines now.
+      def write
+        @write.call
       end
     end
   end
@@ -494,6 +474,10 @@ module GemLeakHelper
   #   gemleak:again<TAB>1<TAB>NAME<TAB>LOCATION
   #                                        one test ran again alone; a check follows
   #   gemleak:again<TAB>forked             first in a child forked by a test run again
+  #
+  # Under a sanitizer's engine the markers are lines of the report file,
+  # and no check runs between the tests: the client library records which
+  # test allocated each block (Owners), and "end" is followed by nothing.
   #
   # A check is a GC (the objects the tests dropped are freed, so that what
   # they leaked is lost now) and VALGRIND_DO_ADDED_LEAK_CHECK, which reports
@@ -537,6 +521,7 @@ module GemLeakHelper
     @lost = nil      # what the last check found lost in all (see lost)
     @again = false   # running tests again: the hooks stand aside
     @named = []      # tests named since the last check of the suite's runs
+    @owners = false  # under a sanitizer's engine: Owners records, nothing is checked
     # At most this much of a name: the location tells apart two tests whose
     # names begin alike, and the markers stay lines, not pages.
     FIELD_BYTES = 1000
@@ -563,6 +548,22 @@ module GemLeakHelper
 
       def again?
         @again
+      end
+
+      # Under a sanitizer's engine, first thing: which test allocates each
+      # block is recorded from here on (the setup's until the first test).
+      # Without the client library, or a runtime that takes hooks, this
+      # process's leaks are not put at tests, and it says so.
+      def start_owners
+        return unless on? && Runtime.mapped?
+
+        @owners = !@client_path.nil? && Owners.start(@client_path)
+        return if @owners
+
+        failed(RuntimeError.new("the client library cannot record which test allocates what " \
+                                "(#{@client_path.inspect})"))
+      rescue LoadError, StandardError => e
+        failed(e)
       end
 
       # The library's functions, loaded on first use; nil (with a word on
@@ -647,7 +648,7 @@ module GemLeakHelper
           forked
         elsif !@ready
           @ready = true
-          check(Protocol::MARKER_PREFIX + Protocol::MARKER_SETUP)
+          check(Protocol::MARKER_PREFIX + Protocol::MARKER_SETUP) unless @owners
         end
       end
 
@@ -667,7 +668,7 @@ module GemLeakHelper
         marker(Protocol::MARKER_PREFIX + Protocol::MARKER_FORKED)
         @client[:full_check].call
         @lost = nil
-        grown(Core.monotonic) if on?
+        grown(Core.monotonic) if on? && !@owners
         # A child forked during a test runs on in it.
         marker(Protocol::MARKER_PREFIX + Protocol::MARKER_START, *@open) if on? && @open
         # A child forked by a test run again: what it loses, the runs again
@@ -692,6 +693,7 @@ module GemLeakHelper
           @open = [escape(name), escape(line ? "#{file}:#{line}" : file)]
         end
         @began = Core.monotonic
+        Owners.test(*@open) if @owners
         marker(Protocol::MARKER_PREFIX + Protocol::MARKER_START, *@open)
       rescue StandardError => e
         failed(e)
@@ -705,7 +707,7 @@ module GemLeakHelper
         return unless on? && @open && @grain != "file"
 
         @open[0] = escape(name) if name
-        if @grain == "each"
+        if @grain == "each" || @owners
           finish
           return
         end
@@ -728,13 +730,35 @@ module GemLeakHelper
 
         fields = @open
         @open = nil
-        check(Protocol::MARKER_PREFIX + Protocol::MARKER_END, *fields)
+        if @owners
+          marker(Protocol::MARKER_PREFIX + Protocol::MARKER_END, *fields)
+        else
+          check(Protocol::MARKER_PREFIX + Protocol::MARKER_END, *fields)
+        end
       end
 
       # Under LeakSanitizer, the last marker: the runtime's exit check
       # follows (a report, or none when nothing was lost).
       def exiting
+        Owners.none if @owners
         @client[:exit]&.call if @client
+      rescue StandardError => e
+        Core.debug(e)
+      end
+
+      # Under a sanitizer's engine, a process that ends with exit! runs no
+      # atexit handler: neither the runtime's leak check nor the client
+      # library's lines. They are made here, the check with Ruby's pages as
+      # roots (Ruby has not freed its memory), its report the process's last.
+      def exit_bang
+        return unless Runtime.mapped? && !@exited
+
+        @exited = true
+        finish if on?
+        Owners.none if @owners
+        GC.start
+        Owners.write if @owners
+        client&.fetch(:last_check)&.call
       rescue StandardError => e
         Core.debug(e)
       end
@@ -803,18 +827,7 @@ module GemLeakHelper
 
       # One test again, alone: the check after it names it. Returns: what
       # it lost again, nil if nothing.
-      #
-      # Under LeakSanitizer, whose allocator hands freed memory out again at
-      # once, a block a test lost can look reachable for a while (a stale
-      # copy of its address) and be found lost only at a later check, after
-      # other tests: such a block must not name the test run just before.
-      # There the test first runs alone with a check that names nothing,
-      # and only when that lost something, again, with the check that names.
       def alone(test)
-        if Runtime.mapped?
-          again([test])
-          return named(test, nil) unless check(Protocol::MARKER_PREFIX + Protocol::MARKER_AGAIN, 1)
-        end
         again([test])
         named(test, check(Protocol::MARKER_PREFIX + Protocol::MARKER_AGAIN, 1, test.name, test.location))
       end
@@ -1320,6 +1333,11 @@ GemLeakHelper.record_new_extensions
 # gemspec. Every object that can call require is an Object.
 Object.prepend(GemLeakHelper::Require)
 Process.singleton_class.prepend(GemLeakHelper::Fork) if Process.respond_to?(:_fork)
+if GemLeakHelper::Runtime.mapped?
+  GemLeakHelper::PerTest.start_owners
+  Object.prepend(GemLeakHelper::PrivateExitBang)
+  [Process.singleton_class, Kernel.singleton_class].each { |mod| mod.prepend(GemLeakHelper::ExitBang) }
+end
 
 # Registered before the test framework's own at_exit, so it runs after it.
 at_exit do

@@ -2,99 +2,102 @@
 
 require_relative "support"
 
-# --per-test under LeakSanitizer: the helper's client is the runtime's
-# interface (GemLeakHelper::Sanitizer), here played by Ruby: markers are
-# lines of a report file, and each check appends a report of every object
-# "lost" so far, as __lsan_do_recoverable_leak_check does (with
-# report_objects=1), Ruby's own among them, new ones at each check. What the
-# helper reads back from that file is what its search for the test goes by.
+# --per-test under a sanitizer's engine: the client library records which
+# test allocates each block (GemLeakHelper::Owners), and the helper tells it
+# when each test starts; markers are lines of the report file, through the
+# runtime's interface (GemLeakHelper::Sanitizer). Both are played here by
+# Ruby, writing what they are called with into the report file: no check
+# runs while the tests do, and no test runs twice.
 class PerTestSanitizerTest < Minitest::Test
   include HelperTest
 
-  # A minitest suite of COUNT tests; LEAKER loses one object each run.
-  def search(count, leaker)
-    code = <<~RUBY
-      REPORT = File.join(DIR, "lsan.report")
-      CHECKS = File.open(File.join(DIR, "checks.txt"), "w")
-      CHECKS.sync = true
-      $objects = []   # [address, module] of every object lost so far
-      $next = 0x602000000010
-      $marker = nil
-      $roots = 0
-      $reported = 0
-      def lose(mod)
-        $objects << [$next, mod]
-        $next += 0x20
-      end
-      def append(text) = File.open(REPORT, "a") { |f| f.write(text) }
-      report = lambda do
-        # Ruby's: a block referenced from memory the runtime does not scan,
-        # a new one at each check
-        lose("#{RbConfig.ruby}")
-        append("\\n====\\n==1==ERROR: LeakSanitizer: detected memory leaks\\n\\n")
-        $objects.each do |address, mod|
-          append("Direct leak of 6 byte(s) in 1 object(s) allocated from:\\n" \\
-                 "F|0|0x7f0000001000|/usr/lib/liblsan.so|0x1000|malloc|0x0|<null>|0|0\\n" \\
-                 "F|1|0x7f0000002000|\#{mod}|0x2000|fake_leak|0x0|fake.c|3|0\\n\\n" \\
-                 "Objects leaked above:\\n0x\#{address.to_s(16)} (6 bytes)\\n\\n")
-        end
-        append("SUMMARY: LeakSanitizer: 6 byte(s) leaked in 1 allocation(s).\\n")
-        ours = $objects.count { |_, mod| mod == EXT }
-        CHECKS.write("\#{$marker}\\t=> \#{ours - $reported}\\n")
-        $reported = ours
-        1
-      end
-      GemLeakHelper::PerTest.instance_variable_set(
-        :@client, GemLeakHelper::Sanitizer.client(
-          marker: ->(text) { $marker = text.delete("\\0"); append("\#{$marker}\\n") },
-          check: report,
-          root: ->(_address, _size) { $roots += 1 },
-          report_path: -> { REPORT }
-        )
+  # Client and owners that write what they are told, in order, to
+  # DIR/lsan.report; the suite after it.
+  FAKES = <<~'RUBY'
+    REPORT = File.join(DIR, "lsan.report")
+    def append(text) = File.open(REPORT, "a") { |f| f.write(text) }
+    GemLeakHelper::PerTest.instance_variable_set(
+      :@client, GemLeakHelper::Sanitizer.client(
+        marker: ->(text) { append("#{text.delete("\0")}\n") },
+        check: -> { append("CHECK\n"); 1 },
+        root: ->(_address, _size) {}
       )
-      at_exit { File.write(File.join(DIR, "roots.txt"), $roots.to_s) }
-      $runs = Hash.new(0)
+    )
+    owners = GemLeakHelper::Owners
+    owners.instance_variable_set(:@owner, ->(text) { append("OWNER #{text.nil? ? "none" : text.delete("\0").inspect}\n") })
+    owners.instance_variable_set(:@write, -> { append("OWNED\n") })
+    GemLeakHelper::PerTest.instance_variable_set(:@owners, true)
+  RUBY
+
+  def report(code, env: { "GEMLEAK_PER_TEST" => "test" })
+    run = run_suite(FAKES + code, env: env)
+    assert_ran(run)
+    refute_match(/per-test/, run.err)
+    [run, File.read(File.join(run.dir, "lsan.report")).lines(chomp: true)]
+  end
+
+  def test_each_test_owns_what_it_allocates_and_nothing_is_checked
+    run, lines = report(<<~RUBY)
       require "minitest/autorun"
-      class SearchTest < Minitest::Test
-        #{count}.times do |i|
-          define_method("test_\#{i + 1}") do
-            lose(EXT) if i + 1 == #{leaker}
-            assert true
-          end
+      class OwnTest < Minitest::Test
+        20.times { |i| define_method("test_\#{i + 1}") { assert true } }
+      end
+    RUBY
+    assert_match(/^20 runs, 20 assertions, 0 failures/, run.out)
+    refute_includes lines, "CHECK"
+    owners = lines.grep(/^OWNER /)
+    assert_equal 21, owners.size, lines.join("\n")
+    assert_equal "OWNER none", owners.last
+    # each test owns from its start marker on, and ends with its own end
+    first = lines.index { |line| line.start_with?("OWNER \"OwnTest#test_") }
+    name, location = lines[first][/"(.*)"/, 1].split("\\t")
+    assert_equal "gemleak:start\t#{name}\t#{location}", lines[first + 1]
+    assert_equal "gemleak:end\t#{name}\t#{location}", lines[first + 2]
+    assert_match(%r{\A/.*suite_test\.rb:\d+\z}, location)
+    assert_equal "gemleak:exit", lines.last
+  end
+
+  # A child forked during a test checks what it inherited, as under every
+  # engine; nothing else is checked.
+  def test_a_forked_child_checks_what_it_inherited_only
+    _run, lines = report(<<~RUBY)
+      require "minitest/autorun"
+      class ForkTest < Minitest::Test
+        def test_fork
+          pid = fork { exit 0 }
+          Process.wait(pid)
+          assert_predicate $?, :success?
         end
       end
     RUBY
-    run = run_suite(code, env: { "GEMLEAK_PER_TEST" => "test" })
-    assert_ran(run)
-    assert_match(/^#{count} runs, #{count} assertions, 0 failures/, run.out)
-    refute_match(/per-test/, run.err)
-    @report = File.read(File.join(run.dir, "lsan.report"))
-    @roots = File.read(File.join(run.dir, "roots.txt")).to_i
-    File.read(File.join(run.dir, "checks.txt")).lines(chomp: true)
+    forked = lines.index("gemleak:forked")
+    refute_nil forked, lines.join("\n")
+    assert_equal ["CHECK", "gemleak:checked"], lines[forked + 1, 2]
+    assert_equal 1, lines.count("CHECK")
   end
 
-  # The tests each check after one test run again alone found lost.
-  def named(checks)
-    checks.filter_map { |line| line[/^gemleak:again\t1\t(SearchTest#test_\d+)\t.*=> [1-9]/, 1] }
-  end
-
-  def test_one_leaking_test_of_sixty_named_through_the_report_file
-    checks = search(60, 37)
-    assert_equal ["SearchTest#test_37"], named(checks)
-    assert_match(/^gemleak:tests\t60\t.*=> 1$/, checks[1])
-    assert_operator checks.size, :<=, 6, checks.join("\n")
-    # each check closed, the exit said, in the report file, in order
-    markers = @report.lines(chomp: true).grep(/^gemleak:/)
-    assert_equal "gemleak:setup", markers[0]
-    assert_equal "gemleak:checked", markers[1]
-    assert_equal "gemleak:exit", markers[-1]
-    assert_equal checks.size, markers.count("gemleak:checked")
-    # Ruby's object pages registered as roots before the first check
-    assert_operator @roots, :>, 0
-  end
-
-  def test_nothing_lost_by_the_project_two_checks
-    checks = search(30, 0)
-    assert_equal 2, checks.size, checks.join("\n")
+  # exit! runs no atexit handler: the owners' lines are written, and the
+  # last check made, before it; no "checked" after it (it stands for the
+  # runtime's check at exit). Kernel#exit! stays private.
+  def test_exit_bang_writes_the_owners_and_checks
+    _run, lines = report(<<~RUBY)
+      require "minitest/autorun"
+      GemLeakHelper::Runtime.singleton_class.define_method(:mapped?) { true }
+      Object.prepend(GemLeakHelper::PrivateExitBang)
+      Process.singleton_class.prepend(GemLeakHelper::ExitBang)
+      class ExitTest < Minitest::Test
+        def test_fork_exit_bang
+          assert_raises(NoMethodError) { Object.new.exit! }
+          pid = fork { exit!(0) }
+          Process.wait(pid)
+          assert_predicate $?, :success?
+        end
+      end
+    RUBY
+    child = lines[lines.index("gemleak:forked")..]
+    bang = child.index("OWNED")
+    refute_nil bang, child.join("\n")
+    assert_equal "CHECK", child[bang + 1]
+    refute_equal "gemleak:checked", child[bang + 2]
   end
 end
