@@ -52,26 +52,29 @@ static char *from_compiler(const char *library)
 }
 
 /* Returns: (transfer full) (nullable): @library (libasan.so) as the
- * dynamic linker's cache lists it ("libasan.so.8 (libc6,x86-64) => /lib/..."). */
+ * dynamic linker's cache lists it ("libasan.so.8 (libc6,x86-64) => /lib/..."):
+ * the ldconfig on PATH, else /sbin's (not on every user's PATH). */
 static char *from_ldconfig(const char *library)
 {
-    const char *const tools[] = { "/sbin/ldconfig", "ldconfig" };
-    for (guint i = 0; i < G_N_ELEMENTS(tools); i++) {
+    const char *const tools[] = { "ldconfig", "/sbin/ldconfig" };
+    g_autofree char *out = NULL;
+    for (guint i = 0; i < G_N_ELEMENTS(tools) && out == NULL; i++) {
         const char *argv[] = { tools[i], "-p", NULL };
-        g_autofree char *out = NULL;
         int wait_status = 0;
         if (!gl_probe_command(argv, NULL, (gsize) 4 * 1024 * 1024, PROBE_TIMEOUT_MS, &out, &wait_status,
                               NULL))
+            g_clear_pointer(&out, g_free);
+    }
+    if (out == NULL)
+        return NULL;
+    g_auto(GStrv) lines = g_strsplit(out, "\n", -1);
+    for (char **line = lines; *line != NULL; line++) {
+        const char *arrow = strstr(*line, "=> ");
+        if (strstr(*line, library) == NULL || arrow == NULL)
             continue;
-        g_auto(GStrv) lines = g_strsplit(out, "\n", -1);
-        for (char **line = lines; *line != NULL; line++) {
-            const char *arrow = strstr(*line, "=> ");
-            if (strstr(*line, library) == NULL || arrow == NULL)
-                continue;
-            char *found = existing(g_strstrip(*line + (arrow - *line) + 3));
-            if (found != NULL)
-                return found;
-        }
+        char *found = existing(g_strstrip(*line + (arrow - *line) + 3));
+        if (found != NULL)
+            return found;
     }
     return NULL;
 }

@@ -373,6 +373,45 @@ END_TEST
 #undef OWNED_MALLOC
 #undef OWNED_LEAK
 
+/* A machine without the runtimes (gcc knows none, ldconfig lists none):
+ * the run stops before anything runs (exit 3, as without Valgrind),
+ * naming the package to install. */
+START_TEST(test_missing_runtime_names_the_package)
+{
+    g_autofree char *dir = g_dir_make_tmp("gemleak-noruntime-XXXXXX", NULL);
+    /* and a Ruby new enough for both engines, which prints its version */
+    const char *tools[] = { "gcc", "cc", "ldconfig", "ruby" };
+    for (guint i = 0; i < G_N_ELEMENTS(tools); i++) {
+        g_autofree char *path = g_build_filename(dir, tools[i], NULL);
+        ck_assert(g_file_set_contents(path, strcmp(tools[i], "ruby") == 0
+                                                ? "#!/bin/sh\nprintf 3.4.5\n" : "#!/bin/sh\nexit 0\n",
+                                      -1, NULL));
+        ck_assert_int_eq(g_chmod(path, 0755), 0);
+    }
+    g_autofree char *path_before = g_strdup(g_getenv("PATH"));
+    g_setenv("PATH", dir, TRUE);
+    g_unsetenv("GEMLEAK_LSAN_RUNTIME");
+    g_unsetenv("GEMLEAK_ASAN_RUNTIME");
+    RUN(lsan, "run", "--engine", "lsan", "--", "true");
+    ck_assert_int_eq(lsan.status, 3);
+    gl_assert_line(lsan.err, "--engine lsan: LeakSanitizer's runtime \\(liblsan\\.so\\) is not "
+                             "installed: install it \\(.*apt-get install liblsan0.*\\), or name it "
+                             "with GEMLEAK_LSAN_RUNTIME=PATH");
+    gl_test_run_clear(&lsan);
+    RUN(asan, "run", "--engine", "asan", "--", "true");
+    ck_assert_int_eq(asan.status, 3);
+    gl_assert_line(asan.err, "--engine asan: AddressSanitizer's runtime \\(libasan\\.so\\) is not "
+                             "installed: install it \\(.*apt-get install libasan8.*\\)");
+    gl_test_run_clear(&asan);
+    g_setenv("PATH", path_before != NULL ? path_before : "/usr/bin:/bin", TRUE);
+    for (guint i = 0; i < G_N_ELEMENTS(tools); i++) {
+        g_autofree char *path = g_build_filename(dir, tools[i], NULL);
+        g_unlink(path);
+    }
+    g_rmdir(dir);
+}
+END_TEST
+
 /* --engine: a name it does not know, and --per-test under AddressSanitizer
  * (which checks leaks only at exit), are usage errors before anything runs. */
 START_TEST(test_engine_usage_errors)
@@ -412,6 +451,7 @@ Suite *gl_filter_sanitizer_suite(void)
     tcase_add_test(tc, test_asan_freed_block_is_one_finding);
     tcase_add_test(tc, test_xml_and_lsan_together);
     tcase_add_test(tc, test_engine_usage_errors);
+    tcase_add_test(tc, test_missing_runtime_names_the_package);
     tcase_add_test(tc, test_lost_cycle_is_definite);
     suite_add_tcase(suite, tc);
     return suite;
