@@ -326,13 +326,26 @@ GlVerdict gl_sanitizer_verdict(GlClassifier *classifier, GlRecord *record, const
     return verdict;
 }
 
+/* Returns: whether a target frame of @record is in @functions (names). */
+static gboolean passes_through(const GlRecord *record, GHashTable *functions)
+{
+    for (guint i = 0; i < record->stack.n_frames; i++) {
+        const GlFrame *frame = &record->stack.frames[i];
+        if (frame->in_target && frame->fn != NULL && g_hash_table_contains(functions, frame->fn))
+            return TRUE;
+    }
+    return FALSE;
+}
+
 /* LeakSanitizer calls every block of a lost cycle indirect (two structs
  * that point at each other, as zlib's z_stream and its state do), where
  * Valgrind calls one of them definite: with indirect leaks not asked for,
- * the cycle would pass. An indirect leak that enters a target in a
- * function no direct leak of the process enters (its blocks then hang
- * from no definite leak of that function) is counted as definite, and
- * judged again as one. */
+ * the cycle would pass. An indirect leak counts as definite, and is judged
+ * again as one, unless it was allocated within a function that allocated
+ * a direct leak of the process (a target frame of its stack is that leak's
+ * entry into the target): then its blocks are that structure's, as a
+ * buffer its constructor's helper allocated, which Valgrind counts in the
+ * structure's record. */
 static void promote_lost_cycles(GlClassifier *classifier, const GlRules *rules,
                                 GPtrArray *records, GlVerdict *verdicts, const GlDocument *doc)
 {
@@ -350,7 +363,7 @@ static void promote_lost_cycles(GlClassifier *classifier, const GlRules *rules,
         GlRecord *record = g_ptr_array_index(records, n);
         const GlFrame *first = gl_record_first_target_frame(record);
         if (record->leak_kind != GL_LEAK_INDIRECT || verdicts[n] != GL_VERDICT_SKIP_KIND ||
-            first == NULL || first->fn == NULL || g_hash_table_contains(direct, first->fn))
+            first == NULL || first->fn == NULL || passes_through(record, direct))
             continue;
         record->leak_kind = GL_LEAK_DEFINITE;
         record->kind = gl_record_intern(record, "Leak_DefinitelyLost");

@@ -207,6 +207,39 @@ START_TEST(test_lost_cycle_is_definite)
 }
 END_TEST
 
+/* A struct and the buffer it points to, allocated by a helper its
+ * constructor calls: LeakSanitizer calls the struct direct and the buffer
+ * indirect, Valgrind the struct definite and the buffer indirect, part of
+ * the struct's record: one finding under both, the constructor's. */
+START_TEST(test_structure_built_by_helpers_is_one_finding)
+{
+    g_autofree char *dir = g_dir_make_tmp("gemleak-lsan-XXXXXX", NULL);
+    g_autofree char *path = g_build_filename(dir, "lsan.4246", NULL);
+#define FRAME_MALLOC "F|0|0x7f0000001000|/usr/lib/x86_64-linux-gnu/liblsan.so.0|0x13545|" \
+                     "__interceptor_malloc|0x0|lsan_interceptors.cpp|75|0\n"
+    const char *text =
+        "==4246==ERROR: LeakSanitizer: detected memory leaks\n\n"
+        "Direct leak of 64 byte(s) in 1 object(s) allocated from:\n" FRAME_MALLOC
+        "F|1|0x7f0000002000|/work/ext/leaky.so|0x100|foo_new|0x0|leaky.c|10|0\n"
+        "F|2|0x7f0000003000|/usr/bin/ruby|0x1000|main|0x0|main.c|40|0\n\n"
+        "Indirect leak of 16 byte(s) in 1 object(s) allocated from:\n" FRAME_MALLOC
+        "F|1|0x7f0000002100|/work/ext/leaky.so|0x300|buffer_new|0x0|leaky.c|30|0\n"
+        "F|2|0x7f0000002110|/work/ext/leaky.so|0x110|foo_new|0x0|leaky.c|11|0\n"
+        "F|3|0x7f0000003000|/usr/bin/ruby|0x1000|main|0x0|main.c|40|0\n\n"
+        "SUMMARY: LeakSanitizer: 80 byte(s) leaked in 2 allocation(s).\n";
+#undef FRAME_MALLOC
+    ck_assert(g_file_set_contents(path, text, -1, NULL));
+    RUN(run, "filter", "-O", "leaky", path);
+    ck_assert_int_eq(run.status, 1);
+    gl_assert_line(run.out, "^64 bytes in 1 block is definitely lost$");
+    gl_assert_no_line(run.out, "^16 bytes");
+    gl_assert_line(run.out, "^gemleak: FAIL: 1 leak losing 64 bytes$");
+    gl_test_run_clear(&run);
+    g_unlink(path);
+    g_rmdir(dir);
+}
+END_TEST
+
 /* AddressSanitizer's use-after-free in the extension: a memory error,
  * as Valgrind's InvalidRead. The extension was built without
  * -fsanitize-recover=address: the process stopped there, and what it
@@ -453,6 +486,7 @@ Suite *gl_filter_sanitizer_suite(void)
     tcase_add_test(tc, test_engine_usage_errors);
     tcase_add_test(tc, test_missing_runtime_names_the_package);
     tcase_add_test(tc, test_lost_cycle_is_definite);
+    tcase_add_test(tc, test_structure_built_by_helpers_is_one_finding);
     suite_add_tcase(suite, tc);
     return suite;
 }
