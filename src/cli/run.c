@@ -71,8 +71,8 @@ static GOptionGroup *run_group(Options *options)
         { "per-test", 0, G_OPTION_FLAG_OPTIONAL_ARG, G_OPTION_ARG_CALLBACK, (gpointer) on_per_test,
           "Name the test in which each leak was lost (minitest, test-unit, RSpec): found with "
           "few leak checks by running the tests that lost memory again (--per-test alone), a "
-          "check after each test (each), or after each test file; under --engine lsan, the "
-          "test that allocated its blocks (no check, nothing run again)", "test|each|file" },
+          "check after each test (each), or after each test file; under --engine lsan or asan, "
+          "the test that allocated its blocks (no check, nothing run again)", "test|each|file" },
         { "spare-launchers", 0, 0, G_OPTION_ARG_NONE, &options->spare_launchers,
           "Run a launcher command (bundle, rake) outside Valgrind, faster: a Ruby it starts "
           "with its own RUBYOPT, or none, is then not checked", NULL },
@@ -457,13 +457,6 @@ static int run_and_report(const Options *options, char **command, FILE *out, FIL
     if (options->engine != NULL && gl_engine_find(options->engine) == NULL) {
         g_set_error(&error, GL_ERROR, GL_ERROR_USAGE, "--engine %s: no such engine (give one of: %s)",
                     options->engine, gl_engine_names());
-        status = gl_cli_fail(err, "run", error);
-    } else if (options->per_test != NULL && !gl_engine_find(options->engine)->per_test) {
-        /* AddressSanitizer checks leaks only at exit, and only on Ruby 3.3+:
-         * LeakSanitizer names the test at the same speed. */
-        g_set_error(&error, GL_ERROR, GL_ERROR_USAGE, "--per-test works under the Valgrind and "
-                    "LeakSanitizer engines, not --engine %s: use --engine lsan to name the test "
-                    "that leaked, or drop --per-test", options->engine);
         status = gl_cli_fail(err, "run", error);
     } else if (options->engine != NULL && strcmp(options->engine, "valgrind") != 0 &&
                (options->valgrind != NULL || options->valgrind_opts != NULL)) {

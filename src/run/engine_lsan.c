@@ -38,20 +38,34 @@ static char *lsan_log_too_long(const char *run_dir, gsize *max)
     return gl_sanitizer_log_too_long(&lsan, run_dir, max);
 }
 
-static GPtrArray *lsan_argv(const GlRunOptions *options, const char *program, const char *run_dir,
-                            char *const *command)
+/* Returns: (transfer full) (nullable): what is preloaded before the
+ * runtime: per test, the client library, whose realloc records the test
+ * that reallocated a block (the runtime calls its allocation hooks from
+ * malloc and free only). */
+static char *lsan_first(const GlRunOptions *options, const char *helper_dir)
 {
-    (void) options;
-    (void) program;
-    (void) run_dir;
-    return gl_sanitizer_argv(&lsan, command);
+    if (options == NULL || options->per_test == NULL || helper_dir == NULL)
+        return NULL;
+    char *client = g_build_filename(helper_dir, "gemleak_client.so", NULL);
+    if (!g_file_test(client, G_FILE_TEST_IS_REGULAR))
+        g_clear_pointer(&client, g_free);
+    return client;
 }
 
-static char *lsan_handover(const GlRunOptions *options, const char *run_dir)
+static GPtrArray *lsan_argv(const GlRunOptions *options, const char *program, const char *run_dir,
+                            const char *helper_dir, char *const *command)
 {
-    (void) options;
+    (void) program;
     (void) run_dir;
-    return gl_sanitizer_handover(&lsan);
+    g_autofree char *first = lsan_first(options, helper_dir);
+    return gl_sanitizer_argv(&lsan, first, command);
+}
+
+static char *lsan_handover(const GlRunOptions *options, const char *run_dir, const char *helper_dir)
+{
+    (void) run_dir;
+    g_autofree char *first = lsan_first(options, helper_dir);
+    return gl_sanitizer_handover(&lsan, first);
 }
 
 static char *lsan_watch_mark(const char *run_dir)
@@ -99,5 +113,4 @@ const GlEngine gl_engine_lsan = {
                     "leaks are lost among them",
     .silent_when_clean = TRUE,
     .fast_with_frame_pointers = TRUE,
-    .per_test = TRUE,
 };

@@ -130,8 +130,9 @@ char *gl_trace_children_skip(void)
  * (nullable: the options alone, for the helper to put a command after),
  * starting with @valgrind. */
 static GPtrArray *valgrind_argv(const GlRunOptions *options, const char *valgrind,
-                                const char *run_dir, char *const *command)
+                                const char *run_dir, const char *helper_dir, char *const *command)
 {
+    (void) helper_dir;
     GPtrArray *argv = g_ptr_array_new_with_free_func(g_free);
     g_ptr_array_add(argv, g_strdup(valgrind));
     g_ptr_array_add(argv, g_strdup("--tool=memcheck"));
@@ -172,12 +173,14 @@ static GPtrArray *valgrind_argv(const GlRunOptions *options, const char *valgrin
 /* Returns: (transfer full) (nullable): GEMLEAK_VALGRIND's value: Valgrind
  * (its absolute path: a launcher may change PATH) and its options; NULL
  * when an argument holds the separator, which no real one does. */
-static char *valgrind_variable(const GlRunOptions *options, const char *run_dir)
+static char *valgrind_variable(const GlRunOptions *options, const char *run_dir,
+                               const char *helper_dir)
 {
+    (void) helper_dir;
     g_autofree char *valgrind = g_find_program_in_path(options->valgrind);
     if (valgrind == NULL)
         return NULL;
-    g_autoptr(GPtrArray) argv = valgrind_argv(options, valgrind, run_dir, NULL);
+    g_autoptr(GPtrArray) argv = valgrind_argv(options, valgrind, run_dir, NULL, NULL);
     GString *joined = g_string_new(NULL);
     for (guint i = 0; i + 1 < argv->len; i++) {
         const char *arg = g_ptr_array_index(argv, i);
@@ -219,5 +222,4 @@ const GlEngine gl_engine_valgrind = {
     .handover = valgrind_variable,
     .watch_mark = valgrind_watch_mark,
     .client_requests = TRUE,
-    .per_test = TRUE,
 };

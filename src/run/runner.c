@@ -215,7 +215,7 @@ static gboolean spawn_commands(const GlRunOptions *options, const GlEngine *engi
         gboolean outside = options->spare_launchers && can_hand_over &&
                            gl_is_launcher(command[0]);
         g_autoptr(GPtrArray) argv = outside ? NULL
-            : engine->argv(options, options->valgrind, result->dir, command);
+            : engine->argv(options, options->valgrind, result->dir, result->helper_dir, command);
         char **spawned = outside ? command : (char **) argv->pdata;
         if (outside && result->launcher == NULL)
             result->launcher = g_path_get_basename(command[0]);
@@ -297,7 +297,7 @@ gboolean gl_run_commands(const GlRunOptions *options, GPtrArray *commands, GlRun
     }
     /* Valgrind's command line, for a Ruby that finds itself outside it (below
      * a launcher gemleak spares, extconf.rb) to put itself under it. */
-    g_autofree char *valgrind = engine->handover(options, result->dir);
+    g_autofree char *valgrind = engine->handover(options, result->dir, result->helper_dir);
     g_auto(GStrv) env = gl_run_child_environment(options, engine, result->valgrind_version,
                                                  result->dir, result->helper_dir, valgrind);
 

@@ -111,20 +111,22 @@ char *gl_sanitizer_log_too_long(const GlSanitizerRuntime *runtime, const char *r
     return strlen(name) > *max ? g_steal_pointer(&name) : NULL;
 }
 
-/* Returns: (transfer full): "LD_PRELOAD=RUNTIME[:what the user preloads]". */
-static char *preload(const char *runtime)
+/* Returns: (transfer full): "LD_PRELOAD=[FIRST:]RUNTIME[:what the user
+ * preloads]". */
+static char *preload(const char *first, const char *runtime)
 {
     const char *theirs = g_getenv("LD_PRELOAD");
-    return theirs != NULL && *theirs != '\0'
-               ? g_strconcat("LD_PRELOAD=", runtime, ":", theirs, NULL)
-               : g_strconcat("LD_PRELOAD=", runtime, NULL);
+    return g_strconcat("LD_PRELOAD=", first != NULL ? first : "", first != NULL ? ":" : "",
+                       runtime, theirs != NULL && *theirs != '\0' ? ":" : "",
+                       theirs != NULL ? theirs : "", NULL);
 }
 
 /* Only Ruby gets the runtime: a compiler or an assembler under it leaks
  * or crashes (as(1) dies of SIGSEGV). A Ruby command starts under it (env
  * LD_PRELOAD=... ruby ...); another (make, a shell) starts as it is, and
  * each Ruby below it starts again under the runtime through the helper. */
-GPtrArray *gl_sanitizer_argv(const GlSanitizerRuntime *runtime, char *const *command)
+GPtrArray *gl_sanitizer_argv(const GlSanitizerRuntime *runtime, const char *first,
+                             char *const *command)
 {
     GPtrArray *argv = g_ptr_array_new_with_free_func(g_free);
     g_autofree char *found = command != NULL && command[0] != NULL &&
@@ -132,7 +134,7 @@ GPtrArray *gl_sanitizer_argv(const GlSanitizerRuntime *runtime, char *const *com
                                  ? gl_sanitizer_runtime(runtime, NULL) : NULL;
     if (found != NULL) {
         g_ptr_array_add(argv, g_strdup("env"));
-        g_ptr_array_add(argv, preload(found));
+        g_ptr_array_add(argv, preload(first, found));
     }
     for (char *const *arg = command; arg != NULL && *arg != NULL; arg++)
         g_ptr_array_add(argv, g_strdup(*arg));
@@ -140,12 +142,12 @@ GPtrArray *gl_sanitizer_argv(const GlSanitizerRuntime *runtime, char *const *com
     return argv;
 }
 
-char *gl_sanitizer_handover(const GlSanitizerRuntime *runtime)
+char *gl_sanitizer_handover(const GlSanitizerRuntime *runtime, const char *first)
 {
     g_autofree char *found = gl_sanitizer_runtime(runtime, NULL);
     if (found == NULL)
         return NULL;
-    g_autofree char *variable = preload(found);
+    g_autofree char *variable = preload(first, found);
     if (strchr(variable, GL_PROTO_VALGRIND_SEPARATOR[0]) != NULL)
         return NULL;
     g_autofree char *env = g_find_program_in_path("env");

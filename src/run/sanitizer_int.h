@@ -29,13 +29,15 @@ char *gl_sanitizer_log_too_long(const GlSanitizerRuntime *runtime, const char *r
                                 gsize *max);
 
 /* The engine's argv(): a Ruby (or launcher) @command starts with the
- * runtime in LD_PRELOAD, another as it is.
+ * runtime in LD_PRELOAD (after @first, nullable: a library whose symbols
+ * come before the runtime's), another as it is.
  * Returns: (transfer full): the NULL-terminated command line. */
-GPtrArray *gl_sanitizer_argv(const GlSanitizerRuntime *runtime, char *const *command);
+GPtrArray *gl_sanitizer_argv(const GlSanitizerRuntime *runtime, const char *first,
+                             char *const *command);
 
-/* The engine's handover(): "env<SEP>LD_PRELOAD=RUNTIME".
+/* The engine's handover(): "env<SEP>LD_PRELOAD=[FIRST:]RUNTIME".
  * Returns: (transfer full) (nullable). */
-char *gl_sanitizer_handover(const GlSanitizerRuntime *runtime);
+char *gl_sanitizer_handover(const GlSanitizerRuntime *runtime, const char *first);
 
 /* The engine's watch_mark().
  * Returns: (transfer full). */

@@ -445,19 +445,14 @@ START_TEST(test_missing_runtime_names_the_package)
 }
 END_TEST
 
-/* --engine: a name it does not know, and --per-test under AddressSanitizer
- * (which checks leaks only at exit), are usage errors before anything runs. */
+/* --engine: a name it does not know, and Valgrind's options under another
+ * engine, are usage errors before anything runs. */
 START_TEST(test_engine_usage_errors)
 {
     RUN(bogus, "run", "--engine", "helgrind", "--", "true");
     ck_assert_int_eq(bogus.status, 2);
     gl_assert_line(bogus.err, "--engine helgrind: no such engine \\(give one of: valgrind, lsan, asan\\)");
     gl_test_run_clear(&bogus);
-    RUN(per_test, "run", "--engine", "asan", "--per-test", "--", "true");
-    ck_assert_int_eq(per_test.status, 2);
-    gl_assert_line(per_test.err, "--per-test works under the Valgrind and LeakSanitizer engines, "
-                   "not --engine asan: use --engine lsan");
-    gl_test_run_clear(&per_test);
     RUN(opt, "run", "--engine", "lsan", "--valgrind-opt=--num-callers=12", "--", "true");
     ck_assert_int_eq(opt.status, 2);
     gl_assert_line(opt.err, "--valgrind-opt is for the Valgrind engine only: drop --engine lsan");

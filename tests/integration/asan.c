@@ -256,6 +256,40 @@ START_TEST(test_asan_halted_process_says_so)
 }
 END_TEST
 
+/* --per-test under AddressSanitizer: a use after free happens during the
+ * second of three tests, and the report names it. */
+START_TEST(test_asan_per_test_names_the_test)
+{
+    if (!have_ruby31("--per-test under the AddressSanitizer engine"))
+        return;
+    g_autofree char *suite = g_build_filename(work, "uaf_test.rb", NULL);
+    gl_test_write(suite,
+                  "require 'probe'\n"
+                  "require 'minitest/autorun'\n"
+                  "class UafTest < Minitest::Test\n"
+                  "  def test_a_clean; Probe.n_respond_to([Object.new]); assert true; end\n"
+                  "  def test_b_uaf; Probe.r_uaf_two_lines; assert true; end\n"
+                  "  def test_c_clean; Probe.n_respond_to([Object.new]); assert true; end\n"
+                  "end\n", -1);
+    g_autofree char *include = g_strdup_printf("-I%s/recover", work);
+    g_autofree char *tmp = g_build_filename(work, "tmp", NULL);
+    g_mkdir_with_parents(tmp, 0700);
+    g_autofree char *json = g_build_filename(work, "per-test.json", NULL);
+    const char *argv[] = { gemleak_binary, "run", "--engine", "asan", "--per-test", "--format",
+                           "json", "-o", json, "--format", "text", "--", ruby31, include, suite,
+                           "--seed", "1", NULL };
+    g_auto(GStrv) env = g_environ_setenv(g_get_environ(), "TMPDIR", tmp, TRUE);
+    Result r = { 0 };
+    run_command(&r, NULL, env, argv);
+    ck_assert_msg(r.status == 1, "status %d:\n%s\n%s", r.status, r.out, r.err);
+    gl_assert_line(r.out, "^3 runs, 3 assertions, 0 failures, 0 errors");
+    gl_assert_line(r.err, "^first seen in UafTest#test_b_uaf \\(.*uaf_test\\.rb:5\\)$");
+    gl_assert_no_line(r.err, "test_a_clean|test_c_clean");
+    gl_assert_line(r.err, "^gemleak: FAIL: 1 memory error$");
+    result_discard(&r);
+}
+END_TEST
+
 void integration_asan(TCase *tcase)
 {
     tcase_add_unchecked_fixture(tcase, setup_ruby31, teardown_ruby31);
@@ -263,4 +297,5 @@ void integration_asan(TCase *tcase)
     tcase_add_test(tcase, test_asan_clean_probe_passes);
     tcase_add_test(tcase, test_asan_plain_build_is_named);
     tcase_add_test(tcase, test_asan_halted_process_says_so);
+    tcase_add_test(tcase, test_asan_per_test_names_the_test);
 }

@@ -418,6 +418,47 @@ START_TEST(test_lsan_fork_counts_inherited_once)
 }
 END_TEST
 
+/* --per-test under LeakSanitizer, whose realloc calls no allocation hook:
+ * blocks reallocated in a test (by realloc, and by Ruby's REALLOC_N) are
+ * that test's, through the client library preloaded before the runtime,
+ * which a program the test starts does not get; and the Valgrind engine
+ * names the same test. */
+START_TEST(test_lsan_per_test_reallocated_block)
+{
+    if (!have_ruby34("--per-test under the LeakSanitizer engine, reallocated blocks"))
+        return;
+    g_autofree char *suite = g_build_filename(work, "realloc_test.rb", NULL);
+    gl_test_write(suite,
+                  "require 'probe'\n"
+                  "require 'minitest/autorun'\n"
+                  "class ReallocTest < Minitest::Test\n"
+                  "  def test_a_clean; puts \"preload: [#{`printenv LD_PRELOAD`.strip}]\"; "
+                  "assert true; end\n"
+                  "  def test_b_realloc; Probe.r_realloc; Probe.r_xrealloc; assert true; end\n"
+                  "  def test_c_clean; assert true; end\n"
+                  "end\n", -1);
+    g_autofree char *probe = g_strdup_printf("-I%s/probe", work);
+    const char *command[] = { ruby34, probe, suite, "--seed", "1", NULL };
+    g_autofree char *lsan_json = g_build_filename(work, "lsan-realloc.json", NULL);
+    g_autofree char *valgrind_json = g_build_filename(work, "valgrind-realloc.json", NULL);
+    Result lsan = { 0 }, valgrind = { 0 };
+    run_per_test(&lsan, NULL, "lsan", lsan_json, command);
+    ck_assert_msg(lsan.status == 1, "lsan: status %d:\n%s", lsan.status, lsan.err);
+    gl_assert_line(lsan.out, "^3 runs, 3 assertions, 0 failures, 0 errors");
+    /* what Ruby starts gets neither the runtime nor the library */
+    gl_assert_line(lsan.out, "^preload: \\[\\]$");
+    gl_assert_line(lsan.err, "^allocated in ReallocTest#test_b_realloc \\(.*realloc_test\\.rb:5\\)$");
+    gl_assert_no_line(lsan.err, "test_a_clean|test_c_clean|lost at exit");
+    gl_assert_line(lsan.err, "^gemleak: FAIL: 2 leaks losing 211 bytes$");
+    run_per_test(&valgrind, NULL, "valgrind", valgrind_json, command);
+    ck_assert_msg(valgrind.status == 1, "valgrind: status %d:\n%s", valgrind.status, valgrind.err);
+    gl_assert_line(valgrind.err, "^gemleak: FAIL: 2 leaks losing 211 bytes$");
+    gl_assert_line(valgrind.err, "^first lost in ReallocTest#test_b_realloc ");
+    result_discard(&lsan);
+    result_discard(&valgrind);
+}
+END_TEST
+
 /* A child that ends with exit!: the runtime's own check at exit does not
  * run there, and its leak was passed as "no report, no leaks"; the helper
  * checks before exit!, and the leak is found, under both engines, and put
@@ -603,6 +644,7 @@ void integration_engine(TCase *tcase)
     tcase_add_test(tcase, test_lsan_per_test_names_the_test_as_valgrind);
     tcase_add_test(tcase, test_lsan_per_test_sixty_tests);
     tcase_add_test(tcase, test_lsan_exit_bang_child_is_checked);
+    tcase_add_test(tcase, test_lsan_per_test_reallocated_block);
     tcase_add_test(tcase, test_lsan_fork_counts_inherited_once);
     tcase_add_test(tcase, test_lsan_rake_task);
     tcase_add_test(tcase, test_asan_rake_task);

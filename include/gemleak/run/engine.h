@@ -68,12 +68,14 @@ typedef struct {
     char *(*output_too_long)(const char *run_dir, gsize *max);
     /* Returns: (transfer full): the NULL-terminated command line that runs
      * @command (nullable: the options alone, for the helper to put a
-     * command after) under the tool @program, writing into @run_dir. */
+     * command after) under the tool @program, writing into @run_dir;
+     * @helper_dir holds the helper and the client library. */
     GPtrArray *(*argv)(const struct GlRunOptions *options, const char *program,
-                       const char *run_dir, char *const *command);
+                       const char *run_dir, const char *helper_dir, char *const *command);
     /* Returns: (transfer full) (nullable): the tool's command line as one
      * value (GL_PROTO_VALGRIND_VARIABLE), or NULL when it cannot be. */
-    char *(*handover)(const struct GlRunOptions *options, const char *run_dir);
+    char *(*handover)(const struct GlRunOptions *options, const char *run_dir,
+                      const char *helper_dir);
     /* Returns: (transfer full): what a process of the run in @run_dir has in
      * its command line. */
     char *(*watch_mark)(const char *run_dir);
@@ -110,10 +112,6 @@ typedef struct {
      * for leaks right after a fork, in every run, so that what a child
      * inherited is told from what it lost itself (attribute.h). */
     gboolean client_requests;
-    /* TRUE: --per-test works under it (leak checks the helper can ask for
-     * while Ruby runs: Valgrind's client requests, LeakSanitizer's
-     * __lsan_do_recoverable_leak_check). */
-    gboolean per_test;
 } GlEngine;
 
 /* The engines, each defined in src/run/engine_<name>.c. */

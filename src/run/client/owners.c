@@ -17,6 +17,13 @@
  * the leak check's objects (report_objects=1) against those lines: no leak
  * check runs while the tests do, and nothing runs twice.
  *
+ * LeakSanitizer's realloc calls no hook: under it, per test, gemleak
+ * preloads this library before the runtime, and its realloc (below) is the
+ * one every caller reaches; it calls the runtime's and records the block
+ * it returns as the running test's, as the runtime records realloc's stack
+ * for it. Under AddressSanitizer, whose realloc calls the hooks, the
+ * library is only loaded, and its realloc is nobody's.
+ *
  * The table lives in memory mapped here, never in the allocator it hooks:
  * a hook that allocated would call itself. */
 #define _GNU_SOURCE
@@ -33,6 +40,7 @@
 int gemleak_client_owners_start(void);
 void gemleak_client_owner(const char *text);
 void gemleak_client_owners_write(void);
+void *realloc(void *block, size_t size);
 
 typedef int (*InstallHooks)(void (*)(const volatile void *, size_t), void (*)(const volatile void *));
 typedef void (*ReportLine)(const char *);
@@ -242,6 +250,43 @@ void gemleak_client_owners_write(void)
 {
     if (started)
         write_owned();
+}
+
+typedef void *(*Realloc)(void *, size_t);
+static Realloc next_realloc;
+
+/* The realloc after this library's: the runtime's (when preloaded before
+ * it), or the C library's. */
+static Realloc find_realloc(void)
+{
+    if (next_realloc == NULL)
+        next_realloc = (Realloc) (uintptr_t) dlsym(RTLD_NEXT, "realloc");
+    return next_realloc;
+}
+
+__attribute__((constructor)) static void find_realloc_early(void)
+{
+    find_realloc();
+}
+
+/* A block reallocated while a test runs is that test's (a new block, at a
+ * new address or not); one reallocated outside any test leaves the table
+ * when it moved. */
+void *realloc(void *block, size_t size)
+{
+    void *moved = find_realloc()(block, size);
+    if (!started || (moved == NULL && size != 0))
+        return moved;
+    uint32_t owner = current;
+    if (owner == 0 && moved == block)
+        return moved;
+    pthread_mutex_lock(&lock);
+    if (block != NULL && moved != block)
+        forget(HIDE(block));
+    if (moved != NULL && owner != 0)
+        record(HIDE(moved), owner);
+    pthread_mutex_unlock(&lock);
+    return moved;
 }
 
 /* A fork while another thread holds the lock would leave the child's held

@@ -134,10 +134,13 @@ module GemLeakHelper
 
       # The runtime stays in this process and leaves LD_PRELOAD, for what
       # it starts: a compiler or an assembler under LeakSanitizer leaks or
-      # crashes. A Ruby it starts starts again with it (GemLeakLaunch).
+      # crashes. A Ruby it starts starts again with it (GemLeakLaunch). So
+      # does the client library preloaded before it (per test, under
+      # LeakSanitizer).
       def keep_to_self
         preload = ENV["LD_PRELOAD"].to_s.split(/[: ]/).reject(&:empty?)
-        kept = preload.reject { |lib| lib == PATH || lib == REAL }
+        client = ENV["GEMLEAK_CLIENT"].to_s
+        kept = preload.reject { |lib| lib == PATH || lib == REAL || (!client.empty? && lib == client) }
         return if kept.size == preload.size
 
         kept.empty? ? ENV.delete("LD_PRELOAD") : ENV["LD_PRELOAD"] = kept.join(":")
