@@ -10,6 +10,24 @@
 
 #define RUN(run, ...) GlTestRun run = { 0 }; gl_test_gemleak(&run, __VA_ARGS__, NULL)
 
+/* Returns: (transfer full): @text written to @name in a new directory;
+ * report_file_remove() takes both away. */
+static char *report_file(const char *name, const char *text)
+{
+    g_autofree char *dir = g_dir_make_tmp("gemleak-lsan-XXXXXX", NULL);
+    ck_assert_ptr_nonnull(dir);
+    char *path = g_build_filename(dir, name, NULL);
+    ck_assert(g_file_set_contents(path, text, -1, NULL));
+    return path;
+}
+
+static void report_file_remove(const char *path)
+{
+    g_autofree char *dir = g_path_get_dirname(path);
+    g_unlink(path);
+    g_rmdir(dir);
+}
+
 /* A whole report (Ruby 3.4.5, free-at-exit, exact stacks): the probe's
  * leaks fail the gate, its Init code is skipped. */
 START_TEST(test_lsan_report_fails_on_the_extensions_leaks)
@@ -83,8 +101,6 @@ END_TEST
  * never a pass and never definite. */
 START_TEST(test_shallow_stack_is_uncertain)
 {
-    g_autofree char *dir = g_dir_make_tmp("gemleak-lsan-XXXXXX", NULL);
-    g_autofree char *path = g_build_filename(dir, "lsan.4242", NULL);
     const char *text =
         "=================================================================\n"
         "==4242==ERROR: LeakSanitizer: detected memory leaks\n"
@@ -98,7 +114,7 @@ START_TEST(test_shallow_stack_is_uncertain)
         "ruby_xmalloc|0x0|gc.c|4583|0\n"
         "\n"
         "SUMMARY: LeakSanitizer: 4096 byte(s) leaked in 1 allocation(s).\n";
-    ck_assert(g_file_set_contents(path, text, -1, NULL));
+    g_autofree char *path = report_file("lsan.4242", text);
     RUN(run, "filter", "-O", "leaky", path);
     ck_assert_int_eq(run.status, 0);
     gl_assert_line(run.out, "^uncertain: its stack stops after 3 frames, short of main");
@@ -107,8 +123,7 @@ START_TEST(test_shallow_stack_is_uncertain)
     RUN(strict, "filter", "-O", "leaky", "--fail-on", "definite,uncertain", path);
     ck_assert_int_eq(strict.status, 1);
     gl_test_run_clear(&strict);
-    g_unlink(path);
-    g_rmdir(dir);
+    report_file_remove(path);
 }
 END_TEST
 
@@ -119,8 +134,6 @@ END_TEST
  * Valgrind's stack cut by --num-callers is judged as it stands. */
 START_TEST(test_stack_cut_by_the_depth_limit_is_certain)
 {
-    g_autofree char *dir = g_dir_make_tmp("gemleak-lsan-XXXXXX", NULL);
-    g_autofree char *path = g_build_filename(dir, "lsan.4243", NULL);
     g_autoptr(GString) text = g_string_new(
         "=================================================================\n"
         "==4243==ERROR: LeakSanitizer: detected memory leaks\n"
@@ -161,15 +174,14 @@ START_TEST(test_stack_cut_by_the_depth_limit_is_certain)
         g_string_append_printf(text, "F|%u|%s|/usr/bin/ruby|0x0|%s|0x0|vm.c|%u|0\n", n + 2,
                                vm[n][0], vm[n][1], n + 100);
     g_string_append(text, "\nSUMMARY: LeakSanitizer: 77 byte(s) leaked in 1 allocation(s).\n");
-    ck_assert(g_file_set_contents(path, text->str, -1, NULL));
+    g_autofree char *path = report_file("lsan.4243", text->str);
     RUN(run, "filter", "-O", "leaky", path);
     gl_assert_line(run.out, "^77 bytes in 1 block is definitely lost$");
     gl_assert_no_line(run.out, "^uncertain");
     gl_assert_line(run.out, "^gemleak: FAIL: 1 leak losing 77 bytes$");
     ck_assert_int_eq(run.status, 1);
     gl_test_run_clear(&run);
-    g_unlink(path);
-    g_rmdir(dir);
+    report_file_remove(path);
 }
 END_TEST
 
@@ -179,8 +191,6 @@ END_TEST
  * leak of the same function stays indirect. */
 START_TEST(test_lost_cycle_is_definite)
 {
-    g_autofree char *dir = g_dir_make_tmp("gemleak-lsan-XXXXXX", NULL);
-    g_autofree char *path = g_build_filename(dir, "lsan.4243", NULL);
 #define FRAME_MALLOC "F|0|0x7f0000001000|/usr/lib/x86_64-linux-gnu/liblsan.so.0|0x13545|" \
                      "__interceptor_malloc|0x0|lsan_interceptors.cpp|75|0\n"
 #define FRAMES_BELOW "F|2|0x7f0000003000|/usr/bin/ruby|0x1000|main|0x0|main.c|40|0\n\n"
@@ -195,15 +205,14 @@ START_TEST(test_lost_cycle_is_definite)
         "SUMMARY: LeakSanitizer: 112 byte(s) leaked in 3 allocation(s).\n";
 #undef FRAME_MALLOC
 #undef FRAMES_BELOW
-    ck_assert(g_file_set_contents(path, text, -1, NULL));
+    g_autofree char *path = report_file("lsan.4243", text);
     RUN(run, "filter", "-O", "leaky", path);
     ck_assert_int_eq(run.status, 1);
     gl_assert_line(run.out, "^32 bytes in 1 block is definitely lost$");
     gl_assert_line(run.out, "^64 bytes in 1 block is definitely lost$");
     gl_assert_no_line(run.out, "^16 bytes");
     gl_test_run_clear(&run);
-    g_unlink(path);
-    g_rmdir(dir);
+    report_file_remove(path);
 }
 END_TEST
 
@@ -213,8 +222,6 @@ END_TEST
  * the struct's record: one finding under both, the constructor's. */
 START_TEST(test_structure_built_by_helpers_is_one_finding)
 {
-    g_autofree char *dir = g_dir_make_tmp("gemleak-lsan-XXXXXX", NULL);
-    g_autofree char *path = g_build_filename(dir, "lsan.4246", NULL);
 #define FRAME_MALLOC "F|0|0x7f0000001000|/usr/lib/x86_64-linux-gnu/liblsan.so.0|0x13545|" \
                      "__interceptor_malloc|0x0|lsan_interceptors.cpp|75|0\n"
     const char *text =
@@ -228,15 +235,14 @@ START_TEST(test_structure_built_by_helpers_is_one_finding)
         "F|3|0x7f0000003000|/usr/bin/ruby|0x1000|main|0x0|main.c|40|0\n\n"
         "SUMMARY: LeakSanitizer: 80 byte(s) leaked in 2 allocation(s).\n";
 #undef FRAME_MALLOC
-    ck_assert(g_file_set_contents(path, text, -1, NULL));
+    g_autofree char *path = report_file("lsan.4246", text);
     RUN(run, "filter", "-O", "leaky", path);
     ck_assert_int_eq(run.status, 1);
     gl_assert_line(run.out, "^64 bytes in 1 block is definitely lost$");
     gl_assert_no_line(run.out, "^16 bytes");
     gl_assert_line(run.out, "^gemleak: FAIL: 1 leak losing 64 bytes$");
     gl_test_run_clear(&run);
-    g_unlink(path);
-    g_rmdir(dir);
+    report_file_remove(path);
 }
 END_TEST
 
@@ -331,8 +337,6 @@ END_TEST
  * the order they ran; JSON says how they were found. */
 START_TEST(test_lsan_owned_blocks_name_their_tests)
 {
-    g_autofree char *dir = g_dir_make_tmp("gemleak-lsan-XXXXXX", NULL);
-    g_autofree char *path = g_build_filename(dir, "lsan.4244", NULL);
     const char *text =
         "gemleak:start\tATest#test_a\t/work/test/a_test.rb:3\n"
         "gemleak:end\tATest#test_a\t/work/test/a_test.rb:3\n"
@@ -348,7 +352,7 @@ START_TEST(test_lsan_owned_blocks_name_their_tests)
         "0x602000000070 (10 bytes)\n0x602000000010 (10 bytes)\n0x602000000030 (10 bytes)\n"
         "0x602000000050 (10 bytes)\n0x602000000090 (10 bytes)\n\n"
         "SUMMARY: LeakSanitizer: 50 byte(s) leaked in 5 allocation(s).\n";
-    ck_assert(g_file_set_contents(path, text, -1, NULL));
+    g_autofree char *path = report_file("lsan.4244", text);
     RUN(run, "filter", "-O", "leaky", path);
     ck_assert_int_eq(run.status, 1);
     gl_assert_line(run.out, "^50 bytes in 5 blocks are definitely lost$");
@@ -362,8 +366,7 @@ START_TEST(test_lsan_owned_blocks_name_their_tests)
     ck_assert_ptr_nonnull(strstr(json.out, "\"allocated_in_tests\" : true"));
     ck_assert_ptr_nonnull(strstr(json.out, "\"lost_before_tests\" : true"));
     gl_test_run_clear(&json);
-    g_unlink(path);
-    g_rmdir(dir);
+    report_file_remove(path);
 }
 END_TEST
 
@@ -373,8 +376,6 @@ END_TEST
  * child's own. */
 START_TEST(test_lsan_owned_inherited_block_names_no_test)
 {
-    g_autofree char *dir = g_dir_make_tmp("gemleak-lsan-XXXXXX", NULL);
-    g_autofree char *path = g_build_filename(dir, "lsan.4245", NULL);
     const char *text =
         "gemleak:forked\n"
         "==4245==ERROR: LeakSanitizer: detected memory leaks\n\n"
@@ -391,7 +392,7 @@ START_TEST(test_lsan_owned_inherited_block_names_no_test)
         "Direct leak of 20 byte(s) in 2 object(s) allocated from:\n" OWNED_MALLOC OWNED_LEAK
         "Objects leaked above:\n0x602000000010 (10 bytes)\n0x602000000030 (10 bytes)\n\n"
         "SUMMARY: LeakSanitizer: 20 byte(s) leaked in 2 allocation(s).\n";
-    ck_assert(g_file_set_contents(path, text, -1, NULL));
+    g_autofree char *path = report_file("lsan.4245", text);
     RUN(run, "filter", "-O", "leaky", path);
     ck_assert_int_eq(run.status, 1);
     gl_assert_line(run.out, "^10 bytes in 1 block is definitely lost$");
@@ -399,8 +400,7 @@ START_TEST(test_lsan_owned_inherited_block_names_no_test)
     gl_assert_line(run.out, "^allocated in BTest#test_b \\(/work/test/b_test\\.rb:5\\)$");
     gl_assert_no_line(run.out, "ATest");
     gl_test_run_clear(&run);
-    g_unlink(path);
-    g_rmdir(dir);
+    report_file_remove(path);
 }
 END_TEST
 #undef OWNED_MALLOC

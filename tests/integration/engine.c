@@ -319,6 +319,27 @@ static char *named_tests(const char *path, const char *err)
     return g_string_free(out, FALSE);
 }
 
+/* Runs @command in @cwd under both engines (with @option, nullable), each
+ * failing the gate, and returns (transfer full) the one finding they agree
+ * on, as named_tests() says it; *lsan keeps LeakSanitizer's run for more
+ * asserts (result_discard() it). @name tells their JSON reports apart. */
+static char *agreed_finding(Result *lsan, const char *cwd, const char *name, const char *option,
+                            const char *const *command)
+{
+    g_autofree char *lsan_json = g_strdup_printf("%s/lsan-%s.json", work, name);
+    g_autofree char *valgrind_json = g_strdup_printf("%s/valgrind-%s.json", work, name);
+    run_engine_with(lsan, cwd, "lsan", option, lsan_json, command);
+    ck_assert_msg(lsan->status == 1, "lsan: status %d:\n%s", lsan->status, lsan->err);
+    Result valgrind = { 0 };
+    run_engine_with(&valgrind, cwd, "valgrind", option, valgrind_json, command);
+    ck_assert_msg(valgrind.status == 1, "valgrind: status %d:\n%s", valgrind.status, valgrind.err);
+    char *by_lsan = named_tests(lsan_json, lsan->err);
+    g_autofree char *by_valgrind = named_tests(valgrind_json, valgrind.err);
+    ck_assert_str_eq(by_lsan, by_valgrind);
+    result_discard(&valgrind);
+    return by_lsan;
+}
+
 /* --per-test under LeakSanitizer: the example gem's three minitest tests,
  * one of which leaks; the test it names (the one that allocated the block)
  * and the bytes are the Valgrind engine's (the test after which a check
@@ -329,23 +350,13 @@ START_TEST(test_lsan_per_test_names_the_test_as_valgrind)
         return;
     g_autofree char *gem = g_build_filename(work, "gem", NULL);
     const char *command[] = { ruby34, "-Ilib", "-Itest", "test/words_test.rb", NULL };
-    g_autofree char *lsan_json = g_build_filename(work, "lsan-per-test.json", NULL);
-    g_autofree char *valgrind_json = g_build_filename(work, "valgrind-per-test.json", NULL);
-    Result lsan = { 0 }, valgrind = { 0 };
-    run_per_test(&lsan, gem, "lsan", lsan_json, command);
-    ck_assert_msg(lsan.status == 1, "lsan: status %d:\n%s", lsan.status, lsan.err);
+    Result lsan = { 0 };
+    g_autofree char *agreed = agreed_finding(&lsan, gem, "per-test", "--per-test", command);
+    ck_assert(g_str_has_prefix(agreed, "6 bytes in 1: WordsTest#test_count @ test/words_test.rb:"));
     gl_assert_line(lsan.out, "^3 runs, 3 assertions, 0 failures, 0 errors");
     gl_assert_line(lsan.err, "^allocated in WordsTest#test_count \\(test/words_test\\.rb:[0-9]+\\)$");
     gl_assert_no_line(lsan.err, "warning: --per-test");
-    run_per_test(&valgrind, gem, "valgrind", valgrind_json, command);
-    ck_assert_msg(valgrind.status == 1, "valgrind: status %d:\n%s", valgrind.status,
-                  valgrind.err);
-    g_autofree char *by_lsan = named_tests(lsan_json, lsan.err);
-    g_autofree char *by_valgrind = named_tests(valgrind_json, valgrind.err);
-    ck_assert_str_eq(by_lsan, by_valgrind);
-    ck_assert(g_str_has_prefix(by_lsan, "6 bytes in 1: WordsTest#test_count @ test/words_test.rb:"));
     result_discard(&lsan);
-    result_discard(&valgrind);
 }
 END_TEST
 
@@ -399,22 +410,13 @@ START_TEST(test_lsan_fork_counts_inherited_once)
                   "  end\n"
                   "end\n", -1);
     const char *command[] = { ruby34, "-Ilib", "-Itest", "test/inherit_test.rb", NULL };
-    g_autofree char *lsan_json = g_build_filename(work, "lsan-inherit.json", NULL);
-    g_autofree char *valgrind_json = g_build_filename(work, "valgrind-inherit.json", NULL);
-    Result lsan = { 0 }, valgrind = { 0 };
-    run_engine(&lsan, gem, "lsan", lsan_json, command);
-    ck_assert_msg(lsan.status == 1, "lsan: status %d:\n%s", lsan.status, lsan.err);
+    Result lsan = { 0 };
+    g_autofree char *agreed = agreed_finding(&lsan, gem, "inherit", NULL, command);
+    ck_assert_str_eq(agreed, "4 bytes in 1:");
     gl_assert_line(lsan.out, "^1 runs, 2 assertions, 0 failures, 0 errors");
     gl_assert_line(lsan.err, "^gemleak: 2 files, .* inherited from the parent process\\)$");
     gl_assert_line(lsan.err, "^gemleak: FAIL: 1 leak losing 4 bytes$");
-    run_engine(&valgrind, gem, "valgrind", valgrind_json, command);
-    ck_assert_msg(valgrind.status == 1, "valgrind: status %d:\n%s", valgrind.status, valgrind.err);
-    g_autofree char *by_lsan = named_tests(lsan_json, lsan.err);
-    g_autofree char *by_valgrind = named_tests(valgrind_json, valgrind.err);
-    ck_assert_str_eq(by_lsan, by_valgrind);
-    ck_assert_str_eq(by_lsan, "4 bytes in 1:");
     result_discard(&lsan);
-    result_discard(&valgrind);
 }
 END_TEST
 
@@ -479,29 +481,19 @@ START_TEST(test_lsan_exit_bang_child_is_checked)
                   "  end\n"
                   "end\n", -1);
     const char *command[] = { ruby34, "-Ilib", "-Itest", "test/exit_bang_test.rb", NULL };
-    g_autofree char *lsan_json = g_build_filename(work, "lsan-exit-bang.json", NULL);
-    g_autofree char *valgrind_json = g_build_filename(work, "valgrind-exit-bang.json", NULL);
-    Result lsan = { 0 }, valgrind = { 0 };
-    run_engine(&lsan, gem, "lsan", lsan_json, command);
-    ck_assert_msg(lsan.status == 1, "lsan: status %d:\n%s", lsan.status, lsan.err);
+    Result lsan = { 0 };
+    g_autofree char *agreed = agreed_finding(&lsan, gem, "exit-bang", NULL, command);
+    ck_assert_str_eq(agreed, "4 bytes in 1:");
     gl_assert_line(lsan.out, "^1 runs, 1 assertions, 0 failures, 0 errors");
     gl_assert_line(lsan.err, "^gemleak: FAIL: 1 leak losing 4 bytes$");
-    run_engine(&valgrind, gem, "valgrind", valgrind_json, command);
-    ck_assert_msg(valgrind.status == 1, "valgrind: status %d:\n%s", valgrind.status, valgrind.err);
-    g_autofree char *by_lsan = named_tests(lsan_json, lsan.err);
-    g_autofree char *by_valgrind = named_tests(valgrind_json, valgrind.err);
-    ck_assert_str_eq(by_lsan, by_valgrind);
-    ck_assert_str_eq(by_lsan, "4 bytes in 1:");
     result_discard(&lsan);
 
     Result per_test = { 0 };
-    run_per_test(&per_test, gem, "lsan", lsan_json, command);
-    ck_assert_msg(per_test.status == 1, "status %d:\n%s", per_test.status, per_test.err);
-    g_autofree char *named = named_tests(lsan_json, per_test.err);
+    g_autofree char *named = agreed_finding(&per_test, gem, "exit-bang-per-test", "--per-test",
+                                            command);
     ck_assert_str_eq(named, "4 bytes in 1: ExitBangTest#test_child_leaks_and_exits_bang @ "
                             "test/exit_bang_test.rb:3");
     result_discard(&per_test);
-    result_discard(&valgrind);
 }
 END_TEST
 
