@@ -341,11 +341,11 @@ static gboolean passes_through(const GlRecord *record, GHashTable *functions)
  * that point at each other, as zlib's z_stream and its state do), where
  * Valgrind calls one of them definite: with indirect leaks not asked for,
  * the cycle would pass. An indirect leak counts as definite, and is judged
- * again as one, unless it was allocated within a function that allocated
- * a direct leak of the process (a target frame of its stack is that leak's
- * entry into the target): then its blocks are that structure's, as a
- * buffer its constructor's helper allocated, which Valgrind counts in the
- * structure's record. */
+ * again as one, unless it was allocated within a call of the target that
+ * also allocated a direct leak of the process (a function of the target is
+ * on both stacks): its blocks are then taken for that structure's, as a
+ * struct's buffer that another helper of the same method grew, which
+ * Valgrind counts in the structure's record. */
 static void promote_lost_cycles(GlClassifier *classifier, const GlRules *rules,
                                 GPtrArray *records, GlVerdict *verdicts, const GlDocument *doc)
 {
@@ -355,9 +355,13 @@ static void promote_lost_cycles(GlClassifier *classifier, const GlRules *rules,
     g_autoptr(GHashTable) direct = g_hash_table_new(g_str_hash, g_str_equal);
     for (guint n = 0; n < records->len; n++) {
         const GlRecord *record = g_ptr_array_index(records, n);
-        const GlFrame *first = gl_record_first_target_frame(record);
-        if (record->leak_kind == GL_LEAK_DEFINITE && first != NULL && first->fn != NULL)
-            g_hash_table_add(direct, (gpointer) first->fn);
+        if (record->leak_kind != GL_LEAK_DEFINITE)
+            continue;
+        for (guint i = 0; i < record->stack.n_frames; i++) {
+            const GlFrame *frame = &record->stack.frames[i];
+            if (frame->in_target && frame->fn != NULL)
+                g_hash_table_add(direct, (gpointer) frame->fn);
+        }
     }
     for (guint n = 0; n < records->len; n++) {
         GlRecord *record = g_ptr_array_index(records, n);

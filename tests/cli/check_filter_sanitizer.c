@@ -216,10 +216,11 @@ START_TEST(test_lost_cycle_is_definite)
 }
 END_TEST
 
-/* A struct and the buffer it points to, allocated by a helper its
- * constructor calls: LeakSanitizer calls the struct direct and the buffer
- * indirect, Valgrind the struct definite and the buffer indirect, part of
- * the struct's record: one finding under both, the constructor's. */
+/* A struct and the buffer it points to, allocated by two helpers of one
+ * method (redcarpet's bufnew and bufgrow under its render): LeakSanitizer
+ * calls the struct direct and the buffer indirect, Valgrind the struct
+ * definite and the buffer indirect, part of the struct's record: one
+ * finding under both. */
 START_TEST(test_structure_built_by_helpers_is_one_finding)
 {
 #define FRAME_MALLOC "F|0|0x7f0000001000|/usr/lib/x86_64-linux-gnu/liblsan.so.0|0x13545|" \
@@ -227,12 +228,14 @@ START_TEST(test_structure_built_by_helpers_is_one_finding)
     const char *text =
         "==4246==ERROR: LeakSanitizer: detected memory leaks\n\n"
         "Direct leak of 64 byte(s) in 1 object(s) allocated from:\n" FRAME_MALLOC
-        "F|1|0x7f0000002000|/work/ext/leaky.so|0x100|foo_new|0x0|leaky.c|10|0\n"
-        "F|2|0x7f0000003000|/usr/bin/ruby|0x1000|main|0x0|main.c|40|0\n\n"
-        "Indirect leak of 16 byte(s) in 1 object(s) allocated from:\n" FRAME_MALLOC
-        "F|1|0x7f0000002100|/work/ext/leaky.so|0x300|buffer_new|0x0|leaky.c|30|0\n"
-        "F|2|0x7f0000002110|/work/ext/leaky.so|0x110|foo_new|0x0|leaky.c|11|0\n"
+        "F|1|0x7f0000002000|/work/ext/leaky.so|0x100|buf_new|0x0|leaky.c|10|0\n"
+        "F|2|0x7f0000002010|/work/ext/leaky.so|0x500|leaky_render|0x0|leaky.c|50|0\n"
         "F|3|0x7f0000003000|/usr/bin/ruby|0x1000|main|0x0|main.c|40|0\n\n"
+        "Indirect leak of 16 byte(s) in 1 object(s) allocated from:\n" FRAME_MALLOC
+        "F|1|0x7f0000002100|/work/ext/leaky.so|0x300|buf_grow|0x0|leaky.c|30|0\n"
+        "F|2|0x7f0000002110|/work/ext/leaky.so|0x310|buf_put|0x0|leaky.c|35|0\n"
+        "F|3|0x7f0000002120|/work/ext/leaky.so|0x510|leaky_render|0x0|leaky.c|52|0\n"
+        "F|4|0x7f0000003000|/usr/bin/ruby|0x1000|main|0x0|main.c|40|0\n\n"
         "SUMMARY: LeakSanitizer: 80 byte(s) leaked in 2 allocation(s).\n";
 #undef FRAME_MALLOC
     g_autofree char *path = report_file("lsan.4246", text);
