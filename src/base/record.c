@@ -92,6 +92,15 @@ GlRecord *gl_record_copy(const GlRecord *from)
     return record;
 }
 
+char *gl_record_loss_key(const GlRecord *record)
+{
+    GString *key = g_string_new(NULL);
+    g_string_append_printf(key, "%" G_GINT64_FORMAT "\n%s\n", record->pid, record->kind);
+    for (guint i = 0; i < record->stack.n_frames; i++)
+        g_string_append_printf(key, "%" G_GINT64_MODIFIER "x\n", record->stack.frames[i].ip);
+    return g_string_free(key, FALSE);
+}
+
 const char *gl_record_intern(GlRecord *record, const char *s)
 {
     if (s == NULL)

@@ -198,19 +198,6 @@ GlMarkerKind gl_marker_parse(const char *text, GlTest **test)
 
 /* ---- attributing ---------------------------------------------------------------- */
 
-/* Returns: (transfer full): what Valgrind's loss record is in one process:
- * its kind and the exact addresses of its allocation stack. Merge keys are
- * coarser (they stop at the last target frame): two loss records of one
- * finding must not be taken for one. */
-static char *loss_key(const GlRecord *record)
-{
-    GString *key = g_string_new(NULL);
-    g_string_append_printf(key, "%" G_GINT64_FORMAT "\n%s\n", record->pid, record->kind);
-    for (guint i = 0; i < record->stack.n_frames; i++)
-        g_string_append_printf(key, "%" G_GINT64_MODIFIER "x\n", record->stack.frames[i].ip);
-    return g_string_free(key, FALSE);
-}
-
 /* Appends @test to @tests unless it is there already, or @tests already
  * holds one more test than a finding shows: the first
  * GL_FINDING_MAX_TESTS + 1 distinct tests decide what the finding says
@@ -426,7 +413,7 @@ void gl_attributor_add(GlAttributor *attributor, GlRecord *record, guint64 order
         gl_findings_add_attributed(attributor->findings, record, order, &attribution);
         return;
     }
-    char *key = loss_key(record);
+    char *key = gl_record_loss_key(record);
     if (!record->at_exit) {
         hold(attributor, key, record, order, &marker);
         gl_marker_clear(&marker);

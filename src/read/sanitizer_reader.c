@@ -441,18 +441,6 @@ static void free_totals(gpointer data)
     g_free(totals);
 }
 
-/* Returns: (transfer full): what a loss record is in one process, as the
- * attribution keys it (gemleak/judge/attribute.c): its kind and the
- * program counters of its stack, which stay where they are for the life of
- * the process and in a child it forks. */
-static char *loss_key(const GlRecord *record)
-{
-    GString *key = g_string_new(record->kind);
-    for (guint i = 0; i < record->stack.n_frames; i++)
-        g_string_append_printf(key, " %" G_GINT64_MODIFIER "x", record->stack.frames[i].ip);
-    return g_string_free(key, FALSE);
-}
-
 /* "Objects leaked above:" and "0x602000000010 (24 bytes)" lines under the
  * record just read (report_objects=1). */
 static void parse_objects(Parser *parser, const char *line)
@@ -481,6 +469,20 @@ static void parse_objects(Parser *parser, const char *line)
     g_array_append_val(objects, object);
 }
 
+/* Cuts the records (and their objects) to the first @length, freeing none
+ * of those past it (the caller moved them), and numbers them again. */
+static void cut_moved(Parser *parser, guint length)
+{
+    g_ptr_array_set_free_func(parser->objects, NULL);
+    g_ptr_array_set_size(parser->objects, (gint) length);
+    g_ptr_array_set_free_func(parser->objects, free_objects);
+    g_ptr_array_set_free_func(parser->records, NULL);
+    g_ptr_array_set_size(parser->records, (gint) length);
+    g_ptr_array_set_free_func(parser->records, (GDestroyNotify) gl_record_free);
+    for (guint i = 0; i < parser->records->len; i++)
+        ((GlRecord *) g_ptr_array_index(parser->records, i))->unique = i + 1;
+}
+
 /* Removes the records whose @drop is set, and numbers the rest again. */
 static void remove_records(Parser *parser, const gboolean *drop, guint from)
 {
@@ -495,15 +497,7 @@ static void remove_records(Parser *parser, const gboolean *drop, guint from)
         parser->objects->pdata[kept] = parser->objects->pdata[i];
         kept++;
     }
-    g_ptr_array_set_free_func(parser->objects, NULL);
-    g_ptr_array_set_size(parser->objects, (gint) kept);
-    g_ptr_array_set_free_func(parser->objects, free_objects);
-    /* their pointers moved down: no record is freed here */
-    g_ptr_array_set_free_func(parser->records, NULL);
-    g_ptr_array_set_size(parser->records, (gint) kept);
-    g_ptr_array_set_free_func(parser->records, (GDestroyNotify) gl_record_free);
-    for (guint i = 0; i < parser->records->len; i++)
-        ((GlRecord *) g_ptr_array_index(parser->records, i))->unique = i + 1;
+    cut_moved(parser, kept);  /* their pointers moved down */
 }
 
 /* The report of a check the helper asked for ("gemleak:checked" after it):
@@ -526,7 +520,7 @@ static void close_check(Parser *parser)
         if (record->leak_kind == GL_LEAK_NONE)
             continue;
         record->at_exit = FALSE;
-        g_autofree char *key = loss_key(record);
+        g_autofree char *key = gl_record_loss_key(record);
         Totals *totals = g_hash_table_lookup(parser->totals, key);
         if (totals == NULL) {
             totals = g_new0(Totals, 1);
@@ -628,7 +622,7 @@ static void add_owners(Parser *parser, guint from)
         GArray *listed = g_ptr_array_index(parser->objects, i);
         g_array_set_size(shares, 0);
         if (record->leak_kind != GL_LEAK_NONE && listed != NULL) {
-            g_autofree char *key = loss_key(record);
+            g_autofree char *key = gl_record_loss_key(record);
             const Totals *seen = g_hash_table_lookup(parser->totals, key);
             for (guint j = 0; j < listed->len; j++) {
                 const Object *object = &g_array_index(listed, Object, j);
@@ -661,21 +655,14 @@ static void add_owners(Parser *parser, guint from)
         g_ptr_array_add(records, record);
         g_ptr_array_add(objects, listed);
     }
-    /* The records from @from on moved into @records: none is freed here. */
-    g_ptr_array_set_free_func(parser->records, NULL);
-    g_ptr_array_set_size(parser->records, (gint) from);
-    g_ptr_array_set_free_func(parser->records, (GDestroyNotify) gl_record_free);
-    g_ptr_array_set_free_func(parser->objects, NULL);
-    g_ptr_array_set_size(parser->objects, (gint) from);
-    g_ptr_array_set_free_func(parser->objects, free_objects);
+    cut_moved(parser, from);  /* those from @from on moved into @records */
     for (guint i = 0; i < records->len; i++) {
         g_ptr_array_add(parser->records, g_ptr_array_index(records, i));
         g_ptr_array_add(parser->objects, g_ptr_array_index(objects, i));
+        ((GlRecord *) g_ptr_array_index(records, i))->unique = parser->records->len;
     }
     g_ptr_array_unref(records);
     g_ptr_array_unref(objects);
-    for (guint i = 0; i < parser->records->len; i++)
-        ((GlRecord *) g_ptr_array_index(parser->records, i))->unique = i + 1;
 }
 
 /* The report since the last marker, if any, was no check the helper asked
@@ -736,7 +723,7 @@ static void keep_confirmed(Parser *parser)
     for (guint i = 0; i < parser->records->len; i++) {
         const GlRecord *record = g_ptr_array_index(parser->records, i);
         if (record->leak_kind != GL_LEAK_NONE && record->at_exit)
-            g_hash_table_add(at_exit, loss_key(record));
+            g_hash_table_add(at_exit, gl_record_loss_key(record));
         mid_run |= record->leak_kind != GL_LEAK_NONE && !record->at_exit;
     }
     if (!mid_run)
@@ -746,7 +733,7 @@ static void keep_confirmed(Parser *parser)
         const GlRecord *record = g_ptr_array_index(parser->records, i);
         if (record->leak_kind == GL_LEAK_NONE || record->at_exit)
             continue;
-        g_autofree char *key = loss_key(record);
+        g_autofree char *key = gl_record_loss_key(record);
         drop[i] = !g_hash_table_contains(at_exit, key);
         parser->facts->n_not_lost += drop[i] ? 1 : 0;
     }

@@ -92,6 +92,13 @@ GlRecord *gl_record_new(void);
 void gl_record_free(GlRecord *record);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(GlRecord, gl_record_free)
 
+/* Returns: (transfer full): what a leak's loss record is in one process:
+ * its pid, its kind and the exact addresses of its allocation stack, which
+ * stay where they are for the life of the process and in a child it forks.
+ * Merge keys (merge.h) are coarser (they stop at the last target frame):
+ * two loss records of one finding must not be taken for one. */
+char *gl_record_loss_key(const GlRecord *record);
+
 /* Returns: (transfer full): a copy of @from that shares nothing with it;
  * free with gl_record_free(). */
 GlRecord *gl_record_copy(const GlRecord *from);
