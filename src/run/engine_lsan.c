@@ -9,6 +9,7 @@
  * Valgrind). */
 #include "gemleak/run/engine.h"
 #include "gemleak/run/runner.h"
+#include "runner_int.h"
 #include "sanitizer_int.h"
 
 static const GlSanitizerRuntime lsan = {
@@ -44,12 +45,7 @@ static char *lsan_log_too_long(const char *run_dir, gsize *max)
  * malloc and free only). */
 static char *lsan_first(const GlRunOptions *options, const char *helper_dir)
 {
-    if (options == NULL || options->per_test == NULL || helper_dir == NULL)
-        return NULL;
-    char *client = g_build_filename(helper_dir, "gemleak_client.so", NULL);
-    if (!g_file_test(client, G_FILE_TEST_IS_REGULAR))
-        g_clear_pointer(&client, g_free);
-    return client;
+    return options != NULL && options->per_test != NULL ? gl_run_client_library(helper_dir) : NULL;
 }
 
 static GPtrArray *lsan_argv(const GlRunOptions *options, const char *program, const char *run_dir,
@@ -83,10 +79,10 @@ static char *lsan_watch_mark(const char *run_dir)
 static char **lsan_environment(const GlRunOptions *options, const char *run_dir,
                                const char *found, char **env)
 {
-    /* --per-test: each check lists the addresses of the objects it found
-     * lost (report_objects), for the reader and the helper to tell what is
-     * new from what an earlier check of the process reported: every check
-     * reports everything lost so far. */
+    /* --per-test: the leak check lists the address of each object it
+     * found lost (report_objects), which the reader puts at the test that
+     * allocated it (the client library's "gemleak:owned" lines), unless a
+     * forked child's check of what it inherited listed it first. */
     g_autofree char *ours = g_strdup_printf("fast_unwind_on_malloc=%d%s",
                                             options->fast_stacks ? 1 : 0,
                                             options->per_test != NULL ? ":report_objects=1" : "");

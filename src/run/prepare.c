@@ -348,6 +348,16 @@ char *gl_run_write_helper(gboolean client, int *lock, GError **error)
     return g_steal_pointer(&lib);
 }
 
+char *gl_run_client_library(const char *helper_dir)
+{
+    if (helper_dir == NULL)
+        return NULL;
+    char *client = g_build_filename(helper_dir, "gemleak_client.so", NULL);
+    if (!g_file_test(client, G_FILE_TEST_IS_REGULAR))
+        g_clear_pointer(&client, g_free);
+    return client;
+}
+
 /* ---- the child's environment ------------------------------------------------ */
 
 /* @valgrind (nullable): GEMLEAK_VALGRIND's value, when a launcher runs
@@ -402,12 +412,13 @@ char **gl_run_child_environment(const GlRunOptions *options, const GlEngine *eng
         env = g_environ_unsetenv(env, "GEMLEAK_PER_TEST");
         env = g_environ_unsetenv(env, "GEMLEAK_LEAK_KINDS");
     }
-    /* The client library, for --per-test (under a sanitizer's engine, what
-     * records which test allocated each block) and for the check a forked
-     * child makes of what it inherited (an engine that answers client
-     * requests: Valgrind; under a sanitizer the helper calls the runtime). */
-    if ((engine->client_requests || options->per_test != NULL) && gl_per_test_available()) {
-        g_autofree char *client = g_build_filename(helper_lib, "gemleak_client.so", NULL);
+    /* The client library, written when the run needs it: for --per-test
+     * (under a sanitizer's engine, what records which test allocated each
+     * block) and for the check a forked child makes of what it inherited
+     * (an engine that answers client requests: Valgrind; under a sanitizer
+     * the helper calls the runtime). */
+    g_autofree char *client = gl_run_client_library(helper_lib);
+    if (client != NULL) {
         env = g_environ_setenv(env, "GEMLEAK_CLIENT", client, TRUE);
     } else {
         env = g_environ_unsetenv(env, "GEMLEAK_CLIENT");

@@ -17,6 +17,11 @@ char *gl_run_make_dir(const GlRunOptions *options, int *lock, GError **error);
  * removes it (gl_remove_tree) and frees the name. NULL with @error set. */
 char *gl_run_write_helper(gboolean client, int *lock, GError **error);
 
+/* Returns: (transfer full) (nullable): the client library
+ * gl_run_write_helper() wrote in @helper_dir (nullable), NULL when it
+ * wrote none. */
+char *gl_run_client_library(const char *helper_dir);
+
 /* Returns: (transfer full): the environment of the commands: the helper,
  * the run directory, GEMLEAK_VALGRIND (@valgrind, nullable) when a
  * launcher runs outside Valgrind, and what @engine needs (its
