@@ -757,13 +757,33 @@ module GemLeakHelper
         return unless Runtime.mapped? && !@exited
 
         @exited = true
-        finish if on?
-        Owners.none if @owners
-        GC.start
-        Owners.write if @owners
-        client&.fetch(:last_check)&.call
+        begin
+          finish if on?
+          Owners.none if @owners
+          GC.start
+          Owners.write if @owners
+        rescue StandardError => e
+          Core.debug(e)
+        end
+        last_check
+      end
+
+      # The check exit! would skip. A process that cannot make it takes back
+      # its word that the engine was in it (engine-PID.txt): without a
+      # report, it is then not counted as checked.
+      def last_check
+        check = client&.fetch(:last_check, nil)
+        raise "the runtime's interface could not be loaded" if check.nil?
+
+        check.call
       rescue StandardError => e
-        Core.debug(e)
+        Core.say("process #{Core.digits(Core.pid)} ends with exit! and could not check for leaks " \
+                 "first (#{e.class}: #{e.message}): it is not counted as checked")
+        begin
+          File.unlink(Core.run_file(Protocol::ENGINE_PREFIX)) unless Core::RUN_DIR.nil?
+        rescue SystemCallError
+          nil
+        end
       end
 
       # The check after the tests ended since the last one; when they lost

@@ -100,4 +100,29 @@ class PerTestSanitizerTest < Minitest::Test
     assert_equal "CHECK", child[bang + 1]
     refute_equal "gemleak:checked", child[bang + 2]
   end
+
+  # A child that cannot make its check before exit! takes back the word
+  # that the engine was in it: with no report, it is not counted as checked.
+  def test_exit_bang_without_its_check_is_not_counted_as_checked
+    run, _lines = report(<<~RUBY)
+      require "minitest/autorun"
+      GemLeakHelper::Runtime.singleton_class.define_method(:mapped?) { true }
+      Process.singleton_class.prepend(GemLeakHelper::ExitBang)
+      class FailingCheckTest < Minitest::Test
+        def test_fork_exit_bang
+          pid = fork do
+            GemLeakHelper::PerTest.instance_variable_get(:@client)[:last_check] = -> { raise "no check" }
+            File.write(File.join(DIR, "child.txt"), "\#{Process.pid} \#{File.exist?(GemLeakHelper::Core.run_file("engine-"))}")
+            Process.exit!(0)
+          end
+          Process.wait(pid)
+          assert_predicate $?, :success?
+        end
+      end
+    RUBY
+    child, had = File.read(File.join(run.dir, "child.txt")).split
+    assert_equal "true", had
+    refute File.exist?(File.join(run.run_dir, "engine-#{child}.txt"))
+    assert_match(/process #{child} ends with exit! and could not check for leaks first \(RuntimeError: no check\): it is not counted as checked/, run.err)
+  end
 end
