@@ -74,10 +74,7 @@ static void teardown_ruby31(void)
 
 static gboolean have_ruby31(const char *test)
 {
-    if (ruby31 != NULL)
-        return TRUE;
-    fprintf(stderr, "check_integration: skipped %s: %s\n", test, why_skipped);
-    return FALSE;
+    return ready_or_skip(ruby31, test, why_skipped);
 }
 
 /* gemleak run --engine @engine --format json -o @json --format text --

@@ -80,10 +80,7 @@ static void teardown_ruby34(void)
 /* Says what is skipped and why. Returns: TRUE when the test can run. */
 static gboolean have_ruby34(const char *test)
 {
-    if (ruby34 != NULL)
-        return TRUE;
-    fprintf(stderr, "check_integration: skipped %s: %s\n", test, why_skipped);
-    return FALSE;
+    return ready_or_skip(ruby34, test, why_skipped);
 }
 
 /* gemleak run --engine @engine [@option] --format json -o @json --format

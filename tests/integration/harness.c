@@ -299,3 +299,11 @@ void sixty_tests(const char *ruby, gboolean once, GPtrArray **files, GPtrArray *
     g_ptr_array_add(*files, NULL);
     g_ptr_array_add(*command, NULL);
 }
+
+gboolean ready_or_skip(const void *ready, const char *test, const char *why)
+{
+    if (ready != NULL)
+        return TRUE;
+    fprintf(stderr, "check_integration: skipped %s: %s\n", test, why);
+    return FALSE;
+}
