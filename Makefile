@@ -155,9 +155,17 @@ $(B)/tests/check_integration: $(INTEG_OBJS) $(B)/libgemleak.a
 # ---- tests -----------------------------------------------------------------
 
 # check installs what is missing first, then builds and runs in a new make,
-# which reads pkg-config's flags once the packages are there.
+# which reads pkg-config's flags once the packages are there. Each runner
+# adds "NAME PASSED SKIPPED FAILED" to $(CHECK_COUNTS); the last line adds
+# them up, a test that could not run counted as skipped, never as passed.
+CHECK_COUNTS = $(abspath $(B))/check-counts.txt
 check: deps-check
-	@$(MAKE) --no-print-directory check-unit check-helper check-docs check-integration
+	@mkdir -p $(B) && rm -f $(CHECK_COUNTS)
+	@GEMLEAK_TEST_COUNTS=$(CHECK_COUNTS) $(MAKE) --no-print-directory check-unit check-helper \
+	    check-docs check-integration
+	@awk '{ p += $$(NF-2); s += $$(NF-1); f += $$NF } \
+	    END { printf "make check: %d tests: %d passed, %d skipped, %d failed\n", p + s + f, p, s, f }' \
+	    $(CHECK_COUNTS)
 
 check-unit: $(B)/tests/check_unit
 	$(B)/tests/check_unit fixtures

@@ -1,6 +1,7 @@
 /* The unit suite runner: check_unit FIXTURES-DIR.
  * Each test runs in a forked child (Check's default), so that a crash or a
- * sanitizer report fails that test alone. */
+ * sanitizer report fails that test alone. The last line counts the tests
+ * that passed, were skipped (gl_test_skip) and failed. */
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -39,8 +40,10 @@ int main(int argc, char **argv)
     srunner_add_suite(runner, gl_sinks_suite());
     srunner_add_suite(runner, gl_json_input_suite());
     srunner_add_suite(runner, gl_group_suite());
-    srunner_run_all(runner, CK_NORMAL);
-    int failed = srunner_ntests_failed(runner);
+    GlTestCounts counts = { 0 };
+    gl_test_run(runner, NULL, &counts);
     srunner_free(runner);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    gl_test_print_counts("check_unit", &counts);
+    gl_test_save_counts("check_unit", &counts);
+    return counts.failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
 }

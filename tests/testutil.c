@@ -4,8 +4,12 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <unistd.h>
+
+#include <glib/gstdio.h>
 
 const char *gl_test_fixtures = "fixtures";
 
@@ -168,4 +172,107 @@ void gl_test_record_add_aux(GlRecord *record, const char *text, const char *firs
     aux.stack = build_stack(record, first_frame, ap);
     va_end(ap);
     g_array_append_val(record->aux, aux);
+}
+
+void gl_test_skip(const char *format, ...)
+{
+    /* On the stack: the test ends here, and its child with it, before
+     * anything could free a heap copy (make asan's leak check would see it). */
+    char why[1024];
+    va_list ap;
+    va_start(ap, format);
+    g_vsnprintf(why, sizeof why, format, ap);
+    va_end(ap);
+    ck_abort_msg("%s%s", GL_TEST_SKIPPED, why);
+}
+
+/* Returns: (transfer full): the name of the test Check's log gives for the
+ * result "FILE:LINE:TYPE:CASE:" found at or after *@from in @log, which
+ * moves past it; "?" when it is not there. Check hands out a result's
+ * file, line and case, but not its test's name, which its log holds. */
+static char *test_name_in_log(const char *log, const char **from, const char *file, int line,
+                              char type, const char *tcase)
+{
+    g_autofree char *head = g_strdup_printf("%s:%d:%c:%s:", file, line, type, tcase);
+    for (const char *at = *from; (at = strstr(at, head)) != NULL; at++) {
+        if (at != log && at[-1] != '\n')
+            continue;
+        const char *name = at + strlen(head);
+        const char *end = strchr(name, ':');
+        if (end == NULL)
+            break;
+        *from = end;
+        return g_strndup(name, (gsize) (end - name));
+    }
+    return g_strdup("?");
+}
+
+void gl_test_run(SRunner *runner, const char *tcase, GlTestCounts *counts)
+{
+    /* Not g_file_open_tmp(): it would fix g_get_tmp_dir() for every test
+     * forked from here, and tests set TMPDIR. */
+    const char *tmp = getenv("TMPDIR");
+    g_autofree char *log_path = g_strdup_printf("%s/gemleak-check-XXXXXX",
+                                                tmp != NULL && *tmp != '\0' ? tmp : "/tmp");
+    int fd = mkstemp(log_path);
+    if (fd >= 0) {
+        close(fd);
+        srunner_set_log(runner, log_path);
+    } else {
+        g_clear_pointer(&log_path, g_free);
+    }
+    srunner_run(runner, NULL, tcase, CK_SILENT);
+    g_autofree char *log = NULL;
+    if (log_path == NULL || !g_file_get_contents(log_path, &log, NULL, NULL))
+        log = g_strdup("");
+    if (log_path != NULL)
+        g_unlink(log_path);
+
+    TestResult **results = srunner_results(runner);
+    int n = srunner_ntests_run(runner);
+    const char *from = log;
+    for (int i = 0; i < n; i++) {
+        TestResult *result = results[i];
+        counts->run++;
+        int type = tr_rtype(result);
+        if (type == CK_PASS) {
+            counts->passed++;
+            continue;
+        }
+        char letter = type == CK_FAILURE ? 'F' : 'E';
+        g_autofree char *name = test_name_in_log(log, &from, tr_lfile(result), tr_lno(result),
+                                                 letter, tr_tcname(result));
+        const char *message = tr_msg(result);
+        if (type == CK_FAILURE && g_str_has_prefix(message, GL_TEST_SKIPPED)) {
+            counts->skipped++;
+            printf("SKIPPED %s:%s: %s\n", tr_tcname(result), name,
+                   message + strlen(GL_TEST_SKIPPED));
+        } else {
+            counts->failed++;
+            printf("%s:%d:%c:%s:%s:0: %s%s\n", tr_lfile(result), tr_lno(result), letter,
+                   tr_tcname(result), name, type == CK_ERROR ? "(after this point) " : "",
+                   message);
+        }
+    }
+    free(results);
+    fflush(stdout);
+}
+
+void gl_test_print_counts(const char *who, const GlTestCounts *counts)
+{
+    printf("%s: %u test%s: %u passed, %u skipped, %u failed\n", who, counts->run,
+           counts->run == 1 ? "" : "s", counts->passed, counts->skipped, counts->failed);
+    fflush(stdout);
+}
+
+void gl_test_save_counts(const char *who, const GlTestCounts *counts)
+{
+    const char *path = g_getenv("GEMLEAK_TEST_COUNTS");
+    if (path == NULL || *path == '\0')
+        return;
+    FILE *file = fopen(path, "a");
+    if (file == NULL)
+        return;
+    fprintf(file, "%s %u %u %u\n", who, counts->passed, counts->skipped, counts->failed);
+    fclose(file);
 }

@@ -70,6 +70,33 @@ void gl_test_record_add_aux(GlRecord *record, const char *text, const char *firs
     ck_assert_msg(!g_regex_match_simple((pattern), (text), G_REGEX_MULTILINE, 0), \
                   "a line matches /%s/ in:\n%s", (pattern), (text))
 
+/* A test that cannot run here (no Ruby 3.3, no runtime, a sanitizer that
+ * forbids what it needs) ends with gl_test_skip(): Check knows only pass
+ * and fail, so the skip travels as a failure whose message starts with
+ * GL_TEST_SKIPPED, and gl_test_run() counts and shows it as skipped, never
+ * as passed nor failed. */
+#define GL_TEST_SKIPPED "gemleak-test-skipped: "
+void gl_test_skip(const char *format, ...) G_GNUC_PRINTF(1, 2) G_GNUC_NORETURN;
+
+typedef struct {
+    guint run;
+    guint passed;
+    guint skipped;
+    guint failed;   /* failures and errors (a crash, a timeout) */
+} GlTestCounts;
+
+/* Runs the test case @tcase (nullable: all) of @runner, silently, then
+ * prints each failure as Check would ("FILE:LINE:F:CASE:TEST:0: MESSAGE")
+ * and each skipped test with why, and adds to @counts. */
+void gl_test_run(SRunner *runner, const char *tcase, GlTestCounts *counts);
+
+/* Prints "@who: N tests: P passed, S skipped, F failed". */
+void gl_test_print_counts(const char *who, const GlTestCounts *counts);
+
+/* Adds "@who PASSED SKIPPED FAILED" to the file $GEMLEAK_TEST_COUNTS
+ * names, when it is set: make check's last line adds them up. */
+void gl_test_save_counts(const char *who, const GlTestCounts *counts);
+
 Suite *gl_reader_suite(void);
 Suite *gl_classify_suite(void);
 Suite *gl_merge_suite(void);

@@ -26,6 +26,7 @@ require "open3"
 require "shellwords"
 require "tmpdir"
 require "yaml"
+require_relative "../counts"
 
 module DocExamples
   ROOT = File.expand_path("../..", __dir__)
@@ -405,6 +406,8 @@ module DocExamples
     ensure
       runner.finish
     end
+    checked = ENV["GEMLEAK_DOCS_ONLY"] ? 1 : blocks.size
+    GemLeakTestCounts.write("check-docs", checked - runner.failures.size, 0, runner.failures.size)
     if runner.failures.empty?
       puts "docs: #{blocks.size} blocks, every example ran as written"
       return 0

@@ -4,7 +4,7 @@
  * AddressSanitizer, are the errors the Valgrind engine finds in its plain
  * build, with their allocation and free stacks; a clean run passes; a
  * plain build is named, and a build that halts says so. Without that Ruby
- * or the runtime the tests say what they skipped and pass. */
+ * or the runtime the tests are skipped, and say why. */
 #include <string.h>
 
 #include "harness.h"

@@ -2,8 +2,8 @@
  * (GEMLEAK_TEST_RUBY34, else the Ruby 3.4.5 scripts/build-ruby builds),
  * with the real runtime, --engine lsan finds the leaks the Valgrind engine
  * finds, on the probe patterns and the example gem; on Ruby 3.1 it
- * refuses. Without such a Ruby the tests that need it say what they
- * skipped and pass. */
+ * refuses. Without such a Ruby the tests that need it are skipped, and
+ * say why. */
 #include <string.h>
 
 #include "harness.h"
@@ -216,12 +216,10 @@ START_TEST(test_lsan_fast_stacks_on_a_frame_pointer_ruby)
     const char *fp_ruby = given != NULL && *given != '\0' ? given : DEFAULT_RUBY34_FP;
     if (!have_ruby34("the LeakSanitizer engine's fast stacks"))
         return;
-    if (!recent_ruby(fp_ruby)) {
-        fprintf(stderr, "check_integration: skipped the LeakSanitizer engine's fast stacks: no "
-                "Ruby with frame pointers (GEMLEAK_TEST_RUBY34_FP, else %s; scripts/build-ruby "
-                "fp builds one)\n", DEFAULT_RUBY34_FP);
-        return;
-    }
+    if (!recent_ruby(fp_ruby))
+        gl_test_skip("the LeakSanitizer engine's fast stacks: no Ruby with frame pointers "
+                     "(GEMLEAK_TEST_RUBY34_FP, else %s; scripts/build-ruby fp builds one)",
+                     DEFAULT_RUBY34_FP);
     char *plain_bin = ruby34_bin;
     ruby34_bin = g_path_get_dirname(fp_ruby);
     g_autofree char *fp_work = g_build_filename(work, "fp", NULL);
@@ -611,7 +609,7 @@ START_TEST(test_lsan_refuses_ruby31)
     const char *argv[] = { gemleak_binary, "run", "--engine", "lsan", "--", "/usr/bin/ruby",
                            "-e", "exit 7", NULL };
     if (!g_file_test(argv[5], G_FILE_TEST_IS_EXECUTABLE))
-        return;
+        gl_test_skip("--engine lsan on Ruby 3.1: no %s (Debian's ruby)", argv[5]);
     run_command(&r, NULL, NULL, argv);
     ck_assert_msg(r.status == 2, "status %d:\n%s", r.status, r.err);
     gl_assert_line(r.err, "^gemleak: --engine lsan needs Ruby 3\\.3 or newer, and the command "

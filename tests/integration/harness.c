@@ -302,8 +302,7 @@ void sixty_tests(const char *ruby, gboolean once, GPtrArray **files, GPtrArray *
 
 gboolean ready_or_skip(const void *ready, const char *test, const char *why)
 {
-    if (ready != NULL)
-        return TRUE;
-    fprintf(stderr, "check_integration: skipped %s: %s\n", test, why);
-    return FALSE;
+    if (ready == NULL)
+        gl_test_skip("%s: %s", test, why);
+    return TRUE;
 }

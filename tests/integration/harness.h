@@ -120,8 +120,8 @@ char *write_launcher(const char *dir, const char *name, const char *code);
  * full), their strings freed with them. */
 void sixty_tests(const char *ruby, gboolean once, GPtrArray **files, GPtrArray **command);
 
-/* Returns: whether @ready (what a fixture set up, nullable) is there; when
- * not, says on stderr that @test is skipped, and @why. */
+/* Returns: TRUE when @ready (what a fixture set up, nullable) is there;
+ * when not, the test ends skipped (gl_test_skip), saying @test and @why. */
 gboolean ready_or_skip(const void *ready, const char *test, const char *why);
 
 void integration_self(TCase *tcase);

@@ -5,6 +5,7 @@
  *
  * This file builds the fixtures once, gathers the test cases of the other
  * files of tests/integration/ (one per area) and runs them at once. */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,33 +17,59 @@
 
 /* Runs the test cases named in @names (NULL-terminated) in a child each, at
  * once: each scenario is a Ruby process under Valgrind, and the machine has
- * more than one core.
- * Returns: how many tests failed in all. */
-static int run_in_parallel(Suite *suite, const char *const *names)
+ * more than one core. Each child sends its counts back through a pipe.
+ * Adds to @counts what they ran. */
+static void run_in_parallel(Suite *suite, const char *const *names, GlTestCounts *counts)
 {
     g_autoptr(GArray) pids = g_array_new(FALSE, FALSE, sizeof(pid_t));
+    g_autoptr(GArray) pipes = g_array_new(FALSE, FALSE, sizeof(int));
     /* CK_RUN_CASE picks one case, as it does for an ordinary Check runner. */
     const char *only = g_getenv("CK_RUN_CASE");
     for (const char *const *name = names; *name != NULL; name++) {
         if (only != NULL && *only != '\0' && strcmp(only, *name) != 0)
             continue;
+        int ends[2];
+        if (pipe(ends) != 0) {
+            counts->run++;
+            counts->failed++;
+            fprintf(stderr, "check_integration: %s: no pipe: %s\n", *name, g_strerror(errno));
+            continue;
+        }
+        fflush(stdout);
         pid_t pid = fork();
         if (pid == 0) {
+            close(ends[0]);
             SRunner *runner = srunner_create(suite);
-            srunner_run(runner, NULL, *name, CK_NORMAL);
-            int failed = srunner_ntests_failed(runner);
+            GlTestCounts mine = { 0 };
+            gl_test_run(runner, *name, &mine);
             srunner_free(runner);
-            _exit(failed > 125 ? 125 : failed);
+            g_autofree char *who = g_strdup_printf("check_integration: %s", *name);
+            gl_test_print_counts(who, &mine);
+            gboolean sent = write(ends[1], &mine, sizeof mine) == (ssize_t) sizeof mine;
+            _exit(sent && mine.failed == 0 ? 0 : 1);
         }
+        close(ends[1]);
         g_array_append_val(pids, pid);
+        g_array_append_val(pipes, ends[0]);
     }
-    int failed = 0;
     for (guint i = 0; i < pids->len; i++) {
+        GlTestCounts theirs = { 0 };
+        int fd = g_array_index(pipes, int, i);
+        gboolean got = read(fd, &theirs, sizeof theirs) == (ssize_t) sizeof theirs;
+        close(fd);
         int wait_status = 0;
         waitpid(g_array_index(pids, pid_t, i), &wait_status, 0);
-        failed += WIFEXITED(wait_status) ? WEXITSTATUS(wait_status) : 1;
+        /* A case whose child died before it could say counts as one failure. */
+        if (!got) {
+            theirs = (GlTestCounts) { .run = 1, .failed = 1 };
+            fprintf(stderr, "check_integration: a test case ended without its counts (wait "
+                    "status %d)\n", wait_status);
+        }
+        counts->run += theirs.run;
+        counts->passed += theirs.passed;
+        counts->skipped += theirs.skipped;
+        counts->failed += theirs.failed;
     }
-    return failed;
 }
 
 int main(int argc, char **argv)
@@ -118,13 +145,14 @@ int main(int argc, char **argv)
     }
     /* The runner owns the suite: freeing it frees the suite too. */
     SRunner *owner = srunner_create(suite);
-    int failed = run_in_parallel(suite, names);
+    GlTestCounts counts = { 0 };
+    run_in_parallel(suite, names, &counts);
     srunner_free(owner);
     gl_remove_tree(ext_dir);
     g_free(ext_dir);
     g_free(sample_gem);
     g_free(project_root);
-    if (failed > 0)
-        fprintf(stderr, "check_integration: %d test%s failed\n", failed, failed == 1 ? "" : "s");
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    gl_test_print_counts("check_integration", &counts);
+    gl_test_save_counts("check_integration", &counts);
+    return counts.failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
 }

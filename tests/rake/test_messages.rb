@@ -3,6 +3,8 @@
 # What the Rake tasks say when a run fails, from the JSON report gemleak
 # wrote (no Valgrind: the report is written here as gemleak writes it).
 require "minitest/autorun"
+require_relative "../counts"
+GemLeakTestCounts.minitest("check-helper-rake")
 require "json"
 $LOAD_PATH.unshift(File.expand_path("../../rake/lib", __dir__))
 require "gemleak"
