@@ -4,6 +4,7 @@
 #include "gemleak/cli/cli.h"
 #include "cli_int.h"
 #include "gemleak/base/errors.h"
+#include "gemleak/base/text.h"
 
 #include <locale.h>
 #include <string.h>
@@ -53,7 +54,8 @@ int gemleak_main(int argc, char **argv, FILE *out, FILE *err)
         return gl_cli_run(argc - 1, argv + 1, out, err);
     if (strcmp(command, "clean") == 0)
         return gl_cli_clean(argc - 1, argv + 1, out, err);
-    fprintf(err, "gemleak: unknown command '%s'\n", command);
+    g_autofree char *shown = gl_text_escape(command);
+    fprintf(err, "gemleak: unknown command '%s'\n", shown);
     fputs(general_help, err);
     return GL_EXIT_USAGE;
 }

@@ -222,9 +222,17 @@ GOptionContext *gl_cli_new_context(const char *parameter, const char *summary,
 
 /* ---- commands --------------------------------------------------------------- */
 
+/* A message names what the user typed and the files it named: one line,
+ * escaped, whatever they hold. */
+static void say_error(FILE *err, const GError *error)
+{
+    g_autofree char *message = gl_text_escape(error->message);
+    fprintf(err, "gemleak: %s\n", message);
+}
+
 int gl_cli_usage_error(FILE *err, const char *command, const GError *error)
 {
-    fprintf(err, "gemleak: %s\n", error->message);
+    say_error(err, error);
     fprintf(err, "Try 'gemleak %s --help'.\n", command);
     return GL_EXIT_USAGE;
 }
@@ -234,7 +242,7 @@ int gl_cli_fail(FILE *err, const char *command, const GError *error)
     GlExitStatus status = gl_error_exit_status(error);
     if (status == GL_EXIT_USAGE)
         return gl_cli_usage_error(err, command, error);
-    fprintf(err, "gemleak: %s\n", error->message);
+    say_error(err, error);
     return status;
 }
 

@@ -145,6 +145,31 @@ static const char run_description[] =
     "  gemleak run --jobs 2 -- ruby -Ilib -Itest ::: test/*_test.rb\n"
     "  gemleak run --shard auto --format json:shard.json -- rspec ::: spec/*_spec.rb\n";
 
+/* Returns: (transfer full): @path as a shell word to paste: as it is, in
+ * quotes when the shell would read it otherwise, and as bash's $'...'
+ * with every byte but printable ASCII escaped when a line cannot show it
+ * as it is (a control character, which the terminal must not get raw: a
+ * newline in a --keep-xml name once forged a line). */
+static char *shell_word(const char *path)
+{
+    g_autofree char *shown = gl_text_escape(path);
+    if (strcmp(shown, path) == 0)
+        return strpbrk(path, " '\"\\$`!*?[]{}()<>|&;#~") != NULL ? g_shell_quote(path)
+                                                              : g_strdup(path);
+    g_autoptr(GString) word = g_string_new("$'");
+    for (const char *c = path; *c != '\0'; c++) {
+        unsigned char byte = (unsigned char) *c;
+        if (*c == '\\' || *c == '\'')
+            g_string_append_printf(word, "\\%c", *c);
+        else if (byte < 0x20 || byte >= 0x7f)
+            g_string_append_printf(word, "\\x%02x", byte);
+        else
+            g_string_append_c(word, *c);
+    }
+    g_string_append_c(word, '\'');
+    return g_string_free(g_steal_pointer(&word), FALSE);
+}
+
 /* Valgrind's XML and what the run says of it, for a user who wants it back:
  * compressed first (a failing suite's XML is tens to hundreds of MB,
  * gzip makes it 20 to 50 times smaller, and gemleak filter reads it as
@@ -163,15 +188,15 @@ static void keep_xml(FILE *err, const GlEngine *engine, const char *dir, gboolea
         g_autofree char *failure = gl_text_escape(g_ptr_array_index(compressed.failures, i));
         fprintf(err, "gemleak: warning: %s\n", failure);
     }
-    g_autofree char *quoted = strpbrk(dir, " \t'\"\\$`!*?[]{}()<>|&;#~") != NULL
-        ? g_shell_quote(dir) : g_strdup(dir);
+    g_autofree char *quoted = shell_word(dir);
+    g_autofree char *shown = gl_text_escape(dir);
     g_autofree char *kept = gl_format_bytes(compressed.kept_bytes);
     g_autofree char *plain = gl_format_bytes(compressed.plain_bytes);
     g_autofree char *size = compressed.files > 0
         ? g_strdup_printf("%s, gzip-compressed from %s", kept, plain) : g_strdup(kept);
     fprintf(err, "gemleak: %s is kept in %s (%s; read it again with: gemleak "
             "filter %s; %s)\n",
-            what, dir, size, quoted,
+            what, shown, size, quoted,
             by_user ? "yours to remove: gemleak clean leaves --keep-xml directories alone"
                     : "remove old runs with: gemleak clean");
     gl_compressed_clear(&compressed);
@@ -211,10 +236,12 @@ static GPtrArray *suppression_files(const Options *options, char **command, FILE
     g_autoptr(GPtrArray) supp_dirs = g_ptr_array_new_null_terminated(4, g_free, TRUE);
     g_ptr_array_add(supp_dirs, g_build_filename(data_dir, "suppressions", NULL));
     g_autofree char *own_supp = g_build_filename(data_dir, "suppressions", "ruby.supp", NULL);
-    if (!g_file_test(own_supp, G_FILE_TEST_IS_REGULAR))
+    if (!g_file_test(own_supp, G_FILE_TEST_IS_REGULAR)) {
+        g_autofree char *shown = gl_text_escape(own_supp);
         fprintf(err, "gemleak: warning: no %s: Ruby's own errors at exit are not suppressed "
                 "(reinstall gemleak, or set GEMLEAK_DATADIR to the directory that holds "
-                "suppressions/)\n", own_supp);
+                "suppressions/)\n", shown);
+    }
     for (char **dir = options->suppressions_dirs; dir != NULL && *dir != NULL; dir++) {
         if (!g_file_test(*dir, G_FILE_TEST_IS_DIR)) {
             g_set_error(error, GL_ERROR, GL_ERROR_USAGE,
@@ -234,21 +261,26 @@ static GPtrArray *suppression_files(const Options *options, char **command, FILE
 static void say_how_it_ran(const GlEngine *engine, const GlRunResult *result, guint n_supps,
                            const char *ruby_version, gboolean fast_stacks, FILE *err)
 {
+    /* What the programs printed, and the runtime's path, escaped: a
+     * program of the user's may print anything. */
+    g_autofree char *version = gl_text_escape(result->valgrind_version != NULL
+                                                  ? result->valgrind_version : "");
+    g_autofree char *ruby = gl_text_escape(ruby_version != NULL ? ruby_version : "unknown");
     if (engine == &gl_engine_valgrind)
         fprintf(err, "gemleak: ran under Valgrind %s with %u suppression file%s (Ruby %s)",
-                result->valgrind_version, n_supps, n_supps == 1 ? "" : "s",
-                ruby_version != NULL ? ruby_version : "unknown");
+                version, n_supps, n_supps == 1 ? "" : "s", ruby);
     else
-        fprintf(err, "gemleak: ran under %s (%s) (Ruby %s%s)", engine->title,
-                result->valgrind_version, ruby_version != NULL ? ruby_version : "unknown",
+        fprintf(err, "gemleak: ran under %s (%s) (Ruby %s%s)", engine->title, version, ruby,
                 !engine->fast_with_frame_pointers ? ""
                 : fast_stacks ? "; it keeps frame pointers: fast stacks"
                               : "; exact stacks");
     if (result->untraced > 0)
         fprintf(err, "; %u process%s ran a compiler or another build tool outside it",
                 result->untraced, result->untraced == 1 ? "" : "es");
-    if (result->launcher != NULL)
-        fprintf(err, "; %s ran outside it, as a launcher (--spare-launchers)", result->launcher);
+    if (result->launcher != NULL) {
+        g_autofree char *launcher = gl_text_escape(result->launcher);
+        fprintf(err, "; %s ran outside it, as a launcher (--spare-launchers)", launcher);
+    }
     fputc('\n', err);
     if (engine->blind_to != NULL)
         fprintf(err, "gemleak: note: %s %s: the Valgrind engine does\n", engine->title,
@@ -314,9 +346,10 @@ static gboolean engine_checks_leaks(const GlEngine *engine, const char *version,
     if (engine->leaks_min_ruby == NULL || ruby_at_least(version, engine->leaks_min_ruby))
         return TRUE;
     g_autofree char *which = which_ruby(version);
+    g_autofree char *shown = gl_text_escape(which);  /* what the command's ruby printed */
     fprintf(err, "gemleak: note: leaks are not checked: %s, and the command runs %s; memory "
             "errors are (for leaks: --engine valgrind, the default, on this Ruby)\n",
-            engine->leaks_min_ruby_why, which);
+            engine->leaks_min_ruby_why, shown);
     return FALSE;
 }
 
@@ -334,7 +367,7 @@ static void say_uninstrumented(const GlEngine *engine, const char *dir, gboolean
         if (!gl_elf_lacks_symbols(path, engine->instrumented_prefix))
             continue;
         bare++;
-        g_autofree char *shown = g_utf8_make_valid(path, -1);
+        g_autofree char *shown = gl_text_escape(path);
         fprintf(err, "gemleak: warning: %s was not built with %s (no %s symbol in it): its "
                 "invalid reads and writes, and its reads of freed memory, cannot be seen; only "
                 "what the runtime intercepts (double and bad frees, memcpy and the like)%s "
@@ -419,11 +452,12 @@ static int run_planned(const Options *options, Plan *plan, char **command, FILE 
     say_uninstrumented(engine, result.dir, !run.leaks_unchecked, err);
     record_durations(&commands, planning.durations, &result, err);
     if (!engine->silent_when_clean && !gl_list_xml_files_any(result.dir)) {
-        if (result.launcher != NULL)
+        if (result.launcher != NULL) {
+            g_autofree char *launcher = gl_text_escape(result.launcher);
             fprintf(err, "gemleak: nothing ran under Valgrind: %s, a launcher, runs outside it, "
                     "and started no Ruby process that did (status %d; without --spare-launchers it "
-                    "runs under Valgrind too)\n", result.launcher, result.status);
-        else
+                    "runs under Valgrind too)\n", launcher, result.status);
+        } else
             fprintf(err, "gemleak: Valgrind wrote no XML: see its messages above (did the command "
                     "exist? status %d)\n", result.status);
         status = GL_EXIT_ERROR;
@@ -434,8 +468,10 @@ static int run_planned(const Options *options, Plan *plan, char **command, FILE 
     Outcome outcome = { 0 };
     if (!gl_cli_analyze_and_report(options, plan, inputs, &result, err, &outcome, &error)) {
         /* what ran outside Valgrind may be why no target was seen */
-        for (guint i = 0; i < result.outside->len; i++)
-            fprintf(err, "gemleak: %s\n", (const char *) g_ptr_array_index(result.outside, i));
+        for (guint i = 0; i < result.outside->len; i++) {
+            g_autofree char *outside = gl_text_escape(g_ptr_array_index(result.outside, i));
+            fprintf(err, "gemleak: %s\n", outside);
+        }
         status = gl_cli_fail(err, "run", error);
         goto done;
     }

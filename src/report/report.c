@@ -51,33 +51,6 @@ gboolean gl_report_write(const GlReporter *reporter, const GlReportContext *cont
     return TRUE;
 }
 
-void gl_text_append_escaped(GString *out, const char *text, gboolean keep_tabs)
-{
-    g_autofree char *valid = g_utf8_make_valid(text, -1);
-    for (const char *p = valid; *p != '\0'; p = g_utf8_next_char(p)) {
-        gunichar c = g_utf8_get_char(p);
-        if (c == '\n')
-            g_string_append(out, "\\n");
-        else if (c == '\r')
-            g_string_append(out, "\\r");
-        else if (c == '\t' && !keep_tabs)
-            g_string_append(out, "\\t");
-        else if ((c < 0x20 && c != '\t') || c == 0x7f)
-            g_string_append_printf(out, "\\x%02x", c);
-        else if (c >= 0x80 && c <= 0x9f)
-            g_string_append_printf(out, "\\u%04x", c);
-        else
-            g_string_append_len(out, p, g_utf8_next_char(p) - p);
-    }
-}
-
-char *gl_text_escape(const char *text)
-{
-    GString *out = g_string_new(NULL);
-    gl_text_append_escaped(out, text, FALSE);
-    return g_string_free(out, FALSE);
-}
-
 void gl_frame_describe(const GlFrame *frame, const char *project_root, GString *out)
 {
     if (frame->fn != NULL && frame->file != NULL) {

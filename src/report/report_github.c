@@ -24,11 +24,16 @@ typedef struct {
 } GithubState;
 
 /* GitHub's rules (actions/toolkit, command.ts): in a message, %, CR and LF
- * are escaped; in a property also ':' and ','. */
+ * are escaped; in a property also ':' and ','. GitHub unescapes nothing
+ * else, so any other control character (an escape in a test's name) would
+ * reach the log, and the terminal that shows it, raw: it is written as the
+ * text report writes it (\x1b). */
 static void append_escaped(GString *out, const char *text, gboolean property)
 {
-    for (const char *c = text; *c != '\0'; c++) {
-        switch (*c) {
+    g_autofree char *valid = g_utf8_make_valid(text, -1);
+    for (const char *c = valid; *c != '\0'; c = g_utf8_next_char(c)) {
+        gunichar u = g_utf8_get_char(c);
+        switch (u) {
         case '%': g_string_append(out, "%25"); break;
         case '\r': g_string_append(out, "%0D"); break;
         case '\n': g_string_append(out, "%0A"); break;
@@ -38,7 +43,11 @@ static void append_escaped(GString *out, const char *text, gboolean property)
         case ',':
             g_string_append(out, property ? "%2C" : ",");
             break;
-        default: g_string_append_c(out, *c); break;
+        default: {
+            g_autofree char *one = g_strndup(c, (gsize) (g_utf8_next_char(c) - c));
+            gl_text_append_escaped(out, one, FALSE);
+            break;
+        }
         }
     }
 }
@@ -168,8 +177,10 @@ static void github_end(gpointer data)
         fprintf(state->out, "::warning title=gemleak::%u more finding%s not shown as annotations "
                 "(GitHub shows %d a step): the gemleak report has them all\n",
                 state->left_out, state->left_out == 1 ? " is" : "s are", MAX_ANNOTATIONS);
-    if (context->gate != NULL && context->gate->line != NULL)
-        fprintf(state->out, "%s\n", context->gate->line);
+    if (context->gate != NULL && context->gate->line != NULL) {
+        g_autofree char *gate = gl_text_escape(context->gate->line);
+        fprintf(state->out, "%s\n", gate);
+    }
     g_free(state);
 }
 

@@ -116,9 +116,10 @@ static gpointer supp_begin(const GlReportContext *context, FILE *out)
     SuppState *state = g_new0(SuppState, 1);
     state->context = context;
     state->out = out;
-    g_autofree char *targets = context->targets != NULL && context->targets[0] != NULL
-                                   ? g_strjoinv(", ", (char **) context->targets)
-                                   : g_strdup("the targets");
+    g_autofree char *joined = context->targets != NULL && context->targets[0] != NULL
+                                  ? g_strjoinv(", ", (char **) context->targets)
+                                  : g_strdup("the targets");
+    g_autofree char *targets = one_line(joined, ' ');
     fprintf(out, "# Valgrind suppressions written by gemleak %s for the findings in %s.\n"
                  "# Each silences the finding named above it; keep those you accept in\n"
                  "# your project's suppressions/ruby.supp (gemleak run reads them there).\n",

@@ -323,12 +323,17 @@ static void text_end(gpointer data)
         fprintf(state->out, "gemleak: target%s: %s\n", context->targets[1] != NULL ? "s" : "",
                 targets);
     }
-    if (context->gate != NULL && context->gate->line != NULL)
+    /* The gate's line names files (--write-baseline's) */
+    if (context->gate != NULL && context->gate->line != NULL) {
+        g_autofree char *gate = gl_text_escape(context->gate->line);
         fprintf(state->out, "%s%s%s\n",
-                paint(state->context->color, context->gate->failed ? RED : BOLD), context->gate->line,
+                paint(state->context->color, context->gate->failed ? RED : BOLD), gate,
                 paint(state->context->color, RESET));
-    if (context->exit_line != NULL)
-        fprintf(state->out, "%s\n", context->exit_line);
+    }
+    if (context->exit_line != NULL) {
+        g_autofree char *exit_line = gl_text_escape(context->exit_line);
+        fprintf(state->out, "%s\n", exit_line);
+    }
 
     g_string_free(line, TRUE);
     g_string_free(state->line, TRUE);

@@ -2,6 +2,7 @@
  * read or run, then written. */
 #include "gemleak/report/sinks.h"
 #include "gemleak/base/errors.h"
+#include "gemleak/base/text.h"
 #include "gemleak/base/sys.h"
 
 #include <errno.h>
@@ -360,7 +361,8 @@ gboolean gl_sinks_write(const GlSinks *sinks, const GlReportContext *context,
         }
         g_autoptr(GError) error = NULL;
         if (!write_report(sink, &here, sinks->stream, sinks->out, &error)) {
-            fprintf(err, "gemleak: %s\n", error->message);
+            g_autofree char *message = gl_text_escape(error->message);
+            fprintf(err, "gemleak: %s\n", message);
             all_written = FALSE;
         }
     }

@@ -5,6 +5,7 @@
 #include "gemleak/base/protocol.h"
 #include "gemleak/base/errors.h"
 #include "gemleak/base/sys.h"
+#include "gemleak/base/text.h"
 #include "gemleak/judge/targets.h"
 
 #include <errno.h>
@@ -576,16 +577,19 @@ guint gl_rundir_clean(const char *tmpdir, gboolean dry_run, FILE *out)
         const char *base = g_ptr_array_index(names, i);
         gboolean helper = g_str_has_prefix(base, GL_PROTO_HELPER_DIR);
         g_autofree char *path = g_build_filename(tmpdir, base, NULL);
+        /* TMPDIR and the names in it may hold anything: escaped, on one line */
+        g_autofree char *shown = gl_text_escape(path);
         guint64 bytes = 0;
         g_autofree char *why = not_ours(path, helper, &bytes);
         if (why != NULL) {
-            fprintf(out, "left %s: %s\n", path, why);
+            g_autofree char *why_shown = gl_text_escape(why);
+            fprintf(out, "left %s: %s\n", shown, why_shown);
             continue;
         }
         /* Held until removed: a gemleak starting now makes a new name. */
         int lock = gl_rundir_lock(path);
         if (lock < 0) {
-            fprintf(out, "left %s: a running gemleak is using it\n", path);
+            fprintf(out, "left %s: a running gemleak is using it\n", shown);
             continue;
         }
         /* A run that ended between the look and the lock took its
@@ -601,16 +605,17 @@ guint gl_rundir_clean(const char *tmpdir, gboolean dry_run, FILE *out)
             gl_remove_tree(path);
         close(lock);
         if (!dry_run && g_file_test(path, G_FILE_TEST_EXISTS)) {
-            fprintf(out, "left %s: cannot remove all of it\n", path);
+            fprintf(out, "left %s: cannot remove all of it\n", shown);
             continue;
         }
-        fprintf(out, "%s %s (%s)\n", dry_run ? "would remove" : "removed", path, size);
+        fprintf(out, "%s %s (%s)\n", dry_run ? "would remove" : "removed", shown, size);
         removed++;
         freed += bytes;
     }
     g_autofree char *total = gl_format_bytes(freed);
+    g_autofree char *where = gl_text_escape(tmpdir);
     fprintf(out, "%s %u director%s of gemleak's in %s, %s\n",
-            dry_run ? "would remove" : "removed", removed, removed == 1 ? "y" : "ies", tmpdir,
+            dry_run ? "would remove" : "removed", removed, removed == 1 ? "y" : "ies", where,
             total);
     return removed;
 }

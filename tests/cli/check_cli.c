@@ -1922,6 +1922,122 @@ START_TEST(test_notes_escape_file_names)
 }
 END_TEST
 
+/* Asserts that @text holds no raw control character but newlines, and no
+ * line a name forged. */
+static void assert_no_raw_control(const char *text)
+{
+    for (const char *c = text; *c != '\0'; c++)
+        ck_assert_msg(*c == '\n' || (unsigned char) *c >= 0x20 || *c == '\t',
+                      "a raw control character 0x%02x in:\n%s", (unsigned char) *c, text);
+    ck_assert_msg(strchr(text, 0x7f) == NULL, "a raw DEL in:\n%s", text);
+    gl_assert_no_line(text, "^gemleak: pass");
+    gl_assert_no_line(text, "^forged");
+}
+
+/* gemleak clean names directories in TMPDIR and what it found in them:
+ * a TMPDIR or a file name with an escape or a newline reaches the
+ * terminal escaped, on one line. */
+START_TEST(test_clean_escapes_the_names_it_prints)
+{
+    /* TMPDIR before GLib first reads it (it keeps it) */
+    char base[] = "/tmp/gemleak-clean-XXXXXX";
+    ck_assert_ptr_nonnull(g_mkdtemp(base));
+    g_autofree char *tmp = g_build_filename(base, "t\033[2J\nforged", NULL);
+    ck_assert_int_eq(g_mkdir(tmp, 0700), 0);
+    g_setenv("TMPDIR", tmp, TRUE);
+    g_autofree char *ours = g_build_filename(tmp, "gemleak-run-AbC123", NULL);
+    g_autofree char *odd = g_build_filename(tmp, "gemleak-run-\033[31m!", NULL);
+    ck_assert_int_eq(g_mkdir(ours, 0700), 0);
+    ck_assert_int_eq(g_mkdir(odd, 0700), 0);
+    g_autofree char *marker = g_build_filename(ours, "gemleak-run.txt", NULL);
+    gl_test_write(marker, "x", -1);
+    g_autofree char *stranger = g_build_filename(odd, "x\nforged\033[0m", NULL);
+    gl_test_write(stranger, "x", -1);
+
+    RUN(dry, "clean", "--dry-run");
+    ck_assert_int_eq(dry.status, 0);
+    assert_no_raw_control(dry.out);
+    gl_assert_line(dry.out, "^would remove .*/t\\\\x1b\\[2J\\\\nforged/gemleak-run-AbC123 \\(");
+    gl_assert_line(dry.out, "^left .*/gemleak-run-\\\\x1b\\[31m!: it holds x\\\\nforged\\\\x1b\\[0m, "
+                            "which gemleak does not write$");
+    gl_assert_line(dry.out, "^would remove 1 directory of gemleak's in .*/t\\\\x1b\\[2J\\\\nforged, ");
+    gl_test_run_clear(&dry);
+    gl_remove_tree(base);
+}
+END_TEST
+
+/* The line that names a kept --keep-xml directory: a newline in its name
+ * once forged a "gemleak: pass: no findings" line. */
+START_TEST(test_kept_directory_line_is_escaped)
+{
+    g_autofree char *dir = gl_test_tmpdir();
+    g_autofree char *keep = g_build_filename(dir, "k\ngemleak: pass: no findings\033[2J", NULL);
+    RUN(run, "run", "--keep-xml", keep, "--", "true");
+    assert_no_raw_control(run.err);
+    gl_assert_line(run.err, "^gemleak: Valgrind's XML is kept in .*/k\\\\ngemleak: pass: no "
+                            "findings\\\\x1b\\[2J \\(.*; read it again with: gemleak filter ");
+    gl_test_run_clear(&run);
+    gl_remove_tree(dir);
+}
+END_TEST
+
+/* What the user typed comes back in gemleak's messages escaped too: an
+ * unknown command, an option's value, a file that cannot be read. */
+START_TEST(test_messages_escape_what_the_user_typed)
+{
+    RUN(command, "\033[2Jforged");
+    ck_assert_int_eq(command.status, 2);
+    assert_no_raw_control(command.err);
+    gl_assert_line(command.err, "^gemleak: unknown command '\\\\x1b\\[2Jforged'$");
+    gl_test_run_clear(&command);
+
+    g_autofree char *leak = gl_test_fixture("xml/leak.xml");
+    RUN(fail_on, "filter", "--fail-on", "x\nforged\033[0m", leak);
+    ck_assert_int_eq(fail_on.status, 2);
+    assert_no_raw_control(fail_on.err);
+    gl_assert_line(fail_on.err, "^gemleak: --fail-on: unknown kind 'x\\\\nforged\\\\x1b\\[0m'");
+    gl_test_run_clear(&fail_on);
+
+    RUN(baseline, "filter", "--baseline", "/nonexistent/b\nforged\033[0m.json", leak);
+    ck_assert_int_eq(baseline.status, 2);
+    assert_no_raw_control(baseline.err);
+    gl_assert_line(baseline.err, "^gemleak: --baseline /nonexistent/b\\\\nforged\\\\x1b\\[0m\\.json: ");
+    gl_test_run_clear(&baseline);
+
+    g_autofree char *dir = gl_test_tmpdir();
+    g_autofree char *report = g_build_filename(dir, "no\033[2J/r.json", NULL);
+    RUN(sink, "filter", "--format", "json", "-o", report, leak);
+    ck_assert_int_ne(sink.status, 0);
+    assert_no_raw_control(sink.err);
+    gl_assert_line(sink.err, "no\\\\x1b\\[2J/r\\.json");
+    gl_test_run_clear(&sink);
+    gl_remove_tree(dir);
+}
+END_TEST
+
+/* GitHub's annotations escape only %, CR and LF: an escape in a test's
+ * name reached the log raw, and with it the terminal that shows it. */
+START_TEST(test_github_format_escapes_control_characters)
+{
+    g_autofree char *fixture = gl_test_fixture("xml/per_test.xml");
+    g_autofree char *original = gl_test_read(fixture, NULL);
+    g_autofree char *dir = gl_test_tmpdir();
+    g_autofree char *xml = g_build_filename(dir, "100.xml", NULL);
+    GString *text = g_string_new(original);
+    /* the helper percent-encodes the fields of a marker */
+    g_string_replace(text, "LeakyTest#test_leak\t", "Leaky%1B[2JTest#test_leak%07\t", 0);
+    gl_test_write(xml, text->str, (gssize) text->len);
+    g_string_free(text, TRUE);
+
+    RUN(run, "filter", "-O", "leaky", "--format", "github", xml);
+    ck_assert_int_eq(run.status, 1);
+    assert_no_raw_control(run.out);
+    gl_assert_line(run.out, "^::error .*Leaky\\\\x1b\\[2JTest#test_leak\\\\x07");
+    gl_test_run_clear(&run);
+    gl_remove_tree(dir);
+}
+END_TEST
+
 Suite *gl_cli_suite(void)
 {
     Suite *suite = suite_create("cli");
@@ -1972,6 +2088,10 @@ Suite *gl_cli_suite(void)
     tcase_add_test(tc, test_fewer_threads_when_none_can_start);
     tcase_add_test(tc, test_fewer_threads_under_an_address_space_limit);
     tcase_add_test(tc, test_notes_escape_file_names);
+    tcase_add_test(tc, test_clean_escapes_the_names_it_prints);
+    tcase_add_test(tc, test_kept_directory_line_is_escaped);
+    tcase_add_test(tc, test_messages_escape_what_the_user_typed);
+    tcase_add_test(tc, test_github_format_escapes_control_characters);
     suite_add_tcase(suite, tc);
 
     /* probes that take their time box: seconds each */

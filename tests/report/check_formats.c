@@ -256,12 +256,14 @@ START_TEST(test_github_escaping)
     report.context.project_root = "/work/gem";
     g_autofree char *path = write_format(&report, "github", dir);
     g_autofree char *text = gl_test_read(path, NULL);
-    /* properties: % : , escaped; the message: % CR LF escaped, : and , kept */
+    /* properties: % : , escaped; the message: % CR LF escaped, : and , kept;
+     * other control characters as the text report writes them */
     ck_assert_msg(g_str_has_prefix(text, "::error file=ext/a%2Cb%3Ac%25d/we%3Aird%2Cna%25me.c,"
                                          "line=7,title=gemleak%3A InvalidRead in evil<&>\"'fn "
                                          "(ext/a%2Cb%3Ac%25d/we%3Aird%2Cna%25me.c%3A7)::10 bytes <lost> & \"found\""),
                   "%s", text);
-    ck_assert_msg(strstr(text, "%0D%0Anext: line, 100%25%0Afirst seen in Evil<&>\"' spec\x01%0D%0A"
+    ck_assert_msg(strstr(text, "\"found\"\\x01\\x1f\xef\xbf\xbd\xef\xbf\xbd%0D%0Anext: line, "
+                               "100%25%0Afirst seen in Evil<&>\"' spec\\x01%0D%0A"
                                "next, 100%25 (spec/e:v,il.rb:3)%0A  malloc (at /vg.so)%0A *evil") != NULL,
                   "%s", text);
     /* one line per annotation: no raw newline inside it */

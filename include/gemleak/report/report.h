@@ -8,6 +8,7 @@
 #include <glib.h>
 #include <json-glib/json-glib.h>
 #include "gemleak/base/json_format.h"
+#include "gemleak/base/text.h"
 #include "gemleak/judge/analyze.h"
 #include "gemleak/judge/gate.h"
 #include "gemleak/judge/group.h"
@@ -175,18 +176,6 @@ char *gl_group_text(const GlGroup *group, gboolean suppressions, const char *pro
  * Valgrind has no suppression for its kind. --format supp and the text
  * report's --gen-suppressions both print this. */
 char *gl_finding_suppression(const GlFinding *finding);
-
-/* Appends @text to @out as a line of text can show it: bytes that are not
- * UTF-8 become U+FFFD; control characters, which would end the line (a
- * test named "x\ngemleak: pass: no findings" would forge a line of the
- * report) or reach the terminal, are escaped: \n, \r, \t (kept as it is
- * when @keep_tabs), \xHH, and \u0080 to \u009f; printable UTF-8 stays as
- * it is. */
-void gl_text_append_escaped(GString *out, const char *text, gboolean keep_tabs);
-
-/* Returns: (transfer full): @text escaped as gl_text_append_escaped()
- * does, tabs too. */
-char *gl_text_escape(const char *text);
 
 /* A group's call paths a report shows in full or on a line; the others it
  * counts ("and 27 more call paths"). */

@@ -96,9 +96,25 @@ module GemLeakHelper
       # One line on standard error, "gemleak: TEXT".
       def say(text)
         err = IO_NEW.call(2, "w", autoclose: false)
-        SYSWRITE.bind(err).call("gemleak: #{text.tr("\n", " ")}\n")
+        SYSWRITE.bind(err).call("gemleak: #{one_line(text)}\n")
       rescue StandardError
         nil # no standard error left to say it on
+      end
+
+      CONTROL_ESCAPES = { "\n" => "\\n", "\r" => "\\r", "\t" => "\\t" }.freeze
+
+      # TEXT as gemleak's own messages show what came from outside (a path,
+      # an error's message): control characters escaped as gemleak escapes
+      # them (\n, \x1b, \u009b), so that none reaches the terminal raw or
+      # forges a line. Integer#to_s by its bound method: suites redefine it.
+      def one_line(text)
+        valid = text.to_s.dup.force_encoding(Encoding::UTF_8).scrub("\uFFFD")
+        valid.gsub(/[\x00-\x1f\x7f\u0080-\u009f]/) do |c|
+          code = c.ord
+          CONTROL_ESCAPES[c] ||
+            (code < 0x80 ? "\\x#{INTEGER_TO_S.bind(code).call(16).rjust(2, "0")}"
+                         : "\\u#{INTEGER_TO_S.bind(code).call(16).rjust(4, "0")}")
+        end
       end
 
       # An error that costs nothing a verdict depends on.

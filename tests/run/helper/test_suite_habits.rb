@@ -145,6 +145,19 @@ class SuiteHabitsTest < Minitest::Test
     assert_equal 1, run.err.scan(/could not record/).size, run.err
   end
 
+  # What it says names paths and errors that may hold anything: a control
+  # character reaches the terminal escaped, as gemleak's own messages do.
+  def test_what_it_says_is_one_line_escaped
+    odd = "/nonexistent/x\e[2J\ngemleak: pass\u009b"
+    run = run_suite(<<~'RUBY', env: { "GEMLEAK_RUN_DIR" => odd })
+      load_extension
+    RUBY
+    assert_ran(run)
+    refute_match(/[\x00-\x09\x0b-\x1f\x7f\u0080-\u009f]/, run.err.dup.force_encoding("UTF-8"))
+    refute_match(/^gemleak: pass/, run.err)
+    assert_includes run.err, "in /nonexistent/x\\x1b[2J\\ngemleak: pass\\u009b (Errno::ENOENT: "
+  end
+
   def test_says_when_per_test_stops
     run = run_suite(<<~'RUBY', env: { "GEMLEAK_PER_TEST" => "test" })
       GemLeakHelper::PerTest.instance_variable_set(

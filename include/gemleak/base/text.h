@@ -1,0 +1,22 @@
+/* Text from outside (file names, test names, command lines, what Ruby or a
+ * runtime printed) as one line of gemleak's own output can show it: every
+ * stage that prints such a string escapes it here first, so that no raw
+ * control character reaches a terminal or forges a line. */
+#ifndef GEMLEAK_TEXT_H
+#define GEMLEAK_TEXT_H
+
+#include <glib.h>
+
+/* Appends @text to @out as a line of text can show it: bytes that are not
+ * UTF-8 become U+FFFD; control characters, which would end the line (a
+ * test named "x\ngemleak: pass: no findings" would forge a line of the
+ * report) or reach the terminal, are escaped: \n, \r, \t (kept as it is
+ * when @keep_tabs), \xHH, and \u0080 to \u009f; printable UTF-8 stays as
+ * it is. */
+void gl_text_append_escaped(GString *out, const char *text, gboolean keep_tabs);
+
+/* Returns: (transfer full): @text escaped as gl_text_append_escaped()
+ * does, tabs too. */
+char *gl_text_escape(const char *text);
+
+#endif
