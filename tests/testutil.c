@@ -25,6 +25,55 @@ char *gl_test_project_file(const char *relative)
     return g_build_filename(root, relative, NULL);
 }
 
+/* "...<line>N</line>" -> "...<line>N + *@shift</line>" */
+static gboolean shift_line(const GMatchInfo *match, GString *out, gpointer shift)
+{
+    g_autofree char *head = g_match_info_fetch(match, 1);
+    g_autofree char *line = g_match_info_fetch(match, 2);
+    g_string_append_printf(out, "%s%" G_GUINT64_FORMAT "</line>", head,
+                           g_ascii_strtoull(line, NULL, 10) + *(const guint *) shift);
+    return FALSE;
+}
+
+char *gl_test_capture_in(const char *fixture, const char *from, const char *ext, const char *root,
+                         guint shift)
+{
+    g_autofree char *sources = g_build_filename(gl_test_fixtures, "ext", ext, NULL);
+    g_autofree char *dir = g_build_filename(root, ext, NULL);
+    ck_assert_int_eq(g_mkdir_with_parents(dir, 0755), 0);
+    g_autoptr(GDir) listing = g_dir_open(sources, 0, NULL);
+    ck_assert_ptr_nonnull(listing);
+    g_autofree char *blank = g_strnfill(shift, '\n');
+    for (const char *name; (name = g_dir_read_name(listing)) != NULL;) {
+        if (!g_str_has_suffix(name, ".c"))
+            continue;
+        g_autofree char *source = g_build_filename(sources, name, NULL);
+        g_autofree char *text = gl_test_read(source, NULL);
+        g_autofree char *moved = g_strconcat(blank, text, NULL);
+        g_autofree char *copy = g_build_filename(dir, name, NULL);
+        gl_test_write(copy, moved, -1);
+    }
+    g_autofree char *path = gl_test_fixture(fixture);
+    g_autofree char *xml = gl_test_read(path, NULL);
+    g_autoptr(GString) text = g_string_new(xml);
+    g_autofree char *old_dir = g_strdup_printf("<dir>%s</dir>", from);
+    g_autofree char *new_dir = g_strdup_printf("<dir>%s</dir>", dir);
+    g_autofree char *old_obj = g_strdup_printf("<obj>%s/", from);
+    g_autofree char *new_obj = g_strdup_printf("<obj>%s/", dir);
+    ck_assert_uint_gt(g_string_replace(text, old_dir, new_dir, 0), 0);
+    g_string_replace(text, old_obj, new_obj, 0);
+    g_autofree char *escaped = g_regex_escape_string(new_dir, -1);
+    g_autofree char *pattern = g_strdup_printf("(%s\\s*<file>[^<]*</file>\\s*<line>)(\\d+)</line>",
+                                               escaped);
+    g_autoptr(GRegex) lines = g_regex_new(pattern, 0, 0, NULL);
+    g_autofree char *shifted = g_regex_replace_eval(lines, text->str, -1, 0, 0, shift_line, &shift,
+                                                    NULL);
+    g_autofree char *base = g_path_get_basename(fixture);
+    char *written = g_build_filename(root, base, NULL);
+    gl_test_write(written, shifted, -1);
+    return written;
+}
+
 int gl_test_spawn(const char *const *argv, char **out, char **err)
 {
     return gl_test_spawn_in(NULL, NULL, argv, out, err);

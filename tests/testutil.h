@@ -19,6 +19,16 @@ char *gl_test_fixture(const char *relative);
  * directory that holds the fixtures directory). */
 char *gl_test_project_file(const char *relative);
 
+/* Returns: (transfer full): the path of a copy of the XML capture @fixture
+ * (under the fixtures directory) moved into @root: the directory @from it
+ * was captured in becomes @root/@ext, which gets the sources of
+ * fixtures/ext/@ext with @shift blank lines above them, the lines of the
+ * frames in them moved down as many. A fingerprint holds the text of its
+ * source lines: so the test reads its own, not what another run left in
+ * the shared /tmp. */
+char *gl_test_capture_in(const char *fixture, const char *from, const char *ext, const char *root,
+                         guint shift);
+
 /* Runs @argv (NULL-terminated, found on PATH); *out and *err (nullable)
  * receive what it printed. Returns: its exit status, 128+N if killed. */
 int gl_test_spawn(const char *const *argv, char **out, char **err);

@@ -467,11 +467,14 @@ gboolean gl_cli_analyze_and_report(const Options *options, Plan *plan, const cha
                 "above): no finding names a test\n");
     if (!have_lists && options->objects != NULL && analysis->summary.processes > 0)
         warn_unseen_targets(rules, analysis, err);
-    if (baseline != NULL && gl_baseline_is_legacy(baseline))
+    if (baseline != NULL && gl_baseline_version(baseline) < GL_FINGERPRINT_VERSION)
         g_ptr_array_add(analysis->notes, g_strdup_printf(
             "--baseline %s was written by an older gemleak: its findings are matched as it "
-            "fingerprinted them, which another Ruby changes; write it again with "
-            "--write-baseline", options->baseline));
+            "fingerprinted them, which %s; write it again with --write-baseline",
+            options->baseline, gl_baseline_version(baseline) == 1
+                ? "another Ruby changes"
+                : "tells neither two sites of one function nor the kinds of the errors on one "
+                  "freed block apart"));
     guint known = 0;
     g_autoptr(GPtrArray) reported = baseline != NULL
         ? gl_baseline_filter(baseline, analysis->findings, &known)

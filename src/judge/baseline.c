@@ -18,11 +18,40 @@
 #define BASELINE_MAX_DEPTH 64
 
 struct GlBaseline {
-    GHashTable *fingerprints;  /* char* set */
+    GHashTable *fingerprints;  /* char* set: its findings' and their kind_fingerprints */
     GHashTable *structures;    /* char* set: the structure_fingerprint of its findings */
-    gboolean legacy;           /* fingerprinted before GL_FINGERPRINT_VERSION: match
-                                * GlFinding's legacy_fingerprint */
+    int version;               /* its GL_FINGERPRINT_VERSION: an earlier one is matched by
+                                * GlFinding's earlier_fingerprints */
 };
+
+/* Returns: (transfer full): @data, @length bytes, with each JSON escape of
+ * a NUL (\u0000) made U+FFFD's (\ufffd, as long): json-glib hands out
+ * C strings, which would end at the NUL, so that "FINGERPRINT\u0000..." would
+ * match FINGERPRINT. A fingerprint is 16 hex digits: one that holds
+ * anything else matches only itself, which no finding has. */
+static char *without_nul_escapes(const char *data, gsize length)
+{
+    char *copy = g_memdup2(data, length);
+    gboolean in_string = FALSE;
+    for (gsize i = 0; i < length; i++) {
+        if (copy[i] == '"') {
+            in_string = !in_string;
+        } else if (in_string && copy[i] == '\\' && i + 1 < length) {
+            if (copy[i + 1] == 'u' && i + 5 < length && strncmp(copy + i + 2, "0000", 4) == 0)
+                memcpy(copy + i + 2, "fffd", 4);
+            i++;  /* the escaped character, whichever */
+        }
+    }
+    return copy;
+}
+
+/* Adds the string member @name of @object, if it is one, to @set. */
+static void add_member(GHashTable *set, JsonObject *object, const char *name)
+{
+    JsonNode *node = json_object_get_member(object, name);
+    if (node != NULL && json_node_get_value_type(node) == G_TYPE_STRING)
+        g_hash_table_add(set, g_strdup(json_node_get_string(node)));
+}
 
 GlBaseline *gl_baseline_load_from_data(const char *data, gsize length, const char *name,
                                        GError **error)
@@ -35,7 +64,8 @@ GlBaseline *gl_baseline_load_from_data(const char *data, gsize length, const cha
     }
     g_autoptr(JsonParser) parser = json_parser_new();
     g_autoptr(GError) local = NULL;
-    if (!json_parser_load_from_data(parser, data, (gssize) length, &local)) {
+    g_autofree char *plain = without_nul_escapes(data, length);
+    if (!json_parser_load_from_data(parser, plain, (gssize) length, &local)) {
         g_set_error(error, GL_ERROR, GL_ERROR_IO, "--baseline %s: %s", name, local->message);
         return NULL;
     }
@@ -48,19 +78,20 @@ GlBaseline *gl_baseline_load_from_data(const char *data, gsize length, const cha
                     "with --write-baseline FILE", name);
         return NULL;
     }
-    /* Written before fingerprints had a version: by gemleak 0.1, whose
-     * fingerprints held Ruby's frames too. */
+    /* Without a version: written by gemleak 0.1, whose fingerprints held
+     * Ruby's frames too (version 1). */
     JsonNode *version = json_object_get_member(object, "fingerprint_version");
-    gboolean legacy = version == NULL;
-    if (version != NULL && (json_node_get_value_type(version) != G_TYPE_INT64 ||
-                            json_node_get_int(version) != GL_FINGERPRINT_VERSION)) {
+    gint64 number = version == NULL ? 1
+                    : json_node_get_value_type(version) == G_TYPE_INT64 ? json_node_get_int(version)
+                                                                        : 0;
+    if (number < 1 || number > GL_FINGERPRINT_VERSION) {
         g_set_error(error, GL_ERROR, GL_ERROR_IO,
                     "--baseline %s: fingerprints of another kind than this gemleak's (version "
                     "%d); a newer gemleak wrote it?", name, GL_FINGERPRINT_VERSION);
         return NULL;
     }
     GlBaseline *baseline = g_new0(GlBaseline, 1);
-    baseline->legacy = legacy;
+    baseline->version = (int) number;
     baseline->fingerprints = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
     baseline->structures = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
     JsonArray *array = json_node_get_array(findings);
@@ -68,13 +99,18 @@ GlBaseline *gl_baseline_load_from_data(const char *data, gsize length, const cha
         JsonNode *element = json_array_get_element(array, i);
         if (!JSON_NODE_HOLDS_OBJECT(element))
             continue;
-        JsonNode *fingerprint = json_object_get_member(json_node_get_object(element), "fingerprint");
-        if (fingerprint != NULL && json_node_get_value_type(fingerprint) == G_TYPE_STRING)
-            g_hash_table_add(baseline->fingerprints, g_strdup(json_node_get_string(fingerprint)));
-        JsonNode *structure = json_object_get_member(json_node_get_object(element),
-                                                     "structure_fingerprint");
-        if (structure != NULL && json_node_get_value_type(structure) == G_TYPE_STRING)
-            g_hash_table_add(baseline->structures, g_strdup(json_node_get_string(structure)));
+        JsonObject *finding = json_node_get_object(element);
+        add_member(baseline->fingerprints, finding, "fingerprint");
+        add_member(baseline->structures, finding, "structure_fingerprint");
+        /* An error on a freed block of several kinds: each kind alone is known */
+        JsonNode *kinds = json_object_get_member(finding, "kind_fingerprints");
+        JsonArray *list = kinds != NULL && JSON_NODE_HOLDS_ARRAY(kinds) ? json_node_get_array(kinds)
+                                                                        : NULL;
+        for (guint k = 0; list != NULL && k < json_array_get_length(list); k++) {
+            JsonNode *kind = json_array_get_element(list, k);
+            if (json_node_get_value_type(kind) == G_TYPE_STRING)
+                g_hash_table_add(baseline->fingerprints, g_strdup(json_node_get_string(kind)));
+        }
     }
     return baseline;
 }
@@ -106,9 +142,9 @@ gboolean gl_baseline_knows(const GlBaseline *baseline, const char *fingerprint)
     return g_hash_table_contains(baseline->fingerprints, fingerprint);
 }
 
-gboolean gl_baseline_is_legacy(const GlBaseline *baseline)
+int gl_baseline_version(const GlBaseline *baseline)
 {
-    return baseline->legacy;
+    return baseline->version;
 }
 
 guint gl_baseline_size(const GlBaseline *baseline)
@@ -122,12 +158,22 @@ GPtrArray *gl_baseline_filter(const GlBaseline *baseline, const GPtrArray *findi
     *known = 0;
     for (guint i = 0; i < findings->len; i++) {
         GlFinding *finding = g_ptr_array_index(findings, i);
-        const char *print = baseline->legacy ? finding->legacy_fingerprint : finding->fingerprint;
+        gboolean current = baseline->version == GL_FINGERPRINT_VERSION;
+        const char *print = current ? finding->fingerprint
+                                    : finding->earlier_fingerprints[baseline->version - 1];
+        const char *structure = current
+            ? finding->structure_fingerprint
+            : finding->earlier_structure_fingerprints[baseline->version - 1];
+        /* Errors of several kinds on one freed block: known when the
+         * baseline knows each kind there (one fixed, the others known). */
+        gboolean every_kind = current && finding->kind_fingerprints != NULL;
+        for (char **kind = current ? finding->kind_fingerprints : NULL;
+             every_kind && *kind != NULL; kind++)
+            every_kind = gl_baseline_knows(baseline, *kind);
         /* A block of a lost cycle that the baseline had under another of
          * the cycle's blocks' names: its site was lost in a structure then. */
-        if ((print != NULL && gl_baseline_knows(baseline, print)) ||
-            (finding->structure_fingerprint != NULL &&
-             g_hash_table_contains(baseline->structures, finding->structure_fingerprint)))
+        if ((print != NULL && gl_baseline_knows(baseline, print)) || every_kind ||
+            (structure != NULL && g_hash_table_contains(baseline->structures, structure)))
             (*known)++;
         else
             g_ptr_array_add(fresh, finding);

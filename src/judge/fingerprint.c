@@ -1,8 +1,10 @@
 /* Fingerprints: a finding's name across runs and machines (see
  * fingerprint.h). */
 #include "gemleak/judge/fingerprint.h"
+#include "gemleak/base/sys.h"
 #include "gemleak/read/source.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 static const char *base_name(const char *path)
@@ -74,7 +76,7 @@ static gboolean identity_uses_primary(const GlFinding *finding)
 
 /* Returns: (transfer full): the first 16 hex digits of @sum after @rank
  * (which site of one set of functions it is; 0 adds nothing). 64 bits
- * tell apart every leak a suite will ever have. */
+ * tell apart every leak a suite will ever have. Every version's. */
 static char *fingerprint_finish(GChecksum *sum, guint rank)
 {
     if (rank > 0) {
@@ -84,13 +86,12 @@ static char *fingerprint_finish(GChecksum *sum, guint rank)
     return g_strndup(g_checksum_get_string(sum), 16);
 }
 
-/* The kind and the extension's functions in the finding's stacks, then
- * @rank: which site of those functions it is, in line order. Lines stay
- * out, so that a pure shift keeps it; Ruby's frames stay out, so that
- * another Ruby keeps it; nothing but the XML goes in, so that every
- * machine computes the same. */
-static char *fingerprint(const GlFinding *finding, guint rank)
+/* Version 2 (issue 20), frozen for the baselines written then: the kind
+ * and the extension's functions in the finding's stacks, then @rank: which
+ * site of those functions it is, in line order. */
+static char *fingerprint_v2(const GlFinding *finding, guint rank, gpointer unused)
 {
+    (void) unused;
     g_autoptr(GChecksum) sum = g_checksum_new(G_CHECKSUM_SHA256);
     const GlRecord *record = finding->record;
     if (identity_includes_primary(finding))
@@ -128,9 +129,11 @@ static void legacy_hash_stack(GChecksum *sum, const GlStack *stack)
     }
 }
 
-/* The fingerprint before issue 20 (GlFinding's legacy_fingerprint). */
-static char *legacy_fingerprint(const GlFinding *finding, guint rank)
+/* Version 1, gemleak 0.1's, before issue 20: a baseline without
+ * "fingerprint_version". */
+static char *fingerprint_v1(const GlFinding *finding, guint rank, gpointer unused)
 {
+    (void) unused;
     g_autoptr(GChecksum) sum = g_checksum_new(G_CHECKSUM_SHA256);
     const GlRecord *record = finding->record;
     if (identity_includes_primary(finding)) {
@@ -204,16 +207,157 @@ static gint compare_for_ranking(gconstpointer a, gconstpointer b)
     return by_print != 0 ? by_print : compare_sites_by_line(x, y);
 }
 
+/* ---- version 3 (issue 26) -------------------------------------------------------- */
 
+/* Returns: (transfer full): the text of @frame's source line as version 3
+ * holds it: its words, each run of blanks between them one space, so that
+ * reindenting keeps it (SARIF's partialFingerprints hash a line's text the
+ * same way); "" when the file cannot be read where gemleak runs. */
+static char *line_text(GlSources *sources, const GlFrame *frame)
+{
+    g_autofree char *path = gl_frame_path(frame);
+    const char *line = path != NULL && frame->line > 0 ? gl_sources_line(sources, path, frame->line)
+                                                       : NULL;
+    GString *text = g_string_new(NULL);
+    gboolean blank = FALSE;
+    for (const char *c = line != NULL ? line : ""; *c != '\0'; c++) {
+        if (*c == ' ' || *c == '\t' || *c == '\v' || *c == '\f' || *c == '\r') {
+            blank = TRUE;
+            continue;
+        }
+        if (blank && text->len > 0)
+            g_string_append_c(text, ' ');
+        blank = FALSE;
+        g_string_append_c(text, *c);
+    }
+    return g_string_free(text, FALSE);
+}
 
-/* Gives every finding of @sorted its fingerprint as @print makes them: the
- * sites of one set of functions ranked by their lines. */
-static void rank_fingerprints(GPtrArray *sorted, char *(*print)(const GlFinding *, guint))
+/* Appends the extension's functions of @stack as version 3 holds them:
+ * version 2's, each with the text of its line. Two allocations in one
+ * function are two lines that say different things: told apart wherever
+ * they move. */
+static void identity_stack(GString *identity, const GlStack *stack, GlSources *sources)
+{
+    const char *last = NULL;
+    for (guint i = 0; i < stack->n_frames; i++) {
+        const GlFrame *frame = &stack->frames[i];
+        if (!frame_identifies(frame) || (last != NULL && strcmp(last, frame->fn) == 0))
+            continue;
+        last = frame->fn;
+        g_autofree char *text = line_text(sources, frame);
+        g_string_append_printf(identity, "\n%s", frame->fn);
+        if (frame->obj != NULL)
+            g_string_append_printf(identity, "@%s", base_name(frame->obj));
+        g_string_append_printf(identity, "\t%s", text);
+    }
+}
+
+/* Returns: (transfer full): what version 3 says a finding is, but its rank
+ * and the kinds of the errors on a freed block: version 2's stacks, each
+ * function with its line's text. */
+static char *identity_v3(const GlFinding *finding, GlSources *sources)
+{
+    const GlRecord *record = finding->record;
+    GString *identity = g_string_new(identity_includes_primary(finding) ? record->kind
+                                                                        : "freed block");
+    if (identity_uses_primary(finding))
+        identity_stack(identity, &record->stack, sources);
+    for (guint i = 0; i < record->aux->len; i++) {
+        g_string_append(identity, "\n--");
+        identity_stack(identity, &g_array_index(record->aux, GlAux, i).stack, sources);
+    }
+    return g_string_free(identity, FALSE);
+}
+
+/* Returns: (transfer full) (nullable): the kinds of the errors on a freed
+ * block (a read, a write, a second free of it), sorted, each once, joined
+ * by ','; NULL for any other finding, whose kind is in its identity. */
+static char *freed_block_kinds(const GlFinding *finding)
+{
+    if (!finding->freed_block)
+        return NULL;
+    g_autoptr(GPtrArray) kinds = g_ptr_array_new();
+    guint n = finding->sites != NULL ? finding->sites->len : 0;
+    for (guint i = 0; i <= n; i++) {
+        const GlRecord *site = i < n ? g_ptr_array_index(finding->sites, i) : finding->record;
+        gboolean seen = FALSE;
+        for (guint k = 0; k < kinds->len && !seen; k++)
+            seen = strcmp(g_ptr_array_index(kinds, k), site->kind) == 0;
+        if (!seen)
+            g_ptr_array_add(kinds, (gpointer) site->kind);
+    }
+    g_ptr_array_sort(kinds, gl_compare_strings);
+    g_ptr_array_add(kinds, NULL);
+    return g_strjoinv(",", (char **) kinds->pdata);
+}
+
+/* Returns: (transfer full): version 3's fingerprint of @identity, an error
+ * on a freed block of @kinds (nullable), the @rank-th site of it. */
+static char *print_v3(const char *identity, const char *kinds, guint rank)
+{
+    g_autoptr(GChecksum) sum = g_checksum_new(G_CHECKSUM_SHA256);
+    g_checksum_update(sum, (const guchar *) identity, -1);
+    if (kinds != NULL) {
+        g_checksum_update(sum, (const guchar *) "\nkinds ", -1);
+        g_checksum_update(sum, (const guchar *) kinds, -1);
+    }
+    return fingerprint_finish(sum, rank);
+}
+
+/* What version 3 computes once a finding: its identity (the source lines
+ * are read once) and the kinds of its errors. */
+typedef struct {
+    char *identity;
+    char *kinds;   /* nullable */
+} Identity;
+
+static void identity_free(gpointer data)
+{
+    Identity *id = data;
+    g_free(id->identity);
+    g_free(id->kinds);
+    g_free(id);
+}
+
+static char *fingerprint_v3(const GlFinding *finding, guint rank, gpointer identities)
+{
+    const Identity *id = g_hash_table_lookup(identities, finding);
+    return print_v3(id->identity, id->kinds, rank);
+}
+
+/* Returns: (transfer full) (nullable): the fingerprint of each kind of
+ * @finding's errors on its freed block alone, as a finding of that kind
+ * alone would have it, sorted; NULL when it has one kind or none. A
+ * baseline that knows each knows the finding: a write fixed leaves the
+ * known read known. */
+static char **kind_fingerprints(const Identity *id, guint rank)
+{
+    if (id->kinds == NULL || strchr(id->kinds, ',') == NULL)
+        return NULL;
+    g_auto(GStrv) kinds = g_strsplit(id->kinds, ",", -1);
+    g_autoptr(GStrvBuilder) prints = g_strv_builder_new();
+    for (char **kind = kinds; *kind != NULL; kind++) {
+        g_autofree char *print = print_v3(id->identity, *kind, rank);
+        g_strv_builder_add(prints, print);
+    }
+    char **all = g_strv_builder_end(prints);
+    qsort(all, g_strv_length(all), sizeof *all, gl_compare_strings);
+    return all;
+}
+
+/* ---- ranks -------------------------------------------------------------------- */
+
+/* Gives every finding of @sorted its fingerprint as @print makes them (with
+ * @data): the sites of one print ranked by their lines. @ranks (nullable)
+ * gets each finding's rank (GUINT_TO_POINTER). */
+static void rank_fingerprints(GPtrArray *sorted, char *(*print)(const GlFinding *, guint, gpointer),
+                              gpointer data, GHashTable *ranks)
 {
     for (guint i = 0; i < sorted->len; i++) {
         GlFinding *finding = g_ptr_array_index(sorted, i);
         g_free(finding->fingerprint);
-        finding->fingerprint = print(finding, 0);
+        finding->fingerprint = print(finding, 0, data);
     }
     g_ptr_array_sort(sorted, compare_for_ranking);
     g_autoptr(GHashTable) seen = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
@@ -228,19 +372,25 @@ static void rank_fingerprints(GPtrArray *sorted, char *(*print)(const GlFinding 
             base = g_strdup(finding->fingerprint);
             rank = 0;
         }
+        guint mine = rank;
         /* A rank that another set of functions already has (most unlikely)
          * moves on, so that fingerprints stay unique in the report. */
         if (rank > 0) {   /* rank 0's was made above */
             g_free(finding->fingerprint);
-            finding->fingerprint = print(finding, rank);
+            finding->fingerprint = print(finding, rank, data);
         }
         for (guint r = rank + 1; g_hash_table_contains(seen, finding->fingerprint); r++) {
             g_free(finding->fingerprint);
-            finding->fingerprint = print(finding, r);
+            finding->fingerprint = print(finding, r, data);
+            mine = r;
         }
         g_hash_table_add(seen, g_strdup(finding->fingerprint));
+        if (ranks != NULL)
+            g_hash_table_insert(ranks, finding, GUINT_TO_POINTER(mine));
     }
 }
+
+/* ---- structures ------------------------------------------------------------------ */
 
 /* Returns: TRUE if @finding is a block of a lost structure: one that holds
  * indirectly lost blocks, or one of those. In a lost cycle Valgrind calls
@@ -256,8 +406,9 @@ static gboolean in_lost_structure(const GlFinding *finding)
 }
 
 /* Returns: (transfer full) (nullable): the site of a lost structure's
- * block, whatever kind Valgrind gave it this run. */
-static char *structure_fingerprint(const GlFinding *finding)
+ * block, whatever kind Valgrind gave it this run, as version 2 made it:
+ * its functions. */
+static char *structure_fingerprint_v2(const GlFinding *finding)
 {
     if (!in_lost_structure(finding))
         return NULL;
@@ -267,20 +418,52 @@ static char *structure_fingerprint(const GlFinding *finding)
     return fingerprint_finish(sum, 0);
 }
 
+/* The same in version 3: its functions with their lines' text, so that
+ * two blocks allocated in one function are two sites. */
+static char *structure_fingerprint_v3(const GlFinding *finding, GlSources *sources)
+{
+    if (!in_lost_structure(finding))
+        return NULL;
+    g_autoptr(GString) identity = g_string_new("lost structure");
+    identity_stack(identity, &finding->record->stack, sources);
+    return print_v3(identity->str, NULL, 0);
+}
+
 void gl_findings_fingerprint(GlFindings *findings)
 {
     g_autoptr(GPtrArray) all = gl_findings_list(findings);
     /* The fingerprints of old baselines first, then today's. */
-    rank_fingerprints(all, legacy_fingerprint);
-    for (guint i = 0; i < all->len; i++) {
-        GlFinding *finding = g_ptr_array_index(all, i);
-        g_free(finding->legacy_fingerprint);
-        finding->legacy_fingerprint = g_steal_pointer(&finding->fingerprint);
+    char *(*const earlier[])(const GlFinding *, guint, gpointer) = { fingerprint_v1,
+                                                                       fingerprint_v2 };
+    G_STATIC_ASSERT(G_N_ELEMENTS(earlier) == GL_FINGERPRINT_VERSION - 1);
+    for (guint v = 0; v < G_N_ELEMENTS(earlier); v++) {
+        rank_fingerprints(all, earlier[v], NULL, NULL);
+        for (guint i = 0; i < all->len; i++) {
+            GlFinding *finding = g_ptr_array_index(all, i);
+            g_free(finding->earlier_fingerprints[v]);
+            finding->earlier_fingerprints[v] = g_steal_pointer(&finding->fingerprint);
+        }
     }
-    rank_fingerprints(all, fingerprint);
+    g_autoptr(GlSources) sources = gl_sources_new();
+    g_autoptr(GHashTable) identities = g_hash_table_new_full(NULL, NULL, NULL, identity_free);
     for (guint i = 0; i < all->len; i++) {
         GlFinding *finding = g_ptr_array_index(all, i);
+        Identity *id = g_new0(Identity, 1);
+        id->identity = identity_v3(finding, sources);
+        id->kinds = freed_block_kinds(finding);
+        g_hash_table_insert(identities, finding, id);
+    }
+    g_autoptr(GHashTable) ranks = g_hash_table_new(NULL, NULL);
+    rank_fingerprints(all, fingerprint_v3, identities, ranks);
+    for (guint i = 0; i < all->len; i++) {
+        GlFinding *finding = g_ptr_array_index(all, i);
+        g_strfreev(finding->kind_fingerprints);
+        finding->kind_fingerprints = kind_fingerprints(
+            g_hash_table_lookup(identities, finding),
+            GPOINTER_TO_UINT(g_hash_table_lookup(ranks, finding)));
+        g_free(finding->earlier_structure_fingerprints[1]);
+        finding->earlier_structure_fingerprints[1] = structure_fingerprint_v2(finding);
         g_free(finding->structure_fingerprint);
-        finding->structure_fingerprint = structure_fingerprint(finding);
+        finding->structure_fingerprint = structure_fingerprint_v3(finding, sources);
     }
 }

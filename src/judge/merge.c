@@ -42,8 +42,12 @@ static void finding_free(gpointer data)
     gl_test_free(finding->among_last);
     g_array_unref(finding->pids);
     g_free(finding->fingerprint);
-    g_free(finding->legacy_fingerprint);
+    for (guint v = 0; v < GL_FINGERPRINT_VERSION - 1; v++) {
+        g_free(finding->earlier_fingerprints[v]);
+        g_free(finding->earlier_structure_fingerprints[v]);
+    }
     g_free(finding->structure_fingerprint);
+    g_strfreev(finding->kind_fingerprints);
     g_free(finding);
 }
 

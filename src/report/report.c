@@ -519,6 +519,19 @@ void gl_json_add_int(JsonBuilder *builder, const char *name, gint64 value)
     json_builder_add_int_value(builder, value);
 }
 
+void gl_json_add_other_fingerprints(JsonBuilder *builder, const GlFinding *finding)
+{
+    if (finding->structure_fingerprint != NULL)
+        gl_json_add_string(builder, "structure_fingerprint", finding->structure_fingerprint);
+    if (finding->kind_fingerprints == NULL)
+        return;
+    json_builder_set_member_name(builder, "kind_fingerprints");
+    json_builder_begin_array(builder);
+    for (char **print = finding->kind_fingerprints; *print != NULL; print++)
+        gl_json_add_string_value(builder, *print);
+    json_builder_end_array(builder);
+}
+
 void gl_json_write(JsonBuilder *builder, FILE *out)
 {
     g_autoptr(JsonNode) root = json_builder_get_root(builder);

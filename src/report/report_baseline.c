@@ -67,8 +67,7 @@ static void baseline_finding(gpointer data, const GlFinding *finding, guint inde
     json_builder_begin_object(builder);
     gl_json_add_string(builder, "kind", finding->record->kind);
     gl_json_add_string(builder, "fingerprint", finding->fingerprint);
-    if (finding->structure_fingerprint != NULL)
-        gl_json_add_string(builder, "structure_fingerprint", finding->structure_fingerprint);
+    gl_json_add_other_fingerprints(builder, finding);
     g_autofree char *location = baseline_location(finding, state->context->project_root);
     gl_json_add_string(builder, "location", location);
     g_auto(GStrv) functions = gl_finding_functions(finding);

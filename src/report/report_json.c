@@ -103,8 +103,7 @@ static void json_finding(gpointer data, const GlFinding *finding, guint index)
     gl_json_add_string(builder, "fingerprint", finding->fingerprint);
     if (state->group > 0)
         gl_json_add_int(builder, "group", state->group);
-    if (finding->structure_fingerprint != NULL)
-        gl_json_add_string(builder, "structure_fingerprint", finding->structure_fingerprint);
+    gl_json_add_other_fingerprints(builder, finding);
     json_builder_set_member_name(builder, "certain");
     json_builder_add_boolean_value(builder, finding->certain);
     g_autofree char *uncertainty = gl_finding_uncertainty(finding);

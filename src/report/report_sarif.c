@@ -15,7 +15,7 @@
 #define ROOT_ID "PROJECTROOT"
 /* v2: the extension's frames only (issue 20); another key, so that code
  * scanning does not take the new values for the old ones' alerts moving */
-#define FINGERPRINT_KEY "gemleakFingerprint/v2"
+#define FINGERPRINT_KEY "gemleakFingerprint/v" G_STRINGIFY(GL_FINGERPRINT_VERSION)
 
 typedef struct {
     const GlReportContext *context;

@@ -639,17 +639,34 @@ START_TEST(test_baseline_adoption)
     gl_assert_line(known.out, "^gemleak: pass: no findings$");
     gl_test_run_clear(&known);
 
-    /* a moved line is the same leak */
-    gsize length;
-    g_autofree char *text = gl_test_read(leak, &length);
-    g_autoptr(GRegex) lines = g_regex_new("(<file>leaky\\.c</file>\\s*<line>)\\d+", 0, 0, NULL);
-    g_autofree char *moved_text = g_regex_replace(lines, text, -1, 0, "\\g<1>999", 0, NULL);
-    ck_assert(strstr(moved_text, "<line>999</line>") != NULL);
-    g_autofree char *moved = g_build_filename(dir, "moved.xml", NULL);
-    gl_test_write(moved, moved_text, -1);
-    RUN(shifted, "filter", "-O", "leaky", "--baseline", baseline, moved);
-    ck_assert_int_eq(shifted.status, 0);
+    /* a moved line is the same leak: the source, and the XML's lines, moved down */
+    g_autofree char *here = g_build_filename(dir, "here", NULL);
+    g_autofree char *there = g_build_filename(dir, "there", NULL);
+    g_autofree char *before = gl_test_capture_in("xml/leak.xml", "/tmp/gemleak-fixtures/leaky",
+                                                 "leaky", here, 0);
+    g_autofree char *moved = gl_test_capture_in("xml/leak.xml", "/tmp/gemleak-fixtures/leaky",
+                                                "leaky", there, 40);
+    g_autofree char *unmoved = g_build_filename(dir, "unmoved.json", NULL);
+    RUN(write_unmoved, "filter", "-O", "leaky", "--write-baseline", unmoved, before);
+    ck_assert_int_eq(write_unmoved.status, 0);
+    gl_test_run_clear(&write_unmoved);
+    RUN(shifted, "filter", "-O", "leaky", "--baseline", unmoved, moved);
+    ck_assert_msg(shifted.status == 0, "%s", shifted.out);
+    gl_assert_line(shifted.out, "^gemleak: 1 file, \\d+ errors read: 0 findings, 3 known to the "
+                                "baseline \\(3 occurrences\\), ");
     gl_test_run_clear(&shifted);
+    /* and what the source says at that line is what tells the leak: not
+     * the same text, not the same leak */
+    g_autofree char *source = g_build_filename(there, "leaky", "leaky.c", NULL);
+    g_autofree char *code = gl_test_read(source, NULL);
+    GString *edited = g_string_new(code);
+    ck_assert_uint_eq(g_string_replace(edited, "    leaky_alloc(100);", "    leaky_alloc(101);", 1), 1);
+    gl_test_write(source, edited->str, (gssize) edited->len);
+    g_string_free(edited, TRUE);
+    RUN(changed, "filter", "-O", "leaky", "--baseline", unmoved, moved);
+    ck_assert_int_eq(changed.status, 1);
+    gl_assert_line(changed.out, "^ \\*leaky_leak \\(leaky\\.c:73\\)$");
+    gl_test_run_clear(&changed);
 
     /* a new leak fails: against an empty baseline, and one that knows some */
     RUN(write_empty, "filter", "-O", "leaky", "--write-baseline", empty, clean);
@@ -690,25 +707,24 @@ END_TEST
  * or pid. */
 START_TEST(test_baseline_holds_what_identifies_a_finding)
 {
-    g_autofree char *leak = gl_test_fixture("xml/leak.xml");
     g_autofree char *dir = gl_test_tmpdir();
-    /* the fixtures were captured there; --project-root must exist */
-    ck_assert_int_eq(g_mkdir_with_parents("/tmp/gemleak-fixtures/leaky", 0755), 0);
+    /* a checkout, with the sources the fixture was captured from */
+    g_autofree char *here = g_build_filename(dir, "here", NULL);
+    g_autofree char *captured = gl_test_capture_in("xml/leak.xml", "/tmp/gemleak-fixtures/leaky",
+                                                   "leaky", here, 0);
     g_autofree char *first = g_build_filename(dir, "first.json", NULL);
-    RUN(write, "filter", "-O", "leaky", "--project-root", "/tmp/gemleak-fixtures",
-        "--write-baseline", first, leak);
+    RUN(write, "filter", "-O", "leaky", "--project-root", here, "--write-baseline", first,
+        captured);
     ck_assert_int_eq(write.status, 0);
     gl_test_run_clear(&write);
 
     /* the same leaks, from other processes of a checkout elsewhere */
     g_autofree char *root = g_build_filename(dir, "elsewhere", "checkout", NULL);
-    ck_assert_int_eq(g_mkdir_with_parents(root, 0755), 0);
-    g_autofree char *text = gl_test_read(leak, NULL);
+    g_autofree char *elsewhere = gl_test_capture_in("xml/leak.xml", "/tmp/gemleak-fixtures/leaky",
+                                                    "leaky", root, 0);
+    g_autofree char *text = gl_test_read(elsewhere, NULL);
     g_autoptr(GRegex) pids = g_regex_new("<(pid|ppid)>\\d+<", 0, 0, NULL);
-    g_autofree char *other_pids = g_regex_replace(pids, text, -1, 0, "<\\1>4242<", 0, NULL);
-    g_auto(GStrv) parts = g_strsplit(other_pids, "/tmp/gemleak-fixtures", -1);
-    ck_assert_uint_gt(g_strv_length(parts), 3);
-    g_autofree char *moved_text = g_strjoinv(root, parts);
+    g_autofree char *moved_text = g_regex_replace(pids, text, -1, 0, "<\\1>4242<", 0, NULL);
     g_autofree char *moved = g_build_filename(dir, "moved.xml", NULL);
     gl_test_write(moved, moved_text, -1);
     g_autofree char *second = g_build_filename(dir, "second.json", NULL);
@@ -729,7 +745,7 @@ START_TEST(test_baseline_holds_what_identifies_a_finding)
     ck_assert(json_parser_load_from_data(parser, a, (gssize) n_first, NULL));
     JsonObject *top = json_node_get_object(json_parser_get_root(parser));
     ck_assert_uint_eq(json_object_get_size(top), 2);
-    ck_assert_int_eq(json_object_get_int_member(top, "fingerprint_version"), 2);
+    ck_assert_int_eq(json_object_get_int_member(top, "fingerprint_version"), GL_FINGERPRINT_VERSION);
     JsonArray *findings = json_object_get_array_member(top, "findings");
     ck_assert_uint_eq(json_array_get_length(findings), 3);
     const char *last = "";
@@ -751,7 +767,7 @@ START_TEST(test_baseline_holds_what_identifies_a_finding)
     ck_assert(leaky_leak);
 
     /* and it is a baseline: the leaks it holds pass */
-    RUN(known, "filter", "-O", "leaky", "--baseline", second, leak);
+    RUN(known, "filter", "-O", "leaky", "--baseline", second, moved);
     ck_assert_int_eq(known.status, 0);
     gl_assert_line(known.out, "^gemleak: 1 file, \\d+ errors read: 0 findings, 3 known to the "
                               "baseline \\(3 occurrences\\), ");
@@ -782,6 +798,65 @@ START_TEST(test_old_baselines_keep_reading)
     RUN(fresh, "filter", "-O", "leaky", "--baseline", old, uaf);
     ck_assert_int_eq(fresh.status, 1);
     gl_test_run_clear(&fresh);
+
+    /* version 2's (issue 20: the extension's functions and a rank by line) */
+    g_autofree char *v2 = gl_test_fixture("edge/baseline-v2-leak.json");
+    RUN(known_v2, "filter", "-O", "leaky", "--baseline", v2, leak);
+    ck_assert_msg(known_v2.status == 0, "%s%s", known_v2.out, known_v2.err);
+    gl_assert_line(known_v2.out, "^gemleak: 1 file, \\d+ errors read: 0 findings, 3 known to the "
+                                 "baseline \\(3 occurrences\\), ");
+    gl_assert_line(known_v2.err, "^gemleak: note: --baseline .*/baseline-v2-leak\\.json was "
+                                 "written by an older gemleak: its findings are matched as it "
+                                 "fingerprinted them, which tells neither two sites of one "
+                                 "function nor the kinds of the errors on one freed block apart; "
+                                 "write it again with --write-baseline$");
+    gl_test_run_clear(&known_v2);
+    RUN(fresh_v2, "filter", "-O", "leaky", "--baseline", v2, uaf);
+    ck_assert_int_eq(fresh_v2.status, 1);
+    gl_test_run_clear(&fresh_v2);
+}
+END_TEST
+
+/* A baseline's fingerprint matches only a finding's whole fingerprint:
+ * json-glib hands out C strings, so "FINGERPRINT\u0000..." once matched
+ * FINGERPRINT; nor does one with more after it, or less. */
+START_TEST(test_baseline_fingerprint_matches_only_itself)
+{
+    g_autofree char *leak = gl_test_fixture("xml/leak.xml");
+    g_autofree char *dir = gl_test_tmpdir();
+    g_autofree char *written = g_build_filename(dir, "written.json", NULL);
+    RUN(write, "filter", "-O", "leaky", "--write-baseline", written, leak);
+    ck_assert_int_eq(write.status, 0);
+    gl_test_run_clear(&write);
+    g_autofree char *text = gl_test_read(written, NULL);
+    g_autoptr(GRegex) member = g_regex_new("\"fingerprint\" : \"([0-9a-f]{16})\"", 0, 0, NULL);
+    g_autoptr(GMatchInfo) match = NULL;
+    ck_assert_msg(g_regex_match(member, text, 0, &match), "no fingerprint in:\n%s", text);
+    g_autofree char *print = g_match_info_fetch(match, 1);
+    RUN(known, "filter", "-O", "leaky", "--baseline", written, leak);
+    ck_assert_int_eq(known.status, 0);
+    gl_test_run_clear(&known);
+
+    /* what is kept of the fingerprint (its first N digits), then what follows */
+    const struct { int kept; const char *after; } forms[] = {
+        { 16, "\\u0000" }, { 16, "\\u0000x" }, { 16, "\\u0000\\u0000" }, { 16, "x" },
+        { 16, " " }, { 15, "" }, { 15, "\\u0000" },
+    };
+    for (guint i = 0; i < G_N_ELEMENTS(forms); i++) {
+        g_autofree char *odd = g_strdup_printf("%.*s%s", forms[i].kept, print, forms[i].after);
+        g_autofree char *baseline = g_strdup_printf(
+            "{\"fingerprint_version\": %d, \"findings\": [{\"kind\": \"Leak_DefinitelyLost\", "
+            "\"fingerprint\": \"%s\", \"kind_fingerprints\": [\"%s\"], "
+            "\"structure_fingerprint\": \"%s\"}]}\n", GL_FINGERPRINT_VERSION, odd, odd, odd);
+        g_autofree char *path = g_build_filename(dir, "odd.json", NULL);
+        gl_test_write(path, baseline, -1);
+        RUN(run, "filter", "-O", "leaky", "--baseline", path, leak);
+        ck_assert_msg(run.status == 1, "\"%s\" matched %s: status %d\n%s%s", odd, print,
+                      run.status, run.out, run.err);
+        gl_assert_line(run.out, "^gemleak: 1 file, \\d+ errors read: 3 findings \\(3 occurrences\\), ");
+        gl_test_run_clear(&run);
+    }
+    gl_remove_tree(dir);
 }
 END_TEST
 
@@ -2067,6 +2142,7 @@ Suite *gl_cli_suite(void)
     tcase_add_test(tc, test_baseline_knows_a_moved_cycle);
     tcase_add_test(tc, test_baseline_holds_what_identifies_a_finding);
     tcase_add_test(tc, test_old_baselines_keep_reading);
+    tcase_add_test(tc, test_baseline_fingerprint_matches_only_itself);
     tcase_add_test(tc, test_every_format_names_the_same_path);
     tcase_add_test(tc, test_suppressions_out_and_project_root);
     tcase_add_test(tc, test_option_files_are_bounded);

@@ -73,12 +73,14 @@ void gemleak_run_env(Result *result, const char *cwd, const char *tmp,
     g_autofree char *leaky = g_strdup_printf("-I%s/leaky", ext_dir);
     g_autofree char *other = g_strdup_printf("-I%s/other", ext_dir);
     g_autofree char *grouped = g_strdup_printf("-I%s/grouped", ext_dir);
+    g_autofree char *sites = g_strdup_printf("-I%s/sites", ext_dir);
     g_autoptr(GPtrArray) argv = g_ptr_array_new();
     g_ptr_array_add(argv, (gpointer) gemleak_binary);
     g_ptr_array_add(argv, (gpointer) "run");
     for (const char *const *arg = args; arg != NULL && *arg != NULL; arg++)
         g_ptr_array_add(argv, (gpointer) *arg);
-    const char *tail[] = { "--", "ruby", "--disable-gems", leaky, other, grouped, "-e", code, NULL };
+    const char *tail[] = { "--", "ruby", "--disable-gems", leaky, other, grouped, sites, "-e", code,
+                           NULL };
     for (const char *const *arg = tail; *arg != NULL; arg++)
         g_ptr_array_add(argv, (gpointer) *arg);
     g_ptr_array_add(argv, NULL);

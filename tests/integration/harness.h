@@ -38,7 +38,7 @@ extern char *ext_dir;
 
 gboolean build_extension(const char *name, GError **error);
 
-/* gemleak run [ARGS...] -- ruby --disable-gems -I<leaky> -I<other> -I<grouped> -e CODE,
+/* gemleak run [ARGS...] -- ruby --disable-gems -I<leaky> -I<other> -I<grouped> -I<sites> -e CODE,
  * in @cwd (nullable), with TMPDIR at @tmp (nullable) and the variables
  * NAME=VALUE of @vars (nullable) set. */
 void gemleak_run_env(Result *result, const char *cwd, const char *tmp,

@@ -288,9 +288,118 @@ START_TEST(test_baseline_knows_a_leaked_cycle_that_moved)
 }
 END_TEST
 
+/* Runs Ruby @code under gemleak with @args, and asserts its exit status. */
+static void run_sites(Result *result, const char *const *args, const char *code, int status)
+{
+    gemleak_run(result, NULL, NULL, args, code);
+    ck_assert_msg(result->status == status, "%s: status %d, not %d\n%s", code, result->status,
+                  status, result->err);
+}
+
+/* Two allocations in one function (issue 26, item 15): a baseline that
+ * knows one leak does not know the other, whichever was fixed or added,
+ * and --max-bytes does not pass the swap; the baseline still knows its
+ * leak once the lines around it move. */
+START_TEST(test_baseline_tells_two_sites_of_one_function_apart)
+{
+    g_autofree char *dir = gl_test_tmpdir();
+    g_autofree char *small = g_build_filename(dir, "small.json", NULL);
+    g_autofree char *large = g_build_filename(dir, "large.json", NULL);
+    Result r = { 0 };
+    run_sites(&r, ARGS("--write-baseline", small), "require 'sites'; Sites.leak(1)", 0);
+    result_discard(&r);
+    run_sites(&r, ARGS("--write-baseline", large), "require 'sites'; Sites.leak(2)", 0);
+    result_discard(&r);
+
+    /* the small one fixed, the large one added */
+    run_sites(&r, ARGS("--baseline", small), "require 'sites'; Sites.leak(2)", 1);
+    gl_assert_line(r.err, "^gemleak: FAIL: 1 leak losing 4096 bytes$");
+    result_discard(&r);
+    run_sites(&r, ARGS("--baseline", small, "--max-bytes", "100"),
+              "require 'sites'; Sites.leak(2)", 1);
+    gl_assert_line(r.err, "^gemleak: FAIL: 1 leak losing 4096 bytes \\(over --max-bytes 100\\)$");
+    result_discard(&r);
+    /* the large one fixed, the small one added */
+    run_sites(&r, ARGS("--baseline", large), "require 'sites'; Sites.leak(1)", 1);
+    gl_assert_line(r.err, "^gemleak: FAIL: 1 leak losing 24 bytes$");
+    result_discard(&r);
+    /* both: the one the baseline knows, and the other */
+    run_sites(&r, ARGS("--baseline", small), "require 'sites'; Sites.leak(3)", 1);
+    gl_assert_line(r.err, "^gemleak: 1 file, \\d+ errors read: 1 finding \\(1 occurrence\\), 1 known "
+                          "to the baseline \\(1 occurrence\\), ");
+    gl_assert_line(r.err, "^gemleak: FAIL: 1 leak losing 4096 bytes$");
+    result_discard(&r);
+    run_sites(&r, ARGS("--baseline", small), "require 'sites'; Sites.leak(1)", 0);
+    result_discard(&r);
+
+    /* the same extension, its lines moved down and the leaking line
+     * indented anew: the baseline still knows the leak */
+    g_autofree char *source = g_build_filename(ext_dir, "sites", NULL);
+    g_autofree char *moved = g_build_filename(dir, "moved", NULL);
+    g_autofree char *script = g_strdup_printf(
+        "cp -r '%s' '%s' && cd '%s' && rm -f *.o *.so Makefile && "
+        "sed -i -e 's|^static volatile char seen;|/* moved */\\n/* down */\\n\\n&|' "
+        "-e 's|^    char \\*volatile small = malloc(24);|\\tchar  *volatile small =  malloc(24);|' "
+        "sites.c && ruby extconf.rb >/dev/null && make >/dev/null", source, moved, moved);
+    const char *sh[] = { "sh", "-c", script, NULL };
+    Result built = { 0 };
+    run_command(&built, NULL, NULL, sh);
+    ck_assert_msg(built.status == 0, "%s", built.err);
+    result_clear(&built);
+    g_autofree char *code = g_strdup_printf("$LOAD_PATH.unshift('%s'); require 'sites'; "
+                                            "Sites.leak(1)", moved);
+    run_sites(&r, ARGS("--baseline", small), code, 0);
+    gl_assert_line(r.err, "^gemleak: 1 file, \\d+ errors read: 0 findings, 1 known to the baseline ");
+    gl_assert_line(r.err, "^gemleak: target: .*/moved/sites\\.so$");
+    result_discard(&r);
+    g_autofree char *code_large = g_strdup_printf("$LOAD_PATH.unshift('%s'); require 'sites'; "
+                                                  "Sites.leak(2)", moved);
+    run_sites(&r, ARGS("--baseline", small), code_large, 1);
+    result_discard(&r);
+    gl_remove_tree(dir);
+}
+END_TEST
+
+/* The kind of an error is part of what a baseline knows (issue 26, item
+ * 15): a baseline that knows a read of a freed block knows neither a write
+ * to it nor a second free of it; one that knows the read and the write
+ * knows each alone. */
+START_TEST(test_baseline_knows_the_kind_of_each_error_on_a_freed_block)
+{
+    g_autofree char *dir = gl_test_tmpdir();
+    g_autofree char *read = g_build_filename(dir, "read.json", NULL);
+    g_autofree char *both = g_build_filename(dir, "both.json", NULL);
+    Result r = { 0 };
+    run_sites(&r, ARGS("--write-baseline", read), "require 'sites'; Sites.touch_freed(1)", 0);
+    result_discard(&r);
+    run_sites(&r, ARGS("--baseline", read), "require 'sites'; Sites.touch_freed(1)", 0);
+    result_discard(&r);
+    run_sites(&r, ARGS("--baseline", read), "require 'sites'; Sites.touch_freed(2)", 1);
+    gl_assert_line(r.err, "^Invalid write of size 1$");
+    result_discard(&r);
+    run_sites(&r, ARGS("--baseline", read), "require 'sites'; Sites.touch_freed(4)", 1);
+    gl_assert_line(r.err, "^Invalid free\\(\\) / delete / delete\\[\\] / realloc\\(\\)$");
+    result_discard(&r);
+    run_sites(&r, ARGS("--baseline", read), "require 'sites'; Sites.touch_freed(3)", 1);
+    result_discard(&r);
+
+    run_sites(&r, ARGS("--write-baseline", both), "require 'sites'; Sites.touch_freed(3)", 0);
+    result_discard(&r);
+    run_sites(&r, ARGS("--baseline", both), "require 'sites'; Sites.touch_freed(1)", 0);
+    result_discard(&r);
+    run_sites(&r, ARGS("--baseline", both), "require 'sites'; Sites.touch_freed(2)", 0);
+    result_discard(&r);
+    run_sites(&r, ARGS("--baseline", both), "require 'sites'; Sites.touch_freed(7)", 1);
+    result_discard(&r);
+    gl_remove_tree(dir);
+}
+END_TEST
+
 void integration_leaks(TCase *tcase)
 {
     tcase_add_test(tcase, test_baseline_knows_a_leaked_cycle_that_moved);
+    tcase_add_test(tcase, test_baseline_tells_two_sites_of_one_function_apart);
+    tcase_add_test(tcase, test_baseline_knows_the_kind_of_each_error_on_a_freed_block);
     tcase_add_test(tcase, test_clean_method_reports_nothing);
     tcase_add_test(tcase, test_malloc_leak_reported_and_xml_kept);
     tcase_add_test(tcase, test_use_after_free_shows_three_stacks);

@@ -93,6 +93,7 @@ int main(int argc, char **argv)
     ext_dir = g_dir_make_tmp("gemleak-ext-XXXXXX", &error);
     if (ext_dir == NULL || !build_extension("leaky", &error) || !build_extension("other", &error) ||
         !build_extension("probe", &error) || !build_extension("grouped", &error) ||
+        !build_extension("sites", &error) ||
         !prepare_sample_gem(&error)) {
         fprintf(stderr, "check_integration: cannot build the fixture extensions: %s\n",
                 error->message);

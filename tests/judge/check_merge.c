@@ -189,8 +189,12 @@ START_TEST(test_fingerprints_leave_out_rubys_frames)
     };
     g_autoptr(GlRules) rules = gl_rules_new();
     ck_assert(gl_rules_add_target(rules, "probe", NULL));
-    g_autofree char *on_31 = gl_test_fixture("xml/probe.xml");
-    g_autofree char *on_34 = gl_test_fixture("xml/probe-ruby34.xml");
+    /* both captured from one probe.c, in two directories: one checkout */
+    g_autofree char *dir = gl_test_tmpdir();
+    g_autofree char *on_31 = gl_test_capture_in("xml/probe.xml", "/tmp/gemleak-fixtures/probe",
+                                                "probe", dir, 0);
+    g_autofree char *on_34 = gl_test_capture_in("xml/probe-ruby34.xml", "/tmp/probe34", "probe",
+                                                dir, 0);
     const char *paths_31[] = { on_31, NULL }, *paths_34[] = { on_34, NULL };
     g_autoptr(GlAnalysis) ruby31 = gl_analyze(paths_31, rules, 1);
     g_autoptr(GlAnalysis) ruby34 = gl_analyze(paths_34, rules, 1);
@@ -205,6 +209,7 @@ START_TEST(test_fingerprints_leave_out_rubys_frames)
         }
     }
     ck_assert_uint_eq(differ, 0);
+    gl_remove_tree(dir);
 }
 END_TEST
 

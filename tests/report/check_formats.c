@@ -220,7 +220,7 @@ START_TEST(test_sarif_with_findings_and_without)
     const GlFinding *finding = g_ptr_array_index(uaf.analysis->findings, 0);
     ck_assert_str_eq(json_object_get_string_member(
                          json_object_get_object_member(result, "partialFingerprints"),
-                         "gemleakFingerprint/v2"),
+                         "gemleakFingerprint/v" G_STRINGIFY(GL_FINGERPRINT_VERSION)),
                      finding->fingerprint);
     report_clear(&uaf);
 

@@ -11,9 +11,10 @@
 
 typedef struct GlBaseline GlBaseline;
 
-/* Reads the "fingerprint" of every finding of a baseline or a JSON report
- * (--format json). One without "fingerprint_version" was written by gemleak
- * 0.1: it is matched by the fingerprints of then (gl_baseline_is_legacy()).
+/* Reads the "fingerprint" (and "kind_fingerprints", "structure_fingerprint")
+ * of every finding of a baseline or a JSON report (--format json). One of
+ * an earlier "fingerprint_version" (none: gemleak 0.1's, version 1) is
+ * matched by the fingerprints of then (gl_baseline_version()).
  * Returns: (transfer full): free with gl_baseline_free(); NULL with
  * GL_ERROR_IO when it cannot be read or is not such a report, GL_ERROR_LIMIT
  * when it is far larger (64 MiB) or deeper than a report. */
@@ -26,13 +27,16 @@ void gl_baseline_free(GlBaseline *baseline);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(GlBaseline, gl_baseline_free)
 
 gboolean gl_baseline_knows(const GlBaseline *baseline, const char *fingerprint);
-/* Returns: TRUE if @baseline was written before fingerprints left Ruby's
- * frames out: it is matched by each finding's legacy_fingerprint. */
-gboolean gl_baseline_is_legacy(const GlBaseline *baseline);
+/* Returns: the GL_FINGERPRINT_VERSION @baseline was written with: when
+ * earlier, its findings are matched by each finding's earlier_fingerprints. */
+int gl_baseline_version(const GlBaseline *baseline);
 guint gl_baseline_size(const GlBaseline *baseline);
 
 /* Returns: (transfer container): the findings (GlFinding*) of @findings that
- * @baseline does not know, in order; *known counts the others. */
+ * @baseline does not know, in order; *known counts the others. A finding
+ * is known by its fingerprint; an error on a freed block of several kinds
+ * also when the baseline knows each of its kind_fingerprints; a block of a
+ * lost structure also by its structure_fingerprint. */
 GPtrArray *gl_baseline_filter(const GlBaseline *baseline, const GPtrArray *findings, guint *known);
 
 #endif

@@ -1,10 +1,13 @@
 /* Fingerprints: the name a finding keeps across runs, machines and Ruby
  * versions, which baselines and the JSON, SARIF and GitHub reports carry.
- * Made of the kind and the extension's own functions in the finding's
- * stacks (never pids, addresses, line numbers or Ruby's frames), and of a
- * rank among the sites of one set of functions, in line order. Computed
- * over the whole table at once, since the rank and the uniqueness of each
- * depend on the others. */
+ * Made of the kind (each kind of the errors on a freed block) and the
+ * extension's own functions in the finding's stacks, each with the text of
+ * its source line, whitespace made one space (never pids, addresses, line
+ * numbers or Ruby's frames), and of a rank among the sites that read the
+ * same, in line order. The lines are read where gemleak runs: without the
+ * source, a site is told from another of the same functions by its rank
+ * alone. Computed over the whole table at once, since the rank and the
+ * uniqueness of each depend on the others. */
 #ifndef GEMLEAK_FINGERPRINT_H
 #define GEMLEAK_FINGERPRINT_H
 
@@ -12,12 +15,14 @@
 #include "gemleak/judge/merge.h"
 
 /* Gives every finding of @findings its fingerprint, unique in the table,
- * its legacy_fingerprint (as gemleak 0.1 made them, for the baselines
- * written then), and, to a block of a lost structure (a definite leak with
- * indirect bytes, an indirect leak), its structure_fingerprint: its
- * functions without its kind, which a leaked cycle's blocks keep when
- * Valgrind names another of them definitely lost. Call it once the table is complete, before
- * gl_findings_sorted(), which orders ties by fingerprint. */
+ * its earlier_fingerprints (as each earlier GL_FINGERPRINT_VERSION made
+ * them, for the baselines written then), to an error on a freed block of
+ * several kinds its kind_fingerprints, and, to a block of a lost structure
+ * (a definite leak with indirect bytes, an indirect leak), its
+ * structure_fingerprint: its site without its kind, which a leaked cycle's
+ * blocks keep when Valgrind names another of them definitely lost. Call it
+ * once the table is complete, before gl_findings_sorted(), which orders
+ * ties by fingerprint. */
 void gl_findings_fingerprint(GlFindings *findings);
 
 /* Returns: (transfer full): the functions @finding's fingerprint is made

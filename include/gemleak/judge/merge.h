@@ -47,10 +47,15 @@ typedef struct {
 /* A finding names at most this many tests: the first few say where to look. */
 #define GL_FINDING_MAX_TESTS 5
 
-/* What a fingerprint is made of, in baselines and JSON reports: raised
- * when that changes. 2: the extension's functions only (issue 20); a file
- * without it was fingerprinted by gemleak 0.1, Ruby's named frames too. */
-#define GL_FINGERPRINT_VERSION 2
+/* What a fingerprint is made of, in baselines and JSON reports (and
+ * SARIF's partial fingerprint's name): the one constant to raise when that
+ * changes, once a release. 1, a file without it: gemleak 0.1's, Ruby's
+ * named frames too; 2: the extension's functions only, and a rank by line
+ * (issue 20); 3: each function with the text of its source line, and the
+ * kinds of the errors on a freed block (issue 26). A baseline of an earlier
+ * version is matched by that version's fingerprints (GlFinding's
+ * earlier_fingerprints), which fingerprint.c keeps making as they were. */
+#define GL_FINGERPRINT_VERSION 3
 
 typedef struct {
     GlRecord *record;      /* the occurrence shown (a site's), chosen by content */
@@ -63,13 +68,18 @@ typedef struct {
     guint64 total_blocks;
     guint64 direct_bytes;  /* of total_bytes, those of the blocks lost themselves */
     gboolean certain;      /* not every occurrence was uncertain (classify.h) */
-    char *fingerprint;     /* stable across runs and Rubies: the extension's functions,
-                            * no pids, addresses, line numbers or Ruby's frames */
-    char *legacy_fingerprint;  /* as gemleak made them before issue 20 (Ruby's named
-                                * frames too), for the baselines written then */
+    char *fingerprint;     /* stable across runs and Rubies: the extension's functions
+                            * and their lines' text, no pids, addresses, line numbers or
+                            * Ruby's frames */
+    /* As each earlier version made them, for the baselines written then:
+     * [v - 1] is version v's (nullable: none of that version). */
+    char *earlier_fingerprints[GL_FINGERPRINT_VERSION - 1];
+    char *earlier_structure_fingerprints[GL_FINGERPRINT_VERSION - 1];
     char *structure_fingerprint;  /* nullable: a block of a lost structure (a leak
                                    * with indirect bytes, or an indirect leak): its
                                    * site, whatever the kind (fingerprint.h) */
+    char **kind_fingerprints;  /* nullable: errors of several kinds on one freed block:
+                                * each kind's fingerprint alone, sorted (fingerprint.h) */
     guint64 order;         /* where the first occurrence was read: the last tie-break */
     /* --per-test: the tests during which it was lost (a leak) or happened
      * (an error), first seen first, at most GL_FINDING_MAX_TESTS; empty

@@ -147,6 +147,11 @@ void gl_json_add_string_value(JsonBuilder *builder, const char *value);
 /* Adds the member @name: an integer. */
 void gl_json_add_int(JsonBuilder *builder, const char *name, gint64 value);
 
+/* Adds what else a baseline knows @finding by: "structure_fingerprint"
+ * (a block of a lost structure) and "kind_fingerprints" (errors of several
+ * kinds on one freed block), when it has them. */
+void gl_json_add_other_fingerprints(JsonBuilder *builder, const GlFinding *finding);
+
 /* Adds the member "tool": gemleak's name and version, by which a JSON
  * file is known as gemleak's. */
 void gl_json_add_tool(JsonBuilder *builder);
