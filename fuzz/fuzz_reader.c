@@ -41,7 +41,7 @@ static void write_reports(GPtrArray *findings, GlFindings *table)
     GlGate gate;
     gl_gate_init(&gate);
     GlGateResult result;
-    gl_gate_evaluate(&gate, findings, 0, 0, FALSE, &result);
+    gl_gate_evaluate(&gate, findings, 0, 0, FALSE, NULL, &result);
     GlAnalysis analysis = {
         .findings = findings,
         .problems = g_ptr_array_new(),

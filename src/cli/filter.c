@@ -22,8 +22,9 @@ static const char filter_exit_statuses[] =
     "  2  usage error\n"
     "  3  an input could not be read or was not complete Valgrind XML (or a\n"
     "     sanitizer's report: cut short, \"Too many leaks\"), a JSON\n"
-    "     report merged says its own run was not all checked, or a report\n"
-    "     could not be written, and nothing failed the gate\n";
+    "     report merged says its own run was not all checked, a run\n"
+    "     directory says its run was interrupted, or a report could not be\n"
+    "     written, and nothing failed the gate\n";
 
 static const char filter_description[] =
     "A definite leak is kept when its allocation stack enters a target, unless\n"

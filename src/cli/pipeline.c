@@ -523,8 +523,21 @@ gboolean gl_cli_analyze_and_report(const Options *options, Plan *plan, const cha
                 : "the Ruby processes gemleak's helper ran in loaded none of them"));
     }
     analysis->summary.unchecked_processes += coverage->unchecked->len;
+    /* A run a signal cut short (CI cancelling the job) checked only what
+     * ran before it: its processes' checks may never have run (a Ruby the
+     * signal ends skips LeakSanitizer's exit check), and the rest of the
+     * suite did not run at all. The directory says so to filter too. */
+    const char *interrupted = coverage->interrupted != NULL ? coverage->interrupted
+                              : run != NULL && run->interrupted_by != 0
+                                  ? gl_signal_name(run->interrupted_by) : NULL;
+    if (interrupted != NULL)
+        g_ptr_array_add(analysis->problems, g_error_new(
+            GL_ERROR, GL_ERROR_CHILD, "the run was interrupted by %s: what the command had not "
+            "run by then was not checked, nor whatever the signal ended before its check",
+            interrupted));
     gl_gate_evaluate(&gate, reported, analysis->summary.incomplete_files,
-                     analysis->summary.unchecked_processes, checked_nothing, &gate_result);
+                     analysis->summary.unchecked_processes, checked_nothing, interrupted,
+                     &gate_result);
     if (adopting) {
         g_free(gate_result.line);
         gate_result.line = g_strdup_printf(
@@ -538,6 +551,7 @@ gboolean gl_cli_analyze_and_report(const Options *options, Plan *plan, const cha
     outcome->status = run != NULL ? gl_cli_run_status(outcome, run) : gl_cli_filter_status(outcome);
     gboolean valgrind = strcmp(coverage->engine, "Valgrind") == 0;
     outcome->trouble = checked_nothing ? "nothing was checked"
+                       : interrupted != NULL ? "the run was interrupted"
                        : coverage->unchecked->len > 0
                            ? (valgrind ? "a process loaded an extension outside Valgrind"
                                        : "a process loaded an extension outside the engine")

@@ -66,7 +66,8 @@ gboolean gl_gate_counts(const GlGate *gate, const GlFinding *finding)
 }
 
 void gl_gate_evaluate(const GlGate *gate, const GPtrArray *findings, guint incomplete_inputs,
-                      guint unchecked_processes, gboolean checked_nothing, GlGateResult *result)
+                      guint unchecked_processes, gboolean checked_nothing,
+                      const char *interrupted, GlGateResult *result)
 {
     memset(result, 0, sizeof *result);
     /* The line counts bugs (groups, group.h) and, when a bug has several,
@@ -102,7 +103,8 @@ void gl_gate_evaluate(const GlGate *gate, const GPtrArray *findings, guint incom
     gboolean leaks_fail = leaks > 0 &&
                           (!gate->has_max_bytes || result->failing_bytes > gate->max_bytes);
     result->failed = leaks_fail || errors > 0;
-    result->complete = incomplete_inputs == 0 && unchecked_processes == 0 && !checked_nothing;
+    result->complete = incomplete_inputs == 0 && unchecked_processes == 0 && !checked_nothing &&
+                       interrupted == NULL;
 
     GString *line = g_string_new(result->failed     ? "gemleak: FAIL: "
                                  : result->complete ? "gemleak: pass: "
@@ -142,6 +144,13 @@ void gl_gate_evaluate(const GlGate *gate, const GPtrArray *findings, guint incom
                                "gemleak's messages)", incomplete_inputs > 0 ? ";" : " in what "
                                "Valgrind saw;", unchecked_processes,
                                unchecked_processes == 1 ? "" : "es");
+    if (interrupted != NULL) {
+        if (result->failing == 0 && !checked_nothing && incomplete_inputs == 0 &&
+            unchecked_processes == 0)
+            g_string_append(line, " in what was checked");
+        g_string_append_printf(line, "; the run was interrupted by %s: what the command had not "
+                               "run by then was not checked", interrupted);
+    }
     if (uncertain > 0)
         g_string_append_printf(line, "; %u uncertain finding%s left to you (--fail-on uncertain "
                                "fails on %s)", uncertain, uncertain == 1 ? "" : "s",

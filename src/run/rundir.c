@@ -179,6 +179,33 @@ gboolean gl_rundir_mark(const char *dir, GError **error)
     return TRUE;
 }
 
+gboolean gl_rundir_mark_interrupted(const char *dir, int signo, GError **error)
+{
+    g_autofree char *path = g_build_filename(dir, GL_PROTO_INTERRUPTED_FILE, NULL);
+    g_autofree char *name = g_strdup_printf("%s\n", gl_signal_name(signo));
+    g_autoptr(GError) local = NULL;
+    if (!g_file_set_contents(path, name, -1, &local)) {
+        g_set_error(error, GL_ERROR, GL_ERROR_ENVIRONMENT, "cannot write in the run directory "
+                    "%s: %s", dir, local->message);
+        return FALSE;
+    }
+    return TRUE;
+}
+
+/* Returns: (transfer full) (nullable): the signal that interrupted the run
+ * of @dir, as interrupted.txt names it; NULL when none did. */
+static char *interrupted_in(const char *dir)
+{
+    g_autofree char *path = g_build_filename(dir, GL_PROTO_INTERRUPTED_FILE, NULL);
+    g_autofree char *text = NULL;
+    gsize length = 0;
+    if (!gl_file_read_bounded(path, 64, &text, &length, NULL))
+        return NULL;
+    g_autofree char *line = g_strndup(text, strcspn(text, "\r\n"));
+    /* Even an empty or unreadable one says that the run was cut short. */
+    return g_utf8_make_valid(*line != '\0' ? line : "a signal", -1);
+}
+
 /* Returns: TRUE if @dir holds a report of process @pid that a sanitizer
  * wrote (log_path=DIR/lsan, DIR/asan), or the helper's word that the
  * engine's runtime was in it (engine-PID.txt): an engine that writes
@@ -213,6 +240,11 @@ static void coverage_of_dir(const char *dir, GlRunCoverage *coverage)
     if (!valgrind) {
         g_free(coverage->engine);
         coverage->engine = g_strdup(engine);
+    }
+    char *interrupted = interrupted_in(dir);
+    if (interrupted != NULL) {
+        g_free(coverage->interrupted);
+        coverage->interrupted = interrupted;
     }
     g_autoptr(GDir) handle = g_dir_open(dir, 0, NULL);
     const char *name;
@@ -290,6 +322,8 @@ void gl_run_coverage_clear(GlRunCoverage *coverage)
     coverage->unchecked = NULL;
     g_free(coverage->engine);
     coverage->engine = NULL;
+    g_free(coverage->interrupted);
+    coverage->interrupted = NULL;
 }
 
 GPtrArray *gl_rundir_outside(const char *dir)
@@ -518,6 +552,7 @@ static gboolean written_by_gemleak(const char *name, gboolean helper)
     /* a sanitizer engine's reports (lsan.PID, asan.PID) and the helper's
      * word that its runtime was in a process */
     if (gl_engine_is_log(name, NULL) || strcmp(name, GL_PROTO_ENGINE_FILE) == 0 ||
+        strcmp(name, GL_PROTO_INTERRUPTED_FILE) == 0 ||
         is_pid_file(name, GL_PROTO_ENGINE_PREFIX, GL_PROTO_FILE_SUFFIX))
         return TRUE;
     /* .NNN.xml.gz.XXXXXX, compress_file's temporary */

@@ -10,6 +10,7 @@
 #include "gemleak/run/rundir.h"
 #include "gemleak/run/watchdog.h"
 #include "gemleak/base/sys.h"
+#include "gemleak/base/text.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -331,6 +332,13 @@ gboolean gl_run_commands(const GlRunOptions *options, GPtrArray *commands, GlRun
 #endif
     n_children = 0;
     result->interrupted_by = interrupted_by;
+    /* Said in the directory too: gemleak filter of it must not pass what
+     * the signal kept from running. */
+    g_autoptr(GError) unmarked = NULL;
+    if (interrupted_by != 0 && !gl_rundir_mark_interrupted(result->dir, interrupted_by, &unmarked)) {
+        g_autofree char *why = gl_text_escape(unmarked->message);
+        fprintf(options->messages, "gemleak: warning: %s\n", why);
+    }
     return ok;
 }
 

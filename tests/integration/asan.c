@@ -287,6 +287,28 @@ START_TEST(test_asan_per_test_names_the_test)
 }
 END_TEST
 
+/* Issue 26, item 10: SIGTERM to a run under AddressSanitizer: never a
+ * pass, in any report, nor when gemleak filter reads them again. */
+START_TEST(test_asan_interrupted_run_never_passes)
+{
+    if (!have_ruby31("an interrupted run under the AddressSanitizer engine"))
+        return;
+    g_autofree char *json = g_build_filename(work, "interrupted.json", NULL);
+    g_autofree char *include = g_strdup_printf("-I%s/recover", work);
+    const char *argv[] = { gemleak_binary, "run", "--engine", "asan", "--format", "json", "-o",
+                           json, "--format", "text", "--", ruby31, "--disable-gems", include,
+                           "-e", "require 'probe'; $stdout.puts 'ready'; $stdout.flush; sleep 60",
+                           NULL };
+    g_autofree char *tmp = g_build_filename(work, "tmp", NULL);
+    g_mkdir_with_parents(tmp, 0700);
+    g_auto(GStrv) env = g_environ_setenv(g_get_environ(), "TMPDIR", tmp, TRUE);
+    Result r = { 0 };
+    run_interrupted(&r, argv, env);
+    assert_interrupted_is_incomplete(&r, json);
+    result_clear(&r);
+}
+END_TEST
+
 void integration_asan(TCase *tcase)
 {
     tcase_add_unchecked_fixture(tcase, setup_ruby31, teardown_ruby31);
@@ -295,4 +317,5 @@ void integration_asan(TCase *tcase)
     tcase_add_test(tcase, test_asan_plain_build_is_named);
     tcase_add_test(tcase, test_asan_halted_process_says_so);
     tcase_add_test(tcase, test_asan_per_test_names_the_test);
+    tcase_add_test(tcase, test_asan_interrupted_run_never_passes);
 }

@@ -619,10 +619,35 @@ START_TEST(test_lsan_refuses_ruby31)
 }
 END_TEST
 
+/* Issue 26, item 10: SIGTERM to a run under LeakSanitizer, whose Ruby then
+ * ends by the signal before the runtime's leak check: the JSON report said
+ * "complete" and "pass: no findings", and gemleak filter of it exited 0. */
+START_TEST(test_lsan_interrupted_run_never_passes)
+{
+    if (!have_ruby34("an interrupted run under the LeakSanitizer engine"))
+        return;
+    g_autofree char *json = g_build_filename(work, "interrupted.json", NULL);
+    g_autofree char *leaky = g_strdup_printf("-I%s/leaky", work);
+    g_autofree char *ruby = g_build_filename(ruby34_bin, "ruby", NULL);
+    const char *argv[] = { gemleak_binary, "run", "--engine", "lsan", "--format", "json", "-o",
+                           json, "--format", "text", "--", ruby, "--disable-gems", leaky, "-e",
+                           "require 'leaky'; Leaky.leak; $stdout.puts 'ready'; $stdout.flush; "
+                           "sleep 60", NULL };
+    g_autofree char *tmp = g_build_filename(work, "tmp", NULL);
+    g_mkdir_with_parents(tmp, 0700);
+    g_auto(GStrv) env = g_environ_setenv(g_get_environ(), "TMPDIR", tmp, TRUE);
+    Result r = { 0 };
+    run_interrupted(&r, argv, env);
+    assert_interrupted_is_incomplete(&r, json);
+    result_clear(&r);
+}
+END_TEST
+
 void integration_engine(TCase *tcase)
 {
     tcase_add_unchecked_fixture(tcase, setup_ruby34, teardown_ruby34);
     tcase_add_test(tcase, test_lsan_refuses_ruby31);
+    tcase_add_test(tcase, test_lsan_interrupted_run_never_passes);
     tcase_add_test(tcase, test_lsan_leaky_patterns_as_valgrind);
     tcase_add_test(tcase, test_lsan_probe_patterns_as_valgrind);
     tcase_add_test(tcase, test_lsan_fast_stacks_on_a_frame_pointer_ruby);

@@ -183,6 +183,65 @@ void live_clear(Live *live)
     memset(live, 0, sizeof *live);
 }
 
+void run_interrupted(Result *result, const char *const *argv, char **env)
+{
+    Live live;
+    live_spawn(&live, argv, env);
+    g_autofree char *line = live_read_out(&live);
+    ck_assert_str_eq(line, "ready");
+    kill(live.pid, SIGTERM);
+    char buffer[4096];
+    ssize_t n;
+    while ((n = read(live.err_fd, buffer, sizeof buffer)) > 0)
+        g_string_append_len(live.err_text, buffer, n);
+    int wait_status = 0;
+    ck_assert_int_eq(waitpid(live.pid, &wait_status, 0), live.pid);
+    live.reaped = TRUE;
+    result->status = WIFEXITED(wait_status) ? WEXITSTATUS(wait_status)
+                                            : 128 + WTERMSIG(wait_status);
+    result->out = NULL;
+    result->err = g_strdup(live.err_text->str);
+    live_clear(&live);
+}
+
+void assert_interrupted_is_incomplete(const Result *result, const char *json)
+{
+    ck_assert_msg(result->status == 3, "status %d\n%s", result->status, result->err);
+    gl_assert_line(result->err, "^gemleak: INCOMPLETE: no findings in what was checked; the run "
+                                "was interrupted by SIGTERM: what the command had not run by "
+                                "then was not checked$");
+    gl_assert_no_line(result->err, "^gemleak: pass");
+    g_autoptr(JsonParser) parser = json_parser_new();
+    g_autoptr(GError) error = NULL;
+    ck_assert_msg(json_parser_load_from_file(parser, json, &error), "%s", error->message);
+    JsonObject *gate = json_object_get_object_member(
+        json_node_get_object(json_parser_get_root(parser)), "gate");
+    ck_assert(!json_object_get_boolean_member(gate, "failed"));
+    ck_assert(!json_object_get_boolean_member(gate, "complete"));
+    gl_assert_line(json_object_get_string_member(gate, "message"), "^gemleak: INCOMPLETE: ");
+
+    Result merged = { 0 };
+    run_argv(&merged, gemleak_binary, "filter", json, NULL);
+    ck_assert_msg(merged.status == 3, "filter of the JSON report: status %d\n%s%s", merged.status,
+                  merged.out, merged.err);
+    gl_assert_line(merged.out, "^gemleak: INCOMPLETE: ");
+    result_clear(&merged);
+
+    g_autoptr(GRegex) kept = g_regex_new("^gemleak: .* is kept in (\\S+) ", G_REGEX_MULTILINE, 0,
+                                         NULL);
+    g_autoptr(GMatchInfo) match = NULL;
+    ck_assert_msg(g_regex_match(kept, result->err, 0, &match), "nothing kept:\n%s", result->err);
+    g_autofree char *dir = g_match_info_fetch(match, 1);
+    Result again = { 0 };
+    run_argv(&again, gemleak_binary, "filter", dir, NULL);
+    ck_assert_msg(again.status == 3, "filter of %s: status %d\n%s%s", dir, again.status, again.out,
+                  again.err);
+    gl_assert_line(again.out, "^gemleak: INCOMPLETE: no findings in what was checked; the run "
+                              "was interrupted by SIGTERM: ");
+    result_clear(&again);
+    gl_remove_tree(dir);
+}
+
 gboolean gone_within(pid_t pid, int seconds)
 {
     for (int i = 0; i < seconds * 10; i++) {

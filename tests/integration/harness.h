@@ -85,6 +85,18 @@ gboolean live_wait(Live *live, int seconds, int *status);
 
 void live_clear(Live *live);
 
+/* Runs @argv (gemleak run, whose command prints "ready" on standard output
+ * once it is where the test wants it) with @env, sends gemleak SIGTERM (CI
+ * cancelling a job) at "ready", and waits for it to end: @result gets its
+ * status and standard error. */
+void run_interrupted(Result *result, const char *const *argv, char **env);
+
+/* Asserts what an interrupted run whose command had found nothing says
+ * (issue 26, item 10), under any engine: never a pass, neither in its own
+ * report nor in its JSON report @json, nor when gemleak filter reads that
+ * JSON report or the kept directory again: INCOMPLETE, exit status 3. */
+void assert_interrupted_is_incomplete(const Result *result, const char *json);
+
 /* Returns: TRUE if @pid is gone (or a zombie), within @seconds. */
 gboolean gone_within(pid_t pid, int seconds);
 

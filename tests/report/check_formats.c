@@ -39,7 +39,8 @@ static void report_prepare(Report *report, const char *relative, const char *fai
     if (fail_on != NULL)
         ck_assert(gl_gate_parse_fail_on(&report->gate, fail_on, NULL));
     gl_gate_evaluate(&report->gate, report->analysis->findings,
-                     report->analysis->summary.incomplete_files, 0, FALSE, &report->result);
+                     report->analysis->summary.incomplete_files, 0, FALSE, NULL,
+                     &report->result);
     static const char *targets[] = { "leaky", NULL };
     GlReportContext context = {
         .analysis = report->analysis,

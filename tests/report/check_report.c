@@ -20,7 +20,7 @@ static char *report_of(const char *format, const char *relative, gboolean color)
     GlGate gate;
     gl_gate_init(&gate);
     GlGateResult result;
-    gl_gate_evaluate(&gate, analysis->findings, 0, 0, FALSE, &result);
+    gl_gate_evaluate(&gate, analysis->findings, 0, 0, FALSE, NULL, &result);
     const char *targets[] = { "leaky", NULL };
     GlReportContext context = {
         .analysis = analysis,

@@ -1,5 +1,6 @@
 /* The commands a run starts: files after :::, shards, balanced shares, a
  * bare ruby's loader, the durations file. */
+#include <signal.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -612,7 +613,7 @@ START_TEST(test_processes_outside_valgrind)
     gl_gate_init(&gate);
     g_autoptr(GPtrArray) none = g_ptr_array_new();
     GlGateResult result;
-    gl_gate_evaluate(&gate, none, 0, said->len, FALSE, &result);
+    gl_gate_evaluate(&gate, none, 0, said->len, FALSE, NULL, &result);
     ck_assert(!result.failed);
     ck_assert(!result.complete);
     ck_assert_str_eq(result.line, "gemleak: INCOMPLETE: no findings in what Valgrind saw; 2 "
@@ -693,13 +694,46 @@ START_TEST(test_gate_checked_nothing)
     gl_gate_init(&gate);
     g_autoptr(GPtrArray) none = g_ptr_array_new();
     GlGateResult result;
-    gl_gate_evaluate(&gate, none, 0, 0, TRUE, &result);
+    gl_gate_evaluate(&gate, none, 0, 0, TRUE, NULL, &result);
     ck_assert(!result.failed);
     ck_assert(!result.complete);
     ck_assert_str_eq(result.line, "gemleak: INCOMPLETE: nothing was checked: no process the "
                                   "engine checked loaded a target extension (see gemleak's "
                                   "messages)");
     gl_gate_result_clear(&result);
+}
+END_TEST
+
+/* Issue 26, item 10: a run a signal interrupted never passes, and its
+ * directory says why to gemleak filter; gemleak clean takes it as its own. */
+START_TEST(test_interrupted_run_never_passes)
+{
+    GlGate gate;
+    gl_gate_init(&gate);
+    g_autoptr(GPtrArray) none = g_ptr_array_new();
+    GlGateResult result;
+    gl_gate_evaluate(&gate, none, 0, 0, FALSE, "SIGTERM", &result);
+    ck_assert(!result.failed);
+    ck_assert(!result.complete);
+    ck_assert_str_eq(result.line, "gemleak: INCOMPLETE: no findings in what was checked; the run "
+                                  "was interrupted by SIGTERM: what the command had not run by "
+                                  "then was not checked");
+    gl_gate_result_clear(&result);
+
+    g_autofree char *tmp = gl_test_tmpdir();
+    g_autofree char *dir = g_build_filename(tmp, "gemleak-run-Int3rr", NULL);
+    ck_assert_int_eq(g_mkdir(dir, 0700), 0);
+    g_autoptr(GError) error = NULL;
+    ck_assert(gl_rundir_mark(dir, &error));
+    ck_assert(gl_rundir_mark_interrupted(dir, SIGTERM, &error));
+    const char *inputs[] = { dir, NULL };
+    g_auto(GlRunCoverage) coverage = { 0 };
+    gl_rundir_coverage(inputs, &coverage);
+    ck_assert_str_eq(coverage.interrupted, "SIGTERM");
+    FILE *null = fopen("/dev/null", "w");
+    ck_assert_uint_eq(gl_rundir_clean(tmp, FALSE, null), 1);
+    fclose(null);
+    gl_remove_tree(tmp);
 }
 END_TEST
 
@@ -738,6 +772,7 @@ Suite *gl_commands_suite(void)
     tcase_add_test(tc, test_processes_outside_valgrind);
     tcase_add_test(tc, test_run_coverage);
     tcase_add_test(tc, test_gate_checked_nothing);
+    tcase_add_test(tc, test_interrupted_run_never_passes);
     tcase_add_test(tc, test_subreaper_undone_after_a_run);
     suite_add_tcase(suite, tc);
 

@@ -20,7 +20,9 @@
  *                            engine that writes nothing for a process
  *                            without leaks (LeakSanitizer)
  * and, written by gemleak, engine.txt: the title of the engine the run
- * used, when it is not Valgrind ("LeakSanitizer").
+ * used, when it is not Valgrind ("LeakSanitizer"), and interrupted.txt:
+ * the signal that interrupted the run ("SIGTERM"), after which what the
+ * command had not run was not checked.
  * In Valgrind's XML, client messages (<clientmsg>) that begin with
  * GL_PROTO_MARKER_PREFIX: "gemleak:setup", "gemleak:forked",
  * "gemleak:start<TAB>NAME<TAB>LOCATION", "gemleak:end<TAB>NAME<TAB>LOCATION",
@@ -57,6 +59,8 @@
 
 /* The engine a run used, when not Valgrind: its title. */
 #define GL_PROTO_ENGINE_FILE "engine.txt"
+/* The signal that interrupted a run, by its name. */
+#define GL_PROTO_INTERRUPTED_FILE "interrupted.txt"
 
 /* The markers the helper writes through Valgrind's client requests. */
 #define GL_PROTO_MARKER_PREFIX "gemleak:"

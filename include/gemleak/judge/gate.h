@@ -25,7 +25,8 @@ gboolean gl_gate_parse_fail_on(GlGate *gate, const char *spec, GError **error);
 
 typedef struct {
     gboolean failed;
-    gboolean complete;      /* every input was read whole, every process traced */
+    gboolean complete;      /* every input was read whole, every process traced, the
+                             * run not interrupted */
     guint failing;          /* findings of a failing kind */
     guint64 failing_bytes;  /* bytes those leaks lost */
     char *line;             /* "gemleak: FAIL: ...", "gemleak: pass: ...", or
@@ -37,12 +38,13 @@ typedef struct {
 /* Decides on @findings (GlFinding*), read from inputs of which
  * @incomplete_inputs could not all be read, from a run in which
  * @unchecked_processes loaded an extension outside Valgrind, or in which
- * no process under Valgrind loaded a target at all (@checked_nothing):
- * what was not read or not traced may hold findings, so nothing "passes"
- * then. Fills @result; clear it with gl_gate_result_clear(). */
+ * no process under Valgrind loaded a target at all (@checked_nothing), or
+ * that the signal @interrupted (nullable: none; "SIGTERM") cut short: what
+ * was not read, not traced or not run may hold findings, so nothing
+ * "passes" then. Fills @result; clear it with gl_gate_result_clear(). */
 void gl_gate_evaluate(const GlGate *gate, const GPtrArray *findings, guint incomplete_inputs,
                       guint unchecked_processes, gboolean checked_nothing,
-                      GlGateResult *result);
+                      const char *interrupted, GlGateResult *result);
 void gl_gate_result_clear(GlGateResult *result);
 
 /* Returns: TRUE if @finding is of a kind that can fail the gate (an

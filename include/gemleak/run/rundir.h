@@ -47,6 +47,12 @@ GPtrArray *gl_rundir_outside(const char *dir);
  * Returns: FALSE with GL_ERROR_ENVIRONMENT when it cannot. */
 gboolean gl_rundir_mark(const char *dir, GError **error);
 
+/* Writes GL_PROTO_INTERRUPTED_FILE into @dir: signal @signo interrupted
+ * the run, so that whoever reads the directory (gemleak filter too) knows
+ * that what the command had not run by then was not checked.
+ * Returns: FALSE with GL_ERROR_ENVIRONMENT when it cannot. */
+gboolean gl_rundir_mark_interrupted(const char *dir, int signo, GError **error);
+
 /* What a run's directories say of its processes, beyond their XML: which
  * ran under gemleak's helper, which of those loaded an extension of the
  * project and have XML (they were checked), and which ran outside
@@ -63,6 +69,8 @@ typedef struct {
                             * sorted */
     char *engine;          /* the title of the runs' engine (engine.txt), "Valgrind" when
                             * none says another */
+    char *interrupted;     /* nullable: the signal that interrupted a run of these
+                            * directories ("SIGTERM", interrupted.txt) */
 } GlRunCoverage;
 
 /* Fills @coverage from the directories of @inputs (directories, or the
