@@ -20,6 +20,16 @@ typedef struct {
     guint64 bytes;
 } Object;
 
+/* A frame of GL_SANITIZER_FRAME_FORMAT being read: its text fields so far. */
+typedef struct {
+    guint stage;          /* 0: none; 1, 2, 3: its module, function, source file read */
+    char *number;         /* its "%n", which every line of it repeats */
+    GString *fields[3];   /* module, function, source file */
+} PendingFrame;
+
+/* A field that grows longer than any path or name: not a frame. */
+#define MAX_FIELD_BYTES ((gsize) 64 * 1024)
+
 /* What the mid-run checks of one loss record have found so far. */
 typedef struct {
     GHashTable *addresses;  /* of its objects (gint64 *, owned) */
@@ -33,6 +43,7 @@ typedef struct {
     GlSanitizerFacts *facts;
     GlRecord *record;     /* the record being read, nullable */
     GArray *frames;       /* of GlFrame: the stack being read */
+    PendingFrame pending; /* a frame of gemleak's format being read */
     gint stack_aux;       /* where the frames go: -1 the primary stack, else an aux index */
     gboolean in_report;   /* between an ERROR header and its SUMMARY */
     gboolean asan_report; /* the report in hand is AddressSanitizer's */
@@ -164,6 +175,120 @@ static void parse_module(GlRecord *record, const char *text, GlFrame *frame)
     if (plus != NULL && g_str_has_prefix(plus, "+0x"))
         *plus = '\0';
     frame->obj = known(record, copy);
+}
+
+/* ---- gemleak's frame format (GL_SANITIZER_FRAME_FORMAT) ---------------------- */
+
+static void pending_clear(PendingFrame *pending)
+{
+    for (guint i = 0; i < G_N_ELEMENTS(pending->fields); i++)
+        if (pending->fields[i] != NULL)
+            g_string_free(g_steal_pointer(&pending->fields[i]), TRUE);
+    g_clear_pointer(&pending->number, g_free);
+    pending->stage = 0;
+}
+
+/* Returns: (transfer none) (nullable): what follows "@tag @number " at the
+ * start of @line, or NULL when @line does not start so. */
+static const char *after_tag(const char *line, const char *tag, const char *number)
+{
+    gsize n = strlen(tag);
+    if (strncmp(line, tag, n) != 0 || line[n] != ' ')
+        return NULL;
+    line += n + 1;
+    gsize digits = strlen(number);
+    if (strncmp(line, number, digits) != 0 || line[digits] != ' ')
+        return NULL;
+    return line + digits + 1;
+}
+
+/* Returns: TRUE if @text is "0x" and hex digits, or digits (@hex FALSE),
+ * and no more; *value what it says. */
+static gboolean number_field(const char *text, gboolean hex, guint64 *value)
+{
+    if (hex && !g_str_has_prefix(text, "0x"))
+        return FALSE;
+    const char *digits = hex ? text + 2 : text;
+    if (*digits == '-')  /* a line or column of -1: unknown */
+        digits++;
+    if (*digits == '\0')
+        return FALSE;
+    for (const char *c = digits; *c != '\0'; c++)
+        if (hex ? !g_ascii_isxdigit(*c) : !g_ascii_isdigit(*c))
+            return FALSE;
+    *value = *text == '-' ? 0 : g_ascii_strtoull(digits, NULL, hex ? 16 : 10);
+    return TRUE;
+}
+
+/* Returns: TRUE if @line is the line that closes the frame in hand
+ * ("G N PC OFFSET FN-OFFSET LINE COLUMN"); *@frame gets its numbers. */
+static gboolean closing_line(const char *line, const char *number, GlFrame *frame)
+{
+    const char *rest = after_tag(line, "G", number);
+    if (rest == NULL)
+        return FALSE;
+    g_auto(GStrv) words = g_strsplit(rest, " ", -1);
+    guint64 pc = 0, offset = 0, in_function = 0, source_line = 0, column = 0;
+    if (g_strv_length(words) != 5 || !number_field(words[0], TRUE, &pc) ||
+        !number_field(words[1], TRUE, &offset) || !number_field(words[2], TRUE, &in_function) ||
+        !number_field(words[3], FALSE, &source_line) || !number_field(words[4], FALSE, &column))
+        return FALSE;
+    frame->ip = pc;
+    frame->line = source_line <= G_MAXUINT ? (guint) source_line : 0;
+    return TRUE;
+}
+
+/* Returns: TRUE if @line starts a frame of gemleak's format ("Gm N MODULE"),
+ * which the lines after it go on. */
+static gboolean start_pending_frame(Parser *parser, const char *line)
+{
+    if (!g_str_has_prefix(line, "Gm "))
+        return FALSE;
+    const char *number = line + 3;
+    const char *space = strchr(number, ' ');
+    if (space == NULL || space == number)
+        return FALSE;
+    for (const char *c = number; c < space; c++)
+        if (!g_ascii_isdigit(*c))
+            return FALSE;
+    pending_clear(&parser->pending);
+    parser->pending.number = g_strndup(number, (gsize) (space - number));
+    parser->pending.fields[0] = g_string_new(space + 1);
+    parser->pending.stage = 1;
+    return TRUE;
+}
+
+/* Reads @line as the next line of the frame in hand: the tag due next
+ * (its function, its source file, then the numbers that close it), or
+ * more of the field before it, a path or name that holds a newline. */
+static void read_pending_frame(Parser *parser, const char *line)
+{
+    PendingFrame *pending = &parser->pending;
+    static const char *const tags[] = { "Gf", "Gs" };
+    GlFrame frame = { 0 };
+    if (pending->stage < 3) {
+        const char *field = after_tag(line, tags[pending->stage - 1], pending->number);
+        if (field != NULL) {
+            pending->fields[pending->stage] = g_string_new(field);
+            pending->stage++;
+            return;
+        }
+    } else if (closing_line(line, pending->number, &frame)) {
+        frame.obj = known(parser->record, pending->fields[0]->str);
+        frame.fn = known(parser->record, pending->fields[1]->str);
+        set_source(parser->record, &frame, pending->fields[2]->str);
+        g_array_append_val(parser->frames, frame);
+        pending_clear(pending);
+        return;
+    }
+    GString *field = pending->fields[pending->stage - 1];
+    g_string_append_printf(field, "\n%s", line);
+    if (field->len > MAX_FIELD_BYTES) {
+        /* no path is that long: the frame is lost, and the report with it */
+        pending_clear(pending);
+        parser->facts->incomplete = TRUE;
+        parser->facts->incomplete_reason = "a frame of the report could not be read";
+    }
 }
 
 /* "#N 0xPC in FUNCTION FILE:LINE[:COL]", "#N 0xPC in FUNCTION (MODULE+0xOFF)",
@@ -743,6 +868,15 @@ static void keep_confirmed(Parser *parser)
 
 static void parse_line(Parser *parser, const char *line, gboolean last_line)
 {
+    /* A frame of gemleak's format, on its lines whatever they hold (the
+     * last line of a file cut short is half of one: dropped). */
+    if (parser->pending.stage > 0) {
+        if (!last_line) {
+            read_pending_frame(parser, line);
+            return;
+        }
+        pending_clear(&parser->pending);
+    }
     if (g_str_has_prefix(line, GL_PROTO_MARKER_PREFIX) && !last_line) {
         read_marker(parser, line);
         return;
@@ -837,7 +971,7 @@ static void parse_line(Parser *parser, const char *line, gboolean last_line)
     /* The last line of a file cut short may be half a frame. */
     if (last_line)
         return;
-    if (parse_frame(parser, line))
+    if (start_pending_frame(parser, line) || parse_frame(parser, line))
         return;
     if (parser->record->leak_kind != GL_LEAK_NONE)
         return;
@@ -911,6 +1045,7 @@ gboolean gl_sanitizer_read_data(const char *data, gsize length, const char *name
             break;
         line = newline + 1;
     }
+    pending_clear(&parser.pending);
     if (parser.in_report)
         finish_report(&parser, FALSE);
     settle_report(&parser);

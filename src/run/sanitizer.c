@@ -173,9 +173,10 @@ char **gl_sanitizer_environment(const GlSanitizerRuntime *runtime, const char *o
 {
     const char *theirs = g_environ_getenv(env, options_variable);
     /* quoted: the runtimes split their options at a colon, which a
-     * directory may hold */
+     * directory may hold, and at blanks and newlines, which the frame
+     * format holds */
     g_autofree char *shared = g_strdup_printf(
-        "exitcode=0:log_path=\"%s/%s\":malloc_context_size=%d:stack_trace_format=%s:%s", run_dir,
+        "exitcode=0:log_path=\"%s/%s\":malloc_context_size=%d:stack_trace_format=\"%s\":%s", run_dir,
         runtime->log, GL_SANITIZER_STACK_LIMIT, GL_SANITIZER_FRAME_FORMAT, ours);
     g_autofree char *value = theirs != NULL && *theirs != '\0'
                                  ? g_strconcat(theirs, ":", shared, NULL)

@@ -46,7 +46,7 @@ char *gl_sanitizer_watch_mark(const GlSanitizerRuntime *runtime, const char *run
 /* Returns: (transfer full): @env (consumed) with the runtime's options
  * variable @options_variable ("LSAN_OPTIONS") set to what the user gave
  * then "exitcode=0:log_path=\"RUN_DIR/LOG\":malloc_context_size=..:
- * stack_trace_format=..:" and @ours (gemleak's come last: the runtimes
+ * stack_trace_format=\"..\":" and @ours (gemleak's come last: the runtimes
  * take the last of an option given twice), and the helper told which
  * runtime is @found (GL_PROTO_RUNTIME_VARIABLE). */
 char **gl_sanitizer_environment(const GlSanitizerRuntime *runtime, const char *options_variable,

@@ -309,6 +309,32 @@ START_TEST(test_asan_interrupted_run_never_passes)
 }
 END_TEST
 
+/* Issue 26, item 11: a '|' in the directory the extension is built in
+ * (the checkout's), which is in its module's path and its sources': the
+ * frame format split on it, and the extension's frames were in no target
+ * (a pass) or had garbled names. Its errors are found as where none is. */
+START_TEST(test_asan_pipe_in_the_path)
+{
+    if (!have_ruby31("a '|' in the extension's path under the AddressSanitizer engine"))
+        return;
+    ck_assert_msg(build_probe("check|out", "-fsanitize=address -fsanitize-recover=address "
+                                           "-fno-omit-frame-pointer"), "%s", why_skipped);
+    g_autofree char *json = g_build_filename(work, "pipe.json", NULL);
+    Result r = { 0 };
+    run_probe(&r, "asan", "check|out", json, PROBE_ERRORS);
+    ck_assert_msg(r.status == 1, "status %d:\n%s", r.status, r.err);
+    gl_assert_line(r.err, "^gemleak: target: .*/check\\|out/probe\\.so$");
+    gl_assert_line(r.err, "^gemleak: FAIL: 2 memory errors$");
+    gl_assert_line(r.err, "^ \\*r_uaf_two_lines \\(probe\\.c:\\d+\\)$");
+    g_autofree char *errors = errors_of(json);
+    ck_assert_str_eq(errors,
+                     "InvalidRead: r_uaf_two_lines | r_uaf_two_lines | r_uaf_two_lines; "
+                     "InvalidRead r_uaf_two_lines, InvalidWrite r_uaf_two_lines\n"
+                     "InvalidWrite: r_overflow | r_overflow\n");
+    result_discard(&r);
+}
+END_TEST
+
 void integration_asan(TCase *tcase)
 {
     tcase_add_unchecked_fixture(tcase, setup_ruby31, teardown_ruby31);
@@ -318,4 +344,5 @@ void integration_asan(TCase *tcase)
     tcase_add_test(tcase, test_asan_halted_process_says_so);
     tcase_add_test(tcase, test_asan_per_test_names_the_test);
     tcase_add_test(tcase, test_asan_interrupted_run_never_passes);
+    tcase_add_test(tcase, test_asan_pipe_in_the_path);
 }

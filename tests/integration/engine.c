@@ -643,11 +643,41 @@ START_TEST(test_lsan_interrupted_run_never_passes)
 }
 END_TEST
 
+/* Issue 26, item 11: a '|' in the directory the extension is built in
+ * (the checkout's), which is in its module's path and its sources': the
+ * frame format split on it, the extension's frames were in no target, and
+ * its leaks passed. */
+START_TEST(test_lsan_pipe_in_the_path)
+{
+    if (!have_ruby34("a '|' in the extension's path under the LeakSanitizer engine"))
+        return;
+    g_autofree char *dir = g_build_filename(work, "check|out", NULL);
+    g_autofree char *ext = gl_test_fixture("ext");
+    g_autofree char *script = g_strdup_printf("mkdir -p '%s' && cp -r '%s/leaky' '%s' && cd '%s/leaky' "
+                                              "&& ruby extconf.rb >/dev/null && make >/dev/null",
+                                              dir, ext, dir, dir);
+    ck_assert_msg(setup_script(script), "%s", why_skipped);
+    g_autofree char *leaky = g_strdup_printf("-I%s/leaky", dir);
+    g_autofree char *json = g_build_filename(work, "pipe.json", NULL);
+    const char *command[] = { ruby34, "--disable-gems", leaky, "-e",
+                              "require 'leaky'; Leaky.leak", NULL };
+    Result r = { 0 };
+    run_engine(&r, NULL, "lsan", json, command);
+    ck_assert_msg(r.status == 1, "status %d:\n%s", r.status, r.err);
+    gl_assert_line(r.err, "^gemleak: target: .*/check\\|out/leaky/leaky\\.so$");
+    gl_assert_line(r.err, "^gemleak: FAIL: 1 leak losing 100 bytes$");
+    gl_assert_line(r.err, "^ \\*leaky_alloc \\(leaky\\.c:\\d+\\)$");
+    gl_assert_line(r.err, "^ \\*leaky_leak \\(leaky\\.c:\\d+\\)$");
+    result_discard(&r);
+}
+END_TEST
+
 void integration_engine(TCase *tcase)
 {
     tcase_add_unchecked_fixture(tcase, setup_ruby34, teardown_ruby34);
     tcase_add_test(tcase, test_lsan_refuses_ruby31);
     tcase_add_test(tcase, test_lsan_interrupted_run_never_passes);
+    tcase_add_test(tcase, test_lsan_pipe_in_the_path);
     tcase_add_test(tcase, test_lsan_leaky_patterns_as_valgrind);
     tcase_add_test(tcase, test_lsan_probe_patterns_as_valgrind);
     tcase_add_test(tcase, test_lsan_fast_stacks_on_a_frame_pointer_ruby);

@@ -202,6 +202,73 @@ END_TEST
 
 /* A process killed while it wrote its report: what was whole is read, the
  * record being written is dropped, and the file says it is not complete. */
+/* Issue 26, item 11: gemleak's frame format has no separator to split on:
+ * a '|' (or any other byte) in a checkout's path, its module's and its
+ * sources', or in a function's name, is part of the field, and so is a
+ * newline: the line after it is not the tag due next. */
+START_TEST(test_frame_format_with_any_byte_in_a_path)
+{
+    g_autoptr(GPtrArray) records = read_text(
+        "==31==ERROR: LeakSanitizer: detected memory leaks\n"
+        "\n"
+        "Direct leak of 100 byte(s) in 1 object(s) allocated from:\n"
+        "Gm 0 /usr/lib/liblsan.so\n"
+        "Gf 0 malloc\n"
+        "Gs 0 <null>\n"
+        "G 0 0x7f0000001000 0x1000 0x0 0 0\n"
+        "Gm 1 /work/a|b/G 1 0x1 0x1 0x0 1 1/leaky.so\n"
+        "Gf 1 leaky_alloc\n"
+        "Gs 1 /work/a|b/G 1 0x1 0x1 0x0 1 1/leaky.c\n"
+        "G 1 0x7f0000002000 0x2000 0x10 16 5\n"
+        "Gm 2 /work/new\n"
+        "line|/Gf 2 x/leaky.so\n"
+        "Gf 2 operator|(A, B)\n"
+        "Gs 2 /work/new\n"
+        "\n"
+        "Gs 2 x/leaky.c\n"
+        "G 2 0x7f0000003000 0x3000 0x0 7 0\n"
+        "Gm 3 /usr/bin/ruby\n"
+        "Gf 3 <null>\n"
+        "Gs 3 <null>\n"
+        "G 3 0x7f0000004000 0x4000 0x0 0 0\n"
+        "\n"
+        "SUMMARY: LeakSanitizer: 100 byte(s) leaked in 1 allocation(s).\n",
+        "lsan.31", &(GlSanitizerFacts) { 0 }, NULL);
+    ck_assert_uint_eq(records->len, 1);
+    const GlRecord *record = g_ptr_array_index(records, 0);
+    ck_assert_uint_eq(record->stack.n_frames, 4);
+    const GlFrame *f = record->stack.frames;
+    ck_assert_str_eq(f[0].fn, "malloc");
+    ck_assert_str_eq(f[0].obj, "/usr/lib/liblsan.so");
+    ck_assert_ptr_null(f[0].file);
+    ck_assert_uint_eq(f[0].ip, 0x7f0000001000);
+    ck_assert_str_eq(f[1].fn, "leaky_alloc");
+    ck_assert_str_eq(f[1].obj, "/work/a|b/G 1 0x1 0x1 0x0 1 1/leaky.so");
+    ck_assert_str_eq(f[1].dir, "/work/a|b/G 1 0x1 0x1 0x0 1 1");
+    ck_assert_str_eq(f[1].file, "leaky.c");
+    ck_assert_uint_eq(f[1].line, 16);
+    ck_assert_str_eq(f[2].fn, "operator|(A, B)");
+    ck_assert_str_eq(f[2].obj, "/work/new\nline|/Gf 2 x/leaky.so");
+    ck_assert_str_eq(f[2].dir, "/work/new\n\nGs 2 x");
+    ck_assert_str_eq(f[2].file, "leaky.c");
+    ck_assert_uint_eq(f[2].line, 7);
+    ck_assert_ptr_null(f[3].fn);
+    ck_assert_str_eq(f[3].obj, "/usr/bin/ruby");
+
+    /* a file cut in the middle of a frame: the record is not finished */
+    GlSanitizerFacts facts = { 0 };
+    g_autoptr(GPtrArray) cut = read_text(
+        "==32==ERROR: LeakSanitizer: detected memory leaks\n"
+        "\n"
+        "Direct leak of 100 byte(s) in 1 object(s) allocated from:\n"
+        "Gm 0 /usr/lib/liblsan.so\n"
+        "Gf 0 malloc\n",
+        "lsan.32", &facts, NULL);
+    ck_assert(!facts.complete);
+    ck_assert_uint_eq(cut->len, 0);
+}
+END_TEST
+
 START_TEST(test_truncated_report)
 {
     static const char *const report =
@@ -877,6 +944,7 @@ Suite *gl_sanitizer_reader_suite(void)
     tcase_add_test(tc, test_log_without_report_is_no_leak);
     tcase_add_test(tc, test_fatal_error_is_incomplete);
     tcase_add_test(tc, test_frame_formats);
+    tcase_add_test(tc, test_frame_format_with_any_byte_in_a_path);
     tcase_add_test(tc, test_truncated_report);
     tcase_add_test(tc, test_hostile_bytes);
     tcase_add_test(tc, test_detect);

@@ -3,18 +3,25 @@
  * reader hands out, so that the classifier, merge and reports need not know
  * which engine ran. It knows the runtimes' text, nothing about Ruby.
  *
- * Both the runtimes' default frame format ("    #0 0x... in fn file:line:col",
- * "(module+0xoffset)") and the one gemleak asks for with
- * stack_trace_format=F|%n|%p|%m|%o|%f|%q|%s|%l|%c (one field a '|', the
- * module always given, "<null>" for what is unknown) are read. */
+ * The runtimes' default frame format ("    #0 0x... in fn file:line:col",
+ * "(module+0xoffset)"), the one gemleak asks for (GL_SANITIZER_FRAME_FORMAT)
+ * and the one it asked for before, F|%n|%p|%m|%o|%f|%q|%s|%l|%c (one field
+ * a '|', the module always given, "<null>" for what is unknown), which kept
+ * run directories hold, are read. */
 #ifndef GEMLEAK_SANITIZER_READER_H
 #define GEMLEAK_SANITIZER_READER_H
 
 #include <glib.h>
 #include "gemleak/base/record.h"
 
-/* The frame format gemleak asks the runtimes for (their stack_trace_format). */
-#define GL_SANITIZER_FRAME_FORMAT "F|%n|%p|%m|%o|%f|%q|%s|%l|%c"
+/* The frame format gemleak asks the runtimes for (their stack_trace_format),
+ * a frame on four lines: its module, function and source file, each alone
+ * after a tag and the frame's number to the end of its line, then its
+ * numbers, which close it. A path may hold any byte but NUL, and a format
+ * prints no NUL: no separator would do ('|' in a checkout's name split the
+ * fields of F|%n|%p|%m|...), so none is needed. A line that is not the tag
+ * due next continues the field before it: a newline in a path. */
+#define GL_SANITIZER_FRAME_FORMAT "Gm %n %m\nGf %n %f\nGs %n %s\nG %n %p %o %q %l %c"
 
 typedef enum {
     GL_SANITIZER_UNKNOWN = 0,
