@@ -149,10 +149,13 @@ GlMarkerKind gl_marker_read(const char *text, GlMarker *marker)
             marker->test = test_of(fields[1], fields[2]);
         }
     } else if (strcmp(word, GL_PROTO_MARKER_OWNED) == 0) {
-        /* No test (its fields empty, and cut as white space): before the first. */
+        /* No test (its fields empty, and cut as white space): before the
+         * first. A test file (--per-test=file) has a location and no name,
+         * as its start and end markers have. */
         marker->kind = GL_MARKER_OWNED;
-        if (n >= 2 && *fields[1] != '\0')
-            marker->test = test_of(fields[1], n >= 3 ? fields[2] : "");
+        const char *location = n >= 3 ? fields[2] : "";
+        if (n >= 2 && (*fields[1] != '\0' || *location != '\0'))
+            marker->test = test_of(fields[1], location);
     } else if (strcmp(word, GL_PROTO_MARKER_TESTS) == 0) {
         guint64 count = n >= 6 ? count_of(fields[1]) : 0;
         if (count > 0) {

@@ -355,6 +355,31 @@ START_TEST(test_lsan_per_test_names_the_test_as_valgrind)
 }
 END_TEST
 
+/* Issue 26, item 14: --per-test=file under LeakSanitizer names the file
+ * whose tests allocated each lost block, as the Valgrind engine names the
+ * file after whose check it was lost: every leak was "before the first
+ * test (while the suite loaded)". */
+START_TEST(test_lsan_per_test_file_names_the_file)
+{
+    if (!have_ruby34("--per-test=file under the LeakSanitizer engine"))
+        return;
+    g_autofree char *gem = g_build_filename(work, "gem", NULL);
+    const char *command[] = { ruby34, "-Ilib", "-Itest", "-e",
+                              "ARGV.each { |file| require_relative file }",
+                              "test/count_test.rb", "test/words_test.rb", NULL };
+    g_autofree char *json = g_build_filename(work, "per-file.json", NULL);
+    Result r = { 0 };
+    run_engine_with(&r, gem, "lsan", "--per-test=file", json, command);
+    ck_assert_msg(r.status == 1, "status %d:\n%s", r.status, r.err);
+    /* tally_count's leak, in a test of each file */
+    gl_assert_line(r.err, "^allocated in test/count_test\\.rb; also in test/words_test\\.rb$");
+    gl_assert_no_line(r.err, "before the first test");
+    g_autofree char *named = named_tests(json, r.err);
+    ck_assert_str_eq(named, "23 bytes in 2:  @ test/count_test.rb;  @ test/words_test.rb");
+    result_discard(&r);
+}
+END_TEST
+
 /* Six files of ten tests (the 60-test suite of per_test.c and the
  * benchmark), Short4Test#test_7 leaking: the test that allocated the block
  * is named, with no check while the tests run and nothing run again. */
@@ -684,6 +709,7 @@ void integration_engine(TCase *tcase)
     tcase_add_test(tcase, test_lsan_sample_gem_as_valgrind);
     tcase_add_test(tcase, test_lsan_process_outside_the_engine_is_incomplete);
     tcase_add_test(tcase, test_lsan_per_test_names_the_test_as_valgrind);
+    tcase_add_test(tcase, test_lsan_per_test_file_names_the_file);
     tcase_add_test(tcase, test_lsan_per_test_sixty_tests);
     tcase_add_test(tcase, test_lsan_exit_bang_child_is_checked);
     tcase_add_test(tcase, test_lsan_per_test_reallocated_block);

@@ -205,6 +205,19 @@ START_TEST(test_marker_parse)
     ck_assert_str_eq(test->location, "%zz");
     g_clear_pointer(&test, gl_test_free);
 
+    /* under a sanitizer: blocks a test file allocated (--per-test=file: its
+     * name empty, as the file's own markers have it), and before the first */
+    ck_assert_int_eq(gl_marker_parse("gemleak:owned\t\t/x/y.rb", &test), GL_MARKER_OWNED);
+    ck_assert_ptr_nonnull(test);
+    ck_assert_str_eq(test->name, "");
+    ck_assert_str_eq(test->location, "/x/y.rb");
+    g_clear_pointer(&test, gl_test_free);
+    ck_assert_int_eq(gl_marker_parse("gemleak:owned\tA\t/x/y.rb:3", &test), GL_MARKER_OWNED);
+    ck_assert_str_eq(test->name, "A");
+    g_clear_pointer(&test, gl_test_free);
+    ck_assert_int_eq(gl_marker_parse("gemleak:owned\t\t", &test), GL_MARKER_OWNED);
+    ck_assert_ptr_null(test);
+
     ck_assert_int_eq(gl_marker_parse("gemleak:setup  ", &test), GL_MARKER_SETUP);
     ck_assert_ptr_null(test);
     ck_assert_int_eq(gl_marker_parse("gemleak:forked", NULL), GL_MARKER_FORKED);
