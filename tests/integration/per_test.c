@@ -288,6 +288,55 @@ START_TEST(test_per_test_found_again)
 }
 END_TEST
 
+/* Issue 26, item 13: running a test again must not change the suite. A
+ * test that ends the process when it runs a second time (exit!, exit,
+ * abort) ended it while gemleak ran it again to find which test leaked:
+ * the tests after it never ran, and the run passed where a plain one
+ * fails. Run again, a test ends its run, not the process; a child it forks
+ * still exits as it says. */
+START_TEST(test_per_test_run_again_never_ends_the_suite)
+{
+    g_autofree char *other = g_strdup_printf("%s/other", ext_dir);
+    g_autofree char *text = g_strdup_printf(
+        "require_relative \"test_helper\"\n"
+        "$LOAD_PATH.unshift(\"%s\")\n"
+        "require \"other\"\n"
+        "$runs = Hash.new(0)\n"
+        "class AgainTest < Minitest::Test\n"
+        "  i_suck_and_my_tests_are_order_dependent!\n"
+        "  def test_a_loses_memory = Other.leak\n"
+        "  def test_b_exit_bang\n"
+        "    status = Process.wait2(fork { exit!(3) })[1].exitstatus\n"
+        "    $stderr.puts \"the child exited #{status}\"\n"
+        "    exit!(0) if ($runs[:bang] += 1) > 1\n"
+        "    sleep 4\n"
+        "  end\n"
+        "  def test_c_exit = (exit(0) if ($runs[:exit] += 1) > 1)\n"
+        "  def test_d_abort = (abort('again') if ($runs[:abort] += 1) > 1)\n"
+        "  def test_e_leaks\n"
+        "    $stderr.puts 'the last test ran'\n"
+        "    assert_equal 2, Tally.count(\"a b\")\n"
+        "  end\n"
+        "end\n", other);
+    char *files[] = { "test/again_test.rb", text, NULL, NULL };
+    const char *command[] = { "ruby", "-Ilib", "-Itest", "test/again_test.rb", NULL };
+    g_autoptr(JsonParser) parser = json_parser_new();
+    JsonObject *report = NULL;
+    Result r = { 0 };
+    char *dir = suite_run(&r, ARGS("-O", "tally", "--per-test"), command, files, parser, &report);
+    ck_assert_msg(r.status == 1, "status %d\n%s", r.status, r.err);
+    /* the suite ran to its end (minitest's summary, once: run again, a
+     * test prints too), and its child exited as it said, run again too */
+    gl_assert_line(r.err, "^the last test ran$");
+    ck_assert_uint_eq(gl_test_count(r.out, strlen(r.out), "5 runs, "), 1);
+    ck_assert_uint_ge(gl_test_count(r.err, strlen(r.err), "the child exited 3"), 2);
+    gl_assert_no_line(r.err, "the child exited [^3]");
+    gl_assert_line(r.err, "^ \\*tally_count \\(");
+    gl_assert_line(r.err, "^gemleak: FAIL: 1 leak losing ");
+    forget(&r, dir);
+}
+END_TEST
+
 /* The Rake setting: per_test = true, and :file. */
 START_TEST(test_per_test_rake_setting)
 {
@@ -317,5 +366,6 @@ void integration_per_test(TCase *tcase)
     tcase_add_test(tcase, test_per_test_test_unit);
     tcase_add_test(tcase, test_per_test_file_and_fork);
     tcase_add_test(tcase, test_per_test_found_again);
+    tcase_add_test(tcase, test_per_test_run_again_never_ends_the_suite);
     tcase_add_test(tcase, test_per_test_rake_setting);
 }

@@ -291,8 +291,9 @@ module GemLeakHelper
   end
 
   # exit! under a sanitizer's engine: the check the runtime would have made
-  # at exit (PerTest.exit_bang), then exit! as it is. Process.exit! and
-  # Kernel.exit! are public, Kernel#exit! private.
+  # at exit (PerTest.exit_bang), then exit! as it is; in a test --per-test
+  # runs again, the end of that run (PerTest::Ended), not of the process.
+  # Process.exit! and Kernel.exit! are public, Kernel#exit! private.
   module ExitBang
     def exit!(*args)
       GemLeakHelper::PerTest.exit_bang
@@ -539,6 +540,7 @@ module GemLeakHelper
     @cost = 0.2      # what the last check cost, in seconds
     @lost = nil      # what the last check found lost in all (see lost)
     @again = false   # running tests again: the hooks stand aside
+    @again_pid = nil # the process running them (a child a test forks is not)
     @named = []      # tests named since the last check of the suite's runs
     @owners = false  # under a sanitizer's engine: Owners records, nothing is checked
     # At most this much of a name: the location tells apart two tests whose
@@ -556,6 +558,12 @@ module GemLeakHelper
     # Tests named for what one check found lost: a report names a few.
     ENOUGH = 5
 
+    # A test run again that would end the process (exit!) ends its run
+    # instead: running a test again must not change the suite. An
+    # Exception, not a StandardError, so that a test's rescue lets it by.
+    class Ended < Exception # rubocop:disable Lint/InheritException -- as SystemExit is one
+    end
+
     # A test that ended: its (escaped) name and location, how to run it
     # again (nil: it cannot be) and how long it took.
     Test = Struct.new(:name, :location, :again, :seconds)
@@ -567,6 +575,12 @@ module GemLeakHelper
 
       def again?
         @again
+      end
+
+      # Returns: whether this process is running tests again (not a child
+      # one of them forked, which ends as it says).
+      def again_here?
+        @again && @again_pid == Core.pid
       end
 
       # Under a sanitizer's engine, first thing: which test allocates each
@@ -770,6 +784,7 @@ module GemLeakHelper
       # library's lines. They are made here, the check with Ruby's pages as
       # roots (Ruby has not freed its memory), its report the process's last.
       def exit_bang
+        raise Ended, "exit! while run again" if again_here?
         return unless Runtime.mapped? && !@exited
 
         @exited = true
@@ -881,18 +896,27 @@ module GemLeakHelper
         a.zip(b).map { |x, y| x + y }
       end
 
-      # Runs @tests again, in order. Returns: how many ran.
+      # Runs @tests again, in order. Returns: how many ran. A test that
+      # would end the process run again (exit!, exit, abort: the first run
+      # went on, so the suite must) ends its run: the tests after it, and
+      # the rest of the suite, still run. What a forked child raises is its
+      # own: it ends the child.
       def again(tests)
         marker(Protocol::MARKER_PREFIX + Protocol::MARKER_AGAIN)
         @again = true
+        @again_pid = Core.pid
         tests.each do |test|
           test.again.call
         rescue StandardError, ScriptError => e
           Core.debug(e) # a test that fails when run again may just not leak
+        rescue Ended, SystemExit => e
+          raise unless Core.pid == @again_pid
+
+          Core.debug(e)
         end
         tests.size
       ensure
-        @again = false
+        @again = false if Core.pid == @again_pid
       end
 
       # The number of groups that costs least for what it tells: a check,
@@ -1372,8 +1396,8 @@ GemLeakHelper.record_new_extensions
 # gemspec. Every object that can call require is an Object.
 Object.prepend(GemLeakHelper::Require)
 Process.singleton_class.prepend(GemLeakHelper::Fork) if Process.respond_to?(:_fork)
-if GemLeakHelper::Runtime.mapped?
-  GemLeakHelper::PerTest.start_owners
+GemLeakHelper::PerTest.start_owners if GemLeakHelper::Runtime.mapped?
+if GemLeakHelper::Runtime.mapped? || GemLeakHelper::PerTest.on?
   Object.prepend(GemLeakHelper::PrivateExitBang)
   [Process.singleton_class, Kernel.singleton_class].each { |mod| mod.prepend(GemLeakHelper::ExitBang) }
 end

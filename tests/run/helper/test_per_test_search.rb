@@ -72,6 +72,45 @@ class PerTestSearchTest < Minitest::Test
     assert_match(/^gemleak:tests\t20\t.*=> 1$/, checks[1])
   end
 
+  # Issue 26, item 13: a test that ends the process when it runs again
+  # (exit!, exit, abort) ends its run again, not the suite; a child a test
+  # forks while it runs again still exits as it says.
+  def test_running_a_test_again_never_ends_the_suite
+    code = <<~RUBY
+      $lost = 0
+      $marker = nil
+      GemLeakHelper::PerTest.instance_variable_set(
+        :@client, {
+          marker: ->(text) { $marker = text.delete("\\0") },
+          check: -> { sleep 0.02 },
+          lost: ->(which) { which.zero? ? $lost * 6 : $lost }
+        }
+      )
+      $runs = Hash.new(0)
+      require "minitest/autorun"
+      class AgainTest < Minitest::Test
+        i_suck_and_my_tests_are_order_dependent!
+        def again? = ($runs[name] += 1) > 1
+        def test_1_loses = ($lost += 1)
+        def test_2_exit_bang = (exit!(0) if again?)
+        def test_3_exit = (exit(0) if again?)
+        def test_4_abort = (abort("run again") if again?)
+        def test_5_child
+          status = Process.wait2(fork { exit!(3) })[1].exitstatus
+          warn "a child exited \#{status}"
+        end
+        def test_6_last = warn("the last test ran")
+      end
+    RUBY
+    run = run_suite(code, env: { "GEMLEAK_PER_TEST" => "test" })
+    assert_ran(run)
+    # minitest's summary: the suite ran to its end (run again, a test prints too)
+    assert_match(/^6 runs, 0 assertions, 0 failures/, run.out)
+    assert_match(/^the last test ran$/, run.err)
+    assert_operator run.err.scan(/^a child exited 3$/).size, :>=, 2, run.err
+    refute_match(/^a child exited [^3]/, run.err)
+  end
+
   def test_nothing_lost_two_checks
     checks = search(30, {})
     assert_equal 2, checks.size, checks.join("\n")
