@@ -39,6 +39,7 @@ int main(int argc, char **argv)
     srunner_add_suite(runner, gl_sinks_suite());
     srunner_add_suite(runner, gl_json_input_suite());
     srunner_add_suite(runner, gl_group_suite());
+    srunner_add_suite(runner, gl_process_facts_suite());
     srunner_run_all(runner, CK_NORMAL);
     int failed = srunner_ntests_failed(runner);
     srunner_free(runner);

@@ -4,6 +4,7 @@
 #include "gemleak/base/errors.h"
 #include "gemleak/judge/analyze.h"
 #include "gemleak/judge/targets.h"
+#include "gemleak/read/process_facts.h"
 #include "gemleak/run/commands.h"
 #include "gemleak/run/rundir.h"
 #include "gemleak/report/report.h"
@@ -232,8 +233,11 @@ static GPtrArray *suppression_files(const Options *options, char **command, FILE
 /* Says how the run went: under which Valgrind, with what, what ran
  * outside it, and what cut it short. */
 static void say_how_it_ran(const GlEngine *engine, const GlRunResult *result, guint n_supps,
-                           const char *ruby_version, gboolean fast_stacks, FILE *err)
+                           const char *path_ruby, gboolean fast_stacks, FILE *err)
 {
+    /* What the processes ran, not what `ruby` on PATH is. */
+    g_autofree char *ran = gl_rundir_ruby_versions(result->dir);
+    const char *ruby_version = ran != NULL ? ran : path_ruby;
     if (engine == &gl_engine_valgrind)
         fprintf(err, "gemleak: ran under Valgrind %s with %u suppression file%s (Ruby %s)",
                 result->valgrind_version, n_supps, n_supps == 1 ? "" : "s",
@@ -268,22 +272,6 @@ static void say_how_it_ran(const GlEngine *engine, const GlRunResult *result, gu
                 "it ended: their XML may be incomplete\n");
 }
 
-/* Returns: TRUE if Ruby @version (nullable: unknown) is @min ("3.3") or newer. */
-static gboolean ruby_at_least(const char *version, const char *min)
-{
-    guint64 major = 0, minor = 0, min_major = 0, min_minor = 0;
-    char *end = NULL;
-    if (version == NULL)
-        return FALSE;
-    major = g_ascii_strtoull(version, &end, 10);
-    if (end != NULL && *end == '.')
-        minor = g_ascii_strtoull(end + 1, NULL, 10);
-    min_major = g_ascii_strtoull(min, &end, 10);
-    if (end != NULL && *end == '.')
-        min_minor = g_ascii_strtoull(end + 1, NULL, 10);
-    return major > min_major || (major == min_major && minor >= min_minor);
-}
-
 /* Returns: (transfer full): "Ruby 3.1", or what is said of a Ruby whose
  * version is unknown. */
 static char *which_ruby(const char *version)
@@ -292,26 +280,11 @@ static char *which_ruby(const char *version)
                            : g_strdup("a Ruby whose version gemleak cannot tell (no ruby on PATH)");
 }
 
-/* Returns: TRUE if @version (nullable: unknown) of Ruby is one @engine
- * gives true verdicts on; FALSE with GL_ERROR_USAGE (exit 2) set, before
- * anything runs, saying why and naming the Valgrind engine. */
-static gboolean ruby_fits_engine(const GlEngine *engine, const char *version, GError **error)
-{
-    if (engine->min_ruby == NULL || ruby_at_least(version, engine->min_ruby))
-        return TRUE;
-    g_autofree char *which = which_ruby(version);
-    g_set_error(error, GL_ERROR, GL_ERROR_USAGE,
-                "--engine %s needs Ruby %s or newer, and the command runs %s: %s. Use the "
-                "Valgrind engine (--engine valgrind, the default) on this Ruby",
-                engine->name, engine->min_ruby, which, engine->min_ruby_why);
-    return FALSE;
-}
-
 /* Returns: TRUE if @engine checks leaks on Ruby @version; FALSE, having
  * said so on @err, when it runs without. */
 static gboolean engine_checks_leaks(const GlEngine *engine, const char *version, FILE *err)
 {
-    if (engine->leaks_min_ruby == NULL || ruby_at_least(version, engine->leaks_min_ruby))
+    if (engine->leaks_min_ruby == NULL || gl_ruby_version_at_least(version, engine->leaks_min_ruby))
         return TRUE;
     g_autofree char *which = which_ruby(version);
     fprintf(err, "gemleak: note: leaks are not checked: %s, and the command runs %s; memory "
@@ -385,9 +358,10 @@ static int run_planned(const Options *options, Plan *plan, char **command, FILE 
     g_autoptr(GPtrArray) supps = suppression_files(options, command, err, &ruby_version, &error);
     if (supps == NULL)
         return gl_cli_fail(err, "run", error);
+    /* The Ruby each process runs is the one that counts, whatever `ruby`
+     * on PATH is (a script may name another): the run's coverage says
+     * which processes ran one older than the engine needs. */
     const GlEngine *engine = gl_engine_find(options->engine);
-    if (!ruby_fits_engine(engine, ruby_version, &error))
-        return gl_cli_fail(err, "run", error);
     guint n_supps = supps->len;
     g_ptr_array_add(supps, NULL);
 

@@ -76,7 +76,7 @@ int main(int argc, char **argv)
     /* The test cases run at once, each in a process of its own
      * (run_in_parallel); the tests of one case run in turn. */
     enum { SELF, LEAKS, VERDICTS, PROCESSES, COMMANDS, CHECKED, PER_TEST, MINITEST, RSPEC, GEM,
-           ENGINE, ASAN, GROUPS, N_CASES };
+           ENGINE, ASAN, GROUPS, HANDED, N_CASES };
     const char *names[N_CASES + 1] = {
         [SELF] = "gemleak itself",
         [LEAKS] = "run: leaks",
@@ -91,6 +91,7 @@ int main(int argc, char **argv)
         [ENGINE] = "run: the LeakSanitizer engine",
         [ASAN] = "run: the AddressSanitizer engine",
         [GROUPS] = "run: one bug, one entry",
+        [HANDED] = "run: memory a Ruby API hands to the extension",
         [N_CASES] = NULL,
     };
     TCase *cases[N_CASES];
@@ -110,6 +111,7 @@ int main(int argc, char **argv)
     integration_engine(cases[ENGINE]);
     integration_asan(cases[ASAN]);
     integration_groups(cases[GROUPS]);
+    integration_handed(cases[HANDED]);
 
     Suite *suite = suite_create("integration");
     for (guint i = 0; i < N_CASES; i++) {
