@@ -280,11 +280,17 @@ static char *which_ruby(const char *version)
                            : g_strdup("a Ruby whose version gemleak cannot tell (no ruby on PATH)");
 }
 
-/* Returns: TRUE if @engine checks leaks on Ruby @version; FALSE, having
- * said so on @err, when it runs without. */
-static gboolean engine_checks_leaks(const GlEngine *engine, const char *version, FILE *err)
+/* Returns: TRUE if @engine checks leaks in the run of @command; FALSE,
+ * having said so on @err, when the command is itself a Ruby older than the
+ * engine checks leaks on (@version, its version). A command that starts
+ * Ruby some other way (a script, rake) runs with leaks checked, and a
+ * process of it on an older Ruby has its leaks left unjudged and said
+ * (its helper records which Ruby it ran). */
+static gboolean engine_checks_leaks(const GlEngine *engine, char **command, const char *version,
+                                    FILE *err)
 {
-    if (engine->leaks_min_ruby == NULL || gl_ruby_version_at_least(version, engine->leaks_min_ruby))
+    if (engine->leaks_min_ruby == NULL || !gl_is_ruby_object(command[0]) ||
+        gl_ruby_version_at_least(version, engine->leaks_min_ruby))
         return TRUE;
     g_autofree char *which = which_ruby(version);
     fprintf(err, "gemleak: note: leaks are not checked: %s, and the command runs %s; memory "
@@ -379,7 +385,7 @@ static int run_planned(const Options *options, Plan *plan, char **command, FILE 
         .spare_launchers = options->spare_launchers && !options->trace_launchers,
         .fast_stacks = engine->fast_with_frame_pointers &&
                        gl_ruby_frame_pointers(command_ruby(command)),
-        .leaks_unchecked = !engine_checks_leaks(engine, ruby_version, err),
+        .leaks_unchecked = !engine_checks_leaks(engine, command, ruby_version, err),
     };
     gl_cli_say_jobs_capped(options, err);
     if (commands.commands->len > 1)

@@ -36,6 +36,8 @@ typedef struct {
     gboolean free_at_exit; /* its process's Ruby freed its memory at exit (the helper said) */
     gboolean unjudged;     /* its process ran a Ruby older than the engine needs: its records
                             * are not judged (the run's coverage says it was not checked) */
+    gboolean leaks_unjudged; /* ... older than the engine checks leaks on: its leak records
+                              * are not judged, and a note says so */
     gboolean opened;
     guint processes;       /* the processes it stands for: a report's, or 1 */
     gboolean truncated;
@@ -218,7 +220,21 @@ static void learn_process(Input *input, GlClassifier *classifier, gint64 pid)
     input->free_at_exit = facts.free_at_exit;
     input->unjudged = run.min_ruby != NULL && facts.ruby_version[0] != '\0' &&
                       !gl_ruby_version_at_least(facts.ruby_version, run.min_ruby);
+    input->leaks_unjudged = run.leaks_min_ruby != NULL && facts.ruby_version[0] != '\0' &&
+                            !gl_ruby_version_at_least(facts.ruby_version, run.leaks_min_ruby);
+    if (input->leaks_unjudged)
+        g_ptr_array_add(input->notes, g_strdup_printf(
+            "process %" G_GINT64_FORMAT " ran Ruby %s: its leaks are not judged (%s); its memory "
+            "errors are", pid, facts.ruby_version,
+            run.leaks_min_ruby_why != NULL ? run.leaks_min_ruby_why : "too old a Ruby"));
     gl_classifier_set_free_at_exit(classifier, facts.free_at_exit);
+}
+
+/* Returns: TRUE if @record is of what the engine gives no true verdict on
+ * in @input's process (learn_process()). */
+static gboolean unjudged(const Input *input, const GlRecord *record)
+{
+    return input->unjudged || (input->leaks_unjudged && record->leak_kind != GL_LEAK_NONE);
 }
 
 static void read_xml(Input *input, const GlRules *rules, GlReader *reader)
@@ -239,8 +255,9 @@ static void read_xml(Input *input, const GlRules *rules, GlReader *reader)
             pid = doc->pid;
             learn_process(input, classifier, pid);
         }
-        GlVerdict verdict = input->unjudged ? GL_VERDICT_SKIP_UNJUDGED
-                                            : gl_classifier_classify(classifier, record, doc);
+        GlVerdict verdict = unjudged(input, record)
+                                ? GL_VERDICT_SKIP_UNJUDGED
+                                : gl_classifier_classify(classifier, record, doc);
         input->errors_seen++;
         input->by_verdict[verdict]++;
         if (strcmp(record->kind, GL_KIND_FATAL_SIGNAL) == 0)
@@ -434,12 +451,12 @@ static void read_sanitizer(Input *input, const GlRules *rules)
     GlVerdict *verdicts = g_new0(GlVerdict, MAX(records->len, 1));
     for (guint n = 0; n < records->len; n++) {
         gboolean no_module = FALSE;
-        verdicts[n] = input->unjudged
+        verdicts[n] = unjudged(input, g_ptr_array_index(records, n))
             ? GL_VERDICT_SKIP_UNJUDGED
             : gl_sanitizer_verdict(classifier, g_ptr_array_index(records, n), &doc, &no_module);
         unplaced += no_module;
     }
-    if (!input->unjudged)
+    if (!input->unjudged && !input->leaks_unjudged)
         promote_lost_cycles(classifier, rules, records, verdicts, &doc);
     for (guint n = 0; n < records->len; n++) {
         GlRecord *record = g_ptr_array_index(records, n);
@@ -490,7 +507,7 @@ static void read_sanitizer(Input *input, const GlRules *rules)
                                     "as gemleak's Rake task builds it)", shown, facts.pid));
     /* Too old a Ruby leaves more than the runtime reports: the coverage
      * says that process was not checked, and why. */
-    if (facts.incomplete && !input->unjudged)
+    if (facts.incomplete && !input->unjudged && !input->leaks_unjudged)
         g_ptr_array_add(input->problems,
                         g_error_new(GL_ERROR, GL_ERROR_LIMIT,
                                     "%s: process %" G_GINT64_FORMAT ": %s; what is missing may "

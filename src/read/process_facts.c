@@ -63,6 +63,9 @@ void gl_run_facts_read(const char *dir, GlRunFacts *facts)
                          : strcmp(*line, GL_PROTO_ENGINE_VERSION) == 0 ? &facts->version
                          : strcmp(*line, GL_PROTO_ENGINE_MIN_RUBY) == 0 ? &facts->min_ruby
                          : strcmp(*line, GL_PROTO_ENGINE_MIN_RUBY_WHY) == 0 ? &facts->min_ruby_why
+                         : strcmp(*line, GL_PROTO_ENGINE_LEAKS_MIN_RUBY) == 0 ? &facts->leaks_min_ruby
+                         : strcmp(*line, GL_PROTO_ENGINE_LEAKS_MIN_RUBY_WHY) == 0
+                             ? &facts->leaks_min_ruby_why
                          : NULL;
             if (field != NULL && *field == NULL)
                 *field = g_strdup(space + 1);
@@ -87,6 +90,8 @@ void gl_run_facts_clear(GlRunFacts *facts)
     g_clear_pointer(&facts->version, g_free);
     g_clear_pointer(&facts->min_ruby, g_free);
     g_clear_pointer(&facts->min_ruby_why, g_free);
+    g_clear_pointer(&facts->leaks_min_ruby, g_free);
+    g_clear_pointer(&facts->leaks_min_ruby_why, g_free);
 }
 
 gboolean gl_ruby_version_at_least(const char *version, const char *min)

@@ -200,6 +200,10 @@ gboolean gl_rundir_write_engine(const char *dir, const GlEngine *engine, const c
         g_string_append_printf(text, GL_PROTO_ENGINE_VERSION " %s\n", version);
     if (engine->silent_when_clean)
         g_string_append(text, GL_PROTO_ENGINE_SILENT " yes\n");
+    if (engine->leaks_min_ruby != NULL)
+        g_string_append_printf(text, GL_PROTO_ENGINE_LEAKS_MIN_RUBY " %s\n"
+                               GL_PROTO_ENGINE_LEAKS_MIN_RUBY_WHY " %s\n", engine->leaks_min_ruby,
+                               engine->leaks_min_ruby_why);
     if (engine->min_ruby != NULL)
         g_string_append_printf(text, GL_PROTO_ENGINE_MIN_RUBY " %s\n"
                                GL_PROTO_ENGINE_MIN_RUBY_WHY " %s\n", engine->min_ruby,

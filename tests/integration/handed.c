@@ -157,7 +157,8 @@ static char *probe_script(void)
 }
 
 /* Through a script: what the engine needs of Ruby is the Ruby the process
- * runs, not `ruby` on PATH (Debian's 3.1 here). */
+ * runs, not `ruby` on PATH (Debian's 3.1 here), for LeakSanitizer and for
+ * AddressSanitizer's leak check alike. */
 START_TEST(test_api_memory_under_lsan)
 {
     if (!ready_or_skip(ruby34, "handed API memory under LeakSanitizer", why_skipped))
@@ -172,19 +173,9 @@ START_TEST(test_api_memory_under_asan)
 {
     if (!ready_or_skip(ruby34, "handed API memory under AddressSanitizer", why_skipped))
         return;
-    g_autofree char *include = g_strdup_printf("-I%s/probe", work);
-    g_autofree char *script = g_strdup_printf("%s/probe/probe_run.rb", work);
-    g_autofree char *methods = g_strjoinv(" ", (char **) handed);
-    g_autofree char *all = g_strdup_printf("%s %s", methods, OTHERS);
-    g_auto(GStrv) words = g_strsplit(all, " ", -1);
-    g_autoptr(GPtrArray) command = g_ptr_array_new();
-    const char *head[] = { ruby34, "--disable-gems", include, script, NULL };
-    for (const char *const *arg = head; *arg != NULL; arg++)
-        g_ptr_array_add(command, (gpointer) *arg);
-    for (char **word = words; *word != NULL; word++)
-        g_ptr_array_add(command, *word);
-    g_ptr_array_add(command, NULL);
-    run_and_filter("asan", "asan", (const char *const *) command->pdata);
+    g_autofree char *script = probe_script();
+    const char *command[] = { script, NULL };
+    run_and_filter("asan", "asan", command);
 }
 END_TEST
 

@@ -861,6 +861,17 @@ START_TEST(test_process_facts_from_the_run_directory)
     ck_assert_uint_eq(too_old->findings->len, 0);
     ck_assert_uint_eq(too_old->summary.by_verdict[GL_VERDICT_SKIP_UNJUDGED], 3);
     ck_assert_uint_eq(too_old->summary.errors_seen, 3);
+
+    /* an engine that sees memory errors on any Ruby, leaks from 3.3 */
+    gl_test_write(engine, "AddressSanitizer\nname asan\nleaks-min-ruby 3.3\n"
+                          "leaks-min-ruby-why it must free\n", -1);
+    g_autoptr(GlAnalysis) no_leaks = gl_analyze(paths, rules, 1);
+    ck_assert_uint_eq(no_leaks->findings->len, 0);
+    ck_assert_uint_eq(no_leaks->summary.by_verdict[GL_VERDICT_SKIP_UNJUDGED], 3);
+    ck_assert_uint_eq(no_leaks->notes->len, 1);
+    ck_assert_str_eq(g_ptr_array_index(no_leaks->notes, 0),
+                     "process 29078 ran Ruby 3.1.2: its leaks are not judged (it must free); "
+                     "its memory errors are");
     gl_remove_tree(dir);
 }
 END_TEST

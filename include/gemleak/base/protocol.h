@@ -74,6 +74,10 @@
 /* The oldest Ruby whose processes the engine gives true verdicts on, and why. */
 #define GL_PROTO_ENGINE_MIN_RUBY "min-ruby"
 #define GL_PROTO_ENGINE_MIN_RUBY_WHY "min-ruby-why"
+/* The oldest Ruby it checks leaks on (it still sees memory errors on an
+ * older one), and why. */
+#define GL_PROTO_ENGINE_LEAKS_MIN_RUBY "leaks-min-ruby"
+#define GL_PROTO_ENGINE_LEAKS_MIN_RUBY_WHY "leaks-min-ruby-why"
 /* "silent-when-clean yes": it writes nothing for a process without leaks. */
 #define GL_PROTO_ENGINE_SILENT "silent-when-clean"
 

@@ -26,6 +26,8 @@ typedef struct {
     char *version;       /* nullable: "3.19.0", or the runtime's path */
     char *min_ruby;      /* nullable: "3.3" */
     char *min_ruby_why;  /* nullable */
+    char *leaks_min_ruby;      /* nullable: the oldest Ruby it checks leaks on */
+    char *leaks_min_ruby_why;  /* nullable */
     /* It writes nothing for a process without leaks: a clean run of it
      * leaves no report at all. */
     gboolean silent_when_clean;
