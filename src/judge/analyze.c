@@ -299,10 +299,14 @@ static void read_xml(Input *input, const GlRules *rules, GlReader *reader)
     input->suppressed = g_hash_table_ref(gl_reader_suppression_counts(reader));
 }
 
-/* The functions a whole stack ends in: the program's start, or a thread's. */
+/* The functions a whole stack ends in: the program's start, a thread's, or
+ * a fiber's (Fiber, Enumerator#next): Ruby's coroutine switches to a new
+ * machine stack whose first frame is cont.c's fiber_entry (calling
+ * rb_fiber_start), or coroutine_trampoline where the platform's coroutine
+ * is ucontext's or a pthread's; nothing lies below it. */
 static const char *const stack_bottoms[] = {
     "main", "__libc_start_main", "__libc_start_call_main", "_start", "start_thread",
-    "clone", "clone3",
+    "clone", "clone3", "fiber_entry", "coroutine_trampoline",
 };
 
 /* Returns: TRUE if @stack reaches main or a thread's start. */

@@ -76,7 +76,7 @@ int main(int argc, char **argv)
     /* The test cases run at once, each in a process of its own
      * (run_in_parallel); the tests of one case run in turn. */
     enum { SELF, LEAKS, VERDICTS, PROCESSES, COMMANDS, CHECKED, PER_TEST, MINITEST, RSPEC, GEM,
-           ENGINE, ASAN, GROUPS, HANDED, N_CASES };
+           ENGINE, ASAN, GROUPS, HANDED, PROMISE, N_CASES };
     const char *names[N_CASES + 1] = {
         [SELF] = "gemleak itself",
         [LEAKS] = "run: leaks",
@@ -92,6 +92,7 @@ int main(int argc, char **argv)
         [ASAN] = "run: the AddressSanitizer engine",
         [GROUPS] = "run: one bug, one entry",
         [HANDED] = "run: memory a Ruby API hands to the extension",
+        [PROMISE] = "run: the gate's promise under every engine",
         [N_CASES] = NULL,
     };
     TCase *cases[N_CASES];
@@ -112,6 +113,7 @@ int main(int argc, char **argv)
     integration_asan(cases[ASAN]);
     integration_groups(cases[GROUPS]);
     integration_handed(cases[HANDED]);
+    integration_promise(cases[PROMISE]);
 
     Suite *suite = suite_create("integration");
     for (guint i = 0; i < N_CASES; i++) {
