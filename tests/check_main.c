@@ -46,6 +46,7 @@ int main(int argc, char **argv)
     srunner_add_suite(runner, gl_sinks_suite());
     srunner_add_suite(runner, gl_json_input_suite());
     srunner_add_suite(runner, gl_group_suite());
+    srunner_add_suite(runner, gl_process_facts_suite());
     GlTestCounts counts = { 0 };
     gl_test_run(runner, NULL, &counts);
     srunner_free(runner);

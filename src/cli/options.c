@@ -162,7 +162,8 @@ GOptionGroup *gl_cli_report_group(Options *options)
         { "all-errors", 0, 0, G_OPTION_ARG_NONE, &options->all_errors,
           "Report every memory error, not only those that enter a target", NULL },
         { "free-at-exit", 0, 0, G_OPTION_ARG_NONE, &options->free_at_exit,
-          "Ruby 3.4+ with RUBY_FREE_AT_EXIT=1: keep every leak that enters a target", NULL },
+          "Keep every leak that enters a target, Init code's too (XML no gemleak helper "
+          "recorded, of a Ruby run with RUBY_FREE_AT_EXIT=1; gemleak run needs none)", NULL },
         { "format", 'f', G_OPTION_FLAG_FILENAME, G_OPTION_ARG_CALLBACK, (gpointer) on_format,
           "Report format: text, json, junit, sarif, github, supp; repeatable, each with its "
           "-o (or FORMAT:FILE)", "FORMAT[:FILE]" },

@@ -510,8 +510,9 @@ gboolean gl_cli_analyze_and_report(const Options *options, Plan *plan, const cha
                                     (const char *) g_ptr_array_index(coverage->unchecked, i),
                                     options->spare_launchers && !options->trace_launchers
                                         ? "; run again without --spare-launchers" : ""));
+    /* Processes that were not checked say why themselves. */
     gboolean checked_nothing = (run != NULL || coverage->runs > 0 || coverage->lists > 0) &&
-                               coverage->checked == 0 &&
+                               coverage->checked == 0 && coverage->unchecked->len == 0 &&
                                !targets_seen(rules, analysis);
     if (checked_nothing) {
         g_autofree char *targets = g_strjoinv(", ", (char **) shown->pdata);
@@ -549,14 +550,13 @@ gboolean gl_cli_analyze_and_report(const Options *options, Plan *plan, const cha
     outcome->problems = analysis->problems->len > 0;
     outcome->checked_nothing_only = checked_nothing && analysis->problems->len == 1;
     outcome->status = run != NULL ? gl_cli_run_status(outcome, run) : gl_cli_filter_status(outcome);
-    gboolean valgrind = strcmp(coverage->engine, "Valgrind") == 0;
     outcome->trouble = checked_nothing ? "nothing was checked"
                        : interrupted != NULL ? "the run was interrupted"
                        : coverage->unchecked->len > 0
-                           ? (valgrind ? "a process loaded an extension outside Valgrind"
-                                       : "a process loaded an extension outside the engine")
-                       : valgrind ? "Valgrind's XML could not all be read"
-                                  : "the engine's reports could not all be read";
+                           ? "a process that loaded an extension was not checked"
+                       : strcmp(coverage->engine, "Valgrind") == 0
+                           ? "Valgrind's XML could not all be read"
+                           : "the engine's reports could not all be read";
     g_autofree char *exit_line = run != NULL ? gl_cli_run_exit_line(outcome->status, run, outcome) : NULL;
     GlReportContext context = {
         .analysis = analysis,

@@ -4,6 +4,7 @@
 #include "gemleak/base/errors.h"
 #include "gemleak/judge/analyze.h"
 #include "gemleak/judge/targets.h"
+#include "gemleak/read/process_facts.h"
 #include "gemleak/run/commands.h"
 #include "gemleak/run/rundir.h"
 #include "gemleak/report/report.h"
@@ -260,8 +261,11 @@ static GPtrArray *suppression_files(const Options *options, char **command, FILE
 /* Says how the run went: under which Valgrind, with what, what ran
  * outside it, and what cut it short. */
 static void say_how_it_ran(const GlEngine *engine, const GlRunResult *result, guint n_supps,
-                           const char *ruby_version, gboolean fast_stacks, FILE *err)
+                           const char *path_ruby, gboolean fast_stacks, FILE *err)
 {
+    /* What the processes ran, not what `ruby` on PATH is. */
+    g_autofree char *ran = gl_rundir_ruby_versions(result->dir);
+    const char *ruby_version = ran != NULL ? ran : path_ruby;
     /* What the programs printed, and the runtime's path, escaped: a
      * program of the user's may print anything. */
     g_autofree char *version = gl_text_escape(result->valgrind_version != NULL
@@ -301,22 +305,6 @@ static void say_how_it_ran(const GlEngine *engine, const GlRunResult *result, gu
                 "it ended: their XML may be incomplete\n");
 }
 
-/* Returns: TRUE if Ruby @version (nullable: unknown) is @min ("3.3") or newer. */
-static gboolean ruby_at_least(const char *version, const char *min)
-{
-    guint64 major = 0, minor = 0, min_major = 0, min_minor = 0;
-    char *end = NULL;
-    if (version == NULL)
-        return FALSE;
-    major = g_ascii_strtoull(version, &end, 10);
-    if (end != NULL && *end == '.')
-        minor = g_ascii_strtoull(end + 1, NULL, 10);
-    min_major = g_ascii_strtoull(min, &end, 10);
-    if (end != NULL && *end == '.')
-        min_minor = g_ascii_strtoull(end + 1, NULL, 10);
-    return major > min_major || (major == min_major && minor >= min_minor);
-}
-
 /* Returns: (transfer full): "Ruby 3.1", or what is said of a Ruby whose
  * version is unknown. */
 static char *which_ruby(const char *version)
@@ -325,26 +313,17 @@ static char *which_ruby(const char *version)
                            : g_strdup("a Ruby whose version gemleak cannot tell (no ruby on PATH)");
 }
 
-/* Returns: TRUE if @version (nullable: unknown) of Ruby is one @engine
- * gives true verdicts on; FALSE with GL_ERROR_USAGE (exit 2) set, before
- * anything runs, saying why and naming the Valgrind engine. */
-static gboolean ruby_fits_engine(const GlEngine *engine, const char *version, GError **error)
+/* Returns: TRUE if @engine checks leaks in the run of @command; FALSE,
+ * having said so on @err, when the command is itself a Ruby older than the
+ * engine checks leaks on (@version, its version). A command that starts
+ * Ruby some other way (a script, rake) runs with leaks checked, and a
+ * process of it on an older Ruby has its leaks left unjudged and said
+ * (its helper records which Ruby it ran). */
+static gboolean engine_checks_leaks(const GlEngine *engine, char **command, const char *version,
+                                    FILE *err)
 {
-    if (engine->min_ruby == NULL || ruby_at_least(version, engine->min_ruby))
-        return TRUE;
-    g_autofree char *which = which_ruby(version);
-    g_set_error(error, GL_ERROR, GL_ERROR_USAGE,
-                "--engine %s needs Ruby %s or newer, and the command runs %s: %s. Use the "
-                "Valgrind engine (--engine valgrind, the default) on this Ruby",
-                engine->name, engine->min_ruby, which, engine->min_ruby_why);
-    return FALSE;
-}
-
-/* Returns: TRUE if @engine checks leaks on Ruby @version; FALSE, having
- * said so on @err, when it runs without. */
-static gboolean engine_checks_leaks(const GlEngine *engine, const char *version, FILE *err)
-{
-    if (engine->leaks_min_ruby == NULL || ruby_at_least(version, engine->leaks_min_ruby))
+    if (engine->leaks_min_ruby == NULL || !gl_is_ruby_object(command[0]) ||
+        gl_ruby_version_at_least(version, engine->leaks_min_ruby))
         return TRUE;
     g_autofree char *which = which_ruby(version);
     g_autofree char *shown = gl_text_escape(which);  /* what the command's ruby printed */
@@ -419,9 +398,10 @@ static int run_planned(const Options *options, Plan *plan, char **command, FILE 
     g_autoptr(GPtrArray) supps = suppression_files(options, command, err, &ruby_version, &error);
     if (supps == NULL)
         return gl_cli_fail(err, "run", error);
+    /* The Ruby each process runs is the one that counts, whatever `ruby`
+     * on PATH is (a script may name another): the run's coverage says
+     * which processes ran one older than the engine needs. */
     const GlEngine *engine = gl_engine_find(options->engine);
-    if (!ruby_fits_engine(engine, ruby_version, &error))
-        return gl_cli_fail(err, "run", error);
     guint n_supps = supps->len;
     g_ptr_array_add(supps, NULL);
 
@@ -439,7 +419,7 @@ static int run_planned(const Options *options, Plan *plan, char **command, FILE 
         .spare_launchers = options->spare_launchers && !options->trace_launchers,
         .fast_stacks = engine->fast_with_frame_pointers &&
                        gl_ruby_frame_pointers(command_ruby(command)),
-        .leaks_unchecked = !engine_checks_leaks(engine, ruby_version, err),
+        .leaks_unchecked = !engine_checks_leaks(engine, command, ruby_version, err),
     };
     gl_cli_say_jobs_capped(options, err);
     if (commands.commands->len > 1)

@@ -5,6 +5,7 @@
 #include "gemleak/judge/fingerprint.h"
 #include "gemleak/base/errors.h"
 #include "gemleak/judge/json_input.h"
+#include "gemleak/read/process_facts.h"
 #include "gemleak/read/reader.h"
 #include "gemleak/read/sanitizer_reader.h"
 #include "gemleak/read/splitter.h"
@@ -32,6 +33,11 @@ typedef struct {
     guint64 repeated;
     guint64 inherited;
     gboolean marked;       /* its process wrote gemleak's markers */
+    gboolean free_at_exit; /* its process's Ruby freed its memory at exit (the helper said) */
+    gboolean unjudged;     /* its process ran a Ruby older than the engine needs: its records
+                            * are not judged (the run's coverage says it was not checked) */
+    gboolean leaks_unjudged; /* ... older than the engine checks leaks on: its leak records
+                              * are not judged, and a note says so */
     gboolean opened;
     guint processes;       /* the processes it stands for: a report's, or 1 */
     gboolean truncated;
@@ -40,6 +46,7 @@ typedef struct {
     gboolean report;
     guint report_incomplete;
     guint report_unchecked;
+    guint report_free_at_exit;
     GPtrArray *report_truncated;  /* char*, nullable */
     GPtrArray *notes;
     GHashTable *suppressed;  /* suppression name -> count, nullable */
@@ -189,12 +196,45 @@ static void read_report(Input *input)
     input->report = TRUE;
     input->report_incomplete = report.incomplete_files;
     input->report_unchecked = report.unchecked_processes;
+    input->report_free_at_exit = report.free_at_exit;
     input->report_truncated = g_steal_pointer(&report.truncated_files);
     for (guint i = 0; i < report.problems->len; i++)
         g_ptr_array_add(input->problems,
                         g_error_new(GL_ERROR, GL_ERROR_IO, "%s: %s", input->path,
                                     (const char *) g_ptr_array_index(report.problems, i)));
     gl_json_input_clear(&report);
+}
+
+/* Tells @classifier what the helper wrote of process @pid beside @input
+ * (a run directory): whether its Ruby freed its own memory at exit, and
+ * whether it is one the run's engine gives true verdicts on. */
+static void learn_process(Input *input, GlClassifier *classifier, gint64 pid)
+{
+    if (strcmp(input->path, "-") == 0)
+        return;
+    g_autofree char *dir = g_path_get_dirname(input->path);
+    GlProcessFacts facts;
+    gl_process_facts_read(dir, pid, &facts);
+    g_auto(GlRunFacts) run = { 0 };
+    gl_run_facts_read(dir, &run);
+    input->free_at_exit = facts.free_at_exit;
+    input->unjudged = run.min_ruby != NULL && facts.ruby_version[0] != '\0' &&
+                      !gl_ruby_version_at_least(facts.ruby_version, run.min_ruby);
+    input->leaks_unjudged = run.leaks_min_ruby != NULL && facts.ruby_version[0] != '\0' &&
+                            !gl_ruby_version_at_least(facts.ruby_version, run.leaks_min_ruby);
+    if (input->leaks_unjudged)
+        g_ptr_array_add(input->notes, g_strdup_printf(
+            "process %" G_GINT64_FORMAT " ran Ruby %s: its leaks are not judged (%s); its memory "
+            "errors are", pid, facts.ruby_version,
+            run.leaks_min_ruby_why != NULL ? run.leaks_min_ruby_why : "too old a Ruby"));
+    gl_classifier_set_free_at_exit(classifier, facts.free_at_exit);
+}
+
+/* Returns: TRUE if @record is of what the engine gives no true verdict on
+ * in @input's process (learn_process()). */
+static gboolean unjudged(const Input *input, const GlRecord *record)
+{
+    return input->unjudged || (input->leaks_unjudged && record->leak_kind != GL_LEAK_NONE);
 }
 
 static void read_xml(Input *input, const GlRules *rules, GlReader *reader)
@@ -207,9 +247,17 @@ static void read_xml(Input *input, const GlRules *rules, GlReader *reader)
     const GlDocument *doc = gl_reader_document(reader);
     guint64 base = (guint64) input->index << 32;
     guint64 n = 0;
+    gint64 pid = 0;
     GlRecord *record;
     while ((record = gl_reader_next(reader, NULL)) != NULL) {
-        GlVerdict verdict = gl_classifier_classify(classifier, record, doc);
+        /* Files one after another in one input are processes of their own. */
+        if (doc->pid != pid) {
+            pid = doc->pid;
+            learn_process(input, classifier, pid);
+        }
+        GlVerdict verdict = unjudged(input, record)
+                                ? GL_VERDICT_SKIP_UNJUDGED
+                                : gl_classifier_classify(classifier, record, doc);
         input->errors_seen++;
         input->by_verdict[verdict]++;
         if (strcmp(record->kind, GL_KIND_FATAL_SIGNAL) == 0)
@@ -251,10 +299,14 @@ static void read_xml(Input *input, const GlRules *rules, GlReader *reader)
     input->suppressed = g_hash_table_ref(gl_reader_suppression_counts(reader));
 }
 
-/* The functions a whole stack ends in: the program's start, or a thread's. */
+/* The functions a whole stack ends in: the program's start, a thread's, or
+ * a fiber's (Fiber, Enumerator#next): Ruby's coroutine switches to a new
+ * machine stack whose first frame is cont.c's fiber_entry (calling
+ * rb_fiber_start), or coroutine_trampoline where the platform's coroutine
+ * is ucontext's or a pthread's; nothing lies below it. */
 static const char *const stack_bottoms[] = {
     "main", "__libc_start_main", "__libc_start_call_main", "_start", "start_thread",
-    "clone", "clone3",
+    "clone", "clone3", "fiber_entry", "coroutine_trampoline",
 };
 
 /* Returns: TRUE if @stack reaches main or a thread's start. */
@@ -392,6 +444,7 @@ static void read_sanitizer(Input *input, const GlRules *rules)
     input->processes = 1;
     input->marked = facts.marked;
     g_autoptr(GlClassifier) classifier = gl_classifier_new(rules);
+    learn_process(input, classifier, facts.pid);
     g_autoptr(GlAttributor) attributor = gl_attributor_new(input->findings);
     GlDocument doc = { .pid = facts.pid, .started = TRUE, .finished = facts.complete,
                        .complete = facts.complete };
@@ -402,11 +455,13 @@ static void read_sanitizer(Input *input, const GlRules *rules)
     GlVerdict *verdicts = g_new0(GlVerdict, MAX(records->len, 1));
     for (guint n = 0; n < records->len; n++) {
         gboolean no_module = FALSE;
-        verdicts[n] = gl_sanitizer_verdict(classifier, g_ptr_array_index(records, n), &doc,
-                                           &no_module);
+        verdicts[n] = unjudged(input, g_ptr_array_index(records, n))
+            ? GL_VERDICT_SKIP_UNJUDGED
+            : gl_sanitizer_verdict(classifier, g_ptr_array_index(records, n), &doc, &no_module);
         unplaced += no_module;
     }
-    promote_lost_cycles(classifier, rules, records, verdicts, &doc);
+    if (!input->unjudged && !input->leaks_unjudged)
+        promote_lost_cycles(classifier, rules, records, verdicts, &doc);
     for (guint n = 0; n < records->len; n++) {
         GlRecord *record = g_ptr_array_index(records, n);
         GlVerdict verdict = verdicts[n];
@@ -454,7 +509,9 @@ static void read_sanitizer(Input *input, const GlRules *rules)
                                     "run, and was not checked (AddressSanitizer stops there "
                                     "unless the code was built with -fsanitize-recover=address, "
                                     "as gemleak's Rake task builds it)", shown, facts.pid));
-    if (facts.incomplete)
+    /* Too old a Ruby leaves more than the runtime reports: the coverage
+     * says that process was not checked, and why. */
+    if (facts.incomplete && !input->unjudged && !input->leaks_unjudged)
         g_ptr_array_add(input->problems,
                         g_error_new(GL_ERROR, GL_ERROR_LIMIT,
                                     "%s: process %" G_GINT64_FORMAT ": %s; what is missing may "
@@ -625,8 +682,9 @@ static GPtrArray *collect_inputs(const char *const *paths, GPtrArray *skipped)
             /* An engine that writes nothing for a process without leaks
              * (engine.txt says which ran) leaves a clean run without a
              * report: what its processes were is the run's coverage. */
-            g_autofree char *engine = g_build_filename(*path, GL_PROTO_ENGINE_FILE, NULL);
-            if (files != NULL && files->len == 0 && g_file_test(engine, G_FILE_TEST_EXISTS))
+            g_auto(GlRunFacts) run = { 0 };
+            gl_run_facts_read(*path, &run);
+            if (files != NULL && files->len == 0 && run.silent_when_clean)
                 continue;
             if (files != NULL && files->len == 0)
                 g_set_error(&problem, GL_ERROR, GL_ERROR_IO,
@@ -762,6 +820,8 @@ GlAnalysis *gl_analyze_with_killed(const char *const *paths, const GlRules *rule
         summary->repeated += input->repeated;
         summary->inherited += input->inherited;
         summary->marked_files += input->marked;
+        summary->free_at_exit += input->report ? input->report_free_at_exit
+                                               : (guint) (input->opened && input->free_at_exit);
         gl_findings_absorb(analysis->table, input->findings);
         for (guint j = 0; j < input->notes->len; j++)
             g_ptr_array_add(analysis->notes, g_strdup(g_ptr_array_index(input->notes, j)));

@@ -20,6 +20,8 @@ const char *gl_verdict_describe(GlVerdict verdict, guint64 count)
     case GL_VERDICT_SKIP_NO_TARGET: return "not in a target";
     case GL_VERDICT_SKIP_RUBY: return "Ruby's own memory";
     case GL_VERDICT_SKIP_INIT: return "in Init code";
+    case GL_VERDICT_SKIP_UNJUDGED:
+        return count == 1 ? "of a process on too old a Ruby" : "of processes on too old a Ruby";
     case GL_N_VERDICTS: break;
     }
     return "unknown";
@@ -49,6 +51,7 @@ struct GlClassifier {
     /* The executable of the document last seen, resolved: Ruby, whatever its name. */
     gint64 exe_pid;
     char *exe_path;
+    gboolean free_at_exit;  /* the process in hand freed Ruby's memory at exit */
 };
 
 static void facts_free(gpointer data)
@@ -76,6 +79,11 @@ void gl_classifier_free(GlClassifier *classifier)
     g_hash_table_unref(classifier->functions);
     g_free(classifier->exe_path);
     g_free(classifier);
+}
+
+void gl_classifier_set_free_at_exit(GlClassifier *classifier, gboolean free_at_exit)
+{
+    classifier->free_at_exit = free_at_exit;
 }
 
 void gl_classifier_collect_objects(const GlClassifier *classifier, GHashTable *set)
@@ -295,15 +303,44 @@ static gboolean in_init(GlClassifier *classifier, const GlStack *stack, guint fi
     return FALSE;
 }
 
+/* TRUE if the frames @a and @b name the same source file: a function's
+ * own file, where its implementation lies. Unknown is never the same. */
+static gboolean same_source(const GlFrame *a, const GlFrame *b)
+{
+    return a->file != NULL && b->file != NULL && strcmp(a->file, b->file) == 0 &&
+           g_strcmp0(a->dir, b->dir) == 0;
+}
+
 /* Rules 2 and 4: whose memory a leak is, from the frames between the
- * allocation and the first target frame. */
+ * allocation and the first target frame, read outward.
+ * - A frame of an API function that, by Ruby's headers, hands its memory to
+ *   the caller (rb_fd_init, rb_econv_open, st_*: GL_FN_CALLER_OWNED) gives
+ *   what was allocated inside it to its caller, and the frames inside it
+ *   are its implementation: unnamed ones (static functions, which only
+ *   their own file can call: a Ruby without symbols names only exported
+ *   functions) and named ones of its own source file.
+ * - A frame of Ruby's allocator (the xmalloc family: GL_FN_ALLOCATION)
+ *   allocates for its caller too, but Ruby's GC runs inside it, in its own
+ *   file: only the one internal frame that called the system allocator
+ *   (objspace_xmalloc0, unnamed without symbols) is its own.
+ * - Any other named function of Ruby's that the extension called allocated
+ *   for Ruby: Ruby's memory.
+ * - Unnamed frames nothing explains leave the owner unknown: uncertain,
+ *   unless it is the one innermost frame, Ruby's allocator entered from the
+ *   extension (or a library) by a tail call. */
 static GlVerdict classify_owner(GlClassifier *classifier, GlRecord *record, guint first)
 {
     const GlRules *rules = classifier->rules;
     const GlStack *stack = &record->stack;
-    guint unnamed = 0;
-    gint innermost_unnamed = -1;
-    gint innermost_ruby = -1;
+    /* A Ruby that freed its own memory at exit left none of it: what is
+     * still allocated was handed to the extension (rule 2's premise, that
+     * Ruby leaves its memory at exit, does not hold). */
+    gboolean rule = gl_rules_ruby_memory_rule(rules) && !classifier->free_at_exit;
+    /* The Ruby frames met since the last frame that decided for them. */
+    guint pending_unnamed = 0, pending_named = 0;
+    gint pending_first = -1, innermost_ruby = -1;
+    const GlFrame *named[8];
+    guint unexplained = 0, unnamed_total = 0;
     const char *unnamed_obj = NULL;
     for (guint i = 0; i < first; i++) {
         const GlFrame *frame = &stack->frames[i];
@@ -315,34 +352,45 @@ static GlVerdict classify_owner(GlClassifier *classifier, GlRecord *record, guin
             continue;
         if (innermost_ruby < 0)
             innermost_ruby = (gint) i;
+        if (pending_first < 0)
+            pending_first = (gint) i;
         if (frame->fn == NULL) {
-            unnamed++;
-            if (innermost_unnamed < 0)
-                innermost_unnamed = (gint) i;
+            pending_unnamed++;
+            unnamed_total++;
             unnamed_obj = frame->obj;
-        } else if ((flags & GL_FN_ALLOCATION) == 0 && gl_rules_ruby_memory_rule(rules)) {
-            /* The extension called a Ruby function that allocates for
-             * Ruby (or called back into Ruby): Ruby's memory. */
-            return GL_VERDICT_SKIP_RUBY;
+            continue;
         }
+        if ((flags & (GL_FN_ALLOCATION | GL_FN_CALLER_OWNED)) == 0) {
+            if (pending_named < G_N_ELEMENTS(named))
+                named[pending_named] = frame;
+            pending_named++;
+            continue;
+        }
+        if ((flags & GL_FN_CALLER_OWNED) != 0) {
+            for (guint n = 0; n < pending_named && rule; n++)
+                if (n >= G_N_ELEMENTS(named) || !same_source(named[n], frame))
+                    return GL_VERDICT_SKIP_RUBY;
+        } else {
+            if (pending_named > 0 && rule)
+                return GL_VERDICT_SKIP_RUBY;
+            if (pending_unnamed > 1 || (pending_unnamed == 1 && pending_first != innermost_ruby))
+                unexplained += pending_unnamed;
+        }
+        pending_unnamed = pending_named = 0;
+        pending_first = -1;
     }
-    if (unnamed == 0 || !gl_rules_ruby_memory_rule(rules))
+    /* The extension called a Ruby function that allocates for Ruby (or
+     * called back into Ruby): Ruby's memory. */
+    if (pending_named > 0 && rule)
+        return GL_VERDICT_SKIP_RUBY;
+    if (!rule)
         return GL_VERDICT_KEEP;
-    /* Ruby's allocation functions call the system allocator from one
-     * internal function (objspace_xmalloc0 and its kin), unnamed without
-     * symbols: one unnamed frame of Ruby, the innermost, entered from
-     * outside Ruby or from an allocation function, is that call. Anything
-     * deeper passed through functions we cannot name. */
-    if (unnamed == 1 && innermost_unnamed == innermost_ruby) {
-        guint above = (guint) innermost_unnamed + 1;
-        const GlFrame *caller = above < first ? &stack->frames[above] : NULL;
-        const ObjectFacts *facts = caller != NULL ? object_facts(classifier, caller->obj) : NULL;
-        if (caller == NULL || facts == NULL || !facts->is_ruby ||
-            (caller->fn != NULL && (function_flags(classifier, caller->fn) & GL_FN_ALLOCATION) != 0))
-            return GL_VERDICT_KEEP;
-    }
+    if (pending_unnamed > 1 || (pending_unnamed == 1 && pending_first != innermost_ruby))
+        unexplained += pending_unnamed;
+    if (unexplained == 0)
+        return GL_VERDICT_KEEP;
     record->uncertain = TRUE;
-    record->unnamed_frames = unnamed;
+    record->unnamed_frames = unnamed_total;
     record->unnamed_object = gl_record_intern(record, base_name(unnamed_obj));
     return GL_VERDICT_KEEP;
 }

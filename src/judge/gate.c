@@ -140,10 +140,11 @@ void gl_gate_evaluate(const GlGate *gate, const GPtrArray *findings, guint incom
                                "(see gemleak's messages)", incomplete_inputs,
                                incomplete_inputs == 1 ? "" : "s");
     if (unchecked_processes > 0)
-        g_string_append_printf(line, "%s %u process%s loaded an extension outside Valgrind (see "
-                               "gemleak's messages)", incomplete_inputs > 0 ? ";" : " in what "
-                               "Valgrind saw;", unchecked_processes,
-                               unchecked_processes == 1 ? "" : "es");
+        g_string_append_printf(line, "%s %u process%s that loaded an extension %s not checked "
+                               "(see gemleak's messages)", incomplete_inputs > 0 ? ";" : " in what "
+                               "was checked;", unchecked_processes,
+                               unchecked_processes == 1 ? "" : "es",
+                               unchecked_processes == 1 ? "was" : "were");
     if (interrupted != NULL) {
         if (result->failing == 0 && !checked_nothing && incomplete_inputs == 0 &&
             unchecked_processes == 0)

@@ -297,6 +297,8 @@ static void read_unchecked(JsonObject *report, JsonObject *summary, GlJsonInput 
                                             G_MAXUINT);
     input->unchecked_processes = (guint) CLAMP(int_member(summary, "unchecked_processes", 0), 0,
                                                G_MAXUINT);
+    input->free_at_exit = (guint) CLAMP(int_member(summary, "free_at_exit_processes", 0), 0,
+                                        G_MAXUINT);
     JsonObject *gate = object_member(report, "gate");
     gboolean complete = bool_member(gate, "complete", TRUE) && input->problems->len == 0 &&
                         input->incomplete_files == 0 && input->unchecked_processes == 0;
@@ -349,6 +351,8 @@ gboolean gl_json_input_read(const char *path, GlFindings *findings, guint64 orde
     input->by_verdict[GL_VERDICT_SKIP_NO_TARGET] = (guint64) MAX(int_member(reasons, "not_in_target", 0), 0);
     input->by_verdict[GL_VERDICT_SKIP_RUBY] = (guint64) MAX(int_member(reasons, "ruby_memory", 0), 0);
     input->by_verdict[GL_VERDICT_SKIP_INIT] = (guint64) MAX(int_member(reasons, "in_init", 0), 0);
+    input->by_verdict[GL_VERDICT_SKIP_UNJUDGED] =
+        (guint64) MAX(int_member(reasons, "unjudged_process", 0), 0);
     input->repeated = (guint64) MAX(int_member(reasons, "repeated_by_later_check", 0), 0);
     input->inherited = (guint64) MAX(int_member(reasons, "inherited_from_parent", 0), 0);
     guint64 skipped = input->repeated + input->inherited;

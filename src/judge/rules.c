@@ -34,24 +34,72 @@ struct GlRules {
 };
 
 /* Ruby's functions that allocate for their caller (rule 2): the xmalloc
- * family (ruby/internal/xmalloc.h, memory.h, util.h), the structs of Data
- * and TypedData objects, and st tables; then their insides, which a stack
- * shows where a call to them was a tail call. Memory one of these returns
- * is its caller's to free. Every other function of Ruby's that allocates
- * does so for Ruby: a string, an array, a class, a method cache, a GC. */
+ * family (ruby/internal/xmalloc.h, memory.h: "ruby_xfree(), ruby_xrealloc(),
+ * or ruby_xrealloc2()" release what they return), the structs of Data and
+ * TypedData objects (ruby/internal/core/rdata.h: the data "was allocated
+ * using ruby_xmalloc() (or variants), and shall be freed using
+ * ruby_xfree()"), then their insides, which a stack shows where a call to
+ * them was a tail call. Memory one of these returns is its caller's to
+ * free. Every other function of Ruby's that allocates does so for Ruby (a
+ * string, an array, a class, a method cache, a GC), unless Ruby's headers
+ * say its caller releases what it hands out (caller_owned_functions). */
 static const char *const allocation_functions[] = {
     "ruby_xmalloc", "ruby_xmalloc2", "ruby_xcalloc", "ruby_xrealloc", "ruby_xrealloc2",
     "ruby_sized_xrealloc", "ruby_sized_xrealloc2",
-    "ruby_strdup", "rb_xmalloc_mul_add", "rb_xmalloc_mul_add_mul", "rb_xcalloc_mul_add",
+    "rb_xmalloc_mul_add", "rb_xmalloc_mul_add_mul", "rb_xcalloc_mul_add",
     "rb_xcalloc_mul_add_mul", "rb_xrealloc_mul_add",
     "rb_data_object_zalloc", "rb_data_typed_object_zalloc", "rb_data_object_alloc",
     "rb_data_typed_object_alloc",
-    "st_*", "rb_st_*", "rebuild_table*",
     "ruby_xmalloc_body", "ruby_xmalloc2_body", "ruby_xcalloc_body", "ruby_xrealloc_body",
     "ruby_xrealloc2_body", "ruby_sized_xrealloc_body", "ruby_sized_xrealloc2_body", "objspace_xmalloc0", "objspace_xmalloc2", "objspace_xcalloc",
     "objspace_xrealloc", "rb_gc_impl_malloc", "rb_gc_impl_calloc", "rb_gc_impl_realloc",
     "calloc1",
     NULL,
+};
+
+/* The functions of Ruby's public API (Ruby 2.7 to 3.4) whose memory, by
+ * Ruby's own headers, the caller releases, each with the words that say
+ * so (rule 2): to the rule they are allocation functions, as ruby_xmalloc
+ * is. Memory the GC frees by itself (an ALLOCV buffer, which an object
+ * holds) is not here: its caller has nothing to release. */
+static const struct {
+    const char *glob;
+    const char *header;  /* where Ruby says so, for gemleak(1) and the tests */
+    const char *words;
+} caller_owned_functions[] = {
+    { "ruby_strdup", "ruby/util.h",
+      "Return value must be discarded using ruby_xfree()." },
+    { "ruby_getcwd", "ruby/util.h",
+      "Return value must be discarded using ruby_xfree()." },
+    /* rb_fd_set, rb_fd_copy and rb_fd_dup grow the set's bitmap. */
+    { "rb_fd_init", "ruby/internal/intern/select/largesize.h (ruby/intern.h before 3.0)",
+      "`rb_fd_init` allocates the memory. `rb_fd_term` frees the memory. `rb_fd_set` may "
+      "re-allocate bitmap." },
+    { "rb_fd_set", "ruby/internal/intern/select/largesize.h", "`rb_fd_set` may re-allocate bitmap." },
+    { "rb_fd_copy", "ruby/internal/intern/select/largesize.h", "`rb_fd_term` frees the memory." },
+    { "rb_fd_dup", "ruby/internal/intern/select/largesize.h", "`rb_fd_term` frees the memory." },
+    { "rb_econv_open", "ruby/internal/encoding/transcode.h (ruby/encoding.h before 3.0)",
+      "Return value must be passed to rb_econv_close() exactly once." },
+    { "rb_econv_open_opts", "ruby/internal/encoding/transcode.h (ruby/encoding.h before 3.0)",
+      "Return value must be passed to rb_econv_close() exactly once." },
+    /* st.h pairs every constructor with rb_st_free_table; what the table
+     * grows into (st_insert, rebuild_table) is freed with it. */
+    { "st_*", "ruby/st.h", "st_table *rb_st_init_table(...); void rb_st_free_table(st_table *);" },
+    { "rb_st_*", "ruby/st.h", "st_table *rb_st_init_table(...); void rb_st_free_table(st_table *);" },
+    { "rebuild_table*", "ruby/st.h (st.c's growth of a table)",
+      "void rb_st_free_table(st_table *);" },
+    { "onig_new", "ruby/onigmo.h", "int onig_new(OnigRegex*, ...); void onig_free(OnigRegex);" },
+    { "onig_new_deluxe", "ruby/onigmo.h",
+      "int onig_new_deluxe(OnigRegex* reg, ...); void onig_free(OnigRegex);" },
+    { "onig_region_new", "ruby/onigmo.h",
+      "OnigRegion* onig_region_new(void); void onig_region_free(OnigRegion* region, int free_self);" },
+    { "onig_region_resize", "ruby/onigmo.h",
+      "int onig_region_resize(OnigRegion* region, int n); void onig_region_free(...);" },
+    { "onig_region_copy", "ruby/onigmo.h",
+      "void onig_region_copy(OnigRegion* to, const OnigRegion* from); void onig_region_free(...);" },
+    { "rb_memory_view_get", "ruby/memory_view.h (Ruby 3.0 and later)",
+      "The exported MemoryView must be released by `rb_memory_view_release` when the "
+      "MemoryView is no longer needed." },
 };
 
 /* Ruby's extension loader, which calls an extension's Init function
@@ -346,6 +394,29 @@ static gboolean matches_any(const char *const *globs, const char *name)
     return FALSE;
 }
 
+static gboolean is_caller_owned(const char *fn)
+{
+    for (gsize i = 0; i < G_N_ELEMENTS(caller_owned_functions); i++)
+        if (fnmatch(caller_owned_functions[i].glob, fn, 0) == 0)
+            return TRUE;
+    return FALSE;
+}
+
+guint gl_rules_n_caller_owned(void)
+{
+    return G_N_ELEMENTS(caller_owned_functions);
+}
+
+const char *gl_rules_caller_owned(guint index, const char **header, const char **words)
+{
+    g_return_val_if_fail(index < G_N_ELEMENTS(caller_owned_functions), NULL);
+    if (header != NULL)
+        *header = caller_owned_functions[index].header;
+    if (words != NULL)
+        *words = caller_owned_functions[index].words;
+    return caller_owned_functions[index].glob;
+}
+
 gboolean gl_is_ruby_object(const char *path)
 {
     return path != NULL && matches_any(ruby_object_globs, base_name(path));
@@ -394,9 +465,11 @@ guint gl_rules_function_flags(const GlRules *rules, const char *fn)
     guint flags = GL_FN_KNOWN;
     if (matches_any(allocation_functions, base))
         flags |= GL_FN_ALLOCATION;
+    else if (is_caller_owned(base))
+        flags |= GL_FN_CALLER_OWNED;
     if (matches_any(loader_functions, base))
         flags |= GL_FN_LOADER;
-    if ((flags & GL_FN_ALLOCATION) == 0 && matches_any(gc_functions, base))
+    if ((flags & (GL_FN_ALLOCATION | GL_FN_CALLER_OWNED)) == 0 && matches_any(gc_functions, base))
         flags |= GL_FN_GC;
     if (matches_any(marking_functions, base))
         flags |= GL_FN_MARKING;

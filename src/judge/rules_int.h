@@ -9,12 +9,13 @@
 
 /* What a function name says (gl_rules_function_flags()). */
 enum {
-    GL_FN_ALLOCATION = 1 << 0,  /* allocates for its caller */
+    GL_FN_ALLOCATION = 1 << 0,  /* Ruby's allocator: allocates for its caller */
     GL_FN_LOADER = 1 << 1,      /* Ruby's extension loader */
     GL_FN_SKIP = 1 << 2,        /* matches a --skip-function pattern */
     GL_FN_KNOWN = 1 << 3,       /* always set: a flag word is never 0 */
     GL_FN_GC = 1 << 4,          /* Ruby's garbage collector */
     GL_FN_MARKING = 1 << 5,     /* what a mark function calls to mark its values */
+    GL_FN_CALLER_OWNED = 1 << 6,/* an API whose memory Ruby's headers say the caller releases */
 };
 
 /* Returns: the GL_FN_ flags of the function @fn, compiler suffixes

@@ -234,6 +234,8 @@ static void json_end(gpointer data)
     gl_json_add_int(builder, "not_in_target", (gint64) summary->by_verdict[GL_VERDICT_SKIP_NO_TARGET]);
     gl_json_add_int(builder, "ruby_memory", (gint64) summary->by_verdict[GL_VERDICT_SKIP_RUBY]);
     gl_json_add_int(builder, "in_init", (gint64) summary->by_verdict[GL_VERDICT_SKIP_INIT]);
+    gl_json_add_int(builder, "unjudged_process",
+                    (gint64) summary->by_verdict[GL_VERDICT_SKIP_UNJUDGED]);
     gl_json_add_int(builder, "repeated_by_later_check", (gint64) summary->repeated);
     gl_json_add_int(builder, "inherited_from_parent", (gint64) summary->inherited);
     json_builder_end_object(builder);
@@ -246,6 +248,7 @@ static void json_end(gpointer data)
      * filter` reads these back (json_input.c). */
     gl_json_add_int(builder, "incomplete_files", summary->incomplete_files);
     gl_json_add_int(builder, "unchecked_processes", summary->unchecked_processes);
+    gl_json_add_int(builder, "free_at_exit_processes", summary->free_at_exit);
     json_builder_set_member_name(builder, "problems");
     json_builder_begin_array(builder);
     for (guint i = 0; i < context->analysis->problems->len; i++)

@@ -323,6 +323,11 @@ static void text_end(gpointer data)
         fprintf(state->out, "gemleak: target%s: %s\n", context->targets[1] != NULL ? "s" : "",
                 targets);
     }
+    if (summary->free_at_exit > 0)
+        fprintf(state->out, "gemleak: Ruby freed its own memory at exit (RUBY_FREE_AT_EXIT) in "
+                "%u of %u process%s: there, what the extension lost of what a Ruby API allocated is "
+                "its own (gemleak(1), RULES, 2)\n", summary->free_at_exit, summary->processes,
+                summary->processes == 1 ? "" : "es");
     /* The gate's line names files (--write-baseline's) */
     if (context->gate != NULL && context->gate->line != NULL) {
         g_autofree char *gate = gl_text_escape(context->gate->line);

@@ -3,6 +3,7 @@
 #include "gemleak/run/rundir.h"
 #include "gemleak/run/engine.h"
 #include "gemleak/base/protocol.h"
+#include "gemleak/read/process_facts.h"
 #include "gemleak/base/errors.h"
 #include "gemleak/base/sys.h"
 #include "gemleak/base/text.h"
@@ -217,17 +218,48 @@ static gboolean has_engine_record(const char *dir, gint64 pid)
     return gl_engine_has_log(dir, pid) || g_file_test(said, G_FILE_TEST_EXISTS);
 }
 
-/* Returns: (transfer full): the title of the engine the run in @dir used
- * (engine.txt), "Valgrind" when it says none. */
-static char *engine_of_dir(const char *dir)
+gboolean gl_rundir_write_engine(const char *dir, const GlEngine *engine, const char *version,
+                                GError **error)
 {
+    g_autoptr(GString) text = g_string_new(engine->title);
+    g_string_append_printf(text, "\n" GL_PROTO_ENGINE_NAME " %s\n", engine->name);
+    /* one line each: a runtime's path has no newline gemleak would keep */
+    if (version != NULL && strchr(version, '\n') == NULL)
+        g_string_append_printf(text, GL_PROTO_ENGINE_VERSION " %s\n", version);
+    if (engine->silent_when_clean)
+        g_string_append(text, GL_PROTO_ENGINE_SILENT " yes\n");
+    if (engine->leaks_min_ruby != NULL)
+        g_string_append_printf(text, GL_PROTO_ENGINE_LEAKS_MIN_RUBY " %s\n"
+                               GL_PROTO_ENGINE_LEAKS_MIN_RUBY_WHY " %s\n", engine->leaks_min_ruby,
+                               engine->leaks_min_ruby_why);
+    if (engine->min_ruby != NULL)
+        g_string_append_printf(text, GL_PROTO_ENGINE_MIN_RUBY " %s\n"
+                               GL_PROTO_ENGINE_MIN_RUBY_WHY " %s\n", engine->min_ruby,
+                               engine->min_ruby_why);
     g_autofree char *path = g_build_filename(dir, GL_PROTO_ENGINE_FILE, NULL);
-    g_autofree char *text = NULL;
-    gsize length = 0;
-    if (!gl_file_read_bounded(path, 64, &text, &length, NULL) || length == 0)
-        return g_strdup("Valgrind");
-    g_autofree char *line = g_strndup(text, strcspn(text, "\r\n"));
-    return g_utf8_make_valid(line, -1);
+    g_autoptr(GError) local = NULL;
+    if (!g_file_set_contents(path, text->str, (gssize) text->len, &local)) {
+        g_set_error(error, GL_ERROR, GL_ERROR_ENVIRONMENT, "cannot write in the run directory "
+                    "%s: %s", dir, local->message);
+        return FALSE;
+    }
+    return TRUE;
+}
+
+/* Returns: (transfer full) (nullable): why process @pid's verdicts are not
+ * true: the Ruby it ran (its helper said) is older than the engine of
+ * @run needs; NULL when it is not, or nobody said. */
+static char *older_than_engine(const char *dir, gint64 pid, const GlRunFacts *run)
+{
+    GlProcessFacts facts;
+    if (run->min_ruby == NULL || !gl_process_facts_read(dir, pid, &facts) ||
+        facts.ruby_version[0] == '\0' ||
+        gl_ruby_version_at_least(facts.ruby_version, run->min_ruby))
+        return NULL;
+    return g_strdup_printf("process %" G_GINT64_FORMAT ": it ran Ruby %s, and --engine %s needs "
+                           "Ruby %s or newer: %s (--engine valgrind, the default, checks it)", pid,
+                           facts.ruby_version, run->name, run->min_ruby,
+                           run->min_ruby_why != NULL ? run->min_ruby_why : "");
 }
 
 /* Adds to @coverage what the directory @dir says: its lists, which of
@@ -235,8 +267,10 @@ static char *engine_of_dir(const char *dir)
  * outside-PID.txt sentences. */
 static void coverage_of_dir(const char *dir, GlRunCoverage *coverage)
 {
-    g_autofree char *engine = engine_of_dir(dir);
-    gboolean valgrind = strcmp(engine, "Valgrind") == 0;
+    g_auto(GlRunFacts) run = { 0 };
+    gl_run_facts_read(dir, &run);
+    const char *engine = run.title;
+    gboolean valgrind = strcmp(run.name, "valgrind") == 0;
     if (!valgrind) {
         g_free(coverage->engine);
         coverage->engine = g_strdup(engine);
@@ -277,7 +311,11 @@ static void coverage_of_dir(const char *dir, GlRunCoverage *coverage)
         if (loaded->len == 0)
             continue;
         if (has_xml(dir, pid) || (!valgrind && has_engine_record(dir, pid))) {
-            coverage->checked++;
+            g_autofree char *too_old = older_than_engine(dir, pid, &run);
+            if (too_old != NULL)
+                g_ptr_array_add(coverage->unchecked, g_steal_pointer(&too_old));
+            else
+                coverage->checked++;
             continue;
         }
         g_autofree char *valid = g_utf8_make_valid(loaded->str, -1);  /* a path's raw bytes */
@@ -351,6 +389,31 @@ GPtrArray *gl_rundir_outside(const char *dir)
     }
     g_ptr_array_sort(said, gl_compare_strings);
     return said;
+}
+
+char *gl_rundir_ruby_versions(const char *dir)
+{
+    g_autoptr(GPtrArray) versions = g_ptr_array_new_with_free_func(g_free);
+    g_autoptr(GDir) handle = g_dir_open(dir, 0, NULL);
+    const char *name;
+    while (handle != NULL && (name = g_dir_read_name(handle)) != NULL) {
+        GlProcessFacts facts;
+        if (!is_pid_file(name, GL_PROTO_RUBY_PREFIX, GL_PROTO_FILE_SUFFIX) ||
+            !gl_process_facts_read(dir, g_ascii_strtoll(name + strlen(GL_PROTO_RUBY_PREFIX), NULL,
+                                                        10), &facts) ||
+            facts.ruby_version[0] == '\0')
+            continue;
+        gboolean seen = FALSE;
+        for (guint i = 0; i < versions->len && !seen; i++)
+            seen = strcmp(g_ptr_array_index(versions, i), facts.ruby_version) == 0;
+        if (!seen)
+            g_ptr_array_add(versions, g_strdup(facts.ruby_version));
+    }
+    if (versions->len == 0)
+        return NULL;
+    g_ptr_array_sort(versions, gl_compare_strings);
+    g_ptr_array_add(versions, NULL);
+    return g_strjoinv(", ", (char **) versions->pdata);
 }
 
 GHashTable *gl_rundir_test_durations(const char *dir)
@@ -547,7 +610,9 @@ static gboolean written_by_gemleak(const char *name, gboolean helper)
     if (is_pid_file(name, "", ".xml") || is_pid_file(name, "", ".xml.gz") ||
         is_pid_file(name, GL_PROTO_LOADED_PREFIX, GL_PROTO_FILE_SUFFIX) ||
         is_pid_file(name, GL_PROTO_DURATIONS_PREFIX, GL_PROTO_FILE_SUFFIX) ||
-        is_pid_file(name, GL_PROTO_OUTSIDE_PREFIX, GL_PROTO_FILE_SUFFIX) || strcmp(name, GL_PROTO_RUN_MARKER) == 0)
+        is_pid_file(name, GL_PROTO_OUTSIDE_PREFIX, GL_PROTO_FILE_SUFFIX) ||
+        is_pid_file(name, GL_PROTO_RUBY_PREFIX, GL_PROTO_FILE_SUFFIX) ||
+        strcmp(name, GL_PROTO_RUN_MARKER) == 0)
         return TRUE;
     /* a sanitizer engine's reports (lsan.PID, asan.PID) and the helper's
      * word that its runtime was in a process */

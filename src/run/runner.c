@@ -290,12 +290,8 @@ gboolean gl_run_commands(const GlRunOptions *options, GPtrArray *commands, GlRun
         return FALSE;
     /* What ran, for gemleak filter on a kept directory: an engine that
      * writes nothing for a clean process leaves a run without reports. */
-    g_autofree char *engine_file = g_build_filename(result->dir, GL_PROTO_ENGINE_FILE, NULL);
-    if (engine != &gl_engine_valgrind &&
-        !g_file_set_contents(engine_file, engine->title, -1, error)) {
-        g_prefix_error(error, "cannot write in the run directory: ");
+    if (!gl_rundir_write_engine(result->dir, engine, result->valgrind_version, error))
         return FALSE;
-    }
     /* Valgrind's command line, for a Ruby that finds itself outside it (below
      * a launcher gemleak spares, extconf.rb) to put itself under it. */
     g_autofree char *valgrind = engine->handover(options, result->dir, result->helper_dir);

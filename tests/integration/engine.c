@@ -1,9 +1,9 @@
 /* Integration tests, the LeakSanitizer engine: on a Ruby 3.3 or newer
  * (GEMLEAK_TEST_RUBY34, else the Ruby 3.4.5 scripts/build-ruby builds),
  * with the real runtime, --engine lsan finds the leaks the Valgrind engine
- * finds, on the probe patterns and the example gem; on Ruby 3.1 it
- * refuses. Without such a Ruby the tests that need it are skipped, and
- * say why. */
+ * finds, on the probe patterns and the example gem (a process on Ruby 3.1
+ * is INCOMPLETE: handed.c). Without such a Ruby the tests that need it are
+ * skipped, and say why. */
 #include <string.h>
 
 #include "harness.h"
@@ -251,17 +251,26 @@ START_TEST(test_lsan_fast_stacks_on_a_frame_pointer_ruby)
 END_TEST
 
 /* Every shape of ext/probe: TypedData without dfree, st tables, zlib's
- * cycle (LeakSanitizer calls all of it indirect), Init code. */
+ * cycle (LeakSanitizer calls all of it indirect), memory Ruby's API hands
+ * to the extension, Init code. Not its memory errors: LeakSanitizer does
+ * not see them, and its allocator, unguarded, hands a block freed twice
+ * out twice, after which a lost block can look reachable (r_fdset's, in
+ * one run of three). */
 START_TEST(test_lsan_probe_patterns_as_valgrind)
 {
     if (!have_ruby34("the LeakSanitizer engine on ext/probe"))
         return;
     g_autofree char *probe = g_strdup_printf("-I%s/probe", work);
-    g_autofree char *script = g_strdup_printf("load '%s/probe/probe_run.rb'", work);
+    g_autofree char *script = g_strdup_printf(
+        "require 'probe'; ARGV.replace(Probe.singleton_methods.grep(/\\A[rn]_/).map(&:to_s).sort - "
+        "%%w[r_double_free r_uaf_tail r_uaf_two_lines r_overflow]); load '%s/probe/probe_run.rb'",
+        work);
     const char *command[] = { ruby34, "--disable-gems", probe, "-e", script, NULL };
     g_autofree char *leaks = same_leaks(NULL, command, 1);
     ck_assert_ptr_nonnull(strstr(leaks, "definite: r_typed_nofree\n"));
     ck_assert_ptr_nonnull(strstr(leaks, "definite: r_zlib\n"));
+    ck_assert_ptr_nonnull(strstr(leaks, "definite: r_fdset\n"));
+    ck_assert_ptr_nonnull(strstr(leaks, "definite: r_econv\n"));
     ck_assert_ptr_null(strstr(leaks, "Init_probe\n"));
 }
 END_TEST
@@ -626,24 +635,6 @@ START_TEST(test_asan_rake_task)
 }
 END_TEST
 
-/* Ruby 3.1 cannot free its memory at exit: LeakSanitizer would drop the
- * extension's leaks among Ruby's. The run stops before it starts. */
-START_TEST(test_lsan_refuses_ruby31)
-{
-    Result r = { 0 };
-    const char *argv[] = { gemleak_binary, "run", "--engine", "lsan", "--", "/usr/bin/ruby",
-                           "-e", "exit 7", NULL };
-    if (!g_file_test(argv[5], G_FILE_TEST_IS_EXECUTABLE))
-        gl_test_skip("--engine lsan on Ruby 3.1: no %s (Debian's ruby)", argv[5]);
-    run_command(&r, NULL, NULL, argv);
-    ck_assert_msg(r.status == 2, "status %d:\n%s", r.status, r.err);
-    gl_assert_line(r.err, "^gemleak: --engine lsan needs Ruby 3\\.3 or newer, and the command "
-                          "runs Ruby 3\\.[0-2]");
-    gl_assert_line(r.err, "Use the Valgrind engine \\(--engine valgrind, the default\\)");
-    result_clear(&r);
-}
-END_TEST
-
 /* Issue 26, item 10: SIGTERM to a run under LeakSanitizer, whose Ruby then
  * ends by the signal before the runtime's leak check: the JSON report said
  * "complete" and "pass: no findings", and gemleak filter of it exited 0. */
@@ -700,7 +691,6 @@ END_TEST
 void integration_engine(TCase *tcase)
 {
     tcase_add_unchecked_fixture(tcase, setup_ruby34, teardown_ruby34);
-    tcase_add_test(tcase, test_lsan_refuses_ruby31);
     tcase_add_test(tcase, test_lsan_interrupted_run_never_passes);
     tcase_add_test(tcase, test_lsan_pipe_in_the_path);
     tcase_add_test(tcase, test_lsan_leaky_patterns_as_valgrind);

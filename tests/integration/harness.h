@@ -149,5 +149,7 @@ void integration_gem(TCase *tcase);
 void integration_engine(TCase *tcase);
 void integration_asan(TCase *tcase);
 void integration_groups(TCase *tcase);
+void integration_handed(TCase *tcase);
+void integration_promise(TCase *tcase);
 
 #endif

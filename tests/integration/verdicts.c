@@ -4,7 +4,8 @@
 
 static const char *const probe_bugs[] = {
     "r_malloc", "r_calloc", "r_realloc", "r_strdup", "r_xmalloc", "r_alloc_n", "r_xcalloc",
-    "r_xrealloc", "r_ruby_strdup", "r_typed_nofree", "r_st_table", "r_asprintf", "r_zlib",
+    "r_xrealloc", "r_ruby_strdup", "r_typed_nofree", "r_st_table", "r_fdset", "r_econv",
+    "r_getcwd", "r_onig_new", "r_onig_region", "r_asprintf", "r_zlib",
     "r_two_sites", "r_calls_init_named", "r_xmalloc_gc", "r_uaf_two_lines", "r_uaf_tail",
     "r_double_free", "r_overflow", NULL,
 };

@@ -75,7 +75,7 @@ START_TEST(test_ruby_memory_behind_a_ruby_call)
                             "rb_intern3", "rb_raise", "rb_ivar_set", "rb_vm_exec",
                             "rb_iseq_new_eval", "rb_check_funcall_default", "rb_protect",
                             "rb_str_new", "rb_enc_str_new", "rb_ary_push", "rb_hash_aset",
-                            "rb_ident_hash_new", "rb_str_encode", "rb_econv_open",
+                            "rb_ident_hash_new", "rb_str_encode", "rb_enc_find_index",
                             "rb_define_class_id_under", "rb_struct_define", "rb_const_set",
                             "rb_ec_obj_respond_to.part.0", "vm_sendish.constprop.0",
                             "method_boundp", "rb_id_table_create" };
@@ -121,7 +121,9 @@ START_TEST(test_allocation_functions_allocate_for_the_extension)
                                  "rb_xmalloc_mul_add", "rb_data_typed_object_zalloc",
                                  "rb_data_object_zalloc", "rb_st_init_numtable",
                                  "st_init_numtable", "rb_st_init_table_with_size",
-                                 "rb_st_insert" };
+                                 "rb_st_insert", "ruby_getcwd", "rb_fd_init", "rb_fd_set",
+                                 "rb_econv_open", "rb_econv_open_opts", "onig_new",
+                                 "onig_region_new", "rb_memory_view_get" };
     for (guint i = 0; i < G_N_ELEMENTS(allocators); i++) {
         g_autofree char *frame = g_strdup_printf("%s@" DEBIAN_RUBY, allocators[i]);
         gboolean uncertain = TRUE;
@@ -150,6 +152,76 @@ START_TEST(test_allocation_functions_allocate_for_the_extension)
                                            &uncertain),
                      GL_VERDICT_KEEP);
     ck_assert(!uncertain);
+}
+END_TEST
+
+/* Rule 2: an API whose memory Ruby's headers say the caller releases
+ * (issue 30: a C++ gem's rb_fd_init without rb_fd_term, 39 KB over 45
+ * tests, skipped as Ruby's). Its insides are its own: unnamed static
+ * functions of a stripped Ruby, and functions of its own source file; a
+ * function of another file it called allocated for Ruby. Stacks of
+ * Debian's Ruby 3.1 (ext/probe's r_fdset, r_econv, n_api_released). */
+START_TEST(test_memory_an_api_hands_to_its_caller)
+{
+    g_autoptr(GlRules) rules = rules_for("leaky");
+    gboolean uncertain = TRUE;
+    ck_assert_int_eq(verdict_and_certainty(rules, gl_test_record(LEAK, "malloc@" VG,
+                                                                 "?@" DEBIAN_RUBY,
+                                                                 "rb_fd_init@" DEBIAN_RUBY,
+                                                                 "leaky_call@" EXT, NULL),
+                                           &uncertain),
+                     GL_VERDICT_KEEP);
+    ck_assert(!uncertain);
+    ck_assert_int_eq(verdict_and_certainty(rules, gl_test_record(LEAK, "malloc@" VG,
+                                                                 "?@" DEBIAN_RUBY, "?@" DEBIAN_RUBY,
+                                                                 "rb_econv_open@" DEBIAN_RUBY,
+                                                                 "leaky_call@" EXT, NULL),
+                                           &uncertain),
+                     GL_VERDICT_KEEP);
+    ck_assert(!uncertain);
+    /* the encoding rb_econv_open loaded on first use: Ruby's table */
+    ck_assert_int_eq(verdict_of(rules, gl_test_record(LEAK, "malloc@" VG, "?@" DEBIAN_RUBY,
+                                                      "rb_st_init_table_with_size@" DEBIAN_RUBY,
+                                                      "?@" DEBIAN_RUBY, "rb_hash_aset@" DEBIAN_RUBY,
+                                                      "?@" DEBIAN_RUBY,
+                                                      "rb_enc_find_index@" DEBIAN_RUBY,
+                                                      "rb_econv_open@" DEBIAN_RUBY,
+                                                      "leaky_call@" EXT, NULL)),
+                     GL_VERDICT_SKIP_RUBY);
+    /* With symbols: transcode.c's own functions are rb_econv_open's; a
+     * function of another file is not. */
+    GlRecord *own = gl_test_record(LEAK, "malloc@" VG, "rb_gc_impl_malloc@" RUBY34,
+                                   "ruby_xmalloc@" RUBY34, "rb_econv_alloc@" RUBY34,
+                                   "rb_econv_open0@" RUBY34, "rb_econv_open@" RUBY34,
+                                   "leaky_call@" EXT, NULL);
+    for (guint i = 3; i <= 5; i++)
+        own->stack.frames[i].file = gl_record_intern(own, "transcode.c");
+    ck_assert_int_eq(verdict_and_certainty(rules, own, &uncertain), GL_VERDICT_KEEP);
+    ck_assert(!uncertain);
+    GlRecord *other = gl_test_record(LEAK, "malloc@" VG, "ruby_xmalloc@" RUBY34,
+                                     "str_new0@" RUBY34, "rb_econv_open0@" RUBY34,
+                                     "rb_econv_open@" RUBY34, "leaky_call@" EXT, NULL);
+    other->stack.frames[2].file = gl_record_intern(other, "string.c");
+    for (guint i = 3; i <= 4; i++)
+        other->stack.frames[i].file = gl_record_intern(other, "transcode.c");
+    ck_assert_int_eq(verdict_of(rules, other), GL_VERDICT_SKIP_RUBY);
+    /* Ruby's GC inside the API's allocation is still Ruby's. */
+    GlRecord *gc = gl_test_record(LEAK, "malloc@" VG, "push_mark_stack_chunk@" RUBY34,
+                                  "gc_start@" RUBY34, "rb_gc_impl_malloc@" RUBY34,
+                                  "ruby_xmalloc@" RUBY34, "rb_econv_open0@" RUBY34,
+                                  "rb_econv_open@" RUBY34, "leaky_call@" EXT, NULL);
+    for (guint i = 1; i <= 3; i++)
+        gc->stack.frames[i].file = gl_record_intern(gc, "default.c");
+    for (guint i = 5; i <= 6; i++)
+        gc->stack.frames[i].file = gl_record_intern(gc, "transcode.c");
+    ck_assert_int_eq(verdict_of(rules, gc), GL_VERDICT_SKIP_RUBY);
+    /* Every entry of the table says where Ruby's headers say so. */
+    ck_assert_uint_ge(gl_rules_n_caller_owned(), 8);
+    for (guint i = 0; i < gl_rules_n_caller_owned(); i++) {
+        const char *header = NULL, *words = NULL;
+        const char *glob = gl_rules_caller_owned(i, &header, &words);
+        ck_assert_msg(g_str_has_prefix(header, "ruby/") && strlen(words) > 10, "%s", glob);
+    }
 }
 END_TEST
 
@@ -747,6 +819,63 @@ static GlAnalysis *analyze_fixture(const char *relative, GlRules *rules)
     return gl_analyze(paths, rules, 1);
 }
 
+/* Issue 30: what gemleak's helper wrote of a process in its run directory
+ * decides rule 2 for it. Debian's Ruby 3.1 running ext/probe's r_econv:
+ * the converter is the extension's; the encoding table rb_econv_open
+ * loaded on first use (two blocks under rb_enc_find_index) is Ruby's,
+ * unless that Ruby freed its memory at exit, when Ruby left none of its
+ * own. A process on a Ruby older than the engine needs is not judged. */
+START_TEST(test_process_facts_from_the_run_directory)
+{
+    g_autoptr(GlRules) rules = rules_for("probe");
+    g_autoptr(GlAnalysis) alone = analyze_fixture("xml/api-econv-ruby31.xml", rules);
+    ck_assert_uint_eq(alone->findings->len, 1);
+    ck_assert_uint_eq(alone->summary.by_verdict[GL_VERDICT_SKIP_RUBY], 2);
+    ck_assert_uint_eq(alone->summary.free_at_exit, 0);
+
+    g_autofree char *fixture = gl_test_fixture("xml/api-econv-ruby31.xml");
+    gsize length = 0;
+    g_autofree char *xml = gl_test_read(fixture, &length);
+    g_autofree char *dir = gl_test_tmpdir();
+    g_autofree char *file = g_build_filename(dir, "29078.xml", NULL);
+    g_autofree char *ruby = g_build_filename(dir, "ruby-29078.txt", NULL);
+    g_autofree char *engine = g_build_filename(dir, "engine.txt", NULL);
+    gl_test_write(file, xml, (gssize) length);
+    /* a process that started again (exec) under another Ruby: its last line */
+    gl_test_write(ruby, "3.1.2\n3.4.5 free-at-exit\n", -1);
+    const char *paths[] = { dir, NULL };
+    g_autoptr(GlAnalysis) freed = gl_analyze(paths, rules, 1);
+    ck_assert_uint_eq(freed->findings->len, 3);
+    ck_assert_uint_eq(freed->summary.by_verdict[GL_VERDICT_SKIP_RUBY], 0);
+    ck_assert_uint_eq(freed->summary.free_at_exit, 1);
+
+    /* --skip-function still skips where rule 2 is off */
+    g_autoptr(GlRules) skipping = rules_for("probe");
+    ck_assert(gl_rules_add_skip_function(skipping, "rb_enc_find_index", NULL));
+    g_autoptr(GlAnalysis) skipped = gl_analyze(paths, skipping, 1);
+    ck_assert_uint_eq(skipped->findings->len, 1);
+
+    gl_test_write(ruby, "3.1.2\n", -1);
+    gl_test_write(engine, "LeakSanitizer\nname lsan\nmin-ruby 3.3\nmin-ruby-why it must\n", -1);
+    g_autoptr(GlAnalysis) too_old = gl_analyze(paths, rules, 1);
+    ck_assert_uint_eq(too_old->findings->len, 0);
+    ck_assert_uint_eq(too_old->summary.by_verdict[GL_VERDICT_SKIP_UNJUDGED], 3);
+    ck_assert_uint_eq(too_old->summary.errors_seen, 3);
+
+    /* an engine that sees memory errors on any Ruby, leaks from 3.3 */
+    gl_test_write(engine, "AddressSanitizer\nname asan\nleaks-min-ruby 3.3\n"
+                          "leaks-min-ruby-why it must free\n", -1);
+    g_autoptr(GlAnalysis) no_leaks = gl_analyze(paths, rules, 1);
+    ck_assert_uint_eq(no_leaks->findings->len, 0);
+    ck_assert_uint_eq(no_leaks->summary.by_verdict[GL_VERDICT_SKIP_UNJUDGED], 3);
+    ck_assert_uint_eq(no_leaks->notes->len, 1);
+    ck_assert_str_eq(g_ptr_array_index(no_leaks->notes, 0),
+                     "process 29078 ran Ruby 3.1.2: its leaks are not judged (it must free); "
+                     "its memory errors are");
+    gl_remove_tree(dir);
+}
+END_TEST
+
 START_TEST(test_real_captures)
 {
     g_autoptr(GlRules) rules = rules_for("leaky");
@@ -870,6 +999,7 @@ Suite *gl_classify_suite(void)
     tcase_add_test(tc, test_leak_outside_target_is_skipped);
     tcase_add_test(tc, test_ruby_memory_behind_a_ruby_call);
     tcase_add_test(tc, test_allocation_functions_allocate_for_the_extension);
+    tcase_add_test(tc, test_memory_an_api_hands_to_its_caller);
     tcase_add_test(tc, test_unnamed_ruby_frames);
     tcase_add_test(tc, test_callback_names_count_only_inside_ruby);
     tcase_add_test(tc, test_ruby_objects_recognised);
@@ -891,6 +1021,7 @@ Suite *gl_classify_suite(void)
     tcase_add_test(tc, test_target_regular_expressions);
     tcase_add_test(tc, test_target_path_through_a_symlink);
     tcase_add_test(tc, test_real_captures);
+    tcase_add_test(tc, test_process_facts_from_the_run_directory);
     tcase_add_loop_test(tc, test_probe_capture, 0, G_N_ELEMENTS(probe_captures));
     tcase_add_test(tc, test_redcarpet_on_ruby_3_4);
     suite_add_tcase(suite, tc);

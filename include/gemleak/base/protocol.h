@@ -15,14 +15,19 @@
  *                            (gemleak's default targets)
  *   outside-PID.txt          what it ran outside Valgrind, one line each
  *   durations-PID.txt        "SECONDS<TAB>FILE" for each test file timed
+ *   ruby-PID.txt             "VERSION[ free-at-exit]": the Ruby the process
+ *                            ran, and whether it frees its own memory at exit
+ *                            (Ruby 3.3 and later with RUBY_FREE_AT_EXIT set):
+ *                            what is still allocated at exit was then nobody's
+ *                            to keep, and rules 2 and 3 do not apply to it
  *   engine-PID.txt           the engine's runtime (GL_PROTO_RUNTIME_VARIABLE)
  *                            was mapped in the process: it ran under an
  *                            engine that writes nothing for a process
  *                            without leaks (LeakSanitizer)
- * and, written by gemleak, engine.txt: the title of the engine the run
- * used, when it is not Valgrind ("LeakSanitizer"), and interrupted.txt:
- * the signal that interrupted the run ("SIGTERM"), after which what the
- * command had not run was not checked.
+ * and, written by gemleak, engine.txt: the engine the run used, its title
+ * ("LeakSanitizer") and what the analysis needs to know of it, and
+ * interrupted.txt: the signal that interrupted the run ("SIGTERM"), after
+ * which what the command had not run was not checked.
  * In Valgrind's XML, client messages (<clientmsg>) that begin with
  * GL_PROTO_MARKER_PREFIX: "gemleak:setup", "gemleak:forked",
  * "gemleak:start<TAB>NAME<TAB>LOCATION", "gemleak:end<TAB>NAME<TAB>LOCATION",
@@ -55,10 +60,28 @@
 #define GL_PROTO_OUTSIDE_PREFIX "outside-"
 #define GL_PROTO_DURATIONS_PREFIX "durations-"
 #define GL_PROTO_ENGINE_PREFIX "engine-"
+#define GL_PROTO_RUBY_PREFIX "ruby-"
 #define GL_PROTO_FILE_SUFFIX ".txt"
 
-/* The engine a run used, when not Valgrind: its title. */
+/* In ruby-PID.txt, after the version: Ruby frees its memory at exit. */
+#define GL_PROTO_FREE_AT_EXIT "free-at-exit"
+
+/* The engine a run used: its title on the first line, then "KEY VALUE"
+ * lines (gemleak/read/process_facts.h reads them). A directory without
+ * one is Valgrind's (gemleak before 0.2 wrote none for Valgrind, and only
+ * the title for the others). */
 #define GL_PROTO_ENGINE_FILE "engine.txt"
+#define GL_PROTO_ENGINE_NAME "name"
+#define GL_PROTO_ENGINE_VERSION "version"
+/* The oldest Ruby whose processes the engine gives true verdicts on, and why. */
+#define GL_PROTO_ENGINE_MIN_RUBY "min-ruby"
+#define GL_PROTO_ENGINE_MIN_RUBY_WHY "min-ruby-why"
+/* The oldest Ruby it checks leaks on (it still sees memory errors on an
+ * older one), and why. */
+#define GL_PROTO_ENGINE_LEAKS_MIN_RUBY "leaks-min-ruby"
+#define GL_PROTO_ENGINE_LEAKS_MIN_RUBY_WHY "leaks-min-ruby-why"
+/* "silent-when-clean yes": it writes nothing for a process without leaks. */
+#define GL_PROTO_ENGINE_SILENT "silent-when-clean"
 /* The signal that interrupted a run, by its name. */
 #define GL_PROTO_INTERRUPTED_FILE "interrupted.txt"
 

@@ -29,6 +29,9 @@ typedef struct {
                                           * reports read name */
     guint marked_files;                  /* inputs whose process wrote gemleak's markers
                                           * (--per-test): it ran tests under them */
+    guint free_at_exit;                  /* processes whose Ruby freed its own memory at
+                                          * exit (the helper said): rules 2 and 3 were off
+                                          * for them */
 } GlSummary;
 
 typedef struct {

@@ -20,6 +20,9 @@ typedef enum {
     GL_VERDICT_SKIP_RUBY,       /* Ruby allocated for itself, under a Ruby function the
                                  * target called (a string, a table, a callback) */
     GL_VERDICT_SKIP_INIT,       /* while the extension was loaded: runs once */
+    GL_VERDICT_SKIP_UNJUDGED,   /* of a process the engine gives no true verdict on (a Ruby
+                                 * older than it needs): not classified, and the run is
+                                 * INCOMPLETE for that process */
     GL_N_VERDICTS
 } GlVerdict;
 
@@ -33,6 +36,14 @@ typedef struct GlClassifier GlClassifier;
 GlClassifier *gl_classifier_new(const GlRules *rules);
 void gl_classifier_free(GlClassifier *classifier);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(GlClassifier, gl_classifier_free)
+
+/* Says whether the process whose records come next ran with Ruby freeing
+ * its own memory at exit (gemleak/read/process_facts.h): Ruby then left
+ * none of its own, so what is still lost under a Ruby API was handed to
+ * the extension, and rule 2 (Ruby's own memory, and with it rule 4's
+ * uncertainty) does not apply; Init code (rule 3) and --skip-function
+ * still do. */
+void gl_classifier_set_free_at_exit(GlClassifier *classifier, gboolean free_at_exit);
 
 /* Adds every object path the classifier has met in a frame to @set (a
  * GHashTable of owned strings). */

@@ -28,6 +28,7 @@ typedef struct {
     guint64 by_verdict[GL_N_VERDICTS];
     guint64 repeated;      /* leak reports a later leak check repeated (--per-test) */
     guint64 inherited;     /* leak reports of blocks a forked child inherited */
+    guint free_at_exit;    /* processes whose Ruby freed its memory at exit */
     GPtrArray *targets;    /* char*, owned */
     /* What the report's run could not check: a report whose gate was not
      * complete always has a problem and incomplete_files or

@@ -56,6 +56,14 @@ void gl_rules_drop_ruby_memory_rule(GlRules *rules);
  * their caller (rule 2), NULL-terminated. */
 const char *const *gl_rules_allocation_functions(void);
 
+/* The functions of Ruby's API whose memory its headers say the caller
+ * releases (rb_fd_init, rb_econv_open, ...), which rule 2 takes for
+ * allocation functions: how many there are, and the glob of the @index-th,
+ * with (nullable out) the header and the words that say so.
+ * Returns: (transfer none): the glob. */
+guint gl_rules_n_caller_owned(void);
+const char *gl_rules_caller_owned(guint index, const char **header, const char **words);
+
 /* Returns: (transfer none): the globs of Ruby's extension loader (rule 3),
  * NULL-terminated. */
 const char *const *gl_rules_loader_functions(void);

@@ -87,7 +87,8 @@ typedef struct {
      * title: "sees leaks only, not invalid reads and writes, ..." */
     const char *blind_to;
     /* (nullable) The oldest Ruby it gives true verdicts on ("3.3"), and
-     * why, for the run to stop before it starts on an older one. */
+     * why: a process of the run on an older Ruby (its helper says which
+     * it ran) makes the run INCOMPLETE. */
     const char *min_ruby;
     const char *min_ruby_why;
     /* (nullable) The oldest Ruby it checks leaks on ("3.3"), and why: on

@@ -10,6 +10,7 @@
 
 #include <stdio.h>
 #include <glib.h>
+#include "gemleak/run/engine.h"
 
 
 /* Holds a lock on @dir that says a gemleak is using it, for as long as the
@@ -42,6 +43,13 @@ guint gl_rundir_drop_untraced(const char *dir, GHashTable *killed);
  * none. */
 GPtrArray *gl_rundir_outside(const char *dir);
 
+
+/* Writes what the run in @dir used into its engine.txt
+ * (GL_PROTO_ENGINE_FILE): @engine's title, name and needs, and @version
+ * (nullable: what engine->version() said).
+ * Returns: FALSE with GL_ERROR_ENVIRONMENT when it cannot. */
+gboolean gl_rundir_write_engine(const char *dir, const GlEngine *engine, const char *version,
+                                GError **error);
 
 /* Writes GL_PROTO_RUN_MARKER into @dir.
  * Returns: FALSE with GL_ERROR_ENVIRONMENT when it cannot. */
@@ -78,6 +86,11 @@ typedef struct {
 void gl_rundir_coverage(const char *const *inputs, GlRunCoverage *coverage);
 void gl_run_coverage_clear(GlRunCoverage *coverage);
 G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC(GlRunCoverage, gl_run_coverage_clear)
+
+/* Returns: (transfer full) (nullable): the versions of Ruby the processes
+ * of the run in @dir ran, as their helper said ("3.1.2, 3.4.5"), sorted;
+ * NULL when none said. */
+char *gl_rundir_ruby_versions(const char *dir);
 
 /* Reads the durations-<pid>.txt files the helper wrote in @dir: the
  * milliseconds the tests of each file took, by its absolute path.

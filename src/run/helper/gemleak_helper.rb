@@ -25,8 +25,10 @@ module GemLeakHelper
     OUTSIDE_PREFIX = "outside-"
     DURATIONS_PREFIX = "durations-"
     ENGINE_PREFIX = "engine-"
+    RUBY_PREFIX = "ruby-"
     ENGINE_FILE = "engine.txt"
     FILE_SUFFIX = ".txt"
+    FREE_AT_EXIT = "free-at-exit"
     MARKER_PREFIX = "gemleak:"
     MARKER_SETUP = "setup"
     MARKER_FORKED = "forked"
@@ -164,6 +166,12 @@ module GemLeakHelper
     end
   end
 
+  # Ruby 3.3 and later free their memory at exit when RUBY_FREE_AT_EXIT is
+  # set, to anything (ruby.c asks getenv, before any option), as it was
+  # when this process started: the helper loads before the suite's code.
+  FREE_AT_EXIT = (RUBY_VERSION.split(".").map(&:to_i) <=> [3, 3]) >= 0 &&
+                 !ENV["RUBY_FREE_AT_EXIT"].nil?
+
   @pid = Core.pid
   @recorded = {}
   @features_seen = 0
@@ -221,6 +229,11 @@ module GemLeakHelper
       return if Core::RUN_DIR.nil?
 
       Core.append(Core.run_file(Protocol::LOADED_PREFIX), "")
+      # The Ruby this process runs, whatever `ruby` on PATH is: what an
+      # engine needs of Ruby is decided here, and whether Ruby frees its
+      # own memory at exit decides whose memory a leak is.
+      Core.append(Core.run_file(Protocol::RUBY_PREFIX),
+                  "#{RUBY_VERSION}#{FREE_AT_EXIT ? " #{Protocol::FREE_AT_EXIT}" : ""}\n")
       # An engine that writes nothing for a process without leaks: gemleak
       # takes "no report" for "no leaks" only from a process that says here
       # that the engine's runtime was in it.
