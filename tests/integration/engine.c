@@ -384,7 +384,8 @@ START_TEST(test_lsan_per_test_file_names_the_file)
     gl_assert_line(r.err, "^allocated in test/count_test\\.rb; also in test/words_test\\.rb$");
     gl_assert_no_line(r.err, "before the first test");
     g_autofree char *named = named_tests(json, r.err);
-    ck_assert_str_eq(named, "23 bytes in 2:  @ test/count_test.rb;  @ test/words_test.rb");
+    ck_assert_str_eq(named, "23 bytes in 2: test/count_test.rb @ test/count_test.rb; "
+                            "test/words_test.rb @ test/words_test.rb");
     result_discard(&r);
 }
 END_TEST
