@@ -323,11 +323,11 @@ static void text_end(gpointer data)
         fprintf(state->out, "gemleak: target%s: %s\n", context->targets[1] != NULL ? "s" : "",
                 targets);
     }
-    if (context->gate != NULL && context->gate->line != NULL)
+    if (context->gate != NULL && context->gate->line != NULL && !context->verdict_elsewhere)
         fprintf(state->out, "%s%s%s\n",
                 paint(state->context->color, context->gate->failed ? RED : BOLD), context->gate->line,
                 paint(state->context->color, RESET));
-    if (context->exit_line != NULL)
+    if (context->exit_line != NULL && !context->verdict_elsewhere)
         fprintf(state->out, "%s\n", context->exit_line);
 
     g_string_free(line, TRUE);

@@ -27,6 +27,9 @@ typedef struct {
     guint frames_after;            /* text: frames shown past the outermost target
                                     * frame; G_MAXUINT: every frame, none collapsed */
     gboolean ran_command;          /* gemleak run: command_status says how the command ended */
+    gboolean verdict_elsewhere;    /* the gate's line and exit_line are said once on gemleak's
+                                    * streams, by another report or by the sinks: a report
+                                    * written to a stream leaves them out */
     int command_status;            /* its exit status, 128+N when signal N killed it */
 } GlReportContext;
 
