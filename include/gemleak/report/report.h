@@ -106,7 +106,9 @@ char *gl_frame_source_path(const GlFrame *frame, const char *project_root, gbool
 
 /* Returns: (transfer full): a short title: "definite leak in leaky_alloc
  * (leaky.c:12) via leaky_leak (leaky.c:30)", "InvalidWrite in uaf (leaky.c:20)":
- * the first target frame, and the outermost one when it is another function. */
+ * the first target frame, and the entry point of its group (group.h, (b):
+ * the outermost of the extension's frames that run on unbroken from
+ * there) when it is another function. */
 char *gl_finding_title(const GlFinding *finding, const char *project_root);
 
 /* Returns: (transfer full) (nullable): where @test is, relative to
