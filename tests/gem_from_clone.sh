@@ -46,10 +46,14 @@ status=0
 "$gl" filter --no-such-option >/dev/null 2>&1 || status=$?
 [ $status -eq 2 ] || fail "$gl with a wrong option: status $status, not 2"
 
-step "a small gem whose Rakefile holds only the README's snippet"
+step "a small gem whose Rakefile holds its test task and the README's snippet"
 cp -R "$clone/fixtures/sample-gem" "$work/tally"
 rm -f "$work/tally/Rakefile" "$work/tally/test/failing_test.rb" "$work/tally/test/stopwords_test.rb"
-cp "$work/Rakefile.snippet" "$work/tally/Rakefile"
+{
+    printf 'require "rake/testtask"\n'
+    printf 'Rake::TestTask.new { |t| t.libs << "test"; t.test_files = FileList["test/**/*_test.rb"] }\n'
+    cat "$work/Rakefile.snippet"
+} >"$work/tally/Rakefile"
 
 step "rake test:valgrind fails on the planted leak"
 if rake_in_gem test:valgrind; then fail "rake test:valgrind passed with the leak in tally_count"; fi

@@ -9,8 +9,9 @@
 
 /* The gem route from a fresh clone, as a user without privileges: the
  * README's commands build and install the gem into a private GEM_HOME; a
- * small gem whose Rakefile is the README's snippet fails on a planted leak
- * and passes without it, with no gemleak on PATH and no GEMLEAK;
+ * small gem whose Rakefile is its test task and the README's snippet
+ * fails on a planted leak and passes without it, with no gemleak on PATH
+ * and no GEMLEAK;
  * $GEM_HOME/bin/gemleak runs --version, filter and run; Bundler, with the
  * README's commands (its own path, no GEM_HOME), builds it from the
  * README's Gemfile line (git:, a file:// clone) and `bundle exec gemleak`
