@@ -6,6 +6,7 @@ require "rbconfig"
 require "shellwords"
 require "tmpdir"
 require "gemleak/version"
+require "gemleak/unbuilt"
 
 # Runs a gem's test suite under the gemleak binary (Valgrind memcheck, with
 # Ruby's own noise filtered out) from Rake. See gemleak/rake (minitest and
@@ -16,9 +17,10 @@ module GemLeak
   # The gemleak binary that the gemleak gem built when it was installed
   # (ext/gemleak/extconf.rb puts it there), and the one `make` builds in a
   # source tree (a Bundler `path:` gem, which Bundler does not build).
+  GEM_ROOT = File.expand_path("../..", __dir__)
   GEM_EXECUTABLES = [
-    File.expand_path("../../libexec/gemleak", __dir__),
-    File.expand_path("../../build/gemleak", __dir__),
+    File.join(GEM_ROOT, "libexec", "gemleak"),
+    File.join(GEM_ROOT, "build", "gemleak"),
   ].freeze
 
   # make install writes gemleak/installed.rb beside this file: where it put
@@ -194,6 +196,10 @@ module GemLeak
       found = candidates.find { |candidate| File.file?(candidate) && File.executable?(candidate) }
       return found if found
 
+      # Installed where it could not be built: its install said why.
+      unbuilt = Unbuilt.message(GEM_ROOT)
+      raise Error, unbuilt if unbuilt
+
       raise Error, "gemleak's binary is not built: install the gemleak gem (gem install, or Bundler " \
                    "with git: or a gem source, builds it), run make in gemleak's source (for " \
                    "Bundler's path:), or set GEMLEAK=/path/to/gemleak"
@@ -332,9 +338,15 @@ module GemLeak
     # What the suite's task needs first (compile, among others), as `rake
     # test` invokes it.
     def gemleak_invoke_prerequisites(name)
+      gemleak_ready!
       Rake::Task[name].prerequisite_tasks.each(&:invoke) if Rake::Task.task_defined?(name)
     end
 
+    # Before anything is built: a gemleak to run (a gem installed without
+    # its binary says what to install, not that the compiler is missing).
+    def gemleak_ready!
+      gemleak_failing { gemleak.executable }
+    end
 
     # "3 test files", "1 spec file".
     def gemleak_files(count, kind)
@@ -380,6 +392,7 @@ module GemLeak
     # Returns: the Ruby options that put the AddressSanitizer build first
     # on the load path, else none.
     def gemleak_prepare(full_name)
+      gemleak_ready!
       load_path = []
       if gemleak.engine.to_s == "asan"
         load_path = ["-I", AsanBuild.new.build!]
