@@ -96,6 +96,17 @@ bundle_in() {
     cp "$work"/gem-*/*.gem "$1/vendor/cache/"
 }
 
+step "Bundler into the system's gems, which this user cannot write: it stops, as the README says"
+mkdir -p "$work/system-bundled"
+sed "s|\"https://[^\"]*\"|\"file://$clone\"|" "$work/Gemfile.line" >"$work/system-bundled/Gemfile"
+status=0
+(cd "$work/system-bundled" && env -u GEM_HOME bundle install) >"$work/bundle.out" 2>&1 </dev/null || status=$?
+cat "$work/bundle.out"
+[ $status -ne 0 ] || fail "bundle install into the system's gems passed"
+# with sudo installed, Bundler asks for it; without, it names the directory
+grep -q 'Bundler::SudoNotPermittedError: Bundler requires sudo access to install at the moment\|error while trying to write to\s*$\|^`/var/lib/gems/' "$work/bundle.out" ||
+    fail "Bundler said neither of the README's words"
+
 step "Bundler, git: the README's Gemfile line and commands, without GEM_HOME"
 bundle_in "$work/bundled"
 # the README's line, with a file:// clone for the repository's URL
