@@ -58,6 +58,9 @@ START_TEST(test_use_after_free_shows_three_stacks)
 }
 END_TEST
 
+/* The Valgrind engine leaves uninitialised values out by default
+ * (--undef-value-errors=no: they cost it 1.2 to 2.1 times the time); asked
+ * for, the extension's branch on one is a memory error in the extension. */
 START_TEST(test_uninitialised_read_not_reported)
 {
     Result r = { 0 };
@@ -66,6 +69,15 @@ START_TEST(test_uninitialised_read_not_reported)
     gl_assert_no_line(r.err, "Conditional jump");
     gl_assert_line(r.err, "^gemleak: pass: no findings$");
     result_clear(&r);
+
+    Result asked = { 0 };
+    gemleak_run(&asked, NULL, NULL, ARGS("--valgrind-opt=--undef-value-errors=yes"),
+                "require 'leaky'; Leaky.uninitialized");
+    ck_assert_msg(asked.status == 1, "status %d\n%s", asked.status, asked.err);
+    gl_assert_line(asked.err, "^Conditional jump or move depends on uninitialised value\\(s\\)$");
+    gl_assert_line(asked.err, "^ \\*leaky_uninitialized \\(leaky\\.c:\\d+\\)$");
+    gl_assert_line(asked.err, "^gemleak: FAIL: 1 memory error$");
+    result_discard(&asked);
 }
 END_TEST
 
