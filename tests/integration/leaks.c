@@ -300,8 +300,32 @@ START_TEST(test_baseline_knows_a_leaked_cycle_that_moved)
 }
 END_TEST
 
+/* Debian's Ruby 3.1 with YJIT (RUBY_YJIT_ENABLE set at all: 0 too) dies
+ * as it starts under Valgrind, as doc/guide.md says: the run says the
+ * command failed, and gemleak leaves YJIT as the suite set it. */
+START_TEST(test_ruby31_yjit_under_valgrind)
+{
+    Result version = { 0 };
+    const char *argv[] = { "ruby", "-e", "print RUBY_VERSION, ' ', defined?(RubyVM::YJIT) ? 1 : 0", NULL };
+    run_command(&version, NULL, NULL, argv);
+    gboolean ruby31 = version.status == 0 && g_str_has_prefix(version.out, "3.1.") &&
+                      g_str_has_suffix(version.out, " 1");
+    result_clear(&version);
+    if (!ready_or_skip(ruby31 ? "" : NULL, "Ruby 3.1's YJIT under Valgrind",
+                       "the ruby on PATH is not a Ruby 3.1 with YJIT"))
+        return;
+    Result r = { 0 };
+    gemleak_run_env(&r, NULL, NULL, ARGS("RUBY_YJIT_ENABLE=0"), ARGS("-O", "leaky"),
+                    "require 'leaky'; Leaky.clean");
+    ck_assert_msg(r.status == 4, "status %d\n%s", r.status, r.err);
+    gl_assert_line(r.err, "\\[BUG\\] Segmentation fault");
+    result_discard(&r);
+}
+END_TEST
+
 void integration_leaks(TCase *tcase)
 {
+    tcase_add_test(tcase, test_ruby31_yjit_under_valgrind);
     tcase_add_test(tcase, test_baseline_knows_a_leaked_cycle_that_moved);
     tcase_add_test(tcase, test_clean_method_reports_nothing);
     tcase_add_test(tcase, test_malloc_leak_reported_and_xml_kept);
