@@ -306,7 +306,8 @@ END_TEST
 START_TEST(test_ruby31_yjit_under_valgrind)
 {
     Result version = { 0 };
-    const char *argv[] = { "ruby", "-e", "print RUBY_VERSION, ' ', defined?(RubyVM::YJIT) ? 1 : 0", NULL };
+    const char *argv[] = { "ruby", "-e", "print RUBY_VERSION, ' ', defined?(RubyVM::YJIT) ? 1 : 0",
+                           NULL };
     run_command(&version, NULL, NULL, argv);
     gboolean ruby31 = version.status == 0 && g_str_has_prefix(version.out, "3.1.") &&
                       g_str_has_suffix(version.out, " 1");
