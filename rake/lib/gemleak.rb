@@ -102,7 +102,8 @@ module GemLeak
     attr_accessor :per_test
     attr_accessor :extra_arguments     # anything else, as gemleak run takes it
     # The gemleak executable: by default $GEMLEAK, else the gemleak gem's
-    # own, else where make install put it, else gemleak on PATH.
+    # own, else where make install put it, else gemleak on PATH (but for
+    # a gem installed where it could not be built, which says so).
     attr_writer :executable
 
     # ruby_memcheck's settings that gemleak has no use for, and why.
@@ -192,13 +193,17 @@ module GemLeak
 
       candidates = GEM_EXECUTABLES.dup
       candidates << INSTALLED_EXECUTABLE if defined?(INSTALLED_EXECUTABLE)
-      candidates.concat(ENV.fetch("PATH", "").split(File::PATH_SEPARATOR).map { |dir| File.join(dir, "gemleak") })
       found = candidates.find { |candidate| File.file?(candidate) && File.executable?(candidate) }
       return found if found
 
-      # Installed where it could not be built: its install said why.
+      # Installed where it could not be built: its install said why. Not
+      # PATH's gemleak: under Bundler that is this gem's own command.
       unbuilt = Unbuilt.message(GEM_ROOT)
       raise Error, unbuilt if unbuilt
+
+      on_path = ENV.fetch("PATH", "").split(File::PATH_SEPARATOR).map { |dir| File.join(dir, "gemleak") }
+      found = on_path.find { |candidate| File.file?(candidate) && File.executable?(candidate) }
+      return found if found
 
       raise Error, "gemleak's binary is not built: install the gemleak gem (gem install, or Bundler " \
                    "with git: or a gem source, builds it), run make in gemleak's source (for " \
