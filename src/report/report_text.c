@@ -328,11 +328,11 @@ static void text_end(gpointer data)
                 "%u of %u process%s: there, what the extension lost of what a Ruby API allocated is "
                 "its own (gemleak(1), RULES, 2)\n", summary->free_at_exit, summary->processes,
                 summary->processes == 1 ? "" : "es");
-    if (context->gate != NULL && context->gate->line != NULL)
+    if (context->gate != NULL && context->gate->line != NULL && !context->verdict_elsewhere)
         fprintf(state->out, "%s%s%s\n",
                 paint(state->context->color, context->gate->failed ? RED : BOLD), context->gate->line,
                 paint(state->context->color, RESET));
-    if (context->exit_line != NULL)
+    if (context->exit_line != NULL && !context->verdict_elsewhere)
         fprintf(state->out, "%s\n", context->exit_line);
 
     g_string_free(line, TRUE);
