@@ -46,10 +46,14 @@ status=0
 "$gl" filter --no-such-option >/dev/null 2>&1 || status=$?
 [ $status -eq 2 ] || fail "$gl with a wrong option: status $status, not 2"
 
-step "a small gem whose Rakefile holds only the README's snippet"
+step "a small gem whose Rakefile holds its test task and the README's snippet"
 cp -R "$clone/fixtures/sample-gem" "$work/tally"
 rm -f "$work/tally/Rakefile" "$work/tally/test/failing_test.rb" "$work/tally/test/stopwords_test.rb"
-cp "$work/Rakefile.snippet" "$work/tally/Rakefile"
+{
+    printf 'require "rake/testtask"\n'
+    printf 'Rake::TestTask.new { |t| t.libs << "test"; t.test_files = FileList["test/**/*_test.rb"] }\n'
+    cat "$work/Rakefile.snippet"
+} >"$work/tally/Rakefile"
 
 step "rake test:valgrind fails on the planted leak"
 if rake_in_gem test:valgrind; then fail "rake test:valgrind passed with the leak in tally_count"; fi
@@ -91,6 +95,17 @@ bundle_in() {
     cp -R "$work/tally/." "$1/"
     cp "$work"/gem-*/*.gem "$1/vendor/cache/"
 }
+
+step "Bundler into the system's gems, which this user cannot write: it stops, as the README says"
+mkdir -p "$work/system-bundled"
+sed "s|\"https://[^\"]*\"|\"file://$clone\"|" "$work/Gemfile.line" >"$work/system-bundled/Gemfile"
+status=0
+(cd "$work/system-bundled" && env -u GEM_HOME bundle install) >"$work/bundle.out" 2>&1 </dev/null || status=$?
+cat "$work/bundle.out"
+[ $status -ne 0 ] || fail "bundle install into the system's gems passed"
+# with sudo installed, Bundler asks for it; without, it names the directory
+grep -q 'Bundler::SudoNotPermittedError: Bundler requires sudo access to install at the moment\|error while trying to write to\s*$\|^`/var/lib/gems/' "$work/bundle.out" ||
+    fail "Bundler said neither of the README's words"
 
 step "Bundler, git: the README's Gemfile line and commands, without GEM_HOME"
 bundle_in "$work/bundled"

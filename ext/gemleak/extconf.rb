@@ -5,17 +5,24 @@
 # then writes a Makefile whose targets run gemleak's own Makefile and put
 # the binary in the gem's libexec/, where the Ruby library looks for it.
 #
+# Where the binary cannot be built (no compiler, pkg-config or headers: a
+# macOS or Windows CI job of a gem whose Gemfile names gemleak), the install
+# still succeeds: a Gemfile line must not break `bundle install`. The gem
+# then records why (GemLeak::Unbuilt), and its command and Rake tasks say
+# it when they are used.
+#
 # Not mkmf: the gemleak binary is a program, not a Ruby extension, and
 # needs neither Ruby's headers nor its compiler flags.
 
+require "fileutils"
 require "rbconfig"
 require "shellwords"
+require_relative "../../rake/lib/gemleak/unbuilt"
 
 ROOT = File.expand_path("../..", __dir__)
 BUILD = "ext/gemleak/build" # relative to ROOT, where the project's Makefile runs
-
-DEBIAN = "gcc make pkg-config libxml2-dev libglib2.0-dev libjson-glib-dev zlib1g-dev"
-FEDORA = "gcc make pkgconf-pkg-config libxml2-devel glib2-devel json-glib-devel zlib-devel"
+UNBUILT = GemLeak::Unbuilt.path(ROOT)
+BUILD_LOG = File.join(ROOT, "ext", "gemleak", "build.log")
 
 def on_path?(command)
   return File.executable?(command) if command.include?("/")
@@ -45,34 +52,65 @@ else
 end
 missing << "glib-compile-resources (GLib's development tools)" unless on_path?("glib-compile-resources")
 
-unless missing.empty?
-  abort <<~MESSAGE
+FileUtils.mkdir_p(File.dirname(UNBUILT))
 
-    gemleak: cannot build the gemleak binary: missing #{missing.join(", ")}.
+unless missing.empty?
+  why = "its build was missing #{missing.join(", ")}"
+  GemLeak::Unbuilt.record(ROOT, why)
+  # Shown by `gem install --verbose`, and in the gem's gem_make.out.
+  puts <<~MESSAGE
+
+    gemleak: the gemleak binary is not built: missing #{missing.join(", ")}.
+    The gem installs without it; its command and Rake tasks say so when used.
     Install the packages it builds with, then install the gem again:
-      Debian, Ubuntu: sudo apt-get install #{DEBIAN}
-      Fedora:         sudo dnf install #{FEDORA}
+    #{GemLeak::Unbuilt::INSTALL.gsub(/^/, "  ").chomp}
     (gemleak runs Valgrind: install valgrind too.)
 
   MESSAGE
+  # Targets that do nothing, for whichever make RubyGems runs (GNU make,
+  # nmake): no recipe, no GNU extension.
+  File.write("Makefile", <<~MAKEFILE)
+    # Written by ext/gemleak/extconf.rb: the gemleak binary cannot be built
+    # here (#{why}); #{GemLeak::Unbuilt::FILE} says so.
+
+    all:
+
+    install:
+
+    clean:
+  MAKEFILE
+  exit
 end
 
 # RubyGems runs make clean, make, make install here, and some versions make
 # clean again afterwards: the binary lives outside what clean removes.
 # -Werror stays a developer's setting: a newer compiler's new warning must
-# not fail a user's install.
+# not fail a user's install. A build that fails all the same (a system
+# gemleak was never built on) leaves the gem without its binary, and says
+# why, rather than fail the install: its output is in build.log.
+failed = "its build failed (its output: #{BUILD_LOG})"
 File.write("Makefile", <<~MAKEFILE)
   # Written by ext/gemleak/extconf.rb.
   GEM_ROOT = #{ROOT.shellescape}
   BUILD = #{BUILD}
+  UNBUILT = #{UNBUILT.shellescape}
+  BUILD_LOG = #{BUILD_LOG.shellescape}
 
   all:
-  \t$(MAKE) -C $(GEM_ROOT) B=$(BUILD) WERROR= $(BUILD)/gemleak
+  \t@if $(MAKE) -C $(GEM_ROOT) B=$(BUILD) WERROR= $(BUILD)/gemleak >$(BUILD_LOG) 2>&1; then \\
+  \t    rm -f $(UNBUILT); \\
+  \telse \\
+  \t    tail -n 30 $(BUILD_LOG); \\
+  \t    echo "gemleak: the gemleak binary could not be built: the gem installs without it (see $(BUILD_LOG))"; \\
+  \t    echo #{failed.shellescape} >$(UNBUILT); \\
+  \tfi
 
   install: all
-  \tmkdir -p $(GEM_ROOT)/libexec
-  \tcp $(GEM_ROOT)/$(BUILD)/gemleak $(GEM_ROOT)/libexec/gemleak.new
-  \tmv -f $(GEM_ROOT)/libexec/gemleak.new $(GEM_ROOT)/libexec/gemleak
+  \t@if [ -f $(GEM_ROOT)/$(BUILD)/gemleak ] && [ ! -f $(UNBUILT) ]; then \\
+  \t    mkdir -p $(GEM_ROOT)/libexec && \\
+  \t    cp $(GEM_ROOT)/$(BUILD)/gemleak $(GEM_ROOT)/libexec/gemleak.new && \\
+  \t    mv -f $(GEM_ROOT)/libexec/gemleak.new $(GEM_ROOT)/libexec/gemleak; \\
+  \tfi
 
   clean:
   \trm -rf $(GEM_ROOT)/$(BUILD)

@@ -6,6 +6,7 @@ require "rbconfig"
 require "shellwords"
 require "tmpdir"
 require "gemleak/version"
+require "gemleak/unbuilt"
 
 # Runs a gem's test suite under the gemleak binary (Valgrind memcheck, with
 # Ruby's own noise filtered out) from Rake. See gemleak/rake (minitest and
@@ -16,9 +17,10 @@ module GemLeak
   # The gemleak binary that the gemleak gem built when it was installed
   # (ext/gemleak/extconf.rb puts it there), and the one `make` builds in a
   # source tree (a Bundler `path:` gem, which Bundler does not build).
+  GEM_ROOT = File.expand_path("../..", __dir__)
   GEM_EXECUTABLES = [
-    File.expand_path("../../libexec/gemleak", __dir__),
-    File.expand_path("../../build/gemleak", __dir__),
+    File.join(GEM_ROOT, "libexec", "gemleak"),
+    File.join(GEM_ROOT, "build", "gemleak"),
   ].freeze
 
   # make install writes gemleak/installed.rb beside this file: where it put
@@ -100,7 +102,8 @@ module GemLeak
     attr_accessor :per_test
     attr_accessor :extra_arguments     # anything else, as gemleak run takes it
     # The gemleak executable: by default $GEMLEAK, else the gemleak gem's
-    # own, else where make install put it, else gemleak on PATH.
+    # own, else where make install put it, else gemleak on PATH (but for
+    # a gem installed where it could not be built, which says so).
     attr_writer :executable
 
     # ruby_memcheck's settings that gemleak has no use for, and why.
@@ -190,13 +193,32 @@ module GemLeak
 
       candidates = GEM_EXECUTABLES.dup
       candidates << INSTALLED_EXECUTABLE if defined?(INSTALLED_EXECUTABLE)
-      candidates.concat(ENV.fetch("PATH", "").split(File::PATH_SEPARATOR).map { |dir| File.join(dir, "gemleak") })
       found = candidates.find { |candidate| File.file?(candidate) && File.executable?(candidate) }
+      return found if found
+
+      # Installed where it could not be built: its install said why. Not
+      # PATH's gemleak: under Bundler that is this gem's own command.
+      unbuilt = Unbuilt.message(GEM_ROOT)
+      raise Error, unbuilt if unbuilt
+
+      on_path = ENV.fetch("PATH", "").split(File::PATH_SEPARATOR).map { |dir| File.join(dir, "gemleak") }
+      found = on_path.find { |candidate| File.file?(candidate) && File.executable?(candidate) }
       return found if found
 
       raise Error, "gemleak's binary is not built: install the gemleak gem (gem install, or Bundler " \
                    "with git: or a gem source, builds it), run make in gemleak's source (for " \
                    "Bundler's path:), or set GEMLEAK=/path/to/gemleak"
+    end
+
+    # What gemleak's messages call each engine (gemleak run --engine).
+    ENGINE_TITLES = { "valgrind" => "Valgrind", "lsan" => "LeakSanitizer",
+                      "asan" => "AddressSanitizer" }.freeze
+
+    # The engine that runs, as gemleak's messages name it: "Valgrind" by
+    # default, "LeakSanitizer" for engine :lsan.
+    def engine_title
+      name = engine.nil? || engine.to_s.empty? ? "valgrind" : engine.to_s
+      ENGINE_TITLES.fetch(name, name)
     end
 
     # The options of `gemleak run`, without the command. Raises
@@ -266,12 +288,16 @@ module GemLeak
 
   # What both task classes share: an optional GemLeak::Configuration as the
   # first argument of new, else GemLeak.configure's; a description for
-  # rake -T; compile first when the Rakefile has such a task; and a word
-  # when another library's task of the same name is there.
+  # rake -T that names the engine; compile first when the Rakefile has such
+  # a task; a word when another library's task of the same name is there;
+  # and, given no block, the tests of the task it stands beside (`rake
+  # test`, `rake spec`), as that task runs them.
   module ConfiguredTask
     def initialize(*args, &block)
       @gemleak = args.first.is_a?(Configuration) ? args.shift : nil
       args.unshift(self.class::DEFAULT_NAME) if args.empty?
+      # No block: no test files of its own, but those of the suite's task.
+      @gemleak_mirror = block.nil?
       super(*args, &block)
     end
 
@@ -283,6 +309,55 @@ module GemLeak
 
     private
 
+    # The description rake -T shows, naming the engine that runs: read when
+    # Rake shows it, after the whole Rakefile, since GemLeak.configure may
+    # come after the task. @text: "Run the tests under %s with gemleak".
+    def gemleak_describe(full_name, text)
+      task = Rake::Task[full_name]
+      configured = self
+      comment = -> { format(text, configured.gemleak.engine_title) }
+      task.define_singleton_method(:comment) { comment.call }
+      task.define_singleton_method(:full_comment) { comment.call }
+    end
+
+    # Where the task library (Rake::TestTask, Minitest::TestTask, RSpec's
+    # RakeTask) that defined the Rake task @name did it: each defines its
+    # task with a block run on itself, whose binding's receiver is the
+    # library (and, for RSpec's, holds the block it was given).
+    # Returns: nil when there is no such task, or another defined it.
+    def gemleak_suite_binding(name)
+      return nil unless Rake::Task.task_defined?(name)
+
+      Rake::Task[name].actions.each do |action|
+        binding = begin
+          action.binding
+        rescue ArgumentError
+          nil # a Proc made from a method has no binding
+        end
+        receiver = binding&.receiver
+        return binding if receiver.is_a?(Rake::TaskLib) && !receiver.is_a?(ConfiguredTask)
+      end
+      nil
+    end
+
+    # What the suite's task needs first (compile, among others), as `rake
+    # test` invokes it.
+    def gemleak_invoke_prerequisites(name)
+      gemleak_ready!
+      Rake::Task[name].prerequisite_tasks.each(&:invoke) if Rake::Task.task_defined?(name)
+    end
+
+    # Before anything is built: a gemleak to run (a gem installed without
+    # its binary says what to install, not that the compiler is missing).
+    def gemleak_ready!
+      gemleak_failing { gemleak.executable }
+    end
+
+    # "3 test files", "1 spec file".
+    def gemleak_files(count, kind)
+      "#{count} #{kind} file#{count == 1 ? "" : "s"}"
+    end
+
     # The task's full name ("test:valgrind") for @name as given (a name, or
     # a Hash of a name and its prerequisites).
     def gemleak_task_name(name)
@@ -291,7 +366,7 @@ module GemLeak
     end
 
     # Rake adds a second definition's action to the first's: both would run
-    # the suite under Valgrind. Returns: true when the task may be defined.
+    # the suite under gemleak. Returns: true when the task may be defined.
     def gemleak_task_free?(full_name)
       return true unless Rake::Task.task_defined?(full_name)
 
@@ -322,6 +397,7 @@ module GemLeak
     # Returns: the Ruby options that put the AddressSanitizer build first
     # on the load path, else none.
     def gemleak_prepare(full_name)
+      gemleak_ready!
       load_path = []
       if gemleak.engine.to_s == "asan"
         load_path = ["-I", AsanBuild.new.build!]
@@ -331,7 +407,7 @@ module GemLeak
       actions = Rake::Task[full_name].actions.size
       if actions > 1
         warn "gemleak: rake task #{full_name} also runs #{actions - 1} action(s) that another library " \
-             "(ruby_memcheck?) added: the suite runs more than once under Valgrind"
+             "(ruby_memcheck?) added: the suite runs more than once under #{gemleak.engine_title}"
       end
       load_path
     end

@@ -515,10 +515,12 @@ static void read_sanitizer(Input *input, const GlRules *rules)
         g_ptr_array_add(input->problems,
                         g_error_new(GL_ERROR, GL_ERROR_LIMIT,
                                     "%s: process %" G_GINT64_FORMAT ": %s; what is missing may "
-                                    "be the extension's (on Ruby 3.3 or newer, run it with "
-                                    "RUBY_FREE_AT_EXIT=1, as gemleak run does)", shown, facts.pid,
+                                    "be the extension's%s%s%s", shown, facts.pid,
                                     facts.incomplete_reason != NULL ? facts.incomplete_reason
-                                                                    : "the report is incomplete"));
+                                                                    : "the report is incomplete",
+                                    facts.incomplete_hint != NULL ? " (" : "",
+                                    facts.incomplete_hint != NULL ? facts.incomplete_hint : "",
+                                    facts.incomplete_hint != NULL ? ")" : ""));
 }
 
 /* Opens @input's file; one found in a directory without waiting (a FIFO

@@ -29,9 +29,8 @@ static const GlStack *placing_stack(const GlRecord *record)
     return NULL;
 }
 
-/* Finds (a) and (b) of group.h in @finding's stacks; both NULL when no
- * named extension frame places it. */
-static void group_frames(const GlFinding *finding, const char **function, const char **entry)
+void gl_finding_group_frames(const GlFinding *finding, const GlFrame **function,
+                             const GlFrame **entry)
 {
     *function = NULL;
     *entry = NULL;
@@ -50,12 +49,21 @@ static void group_frames(const GlFinding *finding, const char **function, const 
         own++;
     if (own < stack->n_frames && stack->frames[own].in_target)
         i = own;
-    *function = stack->frames[i].fn;
+    *function = &stack->frames[i];
     /* Outward while the frames are the extension's: a bundled library's
      * frames are, Ruby's (a callback's rb_funcall, the VM) are not. */
     while (i + 1 < stack->n_frames && stack->frames[i + 1].in_target)
         i++;
-    *entry = stack->frames[i].fn;
+    *entry = &stack->frames[i];
+}
+
+/* (a) and (b) of group.h by their functions' names. */
+static void group_frames(const GlFinding *finding, const char **function, const char **entry)
+{
+    const GlFrame *function_frame = NULL, *entry_frame = NULL;
+    gl_finding_group_frames(finding, &function_frame, &entry_frame);
+    *function = function_frame != NULL ? function_frame->fn : NULL;
+    *entry = entry_frame != NULL ? entry_frame->fn : NULL;
 }
 
 /* Returns: (transfer full) (nullable): what the findings of one group

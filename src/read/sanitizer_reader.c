@@ -53,7 +53,8 @@ typedef struct {
     char *marker;          /* the last one but "checked" and "exit" (owned), nullable */
     gint report_start;     /* where the records of the last report since a marker
                             * line begin; -1: none */
-    gboolean too_many;     /* the report in hand said "Too many leaks" */
+    gboolean too_many;     /* the report in hand said "Too many leaks", or it omitted some */
+    gboolean omitted;      /* it said "Omitting N more leak(s)." (max_leaks) */
     gint objects_of;       /* the record whose objects are being listed, -1: none */
     gboolean exit_marker;  /* "gemleak:exit": the helper was done at exit */
     gboolean exit_report;  /* a report outside any check: the runtime's at exit */
@@ -92,9 +93,12 @@ gboolean gl_sanitizer_detect(const char *data, gsize length)
         gsize n = newline != NULL ? (gsize) (newline - line) : (gsize) (end - line);
         g_autofree char *text = g_strndup(line, n);
         const char *rest = NULL;
+        /* A report's header, or any other line of a runtime's: a fatal
+         * error of its own ("==PID==LeakSanitizer has encountered a fatal
+         * error.", under ptrace) is the only thing it wrote then, and a
+         * file that says the check did not run must be read, not skipped. */
         if (line_pid(text, &rest) != 0 &&
-            (g_str_has_prefix(rest, "ERROR: LeakSanitizer:") ||
-             g_str_has_prefix(rest, "ERROR: AddressSanitizer:")))
+            (strstr(rest, "LeakSanitizer") != NULL || strstr(rest, "AddressSanitizer") != NULL))
             return TRUE;
         if (newline == NULL)
             break;
@@ -800,10 +804,17 @@ static void settle_report(Parser *parser)
     add_owners(parser, (guint) parser->report_start);
     if (parser->too_many) {
         parser->facts->incomplete = TRUE;
-        parser->facts->incomplete_reason = "Too many leaks: LeakSanitizer reported only the first ones";
+        parser->facts->incomplete_reason =
+            parser->omitted ? "LeakSanitizer left leaks out of its report (\"Omitting N more "
+                              "leak(s)\": max_leaks in the runtime's options)"
+                            : "Too many leaks: LeakSanitizer reported only the first ones";
+        parser->facts->incomplete_hint =
+            parser->omitted ? "run it without max_leaks" : "on Ruby 3.3 or newer, run it with "
+                                                           "RUBY_FREE_AT_EXIT=1, as gemleak run does";
     }
     parser->report_start = -1;
     parser->too_many = FALSE;
+    parser->omitted = FALSE;
 }
 
 /* A line the helper wrote ("gemleak:..."): the records after it carry it,
@@ -936,7 +947,10 @@ static void parse_line(Parser *parser, const char *line, gboolean last_line)
          * no /proc): the leak check did not run. */
         if (strstr(rest, "LeakSanitizer has encountered a fatal error") != NULL) {
             parser->facts->incomplete = TRUE;
-            parser->facts->incomplete_reason = "LeakSanitizer has encountered a fatal error";
+            parser->facts->incomplete_reason = "LeakSanitizer has encountered a fatal error: its "
+                                               "leak check did not run";
+            parser->facts->incomplete_hint = "it does not work under ptrace: strace, gdb, some "
+                                             "sandboxes";
         }
         return;
     }
@@ -946,7 +960,11 @@ static void parse_line(Parser *parser, const char *line, gboolean last_line)
         finish_report(parser, TRUE);
         return;
     }
-    if (g_str_has_prefix(line, "Too many leaks!")) {
+    /* max_leaks (the user's LSAN_OPTIONS) cut the report: "Omitting 3
+     * more leak(s)." What it left out may be the extension's. */
+    gboolean omitted = g_str_has_prefix(line, "Omitting ") && g_str_has_suffix(line, " more leak(s).");
+    if (g_str_has_prefix(line, "Too many leaks!") || omitted) {
+        parser->omitted |= omitted;
         /* The exit report's records decide; a mid-run check's only say
          * when a leak was lost (settle_report). */
         parser->too_many = TRUE;

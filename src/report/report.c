@@ -417,20 +417,15 @@ const char *gl_record_category(const GlRecord *record)
     return strcmp(record->kind, GL_KIND_FATAL_SIGNAL) == 0 ? "crash" : "memory error";
 }
 
-/* The outermost target frame of the primary stack: where the target was
- * entered, which tells apart two leaks in the same helper. */
-static const GlFrame *entry_frame(const GlStack *stack)
-{
-    guint n = gl_stack_relevant_frames(stack);
-    return n > 0 && stack->frames[n - 1].in_target ? &stack->frames[n - 1] : NULL;
-}
-
 char *gl_finding_title(const GlFinding *finding, const char *project_root)
 {
     const GlRecord *record = finding->record;
     const char *stack = NULL;
     const GlFrame *frame = gl_finding_location_in(finding, &stack);
-    const GlFrame *entry = entry_frame(&record->stack);
+    /* where the extension was entered, which tells apart two leaks in the
+     * same helper: the group's entry point, as every report names it */
+    const GlFrame *function = NULL, *entry = NULL;
+    gl_finding_group_frames(finding, &function, &entry);
     GString *title = g_string_new(record->leak_kind != GL_LEAK_NONE ? gl_record_category(record)
                                                                      : record->kind);
     if (finding->freed_block)

@@ -177,7 +177,7 @@ static void github_end(gpointer data)
         fprintf(state->out, "::warning title=gemleak::%u more finding%s not shown as annotations "
                 "(GitHub shows %d a step): the gemleak report has them all\n",
                 state->left_out, state->left_out == 1 ? " is" : "s are", MAX_ANNOTATIONS);
-    if (context->gate != NULL && context->gate->line != NULL) {
+    if (context->gate != NULL && context->gate->line != NULL && !context->verdict_elsewhere) {
         g_autofree char *gate = gl_text_escape(context->gate->line);
         fprintf(state->out, "%s\n", gate);
     }

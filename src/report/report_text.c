@@ -329,13 +329,13 @@ static void text_end(gpointer data)
                 "its own (gemleak(1), RULES, 2)\n", summary->free_at_exit, summary->processes,
                 summary->processes == 1 ? "" : "es");
     /* The gate's line names files (--write-baseline's) */
-    if (context->gate != NULL && context->gate->line != NULL) {
+    if (context->gate != NULL && context->gate->line != NULL && !context->verdict_elsewhere) {
         g_autofree char *gate = gl_text_escape(context->gate->line);
         fprintf(state->out, "%s%s%s\n",
                 paint(state->context->color, context->gate->failed ? RED : BOLD), gate,
                 paint(state->context->color, RESET));
     }
-    if (context->exit_line != NULL) {
+    if (context->exit_line != NULL && !context->verdict_elsewhere) {
         g_autofree char *exit_line = gl_text_escape(context->exit_line);
         fprintf(state->out, "%s\n", exit_line);
     }

@@ -348,13 +348,35 @@ static gboolean write_report(const Sink *sink, GlReportContext *context, FILE *s
     return ok;
 }
 
+/* Returns: (transfer none) (nullable): the report that says the verdict
+ * on gemleak's streams: a text report in the command's stream, else one on
+ * standard error (@err). */
+static const Sink *verdict_sink(const GlSinks *sinks, FILE *err)
+{
+    const int streams[] = { fileno(sinks->stream), fileno(err) };
+    for (guint s = 0; s < G_N_ELEMENTS(streams); s++) {
+        for (guint i = 0; i < sinks->items->len; i++) {
+            const Sink *sink = g_ptr_array_index(sinks->items, i);
+            if (sink->reporter == &gl_report_text && sink->fd >= 0 && sink->fd == streams[s])
+                return sink;
+        }
+    }
+    return NULL;
+}
+
 gboolean gl_sinks_write(const GlSinks *sinks, const GlReportContext *context,
                         const GPtrArray *all_findings, FILE *err)
 {
     gboolean all_written = TRUE;
+    /* The verdict is said once where a CI log shows the streams together:
+     * by that report, else on standard error after them all. */
+    const Sink *speaker = verdict_sink(sinks, err);
     for (guint i = 0; i < sinks->items->len; i++) {
         const Sink *sink = g_ptr_array_index(sinks->items, i);
         GlReportContext here = *context;
+        here.verdict_elsewhere = sink != speaker && sink->fd >= 0 &&
+                                 (sink->fd == fileno(sinks->out) || sink->fd == fileno(err) ||
+                                  sink->fd == fileno(sinks->stream));
         if (sink->every_finding) {
             here.findings = all_findings;
             here.baseline_known = 0;
@@ -365,6 +387,13 @@ gboolean gl_sinks_write(const GlSinks *sinks, const GlReportContext *context,
             fprintf(err, "gemleak: %s\n", message);
             all_written = FALSE;
         }
+    }
+    if (speaker == NULL) {
+        fflush(sinks->out);
+        if (context->gate != NULL && context->gate->line != NULL)
+            fprintf(err, "%s\n", context->gate->line);
+        if (context->exit_line != NULL)
+            fprintf(err, "%s\n", context->exit_line);
     }
     return all_written;
 }

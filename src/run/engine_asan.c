@@ -44,16 +44,14 @@ static GPtrArray *asan_argv(const GlRunOptions *options, const char *program, co
     (void) options;
     (void) program;
     (void) run_dir;
-    (void) helper_dir;
-    return gl_sanitizer_argv(&asan, NULL, command);
+    return gl_sanitizer_argv(&asan, NULL, helper_dir, command);
 }
 
 static char *asan_handover(const GlRunOptions *options, const char *run_dir, const char *helper_dir)
 {
     (void) options;
     (void) run_dir;
-    (void) helper_dir;
-    return gl_sanitizer_handover(&asan, NULL);
+    return gl_sanitizer_handover(&asan, NULL, helper_dir);
 }
 
 static char *asan_watch_mark(const char *run_dir)
@@ -82,7 +80,7 @@ static char **asan_environment(const GlRunOptions *options, const char *run_dir,
         options->fast_stacks ? 1 : 0, options->leaks_unchecked ? 0 : 1);
     env = gl_sanitizer_environment(&asan, "ASAN_OPTIONS", run_dir, found, ours, env);
     if (!options->leaks_unchecked)
-        env = g_environ_setenv(env, "RUBY_FREE_AT_EXIT", "1", TRUE);
+        env = gl_sanitizer_free_at_exit(env);
     /* --per-test: the leak check lists each lost object's address, which
      * the reader puts at the test that allocated it. Its own flags come
      * from LSAN_OPTIONS, the user's first. */

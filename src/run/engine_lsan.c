@@ -54,14 +54,14 @@ static GPtrArray *lsan_argv(const GlRunOptions *options, const char *program, co
     (void) program;
     (void) run_dir;
     g_autofree char *first = lsan_first(options, helper_dir);
-    return gl_sanitizer_argv(&lsan, first, command);
+    return gl_sanitizer_argv(&lsan, first, helper_dir, command);
 }
 
 static char *lsan_handover(const GlRunOptions *options, const char *run_dir, const char *helper_dir)
 {
     (void) run_dir;
     g_autofree char *first = lsan_first(options, helper_dir);
-    return gl_sanitizer_handover(&lsan, first);
+    return gl_sanitizer_handover(&lsan, first, helper_dir);
 }
 
 static char *lsan_watch_mark(const char *run_dir)
@@ -87,7 +87,7 @@ static char **lsan_environment(const GlRunOptions *options, const char *run_dir,
                                             options->fast_stacks ? 1 : 0,
                                             options->per_test != NULL ? ":report_objects=1" : "");
     env = gl_sanitizer_environment(&lsan, "LSAN_OPTIONS", run_dir, found, ours, env);
-    return g_environ_setenv(env, "RUBY_FREE_AT_EXIT", "1", TRUE);
+    return gl_sanitizer_free_at_exit(env);
 }
 
 const GlEngine gl_engine_lsan = {

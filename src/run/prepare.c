@@ -39,6 +39,11 @@
  * and more on a loaded CI machine. */
 #define PROBE_MAX_BYTES 4096
 #define RUBY_PROBE_TIMEOUT_MS 20000
+/* A shell and env(1), which start at once but for a loaded machine. */
+#define PRELOAD_PROBE_TIMEOUT_MS 20000
+
+/* The library preloaded into every process of a run (src/run/client/quiet.c). */
+#define QUIET_LIBRARY "gemleak_quiet.so"
 
 /* Returns: (transfer full) (nullable): what @ruby prints running @code
  * (with --disable-gems, and -r@library when not NULL), or NULL when it
@@ -322,8 +327,9 @@ gboolean gl_per_test_available(void)
  * to a directory of gemleak's own (mode 0700), never to the run directory:
  * a --keep-xml directory is the user's, and what else it held could come
  * first on RUBYLIB (see gl_run_child_environment), for every Ruby process
- * of the run to load. @client adds the client library beside it, for
- * Fiddle to load (--per-test, and the check at fork under Valgrind).
+ * of the run to load. The library preloaded into every process of the run
+ * goes beside it; @client adds the client library, for Fiddle to load
+ * (--per-test, and the check at fork under Valgrind).
  * Returns: (transfer full): the directory, for RUBYOPT, locked before
  * anything is written (*lock: the lock's descriptor); the caller removes
  * it (gl_remove_tree) and frees the name. */
@@ -338,6 +344,7 @@ char *gl_run_write_helper(gboolean client, int *lock, GError **error)
         return NULL;
     }
     if (!write_resource("helper/gemleak_helper.rb", lib, "Ruby helper", error) ||
+        !write_resource("client/" QUIET_LIBRARY, lib, "preloaded library", error) ||
         (client && gl_per_test_available() &&
          !write_resource("client/gemleak_client.so", lib, "client library", error))) {
         gl_remove_tree(lib);
@@ -346,6 +353,53 @@ char *gl_run_write_helper(gboolean client, int *lock, GError **error)
         return NULL;
     }
     return g_steal_pointer(&lib);
+}
+
+/* Returns: (transfer full) (nullable): why the dynamic loader refuses to
+ * preload @library into a program (a TMPDIR mounted noexec), in its words;
+ * NULL when it takes it without a word. Every process of the run would
+ * print that word otherwise. */
+static char *refused_preload(const char *library)
+{
+    const char *argv[] = { "sh", "-c", "LD_PRELOAD=\"$0\" exec env true 2>&1", library, NULL };
+    g_autofree char *out = NULL;
+    int wait_status = 0;
+    g_autoptr(GError) local = NULL;
+    if (!gl_probe_command(argv, NULL, PROBE_MAX_BYTES, PRELOAD_PROBE_TIMEOUT_MS, &out,
+                          &wait_status, &local))
+        return g_strdup(local->message);
+    if (g_spawn_check_wait_status(wait_status, NULL) && *g_strstrip(out) == '\0')
+        return NULL;
+    if (*out == '\0')
+        return g_strdup("a program failed with it");
+    /* each program on the way says the same */
+    char *newline = strchr(out, '\n');
+    if (newline != NULL)
+        *newline = '\0';
+    return g_steal_pointer(&out);
+}
+
+char *gl_run_quiet_library(const char *helper_dir, char **why_not)
+{
+    if (why_not != NULL)
+        *why_not = NULL;
+    if (helper_dir == NULL)
+        return NULL;
+    char *library = g_build_filename(helper_dir, QUIET_LIBRARY, NULL);
+    if (!g_file_test(library, G_FILE_TEST_IS_REGULAR)) {
+        g_free(library);
+        return NULL;
+    }
+    if (why_not == NULL)
+        return library;
+    char *why = refused_preload(library);
+    if (why != NULL) {
+        /* gone: the engines and the environment leave it out */
+        g_unlink(library);
+        g_clear_pointer(&library, g_free);
+        *why_not = why;
+    }
+    return library;
 }
 
 char *gl_run_client_library(const char *helper_dir)
@@ -390,12 +444,25 @@ char **gl_run_child_environment(const GlRunOptions *options, const GlEngine *eng
     /* Ruby 3.4+ frees its own memory at exit; older Rubies ignore it. Ruby
      * turns it on when the variable is set at all, so a user's
      * RUBY_FREE_AT_EXIT=0 (to see Ruby as it runs in production) means
-     * removing it; another value of theirs is left alone. */
+     * removing it; another value of theirs is left alone. gemleak's own
+     * value tells the preloaded library (below) which warning is gemleak's
+     * to hide. */
     const char *free_at_exit = g_environ_getenv(env, "RUBY_FREE_AT_EXIT");
     if (free_at_exit == NULL)
-        env = g_environ_setenv(env, "RUBY_FREE_AT_EXIT", "1", TRUE);
+        env = g_environ_setenv(env, "RUBY_FREE_AT_EXIT", GL_PROTO_FREE_AT_EXIT_VALUE, TRUE);
     else if (*free_at_exit == '\0' || strcmp(free_at_exit, "0") == 0)
         env = g_environ_unsetenv(env, "RUBY_FREE_AT_EXIT");
+    /* Every process, not only Ruby: a Ruby started by a shell, make or env
+     * prints Ruby 3.4's warning about that variable as it starts, before
+     * anything of gemleak's runs in it. Last, after the user's own (a
+     * sanitizer runtime of theirs must come first). */
+    g_autofree char *quiet = gl_run_quiet_library(helper_lib, NULL);
+    if (quiet != NULL) {
+        const char *theirs = g_environ_getenv(env, "LD_PRELOAD");
+        g_autofree char *preload = theirs != NULL && *theirs != '\0'
+            ? g_strconcat(theirs, ":", quiet, NULL) : g_strdup(quiet);
+        env = g_environ_setenv(env, "LD_PRELOAD", preload, TRUE);
+    }
     if (options->time_files)
         env = g_environ_setenv(env, "GEMLEAK_DURATIONS", "1", TRUE);
     else

@@ -194,6 +194,8 @@ static gboolean prepare_run_dir(const GlRunOptions *options, const GlEngine *eng
     if (result->helper_dir == NULL)
         return FALSE;
     result->locks[result->n_locks++] = lock;
+    /* tried once, here: a library the dynamic loader refuses is removed */
+    g_free(gl_run_quiet_library(result->helper_dir, &result->unquiet));
     return TRUE;
 }
 
@@ -349,6 +351,7 @@ void gl_run_finish(GlRunResult *result, gboolean remove_dir)
     g_clear_pointer(&result->dir, g_free);
     g_clear_pointer(&result->valgrind_version, g_free);
     g_clear_pointer(&result->launcher, g_free);
+    g_clear_pointer(&result->unquiet, g_free);
     if (result->outside != NULL)
         g_ptr_array_unref(result->outside);
     result->outside = NULL;

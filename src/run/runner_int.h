@@ -11,11 +11,22 @@
  * its lock; NULL with @error set. */
 char *gl_run_make_dir(const GlRunOptions *options, int *lock, GError **error);
 
-/* Writes the Ruby helper (and, with @client, the client library) to a
- * private directory of gemleak's own.
+/* Writes the Ruby helper, the library preloaded into the run's processes
+ * (and, with @client, the client library) to a private directory of
+ * gemleak's own.
  * Returns: (transfer full): the directory, locked (*lock); the caller
  * removes it (gl_remove_tree) and frees the name. NULL with @error set. */
 char *gl_run_write_helper(gboolean client, int *lock, GError **error);
+
+/* The library preloaded into every process of the run, which keeps Ruby
+ * 3.4's warning about gemleak's RUBY_FREE_AT_EXIT out of the suite's
+ * output (src/run/client/quiet.c). With @why_not, once, when the run
+ * starts: the dynamic loader is tried on it, and a library it refuses (it
+ * would say so in every process) is removed, *why_not (transfer full)
+ * saying why.
+ * Returns: (transfer full) (nullable): its path in @helper_dir
+ * (nullable), NULL when there is none to preload. */
+char *gl_run_quiet_library(const char *helper_dir, char **why_not);
 
 /* Returns: (transfer full) (nullable): the client library
  * gl_run_write_helper() wrote in @helper_dir (nullable), NULL when it

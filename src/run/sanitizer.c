@@ -6,6 +6,7 @@
 #include "gemleak/judge/classify.h"
 #include "gemleak/read/sanitizer_reader.h"
 #include "gemleak/run/runner.h"
+#include "runner_int.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -112,13 +113,15 @@ char *gl_sanitizer_log_too_long(const GlSanitizerRuntime *runtime, const char *r
 }
 
 /* Returns: (transfer full): "LD_PRELOAD=[FIRST:]RUNTIME[:what the user
- * preloads]". */
-static char *preload(const char *first, const char *runtime)
+ * preloads][:the library every process of the run gets]" (gl_run_child_environment). */
+static char *preload(const char *first, const char *runtime, const char *helper_dir)
 {
     const char *theirs = g_getenv("LD_PRELOAD");
+    g_autofree char *quiet = gl_run_quiet_library(helper_dir, NULL);
     return g_strconcat("LD_PRELOAD=", first != NULL ? first : "", first != NULL ? ":" : "",
                        runtime, theirs != NULL && *theirs != '\0' ? ":" : "",
-                       theirs != NULL ? theirs : "", NULL);
+                       theirs != NULL ? theirs : "", quiet != NULL ? ":" : "",
+                       quiet != NULL ? quiet : "", NULL);
 }
 
 /* Only Ruby gets the runtime: a compiler or an assembler under it leaks
@@ -126,7 +129,7 @@ static char *preload(const char *first, const char *runtime)
  * LD_PRELOAD=... ruby ...); another (make, a shell) starts as it is, and
  * each Ruby below it starts again under the runtime through the helper. */
 GPtrArray *gl_sanitizer_argv(const GlSanitizerRuntime *runtime, const char *first,
-                             char *const *command)
+                             const char *helper_dir, char *const *command)
 {
     GPtrArray *argv = g_ptr_array_new_with_free_func(g_free);
     g_autofree char *found = command != NULL && command[0] != NULL &&
@@ -134,7 +137,7 @@ GPtrArray *gl_sanitizer_argv(const GlSanitizerRuntime *runtime, const char *firs
                                  ? gl_sanitizer_runtime(runtime, NULL) : NULL;
     if (found != NULL) {
         g_ptr_array_add(argv, g_strdup("env"));
-        g_ptr_array_add(argv, preload(first, found));
+        g_ptr_array_add(argv, preload(first, found, helper_dir));
     }
     for (char *const *arg = command; arg != NULL && *arg != NULL; arg++)
         g_ptr_array_add(argv, g_strdup(*arg));
@@ -142,12 +145,13 @@ GPtrArray *gl_sanitizer_argv(const GlSanitizerRuntime *runtime, const char *firs
     return argv;
 }
 
-char *gl_sanitizer_handover(const GlSanitizerRuntime *runtime, const char *first)
+char *gl_sanitizer_handover(const GlSanitizerRuntime *runtime, const char *first,
+                            const char *helper_dir)
 {
     g_autofree char *found = gl_sanitizer_runtime(runtime, NULL);
     if (found == NULL)
         return NULL;
-    g_autofree char *variable = preload(first, found);
+    g_autofree char *variable = preload(first, found, helper_dir);
     if (strchr(variable, GL_PROTO_VALGRIND_SEPARATOR[0]) != NULL)
         return NULL;
     g_autofree char *env = g_find_program_in_path("env");
@@ -183,4 +187,11 @@ char **gl_sanitizer_environment(const GlSanitizerRuntime *runtime, const char *o
                                  : g_strdup(shared);
     env = g_environ_setenv(env, options_variable, value, TRUE);
     return g_environ_setenv(env, GL_PROTO_RUNTIME_VARIABLE, found, TRUE);
+}
+
+char **gl_sanitizer_free_at_exit(char **env)
+{
+    if (g_environ_getenv(env, "RUBY_FREE_AT_EXIT") != NULL)
+        return env;
+    return g_environ_setenv(env, "RUBY_FREE_AT_EXIT", GL_PROTO_FREE_AT_EXIT_VALUE, TRUE);
 }

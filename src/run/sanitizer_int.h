@@ -30,14 +30,17 @@ char *gl_sanitizer_log_too_long(const GlSanitizerRuntime *runtime, const char *r
 
 /* The engine's argv(): a Ruby (or launcher) @command starts with the
  * runtime in LD_PRELOAD (after @first, nullable: a library whose symbols
- * come before the runtime's), another as it is.
+ * come before the runtime's; and before the library every process of the
+ * run gets, from @helper_dir), another as it is.
  * Returns: (transfer full): the NULL-terminated command line. */
 GPtrArray *gl_sanitizer_argv(const GlSanitizerRuntime *runtime, const char *first,
-                             char *const *command);
+                             const char *helper_dir, char *const *command);
 
-/* The engine's handover(): "env<SEP>LD_PRELOAD=[FIRST:]RUNTIME".
+/* The engine's handover(): "env<SEP>LD_PRELOAD=[FIRST:]RUNTIME[:...]", as
+ * gl_sanitizer_argv() preloads it.
  * Returns: (transfer full) (nullable). */
-char *gl_sanitizer_handover(const GlSanitizerRuntime *runtime, const char *first);
+char *gl_sanitizer_handover(const GlSanitizerRuntime *runtime, const char *first,
+                            const char *helper_dir);
 
 /* The engine's watch_mark().
  * Returns: (transfer full). */
@@ -52,5 +55,12 @@ char *gl_sanitizer_watch_mark(const GlSanitizerRuntime *runtime, const char *run
 char **gl_sanitizer_environment(const GlSanitizerRuntime *runtime, const char *options_variable,
                                 const char *run_dir, const char *found, const char *ours,
                                 char **env);
+
+/* The runtimes' leak check needs Ruby to free its memory at exit: even
+ * where the user's RUBY_FREE_AT_EXIT=0 took it away (the environment
+ * gl_run_child_environment() made), gemleak's value is set; a value of
+ * the user's stays.
+ * Returns: (transfer full): @env (consumed). */
+char **gl_sanitizer_free_at_exit(char **env);
 
 #endif

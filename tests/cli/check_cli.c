@@ -1467,9 +1467,11 @@ START_TEST(test_non_ascii_option_values)
         RUN(run, "filter", "-O", "leaky", "-O", "caf\xc3\xa9", "--skip-function", "r\xe9*",
             "--format", "text", "-o", utf8, "--format", latin1_spec, "--project-root", dir, leak);
         ck_assert_msg(run.status == 1, "LC_ALL=%s: status %d\n%s", locales[i], run.status, run.err);
-        /* the one line on stderr: no object is called café, said in its bytes */
+        /* the lines on stderr: no object is called café, said in its bytes;
+         * the verdict, which no stream had */
         gl_assert_line(run.err, "^gemleak: warning: --object caf\xc3\xa9 matches no object ");
-        ck_assert_int_eq(gl_test_count(run.err, strlen(run.err), "\n"), 1);
+        gl_assert_line(run.err, "^gemleak: FAIL: 3 leaks losing 284 bytes$");
+        ck_assert_int_eq(gl_test_count(run.err, strlen(run.err), "\n"), 2);
         g_autofree char *text = gl_test_read(utf8, NULL);
         gl_assert_line(text, "^gemleak: targets: leaky, caf\xc3\xa9$");
         ck_assert(g_file_test(latin1, G_FILE_TEST_IS_REGULAR));
@@ -2113,6 +2115,64 @@ START_TEST(test_github_format_escapes_control_characters)
 }
 END_TEST
 
+static guint count_in(const char *text, const char *needle)
+{
+    return gl_test_count(text, strlen(text), needle);
+}
+
+/* The gate's verdict is said once on gemleak's streams, whatever the
+ * reports (issue 29): by the text report in the command's stream, else on
+ * standard error; another report written to a stream leaves it out, one in
+ * a file keeps it. */
+START_TEST(test_verdict_said_once)
+{
+    g_autofree char *leak = gl_test_fixture("xml/leak.xml");
+    g_autofree char *clean = gl_test_fixture("xml/clean.xml");
+    g_autofree char *dir = gl_test_tmpdir();
+    g_autofree char *json = g_build_filename(dir, "r.json", NULL);
+    g_autofree char *json_format = g_strconcat("json:", json, NULL);
+    g_autofree char *text = g_build_filename(dir, "r.txt", NULL);
+    g_autofree char *text_format = g_strconcat("text:", text, NULL);
+
+    /* a JSON report alone: the verdict on standard error */
+    RUN(json_only, "filter", "-O", "leaky", "--format", json_format, leak);
+    ck_assert_int_eq(json_only.status, 1);
+    ck_assert_str_eq(json_only.out, "");
+    ck_assert_uint_eq(count_in(json_only.err, "gemleak: FAIL: "), 1);
+    gl_assert_line(json_only.err, "^gemleak: FAIL: 3 leaks losing 284 bytes$");
+    gl_test_run_clear(&json_only);
+
+    /* annotations on standard output, no findings: the pass once, on
+     * standard error, not among the annotations */
+    RUN(github, "filter", "-O", "leaky", "--format", "github", clean);
+    ck_assert_int_eq(github.status, 0);
+    ck_assert_uint_eq(count_in(github.out, "gemleak: pass"), 0);
+    ck_assert_uint_eq(count_in(github.err, "gemleak: pass"), 1);
+    gl_assert_line(github.err, "^gemleak: pass: no findings$");
+    gl_test_run_clear(&github);
+
+    /* the text report in the command's stream says it, and nothing else
+     * on the streams; annotations in a file keep theirs */
+    g_autofree char *annotations = g_build_filename(dir, "github.txt", NULL);
+    g_autofree char *github_format = g_strconcat("github:", annotations, NULL);
+    RUN(both, "filter", "-O", "leaky", "--format", "text", "--format", github_format, leak);
+    ck_assert_uint_eq(count_in(both.out, "gemleak: FAIL: "), 1);
+    ck_assert_uint_eq(count_in(both.err, "gemleak: FAIL: "), 0);
+    g_autofree char *in_file = gl_test_read(annotations, NULL);
+    ck_assert_uint_eq(count_in(in_file, "gemleak: FAIL: "), 1);
+    gl_test_run_clear(&both);
+
+    /* a text report in a file is whole, and the streams still get it once */
+    RUN(file, "filter", "-O", "leaky", "--format", text_format, leak);
+    ck_assert_uint_eq(count_in(file.out, "gemleak: FAIL: "), 0);
+    ck_assert_uint_eq(count_in(file.err, "gemleak: FAIL: "), 1);
+    g_autofree char *report = gl_test_read(text, NULL);
+    gl_assert_line(report, "^gemleak: FAIL: 3 leaks losing 284 bytes$");
+    gl_test_run_clear(&file);
+    gl_remove_tree(dir);
+}
+END_TEST
+
 Suite *gl_cli_suite(void)
 {
     Suite *suite = suite_create("cli");
@@ -2168,6 +2228,7 @@ Suite *gl_cli_suite(void)
     tcase_add_test(tc, test_kept_directory_line_is_escaped);
     tcase_add_test(tc, test_messages_escape_what_the_user_typed);
     tcase_add_test(tc, test_github_format_escapes_control_characters);
+    tcase_add_test(tc, test_verdict_said_once);
     suite_add_tcase(suite, tc);
 
     /* probes that take their time box: seconds each */

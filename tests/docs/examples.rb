@@ -38,6 +38,10 @@ module DocExamples
   # gemleak's own tests: not part of a suite a user's example runs.
   ON_PURPOSE = %w[test/failing_test.rb spec/failing_spec.rb test/words_unit_test.rb].freeze
   COMMAND_TIMEOUT = 600
+  # What the README shows first: the suite as `rake test` runs it, no
+  # Rakefile edit (issue 29).
+  FIRST_COMMAND = "gemleak run -- bundle exec rake test"
+  FIRST_LINES = 40
 
   Block = Struct.new(:file, :line, :lang, :attrs, :text, :marker, keyword_init: true) do
     def where
@@ -399,6 +403,22 @@ module DocExamples
     raise Failure, "#{first.where}: the first CI example must be checked for contents: read" unless first.attrs["contents-read"]
     links = broken_links
     raise Failure, "links that lead nowhere:\n#{links.join("\n")}" unless links.empty?
+    # A CI job installs what the gem builds with: the README's list.
+    needed = File.read(File.join(ROOT, "README.md"))[/^sudo apt-get install (.*?)\s+#/, 1].to_s.split
+                 .select { |package| package.end_with?("-dev") || package == "pkg-config" }
+    raise Failure, "README.md: no Debian install line" if needed.empty?
+    blocks.select { |b| b.lang == "yaml" }.each do |b|
+      b.text.scan(/apt-get install -y([^"\n]*(?:\n\s+[a-z][\w.+-]*(?: [\w.+-]+)*)*)/).flatten.each do |line|
+        missing = needed - line.split
+        raise Failure, "#{b.where}: apt-get install lacks #{missing.join(" ")}" unless missing.empty?
+      end
+    end
+    # The first thing to try, no Rakefile edit, where a new user reads first.
+    try = blocks.find do |b|
+      b.file == "README.md" && b.lang == "sh" && b.attrs.empty? && b.line <= FIRST_LINES &&
+        b.text.include?(FIRST_COMMAND)
+    end
+    raise Failure, "README.md: no sh block running #{FIRST_COMMAND} in its first #{FIRST_LINES} lines" unless try
 
     runner = Runner.new(gemleak)
     begin

@@ -453,7 +453,8 @@ END_TEST
 /* --per-test under LeakSanitizer, whose realloc calls no allocation hook:
  * blocks reallocated in a test (by realloc, and by Ruby's REALLOC_N) are
  * that test's, through the client library preloaded before the runtime,
- * which a program the test starts does not get; and the Valgrind engine
+ * which a program the test starts does not get (it gets only the library
+ * every process of the run gets); and the Valgrind engine
  * names the same test. */
 START_TEST(test_lsan_per_test_reallocated_block)
 {
@@ -477,8 +478,9 @@ START_TEST(test_lsan_per_test_reallocated_block)
     run_per_test(&lsan, NULL, "lsan", lsan_json, command);
     ck_assert_msg(lsan.status == 1, "lsan: status %d:\n%s", lsan.status, lsan.err);
     gl_assert_line(lsan.out, "^3 runs, 3 assertions, 0 failures, 0 errors");
-    /* what Ruby starts gets neither the runtime nor the library */
-    gl_assert_line(lsan.out, "^preload: \\[\\]$");
+    /* what Ruby starts gets neither the runtime nor the client library:
+     * only what every process of the run gets */
+    gl_assert_line(lsan.out, "^preload: \\[/[^]:]*/gemleak_quiet\\.so\\]$");
     gl_assert_line(lsan.err, "^allocated in ReallocTest#test_b_realloc \\(.*realloc_test\\.rb:5\\)$");
     gl_assert_no_line(lsan.err, "test_a_clean|test_c_clean|lost at exit");
     gl_assert_line(lsan.err, "^gemleak: FAIL: 2 leaks losing 211 bytes$");
@@ -689,6 +691,124 @@ START_TEST(test_lsan_pipe_in_the_path)
 }
 END_TEST
 
+/* A suite whose tests assert that what a child Ruby prints on standard
+ * error is empty (Ruby's assert_separately and assert_in_out_err, with -w),
+ * a child started directly and one through a shell; and a test that asks
+ * for Ruby 3.4's warning about RUBY_FREE_AT_EXIT itself, which it must
+ * still get. */
+static const char child_output_test[] =
+    "require_relative \"test_helper\"\n"
+    "require \"open3\"\n"
+    "require \"rbconfig\"\n"
+    "class ChildOutputTest < Minitest::Test\n"
+    "  def test_a_child_ruby_prints_nothing_on_stderr\n"
+    "    out, err, status = Open3.capture3(RbConfig.ruby, \"-w\", \"--disable=gems\", \"-Ilib\",\n"
+    "      \"-e\", \"require 'tally'; print Tally.frequencies('a b a')['a']\")\n"
+    "    assert_equal [\"2\", \"\"], [out, err]\n"
+    "    assert_predicate status, :success?\n"
+    "  end\n"
+    "  def test_a_ruby_a_shell_starts_prints_nothing_on_stderr\n"
+    "    out, err, _ = Open3.capture3(\"sh\", \"-c\", \"#{RbConfig.ruby} -w -e 'print 1'\")\n"
+    "    assert_equal [\"1\", \"\"], [out, err]\n"
+    "  end\n"
+    "  def test_the_warning_the_suite_asks_for_is_printed\n"
+    "    _, err, _ = Open3.capture3({ \"RUBY_FREE_AT_EXIT\" => \"1\" }, RbConfig.ruby, \"-e\", \"1\")\n"
+    "    assert_match(/: warning: Free at exit is experimental and may be unstable$/, err)\n"
+    "  end\n"
+    "end\n";
+
+/* Asserts that @r, gemleak running child_output_test, passed as the suite
+ * did, and that nothing of Ruby's warning about the RUBY_FREE_AT_EXIT
+ * gemleak sets reached the suite's output, the top process's included. */
+static void assert_output_untouched(const char *engine, Result *r)
+{
+    ck_assert_msg(r->status == 0, "%s: status %d:\n%s\n%s", engine, r->status, r->out, r->err);
+    gl_assert_line(r->out, "^3 runs, [0-9]+ assertions, 0 failures, 0 errors");
+    gl_assert_no_line(r->out, "Free at exit");
+    gl_assert_no_line(r->err, "Free at exit");
+}
+
+/* gemleak leaves what the suite's processes print as it was (issue 29):
+ * on Ruby 3.4, under each engine and the Rake task, a clean suite that
+ * asserts a child Ruby's standard error is empty passes, exit status 0. */
+START_TEST(test_child_stderr_stays_the_suites_under_every_engine)
+{
+    if (!have_ruby34("what a child Ruby prints, under every engine"))
+        return;
+    g_autofree char *gem = g_build_filename(work, "gem", NULL);
+    /* the Rake tasks' tests took the native build away */
+    g_autofree char *compile = g_strdup_printf("cd '%s' && rake -R nowhere -f rakelib/compile.rake "
+                                               "compile >/dev/null", gem);
+    ck_assert_msg(setup_script(compile), "%s", why_skipped);
+    g_autofree char *test = g_build_filename(gem, "test", "child_output_test.rb", NULL);
+    gl_test_write(test, child_output_test, -1);
+    const char *command[] = { ruby34, "-w", "-Ilib", "-Itest", "test/child_output_test.rb", NULL };
+    const char *engines[] = { "valgrind", "lsan", "asan" };
+    for (guint i = 0; i < G_N_ELEMENTS(engines); i++) {
+        g_autofree char *json = g_strdup_printf("%s/child-output-%s.json", work, engines[i]);
+        Result r = { 0 };
+        run_engine(&r, gem, engines[i], json, command);
+        assert_output_untouched(engines[i], &r);
+        gl_assert_line(r.err, "^gemleak: pass: no findings$");
+        result_discard(&r);
+    }
+
+    g_autofree char *rakefile = g_build_filename(gem, "Rakefile.child_output", NULL);
+    gl_test_write(rakefile,
+                  "require 'gemleak/rake'\n"
+                  "GemLeak::TestTask.new { |t| t.libs << 'test'; "
+                  "t.test_files = FileList['test/child_output_test.rb'] }\n", -1);
+    g_autofree char *lib = gl_test_project_file("rake/lib");
+    g_autofree char *path = g_strconcat(ruby34_bin, ":", g_getenv("PATH"), NULL);
+    g_autofree char *tmp = g_build_filename(work, "tmp", NULL);
+    g_auto(GStrv) env = g_environ_setenv(g_get_environ(), "PATH", path, TRUE);
+    env = g_environ_setenv(env, "GEMLEAK", gemleak_binary, TRUE);
+    env = g_environ_setenv(env, "TMPDIR", tmp, TRUE);
+    g_autofree char *rake_path = g_build_filename(ruby34_bin, "rake", NULL);
+    const char *rake[] = { rake_path, "-I", lib, "-f", "Rakefile.child_output", "test:valgrind",
+                           NULL };
+    Result r = { 0 };
+    run_command(&r, gem, env, rake);
+    assert_output_untouched("rake test:valgrind", &r);
+    result_clear(&r);
+    g_unlink(test);
+}
+END_TEST
+
+/* YJIT stays as the suite sets it (doc/guide.md): with RUBY_YJIT_ENABLE=1
+ * on Ruby 3.4, the Valgrind engine finds the example gem's leak as
+ * without it; LeakSanitizer's stacks stop in YJIT's code, which leaves the
+ * leak uncertain, and the run passes: what the guide tells users. */
+START_TEST(test_yjit_stays_as_the_suite_sets_it)
+{
+    if (!have_ruby34("YJIT under the engines"))
+        return;
+    g_autofree char *gem = g_build_filename(work, "gem", NULL);
+    g_autofree char *compile = g_strdup_printf("cd '%s' && rake -R nowhere -f rakelib/compile.rake "
+                                               "compile >/dev/null", gem);
+    ck_assert_msg(setup_script(compile), "%s", why_skipped);
+    const char *command[] = { ruby34, "-Ilib", "-Itest", "-e",
+                              "puts \"yjit: #{RubyVM::YJIT.enabled?}\"; require './test/count_test'",
+                              NULL };
+    g_setenv("RUBY_YJIT_ENABLE", "1", TRUE);
+    g_autofree char *json = g_build_filename(work, "yjit.json", NULL);
+    Result valgrind = { 0 }, lsan = { 0 };
+    run_engine(&valgrind, gem, "valgrind", json, command);
+    run_engine(&lsan, gem, "lsan", json, command);
+    g_unsetenv("RUBY_YJIT_ENABLE");
+    ck_assert_msg(valgrind.status == 1, "valgrind: status %d:\n%s", valgrind.status, valgrind.err);
+    gl_assert_line(valgrind.out, "^yjit: true$");
+    gl_assert_line(valgrind.err, "^ \\*tally_count \\(ext/tally/tally\\.c:\\d+\\)$");
+    gl_assert_line(valgrind.err, "^gemleak: FAIL: 1 leak ");
+    ck_assert_msg(lsan.status == 0, "lsan: status %d:\n%s", lsan.status, lsan.err);
+    gl_assert_line(lsan.out, "^yjit: true$");
+    gl_assert_line(lsan.err, "^uncertain: its stack stops after [0-9]+ frames, short of main");
+    gl_assert_line(lsan.err, "^gemleak: pass: no certain finding; 1 uncertain finding left to you");
+    result_discard(&valgrind);
+    result_discard(&lsan);
+}
+END_TEST
+
 void integration_engine(TCase *tcase)
 {
     tcase_add_unchecked_fixture(tcase, setup_ruby34, teardown_ruby34);
@@ -707,4 +827,6 @@ void integration_engine(TCase *tcase)
     tcase_add_test(tcase, test_lsan_fork_counts_inherited_once);
     tcase_add_test(tcase, test_lsan_rake_task);
     tcase_add_test(tcase, test_asan_rake_task);
+    tcase_add_test(tcase, test_child_stderr_stays_the_suites_under_every_engine);
+    tcase_add_test(tcase, test_yjit_stays_as_the_suite_sets_it);
 }

@@ -7,17 +7,14 @@
 
 #define TEST_USER "gemleak-test"
 
-/* The gem route from a fresh clone, as a user without privileges: the
- * README's commands build and install the gem into a private GEM_HOME; a
- * small gem whose Rakefile is the README's snippet fails on a planted leak
- * and passes without it, with no gemleak on PATH and no GEMLEAK;
- * $GEM_HOME/bin/gemleak runs --version, filter and run; Bundler, with the
- * README's commands (its own path, no GEM_HOME), builds it from the
- * README's Gemfile line (git:, a file:// clone) and `bundle exec gemleak`
- * runs, also with path: after make; make install PREFIX=$HOME/.local
- * gives a binary and a Ruby library that work (tests/gem_from_clone.sh).
- * Run as root (CI), the steps run as TEST_USER, made when missing. */
-START_TEST(test_gem_from_a_fresh_clone)
+/* Runs tests/@script CLONE WORK from a fresh clone of this tree, with the
+ * README's blocks in WORK (install.sh, Gemfile.line, bundle.sh,
+ * Rakefile.snippet), as a user without privileges: run as root (CI), as
+ * TEST_USER, made when missing; with HOME, GEM_HOME and TMPDIR private
+ * to it and nothing of gemleak in the environment. The script prints a
+ * "== " line a step, "FAILED: ..." when one does not go as the README
+ * says, and "== done" at the end. */
+static void run_clone_script(const char *test, const char *script_name)
 {
     g_autofree char *root = g_path_get_dirname(gl_test_fixtures);
     g_autofree char *git_dir = g_build_filename(root, ".git", NULL);
@@ -46,7 +43,7 @@ START_TEST(test_gem_from_a_fresh_clone)
     g_autofree char *home_var = g_strconcat("HOME=", home, NULL);
     g_autofree char *gem_home = g_strconcat("GEM_HOME=", work, "/gems", NULL);
     g_autofree char *tmp_var = g_strconcat("TMPDIR=", work, "/tmp", NULL);
-    g_autofree char *script = g_build_filename(clone, "tests", "gem_from_clone.sh", NULL);
+    g_autofree char *script = g_build_filename(clone, "tests", script_name, NULL);
     g_autoptr(GPtrArray) argv = g_ptr_array_new();
     if (geteuid() == 0) {
         g_autofree char *prepare = g_strdup_printf(
@@ -70,13 +67,39 @@ START_TEST(test_gem_from_a_fresh_clone)
     run_command(&r, work, NULL, (const char *const *) argv->pdata);
     /* Check's messages are short: the whole log goes to standard error */
     if (r.status != 0)
-        fprintf(stderr, "test_gem_from_a_fresh_clone:\n%s\n%s\n", r.out, r.err);
+        fprintf(stderr, "%s:\n%s\n%s\n", test, r.out, r.err);
     const char *failed = strstr(r.out, "FAILED: ");
     ck_assert_msg(r.status == 0, "status %d: %.300s (the whole log is above)", r.status,
                   failed != NULL ? failed : "see the log");
     gl_assert_line(r.out, "^== done$");
     result_clear(&r);
     gl_remove_tree(work);
+}
+
+/* The gem route from a fresh clone (tests/gem_from_clone.sh): the
+ * README's commands build and install the gem into a private GEM_HOME; a
+ * small gem whose Rakefile is its test task and the README's snippet
+ * fails on a planted leak and passes without it, with no gemleak on PATH
+ * and no GEMLEAK; $GEM_HOME/bin/gemleak runs --version, filter and run;
+ * Bundler into the system's gems stops as the README says; Bundler, with
+ * the README's commands (its own path, no GEM_HOME), builds it from the
+ * README's Gemfile line (git:, a file:// clone) and `bundle exec gemleak`
+ * runs, also with path: after make; make install PREFIX=$HOME/.local
+ * gives a binary and a Ruby library that work. */
+START_TEST(test_gem_from_a_fresh_clone)
+{
+    run_clone_script("test_gem_from_a_fresh_clone", "gem_from_clone.sh");
+}
+END_TEST
+
+/* Where the binary cannot be built (tests/gem_without_tools.sh: no C
+ * compiler, pkg-config or GLib's tools on PATH), gem install and Bundler
+ * with the README's Gemfile line succeed, and the gem's command, `bundle
+ * exec gemleak` and the Rake task fail, naming the packages to install
+ * (issue 29). */
+START_TEST(test_gem_where_it_cannot_be_built)
+{
+    run_clone_script("test_gem_where_it_cannot_be_built", "gem_without_tools.sh");
 }
 END_TEST
 
@@ -112,27 +135,62 @@ START_TEST(test_make_install_destdir)
 }
 END_TEST
 
-/* Building the gem stops, when a library's headers are missing, with one
- * message naming the packages to install. */
+/* A copy of the gem's files that extconf.rb needs, in a new directory:
+ * what it writes into the gem stays out of this tree.
+ * Returns: (transfer full): the copy's root. */
+static char *gem_copy(void)
+{
+    char *root = gl_test_tmpdir();
+    g_autofree char *project = g_path_get_dirname(gl_test_fixtures);
+    g_autofree char *script = g_strdup_printf(
+        "cd '%s' && mkdir -p '%s/ext/gemleak' '%s/rake/lib/gemleak' && "
+        "cp ext/gemleak/extconf.rb '%s/ext/gemleak/' && "
+        "cp rake/lib/gemleak/unbuilt.rb '%s/rake/lib/gemleak/'", project, root, root, root, root);
+    const char *sh[] = { "sh", "-c", script, NULL };
+    ck_assert_int_eq(gl_test_spawn(sh, NULL, NULL), 0);
+    return root;
+}
+
+/* Where a library's headers are missing, the gem installs without its
+ * binary (issue 29): extconf.rb names the packages to install, writes a
+ * Makefile that builds nothing, and records why in the gem, for its
+ * command and Rake tasks to say when they are used. */
 START_TEST(test_gem_build_names_missing_packages)
 {
-    g_autofree char *work = gl_test_tmpdir();
-    g_autofree char *extconf = gl_test_project_file("ext/gemleak/extconf.rb");
+    g_autofree char *root = gem_copy();
+    g_autofree char *ext = g_build_filename(root, "ext", "gemleak", NULL);
+    g_autofree char *extconf = g_build_filename(ext, "extconf.rb", NULL);
     const char *argv[] = { "ruby", extconf, NULL };
     g_auto(GStrv) env = g_environ_setenv(g_get_environ(), "PKG_CONFIG", "false", TRUE);
     Result r = { 0 };
-    run_command(&r, work, env, argv);
-    ck_assert_int_ne(r.status, 0);
-    gl_assert_line(r.err, "^gemleak: cannot build the gemleak binary: missing libxml-2\\.0, glib-2\\.0, "
+    run_command(&r, ext, env, argv);
+    ck_assert_msg(r.status == 0, "status %d:\n%s", r.status, r.err);
+    gl_assert_line(r.out, "^gemleak: the gemleak binary is not built: missing libxml-2\\.0, glib-2\\.0, "
                           "gio-2\\.0, json-glib-1\\.0, zlib \\(pkg-config finds no \\.pc file\\)\\.$");
-    gl_assert_line(r.err, "^  Debian, Ubuntu: sudo apt-get install gcc make pkg-config libxml2-dev "
+    gl_assert_line(r.out, "^  Debian, Ubuntu: sudo apt-get install gcc make pkg-config libxml2-dev "
                           "libglib2\\.0-dev libjson-glib-dev zlib1g-dev$");
-    gl_assert_line(r.err, "^  Fedora: +sudo dnf install gcc make pkgconf-pkg-config libxml2-devel "
+    gl_assert_line(r.out, "^  Fedora: +sudo dnf install gcc make pkgconf-pkg-config libxml2-devel "
                           "glib2-devel json-glib-devel zlib-devel$");
-    g_autofree char *makefile = g_build_filename(work, "Makefile", NULL);
-    ck_assert(!g_file_test(makefile, G_FILE_TEST_EXISTS));
+    g_autofree char *makefile = g_build_filename(ext, "Makefile", NULL);
+    ck_assert(g_file_test(makefile, G_FILE_TEST_IS_REGULAR));
+    g_autofree char *record = g_build_filename(root, "libexec", "gemleak-not-built.txt", NULL);
+    g_autofree char *why = gl_test_read(record, NULL);
+    ck_assert_str_eq(why, "its build was missing libxml-2.0, glib-2.0, gio-2.0, json-glib-1.0, zlib "
+                          "(pkg-config finds no .pc file)\n");
     result_clear(&r);
-    gl_remove_tree(work);
+
+    /* RubyGems then runs make: it succeeds, and builds nothing */
+    const char *targets[] = { "clean", "all", "install" };
+    for (guint i = 0; i < G_N_ELEMENTS(targets); i++) {
+        const char *make[] = { "make", targets[i], NULL };
+        Result m = { 0 };
+        run_command(&m, ext, NULL, make);
+        ck_assert_msg(m.status == 0, "make %s: %s", targets[i], m.err);
+        result_clear(&m);
+    }
+    g_autofree char *binary = g_build_filename(root, "libexec", "gemleak", NULL);
+    ck_assert(!g_file_test(binary, G_FILE_TEST_EXISTS));
+    gl_remove_tree(root);
 }
 END_TEST
 
@@ -141,4 +199,5 @@ void integration_gem(TCase *tcase)
     tcase_add_test(tcase, test_gem_build_names_missing_packages);
     tcase_add_test(tcase, test_make_install_destdir);
     tcase_add_test(tcase, test_gem_from_a_fresh_clone);
+    tcase_add_test(tcase, test_gem_where_it_cannot_be_built);
 }

@@ -58,6 +58,9 @@ START_TEST(test_use_after_free_shows_three_stacks)
 }
 END_TEST
 
+/* The Valgrind engine leaves uninitialised values out by default
+ * (--undef-value-errors=no: they cost it 1.2 to 2.1 times the time); asked
+ * for, the extension's branch on one is a memory error in the extension. */
 START_TEST(test_uninitialised_read_not_reported)
 {
     Result r = { 0 };
@@ -66,6 +69,15 @@ START_TEST(test_uninitialised_read_not_reported)
     gl_assert_no_line(r.err, "Conditional jump");
     gl_assert_line(r.err, "^gemleak: pass: no findings$");
     result_clear(&r);
+
+    Result asked = { 0 };
+    gemleak_run(&asked, NULL, NULL, ARGS("--valgrind-opt=--undef-value-errors=yes"),
+                "require 'leaky'; Leaky.uninitialized");
+    ck_assert_msg(asked.status == 1, "status %d\n%s", asked.status, asked.err);
+    gl_assert_line(asked.err, "^Conditional jump or move depends on uninitialised value\\(s\\)$");
+    gl_assert_line(asked.err, "^ \\*leaky_uninitialized \\(leaky\\.c:\\d+\\)$");
+    gl_assert_line(asked.err, "^gemleak: FAIL: 1 memory error$");
+    result_discard(&asked);
 }
 END_TEST
 
@@ -107,8 +119,9 @@ START_TEST(test_helper_and_environment_in_every_ruby)
     Result r = { 0 };
     gemleak_run(&r, NULL, NULL, NO_ARGS, code);
     ck_assert_msg(r.status == 0, "status %d\n%s", r.status, r.err);
-    /* GEMLEAK_RUNNING, RUBY_FREE_AT_EXIT, the helper here and in a spawned Ruby */
-    ck_assert_msg(g_str_has_prefix(r.out, "1111 "), "stdout: %s", r.out);
+    /* GEMLEAK_RUNNING, RUBY_FREE_AT_EXIT (gemleak's value, which tells its
+     * warning from a suite's), the helper here and in a spawned Ruby */
+    ck_assert_msg(g_str_has_prefix(r.out, "11-gemleak11 "), "stdout: %s", r.out);
     g_auto(GStrv) fields = g_strsplit(r.out, " ", -1);
     g_auto(GStrv) files = g_strsplit(fields[1], ",", 2);
     ck_assert_int_le(g_ascii_strtoll(files[0], NULL, 10), 8192);
@@ -395,8 +408,33 @@ START_TEST(test_baseline_knows_the_kind_of_each_error_on_a_freed_block)
 }
 END_TEST
 
+/* Debian's Ruby 3.1 with YJIT (RUBY_YJIT_ENABLE set at all: 0 too) dies
+ * as it starts under Valgrind, as doc/guide.md says: the run says the
+ * command failed, and gemleak leaves YJIT as the suite set it. */
+START_TEST(test_ruby31_yjit_under_valgrind)
+{
+    Result version = { 0 };
+    const char *argv[] = { "ruby", "-e", "print RUBY_VERSION, ' ', defined?(RubyVM::YJIT) ? 1 : 0",
+                           NULL };
+    run_command(&version, NULL, NULL, argv);
+    gboolean ruby31 = version.status == 0 && g_str_has_prefix(version.out, "3.1.") &&
+                      g_str_has_suffix(version.out, " 1");
+    result_clear(&version);
+    if (!ready_or_skip(ruby31 ? "" : NULL, "Ruby 3.1's YJIT under Valgrind",
+                       "the ruby on PATH is not a Ruby 3.1 with YJIT"))
+        return;
+    Result r = { 0 };
+    gemleak_run_env(&r, NULL, NULL, ARGS("RUBY_YJIT_ENABLE=0"), ARGS("-O", "leaky"),
+                    "require 'leaky'; Leaky.clean");
+    ck_assert_msg(r.status == 4, "status %d\n%s", r.status, r.err);
+    gl_assert_line(r.err, "\\[BUG\\] Segmentation fault");
+    result_discard(&r);
+}
+END_TEST
+
 void integration_leaks(TCase *tcase)
 {
+    tcase_add_test(tcase, test_ruby31_yjit_under_valgrind);
     tcase_add_test(tcase, test_baseline_knows_a_leaked_cycle_that_moved);
     tcase_add_test(tcase, test_baseline_tells_two_sites_of_one_function_apart);
     tcase_add_test(tcase, test_baseline_knows_the_kind_of_each_error_on_a_freed_block);

@@ -274,8 +274,45 @@ START_TEST(test_readme_rakefile_snippet)
 }
 END_TEST
 
-/* The gemleak side of the README's move from ruby_memcheck: ruby_memcheck's
- * settings, a Regexp among them, do what they did. */
+/* rake -T names the engine that runs, set wherever GemLeak.configure
+ * stands in the Rakefile (issue 29); a description the Rakefile gave is
+ * its own. */
+START_TEST(test_rake_descriptions_name_the_engine)
+{
+    g_autofree char *snippet = readme_block("rakefile-snippet");
+    g_autofree char *rspec = readme_block("rakefile-snippet-rspec");
+    Result setup = { 0 };
+    char *dir = rake_run(&setup, NULL, ARGS("--version"));
+    result_clear(&setup);
+    g_autofree char *rakefile = g_build_filename(dir, "Rakefile", NULL);
+    const char *engines[][2] = { { ":lsan", "LeakSanitizer" }, { "\"asan\"", "AddressSanitizer" },
+                                 { "nil", "Valgrind" } };
+    for (guint i = 0; i < G_N_ELEMENTS(engines); i++) {
+        g_autofree char *contents = g_strdup_printf(
+            "%s\n%s\ndesc \"Leak checks, quickly\"\nGemLeak::TestTask.new(\"test:quick\")\n"
+            "GemLeak.configure { |c| c.engine = %s }\n", snippet, rspec, engines[i][0]);
+        gl_test_write(rakefile, contents, -1);
+        Result tasks = { 0 };
+        rake_in(&tasks, dir, gemleak_binary, ARGS("-T"));
+        ck_assert_msg(tasks.status == 0, "rake -T: %s", tasks.err);
+        g_autofree char *test = g_strdup_printf("^rake test:valgrind +# Run the tests under %s with "
+                                                "gemleak$", engines[i][1]);
+        g_autofree char *spec = g_strdup_printf("^rake spec:valgrind +# Run RSpec code examples under "
+                                                "%s with gemleak$", engines[i][1]);
+        gl_assert_line(tasks.out, test);
+        gl_assert_line(tasks.out, spec);
+        gl_assert_line(tasks.out, "^rake test:quick +# Leak checks, quickly$");
+        result_clear(&tasks);
+    }
+    gl_remove_tree(dir);
+    g_free(dir);
+}
+END_TEST
+
+/* The gemleak side of the README's move from ruby_memcheck, below the
+ * Rakefile's Rake::TestTask (the guide's Rakefile before): the tests of
+ * `rake test`, TEST= as it takes it; ruby_memcheck's settings, a Regexp
+ * among them, do what they did. */
 START_TEST(test_readme_ruby_memcheck_migration)
 {
     g_autofree char *block = readme_block("rakefile-migration");
@@ -283,12 +320,101 @@ START_TEST(test_readme_ruby_memcheck_migration)
     char *dir = rake_run(&setup, NULL, ARGS("--version"));
     result_clear(&setup);
     g_autofree char *rakefile = g_build_filename(dir, "Rakefile", NULL);
-    gl_test_write(rakefile, block, -1);
+    g_autofree char *contents = g_strconcat(
+        "require \"rake/testtask\"\n"
+        "Rake::TestTask.new(test: :compile) do |t|\n"
+        "  t.libs << \"test\"\n"
+        "  t.test_files = FileList[\"test/**/*_test.rb\"]\n"
+        "end\n", block, NULL);
+    gl_test_write(rakefile, contents, -1);
     Result r = { 0 };
     rake_in(&r, dir, gemleak_binary, ARGS("test:valgrind", "TEST=test/frequencies_test.rb"));
     ck_assert_msg(r.status == 0, "status %d:\n%s", r.status, r.err);
+    gl_assert_line(r.err, "^gemleak: test:valgrind runs 1 test file, those of rake test "
+                          "\\(Rake::TestTask\\)$");
     gl_assert_line(r.err, "^gemleak: target: .*/lib/tally/tally\\.so$");
     gl_assert_line(r.err, "^gemleak: pass: no findings$");
+    forget(&r, dir);
+}
+END_TEST
+
+/* Returns: (transfer full): the lines of @text that say how many tests
+ * ran (minitest's "N runs, ...", test-unit's "N tests, ..."), without
+ * their times. */
+static char *tests_run(const char *text)
+{
+    g_autoptr(GRegex) regex = g_regex_new("^([0-9]+ runs, .*|[0-9]+ tests, [0-9]+ assertions, .*)$",
+                                          G_REGEX_MULTILINE, 0, NULL);
+    g_autoptr(GMatchInfo) match = NULL;
+    GString *lines = g_string_new(NULL);
+    for (g_regex_match(regex, text, 0, &match); g_match_info_matches(match);
+         g_match_info_next(match, NULL)) {
+        g_autofree char *line = g_match_info_fetch(match, 1);
+        g_string_append_printf(lines, "%s\n", line);
+    }
+    return g_string_free(lines, FALSE);
+}
+
+/* A project whose `rake test` is minitest's Minitest::TestTask (which
+ * finds test_*.rb and *_test.rb anywhere under test/, where
+ * ruby_memcheck's Rake::TestTask finds test/test*.rb): with the README's
+ * migration,
+ * test:valgrind runs every test file `rake test` runs, and says how many
+ * (issue 29). */
+START_TEST(test_readme_migration_runs_a_minitest_test_task)
+{
+    Result probe = { 0 };
+    const char *has_task[] = { "ruby", "-e", "require 'minitest/test_task'", NULL };
+    run_command(&probe, NULL, NULL, has_task);
+    gboolean has = probe.status == 0;
+    result_clear(&probe);
+    if (!ready_or_skip(has ? "" : NULL, "the README's migration on a Minitest::TestTask",
+                       "this Ruby's minitest has no minitest/test_task (minitest 5.16 and later)"))
+        return;
+    g_autofree char *block = readme_block("rakefile-migration");
+    Result setup = { 0 };
+    char *dir = rake_run(&setup, NULL, ARGS("--version"));
+    result_clear(&setup);
+    const char *dropped[] = { "test/failing_test.rb", "test/stopwords_test.rb" };
+    for (guint i = 0; i < G_N_ELEMENTS(dropped); i++) {
+        g_autofree char *path = g_build_filename(dir, dropped[i], NULL);
+        ck_assert_int_eq(g_unlink(path), 0);
+    }
+    /* found by Minitest::TestTask's test_*.rb, not by Rake::TestTask's default */
+    g_autofree char *unit = g_build_filename(dir, "test", "unit", NULL);
+    g_mkdir_with_parents(unit, 0700);
+    g_autofree char *again = g_build_filename(unit, "test_frequencies_again.rb", NULL);
+    gl_test_write(again,
+                  "require_relative \"../test_helper\"\n"
+                  "class FrequenciesAgainTest < Minitest::Test\n"
+                  "  def test_again\n"
+                  "    assert_equal 2, Tally.frequencies(\"a b a\")[\"a\"]\n"
+                  "  end\n"
+                  "end\n", -1);
+    g_autofree char *rakefile = g_build_filename(dir, "Rakefile", NULL);
+    g_autofree char *contents = g_strconcat("require \"minitest/test_task\"\n"
+                                            "Minitest::TestTask.create(:test)\n", block, NULL);
+    gl_test_write(rakefile, contents, -1);
+
+    Result plain = { 0 };
+    rake_in(&plain, dir, gemleak_binary, ARGS("test"));
+    ck_assert_msg(plain.status == 0, "rake test: status %d:\n%s\n%s", plain.status, plain.out,
+                  plain.err);
+    g_autofree char *expected = tests_run(plain.out);
+    ck_assert_msg(strstr(expected, " runs, ") != NULL && strstr(expected, " tests, ") != NULL,
+                  "rake test ran:\n%s", plain.out);
+    result_clear(&plain);
+
+    Result r = { 0 };
+    rake_in(&r, dir, gemleak_binary, ARGS("test:valgrind"));
+    g_autofree char *ran = tests_run(r.out);
+    ck_assert_str_eq(ran, expected);
+    /* test/test_helper.rb is one of them: Minitest::TestTask requires it */
+    gl_assert_line(r.err, "^gemleak: test:valgrind runs 7 test files, those of rake test "
+                          "\\(Minitest::TestTask\\)$");
+    gl_assert_line(r.err, "^ \\*tally_count \\(tally\\.c:\\d+\\)$");
+    gl_assert_line(r.err, "^GemLeak::Error: gemleak: [0-9]+ findings? \\(leaks or memory errors\\) "
+                          "in the extension; the report is above$");
     forget(&r, dir);
 }
 END_TEST
@@ -578,6 +704,7 @@ void integration_minitest(TCase *tcase)
     tcase_add_test(tcase, test_rake_failing_assertion_still_fails);
     tcase_add_test(tcase, test_rake_binary_name_limits_the_targets);
     tcase_add_test(tcase, test_readme_rakefile_snippet);
+    tcase_add_test(tcase, test_rake_descriptions_name_the_engine);
     tcase_add_test(tcase, test_rake_failing_suite_and_leak_both_named);
     tcase_add_test(tcase, test_rake_write_baseline);
     tcase_add_test(tcase, test_rake_compiler_paths_and_baselines);
@@ -590,6 +717,7 @@ void integration_rspec(TCase *tcase)
     tcase_add_test(tcase, test_rake_without_gemleak_says_how_to_get_it);
     tcase_add_test(tcase, test_rake_task_with_its_own_configuration);
     tcase_add_test(tcase, test_readme_ruby_memcheck_migration);
+    tcase_add_test(tcase, test_readme_migration_runs_a_minitest_test_task);
     tcase_add_test(tcase, test_rake_ruby_memcheck_settings);
     tcase_add_test(tcase, test_rake_task_defined_twice_warns);
 }

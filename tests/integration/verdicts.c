@@ -1,5 +1,7 @@
 /* Integration tests, gemleak run: verdicts, every shape of the probe, live
  * on this machine's Ruby. */
+#include <string.h>
+
 #include "harness.h"
 
 static const char *const probe_bugs[] = {
@@ -110,8 +112,37 @@ START_TEST(test_extension_that_never_loaded)
 }
 END_TEST
 
+/* The verdict is on standard error once, whatever the formats (issue 29):
+ * with a JSON report alone, and with annotations on standard output beside
+ * the text report. */
+START_TEST(test_verdict_once_on_stderr)
+{
+    g_autofree char *dir = gl_test_tmpdir();
+    g_autofree char *json = g_strdup_printf("json:%s/r.json", dir);
+    Result failing = { 0 };
+    gemleak_run(&failing, NULL, NULL, ARGS("-O", "leaky", "--format", json),
+                "require 'leaky'; Leaky.leak");
+    ck_assert_msg(failing.status == 1, "status %d\n%s", failing.status, failing.err);
+    ck_assert_uint_eq(gl_test_count(failing.err, strlen(failing.err), "gemleak: FAIL: "), 1);
+    gl_assert_line(failing.err, "^gemleak: FAIL: 1 leak losing 100 bytes$");
+    gl_assert_line(failing.err, "^gemleak: exit status 1: findings fail the gate; the command "
+                                "passed$");
+    result_discard(&failing);
+
+    Result clean = { 0 };
+    gemleak_run(&clean, NULL, NULL, ARGS("-O", "leaky", "--format", "text", "--format", "github:-"),
+                "require 'leaky'; Leaky.clean");
+    ck_assert_msg(clean.status == 0, "status %d\n%s", clean.status, clean.err);
+    ck_assert_uint_eq(gl_test_count(clean.err, strlen(clean.err), "pass: no findings"), 1);
+    ck_assert_uint_eq(gl_test_count(clean.out, strlen(clean.out), "pass: no findings"), 0);
+    result_discard(&clean);
+    gl_remove_tree(dir);
+}
+END_TEST
+
 void integration_verdicts(TCase *tcase)
 {
+    tcase_add_test(tcase, test_verdict_once_on_stderr);
     tcase_add_test(tcase, test_probe_verdicts);
     tcase_add_test(tcase, test_extension_that_never_loaded);
 }

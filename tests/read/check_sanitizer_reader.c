@@ -126,8 +126,34 @@ START_TEST(test_fatal_error_is_incomplete)
         "lsan.77", &facts, NULL);
     ck_assert_uint_eq(records->len, 0);
     ck_assert(facts.incomplete);
-    ck_assert_str_eq(facts.incomplete_reason, "LeakSanitizer has encountered a fatal error");
+    ck_assert_str_eq(facts.incomplete_reason,
+                     "LeakSanitizer has encountered a fatal error: its leak check did not run");
+    ck_assert_str_eq(facts.incomplete_hint,
+                     "it does not work under ptrace: strace, gdb, some sandboxes");
     ck_assert_int_eq(facts.pid, 77);
+}
+END_TEST
+
+/* Issue 26, items 7 and 8: a report that says the check did not run, or
+ * that it left leaks out, is read (never skipped as no report) and is
+ * incomplete. Real runs: under strace, and with max_leaks=1. */
+START_TEST(test_reports_that_say_less)
+{
+    GlSanitizerFacts facts;
+    g_autofree char *fatal_path = gl_test_fixture("lsan/fatal-ptrace-ruby34.lsan");
+    gsize length = 0;
+    g_autofree char *fatal = gl_test_read(fatal_path, &length);
+    ck_assert(gl_sanitizer_detect(fatal, length));
+    g_autoptr(GPtrArray) none = read_fixture("lsan/fatal-ptrace-ruby34.lsan", &facts);
+    ck_assert_uint_eq(none->len, 0);
+    ck_assert(facts.incomplete);
+
+    g_autoptr(GPtrArray) one = read_fixture("lsan/omitted-ruby34.lsan", &facts);
+    ck_assert_uint_eq(one->len, 1);
+    ck_assert(facts.incomplete);
+    ck_assert_str_eq(facts.incomplete_reason, "LeakSanitizer left leaks out of its report "
+                                              "(\"Omitting N more leak(s)\": max_leaks in the "
+                                              "runtime's options)");
 }
 END_TEST
 
@@ -948,6 +974,7 @@ Suite *gl_sanitizer_reader_suite(void)
     tcase_add_test(tc, test_truncated_report);
     tcase_add_test(tc, test_hostile_bytes);
     tcase_add_test(tc, test_detect);
+    tcase_add_test(tc, test_reports_that_say_less);
     tcase_add_test(tc, test_asan_segv_is_a_fatal_signal);
     tcase_add_test(tc, test_lsan_probe_capture);
     tcase_add_test(tc, test_default_format_reads_alike);

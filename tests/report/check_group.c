@@ -212,6 +212,33 @@ START_TEST(test_ci_formats_one_entry_a_group)
 }
 END_TEST
 
+/* A leak in a block that a method of the extension yields to: Leaky.leak
+ * entered from Ruby's VM below Leaky.with_block (fixtures/xml/
+ * entry_through_ruby.xml). Every report names one entry point, the
+ * group's: Leaky.leak's, not the method further out (issue 29). */
+START_TEST(test_titles_name_the_groups_entry)
+{
+    g_autofree char *xml = gl_test_fixture("xml/entry_through_ruby.xml");
+    RUN(json, "filter", "-O", "leaky", "--format", "json", xml);
+    ck_assert_int_eq(json.status, 1);
+    gl_assert_line(json.out, "^ *\"entry\" : \"leaky_leak\",$");
+    gl_test_run_clear(&json);
+
+    const char *formats[] = { "junit", "github", "sarif", "supp" };
+    for (guint i = 0; i < G_N_ELEMENTS(formats); i++) {
+        RUN(run, "filter", "-O", "leaky", "--format", formats[i], xml);
+        ck_assert_int_eq(run.status, 1);
+        /* (GitHub's title escapes the colon) */
+        ck_assert_msg(strstr(run.out, "definite leak in leaky_alloc (leaky.c") != NULL &&
+                          strstr(run.out, "via leaky_leak (leaky.c") != NULL,
+                      "%s names no entry leaky_leak:\n%s", formats[i], run.out);
+        ck_assert_msg(strstr(run.out, "via leaky_with_block") == NULL, "%s:\n%s", formats[i],
+                      run.out);
+        gl_test_run_clear(&run);
+    }
+}
+END_TEST
+
 /* An error in @helper, inlined there from glibc's memcpy wrapper, in the
  * method @method; its frames marked as the extension's. */
 static GlRecord *memcpy_error(const char *helper, const char *method)
@@ -267,6 +294,7 @@ Suite *gl_group_suite(void)
     tcase_add_test(formats, test_json_read_back_groups_the_same);
     tcase_add_test(formats, test_ci_formats_one_entry_a_group);
     tcase_add_test(formats, test_one_byte_in_english);
+    tcase_add_test(formats, test_titles_name_the_groups_entry);
     suite_add_tcase(suite, formats);
     return suite;
 }

@@ -45,7 +45,12 @@
  * an engine preloaded into Ruby (LeakSanitizer), "env", "LD_PRELOAD=RUNTIME"
  * and GEMLEAK_ENGINE_RUNTIME the runtime's path: a Ruby that does not have
  * it mapped starts again with it, one that has takes it out of LD_PRELOAD
- * for what it starts (a compiler under LeakSanitizer crashes). */
+ * for what it starts (a compiler under LeakSanitizer crashes).
+ * RUBY_FREE_AT_EXIT, when gemleak sets it, is GL_PROTO_FREE_AT_EXIT_VALUE:
+ * the library gemleak preloads into every process of the run
+ * (src/run/client/quiet.c) hides Ruby 3.4's warning about it from the
+ * suite's output, and only in a process where the variable has that value,
+ * not where the suite set it itself. */
 #ifndef GEMLEAK_PROTOCOL_H
 #define GEMLEAK_PROTOCOL_H
 
@@ -113,6 +118,11 @@
 #define GL_PROTO_VALGRIND_SEPARATOR "\x1f"
 /* The preloaded runtime of the engine (LeakSanitizer's), by its path. */
 #define GL_PROTO_RUNTIME_VARIABLE "GEMLEAK_ENGINE_RUNTIME"
+
+/* RUBY_FREE_AT_EXIT as gemleak sets it: Ruby only asks whether it is set;
+ * a value no suite would give tells gemleak's from the suite's own, and
+ * its leading 1 reads as "on" to whatever reads it as a number. */
+#define GL_PROTO_FREE_AT_EXIT_VALUE "1-gemleak"
 
 /* Launchers, by the name of the program, separated by spaces: they only
  * start the processes that run a suite (Bundler, Rake). */

@@ -35,6 +35,14 @@ typedef struct {
     const char *entry;     /* (b), nullable */
 } GlGroup;
 
+/* Finds, in @finding's stacks, the frames of (a), *function, and (b),
+ * *entry: the one rule for the entry point, which every report names
+ * (a group's JSON "entry", the titles of JUnit, SARIF and GitHub). Both
+ * NULL (transfer none, owned by the finding's record) when no extension
+ * frame places the finding. */
+void gl_finding_group_frames(const GlFinding *finding, const GlFrame **function,
+                             const GlFrame **entry);
+
 /* Returns: (transfer full): the groups of @findings (GlFinding*, in report
  * order): most bytes first, then most occurrences, then in the order of
  * their first finding; each group's findings in the order given. Free

@@ -45,6 +45,7 @@ typedef struct {
      * the extension's, so the process cannot pass. */
     gboolean incomplete;
     const char *incomplete_reason;  /* (transfer none) nullable: a static phrase */
+    const char *incomplete_hint;    /* (transfer none) nullable: what to do about it */
     /* AddressSanitizer stopped the process at an error ("==PID==ABORTING"):
      * it halts at the first unless the code was built with
      * -fsanitize-recover=address (and halt_on_error=0 given). */

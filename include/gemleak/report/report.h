@@ -28,6 +28,9 @@ typedef struct {
     guint frames_after;            /* text: frames shown past the outermost target
                                     * frame; G_MAXUINT: every frame, none collapsed */
     gboolean ran_command;          /* gemleak run: command_status says how the command ended */
+    gboolean verdict_elsewhere;    /* the gate's line and exit_line are said once on gemleak's
+                                    * streams, by another report or by the sinks: a report
+                                    * written to a stream leaves them out */
     int command_status;            /* its exit status, 128+N when signal N killed it */
 } GlReportContext;
 
@@ -104,7 +107,9 @@ char *gl_frame_source_path(const GlFrame *frame, const char *project_root, gbool
 
 /* Returns: (transfer full): a short title: "definite leak in leaky_alloc
  * (leaky.c:12) via leaky_leak (leaky.c:30)", "InvalidWrite in uaf (leaky.c:20)":
- * the first target frame, and the outermost one when it is another function. */
+ * the first target frame, and the entry point of its group (group.h, (b):
+ * the outermost of the extension's frames that run on unbroken from
+ * there) when it is another function. */
 char *gl_finding_title(const GlFinding *finding, const char *project_root);
 
 /* Returns: (transfer full) (nullable): where @test is, relative to

@@ -53,7 +53,11 @@ gboolean gl_sinks_check(const GlSinks *sinks, const GlSinkReads *reads, GError *
  * and no baseline count. A regular file is replaced whole
  * (gl_file_replace(), through a symbolic link to its target), anything
  * else (a FIFO, /dev/null, a stream) written as it is. Every report is
- * tried: one that cannot be written is said on @err.
+ * tried: one that cannot be written is said on @err. The gate's line and
+ * @context's exit_line are said once on gemleak's streams: by a text
+ * report in the command's stream (else on @err, standard error), or by
+ * the sinks on @err after the reports; other reports written to a stream
+ * leave them out, and reports in files keep theirs.
  * Returns: FALSE when a report could not be written. */
 gboolean gl_sinks_write(const GlSinks *sinks, const GlReportContext *context,
                         const GPtrArray *all_findings, FILE *err);

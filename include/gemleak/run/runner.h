@@ -55,6 +55,9 @@ typedef struct {
     char *valgrind_version;
     char *helper_dir;      /* gemleak's private directory for the Ruby helper, removed at the end */
     char *launcher;        /* the first launcher that ran outside Valgrind ("rake"), or NULL */
+    char *unquiet;         /* why the library that keeps Ruby 3.4's warning about gemleak's
+                            * RUBY_FREE_AT_EXIT out of the suite's output was not preloaded
+                            * (the dynamic loader's words), or NULL */
     GPtrArray *outside;    /* char*: what ran outside Valgrind and should not have, a sentence
                             * each ("process 12, forked from the launcher rake, loaded
                             * /x/y.so outside Valgrind") */

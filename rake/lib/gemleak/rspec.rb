@@ -6,7 +6,9 @@ require "gemleak"
 module GemLeak
   module RSpec
     # An RSpec::Core::RakeTask run under `gemleak run`: spec:valgrind,
-    # beside the gem's own spec task.
+    # beside the gem's own spec task. Given no block, it runs the specs of
+    # `rake spec` (RSpec's task of that name: its pattern, options and
+    # prerequisites), as `rake spec` runs them:
     #
     #   GemLeak::RSpec::RakeTask.new
     #
@@ -15,10 +17,18 @@ module GemLeak
       include ConfiguredTask
 
       DEFAULT_NAME = "spec:valgrind"
-      DESCRIPTION = "Run RSpec code examples under Valgrind with gemleak"
+      # %s: the engine that runs ("Valgrind", "LeakSanitizer")
+      DESCRIPTION = "Run RSpec code examples under %s with gemleak"
+      # The task whose specs a task given no block runs.
+      SUITE_TASK = "spec"
+      # What RSpec's task keeps of its settings, all but its name.
+      SETTINGS = %i[@ruby_opts @rspec_opts @verbose @fail_on_error @rspec_path @pattern
+                    @exclude_pattern @failure_message @with_clean_environment].freeze
 
       def run_task(verbose)
         gemleak_failing do
+          gemleak_adopt_suite_task if @gemleak_mirror
+          gemleak_say_specs
           load_path = gemleak_prepare(@gemleak_task)
           # first on the load path: gemleak run names an extension the
           # suite loaded from elsewhere, not built with AddressSanitizer
@@ -41,8 +51,41 @@ module GemLeak
         @gemleak_task = gemleak_task_name(name)
         return unless gemleak_task_free?(@gemleak_task)
 
-        desc DESCRIPTION unless ::Rake.application.last_description
+        ours = !::Rake.application.last_description
+        desc format(DESCRIPTION, "Valgrind") if ours
         super
+        gemleak_describe(@gemleak_task, DESCRIPTION) if ours
+      end
+
+      # `rake spec`'s settings, and what it needs first, when it is RSpec's:
+      # those set on its task, then those its block sets, which RSpec's task
+      # runs only when it runs (on this task, as on its own).
+      def gemleak_adopt_suite_task
+        binding = gemleak_suite_binding(SUITE_TASK)
+        library = binding&.receiver
+        return unless library.is_a?(::RSpec::Core::RakeTask)
+
+        gemleak_invoke_prerequisites(SUITE_TASK)
+        SETTINGS.each do |ivar|
+          instance_variable_set(ivar, library.instance_variable_get(ivar)) if library.instance_variable_defined?(ivar)
+        end
+        block = binding.local_variable_defined?(:task_block) ? binding.local_variable_get(:task_block) : nil
+        block&.call(*[self, ::Rake::TaskArguments.new([], [])].slice(0, block.arity))
+        @gemleak_adopted = library
+      end
+
+      # "gemleak: spec:valgrind runs 2 spec files, those of rake spec
+      # (RSpec::Core::RakeTask)", counted as RSpec finds them (SPEC=, else
+      # the pattern, less the exclude pattern).
+      def gemleak_say_specs
+        files = if ENV["SPEC"]
+                  FileList[ENV["SPEC"]].to_a
+                else
+                  Array(pattern).flat_map { |glob| Dir.glob(glob.to_s) }.uniq -
+                    Array(exclude_pattern).flat_map { |glob| Dir.glob(glob.to_s) }
+                end
+        whose = @gemleak_adopted ? ", those of rake #{SUITE_TASK} (#{@gemleak_adopted.class})" : ""
+        $stderr.puts "gemleak: #{@gemleak_task} runs #{gemleak_files(files.size, "spec")}#{whose}"
       end
 
       def spec_command
