@@ -71,7 +71,7 @@ void gl_gate_evaluate(const GlGate *gate, const GPtrArray *findings, guint incom
     memset(result, 0, sizeof *result);
     /* The line counts bugs (groups, group.h) and, when a bug has several,
      * its call paths (findings): "1 leak (30 call paths)". */
-    guint leaks = 0, errors = 0, uncertain = 0, leak_paths = 0, error_paths = 0;
+    guint leaks = 0, errors = 0, uncertain = 0, cut = 0, leak_paths = 0, error_paths = 0;
     g_autoptr(GPtrArray) groups = gl_findings_group(findings);
     for (guint g = 0; g < groups->len; g++) {
         const GlGroup *group = g_ptr_array_index(groups, g);
@@ -79,7 +79,12 @@ void gl_gate_evaluate(const GlGate *gate, const GPtrArray *findings, guint incom
         for (guint i = 0; i < group->findings->len; i++) {
             const GlFinding *finding = g_ptr_array_index(group->findings, i);
             if (!gl_gate_counts(gate, finding)) {
-                uncertain += !finding->certain;
+                /* A stack the unwinder cut short is not a finding left to
+                 * the user: what it hides was not checked. */
+                if (finding->record->stack_cut > 0)
+                    cut++;
+                else
+                    uncertain += !finding->certain;
                 continue;
             }
             failing++;
@@ -102,7 +107,8 @@ void gl_gate_evaluate(const GlGate *gate, const GPtrArray *findings, guint incom
     gboolean leaks_fail = leaks > 0 &&
                           (!gate->has_max_bytes || result->failing_bytes > gate->max_bytes);
     result->failed = leaks_fail || errors > 0;
-    result->complete = incomplete_inputs == 0 && unchecked_processes == 0 && !checked_nothing;
+    result->complete = incomplete_inputs == 0 && unchecked_processes == 0 && !checked_nothing &&
+                       cut == 0;
 
     GString *line = g_string_new(result->failed     ? "gemleak: FAIL: "
                                  : result->complete ? "gemleak: pass: "
@@ -112,7 +118,7 @@ void gl_gate_evaluate(const GlGate *gate, const GPtrArray *findings, guint incom
                               "target extension (see gemleak's messages)");
     } else if (result->failing == 0) {
         g_string_append(line, findings->len == 0 ? "no findings"
-                              : uncertain == findings->len ? "no certain finding"
+                              : uncertain + cut == findings->len ? "no certain finding"
                               : "no finding is of a kind that fails (--fail-on)");
     } else {
         if (leaks > 0) {
@@ -143,6 +149,12 @@ void gl_gate_evaluate(const GlGate *gate, const GPtrArray *findings, guint incom
                                "was checked;", unchecked_processes,
                                unchecked_processes == 1 ? "" : "es",
                                unchecked_processes == 1 ? "was" : "were");
+    if (cut > 0)
+        g_string_append_printf(line, "%s %u finding%s whose stack the unwinder cut short (see "
+                               "gemleak's messages)",
+                               incomplete_inputs > 0 || unchecked_processes > 0 ? ";"
+                                                                                 : " in what was checked;",
+                               cut, cut == 1 ? "" : "s");
     if (uncertain > 0)
         g_string_append_printf(line, "; %u uncertain finding%s left to you (--fail-on uncertain "
                                "fails on %s)", uncertain, uncertain == 1 ? "" : "s",
