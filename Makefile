@@ -72,7 +72,7 @@ UNIT_OBJS := $(UNIT_SRCS:tests/%.c=$(B)/obj/tests/%.o)
 INTEG_SRCS := $(wildcard tests/integration/*.c)
 INTEG_OBJS := $(INTEG_SRCS:tests/%.c=$(B)/obj/tests/%.o) $(B)/obj/tests/testutil.o
 RESDIR    := src/run
-RESOURCES := $(B)/helper/gemleak_helper.rb $(B)/client/gemleak_client.so $(B)/client/gemleak_quiet.so
+RESOURCES := $(B)/helper/gemleak_helper.rb $(B)/client/gemleak_client.so $(B)/client/gemleak_preload.so
 
 .PHONY: all demo check check-unit check-helper check-docs check-integration asan fuzz bench lint \
         install uninstall clean deps-build deps-check deps-demo deps-fuzz deps-bench deps-lint
@@ -143,10 +143,10 @@ $(B)/client/gemleak_client.so: $(CLIENT_SRCS)
 # 3.4's warning about RUBY_FREE_AT_EXIT, which gemleak sets, stays out of
 # the suite's output (src/run/client/quiet.c). Needs nothing but the C
 # library: always built.
-QUIET_SRCS := $(RESDIR)/client/quiet.c
-$(B)/client/gemleak_quiet.so: $(QUIET_SRCS) $(PROTOCOL_H)
+PRELOAD_SRCS := $(RESDIR)/client/quiet.c $(RESDIR)/client/restore.c $(RESDIR)/client/proof.c
+$(B)/client/gemleak_preload.so: $(PRELOAD_SRCS) $(PROTOCOL_H)
 	@mkdir -p $(@D)
-	$(CC) $(CLIENT_CFLAGS) -Iinclude -o $@ $(QUIET_SRCS) -ldl
+	$(CC) $(CLIENT_CFLAGS) -Iinclude -o $@ $(PRELOAD_SRCS) -ldl
 
 # Generated code: warnings are glib-compile-resources' business, not ours.
 $(B)/obj/resources.o: $(B)/gen/resources.c $(B)/gen/resources.h

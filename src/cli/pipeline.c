@@ -494,6 +494,19 @@ gboolean gl_cli_analyze_and_report(const Options *options, Plan *plan, const cha
                 "definite,indirect a baseline knows a cycle by any of its blocks", structures,
                 structures == 1 ? "" : "s", structures == 1 ? "it" : "them"));
     }
+    /* A stack the engine's unwinder cut short (a sanitizer's fast unwinder
+     * at a frame without a frame pointer, YJIT's code) cannot say whose
+     * memory it is: never a pass (uncertain for want of Ruby's symbols is
+     * another matter, left to --fail-on uncertain). */
+    guint cut = 0;
+    for (guint i = 0; i < reported->len; i++)
+        cut += ((const GlFinding *) g_ptr_array_index(reported, i))->record->stack_cut > 0;
+    if (cut > 0)
+        g_ptr_array_add(analysis->problems, g_error_new(
+            GL_ERROR, GL_ERROR_LIMIT, "%u finding%s whose stack the unwinder cut short of main: "
+            "gemleak cannot tell whether the extension lost %s, and what else the stack hides "
+            "(exact stacks decide: LSAN_OPTIONS=fast_unwind_on_malloc=0, or the Valgrind "
+            "engine)", cut, cut == 1 ? "" : "s", cut == 1 ? "it" : "them"));
     /* Writing a baseline adopts the findings there are: the run passes
      * unless --fail-on asks otherwise. */
     GlGate gate = plan->gate;
@@ -504,6 +517,8 @@ gboolean gl_cli_analyze_and_report(const Options *options, Plan *plan, const cha
     /* What ran outside Valgrind and loaded an extension is trouble, said
      * with the unreadable inputs, in every report; and so is a run in
      * which no process under Valgrind loaded a target: it checked nothing. */
+    gl_rundir_require_proof(inputs, analysis->checked_to_end, run != NULL ? run->killed : NULL,
+                            coverage);
     for (guint i = 0; i < coverage->unchecked->len; i++)
         g_ptr_array_add(analysis->problems,
                         g_error_new(GL_ERROR, GL_ERROR_CHILD, "%s: what it ran was not checked%s",

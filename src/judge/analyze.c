@@ -1,6 +1,7 @@
 /* Inputs -> reader -> classifier -> findings, one thread per input file. */
 #include "gemleak/judge/analyze.h"
 #include "gemleak/base/protocol.h"
+#include "gemleak/base/run_files.h"
 #include "gemleak/judge/attribute.h"
 #include "gemleak/judge/fingerprint.h"
 #include "gemleak/base/errors.h"
@@ -34,6 +35,8 @@ typedef struct {
     guint64 inherited;
     gboolean marked;       /* its process wrote gemleak's markers */
     gboolean free_at_exit; /* its process's Ruby freed its memory at exit (the helper said) */
+    gint64 pid;            /* a sanitizer report's process, 0 for other inputs */
+    gboolean checked_to_end; /* that report says the process's check ran to its end */
     gboolean unjudged;     /* its process ran a Ruby older than the engine needs: its records
                             * are not judged (the run's coverage says it was not checked) */
     gboolean leaks_unjudged; /* ... older than the engine checks leaks on: its leak records
@@ -356,11 +359,14 @@ static gboolean aux_without_module(const GlRecord *record)
  * before it met the extension. It is never a pass and never definite:
  * kept, uncertain.
  * Returns: the verdict for @record, @verdict as the rules gave it. */
-static GlVerdict judge_stack_depth(GlRecord *record, GlVerdict verdict)
+static GlVerdict judge_stack_depth(GlClassifier *classifier, GlRecord *record, GlVerdict verdict)
 {
     if (record->leak_kind == GL_LEAK_NONE || verdict == GL_VERDICT_SKIP_KIND ||
         reaches_bottom(&record->stack))
         return verdict;
+    /* What is in view already decides it: Ruby's own memory (rule 2). */
+    if (verdict == GL_VERDICT_SKIP_NO_TARGET && gl_classifier_ruby_in_view(classifier, record))
+        return GL_VERDICT_SKIP_RUBY;
     if (program_counters(&record->stack) + GL_SANITIZER_HIDDEN_FRAMES >= GL_SANITIZER_STACK_LIMIT &&
         verdict != GL_VERDICT_SKIP_NO_TARGET)
         return verdict;
@@ -372,7 +378,8 @@ static GlVerdict judge_stack_depth(GlRecord *record, GlVerdict verdict)
 GlVerdict gl_sanitizer_verdict(GlClassifier *classifier, GlRecord *record, const GlDocument *doc,
                                gboolean *unplaced)
 {
-    GlVerdict verdict = judge_stack_depth(record, gl_classifier_classify(classifier, record, doc));
+    GlVerdict verdict = judge_stack_depth(classifier, record,
+                                          gl_classifier_classify(classifier, record, doc));
     *unplaced = verdict == GL_VERDICT_SKIP_NO_TARGET &&
                 (without_module(&record->stack) || aux_without_module(record));
     return verdict;
@@ -443,6 +450,8 @@ static void read_sanitizer(Input *input, const GlRules *rules)
     input->opened = TRUE;
     input->processes = 1;
     input->marked = facts.marked;
+    input->pid = facts.pid;
+    input->checked_to_end = facts.done || facts.exec;
     g_autoptr(GlClassifier) classifier = gl_classifier_new(rules);
     learn_process(input, classifier, facts.pid);
     g_autoptr(GlAttributor) attributor = gl_attributor_new(input->findings);
@@ -686,7 +695,7 @@ static GPtrArray *collect_inputs(const char *const *paths, GPtrArray *skipped)
              * report: what its processes were is the run's coverage. */
             g_auto(GlRunFacts) run = { 0 };
             gl_run_facts_read(*path, &run);
-            if (files != NULL && files->len == 0 && run.silent_when_clean)
+            if (files != NULL && files->len == 0 && (run.silent_when_clean || run.proof))
                 continue;
             if (files != NULL && files->len == 0)
                 g_set_error(&problem, GL_ERROR, GL_ERROR_IO,
@@ -724,22 +733,13 @@ static void add_counts(GHashTable *into, GHashTable *from)
         gl_counts_add(into, g_strdup(key), GPOINTER_TO_SIZE(value));
 }
 
-/* Returns: the pid whose file @path is: "<pid>.xml" (and .xml.gz), as
- * Valgrind's %p writes it, or "NAME.<pid>", as a sanitizer's log_path
- * does; 0 when it names none. */
+/* Returns: the pid whose file @path is (gemleak/base/run_files.h); 0 when
+ * it names none. */
 static guint64 pid_of_file(const char *path)
 {
     g_autofree char *base = g_path_get_basename(path);
-    char *dot = strchr(base, '.');
-    guint64 pid = 0;
-    if (dot == NULL)
-        return 0;
-    if (strcmp(dot, ".xml") == 0 || strcmp(dot, ".xml.gz") == 0) {
-        *dot = '\0';
-        return g_ascii_string_to_unsigned(base, 10, 1, G_MAXINT, &pid, NULL) ? pid : 0;
-    }
-    const char *last = strrchr(base, '.') + 1;
-    return g_ascii_string_to_unsigned(last, 10, 1, G_MAXINT, &pid, NULL) ? pid : 0;
+    gint64 pid = 0;
+    return gl_run_file_pid(base, &pid, NULL) ? (guint64) pid : 0;
 }
 
 /* Returns: the signal that killed the process whose file @path is, per
@@ -792,6 +792,7 @@ GlAnalysis *gl_analyze_with_killed(const char *const *paths, const GlRules *rule
     analysis->summary.truncated_files = g_ptr_array_new_with_free_func(g_free);
     analysis->suppressed = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
     analysis->objects = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+    analysis->checked_to_end = g_hash_table_new(g_direct_hash, g_direct_equal);
     GlSummary *summary = &analysis->summary;
     for (guint i = 0; i < skipped->len; i++)
         g_ptr_array_add(analysis->notes, g_strdup(g_ptr_array_index(skipped, i)));
@@ -822,6 +823,13 @@ GlAnalysis *gl_analyze_with_killed(const char *const *paths, const GlRules *rule
         summary->repeated += input->repeated;
         summary->inherited += input->inherited;
         summary->marked_files += input->marked;
+        if (input->pid > 0 && input->pid <= G_MAXINT) {
+            gpointer key = GINT_TO_POINTER((gint) input->pid);
+            gboolean before = !g_hash_table_contains(analysis->checked_to_end, key) ||
+                              GPOINTER_TO_INT(g_hash_table_lookup(analysis->checked_to_end, key));
+            g_hash_table_insert(analysis->checked_to_end, key,
+                                GINT_TO_POINTER(before && input->checked_to_end));
+        }
         summary->free_at_exit += input->report ? input->report_free_at_exit
                                                : (guint) (input->opened && input->free_at_exit);
         gl_findings_absorb(analysis->table, input->findings);
@@ -879,6 +887,7 @@ void gl_analysis_free(GlAnalysis *analysis)
     g_ptr_array_unref(analysis->summary.truncated_files);
     g_hash_table_unref(analysis->suppressed);
     g_hash_table_unref(analysis->objects);
+    g_hash_table_unref(analysis->checked_to_end);
     g_free(analysis);
 }
 

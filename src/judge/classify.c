@@ -303,6 +303,15 @@ static gboolean in_init(GlClassifier *classifier, const GlStack *stack, guint fi
     return FALSE;
 }
 
+/* TRUE if Ruby had freed its own memory when @record was found: a process
+ * whose Ruby frees it at exit, at its exit check; not a check made while
+ * Ruby still ran (before exit! or exec, at a fork, between tests), when
+ * Ruby's memory was all there, as rule 2 assumes. */
+static gboolean freed_by_ruby(const GlClassifier *classifier, const GlRecord *record)
+{
+    return classifier->free_at_exit && record->at_exit && !record->while_running;
+}
+
 /* TRUE if the frames @a and @b name the same source file: a function's
  * own file, where its implementation lies. Unknown is never the same. */
 static gboolean same_source(const GlFrame *a, const GlFrame *b)
@@ -335,7 +344,7 @@ static GlVerdict classify_owner(GlClassifier *classifier, GlRecord *record, guin
     /* A Ruby that freed its own memory at exit left none of it: what is
      * still allocated was handed to the extension (rule 2's premise, that
      * Ruby leaves its memory at exit, does not hold). */
-    gboolean rule = gl_rules_ruby_memory_rule(rules) && !classifier->free_at_exit;
+    gboolean rule = gl_rules_ruby_memory_rule(rules) && !freed_by_ruby(classifier, record);
     /* The Ruby frames met since the last frame that decided for them. */
     guint pending_unnamed = 0, pending_named = 0;
     gint pending_first = -1, innermost_ruby = -1;
@@ -393,6 +402,25 @@ static GlVerdict classify_owner(GlClassifier *classifier, GlRecord *record, guin
     record->unnamed_frames = unnamed_total;
     record->unnamed_object = gl_record_intern(record, base_name(unnamed_obj));
     return GL_VERDICT_KEEP;
+}
+
+gboolean gl_classifier_ruby_in_view(GlClassifier *classifier, const GlRecord *record)
+{
+    if (!gl_rules_ruby_memory_rule(classifier->rules) || freed_by_ruby(classifier, record))
+        return FALSE;
+    const GlStack *stack = &record->stack;
+    for (guint i = 0; i < stack->n_frames; i++) {
+        const GlFrame *frame = &stack->frames[i];
+        const ObjectFacts *facts = object_facts(classifier, frame->obj);
+        if (facts != NULL && facts->is_target)
+            return FALSE;
+        if (facts == NULL || !facts->is_ruby || frame->fn == NULL)
+            continue;
+        guint flags = function_flags(classifier, frame->fn);
+        if ((flags & (GL_FN_ALLOCATION | GL_FN_CALLER_OWNED)) == 0)
+            return TRUE;
+    }
+    return FALSE;
 }
 
 GlVerdict gl_classifier_classify(GlClassifier *classifier, GlRecord *record,

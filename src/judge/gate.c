@@ -72,7 +72,7 @@ void gl_gate_evaluate(const GlGate *gate, const GPtrArray *findings, guint incom
     memset(result, 0, sizeof *result);
     /* The line counts bugs (groups, group.h) and, when a bug has several,
      * its call paths (findings): "1 leak (30 call paths)". */
-    guint leaks = 0, errors = 0, uncertain = 0, leak_paths = 0, error_paths = 0;
+    guint leaks = 0, errors = 0, uncertain = 0, cut = 0, leak_paths = 0, error_paths = 0;
     g_autoptr(GPtrArray) groups = gl_findings_group(findings);
     for (guint g = 0; g < groups->len; g++) {
         const GlGroup *group = g_ptr_array_index(groups, g);
@@ -80,7 +80,12 @@ void gl_gate_evaluate(const GlGate *gate, const GPtrArray *findings, guint incom
         for (guint i = 0; i < group->findings->len; i++) {
             const GlFinding *finding = g_ptr_array_index(group->findings, i);
             if (!gl_gate_counts(gate, finding)) {
-                uncertain += !finding->certain;
+                /* A stack the unwinder cut short is not a finding left to
+                 * the user: what it hides was not checked. */
+                if (finding->record->stack_cut > 0)
+                    cut++;
+                else
+                    uncertain += !finding->certain;
                 continue;
             }
             failing++;
@@ -104,7 +109,7 @@ void gl_gate_evaluate(const GlGate *gate, const GPtrArray *findings, guint incom
                           (!gate->has_max_bytes || result->failing_bytes > gate->max_bytes);
     result->failed = leaks_fail || errors > 0;
     result->complete = incomplete_inputs == 0 && unchecked_processes == 0 && !checked_nothing &&
-                       interrupted == NULL;
+                       interrupted == NULL && cut == 0;
 
     GString *line = g_string_new(result->failed     ? "gemleak: FAIL: "
                                  : result->complete ? "gemleak: pass: "
@@ -114,7 +119,7 @@ void gl_gate_evaluate(const GlGate *gate, const GPtrArray *findings, guint incom
                               "target extension (see gemleak's messages)");
     } else if (result->failing == 0) {
         g_string_append(line, findings->len == 0 ? "no findings"
-                              : uncertain == findings->len ? "no certain finding"
+                              : uncertain + cut == findings->len ? "no certain finding"
                               : "no finding is of a kind that fails (--fail-on)");
     } else {
         if (leaks > 0) {
@@ -145,9 +150,15 @@ void gl_gate_evaluate(const GlGate *gate, const GPtrArray *findings, guint incom
                                "was checked;", unchecked_processes,
                                unchecked_processes == 1 ? "" : "es",
                                unchecked_processes == 1 ? "was" : "were");
+    if (cut > 0)
+        g_string_append_printf(line, "%s %u finding%s whose stack the unwinder cut short (see "
+                               "gemleak's messages)",
+                               incomplete_inputs > 0 || unchecked_processes > 0 ? ";"
+                                                                                 : " in what was checked;",
+                               cut, cut == 1 ? "" : "s");
     if (interrupted != NULL) {
         if (result->failing == 0 && !checked_nothing && incomplete_inputs == 0 &&
-            unchecked_processes == 0)
+            unchecked_processes == 0 && cut == 0)
             g_string_append(line, " in what was checked");
         g_string_append_printf(line, "; the run was interrupted by %s: what the command had not "
                                "run by then was not checked", interrupted);

@@ -59,6 +59,8 @@ void gl_run_facts_read(const char *dir, GlRunFacts *facts)
             *space = '\0';
             if (strcmp(*line, GL_PROTO_ENGINE_SILENT) == 0)
                 facts->silent_when_clean = strcmp(space + 1, "yes") == 0;
+            if (strcmp(*line, GL_PROTO_ENGINE_PROOF) == 0)
+                facts->proof = strcmp(space + 1, "yes") == 0;
             char **field = strcmp(*line, GL_PROTO_ENGINE_NAME) == 0 ? &facts->name
                          : strcmp(*line, GL_PROTO_ENGINE_VERSION) == 0 ? &facts->version
                          : strcmp(*line, GL_PROTO_ENGINE_MIN_RUBY) == 0 ? &facts->min_ruby

@@ -292,8 +292,13 @@ static GlRecord *take_part(GlReader *reader, GQueue *pending, const GlPart *part
             doc->complete = TRUE;
         return NULL;
     case GL_PART_CUT:
-        if (!reader->ignoring)
+        if (!reader->ignoring && reader->exec_marker_last && !part->by_document) {
+            /* Checked before it exec'd: nothing more was to come. */
+            doc->complete = TRUE;
+            doc->exec = TRUE;
+        } else if (!reader->ignoring) {
             say_cut(reader, part);
+        }
         return NULL;
     case GL_PART_OVERSIZED:
         if (!reader->ignoring && part->name != NULL &&

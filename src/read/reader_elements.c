@@ -2,6 +2,7 @@
  * once with its bytes made valid UTF-8), an element recovered from several
  * processes' interleaved writes, and the record handed out. */
 #include "reader_int.h"
+#include "gemleak/base/protocol.h"
 
 #include <string.h>
 
@@ -241,6 +242,9 @@ static GlRecord *hand_out(GlReader *reader, GlRecord *record)
     GlDocument *doc = &reader->doc;
     record->pid = doc->pid;
     record->marker = gl_record_intern(record, doc->marker);
+    /* After gemleak's "live" marker: the check the helper made while Ruby
+     * still ran (before exec), its memory all there. */
+    record->while_running = gl_reader_marker_is(reader, GL_PROTO_MARKER_LIVE);
     record->at_exit = doc->finished;
     if (strcmp(record->kind, GL_KIND_FATAL_SIGNAL) == 0)
         doc->fatal_signal = TRUE;
@@ -254,6 +258,7 @@ static GlRecord *hand_out(GlReader *reader, GlRecord *record)
 GlRecord *gl_reader_read_element(GlReader *reader, const char *name, const char *data, gsize length,
                               guint64 offset)
 {
+    reader->exec_marker_last = FALSE;
     if (gl_reader_is_record_element(name)) {
         GlRecord *record = NULL;
         g_ptr_array_set_size(reader->bad_counts, 0);

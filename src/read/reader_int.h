@@ -42,6 +42,10 @@ struct GlReader {
     GlDocument doc;
     GStringChunk *doc_strings;
     char *marker_prefix;   /* nullable: only client messages with it are markers */
+    /* The last element read was gemleak's marker that the process checked
+     * itself before it exec'd (GL_PROTO_MARKER_EXEC): its image's XML ends
+     * there, whole, and the new image's goes to a file of its own. */
+    gboolean exec_marker_last;
     GString *marker;       /* the last marker, which doc.marker points into: a
                             * suite writes two a test, too many to keep them all */
     GString *text;         /* scratch: the text of the element being read */
@@ -78,6 +82,10 @@ gboolean gl_reader_is_header_element(const char *name);
 /* reader_elements.c */
 gboolean gl_reader_is_record_element(const char *name);
 /* reader_elements.c */
+/* Returns: TRUE if the last marker read is gemleak's @word
+ * (GL_PROTO_MARKER_EXEC), blanks after it aside. */
+gboolean gl_reader_marker_is(const GlReader *reader, const char *word);
+
 GlRecord *gl_reader_read_element(GlReader *reader, const char *name, const char *data, gsize length,
                               guint64 offset);
 /* reader_elements.c */

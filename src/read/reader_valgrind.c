@@ -5,6 +5,7 @@
  * document handling around it (which elements, repair, cuts) is reader.c's
  * and reader_elements.c's. */
 #include "reader_int.h"
+#include "gemleak/base/protocol.h"
 
 #include <string.h>
 
@@ -564,6 +565,18 @@ void gl_vg_take_state(GlReader *reader)
         reader->doc.finished = TRUE;
 }
 
+gboolean gl_reader_marker_is(const GlReader *reader, const char *word)
+{
+    const char *marker = reader->doc.marker;
+    if (reader->marker_prefix == NULL || marker == NULL ||
+        !g_str_has_prefix(marker, reader->marker_prefix))
+        return FALSE;
+    const char *rest = marker + strlen(reader->marker_prefix);
+    gsize length = strlen(word);
+    /* VALGRIND_PRINTF's text comes padded with blanks */
+    return strncmp(rest, word, length) == 0 && rest[length + strspn(rest + length, " \t\n")] == '\0';
+}
+
 /* <clientmsg><text>gemleak:...</text>...</clientmsg> */
 void gl_vg_take_marker(GlReader *reader)
 {
@@ -571,6 +584,7 @@ void gl_vg_take_marker(GlReader *reader)
         g_str_has_prefix(reader->text->str, reader->marker_prefix)) {
         g_string_assign(reader->marker, reader->text->str);
         reader->doc.marker = reader->marker->str;
+        reader->exec_marker_last = gl_reader_marker_is(reader, GL_PROTO_MARKER_EXEC);
     }
 }
 

@@ -5,6 +5,7 @@
 #include "gemleak/read/sanitizer_reader.h"
 #include "gemleak/base/errors.h"
 #include "gemleak/base/protocol.h"
+#include "gemleak/base/run_files.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -57,6 +58,7 @@ typedef struct {
     gboolean omitted;      /* it said "Omitting N more leak(s)." (max_leaks) */
     gint objects_of;       /* the record whose objects are being listed, -1: none */
     gboolean exit_marker;  /* "gemleak:exit": the helper was done at exit */
+    gboolean live;         /* "gemleak:live": the report in hand is of a check while Ruby ran */
     gboolean exit_report;  /* a report outside any check: the runtime's at exit */
     GHashTable *totals;    /* loss key (owned) -> Totals* (owned): what the mid-run
                             * checks saw of each loss record */
@@ -428,6 +430,7 @@ static GlRecord *start_record(Parser *parser)
     finish_record(parser, TRUE);
     GlRecord *record = gl_record_new();
     record->pid = parser->report_pid;
+    record->while_running = parser->live;
     /* LeakSanitizer does not say which thread allocated: 0, unknown. */
     record->tid = 0;
     parser->record = record;
@@ -649,6 +652,7 @@ static void close_check(Parser *parser)
         if (record->leak_kind == GL_LEAK_NONE)
             continue;
         record->at_exit = FALSE;
+        record->while_running = TRUE;
         g_autofree char *key = gl_record_loss_key(record);
         Totals *totals = g_hash_table_lookup(parser->totals, key);
         if (totals == NULL) {
@@ -834,9 +838,23 @@ static void read_marker(Parser *parser, const char *line)
             close_check(parser);
         return;
     }
+    if (strcmp(word, GL_PROTO_MARKER_LIVE) == 0) {
+        settle_report(parser);
+        parser->live = TRUE;
+        return;
+    }
     settle_report(parser);
     if (strcmp(word, GL_PROTO_MARKER_EXIT) == 0) {
         parser->exit_marker = TRUE;
+        return;
+    }
+    if (strcmp(word, GL_PROTO_MARKER_DONE) == 0 || strcmp(word, GL_PROTO_MARKER_EXEC) == 0) {
+        parser->exit_marker = TRUE;
+        parser->live = FALSE;
+        if (strcmp(word, GL_PROTO_MARKER_DONE) == 0)
+            parser->facts->done = TRUE;
+        else
+            parser->facts->exec = TRUE;
         return;
     }
     if (strcmp(word, GL_PROTO_MARKER_FORKED) != 0)
@@ -1013,14 +1031,9 @@ static gint64 name_pid(const char *name)
 {
     if (name == NULL)
         return 0;
-    const char *dot = strrchr(name, '.');
-    if (dot == NULL || dot[1] == '\0')
-        return 0;
-    for (const char *p = dot + 1; *p != '\0'; p++)
-        if (!g_ascii_isdigit(*p))
-            return 0;
-    guint64 pid = g_ascii_strtoull(dot + 1, NULL, 10);
-    return pid > 0 && pid <= G_MAXINT32 ? (gint64) pid : 0;
+    g_autofree char *base = g_path_get_basename(name);
+    gint64 pid = 0;
+    return gl_run_file_pid(base, &pid, NULL) ? pid : 0;
 }
 
 gboolean gl_sanitizer_read_data(const char *data, gsize length, const char *name,

@@ -1,6 +1,7 @@
 /* The engines gemleak can run a suite under (engine.h): the one place
  * where they are listed. */
 #include "gemleak/run/engine.h"
+#include "gemleak/base/run_files.h"
 
 #include <string.h>
 
@@ -37,14 +38,9 @@ gboolean gl_engine_is_log(const char *name, gint64 *pid)
     for (guint i = 0; i < G_N_ELEMENTS(engines); i++) {
         const char *log = engines[i]->log;
         gsize n = log != NULL ? strlen(log) : 0;
-        if (n == 0 || strncmp(name, log, n) != 0 || name[n] != '.' || name[n + 1] == '\0')
-            continue;
-        const char *digits = name + n + 1;
-        if (strspn(digits, "0123456789") != strlen(digits) || strlen(digits) > 18)
-            continue;
-        if (pid != NULL)
-            *pid = g_ascii_strtoll(digits, NULL, 10);
-        return TRUE;
+        if (n > 0 && strncmp(name, log, n) == 0 && name[n] == '.' &&
+            gl_run_file_pid(name, pid, NULL))
+            return TRUE;
     }
     return FALSE;
 }

@@ -78,18 +78,18 @@ static char **asan_environment(const GlRunOptions *options, const char *run_dir,
         "detect_stack_use_after_return=0:use_sigaltstack=0:halt_on_error=0:fast_unwind_on_malloc=%d:"
         "detect_leaks=%d",
         options->fast_stacks ? 1 : 0, options->leaks_unchecked ? 0 : 1);
-    env = gl_sanitizer_environment(&asan, "ASAN_OPTIONS", run_dir, found, ours, env);
+    env = gl_sanitizer_environment(&asan, "ASAN_OPTIONS", run_dir, found, ours, options->messages,
+                                   env);
     if (!options->leaks_unchecked)
         env = gl_sanitizer_free_at_exit(env);
-    /* --per-test: the leak check lists each lost object's address, which
-     * the reader puts at the test that allocated it. Its own flags come
-     * from LSAN_OPTIONS, the user's first. */
-    if (options->per_test != NULL && !options->leaks_unchecked) {
-        const char *theirs = g_environ_getenv(env, "LSAN_OPTIONS");
-        g_autofree char *lsan_options = theirs != NULL && *theirs != '\0'
-            ? g_strconcat(theirs, ":report_objects=1", NULL) : g_strdup("report_objects=1");
-        env = g_environ_setenv(env, "LSAN_OPTIONS", lsan_options, TRUE);
-    }
+    /* LeakSanitizer's own flags, which AddressSanitizer reads from
+     * LSAN_OPTIONS: every leak in the report, and, per test, each lost
+     * object's address, which the reader puts at the test that allocated
+     * it. */
+    if (!options->leaks_unchecked)
+        env = gl_sanitizer_leak_options(env, options->per_test != NULL ? "max_leaks=0:report_objects=1"
+                                                                       : "max_leaks=0",
+                                        options->messages);
     return env;
 }
 
@@ -111,5 +111,6 @@ const GlEngine gl_engine_asan = {
     .instrumented_cflags = "-fsanitize=address -fsanitize-recover=address -fno-omit-frame-pointer",
     .instrumented_ldflags = "-fsanitize=address",
     .silent_when_clean = TRUE,
+    .proves_checks = TRUE,
     .fast_with_frame_pointers = TRUE,
 };

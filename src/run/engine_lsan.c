@@ -83,10 +83,11 @@ static char **lsan_environment(const GlRunOptions *options, const char *run_dir,
      * found lost (report_objects), which the reader puts at the test that
      * allocated it (the client library's "gemleak:owned" lines), unless a
      * forked child's check of what it inherited listed it first. */
-    g_autofree char *ours = g_strdup_printf("fast_unwind_on_malloc=%d%s",
+    g_autofree char *ours = g_strdup_printf("detect_leaks=1:max_leaks=0:fast_unwind_on_malloc=%d%s",
                                             options->fast_stacks ? 1 : 0,
                                             options->per_test != NULL ? ":report_objects=1" : "");
-    env = gl_sanitizer_environment(&lsan, "LSAN_OPTIONS", run_dir, found, ours, env);
+    env = gl_sanitizer_environment(&lsan, "LSAN_OPTIONS", run_dir, found, ours, options->messages,
+                                   env);
     return gl_sanitizer_free_at_exit(env);
 }
 
@@ -108,5 +109,6 @@ const GlEngine gl_engine_lsan = {
                     "of blocks, LeakSanitizer reports only the first 5000, and the extension's "
                     "leaks are lost among them",
     .silent_when_clean = TRUE,
+    .proves_checks = TRUE,
     .fast_with_frame_pointers = TRUE,
 };

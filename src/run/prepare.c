@@ -43,7 +43,7 @@
 #define PRELOAD_PROBE_TIMEOUT_MS 20000
 
 /* The library preloaded into every process of a run (src/run/client/quiet.c). */
-#define QUIET_LIBRARY "gemleak_quiet.so"
+#define PRELOAD_LIBRARY "gemleak_preload.so"
 
 /* Returns: (transfer full) (nullable): what @ruby prints running @code
  * (with --disable-gems, and -r@library when not NULL), or NULL when it
@@ -344,7 +344,7 @@ char *gl_run_write_helper(gboolean client, int *lock, GError **error)
         return NULL;
     }
     if (!write_resource("helper/gemleak_helper.rb", lib, "Ruby helper", error) ||
-        !write_resource("client/" QUIET_LIBRARY, lib, "preloaded library", error) ||
+        !write_resource("client/" PRELOAD_LIBRARY, lib, "preloaded library", error) ||
         (client && gl_per_test_available() &&
          !write_resource("client/gemleak_client.so", lib, "client library", error))) {
         gl_remove_tree(lib);
@@ -379,13 +379,13 @@ static char *refused_preload(const char *library)
     return g_steal_pointer(&out);
 }
 
-char *gl_run_quiet_library(const char *helper_dir, char **why_not)
+char *gl_run_preload_library(const char *helper_dir, char **why_not)
 {
     if (why_not != NULL)
         *why_not = NULL;
     if (helper_dir == NULL)
         return NULL;
-    char *library = g_build_filename(helper_dir, QUIET_LIBRARY, NULL);
+    char *library = g_build_filename(helper_dir, PRELOAD_LIBRARY, NULL);
     if (!g_file_test(library, G_FILE_TEST_IS_REGULAR)) {
         g_free(library);
         return NULL;
@@ -413,6 +413,51 @@ char *gl_run_client_library(const char *helper_dir)
 }
 
 /* ---- the child's environment ------------------------------------------------ */
+
+/* The run's variables the preloaded library gives back to a program a
+ * process execs with an environment of its own (src/run/client/restore.c,
+ * GL_PROTO_RESTORE_VARIABLE): each as @env has it, but RUBYOPT, where the
+ * helper (@require) goes in front of the program's own switches, and
+ * LD_PRELOAD and RUBYLIB, where gemleak's part goes after the program's.
+ * Returns: (transfer full): @env (consumed) with GEMLEAK_RESTORE set. */
+static char **with_restore(char **env, const char *require, const char *preload)
+{
+    static const char *const set[] = {
+        "GEMLEAK_RUNNING", "GEMLEAK_RUN_DIR", "GEMLEAK_PID", "GEMLEAK_CLIENT",
+        "GEMLEAK_DURATIONS", "GEMLEAK_PER_TEST", "GEMLEAK_LEAK_KINDS", GL_PROTO_VALGRIND_VARIABLE,
+        GL_PROTO_RUNTIME_VARIABLE, GL_PROTO_PROOF_VARIABLE,
+    };
+    static const char *const after[] = { "LSAN_OPTIONS", "ASAN_OPTIONS" };
+    g_autoptr(GPtrArray) items = g_ptr_array_new_with_free_func(g_free);
+    g_ptr_array_add(items, g_strdup_printf("%cRUBYOPT=%s", GL_PROTO_RESTORE_FRONT, require));
+    g_ptr_array_add(items, g_strdup_printf("%cLD_PRELOAD=%s", GL_PROTO_RESTORE_BACK, preload));
+    if (strcmp(require, "-rgemleak_helper") == 0) {
+        g_autofree char *lib = g_path_get_dirname(preload);
+        g_ptr_array_add(items, g_strdup_printf("%cRUBYLIB=%s", GL_PROTO_RESTORE_BACK, lib));
+    }
+    const char *free_at_exit = g_environ_getenv(env, "RUBY_FREE_AT_EXIT");
+    if (g_strcmp0(free_at_exit, GL_PROTO_FREE_AT_EXIT_VALUE) == 0)
+        g_ptr_array_add(items, g_strdup_printf("%cRUBY_FREE_AT_EXIT=%s", GL_PROTO_RESTORE_SET,
+                                               free_at_exit));
+    for (guint i = 0; i < G_N_ELEMENTS(set); i++) {
+        const char *value = g_environ_getenv(env, set[i]);
+        if (value != NULL)
+            g_ptr_array_add(items, g_strdup_printf("%c%s=%s", GL_PROTO_RESTORE_SET, set[i], value));
+    }
+    for (guint i = 0; i < G_N_ELEMENTS(after); i++) {
+        const char *value = g_environ_getenv(env, after[i]);
+        if (value != NULL)
+            g_ptr_array_add(items, g_strdup_printf("%c%s=%s", GL_PROTO_RESTORE_BACK, after[i],
+                                                   value));
+    }
+    /* a value that holds the separator cannot be given back */
+    for (guint i = items->len; i > 0; i--)
+        if (strchr(g_ptr_array_index(items, i - 1), GL_PROTO_RESTORE_SEPARATOR[0]) != NULL)
+            g_ptr_array_remove_index(items, i - 1);
+    g_ptr_array_add(items, NULL);
+    g_autofree char *value = g_strjoinv(GL_PROTO_RESTORE_SEPARATOR, (char **) items->pdata);
+    return g_environ_setenv(env, GL_PROTO_RESTORE_VARIABLE, value, TRUE);
+}
 
 /* @valgrind (nullable): GEMLEAK_VALGRIND's value, when a launcher runs
  * outside Valgrind.
@@ -456,7 +501,7 @@ char **gl_run_child_environment(const GlRunOptions *options, const GlEngine *eng
      * prints Ruby 3.4's warning about that variable as it starts, before
      * anything of gemleak's runs in it. Last, after the user's own (a
      * sanitizer runtime of theirs must come first). */
-    g_autofree char *quiet = gl_run_quiet_library(helper_lib, NULL);
+    g_autofree char *quiet = gl_run_preload_library(helper_lib, NULL);
     if (quiet != NULL) {
         const char *theirs = g_environ_getenv(env, "LD_PRELOAD");
         g_autofree char *preload = theirs != NULL && *theirs != '\0'
@@ -498,8 +543,16 @@ char **gl_run_child_environment(const GlRunOptions *options, const GlEngine *eng
         env = g_environ_setenv(env, GL_PROTO_VALGRIND_VARIABLE, valgrind, TRUE);
     else
         env = g_environ_unsetenv(env, GL_PROTO_VALGRIND_VARIABLE);
+    /* The preloaded library makes the engine's leak check at exit and says
+     * it ran (src/run/client/proof.c). */
+    if (quiet != NULL && engine->proves_checks)
+        env = g_environ_setenv(env, GL_PROTO_PROOF_VARIABLE, "1", TRUE);
+    else
+        env = g_environ_unsetenv(env, GL_PROTO_PROOF_VARIABLE);
     if (engine->environment != NULL)
         env = engine->environment(options, run_dir, found, env);
+    if (quiet != NULL)
+        env = with_restore(env, require, quiet);
     return env;
 }
 

@@ -3,6 +3,7 @@
 #include "gemleak/run/rundir.h"
 #include "gemleak/run/engine.h"
 #include "gemleak/base/protocol.h"
+#include "gemleak/base/run_files.h"
 #include "gemleak/read/process_facts.h"
 #include "gemleak/base/errors.h"
 #include "gemleak/base/sys.h"
@@ -100,6 +101,14 @@ char *gl_rundir_make_locked(const char *tmpdir, const char *prefix, int *lock, G
 }
 
 /* Returns: TRUE if @name is NNN@suffix. */
+/* Returns: TRUE if @name is the XML of a process image (PID.xml, PID.N.xml),
+ * compressed with @compressed. */
+static gboolean is_xml_file(const char *name, gboolean compressed)
+{
+    return g_str_has_suffix(name, compressed ? ".xml.gz" : ".xml") &&
+           gl_run_file_pid(name, NULL, NULL);
+}
+
 static gboolean is_pid_file(const char *name, const char *prefix, const char *suffix)
 {
     if (!g_str_has_prefix(name, prefix) || !g_str_has_suffix(name, suffix))
@@ -219,15 +228,17 @@ static gboolean has_engine_record(const char *dir, gint64 pid)
 }
 
 gboolean gl_rundir_write_engine(const char *dir, const GlEngine *engine, const char *version,
-                                GError **error)
+                                gboolean proof, GError **error)
 {
     g_autoptr(GString) text = g_string_new(engine->title);
     g_string_append_printf(text, "\n" GL_PROTO_ENGINE_NAME " %s\n", engine->name);
     /* one line each: a runtime's path has no newline gemleak would keep */
     if (version != NULL && strchr(version, '\n') == NULL)
         g_string_append_printf(text, GL_PROTO_ENGINE_VERSION " %s\n", version);
-    if (engine->silent_when_clean)
+    if (engine->silent_when_clean && !proof)
         g_string_append(text, GL_PROTO_ENGINE_SILENT " yes\n");
+    if (proof)
+        g_string_append(text, GL_PROTO_ENGINE_PROOF " yes\n");
     if (engine->leaks_min_ruby != NULL)
         g_string_append_printf(text, GL_PROTO_ENGINE_LEAKS_MIN_RUBY " %s\n"
                                GL_PROTO_ENGINE_LEAKS_MIN_RUBY_WHY " %s\n", engine->leaks_min_ruby,
@@ -260,6 +271,24 @@ static char *older_than_engine(const char *dir, gint64 pid, const GlRunFacts *ru
                            "Ruby %s or newer: %s (--engine valgrind, the default, checks it)", pid,
                            facts.ruby_version, run->name, run->min_ruby,
                            run->min_ruby_why != NULL ? run->min_ruby_why : "");
+}
+
+/* Returns: (transfer full) (nullable): what the helper's list @name in
+ * @dir says the process loaded, "A, B", valid UTF-8 (a path's raw bytes);
+ * NULL when it loaded nothing. */
+static char *loaded_list(const char *dir, const char *name)
+{
+    g_autofree char *path = g_build_filename(dir, name, NULL);
+    g_autofree char *text = NULL;
+    gsize length = 0;
+    if (!gl_file_read_bounded(path, PREAMBLE_MAX_BYTES, &text, &length, NULL))
+        return NULL;
+    g_auto(GStrv) lines = g_strsplit(text, "\n", -1);
+    g_autoptr(GString) loaded = g_string_new(NULL);
+    for (char **line = lines; *line != NULL; line++)
+        if (**line != '\0')
+            g_string_append_printf(loaded, "%s%s", loaded->len > 0 ? ", " : "", *line);
+    return loaded->len > 0 ? g_utf8_make_valid(loaded->str, -1) : NULL;
 }
 
 /* Adds to @coverage what the directory @dir says: its lists, which of
@@ -297,18 +326,9 @@ static void coverage_of_dir(const char *dir, GlRunCoverage *coverage)
         if (!is_pid_file(name, GL_PROTO_LOADED_PREFIX, GL_PROTO_FILE_SUFFIX))
             continue;
         gint64 pid = g_ascii_strtoll(name + strlen(GL_PROTO_LOADED_PREFIX), NULL, 10);
-        g_autofree char *path = g_build_filename(dir, name, NULL);
-        g_autofree char *text = NULL;
-        gsize length = 0;
         coverage->lists++;
-        if (!gl_file_read_bounded(path, PREAMBLE_MAX_BYTES, &text, &length, NULL))
-            text = g_strdup("");
-        g_auto(GStrv) lines = g_strsplit(text, "\n", -1);
-        g_autoptr(GString) loaded = g_string_new(NULL);
-        for (char **line = lines; *line != NULL; line++)
-            if (**line != '\0')
-                g_string_append_printf(loaded, "%s%s", loaded->len > 0 ? ", " : "", *line);
-        if (loaded->len == 0)
+        g_autofree char *valid = loaded_list(dir, name);
+        if (valid == NULL)
             continue;
         if (has_xml(dir, pid) || (!valgrind && has_engine_record(dir, pid))) {
             g_autofree char *too_old = older_than_engine(dir, pid, &run);
@@ -318,7 +338,6 @@ static void coverage_of_dir(const char *dir, GlRunCoverage *coverage)
                 coverage->checked++;
             continue;
         }
-        g_autofree char *valid = g_utf8_make_valid(loaded->str, -1);  /* a path's raw bytes */
         if (valgrind)
             g_ptr_array_add(coverage->unchecked,
                             g_strdup_printf("process %" G_GINT64_FORMAT ": it loaded %s outside "
@@ -348,6 +367,68 @@ void gl_rundir_coverage(const char *const *inputs, GlRunCoverage *coverage)
                                                              : g_path_get_dirname(*input);
         if (g_hash_table_add(done, dir))
             coverage_of_dir(dir, coverage);
+    }
+    g_ptr_array_sort(coverage->unchecked, gl_compare_strings);
+}
+
+/* Returns: (transfer full): why process @pid of a run whose reports prove
+ * each leak check has no such proof. */
+static char *unproven(gint64 pid, const char *loaded, const char *engine, GHashTable *proof,
+                      GHashTable *killed)
+{
+    gpointer key = GINT_TO_POINTER((gint) pid);
+    int signo = killed != NULL ? GPOINTER_TO_INT(g_hash_table_lookup(killed, key)) : 0;
+    const char *why = signo != 0 ? NULL
+                      : g_hash_table_contains(proof, key)
+                          ? "its report ends before the check's end: it crashed, was killed, "
+                            "ended with _exit, or could not write the rest"
+                          : "it left no report: it was killed or crashed before its check, ended "
+                            "with _exit, or could not write the report (a full disk)";
+    if (signo != 0)
+        return g_strdup_printf("process %" G_GINT64_FORMAT ": it loaded %s, and was killed by %s "
+                               "before %s's leak check ran", pid, loaded, gl_signal_name(signo),
+                               engine);
+    return g_strdup_printf("process %" G_GINT64_FORMAT ": it loaded %s, and %s's leak check did "
+                           "not run to its end in it: %s", pid, loaded, engine, why);
+}
+
+void gl_rundir_require_proof(const char *const *inputs, GHashTable *proof, GHashTable *killed,
+                             GlRunCoverage *coverage)
+{
+    g_autoptr(GHashTable) done = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+    for (const char *const *input = inputs; *input != NULL; input++) {
+        if (strcmp(*input, "-") == 0)
+            continue;
+        char *dir = g_file_test(*input, G_FILE_TEST_IS_DIR) ? g_strdup(*input)
+                                                             : g_path_get_dirname(*input);
+        if (!g_hash_table_add(done, dir))
+            continue;
+        g_auto(GlRunFacts) run = { 0 };
+        gl_run_facts_read(dir, &run);
+        if (!run.proof)
+            continue;
+        g_autoptr(GDir) handle = g_dir_open(dir, 0, NULL);
+        const char *name;
+        while (handle != NULL && (name = g_dir_read_name(handle)) != NULL) {
+            if (!is_pid_file(name, GL_PROTO_LOADED_PREFIX, GL_PROTO_FILE_SUFFIX))
+                continue;
+            gint64 pid = g_ascii_strtoll(name + strlen(GL_PROTO_LOADED_PREFIX), NULL, 10);
+            g_autofree char *loaded = loaded_list(dir, name);
+            gpointer key = GINT_TO_POINTER((gint) pid);
+            if (loaded == NULL || GPOINTER_TO_INT(g_hash_table_lookup(proof, key)))
+                continue;
+            /* counted as checked by its engine record, or unchecked already */
+            g_autofree char *why = unproven(pid, loaded, run.title, proof, killed);
+            gboolean listed = FALSE;
+            g_autofree char *prefix = g_strdup_printf("process %" G_GINT64_FORMAT ":", pid);
+            for (guint i = 0; i < coverage->unchecked->len && !listed; i++)
+                listed = g_str_has_prefix(g_ptr_array_index(coverage->unchecked, i), prefix);
+            if (listed)
+                continue;
+            if (coverage->checked > 0)
+                coverage->checked--;
+            g_ptr_array_add(coverage->unchecked, g_steal_pointer(&why));
+        }
     }
     g_ptr_array_sort(coverage->unchecked, gl_compare_strings);
 }
@@ -562,10 +643,10 @@ void gl_rundir_compress(const char *dir, guint jobs, GlCompressed *result)
     while (handle != NULL && (name = g_dir_read_name(handle)) != NULL) {
         g_autofree char *path = g_build_filename(dir, name, NULL);
         struct stat st;
-        if (is_pid_file(name, "", ".xml")) {
+        if (is_xml_file(name, FALSE)) {
             if (pool != NULL)
                 g_thread_pool_push(pool, g_strdup(name), NULL);
-        } else if ((is_pid_file(name, "", ".xml.gz") || gl_engine_is_log(name, NULL)) &&
+        } else if ((is_xml_file(name, TRUE) || gl_engine_is_log(name, NULL)) &&
                    stat(path, &st) == 0) {
             g_mutex_lock(&work.lock);
             result->kept_bytes += (guint64) st.st_size;
@@ -607,7 +688,7 @@ static gboolean written_by_gemleak(const char *name, gboolean helper)
 {
     if (helper)
         return strcmp(name, "gemleak_helper.rb") == 0 || strcmp(name, "gemleak_client.so") == 0;
-    if (is_pid_file(name, "", ".xml") || is_pid_file(name, "", ".xml.gz") ||
+    if (is_xml_file(name, FALSE) || is_xml_file(name, TRUE) ||
         is_pid_file(name, GL_PROTO_LOADED_PREFIX, GL_PROTO_FILE_SUFFIX) ||
         is_pid_file(name, GL_PROTO_DURATIONS_PREFIX, GL_PROTO_FILE_SUFFIX) ||
         is_pid_file(name, GL_PROTO_OUTSIDE_PREFIX, GL_PROTO_FILE_SUFFIX) ||
@@ -624,8 +705,8 @@ static gboolean written_by_gemleak(const char *name, gboolean helper)
     const char *gz = strstr(name, ".xml.gz.");
     if (name[0] != '.' || gz == NULL || strlen(gz) != strlen(".xml.gz.XXXXXX"))
         return FALSE;
-    g_autofree char *pid = g_strndup(name + 1, (gsize) (gz - name - 1));
-    return is_pid_file(pid, "", "");
+    g_autofree char *xml = g_strndup(name + 1, (gsize) (gz - name - 1 + strlen(".xml")));
+    return is_xml_file(xml, FALSE);
 }
 
 /* Returns: (transfer full) (nullable): why @path is not a directory that

@@ -195,7 +195,7 @@ static gboolean prepare_run_dir(const GlRunOptions *options, const GlEngine *eng
         return FALSE;
     result->locks[result->n_locks++] = lock;
     /* tried once, here: a library the dynamic loader refuses is removed */
-    g_free(gl_run_quiet_library(result->helper_dir, &result->unquiet));
+    g_free(gl_run_preload_library(result->helper_dir, &result->unquiet));
     return TRUE;
 }
 
@@ -292,7 +292,9 @@ gboolean gl_run_commands(const GlRunOptions *options, GPtrArray *commands, GlRun
         return FALSE;
     /* What ran, for gemleak filter on a kept directory: an engine that
      * writes nothing for a clean process leaves a run without reports. */
-    if (!gl_rundir_write_engine(result->dir, engine, result->valgrind_version, error))
+    g_autofree char *preload = gl_run_preload_library(result->helper_dir, NULL);
+    if (!gl_rundir_write_engine(result->dir, engine, result->valgrind_version,
+                                engine->proves_checks && preload != NULL, error))
         return FALSE;
     /* Valgrind's command line, for a Ruby that finds itself outside it (below
      * a launcher gemleak spares, extconf.rb) to put itself under it. */

@@ -26,7 +26,7 @@ char *gl_run_write_helper(gboolean client, int *lock, GError **error);
  * saying why.
  * Returns: (transfer full) (nullable): its path in @helper_dir
  * (nullable), NULL when there is none to preload. */
-char *gl_run_quiet_library(const char *helper_dir, char **why_not);
+char *gl_run_preload_library(const char *helper_dir, char **why_not);
 
 /* Returns: (transfer full) (nullable): the client library
  * gl_run_write_helper() wrote in @helper_dir (nullable), NULL when it

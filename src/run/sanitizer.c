@@ -117,7 +117,7 @@ char *gl_sanitizer_log_too_long(const GlSanitizerRuntime *runtime, const char *r
 static char *preload(const char *first, const char *runtime, const char *helper_dir)
 {
     const char *theirs = g_getenv("LD_PRELOAD");
-    g_autofree char *quiet = gl_run_quiet_library(helper_dir, NULL);
+    g_autofree char *quiet = gl_run_preload_library(helper_dir, NULL);
     return g_strconcat("LD_PRELOAD=", first != NULL ? first : "", first != NULL ? ":" : "",
                        runtime, theirs != NULL && *theirs != '\0' ? ":" : "",
                        theirs != NULL ? theirs : "", quiet != NULL ? ":" : "",
@@ -166,27 +166,75 @@ char *gl_sanitizer_watch_mark(const GlSanitizerRuntime *runtime, const char *run
     return g_strconcat("log_path=", run_dir, "/", runtime->log, NULL);
 }
 
+/* Returns: (transfer full) (nullable): "KEY=VALUE, ..." of @theirs (an
+ * options variable's value, "KEY=VALUE:KEY=VALUE...") whose KEY @ours sets
+ * to another value: what gemleak overrides; NULL when none. */
+static char *overridden(const char *theirs, const char *ours)
+{
+    if (theirs == NULL || *theirs == '\0')
+        return NULL;
+    g_auto(GStrv) mine = g_strsplit(ours, ":", -1);
+    g_auto(GStrv) given = g_strsplit(theirs, ":", -1);
+    g_autoptr(GString) said = g_string_new(NULL);
+    for (char **option = given; *option != NULL; option++) {
+        const char *equals = strchr(*option, '=');
+        if (equals == NULL)
+            continue;
+        gsize key = (gsize) (equals - *option) + 1;
+        for (char **own = mine; *own != NULL; own++)
+            if (strncmp(*own, *option, key) == 0 && strcmp(*own, *option) != 0) {
+                g_string_append_printf(said, "%s%s", said->len > 0 ? ", " : "", *option);
+                break;
+            }
+    }
+    return said->len > 0 ? g_strdup(said->str) : NULL;
+}
+
+/* Sets @variable to what the user gave, then @ours: the runtimes take the
+ * last of an option given twice. What of theirs gemleak overrides is said
+ * on @messages (nullable), once. */
+static char **set_options(char **env, const char *variable, const char *ours, FILE *messages)
+{
+    const char *theirs = g_environ_getenv(env, variable);
+    g_autofree char *over = overridden(theirs, ours);
+    if (over != NULL && messages != NULL) {
+        g_autofree char *shown = g_strescape(over, NULL);
+        fprintf(messages, "gemleak: note: %s: %s overridden: each would hide findings or "
+                "reports\n", variable, shown);
+    }
+    g_autofree char *value = theirs != NULL && *theirs != '\0'
+                                 ? g_strconcat(theirs, ":", ours, NULL)
+                                 : g_strdup(ours);
+    return g_environ_setenv(env, variable, value, TRUE);
+}
+
 /* Both runtimes: a report a process, by an absolute path (suites change
- * directory); exit code 0 (a suite that checks a forked child's status
- * fails under the runtimes' 23 or 1, and gemleak's gate decides); stacks
- * GL_SANITIZER_STACK_LIMIT deep; a frame format that names each frame's
- * module. */
+ * directory), under its plain name (no log_exe_name, no log_suffix: the
+ * reader and the run's coverage look for NAME.PID); exit code 0 (a suite
+ * that checks a forked child's status fails under the runtimes' 23 or 1,
+ * and gemleak's gate decides); stacks GL_SANITIZER_STACK_LIMIT deep; a
+ * frame format that names each frame's module. Where the library gemleak
+ * preloads makes the leak check at exit and proves it ran
+ * (GL_PROTO_PROOF_VARIABLE in @env), the runtime's own is off. */
 char **gl_sanitizer_environment(const GlSanitizerRuntime *runtime, const char *options_variable,
                                 const char *run_dir, const char *found, const char *ours,
-                                char **env)
+                                FILE *messages, char **env)
 {
-    const char *theirs = g_environ_getenv(env, options_variable);
+    gboolean proof = g_environ_getenv(env, GL_PROTO_PROOF_VARIABLE) != NULL;
     /* quoted: the runtimes split their options at a colon, which a
      * directory may hold, and at blanks and newlines, which the frame
      * format holds */
     g_autofree char *shared = g_strdup_printf(
-        "exitcode=0:log_path=\"%s/%s\":malloc_context_size=%d:stack_trace_format=\"%s\":%s", run_dir,
-        runtime->log, GL_SANITIZER_STACK_LIMIT, GL_SANITIZER_FRAME_FORMAT, ours);
-    g_autofree char *value = theirs != NULL && *theirs != '\0'
-                                 ? g_strconcat(theirs, ":", shared, NULL)
-                                 : g_strdup(shared);
-    env = g_environ_setenv(env, options_variable, value, TRUE);
+        "exitcode=0:log_path=\"%s/%s\":log_exe_name=0:log_suffix=:malloc_context_size=%d:"
+        "stack_trace_format=\"%s\":%s%s", run_dir, runtime->log, GL_SANITIZER_STACK_LIMIT,
+        GL_SANITIZER_FRAME_FORMAT, proof ? "leak_check_at_exit=0:" : "", ours);
+    env = set_options(env, options_variable, shared, messages);
     return g_environ_setenv(env, GL_PROTO_RUNTIME_VARIABLE, found, TRUE);
+}
+
+char **gl_sanitizer_leak_options(char **env, const char *ours, FILE *messages)
+{
+    return set_options(env, "LSAN_OPTIONS", ours, messages);
 }
 
 char **gl_sanitizer_free_at_exit(char **env)

@@ -5,6 +5,7 @@
 #ifndef GEMLEAK_SANITIZER_INT_H
 #define GEMLEAK_SANITIZER_INT_H
 
+#include <stdio.h>
 #include <glib.h>
 
 /* One sanitizer's runtime. */
@@ -48,13 +49,18 @@ char *gl_sanitizer_watch_mark(const GlSanitizerRuntime *runtime, const char *run
 
 /* Returns: (transfer full): @env (consumed) with the runtime's options
  * variable @options_variable ("LSAN_OPTIONS") set to what the user gave
- * then "exitcode=0:log_path=\"RUN_DIR/LOG\":malloc_context_size=..:
- * stack_trace_format=\"..\":" and @ours (gemleak's come last: the runtimes
- * take the last of an option given twice), and the helper told which
- * runtime is @found (GL_PROTO_RUNTIME_VARIABLE). */
+ * then "exitcode=0:log_path=\"RUN_DIR/LOG\":...:stack_trace_format=\"..\":" and
+ * @ours (gemleak's come last: the runtimes take the last of an option
+ * given twice; what of the user's they override is said on @messages,
+ * nullable), and the helper told which runtime is @found
+ * (GL_PROTO_RUNTIME_VARIABLE). */
 char **gl_sanitizer_environment(const GlSanitizerRuntime *runtime, const char *options_variable,
                                 const char *run_dir, const char *found, const char *ours,
-                                char **env);
+                                FILE *messages, char **env);
+
+/* Returns: (transfer full): @env (consumed) with LSAN_OPTIONS, LeakSanitizer's
+ * own flags that AddressSanitizer reads there too, ending with @ours. */
+char **gl_sanitizer_leak_options(char **env, const char *ours, FILE *messages);
 
 /* The runtimes' leak check needs Ruby to free its memory at exit: even
  * where the user's RUBY_FREE_AT_EXIT=0 took it away (the environment

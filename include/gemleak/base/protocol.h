@@ -85,6 +85,9 @@
  * older one), and why. */
 #define GL_PROTO_ENGINE_LEAKS_MIN_RUBY "leaks-min-ruby"
 #define GL_PROTO_ENGINE_LEAKS_MIN_RUBY_WHY "leaks-min-ruby-why"
+/* "proof yes": each process's report ends with GL_PROTO_MARKER_DONE once
+ * its leak check at exit ran to its end; one without it was not checked. */
+#define GL_PROTO_ENGINE_PROOF "proof"
 /* "silent-when-clean yes": it writes nothing for a process without leaks. */
 #define GL_PROTO_ENGINE_SILENT "silent-when-clean"
 /* The signal that interrupted a run, by its name. */
@@ -112,10 +115,39 @@
  * allocated that were allocated while that test ran (NAME and LOCATION
  * empty: before the first test), their addresses in hexadecimal. */
 #define GL_PROTO_MARKER_OWNED "owned"
+/* "gemleak:done": the process's leak check at exit ran to its end, its
+ * report (if it leaked) just before. Written by the library gemleak
+ * preloads (src/run/client/proof.c) under a sanitizer's engine, which turns
+ * the runtime's own check at exit off, and by the helper before exit!. A
+ * process that loaded a target without it was not checked. */
+#define GL_PROTO_MARKER_DONE "done"
+/* "gemleak:exec": the process checked what it had leaked before it exec'd
+ * another program (the helper, in Kernel#exec): its report or XML so far,
+ * renamed to PID.N.xml or NAME.PID.N (N from 1) so that the new image's
+ * does not write over it, ends there, whole. */
+#define GL_PROTO_MARKER_EXEC "exec"
+/* "gemleak:live": the report that follows is of a check the helper makes
+ * while Ruby still runs (before exit! or exec), when Ruby has freed none
+ * of its memory. */
+#define GL_PROTO_MARKER_LIVE "live"
 
 /* Valgrind's command line for the processes outside it. */
 #define GL_PROTO_VALGRIND_VARIABLE "GEMLEAK_VALGRIND"
 #define GL_PROTO_VALGRIND_SEPARATOR "\x1f"
+/* The run's own variables, which the library gemleak preloads gives back
+ * to a program a process of the run execs with an environment of its own
+ * (src/run/client/restore.c): "HOWNAME=VALUE" items joined by
+ * GL_PROTO_RESTORE_SEPARATOR (GEMLEAK_VALGRIND's value holds the other),
+ * HOW one of the characters below. */
+#define GL_PROTO_RESTORE_VARIABLE "GEMLEAK_RESTORE"
+#define GL_PROTO_RESTORE_SEPARATOR "\x1e"
+#define GL_PROTO_RESTORE_SET '='    /* set when the program's environment lacks it */
+#define GL_PROTO_RESTORE_FRONT '<'  /* put in front, after a space, when its value lacks it */
+#define GL_PROTO_RESTORE_BACK '>'   /* put after its value and a ':', when it lacks it */
+/* Set (to "1") when the preloaded library is to make the leak check at
+ * exit and say it ran (GL_PROTO_MARKER_DONE), the runtime's own off. */
+#define GL_PROTO_PROOF_VARIABLE "GEMLEAK_PROOF"
+
 /* The preloaded runtime of the engine (LeakSanitizer's), by its path. */
 #define GL_PROTO_RUNTIME_VARIABLE "GEMLEAK_ENGINE_RUNTIME"
 

@@ -70,6 +70,10 @@ typedef struct {
      * wrote before it, nullable: where in the run it happened. */
     const char *marker;
     gboolean at_exit;        /* written after the process finished (the exit leak check) */
+    /* Found by a check made while Ruby still ran (before exit! or exec, at
+     * a fork, between tests): Ruby had freed none of its memory then, even
+     * in a process that frees it at exit. */
+    gboolean while_running;
     /* A copy the reader made of an exit report's record, to say which test
      * allocated some of its blocks (--per-test under a sanitizer): no error
      * of its own, counted nowhere. */

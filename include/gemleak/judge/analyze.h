@@ -42,6 +42,12 @@ typedef struct {
     GPtrArray *notes;      /* char*: worth saying, but the run is sound */
     GHashTable *suppressed;/* suppression name -> errors it removed (guint64 in a pointer) */
     GHashTable *objects;   /* every object path a frame named (a set) */
+    /* What the reports say of each process's leak check (a sanitizer's,
+     * whose report says when it ran to its end: GL_PROTO_MARKER_DONE, or
+     * GL_PROTO_MARKER_EXEC for an image that exec'd): pid -> TRUE when
+     * every report of the process says so, FALSE when one does not; both
+     * GINT_TO_POINTER. A process without any report is not in it. */
+    GHashTable *checked_to_end;
     GlFindings *table;
 } GlAnalysis;
 

@@ -45,6 +45,14 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(GlClassifier, gl_classifier_free)
  * still do. */
 void gl_classifier_set_free_at_exit(GlClassifier *classifier, gboolean free_at_exit);
 
+/* Returns: TRUE if rule 2 decides @record, a leak whose stack shows no
+ * frame of a target but was cut before its end (a depth limit, an unwinder
+ * that gave up): a frame in view is a Ruby function that allocates for
+ * Ruby, so that whatever lies beyond the cut, Ruby allocated the block for
+ * itself; and rule 2 applies to it (Ruby had not freed its memory when it
+ * was found). */
+gboolean gl_classifier_ruby_in_view(GlClassifier *classifier, const GlRecord *record);
+
 /* Adds every object path the classifier has met in a frame to @set (a
  * GHashTable of owned strings). */
 void gl_classifier_collect_objects(const GlClassifier *classifier, GHashTable *set);

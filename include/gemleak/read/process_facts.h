@@ -31,6 +31,9 @@ typedef struct {
     /* It writes nothing for a process without leaks: a clean run of it
      * leaves no report at all. */
     gboolean silent_when_clean;
+    /* Each process's report ends with "gemleak:done" once its leak check at
+     * exit ran to its end (GL_PROTO_ENGINE_PROOF). */
+    gboolean proof;
 } GlRunFacts;
 
 /* Reads engine.txt in the run directory @dir; Valgrind's when there is

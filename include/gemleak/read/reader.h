@@ -21,7 +21,10 @@ typedef struct {
     GPtrArray *vargv;        /* Valgrind's own exe and args, as char * */
     gboolean started;        /* <status><state>RUNNING</state> seen */
     gboolean finished;       /* <status><state>FINISHED</state> seen */
-    gboolean complete;       /* </valgrindoutput> seen */
+    gboolean complete;       /* </valgrindoutput> seen, or the document ends at
+                              * gemleak's marker that the process checked itself
+                              * before it exec'd (exec) */
+    gboolean exec;           /* that marker ended it: the image before an exec */
     gboolean interleaved;    /* elements after its root closed: several processes
                               * wrote one file (--xml-file without %p) */
     const char *marker;      /* the last <clientmsg> text (with the marker prefix,

@@ -53,6 +53,13 @@ typedef struct {
     /* Records of mid-run checks left out because the exit check did not
      * report their loss record (see gl_sanitizer_read_data). */
     guint n_not_lost;
+    /* "gemleak:done": the process's leak check at exit ran to its end (the
+     * library gemleak preloads, or the helper before exit!); without it, a
+     * run that asked for it (engine.txt's proof) did not check the process. */
+    gboolean done;
+    /* "gemleak:exec": the process checked what it had leaked before it
+     * exec'd another program; this report is that image's, whole. */
+    gboolean exec;
     /* The helper marked tests in it (a marker but "gemleak:forked",
      * "gemleak:checked" and "gemleak:exit"): --per-test followed them. */
     gboolean marked;

@@ -109,6 +109,11 @@ typedef struct {
     /* TRUE: it unwinds by frame pointers when Ruby keeps them
      * (GlRunOptions.fast_stacks), exactly otherwise. */
     gboolean fast_with_frame_pointers;
+    /* TRUE: its runtime's leak check can be made at exit by the library
+     * gemleak preloads into every process (src/run/client/proof.c), which
+     * then says it ran to its end ("gemleak:done"): a process of such a run
+     * that loaded a target without it was not checked. */
+    gboolean proves_checks;
     /* TRUE: it answers Valgrind's client requests: the helper then checks
      * for leaks right after a fork, in every run, so that what a child
      * inherited is told from what it lost itself (attribute.h). */

@@ -45,11 +45,13 @@ GPtrArray *gl_rundir_outside(const char *dir);
 
 
 /* Writes what the run in @dir used into its engine.txt
- * (GL_PROTO_ENGINE_FILE): @engine's title, name and needs, and @version
- * (nullable: what engine->version() said).
+ * (GL_PROTO_ENGINE_FILE): @engine's title, name and needs, @version
+ * (nullable: what engine->version() said), and @proof: each process's
+ * report says whether its leak check ran to its end (engine.h,
+ * proves_checks).
  * Returns: FALSE with GL_ERROR_ENVIRONMENT when it cannot. */
 gboolean gl_rundir_write_engine(const char *dir, const GlEngine *engine, const char *version,
-                                GError **error);
+                                gboolean proof, GError **error);
 
 /* Writes GL_PROTO_RUN_MARKER into @dir.
  * Returns: FALSE with GL_ERROR_ENVIRONMENT when it cannot. */
@@ -85,6 +87,14 @@ typedef struct {
  * directory of each file; "-" has none). Clear it with gl_run_coverage_clear(). */
 void gl_rundir_coverage(const char *const *inputs, GlRunCoverage *coverage);
 void gl_run_coverage_clear(GlRunCoverage *coverage);
+
+/* For the runs of @inputs whose reports prove each leak check ran to its
+ * end (engine.txt's proof): moves to @coverage's unchecked each process
+ * that loaded an extension without that proof in @proof (pid -> TRUE, as
+ * GlAnalysis.checked_to_end), saying why (@killed, nullable: pid ->
+ * signal, both GINT_TO_POINTER, names the processes a signal killed). */
+void gl_rundir_require_proof(const char *const *inputs, GHashTable *proof, GHashTable *killed,
+                             GlRunCoverage *coverage);
 G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC(GlRunCoverage, gl_run_coverage_clear)
 
 /* Returns: (transfer full) (nullable): the versions of Ruby the processes

@@ -26,9 +26,17 @@ module GemLeakHelper
     DURATIONS_PREFIX = "durations-"
     ENGINE_PREFIX = "engine-"
     RUBY_PREFIX = "ruby-"
-    ENGINE_FILE = "engine.txt"
     FILE_SUFFIX = ".txt"
     FREE_AT_EXIT = "free-at-exit"
+    ENGINE_FILE = "engine.txt"
+    ENGINE_NAME = "name"
+    ENGINE_VERSION = "version"
+    ENGINE_MIN_RUBY = "min-ruby"
+    ENGINE_MIN_RUBY_WHY = "min-ruby-why"
+    ENGINE_LEAKS_MIN_RUBY = "leaks-min-ruby"
+    ENGINE_LEAKS_MIN_RUBY_WHY = "leaks-min-ruby-why"
+    ENGINE_PROOF = "proof"
+    ENGINE_SILENT = "silent-when-clean"
     MARKER_PREFIX = "gemleak:"
     MARKER_SETUP = "setup"
     MARKER_FORKED = "forked"
@@ -38,9 +46,16 @@ module GemLeakHelper
     MARKER_AGAIN = "again"
     MARKER_CHECKED = "checked"
     MARKER_EXIT = "exit"
+    MARKER_OWNED = "owned"
+    MARKER_DONE = "done"
+    MARKER_EXEC = "exec"
     VALGRIND_VARIABLE = "GEMLEAK_VALGRIND"
     VALGRIND_SEPARATOR = "\x1f"
+    RESTORE_VARIABLE = "GEMLEAK_RESTORE"
+    RESTORE_SEPARATOR = "\x1e"
+    PROOF_VARIABLE = "GEMLEAK_PROOF"
     RUNTIME_VARIABLE = "GEMLEAK_ENGINE_RUNTIME"
+    FREE_AT_EXIT_VALUE = "1-gemleak"
     LAUNCHERS = "bundle bundler rake"
     # END protocol.h
   end
@@ -56,6 +71,9 @@ module GemLeakHelper
   module Core
     RUN_DIR = ENV["GEMLEAK_RUN_DIR"]&.dup&.freeze
     DEBUG = !ENV["GEMLEAK_DEBUG"].to_s.empty?
+    # The library gemleak preloads makes the engine's leak check at exit and
+    # says it ran ("gemleak:done"): what ends without exit says it here.
+    PROOF = !ENV[Protocol::PROOF_VARIABLE].to_s.empty?
     PID = Process.method(:pid)
     CLOCK = Process.method(:clock_gettime)
     MONOTONIC = Process::CLOCK_MONOTONIC
@@ -169,7 +187,7 @@ module GemLeakHelper
   # Ruby 3.3 and later free their memory at exit when RUBY_FREE_AT_EXIT is
   # set, to anything (ruby.c asks getenv, before any option), as it was
   # when this process started: the helper loads before the suite's code.
-  FREE_AT_EXIT = (RUBY_VERSION.split(".").map(&:to_i) <=> [3, 3]) >= 0 &&
+  FREES_AT_EXIT = (RUBY_VERSION.split(".").map(&:to_i) <=> [3, 3]) >= 0 &&
                  !ENV["RUBY_FREE_AT_EXIT"].nil?
 
   @pid = Core.pid
@@ -233,7 +251,7 @@ module GemLeakHelper
       # engine needs of Ruby is decided here, and whether Ruby frees its
       # own memory at exit decides whose memory a leak is.
       Core.append(Core.run_file(Protocol::RUBY_PREFIX),
-                  "#{RUBY_VERSION}#{FREE_AT_EXIT ? " #{Protocol::FREE_AT_EXIT}" : ""}\n")
+                  "#{RUBY_VERSION}#{FREES_AT_EXIT ? " #{Protocol::FREE_AT_EXIT}" : ""}\n")
       # An engine that writes nothing for a process without leaks: gemleak
       # takes "no report" for "no leaks" only from a process that says here
       # that the engine's runtime was in it.
@@ -319,6 +337,20 @@ module GemLeakHelper
     private :exit!
   end
 
+  # Kernel#exec, Process.exec: what this image lost is checked before the
+  # new one replaces it (PerTest.before_exec).
+  module Exec
+    def exec(*args)
+      GemLeakHelper::PerTest.before_exec
+      super
+    end
+  end
+
+  module PrivateExec
+    include Exec
+    private :exec
+  end
+
   # `gemleak run` with files after ::: (GEMLEAK_DURATIONS=1): how long the
   # tests of each file took, which the next run's --jobs shares are
   # balanced by. Written at exit to durations-<pid>.txt in the run
@@ -381,6 +413,9 @@ module GemLeakHelper
     PAGE = 1 << 16
     CHECKED = (Protocol::MARKER_PREFIX + Protocol::MARKER_CHECKED + "\0").freeze
     EXIT = (Protocol::MARKER_PREFIX + Protocol::MARKER_EXIT + "\0").freeze
+    DONE = (Protocol::MARKER_PREFIX + Protocol::MARKER_DONE + "\0").freeze
+    LIVE = (Protocol::MARKER_PREFIX + Protocol::MARKER_LIVE + "\0").freeze
+    EXEC = (Protocol::MARKER_PREFIX + Protocol::MARKER_EXEC + "\0").freeze
     # How deep scrub goes: some 100 KiB of C stack.
     SCRUB_DEPTH = 100
 
@@ -397,8 +432,19 @@ module GemLeakHelper
           check: -> { check },
           full_check: -> { check },
           # The check a process that ends with exit! makes: its report
-          # stands for the runtime's at exit (no "checked" after it).
-          last_check: -> { check(closed: false) },
+          # stands for the runtime's at exit (no "checked" after it), and
+          # says it ran to its end as the preloaded library's does.
+          last_check: lambda {
+            functions[:marker].call(LIVE)
+            check(closed: false)
+            functions[:marker].call(DONE) if Core::PROOF
+          },
+          # Before exec: what this image lost, checked, and said so.
+          exec_check: lambda {
+            functions[:marker].call(LIVE)
+            check(closed: false)
+            functions[:marker].call(EXEC)
+          },
           exit: -> { functions[:marker].call(EXIT) },
         }
       end
@@ -415,10 +461,43 @@ module GemLeakHelper
       end
 
       def check(closed: true)
+        disabled = GC.disable
+        filled = fill_free_slots
         register_pages
         scrub(SCRUB_DEPTH)
         @functions[:check].call
         @functions[:marker].call(CHECKED) if closed
+      ensure
+        filled = nil # rubocop:disable Lint/UselessAssignment
+        GC.enable unless disabled
+      end
+
+      # Ruby's object pages, registered as roots, hold free slots too, and
+      # a free slot keeps what its dead object held: the address of a buffer
+      # Ruby freed, which LeakSanitizer's allocator hands out again at once.
+      # A block the extension then lost at that address looked reachable
+      # (fork { leak; exit! } passed after a GC). Before a check, every free
+      # slot of every heap is taken by a string as long as the slot, all
+      # zeros. Returns them, to keep until the check is done.
+      def fill_free_slots
+        return [] unless defined?(GC::INTERNAL_CONSTANTS) && GC.respond_to?(:stat_heap)
+
+        heaps = GC::INTERNAL_CONSTANTS[:HEAP_COUNT].to_i
+        filled = []
+        heaps.times do |i|
+          stat = GC.stat_heap(i)
+          live = stat[:total_allocated_objects].to_i - stat[:total_freed_objects].to_i
+          free = stat[:heap_eden_slots].to_i - live
+          # An embedded string: a 24-byte header, its bytes and a NUL.
+          length = stat[:slot_size].to_i - 25
+          next if free <= 0 || length <= 0
+
+          free.times { filled << ("\0" * length) }
+        end
+        filled
+      rescue StandardError => e
+        Core.debug(e)
+        filled || []
       end
 
       # The C stack below where Ruby runs, written over before a check:
@@ -810,6 +889,64 @@ module GemLeakHelper
           Core.debug(e)
         end
         last_check
+      end
+
+      # exec replaces the process's image: no exit, and the new image's
+      # report (or Valgrind's XML) would take the same name and write over
+      # this one's. What this image lost is checked first, said
+      # ("gemleak:exec"), and its file renamed NAME.PID.N or PID.N.xml,
+      # which the new image's name leaves alone.
+      def before_exec
+        return if Core::RUN_DIR.nil? || @exec_checked == Core.pid
+
+        @exec_checked = Core.pid
+        check = if Runtime.mapped?
+                  client&.fetch(:exec_check, nil)
+                else
+                  exec_check_under_valgrind
+                end
+        return if check.nil?
+
+        begin
+          finish if on?
+          GC.start
+        rescue StandardError => e
+          Core.debug(e)
+        end
+        check.call
+        set_image_aside
+      rescue StandardError => e
+        Core.say("process #{Core.digits(Core.pid)} execs and could not check for leaks first " \
+                 "(#{e.class}: #{e.message}): what it lost before may be left out")
+      end
+
+      def exec_check_under_valgrind
+        valgrind = client
+        return nil if valgrind.nil? || valgrind[:full_check].nil?
+
+        lambda {
+          valgrind[:marker].call(Protocol::MARKER_PREFIX + Protocol::MARKER_LIVE)
+          valgrind[:full_check].call
+          valgrind[:marker].call(Protocol::MARKER_PREFIX + Protocol::MARKER_EXEC)
+        }
+      end
+
+      # Renames this image's report, PID.xml or NAME.PID, to the first free
+      # PID.N.xml or NAME.PID.N.
+      def set_image_aside
+        pid = Core.digits(Core.pid)
+        Dir.children(Core::RUN_DIR).each do |name|
+          next unless name == "#{pid}.xml" || name.end_with?(".#{pid}")
+          next if name.start_with?(Protocol::LOADED_PREFIX, Protocol::RUBY_PREFIX)
+
+          n = 1
+          n += 1 while File.exist?(File.join(Core::RUN_DIR, image_name(name, pid, n)))
+          File.rename(File.join(Core::RUN_DIR, name), File.join(Core::RUN_DIR, image_name(name, pid, n)))
+        end
+      end
+
+      def image_name(name, pid, n)
+        name == "#{pid}.xml" ? "#{pid}.#{n}.xml" : "#{name}.#{n}"
       end
 
       # The check exit! would skip. A process that cannot make it takes back
@@ -1413,6 +1550,10 @@ GemLeakHelper::PerTest.start_owners if GemLeakHelper::Runtime.mapped?
 if GemLeakHelper::Runtime.mapped? || GemLeakHelper::PerTest.on?
   Object.prepend(GemLeakHelper::PrivateExitBang)
   [Process.singleton_class, Kernel.singleton_class].each { |mod| mod.prepend(GemLeakHelper::ExitBang) }
+end
+unless GemLeakHelper::Core::RUN_DIR.nil?
+  Object.prepend(GemLeakHelper::PrivateExec)
+  [Process.singleton_class, Kernel.singleton_class].each { |mod| mod.prepend(GemLeakHelper::Exec) }
 end
 
 # Registered before the test framework's own at_exit, so it runs after it.
