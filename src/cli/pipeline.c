@@ -505,8 +505,8 @@ gboolean gl_cli_analyze_and_report(const Options *options, Plan *plan, const cha
         g_ptr_array_add(analysis->problems, g_error_new(
             GL_ERROR, GL_ERROR_LIMIT, "%u finding%s whose stack the unwinder cut short of main: "
             "gemleak cannot tell whether the extension lost %s, and what else the stack hides "
-            "(exact stacks decide: LSAN_OPTIONS=fast_unwind_on_malloc=0, or the Valgrind "
-            "engine)", cut, cut == 1 ? "" : "s", cut == 1 ? "it" : "them"));
+            "(exact stacks decide where the unwinder can go on: --exact-stacks, or the "
+            "Valgrind engine)", cut, cut == 1 ? "" : "s", cut == 1 ? "it" : "them"));
     /* Writing a baseline adopts the findings there are: the run passes
      * unless --fail-on asks otherwise. */
     GlGate gate = plan->gate;

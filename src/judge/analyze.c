@@ -306,10 +306,12 @@ static void read_xml(Input *input, const GlRules *rules, GlReader *reader)
  * a fiber's (Fiber, Enumerator#next): Ruby's coroutine switches to a new
  * machine stack whose first frame is cont.c's fiber_entry (calling
  * rb_fiber_start), or coroutine_trampoline where the platform's coroutine
- * is ucontext's or a pthread's; nothing lies below it. */
+ * is ucontext's or a pthread's; nothing lies below it. A Ractor's thread
+ * under Ruby's M:N scheduler (3.3+) starts on a coroutine of its own too,
+ * at thread_pthread_mn.c's co_start. */
 static const char *const stack_bottoms[] = {
     "main", "__libc_start_main", "__libc_start_call_main", "_start", "start_thread",
-    "clone", "clone3", "fiber_entry", "coroutine_trampoline",
+    "clone", "clone3", "fiber_entry", "coroutine_trampoline", "co_start",
 };
 
 /* Returns: TRUE if @stack reaches main or a thread's start. */
@@ -330,6 +332,12 @@ static guint program_counters(const GlStack *stack)
     for (guint i = 0; i < stack->n_frames; i++)
         pcs += i == 0 || stack->frames[i].ip != stack->frames[i - 1].ip;
     return pcs;
+}
+
+gboolean gl_sanitizer_stack_cut(const GlStack *stack)
+{
+    return !reaches_bottom(stack) &&
+           program_counters(stack) + GL_SANITIZER_HIDDEN_FRAMES < GL_SANITIZER_STACK_LIMIT;
 }
 
 /* Returns: TRUE if a frame of @stack has code but no module named. */

@@ -149,9 +149,10 @@ static void render_finding(GString *out, const GlFinding *finding, gboolean colo
         append_line(out, tests);
     g_autofree char *uncertain = escaped(gl_finding_uncertainty(finding));
     if (uncertain != NULL && record->stack_cut > 0)
-        g_string_append_printf(out, "%suncertain: %s. Exact stacks decide it (gemleak run "
-                               "--engine lsan unwinds exactly: LSAN_OPTIONS="
-                               "fast_unwind_on_malloc=0; or the Valgrind engine).%s\n",
+        g_string_append_printf(out, "%suncertain: %s. Exact stacks decide it where the "
+                               "unwinder can go on (gemleak run --engine lsan --exact-stacks, "
+                               "which unwinds every allocation exactly in one run; or the "
+                               "Valgrind engine).%s\n",
                                paint(color, DIM), uncertain, paint(color, RESET));
     else if (uncertain != NULL)
         g_string_append_printf(out, "%suncertain: %s. Ruby's debug symbols decide it (Debian and "

@@ -84,6 +84,13 @@ GlAnalysis *gl_analyze_with_killed(const char *const *paths, const GlRules *rule
 void gl_analysis_free(GlAnalysis *analysis);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(GlAnalysis, gl_analysis_free)
 
+/* Returns: TRUE if @stack, a sanitizer's allocation stack, was cut short:
+ * it reaches neither main nor a thread's or fiber's start, and is shorter
+ * than the runtime's depth limit (GL_SANITIZER_STACK_LIMIT program
+ * counters). What the cut hides may decide whose a leak is: the exact pass
+ * (gemleak/run/exact.h) unwinds those allocations again. */
+gboolean gl_sanitizer_stack_cut(const GlStack *stack);
+
 /* Classifies @record, read from a LeakSanitizer or AddressSanitizer
  * report, for @doc (its process): as gl_classifier_classify(), but a leak
  * whose stack the unwinder gave up on (short of main and of
