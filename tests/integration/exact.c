@@ -1,0 +1,334 @@
+/* Integration tests, issue 28: --engine lsan unwinds fast, and pays exact
+ * stacks only where something leaked (gemleak/run/exact.h). On a stock
+ * Ruby 3.4 (no frame pointers: GEMLEAK_TEST_RUBY34, else the one
+ * scripts/build-ruby builds), the findings equal those of --exact-stacks,
+ * which unwinds every allocation exactly, as --engine lsan did before:
+ * the same stacks, locations, fingerprints and certainty, on ext/leaky
+ * (fibers included), ext/probe, the example gem, and a real gem's suite:
+ * strscan's, from Ruby's own source (../shared/ruby, or
+ * GEMLEAK_TEST_RUBY_SOURCE), with three leaks planted
+ * (fixtures/ext/strscan-planted-leaks.diff), one in the child Ruby that
+ * test_ractor.rb starts with its script on standard input. */
+#include <string.h>
+
+#include "harness.h"
+
+#define DEFAULT_RUBY34 "/root/.cache/gemleak/ruby-3.4.5/bin/ruby"
+#define DEFAULT_RUBY_SOURCE "../shared/ruby/ruby3.4_3.4.5.orig.tar.xz"
+
+static char *ruby34;      /* nullable: none here */
+static char *ruby34_bin;
+static char *work;        /* leaky/, probe/, gem/, strscan/ (nullable), built with it */
+static char *strscan;     /* nullable: strscan's checkout, patched and built */
+static char *why_skipped;
+static char *why_no_strscan;
+
+/* Runs @script under sh, PATH starting at Ruby 3.4's bin/. Returns: its
+ * standard error when it failed (transfer full), else NULL. */
+static char *setup_script(const char *script)
+{
+    g_autofree char *path = g_strconcat(ruby34_bin, ":", g_getenv("PATH"), NULL);
+    g_auto(GStrv) env = g_environ_setenv(g_get_environ(), "PATH", path, TRUE);
+    const char *argv[] = { "sh", "-c", script, NULL };
+    Result r = { 0 };
+    run_command(&r, NULL, env, argv);
+    char *failed = r.status == 0 ? NULL : g_strdup_printf("%s: %s", script, r.err);
+    result_clear(&r);
+    return failed;
+}
+
+/* strscan's sources and tests out of Ruby's release tarball, the leaks
+ * planted, built: strscan/ext holds strscan.so, strscan/ the suite. */
+static void setup_strscan(void)
+{
+    const char *given = g_getenv("GEMLEAK_TEST_RUBY_SOURCE");
+    g_autofree char *tarball = given != NULL && *given != '\0'
+        ? g_strdup(given) : g_build_filename(project_root, DEFAULT_RUBY_SOURCE, NULL);
+    if (!g_file_test(tarball, G_FILE_TEST_IS_REGULAR)) {
+        why_no_strscan = g_strdup_printf("no Ruby source tarball (GEMLEAK_TEST_RUBY_SOURCE, else "
+                                         "%s)", DEFAULT_RUBY_SOURCE);
+        return;
+    }
+    g_autofree char *patch = gl_test_fixture("ext/strscan-planted-leaks.diff");
+    g_autofree char *script = g_strdup_printf(
+        "cd '%s' && mkdir strscan && cd strscan && "
+        "tar -xJf '%s' --strip-components=1 --wildcards 'ruby-*/ext/strscan' 'ruby-*/test/strscan' "
+        "'ruby-*/tool/lib' && cd ext/strscan && patch -s strscan.c < '%s' && "
+        "ruby extconf.rb >/dev/null && make >/dev/null 2>&1",
+        work, tarball, patch);
+    char *failed = setup_script(script);
+    if (failed != NULL)
+        why_no_strscan = failed;
+    else
+        strscan = g_build_filename(work, "strscan", NULL);
+}
+
+static void setup_exact(void)
+{
+    const char *given = g_getenv("GEMLEAK_TEST_RUBY34");
+    const char *ruby = given != NULL && *given != '\0' ? given : DEFAULT_RUBY34;
+    if (!g_file_test(ruby, G_FILE_TEST_IS_EXECUTABLE)) {
+        why_skipped = g_strdup_printf("no Ruby 3.4 (GEMLEAK_TEST_RUBY34, else %s; "
+                                      "scripts/build-ruby builds one)", DEFAULT_RUBY34);
+        return;
+    }
+    ruby34 = g_strdup(ruby);
+    ruby34_bin = g_path_get_dirname(ruby);
+    work = g_dir_make_tmp("gemleak-exact-XXXXXX", NULL);
+    g_autofree char *ext = gl_test_fixture("ext");
+    g_autofree char *gem = gl_test_fixture("sample-gem");
+    g_autofree char *script = g_strdup_printf(
+        "cd '%s' && cp -r '%s/leaky' '%s/probe' . && "
+        "(cd leaky && ruby extconf.rb >/dev/null && make >/dev/null 2>&1) && "
+        "(cd probe && ruby extconf.rb >/dev/null && make >/dev/null 2>&1) && "
+        "cp -r '%s' gem && cd gem && rake -R nowhere -f rakelib/compile.rake compile >/dev/null",
+        work, ext, ext, gem);
+    why_skipped = setup_script(script);
+    if (why_skipped != NULL) {
+        g_clear_pointer(&ruby34, g_free);
+        return;
+    }
+    setup_strscan();
+}
+
+static void teardown_exact(void)
+{
+    if (work != NULL)
+        gl_remove_tree(work);
+    g_clear_pointer(&work, g_free);
+    g_clear_pointer(&ruby34, g_free);
+    g_clear_pointer(&ruby34_bin, g_free);
+    g_clear_pointer(&strscan, g_free);
+    g_clear_pointer(&why_skipped, g_free);
+    g_clear_pointer(&why_no_strscan, g_free);
+}
+
+/* gemleak run --engine lsan OPTIONS... --format json:@json --format text
+ * -- @command..., in @cwd, Ruby 3.4 first on PATH, RUBYLIB @rubylib
+ * (nullable). */
+static void run_lsan(Result *result, const char *cwd, const char *const *options,
+                     const char *json, const char *rubylib, const char *const *command)
+{
+    g_autoptr(GPtrArray) argv = g_ptr_array_new();
+    g_autofree char *format = g_strconcat("json:", json, NULL);
+    const char *head[] = { gemleak_binary, "run", "--engine", "lsan", NULL };
+    for (const char *const *arg = head; *arg != NULL; arg++)
+        g_ptr_array_add(argv, (gpointer) *arg);
+    for (const char *const *arg = options; arg != NULL && *arg != NULL; arg++)
+        g_ptr_array_add(argv, (gpointer) *arg);
+    const char *tail[] = { "--format", format, "--format", "text", "--", NULL };
+    for (const char *const *arg = tail; *arg != NULL; arg++)
+        g_ptr_array_add(argv, (gpointer) *arg);
+    for (const char *const *arg = command; *arg != NULL; arg++)
+        g_ptr_array_add(argv, (gpointer) *arg);
+    g_ptr_array_add(argv, NULL);
+    g_autofree char *path = g_strconcat(ruby34_bin, ":", g_getenv("PATH"), NULL);
+    g_autofree char *tmp = g_build_filename(work, "tmp", NULL);
+    g_mkdir_with_parents(tmp, 0700);
+    g_auto(GStrv) env = g_environ_setenv(g_get_environ(), "PATH", path, TRUE);
+    env = g_environ_setenv(env, "TMPDIR", tmp, TRUE);
+    if (rubylib != NULL)
+        env = g_environ_setenv(env, "RUBYLIB", rubylib, TRUE);
+    /* The tests in one order, the same in every run: the first call of a
+     * method goes through another path of Ruby's VM than the next ones, and
+     * which test makes it changes the stacks a leak is lost on. */
+    env = g_environ_setenv(env, "SEED", "1", TRUE);
+    run_command(result, cwd, env, (const char *const *) argv->pdata);
+}
+
+/* Returns: (transfer full): every finding of the JSON report @path, a
+ * line each, sorted: its kind, bytes, blocks and occurrences, fingerprint,
+ * location, certainty, and every frame of its stack (function, file,
+ * line): what an exact run and the exact pass must agree on. */
+static char *findings_of(const char *path, const char *err)
+{
+    g_autoptr(JsonParser) parser = json_parser_new();
+    g_autoptr(GError) error = NULL;
+    ck_assert_msg(json_parser_load_from_file(parser, path, &error), "%s: %s\n%s", path,
+                  error != NULL ? error->message : "", err);
+    JsonObject *root = json_node_get_object(json_parser_get_root(parser));
+    JsonArray *findings = json_object_get_array_member(root, "findings");
+    g_autoptr(GPtrArray) lines = g_ptr_array_new_with_free_func(g_free);
+    for (guint i = 0; i < json_array_get_length(findings); i++) {
+        JsonObject *finding = json_array_get_object_element(findings, i);
+        GString *line = g_string_new(NULL);
+        g_string_append_printf(line, "%s %" G_GINT64_FORMAT " bytes in %" G_GINT64_FORMAT
+                               " (%" G_GINT64_FORMAT " occurrences) %s %s",
+                               json_object_get_string_member(finding, "kind"),
+                               json_object_get_int_member(finding, "bytes"),
+                               json_object_get_int_member(finding, "blocks"),
+                               json_object_get_int_member(finding, "occurrences"),
+                               json_object_get_string_member(finding, "fingerprint"),
+                               json_object_get_boolean_member(finding, "certain") ? "certain"
+                                                                                  : "UNCERTAIN");
+        JsonObject *location = json_object_get_object_member(finding, "location");
+        if (location != NULL)
+            g_string_append_printf(line, " at %s:%" G_GINT64_FORMAT,
+                                   json_object_get_string_member(location, "fn"),
+                                   json_object_get_int_member(location, "line"));
+        JsonArray *frames = json_object_get_array_member(finding, "frames");
+        for (guint j = 0; j < json_array_get_length(frames); j++) {
+            JsonObject *frame = json_array_get_object_element(frames, j);
+            const char *fn = json_object_get_string_member_with_default(frame, "fn", "?");
+            const char *file = json_object_get_string_member_with_default(frame, "file", "?");
+            g_string_append_printf(line, "\n  %s %s:%" G_GINT64_FORMAT, fn != NULL ? fn : "?",
+                                   file != NULL ? file : "?",
+                                   json_object_get_int_member_with_default(frame, "line", 0));
+        }
+        g_ptr_array_add(lines, g_string_free(line, FALSE));
+    }
+    g_ptr_array_sort(lines, gl_compare_strings);
+    g_ptr_array_add(lines, NULL);
+    return g_strjoinv("\n", (char **) lines->pdata);
+}
+
+/* Asserts that @fast and @exact (findings_of()) are the same, naming the
+ * first line where they are not (Check's messages have a bound). */
+static void assert_same(const char *name, const char *fast, const char *exact, const char *err)
+{
+    if (strcmp(fast, exact) == 0)
+        return;
+    g_auto(GStrv) a = g_strsplit(fast, "\n", -1);
+    g_auto(GStrv) b = g_strsplit(exact, "\n", -1);
+    guint i = 0;
+    while (a[i] != NULL && b[i] != NULL && strcmp(a[i], b[i]) == 0)
+        i++;
+    g_autofree char *tail = g_strndup(err, 2000);
+    ck_abort_msg("%s: the exact pass and --exact-stacks differ at line %u:\n  fast pass: %.300s\n"
+                 "  exact:     %.300s\n%s", name, i + 1, a[i] != NULL ? a[i] : "(end)",
+                 b[i] != NULL ? b[i] : "(end)", tail);
+}
+
+/* Runs @command (in @cwd) under --engine lsan, then --engine lsan
+ * --exact-stacks; asserts both end with @status, the first with a second
+ * run for exact stacks (or none: @again FALSE), and that they find the
+ * same, which has @expected (nullable) in it.
+ * Returns: (transfer full): the findings, as findings_of() gives them. */
+static char *same_as_exact(const char *name, const char *cwd, const char *rubylib, int status,
+                           gboolean again, const char *expected, const char *const *command)
+{
+    g_autofree char *fast_json = g_strdup_printf("%s/%s-fast.json", work, name);
+    g_autofree char *exact_json = g_strdup_printf("%s/%s-exact.json", work, name);
+    Result fast = { 0 }, exact = { 0 };
+    run_lsan(&fast, cwd, NULL, fast_json, rubylib, command);
+    ck_assert_msg(fast.status == status, "%s: status %d:\n%.3000s", name, fast.status, fast.err);
+    gl_assert_line(fast.err, "^gemleak: ran under LeakSanitizer .*\\(Ruby 3\\.[0-9.]*; fast "
+                             "stacks\\)$");
+    if (again)
+        gl_assert_line(fast.err, "^gemleak: exact stacks: .* ran again \\([0-9.]+ s, output "
+                                 "discarded, status ignored\\)");
+    else
+        gl_assert_no_line(fast.err, "^gemleak: exact stacks:");
+    run_lsan(&exact, cwd, ARGS("--exact-stacks"), exact_json, rubylib, command);
+    ck_assert_msg(exact.status == status, "%s --exact-stacks: status %d:\n%.3000s", name, exact.status,
+                  exact.err);
+    gl_assert_line(exact.err, "\\(Ruby 3\\.[0-9.]*; exact stacks\\)$");
+    gl_assert_no_line(exact.err, "^gemleak: exact stacks:");
+    g_autofree char *by_fast = findings_of(fast_json, fast.err);
+    char *by_exact = findings_of(exact_json, exact.err);
+    assert_same(name, by_fast, by_exact, fast.err);
+    if (expected != NULL)
+        ck_assert_msg(strstr(by_exact, expected) != NULL, "%s: no %s in:\n%s", name, expected,
+                      by_exact);
+    result_discard(&fast);
+    result_discard(&exact);
+    return by_exact;
+}
+
+/* ext/leaky's shapes: a plain leak, Ruby's allocator, a helper, a thread,
+ * a stack the depth limit cuts (deep(12)), Init code; and leaks in a
+ * Fiber and in an Enumerator's, whose stacks are not the thread's (the
+ * fast unwinder cannot see their allocations, and LeakSanitizer takes
+ * such blocks for reachable: only exact stacks judge them). */
+START_TEST(test_leaky_shapes_as_an_exact_run)
+{
+    if (!ready_or_skip(ruby34, "the exact pass on ext/leaky", why_skipped))
+        return;
+    g_autofree char *leaky = g_strdup_printf("-I%s/leaky", work);
+    const char *command[] = {
+        ruby34, "--disable-gems", leaky, "-e",
+        "require 'leaky'; Leaky.clean; Leaky.leak; Leaky.leak_xmalloc; Leaky.leak_in_helper; "
+        "Leaky.callback_intern; Leaky.leak_in_thread; Leaky.reachable; "
+        "def deep(n) = n.zero? ? (Leaky.leak_and_raise rescue nil) : [n].each { deep(n - 1) }; "
+        "deep(12)", NULL };
+    g_free(same_as_exact("leaky", NULL, NULL, 1, TRUE, "leaky_thread_main", command));
+    const char *fibers[] = {
+        ruby34, "--disable-gems", leaky, "-e",
+        "require 'leaky'; Fiber.new { Leaky.leak }.resume; "
+        "Enumerator.new { |y| Leaky.leak_in_helper; y << 1 }.next", NULL };
+    g_autofree char *found = same_as_exact("fibers", NULL, NULL, 1, TRUE, "leaky_leak_in_helper",
+                                           fibers);
+    ck_assert_ptr_null(strstr(found, "UNCERTAIN"));
+}
+END_TEST
+
+/* Every leak shape of ext/probe: memory a Ruby API hands to the extension
+ * (strdup, ruby_xmalloc, rb_fd_init, st tables, an encoding converter),
+ * TypedData without dfree, zlib's cycle, Init code. */
+START_TEST(test_probe_shapes_as_an_exact_run)
+{
+    if (!ready_or_skip(ruby34, "the exact pass on ext/probe", why_skipped))
+        return;
+    g_autofree char *probe = g_strdup_printf("-I%s/probe", work);
+    g_autofree char *script = g_strdup_printf(
+        "require 'probe'; ARGV.replace(Probe.singleton_methods.grep(/\\A[rn]_/).map(&:to_s).sort - "
+        "%%w[r_double_free r_uaf_tail r_uaf_two_lines r_overflow]); load '%s/probe/probe_run.rb'",
+        work);
+    const char *command[] = { ruby34, "--disable-gems", probe, "-e", script, NULL };
+    g_autofree char *found = same_as_exact("probe", NULL, NULL, 1, TRUE, " at r_fdset:", command);
+    ck_assert_ptr_nonnull(strstr(found, " at r_strdup:"));
+    ck_assert_ptr_nonnull(strstr(found, " at r_xmalloc:"));
+    ck_assert_ptr_nonnull(strstr(found, " at r_malloc:"));
+}
+END_TEST
+
+/* The example gem's minitest suite: the leak in tally_count; and its clean
+ * part, which runs once (nothing leaked: no exact stacks to pay). */
+START_TEST(test_sample_gem_as_an_exact_run)
+{
+    if (!ready_or_skip(ruby34, "the exact pass on the example gem", why_skipped))
+        return;
+    g_autofree char *gem = g_build_filename(work, "gem", NULL);
+    const char *command[] = { ruby34, "-Ilib", "-Itest", "-e",
+                              "require './test/count_test'; require './test/frequencies_test'",
+                              NULL };
+    g_free(same_as_exact("gem", gem, NULL, 1, TRUE, " at copy_text:", command));
+    const char *clean[] = { ruby34, "-Ilib", "-Itest", "test/frequencies_test.rb", NULL };
+    g_autofree char *none = same_as_exact("gem-clean", gem, NULL, 0, FALSE, NULL, clean);
+    ck_assert_str_eq(none, "");
+}
+END_TEST
+
+/* A real gem's suite: strscan's 142 tests (test-unit, as Ruby runs its
+ * own), with leaks planted in StringScanner#peek (malloc), #getch
+ * (ruby_strdup) and, in a Ractor, #initialize (ruby_xmalloc2): that one
+ * only in the child Ruby of test_ractor.rb, which assert_in_out_err starts
+ * with its script on standard input, and its parent runs again. */
+START_TEST(test_real_gem_suite_as_an_exact_run)
+{
+    if (!ready_or_skip(ruby34, "the exact pass on strscan's suite", why_skipped) ||
+        !ready_or_skip(strscan, "the exact pass on strscan's suite", why_no_strscan))
+        return;
+    g_autofree char *ext = g_build_filename(strscan, "ext", "strscan", NULL);
+    g_autofree char *include = g_strconcat("-I", ext, NULL);
+    const char *command[] = { ruby34, include, "-Itool/lib", "-e",
+                              "ARGV.each { |f| require File.expand_path(f) }; "
+                              "ARGV.replace(%w[--seed=1])",
+                              "test/strscan/test_stringscanner.rb", "test/strscan/test_ractor.rb",
+                              NULL };
+    g_autofree char *found = same_as_exact("strscan", strscan, ext, 1, TRUE, " at strscan_peek:",
+                                           command);
+    ck_assert_ptr_nonnull(strstr(found, " at strscan_getch:"));
+    ck_assert_ptr_nonnull(strstr(found, " at strscan_initialize:"));
+    ck_assert_ptr_null(strstr(found, "UNCERTAIN"));
+}
+END_TEST
+
+void integration_exact(TCase *tcase)
+{
+    tcase_add_unchecked_fixture(tcase, setup_exact, teardown_exact);
+    tcase_add_test(tcase, test_leaky_shapes_as_an_exact_run);
+    tcase_add_test(tcase, test_probe_shapes_as_an_exact_run);
+    tcase_add_test(tcase, test_sample_gem_as_an_exact_run);
+    tcase_add_test(tcase, test_real_gem_suite_as_an_exact_run);
+}
