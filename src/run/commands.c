@@ -2,7 +2,7 @@
  * loader of a bare ruby, the durations file. */
 #include "gemleak/run/commands.h"
 #include "gemleak/base/protocol.h"
-#include "gemleak/judge/classify.h"
+#include "gemleak/base/programs.h"
 #include "gemleak/base/errors.h"
 #include "gemleak/base/sys.h"
 

@@ -8,7 +8,6 @@
 #include "gemleak/base/errors.h"
 #include "gemleak/base/sys.h"
 #include "gemleak/base/text.h"
-#include "gemleak/judge/targets.h"
 
 #include <errno.h>
 #include <fcntl.h>
