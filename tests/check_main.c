@@ -47,6 +47,7 @@ int main(int argc, char **argv)
     srunner_add_suite(runner, gl_json_input_suite());
     srunner_add_suite(runner, gl_group_suite());
     srunner_add_suite(runner, gl_process_facts_suite());
+    srunner_add_suite(runner, gl_checks_suite());
     GlTestCounts counts = { 0 };
     gl_test_run(runner, NULL, &counts);
     srunner_free(runner);

@@ -126,5 +126,6 @@ Suite *gl_json_input_suite(void);
 Suite *gl_source_suite(void);
 Suite *gl_group_suite(void);
 Suite *gl_process_facts_suite(void);
+Suite *gl_checks_suite(void);
 
 #endif

@@ -39,7 +39,7 @@ struct GlReader {
     GlSplitter *splitter;
     xmlTextReaderPtr xml;  /* reused for every element */
     Names n;
-    GlDocument doc;
+    GlProcess doc;
     GStringChunk *doc_strings;
     char *marker_prefix;   /* nullable: only client messages with it are markers */
     /* The last element read was gemleak's marker that the process checked

@@ -3,7 +3,7 @@
 #include "gemleak/run/commands.h"
 #include "gemleak/judge/classify.h"
 #include "gemleak/base/errors.h"
-#include "gemleak/judge/json_input.h"
+#include "gemleak/base/json_format.h"
 #include "gemleak/base/sys.h"
 
 #include <errno.h>
