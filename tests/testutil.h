@@ -127,5 +127,8 @@ Suite *gl_source_suite(void);
 Suite *gl_group_suite(void);
 Suite *gl_process_facts_suite(void);
 Suite *gl_checks_suite(void);
+Suite *gl_input_suite(void);
+Suite *gl_judges_suite(void);
+Suite *gl_judgement_suite(void);
 
 #endif

@@ -106,6 +106,11 @@ GlRecord *gl_checks_take(GlChecks *checks, GlRecord *record, guint64 order)
     return NULL;
 }
 
+guint gl_checks_held(const GlChecks *checks)
+{
+    return checks->held->len;
+}
+
 gboolean gl_checks_saw(const GlChecks *checks, const GlRecord *record, guint64 address)
 {
     g_autofree char *key = gl_record_loss_key(record);

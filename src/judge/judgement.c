@@ -12,7 +12,10 @@
 
 /* A record kept until its process's output ends: under an output whose
  * checks or lost cycles only the whole process decides, the records reach
- * the attribution in the order they were read, once they all are final. */
+ * the attribution in the order they were read, once they all are final.
+ * Only a leak that follows a leak not final yet waits: a process without
+ * checks while it ran nor lost cycles holds nothing, and errors never wait
+ * (an AddressSanitizer that goes on after errors writes thousands). */
 typedef struct {
     GlRecord *record;
     guint64 order;
@@ -133,9 +136,13 @@ static void judge_record(Judging *j, GlRecord *record, guint64 order)
     if (j->process->fatal_signal && strcmp(record->kind, GL_KIND_FATAL_SIGNAL) == 0)
         g_ptr_array_add(j->out->notes, g_strdup_printf("%s: process %" G_GINT64_FORMAT " died: %s",
                                                        j->path, record->pid, record->what));
+    /* A leak waits behind a leak not final yet (a check's, a cycle's
+     * block), whose loss record or finding it may share; an error shares
+     * neither with a leak, and goes on at once. */
     if (verdict != GL_VERDICT_KEEP)
         gl_record_free(record);
-    else if (j->held != NULL)
+    else if (j->held != NULL && record->leak_kind != GL_LEAK_NONE &&
+             (j->held->len > 0 || (j->checks != NULL && gl_checks_held(j->checks) > 0)))
         hold(j, record, order, verdict, FALSE);
     else
         gl_attributor_add(j->attributor, record, j->base | (order & 0xffffffffu));

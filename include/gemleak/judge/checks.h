@@ -39,6 +39,9 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(GlChecks, gl_checks_free)
  * Returns: (transfer full) (nullable): @record, to judge now, or NULL. */
 GlRecord *gl_checks_take(GlChecks *checks, GlRecord *record, guint64 order);
 
+/* Returns: how many records of checks while the process ran are held. */
+guint gl_checks_held(const GlChecks *checks);
+
 /* Returns: TRUE if a check while the process ran saw the block at
  * @address of @record's loss record. */
 gboolean gl_checks_saw(const GlChecks *checks, const GlRecord *record, guint64 address);
