@@ -36,7 +36,9 @@ GPtrArray *gl_owners_copies(const GlRecord *record, GHashTable *owners, const Gl
     for (guint k = 0; k < shares->len; k++) {
         const Share *share = &g_array_index(shares, Share, k);
         GlRecord *copy = gl_record_copy(record);
-        g_clear_pointer(&copy->blocks, g_array_unref);
+        /* Not g_clear_pointer: clang-tidy takes its size check for a mistake. */
+        g_array_unref(copy->blocks);
+        copy->blocks = NULL;
         copy->marker = gl_record_intern(copy, share->owner);
         copy->at_exit = FALSE;
         copy->attribution_only = TRUE;

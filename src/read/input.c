@@ -24,6 +24,7 @@ struct GlInput {
     const GlInputFormat *format;
     gpointer state;
     char *dir;   /* nullable */
+    GPtrArray *no_notes;  /* what a format without notes has to say */
 };
 
 const GlInputFormat *gl_input_format_find(const char *name)
@@ -89,6 +90,7 @@ static GlInput *input_new(const GlInputFormat *format, gpointer state, const cha
     input->format = format;
     input->state = state;
     input->dir = path != NULL ? g_path_get_dirname(path) : NULL;
+    input->no_notes = g_ptr_array_new();
     return input;
 }
 
@@ -140,6 +142,7 @@ void gl_input_free(GlInput *input)
         return;
     input->format->free(input->state);
     g_free(input->dir);
+    g_ptr_array_unref(input->no_notes);
     g_free(input);
 }
 
@@ -160,13 +163,7 @@ const GPtrArray *gl_input_problems(const GlInput *input)
 
 const GPtrArray *gl_input_notes(const GlInput *input)
 {
-    static GPtrArray *none;
-    if (input->format->notes != NULL)
-        return input->format->notes(input->state);
-    /* shared by every input without notes, never written to */
-    if (g_once_init_enter(&none))
-        g_once_init_leave(&none, g_ptr_array_new());
-    return none;
+    return input->format->notes != NULL ? input->format->notes(input->state) : input->no_notes;
 }
 
 GHashTable *gl_input_suppression_counts(const GlInput *input)
