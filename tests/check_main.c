@@ -44,7 +44,7 @@ int main(int argc, char **argv)
     srunner_add_suite(runner, gl_splitter_suite());
     srunner_add_suite(runner, gl_source_suite());
     srunner_add_suite(runner, gl_sinks_suite());
-    srunner_add_suite(runner, gl_json_input_suite());
+    srunner_add_suite(runner, gl_json_report_suite());
     srunner_add_suite(runner, gl_group_suite());
     srunner_add_suite(runner, gl_process_facts_suite());
     srunner_add_suite(runner, gl_checks_suite());

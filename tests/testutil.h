@@ -122,7 +122,7 @@ Suite *gl_sanitizer_reader_suite(void);
 Suite *gl_filter_sanitizer_suite(void);
 Suite *gl_splitter_suite(void);
 Suite *gl_sinks_suite(void);
-Suite *gl_json_input_suite(void);
+Suite *gl_json_report_suite(void);
 Suite *gl_source_suite(void);
 Suite *gl_group_suite(void);
 Suite *gl_process_facts_suite(void);

@@ -261,9 +261,12 @@ static gboolean resolve_targets(const Options *options, const GlSinks *sinks,
                 g_ptr_array_add(found, g_strdup(g_ptr_array_index(run->targets, i)));
     }
     if (found->len == 0 && *have_lists && !unlisted) {
-        g_set_error(error, GL_ERROR, GL_ERROR_USAGE,
-                    "no Ruby process of the run loaded a native extension: was it built (rake "
-                    "compile)? A LoadError in the suite's output says what Ruby could not load");
+        /* nothing was checked: trouble (3), or the command's failure (4) */
+        g_set_error(error, GL_ERROR, GL_ERROR_CHILD,
+                    "nothing was checked: no Ruby process of the run loaded an extension of the "
+                    "project (those of Ruby and of installed gems are not the project's): was it "
+                    "built (rake compile), and does the suite load it from the project? A "
+                    "LoadError in the suite's output says what Ruby could not load");
         return FALSE;
     }
     if (found->len == 0) {
@@ -488,9 +491,10 @@ gboolean gl_cli_analyze_and_report(const Options *options, Plan *plan, const cha
                 "definite,indirect a baseline knows a cycle by any of its blocks", structures,
                 structures == 1 ? "" : "s", structures == 1 ? "it" : "them"));
     }
-    GError *cut = gl_stacks_cut_short_problem(gl_stacks_cut_short(reported));
-    if (cut != NULL)
-        g_ptr_array_add(analysis->problems, cut);
+    guint cut = gl_stacks_cut_short(reported);
+    GError *cut_problem = gl_stacks_cut_short_problem(cut);
+    if (cut_problem != NULL)
+        g_ptr_array_add(analysis->problems, cut_problem);
     GlGate gate = plan->gate;
     gboolean adopting = gl_gate_adopt(&gate, options->write_baseline != NULL,
                                       options->fail_on != NULL);
@@ -536,13 +540,15 @@ gboolean gl_cli_analyze_and_report(const Options *options, Plan *plan, const cha
     outcome->problems = analysis->problems->len > 0;
     outcome->checked_nothing_only = checked_nothing && analysis->problems->len == 1;
     outcome->status = run != NULL ? gl_cli_run_status(outcome, run) : gl_cli_filter_status(outcome);
+    g_autofree char *unreadable = g_strdup_printf("%s could not all be read",
+                                                  coverage->reports != NULL ? coverage->reports
+                                                                            : "the inputs");
     outcome->trouble = checked_nothing ? "nothing was checked"
                        : interrupted != NULL ? "the run was interrupted"
                        : coverage->unchecked->len > 0
                            ? "a process that loaded an extension was not checked"
-                       : strcmp(coverage->engine, "Valgrind") == 0
-                           ? "Valgrind's XML could not all be read"
-                           : "the engine's reports could not all be read";
+                       : cut > 0 ? "a finding's stack was cut short"
+                       : unreadable;
     g_autofree char *exit_line = run != NULL ? gl_cli_run_exit_line(outcome->status, run, outcome) : NULL;
     GlReportContext context = {
         .analysis = analysis,
@@ -555,6 +561,7 @@ gboolean gl_cli_analyze_and_report(const Options *options, Plan *plan, const cha
         .project_root = plan->project_root,
         .frames_after = plan->frames_after,
         .exit_line = exit_line,
+        .trouble = outcome->trouble,
         .ran_command = run != NULL,
         .command_status = run != NULL ? run->status : 0,
     };
@@ -575,6 +582,9 @@ gboolean gl_cli_analyze_and_report(const Options *options, Plan *plan, const cha
             gl_text_escape(((GError *) g_ptr_array_index(analysis->problems, i))->message);
         fprintf(err, "gemleak: %s\n", problem);
     }
+    /* it named a string of this function's */
+    if (outcome->trouble == unreadable)
+        outcome->trouble = "an input could not all be read";
     gl_gate_result_clear(&gate_result);
     return TRUE;
 }

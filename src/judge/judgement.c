@@ -266,7 +266,7 @@ static gboolean foreign(const Judging *j, gboolean listed, const GPtrArray *prob
     if (!listed || j->out->errors_seen > 0 || problems->len == 0)
         return FALSE;
     const GError *first = g_ptr_array_index(problems, 0);
-    return g_error_matches(first, GL_ERROR, GL_ERROR_NOT_VALGRIND) ||
+    return g_error_matches(first, GL_ERROR, GL_ERROR_WRONG_FORMAT) ||
            g_error_matches(first, GL_ERROR, GL_ERROR_NOT_XML);
 }
 

@@ -106,7 +106,8 @@ GError *gl_stacks_cut_short_problem(guint cut)
         return NULL;
     return g_error_new(GL_ERROR, GL_ERROR_LIMIT, "%u finding%s whose stack the unwinder cut short "
                        "of main: gemleak cannot tell whether the extension lost %s, and what else "
-                       "the stack hides (exact stacks decide: LSAN_OPTIONS=fast_unwind_on_malloc=0, "
-                       "or the Valgrind engine)", cut, cut == 1 ? "" : "s",
-                       cut == 1 ? "it" : "them");
+                       "the stack hides (a whole stack decides: the Valgrind engine's; or, where "
+                       "gemleak unwound by frame pointers, the extension built with the flags of "
+                       "the Ruby that keeps them, -fno-omit-frame-pointer)", cut,
+                       cut == 1 ? "" : "s", cut == 1 ? "it" : "them");
 }

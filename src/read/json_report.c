@@ -7,6 +7,7 @@
 #include "input_int.h"
 #include "gemleak/base/errors.h"
 #include "gemleak/base/json_format.h"
+#include "gemleak/base/text.h"
 
 #include <errno.h>
 #include <string.h>
@@ -277,7 +278,7 @@ static gboolean parse(Report *report, const char *text, gsize length, const char
     }
     g_autoptr(GError) local = NULL;
     if (!json_parser_load_from_data(report->parser, text, (gssize) length, &local)) {
-        g_set_error(error, GL_ERROR, GL_ERROR_NOT_VALGRIND, "%s: not JSON that gemleak can read "
+        g_set_error(error, GL_ERROR, GL_ERROR_WRONG_FORMAT, "%s: not JSON that gemleak can read "
                     "(%s)", name, local->message);
         return FALSE;
     }
@@ -323,13 +324,13 @@ static gboolean read_report(Report *report, const char *name, GError **error)
     JsonArray *list = array_member(object, "findings");
     if (g_strcmp0(string_member(object_member(object, "tool"), "name"), "gemleak") != 0 ||
         list == NULL) {
-        g_set_error(error, GL_ERROR, GL_ERROR_NOT_VALGRIND, "%s: JSON, but not a gemleak report "
+        g_set_error(error, GL_ERROR, GL_ERROR_WRONG_FORMAT, "%s: JSON, but not a gemleak report "
                     "(gemleak reads back what --format json writes)", name);
         return FALSE;
     }
     gint64 version = int_member(object, "report_version", 0);
     if (version > GL_JSON_REPORT_VERSION) {
-        g_set_error(error, GL_ERROR, GL_ERROR_NOT_VALGRIND, "%s: a report of shape %" G_GINT64_FORMAT
+        g_set_error(error, GL_ERROR, GL_ERROR_WRONG_FORMAT, "%s: a report of shape %" G_GINT64_FORMAT
                     ", newer than this gemleak reads (%d): use the gemleak that wrote it", name,
                     version, GL_JSON_REPORT_VERSION);
         return FALSE;

@@ -5,7 +5,7 @@
 
 #include "testutil.h"
 #include "gemleak/base/errors.h"
-#include "gemleak/base/json_format.h"
+#include "gemleak/base/text.h"
 #include "gemleak/judge/judgement.h"
 #include "gemleak/judge/merge.h"
 #include "gemleak/read/input.h"
@@ -99,7 +99,7 @@ START_TEST(test_what_is_refused)
     ck_assert(is_report(other));
     ck_assert(!read_report(other, 0, &input, NULL, &error));
     gl_judgement_clear(&input);
-    ck_assert(g_error_matches(error, GL_ERROR, GL_ERROR_NOT_VALGRIND));
+    ck_assert(g_error_matches(error, GL_ERROR, GL_ERROR_WRONG_FORMAT));
     gl_assert_line(error->message, "JSON, but not a gemleak report");
     g_clear_error(&error);
 
@@ -108,7 +108,7 @@ START_TEST(test_what_is_refused)
                          "\"findings\": []}\n", -1);
     ck_assert(!read_report(newer, 0, &input, NULL, &error));
     gl_judgement_clear(&input);
-    ck_assert(g_error_matches(error, GL_ERROR, GL_ERROR_NOT_VALGRIND));
+    ck_assert(g_error_matches(error, GL_ERROR, GL_ERROR_WRONG_FORMAT));
     gl_assert_line(error->message, "a report of shape 99, newer than this gemleak reads .*: use "
                                    "the gemleak that wrote it$");
     g_clear_error(&error);
@@ -140,7 +140,7 @@ START_TEST(test_depth)
 }
 END_TEST
 
-Suite *gl_json_input_suite(void)
+Suite *gl_json_report_suite(void)
 {
     Suite *suite = suite_create("json_report");
     TCase *tc = tcase_create("json_report");
