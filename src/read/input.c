@@ -12,8 +12,12 @@
 
 #include <glib/gstdio.h>
 
-/* The formats, asked in this order whether a file is theirs; the last,
- * which has no detect(), reads whatever none claims. */
+/* The formats, one file each, asked in this order whether a file is
+ * theirs; the last, which has no detect(), reads whatever none claims. */
+extern const GlInputFormat gl_input_json_report;    /* json_report.c */
+extern const GlInputFormat gl_input_sanitizer;      /* sanitizer_reader.c */
+extern const GlInputFormat gl_input_valgrind_xml;   /* reader.c */
+
 static const GlInputFormat *const formats[] = {
     &gl_input_json_report,
     &gl_input_sanitizer,

@@ -1,7 +1,7 @@
 /* What a format fills in to be read through the input seam (input.h), as
  * curl's vtls backends fill in struct Curl_ssl: one GlInputFormat per
- * format, each the only thing its file exports to the seam, listed once
- * in input.c. src/read/ only. */
+ * format, each the only thing its file exports to the seam, declared and
+ * listed once, in input.c. src/read/ only. */
 #ifndef GEMLEAK_INPUT_INT_H
 #define GEMLEAK_INPUT_INT_H
 
@@ -34,10 +34,5 @@ struct GlInputFormat {
     GHashTable *(*suppressed)(gconstpointer state);
     void (*free)(gpointer state);
 };
-
-/* The formats (one file each). */
-extern const GlInputFormat gl_input_valgrind_xml;   /* reader.c */
-extern const GlInputFormat gl_input_sanitizer;      /* sanitizer_reader.c */
-extern const GlInputFormat gl_input_json_report;    /* json_report.c */
 
 #endif

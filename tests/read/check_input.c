@@ -5,6 +5,8 @@
 #include "gemleak/base/errors.h"
 #include "gemleak/judge/judgement.h"
 #include "gemleak/read/input.h"
+/* the seam's private table, for a format of the test's own */
+#include "../../src/read/input_int.h"
 
 #include <signal.h>
 #include <string.h>
@@ -139,6 +141,117 @@ START_TEST(test_one_model_of_a_process)
         g_autofree char *dir = g_path_get_dirname(path);
         ck_assert_str_eq(gl_input_dir(input), dir);
     }
+}
+END_TEST
+
+/* ---- a format added in a test: the table a format fills in is all ---------------- */
+
+/* A format of this test's: a line a leak, "KIND FN@OBJECT FN@OBJECT...". */
+typedef struct {
+    char **lines;
+    guint next;
+    GlProcess process;
+    GPtrArray *problems;
+} Lines;
+
+static gpointer open_lines(int fd, const char *data, gsize size, const char *name)
+{
+    (void) fd;
+    (void) name;
+    Lines *lines = g_new0(Lines, 1);
+    g_autofree char *text = g_strndup(data, size);
+    lines->lines = g_strsplit(text, "\n", -1);
+    lines->process.stands_for = 1;
+    lines->process.pid = 7;
+    lines->process.tool = "lines";
+    lines->problems = g_ptr_array_new_with_free_func((GDestroyNotify) g_error_free);
+    return lines;
+}
+
+static GlRecord *next_lines(gpointer state)
+{
+    Lines *lines = state;
+    while (lines->lines[lines->next] != NULL) {
+        g_auto(GStrv) words = g_strsplit(lines->lines[lines->next++], " ", -1);
+        if (words[0] == NULL || *words[0] == '\0')
+            continue;
+        GlRecord *record = gl_record_new();
+        record->kind = gl_record_intern(record, words[0]);
+        record->leak_kind = gl_leak_kind_from_name(words[0]);
+        record->what = record->kind;
+        record->pid = lines->process.pid;
+        record->at_exit = TRUE;
+        record->has_leak_size = TRUE;
+        record->leaked_bytes = 8;
+        record->leaked_blocks = 1;
+        record->stack.n_frames = g_strv_length(words) - 1;
+        record->stack.frames = g_new0(GlFrame, record->stack.n_frames);
+        for (guint i = 0; i < record->stack.n_frames; i++) {
+            g_auto(GStrv) at = g_strsplit(words[i + 1], "@", 2);
+            record->stack.frames[i].fn = gl_record_intern(record, at[0]);
+            record->stack.frames[i].obj = gl_record_intern(record, at[1]);
+            record->stack.frames[i].ip = 0x1000 + i;
+        }
+        lines->process.n_errors++;
+        return record;
+    }
+    return NULL;
+}
+
+static const GlProcess *process_lines(gconstpointer state)
+{
+    return &((const Lines *) state)->process;
+}
+
+static const GPtrArray *problems_lines(gconstpointer state)
+{
+    return ((const Lines *) state)->problems;
+}
+
+static void free_lines(gpointer state)
+{
+    Lines *lines = state;
+    g_strfreev(lines->lines);
+    g_ptr_array_unref(lines->problems);
+    g_free(lines);
+}
+
+static const GlInputFormat lines_format = {
+    .name = "lines",
+    .open = open_lines,
+    .next = next_lines,
+    .process = process_lines,
+    .problems = problems_lines,
+    .free = free_lines,
+};
+
+/* doc/guide.md, "Adding an input format": a format is the table it fills
+ * in; through it, the one loop of the judges judges its records as any
+ * engine's, and nothing after the seam knows it is new. */
+START_TEST(test_a_format_added_in_a_test)
+{
+    static const char text[] =
+        "Leak_DefinitelyLost malloc@/lib/libc.so.6 leaky_alloc@/x/leaky.so main@/usr/bin/ruby\n"
+        "Leak_DefinitelyLost malloc@/lib/libc.so.6 deflateInit2_@/lib/libz.so.1 main@/usr/bin/ruby\n"
+        "Leak_IndirectlyLost malloc@/lib/libc.so.6 leaky_alloc@/x/leaky.so main@/usr/bin/ruby\n";
+    g_autoptr(GlInput) input = gl_input_open_memory(&lines_format, text, sizeof text - 1, "t.lines");
+    ck_assert_str_eq(gl_input_format_name(gl_input_format(input)), "lines");
+    g_autoptr(GlRules) rules = gl_rules_new();
+    ck_assert(gl_rules_add_target(rules, "leaky", NULL));
+    g_auto(GlJudgement) judged;
+    gl_judgement_init(&judged);
+    gl_judge_input(input, "t.lines", rules, 0, FALSE, &judged);
+    ck_assert_uint_eq(judged.processes, 1);
+    ck_assert_uint_eq(judged.errors_seen, 3);
+    ck_assert_uint_eq(judged.by_verdict[GL_VERDICT_KEEP], 1);
+    ck_assert_uint_eq(judged.by_verdict[GL_VERDICT_SKIP_NO_TARGET], 1);
+    ck_assert_uint_eq(judged.by_verdict[GL_VERDICT_SKIP_KIND], 1);
+    ck_assert_uint_eq(judged.problems->len, 0);
+    g_autoptr(GPtrArray) findings = gl_findings_list(judged.findings);
+    ck_assert_uint_eq(findings->len, 1);
+    const GlFinding *finding = g_ptr_array_index(findings, 0);
+    ck_assert_str_eq(gl_record_first_target_frame(finding->record)->fn, "leaky_alloc");
+    ck_assert_int_eq(g_array_index(finding->pids, gint64, 0), 7);
 }
 END_TEST
 
@@ -286,6 +399,7 @@ Suite *gl_input_suite(void)
     tcase_add_test(tc, test_formats_told_by_their_first_bytes);
     tcase_add_test(tc, test_listing_a_directory);
     tcase_add_test(tc, test_one_model_of_a_process);
+    tcase_add_test(tc, test_a_format_added_in_a_test);
     suite_add_tcase(suite, tc);
     TCase *bound = tcase_create("bound");
     tcase_add_test(bound, test_sanitizer_log_read_in_bounded_memory);
