@@ -91,7 +91,7 @@ void gl_classifier_collect_objects(const GlClassifier *classifier, GHashTable *s
             g_hash_table_add(set, g_strdup(key));
 }
 
-static void note_document(GlClassifier *classifier, const GlDocument *doc)
+static void note_document(GlClassifier *classifier, const GlProcess *doc)
 {
     if (doc == NULL || doc->pid == classifier->exe_pid)
         return;
@@ -422,7 +422,7 @@ gboolean gl_classifier_ruby_in_view(GlClassifier *classifier, const GlRecord *re
 }
 
 GlVerdict gl_classifier_classify(GlClassifier *classifier, GlRecord *record,
-                                 const GlDocument *doc)
+                                 const GlProcess *doc)
 {
     const GlRules *rules = classifier->rules;
     note_document(classifier, doc);

@@ -9,28 +9,6 @@ struct GlFindings {
     GHashTable *by_key;  /* merge key (owned) -> GlFinding* (owned) */
 };
 
-GlTest *gl_test_new(const char *name, const char *location)
-{
-    GlTest *test = g_new0(GlTest, 1);
-    test->name = g_strdup(name != NULL ? name : "");
-    test->location = g_strdup(location);
-    return test;
-}
-
-void gl_test_free(GlTest *test)
-{
-    if (test == NULL)
-        return;
-    g_free(test->name);
-    g_free(test->location);
-    g_free(test);
-}
-
-gboolean gl_test_equal(const GlTest *a, const GlTest *b)
-{
-    return strcmp(a->name, b->name) == 0 && g_strcmp0(a->location, b->location) == 0;
-}
-
 static void finding_free(gpointer data)
 {
     GlFinding *finding = data;

@@ -126,3 +126,58 @@ gboolean gl_ruby_version_at_least(const char *version, const char *min)
         min_minor = g_ascii_strtoull(end + 1, NULL, 10);
     return major > min_major || (major == min_major && minor >= min_minor);
 }
+
+void gl_run_coverage_clear(GlRunCoverage *coverage)
+{
+    /* Not g_clear_pointer: clang-tidy takes its size check for a mistake. */
+    if (coverage->unchecked != NULL)
+        g_ptr_array_unref(coverage->unchecked);
+    coverage->unchecked = NULL;
+    g_free(coverage->engine);
+    coverage->engine = NULL;
+    g_free(coverage->reports);
+    coverage->reports = NULL;
+    g_free(coverage->interrupted);
+    coverage->interrupted = NULL;
+}
+
+/* A list of the extensions a process loaded: a path a line, a few. */
+#define LOADED_MAX_BYTES ((gsize) 4 * 1024 * 1024)
+
+char *gl_process_loaded(const char *dir, gint64 pid)
+{
+    g_autofree char *path = g_strdup_printf("%s/" GL_PROTO_LOADED_PREFIX "%" G_GINT64_FORMAT
+                                            GL_PROTO_FILE_SUFFIX, dir, pid);
+    g_autofree char *text = NULL;
+    gsize length = 0;
+    if (!gl_file_read_bounded(path, LOADED_MAX_BYTES, &text, &length, NULL))
+        return NULL;
+    g_auto(GStrv) lines = g_strsplit(text, "\n", -1);
+    g_autoptr(GString) loaded = g_string_new(NULL);
+    for (char **line = lines; *line != NULL; line++)
+        if (**line != '\0')
+            g_string_append_printf(loaded, "%s%s", loaded->len > 0 ? ", " : "", *line);
+    return loaded->len > 0 ? g_utf8_make_valid(loaded->str, -1) : NULL;
+}
+
+GArray *gl_process_listed(const char *dir)
+{
+    GArray *pids = g_array_new(FALSE, FALSE, sizeof(gint64));
+    g_autoptr(GDir) handle = g_dir_open(dir, 0, NULL);
+    const char *name;
+    gsize prefix = strlen(GL_PROTO_LOADED_PREFIX), suffix = strlen(GL_PROTO_FILE_SUFFIX);
+    while (handle != NULL && (name = g_dir_read_name(handle)) != NULL) {
+        gsize length = strlen(name);
+        if (length <= prefix + suffix || !g_str_has_prefix(name, GL_PROTO_LOADED_PREFIX) ||
+            !g_str_has_suffix(name, GL_PROTO_FILE_SUFFIX))
+            continue;
+        gboolean digits = TRUE;
+        for (gsize i = prefix; i < length - suffix && digits; i++)
+            digits = g_ascii_isdigit(name[i]);
+        if (!digits)
+            continue;
+        gint64 pid = g_ascii_strtoll(name + prefix, NULL, 10);
+        g_array_append_val(pids, pid);
+    }
+    return pids;
+}

@@ -246,7 +246,7 @@ static void json_end(gpointer data)
                     (const char *const *) summary->truncated_files->pdata,
                     summary->truncated_files->len);
     /* What was not checked, for a merge of shards to carry: `gemleak
-     * filter` reads these back (json_input.c). */
+     * filter` reads these back (read/json_report.c). */
     gl_json_add_int(builder, "incomplete_files", summary->incomplete_files);
     gl_json_add_int(builder, "unchecked_processes", summary->unchecked_processes);
     gl_json_add_int(builder, "free_at_exit_processes", summary->free_at_exit);

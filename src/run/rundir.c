@@ -276,24 +276,6 @@ static char *older_than_engine(const char *dir, gint64 pid, const GlRunFacts *ru
                            run->min_ruby_why != NULL ? run->min_ruby_why : "");
 }
 
-/* Returns: (transfer full) (nullable): what the helper's list @name in
- * @dir says the process loaded, "A, B", valid UTF-8 (a path's raw bytes);
- * NULL when it loaded nothing. */
-static char *loaded_list(const char *dir, const char *name)
-{
-    g_autofree char *path = g_build_filename(dir, name, NULL);
-    g_autofree char *text = NULL;
-    gsize length = 0;
-    if (!gl_file_read_bounded(path, PREAMBLE_MAX_BYTES, &text, &length, NULL))
-        return NULL;
-    g_auto(GStrv) lines = g_strsplit(text, "\n", -1);
-    g_autoptr(GString) loaded = g_string_new(NULL);
-    for (char **line = lines; *line != NULL; line++)
-        if (**line != '\0')
-            g_string_append_printf(loaded, "%s%s", loaded->len > 0 ? ", " : "", *line);
-    return loaded->len > 0 ? g_utf8_make_valid(loaded->str, -1) : NULL;
-}
-
 /* Adds to @coverage what the directory @dir says: its lists, which of
  * their processes have XML (or a record of the engine's), and its
  * outside-PID.txt sentences. */
@@ -334,7 +316,7 @@ static void coverage_of_dir(const char *dir, GlRunCoverage *coverage)
             continue;
         gint64 pid = g_ascii_strtoll(name + strlen(GL_PROTO_LOADED_PREFIX), NULL, 10);
         coverage->lists++;
-        g_autofree char *valid = loaded_list(dir, name);
+        g_autofree char *valid = gl_process_loaded(dir, pid);
         if (valid == NULL)
             continue;
         if (has_xml(dir, pid) || (!tracer && has_engine_record(dir, pid))) {
@@ -374,80 +356,6 @@ void gl_rundir_coverage(const char *const *inputs, GlRunCoverage *coverage)
             coverage_of_dir(dir, coverage);
     }
     g_ptr_array_sort(coverage->unchecked, gl_compare_strings);
-}
-
-/* Returns: (transfer full): why process @pid of a run whose reports prove
- * each leak check has no such proof. */
-static char *unproven(gint64 pid, const char *loaded, const char *engine, GHashTable *proof,
-                      GHashTable *killed)
-{
-    gpointer key = GINT_TO_POINTER((gint) pid);
-    int signo = killed != NULL ? GPOINTER_TO_INT(g_hash_table_lookup(killed, key)) : 0;
-    const char *why = signo != 0 ? NULL
-                      : g_hash_table_contains(proof, key)
-                          ? "its report ends before the check's end: it crashed, was killed, "
-                            "ended with _exit, or could not write the rest"
-                          : "it left no report: it was killed or crashed before its check, ended "
-                            "with _exit, or could not write the report (a full disk)";
-    if (signo != 0)
-        return g_strdup_printf("process %" G_GINT64_FORMAT ": it loaded %s, and was killed by %s "
-                               "before %s's leak check ran", pid, loaded, gl_signal_name(signo),
-                               engine);
-    return g_strdup_printf("process %" G_GINT64_FORMAT ": it loaded %s, and %s's leak check did "
-                           "not run to its end in it: %s", pid, loaded, engine, why);
-}
-
-void gl_rundir_require_proof(const char *const *inputs, GHashTable *proof, GHashTable *killed,
-                             GlRunCoverage *coverage)
-{
-    g_autoptr(GHashTable) done = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
-    for (const char *const *input = inputs; *input != NULL; input++) {
-        if (strcmp(*input, "-") == 0)
-            continue;
-        char *dir = g_file_test(*input, G_FILE_TEST_IS_DIR) ? g_strdup(*input)
-                                                             : g_path_get_dirname(*input);
-        if (!g_hash_table_add(done, dir))
-            continue;
-        g_auto(GlRunFacts) run = { 0 };
-        gl_run_facts_read(dir, &run);
-        if (!run.proof)
-            continue;
-        g_autoptr(GDir) handle = g_dir_open(dir, 0, NULL);
-        const char *name;
-        while (handle != NULL && (name = g_dir_read_name(handle)) != NULL) {
-            if (!is_pid_file(name, GL_PROTO_LOADED_PREFIX, GL_PROTO_FILE_SUFFIX))
-                continue;
-            gint64 pid = g_ascii_strtoll(name + strlen(GL_PROTO_LOADED_PREFIX), NULL, 10);
-            g_autofree char *loaded = loaded_list(dir, name);
-            gpointer key = GINT_TO_POINTER((gint) pid);
-            if (loaded == NULL || GPOINTER_TO_INT(g_hash_table_lookup(proof, key)))
-                continue;
-            /* counted as checked by its engine record, or unchecked already */
-            g_autofree char *why = unproven(pid, loaded, run.title, proof, killed);
-            gboolean listed = FALSE;
-            g_autofree char *prefix = g_strdup_printf("process %" G_GINT64_FORMAT ":", pid);
-            for (guint i = 0; i < coverage->unchecked->len && !listed; i++)
-                listed = g_str_has_prefix(g_ptr_array_index(coverage->unchecked, i), prefix);
-            if (listed)
-                continue;
-            if (coverage->checked > 0)
-                coverage->checked--;
-            g_ptr_array_add(coverage->unchecked, g_steal_pointer(&why));
-        }
-    }
-    g_ptr_array_sort(coverage->unchecked, gl_compare_strings);
-}
-
-void gl_run_coverage_clear(GlRunCoverage *coverage)
-{
-    /* Not g_clear_pointer: clang-tidy takes its size check for a mistake. */
-    if (coverage->unchecked != NULL)
-        g_ptr_array_unref(coverage->unchecked);
-    coverage->unchecked = NULL;
-    g_clear_pointer(&coverage->engine, g_free);
-    g_clear_pointer(&coverage->reports, g_free);
-    g_free(coverage->interrupted);
-    coverage->interrupted = NULL;
 }
 
 GPtrArray *gl_rundir_outside(const char *dir)

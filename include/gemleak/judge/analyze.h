@@ -1,8 +1,9 @@
 /* Reading a set of inputs (Valgrind XML files, directories of %p.xml files,
  * standard input; LeakSanitizer and AddressSanitizer reports, files or in
- * directories, told by their content; gemleak's own JSON reports) through
- * the classifier into merged findings, on several threads, with the same
- * result as one. */
+ * directories, told by their content; gemleak's own JSON reports), each
+ * through the input seam (gemleak/read/input.h) and the one loop of the
+ * judges (judgement.h), into merged findings, on several threads, with
+ * the same result as one. */
 #ifndef GEMLEAK_ANALYZE_H
 #define GEMLEAK_ANALYZE_H
 
@@ -10,6 +11,7 @@
 #include "gemleak/base/sys.h"
 #include "gemleak/judge/classify.h"
 #include "gemleak/judge/merge.h"
+#include "gemleak/read/input.h"
 
 typedef struct {
     guint processes;                     /* processes read: one an XML input, a shard's
@@ -52,14 +54,6 @@ typedef struct {
     GlFindings *table;
 } GlAnalysis;
 
-/* Returns: (transfer full): every *.xml and *.xml.gz file of @dir, and
- * every other regular file that begins with a sanitizer report, sorted,
- * or NULL with @error set when the directory cannot be read. */
-GPtrArray *gl_list_xml_files(const char *dir, GError **error);
-
-/* Returns: TRUE if @dir holds at least one file gl_list_xml_files() lists. */
-gboolean gl_list_xml_files_any(const char *dir);
-
 
 /* Reads @paths (files, directories of *.xml, "-" for standard input) with
  * @jobs threads (0: one per processor; at most GL_MAX_JOBS, and fewer when
@@ -80,18 +74,6 @@ GlAnalysis *gl_analyze_with_killed(const char *const *paths, const GlRules *rule
                                    GHashTable *killed);
 void gl_analysis_free(GlAnalysis *analysis);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(GlAnalysis, gl_analysis_free)
-
-/* Classifies @record, read from a LeakSanitizer or AddressSanitizer
- * report, for @doc (its process): as gl_classifier_classify(), but a leak
- * whose stack the unwinder gave up on (short of main and of
- * GL_SANITIZER_STACK_LIMIT program counters), or that the limit cut before
- * it met a target, is kept as uncertain (record->stack_cut), never a pass
- * nor definite. *@unplaced: it was skipped as entering no target, but has
- * frames without their module (the runtimes' default frame format), so
- * that nobody can tell.
- * Returns: the verdict. */
-GlVerdict gl_sanitizer_verdict(GlClassifier *classifier, GlRecord *record, const GlDocument *doc,
-                               gboolean *unplaced);
 
 /* Returns: how many records were read and not kept: skipped by a rule,
  * repeated by a later leak check, or inherited by a forked child. */

@@ -9,7 +9,7 @@
 #define GEMLEAK_CLASSIFY_H
 
 #include <glib.h>
-#include "gemleak/read/reader.h"
+#include "gemleak/read/process.h"
 #include "gemleak/base/record.h"
 #include "gemleak/judge/rules.h"
 
@@ -60,9 +60,10 @@ void gl_classifier_collect_objects(const GlClassifier *classifier, GHashTable *s
 
 /* Decides what @record is, marks its frames that lie in a target
  * (in_target), and for a kept leak whose owner the frames do not tell (a
- * Ruby without symbols) sets record->uncertain. @doc (nullable) names the
- * process's executable, which is Ruby whatever it is called. */
+ * Ruby without symbols) sets record->uncertain. @process (nullable), what
+ * the input said of the record's process, names its executable, which is
+ * Ruby whatever it is called. */
 GlVerdict gl_classifier_classify(GlClassifier *classifier, GlRecord *record,
-                                 const GlDocument *doc);
+                                 const GlProcess *process);
 
 #endif

@@ -6,11 +6,12 @@
  *
  * Adding an engine (LeakSanitizer: its runtime preloaded into Ruby,
  * LSAN_OPTIONS, log_path=DIR/lsan.PID; AddressSanitizer alike, both on
- * src/run/sanitizer.c) is a new file in each of two folders and one line:
+ * src/run/sanitizer.c) is a new file and one line:
  *   src/run/engine_NAME.c   fills in a GlEngine below, exporting only it
- *   src/read/NAME*.c        reads what the engine wrote (see "The reader
- *                           side" below)
  *   src/run/engine.c        lists it in engines[]
+ * and, when it writes a format gemleak does not read yet, as many again:
+ *   src/read/NAME.c         reads it (see "The reader side" below)
+ *   src/read/input.c        lists it in formats[]
  *
  * The run side. runner.c, for each run:
  *   version()          first, before a directory is made: the tool runs
@@ -28,22 +29,14 @@
  * The tool writes one file per process into the run directory; what else
  * the run directory holds is its protocol (gemleak/base/protocol.h).
  *
- * The reader side. Whatever an engine writes is read into the same things,
- * independent of the format, and the stages after the reader (judge/,
- * report/) see only those:
- *   - a stream of GlRecord (gemleak/base/record.h): one error, leak or
- *     fatal signal each, its stacks with frames (fn, obj, dir, file, line),
- *     its leak kind, bytes and blocks; handed out one at a time,
- *     (transfer full), NULL at the end (gl_reader_next() for Valgrind XML)
- *   - per-process facts (GlDocument, gemleak/read/reader.h): the pid and
- *     parent pid, the program and its arguments, whether the process
- *     started, finished and its output is complete, the last marker
- *     (gemleak/base/protocol.h's markers), how many records so far
- *   - the problems met (GError*, GL_ERROR domain: an input cut short, not
- *     the format it should be) and notes, kept apart from the records, and
- *     how many errors each suppression removed.
- * analyze.c picks the reader by what the input is (Valgrind XML, gemleak's
- * own JSON report); a new format is a reader that hands on the same. */
+ * The reader side. Whatever an engine writes is read behind the input seam
+ * (gemleak/read/input.h) into the same things, independent of the format,
+ * and the stages after it (judge/, report/) see only those: a stream of
+ * GlRecord (gemleak/base/record.h), one model of the process (GlProcess,
+ * gemleak/read/process.h), the problems met. An engine whose format gemleak
+ * reads already needs nothing there; a new format is one file of src/read/
+ * and one line in src/read/input.c (doc/guide.md, "Adding an input
+ * format"). */
 #ifndef GEMLEAK_ENGINE_H
 #define GEMLEAK_ENGINE_H
 
