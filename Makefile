@@ -50,7 +50,11 @@ ALL_CFLAGS = -std=c11 $(DEFINES) -Iinclude -I$(B)/gen $(WARNINGS) $(PKG_CFLAGS) 
 SANITIZE := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 # A small quarantine keeps the memory bounds of the hostile-input tests
 # meaningful under ASan (its default holds 256 MB of freed memory).
-ASAN_ENV := ASAN_OPTIONS=detect_leaks=1:quarantine_size_mb=16 UBSAN_OPTIONS=print_stacktrace=1
+# The sanitized build runs several times slower: the bounds that catch a
+# hang (a test case's own, seconds where the hang takes hours) stretch with
+# it (Check's CK_TIMEOUT_MULTIPLIER).
+ASAN_ENV := ASAN_OPTIONS=detect_leaks=1:quarantine_size_mb=16 UBSAN_OPTIONS=print_stacktrace=1 \
+    CK_TIMEOUT_MULTIPLIER=10
 FUZZ_SECONDS ?= 60
 # Inputs the fuzzer starts from, and that make asan replays.
 FUZZ_SEEDS := fuzz/corpus fuzz/regressions fuzz/options fixtures/xml fixtures/xml/fork fixtures/xml/redcarpet-ruby34 fixtures/edge
@@ -75,7 +79,7 @@ RESDIR    := src/run
 RESOURCES := $(B)/helper/gemleak_helper.rb $(B)/client/gemleak_client.so $(B)/client/gemleak_preload.so \
              $(B)/client/gemleak_exact.so
 
-.PHONY: all demo check check-unit check-helper check-docs check-integration asan fuzz bench lint \
+.PHONY: all demo check check-unit check-helper helper-protocol check-docs check-integration asan fuzz bench lint \
         install uninstall clean deps-build deps-check deps-demo deps-fuzz deps-bench deps-lint
 
 all: deps-build
@@ -195,8 +199,19 @@ check-unit: $(B)/tests/check_unit
 # minitest, no Valgrind.
 check-helper:
 	$(MAKE) --no-print-directory $(B)/helper/gemleak_helper.rb
+	@cmp -s $(RESDIR)/helper/gemleak_helper.rb $(B)/helper/gemleak_helper.rb || { \
+	    echo "$(RESDIR)/helper/gemleak_helper.rb: its protocol block is not $(PROTOCOL_H)'s:" \
+	        "make helper-protocol writes it" >&2; exit 1; }
+	@! ruby -wc $(B)/helper/gemleak_helper.rb 2>&1 | grep -v '^Syntax OK$$' || { \
+	    echo "the helper warns under ruby -w: a suite's output would show it" >&2; exit 1; }
 	GEMLEAK_HELPER=$(abspath $(B)/helper/gemleak_helper.rb) ruby tests/run/helper/run.rb
 	ruby tests/rake/test_messages.rb
+
+# Writes protocol.h's names into the helper's "# BEGIN protocol.h" block in
+# the source tree, as the build does into its copy: the committed helper
+# reads as it runs, and check-helper fails while they differ.
+helper-protocol: $(B)/helper/gemleak_helper.rb
+	cp $(B)/helper/gemleak_helper.rb $(RESDIR)/helper/gemleak_helper.rb
 
 # Every example of README.md, doc/guide.md and gemleak(1)'s EXAMPLES, run
 # as written against the example gem (doc/guide.md, "The tests").

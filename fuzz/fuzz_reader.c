@@ -1,10 +1,11 @@
-/* libFuzzer target: any bytes through the reader, the classifier, merge
- * and every report format; or, when the first byte says so, through what
- * reads the files options name: 0x01, a --baseline (JSON); 0x02, a
- * --skip-functions-file list, then the classifier with it; 0x03, a
- * LeakSanitizer or AddressSanitizer report, then the classifier, merge and
- * reports as for Valgrind's XML. Built by `make
- * fuzz`; `make asan` replays the regression inputs through the same
+/* libFuzzer target: any bytes through the Valgrind XML reader and the one
+ * loop of the judges (gemleak/judge/judgement.h, as gemleak filter reads an
+ * input), merge and every report format; or, when the first byte says so,
+ * through what reads the files options name: 0x01, a --baseline (JSON);
+ * 0x02, a --skip-functions-file list, then the classifier with it; or
+ * another input format through the same loop: 0x03, a LeakSanitizer or
+ * AddressSanitizer report; 0x04, a gemleak JSON report read back. Built by
+ * `make fuzz`; `make asan` replays the regression inputs through the same
  * function (fuzz/replay.c). */
 #include <stddef.h>
 #include <stdint.h>
@@ -12,15 +13,13 @@
 #include <stdlib.h>
 
 #include "gemleak/judge/analyze.h"
-#include "gemleak/base/protocol.h"
 #include "gemleak/judge/baseline.h"
-#include "gemleak/judge/attribute.h"
 #include "gemleak/judge/classify.h"
 #include "gemleak/judge/gate.h"
+#include "gemleak/judge/judgement.h"
 #include "gemleak/judge/merge.h"
-#include "gemleak/read/reader.h"
+#include "gemleak/read/input.h"
 #include "gemleak/report/report.h"
-#include "gemleak/read/sanitizer_reader.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -77,7 +76,7 @@ static void write_reports(GPtrArray *findings, GlFindings *table)
 
 /* First bytes that pick the input's kind. Valgrind XML never starts with
  * them, so the XML corpus keeps its meaning. */
-enum { FUZZ_BASELINE = 0x01, FUZZ_SKIP_LIST = 0x02, FUZZ_SANITIZER = 0x03 };
+enum { FUZZ_BASELINE = 0x01, FUZZ_SKIP_LIST = 0x02, FUZZ_SANITIZER = 0x03, FUZZ_JSON = 0x04 };
 
 static void fuzz_baseline(const char *data, size_t size)
 {
@@ -129,34 +128,19 @@ static void fuzz_skip_list(const char *data, size_t size)
     gl_rules_free(rules);
 }
 
-static void fuzz_sanitizer(const char *data, size_t size)
+/* @data as the input format @format, through the loop every input goes
+ * through, then every report. */
+static void fuzz_input(const char *format, const char *data, size_t size, const char *name)
 {
-    GPtrArray *records = NULL;
-    GlSanitizerFacts facts;
-    if (!gl_sanitizer_read_data(data, size, "lsan.1", &records, &facts, NULL))
-        return;
-    GlClassifier *classifier = gl_classifier_new(fuzz_rules());
-    GlFindings *table = gl_findings_new();
-    GlAttributor *attributor = gl_attributor_new(table);
-    guint64 order = 0;
-    for (guint i = 0; i < records->len; i++) {
-        GlRecord *record = g_ptr_array_index(records, i);
-        GlDocument doc = { .pid = facts.pid, .started = TRUE, .complete = facts.complete };
-        gboolean unplaced = FALSE;
-        /* as gemleak filter judges a sanitizer's records (analyze.c) */
-        if (gl_sanitizer_verdict(classifier, record, &doc, &unplaced) == GL_VERDICT_KEEP) {
-            g_ptr_array_index(records, i) = NULL;
-            gl_attributor_add(attributor, record, order++);
-        }
-    }
-    gl_attributor_finish(attributor);
-    gl_attributor_free(attributor);
-    GPtrArray *findings = gl_findings_sorted(table);
-    write_reports(findings, table);
+    GlInput *input = gl_input_open_memory(gl_input_format_find(format), data, size, name);
+    GlJudgement judged;
+    gl_judgement_init(&judged);
+    gl_judge_input(input, name, fuzz_rules(), 0, FALSE, &judged);
+    GPtrArray *findings = gl_findings_sorted(judged.findings);
+    write_reports(findings, judged.findings);
     g_ptr_array_unref(findings);
-    gl_findings_free(table);
-    gl_classifier_free(classifier);
-    g_ptr_array_unref(records);
+    gl_judgement_clear(&judged);
+    gl_input_free(input);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -170,30 +154,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         return 0;
     }
     if (size > 0 && data[0] == FUZZ_SANITIZER) {
-        fuzz_sanitizer((const char *) data + 1, size - 1);
+        fuzz_input("sanitizer", (const char *) data + 1, size - 1, "lsan.1");
         return 0;
     }
-    GlReader *reader = gl_reader_new_for_memory((const char *) data, size, "fuzz.xml");
-    gl_reader_set_marker_prefix(reader, GL_PROTO_MARKER_PREFIX);
-    GlClassifier *classifier = gl_classifier_new(fuzz_rules());
-    GlFindings *table = gl_findings_new();
-    GlAttributor *attributor = gl_attributor_new(table);
-    GlRecord *record;
-    guint64 order = 0;
-    while ((record = gl_reader_next(reader, NULL)) != NULL) {
-        GlVerdict verdict = gl_classifier_classify(classifier, record, gl_reader_document(reader));
-        if (verdict == GL_VERDICT_KEEP)
-            gl_attributor_add(attributor, record, order++);
-        else
-            gl_record_free(record);
+    if (size > 0 && data[0] == FUZZ_JSON) {
+        fuzz_input("gemleak-json", (const char *) data + 1, size - 1, "shard.json");
+        return 0;
     }
-    gl_attributor_finish(attributor);
-    gl_attributor_free(attributor);
-    GPtrArray *findings = gl_findings_sorted(table);
-    write_reports(findings, table);
-    g_ptr_array_unref(findings);
-    gl_findings_free(table);
-    gl_classifier_free(classifier);
-    gl_reader_free(reader);
+    fuzz_input("valgrind-xml", (const char *) data, size, "fuzz.xml");
     return 0;
 }

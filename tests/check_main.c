@@ -45,9 +45,13 @@ int main(int argc, char **argv)
     srunner_add_suite(runner, gl_splitter_suite());
     srunner_add_suite(runner, gl_source_suite());
     srunner_add_suite(runner, gl_sinks_suite());
-    srunner_add_suite(runner, gl_json_input_suite());
+    srunner_add_suite(runner, gl_json_report_suite());
     srunner_add_suite(runner, gl_group_suite());
     srunner_add_suite(runner, gl_process_facts_suite());
+    srunner_add_suite(runner, gl_checks_suite());
+    srunner_add_suite(runner, gl_input_suite());
+    srunner_add_suite(runner, gl_judges_suite());
+    srunner_add_suite(runner, gl_judgement_suite());
     GlTestCounts counts = { 0 };
     gl_test_run(runner, NULL, &counts);
     srunner_free(runner);

@@ -123,9 +123,13 @@ Suite *gl_sanitizer_exact_suite(void);
 Suite *gl_filter_sanitizer_suite(void);
 Suite *gl_splitter_suite(void);
 Suite *gl_sinks_suite(void);
-Suite *gl_json_input_suite(void);
+Suite *gl_json_report_suite(void);
 Suite *gl_source_suite(void);
 Suite *gl_group_suite(void);
 Suite *gl_process_facts_suite(void);
+Suite *gl_checks_suite(void);
+Suite *gl_input_suite(void);
+Suite *gl_judges_suite(void);
+Suite *gl_judgement_suite(void);
 
 #endif

@@ -1,4 +1,4 @@
-/* Records: one Valgrind error with its stacks, owning its strings. */
+/* Records: one error with its stacks, owning its strings. */
 #include "gemleak/base/record.h"
 
 #include <string.h>
@@ -23,10 +23,79 @@ GlRecord *gl_record_new(void)
     return record;
 }
 
+GlTest *gl_test_new(const char *name, const char *location)
+{
+    GlTest *test = g_new0(GlTest, 1);
+    test->name = g_strdup(name != NULL ? name : "");
+    test->location = g_strdup(location);
+    return test;
+}
+
+void gl_test_free(GlTest *test)
+{
+    if (test == NULL)
+        return;
+    g_free(test->name);
+    g_free(test->location);
+    g_free(test);
+}
+
+gboolean gl_test_equal(const GlTest *a, const GlTest *b)
+{
+    return strcmp(a->name, b->name) == 0 && g_strcmp0(a->location, b->location) == 0;
+}
+
+void gl_judged_free(GlJudged *judged)
+{
+    if (judged == NULL)
+        return;
+    if (judged->pids != NULL)
+        g_array_unref(judged->pids);
+    if (judged->tests != NULL)
+        g_ptr_array_unref(judged->tests);
+    gl_test_free(judged->among_first);
+    gl_test_free(judged->among_last);
+    if (judged->sites != NULL)
+        g_ptr_array_unref(judged->sites);
+    g_free(judged);
+}
+
+/* Returns: (transfer full) (nullable): a copy of @from that shares nothing with it. */
+static GlJudged *judged_copy(const GlJudged *from)
+{
+    if (from == NULL)
+        return NULL;
+    GlJudged *judged = g_memdup2(from, sizeof *from);
+    if (from->pids != NULL) {
+        judged->pids = g_array_sized_new(FALSE, FALSE, sizeof(gint64), from->pids->len);
+        g_array_append_vals(judged->pids, from->pids->data, from->pids->len);
+    }
+    if (from->tests != NULL) {
+        judged->tests = g_ptr_array_new_with_free_func((GDestroyNotify) gl_test_free);
+        for (guint i = 0; i < from->tests->len; i++) {
+            const GlTest *test = g_ptr_array_index(from->tests, i);
+            g_ptr_array_add(judged->tests, gl_test_new(test->name, test->location));
+        }
+    }
+    judged->among_first = from->among_first != NULL
+        ? gl_test_new(from->among_first->name, from->among_first->location) : NULL;
+    judged->among_last = from->among_last != NULL
+        ? gl_test_new(from->among_last->name, from->among_last->location) : NULL;
+    if (from->sites != NULL) {
+        judged->sites = g_ptr_array_new_with_free_func((GDestroyNotify) gl_record_free);
+        for (guint i = 0; i < from->sites->len; i++)
+            g_ptr_array_add(judged->sites, gl_record_copy(g_ptr_array_index(from->sites, i)));
+    }
+    return judged;
+}
+
 void gl_record_free(GlRecord *record)
 {
     if (record == NULL)
         return;
+    if (record->blocks != NULL)
+        g_array_unref(record->blocks);
+    gl_judged_free(record->judged);
     g_free(record->stack.frames);
     g_array_unref(record->aux);
     if (record->suppression != NULL) {
@@ -89,6 +158,12 @@ GlRecord *gl_record_copy(const GlRecord *from)
             ours->frames[i] = gl_record_intern(record, theirs->frames[i]);
         record->suppression = ours;
     }
+    record->blocks = NULL;
+    if (from->blocks != NULL) {
+        record->blocks = g_array_sized_new(FALSE, FALSE, sizeof(GlBlock), from->blocks->len);
+        g_array_append_vals(record->blocks, from->blocks->data, from->blocks->len);
+    }
+    record->judged = judged_copy(from->judged);
     return record;
 }
 
@@ -151,16 +226,6 @@ const char *gl_leak_kind_to_string(GlLeakKind kind)
     case GL_LEAK_NONE: break;
     }
     return "none";
-}
-
-gboolean gl_record_has_frames(const GlRecord *record)
-{
-    if (record->stack.n_frames > 0)
-        return TRUE;
-    for (guint i = 0; i < record->aux->len; i++)
-        if (g_array_index(record->aux, GlAux, i).stack.n_frames > 0)
-            return TRUE;
-    return FALSE;
 }
 
 static const GlFrame *first_target_in(const GlStack *stack)

@@ -1,6 +1,8 @@
 /* Text from outside, escaped for a line of output (text.h). */
 #include "gemleak/base/text.h"
 
+#include <string.h>
+
 void gl_text_append_escaped(GString *out, const char *text, gboolean keep_tabs)
 {
     g_autofree char *valid = g_utf8_make_valid(text, -1);
@@ -26,4 +28,33 @@ char *gl_text_escape(const char *text)
     GString *out = g_string_new(NULL);
     gl_text_append_escaped(out, text, FALSE);
     return g_string_free(out, FALSE);
+}
+
+const char *gl_base_name(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    return slash != NULL ? slash + 1 : path;
+}
+
+gboolean gl_json_depth_within(const char *text, gsize length, guint max)
+{
+    guint depth = 0;
+    gboolean in_string = FALSE;
+    for (gsize i = 0; i < length; i++) {
+        char c = text[i];
+        if (in_string) {
+            if (c == '\\')
+                i++;
+            else if (c == '"')
+                in_string = FALSE;
+        } else if (c == '"') {
+            in_string = TRUE;
+        } else if (c == '{' || c == '[') {
+            if (++depth > max)
+                return FALSE;
+        } else if ((c == '}' || c == ']') && depth > 0) {
+            depth--;
+        }
+    }
+    return TRUE;
 }

@@ -6,7 +6,9 @@
 #include "gemleak/base/sys.h"
 #include "gemleak/judge/analyze.h"
 #include "gemleak/judge/targets.h"
-#include "gemleak/judge/json_input.h"
+#include "gemleak/judge/coverage.h"
+#include "gemleak/judge/stacks.h"
+#include "gemleak/read/input.h"
 #include "gemleak/report/report.h"
 #include "gemleak/run/rundir.h"
 
@@ -242,20 +244,29 @@ static gboolean resolve_targets(const Options *options, const GlSinks *sinks,
      * that cannot be read (a newer shape) says why there are none. */
     g_autoptr(GError) unreadable = NULL;
     for (const char *const *input = inputs; *input != NULL; input++) {
-        if (!gl_json_input_detect(*input))
+        /* only a regular file is looked into before it is read */
+        if (strcmp(*input, "-") == 0 || !g_file_test(*input, G_FILE_TEST_IS_REGULAR))
             continue;
-        GlJsonInput report = { 0 };
-        if (gl_json_input_read(*input, NULL, 0, &report, unreadable == NULL ? &unreadable : NULL))
-            for (guint i = 0; i < report.targets->len; i++)
-                if (!g_ptr_array_find_with_equal_func(found, g_ptr_array_index(report.targets, i),
-                                                      g_str_equal, NULL))
-                    g_ptr_array_add(found, g_strdup(g_ptr_array_index(report.targets, i)));
-        gl_json_input_clear(&report);
+        g_autoptr(GlInput) report = gl_input_open(*input, FALSE, NULL, NULL);
+        if (report == NULL ||
+            gl_input_format(report) != gl_input_format_find("gemleak-json"))
+            continue;
+        const GlJudgedRun *run = gl_input_process(report)->judged;
+        const GPtrArray *problems = gl_input_problems(report);
+        if (run == NULL && unreadable == NULL && problems->len > 0)
+            unreadable = g_error_copy(g_ptr_array_index(problems, 0));
+        for (guint i = 0; run != NULL && i < run->targets->len; i++)
+            if (!g_ptr_array_find_with_equal_func(found, g_ptr_array_index(run->targets, i),
+                                                  g_str_equal, NULL))
+                g_ptr_array_add(found, g_strdup(g_ptr_array_index(run->targets, i)));
     }
     if (found->len == 0 && *have_lists && !unlisted) {
-        g_set_error(error, GL_ERROR, GL_ERROR_USAGE,
-                    "no Ruby process of the run loaded a native extension: was it built (rake "
-                    "compile)? A LoadError in the suite's output says what Ruby could not load");
+        /* nothing was checked: trouble (3), or the command's failure (4) */
+        g_set_error(error, GL_ERROR, GL_ERROR_CHILD,
+                    "nothing was checked: no Ruby process of the run loaded an extension of the "
+                    "project (those of Ruby and of installed gems are not the project's): was it "
+                    "built (rake compile), and does the suite load it from the project? A "
+                    "LoadError in the suite's output says what Ruby could not load");
         return FALSE;
     }
     if (found->len == 0) {
@@ -282,20 +293,6 @@ static gboolean resolve_targets(const Options *options, const GlSinks *sinks,
         g_ptr_array_add(shown, g_strdup(path));
     }
     return TRUE;
-}
-
-/* Returns: TRUE if a frame of some error read lies in a target: a process
- * under Valgrind loaded it, whether the helper recorded it or not. */
-static gboolean targets_seen(const GlRules *rules, const GlAnalysis *analysis)
-{
-    GHashTableIter iter;
-    gpointer key;
-    g_hash_table_iter_init(&iter, analysis->objects);
-    while (g_hash_table_iter_next(&iter, &key, NULL))
-        for (guint t = 0; t < gl_rules_n_targets(rules); t++)
-            if (gl_rules_target_matches(rules, t, key))
-                return TRUE;
-    return FALSE;
 }
 
 /* On XML without the run's lists, a clean extension may be in no error at
@@ -494,49 +491,30 @@ gboolean gl_cli_analyze_and_report(const Options *options, Plan *plan, const cha
                 "definite,indirect a baseline knows a cycle by any of its blocks", structures,
                 structures == 1 ? "" : "s", structures == 1 ? "it" : "them"));
     }
-    /* A stack the engine's unwinder cut short (a sanitizer's fast unwinder
-     * at a frame without a frame pointer, YJIT's code) cannot say whose
-     * memory it is: never a pass (uncertain for want of Ruby's symbols is
-     * another matter, left to --fail-on uncertain). */
-    guint cut = 0;
-    for (guint i = 0; i < reported->len; i++)
-        cut += ((const GlFinding *) g_ptr_array_index(reported, i))->record->stack_cut > 0;
-    if (cut > 0)
-        g_ptr_array_add(analysis->problems, g_error_new(
-            GL_ERROR, GL_ERROR_LIMIT, "%u finding%s whose stack the unwinder cut short of main: "
-            "gemleak cannot tell whether the extension lost %s, and what else the stack hides "
-            "(exact stacks decide where the unwinder can go on: --exact-stacks, or the "
-            "Valgrind engine)", cut, cut == 1 ? "" : "s", cut == 1 ? "it" : "them"));
-    /* Writing a baseline adopts the findings there are: the run passes
-     * unless --fail-on asks otherwise. */
+    guint cut = gl_stacks_cut_short(reported);
+    GError *cut_problem = gl_stacks_cut_short_problem(cut);
+    if (cut_problem != NULL)
+        g_ptr_array_add(analysis->problems, cut_problem);
     GlGate gate = plan->gate;
-    gboolean adopting = options->write_baseline != NULL && options->fail_on == NULL;
-    if (adopting)
-        gl_gate_parse_fail_on(&gate, "none", NULL);
+    gboolean adopting = gl_gate_adopt(&gate, options->write_baseline != NULL,
+                                      options->fail_on != NULL);
     GlGateResult gate_result;
     /* What ran outside Valgrind and loaded an extension is trouble, said
      * with the unreadable inputs, in every report; and so is a run in
      * which no process under Valgrind loaded a target: it checked nothing. */
-    gl_rundir_require_proof(inputs, analysis->checked_to_end, run != NULL ? run->killed : NULL,
-                            coverage);
+    gl_coverage_require_proof(inputs, analysis->checked_to_end, run != NULL ? run->killed : NULL,
+                              coverage);
     for (guint i = 0; i < coverage->unchecked->len; i++)
         g_ptr_array_add(analysis->problems,
                         g_error_new(GL_ERROR, GL_ERROR_CHILD, "%s: what it ran was not checked%s",
                                     (const char *) g_ptr_array_index(coverage->unchecked, i),
                                     options->spare_launchers && !options->trace_launchers
                                         ? "; run again without --spare-launchers" : ""));
-    /* Processes that were not checked say why themselves. */
-    gboolean checked_nothing = (run != NULL || coverage->runs > 0 || coverage->lists > 0) &&
-                               coverage->checked == 0 && coverage->unchecked->len == 0 &&
-                               !targets_seen(rules, analysis);
+    gboolean checked_nothing = gl_coverage_checked_nothing(
+        coverage, run != NULL, gl_coverage_targets_seen(rules, analysis->objects));
     if (checked_nothing) {
         g_autofree char *targets = g_strjoinv(", ", (char **) shown->pdata);
-        g_ptr_array_add(analysis->problems, g_error_new(
-            GL_ERROR, GL_ERROR_CHILD, "nothing was checked: no process under %s loaded %s "
-            "(does the command run the tests? %s)", coverage->engine, targets, coverage->lists == 0
-                ? "no Ruby process ran with gemleak's helper: a Ruby started with its own "
-                  "RUBYOPT, or none, does not, and then only --object tells its extension"
-                : "the Ruby processes gemleak's helper ran in loaded none of them"));
+        g_ptr_array_add(analysis->problems, gl_coverage_checked_nothing_problem(coverage, targets));
     }
     analysis->summary.unchecked_processes += coverage->unchecked->len;
     /* A run a signal cut short (CI cancelling the job) checked only what
@@ -556,22 +534,21 @@ gboolean gl_cli_analyze_and_report(const Options *options, Plan *plan, const cha
                      &gate_result);
     if (adopting) {
         g_free(gate_result.line);
-        gate_result.line = g_strdup_printf(
-            "gemleak: pass: %u finding%s written to the baseline %s (with --fail-on they fail "
-            "this run too)", analysis->findings->len, analysis->findings->len == 1 ? "" : "s",
-            options->write_baseline);
+        gate_result.line = gl_gate_adopted_line(analysis->findings->len, options->write_baseline);
     }
     outcome->gate_failed = gate_result.failed;
     outcome->problems = analysis->problems->len > 0;
     outcome->checked_nothing_only = checked_nothing && analysis->problems->len == 1;
     outcome->status = run != NULL ? gl_cli_run_status(outcome, run) : gl_cli_filter_status(outcome);
+    g_autofree char *unreadable = g_strdup_printf("%s could not all be read",
+                                                  coverage->reports != NULL ? coverage->reports
+                                                                            : "the inputs");
     outcome->trouble = checked_nothing ? "nothing was checked"
                        : interrupted != NULL ? "the run was interrupted"
                        : coverage->unchecked->len > 0
                            ? "a process that loaded an extension was not checked"
-                       : strcmp(coverage->engine, "Valgrind") == 0
-                           ? "Valgrind's XML could not all be read"
-                           : "the engine's reports could not all be read";
+                       : cut > 0 ? "a finding's stack was cut short"
+                       : unreadable;
     g_autofree char *exit_line = run != NULL ? gl_cli_run_exit_line(outcome->status, run, outcome) : NULL;
     GlReportContext context = {
         .analysis = analysis,
@@ -584,6 +561,7 @@ gboolean gl_cli_analyze_and_report(const Options *options, Plan *plan, const cha
         .project_root = plan->project_root,
         .frames_after = plan->frames_after,
         .exit_line = exit_line,
+        .trouble = outcome->trouble,
         .ran_command = run != NULL,
         .command_status = run != NULL ? run->status : 0,
     };
@@ -604,6 +582,9 @@ gboolean gl_cli_analyze_and_report(const Options *options, Plan *plan, const cha
             gl_text_escape(((GError *) g_ptr_array_index(analysis->problems, i))->message);
         fprintf(err, "gemleak: %s\n", problem);
     }
+    /* it named a string of this function's */
+    if (outcome->trouble == unreadable)
+        outcome->trouble = "an input could not all be read";
     gl_gate_result_clear(&gate_result);
     return TRUE;
 }

@@ -2,7 +2,7 @@
  * them or from any JSON report. */
 #include "gemleak/judge/baseline.h"
 #include "gemleak/base/errors.h"
-#include "gemleak/judge/json_input.h"
+#include "gemleak/base/text.h"
 #include "gemleak/judge/merge.h"
 #include "gemleak/base/sys.h"
 

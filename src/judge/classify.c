@@ -2,6 +2,7 @@
  * thread, with what it learns of each object and function name cached
  * (see classify.h and gemleak(1), "RULES"). */
 #include "gemleak/judge/classify.h"
+#include "gemleak/base/text.h"
 #include "rules_int.h"
 
 #include <stdlib.h>
@@ -25,12 +26,6 @@ const char *gl_verdict_describe(GlVerdict verdict, guint64 count)
     case GL_N_VERDICTS: break;
     }
     return "unknown";
-}
-
-static const char *base_name(const char *path)
-{
-    const char *slash = strrchr(path, '/');
-    return slash != NULL ? slash + 1 : path;
 }
 
 typedef struct {
@@ -96,7 +91,7 @@ void gl_classifier_collect_objects(const GlClassifier *classifier, GHashTable *s
             g_hash_table_add(set, g_strdup(key));
 }
 
-static void note_document(GlClassifier *classifier, const GlDocument *doc)
+static void note_document(GlClassifier *classifier, const GlProcess *doc)
 {
     if (doc == NULL || doc->pid == classifier->exe_pid)
         return;
@@ -126,7 +121,7 @@ static const ObjectFacts *object_facts(GlClassifier *classifier, const char *obj
         facts->is_loader = !facts->is_target && gl_is_dynamic_loader(obj);
         if (facts->is_target) {
             /* Ruby calls Init_<name> for <name>.so, <name> ending at the first dot. */
-            const char *name = base_name(obj);
+            const char *name = gl_base_name(obj);
             const char *dot = strchr(name, '.');
             facts->init_function = g_strdup_printf("Init_%.*s",
                                                    (int) (dot ? (size_t) (dot - name) : strlen(name)),
@@ -251,7 +246,7 @@ static GlVerdict classify_uninitialised(GlClassifier *classifier, GlRecord *reco
     if (unnamed > 0) {
         record->uncertain = TRUE;
         record->unnamed_frames = unnamed;
-        record->unnamed_object = gl_record_intern(record, base_name(unnamed_obj));
+        record->unnamed_object = gl_record_intern(record, gl_base_name(unnamed_obj));
     }
     return GL_VERDICT_KEEP;
 }
@@ -400,13 +395,16 @@ static GlVerdict classify_owner(GlClassifier *classifier, GlRecord *record, guin
         return GL_VERDICT_KEEP;
     record->uncertain = TRUE;
     record->unnamed_frames = unnamed_total;
-    record->unnamed_object = gl_record_intern(record, base_name(unnamed_obj));
+    record->unnamed_object = gl_record_intern(record, gl_base_name(unnamed_obj));
     return GL_VERDICT_KEEP;
 }
 
 gboolean gl_classifier_ruby_in_view(GlClassifier *classifier, const GlRecord *record)
 {
-    if (!gl_rules_ruby_memory_rule(classifier->rules) || freed_by_ruby(classifier, record))
+    /* in every process: what a Ruby function allocated for its own use and
+     * did not free, even at exit under free-at-exit, is Ruby's leftover; an
+     * API whose memory its caller releases is looked past, to its caller */
+    if (!gl_rules_ruby_memory_rule(classifier->rules))
         return FALSE;
     const GlStack *stack = &record->stack;
     for (guint i = 0; i < stack->n_frames; i++) {
@@ -424,7 +422,7 @@ gboolean gl_classifier_ruby_in_view(GlClassifier *classifier, const GlRecord *re
 }
 
 GlVerdict gl_classifier_classify(GlClassifier *classifier, GlRecord *record,
-                                 const GlDocument *doc)
+                                 const GlProcess *doc)
 {
     const GlRules *rules = classifier->rules;
     note_document(classifier, doc);

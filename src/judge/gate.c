@@ -174,3 +174,17 @@ void gl_gate_result_clear(GlGateResult *result)
 {
     g_clear_pointer(&result->line, g_free);
 }
+
+gboolean gl_gate_adopt(GlGate *gate, gboolean writing, gboolean fail_on_given)
+{
+    if (!writing || fail_on_given)
+        return FALSE;
+    gl_gate_parse_fail_on(gate, "none", NULL);
+    return TRUE;
+}
+
+char *gl_gate_adopted_line(guint n, const char *path)
+{
+    return g_strdup_printf("gemleak: pass: %u finding%s written to the baseline %s (with "
+                           "--fail-on they fail this run too)", n, n == 1 ? "" : "s", path);
+}

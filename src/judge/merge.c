@@ -1,5 +1,6 @@
 /* Findings: kept records merged by identity (see merge.h). */
 #include "gemleak/judge/merge.h"
+#include "gemleak/base/text.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -7,28 +8,6 @@
 struct GlFindings {
     GHashTable *by_key;  /* merge key (owned) -> GlFinding* (owned) */
 };
-
-GlTest *gl_test_new(const char *name, const char *location)
-{
-    GlTest *test = g_new0(GlTest, 1);
-    test->name = g_strdup(name != NULL ? name : "");
-    test->location = g_strdup(location);
-    return test;
-}
-
-void gl_test_free(GlTest *test)
-{
-    if (test == NULL)
-        return;
-    g_free(test->name);
-    g_free(test->location);
-    g_free(test);
-}
-
-gboolean gl_test_equal(const GlTest *a, const GlTest *b)
-{
-    return strcmp(a->name, b->name) == 0 && g_strcmp0(a->location, b->location) == 0;
-}
 
 static void finding_free(gpointer data)
 {
@@ -74,18 +53,12 @@ guint gl_stack_relevant_frames(const GlStack *stack)
     return stack->n_frames;
 }
 
-static const char *base_name(const char *path)
-{
-    const char *slash = strrchr(path, '/');
-    return slash != NULL ? slash + 1 : path;
-}
-
 /* One frame as identity sees it: its function (or, stripped, its object)
  * and source line. */
 static void frame_key(GString *out, const GlFrame *frame)
 {
     g_string_append(out, frame->fn != NULL ? frame->fn
-                                           : frame->obj != NULL ? base_name(frame->obj) : "?");
+                                           : frame->obj != NULL ? gl_base_name(frame->obj) : "?");
     if (frame->file != NULL)
         g_string_append_printf(out, "@%s:%u", frame->file, frame->line);
 }
@@ -163,7 +136,7 @@ static void append_full_stack(GString *out, const GlStack *stack)
         const GlFrame *frame = &stack->frames[i];
         g_string_append_printf(out, "%s|%s|%s|%u|%" G_GINT64_MODIFIER "x\n",
                                frame->fn != NULL ? frame->fn : "",
-                               frame->obj != NULL ? base_name(frame->obj) : "",
+                               frame->obj != NULL ? gl_base_name(frame->obj) : "",
                                frame->file != NULL ? frame->file : "", frame->line, frame->ip);
     }
 }

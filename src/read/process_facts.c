@@ -63,6 +63,9 @@ void gl_run_facts_read(const char *dir, GlRunFacts *facts)
                 facts->proof = strcmp(space + 1, "yes") == 0;
             char **field = strcmp(*line, GL_PROTO_ENGINE_NAME) == 0 ? &facts->name
                          : strcmp(*line, GL_PROTO_ENGINE_VERSION) == 0 ? &facts->version
+                         : strcmp(*line, GL_PROTO_ENGINE_REPORTS) == 0 ? &facts->reports
+                         : strcmp(*line, GL_PROTO_ENGINE_OUTSIDE) == 0 ? &facts->outside
+                         : strcmp(*line, GL_PROTO_ENGINE_LOG) == 0 ? &facts->log
                          : strcmp(*line, GL_PROTO_ENGINE_MIN_RUBY) == 0 ? &facts->min_ruby
                          : strcmp(*line, GL_PROTO_ENGINE_MIN_RUBY_WHY) == 0 ? &facts->min_ruby_why
                          : strcmp(*line, GL_PROTO_ENGINE_LEAKS_MIN_RUBY) == 0 ? &facts->leaks_min_ruby
@@ -74,15 +77,25 @@ void gl_run_facts_read(const char *dir, GlRunFacts *facts)
         }
     }
     if (facts->title == NULL || *facts->title == '\0') {
+        /* A run directory without engine.txt: gemleak wrote none for the
+         * Valgrind engine before 0.2 (and filter reads plain XML too). */
         g_free(facts->title);
         facts->title = g_strdup("Valgrind");
+        facts->name = g_strdup("valgrind");
+        facts->reports = g_strdup("Valgrind's XML");
+        facts->outside = g_strdup("it has no XML: a program Valgrind does not trace started it");
+        return;
     }
     if (facts->name == NULL) {
         /* Before 0.2 only the engines that write nothing for a clean
          * process wrote engine.txt, and only their title. */
-        facts->silent_when_clean = strcmp(facts->title, "Valgrind") != 0;
+        facts->silent_when_clean = TRUE;
         facts->name = g_ascii_strdown(facts->title, -1);
     }
+    if (facts->reports == NULL)
+        facts->reports = g_strdup_printf("%s's reports", facts->title);
+    if (facts->outside == NULL)
+        facts->outside = g_strdup("it wrote no report");
 }
 
 void gl_run_facts_clear(GlRunFacts *facts)
@@ -90,6 +103,9 @@ void gl_run_facts_clear(GlRunFacts *facts)
     g_clear_pointer(&facts->title, g_free);
     g_clear_pointer(&facts->name, g_free);
     g_clear_pointer(&facts->version, g_free);
+    g_clear_pointer(&facts->reports, g_free);
+    g_clear_pointer(&facts->outside, g_free);
+    g_clear_pointer(&facts->log, g_free);
     g_clear_pointer(&facts->min_ruby, g_free);
     g_clear_pointer(&facts->min_ruby_why, g_free);
     g_clear_pointer(&facts->leaks_min_ruby, g_free);
@@ -109,4 +125,59 @@ gboolean gl_ruby_version_at_least(const char *version, const char *min)
     if (end != NULL && *end == '.')
         min_minor = g_ascii_strtoull(end + 1, NULL, 10);
     return major > min_major || (major == min_major && minor >= min_minor);
+}
+
+void gl_run_coverage_clear(GlRunCoverage *coverage)
+{
+    /* Not g_clear_pointer: clang-tidy takes its size check for a mistake. */
+    if (coverage->unchecked != NULL)
+        g_ptr_array_unref(coverage->unchecked);
+    coverage->unchecked = NULL;
+    g_free(coverage->engine);
+    coverage->engine = NULL;
+    g_free(coverage->reports);
+    coverage->reports = NULL;
+    g_free(coverage->interrupted);
+    coverage->interrupted = NULL;
+}
+
+/* A list of the extensions a process loaded: a path a line, a few. */
+#define LOADED_MAX_BYTES ((gsize) 4 * 1024 * 1024)
+
+char *gl_process_loaded(const char *dir, gint64 pid)
+{
+    g_autofree char *path = g_strdup_printf("%s/" GL_PROTO_LOADED_PREFIX "%" G_GINT64_FORMAT
+                                            GL_PROTO_FILE_SUFFIX, dir, pid);
+    g_autofree char *text = NULL;
+    gsize length = 0;
+    if (!gl_file_read_bounded(path, LOADED_MAX_BYTES, &text, &length, NULL))
+        return NULL;
+    g_auto(GStrv) lines = g_strsplit(text, "\n", -1);
+    g_autoptr(GString) loaded = g_string_new(NULL);
+    for (char **line = lines; *line != NULL; line++)
+        if (**line != '\0')
+            g_string_append_printf(loaded, "%s%s", loaded->len > 0 ? ", " : "", *line);
+    return loaded->len > 0 ? g_utf8_make_valid(loaded->str, -1) : NULL;
+}
+
+GArray *gl_process_listed(const char *dir)
+{
+    GArray *pids = g_array_new(FALSE, FALSE, sizeof(gint64));
+    g_autoptr(GDir) handle = g_dir_open(dir, 0, NULL);
+    const char *name;
+    gsize prefix = strlen(GL_PROTO_LOADED_PREFIX), suffix = strlen(GL_PROTO_FILE_SUFFIX);
+    while (handle != NULL && (name = g_dir_read_name(handle)) != NULL) {
+        gsize length = strlen(name);
+        if (length <= prefix + suffix || !g_str_has_prefix(name, GL_PROTO_LOADED_PREFIX) ||
+            !g_str_has_suffix(name, GL_PROTO_FILE_SUFFIX))
+            continue;
+        gboolean digits = TRUE;
+        for (gsize i = prefix; i < length - suffix && digits; i++)
+            digits = g_ascii_isdigit(name[i]);
+        if (!digits)
+            continue;
+        gint64 pid = g_ascii_strtoll(name + prefix, NULL, 10);
+        g_array_append_val(pids, pid);
+    }
+    return pids;
 }

@@ -115,7 +115,7 @@ static gboolean read_header_into(GlReader *reader, gpointer result)
 {
     (void) result;
     const Names *n = &reader->n;
-    GlDocument *doc = &reader->doc;
+    GlProcess *doc = &reader->doc;
     const xmlChar *name = xmlTextReaderConstLocalName(reader->xml);
     if (name == n->protocolversion)
         return gl_vg_read_int(reader, &doc->protocol_version);
@@ -239,7 +239,7 @@ gboolean gl_reader_is_header_element(const char *name)
 /* Hands @record out: where it stands in the run, and the counts. */
 static GlRecord *hand_out(GlReader *reader, GlRecord *record)
 {
-    GlDocument *doc = &reader->doc;
+    GlProcess *doc = &reader->doc;
     record->pid = doc->pid;
     record->marker = gl_record_intern(record, doc->marker);
     /* After gemleak's "live" marker: the check the helper made while Ruby

@@ -1,7 +1,8 @@
 /* What the files of the Valgrind XML reader share (src/read/ only): the
  * reader's state, and the calls between the document handling (reader.c),
  * the elements (reader_elements.c) and the Valgrind protocol
- * (reader_valgrind.c). Not for other stages: they use reader.h. */
+ * (reader_valgrind.c, and what the document says of its process:
+ * reader_document.c). Not for other stages: they use reader.h. */
 #ifndef GEMLEAK_READER_INT_H
 #define GEMLEAK_READER_INT_H
 
@@ -39,7 +40,7 @@ struct GlReader {
     GlSplitter *splitter;
     xmlTextReaderPtr xml;  /* reused for every element */
     Names n;
-    GlDocument doc;
+    GlProcess doc;
     GStringChunk *doc_strings;
     char *marker_prefix;   /* nullable: only client messages with it are markers */
     /* The last element read was gemleak's marker that the process checked
@@ -81,7 +82,7 @@ char *gl_reader_one_line(const char *message);
 gboolean gl_reader_is_header_element(const char *name);
 /* reader_elements.c */
 gboolean gl_reader_is_record_element(const char *name);
-/* reader_elements.c */
+/* reader_document.c */
 /* Returns: TRUE if the last marker read is gemleak's @word
  * (GL_PROTO_MARKER_EXEC), blanks after it aside. */
 gboolean gl_reader_marker_is(const GlReader *reader, const char *word);
@@ -90,9 +91,16 @@ GlRecord *gl_reader_read_element(GlReader *reader, const char *name, const char 
                               guint64 offset);
 /* reader_elements.c */
 void gl_reader_separate_nested(GlReader *reader, GQueue *pending, const GlPart *part);
-/* reader_valgrind.c */
+/* reader_valgrind.c: moves to the next child element of the element at
+ * @depth. Returns: 1 at a child (its local name in *name), 0 at the
+ * parent's end, -1 when the parse failed. */
+int gl_vg_next_child(GlReader *reader, int depth, const xmlChar **name);
+/* reader_valgrind.c: the text directly inside the current element into
+ * reader->text, the element consumed. */
+gboolean gl_vg_read_text(GlReader *reader);
+/* reader_document.c */
 gboolean gl_vg_read_args(GlReader *reader);
-/* reader_valgrind.c */
+/* reader_document.c */
 gboolean gl_vg_read_child_texts(GlReader *reader, const xmlChar *child,
                                  void (*take)(GlReader *reader));
 /* reader_valgrind.c */
@@ -103,14 +111,16 @@ GlRecord *gl_vg_read_error(GlReader *reader);
 GlRecord *gl_vg_read_fatal_signal(GlReader *reader);
 /* reader_valgrind.c */
 gboolean gl_vg_read_int(GlReader *reader, gint *out);
-/* reader_valgrind.c */
+/* reader_document.c */
 gboolean gl_vg_read_suppcounts(GlReader *reader);
-/* reader_valgrind.c */
+/* reader_document.c */
 void gl_vg_take_marker(GlReader *reader);
-/* reader_valgrind.c */
+/* reader_document.c */
 void gl_vg_take_state(GlReader *reader);
 /* reader_valgrind.c */
 gboolean gl_vg_read_i64(GlReader *reader, gint64 *out);
+/* reader_valgrind.c */
+gboolean gl_vg_read_u64(GlReader *reader, guint64 *out);
 /* reader_valgrind.c */
 gboolean gl_vg_skip_element(GlReader *reader);
 

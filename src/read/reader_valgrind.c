@@ -1,9 +1,9 @@
 /* The Valgrind memcheck XML protocol (4 to 6): an <error> or <fatal_signal>
- * element into a GlRecord (frames, stacks, auxiliary texts, suppressions),
- * and what the document's other elements (<args>, <status>, <clientmsg>,
- * <suppcounts>...) say of its process. libxml2 stands on the element; the
- * document handling around it (which elements, repair, cuts) is reader.c's
- * and reader_elements.c's. */
+ * element into a GlRecord (frames, stacks, auxiliary texts, suppressions);
+ * what the document's other elements say of its process is
+ * reader_document.c's. libxml2 stands on the element; the document
+ * handling around it (which elements, repair, cuts) is reader.c's and
+ * reader_elements.c's. */
 #include "reader_int.h"
 #include "gemleak/base/protocol.h"
 
@@ -18,7 +18,7 @@
  * caller has entered and whose earlier children it consumed in full.
  * Returns: 1 at a child (its local name in *name), 0 at the parent's end,
  * -1 when the parse failed. */
-static int next_child(GlReader *reader, int depth, const xmlChar **name)
+int gl_vg_next_child(GlReader *reader, int depth, const xmlChar **name)
 {
     for (;;) {
         int ret = xmlTextReaderRead(reader->xml);
@@ -51,7 +51,7 @@ gboolean gl_vg_skip_element(GlReader *reader)
 
 /* Reads the text directly inside the current element into reader->text
  * (text and CDATA, up to MAX_TEXT bytes) and consumes the element. */
-static gboolean read_text(GlReader *reader)
+gboolean gl_vg_read_text(GlReader *reader)
 {
     g_string_truncate(reader->text, 0);
     if (xmlTextReaderIsEmptyElement(reader->xml))
@@ -88,7 +88,7 @@ static gboolean read_text(GlReader *reader)
 /* Reads the current element's text; the value lives in the record's strings. */
 static gboolean read_record_text(GlReader *reader, GlRecord *record, const char **out)
 {
-    if (!read_text(reader))
+    if (!gl_vg_read_text(reader))
         return FALSE;
     *out = gl_record_intern(record, reader->text->str);
     return TRUE;
@@ -96,7 +96,7 @@ static gboolean read_record_text(GlReader *reader, GlRecord *record, const char 
 
 gboolean gl_vg_read_doc_text(GlReader *reader, const char **out)
 {
-    if (!read_text(reader))
+    if (!gl_vg_read_text(reader))
         return FALSE;
     *out = g_string_chunk_insert(reader->doc_strings, reader->text->str);
     return TRUE;
@@ -121,9 +121,9 @@ static guint64 parse_number(const char *text)
     return value;
 }
 
-static gboolean read_u64(GlReader *reader, guint64 *out)
+gboolean gl_vg_read_u64(GlReader *reader, guint64 *out)
 {
-    if (!read_text(reader))
+    if (!gl_vg_read_text(reader))
         return FALSE;
     *out = parse_number(reader->text->str);
     return TRUE;
@@ -135,7 +135,7 @@ static gboolean read_u64(GlReader *reader, guint64 *out)
  * too large reads as the largest, anything else as 0. */
 static gboolean read_count(GlReader *reader, const char *name, guint64 *out)
 {
-    if (!read_text(reader))
+    if (!gl_vg_read_text(reader))
         return FALSE;
     g_autofree char *text = g_strstrip(g_strdup(reader->text->str));
     gboolean digits = *text != '\0', over = FALSE;
@@ -163,7 +163,7 @@ static gboolean read_count(GlReader *reader, const char *name, guint64 *out)
 
 gboolean gl_vg_read_i64(GlReader *reader, gint64 *out)
 {
-    if (!read_text(reader))
+    if (!gl_vg_read_text(reader))
         return FALSE;
     const char *text = reader->text->str;
     while (g_ascii_isspace(*text))
@@ -191,7 +191,7 @@ gboolean gl_vg_read_int(GlReader *reader, gint *out)
 static gboolean read_shared_text(GlReader *reader, GlRecord *record, const char *previous,
                                  const char **out)
 {
-    if (!read_text(reader))
+    if (!gl_vg_read_text(reader))
         return FALSE;
     *out = previous != NULL && strcmp(previous, reader->text->str) == 0
                ? previous : gl_record_intern(record, reader->text->str);
@@ -207,10 +207,10 @@ static gboolean read_frame(GlReader *reader, GlRecord *record, GlFrame *frame,
     int depth = xmlTextReaderDepth(reader->xml);
     const xmlChar *name;
     int rc;
-    while ((rc = next_child(reader, depth, &name)) == 1) {
+    while ((rc = gl_vg_next_child(reader, depth, &name)) == 1) {
         gboolean ok;
         if (name == n->ip) {
-            ok = read_u64(reader, &frame->ip);
+            ok = gl_vg_read_u64(reader, &frame->ip);
         } else if (name == n->obj) {
             ok = read_shared_text(reader, record, previous != NULL ? previous->obj : NULL,
                                   &frame->obj);
@@ -241,7 +241,7 @@ static gboolean read_stack(GlReader *reader, GlRecord *record, GlStack *stack)
         int depth = xmlTextReaderDepth(reader->xml);
         const xmlChar *name;
         int rc;
-        while ((rc = next_child(reader, depth, &name)) == 1) {
+        while ((rc = gl_vg_next_child(reader, depth, &name)) == 1) {
             gboolean ok;
             if (name == reader->n.frame) {
                 GlFrame frame = { 0 };
@@ -302,7 +302,7 @@ static gboolean read_extended(GlReader *reader, GlRecord *record, const char **t
     int depth = xmlTextReaderDepth(reader->xml);
     const xmlChar *name;
     int rc;
-    while ((rc = next_child(reader, depth, &name)) == 1) {
+    while ((rc = gl_vg_next_child(reader, depth, &name)) == 1) {
         gboolean ok;
         if (name == n->text || name == n->what) {
             ok = read_record_text(reader, record, text);
@@ -333,7 +333,7 @@ static gboolean read_suppression(GlReader *reader, GlRecord *record)
         int depth = xmlTextReaderDepth(reader->xml);
         const xmlChar *name;
         int rc;
-        while ((rc = next_child(reader, depth, &name)) == 1) {
+        while ((rc = gl_vg_next_child(reader, depth, &name)) == 1) {
             gboolean ok = TRUE;
             if (name == n->sname) {
                 ok = read_record_text(reader, record, &supp->name);
@@ -347,9 +347,9 @@ static gboolean read_suppression(GlReader *reader, GlRecord *record)
                 int sdepth = xmlTextReaderDepth(reader->xml);
                 const xmlChar *sname;
                 int src;
-                while (ok && (src = next_child(reader, sdepth, &sname)) == 1) {
+                while (ok && (src = gl_vg_next_child(reader, sdepth, &sname)) == 1) {
                     if (sname == n->fun || sname == n->obj) {
-                        ok = read_text(reader);
+                        ok = gl_vg_read_text(reader);
                         g_autofree char *line = g_strconcat(sname == n->fun ? "fun:" : "obj:",
                                                             reader->text->str, NULL);
                         g_ptr_array_add(frames, (gpointer) gl_record_intern(record, line));
@@ -380,10 +380,10 @@ GlRecord *gl_vg_read_error(GlReader *reader)
     gboolean have_stack = FALSE;
     const xmlChar *name;
     int rc = xmlTextReaderIsEmptyElement(reader->xml) ? 0 : 1;
-    while (rc == 1 && (rc = next_child(reader, depth, &name)) == 1) {
+    while (rc == 1 && (rc = gl_vg_next_child(reader, depth, &name)) == 1) {
         gboolean ok;
         if (name == n->unique) {
-            ok = read_u64(reader, &record->unique);
+            ok = gl_vg_read_u64(reader, &record->unique);
         } else if (name == n->tid) {
             ok = gl_vg_read_int(reader, &record->tid);
         } else if (name == n->threadname) {
@@ -459,7 +459,7 @@ GlRecord *gl_vg_read_fatal_signal(GlReader *reader)
         int depth = xmlTextReaderDepth(reader->xml);
         const xmlChar *name;
         int rc;
-        while ((rc = next_child(reader, depth, &name)) == 1) {
+        while ((rc = gl_vg_next_child(reader, depth, &name)) == 1) {
             gboolean ok;
             if (name == n->tid)
                 ok = gl_vg_read_int(reader, &record->tid);
@@ -486,147 +486,3 @@ GlRecord *gl_vg_read_fatal_signal(GlReader *reader)
     record->what = gl_record_intern(record, what);
     return g_steal_pointer(&record);
 }
-
-/* ---- the document -------------------------------------------------------- */
-
-gboolean gl_vg_read_args(GlReader *reader)
-{
-    const Names *n = &reader->n;
-    /* Read again after a repair: from the start. */
-    g_ptr_array_set_size(reader->doc.argv, 0);
-    g_ptr_array_set_size(reader->doc.vargv, 0);
-    reader->doc.exe = NULL;
-    if (xmlTextReaderIsEmptyElement(reader->xml))
-        return TRUE;
-    int depth = xmlTextReaderDepth(reader->xml);
-    const xmlChar *name;
-    int rc;
-    while ((rc = next_child(reader, depth, &name)) == 1) {
-        if (name != n->vargv && name != n->argv) {
-            if (!gl_vg_skip_element(reader))
-                return FALSE;
-            continue;
-        }
-        gboolean client = name == n->argv;
-        GPtrArray *list = client ? reader->doc.argv : reader->doc.vargv;
-        if (xmlTextReaderIsEmptyElement(reader->xml))
-            continue;
-        int adepth = xmlTextReaderDepth(reader->xml);
-        const xmlChar *aname;
-        int arc;
-        while ((arc = next_child(reader, adepth, &aname)) == 1) {
-            const char *value = NULL;
-            if (aname == n->exe || aname == n->arg) {
-                if (!gl_vg_read_doc_text(reader, &value))
-                    return FALSE;
-                if (aname == n->exe && client)
-                    reader->doc.exe = value;
-                else if (list->len < MAX_ARGS)
-                    g_ptr_array_add(list, (gpointer) value);
-            } else if (!gl_vg_skip_element(reader)) {
-                return FALSE;
-            }
-        }
-        if (arc < 0)
-            return FALSE;
-    }
-    return rc == 0;
-}
-
-/* Reads the children of the element at the cursor: the text of each one
- * named @child goes to @take (in reader->text), the others are skipped. */
-gboolean gl_vg_read_child_texts(GlReader *reader, const xmlChar *child,
-                                 void (*take)(GlReader *reader))
-{
-    if (xmlTextReaderIsEmptyElement(reader->xml))
-        return TRUE;
-    int depth = xmlTextReaderDepth(reader->xml);
-    const xmlChar *name;
-    int rc;
-    while ((rc = next_child(reader, depth, &name)) == 1) {
-        if (name == child) {
-            if (!read_text(reader))
-                return FALSE;
-            take(reader);
-        } else if (!gl_vg_skip_element(reader)) {
-            return FALSE;
-        }
-    }
-    return rc == 0;
-}
-
-/* <status><state>RUNNING|FINISHED</state>...</status> */
-void gl_vg_take_state(GlReader *reader)
-{
-    g_strstrip(reader->text->str);
-    if (strcmp(reader->text->str, "RUNNING") == 0)
-        reader->doc.started = TRUE;
-    else if (strcmp(reader->text->str, "FINISHED") == 0)
-        reader->doc.finished = TRUE;
-}
-
-gboolean gl_reader_marker_is(const GlReader *reader, const char *word)
-{
-    const char *marker = reader->doc.marker;
-    if (reader->marker_prefix == NULL || marker == NULL ||
-        !g_str_has_prefix(marker, reader->marker_prefix))
-        return FALSE;
-    const char *rest = marker + strlen(reader->marker_prefix);
-    gsize length = strlen(word);
-    /* VALGRIND_PRINTF's text comes padded with blanks */
-    return strncmp(rest, word, length) == 0 && rest[length + strspn(rest + length, " \t\n")] == '\0';
-}
-
-/* <clientmsg><text>gemleak:...</text>...</clientmsg> */
-void gl_vg_take_marker(GlReader *reader)
-{
-    if (reader->marker_prefix == NULL ||
-        g_str_has_prefix(reader->text->str, reader->marker_prefix)) {
-        g_string_assign(reader->marker, reader->text->str);
-        reader->doc.marker = reader->marker->str;
-        reader->exec_marker_last = gl_reader_marker_is(reader, GL_PROTO_MARKER_EXEC);
-    }
-}
-
-/* <suppcounts><pair><count>N</count><name>NAME</name></pair>...</suppcounts> */
-gboolean gl_vg_read_suppcounts(GlReader *reader)
-{
-    const Names *n = &reader->n;
-    if (xmlTextReaderIsEmptyElement(reader->xml))
-        return TRUE;
-    int depth = xmlTextReaderDepth(reader->xml);
-    const xmlChar *name;
-    int rc;
-    while ((rc = next_child(reader, depth, &name)) == 1) {
-        if (name != n->pair || xmlTextReaderIsEmptyElement(reader->xml)) {
-            if (!gl_vg_skip_element(reader))
-                return FALSE;
-            continue;
-        }
-        guint64 count = 0;
-        g_autofree char *supp = NULL;
-        int pdepth = xmlTextReaderDepth(reader->xml);
-        const xmlChar *pname;
-        int prc;
-        while ((prc = next_child(reader, pdepth, &pname)) == 1) {
-            gboolean ok;
-            if (pname == n->count) {
-                ok = read_u64(reader, &count);
-            } else if (pname == n->name) {
-                ok = read_text(reader);
-                g_free(supp);
-                supp = g_strdup(reader->text->str);
-            } else {
-                ok = gl_vg_skip_element(reader);
-            }
-            if (!ok)
-                return FALSE;
-        }
-        if (prc < 0)
-            return FALSE;
-        if (supp != NULL)
-            gl_counts_add(reader->suppressed, g_steal_pointer(&supp), count);
-    }
-    return rc == 0;
-}
-

@@ -215,6 +215,7 @@ static void json_end(gpointer data)
     json_builder_set_member_name(builder, "summary");
     json_builder_begin_object(builder);
     gl_json_add_int(builder, "files", summary->processes);
+    gl_json_add_int(builder, "clean_processes", gl_report_clean_processes(context));
     gl_json_add_int(builder, "errors_seen", (gint64) summary->errors_seen);
     gl_json_add_int(builder, "findings", context->findings->len);
     {
@@ -245,7 +246,7 @@ static void json_end(gpointer data)
                     (const char *const *) summary->truncated_files->pdata,
                     summary->truncated_files->len);
     /* What was not checked, for a merge of shards to carry: `gemleak
-     * filter` reads these back (json_input.c). */
+     * filter` reads these back (read/json_report.c). */
     gl_json_add_int(builder, "incomplete_files", summary->incomplete_files);
     gl_json_add_int(builder, "unchecked_processes", summary->unchecked_processes);
     gl_json_add_int(builder, "free_at_exit_processes", summary->free_at_exit);

@@ -5,7 +5,7 @@
 #include "gemleak/base/errors.h"
 #include "gemleak/base/protocol.h"
 #include "gemleak/base/sys.h"
-#include "gemleak/judge/analyze.h"
+#include "gemleak/judge/stacks.h"
 #include "gemleak/read/sanitizer_exact.h"
 #include "gemleak/read/sanitizer_reader.h"
 #include "gemleak/run/rundir.h"
@@ -24,12 +24,18 @@
  * without frame pointers, every one (a stack that looks whole, a thread's
  * that the frame pointers of a library of its own carried to its start,
  * still lacks what an exact unwind shows past the last frame pointer);
- * with them, those cut short (gl_sanitizer_stack_cut()). */
+ * with them, those cut short (cut_short()). */
 static gboolean frame_pointers;
+
+/* The judge's word on a sanitizer's stack (gl_stacks_cut()). */
+static gboolean cut_short(const GlStack *stack)
+{
+    return gl_stacks_cut(stack, GL_SANITIZER_STACK_LIMIT, GL_SANITIZER_HIDDEN_FRAMES);
+}
 
 static gboolean cut(const GlStack *stack)
 {
-    return !frame_pointers || gl_sanitizer_stack_cut(stack);
+    return !frame_pointers || cut_short(stack);
 }
 
 guint gl_exact_deadline(gdouble seconds)
@@ -179,7 +185,7 @@ static gboolean collect_donors(const char *dir, GlExactDonors *donors, GError **
         g_autofree char *text = read_report(g_ptr_array_index(reports, i), &length, error);
         if (text == NULL)
             return FALSE;
-        gl_exact_donors_add(donors, text, length, gl_sanitizer_stack_cut);
+        gl_exact_donors_add(donors, text, length, cut_short);
     }
     return TRUE;
 }

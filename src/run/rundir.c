@@ -8,7 +8,6 @@
 #include "gemleak/base/errors.h"
 #include "gemleak/base/sys.h"
 #include "gemleak/base/text.h"
-#include "gemleak/judge/targets.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -180,7 +179,7 @@ gboolean gl_rundir_mark(const char *dir, GError **error)
 {
     g_autofree char *path = g_build_filename(dir, GL_PROTO_RUN_MARKER, NULL);
     g_autoptr(GError) local = NULL;
-    if (!g_file_set_contents(path, "gemleak run: Valgrind's XML, one file a process, and what "
+    if (!g_file_set_contents(path, "gemleak run: the engine's reports, a file a process, and what "
                                    "gemleak's helper said of each process\n", -1, &local)) {
         g_set_error(error, GL_ERROR, GL_ERROR_ENVIRONMENT, "cannot write in the run directory "
                     "%s: %s", dir, local->message);
@@ -235,6 +234,10 @@ gboolean gl_rundir_write_engine(const char *dir, const GlEngine *engine, const c
     /* one line each: a runtime's path has no newline gemleak would keep */
     if (version != NULL && strchr(version, '\n') == NULL)
         g_string_append_printf(text, GL_PROTO_ENGINE_VERSION " %s\n", version);
+    g_string_append_printf(text, GL_PROTO_ENGINE_REPORTS " %s\n" GL_PROTO_ENGINE_OUTSIDE " %s\n",
+                           engine->reports, engine->outside);
+    if (engine->log != NULL)
+        g_string_append_printf(text, GL_PROTO_ENGINE_LOG " %s\n", engine->log);
     if (engine->silent_when_clean && !proof)
         g_string_append(text, GL_PROTO_ENGINE_SILENT " yes\n");
     if (proof)
@@ -273,24 +276,6 @@ static char *older_than_engine(const char *dir, gint64 pid, const GlRunFacts *ru
                            run->min_ruby_why != NULL ? run->min_ruby_why : "");
 }
 
-/* Returns: (transfer full) (nullable): what the helper's list @name in
- * @dir says the process loaded, "A, B", valid UTF-8 (a path's raw bytes);
- * NULL when it loaded nothing. */
-static char *loaded_list(const char *dir, const char *name)
-{
-    g_autofree char *path = g_build_filename(dir, name, NULL);
-    g_autofree char *text = NULL;
-    gsize length = 0;
-    if (!gl_file_read_bounded(path, PREAMBLE_MAX_BYTES, &text, &length, NULL))
-        return NULL;
-    g_auto(GStrv) lines = g_strsplit(text, "\n", -1);
-    g_autoptr(GString) loaded = g_string_new(NULL);
-    for (char **line = lines; *line != NULL; line++)
-        if (**line != '\0')
-            g_string_append_printf(loaded, "%s%s", loaded->len > 0 ? ", " : "", *line);
-    return loaded->len > 0 ? g_utf8_make_valid(loaded->str, -1) : NULL;
-}
-
 /* Adds to @coverage what the directory @dir says: its lists, which of
  * their processes have XML (or a record of the engine's), and its
  * outside-PID.txt sentences. */
@@ -298,11 +283,15 @@ static void coverage_of_dir(const char *dir, GlRunCoverage *coverage)
 {
     g_auto(GlRunFacts) run = { 0 };
     gl_run_facts_read(dir, &run);
-    const char *engine = run.title;
-    gboolean valgrind = strcmp(run.name, "valgrind") == 0;
-    if (!valgrind) {
+    /* an engine that writes PID.xml traces every process it runs; one
+     * that writes NAME.PID is a runtime in the process, which the helper's
+     * engine-PID.txt accounts for when it wrote nothing */
+    gboolean tracer = run.log == NULL && !run.silent_when_clean;
+    if (!tracer) {
         g_free(coverage->engine);
-        coverage->engine = g_strdup(engine);
+        coverage->engine = g_strdup(run.title);
+        g_free(coverage->reports);
+        coverage->reports = g_strdup(run.reports);
     }
     char *interrupted = interrupted_in(dir);
     if (interrupted != NULL) {
@@ -327,10 +316,10 @@ static void coverage_of_dir(const char *dir, GlRunCoverage *coverage)
             continue;
         gint64 pid = g_ascii_strtoll(name + strlen(GL_PROTO_LOADED_PREFIX), NULL, 10);
         coverage->lists++;
-        g_autofree char *valid = loaded_list(dir, name);
+        g_autofree char *valid = gl_process_loaded(dir, pid);
         if (valid == NULL)
             continue;
-        if (has_xml(dir, pid) || (!valgrind && has_engine_record(dir, pid))) {
+        if (has_xml(dir, pid) || (!tracer && has_engine_record(dir, pid))) {
             g_autofree char *too_old = older_than_engine(dir, pid, &run);
             if (too_old != NULL)
                 g_ptr_array_add(coverage->unchecked, g_steal_pointer(&too_old));
@@ -338,16 +327,9 @@ static void coverage_of_dir(const char *dir, GlRunCoverage *coverage)
                 coverage->checked++;
             continue;
         }
-        if (valgrind)
-            g_ptr_array_add(coverage->unchecked,
-                            g_strdup_printf("process %" G_GINT64_FORMAT ": it loaded %s outside "
-                                            "Valgrind (it has no XML: a program Valgrind does not "
-                                            "trace started it)", pid, valid));
-        else
-            g_ptr_array_add(coverage->unchecked,
-                            g_strdup_printf("process %" G_GINT64_FORMAT ": it loaded %s outside "
-                                            "%s (its runtime was not in the process, and it wrote "
-                                            "no report)", pid, valid, engine));
+        g_ptr_array_add(coverage->unchecked,
+                        g_strdup_printf("process %" G_GINT64_FORMAT ": it loaded %s outside %s "
+                                        "(%s)", pid, valid, run.title, run.outside));
     }
     g_autoptr(GPtrArray) outside = gl_rundir_outside(dir);
     for (guint i = 0; i < outside->len; i++)
@@ -358,7 +340,12 @@ void gl_rundir_coverage(const char *const *inputs, GlRunCoverage *coverage)
 {
     memset(coverage, 0, sizeof *coverage);
     coverage->unchecked = g_ptr_array_new_with_free_func(g_free);
-    coverage->engine = g_strdup("Valgrind");
+    /* what a directory without engine.txt was written by, unless one
+     * says another */
+    g_auto(GlRunFacts) plain = { 0 };
+    gl_run_facts_read(NULL, &plain);
+    coverage->engine = g_steal_pointer(&plain.title);
+    coverage->reports = g_steal_pointer(&plain.reports);
     g_autoptr(GHashTable) done = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
     for (const char *const *input = inputs; *input != NULL; input++) {
         if (strcmp(*input, "-") == 0)
@@ -369,80 +356,6 @@ void gl_rundir_coverage(const char *const *inputs, GlRunCoverage *coverage)
             coverage_of_dir(dir, coverage);
     }
     g_ptr_array_sort(coverage->unchecked, gl_compare_strings);
-}
-
-/* Returns: (transfer full): why process @pid of a run whose reports prove
- * each leak check has no such proof. */
-static char *unproven(gint64 pid, const char *loaded, const char *engine, GHashTable *proof,
-                      GHashTable *killed)
-{
-    gpointer key = GINT_TO_POINTER((gint) pid);
-    int signo = killed != NULL ? GPOINTER_TO_INT(g_hash_table_lookup(killed, key)) : 0;
-    const char *why = signo != 0 ? NULL
-                      : g_hash_table_contains(proof, key)
-                          ? "its report ends before the check's end: it crashed, was killed, "
-                            "ended with _exit, or could not write the rest"
-                          : "it left no report: it was killed or crashed before its check, ended "
-                            "with _exit, or could not write the report (a full disk)";
-    if (signo != 0)
-        return g_strdup_printf("process %" G_GINT64_FORMAT ": it loaded %s, and was killed by %s "
-                               "before %s's leak check ran", pid, loaded, gl_signal_name(signo),
-                               engine);
-    return g_strdup_printf("process %" G_GINT64_FORMAT ": it loaded %s, and %s's leak check did "
-                           "not run to its end in it: %s", pid, loaded, engine, why);
-}
-
-void gl_rundir_require_proof(const char *const *inputs, GHashTable *proof, GHashTable *killed,
-                             GlRunCoverage *coverage)
-{
-    g_autoptr(GHashTable) done = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
-    for (const char *const *input = inputs; *input != NULL; input++) {
-        if (strcmp(*input, "-") == 0)
-            continue;
-        char *dir = g_file_test(*input, G_FILE_TEST_IS_DIR) ? g_strdup(*input)
-                                                             : g_path_get_dirname(*input);
-        if (!g_hash_table_add(done, dir))
-            continue;
-        g_auto(GlRunFacts) run = { 0 };
-        gl_run_facts_read(dir, &run);
-        if (!run.proof)
-            continue;
-        g_autoptr(GDir) handle = g_dir_open(dir, 0, NULL);
-        const char *name;
-        while (handle != NULL && (name = g_dir_read_name(handle)) != NULL) {
-            if (!is_pid_file(name, GL_PROTO_LOADED_PREFIX, GL_PROTO_FILE_SUFFIX))
-                continue;
-            gint64 pid = g_ascii_strtoll(name + strlen(GL_PROTO_LOADED_PREFIX), NULL, 10);
-            g_autofree char *loaded = loaded_list(dir, name);
-            gpointer key = GINT_TO_POINTER((gint) pid);
-            if (loaded == NULL || GPOINTER_TO_INT(g_hash_table_lookup(proof, key)))
-                continue;
-            /* counted as checked by its engine record, or unchecked already */
-            g_autofree char *why = unproven(pid, loaded, run.title, proof, killed);
-            gboolean listed = FALSE;
-            g_autofree char *prefix = g_strdup_printf("process %" G_GINT64_FORMAT ":", pid);
-            for (guint i = 0; i < coverage->unchecked->len && !listed; i++)
-                listed = g_str_has_prefix(g_ptr_array_index(coverage->unchecked, i), prefix);
-            if (listed)
-                continue;
-            if (coverage->checked > 0)
-                coverage->checked--;
-            g_ptr_array_add(coverage->unchecked, g_steal_pointer(&why));
-        }
-    }
-    g_ptr_array_sort(coverage->unchecked, gl_compare_strings);
-}
-
-void gl_run_coverage_clear(GlRunCoverage *coverage)
-{
-    /* Not g_clear_pointer: clang-tidy takes its size check for a mistake. */
-    if (coverage->unchecked != NULL)
-        g_ptr_array_unref(coverage->unchecked);
-    coverage->unchecked = NULL;
-    g_free(coverage->engine);
-    coverage->engine = NULL;
-    g_free(coverage->interrupted);
-    coverage->interrupted = NULL;
 }
 
 GPtrArray *gl_rundir_outside(const char *dir)

@@ -333,7 +333,7 @@ START_TEST(test_the_documents_executable_is_ruby)
     gl_test_write(exe, "", 0);
     g_autoptr(GlRules) rules = rules_for("leaky");
     g_autoptr(GlClassifier) classifier = gl_classifier_new(rules);
-    GlDocument doc = { .pid = 7, .exe = exe };
+    GlProcess doc = { .pid = 7, .exe = exe };
     g_autofree char *frame = g_strdup_printf("rb_funcallv@%s", exe);
     g_autoptr(GlRecord) record = gl_test_record(LEAK, "malloc@" VG, frame, "leaky_call@" EXT, NULL);
     ck_assert_int_eq(gl_classifier_classify(classifier, record, &doc), GL_VERDICT_SKIP_RUBY);

@@ -65,7 +65,7 @@ START_TEST(test_real_leak_capture)
     ck_assert_ptr_null(error);
     ck_assert_uint_eq(records->len, gl_test_count(text, length, "<error>"));
 
-    const GlDocument *doc = gl_reader_document(reader);
+    const GlProcess *doc = gl_reader_process(reader);
     ck_assert_int_eq(doc->protocol_version, 4);
     ck_assert_str_eq(doc->tool, "memcheck");
     ck_assert_int_gt(doc->pid, 0);
@@ -169,7 +169,7 @@ START_TEST(test_fatal_signal_is_a_record)
     ck_assert_str_eq(crash->what, "Process terminating with default action of signal 6 (SIGABRT)");
     ck_assert_int_eq(crash->leak_kind, GL_LEAK_NONE);
     ck_assert_ptr_nonnull(find_frame(&crash->stack, "leaky_crash"));
-    ck_assert(gl_reader_document(reader)->fatal_signal);
+    ck_assert(gl_reader_process(reader)->fatal_signal);
 }
 END_TEST
 
@@ -181,7 +181,7 @@ START_TEST(test_protocol6_everything_an_error_carries)
     g_autoptr(GPtrArray) records = read_all(reader, &error);
     ck_assert_ptr_null(error);
     ck_assert_uint_eq(records->len, 3);
-    const GlDocument *doc = gl_reader_document(reader);
+    const GlProcess *doc = gl_reader_process(reader);
     ck_assert_int_eq(doc->protocol_version, 6);
     ck_assert_int_eq(doc->pid, 4242);
     ck_assert_str_eq(doc->exe, "/usr/local/bin/ruby");
@@ -242,7 +242,7 @@ START_TEST(test_bad_inputs_have_clear_errors)
     expect_failure("edge/empty.xml", GL_ERROR_EMPTY, "empty file");
     expect_failure("edge/blank.xml", GL_ERROR_EMPTY, "empty file");
     expect_failure("edge/not_xml.txt", GL_ERROR_NOT_XML, "not XML");
-    expect_failure("edge/not_valgrind.xml", GL_ERROR_NOT_VALGRIND, "<report>");
+    expect_failure("edge/not_valgrind.xml", GL_ERROR_WRONG_FORMAT, "<report>");
     expect_failure("edge/helgrind.xml", GL_ERROR_WRONG_TOOL, "helgrind");
 }
 END_TEST
@@ -343,7 +343,7 @@ START_TEST(test_concatenated_documents_all_read)
     ck_assert_ptr_null(error);
     guint first = gl_test_count(leak, leak_length, "<error>");
     ck_assert_uint_eq(records->len, first + gl_test_count(clean, clean_length, "<error>"));
-    const GlDocument *doc = gl_reader_document(reader);
+    const GlProcess *doc = gl_reader_process(reader);
     ck_assert_uint_eq(doc->n_documents, 1);
     /* each record keeps the pid of its own document */
     const GlRecord *last_of_first = g_ptr_array_index(records, first - 1);
@@ -463,7 +463,7 @@ START_TEST(test_bytes_that_are_not_utf8_anywhere)
     assert_no_problem(reader);
     ck_assert_uint_eq(gl_reader_notes(reader)->len, 1);
     ck_assert(notes_say(reader, "not UTF-8"));
-    const GlDocument *doc = gl_reader_document(reader);
+    const GlProcess *doc = gl_reader_process(reader);
     ck_assert_str_eq(g_ptr_array_index(doc->argv, 0), "caf\xEF\xBF\xBD");
     const GlRecord *bad = find_by_function(records, "bad\xEF\xBF\xBD\xEF\xBF\xBD name");
     ck_assert_ptr_nonnull(bad);
@@ -491,7 +491,7 @@ START_TEST(test_small_document_after_another)
     ck_assert_uint_eq(records->len, gl_test_count(clean, clean_length, "<error>") + 2);
     const GlRecord *last = g_ptr_array_index(records, records->len - 1);
     ck_assert_int_eq(last->pid, 42);
-    ck_assert_uint_eq(gl_reader_document(reader)->n_documents, 1);
+    ck_assert_uint_eq(gl_reader_process(reader)->n_documents, 1);
     g_string_free(text, TRUE);
 }
 END_TEST
@@ -550,7 +550,7 @@ START_TEST(test_errors_after_a_childs_end_are_read)
     ck_assert_uint_eq(records->len, 3 + 4 + 5 + 2);
     ck_assert_ptr_nonnull(find_by_function(records, "parent_after"));
     ck_assert_ptr_nonnull(find_by_function(records, "parent_exit"));
-    ck_assert(gl_reader_document(reader)->interleaved);
+    ck_assert(gl_reader_process(reader)->interleaved);
     ck_assert(notes_say(reader, "--xml-file=DIR/%p.xml"));
     g_string_free(text, TRUE);
 }
@@ -607,7 +607,7 @@ START_TEST(test_valgrind_3_26_leak_summary)
     g_autoptr(GPtrArray) records = read_all(reader, &error);
     ck_assert_ptr_null(error);
     ck_assert_uint_eq(records->len, 2);
-    ck_assert(gl_reader_document(reader)->complete);
+    ck_assert(gl_reader_process(reader)->complete);
     g_string_free(text, TRUE);
 }
 END_TEST

@@ -4,6 +4,7 @@
  * see its README) and hand-made edges. */
 #include "testutil.h"
 #include "gemleak/base/errors.h"
+#include "gemleak/read/input.h"
 #include "gemleak/read/sanitizer_exact.h"
 #include "gemleak/read/sanitizer_reader.h"
 
@@ -29,14 +30,18 @@ static char *fixture_text(const char *relative, gsize *length)
     return text;
 }
 
-/* Returns: (transfer full): @text read as records (free the array). */
+/* Returns: (transfer full): @text read as records, through the input seam
+ * as gemleak filter reads a report (free the array). */
 static GPtrArray *records_of(const char *text)
 {
-    GPtrArray *records = NULL;
-    GlSanitizerFacts facts;
-    g_autoptr(GError) error = NULL;
-    ck_assert_msg(gl_sanitizer_read_data(text, strlen(text), "lsan.2819", &records, &facts, &error),
-                  "%s", error != NULL ? error->message : "");
+    GlInput *input = gl_input_open_memory(gl_input_format_find("sanitizer"), text, strlen(text),
+                                          "lsan.2819");
+    GPtrArray *records = g_ptr_array_new_with_free_func((GDestroyNotify) gl_record_free);
+    GlRecord *record;
+    while ((record = gl_input_next(input)) != NULL)
+        g_ptr_array_add(records, record);
+    ck_assert_uint_gt(gl_input_process(input)->stands_for, 0);
+    gl_input_free(input);
     return records;
 }
 

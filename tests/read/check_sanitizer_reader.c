@@ -4,20 +4,78 @@
 #include "testutil.h"
 #include "gemleak/judge/classify.h"
 #include "gemleak/base/errors.h"
+#include "gemleak/read/input.h"
 #include "gemleak/read/reader.h"
 #include "gemleak/read/sanitizer_reader.h"
 
 #include <string.h>
 
+/* What the tests look at of a report's process (gl_input_process(),
+ * copied: its strings are the reader's own constants). */
+typedef struct {
+    const char *tool;
+    gint64 pid;
+    guint n_reports;
+    gboolean complete;
+    gboolean incomplete;
+    const char *incomplete_reason;
+    const char *incomplete_hint;
+    gboolean halted;
+    gboolean marked;
+} Facts;
+
+/* Returns: (transfer full) (nullable): every record of @input, through the
+ * input seam, and @facts what it says of its process; NULL, with @error
+ * the first problem, when it held no process's report. Frees @input. */
+static GPtrArray *read_input(GlInput *input, Facts *facts, GError **error)
+{
+    GPtrArray *records = g_ptr_array_new_with_free_func((GDestroyNotify) gl_record_free);
+    GlRecord *record;
+    while ((record = gl_input_next(input)) != NULL)
+        g_ptr_array_add(records, record);
+    const GlProcess *process = gl_input_process(input);
+    ck_assert_str_eq(gl_input_format_name(gl_input_format(input)), "sanitizer");
+    *facts = (Facts) {
+        .tool = process->tool, .pid = process->pid, .n_reports = process->n_reports,
+        .complete = process->complete, .incomplete = process->incomplete,
+        .incomplete_reason = process->incomplete_reason,
+        .incomplete_hint = process->incomplete_hint, .halted = process->halted,
+        .marked = process->marked,
+    };
+    if (process->stands_for == 0) {
+        const GPtrArray *problems = gl_input_problems(input);
+        ck_assert_uint_gt(problems->len, 0);
+        g_propagate_error(error, g_error_copy(g_ptr_array_index(problems, 0)));
+        g_ptr_array_unref(records);
+        records = NULL;
+    }
+    gl_input_free(input);
+    return records;
+}
+
+/* The @length bytes of @data as a sanitizer's report named @name. */
+static GPtrArray *read_data(const char *data, gsize length, const char *name, Facts *facts,
+                            GError **error)
+{
+    return read_input(gl_input_open_memory(gl_input_format_find("sanitizer"), data, length, name),
+                      facts, error);
+}
+
+/* The file @path, through the input seam as gemleak filter opens it. */
+static GPtrArray *read_file(const char *path, Facts *facts, GError **error)
+{
+    GlInput *input = gl_input_open(path, FALSE, NULL, error);
+    return input != NULL ? read_input(input, facts, error) : NULL;
+}
+
 /* Reads @relative under the fixtures; the test fails if it cannot.
  * Returns: (transfer full): the records. */
-static GPtrArray *read_fixture(const char *relative, GlSanitizerFacts *facts)
+static GPtrArray *read_fixture(const char *relative, Facts *facts)
 {
     g_autofree char *path = gl_test_fixture(relative);
-    GPtrArray *records = NULL;
     GError *error = NULL;
-    gboolean ok = gl_sanitizer_read_file(path, &records, facts, &error);
-    ck_assert_msg(ok, "%s: %s", relative, error != NULL ? error->message : "");
+    GPtrArray *records = read_file(path, facts, &error);
+    ck_assert_msg(records != NULL, "%s: %s", relative, error != NULL ? error->message : "");
     return records;
 }
 
@@ -53,20 +111,16 @@ static gboolean enters_object(const GlRecord *record, const char *object)
     return FALSE;
 }
 
-static GPtrArray *read_text(const char *text, const char *name, GlSanitizerFacts *facts,
-                            GError **error)
+static GPtrArray *read_text(const char *text, const char *name, Facts *facts, GError **error)
 {
-    GPtrArray *records = NULL;
-    if (!gl_sanitizer_read_data(text, strlen(text), name, &records, facts, error))
-        return NULL;
-    return records;
+    return read_data(text, strlen(text), name, facts, error);
 }
 
 /* ---- hand-made edges --------------------------------------------------------- */
 
 START_TEST(test_empty_and_garbage_are_errors)
 {
-    GlSanitizerFacts facts;
+    Facts facts;
     GError *error = NULL;
     ck_assert_ptr_null(read_text("", "lsan.1", &facts, &error));
     ck_assert_int_eq(error->code, GL_ERROR_EMPTY);
@@ -88,7 +142,7 @@ START_TEST(test_empty_and_garbage_are_errors)
 
     g_autofree char *missing = gl_test_fixture("lsan/no-such-file");
     GPtrArray *records = NULL;
-    ck_assert(!gl_sanitizer_read_file(missing, &records, &facts, &error));
+    ck_assert((records = read_file(missing, &facts, &error)) == NULL);
     ck_assert_int_eq(error->code, GL_ERROR_IO);
     ck_assert(g_str_has_prefix(error->message, missing));
     g_clear_error(&error);
@@ -99,14 +153,14 @@ END_TEST
  * Its pid comes from the runtime's line. */
 START_TEST(test_log_without_report_is_no_leak)
 {
-    GlSanitizerFacts facts;
+    Facts facts;
     GError *error = NULL;
     g_autoptr(GPtrArray) records = read_text(
         "==4242==WARNING: LeakSanitizer: ignoring something it could not scan\n", "lsan.99",
         &facts, &error);
     ck_assert_ptr_nonnull(records);
     ck_assert_uint_eq(records->len, 0);
-    ck_assert_int_eq(facts.tool, GL_SANITIZER_LSAN);
+    ck_assert_str_eq(facts.tool, "LeakSanitizer");
     ck_assert_int_eq(facts.pid, 4242);
     ck_assert_uint_eq(facts.n_reports, 0);
     ck_assert(facts.complete);
@@ -118,7 +172,7 @@ END_TEST
  * that is no pass. */
 START_TEST(test_fatal_error_is_incomplete)
 {
-    GlSanitizerFacts facts;
+    Facts facts;
     g_autoptr(GPtrArray) records = read_text(
         "==77==LeakSanitizer has encountered a fatal error.\n"
         "==77==HINT: For debugging, try setting environment variable LSAN_OPTIONS=verbosity=1:log_threads=1\n"
@@ -139,7 +193,7 @@ END_TEST
  * incomplete. Real runs: under strace, and with max_leaks=1. */
 START_TEST(test_reports_that_say_less)
 {
-    GlSanitizerFacts facts;
+    Facts facts;
     g_autofree char *fatal_path = gl_test_fixture("lsan/fatal-ptrace-ruby34.lsan");
     gsize length = 0;
     g_autofree char *fatal = gl_test_read(fatal_path, &length);
@@ -160,7 +214,7 @@ END_TEST
 /* Both frame formats, every shape of frame they have. */
 START_TEST(test_frame_formats)
 {
-    GlSanitizerFacts facts;
+    Facts facts;
     g_autoptr(GPtrArray) records = read_text(
         "=================================================================\n"
         "==31==ERROR: LeakSanitizer: detected memory leaks\n"
@@ -182,7 +236,7 @@ START_TEST(test_frame_formats)
         "lsan.31", &facts, NULL);
     ck_assert_uint_eq(records->len, 2);
     ck_assert(facts.complete);
-    ck_assert_int_eq(facts.tool, GL_SANITIZER_LSAN);
+    ck_assert_str_eq(facts.tool, "LeakSanitizer");
 
     const GlRecord *direct = g_ptr_array_index(records, 0);
     ck_assert_str_eq(direct->kind, "Leak_DefinitelyLost");
@@ -259,7 +313,7 @@ START_TEST(test_frame_format_with_any_byte_in_a_path)
         "G 3 0x7f0000004000 0x4000 0x0 0 0\n"
         "\n"
         "SUMMARY: LeakSanitizer: 100 byte(s) leaked in 1 allocation(s).\n",
-        "lsan.31", &(GlSanitizerFacts) { 0 }, NULL);
+        "lsan.31", &(Facts) { 0 }, NULL);
     ck_assert_uint_eq(records->len, 1);
     const GlRecord *record = g_ptr_array_index(records, 0);
     ck_assert_uint_eq(record->stack.n_frames, 4);
@@ -282,7 +336,7 @@ START_TEST(test_frame_format_with_any_byte_in_a_path)
     ck_assert_str_eq(f[3].obj, "/usr/bin/ruby");
 
     /* a file cut in the middle of a frame: the record is not finished */
-    GlSanitizerFacts facts = { 0 };
+    Facts facts = { 0 };
     g_autoptr(GPtrArray) cut = read_text(
         "==32==ERROR: LeakSanitizer: detected memory leaks\n"
         "\n"
@@ -314,10 +368,10 @@ START_TEST(test_truncated_report)
     /* cut after every byte: never a crash, never a record without frames,
      * never a complete report before its SUMMARY line */
     for (gsize cut = 1; cut <= length; cut++) {
-        GlSanitizerFacts facts;
+        Facts facts;
         GPtrArray *records = NULL;
         GError *error = NULL;
-        if (!gl_sanitizer_read_data(report, cut, "lsan.5", &records, &facts, &error)) {
+        if ((records = read_data(report, cut, "lsan.5", &facts, &error)) == NULL) {
             ck_assert_int_eq(error->code, GL_ERROR_MALFORMED);
             ck_assert_uint_lt(cut, strlen("==5==ERROR: LeakSanitizer:"));
             g_clear_error(&error);
@@ -340,9 +394,9 @@ START_TEST(test_truncated_report)
     /* cut inside the second record's last frame: the first is whole */
     const char *second = strstr(report, "Direct leak of 20");
     gsize cut = (gsize) (strstr(second, "leaky.c|17") - report);
-    GlSanitizerFacts facts;
+    Facts facts;
     GPtrArray *records = NULL;
-    ck_assert(gl_sanitizer_read_data(report, cut, "lsan.5", &records, &facts, NULL));
+    ck_assert((records = read_data(report, cut, "lsan.5", &facts, NULL)) != NULL);
     ck_assert(!facts.complete);
     ck_assert_uint_eq(records->len, 1);
     const GlRecord *first = g_ptr_array_index(records, 0);
@@ -365,9 +419,9 @@ START_TEST(test_hostile_bytes)
     g_string_append(text, "F|||||\nF|1|0x|||||||||||||\n    #1 0x1 in f :\n    #2 0x1 in (\n"
                           "    #3 0x1 in f x.c:\n    #4 0x1 (\n    #5 0x1 in f (m+0x)\n\n"
                           "SUMMARY: LeakSanitizer\n");
-    GlSanitizerFacts facts;
+    Facts facts;
     GPtrArray *records = NULL;
-    ck_assert(gl_sanitizer_read_data(text->str, text->len, "lsan.6", &records, &facts, NULL));
+    ck_assert((records = read_data(text->str, text->len, "lsan.6", &facts, NULL)) != NULL);
     ck_assert_uint_eq(records->len, 1);
     const GlRecord *record = g_ptr_array_index(records, 0);
     ck_assert_uint_eq(record->leaked_bytes, G_MAXUINT64);
@@ -398,7 +452,7 @@ END_TEST
 /* A crash under AddressSanitizer: a fatal signal, as Valgrind's. */
 START_TEST(test_asan_segv_is_a_fatal_signal)
 {
-    GlSanitizerFacts facts;
+    Facts facts;
     g_autoptr(GPtrArray) records = read_text(
         "AddressSanitizer:DEADLYSIGNAL\n"
         "=================================================================\n"
@@ -414,7 +468,7 @@ START_TEST(test_asan_segv_is_a_fatal_signal)
         "asan.9", &facts, NULL);
     ck_assert_uint_eq(records->len, 1);
     ck_assert(facts.complete);
-    ck_assert_int_eq(facts.tool, GL_SANITIZER_ASAN);
+    ck_assert_str_eq(facts.tool, "AddressSanitizer");
     const GlRecord *crash = g_ptr_array_index(records, 0);
     ck_assert_str_eq(crash->kind, GL_KIND_FATAL_SIGNAL);
     ck_assert_str_eq(crash->what, "SEGV on unknown address 0x000000000000");
@@ -430,9 +484,9 @@ END_TEST
  * leaks, with exact stacks, and nothing of Ruby's. */
 START_TEST(test_lsan_probe_capture)
 {
-    GlSanitizerFacts facts;
+    Facts facts;
     g_autoptr(GPtrArray) records = read_fixture("lsan/probe-ruby34.lsan", &facts);
-    ck_assert_int_eq(facts.tool, GL_SANITIZER_LSAN);
+    ck_assert_str_eq(facts.tool, "LeakSanitizer");
     ck_assert_int_eq(facts.pid, 25997);
     ck_assert(facts.complete);
     ck_assert(!facts.incomplete);
@@ -480,7 +534,7 @@ END_TEST
  * frame it could give a source line names no module. */
 START_TEST(test_default_format_reads_alike)
 {
-    GlSanitizerFacts facts, default_facts;
+    Facts facts, default_facts;
     g_autoptr(GPtrArray) exact = read_fixture("lsan/probe-ruby34.lsan", &facts);
     g_autoptr(GPtrArray) plain = read_fixture("lsan/probe-ruby34-default.lsan", &default_facts);
     ck_assert_uint_eq(exact->len, plain->len);
@@ -511,7 +565,7 @@ START_TEST(test_too_many_leaks_is_incomplete)
     static const char *const leaks[] = { "r_malloc", "r_typed_nofree", "leaky_leak",
                                          "leaky_thread_main", NULL };
     for (guint c = 0; c < G_N_ELEMENTS(captures); c++) {
-        GlSanitizerFacts facts;
+        Facts facts;
         g_autoptr(GPtrArray) records = read_fixture(captures[c], &facts);
         ck_assert_msg(facts.incomplete, "%s", captures[c]);
         ck_assert_str_eq(facts.incomplete_reason,
@@ -535,9 +589,9 @@ START_TEST(test_fork_one_report_per_process)
     const char *name;
     while ((name = g_dir_read_name(listing)) != NULL) {
         g_autofree char *path = g_build_filename(dir, name, NULL);
-        GlSanitizerFacts facts;
+        Facts facts;
         GPtrArray *records = NULL;
-        ck_assert(gl_sanitizer_read_file(path, &records, &facts, NULL));
+        ck_assert((records = read_file(path, &facts, NULL)) != NULL);
         ck_assert_int_eq(facts.pid, g_ascii_strtoll(strchr(name, '.') + 1, NULL, 10));
         ck_assert_uint_lt(files, 2);
         pids[files++] = facts.pid;
@@ -559,7 +613,7 @@ END_TEST
 /* A native thread's leak: the stack ends in start_thread, no Ruby frame. */
 START_TEST(test_leak_in_a_native_thread)
 {
-    GlSanitizerFacts facts;
+    Facts facts;
     g_autoptr(GPtrArray) records = read_fixture("lsan/leaky-ruby34.lsan", &facts);
     ck_assert_uint_eq(records->len, 5);
     const GlRecord *thread = record_through(records, "leaky_thread_main");
@@ -578,9 +632,9 @@ END_TEST
 
 START_TEST(test_asan_use_after_free)
 {
-    GlSanitizerFacts facts;
+    Facts facts;
     g_autoptr(GPtrArray) records = read_fixture("asan/r_uaf_two_lines.asan", &facts);
-    ck_assert_int_eq(facts.tool, GL_SANITIZER_ASAN);
+    ck_assert_str_eq(facts.tool, "AddressSanitizer");
     ck_assert_int_eq(facts.pid, 26477);
     ck_assert(facts.complete);
     /* built without -fsanitize-recover=address: it stopped there */
@@ -612,7 +666,7 @@ END_TEST
 
 START_TEST(test_asan_other_errors)
 {
-    GlSanitizerFacts facts;
+    Facts facts;
     g_autoptr(GPtrArray) overflow = read_fixture("asan/r_overflow.asan", &facts);
     const GlRecord *write = g_ptr_array_index(overflow, 0);
     ck_assert_str_eq(write->kind, "InvalidWrite");
@@ -636,7 +690,7 @@ START_TEST(test_asan_other_errors)
 
     /* AddressSanitizer's own leak check writes LeakSanitizer's report */
     g_autoptr(GPtrArray) leaks = read_fixture("asan/leaky-leak.asan", &facts);
-    ck_assert_int_eq(facts.tool, GL_SANITIZER_LSAN);
+    ck_assert_str_eq(facts.tool, "LeakSanitizer");
     ck_assert(!facts.halted);
     ck_assert_uint_eq(leaks->len, 3);
     ck_assert_ptr_nonnull(record_through(leaks, "leaky_thread_main"));
@@ -661,7 +715,7 @@ static const char *probe_entry(const GlRecord *record)
 /* Adds to @verdicts (entry -> bit set of GlVerdict) the verdict of every
  * leak of @record under @classifier. */
 static void note_verdict(GHashTable *verdicts, GlClassifier *classifier, GlRecord *record,
-                         const GlDocument *doc)
+                         const GlProcess *doc)
 {
     GlVerdict verdict = gl_classifier_classify(classifier, record, doc);
     const char *entry = probe_entry(record);
@@ -682,7 +736,7 @@ static GHashTable *valgrind_verdicts(const char *relative, const GlRules *rules)
     g_autoptr(GlClassifier) classifier = gl_classifier_new(rules);
     GlRecord *record;
     while ((record = gl_reader_next(reader, NULL)) != NULL) {
-        note_verdict(verdicts, classifier, record, gl_reader_document(reader));
+        note_verdict(verdicts, classifier, record, gl_reader_process(reader));
         gl_record_free(record);
     }
     return verdicts;
@@ -691,7 +745,7 @@ static GHashTable *valgrind_verdicts(const char *relative, const GlRules *rules)
 static GHashTable *lsan_verdicts(const char *relative, const GlRules *rules)
 {
     GHashTable *verdicts = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
-    GlSanitizerFacts facts;
+    Facts facts;
     g_autoptr(GPtrArray) records = read_fixture(relative, &facts);
     g_autoptr(GlClassifier) classifier = gl_classifier_new(rules);
     for (guint i = 0; i < records->len; i++)
@@ -770,7 +824,7 @@ START_TEST(test_asan_errors_kept_as_valgrinds)
     g_autoptr(GlClassifier) classifier = gl_classifier_new(rules);
     for (guint i = 0; i < G_N_ELEMENTS(errors); i++) {
         g_autofree char *relative = g_strdup_printf("asan/%s.asan", errors[i][0]);
-        GlSanitizerFacts facts;
+        Facts facts;
         g_autoptr(GPtrArray) records = read_fixture(relative, &facts);
         GlRecord *record = g_ptr_array_index(records, 0);
         ck_assert_int_eq(gl_classifier_classify(classifier, record, NULL), GL_VERDICT_KEEP);
@@ -782,185 +836,6 @@ START_TEST(test_asan_errors_kept_as_valgrinds)
 }
 END_TEST
 
-
-/* ---- --per-test: markers and checks in the report file ---------------------- */
-
-#define SEP "=================================================================\n"
-/* A record of @kind ("Direct", "Indirect") whose stack is leaky_alloc at
- * @pc, with @objects' lines under it. */
-#define LEAK(kind, bytes, count, pc, objects)                                                  \
-    kind " leak of " bytes " byte(s) in " count " object(s) allocated from:\n"                 \
-    "F|0|0x7f0000001000|/usr/lib/liblsan.so|0x1000|malloc|0x0|<null>|0|0\n"                    \
-    "F|1|" pc "|/work/ext/leaky.so|0x2000|leaky_alloc|0x0|/work/ext/leaky.c|16|5\n"             \
-    "\n"                                                                                       \
-    "Objects leaked above:\n" objects "\n"
-
-/* Three checks the helper asked for ("gemleak:checked" after each) and the
- * exit report: each check reports every object lost so far, and is read as
- * Valgrind's added check; a loss record the exit report does not hold
- * (Ruby's, out of the runtime's sight while Ruby ran) is left out. */
-static const char per_test_log[] =
-    "gemleak:setup\n"
-    "\n" SEP "==9==ERROR: LeakSanitizer: detected memory leaks\n\n"
-    LEAK("Direct", "24", "1", "0x7f00000000a0", "0x602000000010 (24 bytes)\n")
-    "SUMMARY: LeakSanitizer: 24 byte(s) leaked in 1 allocation(s).\n"
-    "gemleak:checked\n"
-    "gemleak:start\tT#test_a\t/t.rb:1\n"
-    "gemleak:start\tT#test_b\t/t.rb:5\n"
-    "gemleak:tests\t2\tT#test_a\t/t.rb:1\tT#test_b\t/t.rb:5\n"
-    "\n" SEP "==9==ERROR: LeakSanitizer: detected memory leaks\n\n"
-    LEAK("Direct", "24", "1", "0x7f00000000a0", "0x602000000010 (24 bytes)\n")
-    LEAK("Direct", "6", "1", "0x7f00000000b0", "0x601000000020 (6 bytes)\n")
-    "SUMMARY: LeakSanitizer: 30 byte(s) leaked in 2 allocation(s).\n"
-    "gemleak:checked\n"
-    "gemleak:again\n"
-    "gemleak:again\t1\tT#test_b\t/t.rb:5\n"
-    "\n" SEP "==9==ERROR: LeakSanitizer: detected memory leaks\n\n"
-    "Too many leaks! Only the first 5000 leaks encountered will be reported.\n"
-    LEAK("Direct", "12", "2", "0x7f00000000b0",
-         "0x601000000020 (6 bytes)\n0x601000000040 (6 bytes)\n")
-    LEAK("Direct", "24", "1", "0x7f00000000a0", "0x602000000010 (24 bytes)\n")
-    "SUMMARY: LeakSanitizer: 36 byte(s) leaked in 3 allocation(s).\n"
-    "gemleak:checked\n"
-    "gemleak:end\tT#test_c\t/t.rb:9\n"
-    "\n" SEP "==9==ERROR: LeakSanitizer: detected memory leaks\n\n"
-    LEAK("Direct", "24", "1", "0x7f00000000a0", "0x602000000010 (24 bytes)\n")
-    LEAK("Direct", "12", "2", "0x7f00000000b0",
-         "0x601000000020 (6 bytes)\n0x601000000040 (6 bytes)\n")
-    "SUMMARY: LeakSanitizer: 36 byte(s) leaked in 3 allocation(s).\n"
-    "gemleak:checked\n"
-    "gemleak:exit\n"
-    "\n" SEP "==9==ERROR: LeakSanitizer: detected memory leaks\n\n"
-    LEAK("Direct", "12", "2", "0x7f00000000b0",
-         "0x601000000020 (6 bytes)\n0x601000000040 (6 bytes)\n")
-    "SUMMARY: LeakSanitizer: 12 byte(s) leaked in 2 allocation(s).\n";
-
-START_TEST(test_per_test_checks_read_as_added_checks)
-{
-    GlSanitizerFacts facts;
-    GError *error = NULL;
-    g_autoptr(GPtrArray) records = read_text(per_test_log, "lsan.9", &facts, &error);
-    ck_assert_msg(records != NULL, "%s", error != NULL ? error->message : "");
-    ck_assert(facts.complete);
-    ck_assert(facts.marked);
-    /* the mid-run check's "Too many leaks" says nothing of the verdict */
-    ck_assert(!facts.incomplete);
-    /* 0x...a0's record, never lost at exit, three times */
-    ck_assert_uint_eq(facts.n_not_lost, 1);
-    ck_assert_uint_eq(records->len, 3);
-
-    const GlRecord *first = g_ptr_array_index(records, 0);
-    ck_assert(!first->at_exit);
-    ck_assert_str_eq(first->marker, "gemleak:tests\t2\tT#test_a\t/t.rb:1\tT#test_b\t/t.rb:5");
-    ck_assert_uint_eq(first->leaked_bytes, 6);
-    ck_assert_uint_eq(first->leaked_blocks, 1);
-    ck_assert_uint_eq(first->stack.frames[1].ip, 0x7f00000000b0);
-
-    /* the one object more, with the numbers of both */
-    const GlRecord *again = g_ptr_array_index(records, 1);
-    ck_assert(!again->at_exit);
-    ck_assert_str_eq(again->marker, "gemleak:again\t1\tT#test_b\t/t.rb:5");
-    ck_assert_uint_eq(again->leaked_bytes, 12);
-    ck_assert_uint_eq(again->leaked_blocks, 2);
-    ck_assert_str_eq(again->what, "Direct leak of 12 byte(s) in 2 object(s)");
-
-    /* test_c's check found nothing new: no record; the exit report's, with
-     * the last marker but "checked" and "exit" */
-    const GlRecord *at_exit = g_ptr_array_index(records, 2);
-    ck_assert(at_exit->at_exit);
-    ck_assert_str_eq(at_exit->marker, "gemleak:end\tT#test_c\t/t.rb:9");
-    ck_assert_uint_eq(at_exit->leaked_bytes, 12);
-    ck_assert_uint_eq(at_exit->leaked_blocks, 2);
-    for (guint i = 0; i < records->len; i++)
-        ck_assert_uint_eq(((const GlRecord *) g_ptr_array_index(records, i))->unique, i + 1);
-}
-END_TEST
-
-/* A process that did not get to exit (killed, exit!): no exit report and
- * no "gemleak:exit": what its checks found stays, as under Valgrind. Its
- * markers alone start the file, which reads as a sanitizer's. */
-START_TEST(test_per_test_without_exit_keeps_the_checks)
-{
-    const char *log = strstr(per_test_log, "gemleak:exit\n");
-    g_autofree char *cut = g_strndup(per_test_log, (gsize) (log - per_test_log));
-    GlSanitizerFacts facts;
-    g_autoptr(GPtrArray) records = read_text(cut, "lsan.9", &facts, NULL);
-    ck_assert_ptr_nonnull(records);
-    ck_assert_uint_eq(facts.n_not_lost, 0);
-    ck_assert_uint_eq(records->len, 3);
-    const GlRecord *setup = g_ptr_array_index(records, 0);
-    ck_assert_str_eq(setup->marker, "gemleak:setup");
-    ck_assert(!setup->at_exit);
-    ck_assert(gl_sanitizer_detect(cut, strlen(cut)));
-
-    /* markers only: a process that ran tests and lost nothing */
-    const char *quiet = "gemleak:setup\ngemleak:checked\ngemleak:start\tT#t\t/t.rb:1\n"
-                        "gemleak:end\tT#t\t/t.rb:1\ngemleak:checked\ngemleak:exit\n";
-    g_autoptr(GPtrArray) none = read_text(quiet, "lsan.10", &facts, NULL);
-    ck_assert_ptr_nonnull(none);
-    ck_assert_uint_eq(none->len, 0);
-    ck_assert(facts.marked);
-    ck_assert_int_eq(facts.pid, 10);
-    ck_assert(gl_sanitizer_detect(quiet, strlen(quiet)));
-}
-END_TEST
-
-/* The real capture: the suite's loss record (its check after three
- * tests), the runs' again (another stack: another loss record) as each
- * check found them, and the exit report; Ruby's two records of the setup
- * check, which the exit report does not hold, left out. */
-START_TEST(test_per_test_capture)
-{
-    GlSanitizerFacts facts;
-    g_autoptr(GPtrArray) records = read_fixture("lsan/per-test-ruby34.lsan", &facts);
-    ck_assert(facts.complete);
-    ck_assert(facts.marked);
-    ck_assert(!facts.incomplete);
-    ck_assert_uint_eq(facts.n_not_lost, 5);
-    ck_assert_uint_eq(records->len, 5);
-    static const struct {
-        gboolean at_exit;
-        const char *marker;
-        guint64 bytes, blocks;
-    } expected[] = {
-        { FALSE, "gemleak:tests\t3\tWordsTest#test_frequencies", 6, 1 },
-        { FALSE, "gemleak:again\t3", 12, 2 },
-        { FALSE, "gemleak:again\t1\tWordsTest#test_count", 18, 3 },
-        { TRUE, "gemleak:again\t1\tWordsTest#test_count", 18, 3 },
-        { TRUE, "gemleak:again\t1\tWordsTest#test_count", 6, 1 },
-    };
-    for (guint i = 0; i < records->len; i++) {
-        const GlRecord *record = g_ptr_array_index(records, i);
-        ck_assert_msg(record->at_exit == expected[i].at_exit, "record %u", i);
-        ck_assert_msg(g_str_has_prefix(record->marker, expected[i].marker), "record %u: %s", i,
-                      record->marker);
-        ck_assert_uint_eq(record->leaked_bytes, expected[i].bytes);
-        ck_assert_uint_eq(record->leaked_blocks, expected[i].blocks);
-        ck_assert_ptr_nonnull(frame_named(&record->stack, "tally_count"));
-    }
-    /* the suite's loss record is the same stack in its check and at exit */
-    const GlRecord *suite = g_ptr_array_index(records, 0);
-    const GlRecord *suite_at_exit = g_ptr_array_index(records, 4);
-    ck_assert_uint_eq(suite->stack.n_frames, suite_at_exit->stack.n_frames);
-    for (guint i = 0; i < suite->stack.n_frames; i++)
-        ck_assert_uint_eq(suite->stack.frames[i].ip, suite_at_exit->stack.frames[i].ip);
-}
-END_TEST
-
-/* The exit report's "Too many leaks" is still INCOMPLETE with markers. */
-START_TEST(test_per_test_too_many_at_exit_is_incomplete)
-{
-    g_autofree char *log = g_strconcat(per_test_log, "gemleak:exit\n",
-                                       "\n" SEP "==9==ERROR: LeakSanitizer: detected memory leaks\n\n"
-                                       "Too many leaks! Only the first 5000 leaks encountered will be reported.\n"
-                                       "SUMMARY: LeakSanitizer: 1 byte(s) leaked in 1 allocation(s).\n",
-                                       NULL);
-    GlSanitizerFacts facts;
-    g_autoptr(GPtrArray) records = read_text(log, "lsan.9", &facts, NULL);
-    ck_assert_ptr_nonnull(records);
-    ck_assert(facts.incomplete);
-}
-END_TEST
 
 Suite *gl_sanitizer_reader_suite(void)
 {
@@ -985,10 +860,6 @@ Suite *gl_sanitizer_reader_suite(void)
     tcase_add_test(tc, test_asan_other_errors);
     tcase_add_test(tc, test_same_verdicts_as_valgrind);
     tcase_add_test(tc, test_asan_errors_kept_as_valgrinds);
-    tcase_add_test(tc, test_per_test_checks_read_as_added_checks);
-    tcase_add_test(tc, test_per_test_without_exit_keeps_the_checks);
-    tcase_add_test(tc, test_per_test_too_many_at_exit_is_incomplete);
-    tcase_add_test(tc, test_per_test_capture);
     tcase_set_timeout(tc, 60);
     suite_add_tcase(suite, tc);
     return suite;

@@ -1,5 +1,5 @@
 /* The shape of gemleak's JSON report (--format json), which the report
- * writes (report_json.c) and gemleak reads back as an input (json_input.c):
+ * writes (report_json.c) and gemleak reads back as an input (read/json_report.c):
  * what both sides of the format share lives here, below both, so that an
  * input never includes a report's header. */
 #ifndef GEMLEAK_JSON_FORMAT_H

@@ -1,6 +1,8 @@
-/* The plain data that flows from the reader to the classifier and reports:
- * one Valgrind <error> (or <fatal_signal>) with its stacks. Nothing here
- * knows XML or Ruby. */
+/* The plain data that flows from the readers to the judges and reports:
+ * one error, leak or fatal signal with its stacks, whatever format it was
+ * read from (Valgrind's <error> and <fatal_signal>, a sanitizer's report, a
+ * finding of gemleak's own JSON report). Nothing here knows a format or
+ * Ruby. */
 #ifndef GEMLEAK_RECORD_H
 #define GEMLEAK_RECORD_H
 
@@ -50,7 +52,61 @@ typedef struct {
     const char **frames; /* "fun:NAME" or "obj:PATH", NULL-terminated */
 } GlSuppression;
 
+/* A block of a leak's loss record, when the engine lists them
+ * (LeakSanitizer's report_objects=1): its address and size. */
 typedef struct {
+    guint64 address;
+    guint64 bytes;
+} GlBlock;
+
+/* A test of the suite (gemleak run --per-test): where the helper's markers
+ * place an occurrence. */
+typedef struct {
+    char *name;            /* "CountTest#test_count", RSpec's full description;
+                            * "" for a whole test file (--per-test=file) */
+    char *location;        /* as the helper wrote it: "/abs/test/count_test.rb:6",
+                            * or the file alone; nullable */
+} GlTest;
+
+/* Returns: (transfer full): free with gl_test_free(). */
+GlTest *gl_test_new(const char *name, const char *location);
+void gl_test_free(GlTest *test);
+gboolean gl_test_equal(const GlTest *a, const GlTest *b);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(GlTest, gl_test_free)
+
+struct GlRecord;
+
+/* What an input already judged says of a record: a finding of gemleak's
+ * own JSON report (a CI shard's), merged and counted where it was read,
+ * which the judges merge as it is and never judge again. Owned by its
+ * record. */
+typedef struct {
+    guint occurrences;
+    guint64 total_bytes;
+    guint64 total_blocks;
+    guint64 direct_bytes;
+    GArray *pids;              /* gint64 */
+    GPtrArray *tests;          /* GlTest*, owned */
+    gboolean more_tests;
+    gboolean lost_before_tests;
+    gboolean lost_at_exit;
+    gboolean found_again;
+    gboolean allocated_in_tests;
+    guint64 among;             /* lost in one of this many tests, from among_first to among_last */
+    GlTest *among_first;       /* nullable, owned */
+    GlTest *among_last;        /* nullable, owned */
+    GPtrArray *sites;          /* struct GlRecord*, owned: the other accesses to its freed
+                                * block; nullable */
+} GlJudged;
+
+/* Frees @judged (nullable) and what it holds; the entries of its arrays
+ * that were stolen (set to NULL) are skipped. */
+void gl_judged_free(GlJudged *judged);
+
+typedef struct GlRecord {
+    /* Valgrind's number for the error; a sanitizer's report numbers its
+     * records in the order its log holds them; a JSON report's finding its
+     * place among the report's findings. */
     guint64 unique;
     gint tid;
     gint64 pid;              /* of the process whose document held the error */
@@ -88,6 +144,12 @@ typedef struct {
      * how many frames the stack has, short of main and of the runtime's
      * depth limit; 0 for a whole stack. Such a record is uncertain. */
     guint stack_cut;
+    /* The blocks of a leak's loss record (GlBlock), when the engine listed
+     * them; nullable. */
+    GArray *blocks;
+    /* An occurrence already judged (a JSON report's finding); nullable: a
+     * record to judge. */
+    GlJudged *judged;
     GStringChunk *strings;   /* owns every string of the record */
 } GlRecord;
 
@@ -119,9 +181,6 @@ gboolean gl_leak_kind_from_word(const char *word, GlLeakKind *kind);
 
 /* Returns: (transfer none): "definite", "indirect", ... for one flag. */
 const char *gl_leak_kind_to_string(GlLeakKind kind);
-
-/* Returns: TRUE if any stack of the record (primary or auxiliary) holds a frame. */
-gboolean gl_record_has_frames(const GlRecord *record);
 
 /* Returns: (transfer none) (nullable): the first frame the classifier marked
  * as in the target, in the primary stack or else the auxiliary ones. */

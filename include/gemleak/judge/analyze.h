@@ -1,14 +1,17 @@
 /* Reading a set of inputs (Valgrind XML files, directories of %p.xml files,
  * standard input; LeakSanitizer and AddressSanitizer reports, files or in
- * directories, told by their content; gemleak's own JSON reports) through
- * the classifier into merged findings, on several threads, with the same
- * result as one. */
+ * directories, told by their content; gemleak's own JSON reports), each
+ * through the input seam (gemleak/read/input.h) and the one loop of the
+ * judges (judgement.h), into merged findings, on several threads, with
+ * the same result as one. */
 #ifndef GEMLEAK_ANALYZE_H
 #define GEMLEAK_ANALYZE_H
 
 #include <glib.h>
+#include "gemleak/base/sys.h"
 #include "gemleak/judge/classify.h"
 #include "gemleak/judge/merge.h"
+#include "gemleak/read/input.h"
 
 typedef struct {
     guint processes;                     /* processes read: one an XML input, a shard's
@@ -51,18 +54,6 @@ typedef struct {
     GlFindings *table;
 } GlAnalysis;
 
-/* Returns: (transfer full): every *.xml and *.xml.gz file of @dir, and
- * every other regular file that begins with a sanitizer report, sorted,
- * or NULL with @error set when the directory cannot be read. */
-GPtrArray *gl_list_xml_files(const char *dir, GError **error);
-
-/* Returns: TRUE if @dir holds at least one file gl_list_xml_files() lists. */
-gboolean gl_list_xml_files_any(const char *dir);
-
-/* The most threads that read at once, and (gemleak run) the most commands
- * run at once under Valgrind: more would be hundreds of Valgrinds on one
- * machine, each with hundreds of megabytes. */
-#define GL_MAX_JOBS 64
 
 /* Reads @paths (files, directories of *.xml, "-" for standard input) with
  * @jobs threads (0: one per processor; at most GL_MAX_JOBS, and fewer when
@@ -83,25 +74,6 @@ GlAnalysis *gl_analyze_with_killed(const char *const *paths, const GlRules *rule
                                    GHashTable *killed);
 void gl_analysis_free(GlAnalysis *analysis);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(GlAnalysis, gl_analysis_free)
-
-/* Returns: TRUE if @stack, a sanitizer's allocation stack, was cut short:
- * it reaches neither main nor a thread's or fiber's start, and is shorter
- * than the runtime's depth limit (GL_SANITIZER_STACK_LIMIT program
- * counters). What the cut hides may decide whose a leak is: the exact pass
- * (gemleak/run/exact.h) unwinds those allocations again. */
-gboolean gl_sanitizer_stack_cut(const GlStack *stack);
-
-/* Classifies @record, read from a LeakSanitizer or AddressSanitizer
- * report, for @doc (its process): as gl_classifier_classify(), but a leak
- * whose stack the unwinder gave up on (short of main and of
- * GL_SANITIZER_STACK_LIMIT program counters), or that the limit cut before
- * it met a target, is kept as uncertain (record->stack_cut), never a pass
- * nor definite. *@unplaced: it was skipped as entering no target, but has
- * frames without their module (the runtimes' default frame format), so
- * that nobody can tell.
- * Returns: the verdict. */
-GlVerdict gl_sanitizer_verdict(GlClassifier *classifier, GlRecord *record, const GlDocument *doc,
-                               gboolean *unplaced);
 
 /* Returns: how many records were read and not kept: skipped by a rule,
  * repeated by a later leak check, or inherited by a forked child. */

@@ -9,7 +9,7 @@
 #define GEMLEAK_CLASSIFY_H
 
 #include <glib.h>
-#include "gemleak/read/reader.h"
+#include "gemleak/read/process.h"
 #include "gemleak/base/record.h"
 #include "gemleak/judge/rules.h"
 
@@ -49,8 +49,9 @@ void gl_classifier_set_free_at_exit(GlClassifier *classifier, gboolean free_at_e
  * frame of a target but was cut before its end (a depth limit, an unwinder
  * that gave up): a frame in view is a Ruby function that allocates for
  * Ruby, so that whatever lies beyond the cut, Ruby allocated the block for
- * itself; and rule 2 applies to it (Ruby had not freed its memory when it
- * was found). */
+ * itself (an API whose memory its caller releases is looked past, to its
+ * caller), in every process: what Ruby allocated for its own use and left,
+ * even at exit under free-at-exit, is Ruby's leftover. */
 gboolean gl_classifier_ruby_in_view(GlClassifier *classifier, const GlRecord *record);
 
 /* Adds every object path the classifier has met in a frame to @set (a
@@ -59,9 +60,10 @@ void gl_classifier_collect_objects(const GlClassifier *classifier, GHashTable *s
 
 /* Decides what @record is, marks its frames that lie in a target
  * (in_target), and for a kept leak whose owner the frames do not tell (a
- * Ruby without symbols) sets record->uncertain. @doc (nullable) names the
- * process's executable, which is Ruby whatever it is called. */
+ * Ruby without symbols) sets record->uncertain. @process (nullable), what
+ * the input said of the record's process, names its executable, which is
+ * Ruby whatever it is called. */
 GlVerdict gl_classifier_classify(GlClassifier *classifier, GlRecord *record,
-                                 const GlDocument *doc);
+                                 const GlProcess *process);
 
 #endif

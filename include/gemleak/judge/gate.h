@@ -47,6 +47,16 @@ void gl_gate_evaluate(const GlGate *gate, const GPtrArray *findings, guint incom
                       const char *interrupted, GlGateResult *result);
 void gl_gate_result_clear(GlGateResult *result);
 
+/* Writing a baseline (@writing) adopts the findings there are: the run
+ * passes unless --fail-on asked otherwise (@fail_on_given), and @gate then
+ * fails on nothing.
+ * Returns: TRUE if the findings are adopted. */
+gboolean gl_gate_adopt(GlGate *gate, gboolean writing, gboolean fail_on_given);
+
+/* Returns: (transfer full): the gate's line when @n findings were adopted
+ * into the baseline @path. */
+char *gl_gate_adopted_line(guint n, const char *path);
+
 /* Returns: TRUE if @finding is of a kind that can fail the gate (an
  * uncertain one only with "uncertain" in --fail-on). */
 gboolean gl_gate_counts(const GlGate *gate, const GlFinding *finding);

@@ -10,20 +10,6 @@
 #include <glib.h>
 #include "gemleak/base/record.h"
 
-/* A test of the suite (gemleak run --per-test): where the helper's markers
- * place an occurrence. */
-typedef struct {
-    char *name;            /* "CountTest#test_count", RSpec's full description;
-                            * "" for a whole test file (--per-test=file) */
-    char *location;        /* as the helper wrote it: "/abs/test/count_test.rb:6",
-                            * or the file alone; nullable */
-} GlTest;
-
-/* Returns: (transfer full): free with gl_test_free(). */
-GlTest *gl_test_new(const char *name, const char *location);
-void gl_test_free(GlTest *test);
-gboolean gl_test_equal(const GlTest *a, const GlTest *b);
-G_DEFINE_AUTOPTR_CLEANUP_FUNC(GlTest, gl_test_free)
 
 /* When an occurrence happened, as far as the markers of its process say
  * (attribute.h): the tests during which it was lost, or that it was lost

@@ -8,33 +8,8 @@
 
 #include <glib.h>
 #include "gemleak/base/record.h"
+#include "gemleak/read/process.h"
 
-/* What the document says about the process, filled in as the reader meets
- * it (pid and args come before the first error). Owned by the reader. */
-typedef struct {
-    gint protocol_version;   /* 0 until seen */
-    const char *tool;        /* <protocoltool>, or <tool> before protocol 4 */
-    gint64 pid;              /* 0 until seen */
-    gint64 ppid;
-    const char *exe;         /* the client's <argv><exe>, nullable */
-    GPtrArray *argv;         /* the client's <arg>s, as char * */
-    GPtrArray *vargv;        /* Valgrind's own exe and args, as char * */
-    gboolean started;        /* <status><state>RUNNING</state> seen */
-    gboolean finished;       /* <status><state>FINISHED</state> seen */
-    gboolean complete;       /* </valgrindoutput> seen, or the document ends at
-                              * gemleak's marker that the process checked itself
-                              * before it exec'd (exec) */
-    gboolean exec;           /* that marker ended it: the image before an exec */
-    gboolean interleaved;    /* elements after its root closed: several processes
-                              * wrote one file (--xml-file without %p) */
-    const char *marker;      /* the last <clientmsg> text (with the marker prefix,
-                              * when one is set), nullable */
-    guint n_errors;          /* <error>s and <fatal_signal>s handed out so far,
-                              * in this input */
-    gboolean fatal_signal;   /* a <fatal_signal> was among them */
-    guint n_documents;       /* documents that came before this one in the same
-                              * input (files concatenated); 0 normally */
-} GlDocument;
 
 typedef struct GlReader GlReader;
 
@@ -78,8 +53,8 @@ const GPtrArray *gl_reader_notes(const GlReader *reader);
 GHashTable *gl_reader_suppression_counts(const GlReader *reader);
 
 /* Returns: (transfer none): what the document being read said of its
- * process so far. */
-const GlDocument *gl_reader_document(const GlReader *reader);
+ * process so far (stands_for 1 from the start). */
+const GlProcess *gl_reader_process(const GlReader *reader);
 
 /* Returns: (transfer none): the name the reader uses for its input in messages. */
 const char *gl_reader_name(const GlReader *reader);

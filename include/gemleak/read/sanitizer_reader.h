@@ -1,7 +1,11 @@
 /* A reader of LeakSanitizer and AddressSanitizer reports (the text the
- * runtimes write to log_path.PID), into the same records the Valgrind
- * reader hands out, so that the classifier, merge and reports need not know
- * which engine ran. It knows the runtimes' text, nothing about Ruby.
+ * runtimes write to log_path.PID), a format of the input seam
+ * (gemleak/read/input.h, "sanitizer"), into the same records and process
+ * facts the Valgrind reader hands out, so that the judges and reports need
+ * not know which engine ran. It knows the runtimes' text and the lines
+ * gemleak's helper writes among them, nothing about Ruby. It reads a line
+ * at a time: what it holds is the report in hand (a check's records are
+ * told from the exit check's by the line after it), never the file.
  *
  * The runtimes' default frame format ("    #0 0x... in fn file:line:col",
  * "(module+0xoffset)"), the one gemleak asks for (GL_SANITIZER_FRAME_FORMAT)
@@ -23,48 +27,6 @@
  * due next continues the field before it: a newline in a path. */
 #define GL_SANITIZER_FRAME_FORMAT "Gm %n %m\nGf %n %f\nGs %n %s\nG %n %p %o %q %l %c"
 
-typedef enum {
-    GL_SANITIZER_UNKNOWN = 0,
-    GL_SANITIZER_LSAN,   /* "ERROR: LeakSanitizer" only */
-    GL_SANITIZER_ASAN,   /* an "ERROR: AddressSanitizer" (its leak check, if
-                          * any, is a LeakSanitizer report in the same file) */
-} GlSanitizerTool;
-
-/* What one report file says about its process. */
-typedef struct {
-    GlSanitizerTool tool;
-    gint64 pid;          /* from the report's "==PID==", else the file name's
-                          * ".PID" suffix (log_path=DIR/NAME), else 0 */
-    guint n_reports;     /* "==PID==ERROR:" headers */
-    guint n_records;
-    /* Every report ended with its SUMMARY line. FALSE: the process died or
-     * was killed while writing, and the last, unfinished record was dropped. */
-    gboolean complete;
-    /* LeakSanitizer did not report every leak ("Too many leaks! Only the
-     * first 5000 ..." or a fatal error of its own): what is missing may be
-     * the extension's, so the process cannot pass. */
-    gboolean incomplete;
-    const char *incomplete_reason;  /* (transfer none) nullable: a static phrase */
-    const char *incomplete_hint;    /* (transfer none) nullable: what to do about it */
-    /* AddressSanitizer stopped the process at an error ("==PID==ABORTING"):
-     * it halts at the first unless the code was built with
-     * -fsanitize-recover=address (and halt_on_error=0 given). */
-    gboolean halted;
-    /* Records of mid-run checks left out because the exit check did not
-     * report their loss record (see gl_sanitizer_read_data). */
-    guint n_not_lost;
-    /* "gemleak:done": the process's leak check at exit ran to its end (the
-     * library gemleak preloads, or the helper before exit!); without it, a
-     * run that asked for it (engine.txt's proof) did not check the process. */
-    gboolean done;
-    /* "gemleak:exec": the process checked what it had leaked before it
-     * exec'd another program; this report is that image's, whole. */
-    gboolean exec;
-    /* The helper marked tests in it (a marker but "gemleak:forked",
-     * "gemleak:checked" and "gemleak:exit"): --per-test followed them. */
-    gboolean marked;
-} GlSanitizerFacts;
-
 /* How much of an input's start gl_sanitizer_detect() looks at. */
 #define GL_SANITIZER_DETECT_BYTES ((gsize) 64 * 1024)
 
@@ -83,41 +45,27 @@ typedef struct {
  * of a line, in its first 64 KiB. */
 gboolean gl_sanitizer_detect(const char *data, gsize length);
 
-/* Reads every record of the @length bytes of @data; @name (a file name,
- * nullable) names it in messages and gives the pid when the text does not.
- * *records gets (transfer full) a GPtrArray of GlRecord* (freeing them) in
- * report order, frames[0] innermost as Valgrind's; @facts what the report
- * says about its process.
+/* How the records read (gl_input_next()) are:
  * LeakSanitizer's "Direct leak" is Leak_DefinitelyLost, "Indirect leak"
  * Leak_IndirectlyLost; AddressSanitizer's errors take Valgrind's kind names
  * (InvalidRead, InvalidWrite, InvalidFree, MismatchedFree, Overlap,
  * FatalSignal for a SEGV), with the "freed by" and "allocated by" stacks as
  * auxiliary stacks. A leak's tid is 0 (LeakSanitizer does not say which
  * thread allocated) and at_exit is TRUE; an error's tid is Valgrind's
- * number for the runtime's thread T<n>, n + 1.
+ * number for the runtime's thread T<n>, n + 1. report_objects=1's lists
+ * become each leak's blocks.
  * --per-test: the helper's markers ("gemleak:...", gemleak/base/protocol.h)
  * are lines of the file; each record's marker is the last one before its
  * report (but "gemleak:checked" and "gemleak:exit"). A report followed by
  * "gemleak:checked" is a check the helper asked for while the process ran:
- * its records have at_exit FALSE and Valgrind's added-check meaning (only
- * the loss records with objects, by their addresses from report_objects=1,
- * that no earlier check saw; their numbers every object seen so far). Once
- * the process reached exit (a report outside any check, or
- * "gemleak:exit"), a mid-run record whose loss record the exit report does
- * not hold is left out (facts->n_not_lost): it was never lost, only out of
- * the runtime's sight while Ruby ran.
+ * its leaks have at_exit FALSE and while_running TRUE, and are handed out
+ * once that line is read; what they mean (Valgrind's added check) is the
+ * judges' (gemleak/judge/checks.h). "gemleak:owned" lines fill the
+ * process's owners.
  * A log of the runtime with no report in it (only its "==PID==WARNING:"
- * lines) is no leak: no records, n_reports 0. A report cut short is no
- * error either: @facts says it (complete).
- * Returns: FALSE with GL_ERROR_EMPTY for no data or only blanks, and
- * GL_ERROR_MALFORMED for text that holds no line of either runtime. */
-gboolean gl_sanitizer_read_data(const char *data, gsize length, const char *name,
-                                GPtrArray **records, GlSanitizerFacts *facts, GError **error);
-
-/* The same for the file @path.
- * Returns: FALSE with GL_ERROR_IO when it cannot be read, GL_ERROR_LIMIT
- * when it is larger than 1 GiB, or as gl_sanitizer_read_data(). */
-gboolean gl_sanitizer_read_file(const char *path, GPtrArray **records, GlSanitizerFacts *facts,
-                                GError **error);
+ * lines) is no leak: no records, n_reports 0. A report cut short is a
+ * problem (GL_ERROR_TRUNCATED), its unfinished record dropped; no data or
+ * only blanks is GL_ERROR_EMPTY, and text that holds no line of either
+ * runtime GL_ERROR_MALFORMED (the process's stands_for then 0). */
 
 #endif

@@ -6,11 +6,12 @@
  *
  * Adding an engine (LeakSanitizer: its runtime preloaded into Ruby,
  * LSAN_OPTIONS, log_path=DIR/lsan.PID; AddressSanitizer alike, both on
- * src/run/sanitizer.c) is a new file in each of two folders and one line:
+ * src/run/sanitizer.c) is a new file and one line:
  *   src/run/engine_NAME.c   fills in a GlEngine below, exporting only it
- *   src/read/NAME*.c        reads what the engine wrote (see "The reader
- *                           side" below)
  *   src/run/engine.c        lists it in engines[]
+ * and, when it writes a format gemleak does not read yet, as many again:
+ *   src/read/NAME.c         reads it (see "The reader side" below)
+ *   src/read/input.c        lists it in formats[]
  *
  * The run side. runner.c, for each run:
  *   version()          first, before a directory is made: the tool runs
@@ -18,7 +19,7 @@
  *   output_too_long()  before anything runs (gemleak run's usage checks):
  *                      the run directory leaves room for the tool's names
  *   argv()             each command's command line under the tool
- *   handover()         GEMLEAK_VALGRIND's value, for a Ruby started outside
+ *   handover()         GEMLEAK_ENGINE_COMMAND's value, for a Ruby started outside
  *                      the tool (below a spared launcher) to start again
  *                      under it: NULL when it cannot be handed over
  *   watch_mark()       what in a process's command line says it is one of
@@ -28,22 +29,14 @@
  * The tool writes one file per process into the run directory; what else
  * the run directory holds is its protocol (gemleak/base/protocol.h).
  *
- * The reader side. Whatever an engine writes is read into the same things,
- * independent of the format, and the stages after the reader (judge/,
- * report/) see only those:
- *   - a stream of GlRecord (gemleak/base/record.h): one error, leak or
- *     fatal signal each, its stacks with frames (fn, obj, dir, file, line),
- *     its leak kind, bytes and blocks; handed out one at a time,
- *     (transfer full), NULL at the end (gl_reader_next() for Valgrind XML)
- *   - per-process facts (GlDocument, gemleak/read/reader.h): the pid and
- *     parent pid, the program and its arguments, whether the process
- *     started, finished and its output is complete, the last marker
- *     (gemleak/base/protocol.h's markers), how many records so far
- *   - the problems met (GError*, GL_ERROR domain: an input cut short, not
- *     the format it should be) and notes, kept apart from the records, and
- *     how many errors each suppression removed.
- * analyze.c picks the reader by what the input is (Valgrind XML, gemleak's
- * own JSON report); a new format is a reader that hands on the same. */
+ * The reader side. Whatever an engine writes is read behind the input seam
+ * (gemleak/read/input.h) into the same things, independent of the format,
+ * and the stages after it (judge/, report/) see only those: a stream of
+ * GlRecord (gemleak/base/record.h), one model of the process (GlProcess,
+ * gemleak/read/process.h), the problems met. An engine whose format gemleak
+ * reads already needs nothing there; a new format is one file of src/read/
+ * and one line in src/read/input.c (doc/guide.md, "Adding an input
+ * format"). */
 #ifndef GEMLEAK_ENGINE_H
 #define GEMLEAK_ENGINE_H
 
@@ -54,6 +47,19 @@ struct GlRunOptions;
 typedef struct {
     const char *name;    /* as a user would name it: "valgrind" */
     const char *title;   /* in messages: "Valgrind" */
+    /* What it writes, in messages: "Valgrind's XML", "LeakSanitizer's
+     * reports" ("... could not all be read", "... is kept in DIR"). */
+    const char *reports;
+    /* Why a process that loaded a target and left no report ran outside
+     * it: "it has no XML: a program Valgrind does not trace started it". */
+    const char *outside;
+    /* TRUE: version() says a version ("3.19.0"); FALSE: the path of the
+     * runtime it found, said in brackets after the title. */
+    gboolean found_is_version;
+    /* TRUE: it reads suppression files (gemleak passes its own and the
+     * project's) and has a program of its own that --valgrind names and
+     * --valgrind-opt gives options to. */
+    gboolean own_program;
     /* (nullable) What it writes in the run directory, one file a process:
      * "lsan" for lsan.PID (a sanitizer's log_path); NULL: PID.xml. */
     const char *log;
@@ -73,7 +79,7 @@ typedef struct {
     GPtrArray *(*argv)(const struct GlRunOptions *options, const char *program,
                        const char *run_dir, const char *helper_dir, char *const *command);
     /* Returns: (transfer full) (nullable): the tool's command line as one
-     * value (GL_PROTO_VALGRIND_VARIABLE), or NULL when it cannot be. */
+     * value (GL_PROTO_ENGINE_COMMAND_VARIABLE), or NULL when it cannot be. */
     char *(*handover)(const struct GlRunOptions *options, const char *run_dir,
                       const char *helper_dir);
     /* Returns: (transfer full): what a process of the run in @run_dir has in
@@ -83,8 +89,9 @@ typedef struct {
      * variables the tool needs set; @found is what version() returned. */
     char **(*environment)(const struct GlRunOptions *options, const char *run_dir,
                           const char *found, char **env);
-    /* (nullable) What the engine cannot see, for the run to say after its
-     * title: "sees leaks only, not invalid reads and writes, ..." */
+    /* (nullable) What the engine cannot see and which engine does, for
+     * the run to say after its title: "sees leaks only, not invalid reads
+     * and writes, ...: the Valgrind engine does (...)" */
     const char *blind_to;
     /* (nullable) The oldest Ruby it gives true verdicts on ("3.3"), and
      * why: a process of the run on an older Ruby (its helper says which

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <glib.h>
 #include "gemleak/run/engine.h"
+#include "gemleak/read/process_facts.h"
 
 
 /* Holds a lock on @dir that says a gemleak is using it, for as long as the
@@ -63,39 +64,12 @@ gboolean gl_rundir_mark(const char *dir, GError **error);
  * Returns: FALSE with GL_ERROR_ENVIRONMENT when it cannot. */
 gboolean gl_rundir_mark_interrupted(const char *dir, int signo, GError **error);
 
-/* What a run's directories say of its processes, beyond their XML: which
- * ran under gemleak's helper, which of those loaded an extension of the
- * project and have XML (they were checked), and which ran outside
- * Valgrind: a list naming an extension and no XML beside it (a program
- * Valgrind skips started the process), or the helper's outside-PID.txt. */
-typedef struct {
-    guint runs;            /* directories marked as a gemleak run's */
-    guint lists;           /* loaded-PID.txt files: processes the helper ran in */
-    guint checked;         /* of those, the ones that loaded an extension and have XML */
-    guint unlisted;        /* XML files of processes without a list: not Ruby, or a Ruby
-                            * whose environment lost the helper (RUBYOPT replaced) */
-    GPtrArray *unchecked;  /* char*: a sentence per process that loaded an extension outside
-                            * Valgrind ("process 12: it loaded /x/y.so outside Valgrind..."),
-                            * sorted */
-    char *engine;          /* the title of the runs' engine (engine.txt), "Valgrind" when
-                            * none says another */
-    char *interrupted;     /* nullable: the signal that interrupted a run of these
-                            * directories ("SIGTERM", interrupted.txt) */
-} GlRunCoverage;
-
-/* Fills @coverage from the directories of @inputs (directories, or the
- * directory of each file; "-" has none). Clear it with gl_run_coverage_clear(). */
+/* Fills @coverage (gemleak/read/process_facts.h) from the directories of
+ * @inputs (directories, or the directory of each file; "-" has none).
+ * Clear it with gl_run_coverage_clear(); what it means for the run is the
+ * judges' (gemleak/judge/coverage.h). */
 void gl_rundir_coverage(const char *const *inputs, GlRunCoverage *coverage);
-void gl_run_coverage_clear(GlRunCoverage *coverage);
 
-/* For the runs of @inputs whose reports prove each leak check ran to its
- * end (engine.txt's proof): moves to @coverage's unchecked each process
- * that loaded an extension without that proof in @proof (pid -> TRUE, as
- * GlAnalysis.checked_to_end), saying why (@killed, nullable: pid ->
- * signal, both GINT_TO_POINTER, names the processes a signal killed). */
-void gl_rundir_require_proof(const char *const *inputs, GHashTable *proof, GHashTable *killed,
-                             GlRunCoverage *coverage);
-G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC(GlRunCoverage, gl_run_coverage_clear)
 
 /* Returns: (transfer full) (nullable): the versions of Ruby the processes
  * of the run in @dir ran, as their helper said ("3.1.2, 3.4.5"), sorted;

@@ -1,11 +1,44 @@
-/* json_input: gemleak's own JSON reports read back as inputs (the shards
- * of a CI matrix), and what is refused. */
+/* gemleak's own JSON reports read back as inputs (the shards of a CI
+ * matrix), through the input seam and the one loop of the judges, and
+ * what is refused. */
 #include <string.h>
 
 #include "testutil.h"
 #include "gemleak/base/errors.h"
+#include "gemleak/base/text.h"
+#include "gemleak/judge/judgement.h"
 #include "gemleak/judge/merge.h"
-#include "gemleak/judge/json_input.h"
+#include "gemleak/read/input.h"
+
+/* Returns: TRUE if the input seam reads @path as a gemleak JSON report. */
+static gboolean is_report(const char *path)
+{
+    g_autoptr(GlInput) input = gl_input_open(path, FALSE, NULL, NULL);
+    return input != NULL && gl_input_format(input) == gl_input_format_find("gemleak-json");
+}
+
+/* Reads the report @path (@order_base among other inputs) into @judged
+ * (initialised here) as gemleak filter does, and @targets (nullable) the
+ * targets it names. Returns: FALSE with @error set to the first problem
+ * when it could not be read. */
+static gboolean read_report(const char *path, guint64 order_base, GlJudgement *judged,
+                            GPtrArray *targets, GError **error)
+{
+    gl_judgement_init(judged);
+    g_autoptr(GlInput) input = gl_input_open(path, FALSE, NULL, error);
+    if (input == NULL)
+        return FALSE;
+    g_autoptr(GlRules) rules = gl_rules_new();
+    gl_judge_input(input, path, rules, order_base, FALSE, judged);
+    const GlJudgedRun *run = gl_input_process(input)->judged;
+    for (guint i = 0; run != NULL && targets != NULL && i < run->targets->len; i++)
+        g_ptr_array_add(targets, g_strdup(g_ptr_array_index(run->targets, i)));
+    if (run == NULL) {
+        g_propagate_error(error, g_error_copy(g_ptr_array_index(judged->problems, 0)));
+        return FALSE;
+    }
+    return TRUE;
+}
 
 /* Returns: (transfer full): the path of the JSON report gemleak filter
  * writes for fixtures/xml/@xml in @dir. */
@@ -27,32 +60,29 @@ START_TEST(test_report_reads_back)
     g_autofree char *dir = gl_test_tmpdir();
     g_autofree char *path = report_of(dir, "leak.xml");
     g_autofree char *xml = g_build_filename(gl_test_fixtures, "xml", "leak.xml", NULL);
-    ck_assert(gl_json_input_detect(path));
-    ck_assert(!gl_json_input_detect(xml));
+    ck_assert(is_report(path));
+    ck_assert(!is_report(xml));
 
-    g_autoptr(GlFindings) findings = gl_findings_new();
-    GlJsonInput input = { 0 };
+    g_auto(GlJudgement) input = { 0 };
+    g_autoptr(GPtrArray) targets = g_ptr_array_new_with_free_func(g_free);
     g_autoptr(GError) error = NULL;
-    ck_assert_msg(gl_json_input_read(path, findings, 0, &input, &error), "%s",
+    ck_assert_msg(read_report(path, 0, &input, targets, &error), "%s",
                   error != NULL ? error->message : "");
     ck_assert_uint_eq(input.processes, 1);
     ck_assert_uint_gt(input.errors_seen, 0);
     ck_assert_uint_gt(input.by_verdict[GL_VERDICT_KEEP], 0);
-    ck_assert_uint_gt(input.targets->len, 0);
-    ck_assert_str_eq(g_ptr_array_index(input.targets, 0), "leaky");  /* as -O gave it */
+    ck_assert_uint_gt(targets->len, 0);
+    ck_assert_str_eq(g_ptr_array_index(targets, 0), "leaky");  /* as -O gave it */
     ck_assert_uint_eq(input.problems->len, 0);
-    ck_assert_uint_eq(input.unchecked_processes, 0);
-    guint found = gl_findings_count(findings);
+    ck_assert_uint_eq(input.report_unchecked, 0);
+    guint found = gl_findings_count(input.findings);
     ck_assert_uint_gt(found, 0);
 
     /* the same report twice: its findings merge, none is added */
-    ck_assert(gl_json_input_read(path, findings, (guint64) 1 << 32, &input, &error));
-    ck_assert_uint_eq(gl_findings_count(findings), found);
-
-    /* the targets alone */
-    ck_assert(gl_json_input_read(path, NULL, 0, &input, &error));
-    ck_assert_uint_gt(input.targets->len, 0);
-    gl_json_input_clear(&input);
+    g_auto(GlJudgement) again = { 0 };
+    ck_assert(read_report(path, (guint64) 1 << 32, &again, NULL, &error));
+    gl_findings_absorb(input.findings, again.findings);
+    ck_assert_uint_eq(gl_findings_count(input.findings), found);
     gl_remove_tree(dir);
 }
 END_TEST
@@ -64,33 +94,37 @@ START_TEST(test_what_is_refused)
     g_autofree char *dir = gl_test_tmpdir();
     g_autofree char *other = g_build_filename(dir, "package.json", NULL);
     gl_test_write(other, "{\"name\": \"left-pad\", \"findings\": []}\n", -1);
-    GlJsonInput input = { 0 };
+    GlJudgement input;
     g_autoptr(GError) error = NULL;
-    ck_assert(gl_json_input_detect(other));
-    ck_assert(!gl_json_input_read(other, NULL, 0, &input, &error));
-    ck_assert(g_error_matches(error, GL_ERROR, GL_ERROR_NOT_VALGRIND));
+    ck_assert(is_report(other));
+    ck_assert(!read_report(other, 0, &input, NULL, &error));
+    gl_judgement_clear(&input);
+    ck_assert(g_error_matches(error, GL_ERROR, GL_ERROR_WRONG_FORMAT));
     gl_assert_line(error->message, "JSON, but not a gemleak report");
     g_clear_error(&error);
 
     g_autofree char *newer = g_build_filename(dir, "newer.json", NULL);
     gl_test_write(newer, "{\"tool\": {\"name\": \"gemleak\"}, \"report_version\": 99, "
                          "\"findings\": []}\n", -1);
-    ck_assert(!gl_json_input_read(newer, NULL, 0, &input, &error));
-    ck_assert(g_error_matches(error, GL_ERROR, GL_ERROR_NOT_VALGRIND));
+    ck_assert(!read_report(newer, 0, &input, NULL, &error));
+    gl_judgement_clear(&input);
+    ck_assert(g_error_matches(error, GL_ERROR, GL_ERROR_WRONG_FORMAT));
     gl_assert_line(error->message, "a report of shape 99, newer than this gemleak reads .*: use "
                                    "the gemleak that wrote it$");
     g_clear_error(&error);
 
-    GString *deep = g_string_new(NULL);
+    /* a JSON object, as a report starts: the seam reads it as one */
+    GString *deep = g_string_new("{\"findings\": ");
     for (guint i = 0; i < 10000; i++)
         g_string_append_c(deep, '[');
     g_autofree char *deep_path = g_build_filename(dir, "deep.json", NULL);
     gl_test_write(deep_path, deep->str, (gssize) deep->len);
     ck_assert(!gl_json_depth_within(deep->str, deep->len, GL_JSON_INPUT_MAX_DEPTH));
-    ck_assert(!gl_json_input_read(deep_path, NULL, 0, &input, &error));
+    ck_assert(!read_report(deep_path, 0, &input, NULL, &error));
     ck_assert(g_error_matches(error, GL_ERROR, GL_ERROR_LIMIT));
+    ck_assert_uint_eq(input.processes, 0);
     g_string_free(deep, TRUE);
-    gl_json_input_clear(&input);
+    gl_judgement_clear(&input);
     gl_remove_tree(dir);
 }
 END_TEST
@@ -106,10 +140,10 @@ START_TEST(test_depth)
 }
 END_TEST
 
-Suite *gl_json_input_suite(void)
+Suite *gl_json_report_suite(void)
 {
-    Suite *suite = suite_create("json_input");
-    TCase *tc = tcase_create("json_input");
+    Suite *suite = suite_create("json_report");
+    TCase *tc = tcase_create("json_report");
     tcase_add_test(tc, test_report_reads_back);
     tcase_add_test(tc, test_what_is_refused);
     tcase_add_test(tc, test_depth);

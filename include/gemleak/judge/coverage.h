@@ -1,0 +1,38 @@
+/* Whether a run checked what it ran: what the run directories say of the
+ * processes (GlRunCoverage, gemleak/read/process_facts.h, read by
+ * gemleak/run/rundir.h) and what their reports proved (the analysis),
+ * judged. A gate never passes what was not checked: a process that loaded
+ * a target without proof that its check ran to its end was not checked,
+ * and a run in which no process loaded a target under the engine checked
+ * nothing. */
+#ifndef GEMLEAK_COVERAGE_H
+#define GEMLEAK_COVERAGE_H
+
+#include <glib.h>
+#include "gemleak/judge/rules.h"
+#include "gemleak/read/process_facts.h"
+
+/* For the runs of @inputs whose reports prove each leak check ran to its
+ * end (engine.txt's proof): moves to @coverage's unchecked each process
+ * that loaded an extension without that proof in @proof (pid -> TRUE, as
+ * GlAnalysis.checked_to_end), saying why (@killed, nullable: pid ->
+ * signal, both GINT_TO_POINTER, names the processes a signal killed). */
+void gl_coverage_require_proof(const char *const *inputs, GHashTable *proof, GHashTable *killed,
+                               GlRunCoverage *coverage);
+
+/* Returns: TRUE if a frame of some record read lies in a target of
+ * @rules (@objects: the object paths the frames named, a set): a process
+ * under the engine loaded it, whether the helper recorded it or not. */
+gboolean gl_coverage_targets_seen(const GlRules *rules, GHashTable *objects);
+
+/* Returns: TRUE if the run (@ran: gemleak run ran it; else what its
+ * directories say) checked nothing: no process counted checked nor
+ * unchecked, and no record showed a target's frame (@targets_seen). */
+gboolean gl_coverage_checked_nothing(const GlRunCoverage *coverage, gboolean ran,
+                                     gboolean targets_seen);
+
+/* Returns: (transfer full): the problem that says the run checked nothing
+ * (GL_ERROR_CHILD), @targets what the targets were ("a, b"). */
+GError *gl_coverage_checked_nothing_problem(const GlRunCoverage *coverage, const char *targets);
+
+#endif

@@ -1,0 +1,101 @@
+/* Whether a run checked what it ran (coverage.h). */
+#include "gemleak/judge/coverage.h"
+#include "gemleak/base/errors.h"
+#include "gemleak/base/sys.h"
+
+#include <string.h>
+
+/* Returns: (transfer full): why process @pid of a run whose reports prove
+ * each leak check has no such proof. */
+static char *unproven(gint64 pid, const char *loaded, const char *engine, GHashTable *proof,
+                      GHashTable *killed)
+{
+    gpointer key = GINT_TO_POINTER((gint) pid);
+    int signo = killed != NULL ? GPOINTER_TO_INT(g_hash_table_lookup(killed, key)) : 0;
+    const char *why = signo != 0 ? NULL
+                      : g_hash_table_contains(proof, key)
+                          ? "its report ends before the check's end: it crashed, was killed, "
+                            "ended with _exit, or could not write the rest"
+                          : "it left no report: it was killed or crashed before its check, ended "
+                            "with _exit, or could not write the report (a full disk)";
+    if (signo != 0)
+        return g_strdup_printf("process %" G_GINT64_FORMAT ": it loaded %s, and was killed by %s "
+                               "before %s's leak check ran", pid, loaded, gl_signal_name(signo),
+                               engine);
+    return g_strdup_printf("process %" G_GINT64_FORMAT ": it loaded %s, and %s's leak check did "
+                           "not run to its end in it: %s", pid, loaded, engine, why);
+}
+
+/* Returns: TRUE if @coverage says process @pid was not checked already. */
+static gboolean listed_unchecked(const GlRunCoverage *coverage, gint64 pid)
+{
+    g_autofree char *prefix = g_strdup_printf("process %" G_GINT64_FORMAT ":", pid);
+    for (guint i = 0; i < coverage->unchecked->len; i++)
+        if (g_str_has_prefix(g_ptr_array_index(coverage->unchecked, i), prefix))
+            return TRUE;
+    return FALSE;
+}
+
+void gl_coverage_require_proof(const char *const *inputs, GHashTable *proof, GHashTable *killed,
+                               GlRunCoverage *coverage)
+{
+    g_autoptr(GHashTable) done = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+    for (const char *const *input = inputs; *input != NULL; input++) {
+        if (strcmp(*input, "-") == 0)
+            continue;
+        char *dir = g_file_test(*input, G_FILE_TEST_IS_DIR) ? g_strdup(*input)
+                                                             : g_path_get_dirname(*input);
+        if (!g_hash_table_add(done, dir))
+            continue;
+        g_auto(GlRunFacts) run = { 0 };
+        gl_run_facts_read(dir, &run);
+        if (!run.proof)
+            continue;
+        g_autoptr(GArray) pids = gl_process_listed(dir);
+        for (guint i = 0; i < pids->len; i++) {
+            gint64 pid = g_array_index(pids, gint64, i);
+            g_autofree char *loaded = gl_process_loaded(dir, pid);
+            gpointer key = GINT_TO_POINTER((gint) pid);
+            if (loaded == NULL || GPOINTER_TO_INT(g_hash_table_lookup(proof, key)))
+                continue;
+            /* counted as checked by its engine record, or unchecked already */
+            if (listed_unchecked(coverage, pid))
+                continue;
+            if (coverage->checked > 0)
+                coverage->checked--;
+            g_ptr_array_add(coverage->unchecked, unproven(pid, loaded, run.title, proof, killed));
+        }
+    }
+    g_ptr_array_sort(coverage->unchecked, gl_compare_strings);
+}
+
+gboolean gl_coverage_targets_seen(const GlRules *rules, GHashTable *objects)
+{
+    GHashTableIter iter;
+    gpointer key;
+    g_hash_table_iter_init(&iter, objects);
+    while (g_hash_table_iter_next(&iter, &key, NULL))
+        for (guint t = 0; t < gl_rules_n_targets(rules); t++)
+            if (gl_rules_target_matches(rules, t, key))
+                return TRUE;
+    return FALSE;
+}
+
+gboolean gl_coverage_checked_nothing(const GlRunCoverage *coverage, gboolean ran,
+                                     gboolean targets_seen)
+{
+    /* Processes that were not checked say why themselves. */
+    return (ran || coverage->runs > 0 || coverage->lists > 0) && coverage->checked == 0 &&
+           coverage->unchecked->len == 0 && !targets_seen;
+}
+
+GError *gl_coverage_checked_nothing_problem(const GlRunCoverage *coverage, const char *targets)
+{
+    return g_error_new(GL_ERROR, GL_ERROR_CHILD, "nothing was checked: no process under %s "
+                       "loaded %s (does the command run the tests? %s)", coverage->engine, targets,
+                       coverage->lists == 0
+                           ? "no Ruby process ran with gemleak's helper: a Ruby started with its "
+                             "own RUBYOPT, or none, does not, and then only --object tells its "
+                             "extension"
+                           : "the Ruby processes gemleak's helper ran in loaded none of them");
+}
