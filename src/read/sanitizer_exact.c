@@ -529,15 +529,50 @@ static void add_donor(GlExactDonors *donors, char *key, Donor *donor)
 typedef struct {
     GlExactDonors *donors;
     GlExactCut cut;
-    GHashTable *stacks;      /* N (gint64*, owned) -> GPtrArray of Frame* */
+    GHashTable *frames;      /* K (gint64*, owned) -> GPtrArray of Frame*: one program counter's */
+    GHashTable *stacks;      /* N (gint64*, owned) -> GPtrArray of Frame*, made from the frames */
     GHashTable *at;          /* address (gint64*, owned) -> N (GINT_TO_POINTER) */
-    GPtrArray *reading;      /* the stack whose frames come, nullable */
+    GPtrArray *reading;      /* the frames whose lines come, nullable */
     guint added;
 } Exact;
+
+static Frame *frame_copy(const Frame *frame)
+{
+    Frame *copy = g_new0(Frame, 1);
+    copy->number = g_strdup(frame->number);
+    for (guint i = 0; i < G_N_ELEMENTS(frame->fields); i++)
+        copy->fields[i] = frame->fields[i] != NULL ? g_string_new(frame->fields[i]->str) : NULL;
+    copy->numbers = g_strdup(frame->numbers);
+    copy->stage = frame->stage;
+    return copy;
+}
 
 static gint64 *boxed(gint64 value)
 {
     return g_memdup2(&value, sizeof value);
+}
+
+/* "gemleak:stack<TAB>N<TAB>K K ...": stack N, made of the frames known by
+ * their numbers (a number not known leaves the stack out). */
+static void read_stack(Exact *exact, const char *fields)
+{
+    char *end = NULL;
+    gint64 n = g_ascii_strtoll(fields, &end, 10);
+    if (end == NULL || *end != '\t')
+        return;
+    GPtrArray *frames = g_ptr_array_new_with_free_func(frame_free);
+    g_auto(GStrv) numbers = g_strsplit(end + 1, " ", -1);
+    for (char **number = numbers; *number != NULL; number++) {
+        gint64 k = g_ascii_strtoll(*number, NULL, 10);
+        GPtrArray *pc = g_hash_table_lookup(exact->frames, &k);
+        if (pc == NULL) {
+            g_ptr_array_unref(frames);
+            return;
+        }
+        for (guint i = 0; i < pc->len; i++)
+            g_ptr_array_add(frames, frame_copy(g_ptr_array_index(pc, i)));
+    }
+    g_hash_table_insert(exact->stacks, boxed(n), frames);
 }
 
 static void exact_line(const char *line, gsize start, gsize stop, gpointer data)
@@ -547,6 +582,7 @@ static void exact_line(const char *line, gsize start, gsize stop, gpointer data)
     (void) stop;
     static const char stacks[] = GL_PROTO_MARKER_PREFIX GL_PROTO_MARKER_STACKS;
     static const char stack[] = GL_PROTO_MARKER_PREFIX GL_PROTO_MARKER_STACK "\t";
+    static const char frame[] = GL_PROTO_MARKER_PREFIX GL_PROTO_MARKER_FRAME "\t";
     static const char at[] = GL_PROTO_MARKER_PREFIX GL_PROTO_MARKER_AT "\t";
     if (exact->reading != NULL && !g_str_has_prefix(line, GL_PROTO_MARKER_PREFIX) &&
         frame_line(exact->reading, line))
@@ -555,13 +591,14 @@ static void exact_line(const char *line, gsize start, gsize stop, gpointer data)
         close_frames(exact->reading);
     exact->reading = NULL;
     if (strcmp(line, stacks) == 0) {
-        g_hash_table_remove_all(exact->stacks);
         g_hash_table_remove_all(exact->at);
-    } else if (g_str_has_prefix(line, stack)) {
+    } else if (g_str_has_prefix(line, frame)) {
         GPtrArray *frames = g_ptr_array_new_with_free_func(frame_free);
-        g_hash_table_insert(exact->stacks, boxed(g_ascii_strtoll(line + strlen(stack), NULL, 10)),
+        g_hash_table_insert(exact->frames, boxed(g_ascii_strtoll(line + strlen(frame), NULL, 10)),
                             frames);
         exact->reading = frames;
+    } else if (g_str_has_prefix(line, stack)) {
+        read_stack(exact, line + strlen(stack));
     } else if (g_str_has_prefix(line, at)) {
         char *end = NULL;
         gint64 n = g_ascii_strtoll(line + strlen(at), &end, 10);
@@ -629,12 +666,15 @@ guint gl_exact_donors_add(GlExactDonors *donors, const char *data, gsize length,
     Exact exact = {
         .donors = donors,
         .cut = cut,
+        .frames = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free,
+                                        (GDestroyNotify) g_ptr_array_unref),
         .stacks = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free,
                                         (GDestroyNotify) g_ptr_array_unref),
         .at = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL),
     };
     Walker walker = { .record = exact_record, .line = exact_line, .data = &exact };
     walk(data, length, &walker);
+    g_hash_table_unref(exact.frames);
     g_hash_table_unref(exact.stacks);
     g_hash_table_unref(exact.at);
     return exact.added;

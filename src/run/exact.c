@@ -220,7 +220,12 @@ static gboolean run_again(const GlRunOptions *options, GPtrArray *commands, gdou
     exact->interrupted_by = second.interrupted_by;
     exact->timed_out |= second.timed_out;
     ok = ok && collect_donors(second.dir, donors, error);
-    gl_run_finish(&second, TRUE);
+    /* GEMLEAK_DEBUG keeps the second run's reports, and says where. */
+    gboolean debug = g_getenv(GL_PROTO_DEBUG_VARIABLE) != NULL &&
+                     *g_getenv(GL_PROTO_DEBUG_VARIABLE) != '\0';
+    if (debug && second.dir != NULL)
+        fprintf(stderr, "gemleak: debug: the exact pass's reports are kept in %s\n", second.dir);
+    gl_run_finish(&second, !debug);
     return ok;
 }
 

@@ -152,11 +152,14 @@ START_TEST(test_rewrite_keeps_what_was_not_found_again)
     /* one block found again of two: one given, one kept as it was */
     g_autoptr(GlExactDonors) some = gl_exact_donors_new();
     const char *again =
+        "gemleak:frame\t0\n"
+        "Gm 0 /tmp/s28/cap/leaky/leaky.so\nGf 0 leaky_alloc\nGs 0 /tmp/leaky.c\nG 0 0x7f0000001350 0x1350 0x0 15 0\n"
+        "gemleak:frame\t1\n"
+        "Gm 0 /tmp/s28/cap/leaky/leaky.so\nGf 0 leaky_leak\nGs 0 /tmp/leaky.c\nG 0 0x7f00000013ac 0x13ac 0x0 33 0\n"
+        "gemleak:frame\t2\n"
+        "Gm 0 /ruby\nGf 0 main\nGs 0 main.c\nG 0 0x55000000 0x58471 0x0 68 0\n"
+        "gemleak:stack\t1\t0 1 2\n"
         "gemleak:stacks\n"
-        "gemleak:stack\t1\n"
-        "Gm 1 /tmp/s28/cap/leaky/leaky.so\nGf 1 leaky_alloc\nGs 1 /tmp/leaky.c\nG 1 0x7f0000001350 0x1350 0x0 15 0\n"
-        "Gm 2 /tmp/s28/cap/leaky/leaky.so\nGf 2 leaky_leak\nGs 2 /tmp/leaky.c\nG 2 0x7f00000013ac 0x13ac 0x0 33 0\n"
-        "Gm 3 /ruby\nGf 3 main\nGs 3 main.c\nG 3 0x55000000 0x58471 0x0 68 0\n"
         "gemleak:at\t1\t607000000abc\n"
         "==9==ERROR: LeakSanitizer: detected memory leaks\n\n"
         "Direct leak of 100 byte(s) in 1 object(s) allocated from:\n"

@@ -148,10 +148,12 @@
  * a frame's offset) in MODULE (a path, as the runtime names it).
  * GEMLEAK_EXACT_LIBRARY is the library's path (the helper takes it out of
  * LD_PRELOAD with the runtime's). In the process's report, before each
- * leak check: "gemleak:stacks" (a new table), "gemleak:stack<TAB>N" and
- * stack N's frames in gemleak's frame format from #1 on, and
- * "gemleak:at<TAB>N<TAB>ADDRESS ADDRESS ..." (hexadecimal): the blocks
- * still allocated that were allocated there. */
+ * leak check: "gemleak:frame<TAB>K" and the frames symbolized at one
+ * program counter in gemleak's frame format (numbered from 0: inlined
+ * ones share it), "gemleak:stack<TAB>N<TAB>K K ..." (a stack by its
+ * program counters' frames; both once a process), "gemleak:stacks" (a new
+ * table of blocks) and "gemleak:at<TAB>N<TAB>ADDRESS ADDRESS ..."
+ * (hexadecimal): the blocks still allocated that were allocated there. */
 #define GL_PROTO_EXACT_VARIABLE "GEMLEAK_EXACT"
 /* The exact pass runs only the tests that allocated what the fast pass
  * found lost, when it can tell (GEMLEAK_EXACT_TESTS names a file of them,
@@ -181,6 +183,7 @@
 #define GL_PROTO_MARKER_STACKS "stacks"
 #define GL_PROTO_MARKER_STACK "stack"
 #define GL_PROTO_MARKER_AT "at"
+#define GL_PROTO_MARKER_FRAME "frame"
 
 /* Valgrind's command line for the processes outside it. */
 /* The variables gemleak sets in every process of a run, for the helper:

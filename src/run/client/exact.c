@@ -20,9 +20,15 @@
  * the blocks still allocated are written into the process's report with
  * their stacks, symbolized by the runtime in gemleak's frame format:
  *
- *   gemleak:stacks                     a new table: the last one is void
- *   gemleak:stack<TAB>N                then stack N's frames, from #1 on
- *   gemleak:at<TAB>N<TAB>ADDRESS ...   blocks allocated there (hex)
+ *   gemleak:frame<TAB>K                then the frames symbolized at one
+ *                                      program counter (inlined ones too),
+ *                                      numbered from 0, in gemleak's format
+ *   gemleak:stack<TAB>N<TAB>K K ...    stack N: its program counters' frames
+ *   gemleak:stacks                     a new table of blocks: the last is void
+ *   gemleak:at<TAB>N<TAB>ADDRESS ...   blocks allocated on stack N (hex)
+ *
+ * (frames and stacks once a process, before the first table that needs
+ * them)
  *
  * gemleak joins them to the check's objects (report_objects=1) by
  * address, and gives each block the fast pass saw at that site and size
@@ -145,6 +151,7 @@ static uint64_t size_bits[64];
 typedef struct {
     uintptr_t pcs[MAX_DEPTH];
     int n;
+    int written;       /* its line is in this process's report */
 } Stack;
 
 typedef struct {
@@ -152,6 +159,7 @@ typedef struct {
     uint32_t stack;         /* an index into stacks */
 } Slot;
 
+/* Nothing done with it held may allocate or free: the hooks take it. */
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static Slot *slots;
 static size_t capacity, used, gone;
@@ -515,10 +523,14 @@ static void freed(const volatile void *block)
     forget(block);
 }
 
+/* The runtime's allocation hook: a block handed out at an address the
+ * table holds was freed where no hook saw it; what the table says of the
+ * address is stale (the site's allocation, if this is one, records it
+ * again right after). */
 static void allocated(const volatile void *block, size_t size)
 {
-    (void) block;
     (void) size;
+    forget(block);
 }
 
 /* ---- the allocation functions ------------------------------------------------ */
@@ -666,17 +678,74 @@ void *dlopen(const char *file, int mode)
 static char line[LINE_BYTES];
 static char rendered[RENDER_BYTES];
 
-/* Writes "TAG N FIELD" lines for each frame symbolized at @pc (a frame and
- * those inlined at it share it), numbered on from *@number. */
-static void write_frames(uintptr_t pc, int *number)
+/* The frames symbolized at a program counter (a frame and those inlined
+ * at it share it), kept: the runtime's symbolizer costs far more than the
+ * writing, and stacks share most of their frames. */
+typedef struct {
+    uintptr_t pc;      /* 0: empty */
+    char *text;        /* mapped: for each frame, module, function, source and numbers, NUL after each */
+    int frames;
+    uint32_t index;    /* its number in the report */
+    int written;       /* its lines are in this process's report */
+} Rendered;
+
+#define FIRST_RENDERED ((size_t) 1 << 12)
+#define ARENA_BYTES ((size_t) 1 << 20)
+static Rendered *rendered_pcs;  /* mapped, rendered_capacity of them */
+static size_t rendered_capacity;
+static size_t n_rendered;
+static char *arena;
+static size_t arena_left;
+
+/* Returns: a copy of @size bytes of @text in memory mapped here, or NULL. */
+static char *keep(const char *text, size_t size)
 {
-    static const char *const tags[] = { "Gm", "Gf", "Gs", "G" };
+    if (size > arena_left) {
+        size_t chunk = size > ARENA_BYTES ? size : ARENA_BYTES;
+        arena = map(chunk);
+        arena_left = arena != NULL ? chunk : 0;
+        if (arena == NULL)
+            return NULL;
+    }
+    char *copy = memcpy(arena, text, size);
+    arena += size;
+    arena_left -= size;
+    return copy;
+}
+
+/* Returns: (transfer none) (nullable): the frames symbolized at @pc. */
+static const Rendered *render(uintptr_t pc)
+{
     static const char *const formats[] = { "%m", "%f", "%s", "%p %o %q %l %c" };
-    /* each format's text for every frame at @pc, NUL after each: the
-     * frames, innermost first, as the runtime renders them */
+    if ((n_rendered + 1) * 2 > rendered_capacity) {
+        size_t more = rendered_capacity == 0 ? FIRST_RENDERED : rendered_capacity * 2;
+        Rendered *grown = map(more * sizeof *grown);
+        if (grown == NULL)
+            return NULL;  /* no memory left: this frame goes unnamed */
+        for (size_t j = 0; j < rendered_capacity; j++) {
+            if (rendered_pcs[j].pc == 0)
+                continue;
+            size_t k = (size_t) ((rendered_pcs[j].pc * UINT64_C(0x9E3779B97F4A7C15)) >> 20) & (more - 1);
+            while (grown[k].pc != 0)
+                k = (k + 1) & (more - 1);
+            grown[k] = rendered_pcs[j];
+        }
+        if (rendered_pcs != NULL)
+            munmap(rendered_pcs, rendered_capacity * sizeof *rendered_pcs);
+        rendered_pcs = grown;
+        rendered_capacity = more;
+    }
+    size_t mask = rendered_capacity - 1;
+    size_t i = (size_t) ((pc * UINT64_C(0x9E3779B97F4A7C15)) >> 20) & mask;
+    while (rendered_pcs[i].pc != 0 && rendered_pcs[i].pc != pc)
+        i = (i + 1) & mask;
+    if (rendered_pcs[i].pc == pc)
+        return &rendered_pcs[i];
+    /* each format's text for every frame at @pc, NUL after each, as the
+     * runtime renders the frames of a stack, innermost first */
+    static char buffers[4][RENDER_BYTES];
     char *texts[4][16];
     int counts[4] = { 0 };
-    static char buffers[4][RENDER_BYTES];
     for (int f = 0; f < 4; f++) {
         memset(buffers[f], 0, sizeof buffers[f]);
         symbolize((void *) pc, formats[f], buffers[f], sizeof buffers[f]);
@@ -687,14 +756,94 @@ static void write_frames(uintptr_t pc, int *number)
     for (int f = 0; f < 3; f++)
         if (counts[f] < frames)
             frames = counts[f];
-    for (int i = 0; i < frames; i++, (*number)++)
+    static char joined[4 * RENDER_BYTES];
+    size_t length = 0;
+    for (int i2 = 0; i2 < frames; i2++)
         for (int f = 0; f < 4; f++) {
-            snprintf(line, sizeof line, "%s %d %s", tags[f], *number, texts[f][i]);
+            size_t n = strlen(texts[f][i2]) + 1;
+            if (length + n > sizeof joined)
+                break;
+            memcpy(joined + length, texts[f][i2], n);
+            length += n;
+        }
+    char *text = keep(joined, length > 0 ? length : 1);
+    if (text == NULL)
+        return NULL;
+    rendered_pcs[i] = (Rendered) { .pc = pc, .text = text, .frames = frames,
+                                   .index = (uint32_t) n_rendered };
+    n_rendered++;
+    return &rendered_pcs[i];
+}
+
+/* Writes, once a process, the frames symbolized at @pc: "gemleak:frame
+ * <TAB>K", then its lines in gemleak's frame format, numbered from 0 (a
+ * frame and those inlined at it).
+ * Returns: (transfer none) (nullable): them. */
+static Rendered *write_frames(uintptr_t pc)
+{
+    static const char *const tags[] = { "Gm", "Gf", "Gs", "G" };
+    Rendered *frames = (Rendered *) render(pc);
+    if (frames == NULL || frames->written)
+        return frames;
+    frames->written = 1;
+    snprintf(line, sizeof line, GL_PROTO_MARKER_PREFIX GL_PROTO_MARKER_FRAME "\t%u", frames->index);
+    report_line(line);
+    const char *field = frames->text;
+    for (int i = 0; i < frames->frames; i++)
+        for (int f = 0; f < 4; f++) {
+            snprintf(line, sizeof line, "%s %d %s", tags[f], i, field);
             report_line(line);
+            field += strlen(field) + 1;
+        }
+    return frames;
+}
+
+/* Writes, once a process, stack @s: "gemleak:stack<TAB>N<TAB>K K ...",
+ * its frames by their numbers (written first). */
+static void write_stack(uint32_t s)
+{
+    if (stacks[s].written)
+        return;
+    stacks[s].written = 1;
+    uint32_t indices[MAX_DEPTH];
+    int n = 0;
+    for (int f = 0; f < stacks[s].n; f++) {
+        const Rendered *frames = write_frames(stacks[s].pcs[f]);
+        if (frames != NULL)
+            indices[n++] = frames->index;
+    }
+    size_t length = (size_t) snprintf(line, sizeof line,
+                                      GL_PROTO_MARKER_PREFIX GL_PROTO_MARKER_STACK "\t%u\t", s);
+    for (int i = 0; i < n && length < sizeof line - 16; i++)
+        length += (size_t) snprintf(line + length, sizeof line - length, "%s%u", i > 0 ? " " : "",
+                                    indices[i]);
+    report_line(line);
+}
+
+/* Sorts @slots by stack, then address: a shell sort, in place. qsort
+ * allocates for large arrays, and an allocation here, with the lock held,
+ * would free into the hook that takes it. */
+static void sort_by_stack(Slot *slots_to_sort, size_t n)
+{
+    static const size_t gaps[] = { 10711, 4711, 1750, 701, 301, 132, 57, 23, 10, 4, 1 };
+    for (size_t g = 0; g < sizeof gaps / sizeof gaps[0]; g++)
+        for (size_t i = gaps[g]; i < n; i++) {
+            Slot slot = slots_to_sort[i];
+            size_t j = i;
+            while (j >= gaps[g] &&
+                   (slots_to_sort[j - gaps[g]].stack > slot.stack ||
+                    (slots_to_sort[j - gaps[g]].stack == slot.stack &&
+                     slots_to_sort[j - gaps[g]].address > slot.address))) {
+                slots_to_sort[j] = slots_to_sort[j - gaps[g]];
+                j -= gaps[g];
+            }
+            slots_to_sort[j] = slot;
         }
 }
 
-/* Writes the table of blocks still allocated, with their stacks. */
+/* Writes the table of blocks still allocated, with their stacks: each
+ * stack once, then its blocks, on lines of a few dozen (the runtime's
+ * Printf cuts long lines). */
 void gemleak_exact_write(void)
 {
     if (report_line == NULL || symbolize == NULL)
@@ -702,35 +851,37 @@ void gemleak_exact_write(void)
     busy++;
     pthread_mutex_lock(&lock);
     report_line(GL_PROTO_MARKER_PREFIX GL_PROTO_MARKER_STACKS);
-    /* a stack's blocks, on lines of a few dozen: the runtime's Printf cuts long lines */
-    for (size_t s = 0; s < n_stacks; s++) {
-        int any = 0;
-        size_t length = 0;
-        for (size_t i = 0; i < capacity; i++) {
-            if (slots[i].address <= GONE || slots[i].stack != s)
-                continue;
-            if (!any) {
-                snprintf(line, sizeof line, GL_PROTO_MARKER_PREFIX GL_PROTO_MARKER_STACK "\t%zu", s);
-                report_line(line);
-                int number = 1;
-                for (int f = 0; f < stacks[s].n; f++)
-                    write_frames(stacks[s].pcs[f], &number);
-                any = 1;
-            }
-            if (length == 0)
-                length = (size_t) snprintf(rendered, sizeof rendered,
-                                           GL_PROTO_MARKER_PREFIX GL_PROTO_MARKER_AT "\t%zu\t", s);
-            length += (size_t) snprintf(rendered + length, sizeof rendered - length, "%s%lx",
-                                        rendered[length - 1] == '\t' ? "" : " ",
-                                        (unsigned long) HIDE(slots[i].address));
-            if (length > LINE_BYTES - 64) {
+    size_t n = 0;
+    Slot *live = used > 0 ? map(used * sizeof *live) : NULL;
+    for (size_t i = 0; live != NULL && i < capacity && n < used; i++)
+        if (slots[i].address > GONE)
+            live[n++] = slots[i];
+    if (live != NULL)
+        sort_by_stack(live, n);
+    size_t length = 0;
+    for (size_t i = 0; i < n; i++) {
+        uint32_t s = live[i].stack;
+        if (i == 0 || live[i - 1].stack != s) {
+            if (length > 0)
                 report_line(rendered);
-                length = 0;
-            }
+            length = 0;
+            write_stack(s);
         }
-        if (length > 0)
+        if (length == 0)
+            length = (size_t) snprintf(rendered, sizeof rendered,
+                                       GL_PROTO_MARKER_PREFIX GL_PROTO_MARKER_AT "\t%u\t", s);
+        length += (size_t) snprintf(rendered + length, sizeof rendered - length, "%s%lx",
+                                    rendered[length - 1] == '\t' ? "" : " ",
+                                    (unsigned long) HIDE(live[i].address));
+        if (length > LINE_BYTES - 64) {
             report_line(rendered);
+            length = 0;
+        }
     }
+    if (length > 0)
+        report_line(rendered);
+    if (live != NULL)
+        munmap(live, used * sizeof *live);
     pthread_mutex_unlock(&lock);
     busy--;
 }
@@ -743,6 +894,16 @@ static void before_fork(void)
 
 static void after_fork(void)
 {
+    pthread_mutex_unlock(&lock);
+}
+
+/* The child writes a report of its own: its frames and stacks anew. */
+static void in_child(void)
+{
+    for (size_t i = 0; i < n_stacks; i++)
+        stacks[i].written = 0;
+    for (size_t i = 0; i < rendered_capacity; i++)
+        rendered_pcs[i].written = 0;
     pthread_mutex_unlock(&lock);
 }
 
@@ -761,7 +922,7 @@ __attribute__((constructor)) static void exact_start(void)
     if (install == NULL || report_line == NULL || symbolize == NULL || backtrace_fn == NULL ||
         get_ip == NULL)
         return;  /* no runtime here (a program the helper took it from): nothing to do */
-    if (install(allocated, freed) == 0 || pthread_atfork(before_fork, after_fork, after_fork) != 0)
+    if (install(allocated, freed) == 0 || pthread_atfork(before_fork, after_fork, in_child) != 0)
         return;
     read_sites(path);
     resolve();

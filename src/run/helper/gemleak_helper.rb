@@ -293,6 +293,10 @@ module GemLeakHelper
       @features_seen = 0
       @failed = false
       start_list
+      # What the parent loaded, the child has: a child killed before it
+      # requires anything (fiddle, which the parent may have loaded already)
+      # still counts as one that loaded the extension, whose check must run.
+      record_new_extensions
     end
 
     def forked?
