@@ -160,9 +160,10 @@ $(B)/client/gemleak_preload.so: $(PRELOAD_SRCS) $(PROTOCOL_H)
 # when a fast pass found leaks whose stacks were cut (src/run/client/exact.c):
 # exact stacks at the leaking sites only. Frame pointers of its own, so that
 # the runtime's fast unwinder gets past it to the allocating call.
-$(B)/client/gemleak_exact.so: $(RESDIR)/client/exact.c $(PROTOCOL_H)
+EXACT_SRCS := $(RESDIR)/client/exact.c $(RESDIR)/client/exact_write.c
+$(B)/client/gemleak_exact.so: $(EXACT_SRCS) $(RESDIR)/client/exact_int.h $(PROTOCOL_H)
 	@mkdir -p $(@D)
-	$(CC) $(CLIENT_CFLAGS) -fno-omit-frame-pointer -Iinclude -o $@ $< -ldl -pthread
+	$(CC) $(CLIENT_CFLAGS) -fno-omit-frame-pointer -Iinclude -o $@ $(EXACT_SRCS) -ldl -pthread
 
 # Generated code: warnings are glib-compile-resources' business, not ours.
 $(B)/obj/resources.o: $(B)/gen/resources.c $(B)/gen/resources.h

@@ -199,8 +199,14 @@ static gboolean wait_for_descendants(GlRunResult *result, FILE *messages)
             fflush(messages);
             said = TRUE;
         }
-        if (now >= deadline)
+        if (now >= deadline) {
+            /* past the commands' deadline and the grace: what SIGTERM did
+             * not end (a Ruby whose main thread never takes the signal) is
+             * made to, not left running for ever */
+            if (timed_out)
+                signal_orphans(SIGKILL);
             return TRUE;
+        }
         g_usleep(REAP_INTERVAL_US);
     }
 #else

@@ -18,7 +18,8 @@
  * a handler that runs before the one src/run/client/proof.c registered as
  * the process started; before a check the helper makes while Ruby runs),
  * the blocks still allocated are written into the process's report with
- * their stacks, symbolized by the runtime in gemleak's frame format:
+ * their stacks (exact_write.c), symbolized by the runtime in gemleak's
+ * frame format:
  *
  *   gemleak:frame<TAB>K                then the frames symbolized at one
  *                                      program counter (inlined ones too),
@@ -57,6 +58,7 @@
 #include <unwind.h>
 
 #include "gemleak/base/protocol.h"
+#include "exact_int.h"
 
 /* Not in a header: they replace the C library's (and the runtime's, which
  * they call). */
@@ -77,7 +79,6 @@ void *_Znam(size_t size);
 void *_ZnwmRKSt9nothrow_t(size_t size, const void *tag);
 void *_ZnamRKSt9nothrow_t(size_t size, const void *tag);
 /* Also the helper's, before a check it makes while Ruby runs. */
-void gemleak_exact_write(void);
 
 /* What the runtime prints for a frame is the call's own address, one byte
  * (x86) or one instruction (ARM) before the return address. */
@@ -87,18 +88,10 @@ void gemleak_exact_write(void);
 #define CALL_BEFORE_RETURN 1
 #endif
 
-#define MAX_DEPTH 64
 #define MAX_SITES 4096
 #define MAX_MODULES 256
 #define BOOT_BYTES ((size_t) 64 * 1024)
 #define FIRST_SLOTS ((size_t) 1 << 12)
-#define LINE_BYTES 4096
-#define RENDER_BYTES 8192
-/* The table holds no block's address as it is (the runtime's leak check
- * scans this library's memory for pointers): owners.c's mask. */
-#define HIDE(address) ((uintptr_t) (address) ^ (uintptr_t) UINT64_C(0xA5A5A5A5A5A5A5A5))
-#define EMPTY ((uintptr_t) 0)
-#define GONE ((uintptr_t) 1)
 
 typedef void *(*Malloc)(size_t);
 typedef void *(*Calloc)(size_t, size_t);
@@ -110,8 +103,6 @@ typedef void *(*Aligned)(size_t, size_t);
 typedef void *(*Dlopen)(const char *, int);
 typedef void *(*NewNothrow)(size_t, const void *);
 typedef int (*InstallHooks)(void (*)(const volatile void *, size_t), void (*)(const volatile void *));
-typedef void (*ReportLine)(const char *);
-typedef void (*Symbolize)(void *, const char *, char *, size_t);
 typedef _Unwind_Reason_Code (*Backtrace)(_Unwind_Trace_Fn, void *);
 typedef _Unwind_Ptr (*GetIP)(struct _Unwind_Context *);
 
@@ -147,34 +138,23 @@ static volatile int ready;  /* sites resolved at least once: allocations are loo
  * fail at once. */
 static uint64_t size_bits[64];
 
-/* One stack, its return addresses outward from the allocation's caller. */
-typedef struct {
-    uintptr_t pcs[MAX_DEPTH];
-    int n;
-    int written;       /* its line is in this process's report */
-} Stack;
-
-typedef struct {
-    uintptr_t address;      /* EMPTY, GONE or a block's, HIDE()n */
-    uint32_t stack;         /* an index into stacks */
-} Slot;
-
-/* Nothing done with it held may allocate or free: the hooks take it. */
-static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-static Slot *slots;
-static size_t capacity, used, gone;
-static Stack *stacks;       /* mapped */
-static size_t n_stacks, stacks_capacity;
-static ReportLine report_line;
-static Symbolize symbolize;
+pthread_mutex_t exact_lock = PTHREAD_MUTEX_INITIALIZER;
+Slot *exact_slots;
+size_t exact_capacity, exact_used;
+static size_t gone;
+Stack *exact_stacks;
+size_t exact_n_stacks;
+static size_t stacks_capacity;
+ReportLine exact_report_line;
+Symbolize exact_symbolize;
+__thread int exact_busy __attribute__((tls_model("initial-exec")));
 static Backtrace backtrace_fn;
 static GetIP get_ip;
 static int writer_registered;
-static __thread int busy __attribute__((tls_model("initial-exec")));
 
 /* ---- memory of its own ----------------------------------------------------- */
 
-static void *map(size_t bytes)
+void *exact_map(size_t bytes)
 {
     void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     return p == MAP_FAILED ? NULL : p;
@@ -277,9 +257,9 @@ static void resolve(void)
     walk.first = 1;
     ssize_t n = readlink("/proc/self/exe", walk.exe, sizeof walk.exe - 1);
     walk.exe[n > 0 ? n : 0] = '\0';
-    busy++;
+    exact_busy++;
     dl_iterate_phdr(resolve_module, &walk);
-    busy--;
+    exact_busy--;
     ready = 1;
 }
 
@@ -291,7 +271,7 @@ static long module_index(const char *name, size_t length)
             return (long) m;
     if (n_modules >= MAX_MODULES)
         return -1;
-    char *copy = map(length + 1);
+    char *copy = exact_map(length + 1);
     if (copy == NULL)
         return -1;
     memcpy(copy, name, length);
@@ -311,7 +291,7 @@ static void read_sites(const char *path)
     size_t length = 0;
     if (fstat(fd, &st) == 0 && st.st_size > 0 && (size_t) st.st_size < ((size_t) 64 << 20)) {
         length = (size_t) st.st_size;
-        text = map(length + 1);
+        text = exact_map(length + 1);
         size_t got = 0;
         while (text != NULL && got < length) {
             ssize_t n = read(fd, text + got, length - got);
@@ -322,8 +302,8 @@ static void read_sites(const char *path)
         length = got;
     }
     close(fd);
-    sites = map(MAX_SITES * sizeof *sites);
-    modules = map(MAX_MODULES * sizeof *modules);
+    sites = exact_map(MAX_SITES * sizeof *sites);
+    modules = exact_map(MAX_MODULES * sizeof *modules);
     if (text == NULL || sites == NULL || modules == NULL)
         return;
     const char *header = GL_PROTO_MARKER_PREFIX GL_PROTO_MARKER_SITES "\t";
@@ -361,7 +341,7 @@ static void read_sites(const char *path)
 /* Returns: 1 if an allocation of @size returning to @caller is a site's. */
 static inline int wanted(uintptr_t caller, size_t size)
 {
-    if (!ready || busy || !(size_bits[(size & 4095) / 64] & (UINT64_C(1) << (size & 63))))
+    if (!ready || exact_busy || !(size_bits[(size & 4095) / 64] & (UINT64_C(1) << (size & 63))))
         return 0;
     for (size_t s = 0; s < n_sites; s++)
         if (sites[s].address == caller && sites[s].size == size)
@@ -400,21 +380,21 @@ static size_t slot_of(uintptr_t address, size_t mask)
 /* Called with the lock held. Returns: 0 when no memory was left. */
 static int rehash(size_t new_capacity)
 {
-    Slot *fresh = map(new_capacity * sizeof *fresh);
+    Slot *fresh = exact_map(new_capacity * sizeof *fresh);
     if (fresh == NULL)
         return 0;
-    for (size_t i = 0; i < capacity; i++) {
-        if (slots[i].address <= GONE)
+    for (size_t i = 0; i < exact_capacity; i++) {
+        if (exact_slots[i].address <= GONE)
             continue;
-        size_t j = slot_of(slots[i].address, new_capacity - 1);
+        size_t j = slot_of(exact_slots[i].address, new_capacity - 1);
         while (fresh[j].address != EMPTY)
             j = (j + 1) & (new_capacity - 1);
-        fresh[j] = slots[i];
+        fresh[j] = exact_slots[i];
     }
-    if (slots != NULL)
-        munmap(slots, capacity * sizeof *slots);
-    slots = fresh;
-    capacity = new_capacity;
+    if (exact_slots != NULL)
+        munmap(exact_slots, exact_capacity * sizeof *exact_slots);
+    exact_slots = fresh;
+    exact_capacity = new_capacity;
     gone = 0;
     return 1;
 }
@@ -422,13 +402,13 @@ static int rehash(size_t new_capacity)
 /* Called with the lock held. */
 static void forget_locked(uintptr_t address)
 {
-    if (used == 0)
+    if (exact_used == 0)
         return;
-    size_t mask = capacity - 1;
-    for (size_t i = slot_of(address, mask); slots[i].address != EMPTY; i = (i + 1) & mask)
-        if (slots[i].address == address) {
-            slots[i].address = GONE;
-            used--;
+    size_t mask = exact_capacity - 1;
+    for (size_t i = slot_of(address, mask); exact_slots[i].address != EMPTY; i = (i + 1) & mask)
+        if (exact_slots[i].address == address) {
+            exact_slots[i].address = GONE;
+            exact_used--;
             gone++;
             return;
         }
@@ -438,24 +418,24 @@ static void forget_locked(uintptr_t address)
  * memory was left. Called with the lock held. */
 static uint32_t keep_stack(const Stack *stack)
 {
-    for (size_t i = n_stacks; i > 0; i--)
-        if (stacks[i - 1].n == stack->n &&
-            memcmp(stacks[i - 1].pcs, stack->pcs, (size_t) stack->n * sizeof stack->pcs[0]) == 0)
+    for (size_t i = exact_n_stacks; i > 0; i--)
+        if (exact_stacks[i - 1].n == stack->n &&
+            memcmp(exact_stacks[i - 1].pcs, stack->pcs, (size_t) stack->n * sizeof stack->pcs[0]) == 0)
             return (uint32_t) (i - 1);
-    if (n_stacks >= stacks_capacity) {
+    if (exact_n_stacks >= stacks_capacity) {
         size_t more = stacks_capacity == 0 ? 256 : stacks_capacity * 2;
-        Stack *grown = map(more * sizeof *grown);
+        Stack *grown = exact_map(more * sizeof *grown);
         if (grown == NULL)
             return UINT32_MAX;
-        if (stacks != NULL) {
-            memcpy(grown, stacks, n_stacks * sizeof *stacks);
-            munmap(stacks, stacks_capacity * sizeof *stacks);
+        if (exact_stacks != NULL) {
+            memcpy(grown, exact_stacks, exact_n_stacks * sizeof *exact_stacks);
+            munmap(exact_stacks, stacks_capacity * sizeof *exact_stacks);
         }
-        stacks = grown;
+        exact_stacks = grown;
         stacks_capacity = more;
     }
-    stacks[n_stacks] = *stack;
-    return (uint32_t) n_stacks++;
+    exact_stacks[exact_n_stacks] = *stack;
+    return (uint32_t) exact_n_stacks++;
 }
 
 static void at_exit_write(void)
@@ -468,52 +448,51 @@ static void record(void *block, uintptr_t caller)
 {
     if (block == NULL || backtrace_fn == NULL || get_ip == NULL)
         return;
-    busy++;
+    exact_busy++;
     Stack stack = { .n = 0 };
     Unwinding unwinding = { .caller = caller, .stack = &stack };
     backtrace_fn(one_frame, &unwinding);
     if (stack.n == 0)
         stack.pcs[stack.n++] = caller;  /* the unwinder lost its way: the caller at least */
-    pthread_mutex_lock(&lock);
-    if (!writer_registered) {
-        /* after proof.c's, which its constructor registered: run before it */
-        writer_registered = 1;
+    /* after proof.c's, which its constructor registered: run before it
+     * (and not with the lock held: atexit may allocate) */
+    if (!__atomic_exchange_n(&writer_registered, 1, __ATOMIC_ACQ_REL))
         atexit(at_exit_write);
-    }
+    pthread_mutex_lock(&exact_lock);
     uint32_t index = keep_stack(&stack);
     uintptr_t address = HIDE(block);
     if (index != UINT32_MAX &&
-        ((used + gone + 1) * 2 <= capacity ||
-         rehash(capacity == 0 ? FIRST_SLOTS : (used + 1) * 4 > capacity ? capacity * 2 : capacity))) {
-        size_t mask = capacity - 1;
+        ((exact_used + gone + 1) * 2 <= exact_capacity ||
+         rehash(exact_capacity == 0 ? FIRST_SLOTS : (exact_used + 1) * 4 > exact_capacity ? exact_capacity * 2 : exact_capacity))) {
+        size_t mask = exact_capacity - 1;
         size_t i = slot_of(address, mask);
         size_t free_slot = SIZE_MAX;
-        while (slots[i].address != EMPTY && slots[i].address != address) {
-            if (slots[i].address == GONE && free_slot == SIZE_MAX)
+        while (exact_slots[i].address != EMPTY && exact_slots[i].address != address) {
+            if (exact_slots[i].address == GONE && free_slot == SIZE_MAX)
                 free_slot = i;
             i = (i + 1) & mask;
         }
-        if (slots[i].address == EMPTY) {
+        if (exact_slots[i].address == EMPTY) {
             if (free_slot != SIZE_MAX) {
                 i = free_slot;
                 gone--;
             }
-            used++;
+            exact_used++;
         }
-        slots[i].address = address;
-        slots[i].stack = index;
+        exact_slots[i].address = address;
+        exact_slots[i].stack = index;
     }
-    pthread_mutex_unlock(&lock);
-    busy--;
+    pthread_mutex_unlock(&exact_lock);
+    exact_busy--;
 }
 
 static void forget(const volatile void *block)
 {
-    if (block == NULL || used == 0)
+    if (block == NULL || exact_used == 0)
         return;
-    pthread_mutex_lock(&lock);
+    pthread_mutex_lock(&exact_lock);
     forget_locked(HIDE(block));
-    pthread_mutex_unlock(&lock);
+    pthread_mutex_unlock(&exact_lock);
 }
 
 /* The runtime's free hook: every block freed, however (free, delete,
@@ -673,238 +652,22 @@ void *dlopen(const char *file, int mode)
     return handle;
 }
 
-/* ---- writing ------------------------------------------------------------------ */
-
-static char line[LINE_BYTES];
-static char rendered[RENDER_BYTES];
-
-/* The frames symbolized at a program counter (a frame and those inlined
- * at it share it), kept: the runtime's symbolizer costs far more than the
- * writing, and stacks share most of their frames. */
-typedef struct {
-    uintptr_t pc;      /* 0: empty */
-    char *text;        /* mapped: for each frame, module, function, source and numbers, NUL after each */
-    int frames;
-    uint32_t index;    /* its number in the report */
-    int written;       /* its lines are in this process's report */
-} Rendered;
-
-#define FIRST_RENDERED ((size_t) 1 << 12)
-#define ARENA_BYTES ((size_t) 1 << 20)
-static Rendered *rendered_pcs;  /* mapped, rendered_capacity of them */
-static size_t rendered_capacity;
-static size_t n_rendered;
-static char *arena;
-static size_t arena_left;
-
-/* Returns: a copy of @size bytes of @text in memory mapped here, or NULL. */
-static char *keep(const char *text, size_t size)
-{
-    if (size > arena_left) {
-        size_t chunk = size > ARENA_BYTES ? size : ARENA_BYTES;
-        arena = map(chunk);
-        arena_left = arena != NULL ? chunk : 0;
-        if (arena == NULL)
-            return NULL;
-    }
-    char *copy = memcpy(arena, text, size);
-    arena += size;
-    arena_left -= size;
-    return copy;
-}
-
-/* Returns: (transfer none) (nullable): the frames symbolized at @pc. */
-static const Rendered *render(uintptr_t pc)
-{
-    static const char *const formats[] = { "%m", "%f", "%s", "%p %o %q %l %c" };
-    if ((n_rendered + 1) * 2 > rendered_capacity) {
-        size_t more = rendered_capacity == 0 ? FIRST_RENDERED : rendered_capacity * 2;
-        Rendered *grown = map(more * sizeof *grown);
-        if (grown == NULL)
-            return NULL;  /* no memory left: this frame goes unnamed */
-        for (size_t j = 0; j < rendered_capacity; j++) {
-            if (rendered_pcs[j].pc == 0)
-                continue;
-            size_t k = (size_t) ((rendered_pcs[j].pc * UINT64_C(0x9E3779B97F4A7C15)) >> 20) & (more - 1);
-            while (grown[k].pc != 0)
-                k = (k + 1) & (more - 1);
-            grown[k] = rendered_pcs[j];
-        }
-        if (rendered_pcs != NULL)
-            munmap(rendered_pcs, rendered_capacity * sizeof *rendered_pcs);
-        rendered_pcs = grown;
-        rendered_capacity = more;
-    }
-    size_t mask = rendered_capacity - 1;
-    size_t i = (size_t) ((pc * UINT64_C(0x9E3779B97F4A7C15)) >> 20) & mask;
-    while (rendered_pcs[i].pc != 0 && rendered_pcs[i].pc != pc)
-        i = (i + 1) & mask;
-    if (rendered_pcs[i].pc == pc)
-        return &rendered_pcs[i];
-    /* each format's text for every frame at @pc, NUL after each, as the
-     * runtime renders the frames of a stack, innermost first */
-    static char buffers[4][RENDER_BYTES];
-    char *texts[4][16];
-    int counts[4] = { 0 };
-    for (int f = 0; f < 4; f++) {
-        memset(buffers[f], 0, sizeof buffers[f]);
-        symbolize((void *) pc, formats[f], buffers[f], sizeof buffers[f]);
-        for (char *p = buffers[f]; *p != '\0' && counts[f] < 16; p += strlen(p) + 1)
-            texts[f][counts[f]++] = p;
-    }
-    int frames = counts[3];
-    for (int f = 0; f < 3; f++)
-        if (counts[f] < frames)
-            frames = counts[f];
-    static char joined[4 * RENDER_BYTES];
-    size_t length = 0;
-    for (int i2 = 0; i2 < frames; i2++)
-        for (int f = 0; f < 4; f++) {
-            size_t n = strlen(texts[f][i2]) + 1;
-            if (length + n > sizeof joined)
-                break;
-            memcpy(joined + length, texts[f][i2], n);
-            length += n;
-        }
-    char *text = keep(joined, length > 0 ? length : 1);
-    if (text == NULL)
-        return NULL;
-    rendered_pcs[i] = (Rendered) { .pc = pc, .text = text, .frames = frames,
-                                   .index = (uint32_t) n_rendered };
-    n_rendered++;
-    return &rendered_pcs[i];
-}
-
-/* Writes, once a process, the frames symbolized at @pc: "gemleak:frame
- * <TAB>K", then its lines in gemleak's frame format, numbered from 0 (a
- * frame and those inlined at it).
- * Returns: (transfer none) (nullable): them. */
-static Rendered *write_frames(uintptr_t pc)
-{
-    static const char *const tags[] = { "Gm", "Gf", "Gs", "G" };
-    Rendered *frames = (Rendered *) render(pc);
-    if (frames == NULL || frames->written)
-        return frames;
-    frames->written = 1;
-    snprintf(line, sizeof line, GL_PROTO_MARKER_PREFIX GL_PROTO_MARKER_FRAME "\t%u", frames->index);
-    report_line(line);
-    const char *field = frames->text;
-    for (int i = 0; i < frames->frames; i++)
-        for (int f = 0; f < 4; f++) {
-            snprintf(line, sizeof line, "%s %d %s", tags[f], i, field);
-            report_line(line);
-            field += strlen(field) + 1;
-        }
-    return frames;
-}
-
-/* Writes, once a process, stack @s: "gemleak:stack<TAB>N<TAB>K K ...",
- * its frames by their numbers (written first). */
-static void write_stack(uint32_t s)
-{
-    if (stacks[s].written)
-        return;
-    stacks[s].written = 1;
-    uint32_t indices[MAX_DEPTH];
-    int n = 0;
-    for (int f = 0; f < stacks[s].n; f++) {
-        const Rendered *frames = write_frames(stacks[s].pcs[f]);
-        if (frames != NULL)
-            indices[n++] = frames->index;
-    }
-    size_t length = (size_t) snprintf(line, sizeof line,
-                                      GL_PROTO_MARKER_PREFIX GL_PROTO_MARKER_STACK "\t%u\t", s);
-    for (int i = 0; i < n && length < sizeof line - 16; i++)
-        length += (size_t) snprintf(line + length, sizeof line - length, "%s%u", i > 0 ? " " : "",
-                                    indices[i]);
-    report_line(line);
-}
-
-/* Sorts @slots by stack, then address: a shell sort, in place. qsort
- * allocates for large arrays, and an allocation here, with the lock held,
- * would free into the hook that takes it. */
-static void sort_by_stack(Slot *slots_to_sort, size_t n)
-{
-    static const size_t gaps[] = { 10711, 4711, 1750, 701, 301, 132, 57, 23, 10, 4, 1 };
-    for (size_t g = 0; g < sizeof gaps / sizeof gaps[0]; g++)
-        for (size_t i = gaps[g]; i < n; i++) {
-            Slot slot = slots_to_sort[i];
-            size_t j = i;
-            while (j >= gaps[g] &&
-                   (slots_to_sort[j - gaps[g]].stack > slot.stack ||
-                    (slots_to_sort[j - gaps[g]].stack == slot.stack &&
-                     slots_to_sort[j - gaps[g]].address > slot.address))) {
-                slots_to_sort[j] = slots_to_sort[j - gaps[g]];
-                j -= gaps[g];
-            }
-            slots_to_sort[j] = slot;
-        }
-}
-
-/* Writes the table of blocks still allocated, with their stacks: each
- * stack once, then its blocks, on lines of a few dozen (the runtime's
- * Printf cuts long lines). */
-void gemleak_exact_write(void)
-{
-    if (report_line == NULL || symbolize == NULL)
-        return;
-    busy++;
-    pthread_mutex_lock(&lock);
-    report_line(GL_PROTO_MARKER_PREFIX GL_PROTO_MARKER_STACKS);
-    size_t n = 0;
-    Slot *live = used > 0 ? map(used * sizeof *live) : NULL;
-    for (size_t i = 0; live != NULL && i < capacity && n < used; i++)
-        if (slots[i].address > GONE)
-            live[n++] = slots[i];
-    if (live != NULL)
-        sort_by_stack(live, n);
-    size_t length = 0;
-    for (size_t i = 0; i < n; i++) {
-        uint32_t s = live[i].stack;
-        if (i == 0 || live[i - 1].stack != s) {
-            if (length > 0)
-                report_line(rendered);
-            length = 0;
-            write_stack(s);
-        }
-        if (length == 0)
-            length = (size_t) snprintf(rendered, sizeof rendered,
-                                       GL_PROTO_MARKER_PREFIX GL_PROTO_MARKER_AT "\t%u\t", s);
-        length += (size_t) snprintf(rendered + length, sizeof rendered - length, "%s%lx",
-                                    rendered[length - 1] == '\t' ? "" : " ",
-                                    (unsigned long) HIDE(live[i].address));
-        if (length > LINE_BYTES - 64) {
-            report_line(rendered);
-            length = 0;
-        }
-    }
-    if (length > 0)
-        report_line(rendered);
-    if (live != NULL)
-        munmap(live, used * sizeof *live);
-    pthread_mutex_unlock(&lock);
-    busy--;
-}
-
 /* A fork while another thread holds the lock would leave the child's held. */
 static void before_fork(void)
 {
-    pthread_mutex_lock(&lock);
+    pthread_mutex_lock(&exact_lock);
 }
 
 static void after_fork(void)
 {
-    pthread_mutex_unlock(&lock);
+    pthread_mutex_unlock(&exact_lock);
 }
 
 /* The child writes a report of its own: its frames and stacks anew. */
 static void in_child(void)
 {
-    for (size_t i = 0; i < n_stacks; i++)
-        stacks[i].written = 0;
-    for (size_t i = 0; i < rendered_capacity; i++)
-        rendered_pcs[i].written = 0;
-    pthread_mutex_unlock(&lock);
+    exact_forget_written();
+    pthread_mutex_unlock(&exact_lock);
 }
 
 __attribute__((constructor)) static void exact_start(void)
@@ -915,11 +678,11 @@ __attribute__((constructor)) static void exact_start(void)
         return;
     InstallHooks install = (InstallHooks) (uintptr_t) dlsym(RTLD_DEFAULT,
                                                             "__sanitizer_install_malloc_and_free_hooks");
-    report_line = (ReportLine) (uintptr_t) dlsym(RTLD_DEFAULT, "__sanitizer_report_error_summary");
-    symbolize = (Symbolize) (uintptr_t) dlsym(RTLD_DEFAULT, "__sanitizer_symbolize_pc");
+    exact_report_line = (ReportLine) (uintptr_t) dlsym(RTLD_DEFAULT, "__sanitizer_report_error_summary");
+    exact_symbolize = (Symbolize) (uintptr_t) dlsym(RTLD_DEFAULT, "__sanitizer_symbolize_pc");
     backtrace_fn = (Backtrace) (uintptr_t) dlsym(RTLD_DEFAULT, "_Unwind_Backtrace");
     get_ip = (GetIP) (uintptr_t) dlsym(RTLD_DEFAULT, "_Unwind_GetIP");
-    if (install == NULL || report_line == NULL || symbolize == NULL || backtrace_fn == NULL ||
+    if (install == NULL || exact_report_line == NULL || exact_symbolize == NULL || backtrace_fn == NULL ||
         get_ip == NULL)
         return;  /* no runtime here (a program the helper took it from): nothing to do */
     if (install(allocated, freed) == 0 || pthread_atfork(before_fork, after_fork, in_child) != 0)
