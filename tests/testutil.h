@@ -124,6 +124,8 @@ Suite *gl_splitter_suite(void);
 Suite *gl_sinks_suite(void);
 Suite *gl_json_input_suite(void);
 Suite *gl_source_suite(void);
+Suite *gl_demangle_suite(void);
+Suite *gl_debuginfo_suite(void);
 Suite *gl_group_suite(void);
 Suite *gl_process_facts_suite(void);
 

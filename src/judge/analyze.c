@@ -6,6 +6,7 @@
 #include "gemleak/judge/fingerprint.h"
 #include "gemleak/base/errors.h"
 #include "gemleak/judge/json_input.h"
+#include "gemleak/read/debuginfo.h"
 #include "gemleak/read/process_facts.h"
 #include "gemleak/read/reader.h"
 #include "gemleak/read/sanitizer_reader.h"
@@ -438,7 +439,7 @@ static void promote_lost_cycles(GlClassifier *classifier, const GlRules *rules,
 /* A LeakSanitizer or AddressSanitizer report: its records through the same
  * rules as Valgrind's. A report that stops short is cut (its process died
  * writing it); one that says LeakSanitizer left leaks out cannot pass. */
-static void read_sanitizer(Input *input, const GlRules *rules)
+static void read_sanitizer(Input *input, const GlRules *rules, GlDebugInfo *debuginfo)
 {
     g_autoptr(GPtrArray) records = NULL;
     GlSanitizerFacts facts = { 0 };
@@ -447,6 +448,12 @@ static void read_sanitizer(Input *input, const GlRules *rules)
         g_ptr_array_add(input->problems, problem);
         return;
     }
+    /* Named as Valgrind names them (debuginfo.h): the same finding reads
+     * the same under every engine. */
+    GStatBuf written;
+    gint64 mtime = g_stat(input->path, &written) == 0 ? (gint64) written.st_mtime : 0;
+    for (guint n = 0; n < records->len; n++)
+        gl_debuginfo_settle(debuginfo, g_ptr_array_index(records, n), mtime);
     input->opened = TRUE;
     input->processes = 1;
     input->marked = facts.marked;
@@ -558,7 +565,7 @@ static int open_input(Input *input, gboolean *regular)
     return fd;
 }
 
-static void read_input(Input *input, const GlRules *rules)
+static void read_input(Input *input, const GlRules *rules, GlDebugInfo *debuginfo)
 {
     if (strcmp(input->path, "-") == 0) {
         g_autoptr(GlReader) reader = gl_reader_new_for_fd(STDIN_FILENO, "<stdin>");
@@ -578,7 +585,7 @@ static void read_input(Input *input, const GlRules *rules)
     }
     if (regular && is_sanitizer_file(input->path)) {
         close(fd);
-        read_sanitizer(input, rules);
+        read_sanitizer(input, rules, debuginfo);
         return;
     }
     /* the reader reads the descriptor until it is freed */
@@ -604,6 +611,7 @@ static void read_input(Input *input, const GlRules *rules)
 typedef struct {
     GPtrArray *inputs;
     const GlRules *rules;
+    GlDebugInfo *debuginfo;  /* the objects sanitizer reports name, read once */
     gint next;
     gint starved;   /* threads that started but could not allocate */
 } Work;
@@ -616,7 +624,7 @@ static void read_all(Work *work)
             return;
         Input *input = g_ptr_array_index(work->inputs, i);
         if (input->problems->len == 0)
-            read_input(input, work->rules);
+            read_input(input, work->rules, work->debuginfo);
     }
 }
 
@@ -769,7 +777,8 @@ GlAnalysis *gl_analyze_with_killed(const char *const *paths, const GlRules *rule
 
     /* Threads are joined, not pooled: a pool keeps idle threads past the
      * end, which a leak checker should not leave for Valgrind to find. */
-    Work work = { .inputs = inputs, .rules = rules };
+    g_autoptr(GlDebugInfo) debuginfo = gl_debuginfo_new();
+    Work work = { .inputs = inputs, .rules = rules, .debuginfo = debuginfo };
     g_autoptr(GPtrArray) threads = g_ptr_array_new();
     g_autoptr(GError) thread_error = NULL;
     guint fit = jobs > 1 ? threads_that_fit(jobs) : 1;
