@@ -6,6 +6,7 @@
 #include "gemleak/judge/fingerprint.h"
 #include "gemleak/base/errors.h"
 #include "gemleak/judge/json_input.h"
+#include "gemleak/judge/structures.h"
 #include "gemleak/read/debuginfo.h"
 #include "gemleak/read/process_facts.h"
 #include "gemleak/read/reader.h"
@@ -478,6 +479,8 @@ static void read_sanitizer(Input *input, const GlRules *rules, GlDebugInfo *debu
     }
     if (!input->unjudged && !input->leaks_unjudged)
         promote_lost_cycles(classifier, rules, records, verdicts, &doc);
+    /* Valgrind's numbers: a structure's indirect blocks in its direct leak */
+    gl_structures_attach(records);
     for (guint n = 0; n < records->len; n++) {
         GlRecord *record = g_ptr_array_index(records, n);
         GlVerdict verdict = verdicts[n];
