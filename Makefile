@@ -77,7 +77,7 @@ INTEG_OBJS := $(INTEG_SRCS:tests/%.c=$(B)/obj/tests/%.o) $(B)/obj/tests/testutil
 RESDIR    := src/run
 RESOURCES := $(B)/helper/gemleak_helper.rb $(B)/client/gemleak_client.so $(B)/client/gemleak_preload.so
 
-.PHONY: all demo check check-unit check-helper check-docs check-integration asan fuzz bench lint \
+.PHONY: all demo check check-unit check-helper helper-protocol check-docs check-integration asan fuzz bench lint \
         install uninstall clean deps-build deps-check deps-demo deps-fuzz deps-bench deps-lint
 
 all: deps-build
@@ -186,8 +186,19 @@ check-unit: $(B)/tests/check_unit
 # minitest, no Valgrind.
 check-helper:
 	$(MAKE) --no-print-directory $(B)/helper/gemleak_helper.rb
+	@cmp -s $(RESDIR)/helper/gemleak_helper.rb $(B)/helper/gemleak_helper.rb || { \
+	    echo "$(RESDIR)/helper/gemleak_helper.rb: its protocol block is not $(PROTOCOL_H)'s:" \
+	        "make helper-protocol writes it" >&2; exit 1; }
+	@! ruby -wc $(B)/helper/gemleak_helper.rb 2>&1 | grep -v '^Syntax OK$$' || { \
+	    echo "the helper warns under ruby -w: a suite's output would show it" >&2; exit 1; }
 	GEMLEAK_HELPER=$(abspath $(B)/helper/gemleak_helper.rb) ruby tests/run/helper/run.rb
 	ruby tests/rake/test_messages.rb
+
+# Writes protocol.h's names into the helper's "# BEGIN protocol.h" block in
+# the source tree, as the build does into its copy: the committed helper
+# reads as it runs, and check-helper fails while they differ.
+helper-protocol: $(B)/helper/gemleak_helper.rb
+	cp $(B)/helper/gemleak_helper.rb $(RESDIR)/helper/gemleak_helper.rb
 
 # Every example of README.md, doc/guide.md and gemleak(1)'s EXAMPLES, run
 # as written against the example gem (doc/guide.md, "The tests").

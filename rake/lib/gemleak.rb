@@ -425,6 +425,8 @@ module GemLeak
   # -fsanitize-recover=address lets the suite go on after an error, so that
   # one run reports every error (gemleak run sets halt_on_error=0).
   class AsanBuild
+    # GL_PROTO_ASAN_CFLAGS and GL_PROTO_ASAN_LDFLAGS of gemleak's protocol.h
+    # (tests/rake/test_messages.rb holds them equal)
     CFLAGS = "-fsanitize=address -fsanitize-recover=address -fno-omit-frame-pointer"
     LDFLAGS = "-fsanitize=address"
 

@@ -153,16 +153,6 @@ const char *gl_leak_kind_to_string(GlLeakKind kind)
     return "none";
 }
 
-gboolean gl_record_has_frames(const GlRecord *record)
-{
-    if (record->stack.n_frames > 0)
-        return TRUE;
-    for (guint i = 0; i < record->aux->len; i++)
-        if (g_array_index(record->aux, GlAux, i).stack.n_frames > 0)
-            return TRUE;
-    return FALSE;
-}
-
 static const GlFrame *first_target_in(const GlStack *stack)
 {
     for (guint i = 0; i < stack->n_frames; i++)

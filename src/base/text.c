@@ -1,6 +1,8 @@
 /* Text from outside, escaped for a line of output (text.h). */
 #include "gemleak/base/text.h"
 
+#include <string.h>
+
 void gl_text_append_escaped(GString *out, const char *text, gboolean keep_tabs)
 {
     g_autofree char *valid = g_utf8_make_valid(text, -1);
@@ -26,4 +28,10 @@ char *gl_text_escape(const char *text)
     GString *out = g_string_new(NULL);
     gl_text_append_escaped(out, text, FALSE);
     return g_string_free(out, FALSE);
+}
+
+const char *gl_base_name(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    return slash != NULL ? slash + 1 : path;
 }

@@ -565,13 +565,14 @@ gboolean gl_cli_analyze_and_report(const Options *options, Plan *plan, const cha
     outcome->problems = analysis->problems->len > 0;
     outcome->checked_nothing_only = checked_nothing && analysis->problems->len == 1;
     outcome->status = run != NULL ? gl_cli_run_status(outcome, run) : gl_cli_filter_status(outcome);
+    g_autofree char *unreadable = g_strdup_printf("%s could not all be read",
+                                                  coverage->reports != NULL ? coverage->reports
+                                                                            : "the inputs");
     outcome->trouble = checked_nothing ? "nothing was checked"
                        : interrupted != NULL ? "the run was interrupted"
                        : coverage->unchecked->len > 0
                            ? "a process that loaded an extension was not checked"
-                       : strcmp(coverage->engine, "Valgrind") == 0
-                           ? "Valgrind's XML could not all be read"
-                           : "the engine's reports could not all be read";
+                       : unreadable;
     g_autofree char *exit_line = run != NULL ? gl_cli_run_exit_line(outcome->status, run, outcome) : NULL;
     GlReportContext context = {
         .analysis = analysis,
@@ -584,6 +585,7 @@ gboolean gl_cli_analyze_and_report(const Options *options, Plan *plan, const cha
         .project_root = plan->project_root,
         .frames_after = plan->frames_after,
         .exit_line = exit_line,
+        .trouble = outcome->trouble,
         .ran_command = run != NULL,
         .command_status = run != NULL ? run->status : 0,
     };
@@ -604,6 +606,9 @@ gboolean gl_cli_analyze_and_report(const Options *options, Plan *plan, const cha
             gl_text_escape(((GError *) g_ptr_array_index(analysis->problems, i))->message);
         fprintf(err, "gemleak: %s\n", problem);
     }
+    /* it named a string of this function's */
+    if (outcome->trouble == unreadable)
+        outcome->trouble = "an input could not all be read";
     gl_gate_result_clear(&gate_result);
     return TRUE;
 }

@@ -182,9 +182,7 @@ static char *shell_word(const char *path)
 static void keep_xml(FILE *err, const GlEngine *engine, const char *dir, gboolean by_user,
                      guint jobs)
 {
-    g_autofree char *what = engine == &gl_engine_valgrind
-                                ? g_strdup("Valgrind's XML")
-                                : g_strdup_printf("%s's report directory", engine->title);
+    const char *what = engine->reports;
     GlCompressed compressed;
     gl_rundir_compress(dir, jobs, &compressed);
     for (guint i = 0; i < compressed.failures->len; i++) {
@@ -269,17 +267,19 @@ static void say_how_it_ran(const GlEngine *engine, const GlRunResult *result, gu
     const char *ruby_version = ran != NULL ? ran : path_ruby;
     /* What the programs printed, and the runtime's path, escaped: a
      * program of the user's may print anything. */
-    g_autofree char *version = gl_text_escape(result->valgrind_version != NULL
-                                                  ? result->valgrind_version : "");
+    g_autofree char *found = gl_text_escape(result->engine_found != NULL ? result->engine_found
+                                                                          : "");
     g_autofree char *ruby = gl_text_escape(ruby_version != NULL ? ruby_version : "unknown");
-    if (engine == &gl_engine_valgrind)
-        fprintf(err, "gemleak: ran under Valgrind %s with %u suppression file%s (Ruby %s)",
-                version, n_supps, n_supps == 1 ? "" : "s", ruby);
+    if (engine->found_is_version)
+        fprintf(err, "gemleak: ran under %s %s", engine->title, found);
     else
-        fprintf(err, "gemleak: ran under %s (%s) (Ruby %s%s)", engine->title, version, ruby,
-                !engine->fast_with_frame_pointers ? ""
-                : fast_stacks ? "; it keeps frame pointers: fast stacks"
-                              : "; exact stacks");
+        fprintf(err, "gemleak: ran under %s (%s)", engine->title, found);
+    if (engine->own_program)
+        fprintf(err, " with %u suppression file%s", n_supps, n_supps == 1 ? "" : "s");
+    fprintf(err, " (Ruby %s%s)", ruby,
+            !engine->fast_with_frame_pointers ? ""
+            : fast_stacks ? "; it keeps frame pointers: fast stacks"
+                          : "; exact stacks");
     if (result->untraced > 0)
         fprintf(err, "; %u process%s ran a compiler or another build tool outside it",
                 result->untraced, result->untraced == 1 ? "" : "es");
@@ -288,12 +288,8 @@ static void say_how_it_ran(const GlEngine *engine, const GlRunResult *result, gu
         fprintf(err, "; %s ran outside it, as a launcher (--spare-launchers)", launcher);
     }
     fputc('\n', err);
-    /* The Valgrind engine sees uninitialised values only when asked: they
-     * cost it 1.2 to 2.1 times the time, and on a Ruby without symbols
-     * the ones in Ruby's GC are left uncertain (doc/guide.md). */
     if (engine->blind_to != NULL)
-        fprintf(err, "gemleak: note: %s %s: the Valgrind engine does (uninitialised values with "
-                "--valgrind-opt=--undef-value-errors=yes)\n", engine->title, engine->blind_to);
+        fprintf(err, "gemleak: note: %s %s\n", engine->title, engine->blind_to);
     if (result->unquiet != NULL) {
         g_autofree char *why = gl_text_escape(result->unquiet);
         fprintf(err, "gemleak: note: the dynamic loader refused gemleak's library (%s): on Ruby "
@@ -302,18 +298,18 @@ static void say_how_it_ran(const GlEngine *engine, const GlRunResult *result, gu
                 "noexec\n", why);
     }
     if (result->interrupted_by != 0)
-        fprintf(err, "gemleak: interrupted by %s: the report covers what Valgrind finished "
-                "writing\n", g_strsignal(result->interrupted_by));
+        fprintf(err, "gemleak: interrupted by %s: the report covers what %s finished "
+                "writing\n", g_strsignal(result->interrupted_by), engine->title);
     else if (result->killed_by != 0)
         fprintf(err, "gemleak: the command was killed by signal %d (%s)\n", result->killed_by,
                 g_strsignal(result->killed_by));
     if (result->descendants_left && result->interrupted_by != 0)
         fprintf(err, "gemleak: processes the command started were still running when gemleak "
-                "was interrupted: they were passed the signal, and their XML may be "
+                "was interrupted: they were passed the signal, and their reports may be "
                 "incomplete\n");
     else if (result->descendants_left)
         fprintf(err, "gemleak: processes the command started were still running a minute after "
-                "it ended: their XML may be incomplete\n");
+                "it ended: their reports may be incomplete\n");
 }
 
 /* Returns: (transfer full): "Ruby 3.1", or what is said of a Ruby whose
@@ -321,7 +317,8 @@ static void say_how_it_ran(const GlEngine *engine, const GlRunResult *result, gu
 static char *which_ruby(const char *version)
 {
     return version != NULL ? g_strdup_printf("Ruby %s", version)
-                           : g_strdup("a Ruby whose version gemleak cannot tell (no ruby on PATH)");
+                           : g_strdup("a Ruby whose version gemleak cannot tell (no ruby on PATH, "
+                                      "or it did not run)");
 }
 
 /* Returns: TRUE if @engine checks leaks in the run of @command; FALSE,
@@ -446,12 +443,12 @@ static int run_planned(const Options *options, Plan *plan, char **command, FILE 
     if (!engine->silent_when_clean && !gl_list_xml_files_any(result.dir)) {
         if (result.launcher != NULL) {
             g_autofree char *launcher = gl_text_escape(result.launcher);
-            fprintf(err, "gemleak: nothing ran under Valgrind: %s, a launcher, runs outside it, "
+            fprintf(err, "gemleak: nothing ran under %s: %s, a launcher, runs outside it, "
                     "and started no Ruby process that did (status %d; without --spare-launchers it "
-                    "runs under Valgrind too)\n", launcher, result.status);
+                    "runs under %s too)\n", engine->title, launcher, result.status, engine->title);
         } else
-            fprintf(err, "gemleak: Valgrind wrote no XML: see its messages above (did the command "
-                    "exist? status %d)\n", result.status);
+            fprintf(err, "gemleak: %s wrote nothing: see its messages above (did the command "
+                    "exist? status %d)\n", engine->title, result.status);
         status = GL_EXIT_ERROR;
         goto done;
     }
@@ -486,7 +483,7 @@ static int run_and_report(const Options *options, char **command, FILE *out, FIL
         g_set_error(&error, GL_ERROR, GL_ERROR_USAGE, "--engine %s: no such engine (give one of: %s)",
                     options->engine, gl_engine_names());
         status = gl_cli_fail(err, "run", error);
-    } else if (options->engine != NULL && strcmp(options->engine, "valgrind") != 0 &&
+    } else if (!gl_engine_find(options->engine)->own_program &&
                (options->valgrind != NULL || options->valgrind_opts != NULL)) {
         g_set_error(&error, GL_ERROR, GL_ERROR_USAGE, "%s is for the Valgrind engine only: drop "
                     "--engine %s, or %s",

@@ -175,7 +175,7 @@ static gboolean foreign_listed_file(const Input *input, const GPtrArray *problem
     if (!input->listed || input->errors_seen > 0 || problems->len == 0)
         return FALSE;
     const GError *first = g_ptr_array_index(problems, 0);
-    return g_error_matches(first, GL_ERROR, GL_ERROR_NOT_VALGRIND) ||
+    return g_error_matches(first, GL_ERROR, GL_ERROR_WRONG_FORMAT) ||
            g_error_matches(first, GL_ERROR, GL_ERROR_NOT_XML);
 }
 

@@ -2,6 +2,7 @@
  * thread, with what it learns of each object and function name cached
  * (see classify.h and gemleak(1), "RULES"). */
 #include "gemleak/judge/classify.h"
+#include "gemleak/base/text.h"
 #include "rules_int.h"
 
 #include <stdlib.h>
@@ -25,12 +26,6 @@ const char *gl_verdict_describe(GlVerdict verdict, guint64 count)
     case GL_N_VERDICTS: break;
     }
     return "unknown";
-}
-
-static const char *base_name(const char *path)
-{
-    const char *slash = strrchr(path, '/');
-    return slash != NULL ? slash + 1 : path;
 }
 
 typedef struct {
@@ -126,7 +121,7 @@ static const ObjectFacts *object_facts(GlClassifier *classifier, const char *obj
         facts->is_loader = !facts->is_target && gl_is_dynamic_loader(obj);
         if (facts->is_target) {
             /* Ruby calls Init_<name> for <name>.so, <name> ending at the first dot. */
-            const char *name = base_name(obj);
+            const char *name = gl_base_name(obj);
             const char *dot = strchr(name, '.');
             facts->init_function = g_strdup_printf("Init_%.*s",
                                                    (int) (dot ? (size_t) (dot - name) : strlen(name)),
@@ -251,7 +246,7 @@ static GlVerdict classify_uninitialised(GlClassifier *classifier, GlRecord *reco
     if (unnamed > 0) {
         record->uncertain = TRUE;
         record->unnamed_frames = unnamed;
-        record->unnamed_object = gl_record_intern(record, base_name(unnamed_obj));
+        record->unnamed_object = gl_record_intern(record, gl_base_name(unnamed_obj));
     }
     return GL_VERDICT_KEEP;
 }
@@ -400,7 +395,7 @@ static GlVerdict classify_owner(GlClassifier *classifier, GlRecord *record, guin
         return GL_VERDICT_KEEP;
     record->uncertain = TRUE;
     record->unnamed_frames = unnamed_total;
-    record->unnamed_object = gl_record_intern(record, base_name(unnamed_obj));
+    record->unnamed_object = gl_record_intern(record, gl_base_name(unnamed_obj));
     return GL_VERDICT_KEEP;
 }
 

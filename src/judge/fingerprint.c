@@ -1,18 +1,13 @@
 /* Fingerprints: a finding's name across runs and machines (see
  * fingerprint.h). */
 #include "gemleak/judge/fingerprint.h"
+#include "gemleak/base/text.h"
 #include "gemleak/judge/project_paths.h"
 #include "gemleak/base/sys.h"
 #include "gemleak/read/source.h"
 
 #include <stdlib.h>
 #include <string.h>
-
-static const char *base_name(const char *path)
-{
-    const char *slash = strrchr(path, '/');
-    return slash != NULL ? slash + 1 : path;
-}
 
 /* A fingerprint's frames are the extension's own: Ruby's between them and
  * around them are named on a Ruby with symbols and not on a stripped one,
@@ -57,7 +52,7 @@ static void hash_stack(GChecksum *sum, const GlStack *stack)
         g_checksum_update(sum, (const guchar *) frame->fn, -1);
         if (frame->obj != NULL) {
             g_checksum_update(sum, (const guchar *) "@", 1);
-            g_checksum_update(sum, (const guchar *) base_name(frame->obj), -1);
+            g_checksum_update(sum, (const guchar *) gl_base_name(frame->obj), -1);
         }
     }
 }
@@ -133,7 +128,7 @@ static void legacy_hash_stack(GChecksum *sum, const GlStack *stack)
         g_checksum_update(sum, (const guchar *) frame->fn, -1);
         if (frame->in_target && frame->obj != NULL) {
             g_checksum_update(sum, (const guchar *) "@", 1);
-            g_checksum_update(sum, (const guchar *) base_name(frame->obj), -1);
+            g_checksum_update(sum, (const guchar *) gl_base_name(frame->obj), -1);
         }
     }
 }
@@ -261,7 +256,7 @@ static void identity_stack(GString *identity, const GlStack *stack, GlSources *s
         g_autofree char *text = line_text(sources, frame);
         g_string_append_printf(identity, "\n%s", frame->fn);
         if (frame->obj != NULL)
-            g_string_append_printf(identity, "@%s", base_name(frame->obj));
+            g_string_append_printf(identity, "@%s", gl_base_name(frame->obj));
         g_string_append_printf(identity, "\t%s", text);
     }
 }

@@ -136,13 +136,3 @@ GPtrArray *gl_findings_group(const GPtrArray *findings)
     return groups;
 }
 
-GPtrArray *gl_groups_findings(const GPtrArray *groups)
-{
-    GPtrArray *findings = g_ptr_array_new();
-    for (guint g = 0; g < groups->len; g++) {
-        const GlGroup *group = g_ptr_array_index(groups, g);
-        for (guint i = 0; i < group->findings->len; i++)
-            g_ptr_array_add(findings, g_ptr_array_index(group->findings, i));
-    }
-    return findings;
-}

@@ -278,7 +278,7 @@ static gboolean load(const char *path, JsonParser *parser, GError **error)
         return FALSE;
     }
     if (!json_parser_load_from_data(parser, text, (gssize) length, &local)) {
-        g_set_error(error, GL_ERROR, GL_ERROR_NOT_VALGRIND, "%s: not JSON that gemleak can read "
+        g_set_error(error, GL_ERROR, GL_ERROR_WRONG_FORMAT, "%s: not JSON that gemleak can read "
                     "(%s)", path, local->message);
         return FALSE;
     }
@@ -330,13 +330,13 @@ gboolean gl_json_input_read(const char *path, GlFindings *findings, guint64 orde
     JsonArray *list = array_member(report, "findings");
     if (g_strcmp0(string_member(object_member(report, "tool"), "name"), "gemleak") != 0 ||
         list == NULL) {
-        g_set_error(error, GL_ERROR, GL_ERROR_NOT_VALGRIND, "%s: JSON, but not a gemleak report "
+        g_set_error(error, GL_ERROR, GL_ERROR_WRONG_FORMAT, "%s: JSON, but not a gemleak report "
                     "(gemleak reads back what --format json writes)", path);
         return FALSE;
     }
     gint64 version = int_member(report, "report_version", 0);
     if (version > GL_JSON_REPORT_VERSION) {
-        g_set_error(error, GL_ERROR, GL_ERROR_NOT_VALGRIND, "%s: a report of shape %" G_GINT64_FORMAT
+        g_set_error(error, GL_ERROR, GL_ERROR_WRONG_FORMAT, "%s: a report of shape %" G_GINT64_FORMAT
                     ", newer than this gemleak reads (%d): use the gemleak that wrote it", path,
                     version, GL_JSON_REPORT_VERSION);
         return FALSE;

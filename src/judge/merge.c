@@ -1,5 +1,6 @@
 /* Findings: kept records merged by identity (see merge.h). */
 #include "gemleak/judge/merge.h"
+#include "gemleak/base/text.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -74,18 +75,12 @@ guint gl_stack_relevant_frames(const GlStack *stack)
     return stack->n_frames;
 }
 
-static const char *base_name(const char *path)
-{
-    const char *slash = strrchr(path, '/');
-    return slash != NULL ? slash + 1 : path;
-}
-
 /* One frame as identity sees it: its function (or, stripped, its object)
  * and source line. */
 static void frame_key(GString *out, const GlFrame *frame)
 {
     g_string_append(out, frame->fn != NULL ? frame->fn
-                                           : frame->obj != NULL ? base_name(frame->obj) : "?");
+                                           : frame->obj != NULL ? gl_base_name(frame->obj) : "?");
     if (frame->file != NULL)
         g_string_append_printf(out, "@%s:%u", frame->file, frame->line);
 }
@@ -163,7 +158,7 @@ static void append_full_stack(GString *out, const GlStack *stack)
         const GlFrame *frame = &stack->frames[i];
         g_string_append_printf(out, "%s|%s|%s|%u|%" G_GINT64_MODIFIER "x\n",
                                frame->fn != NULL ? frame->fn : "",
-                               frame->obj != NULL ? base_name(frame->obj) : "",
+                               frame->obj != NULL ? gl_base_name(frame->obj) : "",
                                frame->file != NULL ? frame->file : "", frame->line, frame->ip);
     }
 }

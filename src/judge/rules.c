@@ -2,6 +2,7 @@
  * targets, --skip-function, leak kinds, and what Ruby's functions and
  * objects are called. The classifier (classify.c) applies them. */
 #include "gemleak/judge/rules.h"
+#include "gemleak/base/text.h"
 #include "rules_int.h"
 #include "gemleak/base/errors.h"
 #include "gemleak/base/sys.h"
@@ -188,12 +189,6 @@ void gl_rules_free(GlRules *rules)
     g_free(rules);
 }
 
-static const char *base_name(const char *path)
-{
-    const char *slash = strrchr(path, '/');
-    return slash != NULL ? slash + 1 : path;
-}
-
 gboolean gl_rules_add_target(GlRules *rules, const char *pattern, GError **error)
 {
     if (pattern == NULL || *pattern == '\0') {
@@ -248,16 +243,16 @@ gboolean gl_rules_target_matches(const GlRules *rules, guint index, const char *
         return FALSE;
     switch (target->kind) {
     case TARGET_NAME:
-        return strcmp(base_name(path), target->match) == 0;
+        return strcmp(gl_base_name(path), target->match) == 0;
     case TARGET_GLOB:
         /* No FNM_PATHNAME: "*" in "*\/ext.so" should span directories. */
         return fnmatch(target->pattern,
-                       strchr(target->pattern, '/') != NULL ? path : base_name(path), 0) == 0;
+                       strchr(target->pattern, '/') != NULL ? path : gl_base_name(path), 0) == 0;
     case TARGET_PATH:
         return strcmp(path, target->match) == 0 || strcmp(path, target->pattern) == 0;
     case TARGET_REGEX: {
         /* The path, the file name, or the name create_makefile gave it. */
-        const char *file = base_name(path);
+        const char *file = gl_base_name(path);
         const char *dot = strchr(file, '.');
         g_autofree char *name = dot != NULL ? g_strndup(file, (gsize) (dot - file)) : NULL;
         return regex_matches(target->regex, path) || regex_matches(target->regex, file) ||
@@ -325,16 +320,6 @@ gboolean gl_rules_add_skip_functions_from_file(GlRules *rules, const char *path,
 void gl_rules_drop_ruby_memory_rule(GlRules *rules)
 {
     rules->ruby_memory_rule = FALSE;
-}
-
-const char *const *gl_rules_allocation_functions(void)
-{
-    return allocation_functions;
-}
-
-const char *const *gl_rules_loader_functions(void)
-{
-    return loader_functions;
 }
 
 void gl_rules_set_leak_kinds(GlRules *rules, GlLeakKind kinds)
@@ -419,12 +404,12 @@ const char *gl_rules_caller_owned(guint index, const char **header, const char *
 
 gboolean gl_is_ruby_object(const char *path)
 {
-    return path != NULL && matches_any(ruby_object_globs, base_name(path));
+    return path != NULL && matches_any(ruby_object_globs, gl_base_name(path));
 }
 
 gboolean gl_is_dynamic_loader(const char *path)
 {
-    return matches_any(dynamic_loader_globs, base_name(path));
+    return matches_any(dynamic_loader_globs, gl_base_name(path));
 }
 
 gboolean gl_rules_all_errors(const GlRules *rules)

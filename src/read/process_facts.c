@@ -63,6 +63,9 @@ void gl_run_facts_read(const char *dir, GlRunFacts *facts)
                 facts->proof = strcmp(space + 1, "yes") == 0;
             char **field = strcmp(*line, GL_PROTO_ENGINE_NAME) == 0 ? &facts->name
                          : strcmp(*line, GL_PROTO_ENGINE_VERSION) == 0 ? &facts->version
+                         : strcmp(*line, GL_PROTO_ENGINE_REPORTS) == 0 ? &facts->reports
+                         : strcmp(*line, GL_PROTO_ENGINE_OUTSIDE) == 0 ? &facts->outside
+                         : strcmp(*line, GL_PROTO_ENGINE_LOG) == 0 ? &facts->log
                          : strcmp(*line, GL_PROTO_ENGINE_MIN_RUBY) == 0 ? &facts->min_ruby
                          : strcmp(*line, GL_PROTO_ENGINE_MIN_RUBY_WHY) == 0 ? &facts->min_ruby_why
                          : strcmp(*line, GL_PROTO_ENGINE_LEAKS_MIN_RUBY) == 0 ? &facts->leaks_min_ruby
@@ -74,15 +77,25 @@ void gl_run_facts_read(const char *dir, GlRunFacts *facts)
         }
     }
     if (facts->title == NULL || *facts->title == '\0') {
+        /* A run directory without engine.txt: gemleak wrote none for the
+         * Valgrind engine before 0.2 (and filter reads plain XML too). */
         g_free(facts->title);
         facts->title = g_strdup("Valgrind");
+        facts->name = g_strdup("valgrind");
+        facts->reports = g_strdup("Valgrind's XML");
+        facts->outside = g_strdup("it has no XML: a program Valgrind does not trace started it");
+        return;
     }
     if (facts->name == NULL) {
         /* Before 0.2 only the engines that write nothing for a clean
          * process wrote engine.txt, and only their title. */
-        facts->silent_when_clean = strcmp(facts->title, "Valgrind") != 0;
+        facts->silent_when_clean = TRUE;
         facts->name = g_ascii_strdown(facts->title, -1);
     }
+    if (facts->reports == NULL)
+        facts->reports = g_strdup_printf("%s's reports", facts->title);
+    if (facts->outside == NULL)
+        facts->outside = g_strdup("it wrote no report");
 }
 
 void gl_run_facts_clear(GlRunFacts *facts)
@@ -90,6 +103,9 @@ void gl_run_facts_clear(GlRunFacts *facts)
     g_clear_pointer(&facts->title, g_free);
     g_clear_pointer(&facts->name, g_free);
     g_clear_pointer(&facts->version, g_free);
+    g_clear_pointer(&facts->reports, g_free);
+    g_clear_pointer(&facts->outside, g_free);
+    g_clear_pointer(&facts->log, g_free);
     g_clear_pointer(&facts->min_ruby, g_free);
     g_clear_pointer(&facts->min_ruby_why, g_free);
     g_clear_pointer(&facts->leaks_min_ruby, g_free);

@@ -259,7 +259,7 @@ static GlRecord *take_part(GlReader *reader, GQueue *pending, const GlPart *part
     case GL_PART_DOCUMENT:
         if (strcmp(part->name, ROOT) != 0) {
             if (!reader->seen_document) {
-                gl_reader_add_problem(reader, GL_ERROR_NOT_VALGRIND,
+                gl_reader_add_problem(reader, GL_ERROR_WRONG_FORMAT,
                             "XML, but not Valgrind output (its root element is <%s>)", part->name);
                 reader->finished = TRUE;
                 return NULL;
@@ -322,7 +322,7 @@ static GlRecord *take_part(GlReader *reader, GQueue *pending, const GlPart *part
         }
         return NULL;
     case GL_PART_DOCTYPE:
-        gl_reader_add_problem(reader, GL_ERROR_NOT_VALGRIND,
+        gl_reader_add_problem(reader, GL_ERROR_WRONG_FORMAT,
                     "has a DOCTYPE, which Valgrind never writes: refused (gemleak reads no "
                     "DTD and expands no entity)");
         reader->finished = TRUE;

@@ -1,5 +1,6 @@
 /* The list of report formats, and what several of them share. */
 #include "gemleak/report/report.h"
+#include "gemleak/base/text.h"
 #include "gemleak/base/errors.h"
 #include "gemleak/read/source.h"
 #include "gemleak/judge/project_paths.h"
@@ -64,10 +65,8 @@ void gl_frame_describe(const GlFrame *frame, const char *project_root, GString *
          * path into dir and file differently (Valgrind's file can be
          * rustc's "library/alloc/src/alloc.rs", a sanitizer's "alloc.rs"),
          * and the whole path is JSON's. */
-        const char *slash = strrchr(frame->file, '/');
         g_string_append_printf(out, "%s (%s:%u)", frame->fn,
-                               under_root ? path : slash != NULL ? slash + 1 : frame->file,
-                               frame->line);
+                               under_root ? path : gl_base_name(frame->file), frame->line);
     } else if (frame->obj != NULL) {
         g_string_append_printf(out, "%s (at %s)", frame->fn != NULL ? frame->fn : "???",
                                frame->obj);
@@ -390,6 +389,19 @@ void gl_report_counts(const GlReportContext *context, guint64 *occurrences,
     for (guint i = 0; i < context->analysis->findings->len; i++)
         *all_occurrences += ((const GlFinding *) g_ptr_array_index(context->analysis->findings, i))
                                 ->occurrences;
+}
+
+guint gl_report_clean_processes(const GlReportContext *context)
+{
+    g_autoptr(GHashTable) with = g_hash_table_new(g_int64_hash, g_int64_equal);
+    for (guint i = 0; i < context->findings->len; i++) {
+        const GlFinding *finding = g_ptr_array_index(context->findings, i);
+        for (guint p = 0; finding->pids != NULL && p < finding->pids->len; p++)
+            g_hash_table_add(with, &g_array_index(finding->pids, gint64, p));
+    }
+    guint processes = context->analysis->summary.processes;
+    guint dirty = g_hash_table_size(with);
+    return processes > dirty ? processes - dirty : 0;
 }
 
 gboolean gl_report_finding_fails(const GlReportContext *context, const GlFinding *finding)

@@ -66,8 +66,10 @@ static gpointer github_begin(const GlReportContext *context, FILE *out)
         for (guint i = 0; i < problems->len; i++)
             g_string_append_printf(body, "%s%s", i > 0 ? "\n" : "",
                                    ((const GError *) g_ptr_array_index(problems, i))->message);
-        g_autoptr(GString) line = g_string_new("::error title=gemleak: Valgrind's XML could not "
-                                               "all be read::");
+        g_autoptr(GString) line = g_string_new("::error title=gemleak: ");
+        append_escaped(line, context->trouble != NULL ? context->trouble
+                                                      : "an input could not all be read", TRUE);
+        g_string_append(line, "::");
         append_escaped(line, body->str, FALSE);
         fprintf(out, "%s\n", line->str);
     }

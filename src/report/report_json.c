@@ -221,6 +221,7 @@ static void json_end(gpointer data)
     json_builder_set_member_name(builder, "summary");
     json_builder_begin_object(builder);
     gl_json_add_int(builder, "files", summary->processes);
+    gl_json_add_int(builder, "clean_processes", gl_report_clean_processes(context));
     gl_json_add_int(builder, "errors_seen", (gint64) summary->errors_seen);
     gl_json_add_int(builder, "findings", context->findings->len);
     {

@@ -102,9 +102,10 @@ static gpointer junit_begin(const GlReportContext *context, FILE *out)
             g_string_append_printf(all, "%s\n",
                                    ((const GError *) g_ptr_array_index(problems, i))->message);
         xmlTextWriterStartElement(writer, BAD_CAST "testcase");
-        attribute(writer, "name", context->analysis->summary.incomplete_files > 0
-                                      ? "Valgrind's XML could not all be read"
-                                      : "A process loaded an extension outside Valgrind");
+        g_autofree char *name = g_strdup(context->trouble != NULL
+                                             ? context->trouble : "an input could not all be read");
+        name[0] = g_ascii_toupper(name[0]);
+        attribute(writer, "name", name);
         attribute(writer, "classname", "gemleak");
         attribute(writer, "time", "0");
         xmlTextWriterStartElement(writer, BAD_CAST "error");

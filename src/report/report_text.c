@@ -1,5 +1,6 @@
 /* --format text: what a person reads in a terminal or a CI log. */
 #include "gemleak/report/report.h"
+#include "gemleak/base/text.h"
 #include "gemleak/read/source.h"
 #include "gemleak/judge/project_paths.h"
 
@@ -21,12 +22,6 @@ typedef struct {
 static const char *paint(gboolean color, const char *code)
 {
     return color ? code : "";
-}
-
-static const char *base_name(const char *path)
-{
-    const char *slash = strrchr(path, '/');
-    return slash != NULL ? slash + 1 : path;
 }
 
 /* Appends @frame as gl_frame_describe() does, its names escaped. */
@@ -84,7 +79,7 @@ static void render_stack(GString *out, const GlStack *stack, gboolean color, gui
                 run++;
             if (run > 1) {
                 g_string_append_printf(out, "  ... %u frames in ", run);
-                append_line(out, base_name(frame->obj));
+                append_line(out, gl_base_name(frame->obj));
                 i += run - 1;
                 continue;
             }
@@ -185,13 +180,6 @@ static void render_finding(GString *out, const GlFinding *finding, gboolean colo
     }
 }
 
-char *gl_finding_text(const GlFinding *finding, gboolean suppressions, const char *project_root)
-{
-    GString *out = g_string_new(NULL);
-    render_finding(out, finding, FALSE, suppressions, G_MAXUINT, NULL, project_root);
-    return g_string_free(out, FALSE);
-}
-
 static gpointer text_begin(const GlReportContext *context, FILE *out)
 {
     TextState *state = g_new0(TextState, 1);
@@ -286,8 +274,16 @@ static void text_end(gpointer data)
     guint64 occurrences = 0, all_occurrences = 0;
     guint uncertain = 0;
     gl_report_counts(context, &occurrences, &all_occurrences, &uncertain);
-    g_string_append_printf(line, "gemleak: %u file%s, %" G_GUINT64_FORMAT " error%s read: %u "
-                           "finding%s", summary->processes, summary->processes == 1 ? "" : "s",
+    /* processes, not files: an engine that writes nothing for a clean
+     * process (or little) has checked more than its files show */
+    guint clean = gl_report_clean_processes(context);
+    g_string_append_printf(line, "gemleak: %u process%s checked", summary->processes,
+                           summary->processes == 1 ? "" : "es");
+    if (clean > 0 && clean == summary->processes)
+        g_string_append(line, clean == 1 ? " (clean)" : " (all clean)");
+    else if (clean > 0)
+        g_string_append_printf(line, " (%u clean)", clean);
+    g_string_append_printf(line, ", %" G_GUINT64_FORMAT " error%s read: %u finding%s",
                            summary->errors_seen, summary->errors_seen == 1 ? "" : "s",
                            context->findings->len, context->findings->len == 1 ? "" : "s");
     g_autoptr(GPtrArray) groups = gl_findings_group(context->findings);

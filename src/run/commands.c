@@ -1,6 +1,7 @@
 /* What gemleak run starts: files after :::, shards, balanced shares, the
  * loader of a bare ruby, the durations file. */
 #include "gemleak/run/commands.h"
+#include "gemleak/base/protocol.h"
 #include "gemleak/judge/classify.h"
 #include "gemleak/base/errors.h"
 #include "gemleak/judge/json_input.h"
@@ -121,13 +122,21 @@ gboolean gl_shard_parse(const char *text, const char *const *env, guint *index, 
 
 /* ---- a bare ruby ------------------------------------------------------------ */
 
-/* Ruby's long options that take a value: "--NAME=VALUE", or "--NAME
- * VALUE" with the next word, whatever it is (ruby.c's is_option_with_arg).
- * --enable and --disable also take "--enable-VALUE". */
-static const char *const long_with_value[] = {
-    "enable", "disable", "encoding", "external-encoding", "internal-encoding", "dump",
-    "backtrace-limit", "parser", "crash-report", NULL,
-};
+/* Returns: TRUE if @name is one of Ruby's long options that take a value:
+ * "--NAME=VALUE", or "--NAME VALUE" with the next word, whatever it is
+ * (GL_PROTO_RUBY_LONG_WITH_VALUE). --enable and --disable also take
+ * "--enable-VALUE". */
+static gboolean long_with_value(const char *name)
+{
+    gsize n = strlen(name);
+    for (const char *word = GL_PROTO_RUBY_LONG_WITH_VALUE; *word != '\0';) {
+        gsize length = strcspn(word, " ");
+        if (length == n && n > 0 && strncmp(word, name, n) == 0)
+            return TRUE;
+        word += length + (word[length] == ' ');
+    }
+    return FALSE;
+}
 
 /* Reads one word of Ruby's options, as ruby.c's proc_options does.
  * Returns: how many words it takes (1, or 2 when its value is the next
@@ -140,12 +149,8 @@ static guint ruby_option(const char *arg, gboolean *script)
         return 1;
     }
     if (arg[1] == '-') {
-        const char *name = arg + 2;
-        for (const char *const *option = long_with_value; *option != NULL; option++) {
-            gsize n = strlen(*option);
-            if (strncmp(name, *option, n) == 0 && name[n] == '\0')
-                return 2;
-        }
+        if (long_with_value(arg + 2))
+            return 2;
         return 1;   /* --NAME=VALUE, --enable-X, --verbose, --jit... */
     }
     /* A cluster of one-letter options: -wIlib is -w -Ilib. */

@@ -10,6 +10,7 @@
  * process with errors (log_path=DIR/asan, asan.PID), read by
  * src/read/sanitizer_reader.c. Only Ruby gets the runtime (sanitizer.c). */
 #include "gemleak/run/engine.h"
+#include "gemleak/base/protocol.h"
 #include "gemleak/run/runner.h"
 #include "sanitizer_int.h"
 
@@ -96,6 +97,8 @@ static char **asan_environment(const GlRunOptions *options, const char *run_dir,
 const GlEngine gl_engine_asan = {
     .name = "asan",
     .title = "AddressSanitizer",
+    .reports = "AddressSanitizer's reports",
+    .outside = "its runtime was not in the process, and it wrote no report",
     .log = "asan",
     .version = asan_version,
     .output_too_long = asan_log_too_long,
@@ -103,13 +106,14 @@ const GlEngine gl_engine_asan = {
     .handover = asan_handover,
     .watch_mark = asan_watch_mark,
     .environment = asan_environment,
-    .blind_to = "does not see the use of uninitialised values",
+    .blind_to = "does not see the use of uninitialised values: the Valgrind engine does (uninitialised values with "
+                "--valgrind-opt=--undef-value-errors=yes)",
     .leaks_min_ruby = "3.3",
     .leaks_min_ruby_why = "AddressSanitizer's leak check needs Ruby to free its own memory at "
                           "exit (RUBY_FREE_AT_EXIT, Ruby 3.3 and later)",
     .instrumented_prefix = "__asan_",
-    .instrumented_cflags = "-fsanitize=address -fsanitize-recover=address -fno-omit-frame-pointer",
-    .instrumented_ldflags = "-fsanitize=address",
+    .instrumented_cflags = GL_PROTO_ASAN_CFLAGS,
+    .instrumented_ldflags = GL_PROTO_ASAN_LDFLAGS,
     .silent_when_clean = TRUE,
     .proves_checks = TRUE,
     .fast_with_frame_pointers = TRUE,

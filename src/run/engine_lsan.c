@@ -94,6 +94,8 @@ static char **lsan_environment(const GlRunOptions *options, const char *run_dir,
 const GlEngine gl_engine_lsan = {
     .name = "lsan",
     .title = "LeakSanitizer",
+    .reports = "LeakSanitizer's reports",
+    .outside = "its runtime was not in the process, and it wrote no report",
     .log = "lsan",
     .version = lsan_version,
     .output_too_long = lsan_log_too_long,
@@ -102,7 +104,8 @@ const GlEngine gl_engine_lsan = {
     .watch_mark = lsan_watch_mark,
     .environment = lsan_environment,
     .blind_to = "sees leaks only, not invalid reads and writes, use after free, double frees, "
-                "uninitialised values",
+                "uninitialised values: the Valgrind engine does (uninitialised values with "
+                "--valgrind-opt=--undef-value-errors=yes)",
     .min_ruby = "3.3",
     .min_ruby_why = "LeakSanitizer needs Ruby to free its own memory at exit "
                     "(RUBY_FREE_AT_EXIT, Ruby 3.3 and later): without it Ruby leaves thousands "

@@ -170,7 +170,7 @@ static GPtrArray *valgrind_argv(const GlRunOptions *options, const char *valgrin
     return argv;
 }
 
-/* Returns: (transfer full) (nullable): GEMLEAK_VALGRIND's value: Valgrind
+/* Returns: (transfer full) (nullable): GEMLEAK_ENGINE_COMMAND's value: Valgrind
  * (its absolute path: a launcher may change PATH) and its options; NULL
  * when an argument holds the separator, which no real one does. */
 static char *valgrind_variable(const GlRunOptions *options, const char *run_dir,
@@ -184,12 +184,12 @@ static char *valgrind_variable(const GlRunOptions *options, const char *run_dir,
     GString *joined = g_string_new(NULL);
     for (guint i = 0; i + 1 < argv->len; i++) {
         const char *arg = g_ptr_array_index(argv, i);
-        if (strchr(arg, GL_PROTO_VALGRIND_SEPARATOR[0]) != NULL) {
+        if (strchr(arg, GL_PROTO_ENGINE_COMMAND_SEPARATOR[0]) != NULL) {
             g_string_free(joined, TRUE);
             return NULL;
         }
         if (i > 0)
-            g_string_append_c(joined, GL_PROTO_VALGRIND_SEPARATOR[0]);
+            g_string_append_c(joined, GL_PROTO_ENGINE_COMMAND_SEPARATOR[0]);
         g_string_append(joined, arg);
     }
     return g_string_free(joined, FALSE);
@@ -216,6 +216,10 @@ static char *valgrind_watch_mark(const char *run_dir)
 const GlEngine gl_engine_valgrind = {
     .name = "valgrind",
     .title = "Valgrind",
+    .reports = "Valgrind's XML",
+    .outside = "it has no XML: a program Valgrind does not trace started it",
+    .found_is_version = TRUE,
+    .own_program = TRUE,
     .version = gl_valgrind_version,
     .output_too_long = xml_name_too_long,
     .argv = valgrind_argv,

@@ -57,7 +57,11 @@ static char *ruby_prints(const char *ruby, const char *library, const char *code
     const char *const *argv = require != NULL ? with_library : alone;
     char *out = NULL;
     int wait_status = 0;
-    g_auto(GStrv) env = g_environ_unsetenv(g_get_environ(), "RUBYOPT");
+    /* nor LD_PRELOAD: a runtime preloaded by hand (LD_PRELOAD=libasan.so)
+     * makes Ruby refuse to start outside its order, and a question about
+     * Ruby's version has no need of it */
+    g_auto(GStrv) env = g_environ_unsetenv(g_environ_unsetenv(g_get_environ(), "RUBYOPT"),
+                                           "LD_PRELOAD");
     if (!gl_probe_command(argv, env, PROBE_MAX_BYTES, RUBY_PROBE_TIMEOUT_MS, &out, &wait_status,
                           NULL) ||
         !g_spawn_check_wait_status(wait_status, NULL)) {
@@ -228,7 +232,7 @@ static gboolean check_keep_dir(const char *dir, gboolean probe_lock, GError **er
     /* XML left by another run would be read as this run's. */
     if (gl_list_xml_files_any(dir)) {
         g_set_error(error, GL_ERROR, GL_ERROR_USAGE,
-                    "--keep-xml %s already holds Valgrind XML from another run: give an empty "
+                    "--keep-xml %s already holds the reports of another run: give an empty "
                     "or new directory", dir);
         return FALSE;
     }
@@ -423,8 +427,8 @@ char *gl_run_client_library(const char *helper_dir)
 static char **with_restore(char **env, const char *require, const char *preload)
 {
     static const char *const set[] = {
-        "GEMLEAK_RUNNING", "GEMLEAK_RUN_DIR", "GEMLEAK_PID", "GEMLEAK_CLIENT",
-        "GEMLEAK_DURATIONS", "GEMLEAK_PER_TEST", "GEMLEAK_LEAK_KINDS", GL_PROTO_VALGRIND_VARIABLE,
+        GL_PROTO_RUNNING_VARIABLE, GL_PROTO_RUN_DIR_VARIABLE, GL_PROTO_PID_VARIABLE, GL_PROTO_CLIENT_VARIABLE,
+        GL_PROTO_DURATIONS_VARIABLE, GL_PROTO_PER_TEST_VARIABLE, GL_PROTO_LEAK_KINDS_VARIABLE, GL_PROTO_ENGINE_COMMAND_VARIABLE,
         GL_PROTO_RUNTIME_VARIABLE, GL_PROTO_PROOF_VARIABLE,
     };
     static const char *const after[] = { "LSAN_OPTIONS", "ASAN_OPTIONS" };
@@ -459,7 +463,7 @@ static char **with_restore(char **env, const char *require, const char *preload)
     return g_environ_setenv(env, GL_PROTO_RESTORE_VARIABLE, value, TRUE);
 }
 
-/* @valgrind (nullable): GEMLEAK_VALGRIND's value, when a launcher runs
+/* @valgrind (nullable): GEMLEAK_ENGINE_COMMAND's value, when a launcher runs
  * outside Valgrind.
  * Returns: (transfer full): the commands' environment; free with g_strfreev(). */
 char **gl_run_child_environment(const GlRunOptions *options, const GlEngine *engine,
@@ -484,8 +488,8 @@ char **gl_run_child_environment(const GlRunOptions *options, const GlEngine *eng
         env = g_environ_setenv(env, "RUBYLIB", new_rubylib, TRUE);
     }
     env = g_environ_setenv(env, "RUBYOPT", new_rubyopt, TRUE);
-    env = g_environ_setenv(env, "GEMLEAK_RUNNING", "1", TRUE);
-    env = g_environ_setenv(env, "GEMLEAK_RUN_DIR", run_dir, TRUE);
+    env = g_environ_setenv(env, GL_PROTO_RUNNING_VARIABLE, "1", TRUE);
+    env = g_environ_setenv(env, GL_PROTO_RUN_DIR_VARIABLE, run_dir, TRUE);
     /* Ruby 3.4+ frees its own memory at exit; older Rubies ignore it. Ruby
      * turns it on when the variable is set at all, so a user's
      * RUBY_FREE_AT_EXIT=0 (to see Ruby as it runs in production) means
@@ -509,20 +513,20 @@ char **gl_run_child_environment(const GlRunOptions *options, const GlEngine *eng
         env = g_environ_setenv(env, "LD_PRELOAD", preload, TRUE);
     }
     if (options->time_files)
-        env = g_environ_setenv(env, "GEMLEAK_DURATIONS", "1", TRUE);
+        env = g_environ_setenv(env, GL_PROTO_DURATIONS_VARIABLE, "1", TRUE);
     else
-        env = g_environ_unsetenv(env, "GEMLEAK_DURATIONS");
+        env = g_environ_unsetenv(env, GL_PROTO_DURATIONS_VARIABLE);
     /* Per test only when asked: a variable left in the environment by an
      * outer run must not slow this one down. */
     if (options->per_test != NULL) {
-        env = g_environ_setenv(env, "GEMLEAK_PER_TEST", options->per_test, TRUE);
+        env = g_environ_setenv(env, GL_PROTO_PER_TEST_VARIABLE, options->per_test, TRUE);
         /* Whether the helper counts possibly lost memory as lost when it
          * looks for the test that lost it. */
-        env = g_environ_setenv(env, "GEMLEAK_LEAK_KINDS",
+        env = g_environ_setenv(env, GL_PROTO_LEAK_KINDS_VARIABLE,
                                (options->leak_kinds & GL_LEAK_POSSIBLE) ? "possible" : "", TRUE);
     } else {
-        env = g_environ_unsetenv(env, "GEMLEAK_PER_TEST");
-        env = g_environ_unsetenv(env, "GEMLEAK_LEAK_KINDS");
+        env = g_environ_unsetenv(env, GL_PROTO_PER_TEST_VARIABLE);
+        env = g_environ_unsetenv(env, GL_PROTO_LEAK_KINDS_VARIABLE);
     }
     /* The client library, written when the run needs it: for --per-test
      * (under a sanitizer's engine, what records which test allocated each
@@ -531,18 +535,18 @@ char **gl_run_child_environment(const GlRunOptions *options, const GlEngine *eng
      * the helper calls the runtime). */
     g_autofree char *client = gl_run_client_library(helper_lib);
     if (client != NULL) {
-        env = g_environ_setenv(env, "GEMLEAK_CLIENT", client, TRUE);
+        env = g_environ_setenv(env, GL_PROTO_CLIENT_VARIABLE, client, TRUE);
     } else {
-        env = g_environ_unsetenv(env, "GEMLEAK_CLIENT");
+        env = g_environ_unsetenv(env, GL_PROTO_CLIENT_VARIABLE);
     }
     /* The helper looks for build tools among a process's ancestors up to
      * gemleak, not past it (gemleak run from make). */
     g_autofree char *pid = g_strdup_printf("%d", (int) getpid());
-    env = g_environ_setenv(env, "GEMLEAK_PID", pid, TRUE);
+    env = g_environ_setenv(env, GL_PROTO_PID_VARIABLE, pid, TRUE);
     if (valgrind != NULL)
-        env = g_environ_setenv(env, GL_PROTO_VALGRIND_VARIABLE, valgrind, TRUE);
+        env = g_environ_setenv(env, GL_PROTO_ENGINE_COMMAND_VARIABLE, valgrind, TRUE);
     else
-        env = g_environ_unsetenv(env, GL_PROTO_VALGRIND_VARIABLE);
+        env = g_environ_unsetenv(env, GL_PROTO_ENGINE_COMMAND_VARIABLE);
     /* The preloaded library makes the engine's leak check at exit and says
      * it ran (src/run/client/proof.c). */
     if (quiet != NULL && engine->proves_checks)

@@ -235,6 +235,10 @@ gboolean gl_rundir_write_engine(const char *dir, const GlEngine *engine, const c
     /* one line each: a runtime's path has no newline gemleak would keep */
     if (version != NULL && strchr(version, '\n') == NULL)
         g_string_append_printf(text, GL_PROTO_ENGINE_VERSION " %s\n", version);
+    g_string_append_printf(text, GL_PROTO_ENGINE_REPORTS " %s\n" GL_PROTO_ENGINE_OUTSIDE " %s\n",
+                           engine->reports, engine->outside);
+    if (engine->log != NULL)
+        g_string_append_printf(text, GL_PROTO_ENGINE_LOG " %s\n", engine->log);
     if (engine->silent_when_clean && !proof)
         g_string_append(text, GL_PROTO_ENGINE_SILENT " yes\n");
     if (proof)
@@ -298,11 +302,15 @@ static void coverage_of_dir(const char *dir, GlRunCoverage *coverage)
 {
     g_auto(GlRunFacts) run = { 0 };
     gl_run_facts_read(dir, &run);
-    const char *engine = run.title;
-    gboolean valgrind = strcmp(run.name, "valgrind") == 0;
-    if (!valgrind) {
+    /* an engine that writes PID.xml traces every process it runs; one
+     * that writes NAME.PID is a runtime in the process, which the helper's
+     * engine-PID.txt accounts for when it wrote nothing */
+    gboolean tracer = run.log == NULL && !run.silent_when_clean;
+    if (!tracer) {
         g_free(coverage->engine);
-        coverage->engine = g_strdup(engine);
+        coverage->engine = g_strdup(run.title);
+        g_free(coverage->reports);
+        coverage->reports = g_strdup(run.reports);
     }
     char *interrupted = interrupted_in(dir);
     if (interrupted != NULL) {
@@ -330,7 +338,7 @@ static void coverage_of_dir(const char *dir, GlRunCoverage *coverage)
         g_autofree char *valid = loaded_list(dir, name);
         if (valid == NULL)
             continue;
-        if (has_xml(dir, pid) || (!valgrind && has_engine_record(dir, pid))) {
+        if (has_xml(dir, pid) || (!tracer && has_engine_record(dir, pid))) {
             g_autofree char *too_old = older_than_engine(dir, pid, &run);
             if (too_old != NULL)
                 g_ptr_array_add(coverage->unchecked, g_steal_pointer(&too_old));
@@ -338,16 +346,9 @@ static void coverage_of_dir(const char *dir, GlRunCoverage *coverage)
                 coverage->checked++;
             continue;
         }
-        if (valgrind)
-            g_ptr_array_add(coverage->unchecked,
-                            g_strdup_printf("process %" G_GINT64_FORMAT ": it loaded %s outside "
-                                            "Valgrind (it has no XML: a program Valgrind does not "
-                                            "trace started it)", pid, valid));
-        else
-            g_ptr_array_add(coverage->unchecked,
-                            g_strdup_printf("process %" G_GINT64_FORMAT ": it loaded %s outside "
-                                            "%s (its runtime was not in the process, and it wrote "
-                                            "no report)", pid, valid, engine));
+        g_ptr_array_add(coverage->unchecked,
+                        g_strdup_printf("process %" G_GINT64_FORMAT ": it loaded %s outside %s "
+                                        "(%s)", pid, valid, run.title, run.outside));
     }
     g_autoptr(GPtrArray) outside = gl_rundir_outside(dir);
     for (guint i = 0; i < outside->len; i++)
@@ -358,7 +359,12 @@ void gl_rundir_coverage(const char *const *inputs, GlRunCoverage *coverage)
 {
     memset(coverage, 0, sizeof *coverage);
     coverage->unchecked = g_ptr_array_new_with_free_func(g_free);
-    coverage->engine = g_strdup("Valgrind");
+    /* what a directory without engine.txt was written by, unless one
+     * says another */
+    g_auto(GlRunFacts) plain = { 0 };
+    gl_run_facts_read(NULL, &plain);
+    coverage->engine = g_steal_pointer(&plain.title);
+    coverage->reports = g_steal_pointer(&plain.reports);
     g_autoptr(GHashTable) done = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
     for (const char *const *input = inputs; *input != NULL; input++) {
         if (strcmp(*input, "-") == 0)
@@ -439,8 +445,8 @@ void gl_run_coverage_clear(GlRunCoverage *coverage)
     if (coverage->unchecked != NULL)
         g_ptr_array_unref(coverage->unchecked);
     coverage->unchecked = NULL;
-    g_free(coverage->engine);
-    coverage->engine = NULL;
+    g_clear_pointer(&coverage->engine, g_free);
+    g_clear_pointer(&coverage->reports, g_free);
     g_free(coverage->interrupted);
     coverage->interrupted = NULL;
 }

@@ -285,21 +285,21 @@ gboolean gl_run_commands(const GlRunOptions *options, GPtrArray *commands, GlRun
         return FALSE;
     }
     const GlEngine *engine = options->engine != NULL ? options->engine : gl_engine_find(NULL);
-    result->valgrind_version = engine->version(options->valgrind, error);
-    if (result->valgrind_version == NULL)
+    result->engine_found = engine->version(options->valgrind, error);
+    if (result->engine_found == NULL)
         return FALSE;
     if (!prepare_run_dir(options, engine, result, error))
         return FALSE;
     /* What ran, for gemleak filter on a kept directory: an engine that
      * writes nothing for a clean process leaves a run without reports. */
     g_autofree char *preload = gl_run_preload_library(result->helper_dir, NULL);
-    if (!gl_rundir_write_engine(result->dir, engine, result->valgrind_version,
+    if (!gl_rundir_write_engine(result->dir, engine, result->engine_found,
                                 engine->proves_checks && preload != NULL, error))
         return FALSE;
     /* Valgrind's command line, for a Ruby that finds itself outside it (below
      * a launcher gemleak spares, extconf.rb) to put itself under it. */
     g_autofree char *valgrind = engine->handover(options, result->dir, result->helper_dir);
-    g_auto(GStrv) env = gl_run_child_environment(options, engine, result->valgrind_version,
+    g_auto(GStrv) env = gl_run_child_environment(options, engine, result->engine_found,
                                                  result->dir, result->helper_dir, valgrind);
 
     gl_watchdog_stop();  /* an earlier run's, in this process, that was never cleared */
@@ -351,7 +351,7 @@ void gl_run_finish(GlRunResult *result, gboolean remove_dir)
     if (remove_dir && result->dir != NULL && !result->kept_by_user)
         gl_remove_tree(result->dir);
     g_clear_pointer(&result->dir, g_free);
-    g_clear_pointer(&result->valgrind_version, g_free);
+    g_clear_pointer(&result->engine_found, g_free);
     g_clear_pointer(&result->launcher, g_free);
     g_clear_pointer(&result->unquiet, g_free);
     if (result->outside != NULL)

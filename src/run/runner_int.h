@@ -34,7 +34,7 @@ char *gl_run_preload_library(const char *helper_dir, char **why_not);
 char *gl_run_client_library(const char *helper_dir);
 
 /* Returns: (transfer full): the environment of the commands: the helper,
- * the run directory, GEMLEAK_VALGRIND (@valgrind, nullable) when a
+ * the run directory, GEMLEAK_ENGINE_COMMAND (@valgrind, nullable) when a
  * launcher runs outside Valgrind, and what @engine needs (its
  * environment(), given @found, what its version() returned). Free with
  * g_strfreev(). */

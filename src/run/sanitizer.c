@@ -152,10 +152,10 @@ char *gl_sanitizer_handover(const GlSanitizerRuntime *runtime, const char *first
     if (found == NULL)
         return NULL;
     g_autofree char *variable = preload(first, found, helper_dir);
-    if (strchr(variable, GL_PROTO_VALGRIND_SEPARATOR[0]) != NULL)
+    if (strchr(variable, GL_PROTO_ENGINE_COMMAND_SEPARATOR[0]) != NULL)
         return NULL;
     g_autofree char *env = g_find_program_in_path("env");
-    return g_strconcat(env != NULL ? env : "/usr/bin/env", GL_PROTO_VALGRIND_SEPARATOR, variable,
+    return g_strconcat(env != NULL ? env : "/usr/bin/env", GL_PROTO_ENGINE_COMMAND_SEPARATOR, variable,
                        NULL);
 }
 

@@ -1,6 +1,7 @@
 #define _GNU_SOURCE  /* syscall */
 /* The watchdog of a run, for a gemleak killed outright (see below). */
 #include "gemleak/run/watchdog.h"
+#include "gemleak/base/protocol.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -168,7 +169,7 @@ void gl_watchdog_start(const char *run_dir, const char *mark, const int *locks, 
         return;
     fcntl(ends[0], F_SETFD, FD_CLOEXEC);
     fcntl(ends[1], F_SETFD, FD_CLOEXEC);
-    g_autofree char *variable = g_strconcat("GEMLEAK_RUN_DIR=", run_dir, NULL);
+    g_autofree char *variable = g_strconcat(GL_PROTO_RUN_DIR_VARIABLE "=", run_dir, NULL);
     const Mark marks[] = {
         { "environ", variable, strlen(variable), FALSE },
         { "cmdline", mark, strlen(mark), TRUE },

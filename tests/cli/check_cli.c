@@ -162,7 +162,7 @@ START_TEST(test_truncated_file_reports_what_came_before)
     gl_test_write(early, text, strstr(text, "<error>") - text + 50);
     RUN(incomplete, "filter", "-O", "leaky", early);
     ck_assert_int_eq(incomplete.status, 3);
-    gl_assert_line(incomplete.out, "^gemleak: 1 file, 0 errors read: 0 findings, 1 truncated file$");
+    gl_assert_line(incomplete.out, "^gemleak: 1 process checked( \\([^)]*\\))?, 0 errors read: 0 findings, 1 truncated file$");
     /* never "pass" on what could not all be read */
     gl_assert_no_line(incomplete.out, "pass");
     gl_assert_line(incomplete.out, "^gemleak: INCOMPLETE: no findings in what could be read; 1 "
@@ -555,7 +555,7 @@ END_TEST
 static void assert_summary_adds_up(const char *text)
 {
     g_autoptr(GRegex) regex = g_regex_new(
-        "^gemleak: \\d+ files?, (\\d+) errors? read: \\d+ findings?(?: \\((\\d+) occurrences?[^)]*\\))?"
+        "^gemleak: \\d+ process(?:es)? checked(?: \\([^)]*\\))?, (\\d+) errors? read: \\d+ findings?(?: \\((\\d+) occurrences?[^)]*\\))?"
         "(, \\d+ known to the baseline \\((\\d+) occurrences?\\))?(, (\\d+) skipped)?",
         G_REGEX_MULTILINE, 0, NULL);
     g_autoptr(GMatchInfo) match = NULL;
@@ -598,7 +598,7 @@ START_TEST(test_baseline_knows_a_moved_cycle)
     RUN(known, "filter", "-O", "leaky", "--leak-kinds", "definite,indirect", "--baseline", baseline,
         tail_first);
     ck_assert_int_eq(known.status, 0);
-    gl_assert_line(known.out, "^gemleak: 1 file, \\d+ errors read: 0 findings, 2 known to the "
+    gl_assert_line(known.out, "^gemleak: 1 process checked( \\([^)]*\\))?, \\d+ errors read: 0 findings, 2 known to the "
                               "baseline \\(2 occurrences\\), ");
     gl_test_run_clear(&known);
     gl_remove_tree(dir);
@@ -634,7 +634,7 @@ START_TEST(test_baseline_adoption)
     /* known leaks pass */
     RUN(known, "filter", "-O", "leaky", "--baseline", baseline, leak);
     ck_assert_int_eq(known.status, 0);
-    gl_assert_line(known.out, "^gemleak: 1 file, \\d+ errors read: 0 findings, 3 known to the baseline \\(3 occurrences\\), \\d+ skipped ");
+    gl_assert_line(known.out, "^gemleak: 1 process checked( \\([^)]*\\))?, \\d+ errors read: 0 findings, 3 known to the baseline \\(3 occurrences\\), \\d+ skipped ");
     assert_summary_adds_up(known.out);
     gl_assert_line(known.out, "^gemleak: pass: no findings$");
     gl_test_run_clear(&known);
@@ -652,7 +652,7 @@ START_TEST(test_baseline_adoption)
     gl_test_run_clear(&write_unmoved);
     RUN(shifted, "filter", "-O", "leaky", "--baseline", unmoved, moved);
     ck_assert_msg(shifted.status == 0, "%s", shifted.out);
-    gl_assert_line(shifted.out, "^gemleak: 1 file, \\d+ errors read: 0 findings, 3 known to the "
+    gl_assert_line(shifted.out, "^gemleak: 1 process checked( \\([^)]*\\))?, \\d+ errors read: 0 findings, 3 known to the "
                                 "baseline \\(3 occurrences\\), ");
     gl_test_run_clear(&shifted);
     /* and what the source says at that line is what tells the leak: not
@@ -769,7 +769,7 @@ START_TEST(test_baseline_holds_what_identifies_a_finding)
     /* and it is a baseline: the leaks it holds pass */
     RUN(known, "filter", "-O", "leaky", "--baseline", second, moved);
     ck_assert_int_eq(known.status, 0);
-    gl_assert_line(known.out, "^gemleak: 1 file, \\d+ errors read: 0 findings, 3 known to the "
+    gl_assert_line(known.out, "^gemleak: 1 process checked( \\([^)]*\\))?, \\d+ errors read: 0 findings, 3 known to the "
                               "baseline \\(3 occurrences\\), ");
     gl_test_run_clear(&known);
     gl_remove_tree(dir);
@@ -785,7 +785,7 @@ START_TEST(test_old_baselines_keep_reading)
     g_autofree char *old = gl_test_fixture("edge/baseline-v1-leak.json");
     RUN(known, "filter", "-O", "leaky", "--baseline", old, leak);
     ck_assert_msg(known.status == 0, "%s%s", known.out, known.err);
-    gl_assert_line(known.out, "^gemleak: 1 file, \\d+ errors read: 0 findings, 3 known to the "
+    gl_assert_line(known.out, "^gemleak: 1 process checked( \\([^)]*\\))?, \\d+ errors read: 0 findings, 3 known to the "
                               "baseline \\(3 occurrences\\), ");
     gl_assert_line(known.err, "^gemleak: note: --baseline .*/baseline-v1-leak\\.json was written "
                               "by an older gemleak: its findings are matched as it fingerprinted "
@@ -803,7 +803,7 @@ START_TEST(test_old_baselines_keep_reading)
     g_autofree char *v2 = gl_test_fixture("edge/baseline-v2-leak.json");
     RUN(known_v2, "filter", "-O", "leaky", "--baseline", v2, leak);
     ck_assert_msg(known_v2.status == 0, "%s%s", known_v2.out, known_v2.err);
-    gl_assert_line(known_v2.out, "^gemleak: 1 file, \\d+ errors read: 0 findings, 3 known to the "
+    gl_assert_line(known_v2.out, "^gemleak: 1 process checked( \\([^)]*\\))?, \\d+ errors read: 0 findings, 3 known to the "
                                  "baseline \\(3 occurrences\\), ");
     gl_assert_line(known_v2.err, "^gemleak: note: --baseline .*/baseline-v2-leak\\.json was "
                                  "written by an older gemleak: its findings are matched as it "
@@ -853,7 +853,7 @@ START_TEST(test_baseline_fingerprint_matches_only_itself)
         RUN(run, "filter", "-O", "leaky", "--baseline", path, leak);
         ck_assert_msg(run.status == 1, "\"%s\" matched %s: status %d\n%s%s", odd, print,
                       run.status, run.out, run.err);
-        gl_assert_line(run.out, "^gemleak: 1 file, \\d+ errors read: 3 findings \\(3 occurrences\\), ");
+        gl_assert_line(run.out, "^gemleak: 1 process checked( \\([^)]*\\))?, \\d+ errors read: 3 findings \\(3 occurrences\\), ");
         gl_test_run_clear(&run);
     }
     gl_remove_tree(dir);
@@ -1054,7 +1054,7 @@ START_TEST(test_incomplete_shard_stays_incomplete)
     RUN(both, "filter", "--format", "text", "--format", merged_spec, shard1, shard2);
     ck_assert_msg(both.status == 3, "status %d\n%s%s", both.status, both.out, both.err);
     gl_assert_no_line(both.out, "pass");
-    gl_assert_line(both.out, "^gemleak: 2 files, .*, 1 truncated file$");
+    gl_assert_line(both.out, "^gemleak: 2 processes checked( \\([^)]*\\))?, .*, 1 truncated file$");
     gl_assert_line(both.out, "^gemleak: INCOMPLETE: no findings in what could be read; 1 input "
                              "could not all be read \\(see gemleak's messages\\)$");
     /* the shard's own problem, said with the shard that had it */
@@ -1493,7 +1493,7 @@ START_TEST(test_inputs_after_double_dash)
     ck_assert_int_eq(chdir(dir), 0);
     RUN(run, "filter", "-O", "leaky", "--", "-x.xml");
     ck_assert_msg(run.status == 1, "status %d\n%s", run.status, run.err);
-    gl_assert_line(run.out, "^gemleak: 1 file, 53 errors read: 3 findings ");
+    gl_assert_line(run.out, "^gemleak: 1 process checked( \\([^)]*\\))?, 53 errors read: 3 findings ");
     ck_assert_str_eq(run.err, "");
     gl_test_run_clear(&run);
     gl_remove_tree(dir);
@@ -1511,7 +1511,7 @@ START_TEST(test_the_same_input_twice_is_read_once)
     RUN(twice, "filter", "-O", "leaky", leak, absolute);
     ck_assert_int_eq(twice.status, once.status);
     ck_assert_str_eq(twice.out, once.out);
-    gl_assert_line(twice.out, "^gemleak: 1 file, 53 errors read: 3 findings ");
+    gl_assert_line(twice.out, "^gemleak: 1 process checked( \\([^)]*\\))?, 53 errors read: 3 findings ");
     gl_test_run_clear(&twice);
 
     RUN(dir, "filter", "-O", "leaky", xml);
@@ -1525,7 +1525,7 @@ START_TEST(test_the_same_input_twice_is_read_once)
     close(fd);
     RUN(stdin_twice, "filter", "-O", "leaky", "-", "-");
     ck_assert_int_eq(stdin_twice.status, once.status);
-    gl_assert_line(stdin_twice.out, "^gemleak: 1 file, 53 errors read: 3 findings ");
+    gl_assert_line(stdin_twice.out, "^gemleak: 1 process checked( \\([^)]*\\))?, 53 errors read: 3 findings ");
     ck_assert_str_eq(stdin_twice.err, "");
     gl_test_run_clear(&stdin_twice);
     gl_test_run_clear(&once);
@@ -1575,7 +1575,7 @@ START_TEST(test_only_regular_files_are_read_from_a_directory)
 
     RUN(listed, "filter", "-O", "leaky", dir);
     ck_assert_int_eq(listed.status, 1);
-    gl_assert_line(listed.out, "^gemleak: 1 file, 53 errors read: 3 findings ");
+    gl_assert_line(listed.out, "^gemleak: 1 process checked( \\([^)]*\\))?, 53 errors read: 3 findings ");
     gl_assert_line(listed.err, "^gemleak: note: .*/2\\.xml: skipped: not a regular file \\(a FIFO\\)$");
     gl_assert_line(listed.err,
                    "^gemleak: note: .*/3\\.xml: skipped: not a regular file \\(a character device\\)$");
@@ -1595,7 +1595,7 @@ START_TEST(test_only_regular_files_are_read_from_a_directory)
     RUN(named_fifo, "filter", "-O", "leaky", fifo);
     g_thread_join(writing);
     ck_assert_int_eq(named_fifo.status, 1);
-    gl_assert_line(named_fifo.out, "^gemleak: 1 file, 53 errors read: 3 findings ");
+    gl_assert_line(named_fifo.out, "^gemleak: 1 process checked( \\([^)]*\\))?, 53 errors read: 3 findings ");
     gl_test_run_clear(&named_fifo);
 
     int ends[2];
@@ -1607,7 +1607,7 @@ START_TEST(test_only_regular_files_are_read_from_a_directory)
     g_thread_join(writing);
     close(ends[0]);
     ck_assert_int_eq(named_pipe.status, 1);
-    gl_assert_line(named_pipe.out, "^gemleak: 1 file, 53 errors read: 3 findings ");
+    gl_assert_line(named_pipe.out, "^gemleak: 1 process checked( \\([^)]*\\))?, 53 errors read: 3 findings ");
     gl_test_run_clear(&named_pipe);
     gl_remove_tree(dir);
 }

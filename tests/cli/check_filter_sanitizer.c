@@ -38,7 +38,7 @@ START_TEST(test_lsan_report_fails_on_the_extensions_leaks)
     gl_assert_line(run.out, "^120 bytes in 1 block is definitely lost$");
     gl_assert_line(run.out, "^ \\*leaky_leak_xmalloc \\(leaky.c:40\\)$");
     gl_assert_line(run.out, "^ \\*leaky_thread_main \\(leaky.c:135\\)$");
-    gl_assert_line(run.out, "^gemleak: 1 file, 5 errors read: 4 findings \\(4 occurrences\\), 1 "
+    gl_assert_line(run.out, "^gemleak: 1 process checked( \\([^)]*\\))?, 5 errors read: 4 findings \\(4 occurrences\\), 1 "
                             "skipped \\(1 in Init code\\)$");
     gl_assert_line(run.out, "^gemleak: FAIL: 4 leaks losing 414 bytes$");
     gl_test_run_clear(&run);
@@ -298,7 +298,7 @@ START_TEST(test_xml_and_lsan_together)
     g_autofree char *xml = gl_test_fixture("xml/clean.xml");
     RUN(run, "filter", "-O", "leaky", xml, report);
     ck_assert_int_eq(run.status, 1);
-    gl_assert_line(run.out, "^gemleak: 2 files, ");
+    gl_assert_line(run.out, "^gemleak: 2 processes checked( \\([^)]*\\))?, ");
     gl_test_run_clear(&run);
 }
 END_TEST
@@ -332,7 +332,7 @@ START_TEST(test_lsan_owned_capture_names_the_test)
     ck_assert_int_eq(run.status, 1);
     gl_assert_line(run.out, "^6 bytes in 1 block is definitely lost$");
     gl_assert_line(run.out, "^allocated in WordsTest#test_count \\(/.*test/words_test\\.rb:12\\)$");
-    gl_assert_line(run.out, "^gemleak: 1 file, 1 error read: 1 finding \\(1 occurrence\\)$");
+    gl_assert_line(run.out, "^gemleak: 1 process checked( \\([^)]*\\))?, 1 error read: 1 finding \\(1 occurrence\\)$");
     gl_test_run_clear(&run);
 }
 END_TEST
@@ -370,7 +370,7 @@ START_TEST(test_lsan_owned_blocks_name_their_tests)
     gl_assert_line(run.out, "^allocated in BTest#test_b \\(/work/test/b_test\\.rb:5\\); also in "
                             "ATest#test_a \\(/work/test/a_test\\.rb:3\\); also allocated before "
                             "the first test \\(while the suite loaded\\)$");
-    gl_assert_line(run.out, "^gemleak: 1 file, 1 error read: 1 finding \\(1 occurrence\\)$");
+    gl_assert_line(run.out, "^gemleak: 1 process checked( \\([^)]*\\))?, 1 error read: 1 finding \\(1 occurrence\\)$");
     gl_assert_line(run.out, "^gemleak: FAIL: 1 leak losing 50 bytes$");
     gl_test_run_clear(&run);
     RUN(json, "filter", "-O", "leaky", "--format", "json", path);

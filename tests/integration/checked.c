@@ -38,13 +38,35 @@ START_TEST(test_ruby_below_build_tools_is_checked)
         gl_assert_line(r.err, "^gemleak: FAIL: 1 leak");
         result_clear(&r);
     }
-    /* A Ruby that runs outside Valgrind all the same (below a program the
-     * user told Valgrind to skip, without the variable that would put it
-     * under Valgrind) and loads the extension: the run does not pass, and
+    /* Below a program the user told Valgrind to skip, a Ruby started
+     * without the variable that puts it under Valgrind gets it back from
+     * the library gemleak preloads (issue 26, item 4): it is checked. */
+    const char *restored[] = { gemleak_binary, "run", "--valgrind-opt=--trace-children-skip=*xargs",
+                               "--", "sh", "-c",
+                               "echo suite.rb | xargs env -u GEMLEAK_ENGINE_COMMAND ruby -Ilib",
+                               NULL };
+    Result back = { 0 };
+    run_command(&back, dir, NULL, restored);
+    ck_assert_msg(back.status == 1, "status %d\n%s", back.status, back.err);
+    gl_assert_line(back.err, "^gemleak: FAIL: 1 leak");
+    result_clear(&back);
+    /* A Ruby that runs outside Valgrind all the same (below a static
+     * program, which no preloaded library reaches, that took gemleak's
+     * variables away) and loads the extension: the run does not pass, and
      * says which process it was. */
-    const char *skipped[] = { gemleak_binary, "run", "--valgrind-opt=--trace-children-skip=*xargs",
-                              "--", "sh", "-c",
-                              "echo suite.rb | xargs env -u GEMLEAK_VALGRIND ruby -Ilib", NULL };
+    g_autofree char *source = g_build_filename(dir, "unset.c", NULL);
+    gl_test_write(source, "#include <stdlib.h>\n#include <unistd.h>\n"
+                          "int main(int argc, char **argv) { (void) argc;\n"
+                          "    unsetenv(\"GEMLEAK_ENGINE_COMMAND\");\n"
+                          "    unsetenv(\"GEMLEAK_RESTORE\");\n"
+                          "    execvp(argv[1], argv + 1); return 127; }\n", -1);
+    const char *compile[] = { "cc", "-static", "-o", "unset", "unset.c", NULL };
+    Result built = { 0 };
+    run_command(&built, dir, NULL, compile);
+    ck_assert_msg(built.status == 0, "a static program does not build here: %s", built.err);
+    result_clear(&built);
+    const char *skipped[] = { gemleak_binary, "run", "--valgrind-opt=--trace-children-skip=*/unset",
+                              "--", "sh", "-c", "./unset sh -c 'ruby -Ilib suite.rb; true'", NULL };
     Result r = { 0 };
     run_command(&r, dir, NULL, skipped);
     ck_assert_msg(r.status == 3, "status %d\n%s", r.status, r.err);

@@ -204,12 +204,18 @@ void run_interrupted(Result *result, const char *const *argv, char **env)
     live_clear(&live);
 }
 
+#define UNCHECKED_BY_SIGNAL \
+    "( \\d+ process(es)? that loaded an extension (was|were) not checked \\(see gemleak's " \
+    "messages\\);)?"
+
 void assert_interrupted_is_incomplete(const Result *result, const char *json)
 {
     ck_assert_msg(result->status == 3, "status %d\n%s", result->status, result->err);
-    gl_assert_line(result->err, "^gemleak: INCOMPLETE: no findings in what was checked; the run "
-                                "was interrupted by SIGTERM: what the command had not run by "
-                                "then was not checked$");
+    /* a process the signal ended before its check proved it ran (the
+     * sanitizer engines) is named too */
+    gl_assert_line(result->err, "^gemleak: INCOMPLETE: no findings in what was checked;"
+                                UNCHECKED_BY_SIGNAL " the run was interrupted by SIGTERM: what the "
+                                "command had not run by then was not checked$");
     gl_assert_no_line(result->err, "^gemleak: pass");
     g_autoptr(JsonParser) parser = json_parser_new();
     g_autoptr(GError) error = NULL;
@@ -236,8 +242,8 @@ void assert_interrupted_is_incomplete(const Result *result, const char *json)
     run_argv(&again, gemleak_binary, "filter", dir, NULL);
     ck_assert_msg(again.status == 3, "filter of %s: status %d\n%s%s", dir, again.status, again.out,
                   again.err);
-    gl_assert_line(again.out, "^gemleak: INCOMPLETE: no findings in what was checked; the run "
-                              "was interrupted by SIGTERM: ");
+    gl_assert_line(again.out, "^gemleak: INCOMPLETE: no findings in what was checked;"
+                              UNCHECKED_BY_SIGNAL " the run was interrupted by SIGTERM: ");
     result_clear(&again);
     gl_remove_tree(dir);
 }

@@ -14,7 +14,7 @@ START_TEST(test_clean_method_reports_nothing)
     ck_assert_msg(r.status == 0, "status %d\n%s", r.status, r.err);
     gl_assert_line(r.err, "^gemleak: ran under Valgrind \\d+\\.\\d+\\.\\d+ with \\d+ suppression files "
                           "\\(Ruby \\d+\\.\\d+\\.\\d+\\)$");
-    gl_assert_line(r.err, "^gemleak: 1 file, \\d+ errors read: 0 findings, ");
+    gl_assert_line(r.err, "^gemleak: 1 process checked( \\([^)]*\\))?, \\d+ errors read: 0 findings, ");
     /* the leak in Init_leaky is there, and skipped */
     gl_assert_line(r.err, "\\d+ in Init code\\)$");
     gl_assert_line(r.err, "^gemleak: target: .*/leaky/leaky\\.so$");
@@ -187,7 +187,7 @@ START_TEST(test_jobs_and_shards)
     ck_assert_msg(r.status == 1, "status %d\n%s", r.status, r.err);
     gl_assert_line(r.err, "^gemleak: 2 commands at once under Valgrind$");
     /* two processes (a and c, b and d), one merged finding */
-    gl_assert_line(r.err, "^gemleak: 2 files, \\d+ errors read: 1 finding \\(\\d+ occurrences?\\), ");
+    gl_assert_line(r.err, "^gemleak: 2 processes checked( \\([^)]*\\))?, \\d+ errors read: 1 finding \\(\\d+ occurrences?\\), ");
     gl_assert_line(r.err, "^200 bytes in 2 blocks are definitely lost \\(2 occurrences in 2 processes\\)$");
     g_auto(GStrv) lines = g_strsplit(r.out, "\n", -1);
     ck_assert_uint_eq(g_strv_length(lines), 5);
@@ -271,7 +271,7 @@ START_TEST(test_baseline_knows_a_leaked_cycle_that_moved)
                                          baseline, "--keep-xml", kept),
                 "require 'leaky'; Leaky.leak_cycle(true)");
     ck_assert_msg(moved.status == 0, "status %d\n%s", moved.status, moved.err);
-    gl_assert_line(moved.err, "^gemleak: 1 file, \\d+ errors read: 0 findings, 2 known to the "
+    gl_assert_line(moved.err, "^gemleak: 1 process checked( \\([^)]*\\))?, \\d+ errors read: 0 findings, 2 known to the "
                               "baseline \\(2 occurrences\\), ");
     /* the definite leak did move: the kept XML says so */
     Result filtered = { 0 };
@@ -338,7 +338,7 @@ START_TEST(test_baseline_tells_two_sites_of_one_function_apart)
     result_discard(&r);
     /* both: the one the baseline knows, and the other */
     run_sites(&r, ARGS("--baseline", small), "require 'sites'; Sites.leak(3)", 1);
-    gl_assert_line(r.err, "^gemleak: 1 file, \\d+ errors read: 1 finding \\(1 occurrence\\), 1 known "
+    gl_assert_line(r.err, "^gemleak: 1 process checked( \\([^)]*\\))?, \\d+ errors read: 1 finding \\(1 occurrence\\), 1 known "
                           "to the baseline \\(1 occurrence\\), ");
     gl_assert_line(r.err, "^gemleak: FAIL: 1 leak losing 4096 bytes$");
     result_discard(&r);
@@ -362,7 +362,7 @@ START_TEST(test_baseline_tells_two_sites_of_one_function_apart)
     g_autofree char *code = g_strdup_printf("$LOAD_PATH.unshift('%s'); require 'sites'; "
                                             "Sites.leak(1)", moved);
     run_sites(&r, ARGS("--baseline", small), code, 0);
-    gl_assert_line(r.err, "^gemleak: 1 file, \\d+ errors read: 0 findings, 1 known to the baseline ");
+    gl_assert_line(r.err, "^gemleak: 1 process checked( \\([^)]*\\))?, \\d+ errors read: 0 findings, 1 known to the baseline ");
     gl_assert_line(r.err, "^gemleak: target: .*/moved/sites\\.so$");
     result_discard(&r);
     g_autofree char *code_large = g_strdup_printf("$LOAD_PATH.unshift('%s'); require 'sites'; "

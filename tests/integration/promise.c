@@ -62,6 +62,27 @@ static void run_leaky(Result *result, const char *engine, const char *name, cons
     run_command(result, work, env, argv);
 }
 
+/* Item 12: a clean run under a sanitizer's engine, which writes little
+ * for a clean process, says how many processes it checked and that they
+ * are clean ("0 files, 0 errors read" once). */
+START_TEST(test_clean_run_says_what_it_checked)
+{
+    if (!ready_or_skip(ruby34, "a clean run under the sanitizer engines", why_skipped))
+        return;
+    const char *engines[] = { "lsan", "asan" };
+    for (guint i = 0; i < G_N_ELEMENTS(engines); i++) {
+        Result r = { 0 };
+        run_leaky(&r, engines[i], "clean",
+                  "require 'leaky'; Leaky.clean; "
+                  "3.times { Process.wait(fork { Leaky.clean }) }");
+        ck_assert_msg(r.status == 0, "%s: status %d\n%s", engines[i], r.status, r.err);
+        gl_assert_line(r.err, "^gemleak: 4 processes checked \\(all clean\\), ");
+        gl_assert_line(r.err, "^gemleak: pass: no findings$");
+        result_clear(&r);
+    }
+}
+END_TEST
+
 /* Item 1: a leak in a fiber (Fiber, Enumerator#next) has a stack that ends
  * where Ruby's coroutine starts the fiber's machine stack, not at main: a
  * whole stack, certain, failing the gate. */
@@ -266,6 +287,7 @@ void integration_promise(TCase *tcase)
 {
     tcase_add_unchecked_fixture(tcase, setup_promise, teardown_promise);
     tcase_add_test(tcase, test_leak_in_a_fiber);
+    tcase_add_test(tcase, test_clean_run_says_what_it_checked);
     tcase_add_test(tcase, test_reports_that_say_less);
     tcase_add_loop_test(tcase, test_children_with_environments_of_their_own, 0,
                         G_N_ELEMENTS(environments));

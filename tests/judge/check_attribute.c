@@ -271,7 +271,7 @@ START_TEST(test_leak_named_after_its_test)
     filter_docs(&f, "text", (GString *const[]) { xml, NULL });
     gl_assert_line(f.run.out, "^17 bytes in 1 block is definitely lost\n"
                               "first lost in BTest#test_b \\(test/b_test\\.rb:9\\)\n  malloc");
-    gl_assert_line(f.run.out, "^gemleak: 1 file, 2 errors read: 1 finding \\(1 occurrence\\), "
+    gl_assert_line(f.run.out, "^gemleak: 1 process checked( \\([^)]*\\))?, 2 errors read: 1 finding \\(1 occurrence\\), "
                               "1 skipped \\(1 repeated by a later leak check\\)$");
     gl_assert_line(f.run.out, "^gemleak: FAIL: 1 leak losing 17 bytes$");
     filtered_clear(&f);
@@ -534,7 +534,7 @@ START_TEST(test_forked_child_adds_no_test)
 
     Filtered text = { 0 };
     filter_docs(&text, "text", (GString *const[]) { child, parent, NULL });
-    gl_assert_line(text.run.out, "^gemleak: 2 files, 4 errors read: 1 finding \\(1 occurrence\\), "
+    gl_assert_line(text.run.out, "^gemleak: 2 processes checked( \\([^)]*\\))?, 4 errors read: 1 finding \\(1 occurrence\\), "
                                  "3 skipped \\(2 repeated by a later leak check, 1 inherited "
                                  "from the parent process\\)$");
     filtered_clear(&text);
@@ -780,7 +780,7 @@ START_TEST(test_no_markers_no_attribution)
 
     filter_docs(&f, "text", (GString *const[]) { xml, NULL });
     gl_assert_no_line(f.run.out, "first (lost|seen)|at exit|repeated");
-    gl_assert_line(f.run.out, "^gemleak: 1 file, 2 errors read: 2 findings \\(2 occurrences\\)$");
+    gl_assert_line(f.run.out, "^gemleak: 1 process checked( \\([^)]*\\))?, 2 errors read: 2 findings \\(2 occurrences\\)$");
     filtered_clear(&f);
 }
 END_TEST

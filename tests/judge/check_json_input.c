@@ -68,7 +68,7 @@ START_TEST(test_what_is_refused)
     g_autoptr(GError) error = NULL;
     ck_assert(gl_json_input_detect(other));
     ck_assert(!gl_json_input_read(other, NULL, 0, &input, &error));
-    ck_assert(g_error_matches(error, GL_ERROR, GL_ERROR_NOT_VALGRIND));
+    ck_assert(g_error_matches(error, GL_ERROR, GL_ERROR_WRONG_FORMAT));
     gl_assert_line(error->message, "JSON, but not a gemleak report");
     g_clear_error(&error);
 
@@ -76,7 +76,7 @@ START_TEST(test_what_is_refused)
     gl_test_write(newer, "{\"tool\": {\"name\": \"gemleak\"}, \"report_version\": 99, "
                          "\"findings\": []}\n", -1);
     ck_assert(!gl_json_input_read(newer, NULL, 0, &input, &error));
-    ck_assert(g_error_matches(error, GL_ERROR, GL_ERROR_NOT_VALGRIND));
+    ck_assert(g_error_matches(error, GL_ERROR, GL_ERROR_WRONG_FORMAT));
     gl_assert_line(error->message, "a report of shape 99, newer than this gemleak reads .*: use "
                                    "the gemleak that wrote it$");
     g_clear_error(&error);

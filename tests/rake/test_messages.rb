@@ -55,3 +55,20 @@ class RakeMessagesTest < Minitest::Test
     assert_match(/could not read all that its engine wrote/, message)
   end
 end
+
+# What the Rake library spells that gemleak spells too: held to
+# include/gemleak/base/protocol.h, where each is spelled once.
+class RakeProtocolTest < Minitest::Test
+  PROTOCOL = File.read(File.expand_path("../../include/gemleak/base/protocol.h", __dir__))
+
+  def protocol(name)
+    value = PROTOCOL[/^#define GL_PROTO_#{name} "(.*)"$/, 1]
+    refute_nil value, "GL_PROTO_#{name} is not in protocol.h"
+    value
+  end
+
+  def test_asan_flags_are_the_engines
+    assert_equal protocol("ASAN_CFLAGS"), GemLeak::AsanBuild::CFLAGS
+    assert_equal protocol("ASAN_LDFLAGS"), GemLeak::AsanBuild::LDFLAGS
+  end
+end

@@ -75,7 +75,7 @@ START_TEST(test_entity_expansion_refused)
     g_autoptr(GError) laughs = NULL;
     read_text(lol->str, lol->len, &laughs);
     ck_assert_ptr_nonnull(laughs);
-    ck_assert(laughs->code == GL_ERROR_LIMIT || laughs->code == GL_ERROR_NOT_VALGRIND);
+    ck_assert(laughs->code == GL_ERROR_LIMIT || laughs->code == GL_ERROR_WRONG_FORMAT);
     g_string_free(lol, TRUE);
 
     /* quadratic blow-up: one large entity, used many times */
@@ -93,7 +93,7 @@ START_TEST(test_entity_expansion_refused)
     g_string_free(quad, TRUE);
 
     assert_refused("<?xml version=\"1.0\"?>\n<!DOCTYPE valgrindoutput>\n<valgrindoutput/>\n",
-                   GL_ERROR_NOT_VALGRIND, "has a DOCTYPE, which Valgrind never writes");
+                   GL_ERROR_WRONG_FORMAT, "has a DOCTYPE, which Valgrind never writes");
 }
 END_TEST
 
@@ -114,13 +114,13 @@ START_TEST(test_external_entity_and_dtd_never_opened)
     g_autoptr(GError) error = NULL;
     guint n = read_text(entity, strlen(entity), &error);
     ck_assert_uint_eq(n, 0);
-    ck_assert(g_error_matches(error, GL_ERROR, GL_ERROR_NOT_VALGRIND));
+    ck_assert(g_error_matches(error, GL_ERROR, GL_ERROR_WRONG_FORMAT));
 
     g_autofree char *dtd = g_strdup_printf("<?xml version=\"1.0\"?>\n<!DOCTYPE valgrindoutput SYSTEM \"%s\">\n"
                                            "<valgrindoutput/>\n", fifo);
     g_autoptr(GError) dtd_error = NULL;
     read_text(dtd, strlen(dtd), &dtd_error);
-    ck_assert(g_error_matches(dtd_error, GL_ERROR, GL_ERROR_NOT_VALGRIND));
+    ck_assert(g_error_matches(dtd_error, GL_ERROR, GL_ERROR_WRONG_FORMAT));
     gl_remove_tree(dir);
 }
 END_TEST

@@ -242,7 +242,7 @@ START_TEST(test_bad_inputs_have_clear_errors)
     expect_failure("edge/empty.xml", GL_ERROR_EMPTY, "empty file");
     expect_failure("edge/blank.xml", GL_ERROR_EMPTY, "empty file");
     expect_failure("edge/not_xml.txt", GL_ERROR_NOT_XML, "not XML");
-    expect_failure("edge/not_valgrind.xml", GL_ERROR_NOT_VALGRIND, "<report>");
+    expect_failure("edge/not_valgrind.xml", GL_ERROR_WRONG_FORMAT, "<report>");
     expect_failure("edge/helgrind.xml", GL_ERROR_WRONG_TOOL, "helgrind");
 }
 END_TEST

@@ -14,7 +14,8 @@ typedef enum {
     GL_ERROR_IO,            /* a file or directory could not be opened, read or written */
     GL_ERROR_EMPTY,         /* an input holds no data at all */
     GL_ERROR_NOT_XML,       /* an input is not XML */
-    GL_ERROR_NOT_VALGRIND,  /* XML, but not Valgrind's */
+    GL_ERROR_WRONG_FORMAT,  /* not a format gemleak reads (XML, but not Valgrind's; JSON,
+                             * but not gemleak's report) */
     GL_ERROR_WRONG_TOOL,    /* Valgrind XML written by a tool other than memcheck */
     GL_ERROR_TRUNCATED,     /* Valgrind XML that stops before the document ends */
     GL_ERROR_MALFORMED,     /* Valgrind XML that is broken part way through */

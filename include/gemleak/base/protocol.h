@@ -39,8 +39,8 @@
  * markers are lines of its report file (lsan.PID), with "gemleak:checked"
  * after each check and "gemleak:exit" at exit (see the reader,
  * gemleak/read/sanitizer_reader.h).
- * In the environment: GEMLEAK_VALGRIND, Valgrind's command line, its
- * arguments joined by GL_PROTO_VALGRIND_SEPARATOR, for a process started
+ * In the environment: GEMLEAK_ENGINE_COMMAND, the engine's command line (Valgrind's), its
+ * arguments joined by GL_PROTO_ENGINE_COMMAND_SEPARATOR, for a process started
  * outside Valgrind (below a spared launcher) to start again under it; for
  * an engine preloaded into Ruby (LeakSanitizer), "env", "LD_PRELOAD=RUNTIME"
  * and GEMLEAK_ENGINE_RUNTIME the runtime's path: a Ruby that does not have
@@ -90,6 +90,13 @@
 #define GL_PROTO_ENGINE_PROOF "proof"
 /* "silent-when-clean yes": it writes nothing for a process without leaks. */
 #define GL_PROTO_ENGINE_SILENT "silent-when-clean"
+/* "reports Valgrind's XML": what it writes, as messages name it. */
+#define GL_PROTO_ENGINE_REPORTS "reports"
+/* "log lsan": its reports are lsan.PID; without the line, PID.xml. */
+#define GL_PROTO_ENGINE_LOG "log"
+/* "outside WHY": why a process that loaded a target and has no report of
+ * it ran outside the engine. */
+#define GL_PROTO_ENGINE_OUTSIDE "outside"
 /* The signal that interrupted a run, by its name. */
 #define GL_PROTO_INTERRUPTED_FILE "interrupted.txt"
 
@@ -132,12 +139,25 @@
 #define GL_PROTO_MARKER_LIVE "live"
 
 /* Valgrind's command line for the processes outside it. */
-#define GL_PROTO_VALGRIND_VARIABLE "GEMLEAK_VALGRIND"
-#define GL_PROTO_VALGRIND_SEPARATOR "\x1f"
+/* The variables gemleak sets in every process of a run, for the helper:
+ * that a run is on; its directory; gemleak's own pid (the watchdog's and
+ * the helper's "who started the run"); the client library's path
+ * (--per-test); whether to time the test files; --per-test's grain and
+ * the leak kinds asked for; the helper's debugging output. */
+#define GL_PROTO_RUNNING_VARIABLE "GEMLEAK_RUNNING"
+#define GL_PROTO_RUN_DIR_VARIABLE "GEMLEAK_RUN_DIR"
+#define GL_PROTO_PID_VARIABLE "GEMLEAK_PID"
+#define GL_PROTO_CLIENT_VARIABLE "GEMLEAK_CLIENT"
+#define GL_PROTO_DURATIONS_VARIABLE "GEMLEAK_DURATIONS"
+#define GL_PROTO_PER_TEST_VARIABLE "GEMLEAK_PER_TEST"
+#define GL_PROTO_LEAK_KINDS_VARIABLE "GEMLEAK_LEAK_KINDS"
+#define GL_PROTO_DEBUG_VARIABLE "GEMLEAK_DEBUG"
+#define GL_PROTO_ENGINE_COMMAND_VARIABLE "GEMLEAK_ENGINE_COMMAND"
+#define GL_PROTO_ENGINE_COMMAND_SEPARATOR "\x1f"
 /* The run's own variables, which the library gemleak preloads gives back
  * to a program a process of the run execs with an environment of its own
  * (src/run/client/restore.c): "HOWNAME=VALUE" items joined by
- * GL_PROTO_RESTORE_SEPARATOR (GEMLEAK_VALGRIND's value holds the other),
+ * GL_PROTO_RESTORE_SEPARATOR (GEMLEAK_ENGINE_COMMAND's value holds the other),
  * HOW one of the characters below. */
 #define GL_PROTO_RESTORE_VARIABLE "GEMLEAK_RESTORE"
 #define GL_PROTO_RESTORE_SEPARATOR "\x1e"
@@ -159,5 +179,16 @@
 /* Launchers, by the name of the program, separated by spaces: they only
  * start the processes that run a suite (Bundler, Rake). */
 #define GL_PROTO_LAUNCHERS "bundle bundler rake"
+
+/* Ruby's long options that take a value, "--NAME=VALUE" or "--NAME VALUE"
+ * with the next word (ruby.c's is_option_with_arg), blank-separated: how
+ * gemleak and the helper read a Ruby command line alike. */
+#define GL_PROTO_RUBY_LONG_WITH_VALUE "enable disable encoding external-encoding internal-encoding dump backtrace-limit parser crash-report"
+/* What an extension is compiled with for the AddressSanitizer engine
+ * (engine_asan.c; the Rake library's AsanBuild, which a test holds to
+ * these). -fsanitize-recover=address lets the suite go on after an
+ * error, so that one run reports every error. */
+#define GL_PROTO_ASAN_CFLAGS "-fsanitize=address -fsanitize-recover=address -fno-omit-frame-pointer"
+#define GL_PROTO_ASAN_LDFLAGS "-fsanitize=address"
 
 #endif

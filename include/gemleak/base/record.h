@@ -124,9 +124,6 @@ gboolean gl_leak_kind_from_word(const char *word, GlLeakKind *kind);
 /* Returns: (transfer none): "definite", "indirect", ... for one flag. */
 const char *gl_leak_kind_to_string(GlLeakKind kind);
 
-/* Returns: TRUE if any stack of the record (primary or auxiliary) holds a frame. */
-gboolean gl_record_has_frames(const GlRecord *record);
-
 /* Returns: (transfer none) (nullable): the first frame the classifier marked
  * as in the target, in the primary stack or else the auxiliary ones. */
 const GlFrame *gl_record_first_target_frame(const GlRecord *record);

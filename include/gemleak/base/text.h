@@ -19,4 +19,8 @@ void gl_text_append_escaped(GString *out, const char *text, gboolean keep_tabs);
  * does, tabs too. */
 char *gl_text_escape(const char *text);
 
+/* Returns: (transfer none): the last component of @path, in @path ("x.so"
+ * of "/a/b/x.so"; @path itself when it has no slash). */
+const char *gl_base_name(const char *path);
+
 #endif

@@ -49,8 +49,4 @@ void gl_finding_group_frames(const GlFinding *finding, const GlFrame **function,
  * with g_ptr_array_unref(). */
 GPtrArray *gl_findings_group(const GPtrArray *findings);
 
-/* Returns: (transfer full): @groups' findings, a group's together, in the
- * groups' order. The findings stay owned where they were. */
-GPtrArray *gl_groups_findings(const GPtrArray *groups);
-
 #endif

@@ -51,7 +51,7 @@ gboolean gl_json_input_detect(const char *path);
  * check (its problems, truncated files, processes outside Valgrind);
  * @findings may be NULL to read the targets alone.
  * Returns: FALSE with GL_ERROR_IO when it cannot be read, GL_ERROR_LIMIT
- * when too large or deep, GL_ERROR_NOT_VALGRIND when it is JSON but not a
+ * when too large or deep, GL_ERROR_WRONG_FORMAT when it is JSON but not a
  * gemleak report (or of a newer shape). */
 gboolean gl_json_input_read(const char *path, GlFindings *findings, guint64 order_base,
                             GlJsonInput *input, GError **error);

@@ -52,10 +52,6 @@ gboolean gl_rules_add_skip_functions_from_data(GlRules *rules, const char *data,
  * --no-default-skips): only --skip-function patterns skip. */
 void gl_rules_drop_ruby_memory_rule(GlRules *rules);
 
-/* Returns: (transfer none): the globs of Ruby's functions that allocate for
- * their caller (rule 2), NULL-terminated. */
-const char *const *gl_rules_allocation_functions(void);
-
 /* The functions of Ruby's API whose memory its headers say the caller
  * releases (rb_fd_init, rb_econv_open, ...), which rule 2 takes for
  * allocation functions: how many there are, and the glob of the @index-th,
@@ -63,10 +59,6 @@ const char *const *gl_rules_allocation_functions(void);
  * Returns: (transfer none): the glob. */
 guint gl_rules_n_caller_owned(void);
 const char *gl_rules_caller_owned(guint index, const char **header, const char **words);
-
-/* Returns: (transfer none): the globs of Ruby's extension loader (rule 3),
- * NULL-terminated. */
-const char *const *gl_rules_loader_functions(void);
 
 void gl_rules_set_leak_kinds(GlRules *rules, GlLeakKind kinds);
 GlLeakKind gl_rules_get_leak_kinds(const GlRules *rules);

@@ -24,6 +24,9 @@ typedef struct {
     char *title;         /* "Valgrind", "LeakSanitizer" */
     char *name;          /* "valgrind", "lsan" */
     char *version;       /* nullable: "3.19.0", or the runtime's path */
+    char *reports;       /* what it writes, in messages: "Valgrind's XML" */
+    char *outside;       /* why a process with no report of it ran outside it */
+    char *log;           /* nullable: "lsan" for reports named lsan.PID; NULL: PID.xml */
     char *min_ruby;      /* nullable: "3.3" */
     char *min_ruby_why;  /* nullable */
     char *leaks_min_ruby;      /* nullable: the oldest Ruby it checks leaks on */

@@ -20,6 +20,10 @@ typedef struct {
     guint baseline_known;          /* findings left out because the baseline knows them */
     const GlGateResult *gate;
     const char *exit_line;         /* gemleak run: its exit status and why (nullable) */
+    /* What the problems come to, in the engine's words: "Valgrind's XML
+     * could not all be read", "a process that loaded an extension was not
+     * checked" (nullable: "an input could not all be read"). */
+    const char *trouble;
     const GlGate *fail_on;         /* which findings fail (nullable: all of them) */
     const char *const *targets;    /* the target patterns or paths, NULL-terminated */
     gboolean color;                /* ANSI colour (text only) */
@@ -142,6 +146,11 @@ gboolean gl_report_finding_fails(const GlReportContext *context, const GlFinding
 void gl_report_counts(const GlReportContext *context, guint64 *occurrences,
                       guint64 *all_occurrences, guint *uncertain);
 
+/* Returns: how many of the processes read hold no finding of @context's
+ * (those the baseline knows count as clean, as the gate does): a clean
+ * run of an engine that writes little says what it checked. */
+guint gl_report_clean_processes(const GlReportContext *context);
+
 /* Adds the member @name to the object @builder is in: a string, or null
  * when @value is NULL. Bytes that are not UTF-8 become U+FFFD: JSON is
  * UTF-8 whatever the input held. */
@@ -169,14 +178,8 @@ void gl_json_add_tests(JsonBuilder *builder, const GlFinding *finding, const cha
  * newline. The builder stays the caller's. */
 void gl_json_write(JsonBuilder *builder, FILE *out);
 
-/* Returns: (transfer full): @finding as the text report shows it (message,
- * the tests it was lost in, frames, further stacks; the suppression block if
- * @suppressions), no colour; test locations relative to @project_root
- * (nullable). */
-char *gl_finding_text(const GlFinding *finding, gboolean suppressions, const char *project_root);
-
 /* Returns: (transfer full): @group as the text report shows it, no colour:
- * gl_finding_text() of its first finding, under the group's totals, and
+ * its first finding as the text report shows it, under the group's totals, and
  * its next call paths a line each. */
 char *gl_group_text(const GlGroup *group, gboolean suppressions, const char *project_root);
 

@@ -18,7 +18,7 @@
  *   output_too_long()  before anything runs (gemleak run's usage checks):
  *                      the run directory leaves room for the tool's names
  *   argv()             each command's command line under the tool
- *   handover()         GEMLEAK_VALGRIND's value, for a Ruby started outside
+ *   handover()         GEMLEAK_ENGINE_COMMAND's value, for a Ruby started outside
  *                      the tool (below a spared launcher) to start again
  *                      under it: NULL when it cannot be handed over
  *   watch_mark()       what in a process's command line says it is one of
@@ -54,6 +54,19 @@ struct GlRunOptions;
 typedef struct {
     const char *name;    /* as a user would name it: "valgrind" */
     const char *title;   /* in messages: "Valgrind" */
+    /* What it writes, in messages: "Valgrind's XML", "LeakSanitizer's
+     * reports" ("... could not all be read", "... is kept in DIR"). */
+    const char *reports;
+    /* Why a process that loaded a target and left no report ran outside
+     * it: "it has no XML: a program Valgrind does not trace started it". */
+    const char *outside;
+    /* TRUE: version() says a version ("3.19.0"); FALSE: the path of the
+     * runtime it found, said in brackets after the title. */
+    gboolean found_is_version;
+    /* TRUE: it reads suppression files (gemleak passes its own and the
+     * project's) and has a program of its own that --valgrind names and
+     * --valgrind-opt gives options to. */
+    gboolean own_program;
     /* (nullable) What it writes in the run directory, one file a process:
      * "lsan" for lsan.PID (a sanitizer's log_path); NULL: PID.xml. */
     const char *log;
@@ -73,7 +86,7 @@ typedef struct {
     GPtrArray *(*argv)(const struct GlRunOptions *options, const char *program,
                        const char *run_dir, const char *helper_dir, char *const *command);
     /* Returns: (transfer full) (nullable): the tool's command line as one
-     * value (GL_PROTO_VALGRIND_VARIABLE), or NULL when it cannot be. */
+     * value (GL_PROTO_ENGINE_COMMAND_VARIABLE), or NULL when it cannot be. */
     char *(*handover)(const struct GlRunOptions *options, const char *run_dir,
                       const char *helper_dir);
     /* Returns: (transfer full): what a process of the run in @run_dir has in
@@ -83,8 +96,9 @@ typedef struct {
      * variables the tool needs set; @found is what version() returned. */
     char **(*environment)(const struct GlRunOptions *options, const char *run_dir,
                           const char *found, char **env);
-    /* (nullable) What the engine cannot see, for the run to say after its
-     * title: "sees leaks only, not invalid reads and writes, ..." */
+    /* (nullable) What the engine cannot see and which engine does, for
+     * the run to say after its title: "sees leaks only, not invalid reads
+     * and writes, ...: the Valgrind engine does (...)" */
     const char *blind_to;
     /* (nullable) The oldest Ruby it gives true verdicts on ("3.3"), and
      * why: a process of the run on an older Ruby (its helper says which

@@ -77,8 +77,9 @@ typedef struct {
     GPtrArray *unchecked;  /* char*: a sentence per process that loaded an extension outside
                             * Valgrind ("process 12: it loaded /x/y.so outside Valgrind..."),
                             * sorted */
-    char *engine;          /* the title of the runs' engine (engine.txt), "Valgrind" when
-                            * none says another */
+    char *engine;          /* the title of the runs' engine (engine.txt): a runtime's
+                            * when one ran, else a tracer's ("Valgrind") */
+    char *reports;         /* what it writes, as messages name it: "Valgrind's XML" */
     char *interrupted;     /* nullable: the signal that interrupted a run of these
                             * directories ("SIGTERM", interrupted.txt) */
 } GlRunCoverage;

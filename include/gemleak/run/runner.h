@@ -52,9 +52,10 @@ typedef struct {
                             * (a compiler, make): their empty XML was removed */
     int locks[2];          /* gl_rundir_lock()s on the run and helper directories */
     guint n_locks;
-    char *valgrind_version;
+    char *engine_found;    /* what the engine's version() said: Valgrind's version, a
+                            * sanitizer runtime's path */
     char *helper_dir;      /* gemleak's private directory for the Ruby helper, removed at the end */
-    char *launcher;        /* the first launcher that ran outside Valgrind ("rake"), or NULL */
+    char *launcher;        /* the first launcher that ran outside the engine ("rake"), or NULL */
     char *unquiet;         /* why the library that keeps Ruby 3.4's warning about gemleak's
                             * RUBY_FREE_AT_EXIT out of the suite's output was not preloaded
                             * (the dynamic loader's words), or NULL */

@@ -75,6 +75,10 @@ static size_t n_entries;
  * own environment later, and an exec in a vfork child allocates nothing.
  * GEMLEAK_RESTORE lists itself, so that it reaches what the program
  * starts in turn. */
+/* GEMLEAK_RESTORE's value as the process started, split in place into
+ * the entries, which point into it: kept for the process's life. */
+static char *restore_list;
+
 __attribute__((constructor)) static void restore_start(void)
 {
     real_execve = (Execve) (uintptr_t) dlsym(RTLD_NEXT, "execve");
@@ -83,7 +87,8 @@ __attribute__((constructor)) static void restore_start(void)
     real_posix_spawn = (Spawn) (uintptr_t) dlsym(RTLD_NEXT, "posix_spawn");
     real_posix_spawnp = (Spawn) (uintptr_t) dlsym(RTLD_NEXT, "posix_spawnp");
     const char *list = getenv(GL_PROTO_RESTORE_VARIABLE);
-    char *copy = list != NULL && *list != '\0' ? strdup(list) : NULL;
+    restore_list = list != NULL && *list != '\0' ? strdup(list) : NULL;
+    char *copy = restore_list;
     for (char *item = copy; item != NULL && n_entries < MAX_ENTRIES;) {
         char *next = strchr(item, GL_PROTO_RESTORE_SEPARATOR[0]);
         if (next != NULL)
@@ -279,24 +284,25 @@ int posix_spawnp(pid_t *pid, const char *file, const posix_spawn_file_actions_t 
     WITH_RESTORED(envp, return real_posix_spawnp(pid, file, actions, attr, argv, restored));
 }
 
-/* Returns: how many arguments the execl* call whose first is @first and
- * the rest @ap holds, the NULL that ends them aside. */
-static size_t count_args(va_list ap)
-{
-    size_t n = 1;
-    va_list copy;
-    va_copy(copy, ap);
-    while (va_arg(copy, const char *) != NULL)
-        n++;
-    va_end(copy);
-    return n;
-}
+/* Sets @n to how many arguments the execl* call whose first is @first
+ * holds, the NULL that ends them aside: a pass of its own over the
+ * arguments, before the one that copies them. */
+#define COUNT_ARGS(first, n)                                   \
+    do {                                                       \
+        va_list count;                                         \
+        va_start(count, first);                                \
+        (n) = 1;                                               \
+        while (va_arg(count, const char *) != NULL)            \
+            (n)++;                                             \
+        va_end(count);                                         \
+    } while (0)
 
 int execl(const char *path, const char *arg, ...)
 {
+    size_t n;
+    COUNT_ARGS(arg, n);
     va_list ap;
     va_start(ap, arg);
-    size_t n = count_args(ap);
     char *argv[n + 1];
     argv[0] = (char *) arg;
     for (size_t i = 1; i <= n; i++)
@@ -307,9 +313,10 @@ int execl(const char *path, const char *arg, ...)
 
 int execlp(const char *file, const char *arg, ...)
 {
+    size_t n;
+    COUNT_ARGS(arg, n);
     va_list ap;
     va_start(ap, arg);
-    size_t n = count_args(ap);
     char *argv[n + 1];
     argv[0] = (char *) arg;
     for (size_t i = 1; i <= n; i++)
@@ -320,9 +327,10 @@ int execlp(const char *file, const char *arg, ...)
 
 int execle(const char *path, const char *arg, ...)
 {
+    size_t n;
+    COUNT_ARGS(arg, n);
     va_list ap;
     va_start(ap, arg);
-    size_t n = count_args(ap);
     char *argv[n + 1];
     argv[0] = (char *) arg;
     for (size_t i = 1; i <= n; i++)

@@ -37,6 +37,10 @@ module GemLeakHelper
     ENGINE_LEAKS_MIN_RUBY_WHY = "leaks-min-ruby-why"
     ENGINE_PROOF = "proof"
     ENGINE_SILENT = "silent-when-clean"
+    ENGINE_REPORTS = "reports"
+    ENGINE_LOG = "log"
+    ENGINE_OUTSIDE = "outside"
+    INTERRUPTED_FILE = "interrupted.txt"
     MARKER_PREFIX = "gemleak:"
     MARKER_SETUP = "setup"
     MARKER_FORKED = "forked"
@@ -49,14 +53,26 @@ module GemLeakHelper
     MARKER_OWNED = "owned"
     MARKER_DONE = "done"
     MARKER_EXEC = "exec"
-    VALGRIND_VARIABLE = "GEMLEAK_VALGRIND"
-    VALGRIND_SEPARATOR = "\x1f"
+    MARKER_LIVE = "live"
+    RUNNING_VARIABLE = "GEMLEAK_RUNNING"
+    RUN_DIR_VARIABLE = "GEMLEAK_RUN_DIR"
+    PID_VARIABLE = "GEMLEAK_PID"
+    CLIENT_VARIABLE = "GEMLEAK_CLIENT"
+    DURATIONS_VARIABLE = "GEMLEAK_DURATIONS"
+    PER_TEST_VARIABLE = "GEMLEAK_PER_TEST"
+    LEAK_KINDS_VARIABLE = "GEMLEAK_LEAK_KINDS"
+    DEBUG_VARIABLE = "GEMLEAK_DEBUG"
+    ENGINE_COMMAND_VARIABLE = "GEMLEAK_ENGINE_COMMAND"
+    ENGINE_COMMAND_SEPARATOR = "\x1f"
     RESTORE_VARIABLE = "GEMLEAK_RESTORE"
     RESTORE_SEPARATOR = "\x1e"
     PROOF_VARIABLE = "GEMLEAK_PROOF"
     RUNTIME_VARIABLE = "GEMLEAK_ENGINE_RUNTIME"
     FREE_AT_EXIT_VALUE = "1-gemleak"
     LAUNCHERS = "bundle bundler rake"
+    RUBY_LONG_WITH_VALUE = "enable disable encoding external-encoding internal-encoding dump backtrace-limit parser crash-report"
+    ASAN_CFLAGS = "-fsanitize=address -fsanitize-recover=address -fno-omit-frame-pointer"
+    ASAN_LDFLAGS = "-fsanitize=address"
     # END protocol.h
   end
 
@@ -69,8 +85,8 @@ module GemLeakHelper
   # through IO objects on descriptors it opened itself, and says on
   # standard error (its own IO on descriptor 2) what it could not record.
   module Core
-    RUN_DIR = ENV["GEMLEAK_RUN_DIR"]&.dup&.freeze
-    DEBUG = !ENV["GEMLEAK_DEBUG"].to_s.empty?
+    RUN_DIR = ENV[Protocol::RUN_DIR_VARIABLE]&.dup&.freeze
+    DEBUG = !ENV[Protocol::DEBUG_VARIABLE].to_s.empty?
     # The library gemleak preloads makes the engine's leak check at exit and
     # says it ran ("gemleak:done"): what ends without exit says it here.
     PROOF = !ENV[Protocol::PROOF_VARIABLE].to_s.empty?
@@ -175,7 +191,7 @@ module GemLeakHelper
       # LeakSanitizer).
       def keep_to_self
         preload = ENV["LD_PRELOAD"].to_s.split(/[: ]/).reject(&:empty?)
-        client = ENV["GEMLEAK_CLIENT"].to_s
+        client = ENV[Protocol::CLIENT_VARIABLE].to_s
         kept = preload.reject { |lib| lib == PATH || lib == REAL || (!client.empty? && lib == client) }
         return if kept.size == preload.size
 
@@ -357,7 +373,7 @@ module GemLeakHelper
   # directory, "MILLISECONDS<TAB>/absolute/file.rb" a line; a forked child
   # counts its own.
   module Durations
-    @on = ENV["GEMLEAK_DURATIONS"] == "1" && !Core::RUN_DIR.nil?
+    @on = ENV[Protocol::DURATIONS_VARIABLE] == "1" && !Core::RUN_DIR.nil?
     @seconds = Hash.new(0.0)
 
     class << self
@@ -468,7 +484,7 @@ module GemLeakHelper
         @functions[:check].call
         @functions[:marker].call(CHECKED) if closed
       ensure
-        filled = nil # rubocop:disable Lint/UselessAssignment
+        filled&.clear
         GC.enable unless disabled
       end
 
@@ -617,11 +633,11 @@ module GemLeakHelper
   # The client requests need native code: gemleak writes a small library
   # beside this file (GEMLEAK_CLIENT) and it is called through Fiddle.
   module PerTest
-    @grain = ENV["GEMLEAK_PER_TEST"]
+    @grain = ENV[Protocol::PER_TEST_VARIABLE]
     @grain = nil unless %w[test each file].include?(@grain)
-    @client_path = ENV["GEMLEAK_CLIENT"]&.dup
+    @client_path = ENV[Protocol::CLIENT_VARIABLE]&.dup
     # Whether possibly lost memory counts (--leak-kinds has "possible").
-    @possible = ENV["GEMLEAK_LEAK_KINDS"].to_s.split(",").include?("possible")
+    @possible = ENV[Protocol::LEAK_KINDS_VARIABLE].to_s.split(",").include?("possible")
     @pid = Core.pid
     @ready = false   # the setup (or forked) check is done in this process
     @open = nil      # [name, location] of the test or file begun and not ended
@@ -1199,7 +1215,7 @@ end
 
 # `gemleak run -- bundle exec rake test` starts the launcher (bundle, rake)
 # outside Valgrind, and hands Valgrind's command line down in
-# GEMLEAK_VALGRIND: a launcher only starts the processes that run the
+# GEMLEAK_ENGINE_COMMAND: a launcher only starts the processes that run the
 # suite, and under Valgrind each costs a start and a leak check at exit.
 # Here, first thing, every Ruby process below it but another launcher,
 # extconf.rb and what build tools start puts itself under Valgrind, by
@@ -1210,7 +1226,7 @@ end
 # process forked from it, which cannot, is named to gemleak
 # (outside-<pid>.txt), and the run does not pass.
 module GemLeakLaunch
-  SEPARATOR = GemLeakHelper::Protocol::VALGRIND_SEPARATOR
+  SEPARATOR = GemLeakHelper::Protocol::ENGINE_COMMAND_SEPARATOR
   LAUNCHERS = GemLeakHelper::Protocol::LAUNCHERS.split(" ").freeze
   BUILD_STEPS = %w[extconf.rb].freeze
   Core = GemLeakHelper::Core
@@ -1220,8 +1236,7 @@ module GemLeakLaunch
   # rest of the word; the long options whose argument may be the next word.
   ARGUMENT_SWITCHES = "CXeIrE"
   REST_SWITCHES = "ixF"
-  LONG_WITH_ARGUMENT = %w[--enable --disable --encoding --external-encoding --internal-encoding
-                          --dump].freeze
+  LONG_WITH_ARGUMENT = GemLeakHelper::Protocol::RUBY_LONG_WITH_VALUE.split.map { |name| "--#{name}" }.freeze
 
   class << self
     # :traced (under Valgrind, or no launcher above), :launcher, :outside
@@ -1229,7 +1244,7 @@ module GemLeakLaunch
     # --trace-children-skip would keep it, unless it loads the project's
     # extension), or :unchecked (it could not tell, and said so).
     def start
-      prefix = ENV[GemLeakHelper::Protocol::VALGRIND_VARIABLE]
+      prefix = ENV[GemLeakHelper::Protocol::ENGINE_COMMAND_VARIABLE]
       return :traced if prefix.nil?
 
       decide(prefix)
@@ -1240,7 +1255,7 @@ module GemLeakLaunch
     end
 
     def decide(prefix)
-      # Under Valgrind. GEMLEAK_VALGRIND stays for the children: those
+      # Under Valgrind. GEMLEAK_ENGINE_COMMAND stays for the children: those
       # Valgrind traces are under it too; a Ruby below a program it skips
       # (make) runs without Valgrind's LD_PRELOAD, and looks for itself.
       return :traced if ENV["LD_PRELOAD"].to_s.include?("/vgpreload_")
@@ -1277,7 +1292,7 @@ module GemLeakLaunch
       patterns = skip.to_s.delete_prefix("--trace-children-skip=").split(",")
       return false if patterns.empty?
 
-      stop = ENV["GEMLEAK_PID"].to_i
+      stop = ENV[GemLeakHelper::Protocol::PID_VARIABLE].to_i
       pid = Process.ppid
       32.times do
         break if pid <= 1 || pid == stop
@@ -1446,10 +1461,10 @@ module GemLeakLaunch
       end
       options = { unsetenv_others: true }
       options[:chdir] = @directory if @directory
-      exec_under_valgrind(@args, @env, options)
+      exec_under_engine(@args, @env, options)
     end
 
-    def exec_under_valgrind(args, env, options)
+    def exec_under_engine(args, env, options)
       STDOUT.flush
       STDERR.flush
       ruby = File.readlink("/proc/self/exe")
@@ -1464,7 +1479,7 @@ module GemLeakLaunch
     def hand_over(file)
       return if LAUNCHERS.include?(File.basename(file.to_s)) || Core.pid != @pid
 
-      exec_under_valgrind([file.to_s, *ARGV], ENV.to_h, {})
+      exec_under_engine([file.to_s, *ARGV], ENV.to_h, {})
     end
 
     # Tells gemleak (outside-<pid>.txt) what this process ran outside

@@ -57,7 +57,7 @@ module HelperTest
     File.write(suite, PRELUDE + code)
     base = {
       "RUBYOPT" => "-r#{HELPER}", "RUBYLIB" => nil, "GEMLEAK_RUN_DIR" => run_dir,
-      "GEMLEAK_VALGRIND" => nil, "GEMLEAK_PER_TEST" => nil, "GEMLEAK_CLIENT" => nil,
+      "GEMLEAK_ENGINE_COMMAND" => nil, "GEMLEAK_PER_TEST" => nil, "GEMLEAK_CLIENT" => nil,
       "GEMLEAK_DURATIONS" => nil, "GEMLEAK_DEBUG" => nil
     }
     out, err, status = Open3.capture3(base.merge(env), RbConfig.ruby, suite, chdir: dir)

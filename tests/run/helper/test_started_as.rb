@@ -11,7 +11,7 @@ class StartedAsTest < Minitest::Test
   # Runs CODE in a Ruby with the helper loaded (outside any gemleak run:
   # GemLeakLaunch is there, and does nothing).
   def helper_eval(code)
-    out, err, status = Open3.capture3({ "GEMLEAK_VALGRIND" => nil, "GEMLEAK_RUN_DIR" => nil },
+    out, err, status = Open3.capture3({ "GEMLEAK_ENGINE_COMMAND" => nil, "GEMLEAK_RUN_DIR" => nil },
                                       RbConfig.ruby, "-r#{HELPER}", "-e", code)
     assert status.success?, err
     Marshal.load([out].pack("H*")) # rubocop:disable Security/MarshalLoad -- our own child

@@ -2,7 +2,7 @@
 
 require_relative "support"
 
-# A Ruby outside Valgrind below gemleak (GEMLEAK_VALGRIND set) execs itself
+# A Ruby outside Valgrind below gemleak (GEMLEAK_ENGINE_COMMAND set) execs itself
 # under Valgrind, started again exactly as it was started (item 13). Here
 # "Valgrind" is a script that notes how it was started, then runs the
 # command with an LD_PRELOAD that looks like Valgrind's, as Valgrind's
@@ -36,7 +36,7 @@ class UnderValgrindAgainTest < Minitest::Test
 
   def environment
     { "RUBYOPT" => "-r#{HELPER}", "RUBYLIB" => nil, "GEMLEAK_RUN_DIR" => @run_dir,
-      "GEMLEAK_VALGRIND" => [@fake, "--tool=memcheck", "--trace-children-skip=make,*/make"].join("\x1f"),
+      "GEMLEAK_ENGINE_COMMAND" => [@fake, "--tool=memcheck", "--trace-children-skip=make,*/make"].join("\x1f"),
       "FAKE_VALGRIND_LOG" => @log, "FAKE_VGPRELOAD" => @vgpreload, "GEMLEAK_PER_TEST" => nil, "GEMLEAK_DURATIONS" => nil,
       "GEMLEAK_PID" => Process.pid.to_s } # as gemleak: build tools above it do not count
   end
