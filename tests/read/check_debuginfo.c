@@ -32,7 +32,7 @@ static const char cpp_cpp[] =
     "return new T(); }\n"
     "__attribute__((noinline)) static Widget *cpp_leak(unsigned long n) { (void) n; "
     "return make<Widget>(); }\n"
-    "extern \"C\" void *cpp_entry(void) { return cpp_leak(1); }\n"
+    "extern \"C\" void cpp_entry(void) { delete cpp_leak(1); }\n"
     "extern \"C\" void *cpp_where(void) { return cpp_pc; }\n";
 
 typedef struct {
