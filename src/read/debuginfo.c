@@ -27,7 +27,10 @@ typedef struct {
     const char *symbol;
     const char *comp_dir;
     char **inlined;      /* NULL-terminated, nullable */
+    Dwarf_Off unit;      /* its compilation unit's DIE, NO_UNIT: none */
 } Answer;
+
+#define NO_UNIT ((Dwarf_Off) -1)
 
 /* An object, read once. */
 typedef struct {
@@ -40,6 +43,8 @@ typedef struct {
     GArray *symbols;     /* of Symbol, sorted by start, then rank */
     GStringChunk *strings;
     GHashTable *answers; /* offset (guint64*, owned) -> Answer* (owned) */
+    GHashTable *files;   /* unit offset (guint64*, owned) -> its source files, a set
+                          * of normalized paths as the line table gives them (owned) */
 } Module;
 
 struct GlDebugInfo {
@@ -69,6 +74,8 @@ static void module_free(gpointer data)
         g_string_chunk_free(module->strings);
     if (module->answers != NULL)
         g_hash_table_unref(module->answers);
+    if (module->files != NULL)
+        g_hash_table_unref(module->files);
     g_free(module->path);
     g_free(module);
 }
@@ -286,6 +293,8 @@ static Module *module_of(GlDebugInfo *info, const char *path)
     module->strings = g_string_chunk_new(4096);
     module->symbols = g_array_new(FALSE, FALSE, sizeof(Symbol));
     module->answers = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, answer_free);
+    module->files = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free,
+                                          (GDestroyNotify) g_hash_table_unref);
     load_symbols(module);
     module->dwarf = dwarf_begin_elf(module->elf, DWARF_C_READ, NULL);
     return module;
@@ -299,8 +308,10 @@ static const Answer *answer_of(Module *module, guint64 address)
         return answer;
     answer = g_new0(Answer, 1);
     answer->symbol = symbol_at(module, address);
+    answer->unit = NO_UNIT;
     Dwarf_Die cudie;
     if (module->dwarf != NULL && unit_at(module->dwarf, address, &cudie)) {
+        answer->unit = dwarf_dieoffset(&cudie);
         Dwarf_Attribute attribute;
         const char *dir = dwarf_formstring(dwarf_attr(&cudie, DW_AT_comp_dir, &attribute));
         answer->comp_dir = dir != NULL ? g_string_chunk_insert_const(module->strings, dir) : NULL;
@@ -312,56 +323,136 @@ static const Answer *answer_of(Module *module, guint64 address)
     return answer;
 }
 
+/* Returns: TRUE if the compilation unit at @unit of @module has @relative
+ * (a path as its line table spells it, before the compilation's directory)
+ * among its source files. */
+static gboolean unit_has_file(Module *module, Dwarf_Off unit, const char *relative)
+{
+    if (unit == NO_UNIT)
+        return FALSE;
+    guint64 key = unit;
+    GHashTable *files = g_hash_table_lookup(module->files, &key);
+    if (files == NULL) {
+        files = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+        Dwarf_Die cudie;
+        Dwarf_Files *table = NULL;
+        size_t n = 0;
+        if (dwarf_offdie(module->dwarf, unit, &cudie) != NULL &&
+            dwarf_getsrcfiles(&cudie, &table, &n) == 0)
+            for (size_t i = 0; i < n; i++) {
+                const char *name = dwarf_filesrc(table, i, NULL, NULL);
+                if (name != NULL)
+                    g_hash_table_add(files, gl_path_normalize(name));
+            }
+        gint64 *owned = g_new(gint64, 1);
+        *owned = (gint64) unit;
+        g_hash_table_insert(module->files, owned, files);
+    }
+    g_autofree char *normalized = gl_path_normalize(relative);
+    return g_hash_table_contains(files, normalized);
+}
+
+/* Returns: (transfer none) (nullable): what the object at @path says of
+ * @offset, and *module its object; NULL when it cannot be read. The
+ * caller holds the lock. */
+static const Answer *lookup(GlDebugInfo *info, const char *path, guint64 offset, gint64 written,
+                            Module **module)
+{
+    if (path == NULL || offset == 0)
+        return NULL;
+    *module = module_of(info, path);
+    if (!(*module)->usable || (written != 0 && (*module)->mtime > written))
+        return NULL;
+    return answer_of(*module, offset);
+}
+
 gboolean gl_debuginfo_frame(GlDebugInfo *info, const char *path, guint64 offset, gint64 written,
                             GlDebugFrame *frame)
 {
     memset(frame, 0, sizeof *frame);
-    if (path == NULL || offset == 0)
-        return FALSE;
     g_mutex_lock(&info->lock);
-    Module *module = module_of(info, path);
-    gboolean usable = module->usable && (written == 0 || module->mtime <= written);
-    if (usable) {
-        const Answer *answer = answer_of(module, offset);
+    Module *module = NULL;
+    const Answer *answer = lookup(info, path, offset, written, &module);
+    if (answer != NULL) {
         frame->symbol = answer->symbol;
         frame->comp_dir = answer->comp_dir;
         frame->inlined = (const char *const *) answer->inlined;
     }
     g_mutex_unlock(&info->lock);
-    return usable;
+    return answer != NULL;
 }
 
 /* ---- settling a record ------------------------------------------------------------ */
 
-/* Returns: the name Valgrind gives the function frame whose symbol is
- * @symbol, the runtime having said @said (both nullable); NULL: @said. */
+/* The object read now may not be the one the report's addresses are of (a
+ * report read again after a rebuild, a report of another machine): what it
+ * says is taken only where it agrees with what the runtime said, as
+ * another spelling of the same name. */
+
+/* Returns: TRUE if @said (the runtime's name for a frame, nullable) is a
+ * spelling of the function @symbol: the symbol itself, demangled by the
+ * runtime (__cxa_demangle), DWARF's shorter DW_AT_name inside Valgrind's
+ * ("cppleak_leak" in "cppleak_leak(unsigned long)"), or the function a
+ * clone of GCC's was made from ("f" for "f.constprop.0"). */
+static gboolean names_agree(const char *said, const char *symbol, const char *demangled)
+{
+    if (said == NULL || strcmp(said, symbol) == 0)
+        return TRUE;
+    gsize n = strlen(said);
+    if (strncmp(symbol, said, n) == 0 && symbol[n] == '.')
+        return TRUE;
+    if (demangled == NULL)
+        return FALSE;
+    g_autofree char *cxa = gl_demangle_as_cxa(symbol);
+    return (cxa != NULL && strcmp(cxa, said) == 0) || strstr(demangled, said) != NULL;
+}
+
+/* Returns: (transfer full) (nullable): the name Valgrind gives the
+ * function frame whose symbol is @symbol, the runtime having said @said;
+ * NULL: keep @said. */
 static char *physical_name(const char *symbol, const char *said)
 {
     if (symbol == NULL)
         return NULL;
-    if (gl_symbol_is_mangled(symbol)) {
-        char *demangled = gl_demangle(symbol);
-        return demangled != NULL ? demangled : g_strdup(symbol);
-    }
-    /* GCC's clones ("f.constprop.0", "f.part.0", "f.cold"): the symbol
-     * table has the clone, DWARF the function. Another name at the same
-     * address (malloc for the runtime's __interceptor_malloc) is an alias:
-     * the runtime's stays. */
-    gsize n = said != NULL ? strlen(said) : 0;
-    if (said == NULL || (strncmp(symbol, said, n) == 0 && symbol[n] == '.'))
-        return g_strdup(symbol);
-    return NULL;
+    g_autofree char *demangled = gl_demangle(symbol);
+    if (!names_agree(said, symbol, demangled))
+        return NULL;
+    if (demangled != NULL)
+        return g_steal_pointer(&demangled);
+    /* A C name: the symbol table has a clone's name where DWARF has the
+     * function's; another name at the same address (malloc for the
+     * runtime's __interceptor_malloc) is an alias: the runtime's stays. */
+    return said == NULL || strcmp(symbol, said) != 0 ? g_strdup(symbol) : NULL;
 }
 
-/* Joins @frame's source path, when relative, to @comp_dir. */
-static void settle_path(GlRecord *record, GlFrame *frame, const char *comp_dir)
+/* Returns: TRUE if @said (nullable: none) names the function DWARF calls
+ * @name: its linkage name demangled holds it, generic arguments aside
+ * ("alloc::boxed::Box$LT$T$GT$::new::h8984883df7936d6a" for
+ * "new<rustleak::Buffer>", "Widget* make<Widget>()" for "make<Widget>"). */
+static gboolean inlined_agree(const char *said, const char *name)
 {
-    if (comp_dir == NULL || frame->file == NULL || frame->file[0] == '/' ||
+    if (said == NULL)
+        return TRUE;
+    const char *angle = strchr(name, '<');
+    g_autofree char *bare = angle != NULL && angle > name ? g_strndup(name, (gsize) (angle - name))
+                                                          : g_strdup(name);
+    g_autofree char *demangled = gl_demangle(said);
+    return strstr(said, bare) != NULL || (demangled != NULL && strstr(demangled, bare) != NULL);
+}
+
+/* Joins @frame's source path, when relative and a file of its compilation
+ * unit, to that compilation's directory. */
+static void settle_path(GlRecord *record, GlFrame *frame, Module *module, const Answer *answer)
+{
+    if (answer->comp_dir == NULL || frame->file == NULL || frame->file[0] == '/' ||
         (frame->dir != NULL && frame->dir[0] == '/'))
         return;
-    g_autofree char *joined = frame->dir != NULL
-                                  ? g_build_filename(comp_dir, frame->dir, frame->file, NULL)
-                                  : g_build_filename(comp_dir, frame->file, NULL);
+    g_autofree char *relative = frame->dir != NULL
+                                    ? g_build_filename(frame->dir, frame->file, NULL)
+                                    : g_strdup(frame->file);
+    if (!unit_has_file(module, answer->unit, relative))
+        return;
+    g_autofree char *joined = g_build_filename(answer->comp_dir, relative, NULL);
     g_autofree char *path = gl_path_normalize(joined);
     if (path[0] != '/')
         return;
@@ -373,34 +464,35 @@ static void settle_path(GlRecord *record, GlFrame *frame, const char *comp_dir)
 
 /* Settles @stack's frames @first to @last (@last included): frames the
  * runtime gave at one program counter, the innermost first, all but the
- * last inlined into it. */
+ * last inlined into it. The caller holds the lock. */
 static void settle_group(GlDebugInfo *info, GlRecord *record, GlStack *stack, guint first,
                          guint last, gint64 written)
 {
     GlFrame *physical = &stack->frames[last];
-    GlDebugFrame debug;
-    gboolean known = gl_debuginfo_frame(info, physical->obj, physical->offset, written, &debug);
+    Module *module = NULL;
+    const Answer *answer = lookup(info, physical->obj, physical->offset, written, &module);
     guint inlined = last - first;
     guint listed = 0;
-    while (known && debug.inlined != NULL && debug.inlined[listed] != NULL)
+    while (answer != NULL && answer->inlined != NULL && answer->inlined[listed] != NULL)
         listed++;
     for (guint i = first; i <= last; i++) {
         GlFrame *frame = &stack->frames[i];
         g_autofree char *name = NULL;
-        if (known && i == last)
-            name = physical_name(debug.symbol, frame->fn);
+        if (answer != NULL && i == last)
+            name = physical_name(answer->symbol, frame->fn);
         /* DWARF names an inlined C function as the runtime did; a C++ or
          * Rust one, by its DW_AT_name, where the runtime demangled its
          * linkage name. The chain is trusted when its length is the
          * runtime's. */
-        else if (known && listed == inlined && gl_symbol_is_mangled(debug.symbol))
-            name = g_strdup(debug.inlined[i - first]);
+        else if (answer != NULL && listed == inlined && gl_symbol_is_mangled(answer->symbol) &&
+                 inlined_agree(frame->fn, answer->inlined[i - first]))
+            name = g_strdup(answer->inlined[i - first]);
         if (name == NULL)
             name = gl_demangle(frame->fn);
         if (name != NULL)
             frame->fn = gl_record_intern(record, name);
-        if (known)
-            settle_path(record, frame, debug.comp_dir);
+        if (answer != NULL)
+            settle_path(record, frame, module, answer);
     }
 }
 
@@ -419,7 +511,9 @@ static void settle_stack(GlDebugInfo *info, GlRecord *record, GlStack *stack, gi
 
 void gl_debuginfo_settle(GlDebugInfo *info, GlRecord *record, gint64 written)
 {
+    g_mutex_lock(&info->lock);
     settle_stack(info, record, &record->stack, written);
     for (guint i = 0; i < record->aux->len; i++)
         settle_stack(info, record, &g_array_index(record->aux, GlAux, i).stack, written);
+    g_mutex_unlock(&info->lock);
 }

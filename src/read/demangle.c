@@ -2,6 +2,7 @@
 #include "gemleak/read/demangle.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 /* Debian's libiberty-dev puts libiberty's headers in a folder of their own. */
 #include <libiberty/demangle.h>
@@ -19,6 +20,19 @@ char *gl_demangle(const char *symbol)
      * valid C++ too), then C++: Valgrind's order. It allocates with
      * malloc(). */
     char *demangled = cplus_demangle(symbol, DMGL_ANSI | DMGL_PARAMS);
+    if (demangled == NULL)
+        return NULL;
+    char *copy = g_strdup(demangled);
+    free(demangled);
+    return copy;
+}
+
+char *gl_demangle_as_cxa(const char *symbol)
+{
+    if (symbol == NULL || strncmp(symbol, "_Z", 2) != 0)
+        return NULL;
+    /* __cxa_demangle's options */
+    char *demangled = cplus_demangle_v3(symbol, DMGL_PARAMS | DMGL_TYPES);
     if (demangled == NULL)
         return NULL;
     char *copy = g_strdup(demangled);

@@ -192,6 +192,27 @@ START_TEST(test_object_rebuilt_or_gone)
 }
 END_TEST
 
+/* An object that is not the one the report was written with (a report
+ * read again after the extension changed, with the same modification
+ * time, or another machine's): what the runtime said is kept where the
+ * object says something else, a function it does not name, a source file
+ * it was not compiled from. */
+START_TEST(test_object_of_another_build)
+{
+    Built built = { 0 };
+    build(&built, "cc", "shape.c", shape_c, "shape_outer", "shape_where");
+    g_autoptr(GlDebugInfo) info = gl_debuginfo_new();
+    g_autoptr(GlRecord) record = gl_record_new();
+    GlFrame frames[] = { frame_of(record, &built, "other_function", "other.c") };
+    set_stack(record, frames, 1);
+    gl_debuginfo_settle(info, record, 0);
+    ck_assert_str_eq(record->stack.frames[0].fn, "other_function");
+    ck_assert_str_eq(record->stack.frames[0].dir, "../../../src");
+    ck_assert_str_eq(record->stack.frames[0].file, "other.c");
+    built_clear(&built);
+}
+END_TEST
+
 Suite *gl_debuginfo_suite(void)
 {
     Suite *suite = suite_create("debuginfo");
@@ -199,6 +220,7 @@ Suite *gl_debuginfo_suite(void)
     tcase_add_test(tc, test_c_object_out_of_tree);
     tcase_add_test(tc, test_cpp_inlined_template);
     tcase_add_test(tc, test_object_rebuilt_or_gone);
+    tcase_add_test(tc, test_object_of_another_build);
     suite_add_tcase(suite, tc);
     return suite;
 }

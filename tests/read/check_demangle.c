@@ -45,6 +45,19 @@ START_TEST(test_demangle_rust_v0)
 }
 END_TEST
 
+/* As the sanitizer runtimes' __cxa_demangle gives them: C++ alone, a Rust
+ * legacy name read as C++, its hash kept; no v0. */
+START_TEST(test_demangle_as_cxa)
+{
+    g_autofree char *rust = gl_demangle_as_cxa("_ZN8rustleak11make_buffer17h1294082562c34df6E");
+    ck_assert_str_eq(rust, "rustleak::make_buffer::h1294082562c34df6");
+    g_autofree char *cpp = gl_demangle_as_cxa("_ZN4PoolI6WidgetE4makeEv");
+    ck_assert_str_eq(cpp, "Pool<Widget>::make()");
+    ck_assert_ptr_null(gl_demangle_as_cxa("_RNvNtCsjrVPa4l567z_7mycrate6shapes11make_buffer"));
+    ck_assert_ptr_null(gl_demangle_as_cxa("lexer_new"));
+}
+END_TEST
+
 /* C names, names already demangled and what is no mangled name stay as
  * they are. */
 START_TEST(test_not_mangled)
@@ -68,6 +81,7 @@ Suite *gl_demangle_suite(void)
     tcase_add_test(tc, test_demangle_cpp);
     tcase_add_test(tc, test_demangle_rust_legacy);
     tcase_add_test(tc, test_demangle_rust_v0);
+    tcase_add_test(tc, test_demangle_as_cxa);
     tcase_add_test(tc, test_not_mangled);
     suite_add_tcase(suite, tc);
     return suite;

@@ -61,7 +61,10 @@ gboolean gl_debuginfo_frame(GlDebugInfo *info, const char *path, guint64 offset,
  *   and folded ("tmp/x86_64-linux/x/3.4.5/../../../../ext/x/x.c" becomes
  *   ".../ext/x/x.c").
  * What the objects cannot tell (an object gone, rebuilt since @written,
- * without symbols or debug information) is left as the runtime said it. */
+ * without symbols or debug information) is left as the runtime said it,
+ * and so is what they say otherwise than the runtime (another build's
+ * object): a name that is no spelling of the one the runtime gave, a
+ * source file the frame's compilation unit does not hold. */
 void gl_debuginfo_settle(GlDebugInfo *info, GlRecord *record, gint64 written);
 
 #endif

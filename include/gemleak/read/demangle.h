@@ -19,4 +19,10 @@ gboolean gl_symbol_is_mangled(const char *name);
  * long)"), or NULL when it is not mangled or is no valid mangled name. */
 char *gl_demangle(const char *symbol);
 
+/* Returns: (transfer full) (nullable): @symbol as the sanitizer runtimes
+ * demangle it (__cxa_demangle: libiberty's C++ demangler alone, which reads
+ * a Rust legacy name as C++: "rustleak::make_buffer::h1294082562c34df6"),
+ * or NULL when it is no C++ mangled name. */
+char *gl_demangle_as_cxa(const char *symbol);
+
 #endif
