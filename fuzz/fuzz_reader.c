@@ -20,7 +20,9 @@
 #include "gemleak/judge/merge.h"
 #include "gemleak/read/reader.h"
 #include "gemleak/report/report.h"
+#include "gemleak/read/debuginfo.h"
 #include "gemleak/read/sanitizer_reader.h"
+#include "gemleak/judge/structures.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -138,17 +140,27 @@ static void fuzz_sanitizer(const char *data, size_t size)
     GlClassifier *classifier = gl_classifier_new(fuzz_rules());
     GlFindings *table = gl_findings_new();
     GlAttributor *attributor = gl_attributor_new(table);
+    GlDebugInfo *debuginfo = gl_debuginfo_new();
     guint64 order = 0;
+    /* as gemleak filter judges a sanitizer's records (analyze.c): named as
+     * Valgrind names them, judged, a lost structure counted whole */
+    GlVerdict *verdicts = g_new0(GlVerdict, records->len + 1);
     for (guint i = 0; i < records->len; i++) {
         GlRecord *record = g_ptr_array_index(records, i);
+        gl_debuginfo_settle(debuginfo, record, 0);
         GlDocument doc = { .pid = facts.pid, .started = TRUE, .complete = facts.complete };
         gboolean unplaced = FALSE;
-        /* as gemleak filter judges a sanitizer's records (analyze.c) */
-        if (gl_sanitizer_verdict(classifier, record, &doc, &unplaced) == GL_VERDICT_KEEP) {
+        verdicts[i] = gl_sanitizer_verdict(classifier, record, &doc, &unplaced);
+    }
+    gl_structures_attach(records);
+    for (guint i = 0; i < records->len; i++) {
+        if (verdicts[i] == GL_VERDICT_KEEP) {
+            gl_attributor_add(attributor, g_ptr_array_index(records, i), order++);
             g_ptr_array_index(records, i) = NULL;
-            gl_attributor_add(attributor, record, order++);
         }
     }
+    g_free(verdicts);
+    gl_debuginfo_free(debuginfo);
     gl_attributor_finish(attributor);
     gl_attributor_free(attributor);
     GPtrArray *findings = gl_findings_sorted(table);
