@@ -266,10 +266,10 @@ static char *github_summary(const char *path)
     return g_string_free(out, FALSE);
 }
 
-/* gemleak run --engine @engine, every report asked for, --write-baseline,
- * in @cwd: what its reports say, as @outcome. */
-static void run_under(Outcome *outcome, const char *engine, const char *label, const char *cwd,
-                      const char *const *command)
+/* gemleak run --engine @engine [@option], every report asked for,
+ * --write-baseline, in @cwd: what its reports say, as @outcome. */
+static void run_under(Outcome *outcome, const char *engine, const char *option, const char *label,
+                      const char *cwd, const char *const *command)
 {
     g_autofree char *json = g_strdup_printf("%s/%s.json", work, label);
     g_autofree char *sarif = g_strdup_printf("%s/%s.sarif", work, label);
@@ -281,9 +281,12 @@ static void run_under(Outcome *outcome, const char *engine, const char *label, c
     g_autoptr(GPtrArray) argv = g_ptr_array_new();
     const char *head[] = { gemleak_binary, "run", "--engine", engine, "--format", "text",
                            "--format", json_format, "--format", sarif_format, "--format",
-                           github_format, "--write-baseline", baseline, "--", NULL };
+                           github_format, "--write-baseline", baseline, NULL };
     for (const char *const *arg = head; *arg != NULL; arg++)
         g_ptr_array_add(argv, (gpointer) *arg);
+    if (option != NULL)
+        g_ptr_array_add(argv, (gpointer) option);
+    g_ptr_array_add(argv, (gpointer) "--");
     for (const char *const *arg = command; *arg != NULL; arg++)
         g_ptr_array_add(argv, (gpointer) *arg);
     g_ptr_array_add(argv, NULL);
@@ -321,16 +324,17 @@ typedef struct {
     const char *engine;
     const char *label;
     const char *const *command;
+    const char *option;  /* nullable: one more option of gemleak run */
 } Way;
 
 /* Runs each of the @n ways in @cwd and asserts they all say the same;
  * @first (cleared by the caller) gets what the first said. */
 static void same_under_every_way(Outcome *first, const char *cwd, const Way *ways, guint n)
 {
-    run_under(first, ways[0].engine, ways[0].label, cwd, ways[0].command);
+    run_under(first, ways[0].engine, ways[0].option, ways[0].label, cwd, ways[0].command);
     for (guint i = 1; i < n; i++) {
         Outcome other = { 0 };
-        run_under(&other, ways[i].engine, ways[i].label, cwd, ways[i].command);
+        run_under(&other, ways[i].engine, ways[i].option, ways[i].label, cwd, ways[i].command);
         assert_same(first, &other);
         outcome_clear(&other);
     }
@@ -395,10 +399,10 @@ START_TEST(test_rake_compiler_build_reads_the_same)
                                "require File.expand_path(ARGV[0]); OutOfTree.leak", asan_from_tmp,
                                NULL };
     const Way ways[] = {
-        { "valgrind", "outoftree-valgrind", from_lib },
-        { "lsan", "outoftree-lsan", from_lib },
-        { "lsan", "outoftree-lsan-tmp", tmp_plain },
-        { "asan", "outoftree-asan-tmp", tmp_asan },
+        { "valgrind", "outoftree-valgrind", from_lib, NULL },
+        { "lsan", "outoftree-lsan", from_lib, NULL },
+        { "lsan", "outoftree-lsan-tmp", tmp_plain, NULL },
+        { "asan", "outoftree-asan-tmp", tmp_asan, NULL },
     };
     Outcome outcome = { 0 };
     same_under_every_way(&outcome, project, ways, G_N_ELEMENTS(ways));
@@ -428,9 +432,9 @@ START_TEST(test_lost_structure_reads_the_same)
     const char *instrumented[] = { ruby34, "--disable-gems", "-Iasan", "-e",
                                    "require 'structure'; Structure.lose", NULL };
     const Way ways[] = {
-        { "valgrind", "structure-valgrind", plain },
-        { "lsan", "structure-lsan", plain },
-        { "asan", "structure-asan", instrumented },
+        { "valgrind", "structure-valgrind", plain, NULL },
+        { "lsan", "structure-lsan", plain, NULL },
+        { "asan", "structure-asan", instrumented, NULL },
     };
     Outcome outcome = { 0 };
     same_under_every_way(&outcome, project, ways, G_N_ELEMENTS(ways));
@@ -440,6 +444,22 @@ START_TEST(test_lost_structure_reads_the_same)
     gl_assert_line(outcome.json, "^Leak_DefinitelyLost 256 \\(64 direct\\) in 1 ");
     gl_assert_line(outcome.json, "structure [0-9a-f]{16}:");
     outcome_clear(&outcome);
+
+    /* Indirect leaks asked for: the buffer is a finding too, under every
+     * engine, and the baselines are still byte for byte the same. */
+    const Way with_indirect[] = {
+        { "valgrind", "structure-indirect-valgrind", plain, "--leak-kinds=definite,indirect" },
+        { "lsan", "structure-indirect-lsan", plain, "--leak-kinds=definite,indirect" },
+        { "asan", "structure-indirect-asan", instrumented, "--leak-kinds=definite,indirect" },
+    };
+    Outcome indirect = { 0 };
+    same_under_every_way(&indirect, project, with_indirect, G_N_ELEMENTS(with_indirect));
+    guint buffer = line_of("structure/structure.c", "/* the buffer */");
+    g_autofree char *buffer_line = g_strdup_printf("^Leak_IndirectlyLost 192 \\(192 direct\\) in 1 "
+                                                   "at lexer_buffer \\(structure.c:%u\\)", buffer);
+    gl_assert_line(indirect.json, buffer_line);
+    gl_assert_line(indirect.text, "^192 bytes in 1 block is indirectly lost$");
+    outcome_clear(&indirect);
 }
 END_TEST
 
@@ -470,13 +490,13 @@ START_TEST(test_rust_extension_reads_the_same)
                          "require File.expand_path(ARGV[0]); RustLeak.leak", "v0/rustleak.so",
                          NULL };
     const Way ways[] = {
-        { "valgrind", "rust-valgrind", legacy },
-        { "lsan", "rust-lsan", legacy },
-        { "asan", "rust-asan", legacy },
+        { "valgrind", "rust-valgrind", legacy, NULL },
+        { "lsan", "rust-lsan", legacy, NULL },
+        { "asan", "rust-asan", legacy, NULL },
     };
     const Way v0_ways[] = {
-        { "valgrind", "rust-v0-valgrind", v0 },
-        { "lsan", "rust-v0-lsan", v0 },
+        { "valgrind", "rust-v0-valgrind", v0, NULL },
+        { "lsan", "rust-v0-lsan", v0, NULL },
     };
     Outcome outcome = { 0 }, v0_outcome = { 0 };
     same_under_every_way(&outcome, project, ways, G_N_ELEMENTS(ways));
@@ -524,9 +544,9 @@ START_TEST(test_cpp_template_reads_the_same)
     const char *instrumented[] = { ruby34, "--disable-gems", "-Iasan", "-e",
                                    "require 'cppleak'; CppLeak.leak", NULL };
     const Way ways[] = {
-        { "valgrind", "cpp-valgrind", plain },
-        { "lsan", "cpp-lsan", plain },
-        { "asan", "cpp-asan", instrumented },
+        { "valgrind", "cpp-valgrind", plain, NULL },
+        { "lsan", "cpp-lsan", plain, NULL },
+        { "asan", "cpp-asan", instrumented, NULL },
     };
     Outcome outcome = { 0 };
     same_under_every_way(&outcome, project, ways, G_N_ELEMENTS(ways));
