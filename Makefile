@@ -53,7 +53,11 @@ ALL_CFLAGS = -std=c11 $(DEFINES) -Iinclude -I$(B)/gen $(WARNINGS) $(PKG_CFLAGS) 
 SANITIZE := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 # A small quarantine keeps the memory bounds of the hostile-input tests
 # meaningful under ASan (its default holds 256 MB of freed memory).
-ASAN_ENV := ASAN_OPTIONS=detect_leaks=1:quarantine_size_mb=16 UBSAN_OPTIONS=print_stacktrace=1
+# The sanitized build runs several times slower: the bounds that catch a
+# hang (a test case's own, seconds where the hang takes hours) stretch with
+# it (Check's CK_TIMEOUT_MULTIPLIER).
+ASAN_ENV := ASAN_OPTIONS=detect_leaks=1:quarantine_size_mb=16 UBSAN_OPTIONS=print_stacktrace=1 \
+    CK_TIMEOUT_MULTIPLIER=10
 FUZZ_SECONDS ?= 60
 # Inputs the fuzzer starts from, and that make asan replays.
 FUZZ_SEEDS := fuzz/corpus fuzz/regressions fuzz/options fixtures/xml fixtures/xml/fork fixtures/xml/redcarpet-ruby34 fixtures/edge

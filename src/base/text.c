@@ -35,3 +35,26 @@ const char *gl_base_name(const char *path)
     const char *slash = strrchr(path, '/');
     return slash != NULL ? slash + 1 : path;
 }
+
+gboolean gl_json_depth_within(const char *text, gsize length, guint max)
+{
+    guint depth = 0;
+    gboolean in_string = FALSE;
+    for (gsize i = 0; i < length; i++) {
+        char c = text[i];
+        if (in_string) {
+            if (c == '\\')
+                i++;
+            else if (c == '"')
+                in_string = FALSE;
+        } else if (c == '"') {
+            in_string = TRUE;
+        } else if (c == '{' || c == '[') {
+            if (++depth > max)
+                return FALSE;
+        } else if ((c == '}' || c == ']') && depth > 0) {
+            depth--;
+        }
+    }
+    return TRUE;
+}

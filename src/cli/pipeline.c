@@ -253,9 +253,12 @@ static gboolean resolve_targets(const Options *options, const GlSinks *sinks,
         gl_json_input_clear(&report);
     }
     if (found->len == 0 && *have_lists && !unlisted) {
-        g_set_error(error, GL_ERROR, GL_ERROR_USAGE,
-                    "no Ruby process of the run loaded a native extension: was it built (rake "
-                    "compile)? A LoadError in the suite's output says what Ruby could not load");
+        /* nothing was checked: trouble (3), or the command's failure (4) */
+        g_set_error(error, GL_ERROR, GL_ERROR_CHILD,
+                    "nothing was checked: no Ruby process of the run loaded an extension of the "
+                    "project (those of Ruby and of installed gems are not the project's): was it "
+                    "built (rake compile), and does the suite load it from the project? A "
+                    "LoadError in the suite's output says what Ruby could not load");
         return FALSE;
     }
     if (found->len == 0) {
@@ -505,8 +508,9 @@ gboolean gl_cli_analyze_and_report(const Options *options, Plan *plan, const cha
         g_ptr_array_add(analysis->problems, g_error_new(
             GL_ERROR, GL_ERROR_LIMIT, "%u finding%s whose stack the unwinder cut short of main: "
             "gemleak cannot tell whether the extension lost %s, and what else the stack hides "
-            "(exact stacks decide: LSAN_OPTIONS=fast_unwind_on_malloc=0, or the Valgrind "
-            "engine)", cut, cut == 1 ? "" : "s", cut == 1 ? "it" : "them"));
+            "(a whole stack decides: the Valgrind engine's; or, where gemleak unwound by frame "
+            "pointers, the extension built with the flags of the Ruby that keeps them, "
+            "-fno-omit-frame-pointer)", cut, cut == 1 ? "" : "s", cut == 1 ? "it" : "them"));
     /* Writing a baseline adopts the findings there are: the run passes
      * unless --fail-on asks otherwise. */
     GlGate gate = plan->gate;
@@ -572,6 +576,7 @@ gboolean gl_cli_analyze_and_report(const Options *options, Plan *plan, const cha
                        : interrupted != NULL ? "the run was interrupted"
                        : coverage->unchecked->len > 0
                            ? "a process that loaded an extension was not checked"
+                       : cut > 0 ? "a finding's stack was cut short"
                        : unreadable;
     g_autofree char *exit_line = run != NULL ? gl_cli_run_exit_line(outcome->status, run, outcome) : NULL;
     GlReportContext context = {

@@ -182,7 +182,11 @@ static char *shell_word(const char *path)
 static void keep_xml(FILE *err, const GlEngine *engine, const char *dir, gboolean by_user,
                      guint jobs)
 {
-    const char *what = engine->reports;
+    /* an engine that writes a report a process (NAME.PID) keeps a directory
+     * of them; Valgrind's XML is one thing */
+    g_autofree char *what = engine->log != NULL
+                                ? g_strdup_printf("%s's report directory", engine->title)
+                                : g_strdup(engine->reports);
     GlCompressed compressed;
     gl_rundir_compress(dir, jobs, &compressed);
     for (guint i = 0; i < compressed.failures->len; i++) {
@@ -343,7 +347,8 @@ static gboolean engine_checks_leaks(const GlEngine *engine, char **command, cons
 
 /* Names each extension the run loaded that was not built for @engine
  * (@engine->instrumented_prefix), and how to build it so. */
-static void say_uninstrumented(const GlEngine *engine, const char *dir, gboolean leaks, FILE *err)
+static void say_uninstrumented(const GlEngine *engine, const char *dir, gboolean leaks,
+                               const char *ruby, FILE *err)
 {
     if (engine->instrumented_prefix == NULL)
         return;
@@ -362,13 +367,17 @@ static void say_uninstrumented(const GlEngine *engine, const char *dir, gboolean
                 "are\n", shown, engine->title, engine->instrumented_prefix,
                 leaks ? " and its leaks" : "");
     }
+    /* the Ruby the run's processes ran, not the one on PATH */
+    g_autofree char *shown_ruby = gl_text_escape(ruby != NULL ? ruby : "ruby");
     if (bare > 0)
         fprintf(err, "gemleak: build %s with gemleak's Rake task (GemLeak.configure { |c| "
-                "c.engine = :%s }), or with: ruby extconf.rb --with-cflags=\"$(ruby -rrbconfig "
-                "-e 'print RbConfig::CONFIG[%%q(CFLAGS)]') %s\" --with-ldflags=\"$(ruby -rrbconfig "
+                "c.engine = :%s }), or with: %s extconf.rb --with-cflags=\"$(%s -rrbconfig "
+                "-e 'print RbConfig::CONFIG[%%q(CFLAGS)]') %s\" --with-ldflags=\"$(%s -rrbconfig "
                 "-e 'print RbConfig::CONFIG[%%q(LDFLAGS)]') %s\" && make (mkmf's flags replace "
                 "Ruby's: Ruby's come first)\n", bare == 1 ? "it" : "them", engine->name,
-                engine->instrumented_cflags, engine->instrumented_ldflags);
+                shown_ruby, shown_ruby, engine->instrumented_cflags, shown_ruby,
+                engine->instrumented_ldflags);
+
 }
 
 /* Runs @command under Valgrind as @plan says and reports; the run
@@ -438,7 +447,7 @@ static int run_planned(const Options *options, Plan *plan, char **command, FILE 
         goto done;
     }
     say_how_it_ran(engine, &result, n_supps, ruby_version, run.fast_stacks, err);
-    say_uninstrumented(engine, result.dir, !run.leaks_unchecked, err);
+    say_uninstrumented(engine, result.dir, !run.leaks_unchecked, command_ruby(command), err);
     record_durations(&commands, planning.durations, &result, err);
     if (!engine->silent_when_clean && !gl_list_xml_files_any(result.dir)) {
         if (result.launcher != NULL) {
@@ -462,6 +471,12 @@ static int run_planned(const Options *options, Plan *plan, char **command, FILE 
             fprintf(err, "gemleak: %s\n", outside);
         }
         status = gl_cli_fail(err, "run", error);
+        /* a command that failed says so first (README, exit statuses) */
+        if (status == GL_EXIT_ERROR && (result.status != 0 || result.killed_by != 0)) {
+            fprintf(err, "gemleak: exit status 4: the command failed (status %d) before "
+                    "anything was checked\n", result.status);
+            status = GL_EXIT_COMMAND_FAILED;
+        }
         goto done;
     }
     status = outcome.status;

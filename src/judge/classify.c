@@ -401,7 +401,10 @@ static GlVerdict classify_owner(GlClassifier *classifier, GlRecord *record, guin
 
 gboolean gl_classifier_ruby_in_view(GlClassifier *classifier, const GlRecord *record)
 {
-    if (!gl_rules_ruby_memory_rule(classifier->rules) || freed_by_ruby(classifier, record))
+    /* in every process: what a Ruby function allocated for its own use and
+     * did not free, even at exit under free-at-exit, is Ruby's leftover; an
+     * API whose memory its caller releases is looked past, to its caller */
+    if (!gl_rules_ruby_memory_rule(classifier->rules))
         return FALSE;
     const GlStack *stack = &record->stack;
     for (guint i = 0; i < stack->n_frames; i++) {

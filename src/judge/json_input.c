@@ -37,28 +37,6 @@ gboolean gl_json_input_detect(const char *path)
     return c == '{';
 }
 
-gboolean gl_json_depth_within(const char *text, gsize length, guint max)
-{
-    guint depth = 0;
-    gboolean in_string = FALSE;
-    for (gsize i = 0; i < length; i++) {
-        char c = text[i];
-        if (in_string) {
-            if (c == '\\')
-                i++;
-            else if (c == '"')
-                in_string = FALSE;
-        } else if (c == '"') {
-            in_string = TRUE;
-        } else if (c == '{' || c == '[') {
-            if (++depth > max)
-                return FALSE;
-        } else if ((c == '}' || c == ']') && depth > 0) {
-            depth--;
-        }
-    }
-    return TRUE;
-}
 
 /* ---- members, whatever their type ---------------------------------------------- */
 

@@ -124,12 +124,6 @@ static const char *const marking_functions[] = {
 /* The dynamic loader (rule 5). */
 static const char *const dynamic_loader_globs[] = { "ld-linux*.so*", "ld-*.so*", "ld.so*", NULL };
 
-/* Ruby's executable and shared library under the names distributions give
- * them: ruby, ruby3.1, libruby.so.3.3.0, libruby-3.1.so.3.1.2. */
-static const char *const ruby_object_globs[] = {
-    "ruby", "ruby[0-9]*", "ruby-[0-9]*", "libruby.so*", "libruby-*.so*", "libruby[0-9]*.so*",
-    NULL,
-};
 
 static void target_free(gpointer data)
 {
@@ -400,11 +394,6 @@ const char *gl_rules_caller_owned(guint index, const char **header, const char *
     if (words != NULL)
         *words = caller_owned_functions[index].words;
     return caller_owned_functions[index].glob;
-}
-
-gboolean gl_is_ruby_object(const char *path)
-{
-    return path != NULL && matches_any(ruby_object_globs, gl_base_name(path));
 }
 
 gboolean gl_is_dynamic_loader(const char *path)

@@ -394,14 +394,16 @@ void gl_report_counts(const GlReportContext *context, guint64 *occurrences,
 guint gl_report_clean_processes(const GlReportContext *context)
 {
     g_autoptr(GHashTable) with = g_hash_table_new(g_int64_hash, g_int64_equal);
-    for (guint i = 0; i < context->findings->len; i++) {
-        const GlFinding *finding = g_ptr_array_index(context->findings, i);
+    const GPtrArray *all = context->analysis->findings;
+    for (guint i = 0; i < all->len; i++) {
+        const GlFinding *finding = g_ptr_array_index(all, i);
         for (guint p = 0; finding->pids != NULL && p < finding->pids->len; p++)
             g_hash_table_add(with, &g_array_index(finding->pids, gint64, p));
     }
-    guint processes = context->analysis->summary.processes;
-    guint dirty = g_hash_table_size(with);
-    return processes > dirty ? processes - dirty : 0;
+    /* a process left unjudged (a Ruby too old for the engine) is not clean */
+    const GlSummary *summary = &context->analysis->summary;
+    guint dirty = g_hash_table_size(with) + summary->unchecked_processes;
+    return summary->processes > dirty ? summary->processes - dirty : 0;
 }
 
 gboolean gl_report_finding_fails(const GlReportContext *context, const GlFinding *finding)

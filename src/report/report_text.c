@@ -149,9 +149,10 @@ static void render_finding(GString *out, const GlFinding *finding, gboolean colo
         append_line(out, tests);
     g_autofree char *uncertain = escaped(gl_finding_uncertainty(finding));
     if (uncertain != NULL && record->stack_cut > 0)
-        g_string_append_printf(out, "%suncertain: %s. Exact stacks decide it (gemleak run "
-                               "--engine lsan unwinds exactly: LSAN_OPTIONS="
-                               "fast_unwind_on_malloc=0; or the Valgrind engine).%s\n",
+        g_string_append_printf(out, "%suncertain: %s. A whole stack decides it: the "
+                               "Valgrind engine's; or, where gemleak used frame pointers (a "
+                               "Ruby that keeps them), the extension built with that Ruby's "
+                               "flags (-fno-omit-frame-pointer).%s\n",
                                paint(color, DIM), uncertain, paint(color, RESET));
     else if (uncertain != NULL)
         g_string_append_printf(out, "%suncertain: %s. Ruby's debug symbols decide it (Debian and "

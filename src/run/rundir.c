@@ -8,7 +8,6 @@
 #include "gemleak/base/errors.h"
 #include "gemleak/base/sys.h"
 #include "gemleak/base/text.h"
-#include "gemleak/judge/targets.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -180,7 +179,7 @@ gboolean gl_rundir_mark(const char *dir, GError **error)
 {
     g_autofree char *path = g_build_filename(dir, GL_PROTO_RUN_MARKER, NULL);
     g_autoptr(GError) local = NULL;
-    if (!g_file_set_contents(path, "gemleak run: Valgrind's XML, one file a process, and what "
+    if (!g_file_set_contents(path, "gemleak run: the engine's reports, a file a process, and what "
                                    "gemleak's helper said of each process\n", -1, &local)) {
         g_set_error(error, GL_ERROR, GL_ERROR_ENVIRONMENT, "cannot write in the run directory "
                     "%s: %s", dir, local->message);

@@ -5,7 +5,6 @@
 #include "gemleak/run/runner.h"
 #include "runner_int.h"
 #include "gemleak/base/protocol.h"
-#include "gemleak/judge/analyze.h"
 #include "gemleak/base/errors.h"
 #include "gemleak/run/rundir.h"
 #include "gemleak/run/watchdog.h"

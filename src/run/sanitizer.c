@@ -3,7 +3,7 @@
 #include "gemleak/base/errors.h"
 #include "gemleak/base/protocol.h"
 #include "gemleak/base/sys.h"
-#include "gemleak/judge/classify.h"
+#include "gemleak/base/programs.h"
 #include "gemleak/read/sanitizer_reader.h"
 #include "gemleak/run/runner.h"
 #include "runner_int.h"

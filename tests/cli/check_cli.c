@@ -505,9 +505,13 @@ START_TEST(test_target_that_is_not_there)
     gl_assert_no_line(named.out, "pass");
     gl_test_run_clear(&named);
 
+    /* nothing was checked: trouble, not a usage error (it said "Try
+     * --help", exit 2) */
     RUN(unnamed, "filter", dir);
-    ck_assert_int_eq(unnamed.status, 2);
-    gl_assert_line(unnamed.err, "no Ruby process of the run loaded a native extension");
+    ck_assert_int_eq(unnamed.status, 3);
+    gl_assert_line(unnamed.err, "nothing was checked: no Ruby process of the run loaded an "
+                                "extension of the project");
+    gl_assert_no_line(unnamed.err, "Try ");
     gl_test_run_clear(&unnamed);
 
     g_autofree char *clean = gl_test_fixture("xml/clean.xml");

@@ -106,8 +106,13 @@ START_TEST(test_extension_that_never_loaded)
 
     Result unnamed = { 0 };
     gemleak_run(&unnamed, NULL, NULL, NO_ARGS, "require 'redcarpet'");
-    ck_assert_msg(unnamed.status == 2, "status %d\n%s", unnamed.status, unnamed.err);
-    gl_assert_line(unnamed.err, "no Ruby process of the run loaded a native extension");
+    /* the command failed (a LoadError) before anything was checked: 4,
+     * not a usage error */
+    ck_assert_msg(unnamed.status == 4, "status %d\n%s", unnamed.status, unnamed.err);
+    gl_assert_line(unnamed.err, "^gemleak: nothing was checked: no Ruby process of the run "
+                                "loaded an extension of the project");
+    gl_assert_line(unnamed.err, "^gemleak: exit status 4: the command failed \\(status 1\\) "
+                                "before anything was checked$");
     result_discard(&unnamed);
 }
 END_TEST

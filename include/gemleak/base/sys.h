@@ -71,4 +71,9 @@ gint gl_compare_strings(gconstpointer a, gconstpointer b);
  * a symbolic link is removed, not followed. */
 void gl_remove_tree(const char *path);
 
+/* The most threads that read at once, and (gemleak run) the most commands
+ * run at once under an engine: more would be hundreds of Valgrinds on one
+ * machine, each with hundreds of megabytes. */
+#define GL_MAX_JOBS 64
+
 #endif

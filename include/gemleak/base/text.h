@@ -23,4 +23,13 @@ char *gl_text_escape(const char *text);
  * of "/a/b/x.so"; @path itself when it has no slash). */
 const char *gl_base_name(const char *path);
 
+/* gemleak's reports nest six deep; anything much deeper is not one. */
+#define GL_JSON_INPUT_MAX_DEPTH 32
+
+/* Returns: TRUE when @text (@length bytes) nests arrays and objects no
+ * deeper than @max (brackets in strings do not count). json-glib recurses
+ * once a level, and a hostile file of 80,000 '[' overflows the stack: a
+ * JSON file gemleak did not write is checked with this first. */
+gboolean gl_json_depth_within(const char *text, gsize length, guint max);
+
 #endif

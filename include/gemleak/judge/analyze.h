@@ -7,6 +7,7 @@
 #define GEMLEAK_ANALYZE_H
 
 #include <glib.h>
+#include "gemleak/base/sys.h"
 #include "gemleak/judge/classify.h"
 #include "gemleak/judge/merge.h"
 
@@ -59,10 +60,6 @@ GPtrArray *gl_list_xml_files(const char *dir, GError **error);
 /* Returns: TRUE if @dir holds at least one file gl_list_xml_files() lists. */
 gboolean gl_list_xml_files_any(const char *dir);
 
-/* The most threads that read at once, and (gemleak run) the most commands
- * run at once under Valgrind: more would be hundreds of Valgrinds on one
- * machine, each with hundreds of megabytes. */
-#define GL_MAX_JOBS 64
 
 /* Reads @paths (files, directories of *.xml, "-" for standard input) with
  * @jobs threads (0: one per processor; at most GL_MAX_JOBS, and fewer when

@@ -49,8 +49,9 @@ void gl_classifier_set_free_at_exit(GlClassifier *classifier, gboolean free_at_e
  * frame of a target but was cut before its end (a depth limit, an unwinder
  * that gave up): a frame in view is a Ruby function that allocates for
  * Ruby, so that whatever lies beyond the cut, Ruby allocated the block for
- * itself; and rule 2 applies to it (Ruby had not freed its memory when it
- * was found). */
+ * itself (an API whose memory its caller releases is looked past, to its
+ * caller), in every process: what Ruby allocated for its own use and left,
+ * even at exit under free-at-exit, is Ruby's leftover. */
 gboolean gl_classifier_ruby_in_view(GlClassifier *classifier, const GlRecord *record);
 
 /* Adds every object path the classifier has met in a frame to @set (a

@@ -7,19 +7,13 @@
 #define GEMLEAK_JSON_INPUT_H
 
 #include <glib.h>
+
+#include "gemleak/base/text.h"
 #include "gemleak/judge/classify.h"
 #include "gemleak/judge/merge.h"
 
 /* Reports larger than this are refused (a finding takes a few KiB). */
 #define GL_JSON_INPUT_MAX_SIZE ((gsize) 512 * 1024 * 1024)
-/* gemleak's reports nest six deep; anything much deeper is not one. */
-#define GL_JSON_INPUT_MAX_DEPTH 32
-
-/* Returns: TRUE when @text (@length bytes) nests arrays and objects no
- * deeper than @max (brackets in strings do not count). json-glib recurses
- * once a level, and a hostile file of 80,000 '[' overflows the stack: a
- * JSON file gemleak did not write is checked with this first. */
-gboolean gl_json_depth_within(const char *text, gsize length, guint max);
 
 /* What a report says of what it read. */
 typedef struct {

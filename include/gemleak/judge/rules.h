@@ -6,6 +6,7 @@
 #define GEMLEAK_RULES_H
 
 #include <glib.h>
+#include "gemleak/base/programs.h"
 #include "gemleak/base/record.h"
 
 typedef struct GlRules GlRules;
@@ -73,8 +74,5 @@ void gl_rules_set_all_errors(GlRules *rules, gboolean all_errors);
  * --skip-function) and rule 3 (Init_) are off. */
 void gl_rules_set_free_at_exit(GlRules *rules, gboolean free_at_exit);
 
-/* Returns: TRUE if @path names Ruby itself: the ruby executable (ruby,
- * ruby3.1, ...) or its shared library (libruby.so.3.3.0, libruby-3.1.so.3.1.2). */
-gboolean gl_is_ruby_object(const char *path);
 
 #endif

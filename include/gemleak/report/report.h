@@ -146,9 +146,9 @@ gboolean gl_report_finding_fails(const GlReportContext *context, const GlFinding
 void gl_report_counts(const GlReportContext *context, guint64 *occurrences,
                       guint64 *all_occurrences, guint *uncertain);
 
-/* Returns: how many of the processes read hold no finding of @context's
- * (those the baseline knows count as clean, as the gate does): a clean
- * run of an engine that writes little says what it checked. */
+/* Returns: how many of the processes read hold no finding at all (one the
+ * baseline knows too is a finding) and were judged: a clean run of an
+ * engine that writes little says what it checked. */
 guint gl_report_clean_processes(const GlReportContext *context);
 
 /* Adds the member @name to the object @builder is in: a string, or null
