@@ -20,7 +20,7 @@
 #include "gemleak/judge/merge.h"
 #include "gemleak/read/reader.h"
 #include "gemleak/report/report.h"
-#include "gemleak/read/debuginfo.h"
+#include "gemleak/read/symbolize.h"
 #include "gemleak/read/sanitizer_reader.h"
 #include "gemleak/judge/structures.h"
 
@@ -147,7 +147,7 @@ static void fuzz_sanitizer(const char *data, size_t size)
     GlVerdict *verdicts = g_new0(GlVerdict, records->len + 1);
     for (guint i = 0; i < records->len; i++) {
         GlRecord *record = g_ptr_array_index(records, i);
-        gl_debuginfo_settle(debuginfo, record, 0);
+        gl_symbolize_as_valgrind(debuginfo, record, 0);
         GlDocument doc = { .pid = facts.pid, .started = TRUE, .complete = facts.complete };
         gboolean unplaced = FALSE;
         verdicts[i] = gl_sanitizer_verdict(classifier, record, &doc, &unplaced);

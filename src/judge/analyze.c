@@ -7,7 +7,7 @@
 #include "gemleak/base/errors.h"
 #include "gemleak/judge/json_input.h"
 #include "gemleak/judge/structures.h"
-#include "gemleak/read/debuginfo.h"
+#include "gemleak/read/symbolize.h"
 #include "gemleak/read/process_facts.h"
 #include "gemleak/read/reader.h"
 #include "gemleak/read/sanitizer_reader.h"
@@ -449,12 +449,12 @@ static void read_sanitizer(Input *input, const GlRules *rules, GlDebugInfo *debu
         g_ptr_array_add(input->problems, problem);
         return;
     }
-    /* Named as Valgrind names them (debuginfo.h): the same finding reads
+    /* Named as Valgrind names them (symbolize.h): the same finding reads
      * the same under every engine. */
     GStatBuf written;
     gint64 mtime = g_stat(input->path, &written) == 0 ? (gint64) written.st_mtime : 0;
     for (guint n = 0; n < records->len; n++)
-        gl_debuginfo_settle(debuginfo, g_ptr_array_index(records, n), mtime);
+        gl_symbolize_as_valgrind(debuginfo, g_ptr_array_index(records, n), mtime);
     input->opened = TRUE;
     input->processes = 1;
     input->marked = facts.marked;

@@ -1,6 +1,5 @@
 /* Frames read from their objects' symbols and DWARF (see debuginfo.h). */
 #include "gemleak/read/debuginfo.h"
-#include "gemleak/read/demangle.h"
 #include "gemleak/read/source.h"
 
 #include <fcntl.h>
@@ -390,138 +389,13 @@ gboolean gl_debuginfo_frame(GlDebugInfo *info, const char *path, guint64 offset,
     return answer != NULL;
 }
 
-/* ---- settling a record ------------------------------------------------------------ */
-
-/* The object read now may not be the one the report's addresses are of (a
- * report read again after a rebuild, a report of another machine): what it
- * says is taken only where it agrees with what the runtime said, as
- * another spelling of the same name. */
-
-/* Returns: TRUE if @said (the runtime's name for a frame, nullable) is a
- * spelling of the function @symbol: the symbol itself, demangled by the
- * runtime (__cxa_demangle), DWARF's shorter DW_AT_name inside Valgrind's
- * ("cppleak_leak" in "cppleak_leak(unsigned long)"), or the function a
- * clone of GCC's was made from ("f" for "f.constprop.0"). */
-static gboolean names_agree(const char *said, const char *symbol, const char *demangled)
-{
-    if (said == NULL || strcmp(said, symbol) == 0)
-        return TRUE;
-    gsize n = strlen(said);
-    if (strncmp(symbol, said, n) == 0 && symbol[n] == '.')
-        return TRUE;
-    if (demangled == NULL)
-        return FALSE;
-    g_autofree char *cxa = gl_demangle_as_cxa(symbol);
-    return (cxa != NULL && strcmp(cxa, said) == 0) || strstr(demangled, said) != NULL;
-}
-
-/* Returns: (transfer full) (nullable): the name Valgrind gives the
- * function frame whose symbol is @symbol, the runtime having said @said;
- * NULL: keep @said. */
-static char *physical_name(const char *symbol, const char *said)
-{
-    if (symbol == NULL)
-        return NULL;
-    g_autofree char *demangled = gl_demangle(symbol);
-    if (!names_agree(said, symbol, demangled))
-        return NULL;
-    if (demangled != NULL)
-        return g_steal_pointer(&demangled);
-    /* A C name: the symbol table has a clone's name where DWARF has the
-     * function's; another name at the same address (malloc for the
-     * runtime's __interceptor_malloc) is an alias: the runtime's stays. */
-    return said == NULL || strcmp(symbol, said) != 0 ? g_strdup(symbol) : NULL;
-}
-
-/* Returns: TRUE if @said (nullable: none) names the function DWARF calls
- * @name: its linkage name demangled holds it, generic arguments aside
- * ("alloc::boxed::Box$LT$T$GT$::new::h8984883df7936d6a" for
- * "new<rustleak::Buffer>", "Widget* make<Widget>()" for "make<Widget>"). */
-static gboolean inlined_agree(const char *said, const char *name)
-{
-    if (said == NULL)
-        return TRUE;
-    const char *angle = strchr(name, '<');
-    g_autofree char *bare = angle != NULL && angle > name ? g_strndup(name, (gsize) (angle - name))
-                                                          : g_strdup(name);
-    g_autofree char *demangled = gl_demangle(said);
-    return strstr(said, bare) != NULL || (demangled != NULL && strstr(demangled, bare) != NULL);
-}
-
-/* Joins @frame's source path, when relative and a file of its compilation
- * unit, to that compilation's directory. */
-static void settle_path(GlRecord *record, GlFrame *frame, Module *module, const Answer *answer)
-{
-    if (answer->comp_dir == NULL || frame->file == NULL || frame->file[0] == '/' ||
-        (frame->dir != NULL && frame->dir[0] == '/'))
-        return;
-    g_autofree char *relative = frame->dir != NULL
-                                    ? g_build_filename(frame->dir, frame->file, NULL)
-                                    : g_strdup(frame->file);
-    if (!unit_has_file(module, answer->unit, relative))
-        return;
-    g_autofree char *joined = g_build_filename(answer->comp_dir, relative, NULL);
-    g_autofree char *path = gl_path_normalize(joined);
-    if (path[0] != '/')
-        return;
-    const char *slash = strrchr(path, '/');
-    g_autofree char *dir = slash == path ? g_strdup("/") : g_strndup(path, (gsize) (slash - path));
-    frame->dir = gl_record_intern(record, dir);
-    frame->file = gl_record_intern(record, slash + 1);
-}
-
-/* Settles @stack's frames @first to @last (@last included): frames the
- * runtime gave at one program counter, the innermost first, all but the
- * last inlined into it. The caller holds the lock. */
-static void settle_group(GlDebugInfo *info, GlRecord *record, GlStack *stack, guint first,
-                         guint last, gint64 written)
-{
-    GlFrame *physical = &stack->frames[last];
-    Module *module = NULL;
-    const Answer *answer = lookup(info, physical->obj, physical->offset, written, &module);
-    guint inlined = last - first;
-    guint listed = 0;
-    while (answer != NULL && answer->inlined != NULL && answer->inlined[listed] != NULL)
-        listed++;
-    for (guint i = first; i <= last; i++) {
-        GlFrame *frame = &stack->frames[i];
-        g_autofree char *name = NULL;
-        if (answer != NULL && i == last)
-            name = physical_name(answer->symbol, frame->fn);
-        /* DWARF names an inlined C function as the runtime did; a C++ or
-         * Rust one, by its DW_AT_name, where the runtime demangled its
-         * linkage name. The chain is trusted when its length is the
-         * runtime's. */
-        else if (answer != NULL && listed == inlined && gl_symbol_is_mangled(answer->symbol) &&
-                 inlined_agree(frame->fn, answer->inlined[i - first]))
-            name = g_strdup(answer->inlined[i - first]);
-        if (name == NULL)
-            name = gl_demangle(frame->fn);
-        if (name != NULL)
-            frame->fn = gl_record_intern(record, name);
-        if (answer != NULL)
-            settle_path(record, frame, module, answer);
-    }
-}
-
-static void settle_stack(GlDebugInfo *info, GlRecord *record, GlStack *stack, gint64 written)
-{
-    for (guint i = 0; i < stack->n_frames;) {
-        guint last = i;
-        while (last + 1 < stack->n_frames && stack->frames[i].ip != 0 &&
-               stack->frames[last + 1].ip == stack->frames[i].ip &&
-               g_strcmp0(stack->frames[last + 1].obj, stack->frames[i].obj) == 0)
-            last++;
-        settle_group(info, record, stack, i, last, written);
-        i = last + 1;
-    }
-}
-
-void gl_debuginfo_settle(GlDebugInfo *info, GlRecord *record, gint64 written)
+gboolean gl_debuginfo_has_file(GlDebugInfo *info, const char *path, guint64 offset, gint64 written,
+                               const char *relative)
 {
     g_mutex_lock(&info->lock);
-    settle_stack(info, record, &record->stack, written);
-    for (guint i = 0; i < record->aux->len; i++)
-        settle_stack(info, record, &g_array_index(record->aux, GlAux, i).stack, written);
+    Module *module = NULL;
+    const Answer *answer = lookup(info, path, offset, written, &module);
+    gboolean has = answer != NULL && unit_has_file(module, answer->unit, relative);
     g_mutex_unlock(&info->lock);
+    return has;
 }

@@ -1,4 +1,5 @@
-/* Frames read as Valgrind reads them, from their objects: small objects
+/* Objects read (read/debuginfo.c) and a sanitizer's frames named and
+ * placed from them as Valgrind's (read/symbolize.c): small objects
  * compiled here as rake-compiler compiles an extension (out of tree, from
  * a relative path), their program counters taken as a sanitizer runtime
  * gives them (the call's address in the object). */
@@ -9,7 +10,7 @@
 #include <utime.h>
 
 #include "testutil.h"
-#include "gemleak/read/debuginfo.h"
+#include "gemleak/read/symbolize.h"
 
 /* shape.c: shape_outer() calls shape_capture(), which keeps its return
  * address; shape_part's symbol is a clone's name, as GCC names them
@@ -123,7 +124,7 @@ START_TEST(test_c_object_out_of_tree)
     g_autoptr(GlRecord) record = gl_record_new();
     GlFrame frames[] = { frame_of(record, &built, "shape_part", "shape.c") };
     set_stack(record, frames, 1);
-    gl_debuginfo_settle(info, record, 0);
+    gl_symbolize_as_valgrind(info, record, 0);
     const GlFrame *settled = &record->stack.frames[0];
     ck_assert_str_eq(settled->fn, "shape_part.part.0");
     g_autofree char *src = g_build_filename(debug.comp_dir, "..", "..", "..", "src", NULL);
@@ -155,7 +156,7 @@ START_TEST(test_cpp_inlined_template)
     GlFrame frames[] = { frame_of(record, &built, "Widget* make<Widget>()", "cpp.cpp"),
                          frame_of(record, &built, "cpp_leak", "cpp.cpp") };
     set_stack(record, frames, 2);
-    gl_debuginfo_settle(info, record, 0);
+    gl_symbolize_as_valgrind(info, record, 0);
     ck_assert_str_eq(record->stack.frames[0].fn, "make<Widget>");
     ck_assert_str_eq(record->stack.frames[1].fn, "cpp_leak(unsigned long)");
     built_clear(&built);
@@ -183,7 +184,7 @@ START_TEST(test_object_rebuilt_or_gone)
     frames[1].offset += 0x10;
     frames[1].obj = gl_record_intern(record, "/nowhere/gone.so");
     set_stack(record, frames, 2);
-    gl_debuginfo_settle(info, record, 1900000000);
+    gl_symbolize_as_valgrind(info, record, 1900000000);
     ck_assert_str_eq(record->stack.frames[0].fn, "shape_part");
     ck_assert_str_eq(record->stack.frames[0].dir, "../../../src");
     ck_assert_str_eq(record->stack.frames[1].fn, "rustleak::make_buffer");
@@ -205,7 +206,7 @@ START_TEST(test_object_of_another_build)
     g_autoptr(GlRecord) record = gl_record_new();
     GlFrame frames[] = { frame_of(record, &built, "other_function", "other.c") };
     set_stack(record, frames, 1);
-    gl_debuginfo_settle(info, record, 0);
+    gl_symbolize_as_valgrind(info, record, 0);
     ck_assert_str_eq(record->stack.frames[0].fn, "other_function");
     ck_assert_str_eq(record->stack.frames[0].dir, "../../../src");
     ck_assert_str_eq(record->stack.frames[0].file, "other.c");

@@ -1,6 +1,6 @@
-/* A frame as Valgrind reads it, from what the frame's own object says:
- * its symbol table and its DWARF debug information, read with elfutils'
- * libelf and libdw.
+/* What a frame's own object says of it: its symbol table and its DWARF
+ * debug information, read with elfutils' libelf and libdw, as Valgrind
+ * reads them.
  *
  * The sanitizer runtimes symbolize a frame from DWARF alone: a function's
  * DW_AT_linkage_name demangled by their own __cxa_demangle (a Rust name
@@ -12,9 +12,8 @@
  * "../../../../ext/x/x.c" in tmp/<platform>/x/<ruby>/). Valgrind names a
  * frame by the object's symbol table, demangled (demangle.h), an inlined
  * frame by its DWARF DW_AT_name, and joins a path to the compilation's
- * directory (DW_AT_comp_dir). gl_debuginfo_settle() makes the first read
- * as the second, so that a finding reads the same whichever engine found
- * it. It knows ELF and DWARF, nothing about Ruby. */
+ * directory (DW_AT_comp_dir). This module reads objects; symbolize.h makes
+ * the first read as the second. It knows ELF and DWARF, nothing about Ruby. */
 #ifndef GEMLEAK_DEBUGINFO_H
 #define GEMLEAK_DEBUGINFO_H
 
@@ -50,21 +49,11 @@ typedef struct {
 gboolean gl_debuginfo_frame(GlDebugInfo *info, const char *path, guint64 offset, gint64 written,
                             GlDebugFrame *frame);
 
-/* Makes each frame of @record (a sanitizer runtime's, whose frames carry
- * their module offsets) read as Valgrind's would:
- * - its function named by its object's symbol table, demangled, where the
- *   symbol is mangled (C++, Rust) or a clone of the name the runtime gave
- *   ("f.constprop.0" for "f"); a frame inlined into another (several
- *   frames at one program counter, innermost first) by its DW_AT_name;
- *   any name still mangled, demangled;
- * - a relative source path joined to its compilation's DW_AT_comp_dir
- *   and folded ("tmp/x86_64-linux/x/3.4.5/../../../../ext/x/x.c" becomes
- *   ".../ext/x/x.c").
- * What the objects cannot tell (an object gone, rebuilt since @written,
- * without symbols or debug information) is left as the runtime said it,
- * and so is what they say otherwise than the runtime (another build's
- * object): a name that is no spelling of the one the runtime gave, a
- * source file the frame's compilation unit does not hold. */
-void gl_debuginfo_settle(GlDebugInfo *info, GlRecord *record, gint64 written);
+/* Returns: TRUE if the compilation unit holding @offset in the object at
+ * @path (read as gl_debuginfo_frame() reads it) has @relative among its
+ * source files, as its line table spells them, before the compilation's
+ * directory ("../../../../ext/x/x.c", "src/lib.rs"). */
+gboolean gl_debuginfo_has_file(GlDebugInfo *info, const char *path, guint64 offset, gint64 written,
+                               const char *relative);
 
 #endif
