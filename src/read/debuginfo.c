@@ -28,9 +28,13 @@ typedef struct {
 /* One program counter, looked up once. */
 typedef struct {
     const char *symbol;
-    const char *comp_dir;
-    char **inlined;      /* NULL-terminated, nullable */
+    /* Read when first asked for: a unit's tree is walked for what is
+     * inlined, and Ruby's vm.c is a large one. */
+    gboolean unit_read;
     Dwarf_Off unit;      /* its compilation unit's DIE, NO_UNIT: none */
+    const char *comp_dir;
+    gboolean inlined_read;
+    char **inlined;      /* NULL-terminated, nullable */
 } Answer;
 
 #define NO_UNIT ((Dwarf_Off) -1)
@@ -307,26 +311,35 @@ static Module *module_of(GlDebugInfo *info, const char *path)
     return module;
 }
 
-/* Returns: (transfer none): what @module says of @address, looked up once. */
-static const Answer *answer_of(Module *module, guint64 address)
+/* Returns: (transfer none): what @module says of @address, looked up once:
+ * its symbol, and what @want asks for more. */
+static const Answer *answer_of(Module *module, guint64 address, GlDebugWant want)
 {
     Answer *answer = g_hash_table_lookup(module->answers, &address);
-    if (answer != NULL)
-        return answer;
-    answer = g_new0(Answer, 1);
-    answer->symbol = symbol_at(module, address);
-    answer->unit = NO_UNIT;
-    Dwarf_Die cudie;
-    if (module->dwarf != NULL && unit_at(module->dwarf, address, &cudie)) {
-        answer->unit = dwarf_dieoffset(&cudie);
-        Dwarf_Attribute attribute;
-        const char *dir = dwarf_formstring(dwarf_attr(&cudie, DW_AT_comp_dir, &attribute));
-        answer->comp_dir = dir != NULL ? g_string_chunk_insert_const(module->strings, dir) : NULL;
-        answer->inlined = inlined_at(&cudie, address);
+    if (answer == NULL) {
+        answer = g_new0(Answer, 1);
+        answer->symbol = symbol_at(module, address);
+        answer->unit = NO_UNIT;
+        gint64 *key = g_new(gint64, 1);
+        *key = (gint64) address;
+        g_hash_table_insert(module->answers, key, answer);
     }
-    gint64 *key = g_new(gint64, 1);
-    *key = (gint64) address;
-    g_hash_table_insert(module->answers, key, answer);
+    Dwarf_Die cudie;
+    if ((want & (GL_DEBUG_UNIT | GL_DEBUG_INLINED)) != 0 && !answer->unit_read) {
+        answer->unit_read = TRUE;
+        if (module->dwarf != NULL && unit_at(module->dwarf, address, &cudie)) {
+            answer->unit = dwarf_dieoffset(&cudie);
+            Dwarf_Attribute attribute;
+            const char *dir = dwarf_formstring(dwarf_attr(&cudie, DW_AT_comp_dir, &attribute));
+            answer->comp_dir = dir != NULL ? g_string_chunk_insert_const(module->strings, dir)
+                                           : NULL;
+        }
+    }
+    if ((want & GL_DEBUG_INLINED) != 0 && !answer->inlined_read) {
+        answer->inlined_read = TRUE;
+        if (answer->unit != NO_UNIT && dwarf_offdie(module->dwarf, answer->unit, &cudie) != NULL)
+            answer->inlined = inlined_at(&cudie, address);
+    }
     return answer;
 }
 
@@ -363,23 +376,23 @@ static gboolean unit_has_file(Module *module, Dwarf_Off unit, const char *relati
  * @offset, and *module its object; NULL when it cannot be read. The
  * caller holds the lock. */
 static const Answer *lookup(GlDebugInfo *info, const char *path, guint64 offset, gint64 written,
-                            Module **module)
+                            GlDebugWant want, Module **module)
 {
     if (path == NULL || offset == 0)
         return NULL;
     *module = module_of(info, path);
     if (!(*module)->usable || (written != 0 && (*module)->mtime > written))
         return NULL;
-    return answer_of(*module, offset);
+    return answer_of(*module, offset, want);
 }
 
 gboolean gl_debuginfo_frame(GlDebugInfo *info, const char *path, guint64 offset, gint64 written,
-                            GlDebugFrame *frame)
+                            GlDebugWant want, GlDebugFrame *frame)
 {
     memset(frame, 0, sizeof *frame);
     g_mutex_lock(&info->lock);
     Module *module = NULL;
-    const Answer *answer = lookup(info, path, offset, written, &module);
+    const Answer *answer = lookup(info, path, offset, written, want, &module);
     if (answer != NULL) {
         frame->symbol = answer->symbol;
         frame->comp_dir = answer->comp_dir;
@@ -394,7 +407,7 @@ gboolean gl_debuginfo_has_file(GlDebugInfo *info, const char *path, guint64 offs
 {
     g_mutex_lock(&info->lock);
     Module *module = NULL;
-    const Answer *answer = lookup(info, path, offset, written, &module);
+    const Answer *answer = lookup(info, path, offset, written, GL_DEBUG_UNIT, &module);
     gboolean has = answer != NULL && unit_has_file(module, answer->unit, relative);
     g_mutex_unlock(&info->lock);
     return has;

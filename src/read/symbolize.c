@@ -92,9 +92,20 @@ static void settle_group(GlDebugInfo *info, GlRecord *record, GlStack *stack, gu
                          guint last, gint64 written)
 {
     const GlFrame physical = stack->frames[last];
-    GlDebugFrame debug;
-    gboolean known = gl_debuginfo_frame(info, physical.obj, physical.offset, written, &debug);
     guint inlined = last - first;
+    /* DWARF is read where it can change something: a relative path, the
+     * frames inlined in a C++ or Rust function (a C function's are named
+     * by DWARF as the runtime names them) */
+    GlDebugWant want = GL_DEBUG_SYMBOL;
+    for (guint i = first; i <= last; i++)
+        if (stack->frames[i].file != NULL && stack->frames[i].file[0] != '/' &&
+            (stack->frames[i].dir == NULL || stack->frames[i].dir[0] != '/'))
+            want |= GL_DEBUG_UNIT;
+    GlDebugFrame debug;
+    gboolean known = gl_debuginfo_frame(info, physical.obj, physical.offset, written, want, &debug);
+    if (known && inlined > 0 && gl_symbol_is_mangled(debug.symbol))
+        known = gl_debuginfo_frame(info, physical.obj, physical.offset, written,
+                                   want | GL_DEBUG_INLINED, &debug);
     guint listed = 0;
     while (known && debug.inlined != NULL && debug.inlined[listed] != NULL)
         listed++;

@@ -112,7 +112,8 @@ START_TEST(test_c_object_out_of_tree)
     build(&built, "cc", "shape.c", shape_c, "shape_outer", "shape_where");
     g_autoptr(GlDebugInfo) info = gl_debuginfo_new();
     GlDebugFrame debug;
-    ck_assert(gl_debuginfo_frame(info, built.object, built.offset, 0, &debug));
+    ck_assert(gl_debuginfo_frame(info, built.object, built.offset, 0,
+                                 GL_DEBUG_UNIT | GL_DEBUG_INLINED, &debug));
     ck_assert_str_eq(debug.symbol, "shape_part.part.0");
     g_autofree char *build_dir = g_path_get_dirname(built.object);
     g_autofree char *real_build_dir = g_canonicalize_filename(build_dir, NULL);
@@ -146,7 +147,8 @@ START_TEST(test_cpp_inlined_template)
     build(&built, "c++", "cpp.cpp", cpp_cpp, "cpp_entry", "cpp_where");
     g_autoptr(GlDebugInfo) info = gl_debuginfo_new();
     GlDebugFrame debug;
-    ck_assert(gl_debuginfo_frame(info, built.object, built.offset, 0, &debug));
+    ck_assert(gl_debuginfo_frame(info, built.object, built.offset, 0,
+                                 GL_DEBUG_UNIT | GL_DEBUG_INLINED, &debug));
     ck_assert_str_eq(debug.symbol, "_ZL8cpp_leakm");
     ck_assert_ptr_nonnull(debug.inlined);
     ck_assert_str_eq(debug.inlined[0], "make<Widget>");
@@ -174,8 +176,10 @@ START_TEST(test_object_rebuilt_or_gone)
     ck_assert_int_eq(utime(built.object, &now), 0);
     g_autoptr(GlDebugInfo) info = gl_debuginfo_new();
     GlDebugFrame debug;
-    ck_assert(!gl_debuginfo_frame(info, built.object, built.offset, 1900000000, &debug));
-    ck_assert(gl_debuginfo_frame(info, built.object, built.offset, 2000000000, &debug));
+    ck_assert(!gl_debuginfo_frame(info, built.object, built.offset, 1900000000, GL_DEBUG_SYMBOL,
+                                  &debug));
+    ck_assert(gl_debuginfo_frame(info, built.object, built.offset, 2000000000, GL_DEBUG_SYMBOL,
+                                 &debug));
 
     g_autoptr(GlRecord) record = gl_record_new();
     GlFrame frames[] = { frame_of(record, &built, "shape_part", "shape.c"),

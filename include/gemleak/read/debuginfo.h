@@ -39,15 +39,24 @@ typedef struct {
     const char *const *inlined;
 } GlDebugFrame;
 
+/* What gl_debuginfo_frame() reads beyond the symbol: the compilation
+ * unit (its comp_dir), the functions inlined at the address. */
+typedef enum {
+    GL_DEBUG_SYMBOL = 0,
+    GL_DEBUG_UNIT = 1 << 0,
+    GL_DEBUG_INLINED = 1 << 1,
+} GlDebugWant;
+
 /* Looks up @offset (an address of the object's own, as a sanitizer's
- * "module offset" gives it) in the object at @path. An object modified
+ * "module offset" gives it) in the object at @path: its symbol, and what
+ * @want asks for (what is not asked for stays NULL). An object modified
  * after @written (seconds since the epoch: when the report naming it was
  * written; 0: no such limit) is not read: a rebuilt object's symbols are
  * no longer those the report's addresses point at.
  * Returns: TRUE with *frame filled (its strings live as long as @info)
  * when the object could be read. */
 gboolean gl_debuginfo_frame(GlDebugInfo *info, const char *path, guint64 offset, gint64 written,
-                            GlDebugFrame *frame);
+                            GlDebugWant want, GlDebugFrame *frame);
 
 /* Returns: TRUE if the compilation unit holding @offset in the object at
  * @path (read as gl_debuginfo_frame() reads it) has @relative among its
