@@ -29,13 +29,16 @@ DESTDIR    ?=
 
 CC         ?= cc
 PKG_CONFIG ?= pkg-config
-PKGS       := libxml-2.0 gio-2.0 json-glib-1.0 zlib
+PKGS       := libxml-2.0 gio-2.0 json-glib-1.0 zlib libdw libelf
+# GNU libiberty's demangler (Debian: libiberty-dev), the one Valgrind embeds,
+# comes as a static library without a .pc file.
+IBERTY_LIBS ?= -liberty
 CFLAGS     ?= -O2 -g
 
 # pkg-config runs when a recipe first needs the flags, after the dependency
 # installer has run, and only once (a fresh machine has no .pc files yet).
 PKG_CFLAGS  = $(eval PKG_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(PKGS)))$(PKG_CFLAGS)
-PKG_LIBS    = $(eval PKG_LIBS := $(shell $(PKG_CONFIG) --libs $(PKGS)))$(PKG_LIBS)
+PKG_LIBS    = $(eval PKG_LIBS := $(shell $(PKG_CONFIG) --libs $(PKGS)) $(IBERTY_LIBS))$(PKG_LIBS)
 CHECK_CFLAGS = $(eval CHECK_CFLAGS := $(shell $(PKG_CONFIG) --cflags check))$(CHECK_CFLAGS)
 CHECK_LIBS  = $(eval CHECK_LIBS := $(shell $(PKG_CONFIG) --libs check))$(CHECK_LIBS)
 

@@ -135,6 +135,9 @@ static void fuzz_input(const char *format, const char *data, size_t size, const 
     GlInput *input = gl_input_open_memory(gl_input_format_find(format), data, size, name);
     GlJudgement judged;
     gl_judgement_init(&judged);
+    /* as gemleak filter judges it: a runtime's frames named as Valgrind's */
+    g_autoptr(GlDebugInfo) debuginfo = gl_debuginfo_new();
+    judged.debuginfo = debuginfo;
     gl_judge_input(input, name, fuzz_rules(), 0, FALSE, &judged);
     GPtrArray *findings = gl_findings_sorted(judged.findings);
     write_reports(findings, judged.findings);

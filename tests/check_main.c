@@ -44,6 +44,10 @@ int main(int argc, char **argv)
     srunner_add_suite(runner, gl_filter_sanitizer_suite());
     srunner_add_suite(runner, gl_splitter_suite());
     srunner_add_suite(runner, gl_source_suite());
+    srunner_add_suite(runner, gl_demangle_suite());
+    srunner_add_suite(runner, gl_debuginfo_suite());
+    srunner_add_suite(runner, gl_structures_suite());
+    srunner_add_suite(runner, gl_project_paths_suite());
     srunner_add_suite(runner, gl_sinks_suite());
     srunner_add_suite(runner, gl_json_report_suite());
     srunner_add_suite(runner, gl_group_suite());

@@ -223,6 +223,10 @@ GlAnalysis *gl_analyze_with_killed(const char *const *paths, const GlRules *rule
     gl_reader_global_init();
     g_autoptr(GPtrArray) skipped = g_ptr_array_new_with_free_func(g_free);
     g_autoptr(GPtrArray) inputs = collect_inputs(paths, skipped);
+    /* the objects sanitizer reports name, read once for every input */
+    g_autoptr(GlDebugInfo) debuginfo = gl_debuginfo_new();
+    for (guint i = 0; i < inputs->len; i++)
+        ((Input *) g_ptr_array_index(inputs, i))->judged.debuginfo = debuginfo;
     if (jobs == 0)
         jobs = g_get_num_processors();
     jobs = MIN(MIN(jobs, GL_MAX_JOBS), MAX(inputs->len, 1));

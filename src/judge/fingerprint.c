@@ -2,6 +2,7 @@
  * fingerprint.h). */
 #include "gemleak/judge/fingerprint.h"
 #include "gemleak/base/text.h"
+#include "gemleak/judge/project_paths.h"
 #include "gemleak/base/sys.h"
 #include "gemleak/read/source.h"
 
@@ -17,6 +18,14 @@
 static gboolean frame_identifies(const GlFrame *frame)
 {
     return frame->in_target && frame->fn != NULL && !gl_frame_from_a_header(frame);
+}
+
+/* Version 3's: the project's own frames (project_paths.h), nor those of a
+ * runtime linked into the extension (Rust's standard library, which moves
+ * with each toolchain, and which each engine names by what it reads). */
+static gboolean own_frame_identifies(const GlFrame *frame, gboolean own_source)
+{
+    return frame->fn != NULL && gl_frame_is_own(frame, own_source);
 }
 
 /* Returns: TRUE if @stack has a frame that identifies a finding. */
@@ -152,9 +161,11 @@ char **gl_finding_functions(const GlFinding *finding)
     for (guint s = identity_uses_primary(finding) ? 0 : 1; s <= record->aux->len; s++) {
         const GlStack *stack = s == 0 ? &record->stack
                                       : &g_array_index(record->aux, GlAux, s - 1).stack;
+        gboolean own_source = gl_stack_has_own_source(stack);
         for (guint i = 0; i < stack->n_frames; i++) {
             const GlFrame *frame = &stack->frames[i];
-            if (!frame_identifies(frame) || (last != NULL && strcmp(last, frame->fn) == 0))
+            if (!own_frame_identifies(frame, own_source) ||
+                (last != NULL && strcmp(last, frame->fn) == 0))
                 continue;
             last = frame->fn;
             g_strv_builder_add(functions, frame->fn);
@@ -235,9 +246,11 @@ static char *line_text(GlSources *sources, const GlFrame *frame)
 static void identity_stack(GString *identity, const GlStack *stack, GlSources *sources)
 {
     const char *last = NULL;
+    gboolean own_source = gl_stack_has_own_source(stack);
     for (guint i = 0; i < stack->n_frames; i++) {
         const GlFrame *frame = &stack->frames[i];
-        if (!frame_identifies(frame) || (last != NULL && strcmp(last, frame->fn) == 0))
+        if (!own_frame_identifies(frame, own_source) ||
+            (last != NULL && strcmp(last, frame->fn) == 0))
             continue;
         last = frame->fn;
         g_autofree char *text = line_text(sources, frame);

@@ -1,5 +1,6 @@
 /* Groups of findings: one bug, one entry (see group.h). */
 #include "gemleak/judge/group.h"
+#include "gemleak/judge/project_paths.h"
 #include "gemleak/read/source.h"
 
 #include <string.h>
@@ -41,11 +42,13 @@ void gl_finding_group_frames(const GlFinding *finding, const GlFrame **function,
     while (!stack->frames[i].in_target)
         i++;
     /* (a) passes over what a header inlined there (glibc's memcpy wrapper,
-     * ruby.h's inline functions): every bug in the extension goes through
-     * those, as gl_finding_location() passes them over too. */
+     * ruby.h's inline functions) and a runtime linked in (Rust's alloc::):
+     * every bug in the extension goes through those, as
+     * gl_finding_location() passes them over too. */
+    gboolean own_source = gl_stack_has_own_source(stack);
     guint own = i;
     while (own < stack->n_frames && stack->frames[own].in_target &&
-           gl_frame_from_a_header(&stack->frames[own]))
+           !gl_frame_is_own(&stack->frames[own], own_source))
         own++;
     if (own < stack->n_frames && stack->frames[own].in_target)
         i = own;

@@ -1,5 +1,8 @@
 /* One input through the judges (judgement.h). */
 #include "gemleak/judge/judgement.h"
+#include <glib/gstdio.h>
+#include "gemleak/read/symbolize.h"
+#include "gemleak/judge/structures.h"
 #include "gemleak/base/errors.h"
 #include "gemleak/judge/attribute.h"
 #include "gemleak/judge/checks.h"
@@ -142,7 +145,8 @@ static void judge_record(Judging *j, GlRecord *record, guint64 order)
     if (verdict != GL_VERDICT_KEEP)
         gl_record_free(record);
     else if (j->held != NULL && record->leak_kind != GL_LEAK_NONE &&
-             (j->held->len > 0 || (j->checks != NULL && gl_checks_held(j->checks) > 0)))
+             (j->held->len > 0 || j->cycles != NULL ||
+              (j->checks != NULL && gl_checks_held(j->checks) > 0)))
         hold(j, record, order, verdict, FALSE);
     else
         gl_attributor_add(j->attributor, record, j->base | (order & 0xffffffffu));
@@ -188,6 +192,14 @@ static void settle(Judging *j)
         count(j, held->record, held->verdict);
     }
     g_array_sort(j->held, compare_held);
+    /* Valgrind's numbers: a structure's indirect blocks in its direct leak
+     * (structures.h), where the engine reports them apart */
+    if (j->cycles != NULL) {
+        g_autoptr(GPtrArray) records = g_ptr_array_sized_new(j->held->len);
+        for (guint i = 0; i < j->held->len; i++)
+            g_ptr_array_add(records, g_array_index(j->held, Held, i).record);
+        gl_structures_attach(records);
+    }
     for (guint i = 0; i < j->held->len; i++) {
         Held *held = &g_array_index(j->held, Held, i);
         if (held->verdict == GL_VERDICT_KEEP)
@@ -369,7 +381,14 @@ void gl_judge_input(GlInput *input, const char *path, const GlRules *rules, guin
         j.held = g_array_new(FALSE, FALSE, sizeof(Held));
     guint64 order = 0;
     GlRecord *record;
+    /* a runtime's frames named as Valgrind names them, from the objects as
+     * they were when the report was written */
+    GStatBuf written;
+    gint64 mtime = traits->named_by_runtime && g_stat(path, &written) == 0
+                       ? (gint64) written.st_mtime : 0;
     while ((record = gl_input_next(input)) != NULL) {
+        if (traits->named_by_runtime && judgement->debuginfo != NULL)
+            gl_symbolize_as_valgrind(judgement->debuginfo, record, mtime);
         if (record->judged != NULL) {
             add_judged(judgement->findings, record, order_base | (record->unique & 0xffffffffu));
             continue;

@@ -530,6 +530,7 @@ static gpointer open_sanitizer(int fd, const char *data, gsize size, const char 
                       "-fsanitize-recover=address, as gemleak's Rake task builds it",
         .one_process = TRUE,
         .says_done = TRUE,
+        .named_by_runtime = TRUE,
     };
     return r;
 }

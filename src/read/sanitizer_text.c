@@ -174,6 +174,7 @@ static gboolean parse_format_frame(GlRecord *record, const char *line, GlFrame *
         return FALSE;
     frame->ip = parse_hex(fields[2]);
     frame->obj = known(record, fields[3]);
+    frame->offset = parse_hex(fields[4]);
     GString *name = g_string_new(fields[5]);
     for (guint i = 6; i + 4 < n; i++)
         g_string_append_printf(name, "|%s", fields[i]);
@@ -192,8 +193,10 @@ static void parse_module(GlRecord *record, const char *text, GlFrame *frame)
     if (close != NULL)
         *close = '\0';
     char *plus = strrchr(copy, '+');
-    if (plus != NULL && g_str_has_prefix(plus, "+0x"))
+    if (plus != NULL && g_str_has_prefix(plus, "+0x")) {
+        frame->offset = parse_hex(plus + 1);
         *plus = '\0';
+    }
     frame->obj = known(record, copy);
 }
 
@@ -254,6 +257,7 @@ static gboolean closing_line(const char *line, const char *number, GlFrame *fram
         !number_field(words[3], FALSE, &source_line) || !number_field(words[4], FALSE, &column))
         return FALSE;
     frame->ip = pc;
+    frame->offset = offset;
     frame->line = source_line <= G_MAXUINT ? (guint) source_line : 0;
     return TRUE;
 }

@@ -1,7 +1,9 @@
 /* The list of report formats, and what several of them share. */
 #include "gemleak/report/report.h"
+#include "gemleak/base/text.h"
 #include "gemleak/base/errors.h"
 #include "gemleak/read/source.h"
+#include "gemleak/judge/project_paths.h"
 
 #include <errno.h>
 #include <string.h>
@@ -59,8 +61,12 @@ void gl_frame_describe(const GlFrame *frame, const char *project_root, GString *
         gboolean under_root = FALSE;
         g_autofree char *path = project_root != NULL
             ? gl_frame_source_path(frame, project_root, &under_root) : NULL;
-        g_string_append_printf(out, "%s (%s:%u)", frame->fn, under_root ? path : frame->file,
-                               frame->line);
+        /* Outside the project, the file's name alone: the engines split a
+         * path into dir and file differently (Valgrind's file can be
+         * rustc's "library/alloc/src/alloc.rs", a sanitizer's "alloc.rs"),
+         * and the whole path is JSON's. */
+        g_string_append_printf(out, "%s (%s:%u)", frame->fn,
+                               under_root ? path : gl_base_name(frame->file), frame->line);
     } else if (frame->obj != NULL) {
         g_string_append_printf(out, "%s (at %s)", frame->fn != NULL ? frame->fn : "???",
                                frame->obj);
@@ -210,18 +216,13 @@ char *gl_finding_uncertainty(const GlFinding *finding)
                            record->unnamed_frames == 1 ? "has" : "have", what);
 }
 
-/* TRUE when @frame's code came from a header of the system, the compiler
- * or Ruby, inlined into the extension (a C++ template, an inline function
- * of ruby.h): a place the extension's maintainer does not edit. */
-static gboolean from_a_header(const GlFrame *frame)
-{
-    return gl_frame_from_a_header(frame);
-}
-
-/* The first target frame of @stack, by preference: in the extension's own
- * source, then with any source file, then any. */
+/* The first target frame of @stack, by preference: in the project's own
+ * source (not a header's inlined code, a C++ template of the system's, a
+ * runtime linked in: project_paths.h), then with any source file, then
+ * any. */
 static const GlFrame *first_target(const GlStack *stack)
 {
+    gboolean own_source = gl_stack_has_own_source(stack);
     const GlFrame *with_file = NULL, *any = NULL;
     for (guint i = 0; i < stack->n_frames; i++) {
         const GlFrame *frame = &stack->frames[i];
@@ -231,7 +232,7 @@ static const GlFrame *first_target(const GlStack *stack)
             any = frame;
         if (frame->file == NULL)
             continue;
-        if (!from_a_header(frame))
+        if (gl_frame_is_own(frame, own_source))
             return frame;
         if (with_file == NULL)
             with_file = frame;

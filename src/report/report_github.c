@@ -10,6 +10,7 @@
  * the findings come largest first and a closing line says how many more
  * there were. Findings that do not fail the gate are warnings. */
 #include "gemleak/report/report.h"
+#include "gemleak/judge/project_paths.h"
 
 #include <string.h>
 
@@ -80,8 +81,11 @@ static gpointer github_begin(const GlReportContext *context, FILE *out)
 static void append_relevant_frames(GString *body, const GlStack *stack, const char *project_root)
 {
     guint n = gl_stack_relevant_frames(stack);
+    gboolean own_source = gl_stack_has_own_source(stack);
     for (guint i = 0; i < n; i++) {
-        g_string_append(body, stack->frames[i].in_target ? "\n *" : "\n  ");
+        const GlFrame *frame = &stack->frames[i];
+        g_string_append(body, !frame->in_target ? "\n  "
+                              : gl_frame_is_own(frame, own_source) ? "\n *" : "\n ~");
         gl_frame_describe(&stack->frames[i], project_root, body);
     }
 }

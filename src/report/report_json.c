@@ -1,6 +1,7 @@
 /* --format json: one object with the findings and a summary, for programs
  * (and for --baseline, which reads the fingerprints back). */
 #include "gemleak/report/report.h"
+#include "gemleak/judge/project_paths.h"
 
 #include <json-glib/json-glib.h>
 
@@ -14,6 +15,7 @@ typedef struct {
 
 static void add_frames(JsonBuilder *builder, const GlStack *stack, const char *project_root)
 {
+    gboolean own_source = gl_stack_has_own_source(stack);
     json_builder_set_member_name(builder, "frames");
     json_builder_begin_array(builder);
     for (guint i = 0; i < stack->n_frames; i++) {
@@ -34,6 +36,10 @@ static void add_frames(JsonBuilder *builder, const GlStack *stack, const char *p
         gl_json_add_string(builder, "ip", ip);
         json_builder_set_member_name(builder, "in_target");
         json_builder_add_boolean_value(builder, frame->in_target);
+        /* in the target, but not the project's own source (project_paths.h) */
+        json_builder_set_member_name(builder, "linked");
+        json_builder_add_boolean_value(builder, frame->in_target &&
+                                                    !gl_frame_is_own(frame, own_source));
         json_builder_end_object(builder);
     }
     json_builder_end_array(builder);

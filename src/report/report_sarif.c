@@ -95,6 +95,10 @@ static void add_location_with(SarifState *state, const GlFrame *frame, const cha
     JsonBuilder *builder = state->builder;
     gboolean relative = FALSE;
     g_autofree char *source = gl_frame_source_path(frame, state->context->project_root, &relative);
+    /* A path relative to no known directory (a build directory whose
+     * object could not be read) is no URI: the object names the place. */
+    if (source != NULL && !relative && source[0] != '/')
+        g_clear_pointer(&source, g_free);
     json_builder_begin_object(builder);
     if (source != NULL || frame->obj != NULL) {
         json_builder_set_member_name(builder, "physicalLocation");
@@ -243,10 +247,15 @@ static void add_result(SarifState *state, const GlGroup *group)
 
     json_builder_set_member_name(builder, "codeFlows");
     json_builder_begin_array(builder);
-    add_code_flow(state, record->what, &record->stack);
+    /* A leak's words are its totals, as every report gives them: each
+     * engine words its record its own way, Valgrind with a "loss record N
+     * of M" that changes from run to run. */
+    g_autofree char *what = record->leak_kind != GL_LEAK_NONE ? gl_finding_message(finding)
+                                                              : g_strdup(record->what);
+    add_code_flow(state, what, &record->stack);
     for (guint i = 0; i < record->aux->len; i++) {
         const GlAux *aux = &g_array_index(record->aux, GlAux, i);
-        add_code_flow(state, aux->text != NULL ? aux->text : record->what, &aux->stack);
+        add_code_flow(state, aux->text != NULL ? aux->text : what, &aux->stack);
     }
     json_builder_end_array(builder);
 

@@ -2,6 +2,7 @@
 #include "gemleak/report/report.h"
 #include "gemleak/base/text.h"
 #include "gemleak/read/source.h"
+#include "gemleak/judge/project_paths.h"
 
 #include <string.h>
 
@@ -49,7 +50,9 @@ static void append_line(GString *out, const char *text)
 }
 
 /* Target frames are marked " *", the others indented by two spaces, as the
- * reference Ruby tool prints them. Unless @after is G_MAXUINT (--frames
+ * reference Ruby tool prints them; those of the target that are not the
+ * project's own source (a runtime linked in, a header's code:
+ * project_paths.h) " ~". Unless @after is G_MAXUINT (--frames
  * all), a run of unnamed frames of one object is one line, and the stack
  * stops @after frames past its outermost target frame: what a reader needs
  * is the allocation, the extension, and where it was called from. */
@@ -57,6 +60,7 @@ static void render_stack(GString *out, const GlStack *stack, gboolean color, gui
                          const char *project_root)
 {
     gboolean all = after == G_MAXUINT;
+    gboolean own_source = gl_stack_has_own_source(stack);
     guint end = stack->n_frames;
     if (!all) {
         guint relevant = 0;
@@ -81,7 +85,8 @@ static void render_stack(GString *out, const GlStack *stack, gboolean color, gui
             }
         }
         if (frame->in_target)
-            g_string_append_printf(out, "%s *", paint(color, RED));
+            g_string_append_printf(out, "%s %c", paint(color, RED),
+                                   gl_frame_is_own(frame, own_source) ? '*' : '~');
         else
             g_string_append(out, "  ");
         describe_frame(out, frame, project_root);

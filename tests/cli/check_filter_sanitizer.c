@@ -242,7 +242,9 @@ END_TEST
 /* LeakSanitizer calls every block of a lost cycle indirect: one that enters
  * the extension where no direct leak does is counted as definite (Valgrind
  * calls one block of the cycle definite); one that hangs from a direct
- * leak of the same function stays indirect. */
+ * leak of the same function stays indirect, and counts in that leak's
+ * structure, as Valgrind counts it (issue 27: "80 (64 direct, 16
+ * indirect)", where it said 64). */
 START_TEST(test_lost_cycle_is_definite)
 {
 #define FRAME_MALLOC "F|0|0x7f0000001000|/usr/lib/x86_64-linux-gnu/liblsan.so.0|0x13545|" \
@@ -263,8 +265,9 @@ START_TEST(test_lost_cycle_is_definite)
     RUN(run, "filter", "-O", "leaky", path);
     ck_assert_int_eq(run.status, 1);
     gl_assert_line(run.out, "^32 bytes in 1 block is definitely lost$");
-    gl_assert_line(run.out, "^64 bytes in 1 block is definitely lost$");
+    gl_assert_line(run.out, "^80 \\(64 direct, 16 indirect\\) bytes in 1 block is definitely lost$");
     gl_assert_no_line(run.out, "^16 bytes");
+    gl_assert_line(run.out, "^gemleak: FAIL: 2 leaks losing 112 bytes$");
     gl_test_run_clear(&run);
     report_file_remove(path);
 }
@@ -274,7 +277,8 @@ END_TEST
  * method (redcarpet's bufnew and bufgrow under its render): LeakSanitizer
  * calls the struct direct and the buffer indirect, Valgrind the struct
  * definite and the buffer indirect, part of the struct's record: one
- * finding under both. */
+ * finding under both, of the structure's whole size (issue 27: 80 bytes,
+ * where it said 64). */
 START_TEST(test_structure_built_by_helpers_is_one_finding)
 {
 #define FRAME_MALLOC "F|0|0x7f0000001000|/usr/lib/x86_64-linux-gnu/liblsan.so.0|0x13545|" \
@@ -295,9 +299,9 @@ START_TEST(test_structure_built_by_helpers_is_one_finding)
     g_autofree char *path = report_file("lsan.4246", text);
     RUN(run, "filter", "-O", "leaky", path);
     ck_assert_int_eq(run.status, 1);
-    gl_assert_line(run.out, "^64 bytes in 1 block is definitely lost$");
+    gl_assert_line(run.out, "^80 \\(64 direct, 16 indirect\\) bytes in 1 block is definitely lost$");
     gl_assert_no_line(run.out, "^16 bytes");
-    gl_assert_line(run.out, "^gemleak: FAIL: 1 leak losing 64 bytes$");
+    gl_assert_line(run.out, "^gemleak: FAIL: 1 leak losing 80 bytes$");
     gl_test_run_clear(&run);
     report_file_remove(path);
 }

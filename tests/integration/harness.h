@@ -151,6 +151,7 @@ void integration_asan(TCase *tcase);
 void integration_groups(TCase *tcase);
 void integration_handed(TCase *tcase);
 void integration_promise(TCase *tcase);
+void integration_same(TCase *tcase);
 void integration_exact(TCase *tcase);
 
 #endif

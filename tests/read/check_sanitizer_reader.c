@@ -258,6 +258,9 @@ START_TEST(test_frame_formats)
     ck_assert_uint_eq(f[1].ip, 0x7f0000002000);
     ck_assert_str_eq(f[2].fn, "rb_funcallv");
     ck_assert_str_eq(f[2].obj, "/usr/lib/libruby.so.3.4");
+    /* the module's offset: where its own symbols and DWARF say (debuginfo.h) */
+    ck_assert_uint_eq(f[2].offset, 0x12345);
+    ck_assert_uint_eq(f[1].offset, 0);
     ck_assert_ptr_null(f[2].file);
     ck_assert_ptr_null(f[3].fn);
     ck_assert_str_eq(f[3].obj, "/usr/bin/ruby");
@@ -273,6 +276,7 @@ START_TEST(test_frame_formats)
     ck_assert_ptr_null(f[0].file);
     ck_assert_uint_eq(f[0].line, 0);
     ck_assert_str_eq(f[1].obj, "/work/ext/leaky.so");
+    ck_assert_uint_eq(f[1].offset, 0x2000);
     ck_assert_str_eq(f[1].file, "leaky.c");
     ck_assert_uint_eq(f[1].line, 16);
     ck_assert_str_eq(f[2].fn, "operator|(A, B)");
@@ -327,6 +331,7 @@ START_TEST(test_frame_format_with_any_byte_in_a_path)
     ck_assert_str_eq(f[1].dir, "/work/a|b/G 1 0x1 0x1 0x0 1 1");
     ck_assert_str_eq(f[1].file, "leaky.c");
     ck_assert_uint_eq(f[1].line, 16);
+    ck_assert_uint_eq(f[1].offset, 0x2000);
     ck_assert_str_eq(f[2].fn, "operator|(A, B)");
     ck_assert_str_eq(f[2].obj, "/work/new\nline|/Gf 2 x/leaky.so");
     ck_assert_str_eq(f[2].dir, "/work/new\n\nGs 2 x");

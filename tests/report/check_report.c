@@ -270,6 +270,48 @@ START_TEST(test_location_in_the_extensions_own_source)
 }
 END_TEST
 
+/* Issue 27: a Rust extension's leak is allocated six frames inside its
+ * standard library, compiled into the extension from sources no checkout
+ * has (/rustc/<commit>/...), and a function of it without debug
+ * information: placed at the extension's own src/lib.rs, those frames
+ * marked " ~" in the text and "linked" in JSON, out of its functions; a
+ * frame outside the project named by its file's name, however the engine
+ * split its path. */
+START_TEST(test_location_past_a_runtime_linked_in)
+{
+    GlRecord *record = gl_test_record("Leak_DefinitelyLost", "malloc@/vg.so",
+                                      "try_allocate_in@/g/rustleak.so",
+                                      "alloc@/g/rustleak.so:library/alloc/src/alloc.rs:95",
+                                      "new<rustleak::Buffer>@/g/rustleak.so:boxed.rs:286",
+                                      "rustleak::make_buffer@/g/rustleak.so:lib.rs:18",
+                                      "rustleak::rustleak_leak@/g/rustleak.so:lib.rs:28",
+                                      "rb_vm_exec@/r/libruby.so", NULL);
+    record->stack.frames[2].dir = gl_record_intern(record, "/rustc/59807616e1fa2540724bfbac14d7976d7e4a3860");
+    record->stack.frames[3].dir = gl_record_intern(record, "/rustc/59807616e1fa2540724bfbac14d7976d7e4a3860/library/alloc/src");
+    record->stack.frames[4].dir = gl_record_intern(record, "/g/src");
+    record->stack.frames[5].dir = gl_record_intern(record, "/g/src");
+    for (guint i = 1; i <= 5; i++)
+        record->stack.frames[i].in_target = TRUE;
+    g_autoptr(GlFindings) findings = gl_findings_new();
+    gl_findings_add(findings, record, 0);
+    gl_findings_fingerprint(findings);
+    g_autoptr(GPtrArray) sorted = gl_findings_sorted(findings);
+    const GlFinding *finding = g_ptr_array_index(sorted, 0);
+    ck_assert_str_eq(gl_finding_location(finding)->fn, "rustleak::make_buffer");
+    g_auto(GStrv) functions = gl_finding_functions(finding);
+    g_autofree char *joined = g_strjoinv(" ", functions);
+    ck_assert_str_eq(joined, "rustleak::make_buffer rustleak::rustleak_leak");
+
+    g_autoptr(GPtrArray) groups = gl_findings_group(sorted);
+    g_autofree char *text = gl_group_text(g_ptr_array_index(groups, 0), FALSE, "/g");
+    gl_assert_line(text, "^ ~try_allocate_in \\(at /g/rustleak\\.so\\)$");
+    gl_assert_line(text, "^ ~alloc \\(alloc\\.rs:95\\)$");
+    gl_assert_line(text, "^ ~new<rustleak::Buffer> \\(boxed\\.rs:286\\)$");
+    gl_assert_line(text, "^ \\*rustleak::make_buffer \\(src/lib\\.rs:18\\)$");
+    gl_assert_line(text, "^  malloc \\(at /vg\\.so\\)$");
+}
+END_TEST
+
 Suite *gl_report_suite(void)
 {
     Suite *suite = suite_create("report");
@@ -284,6 +326,7 @@ Suite *gl_report_suite(void)
     tcase_add_test(tc, test_report_write_failure);
     tcase_add_test(tc, test_frame_description_and_source_paths);
     tcase_add_test(tc, test_location_in_the_extensions_own_source);
+    tcase_add_test(tc, test_location_past_a_runtime_linked_in);
     suite_add_tcase(suite, tc);
     return suite;
 }

@@ -24,6 +24,10 @@ typedef enum {
 
 typedef struct {
     guint64 ip;
+    /* ip's offset in obj, as a sanitizer runtime gives it (its "module
+     * offset", the address the object's symbols and debug information
+     * use); 0 when unknown (Valgrind's frames) */
+    guint64 offset;
     const char *obj;     /* every string: nullable, owned by the record */
     const char *fn;
     const char *dir;

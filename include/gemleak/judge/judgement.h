@@ -15,6 +15,7 @@
 #define GEMLEAK_JUDGEMENT_H
 
 #include <glib.h>
+#include "gemleak/read/debuginfo.h"
 #include "gemleak/judge/classify.h"
 #include "gemleak/judge/merge.h"
 #include "gemleak/read/input.h"
@@ -47,6 +48,11 @@ typedef struct {
     guint report_unchecked;
     guint report_free_at_exit;
     GPtrArray *report_truncated;  /* char*, nullable */
+    /* (nullable, not owned) The objects the records name, shared by the
+     * inputs of an analysis: a runtime's frames are named as Valgrind
+     * names them (GlOutputTraits.named_by_runtime); NULL leaves them as
+     * the runtime wrote them. */
+    GlDebugInfo *debuginfo;
 } GlJudgement;
 
 void gl_judgement_init(GlJudgement *judgement);

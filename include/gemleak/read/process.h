@@ -38,6 +38,10 @@ typedef struct {
     gboolean one_process;
     /* It says when the process's leak check ran to its end (done, exec). */
     gboolean says_done;
+    /* Its runtime names frames from DWARF alone and gives source paths as
+     * the compiler recorded them: the judges name and place them as
+     * Valgrind does, from the objects (read/symbolize.h). */
+    gboolean named_by_runtime;
 } GlOutputTraits;
 
 /* What an input already judged (gemleak's JSON report: a CI shard's) says

@@ -13,8 +13,8 @@ module GemLeak
     FILE = "libexec/gemleak-not-built.txt"
 
     # What building the binary needs.
-    DEBIAN = "gcc make pkg-config libxml2-dev libglib2.0-dev libjson-glib-dev zlib1g-dev"
-    FEDORA = "gcc make pkgconf-pkg-config libxml2-devel glib2-devel json-glib-devel zlib-devel"
+    DEBIAN = "gcc make pkg-config libxml2-dev libglib2.0-dev libjson-glib-dev zlib1g-dev libdw-dev libiberty-dev"
+    FEDORA = "gcc make pkgconf-pkg-config libxml2-devel glib2-devel json-glib-devel zlib-devel elfutils-devel binutils-devel"
 
     # The packages to install, a line each, indented.
     INSTALL = <<~TEXT

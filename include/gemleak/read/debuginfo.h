@@ -1,0 +1,68 @@
+/* What a frame's own object says of it: its symbol table and its DWARF
+ * debug information, read with elfutils' libelf and libdw, as Valgrind
+ * reads them.
+ *
+ * The sanitizer runtimes symbolize a frame from DWARF alone: a function's
+ * DW_AT_linkage_name demangled by their own __cxa_demangle (a Rust name
+ * keeps its "::h<hash>" and its "$LT$" escapes, a v0 name stays mangled),
+ * else its DW_AT_name ("cppleak_leak", where Valgrind's symbol table says
+ * "cppleak_leak(unsigned long)"), and a source path as the line table
+ * spells it, relative to the directory the compiler ran in when the
+ * compiler was given a relative path (rake-compiler compiles
+ * "../../../../ext/x/x.c" in tmp/<platform>/x/<ruby>/). Valgrind names a
+ * frame by the object's symbol table, demangled (demangle.h), an inlined
+ * frame by its DWARF DW_AT_name, and joins a path to the compilation's
+ * directory (DW_AT_comp_dir). This module reads objects; symbolize.h makes
+ * the first read as the second. It knows ELF and DWARF, nothing about Ruby. */
+#ifndef GEMLEAK_DEBUGINFO_H
+#define GEMLEAK_DEBUGINFO_H
+
+#include <glib.h>
+#include "gemleak/base/record.h"
+
+typedef struct GlDebugInfo GlDebugInfo;
+
+/* Returns: (transfer full): an empty cache of objects read; free with
+ * gl_debuginfo_free(). Safe to share between threads. */
+GlDebugInfo *gl_debuginfo_new(void);
+void gl_debuginfo_free(GlDebugInfo *info);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(GlDebugInfo, gl_debuginfo_free)
+
+/* What gl_debuginfo_frame() says of a program counter. */
+typedef struct {
+    const char *symbol;    /* (transfer none) (nullable): the function symbol holding it,
+                            * raw ("_ZL12cppleak_leakm", "lexer_new.constprop.0") */
+    const char *comp_dir;  /* (transfer none) (nullable): its compilation unit's DW_AT_comp_dir */
+    /* (transfer none) (nullable): the functions inlined there, innermost
+     * first, each by its DWARF DW_AT_name ("with_capacity_in<u8,
+     * alloc::alloc::Global>"), NULL-terminated; NULL when there are none */
+    const char *const *inlined;
+} GlDebugFrame;
+
+/* What gl_debuginfo_frame() reads beyond the symbol: the compilation
+ * unit (its comp_dir), the functions inlined at the address. */
+typedef enum {
+    GL_DEBUG_SYMBOL = 0,
+    GL_DEBUG_UNIT = 1 << 0,
+    GL_DEBUG_INLINED = 1 << 1,
+} GlDebugWant;
+
+/* Looks up @offset (an address of the object's own, as a sanitizer's
+ * "module offset" gives it) in the object at @path: its symbol, and what
+ * @want asks for (what is not asked for stays NULL). An object modified
+ * after @written (seconds since the epoch: when the report naming it was
+ * written; 0: no such limit) is not read: a rebuilt object's symbols are
+ * no longer those the report's addresses point at.
+ * Returns: TRUE with *frame filled (its strings live as long as @info)
+ * when the object could be read. */
+gboolean gl_debuginfo_frame(GlDebugInfo *info, const char *path, guint64 offset, gint64 written,
+                            GlDebugWant want, GlDebugFrame *frame);
+
+/* Returns: TRUE if the compilation unit holding @offset in the object at
+ * @path (read as gl_debuginfo_frame() reads it) has @relative among its
+ * source files, as its line table spells them, before the compilation's
+ * directory ("../../../../ext/x/x.c", "src/lib.rs"). */
+gboolean gl_debuginfo_has_file(GlDebugInfo *info, const char *path, guint64 offset, gint64 written,
+                               const char *relative);
+
+#endif

@@ -1,0 +1,414 @@
+/* Frames read from their objects' symbols and DWARF (see debuginfo.h). */
+#include "gemleak/read/debuginfo.h"
+#include "gemleak/read/source.h"
+
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <dwarf.h>
+#include <elfutils/libdw.h>
+#include <gelf.h>
+#include <glib/gstdio.h>
+
+/* Far above any extension or Ruby with its debug information (Ruby 3.4's
+ * binary with DWARF: 46 MB). */
+#define MAX_OBJECT_SIZE (G_GUINT64_CONSTANT(4) << 30)
+
+/* A function symbol: [start, start + size) of the object's addresses. */
+typedef struct {
+    guint64 start;
+    guint64 size;
+    guint rank;          /* which of several at one address names it: lower first */
+    const char *name;    /* in the module's strings */
+} Symbol;
+
+/* One program counter, looked up once. */
+typedef struct {
+    const char *symbol;
+    /* Read when first asked for: a unit's tree is walked for what is
+     * inlined, and Ruby's vm.c is a large one. */
+    gboolean unit_read;
+    Dwarf_Off unit;      /* its compilation unit's DIE, NO_UNIT: none */
+    const char *comp_dir;
+    gboolean inlined_read;
+    char **inlined;      /* NULL-terminated, nullable */
+} Answer;
+
+#define NO_UNIT ((Dwarf_Off) -1)
+
+/* An object, read once. */
+typedef struct {
+    char *path;
+    gboolean usable;     /* it opened as ELF */
+    gint64 mtime;
+    int fd;
+    Elf *elf;
+    Dwarf *dwarf;        /* nullable: no debug information */
+    GArray *symbols;     /* of Symbol, sorted by start, then rank */
+    GStringChunk *strings;
+    GHashTable *answers; /* offset (guint64*, owned) -> Answer* (owned) */
+    GHashTable *files;   /* unit offset (guint64*, owned) -> its source files, a set
+                          * of normalized paths as the line table gives them (owned) */
+} Module;
+
+struct GlDebugInfo {
+    GMutex lock;         /* libdw and libelf handles are not for two threads at once */
+    GHashTable *modules; /* path -> Module* */
+};
+
+static void answer_free(gpointer data)
+{
+    Answer *answer = data;
+    g_strfreev(answer->inlined);
+    g_free(answer);
+}
+
+static void module_free(gpointer data)
+{
+    Module *module = data;
+    if (module->dwarf != NULL)
+        dwarf_end(module->dwarf);
+    if (module->elf != NULL)
+        elf_end(module->elf);
+    if (module->fd >= 0)
+        close(module->fd);
+    if (module->symbols != NULL)
+        g_array_unref(module->symbols);
+    if (module->strings != NULL)
+        g_string_chunk_free(module->strings);
+    if (module->answers != NULL)
+        g_hash_table_unref(module->answers);
+    if (module->files != NULL)
+        g_hash_table_unref(module->files);
+    g_free(module->path);
+    g_free(module);
+}
+
+GlDebugInfo *gl_debuginfo_new(void)
+{
+    GlDebugInfo *info = g_new0(GlDebugInfo, 1);
+    g_mutex_init(&info->lock);
+    info->modules = g_hash_table_new_full(g_str_hash, g_str_equal, NULL, module_free);
+    return info;
+}
+
+void gl_debuginfo_free(GlDebugInfo *info)
+{
+    if (info == NULL)
+        return;
+    g_hash_table_unref(info->modules);
+    g_mutex_clear(&info->lock);
+    g_free(info);
+}
+
+/* ---- symbols -------------------------------------------------------------------- */
+
+/* Valgrind, given several names for one address, prefers a global symbol
+ * to a weak one to a local one (a C++ constructor's C1 and C2, an alias). */
+static guint symbol_rank(unsigned char binding)
+{
+    switch (binding) {
+    case STB_GLOBAL: return 0;
+    case STB_WEAK: return 1;
+    default: return 2;
+    }
+}
+
+static gint compare_symbols(gconstpointer a, gconstpointer b)
+{
+    const Symbol *x = a, *y = b;
+    if (x->start != y->start)
+        return x->start < y->start ? -1 : 1;
+    if (x->rank != y->rank)
+        return x->rank < y->rank ? -1 : 1;
+    return strcmp(x->name, y->name);
+}
+
+/* Adds the function symbols of the section @scn (a symbol table). */
+static void read_symbols(Module *module, Elf_Scn *scn, const GElf_Shdr *header)
+{
+    Elf_Data *data = elf_getdata(scn, NULL);
+    if (data == NULL || header->sh_entsize == 0)
+        return;
+    gsize count = header->sh_size / header->sh_entsize;
+    for (gsize i = 0; i < count; i++) {
+        GElf_Sym sym;
+        if (gelf_getsym(data, (int) i, &sym) == NULL)
+            continue;
+        unsigned char type = GELF_ST_TYPE(sym.st_info);
+        if ((type != STT_FUNC && type != STT_GNU_IFUNC) || sym.st_shndx == SHN_UNDEF ||
+            sym.st_value == 0)
+            continue;
+        const char *name = elf_strptr(module->elf, header->sh_link, sym.st_name);
+        if (name == NULL || *name == '\0')
+            continue;
+        Symbol symbol = { .start = sym.st_value, .size = sym.st_size,
+                          .rank = symbol_rank(GELF_ST_BIND(sym.st_info)),
+                          .name = g_string_chunk_insert_const(module->strings, name) };
+        g_array_append_val(module->symbols, symbol);
+    }
+}
+
+/* Reads the symbol table, and the dynamic one (a stripped object keeps
+ * only that), as Valgrind reads both. */
+static void load_symbols(Module *module)
+{
+    Elf_Scn *scn = NULL;
+    while ((scn = elf_nextscn(module->elf, scn)) != NULL) {
+        GElf_Shdr header;
+        if (gelf_getshdr(scn, &header) != NULL &&
+            (header.sh_type == SHT_SYMTAB || header.sh_type == SHT_DYNSYM))
+            read_symbols(module, scn, &header);
+    }
+    g_array_sort(module->symbols, compare_symbols);
+}
+
+/* Returns: (transfer none) (nullable): the name of the function symbol
+ * that holds @address. */
+static const char *symbol_at(const Module *module, guint64 address)
+{
+    const GArray *symbols = module->symbols;
+    guint low = 0, high = symbols->len;
+    while (low < high) {  /* the first symbol that starts after @address */
+        guint middle = low + (high - low) / 2;
+        if (g_array_index(symbols, Symbol, middle).start <= address)
+            low = middle + 1;
+        else
+            high = middle;
+    }
+    if (low == 0)
+        return NULL;
+    guint64 start = g_array_index(symbols, Symbol, low - 1).start;
+    guint first = low - 1;
+    while (first > 0 && g_array_index(symbols, Symbol, first - 1).start == start)
+        first--;
+    /* the preferred name of those that hold it */
+    for (guint i = first; i < low; i++) {
+        const Symbol *symbol = &g_array_index(symbols, Symbol, i);
+        if (address < symbol->start + MAX(symbol->size, 1))
+            return symbol->name;
+    }
+    return NULL;
+}
+
+/* ---- DWARF ---------------------------------------------------------------------- */
+
+/* Returns: TRUE with *cudie the compilation unit that holds @address. */
+static gboolean unit_at(Dwarf *dwarf, guint64 address, Dwarf_Die *cudie)
+{
+    if (dwarf_addrdie(dwarf, address, cudie) != NULL)
+        return TRUE;
+    /* Without .debug_aranges, every unit is asked. */
+    Dwarf_Off offset = 0, next = 0;
+    size_t header = 0;
+    while (dwarf_nextcu(dwarf, offset, &next, &header, NULL, NULL, NULL) == 0) {
+        if (dwarf_offdie(dwarf, offset + header, cudie) != NULL && dwarf_haspc(cudie, address) > 0)
+            return TRUE;
+        offset = next;
+    }
+    return FALSE;
+}
+
+/* Returns: TRUE if @die holds no code of its own but may hold functions
+ * that do: Rust puts each function in the namespaces of its path, and a
+ * method in its type. */
+static gboolean may_hold_functions(Dwarf_Die *die)
+{
+    switch (dwarf_tag(die)) {
+    case DW_TAG_namespace:
+    case DW_TAG_module:
+    case DW_TAG_structure_type:
+    case DW_TAG_class_type:
+    case DW_TAG_union_type:
+    case DW_TAG_enumeration_type:
+        return !dwarf_hasattr(die, DW_AT_low_pc) && !dwarf_hasattr(die, DW_AT_ranges);
+    default:
+        return FALSE;
+    }
+}
+
+/* Adds to @chain (of Dwarf_Die) the DIEs under @parent that hold
+ * @address, outermost first. libdw's dwarf_getscopes() goes from an
+ * inlined instance to its abstract origin's scopes, and finds nothing in
+ * some of rustc's units: the tree is walked instead. */
+static gboolean chain_to(Dwarf_Die *parent, guint64 address, GArray *chain, guint depth)
+{
+    Dwarf_Die child;
+    if (depth > 64 || dwarf_child(parent, &child) != 0)
+        return FALSE;
+    do {
+        if (dwarf_haspc(&child, address) > 0) {
+            g_array_append_val(chain, child);
+            chain_to(&child, address, chain, depth + 1);
+            return TRUE;
+        }
+        if (may_hold_functions(&child) && chain_to(&child, address, chain, depth + 1))
+            return TRUE;
+    } while (dwarf_siblingof(&child, &child) == 0);
+    return FALSE;
+}
+
+/* Returns: (transfer full) (nullable): the names of the functions inlined
+ * at @address, innermost first, NULL-terminated; NULL when none is. */
+static char **inlined_at(Dwarf_Die *cudie, guint64 address)
+{
+    g_autoptr(GArray) chain = g_array_new(FALSE, FALSE, sizeof(Dwarf_Die));
+    chain_to(cudie, address, chain, 0);
+    g_autoptr(GStrvBuilder) names = g_strv_builder_new();
+    guint found = 0;
+    for (guint i = chain->len; i-- > 0;) {
+        Dwarf_Die *die = &g_array_index(chain, Dwarf_Die, i);
+        if (dwarf_tag(die) == DW_TAG_subprogram)
+            break;
+        if (dwarf_tag(die) != DW_TAG_inlined_subroutine)
+            continue;
+        /* through DW_AT_abstract_origin, as Valgrind names it */
+        const char *name = dwarf_diename(die);
+        g_strv_builder_add(names, name != NULL ? name : "???");
+        found++;
+    }
+    return found > 0 ? g_strv_builder_end(names) : NULL;
+}
+
+/* ---- the cache ------------------------------------------------------------------ */
+
+/* Returns: (transfer none): @path's module, read now if it was not. */
+static Module *module_of(GlDebugInfo *info, const char *path)
+{
+    Module *module = g_hash_table_lookup(info->modules, path);
+    if (module != NULL)
+        return module;
+    module = g_new0(Module, 1);
+    module->path = g_strdup(path);
+    module->fd = -1;
+    g_hash_table_insert(info->modules, module->path, module);
+    /* A report names any path it likes: only a regular file of a size an
+     * object has is read (not /proc/kcore, 128 TiB, nor a pseudo-file). */
+    GStatBuf st;
+    if (g_str_has_prefix(path, "/proc/") || g_str_has_prefix(path, "/sys/") ||
+        g_stat(path, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size <= 0 ||
+        (guint64) st.st_size > MAX_OBJECT_SIZE)
+        return module;
+    module->mtime = (gint64) st.st_mtime;
+    module->fd = g_open(path, O_RDONLY | O_CLOEXEC, 0);
+    if (module->fd < 0)
+        return module;
+    elf_version(EV_CURRENT);
+    module->elf = elf_begin(module->fd, ELF_C_READ_MMAP, NULL);
+    if (module->elf == NULL || elf_kind(module->elf) != ELF_K_ELF)
+        return module;
+    module->usable = TRUE;
+    module->strings = g_string_chunk_new(4096);
+    module->symbols = g_array_new(FALSE, FALSE, sizeof(Symbol));
+    module->answers = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, answer_free);
+    module->files = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free,
+                                          (GDestroyNotify) g_hash_table_unref);
+    load_symbols(module);
+    module->dwarf = dwarf_begin_elf(module->elf, DWARF_C_READ, NULL);
+    return module;
+}
+
+/* Returns: (transfer none): what @module says of @address, looked up once:
+ * its symbol, and what @want asks for more. */
+static const Answer *answer_of(Module *module, guint64 address, GlDebugWant want)
+{
+    Answer *answer = g_hash_table_lookup(module->answers, &address);
+    if (answer == NULL) {
+        answer = g_new0(Answer, 1);
+        answer->symbol = symbol_at(module, address);
+        answer->unit = NO_UNIT;
+        gint64 *key = g_new(gint64, 1);
+        *key = (gint64) address;
+        g_hash_table_insert(module->answers, key, answer);
+    }
+    Dwarf_Die cudie;
+    if ((want & (GL_DEBUG_UNIT | GL_DEBUG_INLINED)) != 0 && !answer->unit_read) {
+        answer->unit_read = TRUE;
+        if (module->dwarf != NULL && unit_at(module->dwarf, address, &cudie)) {
+            answer->unit = dwarf_dieoffset(&cudie);
+            Dwarf_Attribute attribute;
+            const char *dir = dwarf_formstring(dwarf_attr(&cudie, DW_AT_comp_dir, &attribute));
+            answer->comp_dir = dir != NULL ? g_string_chunk_insert_const(module->strings, dir)
+                                           : NULL;
+        }
+    }
+    if ((want & GL_DEBUG_INLINED) != 0 && !answer->inlined_read) {
+        answer->inlined_read = TRUE;
+        if (answer->unit != NO_UNIT && dwarf_offdie(module->dwarf, answer->unit, &cudie) != NULL)
+            answer->inlined = inlined_at(&cudie, address);
+    }
+    return answer;
+}
+
+/* Returns: TRUE if the compilation unit at @unit of @module has @relative
+ * (a path as its line table spells it, before the compilation's directory)
+ * among its source files. */
+static gboolean unit_has_file(Module *module, Dwarf_Off unit, const char *relative)
+{
+    if (unit == NO_UNIT)
+        return FALSE;
+    guint64 key = unit;
+    GHashTable *files = g_hash_table_lookup(module->files, &key);
+    if (files == NULL) {
+        files = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+        Dwarf_Die cudie;
+        Dwarf_Files *table = NULL;
+        size_t n = 0;
+        if (dwarf_offdie(module->dwarf, unit, &cudie) != NULL &&
+            dwarf_getsrcfiles(&cudie, &table, &n) == 0)
+            for (size_t i = 0; i < n; i++) {
+                const char *name = dwarf_filesrc(table, i, NULL, NULL);
+                if (name != NULL)
+                    g_hash_table_add(files, gl_path_normalize(name));
+            }
+        gint64 *owned = g_new(gint64, 1);
+        *owned = (gint64) unit;
+        g_hash_table_insert(module->files, owned, files);
+    }
+    g_autofree char *normalized = gl_path_normalize(relative);
+    return g_hash_table_contains(files, normalized);
+}
+
+/* Returns: (transfer none) (nullable): what the object at @path says of
+ * @offset, and *module its object; NULL when it cannot be read. The
+ * caller holds the lock. */
+static const Answer *lookup(GlDebugInfo *info, const char *path, guint64 offset, gint64 written,
+                            GlDebugWant want, Module **module)
+{
+    if (path == NULL || offset == 0)
+        return NULL;
+    *module = module_of(info, path);
+    if (!(*module)->usable || (written != 0 && (*module)->mtime > written))
+        return NULL;
+    return answer_of(*module, offset, want);
+}
+
+gboolean gl_debuginfo_frame(GlDebugInfo *info, const char *path, guint64 offset, gint64 written,
+                            GlDebugWant want, GlDebugFrame *frame)
+{
+    memset(frame, 0, sizeof *frame);
+    g_mutex_lock(&info->lock);
+    Module *module = NULL;
+    const Answer *answer = lookup(info, path, offset, written, want, &module);
+    if (answer != NULL) {
+        frame->symbol = answer->symbol;
+        frame->comp_dir = answer->comp_dir;
+        frame->inlined = (const char *const *) answer->inlined;
+    }
+    g_mutex_unlock(&info->lock);
+    return answer != NULL;
+}
+
+gboolean gl_debuginfo_has_file(GlDebugInfo *info, const char *path, guint64 offset, gint64 written,
+                               const char *relative)
+{
+    g_mutex_lock(&info->lock);
+    Module *module = NULL;
+    const Answer *answer = lookup(info, path, offset, written, GL_DEBUG_UNIT, &module);
+    gboolean has = answer != NULL && unit_has_file(module, answer->unit, relative);
+    g_mutex_unlock(&info->lock);
+    return has;
+}

@@ -1,0 +1,231 @@
+/* Objects read (read/debuginfo.c) and a sanitizer's frames named and
+ * placed from them as Valgrind's (read/symbolize.c): small objects
+ * compiled here as rake-compiler compiles an extension (out of tree, from
+ * a relative path), their program counters taken as a sanitizer runtime
+ * gives them (the call's address in the object). */
+/* dladdr(), a GNU extension: where the object was loaded */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <string.h>
+#include <utime.h>
+
+#include "testutil.h"
+#include "gemleak/read/symbolize.h"
+
+/* shape.c: shape_outer() calls shape_capture(), which keeps its return
+ * address; shape_part's symbol is a clone's name, as GCC names them
+ * ("f.part.0"), where DWARF says "shape_part". */
+static const char shape_c[] =
+    "void *shape_pc;\n"
+    "__attribute__((noinline)) void shape_capture(void) { shape_pc = __builtin_return_address(0); }\n"
+    "int shape_part(int n) __asm__(\"shape_part.part.0\");\n"
+    "__attribute__((noinline)) int shape_part(int n) { shape_capture(); return n * 3; }\n"
+    "int shape_outer(int n) { return shape_part(n) + 1; }\n"
+    "void *shape_where(void) { return shape_pc; }\n";
+
+/* cpp.cpp: a template inlined (always_inline, as -O2 inlines) into a
+ * static function whose symbol is mangled. */
+static const char cpp_cpp[] =
+    "struct Widget { int a[4]; };\n"
+    "static void *cpp_pc;\n"
+    "__attribute__((noinline)) static void capture() { cpp_pc = __builtin_return_address(0); }\n"
+    "template <typename T> __attribute__((always_inline)) inline T *make() { capture(); "
+    "return new T(); }\n"
+    "__attribute__((noinline)) static Widget *cpp_leak(unsigned long n) { (void) n; "
+    "return make<Widget>(); }\n"
+    "extern \"C\" void cpp_entry(void) { delete cpp_leak(1); }\n"
+    "extern \"C\" void *cpp_where(void) { return cpp_pc; }\n";
+
+typedef struct {
+    char *root;      /* the project: src/ and build/x86_64-linux/shape/ */
+    char *object;    /* the object built */
+    guint64 offset;  /* of the captured call, as a sanitizer's module offset */
+} Built;
+
+static void built_clear(Built *built)
+{
+    gl_remove_tree(built->root);
+    g_free(built->root);
+    g_free(built->object);
+}
+
+/* Compiles @source as src/@name with @compiler in build/x86_64-linux/shape
+ * (a relative path, as rake-compiler gives it), into @name.so, loads it,
+ * runs @entry and takes the program counter @where returns. The test is
+ * skipped without the compiler. */
+static void build(Built *built, const char *compiler, const char *name, const char *source,
+                  const char *entry, const char *where)
+{
+    g_autofree char *found = g_find_program_in_path(compiler);
+    if (found == NULL)
+        gl_test_skip("no %s here to compile a test object with", compiler);
+    built->root = gl_test_tmpdir();
+    g_autofree char *src = g_build_filename(built->root, "src", NULL);
+    g_autofree char *dir = g_build_filename(built->root, "build", "x86_64-linux", "shape", NULL);
+    g_mkdir_with_parents(src, 0700);
+    g_mkdir_with_parents(dir, 0700);
+    g_autofree char *path = g_build_filename(src, name, NULL);
+    gl_test_write(path, source, -1);
+    g_autofree char *relative = g_strconcat("../../../src/", name, NULL);
+    g_autofree char *object = g_strconcat(name, ".so", NULL);
+    const char *argv[] = { compiler, "-g", "-O1", "-fPIC", "-shared", "-o", object, relative, NULL };
+    g_autofree char *err = NULL;
+    ck_assert_msg(gl_test_spawn_in(dir, NULL, argv, NULL, &err) == 0, "%s", err);
+    built->object = g_build_filename(dir, object, NULL);
+    void *handle = dlopen(built->object, RTLD_NOW | RTLD_LOCAL);
+    ck_assert_msg(handle != NULL, "%s", dlerror());
+    void (*run)(void) = (void (*)(void)) dlsym(handle, entry);
+    void *(*pc_of)(void) = (void *(*)(void)) dlsym(handle, where);
+    ck_assert(run != NULL && pc_of != NULL);
+    run();
+    Dl_info info;
+    char *pc = pc_of();
+    ck_assert(dladdr(pc, &info) != 0);
+    /* the runtimes give a return address less one: the call's */
+    built->offset = (guint64) (pc - 1 - (char *) info.dli_fbase);
+}
+
+/* A frame of @built's object as the runtime symbolized it. */
+static GlFrame frame_of(GlRecord *record, const Built *built, const char *fn, const char *file)
+{
+    GlFrame frame = { .ip = 0x7f0000000000 + built->offset, .offset = built->offset,
+                      .obj = gl_record_intern(record, built->object),
+                      .fn = gl_record_intern(record, fn), .line = 4 };
+    frame.dir = gl_record_intern(record, "../../../src");
+    frame.file = gl_record_intern(record, file);
+    return frame;
+}
+
+static void set_stack(GlRecord *record, const GlFrame *frames, guint n)
+{
+    record->stack.frames = g_new(GlFrame, n);
+    memcpy(record->stack.frames, frames, n * sizeof *frames);
+    record->stack.n_frames = n;
+}
+
+/* The compilation's directory, the symbol that holds the call, and the
+ * path the runtime gave relative to the build directory made whole: the
+ * project's src/shape.c, as Valgrind's dir and file say it. */
+START_TEST(test_c_object_out_of_tree)
+{
+    Built built = { 0 };
+    build(&built, "cc", "shape.c", shape_c, "shape_outer", "shape_where");
+    g_autoptr(GlDebugInfo) info = gl_debuginfo_new();
+    GlDebugFrame debug;
+    ck_assert(gl_debuginfo_frame(info, built.object, built.offset, 0,
+                                 GL_DEBUG_UNIT | GL_DEBUG_INLINED, &debug));
+    ck_assert_str_eq(debug.symbol, "shape_part.part.0");
+    g_autofree char *build_dir = g_path_get_dirname(built.object);
+    g_autofree char *real_build_dir = g_canonicalize_filename(build_dir, NULL);
+    ck_assert_ptr_nonnull(debug.comp_dir);
+    g_autofree char *comp_dir = g_canonicalize_filename(debug.comp_dir, NULL);
+    ck_assert_str_eq(comp_dir, real_build_dir);
+    ck_assert_ptr_null(debug.inlined);
+
+    g_autoptr(GlRecord) record = gl_record_new();
+    GlFrame frames[] = { frame_of(record, &built, "shape_part", "shape.c") };
+    set_stack(record, frames, 1);
+    gl_symbolize_as_valgrind(info, record, 0);
+    const GlFrame *settled = &record->stack.frames[0];
+    ck_assert_str_eq(settled->fn, "shape_part.part.0");
+    g_autofree char *src = g_build_filename(debug.comp_dir, "..", "..", "..", "src", NULL);
+    g_autofree char *expected = g_canonicalize_filename(src, NULL);
+    ck_assert_str_eq(settled->dir, expected);
+    ck_assert_str_eq(settled->file, "shape.c");
+    ck_assert_uint_eq(settled->line, 4);
+    built_clear(&built);
+}
+END_TEST
+
+/* C++: the function named by its symbol, demangled ("cpp_leak(unsigned
+ * long)", where DWARF and the runtime say "cpp_leak"), the template
+ * inlined into it by its DW_AT_name ("make<Widget>", where the runtime
+ * demangles a linkage name: "Widget* make<Widget>()"). */
+START_TEST(test_cpp_inlined_template)
+{
+    Built built = { 0 };
+    build(&built, "c++", "cpp.cpp", cpp_cpp, "cpp_entry", "cpp_where");
+    g_autoptr(GlDebugInfo) info = gl_debuginfo_new();
+    GlDebugFrame debug;
+    ck_assert(gl_debuginfo_frame(info, built.object, built.offset, 0,
+                                 GL_DEBUG_UNIT | GL_DEBUG_INLINED, &debug));
+    ck_assert_str_eq(debug.symbol, "_ZL8cpp_leakm");
+    ck_assert_ptr_nonnull(debug.inlined);
+    ck_assert_str_eq(debug.inlined[0], "make<Widget>");
+    ck_assert_ptr_null(debug.inlined[1]);
+
+    g_autoptr(GlRecord) record = gl_record_new();
+    GlFrame frames[] = { frame_of(record, &built, "Widget* make<Widget>()", "cpp.cpp"),
+                         frame_of(record, &built, "cpp_leak", "cpp.cpp") };
+    set_stack(record, frames, 2);
+    gl_symbolize_as_valgrind(info, record, 0);
+    ck_assert_str_eq(record->stack.frames[0].fn, "make<Widget>");
+    ck_assert_str_eq(record->stack.frames[1].fn, "cpp_leak(unsigned long)");
+    built_clear(&built);
+}
+END_TEST
+
+/* An object rebuilt after the report was written, or gone, is not read:
+ * its symbols no longer say what the report's addresses were. What the
+ * runtime said stays, a mangled name demangled all the same. */
+START_TEST(test_object_rebuilt_or_gone)
+{
+    Built built = { 0 };
+    build(&built, "cc", "shape.c", shape_c, "shape_outer", "shape_where");
+    struct utimbuf now = { .actime = 2000000000, .modtime = 2000000000 };
+    ck_assert_int_eq(utime(built.object, &now), 0);
+    g_autoptr(GlDebugInfo) info = gl_debuginfo_new();
+    GlDebugFrame debug;
+    ck_assert(!gl_debuginfo_frame(info, built.object, built.offset, 1900000000, GL_DEBUG_SYMBOL,
+                                  &debug));
+    ck_assert(gl_debuginfo_frame(info, built.object, built.offset, 2000000000, GL_DEBUG_SYMBOL,
+                                 &debug));
+
+    g_autoptr(GlRecord) record = gl_record_new();
+    GlFrame frames[] = { frame_of(record, &built, "shape_part", "shape.c"),
+                         frame_of(record, &built, "_ZN8rustleak11make_buffer17h1294082562c34df6E",
+                                  "lib.rs") };
+    frames[1].offset += 0x10;
+    frames[1].obj = gl_record_intern(record, "/nowhere/gone.so");
+    set_stack(record, frames, 2);
+    gl_symbolize_as_valgrind(info, record, 1900000000);
+    ck_assert_str_eq(record->stack.frames[0].fn, "shape_part");
+    ck_assert_str_eq(record->stack.frames[0].dir, "../../../src");
+    ck_assert_str_eq(record->stack.frames[1].fn, "rustleak::make_buffer");
+    ck_assert_str_eq(record->stack.frames[1].dir, "../../../src");
+    built_clear(&built);
+}
+END_TEST
+
+/* An object that is not the one the report was written with (a report
+ * read again after the extension changed, with the same modification
+ * time, or another machine's): what the runtime said is kept where the
+ * object says something else, a function it does not name, a source file
+ * it was not compiled from. */
+START_TEST(test_object_of_another_build)
+{
+    Built built = { 0 };
+    build(&built, "cc", "shape.c", shape_c, "shape_outer", "shape_where");
+    g_autoptr(GlDebugInfo) info = gl_debuginfo_new();
+    g_autoptr(GlRecord) record = gl_record_new();
+    GlFrame frames[] = { frame_of(record, &built, "other_function", "other.c") };
+    set_stack(record, frames, 1);
+    gl_symbolize_as_valgrind(info, record, 0);
+    ck_assert_str_eq(record->stack.frames[0].fn, "other_function");
+    ck_assert_str_eq(record->stack.frames[0].dir, "../../../src");
+    ck_assert_str_eq(record->stack.frames[0].file, "other.c");
+    built_clear(&built);
+}
+END_TEST
+
+Suite *gl_debuginfo_suite(void)
+{
+    Suite *suite = suite_create("debuginfo");
+    TCase *tc = tcase_create("debuginfo");
+    tcase_add_test(tc, test_c_object_out_of_tree);
+    tcase_add_test(tc, test_cpp_inlined_template);
+    tcase_add_test(tc, test_object_rebuilt_or_gone);
+    tcase_add_test(tc, test_object_of_another_build);
+    suite_add_tcase(suite, tc);
+    return suite;
+}
