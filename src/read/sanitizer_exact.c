@@ -244,13 +244,12 @@ void gl_exact_walk(const char *data, gsize length, const GlExactWalker *walker)
                 gl_exact_close_frames(record->frames);
                 record->end = next;
                 state = AFTER_FRAMES;
-            } else if (state == FRAMES && gl_exact_frame_line(record->frames, line)) {
+            } else if ((state == FRAMES && gl_exact_frame_line(record->frames, line)) ||
+                       (state == OBJECTS && object_line(record, line))) {
                 record->end = next;
             } else if (state == AFTER_FRAMES && strcmp(line, "Objects leaked above:") == 0) {
                 record->end = next;
                 state = OBJECTS;
-            } else if (state == OBJECTS && object_line(record, line)) {
-                record->end = next;
             } else if (state == OBJECTS && *line == '\0') {
                 record->end = next;
                 walker->record(g_steal_pointer(&record), walker->data);

@@ -43,6 +43,7 @@
  * Built on its own: no GLib; it runs inside the suite's Ruby. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <link.h>
 #include <limits.h>
@@ -516,6 +517,10 @@ static void allocated(const volatile void *block, size_t size)
 
 #define CALLER ((uintptr_t) __builtin_return_address(0))
 
+/* Whether the runtime's @field is there, looked for if not yet: without
+ * it (no allocator after this library) the call fails as out of memory. */
+#define FOUND(field) (next.field != NULL || (find_next(), next.field != NULL))
+
 void *malloc(size_t size)
 {
     if (next.malloc == NULL) {
@@ -553,8 +558,10 @@ void *realloc(void *block, size_t size)
                                      ? size : (size_t) (boot + BOOT_BYTES - (unsigned char *) block));
         return moved;
     }
-    if (next.realloc == NULL)
-        find_next();
+    if (!FOUND(realloc)) {
+        errno = ENOMEM;
+        return NULL;
+    }
     void *moved = next.realloc(block, size);
     if (moved == NULL && size != 0)
         return moved;
@@ -567,8 +574,10 @@ void *realloc(void *block, size_t size)
 
 void *reallocarray(void *block, size_t count, size_t size)
 {
-    if (next.reallocarray == NULL)
-        find_next();
+    if (!FOUND(reallocarray)) {
+        errno = ENOMEM;
+        return NULL;
+    }
     void *moved = next.reallocarray(block, count, size);
     if (moved == NULL && count * size != 0)
         return moved;
@@ -583,15 +592,14 @@ void free(void *block)
 {
     if (block == NULL || from_boot(block))
         return;
-    if (next.free == NULL)
-        find_next();
-    next.free(block);
+    if (FOUND(free))
+        next.free(block);
 }
 
 int posix_memalign(void **out, size_t alignment, size_t size)
 {
-    if (next.posix_memalign == NULL)
-        find_next();
+    if (!FOUND(posix_memalign))
+        return ENOMEM;
     int failed = next.posix_memalign(out, alignment, size);
     if (failed == 0 && wanted(CALLER, size))
         record(*out, CALLER);
@@ -603,8 +611,10 @@ int posix_memalign(void **out, size_t alignment, size_t size)
 #define ALIGNED(name)                                                                  \
     void *name(size_t alignment, size_t size)                                          \
     {                                                                                  \
-        if (next.name == NULL)                                                         \
-            find_next();                                                               \
+        if (!FOUND(name)) {                                                            \
+            errno = ENOMEM;                                                            \
+            return NULL;                                                               \
+        }                                                                              \
         void *block = next.name(alignment, size);                                      \
         if (wanted(CALLER, size))                                                      \
             record(block, CALLER);                                                     \
@@ -616,8 +626,10 @@ ALIGNED(memalign)
 #define SIZED(name, field)                                                             \
     void *name(size_t size)                                                            \
     {                                                                                  \
-        if (next.field == NULL)                                                        \
-            find_next();                                                               \
+        if (!FOUND(field)) {                                                           \
+            errno = ENOMEM;                                                            \
+            return NULL;                                                               \
+        }                                                                              \
         void *block = next.field(size);                                                \
         if (wanted(CALLER, size))                                                      \
             record(block, CALLER);                                                     \
@@ -631,8 +643,10 @@ SIZED(_Znam, new_array)
 #define NOTHROW(name, field)                                                           \
     void *name(size_t size, const void *tag)                                           \
     {                                                                                  \
-        if (next.field == NULL)                                                        \
-            find_next();                                                               \
+        if (!FOUND(field)) {                                                           \
+            errno = ENOMEM;                                                            \
+            return NULL;                                                               \
+        }                                                                              \
         void *block = next.field(size, tag);                                           \
         if (wanted(CALLER, size))                                                      \
             record(block, CALLER);                                                     \
@@ -644,8 +658,8 @@ NOTHROW(_ZnamRKSt9nothrow_t, new_array_nothrow)
 /* An extension loaded now may hold sites. */
 void *dlopen(const char *file, int mode)
 {
-    if (next.dlopen == NULL)
-        find_next();
+    if (!FOUND(dlopen))
+        return NULL;
     void *handle = next.dlopen(file, mode);
     if (handle != NULL)
         resolve();
