@@ -39,3 +39,20 @@ gboolean gl_run_file_pid(const char *name, gint64 *pid, guint *image)
         return FALSE;
     return pid_and_image(dot + 1, strlen(dot + 1), pid, image);
 }
+
+GPtrArray *gl_run_dirs(const char *const *inputs)
+{
+    GPtrArray *dirs = g_ptr_array_new_with_free_func(g_free);
+    g_autoptr(GHashTable) seen = g_hash_table_new(g_str_hash, g_str_equal);
+    for (const char *const *input = inputs; *input != NULL; input++) {
+        if (strcmp(*input, "-") == 0)
+            continue;
+        char *dir = g_file_test(*input, G_FILE_TEST_IS_DIR) ? g_strdup(*input)
+                                                             : g_path_get_dirname(*input);
+        if (g_hash_table_add(seen, dir))
+            g_ptr_array_add(dirs, dir);
+        else
+            g_free(dir);
+    }
+    return dirs;
+}

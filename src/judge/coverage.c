@@ -1,5 +1,6 @@
 /* Whether a run checked what it ran (coverage.h). */
 #include "gemleak/judge/coverage.h"
+#include "gemleak/base/run_files.h"
 #include "gemleak/base/errors.h"
 #include "gemleak/base/sys.h"
 
@@ -39,14 +40,9 @@ static gboolean listed_unchecked(const GlRunCoverage *coverage, gint64 pid)
 void gl_coverage_require_proof(const char *const *inputs, GHashTable *proof, GHashTable *killed,
                                GlRunCoverage *coverage)
 {
-    g_autoptr(GHashTable) done = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
-    for (const char *const *input = inputs; *input != NULL; input++) {
-        if (strcmp(*input, "-") == 0)
-            continue;
-        char *dir = g_file_test(*input, G_FILE_TEST_IS_DIR) ? g_strdup(*input)
-                                                             : g_path_get_dirname(*input);
-        if (!g_hash_table_add(done, dir))
-            continue;
+    g_autoptr(GPtrArray) dirs = gl_run_dirs(inputs);
+    for (guint d = 0; d < dirs->len; d++) {
+        const char *dir = g_ptr_array_index(dirs, d);
         g_auto(GlRunFacts) run = { 0 };
         gl_run_facts_read(dir, &run);
         if (!run.proof)

@@ -346,15 +346,9 @@ void gl_rundir_coverage(const char *const *inputs, GlRunCoverage *coverage)
     gl_run_facts_read(NULL, &plain);
     coverage->engine = g_steal_pointer(&plain.title);
     coverage->reports = g_steal_pointer(&plain.reports);
-    g_autoptr(GHashTable) done = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
-    for (const char *const *input = inputs; *input != NULL; input++) {
-        if (strcmp(*input, "-") == 0)
-            continue;
-        char *dir = g_file_test(*input, G_FILE_TEST_IS_DIR) ? g_strdup(*input)
-                                                             : g_path_get_dirname(*input);
-        if (g_hash_table_add(done, dir))
-            coverage_of_dir(dir, coverage);
-    }
+    g_autoptr(GPtrArray) dirs = gl_run_dirs(inputs);
+    for (guint i = 0; i < dirs->len; i++)
+        coverage_of_dir(g_ptr_array_index(dirs, i), coverage);
     g_ptr_array_sort(coverage->unchecked, gl_compare_strings);
 }
 

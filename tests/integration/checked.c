@@ -54,17 +54,8 @@ START_TEST(test_ruby_below_build_tools_is_checked)
      * program, which no preloaded library reaches, that took gemleak's
      * variables away) and loads the extension: the run does not pass, and
      * says which process it was. */
-    g_autofree char *source = g_build_filename(dir, "unset.c", NULL);
-    gl_test_write(source, "#include <stdlib.h>\n#include <unistd.h>\n"
-                          "int main(int argc, char **argv) { (void) argc;\n"
-                          "    unsetenv(\"GEMLEAK_ENGINE_COMMAND\");\n"
-                          "    unsetenv(\"GEMLEAK_RESTORE\");\n"
-                          "    execvp(argv[1], argv + 1); return 127; }\n", -1);
-    const char *compile[] = { "cc", "-static", "-o", "unset", "unset.c", NULL };
-    Result built = { 0 };
-    run_command(&built, dir, NULL, compile);
-    ck_assert_msg(built.status == 0, "a static program does not build here: %s", built.err);
-    result_clear(&built);
+    const char *gemleaks[] = { "GEMLEAK_ENGINE_COMMAND", "GEMLEAK_RESTORE", NULL };
+    build_static_unsetenv(dir, "unset", gemleaks);
     const char *skipped[] = { gemleak_binary, "run", "--valgrind-opt=--trace-children-skip=*/unset",
                               "--", "sh", "-c", "./unset sh -c 'ruby -Ilib suite.rb; true'", NULL };
     Result r = { 0 };

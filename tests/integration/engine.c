@@ -539,17 +539,9 @@ START_TEST(test_lsan_process_outside_the_engine_is_incomplete)
     if (!have_ruby34("a process outside the LeakSanitizer engine"))
         return;
     g_autofree char *json = g_build_filename(work, "outside.json", NULL);
-    g_autofree char *source = g_build_filename(work, "strip.c", NULL);
-    gl_test_write(source, "#include <stdlib.h>\n#include <unistd.h>\n"
-                          "int main(int argc, char **argv) { (void) argc;\n"
-                          "    unsetenv(\"LD_PRELOAD\"); unsetenv(\"GEMLEAK_ENGINE_COMMAND\");\n"
-                          "    unsetenv(\"GEMLEAK_RESTORE\");\n"
-                          "    execvp(argv[1], argv + 1); return 127; }\n", -1);
-    const char *compile[] = { "cc", "-static", "-o", "strip", "strip.c", NULL };
-    Result built = { 0 };
-    run_command(&built, work, NULL, compile);
-    ck_assert_msg(built.status == 0, "a static program does not build here: %s", built.err);
-    result_clear(&built);
+    const char *runtime_and_gemleaks[] = { "LD_PRELOAD", "GEMLEAK_ENGINE_COMMAND",
+                                           "GEMLEAK_RESTORE", NULL };
+    build_static_unsetenv(work, "strip", runtime_and_gemleaks);
     g_autofree char *code = g_strdup_printf(
         "'%s/strip' '%s' --disable-gems -I'%s/leaky' -e 'require %%q(leaky); Leaky.clean'", work,
         ruby34, work);

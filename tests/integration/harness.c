@@ -373,3 +373,20 @@ gboolean ready_or_skip(const void *ready, const char *test, const char *why)
         gl_test_skip("%s: %s", test, why);
     return TRUE;
 }
+
+void build_static_unsetenv(const char *dir, const char *name, const char *const *variables)
+{
+    g_autoptr(GString) text = g_string_new("#include <stdlib.h>\n#include <unistd.h>\n"
+                                           "int main(int argc, char **argv) { (void) argc;\n");
+    for (const char *const *variable = variables; *variable != NULL; variable++)
+        g_string_append_printf(text, "    unsetenv(\"%s\");\n", *variable);
+    g_string_append(text, "    execvp(argv[1], argv + 1); return 127; }\n");
+    g_autofree char *source_name = g_strconcat(name, ".c", NULL);
+    g_autofree char *source = g_build_filename(dir, source_name, NULL);
+    gl_test_write(source, text->str, -1);
+    const char *compile[] = { "cc", "-static", "-o", name, source_name, NULL };
+    Result built = { 0 };
+    run_command(&built, dir, NULL, compile);
+    ck_assert_msg(built.status == 0, "a static program does not build here: %s", built.err);
+    result_clear(&built);
+}

@@ -97,6 +97,11 @@ void run_interrupted(Result *result, const char *const *argv, char **env);
  * JSON report or the kept directory again: INCOMPLETE, exit status 3. */
 void assert_interrupted_is_incomplete(const Result *result, const char *json);
 
+/* Builds @dir/@name, a static program (no preloaded library reaches it)
+ * that runs its arguments as a command without the environment variables
+ * @variables (NULL-terminated): how a process escapes gemleak's engine. */
+void build_static_unsetenv(const char *dir, const char *name, const char *const *variables);
+
 /* Returns: TRUE if @pid is gone (or a zombie), within @seconds. */
 gboolean gone_within(pid_t pid, int seconds);
 

@@ -15,4 +15,10 @@
  * *@image (nullable) its N, 0 for the process's last image. */
 gboolean gl_run_file_pid(const char *name, gint64 *pid, guint *image);
 
+/* Returns: (transfer full): the run directory of each of @inputs
+ * (NULL-terminated): an input itself when it is a directory, else the one
+ * it is in; "-" (standard input) has none. Each once, in the order of the
+ * inputs; free with g_ptr_array_unref(). */
+GPtrArray *gl_run_dirs(const char *const *inputs);
+
 #endif
