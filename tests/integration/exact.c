@@ -6,9 +6,10 @@
  * the same stacks, locations, fingerprints and certainty, on ext/leaky
  * (fibers included), ext/probe, the example gem, and a real gem's suite:
  * strscan's, from Ruby's own source (../shared/ruby, or
- * GEMLEAK_TEST_RUBY_SOURCE), with three leaks planted
- * (fixtures/ext/strscan-planted-leaks.diff), one in the child Ruby that
- * test_ractor.rb starts with its script on standard input. */
+ * GEMLEAK_TEST_RUBY_SOURCE), unchanged, with three leaks planted from
+ * outside it (fixtures/ext/leaky/planted.rb, through ext/leaky), one in
+ * the child Ruby that test_ractor.rb starts with its script on standard
+ * input. */
 #include <string.h>
 
 #include "harness.h"
@@ -19,7 +20,7 @@
 static char *ruby34;      /* nullable: none here */
 static char *ruby34_bin;
 static char *work;        /* leaky/, probe/, gem/, strscan/ (nullable), built with it */
-static char *strscan;     /* nullable: strscan's checkout, patched and built */
+static char *strscan;     /* nullable: strscan's checkout, built, ext/leaky beside it */
 static char *why_skipped;
 static char *why_no_strscan;
 
@@ -37,8 +38,11 @@ static char *setup_script(const char *script)
     return failed;
 }
 
-/* strscan's sources and tests out of Ruby's release tarball, the leaks
- * planted, built: strscan/ext holds strscan.so, strscan/ the suite. */
+/* strscan's sources and tests out of Ruby's release tarball, built as they
+ * are: strscan/ext/strscan holds strscan.so, strscan/ the suite, and
+ * strscan/ext/leaky a copy of the built ext/leaky with planted.rb, which
+ * plants the leaks (the suite's project holds both extensions, so both
+ * are targets). Runs after setup_exact built ext/leaky. */
 static void setup_strscan(void)
 {
     const char *given = g_getenv("GEMLEAK_TEST_RUBY_SOURCE");
@@ -49,13 +53,12 @@ static void setup_strscan(void)
                                          "%s)", DEFAULT_RUBY_SOURCE);
         return;
     }
-    g_autofree char *patch = gl_test_fixture("ext/strscan-planted-leaks.diff");
     g_autofree char *script = g_strdup_printf(
         "cd '%s' && mkdir strscan && cd strscan && "
         "tar -xJf '%s' --strip-components=1 --wildcards 'ruby-*/ext/strscan' 'ruby-*/test/strscan' "
-        "'ruby-*/tool/lib' && cd ext/strscan && patch -s strscan.c < '%s' && "
+        "'ruby-*/tool/lib' && cp -r ../leaky ext/leaky && cd ext/strscan && "
         "ruby extconf.rb >/dev/null && make >/dev/null 2>&1",
-        work, tarball, patch);
+        work, tarball);
     char *failed = setup_script(script);
     if (failed != NULL)
         why_no_strscan = failed;
@@ -104,10 +107,10 @@ static void teardown_exact(void)
 }
 
 /* gemleak run --engine lsan OPTIONS... --format json:@json --format text
- * -- @command..., in @cwd, Ruby 3.4 first on PATH, RUBYLIB @rubylib
- * (nullable). */
+ * -- @command..., in @cwd, Ruby 3.4 first on PATH, with @vars (nullable,
+ * NAME=VALUE each) in its environment. */
 static void run_lsan(Result *result, const char *cwd, const char *const *options,
-                     const char *json, const char *rubylib, const char *const *command)
+                     const char *json, const char *const *vars, const char *const *command)
 {
     g_autoptr(GPtrArray) argv = g_ptr_array_new();
     g_autofree char *format = g_strconcat("json:", json, NULL);
@@ -127,8 +130,10 @@ static void run_lsan(Result *result, const char *cwd, const char *const *options
     g_mkdir_with_parents(tmp, 0700);
     g_auto(GStrv) env = g_environ_setenv(g_get_environ(), "PATH", path, TRUE);
     env = g_environ_setenv(env, "TMPDIR", tmp, TRUE);
-    if (rubylib != NULL)
-        env = g_environ_setenv(env, "RUBYLIB", rubylib, TRUE);
+    for (const char *const *var = vars; var != NULL && *var != NULL; var++) {
+        g_auto(GStrv) pair = g_strsplit(*var, "=", 2);
+        env = g_environ_setenv(env, pair[0], pair[1] != NULL ? pair[1] : "", TRUE);
+    }
     /* The tests in one order, the same in every run: the first call of a
      * method goes through another path of Ruby's VM than the next ones, and
      * which test makes it changes the stacks a leak is lost on. */
@@ -204,13 +209,13 @@ static void assert_same(const char *name, const char *fast, const char *exact, c
  * run for exact stacks (or none: @again FALSE), and that they find the
  * same, which has @expected (nullable) in it.
  * Returns: (transfer full): the findings, as findings_of() gives them. */
-static char *same_as_exact(const char *name, const char *cwd, const char *rubylib, int status,
+static char *same_as_exact(const char *name, const char *cwd, const char *const *vars, int status,
                            gboolean again, const char *expected, const char *const *command)
 {
     g_autofree char *fast_json = g_strdup_printf("%s/%s-fast.json", work, name);
     g_autofree char *exact_json = g_strdup_printf("%s/%s-exact.json", work, name);
     Result fast = { 0 }, exact = { 0 };
-    run_lsan(&fast, cwd, NULL, fast_json, rubylib, command);
+    run_lsan(&fast, cwd, NULL, fast_json, vars, command);
     ck_assert_msg(fast.status == status, "%s: status %d:\n%.3000s", name, fast.status, fast.err);
     gl_assert_line(fast.err, "^gemleak: ran under LeakSanitizer .*\\(Ruby 3\\.[0-9.]*; fast "
                              "stacks\\)$");
@@ -219,7 +224,7 @@ static char *same_as_exact(const char *name, const char *cwd, const char *rubyli
                                  "discarded, status ignored\\)");
     else
         gl_assert_no_line(fast.err, "^gemleak: exact stacks:");
-    run_lsan(&exact, cwd, ARGS("--exact-stacks"), exact_json, rubylib, command);
+    run_lsan(&exact, cwd, ARGS("--exact-stacks"), exact_json, vars, command);
     ck_assert_msg(exact.status == status, "%s --exact-stacks: status %d:\n%.3000s", name, exact.status,
                   exact.err);
     gl_assert_line(exact.err, "\\(Ruby 3\\.[0-9.]*; exact stacks\\)$");
@@ -304,10 +309,10 @@ START_TEST(test_sample_gem_as_an_exact_run)
 END_TEST
 
 /* A real gem's suite: strscan's 142 tests (test-unit, as Ruby runs its
- * own), with leaks planted in StringScanner#peek (malloc), #getch
- * (ruby_strdup) and, in a Ractor, #initialize (ruby_xmalloc2): that one
- * only in the child Ruby of test_ractor.rb, which assert_in_out_err starts
- * with its script on standard input, and its parent runs again. */
+ * own), unchanged, with leaks planted from outside it (planted.rb) in
+ * StringScanner#peek (malloc) and #getch (ruby_xmalloc), and in a helper
+ * of the child Ruby of test_ractor.rb, which assert_in_out_err starts
+ * with its script on standard input, and whose parent runs again. */
 START_TEST(test_real_gem_suite_as_an_exact_run)
 {
     if (!ready_or_skip(ruby34, "the exact pass on strscan's suite", why_skipped) ||
@@ -315,15 +320,18 @@ START_TEST(test_real_gem_suite_as_an_exact_run)
         return;
     g_autofree char *ext = g_build_filename(strscan, "ext", "strscan", NULL);
     g_autofree char *include = g_strconcat("-I", ext, NULL);
+    g_autofree char *rubylib = g_strconcat("RUBYLIB=", ext, NULL);
+    g_autofree char *rubyopt = g_strdup_printf("RUBYOPT=-I%s/ext/leaky -rplanted", strscan);
     const char *command[] = { ruby34, include, "-Itool/lib", "-e",
                               "ARGV.each { |f| require File.expand_path(f) }; "
                               "ARGV.replace(%w[--seed=1])",
                               "test/strscan/test_stringscanner.rb", "test/strscan/test_ractor.rb",
                               NULL };
-    g_autofree char *found = same_as_exact("strscan", strscan, ext, 1, TRUE, " at strscan_peek:",
-                                           command);
-    ck_assert_ptr_nonnull(strstr(found, " at strscan_getch:"));
-    ck_assert_ptr_nonnull(strstr(found, " at strscan_initialize:"));
+    g_autofree char *found = same_as_exact("strscan", strscan, ARGS(rubylib, rubyopt), 1, TRUE,
+                                           " at leaky_alloc:", command);
+    ck_assert_ptr_nonnull(strstr(found, " at leaky_leak_xmalloc:"));
+    ck_assert_ptr_nonnull(strstr(found, "\n  leaky_leak leaky.c:"));
+    ck_assert_ptr_nonnull(strstr(found, "\n  leaky_leak_in_helper leaky.c:"));
     ck_assert_ptr_null(strstr(found, "UNCERTAIN"));
 }
 END_TEST
