@@ -79,7 +79,8 @@ UNIT_OBJS := $(UNIT_SRCS:tests/%.c=$(B)/obj/tests/%.o)
 INTEG_SRCS := $(wildcard tests/integration/*.c)
 INTEG_OBJS := $(INTEG_SRCS:tests/%.c=$(B)/obj/tests/%.o) $(B)/obj/tests/testutil.o
 RESDIR    := src/run
-RESOURCES := $(B)/helper/gemleak_helper.rb $(B)/client/gemleak_client.so $(B)/client/gemleak_preload.so
+RESOURCES := $(B)/helper/gemleak_helper.rb $(B)/client/gemleak_client.so $(B)/client/gemleak_preload.so \
+             $(B)/client/gemleak_exact.so
 
 .PHONY: all demo check check-unit check-helper helper-protocol check-docs check-integration asan fuzz bench lint \
         install uninstall clean deps-build deps-check deps-demo deps-fuzz deps-bench deps-lint
@@ -128,7 +129,9 @@ $(B)/helper/gemleak_helper.rb: $(RESDIR)/helper/gemleak_helper.rb $(PROTOCOL_H)
 	rm -f $@.lines && mv $@.tmp $@
 
 # The library --per-test loads into the traced Ruby (src/run/client/), compiled
-# into gemleak as a resource. Its own flags, never make asan's: it runs in
+# into gemleak as a resource, with frame pointers (its realloc comes before
+# LeakSanitizer's, whose fast unwinder must get past it to the allocating
+# call). Its own flags, never make asan's: it runs in
 # Ruby, not in gemleak. Without Valgrind's headers (Fedora keeps them in
 # valgrind-devel) it is left empty, and --per-test says why it cannot run.
 CLIENT_CFLAGS := -std=c11 -O2 -fPIC -shared -Wall -Wextra -Wmissing-prototypes \
@@ -138,8 +141,8 @@ $(B)/client/gemleak_client.so: $(CLIENT_SRCS)
 	@mkdir -p $(@D)
 	@if printf '#include <valgrind/valgrind.h>\n#include <valgrind/memcheck.h>\n' | \
 	    $(CC) -E -x c - >/dev/null 2>&1; then \
-	    echo "$(CC) $(CLIENT_CFLAGS) -o $@ $(CLIENT_SRCS) -pthread"; \
-	    $(CC) $(CLIENT_CFLAGS) -o $@ $(CLIENT_SRCS) -pthread; \
+	    echo "$(CC) $(CLIENT_CFLAGS) -fno-omit-frame-pointer -o $@ $(CLIENT_SRCS) -pthread"; \
+	    $(CC) $(CLIENT_CFLAGS) -fno-omit-frame-pointer -o $@ $(CLIENT_SRCS) -pthread; \
 	else \
 	    echo "warning: no <valgrind/valgrind.h> (Debian: valgrind; Fedora: valgrind-devel):" \
 	         "gemleak is built without --per-test" >&2; \
@@ -150,10 +153,20 @@ $(B)/client/gemleak_client.so: $(CLIENT_SRCS)
 # 3.4's warning about RUBY_FREE_AT_EXIT, which gemleak sets, stays out of
 # the suite's output (src/run/client/quiet.c). Needs nothing but the C
 # library: always built.
-PRELOAD_SRCS := $(RESDIR)/client/quiet.c $(RESDIR)/client/restore.c $(RESDIR)/client/proof.c
+PRELOAD_SRCS := $(RESDIR)/client/quiet.c $(RESDIR)/client/restore.c $(RESDIR)/client/proof.c \
+                $(RESDIR)/client/hidden.c
 $(B)/client/gemleak_preload.so: $(PRELOAD_SRCS) $(PROTOCOL_H)
 	@mkdir -p $(@D)
-	$(CC) $(CLIENT_CFLAGS) -Iinclude -o $@ $(PRELOAD_SRCS) -ldl
+	$(CC) $(CLIENT_CFLAGS) -Iinclude -o $@ $(PRELOAD_SRCS) -ldl -pthread
+
+# The library of the exact pass, preloaded before LeakSanitizer's runtime
+# when a fast pass found leaks whose stacks were cut (src/run/client/exact.c):
+# exact stacks at the leaking sites only. Frame pointers of its own, so that
+# the runtime's fast unwinder gets past it to the allocating call.
+EXACT_SRCS := $(RESDIR)/client/exact.c $(RESDIR)/client/exact_write.c
+$(B)/client/gemleak_exact.so: $(EXACT_SRCS) $(RESDIR)/client/exact_int.h $(PROTOCOL_H)
+	@mkdir -p $(@D)
+	$(CC) $(CLIENT_CFLAGS) -fno-omit-frame-pointer -Iinclude -o $@ $(EXACT_SRCS) -ldl -pthread
 
 # Generated code: warnings are glib-compile-resources' business, not ours.
 $(B)/obj/resources.o: $(B)/gen/resources.c $(B)/gen/resources.h

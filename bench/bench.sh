@@ -32,13 +32,15 @@
 #    heavy, six light), shared by the durations a first run recorded.
 # 7. gemleak run against bare valgrind with the same options on the same
 #    files: what gemleak adds (its helper in Ruby, reading, reporting).
-# 8. The engines on one suite, on a Ruby 3.3 or newer: natively, under
-#    --engine lsan, under --engine asan (the extension built with
-#    AddressSanitizer) and under the Valgrind engine, with ratios;
+# 8. The engines on a real-size suite, 120 allocation-heavy minitest
+#    tests, clean and with one leaking test, on a stock Ruby 3.3+ and on
+#    one with frame pointers: natively, under --engine lsan (fast stacks,
+#    exact ones only where something leaked), --engine lsan --exact-stacks
+#    (every allocation unwound exactly: the engine before issue 28) and the
+#    Valgrind engine, with ratios, and what the run says of the leak (its
+#    stack whole, certain); then --engine asan on 3 test files, and
 #    --engine lsan --per-test against --engine lsan on the example gem's
-#    suite and on section 4's 60 short tests; then
-#    natively and under both sanitizer engines on a Ruby with frame
-#    pointers (fast stacks).
+#    suite and on section 4's 60 short tests.
 # 9. Reading a long --per-test suite: 100k tests, each with its markers
 #    and a leak check reporting one loss record again (bench/gentests.py),
 #    against the same errors without markers: attributing is linear.
@@ -302,11 +304,85 @@ fi
 
 if want 8; then
     echo
-    echo "== 8. The engines on one suite (3 test files): natively, --engine lsan, --engine asan, Valgrind"
+    echo "== 8. The engines on a real-size suite: 120 allocation-heavy tests, clean and with one leaking test"
+    # heavy_tests LEAK: 120 tests in 12 files, each building a text of 400
+    # words and counting it 50 times (Ruby strings, arrays and hashes, and
+    # the extension's malloc and free), as a gem's suite allocates; with
+    # LEAK, the seventh test of the fourth file also calls Tally.count,
+    # whose copy of the text is never freed.
+    heavy_tests() {
+        rm -f "$suite"/test/*_test.rb
+        i=1
+        while [ "$i" -le 12 ]; do
+            {
+                echo 'require_relative "test_helper"'
+                echo "class Heavy${i}Test < Minitest::Test"
+                echo '  WORDS = %w[the quick brown fox jumps over the lazy dog again and again]'
+                j=1
+                while [ "$j" -le 10 ]; do
+                    echo "  def test_$j"
+                    [ -n "$1" ] && [ "$i" = 4 ] && [ "$j" = 7 ] && echo '    assert_equal 3, Tally.count("a b a")'
+                    echo "    text = Array.new(400) { |k| WORDS[(k * $j) % WORDS.size] + k.to_s }.join(\" \")"
+                    echo '    f = nil'
+                    echo '    50.times { f = Tally.frequencies(text) }'
+                    echo '    assert_equal 400, f.size'
+                    echo '    assert_equal 400, f.keys.map(&:dup).sort.uniq.size'
+                    echo '  end'
+                    j=$((j + 1))
+                done
+                echo 'end'
+            } > "$suite/test/heavy_${i}_test.rb"
+            i=$((i + 1))
+        done
+    }
+    # engines_on RUBY TITLE: the suite natively, under --engine lsan (fast
+    # stacks, exact ones only where something leaked), --engine lsan
+    # --exact-stacks (every allocation unwound exactly: what --engine lsan
+    # did before), and the Valgrind engine; clean, then leaking.
+    engines_on() {
+        ruby34=$1
+        if ! [ -x "$ruby34" ] || ! "$ruby34" -e 'exit(RUBY_VERSION >= "3.3")'; then
+            echo "  $2: skipped: no Ruby 3.3 or newer at $ruby34 (BENCH_RUBY34=PATH, BENCH_RUBY34_FP=PATH; scripts/build-ruby [fp] builds one)"
+            return
+        fi
+        saved_path=$PATH
+        PATH=$(dirname "$ruby34"):$PATH
+        make_suite
+        cd "$suite"
+        echo "  $2: Ruby $(ruby -e 'print RUBY_VERSION'), RUBY_FREE_AT_EXIT=1"
+        for kind in clean leaking; do
+            heavy_tests "$([ "$kind" = leaking ] && echo leak)"
+            files=$(ls test/heavy_*_test.rb)
+            set -- $(best_of env RUBY_FREE_AT_EXIT=1 ruby -Ilib -Itest -e "$loader" $files)
+            native=$1
+            set -- $(best_of "$gemleak" run --engine lsan -- ruby -Ilib -Itest -e "$loader" $files)
+            lsan=$1
+            set -- $(best_of "$gemleak" run --engine lsan --exact-stacks -- ruby -Ilib -Itest -e "$loader" $files)
+            exact=$1
+            set -- $(best_of "$gemleak" run -- ruby -Ilib -Itest -e "$loader" $files)
+            valgrind=$1
+            echo "    $kind: native ${native}s   --engine lsan ${lsan}s ($(ratio "$lsan" "$native")x)" \
+                "  --exact-stacks ${exact}s ($(ratio "$exact" "$native")x)" \
+                "  Valgrind ${valgrind}s ($(ratio "$valgrind" "$native")x)" \
+                "  lsan/exact-only: $(ratio "$lsan" "$exact")x"
+            if [ "$kind" = leaking ]; then
+                # what the run says of the leak, and of the stacks it paid
+                "$gemleak" run --engine lsan --format json:"$work/leak.json" -- ruby -Ilib -Itest -e "$loader" $files \
+                    >/dev/null 2>"$work/leak.err" || true
+                sed -n 's/^gemleak: exact stacks: /      exact stacks: /p' "$work/leak.err"
+                python3 -c 'import json,sys; f=json.load(open(sys.argv[1]))["findings"]; print("      finding: %s" % "; ".join("%s %s bytes, %s, %d frames through %s" % (x["location"]["fn"] if x["location"] else "?", x["bytes"], "certain" if x["certain"] else "UNCERTAIN", len(x["frames"]), ", ".join(fr["fn"] for fr in x["frames"] if fr.get("in_target")))) for x in f) or "none")' "$work/leak.json"
+            fi
+        done
+        PATH=$saved_path
+    }
+    engines_on "${BENCH_RUBY34:-${GEMLEAK_TEST_RUBY34:-/root/.cache/gemleak/ruby-3.4.5/bin/ruby}}" "stock Ruby (no frame pointers)"
+    engines_on "${BENCH_RUBY34_FP:-/root/.cache/gemleak/ruby-3.4.5-fp/bin/ruby}" "Ruby with frame pointers"
+
     ruby34=${BENCH_RUBY34:-${GEMLEAK_TEST_RUBY34:-/root/.cache/gemleak/ruby-3.4.5/bin/ruby}}
     if [ -x "$ruby34" ] && "$ruby34" -e 'exit(RUBY_VERSION >= "3.3")'; then
         saved_path=$PATH
         PATH=$(dirname "$ruby34"):$PATH
+        # AddressSanitizer on 3 test files, the extension built with it
         make_suite
         i=1
         while [ "$i" -le 3 ]; do work_test "work_$i" 600; i=$((i + 1)); done
@@ -314,17 +390,10 @@ if want 8; then
         files="test/work_1_test.rb test/work_2_test.rb test/work_3_test.rb"
         set -- $(best_of env RUBY_FREE_AT_EXIT=1 ruby -Ilib -Itest -e "$loader" $files)
         native=$1
-        set -- $(best_of "$gemleak" run --engine lsan -- ruby -Ilib -Itest -e "$loader" $files)
-        lsan=$1
-        set -- $(best_of "$gemleak" run --engine valgrind -- ruby -Ilib -Itest -e "$loader" $files)
-        valgrind=$1
         asan_build
         set -- $(best_of "$gemleak" run --engine asan -- ruby -Iasan-lib -Ilib -Itest -e "$loader" $files)
         asan=$1
-        echo "  Ruby $(ruby -e 'print RUBY_VERSION'), RUBY_FREE_AT_EXIT=1"
-        echo "  native: ${native}s   --engine lsan: ${lsan}s   --engine asan: ${asan}s   Valgrind: ${valgrind}s"
-        echo "  lsan/native: $(ratio "$lsan" "$native")x   valgrind/native: $(ratio "$valgrind" "$native")x   lsan/valgrind: $(ratio "$lsan" "$valgrind")x"
-        echo "  asan/native: $(ratio "$asan" "$native")x   asan/valgrind: $(ratio "$asan" "$valgrind")x"
+        echo "  --engine asan, 3 test files (the extension built with AddressSanitizer): native ${native}s   --engine asan ${asan}s ($(ratio "$asan" "$native")x)"
         # --per-test under LeakSanitizer against its plain run (issue 19's
         # target: 1.2x): the example gem's suite, and section 4's 60 short
         # tests in 6 files (the seventh test of the fourth leaks). No check
@@ -348,32 +417,6 @@ if want 8; then
         lsan_per_test "example gem (count, frequencies, words)" test/count_test.rb test/frequencies_test.rb test/words_test.rb
         lsan_per_test "60 short tests in 6 files" test/short_?_test.rb
         PATH=$saved_path
-    else
-        echo "  skipped: no Ruby 3.3 or newer at $ruby34 (BENCH_RUBY34=PATH; scripts/build-ruby builds one)"
-    fi
-    # The same suite on a Ruby that keeps frame pointers, its extension
-    # built by its flags: the engine unwinds by them (fast stacks).
-    ruby34fp=${BENCH_RUBY34_FP:-/root/.cache/gemleak/ruby-3.4.5-fp/bin/ruby}
-    if [ -x "$ruby34fp" ] && "$ruby34fp" -e 'exit(RUBY_VERSION >= "3.3")'; then
-        saved_path=$PATH
-        PATH=$(dirname "$ruby34fp"):$PATH
-        make_suite
-        i=1
-        while [ "$i" -le 3 ]; do work_test "work_$i" 600; i=$((i + 1)); done
-        cd "$suite"
-        files="test/work_1_test.rb test/work_2_test.rb test/work_3_test.rb"
-        set -- $(best_of env RUBY_FREE_AT_EXIT=1 ruby -Ilib -Itest -e "$loader" $files)
-        native=$1
-        set -- $(best_of "$gemleak" run --engine lsan -- ruby -Ilib -Itest -e "$loader" $files)
-        lsan=$1
-        asan_build
-        set -- $(best_of "$gemleak" run --engine asan -- ruby -Iasan-lib -Ilib -Itest -e "$loader" $files)
-        asan=$1
-        echo "  with frame pointers (fast stacks): native: ${native}s   --engine lsan: ${lsan}s   --engine asan: ${asan}s"
-        echo "  lsan/native: $(ratio "$lsan" "$native")x   asan/native: $(ratio "$asan" "$native")x"
-        PATH=$saved_path
-    else
-        echo "  fast stacks skipped: no Ruby with frame pointers at $ruby34fp (BENCH_RUBY34_FP=PATH; scripts/build-ruby fp builds one)"
     fi
 fi
 

@@ -119,6 +119,7 @@ Suite *gl_commands_suite(void);
 Suite *gl_targets_suite(void);
 Suite *gl_sys_suite(void);
 Suite *gl_sanitizer_reader_suite(void);
+Suite *gl_sanitizer_exact_suite(void);
 Suite *gl_filter_sanitizer_suite(void);
 Suite *gl_splitter_suite(void);
 Suite *gl_sinks_suite(void);

@@ -53,6 +53,7 @@ typedef struct {
     char *per_test;             /* "test" or "file"; NULL: off */
     gboolean trace_launchers;
     gboolean spare_launchers;
+    gboolean exact_stacks;      /* --exact-stacks: every allocation unwound exactly, one run */
 } Options;
 
 /* What the options say, checked and built before any input is read or

@@ -2,10 +2,12 @@
  * through the pipeline filter shares (pipeline.c). */
 #include "cli_int.h"
 #include "gemleak/base/errors.h"
+#include "gemleak/base/protocol.h"
 #include "gemleak/judge/analyze.h"
 #include "gemleak/judge/targets.h"
 #include "gemleak/read/process_facts.h"
 #include "gemleak/run/commands.h"
+#include "gemleak/run/exact.h"
 #include "gemleak/run/rundir.h"
 #include "gemleak/report/report.h"
 
@@ -78,6 +80,11 @@ static GOptionGroup *run_group(Options *options)
         { "spare-launchers", 0, 0, G_OPTION_ARG_NONE, &options->spare_launchers,
           "Run a launcher command (bundle, rake) outside Valgrind, faster: a Ruby it starts "
           "with its own RUBYOPT, or none, is then not checked", NULL },
+        { "exact-stacks", 0, 0, G_OPTION_ARG_NONE, &options->exact_stacks,
+          "Under --engine lsan or asan, unwind every allocation exactly, in one run (slow: "
+          "3 to 23 times native on a Ruby without frame pointers); by default LeakSanitizer "
+          "unwinds fast, and runs the command again for exact stacks where a leak's was cut",
+          NULL },
         { "trace-launchers", 0, 0, G_OPTION_ARG_NONE, &options->trace_launchers,
           "Run a launcher command under Valgrind too (the default; undoes --spare-launchers)",
           NULL },
@@ -124,11 +131,15 @@ static const char run_description[] =
     "report merges with the others' in 'gemleak filter s1.json s2.json...'.\n"
     "\n"
     "--engine lsan preloads LeakSanitizer's runtime (liblsan0) into every Ruby\n"
-    "process instead, with RUBY_FREE_AT_EXIT set and exact stacks (fast ones, near\n"
-    "native speed, when Ruby was built keeping frame pointers): leaks only (no\n"
-    "invalid reads or writes, no use after free), at a fraction of Valgrind's\n"
-    "time; it needs Ruby 3.3 or newer, and takes --per-test (which test allocated\n"
-    "each lost block, at the price of an allocation hook). --engine asan\n"
+    "process instead, with RUBY_FREE_AT_EXIT set and fast stacks, near native\n"
+    "speed: leaks only (no invalid reads or writes, no use after free); it needs\n"
+    "Ruby 3.3 or newer. Where a leak's stack was cut short (a Ruby without frame\n"
+    "pointers), the command runs again, its output discarded and its status\n"
+    "ignored (only the tests that allocated the leak, when gemleak can tell),\n"
+    "unwinding exactly only the allocations of the leaking calls: exact stacks\n"
+    "are paid only where something leaked (--exact-stacks: everywhere, in one\n"
+    "run). It takes --per-test (which test allocated each lost block, at the\n"
+    "price of an allocation hook). --engine asan\n"
     "preloads AddressSanitizer's runtime (libasan8) the same way: invalid reads\n"
     "and writes, use after free and double frees, with their allocation and free\n"
     "stacks, in an extension built with -fsanitize=address (the Rake task's\n"
@@ -261,10 +272,80 @@ static GPtrArray *suppression_files(const Options *options, char **command, FILE
     return gl_suppression_files((const char *const *) supp_dirs->pdata, *ruby_version);
 }
 
+/* How the engine unwound: by frame pointers (@fast), with Ruby keeping
+ * them (@frame_pointers) or not.
+ * Returns: (transfer none): what the run's first line says of it. */
+static const char *stacks_said(const GlEngine *engine, gboolean fast, gboolean frame_pointers)
+{
+    if (!engine->fast_with_frame_pointers && !engine->exact_where_leaked)
+        return "";
+    if (!fast)
+        return "; exact stacks";
+    return frame_pointers ? "; it keeps frame pointers: fast stacks" : "; fast stacks";
+}
+
+/* Says what the exact pass did (exact.h), when it ran. */
+static void say_exact(const GlExactResult *exact, FILE *err)
+{
+    if (exact->ran == 0)
+        return;
+    g_autoptr(GString) line = g_string_new("gemleak: exact stacks: ");
+    if (exact->blocks > 0)
+        g_string_append_printf(line, "the fast unwinder cut the stack%s of %u leaked block%s "
+                               "short", exact->blocks == 1 ? "" : "s", exact->blocks,
+                               exact->blocks == 1 ? "" : "s");
+    if (exact->hidden > 0)
+        g_string_append_printf(line, "%s%u block%s allocated on a Fiber's or Ractor's stack %s "
+                               "beyond its leak check", exact->blocks > 0 ? ", and " : "",
+                               exact->hidden, exact->hidden == 1 ? "" : "s",
+                               exact->hidden == 1 ? "was" : "were");
+    g_string_append_printf(line, "; %s ran again", exact->filtered ? "the tests that allocated "
+                           "them" : "the command");
+    if (exact->filtered && exact->ran > 1)
+        g_string_append(line, ", then every test (those alone did not settle them all)");
+    g_string_append_printf(line, " (%.1f s, output discarded, status ignored), unwinding exactly ",
+                           exact->seconds);
+    if (exact->everywhere)
+        g_string_append(line, "every allocation");
+    else
+        g_string_append_printf(line, "at %u allocation site%s only", exact->sites,
+                               exact->sites == 1 ? "" : "s");
+    if (exact->interrupted_by != 0)
+        g_string_append_printf(line, ", until gemleak was interrupted by %s",
+                               g_strsignal(exact->interrupted_by));
+    else if (exact->timed_out)
+        g_string_append(line, ", until it ran past its time and was ended");
+    if (exact->blocks > 0)
+        g_string_append_printf(line, ": %u of the %u got their whole stack", exact->given,
+                               exact->blocks);
+    if (exact->hidden > 0)
+        g_string_append_printf(line, "%s %u of the %u hidden block%s %s lost",
+                               exact->blocks > 0 ? ";" : ":", exact->hidden_lost, exact->hidden,
+                               exact->hidden == 1 ? "" : "s",
+                               exact->hidden_lost == 1 ? "was" : "were");
+    if (exact->given < exact->blocks)
+        g_string_append_printf(line, "; the run again did not lose the other %u: they keep the "
+                               "fast stacks, cut short, which never pass",
+                               exact->blocks - exact->given);
+    fprintf(err, "%s\n", line->str);
+}
+
+/* Exact stacks where a leak's was cut: the commands again (exact.h).
+ * What it could not do leaves those stacks cut, which never pass. */
+static void run_exact(const GlRunOptions *run, GPtrArray *commands, GlRunResult *result,
+                      GlExactResult *exact, FILE *err)
+{
+    g_autoptr(GError) error = NULL;
+    if (!gl_run_exact(run, commands, result, exact, &error)) {
+        g_autofree char *why = gl_text_escape(error->message);
+        fprintf(err, "gemleak: warning: exact stacks: %s\n", why);
+    }
+}
+
 /* Says how the run went: under which Valgrind, with what, what ran
  * outside it, and what cut it short. */
 static void say_how_it_ran(const GlEngine *engine, const GlRunResult *result, guint n_supps,
-                           const char *path_ruby, gboolean fast_stacks, FILE *err)
+                           const char *path_ruby, const char *stacks, FILE *err)
 {
     /* What the processes ran, not what `ruby` on PATH is. */
     g_autofree char *ran = gl_rundir_ruby_versions(result->dir);
@@ -280,10 +361,7 @@ static void say_how_it_ran(const GlEngine *engine, const GlRunResult *result, gu
         fprintf(err, "gemleak: ran under %s (%s)", engine->title, found);
     if (engine->own_program)
         fprintf(err, " with %u suppression file%s", n_supps, n_supps == 1 ? "" : "s");
-    fprintf(err, " (Ruby %s%s)", ruby,
-            !engine->fast_with_frame_pointers ? ""
-            : fast_stacks ? "; it keeps frame pointers: fast stacks"
-                          : "; exact stacks");
+    fprintf(err, " (Ruby %s%s)", ruby, stacks);
     if (result->untraced > 0)
         fprintf(err, "; %u process%s ran a compiler or another build tool outside it",
                 result->untraced, result->untraced == 1 ? "" : "es");
@@ -422,6 +500,8 @@ static int run_planned(const Options *options, Plan *plan, char **command, FILE 
     guint n_supps = supps->len;
     g_ptr_array_add(supps, NULL);
 
+    gboolean frame_pointers = engine->fast_with_frame_pointers &&
+                              gl_ruby_frame_pointers(command_ruby(command));
     GlRunOptions run = {
         .engine = engine,
         .valgrind = options->valgrind != NULL ? options->valgrind : "valgrind",
@@ -434,10 +514,17 @@ static int run_planned(const Options *options, Plan *plan, char **command, FILE 
         .per_test = options->per_test,
         .time_files = commands.has_files,
         .spare_launchers = options->spare_launchers && !options->trace_launchers,
-        .fast_stacks = engine->fast_with_frame_pointers &&
-                       gl_ruby_frame_pointers(command_ruby(command)),
+        .fast_stacks = !options->exact_stacks &&
+                       (engine->exact_where_leaked || frame_pointers),
+        .frame_pointers = frame_pointers,
         .leaks_unchecked = !engine_checks_leaks(engine, command, ruby_version, err),
     };
+    /* The fast pass records which test allocated each block (--per-test's
+     * owners, kept out of the reports unless asked for), for the exact
+     * pass to run those tests only. */
+    if (run.per_test == NULL && run.fast_stacks && engine->exact_where_leaked &&
+        gl_per_test_available())
+        run.per_test = GL_PROTO_PER_TEST_OWNERS;
     gl_cli_say_jobs_capped(options, err);
     if (commands.commands->len > 1)
         fprintf(err, "gemleak: %u commands at once under %s\n", commands.commands->len,
@@ -446,7 +533,11 @@ static int run_planned(const Options *options, Plan *plan, char **command, FILE 
         status = gl_cli_fail(err, "run", error);
         goto done;
     }
-    say_how_it_ran(engine, &result, n_supps, ruby_version, run.fast_stacks, err);
+    GlExactResult exact = { 0 };
+    run_exact(&run, commands.commands, &result, &exact, err);
+    say_how_it_ran(engine, &result, n_supps, ruby_version,
+                   stacks_said(engine, run.fast_stacks, frame_pointers), err);
+    say_exact(&exact, err);
     say_uninstrumented(engine, result.dir, !run.leaks_unchecked, command_ruby(command), err);
     record_durations(&commands, planning.durations, &result, err);
     if (!engine->silent_when_clean && !gl_list_xml_files_any(result.dir)) {

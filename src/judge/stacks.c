@@ -9,10 +9,12 @@
  * a fiber's (Fiber, Enumerator#next): Ruby's coroutine switches to a new
  * machine stack whose first frame is cont.c's fiber_entry (calling
  * rb_fiber_start), or coroutine_trampoline where the platform's coroutine
- * is ucontext's or a pthread's; nothing lies below it. */
+ * is ucontext's or a pthread's; nothing lies below it. A Ractor's thread
+ * under Ruby's M:N scheduler (3.3+) starts on a coroutine of its own too,
+ * at thread_pthread_mn.c's co_start. */
 static const char *const stack_bottoms[] = {
     "main", "__libc_start_main", "__libc_start_call_main", "_start", "start_thread",
-    "clone", "clone3", "fiber_entry", "coroutine_trampoline",
+    "clone", "clone3", "fiber_entry", "coroutine_trampoline", "co_start",
 };
 
 /* Returns: TRUE if @stack reaches main or a thread's start. */
@@ -88,6 +90,11 @@ GlVerdict gl_stacks_verdict(GlClassifier *classifier, GlRecord *record, const Gl
     return verdict;
 }
 
+gboolean gl_stacks_cut(const GlStack *stack, guint stack_limit, guint hidden_frames)
+{
+    return !reaches_bottom(stack) && program_counters(stack) + hidden_frames < stack_limit;
+}
+
 guint gl_stacks_cut_short(const GPtrArray *findings)
 {
     guint cut = 0;
@@ -106,7 +113,8 @@ GError *gl_stacks_cut_short_problem(guint cut)
         return NULL;
     return g_error_new(GL_ERROR, GL_ERROR_LIMIT, "%u finding%s whose stack the unwinder cut short "
                        "of main: gemleak cannot tell whether the extension lost %s, and what else "
-                       "the stack hides (a whole stack decides: the Valgrind engine's; or, where "
+                       "the stack hides (a whole stack decides: the Valgrind engine's, or "
+                       "--exact-stacks' (every allocation unwound exactly, in one run); or, where "
                        "gemleak unwound by frame pointers, the extension built with the flags of "
                        "the Ruby that keeps them, -fno-omit-frame-pointer)", cut,
                        cut == 1 ? "" : "s", cut == 1 ? "it" : "them");

@@ -150,7 +150,8 @@ static void render_finding(GString *out, const GlFinding *finding, gboolean colo
     g_autofree char *uncertain = escaped(gl_finding_uncertainty(finding));
     if (uncertain != NULL && record->stack_cut > 0)
         g_string_append_printf(out, "%suncertain: %s. A whole stack decides it: the "
-                               "Valgrind engine's; or, where gemleak used frame pointers (a "
+                               "Valgrind engine's, or --exact-stacks' (every allocation unwound "
+                               "exactly, in one run); or, where gemleak used frame pointers (a "
                                "Ruby that keeps them), the extension built with that Ruby's "
                                "flags (-fno-omit-frame-pointer).%s\n",
                                paint(color, DIM), uncertain, paint(color, RESET));

@@ -40,12 +40,19 @@ static char *lsan_log_too_long(const char *run_dir, gsize *max)
 }
 
 /* Returns: (transfer full) (nullable): what is preloaded before the
- * runtime: per test, the client library, whose realloc records the test
- * that reallocated a block (the runtime calls its allocation hooks from
- * malloc and free only). */
+ * runtime: in the exact pass, its library, whose allocation functions see
+ * the allocating call (exact.c); per test, the client library, whose
+ * realloc records the test that reallocated a block (the runtime calls its
+ * allocation hooks from malloc and free only). */
 static char *lsan_first(const GlRunOptions *options, const char *helper_dir)
 {
-    return options != NULL && options->per_test != NULL ? gl_run_client_library(helper_dir) : NULL;
+    if (options == NULL)
+        return NULL;
+    g_autofree char *exact = options->exact_sites != NULL ? gl_run_exact_library(helper_dir) : NULL;
+    g_autofree char *client = options->per_test != NULL ? gl_run_client_library(helper_dir) : NULL;
+    if (exact != NULL && client != NULL)
+        return g_strconcat(exact, ":", client, NULL);
+    return exact != NULL ? g_steal_pointer(&exact) : g_steal_pointer(&client);
 }
 
 static GPtrArray *lsan_argv(const GlRunOptions *options, const char *program, const char *run_dir,
@@ -69,23 +76,28 @@ static char *lsan_watch_mark(const char *run_dir)
     return gl_sanitizer_watch_mark(&lsan, run_dir);
 }
 
-/* Exact stacks (the fast unwinder gives 2-3 frames on a Ruby without
- * frame pointers, and wrong verdicts), or the fast unwinder when Ruby
- * keeps frame pointers (whole stacks, near native speed: 0.82 s against
- * exact stacks' 6.1 s on redcarpet's suite). Ruby frees its memory at
- * exit (3.3+): without it Ruby leaves thousands of blocks, LeakSanitizer
- * keeps the first 5000 stacks, and the extension's leaks were among those
- * dropped. */
+/* Fast stacks, whatever Ruby is: the runtime unwinds by frame pointers, at
+ * 1.1 to 1.3 times native, where exact stacks (fast_unwind_on_malloc=0,
+ * DWARF for every allocation, Ruby's boot included) cost 3 to 23 times on
+ * real suites. On a Ruby without frame pointers a stack then stops at the
+ * allocating call; the exact pass (exact.h) unwinds exactly where that cut
+ * a leak's stack, at its sites only. --exact-stacks (fast_stacks FALSE)
+ * unwinds every allocation exactly, in one run. The leak check lists each
+ * object it found lost (report_objects): the exact pass joins its stacks
+ * to them by address, and --per-test its tests, which the reader puts at
+ * the test that allocated each (the client library's "gemleak:owned"
+ * lines), unless a forked child's check of what it inherited listed it
+ * first. Ruby frees its memory at exit (3.3+): without it Ruby leaves
+ * thousands of blocks, LeakSanitizer keeps the first 5000 stacks, and the
+ * extension's leaks were among those dropped. */
 static char **lsan_environment(const GlRunOptions *options, const char *run_dir,
                                const char *found, char **env)
 {
-    /* --per-test: the leak check lists the address of each object it
-     * found lost (report_objects), which the reader puts at the test that
-     * allocated it (the client library's "gemleak:owned" lines), unless a
-     * forked child's check of what it inherited listed it first. */
     g_autofree char *ours = g_strdup_printf("detect_leaks=1:max_leaks=0:fast_unwind_on_malloc=%d%s",
                                             options->fast_stacks ? 1 : 0,
-                                            options->per_test != NULL ? ":report_objects=1" : "");
+                                            options->fast_stacks || options->per_test != NULL ||
+                                                    options->quiet
+                                                ? ":report_objects=1" : "");
     env = gl_sanitizer_environment(&lsan, "LSAN_OPTIONS", run_dir, found, ours, options->messages,
                                    env);
     return gl_sanitizer_free_at_exit(env);
@@ -114,4 +126,5 @@ const GlEngine gl_engine_lsan = {
     .silent_when_clean = TRUE,
     .proves_checks = TRUE,
     .fast_with_frame_pointers = TRUE,
+    .exact_where_leaked = TRUE,
 };

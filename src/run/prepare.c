@@ -44,6 +44,7 @@
 
 /* The library preloaded into every process of a run (src/run/client/quiet.c). */
 #define PRELOAD_LIBRARY "gemleak_preload.so"
+#define EXACT_LIBRARY "gemleak_exact.so"
 
 /* Returns: (transfer full) (nullable): what @ruby prints running @code
  * (with --disable-gems, and -r@library when not NULL), or NULL when it
@@ -349,6 +350,7 @@ char *gl_run_write_helper(gboolean client, int *lock, GError **error)
     }
     if (!write_resource("helper/gemleak_helper.rb", lib, "Ruby helper", error) ||
         !write_resource("client/" PRELOAD_LIBRARY, lib, "preloaded library", error) ||
+        !write_resource("client/" EXACT_LIBRARY, lib, "exact pass's library", error) ||
         (client && gl_per_test_available() &&
          !write_resource("client/gemleak_client.so", lib, "client library", error))) {
         gl_remove_tree(lib);
@@ -416,6 +418,16 @@ char *gl_run_client_library(const char *helper_dir)
     return client;
 }
 
+char *gl_run_exact_library(const char *helper_dir)
+{
+    if (helper_dir == NULL)
+        return NULL;
+    char *library = g_build_filename(helper_dir, EXACT_LIBRARY, NULL);
+    if (!g_file_test(library, G_FILE_TEST_IS_REGULAR))
+        g_clear_pointer(&library, g_free);
+    return library;
+}
+
 /* ---- the child's environment ------------------------------------------------ */
 
 /* The run's variables the preloaded library gives back to a program a
@@ -429,7 +441,8 @@ static char **with_restore(char **env, const char *require, const char *preload)
     static const char *const set[] = {
         GL_PROTO_RUNNING_VARIABLE, GL_PROTO_RUN_DIR_VARIABLE, GL_PROTO_PID_VARIABLE, GL_PROTO_CLIENT_VARIABLE,
         GL_PROTO_DURATIONS_VARIABLE, GL_PROTO_PER_TEST_VARIABLE, GL_PROTO_LEAK_KINDS_VARIABLE, GL_PROTO_ENGINE_COMMAND_VARIABLE,
-        GL_PROTO_RUNTIME_VARIABLE, GL_PROTO_PROOF_VARIABLE,
+        GL_PROTO_RUNTIME_VARIABLE, GL_PROTO_PROOF_VARIABLE, GL_PROTO_EXACT_VARIABLE,
+        GL_PROTO_EXACT_LIBRARY_VARIABLE, GL_PROTO_EXACT_TESTS_VARIABLE, GL_PROTO_HIDDEN_VARIABLE,
     };
     static const char *const after[] = { "LSAN_OPTIONS", "ASAN_OPTIONS" };
     g_autoptr(GPtrArray) items = g_ptr_array_new_with_free_func(g_free);
@@ -539,6 +552,28 @@ char **gl_run_child_environment(const GlRunOptions *options, const GlEngine *eng
     } else {
         env = g_environ_unsetenv(env, GL_PROTO_CLIENT_VARIABLE);
     }
+    /* The exact pass: the sites to unwind exactly at, and the library
+     * that does it (the helper takes it out of LD_PRELOAD, with the
+     * runtime, for what Ruby starts). A variable an outer run left must
+     * not make this one unwind. */
+    g_autofree char *exact = options->exact_sites != NULL ? gl_run_exact_library(helper_lib) : NULL;
+    if (exact != NULL) {
+        env = g_environ_setenv(env, GL_PROTO_EXACT_VARIABLE, options->exact_sites, TRUE);
+        env = g_environ_setenv(env, GL_PROTO_EXACT_LIBRARY_VARIABLE, exact, TRUE);
+    } else {
+        env = g_environ_unsetenv(env, GL_PROTO_EXACT_VARIABLE);
+        env = g_environ_unsetenv(env, GL_PROTO_EXACT_LIBRARY_VARIABLE);
+    }
+    /* Fast stacks hide what is allocated on another stack than the
+     * thread's (a Fiber's): the preloaded library says what (hidden.c). */
+    if (quiet != NULL && options->fast_stacks && engine->proves_checks)
+        env = g_environ_setenv(env, GL_PROTO_HIDDEN_VARIABLE, "1", TRUE);
+    else
+        env = g_environ_unsetenv(env, GL_PROTO_HIDDEN_VARIABLE);
+    if (exact != NULL && options->exact_tests != NULL)
+        env = g_environ_setenv(env, GL_PROTO_EXACT_TESTS_VARIABLE, options->exact_tests, TRUE);
+    else
+        env = g_environ_unsetenv(env, GL_PROTO_EXACT_TESTS_VARIABLE);
     /* The helper looks for build tools among a process's ancestors up to
      * gemleak, not past it (gemleak run from make). */
     g_autofree char *pid = g_strdup_printf("%d", (int) getpid());

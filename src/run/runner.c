@@ -39,6 +39,7 @@ static volatile pid_t children[MAX_CHILDREN];
 static volatile sig_atomic_t n_children;
 static volatile sig_atomic_t interrupted_by;
 static volatile sig_atomic_t interrupted_at_terminal;
+static volatile sig_atomic_t timed_out;
 
 /* A Ctrl-C at the terminal reaches the children too (they share our
  * process group): forwarding it would interrupt Ruby twice. A signal sent
@@ -57,6 +58,41 @@ static void forward_signal(int signo, siginfo_t *info, void *context)
 }
 
 static const int forwarded_signals[] = { SIGINT, SIGTERM, SIGHUP };
+
+/* How long commands that ran past their deadline have after SIGTERM. */
+#define DEADLINE_GRACE_S 10
+
+/* GlRunOptions.deadline: the commands are asked to end, then made to. */
+static void deadline_passed(int signo)
+{
+    (void) signo;
+    int ending = timed_out ? SIGKILL : SIGTERM;
+    timed_out = 1;
+    for (sig_atomic_t i = 0; i < n_children; i++)
+        if (children[i] > 0)
+            kill(children[i], ending);
+    if (ending == SIGTERM)
+        alarm(DEADLINE_GRACE_S);
+}
+
+static void start_deadline(guint seconds, struct sigaction *saved)
+{
+    timed_out = 0;
+    struct sigaction action;
+    memset(&action, 0, sizeof action);
+    action.sa_handler = deadline_passed;
+    action.sa_flags = SA_RESTART;
+    sigemptyset(&action.sa_mask);
+    sigaction(SIGALRM, &action, saved);
+    if (seconds > 0)
+        alarm(seconds);
+}
+
+static void stop_deadline(const struct sigaction *saved)
+{
+    alarm(0);
+    sigaction(SIGALRM, saved, NULL);
+}
 
 static void install_handlers(struct sigaction *saved)
 {
@@ -149,8 +185,10 @@ static gboolean wait_for_descendants(GlRunResult *result, FILE *messages)
             continue;
         }
         gint64 now = g_get_monotonic_time();
-        if (interrupted_by != 0 && !passed_on) {
-            if (!interrupted_at_terminal)
+        if ((interrupted_by != 0 || timed_out) && !passed_on) {
+            if (timed_out)
+                signal_orphans(SIGTERM);
+            else if (!interrupted_at_terminal)
                 signal_orphans(interrupted_by);
             passed_on = TRUE;
             deadline = MIN(deadline, now + (gint64) INTERRUPTED_GRACE_MS * 1000);
@@ -161,8 +199,14 @@ static gboolean wait_for_descendants(GlRunResult *result, FILE *messages)
             fflush(messages);
             said = TRUE;
         }
-        if (now >= deadline)
+        if (now >= deadline) {
+            /* past the commands' deadline and the grace: what SIGTERM did
+             * not end (a Ruby whose main thread never takes the signal) is
+             * made to, not left running for ever */
+            if (timed_out)
+                signal_orphans(SIGKILL);
             return TRUE;
+        }
         g_usleep(REAP_INTERVAL_US);
     }
 #else
@@ -223,9 +267,12 @@ static gboolean spawn_commands(const GlRunOptions *options, const GlEngine *engi
             result->launcher = g_path_get_basename(command[0]);
         g_autoptr(GError) local = NULL;
         GPid pid = 0;
+        /* A run the suite's output is not of (the exact pass) keeps its own
+         * from the terminal and from the suite's streams. */
+        GSpawnFlags io = options->quiet ? G_SPAWN_STDOUT_TO_DEV_NULL | G_SPAWN_STDERR_TO_DEV_NULL
+                                        : G_SPAWN_CHILD_INHERITS_STDIN;
         if (!g_spawn_async(NULL, spawned, env,
-                           G_SPAWN_SEARCH_PATH | G_SPAWN_DO_NOT_REAP_CHILD |
-                               G_SPAWN_CHILD_INHERITS_STDIN,
+                           G_SPAWN_SEARCH_PATH | G_SPAWN_DO_NOT_REAP_CHILD | io,
                            gl_run_child_setup, parent, &pid, &local)) {
             g_set_error(error, GL_ERROR, GL_ERROR_CHILD, "cannot start %s: %s", spawned[0],
                         local->message);
@@ -314,7 +361,9 @@ gboolean gl_run_commands(const GlRunOptions *options, GPtrArray *commands, GlRun
     install_handlers(saved);
 
     gint64 started = g_get_monotonic_time();
+    struct sigaction saved_alarm;
     gboolean ok = spawn_commands(options, engine, commands, env, valgrind != NULL, result, error);
+    start_deadline(options->deadline, &saved_alarm);
     wait_for_commands(result, started);
     result->descendants_left = wait_for_descendants(result, options->messages);
     /* Not while processes may still be writing: a preamble may be all
@@ -322,6 +371,8 @@ gboolean gl_run_commands(const GlRunOptions *options, GPtrArray *commands, GlRun
     if (!result->descendants_left)
         result->untraced = gl_rundir_drop_untraced(result->dir, result->killed);
     result->outside = gl_rundir_outside(result->dir);
+    stop_deadline(&saved_alarm);
+    result->timed_out = timed_out;
     restore_handlers(saved);
 #ifdef __linux__
     /* The run's descendants are reaped or left to the watchdog: what the
@@ -334,7 +385,8 @@ gboolean gl_run_commands(const GlRunOptions *options, GPtrArray *commands, GlRun
     /* Said in the directory too: gemleak filter of it must not pass what
      * the signal kept from running. */
     g_autoptr(GError) unmarked = NULL;
-    if (interrupted_by != 0 && !gl_rundir_mark_interrupted(result->dir, interrupted_by, &unmarked)) {
+    if (interrupted_by != 0 && !gl_rundir_mark_interrupted(result->dir, interrupted_by, &unmarked) &&
+        options->messages != NULL) {
         g_autofree char *why = gl_text_escape(unmarked->message);
         fprintf(options->messages, "gemleak: warning: %s\n", why);
     }

@@ -33,6 +33,11 @@ char *gl_run_preload_library(const char *helper_dir, char **why_not);
  * wrote none. */
 char *gl_run_client_library(const char *helper_dir);
 
+/* Returns: (transfer full) (nullable): the exact pass's library
+ * (src/run/client/exact.c) gl_run_write_helper() wrote in @helper_dir
+ * (nullable), NULL when there is none. */
+char *gl_run_exact_library(const char *helper_dir);
+
 /* Returns: (transfer full): the environment of the commands: the helper,
  * the run directory, GEMLEAK_ENGINE_COMMAND (@valgrind, nullable) when a
  * launcher runs outside Valgrind, and what @engine needs (its

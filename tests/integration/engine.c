@@ -164,7 +164,7 @@ static char *same_leaks(const char *cwd, const char *const *command, int status)
     run_engine(&lsan, cwd, "lsan", lsan_json, command);
     ck_assert_msg(lsan.status == status, "lsan: status %d:\n%s", lsan.status, lsan.err);
     gl_assert_line(lsan.err, "^gemleak: ran under LeakSanitizer \\(/.*liblsan\\.so[.0-9]*\\) "
-                             "\\(Ruby 3\\.[0-9.]*; exact stacks\\)$");
+                             "\\(Ruby 3\\.[0-9.]*; fast stacks\\)$");
     gl_assert_line(lsan.err, "^gemleak: note: LeakSanitizer sees leaks only, not invalid reads "
                              "and writes, use after free");
     run_engine(&valgrind, cwd, "valgrind", valgrind_json, command);

@@ -157,5 +157,6 @@ void integration_groups(TCase *tcase);
 void integration_handed(TCase *tcase);
 void integration_promise(TCase *tcase);
 void integration_same(TCase *tcase);
+void integration_exact(TCase *tcase);
 
 #endif

@@ -104,7 +104,7 @@ int main(int argc, char **argv)
     /* The test cases run at once, each in a process of its own
      * (run_in_parallel); the tests of one case run in turn. */
     enum { SELF, LEAKS, VERDICTS, PROCESSES, COMMANDS, CHECKED, PER_TEST, MINITEST, RSPEC, GEM,
-           ENGINE, ASAN, GROUPS, HANDED, PROMISE, SAME, N_CASES };
+           ENGINE, ASAN, GROUPS, HANDED, PROMISE, SAME, EXACT, N_CASES };
     const char *names[N_CASES + 1] = {
         [SELF] = "gemleak itself",
         [LEAKS] = "run: leaks",
@@ -122,6 +122,7 @@ int main(int argc, char **argv)
         [HANDED] = "run: memory a Ruby API hands to the extension",
         [PROMISE] = "run: the gate's promise under every engine",
         [SAME] = "run: one finding, whatever the engine",
+        [EXACT] = "run: exact stacks where something leaked",
         [N_CASES] = NULL,
     };
     TCase *cases[N_CASES];
@@ -144,6 +145,7 @@ int main(int argc, char **argv)
     integration_handed(cases[HANDED]);
     integration_promise(cases[PROMISE]);
     integration_same(cases[SAME]);
+    integration_exact(cases[EXACT]);
 
     /* A bound for a hang, not for speed: on a busy 2-core machine the gem
      * from a clone (gemleak built four times, suites under Valgrind) took

@@ -138,6 +138,53 @@
  * of its memory. */
 #define GL_PROTO_MARKER_LIVE "live"
 
+/* The exact pass (src/run/client/exact.c; see gemleak/run/exact.h): a
+ * second run of a suite whose fast pass found leaks with stacks the
+ * unwinder cut, with the library gemleak_exact.so preloaded before the
+ * runtime. GEMLEAK_EXACT names the file of sites it takes exact stacks at:
+ * "gemleak:sites<TAB>DEPTH" (program counters to keep after the
+ * allocator's), then "SIZE<TAB>OFFSET<TAB>MODULE" a line: an allocation
+ * of SIZE bytes by the call at OFFSET (hexadecimal, as the runtime prints
+ * a frame's offset) in MODULE (a path, as the runtime names it).
+ * GEMLEAK_EXACT_LIBRARY is the library's path (the helper takes it out of
+ * LD_PRELOAD with the runtime's). In the process's report, before each
+ * leak check: "gemleak:frame<TAB>K" and the frames symbolized at one
+ * program counter in gemleak's frame format (numbered from 0: inlined
+ * ones share it), "gemleak:stack<TAB>N<TAB>K K ..." (a stack by its
+ * program counters' frames; both once a process), "gemleak:stacks" (a new
+ * table of blocks) and "gemleak:at<TAB>N<TAB>ADDRESS ADDRESS ..."
+ * (hexadecimal): the blocks still allocated that were allocated there. */
+#define GL_PROTO_EXACT_VARIABLE "GEMLEAK_EXACT"
+/* The exact pass runs only the tests that allocated what the fast pass
+ * found lost, when it can tell (GEMLEAK_EXACT_TESTS names a file of them,
+ * "NAME<TAB>LOCATION" a line as "gemleak:owned" lines give them; "<TAB>FILE"
+ * stands for every test of FILE): the helper skips the others. The fast
+ * pass records owners for it (GEMLEAK_PER_TEST=GL_PROTO_PER_TEST_OWNERS:
+ * the owners alone, no marker a test), which gemleak takes out of the
+ * reports when --per-test was not asked for. */
+#define GL_PROTO_EXACT_TESTS_VARIABLE "GEMLEAK_EXACT_TESTS"
+/* Under an engine that unwinds by frame pointers, the blocks allocated on
+ * a stack other than the thread's (a Fiber's, a Ractor's coroutine), which
+ * its leak check takes for reachable (src/run/client/hidden.c, when
+ * GEMLEAK_HIDDEN is set): "gemleak:hidden" begins the list written before
+ * a check, "gemleak:hidden<TAB>SIZE<TAB>ADDRESS" (hexadecimal) a block still
+ * allocated. gemleak judges them by a run with exact stacks, and takes the
+ * lines out of the reports. */
+#define GL_PROTO_HIDDEN_VARIABLE "GEMLEAK_HIDDEN"
+/* What the names of the libraries gemleak preloads begin with
+ * (gemleak_preload.so, gemleak_client.so, gemleak_exact.so): a frame of
+ * theirs in an allocation's stack (their realloc, before the runtime's) is
+ * not the allocating call's. */
+#define GL_PROTO_LIBRARY_PREFIX "gemleak_"
+#define GL_PROTO_MARKER_HIDDEN "hidden"
+#define GL_PROTO_PER_TEST_OWNERS "owners"
+#define GL_PROTO_EXACT_LIBRARY_VARIABLE "GEMLEAK_EXACT_LIBRARY"
+#define GL_PROTO_MARKER_SITES "sites"
+#define GL_PROTO_MARKER_STACKS "stacks"
+#define GL_PROTO_MARKER_STACK "stack"
+#define GL_PROTO_MARKER_AT "at"
+#define GL_PROTO_MARKER_FRAME "frame"
+
 /* Valgrind's command line for the processes outside it. */
 /* The variables gemleak sets in every process of a run, for the helper:
  * that a run is on; its directory; gemleak's own pid (the watchdog's and

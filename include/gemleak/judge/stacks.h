@@ -26,6 +26,13 @@
 GlVerdict gl_stacks_verdict(GlClassifier *classifier, GlRecord *record, const GlProcess *process,
                             gboolean *unplaced);
 
+/* Returns: TRUE if @stack was cut short by an unwinder that gave up: it
+ * reaches neither main nor a thread's or fiber's start, and holds fewer
+ * than @stack_limit program counters (the limit counting @hidden_frames
+ * the output does not show). What the cut hides may decide whose a leak is:
+ * the exact pass (gemleak/run/exact.h) unwinds those allocations again. */
+gboolean gl_stacks_cut(const GlStack *stack, guint stack_limit, guint hidden_frames);
+
 /* Returns: how many of @findings (GlFinding*) show a stack the unwinder
  * cut short (record->stack_cut): each makes the run INCOMPLETE. */
 guint gl_stacks_cut_short(const GPtrArray *findings);

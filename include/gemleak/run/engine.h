@@ -116,6 +116,11 @@ typedef struct {
     /* TRUE: it unwinds by frame pointers when Ruby keeps them
      * (GlRunOptions.fast_stacks), exactly otherwise. */
     gboolean fast_with_frame_pointers;
+    /* TRUE: it unwinds by frame pointers whatever Ruby is, and pays exact
+     * stacks only where a leak's stack was cut: the commands run again,
+     * the engine unwinding exactly at those leaks' sites only
+     * (GlRunOptions.exact_sites; gemleak/run/exact.h). */
+    gboolean exact_where_leaked;
     /* TRUE: its runtime's leak check can be made at exit by the library
      * gemleak preloads into every process (src/run/client/proof.c), which
      * then says it ran to its end ("gemleak:done"): a process of such a run

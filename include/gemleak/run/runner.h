@@ -31,10 +31,19 @@ typedef struct GlRunOptions {
     gboolean time_files;           /* the helper times each test file's tests */
     gboolean spare_launchers;      /* run a launcher command (rake, bundle) outside Valgrind:
                                     * the Ruby processes it starts put themselves under it */
-    gboolean fast_stacks;          /* Ruby (and, built by its flags, the extensions) keeps
-                                    * frame pointers: an engine may unwind by them */
+    gboolean fast_stacks;          /* the engine unwinds by frame pointers */
+    gboolean frame_pointers;       /* Ruby (and, built by its flags, the extensions) keeps
+                                    * them: the fast unwinder's stacks are whole */
     gboolean leaks_unchecked;      /* the engine checks no leaks: Ruby is older than its
                                     * leaks_min_ruby */
+    const char *exact_sites;       /* the exact pass (exact.h): the file of the sites the
+                                    * engine unwinds exactly at; NULL: not that pass */
+    const char *exact_tests;       /* the exact pass: the file of the tests to run (the helper
+                                    * skips the others); NULL: all */
+    gboolean quiet;                /* the commands' output goes to /dev/null, their input
+                                    * comes from it: a run the suite's output is not of */
+    guint deadline;                /* seconds the commands may run, then they are ended
+                                    * (SIGTERM, SIGKILL ten seconds later); 0: no limit */
 } GlRunOptions;
 
 typedef struct {
@@ -43,6 +52,7 @@ typedef struct {
     int status;            /* the first failing command's exit status, 128+N when killed by N */
     int killed_by;         /* that signal, or 0 */
     int interrupted_by;    /* the signal gemleak itself received, or 0 */
+    gboolean timed_out;    /* the commands ran past GlRunOptions.deadline and were ended */
     gboolean descendants_left; /* processes the command started still ran past the grace period */
     GHashTable *killed;    /* every process gemleak reaped (the commands, and the orphans
                             * re-parented to it) that a signal killed: pid -> signal, both

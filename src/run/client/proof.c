@@ -32,11 +32,14 @@ static Say say;
 
 /* Also the helper's, before exit! (which runs no handler). */
 void gemleak_preload_done(void);
+/* hidden.c's: the blocks the check cannot judge, before it. */
+void gemleak_preload_hidden(void);
 
 void gemleak_preload_done(void)
 {
     if (say == NULL)
         return;
+    gemleak_preload_hidden();
     if (check != NULL)
         check();
     say(GL_PROTO_MARKER_PREFIX GL_PROTO_MARKER_DONE);

@@ -54,6 +54,18 @@ module GemLeakHelper
     MARKER_DONE = "done"
     MARKER_EXEC = "exec"
     MARKER_LIVE = "live"
+    EXACT_VARIABLE = "GEMLEAK_EXACT"
+    EXACT_TESTS_VARIABLE = "GEMLEAK_EXACT_TESTS"
+    HIDDEN_VARIABLE = "GEMLEAK_HIDDEN"
+    LIBRARY_PREFIX = "gemleak_"
+    MARKER_HIDDEN = "hidden"
+    PER_TEST_OWNERS = "owners"
+    EXACT_LIBRARY_VARIABLE = "GEMLEAK_EXACT_LIBRARY"
+    MARKER_SITES = "sites"
+    MARKER_STACKS = "stacks"
+    MARKER_STACK = "stack"
+    MARKER_AT = "at"
+    MARKER_FRAME = "frame"
     RUNNING_VARIABLE = "GEMLEAK_RUNNING"
     RUN_DIR_VARIABLE = "GEMLEAK_RUN_DIR"
     PID_VARIABLE = "GEMLEAK_PID"
@@ -187,12 +199,12 @@ module GemLeakHelper
       # The runtime stays in this process and leaves LD_PRELOAD, for what
       # it starts: a compiler or an assembler under LeakSanitizer leaks or
       # crashes. A Ruby it starts starts again with it (GemLeakLaunch). So
-      # does the client library preloaded before it (per test, under
-      # LeakSanitizer).
+      # do the libraries preloaded before it: the client library (per test,
+      # under LeakSanitizer) and the exact pass's.
       def keep_to_self
         preload = ENV["LD_PRELOAD"].to_s.split(/[: ]/).reject(&:empty?)
-        client = ENV[Protocol::CLIENT_VARIABLE].to_s
-        kept = preload.reject { |lib| lib == PATH || lib == REAL || (!client.empty? && lib == client) }
+        ours = [ENV[Protocol::CLIENT_VARIABLE].to_s, ENV[Protocol::EXACT_LIBRARY_VARIABLE].to_s].reject(&:empty?)
+        kept = preload.reject { |lib| lib == PATH || lib == REAL || ours.include?(lib) }
         return if kept.size == preload.size
 
         kept.empty? ? ENV.delete("LD_PRELOAD") : ENV["LD_PRELOAD"] = kept.join(":")
@@ -293,6 +305,10 @@ module GemLeakHelper
       @features_seen = 0
       @failed = false
       start_list
+      # What the parent loaded, the child has: a child killed before it
+      # requires anything (fiddle, which the parent may have loaded already)
+      # still counts as one that loaded the extension, whose check must run.
+      record_new_extensions
     end
 
     def forked?
@@ -480,12 +496,33 @@ module GemLeakHelper
         disabled = GC.disable
         filled = fill_free_slots
         register_pages
+        exact_write
         scrub(SCRUB_DEPTH)
         @functions[:check].call
         @functions[:marker].call(CHECKED) if closed
       ensure
         filled&.clear
         GC.enable unless disabled
+      end
+
+      # Before the check lists the lost blocks, what the libraries gemleak
+      # preloads write beside it: under fast stacks, the blocks allocated on
+      # another stack than the thread's, which the check cannot judge
+      # (src/run/client/hidden.c); in the exact pass, the stacks of the
+      # blocks allocated at the sites it unwinds exactly (exact.c).
+      def exact_write
+        @before_check ||= [[Protocol::HIDDEN_VARIABLE, "gemleak_preload_hidden"],
+                           [Protocol::EXACT_VARIABLE, "gemleak_exact_write"]].filter_map do |variable, name|
+          next if ENV[variable].to_s.empty?
+
+          Fiddle::Function.new(Fiddle::Handle::DEFAULT[name], [], Fiddle::TYPE_VOID)
+        rescue Fiddle::DLError => e
+          Core.debug(e)
+          nil
+        end
+        @before_check.each(&:call)
+      rescue StandardError => e
+        Core.debug(e)
       end
 
       # Ruby's object pages, registered as roots, hold free slots too, and
@@ -634,7 +671,20 @@ module GemLeakHelper
   # beside this file (GEMLEAK_CLIENT) and it is called through Fiddle.
   module PerTest
     @grain = ENV[Protocol::PER_TEST_VARIABLE]
-    @grain = nil unless %w[test each file].include?(@grain)
+    @grain = nil unless ["test", "each", "file", Protocol::PER_TEST_OWNERS].include?(@grain)
+    # The owners alone (GemLeak's fast pass, under a sanitizer): which test
+    # allocated each block, for the exact pass to run those tests only; no
+    # marker a test, no attribution in the report.
+    @owners_only = @grain == Protocol::PER_TEST_OWNERS
+    @grain = "test" if @owners_only
+    # The exact pass: the tests to run ("NAME\tLOCATION" as escaped here;
+    # "\tFILE": every test of FILE); the others are skipped. nil: all.
+    @only = begin
+      path = ENV[Protocol::EXACT_TESTS_VARIABLE].to_s
+      path.empty? ? nil : File.readlines(path, chomp: true).to_h { |line| [line.b, true] }
+    rescue SystemCallError
+      nil
+    end
     @client_path = ENV[Protocol::CLIENT_VARIABLE]&.dup
     # Whether possibly lost memory counts (--leak-kinds has "possible").
     @possible = ENV[Protocol::LEAK_KINDS_VARIABLE].to_s.split(",").include?("possible")
@@ -683,6 +733,25 @@ module GemLeakHelper
 
       def again?
         @again
+      end
+
+      # Returns: whether the exact pass skips the test NAME at FILE:LINE:
+      # the tests it runs are those that allocated what the fast pass
+      # found lost (GEMLEAK_EXACT_TESTS).
+      def skip?(name, file, line)
+        return false if @only.nil? || @again
+
+        file = Core::EXPAND.call(file.to_s)
+        location = escape(line ? "#{file}:#{line}" : file)
+        !@only.key?("#{escape(name)}\t#{location}".b) && !@only.key?("\t#{escape(file)}".b)
+      rescue StandardError => e
+        Core.debug(e)
+        false
+      end
+
+      # A marker of a test's (start, end), but in the owners alone.
+      def test_marker(*fields)
+        marker(*fields) unless @owners_only
       end
 
       # Returns: whether this process is running tests again (not a child
@@ -811,7 +880,7 @@ module GemLeakHelper
         @lost = nil
         grown(Core.monotonic) if on? && !@owners
         # A child forked during a test runs on in it.
-        marker(Protocol::MARKER_PREFIX + Protocol::MARKER_START, *@open) if on? && @open
+        test_marker(Protocol::MARKER_PREFIX + Protocol::MARKER_START, *@open) if on? && @open
         # A child forked by a test run again: what it loses, the runs again
         # lose, not the suite.
         marker(Protocol::MARKER_PREFIX + Protocol::MARKER_AGAIN, Protocol::MARKER_FORKED) if @again
@@ -835,7 +904,7 @@ module GemLeakHelper
         end
         @began = Core.monotonic
         Owners.test(*@open) if @owners
-        marker(Protocol::MARKER_PREFIX + Protocol::MARKER_START, *@open)
+        test_marker(Protocol::MARKER_PREFIX + Protocol::MARKER_START, *@open)
       rescue StandardError => e
         failed(e)
       end
@@ -872,7 +941,7 @@ module GemLeakHelper
         fields = @open
         @open = nil
         if @owners
-          marker(Protocol::MARKER_PREFIX + Protocol::MARKER_END, *fields)
+          test_marker(Protocol::MARKER_PREFIX + Protocol::MARKER_END, *fields)
         else
           check(Protocol::MARKER_PREFIX + Protocol::MARKER_END, *fields)
         end
@@ -1150,10 +1219,23 @@ module GemLeakHelper
         return super if PerTest.again?
 
         file, line = PerTest.source_location(klass, method_name)
-        PerTest.started("#{klass.name || klass.inspect}##{method_name}", file, line)
-        Durations.time(file) { super(klass, method_name, *rest) }
-      ensure
-        PerTest.finished(nil, -> { klass.new(method_name).run }) unless PerTest.again?
+        name = "#{klass.name || klass.inspect}##{method_name}"
+        return MinitestHook.skipped(klass, method_name) if PerTest.skip?(name, file, line)
+
+        begin
+          PerTest.started(name, file, line)
+          Durations.time(file) { super(klass, method_name, *rest) }
+        ensure
+          PerTest.finished(nil, -> { klass.new(method_name).run }) unless PerTest.again?
+        end
+      end
+
+      # A test the exact pass skips: a result that ran nothing, for the
+      # reporter (whose output nobody reads).
+      def self.skipped(klass, method_name)
+        test = klass.new(method_name)
+        test.time = 0.0 if test.respond_to?(:time=)
+        defined?(::Minitest::Result) ? ::Minitest::Result.from(test) : test
       end
     end
 
@@ -1165,16 +1247,21 @@ module GemLeakHelper
         return super if PerTest.again?
 
         file, line = PerTest.source_location(self.class, method_name)
-        PerTest.started("#{self.class.name || self.class.inspect}##{method_name}", file, line)
-        Durations.time(file) { super(result, &block) }
-      ensure
-        unless PerTest.again?
-          klass = self.class
-          name = method_name
-          again = if !respond_to?(:data_label) || data_label.nil?
-                    -> { klass.new(name).run(::Test::Unit::TestResult.new) { |*| nil } }
-                  end
-          PerTest.finished(nil, again)
+        name = "#{self.class.name || self.class.inspect}##{method_name}"
+        return nil if PerTest.skip?(name, file, line)
+
+        begin
+          PerTest.started(name, file, line)
+          Durations.time(file) { super(result, &block) }
+        ensure
+          unless PerTest.again?
+            klass = self.class
+            test_name = method_name
+            again = if !respond_to?(:data_label) || data_label.nil?
+                      -> { klass.new(test_name).run(::Test::Unit::TestResult.new) { |*| nil } }
+                    end
+            PerTest.finished(nil, again)
+          end
         end
       end
     end
@@ -1187,15 +1274,18 @@ module GemLeakHelper
     module RSpecHook
       def run(example_group_instance, reporter)
         return super if PerTest.again?
+        return true if PerTest.skip?(full_description, metadata[:file_path], metadata[:line_number])
 
-        PerTest.started(full_description, metadata[:file_path], metadata[:line_number])
-        Durations.time(metadata[:file_path]) { super(example_group_instance, reporter) }
-      ensure
-        unless PerTest.again?
-          example_group_instance&.instance_variables&.each do |ivar|
-            example_group_instance.instance_variable_set(ivar, nil)
+        begin
+          PerTest.started(full_description, metadata[:file_path], metadata[:line_number])
+          Durations.time(metadata[:file_path]) { super(example_group_instance, reporter) }
+        ensure
+          unless PerTest.again?
+            example_group_instance&.instance_variables&.each do |ivar|
+              example_group_instance.instance_variable_set(ivar, nil)
+            end
+            PerTest.finished(full_description, (RSpecHook.again(self) if respond_to?(:duplicate_with)))
           end
-          PerTest.finished(full_description, (RSpecHook.again(self) if respond_to?(:duplicate_with)))
         end
       end
 

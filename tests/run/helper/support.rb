@@ -44,8 +44,10 @@ module HelperTest
   # Runs CODE as a suite (suite_test.rb in a new directory), with ENV's
   # gemleak variables as gemleak run sets them (no Valgrind: the helper
   # is "traced"), plus ENV.
-  def run_suite(code, env: {})
-    dir = Dir.mktmpdir("gemleak-helper-test-")
+  # DIR (nullable): where, when the test must know it before (a path the
+  # suite's names hold).
+  def run_suite(code, env: {}, dir: nil)
+    dir ||= Dir.mktmpdir("gemleak-helper-test-")
     @dirs << dir
     run_dir = File.join(dir, "run")
     Dir.mkdir(run_dir, 0o700)

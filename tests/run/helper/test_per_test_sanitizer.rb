@@ -128,3 +128,39 @@ class PerTestSanitizerTest < Minitest::Test
     assert_match(/process #{child} ends with exit! and could not check for leaks first \(RuntimeError: no check\): it is not counted as checked/, run.err)
   end
 end
+
+# The fast pass of --engine lsan records owners for the exact pass alone
+# (GEMLEAK_PER_TEST=owners): each test owns what it allocates, and no
+# marker of a test reaches the report. The exact pass runs only the tests
+# it names (GEMLEAK_EXACT_TESTS); the others are skipped.
+class ExactPassHelperTest < Minitest::Test
+  include HelperTest
+
+  SUITE = <<~RUBY
+    require "minitest/autorun"
+    class PickTest < Minitest::Test
+      5.times { |i| define_method("test_\#{i + 1}") { File.write(File.join(DIR, "ran"), "\#{name}\\n", mode: "a") } }
+    end
+  RUBY
+
+  def test_owners_alone_write_no_test_marker
+    run = run_suite(PerTestSanitizerTest::FAKES + SUITE, env: { "GEMLEAK_PER_TEST" => "owners" })
+    assert_ran(run)
+    lines = File.read(File.join(run.dir, "lsan.report")).lines(chomp: true)
+    assert_equal 5, lines.grep(/^OWNER "PickTest#test_/).size, lines.join("\n")
+    assert_empty lines.grep(/^gemleak:(start|end)/), lines.join("\n")
+  end
+
+  def test_the_exact_pass_runs_the_tests_named
+    dir = Dir.mktmpdir("gemleak-helper-test-")
+    @dirs << dir
+    list = File.join(dir, "tests.txt")
+    line = (PerTestSanitizerTest::FAKES + PRELUDE + SUITE).lines.index { |text| text.include?("define_method") } + 1
+    File.write(list, "PickTest#test_3\t#{File.realpath(dir)}/suite_test.rb:#{line}\n")
+    run = run_suite(PerTestSanitizerTest::FAKES + SUITE, dir: dir,
+                    env: { "GEMLEAK_PER_TEST" => "owners", "GEMLEAK_EXACT_TESTS" => list })
+    assert_ran(run)
+    assert_equal ["test_3"], File.read(File.join(run.dir, "ran")).lines(chomp: true)
+    assert_match(/^5 runs, 0 assertions, 0 failures, 0 errors/, run.out)
+  end
+end

@@ -1,0 +1,401 @@
+/* The exact pass's reports (sanitizer_exact.h): the walk over a report's
+ * leak records, their frames, and the fast pass's sites. Only gemleak's
+ * frame format: both passes are runs gemleak made. The exact pass's
+ * stacks, and the fast report rewritten with them: sanitizer_exact_rewrite.c. */
+#include "sanitizer_exact_int.h"
+
+#include <string.h>
+
+void gl_exact_frame_free(gpointer data)
+{
+    GlExactFrame *frame = data;
+    if (frame == NULL)
+        return;
+    for (guint i = 0; i < G_N_ELEMENTS(frame->fields); i++)
+        if (frame->fields[i] != NULL)
+            g_string_free(frame->fields[i], TRUE);
+    g_free(frame->number);
+    g_free(frame->numbers);
+    g_free(frame);
+}
+
+static void object_clear(gpointer data)
+{
+    g_free(((GlExactObject *) data)->line);
+}
+
+GArray *gl_exact_objects_new(void)
+{
+    GArray *objects = g_array_new(FALSE, TRUE, sizeof(GlExactObject));
+    g_array_set_clear_func(objects, object_clear);
+    return objects;
+}
+
+void gl_exact_record_free(GlExactRecord *record)
+{
+    if (record == NULL)
+        return;
+    g_free(record->kind);
+    g_ptr_array_unref(record->frames);
+    g_array_unref(record->objects);
+    g_free(record);
+}
+
+/* ---- frames --------------------------------------------------------------------- */
+
+/* Returns: (transfer none) (nullable): what follows "@tag N " in @line, N
+ * (transfer full) in *number when @number is NULL on entry, else N must be
+ * *number. */
+static const char *tagged(const char *line, const char *tag, char **number)
+{
+    gsize n = strlen(tag);
+    if (strncmp(line, tag, n) != 0 || line[n] != ' ')
+        return NULL;
+    const char *digits = line + n + 1;
+    const char *end = digits;
+    while (g_ascii_isdigit(*end))
+        end++;
+    if (end == digits || *end != ' ')
+        return NULL;
+    if (*number == NULL)
+        *number = g_strndup(digits, (gsize) (end - digits));
+    else if (strlen(*number) != (gsize) (end - digits) ||
+             strncmp(*number, digits, (gsize) (end - digits)) != 0)
+        return NULL;
+    return end + 1;
+}
+
+/* Reads @line into the frames of @frames: a frame's next line, more of
+ * the field before it (a newline in a path), or a new frame.
+ * Returns: FALSE if @line is none of those. */
+gboolean gl_exact_frame_line(GPtrArray *frames, const char *line)
+{
+    GlExactFrame *last = frames->len > 0 ? g_ptr_array_index(frames, frames->len - 1) : NULL;
+    if (last != NULL && last->stage < 4) {
+        static const char *const tags[] = { "Gf", "Gs", "G" };
+        const char *rest = tagged(line, tags[last->stage - 1], &last->number);
+        if (rest != NULL && last->stage < 3) {
+            last->fields[last->stage] = g_string_new(rest);
+            last->stage++;
+        } else if (rest != NULL) {
+            last->numbers = g_strdup(rest);
+            last->stage = 4;
+        } else {
+            g_string_append_printf(last->fields[last->stage - 1], "\n%s", line);
+        }
+        return TRUE;
+    }
+    char *number = NULL;
+    const char *module = tagged(line, "Gm", &number);
+    if (module == NULL)
+        return FALSE;
+    GlExactFrame *frame = g_new0(GlExactFrame, 1);
+    frame->number = number;
+    frame->fields[0] = g_string_new(module);
+    frame->stage = 1;
+    g_ptr_array_add(frames, frame);
+    return TRUE;
+}
+
+/* Returns: the @word-th (from 0) hexadecimal number of @frame's closing
+ * line: 0 the program counter, 1 its offset in its module. */
+static guint64 frame_number(const GlExactFrame *frame, guint word)
+{
+    if (frame->numbers == NULL)
+        return 0;
+    g_auto(GStrv) words = g_strsplit(frame->numbers, " ", -1);
+    return word < g_strv_length(words) ? g_ascii_strtoull(words[word], NULL, 16) : 0;
+}
+
+/* Drops a frame left open at the end of @frames (a report cut short). */
+void gl_exact_close_frames(GPtrArray *frames)
+{
+    if (frames->len > 0 && ((GlExactFrame *) g_ptr_array_index(frames, frames->len - 1))->stage < 4)
+        g_ptr_array_remove_index(frames, frames->len - 1);
+}
+
+/* Returns: how many frames of @frames are the allocator's: the first, and
+ * those inlined at its program counter. */
+guint gl_exact_allocator_frames(GPtrArray *frames)
+{
+    if (frames->len == 0)
+        return 0;
+    guint64 allocator = frame_number(g_ptr_array_index(frames, 0), 0);
+    guint n = 1;
+    while (n < frames->len && frame_number(g_ptr_array_index(frames, n), 0) == allocator)
+        n++;
+    return n;
+}
+
+/* Returns: TRUE if @frame is in a library gemleak preloads (its realloc,
+ * before the runtime's, in the stack of every reallocation). */
+static gboolean gemleak_frame(const GlExactFrame *frame)
+{
+    const char *slash = strrchr(frame->fields[0]->str, '/');
+    const char *base = slash != NULL ? slash + 1 : frame->fields[0]->str;
+    return g_str_has_prefix(base, GL_PROTO_LIBRARY_PREFIX) && g_str_has_suffix(base, ".so");
+}
+
+/* Returns: the index of the allocating call's frame in @frames: the first
+ * after the allocator's that is not in a library of gemleak's; -1 when none. */
+gint gl_exact_site_frame(GPtrArray *frames)
+{
+    guint i = gl_exact_allocator_frames(frames);
+    while (i < frames->len && gemleak_frame(g_ptr_array_index(frames, i)))
+        i++;
+    return i < frames->len ? (gint) i : -1;
+}
+
+/* Returns: (transfer full) (nullable): the key of a block of @bytes
+ * allocated at the site of @frames (from @first), NULL when it has none
+ * that can be named. */
+char *gl_exact_site_key(GPtrArray *frames, gint first, guint64 bytes)
+{
+    if (first < 0 || (guint) first >= frames->len)
+        return NULL;
+    const GlExactFrame *site = g_ptr_array_index(frames, first);
+    const char *module = site->fields[0]->str;
+    if (*module == '\0' || strchr(module, '\n') != NULL)
+        return NULL;
+    return g_strdup_printf("%" G_GUINT64_FORMAT "\t%" G_GINT64_MODIFIER "x\t%s", bytes,
+                           frame_number(site, 1), module);
+}
+
+/* Returns: TRUE if @cut says @record's stack was cut. */
+gboolean gl_exact_record_cut(const GlExactRecord *record, GlExactCut cut)
+{
+    guint n = record->frames->len;
+    g_autofree GlFrame *frames = g_new0(GlFrame, MAX(n, 1));
+    for (guint i = 0; i < n; i++) {
+        const GlExactFrame *frame = g_ptr_array_index(record->frames, i);
+        frames[i].ip = frame_number(frame, 0);
+        frames[i].obj = frame->fields[0]->len > 0 ? frame->fields[0]->str : NULL;
+        frames[i].fn = frame->fields[1]->len > 0 ? frame->fields[1]->str : NULL;
+    }
+    GlStack stack = { .frames = frames, .n_frames = n };
+    return cut(&stack);
+}
+
+/* ---- records -------------------------------------------------------------------- */
+
+typedef enum { OUTSIDE, FRAMES, AFTER_FRAMES, OBJECTS } State;
+
+/* Returns: (transfer full) (nullable): a record, when @line is a leak
+ * record's heading ("Direct leak of 6 byte(s) in 1 object(s) allocated
+ * from:"). */
+static GlExactRecord *heading(const char *line)
+{
+    const char *kinds[] = { "Direct", "Indirect" };
+    for (guint i = 0; i < G_N_ELEMENTS(kinds); i++) {
+        gsize n = strlen(kinds[i]);
+        if (strncmp(line, kinds[i], n) == 0 && g_str_has_prefix(line + n, " leak of ")) {
+            GlExactRecord *record = g_new0(GlExactRecord, 1);
+            record->kind = g_strdup(kinds[i]);
+            record->frames = g_ptr_array_new_with_free_func(gl_exact_frame_free);
+            record->objects = gl_exact_objects_new();
+            return record;
+        }
+    }
+    return NULL;
+}
+
+/* Returns: TRUE if @line is a block of report_objects' list
+ * ("0x602000000010 (24 bytes)"), added to @record. */
+static gboolean object_line(GlExactRecord *record, const char *line)
+{
+    if (!g_str_has_prefix(line, "0x"))
+        return FALSE;
+    char *end = NULL;
+    guint64 address = g_ascii_strtoull(line + 2, &end, 16);
+    if (end == line + 2 || !g_str_has_prefix(end, " ("))
+        return FALSE;
+    const char *size = end + 2;
+    guint64 bytes = g_ascii_strtoull(size, &end, 10);
+    if (end == size || !g_str_has_prefix(end, " byte"))
+        return FALSE;
+    GlExactObject object = { .address = address, .bytes = bytes, .line = g_strdup(line) };
+    g_array_append_val(record->objects, object);
+    return TRUE;
+}
+
+/* Walks the lines of @data: records to @walker->record, the rest to
+ * @walker->line. */
+void gl_exact_walk(const char *data, gsize length, const GlExactWalker *walker)
+{
+    State state = OUTSIDE;
+    GlExactRecord *record = NULL;
+    for (gsize at = 0; at < length;) {
+        const char *newline = memchr(data + at, '\n', length - at);
+        gsize next = newline != NULL ? (gsize) (newline - data) + 1 : length;
+        g_autofree char *line = g_strndup(data + at, next - at - (newline != NULL ? 1 : 0));
+        gboolean again;
+        do {
+            again = FALSE;
+            if (state == OUTSIDE) {
+                record = heading(line);
+                if (record != NULL) {
+                    record->start = at;
+                    record->end = next;
+                    state = FRAMES;
+                } else if (walker->line != NULL) {
+                    walker->line(line, at, next, walker->data);
+                }
+            } else if (state == FRAMES && *line == '\0') {
+                gl_exact_close_frames(record->frames);
+                record->end = next;
+                state = AFTER_FRAMES;
+            } else if ((state == FRAMES && gl_exact_frame_line(record->frames, line)) ||
+                       (state == OBJECTS && object_line(record, line))) {
+                record->end = next;
+            } else if (state == AFTER_FRAMES && strcmp(line, "Objects leaked above:") == 0) {
+                record->end = next;
+                state = OBJECTS;
+            } else if (state == OBJECTS && *line == '\0') {
+                record->end = next;
+                walker->record(g_steal_pointer(&record), walker->data);
+                state = OUTSIDE;
+            } else {
+                /* the record ended before this line */
+                gl_exact_close_frames(record->frames);
+                walker->record(g_steal_pointer(&record), walker->data);
+                state = OUTSIDE;
+                again = TRUE;
+            }
+        } while (again);
+        at = next;
+    }
+    if (record != NULL) {
+        gl_exact_close_frames(record->frames);
+        walker->record(record, walker->data);
+    }
+}
+
+/* ---- the fast pass's sites ------------------------------------------------------ */
+
+/* "gemleak:hidden" (a list begins: the last one counts) and
+ * "gemleak:hidden<TAB>SIZE<TAB>ADDRESS" into @hidden (of GlExactObject, nullable).
+ * Returns: TRUE if @line is one. */
+gboolean gl_exact_hidden_line(const char *line, GArray *hidden)
+{
+    if (!g_str_has_prefix(line, HIDDEN) || (line[strlen(HIDDEN)] != '\0' &&
+                                            line[strlen(HIDDEN)] != '\t'))
+        return FALSE;
+    if (hidden == NULL)
+        return TRUE;
+    if (line[strlen(HIDDEN)] == '\0') {
+        g_array_set_size(hidden, 0);
+        return TRUE;
+    }
+    char *end = NULL;
+    guint64 bytes = g_ascii_strtoull(line + strlen(HIDDEN) + 1, &end, 10);
+    if (end == NULL || *end != '\t')
+        return TRUE;
+    guint64 address = g_ascii_strtoull(end + 1, NULL, 16);
+    GlExactObject object = { .address = address, .bytes = bytes,
+                      .line = g_strdup_printf("0x%" G_GINT64_MODIFIER "x (%" G_GUINT64_FORMAT
+                                              " bytes)", address, bytes) };
+    g_array_append_val(hidden, object);
+    return TRUE;
+}
+
+
+typedef struct {
+    GlExactCut cut;
+    GHashTable *sites;
+    GHashTable *tests;       /* nullable */
+    GHashTable *owner_of;    /* address (gint64*, owned) -> owner "NAME\tLOCATION" (in owners) */
+    GHashTable *owners;      /* the owners, a set (owned) */
+    gboolean any_test;       /* a block is a test's */
+    gboolean cut_here;       /* the report has a cut block */
+    GArray *hidden;          /* GlExactObject: the blocks its check could not judge */
+    GlExactFound *found;
+} Sites;
+
+/* "gemleak:owned<TAB>NAME<TAB>LOCATION<TAB>ADDRESS ...": whose those blocks are. */
+static void owned_line(const char *line, gsize start, gsize end, gpointer data)
+{
+    Sites *sites = data;
+    (void) start;
+    (void) end;
+    gl_exact_hidden_line(line, sites->hidden);
+    if (!g_str_has_prefix(line, OWNED))
+        return;
+    const char *fields = line + strlen(OWNED);
+    const char *tab = strchr(fields, '\t');
+    const char *tab2 = tab != NULL ? strchr(tab + 1, '\t') : NULL;
+    if (tab2 == NULL)
+        return;
+    char *owner = g_strndup(fields, (gsize) (tab2 - fields));
+    sites->any_test |= strcmp(owner, "\t") != 0;
+    const char *kept = g_hash_table_lookup(sites->owners, owner);
+    if (kept == NULL) {
+        g_hash_table_add(sites->owners, owner);
+        kept = owner;
+    } else {
+        g_free(owner);
+    }
+    g_auto(GStrv) addresses = g_strsplit(tab2 + 1, " ", -1);
+    for (char **address = addresses; *address != NULL; address++) {
+        gint64 value = (gint64) g_ascii_strtoull(*address, NULL, 16);
+        if (value != 0)
+            g_hash_table_insert(sites->owner_of, g_memdup2(&value, sizeof value), (gpointer) kept);
+    }
+}
+
+static void add_sites(GlExactRecord *record, gpointer data)
+{
+    Sites *sites = data;
+    gint first = gl_exact_site_frame(record->frames);
+    if (first >= 0 && gl_exact_record_cut(record, sites->cut))
+        for (guint i = 0; i < record->objects->len; i++) {
+            const GlExactObject *object = &g_array_index(record->objects, GlExactObject, i);
+            char *key = gl_exact_site_key(record->frames, first, object->bytes);
+            if (key == NULL)
+                continue;
+            g_hash_table_add(sites->sites, key);
+            sites->found->blocks++;
+            sites->cut_here = TRUE;
+            gint64 address = (gint64) object->address;
+            const char *owner = g_hash_table_lookup(sites->owner_of, &address);
+            if (owner != NULL && strcmp(owner, "\t") != 0 && sites->tests != NULL)
+                g_hash_table_add(sites->tests, g_strdup(owner));
+        }
+    gl_exact_record_free(record);
+}
+
+static void drop_record(GlExactRecord *record, gpointer data)
+{
+    (void) data;
+    gl_exact_record_free(record);
+}
+
+void gl_exact_sites(const char *data, gsize length, GlExactCut cut, GHashTable *sites,
+                    GHashTable *tests, GlExactFound *found)
+{
+    Sites walk_sites = {
+        .cut = cut,
+        .sites = sites,
+        .tests = tests,
+        .owner_of = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL),
+        .owners = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL),
+        .hidden = gl_exact_objects_new(),
+        .found = found,
+    };
+    /* the owners first: they are written before the check that lists the blocks */
+    GlExactWalker owners = { .record = drop_record, .line = owned_line, .data = &walk_sites };
+    gl_exact_walk(data, length, &owners);
+    GlExactWalker records = { .record = add_sites, .data = &walk_sites };
+    gl_exact_walk(data, length, &records);
+    /* the blocks the check could not judge: the tests that allocated them */
+    for (guint i = 0; i < walk_sites.hidden->len; i++) {
+        gint64 address = (gint64) g_array_index(walk_sites.hidden, GlExactObject, i).address;
+        const char *owner = g_hash_table_lookup(walk_sites.owner_of, &address);
+        if (owner != NULL && strcmp(owner, "\t") != 0 && tests != NULL)
+            g_hash_table_add(tests, g_strdup(owner));
+    }
+    found->hidden += walk_sites.hidden->len;
+    found->untested |= (walk_sites.cut_here || walk_sites.hidden->len > 0) && !walk_sites.any_test;
+    g_array_unref(walk_sites.hidden);
+    g_hash_table_unref(walk_sites.owner_of);
+    g_hash_table_unref(walk_sites.owners);
+}

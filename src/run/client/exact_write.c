@@ -1,0 +1,232 @@
+/* The exact pass's library (gemleak_exact.so, exact.c) writes its table
+ * into the process's report: the frames at each program counter once,
+ * symbolized by the runtime and kept, each stack once, then the blocks
+ * still allocated by stack (the lines exact.c's comment describes). It
+ * runs with the table's lock held: nothing here allocates (memory is
+ * mapped, and sorted in place). */
+#define _GNU_SOURCE
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "gemleak/base/protocol.h"
+#include "exact_int.h"
+
+static char line[LINE_BYTES];
+static char rendered[RENDER_BYTES];
+
+/* The frames symbolized at a program counter (a frame and those inlined
+ * at it share it), kept: the runtime's symbolizer costs far more than the
+ * writing, and stacks share most of their frames. */
+typedef struct {
+    uintptr_t pc;      /* 0: empty */
+    char *text;        /* mapped: for each frame, module, function, source and numbers, NUL after each */
+    int frames;
+    uint32_t index;    /* its number in the report */
+    int written;       /* its lines are in this process's report */
+} Rendered;
+
+#define FIRST_RENDERED ((size_t) 1 << 12)
+#define ARENA_BYTES ((size_t) 1 << 20)
+static Rendered *rendered_pcs;  /* mapped, rendered_capacity of them */
+static size_t rendered_capacity;
+static size_t n_rendered;
+static char *arena;
+static size_t arena_left;
+
+/* Returns: a copy of @size bytes of @text in memory mapped here, or NULL. */
+static char *keep(const char *text, size_t size)
+{
+    if (size > arena_left) {
+        size_t chunk = size > ARENA_BYTES ? size : ARENA_BYTES;
+        arena = exact_map(chunk);
+        arena_left = arena != NULL ? chunk : 0;
+        if (arena == NULL)
+            return NULL;
+    }
+    char *copy = memcpy(arena, text, size);
+    arena += size;
+    arena_left -= size;
+    return copy;
+}
+
+/* Returns: (transfer none) (nullable): the frames symbolized at @pc. */
+static const Rendered *render(uintptr_t pc)
+{
+    static const char *const formats[] = { "%m", "%f", "%s", "%p %o %q %l %c" };
+    if ((n_rendered + 1) * 2 > rendered_capacity) {
+        size_t more = rendered_capacity == 0 ? FIRST_RENDERED : rendered_capacity * 2;
+        Rendered *grown = exact_map(more * sizeof *grown);
+        if (grown == NULL)
+            return NULL;  /* no memory left: this frame goes unnamed */
+        for (size_t j = 0; j < rendered_capacity; j++) {
+            if (rendered_pcs[j].pc == 0)
+                continue;
+            size_t k = (size_t) ((rendered_pcs[j].pc * UINT64_C(0x9E3779B97F4A7C15)) >> 20) & (more - 1);
+            while (grown[k].pc != 0)
+                k = (k + 1) & (more - 1);
+            grown[k] = rendered_pcs[j];
+        }
+        if (rendered_pcs != NULL)
+            munmap(rendered_pcs, rendered_capacity * sizeof *rendered_pcs);
+        rendered_pcs = grown;
+        rendered_capacity = more;
+    }
+    size_t mask = rendered_capacity - 1;
+    size_t i = (size_t) ((pc * UINT64_C(0x9E3779B97F4A7C15)) >> 20) & mask;
+    while (rendered_pcs[i].pc != 0 && rendered_pcs[i].pc != pc)
+        i = (i + 1) & mask;
+    if (rendered_pcs[i].pc == pc)
+        return &rendered_pcs[i];
+    /* each format's text for every frame at @pc, NUL after each, as the
+     * runtime renders the frames of a stack, innermost first */
+    static char buffers[4][RENDER_BYTES];
+    char *texts[4][16];
+    int counts[4] = { 0 };
+    for (int f = 0; f < 4; f++) {
+        memset(buffers[f], 0, sizeof buffers[f]);
+        exact_symbolize((void *) pc, formats[f], buffers[f], sizeof buffers[f]);
+        for (char *p = buffers[f]; *p != '\0' && counts[f] < 16; p += strlen(p) + 1)
+            texts[f][counts[f]++] = p;
+    }
+    int frames = counts[3];
+    for (int f = 0; f < 3; f++)
+        if (counts[f] < frames)
+            frames = counts[f];
+    static char joined[4 * RENDER_BYTES];
+    size_t length = 0;
+    for (int i2 = 0; i2 < frames; i2++)
+        for (int f = 0; f < 4; f++) {
+            size_t n = strlen(texts[f][i2]) + 1;
+            if (length + n > sizeof joined)
+                break;
+            memcpy(joined + length, texts[f][i2], n);
+            length += n;
+        }
+    char *text = keep(joined, length > 0 ? length : 1);
+    if (text == NULL)
+        return NULL;
+    rendered_pcs[i] = (Rendered) { .pc = pc, .text = text, .frames = frames,
+                                   .index = (uint32_t) n_rendered };
+    n_rendered++;
+    return &rendered_pcs[i];
+}
+
+/* Writes, once a process, the frames symbolized at @pc: "gemleak:frame
+ * <TAB>K", then its lines in gemleak's frame format, numbered from 0 (a
+ * frame and those inlined at it).
+ * Returns: (transfer none) (nullable): them. */
+static Rendered *write_frames(uintptr_t pc)
+{
+    static const char *const tags[] = { "Gm", "Gf", "Gs", "G" };
+    Rendered *frames = (Rendered *) render(pc);
+    if (frames == NULL || frames->written)
+        return frames;
+    frames->written = 1;
+    snprintf(line, sizeof line, GL_PROTO_MARKER_PREFIX GL_PROTO_MARKER_FRAME "\t%u", frames->index);
+    exact_report_line(line);
+    const char *field = frames->text;
+    for (int i = 0; i < frames->frames; i++)
+        for (int f = 0; f < 4; f++) {
+            snprintf(line, sizeof line, "%s %d %s", tags[f], i, field);
+            exact_report_line(line);
+            field += strlen(field) + 1;
+        }
+    return frames;
+}
+
+/* Writes, once a process, stack @s: "gemleak:stack<TAB>N<TAB>K K ...",
+ * its frames by their numbers (written first). */
+static void write_stack(uint32_t s)
+{
+    if (exact_stacks[s].written)
+        return;
+    exact_stacks[s].written = 1;
+    uint32_t indices[MAX_DEPTH];
+    int n = 0;
+    for (int f = 0; f < exact_stacks[s].n; f++) {
+        const Rendered *frames = write_frames(exact_stacks[s].pcs[f]);
+        if (frames != NULL)
+            indices[n++] = frames->index;
+    }
+    size_t length = (size_t) snprintf(line, sizeof line,
+                                      GL_PROTO_MARKER_PREFIX GL_PROTO_MARKER_STACK "\t%u\t", s);
+    for (int i = 0; i < n && length < sizeof line - 16; i++)
+        length += (size_t) snprintf(line + length, sizeof line - length, "%s%u", i > 0 ? " " : "",
+                                    indices[i]);
+    exact_report_line(line);
+}
+
+/* Sorts @slots by stack, then address: a shell sort, in place. qsort
+ * allocates for large arrays, and an allocation here, with the lock held,
+ * would free into the hook that takes it. */
+static void sort_by_stack(Slot *slots_to_sort, size_t n)
+{
+    static const size_t gaps[] = { 10711, 4711, 1750, 701, 301, 132, 57, 23, 10, 4, 1 };
+    for (size_t g = 0; g < sizeof gaps / sizeof gaps[0]; g++)
+        for (size_t i = gaps[g]; i < n; i++) {
+            Slot slot = slots_to_sort[i];
+            size_t j = i;
+            while (j >= gaps[g] &&
+                   (slots_to_sort[j - gaps[g]].stack > slot.stack ||
+                    (slots_to_sort[j - gaps[g]].stack == slot.stack &&
+                     slots_to_sort[j - gaps[g]].address > slot.address))) {
+                slots_to_sort[j] = slots_to_sort[j - gaps[g]];
+                j -= gaps[g];
+            }
+            slots_to_sort[j] = slot;
+        }
+}
+
+/* Writes the table of blocks still allocated, with their stacks: each
+ * stack once, then its blocks, on lines of a few dozen (the runtime's
+ * Printf cuts long lines). */
+void gemleak_exact_write(void)
+{
+    if (exact_report_line == NULL || exact_symbolize == NULL)
+        return;
+    exact_busy++;
+    pthread_mutex_lock(&exact_lock);
+    exact_report_line(GL_PROTO_MARKER_PREFIX GL_PROTO_MARKER_STACKS);
+    size_t n = 0;
+    Slot *live = exact_used > 0 ? exact_map(exact_used * sizeof *live) : NULL;
+    for (size_t i = 0; live != NULL && i < exact_capacity && n < exact_used; i++)
+        if (exact_slots[i].address > GONE)
+            live[n++] = exact_slots[i];
+    if (live != NULL)
+        sort_by_stack(live, n);
+    size_t length = 0;
+    for (size_t i = 0; i < n; i++) {
+        uint32_t s = live[i].stack;
+        if (i == 0 || live[i - 1].stack != s) {
+            if (length > 0)
+                exact_report_line(rendered);
+            length = 0;
+            write_stack(s);
+        }
+        if (length == 0)
+            length = (size_t) snprintf(rendered, sizeof rendered,
+                                       GL_PROTO_MARKER_PREFIX GL_PROTO_MARKER_AT "\t%u\t", s);
+        length += (size_t) snprintf(rendered + length, sizeof rendered - length, "%s%lx",
+                                    rendered[length - 1] == '\t' ? "" : " ",
+                                    (unsigned long) HIDE(live[i].address));
+        if (length > LINE_BYTES - 64) {
+            exact_report_line(rendered);
+            length = 0;
+        }
+    }
+    if (length > 0)
+        exact_report_line(rendered);
+    if (live != NULL)
+        munmap(live, exact_used * sizeof *live);
+    pthread_mutex_unlock(&exact_lock);
+    exact_busy--;
+}
+
+void exact_forget_written(void)
+{
+    for (size_t i = 0; i < exact_n_stacks; i++)
+        exact_stacks[i].written = 0;
+    for (size_t i = 0; i < rendered_capacity; i++)
+        rendered_pcs[i].written = 0;
+}

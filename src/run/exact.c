@@ -1,0 +1,322 @@
+/* The exact pass (exact.h): the commands again, exact stacks at the sites
+ * where the first run's leaks were allocated, and the first run's reports
+ * rewritten with them. */
+#include "gemleak/run/exact.h"
+#include "gemleak/base/errors.h"
+#include "gemleak/base/protocol.h"
+#include "gemleak/base/sys.h"
+#include "gemleak/judge/stacks.h"
+#include "gemleak/read/sanitizer_exact.h"
+#include "gemleak/read/sanitizer_reader.h"
+#include "gemleak/run/rundir.h"
+
+#include <string.h>
+#include <sys/stat.h>
+
+/* Far above any report gemleak reads (sanitizer_reader.c's limit). */
+#define MAX_REPORT_BYTES ((goffset) 1 << 30)
+/* The file of sites, in the first run's helper directory (gemleak's own,
+ * removed with it). */
+#define SITES_FILE "exact-sites.txt"
+#define TESTS_FILE "exact-tests.txt"
+
+/* Whether the fast pass's stack of a leak must be unwound again: on a Ruby
+ * without frame pointers, every one (a stack that looks whole, a thread's
+ * that the frame pointers of a library of its own carried to its start,
+ * still lacks what an exact unwind shows past the last frame pointer);
+ * with them, those cut short (cut_short()). */
+static gboolean frame_pointers;
+
+/* The judge's word on a sanitizer's stack (gl_stacks_cut()). */
+static gboolean cut_short(const GlStack *stack)
+{
+    return gl_stacks_cut(stack, GL_SANITIZER_STACK_LIMIT, GL_SANITIZER_HIDDEN_FRAMES);
+}
+
+static gboolean cut(const GlStack *stack)
+{
+    return !frame_pointers || cut_short(stack);
+}
+
+guint gl_exact_deadline(gdouble seconds)
+{
+    /* twice the first run's time, and a minute for a machine that got busy */
+    gdouble limit = 2 * MAX(seconds, 0) + 60;
+    return limit > G_MAXUINT / 2 ? G_MAXUINT / 2 : (guint) limit;
+}
+
+/* Returns: (transfer full): the engine's reports in @dir (NAME.PID,
+ * NAME.PID.N), sorted, as paths; NULL with @error set. */
+static GPtrArray *reports_in(const char *dir, GError **error)
+{
+    g_autoptr(GDir) listing = g_dir_open(dir, 0, error);
+    if (listing == NULL)
+        return NULL;
+    GPtrArray *paths = g_ptr_array_new_with_free_func(g_free);
+    const char *name;
+    while ((name = g_dir_read_name(listing)) != NULL)
+        if (gl_engine_is_log(name, NULL))
+            g_ptr_array_add(paths, g_build_filename(dir, name, NULL));
+    g_ptr_array_sort(paths, gl_compare_strings);
+    return paths;
+}
+
+/* Returns: (transfer full): the text of the report @path; NULL with
+ * @error set. */
+static char *read_report(const char *path, gsize *length, GError **error)
+{
+    struct stat st;
+    if (stat(path, &st) == 0 && (goffset) st.st_size > MAX_REPORT_BYTES) {
+        g_set_error(error, GL_ERROR, GL_ERROR_LIMIT, "%s: larger than 1 GiB", path);
+        return NULL;
+    }
+    char *text = NULL;
+    if (!g_file_get_contents(path, &text, length, error))
+        return NULL;
+    return text;
+}
+
+/* Adds the sites of the cut records of the reports in @dir to @sites, and
+ * the tests that allocated their blocks to @tests.
+ * Returns: FALSE with @error set. */
+static gboolean collect_sites(const char *dir, GHashTable *sites, GHashTable *tests,
+                              GlExactFound *found, GError **error)
+{
+    g_autoptr(GPtrArray) reports = reports_in(dir, error);
+    if (reports == NULL)
+        return FALSE;
+    for (guint i = 0; i < reports->len; i++) {
+        gsize length = 0;
+        g_autofree char *text = read_report(g_ptr_array_index(reports, i), &length, error);
+        if (text == NULL)
+            return FALSE;
+        gl_exact_sites(text, length, cut, sites, tests, found);
+    }
+    return TRUE;
+}
+
+/* Returns: (transfer full): the path of the file of @lines (a set of
+ * strings), one a line, written as @name in @dir; NULL with @error set. */
+static char *write_lines(const char *dir, const char *name, const char *first, GHashTable *lines,
+                         GError **error)
+{
+    g_autoptr(GString) text = g_string_new(first);
+    g_autoptr(GPtrArray) sorted = g_ptr_array_new();
+    GHashTableIter iter;
+    gpointer key;
+    g_hash_table_iter_init(&iter, lines);
+    while (g_hash_table_iter_next(&iter, &key, NULL))
+        g_ptr_array_add(sorted, key);
+    g_ptr_array_sort(sorted, gl_compare_strings);
+    for (guint i = 0; i < sorted->len; i++)
+        g_string_append_printf(text, "%s\n", (const char *) g_ptr_array_index(sorted, i));
+    char *path = g_build_filename(dir, name, NULL);
+    if (!g_file_set_contents(path, text->str, (gssize) text->len, error)) {
+        g_free(path);
+        return NULL;
+    }
+    return path;
+}
+
+/* Says, in the run directory's protocol (outside-PID.txt: what a process
+ * ran unchecked), that process @pid has blocks its check could not judge
+ * and no run judged. */
+static void say_unjudged(const char *dir, gint64 pid, guint blocks)
+{
+    g_autofree char *path = g_strdup_printf("%s/%s%" G_GINT64_FORMAT "%s", dir,
+                                            GL_PROTO_OUTSIDE_PREFIX, pid, GL_PROTO_FILE_SUFFIX);
+    FILE *file = fopen(path, "a");
+    if (file == NULL)
+        return;
+    fprintf(file, "its leak check could not judge %u block%s allocated on another stack than its "
+            "thread's (a Fiber's, a Ractor's), whose allocating call the fast unwinder does not "
+            "see, and the run with exact stacks that judges them did not finish "
+            "(--exact-stacks judges them in one run)\n", blocks, blocks == 1 ? "" : "s");
+    fclose(file);
+}
+
+/* Gives the cut records of the reports in @dir the stacks of @donors, and
+ * their hidden blocks those it found lost (nothing judged them when
+ * @judged is FALSE: they make the run INCOMPLETE); takes the owners out
+ * with @strip_owners.
+ * Returns: FALSE with @error set. */
+static gboolean rewrite_reports(const char *dir, GlExactDonors *donors, gboolean judged,
+                                gboolean strip_owners, GlExactResult *exact, GError **error)
+{
+    exact->records = exact->given = exact->hidden_lost = 0;
+    g_autoptr(GPtrArray) reports = reports_in(dir, error);
+    if (reports == NULL)
+        return FALSE;
+    for (guint i = 0; i < reports->len; i++) {
+        const char *path = g_ptr_array_index(reports, i);
+        gsize length = 0;
+        g_autofree char *text = read_report(path, &length, error);
+        if (text == NULL)
+            return FALSE;
+        g_autofree char *name = g_path_get_basename(path);
+        gint64 pid = 0;
+        gl_engine_is_log(name, &pid);
+        GlExactCount count = { 0 };
+        g_autofree char *rewritten = gl_exact_rewrite(text, length, cut, donors,
+                                                      pid, strip_owners, &count);
+        exact->records += count.records;
+        exact->given += count.given;
+        exact->hidden_lost += count.hidden_lost;
+        if (count.hidden > 0 && !judged)
+            say_unjudged(dir, pid, count.hidden);
+        if (strlen(rewritten) == length && memcmp(rewritten, text, length) == 0)
+            continue;
+        /* through a file of its own and a rename: a report is whole or as it was */
+        if (!g_file_set_contents(path, rewritten, (gssize) strlen(rewritten), error))
+            return FALSE;
+    }
+    return TRUE;
+}
+
+/* Adds the stacks the second run found, in @dir, to @donors.
+ * Returns: FALSE with @error set. */
+static gboolean collect_donors(const char *dir, GlExactDonors *donors, GError **error)
+{
+    g_autoptr(GPtrArray) reports = reports_in(dir, error);
+    if (reports == NULL)
+        return FALSE;
+    for (guint i = 0; i < reports->len; i++) {
+        gsize length = 0;
+        g_autofree char *text = read_report(g_ptr_array_index(reports, i), &length, error);
+        if (text == NULL)
+            return FALSE;
+        gl_exact_donors_add(donors, text, length, cut_short);
+    }
+    return TRUE;
+}
+
+/* Runs @commands again, as @options say, for the stacks at the sites of
+ * @sites_file (and only the tests of @tests_file, nullable: all), adding
+ * what it found to @donors and its time to @exact.
+ * Returns: FALSE with @error set. */
+static gboolean run_again(const GlRunOptions *options, GPtrArray *commands, gdouble first,
+                          const char *sites_file, const char *tests_file, GlExactDonors *donors,
+                          GlExactResult *exact, GError **error)
+{
+    GlRunOptions again = *options;
+    /* No sites: every allocation unwound exactly (blocks the fast check
+     * could not judge: only such a check judges them). */
+    again.fast_stacks = sites_file != NULL;
+    again.exact_sites = sites_file;
+    again.exact_tests = tests_file;
+    again.quiet = TRUE;
+    again.keep_dir = NULL;      /* the user's is the first run's */
+    again.messages = NULL;
+    /* the tests' names, for the helper to skip the others by */
+    again.per_test = tests_file != NULL ? GL_PROTO_PER_TEST_OWNERS : NULL;
+    again.time_files = FALSE;
+    again.deadline = gl_exact_deadline(first);
+    GlRunResult second = { 0 };
+    gint64 started = g_get_monotonic_time();
+    gboolean ok = gl_run_commands(&again, commands, &second, error);
+    exact->ran++;
+    exact->everywhere |= sites_file == NULL;
+    exact->seconds += (gdouble) (g_get_monotonic_time() - started) / G_USEC_PER_SEC;
+    exact->interrupted_by = second.interrupted_by;
+    exact->timed_out |= second.timed_out;
+    ok = ok && collect_donors(second.dir, donors, error);
+    /* GEMLEAK_DEBUG keeps the second run's reports, and says where. */
+    gboolean debug = g_getenv(GL_PROTO_DEBUG_VARIABLE) != NULL &&
+                     *g_getenv(GL_PROTO_DEBUG_VARIABLE) != '\0';
+    if (debug && second.dir != NULL)
+        fprintf(stderr, "gemleak: debug: the exact pass's reports are kept in %s\n", second.dir);
+    gl_run_finish(&second, !debug);
+    return ok;
+}
+
+/* Returns: TRUE if @donors give every cut block of the reports in @dir a
+ * stack; FALSE too when a report cannot be read (the reports say so
+ * later, when they are rewritten). */
+static gboolean all_given(const char *dir, GlExactDonors *donors)
+{
+    g_autoptr(GPtrArray) reports = reports_in(dir, NULL);
+    if (reports == NULL)
+        return FALSE;
+    /* a copy: giving takes a stack from the donors */
+    g_autoptr(GlExactDonors) copy = gl_exact_donors_copy(donors);
+    for (guint i = 0; i < reports->len; i++) {
+        gsize length = 0;
+        g_autofree char *text = read_report(g_ptr_array_index(reports, i), &length, NULL);
+        if (text == NULL)
+            return FALSE;
+        GlExactCount count = { 0 };
+        g_free(gl_exact_rewrite(text, length, cut, copy, 0, FALSE, &count));
+        if (count.given < count.blocks)
+            return FALSE;
+    }
+    return TRUE;
+}
+
+gboolean gl_run_exact(const GlRunOptions *options, GPtrArray *commands, GlRunResult *result,
+                      GlExactResult *exact, GError **error)
+{
+    memset(exact, 0, sizeof *exact);
+    frame_pointers = options->frame_pointers;
+    const GlEngine *engine = options->engine;
+    if (engine == NULL || !options->fast_stacks || result->dir == NULL ||
+        result->helper_dir == NULL)
+        return TRUE;
+    g_autoptr(GlExactDonors) donors = gl_exact_donors_new();
+    /* An engine that unwinds fast only where Ruby keeps frame pointers
+     * (AddressSanitizer's) runs nothing again: what its check could not
+     * judge is said, and the run does not pass (--exact-stacks judges it). */
+    if (!engine->exact_where_leaked)
+        return rewrite_reports(result->dir, donors, FALSE, FALSE, exact, error);
+    gboolean strip_owners = g_strcmp0(options->per_test, GL_PROTO_PER_TEST_OWNERS) == 0;
+    g_autoptr(GHashTable) sites = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+    g_autoptr(GHashTable) tests = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+    GlExactFound found = { 0 };
+    if (!collect_sites(result->dir, sites, tests, &found, error))
+        return FALSE;
+    exact->blocks = found.blocks;
+    exact->hidden = found.hidden;
+    exact->sites = g_hash_table_size(sites);
+    if ((exact->sites == 0 && found.hidden == 0) || result->interrupted_by != 0)
+        return rewrite_reports(result->dir, donors, FALSE, strip_owners, exact, error);
+    /* the program counters after the allocator's that the runtime keeps */
+    g_autofree char *header = g_strdup_printf(GL_PROTO_MARKER_PREFIX GL_PROTO_MARKER_SITES "\t%d\n",
+                                              GL_SANITIZER_STACK_LIMIT -
+                                                  GL_SANITIZER_HIDDEN_FRAMES - 1);
+    g_autofree char *sites_file = found.hidden > 0 ? NULL
+        : write_lines(result->helper_dir, SITES_FILE, header, sites, error);
+    if (found.hidden == 0 && sites_file == NULL)
+        return FALSE;
+    /* Only the tests that allocated the blocks, when the owners say which
+     * and every such block is in a process that ran tests: the setup and
+     * what happens at exit run all the same. */
+    gboolean filter = options->per_test != NULL && !found.untested && g_hash_table_size(tests) > 0;
+    g_autofree char *tests_file = filter ? write_lines(result->helper_dir, TESTS_FILE, "", tests,
+                                                       error)
+                                         : NULL;
+    if (filter && tests_file == NULL)
+        return FALSE;
+
+    gdouble first = 0;
+    for (guint i = 0; result->seconds != NULL && i < result->seconds->len; i++)
+        first = MAX(first, g_array_index(result->seconds, gdouble, i));
+    gboolean ok = run_again(options, commands, first, sites_file, tests_file, donors, exact, error);
+    exact->filtered = tests_file != NULL;
+    /* Tests that lose memory only after others ran: every test, once more.
+     * Blocks the fast check could not judge: the exact run's word on them
+     * counts only when it ran every test. */
+    if (ok && tests_file != NULL && exact->interrupted_by == 0 && !exact->timed_out &&
+        (found.hidden > 0 || !all_given(result->dir, donors)))
+        ok = run_again(options, commands, first, sites_file, NULL, donors, exact, error);
+    gboolean judged = ok && exact->interrupted_by == 0 && !exact->timed_out;
+    if (!rewrite_reports(result->dir, donors, judged, strip_owners, exact, ok ? error : NULL))
+        ok = FALSE;
+    if (exact->interrupted_by != 0 && result->interrupted_by == 0) {
+        /* what the second run had not unwound stays cut: said, and kept */
+        result->interrupted_by = exact->interrupted_by;
+        g_autoptr(GError) unmarked = NULL;
+        if (!gl_rundir_mark_interrupted(result->dir, exact->interrupted_by, &unmarked) &&
+            options->messages != NULL)
+            fprintf(options->messages, "gemleak: warning: %s\n", unmarked->message);
+    }
+    return ok;
+}

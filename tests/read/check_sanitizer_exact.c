@@ -1,0 +1,240 @@
+/* The exact pass's reports (gemleak/read/sanitizer_exact.h): the sites of
+ * a fast pass's cut records, the stacks an exact pass found there, and the
+ * fast report rewritten with them. Real captures (fixtures/lsan/exact-*,
+ * see its README) and hand-made edges. */
+#include "testutil.h"
+#include "gemleak/base/errors.h"
+#include "gemleak/read/input.h"
+#include "gemleak/read/sanitizer_exact.h"
+#include "gemleak/read/sanitizer_reader.h"
+
+#include <string.h>
+
+/* The judge's rule, as a reader's test needs it: a stack is cut unless it
+ * reaches main or a fiber's start. */
+static gboolean cut_short_of_main(const GlStack *stack)
+{
+    for (guint i = 0; i < stack->n_frames; i++)
+        if (g_strcmp0(stack->frames[i].fn, "main") == 0 ||
+            g_strcmp0(stack->frames[i].fn, "fiber_entry") == 0)
+            return FALSE;
+    return TRUE;
+}
+
+/* Returns: (transfer full): the text of fixture @relative. */
+static char *fixture_text(const char *relative, gsize *length)
+{
+    g_autofree char *path = gl_test_fixture(relative);
+    char *text = NULL;
+    ck_assert_msg(g_file_get_contents(path, &text, length, NULL), "%s", relative);
+    return text;
+}
+
+/* Returns: (transfer full): @text read as records, through the input seam
+ * as gemleak filter reads a report (free the array). */
+static GPtrArray *records_of(const char *text)
+{
+    GlInput *input = gl_input_open_memory(gl_input_format_find("sanitizer"), text, strlen(text),
+                                          "lsan.2819");
+    GPtrArray *records = g_ptr_array_new_with_free_func((GDestroyNotify) gl_record_free);
+    GlRecord *record;
+    while ((record = gl_input_next(input)) != NULL)
+        g_ptr_array_add(records, record);
+    ck_assert_uint_gt(gl_input_process(input)->stands_for, 0);
+    gl_input_free(input);
+    return records;
+}
+
+/* Returns: (transfer none) (nullable): the record with @n_frames frames
+ * whose second is @fn and that leaked @bytes. */
+static const GlRecord *record_of(GPtrArray *records, const char *fn, guint64 bytes)
+{
+    for (guint i = 0; i < records->len; i++) {
+        const GlRecord *record = g_ptr_array_index(records, i);
+        if (record->stack.n_frames > 1 && g_strcmp0(record->stack.frames[1].fn, fn) == 0 &&
+            record->leaked_bytes == bytes)
+            return record;
+    }
+    return NULL;
+}
+
+/* Each block of a cut record has a site: the call after the allocator's
+ * frame, by module and offset, and its size. */
+START_TEST(test_sites_of_cut_records)
+{
+    gsize length = 0;
+    g_autofree char *fast = fixture_text("lsan/exact-fast-ruby34.lsan", &length);
+    g_autoptr(GHashTable) sites = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+    g_autoptr(GHashTable) tests = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+    GlExactFound found = { 0 };
+    gl_exact_sites(fast, length, cut_short_of_main, sites, tests, &found);
+    ck_assert_uint_eq(found.blocks, 4);
+    ck_assert_uint_eq(found.hidden, 0);
+    ck_assert(found.untested);  /* no owners: no test to run alone */
+    ck_assert_uint_eq(g_hash_table_size(sites), 3);
+    ck_assert(g_hash_table_contains(sites, "100\t1350\t/tmp/s28/cap/leaky/leaky.so"));
+    ck_assert(g_hash_table_contains(sites, "48\t1350\t/tmp/s28/cap/leaky/leaky.so"));
+    ck_assert(g_hash_table_contains(sites, "120\t8296a\t/root/.cache/gemleak/ruby-3.4.5/bin/ruby"));
+    ck_assert_uint_eq(g_hash_table_size(tests), 0);
+
+    /* a whole stack has no site to unwind again */
+    g_autoptr(GHashTable) none = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+    gsize again_length = 0;
+    g_autofree char *again = fixture_text("lsan/exact-again-ruby34.lsan", &again_length);
+    GlExactFound whole = { 0 };
+    gl_exact_sites(fast, length, cut_short_of_main, none, NULL, &whole);
+    ck_assert_uint_eq(g_hash_table_size(none), 3);
+}
+END_TEST
+
+/* The exact pass's stacks, joined to its check's objects by address,
+ * replace the fast stacks block by block: the same records as an exact
+ * run's, each stack whole. */
+START_TEST(test_rewrite_gives_whole_stacks)
+{
+    gsize fast_length = 0, again_length = 0;
+    g_autofree char *fast = fixture_text("lsan/exact-fast-ruby34.lsan", &fast_length);
+    g_autofree char *again = fixture_text("lsan/exact-again-ruby34.lsan", &again_length);
+    g_autoptr(GlExactDonors) donors = gl_exact_donors_new();
+    /* the runtime's own records there are fast, cut: only the table counts */
+    ck_assert_uint_eq(gl_exact_donors_add(donors, again, again_length, cut_short_of_main), 4);
+    GlExactCount count = { 0 };
+    g_autofree char *rewritten = gl_exact_rewrite(fast, fast_length, cut_short_of_main, donors,
+                                                  2819, FALSE, &count);
+    ck_assert_uint_eq(count.records, 4);
+    ck_assert_uint_eq(count.blocks, 4);
+    ck_assert_uint_eq(count.given, 4);
+    g_autoptr(GPtrArray) records = records_of(rewritten);
+    ck_assert_uint_eq(records->len, 4);
+    for (guint i = 0; i < records->len; i++) {
+        const GlRecord *record = g_ptr_array_index(records, i);
+        ck_assert_str_eq(record->stack.frames[0].fn, "__interceptor_malloc");
+        ck_assert_msg(!cut_short_of_main(&record->stack), "record %u is cut", i);
+    }
+    const GlRecord *xmalloc = record_of(records, "rb_gc_impl_malloc", 120);
+    ck_assert_ptr_nonnull(xmalloc);
+    ck_assert_str_eq(xmalloc->stack.frames[4].fn, "leaky_leak_xmalloc");
+    const GlRecord *init = record_of(records, "leaky_alloc", 48);
+    ck_assert_ptr_nonnull(init);
+    ck_assert_str_eq(init->stack.frames[2].fn, "Init_leaky");
+    /* the two calls of Leaky.leak, on two stacks: two records */
+    guint leaks = 0;
+    for (guint i = 0; i < records->len; i++) {
+        const GlRecord *record = g_ptr_array_index(records, i);
+        leaks += g_strcmp0(record->stack.frames[2].fn, "leaky_leak") == 0 && record->leaked_bytes == 100;
+    }
+    ck_assert_uint_eq(leaks, 2);
+    /* every other line as it was */
+    ck_assert_ptr_nonnull(strstr(rewritten, "SUMMARY: LeakSanitizer: 368 byte(s) leaked in 4 "
+                                            "allocation(s)."));
+}
+END_TEST
+
+/* A block the exact pass did not lose again keeps the fast record (cut:
+ * never a pass); a stack given once is not given twice. */
+START_TEST(test_rewrite_keeps_what_was_not_found_again)
+{
+    gsize fast_length = 0;
+    g_autofree char *fast = fixture_text("lsan/exact-fast-ruby34.lsan", &fast_length);
+    g_autoptr(GlExactDonors) donors = gl_exact_donors_new();
+    GlExactCount count = { 0 };
+    g_autofree char *rewritten = gl_exact_rewrite(fast, fast_length, cut_short_of_main, donors,
+                                                  2819, FALSE, &count);
+    ck_assert_uint_eq(count.blocks, 4);
+    ck_assert_uint_eq(count.given, 0);
+    g_autoptr(GPtrArray) records = records_of(rewritten);
+    /* as they were: the two leaky_leak records, whose fast stacks differ
+     * (one is a frame longer), two */
+    ck_assert_uint_eq(records->len, 4);
+    for (guint i = 0; i < records->len; i++)
+        ck_assert(cut_short_of_main(&((const GlRecord *) g_ptr_array_index(records, i))->stack));
+
+    /* one block found again of two: one given, one kept as it was */
+    g_autoptr(GlExactDonors) some = gl_exact_donors_new();
+    const char *again =
+        "gemleak:frame\t0\n"
+        "Gm 0 /tmp/s28/cap/leaky/leaky.so\nGf 0 leaky_alloc\nGs 0 /tmp/leaky.c\nG 0 0x7f0000001350 0x1350 0x0 15 0\n"
+        "gemleak:frame\t1\n"
+        "Gm 0 /tmp/s28/cap/leaky/leaky.so\nGf 0 leaky_leak\nGs 0 /tmp/leaky.c\nG 0 0x7f00000013ac 0x13ac 0x0 33 0\n"
+        "gemleak:frame\t2\n"
+        "Gm 0 /ruby\nGf 0 main\nGs 0 main.c\nG 0 0x55000000 0x58471 0x0 68 0\n"
+        "gemleak:stack\t1\t0 1 2\n"
+        "gemleak:stacks\n"
+        "gemleak:at\t1\t607000000abc\n"
+        "==9==ERROR: LeakSanitizer: detected memory leaks\n\n"
+        "Direct leak of 100 byte(s) in 1 object(s) allocated from:\n"
+        "Gm 0 /usr/lib/x86_64-linux-gnu/liblsan.so.0\nGf 0 malloc\nGs 0 x.cpp\nG 0 0x7f 0x13545 0x0 75 0\n"
+        "\nObjects leaked above:\n0x607000000abc (100 bytes)\n\n"
+        "SUMMARY: LeakSanitizer: 100 byte(s) leaked in 1 allocation(s).\n";
+    ck_assert_uint_eq(gl_exact_donors_add(some, again, strlen(again), cut_short_of_main), 1);
+    GlExactCount partly = { 0 };
+    g_autofree char *half = gl_exact_rewrite(fast, fast_length, cut_short_of_main, some, 2819,
+                                             FALSE, &partly);
+    ck_assert_uint_eq(partly.given, 1);
+    g_autoptr(GPtrArray) halves = records_of(half);
+    ck_assert_uint_eq(halves->len, 4);
+}
+END_TEST
+
+/* Blocks the fast check could not judge (allocated on a Fiber's stack),
+ * found lost by an exact run (whose records are whole), become a report
+ * of their own before the line that says the check ran to its end; those
+ * it did not find lost are reachable. The exact pass's own lines, and the
+ * owners recorded for it alone, do not reach the analysis. */
+START_TEST(test_rewrite_judges_hidden_blocks)
+{
+    const char *fast =
+        "gemleak:owned\tT#test_a\t/t.rb:3\t602000000010 602000000030\n"
+        "gemleak:hidden\n"
+        "gemleak:hidden\t24\t602000000010\n"
+        "gemleak:hidden\t24\t602000000030\n"
+        "gemleak:done\n";
+    const char *exact =
+        "==7==ERROR: LeakSanitizer: detected memory leaks\n\n"
+        "Direct leak of 24 byte(s) in 1 object(s) allocated from:\n"
+        "Gm 0 /lsan.so\nGf 0 malloc\nGs 0 x.cpp\nG 0 0x7f 0x13545 0x0 75 0\n"
+        "Gm 1 /leaky.so\nGf 1 leaky_alloc\nGs 1 /leaky.c\nG 1 0x7e 0x1350 0x0 15 0\n"
+        "Gm 2 /ruby\nGf 2 fiber_entry\nGs 2 cont.c\nG 2 0x7d 0x5000 0x0 9 0\n"
+        "\nObjects leaked above:\n0x6020000000a0 (24 bytes)\n\n"
+        "SUMMARY: LeakSanitizer: 24 byte(s) leaked in 1 allocation(s).\n";
+    GlExactFound found = { 0 };
+    g_autoptr(GHashTable) sites = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+    g_autoptr(GHashTable) tests = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+    gl_exact_sites(fast, strlen(fast), cut_short_of_main, sites, tests, &found);
+    ck_assert_uint_eq(found.hidden, 2);
+    ck_assert(!found.untested);
+    ck_assert(g_hash_table_contains(tests, "T#test_a\t/t.rb:3"));
+    g_autoptr(GlExactDonors) donors = gl_exact_donors_new();
+    ck_assert_uint_eq(gl_exact_donors_add(donors, exact, strlen(exact), cut_short_of_main), 1);
+    GlExactCount count = { 0 };
+    g_autofree char *judged = gl_exact_rewrite(fast, strlen(fast), cut_short_of_main, donors,
+                                               7, TRUE, &count);
+    ck_assert_uint_eq(count.hidden, 2);
+    ck_assert_uint_eq(count.hidden_lost, 1);
+    ck_assert_ptr_null(strstr(judged, "gemleak:owned"));
+    ck_assert_ptr_null(strstr(judged, "gemleak:hidden"));
+    ck_assert(g_str_has_suffix(judged, "SUMMARY: LeakSanitizer: 24 byte(s) leaked in 1 "
+                                       "allocation(s).\ngemleak:done\n"));
+    g_autoptr(GPtrArray) records = records_of(judged);
+    ck_assert_uint_eq(records->len, 1);
+    const GlRecord *record = g_ptr_array_index(records, 0);
+    ck_assert_int_eq(record->pid, 7);
+    ck_assert_uint_eq(record->leaked_bytes, 24);
+    ck_assert_str_eq(record->stack.frames[1].fn, "leaky_alloc");
+    ck_assert_str_eq(record->stack.frames[2].fn, "fiber_entry");
+    /* its object is the fast pass's block, whose owner --per-test names */
+    ck_assert_ptr_nonnull(strstr(judged, "\n0x602000000010 (24 bytes)\n"));
+}
+END_TEST
+
+Suite *gl_sanitizer_exact_suite(void)
+{
+    Suite *suite = suite_create("sanitizer-exact");
+    TCase *tc = tcase_create("exact");
+    tcase_add_test(tc, test_sites_of_cut_records);
+    tcase_add_test(tc, test_rewrite_gives_whole_stacks);
+    tcase_add_test(tc, test_rewrite_keeps_what_was_not_found_again);
+    tcase_add_test(tc, test_rewrite_judges_hidden_blocks);
+    suite_add_tcase(suite, tc);
+    return suite;
+}
