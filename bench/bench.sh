@@ -370,7 +370,10 @@ if want 8; then
                 "$gemleak" run --engine lsan --format json:"$work/leak.json" -- ruby -Ilib -Itest -e "$loader" $files \
                     >/dev/null 2>"$work/leak.err" || true
                 sed -n 's/^gemleak: exact stacks: /      exact stacks: /p' "$work/leak.err"
-                python3 -c 'import json,sys; f=json.load(open(sys.argv[1]))["findings"]; print("      finding: %s" % "; ".join("%s %s bytes, %s, %d frames through %s" % (x["location"]["fn"] if x["location"] else "?", x["bytes"], "certain" if x["certain"] else "UNCERTAIN", len(x["frames"]), ", ".join(fr["fn"] for fr in x["frames"] if fr.get("in_target")))) for x in f) or "none")' "$work/leak.json"
+                python3 -c 'import json,sys
+f = json.load(open(sys.argv[1]))["findings"]
+said = ["%s %s bytes, %s, %d frames through %s" % (x["location"]["fn"] if x["location"] else "?", x["bytes"], "certain" if x["certain"] else "UNCERTAIN", len(x["frames"]), ", ".join(fr["fn"] for fr in x["frames"] if fr.get("in_target"))) for x in f]
+print("      finding: %s" % ("; ".join(said) or "none"))' "$work/leak.json"
             fi
         done
         PATH=$saved_path
