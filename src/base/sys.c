@@ -269,7 +269,11 @@ gboolean gl_probe_command(const char *const *argv, char **const envp, gsize max_
             break;
         }
         if (!reading) {
-            g_usleep(10000);
+            /* the output ended: the exit follows at once (a run asks
+             * several such questions before it starts the command) */
+            if (reaped)
+                break;
+            g_usleep(1000);
             continue;
         }
         struct pollfd pfd = { .fd = out_fd, .events = POLLIN };

@@ -6,6 +6,7 @@
 #include "gemleak/base/protocol.h"
 #include "gemleak/base/sys.h"
 #include "gemleak/judge/stacks.h"
+#include "gemleak/read/process_facts.h"
 #include "gemleak/read/sanitizer_exact.h"
 #include "gemleak/read/sanitizer_reader.h"
 #include "gemleak/run/rundir.h"
@@ -76,6 +77,20 @@ static char *read_report(const char *path, gsize *length, GError **error)
     return text;
 }
 
+/* Returns: TRUE if process @pid of the run in @dir ran a Ruby older than
+ * its engine (@run) needs: the run counts it unchecked whatever its
+ * stacks (its Ruby's own blocks are there by the thousand), so no exact
+ * stacks are paid for it. */
+static gboolean too_old(const char *dir, gint64 pid, const GlRunFacts *run)
+{
+    GlProcessFacts facts;
+    if (pid <= 0 || !gl_process_facts_read(dir, pid, &facts) || facts.ruby_version[0] == '\0')
+        return FALSE;
+    return (run->min_ruby != NULL && !gl_ruby_version_at_least(facts.ruby_version, run->min_ruby)) ||
+           (run->leaks_min_ruby != NULL &&
+            !gl_ruby_version_at_least(facts.ruby_version, run->leaks_min_ruby));
+}
+
 /* Adds the sites of the cut records of the reports in @dir to @sites, and
  * the tests that allocated their blocks to @tests.
  * Returns: FALSE with @error set. */
@@ -85,7 +100,14 @@ static gboolean collect_sites(const char *dir, GHashTable *sites, GHashTable *te
     g_autoptr(GPtrArray) reports = reports_in(dir, error);
     if (reports == NULL)
         return FALSE;
+    g_auto(GlRunFacts) run = { 0 };
+    gl_run_facts_read(dir, &run);
     for (guint i = 0; i < reports->len; i++) {
+        g_autofree char *name = g_path_get_basename(g_ptr_array_index(reports, i));
+        gint64 pid = 0;
+        gl_engine_is_log(name, &pid);
+        if (too_old(dir, pid, &run))
+            continue;
         gsize length = 0;
         g_autofree char *text = read_report(g_ptr_array_index(reports, i), &length, error);
         if (text == NULL)

@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -72,29 +73,57 @@ static char *ruby_prints(const char *ruby, const char *library, const char *code
     return out;
 }
 
+/* What a run asks of the command's Ruby, asked of it once: each start of
+ * a Ruby costs about 30 ms, and a run of a short suite under a fast engine
+ * must not pay it twice before the suite starts. The last Ruby asked. */
+static struct {
+    char ruby[PATH_MAX];
+    gboolean asked;
+    char version[32];          /* "3.4.5", or empty when it did not say */
+    gboolean frame_pointers;   /* its CFLAGS keep them */
+} asked_ruby;
+
+/* Asks @ruby its version and CFLAGS, unless it was the last Ruby asked. */
+static void ask_ruby(const char *ruby)
+{
+    if (asked_ruby.asked && strcmp(asked_ruby.ruby, ruby) == 0)
+        return;
+    memset(&asked_ruby, 0, sizeof asked_ruby);
+    if (strlen(ruby) < sizeof asked_ruby.ruby) {
+        g_strlcpy(asked_ruby.ruby, ruby, sizeof asked_ruby.ruby);
+        asked_ruby.asked = TRUE;
+    }
+    g_autofree char *out = ruby_prints(ruby, "rbconfig",
+                                       "print RUBY_VERSION, 10.chr, RbConfig::CONFIG['CFLAGS']");
+    if (out == NULL)  /* a Ruby without rbconfig still has a version */
+        out = ruby_prints(ruby, NULL, "print RUBY_VERSION");
+    if (out == NULL)
+        return;
+    char *flags_text = strchr(out, '\n');
+    if (flags_text != NULL)
+        *flags_text++ = '\0';
+    if (g_regex_match_simple("^[0-9]+\\.[0-9]+\\.[0-9]+$", out, 0, 0))
+        g_strlcpy(asked_ruby.version, out, sizeof asked_ruby.version);
+    /* the last of the two flags wins, as with the compiler */
+    g_auto(GStrv) flags = g_strsplit_set(flags_text != NULL ? flags_text : "", " \t\n", -1);
+    for (char **flag = flags; *flag != NULL; flag++) {
+        if (strcmp(*flag, "-fno-omit-frame-pointer") == 0)
+            asked_ruby.frame_pointers = TRUE;
+        else if (strcmp(*flag, "-fomit-frame-pointer") == 0)
+            asked_ruby.frame_pointers = FALSE;
+    }
+}
+
 char *gl_ruby_version(const char *ruby)
 {
-    char *out = ruby_prints(ruby, NULL, "print RUBY_VERSION");
-    if (out != NULL && !g_regex_match_simple("^[0-9]+\\.[0-9]+\\.[0-9]+$", out, 0, 0))
-        g_clear_pointer(&out, g_free);
-    return out;
+    ask_ruby(ruby);
+    return asked_ruby.version[0] != '\0' ? g_strdup(asked_ruby.version) : NULL;
 }
 
 gboolean gl_ruby_frame_pointers(const char *ruby)
 {
-    g_autofree char *out = ruby_prints(ruby, "rbconfig", "print RbConfig::CONFIG['CFLAGS']");
-    if (out == NULL)
-        return FALSE;
-    /* the last of the two flags wins, as with the compiler */
-    g_auto(GStrv) flags = g_strsplit_set(out, " \t\n", -1);
-    gboolean kept = FALSE;
-    for (char **flag = flags; *flag != NULL; flag++) {
-        if (strcmp(*flag, "-fno-omit-frame-pointer") == 0)
-            kept = TRUE;
-        else if (strcmp(*flag, "-fomit-frame-pointer") == 0)
-            kept = FALSE;
-    }
-    return kept;
+    ask_ruby(ruby);
+    return asked_ruby.frame_pointers;
 }
 
 GPtrArray *gl_suppression_files(const char *const *dirs, const char *version)

@@ -8,6 +8,7 @@
 #include "gemleak/run/runner.h"
 #include "runner_int.h"
 
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -91,9 +92,22 @@ char *gl_sanitizer_runtime(const GlSanitizerRuntime *runtime, GError **error)
                         given, runtime->title, runtime->library);
         return found;
     }
+    /* A run asks three times (its version, the command, the handover to a
+     * Ruby a launcher starts), and each asking runs the compiler: the
+     * last runtime found is kept. */
+    static struct {
+        const char *library;
+        char path[PATH_MAX];
+    } last;
+    if (last.library != NULL && strcmp(last.library, runtime->library) == 0)
+        return g_strdup(last.path);
     char *found = from_compiler(runtime->library);
     if (found == NULL)
         found = from_ldconfig(runtime->library);
+    if (found != NULL && strlen(found) < sizeof last.path) {
+        last.library = runtime->library;
+        g_strlcpy(last.path, found, sizeof last.path);
+    }
     if (found == NULL)
         g_set_error(error, GL_ERROR, GL_ERROR_ENVIRONMENT,
                     "--engine %s: %s's runtime (%s) is not installed: install it (%s), or name "

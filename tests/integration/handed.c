@@ -181,7 +181,8 @@ END_TEST
 
 /* A process on a Ruby older than LeakSanitizer needs (3.3: it cannot free
  * its memory at exit) is not passed: the run is INCOMPLETE and names it,
- * whatever `ruby` on PATH said before it ran. */
+ * whatever `ruby` on PATH said before it ran; and it runs once (no exact
+ * stacks paid for what is not checked). */
 START_TEST(test_lsan_process_on_ruby31_is_incomplete)
 {
     if (!g_file_test("/usr/bin/ruby", G_FILE_TEST_IS_EXECUTABLE))
@@ -201,6 +202,9 @@ START_TEST(test_lsan_process_on_ruby31_is_incomplete)
                           "needs Ruby 3\\.3 or newer: .*\\(--engine valgrind, the default, checks "
                           "it\\): what it ran was not checked");
     gl_assert_no_line(r.err, "^gemleak: pass");
+    /* its thousands of Ruby's blocks are not worth exact stacks: the run
+     * counts it unchecked whatever they are */
+    gl_assert_no_line(r.err, "^gemleak: exact stacks:");
     result_discard(&r);
 }
 END_TEST
