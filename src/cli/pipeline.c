@@ -510,6 +510,9 @@ gboolean gl_cli_analyze_and_report(const Options *options, Plan *plan, const cha
                                     (const char *) g_ptr_array_index(coverage->unchecked, i),
                                     options->spare_launchers && !options->trace_launchers
                                         ? "; run again without --spare-launchers" : ""));
+    /* an extension the engine cannot see into was not checked for what it
+     * would have seen */
+    guint uninstrumented = gl_coverage_require_instrumented(inputs, analysis->problems);
     gboolean checked_nothing = gl_coverage_checked_nothing(
         coverage, run != NULL, gl_coverage_targets_seen(rules, analysis->objects));
     if (checked_nothing) {
@@ -543,11 +546,15 @@ gboolean gl_cli_analyze_and_report(const Options *options, Plan *plan, const cha
     g_autofree char *unreadable = g_strdup_printf("%s could not all be read",
                                                   coverage->reports != NULL ? coverage->reports
                                                                             : "the inputs");
+    g_autofree char *not_built = g_strdup_printf("an extension was not built for %s",
+                                                 coverage->engine != NULL ? coverage->engine
+                                                                          : "the engine");
     outcome->trouble = checked_nothing ? "nothing was checked"
                        : interrupted != NULL ? "the run was interrupted"
                        : coverage->unchecked->len > 0
                            ? "a process that loaded an extension was not checked"
                        : cut > 0 ? "a finding's stack was cut short"
+                       : uninstrumented > 0 ? not_built
                        : unreadable;
     g_autofree char *exit_line = run != NULL ? gl_cli_run_exit_line(outcome->status, run, outcome) : NULL;
     GlReportContext context = {
@@ -585,6 +592,8 @@ gboolean gl_cli_analyze_and_report(const Options *options, Plan *plan, const cha
     /* it named a string of this function's */
     if (outcome->trouble == unreadable)
         outcome->trouble = "an input could not all be read";
+    if (outcome->trouble == not_built)
+        outcome->trouble = "an extension was not built for the engine";
     gl_gate_result_clear(&gate_result);
     return TRUE;
 }

@@ -423,8 +423,9 @@ static gboolean engine_checks_leaks(const GlEngine *engine, char **command, cons
     return FALSE;
 }
 
-/* Names each extension the run loaded that was not built for @engine
- * (@engine->instrumented_prefix), and how to build it so. */
+/* Says what was checked of each extension the run loaded that was not
+ * built for @engine (@engine->instrumented_prefix), and how to build it
+ * so; the analysis makes the run INCOMPLETE for it. */
 static void say_uninstrumented(const GlEngine *engine, const char *dir, gboolean leaks,
                                const char *ruby, FILE *err)
 {
@@ -439,11 +440,10 @@ static void say_uninstrumented(const GlEngine *engine, const char *dir, gboolean
             continue;
         bare++;
         g_autofree char *shown = gl_text_escape(path);
-        fprintf(err, "gemleak: warning: %s was not built with %s (no %s symbol in it): its "
-                "invalid reads and writes, and its reads of freed memory, cannot be seen; only "
-                "what the runtime intercepts (double and bad frees, memcpy and the like)%s "
-                "are\n", shown, engine->title, engine->instrumented_prefix,
-                leaks ? " and its leaks" : "");
+        /* the run's problems say what was not checked (coverage.h) */
+        fprintf(err, "gemleak: note: %s was not built with %s: only what the runtime "
+                "intercepts in it (double and bad frees, memcpy and the like)%s was checked\n",
+                shown, engine->title, leaks ? " and its leaks" : "");
     }
     /* the Ruby the run's processes ran, not the one on PATH */
     g_autofree char *shown_ruby = gl_text_escape(ruby != NULL ? ruby : "ruby");

@@ -66,6 +66,7 @@ void gl_run_facts_read(const char *dir, GlRunFacts *facts)
                          : strcmp(*line, GL_PROTO_ENGINE_REPORTS) == 0 ? &facts->reports
                          : strcmp(*line, GL_PROTO_ENGINE_OUTSIDE) == 0 ? &facts->outside
                          : strcmp(*line, GL_PROTO_ENGINE_LOG) == 0 ? &facts->log
+                         : strcmp(*line, GL_PROTO_ENGINE_INSTRUMENTED) == 0 ? &facts->instrumented
                          : strcmp(*line, GL_PROTO_ENGINE_MIN_RUBY) == 0 ? &facts->min_ruby
                          : strcmp(*line, GL_PROTO_ENGINE_MIN_RUBY_WHY) == 0 ? &facts->min_ruby_why
                          : strcmp(*line, GL_PROTO_ENGINE_LEAKS_MIN_RUBY) == 0 ? &facts->leaks_min_ruby
@@ -106,6 +107,7 @@ void gl_run_facts_clear(GlRunFacts *facts)
     g_clear_pointer(&facts->reports, g_free);
     g_clear_pointer(&facts->outside, g_free);
     g_clear_pointer(&facts->log, g_free);
+    g_clear_pointer(&facts->instrumented, g_free);
     g_clear_pointer(&facts->min_ruby, g_free);
     g_clear_pointer(&facts->min_ruby_why, g_free);
     g_clear_pointer(&facts->leaks_min_ruby, g_free);
@@ -144,20 +146,30 @@ void gl_run_coverage_clear(GlRunCoverage *coverage)
 /* A list of the extensions a process loaded: a path a line, a few. */
 #define LOADED_MAX_BYTES ((gsize) 4 * 1024 * 1024)
 
-char *gl_process_loaded(const char *dir, gint64 pid)
+GPtrArray *gl_process_loaded_paths(const char *dir, gint64 pid)
 {
+    GPtrArray *paths = g_ptr_array_new_with_free_func(g_free);
     g_autofree char *path = g_strdup_printf("%s/" GL_PROTO_LOADED_PREFIX "%" G_GINT64_FORMAT
                                             GL_PROTO_FILE_SUFFIX, dir, pid);
     g_autofree char *text = NULL;
     gsize length = 0;
     if (!gl_file_read_bounded(path, LOADED_MAX_BYTES, &text, &length, NULL))
-        return NULL;
+        return paths;
     g_auto(GStrv) lines = g_strsplit(text, "\n", -1);
-    g_autoptr(GString) loaded = g_string_new(NULL);
     for (char **line = lines; *line != NULL; line++)
         if (**line != '\0')
-            g_string_append_printf(loaded, "%s%s", loaded->len > 0 ? ", " : "", *line);
-    return loaded->len > 0 ? g_utf8_make_valid(loaded->str, -1) : NULL;
+            g_ptr_array_add(paths, g_strdup(*line));
+    return paths;
+}
+
+char *gl_process_loaded(const char *dir, gint64 pid)
+{
+    g_autoptr(GPtrArray) paths = gl_process_loaded_paths(dir, pid);
+    if (paths->len == 0)
+        return NULL;
+    g_ptr_array_add(paths, NULL);
+    g_autofree char *joined = g_strjoinv(", ", (char **) paths->pdata);
+    return g_utf8_make_valid(joined, -1);
 }
 
 GArray *gl_process_listed(const char *dir)

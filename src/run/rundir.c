@@ -238,6 +238,9 @@ gboolean gl_rundir_write_engine(const char *dir, const GlEngine *engine, const c
                            engine->reports, engine->outside);
     if (engine->log != NULL)
         g_string_append_printf(text, GL_PROTO_ENGINE_LOG " %s\n", engine->log);
+    if (engine->instrumented_prefix != NULL)
+        g_string_append_printf(text, GL_PROTO_ENGINE_INSTRUMENTED " %s\n",
+                               engine->instrumented_prefix);
     if (engine->silent_when_clean && !proof)
         g_string_append(text, GL_PROTO_ENGINE_SILENT " yes\n");
     if (proof)

@@ -102,7 +102,7 @@ void gemleak_run(Result *result, const char *cwd, const char *tmp,
 
 char *kept_dir(const char *err)
 {
-    g_autoptr(GRegex) regex = g_regex_new("^gemleak: Valgrind's XML is kept in (\\S+) ",
+    g_autoptr(GRegex) regex = g_regex_new("^gemleak: .* kept in (\\S+) ",
                                           G_REGEX_MULTILINE, 0, NULL);
     g_autoptr(GMatchInfo) match = NULL;
     if (!g_regex_match(regex, err, 0, &match))

@@ -94,6 +94,10 @@
 #define GL_PROTO_ENGINE_REPORTS "reports"
 /* "log lsan": its reports are lsan.PID; without the line, PID.xml. */
 #define GL_PROTO_ENGINE_LOG "log"
+/* "instrumented __asan_": an extension it sees into only when built for
+ * it, whose symbols then begin so; one without them was not checked for
+ * what the build sees (gemleak/judge/coverage.h). */
+#define GL_PROTO_ENGINE_INSTRUMENTED "instrumented"
 /* "outside WHY": why a process that loaded a target and has no report of
  * it ran outside the engine. */
 #define GL_PROTO_ENGINE_OUTSIDE "outside"

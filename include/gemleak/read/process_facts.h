@@ -27,6 +27,7 @@ typedef struct {
     char *reports;       /* what it writes, in messages: "Valgrind's XML" */
     char *outside;       /* why a process with no report of it ran outside it */
     char *log;           /* nullable: "lsan" for reports named lsan.PID; NULL: PID.xml */
+    char *instrumented;  /* nullable: "__asan_": what an extension built for it holds */
     char *min_ruby;      /* nullable: "3.3" */
     char *min_ruby_why;  /* nullable */
     char *leaks_min_ruby;      /* nullable: the oldest Ruby it checks leaks on */
@@ -74,6 +75,11 @@ G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC(GlRunCoverage, gl_run_coverage_clear)
  * as the helper listed them in the run directory @dir (loaded-PID.txt),
  * "A, B", valid UTF-8 (a path's raw bytes); NULL when it loaded none. */
 char *gl_process_loaded(const char *dir, gint64 pid);
+
+/* Returns: (transfer full): the paths of the extensions process @pid
+ * loaded (char*, raw bytes), as the helper listed them in the run
+ * directory @dir; empty when it loaded none. */
+GPtrArray *gl_process_loaded_paths(const char *dir, gint64 pid);
 
 /* Returns: (transfer full): the pids (gint64) of the processes the helper
  * ran in, in the run directory @dir (its loaded-PID.txt files), in the
