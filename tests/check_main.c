@@ -33,6 +33,11 @@ int main(int argc, char **argv)
     srunner_add_suite(runner, gl_merge_suite());
     srunner_add_suite(runner, gl_report_suite());
     srunner_add_suite(runner, gl_cli_suite());
+    srunner_add_suite(runner, gl_cli_options_suite());
+    srunner_add_suite(runner, gl_cli_filter_suite());
+    srunner_add_suite(runner, gl_cli_pipeline_suite());
+    srunner_add_suite(runner, gl_cli_run_suite());
+    srunner_add_suite(runner, gl_cli_clean_suite());
     srunner_add_suite(runner, gl_formats_suite());
     srunner_add_suite(runner, gl_hostile_suite());
     srunner_add_suite(runner, gl_attribute_suite());

@@ -126,6 +126,16 @@ guint gl_test_count(const char *haystack, gsize length, const char *needle)
     return count;
 }
 
+void gl_assert_no_raw_control(const char *text)
+{
+    for (const char *c = text; *c != '\0'; c++)
+        ck_assert_msg(*c == '\n' || (unsigned char) *c >= 0x20 || *c == '\t',
+                      "a raw control character 0x%02x in:\n%s", (unsigned char) *c, text);
+    ck_assert_msg(strchr(text, 0x7f) == NULL, "a raw DEL in:\n%s", text);
+    gl_assert_no_line(text, "^gemleak: pass");
+    gl_assert_no_line(text, "^forged");
+}
+
 static char *slurp(FILE *stream)
 {
     GString *text = g_string_new(NULL);

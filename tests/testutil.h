@@ -80,6 +80,11 @@ void gl_test_record_add_aux(GlRecord *record, const char *text, const char *firs
     ck_assert_msg(!g_regex_match_simple((pattern), (text), G_REGEX_MULTILINE, 0), \
                   "a line matches /%s/ in:\n%s", (pattern), (text))
 
+/* Asserts that @text holds no raw control character but newlines and
+ * tabs, and no line that a name with a newline in it forged ("gemleak:
+ * pass", "forged"): what gemleak prints of names it did not choose. */
+void gl_assert_no_raw_control(const char *text);
+
 /* A test that cannot run here (no Ruby 3.3, no runtime, a sanitizer that
  * forbids what it needs) ends with gl_test_skip(): Check knows only pass
  * and fail, so the skip travels as a failure whose message starts with
@@ -112,6 +117,11 @@ Suite *gl_classify_suite(void);
 Suite *gl_merge_suite(void);
 Suite *gl_report_suite(void);
 Suite *gl_cli_suite(void);
+Suite *gl_cli_options_suite(void);
+Suite *gl_cli_filter_suite(void);
+Suite *gl_cli_pipeline_suite(void);
+Suite *gl_cli_run_suite(void);
+Suite *gl_cli_clean_suite(void);
 Suite *gl_formats_suite(void);
 Suite *gl_hostile_suite(void);
 Suite *gl_attribute_suite(void);

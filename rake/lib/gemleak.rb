@@ -414,11 +414,31 @@ module GemLeak
     end
   end
 
+  # The members of gemleak's JSON report that the tasks read. Spelled once,
+  # in gemleak's include/gemleak/base/json_format.h: each is GL_MEMBER_ and
+  # its name there, and tests/rake/test_messages.rb fails when one is not.
+  module JsonMembers
+    FINDINGS = "findings"
+    SUMMARY = "summary"
+    PROBLEMS = "problems"
+    COMMAND = "command"
+    STATUS = "status"
+    GATE = "gate"
+    FAILED = "failed"
+    COMPLETE = "complete"
+    MESSAGE = "message"
+    ERROR = "error"
+    UNMATCHED_OBJECT = "unmatched_object"
+    LOADED = "loaded"
+  end
+
   # One run of a suite under gemleak: the command prefix, and after the run,
   # what gemleak found. The JSON report it writes says what it found, and
   # how the command ended; the exit status alone cannot tell a leak from a
   # failing suite.
   class Session
+    include JsonMembers
+
     # Raises GemLeak::Error when there is no gemleak to run, or a setting
     # cannot be passed on, before it makes the directory #check! removes.
     def initialize(configuration)
@@ -452,11 +472,11 @@ module GemLeak
 
     # The findings of the run, or nil when there is no report.
     def findings
-      report&.fetch("findings", nil)
+      report&.fetch(FINDINGS, nil)
     end
 
     def gate_failed?
-      report&.dig("gate", "failed") == true
+      report&.dig(GATE, FAILED) == true
     end
 
     # Raises when gemleak found what fails the gate, when the command
@@ -471,7 +491,7 @@ module GemLeak
     private
 
     def failure_message(ok, status, command_name)
-      return binary_name_message(report["error"]) if report&.dig("error", "unmatched_object")
+      return binary_name_message(report[ERROR]) if report&.dig(ERROR, UNMATCHED_OBJECT)
 
       suite_status = command_status(status)
       if gate_failed?
@@ -488,7 +508,7 @@ module GemLeak
         return "gemleak could not run the #{command_name} (status #{exit_status(status)}); " \
                "its message is above"
       end
-      incomplete = report.dig("gate", "complete") == false
+      incomplete = report.dig(GATE, COMPLETE) == false
       if suite_status.nonzero?
         return "#{command_name} failed (status #{suite_status}); gemleak found no leaks" unless incomplete
         if checked_nothing?
@@ -511,8 +531,8 @@ module GemLeak
     # target: not XML gemleak could not read. The report says it only in
     # words, in the gate's line and the summary's problems.
     def checked_nothing?
-      problems = Array(report&.dig("summary", "problems"))
-      gate = report&.dig("gate", "message").to_s
+      problems = Array(report&.dig(SUMMARY, PROBLEMS))
+      gate = report&.dig(GATE, MESSAGE).to_s
       gate.include?("nothing was checked") || problems.any? { |p| p.to_s.start_with?("nothing was checked") }
     end
 
@@ -520,8 +540,8 @@ module GemLeak
     # so. A gemleak too old to say uses the command's status as its own, but
     # for 1, 2 and 3.
     def command_status(status)
-      command = report&.fetch("command", nil)
-      return command["status"].to_i if command.is_a?(Hash) && command.key?("status")
+      command = report&.fetch(COMMAND, nil)
+      return command[STATUS].to_i if command.is_a?(Hash) && command.key?(STATUS)
 
       code = status.respond_to?(:exitstatus) ? status.exitstatus.to_i : 0
       [2, 3].include?(code) || (code == 1 && gate_failed?) ? 0 : code
@@ -530,13 +550,13 @@ module GemLeak
     # gemleak stopped after the run because a binary_name matched nothing the
     # suite loaded: say so in the Rakefile's words.
     def binary_name_message(error)
-      pattern = error["unmatched_object"]
+      pattern = error[UNMATCHED_OBJECT]
       setting = @configuration.binary_names.find do |name|
         Pattern.argument(name, "binary_name") == pattern
       rescue Error
         false
       end
-      loaded = Array(error["loaded"])
+      loaded = Array(error[LOADED])
       names = loaded.map { |path| File.basename(path).sub(/\..*\z/, "") }.uniq
       hint = case names.size
              when 0 then ""

@@ -3,6 +3,7 @@
  * the targets, the analysis and its reports, and the exit status. */
 #include "cli_int.h"
 #include "gemleak/base/errors.h"
+#include "gemleak/base/json_format.h"
 #include "gemleak/base/sys.h"
 #include "gemleak/judge/analyze.h"
 #include "gemleak/judge/targets.h"
@@ -160,11 +161,11 @@ static void write_target_error(const GlSinks *sinks, const char *message, const 
     g_autoptr(JsonBuilder) builder = json_builder_new();
     json_builder_begin_object(builder);
     gl_json_add_tool(builder);
-    json_builder_set_member_name(builder, "error");
+    json_builder_set_member_name(builder, GL_MEMBER_ERROR);
     json_builder_begin_object(builder);
-    gl_json_add_string(builder, "message", message);
-    gl_json_add_string(builder, "unmatched_object", pattern);
-    json_builder_set_member_name(builder, "loaded");
+    gl_json_add_string(builder, GL_MEMBER_MESSAGE, message);
+    gl_json_add_string(builder, GL_MEMBER_UNMATCHED_OBJECT, pattern);
+    json_builder_set_member_name(builder, GL_MEMBER_LOADED);
     json_builder_begin_array(builder);
     for (const char *const *path = loaded; *path != NULL; path++)
         json_builder_add_string_value(builder, *path);

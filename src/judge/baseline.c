@@ -2,6 +2,7 @@
  * them or from any JSON report. */
 #include "gemleak/judge/baseline.h"
 #include "gemleak/base/errors.h"
+#include "gemleak/base/json_format.h"
 #include "gemleak/base/text.h"
 #include "gemleak/judge/merge.h"
 #include "gemleak/base/sys.h"
@@ -71,16 +72,16 @@ GlBaseline *gl_baseline_load_from_data(const char *data, gsize length, const cha
     }
     JsonNode *root = json_parser_get_root(parser);
     JsonObject *object = root != NULL && JSON_NODE_HOLDS_OBJECT(root) ? json_node_get_object(root) : NULL;
-    JsonNode *findings = object != NULL ? json_object_get_member(object, "findings") : NULL;
+    JsonNode *findings = object != NULL ? json_object_get_member(object, GL_MEMBER_FINDINGS) : NULL;
     if (findings == NULL || !JSON_NODE_HOLDS_ARRAY(findings)) {
         g_set_error(error, GL_ERROR, GL_ERROR_IO,
-                    "--baseline %s: not a gemleak JSON report (no \"findings\" array); write one "
-                    "with --write-baseline FILE", name);
+                    "--baseline %s: not a gemleak JSON report (no \"" GL_MEMBER_FINDINGS "\" "
+                    "array); write one with --write-baseline FILE", name);
         return NULL;
     }
     /* Without a version: written by gemleak 0.1, whose fingerprints held
      * Ruby's frames too (version 1). */
-    JsonNode *version = json_object_get_member(object, "fingerprint_version");
+    JsonNode *version = json_object_get_member(object, GL_MEMBER_FINGERPRINT_VERSION);
     gint64 number = version == NULL ? 1
                     : json_node_get_value_type(version) == G_TYPE_INT64 ? json_node_get_int(version)
                                                                         : 0;
@@ -100,10 +101,10 @@ GlBaseline *gl_baseline_load_from_data(const char *data, gsize length, const cha
         if (!JSON_NODE_HOLDS_OBJECT(element))
             continue;
         JsonObject *finding = json_node_get_object(element);
-        add_member(baseline->fingerprints, finding, "fingerprint");
-        add_member(baseline->structures, finding, "structure_fingerprint");
+        add_member(baseline->fingerprints, finding, GL_MEMBER_FINGERPRINT);
+        add_member(baseline->structures, finding, GL_MEMBER_STRUCTURE_FINGERPRINT);
         /* An error on a freed block of several kinds: each kind alone is known */
-        JsonNode *kinds = json_object_get_member(finding, "kind_fingerprints");
+        JsonNode *kinds = json_object_get_member(finding, GL_MEMBER_KIND_FINGERPRINTS);
         JsonArray *list = kinds != NULL && JSON_NODE_HOLDS_ARRAY(kinds) ? json_node_get_array(kinds)
                                                                         : NULL;
         for (guint k = 0; list != NULL && k < json_array_get_length(list); k++) {

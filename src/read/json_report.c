@@ -96,14 +96,14 @@ static void read_stack(GlRecord *record, JsonArray *frames, GlStack *stack)
         if (object == NULL)
             continue;
         GlFrame *frame = &stack->frames[stack->n_frames++];
-        frame->fn = gl_record_intern(record, string_member(object, "fn"));
-        frame->obj = gl_record_intern(record, string_member(object, "obj"));
-        frame->dir = gl_record_intern(record, string_member(object, "dir"));
-        frame->file = gl_record_intern(record, string_member(object, "file"));
-        frame->line = (guint) CLAMP(int_member(object, "line", 0), 0, G_MAXUINT);
-        const char *ip = string_member(object, "ip");
+        frame->fn = gl_record_intern(record, string_member(object, GL_MEMBER_FN));
+        frame->obj = gl_record_intern(record, string_member(object, GL_MEMBER_OBJ));
+        frame->dir = gl_record_intern(record, string_member(object, GL_MEMBER_DIR));
+        frame->file = gl_record_intern(record, string_member(object, GL_MEMBER_FILE));
+        frame->line = (guint) CLAMP(int_member(object, GL_MEMBER_LINE, 0), 0, G_MAXUINT);
+        const char *ip = string_member(object, GL_MEMBER_IP);
         frame->ip = ip != NULL ? g_ascii_strtoull(ip, NULL, 16) : 0;
-        frame->in_target = bool_member(object, "in_target", FALSE);
+        frame->in_target = bool_member(object, GL_MEMBER_IN_TARGET, FALSE);
     }
 }
 
@@ -132,13 +132,13 @@ static GlRecord *read_record(JsonObject *object, const char *kind, const char *w
     record->leak_kind = gl_leak_kind_from_name(record->kind);
     record->what = gl_record_intern(record, what != NULL ? what : record->kind);
     read_stack(record, frames, &record->stack);
-    JsonArray *stacks = array_member(object, "stacks");
+    JsonArray *stacks = array_member(object, GL_MEMBER_STACKS);
     for (guint i = 0; stacks != NULL && i < json_array_get_length(stacks); i++) {
         JsonObject *aux_object = object_element(stacks, i);
         if (aux_object == NULL)
             continue;
-        GlAux aux = { .text = gl_record_intern(record, string_member(aux_object, "text")) };
-        read_stack(record, array_member(aux_object, "frames"), &aux.stack);
+        GlAux aux = { .text = gl_record_intern(record, string_member(aux_object, GL_MEMBER_TEXT)) };
+        read_stack(record, array_member(aux_object, GL_MEMBER_FRAMES), &aux.stack);
         g_array_append_val(record->aux, aux);
     }
     return record;
@@ -148,28 +148,28 @@ static GlRecord *read_record(JsonObject *object, const char *kind, const char *w
 static void read_tests(JsonObject *object, GlJudged *judged)
 {
     judged->tests = g_ptr_array_new_with_free_func((GDestroyNotify) gl_test_free);
-    JsonArray *tests = array_member(object, "tests");
+    JsonArray *tests = array_member(object, GL_MEMBER_TESTS);
     for (guint i = 0; tests != NULL && i < json_array_get_length(tests); i++) {
         JsonObject *test = object_element(tests, i);
         if (test != NULL)
-            g_ptr_array_add(judged->tests, gl_test_new(string_member(test, "name"),
-                                                       string_member(test, "location")));
+            g_ptr_array_add(judged->tests, gl_test_new(string_member(test, GL_MEMBER_NAME),
+                                                       string_member(test, GL_MEMBER_LOCATION)));
     }
-    judged->more_tests = bool_member(object, "more_tests", FALSE);
-    judged->lost_before_tests = bool_member(object, "lost_before_tests", FALSE);
-    judged->lost_at_exit = bool_member(object, "lost_at_exit", FALSE);
-    judged->found_again = bool_member(object, "found_again", FALSE);
-    judged->allocated_in_tests = bool_member(object, "allocated_in_tests", FALSE);
-    JsonObject *among = object_member(object, "lost_among");
-    JsonObject *first = among != NULL ? object_member(among, "first") : NULL;
-    JsonObject *last = among != NULL ? object_member(among, "last") : NULL;
-    gint64 among_tests = among != NULL ? int_member(among, "tests", 0) : 0;
+    judged->more_tests = bool_member(object, GL_MEMBER_MORE_TESTS, FALSE);
+    judged->lost_before_tests = bool_member(object, GL_MEMBER_LOST_BEFORE_TESTS, FALSE);
+    judged->lost_at_exit = bool_member(object, GL_MEMBER_LOST_AT_EXIT, FALSE);
+    judged->found_again = bool_member(object, GL_MEMBER_FOUND_AGAIN, FALSE);
+    judged->allocated_in_tests = bool_member(object, GL_MEMBER_ALLOCATED_IN_TESTS, FALSE);
+    JsonObject *among = object_member(object, GL_MEMBER_LOST_AMONG);
+    JsonObject *first = among != NULL ? object_member(among, GL_MEMBER_FIRST) : NULL;
+    JsonObject *last = among != NULL ? object_member(among, GL_MEMBER_LAST) : NULL;
+    gint64 among_tests = among != NULL ? int_member(among, GL_MEMBER_TESTS, 0) : 0;
     if (among_tests > 0 && first != NULL && last != NULL) {
         judged->among = (guint64) among_tests;
-        judged->among_first = gl_test_new(string_member(first, "name"),
-                                          string_member(first, "location"));
-        judged->among_last = gl_test_new(string_member(last, "name"),
-                                         string_member(last, "location"));
+        judged->among_first = gl_test_new(string_member(first, GL_MEMBER_NAME),
+                                          string_member(first, GL_MEMBER_LOCATION));
+        judged->among_last = gl_test_new(string_member(last, GL_MEMBER_NAME),
+                                         string_member(last, GL_MEMBER_LOCATION));
     }
 }
 
@@ -177,21 +177,23 @@ static void read_tests(JsonObject *object, GlJudged *judged)
  * @index-th of the report. */
 static GlRecord *read_finding(JsonObject *object, guint index)
 {
-    const char *kind = string_member(object, "kind");
-    const char *what = string_member(object, "what");
+    const char *kind = string_member(object, GL_MEMBER_KIND);
+    const char *what = string_member(object, GL_MEMBER_WHAT);
     if (what == NULL)
-        what = string_member(object, "message");
-    GlRecord *record = read_record(object, kind, what, array_member(object, "frames"));
+        what = string_member(object, GL_MEMBER_MESSAGE);
+    GlRecord *record = read_record(object, kind, what, array_member(object, GL_MEMBER_FRAMES));
     record->unique = index;
-    JsonArray *pids = array_member(object, "pids");
+    JsonArray *pids = array_member(object, GL_MEMBER_PIDS);
     record->pid = pids != NULL && json_array_get_length(pids) > 0
                       ? json_array_get_int_element(pids, 0) : 0;
-    gboolean certain = bool_member(object, "certain", TRUE);
+    gboolean certain = bool_member(object, GL_MEMBER_CERTAIN, TRUE);
     record->uncertain = !certain;
-    record->unnamed_frames = (guint) CLAMP(int_member(object, "unnamed_frames", 0), 0, G_MAXUINT);
-    record->unnamed_object = gl_record_intern(record, string_member(object, "unnamed_object"));
-    record->stack_cut = (guint) CLAMP(int_member(object, "stack_cut", 0), 0, G_MAXUINT);
-    const char *rawtext = string_member(object, "suppression");
+    record->unnamed_frames = (guint) CLAMP(int_member(object, GL_MEMBER_UNNAMED_FRAMES, 0), 0,
+                                           G_MAXUINT);
+    record->unnamed_object = gl_record_intern(record,
+                                              string_member(object, GL_MEMBER_UNNAMED_OBJECT));
+    record->stack_cut = (guint) CLAMP(int_member(object, GL_MEMBER_STACK_CUT, 0), 0, G_MAXUINT);
+    const char *rawtext = string_member(object, GL_MEMBER_SUPPRESSION);
     if (rawtext != NULL) {
         record->suppression = g_new0(GlSuppression, 1);
         record->suppression->rawtext = gl_record_intern(record, rawtext);
@@ -200,12 +202,12 @@ static GlRecord *read_finding(JsonObject *object, guint index)
 
     GlJudged *judged = g_new0(GlJudged, 1);
     record->judged = judged;
-    judged->occurrences = (guint) CLAMP(int_member(object, "occurrences", 1), 1, G_MAXUINT);
-    gint64 bytes = int_member(object, "bytes", 0);
+    judged->occurrences = (guint) CLAMP(int_member(object, GL_MEMBER_OCCURRENCES, 1), 1, G_MAXUINT);
+    gint64 bytes = int_member(object, GL_MEMBER_BYTES, 0);
     judged->total_bytes = bytes > 0 ? (guint64) bytes : 0;
-    gint64 blocks = int_member(object, "blocks", 0);
+    gint64 blocks = int_member(object, GL_MEMBER_BLOCKS, 0);
     judged->total_blocks = blocks > 0 ? (guint64) blocks : 0;
-    gint64 direct = int_member(object, "direct_bytes", bytes);
+    gint64 direct = int_member(object, GL_MEMBER_DIRECT_BYTES, bytes);
     judged->direct_bytes = direct > 0 ? (guint64) direct : 0;
     judged->pids = g_array_new(FALSE, FALSE, sizeof(gint64));
     for (guint i = 0; pids != NULL && i < json_array_get_length(pids); i++) {
@@ -214,14 +216,14 @@ static GlRecord *read_finding(JsonObject *object, guint index)
     }
     read_tests(object, judged);
     /* Every place a freed block was used: the one shown is among them. */
-    JsonArray *accesses = array_member(object, "accesses");
+    JsonArray *accesses = array_member(object, GL_MEMBER_ACCESSES);
     for (guint i = 0; accesses != NULL && i < json_array_get_length(accesses); i++) {
         JsonObject *access = object_element(accesses, i);
         if (access == NULL)
             continue;
-        GlRecord *site = read_record(NULL, string_member(access, "kind"),
-                                     string_member(access, "message"),
-                                     array_member(access, "frames"));
+        GlRecord *site = read_record(NULL, string_member(access, GL_MEMBER_KIND),
+                                     string_member(access, GL_MEMBER_MESSAGE),
+                                     array_member(access, GL_MEMBER_FRAMES));
         site->pid = record->pid;
         /* The one shown is there already, with its other stacks. */
         if (same_access(site, record)) {
@@ -291,22 +293,23 @@ static gboolean parse(Report *report, const char *text, gsize length, const char
  * counts, no problems) stands for one input not read in full. */
 static void read_unchecked(JsonObject *object, JsonObject *summary, GlJudgedRun *run)
 {
-    add_strings(run->problems, array_member(summary, "problems"));
-    add_strings(run->truncated_files, array_member(summary, "truncated_files"));
-    run->incomplete_files = (guint) CLAMP(int_member(summary, "incomplete_files", 0), 0, G_MAXUINT);
-    run->unchecked_processes = (guint) CLAMP(int_member(summary, "unchecked_processes", 0), 0,
-                                             G_MAXUINT);
-    run->free_at_exit = (guint) CLAMP(int_member(summary, "free_at_exit_processes", 0), 0,
+    add_strings(run->problems, array_member(summary, GL_MEMBER_PROBLEMS));
+    add_strings(run->truncated_files, array_member(summary, GL_MEMBER_TRUNCATED_FILES));
+    run->incomplete_files = (guint) CLAMP(int_member(summary, GL_MEMBER_INCOMPLETE_FILES, 0), 0,
+                                          G_MAXUINT);
+    run->unchecked_processes = (guint) CLAMP(int_member(summary, GL_MEMBER_UNCHECKED_PROCESSES, 0),
+                                             0, G_MAXUINT);
+    run->free_at_exit = (guint) CLAMP(int_member(summary, GL_MEMBER_FREE_AT_EXIT_PROCESSES, 0), 0,
                                       G_MAXUINT);
-    JsonObject *gate = object_member(object, "gate");
-    gboolean complete = bool_member(gate, "complete", TRUE) && run->problems->len == 0 &&
+    JsonObject *gate = object_member(object, GL_MEMBER_GATE);
+    gboolean complete = bool_member(gate, GL_MEMBER_COMPLETE, TRUE) && run->problems->len == 0 &&
                         run->incomplete_files == 0 && run->unchecked_processes == 0;
     if (complete)
         return;
     if (run->incomplete_files == 0 && run->unchecked_processes == 0)
         run->incomplete_files = 1;
     if (run->problems->len == 0) {
-        const char *message = string_member(gate, "message");
+        const char *message = string_member(gate, GL_MEMBER_MESSAGE);
         g_ptr_array_add(run->problems,
                         g_strdup_printf("not everything was checked: %s",
                                         message != NULL ? message : "its gate is not complete"));
@@ -321,14 +324,15 @@ static gboolean read_report(Report *report, const char *name, GError **error)
     JsonNode *root = json_parser_get_root(report->parser);
     JsonObject *object = root != NULL && JSON_NODE_HOLDS_OBJECT(root) ? json_node_get_object(root)
                                                                        : NULL;
-    JsonArray *list = array_member(object, "findings");
-    if (g_strcmp0(string_member(object_member(object, "tool"), "name"), "gemleak") != 0 ||
+    JsonArray *list = array_member(object, GL_MEMBER_FINDINGS);
+    if (g_strcmp0(string_member(object_member(object, GL_MEMBER_TOOL), GL_MEMBER_NAME),
+                  GL_JSON_TOOL_NAME) != 0 ||
         list == NULL) {
         g_set_error(error, GL_ERROR, GL_ERROR_WRONG_FORMAT, "%s: JSON, but not a gemleak report "
                     "(gemleak reads back what --format json writes)", name);
         return FALSE;
     }
-    gint64 version = int_member(object, "report_version", 0);
+    gint64 version = int_member(object, GL_MEMBER_REPORT_VERSION, 0);
     if (version > GL_JSON_REPORT_VERSION) {
         g_set_error(error, GL_ERROR, GL_ERROR_WRONG_FORMAT, "%s: a report of shape %" G_GINT64_FORMAT
                     ", newer than this gemleak reads (%d): use the gemleak that wrote it", name,
@@ -336,19 +340,19 @@ static gboolean read_report(Report *report, const char *name, GError **error)
         return FALSE;
     }
     GlJudgedRun *run = &report->run;
-    add_strings(run->targets, array_member(object, "targets"));
-    JsonObject *summary = object_member(object, "summary");
+    add_strings(run->targets, array_member(object, GL_MEMBER_TARGETS));
+    JsonObject *summary = object_member(object, GL_MEMBER_SUMMARY);
     read_unchecked(object, summary, run);
-    JsonObject *reasons = object_member(summary, "skipped_by_reason");
-    run->processes = (guint) CLAMP(int_member(summary, "files", 0), 0, G_MAXUINT);
-    run->errors_seen = count_member(summary, "errors_seen");
-    run->other_leak_kinds = count_member(reasons, "other_leak_kinds");
-    run->not_in_target = count_member(reasons, "not_in_target");
-    run->ruby_memory = count_member(reasons, "ruby_memory");
-    run->in_init = count_member(reasons, "in_init");
-    run->unjudged_process = count_member(reasons, "unjudged_process");
-    run->repeated = count_member(reasons, "repeated_by_later_check");
-    run->inherited = count_member(reasons, "inherited_from_parent");
+    JsonObject *reasons = object_member(summary, GL_MEMBER_SKIPPED_BY_REASON);
+    run->processes = (guint) CLAMP(int_member(summary, GL_MEMBER_FILES, 0), 0, G_MAXUINT);
+    run->errors_seen = count_member(summary, GL_MEMBER_ERRORS_SEEN);
+    run->other_leak_kinds = count_member(reasons, GL_MEMBER_OTHER_LEAK_KINDS);
+    run->not_in_target = count_member(reasons, GL_MEMBER_NOT_IN_TARGET);
+    run->ruby_memory = count_member(reasons, GL_MEMBER_RUBY_MEMORY);
+    run->in_init = count_member(reasons, GL_MEMBER_IN_INIT);
+    run->unjudged_process = count_member(reasons, GL_MEMBER_UNJUDGED_PROCESS);
+    run->repeated = count_member(reasons, GL_MEMBER_REPEATED_BY_LATER_CHECK);
+    run->inherited = count_member(reasons, GL_MEMBER_INHERITED_FROM_PARENT);
     report->findings = list;
     report->process.stands_for = run->processes;
     report->process.judged = run;

@@ -1,5 +1,6 @@
 /* The list of report formats, and what several of them share. */
 #include "gemleak/report/report.h"
+#include "gemleak/base/json_format.h"
 #include "gemleak/base/text.h"
 #include "gemleak/base/errors.h"
 #include "gemleak/read/source.h"
@@ -477,10 +478,10 @@ void gl_json_add_string_value(JsonBuilder *builder, const char *value)
 
 void gl_json_add_tool(JsonBuilder *builder)
 {
-    json_builder_set_member_name(builder, "tool");
+    json_builder_set_member_name(builder, GL_MEMBER_TOOL);
     json_builder_begin_object(builder);
-    gl_json_add_string(builder, "name", "gemleak");
-    gl_json_add_string(builder, "version", GEMLEAK_VERSION);
+    gl_json_add_string(builder, GL_MEMBER_NAME, GL_JSON_TOOL_NAME);
+    gl_json_add_string(builder, GL_MEMBER_VERSION, GEMLEAK_VERSION);
     json_builder_end_object(builder);
 }
 
@@ -490,29 +491,30 @@ static void add_test_object(JsonBuilder *builder, const GlTest *test, const char
     g_autofree char *name = gl_test_name(test, project_root);
     g_autofree char *location = gl_test_location(test, project_root);
     json_builder_begin_object(builder);
-    gl_json_add_string(builder, "name", name);
-    gl_json_add_string(builder, "location", location);
+    gl_json_add_string(builder, GL_MEMBER_NAME, name);
+    gl_json_add_string(builder, GL_MEMBER_LOCATION, location);
     json_builder_end_object(builder);
 }
 
 void gl_json_add_tests(JsonBuilder *builder, const GlFinding *finding, const char *project_root)
 {
-    json_builder_set_member_name(builder, "tests");
+    json_builder_set_member_name(builder, GL_MEMBER_TESTS);
     json_builder_begin_array(builder);
     for (guint i = 0; i < finding->tests->len; i++)
         add_test_object(builder, g_ptr_array_index(finding->tests, i), project_root);
     json_builder_end_array(builder);
-    json_builder_set_member_name(builder, "found_again");
+    json_builder_set_member_name(builder, GL_MEMBER_FOUND_AGAIN);
     json_builder_add_boolean_value(builder, finding->found_again);
-    json_builder_set_member_name(builder, "allocated_in_tests");
+    json_builder_set_member_name(builder, GL_MEMBER_ALLOCATED_IN_TESTS);
     json_builder_add_boolean_value(builder, finding->allocated_in_tests);
     if (finding->among > 0 && finding->among_first != NULL && finding->among_last != NULL) {
-        json_builder_set_member_name(builder, "lost_among");
+        json_builder_set_member_name(builder, GL_MEMBER_LOST_AMONG);
         json_builder_begin_object(builder);
-        gl_json_add_int(builder, "tests", (gint64) MIN(finding->among, (guint64) G_MAXINT64));
-        json_builder_set_member_name(builder, "first");
+        gl_json_add_int(builder, GL_MEMBER_TESTS,
+                        (gint64) MIN(finding->among, (guint64) G_MAXINT64));
+        json_builder_set_member_name(builder, GL_MEMBER_FIRST);
         add_test_object(builder, finding->among_first, project_root);
-        json_builder_set_member_name(builder, "last");
+        json_builder_set_member_name(builder, GL_MEMBER_LAST);
         add_test_object(builder, finding->among_last, project_root);
         json_builder_end_object(builder);
     }
@@ -533,10 +535,11 @@ void gl_json_add_int(JsonBuilder *builder, const char *name, gint64 value)
 void gl_json_add_other_fingerprints(JsonBuilder *builder, const GlFinding *finding)
 {
     if (finding->structure_fingerprint != NULL)
-        gl_json_add_string(builder, "structure_fingerprint", finding->structure_fingerprint);
+        gl_json_add_string(builder, GL_MEMBER_STRUCTURE_FINGERPRINT,
+                           finding->structure_fingerprint);
     if (finding->kind_fingerprints == NULL)
         return;
-    json_builder_set_member_name(builder, "kind_fingerprints");
+    json_builder_set_member_name(builder, GL_MEMBER_KIND_FINGERPRINTS);
     json_builder_begin_array(builder);
     for (char **print = finding->kind_fingerprints; *print != NULL; print++)
         gl_json_add_string_value(builder, *print);

@@ -2,6 +2,7 @@
  * for a baseline to commit (see gemleak/judge/baseline.h for how it is
  * read back). */
 #include "gemleak/report/report.h"
+#include "gemleak/base/json_format.h"
 #include "gemleak/judge/fingerprint.h"
 #include "gemleak/read/source.h"
 
@@ -65,13 +66,13 @@ static void baseline_finding(gpointer data, const GlFinding *finding, guint inde
     (void) index;
     g_autoptr(JsonBuilder) builder = json_builder_new();
     json_builder_begin_object(builder);
-    gl_json_add_string(builder, "kind", finding->record->kind);
-    gl_json_add_string(builder, "fingerprint", finding->fingerprint);
+    gl_json_add_string(builder, GL_MEMBER_KIND, finding->record->kind);
+    gl_json_add_string(builder, GL_MEMBER_FINGERPRINT, finding->fingerprint);
     gl_json_add_other_fingerprints(builder, finding);
     g_autofree char *location = baseline_location(finding, state->context->project_root);
-    gl_json_add_string(builder, "location", location);
+    gl_json_add_string(builder, GL_MEMBER_LOCATION, location);
     g_auto(GStrv) functions = gl_finding_functions(finding);
-    json_builder_set_member_name(builder, "functions");
+    json_builder_set_member_name(builder, GL_MEMBER_FUNCTIONS);
     json_builder_begin_array(builder);
     for (char **fn = functions; *fn != NULL; fn++)
         gl_json_add_string_value(builder, *fn);
@@ -91,8 +92,8 @@ static void baseline_end(gpointer data)
     g_ptr_array_sort(state->entries, compare_entries);
     g_autoptr(JsonBuilder) builder = json_builder_new();
     json_builder_begin_object(builder);
-    gl_json_add_int(builder, "fingerprint_version", GL_FINGERPRINT_VERSION);
-    json_builder_set_member_name(builder, "findings");
+    gl_json_add_int(builder, GL_MEMBER_FINGERPRINT_VERSION, GL_FINGERPRINT_VERSION);
+    json_builder_set_member_name(builder, GL_MEMBER_FINDINGS);
     json_builder_begin_array(builder);
     for (guint i = 0; i < state->entries->len; i++) {
         Entry *entry = g_ptr_array_index(state->entries, i);

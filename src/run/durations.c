@@ -4,6 +4,7 @@
  * through a file beside it. */
 #include "gemleak/run/commands.h"
 #include "gemleak/base/errors.h"
+#include "gemleak/base/json_format.h"
 #include "gemleak/base/sys.h"
 #include "gemleak/base/text.h"
 
@@ -65,16 +66,17 @@ static GHashTable *read_durations(const char *path, char **why)
     JsonObject *object = root != NULL && JSON_NODE_HOLDS_OBJECT(root)
         ? json_node_get_object(root) : NULL;
     if (object == NULL ||
-        g_strcmp0(json_object_get_string_member_with_default(object, "format", NULL),
+        g_strcmp0(json_object_get_string_member_with_default(object, GL_MEMBER_FORMAT, NULL),
                   DURATIONS_FORMAT) != 0) {
-        *why = g_strdup("no \"format\": \"" DURATIONS_FORMAT "\" in it");
+        *why = g_strdup("no \"" GL_MEMBER_FORMAT "\": \"" DURATIONS_FORMAT "\" in it");
         return NULL;
     }
-    gint64 version = json_object_get_int_member_with_default(object, "version", 0);
-    JsonNode *files_node = json_object_get_member(object, "files");
+    gint64 version = json_object_get_int_member_with_default(object, GL_MEMBER_VERSION, 0);
+    JsonNode *files_node = json_object_get_member(object, GL_MEMBER_FILES);
     if (version != DURATIONS_VERSION || files_node == NULL || !JSON_NODE_HOLDS_OBJECT(files_node)) {
-        *why = g_strdup_printf("version %" G_GINT64_FORMAT ", or no \"files\" object: this "
-                               "gemleak reads version %d", version, DURATIONS_VERSION);
+        *why = g_strdup_printf("version %" G_GINT64_FORMAT ", or no \"" GL_MEMBER_FILES "\" "
+                               "object: this gemleak reads version %d", version,
+                               DURATIONS_VERSION);
         return NULL;
     }
     GHashTable *durations = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
@@ -123,15 +125,15 @@ static char *durations_text(GHashTable *durations, GHashTable *only, gsize *leng
     names = g_list_sort(names, compare_names);
     g_autoptr(JsonBuilder) builder = json_builder_new();
     json_builder_begin_object(builder);
-    json_builder_set_member_name(builder, "format");
+    json_builder_set_member_name(builder, GL_MEMBER_FORMAT);
     json_builder_add_string_value(builder, DURATIONS_FORMAT);
-    json_builder_set_member_name(builder, "version");
+    json_builder_set_member_name(builder, GL_MEMBER_VERSION);
     json_builder_add_int_value(builder, DURATIONS_VERSION);
-    json_builder_set_member_name(builder, "about");
+    json_builder_set_member_name(builder, GL_MEMBER_ABOUT);
     json_builder_add_string_value(builder, "Milliseconds each test file took under gemleak "
                                   "run (Valgrind), written by gemleak to balance --jobs; see "
                                   "gemleak(1), DURATIONS");
-    json_builder_set_member_name(builder, "files");
+    json_builder_set_member_name(builder, GL_MEMBER_FILES);
     json_builder_begin_object(builder);
     for (GList *name = names; name != NULL; name = name->next) {
         if (only != NULL && !g_hash_table_contains(only, name->data))

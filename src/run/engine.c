@@ -5,6 +5,12 @@
 
 #include <string.h>
 
+/* Each defined in its own file, which exports nothing else; the first is
+ * the default. */
+extern const GlEngine gl_engine_valgrind;   /* engine_valgrind.c */
+extern const GlEngine gl_engine_lsan;       /* engine_lsan.c */
+extern const GlEngine gl_engine_asan;       /* engine_asan.c */
+
 static const GlEngine *const engines[] = {
     &gl_engine_valgrind,
     &gl_engine_lsan,

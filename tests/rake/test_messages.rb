@@ -72,3 +72,33 @@ class RakeProtocolTest < Minitest::Test
     assert_equal protocol("ASAN_LDFLAGS"), GemLeak::AsanBuild::LDFLAGS
   end
 end
+
+# The members of gemleak's JSON report that the Rake library reads: held to
+# include/gemleak/base/json_format.h, where each is spelled once.
+class RakeJsonMembersTest < Minitest::Test
+  JSON_FORMAT = File.read(File.expand_path("../../include/gemleak/base/json_format.h", __dir__))
+  LIBRARY = File.expand_path("../../rake/lib", __dir__)
+  # What the library looks up by a literal that is no member of a report:
+  # the environment, RbConfig, Rake's tasks and file lists.
+  NOT_JSON = %w[ENV CONFIG Task FileList].freeze
+
+  def test_every_member_read_is_the_headers
+    names = GemLeak::JsonMembers.constants
+    refute_empty names
+    names.each do |name|
+      value = JSON_FORMAT[/^#define GL_MEMBER_#{name} "(.*)"$/, 1]
+      refute_nil value, "GemLeak::JsonMembers::#{name}: no GL_MEMBER_#{name} in json_format.h"
+      assert_equal value, GemLeak::JsonMembers.const_get(name), "GemLeak::JsonMembers::#{name}"
+    end
+  end
+
+  # A member read by a string of its own would escape the test above.
+  def test_no_member_is_read_by_a_literal
+    literals = Dir[File.join(LIBRARY, "**", "*.rb")].flat_map do |path|
+      File.read(path).scan(/([\w\])]+)&?(?:\.(?:dig|fetch|key\?)\(\s*|\[\s*)"([^"]*)"/)
+          .reject { |receiver, _| NOT_JSON.include?(receiver) }
+          .map { |receiver, name| "#{File.basename(path)}: #{receiver}[#{name.inspect}]" }
+    end
+    assert_empty literals, "name these in GemLeak::JsonMembers, as json_format.h spells them"
+  end
+end

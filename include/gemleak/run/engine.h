@@ -6,12 +6,13 @@
  *
  * Adding an engine (LeakSanitizer: its runtime preloaded into Ruby,
  * LSAN_OPTIONS, log_path=DIR/lsan.PID; AddressSanitizer alike, both on
- * src/run/sanitizer.c) is a new file and one line:
+ * src/run/sanitizer.c) is, in the code, a new file and two lines:
  *   src/run/engine_NAME.c   fills in a GlEngine below, exporting only it
- *   src/run/engine.c        lists it in engines[]
- * and, when it writes a format gemleak does not read yet, as many again:
- *   src/read/NAME.c         reads it (see "The reader side" below)
- *   src/read/input.c        lists it in formats[]
+ *   src/run/engine.c        declares it and lists it in engines[]
+ * and, when it writes a format gemleak does not read yet, that format's
+ * (see "The reader side" below). What else names the engines (run's
+ * help, the Rake tasks, the manual, a test) is in doc/guide.md,
+ * "Adding an engine".
  *
  * The run side. runner.c, for each run:
  *   version()          first, before a directory is made: the tool runs
@@ -34,9 +35,9 @@
  * and the stages after it (judge/, report/) see only those: a stream of
  * GlRecord (gemleak/base/record.h), one model of the process (GlProcess,
  * gemleak/read/process.h), the problems met. An engine whose format gemleak
- * reads already needs nothing there; a new format is one file of src/read/
- * and one line in src/read/input.c (doc/guide.md, "Adding an input
- * format"). */
+ * reads already needs nothing there; a new format's code is one file of
+ * src/read/ and its line in src/read/input.c (doc/guide.md, "Adding an
+ * input format", names the rest it touches). */
 #ifndef GEMLEAK_ENGINE_H
 #define GEMLEAK_ENGINE_H
 
@@ -131,11 +132,6 @@ typedef struct {
      * inherited is told from what it lost itself (attribute.h). */
     gboolean client_requests;
 } GlEngine;
-
-/* The engines, each defined in src/run/engine_<name>.c. */
-extern const GlEngine gl_engine_valgrind;
-extern const GlEngine gl_engine_lsan;
-extern const GlEngine gl_engine_asan;
 
 /* Returns: (transfer none): "valgrind, lsan, asan": every engine's name. */
 const char *gl_engine_names(void);

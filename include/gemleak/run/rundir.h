@@ -1,10 +1,12 @@
 /* A run's directory, from before anything runs to `gemleak clean`: made
- * and locked (a lock says a gemleak is using it) and marked as a run's;
- * then what the helper wrote there (gemleak/base/protocol.h), the
- * processes that left Valgrind for an untraced program, which processes'
- * XML is complete (its preamble and end, not its errors: those are the
- * reader's), the XML compressed when the run is kept, and `gemleak clean`,
- * which removes old ones. Calls nothing of the runner's. */
+ * and locked (a lock says a gemleak is using it) and marked as a run's
+ * (src/run/rundir.c); then what the helper wrote there
+ * (gemleak/base/protocol.h), the processes that left Valgrind for an
+ * untraced program, which processes' XML is complete (its preamble and
+ * end, not its errors: those are the reader's) and which were checked
+ * (rundir_processes.c); the XML compressed when the run is kept
+ * (rundir_compress.c), and `gemleak clean`, which removes old ones
+ * (rundir_clean.c). Calls nothing of the runner's. */
 #ifndef GEMLEAK_RUNDIR_H
 #define GEMLEAK_RUNDIR_H
 
