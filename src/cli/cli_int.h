@@ -73,6 +73,8 @@ typedef struct {
     gboolean problems;
     gboolean checked_nothing_only; /* the one problem: no process under Valgrind loaded a target */
     const char *trouble; /* what the problems come to, for run's last line */
+    guint halted;         /* processes the engine stopped at an error (run's last line) */
+    const char *engine;   /* (nullable) the engine's title, while the last line is made */
     int status;          /* the exit status it makes */
 } Outcome;
 

@@ -401,9 +401,17 @@ int gl_cli_run_status(const Outcome *outcome, const GlRunResult *run)
     return command_failed ? GL_EXIT_COMMAND_FAILED : GL_EXIT_CLEAN;
 }
 
-/* Returns: (transfer full): how the command ended, as the last line says it. */
-static char *command_ending(const GlRunResult *run)
+/* Returns: (transfer full): how the command ended, as the last line says
+ * it; a command that passed only because an engine stopped some of its
+ * processes (@halted, their exit status the engine's) did not pass. */
+static char *command_ending(const GlRunResult *run, guint halted, const char *engine)
 {
+    if (run->status == 0 && halted > 0)
+        return g_strdup_printf("the command's status says nothing: %s stopped %u process%s at "
+                               "%s first error, and what %s would have run next did not run",
+                               engine != NULL ? engine : "the engine", halted,
+                               halted == 1 ? "" : "es", halted == 1 ? "its" : "their",
+                               halted == 1 ? "it" : "they");
     if (run->status == 0)
         return g_strdup("the command passed");
     if (run->killed_by != 0)
@@ -415,12 +423,12 @@ static char *command_ending(const GlRunResult *run)
  * status and what it means. */
 char *gl_cli_run_exit_line(int status, const GlRunResult *run, const Outcome *outcome)
 {
-    g_autofree char *command = command_ending(run);
+    g_autofree char *command = command_ending(run, outcome->halted, outcome->engine);
     switch (status) {
     case GL_EXIT_CLEAN:
-        return g_strdup("gemleak: exit status 0: nothing fails the gate, and the command passed");
+        return g_strdup_printf("gemleak: exit status 0: nothing fails the gate, and %s", command);
     case GL_EXIT_FINDINGS:
-        return g_strdup("gemleak: exit status 1: findings fail the gate; the command passed");
+        return g_strdup_printf("gemleak: exit status 1: findings fail the gate; %s", command);
     case GL_EXIT_ERROR:
         return g_strdup_printf("gemleak: exit status 3: %s (see gemleak's messages); nothing "
                                "fails the gate, and %s", outcome->trouble, command);
@@ -557,7 +565,10 @@ gboolean gl_cli_analyze_and_report(const Options *options, Plan *plan, const cha
                        : cut > 0 ? "a finding's stack was cut short"
                        : uninstrumented > 0 ? not_built
                        : unreadable;
+    outcome->halted = analysis->summary.halted_processes;
+    outcome->engine = coverage->engine;
     g_autofree char *exit_line = run != NULL ? gl_cli_run_exit_line(outcome->status, run, outcome) : NULL;
+    outcome->engine = NULL;  /* the coverage's, gone with it */
     GlReportContext context = {
         .analysis = analysis,
         .findings = reported,

@@ -288,6 +288,7 @@ GlAnalysis *gl_analyze_with_killed(const char *const *paths, const GlRules *rule
         summary->repeated += judged->repeated;
         summary->inherited += judged->inherited;
         summary->marked_files += judged->marked;
+        summary->halted_processes += judged->halted;
         if (judged->pid > 0 && judged->pid <= G_MAXINT) {
             gpointer key = GINT_TO_POINTER((gint) judged->pid);
             gboolean before = !g_hash_table_contains(analysis->checked_to_end, key) ||

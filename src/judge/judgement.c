@@ -294,6 +294,7 @@ static void add_process_problems(Judging *j)
             "frames without their module%s", shown, j->unplaced, j->unplaced == 1 ? "" : "s",
             process->pid, j->unplaced == 1 ? "s" : "",
             process->traits.modules_hidden != NULL ? process->traits.modules_hidden : ""));
+    j->out->halted = j->out->halted || process->halted;
     if (process->halted)
         g_ptr_array_add(j->out->problems, g_error_new(
             GL_ERROR, GL_ERROR_LIMIT, "%s: process %" G_GINT64_FORMAT " stopped at its first "

@@ -264,6 +264,10 @@ START_TEST(test_asan_halted_process_says_so)
                           "have run next \\(the rest of its tests\\) did not run, and was not "
                           "checked");
     gl_assert_line(r.err, "^gemleak: FAIL: 1 memory error in what could be read");
+    /* the process's status is the engine's (exitcode=0), not the suite's */
+    gl_assert_line(r.err, "^gemleak: exit status 1: findings fail the gate; the command's status "
+                          "says nothing: AddressSanitizer stopped 1 process at its first error, "
+                          "and what it would have run next did not run$");
     g_autofree char *errors = errors_of(json);
     ck_assert_str_eq(errors, "InvalidRead: r_uaf_two_lines | r_uaf_two_lines | r_uaf_two_lines; "
                              "InvalidRead r_uaf_two_lines\n");

@@ -30,6 +30,8 @@ typedef struct {
     guint unchecked_processes;           /* processes that loaded an extension outside
                                           * Valgrind: gemleak run's, and those the shard
                                           * reports read name */
+    guint halted_processes;              /* processes the engine stopped at an error:
+                                          * the rest of what they ran did not run */
     guint marked_files;                  /* inputs whose process wrote gemleak's markers
                                           * (--per-test): it ran tests under them */
     guint free_at_exit;                  /* processes whose Ruby freed its own memory at

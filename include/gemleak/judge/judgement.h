@@ -37,6 +37,8 @@ typedef struct {
     guint not_lost;        /* records of checks while it ran that the exit check did not
                             * report again (checks.h): never lost */
     gboolean truncated;    /* it stops short */
+    gboolean halted;       /* the engine stopped its process at an error (ASan's
+                            * "ABORTING"): the rest of it did not run */
     GPtrArray *problems;   /* GError* */
     GPtrArray *notes;      /* char* */
     GHashTable *suppressed;  /* suppression name -> count, nullable */
