@@ -528,7 +528,7 @@ gboolean gl_cli_analyze_and_report(const Options *options, Plan *plan, const cha
         g_autofree char *targets = g_strjoinv(", ", (char **) shown->pdata);
         g_ptr_array_add(analysis->problems, gl_coverage_checked_nothing_problem(coverage, targets));
     }
-    analysis->summary.unchecked_processes += coverage->unchecked->len;
+    analysis->summary.unchecked_processes += coverage->unchecked->len + uninstrumented;
     /* A run a signal cut short (CI cancelling the job) checked only what
      * ran before it: its processes' checks may never have run (a Ruby the
      * signal ends skips LeakSanitizer's exit check), and the rest of the

@@ -32,47 +32,53 @@ static char *unproven(gint64 pid, const char *loaded, const char *engine, GHashT
 guint gl_coverage_require_instrumented(const char *const *inputs, GPtrArray *problems)
 {
     g_autoptr(GPtrArray) dirs = gl_run_dirs(inputs);
-    guint named = 0;
+    guint processes = 0;
     for (guint d = 0; d < dirs->len; d++) {
         const char *dir = g_ptr_array_index(dirs, d);
         g_auto(GlRunFacts) run = { 0 };
         gl_run_facts_read(dir, &run);
         if (run.instrumented == NULL || *run.instrumented == '\0')
             continue;
-        /* each extension, with how many processes loaded it, in the
-         * order they were first seen */
-        g_autoptr(GHashTable) loaders = g_hash_table_new_full(g_str_hash, g_str_equal, g_free,
-                                                              NULL);
+        /* each extension not built for the engine, with how many processes
+         * loaded it, in the order they were first seen */
+        g_autoptr(GHashTable) bare = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+        g_autoptr(GHashTable) built = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
         g_autoptr(GPtrArray) order = g_ptr_array_new();
         g_autoptr(GArray) pids = gl_process_listed(dir);
         for (guint i = 0; i < pids->len; i++) {
             g_autoptr(GPtrArray) paths = gl_process_loaded_paths(dir,
                                                                  g_array_index(pids, gint64, i));
+            gboolean unchecked = FALSE;
             for (guint p = 0; p < paths->len; p++) {
-                char *path = g_ptr_array_index(paths, p);
-                guint count = GPOINTER_TO_UINT(g_hash_table_lookup(loaders, path));
+                const char *path = g_ptr_array_index(paths, p);
+                if (g_hash_table_contains(built, path))
+                    continue;
+                guint count = GPOINTER_TO_UINT(g_hash_table_lookup(bare, path));
+                if (count == 0 && !gl_elf_lacks_symbols(path, run.instrumented)) {
+                    g_hash_table_add(built, g_strdup(path));
+                    continue;
+                }
                 /* insert keeps the key already there: order's stays valid */
                 char *key = g_strdup(path);
                 if (count == 0)
                     g_ptr_array_add(order, key);
-                g_hash_table_insert(loaders, key, GUINT_TO_POINTER(count + 1));
+                g_hash_table_insert(bare, key, GUINT_TO_POINTER(count + 1));
+                unchecked = TRUE;
             }
+            processes += unchecked;
         }
         for (guint i = 0; i < order->len; i++) {
             const char *path = g_ptr_array_index(order, i);
-            if (!gl_elf_lacks_symbols(path, run.instrumented))
-                continue;
-            guint n = GPOINTER_TO_UINT(g_hash_table_lookup(loaders, path));
+            guint n = GPOINTER_TO_UINT(g_hash_table_lookup(bare, path));
             g_autofree char *shown = gl_text_escape(path);
             g_ptr_array_add(problems, g_error_new(
                 GL_ERROR, GL_ERROR_CHILD, "%s was not built with %s (no %s symbol in it): its "
                 "invalid reads and writes, and its reads of freed memory, were not checked in %s "
                 "that loaded it", shown, run.title, run.instrumented,
                 n == 1 ? "the process" : "the processes"));
-            named++;
         }
     }
-    return named;
+    return processes;
 }
 
 /* Returns: TRUE if @coverage says process @pid was not checked already. */

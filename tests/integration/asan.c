@@ -228,6 +228,8 @@ START_TEST(test_asan_plain_build_is_named)
                                              "memory, were not checked in the process that loaded "
                                              "it$", work);
     gl_assert_line(r.err, named);
+    gl_assert_line(r.err, "^gemleak: INCOMPLETE: no findings in what was checked; 1 process "
+                          "that loaded an extension was not checked ");
     gl_assert_line(r.err, "^gemleak: exit status 3: an extension was not built for "
                           "AddressSanitizer ");
     gl_assert_line(r.err, "^gemleak: build it with gemleak's Rake task \\(GemLeak\\.configure "

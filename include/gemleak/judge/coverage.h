@@ -21,11 +21,11 @@ void gl_coverage_require_proof(const char *const *inputs, GHashTable *proof, GHa
                                GlRunCoverage *coverage);
 
 /* For the runs of @inputs whose engine sees into an extension only when it
- * was built for it (engine.txt's instrumented): adds to @problems, one a
+ * was built for it (engine.txt's instrumented): adds to @problems, one an
  * extension, each extension their processes loaded that was not built so
  * (no symbol beginning with the engine's prefix): what that build sees
  * (invalid reads and writes) was not checked in it, so the run never
- * passes. Returns: how many extensions it named. */
+ * passes. Returns: how many processes loaded one: not checked. */
 guint gl_coverage_require_instrumented(const char *const *inputs, GPtrArray *problems);
 
 /* Returns: TRUE if a frame of some record read lies in a target of
