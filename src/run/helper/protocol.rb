@@ -57,6 +57,7 @@ module GemLeakHelper
     ENGINE_SILENT = "silent-when-clean"
     ENGINE_REPORTS = "reports"
     ENGINE_LOG = "log"
+    ENGINE_INSTRUMENTED = "instrumented"
     ENGINE_OUTSIDE = "outside"
     INTERRUPTED_FILE = "interrupted.txt"
     MARKER_PREFIX = "gemleak:"
