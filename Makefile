@@ -183,7 +183,8 @@ $(B)/client/gemleak_preload.so: $(PRELOAD_SRCS) $(PROTOCOL_H)
 # when a fast pass found leaks whose stacks were cut (src/run/client/exact.c):
 # exact stacks at the leaking sites only. Frame pointers of its own, so that
 # the runtime's fast unwinder gets past it to the allocating call.
-EXACT_SRCS := $(RESDIR)/client/exact.c $(RESDIR)/client/exact_write.c
+EXACT_SRCS := $(RESDIR)/client/exact.c $(RESDIR)/client/exact_sites.c $(RESDIR)/client/exact_blocks.c \
+              $(RESDIR)/client/exact_write.c
 $(B)/client/gemleak_exact.so: $(EXACT_SRCS) $(RESDIR)/client/exact_int.h $(PROTOCOL_H)
 	@mkdir -p $(@D)
 	$(CC) $(CLIENT_CFLAGS) -fno-omit-frame-pointer -Iinclude -o $@ $(EXACT_SRCS) -ldl -pthread
