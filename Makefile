@@ -114,12 +114,22 @@ $(B)/gen/resources.h: $(RESDIR)/gemleak.gresource.xml $(RESOURCES)
 	@mkdir -p $(@D)
 	glib-compile-resources --sourcedir=$(B) --generate-header --c-name gl_resources --target=$@ $<
 
-# The helper as gemleak writes it: the run directory's protocol (file names,
-# markers, variables) is spelled once, in include/gemleak/base/protocol.h;
-# each "#define GL_PROTO_NAME "value"" there becomes "NAME = "value"" between
-# the helper's "# BEGIN protocol.h" and "# END protocol.h".
+# The Ruby helper gemleak loads into every Ruby of a run is one file,
+# $(B)/helper/gemleak_helper.rb (RUBYOPT's -r loads one; gemleak carries it
+# as a resource), joined from these parts, one concern each, in this order
+# (src/run/helper/protocol.rb says what each holds). A part's first line is
+# the magic comment the joined file's first line is.
+HELPER_PARTS := $(addprefix $(RESDIR)/helper/,protocol.rb core.rb extensions.rb durations.rb \
+                sanitizer.rb owners.rb per_test.rb per_test_again.rb per_test_frameworks.rb \
+                exit_exec.rb launch.rb start.rb)
+HELPER_MAGIC := \# frozen_string_literal: true
+
+# The run directory's protocol (file names, markers, variables) is spelled
+# once, in include/gemleak/base/protocol.h; each "#define GL_PROTO_NAME
+# "value"" there becomes "NAME = "value"" between protocol.rb's "# BEGIN
+# protocol.h" and "# END protocol.h", in the build's copy of that part.
 PROTOCOL_H := include/gemleak/base/protocol.h
-$(B)/helper/gemleak_helper.rb: $(RESDIR)/helper/gemleak_helper.rb $(PROTOCOL_H)
+$(B)/helper/protocol.rb: $(RESDIR)/helper/protocol.rb $(PROTOCOL_H)
 	@mkdir -p $(@D)
 	sed -n 's/^#define GL_PROTO_\([A-Z_]*\) \(".*"\)$$/    \1 = \2/p' $(PROTOCOL_H) > $@.lines
 	@test -s $@.lines || { echo "no GL_PROTO_ strings in $(PROTOCOL_H)" >&2; exit 1; }
@@ -127,6 +137,16 @@ $(B)/helper/gemleak_helper.rb: $(RESDIR)/helper/gemleak_helper.rb $(PROTOCOL_H)
 	    !skip { print } /# BEGIN protocol.h/ { skip = 1 }' $< > $@.tmp
 	@grep -q 'LOADED_PREFIX = ' $@.tmp || { echo "$<: no # BEGIN/END protocol.h block" >&2; exit 1; }
 	rm -f $@.lines && mv $@.tmp $@
+
+# Each part after the first without its magic comment and the blank line
+# after it, and a line that names where it came from.
+$(B)/helper/gemleak_helper.rb: $(B)/helper/protocol.rb $(filter-out %/protocol.rb,$(HELPER_PARTS))
+	@mkdir -p $(@D)
+	awk -v magic='$(HELPER_MAGIC)' 'FNR == 1 && $$0 != magic { \
+	        print FILENAME ": its first line is not \"" magic "\"" > "/dev/stderr"; exit 1 } \
+	    FNR == 1 && NR > 1 { print ""; print "# " FILENAME; next } \
+	    FNR == 2 && NR > 2 && $$0 == "" { next } { print }' $^ > $@.tmp
+	mv $@.tmp $@
 
 # The library --per-test loads into the traced Ruby (src/run/client/), compiled
 # into gemleak as a resource, with frame pointers (its realloc comes before
@@ -163,7 +183,8 @@ $(B)/client/gemleak_preload.so: $(PRELOAD_SRCS) $(PROTOCOL_H)
 # when a fast pass found leaks whose stacks were cut (src/run/client/exact.c):
 # exact stacks at the leaking sites only. Frame pointers of its own, so that
 # the runtime's fast unwinder gets past it to the allocating call.
-EXACT_SRCS := $(RESDIR)/client/exact.c $(RESDIR)/client/exact_write.c
+EXACT_SRCS := $(RESDIR)/client/exact.c $(RESDIR)/client/exact_sites.c $(RESDIR)/client/exact_blocks.c \
+              $(RESDIR)/client/exact_write.c
 $(B)/client/gemleak_exact.so: $(EXACT_SRCS) $(RESDIR)/client/exact_int.h $(PROTOCOL_H)
 	@mkdir -p $(@D)
 	$(CC) $(CLIENT_CFLAGS) -fno-omit-frame-pointer -Iinclude -o $@ $(EXACT_SRCS) -ldl -pthread
@@ -203,19 +224,24 @@ check-unit: $(B)/tests/check_unit
 # minitest, no Valgrind.
 check-helper:
 	$(MAKE) --no-print-directory $(B)/helper/gemleak_helper.rb
-	@cmp -s $(RESDIR)/helper/gemleak_helper.rb $(B)/helper/gemleak_helper.rb || { \
-	    echo "$(RESDIR)/helper/gemleak_helper.rb: its protocol block is not $(PROTOCOL_H)'s:" \
+	@cmp -s $(RESDIR)/helper/protocol.rb $(B)/helper/protocol.rb || { \
+	    echo "$(RESDIR)/helper/protocol.rb: its protocol block is not $(PROTOCOL_H)'s:" \
 	        "make helper-protocol writes it" >&2; exit 1; }
-	@! ruby -wc $(B)/helper/gemleak_helper.rb 2>&1 | grep -v '^Syntax OK$$' || { \
-	    echo "the helper warns under ruby -w: a suite's output would show it" >&2; exit 1; }
+	@test -z "$(filter-out $(HELPER_PARTS),$(wildcard $(RESDIR)/helper/*.rb))" || { \
+	    echo "$(filter-out $(HELPER_PARTS),$(wildcard $(RESDIR)/helper/*.rb)):" \
+	        "not in HELPER_PARTS (Makefile): the helper leaves it out" >&2; exit 1; }
+	@for rb in $(HELPER_PARTS) $(B)/helper/gemleak_helper.rb; do \
+	    ! ruby -wc $$rb 2>&1 | grep -v '^Syntax OK$$' || { \
+	        echo "$$rb warns under ruby -w: a suite's output would show it" >&2; exit 1; }; \
+	done
 	GEMLEAK_HELPER=$(abspath $(B)/helper/gemleak_helper.rb) ruby tests/run/helper/run.rb
 	ruby tests/rake/test_messages.rb
 
-# Writes protocol.h's names into the helper's "# BEGIN protocol.h" block in
-# the source tree, as the build does into its copy: the committed helper
-# reads as it runs, and check-helper fails while they differ.
-helper-protocol: $(B)/helper/gemleak_helper.rb
-	cp $(B)/helper/gemleak_helper.rb $(RESDIR)/helper/gemleak_helper.rb
+# Writes protocol.h's names into protocol.rb's "# BEGIN protocol.h" block
+# in the source tree, as the build does into its copy: the committed part
+# reads as the helper runs, and check-helper fails while they differ.
+helper-protocol: $(B)/helper/protocol.rb
+	cp $(B)/helper/protocol.rb $(RESDIR)/helper/protocol.rb
 
 # Every example of README.md, doc/guide.md and gemleak(1)'s EXAMPLES, run
 # as written against the example gem (doc/guide.md, "The tests").

@@ -1,9 +1,9 @@
 /* The run directory's protocol: what gemleak and the Ruby helper it loads
- * into every traced Ruby (src/run/helper/gemleak_helper.rb) say to each
- * other through files and variables. Spelled here only: the Makefile writes
- * every GL_PROTO_ string below into the helper's Protocol module at build
- * time (scripts/protocol-to-ruby), so that a change here reaches both
- * sides, and a Ruby name is the C name without GL_PROTO_.
+ * into every traced Ruby (src/run/helper/) say to each other through files
+ * and variables. Spelled here only: the Makefile writes every GL_PROTO_
+ * string below into the helper's Protocol module at build time (the part
+ * src/run/helper/protocol.rb), so that a change here reaches both sides,
+ * and a Ruby name is the C name without GL_PROTO_.
  *
  * In TMPDIR, gemleak's own directories, each GL_PROTO_*_DIR followed by
  * six characters of g_dir_make_tmp():

@@ -1,13 +1,15 @@
 /* What the exact pass's library's files share (gemleak_exact.so, src/run/
- * client/ only): the table of blocks and their stacks that exact.c keeps,
- * and exact_write.c writes into the process's report. Hidden: nothing of it
- * is the library's interface. */
+ * client/ only): the sites that exact_sites.c reads and exact.c's
+ * allocation functions look for, the table of blocks and their stacks that
+ * exact_blocks.c keeps, and exact_write.c writes into the process's report.
+ * Hidden: nothing of it is the library's interface. */
 #ifndef GEMLEAK_CLIENT_EXACT_INT_H
 #define GEMLEAK_CLIENT_EXACT_INT_H
 
 #include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <unwind.h>
 
 #define HIDDEN_SYMBOL __attribute__((visibility("hidden")))
 
@@ -23,6 +25,17 @@
 
 typedef void (*ReportLine)(const char *);
 typedef void (*Symbolize)(void *, const char *, char *, size_t);
+typedef _Unwind_Reason_Code (*Backtrace)(_Unwind_Trace_Fn, void *);
+typedef _Unwind_Ptr (*GetIP)(struct _Unwind_Context *);
+
+/* A site: a call of an allocation function, by the module it is in and
+ * its offset there as the runtime prints it, and a size it leaked. */
+typedef struct {
+    uintptr_t offset;
+    size_t size;
+    uint32_t module;        /* an index into exact_sites.c's modules */
+    uintptr_t address;      /* the return address once its module is loaded, else 0 */
+} Site;
 
 /* One stack, its return addresses outward from the allocation's caller. */
 typedef struct {
@@ -36,6 +49,16 @@ typedef struct {
     uint32_t stack;         /* an index into exact_stacks */
 } Slot;
 
+/* The sites (exact_sites.c). */
+extern Site *exact_sites HIDDEN_SYMBOL;             /* mapped, exact_n_sites of them */
+extern size_t exact_n_sites HIDDEN_SYMBOL;
+extern int exact_depth HIDDEN_SYMBOL;               /* program counters after the allocator's frame */
+/* Sites resolved at least once: allocations are looked at. */
+extern volatile int exact_ready HIDDEN_SYMBOL;
+/* A filter on sizes (a bit per size modulo 4096) that most allocations
+ * fail at once. */
+extern uint64_t exact_size_bits[64] HIDDEN_SYMBOL;
+
 /* Nothing done with it held may allocate or free: the hooks take it. */
 extern pthread_mutex_t exact_lock HIDDEN_SYMBOL;
 extern Slot *exact_slots HIDDEN_SYMBOL;             /* mapped, exact_capacity of them */
@@ -44,11 +67,44 @@ extern Stack *exact_stacks HIDDEN_SYMBOL;           /* mapped */
 extern size_t exact_n_stacks HIDDEN_SYMBOL;
 extern ReportLine exact_report_line HIDDEN_SYMBOL;  /* the runtime's */
 extern Symbolize exact_symbolize HIDDEN_SYMBOL;     /* the runtime's */
+extern Backtrace exact_backtrace HIDDEN_SYMBOL;     /* libgcc's unwinder */
+extern GetIP exact_get_ip HIDDEN_SYMBOL;            /* libgcc's */
 /* This thread is in the library: what it allocates is not looked at. */
 extern __thread int exact_busy __attribute__((tls_model("initial-exec"))) HIDDEN_SYMBOL;
 
 /* Returns: @bytes of fresh memory, mapped (not the runtime's), or NULL. */
 void *exact_map(size_t bytes) HIDDEN_SYMBOL;
+
+/* Reads the sites file @path (exact_sites.c), as the library starts. */
+void exact_read_sites(const char *path) HIDDEN_SYMBOL;
+
+/* Gives the sites of the modules loaded now their return addresses. */
+void exact_resolve(void) HIDDEN_SYMBOL;
+
+/* Returns: 1 if an allocation of @size returning to @caller is a site's.
+ * Inline: every allocation asks, and most fail at the filter on sizes. */
+static inline int exact_wanted(uintptr_t caller, size_t size)
+{
+    if (!exact_ready || exact_busy ||
+        !(exact_size_bits[(size & 4095) / 64] & (UINT64_C(1) << (size & 63))))
+        return 0;
+    for (size_t s = 0; s < exact_n_sites; s++)
+        if (exact_sites[s].address == caller && exact_sites[s].size == size)
+            return 1;
+    return 0;
+}
+
+/* Records @block, allocated by a call returning to @caller, with its stack
+ * (exact_blocks.c). */
+void exact_record(void *block, uintptr_t caller) HIDDEN_SYMBOL;
+
+/* Takes @block (nullable) out of the table, if it is there. */
+void exact_forget(const volatile void *block) HIDDEN_SYMBOL;
+
+/* The runtime's hooks (__sanitizer_install_malloc_and_free_hooks): a block
+ * freed, a block handed out. */
+void exact_freed(const volatile void *block) HIDDEN_SYMBOL;
+void exact_allocated(const volatile void *block, size_t size) HIDDEN_SYMBOL;
 
 /* In a child just forked: its report has none of the frames and stacks
  * written yet (exact_write.c). */

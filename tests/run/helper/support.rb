@@ -7,7 +7,9 @@ require "rbconfig"
 require "tmpdir"
 
 module HelperTest
-  HELPER = ENV["GEMLEAK_HELPER"] || File.expand_path("../../../src/run/helper/gemleak_helper.rb", __dir__)
+  # The helper as gemleak carries it: its parts (src/run/helper/) joined by
+  # the build, which make check-helper names.
+  HELPER = ENV["GEMLEAK_HELPER"] || File.expand_path("../../../build/helper/gemleak_helper.rb", __dir__)
 
   # What a run of one suite left: its output, status, and the run directory.
   Run = Struct.new(:dir, :run_dir, :ext, :suite, :out, :err, :status, keyword_init: true) do

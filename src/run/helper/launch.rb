@@ -1,0 +1,324 @@
+# frozen_string_literal: true
+
+# `gemleak run -- bundle exec rake test` starts the launcher (bundle, rake)
+# outside Valgrind, and hands Valgrind's command line down in
+# GEMLEAK_ENGINE_COMMAND: a launcher only starts the processes that run the
+# suite, and under Valgrind each costs a start and a leak check at exit.
+# Here, first thing, every Ruby process below it but another launcher,
+# extconf.rb and what build tools start puts itself under Valgrind, by
+# exec: the same pid, and Ruby started again exactly as it was (its
+# arguments, environment, directory and a script read from standard
+# input). A launcher or build step that loads an extension of the project
+# runs tests itself: it starts again, from the start, under Valgrind; a
+# process forked from it, which cannot, is named to gemleak
+# (outside-<pid>.txt), and the run does not pass.
+module GemLeakLaunch
+  SEPARATOR = GemLeakHelper::Protocol::ENGINE_COMMAND_SEPARATOR
+  LAUNCHERS = GemLeakHelper::Protocol::LAUNCHERS.split(" ").freeze
+  BUILD_STEPS = %w[extconf.rb].freeze
+  Core = GemLeakHelper::Core
+  EXEC = Process.method(:exec)
+  # Ruby's switches (ruby.c, proc_options), for the -C among them: those
+  # that take an argument, attached or the next word; those that take the
+  # rest of the word; the long options whose argument may be the next word.
+  ARGUMENT_SWITCHES = "CXeIrE"
+  REST_SWITCHES = "ixF"
+  LONG_WITH_ARGUMENT = GemLeakHelper::Protocol::RUBY_LONG_WITH_VALUE.split.map { |name| "--#{name}" }.freeze
+
+  class << self
+    # :traced (under Valgrind, or no launcher above), :launcher, :outside
+    # (a build step, or a Ruby below a build tool: native, as Valgrind's
+    # --trace-children-skip would keep it, unless it loads the project's
+    # extension), or :unchecked (it could not tell, and said so).
+    def start
+      prefix = ENV[GemLeakHelper::Protocol::ENGINE_COMMAND_VARIABLE]
+      return :traced if prefix.nil?
+
+      decide(prefix)
+    rescue StandardError => e
+      # Never silently unchecked: gemleak says so, and the run cannot pass.
+      outside("#{File.basename($0.to_s)} could not go under Valgrind (#{e.class}: #{e.message})")
+      :unchecked
+    end
+
+    def decide(prefix)
+      # Under Valgrind. GEMLEAK_ENGINE_COMMAND stays for the children: those
+      # Valgrind traces are under it too; a Ruby below a program it skips
+      # (make) runs without Valgrind's LD_PRELOAD, and looks for itself.
+      return :traced if ENV["LD_PRELOAD"].to_s.include?("/vgpreload_")
+      if GemLeakHelper::Runtime.mapped?
+        GemLeakHelper::Runtime.keep_to_self
+        return :traced
+      end
+
+      @valgrind = prefix.split(SEPARATOR)
+      @argv = File.binread("/proc/self/cmdline").split("\0")
+      @env = ENV.to_h
+      @name = File.basename($0.to_s)
+      @pid = Core.pid
+      @seen = $LOADED_FEATURES.size
+      started_as
+      if BUILD_STEPS.include?(@name)
+        @role = "the build step #{@name}"
+        :outside
+      elsif under_build_tool?
+        @role = "#{@name} (below a build tool)"
+        :outside
+      elsif LAUNCHERS.include?(@name)
+        @role = "the launcher #{@name}"
+        :launcher
+      else
+        start_again
+      end
+    end
+
+    # A build tool among this process's ancestors, up to gemleak: make
+    # running Ruby stays out of Valgrind, as make itself does.
+    def under_build_tool?
+      skip = @valgrind.reverse.find { |arg| arg.start_with?("--trace-children-skip=") }
+      patterns = skip.to_s.delete_prefix("--trace-children-skip=").split(",")
+      return false if patterns.empty?
+
+      stop = ENV[GemLeakHelper::Protocol::PID_VARIABLE].to_i
+      pid = Process.ppid
+      32.times do
+        break if pid <= 1 || pid == stop
+
+        stat = File.read("/proc/#{pid}/stat")
+        comm = stat[stat.index("(") + 1...stat.rindex(")")]
+        return true if patterns.any? { |p| File.fnmatch?(p, comm) || File.fnmatch?(p, "/#{comm}") }
+
+        pid = stat[stat.rindex(")") + 2..].split[1].to_i
+      end
+      false
+    rescue StandardError
+      false
+    end
+
+    # How to start this Ruby again as it was started. When the helper
+    # loads, Ruby has already taken its switches: -C has changed
+    # directory (so that the same arguments would chdir twice: "Can't
+    # chdir"), and a script on standard input has been read from (its
+    # first line).
+    def started_as
+      @args = @argv.drop(1)
+      chdirs = chdirs_in(@argv)
+      unless chdirs.empty?
+        @directory = start_directory(chdirs.map(&:last))
+        @args = without_chdirs(@argv, chdirs).drop(1) if @directory.nil?
+      end
+      keep_script if $0 == "-"
+    end
+
+    # The -C (and -X) switches among Ruby's options, as [index of the
+    # word, offset of the switch in it, whether the directory is attached,
+    # the directory].
+    def chdirs_in(argv)
+      found = []
+      i = 1
+      while i < argv.size
+        word = argv[i]
+        break if word == "-" || word == "--" || !word.start_with?("-")
+
+        if word.start_with?("--")
+          i += 1 if LONG_WITH_ARGUMENT.include?(word)
+        else
+          i += 1 if chdir_in_switches(argv, i, found)
+        end
+        i += 1
+      end
+      found
+    end
+
+    # One word of single-letter switches (-wCdir, -I lib). Returns: true
+    # when the last switch took the next word as its argument.
+    def chdir_in_switches(argv, i, found)
+      word = argv[i]
+      j = 1
+      while j < word.size
+        c = word[j]
+        if ARGUMENT_SWITCHES.include?(c)
+          attached = j + 1 < word.size
+          found << [i, j, attached, attached ? word[(j + 1)..] : argv[i + 1].to_s] if "CX".include?(c)
+          return !attached
+        end
+        return false if REST_SWITCHES.include?(c) || (c == "W" && word[j + 1] == ":")
+
+        j += 1
+        j += 1 if c == "K"
+        digits = { "0" => "01234567", "T" => "0123456789", "W" => "0123456789" }[c]
+        j += 1 while digits && j < word.size && digits.include?(word[j])
+      end
+      false
+    end
+
+    # The directory this Ruby started in, before its -C: the one among
+    # its parent's, $PWD and the one the -C went down from that leads,
+    # through the same -C, to the directory it is in. nil if none.
+    def start_directory(chdirs)
+      here = GemLeakHelper.real(Dir.pwd)
+      candidates = [parent_directory, ENV["PWD"], unwound(chdirs)].compact.uniq
+      candidates.find do |dir|
+        GemLeakHelper.real(chdirs.reduce(dir) { |from, to| File.expand_path(to, from) }) == here
+      rescue StandardError
+        false
+      end
+    end
+
+    def parent_directory
+      File.readlink("/proc/#{Process.ppid}/cwd")
+    rescue SystemCallError
+      nil
+    end
+
+    # Up from here as far as relative -C went down; nil past an absolute
+    # one or a "..".
+    def unwound(chdirs)
+      dir = Dir.pwd
+      chdirs.reverse_each do |to|
+        parts = to.split("/").reject { |part| part.empty? || part == "." }
+        return nil if to.start_with?("/") || parts.include?("..")
+
+        parts.size.times { dir = File.dirname(dir) }
+      end
+      dir
+    end
+
+    # Ruby's arguments without their -C, to run in the directory they led to.
+    def without_chdirs(argv, chdirs)
+      argv = argv.dup
+      chdirs.reverse_each do |i, j, attached, _dir|
+        argv.delete_at(i + 1) unless attached
+        if j == 1
+          argv.delete_at(i)
+        else
+          argv[i] = argv[i][0...j]
+        end
+      end
+      argv
+    end
+
+    # Ruby reads a script on standard input ($0 "-") as far as its first
+    # line, and takes that line's switches, before it loads the helper; it
+    # pushes "#!\n" back in its place. The script, its first line made
+    # again (with the switches in force), goes to an unnamed file that
+    # becomes standard input: this Ruby parses it from there, and Ruby
+    # under Valgrind reads it again.
+    def keep_script
+      text = STDIN.read.b
+      text = "#!ruby#{switches_in_force}\n#{text.byteslice(3..)}" if text.start_with?("#!\n")
+      @script = unnamed_file
+      @script.write(text)
+      @script.flush
+      @script.rewind
+      STDIN.reopen(@script)
+    end
+
+    def switches_in_force
+      switches = +""
+      switches << " -w" if $VERBOSE
+      switches << " -W0" if $VERBOSE.nil?
+      switches << " -d" if $DEBUG
+      verbose = $VERBOSE
+      $VERBOSE = nil # $-a and friends are unset without their switch
+      switches << " -a" if $-a
+      switches << " -l" if $-l
+      switches << " -p" if $-p
+      switches
+    ensure
+      $VERBOSE = verbose
+    end
+
+    def unnamed_file
+      dir = Core::RUN_DIR || "/tmp"
+      File.open(dir, File::RDWR | File::TMPFILE, 0o600, binmode: true)
+    rescue SystemCallError, NameError
+      path = "#{dir}/stdin-#{Core.digits(Core.pid)}.rb"
+      file = File.open(path, File::RDWR | File::CREAT | File::EXCL, 0o600, binmode: true)
+      File.unlink(path)
+      file
+    end
+
+    # This Ruby, from the start, under Valgrind: in the environment and
+    # directory it started in, its script again on standard input.
+    def start_again
+      if @script
+        @script.sysseek(0)
+        STDIN.reopen(@script)
+      end
+      options = { unsetenv_others: true }
+      options[:chdir] = @directory if @directory
+      exec_under_engine(@args, @env, options)
+    end
+
+    def exec_under_engine(args, env, options)
+      STDOUT.flush
+      STDERR.flush
+      ruby = File.readlink("/proc/self/exe")
+      EXEC.call(env, [@valgrind[0], @valgrind[0]], *@valgrind.drop(1), ruby, *args, **options)
+    rescue SystemCallError => e
+      Core.say("cannot start Valgrind (#{@valgrind[0]}) for #{args.first}: #{e.message}")
+      Process.exit(1)
+    end
+
+    # Bundler's `bundle exec` loads a Ruby script into its own process,
+    # $0 set to it: what bundle exec would have exec'd goes under Valgrind.
+    def hand_over(file)
+      return if LAUNCHERS.include?(File.basename(file.to_s)) || Core.pid != @pid
+
+      exec_under_engine([file.to_s, *ARGV], ENV.to_h, {})
+    end
+
+    # Tells gemleak (outside-<pid>.txt) what this process ran outside
+    # Valgrind, in a sentence: what it ran was not checked.
+    def outside(what)
+      @reported = true
+      Core.append(Core.run_file(GemLeakHelper::Protocol::OUTSIDE_PREFIX), "#{what.tr("\n", " ")}\n") if Core::RUN_DIR
+    rescue StandardError => e
+      Core.say("process #{Core.digits(Core.pid)}: #{what}, and cannot tell gemleak so " \
+               "(#{e.class}: #{e.message}): what it ran was not checked")
+    end
+
+    # Looks at the project's extensions loaded since the last look: a
+    # launcher or build step that loads one starts again under Valgrind; at
+    # exit, or in a fork, it no longer can.
+    def check_extensions(restart: true)
+      features = $LOADED_FEATURES
+      return if @reported || features.size == @seen
+
+      fresh = features[@seen..] || features
+      @seen = features.size
+      path = GemLeakHelper.project_extensions(fresh).first
+      return if path.nil?
+
+      if Core.pid != @pid
+        outside("forked from #{@role}, it loaded #{path} outside Valgrind")
+      elsif !restart
+        outside("#{@role} loaded #{path} outside Valgrind (seen at its exit)")
+      else
+        Core.say("#{@name} (pid #{Core.digits(Core.pid)}) loaded #{path} itself: it runs again " \
+                 "from the start, under Valgrind")
+        start_again
+      end
+    rescue StandardError => e
+      Core.debug(e)
+    end
+  end
+
+  module Watch
+    private
+
+    def require(*args)
+      result = super
+      GemLeakLaunch.check_extensions if result
+      result
+    end
+  end
+
+  module HandOver
+    def load(file, *rest)
+      GemLeakLaunch.hand_over(file) if $0 == file
+      super
+    end
+  end
+end

@@ -1,0 +1,162 @@
+# frozen_string_literal: true
+
+module GemLeakHelper
+  # The runtime preloaded into Ruby (a sanitizer's engine) as the client of
+  # the check a forked child makes of what it inherited, and of the one a
+  # process makes when it ends with exit! (the runtime's own check at exit
+  # does not run then): its interface called through Fiddle. A marker is a
+  # line of the process's report file (__sanitizer_report_error_summary
+  # prints its text and a newline there, between the reports, in order); a
+  # check is __lsan_do_recoverable_leak_check, which does not exit and
+  # reports every object lost so far, followed by "gemleak:checked" (so
+  # that gemleak tells a check's report from the runtime's own at exit).
+  #
+  # LeakSanitizer does not scan memory Ruby maps itself: objects whose only
+  # reference is in a Ruby object would be reported lost while Ruby runs.
+  # Before each check, Ruby's object pages (the 64 KiB-aligned pages the
+  # live objects lie in) are registered as root regions; what is left
+  # (Ruby's shape tree, fibers' stacks, a page of hidden objects only) gemleak
+  # leaves out when the exit report does not hold it.
+  module Sanitizer
+    # Ruby 3.3 and 3.4's heap pages: 64 KiB, aligned to their size.
+    PAGE = 1 << 16
+    CHECKED = (Protocol::MARKER_PREFIX + Protocol::MARKER_CHECKED + "\0").freeze
+    EXIT = (Protocol::MARKER_PREFIX + Protocol::MARKER_EXIT + "\0").freeze
+    DONE = (Protocol::MARKER_PREFIX + Protocol::MARKER_DONE + "\0").freeze
+    LIVE = (Protocol::MARKER_PREFIX + Protocol::MARKER_LIVE + "\0").freeze
+    EXEC = (Protocol::MARKER_PREFIX + Protocol::MARKER_EXEC + "\0").freeze
+    # How deep scrub goes: some 100 KiB of C stack.
+    SCRUB_DEPTH = 100
+
+    class << self
+      # Returns: the client PerTest calls (as the Valgrind library's).
+      def client(functions = nil)
+        require "fiddle" # Fiddle.dlwrap: where Ruby's objects are
+        functions ||= runtime_functions
+        @functions = functions
+        @pages = {}
+        @allocated_pages = nil
+        {
+          marker: functions[:marker],
+          check: -> { check },
+          full_check: -> { check },
+          # The check a process that ends with exit! makes: its report
+          # stands for the runtime's at exit (no "checked" after it), and
+          # says it ran to its end as the preloaded library's does.
+          last_check: lambda {
+            functions[:marker].call(LIVE)
+            check(closed: false)
+            functions[:marker].call(DONE) if Core::PROOF
+          },
+          # Before exec: what this image lost, checked, and said so.
+          exec_check: lambda {
+            functions[:marker].call(LIVE)
+            check(closed: false)
+            functions[:marker].call(EXEC)
+          },
+          exit: -> { functions[:marker].call(EXIT) },
+        }
+      end
+
+      def runtime_functions
+        lib = Fiddle::Handle::DEFAULT
+        voidp = Fiddle::TYPE_VOIDP
+        {
+          marker: Fiddle::Function.new(lib["__sanitizer_report_error_summary"], [voidp], Fiddle::TYPE_VOID),
+          check: Fiddle::Function.new(lib["__lsan_do_recoverable_leak_check"], [], Fiddle::TYPE_INT),
+          root: Fiddle::Function.new(lib["__lsan_register_root_region"], [voidp, Fiddle::TYPE_SIZE_T],
+                                     Fiddle::TYPE_VOID),
+        }
+      end
+
+      def check(closed: true)
+        disabled = GC.disable
+        filled = fill_free_slots
+        register_pages
+        exact_write
+        scrub(SCRUB_DEPTH)
+        @functions[:check].call
+        @functions[:marker].call(CHECKED) if closed
+      ensure
+        filled&.clear
+        GC.enable unless disabled
+      end
+
+      # Before the check lists the lost blocks, what the libraries gemleak
+      # preloads write beside it: under fast stacks, the blocks allocated on
+      # another stack than the thread's, which the check cannot judge
+      # (src/run/client/hidden.c); in the exact pass, the stacks of the
+      # blocks allocated at the sites it unwinds exactly (exact.c).
+      def exact_write
+        @before_check ||= [[Protocol::HIDDEN_VARIABLE, "gemleak_preload_hidden"],
+                           [Protocol::EXACT_VARIABLE, "gemleak_exact_write"]].filter_map do |variable, name|
+          next if ENV[variable].to_s.empty?
+
+          Fiddle::Function.new(Fiddle::Handle::DEFAULT[name], [], Fiddle::TYPE_VOID)
+        rescue Fiddle::DLError => e
+          Core.debug(e)
+          nil
+        end
+        @before_check.each(&:call)
+      rescue StandardError => e
+        Core.debug(e)
+      end
+
+      # Ruby's object pages, registered as roots, hold free slots too, and
+      # a free slot keeps what its dead object held: the address of a buffer
+      # Ruby freed, which LeakSanitizer's allocator hands out again at once.
+      # A block the extension then lost at that address looked reachable
+      # (fork { leak; exit! } passed after a GC). Before a check, every free
+      # slot of every heap is taken by a string as long as the slot, all
+      # zeros. Returns them, to keep until the check is done.
+      def fill_free_slots
+        return [] unless defined?(GC::INTERNAL_CONSTANTS) && GC.respond_to?(:stat_heap)
+
+        heaps = GC::INTERNAL_CONSTANTS[:HEAP_COUNT].to_i
+        filled = []
+        heaps.times do |i|
+          stat = GC.stat_heap(i)
+          live = stat[:total_allocated_objects].to_i - stat[:total_freed_objects].to_i
+          free = stat[:heap_eden_slots].to_i - live
+          # An embedded string: a 24-byte header, its bytes and a NUL.
+          length = stat[:slot_size].to_i - 25
+          next if free <= 0 || length <= 0
+
+          free.times { filled << ("\0" * length) }
+        end
+        filled
+      rescue StandardError => e
+        Core.debug(e)
+        filled || []
+      end
+
+      # The C stack below where Ruby runs, written over before a check:
+      # LeakSanitizer scans each thread's stack from where it is, and a
+      # pointer left there (a leaked block's, in a frame that has returned)
+      # would keep the block found, not lost. Each level calls back through
+      # Array#each into Ruby: a few hundred bytes of C frames each.
+      def scrub(depth)
+        return if depth.zero?
+
+        [depth].each { |n| scrub(n - 1) }
+      end
+
+      # Ruby's object pages, as roots; looked for only when Ruby allocated
+      # pages since the last look.
+      def register_pages
+        allocated = GC.stat(:total_allocated_pages)
+        return if allocated == @allocated_pages
+
+        @allocated_pages = allocated
+        root = @functions[:root]
+        ObjectSpace.each_object(BasicObject) do |object|
+          page = Fiddle.dlwrap(object) & ~(PAGE - 1)
+          next if @pages[page]
+
+          @pages[page] = true
+          root.call(page, PAGE)
+        end
+      end
+    end
+  end
+end

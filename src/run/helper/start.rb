@@ -1,0 +1,56 @@
+# frozen_string_literal: true
+
+# What runs as the helper loads, after every part is defined: a launcher
+# (launch.rb) watches and hands over; any other Ruby records its
+# extensions, hooks require, fork, exit! and exec, and does at exit what
+# a check needs of it.
+case GemLeakLaunch.start
+when :launcher
+  Object.prepend(GemLeakLaunch::Watch) # Object, as GemLeakHelper::Require below
+  Kernel.singleton_class.prepend(GemLeakLaunch::HandOver)
+  at_exit { GemLeakLaunch.check_extensions(restart: false) }
+  return
+when :outside
+  Object.prepend(GemLeakLaunch::Watch)
+  at_exit { GemLeakLaunch.check_extensions(restart: false) }
+  return
+when :unchecked
+  return
+end
+
+GemLeakHelper.start_list
+GemLeakHelper.record_new_extensions
+# Object, not Kernel: bundler/setup, which RUBYOPT loads after the helper,
+# replaces Kernel#require with Ruby's own to turn RubyGems' gem activation
+# off; with a module prepended to Kernel that replacement does not hold,
+# and a require that fails (an optional dependency probed for) has
+# RubyGems look through every gem, warning "Ignoring NAME because its
+# extensions are not built. Try: gem pristine" about the project's own
+# gemspec. Every object that can call require is an Object.
+Object.prepend(GemLeakHelper::Require)
+Process.singleton_class.prepend(GemLeakHelper::Fork) if Process.respond_to?(:_fork)
+GemLeakHelper::PerTest.start_owners if GemLeakHelper::Runtime.mapped?
+if GemLeakHelper::Runtime.mapped? || GemLeakHelper::PerTest.on?
+  Object.prepend(GemLeakHelper::PrivateExitBang)
+  [Process.singleton_class, Kernel.singleton_class].each { |mod| mod.prepend(GemLeakHelper::ExitBang) }
+end
+unless GemLeakHelper::Core::RUN_DIR.nil?
+  Object.prepend(GemLeakHelper::PrivateExec)
+  [Process.singleton_class, Kernel.singleton_class].each { |mod| mod.prepend(GemLeakHelper::Exec) }
+end
+
+# Registered before the test framework's own at_exit, so it runs after it.
+at_exit do
+  begin
+    GemLeakHelper::PerTest.finish if GemLeakHelper::PerTest.on? # the last file, a test cut short
+    GemLeakHelper::PerTest.exiting # after a check of what a forked child inherited, too
+    GemLeakHelper.forget_minitest_lets
+    GC.start
+    GemLeakHelper.forked if GemLeakHelper.forked? # Ruby before 3.1 has no Process._fork
+    GemLeakHelper.record_new_extensions
+    GemLeakHelper::Durations.write
+  rescue Exception => e # rubocop:disable Lint/RescueException -- never fail the suite
+    GemLeakHelper::Core.say("process #{GemLeakHelper::Core.digits(GemLeakHelper::Core.pid)}: the " \
+                            "helper failed at exit (#{e.class}: #{e.message})")
+  end
+end
