@@ -29,6 +29,21 @@ const char *gl_engine_names(void)
     return names;
 }
 
+const char *gl_engine_help(void)
+{
+    static char *help;
+    if (help == NULL) {
+        GString *joined = g_string_new(NULL);
+        guint n = G_N_ELEMENTS(engines);
+        for (guint i = 0; i < n; i++)
+            g_string_append_printf(joined, "%s%s (%s%s)",
+                                   i == 0 ? "" : i + 1 == n ? " or " : ", ", engines[i]->name,
+                                   i == 0 ? "the default: " : "", engines[i]->sees);
+        help = g_string_free(joined, FALSE);
+    }
+    return help;
+}
+
 const GlEngine *gl_engine_find(const char *name)
 {
     if (name == NULL)

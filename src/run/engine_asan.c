@@ -97,6 +97,7 @@ static char **asan_environment(const GlRunOptions *options, const char *run_dir,
 const GlEngine gl_engine_asan = {
     .name = "asan",
     .title = "AddressSanitizer",
+    .sees = "AddressSanitizer: memory errors of an extension built with it, and leaks on Ruby 3.3 or newer",
     .reports = "AddressSanitizer's reports",
     .outside = "its runtime was not in the process, and it wrote no report",
     .log = "asan",

@@ -106,6 +106,7 @@ static char **lsan_environment(const GlRunOptions *options, const char *run_dir,
 const GlEngine gl_engine_lsan = {
     .name = "lsan",
     .title = "LeakSanitizer",
+    .sees = "LeakSanitizer preloaded into Ruby 3.3 or newer: leaks only, several times faster",
     .reports = "LeakSanitizer's reports",
     .outside = "its runtime was not in the process, and it wrote no report",
     .log = "lsan",

@@ -216,6 +216,7 @@ static char *valgrind_watch_mark(const char *run_dir)
 const GlEngine gl_engine_valgrind = {
     .name = "valgrind",
     .title = "Valgrind",
+    .sees = "leaks and memory errors",
     .reports = "Valgrind's XML",
     .outside = "it has no XML: a program Valgrind does not trace started it",
     .found_is_version = TRUE,

@@ -33,6 +33,11 @@ START_TEST(test_version_and_help)
     gl_assert_line(run_help.out, "^  4  the command failed \\(a non-zero status, or killed by a signal\\), and$");
     gl_assert_line(run_help.out, "^  5  findings fail the gate, and the command failed too$");
     gl_assert_no_line(run_help.out, "Application Options");
+    /* --engine's help is the engine table's: each engine, the first the
+     * default, with what it checks */
+    gl_assert_line(run_help.out, "^  --engine=ENGINE +Check with ENGINE: valgrind \\(the default: "
+                                 "leaks and memory errors\\), lsan \\(LeakSanitizer [^)]*\\) or "
+                                 "asan \\(AddressSanitizer: [^)]*\\)$");
     gl_test_run_clear(&run_help);
 
     RUN(general, "--help");

@@ -48,6 +48,7 @@ struct GlRunOptions;
 typedef struct {
     const char *name;    /* as a user would name it: "valgrind" */
     const char *title;   /* in messages: "Valgrind" */
+    const char *sees;    /* in run's --help: what it checks, and at what cost */
     /* What it writes, in messages: "Valgrind's XML", "LeakSanitizer's
      * reports" ("... could not all be read", "... is kept in DIR"). */
     const char *reports;
@@ -135,6 +136,10 @@ typedef struct {
 
 /* Returns: (transfer none): "valgrind, lsan, asan": every engine's name. */
 const char *gl_engine_names(void);
+
+/* Returns: (transfer none): the engines for run's --help, from the table:
+ * "valgrind (the default: ...), lsan (...) or asan (...)". */
+const char *gl_engine_help(void);
 
 /* Returns: (transfer none) (nullable): the engine called @name (nullable:
  * the default, Valgrind); NULL when none is. */
