@@ -49,10 +49,13 @@ GPtrArray *gl_run_dirs(const char *const *inputs)
             continue;
         char *dir = g_file_test(*input, G_FILE_TEST_IS_DIR) ? g_strdup(*input)
                                                              : g_path_get_dirname(*input);
-        if (g_hash_table_add(seen, dir))
-            g_ptr_array_add(dirs, dir);
-        else
+        /* add() replaces a key already there with the one given: ask first */
+        if (g_hash_table_contains(seen, dir)) {
             g_free(dir);
+            continue;
+        }
+        g_hash_table_add(seen, dir);
+        g_ptr_array_add(dirs, dir);
     }
     return dirs;
 }
