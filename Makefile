@@ -60,7 +60,8 @@ ASAN_ENV := ASAN_OPTIONS=detect_leaks=1:quarantine_size_mb=16 UBSAN_OPTIONS=prin
     CK_TIMEOUT_MULTIPLIER=10
 FUZZ_SECONDS ?= 60
 # Inputs the fuzzer starts from, and that make asan replays.
-FUZZ_SEEDS := fuzz/corpus fuzz/regressions fuzz/options fixtures/xml fixtures/xml/fork fixtures/xml/redcarpet-ruby34 fixtures/edge
+FUZZ_SEEDS := fuzz/corpus fuzz/regressions fuzz/options fixtures/xml fixtures/xml/fork fixtures/xml/redcarpet-ruby34 fixtures/edge \
+              fixtures/lsan fixtures/asan
 
 # B is the build directory: build/ normally, build-asan/ for sanitizer builds.
 B ?= build

@@ -1,19 +1,25 @@
-/* gemleak filter: reads Valgrind XML (and gemleak JSON reports, and
- * sanitizers' reports) that is already there, through the pipeline run shares (pipeline.c). */
+/* gemleak filter: reads what an engine wrote (every format of the input
+ * seam, gemleak/read/input.h) and gemleak's own JSON reports, through the
+ * pipeline run shares (pipeline.c). */
 #include "cli_int.h"
 #include "gemleak/base/errors.h"
+#include "gemleak/read/input.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-static const char filter_summary[] =
-    "Reads Valgrind memcheck XML (files, plain or gzip-compressed, directories of\n"
-    "%p.xml files, or - for standard input; in a directory only regular files)\n"
-    "and gemleak's own JSON reports (--format json; the shards of a CI matrix\n"
-    "merge as one run), and LeakSanitizer or AddressSanitizer reports (files or\n"
-    "directories, told by their content), and reports only the errors that\n"
-    "belong to the target extension, leaving out the thousands that Ruby itself\n"
-    "leaves at exit.";
+/* Returns: (transfer full): the help's summary, the formats from the
+ * input seam's table (gemleak/read/input.h). */
+static char *filter_summary(void)
+{
+    g_autofree char *formats = gl_input_formats_help();
+    return g_strdup_printf(
+        "Reads, each file as its first bytes say (a directory: the files in it\n"
+        "that one of these reads, regular files only):\n"
+        "%s"
+        "and reports only the errors that belong to the target extension, leaving\n"
+        "out the thousands that Ruby itself leaves at exit.", formats);
+}
 
 static const char filter_exit_statuses[] =
     "Exit status:\n"
@@ -55,7 +61,8 @@ int gl_cli_filter(int argc, char **argv, FILE *out, FILE *err)
     g_set_prgname("gemleak filter");
     Options options;
     gl_cli_options_init(&options);
-    g_autoptr(GOptionContext) context = gl_cli_new_context("FILE|DIR|-...", filter_summary,
+    g_autofree char *summary = filter_summary();
+    g_autoptr(GOptionContext) context = gl_cli_new_context("FILE|DIR|-...", summary,
                                                     filter_description, filter_exit_statuses,
                                                     gl_cli_report_group(&options));
     g_autoptr(GError) error = NULL;

@@ -44,6 +44,26 @@ const char *gl_input_format_name(const GlInputFormat *format)
     return format->name;
 }
 
+/* Appends @format's help line to @help. */
+static void append_reads(GString *help, const GlInputFormat *format)
+{
+    g_auto(GStrv) lines = g_strsplit(format->reads, "\n", -1);
+    for (guint i = 0; lines[i] != NULL; i++)
+        g_string_append_printf(help, "%s%s\n", i == 0 ? "  - " : "    ", lines[i]);
+}
+
+char *gl_input_formats_help(void)
+{
+    GString *help = g_string_new(NULL);
+    for (guint i = 0; i < G_N_ELEMENTS(formats); i++)
+        if (formats[i]->detect == NULL)
+            append_reads(help, formats[i]);
+    for (guint i = 0; i < G_N_ELEMENTS(formats); i++)
+        if (formats[i]->detect != NULL)
+            append_reads(help, formats[i]);
+    return g_string_free(help, FALSE);
+}
+
 /* Returns: (transfer none): the format whose detect() claims @head, the
  * one without detect() when none does. */
 static const GlInputFormat *format_of(const char *head, gsize length, gboolean listed)

@@ -9,6 +9,9 @@
 
 struct GlInputFormat {
     const char *name;
+    /* What gemleak filter --help says it reads of this format: a phrase,
+     * its lines at most 74 characters, broken with "\n". */
+    const char *reads;
     /* (nullable) Returns: TRUE if a file of a directory named @name (a
      * base name) is this format's by its name alone (Valgrind's PID.xml). */
     gboolean (*named)(const char *name);

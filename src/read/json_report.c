@@ -436,6 +436,8 @@ static void free_json(gpointer state)
 
 const GlInputFormat gl_input_json_report = {
     .name = "gemleak-json",
+    .reads = "gemleak's own JSON reports (--format json): the shards of a CI matrix\n"
+             "merge as one run",
     .named = NULL,
     .detect = detect_json,
     .open = open_json,

@@ -420,6 +420,8 @@ static void free_xml(gpointer state)
 
 const GlInputFormat gl_input_valgrind_xml = {
     .name = "valgrind-xml",
+    .reads = "Valgrind memcheck XML: files, plain or gzip-compressed, directories of\n"
+             "%p.xml files, or - for standard input",
     .named = named_xml,
     .detect = NULL,  /* what no other format claims */
     .open = open_xml,

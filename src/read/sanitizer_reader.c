@@ -586,6 +586,8 @@ static void free_sanitizer(gpointer state)
 
 const GlInputFormat gl_input_sanitizer = {
     .name = "sanitizer",
+    .reads = "LeakSanitizer and AddressSanitizer reports (log_path=): files, or\n"
+             "directories of them",
     .named = NULL,  /* log_path=DIR/NAME: any name */
     .detect = detect_sanitizer,
     .open = open_sanitizer,

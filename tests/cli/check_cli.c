@@ -21,6 +21,14 @@ START_TEST(test_version_and_help)
     gl_assert_line(help.out, "--object=PATTERN");
     gl_assert_line(help.out, "^Exit status:$");
     gl_assert_line(help.out, "^  3  an input could not be read");
+    /* what filter reads is the input seam's table, one item a format, the
+     * one that reads what no other claims first */
+    gl_assert_line(help.out, "^Reads, each file as its first bytes say .*\n"
+                             "that one of these reads, regular files only\\):\n"
+                             "  - Valgrind memcheck XML: .*\n    .*\n"
+                             "  - gemleak's own JSON reports .*\n    .*\n"
+                             "  - LeakSanitizer and AddressSanitizer reports .*\n    .*\n"
+                             "and reports only the errors that belong to the target extension");
     gl_test_run_clear(&help);
 
     /* run's help heads its own options and the report options it shares

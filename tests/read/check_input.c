@@ -218,6 +218,7 @@ static void free_lines(gpointer state)
 
 static const GlInputFormat lines_format = {
     .name = "lines",
+    .reads = "a line a record, its frames fn@object",
     .open = open_lines,
     .next = next_lines,
     .process = process_lines,
@@ -252,6 +253,59 @@ START_TEST(test_a_format_added_in_a_test)
     const GlFinding *finding = g_ptr_array_index(findings, 0);
     ck_assert_str_eq(gl_record_first_target_frame(finding->record)->fn, "leaky_alloc");
     ck_assert_int_eq(g_array_index(finding->pids, gint64, 0), 7);
+}
+END_TEST
+
+/* doc/guide.md's walk-through of adding an input format is the tree's: the
+ * files it names are there, and those it says need no change for a new
+ * format (the fuzzer, filter's help) name none of the formats there are. */
+START_TEST(test_guide_names_the_files_a_format_touches)
+{
+    g_autofree char *guide_path = gl_test_project_file("doc/guide.md");
+    g_autofree char *guide = gl_test_read(guide_path, NULL);
+    const char *start = strstr(guide, "**Adding an input format** touches these four files");
+    ck_assert_msg(start != NULL, "the guide has no walk-through of adding a format");
+    const char *end = strstr(start, "**Adding a rule.**");
+    ck_assert(end != NULL);
+    g_autofree char *section = g_strndup(start, (gsize) (end - start));
+    g_autoptr(GRegex) item = g_regex_new("^([0-9]+)\\. `([^`]+)`", G_REGEX_MULTILINE, 0, NULL);
+    g_autoptr(GMatchInfo) match = NULL;
+    guint items = 0;
+    for (g_regex_match(item, section, 0, &match); g_match_info_matches(match);
+         g_match_info_next(match, NULL)) {
+        g_autofree char *number = g_match_info_fetch(match, 1);
+        g_autofree char *file = g_match_info_fetch(match, 2);
+        ck_assert_uint_eq((guint) g_ascii_strtoull(number, NULL, 10), ++items);
+        /* the new file is the format's own: its neighbours are there */
+        if (strstr(file, "FORMAT") != NULL)
+            continue;
+        g_autofree char *path = gl_test_project_file(file);
+        ck_assert_msg(g_file_test(path, G_FILE_TEST_IS_REGULAR), "the guide names %s, not in the tree",
+                      file);
+    }
+    ck_assert_uint_eq(items, 4);
+
+    const char *untouched[] = { "fuzz/fuzz_reader.c", "src/cli/filter.c" };
+    const char *formats[] = { "valgrind-xml", "sanitizer", "gemleak-json" };
+    for (guint i = 0; i < G_N_ELEMENTS(untouched); i++) {
+        g_autofree char *path = gl_test_project_file(untouched[i]);
+        g_autofree char *text = gl_test_read(path, NULL);
+        for (guint f = 0; f < G_N_ELEMENTS(formats); f++) {
+            ck_assert_ptr_nonnull(gl_input_format_find(formats[f]));
+            g_autofree char *quoted = g_strdup_printf("\"%s\"", formats[f]);
+            ck_assert_msg(strstr(text, quoted) == NULL, "%s names the format %s", untouched[i],
+                          formats[f]);
+        }
+    }
+    /* what filter --help lists is the table's, each format once */
+    g_autofree char *help = gl_input_formats_help();
+    ck_assert_msg(g_str_has_prefix(help, "  - Valgrind memcheck XML: "), "%s", help);
+    ck_assert_ptr_nonnull(strstr(help, "\n  - gemleak's own JSON reports"));
+    ck_assert_ptr_nonnull(strstr(help, "\n  - LeakSanitizer and AddressSanitizer reports"));
+    guint listed = 0;
+    for (const char *at = help; (at = strstr(at, "  - ")) != NULL; at += 4)
+        listed++;
+    ck_assert_uint_eq(listed, G_N_ELEMENTS(formats));
 }
 END_TEST
 
@@ -400,6 +454,7 @@ Suite *gl_input_suite(void)
     tcase_add_test(tc, test_listing_a_directory);
     tcase_add_test(tc, test_one_model_of_a_process);
     tcase_add_test(tc, test_a_format_added_in_a_test);
+    tcase_add_test(tc, test_guide_names_the_files_a_format_touches);
     suite_add_tcase(suite, tc);
     TCase *bound = tcase_create("bound");
     tcase_add_test(bound, test_sanitizer_log_read_in_bounded_memory);

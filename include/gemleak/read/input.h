@@ -34,6 +34,11 @@ const GlInputFormat *gl_input_format_find(const char *name);
 /* Returns: (transfer none): @format's name. */
 const char *gl_input_format_name(const GlInputFormat *format);
 
+/* Returns: (transfer full): what gemleak reads, for help: a line "  - "
+ * for each format (the one that reads what no other claims first, then
+ * the table's order), with its continuation lines indented to match. */
+char *gl_input_formats_help(void);
+
 /* Opens @path, "-" for standard input, read as Valgrind's XML (the first
  * bytes of a pipe are gone once read); a regular file is read by the
  * format its first bytes say, Valgrind's XML when no other claims it.
