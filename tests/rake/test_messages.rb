@@ -101,4 +101,11 @@ class RakeJsonMembersTest < Minitest::Test
     end
     assert_empty literals, "name these in GemLeak::JsonMembers, as json_format.h spells them"
   end
+
+  # make demo reads the report too: by the header's names, none its own.
+  def test_the_demo_reads_no_member_by_a_literal
+    demo = File.read(File.expand_path("../../fixtures/sample-gem/demo.sh", __dir__))
+    assert_includes demo, "GL_MEMBER_"
+    assert_empty demo.scan(/\[\s*"[a-z_]+"\s*\]/), "fixtures/sample-gem/demo.sh: read these by m[...]"
+  end
 end
