@@ -149,6 +149,10 @@ $(B)/helper/gemleak_helper.rb: $(B)/helper/protocol.rb $(filter-out %/protocol.r
 	    FNR == 2 && NR > 2 && $$0 == "" { next } { print }' $^ > $@.tmp
 	mv $@.tmp $@
 
+# The libraries below load into the suite's processes, with flags of their
+# own, spelled here: each is rebuilt when this file changes (a tree built
+# before -fno-omit-frame-pointer came kept a library LeakSanitizer's fast
+# unwinder could not get past).
 # The library --per-test loads into the traced Ruby (src/run/client/), compiled
 # into gemleak as a resource, with frame pointers (its realloc comes before
 # LeakSanitizer's, whose fast unwinder must get past it to the allocating
@@ -158,7 +162,7 @@ $(B)/helper/gemleak_helper.rb: $(B)/helper/protocol.rb $(filter-out %/protocol.r
 CLIENT_CFLAGS := -std=c11 -O2 -fPIC -shared -Wall -Wextra -Wmissing-prototypes \
                  -Wstrict-prototypes -Wformat=2 $(WERROR)
 CLIENT_SRCS := $(RESDIR)/client/gemleak_client.c $(RESDIR)/client/owners.c
-$(B)/client/gemleak_client.so: $(CLIENT_SRCS)
+$(B)/client/gemleak_client.so: $(CLIENT_SRCS) Makefile
 	@mkdir -p $(@D)
 	@if printf '#include <valgrind/valgrind.h>\n#include <valgrind/memcheck.h>\n' | \
 	    $(CC) -E -x c - >/dev/null 2>&1; then \
@@ -176,7 +180,7 @@ $(B)/client/gemleak_client.so: $(CLIENT_SRCS)
 # library: always built.
 PRELOAD_SRCS := $(RESDIR)/client/quiet.c $(RESDIR)/client/restore.c $(RESDIR)/client/proof.c \
                 $(RESDIR)/client/hidden.c
-$(B)/client/gemleak_preload.so: $(PRELOAD_SRCS) $(PROTOCOL_H)
+$(B)/client/gemleak_preload.so: $(PRELOAD_SRCS) $(PROTOCOL_H) Makefile
 	@mkdir -p $(@D)
 	$(CC) $(CLIENT_CFLAGS) -Iinclude -o $@ $(PRELOAD_SRCS) -ldl -pthread
 
@@ -186,7 +190,7 @@ $(B)/client/gemleak_preload.so: $(PRELOAD_SRCS) $(PROTOCOL_H)
 # the runtime's fast unwinder gets past it to the allocating call.
 EXACT_SRCS := $(RESDIR)/client/exact.c $(RESDIR)/client/exact_sites.c $(RESDIR)/client/exact_blocks.c \
               $(RESDIR)/client/exact_write.c
-$(B)/client/gemleak_exact.so: $(EXACT_SRCS) $(RESDIR)/client/exact_int.h $(PROTOCOL_H)
+$(B)/client/gemleak_exact.so: $(EXACT_SRCS) $(RESDIR)/client/exact_int.h $(PROTOCOL_H) Makefile
 	@mkdir -p $(@D)
 	$(CC) $(CLIENT_CFLAGS) -fno-omit-frame-pointer -Iinclude -o $@ $(EXACT_SRCS) -ldl -pthread
 
