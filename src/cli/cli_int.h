@@ -116,6 +116,12 @@ int gl_cli_run_status(const Outcome *outcome, const GlRunResult *run);
 /* Returns: (transfer full): see pipeline.c. */
 char *gl_cli_run_exit_line(int status, const GlRunResult *run, const Outcome *outcome);
 
+/* ---- run's options and help (run_options.c) ---- */
+
+/* Returns: (transfer full): run's context: the report options, the run
+ * options, and the help, ending the options at the command. */
+GOptionContext *gl_cli_run_context(Options *options);
+
 /* ---- the commands: argv[0] is the command's name ---- */
 
 int gl_cli_filter(int argc, char **argv, FILE *out, FILE *err);
