@@ -8,6 +8,7 @@
 #include "gemleak/judge/classify.h"
 #include "gemleak/judge/gate.h"
 #include "gemleak/report/sinks.h"
+#include "gemleak/run/exact.h"
 #include "gemleak/run/runner.h"
 
 #include <glib.h>
@@ -121,6 +122,24 @@ char *gl_cli_run_exit_line(int status, const GlRunResult *run, const Outcome *ou
 /* Returns: (transfer full): run's context: the report options, the run
  * options, and the help, ending the options at the command. */
 GOptionContext *gl_cli_run_context(Options *options);
+
+/* ---- what run says of a run, beside its reports (run_messages.c) ---- */
+
+/* Says how the run went (@run, as it ran; @n_supps suppression files;
+ * @path_ruby, nullable: the version of the ruby on PATH, when the
+ * processes did not say theirs). */
+void gl_cli_say_how_it_ran(const GlRunOptions *run, const GlRunResult *result, guint n_supps,
+                           const char *path_ruby, FILE *err);
+/* Says what the exact pass did (gemleak/run/exact.h), when it ran. */
+void gl_cli_say_exact(const GlExactResult *exact, FILE *err);
+/* Says which extensions the run in @dir loaded that were not built for
+ * @engine, and how to build them so (@ruby: the command's). */
+void gl_cli_say_uninstrumented(const GlEngine *engine, const char *dir, gboolean leaks,
+                               const char *ruby, FILE *err);
+/* Compresses the run directory @dir for a user who wants it back, and
+ * says where it is and how to be rid of it (@by_user: --keep-xml's). */
+void gl_cli_keep_xml(FILE *err, const GlEngine *engine, const char *dir, gboolean by_user,
+                     guint jobs);
 
 /* ---- the commands: argv[0] is the command's name ---- */
 
