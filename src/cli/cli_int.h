@@ -1,6 +1,6 @@
 /* What the files of the command line share (src/cli/ only): the parsed
- * options, the plan built from them, and the pipeline filter and run both
- * go through (pipeline.c). Not installed, not for other stages. */
+ * options, the plan built from them (plan.c), and the pipeline filter and
+ * run both go through (pipeline.c). Not installed, not for other stages. */
 #ifndef GEMLEAK_CLI_INT_H
 #define GEMLEAK_CLI_INT_H
 
@@ -101,14 +101,17 @@ char **gl_cli_parse_options(GOptionContext *context, Options *options, int argc,
 int gl_cli_usage_error(FILE *err, const char *command, const GError *error);
 int gl_cli_fail(FILE *err, const char *command, const GError *error);
 
-/* ---- the pipeline (pipeline.c) ---- */
+/* ---- the plan (plan.c) ---- */
 
 gboolean gl_cli_not_empty(const char *option, const char *value, GError **error);
 gboolean gl_cli_plan_build(const Options *options, Plan *plan, GError **error);
 void gl_cli_plan_clear(Plan *plan);
-/* Returns: (transfer full) (nullable): see pipeline.c. */
+/* Returns: (transfer full) (nullable): see plan.c. */
 GlSinks *gl_cli_plan_sinks(const Options *options, const char *const *inputs,
                            const char *keep_dir, FILE *stream, FILE *out, GError **error);
+
+/* ---- the pipeline (pipeline.c) ---- */
+
 gboolean gl_cli_analyze_and_report(const Options *options, Plan *plan, const char *const *inputs,
                                    const GlRunResult *run, FILE *err, Outcome *outcome,
                                    GError **error);
