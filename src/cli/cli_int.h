@@ -4,6 +4,7 @@
 #ifndef GEMLEAK_CLI_INT_H
 #define GEMLEAK_CLI_INT_H
 
+#include "gemleak/judge/analyze.h"
 #include "gemleak/judge/baseline.h"
 #include "gemleak/judge/classify.h"
 #include "gemleak/judge/gate.h"
@@ -109,6 +110,19 @@ void gl_cli_plan_clear(Plan *plan);
 /* Returns: (transfer full) (nullable): see plan.c. */
 GlSinks *gl_cli_plan_sinks(const Options *options, const char *const *inputs,
                            const char *keep_dir, FILE *stream, FILE *out, GError **error);
+
+/* ---- the targets (pipeline_targets.c) ---- */
+
+/* Sets the targets of @rules: --object, else the run's loaded extensions,
+ * else the Ruby extensions under the current directory; @shown receives
+ * what the report says they are, *have_lists whether @inputs came with
+ * the run's lists (@unlisted: some process has XML and no list).
+ * Returns: FALSE with @error set when they cannot be settled. */
+gboolean gl_cli_resolve_targets(const Options *options, const GlSinks *sinks,
+                                const char *const *inputs, gboolean unlisted, GlRules *rules,
+                                GPtrArray *shown, gboolean *have_lists, GError **error);
+/* Warns of each target of @rules no object in @analysis's errors matches. */
+void gl_cli_warn_unseen_targets(const GlRules *rules, const GlAnalysis *analysis, FILE *err);
 
 /* ---- the pipeline (pipeline.c) ---- */
 
