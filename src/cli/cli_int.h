@@ -129,9 +129,12 @@ void gl_cli_warn_unseen_targets(const GlRules *rules, const GlAnalysis *analysis
 gboolean gl_cli_analyze_and_report(const Options *options, Plan *plan, const char *const *inputs,
                                    const GlRunResult *run, FILE *err, Outcome *outcome,
                                    GError **error);
+
+/* ---- exit statuses and run's last line (exit_status.c) ---- */
+
 int gl_cli_filter_status(const Outcome *outcome);
 int gl_cli_run_status(const Outcome *outcome, const GlRunResult *run);
-/* Returns: (transfer full): see pipeline.c. */
+/* Returns: (transfer full): see exit_status.c. */
 char *gl_cli_run_exit_line(int status, const GlRunResult *run, const Outcome *outcome);
 
 /* ---- run's options and help (run_options.c) ---- */
