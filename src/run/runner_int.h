@@ -1,5 +1,6 @@
-/* Between the preparing of a run (prepare.c; child.c: the commands'
- * environment and limits) and its running (runner.c). src/run/ only. */
+/* Between the preparing of a run (prepare.c; helper_dir.c: the helper
+ * and the libraries written; child.c: the commands' environment and
+ * limits) and its running (runner.c). src/run/ only. */
 #ifndef GEMLEAK_RUNNER_INT_H
 #define GEMLEAK_RUNNER_INT_H
 
