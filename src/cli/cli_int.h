@@ -76,7 +76,6 @@ typedef struct {
     gboolean checked_nothing_only; /* the one problem: no process under Valgrind loaded a target */
     const char *trouble; /* what the problems come to, for run's last line */
     guint halted;         /* processes the engine stopped at an error (run's last line) */
-    const char *engine;   /* (nullable) the engine's title, while the last line is made */
     int status;          /* the exit status it makes */
 } Outcome;
 
@@ -135,7 +134,8 @@ gboolean gl_cli_analyze_and_report(const Options *options, Plan *plan, const cha
 int gl_cli_filter_status(const Outcome *outcome);
 int gl_cli_run_status(const Outcome *outcome, const GlRunResult *run);
 /* Returns: (transfer full): see exit_status.c. */
-char *gl_cli_run_exit_line(int status, const GlRunResult *run, const Outcome *outcome);
+char *gl_cli_run_exit_line(int status, const GlRunResult *run, const Outcome *outcome,
+                           const char *engine);
 
 /* ---- run's options and help (run_options.c) ---- */
 

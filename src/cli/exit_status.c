@@ -50,10 +50,11 @@ static char *command_ending(const GlRunResult *run, guint halted, const char *en
 }
 
 /* Returns: (transfer full): the text report's last line in run: the exit
- * status and what it means. */
-char *gl_cli_run_exit_line(int status, const GlRunResult *run, const Outcome *outcome)
+ * status and what it means; @engine (nullable) is the engine's title. */
+char *gl_cli_run_exit_line(int status, const GlRunResult *run, const Outcome *outcome,
+                           const char *engine)
 {
-    g_autofree char *command = command_ending(run, outcome->halted, outcome->engine);
+    g_autofree char *command = command_ending(run, outcome->halted, engine);
     switch (status) {
     case GL_EXIT_CLEAN:
         return g_strdup_printf("gemleak: exit status 0: nothing fails the gate, and %s", command);

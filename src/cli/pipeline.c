@@ -133,9 +133,9 @@ gboolean gl_cli_analyze_and_report(const Options *options, Plan *plan, const cha
                        : uninstrumented > 0 ? not_built
                        : unreadable;
     outcome->halted = analysis->summary.halted_processes;
-    outcome->engine = coverage->engine;
-    g_autofree char *exit_line = run != NULL ? gl_cli_run_exit_line(outcome->status, run, outcome) : NULL;
-    outcome->engine = NULL;  /* the coverage's, gone with it */
+    g_autofree char *exit_line = run != NULL ? gl_cli_run_exit_line(outcome->status, run, outcome,
+                                                                    coverage->engine)
+                                             : NULL;
     GlReportContext context = {
         .analysis = analysis,
         .findings = reported,
