@@ -3,7 +3,8 @@
  * short), what the exact pass did, each extension not built for the
  * engine, and where the kept run directory is (compressed first). */
 #include "cli_int.h"
-#include "gemleak/judge/targets.h"
+#include "gemleak/base/sys.h"
+#include "gemleak/judge/coverage.h"
 #include "gemleak/run/rundir.h"
 
 #include <string.h>
@@ -187,15 +188,13 @@ void gl_cli_say_uninstrumented(const GlEngine *engine, const char *dir, gboolean
 {
     if (engine->instrumented_prefix == NULL)
         return;
-    const char *inputs[] = { dir, NULL };
-    g_autoptr(GPtrArray) loaded = gl_targets_from_loaded_lists(inputs, NULL);
-    guint bare = 0;
-    for (guint i = 0; i < loaded->len; i++) {
-        const char *path = g_ptr_array_index(loaded, i);
-        if (!gl_elf_lacks_symbols(path, engine->instrumented_prefix))
-            continue;
-        bare++;
-        g_autofree char *shown = gl_text_escape(path);
+    g_autoptr(GPtrArray) uninstrumented = gl_coverage_uninstrumented(
+        dir, engine->instrumented_prefix, NULL, NULL);
+    /* by name (the run's problems name them in the order the processes loaded them) */
+    g_ptr_array_sort(uninstrumented, gl_compare_strings);
+    guint bare = uninstrumented->len;
+    for (guint i = 0; i < bare; i++) {
+        g_autofree char *shown = gl_text_escape(g_ptr_array_index(uninstrumented, i));
         /* the run's problems say what was not checked (coverage.h) */
         fprintf(err, "gemleak: note: %s was not built with %s: only what the runtime "
                 "intercepts in it (double and bad frees, memcpy and the like)%s was checked\n",
@@ -211,5 +210,4 @@ void gl_cli_say_uninstrumented(const GlEngine *engine, const char *dir, gboolean
                 "Ruby's: Ruby's come first)\n", bare == 1 ? "it" : "them", engine->name,
                 shown_ruby, shown_ruby, engine->instrumented_cflags, shown_ruby,
                 engine->instrumented_ldflags);
-
 }
