@@ -116,6 +116,20 @@ char *gl_test_tmpdir(void)
     return dir;
 }
 
+char *gl_test_mapped_library(const char *name)
+{
+    g_autofree char *maps = NULL;
+    if (!g_file_get_contents("/proc/self/maps", &maps, NULL, NULL))
+        return NULL;
+    g_auto(GStrv) lines = g_strsplit(maps, "\n", -1);
+    for (char **line = lines; *line != NULL; line++) {
+        const char *path = strchr(*line, '/');
+        if (path != NULL && strstr(path, name) != NULL)
+            return g_strdup(path);
+    }
+    return NULL;
+}
+
 guint gl_test_count(const char *haystack, gsize length, const char *needle)
 {
     guint count = 0;

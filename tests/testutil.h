@@ -47,6 +47,10 @@ void gl_test_write(const char *path, const char *data, gssize length);
  * gl_remove_tree() (gemleak/base/sys.h). */
 char *gl_test_tmpdir(void);
 
+/* Returns: (transfer full) (nullable): the path of the library mapped
+ * into this process whose name holds @name, from /proc/self/maps. */
+char *gl_test_mapped_library(const char *name);
+
 /* Returns: how many times @needle occurs in @haystack[0..length). */
 guint gl_test_count(const char *haystack, gsize length, const char *needle);
 

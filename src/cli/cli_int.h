@@ -1,13 +1,15 @@
 /* What the files of the command line share (src/cli/ only): the parsed
- * options, the plan built from them, and the pipeline filter and run both
- * go through (pipeline.c). Not installed, not for other stages. */
+ * options, the plan built from them (plan.c), and the pipeline filter and
+ * run both go through (pipeline.c). Not installed, not for other stages. */
 #ifndef GEMLEAK_CLI_INT_H
 #define GEMLEAK_CLI_INT_H
 
+#include "gemleak/judge/analyze.h"
 #include "gemleak/judge/baseline.h"
 #include "gemleak/judge/classify.h"
 #include "gemleak/judge/gate.h"
 #include "gemleak/report/sinks.h"
+#include "gemleak/run/exact.h"
 #include "gemleak/run/runner.h"
 
 #include <glib.h>
@@ -74,7 +76,6 @@ typedef struct {
     gboolean checked_nothing_only; /* the one problem: no process under Valgrind loaded a target */
     const char *trouble; /* what the problems come to, for run's last line */
     guint halted;         /* processes the engine stopped at an error (run's last line) */
-    const char *engine;   /* (nullable) the engine's title, while the last line is made */
     int status;          /* the exit status it makes */
 } Outcome;
 
@@ -100,21 +101,65 @@ char **gl_cli_parse_options(GOptionContext *context, Options *options, int argc,
 int gl_cli_usage_error(FILE *err, const char *command, const GError *error);
 int gl_cli_fail(FILE *err, const char *command, const GError *error);
 
-/* ---- the pipeline (pipeline.c) ---- */
+/* ---- the plan (plan.c) ---- */
 
 gboolean gl_cli_not_empty(const char *option, const char *value, GError **error);
 gboolean gl_cli_plan_build(const Options *options, Plan *plan, GError **error);
 void gl_cli_plan_clear(Plan *plan);
-/* Returns: (transfer full) (nullable): see pipeline.c. */
+/* Returns: (transfer full) (nullable): see plan.c. */
 GlSinks *gl_cli_plan_sinks(const Options *options, const char *const *inputs,
                            const char *keep_dir, FILE *stream, FILE *out, GError **error);
+
+/* ---- the targets (pipeline_targets.c) ---- */
+
+/* Sets the targets of @rules: --object, else the run's loaded extensions,
+ * else the Ruby extensions under the current directory; @shown receives
+ * what the report says they are, *have_lists whether @inputs came with
+ * the run's lists (@unlisted: some process has XML and no list).
+ * Returns: FALSE with @error set when they cannot be settled. */
+gboolean gl_cli_resolve_targets(const Options *options, const GlSinks *sinks,
+                                const char *const *inputs, gboolean unlisted, GlRules *rules,
+                                GPtrArray *shown, gboolean *have_lists, GError **error);
+/* Warns of each target of @rules no object in @analysis's errors matches. */
+void gl_cli_warn_unseen_targets(const GlRules *rules, const GlAnalysis *analysis, FILE *err);
+
+/* ---- the pipeline (pipeline.c) ---- */
+
 gboolean gl_cli_analyze_and_report(const Options *options, Plan *plan, const char *const *inputs,
                                    const GlRunResult *run, FILE *err, Outcome *outcome,
                                    GError **error);
+
+/* ---- exit statuses and run's last line (exit_status.c) ---- */
+
 int gl_cli_filter_status(const Outcome *outcome);
 int gl_cli_run_status(const Outcome *outcome, const GlRunResult *run);
-/* Returns: (transfer full): see pipeline.c. */
-char *gl_cli_run_exit_line(int status, const GlRunResult *run, const Outcome *outcome);
+/* Returns: (transfer full): see exit_status.c. */
+char *gl_cli_run_exit_line(int status, const GlRunResult *run, const Outcome *outcome,
+                           const char *engine);
+
+/* ---- run's options and help (run_options.c) ---- */
+
+/* Returns: (transfer full): run's context: the report options, the run
+ * options, and the help, ending the options at the command. */
+GOptionContext *gl_cli_run_context(Options *options);
+
+/* ---- what run says of a run, beside its reports (run_messages.c) ---- */
+
+/* Says how the run went (@run, as it ran; @n_supps suppression files;
+ * @path_ruby, nullable: the version of the ruby on PATH, when the
+ * processes did not say theirs). */
+void gl_cli_say_how_it_ran(const GlRunOptions *run, const GlRunResult *result, guint n_supps,
+                           const char *path_ruby, FILE *err);
+/* Says what the exact pass did (gemleak/run/exact.h), when it ran. */
+void gl_cli_say_exact(const GlExactResult *exact, FILE *err);
+/* Says which extensions the run in @dir loaded that were not built for
+ * @engine, and how to build them so (@ruby: the command's). */
+void gl_cli_say_uninstrumented(const GlEngine *engine, const char *dir, gboolean leaks,
+                               const char *ruby, FILE *err);
+/* Compresses the run directory @dir for a user who wants it back, and
+ * says where it is and how to be rid of it (@by_user: --keep-xml's). */
+void gl_cli_keep_xml(FILE *err, const GlEngine *engine, const char *dir, gboolean by_user,
+                     guint jobs);
 
 /* ---- the commands: argv[0] is the command's name ---- */
 

@@ -1,10 +1,11 @@
 /* gemleak run: runs a command under Valgrind, then reads what it wrote
- * through the pipeline filter shares (pipeline.c). */
+ * through the pipeline filter shares (pipeline.c). Its options and help
+ * are run_options.c's; what it says of the run, beside the reports,
+ * run_messages.c's. */
 #include "cli_int.h"
 #include "gemleak/base/errors.h"
 #include "gemleak/base/protocol.h"
 #include "gemleak/judge/analyze.h"
-#include "gemleak/judge/targets.h"
 #include "gemleak/read/process_facts.h"
 #include "gemleak/run/commands.h"
 #include "gemleak/run/exact.h"
@@ -14,212 +15,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char run_exit_statuses[] =
-    "Exit status:\n"
-    "  0  nothing fails the gate, and the command passed\n"
-    "  1  findings fail the gate (see --fail-on); the command passed\n"
-    "  2  usage error\n"
-    "  3  Valgrind or gemleak trouble (Valgrind missing or too old, no XML\n"
-    "     written, XML cut short, an extension loaded outside Valgrind, a\n"
-    "     run interrupted by a signal, a report not written), and nothing\n"
-    "     failed the gate\n"
-    "  4  the command failed (a non-zero status, or killed by a signal), and\n"
-    "     nothing failed the gate; also when it failed before any Ruby it ran\n"
-    "     was checked (a build step that failed, say)\n"
-    "  5  findings fail the gate, and the command failed too\n"
-    "The text report's last line says which, and how the command ended.\n";
-
-/* --per-test[=test|each|file]: bare, per test. */
-static gboolean on_per_test(const char *name, const char *value, gpointer data, GError **error)
-{
-    Options *options = data;
-    (void) name;
-    if (value != NULL && strcmp(value, "test") != 0 && strcmp(value, "each") != 0 &&
-        strcmp(value, "file") != 0) {
-        g_set_error(error, GL_ERROR, GL_ERROR_USAGE,
-                    "--per-test=%s: give test (the test, found with few leak checks, by running "
-                    "tests again), each (a leak check after each test, no test run again) or "
-                    "file (after each test file)", value);
-        return FALSE;
-    }
-    g_free(options->per_test);
-    options->per_test = g_strdup(value != NULL ? value : "test");
-    return TRUE;
-}
-
-static GOptionGroup *run_group(Options *options)
-{
-    /* the engines as their table says (gemleak/run/engine.h); kept for
-     * the process, as GOption keeps the text */
-    static char *engine_help;
-    if (engine_help == NULL)
-        engine_help = g_strconcat("Check with ENGINE: ", gl_engine_help(), NULL);
-    const GOptionEntry entries[] = {
-        { "valgrind", 0, 0, G_OPTION_ARG_FILENAME, &options->valgrind,
-          "The Valgrind to run (default: valgrind on PATH)", "PATH" },
-        { "valgrind-opt", 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &options->valgrind_opts,
-          "Pass OPT to Valgrind as it is; repeatable", "OPT" },
-        { "engine", 0, 0, G_OPTION_ARG_STRING, &options->engine,
-          engine_help, "ENGINE" },
-        { "suppressions-dir", 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &options->suppressions_dirs,
-          "Use ruby.supp, ruby-3.supp, ruby-3.1.supp... from DIR; repeatable "
-          "(default: ./suppressions if there is one)", "DIR" },
-        { "keep-xml", 0, 0, G_OPTION_ARG_FILENAME, &options->keep_xml,
-          "Write Valgrind's XML to DIR and keep it (default: a private directory, "
-          "removed after a clean run); one run at a time in DIR, none under a directory "
-          "others can write to", "DIR" },
-        { "shard", 0, 0, G_OPTION_ARG_STRING, &options->shard,
-          "Run only the I-th of N parts of the files after ::: (a CI shard); auto: I and N "
-          "from GitLab's, CircleCI's or Buildkite's variables", "I/N|auto" },
-        { "durations", 0, 0, G_OPTION_ARG_FILENAME, &options->durations,
-          "Balance --jobs by the seconds each file took before, kept in FILE (default: "
-          GL_DURATIONS_FILE ")", "FILE" },
-        { "per-test", 0, G_OPTION_FLAG_OPTIONAL_ARG, G_OPTION_ARG_CALLBACK, (gpointer) on_per_test,
-          "Name the test in which each leak was lost (minitest, test-unit, RSpec): found with "
-          "few leak checks by running the tests that lost memory again (--per-test alone), a "
-          "check after each test (each), or after each test file; under --engine lsan or asan, "
-          "the test that allocated its blocks (no check, nothing run again)", "test|each|file" },
-        { "spare-launchers", 0, 0, G_OPTION_ARG_NONE, &options->spare_launchers,
-          "Run a launcher command (bundle, rake) outside Valgrind, faster: a Ruby it starts "
-          "with its own RUBYOPT, or none, is then not checked", NULL },
-        { "exact-stacks", 0, 0, G_OPTION_ARG_NONE, &options->exact_stacks,
-          "Under --engine lsan or asan, unwind every allocation exactly, in one run (slow: "
-          "3 to 23 times native on a Ruby without frame pointers); by default LeakSanitizer "
-          "unwinds fast, and runs the command again for exact stacks where a leak's was cut",
-          NULL },
-        { "trace-launchers", 0, 0, G_OPTION_ARG_NONE, &options->trace_launchers,
-          "Run a launcher command under Valgrind too (the default; undoes --spare-launchers)",
-          NULL },
-        G_OPTION_ENTRY_NULL,
-    };
-    GOptionGroup *group = g_option_group_new("run", "Run options:", "Show run options",
-                                             options, NULL);
-    g_option_group_add_entries(group, entries);
-    return group;
-}
-
-static const char run_summary[] =
-    "Runs COMMAND (a Ruby test suite, a script, rake...) under Valgrind memcheck,\n"
-    "every Ruby process it starts included, then reports the errors that belong\n"
-    "to the extensions it loaded (or to --object), leaving out Ruby's own.";
-
-static const char run_description[] =
-    "The report goes to standard error, apart from the command's own output, or\n"
-    "to -o FILE. Valgrind's XML is kept, gzip-compressed, and its directory\n"
-    "named, when the run finds something, fails or is interrupted; 'gemleak\n"
-    "clean' removes the kept directories of old runs from TMPDIR.\n"
-    "\n"
-    "Every process the command starts runs under Valgrind, whatever its\n"
-    "environment, but compilers, linkers and the small tools of a build that\n"
-    "start no other program (cc, cc1, as, ld, install, rm, sed...), and the\n"
-    "Ruby that runs extconf.rb (natively, watched: if it loads an extension of\n"
-    "the project it starts again under Valgrind). Shells, make, xargs, find,\n"
-    "git and launchers stay traced, so that no Ruby below them escapes.\n"
-    "--valgrind-opt=--trace-children-skip=PATTERNS replaces that list (empty:\n"
-    "trace everything). --spare-launchers runs a command that is a launcher\n"
-    "(bundle, rake) outside Valgrind, and each Ruby it starts puts itself under\n"
-    "Valgrind through gemleak's helper: faster, but a Ruby started with its\n"
-    "own RUBYOPT, or none, is then not checked.\n"
-    "\n"
-    "Files after ::: are shared among --jobs processes, each running COMMAND\n"
-    "with its share appended; the command must take several files (rspec, a\n"
-    "loader): a bare ruby, which takes one script, gets a loader that requires\n"
-    "each file. Shares are balanced by the time each file took in earlier runs,\n"
-    "kept in " GL_DURATIONS_FILE " (--durations), else by file size.\n"
-    "--shard I/N runs the I-th of N parts (split by file size, the same on every\n"
-    "CI machine); --shard auto reads I and N from GitLab (CI_NODE_INDEX,\n"
-    "CI_NODE_TOTAL), CircleCI (CIRCLE_NODE_INDEX, CIRCLE_NODE_TOTAL) or Buildkite\n"
-    "(BUILDKITE_PARALLEL_JOB, BUILDKITE_PARALLEL_JOB_COUNT). Each shard's JSON\n"
-    "report merges with the others' in 'gemleak filter s1.json s2.json...'.\n"
-    "\n"
-    "--engine lsan preloads LeakSanitizer's runtime (liblsan0) into every Ruby\n"
-    "process instead, with RUBY_FREE_AT_EXIT set and fast stacks, near native\n"
-    "speed: leaks only (no invalid reads or writes, no use after free); it needs\n"
-    "Ruby 3.3 or newer. Where a leak's stack was cut short (a Ruby without frame\n"
-    "pointers), the command runs again, its output discarded and its status\n"
-    "ignored (only the tests that allocated the leak, when gemleak can tell),\n"
-    "unwinding exactly only the allocations of the leaking calls: exact stacks\n"
-    "are paid only where something leaked (--exact-stacks: everywhere, in one\n"
-    "run). It takes --per-test (which test allocated each lost block, at the\n"
-    "price of an allocation hook). --engine asan\n"
-    "preloads AddressSanitizer's runtime (libasan8) the same way: invalid reads\n"
-    "and writes, use after free and double frees, with their allocation and free\n"
-    "stacks, in an extension built with -fsanitize=address (the Rake task's\n"
-    "c.engine = :asan builds one; a loaded extension built without it is named,\n"
-    "and the run INCOMPLETE),\n"
-    "at a fifth of Valgrind's time (2-3x native with fast stacks); no\n"
-    "uninitialised values; leaks too on Ruby 3.3 or newer. LeakSanitizer on every\n"
-    "push, AddressSanitizer for memory errors at speed, Valgrind for the rest and\n"
-    "as the final word. The Valgrind engine too leaves uninitialised values out\n"
-    "unless --valgrind-opt=--undef-value-errors=yes (1.2 to 2.1 times the time).\n"
-    "\n"
-    "Examples:\n"
-    "  gemleak run -- ruby -Ilib -Itest test/leak_test.rb\n"
-    "  gemleak run --engine lsan -- bundle exec rake test\n"
-    "  gemleak run --engine asan -- ruby -Itmp/gemleak-asan/3.4.5/lib -Ilib -Itest test/a_test.rb\n"
-    "  gemleak run --object redcarpet -- bundle exec rake test\n"
-    "  gemleak run --format json -o leaks.json --format text -- rspec\n"
-    "  gemleak run --jobs 2 -- ruby -Ilib -Itest ::: test/*_test.rb\n"
-    "  gemleak run --shard auto --format json:shard.json -- rspec ::: spec/*_spec.rb\n";
-
-/* Returns: (transfer full): @path as a shell word to paste: as it is, in
- * quotes when the shell would read it otherwise, and as bash's $'...'
- * with every byte but printable ASCII escaped when a line cannot show it
- * as it is (a control character, which the terminal must not get raw: a
- * newline in a --keep-xml name once forged a line). */
-static char *shell_word(const char *path)
-{
-    g_autofree char *shown = gl_text_escape(path);
-    if (strcmp(shown, path) == 0)
-        return strpbrk(path, " '\"\\$`!*?[]{}()<>|&;#~") != NULL ? g_shell_quote(path)
-                                                              : g_strdup(path);
-    g_autoptr(GString) word = g_string_new("$'");
-    for (const char *c = path; *c != '\0'; c++) {
-        unsigned char byte = (unsigned char) *c;
-        if (*c == '\\' || *c == '\'')
-            g_string_append_printf(word, "\\%c", *c);
-        else if (byte < 0x20 || byte >= 0x7f)
-            g_string_append_printf(word, "\\x%02x", byte);
-        else
-            g_string_append_c(word, *c);
-    }
-    g_string_append_c(word, '\'');
-    return g_string_free(g_steal_pointer(&word), FALSE);
-}
-
-/* Valgrind's XML and what the run says of it, for a user who wants it back:
- * compressed first (a failing suite's XML is tens to hundreds of MB,
- * gzip makes it 20 to 50 times smaller, and gemleak filter reads it as
- * it is), and where it is, how large, and how to be rid of it: gemleak
- * clean removes the run directories gemleak made, never a --keep-xml one
- * (@by_user), which is the user's to remove. */
-static void keep_xml(FILE *err, const GlEngine *engine, const char *dir, gboolean by_user,
-                     guint jobs)
-{
-    /* an engine that writes a report a process (NAME.PID) keeps a directory
-     * of them; Valgrind's XML is one thing */
-    g_autofree char *what = engine->log != NULL
-                                ? g_strdup_printf("%s's report directory", engine->title)
-                                : g_strdup(engine->reports);
-    GlCompressed compressed;
-    gl_rundir_compress(dir, jobs, &compressed);
-    for (guint i = 0; i < compressed.failures->len; i++) {
-        g_autofree char *failure = gl_text_escape(g_ptr_array_index(compressed.failures, i));
-        fprintf(err, "gemleak: warning: %s\n", failure);
-    }
-    g_autofree char *quoted = shell_word(dir);
-    g_autofree char *shown = gl_text_escape(dir);
-    g_autofree char *kept = gl_format_bytes(compressed.kept_bytes);
-    g_autofree char *plain = gl_format_bytes(compressed.plain_bytes);
-    g_autofree char *size = compressed.files > 0
-        ? g_strdup_printf("%s, gzip-compressed from %s", kept, plain) : g_strdup(kept);
-    fprintf(err, "gemleak: %s is kept in %s (%s; read it again with: gemleak "
-            "filter %s; %s)\n",
-            what, shown, size, quoted,
-            by_user ? "yours to remove: gemleak clean leaves --keep-xml directories alone"
-                    : "remove old runs with: gemleak clean");
-    gl_compressed_clear(&compressed);
-}
 
 /* What each file of a run that went through cost, for the next run's
  * --jobs: only a passing command's times say what its files cost (a
@@ -275,63 +70,6 @@ static GPtrArray *suppression_files(const Options *options, char **command, FILE
     return gl_suppression_files((const char *const *) supp_dirs->pdata, *ruby_version);
 }
 
-/* How the engine unwound: by frame pointers (@fast), with Ruby keeping
- * them (@frame_pointers) or not.
- * Returns: (transfer none): what the run's first line says of it. */
-static const char *stacks_said(const GlEngine *engine, gboolean fast, gboolean frame_pointers)
-{
-    if (!engine->fast_with_frame_pointers && !engine->exact_where_leaked)
-        return "";
-    if (!fast)
-        return "; exact stacks";
-    return frame_pointers ? "; it keeps frame pointers: fast stacks" : "; fast stacks";
-}
-
-/* Says what the exact pass did (exact.h), when it ran. */
-static void say_exact(const GlExactResult *exact, FILE *err)
-{
-    if (exact->ran == 0)
-        return;
-    g_autoptr(GString) line = g_string_new("gemleak: exact stacks: ");
-    if (exact->blocks > 0)
-        g_string_append_printf(line, "the fast unwinder cut the stack%s of %u leaked block%s "
-                               "short", exact->blocks == 1 ? "" : "s", exact->blocks,
-                               exact->blocks == 1 ? "" : "s");
-    if (exact->hidden > 0)
-        g_string_append_printf(line, "%s%u block%s allocated on a Fiber's or Ractor's stack %s "
-                               "beyond its leak check", exact->blocks > 0 ? ", and " : "",
-                               exact->hidden, exact->hidden == 1 ? "" : "s",
-                               exact->hidden == 1 ? "was" : "were");
-    g_string_append_printf(line, "; %s ran again", exact->filtered ? "the tests that allocated "
-                           "them" : "the command");
-    if (exact->filtered && exact->ran > 1)
-        g_string_append(line, ", then every test (those alone did not settle them all)");
-    g_string_append_printf(line, " (%.1f s, output discarded, status ignored), unwinding exactly ",
-                           exact->seconds);
-    if (exact->everywhere)
-        g_string_append(line, "every allocation");
-    else
-        g_string_append_printf(line, "at %u allocation site%s only", exact->sites,
-                               exact->sites == 1 ? "" : "s");
-    if (exact->interrupted_by != 0)
-        g_string_append_printf(line, ", until gemleak was interrupted by %s",
-                               g_strsignal(exact->interrupted_by));
-    else if (exact->timed_out)
-        g_string_append(line, ", until it ran past its time and was ended");
-    if (exact->blocks > 0)
-        g_string_append_printf(line, ": %u of the %u got their whole stack", exact->given,
-                               exact->blocks);
-    if (exact->hidden > 0)
-        g_string_append_printf(line, "%s %u of the %u hidden block%s %s lost",
-                               exact->blocks > 0 ? ";" : ":", exact->hidden_lost, exact->hidden,
-                               exact->hidden == 1 ? "" : "s",
-                               exact->hidden_lost == 1 ? "was" : "were");
-    if (exact->given < exact->blocks)
-        g_string_append_printf(line, "; the run again did not lose the other %u: they keep the "
-                               "fast stacks, cut short, which never pass",
-                               exact->blocks - exact->given);
-    fprintf(err, "%s\n", line->str);
-}
 
 /* Exact stacks where a leak's was cut: the commands again (exact.h).
  * What it could not do leaves those stacks cut, which never pass. */
@@ -345,57 +83,6 @@ static void run_exact(const GlRunOptions *run, GPtrArray *commands, GlRunResult 
     }
 }
 
-/* Says how the run went: under which Valgrind, with what, what ran
- * outside it, and what cut it short. */
-static void say_how_it_ran(const GlEngine *engine, const GlRunResult *result, guint n_supps,
-                           const char *path_ruby, const char *stacks, FILE *err)
-{
-    /* What the processes ran, not what `ruby` on PATH is. */
-    g_autofree char *ran = gl_rundir_ruby_versions(result->dir);
-    const char *ruby_version = ran != NULL ? ran : path_ruby;
-    /* What the programs printed, and the runtime's path, escaped: a
-     * program of the user's may print anything. */
-    g_autofree char *found = gl_text_escape(result->engine_found != NULL ? result->engine_found
-                                                                          : "");
-    g_autofree char *ruby = gl_text_escape(ruby_version != NULL ? ruby_version : "unknown");
-    if (engine->found_is_version)
-        fprintf(err, "gemleak: ran under %s %s", engine->title, found);
-    else
-        fprintf(err, "gemleak: ran under %s (%s)", engine->title, found);
-    if (engine->own_program)
-        fprintf(err, " with %u suppression file%s", n_supps, n_supps == 1 ? "" : "s");
-    fprintf(err, " (Ruby %s%s)", ruby, stacks);
-    if (result->untraced > 0)
-        fprintf(err, "; %u process%s ran a compiler or another build tool outside it",
-                result->untraced, result->untraced == 1 ? "" : "es");
-    if (result->launcher != NULL) {
-        g_autofree char *launcher = gl_text_escape(result->launcher);
-        fprintf(err, "; %s ran outside it, as a launcher (--spare-launchers)", launcher);
-    }
-    fputc('\n', err);
-    if (engine->blind_to != NULL)
-        fprintf(err, "gemleak: note: %s %s\n", engine->title, engine->blind_to);
-    if (result->unquiet != NULL) {
-        g_autofree char *why = gl_text_escape(result->unquiet);
-        fprintf(err, "gemleak: note: the dynamic loader refused gemleak's library (%s): on Ruby "
-                "3.4, each Ruby process printed a warning about RUBY_FREE_AT_EXIT, which gemleak "
-                "sets, on its standard error; set TMPDIR to a directory that is not mounted "
-                "noexec\n", why);
-    }
-    if (result->interrupted_by != 0)
-        fprintf(err, "gemleak: interrupted by %s: the report covers what %s finished "
-                "writing\n", g_strsignal(result->interrupted_by), engine->title);
-    else if (result->killed_by != 0)
-        fprintf(err, "gemleak: the command was killed by signal %d (%s)\n", result->killed_by,
-                g_strsignal(result->killed_by));
-    if (result->descendants_left && result->interrupted_by != 0)
-        fprintf(err, "gemleak: processes the command started were still running when gemleak "
-                "was interrupted: they were passed the signal, and their reports may be "
-                "incomplete\n");
-    else if (result->descendants_left)
-        fprintf(err, "gemleak: processes the command started were still running a minute after "
-                "it ended: their reports may be incomplete\n");
-}
 
 /* Returns: (transfer full): "Ruby 3.1", or what is said of a Ruby whose
  * version is unknown. */
@@ -426,40 +113,6 @@ static gboolean engine_checks_leaks(const GlEngine *engine, char **command, cons
     return FALSE;
 }
 
-/* Says what was checked of each extension the run loaded that was not
- * built for @engine (@engine->instrumented_prefix), and how to build it
- * so; the analysis makes the run INCOMPLETE for it. */
-static void say_uninstrumented(const GlEngine *engine, const char *dir, gboolean leaks,
-                               const char *ruby, FILE *err)
-{
-    if (engine->instrumented_prefix == NULL)
-        return;
-    const char *inputs[] = { dir, NULL };
-    g_autoptr(GPtrArray) loaded = gl_targets_from_loaded_lists(inputs, NULL);
-    guint bare = 0;
-    for (guint i = 0; i < loaded->len; i++) {
-        const char *path = g_ptr_array_index(loaded, i);
-        if (!gl_elf_lacks_symbols(path, engine->instrumented_prefix))
-            continue;
-        bare++;
-        g_autofree char *shown = gl_text_escape(path);
-        /* the run's problems say what was not checked (coverage.h) */
-        fprintf(err, "gemleak: note: %s was not built with %s: only what the runtime "
-                "intercepts in it (double and bad frees, memcpy and the like)%s was checked\n",
-                shown, engine->title, leaks ? " and its leaks" : "");
-    }
-    /* the Ruby the run's processes ran, not the one on PATH */
-    g_autofree char *shown_ruby = gl_text_escape(ruby != NULL ? ruby : "ruby");
-    if (bare > 0)
-        fprintf(err, "gemleak: build %s with gemleak's Rake task (GemLeak.configure { |c| "
-                "c.engine = :%s }), or with: %s extconf.rb --with-cflags=\"$(%s -rrbconfig "
-                "-e 'print RbConfig::CONFIG[%%q(CFLAGS)]') %s\" --with-ldflags=\"$(%s -rrbconfig "
-                "-e 'print RbConfig::CONFIG[%%q(LDFLAGS)]') %s\" && make (mkmf's flags replace "
-                "Ruby's: Ruby's come first)\n", bare == 1 ? "it" : "them", engine->name,
-                shown_ruby, shown_ruby, engine->instrumented_cflags, shown_ruby,
-                engine->instrumented_ldflags);
-
-}
 
 /* Runs @command under Valgrind as @plan says and reports; the run
  * directory is kept unless all went well. */
@@ -538,10 +191,10 @@ static int run_planned(const Options *options, Plan *plan, char **command, FILE 
     }
     GlExactResult exact = { 0 };
     run_exact(&run, commands.commands, &result, &exact, err);
-    say_how_it_ran(engine, &result, n_supps, ruby_version,
-                   stacks_said(engine, run.fast_stacks, frame_pointers), err);
-    say_exact(&exact, err);
-    say_uninstrumented(engine, result.dir, !run.leaks_unchecked, command_ruby(command), err);
+    gl_cli_say_how_it_ran(&run, &result, n_supps, ruby_version, err);
+    gl_cli_say_exact(&exact, err);
+    gl_cli_say_uninstrumented(engine, result.dir, !run.leaks_unchecked, command_ruby(command),
+                              err);
     record_durations(&commands, planning.durations, &result, err);
     if (!engine->silent_when_clean && !gl_list_xml_files_any(result.dir)) {
         if (result.launcher != NULL) {
@@ -577,7 +230,8 @@ static int run_planned(const Options *options, Plan *plan, char **command, FILE 
     keep = status != 0 || result.interrupted_by != 0;
 done:
     if (result.dir != NULL && (keep || result.kept_by_user))
-        keep_xml(err, engine, result.dir, result.kept_by_user, gl_cli_effective_jobs(options));
+        gl_cli_keep_xml(err, engine, result.dir, result.kept_by_user,
+                        gl_cli_effective_jobs(options));
     gl_run_finish(&result, !keep);
     return status;
 }
@@ -616,12 +270,7 @@ int gl_cli_run(int argc, char **argv, FILE *out, FILE *err)
     g_set_prgname("gemleak run");
     Options options;
     gl_cli_options_init(&options);
-    g_autoptr(GOptionContext) context = gl_cli_new_context("[--] COMMAND [ARG...]", run_summary,
-                                                    run_description, run_exit_statuses,
-                                                    gl_cli_report_group(&options));
-    g_option_context_add_group(context, run_group(&options));
-    /* Options end at the command: its own options are its business. */
-    g_option_context_set_strict_posix(context, TRUE);
+    g_autoptr(GOptionContext) context = gl_cli_run_context(&options);
     g_autoptr(GError) error = NULL;
     int status;
     g_auto(GStrv) args = gl_cli_parse_options(context, &options, argc, argv, &error);

@@ -29,6 +29,53 @@ static char *unproven(gint64 pid, const char *loaded, const char *engine, GHashT
                            "not run to its end in it: %s", pid, loaded, engine, why);
 }
 
+GPtrArray *gl_coverage_uninstrumented(const char *dir, const char *prefix, GArray **loaded_by,
+                                      guint *processes)
+{
+    /* each extension not built for the engine, with how many processes
+     * loaded it, in the order they were first seen */
+    g_autoptr(GHashTable) bare = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+    g_autoptr(GHashTable) built = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+    g_autoptr(GPtrArray) order = g_ptr_array_new();
+    guint unchecked_processes = 0;
+    g_autoptr(GArray) pids = gl_process_listed(dir);
+    for (guint i = 0; i < pids->len; i++) {
+        g_autoptr(GPtrArray) paths = gl_process_loaded_paths(dir, g_array_index(pids, gint64, i));
+        gboolean unchecked = FALSE;
+        for (guint p = 0; p < paths->len; p++) {
+            const char *path = g_ptr_array_index(paths, p);
+            if (g_hash_table_contains(built, path))
+                continue;
+            guint count = GPOINTER_TO_UINT(g_hash_table_lookup(bare, path));
+            if (count == 0 && !gl_elf_lacks_symbols(path, prefix)) {
+                g_hash_table_add(built, g_strdup(path));
+                continue;
+            }
+            /* insert keeps the key already there: order's stays valid */
+            char *key = g_strdup(path);
+            if (count == 0)
+                g_ptr_array_add(order, key);
+            g_hash_table_insert(bare, key, GUINT_TO_POINTER(count + 1));
+            unchecked = TRUE;
+        }
+        unchecked_processes += unchecked;
+    }
+    GPtrArray *found = g_ptr_array_new_full(order->len, g_free);
+    if (loaded_by != NULL)
+        *loaded_by = g_array_sized_new(FALSE, FALSE, sizeof(guint), order->len);
+    for (guint i = 0; i < order->len; i++) {
+        const char *path = g_ptr_array_index(order, i);
+        g_ptr_array_add(found, g_strdup(path));
+        if (loaded_by != NULL) {
+            guint n = GPOINTER_TO_UINT(g_hash_table_lookup(bare, path));
+            g_array_append_val(*loaded_by, n);
+        }
+    }
+    if (processes != NULL)
+        *processes = unchecked_processes;
+    return found;
+}
+
 guint gl_coverage_require_instrumented(const char *const *inputs, GPtrArray *problems)
 {
     g_autoptr(GPtrArray) dirs = gl_run_dirs(inputs);
@@ -39,38 +86,14 @@ guint gl_coverage_require_instrumented(const char *const *inputs, GPtrArray *pro
         gl_run_facts_read(dir, &run);
         if (run.instrumented == NULL || *run.instrumented == '\0')
             continue;
-        /* each extension not built for the engine, with how many processes
-         * loaded it, in the order they were first seen */
-        g_autoptr(GHashTable) bare = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
-        g_autoptr(GHashTable) built = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
-        g_autoptr(GPtrArray) order = g_ptr_array_new();
-        g_autoptr(GArray) pids = gl_process_listed(dir);
-        for (guint i = 0; i < pids->len; i++) {
-            g_autoptr(GPtrArray) paths = gl_process_loaded_paths(dir,
-                                                                 g_array_index(pids, gint64, i));
-            gboolean unchecked = FALSE;
-            for (guint p = 0; p < paths->len; p++) {
-                const char *path = g_ptr_array_index(paths, p);
-                if (g_hash_table_contains(built, path))
-                    continue;
-                guint count = GPOINTER_TO_UINT(g_hash_table_lookup(bare, path));
-                if (count == 0 && !gl_elf_lacks_symbols(path, run.instrumented)) {
-                    g_hash_table_add(built, g_strdup(path));
-                    continue;
-                }
-                /* insert keeps the key already there: order's stays valid */
-                char *key = g_strdup(path);
-                if (count == 0)
-                    g_ptr_array_add(order, key);
-                g_hash_table_insert(bare, key, GUINT_TO_POINTER(count + 1));
-                unchecked = TRUE;
-            }
-            processes += unchecked;
-        }
-        for (guint i = 0; i < order->len; i++) {
-            const char *path = g_ptr_array_index(order, i);
-            guint n = GPOINTER_TO_UINT(g_hash_table_lookup(bare, path));
-            g_autofree char *shown = gl_text_escape(path);
+        g_autoptr(GArray) loaded_by = NULL;
+        guint unchecked = 0;
+        g_autoptr(GPtrArray) bare = gl_coverage_uninstrumented(dir, run.instrumented, &loaded_by,
+                                                               &unchecked);
+        processes += unchecked;
+        for (guint i = 0; i < bare->len; i++) {
+            guint n = g_array_index(loaded_by, guint, i);
+            g_autofree char *shown = gl_text_escape(g_ptr_array_index(bare, i));
             g_ptr_array_add(problems, g_error_new(
                 GL_ERROR, GL_ERROR_CHILD, "%s was not built with %s (no %s symbol in it): its "
                 "invalid reads and writes, and its reads of freed memory, were not checked in %s "

@@ -1,6 +1,6 @@
-/* Running a run's commands under the engine: spawning them (prepare.c
- * readies what they need), forwarding signals, reaping orphans, waiting,
- * and ending the run. */
+/* Running a run's commands under the engine: spawning them (prepare.c,
+ * rundir_make.c, helper_dir.c and child.c ready what they need),
+ * forwarding signals, reaping orphans, waiting, and ending the run. */
 #define _GNU_SOURCE  /* syscall */
 #include "gemleak/run/runner.h"
 #include "runner_int.h"

@@ -1,5 +1,7 @@
-/* Between the preparing of a run (prepare.c) and its running (runner.c).
- * src/run/ only. */
+/* Between the preparing of a run (rundir_make.c: the run directory;
+ * helper_dir.c: the helper and the libraries written; child.c: the
+ * commands' environment and limits) and its running (runner.c). src/run/
+ * only. */
 #ifndef GEMLEAK_RUNNER_INT_H
 #define GEMLEAK_RUNNER_INT_H
 

@@ -1,6 +1,7 @@
-/* src/cli/pipeline.c: what filter and run share once the options are
- * parsed: the reports and where they go, checked first; the targets; the
- * baseline, read and written; the gate and its verdict, said once. */
+/* src/cli/pipeline.c, plan.c, pipeline_targets.c: what filter and run
+ * share once the options are parsed: the reports and where they go,
+ * checked first; the targets; the baseline, read and written; the gate
+ * and its verdict, said once. */
 #include "testutil.h"
 #include "gemleak/base/errors.h"
 #include "gemleak/judge/merge.h"

@@ -1,7 +1,7 @@
-/* src/cli/run.c: gemleak run, refused before anything runs (--keep-xml, a
- * Valgrind that does not answer, a TMPDIR too long), and what it says of
- * a run (the kept directory, the durations file). Runs of real suites:
- * tests/integration/. */
+/* src/cli/run.c, run_messages.c: gemleak run, refused before anything
+ * runs (--keep-xml, a Valgrind that does not answer, a TMPDIR too long),
+ * and what it says of a run (the kept directory, the durations file).
+ * Runs of real suites: tests/integration/. */
 #include "testutil.h"
 #include "gemleak/base/errors.h"
 #include "gemleak/read/input.h"

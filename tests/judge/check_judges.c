@@ -252,6 +252,75 @@ START_TEST(test_checked_only_with_proof)
 }
 END_TEST
 
+/* The extensions a run loaded that were not built for its engine, found
+ * by one scan (gemleak run's note and the run's problem both come from
+ * it): each once, with how many processes loaded it; what cannot be read
+ * as ELF is not said to lack the symbols. */
+START_TEST(test_uninstrumented_extensions)
+{
+    g_autofree char *glib = gl_test_mapped_library("libglib-2.0.so");
+    g_autofree char *zlib = gl_test_mapped_library("libz.so");
+    ck_assert_ptr_nonnull(glib);
+    ck_assert_ptr_nonnull(zlib);
+    g_autofree char *dir = gl_test_tmpdir();
+    g_autofree char *text = g_build_filename(dir, "not-elf.so", NULL);
+    gl_test_write(text, "not an ELF file at all", -1);
+    /* process 10 loaded zlib; 11, GLib and zlib; 12, neither; each, the text file */
+    g_autofree char *ten = g_strdup_printf("%s\n%s\n", zlib, text);
+    g_autofree char *eleven = g_strdup_printf("%s\n%s\n%s\n", glib, text, zlib);
+    g_autofree char *twelve = g_strdup_printf("%s\n", text);
+    const char *lists[][2] = { { "loaded-10.txt", ten }, { "loaded-11.txt", eleven },
+                               { "loaded-12.txt", twelve } };
+    for (guint i = 0; i < G_N_ELEMENTS(lists); i++) {
+        g_autofree char *path = g_build_filename(dir, lists[i][0], NULL);
+        gl_test_write(path, lists[i][1], -1);
+    }
+    g_autoptr(GArray) loaded_by = NULL;
+    guint processes = 0;
+    g_autoptr(GPtrArray) bare = gl_coverage_uninstrumented(dir, "__asan_", &loaded_by,
+                                                           &processes);
+    ck_assert_uint_eq(bare->len, 2);
+    ck_assert_uint_eq(loaded_by->len, 2);
+    ck_assert_uint_eq(processes, 2);
+    for (guint i = 0; i < bare->len; i++) {
+        const char *path = g_ptr_array_index(bare, i);
+        ck_assert(strcmp(path, zlib) == 0 || strcmp(path, glib) == 0);
+        ck_assert_uint_eq(g_array_index(loaded_by, guint, i), (strcmp(path, zlib) == 0 ? 2 : 1));
+    }
+    /* the outs are optional */
+    g_autoptr(GPtrArray) again = gl_coverage_uninstrumented(dir, "__asan_", NULL, NULL);
+    ck_assert_uint_eq(again->len, 2);
+
+    /* the run's problems, one an extension, for an engine that says it
+     * sees into only what was built for it */
+    g_autofree char *engine = g_build_filename(dir, "engine.txt", NULL);
+    const char *inputs[] = { dir, NULL };
+    g_autoptr(GPtrArray) none = g_ptr_array_new_with_free_func((GDestroyNotify) g_error_free);
+    gl_test_write(engine, "LeakSanitizer\nname lsan\n", -1);
+    ck_assert_uint_eq(gl_coverage_require_instrumented(inputs, none), 0);
+    ck_assert_uint_eq(none->len, 0);
+    g_autoptr(GPtrArray) problems = g_ptr_array_new_with_free_func((GDestroyNotify) g_error_free);
+    gl_test_write(engine, "AddressSanitizer\nname asan\ninstrumented __asan_\n", -1);
+    ck_assert_uint_eq(gl_coverage_require_instrumented(inputs, problems), 2);
+    ck_assert_uint_eq(problems->len, 2);
+    g_autofree char *zlib_problem = g_strdup_printf(
+        "%s was not built with AddressSanitizer (no __asan_ symbol in it): its invalid reads and "
+        "writes, and its reads of freed memory, were not checked in the processes that loaded "
+        "it", zlib);
+    g_autofree char *glib_problem = g_strdup_printf(
+        "%s was not built with AddressSanitizer (no __asan_ symbol in it): its invalid reads and "
+        "writes, and its reads of freed memory, were not checked in the process that loaded it",
+        glib);
+    for (guint i = 0; i < problems->len; i++) {
+        const GError *problem = g_ptr_array_index(problems, i);
+        ck_assert(problem->code == GL_ERROR_CHILD);
+        ck_assert_str_eq(problem->message, strcmp(g_ptr_array_index(bare, i), zlib) == 0
+                                               ? zlib_problem : glib_problem);
+    }
+    gl_remove_tree(dir);
+}
+END_TEST
+
 /* A run in which no process under the engine loaded a target checked
  * nothing: never a pass. */
 START_TEST(test_checked_nothing)
@@ -334,6 +403,7 @@ Suite *gl_judges_suite(void)
     tcase_add_test(tc, test_findings_cut_short_are_a_problem);
     tcase_add_test(tc, test_lost_cycles_promoted);
     tcase_add_test(tc, test_checked_only_with_proof);
+    tcase_add_test(tc, test_uninstrumented_extensions);
     tcase_add_test(tc, test_checked_nothing);
     tcase_add_test(tc, test_baseline_adopts_the_findings);
     suite_add_tcase(suite, tc);

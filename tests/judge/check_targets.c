@@ -51,29 +51,13 @@ START_TEST(test_no_or_empty_lists)
 }
 END_TEST
 
-/* Returns: (transfer full) (nullable): the path of the mapped library
- * whose name holds @name, from /proc/self/maps. */
-static char *mapped_library(const char *name)
-{
-    g_autofree char *maps = NULL;
-    if (!g_file_get_contents("/proc/self/maps", &maps, NULL, NULL))
-        return NULL;
-    g_auto(GStrv) lines = g_strsplit(maps, "\n", -1);
-    for (char **line = lines; *line != NULL; line++) {
-        const char *path = strchr(*line, '/');
-        if (path != NULL && strstr(path, name) != NULL)
-            return g_strdup(path);
-    }
-    return NULL;
-}
-
 /* An extension built without AddressSanitizer is told from one built with
  * it by its dynamic symbols: GLib has no __asan_ symbol, the runtime
  * (which defines them, as an instrumented object imports them) has; what
  * is no ELF file, or none at all, is not said to lack them. */
 START_TEST(test_elf_lacks_symbols)
 {
-    g_autofree char *glib = mapped_library("libglib-2.0.so");
+    g_autofree char *glib = gl_test_mapped_library("libglib-2.0.so");
     ck_assert_ptr_nonnull(glib);
     ck_assert(gl_elf_lacks_symbols(glib, "__asan_"));
     ck_assert(!gl_elf_lacks_symbols(glib, "g_strdup"));

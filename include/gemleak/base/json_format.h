@@ -3,9 +3,9 @@
  * writes, read/json_report.c reads back (the shards of a CI matrix) and
  * judge/baseline.c reads as a baseline; the baseline (--write-baseline,
  * report/report_baseline.c), what identifies each finding of a report; the
- * report that says an --object matched nothing (cli/pipeline.c); and the
- * durations file (run/durations.c). Below every stage that writes or reads
- * them, so that an input never includes a report's header.
+ * report that says an --object matched nothing (cli/pipeline_targets.c);
+ * and the durations file (run/durations.c). Below every stage that writes
+ * or reads them, so that an input never includes a report's header.
  *
  * A member name is GL_MEMBER_ and the name in capitals, once whatever
  * object holds it. The Rake library reads some of them (GemLeak::JsonMembers

@@ -20,12 +20,24 @@
 void gl_coverage_require_proof(const char *const *inputs, GHashTable *proof, GHashTable *killed,
                                GlRunCoverage *coverage);
 
+/* The extensions the processes of the run directory @dir loaded (their
+ * lists of loaded extensions) that were not built for its engine: none
+ * of their dynamic symbols begins with @prefix (engine.txt's
+ * instrumented, "__asan_"). The one scan behind gemleak run's note on
+ * each and the problem below. @loaded_by (nullable) receives (transfer
+ * full) how many processes loaded each (guint, at the same index);
+ * @processes (nullable) how many processes loaded one or more.
+ * Returns: (transfer full): their paths, each once, in the order first
+ * met (the processes as the directory lists them). */
+GPtrArray *gl_coverage_uninstrumented(const char *dir, const char *prefix, GArray **loaded_by,
+                                      guint *processes);
+
 /* For the runs of @inputs whose engine sees into an extension only when it
  * was built for it (engine.txt's instrumented): adds to @problems, one an
  * extension, each extension their processes loaded that was not built so
- * (no symbol beginning with the engine's prefix): what that build sees
- * (invalid reads and writes) was not checked in it, so the run never
- * passes. Returns: how many processes loaded one: not checked. */
+ * (gl_coverage_uninstrumented()): what that build sees (invalid reads and
+ * writes) was not checked in it, so the run never passes.
+ * Returns: how many processes loaded one: not checked. */
 guint gl_coverage_require_instrumented(const char *const *inputs, GPtrArray *problems);
 
 /* Returns: TRUE if a frame of some record read lies in a target of

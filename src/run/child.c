@@ -1,0 +1,218 @@
+/* A command's child (runner_int.h): the environment it runs with (the
+ * helper on RUBYOPT, the run directory, gemleak's variables, the library
+ * preloaded into every process, what the engine adds, and what that
+ * library gives back to a program started with an environment of its
+ * own), and what it sets between fork and exec (limits, death with
+ * gemleak). */
+#include "gemleak/run/runner.h"
+#include "runner_int.h"
+#include "gemleak/base/protocol.h"
+
+#include <signal.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
+#ifdef __linux__
+#include <sys/prctl.h>
+#endif
+
+/* Ruby's main thread needs a large stack under Valgrind; Valgrind 3.21+
+ * refuses to start when the descriptor limit is in the millions (it sizes
+ * tables by it), which some CI containers set. */
+#define CHILD_MAX_FILES 8192
+
+/* The run's variables the preloaded library gives back to a program a
+ * process execs with an environment of its own (src/run/client/restore.c,
+ * GL_PROTO_RESTORE_VARIABLE): each as @env has it, but RUBYOPT, where the
+ * helper (@require) goes in front of the program's own switches, and
+ * LD_PRELOAD and RUBYLIB, where gemleak's part goes after the program's.
+ * Returns: (transfer full): @env (consumed) with GEMLEAK_RESTORE set. */
+static char **with_restore(char **env, const char *require, const char *preload)
+{
+    static const char *const set[] = {
+        GL_PROTO_RUNNING_VARIABLE, GL_PROTO_RUN_DIR_VARIABLE, GL_PROTO_PID_VARIABLE, GL_PROTO_CLIENT_VARIABLE,
+        GL_PROTO_DURATIONS_VARIABLE, GL_PROTO_PER_TEST_VARIABLE, GL_PROTO_LEAK_KINDS_VARIABLE, GL_PROTO_ENGINE_COMMAND_VARIABLE,
+        GL_PROTO_RUNTIME_VARIABLE, GL_PROTO_PROOF_VARIABLE, GL_PROTO_EXACT_VARIABLE,
+        GL_PROTO_EXACT_LIBRARY_VARIABLE, GL_PROTO_EXACT_TESTS_VARIABLE, GL_PROTO_HIDDEN_VARIABLE,
+    };
+    static const char *const after[] = { "LSAN_OPTIONS", "ASAN_OPTIONS" };
+    g_autoptr(GPtrArray) items = g_ptr_array_new_with_free_func(g_free);
+    g_ptr_array_add(items, g_strdup_printf("%cRUBYOPT=%s", GL_PROTO_RESTORE_FRONT, require));
+    g_ptr_array_add(items, g_strdup_printf("%cLD_PRELOAD=%s", GL_PROTO_RESTORE_BACK, preload));
+    if (strcmp(require, "-rgemleak_helper") == 0) {
+        g_autofree char *lib = g_path_get_dirname(preload);
+        g_ptr_array_add(items, g_strdup_printf("%cRUBYLIB=%s", GL_PROTO_RESTORE_BACK, lib));
+    }
+    const char *free_at_exit = g_environ_getenv(env, "RUBY_FREE_AT_EXIT");
+    if (g_strcmp0(free_at_exit, GL_PROTO_FREE_AT_EXIT_VALUE) == 0)
+        g_ptr_array_add(items, g_strdup_printf("%cRUBY_FREE_AT_EXIT=%s", GL_PROTO_RESTORE_SET,
+                                               free_at_exit));
+    for (guint i = 0; i < G_N_ELEMENTS(set); i++) {
+        const char *value = g_environ_getenv(env, set[i]);
+        if (value != NULL)
+            g_ptr_array_add(items, g_strdup_printf("%c%s=%s", GL_PROTO_RESTORE_SET, set[i], value));
+    }
+    for (guint i = 0; i < G_N_ELEMENTS(after); i++) {
+        const char *value = g_environ_getenv(env, after[i]);
+        if (value != NULL)
+            g_ptr_array_add(items, g_strdup_printf("%c%s=%s", GL_PROTO_RESTORE_BACK, after[i],
+                                                   value));
+    }
+    /* a value that holds the separator cannot be given back */
+    for (guint i = items->len; i > 0; i--)
+        if (strchr(g_ptr_array_index(items, i - 1), GL_PROTO_RESTORE_SEPARATOR[0]) != NULL)
+            g_ptr_array_remove_index(items, i - 1);
+    g_ptr_array_add(items, NULL);
+    g_autofree char *value = g_strjoinv(GL_PROTO_RESTORE_SEPARATOR, (char **) items->pdata);
+    return g_environ_setenv(env, GL_PROTO_RESTORE_VARIABLE, value, TRUE);
+}
+
+/* @valgrind (nullable): GEMLEAK_ENGINE_COMMAND's value, when a launcher runs
+ * outside Valgrind.
+ * Returns: (transfer full): the commands' environment; free with g_strfreev(). */
+char **gl_run_child_environment(const GlRunOptions *options, const GlEngine *engine,
+                                const char *found, const char *run_dir,
+                                const char *helper_lib, const char *valgrind)
+{
+    char **env = g_get_environ();
+    const char *rubyopt = g_environ_getenv(env, "RUBYOPT");
+    /* The helper by its absolute path, not by name through RUBYLIB: a
+     * child given a RUBYLIB of its own (system({"RUBYLIB" => ...}, ...))
+     * loads it all the same. Ruby splits RUBYOPT at white space, which a
+     * TMPDIR may hold: such a path goes by name. */
+    g_autofree char *helper = g_build_filename(helper_lib, "gemleak_helper.rb", NULL);
+    g_autofree char *require = strpbrk(helper, " \t\n\v\f\r") == NULL
+        ? g_strconcat("-r", helper, NULL) : g_strdup("-rgemleak_helper");
+    g_autofree char *new_rubyopt = rubyopt != NULL && *rubyopt != '\0'
+        ? g_strconcat(require, " ", rubyopt, NULL) : g_strdup(require);
+    if (strcmp(require, "-rgemleak_helper") == 0) {
+        const char *rubylib = g_environ_getenv(env, "RUBYLIB");
+        g_autofree char *new_rubylib = rubylib != NULL && *rubylib != '\0'
+            ? g_strconcat(helper_lib, ":", rubylib, NULL) : g_strdup(helper_lib);
+        env = g_environ_setenv(env, "RUBYLIB", new_rubylib, TRUE);
+    }
+    env = g_environ_setenv(env, "RUBYOPT", new_rubyopt, TRUE);
+    env = g_environ_setenv(env, GL_PROTO_RUNNING_VARIABLE, "1", TRUE);
+    env = g_environ_setenv(env, GL_PROTO_RUN_DIR_VARIABLE, run_dir, TRUE);
+    /* Ruby 3.4+ frees its own memory at exit; older Rubies ignore it. Ruby
+     * turns it on when the variable is set at all, so a user's
+     * RUBY_FREE_AT_EXIT=0 (to see Ruby as it runs in production) means
+     * removing it; another value of theirs is left alone. gemleak's own
+     * value tells the preloaded library (below) which warning is gemleak's
+     * to hide. */
+    const char *free_at_exit = g_environ_getenv(env, "RUBY_FREE_AT_EXIT");
+    if (free_at_exit == NULL)
+        env = g_environ_setenv(env, "RUBY_FREE_AT_EXIT", GL_PROTO_FREE_AT_EXIT_VALUE, TRUE);
+    else if (*free_at_exit == '\0' || strcmp(free_at_exit, "0") == 0)
+        env = g_environ_unsetenv(env, "RUBY_FREE_AT_EXIT");
+    /* Every process, not only Ruby: a Ruby started by a shell, make or env
+     * prints Ruby 3.4's warning about that variable as it starts, before
+     * anything of gemleak's runs in it. Last, after the user's own (a
+     * sanitizer runtime of theirs must come first). */
+    g_autofree char *quiet = gl_run_preload_library(helper_lib, NULL);
+    if (quiet != NULL) {
+        const char *theirs = g_environ_getenv(env, "LD_PRELOAD");
+        g_autofree char *preload = theirs != NULL && *theirs != '\0'
+            ? g_strconcat(theirs, ":", quiet, NULL) : g_strdup(quiet);
+        env = g_environ_setenv(env, "LD_PRELOAD", preload, TRUE);
+    }
+    if (options->time_files)
+        env = g_environ_setenv(env, GL_PROTO_DURATIONS_VARIABLE, "1", TRUE);
+    else
+        env = g_environ_unsetenv(env, GL_PROTO_DURATIONS_VARIABLE);
+    /* Per test only when asked: a variable left in the environment by an
+     * outer run must not slow this one down. */
+    if (options->per_test != NULL) {
+        env = g_environ_setenv(env, GL_PROTO_PER_TEST_VARIABLE, options->per_test, TRUE);
+        /* Whether the helper counts possibly lost memory as lost when it
+         * looks for the test that lost it. */
+        env = g_environ_setenv(env, GL_PROTO_LEAK_KINDS_VARIABLE,
+                               (options->leak_kinds & GL_LEAK_POSSIBLE) ? "possible" : "", TRUE);
+    } else {
+        env = g_environ_unsetenv(env, GL_PROTO_PER_TEST_VARIABLE);
+        env = g_environ_unsetenv(env, GL_PROTO_LEAK_KINDS_VARIABLE);
+    }
+    /* The client library, written when the run needs it: for --per-test
+     * (under a sanitizer's engine, what records which test allocated each
+     * block) and for the check a forked child makes of what it inherited
+     * (an engine that answers client requests: Valgrind; under a sanitizer
+     * the helper calls the runtime). */
+    g_autofree char *client = gl_run_client_library(helper_lib);
+    if (client != NULL) {
+        env = g_environ_setenv(env, GL_PROTO_CLIENT_VARIABLE, client, TRUE);
+    } else {
+        env = g_environ_unsetenv(env, GL_PROTO_CLIENT_VARIABLE);
+    }
+    /* The exact pass: the sites to unwind exactly at, and the library
+     * that does it (the helper takes it out of LD_PRELOAD, with the
+     * runtime, for what Ruby starts). A variable an outer run left must
+     * not make this one unwind. */
+    g_autofree char *exact = options->exact_sites != NULL ? gl_run_exact_library(helper_lib) : NULL;
+    if (exact != NULL) {
+        env = g_environ_setenv(env, GL_PROTO_EXACT_VARIABLE, options->exact_sites, TRUE);
+        env = g_environ_setenv(env, GL_PROTO_EXACT_LIBRARY_VARIABLE, exact, TRUE);
+    } else {
+        env = g_environ_unsetenv(env, GL_PROTO_EXACT_VARIABLE);
+        env = g_environ_unsetenv(env, GL_PROTO_EXACT_LIBRARY_VARIABLE);
+    }
+    /* Fast stacks hide what is allocated on another stack than the
+     * thread's (a Fiber's): the preloaded library says what (hidden.c). */
+    if (quiet != NULL && options->fast_stacks && engine->proves_checks)
+        env = g_environ_setenv(env, GL_PROTO_HIDDEN_VARIABLE, "1", TRUE);
+    else
+        env = g_environ_unsetenv(env, GL_PROTO_HIDDEN_VARIABLE);
+    if (exact != NULL && options->exact_tests != NULL)
+        env = g_environ_setenv(env, GL_PROTO_EXACT_TESTS_VARIABLE, options->exact_tests, TRUE);
+    else
+        env = g_environ_unsetenv(env, GL_PROTO_EXACT_TESTS_VARIABLE);
+    /* The helper looks for build tools among a process's ancestors up to
+     * gemleak, not past it (gemleak run from make). */
+    g_autofree char *pid = g_strdup_printf("%d", (int) getpid());
+    env = g_environ_setenv(env, GL_PROTO_PID_VARIABLE, pid, TRUE);
+    if (valgrind != NULL)
+        env = g_environ_setenv(env, GL_PROTO_ENGINE_COMMAND_VARIABLE, valgrind, TRUE);
+    else
+        env = g_environ_unsetenv(env, GL_PROTO_ENGINE_COMMAND_VARIABLE);
+    /* The preloaded library makes the engine's leak check at exit and says
+     * it ran (src/run/client/proof.c). */
+    if (quiet != NULL && engine->proves_checks)
+        env = g_environ_setenv(env, GL_PROTO_PROOF_VARIABLE, "1", TRUE);
+    else
+        env = g_environ_unsetenv(env, GL_PROTO_PROOF_VARIABLE);
+    if (engine->environment != NULL)
+        env = engine->environment(options, run_dir, found, env);
+    if (quiet != NULL)
+        env = with_restore(env, require, quiet);
+    return env;
+}
+
+/* Runs in the child between fork and exec: only async-signal-safe calls.
+ * @parent is gemleak's pid. */
+void gl_run_child_setup(gpointer parent)
+{
+#ifdef __linux__
+    /* gemleak SIGKILLed (a CI timeout) must not leave Valgrind running on,
+     * unseen: the kernel kills the child when gemleak goes. The signal is
+     * kept across exec, and Valgrind's --trace-children execs keep it. */
+    prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+    if (getppid() != (pid_t) GPOINTER_TO_INT(parent))
+        _exit(127);  /* gemleak died before the line above */
+#else
+    (void) parent;
+#endif
+    struct rlimit limit;
+    if (getrlimit(RLIMIT_STACK, &limit) == 0) {
+        struct rlimit unlimited = { RLIM_INFINITY, RLIM_INFINITY };
+        if (setrlimit(RLIMIT_STACK, &unlimited) != 0) {
+            limit.rlim_cur = limit.rlim_max;  /* not allowed to raise the hard limit */
+            setrlimit(RLIMIT_STACK, &limit);
+        }
+    }
+    if (getrlimit(RLIMIT_NOFILE, &limit) == 0) {
+        if (limit.rlim_max == RLIM_INFINITY || limit.rlim_max > CHILD_MAX_FILES)
+            limit.rlim_max = CHILD_MAX_FILES;
+        if (limit.rlim_cur == RLIM_INFINITY || limit.rlim_cur > limit.rlim_max)
+            limit.rlim_cur = limit.rlim_max;
+        setrlimit(RLIMIT_NOFILE, &limit);
+    }
+}

@@ -1,0 +1,157 @@
+/* The helper's directory (runner_int.h): the Ruby helper, the library
+ * preloaded into every process of a run, the exact pass's library and the
+ * client library, compiled into gemleak (resources.h) and written to a
+ * private directory of gemleak's own before the commands start; the
+ * preloaded library tried on the dynamic loader first. */
+#include "gemleak/run/runner.h"
+#include "runner_int.h"
+#include "gemleak/base/errors.h"
+#include "gemleak/base/protocol.h"
+#include "gemleak/base/sys.h"
+#include "gemleak/run/rundir.h"
+
+#include <string.h>
+#include <unistd.h>
+
+#include <gio/gio.h>
+#include <glib/gstdio.h>
+
+#include "resources.h"
+
+/* What the dynamic loader says of a library it refuses: a line. */
+#define PROBE_MAX_BYTES 4096
+/* A shell and env(1), which start at once but for a loaded machine. */
+#define PRELOAD_PROBE_TIMEOUT_MS 20000
+
+/* The library preloaded into every process of a run (src/run/client/quiet.c). */
+#define PRELOAD_LIBRARY "gemleak_preload.so"
+#define EXACT_LIBRARY "gemleak_exact.so"
+
+/* Writes the resource @name into @dir, as @what says it.
+ * Returns: FALSE, with @error set, when it cannot. */
+static gboolean write_resource(const char *name, const char *dir, const char *what,
+                               GError **error)
+{
+    g_autofree char *path = g_strconcat("/gemleak/", name, NULL);
+    g_autoptr(GBytes) bytes = g_resource_lookup_data(gl_resources_get_resource(), path,
+                                                     G_RESOURCE_LOOKUP_FLAGS_NONE, NULL);
+    g_autofree char *base = g_path_get_basename(name);
+    g_autofree char *file = g_build_filename(dir, base, NULL);
+    gsize size = 0;
+    const char *data = g_bytes_get_data(bytes, &size);
+    g_autoptr(GError) local = NULL;
+    if (!g_file_set_contents(file, data, (gssize) size, &local)) {
+        g_set_error(error, GL_ERROR, GL_ERROR_ENVIRONMENT, "cannot write the %s to %s: %s", what,
+                    file, local->message);
+        return FALSE;
+    }
+    return TRUE;
+}
+
+gboolean gl_per_test_available(void)
+{
+    gsize size = 0;
+    return g_resource_get_info(gl_resources_get_resource(), "/gemleak/client/gemleak_client.so",
+                               G_RESOURCE_LOOKUP_FLAGS_NONE, &size, NULL, NULL) &&
+           size > 0;
+}
+
+/* The helper is compiled into gemleak (src/run/helper/) and written, alone,
+ * to a directory of gemleak's own (mode 0700), never to the run directory:
+ * a --keep-xml directory is the user's, and what else it held could come
+ * first on RUBYLIB (see gl_run_child_environment), for every Ruby process
+ * of the run to load. The library preloaded into every process of the run
+ * goes beside it; @client adds the client library, for Fiddle to load
+ * (--per-test, and the check at fork under Valgrind).
+ * Returns: (transfer full): the directory, for RUBYOPT, locked before
+ * anything is written (*lock: the lock's descriptor); the caller removes
+ * it (gl_remove_tree) and frees the name. */
+char *gl_run_write_helper(gboolean client, int *lock, GError **error)
+{
+    g_autoptr(GError) local = NULL;
+    g_autofree char *lib = gl_rundir_make_locked(g_get_tmp_dir(), GL_PROTO_HELPER_DIR, lock,
+                                                 &local);
+    if (lib == NULL) {
+        g_set_error(error, GL_ERROR, GL_ERROR_ENVIRONMENT,
+                    "cannot make a private directory for the Ruby helper: %s", local->message);
+        return NULL;
+    }
+    if (!write_resource("helper/gemleak_helper.rb", lib, "Ruby helper", error) ||
+        !write_resource("client/" PRELOAD_LIBRARY, lib, "preloaded library", error) ||
+        !write_resource("client/" EXACT_LIBRARY, lib, "exact pass's library", error) ||
+        (client && gl_per_test_available() &&
+         !write_resource("client/gemleak_client.so", lib, "client library", error))) {
+        gl_remove_tree(lib);
+        close(*lock);
+        *lock = -1;
+        return NULL;
+    }
+    return g_steal_pointer(&lib);
+}
+
+/* Returns: (transfer full) (nullable): why the dynamic loader refuses to
+ * preload @library into a program (a TMPDIR mounted noexec), in its words;
+ * NULL when it takes it without a word. Every process of the run would
+ * print that word otherwise. */
+static char *refused_preload(const char *library)
+{
+    const char *argv[] = { "sh", "-c", "LD_PRELOAD=\"$0\" exec env true 2>&1", library, NULL };
+    g_autofree char *out = NULL;
+    int wait_status = 0;
+    g_autoptr(GError) local = NULL;
+    if (!gl_probe_command(argv, NULL, PROBE_MAX_BYTES, PRELOAD_PROBE_TIMEOUT_MS, &out,
+                          &wait_status, &local))
+        return g_strdup(local->message);
+    if (g_spawn_check_wait_status(wait_status, NULL) && *g_strstrip(out) == '\0')
+        return NULL;
+    if (*out == '\0')
+        return g_strdup("a program failed with it");
+    /* each program on the way says the same */
+    char *newline = strchr(out, '\n');
+    if (newline != NULL)
+        *newline = '\0';
+    return g_steal_pointer(&out);
+}
+
+char *gl_run_preload_library(const char *helper_dir, char **why_not)
+{
+    if (why_not != NULL)
+        *why_not = NULL;
+    if (helper_dir == NULL)
+        return NULL;
+    char *library = g_build_filename(helper_dir, PRELOAD_LIBRARY, NULL);
+    if (!g_file_test(library, G_FILE_TEST_IS_REGULAR)) {
+        g_free(library);
+        return NULL;
+    }
+    if (why_not == NULL)
+        return library;
+    char *why = refused_preload(library);
+    if (why != NULL) {
+        /* gone: the engines and the environment leave it out */
+        g_unlink(library);
+        g_clear_pointer(&library, g_free);
+        *why_not = why;
+    }
+    return library;
+}
+
+char *gl_run_client_library(const char *helper_dir)
+{
+    if (helper_dir == NULL)
+        return NULL;
+    char *client = g_build_filename(helper_dir, "gemleak_client.so", NULL);
+    if (!g_file_test(client, G_FILE_TEST_IS_REGULAR))
+        g_clear_pointer(&client, g_free);
+    return client;
+}
+
+char *gl_run_exact_library(const char *helper_dir)
+{
+    if (helper_dir == NULL)
+        return NULL;
+    char *library = g_build_filename(helper_dir, EXACT_LIBRARY, NULL);
+    if (!g_file_test(library, G_FILE_TEST_IS_REGULAR))
+        g_clear_pointer(&library, g_free);
+    return library;
+}
