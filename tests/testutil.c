@@ -25,6 +25,41 @@ char *gl_test_project_file(const char *relative)
     return g_build_filename(root, relative, NULL);
 }
 
+void gl_test_guide_files(const char *heading, guint n_files, const char *new_marker)
+{
+    g_autofree char *guide_path = gl_test_project_file("doc/guide.md");
+    g_autofree char *guide = gl_test_read(guide_path, NULL);
+    const char *start = strstr(guide, heading);
+    ck_assert_msg(start != NULL, "the guide has no \"%s\"", heading);
+    /* the list ends at the first paragraph that is not an item */
+    g_autoptr(GRegex) end = g_regex_new("\n\n(?![0-9]+\\. |   )", 0, 0, NULL);
+    g_autoptr(GMatchInfo) at = NULL;
+    const char *list = strstr(start, "\n1. ");
+    ck_assert_msg(list != NULL, "\"%s\" has no numbered list", heading);
+    gsize length = strlen(list);
+    if (g_regex_match(end, list + 1, 0, &at)) {
+        int from = 0;
+        g_match_info_fetch_pos(at, 0, &from, NULL);
+        length = (gsize) from + 1;
+    }
+    g_autofree char *section = g_strndup(list, length);
+    g_autoptr(GRegex) item = g_regex_new("^([0-9]+)\\. `([^`]+)`", G_REGEX_MULTILINE, 0, NULL);
+    g_autoptr(GMatchInfo) match = NULL;
+    guint items = 0;
+    for (g_regex_match(item, section, 0, &match); g_match_info_matches(match);
+         g_match_info_next(match, NULL)) {
+        g_autofree char *number = g_match_info_fetch(match, 1);
+        g_autofree char *file = g_match_info_fetch(match, 2);
+        ck_assert_uint_eq((guint) g_ascii_strtoull(number, NULL, 10), ++items);
+        if (strstr(file, new_marker) != NULL)
+            continue;
+        g_autofree char *path = gl_test_project_file(file);
+        ck_assert_msg(g_file_test(path, G_FILE_TEST_IS_REGULAR),
+                      "\"%s\": the guide names %s, which is not in the tree", heading, file);
+    }
+    ck_assert_msg(items == n_files, "\"%s\": %u files listed, not %u", heading, items, n_files);
+}
+
 /* "...<line>N</line>" -> "...<line>N + *@shift</line>" */
 static gboolean shift_line(const GMatchInfo *match, GString *out, gpointer shift)
 {

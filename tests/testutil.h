@@ -19,6 +19,12 @@ char *gl_test_fixture(const char *relative);
  * directory that holds the fixtures directory). */
 char *gl_test_project_file(const char *relative);
 
+/* Asserts that doc/guide.md's walk-through headed @heading (its words up
+ * to the list, "**Adding an engine** touches these five files") lists
+ * @n_files numbered files, each `path` of which is in the tree (a name
+ * with @new_marker in it, the file the walk-through adds, is not). */
+void gl_test_guide_files(const char *heading, guint n_files, const char *new_marker);
+
 /* Returns: (transfer full): the path of a copy of the XML capture @fixture
  * (under the fixtures directory) moved into @root: the directory @from it
  * was captured in becomes @root/@ext, which gets the sources of

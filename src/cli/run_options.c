@@ -140,7 +140,7 @@ static const char run_description[] =
     "stacks, in an extension built with -fsanitize=address (the Rake task's\n"
     "c.engine = :asan builds one; a loaded extension built without it is named,\n"
     "and the run INCOMPLETE),\n"
-    "at a fifth of Valgrind's time (2-3x native with fast stacks); no\n"
+    "at a sixth of Valgrind's time (about 7.7x native, Valgrind 45x); no\n"
     "uninitialised values; leaks too on Ruby 3.3 or newer. LeakSanitizer on every\n"
     "push, AddressSanitizer for memory errors at speed, Valgrind for the rest and\n"
     "as the final word. The Valgrind engine too leaves uninitialised values out\n"

@@ -4,6 +4,7 @@
 #include "gemleak/base/errors.h"
 
 #include <glib.h>
+#include <string.h>
 
 #define RUN(run, ...) GlTestRun run = { 0 }; gl_test_gemleak(&run, __VA_ARGS__, NULL)
 
@@ -52,6 +53,21 @@ START_TEST(test_version_and_help)
     ck_assert_int_eq(general.status, 0);
     gl_assert_line(general.out, "^  filter ");
     gl_test_run_clear(&general);
+}
+END_TEST
+
+/* doc/guide.md's walk-through of adding an engine is the tree's: five
+ * files, each there; and the one that tells the engines apart in run's
+ * help names each engine of the table. */
+START_TEST(test_guide_names_the_files_an_engine_touches)
+{
+    gl_test_guide_files("**Adding an engine** touches these five files", 5, "NAME");
+    g_autofree char *options_path = gl_test_project_file("src/cli/run_options.c");
+    g_autofree char *options = gl_test_read(options_path, NULL);
+    const char *engines[] = { "Valgrind", "--engine lsan", "--engine asan" };
+    for (guint i = 0; i < G_N_ELEMENTS(engines); i++)
+        ck_assert_msg(strstr(options, engines[i]) != NULL, "src/cli/run_options.c does not name %s",
+                      engines[i]);
 }
 END_TEST
 
@@ -126,6 +142,7 @@ Suite *gl_cli_suite(void)
     TCase *tc = tcase_create("cli");
     tcase_add_test(tc, test_version_and_help);
     tcase_add_test(tc, test_usage_errors_exit_2);
+    tcase_add_test(tc, test_guide_names_the_files_an_engine_touches);
     tcase_add_test(tc, test_messages_escape_what_the_user_typed);
     suite_add_tcase(suite, tc);
     return suite;

@@ -261,29 +261,7 @@ END_TEST
  * format (the fuzzer, filter's help) name none of the formats there are. */
 START_TEST(test_guide_names_the_files_a_format_touches)
 {
-    g_autofree char *guide_path = gl_test_project_file("doc/guide.md");
-    g_autofree char *guide = gl_test_read(guide_path, NULL);
-    const char *start = strstr(guide, "**Adding an input format** touches these four files");
-    ck_assert_msg(start != NULL, "the guide has no walk-through of adding a format");
-    const char *end = strstr(start, "**Adding a rule.**");
-    ck_assert(end != NULL);
-    g_autofree char *section = g_strndup(start, (gsize) (end - start));
-    g_autoptr(GRegex) item = g_regex_new("^([0-9]+)\\. `([^`]+)`", G_REGEX_MULTILINE, 0, NULL);
-    g_autoptr(GMatchInfo) match = NULL;
-    guint items = 0;
-    for (g_regex_match(item, section, 0, &match); g_match_info_matches(match);
-         g_match_info_next(match, NULL)) {
-        g_autofree char *number = g_match_info_fetch(match, 1);
-        g_autofree char *file = g_match_info_fetch(match, 2);
-        ck_assert_uint_eq((guint) g_ascii_strtoull(number, NULL, 10), ++items);
-        /* the new file is the format's own: its neighbours are there */
-        if (strstr(file, "FORMAT") != NULL)
-            continue;
-        g_autofree char *path = gl_test_project_file(file);
-        ck_assert_msg(g_file_test(path, G_FILE_TEST_IS_REGULAR), "the guide names %s, not in the tree",
-                      file);
-    }
-    ck_assert_uint_eq(items, 4);
+    gl_test_guide_files("**Adding an input format** touches these four files", 4, "FORMAT");
 
     const char *untouched[] = { "fuzz/fuzz_reader.c", "src/cli/filter.c" };
     const char *formats[] = { "valgrind-xml", "sanitizer", "gemleak-json" };
