@@ -11,11 +11,15 @@
 #   BENCH_RUBY34=PATH          the Ruby 3.3+ of section 8 (default: GEMLEAK_TEST_RUBY34,
 #                              else scripts/build-ruby's 3.4.5)
 #   BENCH_RUBY34_FP=PATH       section 8's Ruby with frame pointers (scripts/build-ruby fp)
+#   BENCH_REFERENCE=PATH       section 1 times this gemleak too (a build of an earlier
+#                              tree): "no slowdown" is its ratio, in the same invocation
 #
 # 1. For each size, a file made from fixtures/xml/leak.xml by
 #    bench/genxml.py; `xmllint --stream --noout` reads it (libxml2's
 #    xmlTextReader and nothing else: the floor), then `gemleak filter`.
-#    Printed: both times, the ratio, both peak memory figures.
+#    Printed: both times, the ratio, both peak memory figures; with
+#    BENCH_REFERENCE, that gemleak's time on the same file, and the ratio
+#    of this one's to it (1.00: as fast).
 # 2. Per-process files, as a forked suite leaves them: -j 1 against -j 2.
 # 3. gemleak run --jobs 1 against --jobs 2 on a suite of 6 test files.
 # 4. gemleak run against gemleak run --per-test (and --per-test=file, and
@@ -95,6 +99,11 @@ for size in $sizes; do
     g_secs=$1 g_kib=$2
     printf "%8s %9s %9s %7s %9s %9s %9s\n" "$size" "$errors" "$x_secs" "$g_secs" \
         "$(ratio "$g_secs" "$x_secs")" "$((x_kib / 1024))" "$((g_kib / 1024))"
+    if [ -n "${BENCH_REFERENCE:-}" ]; then
+        set -- $(best_of "$BENCH_REFERENCE" filter -O leaky -j 1 --format json -o /dev/null "$file")
+        echo "         reference gemleak ($BENCH_REFERENCE): ${1}s, peak $(($2 / 1024)) MiB;" \
+             "this one takes $(ratio "$g_secs" "$1")x its time"
+    fi
 done
 
 fi
