@@ -326,11 +326,11 @@ START_TEST(test_baseline_tells_two_sites_of_one_function_apart)
 
     /* the small one fixed, the large one added */
     run_sites(&r, ARGS("--baseline", small), "require 'sites'; Sites.leak(2)", 1);
-    gl_assert_line(r.err, "^gemleak: FAIL: 1 leak losing 4096 bytes$");
+    gl_assert_line(r.err, "^gemleak: FAIL: 1 leak losing 64 bytes$");
     result_discard(&r);
-    run_sites(&r, ARGS("--baseline", small, "--max-bytes", "100"),
+    run_sites(&r, ARGS("--baseline", small, "--max-bytes", "40"),
               "require 'sites'; Sites.leak(2)", 1);
-    gl_assert_line(r.err, "^gemleak: FAIL: 1 leak losing 4096 bytes \\(over --max-bytes 100\\)$");
+    gl_assert_line(r.err, "^gemleak: FAIL: 1 leak losing 64 bytes \\(over --max-bytes 40\\)$");
     result_discard(&r);
     /* the large one fixed, the small one added */
     run_sites(&r, ARGS("--baseline", large), "require 'sites'; Sites.leak(1)", 1);
@@ -340,7 +340,7 @@ START_TEST(test_baseline_tells_two_sites_of_one_function_apart)
     run_sites(&r, ARGS("--baseline", small), "require 'sites'; Sites.leak(3)", 1);
     gl_assert_line(r.err, "^gemleak: 1 process checked( \\([^)]*\\))?, \\d+ errors read: 1 finding \\(1 occurrence\\), 1 known "
                           "to the baseline \\(1 occurrence\\), ");
-    gl_assert_line(r.err, "^gemleak: FAIL: 1 leak losing 4096 bytes$");
+    gl_assert_line(r.err, "^gemleak: FAIL: 1 leak losing 64 bytes$");
     result_discard(&r);
     run_sites(&r, ARGS("--baseline", small), "require 'sites'; Sites.leak(1)", 0);
     result_discard(&r);
