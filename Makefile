@@ -81,7 +81,7 @@ INTEG_SRCS := $(wildcard tests/integration/*.c)
 INTEG_OBJS := $(INTEG_SRCS:tests/%.c=$(B)/obj/tests/%.o) $(B)/obj/tests/testutil.o
 RESDIR    := src/run
 RESOURCES := $(B)/helper/gemleak_helper.rb $(B)/client/gemleak_client.so $(B)/client/gemleak_preload.so \
-             $(B)/client/gemleak_exact.so
+             $(B)/client/gemleak_alloc.so
 
 .PHONY: all demo check check-unit check-helper helper-protocol check-docs check-integration asan fuzz bench lint \
         install uninstall clean deps-build deps-check deps-demo deps-fuzz deps-bench deps-lint
@@ -178,21 +178,23 @@ $(B)/client/gemleak_client.so: $(CLIENT_SRCS) Makefile
 # 3.4's warning about RUBY_FREE_AT_EXIT, which gemleak sets, stays out of
 # the suite's output (src/run/client/quiet.c). Needs nothing but the C
 # library: always built.
-PRELOAD_SRCS := $(RESDIR)/client/quiet.c $(RESDIR)/client/restore.c $(RESDIR)/client/proof.c \
-                $(RESDIR)/client/hidden.c
+PRELOAD_SRCS := $(RESDIR)/client/quiet.c $(RESDIR)/client/restore.c $(RESDIR)/client/proof.c
 $(B)/client/gemleak_preload.so: $(PRELOAD_SRCS) $(PROTOCOL_H) Makefile
 	@mkdir -p $(@D)
 	$(CC) $(CLIENT_CFLAGS) -Iinclude -o $@ $(PRELOAD_SRCS) -ldl -pthread
 
-# The library of the exact pass, preloaded before LeakSanitizer's runtime
-# when a fast pass found leaks whose stacks were cut (src/run/client/exact.c):
-# exact stacks at the leaking sites only. Frame pointers of its own, so that
-# the runtime's fast unwinder gets past it to the allocating call.
-EXACT_SRCS := $(RESDIR)/client/exact.c $(RESDIR)/client/exact_sites.c $(RESDIR)/client/exact_blocks.c \
-              $(RESDIR)/client/exact_write.c
-$(B)/client/gemleak_exact.so: $(EXACT_SRCS) $(RESDIR)/client/exact_int.h $(PROTOCOL_H) Makefile
+# The allocation front, preloaded before a sanitizer's runtime into every
+# Ruby whose runtime unwinds by frame pointers (src/run/client/alloc.c):
+# stacks the leak check can judge, on a Ruby with or without frame pointers
+# and on a Fiber's stack, and exact stacks at the exact pass's sites. Frame
+# pointers of its own, so that the runtime's fast unwinder gets past it to
+# the allocating call.
+ALLOC_SRCS := $(RESDIR)/client/alloc.c $(RESDIR)/client/alloc_stack.c $(RESDIR)/client/alloc_via.c \
+              $(RESDIR)/client/exact_sites.c $(RESDIR)/client/exact_blocks.c $(RESDIR)/client/exact_write.c
+$(B)/client/gemleak_alloc.so: $(ALLOC_SRCS) $(RESDIR)/client/alloc_int.h $(RESDIR)/client/exact_int.h \
+                              $(PROTOCOL_H) Makefile
 	@mkdir -p $(@D)
-	$(CC) $(CLIENT_CFLAGS) -fno-omit-frame-pointer -Iinclude -o $@ $(EXACT_SRCS) -ldl -pthread
+	$(CC) $(CLIENT_CFLAGS) -fno-omit-frame-pointer -Iinclude -o $@ $(ALLOC_SRCS) -ldl -pthread
 
 # Generated code: warnings are glib-compile-resources' business, not ours.
 $(B)/obj/resources.o: $(B)/gen/resources.c $(B)/gen/resources.h

@@ -47,6 +47,7 @@ struct GlClassifier {
     gint64 exe_pid;
     char *exe_path;
     gboolean free_at_exit;  /* the process in hand freed Ruby's memory at exit */
+    gboolean frame_pointers;  /* its Ruby keeps frame pointers */
 };
 
 static void facts_free(gpointer data)
@@ -79,6 +80,21 @@ void gl_classifier_free(GlClassifier *classifier)
 void gl_classifier_set_free_at_exit(GlClassifier *classifier, gboolean free_at_exit)
 {
     classifier->free_at_exit = free_at_exit;
+}
+
+void gl_classifier_set_frame_pointers(GlClassifier *classifier, gboolean frame_pointers)
+{
+    classifier->frame_pointers = frame_pointers;
+}
+
+gboolean gl_classifier_frame_pointers(const GlClassifier *classifier)
+{
+    return classifier->frame_pointers;
+}
+
+gboolean gl_classifier_ruby_rule(const GlClassifier *classifier)
+{
+    return gl_rules_ruby_memory_rule(classifier->rules);
 }
 
 void gl_classifier_collect_objects(const GlClassifier *classifier, GHashTable *set)

@@ -101,6 +101,7 @@ static void learn_process(Judging *j, GlInput *input, gint64 pid)
             "errors are", pid, facts.ruby_version,
             run.leaks_min_ruby_why != NULL ? run.leaks_min_ruby_why : "too old a Ruby"));
     gl_classifier_set_free_at_exit(j->classifier, facts.free_at_exit);
+    gl_classifier_set_frame_pointers(j->classifier, facts.frame_pointers);
 }
 
 /* ---- records --------------------------------------------------------------------------- */

@@ -396,6 +396,22 @@ const char *gl_rules_caller_owned(guint index, const char **header, const char *
     return caller_owned_functions[index].glob;
 }
 
+const char *const *gl_rules_allocator_globs(void)
+{
+    static const char **globs;
+    if (g_once_init_enter(&globs)) {
+        GPtrArray *all = g_ptr_array_new();
+        for (const char *const *fn = allocation_functions; *fn != NULL; fn++)
+            g_ptr_array_add(all, (gpointer) *fn);
+        for (gsize i = 0; i < G_N_ELEMENTS(caller_owned_functions); i++)
+            g_ptr_array_add(all, (gpointer) caller_owned_functions[i].glob);
+        g_ptr_array_add(all, NULL);
+        /* kept for the process's life, as the tables it points into */
+        g_once_init_leave(&globs, (const char **) g_ptr_array_free(all, FALSE));
+    }
+    return globs;
+}
+
 gboolean gl_is_dynamic_loader(const char *path)
 {
     return matches_any(dynamic_loader_globs, gl_base_name(path));

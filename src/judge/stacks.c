@@ -1,7 +1,9 @@
 /* Stacks that cannot decide (stacks.h). */
 #include "gemleak/judge/stacks.h"
 #include "gemleak/base/errors.h"
+#include "gemleak/base/programs.h"
 #include "gemleak/judge/merge.h"
+#include "rules_int.h"
 
 #include <string.h>
 
@@ -59,6 +61,56 @@ static gboolean record_without_module(const GlRecord *record)
     return FALSE;
 }
 
+GlCallSays gl_stacks_by_call(const GlStack *stack, gboolean via)
+{
+    /* the runtime's own frame (its interceptor, and what was inlined at
+     * it), then the allocating call */
+    guint i = 1;
+    while (i < stack->n_frames && stack->frames[i].ip == stack->frames[0].ip)
+        i++;
+    if (via || i >= stack->n_frames || stack->frames[i].obj == NULL)
+        return GL_CALL_OPEN;
+    if (gl_is_ruby_object(stack->frames[i].obj))
+        return GL_CALL_RUBY;
+    if (gl_is_dynamic_loader(stack->frames[i].obj))
+        return GL_CALL_LOADER;
+    return GL_CALL_OPEN;
+}
+
+gboolean gl_stacks_call_decides(GlUnwound unwound, gboolean frame_pointers)
+{
+    return unwound == GL_UNWOUND_CALL || (unwound == GL_UNWOUND_FRAMES && frame_pointers);
+}
+
+/* Returns: TRUE if the allocating call decides @record, with the verdict
+ * in *@verdict: below an extension's call of Ruby's allocation functions,
+ * that extension's when it is not a target; else Ruby's code's, or the
+ * dynamic loader's. */
+static gboolean by_call(GlClassifier *classifier, const GlRecord *record, GlVerdict *verdict)
+{
+    if (record->via) {
+        const GlStack *stack = &record->stack;
+        for (guint i = 0; i < stack->n_frames; i++)
+            if (stack->frames[i].in_target)
+                return FALSE;
+        *verdict = GL_VERDICT_SKIP_NO_TARGET;
+        return TRUE;
+    }
+    switch (gl_stacks_by_call(&record->stack, FALSE)) {
+    case GL_CALL_RUBY:
+        if (!gl_classifier_ruby_rule(classifier))
+            return FALSE;
+        *verdict = GL_VERDICT_SKIP_RUBY;
+        return TRUE;
+    case GL_CALL_LOADER:
+        *verdict = GL_VERDICT_SKIP_NO_TARGET;
+        return TRUE;
+    case GL_CALL_OPEN:
+        break;
+    }
+    return FALSE;
+}
+
 /* Returns: the verdict for @record, @verdict as the rules gave it, under
  * an unwinder that may give up (@traits). */
 static GlVerdict judge_depth(GlClassifier *classifier, GlRecord *record, GlVerdict verdict,
@@ -70,9 +122,15 @@ static GlVerdict judge_depth(GlClassifier *classifier, GlRecord *record, GlVerdi
     /* What is in view already decides it: Ruby's own memory (rule 2). */
     if (verdict == GL_VERDICT_SKIP_NO_TARGET && gl_classifier_ruby_in_view(classifier, record))
         return GL_VERDICT_SKIP_RUBY;
-    if (program_counters(&record->stack) + traits->hidden_frames >= traits->stack_limit &&
+    if (program_counters(&record->stack) + traits->hidden_frames + record->dropped_frames >=
+            traits->stack_limit &&
         verdict != GL_VERDICT_SKIP_NO_TARGET)
         return verdict;
+    /* What the allocating call says, where it can say it. */
+    GlVerdict said = verdict;
+    if (gl_stacks_call_decides(traits->unwound, gl_classifier_frame_pointers(classifier)) &&
+        by_call(classifier, record, &said))
+        return said;
     record->uncertain = TRUE;
     record->stack_cut = MAX(record->stack.n_frames, 1);
     return GL_VERDICT_KEEP;

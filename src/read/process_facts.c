@@ -33,8 +33,10 @@ gboolean gl_process_facts_read(const char *dir, gint64 pid, GlProcessFacts *fact
     if (words[0] != NULL && strlen(words[0]) < sizeof facts->ruby_version &&
         strspn(words[0], "0123456789.") == strlen(words[0]))
         g_strlcpy(facts->ruby_version, words[0], sizeof facts->ruby_version);
-    for (char **word = words; *word != NULL; word++)
+    for (char **word = words; *word != NULL; word++) {
         facts->free_at_exit |= strcmp(*word, GL_PROTO_FREE_AT_EXIT) == 0;
+        facts->frame_pointers |= strcmp(*word, GL_PROTO_FRAME_POINTERS) == 0;
+    }
     return TRUE;
 }
 

@@ -127,13 +127,18 @@ guint gl_exact_allocator_frames(GPtrArray *frames)
     return n;
 }
 
-/* Returns: TRUE if @frame is in a library gemleak preloads (its realloc,
- * before the runtime's, in the stack of every reallocation). */
-static gboolean gemleak_frame(const GlExactFrame *frame)
+gboolean gl_exact_gemleak_frame(const GlExactFrame *frame, gboolean *via, gboolean *exact)
 {
     const char *slash = strrchr(frame->fields[0]->str, '/');
     const char *base = slash != NULL ? slash + 1 : frame->fields[0]->str;
-    return g_str_has_prefix(base, GL_PROTO_LIBRARY_PREFIX) && g_str_has_suffix(base, ".so");
+    if (!g_str_has_prefix(base, GL_PROTO_LIBRARY_PREFIX) || !g_str_has_suffix(base, ".so"))
+        return FALSE;
+    const char *fn = frame->fields[1] != NULL ? frame->fields[1]->str : "";
+    if (via != NULL && strcmp(fn, GL_PROTO_VIA_FUNCTION) == 0)
+        *via = TRUE;
+    if (exact != NULL && strcmp(fn, GL_PROTO_EXACT_FUNCTION) == 0)
+        *exact = TRUE;
+    return TRUE;
 }
 
 /* Returns: the index of the allocating call's frame in @frames: the first
@@ -141,39 +146,62 @@ static gboolean gemleak_frame(const GlExactFrame *frame)
 gint gl_exact_site_frame(GPtrArray *frames)
 {
     guint i = gl_exact_allocator_frames(frames);
-    while (i < frames->len && gemleak_frame(g_ptr_array_index(frames, i)))
+    while (i < frames->len && gl_exact_gemleak_frame(g_ptr_array_index(frames, i), NULL, NULL))
         i++;
     return i < frames->len ? (gint) i : -1;
 }
 
-/* Returns: (transfer full) (nullable): the key of a block of @bytes
- * allocated at the site of @frames (from @first), NULL when it has none
- * that can be named. */
 char *gl_exact_site_key(GPtrArray *frames, gint first, guint64 bytes)
 {
     if (first < 0 || (guint) first >= frames->len)
         return NULL;
+    /* below an extension's call of Ruby's allocation functions: that call */
     const GlExactFrame *site = g_ptr_array_index(frames, first);
+    gboolean via = FALSE;
+    for (guint i = (guint) first; i + 1 < frames->len && !via; i++) {
+        gl_exact_gemleak_frame(g_ptr_array_index(frames, i), &via, NULL);
+        if (via)
+            site = g_ptr_array_index(frames, i + 1);
+    }
     const char *module = site->fields[0]->str;
-    if (*module == '\0' || strchr(module, '\n') != NULL)
+    if (*module == '\0' || strchr(module, '\n') != NULL ||
+        gl_exact_gemleak_frame(site, NULL, NULL))
         return NULL;
-    return g_strdup_printf("%" G_GUINT64_FORMAT "\t%" G_GINT64_MODIFIER "x\t%s", bytes,
-                           frame_number(site, 1), module);
+    return g_strdup_printf("%" G_GUINT64_FORMAT "\t%" G_GINT64_MODIFIER "x\t%s%s", bytes,
+                           frame_number(site, 1), module, via ? "\tvia" : "");
 }
 
-/* Returns: TRUE if @cut says @record's stack was cut. */
-gboolean gl_exact_record_cut(const GlExactRecord *record, GlExactCut cut)
+gboolean gl_exact_record_cut(const GlExactRecord *record, GlExactCut cut, GlUnwound unwound)
 {
     guint n = record->frames->len;
     g_autofree GlFrame *frames = g_new0(GlFrame, MAX(n, 1));
+    GlExactStack stack = { .unwound = unwound };
+    guint kept = 0;
     for (guint i = 0; i < n; i++) {
         const GlExactFrame *frame = g_ptr_array_index(record->frames, i);
-        frames[i].ip = frame_number(frame, 0);
-        frames[i].obj = frame->fields[0]->len > 0 ? frame->fields[0]->str : NULL;
-        frames[i].fn = frame->fields[1]->len > 0 ? frame->fields[1]->str : NULL;
+        if (gl_exact_gemleak_frame(frame, &stack.via, &stack.exact)) {
+            stack.dropped++;
+            continue;
+        }
+        frames[kept].ip = frame_number(frame, 0);
+        frames[kept].obj = frame->fields[0]->len > 0 ? frame->fields[0]->str : NULL;
+        frames[kept].fn = frame->fields[1]->len > 0 ? frame->fields[1]->str : NULL;
+        kept++;
     }
-    GlStack stack = { .frames = frames, .n_frames = n };
+    GlStack whole = { .frames = frames, .n_frames = kept };
+    stack.stack = &whole;
     return cut(&stack);
+}
+
+GlUnwound gl_exact_unwound_line(const char *line, GlUnwound now)
+{
+    static const char unwound[] = GL_PROTO_MARKER_PREFIX GL_PROTO_MARKER_UNWOUND "\t";
+    if (!g_str_has_prefix(line, unwound))
+        return now;
+    const char *how = line + strlen(unwound);
+    return strcmp(how, GL_PROTO_UNWOUND_CALL) == 0     ? GL_UNWOUND_CALL
+           : strcmp(how, GL_PROTO_UNWOUND_FRAMES) == 0 ? GL_UNWOUND_FRAMES
+                                                       : GL_UNWOUND_RUNTIME;
 }
 
 /* ---- records -------------------------------------------------------------------- */
@@ -301,6 +329,7 @@ gboolean gl_exact_hidden_line(const char *line, GArray *hidden)
 
 typedef struct {
     GlExactCut cut;
+    GlUnwound unwound;       /* how the report's stacks were made, as far as read */
     GHashTable *sites;
     GHashTable *tests;       /* nullable */
     GHashTable *owner_of;    /* address (gint64*, owned) -> owner "NAME\tLOCATION" (in owners) */
@@ -317,6 +346,7 @@ static void owned_line(const char *line, gsize start, gsize end, gpointer data)
     Sites *sites = data;
     (void) start;
     (void) end;
+    sites->unwound = gl_exact_unwound_line(line, sites->unwound);
     gl_exact_hidden_line(line, sites->hidden);
     if (!g_str_has_prefix(line, OWNED))
         return;
@@ -346,7 +376,7 @@ static void add_sites(GlExactRecord *record, gpointer data)
 {
     Sites *sites = data;
     gint first = gl_exact_site_frame(record->frames);
-    if (first >= 0 && gl_exact_record_cut(record, sites->cut))
+    if (first >= 0 && gl_exact_record_cut(record, sites->cut, sites->unwound))
         for (guint i = 0; i < record->objects->len; i++) {
             const GlExactObject *object = &g_array_index(record->objects, GlExactObject, i);
             char *key = gl_exact_site_key(record->frames, first, object->bytes);
@@ -361,6 +391,14 @@ static void add_sites(GlExactRecord *record, gpointer data)
                 g_hash_table_add(sites->tests, g_strdup(owner));
         }
     gl_exact_record_free(record);
+}
+
+static void unwound_line(const char *line, gsize start, gsize end, gpointer data)
+{
+    Sites *sites = data;
+    (void) start;
+    (void) end;
+    sites->unwound = gl_exact_unwound_line(line, sites->unwound);
 }
 
 static void drop_record(GlExactRecord *record, gpointer data)
@@ -384,7 +422,8 @@ void gl_exact_sites(const char *data, gsize length, GlExactCut cut, GHashTable *
     /* the owners first: they are written before the check that lists the blocks */
     GlExactWalker owners = { .record = drop_record, .line = owned_line, .data = &walk_sites };
     gl_exact_walk(data, length, &owners);
-    GlExactWalker records = { .record = add_sites, .data = &walk_sites };
+    walk_sites.unwound = GL_UNWOUND_RUNTIME;
+    GlExactWalker records = { .record = add_sites, .line = unwound_line, .data = &walk_sites };
     gl_exact_walk(data, length, &records);
     /* the blocks the check could not judge: the tests that allocated them */
     for (guint i = 0; i < walk_sites.hidden->len; i++) {

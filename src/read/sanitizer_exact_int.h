@@ -68,13 +68,28 @@ guint gl_exact_allocator_frames(GPtrArray *frames);
  * after the allocator's that is not in a library of gemleak's; -1 when none. */
 gint gl_exact_site_frame(GPtrArray *frames);
 
+/* Returns: TRUE if @frame is in one of gemleak's libraries; *@via, when it
+ * is their gemleak_via, *@exact, the exact pass's mark (nullable both). */
+gboolean gl_exact_gemleak_frame(const GlExactFrame *frame, gboolean *via, gboolean *exact);
+
 /* Returns: (transfer full) (nullable): the key of a block of @bytes
- * allocated at the site of @frames (from @first), NULL when it has none
- * that can be named. */
+ * allocated at the site of @frames (from @first): below a gemleak_via
+ * frame, the call after it ("...<TAB>via"); NULL when it has none that can
+ * be named. */
 char *gl_exact_site_key(GPtrArray *frames, gint first, guint64 bytes);
 
-/* Returns: TRUE if @cut says @record's stack was cut. */
-gboolean gl_exact_record_cut(const GlExactRecord *record, GlExactCut cut);
+/* Returns: TRUE if @cut says @record's stack was cut, its report's stacks
+ * made @unwound. */
+gboolean gl_exact_record_cut(const GlExactRecord *record, GlExactCut cut, GlUnwound unwound);
+
+/* Returns: how a "gemleak:unwound<TAB>HOW" line says the report's stacks
+ * were made, or @now when @line is not one. */
+GlUnwound gl_exact_unwound_line(const char *line, GlUnwound now);
+
+/* What the exact pass writes after the allocator's frames of a record it
+ * gave a stack: a frame of gemleak's, which the reader takes out, saying
+ * the stack is whole as it is written. */
+#define GL_EXACT_MARK_MODULE GL_PROTO_LIBRARY_PREFIX "alloc.so"
 
 /* Walks the lines of @data: records to @walker->record, the rest to
  * @walker->line. */

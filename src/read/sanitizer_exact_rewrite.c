@@ -96,6 +96,7 @@ static void add_donor(GlExactDonors *donors, char *key, Donor *donor)
 typedef struct {
     GlExactDonors *donors;
     GlExactCut cut;
+    GlUnwound unwound;       /* how the report's stacks were made, as far as read */
     GHashTable *frames;      /* K (gint64*, owned) -> GPtrArray of GlExactFrame*: one program counter's */
     GHashTable *stacks;      /* N (gint64*, owned) -> GPtrArray of GlExactFrame*, made from the frames */
     GHashTable *at;          /* address (gint64*, owned) -> N (GINT_TO_POINTER) */
@@ -147,6 +148,7 @@ static void exact_line(const char *line, gsize start, gsize stop, gpointer data)
     Exact *exact = data;
     (void) start;
     (void) stop;
+    exact->unwound = gl_exact_unwound_line(line, exact->unwound);
     static const char stacks[] = GL_PROTO_MARKER_PREFIX GL_PROTO_MARKER_STACKS;
     static const char stack[] = GL_PROTO_MARKER_PREFIX GL_PROTO_MARKER_STACK "\t";
     static const char frame[] = GL_PROTO_MARKER_PREFIX GL_PROTO_MARKER_FRAME "\t";
@@ -203,7 +205,7 @@ static void exact_record(GlExactRecord *record, gpointer data)
     gint first = gl_exact_site_frame(record->frames);
     g_autoptr(GPtrArray) own = NULL;
     g_autoptr(GPtrArray) allocator = NULL;
-    if (first >= 0 && !gl_exact_record_cut(record, exact->cut)) {
+    if (first >= 0 && !gl_exact_record_cut(record, exact->cut, exact->unwound)) {
         guint end = gl_exact_allocator_frames(record->frames);
         own = take_frames(record, (guint) first);
         allocator = take_frames(record, 0);
@@ -291,6 +293,7 @@ typedef struct {
     GString *out;
     gsize copied;            /* @data is in @out up to here */
     GlExactCut cut;
+    GlUnwound unwound;       /* how the report's stacks were made, as far as read */
     GlExactDonors *donors;
     gint64 pid;
     gboolean strip_owners;
@@ -301,15 +304,25 @@ typedef struct {
     GlExactCount count;
 } Rewrite;
 
+/* Writes the frame that marks a stack the exact pass gave (GL_PROTO_EXACT_FUNCTION). */
+static void write_mark(GString *out, guint number)
+{
+    g_string_append_printf(out, "Gm %u " GL_EXACT_MARK_MODULE "\nGf %u " GL_PROTO_EXACT_FUNCTION
+                           "\nGs %u \nG %u 0x0 0x0 0x0 0 0\n", number, number, number, number);
+}
+
 /* Adds @object to the group of @kind and the frames @allocator (to @first)
- * then @frames (from @from). */
+ * then @frames (from @from), with the exact pass's mark between them when
+ * @exact. */
 static void add_to_group(Rewrite *rewrite, const char *kind, GPtrArray *allocator, guint first,
-                         GPtrArray *frames, guint from, const GlExactObject *object)
+                         GPtrArray *frames, guint from, gboolean exact, const GlExactObject *object)
 {
     GString *text = g_string_new(NULL);
     guint number = 0;
     for (guint i = 0; allocator != NULL && i < first; i++)
         write_frame(text, g_ptr_array_index(allocator, i), number++);
+    if (exact)
+        write_mark(text, number++);
     for (guint i = from; i < frames->len; i++)
         write_frame(text, g_ptr_array_index(frames, i), number++);
     g_autofree char *key = g_strconcat(kind, "\n", text->str, NULL);
@@ -348,7 +361,8 @@ static void rewrite_record(GlExactRecord *record, gpointer data)
 {
     Rewrite *rewrite = data;
     gint first = gl_exact_site_frame(record->frames);
-    if (first < 0 || record->objects->len == 0 || !gl_exact_record_cut(record, rewrite->cut)) {
+    if (first < 0 || record->objects->len == 0 ||
+        !gl_exact_record_cut(record, rewrite->cut, rewrite->unwound)) {
         gl_exact_record_free(record);
         return;
     }
@@ -365,11 +379,12 @@ static void rewrite_record(GlExactRecord *record, gpointer data)
         Donor *donor = queue != NULL ? g_queue_pop_head(queue) : NULL;
         if (donor == NULL) {
             add_to_group(rewrite, record->kind, record->frames, allocator, record->frames,
-                         (guint) first, object);
+                         (guint) first, FALSE, object);
             continue;
         }
         rewrite->count.given++;
-        add_to_group(rewrite, record->kind, record->frames, allocator, donor->frames, 0, object);
+        add_to_group(rewrite, record->kind, record->frames, allocator, donor->frames, 0, TRUE,
+                     object);
         donor_free(donor);
     }
     g_ptr_array_add(rewrite->records, record);
@@ -410,7 +425,7 @@ static void write_hidden(Rewrite *rewrite, gsize at)
             continue;
         rewrite->count.hidden_lost++;
         add_to_group(rewrite, donor->kind, donor->allocator, donor->allocator->len, donor->frames,
-                     0, object);
+                     0, TRUE, object);
         donor_free(donor);
     }
     if (rewrite->groups->len == 0)
@@ -436,6 +451,7 @@ static void write_hidden(Rewrite *rewrite, gsize at)
 static void rewrite_line(const char *line, gsize start, gsize end, gpointer data)
 {
     Rewrite *rewrite = data;
+    rewrite->unwound = gl_exact_unwound_line(line, rewrite->unwound);
     flush_groups(rewrite, start);
     static const char done[] = GL_PROTO_MARKER_PREFIX GL_PROTO_MARKER_DONE;
     if (strcmp(line, done) == 0 && rewrite->hidden->len > 0) {

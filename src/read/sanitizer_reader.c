@@ -51,10 +51,81 @@ typedef struct {
 
 /* ---- records ------------------------------------------------------------------ */
 
+/* Returns: TRUE if @frame is in one of gemleak's own libraries (its
+ * allocation functions, before the runtime's). */
+static gboolean gemleak_frame(const GlFrame *frame)
+{
+    if (frame->obj == NULL)
+        return FALSE;
+    const char *slash = strrchr(frame->obj, '/');
+    const char *base = slash != NULL ? slash + 1 : frame->obj;
+    return g_str_has_prefix(base, GL_PROTO_LIBRARY_PREFIX) && g_str_has_suffix(base, ".so");
+}
+
+/* Returns: the end of the frames of @frames from @start on that share its
+ * program counter (a frame and those inlined at it). */
+static guint group_end(const GArray *frames, guint start)
+{
+    guint end = start + 1;
+    while (end < frames->len && g_array_index(frames, GlFrame, end).ip ==
+                                    g_array_index(frames, GlFrame, start).ip)
+        end++;
+    return end;
+}
+
+/* Takes the frames of gemleak's libraries out of the stack being read,
+ * noting on the record, for its primary stack, how many (the engine's
+ * depth limit counted them) and whether one was gemleak_via (the
+ * allocation ran below an extension's call of Ruby's allocation
+ * functions). Where the process's stacks were made to stop at the
+ * allocating call (GL_UNWOUND_CALL), what the runtime's fast unwinder
+ * walked past it is not the process's: only the runtime's frame, the
+ * allocating call and, below such a call, the function called and the
+ * extension's call are kept; but in a record the exact pass gave its stack
+ * (its mark, GL_PROTO_EXACT_FUNCTION, first after the runtime's frame). */
+static void settle_frames(Reader *r, gboolean primary)
+{
+    GArray *frames = r->frames;
+    guint kept = 0, dropped = 0;
+    gint via_at = -1;
+    gboolean exact = FALSE;
+    for (guint i = 0; i < frames->len; i++) {
+        GlFrame *frame = &g_array_index(frames, GlFrame, i);
+        if (gemleak_frame(frame)) {
+            /* the exact pass's mark: the stack is whole as written */
+            if (g_strcmp0(frame->fn, GL_PROTO_EXACT_FUNCTION) == 0) {
+                exact = TRUE;
+                continue;
+            }
+            dropped++;
+            if (via_at < 0 && g_strcmp0(frame->fn, GL_PROTO_VIA_FUNCTION) == 0)
+                via_at = (gint) kept;
+            continue;
+        }
+        g_array_index(frames, GlFrame, kept++) = *frame;
+    }
+    g_array_set_size(frames, kept);
+    if (!primary)
+        return;
+    r->record->dropped_frames += dropped;
+    r->record->via |= via_at >= 0;
+    if (r->process.traits.unwound != GL_UNWOUND_CALL || exact ||
+        r->record->leak_kind == GL_LEAK_NONE || kept == 0)
+        return;
+    guint caller = group_end(frames, 0);
+    guint end = caller < kept ? group_end(frames, caller) : kept;
+    if (via_at >= (gint) end && (guint) via_at < kept)
+        end = group_end(frames, (guint) via_at);
+    g_array_set_size(frames, end);
+}
+
 /* Moves the frames read into the stack they belong to. */
 static void close_stack(Reader *r)
 {
     if (r->record == NULL || r->frames->len == 0)
+        return;
+    settle_frames(r, r->stack_aux < 0);
+    if (r->frames->len == 0)
         return;
     GlStack *stack = r->stack_aux < 0 ? &r->record->stack
                                       : &g_array_index(r->record->aux, GlAux, r->stack_aux).stack;
@@ -270,6 +341,29 @@ static void read_marker(Reader *r, const char *line)
         read_owned(r, word + strlen(GL_PROTO_MARKER_OWNED "\t"));
         return;
     }
+    /* The allocation front's lines before a check (src/run/client/alloc.c):
+     * how its stacks were made; the blocks its check cannot judge, the list
+     * anew each check ("hidden" begins it); the exact pass's tables, which
+     * only the exact pass reads (src/run/exact.c takes them out). None is a
+     * test's marker. */
+    if (g_str_has_prefix(word, GL_PROTO_MARKER_UNWOUND "\t")) {
+        const char *how = word + strlen(GL_PROTO_MARKER_UNWOUND "\t");
+        r->process.traits.unwound = strcmp(how, GL_PROTO_UNWOUND_CALL) == 0     ? GL_UNWOUND_CALL
+                                    : strcmp(how, GL_PROTO_UNWOUND_FRAMES) == 0 ? GL_UNWOUND_FRAMES
+                                                                                : GL_UNWOUND_RUNTIME;
+        return;
+    }
+    if (strcmp(word, GL_PROTO_MARKER_HIDDEN) == 0) {
+        r->process.hidden_blocks = 0;
+        return;
+    }
+    if (g_str_has_prefix(word, GL_PROTO_MARKER_HIDDEN "\t")) {
+        r->process.hidden_blocks++;
+        return;
+    }
+    if (g_str_has_prefix(word, GL_PROTO_MARKER_FRAME "\t") || g_str_has_prefix(word, GL_PROTO_MARKER_STACK "\t") ||
+        strcmp(word, GL_PROTO_MARKER_STACKS) == 0 || g_str_has_prefix(word, GL_PROTO_MARKER_AT "\t"))
+        return;
     if (strcmp(word, GL_PROTO_MARKER_CHECKED) == 0) {
         if (r->report_open)
             hand_out_report(r, TRUE);

@@ -33,7 +33,8 @@ static char **with_restore(char **env, const char *require, const char *preload)
         GL_PROTO_RUNNING_VARIABLE, GL_PROTO_RUN_DIR_VARIABLE, GL_PROTO_PID_VARIABLE, GL_PROTO_CLIENT_VARIABLE,
         GL_PROTO_DURATIONS_VARIABLE, GL_PROTO_PER_TEST_VARIABLE, GL_PROTO_LEAK_KINDS_VARIABLE, GL_PROTO_ENGINE_COMMAND_VARIABLE,
         GL_PROTO_RUNTIME_VARIABLE, GL_PROTO_PROOF_VARIABLE, GL_PROTO_EXACT_VARIABLE,
-        GL_PROTO_EXACT_LIBRARY_VARIABLE, GL_PROTO_EXACT_TESTS_VARIABLE, GL_PROTO_HIDDEN_VARIABLE,
+        GL_PROTO_ALLOC_LIBRARY_VARIABLE, GL_PROTO_ALLOC_MODE_VARIABLE, GL_PROTO_ALLOC_APIS_VARIABLE,
+        GL_PROTO_EXACT_TESTS_VARIABLE,
     };
     static const char *const after[] = { "LSAN_OPTIONS", "ASAN_OPTIONS" };
     g_autoptr(GPtrArray) items = g_ptr_array_new_with_free_func(g_free);
@@ -143,24 +144,32 @@ char **gl_run_child_environment(const GlRunOptions *options, const GlEngine *eng
     } else {
         env = g_environ_unsetenv(env, GL_PROTO_CLIENT_VARIABLE);
     }
-    /* The exact pass: the sites to unwind exactly at, and the library
-     * that does it (the helper takes it out of LD_PRELOAD, with the
-     * runtime, for what Ruby starts). A variable an outer run left must
-     * not make this one unwind. */
-    g_autofree char *exact = options->exact_sites != NULL ? gl_run_exact_library(helper_lib) : NULL;
-    if (exact != NULL) {
-        env = g_environ_setenv(env, GL_PROTO_EXACT_VARIABLE, options->exact_sites, TRUE);
-        env = g_environ_setenv(env, GL_PROTO_EXACT_LIBRARY_VARIABLE, exact, TRUE);
+    /* Fast stacks: the allocation front, before the runtime (the engine's
+     * argv() puts it there; the helper takes it out of LD_PRELOAD, with the
+     * runtime, for what Ruby starts), gives the runtime stacks gemleak can
+     * judge, and in the exact pass unwinds exactly at the sites. A variable
+     * an outer run left must not make this one unwind. */
+    g_autofree char *alloc = options->fast_stacks && engine->proves_checks
+                                 ? gl_run_alloc_library(helper_lib) : NULL;
+    g_autofree char *apis = alloc != NULL ? gl_run_alloc_apis(helper_lib) : NULL;
+    if (alloc != NULL) {
+        env = g_environ_setenv(env, GL_PROTO_ALLOC_LIBRARY_VARIABLE, alloc, TRUE);
+        env = g_environ_setenv(env, GL_PROTO_ALLOC_MODE_VARIABLE,
+                               options->frame_pointers ? GL_PROTO_UNWOUND_FRAMES : GL_PROTO_UNWOUND_CALL,
+                               TRUE);
     } else {
-        env = g_environ_unsetenv(env, GL_PROTO_EXACT_VARIABLE);
-        env = g_environ_unsetenv(env, GL_PROTO_EXACT_LIBRARY_VARIABLE);
+        env = g_environ_unsetenv(env, GL_PROTO_ALLOC_LIBRARY_VARIABLE);
+        env = g_environ_unsetenv(env, GL_PROTO_ALLOC_MODE_VARIABLE);
     }
-    /* Fast stacks hide what is allocated on another stack than the
-     * thread's (a Fiber's): the preloaded library says what (hidden.c). */
-    if (quiet != NULL && options->fast_stacks && engine->proves_checks)
-        env = g_environ_setenv(env, GL_PROTO_HIDDEN_VARIABLE, "1", TRUE);
+    if (apis != NULL)
+        env = g_environ_setenv(env, GL_PROTO_ALLOC_APIS_VARIABLE, apis, TRUE);
     else
-        env = g_environ_unsetenv(env, GL_PROTO_HIDDEN_VARIABLE);
+        env = g_environ_unsetenv(env, GL_PROTO_ALLOC_APIS_VARIABLE);
+    const char *exact = alloc != NULL ? options->exact_sites : NULL;
+    if (exact != NULL)
+        env = g_environ_setenv(env, GL_PROTO_EXACT_VARIABLE, exact, TRUE);
+    else
+        env = g_environ_unsetenv(env, GL_PROTO_EXACT_VARIABLE);
     if (exact != NULL && options->exact_tests != NULL)
         env = g_environ_setenv(env, GL_PROTO_EXACT_TESTS_VARIABLE, options->exact_tests, TRUE);
     else

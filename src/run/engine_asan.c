@@ -39,20 +39,23 @@ static char *asan_log_too_long(const char *run_dir, gsize *max)
     return gl_sanitizer_log_too_long(&asan, run_dir, max);
 }
 
+/* Before the runtime: the allocation front under fast stacks (on a Ruby
+ * that keeps frame pointers); the client library is only loaded
+ * (AddressSanitizer's realloc calls the hooks). */
 static GPtrArray *asan_argv(const GlRunOptions *options, const char *program, const char *run_dir,
                             const char *helper_dir, char *const *command)
 {
-    (void) options;
     (void) program;
     (void) run_dir;
-    return gl_sanitizer_argv(&asan, NULL, helper_dir, command);
+    g_autofree char *first = gl_sanitizer_first(options, helper_dir, FALSE);
+    return gl_sanitizer_argv(&asan, first, helper_dir, command);
 }
 
 static char *asan_handover(const GlRunOptions *options, const char *run_dir, const char *helper_dir)
 {
-    (void) options;
     (void) run_dir;
-    return gl_sanitizer_handover(&asan, NULL, helper_dir);
+    g_autofree char *first = gl_sanitizer_first(options, helper_dir, FALSE);
+    return gl_sanitizer_handover(&asan, first, helper_dir);
 }
 
 static char *asan_watch_mark(const char *run_dir)

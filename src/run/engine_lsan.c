@@ -40,19 +40,10 @@ static char *lsan_log_too_long(const char *run_dir, gsize *max)
 }
 
 /* Returns: (transfer full) (nullable): what is preloaded before the
- * runtime: in the exact pass, its library, whose allocation functions see
- * the allocating call (exact.c); per test, the client library, whose
- * realloc records the test that reallocated a block (the runtime calls its
- * allocation hooks from malloc and free only). */
+ * runtime (gl_sanitizer_first()). */
 static char *lsan_first(const GlRunOptions *options, const char *helper_dir)
 {
-    if (options == NULL)
-        return NULL;
-    g_autofree char *exact = options->exact_sites != NULL ? gl_run_exact_library(helper_dir) : NULL;
-    g_autofree char *client = options->per_test != NULL ? gl_run_client_library(helper_dir) : NULL;
-    if (exact != NULL && client != NULL)
-        return g_strconcat(exact, ":", client, NULL);
-    return exact != NULL ? g_steal_pointer(&exact) : g_steal_pointer(&client);
+    return gl_sanitizer_first(options, helper_dir, TRUE);
 }
 
 static GPtrArray *lsan_argv(const GlRunOptions *options, const char *program, const char *run_dir,

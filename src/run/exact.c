@@ -21,22 +21,62 @@
 #define SITES_FILE "exact-sites.txt"
 #define TESTS_FILE "exact-tests.txt"
 
-/* Whether the fast pass's stack of a leak must be unwound again: on a Ruby
- * without frame pointers, every one (a stack that looks whole, a thread's
- * that the frame pointers of a library of its own carried to its start,
- * still lacks what an exact unwind shows past the last frame pointer);
- * with them, those cut short (cut_short()). */
+/* Whether the fast pass's stack of a leak must be unwound again. What the
+ * allocating call decides (gl_stacks_by_call(): Ruby's code allocated it
+ * outside any extension's call, or the dynamic loader did) needs no more.
+ * Under the allocation front without frame pointers (GL_UNWOUND_CALL) the
+ * rest always does; with them, those cut short (cut_short()); with the
+ * runtime's own fast stacks (no front: an engine of before), on a Ruby
+ * without frame pointers, every one (a stack that looks whole still lacks
+ * what an exact unwind shows past the last frame pointer). The run's Ruby
+ * keeps them (@frame_pointers); the process's in hand does
+ * (@process_frame_pointers, as its helper said). */
 static gboolean frame_pointers;
+static gboolean process_frame_pointers;
 
 /* The judge's word on a sanitizer's stack (gl_stacks_cut()). */
-static gboolean cut_short(const GlStack *stack)
+static gboolean cut_short(const GlExactStack *stack)
 {
-    return gl_stacks_cut(stack, GL_SANITIZER_STACK_LIMIT, GL_SANITIZER_HIDDEN_FRAMES);
+    return gl_stacks_cut(stack->stack, GL_SANITIZER_STACK_LIMIT,
+                         GL_SANITIZER_HIDDEN_FRAMES + stack->dropped);
 }
 
-static gboolean cut(const GlStack *stack)
+static gboolean cut(const GlExactStack *stack)
 {
+    if (stack->exact)
+        return FALSE;
+    if (gl_stacks_call_decides(stack->unwound, process_frame_pointers) &&
+        gl_stacks_by_call(stack->stack, stack->via) != GL_CALL_OPEN)
+        return FALSE;
+    switch (stack->unwound) {
+    case GL_UNWOUND_CALL:
+        return TRUE;
+    case GL_UNWOUND_FRAMES:
+        return !process_frame_pointers || cut_short(stack);
+    case GL_UNWOUND_RUNTIME:
+        break;
+    }
     return !frame_pointers || cut_short(stack);
+}
+
+/* Whether an exact pass's record's own stack is whole: one the allocation
+ * front made stop at the allocating call never is (only its table's
+ * stacks count then). */
+static gboolean donor_cut(const GlExactStack *stack)
+{
+    if (stack->unwound == GL_UNWOUND_CALL ||
+        (stack->unwound == GL_UNWOUND_FRAMES && !process_frame_pointers))
+        return TRUE;
+    return cut_short(stack);
+}
+
+/* Learns whether process @pid of the run in @dir ran a Ruby that keeps
+ * frame pointers, for the reports of it in hand. */
+static void learn(const char *dir, gint64 pid)
+{
+    GlProcessFacts facts;
+    gl_process_facts_read(dir, pid, &facts);
+    process_frame_pointers = facts.frame_pointers;
 }
 
 guint gl_exact_deadline(gdouble seconds)
@@ -108,6 +148,7 @@ static gboolean collect_sites(const char *dir, GHashTable *sites, GHashTable *te
         gl_engine_is_log(name, &pid);
         if (too_old(dir, pid, &run))
             continue;
+        learn(dir, pid);
         gsize length = 0;
         g_autofree char *text = read_report(g_ptr_array_index(reports, i), &length, error);
         if (text == NULL)
@@ -178,6 +219,7 @@ static gboolean rewrite_reports(const char *dir, GlExactDonors *donors, gboolean
         g_autofree char *name = g_path_get_basename(path);
         gint64 pid = 0;
         gl_engine_is_log(name, &pid);
+        learn(dir, pid);
         GlExactCount count = { 0 };
         g_autofree char *rewritten = gl_exact_rewrite(text, length, cut, donors,
                                                       pid, strip_owners, &count);
@@ -207,7 +249,11 @@ static gboolean collect_donors(const char *dir, GlExactDonors *donors, GError **
         g_autofree char *text = read_report(g_ptr_array_index(reports, i), &length, error);
         if (text == NULL)
             return FALSE;
-        gl_exact_donors_add(donors, text, length, cut_short);
+        g_autofree char *name = g_path_get_basename(g_ptr_array_index(reports, i));
+        gint64 pid = 0;
+        gl_engine_is_log(name, &pid);
+        learn(dir, pid);
+        gl_exact_donors_add(donors, text, length, donor_cut);
     }
     return TRUE;
 }
@@ -266,6 +312,10 @@ static gboolean all_given(const char *dir, GlExactDonors *donors)
         g_autofree char *text = read_report(g_ptr_array_index(reports, i), &length, NULL);
         if (text == NULL)
             return FALSE;
+        g_autofree char *name = g_path_get_basename(g_ptr_array_index(reports, i));
+        gint64 pid = 0;
+        gl_engine_is_log(name, &pid);
+        learn(dir, pid);
         GlExactCount count = { 0 };
         g_free(gl_exact_rewrite(text, length, cut, copy, 0, FALSE, &count));
         if (count.given < count.blocks)

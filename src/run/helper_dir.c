@@ -1,6 +1,6 @@
 /* The helper's directory (runner_int.h): the Ruby helper, the library
- * preloaded into every process of a run, the exact pass's library and the
- * client library, compiled into gemleak (resources.h) and written to a
+ * preloaded into every process of a run, the allocation front (and the
+ * functions it watches) and the client library, compiled into gemleak (resources.h) and written to a
  * private directory of gemleak's own before the commands start; the
  * preloaded library tried on the dynamic loader first. */
 #include "gemleak/run/runner.h"
@@ -8,6 +8,7 @@
 #include "gemleak/base/errors.h"
 #include "gemleak/base/protocol.h"
 #include "gemleak/base/sys.h"
+#include "gemleak/judge/rules.h"
 #include "gemleak/run/rundir.h"
 
 #include <string.h>
@@ -25,7 +26,8 @@
 
 /* The library preloaded into every process of a run (src/run/client/quiet.c). */
 #define PRELOAD_LIBRARY "gemleak_preload.so"
-#define EXACT_LIBRARY "gemleak_exact.so"
+#define ALLOC_LIBRARY "gemleak_alloc.so"
+#define ALLOC_APIS "alloc-apis.txt"
 
 /* Writes the resource @name into @dir, as @what says it.
  * Returns: FALSE, with @error set, when it cannot. */
@@ -56,6 +58,25 @@ gboolean gl_per_test_available(void)
            size > 0;
 }
 
+/* Writes the functions of Ruby's that allocate for their caller, a glob a
+ * line, as the rules name them (rule 2), for the allocation front to watch
+ * an extension's calls of: the rule and what is watched are one list.
+ * Returns: FALSE, with @error set, when it cannot. */
+static gboolean write_apis(const char *dir, GError **error)
+{
+    g_autoptr(GString) text = g_string_new(NULL);
+    for (const char *const *glob = gl_rules_allocator_globs(); *glob != NULL; glob++)
+        g_string_append_printf(text, "%s\n", *glob);
+    g_autofree char *file = g_build_filename(dir, ALLOC_APIS, NULL);
+    g_autoptr(GError) local = NULL;
+    if (!g_file_set_contents(file, text->str, (gssize) text->len, &local)) {
+        g_set_error(error, GL_ERROR, GL_ERROR_ENVIRONMENT, "cannot write %s: %s", file,
+                    local->message);
+        return FALSE;
+    }
+    return TRUE;
+}
+
 /* The helper is compiled into gemleak (src/run/helper/) and written, alone,
  * to a directory of gemleak's own (mode 0700), never to the run directory:
  * a --keep-xml directory is the user's, and what else it held could come
@@ -78,7 +99,8 @@ char *gl_run_write_helper(gboolean client, int *lock, GError **error)
     }
     if (!write_resource("helper/gemleak_helper.rb", lib, "Ruby helper", error) ||
         !write_resource("client/" PRELOAD_LIBRARY, lib, "preloaded library", error) ||
-        !write_resource("client/" EXACT_LIBRARY, lib, "exact pass's library", error) ||
+        !write_resource("client/" ALLOC_LIBRARY, lib, "allocation front", error) ||
+        !write_apis(lib, error) ||
         (client && gl_per_test_available() &&
          !write_resource("client/gemleak_client.so", lib, "client library", error))) {
         gl_remove_tree(lib);
@@ -146,12 +168,24 @@ char *gl_run_client_library(const char *helper_dir)
     return client;
 }
 
-char *gl_run_exact_library(const char *helper_dir)
+/* Returns: (transfer full) (nullable): @name in @helper_dir (nullable),
+ * when it is a file there. */
+static char *in_helper_dir(const char *helper_dir, const char *name)
 {
     if (helper_dir == NULL)
         return NULL;
-    char *library = g_build_filename(helper_dir, EXACT_LIBRARY, NULL);
-    if (!g_file_test(library, G_FILE_TEST_IS_REGULAR))
-        g_clear_pointer(&library, g_free);
-    return library;
+    char *path = g_build_filename(helper_dir, name, NULL);
+    if (!g_file_test(path, G_FILE_TEST_IS_REGULAR))
+        g_clear_pointer(&path, g_free);
+    return path;
+}
+
+char *gl_run_alloc_library(const char *helper_dir)
+{
+    return in_helper_dir(helper_dir, ALLOC_LIBRARY);
+}
+
+char *gl_run_alloc_apis(const char *helper_dir)
+{
+    return in_helper_dir(helper_dir, ALLOC_APIS);
 }

@@ -35,10 +35,16 @@ char *gl_run_preload_library(const char *helper_dir, char **why_not);
  * wrote none. */
 char *gl_run_client_library(const char *helper_dir);
 
-/* Returns: (transfer full) (nullable): the exact pass's library
- * (src/run/client/exact.c) gl_run_write_helper() wrote in @helper_dir
+/* Returns: (transfer full) (nullable): the allocation front
+ * (src/run/client/alloc.c) gl_run_write_helper() wrote in @helper_dir
  * (nullable), NULL when there is none. */
-char *gl_run_exact_library(const char *helper_dir);
+char *gl_run_alloc_library(const char *helper_dir);
+
+/* Returns: (transfer full) (nullable): the file of the functions of Ruby's
+ * that allocate for their caller (gl_rules_allocator_globs()), which the
+ * allocation front watches, gl_run_write_helper() wrote in @helper_dir
+ * (nullable); NULL when there is none. */
+char *gl_run_alloc_apis(const char *helper_dir);
 
 /* Returns: (transfer full): the environment of the commands: the helper,
  * the run directory, GEMLEAK_ENGINE_COMMAND (@valgrind, nullable) when a

@@ -138,6 +138,18 @@ static char *preload(const char *first, const char *runtime, const char *helper_
                        quiet != NULL ? quiet : "", NULL);
 }
 
+char *gl_sanitizer_first(const GlRunOptions *options, const char *helper_dir, gboolean client_first)
+{
+    if (options == NULL)
+        return NULL;
+    g_autofree char *alloc = options->fast_stacks ? gl_run_alloc_library(helper_dir) : NULL;
+    g_autofree char *client = client_first && options->per_test != NULL
+                                  ? gl_run_client_library(helper_dir) : NULL;
+    if (alloc != NULL && client != NULL)
+        return g_strconcat(alloc, ":", client, NULL);
+    return alloc != NULL ? g_steal_pointer(&alloc) : g_steal_pointer(&client);
+}
+
 /* Only Ruby gets the runtime: a compiler or an assembler under it leaks
  * or crashes (as(1) dies of SIGSEGV). A Ruby command starts under it (env
  * LD_PRELOAD=... ruby ...); another (make, a shell) starts as it is, and

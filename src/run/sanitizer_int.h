@@ -8,6 +8,8 @@
 #include <stdio.h>
 #include <glib.h>
 
+#include "gemleak/run/runner.h"
+
 /* One sanitizer's runtime. */
 typedef struct {
     const char *engine;    /* --engine's name: "lsan" */
@@ -34,6 +36,15 @@ char *gl_sanitizer_log_too_long(const GlSanitizerRuntime *runtime, const char *r
  * come before the runtime's; and before the library every process of the
  * run gets, from @helper_dir), another as it is.
  * Returns: (transfer full): the NULL-terminated command line. */
+/* Returns: (transfer full) (nullable): what is preloaded before the
+ * runtime, ':'-separated: the allocation front when the runtime unwinds by
+ * frame pointers (src/run/client/alloc.c), whose allocation functions see
+ * the allocating call; per test and @client, the client library, whose
+ * realloc records the test that reallocated a block (LeakSanitizer's
+ * realloc calls no hook; the front, when it is there, tells the client of
+ * each block reallocated itself). */
+char *gl_sanitizer_first(const GlRunOptions *options, const char *helper_dir, gboolean client);
+
 GPtrArray *gl_sanitizer_argv(const GlSanitizerRuntime *runtime, const char *first,
                              const char *helper_dir, char *const *command);
 

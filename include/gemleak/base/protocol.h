@@ -70,6 +70,7 @@
 
 /* In ruby-PID.txt, after the version: Ruby frees its memory at exit. */
 #define GL_PROTO_FREE_AT_EXIT "free-at-exit"
+#define GL_PROTO_FRAME_POINTERS "frame-pointers"
 
 /* The engine a run used: its title on the first line, then "KEY VALUE"
  * lines (gemleak/read/process_facts.h reads them). A directory without
@@ -142,16 +143,16 @@
  * of its memory. */
 #define GL_PROTO_MARKER_LIVE "live"
 
-/* The exact pass (src/run/client/exact.c; see gemleak/run/exact.h): a
- * second run of a suite whose fast pass found leaks with stacks the
- * unwinder cut, with the library gemleak_exact.so preloaded before the
- * runtime. GEMLEAK_EXACT names the file of sites it takes exact stacks at:
- * "gemleak:sites<TAB>DEPTH" (program counters to keep after the
- * allocator's), then "SIZE<TAB>OFFSET<TAB>MODULE" a line: an allocation
- * of SIZE bytes by the call at OFFSET (hexadecimal, as the runtime prints
- * a frame's offset) in MODULE (a path, as the runtime names it).
- * GEMLEAK_EXACT_LIBRARY is the library's path (the helper takes it out of
- * LD_PRELOAD with the runtime's). In the process's report, before each
+/* The exact pass (gemleak/run/exact.h): a second run of a suite whose
+ * fast pass found leaks it could not judge, or with stacks cut short,
+ * with gemleak_alloc.so unwinding exactly at their sites. GEMLEAK_EXACT
+ * names the file of sites it takes exact stacks at: "gemleak:sites<TAB>
+ * DEPTH" (program counters to keep after the allocator's), then
+ * "SIZE<TAB>OFFSET<TAB>MODULE" a line: an allocation of SIZE bytes by the
+ * call at OFFSET (hexadecimal, as the runtime prints a frame's offset) in
+ * MODULE (a path, as the runtime names it), or "...<TAB>via": below an
+ * extension's call at OFFSET of one of Ruby's allocation functions.
+ * In the process's report, before each
  * leak check: "gemleak:frame<TAB>K" and the frames symbolized at one
  * program counter in gemleak's frame format (numbered from 0: inlined
  * ones share it), "gemleak:stack<TAB>N<TAB>K K ..." (a stack by its
@@ -167,22 +168,43 @@
  * the owners alone, no marker a test), which gemleak takes out of the
  * reports when --per-test was not asked for. */
 #define GL_PROTO_EXACT_TESTS_VARIABLE "GEMLEAK_EXACT_TESTS"
-/* Under an engine that unwinds by frame pointers, the blocks allocated on
- * a stack other than the thread's (a Fiber's, a Ractor's coroutine), which
- * its leak check takes for reachable (src/run/client/hidden.c, when
- * GEMLEAK_HIDDEN is set): "gemleak:hidden" begins the list written before
- * a check, "gemleak:hidden<TAB>SIZE<TAB>ADDRESS" (hexadecimal) a block still
- * allocated. gemleak judges them by a run with exact stacks, and takes the
- * lines out of the reports. */
-#define GL_PROTO_HIDDEN_VARIABLE "GEMLEAK_HIDDEN"
+/* Under an engine that unwinds by frame pointers, the library gemleak
+ * preloads before the runtime into every Ruby (gemleak_alloc.so,
+ * src/run/client/alloc.c; GEMLEAK_ALLOC_LIBRARY is its path, which the
+ * helper takes out of LD_PRELOAD with the runtime's) gives the runtime the
+ * stacks GEMLEAK_ALLOC_MODE says: "call" on a Ruby without frame pointers
+ * (the allocating call, and an extension's call of one of Ruby's
+ * allocation functions on the way: the function, a frame of the library's
+ * gemleak_via, the extension's call), "frames" on one that keeps them (the
+ * frames as they are). GEMLEAK_ALLOC_APIS names the file of those
+ * functions, a glob a line (from src/judge/rules.c). Before each check it
+ * writes "gemleak:unwound<TAB>MODE", then the blocks it could not give a
+ * stack the check can judge (allocated on a stack other than the thread's,
+ * where it has no scratch stack): "gemleak:hidden" begins the list,
+ * "gemleak:hidden<TAB>SIZE<TAB>ADDRESS" (hexadecimal) a block still
+ * allocated. gemleak judges those by a run with exact stacks, or the run
+ * is INCOMPLETE. */
+#define GL_PROTO_ALLOC_LIBRARY_VARIABLE "GEMLEAK_ALLOC_LIBRARY"
+#define GL_PROTO_ALLOC_MODE_VARIABLE "GEMLEAK_ALLOC_MODE"
+#define GL_PROTO_ALLOC_APIS_VARIABLE "GEMLEAK_ALLOC_APIS"
+#define GL_PROTO_MARKER_UNWOUND "unwound"
+#define GL_PROTO_UNWOUND_CALL "call"
+#define GL_PROTO_UNWOUND_FRAMES "frames"
+#define GL_PROTO_VIA_FUNCTION "gemleak_via"
+/* The frame the exact pass writes into a record it gave a stack, right
+ * after the allocator's (in a library of gemleak's: the reader takes it
+ * out): the stack is whole as written. */
+#define GL_PROTO_EXACT_FUNCTION "gemleak_exact"
+/* The function every process's library calls before a check, and the
+ * helper before the checks it makes. */
+#define GL_PROTO_BEFORE_CHECK_FUNCTION "gemleak_alloc_before_check"
 /* What the names of the libraries gemleak preloads begin with
- * (gemleak_preload.so, gemleak_client.so, gemleak_exact.so): a frame of
- * theirs in an allocation's stack (their realloc, before the runtime's) is
- * not the allocating call's. */
+ * (gemleak_preload.so, gemleak_client.so, gemleak_alloc.so): a frame of
+ * theirs in an allocation's stack (their allocation functions, before the
+ * runtime's) is not the allocating call's. */
 #define GL_PROTO_LIBRARY_PREFIX "gemleak_"
 #define GL_PROTO_MARKER_HIDDEN "hidden"
 #define GL_PROTO_PER_TEST_OWNERS "owners"
-#define GL_PROTO_EXACT_LIBRARY_VARIABLE "GEMLEAK_EXACT_LIBRARY"
 #define GL_PROTO_MARKER_SITES "sites"
 #define GL_PROTO_MARKER_STACKS "stacks"
 #define GL_PROTO_MARKER_STACK "stack"

@@ -151,6 +151,13 @@ typedef struct GlRecord {
     /* The blocks of a leak's loss record (GlBlock), when the engine listed
      * them; nullable. */
     GArray *blocks;
+    /* Its allocation ran below an extension's call of one of Ruby's
+     * allocation functions (gemleak's allocation front said so: its
+     * gemleak_via frame, which the reader takes out of the stack). */
+    gboolean via;
+    /* Frames of gemleak's own libraries the reader took out of the stack,
+     * which the engine's depth limit counted. */
+    guint dropped_frames;
     /* An occurrence already judged (a JSON report's finding); nullable: a
      * record to judge. */
     GlJudged *judged;

@@ -45,6 +45,15 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(GlClassifier, gl_classifier_free)
  * still do. */
 void gl_classifier_set_free_at_exit(GlClassifier *classifier, gboolean free_at_exit);
 
+/* Tells the classifier whether the Ruby of the process in hand keeps frame
+ * pointers (what the helper wrote of it), and asks it. */
+void gl_classifier_set_frame_pointers(GlClassifier *classifier, gboolean frame_pointers);
+gboolean gl_classifier_frame_pointers(const GlClassifier *classifier);
+
+/* Returns: TRUE if rule 2 (Ruby's own memory) is on (--no-default-skips
+ * turns it off). */
+gboolean gl_classifier_ruby_rule(const GlClassifier *classifier);
+
 /* Returns: TRUE if rule 2 decides @record, a leak whose stack shows no
  * frame of a target but was cut before its end (a depth limit, an unwinder
  * that gave up): a frame in view is a Ruby function that allocates for

@@ -61,6 +61,13 @@ void gl_rules_drop_ruby_memory_rule(GlRules *rules);
 guint gl_rules_n_caller_owned(void);
 const char *gl_rules_caller_owned(guint index, const char **header, const char **words);
 
+/* The functions of Ruby's that allocate for their caller, as rule 2 takes
+ * them (the allocation functions and the caller-owned ones), as globs:
+ * what the allocation front watches an extension's calls of
+ * (src/run/client/alloc_via.c).
+ * Returns: (transfer none): NULL-terminated, the process's for its life. */
+const char *const *gl_rules_allocator_globs(void);
+
 void gl_rules_set_leak_kinds(GlRules *rules, GlLeakKind kinds);
 GlLeakKind gl_rules_get_leak_kinds(const GlRules *rules);
 /* Parses Valgrind's spelling: "definite,possible", "all", "none".

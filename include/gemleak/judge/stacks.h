@@ -26,6 +26,27 @@
 GlVerdict gl_stacks_verdict(GlClassifier *classifier, GlRecord *record, const GlProcess *process,
                             gboolean *unplaced);
 
+/* What the allocating call alone says of a leak (GL_UNWOUND_CALL, and
+ * GL_UNWOUND_FRAMES on a Ruby that keeps frame pointers): with gemleak's
+ * allocation front in the process, every call an extension made into
+ * Ruby's allocation functions shows in the stacks below it (@via), so a
+ * block whose allocating call is Ruby's own code, with no such call on the
+ * way, is Ruby's (rule 2), and one the dynamic loader allocated is the
+ * loader's, whatever the rest of its stack (gemleak(1), RULES). */
+typedef enum {
+    GL_CALL_OPEN,     /* it decides nothing: the whole stack does */
+    GL_CALL_RUBY,     /* Ruby's code allocated it outside any extension's call */
+    GL_CALL_LOADER,   /* the dynamic loader allocated it */
+} GlCallSays;
+
+GlCallSays gl_stacks_by_call(const GlStack *stack, gboolean via);
+
+/* Returns: TRUE if the allocating call decides the leaks of a process
+ * whose stacks were made @unwound, its Ruby keeping frame pointers or not
+ * (@frame_pointers): GL_UNWOUND_CALL always, GL_UNWOUND_FRAMES where the
+ * frame pointers were there to walk (through the front's frame). */
+gboolean gl_stacks_call_decides(GlUnwound unwound, gboolean frame_pointers);
+
 /* Returns: TRUE if @stack was cut short by an unwinder that gave up: it
  * reaches neither main nor a thread's or fiber's start, and holds fewer
  * than @stack_limit program counters (the limit counting @hidden_frames

@@ -9,6 +9,17 @@
 
 #include <glib.h>
 
+/* How a process's allocation stacks were made (GL_PROTO_MARKER_UNWOUND). */
+typedef enum {
+    GL_UNWOUND_RUNTIME = 0,  /* by the engine itself, as it unwinds */
+    /* by gemleak's allocation front: the allocating call, and an extension's
+     * call of Ruby's allocation functions on the way; no more */
+    GL_UNWOUND_CALL,
+    /* by frame pointers, with the front's frame between such a call and
+     * the extension */
+    GL_UNWOUND_FRAMES,
+} GlUnwound;
+
 /* What an engine's output leaves to the judges, the same for every
  * process of its format: how far its stacks and its checks can be taken at
  * their word. Valgrind's: all zero. */
@@ -42,6 +53,11 @@ typedef struct {
      * the compiler recorded them: the judges name and place them as
      * Valgrind does, from the objects (read/symbolize.h). */
     gboolean named_by_runtime;
+    /* How the process's allocation stacks were made: with gemleak's
+     * allocation front, every call an extension made into Ruby's
+     * allocation functions shows in the stacks below it (GlRecord.via),
+     * and a stack without one was allocated outside any (judge/stacks.h). */
+    GlUnwound unwound;
 } GlOutputTraits;
 
 /* What an input already judged (gemleak's JSON report: a CI shard's) says
@@ -117,6 +133,11 @@ typedef struct {
     /* The engine stopped the process at an error (AddressSanitizer's
      * "ABORTING"): what it would have done next did not run. */
     gboolean halted;
+    /* Blocks still allocated at the last check that its leak check could
+     * not judge (allocated on a Fiber's stack where gemleak's allocation
+     * front could not give them a stack: "gemleak:hidden"), and that no
+     * exact pass judged since: what they hide may be the extension's. */
+    guint hidden_blocks;
     /* --per-test under a sanitizer: which test allocated each block still
      * allocated at exit, address (gint64*) -> the owner's marker
      * "gemleak:owned\tNAME\tLOCATION" (char*); nullable. */

@@ -11,6 +11,7 @@ typedef struct {
     gboolean known;          /* the helper said (ruby-PID.txt was read) */
     char ruby_version[32];   /* "3.4.5"; empty when unknown */
     gboolean free_at_exit;   /* Ruby freed its own memory at exit */
+    gboolean frame_pointers; /* its Ruby was built keeping frame pointers */
 } GlProcessFacts;
 
 /* Reads what the helper wrote of process @pid in the run directory @dir.

@@ -9,17 +9,33 @@
  * caller says (GlExactCut).
  *
  * A site is the allocation's call: the first frame after the allocator's
- * (the runtime's interceptor), by its module and its offset there as the
- * runtime prints them, and the size of the block. */
+ * (the runtime's interceptor) and gemleak's, by its module and its offset
+ * there as the runtime prints them, and the size of the block; below an
+ * extension's call of one of Ruby's allocation functions (gemleak_via),
+ * that call's ("SIZE<TAB>OFFSET<TAB>MODULE<TAB>via"). */
 #ifndef GEMLEAK_SANITIZER_EXACT_H
 #define GEMLEAK_SANITIZER_EXACT_H
 
 #include <glib.h>
 #include "gemleak/base/record.h"
+#include "gemleak/read/process.h"
 
-/* Returns: TRUE if @stack (frames innermost first: ip, obj, fn; frames[0]
- * the allocator's) was cut short: what it hides may decide the leak. */
-typedef gboolean (*GlExactCut)(const GlStack *stack);
+/* A leak record's stack as the walk over a report reads it. */
+typedef struct {
+    /* its frames, innermost first (ip, obj, fn), those of gemleak's
+     * libraries taken out; frames[0] the allocator's */
+    const GlStack *stack;
+    /* one of those was gemleak_via: the allocation ran below an
+     * extension's call of one of Ruby's allocation functions */
+    gboolean via;
+    guint dropped;         /* how many frames of gemleak's were taken out */
+    GlUnwound unwound;     /* how the report's stacks were made (its "gemleak:unwound") */
+    /* the exact pass gave it its stack (a rewritten report's record) */
+    gboolean exact;
+} GlExactStack;
+
+/* Returns: TRUE if @stack was cut short: what it hides may decide the leak. */
+typedef gboolean (*GlExactCut)(const GlExactStack *stack);
 
 /* The exact stacks of an exact pass, by site and size. */
 typedef struct GlExactDonors GlExactDonors;

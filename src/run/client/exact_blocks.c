@@ -1,9 +1,10 @@
-/* The exact pass's table (gemleak_exact.so; exact.c says what it does):
+/* The exact pass's table (gemleak_alloc.so; alloc.c says what it does):
  * each block a site allocated, by its address (hidden from the leak
  * check, HIDE()), with its stack, unwound here by libgcc's unwinder as
  * the runtime's slow unwinder does; a stack once, however many blocks
- * share it. A block freed leaves the table (the runtime's hooks). At exit
- * and before the helper's checks, exact_write.c writes it into the report. */
+ * share it. A block freed leaves the table (the runtime's hooks, alloc.c).
+ * Before each check (gemleak_alloc_before_check), exact_write.c writes it
+ * into the report. */
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <stddef.h>
@@ -26,7 +27,6 @@ size_t exact_n_stacks;
 static size_t stacks_capacity;
 Backtrace exact_backtrace;
 GetIP exact_get_ip;
-static int writer_registered;
 
 typedef struct {
     uintptr_t caller;
@@ -115,11 +115,6 @@ static uint32_t keep_stack(const Stack *stack)
     return (uint32_t) exact_n_stacks++;
 }
 
-static void at_exit_write(void)
-{
-    gemleak_exact_write();
-}
-
 /* Records @block, allocated by a call returning to @caller, with its stack. */
 void exact_record(void *block, uintptr_t caller)
 {
@@ -131,10 +126,6 @@ void exact_record(void *block, uintptr_t caller)
     exact_backtrace(one_frame, &unwinding);
     if (stack.n == 0)
         stack.pcs[stack.n++] = caller;  /* the unwinder lost its way: the caller at least */
-    /* after proof.c's, which its constructor registered: run before it
-     * (and not with the lock held: atexit may allocate) */
-    if (!__atomic_exchange_n(&writer_registered, 1, __ATOMIC_ACQ_REL))
-        atexit(at_exit_write);
     pthread_mutex_lock(&exact_lock);
     uint32_t index = keep_stack(&stack);
     uintptr_t address = HIDE(block);
@@ -170,21 +161,4 @@ void exact_forget(const volatile void *block)
     pthread_mutex_lock(&exact_lock);
     forget_locked(HIDE(block));
     pthread_mutex_unlock(&exact_lock);
-}
-
-/* The runtime's free hook: every block freed, however (free, delete,
- * realloc's old block under AddressSanitizer). */
-void exact_freed(const volatile void *block)
-{
-    exact_forget(block);
-}
-
-/* The runtime's allocation hook: a block handed out at an address the
- * table holds was freed where no hook saw it; what the table says of the
- * address is stale (the site's allocation, if this is one, records it
- * again right after). */
-void exact_allocated(const volatile void *block, size_t size)
-{
-    (void) size;
-    exact_forget(block);
 }

@@ -1,8 +1,9 @@
-/* What the exact pass's library's files share (gemleak_exact.so, src/run/
- * client/ only): the sites that exact_sites.c reads and exact.c's
- * allocation functions look for, the table of blocks and their stacks that
- * exact_blocks.c keeps, and exact_write.c writes into the process's report.
- * Hidden: nothing of it is the library's interface. */
+/* What the exact pass's files of the allocation front share
+ * (gemleak_alloc.so, src/run/client/ only): the sites that exact_sites.c
+ * reads and alloc.c's allocation functions look for, the table of blocks
+ * and their stacks that exact_blocks.c keeps, and exact_write.c writes
+ * into the process's report. Hidden: nothing of it is the library's
+ * interface. */
 #ifndef GEMLEAK_CLIENT_EXACT_INT_H
 #define GEMLEAK_CLIENT_EXACT_INT_H
 
@@ -29,11 +30,14 @@ typedef _Unwind_Reason_Code (*Backtrace)(_Unwind_Trace_Fn, void *);
 typedef _Unwind_Ptr (*GetIP)(struct _Unwind_Context *);
 
 /* A site: a call of an allocation function, by the module it is in and
- * its offset there as the runtime prints it, and a size it leaked. */
+ * its offset there as the runtime prints it, and a size it leaked; or an
+ * extension's call of one of Ruby's allocation functions (@via), below
+ * which a block of that size was allocated. */
 typedef struct {
     uintptr_t offset;
     size_t size;
     uint32_t module;        /* an index into exact_sites.c's modules */
+    int via;
     uintptr_t address;      /* the return address once its module is loaded, else 0 */
 } Site;
 
@@ -81,15 +85,17 @@ void exact_read_sites(const char *path) HIDDEN_SYMBOL;
 /* Gives the sites of the modules loaded now their return addresses. */
 void exact_resolve(void) HIDDEN_SYMBOL;
 
-/* Returns: 1 if an allocation of @size returning to @caller is a site's.
- * Inline: every allocation asks, and most fail at the filter on sizes. */
-static inline int exact_wanted(uintptr_t caller, size_t size)
+/* Returns: 1 if an allocation of @size returning to @caller, below the
+ * extension's call returning to @via (0: none), is a site's. Inline: every
+ * allocation asks, and most fail at the filter on sizes. */
+static inline int exact_wanted(uintptr_t caller, uintptr_t via, size_t size)
 {
     if (!exact_ready || exact_busy ||
         !(exact_size_bits[(size & 4095) / 64] & (UINT64_C(1) << (size & 63))))
         return 0;
     for (size_t s = 0; s < exact_n_sites; s++)
-        if (exact_sites[s].address == caller && exact_sites[s].size == size)
+        if (exact_sites[s].address == (exact_sites[s].via ? via : caller) && exact_sites[s].address != 0 &&
+            exact_sites[s].size == size)
             return 1;
     return 0;
 }
@@ -100,11 +106,6 @@ void exact_record(void *block, uintptr_t caller) HIDDEN_SYMBOL;
 
 /* Takes @block (nullable) out of the table, if it is there. */
 void exact_forget(const volatile void *block) HIDDEN_SYMBOL;
-
-/* The runtime's hooks (__sanitizer_install_malloc_and_free_hooks): a block
- * freed, a block handed out. */
-void exact_freed(const volatile void *block) HIDDEN_SYMBOL;
-void exact_allocated(const volatile void *block, size_t size) HIDDEN_SYMBOL;
 
 /* In a child just forked: its report has none of the frames and stacks
  * written yet (exact_write.c). */

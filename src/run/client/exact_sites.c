@@ -1,4 +1,4 @@
-/* The exact pass's sites (gemleak_exact.so; exact.c says what it does):
+/* The exact pass's sites (gemleak_alloc.so; alloc.c says what it does):
  * the calls of an allocation function where the fast pass found a leak,
  * read from the file GL_PROTO_EXACT_VARIABLE names as the library starts,
  * each given its return address once its module is loaded. Every
@@ -111,7 +111,9 @@ static long module_index(const char *name, size_t length)
 }
 
 /* Reads the exact_sites file: "gemleak:exact_sites<TAB>DEPTH", then a site a line,
- * "SIZE<TAB>OFFSET<TAB>MODULE" (decimal, hexadecimal, a path). */
+ * "SIZE<TAB>OFFSET<TAB>MODULE" (decimal, hexadecimal, a path), or
+ * "SIZE<TAB>OFFSET<TAB>MODULE<TAB>via" for an extension's call of one of
+ * Ruby's allocation functions. */
 void exact_read_sites(const char *path)
 {
     int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -154,10 +156,15 @@ void exact_read_sites(const char *path)
                 char *offset_end = NULL;
                 unsigned long long offset = strtoull(rest + 1, &offset_end, 16);
                 if (offset_end != rest + 1 && *offset_end == '\t') {
-                    long m = module_index(offset_end + 1, strlen(offset_end + 1));
+                    char *module = offset_end + 1;
+                    size_t module_length = strlen(module);
+                    int via = module_length > 4 && strcmp(module + module_length - 4, "\tvia") == 0;
+                    if (via)
+                        module_length -= 4;
+                    long m = module_index(module, module_length);
                     if (m >= 0) {
                         exact_sites[exact_n_sites] = (Site) { .offset = (uintptr_t) offset, .size = (size_t) size,
-                                                  .module = (uint32_t) m };
+                                                  .module = (uint32_t) m, .via = via };
                         exact_size_bits[(size & 4095) / 64] |= UINT64_C(1) << (size & 63);
                         exact_n_sites++;
                     }

@@ -1,8 +1,21 @@
-/* The exact pass's library (gemleak_exact.so, exact.c) writes its table
- * into the process's report: the frames at each program counter once,
- * symbolized by the runtime and kept, each stack once, then the blocks
- * still allocated by stack (the lines exact.c's comment describes). It
- * runs with the table's lock held: nothing here allocates (memory is
+/* The exact pass (gemleak_alloc.so, alloc.c) writes its table into the
+ * process's report: the frames at each program counter once, symbolized by
+ * the runtime and kept, each stack once, then the blocks still allocated by
+ * stack, in gemleak's frame format:
+ *
+ *   gemleak:frame<TAB>K                then the frames symbolized at one
+ *                                      program counter (inlined ones too),
+ *                                      numbered from 0, in gemleak's format
+ *   gemleak:stack<TAB>N<TAB>K K ...    stack N: its program counters' frames
+ *   gemleak:stacks                     a new table of blocks: the last is void
+ *   gemleak:at<TAB>N<TAB>ADDRESS ...   blocks allocated on stack N (hex)
+ *
+ * (frames and stacks once a process, before the first table that needs
+ * them). gemleak joins them to the check's objects (report_objects=1) by
+ * address, and gives each block the fast pass saw at that site and size
+ * the stack found here (src/read/sanitizer_exact.c).
+ *
+ * It runs with the table's lock held: nothing here allocates (memory is
  * mapped, and sorted in place). */
 #define _GNU_SOURCE
 #include <stdio.h>

@@ -21,7 +21,9 @@
  * preloads this library before the runtime, and its realloc (below) is the
  * one every caller reaches; it calls the runtime's and records the block
  * it returns as the running test's, as the runtime records realloc's stack
- * for it. Under AddressSanitizer, whose realloc calls the hooks, the
+ * for it. Where the allocation front (gemleak_alloc.so) comes first, its
+ * realloc is every caller's, and it tells this library of each block it
+ * reallocated. Under AddressSanitizer, whose realloc calls the hooks, the
  * library is only loaded, and its realloc is nobody's.
  *
  * The table lives in memory mapped here, never in the allocator it hooks:
@@ -44,6 +46,7 @@ void *realloc(void *block, size_t size);
 
 typedef int (*InstallHooks)(void (*)(const volatile void *, size_t), void (*)(const volatile void *));
 typedef void (*ReportLine)(const char *);
+typedef void (*OnRealloc)(void (*)(void *, void *));
 
 /* The table holds no block's address as it is, but this mask over it: the
  * runtime's leak check scans this library's data, and what a thread's
@@ -272,20 +275,25 @@ __attribute__((constructor)) static void find_realloc_early(void)
 /* A block reallocated while a test runs is that test's (a new block, at a
  * new address or not); one reallocated outside any test leaves the table
  * when it moved. */
-void *realloc(void *block, size_t size)
+static void reallocated(void *block, void *moved)
 {
-    void *moved = find_realloc()(block, size);
-    if (!started || (moved == NULL && size != 0))
-        return moved;
     uint32_t owner = current;
-    if (owner == 0 && moved == block)
-        return moved;
+    if (!started || (owner == 0 && moved == block))
+        return;
     pthread_mutex_lock(&lock);
     if (block != NULL && moved != block)
         forget(HIDE(block));
     if (moved != NULL && owner != 0)
         record(HIDE(moved), owner);
     pthread_mutex_unlock(&lock);
+}
+
+void *realloc(void *block, size_t size)
+{
+    void *moved = find_realloc()(block, size);
+    if (!started || (moved == NULL && size != 0))
+        return moved;
+    reallocated(block, moved);
     return moved;
 }
 
@@ -317,6 +325,11 @@ int gemleak_client_owners_start(void)
         return 0;
     if (install(allocated, freed) == 0)
         return 0;
+    /* The allocation front (gemleak_alloc.so), when it comes first: its
+     * realloc, not this library's, is the one every caller reaches. */
+    OnRealloc on_realloc = (OnRealloc) (uintptr_t) dlsym(RTLD_DEFAULT, "gemleak_alloc_on_realloc");
+    if (on_realloc != NULL)
+        on_realloc(reallocated);
     started = 1;
     return 1;
 }

@@ -27,19 +27,23 @@
 typedef int (*Check)(void);
 typedef void (*Say)(const char *);
 
+typedef void (*BeforeCheck)(void);
+
 static Check check;
 static Say say;
+/* The allocation front's (gemleak_alloc.so, alloc.c), when it is loaded:
+ * what the report needs of it before the check. */
+static BeforeCheck before_check;
 
 /* Also the helper's, before exit! (which runs no handler). */
 void gemleak_preload_done(void);
-/* hidden.c's: the blocks the check cannot judge, before it. */
-void gemleak_preload_hidden(void);
 
 void gemleak_preload_done(void)
 {
     if (say == NULL)
         return;
-    gemleak_preload_hidden();
+    if (before_check != NULL)
+        before_check();
     if (check != NULL)
         check();
     say(GL_PROTO_MARKER_PREFIX GL_PROTO_MARKER_DONE);
@@ -57,6 +61,7 @@ __attribute__((constructor)) static void proof_start(void)
         return;
     check = (Check) (uintptr_t) dlsym(RTLD_DEFAULT, "__lsan_do_recoverable_leak_check");
     say = (Say) (uintptr_t) dlsym(RTLD_DEFAULT, "__sanitizer_report_error_summary");
+    before_check = (BeforeCheck) (uintptr_t) dlsym(RTLD_DEFAULT, GL_PROTO_BEFORE_CHECK_FUNCTION);
     if (say != NULL)
         atexit(at_exit_check);
 }

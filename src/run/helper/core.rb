@@ -113,10 +113,10 @@ module GemLeakHelper
       # it starts: a compiler or an assembler under LeakSanitizer leaks or
       # crashes. A Ruby it starts starts again with it (GemLeakLaunch). So
       # do the libraries preloaded before it: the client library (per test,
-      # under LeakSanitizer) and the exact pass's.
+      # under LeakSanitizer) and the allocation front.
       def keep_to_self
         preload = ENV["LD_PRELOAD"].to_s.split(/[: ]/).reject(&:empty?)
-        ours = [ENV[Protocol::CLIENT_VARIABLE].to_s, ENV[Protocol::EXACT_LIBRARY_VARIABLE].to_s].reject(&:empty?)
+        ours = [ENV[Protocol::CLIENT_VARIABLE].to_s, ENV[Protocol::ALLOC_LIBRARY_VARIABLE].to_s].reject(&:empty?)
         kept = preload.reject { |lib| lib == PATH || lib == REAL || ours.include?(lib) }
         return if kept.size == preload.size
 

@@ -12,6 +12,12 @@ module GemLeakHelper
   # when this process started: the helper loads before the suite's code.
   FREES_AT_EXIT = (RUBY_VERSION.split(".").map(&:to_i) <=> [3, 3]) >= 0 &&
                  !ENV["RUBY_FREE_AT_EXIT"].nil?
+  # Whether this Ruby was built keeping frame pointers (its CFLAGS, the last
+  # of the two flags winning, as with the compiler): a fast unwinder walks
+  # its frames then, and gemleak reads its stacks whole.
+  FRAME_POINTERS = RbConfig::CONFIG["CFLAGS"].to_s.split.reverse
+                           .find { |flag| ["-fno-omit-frame-pointer", "-fomit-frame-pointer"].include?(flag) } ==
+                   "-fno-omit-frame-pointer"
 
   @pid = Core.pid
   @recorded = {}
@@ -74,7 +80,8 @@ module GemLeakHelper
       # engine needs of Ruby is decided here, and whether Ruby frees its
       # own memory at exit decides whose memory a leak is.
       Core.append(Core.run_file(Protocol::RUBY_PREFIX),
-                  "#{RUBY_VERSION}#{FREES_AT_EXIT ? " #{Protocol::FREE_AT_EXIT}" : ""}\n")
+                  "#{RUBY_VERSION}#{FREES_AT_EXIT ? " #{Protocol::FREE_AT_EXIT}" : ""}" \
+                  "#{FRAME_POINTERS ? " #{Protocol::FRAME_POINTERS}" : ""}\n")
       # An engine that writes nothing for a process without leaks: gemleak
       # takes "no report" for "no leaks" only from a process that says here
       # that the engine's runtime was in it.

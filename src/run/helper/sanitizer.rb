@@ -82,20 +82,21 @@ module GemLeakHelper
         GC.enable unless disabled
       end
 
-      # Before the check lists the lost blocks, what the libraries gemleak
-      # preloads write beside it: under fast stacks, the blocks allocated on
-      # another stack than the thread's, which the check cannot judge
-      # (src/run/client/hidden.c); in the exact pass, the stacks of the
-      # blocks allocated at the sites it unwinds exactly (exact.c).
+      # Before the check lists the lost blocks, what the allocation front
+      # writes beside it (src/run/client/alloc.c): how its stacks were made,
+      # the blocks the check cannot judge, and in the exact pass the stacks
+      # of the blocks allocated at the sites it unwinds exactly.
       def exact_write
-        @before_check ||= [[Protocol::HIDDEN_VARIABLE, "gemleak_preload_hidden"],
-                           [Protocol::EXACT_VARIABLE, "gemleak_exact_write"]].filter_map do |variable, name|
-          next if ENV[variable].to_s.empty?
-
-          Fiddle::Function.new(Fiddle::Handle::DEFAULT[name], [], Fiddle::TYPE_VOID)
-        rescue Fiddle::DLError => e
-          Core.debug(e)
-          nil
+        if @before_check.nil?
+          @before_check = []
+          unless ENV[Protocol::ALLOC_LIBRARY_VARIABLE].to_s.empty?
+            begin
+              @before_check << Fiddle::Function.new(Fiddle::Handle::DEFAULT[Protocol::BEFORE_CHECK_FUNCTION], [],
+                                                    Fiddle::TYPE_VOID)
+            rescue Fiddle::DLError => e
+              Core.debug(e)
+            end
+          end
         end
         @before_check.each(&:call)
       rescue StandardError => e
