@@ -28,10 +28,12 @@ static void too_large(const char *path, gsize max_bytes, GError **error)
                     path, max_bytes);
 }
 
-gboolean gl_file_read_bounded(const char *path, gsize max_bytes, char **contents, gsize *length,
-                              GError **error)
+/* Reads @path as gl_file_read_bounded() says; only a regular file when
+ * @regular_only (opened without blocking: a FIFO would wait for a writer). */
+static gboolean read_bounded(const char *path, gsize max_bytes, gboolean regular_only,
+                             char **contents, gsize *length, GError **error)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | (regular_only ? O_NONBLOCK : 0));
     if (fd < 0) {
         int saved = errno;
         g_set_error(error, GL_ERROR, GL_ERROR_IO, "%s: cannot open: %s", path, g_strerror(saved));
@@ -42,6 +44,15 @@ gboolean gl_file_read_bounded(const char *path, gsize max_bytes, char **contents
         close(fd);
         g_set_error(error, GL_ERROR, GL_ERROR_IO, "%s: is a directory", path);
         return FALSE;
+    }
+    if (regular_only) {
+        int flags = fcntl(fd, F_GETFL);
+        if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || flags < 0 ||
+            fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) != 0) {
+            close(fd);
+            g_set_error(error, GL_ERROR, GL_ERROR_IO, "%s: not a regular file", path);
+            return FALSE;
+        }
     }
     /* A regular file says its size; a device or a pipe is read up to the bound. */
     if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && (guint64) st.st_size > max_bytes) {
@@ -78,6 +89,18 @@ gboolean gl_file_read_bounded(const char *path, gsize max_bytes, char **contents
     g_byte_array_append(data, (const guint8 *) "", 1);
     *contents = (char *) g_byte_array_free(data, FALSE);
     return TRUE;
+}
+
+gboolean gl_file_read_bounded(const char *path, gsize max_bytes, char **contents, gsize *length,
+                              GError **error)
+{
+    return read_bounded(path, max_bytes, FALSE, contents, length, error);
+}
+
+gboolean gl_file_read_regular(const char *path, gsize max_bytes, char **contents, gsize *length,
+                              GError **error)
+{
+    return read_bounded(path, max_bytes, TRUE, contents, length, error);
 }
 
 gboolean gl_file_id_of_path(const char *path, GlFileId *id)

@@ -6,6 +6,9 @@
 #include <elf.h>
 #include <string.h>
 
+/* A list of loaded extensions: paths, a line each (process_facts.c's bound). */
+#define LOADED_LIST_MAX_BYTES ((gsize) 4 * 1024 * 1024)
+
 static GPtrArray *sorted_keys(GHashTable *set)
 {
     GPtrArray *list = g_ptr_array_new_with_free_func(g_free);
@@ -32,7 +35,8 @@ static void read_lists_in(const char *dir, GHashTable *dirs_done, GHashTable *pa
             continue;
         g_autofree char *file = g_build_filename(dir, name, NULL);
         g_autofree char *contents = NULL;
-        if (!g_file_get_contents(file, &contents, NULL, NULL))
+        gsize length = 0;
+        if (!gl_file_read_regular(file, LOADED_LIST_MAX_BYTES, &contents, &length, NULL))
             continue;
         *found = TRUE;
         g_auto(GStrv) lines = g_strsplit(contents, "\n", -1);

@@ -17,7 +17,7 @@ gboolean gl_process_facts_read(const char *dir, gint64 pid, GlProcessFacts *fact
                                             GL_PROTO_FILE_SUFFIX, dir, pid);
     g_autofree char *text = NULL;
     gsize length = 0;
-    if (!gl_file_read_bounded(path, FACTS_MAX_BYTES, &text, &length, NULL))
+    if (!gl_file_read_regular(path, FACTS_MAX_BYTES, &text, &length, NULL))
         return FALSE;
     /* A process that execs another Ruby keeps its pid, and the new image
      * appends its own line: the last one is the Ruby that ran to the end. */
@@ -49,7 +49,7 @@ void gl_run_facts_read(const char *dir, GlRunFacts *facts)
     g_autofree char *path = g_build_filename(dir, GL_PROTO_ENGINE_FILE, NULL);
     g_autofree char *text = NULL;
     gsize length = 0;
-    if (dir != NULL && gl_file_read_bounded(path, ENGINE_MAX_BYTES, &text, &length, NULL) &&
+    if (dir != NULL && gl_file_read_regular(path, ENGINE_MAX_BYTES, &text, &length, NULL) &&
         length > 0) {
         g_autofree char *valid = g_utf8_make_valid(text, (gssize) length);
         g_auto(GStrv) lines = g_strsplit(valid, "\n", -1);
@@ -155,7 +155,7 @@ GPtrArray *gl_process_loaded_paths(const char *dir, gint64 pid)
                                             GL_PROTO_FILE_SUFFIX, dir, pid);
     g_autofree char *text = NULL;
     gsize length = 0;
-    if (!gl_file_read_bounded(path, LOADED_MAX_BYTES, &text, &length, NULL))
+    if (!gl_file_read_regular(path, LOADED_MAX_BYTES, &text, &length, NULL))
         return paths;
     g_auto(GStrv) lines = g_strsplit(text, "\n", -1);
     for (char **line = lines; *line != NULL; line++)

@@ -15,7 +15,7 @@
 #include <sys/stat.h>
 
 /* Far above any report gemleak reads (sanitizer_reader.c's limit). */
-#define MAX_REPORT_BYTES ((goffset) 1 << 30)
+#define MAX_REPORT_BYTES ((gsize) 1 << 30)
 /* The file of sites, in the first run's helper directory (gemleak's own,
  * removed with it). */
 #define SITES_FILE "exact-sites.txt"
@@ -106,13 +106,8 @@ static GPtrArray *reports_in(const char *dir, GError **error)
  * @error set. */
 static char *read_report(const char *path, gsize *length, GError **error)
 {
-    struct stat st;
-    if (stat(path, &st) == 0 && (goffset) st.st_size > MAX_REPORT_BYTES) {
-        g_set_error(error, GL_ERROR, GL_ERROR_LIMIT, "%s: larger than 1 GiB", path);
-        return NULL;
-    }
     char *text = NULL;
-    if (!g_file_get_contents(path, &text, length, error))
+    if (!gl_file_read_regular(path, MAX_REPORT_BYTES, &text, length, error))
         return NULL;
     return text;
 }

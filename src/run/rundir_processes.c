@@ -26,7 +26,7 @@ static gboolean ends_after_preamble(const char *path)
 {
     g_autofree char *text = NULL;
     gsize length = 0;
-    if (!gl_file_read_bounded(path, PREAMBLE_MAX_BYTES, &text, &length, NULL))
+    if (!gl_file_read_regular(path, PREAMBLE_MAX_BYTES, &text, &length, NULL))
         return FALSE;
     if (memchr(text, '\0', length) != NULL || strstr(text, "<status>") != NULL ||
         strstr(text, "<error>") != NULL || strstr(text, "<valgrindoutput>") == NULL)
@@ -80,7 +80,7 @@ static char *interrupted_in(const char *dir)
     g_autofree char *path = g_build_filename(dir, GL_PROTO_INTERRUPTED_FILE, NULL);
     g_autofree char *text = NULL;
     gsize length = 0;
-    if (!gl_file_read_bounded(path, 64, &text, &length, NULL))
+    if (!gl_file_read_regular(path, 64, &text, &length, NULL))
         return NULL;
     g_autofree char *line = g_strndup(text, strcspn(text, "\r\n"));
     /* Even an empty or unreadable one says that the run was cut short. */
@@ -203,7 +203,7 @@ GPtrArray *gl_rundir_outside(const char *dir)
         g_autofree char *text = NULL;
         gsize length = 0;
         /* Even an unreadable one says that something ran unchecked. */
-        if (!gl_file_read_bounded(path, PREAMBLE_MAX_BYTES, &text, &length, NULL))
+        if (!gl_file_read_regular(path, PREAMBLE_MAX_BYTES, &text, &length, NULL))
             text = g_strdup("");
         char *end = strchr(text, '\n');   /* one line: the helper writes no more */
         if (end != NULL)
@@ -253,7 +253,7 @@ GHashTable *gl_rundir_test_durations(const char *dir)
         g_autofree char *path = g_build_filename(dir, name, NULL);
         g_autofree char *text = NULL;
         gsize length = 0;
-        if (!gl_file_read_bounded(path, PREAMBLE_MAX_BYTES, &text, &length, NULL))
+        if (!gl_file_read_regular(path, PREAMBLE_MAX_BYTES, &text, &length, NULL))
             continue;
         g_auto(GStrv) lines = g_strsplit(text, "\n", -1);
         for (char **line = lines; *line != NULL; line++) {

@@ -3,6 +3,9 @@
 #include "testutil.h"
 #include "gemleak/read/process_facts.h"
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 START_TEST(test_ruby_of_a_process)
 {
     g_autofree char *dir = gl_test_tmpdir();
@@ -60,6 +63,34 @@ START_TEST(test_engine_of_a_run)
 }
 END_TEST
 
+/* Issue 35, 14: every file of a run directory is read bounded, and only
+ * when it is a regular file: a list linked to /dev/zero grew to 3 GB, and
+ * a FIFO in its place hung `gemleak filter` (the case's own timeout is the
+ * bound: the hang is the bug). */
+START_TEST(test_run_directory_files_are_regular_and_bounded)
+{
+    g_autofree char *dir = gl_test_tmpdir();
+    g_autofree char *zero = g_build_filename(dir, "loaded-7.txt", NULL);
+    ck_assert_int_eq(symlink("/dev/zero", zero), 0);
+    g_autofree char *fifo = g_build_filename(dir, "ruby-8.txt", NULL);
+    ck_assert_int_eq(mkfifo(fifo, 0600), 0);
+    g_autofree char *fifo2 = g_build_filename(dir, "loaded-8.txt", NULL);
+    ck_assert_int_eq(mkfifo(fifo2, 0600), 0);
+    g_autofree char *engine = g_build_filename(dir, "engine.txt", NULL);
+    ck_assert_int_eq(symlink("/dev/zero", engine), 0);
+    GlProcessFacts facts;
+    ck_assert(!gl_process_facts_read(dir, 8, &facts));
+    g_autofree char *loaded = gl_process_loaded(dir, 7);
+    ck_assert_ptr_null(loaded);
+    g_autofree char *loaded_fifo = gl_process_loaded(dir, 8);
+    ck_assert_ptr_null(loaded_fifo);
+    g_auto(GlRunFacts) run = { 0 };
+    gl_run_facts_read(dir, &run);
+    ck_assert_str_eq(run.title, "Valgrind");
+    gl_remove_tree(dir);
+}
+END_TEST
+
 START_TEST(test_ruby_versions_compared)
 {
     ck_assert(gl_ruby_version_at_least("3.3.0", "3.3"));
@@ -79,6 +110,7 @@ Suite *gl_process_facts_suite(void)
     tcase_add_test(tc, test_ruby_of_a_process);
     tcase_add_test(tc, test_engine_of_a_run);
     tcase_add_test(tc, test_ruby_versions_compared);
+    tcase_add_test(tc, test_run_directory_files_are_regular_and_bounded);
     suite_add_tcase(suite, tc);
     return suite;
 }

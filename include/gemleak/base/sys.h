@@ -14,6 +14,12 @@
  * *length, and may hold NULs of their own.
  * Returns: FALSE with GL_ERROR_IO (cannot open or read, a directory) or
  * GL_ERROR_LIMIT (too large) set; messages start with @path. */
+/* As gl_file_read_bounded(), but only a regular file (GL_ERROR_IO "not a
+ * regular file" for a FIFO, a device, a socket): what gemleak or its
+ * helper wrote, a run directory's files, which nothing else is. */
+gboolean gl_file_read_regular(const char *path, gsize max_bytes, char **contents, gsize *length,
+                              GError **error);
+
 gboolean gl_file_read_bounded(const char *path, gsize max_bytes, char **contents, gsize *length,
                               GError **error);
 
