@@ -225,13 +225,50 @@ static char **set_options(char **env, const char *variable, const char *ours, FI
     g_autofree char *over = overridden(theirs, ours);
     if (over != NULL && messages != NULL) {
         g_autofree char *shown = g_strescape(over, NULL);
-        fprintf(messages, "gemleak: note: %s: %s overridden: each would hide findings or "
-                "reports\n", variable, shown);
+        fprintf(messages, "gemleak: note: %s: %s overridden: each would change what a report "
+                "says or holds, which gemleak reads as it sets it\n", variable, shown);
     }
     g_autofree char *value = theirs != NULL && *theirs != '\0'
                                  ? g_strconcat(theirs, ":", ours, NULL)
                                  : g_strdup(ours);
     return g_environ_setenv(env, variable, value, TRUE);
+}
+
+/* The runtimes' options that change a report's text, paths or set of
+ * records (their flag lists: LSAN_OPTIONS=help=1), set by gemleak after the
+ * user's, who is told which of theirs it overrode: colour codes around
+ * records, paths stripped of a prefix, dedup tokens and module maps between
+ * records, a summary that ends each report, another symbolizer or none,
+ * inlined frames, suppressions (gemleak's rules decide what is skipped),
+ * what the runtime logs besides. */
+static const char *const report_shape[] = {
+    "color=never", "strip_path_prefix=", "dedup_token_length=0", "print_module_map=0",
+    "print_summary=1", "print_suppressions=0", "symbolize=1", "symbolize_inline_frames=1",
+    "symbolize_vs_style=0", "external_symbolizer_path=", "allow_addr2line=0", "demangle=1",
+    "suppressions=", "verbosity=0", "log_to_syslog=0", "fast_unwind_on_fatal=0",
+};
+
+/* LeakSanitizer's own: what it counts as reachable (its root set), and
+ * whether it folds leaks of like stacks into one record. */
+static const char *const leak_shape[] = {
+    "use_globals=1", "use_stacks=1", "use_registers=1", "use_tls=1", "use_root_regions=1",
+    "use_unaligned=0", "use_poisoned=0", "resolution=0", "log_pointers=0", "log_threads=0",
+};
+
+/* AddressSanitizer's own: the errors it reports, and the lines it adds to
+ * a report. */
+static const char *const address_shape[] = {
+    "print_stats=0", "print_scariness=0", "alloc_dealloc_mismatch=1", "new_delete_type_mismatch=1",
+    "detect_container_overflow=1", "report_globals=1", "detect_odr_violation=2",
+};
+
+/* Returns: (transfer full): @table's options joined by ':'. */
+static char *joined(const char *const *table, gsize n)
+{
+    g_autoptr(GString) text = g_string_new(NULL);
+    for (gsize i = 0; i < n; i++)
+        g_string_append_printf(text, "%s%s", i > 0 ? ":" : "", table[i]);
+    return g_string_free(g_steal_pointer(&text), FALSE);
 }
 
 /* Both runtimes: a report a process, by an absolute path (suites change
@@ -247,20 +284,27 @@ char **gl_sanitizer_environment(const GlSanitizerRuntime *runtime, const char *o
                                 FILE *messages, char **env)
 {
     gboolean proof = g_environ_getenv(env, GL_PROTO_PROOF_VARIABLE) != NULL;
+    g_autofree char *shape = joined(report_shape, G_N_ELEMENTS(report_shape));
+    g_autofree char *own_shape = strcmp(options_variable, "LSAN_OPTIONS") == 0
+                                     ? joined(leak_shape, G_N_ELEMENTS(leak_shape))
+                                     : joined(address_shape, G_N_ELEMENTS(address_shape));
     /* quoted: the runtimes split their options at a colon, which a
      * directory may hold, and at blanks and newlines, which the frame
      * format holds */
     g_autofree char *shared = g_strdup_printf(
         "exitcode=0:log_path=\"%s/%s\":log_exe_name=0:log_suffix=:malloc_context_size=%d:"
-        "stack_trace_format=\"%s\":%s%s", run_dir, runtime->log, GL_SANITIZER_STACK_LIMIT,
-        GL_SANITIZER_FRAME_FORMAT, proof ? "leak_check_at_exit=0:" : "", ours);
+        "stack_trace_format=\"%s\":%s:%s:%s%s", run_dir, runtime->log, GL_SANITIZER_STACK_LIMIT,
+        GL_SANITIZER_FRAME_FORMAT, shape, own_shape, proof ? "leak_check_at_exit=0:" : "", ours);
     env = set_options(env, options_variable, shared, messages);
     return g_environ_setenv(env, GL_PROTO_RUNTIME_VARIABLE, found, TRUE);
 }
 
 char **gl_sanitizer_leak_options(char **env, const char *ours, FILE *messages)
 {
-    return set_options(env, "LSAN_OPTIONS", ours, messages);
+    /* AddressSanitizer's leak check takes its suppressions from here too */
+    g_autofree char *shape = joined(leak_shape, G_N_ELEMENTS(leak_shape));
+    g_autofree char *all = g_strconcat(shape, ":suppressions=:", ours, NULL);
+    return set_options(env, "LSAN_OPTIONS", all, messages);
 }
 
 char **gl_sanitizer_free_at_exit(char **env)

@@ -665,6 +665,7 @@ static int exact_start(const char *path)
     exact_get_ip = (GetIP) (uintptr_t) dlsym(RTLD_DEFAULT, "_Unwind_GetIP");
     if (exact_symbolize == NULL || exact_backtrace == NULL || exact_get_ip == NULL)
         return 0;
+    exact_find_self();
     exact_read_sites(path);
     return 1;
 }

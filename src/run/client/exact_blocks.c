@@ -6,6 +6,8 @@
  * Before each check (gemleak_alloc_before_check), exact_write.c writes it
  * into the report. */
 #define _GNU_SOURCE
+#include <dlfcn.h>
+#include <link.h>
 #include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -31,8 +33,43 @@ GetIP exact_get_ip;
 typedef struct {
     uintptr_t caller;
     int found;              /* the caller's frame was met */
+    int counted;            /* frames kept that the runtime's depth would count */
     Stack *stack;
 } Unwinding;
+
+/* Returns: 1 if @pc lies in this library: the frame of an extension's call
+ * of Ruby's allocation functions (gemleak_via), which the report shows but
+ * the reader takes out, and the depth the runtime keeps does not count. */
+static uintptr_t ours_low, ours_high;
+
+static int find_ours(struct dl_phdr_info *info, size_t size, void *data)
+{
+    (void) size;
+    if ((uintptr_t) info->dlpi_addr != (uintptr_t) data)
+        return 0;
+    for (int i = 0; i < info->dlpi_phnum; i++)
+        if (info->dlpi_phdr[i].p_type == PT_LOAD) {
+            uintptr_t low = (uintptr_t) info->dlpi_addr + info->dlpi_phdr[i].p_vaddr;
+            uintptr_t high = low + info->dlpi_phdr[i].p_memsz;
+            if (ours_low == 0 || low < ours_low)
+                ours_low = low;
+            if (high > ours_high)
+                ours_high = high;
+        }
+    return 1;
+}
+
+void exact_find_self(void)
+{
+    Dl_info info;
+    if (dladdr((void *) (uintptr_t) find_ours, &info) != 0)
+        dl_iterate_phdr(find_ours, info.dli_fbase);
+}
+
+static int ours(uintptr_t pc)
+{
+    return pc >= ours_low && pc < ours_high;
+}
 
 static _Unwind_Reason_Code one_frame(struct _Unwind_Context *context, void *data)
 {
@@ -43,9 +80,10 @@ static _Unwind_Reason_Code one_frame(struct _Unwind_Context *context, void *data
             return _URC_NO_REASON;  /* this library's own frames */
         unwinding->found = 1;
     }
-    if (pc == 0 || unwinding->stack->n >= exact_depth)
+    if (pc == 0 || unwinding->counted >= exact_depth || unwinding->stack->n >= MAX_DEPTH)
         return _URC_END_OF_STACK;
     unwinding->stack->pcs[unwinding->stack->n++] = pc;
+    unwinding->counted += !ours(pc);
     return _URC_NO_REASON;
 }
 

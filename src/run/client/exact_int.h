@@ -79,6 +79,9 @@ extern __thread int exact_busy __attribute__((tls_model("initial-exec"))) HIDDEN
 /* Returns: @bytes of fresh memory, mapped (not the runtime's), or NULL. */
 void *exact_map(size_t bytes) HIDDEN_SYMBOL;
 
+/* Looks up where this library lies, as it starts (exact_blocks.c). */
+void exact_find_self(void) HIDDEN_SYMBOL;
+
 /* Reads the sites file @path (exact_sites.c), as the library starts. */
 void exact_read_sites(const char *path) HIDDEN_SYMBOL;
 
