@@ -87,8 +87,8 @@ void gl_cli_say_exact(const GlExactResult *exact, FILE *err)
         return;
     g_autoptr(GString) line = g_string_new("gemleak: exact stacks: ");
     if (exact->blocks > 0)
-        g_string_append_printf(line, "the fast unwinder cut the stack%s of %u leaked block%s "
-                               "short", exact->blocks == 1 ? "" : "s", exact->blocks,
+        g_string_append_printf(line, "the fast pass had only part of the stack%s of %u leaked "
+                               "block%s", exact->blocks == 1 ? "" : "s", exact->blocks,
                                exact->blocks == 1 ? "" : "s");
     if (exact->hidden > 0)
         g_string_append_printf(line, "%s%u block%s allocated on a Fiber's or Ractor's stack %s "
@@ -115,10 +115,12 @@ void gl_cli_say_exact(const GlExactResult *exact, FILE *err)
         g_string_append_printf(line, ": %u of the %u got their whole stack", exact->given,
                                exact->blocks);
     if (exact->hidden > 0)
-        g_string_append_printf(line, "%s %u of the %u hidden block%s %s lost",
+        g_string_append_printf(line, "%s %u of the %u hidden block%s %s lost again%s",
                                exact->blocks > 0 ? ";" : ":", exact->hidden_lost, exact->hidden,
                                exact->hidden == 1 ? "" : "s",
-                               exact->hidden_lost == 1 ? "was" : "were");
+                               exact->hidden_lost == 1 ? "was" : "were",
+                               exact->hidden_lost < exact->hidden
+                                   ? ", the others stay unjudged, which never passes" : "");
     if (exact->given < exact->blocks)
         g_string_append_printf(line, "; the run again did not lose the other %u: they keep the "
                                "fast stacks, cut short, which never pass",

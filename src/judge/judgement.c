@@ -303,6 +303,19 @@ static void add_process_problems(Judging *j)
             "checked%s%s%s", shown, process->pid, process->traits.halted_why != NULL ? " (" : "",
             process->traits.halted_why != NULL ? process->traits.halted_why : "",
             process->traits.halted_why != NULL ? ")" : ""));
+    /* Blocks its leak check could not judge, that no exact pass judged
+     * (a run killed while it ran one; a thread with no scratch stack):
+     * whether they were lost nobody can say. */
+    if (process->hidden_blocks > 0 && !j->unjudged && !j->leaks_unjudged)
+        g_ptr_array_add(j->out->problems, g_error_new(
+            GL_ERROR, GL_ERROR_LIMIT, "%s: process %" G_GINT64_FORMAT ": %u block%s allocated on a "
+            "Fiber's or a Ractor's stack %s still allocated at its leak check, which cannot judge "
+            "%s, and no run with exact stacks judged %s; what %s may be the extension's "
+            "(--exact-stacks judges such blocks in one run)", shown, process->pid,
+            process->hidden_blocks, process->hidden_blocks == 1 ? "" : "s",
+            process->hidden_blocks == 1 ? "was" : "were", process->hidden_blocks == 1 ? "it" : "them",
+            process->hidden_blocks == 1 ? "it" : "them",
+            process->hidden_blocks == 1 ? "it hides" : "they hide"));
     /* Too old a Ruby leaves more than the runtime reports: the coverage
      * says that process was not checked, and why. */
     if (process->incomplete && !j->unjudged && !j->leaks_unjudged)

@@ -176,29 +176,44 @@ static char *write_lines(const char *dir, const char *name, const char *first, G
     return path;
 }
 
+/* Why blocks the leak check could not judge stay unjudged. */
+typedef enum {
+    UNJUDGED_NO_RUN,       /* the engine runs nothing again (AddressSanitizer's) */
+    UNJUDGED_UNFINISHED,   /* the run with exact stacks did not finish */
+    UNJUDGED_NOT_AGAIN,    /* it ran, and did not find them lost again */
+} Unjudged;
+
 /* Says, in the run directory's protocol (outside-PID.txt: what a process
- * ran unchecked), that process @pid has blocks its check could not judge
- * and no run judged. */
-static void say_unjudged(const char *dir, gint64 pid, guint blocks)
+ * ran unchecked), that process @pid has @blocks blocks its check could not
+ * judge, and why no run judged them. A block the exact run did not lose
+ * again may still have been lost in the first: a second sighting never
+ * says "not lost". */
+static void say_unjudged(const char *dir, gint64 pid, guint blocks, Unjudged why)
 {
     g_autofree char *path = g_strdup_printf("%s/%s%" G_GINT64_FORMAT "%s", dir,
                                             GL_PROTO_OUTSIDE_PREFIX, pid, GL_PROTO_FILE_SUFFIX);
     FILE *file = fopen(path, "a");
     if (file == NULL)
         return;
+    static const char *const whys[] = {
+        [UNJUDGED_NO_RUN] = "this engine runs nothing again to judge them",
+        [UNJUDGED_UNFINISHED] = "the run with exact stacks that judges them did not finish",
+        [UNJUDGED_NOT_AGAIN] = "the run with exact stacks did not lose them again, which does "
+                               "not say the first run did not",
+    };
     fprintf(file, "its leak check could not judge %u block%s allocated on another stack than its "
-            "thread's (a Fiber's, a Ractor's), whose allocating call the fast unwinder does not "
-            "see, and the run with exact stacks that judges them did not finish "
-            "(--exact-stacks judges them in one run)\n", blocks, blocks == 1 ? "" : "s");
+            "thread's (a Fiber's, a Ractor's), where gemleak could not give the fast unwinder a "
+            "stack it walks, and %s (--exact-stacks judges them in one run)\n", blocks,
+            blocks == 1 ? "" : "s", whys[why]);
     fclose(file);
 }
 
 /* Gives the cut records of the reports in @dir the stacks of @donors, and
- * their hidden blocks those it found lost (nothing judged them when
- * @judged is FALSE: they make the run INCOMPLETE); takes the owners out
- * with @strip_owners.
+ * their hidden blocks those it found lost; the others make the run
+ * INCOMPLETE, for the reason @why (UNJUDGED_NOT_AGAIN when the exact run
+ * finished); takes the owners out with @strip_owners.
  * Returns: FALSE with @error set. */
-static gboolean rewrite_reports(const char *dir, GlExactDonors *donors, gboolean judged,
+static gboolean rewrite_reports(const char *dir, GlExactDonors *donors, Unjudged why,
                                 gboolean strip_owners, GlExactResult *exact, GError **error)
 {
     exact->records = exact->given = exact->hidden_lost = 0;
@@ -221,8 +236,8 @@ static gboolean rewrite_reports(const char *dir, GlExactDonors *donors, gboolean
         exact->records += count.records;
         exact->given += count.given;
         exact->hidden_lost += count.hidden_lost;
-        if (count.hidden > 0 && !judged)
-            say_unjudged(dir, pid, count.hidden);
+        if (count.hidden > count.hidden_lost)
+            say_unjudged(dir, pid, count.hidden - count.hidden_lost, why);
         if (strlen(rewritten) == length && memcmp(rewritten, text, length) == 0)
             continue;
         /* through a file of its own and a rename: a report is whole or as it was */
@@ -333,7 +348,7 @@ gboolean gl_run_exact(const GlRunOptions *options, GPtrArray *commands, GlRunRes
      * (AddressSanitizer's) runs nothing again: what its check could not
      * judge is said, and the run does not pass (--exact-stacks judges it). */
     if (!engine->exact_where_leaked)
-        return rewrite_reports(result->dir, donors, FALSE, FALSE, exact, error);
+        return rewrite_reports(result->dir, donors, UNJUDGED_NO_RUN, FALSE, exact, error);
     gboolean strip_owners = g_strcmp0(options->per_test, GL_PROTO_PER_TEST_OWNERS) == 0;
     g_autoptr(GHashTable) sites = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
     g_autoptr(GHashTable) tests = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
@@ -344,7 +359,7 @@ gboolean gl_run_exact(const GlRunOptions *options, GPtrArray *commands, GlRunRes
     exact->hidden = found.hidden;
     exact->sites = g_hash_table_size(sites);
     if ((exact->sites == 0 && found.hidden == 0) || result->interrupted_by != 0)
-        return rewrite_reports(result->dir, donors, FALSE, strip_owners, exact, error);
+        return rewrite_reports(result->dir, donors, UNJUDGED_UNFINISHED, strip_owners, exact, error);
     /* the program counters after the allocator's that the runtime keeps */
     g_autofree char *header = g_strdup_printf(GL_PROTO_MARKER_PREFIX GL_PROTO_MARKER_SITES "\t%d\n",
                                               GL_SANITIZER_STACK_LIMIT -
@@ -375,7 +390,8 @@ gboolean gl_run_exact(const GlRunOptions *options, GPtrArray *commands, GlRunRes
         (found.hidden > 0 || !all_given(result->dir, donors)))
         ok = run_again(options, commands, first, sites_file, NULL, donors, exact, error);
     gboolean judged = ok && exact->interrupted_by == 0 && !exact->timed_out;
-    if (!rewrite_reports(result->dir, donors, judged, strip_owners, exact, ok ? error : NULL))
+    if (!rewrite_reports(result->dir, donors, judged ? UNJUDGED_NOT_AGAIN : UNJUDGED_UNFINISHED,
+                         strip_owners, exact, ok ? error : NULL))
         ok = FALSE;
     if (exact->interrupted_by != 0 && result->interrupted_by == 0) {
         /* what the second run had not unwound stays cut: said, and kept */
