@@ -29,13 +29,22 @@ static gboolean reaches_bottom(const GlStack *stack)
     return FALSE;
 }
 
-/* Returns: how many program counters @stack holds (frames inlined at one
- * share it), which the runtime's depth limit counts. */
+/* Returns: how many program counters @stack holds, which the runtime's
+ * depth limit counts: frames inlined at one share it, each once; but a
+ * recursion repeats one return address a frame after another, and the
+ * frames symbolized at it start over at the same function each time. */
 static guint program_counters(const GlStack *stack)
 {
-    guint pcs = 0;
-    for (guint i = 0; i < stack->n_frames; i++)
-        pcs += i == 0 || stack->frames[i].ip != stack->frames[i - 1].ip;
+    guint pcs = 0, group = 0;
+    for (guint i = 0; i < stack->n_frames; i++) {
+        const GlFrame *frame = &stack->frames[i];
+        gboolean again = i > 0 && frame->ip == stack->frames[i - 1].ip && frame->fn != NULL &&
+                         g_strcmp0(frame->fn, stack->frames[group].fn) == 0;
+        if (i == 0 || frame->ip != stack->frames[i - 1].ip || again) {
+            pcs++;
+            group = i;
+        }
+    }
     return pcs;
 }
 

@@ -206,6 +206,41 @@ START_TEST(test_allocating_call_decides_under_the_front)
 }
 END_TEST
 
+/* A leak under recursion deeper than the runtime's depth: the recursing
+ * frames share one return address, and counting program counters as
+ * "frames at a new address" took 28 of them for one: uncertain, exit 3
+ * (issue 35, 11). A stack that repeats frames is as deep as it is long:
+ * cut by the depth limit, certain, as Valgrind's. */
+START_TEST(test_recursion_deeper_than_the_limit_is_certain)
+{
+    g_autoptr(GString) text = g_string_new(
+        "=================================================================\n"
+        "==4545==ERROR: LeakSanitizer: detected memory leaks\n"
+        "\n"
+        "Direct leak of 64 byte(s) in 1 object(s) allocated from:\n");
+    /* the runtime's frame, the allocation, 27 calls of the recursion (one
+     * return address, each a frame with an inlined one) */
+    g_string_append(text, GF(0, "/usr/lib/x86_64-linux-gnu/liblsan.so.0", "__interceptor_malloc",
+                             "lsan_interceptors.cpp", 75));
+    g_string_append(text, "Gm 1 /work/ext/leaky.so\nGf 1 leaky_deep\nGs 1 leaky.c\n"
+                          "G 1 0x7f0000001100 0x1100 0x0 20 0\n");
+    for (guint i = 2; i < 56; i += 2)
+        g_string_append_printf(text, "Gm %u /work/ext/leaky.so\nGf %u leaky_step\nGs %u leaky.c\n"
+                               "G %u 0x7f0000001200 0x1200 0x0 25 0\n"
+                               "Gm %u /work/ext/leaky.so\nGf %u leaky_deep\nGs %u leaky.c\n"
+                               "G %u 0x7f0000001200 0x1200 0x0 26 0\n",
+                               i, i, i, i, i + 1, i + 1, i + 1, i + 1);
+    g_string_append(text, "\nSUMMARY: LeakSanitizer: 64 byte(s) leaked in 1 allocation(s).\n");
+    g_autofree char *path = report_file("lsan.4545", text->str);
+    RUN(run, "filter", "-O", "leaky", path);
+    ck_assert_int_eq(run.status, 1);
+    gl_assert_line(run.out, "^64 bytes in 1 block is definitely lost$");
+    gl_assert_no_line(run.out, "^uncertain");
+    gl_test_run_clear(&run);
+    report_file_remove(path);
+}
+END_TEST
+
 /* A stack that malloc_context_size cut (30, LeakSanitizer's default and
  * the engine's) deep in Ruby's VM, as every test's stack is: the runtime
  * counts two frames of its own that it does not print, and a recursing VM
@@ -612,6 +647,7 @@ Suite *gl_filter_sanitizer_suite(void)
     tcase_add_test(tc, test_shallow_stack_is_uncertain);
     tcase_add_test(tc, test_unjudged_hidden_blocks_never_pass);
     tcase_add_test(tc, test_allocating_call_decides_under_the_front);
+    tcase_add_test(tc, test_recursion_deeper_than_the_limit_is_certain);
     tcase_add_test(tc, test_stack_cut_by_the_depth_limit_is_certain);
     tcase_add_test(tc, test_ruby_in_view_of_a_cut_stack_is_rubys);
     tcase_add_test(tc, test_asan_report_is_a_memory_error);
