@@ -309,7 +309,12 @@ char **gl_sanitizer_leak_options(char **env, const char *ours, FILE *messages)
 
 char **gl_sanitizer_free_at_exit(char **env)
 {
-    if (g_environ_getenv(env, "RUBY_FREE_AT_EXIT") != NULL)
+    /* The user's RUBY_FREE_AT_EXIT=0 (or empty): Ruby as it runs in
+     * production, which gl_run_child_environment() took out of @env for
+     * that, as under every engine. */
+    const char *theirs = g_getenv("RUBY_FREE_AT_EXIT");
+    if (g_environ_getenv(env, "RUBY_FREE_AT_EXIT") != NULL ||
+        (theirs != NULL && (*theirs == '\0' || strcmp(theirs, "0") == 0)))
         return env;
     return g_environ_setenv(env, "RUBY_FREE_AT_EXIT", GL_PROTO_FREE_AT_EXIT_VALUE, TRUE);
 }

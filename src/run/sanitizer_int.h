@@ -73,10 +73,12 @@ char **gl_sanitizer_environment(const GlSanitizerRuntime *runtime, const char *o
  * own flags that AddressSanitizer reads there too, ending with @ours. */
 char **gl_sanitizer_leak_options(char **env, const char *ours, FILE *messages);
 
-/* The runtimes' leak check needs Ruby to free its memory at exit: even
- * where the user's RUBY_FREE_AT_EXIT=0 took it away (the environment
- * gl_run_child_environment() made), gemleak's value is set; a value of
- * the user's stays.
+/* The runtimes' leak check wants Ruby to free its memory at exit (what the
+ * extension lost among Ruby's own blocks is then few to read): gemleak's
+ * value is set where the user set none; a value of the user's stays, and
+ * their RUBY_FREE_AT_EXIT=0, which gl_run_child_environment() took out of
+ * @env, stays out, as under every engine (Ruby as it runs in production:
+ * its own blocks are judged Ruby's by their allocating call).
  * Returns: (transfer full): @env (consumed). */
 char **gl_sanitizer_free_at_exit(char **env);
 
