@@ -15,10 +15,11 @@
 
 /* A bare ruby takes its first file as the script and hands it the others
  * as ARGV, which a test file ignores: it would run one file of many. This
- * requires each of them, as Rake's rake_test_loader does, with ARGV
- * emptied first so that minitest or test-unit do not take the names for
- * options or tests of their own. */
-#define RUBY_LOADER "files = ARGV.dup; ARGV.clear; files.each { |f| require File.expand_path(f) }"
+ * loads each of them as `ruby FILE` runs it ($0 and __FILE__ the name as
+ * given: a body under `if __FILE__ == $0` runs), with ARGV emptied first
+ * so that minitest or test-unit do not take the names for options or
+ * tests of their own. */
+#define RUBY_LOADER "files = ARGV.dup; ARGV.clear; files.each { |f| $0 = f; load f }"
 
 
 void gl_command_plan_clear(GlCommandPlan *plan)

@@ -412,6 +412,30 @@ START_TEST(test_bare_ruby_runs_every_file)
 }
 END_TEST
 
+/* Each file after ::: runs as `ruby FILE` runs it: a test file whose body
+ * is under `if __FILE__ == $0` (a script that is its own test) runs that
+ * body, and its leak fails the gate; the loader ran each file with $0 "-e",
+ * and the run passed (issue 35, 7). */
+START_TEST(test_each_file_runs_as_its_own_script)
+{
+    g_autofree char *dir = gl_test_tmpdir();
+    g_autofree char *tests = g_build_filename(dir, "test", NULL);
+    g_mkdir(tests, 0700);
+    g_autofree char *file = g_build_filename(tests, "a.rb", NULL);
+    gl_test_write(file, "require 'leaky'\nif __FILE__ == $0\n  Leaky.leak\n  $stdout.puts "
+                        "\"main: #{$0}\"\nend\n", -1);
+    g_autofree char *leaky = g_strdup_printf("-I%s/leaky", ext_dir);
+    const char *argv[] = { gemleak_binary, "run", "--", "ruby", "--disable-gems", leaky, ":::",
+                           "test/a.rb", NULL };
+    Result r = { 0 };
+    run_command(&r, dir, NULL, argv);
+    ck_assert_msg(r.status == 1, "status %d\n%s", r.status, r.err);
+    gl_assert_line(r.out, "^main: test/a.rb$");
+    result_clear(&r);
+    gl_remove_tree(dir);
+}
+END_TEST
+
 /* A failing run keeps its XML compressed, says where and how much, and
  * gemleak filter reads it back; gemleak clean removes it. */
 /* Ruby's options that take a value (--encoding UTF-8, -r set) and "--"
@@ -631,6 +655,7 @@ void integration_commands(TCase *tcase)
     tcase_add_test(tcase, test_valgrind_below_a_launcher_dies_with_gemleak);
     tcase_add_test(tcase, test_bare_ruby_runs_every_file);
     tcase_add_test(tcase, test_bare_ruby_with_options_runs_every_file);
+    tcase_add_test(tcase, test_each_file_runs_as_its_own_script);
     tcase_add_test(tcase, test_kept_xml_is_compressed);
     tcase_add_test(tcase, test_trimmed_text_report);
     tcase_add_test(tcase, test_shards_merge_into_one_run);
