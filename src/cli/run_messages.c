@@ -83,6 +83,12 @@ static const char *stacks_said(const GlEngine *engine, gboolean fast, gboolean f
 /* Says what the exact pass did (exact.h), when it ran. */
 void gl_cli_say_exact(const GlExactResult *exact, FILE *err)
 {
+    if (exact->unrepeatable && exact->blocks + exact->hidden > 0)
+        fprintf(err, "gemleak: exact stacks: the command reads its script from standard input, a "
+                "pipe, and cannot run again to unwind the %u leaked block%s the fast pass had only "
+                "part of a stack for: they never pass (give the script as a file, or ruby - < "
+                "FILE, which gemleak reads again)\n", exact->blocks + exact->hidden,
+                exact->blocks + exact->hidden == 1 ? "" : "s");
     if (exact->ran == 0)
         return;
     g_autoptr(GString) line = g_string_new("gemleak: exact stacks: ");

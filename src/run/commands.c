@@ -206,6 +206,20 @@ static int bare_ruby(char **command, guint end, guint *options_end)
     return (int) at;
 }
 
+gboolean gl_command_reads_stdin(char **command)
+{
+    guint end = g_strv_length(command);
+    guint options_end = 0;
+    if (bare_ruby(command, end, &options_end) >= 0)
+        return TRUE;
+    /* "ruby [OPTIONS] -" and "ruby [OPTIONS] -- -": the script is "-" */
+    for (guint i = 1; i < end; i++)
+        if (strcmp(command[i], "-") == 0)
+            return gl_is_ruby_object(command[0]) ||
+                   (i > 2 && strcmp(command[1], "exec") == 0 && gl_is_ruby_object(command[2]));
+    return FALSE;
+}
+
 /* ---- shares ------------------------------------------------------------------- */
 
 static gdouble file_size(const char *file)

@@ -9,6 +9,7 @@
 #include "gemleak/read/process_facts.h"
 #include "gemleak/read/sanitizer_exact.h"
 #include "gemleak/read/sanitizer_reader.h"
+#include "gemleak/run/commands.h"
 #include "gemleak/run/rundir.h"
 
 #include <string.h>
@@ -33,6 +34,9 @@
  * (@process_frame_pointers, as its helper said). */
 static gboolean frame_pointers;
 static gboolean process_frame_pointers;
+/* Where the first run's standard input started, to read it again from
+ * (GlRunResult.input_offset): -1, it cannot be. */
+static gint64 input_offset;
 
 /* The judge's word on a sanitizer's stack (gl_stacks_cut()). */
 static gboolean cut_short(const GlExactStack *stack)
@@ -181,6 +185,7 @@ typedef enum {
     UNJUDGED_NO_RUN,       /* the engine runs nothing again (AddressSanitizer's) */
     UNJUDGED_UNFINISHED,   /* the run with exact stacks did not finish */
     UNJUDGED_NOT_AGAIN,    /* it ran, and did not find them lost again */
+    UNJUDGED_UNREPEATABLE, /* the command's script came from a pipe: it cannot run again */
 } Unjudged;
 
 /* Says, in the run directory's protocol (outside-PID.txt: what a process
@@ -200,6 +205,8 @@ static void say_unjudged(const char *dir, gint64 pid, guint blocks, Unjudged why
         [UNJUDGED_UNFINISHED] = "the run with exact stacks that judges them did not finish",
         [UNJUDGED_NOT_AGAIN] = "the run with exact stacks did not lose them again, which does "
                                "not say the first run did not",
+        [UNJUDGED_UNREPEATABLE] = "the command, whose script came from standard input, a pipe, "
+                                  "cannot run again to judge them",
     };
     fprintf(file, "its leak check could not judge %u block%s allocated on another stack than its "
             "thread's (a Fiber's, a Ractor's), where gemleak could not give the fast unwinder a "
@@ -289,6 +296,7 @@ static gboolean run_again(const GlRunOptions *options, GPtrArray *commands, gdou
     again.per_test = tests_file != NULL ? GL_PROTO_PER_TEST_OWNERS : NULL;
     again.time_files = FALSE;
     again.deadline = gl_exact_deadline(first);
+    again.input_offset = input_offset;
     GlRunResult second = { 0 };
     gint64 started = g_get_monotonic_time();
     gboolean ok = gl_run_commands(&again, commands, &second, error);
@@ -339,6 +347,7 @@ gboolean gl_run_exact(const GlRunOptions *options, GPtrArray *commands, GlRunRes
 {
     memset(exact, 0, sizeof *exact);
     frame_pointers = options->frame_pointers;
+    input_offset = result->input_offset;
     const GlEngine *engine = options->engine;
     if (engine == NULL || !options->fast_stacks || result->dir == NULL ||
         result->helper_dir == NULL)
@@ -378,6 +387,14 @@ gboolean gl_run_exact(const GlRunOptions *options, GPtrArray *commands, GlRunRes
     if (filter && tests_file == NULL)
         return FALSE;
 
+    /* A script read from standard input (ruby - < script.rb) is read again
+     * from the file; from a pipe it cannot be: said, nothing run again. */
+    for (guint i = 0; input_offset < 0 && i < commands->len; i++)
+        if (gl_command_reads_stdin(g_ptr_array_index(commands, i))) {
+            exact->unrepeatable = TRUE;
+            return rewrite_reports(result->dir, donors, UNJUDGED_UNREPEATABLE, strip_owners, exact,
+                                   error);
+        }
     gdouble first = 0;
     for (guint i = 0; result->seconds != NULL && i < result->seconds->len; i++)
         first = MAX(first, g_array_index(result->seconds, gdouble, i));

@@ -268,8 +268,15 @@ static gboolean spawn_commands(const GlRunOptions *options, const GlEngine *engi
         g_autoptr(GError) local = NULL;
         GPid pid = 0;
         /* A run the suite's output is not of (the exact pass) keeps its own
-         * from the terminal and from the suite's streams. */
-        GSpawnFlags io = options->quiet ? G_SPAWN_STDOUT_TO_DEV_NULL | G_SPAWN_STDERR_TO_DEV_NULL
+         * from the terminal and from the suite's streams; its input is the
+         * first run's again where that was a file (ruby - < script.rb),
+         * from where that started, else /dev/null. */
+        struct stat in;
+        gboolean again = options->quiet && options->input_offset >= 0 &&
+                         fstat(STDIN_FILENO, &in) == 0 && S_ISREG(in.st_mode) &&
+                         lseek(STDIN_FILENO, (off_t) options->input_offset, SEEK_SET) >= 0;
+        GSpawnFlags io = options->quiet ? G_SPAWN_STDOUT_TO_DEV_NULL | G_SPAWN_STDERR_TO_DEV_NULL |
+                                              (again ? G_SPAWN_CHILD_INHERITS_STDIN : 0)
                                         : G_SPAWN_CHILD_INHERITS_STDIN;
         if (!g_spawn_async(NULL, spawned, env,
                            G_SPAWN_SEARCH_PATH | G_SPAWN_DO_NOT_REAP_CHILD | io,
@@ -318,6 +325,23 @@ static void wait_for_commands(GlRunResult *result, gint64 started)
     }
 }
 
+/* Returns: where gemleak's standard input is now, when it can be read
+ * again from there (a regular file; /dev/null, 0), else -1. */
+static gint64 input_offset(void)
+{
+    struct stat st;
+    if (fstat(STDIN_FILENO, &st) != 0)
+        return 0;  /* closed: the commands read nothing */
+    if (S_ISREG(st.st_mode)) {
+        off_t at = lseek(STDIN_FILENO, 0, SEEK_CUR);
+        return at >= 0 ? (gint64) at : -1;
+    }
+    struct stat null;
+    if (S_ISCHR(st.st_mode) && stat("/dev/null", &null) == 0 && null.st_rdev == st.st_rdev)
+        return 0;
+    return -1;
+}
+
 gboolean gl_run_commands(const GlRunOptions *options, GPtrArray *commands, GlRunResult *result,
                          GError **error)
 {
@@ -331,6 +355,7 @@ gboolean gl_run_commands(const GlRunOptions *options, GPtrArray *commands, GlRun
         return FALSE;
     }
     const GlEngine *engine = options->engine != NULL ? options->engine : gl_engine_find(NULL);
+    result->input_offset = input_offset();
     result->engine_found = engine->version(options->valgrind, error);
     if (result->engine_found == NULL)
         return FALSE;

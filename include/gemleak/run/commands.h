@@ -39,6 +39,11 @@ typedef struct {
  * others as ARGV, gets a loader that requires each file.
  * Returns: FALSE with GL_ERROR_USAGE set when @command or --shard is
  * wrong; @plan is then cleared. Free with gl_command_plan_clear(). */
+/* Returns: TRUE if @command (NULL-terminated) is a Ruby that reads its
+ * script from standard input: "ruby -", or ruby with no script, -e or -S
+ * (also after "bundle exec"). */
+gboolean gl_command_reads_stdin(char **command);
+
 gboolean gl_commands_plan(char **command, const GlCommandOptions *options, GlCommandPlan *plan,
                           GError **error);
 

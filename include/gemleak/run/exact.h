@@ -39,6 +39,9 @@ typedef struct {
     gdouble seconds;       /* how long the second run took */
     int interrupted_by;    /* a signal to gemleak ended it, or 0 */
     gboolean timed_out;    /* it ran past its time (gl_exact_deadline()) and was ended */
+    /* nothing ran again: the command reads its script from standard input,
+     * which was a pipe, and what it read is gone */
+    gboolean unrepeatable;
 } GlExactResult;
 
 /* Returns: how many seconds the second run of commands that took @seconds

@@ -44,6 +44,9 @@ typedef struct GlRunOptions {
                                     * comes from it: a run the suite's output is not of */
     guint deadline;                /* seconds the commands may run, then they are ended
                                     * (SIGTERM, SIGKILL ten seconds later); 0: no limit */
+    /* A quiet run's input: gemleak's standard input again, from this
+     * offset (a regular file read by the first run); -1: /dev/null */
+    gint64 input_offset;
 } GlRunOptions;
 
 typedef struct {
@@ -69,6 +72,10 @@ typedef struct {
     char *unquiet;         /* why the library that keeps Ruby 3.4's warning about gemleak's
                             * RUBY_FREE_AT_EXIT out of the suite's output was not preloaded
                             * (the dynamic loader's words), or NULL */
+    /* Where the commands' standard input started when it is a regular file
+     * (a script on it can be read again from there), else -1 (a pipe, a
+     * terminal: what the commands read is gone); /dev/null counts as 0 */
+    gint64 input_offset;
     GPtrArray *outside;    /* char*: what ran outside Valgrind and should not have, a sentence
                             * each ("process 12, forked from the launcher rake, loaded
                             * /x/y.so outside Valgrind") */
