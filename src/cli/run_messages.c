@@ -166,6 +166,12 @@ void gl_cli_say_how_it_ran(const GlRunOptions *run, const GlRunResult *result, g
     fputc('\n', err);
     if (engine->blind_to != NULL)
         fprintf(err, "gemleak: note: %s %s\n", engine->title, engine->blind_to);
+    if (result->helper_moved != NULL) {
+        g_autofree char *tmp = gl_text_escape(result->helper_moved);
+        fprintf(err, "gemleak: note: TMPDIR (%s) is mounted noexec, and the dynamic loader would "
+                "refuse gemleak's libraries from there: they went to a directory it loads from\n",
+                tmp);
+    }
     if (result->unquiet != NULL) {
         g_autofree char *why = gl_text_escape(result->unquiet);
         fprintf(err, "gemleak: note: the dynamic loader refused gemleak's library (%s): on Ruby "

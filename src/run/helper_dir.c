@@ -1,8 +1,10 @@
 /* The helper's directory (runner_int.h): the Ruby helper, the library
  * preloaded into every process of a run, the allocation front (and the
- * functions it watches) and the client library, compiled into gemleak (resources.h) and written to a
- * private directory of gemleak's own before the commands start; the
- * preloaded library tried on the dynamic loader first. */
+ * functions it watches) and the client library, compiled into gemleak
+ * (resources.h) and written to a private directory of gemleak's own, on a
+ * filesystem the dynamic loader loads from, before the commands start;
+ * the preloaded library tried on the dynamic loader first. */
+#define _GNU_SOURCE  /* ST_NOEXEC */
 #include "gemleak/run/runner.h"
 #include "runner_int.h"
 #include "gemleak/base/errors.h"
@@ -12,6 +14,7 @@
 #include "gemleak/run/rundir.h"
 
 #include <string.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <gio/gio.h>
@@ -77,6 +80,37 @@ static gboolean write_apis(const char *dir, GError **error)
     return TRUE;
 }
 
+/* Returns: TRUE if programs can load libraries from @dir's filesystem (it
+ * is not mounted noexec) and it is a directory gemleak can write to. */
+static gboolean loadable_from(const char *dir)
+{
+    struct statvfs vfs;
+    return dir != NULL && *dir != '\0' && g_file_test(dir, G_FILE_TEST_IS_DIR) &&
+           access(dir, W_OK | X_OK) == 0 && statvfs(dir, &vfs) == 0 && !(vfs.f_flag & ST_NOEXEC);
+}
+
+/* Returns: (transfer full): where the helper's directory goes: TMPDIR,
+ * unless its filesystem is mounted noexec (the dynamic loader refuses a
+ * library from there, and with it everything gemleak loads into the
+ * suite's processes: under a sanitizer's engine, what judges what the
+ * runtime's check cannot), then the user's runtime directory, gemleak's in
+ * the user's cache, /var/tmp, /tmp; TMPDIR when none of them will do. */
+static char *helper_parent(void)
+{
+    const char *tmp = g_get_tmp_dir();
+    if (loadable_from(tmp))
+        return g_strdup(tmp);
+    g_autofree char *cache = g_build_filename(g_get_user_cache_dir(), "gemleak", NULL);
+    const char *const others[] = { g_getenv("XDG_RUNTIME_DIR"), cache, "/var/tmp", "/tmp" };
+    for (guint i = 0; i < G_N_ELEMENTS(others); i++) {
+        if (others[i] == cache)
+            g_mkdir_with_parents(cache, 0700);
+        if (loadable_from(others[i]))
+            return g_strdup(others[i]);
+    }
+    return g_strdup(tmp);
+}
+
 /* The helper is compiled into gemleak (src/run/helper/) and written, alone,
  * to a directory of gemleak's own (mode 0700), never to the run directory:
  * a --keep-xml directory is the user's, and what else it held could come
@@ -90,8 +124,8 @@ static gboolean write_apis(const char *dir, GError **error)
 char *gl_run_write_helper(gboolean client, int *lock, GError **error)
 {
     g_autoptr(GError) local = NULL;
-    g_autofree char *lib = gl_rundir_make_locked(g_get_tmp_dir(), GL_PROTO_HELPER_DIR, lock,
-                                                 &local);
+    g_autofree char *parent = helper_parent();
+    g_autofree char *lib = gl_rundir_make_locked(parent, GL_PROTO_HELPER_DIR, lock, &local);
     if (lib == NULL) {
         g_set_error(error, GL_ERROR, GL_ERROR_ENVIRONMENT,
                     "cannot make a private directory for the Ruby helper: %s", local->message);

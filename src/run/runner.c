@@ -237,8 +237,21 @@ static gboolean prepare_run_dir(const GlRunOptions *options, const GlEngine *eng
     if (result->helper_dir == NULL)
         return FALSE;
     result->locks[result->n_locks++] = lock;
+    g_autofree char *parent = g_path_get_dirname(result->helper_dir);
+    if (strcmp(parent, g_get_tmp_dir()) != 0)
+        result->helper_moved = g_strdup(g_get_tmp_dir());
     /* tried once, here: a library the dynamic loader refuses is removed */
     g_free(gl_run_preload_library(result->helper_dir, &result->unquiet));
+    /* Under a sanitizer's engine the libraries are what judges what the
+     * runtime's check cannot, and says each check ran to its end: a run
+     * without them would pass on what nobody checked. */
+    if (result->unquiet != NULL && engine->proves_checks) {
+        g_autofree char *why = gl_text_escape(result->unquiet);
+        g_set_error(error, GL_ERROR, GL_ERROR_ENVIRONMENT, "the dynamic loader refuses gemleak's "
+                    "libraries from %s (%s), which %s needs in every Ruby process: set TMPDIR to "
+                    "a directory on a filesystem not mounted noexec", parent, why, engine->title);
+        return FALSE;
+    }
     return TRUE;
 }
 
@@ -430,6 +443,7 @@ void gl_run_finish(GlRunResult *result, gboolean remove_dir)
     g_clear_pointer(&result->engine_found, g_free);
     g_clear_pointer(&result->launcher, g_free);
     g_clear_pointer(&result->unquiet, g_free);
+    g_clear_pointer(&result->helper_moved, g_free);
     if (result->outside != NULL)
         g_ptr_array_unref(result->outside);
     result->outside = NULL;

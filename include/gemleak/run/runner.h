@@ -69,6 +69,8 @@ typedef struct {
                             * sanitizer runtime's path */
     char *helper_dir;      /* gemleak's private directory for the Ruby helper, removed at the end */
     char *launcher;        /* the first launcher that ran outside the engine ("rake"), or NULL */
+    char *helper_moved;    /* TMPDIR, when it is mounted noexec and gemleak's helper and
+                            * libraries went elsewhere (helper_dir), else NULL */
     char *unquiet;         /* why the library that keeps Ruby 3.4's warning about gemleak's
                             * RUBY_FREE_AT_EXIT out of the suite's output was not preloaded
                             * (the dynamic loader's words), or NULL */

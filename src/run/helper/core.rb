@@ -98,15 +98,26 @@ module GemLeakHelper
     rescue SystemCallError
       PATH
     end
-    MAPPED = !REAL.empty? && begin
-      File.foreach("/proc/self/maps").any? { |line| line.include?(REAL) }
+    # The allocation front gemleak preloads before the runtime, when the run
+    # uses one (GEMLEAK_ALLOC_LIBRARY): without it the runtime's check
+    # cannot judge what this process allocated on a Fiber's stack.
+    FRONT = ENV[Protocol::ALLOC_LIBRARY_VARIABLE].to_s.dup.freeze
+    MAPS = begin
+      File.readlines("/proc/self/maps")
     rescue SystemCallError
-      false
-    end
+      []
+    end.freeze
+    MAPPED = !REAL.empty? && MAPS.any? { |line| line.include?(REAL) }
+    FRONT_MAPPED = FRONT.empty? || MAPS.any? { |line| line.include?(File.basename(FRONT)) }
 
     class << self
       def mapped?
         MAPPED
+      end
+
+      # The runtime is here, and what gemleak preloads before it too.
+      def whole?
+        mapped? && FRONT_MAPPED
       end
 
       # The runtime stays in this process and leaves LD_PRELOAD, for what

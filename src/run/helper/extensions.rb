@@ -85,7 +85,15 @@ module GemLeakHelper
       # An engine that writes nothing for a process without leaks: gemleak
       # takes "no report" for "no leaks" only from a process that says here
       # that the engine's runtime was in it.
-      Core.append(Core.run_file(Protocol::ENGINE_PREFIX), "#{Runtime::PATH}\n") if Runtime.mapped?
+      if Runtime.whole?
+        Core.append(Core.run_file(Protocol::ENGINE_PREFIX), "#{Runtime::PATH}\n")
+      elsif Runtime.mapped?
+        # the engine's runtime without gemleak's front: not checked, said
+        Core.append(Core.run_file(Protocol::OUTSIDE_PREFIX),
+                    "gemleak's library #{Runtime::FRONT} was not loaded into it (the dynamic loader " \
+                    "refused it, or its LD_PRELOAD lost it): what it allocated on a Fiber's stack " \
+                    "was not checked\n")
+      end
     rescue StandardError => e
       cannot_record(e)
     end

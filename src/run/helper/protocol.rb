@@ -83,6 +83,7 @@ module GemLeakHelper
     UNWOUND_CALL = "call"
     UNWOUND_FRAMES = "frames"
     VIA_FUNCTION = "gemleak_via"
+    EXACT_FUNCTION = "gemleak_exact"
     BEFORE_CHECK_FUNCTION = "gemleak_alloc_before_check"
     LIBRARY_PREFIX = "gemleak_"
     MARKER_HIDDEN = "hidden"
