@@ -74,10 +74,10 @@ static GPtrArray *suppression_files(const Options *options, char **command, FILE
 /* Exact stacks where a leak's was cut: the commands again (exact.h).
  * What it could not do leaves those stacks cut, which never pass. */
 static void run_exact(const GlRunOptions *run, GPtrArray *commands, GlRunResult *result,
-                      GlExactResult *exact, FILE *err)
+                      const GlRules *targets, GlExactResult *exact, FILE *err)
 {
     g_autoptr(GError) error = NULL;
-    if (!gl_run_exact(run, commands, result, exact, &error)) {
+    if (!gl_run_exact(run, commands, result, targets, exact, &error)) {
         g_autofree char *why = gl_text_escape(error->message);
         fprintf(err, "gemleak: warning: exact stacks: %s\n", why);
     }
@@ -190,7 +190,7 @@ static int run_planned(const Options *options, Plan *plan, char **command, FILE 
         goto done;
     }
     GlExactResult exact = { 0 };
-    run_exact(&run, commands.commands, &result, &exact, err);
+    run_exact(&run, commands.commands, &result, plan->rules, &exact, err);
     gl_cli_say_how_it_ran(&run, &result, n_supps, ruby_version, err);
     gl_cli_say_exact(&exact, err);
     gl_cli_say_uninstrumented(engine, result.dir, !run.leaks_unchecked, command_ruby(command),

@@ -175,12 +175,17 @@ gboolean gl_exact_record_cut(const GlExactRecord *record, GlExactCut cut, GlUnwo
 {
     guint n = record->frames->len;
     g_autofree GlFrame *frames = g_new0(GlFrame, MAX(n, 1));
-    GlExactStack stack = { .unwound = unwound };
+    GlExactStack stack = { .unwound = unwound, .via_frame = -1 };
     guint kept = 0;
     for (guint i = 0; i < n; i++) {
         const GlExactFrame *frame = g_ptr_array_index(record->frames, i);
-        if (gl_exact_gemleak_frame(frame, &stack.via, &stack.exact)) {
+        gboolean via = FALSE;
+        if (gl_exact_gemleak_frame(frame, &via, &stack.exact)) {
             stack.dropped++;
+            if (via && !stack.via) {
+                stack.via = TRUE;
+                stack.via_frame = (gint) kept;
+            }
             continue;
         }
         frames[kept].ip = frame_number(frame, 0);
@@ -190,6 +195,8 @@ gboolean gl_exact_record_cut(const GlExactRecord *record, GlExactCut cut, GlUnwo
     }
     GlStack whole = { .frames = frames, .n_frames = kept };
     stack.stack = &whole;
+    if (stack.via_frame >= (gint) kept)
+        stack.via_frame = -1;
     return cut(&stack);
 }
 

@@ -6,6 +6,7 @@
 #include "gemleak/base/protocol.h"
 #include "gemleak/base/sys.h"
 #include "gemleak/judge/stacks.h"
+#include "gemleak/judge/targets.h"
 #include "gemleak/read/process_facts.h"
 #include "gemleak/read/sanitizer_exact.h"
 #include "gemleak/read/sanitizer_reader.h"
@@ -37,6 +38,24 @@ static gboolean process_frame_pointers;
 /* Where the first run's standard input started, to read it again from
  * (GlRunResult.input_offset): -1, it cannot be. */
 static gint64 input_offset;
+/* The run's targets: --object's (@target_rules, nullable), else the
+ * project's extensions the run loaded (@target_paths, a set). */
+static const GlRules *target_rules;
+static GHashTable *target_paths;
+
+/* Returns: TRUE if @object (a path, nullable) is one of the run's targets. */
+static gboolean is_target(const char *object)
+{
+    if (object == NULL)
+        return FALSE;
+    if (target_rules != NULL && gl_rules_n_targets(target_rules) > 0) {
+        for (guint i = 0; i < gl_rules_n_targets(target_rules); i++)
+            if (gl_rules_target_matches(target_rules, i, object))
+                return TRUE;
+        return FALSE;
+    }
+    return target_paths == NULL || g_hash_table_contains(target_paths, object);
+}
 
 /* The judge's word on a sanitizer's stack (gl_stacks_cut()). */
 static gboolean cut_short(const GlExactStack *stack)
@@ -51,6 +70,11 @@ static gboolean cut(const GlExactStack *stack)
         return FALSE;
     if (gl_stacks_call_decides(stack->unwound, process_frame_pointers) &&
         gl_stacks_by_call(stack->stack, stack->via) != GL_CALL_OPEN)
+        return FALSE;
+    /* below another extension's call of Ruby's allocation functions: that
+     * one's, not a target's */
+    if (gl_stacks_call_decides(stack->unwound, process_frame_pointers) && stack->via &&
+        stack->via_frame >= 0 && !is_target(stack->stack->frames[stack->via_frame].obj))
         return FALSE;
     switch (stack->unwound) {
     case GL_UNWOUND_CALL:
@@ -342,10 +366,30 @@ static gboolean all_given(const char *dir, GlExactDonors *donors)
     return TRUE;
 }
 
+static gboolean run_exact(const GlRunOptions *options, GPtrArray *commands, GlRunResult *result,
+                          GlExactResult *exact, GError **error);
+
 gboolean gl_run_exact(const GlRunOptions *options, GPtrArray *commands, GlRunResult *result,
-                      GlExactResult *exact, GError **error)
+                      const GlRules *targets, GlExactResult *exact, GError **error)
 {
     memset(exact, 0, sizeof *exact);
+    target_rules = targets;
+    if (result->dir != NULL && (targets == NULL || gl_rules_n_targets(targets) == 0)) {
+        const char *inputs[] = { result->dir, NULL };
+        g_autoptr(GPtrArray) loaded = gl_targets_from_loaded_lists(inputs, NULL);
+        target_paths = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+        for (guint i = 0; i < loaded->len; i++)
+            g_hash_table_add(target_paths, g_strdup(g_ptr_array_index(loaded, i)));
+    }
+    gboolean ok = run_exact(options, commands, result, exact, error);
+    target_rules = NULL;
+    g_clear_pointer(&target_paths, g_hash_table_unref);
+    return ok;
+}
+
+static gboolean run_exact(const GlRunOptions *options, GPtrArray *commands, GlRunResult *result,
+                          GlExactResult *exact, GError **error)
+{
     frame_pointers = options->frame_pointers;
     input_offset = result->input_offset;
     const GlEngine *engine = options->engine;

@@ -28,6 +28,7 @@ typedef struct {
     /* one of those was gemleak_via: the allocation ran below an
      * extension's call of one of Ruby's allocation functions */
     gboolean via;
+    gint via_frame;        /* the index in @stack of that extension's call, -1: none */
     guint dropped;         /* how many frames of gemleak's were taken out */
     GlUnwound unwound;     /* how the report's stacks were made (its "gemleak:unwound") */
     /* the exact pass gave it its stack (a rewritten report's record) */

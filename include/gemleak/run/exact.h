@@ -21,6 +21,7 @@
 #define GEMLEAK_EXACT_H
 
 #include <glib.h>
+#include "gemleak/judge/rules.h"
 #include "gemleak/run/runner.h"
 
 typedef struct {
@@ -53,6 +54,10 @@ guint gl_exact_deadline(gdouble seconds);
  * filled there): when the engine pays exact stacks only where something
  * leaked and @result's reports hold a leak record whose stack was cut, runs
  * @commands again for those stacks and rewrites the reports, as above.
+ * @targets (nullable) names the run's targets, --object's: a block below
+ * another extension's call of Ruby's allocation functions is that one's,
+ * and needs no stack; without them the extensions the run loaded from the
+ * project are.
  * Nothing when the run was interrupted. A second run interrupted by a
  * signal to gemleak marks the first run interrupted too (@result, and its
  * directory). @exact says what was done.
@@ -60,6 +65,6 @@ guint gl_exact_deadline(gdouble seconds);
  * rewritten, or the second run could not start (the reports are then as
  * the first run left them). */
 gboolean gl_run_exact(const GlRunOptions *options, GPtrArray *commands, GlRunResult *result,
-                      GlExactResult *exact, GError **error);
+                      const GlRules *targets, GlExactResult *exact, GError **error);
 
 #endif
