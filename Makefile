@@ -153,26 +153,29 @@ $(B)/helper/gemleak_helper.rb: $(B)/helper/protocol.rb $(filter-out %/protocol.r
 # own, spelled here: each is rebuilt when this file changes (a tree built
 # before -fno-omit-frame-pointer came kept a library LeakSanitizer's fast
 # unwinder could not get past).
-# The library --per-test loads into the traced Ruby (src/run/client/), compiled
-# into gemleak as a resource, with frame pointers (its realloc comes before
-# LeakSanitizer's, whose fast unwinder must get past it to the allocating
-# call). Its own flags, never make asan's: it runs in
+# The client library (src/run/client/): Valgrind's client requests for
+# --per-test and the check at a fork, the owners of blocks under a
+# sanitizer, and GemLeakHelper::Native, through which the helper calls them
+# and the sanitizer runtime (a Ruby extension it requires, native.c: no
+# Fiddle). Compiled into gemleak as a resource, with frame pointers (its
+# realloc comes before LeakSanitizer's, whose fast unwinder must get past it
+# to the allocating call). Its own flags, never make asan's: it runs in
 # Ruby, not in gemleak. Without Valgrind's headers (Fedora keeps them in
-# valgrind-devel) it is left empty, and --per-test says why it cannot run.
+# valgrind-devel) it makes no client request, says so in its bytes, and
+# --per-test under Valgrind says why it cannot run.
 CLIENT_CFLAGS := -std=c11 -O2 -fPIC -shared -Wall -Wextra -Wmissing-prototypes \
                  -Wstrict-prototypes -Wformat=2 $(WERROR)
-CLIENT_SRCS := $(RESDIR)/client/gemleak_client.c $(RESDIR)/client/owners.c
-$(B)/client/gemleak_client.so: $(CLIENT_SRCS) Makefile
+CLIENT_SRCS := $(RESDIR)/client/gemleak_client.c $(RESDIR)/client/owners.c $(RESDIR)/client/native.c
+$(B)/client/gemleak_client.so: $(CLIENT_SRCS) $(PROTOCOL_H) Makefile
 	@mkdir -p $(@D)
-	@if printf '#include <valgrind/valgrind.h>\n#include <valgrind/memcheck.h>\n' | \
-	    $(CC) -E -x c - >/dev/null 2>&1; then \
-	    echo "$(CC) $(CLIENT_CFLAGS) -fno-omit-frame-pointer -o $@ $(CLIENT_SRCS) -pthread"; \
-	    $(CC) $(CLIENT_CFLAGS) -fno-omit-frame-pointer -o $@ $(CLIENT_SRCS) -pthread; \
-	else \
+	@requests=0; \
+	if printf '#include <valgrind/valgrind.h>\n#include <valgrind/memcheck.h>\n' | \
+	    $(CC) -E -x c - >/dev/null 2>&1; then requests=1; else \
 	    echo "warning: no <valgrind/valgrind.h> (Debian: valgrind; Fedora: valgrind-devel):" \
-	         "gemleak is built without --per-test" >&2; \
-	    : > $@; \
-	fi
+	         "gemleak is built without --per-test under Valgrind" >&2; \
+	fi; \
+	echo "$(CC) $(CLIENT_CFLAGS) -fno-omit-frame-pointer -DGEMLEAK_CLIENT_REQUESTS=$$requests -Iinclude -o $@ $(CLIENT_SRCS) -ldl -pthread"; \
+	$(CC) $(CLIENT_CFLAGS) -fno-omit-frame-pointer -DGEMLEAK_CLIENT_REQUESTS=$$requests -Iinclude -o $@ $(CLIENT_SRCS) -ldl -pthread
 
 # The library gemleak preloads into every process of a run, so that Ruby
 # 3.4's warning about RUBY_FREE_AT_EXIT, which gemleak sets, stays out of

@@ -55,10 +55,15 @@ static gboolean write_resource(const char *name, const char *dir, const char *wh
 
 gboolean gl_per_test_available(void)
 {
+    g_autoptr(GBytes) bytes = g_resource_lookup_data(gl_resources_get_resource(),
+                                                     "/gemleak/client/gemleak_client.so",
+                                                     G_RESOURCE_LOOKUP_FLAGS_NONE, NULL);
+    if (bytes == NULL)
+        return FALSE;
     gsize size = 0;
-    return g_resource_get_info(gl_resources_get_resource(), "/gemleak/client/gemleak_client.so",
-                               G_RESOURCE_LOOKUP_FLAGS_NONE, &size, NULL, NULL) &&
-           size > 0;
+    const char *data = g_bytes_get_data(bytes, &size);
+    static const char mark[] = GL_PROTO_CLIENT_REQUESTS_MARK "1";
+    return memmem(data, size, mark, sizeof mark - 1) != NULL;
 }
 
 /* Writes the functions of Ruby's that allocate for their caller, a glob a
@@ -135,8 +140,7 @@ char *gl_run_write_helper(gboolean client, int *lock, GError **error)
         !write_resource("client/" PRELOAD_LIBRARY, lib, "preloaded library", error) ||
         !write_resource("client/" ALLOC_LIBRARY, lib, "allocation front", error) ||
         !write_apis(lib, error) ||
-        (client && gl_per_test_available() &&
-         !write_resource("client/gemleak_client.so", lib, "client library", error))) {
+        (client && !write_resource("client/gemleak_client.so", lib, "client library", error))) {
         gl_remove_tree(lib);
         close(*lock);
         *lock = -1;

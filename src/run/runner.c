@@ -231,9 +231,9 @@ static gboolean prepare_run_dir(const GlRunOptions *options, const GlEngine *eng
     if (!gl_rundir_mark(result->dir, error))
         return FALSE;
     /* The client library: Valgrind's client requests; under a sanitizer's
-     * engine, per test, which test allocated what. */
-    result->helper_dir = gl_run_write_helper(engine->client_requests || options->per_test != NULL,
-                                             &lock, error);
+     * engine, the runtime's interface and, per test, which test allocated
+     * what; the helper calls it natively (GemLeakHelper::Native). */
+    result->helper_dir = gl_run_write_helper(TRUE, &lock, error);
     if (result->helper_dir == NULL)
         return FALSE;
     result->locks[result->n_locks++] = lock;

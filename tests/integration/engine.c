@@ -726,6 +726,24 @@ static const char child_output_test[] =
     "  end\n"
     "end\n";
 
+/* Builds the example gem in @gem for AddressSanitizer (else an asan run
+ * is INCOMPLETE) into asan-build/; *to_asan gets the script that puts that
+ * build in lib/ for a run, the children's too, *to_plain the one that gives
+ * the native build back after it (both transfer full). */
+static void instrument_gem(const char *gem, char **to_asan, char **to_plain)
+{
+    g_autofree char *instrument = g_strdup_printf(
+        "cd '%s' && rm -rf asan-build && mkdir asan-build && cd asan-build && "
+        "ruby ../ext/tally/extconf.rb --with-cflags=\"$(ruby -rrbconfig -e "
+        "'print RbConfig::CONFIG[%%q(CFLAGS)]') " GL_PROTO_ASAN_CFLAGS "\" "
+        "--with-ldflags=\"$(ruby -rrbconfig -e 'print RbConfig::CONFIG[%%q(LDFLAGS)]') "
+        GL_PROTO_ASAN_LDFLAGS "\" >/dev/null && make >/dev/null", gem);
+    ck_assert_msg(setup_script(instrument), "%s", why_skipped);
+    *to_asan = g_strdup_printf("cd '%s/lib/tally' && mv tally.so tally.so.plain && "
+                               "cp ../../asan-build/tally.so .", gem);
+    *to_plain = g_strdup_printf("cd '%s/lib/tally' && mv tally.so.plain tally.so", gem);
+}
+
 /* Asserts that @r, gemleak running child_output_test, passed as the suite
  * did, and that nothing of Ruby's warning about the RUBY_FREE_AT_EXIT
  * gemleak sets reached the suite's output, the top process's included. */
@@ -749,20 +767,9 @@ START_TEST(test_child_stderr_stays_the_suites_under_every_engine)
     g_autofree char *compile = g_strdup_printf("cd '%s' && rake -R nowhere -f rakelib/compile.rake "
                                                "compile >/dev/null", gem);
     ck_assert_msg(setup_script(compile), "%s", why_skipped);
-    /* AddressSanitizer sees into an extension built for it (else the run
-     * is INCOMPLETE): asan-build/ holds one, which lib/ gets for that run,
-     * the children's too, and gives back after it */
-    g_autofree char *instrument = g_strdup_printf(
-        "cd '%s' && rm -rf asan-build && mkdir asan-build && cd asan-build && "
-        "ruby ../ext/tally/extconf.rb --with-cflags=\"$(ruby -rrbconfig -e "
-        "'print RbConfig::CONFIG[%%q(CFLAGS)]') " GL_PROTO_ASAN_CFLAGS "\" "
-        "--with-ldflags=\"$(ruby -rrbconfig -e 'print RbConfig::CONFIG[%%q(LDFLAGS)]') "
-        GL_PROTO_ASAN_LDFLAGS "\" >/dev/null && make >/dev/null", gem);
-    ck_assert_msg(setup_script(instrument), "%s", why_skipped);
-    g_autofree char *to_asan = g_strdup_printf("cd '%s/lib/tally' && mv tally.so tally.so.plain && "
-                                               "cp ../../asan-build/tally.so .", gem);
-    g_autofree char *to_plain = g_strdup_printf("cd '%s/lib/tally' && mv tally.so.plain tally.so",
-                                                gem);
+    g_autofree char *to_asan = NULL;
+    g_autofree char *to_plain = NULL;
+    instrument_gem(gem, &to_asan, &to_plain);
     g_autofree char *test = g_build_filename(gem, "test", "child_output_test.rb", NULL);
     gl_test_write(test, child_output_test, -1);
     const char *command[] = { ruby34, "-w", "-Ilib", "-Itest", "test/child_output_test.rb", NULL };
@@ -798,6 +805,105 @@ START_TEST(test_child_stderr_stays_the_suites_under_every_engine)
     assert_output_untouched("rake test:valgrind", &r);
     result_clear(&r);
     g_unlink(test);
+}
+END_TEST
+
+/* A suite run by Bundler, its standard error a file of its own. */
+static const char bundled_test[] =
+    "require \"minitest/autorun\"\n"
+    "require \"tally\"\n"
+    "class BundledTest < Minitest::Test\n"
+    "  def test_one\n"
+    "    $stderr.puts \"the suite's own line\"\n"
+    "    warn \"the suite's own warning\"\n"
+    "    assert_equal 2, Tally.frequencies(\"a b a\")[\"a\"]\n"
+    "  end\n"
+    "  def test_two\n"
+    "    assert_equal 1, Tally.frequencies(\"b\")[\"b\"]\n"
+    "  end\n"
+    "end\n";
+
+/* Nothing of gemleak's reaches a suite's streams, and its helper loads
+ * nothing outside Ruby's default gems (issue 37, item 1: it required
+ * fiddle, which Ruby 3.4 under Bundler warns about twice per process and
+ * Ruby 3.5 cannot load there at all): under `bundle exec`, with a fiddle
+ * that says when it is required and then fails to load, the suite's
+ * standard error is byte for byte what it is natively, under every engine,
+ * with and without --per-test, and --per-test stays on. */
+START_TEST(test_bundled_suite_stderr_is_its_own_under_every_engine)
+{
+    if (!have_ruby34("a suite under bundle exec, under every engine"))
+        return;
+    g_autofree char *gem = g_build_filename(work, "gem", NULL);
+    g_autofree char *compile = g_strdup_printf("cd '%s' && rake -R nowhere -f rakelib/compile.rake "
+                                               "compile >/dev/null", gem);
+    ck_assert_msg(setup_script(compile), "%s", why_skipped);
+    g_autofree char *to_asan = NULL;
+    g_autofree char *to_plain = NULL;
+    instrument_gem(gem, &to_asan, &to_plain);
+    g_autofree char *suite = g_build_filename(work, "bundled", NULL);
+    g_autofree char *hide = g_build_filename(suite, "hide", NULL);
+    g_mkdir_with_parents(hide, 0700);
+    g_autofree char *gemfile = g_build_filename(suite, "Gemfile", NULL);
+    gl_test_write(gemfile, "gem \"minitest\"\n", -1);
+    g_autofree char *test = g_build_filename(suite, "bundled_test.rb", NULL);
+    gl_test_write(test, bundled_test, -1);
+    g_autofree char *fiddle = g_build_filename(hide, "fiddle.rb", NULL);
+    gl_test_write(fiddle, "$stderr.puts \"fiddle was required\"\n"
+                          "raise LoadError, \"fiddle is not in this Gemfile\"\n", -1);
+    g_autofree char *install = g_strdup_printf("cd '%s' && bundle install --local >/dev/null", suite);
+    ck_assert_msg(setup_script(install), "%s", why_skipped);
+
+    g_autofree char *path = g_strconcat(ruby34_bin, ":", g_getenv("PATH"), NULL);
+    g_autofree char *tmp = g_build_filename(work, "tmp", NULL);
+    g_mkdir_with_parents(tmp, 0700);
+    g_auto(GStrv) env = g_environ_setenv(g_get_environ(), "PATH", path, TRUE);
+    env = g_environ_setenv(env, "TMPDIR", tmp, TRUE);
+    env = g_environ_setenv(env, "RUBYLIB", hide, TRUE);
+    g_autofree char *suite_command = g_strdup_printf(
+        "bundle exec ruby -w -I'%s/lib' bundled_test.rb 2>suite.err", gem);
+    const char *native[] = { "sh", "-c", suite_command, NULL };
+    Result r = { 0 };
+    run_command(&r, suite, env, native);
+    ck_assert_msg(r.status == 0, "natively: status %d:\n%s\n%s", r.status, r.out, r.err);
+    result_clear(&r);
+    g_autofree char *err_file = g_build_filename(suite, "suite.err", NULL);
+    g_autofree char *native_err = NULL;
+    ck_assert(g_file_get_contents(err_file, &native_err, NULL, NULL));
+    ck_assert_msg(strstr(native_err, "the suite's own warning") != NULL, "%s", native_err);
+
+    const char *engines[] = { "valgrind", "lsan", "asan" };
+    const char *per_test[] = { NULL, "--per-test" };
+    for (guint i = 0; i < G_N_ELEMENTS(engines); i++) {
+        for (guint j = 0; j < G_N_ELEMENTS(per_test); j++) {
+            gboolean asan = strcmp(engines[i], "asan") == 0;
+            g_autoptr(GPtrArray) argv = g_ptr_array_new();
+            const char *head[] = { gemleak_binary, "run", "--engine", engines[i], NULL };
+            for (const char *const *arg = head; *arg != NULL; arg++)
+                g_ptr_array_add(argv, (gpointer) *arg);
+            if (per_test[j] != NULL)
+                g_ptr_array_add(argv, (gpointer) per_test[j]);
+            const char *tail[] = { "--", "sh", "-c", suite_command, NULL };
+            for (const char *const *arg = tail; *arg != NULL; arg++)
+                g_ptr_array_add(argv, (gpointer) *arg);
+            g_ptr_array_add(argv, NULL);
+            g_unlink(err_file);
+            ck_assert_msg(!asan || setup_script(to_asan), "%s", why_skipped);
+            run_command(&r, suite, env, (const char *const *) argv->pdata);
+            ck_assert_msg(!asan || setup_script(to_plain), "%s", why_skipped);
+            const char *how = per_test[j] != NULL ? per_test[j] : "whole";
+            ck_assert_msg(r.status == 0, "%s %s: status %d:\n%s\n%s", engines[i], how, r.status,
+                          r.out, r.err);
+            gl_assert_line(r.err, "^gemleak: pass: no findings$");
+            gl_assert_no_line(r.err, "per-test.* off");
+            g_autofree char *err = NULL;
+            ck_assert(g_file_get_contents(err_file, &err, NULL, NULL));
+            ck_assert_msg(strcmp(err, native_err) == 0,
+                          "%s %s: the suite's standard error:\n%s\nnatively:\n%s", engines[i],
+                          how, err, native_err);
+            result_discard(&r);
+        }
+    }
 }
 END_TEST
 
@@ -856,5 +962,6 @@ void integration_engine(TCase *tcase)
     tcase_add_test(tcase, test_lsan_rake_task);
     tcase_add_test(tcase, test_asan_rake_task);
     tcase_add_test(tcase, test_child_stderr_stays_the_suites_under_every_engine);
+    tcase_add_test(tcase, test_bundled_suite_stderr_is_its_own_under_every_engine);
     tcase_add_test(tcase, test_yjit_stays_as_the_suite_sets_it);
 }

@@ -203,6 +203,9 @@
  * theirs in an allocation's stack (their allocation functions, before the
  * runtime's) is not the allocating call's. */
 #define GL_PROTO_LIBRARY_PREFIX "gemleak_"
+/* What the client library's bytes say of it: "...=1" when it makes
+ * Valgrind's client requests (built with Valgrind's headers). */
+#define GL_PROTO_CLIENT_REQUESTS_MARK "gemleak-client-requests="
 #define GL_PROTO_MARKER_HIDDEN "hidden"
 #define GL_PROTO_PER_TEST_OWNERS "owners"
 #define GL_PROTO_MARKER_SITES "sites"

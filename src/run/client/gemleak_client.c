@@ -1,17 +1,37 @@
 /* The native half of `gemleak run --per-test`: Valgrind's client requests,
  * which only code running in the traced process can make. gemleak embeds
- * this library and writes it beside the Ruby helper, which loads it with
- * Fiddle. Outside Valgrind every request is a few no-op instructions, so
- * the library is harmless wherever it is loaded.
+ * this library and writes it beside the Ruby helper, which requires it as
+ * a Ruby extension (native.c). Outside Valgrind every request is a few
+ * no-op instructions, so the library is harmless wherever it is loaded.
+ * Built without Valgrind's headers (Fedora keeps them in valgrind-devel),
+ * it makes none, and says so (GEMLEAK_CLIENT_REQUESTS, which gemleak reads
+ * from its bytes before --per-test runs under Valgrind).
  *
- * Built on its own (no GLib, no gemleak headers): it runs inside the
- * suite's Ruby, not inside gemleak. */
+ * Built on its own (no GLib): it runs inside the suite's Ruby, not inside
+ * gemleak. */
 #include <stddef.h>
 
+#if GEMLEAK_CLIENT_REQUESTS
 #include <valgrind/valgrind.h>
 #include <valgrind/memcheck.h>
+#else
+#define RUNNING_ON_VALGRIND 0
+#define VALGRIND_PRINTF(...) ((void) 0)
+#define VALGRIND_DO_ADDED_LEAK_CHECK ((void) 0)
+#define VALGRIND_DO_LEAK_CHECK ((void) 0)
+#define VALGRIND_COUNT_LEAKS(a, b, c, d) ((void) 0)
+#define VALGRIND_COUNT_LEAK_BLOCKS(a, b, c, d) ((void) 0)
+#endif
 
-/* Not in a header: Fiddle finds these by name. */
+#include "gemleak/base/protocol.h"
+
+/* What gemleak looks for in this library's bytes. */
+#define SPELLED(x) #x
+#define SPELLED_VALUE(x) SPELLED(x)
+__attribute__((used)) static const char requests[] =
+    GL_PROTO_CLIENT_REQUESTS_MARK SPELLED_VALUE(GEMLEAK_CLIENT_REQUESTS);
+
+/* Not in a header: native.c calls these. */
 int gemleak_client_running_on_valgrind(void);
 void gemleak_client_marker(const char *text);
 void gemleak_client_leak_check(void);

@@ -38,7 +38,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
-/* Not in a header: Fiddle finds these by name. */
+/* Not in a header: native.c calls these (GemLeakHelper::Native). */
 int gemleak_client_owners_start(void);
 void gemleak_client_owner(const char *text);
 void gemleak_client_owners_write(void);

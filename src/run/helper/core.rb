@@ -86,6 +86,31 @@ module GemLeakHelper
       def monotonic
         CLOCK.call(MONOTONIC)
       end
+
+      # GemLeakHelper::Native (src/run/client/native.c): the client library
+      # gemleak wrote beside this file (GEMLEAK_CLIENT), required as a Ruby
+      # extension, loaded once. Fiddle is not a default gem from Ruby 3.5
+      # on. Returns: whether it is there; why not, in @native_error.
+      def native?
+        return @native unless @native.nil?
+
+        path = ENV[Protocol::CLIENT_VARIABLE].to_s
+        @native = false
+        if path.empty?
+          @native_error = "no client library (#{Protocol::CLIENT_VARIABLE} is not set)"
+        else
+          require path
+          @native = GemLeakHelper.const_defined?(:Native, false) &&
+                    GemLeakHelper::Native.respond_to?(:address)
+          @native_error = "#{path} defined nothing (Ruby's API not found in the process)" unless @native
+        end
+        @native
+      rescue LoadError, StandardError => e
+        @native_error = "cannot load #{path.inspect} (#{e.class}: #{e.message.lines.first&.chomp})"
+        @native = false
+      end
+
+      attr_reader :native_error
     end
   end
 

@@ -35,6 +35,8 @@ module GemLeakHelper
           "sitedir", "sitearchdir", "sitelibdir"
         )
         dirs.concat(Gem.path) if defined?(Gem) && Gem.respond_to?(:path)
+        # gemleak's own (its client library, required from there)
+        dirs << File.dirname(ENV[Protocol::CLIENT_VARIABLE]) unless ENV[Protocol::CLIENT_VARIABLE].to_s.empty?
         dirs.compact.reject(&:empty?).map { |dir| real(dir) + "/" }.uniq
       end
     end
@@ -116,7 +118,7 @@ module GemLeakHelper
       @failed = false
       start_list
       # What the parent loaded, the child has: a child killed before it
-      # requires anything (fiddle, which the parent may have loaded already)
+      # requires anything (what the parent loaded already)
       # still counts as one that loaded the extension, whose check must run.
       record_new_extensions
     end

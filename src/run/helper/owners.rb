@@ -10,14 +10,12 @@ module GemLeakHelper
     class << self
       # Starts recording (what is allocated from now on is the setup's,
       # until the first test). Returns: whether it could.
-      def start(path)
-        require "fiddle"
-        lib = Fiddle.dlopen(path)
-        start = Fiddle::Function.new(lib["gemleak_client_owners_start"], [], Fiddle::TYPE_INT)
-        @owner = Fiddle::Function.new(lib["gemleak_client_owner"], [Fiddle::TYPE_VOIDP], Fiddle::TYPE_VOID)
-        @write = Fiddle::Function.new(lib["gemleak_client_owners_write"], [], Fiddle::TYPE_VOID)
-        return false if start.call.zero?
+      def start(_path)
+        raise Core.native_error unless Core.native?
+        return false if Native.owners_start.zero?
 
+        @owner = ->(text) { text.nil? ? Native.owner_none : Native.owner(text) }
+        @write = -> { Native.owners_write }
         @owner.call("\t\0")
         true
       end

@@ -50,7 +50,8 @@ module GemLeakHelper
   # that would be ambiguous (%, controls, space) are written %XX.
   #
   # The client requests need native code: gemleak writes a small library
-  # beside this file (GEMLEAK_CLIENT) and it is called through Fiddle.
+  # beside this file (GEMLEAK_CLIENT), which the helper requires as a Ruby
+  # extension (GemLeakHelper::Native, Core.native?).
   module PerTest
     @grain = ENV[Protocol::PER_TEST_VARIABLE]
     @grain = nil unless ["test", "each", "file", Protocol::PER_TEST_OWNERS].include?(@grain)
@@ -160,27 +161,20 @@ module GemLeakHelper
         return @client if defined?(@client)
 
         @client = nil
-        path = @client_path
         begin
-          require "fiddle"
-          if Runtime.mapped?
-            path = Runtime::PATH
-            return @client = Sanitizer.client
-          end
-          lib = Fiddle.dlopen(path)
-          running = Fiddle::Function.new(lib["gemleak_client_running_on_valgrind"], [], Fiddle::TYPE_INT)
-          return @client if running.call.zero?
+          raise Core.native_error unless Core.native?
+          return @client = Sanitizer.client if Runtime.mapped?
+          return @client if Native.running_on_valgrind.zero?
 
           @client = {
-            marker: Fiddle::Function.new(lib["gemleak_client_marker"], [Fiddle::TYPE_VOIDP], Fiddle::TYPE_VOID),
-            check: Fiddle::Function.new(lib["gemleak_client_leak_check"], [], Fiddle::TYPE_VOID),
-            full_check: Fiddle::Function.new(lib["gemleak_client_full_leak_check"], [], Fiddle::TYPE_VOID),
-            lost: Fiddle::Function.new(lib["gemleak_client_lost"], [Fiddle::TYPE_INT], Fiddle::TYPE_LONG),
+            marker: ->(text) { Native.valgrind_marker(text) },
+            check: -> { Native.valgrind_check },
+            full_check: -> { Native.valgrind_full_check },
+            lost: ->(which) { Native.valgrind_lost(which) },
           }
         rescue LoadError, StandardError => e
           what = on? ? "--per-test is off" : "what it inherited may be counted twice"
-          Core.say("#{what} in process #{Core.digits(Core.pid)}: cannot load #{path.inspect} " \
-                   "with Fiddle (#{e.class}: #{e.message.lines.first&.chomp})")
+          Core.say("#{what} in process #{Core.digits(Core.pid)}: #{e.message}")
           @client = nil
         end
         @client
@@ -199,8 +193,8 @@ module GemLeakHelper
       end
 
       def marker(*fields)
-        # NUL-terminated whatever Ruby's own buffer holds: Fiddle passes
-        # the string's bytes as they are.
+        # NUL-terminated: the client reads up to the first NUL, whatever
+        # Ruby's own buffer holds.
         @client[:marker].call("#{fields.join("\t")}\0")
       end
 

@@ -86,6 +86,7 @@ module GemLeakHelper
     EXACT_FUNCTION = "gemleak_exact"
     BEFORE_CHECK_FUNCTION = "gemleak_alloc_before_check"
     LIBRARY_PREFIX = "gemleak_"
+    CLIENT_REQUESTS_MARK = "gemleak-client-requests="
     MARKER_HIDDEN = "hidden"
     PER_TEST_OWNERS = "owners"
     MARKER_SITES = "sites"

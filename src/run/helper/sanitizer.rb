@@ -4,7 +4,8 @@ module GemLeakHelper
   # The runtime preloaded into Ruby (a sanitizer's engine) as the client of
   # the check a forked child makes of what it inherited, and of the one a
   # process makes when it ends with exit! (the runtime's own check at exit
-  # does not run then): its interface called through Fiddle. A marker is a
+  # does not run then): its interface called through GemLeakHelper::Native
+  # (the client library, Core.native?). A marker is a
   # line of the process's report file (__sanitizer_report_error_summary
   # prints its text and a newline there, between the reports, in order); a
   # check is __lsan_do_recoverable_leak_check, which does not exit and
@@ -31,7 +32,6 @@ module GemLeakHelper
     class << self
       # Returns: the client PerTest calls (as the Valgrind library's).
       def client(functions = nil)
-        require "fiddle" # Fiddle.dlwrap: where Ruby's objects are
         functions ||= runtime_functions
         @functions = functions
         @pages = {}
@@ -59,13 +59,13 @@ module GemLeakHelper
       end
 
       def runtime_functions
-        lib = Fiddle::Handle::DEFAULT
-        voidp = Fiddle::TYPE_VOIDP
+        raise Core.native_error unless Core.native?
+
         {
-          marker: Fiddle::Function.new(lib["__sanitizer_report_error_summary"], [voidp], Fiddle::TYPE_VOID),
-          check: Fiddle::Function.new(lib["__lsan_do_recoverable_leak_check"], [], Fiddle::TYPE_INT),
-          root: Fiddle::Function.new(lib["__lsan_register_root_region"], [voidp, Fiddle::TYPE_SIZE_T],
-                                     Fiddle::TYPE_VOID),
+          marker: ->(text) { Native.sanitizer_line(text) },
+          check: -> { Native.sanitizer_check },
+          root: ->(address, size) { Native.sanitizer_root(address, size) },
+          address: ->(object) { Native.address(object) },
         }
       end
 
@@ -87,18 +87,9 @@ module GemLeakHelper
       # the blocks the check cannot judge, and in the exact pass the stacks
       # of the blocks allocated at the sites it unwinds exactly.
       def exact_write
-        if @before_check.nil?
-          @before_check = []
-          unless ENV[Protocol::ALLOC_LIBRARY_VARIABLE].to_s.empty?
-            begin
-              @before_check << Fiddle::Function.new(Fiddle::Handle::DEFAULT[Protocol::BEFORE_CHECK_FUNCTION], [],
-                                                    Fiddle::TYPE_VOID)
-            rescue Fiddle::DLError => e
-              Core.debug(e)
-            end
-          end
-        end
-        @before_check.each(&:call)
+        return if ENV[Protocol::ALLOC_LIBRARY_VARIABLE].to_s.empty? || !Core.native?
+
+        Native.before_check
       rescue StandardError => e
         Core.debug(e)
       end
@@ -150,8 +141,9 @@ module GemLeakHelper
 
         @allocated_pages = allocated
         root = @functions[:root]
+        address = @functions[:address]
         ObjectSpace.each_object(BasicObject) do |object|
-          page = Fiddle.dlwrap(object) & ~(PAGE - 1)
+          page = address.call(object) & ~(PAGE - 1)
           next if @pages[page]
 
           @pages[page] = true

@@ -20,7 +20,8 @@ class PerTestSanitizerTest < Minitest::Test
       :@client, GemLeakHelper::Sanitizer.client(
         marker: ->(text) { append("#{text.delete("\0")}\n") },
         check: -> { append("CHECK\n"); 1 },
-        root: ->(_address, _size) {}
+        root: ->(_address, _size) {},
+        address: ->(_object) { 0 }
       )
     )
     owners = GemLeakHelper::Owners

@@ -1,0 +1,224 @@
+/* The client library as a Ruby extension (gemleak_client.so): what the
+ * helper calls natively, without Fiddle, which is not a default gem from
+ * Ruby 3.5 on (a bundled one, which Bundler will not load without a
+ * Gemfile line) and says so on the suite's standard error under Bundler on
+ * 3.4. The helper requires this file by its path; Ruby calls
+ * Init_gemleak_client, which defines GemLeakHelper::Native:
+ *
+ *   running_on_valgrind             -> Integer (0 natively)
+ *   valgrind_marker(text)           a line of Valgrind's output
+ *   valgrind_check, valgrind_full_check, valgrind_lost(which) -> Integer
+ *   owners_start -> Integer, owner(text), owner_none, owners_write
+ *   sanitizer(name) -> Integer      1 if the runtime has @name (below)
+ *   sanitizer_line(text)            a line of the runtime's report
+ *   sanitizer_check -> Integer      its recoverable leak check
+ *   sanitizer_root(address, size)   a root region for its check
+ *   before_check                    what the allocation front writes first
+ *   address(object) -> Integer      where a Ruby object lies
+ *
+ * Each text is read up to its first NUL (the helper ends them with one).
+ * Ruby's API is found by name (dlsym) as Init runs: the library has no
+ * undefined symbol, whatever Ruby loads it (Debian's libruby, a static
+ * ruby), and is harmless where it is preloaded and Ruby is not there. */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "gemleak/base/protocol.h"
+
+typedef uintptr_t VALUE;
+typedef uintptr_t ID;
+typedef VALUE (*Method)(void);
+
+/* Not in a header: Ruby finds it by name. */
+void Init_gemleak_client(void);
+
+/* The client's own (gemleak_client.c, owners.c). */
+int gemleak_client_running_on_valgrind(void);
+void gemleak_client_marker(const char *text);
+void gemleak_client_leak_check(void);
+void gemleak_client_full_leak_check(void);
+long gemleak_client_lost(int which);
+int gemleak_client_owners_start(void);
+void gemleak_client_owner(const char *text);
+void gemleak_client_owners_write(void);
+
+static struct {
+    VALUE (*define_module_under)(VALUE, const char *);
+    VALUE (*const_get)(VALUE, ID);
+    ID (*intern)(const char *);
+    void (*define_module_function)(VALUE, const char *, Method, int);
+    char *(*string_value_ptr)(volatile VALUE *);
+    long (*num2long)(VALUE);
+    VALUE (*int2inum)(intptr_t);
+    VALUE (*uint2inum)(uintptr_t);
+    const VALUE *object;   /* rb_cObject */
+} ruby;
+
+/* The runtime's, when it is in the process. */
+typedef void (*Say)(const char *);
+typedef int (*Check)(void);
+typedef void (*Root)(const void *, size_t);
+typedef void (*BeforeCheck)(void);
+
+static const char *text_of(VALUE text)
+{
+    volatile VALUE kept = text;
+    return ruby.string_value_ptr(&kept);
+}
+
+static VALUE integer(long value)
+{
+    return ruby.int2inum((intptr_t) value);
+}
+
+static VALUE native_running_on_valgrind(VALUE self)
+{
+    (void) self;
+    return integer(gemleak_client_running_on_valgrind());
+}
+
+static VALUE native_valgrind_marker(VALUE self, VALUE text)
+{
+    (void) self;
+    gemleak_client_marker(text_of(text));
+    return integer(0);
+}
+
+static VALUE native_valgrind_check(VALUE self)
+{
+    (void) self;
+    gemleak_client_leak_check();
+    return integer(0);
+}
+
+static VALUE native_valgrind_full_check(VALUE self)
+{
+    (void) self;
+    gemleak_client_full_leak_check();
+    return integer(0);
+}
+
+static VALUE native_valgrind_lost(VALUE self, VALUE which)
+{
+    (void) self;
+    return integer(gemleak_client_lost((int) ruby.num2long(which)));
+}
+
+static VALUE native_owners_start(VALUE self)
+{
+    (void) self;
+    return integer(gemleak_client_owners_start());
+}
+
+static VALUE native_owner(VALUE self, VALUE text)
+{
+    (void) self;
+    gemleak_client_owner(text_of(text));
+    return integer(0);
+}
+
+static VALUE native_owner_none(VALUE self)
+{
+    (void) self;
+    gemleak_client_owner(NULL);
+    return integer(0);
+}
+
+static VALUE native_owners_write(VALUE self)
+{
+    (void) self;
+    gemleak_client_owners_write();
+    return integer(0);
+}
+
+static void *runtime(const char *name)
+{
+    return dlsym(RTLD_DEFAULT, name);
+}
+
+static VALUE native_sanitizer(VALUE self, VALUE name)
+{
+    (void) self;
+    return integer(runtime(text_of(name)) != NULL);
+}
+
+static VALUE native_sanitizer_line(VALUE self, VALUE text)
+{
+    (void) self;
+    Say say = (Say) (uintptr_t) runtime("__sanitizer_report_error_summary");
+    if (say != NULL)
+        say(text_of(text));
+    return integer(say != NULL);
+}
+
+static VALUE native_sanitizer_check(VALUE self)
+{
+    (void) self;
+    Check check = (Check) (uintptr_t) runtime("__lsan_do_recoverable_leak_check");
+    return integer(check != NULL ? check() : -1);
+}
+
+static VALUE native_sanitizer_root(VALUE self, VALUE address, VALUE size)
+{
+    (void) self;
+    Root root = (Root) (uintptr_t) runtime("__lsan_register_root_region");
+    if (root != NULL)
+        root((const void *) (uintptr_t) ruby.num2long(address), (size_t) ruby.num2long(size));
+    return integer(root != NULL);
+}
+
+static VALUE native_before_check(VALUE self)
+{
+    (void) self;
+    BeforeCheck before = (BeforeCheck) (uintptr_t) runtime(GL_PROTO_BEFORE_CHECK_FUNCTION);
+    if (before != NULL)
+        before();
+    return integer(before != NULL);
+}
+
+/* A heap object's VALUE is its address (what Fiddle.dlwrap gave). */
+static VALUE native_address(VALUE self, VALUE object)
+{
+    (void) self;
+    return ruby.uint2inum(object);
+}
+
+#define FOUND(field, name) ((ruby.field = (__typeof__(ruby.field)) (uintptr_t) dlsym(RTLD_DEFAULT, name)) != NULL)
+
+void Init_gemleak_client(void)
+{
+    if (!FOUND(define_module_under, "rb_define_module_under") || !FOUND(const_get, "rb_const_get") ||
+        !FOUND(intern, "rb_intern") || !FOUND(define_module_function, "rb_define_module_function") ||
+        !FOUND(string_value_ptr, "rb_string_value_ptr") || !FOUND(num2long, "rb_num2long") ||
+        !FOUND(int2inum, "rb_int2inum") || !FOUND(uint2inum, "rb_uint2inum") ||
+        !FOUND(object, "rb_cObject"))
+        return;  /* the helper finds no Native, and says what it cannot do */
+    VALUE helper = ruby.const_get(*ruby.object, ruby.intern("GemLeakHelper"));
+    VALUE native = ruby.define_module_under(helper, "Native");
+    static const struct {
+        const char *name;
+        Method function;
+        int arity;
+    } methods[] = {
+        { "running_on_valgrind", (Method) (uintptr_t) native_running_on_valgrind, 0 },
+        { "valgrind_marker", (Method) (uintptr_t) native_valgrind_marker, 1 },
+        { "valgrind_check", (Method) (uintptr_t) native_valgrind_check, 0 },
+        { "valgrind_full_check", (Method) (uintptr_t) native_valgrind_full_check, 0 },
+        { "valgrind_lost", (Method) (uintptr_t) native_valgrind_lost, 1 },
+        { "owners_start", (Method) (uintptr_t) native_owners_start, 0 },
+        { "owner", (Method) (uintptr_t) native_owner, 1 },
+        { "owner_none", (Method) (uintptr_t) native_owner_none, 0 },
+        { "owners_write", (Method) (uintptr_t) native_owners_write, 0 },
+        { "sanitizer", (Method) (uintptr_t) native_sanitizer, 1 },
+        { "sanitizer_line", (Method) (uintptr_t) native_sanitizer_line, 1 },
+        { "sanitizer_check", (Method) (uintptr_t) native_sanitizer_check, 0 },
+        { "sanitizer_root", (Method) (uintptr_t) native_sanitizer_root, 2 },
+        { "before_check", (Method) (uintptr_t) native_before_check, 0 },
+        { "address", (Method) (uintptr_t) native_address, 1 },
+    };
+    for (size_t i = 0; i < sizeof methods / sizeof methods[0]; i++)
+        ruby.define_module_function(native, methods[i].name, methods[i].function, methods[i].arity);
+}
