@@ -65,12 +65,23 @@ guint gl_rundir_drop_untraced(const char *dir, GHashTable *killed)
     return dropped;
 }
 
-/* Returns: TRUE if @dir holds the XML of process @pid, plain or compressed. */
+/* Returns: TRUE if @dir holds @name, plain or compressed (@name.gz). */
+static gboolean has_file(const char *dir, const char *name)
+{
+    g_autofree char *plain = g_build_filename(dir, name, NULL);
+    g_autofree char *packed = g_strconcat(plain, ".gz", NULL);
+    return g_file_test(plain, G_FILE_TEST_EXISTS) || g_file_test(packed, G_FILE_TEST_EXISTS);
+}
+
+/* Returns: TRUE if @dir holds the XML of process @pid, plain or compressed:
+ * PID.xml, or the file of an image that checked itself before it exec'd
+ * (PID.1.xml, GL_PROTO_MARKER_EXEC), when what it exec'd is a program
+ * Valgrind does not trace and wrote nothing more. */
 static gboolean has_xml(const char *dir, gint64 pid)
 {
-    g_autofree char *plain = g_strdup_printf("%s/%" G_GINT64_FORMAT ".xml", dir, pid);
-    g_autofree char *packed = g_strdup_printf("%s.gz", plain);
-    return g_file_test(plain, G_FILE_TEST_EXISTS) || g_file_test(packed, G_FILE_TEST_EXISTS);
+    g_autofree char *whole = g_strdup_printf("%" G_GINT64_FORMAT ".xml", pid);
+    g_autofree char *image = g_strdup_printf("%" G_GINT64_FORMAT ".1.xml", pid);
+    return has_file(dir, whole) || has_file(dir, image);
 }
 
 /* Returns: (transfer full) (nullable): the signal that interrupted the run

@@ -679,6 +679,18 @@ START_TEST(test_run_coverage)
     ck_assert_uint_eq(coverage.unlisted, 1);
     gl_run_coverage_clear(&coverage);
 
+    /* A Ruby that checked itself before it exec'd a program Valgrind does
+     * not trace (fork { exec("true") }) left only its image's file,
+     * 16.1.xml, set aside before the exec: it was checked. */
+    g_autofree char *list = g_build_filename(dir, "loaded-16.txt", NULL);
+    gl_test_write(list, "/p/lib/x.so\n", -1);
+    g_autofree char *image = g_build_filename(dir, "16.1.xml.gz", NULL);
+    gl_test_write(image, "", -1);
+    gl_rundir_coverage(inputs, &coverage);
+    ck_assert_uint_eq(coverage.checked, 3);
+    ck_assert_uint_eq(coverage.unchecked->len, 1);
+    gl_run_coverage_clear(&coverage);
+
     /* No gemleak run: no lists, nothing to say. */
     const char *plain[] = { "-", NULL };
     gl_rundir_coverage(plain, &coverage);
