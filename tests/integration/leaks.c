@@ -76,7 +76,11 @@ START_TEST(test_uninitialised_read_not_reported)
     ck_assert_msg(asked.status == 1, "status %d\n%s", asked.status, asked.err);
     gl_assert_line(asked.err, "^Conditional jump or move depends on uninitialised value\\(s\\)$");
     gl_assert_line(asked.err, "^ \\*leaky_uninitialized \\(leaky\\.c:\\d+\\)$");
-    gl_assert_line(asked.err, "^gemleak: FAIL: 1 memory error$");
+    /* Ruby 3.1 without symbols: when its GC happens to run inside
+     * Init_leaky's calls to it (the heap's layout varies with the hash
+     * seed), an uninitialised word of the stack it scans is one more
+     * finding, left uncertain, and said so after the FAIL. */
+    gl_assert_line(asked.err, "^gemleak: FAIL: 1 memory error(; 1 uncertain finding .*)?$");
     result_discard(&asked);
 }
 END_TEST
