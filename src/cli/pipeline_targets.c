@@ -65,8 +65,8 @@ gboolean gl_cli_resolve_targets(const Options *options, const GlSinks *sinks,
                 return FALSE;
         }
         /* With the run's lists at hand, a name that matches nothing it
-         * loaded is a typo, or an extension that never loaded: not a clean
-         * run. */
+         * loaded is a typo, or an extension that never loaded: never a
+         * clean run. */
         for (guint t = 0; *have_lists && t < gl_rules_n_targets(rules); t++) {
             gboolean seen = FALSE;
             for (guint i = 0; i < loaded->len && !seen; i++)
@@ -88,7 +88,11 @@ gboolean gl_cli_resolve_targets(const Options *options, const GlSinks *sinks,
             }
             write_target_error(sinks, message, gl_rules_target_pattern(rules, t),
                                (const char *const *) loaded->pdata);
-            g_set_error_literal(error, GL_ERROR, GL_ERROR_USAGE, message);
+            /* A run that loaded no extension at all checked nothing, and
+             * the name may be right: trouble (3), or the command's failure
+             * (4) when it failed before loading one; a name among others
+             * the run loaded is a typo (2). */
+            g_set_error_literal(error, GL_ERROR, none ? GL_ERROR_CHILD : GL_ERROR_USAGE, message);
             return FALSE;
         }
         /* The targets as they resolved: the paths the run loaded. */
