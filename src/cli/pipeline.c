@@ -46,8 +46,11 @@ gboolean gl_cli_analyze_and_report(const Options *options, Plan *plan, const cha
             "fingerprinted them, which %s; write it again with --write-baseline",
             options->baseline, gl_baseline_version(baseline) == 1
                 ? "another Ruby changes"
-                : "tells neither two sites of one function nor the kinds of the errors on one "
-                  "freed block apart"));
+                : gl_baseline_version(baseline) == 2
+                ? "tells neither two sites of one function nor the kinds of the errors on one "
+                  "freed block apart"
+                : "names a function the compiler split by its part (.cold, .part.N), which "
+                  "another optimisation level changes"));
     guint known = 0;
     g_autoptr(GPtrArray) reported = baseline != NULL
         ? gl_baseline_filter(baseline, analysis->findings, &known)

@@ -8,8 +8,10 @@
  * and C++ extensions built with it, as gemleak's Rake task builds them)
  * each gives the same location, source line, functions, fingerprints and
  * bytes in the text, JSON, SARIF (valid URIs), GitHub (file and line) and
- * baseline reports. Without that Ruby, or a compiler a shape needs, a test
- * is skipped and says why. */
+ * baseline reports. And a leak on an error path that GCC at -O2 moves to
+ * a part of its own (issue 37): the same fingerprint and baseline as its
+ * -O0 build. Without that Ruby, or a compiler a shape needs, a test is
+ * skipped and says why. */
 #include <string.h>
 
 #include "harness.h"
@@ -571,6 +573,70 @@ START_TEST(test_cpp_template_reads_the_same)
 }
 END_TEST
 
+/* Returns: (transfer full): the partial fingerprints of @sarif_summary's
+ * results, a line each. */
+static char *sarif_fingerprints(const char *summary)
+{
+    g_autoptr(GRegex) regex = g_regex_new("gemleakFingerprint/v[0-9]+=[0-9a-f]{16}", 0, 0, NULL);
+    g_autoptr(GMatchInfo) match = NULL;
+    GString *out = g_string_new(NULL);
+    g_regex_match(regex, summary, 0, &match);
+    while (g_match_info_matches(match)) {
+        g_autofree char *print = g_match_info_fetch(match, 0);
+        g_string_append_printf(out, "%s\n", print);
+        g_match_info_next(match, NULL);
+    }
+    return g_string_free(out, FALSE);
+}
+
+/* (e) Issue 37 (item 6): a leak on an error path, built -O0 and -O2. GCC
+ * at -O2 moves the path to coldpath_parse.cold, and the frames say so;
+ * the finding's fingerprint, its baseline and SARIF's partial
+ * fingerprint are those of the -O0 build's coldpath_parse, under
+ * Valgrind and LeakSanitizer. */
+START_TEST(test_optimisation_levels_read_the_same)
+{
+    if (!ready_or_skip(ruby34, "a split function under every optimisation level", why_skipped))
+        return;
+    g_autofree char *project = copy_fixture("coldpath", "coldpath");
+    sh(project, "mkdir o0 o2 && (cd o0 && COLDPATH_CFLAGS='-O0 -g' ruby ../extconf.rb >/dev/null "
+                "&& make >/dev/null) && cd o2 && COLDPATH_CFLAGS='-O2 -g' ruby ../extconf.rb "
+                ">/dev/null && make >/dev/null && nm coldpath.so | grep -q ' coldpath_parse.cold$'");
+    const char *o0[] = { ruby34, "--disable-gems", "-Io0", "-e",
+                         "require 'coldpath'; begin; ColdPath.parse('x'); rescue ArgumentError; end",
+                         NULL };
+    const char *o2[] = { ruby34, "--disable-gems", "-Io2", "-e",
+                         "require 'coldpath'; begin; ColdPath.parse('x'); rescue ArgumentError; end",
+                         NULL };
+    Outcome whole = { 0 }, split = { 0 }, split_lsan = { 0 };
+    run_under(&whole, "valgrind", NULL, "coldpath-O0", FALSE, project, o0);
+    run_under(&split, "valgrind", NULL, "coldpath-O2", FALSE, project, o2);
+    run_under(&split_lsan, "lsan", NULL, "coldpath-O2-lsan", FALSE, project, o2);
+    guint line = line_of("coldpath/coldpath.c", "/* the leak */");
+    g_autofree char *at_whole = g_strdup_printf(" at coldpath_parse \\(coldpath\\.c:%u\\) ", line);
+    g_autofree char *at_split = g_strdup_printf(" at coldpath_parse\\.cold \\(coldpath\\.c:%u\\) ",
+                                                line);
+    gl_assert_line(whole.json, at_whole);
+    gl_assert_line(split.json, at_split);
+    gl_assert_line(split_lsan.json, at_split);
+    const Outcome *outcomes[] = { &split, &split_lsan };
+    g_autofree char *prints = sarif_fingerprints(whole.sarif);
+    ck_assert_msg(*prints != '\0', "no partial fingerprint:\n%s", whole.sarif);
+    for (guint i = 0; i < G_N_ELEMENTS(outcomes); i++) {
+        ck_assert_msg(strcmp(whole.baseline, outcomes[i]->baseline) == 0,
+                      "baseline: %s:\n%s\n%s:\n%s", whole.label, whole.baseline,
+                      outcomes[i]->label, outcomes[i]->baseline);
+        g_autofree char *theirs = sarif_fingerprints(outcomes[i]->sarif);
+        ck_assert_msg(strcmp(prints, theirs) == 0, "SARIF: %s:\n%s\n%s:\n%s", whole.label, prints,
+                      outcomes[i]->label, theirs);
+    }
+    gl_assert_line(whole.baseline, "^ +\"coldpath_parse\"$");
+    outcome_clear(&whole);
+    outcome_clear(&split);
+    outcome_clear(&split_lsan);
+}
+END_TEST
+
 void integration_same(TCase *tcase)
 {
     tcase_add_unchecked_fixture(tcase, setup_same, teardown_same);
@@ -578,4 +644,5 @@ void integration_same(TCase *tcase)
     tcase_add_test(tcase, test_lost_structure_reads_the_same);
     tcase_add_test(tcase, test_rust_extension_reads_the_same);
     tcase_add_test(tcase, test_cpp_template_reads_the_same);
+    tcase_add_test(tcase, test_optimisation_levels_read_the_same);
 }
