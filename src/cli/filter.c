@@ -97,7 +97,8 @@ int gl_cli_filter(int argc, char **argv, FILE *out, FILE *err)
     }
 
     if (!gl_cli_plan_build(&options, &plan, &error) ||
-        !(plan.sinks = gl_cli_plan_sinks(&options, (const char *const *) args + 1, NULL, out, out,
+        !(plan.sinks = gl_cli_plan_sinks(&options, &plan, (const char *const *) args + 1, NULL,
+                                         out, out,
                                   &error))) {
         status = gl_cli_fail(err, "filter", error);
         goto out;

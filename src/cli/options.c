@@ -189,6 +189,10 @@ GOptionGroup *gl_cli_report_group(Options *options)
           "Write what identifies every finding (kind, fingerprint, location, functions) to "
           "FILE, a baseline to commit for later runs, and pass; add --fail-on "
           "definite,errors to fail on them as well", "FILE" },
+        { "write-baseline-if-missing", 0, 0, G_OPTION_ARG_NONE,
+          &options->write_baseline_if_missing,
+          "With a --baseline FILE that does not exist yet (a gem's first run in CI): write "
+          "it, as --write-baseline FILE does, and say so", NULL },
         { "suppressions-out", 0, 0, G_OPTION_ARG_FILENAME, &options->suppressions_out,
           "Write a Valgrind suppression for each finding to FILE (--format supp:FILE)", "FILE" },
         { "frames", 0, 0, G_OPTION_ARG_STRING, &options->frames,

@@ -75,7 +75,7 @@ gboolean gl_cli_analyze_and_report(const Options *options, Plan *plan, const cha
     if (cut_problem != NULL)
         g_ptr_array_add(analysis->problems, cut_problem);
     GlGate gate = plan->gate;
-    gboolean adopting = gl_gate_adopt(&gate, options->write_baseline != NULL,
+    gboolean adopting = gl_gate_adopt(&gate, plan->write_baseline != NULL,
                                       options->fail_on != NULL);
     GlGateResult gate_result;
     /* What ran outside Valgrind and loaded an extension is trouble, said
@@ -116,8 +116,16 @@ gboolean gl_cli_analyze_and_report(const Options *options, Plan *plan, const cha
                      &gate_result);
     if (adopting) {
         g_free(gate_result.line);
-        gate_result.line = gl_gate_adopted_line(analysis->findings->len, options->write_baseline);
+        gate_result.line = gl_gate_adopted_line(analysis->findings->len, plan->write_baseline);
     }
+    /* The first run of a gem that has no baseline yet (CI's, before anyone
+     * wrote one) writes it: said, so that someone commits it. */
+    if (plan->baseline_missing)
+        g_ptr_array_add(analysis->notes, g_strdup_printf(
+            "--baseline %s did not exist: this run writes it, with the %u finding%s of now "
+            "(--write-baseline-if-missing); commit it, and later runs fail only on findings it "
+            "does not know", plan->write_baseline, analysis->findings->len,
+            analysis->findings->len == 1 ? "" : "s"));
     outcome->gate_failed = gate_result.failed;
     outcome->problems = analysis->problems->len > 0;
     outcome->checked_nothing_only = checked_nothing && analysis->problems->len == 1;

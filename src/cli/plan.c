@@ -63,6 +63,7 @@ void gl_cli_plan_clear(Plan *plan)
     gl_baseline_free(plan->baseline);
     plan->baseline = NULL;
     g_clear_pointer(&plan->project_root, g_free);
+    g_clear_pointer(&plan->write_baseline, g_free);
     gl_sinks_free(plan->sinks);
     plan->sinks = NULL;
 }
@@ -135,6 +136,26 @@ gboolean gl_cli_plan_build(const Options *options, Plan *plan, GError **error)
         }
         plan->frames_after = (guint) n;
     }
+    if (options->write_baseline_if_missing &&
+        (options->baseline == NULL || options->write_baseline != NULL)) {
+        g_set_error(error, GL_ERROR, GL_ERROR_USAGE,
+                    options->baseline == NULL
+                        ? "--write-baseline-if-missing: give the baseline with --baseline FILE"
+                        : "--write-baseline-if-missing writes --baseline's FILE when it is "
+                          "missing: give it or --write-baseline, not both");
+        return FALSE;
+    }
+    plan->write_baseline = g_strdup(options->write_baseline);
+    /* A gem's first run (in CI, before anyone wrote one) writes the
+     * baseline it is told to read; one that exists and cannot be read is
+     * still an error, never overwritten. A dangling link is missing too:
+     * writing goes through it, as to any report. */
+    if (options->write_baseline_if_missing &&
+        !g_file_test(options->baseline, G_FILE_TEST_EXISTS)) {
+        plan->baseline_missing = TRUE;
+        plan->write_baseline = g_strdup(options->baseline);
+        return TRUE;
+    }
     g_autoptr(GError) unread = NULL;
     if (options->baseline != NULL &&
         (plan->baseline = gl_baseline_load(options->baseline, &unread)) == NULL)
@@ -148,7 +169,7 @@ gboolean gl_cli_plan_build(const Options *options, Plan *plan, GError **error)
  * refuses, before anything is read or run, what gl_sinks_check() refuses:
  * @inputs and @keep_dir are what gemleak will read.
  * Returns: (transfer full) (nullable): the sinks; NULL with @error set. */
-GlSinks *gl_cli_plan_sinks(const Options *options, const char *const *inputs,
+GlSinks *gl_cli_plan_sinks(const Options *options, const Plan *plan, const char *const *inputs,
                            const char *keep_dir, FILE *stream, FILE *out, GError **error)
 {
     g_autoptr(GlSinks) sinks = gl_sinks_new(stream, out);
@@ -167,10 +188,10 @@ GlSinks *gl_cli_plan_sinks(const Options *options, const char *const *inputs,
         gl_sinks_add(sinks, &gl_report_supp,
                      g_strdup_printf("--suppressions-out %s", options->suppressions_out),
                      options->suppressions_out, "never", FALSE);
-    if (options->write_baseline != NULL)
+    if (plan->write_baseline != NULL)
         gl_sinks_add(sinks, &gl_report_baseline,
-                     g_strdup_printf("--write-baseline %s", options->write_baseline),
-                     options->write_baseline, "never", TRUE);
+                     g_strdup_printf("--write-baseline %s", plan->write_baseline),
+                     plan->write_baseline, "never", TRUE);
     const GlSinkReads reads = {
         .inputs = inputs,
         .skip_functions_file = options->skip_functions_file,

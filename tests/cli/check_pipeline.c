@@ -611,6 +611,65 @@ START_TEST(test_split_functions_fingerprint_as_the_function)
 }
 END_TEST
 
+/* Issue 37 (item 3): a CI job that reads a baseline works on the gem's
+ * first run, before anyone wrote one: --write-baseline-if-missing writes
+ * it, the run passes and says to commit it; the next run reads it. A
+ * baseline that exists and cannot be read is still refused, never
+ * overwritten. */
+START_TEST(test_baseline_written_when_missing)
+{
+    g_autofree char *leak = gl_test_fixture("xml/leak.xml");
+    g_autofree char *uaf = gl_test_fixture("xml/use_after_free.xml");
+    g_autofree char *dir = gl_test_tmpdir();
+    g_autofree char *baseline = g_build_filename(dir, "baseline.json", NULL);
+
+    RUN(first, "filter", "-O", "leaky", "--baseline", baseline, "--write-baseline-if-missing",
+        leak);
+    ck_assert_msg(first.status == 0, "%s%s", first.out, first.err);
+    ck_assert(g_file_test(baseline, G_FILE_TEST_IS_REGULAR));
+    gl_assert_line(first.out, "^gemleak: pass: 3 findings written to the baseline .*/baseline\\.json ");
+    gl_assert_line(first.err, "^gemleak: note: --baseline .*/baseline\\.json did not exist: this "
+                              "run writes it, with the 3 findings of now "
+                              "\\(--write-baseline-if-missing\\); commit it, and later runs fail "
+                              "only on findings it does not know$");
+    gl_test_run_clear(&first);
+
+    RUN(again, "filter", "-O", "leaky", "--baseline", baseline, "--write-baseline-if-missing",
+        leak);
+    ck_assert_msg(again.status == 0, "%s%s", again.out, again.err);
+    gl_assert_line(again.out, "^gemleak: 1 process checked( \\([^)]*\\))?, \\d+ errors read: 0 "
+                              "findings, 3 known to the baseline \\(3 occurrences\\), ");
+    gl_assert_no_line(again.err, "did not exist");
+    gl_test_run_clear(&again);
+
+    /* a new finding fails as with --baseline alone */
+    RUN(fresh, "filter", "-O", "leaky", "--baseline", baseline, "--write-baseline-if-missing",
+        uaf);
+    ck_assert_int_eq(fresh.status, 1);
+    gl_test_run_clear(&fresh);
+
+    /* one that is there and is no baseline: refused, and left as it was */
+    g_autofree char *odd = g_build_filename(dir, "odd.json", NULL);
+    gl_test_write(odd, "not json\n", -1);
+    RUN(refused, "filter", "-O", "leaky", "--baseline", odd, "--write-baseline-if-missing", leak);
+    ck_assert_int_eq(refused.status, 2);
+    gl_test_run_clear(&refused);
+    g_autofree char *kept = gl_test_read(odd, NULL);
+    ck_assert_str_eq(kept, "not json\n");
+
+    RUN(alone, "filter", "-O", "leaky", "--write-baseline-if-missing", leak);
+    ck_assert_int_eq(alone.status, 2);
+    gl_assert_line(alone.err, "^gemleak: --write-baseline-if-missing: give the baseline with "
+                              "--baseline FILE$");
+    gl_test_run_clear(&alone);
+    RUN(both, "filter", "-O", "leaky", "--baseline", baseline, "--write-baseline", odd,
+        "--write-baseline-if-missing", leak);
+    ck_assert_int_eq(both.status, 2);
+    gl_test_run_clear(&both);
+    gl_remove_tree(dir);
+}
+END_TEST
+
 /* A baseline's fingerprint matches only a finding's whole fingerprint:
  * json-glib hands out C strings, so "FINGERPRINT\u0000..." once matched
  * FINGERPRINT; nor does one with more after it, or less. */
@@ -1047,6 +1106,7 @@ Suite *gl_cli_pipeline_suite(void)
     tcase_add_test(tc, test_old_baselines_keep_reading);
     tcase_add_test(tc, test_baseline_fingerprint_matches_only_itself);
     tcase_add_test(tc, test_split_functions_fingerprint_as_the_function);
+    tcase_add_test(tc, test_baseline_written_when_missing);
     tcase_add_test(tc, test_every_format_names_the_same_path);
     tcase_add_test(tc, test_suppressions_out_and_project_root);
     tcase_add_test(tc, test_reports_never_overwrite_inputs);
