@@ -109,7 +109,10 @@ int gl_cli_fail(FILE *err, const char *command, const GError *error);
 /* ---- the plan (plan.c) ---- */
 
 gboolean gl_cli_not_empty(const char *option, const char *value, GError **error);
-gboolean gl_cli_plan_build(const Options *options, Plan *plan, GError **error);
+/* @inputs (nullable: run's, not known yet): what filter reads, whose run
+ * directories may say the project root their run had. */
+gboolean gl_cli_plan_build(const Options *options, const char *const *inputs, Plan *plan,
+                           GError **error);
 void gl_cli_plan_clear(Plan *plan);
 /* Returns: (transfer full) (nullable): see plan.c. */
 GlSinks *gl_cli_plan_sinks(const Options *options, const Plan *plan, const char *const *inputs,

@@ -199,8 +199,8 @@ GOptionGroup *gl_cli_report_group(Options *options)
           "Text report: show N frames past the outermost frame of the extension, runs of "
           "unnamed frames as one line (default: 3); all: every frame", "N|all" },
         { "project-root", 0, 0, G_OPTION_ARG_FILENAME, &options->project_root,
-          "Show source and test locations relative to DIR in every report (default: "
-          "$GITHUB_WORKSPACE, else the current directory)", "DIR" },
+          "Show source and test locations relative to DIR in every report (default: a run "
+          "directory's own run's, else $GITHUB_WORKSPACE, else the current directory)", "DIR" },
         { "help", 'h', 0, G_OPTION_ARG_NONE, &options->help, "Show this help", NULL },
         G_OPTION_ENTRY_NULL,
     };

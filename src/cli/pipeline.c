@@ -91,7 +91,21 @@ gboolean gl_cli_analyze_and_report(const Options *options, Plan *plan, const cha
                                         ? "; run again without --spare-launchers" : ""));
     /* an extension the engine cannot see into was not checked for what it
      * would have seen */
-    guint uninstrumented = gl_coverage_require_instrumented(inputs, analysis->problems);
+    guint uninstrumented = gl_coverage_require_instrumented(inputs, analysis->records,
+                                                            analysis->problems);
+    /* What the findings needed of the objects and the checkout, as they
+     * are now, into the run directory: read anywhere, any time later, it
+     * says what it says now. */
+    if (run != NULL && run->dir != NULL) {
+        GlRunRecord *record = gl_run_records_of(analysis->records, run->dir, NULL);
+        gl_analysis_record(analysis, record, plan->project_root);
+        g_autoptr(GError) unwritten = NULL;
+        if (!gl_run_record_write(record, run->dir, &unwritten)) {
+            g_autofree char *why = gl_text_escape(unwritten->message);
+            fprintf(err, "gemleak: warning: %s: read elsewhere or after a rebuild, the run "
+                    "directory reads from the objects and sources as they are then\n", why);
+        }
+    }
     gboolean checked_nothing = gl_coverage_checked_nothing(
         coverage, run != NULL, gl_coverage_targets_seen(rules, analysis->objects));
     if (checked_nothing) {

@@ -4,6 +4,8 @@
  * go, each destination checked first (gl_sinks_check()). */
 #include "cli_int.h"
 #include "gemleak/base/errors.h"
+#include "gemleak/base/run_files.h"
+#include "gemleak/read/run_record.h"
 #include "gemleak/report/report.h"
 
 #include <string.h>
@@ -76,19 +78,49 @@ gboolean gl_cli_not_empty(const char *option, const char *value, GError **error)
     return FALSE;
 }
 
-/* Returns: (transfer full): --project-root, else $GITHUB_WORKSPACE (where
- * GitHub checks the repository out), else the current directory. */
-static char *project_root(const Options *options)
+/* Returns: (transfer full) (nullable): the project root the runs of the
+ * run directories of @inputs recorded (run_record.h), when they recorded
+ * one and the same. */
+static char *recorded_root(const char *const *inputs)
+{
+    if (inputs == NULL)
+        return NULL;
+    g_autoptr(GPtrArray) dirs = gl_run_dirs(inputs);
+    char *root = NULL;
+    for (guint i = 0; i < dirs->len; i++) {
+        g_autoptr(GlRunRecord) record = gl_run_record_read(g_ptr_array_index(dirs, i), NULL);
+        const char *theirs = record != NULL ? gl_run_record_root(record) : NULL;
+        if (theirs == NULL)
+            continue;
+        if (root != NULL && strcmp(root, theirs) != 0) {
+            g_free(root);
+            return NULL;
+        }
+        if (root == NULL)
+            root = g_strdup(theirs);
+    }
+    return root;
+}
+
+/* Returns: (transfer full): --project-root, else the root of the run that
+ * wrote @inputs (its frames' paths are that machine's), else
+ * $GITHUB_WORKSPACE (where GitHub checks the repository out), else the
+ * current directory. */
+static char *project_root(const Options *options, const char *const *inputs)
 {
     const char *workspace = g_getenv("GITHUB_WORKSPACE");
     if (options->project_root != NULL)
         return g_canonicalize_filename(options->project_root, NULL);
+    char *recorded = recorded_root(inputs);
+    if (recorded != NULL)
+        return recorded;
     if (workspace != NULL && *workspace != '\0')
         return g_canonicalize_filename(workspace, NULL);
     return g_get_current_dir();
 }
 
-gboolean gl_cli_plan_build(const Options *options, Plan *plan, GError **error)
+gboolean gl_cli_plan_build(const Options *options, const char *const *inputs, Plan *plan,
+                           GError **error)
 {
     memset(plan, 0, sizeof *plan);
     plan->rules = gl_rules_new();
@@ -122,7 +154,7 @@ gboolean gl_cli_plan_build(const Options *options, Plan *plan, GError **error)
                     options->project_root);
         return FALSE;
     }
-    plan->project_root = project_root(options);
+    plan->project_root = project_root(options, inputs);
     plan->frames_after = 3;
     if (options->frames != NULL && strcmp(options->frames, "all") == 0) {
         plan->frames_after = G_MAXUINT;

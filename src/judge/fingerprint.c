@@ -472,10 +472,11 @@ static char *structure_fingerprint(const GlFinding *finding, GlSources *sources,
     return print_identity(identity->str, NULL, 0);
 }
 
-void gl_findings_fingerprint(GlFindings *findings)
+void gl_findings_fingerprint(GlFindings *findings, GlSources *given)
 {
     g_autoptr(GPtrArray) all = gl_findings_list(findings);
-    g_autoptr(GlSources) sources = gl_sources_new();
+    g_autoptr(GlSources) own = given == NULL ? gl_sources_new() : NULL;
+    GlSources *sources = given != NULL ? given : own;
     g_autoptr(GHashTable) identities = g_hash_table_new_full(NULL, NULL, NULL, identity_free);
     for (guint i = 0; i < all->len; i++) {
         GlFinding *finding = g_ptr_array_index(all, i);
