@@ -136,9 +136,9 @@ gboolean gl_cli_analyze_and_report(const Options *options, Plan *plan, const cha
      * wrote one) writes it: said, so that someone commits it. */
     if (plan->baseline_missing)
         g_ptr_array_add(analysis->notes, g_strdup_printf(
-            "--baseline %s did not exist: this run writes it, with the %u finding%s of now "
-            "(--write-baseline-if-missing); commit it, and later runs fail only on findings it "
-            "does not know", plan->write_baseline, analysis->findings->len,
+            "--baseline %s did not exist: this run writes it with its %u finding%s, and passes "
+            "them (--write-baseline-if-missing); commit it, and later runs fail only on findings "
+            "it does not know", plan->write_baseline, analysis->findings->len,
             analysis->findings->len == 1 ? "" : "s"));
     outcome->gate_failed = gate_result.failed;
     outcome->problems = analysis->problems->len > 0;

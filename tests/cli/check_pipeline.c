@@ -629,7 +629,7 @@ START_TEST(test_baseline_written_when_missing)
     ck_assert(g_file_test(baseline, G_FILE_TEST_IS_REGULAR));
     gl_assert_line(first.out, "^gemleak: pass: 3 findings written to the baseline .*/baseline\\.json ");
     gl_assert_line(first.err, "^gemleak: note: --baseline .*/baseline\\.json did not exist: this "
-                              "run writes it, with the 3 findings of now "
+                              "run writes it with its 3 findings, and passes them "
                               "\\(--write-baseline-if-missing\\); commit it, and later runs fail "
                               "only on findings it does not know$");
     gl_test_run_clear(&first);
