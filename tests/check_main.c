@@ -51,6 +51,7 @@ int main(int argc, char **argv)
     srunner_add_suite(runner, gl_source_suite());
     srunner_add_suite(runner, gl_demangle_suite());
     srunner_add_suite(runner, gl_debuginfo_suite());
+    srunner_add_suite(runner, gl_run_record_suite());
     srunner_add_suite(runner, gl_structures_suite());
     srunner_add_suite(runner, gl_project_paths_suite());
     srunner_add_suite(runner, gl_sinks_suite());

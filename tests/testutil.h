@@ -147,6 +147,7 @@ Suite *gl_json_report_suite(void);
 Suite *gl_source_suite(void);
 Suite *gl_demangle_suite(void);
 Suite *gl_debuginfo_suite(void);
+Suite *gl_run_record_suite(void);
 Suite *gl_structures_suite(void);
 Suite *gl_project_paths_suite(void);
 Suite *gl_group_suite(void);

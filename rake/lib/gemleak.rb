@@ -96,6 +96,9 @@ module GemLeak
     attr_accessor :max_bytes           # --max-bytes
     attr_accessor :baseline            # --baseline FILE
     attr_accessor :write_baseline      # --write-baseline FILE: the run passes, and writes it
+    # true: --write-baseline-if-missing, the baseline written by the first
+    # run (a gem's first CI run), which passes; read by the next
+    attr_accessor :write_baseline_if_missing
     attr_accessor :gen_suppressions    # --gen-suppressions
     attr_accessor :keep_xml            # --keep-xml DIR
     # true or :test: --per-test (each leak names the test it was lost in);
@@ -244,6 +247,7 @@ module GemLeak
       args.push("--max-bytes", string(max_bytes, "max_bytes")) if max_bytes
       args.push("--baseline", string(baseline, "baseline")) if baseline
       args.push("--write-baseline", string(write_baseline, "write_baseline")) if write_baseline
+      args.push("--write-baseline-if-missing") if write_baseline_if_missing
       args.push("--gen-suppressions") if gen_suppressions
       args.push("--keep-xml", string(keep_xml, "keep_xml")) if keep_xml
       args.push(*per_test_arguments)

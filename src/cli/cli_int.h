@@ -43,6 +43,7 @@ typedef struct {
     char *suppressions_out;
     char *baseline;
     char *write_baseline;
+    gboolean write_baseline_if_missing;  /* --baseline FILE missing: write it */
     gboolean help;
     /* run */
     char *engine;               /* --engine: "valgrind" or "lsan"; NULL: Valgrind */
@@ -65,6 +66,10 @@ typedef struct {
     GlRules *rules;
     GlGate gate;
     GlBaseline *baseline;      /* nullable */
+    /* (nullable) where the baseline is written: --write-baseline, or the
+     * --baseline that did not exist, with --write-baseline-if-missing */
+    char *write_baseline;
+    gboolean baseline_missing; /* the latter: the run writes its first baseline */
     char *project_root;        /* absolute */
     guint frames_after;        /* --frames: G_MAXUINT for all */
     GlSinks *sinks;            /* the reports, where they go */
@@ -104,10 +109,13 @@ int gl_cli_fail(FILE *err, const char *command, const GError *error);
 /* ---- the plan (plan.c) ---- */
 
 gboolean gl_cli_not_empty(const char *option, const char *value, GError **error);
-gboolean gl_cli_plan_build(const Options *options, Plan *plan, GError **error);
+/* @inputs (nullable: run's, not known yet): what filter reads, whose run
+ * directories may say the project root their run had. */
+gboolean gl_cli_plan_build(const Options *options, const char *const *inputs, Plan *plan,
+                           GError **error);
 void gl_cli_plan_clear(Plan *plan);
 /* Returns: (transfer full) (nullable): see plan.c. */
-GlSinks *gl_cli_plan_sinks(const Options *options, const char *const *inputs,
+GlSinks *gl_cli_plan_sinks(const Options *options, const Plan *plan, const char *const *inputs,
                            const char *keep_dir, FILE *stream, FILE *out, GError **error);
 
 /* ---- the targets (pipeline_targets.c) ---- */

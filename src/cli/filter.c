@@ -44,6 +44,8 @@ static const char filter_description[] =
     "extension allocated its block (--track-origins=yes). A sanitizer's stack\n"
     "that stops short of main (its fast unwinder) is uncertain, and its frames\n"
     "are named and placed as Valgrind's (from the objects' symbols and DWARF).\n"
+    "A directory gemleak run kept reads as the run read it, anywhere and any\n"
+    "time: the objects and source lines its findings needed are recorded in it.\n"
     "A finding is placed at its first frame in the project's own source; the\n"
     "text marks the target's frames \" *\", those linked into it from elsewhere\n"
     "(Rust's standard library, a C++ template of the system) \" ~\".\n"
@@ -96,8 +98,9 @@ int gl_cli_filter(int argc, char **argv, FILE *out, FILE *err)
         goto out;
     }
 
-    if (!gl_cli_plan_build(&options, &plan, &error) ||
-        !(plan.sinks = gl_cli_plan_sinks(&options, (const char *const *) args + 1, NULL, out, out,
+    if (!gl_cli_plan_build(&options, (const char *const *) args + 1, &plan, &error) ||
+        !(plan.sinks = gl_cli_plan_sinks(&options, &plan, (const char *const *) args + 1, NULL,
+                                         out, out,
                                   &error))) {
         status = gl_cli_fail(err, "filter", error);
         goto out;

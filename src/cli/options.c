@@ -189,14 +189,18 @@ GOptionGroup *gl_cli_report_group(Options *options)
           "Write what identifies every finding (kind, fingerprint, location, functions) to "
           "FILE, a baseline to commit for later runs, and pass; add --fail-on "
           "definite,errors to fail on them as well", "FILE" },
+        { "write-baseline-if-missing", 0, 0, G_OPTION_ARG_NONE,
+          &options->write_baseline_if_missing,
+          "With a --baseline FILE that does not exist yet (a gem's first run in CI): write "
+          "it, as --write-baseline FILE does, and say so", NULL },
         { "suppressions-out", 0, 0, G_OPTION_ARG_FILENAME, &options->suppressions_out,
           "Write a Valgrind suppression for each finding to FILE (--format supp:FILE)", "FILE" },
         { "frames", 0, 0, G_OPTION_ARG_STRING, &options->frames,
           "Text report: show N frames past the outermost frame of the extension, runs of "
           "unnamed frames as one line (default: 3); all: every frame", "N|all" },
         { "project-root", 0, 0, G_OPTION_ARG_FILENAME, &options->project_root,
-          "Show source and test locations relative to DIR in every report (default: "
-          "$GITHUB_WORKSPACE, else the current directory)", "DIR" },
+          "Show source and test locations relative to DIR in every report (default: a run "
+          "directory's own run's, else $GITHUB_WORKSPACE, else the current directory)", "DIR" },
         { "help", 'h', 0, G_OPTION_ARG_NONE, &options->help, "Show this help", NULL },
         G_OPTION_ENTRY_NULL,
     };

@@ -46,8 +46,11 @@ gboolean gl_cli_analyze_and_report(const Options *options, Plan *plan, const cha
             "fingerprinted them, which %s; write it again with --write-baseline",
             options->baseline, gl_baseline_version(baseline) == 1
                 ? "another Ruby changes"
-                : "tells neither two sites of one function nor the kinds of the errors on one "
-                  "freed block apart"));
+                : gl_baseline_version(baseline) == 2
+                ? "tells neither two sites of one function nor the kinds of the errors on one "
+                  "freed block apart"
+                : "names a function the compiler split by its part (.cold, .part.N), which "
+                  "another optimisation level changes"));
     guint known = 0;
     g_autoptr(GPtrArray) reported = baseline != NULL
         ? gl_baseline_filter(baseline, analysis->findings, &known)
@@ -72,7 +75,7 @@ gboolean gl_cli_analyze_and_report(const Options *options, Plan *plan, const cha
     if (cut_problem != NULL)
         g_ptr_array_add(analysis->problems, cut_problem);
     GlGate gate = plan->gate;
-    gboolean adopting = gl_gate_adopt(&gate, options->write_baseline != NULL,
+    gboolean adopting = gl_gate_adopt(&gate, plan->write_baseline != NULL,
                                       options->fail_on != NULL);
     GlGateResult gate_result;
     /* What ran outside Valgrind and loaded an extension is trouble, said
@@ -88,7 +91,21 @@ gboolean gl_cli_analyze_and_report(const Options *options, Plan *plan, const cha
                                         ? "; run again without --spare-launchers" : ""));
     /* an extension the engine cannot see into was not checked for what it
      * would have seen */
-    guint uninstrumented = gl_coverage_require_instrumented(inputs, analysis->problems);
+    guint uninstrumented = gl_coverage_require_instrumented(inputs, analysis->records,
+                                                            analysis->problems);
+    /* What the findings needed of the objects and the checkout, as they
+     * are now, into the run directory: read anywhere, any time later, it
+     * says what it says now. */
+    if (run != NULL && run->dir != NULL) {
+        GlRunRecord *record = gl_run_records_of(analysis->records, run->dir, NULL);
+        gl_analysis_record(analysis, record, plan->project_root);
+        g_autoptr(GError) unwritten = NULL;
+        if (!gl_run_record_write(record, run->dir, &unwritten)) {
+            g_autofree char *why = gl_text_escape(unwritten->message);
+            fprintf(err, "gemleak: warning: %s: read elsewhere or after a rebuild, the run "
+                    "directory reads from the objects and sources as they are then\n", why);
+        }
+    }
     gboolean checked_nothing = gl_coverage_checked_nothing(
         coverage, run != NULL, gl_coverage_targets_seen(rules, analysis->objects));
     if (checked_nothing) {
@@ -113,8 +130,16 @@ gboolean gl_cli_analyze_and_report(const Options *options, Plan *plan, const cha
                      &gate_result);
     if (adopting) {
         g_free(gate_result.line);
-        gate_result.line = gl_gate_adopted_line(analysis->findings->len, options->write_baseline);
+        gate_result.line = gl_gate_adopted_line(analysis->findings->len, plan->write_baseline);
     }
+    /* The first run of a gem that has no baseline yet (CI's, before anyone
+     * wrote one) writes it: said, so that someone commits it. */
+    if (plan->baseline_missing)
+        g_ptr_array_add(analysis->notes, g_strdup_printf(
+            "--baseline %s did not exist: this run writes it with its %u finding%s, and passes "
+            "them (--write-baseline-if-missing); commit it, and later runs fail only on findings "
+            "it does not know", plan->write_baseline, analysis->findings->len,
+            analysis->findings->len == 1 ? "" : "s"));
     outcome->gate_failed = gate_result.failed;
     outcome->problems = analysis->problems->len > 0;
     outcome->checked_nothing_only = checked_nothing && analysis->problems->len == 1;

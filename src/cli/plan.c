@@ -4,6 +4,8 @@
  * go, each destination checked first (gl_sinks_check()). */
 #include "cli_int.h"
 #include "gemleak/base/errors.h"
+#include "gemleak/base/run_files.h"
+#include "gemleak/read/run_record.h"
 #include "gemleak/report/report.h"
 
 #include <string.h>
@@ -63,6 +65,7 @@ void gl_cli_plan_clear(Plan *plan)
     gl_baseline_free(plan->baseline);
     plan->baseline = NULL;
     g_clear_pointer(&plan->project_root, g_free);
+    g_clear_pointer(&plan->write_baseline, g_free);
     gl_sinks_free(plan->sinks);
     plan->sinks = NULL;
 }
@@ -75,19 +78,49 @@ gboolean gl_cli_not_empty(const char *option, const char *value, GError **error)
     return FALSE;
 }
 
-/* Returns: (transfer full): --project-root, else $GITHUB_WORKSPACE (where
- * GitHub checks the repository out), else the current directory. */
-static char *project_root(const Options *options)
+/* Returns: (transfer full) (nullable): the project root the runs of the
+ * run directories of @inputs recorded (run_record.h), when they recorded
+ * one and the same. */
+static char *recorded_root(const char *const *inputs)
+{
+    if (inputs == NULL)
+        return NULL;
+    g_autoptr(GPtrArray) dirs = gl_run_dirs(inputs);
+    char *root = NULL;
+    for (guint i = 0; i < dirs->len; i++) {
+        g_autoptr(GlRunRecord) record = gl_run_record_read(g_ptr_array_index(dirs, i), NULL);
+        const char *theirs = record != NULL ? gl_run_record_root(record) : NULL;
+        if (theirs == NULL)
+            continue;
+        if (root != NULL && strcmp(root, theirs) != 0) {
+            g_free(root);
+            return NULL;
+        }
+        if (root == NULL)
+            root = g_strdup(theirs);
+    }
+    return root;
+}
+
+/* Returns: (transfer full): --project-root, else the root of the run that
+ * wrote @inputs (its frames' paths are that machine's), else
+ * $GITHUB_WORKSPACE (where GitHub checks the repository out), else the
+ * current directory. */
+static char *project_root(const Options *options, const char *const *inputs)
 {
     const char *workspace = g_getenv("GITHUB_WORKSPACE");
     if (options->project_root != NULL)
         return g_canonicalize_filename(options->project_root, NULL);
+    char *recorded = recorded_root(inputs);
+    if (recorded != NULL)
+        return recorded;
     if (workspace != NULL && *workspace != '\0')
         return g_canonicalize_filename(workspace, NULL);
     return g_get_current_dir();
 }
 
-gboolean gl_cli_plan_build(const Options *options, Plan *plan, GError **error)
+gboolean gl_cli_plan_build(const Options *options, const char *const *inputs, Plan *plan,
+                           GError **error)
 {
     memset(plan, 0, sizeof *plan);
     plan->rules = gl_rules_new();
@@ -121,7 +154,7 @@ gboolean gl_cli_plan_build(const Options *options, Plan *plan, GError **error)
                     options->project_root);
         return FALSE;
     }
-    plan->project_root = project_root(options);
+    plan->project_root = project_root(options, inputs);
     plan->frames_after = 3;
     if (options->frames != NULL && strcmp(options->frames, "all") == 0) {
         plan->frames_after = G_MAXUINT;
@@ -134,6 +167,26 @@ gboolean gl_cli_plan_build(const Options *options, Plan *plan, GError **error)
             return FALSE;
         }
         plan->frames_after = (guint) n;
+    }
+    if (options->write_baseline_if_missing &&
+        (options->baseline == NULL || options->write_baseline != NULL)) {
+        g_set_error(error, GL_ERROR, GL_ERROR_USAGE,
+                    options->baseline == NULL
+                        ? "--write-baseline-if-missing: give the baseline with --baseline FILE"
+                        : "--write-baseline-if-missing writes --baseline's FILE when it is "
+                          "missing: give it or --write-baseline, not both");
+        return FALSE;
+    }
+    plan->write_baseline = g_strdup(options->write_baseline);
+    /* A gem's first run (in CI, before anyone wrote one) writes the
+     * baseline it is told to read; one that exists and cannot be read is
+     * still an error, never overwritten. A dangling link is missing too:
+     * writing goes through it, as to any report. */
+    if (options->write_baseline_if_missing &&
+        !g_file_test(options->baseline, G_FILE_TEST_EXISTS)) {
+        plan->baseline_missing = TRUE;
+        plan->write_baseline = g_strdup(options->baseline);
+        return TRUE;
     }
     g_autoptr(GError) unread = NULL;
     if (options->baseline != NULL &&
@@ -148,7 +201,7 @@ gboolean gl_cli_plan_build(const Options *options, Plan *plan, GError **error)
  * refuses, before anything is read or run, what gl_sinks_check() refuses:
  * @inputs and @keep_dir are what gemleak will read.
  * Returns: (transfer full) (nullable): the sinks; NULL with @error set. */
-GlSinks *gl_cli_plan_sinks(const Options *options, const char *const *inputs,
+GlSinks *gl_cli_plan_sinks(const Options *options, const Plan *plan, const char *const *inputs,
                            const char *keep_dir, FILE *stream, FILE *out, GError **error)
 {
     g_autoptr(GlSinks) sinks = gl_sinks_new(stream, out);
@@ -167,10 +220,10 @@ GlSinks *gl_cli_plan_sinks(const Options *options, const char *const *inputs,
         gl_sinks_add(sinks, &gl_report_supp,
                      g_strdup_printf("--suppressions-out %s", options->suppressions_out),
                      options->suppressions_out, "never", FALSE);
-    if (options->write_baseline != NULL)
+    if (plan->write_baseline != NULL)
         gl_sinks_add(sinks, &gl_report_baseline,
-                     g_strdup_printf("--write-baseline %s", options->write_baseline),
-                     options->write_baseline, "never", TRUE);
+                     g_strdup_printf("--write-baseline %s", plan->write_baseline),
+                     plan->write_baseline, "never", TRUE);
     const GlSinkReads reads = {
         .inputs = inputs,
         .skip_functions_file = options->skip_functions_file,

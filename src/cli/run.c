@@ -256,8 +256,9 @@ static int run_and_report(const Options *options, char **command, FILE *out, FIL
         status = gl_cli_fail(err, "run", error);
     } else if ((options->keep_xml != NULL ? !gl_run_check_keep_dir(options->keep_xml, &error)
                                    : !gl_run_check_tmpdir(&error)) ||
-        !gl_cli_plan_build(options, &plan, &error) ||
-        !(plan.sinks = gl_cli_plan_sinks(options, NULL, options->keep_xml, err, out, &error)))
+        !gl_cli_plan_build(options, NULL, &plan, &error) ||
+        !(plan.sinks = gl_cli_plan_sinks(options, &plan, NULL, options->keep_xml, err, out,
+                                         &error)))
         status = gl_cli_fail(err, "run", error);
     else
         status = run_planned(options, &plan, command, err);

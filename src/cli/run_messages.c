@@ -203,7 +203,7 @@ void gl_cli_say_uninstrumented(const GlEngine *engine, const char *dir, gboolean
     if (engine->instrumented_prefix == NULL)
         return;
     g_autoptr(GPtrArray) uninstrumented = gl_coverage_uninstrumented(
-        dir, engine->instrumented_prefix, NULL, NULL);
+        dir, engine->instrumented_prefix, NULL, NULL, NULL);
     /* by name (the run's problems name them in the order the processes loaded them) */
     g_ptr_array_sort(uninstrumented, gl_compare_strings);
     guint bare = uninstrumented->len;

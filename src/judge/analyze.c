@@ -217,16 +217,68 @@ GlAnalysis *gl_analyze(const char *const *paths, const GlRules *rules, guint job
     return gl_analyze_with_killed(paths, rules, jobs, NULL);
 }
 
+/* Returns: (transfer full): the run directory of the input @path: itself
+ * when it is a directory, else the one it is in (gemleak/base/run_files.h). */
+static char *run_dir_of(const char *path)
+{
+    return g_file_test(path, G_FILE_TEST_IS_DIR) ? g_strdup(path) : g_path_get_dirname(path);
+}
+
+/* Adds to @notes, one an object, each object a run recorded that is not
+ * on disk as the run saw it (rebuilt since, or another machine's run):
+ * what the run recorded of it is what it says. */
+static void note_objects_changed(const char *dir, GlRunRecord *record, gpointer data)
+{
+    GlAnalysis *analysis = data;
+    (void) dir;
+    g_autoptr(GPtrArray) objects = gl_run_record_objects(record);
+    for (guint i = 0; i < objects->len; i++) {
+        const char *path = g_ptr_array_index(objects, i);
+        const char *then = gl_run_record_object_identity(record, path);
+        g_autofree char *now = gl_debuginfo_identity(analysis->debuginfo, path);
+        if (then == NULL || g_strcmp0(then, now) == 0)
+            continue;
+        const char *why = now == NULL ? "it is not here: another machine, or removed"
+                          : g_str_has_prefix(then, "build-id:") ? "its build id is another: "
+                                                                  "rebuilt since"
+                                                                : "its bytes are others: "
+                                                                  "rebuilt since";
+        g_ptr_array_add(analysis->notes, g_strdup_printf(
+            "%s is not the object the run loaded (%s): its frames are read as the run "
+            "recorded them", path, why));
+    }
+}
+
+/* Makes @sources read each line a run recorded as it read it. */
+static void take_recorded_lines(const char *path, guint line, const char *text, gpointer data)
+{
+    gl_sources_set_line(data, path, line, text);
+}
+
+static void take_recorded_sources(const char *dir, GlRunRecord *record, gpointer data)
+{
+    (void) dir;
+    gl_run_record_foreach_line(record, take_recorded_lines, data);
+}
+
 GlAnalysis *gl_analyze_with_killed(const char *const *paths, const GlRules *rules, guint jobs,
                                    GHashTable *killed)
 {
     gl_reader_global_init();
     g_autoptr(GPtrArray) skipped = g_ptr_array_new_with_free_func(g_free);
     g_autoptr(GPtrArray) inputs = collect_inputs(paths, skipped);
-    /* the objects sanitizer reports name, read once for every input */
-    g_autoptr(GlDebugInfo) debuginfo = gl_debuginfo_new();
-    for (guint i = 0; i < inputs->len; i++)
-        ((Input *) g_ptr_array_index(inputs, i))->judged.debuginfo = debuginfo;
+    /* the objects sanitizer reports name, read once for every input, and
+     * what each run directory recorded of them */
+    GlDebugInfo *debuginfo = gl_debuginfo_new();
+    GlRunRecords *records = gl_run_records_new();
+    for (guint i = 0; i < inputs->len; i++) {
+        Input *input = g_ptr_array_index(inputs, i);
+        input->judged.debuginfo = debuginfo;
+        if (strcmp(input->path, "-") == 0)
+            continue;
+        g_autofree char *dir = run_dir_of(input->path);
+        input->judged.recorded = gl_run_records_of(records, dir, skipped);
+    }
     if (jobs == 0)
         jobs = g_get_num_processors();
     jobs = MIN(MIN(jobs, GL_MAX_JOBS), MAX(inputs->len, 1));
@@ -257,6 +309,9 @@ GlAnalysis *gl_analyze_with_killed(const char *const *paths, const GlRules *rule
     analysis->suppressed = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
     analysis->objects = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
     analysis->checked_to_end = g_hash_table_new(g_direct_hash, g_direct_equal);
+    analysis->debuginfo = debuginfo;
+    analysis->records = records;
+    analysis->sources = gl_sources_new();
     GlSummary *summary = &analysis->summary;
     for (guint i = 0; i < skipped->len; i++)
         g_ptr_array_add(analysis->notes, g_strdup(g_ptr_array_index(skipped, i)));
@@ -337,7 +392,9 @@ GlAnalysis *gl_analyze_with_killed(const char *const *paths, const GlRules *rule
         while (g_hash_table_iter_next(&objects, &object, NULL))
             g_hash_table_add(analysis->objects, g_strdup(object));
     }
-    gl_findings_fingerprint(analysis->table);
+    gl_run_records_foreach(records, note_objects_changed, analysis);
+    gl_run_records_foreach(records, take_recorded_sources, analysis->sources);
+    gl_findings_fingerprint(analysis->table, analysis->sources);
     analysis->findings = gl_findings_sorted(analysis->table);
     return analysis;
 }
@@ -354,7 +411,48 @@ void gl_analysis_free(GlAnalysis *analysis)
     g_hash_table_unref(analysis->suppressed);
     g_hash_table_unref(analysis->objects);
     g_hash_table_unref(analysis->checked_to_end);
+    gl_sources_free(analysis->sources);
+    gl_run_records_free(analysis->records);
+    gl_debuginfo_free(analysis->debuginfo);
     g_free(analysis);
+}
+
+/* Adds to @record what @stack's frames needed from outside the run
+ * directory. */
+static void record_stack(GlAnalysis *analysis, GlRunRecord *record, const GlStack *stack)
+{
+    for (guint i = 0; i < stack->n_frames; i++) {
+        const GlFrame *frame = &stack->frames[i];
+        if (frame->obj != NULL && frame->offset != 0)
+            gl_debuginfo_record(analysis->debuginfo, frame->obj, frame->offset, record);
+        if (!frame->in_target || frame->line == 0)
+            continue;
+        g_autofree char *path = gl_frame_path(frame);
+        const char *text = path != NULL ? gl_sources_line(analysis->sources, path, frame->line)
+                                        : NULL;
+        if (text != NULL)
+            gl_run_record_add_line(record, path, frame->line, text);
+    }
+}
+
+static void record_record(GlAnalysis *analysis, GlRunRecord *record, const GlRecord *one)
+{
+    record_stack(analysis, record, &one->stack);
+    for (guint i = 0; i < one->aux->len; i++)
+        record_stack(analysis, record, &g_array_index(one->aux, GlAux, i).stack);
+}
+
+void gl_analysis_record(GlAnalysis *analysis, GlRunRecord *record, const char *project_root)
+{
+    if (project_root != NULL)
+        gl_run_record_set_root(record, project_root);
+    g_autoptr(GPtrArray) all = gl_findings_list(analysis->table);
+    for (guint i = 0; i < all->len; i++) {
+        const GlFinding *finding = g_ptr_array_index(all, i);
+        record_record(analysis, record, finding->record);
+        for (guint s = 0; finding->sites != NULL && s < finding->sites->len; s++)
+            record_record(analysis, record, g_ptr_array_index(finding->sites, s));
+    }
 }
 
 guint64 gl_summary_skipped(const GlSummary *summary)

@@ -167,9 +167,10 @@ GPtrArray *gl_baseline_filter(const GlBaseline *baseline, const GPtrArray *findi
             : finding->earlier_structure_fingerprints[baseline->version - 1];
         /* Errors of several kinds on one freed block: known when the
          * baseline knows each kind there (one fixed, the others known). */
-        gboolean every_kind = current && finding->kind_fingerprints != NULL;
-        for (char **kind = current ? finding->kind_fingerprints : NULL;
-             every_kind && *kind != NULL; kind++)
+        char **kinds = current ? finding->kind_fingerprints
+                               : finding->earlier_kind_fingerprints[baseline->version - 1];
+        gboolean every_kind = kinds != NULL;
+        for (char **kind = kinds; every_kind && *kind != NULL; kind++)
             every_kind = gl_baseline_knows(baseline, *kind);
         /* A block of a lost cycle that the baseline had under another of
          * the cycle's blocks' names: its site was lost in a structure then. */

@@ -29,8 +29,23 @@ static char *unproven(gint64 pid, const char *loaded, const char *engine, GHashT
                            "not run to its end in it: %s", pid, loaded, engine, why);
 }
 
-GPtrArray *gl_coverage_uninstrumented(const char *dir, const char *prefix, GArray **loaded_by,
-                                      guint *processes)
+/* Returns: TRUE if the extension at @path was not built for the engine
+ * whose symbols begin with @prefix, as @record (nullable) says, else as
+ * the file says now (then added to @record). */
+static gboolean lacks_symbols(const char *path, const char *prefix, GlRunRecord *record)
+{
+    gboolean instrumented = FALSE;
+    if (record != NULL && gl_run_record_instrumented(record, path, &instrumented))
+        return !instrumented;
+    gboolean lacks = gl_elf_lacks_symbols(path, prefix);
+    /* a file that cannot be read says nothing: not recorded */
+    if (record != NULL && (lacks || g_file_test(path, G_FILE_TEST_IS_REGULAR)))
+        gl_run_record_set_instrumented(record, path, !lacks);
+    return lacks;
+}
+
+GPtrArray *gl_coverage_uninstrumented(const char *dir, const char *prefix, GlRunRecord *record,
+                                      GArray **loaded_by, guint *processes)
 {
     /* each extension not built for the engine, with how many processes
      * loaded it, in the order they were first seen */
@@ -47,7 +62,7 @@ GPtrArray *gl_coverage_uninstrumented(const char *dir, const char *prefix, GArra
             if (g_hash_table_contains(built, path))
                 continue;
             guint count = GPOINTER_TO_UINT(g_hash_table_lookup(bare, path));
-            if (count == 0 && !gl_elf_lacks_symbols(path, prefix)) {
+            if (count == 0 && !lacks_symbols(path, prefix, record)) {
                 g_hash_table_add(built, g_strdup(path));
                 continue;
             }
@@ -76,7 +91,8 @@ GPtrArray *gl_coverage_uninstrumented(const char *dir, const char *prefix, GArra
     return found;
 }
 
-guint gl_coverage_require_instrumented(const char *const *inputs, GPtrArray *problems)
+guint gl_coverage_require_instrumented(const char *const *inputs, GlRunRecords *records,
+                                       GPtrArray *problems)
 {
     g_autoptr(GPtrArray) dirs = gl_run_dirs(inputs);
     guint processes = 0;
@@ -88,8 +104,9 @@ guint gl_coverage_require_instrumented(const char *const *inputs, GPtrArray *pro
             continue;
         g_autoptr(GArray) loaded_by = NULL;
         guint unchecked = 0;
-        g_autoptr(GPtrArray) bare = gl_coverage_uninstrumented(dir, run.instrumented, &loaded_by,
-                                                               &unchecked);
+        GlRunRecord *record = records != NULL ? gl_run_records_of(records, dir, NULL) : NULL;
+        g_autoptr(GPtrArray) bare = gl_coverage_uninstrumented(dir, run.instrumented, record,
+                                                               &loaded_by, &unchecked);
         processes += unchecked;
         for (guint i = 0; i < bare->len; i++) {
             guint n = g_array_index(loaded_by, guint, i);

@@ -4,6 +4,7 @@
 #include "gemleak/base/text.h"
 #include "gemleak/judge/project_paths.h"
 #include "gemleak/base/sys.h"
+#include "gemleak/read/demangle.h"
 #include "gemleak/read/source.h"
 
 #include <stdlib.h>
@@ -157,18 +158,21 @@ char **gl_finding_functions(const GlFinding *finding)
 {
     const GlRecord *record = finding->record;
     g_autoptr(GStrvBuilder) functions = g_strv_builder_new();
-    const char *last = NULL;
+    g_autofree char *last = NULL;
     for (guint s = identity_uses_primary(finding) ? 0 : 1; s <= record->aux->len; s++) {
         const GlStack *stack = s == 0 ? &record->stack
                                       : &g_array_index(record->aux, GlAux, s - 1).stack;
         gboolean own_source = gl_stack_has_own_source(stack);
         for (guint i = 0; i < stack->n_frames; i++) {
             const GlFrame *frame = &stack->frames[i];
-            if (!own_frame_identifies(frame, own_source) ||
-                (last != NULL && strcmp(last, frame->fn) == 0))
+            if (!own_frame_identifies(frame, own_source))
                 continue;
-            last = frame->fn;
-            g_strv_builder_add(functions, frame->fn);
+            g_autofree char *fn = gl_symbol_unsplit(frame->fn);
+            if (last != NULL && strcmp(last, fn) == 0)
+                continue;
+            g_strv_builder_add(functions, fn);
+            g_free(last);
+            last = g_steal_pointer(&fn);
         }
     }
     return g_strv_builder_end(functions);
@@ -213,7 +217,7 @@ static gint compare_for_ranking(gconstpointer a, gconstpointer b)
     return by_print != 0 ? by_print : compare_sites_by_line(x, y);
 }
 
-/* ---- version 3 (issue 26) -------------------------------------------------------- */
+/* ---- versions 3 (issue 26) and 4 (issue 37) -------------------------------------- */
 
 /* Returns: (transfer full): the text of @frame's source line as version 3
  * holds it: its words, each run of blanks between them one space, so that
@@ -239,41 +243,62 @@ static char *line_text(GlSources *sources, const GlFrame *frame)
     return g_string_free(text, FALSE);
 }
 
-/* Appends the extension's functions of @stack as version 3 holds them:
- * version 2's, each with the text of its line. Two allocations in one
- * function are two lines that say different things: told apart wherever
- * they move. */
-static void identity_stack(GString *identity, const GlStack *stack, GlSources *sources)
+/* How a version names a function: version 3 as the object's symbols do,
+ * version 4 as the function a compiler split or cloned ("f" for "f.cold",
+ * "f.part.0"): -O2 moves a function's unlikely paths to "f.cold", -O0 does
+ * not, and the leak is the same. */
+typedef enum {
+    NAMES_AS_SYMBOLS,
+    NAMES_UNSPLIT,
+} Names;
+
+/* Returns: (transfer full): @frame's function as @names names it. */
+static char *function_name(const GlFrame *frame, Names names)
 {
-    const char *last = NULL;
+    return names == NAMES_UNSPLIT ? gl_symbol_unsplit(frame->fn) : g_strdup(frame->fn);
+}
+
+/* Appends the extension's functions of @stack as versions 3 and 4 hold
+ * them: version 2's, each with the text of its line, named as @names
+ * says. Two allocations in one function are two lines that say different
+ * things: told apart wherever they move. */
+static void identity_stack(GString *identity, const GlStack *stack, GlSources *sources,
+                           Names names)
+{
+    g_autofree char *last = NULL;
     gboolean own_source = gl_stack_has_own_source(stack);
     for (guint i = 0; i < stack->n_frames; i++) {
         const GlFrame *frame = &stack->frames[i];
-        if (!own_frame_identifies(frame, own_source) ||
-            (last != NULL && strcmp(last, frame->fn) == 0))
+        if (!own_frame_identifies(frame, own_source))
             continue;
-        last = frame->fn;
+        g_autofree char *fn = function_name(frame, names);
+        /* a recursion's depth, and a function calling a part of itself,
+         * are no part of a leak */
+        if (last != NULL && strcmp(last, fn) == 0)
+            continue;
         g_autofree char *text = line_text(sources, frame);
-        g_string_append_printf(identity, "\n%s", frame->fn);
+        g_string_append_printf(identity, "\n%s", fn);
         if (frame->obj != NULL)
             g_string_append_printf(identity, "@%s", gl_base_name(frame->obj));
         g_string_append_printf(identity, "\t%s", text);
+        g_free(last);
+        last = g_steal_pointer(&fn);
     }
 }
 
-/* Returns: (transfer full): what version 3 says a finding is, but its rank
- * and the kinds of the errors on a freed block: version 2's stacks, each
- * function with its line's text. */
-static char *identity_v3(const GlFinding *finding, GlSources *sources)
+/* Returns: (transfer full): what versions 3 and 4 say a finding is, but
+ * its rank and the kinds of the errors on a freed block: version 2's
+ * stacks, each function with its line's text. */
+static char *identity_of(const GlFinding *finding, GlSources *sources, Names names)
 {
     const GlRecord *record = finding->record;
     GString *identity = g_string_new(identity_includes_primary(finding) ? record->kind
                                                                         : "freed block");
     if (identity_uses_primary(finding))
-        identity_stack(identity, &record->stack, sources);
+        identity_stack(identity, &record->stack, sources, names);
     for (guint i = 0; i < record->aux->len; i++) {
         g_string_append(identity, "\n--");
-        identity_stack(identity, &g_array_index(record->aux, GlAux, i).stack, sources);
+        identity_stack(identity, &g_array_index(record->aux, GlAux, i).stack, sources, names);
     }
     return g_string_free(identity, FALSE);
 }
@@ -300,9 +325,10 @@ static char *freed_block_kinds(const GlFinding *finding)
     return g_strjoinv(",", (char **) kinds->pdata);
 }
 
-/* Returns: (transfer full): version 3's fingerprint of @identity, an error
- * on a freed block of @kinds (nullable), the @rank-th site of it. */
-static char *print_v3(const char *identity, const char *kinds, guint rank)
+/* Returns: (transfer full): the fingerprint of @identity (version 3's or
+ * 4's), an error on a freed block of @kinds (nullable), the @rank-th site
+ * of it. */
+static char *print_identity(const char *identity, const char *kinds, guint rank)
 {
     g_autoptr(GChecksum) sum = g_checksum_new(G_CHECKSUM_SHA256);
     g_checksum_update(sum, (const guchar *) identity, -1);
@@ -313,40 +339,49 @@ static char *print_v3(const char *identity, const char *kinds, guint rank)
     return fingerprint_finish(sum, rank);
 }
 
-/* What version 3 computes once a finding: its identity (the source lines
- * are read once) and the kinds of its errors. */
+/* What versions 3 and 4 compute once a finding: its identities (the
+ * source lines are read once) and the kinds of its errors. */
 typedef struct {
-    char *identity;
-    char *kinds;   /* nullable */
+    char *identity;     /* version 4's */
+    char *identity_v3;  /* the functions as the symbols name them */
+    char *kinds;        /* nullable */
 } Identity;
 
 static void identity_free(gpointer data)
 {
     Identity *id = data;
     g_free(id->identity);
+    g_free(id->identity_v3);
     g_free(id->kinds);
     g_free(id);
 }
 
+/* Version 3 (issue 26), frozen for the baselines written then. */
 static char *fingerprint_v3(const GlFinding *finding, guint rank, gpointer identities)
 {
     const Identity *id = g_hash_table_lookup(identities, finding);
-    return print_v3(id->identity, id->kinds, rank);
+    return print_identity(id->identity_v3, id->kinds, rank);
+}
+
+static char *fingerprint_v4(const GlFinding *finding, guint rank, gpointer identities)
+{
+    const Identity *id = g_hash_table_lookup(identities, finding);
+    return print_identity(id->identity, id->kinds, rank);
 }
 
 /* Returns: (transfer full) (nullable): the fingerprint of each kind of
- * @finding's errors on its freed block alone, as a finding of that kind
- * alone would have it, sorted; NULL when it has one kind or none. A
- * baseline that knows each knows the finding: a write fixed leaves the
- * known read known. */
-static char **kind_fingerprints(const Identity *id, guint rank)
+ * the errors on a freed block of @identity and @kinds alone, as a finding
+ * of that kind alone would have it, sorted; NULL when it has one kind or
+ * none. A baseline that knows each knows the finding: a write fixed leaves
+ * the known read known. */
+static char **kind_fingerprints(const char *identity, const char *kinds, guint rank)
 {
-    if (id->kinds == NULL || strchr(id->kinds, ',') == NULL)
+    if (kinds == NULL || strchr(kinds, ',') == NULL)
         return NULL;
-    g_auto(GStrv) kinds = g_strsplit(id->kinds, ",", -1);
+    g_auto(GStrv) each = g_strsplit(kinds, ",", -1);
     g_autoptr(GStrvBuilder) prints = g_strv_builder_new();
-    for (char **kind = kinds; *kind != NULL; kind++) {
-        g_autofree char *print = print_v3(id->identity, *kind, rank);
+    for (char **kind = each; *kind != NULL; kind++) {
+        g_autofree char *print = print_identity(identity, *kind, rank);
         g_strv_builder_add(prints, print);
     }
     char **all = g_strv_builder_end(prints);
@@ -426,52 +461,65 @@ static char *structure_fingerprint_v2(const GlFinding *finding)
     return fingerprint_finish(sum, 0);
 }
 
-/* The same in version 3: its functions with their lines' text, so that
- * two blocks allocated in one function are two sites. */
-static char *structure_fingerprint_v3(const GlFinding *finding, GlSources *sources)
+/* The same in versions 3 and 4: its functions with their lines' text, so
+ * that two blocks allocated in one function are two sites. */
+static char *structure_fingerprint(const GlFinding *finding, GlSources *sources, Names names)
 {
     if (!in_lost_structure(finding))
         return NULL;
     g_autoptr(GString) identity = g_string_new("lost structure");
-    identity_stack(identity, &finding->record->stack, sources);
-    return print_v3(identity->str, NULL, 0);
+    identity_stack(identity, &finding->record->stack, sources, names);
+    return print_identity(identity->str, NULL, 0);
 }
 
-void gl_findings_fingerprint(GlFindings *findings)
+void gl_findings_fingerprint(GlFindings *findings, GlSources *given)
 {
     g_autoptr(GPtrArray) all = gl_findings_list(findings);
-    /* The fingerprints of old baselines first, then today's. */
-    char *(*const earlier[])(const GlFinding *, guint, gpointer) = { fingerprint_v1,
-                                                                       fingerprint_v2 };
-    G_STATIC_ASSERT(G_N_ELEMENTS(earlier) == GL_FINGERPRINT_VERSION - 1);
-    for (guint v = 0; v < G_N_ELEMENTS(earlier); v++) {
-        rank_fingerprints(all, earlier[v], NULL, NULL);
-        for (guint i = 0; i < all->len; i++) {
-            GlFinding *finding = g_ptr_array_index(all, i);
-            g_free(finding->earlier_fingerprints[v]);
-            finding->earlier_fingerprints[v] = g_steal_pointer(&finding->fingerprint);
-        }
-    }
-    g_autoptr(GlSources) sources = gl_sources_new();
+    g_autoptr(GlSources) own = given == NULL ? gl_sources_new() : NULL;
+    GlSources *sources = given != NULL ? given : own;
     g_autoptr(GHashTable) identities = g_hash_table_new_full(NULL, NULL, NULL, identity_free);
     for (guint i = 0; i < all->len; i++) {
         GlFinding *finding = g_ptr_array_index(all, i);
         Identity *id = g_new0(Identity, 1);
-        id->identity = identity_v3(finding, sources);
+        id->identity = identity_of(finding, sources, NAMES_UNSPLIT);
+        id->identity_v3 = identity_of(finding, sources, NAMES_AS_SYMBOLS);
         id->kinds = freed_block_kinds(finding);
         g_hash_table_insert(identities, finding, id);
     }
+    /* The fingerprints of old baselines first, then today's. */
+    char *(*const earlier[])(const GlFinding *, guint, gpointer) = { fingerprint_v1,
+                                                                       fingerprint_v2,
+                                                                       fingerprint_v3 };
+    G_STATIC_ASSERT(G_N_ELEMENTS(earlier) == GL_FINGERPRINT_VERSION - 1);
+    for (guint v = 0; v < G_N_ELEMENTS(earlier); v++) {
+        g_autoptr(GHashTable) ranks = g_hash_table_new(NULL, NULL);
+        rank_fingerprints(all, earlier[v], identities, ranks);
+        for (guint i = 0; i < all->len; i++) {
+            GlFinding *finding = g_ptr_array_index(all, i);
+            g_free(finding->earlier_fingerprints[v]);
+            finding->earlier_fingerprints[v] = g_steal_pointer(&finding->fingerprint);
+            if (earlier[v] != fingerprint_v3)
+                continue;
+            const Identity *id = g_hash_table_lookup(identities, finding);
+            g_strfreev(finding->earlier_kind_fingerprints[v]);
+            finding->earlier_kind_fingerprints[v] = kind_fingerprints(
+                id->identity_v3, id->kinds, GPOINTER_TO_UINT(g_hash_table_lookup(ranks, finding)));
+        }
+    }
     g_autoptr(GHashTable) ranks = g_hash_table_new(NULL, NULL);
-    rank_fingerprints(all, fingerprint_v3, identities, ranks);
+    rank_fingerprints(all, fingerprint_v4, identities, ranks);
     for (guint i = 0; i < all->len; i++) {
         GlFinding *finding = g_ptr_array_index(all, i);
+        const Identity *id = g_hash_table_lookup(identities, finding);
         g_strfreev(finding->kind_fingerprints);
         finding->kind_fingerprints = kind_fingerprints(
-            g_hash_table_lookup(identities, finding),
-            GPOINTER_TO_UINT(g_hash_table_lookup(ranks, finding)));
+            id->identity, id->kinds, GPOINTER_TO_UINT(g_hash_table_lookup(ranks, finding)));
         g_free(finding->earlier_structure_fingerprints[1]);
         finding->earlier_structure_fingerprints[1] = structure_fingerprint_v2(finding);
+        g_free(finding->earlier_structure_fingerprints[2]);
+        finding->earlier_structure_fingerprints[2] = structure_fingerprint(finding, sources,
+                                                                           NAMES_AS_SYMBOLS);
         g_free(finding->structure_fingerprint);
-        finding->structure_fingerprint = structure_fingerprint_v3(finding, sources);
+        finding->structure_fingerprint = structure_fingerprint(finding, sources, NAMES_UNSPLIT);
     }
 }

@@ -403,7 +403,7 @@ void gl_judge_input(GlInput *input, const char *path, const GlRules *rules, guin
                        ? (gint64) written.st_mtime : 0;
     while ((record = gl_input_next(input)) != NULL) {
         if (traits->named_by_runtime && judgement->debuginfo != NULL)
-            gl_symbolize_as_valgrind(judgement->debuginfo, record, mtime);
+            gl_symbolize_as_valgrind(judgement->debuginfo, judgement->recorded, record, mtime);
         if (record->judged != NULL) {
             add_judged(judgement->findings, record, order_base | (record->unique & 0xffffffffu));
             continue;

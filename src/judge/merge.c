@@ -24,6 +24,7 @@ static void finding_free(gpointer data)
     for (guint v = 0; v < GL_FINGERPRINT_VERSION - 1; v++) {
         g_free(finding->earlier_fingerprints[v]);
         g_free(finding->earlier_structure_fingerprints[v]);
+        g_strfreev(finding->earlier_kind_fingerprints[v]);
     }
     g_free(finding->structure_fingerprint);
     g_strfreev(finding->kind_fingerprints);

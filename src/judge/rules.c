@@ -6,6 +6,7 @@
 #include "rules_int.h"
 #include "gemleak/base/errors.h"
 #include "gemleak/base/sys.h"
+#include "gemleak/read/demangle.h"
 
 #include <fnmatch.h>
 #include <stdlib.h>
@@ -432,26 +433,9 @@ gboolean gl_rules_ruby_memory_rule(const GlRules *rules)
     return rules->ruby_memory_rule;
 }
 
-/* Returns: (transfer full): @fn without the suffixes an optimising
- * compiler gives the parts of a function it split or cloned
- * ("rb_ec_obj_respond_to.part.0", "vm_sendish.constprop.0"). */
-static char *function_base(const char *fn)
-{
-    static const char *const suffixes[] = {
-        ".part.", ".isra.", ".constprop.", ".cold", ".lto_priv.", ".localalias", ".clone.", NULL,
-    };
-    const char *cut = NULL;
-    for (const char *const *suffix = suffixes; *suffix != NULL; suffix++) {
-        const char *at = strstr(fn, *suffix);
-        if (at != NULL && at > fn && (cut == NULL || at < cut))
-            cut = at;
-    }
-    return cut != NULL ? g_strndup(fn, (gsize) (cut - fn)) : g_strdup(fn);
-}
-
 guint gl_rules_function_flags(const GlRules *rules, const char *fn)
 {
-    g_autofree char *base = function_base(fn);
+    g_autofree char *base = gl_symbol_unsplit(fn);
     guint flags = GL_FN_KNOWN;
     if (matches_any(allocation_functions, base))
         flags |= GL_FN_ALLOCATION;

@@ -35,6 +35,9 @@ typedef struct {
     const char *comp_dir;
     gboolean inlined_read;
     char **inlined;      /* NULL-terminated, nullable */
+    /* the source paths asked about that its unit holds (normalized, owned;
+     * nullable): what a run records of it */
+    GPtrArray *found_files;
 } Answer;
 
 #define NO_UNIT ((Dwarf_Off) -1)
@@ -44,6 +47,8 @@ typedef struct {
     char *path;
     gboolean usable;     /* it opened as ELF */
     gint64 mtime;
+    char *identity;      /* nullable: what gl_debuginfo_identity() says, once asked */
+    gboolean identity_read;
     int fd;
     Elf *elf;
     Dwarf *dwarf;        /* nullable: no debug information */
@@ -63,6 +68,8 @@ static void answer_free(gpointer data)
 {
     Answer *answer = data;
     g_strfreev(answer->inlined);
+    if (answer->found_files != NULL)
+        g_ptr_array_unref(answer->found_files);
     g_free(answer);
 }
 
@@ -83,6 +90,7 @@ static void module_free(gpointer data)
         g_hash_table_unref(module->answers);
     if (module->files != NULL)
         g_hash_table_unref(module->files);
+    g_free(module->identity);
     g_free(module->path);
     g_free(module);
 }
@@ -372,27 +380,100 @@ static gboolean unit_has_file(Module *module, Dwarf_Off unit, const char *relati
     return g_hash_table_contains(files, normalized);
 }
 
-/* Returns: (transfer none) (nullable): what the object at @path says of
- * @offset, and *module its object; NULL when it cannot be read. The
+/* ---- what an object is ---------------------------------------------------------- */
+
+/* Returns: (transfer full) (nullable): @module's GNU build id, in hex,
+ * from its notes (ld --build-id, which Debian's and Fedora's compilers
+ * pass by default); NULL when it has none. */
+static char *build_id(Module *module)
+{
+    Elf_Scn *scn = NULL;
+    while ((scn = elf_nextscn(module->elf, scn)) != NULL) {
+        GElf_Shdr header;
+        if (gelf_getshdr(scn, &header) == NULL || header.sh_type != SHT_NOTE)
+            continue;
+        Elf_Data *data = elf_getdata(scn, NULL);
+        size_t offset = 0, name_at = 0, desc_at = 0;
+        GElf_Nhdr note;
+        while (data != NULL && offset < data->d_size &&
+               (offset = gelf_getnote(data, offset, &note, &name_at, &desc_at)) > 0) {
+            if (note.n_type != NT_GNU_BUILD_ID || note.n_namesz != 4 || note.n_descsz == 0 ||
+                desc_at + note.n_descsz > data->d_size ||
+                memcmp((const char *) data->d_buf + name_at, "GNU", 4) != 0)
+                continue;
+            const guint8 *id = (const guint8 *) data->d_buf + desc_at;
+            GString *hex = g_string_sized_new(2 * (gsize) note.n_descsz);
+            for (size_t i = 0; i < note.n_descsz; i++)
+                g_string_append_printf(hex, "%02x", id[i]);
+            return g_string_free(hex, FALSE);
+        }
+    }
+    return NULL;
+}
+
+/* Returns: (transfer none) (nullable): what @module is, read once: its
+ * build id, else a digest of its bytes (an object linked without one). The
  * caller holds the lock. */
-static const Answer *lookup(GlDebugInfo *info, const char *path, guint64 offset, gint64 written,
-                            GlDebugWant want, Module **module)
+static const char *module_identity(Module *module)
+{
+    if (module->identity_read)
+        return module->identity;
+    module->identity_read = TRUE;
+    if (!module->usable)
+        return NULL;
+    g_autofree char *id = build_id(module);
+    if (id != NULL) {
+        module->identity = g_strconcat("build-id:", id, NULL);
+        return module->identity;
+    }
+    g_autoptr(GMappedFile) file = g_mapped_file_new(module->path, FALSE, NULL);
+    if (file == NULL)
+        return NULL;
+    g_autofree char *digest = g_compute_checksum_for_data(
+        G_CHECKSUM_SHA256, (const guchar *) g_mapped_file_get_contents(file),
+        g_mapped_file_get_length(file));
+    module->identity = g_strconcat("sha256:", digest, NULL);
+    return module->identity;
+}
+
+/* ---- lookups ------------------------------------------------------------------- */
+
+/* Returns: (transfer none) (nullable): what the object at @path says of
+ * @offset, and *module its object; NULL when it cannot be read, or is not
+ * the object the run recorded (@recorded, nullable), or, the run having
+ * recorded nothing of it, was modified after @written. The caller holds
+ * the lock. */
+static Answer *lookup(GlDebugInfo *info, const GlRunRecord *recorded, const char *path,
+                      guint64 offset, gint64 written, GlDebugWant want, Module **module)
 {
     if (path == NULL || offset == 0)
         return NULL;
     *module = module_of(info, path);
-    if (!(*module)->usable || (written != 0 && (*module)->mtime > written))
+    if (!(*module)->usable)
         return NULL;
-    return answer_of(*module, offset, want);
+    const char *identity = recorded != NULL ? gl_run_record_object_identity(recorded, path)
+                                            : NULL;
+    if (identity != NULL ? g_strcmp0(module_identity(*module), identity) != 0
+                         : written != 0 && (*module)->mtime > written)
+        return NULL;
+    return (Answer *) answer_of(*module, offset, want);
 }
 
-gboolean gl_debuginfo_frame(GlDebugInfo *info, const char *path, guint64 offset, gint64 written,
-                            GlDebugWant want, GlDebugFrame *frame)
+gboolean gl_debuginfo_frame(GlDebugInfo *info, const GlRunRecord *recorded, const char *path,
+                            guint64 offset, gint64 written, GlDebugWant want,
+                            GlDebugFrame *frame)
 {
     memset(frame, 0, sizeof *frame);
+    GlRecordedAt at;
+    if (recorded != NULL && gl_run_record_at(recorded, path, offset, &at)) {
+        frame->symbol = at.symbol;
+        frame->comp_dir = at.comp_dir;
+        frame->inlined = at.inlined;
+        return TRUE;
+    }
     g_mutex_lock(&info->lock);
     Module *module = NULL;
-    const Answer *answer = lookup(info, path, offset, written, want, &module);
+    const Answer *answer = lookup(info, recorded, path, offset, written, want, &module);
     if (answer != NULL) {
         frame->symbol = answer->symbol;
         frame->comp_dir = answer->comp_dir;
@@ -402,13 +483,60 @@ gboolean gl_debuginfo_frame(GlDebugInfo *info, const char *path, guint64 offset,
     return answer != NULL;
 }
 
-gboolean gl_debuginfo_has_file(GlDebugInfo *info, const char *path, guint64 offset, gint64 written,
-                               const char *relative)
+gboolean gl_debuginfo_has_file(GlDebugInfo *info, const GlRunRecord *recorded, const char *path,
+                               guint64 offset, gint64 written, const char *relative)
 {
+    g_autofree char *normalized = gl_path_normalize(relative);
+    GlRecordedAt at;
+    if (recorded != NULL && gl_run_record_at(recorded, path, offset, &at)) {
+        for (const char *const *file = at.unit_files; file != NULL && *file != NULL; file++)
+            if (strcmp(*file, normalized) == 0)
+                return TRUE;
+        return FALSE;
+    }
     g_mutex_lock(&info->lock);
     Module *module = NULL;
-    const Answer *answer = lookup(info, path, offset, written, GL_DEBUG_UNIT, &module);
+    Answer *answer = lookup(info, recorded, path, offset, written, GL_DEBUG_UNIT, &module);
     gboolean has = answer != NULL && unit_has_file(module, answer->unit, relative);
+    /* what a run records of the offset */
+    if (has && answer->found_files == NULL)
+        answer->found_files = g_ptr_array_new_with_free_func(g_free);
+    if (has && !g_ptr_array_find_with_equal_func(answer->found_files, normalized, g_str_equal,
+                                                 NULL))
+        g_ptr_array_add(answer->found_files, g_strdup(normalized));
     g_mutex_unlock(&info->lock);
     return has;
+}
+
+char *gl_debuginfo_identity(GlDebugInfo *info, const char *path)
+{
+    g_mutex_lock(&info->lock);
+    char *identity = g_strdup(module_identity(module_of(info, path)));
+    g_mutex_unlock(&info->lock);
+    return identity;
+}
+
+gboolean gl_debuginfo_record(GlDebugInfo *info, const char *path, guint64 offset,
+                             GlRunRecord *record)
+{
+    g_mutex_lock(&info->lock);
+    Module *module = path != NULL ? g_hash_table_lookup(info->modules, path) : NULL;
+    const Answer *answer = module != NULL && module->usable
+                               ? g_hash_table_lookup(module->answers, &offset) : NULL;
+    const char *identity = answer != NULL ? module_identity(module) : NULL;
+    if (identity != NULL) {
+        g_autoptr(GPtrArray) files = g_ptr_array_new_null_terminated(0, NULL, TRUE);
+        for (guint i = 0; answer->found_files != NULL && i < answer->found_files->len; i++)
+            g_ptr_array_add(files, g_ptr_array_index(answer->found_files, i));
+        GlRecordedAt at = {
+            .symbol = answer->symbol,
+            .comp_dir = answer->comp_dir,
+            .inlined = (const char *const *) answer->inlined,
+            .unit_files = (const char *const *) files->pdata,
+        };
+        gl_run_record_add_object(record, path, identity);
+        gl_run_record_add_at(record, path, offset, &at);
+    }
+    g_mutex_unlock(&info->lock);
+    return identity != NULL;
 }

@@ -39,3 +39,20 @@ char *gl_demangle_as_cxa(const char *symbol)
     free(demangled);
     return copy;
 }
+
+char *gl_symbol_unsplit(const char *name)
+{
+    static const char *const suffixes[] = {
+        " [clone .", ".part.", ".isra.", ".constprop.", ".cold", ".lto_priv.", ".localalias",
+        ".clone.", NULL,
+    };
+    /* a C name holds no dot, a C++ one none outside its clone suffixes:
+     * the first suffix ends the function's own name */
+    const char *cut = NULL;
+    for (const char *const *suffix = suffixes; *suffix != NULL; suffix++) {
+        const char *at = strstr(name, *suffix);
+        if (at != NULL && at > name && (cut == NULL || at < cut))
+            cut = at;
+    }
+    return cut != NULL ? g_strndup(name, (gsize) (cut - name)) : g_strdup(name);
+}

@@ -2,6 +2,7 @@
  * of gemleak makes, passed to that format's GlInputFormat. */
 #include "input_int.h"
 #include "gemleak/base/errors.h"
+#include "gemleak/base/protocol.h"
 #include "gemleak/base/sys.h"
 
 #include <errno.h>
@@ -244,6 +245,10 @@ GPtrArray *gl_input_list(const char *dir, GPtrArray *skipped, GError **error)
     g_autoptr(GPtrArray) odd = g_ptr_array_new_with_free_func(g_free);
     const char *name;
     while ((name = g_dir_read_name(handle)) != NULL) {
+        /* gemleak's record of the run: no report, whatever a line of
+         * source it holds looks like */
+        if (strcmp(name, GL_PROTO_RECORD_FILE) == 0)
+            continue;
         char *path = g_build_filename(dir, name, NULL);
         if (!listable(name, path)) {
             g_free(path);

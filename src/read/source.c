@@ -61,6 +61,8 @@ typedef struct {
 
 struct GlSources {
     GHashTable *files;  /* path -> SourceFile*, NULL value when unreadable */
+    GHashTable *set;    /* path -> GHashTable (GUINT_TO_POINTER(line) -> text): lines
+                         * as a run read them */
 };
 
 static void source_file_free(gpointer data)
@@ -77,6 +79,8 @@ GlSources *gl_sources_new(void)
 {
     GlSources *sources = g_new0(GlSources, 1);
     sources->files = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, source_file_free);
+    sources->set = g_hash_table_new_full(g_str_hash, g_str_equal, g_free,
+                                         (GDestroyNotify) g_hash_table_unref);
     return sources;
 }
 
@@ -85,6 +89,7 @@ void gl_sources_free(GlSources *sources)
     if (sources == NULL)
         return;
     g_hash_table_unref(sources->files);
+    g_hash_table_unref(sources->set);
     g_free(sources);
 }
 
@@ -126,8 +131,23 @@ static SourceFile *file_of(GlSources *sources, const char *path)
     return file;
 }
 
+void gl_sources_set_line(GlSources *sources, const char *path, guint line, const char *text)
+{
+    GHashTable *lines = g_hash_table_lookup(sources->set, path);
+    if (lines == NULL) {
+        lines = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, g_free);
+        g_hash_table_insert(sources->set, g_strdup(path), lines);
+    }
+    if (!g_hash_table_contains(lines, GUINT_TO_POINTER(line)))
+        g_hash_table_insert(lines, GUINT_TO_POINTER(line), g_strdup(text));
+}
+
 const char *gl_sources_line(GlSources *sources, const char *path, guint line)
 {
+    GHashTable *set = path != NULL ? g_hash_table_lookup(sources->set, path) : NULL;
+    const char *given = set != NULL ? g_hash_table_lookup(set, GUINT_TO_POINTER(line)) : NULL;
+    if (given != NULL)
+        return given;
     SourceFile *file = path != NULL ? file_of(sources, path) : NULL;
     if (file == NULL || line == 0 || line > file->lines->len)
         return NULL;

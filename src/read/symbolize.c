@@ -64,8 +64,9 @@ static gboolean inlined_agree(const char *said, const char *name)
 /* Joins @frame's source path, when relative and a file of its compilation
  * unit (@physical's, at whose program counter it was inlined), to that
  * compilation's directory @comp_dir. */
-static void settle_path(GlDebugInfo *info, GlRecord *record, GlFrame *frame,
-                        const GlFrame *physical, const char *comp_dir, gint64 written)
+static void settle_path(GlDebugInfo *info, const GlRunRecord *recorded, GlRecord *record,
+                        GlFrame *frame, const GlFrame *physical, const char *comp_dir,
+                        gint64 written)
 {
     if (comp_dir == NULL || frame->file == NULL || frame->file[0] == '/' ||
         (frame->dir != NULL && frame->dir[0] == '/'))
@@ -73,7 +74,7 @@ static void settle_path(GlDebugInfo *info, GlRecord *record, GlFrame *frame,
     g_autofree char *relative = frame->dir != NULL
                                     ? g_build_filename(frame->dir, frame->file, NULL)
                                     : g_strdup(frame->file);
-    if (!gl_debuginfo_has_file(info, physical->obj, physical->offset, written, relative))
+    if (!gl_debuginfo_has_file(info, recorded, physical->obj, physical->offset, written, relative))
         return;
     g_autofree char *joined = g_build_filename(comp_dir, relative, NULL);
     g_autofree char *path = gl_path_normalize(joined);
@@ -88,8 +89,8 @@ static void settle_path(GlDebugInfo *info, GlRecord *record, GlFrame *frame,
 /* Settles @stack's frames @first to @last (@last included): frames the
  * runtime gave at one program counter, the innermost first, all but the
  * last inlined into it. */
-static void settle_group(GlDebugInfo *info, GlRecord *record, GlStack *stack, guint first,
-                         guint last, gint64 written)
+static void settle_group(GlDebugInfo *info, const GlRunRecord *recorded, GlRecord *record,
+                         GlStack *stack, guint first, guint last, gint64 written)
 {
     const GlFrame physical = stack->frames[last];
     guint inlined = last - first;
@@ -102,9 +103,10 @@ static void settle_group(GlDebugInfo *info, GlRecord *record, GlStack *stack, gu
             (stack->frames[i].dir == NULL || stack->frames[i].dir[0] != '/'))
             want |= GL_DEBUG_UNIT;
     GlDebugFrame debug;
-    gboolean known = gl_debuginfo_frame(info, physical.obj, physical.offset, written, want, &debug);
+    gboolean known = gl_debuginfo_frame(info, recorded, physical.obj, physical.offset, written,
+                                        want, &debug);
     if (known && inlined > 0 && gl_symbol_is_mangled(debug.symbol))
-        known = gl_debuginfo_frame(info, physical.obj, physical.offset, written,
+        known = gl_debuginfo_frame(info, recorded, physical.obj, physical.offset, written,
                                    want | GL_DEBUG_INLINED, &debug);
     guint listed = 0;
     while (known && debug.inlined != NULL && debug.inlined[listed] != NULL)
@@ -126,11 +128,12 @@ static void settle_group(GlDebugInfo *info, GlRecord *record, GlStack *stack, gu
         if (name != NULL)
             frame->fn = gl_record_intern(record, name);
         if (known)
-            settle_path(info, record, frame, &physical, debug.comp_dir, written);
+            settle_path(info, recorded, record, frame, &physical, debug.comp_dir, written);
     }
 }
 
-static void settle_stack(GlDebugInfo *info, GlRecord *record, GlStack *stack, gint64 written)
+static void settle_stack(GlDebugInfo *info, const GlRunRecord *recorded, GlRecord *record,
+                         GlStack *stack, gint64 written)
 {
     for (guint i = 0; i < stack->n_frames;) {
         guint last = i;
@@ -138,14 +141,15 @@ static void settle_stack(GlDebugInfo *info, GlRecord *record, GlStack *stack, gi
                stack->frames[last + 1].ip == stack->frames[i].ip &&
                g_strcmp0(stack->frames[last + 1].obj, stack->frames[i].obj) == 0)
             last++;
-        settle_group(info, record, stack, i, last, written);
+        settle_group(info, recorded, record, stack, i, last, written);
         i = last + 1;
     }
 }
 
-void gl_symbolize_as_valgrind(GlDebugInfo *info, GlRecord *record, gint64 written)
+void gl_symbolize_as_valgrind(GlDebugInfo *info, const GlRunRecord *recorded, GlRecord *record,
+                              gint64 written)
 {
-    settle_stack(info, record, &record->stack, written);
+    settle_stack(info, recorded, record, &record->stack, written);
     for (guint i = 0; i < record->aux->len; i++)
-        settle_stack(info, record, &g_array_index(record->aux, GlAux, i).stack, written);
+        settle_stack(info, recorded, record, &g_array_index(record->aux, GlAux, i).stack, written);
 }

@@ -15,7 +15,8 @@ typedef struct {
     const GlReportContext *context;
     FILE *out;
     GString *line;
-    GlSources *sources;
+    GlSources *sources;     /* the analysis's (the lines a run recorded), or own_sources */
+    gboolean own_sources;
 } TextState;
 
 /* Returns: (transfer none): @code when colouring, else "". */
@@ -188,7 +189,9 @@ static gpointer text_begin(const GlReportContext *context, FILE *out)
     state->context = context;
     state->out = out;
     state->line = g_string_new(NULL);
-    state->sources = gl_sources_new();
+    /* the lines as the run read them, where it recorded them */
+    state->own_sources = context->analysis == NULL || context->analysis->sources == NULL;
+    state->sources = state->own_sources ? gl_sources_new() : context->analysis->sources;
     return state;
 }
 
@@ -345,7 +348,8 @@ static void text_end(gpointer data)
 
     g_string_free(line, TRUE);
     g_string_free(state->line, TRUE);
-    gl_sources_free(state->sources);
+    if (state->own_sources)
+        gl_sources_free(state->sources);
     g_free(state);
 }
 

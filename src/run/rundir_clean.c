@@ -30,7 +30,7 @@ static gboolean written_by_gemleak(const char *name, gboolean helper)
     /* a sanitizer engine's reports (lsan.PID, asan.PID) and the helper's
      * word that its runtime was in a process */
     if (gl_engine_is_log(name, NULL) || strcmp(name, GL_PROTO_ENGINE_FILE) == 0 ||
-        strcmp(name, GL_PROTO_INTERRUPTED_FILE) == 0 ||
+        strcmp(name, GL_PROTO_INTERRUPTED_FILE) == 0 || strcmp(name, GL_PROTO_RECORD_FILE) == 0 ||
         gl_rundir_is_pid_file(name, GL_PROTO_ENGINE_PREFIX, GL_PROTO_FILE_SUFFIX))
         return TRUE;
     /* .NNN.xml.gz.XXXXXX, compress_file's temporary */

@@ -546,6 +546,132 @@ START_TEST(test_old_baselines_keep_reading)
 }
 END_TEST
 
+/* Issue 37 (item 6): a function an optimising compiler split or cloned
+ * (GCC's "f.cold", "f.part.0", "f.isra.0", "f.constprop.0") is, in the
+ * fingerprint and the baseline's functions, the function it split: a leak
+ * keeps its name whatever the optimisation level. A baseline of version 3,
+ * which named the part, still knows its findings. */
+START_TEST(test_split_functions_fingerprint_as_the_function)
+{
+    g_autofree char *leak = gl_test_fixture("xml/leak.xml");
+    g_autofree char *dir = gl_test_tmpdir();
+    /* the same leaks, the functions named as an -O2 build's symbols name them */
+    g_autofree char *text = gl_test_read(leak, NULL);
+    const char *const renames[][2] = {
+        { "<fn>leaky_alloc</fn>", "<fn>leaky_alloc.cold</fn>" },
+        { "<fn>leaky_leak</fn>", "<fn>leaky_leak.part.0</fn>" },
+        { "<fn>leaky_leak_in_helper</fn>", "<fn>leaky_leak_in_helper.isra.0</fn>" },
+        { "<fn>leaky_leak_xmalloc</fn>", "<fn>leaky_leak_xmalloc.constprop.0</fn>" },
+    };
+    g_autoptr(GString) split_text = g_string_new(text);
+    for (guint i = 0; i < G_N_ELEMENTS(renames); i++)
+        ck_assert_uint_gt(g_string_replace(split_text, renames[i][0], renames[i][1], 0), 0);
+    g_autofree char *split = g_build_filename(dir, "split.xml", NULL);
+    gl_test_write(split, split_text->str, (gssize) split_text->len);
+
+    g_autofree char *whole_baseline = g_build_filename(dir, "whole.json", NULL);
+    g_autofree char *split_baseline = g_build_filename(dir, "split.json", NULL);
+    RUN(whole_run, "filter", "-O", "leaky", "--write-baseline", whole_baseline, leak);
+    ck_assert_int_eq(whole_run.status, 0);
+    gl_test_run_clear(&whole_run);
+    RUN(split_run, "filter", "-O", "leaky", "--write-baseline", split_baseline, split);
+    ck_assert_int_eq(split_run.status, 0);
+    gl_test_run_clear(&split_run);
+    g_autofree char *a = gl_test_read(whole_baseline, NULL);
+    g_autofree char *b = gl_test_read(split_baseline, NULL);
+    ck_assert_msg(strcmp(a, b) == 0, "the split build's baseline differs:\n%s\n%s", a, b);
+    ck_assert_msg(strstr(b, ".cold") == NULL && strstr(b, ".part.") == NULL, "%s", b);
+
+    /* each knows the other's leaks */
+    RUN(known, "filter", "-O", "leaky", "--baseline", whole_baseline, split);
+    ck_assert_msg(known.status == 0, "%s%s", known.out, known.err);
+    gl_assert_line(known.out, "^gemleak: 1 process checked( \\([^)]*\\))?, \\d+ errors read: 0 "
+                              "findings, 3 known to the baseline \\(3 occurrences\\), ");
+    gl_test_run_clear(&known);
+
+    /* the text report still shows the frames as the object names them */
+    RUN(shown, "filter", "-O", "leaky", split);
+    ck_assert_int_eq(shown.status, 1);
+    gl_assert_line(shown.out, "^ \\*leaky_alloc\\.cold \\(");
+    gl_test_run_clear(&shown);
+
+    /* version 3's baseline, written from the split build by gemleak before
+     * issue 37, named the parts: matched as it fingerprinted them */
+    g_autofree char *v3 = gl_test_fixture("edge/baseline-v3-cold-leak.json");
+    RUN(known_v3, "filter", "-O", "leaky", "--baseline", v3, split);
+    ck_assert_msg(known_v3.status == 0, "%s%s", known_v3.out, known_v3.err);
+    gl_assert_line(known_v3.out, "^gemleak: 1 process checked( \\([^)]*\\))?, \\d+ errors read: "
+                                 "0 findings, 3 known to the baseline \\(3 occurrences\\), ");
+    gl_assert_line(known_v3.err, "^gemleak: note: --baseline .*/baseline-v3-cold-leak\\.json was "
+                                 "written by an older gemleak: its findings are matched as it "
+                                 "fingerprinted them, which names a function the compiler split "
+                                 "by its part \\(\\.cold, \\.part\\.N\\), which another "
+                                 "optimisation level changes; write it again with "
+                                 "--write-baseline$");
+    gl_test_run_clear(&known_v3);
+    gl_remove_tree(dir);
+}
+END_TEST
+
+/* Issue 37 (item 3): a CI job that reads a baseline works on the gem's
+ * first run, before anyone wrote one: --write-baseline-if-missing writes
+ * it, the run passes and says to commit it; the next run reads it. A
+ * baseline that exists and cannot be read is still refused, never
+ * overwritten. */
+START_TEST(test_baseline_written_when_missing)
+{
+    g_autofree char *leak = gl_test_fixture("xml/leak.xml");
+    g_autofree char *uaf = gl_test_fixture("xml/use_after_free.xml");
+    g_autofree char *dir = gl_test_tmpdir();
+    g_autofree char *baseline = g_build_filename(dir, "baseline.json", NULL);
+
+    RUN(first, "filter", "-O", "leaky", "--baseline", baseline, "--write-baseline-if-missing",
+        leak);
+    ck_assert_msg(first.status == 0, "%s%s", first.out, first.err);
+    ck_assert(g_file_test(baseline, G_FILE_TEST_IS_REGULAR));
+    gl_assert_line(first.out, "^gemleak: pass: 3 findings written to the baseline .*/baseline\\.json ");
+    gl_assert_line(first.err, "^gemleak: note: --baseline .*/baseline\\.json did not exist: this "
+                              "run writes it with its 3 findings, and passes them "
+                              "\\(--write-baseline-if-missing\\); commit it, and later runs fail "
+                              "only on findings it does not know$");
+    gl_test_run_clear(&first);
+
+    RUN(again, "filter", "-O", "leaky", "--baseline", baseline, "--write-baseline-if-missing",
+        leak);
+    ck_assert_msg(again.status == 0, "%s%s", again.out, again.err);
+    gl_assert_line(again.out, "^gemleak: 1 process checked( \\([^)]*\\))?, \\d+ errors read: 0 "
+                              "findings, 3 known to the baseline \\(3 occurrences\\), ");
+    gl_assert_no_line(again.err, "did not exist");
+    gl_test_run_clear(&again);
+
+    /* a new finding fails as with --baseline alone */
+    RUN(fresh, "filter", "-O", "leaky", "--baseline", baseline, "--write-baseline-if-missing",
+        uaf);
+    ck_assert_int_eq(fresh.status, 1);
+    gl_test_run_clear(&fresh);
+
+    /* one that is there and is no baseline: refused, and left as it was */
+    g_autofree char *odd = g_build_filename(dir, "odd.json", NULL);
+    gl_test_write(odd, "not json\n", -1);
+    RUN(refused, "filter", "-O", "leaky", "--baseline", odd, "--write-baseline-if-missing", leak);
+    ck_assert_int_eq(refused.status, 2);
+    gl_test_run_clear(&refused);
+    g_autofree char *kept = gl_test_read(odd, NULL);
+    ck_assert_str_eq(kept, "not json\n");
+
+    RUN(alone, "filter", "-O", "leaky", "--write-baseline-if-missing", leak);
+    ck_assert_int_eq(alone.status, 2);
+    gl_assert_line(alone.err, "^gemleak: --write-baseline-if-missing: give the baseline with "
+                              "--baseline FILE$");
+    gl_test_run_clear(&alone);
+    RUN(both, "filter", "-O", "leaky", "--baseline", baseline, "--write-baseline", odd,
+        "--write-baseline-if-missing", leak);
+    ck_assert_int_eq(both.status, 2);
+    gl_test_run_clear(&both);
+    gl_remove_tree(dir);
+}
+END_TEST
+
 /* A baseline's fingerprint matches only a finding's whole fingerprint:
  * json-glib hands out C strings, so "FINGERPRINT\u0000..." once matched
  * FINGERPRINT; nor does one with more after it, or less. */
@@ -981,6 +1107,8 @@ Suite *gl_cli_pipeline_suite(void)
     tcase_add_test(tc, test_baseline_holds_what_identifies_a_finding);
     tcase_add_test(tc, test_old_baselines_keep_reading);
     tcase_add_test(tc, test_baseline_fingerprint_matches_only_itself);
+    tcase_add_test(tc, test_split_functions_fingerprint_as_the_function);
+    tcase_add_test(tc, test_baseline_written_when_missing);
     tcase_add_test(tc, test_every_format_names_the_same_path);
     tcase_add_test(tc, test_suppressions_out_and_project_root);
     tcase_add_test(tc, test_reports_never_overwrite_inputs);

@@ -15,7 +15,12 @@
 #   yaml                parsed with Psych; each step that runs gemleak runs (status=N:
 #                       ends with N); contents-read: every job keeps contents: read;
 #                       rakefile=MARKER, baseline=FILE: the checkout's Rakefile has the
-#                       marked block, and the baseline is written as the README says
+#                       marked block, and the baseline is written as the README says;
+#                       writes-baseline=FILE: each job runs first without FILE, which it
+#                       writes, says it wrote, and uploads when it uploads artifacts, then
+#                       again with what it wrote committed; steps-of=MARKER: a list of
+#                       steps, run as the marked workflow with its steps of the same
+#                       names replaced
 #   ruby                parsed (ruby -c); json parsed; text not run
 # A block without a language, or with another one, fails: no example
 # escapes the test by accident. GEMLEAK_DOCS_ONLY=FILE:LINE runs one block.
@@ -275,12 +280,12 @@ module DocExamples
 
     # A command ends with 0 or 1, or with the block's status=N: a Rake task
     # that fails exits 1 whatever failed, so a workflow says what it expects.
+    # Returns: its output.
     def command_in(block, dir, command, env = {}, shell: %w[sh -c])
       statuses = block.attrs["status"] ? [block.attrs["status"].to_i] : COMMAND_STATUSES
       status, out = run(dir, command, env, shell: shell)
-      return if statuses.include?(status)
-
-      fail!(block, "#{command}\nended with #{status}, not #{statuses.join(" or ")}:\n#{out}")
+      fail!(block, "#{command}\nended with #{status}, not #{statuses.join(" or ")}:\n#{out}") unless statuses.include?(status)
+      out
     end
 
     def console(block)
@@ -300,7 +305,7 @@ module DocExamples
     # them (bash -e), artifacts passed from the jobs that upload them to
     # those that download them.
     def yaml(block)
-      workflow = YAML.safe_load(block.text)
+      workflow = workflow_of(block)
       jobs = workflow.is_a?(Hash) ? workflow["jobs"] : nil
       return fail!(block, "no jobs") unless jobs.is_a?(Hash) && !jobs.empty?
 
@@ -311,19 +316,87 @@ module DocExamples
           fail!(block, "job #{name}: its permissions lack contents: read (a private repository's checkout needs it)")
         end
       end
-      artifacts = File.join(@work, "artifacts#{@blocks}")
       ran = 0
+      # artifacts pass from the jobs of this workflow that upload them to
+      # those that download them
+      artifacts = File.join(@work, "artifacts#{@blocks}")
       jobs.each do |name, job|
         matrix_values(job).each do |matrix|
-          dir = checkout
-          set_up_checkout(block, dir)
-          env = { "GITHUB_ACTIONS" => "true", "GITHUB_WORKSPACE" => dir }
-          Array(job["steps"]).each do |step|
-            ran += 1 if step_in(block, dir, step, matrix, env, artifacts, "#{name} #{matrix}")
-          end
+          ran += run_job(block, job, matrix, "#{name} #{matrix}", artifacts)
         end
       end
       fail!(block, "no step runs gemleak") if ran.zero?
+    end
+
+    # The workflow of a yaml block: the block itself, or with steps-of=MARKER
+    # (the block a list of steps), the marked workflow with its steps of the
+    # same names replaced by these.
+    def workflow_of(block)
+      steps = YAML.safe_load(block.text)
+      return steps unless (marker = block.attrs["steps-of"])
+
+      raise Failure, "#{block.where}: steps-of needs a list of steps" unless steps.is_a?(Array)
+
+      workflow = YAML.safe_load(@marked.fetch(marker) { raise Failure, "#{block.where}: no block marked gemleak:#{marker}" })
+      replaced = 0
+      workflow.fetch("jobs").each_value do |job|
+        job["steps"] = Array(job["steps"]).map do |step|
+          mine = steps.find { |s| s["name"] && s["name"] == step["name"] }
+          replaced += 1 if mine
+          mine || step
+        end
+      end
+      raise Failure, "#{block.where}: no step of gemleak:#{marker} has the name of one of these" if replaced.zero?
+
+      workflow
+    end
+
+    # Runs one job (one value of its matrix) in a checkout of its own; with
+    # writes-baseline=FILE, first without FILE, then with the FILE that run
+    # wrote committed. Returns: how many steps ran gemleak.
+    def run_job(block, job, matrix, label, artifacts)
+      first = job_in_checkout(block, job, matrix, label, artifacts)
+      return first[:ran] unless (baseline = block.attrs["writes-baseline"])
+
+      written = File.join(first[:dir], baseline)
+      unless File.file?(written)
+        fail!(block, "#{label}: the first run, without #{baseline}, did not write it")
+        return first[:ran]
+      end
+      unless first[:output].include?(baseline) && first[:output].match?(/commit/)
+        fail!(block, "#{label}: the first run wrote #{baseline} without saying so (and that it is to commit):\n#{first[:output]}")
+      end
+      if first[:uploaded] && Dir.glob(File.join(first[:artifacts], "*", baseline)).empty?
+        fail!(block, "#{label}: the job uploads artifacts, but not the #{baseline} it wrote on the runner")
+      end
+      again = job_in_checkout(block, job, matrix, "#{label} (#{baseline} committed)",
+                              "#{artifacts}-again") do |dir|
+        FileUtils.cp(written, File.join(dir, baseline))
+      end
+      if again[:output].match?(/wrote|written/) && again[:output].include?(baseline)
+        fail!(block, "#{label}: with #{baseline} committed, the job wrote it again:\n#{again[:output]}")
+      end
+      first[:ran] + again[:ran]
+    end
+
+    # Returns: what the steps of @job did in a new checkout (yielded first):
+    # its directory, the steps that ran gemleak, their output, whether it
+    # uploaded artifacts and where they went.
+    def job_in_checkout(block, job, matrix, label, artifacts)
+      dir = checkout
+      set_up_checkout(block, dir)
+      yield dir if block_given?
+      env = { "GITHUB_ACTIONS" => "true", "GITHUB_WORKSPACE" => dir }
+      done = { dir: dir, ran: 0, output: +"", uploaded: false, artifacts: artifacts }
+      Array(job["steps"]).each do |step|
+        done[:uploaded] ||= step["uses"].to_s.start_with?("actions/upload-artifact@")
+        out = step_in(block, dir, step, matrix, env, artifacts, label)
+        next unless out
+
+        done[:ran] += 1
+        done[:output] << out
+      end
+      done
     end
 
     # The example's Rakefile lines (a marked ruby block) and committed
@@ -357,7 +430,15 @@ module DocExamples
         name = expand(with["name"].to_s, matrix)
         target = File.join(artifacts, name)
         FileUtils.mkdir_p(target)
-        Dir.glob(expand(with["path"].to_s, matrix), base: dir).each { |path| FileUtils.cp_r(File.join(dir, path), target) }
+        # one pattern a line; v4 leaves out hidden files unless told
+        hidden = with["include-hidden-files"] == true
+        expand(with["path"].to_s, matrix).lines.map(&:strip).reject(&:empty?).each do |pattern|
+          Dir.glob(pattern, File::FNM_DOTMATCH, base: dir).each do |path|
+            next if !hidden && path.split("/").any? { |part| part.start_with?(".") && part != "." }
+
+            FileUtils.cp_r(File.join(dir, path), target)
+          end
+        end
         return false
       when %r{\Aactions/download-artifact@}
         pattern = step.dig("with", "pattern") || "*"
@@ -369,10 +450,9 @@ module DocExamples
         return false
       end
       script = step["run"].to_s
-      return false unless script.match?(/\bgemleak\b|test:valgrind/)
+      return false unless script.match?(/\bgemleak\b|(test|spec):valgrind/)
 
       command_in(block, dir, expand(script, matrix), env, shell: %w[bash -e -c])
-      true
     end
 
     def expand(text, matrix)

@@ -8,8 +8,10 @@
  * and C++ extensions built with it, as gemleak's Rake task builds them)
  * each gives the same location, source line, functions, fingerprints and
  * bytes in the text, JSON, SARIF (valid URIs), GitHub (file and line) and
- * baseline reports. Without that Ruby, or a compiler a shape needs, a test
- * is skipped and says why. */
+ * baseline reports. And a leak on an error path that GCC at -O2 moves to
+ * a part of its own (issue 37): the same fingerprint and baseline as its
+ * -O0 build. Without that Ruby, or a compiler a shape needs, a test is
+ * skipped and says why. */
 #include <string.h>
 
 #include "harness.h"
@@ -571,6 +573,211 @@ START_TEST(test_cpp_template_reads_the_same)
 }
 END_TEST
 
+/* Returns: (transfer full): the partial fingerprints of @sarif_summary's
+ * results, a line each. */
+static char *sarif_fingerprints(const char *summary)
+{
+    g_autoptr(GRegex) regex = g_regex_new("gemleakFingerprint/v[0-9]+=[0-9a-f]{16}", 0, 0, NULL);
+    g_autoptr(GMatchInfo) match = NULL;
+    GString *out = g_string_new(NULL);
+    g_regex_match(regex, summary, 0, &match);
+    while (g_match_info_matches(match)) {
+        g_autofree char *print = g_match_info_fetch(match, 0);
+        g_string_append_printf(out, "%s\n", print);
+        g_match_info_next(match, NULL);
+    }
+    return g_string_free(out, FALSE);
+}
+
+/* (e) Issue 37 (item 6): a leak on an error path, built -O0 and -O2. GCC
+ * at -O2 moves the path to coldpath_parse.cold, and the frames say so;
+ * the finding's fingerprint, its baseline and SARIF's partial
+ * fingerprint are those of the -O0 build's coldpath_parse, under
+ * Valgrind and LeakSanitizer. */
+START_TEST(test_optimisation_levels_read_the_same)
+{
+    if (!ready_or_skip(ruby34, "a split function under every optimisation level", why_skipped))
+        return;
+    g_autofree char *project = copy_fixture("coldpath", "coldpath");
+    sh(project, "mkdir o0 o2 && (cd o0 && COLDPATH_CFLAGS='-O0 -g' ruby ../extconf.rb >/dev/null "
+                "&& make >/dev/null) && cd o2 && COLDPATH_CFLAGS='-O2 -g' ruby ../extconf.rb "
+                ">/dev/null && make >/dev/null && nm coldpath.so | grep -q ' coldpath_parse.cold$'");
+    const char *o0[] = { ruby34, "--disable-gems", "-Io0", "-e",
+                         "require 'coldpath'; begin; ColdPath.parse('x'); rescue ArgumentError; end",
+                         NULL };
+    const char *o2[] = { ruby34, "--disable-gems", "-Io2", "-e",
+                         "require 'coldpath'; begin; ColdPath.parse('x'); rescue ArgumentError; end",
+                         NULL };
+    Outcome whole = { 0 }, split = { 0 }, split_lsan = { 0 };
+    run_under(&whole, "valgrind", NULL, "coldpath-O0", FALSE, project, o0);
+    run_under(&split, "valgrind", NULL, "coldpath-O2", FALSE, project, o2);
+    run_under(&split_lsan, "lsan", NULL, "coldpath-O2-lsan", FALSE, project, o2);
+    guint line = line_of("coldpath/coldpath.c", "/* the leak */");
+    g_autofree char *at_whole = g_strdup_printf(" at coldpath_parse \\(coldpath\\.c:%u\\) ", line);
+    g_autofree char *at_split = g_strdup_printf(" at coldpath_parse\\.cold \\(coldpath\\.c:%u\\) ",
+                                                line);
+    gl_assert_line(whole.json, at_whole);
+    gl_assert_line(split.json, at_split);
+    gl_assert_line(split_lsan.json, at_split);
+    const Outcome *outcomes[] = { &split, &split_lsan };
+    g_autofree char *prints = sarif_fingerprints(whole.sarif);
+    ck_assert_msg(*prints != '\0', "no partial fingerprint:\n%s", whole.sarif);
+    for (guint i = 0; i < G_N_ELEMENTS(outcomes); i++) {
+        ck_assert_msg(strcmp(whole.baseline, outcomes[i]->baseline) == 0,
+                      "baseline: %s:\n%s\n%s:\n%s", whole.label, whole.baseline,
+                      outcomes[i]->label, outcomes[i]->baseline);
+        g_autofree char *theirs = sarif_fingerprints(outcomes[i]->sarif);
+        ck_assert_msg(strcmp(prints, theirs) == 0, "SARIF: %s:\n%s\n%s:\n%s", whole.label, prints,
+                      outcomes[i]->label, theirs);
+    }
+    gl_assert_line(whole.baseline, "^ +\"coldpath_parse\"$");
+    outcome_clear(&whole);
+    outcome_clear(&split);
+    outcome_clear(&split_lsan);
+}
+END_TEST
+
+/* Runs gemleak with @args in @cwd (Ruby 3.4's environment); the test
+ * fails unless it exits with @status. Returns: its standard error. */
+static char *gemleak_in(const char *cwd, int status, const char *const *args)
+{
+    g_autoptr(GPtrArray) argv = g_ptr_array_new();
+    g_ptr_array_add(argv, (gpointer) gemleak_binary);
+    for (const char *const *arg = args; *arg != NULL; arg++)
+        g_ptr_array_add(argv, (gpointer) *arg);
+    g_ptr_array_add(argv, NULL);
+    g_auto(GStrv) env = environment();
+    Result r = { 0 };
+    run_command(&r, cwd, env, (const char *const *) argv->pdata);
+    ck_assert_msg(r.status == status, "gemleak %s: status %d, not %d:\n%s%s", args[0], r.status,
+                  status, r.out, r.err);
+    char *err = g_strconcat(r.out, r.err, NULL);
+    result_clear(&r);
+    return err;
+}
+
+/* (f) Issues 37 (item 7) and 40 (item 5): a kept run directory reads the
+ * same anywhere and any time. A rake-compiler build's leak (its source
+ * path relative to the build directory, placed by its compilation unit's
+ * directory), run under LeakSanitizer and Valgrind with --keep-xml in CI,
+ * then read with gemleak filter (1) after the extension was rebuilt from a
+ * source whose leaking line was edited, and (2) from a copy on a
+ * "machine" without the extension and without the checkout: the same
+ * finding, at the project's own path, with the run's source line, and
+ * the fingerprint of the run, which the baseline written in CI knows; a
+ * note names each object that is not the one the run loaded. What the
+ * run recorded is what its findings needed, no more; a directory without
+ * it (an older gemleak's) still reads. */
+START_TEST(test_kept_directory_reads_the_same_anywhere)
+{
+    if (!ready_or_skip(ruby34, "a kept run directory read elsewhere", why_skipped))
+        return;
+    g_autofree char *project = g_build_filename(work, "kept-gem", NULL);
+    g_autofree char *ext = copy_fixture("outoftree", "kept-gem/ext/outoftree");
+    g_autofree char *build = g_strdup_printf("tmp/x86_64-linux/outoftree/%s", version);
+    g_autofree char *script = g_strdup_printf(
+        "mkdir -p %s lib/outoftree && (cd %s && ruby -I. ../../../../ext/outoftree/extconf.rb "
+        ">/dev/null && make >/dev/null) && cp %s/outoftree.so lib/outoftree/", build, build, build);
+    sh(project, script);
+    guint line = line_of("outoftree/outoftree.c", "/* the leak */");
+    g_autofree char *quoted = g_strdup_printf("^ +%u \\| .*/\\* the leak \\*/$", line);
+    g_autofree char *placed = g_strdup_printf(" at copy_name \\(ext/outoftree/outoftree\\.c:%u\\) ",
+                                              line);
+    const char *engines[] = { "lsan", "valgrind" };
+    char *kept[G_N_ELEMENTS(engines)], *ran[G_N_ELEMENTS(engines)];
+    char *baselines[G_N_ELEMENTS(engines)];
+    for (guint e = 0; e < G_N_ELEMENTS(engines); e++) {
+        kept[e] = g_strdup_printf("%s/kept-%s", work, engines[e]);
+        baselines[e] = g_strdup_printf("%s/kept-%s.baseline.json", work, engines[e]);
+        g_autofree char *json = g_strdup_printf("json:%s/kept-%s.json", work, engines[e]);
+        g_autofree char *err = gemleak_in(project, 0, ARGS(
+            "run", "--engine", engines[e], "--keep-xml", kept[e], "--format", "text",
+            "--format", json, "--write-baseline", baselines[e], "--", ruby34, "--disable-gems",
+            "-Ilib", "-e", "require 'outoftree/outoftree'; OutOfTree.leak"));
+        gl_assert_line(err, quoted);
+        ran[e] = json_summary(json + strlen("json:"));
+        gl_assert_line(ran[e], placed);
+        /* what the finding needed, not Ruby's thousands of skipped blocks */
+        g_autofree char *record_path = g_build_filename(kept[e], "recorded.txt", NULL);
+        gsize size = 0;
+        g_autofree char *record = gl_test_read(record_path, &size);
+        ck_assert_msg(record != NULL && strstr(record, "/* the leak */") != NULL,
+                      "%s: no source line recorded:\n%s", engines[e], record);
+        ck_assert_msg(size < 16 * 1024, "%s: %s holds %zu bytes", engines[e], record_path, size);
+    }
+
+    /* (1) the checkout moves on: a line added above (the code moves: another
+     * build id), the leaking line edited, the extension rebuilt */
+    sh(project, "sed -i -e '1i /* a line added above */' "
+                "-e 's|/\\* the leak \\*/|/* the leak, since edited */|' "
+                "ext/outoftree/outoftree.c");
+    g_autofree char *rebuild = g_strdup_printf("cd %s && make >/dev/null && cp outoftree.so "
+                                               "../../../../lib/outoftree/", build);
+    sh(project, rebuild);
+    for (guint e = 0; e < G_N_ELEMENTS(engines); e++) {
+        g_autofree char *json = g_strdup_printf("%s/rebuilt-%s.json", work, engines[e]);
+        g_autofree char *format = g_strconcat("json:", json, NULL);
+        g_autofree char *err = gemleak_in(project, 1, ARGS("filter", "--format", "text",
+                                                           "--format", format, kept[e]));
+        g_autofree char *read = json_summary(json);
+        ck_assert_msg(strcmp(ran[e], read) == 0, "%s after a rebuild:\n%s\nthe run said:\n%s",
+                      engines[e], read, ran[e]);
+        gl_assert_line(err, quoted);
+        if (strcmp(engines[e], "lsan") == 0)
+            gl_assert_line(err, "^gemleak: note: .*/lib/outoftree/outoftree\\.so is not the "
+                                "object the run loaded \\(its build id is another: rebuilt "
+                                "since\\): its frames are read as the run recorded them$");
+        else
+            gl_assert_no_line(err, "is not the object the run loaded");
+        g_autofree char *known = gemleak_in(project, 0, ARGS("filter", "--baseline",
+                                                             baselines[e], kept[e]));
+        gl_assert_line(known, ": 0 findings, 1 known to the baseline ");
+    }
+
+    /* (2) another machine: a copy of the directories, and neither the
+     * extension nor the checkout */
+    g_autofree char *elsewhere = g_build_filename(work, "elsewhere", NULL);
+    g_autofree char *gone = g_strconcat(project, ".gone", NULL);
+    g_autofree char *move = g_strdup_printf("mkdir -p '%s' && cp -r '%s' '%s' '%s' && mv '%s' "
+                                            "'%s'", elsewhere, kept[0], kept[1], elsewhere,
+                                            project, gone);
+    sh(NULL, move);
+    for (guint e = 0; e < G_N_ELEMENTS(engines); e++) {
+        g_autofree char *copy = g_strdup_printf("%s/kept-%s", elsewhere, engines[e]);
+        g_autofree char *json = g_strdup_printf("%s/copied-%s.json", work, engines[e]);
+        g_autofree char *format = g_strconcat("json:", json, NULL);
+        g_autofree char *err = gemleak_in(elsewhere, 1, ARGS("filter", "--format", "text",
+                                                             "--format", format, copy));
+        g_autofree char *read = json_summary(json);
+        ck_assert_msg(strcmp(ran[e], read) == 0, "%s elsewhere:\n%s\nthe run said:\n%s",
+                      engines[e], read, ran[e]);
+        gl_assert_line(err, quoted);
+        if (strcmp(engines[e], "lsan") == 0)
+            gl_assert_line(err, "^gemleak: note: .*/lib/outoftree/outoftree\\.so is not the "
+                                "object the run loaded \\(it is not here: another machine, or "
+                                "removed\\): its frames are read as the run recorded them$");
+        g_autofree char *known = gemleak_in(elsewhere, 0, ARGS("filter", "--baseline",
+                                                               baselines[e], copy));
+        gl_assert_line(known, ": 0 findings, 1 known to the baseline ");
+
+        /* a directory an older gemleak kept, without the record: read as
+         * before, from what is here */
+        g_autofree char *record = g_build_filename(copy, "recorded.txt", NULL);
+        ck_assert_int_eq(g_unlink(record), 0);
+        g_autofree char *old = gemleak_in(elsewhere, 1, ARGS("filter", copy));
+        gl_assert_no_line(old, "is not the object the run loaded");
+        gl_assert_line(old, " is definitely lost$");
+    }
+    g_autofree char *back = g_strdup_printf("mv '%s' '%s'", gone, project);
+    sh(NULL, back);
+    for (guint e = 0; e < G_N_ELEMENTS(engines); e++) {
+        g_free(kept[e]);
+        g_free(ran[e]);
+        g_free(baselines[e]);
+    }
+}
+END_TEST
+
 void integration_same(TCase *tcase)
 {
     tcase_add_unchecked_fixture(tcase, setup_same, teardown_same);
@@ -578,4 +785,6 @@ void integration_same(TCase *tcase)
     tcase_add_test(tcase, test_lost_structure_reads_the_same);
     tcase_add_test(tcase, test_rust_extension_reads_the_same);
     tcase_add_test(tcase, test_cpp_template_reads_the_same);
+    tcase_add_test(tcase, test_optimisation_levels_read_the_same);
+    tcase_add_test(tcase, test_kept_directory_reads_the_same_anywhere);
 }

@@ -277,7 +277,7 @@ START_TEST(test_uninstrumented_extensions)
     }
     g_autoptr(GArray) loaded_by = NULL;
     guint processes = 0;
-    g_autoptr(GPtrArray) bare = gl_coverage_uninstrumented(dir, "__asan_", &loaded_by,
+    g_autoptr(GPtrArray) bare = gl_coverage_uninstrumented(dir, "__asan_", NULL, &loaded_by,
                                                            &processes);
     ck_assert_uint_eq(bare->len, 2);
     ck_assert_uint_eq(loaded_by->len, 2);
@@ -288,7 +288,7 @@ START_TEST(test_uninstrumented_extensions)
         ck_assert_uint_eq(g_array_index(loaded_by, guint, i), (strcmp(path, zlib) == 0 ? 2 : 1));
     }
     /* the outs are optional */
-    g_autoptr(GPtrArray) again = gl_coverage_uninstrumented(dir, "__asan_", NULL, NULL);
+    g_autoptr(GPtrArray) again = gl_coverage_uninstrumented(dir, "__asan_", NULL, NULL, NULL);
     ck_assert_uint_eq(again->len, 2);
 
     /* the run's problems, one an extension, for an engine that says it
@@ -297,11 +297,11 @@ START_TEST(test_uninstrumented_extensions)
     const char *inputs[] = { dir, NULL };
     g_autoptr(GPtrArray) none = g_ptr_array_new_with_free_func((GDestroyNotify) g_error_free);
     gl_test_write(engine, "LeakSanitizer\nname lsan\n", -1);
-    ck_assert_uint_eq(gl_coverage_require_instrumented(inputs, none), 0);
+    ck_assert_uint_eq(gl_coverage_require_instrumented(inputs, NULL, none), 0);
     ck_assert_uint_eq(none->len, 0);
     g_autoptr(GPtrArray) problems = g_ptr_array_new_with_free_func((GDestroyNotify) g_error_free);
     gl_test_write(engine, "AddressSanitizer\nname asan\ninstrumented __asan_\n", -1);
-    ck_assert_uint_eq(gl_coverage_require_instrumented(inputs, problems), 2);
+    ck_assert_uint_eq(gl_coverage_require_instrumented(inputs, NULL, problems), 2);
     ck_assert_uint_eq(problems->len, 2);
     g_autofree char *zlib_problem = g_strdup_printf(
         "%s was not built with AddressSanitizer (no __asan_ symbol in it): its invalid reads and "
@@ -317,6 +317,43 @@ START_TEST(test_uninstrumented_extensions)
         ck_assert_str_eq(problem->message, strcmp(g_ptr_array_index(bare, i), zlib) == 0
                                                ? zlib_problem : glib_problem);
     }
+    gl_remove_tree(dir);
+}
+END_TEST
+
+/* Issue 37 (item 7): whether an extension was built for the engine is
+ * what the run recorded, when it did: a kept AddressSanitizer directory
+ * whose plain build was since rebuilt with the flags, or is gone (another
+ * machine), still says its run did not see into it; one the run recorded
+ * as built stays so whatever the file is now. What is read from disk is
+ * recorded. */
+START_TEST(test_instrumented_as_recorded)
+{
+    g_autofree char *zlib = gl_test_mapped_library("libz.so");
+    ck_assert_ptr_nonnull(zlib);
+    g_autofree char *dir = gl_test_tmpdir();
+    const char *gone = "/nowhere/plain.so";
+    g_autofree char *list = g_strdup_printf("%s\n%s\n", zlib, gone);
+    g_autofree char *loaded = g_build_filename(dir, "loaded-10.txt", NULL);
+    gl_test_write(loaded, list, -1);
+
+    /* the run: what disk says of zlib is recorded; a file that cannot be
+     * read says nothing */
+    g_autoptr(GlRunRecord) run = gl_run_record_new();
+    g_autoptr(GPtrArray) bare = gl_coverage_uninstrumented(dir, "__asan_", run, NULL, NULL);
+    ck_assert_uint_eq(bare->len, 1);
+    gboolean instrumented = TRUE;
+    ck_assert(gl_run_record_instrumented(run, zlib, &instrumented));
+    ck_assert(!instrumented);
+    ck_assert(!gl_run_record_instrumented(run, gone, &instrumented));
+
+    /* read again: as the record says, whatever the files are now */
+    g_autoptr(GlRunRecord) recorded = gl_run_record_new();
+    gl_run_record_set_instrumented(recorded, zlib, TRUE);
+    gl_run_record_set_instrumented(recorded, gone, FALSE);
+    g_autoptr(GPtrArray) later = gl_coverage_uninstrumented(dir, "__asan_", recorded, NULL, NULL);
+    ck_assert_uint_eq(later->len, 1);
+    ck_assert_str_eq(g_ptr_array_index(later, 0), gone);
     gl_remove_tree(dir);
 }
 END_TEST
@@ -404,6 +441,7 @@ Suite *gl_judges_suite(void)
     tcase_add_test(tc, test_lost_cycles_promoted);
     tcase_add_test(tc, test_checked_only_with_proof);
     tcase_add_test(tc, test_uninstrumented_extensions);
+    tcase_add_test(tc, test_instrumented_as_recorded);
     tcase_add_test(tc, test_checked_nothing);
     tcase_add_test(tc, test_baseline_adopts_the_findings);
     suite_add_tcase(suite, tc);

@@ -37,7 +37,7 @@ START_TEST(test_same_stack_in_two_processes_merges)
     gl_findings_add(findings, leak(11, "15", "rb_vm_exec@" RUBY), 2);
     gl_findings_add(findings, leak(11, "15", "rb_vm_exec@" RUBY), 3);
     ck_assert_uint_eq(gl_findings_count(findings), 1);
-    gl_findings_fingerprint(findings);
+    gl_findings_fingerprint(findings, NULL);
     g_autoptr(GPtrArray) sorted = gl_findings_sorted(findings);
     const GlFinding *finding = g_ptr_array_index(sorted, 0);
     ck_assert_uint_eq(finding->occurrences, 3);
@@ -85,7 +85,7 @@ static GPtrArray *fingerprints_of(GlRecord *first, ...)
     for (GlRecord *record = first; record != NULL; record = va_arg(ap, GlRecord *))
         gl_findings_add(findings, record, n++);
     va_end(ap);
-    gl_findings_fingerprint(findings);
+    gl_findings_fingerprint(findings, NULL);
     g_autoptr(GPtrArray) sorted = gl_findings_sorted(findings);
     /* in the order added */
     for (guint i = 0; i < n; i++)
@@ -253,7 +253,7 @@ START_TEST(test_finding_shown_by_content_not_reading_order)
     gl_findings_add(into, late, 50);
     gl_findings_add(from, early, 5);
     gl_findings_absorb(into, from);
-    gl_findings_fingerprint(into);
+    gl_findings_fingerprint(into, NULL);
     g_autoptr(GPtrArray) sorted = gl_findings_sorted(into);
     ck_assert_uint_eq(sorted->len, 1);
     const GlFinding *finding = g_ptr_array_index(sorted, 0);
@@ -301,7 +301,7 @@ START_TEST(test_repeated_frames_count_once)
         gl_findings_add(findings, record, depth);
     }
     ck_assert_uint_eq(gl_findings_count(findings), 1);
-    gl_findings_fingerprint(findings);
+    gl_findings_fingerprint(findings, NULL);
     g_autoptr(GPtrArray) sorted = gl_findings_sorted(findings);
     const GlFinding *finding = g_ptr_array_index(sorted, 0);
     ck_assert_uint_eq(finding->occurrences, 5);
@@ -344,7 +344,7 @@ START_TEST(test_accesses_to_one_freed_block_are_one_finding)
     gl_findings_add(findings, other, 5);
     ck_assert_uint_eq(gl_findings_count(findings), 2);
 
-    gl_findings_fingerprint(findings);
+    gl_findings_fingerprint(findings, NULL);
 
     g_autoptr(GPtrArray) sorted = gl_findings_sorted(findings);
     const GlFinding *finding = NULL;
@@ -368,7 +368,7 @@ START_TEST(test_totals_do_not_wrap)
         record->leaked_blocks = G_MAXUINT64 / 2;
         gl_findings_add(findings, record, i);
     }
-    gl_findings_fingerprint(findings);
+    gl_findings_fingerprint(findings, NULL);
     g_autoptr(GPtrArray) sorted = gl_findings_sorted(findings);
     const GlFinding *finding = g_ptr_array_index(sorted, 0);
     ck_assert(finding->total_bytes == G_MAXUINT64);
@@ -391,7 +391,7 @@ START_TEST(test_sorted_by_bytes_then_occurrences_then_order)
     gl_findings_add(findings, error_b, 3);
     gl_findings_add(findings, big, 4);
     gl_findings_add(findings, error_b2, 5);
-    gl_findings_fingerprint(findings);
+    gl_findings_fingerprint(findings, NULL);
     g_autoptr(GPtrArray) sorted = gl_findings_sorted(findings);
     ck_assert_uint_eq(sorted->len, 4);
     ck_assert_uint_eq(((GlFinding *) g_ptr_array_index(sorted, 0))->total_bytes, 5000);

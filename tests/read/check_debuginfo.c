@@ -9,6 +9,8 @@
 #include <string.h>
 #include <utime.h>
 
+#include <glib/gstdio.h>
+
 #include "testutil.h"
 #include "gemleak/read/symbolize.h"
 
@@ -112,7 +114,7 @@ START_TEST(test_c_object_out_of_tree)
     build(&built, "cc", "shape.c", shape_c, "shape_outer", "shape_where");
     g_autoptr(GlDebugInfo) info = gl_debuginfo_new();
     GlDebugFrame debug;
-    ck_assert(gl_debuginfo_frame(info, built.object, built.offset, 0,
+    ck_assert(gl_debuginfo_frame(info, NULL, built.object, built.offset, 0,
                                  GL_DEBUG_UNIT | GL_DEBUG_INLINED, &debug));
     ck_assert_str_eq(debug.symbol, "shape_part.part.0");
     g_autofree char *build_dir = g_path_get_dirname(built.object);
@@ -125,7 +127,7 @@ START_TEST(test_c_object_out_of_tree)
     g_autoptr(GlRecord) record = gl_record_new();
     GlFrame frames[] = { frame_of(record, &built, "shape_part", "shape.c") };
     set_stack(record, frames, 1);
-    gl_symbolize_as_valgrind(info, record, 0);
+    gl_symbolize_as_valgrind(info, NULL, record, 0);
     const GlFrame *settled = &record->stack.frames[0];
     ck_assert_str_eq(settled->fn, "shape_part.part.0");
     g_autofree char *src = g_build_filename(debug.comp_dir, "..", "..", "..", "src", NULL);
@@ -147,7 +149,7 @@ START_TEST(test_cpp_inlined_template)
     build(&built, "c++", "cpp.cpp", cpp_cpp, "cpp_entry", "cpp_where");
     g_autoptr(GlDebugInfo) info = gl_debuginfo_new();
     GlDebugFrame debug;
-    ck_assert(gl_debuginfo_frame(info, built.object, built.offset, 0,
+    ck_assert(gl_debuginfo_frame(info, NULL, built.object, built.offset, 0,
                                  GL_DEBUG_UNIT | GL_DEBUG_INLINED, &debug));
     ck_assert_str_eq(debug.symbol, "_ZL8cpp_leakm");
     ck_assert_ptr_nonnull(debug.inlined);
@@ -158,7 +160,7 @@ START_TEST(test_cpp_inlined_template)
     GlFrame frames[] = { frame_of(record, &built, "Widget* make<Widget>()", "cpp.cpp"),
                          frame_of(record, &built, "cpp_leak", "cpp.cpp") };
     set_stack(record, frames, 2);
-    gl_symbolize_as_valgrind(info, record, 0);
+    gl_symbolize_as_valgrind(info, NULL, record, 0);
     ck_assert_str_eq(record->stack.frames[0].fn, "make<Widget>");
     ck_assert_str_eq(record->stack.frames[1].fn, "cpp_leak(unsigned long)");
     built_clear(&built);
@@ -176,9 +178,9 @@ START_TEST(test_object_rebuilt_or_gone)
     ck_assert_int_eq(utime(built.object, &now), 0);
     g_autoptr(GlDebugInfo) info = gl_debuginfo_new();
     GlDebugFrame debug;
-    ck_assert(!gl_debuginfo_frame(info, built.object, built.offset, 1900000000, GL_DEBUG_SYMBOL,
+    ck_assert(!gl_debuginfo_frame(info, NULL, built.object, built.offset, 1900000000, GL_DEBUG_SYMBOL,
                                   &debug));
-    ck_assert(gl_debuginfo_frame(info, built.object, built.offset, 2000000000, GL_DEBUG_SYMBOL,
+    ck_assert(gl_debuginfo_frame(info, NULL, built.object, built.offset, 2000000000, GL_DEBUG_SYMBOL,
                                  &debug));
 
     g_autoptr(GlRecord) record = gl_record_new();
@@ -188,7 +190,7 @@ START_TEST(test_object_rebuilt_or_gone)
     frames[1].offset += 0x10;
     frames[1].obj = gl_record_intern(record, "/nowhere/gone.so");
     set_stack(record, frames, 2);
-    gl_symbolize_as_valgrind(info, record, 1900000000);
+    gl_symbolize_as_valgrind(info, NULL, record, 1900000000);
     ck_assert_str_eq(record->stack.frames[0].fn, "shape_part");
     ck_assert_str_eq(record->stack.frames[0].dir, "../../../src");
     ck_assert_str_eq(record->stack.frames[1].fn, "rustleak::make_buffer");
@@ -210,10 +212,83 @@ START_TEST(test_object_of_another_build)
     g_autoptr(GlRecord) record = gl_record_new();
     GlFrame frames[] = { frame_of(record, &built, "other_function", "other.c") };
     set_stack(record, frames, 1);
-    gl_symbolize_as_valgrind(info, record, 0);
+    gl_symbolize_as_valgrind(info, NULL, record, 0);
     ck_assert_str_eq(record->stack.frames[0].fn, "other_function");
     ck_assert_str_eq(record->stack.frames[0].dir, "../../../src");
     ck_assert_str_eq(record->stack.frames[0].file, "other.c");
+    built_clear(&built);
+}
+END_TEST
+
+/* Issue 37 (item 7): what a run recorded of an object is what the object
+ * says when the directory is read again, rebuilt or gone: the frame named
+ * and placed as the run had it, where the object alone would leave what
+ * the runtime said. What the record holds is what the lookups asked. */
+START_TEST(test_recorded_object_rebuilt_or_gone)
+{
+    Built built = { 0 };
+    build(&built, "cc", "shape.c", shape_c, "shape_outer", "shape_where");
+    g_autoptr(GlDebugInfo) info = gl_debuginfo_new();
+    g_autoptr(GlRunRecord) run = gl_run_record_new();   /* the run's: nothing yet */
+    g_autoptr(GlRecord) at_run = gl_record_new();
+    GlFrame frames[] = { frame_of(at_run, &built, "shape_part", "shape.c") };
+    set_stack(at_run, frames, 1);
+    gl_symbolize_as_valgrind(info, run, at_run, 0);
+    const GlFrame *then = &at_run->stack.frames[0];
+    ck_assert_str_eq(then->fn, "shape_part.part.0");
+    ck_assert(g_path_is_absolute(then->dir));
+    ck_assert(gl_debuginfo_record(info, built.object, built.offset, run));
+    ck_assert(!gl_debuginfo_record(info, built.object, built.offset + 1, run));
+    g_autofree char *identity = gl_debuginfo_identity(info, built.object);
+    ck_assert(g_str_has_prefix(identity, "build-id:"));
+    ck_assert_str_eq(gl_run_record_object_identity(run, built.object), identity);
+    g_autofree char *dir = gl_test_tmpdir();
+    ck_assert(gl_run_record_write(run, dir, NULL));
+    g_autoptr(GlRunRecord) recorded = gl_run_record_read(dir, NULL);
+    ck_assert_ptr_nonnull(recorded);
+
+    /* rebuilt from another source: its build id is another */
+    g_autofree char *source = g_build_filename(built.root, "src", "shape.c", NULL);
+    g_autofree char *moved = g_strconcat("int shape_pad(int n) { return n + 7; }\n", shape_c,
+                                         NULL);
+    gl_test_write(source, moved, -1);
+    g_autofree char *build_dir = g_path_get_dirname(built.object);
+    const char *argv[] = { "cc", "-g", "-O1", "-fPIC", "-shared", "-o", "shape.c.so",
+                           "../../../src/shape.c", NULL };
+    ck_assert_int_eq(gl_test_spawn_in(build_dir, NULL, argv, NULL, NULL), 0);
+    g_autoptr(GlDebugInfo) later = gl_debuginfo_new();
+    g_autofree char *now = gl_debuginfo_identity(later, built.object);
+    ck_assert_str_ne(now, identity);
+    g_autoptr(GlRecord) rebuilt = gl_record_new();
+    GlFrame again[] = { frame_of(rebuilt, &built, "shape_part", "shape.c") };
+    set_stack(rebuilt, again, 1);
+    gl_symbolize_as_valgrind(later, recorded, rebuilt, 0);
+    ck_assert_str_eq(rebuilt->stack.frames[0].fn, then->fn);
+    ck_assert_str_eq(rebuilt->stack.frames[0].dir, then->dir);
+    ck_assert_str_eq(rebuilt->stack.frames[0].file, then->file);
+    /* an offset the run did not record is not read from another build */
+    GlDebugFrame debug;
+    ck_assert(!gl_debuginfo_frame(later, recorded, built.object, built.offset + 1, 0,
+                                  GL_DEBUG_SYMBOL, &debug));
+
+    /* gone */
+    ck_assert_int_eq(g_unlink(built.object), 0);
+    g_autoptr(GlDebugInfo) elsewhere = gl_debuginfo_new();
+    ck_assert_ptr_null(gl_debuginfo_identity(elsewhere, built.object));
+    g_autoptr(GlRecord) copied = gl_record_new();
+    GlFrame there[] = { frame_of(copied, &built, "shape_part", "shape.c") };
+    set_stack(copied, there, 1);
+    gl_symbolize_as_valgrind(elsewhere, recorded, copied, 0);
+    ck_assert_str_eq(copied->stack.frames[0].fn, then->fn);
+    ck_assert_str_eq(copied->stack.frames[0].dir, then->dir);
+    /* without the record: what the runtime said */
+    g_autoptr(GlRecord) unrecorded = gl_record_new();
+    GlFrame bare[] = { frame_of(unrecorded, &built, "shape_part", "shape.c") };
+    set_stack(unrecorded, bare, 1);
+    gl_symbolize_as_valgrind(elsewhere, NULL, unrecorded, 0);
+    ck_assert_str_eq(unrecorded->stack.frames[0].fn, "shape_part");
+    ck_assert_str_eq(unrecorded->stack.frames[0].dir, "../../../src");
+    gl_remove_tree(dir);
     built_clear(&built);
 }
 END_TEST
@@ -226,6 +301,7 @@ Suite *gl_debuginfo_suite(void)
     tcase_add_test(tc, test_cpp_inlined_template);
     tcase_add_test(tc, test_object_rebuilt_or_gone);
     tcase_add_test(tc, test_object_of_another_build);
+    tcase_add_test(tc, test_recorded_object_rebuilt_or_gone);
     suite_add_tcase(suite, tc);
     return suite;
 }

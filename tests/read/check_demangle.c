@@ -74,6 +74,31 @@ START_TEST(test_not_mangled)
 }
 END_TEST
 
+/* The parts and clones an optimising compiler makes of a function read
+ * as the function, a C name and a demangled C++ one alike. */
+START_TEST(test_unsplit)
+{
+    const char *const cases[][2] = {
+        { "scan.cold", "scan" },
+        { "scan.part.0", "scan" },
+        { "scan.isra.0", "scan" },
+        { "scan.constprop.0", "scan" },
+        { "scan.constprop.0.isra.0", "scan" },
+        { "scan.part.0.cold", "scan" },
+        { "rb_vm_exec.lto_priv.0", "rb_vm_exec" },
+        { "scan", "scan" },
+        { "foo(int) [clone .cold]", "foo(int)" },
+        { "foo(int) [clone .constprop.0] [clone .isra.0]", "foo(int)" },
+        { "rustleak::make_buffer", "rustleak::make_buffer" },
+        { ".cold", ".cold" },
+    };
+    for (guint i = 0; i < G_N_ELEMENTS(cases); i++) {
+        g_autofree char *whole = gl_symbol_unsplit(cases[i][0]);
+        ck_assert_str_eq(whole, cases[i][1]);
+    }
+}
+END_TEST
+
 Suite *gl_demangle_suite(void)
 {
     Suite *suite = suite_create("demangle");
@@ -83,6 +108,7 @@ Suite *gl_demangle_suite(void)
     tcase_add_test(tc, test_demangle_rust_v0);
     tcase_add_test(tc, test_demangle_as_cxa);
     tcase_add_test(tc, test_not_mangled);
+    tcase_add_test(tc, test_unsplit);
     suite_add_tcase(suite, tc);
     return suite;
 }

@@ -261,7 +261,7 @@ START_TEST(test_location_in_the_extensions_own_source)
         record->stack.frames[i].in_target = TRUE;
     g_autoptr(GlFindings) findings = gl_findings_new();
     gl_findings_add(findings, record, 0);
-    gl_findings_fingerprint(findings);
+    gl_findings_fingerprint(findings, NULL);
     g_autoptr(GPtrArray) sorted = gl_findings_sorted(findings);
     const GlFinding *finding = g_ptr_array_index(sorted, 0);
     ck_assert_str_eq(gl_finding_location(finding)->fn, "re2_replace");
@@ -294,7 +294,7 @@ START_TEST(test_location_past_a_runtime_linked_in)
         record->stack.frames[i].in_target = TRUE;
     g_autoptr(GlFindings) findings = gl_findings_new();
     gl_findings_add(findings, record, 0);
-    gl_findings_fingerprint(findings);
+    gl_findings_fingerprint(findings, NULL);
     g_autoptr(GPtrArray) sorted = gl_findings_sorted(findings);
     const GlFinding *finding = g_ptr_array_index(sorted, 0);
     ck_assert_str_eq(gl_finding_location(finding)->fn, "rustleak::make_buffer");

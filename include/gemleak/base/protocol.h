@@ -25,9 +25,10 @@
  *                            engine that writes nothing for a process
  *                            without leaks (LeakSanitizer)
  * and, written by gemleak, engine.txt: the engine the run used, its title
- * ("LeakSanitizer") and what the analysis needs to know of it, and
+ * ("LeakSanitizer") and what the analysis needs to know of it,
  * interrupted.txt: the signal that interrupted the run ("SIGTERM"), after
- * which what the command had not run was not checked.
+ * which what the command had not run was not checked, and recorded.txt:
+ * what the findings needed of the objects and the checkout, as they were.
  * In Valgrind's XML, client messages (<clientmsg>) that begin with
  * GL_PROTO_MARKER_PREFIX: "gemleak:setup", "gemleak:forked",
  * "gemleak:start<TAB>NAME<TAB>LOCATION", "gemleak:end<TAB>NAME<TAB>LOCATION",
@@ -104,6 +105,10 @@
 #define GL_PROTO_ENGINE_OUTSIDE "outside"
 /* The signal that interrupted a run, by its name. */
 #define GL_PROTO_INTERRUPTED_FILE "interrupted.txt"
+/* What gemleak run recorded of the objects and sources its findings
+ * needed, for the directory to read the same anywhere and any time
+ * (gemleak/read/run_record.h). */
+#define GL_PROTO_RECORD_FILE "recorded.txt"
 
 /* The markers the helper writes through Valgrind's client requests. */
 #define GL_PROTO_MARKER_PREFIX "gemleak:"

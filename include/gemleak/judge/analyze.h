@@ -12,6 +12,9 @@
 #include "gemleak/judge/classify.h"
 #include "gemleak/judge/merge.h"
 #include "gemleak/read/input.h"
+#include "gemleak/read/debuginfo.h"
+#include "gemleak/read/run_record.h"
+#include "gemleak/read/source.h"
 
 typedef struct {
     guint processes;                     /* processes read: one an XML input, a shard's
@@ -54,6 +57,10 @@ typedef struct {
      * GINT_TO_POINTER. A process without any report is not in it. */
     GHashTable *checked_to_end;
     GlFindings *table;
+    GlDebugInfo *debuginfo;  /* the objects the sanitizers' frames named, as read */
+    GlSources *sources;      /* the source lines the findings name: as each run read
+                              * them where it recorded them, else as the files are */
+    GlRunRecords *records;   /* the record of each run directory read (run_record.h) */
 } GlAnalysis;
 
 
@@ -80,5 +87,13 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(GlAnalysis, gl_analysis_free)
 /* Returns: how many records were read and not kept: skipped by a rule,
  * repeated by a later leak check, or inherited by a forked child. */
 guint64 gl_summary_skipped(const GlSummary *summary);
+
+/* Adds to @record (the run directory's, which gemleak run writes) what
+ * the findings of @analysis needed from outside the directory, as they
+ * were read: @project_root, each sanitizer frame's object (its identity)
+ * and what it said of the frame's offset, and the text of each source line
+ * their frames in a target name. Nothing of what was skipped: its size
+ * goes with the findings. */
+void gl_analysis_record(GlAnalysis *analysis, GlRunRecord *record, const char *project_root);
 
 #endif

@@ -11,6 +11,7 @@
 #include <glib.h>
 #include "gemleak/judge/rules.h"
 #include "gemleak/read/process_facts.h"
+#include "gemleak/read/run_record.h"
 
 /* For the runs of @inputs whose reports prove each leak check ran to its
  * end (engine.txt's proof): moves to @coverage's unchecked each process
@@ -24,21 +25,26 @@ void gl_coverage_require_proof(const char *const *inputs, GHashTable *proof, GHa
  * lists of loaded extensions) that were not built for its engine: none
  * of their dynamic symbols begins with @prefix (engine.txt's
  * instrumented, "__asan_"). The one scan behind gemleak run's note on
- * each and the problem below. @loaded_by (nullable) receives (transfer
- * full) how many processes loaded each (guint, at the same index);
- * @processes (nullable) how many processes loaded one or more.
+ * each and the problem below. What the run recorded of an extension
+ * (@record, nullable: the directory's record, run_record.h) is what it
+ * was; one it did not is read from disk, and what it says added to
+ * @record. @loaded_by (nullable) receives (transfer full) how many
+ * processes loaded each (guint, at the same index); @processes (nullable)
+ * how many processes loaded one or more.
  * Returns: (transfer full): their paths, each once, in the order first
  * met (the processes as the directory lists them). */
-GPtrArray *gl_coverage_uninstrumented(const char *dir, const char *prefix, GArray **loaded_by,
-                                      guint *processes);
+GPtrArray *gl_coverage_uninstrumented(const char *dir, const char *prefix, GlRunRecord *record,
+                                      GArray **loaded_by, guint *processes);
 
 /* For the runs of @inputs whose engine sees into an extension only when it
  * was built for it (engine.txt's instrumented): adds to @problems, one an
  * extension, each extension their processes loaded that was not built so
  * (gl_coverage_uninstrumented()): what that build sees (invalid reads and
- * writes) was not checked in it, so the run never passes.
+ * writes) was not checked in it, so the run never passes. @records
+ * (nullable): the records of the run directories, as above.
  * Returns: how many processes loaded one: not checked. */
-guint gl_coverage_require_instrumented(const char *const *inputs, GPtrArray *problems);
+guint gl_coverage_require_instrumented(const char *const *inputs, GlRunRecords *records,
+                                       GPtrArray *problems);
 
 /* Returns: TRUE if a frame of some record read lies in a target of
  * @rules (@objects: the object paths the frames named, a set): a process

@@ -55,6 +55,9 @@ typedef struct {
      * names them (GlOutputTraits.named_by_runtime); NULL leaves them as
      * the runtime wrote them. */
     GlDebugInfo *debuginfo;
+    /* (nullable, not owned) What the run that wrote the input recorded of
+     * its objects (its directory's record): they are read as it says. */
+    const GlRunRecord *recorded;
 } GlJudgement;
 
 void gl_judgement_init(GlJudgement *judgement);

@@ -38,10 +38,12 @@ typedef struct {
  * changes, once a release. 1, a file without it: gemleak 0.1's, Ruby's
  * named frames too; 2: the extension's functions only, and a rank by line
  * (issue 20); 3: each function with the text of its source line, and the
- * kinds of the errors on a freed block (issue 26). A baseline of an earlier
- * version is matched by that version's fingerprints (GlFinding's
- * earlier_fingerprints), which fingerprint.c keeps making as they were. */
-#define GL_FINGERPRINT_VERSION 3
+ * kinds of the errors on a freed block (issue 26); 4: a function a compiler
+ * split or cloned ("f.cold", "f.part.0") as the function it split (issue
+ * 37). A baseline of an earlier version is matched by that version's
+ * fingerprints (GlFinding's earlier_fingerprints), which fingerprint.c
+ * keeps making as they were. */
+#define GL_FINGERPRINT_VERSION 4
 
 typedef struct {
     GlRecord *record;      /* the occurrence shown (a site's), chosen by content */
@@ -61,6 +63,7 @@ typedef struct {
      * [v - 1] is version v's (nullable: none of that version). */
     char *earlier_fingerprints[GL_FINGERPRINT_VERSION - 1];
     char *earlier_structure_fingerprints[GL_FINGERPRINT_VERSION - 1];
+    char **earlier_kind_fingerprints[GL_FINGERPRINT_VERSION - 1];
     char *structure_fingerprint;  /* nullable: a block of a lost structure (a leak
                                    * with indirect bytes, or an indirect leak): its
                                    * site, whatever the kind (fingerprint.h) */

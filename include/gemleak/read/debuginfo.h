@@ -19,6 +19,7 @@
 
 #include <glib.h>
 #include "gemleak/base/record.h"
+#include "gemleak/read/run_record.h"
 
 typedef struct GlDebugInfo GlDebugInfo;
 
@@ -49,20 +50,39 @@ typedef enum {
 
 /* Looks up @offset (an address of the object's own, as a sanitizer's
  * "module offset" gives it) in the object at @path: its symbol, and what
- * @want asks for (what is not asked for stays NULL). An object modified
+ * @want asks for (what is not asked for stays NULL).
+ * What the run that wrote the report recorded (@recorded, nullable: its
+ * run directory's record, run_record.h) is what it says, whatever is on
+ * disk now; an offset it did not record is read from the object only
+ * when the object is the one the run recorded (its identity), and, where
+ * the record says nothing of the object, only when it was not modified
  * after @written (seconds since the epoch: when the report naming it was
- * written; 0: no such limit) is not read: a rebuilt object's symbols are
- * no longer those the report's addresses point at.
- * Returns: TRUE with *frame filled (its strings live as long as @info)
- * when the object could be read. */
-gboolean gl_debuginfo_frame(GlDebugInfo *info, const char *path, guint64 offset, gint64 written,
-                            GlDebugWant want, GlDebugFrame *frame);
+ * written; 0: no such limit): a rebuilt object's symbols are no longer
+ * those the report's addresses point at.
+ * Returns: TRUE with *frame filled (its strings live as long as @info and
+ * @recorded) when the object could be read, or the run recorded it. */
+gboolean gl_debuginfo_frame(GlDebugInfo *info, const GlRunRecord *recorded, const char *path,
+                            guint64 offset, gint64 written, GlDebugWant want,
+                            GlDebugFrame *frame);
 
 /* Returns: TRUE if the compilation unit holding @offset in the object at
- * @path (read as gl_debuginfo_frame() reads it) has @relative among its
- * source files, as its line table spells them, before the compilation's
- * directory ("../../../../ext/x/x.c", "src/lib.rs"). */
-gboolean gl_debuginfo_has_file(GlDebugInfo *info, const char *path, guint64 offset, gint64 written,
-                               const char *relative);
+ * @path (read as gl_debuginfo_frame() reads it, or as @recorded says) has
+ * @relative among its source files, as its line table spells them, before
+ * the compilation's directory ("../../../../ext/x/x.c", "src/lib.rs"). */
+gboolean gl_debuginfo_has_file(GlDebugInfo *info, const GlRunRecord *recorded, const char *path,
+                               guint64 offset, gint64 written, const char *relative);
+
+/* Returns: (transfer full) (nullable): the identity of the object at
+ * @path as it is on disk now: "build-id:HEX", its GNU build id, else
+ * "sha256:HEX" of its bytes; NULL when it cannot be read (gone, not ELF). */
+char *gl_debuginfo_identity(GlDebugInfo *info, const char *path);
+
+/* Adds to @record what the object at @path said of @offset when it was
+ * looked up (gl_debuginfo_frame(), gl_debuginfo_has_file()): the object's
+ * identity, and each thing asked. Returns: FALSE when nothing was read
+ * from the object there (it could not be read, or was rebuilt since its
+ * report). */
+gboolean gl_debuginfo_record(GlDebugInfo *info, const char *path, guint64 offset,
+                             GlRunRecord *record);
 
 #endif

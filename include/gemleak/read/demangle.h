@@ -25,4 +25,13 @@ char *gl_demangle(const char *symbol);
  * or NULL when it is no C++ mangled name. */
 char *gl_demangle_as_cxa(const char *symbol);
 
+/* Returns: (transfer full): the function @name (a symbol as Valgrind shows
+ * it, demangled or not) is a part or a clone of, as an optimising compiler
+ * names them: GCC's "f.cold" (the unlikely paths moved away), "f.part.0"
+ * (split off), "f.isra.0", "f.constprop.0", "f.clone.0" (clones with fewer
+ * or constant arguments), "f.lto_priv.0", "f.localalias"; demangled C++,
+ * "f(int) [clone .cold]". @name itself when it is none: "f". Another
+ * optimisation level splits and clones other functions, or none. */
+char *gl_symbol_unsplit(const char *name);
+
 #endif

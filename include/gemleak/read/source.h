@@ -36,8 +36,14 @@ void gl_sources_free(GlSources *sources);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(GlSources, gl_sources_free)
 
 /* Returns: (transfer none) (nullable): line @line (from 1) of @path without
- * its line end; NULL when the file cannot be read, is larger than
- * GL_SOURCE_MAX_SIZE, or is shorter. */
+ * its line end: as gl_sources_set_line() gave it, else as the file has it;
+ * NULL when the file cannot be read, is larger than GL_SOURCE_MAX_SIZE, or
+ * is shorter. */
 const char *gl_sources_line(GlSources *sources, const char *path, guint line);
+
+/* Makes line @line of @path read as @text, whatever the file says now:
+ * the line as a run read it (gemleak/read/run_record.h). The first text
+ * given for a line stays. */
+void gl_sources_set_line(GlSources *sources, const char *path, guint line, const char *text);
 
 #endif

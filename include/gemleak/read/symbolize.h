@@ -20,12 +20,15 @@
  * - a relative source path joined to its compilation's DW_AT_comp_dir
  *   and folded ("tmp/x86_64-linux/x/3.4.5/../../../../ext/x/x.c" becomes
  *   ".../ext/x/x.c").
- * @written: when the report was written (gl_debuginfo_frame()).
+ * @recorded (nullable): what the run that wrote the report recorded of
+ * its objects, which is what they say, whatever is on disk now; @written:
+ * when the report was written (gl_debuginfo_frame()).
  * What the objects cannot tell (an object gone, rebuilt since @written,
- * without symbols or debug information) is left as the runtime said it,
- * and so is what they say otherwise than the runtime (another build's
- * object): a name that is no spelling of the one the runtime gave, a
- * source file the frame's compilation unit does not hold. */
-void gl_symbolize_as_valgrind(GlDebugInfo *info, GlRecord *record, gint64 written);
+ * without symbols or debug information, and not recorded) is left as the
+ * runtime said it, and so is what they say otherwise than the runtime
+ * (another build's object): a name that is no spelling of the one the
+ * runtime gave, a source file the frame's compilation unit does not hold. */
+void gl_symbolize_as_valgrind(GlDebugInfo *info, const GlRunRecord *recorded, GlRecord *record,
+                              gint64 written);
 
 #endif

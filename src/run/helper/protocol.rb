@@ -61,6 +61,7 @@ module GemLeakHelper
     ENGINE_INSTRUMENTED = "instrumented"
     ENGINE_OUTSIDE = "outside"
     INTERRUPTED_FILE = "interrupted.txt"
+    RECORD_FILE = "recorded.txt"
     MARKER_PREFIX = "gemleak:"
     MARKER_SETUP = "setup"
     MARKER_FORKED = "forked"
