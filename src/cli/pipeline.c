@@ -50,7 +50,8 @@ gboolean gl_cli_analyze_and_report(const Options *options, Plan *plan, const cha
                 ? "tells neither two sites of one function nor the kinds of the errors on one "
                   "freed block apart"
                 : "names a function the compiler split by its part (.cold, .part.N), which "
-                  "another optimisation level changes"));
+                  "another optimisation level changes, and holds what called a recursion, "
+                  "which one engine sees and another does not"));
     guint known = 0;
     g_autoptr(GPtrArray) reported = baseline != NULL
         ? gl_baseline_filter(baseline, analysis->findings, &known)

@@ -265,24 +265,38 @@ static char *function_name(const GlFrame *frame, Names names)
 static void identity_stack(GString *identity, const GlStack *stack, GlSources *sources,
                            Names names)
 {
-    g_autofree char *last = NULL;
+    g_autoptr(GPtrArray) seen = g_ptr_array_new_with_free_func(g_free);
+    const char *last_symbol = NULL;
     gboolean own_source = gl_stack_has_own_source(stack);
     for (guint i = 0; i < stack->n_frames; i++) {
         const GlFrame *frame = &stack->frames[i];
         if (!own_frame_identifies(frame, own_source))
             continue;
         g_autofree char *fn = function_name(frame, names);
-        /* a recursion's depth, and a function calling a part of itself,
-         * are no part of a leak */
-        if (last != NULL && strcmp(last, fn) == 0)
-            continue;
+        const char *last = seen->len > 0 ? g_ptr_array_index(seen, seen->len - 1) : NULL;
+        if (last != NULL && strcmp(last, fn) == 0) {
+            /* a function calling a part of itself (f.cold from f) is one
+             * function; version 3: so is a recursion, whatever its depth */
+            if (names == NAMES_AS_SYMBOLS || strcmp(last_symbol, frame->fn) != 0) {
+                last_symbol = frame->fn;
+                continue;
+            }
+        }
+        /* Version 4: a recursion ends the identity. Its depth is no part
+         * of a leak, and what called it lies as many frames further as
+         * it is deep: past the frames one engine keeps and within
+         * another's (Valgrind's --num-callers, a sanitizer's
+         * malloc_context_size), so the same leak would be named twice. */
+        if (names == NAMES_UNSPLIT &&
+            g_ptr_array_find_with_equal_func(seen, fn, g_str_equal, NULL))
+            break;
         g_autofree char *text = line_text(sources, frame);
         g_string_append_printf(identity, "\n%s", fn);
         if (frame->obj != NULL)
             g_string_append_printf(identity, "@%s", gl_base_name(frame->obj));
         g_string_append_printf(identity, "\t%s", text);
-        g_free(last);
-        last = g_steal_pointer(&fn);
+        last_symbol = frame->fn;
+        g_ptr_array_add(seen, g_steal_pointer(&fn));
     }
 }
 

@@ -606,9 +606,60 @@ START_TEST(test_split_functions_fingerprint_as_the_function)
                                  "written by an older gemleak: its findings are matched as it "
                                  "fingerprinted them, which names a function the compiler split "
                                  "by its part \\(\\.cold, \\.part\\.N\\), which another "
-                                 "optimisation level changes; write it again with "
-                                 "--write-baseline$");
+                                 "optimisation level changes, and holds what called a "
+                                 "recursion, which one engine sees and another does not; "
+                                 "write it again with --write-baseline$");
     gl_test_run_clear(&known_v3);
+    gl_remove_tree(dir);
+}
+END_TEST
+
+/* Issue 35 (items 7, 11): a leak at the bottom of a recursion is one
+ * finding whatever the depth each engine keeps: the recursion ends its
+ * identity (version 4), so a stack Valgrind cut inside it (--num-callers)
+ * and one that reaches past it to the caller fingerprint alike; a baseline
+ * of one knows the other's leak. */
+START_TEST(test_recursion_depth_is_no_part_of_the_fingerprint)
+{
+    g_autofree char *leak = gl_test_fixture("xml/leak.xml");
+    g_autofree char *dir = gl_test_tmpdir();
+    g_autofree char *text = gl_test_read(leak, NULL);
+    const char *caller = "    <frame>\n      <ip>0x8926371</ip>\n"
+                         "      <obj>/tmp/gemleak-fixtures/leaky/leaky.so</obj>\n"
+                         "      <fn>leaky_leak</fn>\n";
+    const char *at = strstr(text, caller);
+    ck_assert_ptr_nonnull(at);
+    const char *end = strstr(at, "  </stack>");
+    ck_assert_ptr_nonnull(end);
+    GString *step = g_string_new(NULL);
+    g_string_printf(step, "    <frame>\n      <ip>0x8926340</ip>\n"
+                          "      <obj>/tmp/gemleak-fixtures/leaky/leaky.so</obj>\n"
+                          "      <fn>leaky_step</fn>\n      <dir>/tmp/gemleak-fixtures/leaky</dir>\n"
+                          "      <file>leaky.c</file>\n      <line>25</line>\n    </frame>\n");
+    /* three levels, then the caller and Ruby; forty, cut inside them */
+    g_autoptr(GString) whole = g_string_new_len(text, at - text);
+    for (guint i = 0; i < 3; i++)
+        g_string_append(whole, step->str);
+    g_string_append(whole, at);
+    g_autoptr(GString) cut = g_string_new_len(text, at - text);
+    for (guint i = 0; i < 40; i++)
+        g_string_append(cut, step->str);
+    g_string_append(cut, end);
+    g_string_free(step, TRUE);
+    g_autofree char *whole_xml = g_build_filename(dir, "whole.xml", NULL);
+    g_autofree char *cut_xml = g_build_filename(dir, "cut.xml", NULL);
+    gl_test_write(whole_xml, whole->str, (gssize) whole->len);
+    gl_test_write(cut_xml, cut->str, (gssize) cut->len);
+
+    g_autofree char *baseline = g_build_filename(dir, "whole.json", NULL);
+    RUN(written, "filter", "-O", "leaky", "--write-baseline", baseline, whole_xml);
+    ck_assert_int_eq(written.status, 0);
+    gl_test_run_clear(&written);
+    RUN(known, "filter", "-O", "leaky", "--baseline", baseline, cut_xml);
+    ck_assert_msg(known.status == 0, "%s%s", known.out, known.err);
+    gl_assert_line(known.out, "^gemleak: 1 process checked( \\([^)]*\\))?, \\d+ errors read: 0 "
+                              "findings, 3 known to the baseline \\(3 occurrences\\), ");
+    gl_test_run_clear(&known);
     gl_remove_tree(dir);
 }
 END_TEST
@@ -1108,6 +1159,7 @@ Suite *gl_cli_pipeline_suite(void)
     tcase_add_test(tc, test_old_baselines_keep_reading);
     tcase_add_test(tc, test_baseline_fingerprint_matches_only_itself);
     tcase_add_test(tc, test_split_functions_fingerprint_as_the_function);
+    tcase_add_test(tc, test_recursion_depth_is_no_part_of_the_fingerprint);
     tcase_add_test(tc, test_baseline_written_when_missing);
     tcase_add_test(tc, test_every_format_names_the_same_path);
     tcase_add_test(tc, test_suppressions_out_and_project_root);
