@@ -127,9 +127,15 @@ void gl_cli_say_exact(const GlExactResult *exact, FILE *err)
                                exact->hidden_lost == 1 ? "was" : "were",
                                exact->hidden_lost < exact->hidden
                                    ? ", the others stay unjudged, which never passes" : "");
+    if (exact->unfinished > 0)
+        g_string_append_printf(line, "; %u process%s of it left no finished report (killed or "
+                               "crashed, or the disk is full)", exact->unfinished,
+                               exact->unfinished == 1 ? "" : "es");
     if (exact->given < exact->blocks)
-        g_string_append_printf(line, "; the run again did not lose the other %u: they keep the "
-                               "fast stacks, cut short, which never pass",
+        g_string_append_printf(line, "; the run again %s the other %u: they keep the fast stacks, "
+                               "cut short, which never pass",
+                               exact->unfinished > 0 || exact->interrupted_by != 0 ||
+                               exact->timed_out ? "did not judge" : "did not lose",
                                exact->blocks - exact->given);
     fprintf(err, "%s\n", line->str);
 }

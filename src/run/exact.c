@@ -210,6 +210,7 @@ typedef enum {
     UNJUDGED_UNFINISHED,   /* the run with exact stacks did not finish */
     UNJUDGED_NOT_AGAIN,    /* it ran, and did not find them lost again */
     UNJUDGED_UNREPEATABLE, /* the command's script came from a pipe: it cannot run again */
+    UNJUDGED_NO_REPORT,    /* it ran, and a process of it left no finished report */
 } Unjudged;
 
 /* Says, in the run directory's protocol (outside-PID.txt: what a process
@@ -231,6 +232,8 @@ static void say_unjudged(const char *dir, gint64 pid, guint blocks, Unjudged why
                                "not say the first run did not",
         [UNJUDGED_UNREPEATABLE] = "the command, whose script came from standard input, a pipe, "
                                   "cannot run again to judge them",
+        [UNJUDGED_NO_REPORT] = "a process of the run with exact stacks that judges them left no "
+                               "finished report (it was killed or crashed, or the disk is full)",
     };
     fprintf(file, "its leak check could not judge %u block%s allocated on another stack than its "
             "thread's (a Fiber's, a Ractor's), where gemleak could not give the fast unwinder a "
@@ -280,11 +283,42 @@ static gboolean rewrite_reports(const char *dir, GlExactDonors *donors, Unjudged
 
 /* Adds the stacks the second run found, in @dir, to @donors.
  * Returns: FALSE with @error set. */
-static gboolean collect_donors(const char *dir, GlExactDonors *donors, GError **error)
+/* Returns: TRUE if the report @text says its process's leak check ran to
+ * its end (GL_PROTO_MARKER_DONE, or GL_PROTO_MARKER_EXEC for an image
+ * that exec'd), on a line of its own. */
+static gboolean report_finished(const char *text)
+{
+    static const char *const markers[] = { GL_PROTO_MARKER_PREFIX GL_PROTO_MARKER_DONE,
+                                           GL_PROTO_MARKER_PREFIX GL_PROTO_MARKER_EXEC };
+    for (const char *line = text; *line != '\0'; ) {
+        const char *end = strchr(line, '\n');
+        gsize length = end != NULL ? (gsize) (end - line) : strlen(line);
+        for (guint m = 0; m < G_N_ELEMENTS(markers); m++) {
+            gsize n = strlen(markers[m]);
+            if (length >= n && memcmp(line, markers[m], n) == 0 &&
+                (length == n || line[n] == '\t' || line[n] == ' '))
+                return TRUE;
+        }
+        if (end == NULL)
+            break;
+        line = end + 1;
+    }
+    return FALSE;
+}
+
+/* Adds the stacks the second run found, in @dir, to @donors; *unfinished
+ * gets how many of its processes that loaded an extension have no report
+ * that says their check ran to its end (killed, crashed, a full disk):
+ * what they lost was not seen again.
+ * Returns: FALSE with @error set. */
+static gboolean collect_donors(const char *dir, GlExactDonors *donors, guint *unfinished,
+                               GError **error)
 {
     g_autoptr(GPtrArray) reports = reports_in(dir, error);
     if (reports == NULL)
         return FALSE;
+    /* pid -> whether every report of it ran to its end */
+    g_autoptr(GHashTable) finished = g_hash_table_new(g_direct_hash, g_direct_equal);
     for (guint i = 0; i < reports->len; i++) {
         gsize length = 0;
         g_autofree char *text = read_report(g_ptr_array_index(reports, i), &length, error);
@@ -295,6 +329,19 @@ static gboolean collect_donors(const char *dir, GlExactDonors *donors, GError **
         gl_engine_is_log(name, &pid);
         learn(dir, pid);
         gl_exact_donors_add(donors, text, length, donor_cut);
+        gpointer key = GINT_TO_POINTER((gint) pid);
+        gboolean all = !g_hash_table_contains(finished, key) ||
+                       GPOINTER_TO_INT(g_hash_table_lookup(finished, key));
+        g_hash_table_insert(finished, key, GINT_TO_POINTER(all && report_finished(text)));
+    }
+    *unfinished = 0;
+    g_autoptr(GArray) pids = gl_process_listed(dir);
+    for (guint i = 0; i < pids->len; i++) {
+        gint64 pid = g_array_index(pids, gint64, i);
+        g_autofree char *loaded = gl_process_loaded(dir, pid);
+        if (loaded != NULL && !GPOINTER_TO_INT(g_hash_table_lookup(finished,
+                                                                   GINT_TO_POINTER((gint) pid))))
+            (*unfinished)++;
     }
     return TRUE;
 }
@@ -329,7 +376,9 @@ static gboolean run_again(const GlRunOptions *options, GPtrArray *commands, gdou
     exact->seconds += (gdouble) (g_get_monotonic_time() - started) / G_USEC_PER_SEC;
     exact->interrupted_by = second.interrupted_by;
     exact->timed_out |= second.timed_out;
-    ok = ok && collect_donors(second.dir, donors, error);
+    guint unfinished = 0;
+    ok = ok && collect_donors(second.dir, donors, &unfinished, error);
+    exact->unfinished += unfinished;
     /* GEMLEAK_DEBUG keeps the second run's reports, and says where. */
     gboolean debug = g_getenv(GL_PROTO_DEBUG_VARIABLE) != NULL &&
                      *g_getenv(GL_PROTO_DEBUG_VARIABLE) != '\0';
@@ -451,8 +500,9 @@ static gboolean run_exact(const GlRunOptions *options, GPtrArray *commands, GlRu
         (found.hidden > 0 || !all_given(result->dir, donors)))
         ok = run_again(options, commands, first, sites_file, NULL, donors, exact, error);
     gboolean judged = ok && exact->interrupted_by == 0 && !exact->timed_out;
-    if (!rewrite_reports(result->dir, donors, judged ? UNJUDGED_NOT_AGAIN : UNJUDGED_UNFINISHED,
-                         strip_owners, exact, ok ? error : NULL))
+    Unjudged why = !judged ? UNJUDGED_UNFINISHED
+                   : exact->unfinished > 0 ? UNJUDGED_NO_REPORT : UNJUDGED_NOT_AGAIN;
+    if (!rewrite_reports(result->dir, donors, why, strip_owners, exact, ok ? error : NULL))
         ok = FALSE;
     if (exact->interrupted_by != 0 && result->interrupted_by == 0) {
         /* what the second run had not unwound stays cut: said, and kept */

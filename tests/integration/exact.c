@@ -363,6 +363,34 @@ START_TEST(test_a_leak_not_lost_again_never_passes)
 }
 END_TEST
 
+/* A second run whose process leaves no report (killed, crashed, or the
+ * disk full) did not judge the blocks it was to unwind: said so, never
+ * "did not lose them again" (issue 35, minor: a full disk said that). */
+START_TEST(test_a_second_run_without_a_report_did_not_judge)
+{
+    if (!ready_or_skip(ruby34, "an exact pass whose process leaves no report", why_skipped))
+        return;
+    g_autofree char *leaky = g_strdup_printf("-I%s/leaky", work);
+    g_autofree char *marker = g_build_filename(work, "killed-again", NULL);
+    g_autofree char *code = g_strdup_printf(
+        "require 'leaky'; Leaky.leak_in_helper; "
+        "if File.exist?('%s') then Process.kill(:KILL, $$) else File.write('%s', '') end",
+        marker, marker);
+    const char *command[] = { ruby34, "--disable-gems", leaky, "-e", code, NULL };
+    g_autofree char *json = g_build_filename(work, "killed-again.json", NULL);
+    Result r = { 0 };
+    run_lsan(&r, NULL, NULL, json, NULL, command);
+    ck_assert_msg(r.status == 3, "status %d:\n%.3000s", r.status, r.err);
+    gl_assert_line(r.err, "^gemleak: exact stacks: .*; 1 process of it left no finished report "
+                          "\\(killed or crashed, or the disk is full\\); the run again did not "
+                          "judge the other [0-9]+: they keep the fast stacks, cut short, which never "
+                          "pass$");
+    gl_assert_no_line(r.err, "did not lose");
+    gl_assert_line(r.err, "^gemleak: INCOMPLETE: ");
+    result_discard(&r);
+}
+END_TEST
+
 /* What runs a second time keeps to itself: its output does not reach the
  * suite's streams, its exit status is not the run's (the second run of
  * this script fails), and a child Ruby that reads its script from
@@ -470,6 +498,7 @@ void integration_exact(TCase *tcase)
     tcase_add_test(tcase, test_sample_gem_as_an_exact_run);
     tcase_add_test(tcase, test_real_gem_suite_as_an_exact_run);
     tcase_add_test(tcase, test_a_leak_not_lost_again_never_passes);
+    tcase_add_test(tcase, test_a_second_run_without_a_report_did_not_judge);
     tcase_add_test(tcase, test_the_second_run_keeps_to_itself);
     tcase_add_test(tcase, test_only_the_test_that_leaked_runs_again);
 }

@@ -40,6 +40,9 @@ typedef struct {
     gdouble seconds;       /* how long the second run took */
     int interrupted_by;    /* a signal to gemleak ended it, or 0 */
     gboolean timed_out;    /* it ran past its time (gl_exact_deadline()) and was ended */
+    guint unfinished;      /* its processes that loaded an extension and left no report
+                            * that says their check ran to its end (killed, crashed, a
+                            * full disk) */
     /* nothing ran again: the command reads its script from standard input,
      * which was a pipe, and what it read is gone */
     gboolean unrepeatable;
