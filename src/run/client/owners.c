@@ -31,6 +31,7 @@
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -70,7 +71,21 @@ typedef struct {
 #define ARENA_BYTES ((size_t) 1 << 20)
 #define SCRUB_BYTES ((size_t) 64 * 1024)
 
-static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+/* The table's lock, taken at every allocation and free: a spin lock held
+ * for a few probes of the table, without a call into the C library. */
+static volatile char lock;
+
+static void lock_table(void)
+{
+    while (__atomic_test_and_set(&lock, __ATOMIC_ACQUIRE))
+        while (__atomic_load_n(&lock, __ATOMIC_RELAXED))
+            sched_yield();
+}
+
+static void unlock_table(void)
+{
+    __atomic_clear(&lock, __ATOMIC_RELEASE);
+}
 static Slot *slots;        /* mapped, capacity of them */
 static size_t capacity;    /* a power of two */
 static size_t used;        /* blocks recorded */
@@ -170,18 +185,18 @@ static void allocated(const volatile void *block, size_t size)
     uint32_t owner = current;
     if (owner == 0 || block == NULL)
         return;
-    pthread_mutex_lock(&lock);
+    lock_table();
     record(HIDE(block), owner);
-    pthread_mutex_unlock(&lock);
+    unlock_table();
 }
 
 static void freed(const volatile void *block)
 {
     if (block == NULL || used == 0)
         return;
-    pthread_mutex_lock(&lock);
+    lock_table();
     forget(HIDE(block));
-    pthread_mutex_unlock(&lock);
+    unlock_table();
 }
 
 /* Writes over the stack below this frame, where the frames just returned
@@ -211,14 +226,14 @@ static void write_owned(void)
         return;
     written = 1;
     current = 0;
-    pthread_mutex_lock(&lock);
+    lock_table();
     size_t n = used;
     Slot *live = n > 0 ? map(n * sizeof *live) : NULL;
     size_t k = 0;
     for (size_t i = 0; live != NULL && i < capacity && k < n; i++)
         if (slots[i].address > GONE)
             live[k++] = slots[i];
-    pthread_mutex_unlock(&lock);
+    unlock_table();
     if (live == NULL || report_line == NULL)
         return;
     qsort(live, k, sizeof *live, by_owner);
@@ -280,12 +295,12 @@ static void reallocated(void *block, void *moved)
     uint32_t owner = current;
     if (!started || (owner == 0 && moved == block))
         return;
-    pthread_mutex_lock(&lock);
+    lock_table();
     if (block != NULL && moved != block)
         forget(HIDE(block));
     if (moved != NULL && owner != 0)
         record(HIDE(moved), owner);
-    pthread_mutex_unlock(&lock);
+    unlock_table();
 }
 
 void *realloc(void *block, size_t size)
@@ -301,12 +316,12 @@ void *realloc(void *block, size_t size)
  * for ever. */
 static void before_fork(void)
 {
-    pthread_mutex_lock(&lock);
+    lock_table();
 }
 
 static void after_fork(void)
 {
-    pthread_mutex_unlock(&lock);
+    unlock_table();
 }
 
 /* Starts recording owners: the runtime's hooks, the lines at exit. Returns:

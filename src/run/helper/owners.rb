@@ -8,15 +8,19 @@ module GemLeakHelper
   # price is a hash table's insert at each allocation.
   module Owners
     class << self
-      # Starts recording (what is allocated from now on is the setup's,
-      # until the first test). Returns: whether it could.
-      def start(_path)
+      # Starts recording: what is allocated from now on is the setup's,
+      # until the first test, with @setup; without it (the owners the exact
+      # pass alone reads, which treats the setup's blocks as nobody's: the
+      # setup runs again whatever it reruns), nothing is recorded before
+      # the first test, the bulk of a suite's allocations (its files,
+      # parsed). Returns: whether it could.
+      def start(_path, setup: true)
         raise Core.native_error unless Core.native?
         return false if Native.owners_start.zero?
 
         @owner = ->(text) { text.nil? ? Native.owner_none : Native.owner(text) }
         @write = -> { Native.owners_write }
-        @owner.call("\t\0")
+        @owner.call("\t\0") if setup
         true
       end
 

@@ -145,7 +145,7 @@ module GemLeakHelper
       def start_owners
         return unless on? && Runtime.mapped?
 
-        @owners = !@client_path.nil? && Owners.start(@client_path)
+        @owners = !@client_path.nil? && Owners.start(@client_path, setup: !@owners_only)
         return if @owners
 
         failed(RuntimeError.new("the client library cannot record which test allocates what " \
