@@ -44,8 +44,13 @@ at_exit do
   begin
     GemLeakHelper::PerTest.finish if GemLeakHelper::PerTest.on? # the last file, a test cut short
     GemLeakHelper::PerTest.exiting # after a check of what a forked child inherited, too
-    GemLeakHelper.forget_minitest_lets
-    GC.start
+    # Garbage the extension's free functions must see freed: a Ruby that
+    # frees its memory at exit frees every object, and runs every free
+    # function, without a collection first.
+    unless GemLeakHelper::FREES_AT_EXIT
+      GemLeakHelper.forget_minitest_lets
+      GC.start
+    end
     GemLeakHelper.forked if GemLeakHelper.forked? # Ruby before 3.1 has no Process._fork
     GemLeakHelper.record_new_extensions
     GemLeakHelper::Durations.write
