@@ -46,6 +46,12 @@ __thread int alloc_n_vias __attribute__((tls_model("initial-exec")));
 static uintptr_t apis[MAX_APIS];
 static size_t n_apis;
 static char *globs[MAX_GLOBS];
+/* How each glob matches: its length when it is a name, or a prefix ending
+ * in its one '*'; 0 for any other pattern, which fnmatch reads. Every
+ * import of every module loaded is looked up here: fnmatch, in a UTF-8
+ * locale, converts both strings first. */
+static size_t plain_length[MAX_GLOBS];
+static char plain_prefix[MAX_GLOBS];
 static size_t n_globs;
 static uintptr_t modules_done[MAX_MODULES];
 static size_t n_modules_done;
@@ -193,10 +199,29 @@ void gl_via_leave(uintptr_t frame)
 
 static int watched(const char *name)
 {
-    for (size_t i = 0; i < n_globs; i++)
-        if (fnmatch(globs[i], name, 0) == 0)
+    for (size_t i = 0; i < n_globs; i++) {
+        if (plain_length[i] == 0) {
+            if (fnmatch(globs[i], name, 0) == 0)
+                return 1;
+        } else if (globs[i][0] == name[0] && strncmp(globs[i], name, plain_length[i]) == 0 &&
+                   (plain_prefix[i] || name[plain_length[i]] == '\0')) {
             return 1;
+        }
+    }
     return 0;
+}
+
+/* Sets how glob @i matches (plain_length, plain_prefix). */
+static void classify_glob(size_t i)
+{
+    const char *glob = globs[i];
+    size_t length = strcspn(glob, "*?[\\");
+    if (glob[length] == '\0') {
+        plain_length[i] = length;
+    } else if (glob[length] == '*' && glob[length + 1] == '\0' && length > 0) {
+        plain_length[i] = length;
+        plain_prefix[i] = 1;
+    }
 }
 
 void alloc_via_start(void)
@@ -230,8 +255,10 @@ void alloc_via_start(void)
         if (end == NULL)
             end = text + length;
         *end = '\0';
-        if (*line != '\0' && *line != '#')
-            globs[n_globs++] = line;
+        if (*line != '\0' && *line != '#') {
+            globs[n_globs] = line;
+            classify_glob(n_globs++);
+        }
         line = end + 1;
     }
     void *probe = dlsym(RTLD_DEFAULT, "ruby_xmalloc");
