@@ -80,7 +80,7 @@ UNIT_OBJS := $(UNIT_SRCS:tests/%.c=$(B)/obj/tests/%.o)
 INTEG_SRCS := $(wildcard tests/integration/*.c)
 INTEG_OBJS := $(INTEG_SRCS:tests/%.c=$(B)/obj/tests/%.o) $(B)/obj/tests/testutil.o
 RESDIR    := src/run
-RESOURCES := $(B)/helper/gemleak_helper.rb $(B)/client/gemleak_client.so $(B)/client/gemleak_preload.so \
+RESOURCES := $(B)/helper/gemleak_helper.rb $(B)/helper/gemleak_helper_body.rb $(B)/client/gemleak_client.so $(B)/client/gemleak_preload.so \
              $(B)/client/gemleak_alloc.so
 
 .PHONY: all demo check check-unit check-helper helper-protocol check-docs check-integration asan fuzz bench lint \
@@ -116,10 +116,12 @@ $(B)/gen/resources.h: $(RESDIR)/gemleak.gresource.xml $(RESOURCES)
 	glib-compile-resources --sourcedir=$(B) --generate-header --c-name gl_resources --target=$@ $<
 
 # The Ruby helper gemleak loads into every Ruby of a run is one file,
-# $(B)/helper/gemleak_helper.rb (RUBYOPT's -r loads one; gemleak carries it
-# as a resource), joined from these parts, one concern each, in this order
+# $(B)/helper/gemleak_helper_body.rb (gemleak carries it as a resource),
+# joined from these parts, one concern each, in this order
 # (src/run/helper/protocol.rb says what each holds). A part's first line is
-# the magic comment the joined file's first line is.
+# the magic comment the joined file's first line is. RUBYOPT's -r loads
+# $(B)/helper/gemleak_helper.rb, src/run/helper_loader.rb, which loads the
+# body compiled once per Ruby of the run.
 HELPER_PARTS := $(addprefix $(RESDIR)/helper/,protocol.rb core.rb extensions.rb durations.rb \
                 sanitizer.rb owners.rb per_test.rb per_test_again.rb per_test_frameworks.rb \
                 exit_exec.rb launch.rb start.rb)
@@ -141,7 +143,11 @@ $(B)/helper/protocol.rb: $(RESDIR)/helper/protocol.rb $(PROTOCOL_H)
 
 # Each part after the first without its magic comment and the blank line
 # after it, and a line that names where it came from.
-$(B)/helper/gemleak_helper.rb: $(B)/helper/protocol.rb $(filter-out %/protocol.rb,$(HELPER_PARTS))
+$(B)/helper/gemleak_helper.rb: $(RESDIR)/helper_loader.rb
+	@mkdir -p $(@D)
+	cp $< $@
+
+$(B)/helper/gemleak_helper_body.rb: $(B)/helper/protocol.rb $(filter-out %/protocol.rb,$(HELPER_PARTS))
 	@mkdir -p $(@D)
 	awk -v magic='$(HELPER_MAGIC)' 'FNR == 1 && $$0 != magic { \
 	        print FILENAME ": its first line is not \"" magic "\"" > "/dev/stderr"; exit 1 } \
@@ -233,18 +239,18 @@ check-unit: $(B)/tests/check_unit
 # The Ruby helper's and the Rake library's own tests: plain Ruby and
 # minitest, no Valgrind.
 check-helper:
-	$(MAKE) --no-print-directory $(B)/helper/gemleak_helper.rb
+	$(MAKE) --no-print-directory $(B)/helper/gemleak_helper_body.rb $(B)/helper/gemleak_helper.rb
 	@cmp -s $(RESDIR)/helper/protocol.rb $(B)/helper/protocol.rb || { \
 	    echo "$(RESDIR)/helper/protocol.rb: its protocol block is not $(PROTOCOL_H)'s:" \
 	        "make helper-protocol writes it" >&2; exit 1; }
 	@test -z "$(filter-out $(HELPER_PARTS),$(wildcard $(RESDIR)/helper/*.rb))" || { \
 	    echo "$(filter-out $(HELPER_PARTS),$(wildcard $(RESDIR)/helper/*.rb)):" \
 	        "not in HELPER_PARTS (Makefile): the helper leaves it out" >&2; exit 1; }
-	@for rb in $(HELPER_PARTS) $(B)/helper/gemleak_helper.rb; do \
+	@for rb in $(HELPER_PARTS) $(B)/helper/gemleak_helper_body.rb $(RESDIR)/helper_loader.rb; do \
 	    ! ruby -wc $$rb 2>&1 | grep -v '^Syntax OK$$' || { \
 	        echo "$$rb warns under ruby -w: a suite's output would show it" >&2; exit 1; }; \
 	done
-	GEMLEAK_HELPER=$(abspath $(B)/helper/gemleak_helper.rb) ruby tests/run/helper/run.rb
+	GEMLEAK_HELPER=$(abspath $(B)/helper/gemleak_helper_body.rb) ruby tests/run/helper/run.rb
 	ruby tests/rake/test_messages.rb
 
 # Writes protocol.h's names into protocol.rb's "# BEGIN protocol.h" block

@@ -12,6 +12,7 @@
 #include "gemleak/read/sanitizer_reader.h"
 #include "gemleak/run/commands.h"
 #include "gemleak/run/rundir.h"
+#include "runner_int.h"
 
 #include <string.h>
 #include <sys/stat.h>
@@ -20,8 +21,6 @@
 #define MAX_REPORT_BYTES ((gsize) 1 << 30)
 /* The file of sites, in the first run's helper directory (gemleak's own,
  * removed with it). */
-#define SITES_FILE "exact-sites.txt"
-#define TESTS_FILE "exact-tests.txt"
 
 /* Whether the fast pass's stack of a leak must be unwound again. What the
  * allocating call decides (gl_stacks_by_call(): Ruby's code allocated it
@@ -467,15 +466,15 @@ static gboolean run_exact(const GlRunOptions *options, GPtrArray *commands, GlRu
                                               GL_SANITIZER_STACK_LIMIT -
                                                   GL_SANITIZER_HIDDEN_FRAMES - 1);
     g_autofree char *sites_file = found.hidden > 0 ? NULL
-        : write_lines(result->helper_dir, SITES_FILE, header, sites, error);
+        : write_lines(result->helper_dir, GL_RUN_EXACT_SITES_FILE, header, sites, error);
     if (found.hidden == 0 && sites_file == NULL)
         return FALSE;
     /* Only the tests that allocated the blocks, when the owners say which
      * and every such block is in a process that ran tests: the setup and
      * what happens at exit run all the same. */
     gboolean filter = options->per_test != NULL && !found.untested && g_hash_table_size(tests) > 0;
-    g_autofree char *tests_file = filter ? write_lines(result->helper_dir, TESTS_FILE, "", tests,
-                                                       error)
+    g_autofree char *tests_file = filter ? write_lines(result->helper_dir,
+                                                       GL_RUN_EXACT_TESTS_FILE, "", tests, error)
                                          : NULL;
     if (filter && tests_file == NULL)
         return FALSE;

@@ -32,6 +32,40 @@
 #define ALLOC_LIBRARY "gemleak_alloc.so"
 #define ALLOC_APIS "alloc-apis.txt"
 
+/* What RUBYOPT's -r loads (src/run/helper_loader.rb), the helper it
+ * loads, and the start of the name of that helper compiled by a Ruby of
+ * the run, which the loader writes beside it. */
+#define HELPER_LOADER "gemleak_helper.rb"
+#define HELPER_BODY "gemleak_helper_body.rb"
+#define HELPER_COMPILED_PREFIX "gemleak_helper_body-"
+#define HELPER_COMPILED_SUFFIX ".iseq"
+#define CLIENT_LIBRARY "gemleak_client.so"
+
+gboolean gl_run_is_helper_file(const char *name)
+{
+    static const char *const names[] = { HELPER_LOADER, HELPER_BODY, CLIENT_LIBRARY,
+                                         PRELOAD_LIBRARY, ALLOC_LIBRARY, ALLOC_APIS,
+                                         GL_RUN_EXACT_SITES_FILE, GL_RUN_EXACT_TESTS_FILE };
+    for (guint i = 0; i < G_N_ELEMENTS(names); i++)
+        if (strcmp(name, names[i]) == 0)
+            return TRUE;
+    if (!g_str_has_prefix(name, HELPER_COMPILED_PREFIX))
+        return FALSE;
+    /* NAME.iseq, or the loader's NAME.iseq.PID before its rename */
+    const char *suffix = strstr(name, HELPER_COMPILED_SUFFIX);
+    if (suffix == NULL || strchr(name, '/') != NULL)
+        return FALSE;
+    const char *rest = suffix + strlen(HELPER_COMPILED_SUFFIX);
+    if (*rest == '\0')
+        return TRUE;
+    if (*rest != '.' || rest[1] == '\0')
+        return FALSE;
+    for (const char *c = rest + 1; *c != '\0'; c++)
+        if (!g_ascii_isdigit(*c))
+            return FALSE;
+    return TRUE;
+}
+
 /* Writes the resource @name into @dir, as @what says it.
  * Returns: FALSE, with @error set, when it cannot. */
 static gboolean write_resource(const char *name, const char *dir, const char *what,
@@ -56,7 +90,7 @@ static gboolean write_resource(const char *name, const char *dir, const char *wh
 gboolean gl_per_test_available(void)
 {
     g_autoptr(GBytes) bytes = g_resource_lookup_data(gl_resources_get_resource(),
-                                                     "/gemleak/client/gemleak_client.so",
+                                                     "/gemleak/client/" CLIENT_LIBRARY,
                                                      G_RESOURCE_LOOKUP_FLAGS_NONE, NULL);
     if (bytes == NULL)
         return FALSE;
@@ -121,8 +155,9 @@ static char *helper_parent(void)
  * a --keep-xml directory is the user's, and what else it held could come
  * first on RUBYLIB (see gl_run_child_environment), for every Ruby process
  * of the run to load. The library preloaded into every process of the run
- * goes beside it; @client adds the client library, for Fiddle to load
- * (--per-test, and the check at fork under Valgrind).
+ * goes beside it; @client adds the client library, which the helper
+ * requires as a Ruby extension (GemLeakHelper::Native: --per-test, the
+ * checks at fork, exit! and exec, the sanitizers' owners).
  * Returns: (transfer full): the directory, for RUBYOPT, locked before
  * anything is written (*lock: the lock's descriptor); the caller removes
  * it (gl_remove_tree) and frees the name. */
@@ -136,11 +171,12 @@ char *gl_run_write_helper(gboolean client, int *lock, GError **error)
                     "cannot make a private directory for the Ruby helper: %s", local->message);
         return NULL;
     }
-    if (!write_resource("helper/gemleak_helper.rb", lib, "Ruby helper", error) ||
+    if (!write_resource("helper/" HELPER_LOADER, lib, "Ruby helper", error) ||
+        !write_resource("helper/" HELPER_BODY, lib, "Ruby helper", error) ||
         !write_resource("client/" PRELOAD_LIBRARY, lib, "preloaded library", error) ||
         !write_resource("client/" ALLOC_LIBRARY, lib, "allocation front", error) ||
         !write_apis(lib, error) ||
-        (client && !write_resource("client/gemleak_client.so", lib, "client library", error))) {
+        (client && !write_resource("client/" CLIENT_LIBRARY, lib, "client library", error))) {
         gl_remove_tree(lib);
         close(*lock);
         *lock = -1;
@@ -200,7 +236,7 @@ char *gl_run_client_library(const char *helper_dir)
 {
     if (helper_dir == NULL)
         return NULL;
-    char *client = g_build_filename(helper_dir, "gemleak_client.so", NULL);
+    char *client = g_build_filename(helper_dir, CLIENT_LIBRARY, NULL);
     if (!g_file_test(client, G_FILE_TEST_IS_REGULAR))
         g_clear_pointer(&client, g_free);
     return client;

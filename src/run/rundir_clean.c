@@ -2,6 +2,7 @@
  * no running gemleak holds, and only what gemleak writes in them. */
 #include "gemleak/run/rundir.h"
 #include "rundir_int.h"
+#include "runner_int.h"
 #include "gemleak/run/engine.h"
 #include "gemleak/base/protocol.h"
 #include "gemleak/base/sys.h"
@@ -19,7 +20,7 @@
 static gboolean written_by_gemleak(const char *name, gboolean helper)
 {
     if (helper)
-        return strcmp(name, "gemleak_helper.rb") == 0 || strcmp(name, "gemleak_client.so") == 0;
+        return gl_run_is_helper_file(name);
     if (gl_rundir_is_xml_file(name, FALSE) || gl_rundir_is_xml_file(name, TRUE) ||
         gl_rundir_is_pid_file(name, GL_PROTO_LOADED_PREFIX, GL_PROTO_FILE_SUFFIX) ||
         gl_rundir_is_pid_file(name, GL_PROTO_DURATIONS_PREFIX, GL_PROTO_FILE_SUFFIX) ||

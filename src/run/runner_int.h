@@ -13,6 +13,17 @@
  * its lock; NULL with @error set. */
 char *gl_run_make_dir(const GlRunOptions *options, int *lock, GError **error);
 
+/* What the exact pass writes in the helper's directory (exact.c): the
+ * allocation sites it unwinds exactly, the tests it runs again. */
+#define GL_RUN_EXACT_SITES_FILE "exact-sites.txt"
+#define GL_RUN_EXACT_TESTS_FILE "exact-tests.txt"
+
+/* Returns: TRUE if @name is a file gemleak, or a Ruby of a run, writes in
+ * a helper directory: what gl_run_write_helper() writes, the exact pass's
+ * lists, the helper compiled by a Ruby of the run (and its half-written
+ * file). gemleak clean removes a directory that holds nothing else. */
+gboolean gl_run_is_helper_file(const char *name);
+
 /* Writes the Ruby helper, the library preloaded into the run's processes
  * (and, with @client, the client library) to a private directory of
  * gemleak's own.

@@ -1,5 +1,6 @@
 /* The commands a run starts: files after :::, shards, balanced shares, a
  * bare ruby's loader, the durations file. */
+#include <errno.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -14,6 +15,7 @@
 #include "gemleak/run/commands.h"
 #include "gemleak/base/errors.h"
 #include "gemleak/run/rundir.h"
+#include "../../src/run/runner_int.h"
 #include "gemleak/run/runner.h"
 #include "gemleak/judge/gate.h"
 
@@ -512,6 +514,38 @@ START_TEST(test_clean_removes_sanitizer_runs)
 }
 END_TEST
 
+/* A helper directory a killed gemleak left behind is gemleak's to clean,
+ * whatever it holds of what gemleak writes there: every file of it as
+ * gl_run_write_helper() writes it, the exact pass's lists, and the
+ * compiled helper a Ruby of the run cached there. */
+START_TEST(test_clean_removes_a_helper_directory_left_behind)
+{
+    g_autofree char *tmp = gl_test_tmpdir();
+    int lock = -1;
+    g_autoptr(GError) error = NULL;
+    g_autofree char *written = gl_run_write_helper(TRUE, &lock, &error);
+    ck_assert_msg(written != NULL, "%s", error != NULL ? error->message : "");
+    close(lock);  /* the gemleak that wrote it is gone */
+    /* moved where nothing else is to clean */
+    g_autofree char *base = g_path_get_basename(written);
+    g_autofree char *helper = g_build_filename(tmp, base, NULL);
+    ck_assert_msg(g_rename(written, helper) == 0, "%s: %s", written, g_strerror(errno));
+    const char *const also[] = { "exact-sites.txt", "exact-tests.txt",
+                                 "gemleak_helper_body-ruby-3.4.5-x86_64-linux-20cda200d3.iseq",
+                                 "gemleak_helper_body-ruby-3.4.5-x86_64-linux-20cda200d3.iseq.4242",
+                                 NULL };
+    for (const char *const *name = also; *name != NULL; name++) {
+        g_autofree char *path = g_build_filename(helper, *name, NULL);
+        gl_test_write(path, "x", -1);
+    }
+    FILE *null = fopen("/dev/null", "w");
+    ck_assert_uint_eq(gl_rundir_clean(tmp, FALSE, null), 1);
+    fclose(null);
+    ck_assert_msg(!g_file_test(helper, G_FILE_TEST_EXISTS), "%s was left", helper);
+    gl_remove_tree(tmp);
+}
+END_TEST
+
 /* gemleak clean, over and over, while runs start and end in its TMPDIR. */
 typedef struct {
     const char *tmp;
@@ -783,6 +817,7 @@ Suite *gl_commands_suite(void)
     tcase_add_test(tc, test_usage_errors);
     tcase_add_test(tc, test_launchers);
     tcase_add_test(tc, test_clean_removes_sanitizer_runs);
+    tcase_add_test(tc, test_clean_removes_a_helper_directory_left_behind);
     tcase_add_test(tc, test_processes_outside_valgrind);
     tcase_add_test(tc, test_run_coverage);
     tcase_add_test(tc, test_gate_checked_nothing);

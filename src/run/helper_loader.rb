@@ -1,0 +1,37 @@
+# frozen_string_literal: true
+
+# What RUBYOPT's -r loads into every Ruby of a run (gemleak_helper.rb in
+# gemleak's helper directory): the helper itself, gemleak_helper_body.rb
+# beside this file, 1,800 lines, which a Ruby parsing them at each start
+# paid for again in every process of a suite. The first Ruby of the run
+# compiles it and keeps its instructions beside it, one file for each Ruby
+# (engine, version, platform, revision), written whole or not at all; the
+# others load them, a tenth of the time. A Ruby without instruction
+# sequences, or that cannot read or write them, loads the source. Nothing
+# here is left behind in the process: locals of this file only.
+body = File.join(__dir__, "gemleak_helper_body.rb")
+compiled = nil
+if defined?(RubyVM::InstructionSequence) && RubyVM::InstructionSequence.respond_to?(:load_from_binary)
+  key = [RUBY_ENGINE, RUBY_VERSION, RUBY_PLATFORM, defined?(RUBY_REVISION) ? RUBY_REVISION : ""]
+  cache = File.join(__dir__, "gemleak_helper_body-#{key.join("-").gsub(/[^A-Za-z0-9._-]/, "_")}.iseq")
+  begin
+    compiled = RubyVM::InstructionSequence.load_from_binary(File.binread(cache)) if File.file?(cache)
+  rescue StandardError
+    compiled = nil
+  end
+  unless compiled
+    begin
+      compiled = RubyVM::InstructionSequence.compile_file(body)
+      partial = "#{cache}.#{Process.pid}"
+      File.binwrite(partial, compiled.to_binary)
+      File.rename(partial, cache)
+    rescue StandardError
+      begin
+        File.unlink(partial) if partial
+      rescue SystemCallError
+        nil
+      end
+    end
+  end
+end
+compiled ? compiled.eval : load(body)
