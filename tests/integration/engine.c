@@ -421,6 +421,27 @@ START_TEST(test_lsan_per_test_sixty_tests)
 }
 END_TEST
 
+/* A clean suite runs once under --per-test (issue 36, 1): the owners the
+ * helper keeps give the exact pass nothing to do, and nothing of Ruby's
+ * own makes the command run again. */
+START_TEST(test_lsan_per_test_clean_suite_runs_once)
+{
+    if (!have_ruby34("a clean suite under --per-test, judged once"))
+        return;
+    g_autofree char *gem = g_build_filename(work, "gem", NULL);
+    const char *command[] = { ruby34, "-Ilib", "-Itest", "-e",
+                              "ARGV.each { |f| require File.expand_path(f) }",
+                              "test/frequencies_test.rb", "test/words_test.rb", NULL };
+    g_autofree char *json = g_build_filename(work, "lsan-per-test-clean.json", NULL);
+    Result r = { 0 };
+    run_per_test(&r, gem, "lsan", json, command);
+    ck_assert_msg(r.status == 0, "status %d:\n%s", r.status, r.err);
+    gl_assert_line(r.err, "^gemleak: pass: no findings$");
+    gl_assert_no_line(r.err, "^gemleak: exact stacks:");
+    result_discard(&r);
+}
+END_TEST
+
 /* A test that leaks, then forks a child that ends as Ruby does (its exit
  * check reports what it inherited): the block is the parent's, counted
  * once under both engines (issue 21). */
@@ -956,6 +977,7 @@ void integration_engine(TCase *tcase)
     tcase_add_test(tcase, test_lsan_per_test_names_the_test_as_valgrind);
     tcase_add_test(tcase, test_lsan_per_test_file_names_the_file);
     tcase_add_test(tcase, test_lsan_per_test_sixty_tests);
+    tcase_add_test(tcase, test_lsan_per_test_clean_suite_runs_once);
     tcase_add_test(tcase, test_lsan_exit_bang_child_is_checked);
     tcase_add_test(tcase, test_lsan_per_test_reallocated_block);
     tcase_add_test(tcase, test_lsan_fork_counts_inherited_once);
