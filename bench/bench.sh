@@ -6,13 +6,16 @@
 #   BENCH_SIZES="150 1024"     file sizes in MiB (default: 150 and 1024)
 #   BENCH_RUNS=3               runs of each command; the fastest counts
 #   BENCH_RUN=0                skip the gemleak run measurements (3 to 8)
-#   BENCH_SECTIONS="5 6 7"     only these sections (default: all nine)
+#   BENCH_SECTIONS="5 6 7"     only these sections (default: all ten)
 #   BENCH_TESTS=100000         tests in section 9's files
 #   BENCH_RUBY34=PATH          the Ruby 3.3+ of section 8 (default: GEMLEAK_TEST_RUBY34,
 #                              else scripts/build-ruby's 3.4.5)
 #   BENCH_RUBY34_FP=PATH       section 8's Ruby with frame pointers (scripts/build-ruby fp)
 #   BENCH_REFERENCE=PATH       section 1 times this gemleak too (a build of an earlier
 #                              tree): "no slowdown" is its ratio, in the same invocation
+#   BENCH_RUBY_SOURCE=PATH     section 10's Ruby source tarball (default:
+#                              ../shared/ruby/ruby3.4_3.4.5.orig.tar.xz)
+#   BENCH_VALGRIND=1           section 10 times the Valgrind engine too (once each)
 #
 # 1. For each size, a file made from fixtures/xml/leak.xml by
 #    bench/genxml.py; `xmllint --stream --noout` reads it (libxml2's
@@ -48,6 +51,19 @@
 # 9. Reading a long --per-test suite: 100k tests, each with its markers
 #    and a leak check reporting one loss record again (bench/gentests.py),
 #    against the same errors without markers: attributing is linear.
+# 10. Real suites (issue 36): psych's (610 tests), json's (133) and
+#    strscan's (142), from Ruby's source tarball (BENCH_RUBY_SOURCE,
+#    default ../shared/ruby/ruby3.4_3.4.5.orig.tar.xz), their extensions
+#    built out of tree against the stock Ruby and the one with frame
+#    pointers; and an Async-style reactor, 2,000 fibers resumed in turn
+#    (bench/reactor.rb). Each clean, then with one planted leak
+#    (bench/plant.rb: a method of the gem prepended, from outside its
+#    suite, to call ext/leaky's Leaky.leak; a fiber's Fibers.leak):
+#    natively, under LeakSanitizer's runtime preloaded by hand (its fast
+#    unwinder, RUBY_FREE_AT_EXIT=1: the floor of this approach), --engine
+#    lsan, --engine lsan --exact-stacks, and with BENCH_VALGRIND=1 the
+#    Valgrind engine (once, stock Ruby); ratios to native and to the floor,
+#    whether the command ran again, the verdict, and the leak as found.
 set -eu
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -77,7 +93,7 @@ EOF
 
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }'; }
 
-sections=${BENCH_SECTIONS:-"1 2 3 4 5 6 7 8 9"}
+sections=${BENCH_SECTIONS:-"1 2 3 4 5 6 7 8 9 10"}
 [ "${BENCH_RUN:-1}" != 0 ] || sections=$(for n in $sections; do case $n in 1|2|9) echo "$n";; esac; done | xargs)
 want() { case " $sections " in *" $1 "*) return 0;; esac; return 1; }
 
@@ -447,6 +463,104 @@ if want 9; then
     set -- $(best_of "$gemleak" filter -O leaky -j 1 --format json -o /dev/null "$work/tests-$tests-markers.xml")
     marked=$1
     echo "  without markers: ${plain}s   with markers: ${marked}s   ratio: $(ratio "$marked" "$plain")x"
+fi
+if want 10; then
+    echo
+    echo "== 10. Real suites: psych, json, strscan (Ruby's own source) and 2,000 fibers; clean, then one planted leak"
+    tarball=${BENCH_RUBY_SOURCE:-$root/../shared/ruby/ruby3.4_3.4.5.orig.tar.xz}
+    real="$work/real"
+    liblsan=$(realpath "$(gcc -print-file-name=liblsan.so.0)")
+    if ! [ -f "$tarball" ]; then
+        echo "  skipped: no Ruby source tarball at $tarball (BENCH_RUBY_SOURCE=PATH)"
+    else
+        if ! [ -d "$real/test/psych" ]; then
+            rm -rf "$real" && mkdir -p "$real"
+            tar -xJf "$tarball" -C "$real" --strip-components=1 --wildcards \
+                'ruby-*/ext/psych' 'ruby-*/ext/json' 'ruby-*/ext/strscan' \
+                'ruby-*/test/psych' 'ruby-*/test/json' 'ruby-*/test/strscan' 'ruby-*/tool/lib'
+        fi
+        # plant.rb: one leak planted in each suite from outside it, by a
+        # method of the gem prepended to call ext/leaky (a target: it is
+        # in the project); reactor.rb: the fibers' suite, an Async-style
+        # loop resuming 2,000 fibers in turn.
+        cp "$root/bench/plant.rb" "$root/bench/reactor.rb" "$real/"
+        real_on() {
+            ruby=$1
+            label=$2
+            if ! [ -x "$ruby" ] || ! "$ruby" -e 'exit(RUBY_VERSION >= "3.3")'; then
+                echo "  $label: skipped: no Ruby 3.3 or newer at $ruby (BENCH_RUBY34, BENCH_RUBY34_FP)"
+                return
+            fi
+            saved_path=$PATH
+            PATH=$(dirname "$ruby"):$PATH
+            build="$real/build-$3"
+            if ! [ -f "$build/done" ]; then
+                rm -rf "$build" && mkdir -p "$build/psych" "$build/strscan" "$build/json/parser" \
+                    "$build/json/generator" "$build/jsonlib/json/ext" "$build/leaky" "$build/fibers"
+                (cd "$build/psych" && ruby "$real/ext/psych/extconf.rb" >/dev/null && make -s >/dev/null 2>&1)
+                (cd "$build/strscan" && ruby "$real/ext/strscan/extconf.rb" >/dev/null && make -s >/dev/null 2>&1)
+                for part in parser generator; do
+                    (cd "$build/json/$part" && ruby "$real/ext/json/$part/extconf.rb" >/dev/null &&
+                        make -s >/dev/null 2>&1 && cp "$part.so" "$build/jsonlib/json/ext/")
+                done
+                cp -r "$root/fixtures/ext/leaky/." "$build/leaky/"
+                (cd "$build/leaky" && ruby extconf.rb >/dev/null && make -s >/dev/null 2>&1)
+                cp -r "$root/fixtures/ext/fibers/." "$build/fibers/"
+                (cd "$build/fibers" && ruby extconf.rb >/dev/null && make -s >/dev/null 2>&1)
+                touch "$build/done"
+            fi
+            cd "$real"
+            echo "  $label: Ruby $(ruby -e 'print RUBY_VERSION'); the floor: $liblsan preloaded by hand, fast_unwind_on_malloc=1, RUBY_FREE_AT_EXIT=1"
+            for name in psych json strscan reactor; do
+                for kind in clean leaking; do
+                    case $name in
+                    psych) set -- -I"$build/psych" -Iext/psych/lib -Itool/lib -Itest -e 'Dir["test/psych/**/test_*.rb"].sort.each { |f| require File.expand_path(f) }' ;;
+                    json) set -- -I"$build/jsonlib" -Iext/json/lib -Itool/lib -e 'Dir["test/json/**/*_test.rb"].sort.each { |f| require File.expand_path(f) }' ;;
+                    strscan) set -- -I"$build/strscan" -Itool/lib -e 'Dir["test/strscan/**/test_*.rb"].sort.each { |f| require File.expand_path(f) }' ;;
+                    reactor) set -- -I"$build/fibers" reactor.rb ;;
+                    esac
+                    plant=""
+                    leak_env="REACTOR_LEAK=0"
+                    if [ "$kind" = leaking ]; then
+                        if [ "$name" = reactor ]; then leak_env="REACTOR_LEAK=1"; else leak_env="PLANT=$name"; plant="-I$build/leaky -r$real/plant.rb"; fi
+                    fi
+                    native=$(best_of env $leak_env RUBYOPT="$plant" RUBY_FREE_AT_EXIT=1 ruby "$@")
+                    native=${native% *}
+                    floor=$(best_of env $leak_env RUBYOPT="$plant" RUBY_FREE_AT_EXIT=1 LD_PRELOAD="$liblsan" \
+                        LSAN_OPTIONS=fast_unwind_on_malloc=1:exitcode=0 ruby "$@")
+                    floor=${floor% *}
+                    lsan=$(best_of env $leak_env RUBYOPT="$plant" "$gemleak" run --engine lsan -- ruby "$@")
+                    lsan=${lsan% *}
+                    exact=$(best_of env $leak_env RUBYOPT="$plant" "$gemleak" run --engine lsan --exact-stacks -- ruby "$@")
+                    exact=${exact% *}
+                    line="    $name, $kind: native ${native}s   floor ${floor}s ($(ratio "$floor" "$native")x)   --engine lsan ${lsan}s ($(ratio "$lsan" "$native")x native, $(ratio "$lsan" "$floor")x the floor)   --exact-stacks ${exact}s ($(ratio "$exact" "$native")x)"
+                    if [ "${BENCH_VALGRIND:-0}" = 1 ] && [ "$3" = stock ]; then
+                        start=$(date +%s.%N)
+                        env $leak_env RUBYOPT="$plant" "$gemleak" run -- ruby "$@" >/dev/null 2>&1 || true
+                        valgrind=$(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN { printf "%.2f", b - a }')
+                        line="$line   Valgrind ${valgrind}s ($(ratio "$valgrind" "$native")x)"
+                    fi
+                    echo "$line"
+                    # what the run says: whether it ran again, its verdict, the leak
+                    env $leak_env RUBYOPT="$plant" "$gemleak" run --engine lsan --format json -o "$work/real.json" \
+                        --format text -- ruby "$@" >/dev/null 2>"$work/real.err" || true
+                    again=$(sed -n 's/^gemleak: exact stacks: /      exact stacks: /p' "$work/real.err")
+                    echo "${again:-      ran once}"
+                    verdict=$(grep -E '^gemleak: (pass|FAIL|INCOMPLETE)' "$work/real.err" | head -n 1)
+                    echo "      ${verdict:-no verdict: see $work/real.err}"
+                    if [ "$kind" = leaking ]; then
+                        python3 -c 'import json,sys
+f = json.load(open(sys.argv[1]))["findings"]
+said = ["%s %s bytes, %s, %d frames" % (x["location"]["fn"] if x["location"] else "?", x["bytes"], "certain" if x["certain"] else "UNCERTAIN", len(x["frames"])) for x in f]
+print("      finding: %s" % ("; ".join(said) or "none"))' "$work/real.json"
+                    fi
+                done
+            done
+            PATH=$saved_path
+        }
+        real_on "${BENCH_RUBY34:-${GEMLEAK_TEST_RUBY34:-/root/.cache/gemleak/ruby-3.4.5/bin/ruby}}" "stock Ruby (no frame pointers)" stock
+        real_on "${BENCH_RUBY34_FP:-/root/.cache/gemleak/ruby-3.4.5-fp/bin/ruby}" "Ruby with frame pointers" fp
+    fi
 fi
 echo
 echo "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
