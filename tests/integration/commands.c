@@ -305,6 +305,24 @@ START_TEST(test_a_ruby_below_make_that_loads_the_extension_runs_again)
 }
 END_TEST
 
+/* A compiler a traced process starts runs natively, as meant: the run's
+ * line says so as a fact of the run, not as a fault (issue 37, item 8:
+ * "1 process ran a compiler or another build tool outside it" read as one). */
+START_TEST(test_a_build_tool_run_natively_reads_as_meant)
+{
+    g_auto(GStrv) env = leaky_environment();
+    const char *argv[] = { gemleak_binary, "run", "--", "sh", "-c",
+                           "cc --version >/dev/null && ruby -e 'require %q(leaky)'", NULL };
+    Result r = { 0 };
+    run_command(&r, NULL, env, argv);
+    ck_assert_msg(r.status == 0, "status %d\n%s", r.status, r.err);
+    gl_assert_line(r.err, "^gemleak: ran under Valgrind .*; as meant, 1 process ran a build tool "
+                          "natively \\(a compiler or the like, which starts no Ruby\\)$");
+    gl_assert_no_line(r.err, "outside it");
+    result_clear(&r);
+}
+END_TEST
+
 /* --trace-launchers (the default) puts the launcher under Valgrind too. */
 START_TEST(test_trace_launchers)
 {
@@ -624,6 +642,7 @@ void integration_commands(TCase *tcase)
     tcase_add_test(tcase, test_a_launchers_fork_that_loads_the_extension_fails);
     tcase_add_test(tcase, test_a_shard_with_an_unchecked_process_never_merges_into_a_pass);
     tcase_add_test(tcase, test_trace_launchers);
+    tcase_add_test(tcase, test_a_build_tool_run_natively_reads_as_meant);
     tcase_add_test(tcase, test_a_ruby_started_with_chdir_goes_under_valgrind);
     tcase_add_test(tcase, test_a_script_on_standard_input_goes_under_valgrind);
     tcase_add_test(tcase, test_a_child_with_its_own_rubylib_is_checked);
