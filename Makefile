@@ -81,7 +81,7 @@ INTEG_SRCS := $(wildcard tests/integration/*.c)
 INTEG_OBJS := $(INTEG_SRCS:tests/%.c=$(B)/obj/tests/%.o) $(B)/obj/tests/testutil.o
 RESDIR    := src/run
 RESOURCES := $(B)/helper/gemleak_helper.rb $(B)/client/gemleak_client.so $(B)/client/gemleak_preload.so \
-             $(B)/client/gemleak_exact.so
+             $(B)/client/gemleak_exact.so $(B)/man/gemleak.1
 
 .PHONY: all demo check check-unit check-helper helper-protocol check-docs check-integration asan fuzz bench lint \
         install uninstall clean deps-build deps-check deps-demo deps-fuzz deps-bench deps-lint
@@ -141,6 +141,11 @@ $(B)/helper/protocol.rb: $(RESDIR)/helper/protocol.rb $(PROTOCOL_H)
 
 # Each part after the first without its magic comment and the blank line
 # after it, and a line that names where it came from.
+# gemleak(1), which `gemleak help` shows where man cannot (src/cli/help.c).
+$(B)/man/gemleak.1: man/gemleak.1
+	@mkdir -p $(@D)
+	cp $< $@
+
 $(B)/helper/gemleak_helper.rb: $(B)/helper/protocol.rb $(filter-out %/protocol.rb,$(HELPER_PARTS))
 	@mkdir -p $(@D)
 	awk -v magic='$(HELPER_MAGIC)' 'FNR == 1 && $$0 != magic { \
