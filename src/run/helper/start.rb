@@ -45,7 +45,7 @@ at_exit do
     GemLeakHelper::PerTest.finish if GemLeakHelper::PerTest.on? # the last file, a test cut short
     GemLeakHelper::PerTest.exiting # after a check of what a forked child inherited, too
     GemLeakHelper.forget_minitest_lets
-    GC.start
+    GemLeakHelper::Core.collect
     GemLeakHelper.forked if GemLeakHelper.forked? # Ruby before 3.1 has no Process._fork
     GemLeakHelper.record_new_extensions
     GemLeakHelper::Durations.write
