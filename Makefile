@@ -120,7 +120,7 @@ $(B)/gen/resources.h: $(RESDIR)/gemleak.gresource.xml $(RESOURCES)
 # as a resource), joined from these parts, one concern each, in this order
 # (src/run/helper/protocol.rb says what each holds). A part's first line is
 # the magic comment the joined file's first line is.
-HELPER_PARTS := $(addprefix $(RESDIR)/helper/,protocol.rb core.rb extensions.rb durations.rb \
+HELPER_PARTS := $(addprefix $(RESDIR)/helper/,protocol.rb core.rb extensions.rb instrumented.rb durations.rb \
                 sanitizer.rb owners.rb per_test.rb per_test_again.rb per_test_frameworks.rb \
                 exit_exec.rb launch.rb start.rb)
 HELPER_MAGIC := \# frozen_string_literal: true
@@ -139,13 +139,13 @@ $(B)/helper/protocol.rb: $(RESDIR)/helper/protocol.rb $(PROTOCOL_H)
 	@grep -q 'LOADED_PREFIX = ' $@.tmp || { echo "$<: no # BEGIN/END protocol.h block" >&2; exit 1; }
 	rm -f $@.lines && mv $@.tmp $@
 
-# Each part after the first without its magic comment and the blank line
-# after it, and a line that names where it came from.
 # gemleak(1), which `gemleak help` shows where man cannot (src/cli/help.c).
 $(B)/man/gemleak.1: man/gemleak.1
 	@mkdir -p $(@D)
 	cp $< $@
 
+# Each part after the first without its magic comment and the blank line
+# after it, and a line that names where it came from.
 $(B)/helper/gemleak_helper.rb: $(B)/helper/protocol.rb $(filter-out %/protocol.rb,$(HELPER_PARTS))
 	@mkdir -p $(@D)
 	awk -v magic='$(HELPER_MAGIC)' 'FNR == 1 && $$0 != magic { \

@@ -33,16 +33,20 @@ module GemLeak
         gemleak_failing do
           gemleak_adopt_suite_task if @gemleak_mirror
           gemleak_say_specs
-          load_path = gemleak_prepare(@gemleak_task)
+          load_path, environment = gemleak_prepare(@gemleak_task)
           # first on the load path: gemleak run names an extension the
           # suite loaded from elsewhere, not built with AddressSanitizer
           self.ruby_opts = [load_path.shelljoin, *Array(ruby_opts)] unless load_path.empty?
-          @session = Session.new(gemleak)
+          @session = Session.new(gemleak, environment)
           command = spec_command
           puts command if verbose
           # (rspec-core before 3.9 has no with_clean_environment)
           clean = respond_to?(:with_clean_environment) && with_clean_environment
-          ok = clean ? system({}, command, unsetenv_others: true) : system(command)
+          ok = if clean
+                 system(@session.environment, command, unsetenv_others: true)
+               else
+                 system(@session.environment, command)
+               end
           puts failure_message if !ok && failure_message
           # fail_on_error = false: a failing suite passes the task, as
           # with RSpec's own; gemleak's findings still fail it

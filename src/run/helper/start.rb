@@ -28,6 +28,10 @@ GemLeakHelper.record_new_extensions
 # extensions are not built. Try: gem pristine" about the project's own
 # gemspec. Every object that can call require is an Object.
 Object.prepend(GemLeakHelper::Require)
+if GemLeakHelper::Instrumented.on?
+  Object.prepend(GemLeakHelper::Instrumented::Require)
+  Kernel.singleton_class.prepend(GemLeakHelper::Instrumented::Require)
+end
 Process.singleton_class.prepend(GemLeakHelper::Fork) if Process.respond_to?(:_fork)
 GemLeakHelper::PerTest.start_owners if GemLeakHelper::Runtime.mapped?
 if GemLeakHelper::Runtime.mapped? || GemLeakHelper::PerTest.on?
