@@ -154,7 +154,8 @@ void gl_cli_say_how_it_ran(const GlRunOptions *run, const GlRunResult *result, g
                 "like, which starts no Ruby)", result->untraced, result->untraced == 1 ? "" : "es");
     if (result->launcher != NULL) {
         g_autofree char *launcher = gl_text_escape(result->launcher);
-        fprintf(err, "; %s ran outside it, as a launcher (--spare-launchers)", launcher);
+        fprintf(err, "; %s ran natively, as a launcher, what it started under it "
+                "(--trace-launchers: the launcher too)", launcher);
     }
     fputc('\n', err);
     if (engine->blind_to != NULL)

@@ -8,6 +8,8 @@ case GemLeakLaunch.start
 when :launcher
   Object.prepend(GemLeakLaunch::Watch) # Object, as GemLeakHelper::Require below
   Kernel.singleton_class.prepend(GemLeakLaunch::HandOver)
+  Object.prepend(GemLeakLaunch::Spawn)
+  [Kernel.singleton_class, Process.singleton_class].each { |mod| mod.prepend(GemLeakLaunch::SpawnPublic) }
   at_exit { GemLeakLaunch.check_extensions(restart: false) }
   return
 when :outside
