@@ -37,9 +37,10 @@ static GArray *sections_of(const char *page)
 {
     GArray *sections = g_array_new(FALSE, TRUE, sizeof(Section));
     g_array_set_clear_func(sections, section_clear);
-    for (const char *line = page; line != NULL && *line != '\0';) {
-        const char *next = strchr(line, '\n');
-        next = next != NULL ? next + 1 : line + strlen(line);
+    const char *line = page;
+    while (*line != '\0') {
+        const char *newline = strchr(line, '\n');
+        const char *next = newline != NULL ? newline + 1 : line + strlen(line);
         if (g_str_has_prefix(line, ".SH ")) {
             if (sections->len > 0)
                 g_array_index(sections, Section, sections->len - 1).end = line;
@@ -55,7 +56,7 @@ static GArray *sections_of(const char *page)
         line = next;
     }
     if (sections->len > 0)
-        g_array_index(sections, Section, sections->len - 1).end = page + strlen(page);
+        g_array_index(sections, Section, sections->len - 1).end = line;
     return sections;
 }
 
@@ -179,7 +180,11 @@ int gl_cli_help(int argc, char **argv, FILE *out, FILE *err)
                                                      G_RESOURCE_LOOKUP_FLAGS_NONE, NULL);
     gsize size = 0;
     const char *data = bytes != NULL ? g_bytes_get_data(bytes, &size) : NULL;
-    g_autofree char *page = g_strndup(data != NULL ? data : "", size);
+    g_autofree char *page = data != NULL ? g_strndup(data, size) : NULL;
+    if (page == NULL || *page == '\0') {
+        fprintf(err, "gemleak: help: this gemleak was built without its manual\n");
+        return GL_EXIT_ERROR;
+    }
     if (argc > 2) {
         fprintf(err, "gemleak: help takes one topic at most\n");
         return GL_EXIT_USAGE;
