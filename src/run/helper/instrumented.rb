@@ -69,10 +69,13 @@ module GemLeakHelper
 
       # require_relative takes its base from the Ruby frame that called it,
       # which a method in its place is: it resolves the path as Ruby does,
-      # against the caller's file, and requires that (as Bootsnap does).
+      # against the caller's file (code eval'd with a file name, as Bundler
+      # reads a gemspec, has that name for its file), and requires that (as
+      # Bootsnap does).
       def require_relative(feature)
-        base = caller_locations(1, 1)&.first&.absolute_path
-        raise LoadError, "cannot infer basepath" if base.nil?
+        location = caller_locations(1, 1)&.first
+        base = location&.absolute_path || location&.path
+        raise LoadError, "cannot infer basepath" if base.nil? || base.start_with?("(eval")
 
         path = File.expand_path(File.path(feature), File.dirname(base))
         require(Instrumented.for(path) || path)
