@@ -9,6 +9,7 @@
 #include "gemleak/base/text.h"
 #include "resources.h"
 
+#include <signal.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -159,15 +160,20 @@ static gboolean show_with_man(const char *roff, FILE *out)
         return FALSE;
     gsize length = strlen(roff);
     gboolean written = TRUE;
+    /* the user may quit the pager before man has read the page */
+    struct sigaction ignore = { .sa_handler = SIG_IGN }, saved;
+    sigemptyset(&ignore.sa_mask);
+    sigaction(SIGPIPE, &ignore, &saved);
     for (gsize done = 0; done < length;) {
         ssize_t n = write(input, roff + done, length - done);
         if (n <= 0) {
-            written = FALSE;  /* the user quit the pager early */
+            written = FALSE;
             break;
         }
         done += (gsize) n;
     }
     close(input);
+    sigaction(SIGPIPE, &saved, NULL);
     int wait_status = 0;
     waitpid(pid, &wait_status, 0);
     g_spawn_close_pid(pid);
