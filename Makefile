@@ -80,8 +80,8 @@ UNIT_OBJS := $(UNIT_SRCS:tests/%.c=$(B)/obj/tests/%.o)
 INTEG_SRCS := $(wildcard tests/integration/*.c)
 INTEG_OBJS := $(INTEG_SRCS:tests/%.c=$(B)/obj/tests/%.o) $(B)/obj/tests/testutil.o
 RESDIR    := src/run
-RESOURCES := $(B)/helper/gemleak_helper.rb $(B)/helper/gemleak_helper_body.rb $(B)/client/gemleak_client.so $(B)/client/gemleak_preload.so \
-             $(B)/client/gemleak_alloc.so
+RESOURCES := $(B)/helper/gemleak_helper.rb $(B)/helper/gemleak_helper_body.rb $(B)/client/gemleak_client.so \
+             $(B)/client/gemleak_preload.so $(B)/client/gemleak_alloc.so $(B)/man/gemleak.1
 
 .PHONY: all demo check check-unit check-helper helper-protocol check-docs check-integration asan fuzz bench lint \
         install uninstall clean deps-build deps-check deps-demo deps-fuzz deps-bench deps-lint
@@ -122,7 +122,7 @@ $(B)/gen/resources.h: $(RESDIR)/gemleak.gresource.xml $(RESOURCES)
 # the magic comment the joined file's first line is. RUBYOPT's -r loads
 # $(B)/helper/gemleak_helper.rb, src/run/helper_loader.rb, which loads the
 # body compiled once per Ruby of the run.
-HELPER_PARTS := $(addprefix $(RESDIR)/helper/,protocol.rb core.rb extensions.rb durations.rb \
+HELPER_PARTS := $(addprefix $(RESDIR)/helper/,protocol.rb core.rb extensions.rb instrumented.rb durations.rb \
                 sanitizer.rb owners.rb per_test.rb per_test_again.rb per_test_frameworks.rb \
                 exit_exec.rb launch.rb start.rb)
 HELPER_MAGIC := \# frozen_string_literal: true
@@ -140,6 +140,11 @@ $(B)/helper/protocol.rb: $(RESDIR)/helper/protocol.rb $(PROTOCOL_H)
 	    !skip { print } /# BEGIN protocol.h/ { skip = 1 }' $< > $@.tmp
 	@grep -q 'LOADED_PREFIX = ' $@.tmp || { echo "$<: no # BEGIN/END protocol.h block" >&2; exit 1; }
 	rm -f $@.lines && mv $@.tmp $@
+
+# gemleak(1), which `gemleak help` shows where man cannot (src/cli/help.c).
+$(B)/man/gemleak.1: man/gemleak.1
+	@mkdir -p $(@D)
+	cp $< $@
 
 # Each part after the first without its magic comment and the blank line
 # after it, and a line that names where it came from.

@@ -30,11 +30,14 @@
 #    own suite, and on 60 short tests in 6 files, one of which leaks: where
 #    a leak check after each test weighs most. The test --per-test names
 #    is checked.
-# 5. gemleak run -- bundle exec rake test, whose test task rebuilds the
-#    extension first (as on a CI machine), against the Rake task, bundle
-#    exec rake test:valgrind, which builds natively and puts only the test
-#    files' Ruby under gemleak: by default (launchers traced, every Ruby
-#    checked whatever its environment) and with --spare-launchers.
+# 5. The README's first command, gemleak run -- bundle exec rake test,
+#    whose test task rebuilds the extension first (as on a CI machine), on
+#    a real suite's shape (Bundler, Rake, a build step): against the same
+#    tests run directly (gemleak run -- ruby -Ilib -Itest, and the same
+#    under bundle exec), by default (the launchers natively, what they
+#    start under Valgrind) and with --trace-launchers (the launchers under
+#    it too); and the Rake task, bundle exec rake test:valgrind, which
+#    builds natively and puts only the test files' Ruby under gemleak.
 # 6. gemleak run --jobs 2 against --jobs 1 on files of unequal cost (one
 #    heavy, six light), shared by the durations a first run recorded.
 # 7. gemleak run against bare valgrind with the same options on the same
@@ -250,7 +253,7 @@ fi
 
 if want 5; then
     echo
-    echo "== 5. gemleak run -- bundle exec rake test against the Rake task (bundle exec rake test:valgrind)"
+    echo "== 5. gemleak run -- bundle exec rake test against the same tests run directly"
     make_suite
     i=1
     while [ "$i" -le 6 ]; do work_test "work_$i" 600; i=$((i + 1)); done
@@ -265,18 +268,27 @@ if want 5; then
     printf 'source "https://rubygems.org"\ngem "rake"\ngem "minitest"\ngem "rspec"\n' > Gemfile
     bundle install --local --quiet >/dev/null 2>&1
     export RUBYLIB="$root/rake/lib${RUBYLIB:+:$RUBYLIB}" GEMLEAK="$gemleak"
-    # Once each first: both must pass, or the times say nothing.
+    # Once each first: each must pass, or the times say nothing.
     bundle exec rake test:valgrind >"$work/rake.out" 2>&1 || { echo "  rake test:valgrind failed:"; tail "$work/rake.out"; }
     "$gemleak" run -- bundle exec rake test >"$work/rake.out" 2>&1 || { echo "  gemleak run -- bundle exec rake test failed:"; tail "$work/rake.out"; }
-    "$gemleak" run --spare-launchers -- bundle exec rake test >"$work/rake.out" 2>&1 || { echo "  gemleak run --spare-launchers -- bundle exec rake test failed:"; tail "$work/rake.out"; }
-    set -- $(best_of bundle exec rake test:valgrind)
-    task=$1
+    "$gemleak" run --trace-launchers -- bundle exec rake test >"$work/rake.out" 2>&1 || { echo "  gemleak run --trace-launchers -- bundle exec rake test failed:"; tail "$work/rake.out"; }
+    "$gemleak" run -- ruby -Ilib -Itest -e "$loader" test/work_*_test.rb >"$work/rake.out" 2>&1 || { echo "  gemleak run -- ruby ... failed:"; tail "$work/rake.out"; }
+    set -- $(best_of "$gemleak" run -- ruby -Ilib -Itest -e "$loader" test/work_*_test.rb)
+    direct=$1
+    set -- $(best_of "$gemleak" run -- bundle exec ruby -Ilib -Itest -e "$loader" test/work_*_test.rb)
+    bundled=$1
     set -- $(best_of "$gemleak" run -- bundle exec rake test)
     whole=$1
-    set -- $(best_of "$gemleak" run --spare-launchers -- bundle exec rake test)
-    spared=$1
-    echo "  rake test:valgrind: ${task}s   gemleak run -- bundle exec rake test: ${whole}s   ratio: $(ratio "$whole" "$task")x"
-    echo "  with --spare-launchers: ${spared}s   ratio: $(ratio "$spared" "$task")x"
+    set -- $(best_of "$gemleak" run --trace-launchers -- bundle exec rake test)
+    traced=$1
+    set -- $(best_of bundle exec rake test:valgrind)
+    task=$1
+    echo "  the tests directly, gemleak run -- ruby -Ilib -Itest: ${direct}s; under bundle exec: ${bundled}s"
+    echo "  gemleak run -- bundle exec rake test (rebuilding first): ${whole}s   $(ratio "$whole" "$direct")x direct," \
+         "$(ratio "$whole" "$bundled")x under bundle exec"
+    echo "  with --trace-launchers: ${traced}s   $(ratio "$traced" "$direct")x direct   (the launchers cost" \
+         "$(awk -v a="$traced" -v b="$whole" 'BEGIN { printf "%.1f", a - b }') s more under Valgrind)"
+    echo "  the Rake task, rake test:valgrind: ${task}s   $(ratio "$task" "$direct")x direct"
     unset RUBYLIB GEMLEAK
 fi
 

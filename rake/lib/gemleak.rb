@@ -346,10 +346,22 @@ module GemLeak
     end
 
     # What the suite's task needs first (compile, among others), as `rake
-    # test` invokes it.
+    # test` invokes it; but with engine :asan, the compile task: the run
+    # loads the AddressSanitizer build, and the project's own is left as
+    # it is.
     def gemleak_invoke_prerequisites(name)
       gemleak_ready!
-      Rake::Task[name].prerequisite_tasks.each(&:invoke) if Rake::Task.task_defined?(name)
+      return unless Rake::Task.task_defined?(name)
+
+      Rake::Task[name].prerequisite_tasks.each do |task|
+        next if gemleak_asan? && (task.name == "compile" || task.name.start_with?("compile:"))
+
+        task.invoke
+      end
+    end
+
+    def gemleak_asan?
+      gemleak.engine.to_s == "asan"
     end
 
     # Before anything is built: a gemleak to run (a gem installed without
@@ -400,12 +412,17 @@ module GemLeak
     # AddressSanitizer build instead), and another library that added an
     # action to this task is named.
     # Returns: the Ruby options that put the AddressSanitizer build first
-    # on the load path, else none.
+    # on the load path, else none; and the variables that have the suite
+    # load that build however it requires the extension (gemleak's helper
+    # reads them: require_relative, a path built from __dir__), else none.
     def gemleak_prepare(full_name)
       gemleak_ready!
       load_path = []
-      if gemleak.engine.to_s == "asan"
-        load_path = ["-I", AsanBuild.new.build!]
+      environment = {}
+      if gemleak_asan?
+        built = AsanBuild.new.build!
+        load_path = ["-I", built]
+        environment = { INSTRUMENTED_VARIABLE => built }
       elsif Rake::Task.task_defined?("compile")
         Rake::Task["compile"].invoke
       end
@@ -414,7 +431,7 @@ module GemLeak
         warn "gemleak: rake task #{full_name} also runs #{actions - 1} action(s) that another library " \
              "(ruby_memcheck?) added: the suite runs more than once under #{gemleak.engine_title}"
       end
-      load_path
+      [load_path, environment]
     end
   end
 
@@ -436,6 +453,11 @@ module GemLeak
     LOADED = "loaded"
   end
 
+  # GL_PROTO_INSTRUMENTED_VARIABLE of gemleak's protocol.h: the directory
+  # of a build of the project's extensions the helper loads in place of the
+  # project's own (tests/rake/test_messages.rb holds it equal).
+  INSTRUMENTED_VARIABLE = "GEMLEAK_INSTRUMENTED"
+
   # One run of a suite under gemleak: the command prefix, and after the run,
   # what gemleak found. The JSON report it writes says what it found, and
   # how the command ended; the exit status alone cannot tell a leak from a
@@ -445,8 +467,9 @@ module GemLeak
 
     # Raises GemLeak::Error when there is no gemleak to run, or a setting
     # cannot be passed on, before it makes the directory #check! removes.
-    def initialize(configuration)
+    def initialize(configuration, environment = {})
       @configuration = configuration
+      @environment = environment.freeze
       executable = configuration.executable
       arguments = configuration.arguments
       @dir = Dir.mktmpdir("gemleak-rake-")
@@ -458,6 +481,9 @@ module GemLeak
 
     # The shell words that go before the Ruby command.
     attr_reader :prefix_words
+    # The variables the command runs with besides Rake's (a Hash for
+    # system and sh).
+    attr_reader :environment
 
     def prefix
       prefix_words.shelljoin

@@ -45,6 +45,50 @@ gboolean gl_test_equal(const GlTest *a, const GlTest *b)
     return strcmp(a->name, b->name) == 0 && g_strcmp0(a->location, b->location) == 0;
 }
 
+GlTest *gl_test_copy(const GlTest *test)
+{
+    GlTest *copy = gl_test_new(test->name, test->location);
+    copy->seq = test->seq;
+    return copy;
+}
+
+/* Whether @a ran before @b: a known place before an unknown one. */
+static gboolean ran_before(const GlTest *a, const GlTest *b)
+{
+    return a->seq != 0 && (b->seq == 0 || a->seq < b->seq);
+}
+
+gboolean gl_tests_insert(GPtrArray *tests, GlTest *test, guint max)
+{
+    guint at = tests->len;
+    for (guint i = 0; i < tests->len; i++) {
+        GlTest *there = g_ptr_array_index(tests, i);
+        if (gl_test_equal(there, test)) {
+            gboolean earlier = ran_before(test, there);
+            guint64 seq = test->seq;
+            gl_test_free(test);
+            if (!earlier)
+                return FALSE;
+            /* named again, at an earlier place known (another process's
+             * count): it goes there */
+            test = g_ptr_array_steal_index(tests, i);
+            test->seq = seq;
+            return gl_tests_insert(tests, test, max);
+        }
+        if (at == tests->len && ran_before(test, there))
+            at = i;
+    }
+    if (at >= max) {
+        gl_test_free(test);
+        return TRUE;
+    }
+    g_ptr_array_insert(tests, (gint) at, test);
+    if (tests->len <= max)
+        return FALSE;
+    g_ptr_array_remove_index(tests, tests->len - 1);
+    return TRUE;
+}
+
 void gl_judged_free(GlJudged *judged)
 {
     if (judged == NULL)

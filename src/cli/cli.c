@@ -27,9 +27,13 @@ static const char general_help[] =
     "           filter and report\n"
     "  clean    remove the reports of old runs that gemleak kept in TMPDIR\n"
     "\n"
+    "  help     show the manual, gemleak(1), or a part of it: a command's, a\n"
+    "           section's (gemleak help rules)\n"
+    "\n"
     "Start with:  gemleak run -- bundle exec rake test\n"
     "\n"
-    "'gemleak COMMAND --help' describes each command; gemleak(1) tells all.\n";
+    "'gemleak COMMAND --help' describes each command's options; 'gemleak help\n"
+    "[run|filter|rules|...]' shows the manual, gemleak(1), which tells all.\n";
 
 int gemleak_main(int argc, char **argv, FILE *out, FILE *err)
 {
@@ -40,8 +44,7 @@ int gemleak_main(int argc, char **argv, FILE *out, FILE *err)
         fputs(general_help, err);
         return GL_EXIT_USAGE;
     }
-    if (strcmp(command, "--help") == 0 || strcmp(command, "-h") == 0 ||
-        strcmp(command, "help") == 0) {
+    if (strcmp(command, "--help") == 0 || strcmp(command, "-h") == 0) {
         fputs(general_help, out);
         return GL_EXIT_CLEAN;
     }
@@ -55,6 +58,8 @@ int gemleak_main(int argc, char **argv, FILE *out, FILE *err)
         return gl_cli_run(argc - 1, argv + 1, out, err);
     if (strcmp(command, "clean") == 0)
         return gl_cli_clean(argc - 1, argv + 1, out, err);
+    if (strcmp(command, "help") == 0)
+        return gl_cli_help(argc - 1, argv + 1, out, err);
     g_autofree char *shown = gl_text_escape(command);
     fprintf(err, "gemleak: unknown command '%s'\n", shown);
     fputs(general_help, err);

@@ -174,5 +174,14 @@ void gl_cli_keep_xml(FILE *err, const GlEngine *engine, const char *dir, gboolea
 int gl_cli_filter(int argc, char **argv, FILE *out, FILE *err);
 int gl_cli_run(int argc, char **argv, FILE *out, FILE *err);
 int gl_cli_clean(int argc, char **argv, FILE *out, FILE *err);
+/* gemleak help [TOPIC]: gemleak(1), whole, or a command's part or a section. */
+int gl_cli_help(int argc, char **argv, FILE *out, FILE *err);
+
+/* ---- gemleak(1) as text (help_roff.c) ---- */
+
+/* Returns: (transfer full): @roff, a man page in the man(7) macros
+ * gemleak(1) uses, laid out as plain text as man lays it out on 80
+ * columns. */
+char *gl_cli_roff_to_text(const char *roff);
 
 #endif

@@ -88,8 +88,8 @@ gboolean gl_cli_analyze_and_report(const Options *options, Plan *plan, const cha
         g_ptr_array_add(analysis->problems,
                         g_error_new(GL_ERROR, GL_ERROR_CHILD, "%s: what it ran was not checked%s",
                                     (const char *) g_ptr_array_index(coverage->unchecked, i),
-                                    options->spare_launchers && !options->trace_launchers
-                                        ? "; run again without --spare-launchers" : ""));
+                                    run != NULL && run->launcher != NULL
+                                        ? "; run again with --trace-launchers" : ""));
     /* an extension the engine cannot see into was not checked for what it
      * would have seen */
     guint uninstrumented = gl_coverage_require_instrumented(inputs, analysis->records,

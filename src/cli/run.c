@@ -169,7 +169,7 @@ static int run_planned(const Options *options, Plan *plan, char **command, FILE 
         .messages = err,
         .per_test = options->per_test,
         .time_files = commands.has_files,
-        .spare_launchers = options->spare_launchers && !options->trace_launchers,
+        .spare_launchers = !options->trace_launchers,
         .fast_stacks = !options->exact_stacks &&
                        (engine->exact_where_leaked || frame_pointers),
         .frame_pointers = frame_pointers,
@@ -200,7 +200,7 @@ static int run_planned(const Options *options, Plan *plan, char **command, FILE 
         if (result.launcher != NULL) {
             g_autofree char *launcher = gl_text_escape(result.launcher);
             fprintf(err, "gemleak: nothing ran under %s: %s, a launcher, runs outside it, "
-                    "and started no Ruby process that did (status %d; without --spare-launchers it "
+                    "and started no Ruby process that did (status %d; with --trace-launchers it "
                     "runs under %s too)\n", engine->title, launcher, result.status, engine->title);
         } else
             fprintf(err, "gemleak: %s wrote nothing: see its messages above (did the command "

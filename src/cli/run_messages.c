@@ -162,12 +162,14 @@ void gl_cli_say_how_it_ran(const GlRunOptions *run, const GlRunResult *result, g
     if (engine->own_program)
         fprintf(err, " with %u suppression file%s", n_supps, n_supps == 1 ? "" : "s");
     fprintf(err, " (Ruby %s%s)", ruby, stacks);
+    /* Said as a fact of the run: a build tool is left out on purpose. */
     if (result->untraced > 0)
-        fprintf(err, "; %u process%s ran a compiler or another build tool outside it",
-                result->untraced, result->untraced == 1 ? "" : "es");
+        fprintf(err, "; as meant, %u process%s ran a build tool natively (a compiler or the "
+                "like, which starts no Ruby)", result->untraced, result->untraced == 1 ? "" : "es");
     if (result->launcher != NULL) {
         g_autofree char *launcher = gl_text_escape(result->launcher);
-        fprintf(err, "; %s ran outside it, as a launcher (--spare-launchers)", launcher);
+        fprintf(err, "; %s ran natively, as a launcher, what it started under it "
+                "(--trace-launchers: the launcher too)", launcher);
     }
     fputc('\n', err);
     if (engine->blind_to != NULL)

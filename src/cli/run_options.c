@@ -73,15 +73,15 @@ static GOptionGroup *run_group(Options *options)
           "check after each test (each), or after each test file; under --engine lsan or asan, "
           "the test that allocated its blocks (no check, nothing run again)", "test|each|file" },
         { "spare-launchers", 0, 0, G_OPTION_ARG_NONE, &options->spare_launchers,
-          "Run a launcher command (bundle, rake) outside Valgrind, faster: a Ruby it starts "
-          "with its own RUBYOPT, or none, is then not checked", NULL },
+          "Run a launcher command (bundle, rake) natively, and what it starts under Valgrind "
+          "(the default; undoes --trace-launchers)", NULL },
         { "exact-stacks", 0, 0, G_OPTION_ARG_NONE, &options->exact_stacks,
           "Under --engine lsan or asan, unwind every allocation exactly, in one run (slow: "
           "3 to 23 times native on a Ruby without frame pointers); by default LeakSanitizer "
           "unwinds fast, and runs the command again for exact stacks where a leak's was cut",
           NULL },
         { "trace-launchers", 0, 0, G_OPTION_ARG_NONE, &options->trace_launchers,
-          "Run a launcher command under Valgrind too (the default; undoes --spare-launchers)",
+          "Run a launcher command under Valgrind too: slower, its own leaks checked",
           NULL },
         G_OPTION_ENTRY_NULL,
     };
@@ -107,12 +107,13 @@ static const char run_description[] =
     "start no other program (cc, cc1, as, ld, install, rm, sed...), and the\n"
     "Ruby that runs extconf.rb (natively, watched: if it loads an extension of\n"
     "the project it starts again under Valgrind). Shells, make, xargs, find,\n"
-    "git and launchers stay traced, so that no Ruby below them escapes.\n"
+    "git stay traced, so that no Ruby below them escapes.\n"
     "--valgrind-opt=--trace-children-skip=PATTERNS replaces that list (empty:\n"
-    "trace everything). --spare-launchers runs a command that is a launcher\n"
-    "(bundle, rake) outside Valgrind, and each Ruby it starts puts itself under\n"
-    "Valgrind through gemleak's helper: faster, but a Ruby started with its\n"
-    "own RUBYOPT, or none, is then not checked.\n"
+    "trace everything). A command that is a launcher (bundle, rake) runs\n"
+    "natively, as it costs most under Valgrind and runs no test: what it starts\n"
+    "runs under Valgrind, with all that starts in turn, and a Ruby it loads a\n"
+    "script into, or that loads the extension itself, starts again under it.\n"
+    "--trace-launchers runs the launcher under Valgrind too.\n"
     "\n"
     "Files after ::: are shared among --jobs processes, each running COMMAND\n"
     "with its share appended; the command must take several files (rspec, a\n"

@@ -1,6 +1,7 @@
 /* Records -> the tests they belong to (see attribute.h). */
 #include "gemleak/judge/attribute.h"
 #include "gemleak/base/protocol.h"
+#include "gemleak/read/process.h"
 
 #include <string.h>
 
@@ -46,6 +47,9 @@ struct GlAttributor {
     GHashTable *suite_lost;
     guint64 repeated;
     guint64 inherited;
+    /* The place of each test in the run of the process being read
+     * (GlProcess.test_order), a reference; nullable. */
+    GHashTable *test_order;
 };
 
 static void held_free(gpointer data)
@@ -74,7 +78,18 @@ void gl_attributor_free(GlAttributor *attributor)
         return;
     g_hash_table_unref(attributor->held);
     g_hash_table_unref(attributor->suite_lost);
+    if (attributor->test_order != NULL)
+        g_hash_table_unref(attributor->test_order);
     g_free(attributor);
+}
+
+void gl_attributor_set_test_order(GlAttributor *attributor, GHashTable *order)
+{
+    if (order == attributor->test_order)
+        return;
+    if (attributor->test_order != NULL)
+        g_hash_table_unref(attributor->test_order);
+    attributor->test_order = order != NULL ? g_hash_table_ref(order) : NULL;
 }
 
 guint64 gl_attributor_repeated(const GlAttributor *attributor)
@@ -111,12 +126,18 @@ static char *unescape(const char *field)
     return valid;
 }
 
-/* Returns: (transfer full): the test of NAME and LOCATION, escaped. */
-static GlTest *test_of(const char *name, const char *location)
+/* Returns: (transfer full): the test of NAME and LOCATION, escaped, with
+ * its place in the run when @order (nullable: the process's
+ * GlProcess.test_order) knows it. */
+static GlTest *test_of(const char *name, const char *location, GHashTable *order)
 {
     g_autofree char *plain_name = unescape(name);
     g_autofree char *plain_location = unescape(location);
-    return gl_test_new(plain_name, *plain_location != '\0' ? plain_location : NULL);
+    GlTest *test = gl_test_new(plain_name, *plain_location != '\0' ? plain_location : NULL);
+    if (order != NULL)
+        test->seq = GPOINTER_TO_SIZE(g_hash_table_lookup(
+            order, GSIZE_TO_POINTER(gl_process_test_key(name, location))));
+    return test;
 }
 
 /* Returns: the count in @field, 0 when it is none. */
@@ -128,7 +149,9 @@ static guint64 count_of(const char *field)
     return count;
 }
 
-GlMarkerKind gl_marker_read(const char *text, GlMarker *marker)
+/* gl_marker_read(), each test with its place in the run from @order
+ * (nullable). */
+static GlMarkerKind read_marker(const char *text, GHashTable *order, GlMarker *marker)
 {
     *marker = (GlMarker) { .kind = GL_MARKER_NONE };
     if (text == NULL || !g_str_has_prefix(text, GL_PROTO_MARKER_PREFIX))
@@ -146,7 +169,7 @@ GlMarkerKind gl_marker_read(const char *text, GlMarker *marker)
     } else if (strcmp(word, GL_PROTO_MARKER_START) == 0 || strcmp(word, GL_PROTO_MARKER_END) == 0) {
         if (n >= 3) {
             marker->kind = strcmp(word, GL_PROTO_MARKER_START) == 0 ? GL_MARKER_START : GL_MARKER_END;
-            marker->test = test_of(fields[1], fields[2]);
+            marker->test = test_of(fields[1], fields[2], order);
         }
     } else if (strcmp(word, GL_PROTO_MARKER_OWNED) == 0) {
         /* No test (its fields empty, and cut as white space): before the
@@ -155,14 +178,14 @@ GlMarkerKind gl_marker_read(const char *text, GlMarker *marker)
         marker->kind = GL_MARKER_OWNED;
         const char *location = n >= 3 ? fields[2] : "";
         if (n >= 2 && (*fields[1] != '\0' || *location != '\0'))
-            marker->test = test_of(fields[1], location);
+            marker->test = test_of(fields[1], location, order);
     } else if (strcmp(word, GL_PROTO_MARKER_TESTS) == 0) {
         guint64 count = n >= 6 ? count_of(fields[1]) : 0;
         if (count > 0) {
             marker->kind = GL_MARKER_TESTS;
             marker->count = count;
-            marker->test = test_of(fields[2], fields[3]);
-            marker->last = test_of(fields[4], fields[5]);
+            marker->test = test_of(fields[2], fields[3], order);
+            marker->last = test_of(fields[4], fields[5], order);
         }
     } else if (strcmp(word, GL_PROTO_MARKER_AGAIN) == 0) {
         guint64 runs = n >= 2 ? count_of(fields[1]) : 0;
@@ -171,10 +194,15 @@ GlMarkerKind gl_marker_read(const char *text, GlMarker *marker)
             marker->kind = GL_MARKER_AGAIN;
             marker->count = runs;
             if (runs == 1 && n >= 4)
-                marker->test = test_of(fields[2], fields[3]);
+                marker->test = test_of(fields[2], fields[3], order);
         }
     }
     return marker->kind;
+}
+
+GlMarkerKind gl_marker_read(const char *text, GlMarker *marker)
+{
+    return read_marker(text, NULL, marker);
 }
 
 void gl_marker_clear(GlMarker *marker)
@@ -201,24 +229,15 @@ GlMarkerKind gl_marker_parse(const char *text, GlTest **test)
 
 /* ---- attributing ---------------------------------------------------------------- */
 
-/* Appends @test to @tests unless it is there already, or @tests already
- * holds one more test than a finding shows: the first
+/* Puts @test into @tests unless it is there already, in the order the
+ * tests ran, keeping one more test than a finding shows: the first
  * GL_FINDING_MAX_TESTS + 1 distinct tests decide what the finding says
  * (those it names, and that there are others), and a loss record that grows
  * in every test of a long suite must not cost a scan of every test before
  * it (100k tests read in quadratic time). Takes @test. */
 static void append_test(GPtrArray *tests, GlTest *test)
 {
-    if (tests->len > GL_FINDING_MAX_TESTS) {
-        gl_test_free(test);
-        return;
-    }
-    for (guint i = 0; i < tests->len; i++)
-        if (gl_test_equal(g_ptr_array_index(tests, i), test)) {
-            gl_test_free(test);
-            return;
-        }
-    g_ptr_array_add(tests, test);
+    gl_tests_insert(tests, test, GL_FINDING_MAX_TESTS + 1);
 }
 
 static GPtrArray *new_tests(void)
@@ -239,7 +258,7 @@ static void name_again(GlAttributor *attributor, const char *key, const GlTest *
         if (held->record->leaked_blocks <= held->again_blocks)
             continue;  /* lost only by runs again */
         if (strcmp(key, held->merge_key) == 0) {
-            append_test(held->attribution.tests, gl_test_new(test->name, test->location));
+            append_test(held->attribution.tests, gl_test_copy(test));
             held->attribution.again = TRUE;
             held->named_blocks += blocks;
         }
@@ -404,7 +423,7 @@ static void add_held(GlAttributor *attributor, Held *held, GlRecord *record, gui
 void gl_attributor_add(GlAttributor *attributor, GlRecord *record, guint64 order)
 {
     GlMarker marker;
-    GlMarkerKind kind = gl_marker_read(record->marker, &marker);
+    GlMarkerKind kind = read_marker(record->marker, attributor->test_order, &marker);
     g_autoptr(GPtrArray) tests = new_tests();
     GlAttribution attribution = { .tests = tests };
 

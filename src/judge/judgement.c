@@ -115,6 +115,14 @@ static void count(Judging *j, const GlRecord *record, GlVerdict verdict)
     j->out->by_verdict[verdict]++;
 }
 
+/* Hands @record, kept, to the attributor, with the order in which its
+ * process's tests ran. */
+static void attribute(Judging *j, GlRecord *record, guint64 order)
+{
+    gl_attributor_set_test_order(j->attributor, j->process->test_order);
+    gl_attributor_add(j->attributor, record, j->base | (order & 0xffffffffu));
+}
+
 static void hold(Judging *j, GlRecord *record, guint64 order, GlVerdict verdict,
                  gboolean candidate)
 {
@@ -150,7 +158,7 @@ static void judge_record(Judging *j, GlRecord *record, guint64 order)
               (j->checks != NULL && gl_checks_held(j->checks) > 0)))
         hold(j, record, order, verdict, FALSE);
     else
-        gl_attributor_add(j->attributor, record, j->base | (order & 0xffffffffu));
+        attribute(j, record, order);
 }
 
 /* Judges @record and, before it, the copies that say which tests
@@ -204,7 +212,7 @@ static void settle(Judging *j)
     for (guint i = 0; i < j->held->len; i++) {
         Held *held = &g_array_index(j->held, Held, i);
         if (held->verdict == GL_VERDICT_KEEP)
-            gl_attributor_add(j->attributor, held->record, j->base | (held->order & 0xffffffffu));
+            attribute(j, held->record, held->order);
         else
             gl_record_free(held->record);
     }

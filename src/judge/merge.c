@@ -230,17 +230,12 @@ static void add_site(GlFinding *finding, GlRecord *record)
         finding->record = record;
 }
 
-/* Adds @test to the tests of @finding, once, up to GL_FINDING_MAX_TESTS. */
+/* Adds @test to the tests of @finding, once: the first
+ * GL_FINDING_MAX_TESTS that ran, whichever loss record named them first. */
 static void add_test(GlFinding *finding, const GlTest *test)
 {
-    for (guint i = 0; i < finding->tests->len; i++)
-        if (gl_test_equal(g_ptr_array_index(finding->tests, i), test))
-            return;
-    if (finding->tests->len >= GL_FINDING_MAX_TESTS) {
+    if (gl_tests_insert(finding->tests, gl_test_copy(test), GL_FINDING_MAX_TESTS))
         finding->more_tests = TRUE;
-        return;
-    }
-    g_ptr_array_add(finding->tests, gl_test_new(test->name, test->location));
 }
 
 static void add_attribution(GlFinding *finding, const GlAttribution *attribution)

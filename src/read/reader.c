@@ -115,6 +115,8 @@ void gl_reader_free(GlReader *reader)
         close(reader->owned_fd);
     g_ptr_array_unref(reader->doc.argv);
     g_ptr_array_unref(reader->doc.vargv);
+    if (reader->doc.test_order != NULL)
+        g_hash_table_unref(reader->doc.test_order);
     g_string_chunk_free(reader->doc_strings);
     g_free(reader->marker_prefix);
     g_string_free(reader->marker, TRUE);
@@ -194,6 +196,8 @@ static void begin_document(GlReader *reader)
     GPtrArray *vargv = doc->vargv;
     g_ptr_array_set_size(argv, 0);
     g_ptr_array_set_size(vargv, 0);
+    if (doc->test_order != NULL)
+        g_hash_table_unref(doc->test_order);
     memset(doc, 0, sizeof *doc);
     doc->argv = argv;
     doc->vargv = vargv;

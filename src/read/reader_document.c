@@ -105,6 +105,7 @@ void gl_vg_take_marker(GlReader *reader)
         g_str_has_prefix(reader->text->str, reader->marker_prefix)) {
         g_string_assign(reader->marker, reader->text->str);
         reader->doc.marker = reader->marker->str;
+        gl_process_note_marker(&reader->doc, reader->doc.marker);
         reader->exec_marker_last = gl_reader_marker_is(reader, GL_PROTO_MARKER_EXEC);
     }
 }

@@ -390,6 +390,7 @@ static void read_marker(Reader *r, const char *line)
     }
     if (strcmp(word, GL_PROTO_MARKER_FORKED) != 0)
         r->process.marked = TRUE;
+    gl_process_note_marker(&r->process, line);
     g_free(r->marker);
     r->marker = g_strdup(line);
     r->process.marker = g_string_chunk_insert(r->strings, line);
@@ -674,6 +675,8 @@ static void free_sanitizer(gpointer state)
     g_free(r->marker);
     if (r->process.owners != NULL)
         g_hash_table_unref(r->process.owners);
+    if (r->process.test_order != NULL)
+        g_hash_table_unref(r->process.test_order);
     g_hash_table_unref(r->owned);
     g_free(r);
 }

@@ -34,7 +34,7 @@ static char **with_restore(char **env, const char *require, const char *preload)
         GL_PROTO_DURATIONS_VARIABLE, GL_PROTO_PER_TEST_VARIABLE, GL_PROTO_LEAK_KINDS_VARIABLE, GL_PROTO_ENGINE_COMMAND_VARIABLE,
         GL_PROTO_RUNTIME_VARIABLE, GL_PROTO_PROOF_VARIABLE, GL_PROTO_EXACT_VARIABLE,
         GL_PROTO_ALLOC_LIBRARY_VARIABLE, GL_PROTO_ALLOC_MODE_VARIABLE, GL_PROTO_ALLOC_APIS_VARIABLE,
-        GL_PROTO_EXACT_TESTS_VARIABLE,
+        GL_PROTO_EXACT_TESTS_VARIABLE, GL_PROTO_INSTRUMENTED_VARIABLE,
     };
     static const char *const after[] = { "LSAN_OPTIONS", "ASAN_OPTIONS" };
     g_autoptr(GPtrArray) items = g_ptr_array_new_with_free_func(g_free);

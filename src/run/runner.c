@@ -400,7 +400,12 @@ gboolean gl_run_commands(const GlRunOptions *options, GPtrArray *commands, GlRun
 
     gint64 started = g_get_monotonic_time();
     struct sigaction saved_alarm;
-    gboolean ok = spawn_commands(options, engine, commands, env, valgrind != NULL, result, error);
+    /* Spared, a launcher hands Valgrind down to what it starts; gemleak's
+     * library, preloaded, gives a program started with an environment of
+     * its own the run's variables back: without it a Ruby below the
+     * launcher could start unseen, and the launcher is traced. */
+    gboolean ok = spawn_commands(options, engine, commands, env, valgrind != NULL && preload != NULL,
+                                 result, error);
     start_deadline(options->deadline, &saved_alarm);
     wait_for_commands(result, started);
     result->descendants_left = wait_for_descendants(result, options->messages);

@@ -136,6 +136,68 @@ START_TEST(test_messages_escape_what_the_user_typed)
 }
 END_TEST
 
+/* The manual where `man gemleak` finds nothing (a gem install puts no
+ * page where man looks; a slim container has no man): `gemleak help`
+ * shows gemleak(1) as text, whole or a part (issue 37, item 8). */
+START_TEST(test_help_shows_the_manual)
+{
+    RUN(rules, "help", "rules");
+    ck_assert_msg(rules.status == 0, "status %d: %s", rules.status, rules.err);
+    gl_assert_line(rules.out, "^RULES$");
+    gl_assert_line(rules.out, "^       gemleak reads each error's stacks from the innermost frame");
+    gl_assert_line(rules.out, "^       1.  Not in a target. A leak whose allocation stack never");
+    gl_assert_line(rules.out, "ruby_xmalloc,\\s+ruby_xmalloc2,\\s+ruby_xcalloc,");
+    gl_assert_no_line(rules.out, "^(OPTIONS|RUN|NAME)$");
+    /* text, not roff: no request, no font escape, nothing wider than a terminal */
+    gl_assert_no_line(rules.out, "^\\.[A-Za-z]");
+    gl_assert_no_line(rules.out, "\\\\f[BIRP]|\\\\-|\\\\\\(");
+    gl_assert_no_line(rules.out, "^.{81,}$");
+    gl_test_run_clear(&rules);
+
+    /* a command: the options it takes, then the section that tells it */
+    RUN(run, "help", "run");
+    ck_assert_int_eq(run.status, 0);
+    gl_assert_line(run.out, "^OPTIONS$");
+    gl_assert_line(run.out, "^       -O PATTERN, --object=PATTERN$");
+    gl_assert_line(run.out, "^   run$");
+    gl_assert_line(run.out, "^       --engine=ENGINE$");
+    gl_assert_line(run.out, "^RUN$");
+    gl_assert_line(run.out, "^       gemleak run starts valgrind --tool=memcheck --xml=yes");
+    gl_assert_no_line(run.out, "^RULES$");
+    gl_test_run_clear(&run);
+
+    RUN(filter, "help", "filter");
+    ck_assert_int_eq(filter.status, 0);
+    gl_assert_line(filter.out, "^       -O PATTERN, --object=PATTERN$");
+    gl_assert_no_line(filter.out, "^       --engine=ENGINE$");
+    gl_test_run_clear(&filter);
+
+    /* any section, by its name as the page spells it or with dashes */
+    RUN(per_test, "help", "per-test");
+    ck_assert_int_eq(per_test.status, 0);
+    gl_assert_line(per_test.out, "^PER TEST$");
+    gl_test_run_clear(&per_test);
+
+    RUN(whole, "help");
+    ck_assert_int_eq(whole.status, 0);
+    gl_assert_line(whole.out, "^NAME$");
+    gl_assert_line(whole.out, "^       gemleak - find the real memory leaks");
+    gl_assert_line(whole.out, "^SEE ALSO$");
+    gl_test_run_clear(&whole);
+
+    RUN(unknown, "help", "nosuch");
+    ck_assert_int_eq(unknown.status, GL_EXIT_USAGE);
+    gl_assert_line(unknown.err, "^gemleak: help: no part of the manual is called 'nosuch': "
+                                "run, filter, clean, name, .*, rules, .*, per-test, .*, see-also$");
+    gl_test_run_clear(&unknown);
+
+    /* the general help points to it */
+    RUN(general, "--help");
+    gl_assert_line(general.out, "^\\[run\\|filter\\|rules\\|\\.\\.\\.\\]' shows the manual");
+    gl_test_run_clear(&general);
+}
+END_TEST
+
 Suite *gl_cli_suite(void)
 {
     Suite *suite = suite_create("cli");
@@ -144,6 +206,7 @@ Suite *gl_cli_suite(void)
     tcase_add_test(tc, test_usage_errors_exit_2);
     tcase_add_test(tc, test_guide_names_the_files_an_engine_touches);
     tcase_add_test(tc, test_messages_escape_what_the_user_typed);
+    tcase_add_test(tc, test_help_shows_the_manual);
     suite_add_tcase(suite, tc);
     return suite;
 }

@@ -527,8 +527,8 @@ START_TEST(test_lsan_owned_blocks_name_their_tests)
     RUN(run, "filter", "-O", "leaky", path);
     ck_assert_int_eq(run.status, 1);
     gl_assert_line(run.out, "^50 bytes in 5 blocks are definitely lost$");
-    gl_assert_line(run.out, "^allocated in BTest#test_b \\(/work/test/b_test\\.rb:5\\); also in "
-                            "ATest#test_a \\(/work/test/a_test\\.rb:3\\); also allocated before "
+    gl_assert_line(run.out, "^allocated in ATest#test_a \\(/work/test/a_test\\.rb:3\\); also in "
+                            "BTest#test_b \\(/work/test/b_test\\.rb:5\\); also allocated before "
                             "the first test \\(while the suite loaded\\)$");
     gl_assert_line(run.out, "^gemleak: 1 process checked( \\([^)]*\\))?, 1 error read: 1 finding \\(1 occurrence\\)$");
     gl_assert_line(run.out, "^gemleak: FAIL: 1 leak losing 50 bytes$");

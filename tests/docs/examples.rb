@@ -473,6 +473,27 @@ module DocExamples
     end
   end
 
+  # What the README asks of a reader, in the order a reader does it
+  # (issue 37, item 8): no Rake task named before the section that puts
+  # it into the Rakefile, and every report its CI Rakefile writes into the
+  # checkout named for .gitignore.
+  def readme_order
+    readme = File.read(File.join(ROOT, "README.md"))
+    section = readme.index(/^## Rake/) or raise Failure, "README.md: no Rake section"
+    early = readme.index(/rake\s+(test|spec):valgrind/)
+    if early && early < section
+      line = readme[0...early].count("\n") + 1
+      raise Failure, "README.md:#{line}: names a Rake task before the section that puts it into the Rakefile"
+    end
+    ci = readme[/<!-- gemleak:rakefile-ci:.*?```ruby\n(.*?)```/m, 1] or raise Failure, "README.md: no rakefile-ci block"
+    paragraphs = readme.split(/\n\s*\n/).select { |p| p.include?(".gitignore") }
+    ci.scan(/"[a-z]+:([^"\s-][^"\s]*)"/).flatten.each do |file|
+      next if paragraphs.any? { |p| p.include?("`#{file}`") }
+
+      raise Failure, "README.md: its CI Rakefile writes #{file} into the checkout, and no word says to add it to .gitignore"
+    end
+  end
+
   def main(argv)
     gemleak = argv.shift or abort "usage: ruby tests/docs/examples.rb GEMLEAK"
     blocks = FILES.flat_map { |file| markdown_blocks(file) } + man_blocks("man/gemleak.1")
@@ -500,6 +521,7 @@ module DocExamples
     end
     raise Failure, "README.md: no sh block running #{FIRST_COMMAND} in its first #{FIRST_LINES} lines" unless try
 
+    readme_order
     runner = Runner.new(gemleak)
     begin
       runner.check_all(blocks, ENV["GEMLEAK_DOCS_ONLY"])

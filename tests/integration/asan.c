@@ -7,6 +7,8 @@
  * or the runtime the tests are skipped, and say why. */
 #include <string.h>
 
+#include <glib/gstdio.h>
+
 #include "harness.h"
 #include "gemleak/run/engine.h"
 
@@ -359,6 +361,93 @@ START_TEST(test_asan_pipe_in_the_path)
 }
 END_TEST
 
+/* The example gem that loads its extension with require_relative
+ * (fixtures/relative-gem), copied into @work/relative-gem and built there
+ * by its compile task.
+ * Returns: (transfer full): the copy's directory. */
+static char *relative_gem(void)
+{
+    char *dir = g_build_filename(work, "relative-gem", NULL);
+    g_autofree char *fixture = gl_test_fixture("relative-gem");
+    g_autofree char *lib = gl_test_project_file("rake/lib");
+    g_autofree char *script = g_strdup_printf("rm -rf '%s' && cp -r '%s' '%s' && cd '%s' && "
+                                              "rake -I '%s' compile >/dev/null 2>&1",
+                                              dir, fixture, dir, dir, lib);
+    const char *sh[] = { "sh", "-c", script, NULL };
+    g_autofree char *err = NULL;
+    ck_assert_msg(gl_test_spawn(sh, NULL, &err) == 0, "building %s: %s", dir, err);
+    return dir;
+}
+
+/* What the user's own build is: its bytes and when it was written. */
+static char *build_state(const char *so)
+{
+    GStatBuf st;
+    ck_assert_msg(g_stat(so, &st) == 0, "no %s", so);
+    gsize length = 0;
+    g_autofree char *bytes = gl_test_read(so, &length);
+    g_autofree char *digest = g_compute_checksum_for_data(G_CHECKSUM_SHA256, (const guchar *) bytes,
+                                                          length);
+    return g_strdup_printf("%s %lld.%09ld", digest, (long long) st.st_mtim.tv_sec,
+                           st.st_mtim.tv_nsec);
+}
+
+/* Issue 37, item 2: c.engine = :asan, and a gem that loads its extension
+ * with require_relative (not through the load path, which the task puts
+ * its AddressSanitizer build first on): what the suite loads is that
+ * build all the same, and `rake spec:valgrind` finds the use after free;
+ * the user's own build in lib/ is as it was, also after a task
+ * interrupted as Ctrl-C interrupts it. */
+START_TEST(test_asan_rake_task_loads_the_instrumented_build_however_required)
+{
+    if (!have_ruby31("the Rake task with engine :asan on a gem that uses require_relative"))
+        return;
+    g_autofree char *dir = relative_gem();
+    g_autofree char *so = g_build_filename(dir, "lib", "scanner", "scanner.so", NULL);
+    g_autofree char *before = build_state(so);
+    g_autofree char *lib = gl_test_project_file("rake/lib");
+    g_autofree char *tmp = g_build_filename(work, "tmp", NULL);
+    g_mkdir_with_parents(tmp, 0700);
+    g_auto(GStrv) env = g_environ_setenv(g_get_environ(), "GEMLEAK", gemleak_binary, TRUE);
+    env = g_environ_setenv(env, "TMPDIR", tmp, TRUE);
+    const char *argv[] = { "rake", "-I", lib, "spec:valgrind", NULL };
+    Result r = { 0 };
+    run_command(&r, dir, env, argv);
+    ck_assert_msg(r.status != 0, "rake passed:\n%s", r.err);
+    gl_assert_line(r.out, "^2 examples, 0 failures$");
+    gl_assert_line(r.err, "^gemleak: ran under AddressSanitizer ");
+    gl_assert_line(r.err, "^gemleak: target: .*/tmp/gemleak-asan/[0-9.]+/lib/scanner/scanner\\.so$");
+    gl_assert_no_line(r.err, "not built with AddressSanitizer");
+    gl_assert_line(r.err, "^ \\*scanner_first \\(ext/scanner/scanner\\.c:\\d+\\)$");
+    gl_assert_line(r.err, "^GemLeak::Error: gemleak: 1 finding \\(leaks or memory errors\\) in the "
+                          "extension; the report is above$");
+    g_autofree char *after = build_state(so);
+    ck_assert_str_eq(after, before);
+    result_clear(&r);
+
+    /* Ctrl-C while the suite runs: the whole process group gets SIGINT
+     * (started from Ruby: a shell would start it with SIGINT ignored) */
+    const char *interrupt =
+        "pid = spawn('rake', '-I', ARGV[0], 'spec:valgrind', 'SPEC=spec/slow_spec.rb', "
+        "out: 'out.txt', err: 'err.txt', pgroup: true)\n"
+        "1200.times { break if File.read('out.txt').include?(%(ready\\n)); sleep 0.5 }\n"
+        "Process.kill('INT', -pid)\n"
+        "Process.wait(pid)\n"
+        "puts %(status #{$?.exitstatus || 128 + $?.termsig})\n";
+    const char *ruby[] = { "ruby", "-e", interrupt, lib, NULL };
+    Result interrupted = { 0 };
+    run_command(&interrupted, dir, env, ruby);
+    gl_assert_line(interrupted.out, "^status [1-9][0-9]*$");
+    g_autofree char *out_path = g_build_filename(dir, "out.txt", NULL);
+    g_autofree char *out = gl_test_read(out_path, NULL);
+    gl_assert_line(out, "^ready$");
+    g_autofree char *interrupted_state = build_state(so);
+    ck_assert_str_eq(interrupted_state, before);
+    result_clear(&interrupted);
+    gl_remove_tree(dir);
+}
+END_TEST
+
 void integration_asan(TCase *tcase)
 {
     tcase_add_unchecked_fixture(tcase, setup_ruby31, teardown_ruby31);
@@ -369,4 +458,5 @@ void integration_asan(TCase *tcase)
     tcase_add_test(tcase, test_asan_per_test_names_the_test);
     tcase_add_test(tcase, test_asan_interrupted_run_never_passes);
     tcase_add_test(tcase, test_asan_pipe_in_the_path);
+    tcase_add_test(tcase, test_asan_rake_task_loads_the_instrumented_build_however_required);
 }

@@ -365,6 +365,39 @@ START_TEST(test_lsan_per_test_names_the_test_as_valgrind)
 }
 END_TEST
 
+/* Issue 37, item 5: under LeakSanitizer too, the first test that
+ * allocated a lost block is named first, though it turned GC.stress on,
+ * whichever place the runtime's report gives its loss record (largest
+ * first: FIRST_BLOCK=small puts it last), with the first five of the
+ * seven that allocated one. */
+START_TEST(test_lsan_per_test_names_the_first_test_first)
+{
+    if (!have_ruby34("--per-test under the LeakSanitizer engine: the first test first"))
+        return;
+    g_autofree char *gem = g_build_filename(work, "gem", NULL);
+    const char *blocks[] = { "FIRST_BLOCK=small", "FIRST_BLOCK=big" };
+    for (guint i = 0; i < G_N_ELEMENTS(blocks); i++) {
+        const char *command[] = { "env", blocks[i], ruby34, "-Ilib", "-Itest",
+                                  "per_test/first_leak_test.rb", NULL };
+        g_autofree char *json = g_strdup_printf("%s/first-%u.json", work, i);
+        Result r = { 0 };
+        run_per_test(&r, gem, "lsan", json, command);
+        ck_assert_msg(r.status == 1, "%s: status %d:\n%s", blocks[i], r.status, r.err);
+        gl_assert_line(r.out, "^8 runs, 8 assertions, 0 failures, 0 errors");
+        g_autofree char *named = named_tests(json, r.err);
+        g_autoptr(GRegex) regex = g_regex_new(
+            "^[0-9]+ bytes in 7: FirstLeakTest#test_b_leaks_under_gc_stress @ [^;]*; "
+            "FirstLeakTest#test_c_leaks @ [^;]*; FirstLeakTest#test_d_leaks @ [^;]*; "
+            "FirstLeakTest#test_e_leaks @ [^;]*; FirstLeakTest#test_f_leaks @ [^;]*$", 0, 0, NULL);
+        ck_assert_msg(g_regex_match(regex, named, 0, NULL), "%s: %s\n%s", blocks[i], named, r.err);
+        gl_assert_line(r.err, "^allocated in FirstLeakTest#test_b_leaks_under_gc_stress "
+                              "\\(per_test/first_leak_test\\.rb:[0-9]+\\); also in "
+                              "FirstLeakTest#test_c_leaks ");
+        result_discard(&r);
+    }
+}
+END_TEST
+
 /* Issue 26, item 14: --per-test=file under LeakSanitizer names the file
  * whose tests allocated each lost block, as the Valgrind engine names the
  * file after whose check it was lost: every leak was "before the first
@@ -975,6 +1008,7 @@ void integration_engine(TCase *tcase)
     tcase_add_test(tcase, test_lsan_sample_gem_as_valgrind);
     tcase_add_test(tcase, test_lsan_process_outside_the_engine_is_incomplete);
     tcase_add_test(tcase, test_lsan_per_test_names_the_test_as_valgrind);
+    tcase_add_test(tcase, test_lsan_per_test_names_the_first_test_first);
     tcase_add_test(tcase, test_lsan_per_test_file_names_the_file);
     tcase_add_test(tcase, test_lsan_per_test_sixty_tests);
     tcase_add_test(tcase, test_lsan_per_test_clean_suite_runs_once);

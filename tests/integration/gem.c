@@ -10,8 +10,9 @@
 /* Runs tests/@script CLONE WORK from a fresh clone of this tree, with the
  * README's blocks in WORK (install.sh, Gemfile.line, bundle.sh,
  * Rakefile.snippet), as a user without privileges: run as root (CI), as
- * TEST_USER, made when missing; with HOME, GEM_HOME and TMPDIR private
- * to it and nothing of gemleak in the environment. The script prints a
+ * TEST_USER, made when missing, after root installed gemleak from the
+ * clone with Bundler into WORK/root-gems; with HOME, GEM_HOME and TMPDIR
+ * private to it and nothing of gemleak in the environment. The script prints a
  * "== " line a step, "FAILED: ..." when one does not go as the README
  * says, and "== done" at the end. */
 static void run_clone_script(const char *test, const char *script_name)
@@ -46,10 +47,25 @@ static void run_clone_script(const char *test, const char *script_name)
     g_autofree char *script = g_build_filename(clone, "tests", script_name, NULL);
     g_autoptr(GPtrArray) argv = g_ptr_array_new();
     if (geteuid() == 0) {
+        /* Root installs gemleak from the clone with Bundler first, as a
+         * trial does into the system's gems (issue 37, item 9): into
+         * root-gems/, which stands for them (root's, the same commit
+         * checked out, Bundler's git cache), for the script to meet. No
+         * binary is built (PKG_CONFIG=false): what trips the user's
+         * Bundler is what root's left in the directory. */
+        g_autofree char *root_install = g_strdup_printf(
+            "cd '%s' && mkdir root-gems root-project root-home && "
+            "sed 's|\"https://[^\"]*\"|\"file://%s\"|' Gemfile.line >root-project/Gemfile && "
+            "cd root-project && HOME='%s/root-home' GEM_HOME='%s/root-gems' PKG_CONFIG=false "
+            "bundle install --quiet </dev/null", work, clone, work, work);
+        const char *sh_root[] = { "sh", "-c", root_install, NULL };
+        g_autofree char *root_out = NULL, *root_err = NULL;
+        ck_assert_msg(gl_test_spawn(sh_root, &root_out, &root_err) == 0,
+                      "Bundler as root, into root-gems/: %s%s", root_out, root_err);
         g_autofree char *prepare = g_strdup_printf(
             "id -u " TEST_USER " >/dev/null 2>&1 || useradd --system --user-group --no-create-home "
-            "--home-dir /nonexistent --shell /bin/sh " TEST_USER " && chown -R " TEST_USER ": '%s'",
-            work);
+            "--home-dir /nonexistent --shell /bin/sh " TEST_USER " && chown -R " TEST_USER ": '%s' "
+            "&& chown -R root: '%s/root-gems'", work, work);
         const char *sh_prepare[] = { "sh", "-c", prepare, NULL };
         g_autofree char *prepare_err = NULL;
         ck_assert_msg(gl_test_spawn(sh_prepare, NULL, &prepare_err) == 0, "making the user %s: %s",

@@ -146,6 +146,17 @@ START_TEST(test_rake_without_gemleak_says_how_to_get_it)
 }
 END_TEST
 
+/* How often the task showed the command it ran (`gemleak run ... --
+ * ruby ...`, some 600 characters) in @result's output: once, as `rake spec`
+ * shows its own, however the suite or the gate ended (issue 37, item 8:
+ * RSpec's task printed it again before `rake aborted!`). */
+static guint commands_shown(const Result *result)
+{
+    const char *shown = " run --format text --format json:";
+    return gl_test_count(result->out, strlen(result->out), shown) +
+           gl_test_count(result->err, strlen(result->err), shown);
+}
+
 START_TEST(test_rspec_task)
 {
     Result leak = { 0 };
@@ -154,6 +165,8 @@ START_TEST(test_rspec_task)
     gl_assert_line(leak.out, "1 example, 0 failures");
     gl_assert_line(leak.err, "^ \\*tally_count \\(tally\\.c:\\d+\\)$");
     gl_assert_line(leak.err, "^GemLeak::Error: gemleak: 1 finding ");
+    ck_assert_msg(commands_shown(&leak) == 1, "the command shown %u times:\n%s\n%s",
+                  commands_shown(&leak), leak.out, leak.err);
     forget(&leak, dir);
 
     Result clean = { 0 };
@@ -168,6 +181,8 @@ START_TEST(test_rspec_task)
     gl_assert_line(failing.out, "1 example, 1 failure");
     gl_assert_line(failing.err, "^GemLeak::Error: spec suite failed \\(status 1\\); gemleak found no leaks$");
     gl_assert_no_line(failing.err, GEMLEAK_LIBRARY_FRAME);
+    ck_assert_msg(commands_shown(&failing) == 1, "the command shown %u times:\n%s\n%s",
+                  commands_shown(&failing), failing.out, failing.err);
     forget(&failing, dir);
 }
 END_TEST

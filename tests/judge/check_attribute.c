@@ -384,6 +384,53 @@ START_TEST(test_two_loss_records_of_one_finding)
 }
 END_TEST
 
+/* Issue 37, item 5: the first test that lost a block of a finding is
+ * named first, and among the five named, though its loss record came
+ * last in the exit check (Valgrind reports the smallest first): a
+ * finding's tests are in the order they ran, not the order their loss
+ * records were read. */
+START_TEST(test_first_test_named_first_whatever_the_exit_order)
+{
+    g_autoptr(GString) xml = g_string_new(NULL);
+    begin(xml, 100);
+    /* the first test's block, through another Ruby frame: its own loss record */
+    g_autoptr(GString) first = g_string_new(NULL);
+    leak(first, "1500 (+1500) bytes in 1 (+1) blocks", 1500, 1, 45);
+    g_string_replace(first, "<ip>0x4C00000</ip>", "<ip>0x4C00010</ip>", 0);
+    start(xml, A);
+    end(xml, A);
+    g_string_append(xml, first->str);
+    for (guint i = 1; i <= GL_FINDING_MAX_TESTS + 1; i++) {
+        g_autofree char *name = g_strdup_printf("ManyTest#test_%u", i);
+        g_autofree char *location = g_strdup_printf(GEM "/test/many_test.rb:%u", 10 * i);
+        g_autofree char *what = g_strdup_printf("%u (+2) bytes in %u (+1) blocks", 2 * i, i);
+        start(xml, name, location);
+        end(xml, name, location);
+        leak(xml, what, 2 * i, i, 45);
+    }
+    finished(xml);
+    /* the exit check: the small loss record first */
+    g_autofree char *small = g_strdup_printf("%u bytes in %u blocks", 2 * (GL_FINDING_MAX_TESTS + 1),
+                                             GL_FINDING_MAX_TESTS + 1);
+    leak(xml, small, 2 * (GL_FINDING_MAX_TESTS + 1), GL_FINDING_MAX_TESTS + 1, 45);
+    g_string_replace(first, "(+1500) ", "", 0);
+    g_string_replace(first, "1 (+1) blocks", "1 blocks", 0);
+    g_string_append(xml, first->str);
+    close_document(xml);
+
+    Filtered f = { 0 };
+    filter_docs(&f, "json", (GString *const[]) { xml, NULL });
+    ck_assert_uint_eq(n_findings(&f), 1);
+    JsonObject *finding = finding_at(&f, 0);
+    g_autofree char *tests = tests_of(finding);
+    ck_assert_str_eq(tests, "ATest#test_a @ test/a_test.rb:4, ManyTest#test_1 @ test/many_test.rb:10, "
+                            "ManyTest#test_2 @ test/many_test.rb:20, ManyTest#test_3 @ "
+                            "test/many_test.rb:30, ManyTest#test_4 @ test/many_test.rb:40");
+    ck_assert(json_object_get_boolean_member(finding, "more_tests"));
+    filtered_clear(&f);
+}
+END_TEST
+
 /* Memory still referenced when the last test ended is lost at exit: no
  * test is named. */
 START_TEST(test_leak_lost_at_exit)
@@ -1164,6 +1211,7 @@ Suite *gl_attribute_suite(void)
     tcase_add_test(checks, test_leak_in_two_tests_counts_once);
     tcase_add_test(checks, test_killed_process_keeps_the_last_check);
     tcase_add_test(checks, test_two_loss_records_of_one_finding);
+    tcase_add_test(checks, test_first_test_named_first_whatever_the_exit_order);
     tcase_add_test(checks, test_leak_lost_at_exit);
     tcase_add_test(checks, test_leak_lost_before_the_first_test);
     tcase_add_test(checks, test_errors_during_and_between_tests);

@@ -71,6 +71,10 @@ class RakeProtocolTest < Minitest::Test
     assert_equal protocol("ASAN_CFLAGS"), GemLeak::AsanBuild::CFLAGS
     assert_equal protocol("ASAN_LDFLAGS"), GemLeak::AsanBuild::LDFLAGS
   end
+
+  def test_the_instrumented_build_is_named_as_the_helper_reads_it
+    assert_equal protocol("INSTRUMENTED_VARIABLE"), GemLeak::INSTRUMENTED_VARIABLE
+  end
 end
 
 # The members of gemleak's JSON report that the Rake library reads: held to

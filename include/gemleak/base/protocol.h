@@ -265,6 +265,13 @@
  * with the next word (ruby.c's is_option_with_arg), blank-separated: how
  * gemleak and the helper read a Ruby command line alike. */
 #define GL_PROTO_RUBY_LONG_WITH_VALUE "enable disable encoding external-encoding internal-encoding dump backtrace-limit parser crash-report"
+/* A directory that holds a build of the project's extensions made for
+ * the engine (the Rake library's AddressSanitizer build, as `require`
+ * names each: "scanner/scanner.so"): the helper loads it in place of the
+ * project's own build, however the suite requires that (require,
+ * require_relative, a path built from __dir__). Set by whoever built it;
+ * given back to a program started with an environment of its own. */
+#define GL_PROTO_INSTRUMENTED_VARIABLE "GEMLEAK_INSTRUMENTED"
 /* What an extension is compiled with for the AddressSanitizer engine
  * (engine_asan.c; the Rake library's AsanBuild, which a test holds to
  * these). -fsanitize-recover=address lets the suite go on after an

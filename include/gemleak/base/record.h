@@ -70,12 +70,24 @@ typedef struct {
                             * "" for a whole test file (--per-test=file) */
     char *location;        /* as the helper wrote it: "/abs/test/count_test.rb:6",
                             * or the file alone; nullable */
+    /* Where it came in its process's run: 1 for the first test that
+     * started, 2 for the next...; 0 when not known (a report read back). */
+    guint64 seq;
 } GlTest;
 
 /* Returns: (transfer full): free with gl_test_free(). */
 GlTest *gl_test_new(const char *name, const char *location);
+/* Returns: (transfer full): a copy of @test, its place in the run too. */
+GlTest *gl_test_copy(const GlTest *test);
 void gl_test_free(GlTest *test);
 gboolean gl_test_equal(const GlTest *a, const GlTest *b);
+/* Puts @test (taken) into @tests (GlTest*, owned) in the order the tests
+ * ran (by seq; one whose place is not known after those whose is, in the
+ * order they came), unless it is there already, keeping the first @max:
+ * the tests a finding names are the first that lost it, whatever order
+ * the engine reported its loss records in.
+ * Returns: TRUE when a test was left out for want of room. */
+gboolean gl_tests_insert(GPtrArray *tests, GlTest *test, guint max);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(GlTest, gl_test_free)
 
 struct GlRecord;

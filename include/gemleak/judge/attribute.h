@@ -86,6 +86,12 @@ GlAttributor *gl_attributor_new(GlFindings *findings);
 void gl_attributor_free(GlAttributor *attributor);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(GlAttributor, gl_attributor_free)
 
+/* The place of each test in the run of the process whose records come
+ * next (GlProcess.test_order, nullable; a reference is kept): the tests a
+ * finding names are those that ran first, whatever order the engine
+ * reported its loss records in. */
+void gl_attributor_set_test_order(GlAttributor *attributor, GHashTable *order);
+
 /* Takes a kept @record, read at @order (as gl_findings_add() takes it): an
  * error is added at once; a mid-run leak is held until the exit check
  * reports it again, or the input ends. */

@@ -142,8 +142,23 @@ typedef struct {
      * allocated at exit, address (gint64*) -> the owner's marker
      * "gemleak:owned\tNAME\tLOCATION" (char*); nullable. */
     GHashTable *owners;
+    /* --per-test: the place of each test in the process's run, from the
+     * helper's start markers: GSIZE_TO_POINTER(gl_process_test_key() of
+     * the marker's NAME and LOCATION) -> GSIZE_TO_POINTER(1 for the first
+     * test that started, 2 for the next...); nullable. A judge that keeps
+     * it takes a reference. */
+    GHashTable *test_order;
     GlOutputTraits traits;
     const GlJudgedRun *judged;  /* nullable: an input already judged */
 } GlProcess;
+
+/* Returns: the key of GlProcess.test_order for the test of @name and
+ * @location, as the helper's markers give them (escaped). */
+gsize gl_process_test_key(const char *name, const char *location);
+
+/* Notes @marker (a line of the helper's, "gemleak:...") in @process: a
+ * start marker gives the test its place in GlProcess.test_order, unless
+ * it started before. */
+void gl_process_note_marker(GlProcess *process, const char *marker);
 
 #endif

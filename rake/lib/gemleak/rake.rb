@@ -105,12 +105,12 @@ module GemLeak
       files = ENV["SPEC"] ? FileList[ENV["SPEC"]] : Dir.glob(library.pattern).uniq
       gemleak_say_files(files.size, library)
       gemleak_failing do
-        load_path = gemleak_prepare(@gemleak_task)
+        load_path, environment = gemleak_prepare(@gemleak_task)
         copy = library.dup
         copy.ruby_opts = [load_path.shelljoin, *Array(copy.ruby_opts)] unless load_path.empty?
-        session = Session.new(gemleak)
+        session = Session.new(gemleak, environment)
         command = "#{session.prefix} #{copy.send(:spec_command)}"
-        ok = system(command)
+        ok = system(session.environment, command)
         session.check!(ok, $?, "test suite")
       end
     end
@@ -128,10 +128,10 @@ module GemLeak
     # (engine :asan) first on the load path.
     def gemleak_sh(words, options, &block)
       gemleak_failing do
-        load_path = gemleak_prepare(@gemleak_task)
-        session = Session.new(gemleak)
+        load_path, environment = gemleak_prepare(@gemleak_task)
+        session = Session.new(gemleak, environment)
         command = [session.prefix, [RUBY, *load_path].shelljoin, words].join(" ")
-        sh(command, **options) do |ok, status|
+        sh(*[session.environment].reject(&:empty?), command, **options) do |ok, status|
           session.check!(ok, status, "test suite")
           block&.call(ok, status)
         end

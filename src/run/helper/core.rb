@@ -28,6 +28,11 @@ module GemLeakHelper
     ABSOLUTE_P = File.method(:absolute_path?)
     EXPAND = File.method(:expand_path)
     APPEND = File::WRONLY | File::APPEND | File::CREAT | (defined?(File::CLOEXEC) ? File::CLOEXEC : 0)
+    GC_START = GC.method(:start)
+    GC_ENABLE = GC.method(:enable)
+    GC_DISABLE = GC.method(:disable)
+    GC_STRESS = GC.method(:stress)
+    GC_SET_STRESS = GC.method(:stress=)
 
     class << self
       def pid
@@ -111,6 +116,27 @@ module GemLeakHelper
       end
 
       attr_reader :native_error
+
+      # Runs the block with the collector as the helper's checks need it,
+      # whatever the suite set, then puts the suite's settings back: on (a
+      # test that left it off, GC.disable, would have GC.start do nothing,
+      # and what its objects lose be lost at a later test's check) and not
+      # stressed (GC.stress left on makes every allocation of the helper's
+      # a collection).
+      def with_collector
+        stress = GC_STRESS.call
+        GC_SET_STRESS.call(false) if stress
+        disabled = GC_ENABLE.call
+        yield
+      ensure
+        GC_DISABLE.call if disabled
+        GC_SET_STRESS.call(stress) if stress
+      end
+
+      # A full collection, as with_collector has the collector.
+      def collect
+        with_collector { GC_START.call }
+      end
     end
   end
 

@@ -49,7 +49,7 @@ module GemLeakHelper
         begin
           finish if on?
           Owners.none if @owners
-          GC.start
+          Core.collect
           Owners.write if @owners
         rescue StandardError => e
           Core.debug(e)
@@ -75,7 +75,7 @@ module GemLeakHelper
 
         begin
           finish if on?
-          GC.start
+          Core.collect
         rescue StandardError => e
           Core.debug(e)
         end

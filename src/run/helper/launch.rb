@@ -269,6 +269,75 @@ module GemLeakLaunch
       exec_under_engine([file.to_s, *ARGV], ENV.to_h, {})
     end
 
+    # What the launcher starts goes under Valgrind from its start, with all
+    # it starts in turn (Valgrind follows each exec), as when the launcher
+    # itself runs under it: a Ruby started with an environment of its own
+    # (env -i, a static launcher that clears it) or that ignores RUBYOPT
+    # (ruby --disable=rubyopt) is checked all the same. @args are
+    # Kernel#system's: [ENV,] COMMAND [ARG...] [, OPTIONS].
+    # Returns: the arguments that run it under Valgrind; nil for a program
+    # Valgrind would not trace (a build tool, another launcher) or what
+    # cannot be told apart (the launcher started as [PROGRAM, ARGV0]).
+    def under_engine(args)
+      return nil if @valgrind.nil? || args.empty?
+
+      args = args.dup
+      env = args.first.is_a?(Hash) ? args.shift : nil
+      options = args.last.is_a?(Hash) ? args.pop : nil
+      words = command_words(args)
+      return nil if words.nil?
+
+      program = resolve(words[0], env)
+      return nil if program.nil? || skipped?(program)
+
+      [*([env] if env), [@valgrind[0], @valgrind[0]], *@valgrind.drop(1), program,
+       *words.drop(1), *([options] if options)]
+    rescue StandardError => e
+      Core.debug(e)
+      nil
+    end
+
+    # A command's words: a string as Ruby runs it (through the shell when
+    # it holds what only the shell reads), else its program and arguments.
+    def command_words(args)
+      if args.size == 1 && args[0].respond_to?(:to_str)
+        line = args[0].to_str
+        return ["/bin/sh", "-c", line] if line.match?(SHELL_SYNTAX)
+
+        words = line.split
+        return words.empty? ? nil : words
+      end
+      return nil if args[0].is_a?(Array)
+
+      args.map { |arg| File.path(arg) }
+    end
+
+    # What Ruby leaves to /bin/sh in a command given as one string.
+    SHELL_SYNTAX = /[*?{}\[\]<>()~&|\\$;'`"\n#=%]/.freeze
+
+    # @name's path, as the command's PATH finds it; nil if none does.
+    def resolve(name, env)
+      return name if name.include?("/")
+
+      path = env&.key?("PATH") ? env["PATH"] : ENV["PATH"]
+      path.to_s.split(File::PATH_SEPARATOR).each do |dir|
+        candidate = File.join(dir, name)
+        return candidate if File.file?(candidate) && File.executable?(candidate)
+      end
+      nil
+    end
+
+    # A program Valgrind's --trace-children-skip keeps out (a compiler),
+    # or a launcher, which runs as this one does.
+    def skipped?(program)
+      base = File.basename(program)
+      return true if LAUNCHERS.include?(base)
+
+      skip = @valgrind.reverse.find { |arg| arg.start_with?("--trace-children-skip=") }
+      patterns = skip.to_s.delete_prefix("--trace-children-skip=").split(",")
+      patterns.any? { |p| File.fnmatch?(p, program) || File.fnmatch?(p, base) }
+    end
+
     # Tells gemleak (outside-<pid>.txt) what this process ran outside
     # Valgrind, in a sentence: what it ran was not checked.
     def outside(what)
@@ -319,6 +388,47 @@ module GemLeakLaunch
     def load(file, *rest)
       GemLeakLaunch.hand_over(file) if $0 == file
       super
+    end
+  end
+
+  # Kernel#system, #spawn and #exec, and Process.spawn and .exec, in a
+  # launcher: what it starts, under Valgrind (GemLeakLaunch.under_engine).
+  # What it starts otherwise (a pipe, backquotes) runs natively, each Ruby
+  # below putting itself under Valgrind as below a spared launcher.
+  module Spawn
+    private
+
+    def system(*args)
+      wrapped = GemLeakLaunch.under_engine(args)
+      wrapped ? super(*wrapped) : super
+    end
+
+    def spawn(*args)
+      wrapped = GemLeakLaunch.under_engine(args)
+      wrapped ? super(*wrapped) : super
+    end
+
+    def exec(*args)
+      wrapped = GemLeakLaunch.under_engine(args)
+      wrapped ? super(*wrapped) : super
+    end
+  end
+
+  # The same, called on Kernel or Process.
+  module SpawnPublic
+    def system(*args)
+      wrapped = GemLeakLaunch.under_engine(args)
+      wrapped ? super(*wrapped) : super
+    end
+
+    def spawn(*args)
+      wrapped = GemLeakLaunch.under_engine(args)
+      wrapped ? super(*wrapped) : super
+    end
+
+    def exec(*args)
+      wrapped = GemLeakLaunch.under_engine(args)
+      wrapped ? super(*wrapped) : super
     end
   end
 end

@@ -18,6 +18,7 @@
 #   protocol.rb            this; what gemleak and the helper say to each other
 #   core.rb                what the helper takes when it loads; the engine's runtime
 #   extensions.rb          the extensions a process loads, recorded; require and fork
+#   instrumented.rb        the engine's build of the extensions, loaded in place of the project's
 #   durations.rb           how long each test file took (--jobs)
 #   sanitizer.rb           the checks a sanitizer's runtime makes while Ruby runs
 #   owners.rb              which test allocated each block, under a sanitizer
@@ -112,6 +113,7 @@ module GemLeakHelper
     FREE_AT_EXIT_VALUE = "1-gemleak"
     LAUNCHERS = "bundle bundler rake"
     RUBY_LONG_WITH_VALUE = "enable disable encoding external-encoding internal-encoding dump backtrace-limit parser crash-report"
+    INSTRUMENTED_VARIABLE = "GEMLEAK_INSTRUMENTED"
     ASAN_CFLAGS = "-fsanitize=address -fsanitize-recover=address -fno-omit-frame-pointer"
     ASAN_LDFLAGS = "-fsanitize=address"
     # END protocol.h

@@ -8,6 +8,8 @@ case GemLeakLaunch.start
 when :launcher
   Object.prepend(GemLeakLaunch::Watch) # Object, as GemLeakHelper::Require below
   Kernel.singleton_class.prepend(GemLeakLaunch::HandOver)
+  Object.prepend(GemLeakLaunch::Spawn)
+  [Kernel.singleton_class, Process.singleton_class].each { |mod| mod.prepend(GemLeakLaunch::SpawnPublic) }
   at_exit { GemLeakLaunch.check_extensions(restart: false) }
   return
 when :outside
@@ -28,6 +30,10 @@ GemLeakHelper.record_new_extensions
 # extensions are not built. Try: gem pristine" about the project's own
 # gemspec. Every object that can call require is an Object.
 Object.prepend(GemLeakHelper::Require)
+if GemLeakHelper::Instrumented.on?
+  Object.prepend(GemLeakHelper::Instrumented::Require)
+  Kernel.singleton_class.prepend(GemLeakHelper::Instrumented::Require)
+end
 Process.singleton_class.prepend(GemLeakHelper::Fork) if Process.respond_to?(:_fork)
 GemLeakHelper::PerTest.start_owners if GemLeakHelper::Runtime.mapped?
 if GemLeakHelper::Runtime.mapped? || GemLeakHelper::PerTest.on?
@@ -49,7 +55,7 @@ at_exit do
     # function, without a collection first.
     unless GemLeakHelper::FREES_AT_EXIT
       GemLeakHelper.forget_minitest_lets
-      GC.start
+      GemLeakHelper::Core.collect
     end
     GemLeakHelper.forked if GemLeakHelper.forked? # Ruby before 3.1 has no Process._fork
     GemLeakHelper.record_new_extensions
