@@ -106,10 +106,9 @@ static void learn(const char *dir, gint64 pid)
     process_frame_pointers = facts.frame_pointers;
 }
 
-guint gl_exact_deadline(gdouble seconds)
+guint gl_exact_deadline(gdouble seconds, gboolean everywhere)
 {
-    /* twice the first run's time, and a minute for a machine that got busy */
-    gdouble limit = 2 * MAX(seconds, 0) + 60;
+    gdouble limit = (everywhere ? 25 : 2) * MAX(seconds, 0) + 60;
     return limit > G_MAXUINT / 2 ? G_MAXUINT / 2 : (guint) limit;
 }
 
@@ -365,7 +364,7 @@ static gboolean run_again(const GlRunOptions *options, GPtrArray *commands, gdou
     /* the tests' names, for the helper to skip the others by */
     again.per_test = tests_file != NULL ? GL_PROTO_PER_TEST_OWNERS : NULL;
     again.time_files = FALSE;
-    again.deadline = gl_exact_deadline(first);
+    again.deadline = gl_exact_deadline(first, sites_file == NULL);
     again.input_offset = input_offset;
     GlRunResult second = { 0 };
     gint64 started = g_get_monotonic_time();

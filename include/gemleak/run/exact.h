@@ -49,9 +49,13 @@ typedef struct {
 } GlExactResult;
 
 /* Returns: how many seconds the second run of commands that took @seconds
- * the first time may take before it is ended (it should take as long: a
- * suite that waits for something that does not come must not hang the run). */
-guint gl_exact_deadline(gdouble seconds);
+ * the first time may take before it is ended (a suite that waits for
+ * something that does not come must not hang the run): what it costs,
+ * once the first run's time when it unwinds only the sites that leaked,
+ * up to 23 times (real suites, exact unwinding) when it unwinds every
+ * allocation (@everywhere), with room to spare and a minute for a machine
+ * that got busy. */
+guint gl_exact_deadline(gdouble seconds, gboolean everywhere);
 
 /* After gl_run_commands() (@options, @commands, @result as given and
  * filled there): when the engine pays exact stacks only where something
