@@ -71,7 +71,11 @@ B ?= build
 # Valgrind, report/ the formats and destinations, cli/ the command line.
 # Objects mirror them under $(B)/obj/<stage>/, tests under tests/<stage>/.
 STAGES    := base read judge run report cli
-LIB_SRCS  := $(filter-out src/cli/main.c,$(foreach s,$(STAGES),$(wildcard src/$(s)/*.c)))
+# The client code gemleak shares with the programs it puts in the run
+# (restore.c): the run's variables given back (gemleak/run/restore_env.h).
+SHARED_CLIENT_SRCS := src/run/client/restore_env.c
+LIB_SRCS  := $(filter-out src/cli/main.c,$(foreach s,$(STAGES),$(wildcard src/$(s)/*.c))) \
+             $(SHARED_CLIENT_SRCS)
 LIB_OBJS  := $(LIB_SRCS:src/%.c=$(B)/obj/%.o) $(B)/obj/resources.o
 UNIT_SRCS := tests/check_main.c tests/testutil.c $(foreach s,$(STAGES),$(wildcard tests/$(s)/*.c))
 UNIT_OBJS := $(UNIT_SRCS:tests/%.c=$(B)/obj/tests/%.o)
@@ -181,8 +185,10 @@ $(B)/client/gemleak_client.so: $(CLIENT_SRCS) $(PROTOCOL_H) Makefile
 # 3.4's warning about RUBY_FREE_AT_EXIT, which gemleak sets, stays out of
 # the suite's output (src/run/client/quiet.c). Needs nothing but the C
 # library: always built.
-PRELOAD_SRCS := $(RESDIR)/client/quiet.c $(RESDIR)/client/restore.c $(RESDIR)/client/proof.c
-$(B)/client/gemleak_preload.so: $(PRELOAD_SRCS) $(PROTOCOL_H) Makefile
+PRELOAD_SRCS := $(RESDIR)/client/quiet.c $(RESDIR)/client/restore.c $(RESDIR)/client/proof.c \
+                $(SHARED_CLIENT_SRCS)
+SHARED_CLIENT_HEADERS := include/gemleak/run/restore_env.h
+$(B)/client/gemleak_preload.so: $(PRELOAD_SRCS) $(PROTOCOL_H) $(SHARED_CLIENT_HEADERS) Makefile
 	@mkdir -p $(@D)
 	$(CC) $(CLIENT_CFLAGS) -Iinclude -o $@ $(PRELOAD_SRCS) -ldl -pthread
 
@@ -324,4 +330,4 @@ uninstall:
 clean:
 	rm -rf build build-asan build-fuzz
 
--include $(wildcard $(B)/obj/*/*.d $(B)/obj/tests/*.d $(B)/obj/tests/*/*.d $(B)/obj/fuzz/*.d)
+-include $(wildcard $(B)/obj/*/*.d $(B)/obj/*/*/*.d)

@@ -31,6 +31,7 @@
 #include <unistd.h>
 
 #include "gemleak/base/protocol.h"
+#include "gemleak/run/restore_env.h"
 
 extern char **environ;
 
@@ -59,25 +60,15 @@ static Fexecve real_fexecve;
 static Spawn real_posix_spawn;
 static Spawn real_posix_spawnp;
 
-/* One variable of the run, as GEMLEAK_RESTORE gives it. */
-typedef struct {
-    char how;            /* GL_PROTO_RESTORE_SET, _FRONT or _BACK */
-    const char *name;
-    size_t name_length;
-    const char *value;
-} Entry;
-
-#define MAX_ENTRIES 32
-static Entry entries[MAX_ENTRIES];
-static size_t n_entries;
+static GlRestoreSet set;
 
 /* Reads GEMLEAK_RESTORE as the process started: the suite may clear its
  * own environment later, and an exec in a vfork child allocates nothing.
- * GEMLEAK_RESTORE lists itself, so that it reaches what the program
- * starts in turn. */
-/* GEMLEAK_RESTORE's value as the process started, split in place into
- * the entries, which point into it: kept for the process's life. */
+ * Its value, split in place into the entries, which point into it, and
+ * kept whole (GEMLEAK_RESTORE lists itself, so that it reaches what the
+ * program starts in turn): kept for the process's life. */
 static char *restore_list;
+static char *restore_whole;
 
 __attribute__((constructor)) static void restore_start(void)
 {
@@ -87,137 +78,12 @@ __attribute__((constructor)) static void restore_start(void)
     real_posix_spawn = (Spawn) (uintptr_t) dlsym(RTLD_NEXT, "posix_spawn");
     real_posix_spawnp = (Spawn) (uintptr_t) dlsym(RTLD_NEXT, "posix_spawnp");
     const char *list = getenv(GL_PROTO_RESTORE_VARIABLE);
-    restore_list = list != NULL && *list != '\0' ? strdup(list) : NULL;
-    char *copy = restore_list;
-    for (char *item = copy; item != NULL && n_entries < MAX_ENTRIES;) {
-        char *next = strchr(item, GL_PROTO_RESTORE_SEPARATOR[0]);
-        if (next != NULL)
-            *next++ = '\0';
-        char *equals = *item != '\0' ? strchr(item + 1, '=') : NULL;
-        if (equals != NULL && equals > item + 1 &&
-            (item[0] == GL_PROTO_RESTORE_SET || item[0] == GL_PROTO_RESTORE_FRONT ||
-             item[0] == GL_PROTO_RESTORE_BACK)) {
-            Entry *entry = &entries[n_entries++];
-            entry->how = item[0];
-            entry->name = item + 1;
-            entry->name_length = (size_t) (equals - item - 1);
-            entry->value = equals + 1;
-        }
-        item = next;
-    }
-    if (copy != NULL && n_entries < MAX_ENTRIES) {
-        Entry *itself = &entries[n_entries++];
-        itself->how = GL_PROTO_RESTORE_SET;
-        itself->name = GL_PROTO_RESTORE_VARIABLE;
-        itself->name_length = strlen(GL_PROTO_RESTORE_VARIABLE);
-        itself->value = strdup(list);
-        if (itself->value == NULL)
-            n_entries--;
-    }
-}
-
-/* Returns: the value of @entry's variable in @envp, NULL when unset. */
-static const char *lookup(char *const envp[], const Entry *entry)
-{
-    for (char *const *var = envp; var != NULL && *var != NULL; var++)
-        if (strncmp(*var, entry->name, entry->name_length) == 0 &&
-            (*var)[entry->name_length] == '=')
-            return *var + entry->name_length + 1;
-    return NULL;
-}
-
-/* Returns: nonzero when @value holds @part whole, between @separators (or
- * its ends). */
-static int holds(const char *value, const char *part, const char *separators)
-{
-    size_t length = strlen(part);
-    for (const char *at = strstr(value, part); at != NULL; at = strstr(at + 1, part)) {
-        int starts = at == value || strchr(separators, at[-1]) != NULL;
-        int ends = at[length] == '\0' || strchr(separators, at[length]) != NULL;
-        if (starts && ends)
-            return 1;
-    }
-    return 0;
-}
-
-/* Returns: how many bytes "NAME=VALUE" of @entry needs once restored in
- * @envp, its NUL included; 0 when @envp needs nothing of it. */
-static size_t needs(char *const envp[], const Entry *entry)
-{
-    const char *theirs = lookup(envp, entry);
-    size_t ours = entry->name_length + 1 + strlen(entry->value) + 1;
-    if (theirs == NULL)
-        return ours;
-    switch (entry->how) {
-    case GL_PROTO_RESTORE_FRONT:
-        return holds(theirs, entry->value, " \t") ? 0 : ours + strlen(theirs) + 1;
-    case GL_PROTO_RESTORE_BACK:
-        return holds(theirs, entry->value, ": ") ? 0 : ours + strlen(theirs) + 1;
-    default:
-        return 0;
-    }
-}
-
-/* Writes @entry's "NAME=VALUE" at @out (needs() bytes), as restored in
- * @envp. */
-static void write_entry(char *out, char *const envp[], const Entry *entry)
-{
-    const char *theirs = lookup(envp, entry);
-    memcpy(out, entry->name, entry->name_length);
-    out += entry->name_length;
-    *out++ = '=';
-    if (entry->how == GL_PROTO_RESTORE_BACK && theirs != NULL) {
-        out = stpcpy(out, theirs);
-        *out++ = ':';
-    }
-    out = stpcpy(out, entry->value);
-    if (entry->how == GL_PROTO_RESTORE_FRONT && theirs != NULL) {
-        *out++ = ' ';
-        stpcpy(out, theirs);
-    }
-}
-
-/* Returns: nonzero when @var ("NAME=VALUE" of @envp) is one a restored
- * entry replaces. */
-static int replaced(char *const envp[], const char *var)
-{
-    for (size_t i = 0; i < n_entries; i++)
-        if (strncmp(var, entries[i].name, entries[i].name_length) == 0 &&
-            var[entries[i].name_length] == '=' && needs(envp, &entries[i]) > 0)
-            return 1;
-    return 0;
-}
-
-/* Returns: how many bytes @envp's restored variables need (0: none), and
- * in *@count how many variables @envp has. */
-static size_t restored_size(char *const envp[], size_t *count)
-{
-    size_t bytes = 0;
-    *count = 0;
-    for (char *const *var = envp; var != NULL && *var != NULL; var++)
-        (*count)++;
-    for (size_t i = 0; i < n_entries; i++)
-        bytes += needs(envp, &entries[i]);
-    return bytes;
-}
-
-/* Fills @vars (count + n_entries + 1 slots) and @text (bytes) with @envp,
- * its run variables restored. */
-static void restore(char *const envp[], char **vars, char *text)
-{
-    size_t n = 0;
-    for (char *const *var = envp; var != NULL && *var != NULL; var++)
-        if (!replaced(envp, *var))
-            vars[n++] = *var;
-    for (size_t i = 0; i < n_entries; i++) {
-        size_t need = needs(envp, &entries[i]);
-        if (need == 0)
-            continue;
-        write_entry(text, envp, &entries[i]);
-        vars[n++] = text;
-        text += need;
-    }
-    vars[n] = NULL;
+    if (list == NULL || *list == '\0')
+        return;
+    restore_list = strdup(list);
+    restore_whole = strdup(list);
+    if (restore_list != NULL)
+        gl_restore_parse(&set, restore_list, restore_whole);
 }
 
 /* Runs the statement @call with `restored`, @envp with the run's variables
@@ -225,14 +91,14 @@ static void restore(char *const envp[], char **vars, char *text)
 #define WITH_RESTORED(envp, call)                                                                \
     do {                                                                                         \
         size_t count_ = 0;                                                                       \
-        size_t bytes_ = restored_size((envp), &count_);                                          \
+        size_t bytes_ = gl_restore_size(&set, (envp), &count_);                                  \
         if (bytes_ == 0) {                                                                       \
             char *const *restored = (envp);                                                      \
             call;                                                                                \
         }                                                                                        \
-        char *vars_[count_ + n_entries + 1];                                                     \
+        char *vars_[count_ + set.n + 1];                                                         \
         char text_[bytes_];                                                                      \
-        restore((envp), vars_, text_);                                                           \
+        gl_restore_fill(&set, (envp), vars_, text_);                                             \
         char *const *restored = vars_;                                                           \
         call;                                                                                    \
     } while (0)
