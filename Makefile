@@ -72,8 +72,9 @@ B ?= build
 # Objects mirror them under $(B)/obj/<stage>/, tests under tests/<stage>/.
 STAGES    := base read judge run report cli
 # The client code gemleak shares with the programs it puts in the run
-# (restore.c): the run's variables given back (gemleak/run/restore_env.h).
-SHARED_CLIENT_SRCS := src/run/client/restore_env.c
+# (restore.c, the guard): whether a program is static, the run's
+# variables given back (gemleak/run/program_kind.h, restore_env.h).
+SHARED_CLIENT_SRCS := src/run/client/restore_env.c src/run/client/program_kind.c
 LIB_SRCS  := $(filter-out src/cli/main.c,$(foreach s,$(STAGES),$(wildcard src/$(s)/*.c))) \
              $(SHARED_CLIENT_SRCS)
 LIB_OBJS  := $(LIB_SRCS:src/%.c=$(B)/obj/%.o) $(B)/obj/resources.o
@@ -187,7 +188,7 @@ $(B)/client/gemleak_client.so: $(CLIENT_SRCS) $(PROTOCOL_H) Makefile
 # library: always built.
 PRELOAD_SRCS := $(RESDIR)/client/quiet.c $(RESDIR)/client/restore.c $(RESDIR)/client/proof.c \
                 $(SHARED_CLIENT_SRCS)
-SHARED_CLIENT_HEADERS := include/gemleak/run/restore_env.h
+SHARED_CLIENT_HEADERS := include/gemleak/run/restore_env.h include/gemleak/run/program_kind.h
 $(B)/client/gemleak_preload.so: $(PRELOAD_SRCS) $(PROTOCOL_H) $(SHARED_CLIENT_HEADERS) Makefile
 	@mkdir -p $(@D)
 	$(CC) $(CLIENT_CFLAGS) -Iinclude -o $@ $(PRELOAD_SRCS) -ldl -pthread
