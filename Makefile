@@ -86,7 +86,7 @@ INTEG_SRCS := $(wildcard tests/integration/*.c)
 INTEG_OBJS := $(INTEG_SRCS:tests/%.c=$(B)/obj/tests/%.o) $(B)/obj/tests/testutil.o
 RESDIR    := src/run
 RESOURCES := $(B)/helper/gemleak_helper.rb $(B)/client/gemleak_client.so $(B)/client/gemleak_preload.so \
-             $(B)/client/gemleak_alloc.so
+             $(B)/client/gemleak_alloc.so $(B)/client/gemleak_guard
 
 .PHONY: all demo check check-unit check-helper helper-protocol check-docs check-integration asan fuzz bench lint \
         install uninstall clean deps-build deps-check deps-demo deps-fuzz deps-bench deps-lint
@@ -192,6 +192,30 @@ SHARED_CLIENT_HEADERS := include/gemleak/run/restore_env.h include/gemleak/run/p
 $(B)/client/gemleak_preload.so: $(PRELOAD_SRCS) $(PROTOCOL_H) $(SHARED_CLIENT_HEADERS) Makefile
 	@mkdir -p $(@D)
 	$(CC) $(CLIENT_CFLAGS) -Iinclude -o $@ $(PRELOAD_SRCS) -ldl -pthread
+
+# The guard (src/run/client/guard.c), through which that library execs a
+# static program under the sanitizers' engines, following what it starts:
+# a static program itself, so that LD_PRELOAD is nothing to it. A
+# compiler without a static C library (Fedora without glibc-static) gets
+# an empty file: gemleak then has no guard, and a run says which static
+# program it could not follow.
+GUARD_SRCS := $(RESDIR)/client/guard.c $(SHARED_CLIENT_SRCS)
+GUARD_CFLAGS := -std=c11 -O2 -static -s -Wall -Wextra -Wmissing-prototypes -Wstrict-prototypes \
+                -Wformat=2 $(WERROR)
+$(B)/client/gemleak_guard: $(GUARD_SRCS) $(PROTOCOL_H) $(SHARED_CLIENT_HEADERS) Makefile
+	@mkdir -p $(@D)
+	@if printf 'int main(void) { return 0; }\n' | $(CC) -static -x c -o $@.probe - >/dev/null 2>&1; \
+	then \
+	    rm -f $@.probe; \
+	    echo "$(CC) $(GUARD_CFLAGS) -Iinclude -o $@ $(GUARD_SRCS)"; \
+	    $(CC) $(GUARD_CFLAGS) -Iinclude -o $@ $(GUARD_SRCS); \
+	else \
+	    rm -f $@.probe; \
+	    echo "warning: $(CC) -static links nothing here (Debian: libc6-dev; Fedora: glibc-static):" \
+	         "gemleak is built without its guard, and a static program that starts Ruby makes a" \
+	         "sanitizer's run INCOMPLETE" >&2; \
+	    : > $@; \
+	fi
 
 # The allocation front, preloaded before a sanitizer's runtime into every
 # Ruby whose runtime unwinds by frame pointers (src/run/client/alloc.c):

@@ -17,20 +17,32 @@
  * and its own variables are as given; a setuid program ignores LD_PRELOAD
  * as ever; nothing here needs gemleak to be alive.
  *
+ * A static program ignores LD_PRELOAD too, and may clear the environment
+ * of what it starts (busybox's env -i; Go's and Rust's launchers are
+ * static). Where the run asks for it (GL_PROTO_GUARD_VARIABLE: under the
+ * sanitizers' engines), an exec of one is an exec of gemleak's guard
+ * (src/run/client/guard.c), which runs it in the same process and gives
+ * what it execs the run's variables back as this library does; where
+ * there is no guard, or it cannot start, the run directory says which
+ * program ran unfollowed (outside-PID.txt), and the run is INCOMPLETE.
+ *
  * An exec may run in the child of a vfork (Ruby's spawn): no allocation
  * there. What is read from the environment is copied at load, and each
  * exec builds its new environment on its own stack. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <limits.h>
 #include <spawn.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "gemleak/base/protocol.h"
+#include "gemleak/run/program_kind.h"
 #include "gemleak/run/restore_env.h"
 
 extern char **environ;
@@ -103,11 +115,141 @@ __attribute__((constructor)) static void restore_start(void)
         call;                                                                                    \
     } while (0)
 
+/* The guard (src/run/client/guard.c), by its path as the run gives it
+ * (GL_PROTO_GUARD_VARIABLE): "" when this gemleak has none; NULL when the
+ * run follows every exec itself (Valgrind). */
+static const char *guard(void)
+{
+    return gl_restore_value(&set, GL_PROTO_GUARD_VARIABLE);
+}
+
+#define NO_GUARD "this gemleak was built without its guard: the C compiler had no static C library"
+#define GUARD_FAILED "its guard could not start"
+
+/* Fills @guarded (@argv's length + 3 slots) with the guard's command line
+ * that runs @program with @argv: "GUARD PROGRAM ARGV...". */
+static void guarded_argv(char **guarded, const char *program, char *const argv[])
+{
+    size_t n = 0;
+    guarded[0] = (char *) guard();
+    guarded[1] = (char *) program;
+    for (; argv != NULL && argv[n] != NULL; n++)
+        guarded[n + 2] = argv[n];
+    guarded[n + 2] = NULL;
+}
+
+/* Returns: how many arguments @argv (nullable) holds. */
+static size_t count_args(char *const argv[])
+{
+    size_t n = 0;
+    while (argv != NULL && argv[n] != NULL)
+        n++;
+    return n;
+}
+
+/* An exec of the static @program (as the exec finds it), which ignores
+ * LD_PRELOAD and could clear the environment of a Ruby it starts, becomes
+ * one of the guard, which runs it in this process, following what it
+ * starts. Returns only when it does not: not asked, @program not static,
+ * the guard missing or failing (said); the caller then execs as asked. */
+static void exec_guarded(const char *program, char *const argv[], char *const envp[])
+{
+    const char *with = guard();
+    if (with == NULL || program == NULL || !gl_program_is_static(program))
+        return;
+    if (*with == '\0') {
+        gl_restore_say_unfollowed(&set, (long) getpid(), program, NO_GUARD);
+        return;
+    }
+    char *guarded[count_args(argv) + 3];
+    guarded_argv(guarded, program, argv);
+    real_execve(with, guarded, envp);
+    gl_restore_say_unfollowed(&set, (long) getpid(), program, GUARD_FAILED);
+}
+
+/* execve(@path...), guarded when static. */
+static int exec_file(const char *path, char *const argv[], char *const envp[])
+{
+    exec_guarded(path, argv, envp);
+    return real_execve(path, argv, envp);
+}
+
+/* execvpe(@file...), guarded when what it finds on PATH (the process's
+ * own, as the C library searches it) is static. */
+static int exec_search(const char *file, char *const argv[], char *const envp[])
+{
+    if (guard() != NULL) {
+        char found[PATH_MAX];
+        if (gl_program_find(file, getenv("PATH"), found, sizeof found) == 0)
+            exec_guarded(found, argv, envp);
+    }
+    return real_execvpe(file, argv, envp);
+}
+
+/* fexecve(@fd...), guarded when @fd is a static program the guard can
+ * exec by its path (the file's, when it still names it); said when it
+ * names none (a memfd's). */
+static int exec_fd(int fd, char *const argv[], char *const envp[])
+{
+    if (guard() != NULL) {
+        char link[64] = "/proc/self/fd/";
+        char *end = link + strlen(link);
+        char digits[16];
+        size_t n = 0;
+        for (unsigned value = (unsigned) fd; n == 0 || value > 0; value /= 10)
+            digits[n++] = (char) ('0' + value % 10);
+        while (n > 0)
+            *end++ = digits[--n];
+        *end = '\0';
+        char path[PATH_MAX];
+        ssize_t length = readlink(link, path, sizeof path - 1);
+        path[length > 0 ? length : 0] = '\0';
+        struct stat named, opened;
+        if (path[0] == '/' && stat(path, &named) == 0 && fstat(fd, &opened) == 0 &&
+            named.st_dev == opened.st_dev && named.st_ino == opened.st_ino)
+            exec_guarded(path, argv, envp);
+        else if (gl_program_fd_is_static(fd))
+            gl_restore_say_unfollowed(&set, (long) getpid(), link,
+                                      "exec'd by a descriptor that names no file");
+    }
+    return real_fexecve(fd, argv, envp);
+}
+
+/* @spawn(@pid, @path...) (posix_spawn or posix_spawnp), the guard's in
+ * place of the static @program's (what @path names, nullable when
+ * nothing). */
+static int spawn_program(Spawn spawn, pid_t *pid, const char *path, const char *program,
+                         const posix_spawn_file_actions_t *actions, const posix_spawnattr_t *attr,
+                         char *const argv[], char *const envp[])
+{
+    const char *with = guard();
+    if (with == NULL || program == NULL || !gl_program_is_static(program))
+        return spawn(pid, path, actions, attr, argv, envp);
+    pid_t child = 0;
+    if (*with != '\0' && real_posix_spawn != NULL) {
+        char *guarded[count_args(argv) + 3];
+        guarded_argv(guarded, program, argv);
+        if (real_posix_spawn(&child, with, actions, attr, guarded, envp) == 0) {
+            if (pid != NULL)
+                *pid = child;
+            return 0;
+        }
+    }
+    int error = spawn(&child, path, actions, attr, argv, envp);
+    if (error == 0) {
+        gl_restore_say_unfollowed(&set, (long) child, program,
+                                  *with == '\0' ? NO_GUARD : GUARD_FAILED);
+        if (pid != NULL)
+            *pid = child;
+    }
+    return error;
+}
+
 int execve(const char *path, char *const argv[], char *const envp[])
 {
     if (real_execve == NULL)
         return -1;
-    WITH_RESTORED(envp, return real_execve(path, argv, restored));
+    WITH_RESTORED(envp, return exec_file(path, argv, restored));
 }
 
 int execv(const char *path, char *const argv[])
@@ -117,9 +259,9 @@ int execv(const char *path, char *const argv[])
 
 int execvpe(const char *file, char *const argv[], char *const envp[])
 {
-    if (real_execvpe == NULL)
+    if (real_execvpe == NULL || real_execve == NULL)
         return -1;
-    WITH_RESTORED(envp, return real_execvpe(file, argv, restored));
+    WITH_RESTORED(envp, return exec_search(file, argv, restored));
 }
 
 int execvp(const char *file, char *const argv[])
@@ -129,9 +271,9 @@ int execvp(const char *file, char *const argv[])
 
 int fexecve(int fd, char *const argv[], char *const envp[])
 {
-    if (real_fexecve == NULL)
+    if (real_fexecve == NULL || real_execve == NULL)
         return -1;
-    WITH_RESTORED(envp, return real_fexecve(fd, argv, restored));
+    WITH_RESTORED(envp, return exec_fd(fd, argv, restored));
 }
 
 int posix_spawn(pid_t *pid, const char *path, const posix_spawn_file_actions_t *actions,
@@ -139,7 +281,8 @@ int posix_spawn(pid_t *pid, const char *path, const posix_spawn_file_actions_t *
 {
     if (real_posix_spawn == NULL)
         return -1;
-    WITH_RESTORED(envp, return real_posix_spawn(pid, path, actions, attr, argv, restored));
+    WITH_RESTORED(envp, return spawn_program(real_posix_spawn, pid, path, path, actions, attr,
+                                             argv, restored));
 }
 
 int posix_spawnp(pid_t *pid, const char *file, const posix_spawn_file_actions_t *actions,
@@ -147,7 +290,12 @@ int posix_spawnp(pid_t *pid, const char *file, const posix_spawn_file_actions_t 
 {
     if (real_posix_spawnp == NULL)
         return -1;
-    WITH_RESTORED(envp, return real_posix_spawnp(pid, file, actions, attr, argv, restored));
+    char found[PATH_MAX];
+    const char *program = guard() != NULL &&
+                                  gl_program_find(file, getenv("PATH"), found, sizeof found) == 0
+                              ? found : NULL;
+    WITH_RESTORED(envp, return spawn_program(real_posix_spawnp, pid, file, program, actions, attr,
+                                             argv, restored));
 }
 
 /* Sets @n to how many arguments the execl* call whose first is @first
@@ -171,8 +319,10 @@ int execl(const char *path, const char *arg, ...)
     va_start(ap, arg);
     char *argv[n + 1];
     argv[0] = (char *) arg;
-    for (size_t i = 1; i <= n; i++)
+    for (size_t i = 1; i < n; i++)
         argv[i] = va_arg(ap, char *);
+    (void) va_arg(ap, char *);  /* the NULL that ends them */
+    argv[n] = NULL;
     va_end(ap);
     return execve(path, argv, environ);
 }
@@ -185,8 +335,10 @@ int execlp(const char *file, const char *arg, ...)
     va_start(ap, arg);
     char *argv[n + 1];
     argv[0] = (char *) arg;
-    for (size_t i = 1; i <= n; i++)
+    for (size_t i = 1; i < n; i++)
         argv[i] = va_arg(ap, char *);
+    (void) va_arg(ap, char *);  /* the NULL that ends them */
+    argv[n] = NULL;
     va_end(ap);
     return execvpe(file, argv, environ);
 }
@@ -199,8 +351,10 @@ int execle(const char *path, const char *arg, ...)
     va_start(ap, arg);
     char *argv[n + 1];
     argv[0] = (char *) arg;
-    for (size_t i = 1; i <= n; i++)
+    for (size_t i = 1; i < n; i++)
         argv[i] = va_arg(ap, char *);
+    (void) va_arg(ap, char *);  /* the NULL that ends them */
+    argv[n] = NULL;
     char *const *envp = va_arg(ap, char *const *);
     va_end(ap);
     return execve(path, argv, envp);
