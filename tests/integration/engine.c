@@ -530,6 +530,19 @@ START_TEST(test_lsan_exit_bang_child_is_checked)
 }
 END_TEST
 
+/* Builds @work/@name, a dynamic program, from the C @source. */
+static void build_program(const char *name, const char *source)
+{
+    g_autofree char *source_name = g_strconcat(name, ".c", NULL);
+    g_autofree char *path = g_build_filename(work, source_name, NULL);
+    gl_test_write(path, source, -1);
+    const char *compile[] = { "cc", "-o", name, source_name, NULL };
+    Result built = { 0 };
+    run_command(&built, work, NULL, compile);
+    ck_assert_msg(built.status == 0, "%s does not build: %s", name, built.err);
+    result_clear(&built);
+}
+
 /* Builds @work/@name, a program that runs its arguments as a command
  * where ptrace is refused, as a container's seccomp profile may refuse it
  * (gemleak's guard cannot follow a static program there). */
@@ -559,14 +572,7 @@ static void build_no_ptrace(const char *name)
         "    execvp(argv[1], argv + 1);\n"
         "    return 127;\n"
         "}\n";
-    g_autofree char *source_name = g_strconcat(name, ".c", NULL);
-    g_autofree char *path = g_build_filename(work, source_name, NULL);
-    gl_test_write(path, source, -1);
-    const char *compile[] = { "cc", "-o", name, source_name, NULL };
-    Result built = { 0 };
-    run_command(&built, work, NULL, compile);
-    ck_assert_msg(built.status == 0, "%s does not build: %s", name, built.err);
-    result_clear(&built);
+    build_program(name, source);
 }
 
 /* Builds @work/@name, a dynamic program that runs its arguments as a
@@ -587,14 +593,7 @@ static void build_spawner(const char *name)
         "        return 127;\n"
         "    return WIFEXITED(status) ? WEXITSTATUS(status) : 128;\n"
         "}\n";
-    g_autofree char *source_name = g_strconcat(name, ".c", NULL);
-    g_autofree char *path = g_build_filename(work, source_name, NULL);
-    gl_test_write(path, source, -1);
-    const char *compile[] = { "cc", "-o", name, source_name, NULL };
-    Result built = { 0 };
-    run_command(&built, work, NULL, compile);
-    ck_assert_msg(built.status == 0, "%s does not build: %s", name, built.err);
-    result_clear(&built);
+    build_program(name, source);
 }
 
 /* Returns: (transfer full): the directory of ext/leaky built for

@@ -42,39 +42,30 @@ static const char *write_elf(const char *path, const HandMade *elf)
                                        : G_BYTE_ORDER == G_LITTLE_ENDIAN ? ELFDATA2LSB
                                                                         : ELFDATA2MSB,
                                        EV_CURRENT };
-    if (elf->wide) {
-        Elf64_Ehdr e = { .e_type = elf->type, .e_machine = EM_X86_64, .e_version = EV_CURRENT,
-                         .e_phoff = header, .e_ehsize = header, .e_phentsize = entsize,
-                         .e_phnum = n };
-        memcpy(e.e_ident, ident, sizeof ident);
-        g_byte_array_append(bytes, (guint8 *) &e, sizeof e);
-        for (guint i = 0; i < n; i++) {
-            Elf64_Phdr p = { .p_type = elf->segments[i] };
-            if (p.p_type == PT_DYNAMIC) {
-                p.p_offset = dynamic_at;
-                p.p_filesz = 2 * sizeof(Elf64_Dyn);
-            }
-            g_byte_array_append(bytes, (guint8 *) &p, sizeof p);
-        }
-        Elf64_Dyn dyn[2] = { { .d_tag = elf->soname ? DT_SONAME : DT_NEEDED }, { .d_tag = DT_NULL } };
-        g_byte_array_append(bytes, (guint8 *) dyn, sizeof dyn);
-    } else {
-        Elf32_Ehdr e = { .e_type = elf->type, .e_machine = EM_386, .e_version = EV_CURRENT,
-                         .e_phoff = header, .e_ehsize = header, .e_phentsize = entsize,
-                         .e_phnum = n };
-        memcpy(e.e_ident, ident, sizeof ident);
-        g_byte_array_append(bytes, (guint8 *) &e, sizeof e);
-        for (guint i = 0; i < n; i++) {
-            Elf32_Phdr p = { .p_type = elf->segments[i] };
-            if (p.p_type == PT_DYNAMIC) {
-                p.p_offset = dynamic_at;
-                p.p_filesz = 2 * sizeof(Elf32_Dyn);
-            }
-            g_byte_array_append(bytes, (guint8 *) &p, sizeof p);
-        }
-        Elf32_Dyn dyn[2] = { { .d_tag = elf->soname ? DT_SONAME : DT_NEEDED }, { .d_tag = DT_NULL } };
-        g_byte_array_append(bytes, (guint8 *) dyn, sizeof dyn);
-    }
+/* the same for either class, with its types */
+#define WRITE_ELF(Ehdr, Phdr, Dyn, machine)                                                      \
+    do {                                                                                         \
+        Ehdr e = { .e_type = elf->type, .e_machine = (machine), .e_version = EV_CURRENT,         \
+                   .e_phoff = header, .e_ehsize = header, .e_phentsize = entsize,                \
+                   .e_phnum = n };                                                               \
+        memcpy(e.e_ident, ident, sizeof ident);                                                  \
+        g_byte_array_append(bytes, (guint8 *) &e, sizeof e);                                     \
+        for (guint i = 0; i < n; i++) {                                                          \
+            Phdr p = { .p_type = elf->segments[i] };                                             \
+            if (p.p_type == PT_DYNAMIC) {                                                        \
+                p.p_offset = dynamic_at;                                                         \
+                p.p_filesz = 2 * sizeof(Dyn);                                                    \
+            }                                                                                    \
+            g_byte_array_append(bytes, (guint8 *) &p, sizeof p);                                 \
+        }                                                                                        \
+        Dyn dyn[2] = { { .d_tag = elf->soname ? DT_SONAME : DT_NEEDED }, { .d_tag = DT_NULL } }; \
+        g_byte_array_append(bytes, (guint8 *) dyn, sizeof dyn);                                  \
+    } while (0)
+    if (elf->wide)
+        WRITE_ELF(Elf64_Ehdr, Elf64_Phdr, Elf64_Dyn, EM_X86_64);
+    else
+        WRITE_ELF(Elf32_Ehdr, Elf32_Phdr, Elf32_Dyn, EM_386);
+#undef WRITE_ELF
     gl_test_write(path, (const char *) bytes->data, bytes->len);
     g_byte_array_unref(bytes);
     ck_assert_int_eq(g_chmod(path, 0755), 0);
