@@ -71,7 +71,12 @@ B ?= build
 # Valgrind, report/ the formats and destinations, cli/ the command line.
 # Objects mirror them under $(B)/obj/<stage>/, tests under tests/<stage>/.
 STAGES    := base read judge run report cli
-LIB_SRCS  := $(filter-out src/cli/main.c,$(foreach s,$(STAGES),$(wildcard src/$(s)/*.c)))
+# The client code gemleak shares with the programs it puts in the run
+# (restore.c, the guard): whether a program is static, the run's
+# variables given back (gemleak/run/program_kind.h, restore_env.h).
+SHARED_CLIENT_SRCS := src/run/client/restore_env.c src/run/client/program_kind.c
+LIB_SRCS  := $(filter-out src/cli/main.c,$(foreach s,$(STAGES),$(wildcard src/$(s)/*.c))) \
+             $(SHARED_CLIENT_SRCS)
 LIB_OBJS  := $(LIB_SRCS:src/%.c=$(B)/obj/%.o) $(B)/obj/resources.o
 UNIT_SRCS := tests/check_main.c tests/testutil.c $(foreach s,$(STAGES),$(wildcard tests/$(s)/*.c))
 UNIT_OBJS := $(UNIT_SRCS:tests/%.c=$(B)/obj/tests/%.o)
@@ -81,7 +86,8 @@ INTEG_SRCS := $(wildcard tests/integration/*.c)
 INTEG_OBJS := $(INTEG_SRCS:tests/%.c=$(B)/obj/tests/%.o) $(B)/obj/tests/testutil.o
 RESDIR    := src/run
 RESOURCES := $(B)/helper/gemleak_helper.rb $(B)/helper/gemleak_helper_body.rb $(B)/client/gemleak_client.so \
-             $(B)/client/gemleak_preload.so $(B)/client/gemleak_alloc.so $(B)/man/gemleak.1
+             $(B)/client/gemleak_preload.so $(B)/client/gemleak_alloc.so $(B)/client/gemleak_guard \
+             $(B)/man/gemleak.1
 
 .PHONY: all demo check check-unit check-helper helper-protocol check-docs check-integration asan fuzz bench lint \
         install uninstall clean deps-build deps-check deps-demo deps-fuzz deps-bench deps-lint
@@ -192,10 +198,36 @@ $(B)/client/gemleak_client.so: $(CLIENT_SRCS) $(PROTOCOL_H) Makefile
 # 3.4's warning about RUBY_FREE_AT_EXIT, which gemleak sets, stays out of
 # the suite's output (src/run/client/quiet.c). Needs nothing but the C
 # library: always built.
-PRELOAD_SRCS := $(RESDIR)/client/quiet.c $(RESDIR)/client/restore.c $(RESDIR)/client/proof.c
-$(B)/client/gemleak_preload.so: $(PRELOAD_SRCS) $(PROTOCOL_H) Makefile
+PRELOAD_SRCS := $(RESDIR)/client/quiet.c $(RESDIR)/client/restore.c $(RESDIR)/client/proof.c \
+                $(SHARED_CLIENT_SRCS)
+SHARED_CLIENT_HEADERS := include/gemleak/run/restore_env.h include/gemleak/run/program_kind.h
+$(B)/client/gemleak_preload.so: $(PRELOAD_SRCS) $(PROTOCOL_H) $(SHARED_CLIENT_HEADERS) Makefile
 	@mkdir -p $(@D)
 	$(CC) $(CLIENT_CFLAGS) -Iinclude -o $@ $(PRELOAD_SRCS) -ldl -pthread
+
+# The guard (src/run/client/guard.c), through which that library execs a
+# static program under the sanitizers' engines, following what it starts:
+# a static program itself, so that LD_PRELOAD is nothing to it. A
+# compiler without a static C library (Fedora without glibc-static) gets
+# an empty file: gemleak then has no guard, and a run says which static
+# program it could not follow.
+GUARD_SRCS := $(RESDIR)/client/guard.c $(SHARED_CLIENT_SRCS)
+GUARD_CFLAGS := -std=c11 -O2 -static -s -Wall -Wextra -Wmissing-prototypes -Wstrict-prototypes \
+                -Wformat=2 $(WERROR)
+$(B)/client/gemleak_guard: $(GUARD_SRCS) $(PROTOCOL_H) $(SHARED_CLIENT_HEADERS) Makefile
+	@mkdir -p $(@D)
+	@if printf 'int main(void) { return 0; }\n' | $(CC) -static -x c -o $@.probe - >/dev/null 2>&1; \
+	then \
+	    rm -f $@.probe; \
+	    echo "$(CC) $(GUARD_CFLAGS) -Iinclude -o $@ $(GUARD_SRCS)"; \
+	    $(CC) $(GUARD_CFLAGS) -Iinclude -o $@ $(GUARD_SRCS); \
+	else \
+	    rm -f $@.probe; \
+	    echo "warning: $(CC) -static links nothing here (Debian: libc6-dev; Fedora: glibc-static):" \
+	         "gemleak is built without its guard, and a static program that starts Ruby makes a" \
+	         "sanitizer's run INCOMPLETE" >&2; \
+	    : > $@; \
+	fi
 
 # The allocation front, preloaded before a sanitizer's runtime into every
 # Ruby whose runtime unwinds by frame pointers (src/run/client/alloc.c):
@@ -335,4 +367,4 @@ uninstall:
 clean:
 	rm -rf build build-asan build-fuzz
 
--include $(wildcard $(B)/obj/*/*.d $(B)/obj/tests/*.d $(B)/obj/tests/*/*.d $(B)/obj/fuzz/*.d)
+-include $(wildcard $(B)/obj/*/*.d $(B)/obj/*/*/*.d)

@@ -156,6 +156,8 @@ Suite *gl_sanitizer_env_suite(void);
 Suite *gl_checks_suite(void);
 Suite *gl_input_suite(void);
 Suite *gl_judges_suite(void);
+Suite *gl_program_kind_suite(void);
+Suite *gl_restore_env_suite(void);
 Suite *gl_judgement_suite(void);
 
 #endif

@@ -34,7 +34,7 @@ static char **with_restore(char **env, const char *require, const char *preload)
         GL_PROTO_DURATIONS_VARIABLE, GL_PROTO_PER_TEST_VARIABLE, GL_PROTO_LEAK_KINDS_VARIABLE, GL_PROTO_ENGINE_COMMAND_VARIABLE,
         GL_PROTO_RUNTIME_VARIABLE, GL_PROTO_PROOF_VARIABLE, GL_PROTO_EXACT_VARIABLE,
         GL_PROTO_ALLOC_LIBRARY_VARIABLE, GL_PROTO_ALLOC_MODE_VARIABLE, GL_PROTO_ALLOC_APIS_VARIABLE,
-        GL_PROTO_EXACT_TESTS_VARIABLE, GL_PROTO_INSTRUMENTED_VARIABLE,
+        GL_PROTO_EXACT_TESTS_VARIABLE, GL_PROTO_INSTRUMENTED_VARIABLE, GL_PROTO_GUARD_VARIABLE,
     };
     static const char *const after[] = { "LSAN_OPTIONS", "ASAN_OPTIONS" };
     g_autoptr(GPtrArray) items = g_ptr_array_new_with_free_func(g_free);
@@ -188,6 +188,15 @@ char **gl_run_child_environment(const GlRunOptions *options, const GlEngine *eng
         env = g_environ_setenv(env, GL_PROTO_PROOF_VARIABLE, "1", TRUE);
     else
         env = g_environ_unsetenv(env, GL_PROTO_PROOF_VARIABLE);
+    /* A static program, which LD_PRELOAD does not reach, runs under the
+     * guard, where the engine does not follow every exec itself: "" when
+     * gemleak has no guard, for the preloaded library to say so. */
+    g_autofree char *guard = quiet != NULL && !engine->follows_exec ? gl_run_guard(helper_lib)
+                                                                   : NULL;
+    if (quiet != NULL && !engine->follows_exec)
+        env = g_environ_setenv(env, GL_PROTO_GUARD_VARIABLE, guard != NULL ? guard : "", TRUE);
+    else
+        env = g_environ_unsetenv(env, GL_PROTO_GUARD_VARIABLE);
     if (engine->environment != NULL)
         env = engine->environment(options, run_dir, found, env);
     if (quiet != NULL)

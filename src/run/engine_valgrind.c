@@ -227,4 +227,5 @@ const GlEngine gl_engine_valgrind = {
     .handover = valgrind_variable,
     .watch_mark = valgrind_watch_mark,
     .client_requests = TRUE,
+    .follows_exec = TRUE,
 };

@@ -1,6 +1,7 @@
 /* The helper's directory (runner_int.h): the Ruby helper, the library
  * preloaded into every process of a run, the allocation front (and the
- * functions it watches) and the client library, compiled into gemleak
+ * functions it watches), the client library and the guard that follows a
+ * static program, compiled into gemleak
  * (resources.h) and written to a private directory of gemleak's own, on a
  * filesystem the dynamic loader loads from, before the commands start;
  * the preloaded library tried on the dynamic loader first. */
@@ -13,6 +14,7 @@
 #include "gemleak/judge/rules.h"
 #include "gemleak/run/rundir.h"
 
+#include <errno.h>
 #include <string.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
@@ -31,6 +33,9 @@
 #define PRELOAD_LIBRARY "gemleak_preload.so"
 #define ALLOC_LIBRARY "gemleak_alloc.so"
 #define ALLOC_APIS "alloc-apis.txt"
+/* A static program, empty when gemleak was built without a static C
+ * library (src/run/client/guard.c). */
+#define GUARD_PROGRAM "gemleak_guard"
 
 /* What RUBYOPT's -r loads (src/run/helper_loader.rb), the helper it
  * loads, and the start of the name of that helper compiled by a Ruby of
@@ -45,7 +50,7 @@ gboolean gl_run_is_helper_file(const char *name)
 {
     static const char *const names[] = { HELPER_LOADER, HELPER_BODY, CLIENT_LIBRARY,
                                          PRELOAD_LIBRARY, ALLOC_LIBRARY, ALLOC_APIS,
-                                         GL_RUN_EXACT_SITES_FILE, GL_RUN_EXACT_TESTS_FILE };
+                                         GUARD_PROGRAM, GL_RUN_EXACT_SITES_FILE, GL_RUN_EXACT_TESTS_FILE };
     for (guint i = 0; i < G_N_ELEMENTS(names); i++)
         if (strcmp(name, names[i]) == 0)
             return TRUE;
@@ -98,6 +103,27 @@ gboolean gl_per_test_available(void)
     const char *data = g_bytes_get_data(bytes, &size);
     static const char mark[] = GL_PROTO_CLIENT_REQUESTS_MARK "1";
     return memmem(data, size, mark, sizeof mark - 1) != NULL;
+}
+
+/* Writes the guard into @dir, a program its owner runs, when gemleak has
+ * one (its resource is not empty).
+ * Returns: FALSE, with @error set, when it cannot. */
+static gboolean write_guard(const char *dir, GError **error)
+{
+    g_autoptr(GBytes) bytes = g_resource_lookup_data(gl_resources_get_resource(),
+                                                     "/gemleak/client/" GUARD_PROGRAM,
+                                                     G_RESOURCE_LOOKUP_FLAGS_NONE, NULL);
+    if (bytes == NULL || g_bytes_get_size(bytes) == 0)
+        return TRUE;
+    g_autofree char *file = g_build_filename(dir, GUARD_PROGRAM, NULL);
+    if (!write_resource("client/" GUARD_PROGRAM, dir, "guard", error))
+        return FALSE;
+    if (g_chmod(file, 0700) != 0) {
+        g_set_error(error, GL_ERROR, GL_ERROR_ENVIRONMENT, "cannot make %s executable: %s", file,
+                    g_strerror(errno));
+        return FALSE;
+    }
+    return TRUE;
 }
 
 /* Writes the functions of Ruby's that allocate for their caller, a glob a
@@ -175,7 +201,7 @@ char *gl_run_write_helper(gboolean client, int *lock, GError **error)
         !write_resource("helper/" HELPER_BODY, lib, "Ruby helper", error) ||
         !write_resource("client/" PRELOAD_LIBRARY, lib, "preloaded library", error) ||
         !write_resource("client/" ALLOC_LIBRARY, lib, "allocation front", error) ||
-        !write_apis(lib, error) ||
+        !write_apis(lib, error) || !write_guard(lib, error) ||
         (client && !write_resource("client/" CLIENT_LIBRARY, lib, "client library", error))) {
         gl_remove_tree(lib);
         close(*lock);
@@ -262,4 +288,9 @@ char *gl_run_alloc_library(const char *helper_dir)
 char *gl_run_alloc_apis(const char *helper_dir)
 {
     return in_helper_dir(helper_dir, ALLOC_APIS);
+}
+
+char *gl_run_guard(const char *helper_dir)
+{
+    return in_helper_dir(helper_dir, GUARD_PROGRAM);
 }

@@ -57,6 +57,12 @@ char *gl_run_alloc_library(const char *helper_dir);
  * (nullable); NULL when there is none. */
 char *gl_run_alloc_apis(const char *helper_dir);
 
+/* Returns: (transfer full) (nullable): the guard that follows a static
+ * program (src/run/client/guard.c) gl_run_write_helper() wrote in
+ * @helper_dir (nullable); NULL when there is none (gemleak was built
+ * without it). */
+char *gl_run_guard(const char *helper_dir);
+
 /* Returns: (transfer full): the environment of the commands: the helper,
  * the run directory, GEMLEAK_ENGINE_COMMAND (@valgrind, nullable) when a
  * launcher runs outside Valgrind, and what @engine needs (its

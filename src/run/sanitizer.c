@@ -5,6 +5,7 @@
 #include "gemleak/base/sys.h"
 #include "gemleak/base/programs.h"
 #include "gemleak/read/sanitizer_reader.h"
+#include "gemleak/run/program_kind.h"
 #include "gemleak/run/runner.h"
 #include "runner_int.h"
 
@@ -150,10 +151,24 @@ char *gl_sanitizer_first(const GlRunOptions *options, const char *helper_dir, gb
     return alloc != NULL ? g_steal_pointer(&alloc) : g_steal_pointer(&client);
 }
 
+/* Returns: (transfer full) (nullable): the guard's path when @command's
+ * program is static (the library gemleak preloads never loads into it,
+ * to give what it starts the run's variables back): the guard runs it,
+ * following it (src/run/client/guard.c); NULL otherwise. */
+static char *guard_for(const char *helper_dir, char *const *command)
+{
+    if (command == NULL || command[0] == NULL)
+        return NULL;
+    g_autofree char *guard = gl_run_guard(helper_dir);
+    g_autofree char *program = guard != NULL ? g_find_program_in_path(command[0]) : NULL;
+    return program != NULL && gl_program_is_static(program) ? g_steal_pointer(&guard) : NULL;
+}
+
 /* Only Ruby gets the runtime: a compiler or an assembler under it leaks
  * or crashes (as(1) dies of SIGSEGV). A Ruby command starts under it (env
  * LD_PRELOAD=... ruby ...); another (make, a shell) starts as it is, and
- * each Ruby below it starts again under the runtime through the helper. */
+ * each Ruby below it starts again under the runtime through the helper;
+ * a static one, under the guard. */
 GPtrArray *gl_sanitizer_argv(const GlSanitizerRuntime *runtime, const char *first,
                              const char *helper_dir, char *const *command)
 {
@@ -161,9 +176,13 @@ GPtrArray *gl_sanitizer_argv(const GlSanitizerRuntime *runtime, const char *firs
     g_autofree char *found = command != NULL && command[0] != NULL &&
                                      (gl_is_ruby_object(command[0]) || gl_is_launcher(command[0]))
                                  ? gl_sanitizer_runtime(runtime, NULL) : NULL;
+    char *guard = found == NULL ? guard_for(helper_dir, command) : NULL;
     if (found != NULL) {
         g_ptr_array_add(argv, g_strdup("env"));
         g_ptr_array_add(argv, preload(first, found, helper_dir));
+    } else if (guard != NULL) {
+        g_ptr_array_add(argv, guard);
+        g_ptr_array_add(argv, g_find_program_in_path(command[0]));
     }
     for (char *const *arg = command; arg != NULL && *arg != NULL; arg++)
         g_ptr_array_add(argv, g_strdup(*arg));

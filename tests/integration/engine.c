@@ -584,11 +584,204 @@ START_TEST(test_lsan_exit_bang_child_is_checked)
 }
 END_TEST
 
-/* A Ruby that loaded the extension without the runtime (a static program
- * above it, which the preloaded library does not reach, dropped the
- * runtime and gemleak's variables) and wrote no report: not "no leaks",
- * INCOMPLETE. (A parent that only drops the handover, `env -u`, gets it
- * back from the preloaded library: issue 26, item 4.) */
+/* Builds @work/@name, a dynamic program, from the C @source. */
+static void build_program(const char *name, const char *source)
+{
+    g_autofree char *source_name = g_strconcat(name, ".c", NULL);
+    g_autofree char *path = g_build_filename(work, source_name, NULL);
+    gl_test_write(path, source, -1);
+    const char *compile[] = { "cc", "-o", name, source_name, NULL };
+    Result built = { 0 };
+    run_command(&built, work, NULL, compile);
+    ck_assert_msg(built.status == 0, "%s does not build: %s", name, built.err);
+    result_clear(&built);
+}
+
+/* Builds @work/@name, a program that runs its arguments as a command
+ * where ptrace is refused, as a container's seccomp profile may refuse it
+ * (gemleak's guard cannot follow a static program there). */
+static void build_no_ptrace(const char *name)
+{
+    static const char source[] =
+        "#define _GNU_SOURCE\n"
+        "#include <errno.h>\n"
+        "#include <linux/filter.h>\n"
+        "#include <linux/seccomp.h>\n"
+        "#include <stddef.h>\n"
+        "#include <sys/prctl.h>\n"
+        "#include <sys/syscall.h>\n"
+        "#include <unistd.h>\n"
+        "int main(int argc, char **argv) {\n"
+        "    (void) argc;\n"
+        "    struct sock_filter filter[] = {\n"
+        "        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),\n"
+        "        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_ptrace, 0, 1),\n"
+        "        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM),\n"
+        "        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),\n"
+        "    };\n"
+        "    struct sock_fprog program = { sizeof filter / sizeof filter[0], filter };\n"
+        "    if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 ||\n"
+        "        prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &program) != 0)\n"
+        "        return 126;\n"
+        "    execvp(argv[1], argv + 1);\n"
+        "    return 127;\n"
+        "}\n";
+    build_program(name, source);
+}
+
+/* Builds @work/@name, a dynamic program that runs its arguments as a
+ * command with posix_spawnp() and returns its status: the library gemleak
+ * preloads finds a static program on PATH there too. */
+static void build_spawner(const char *name)
+{
+    static const char source[] =
+        "#include <spawn.h>\n"
+        "#include <sys/wait.h>\n"
+        "extern char **environ;\n"
+        "int main(int argc, char **argv) {\n"
+        "    (void) argc;\n"
+        "    pid_t pid;\n"
+        "    int status = 0;\n"
+        "    if (posix_spawnp(&pid, argv[1], NULL, NULL, argv + 1, environ) != 0 ||\n"
+        "        waitpid(pid, &status, 0) != pid)\n"
+        "        return 127;\n"
+        "    return WIFEXITED(status) ? WEXITSTATUS(status) : 128;\n"
+        "}\n";
+    build_program(name, source);
+}
+
+/* Returns: (transfer full): the directory of ext/leaky built for
+ * @engine's run: AddressSanitizer's build for asan (else the run is
+ * INCOMPLETE for that alone), the plain one else. */
+static char *leaky_for(const char *engine)
+{
+    if (strcmp(engine, "asan") != 0)
+        return g_build_filename(work, "leaky", NULL);
+    char *dir = g_build_filename(work, "leaky-asan", NULL);
+    g_autofree char *so = g_build_filename(dir, "leaky.so", NULL);
+    if (g_file_test(so, G_FILE_TEST_EXISTS))
+        return dir;
+    g_autofree char *ext = gl_test_fixture("ext");
+    g_autofree char *script = g_strdup_printf(
+        "cp -r '%s/leaky' '%s' && cd '%s' && ruby extconf.rb --with-cflags=\"$(ruby -rrbconfig "
+        "-e 'print RbConfig::CONFIG[%%q(CFLAGS)]') " GL_PROTO_ASAN_CFLAGS "\" "
+        "--with-ldflags=\"$(ruby -rrbconfig -e 'print RbConfig::CONFIG[%%q(LDFLAGS)]') "
+        GL_PROTO_ASAN_LDFLAGS "\" >/dev/null && make >/dev/null", ext, dir, dir);
+    ck_assert_msg(setup_script(script), "%s", why_skipped);
+    return dir;
+}
+
+/* Returns: (transfer full): Ruby code that loads ext/leaky from @leaky,
+ * calls Leaky.clean, and runs @launcher... (each word of it an argument)
+ * with a child Ruby that loads it too, calls Leaky.@call and says so. */
+static char *parent_code(const char *leaky, const char *launcher, const char *call)
+{
+    return g_strdup_printf(
+        "require 'leaky'; Leaky.clean; "
+        "system(*%%w(%s), RbConfig.ruby, '--disable-gems', '-I%s', '-e', "
+        "'require %%q(leaky); Leaky.%s; puts %%q(child ran)') or abort('the launcher failed')",
+        launcher, leaky, call);
+}
+
+/* Issue 35, item 6: a static launcher that clears the environment
+ * (busybox's env -i; Go's and Rust's launchers are static) starts a Ruby
+ * that loads the extension and leaks. LD_PRELOAD never reaches a static
+ * program, so under the sanitizers' engines the Ruby ran with nothing of
+ * gemleak's, and the run passed (Valgrind, which follows every exec,
+ * found the leak). Now gemleak's guard runs the launcher and gives the
+ * Ruby it starts the run's variables back: the leak is found, under both
+ * engines, whether the launcher is exec'd by Ruby (system), found on PATH
+ * by posix_spawnp, or is the command itself; a clean one passes. */
+START_TEST(test_static_launcher_is_followed)
+{
+    if (!have_ruby34("a static launcher under the sanitizers' engines"))
+        return;
+    build_static_unsetenv(work, "envi", NULL);
+    build_spawner("spawner");
+    g_autofree char *envi = g_build_filename(work, "envi", NULL);
+    g_autofree char *through_path = g_strdup_printf("env PATH=%s:/usr/bin:/bin %s/spawner envi",
+                                                    work, work);
+    g_autofree char *json = g_build_filename(work, "static.json", NULL);
+    const char *engines[] = { "lsan", "asan" };
+    for (guint i = 0; i < G_N_ELEMENTS(engines); i++) {
+        g_autofree char *leaky = leaky_for(engines[i]);
+        g_autofree char *include = g_strconcat("-I", leaky, NULL);
+        const char *launchers[] = { envi, through_path };
+        for (guint j = 0; j < G_N_ELEMENTS(launchers); j++) {
+            g_autofree char *code = parent_code(leaky, launchers[j], "leak");
+            const char *command[] = { ruby34, "--disable-gems", include, "-e", code, NULL };
+            Result r = { 0 };
+            run_engine(&r, NULL, engines[i], json, command);
+            ck_assert_msg(r.status == 1, "%s, %s: status %d:\n%s", engines[i], launchers[j],
+                          r.status, r.err);
+            gl_assert_line(r.out, "^child ran$");
+            gl_assert_line(r.err, "^gemleak: FAIL: 1 leak losing 100 bytes$");
+            gl_assert_line(r.err, "^ \\*leaky_leak \\(leaky\\.c:\\d+\\)$");
+            gl_assert_no_line(r.err, "static program|not checked|INCOMPLETE");
+            result_discard(&r);
+        }
+        g_autofree char *clean = parent_code(leaky, envi, "clean");
+        const char *command[] = { ruby34, "--disable-gems", include, "-e", clean, NULL };
+        Result r = { 0 };
+        run_engine(&r, NULL, engines[i], json, command);
+        ck_assert_msg(r.status == 0, "%s: status %d:\n%s", engines[i], r.status, r.err);
+        gl_assert_line(r.out, "^child ran$");
+        gl_assert_line(r.err, "^gemleak: pass: no findings$");
+        result_clear(&r);
+        /* the command itself: gemleak starts it under the guard */
+        const char *alone[] = { envi, ruby34, "--disable-gems", include, "-e",
+                                "require 'leaky'; Leaky.leak", NULL };
+        run_engine(&r, NULL, engines[i], json, alone);
+        ck_assert_msg(r.status == 1, "%s: status %d:\n%s", engines[i], r.status, r.err);
+        gl_assert_line(r.err, "^gemleak: FAIL: 1 leak losing 100 bytes$");
+        result_discard(&r);
+    }
+}
+END_TEST
+
+/* Where ptrace is refused (here a seccomp filter, as a container's
+ * profile may set; Yama, or strace already tracing, alike), the guard
+ * cannot follow the static launcher: the Ruby it starts runs outside the
+ * engine, as the suite runs it natively (the plain build of the
+ * extension: AddressSanitizer's would not load without its runtime), and
+ * the run says which program and why: INCOMPLETE, never a pass. */
+START_TEST(test_static_launcher_unfollowed_is_incomplete)
+{
+    if (!have_ruby34("a static launcher the guard cannot follow"))
+        return;
+    build_static_unsetenv(work, "envi", NULL);
+    build_no_ptrace("noptrace");
+    g_autofree char *launcher = g_strdup_printf("%s/noptrace %s/envi", work, work);
+    g_autofree char *json = g_build_filename(work, "unfollowed.json", NULL);
+    const char *engines[] = { "lsan", "asan" };
+    g_autofree char *leaky = g_build_filename(work, "leaky", NULL);
+    g_autofree char *include = g_strconcat("-I", leaky, NULL);
+    g_autofree char *code = parent_code(leaky, launcher, "leak");
+    for (guint i = 0; i < G_N_ELEMENTS(engines); i++) {
+        const char *command[] = { ruby34, "--disable-gems", include, "-e", code, NULL };
+        Result r = { 0 };
+        run_engine(&r, NULL, engines[i], json, command);
+        ck_assert_msg(r.status == 3, "%s: status %d:\n%s", engines[i], r.status, r.err);
+        gl_assert_line(r.out, "^child ran$");
+        gl_assert_line(r.err, "^gemleak: process \\d+: it ran the static program \\S+/envi, "
+                              "which LD_PRELOAD does not reach, and gemleak could not follow what "
+                              "it started \\(ptrace: Operation not permitted\\): what it ran was "
+                              "not checked$");
+        gl_assert_line(r.err, "^gemleak: INCOMPLETE: no findings in what was checked; ");
+        result_discard(&r);
+    }
+}
+END_TEST
+
+/* A Ruby below a static program that dropped the runtime and gemleak's
+ * variables (which the preloaded library, that a static program never
+ * loads, cannot give back): gemleak's guard follows the program and gives
+ * them back, and the Ruby is checked (issue 35, item 6; it ran outside
+ * the engine). Where the guard cannot follow it (ptrace refused), the
+ * Ruby loads the extension without the runtime and writes no report: not
+ * "no leaks", INCOMPLETE, the program named. (A parent that only drops
+ * the handover, `env -u`, gets it back from the preloaded library: issue
+ * 26, item 4.) */
 START_TEST(test_lsan_process_outside_the_engine_is_incomplete)
 {
     if (!have_ruby34("a process outside the LeakSanitizer engine"))
@@ -597,15 +790,27 @@ START_TEST(test_lsan_process_outside_the_engine_is_incomplete)
     const char *runtime_and_gemleaks[] = { "LD_PRELOAD", "GEMLEAK_ENGINE_COMMAND",
                                            "GEMLEAK_RESTORE", NULL };
     build_static_unsetenv(work, "strip", runtime_and_gemleaks);
+    build_no_ptrace("noptrace");
     g_autofree char *code = g_strdup_printf(
         "'%s/strip' '%s' --disable-gems -I'%s/leaky' -e 'require %%q(leaky); Leaky.clean'", work,
         ruby34, work);
     const char *command[] = { "sh", "-c", code, NULL };
+    Result followed = { 0 };
+    run_engine(&followed, NULL, "lsan", json, command);
+    ck_assert_msg(followed.status == 0, "status %d:\n%s", followed.status, followed.err);
+    gl_assert_line(followed.err, "^gemleak: pass: no findings$");
+    gl_assert_no_line(followed.err, "outside LeakSanitizer|static program");
+    result_clear(&followed);
+
+    g_autofree char *refused = g_strdup_printf("'%s/noptrace' %s", work, code);
+    const char *unfollowed[] = { "sh", "-c", refused, NULL };
     Result r = { 0 };
-    run_engine(&r, NULL, "lsan", json, command);
+    run_engine(&r, NULL, "lsan", json, unfollowed);
     ck_assert_msg(r.status == 3, "status %d:\n%s", r.status, r.err);
     gl_assert_line(r.err, "it loaded .*/leaky/leaky\\.so outside LeakSanitizer \\(its runtime "
                           "was not in the process, and it wrote no report\\)");
+    gl_assert_line(r.err, "it ran the static program \\S+/strip, which LD_PRELOAD does not "
+                          "reach, and gemleak could not follow what it started \\(ptrace: ");
     gl_assert_no_line(r.err, "^gemleak: pass");
     result_discard(&r);
 
@@ -1007,6 +1212,8 @@ void integration_engine(TCase *tcase)
     tcase_add_test(tcase, test_lsan_fast_stacks_on_a_frame_pointer_ruby);
     tcase_add_test(tcase, test_lsan_sample_gem_as_valgrind);
     tcase_add_test(tcase, test_lsan_process_outside_the_engine_is_incomplete);
+    tcase_add_test(tcase, test_static_launcher_is_followed);
+    tcase_add_test(tcase, test_static_launcher_unfollowed_is_incomplete);
     tcase_add_test(tcase, test_lsan_per_test_names_the_test_as_valgrind);
     tcase_add_test(tcase, test_lsan_per_test_names_the_first_test_first);
     tcase_add_test(tcase, test_lsan_per_test_file_names_the_file);

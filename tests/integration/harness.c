@@ -376,10 +376,12 @@ gboolean ready_or_skip(const void *ready, const char *test, const char *why)
 
 void build_static_unsetenv(const char *dir, const char *name, const char *const *variables)
 {
-    g_autoptr(GString) text = g_string_new("#include <stdlib.h>\n#include <unistd.h>\n"
+    g_autoptr(GString) text = g_string_new("#define _GNU_SOURCE\n#include <stdlib.h>\n#include <unistd.h>\n"
                                            "int main(int argc, char **argv) { (void) argc;\n");
-    for (const char *const *variable = variables; *variable != NULL; variable++)
+    for (const char *const *variable = variables; variable != NULL && *variable != NULL; variable++)
         g_string_append_printf(text, "    unsetenv(\"%s\");\n", *variable);
+    if (variables == NULL)
+        g_string_append(text, "    clearenv();\n");
     g_string_append(text, "    execvp(argv[1], argv + 1); return 127; }\n");
     g_autofree char *source_name = g_strconcat(name, ".c", NULL);
     g_autofree char *source = g_build_filename(dir, source_name, NULL);

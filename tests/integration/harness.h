@@ -99,7 +99,8 @@ void assert_interrupted_is_incomplete(const Result *result, const char *json);
 
 /* Builds @dir/@name, a static program (no preloaded library reaches it)
  * that runs its arguments as a command without the environment variables
- * @variables (NULL-terminated): how a process escapes gemleak's engine. */
+ * @variables (NULL-terminated; NULL: without any, as env -i): how a
+ * process would escape gemleak's engine. */
 void build_static_unsetenv(const char *dir, const char *name, const char *const *variables);
 
 /* Returns: TRUE if @pid is gone (or a zombie), within @seconds. */

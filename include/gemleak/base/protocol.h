@@ -245,6 +245,14 @@
 #define GL_PROTO_RESTORE_SET '='    /* set when the program's environment lacks it */
 #define GL_PROTO_RESTORE_FRONT '<'  /* put in front, after a space, when its value lacks it */
 #define GL_PROTO_RESTORE_BACK '>'   /* put after its value and a ':', when it lacks it */
+/* Under an engine preloaded into Ruby (the sanitizers'; Valgrind follows
+ * every exec itself), the path of gemleak's guard (src/run/client/guard.c),
+ * one of the run's variables: the preloaded library execs a static
+ * program (which LD_PRELOAD does not reach) through it, and it follows
+ * what the program execs, giving it the run's variables back. Empty when
+ * this gemleak has no guard: such a program is then said in the run
+ * directory (outside-PID.txt) as one that ran unfollowed. */
+#define GL_PROTO_GUARD_VARIABLE "GEMLEAK_GUARD"
 /* Set (to "1") when the preloaded library is to make the leak check at
  * exit and say it ran (GL_PROTO_MARKER_DONE), the runtime's own off. */
 #define GL_PROTO_PROOF_VARIABLE "GEMLEAK_PROOF"

@@ -132,6 +132,11 @@ typedef struct {
      * for leaks right after a fork, in every run, so that what a child
      * inherited is told from what it lost itself (attribute.h). */
     gboolean client_requests;
+    /* TRUE: it follows every exec itself, whatever the program (Valgrind
+     * traces a static program, and what it starts); FALSE: it is in a
+     * process through LD_PRELOAD, which a static program never loads, and
+     * gemleak's guard follows such a program (GL_PROTO_GUARD_VARIABLE). */
+    gboolean follows_exec;
 } GlEngine;
 
 /* Returns: (transfer none): "valgrind, lsan, asan": every engine's name. */

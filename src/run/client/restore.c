@@ -17,20 +17,33 @@
  * and its own variables are as given; a setuid program ignores LD_PRELOAD
  * as ever; nothing here needs gemleak to be alive.
  *
+ * A static program ignores LD_PRELOAD too, and may clear the environment
+ * of what it starts (busybox's env -i; Go's and Rust's launchers are
+ * static). Where the run asks for it (GL_PROTO_GUARD_VARIABLE: under the
+ * sanitizers' engines), an exec of one is an exec of gemleak's guard
+ * (src/run/client/guard.c), which runs it in the same process and gives
+ * what it execs the run's variables back as this library does; where
+ * there is no guard, or it cannot start, the run directory says which
+ * program ran unfollowed (outside-PID.txt), and the run is INCOMPLETE.
+ *
  * An exec may run in the child of a vfork (Ruby's spawn): no allocation
  * there. What is read from the environment is copied at load, and each
  * exec builds its new environment on its own stack. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <limits.h>
 #include <spawn.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "gemleak/base/protocol.h"
+#include "gemleak/run/program_kind.h"
+#include "gemleak/run/restore_env.h"
 
 extern char **environ;
 
@@ -59,25 +72,15 @@ static Fexecve real_fexecve;
 static Spawn real_posix_spawn;
 static Spawn real_posix_spawnp;
 
-/* One variable of the run, as GEMLEAK_RESTORE gives it. */
-typedef struct {
-    char how;            /* GL_PROTO_RESTORE_SET, _FRONT or _BACK */
-    const char *name;
-    size_t name_length;
-    const char *value;
-} Entry;
-
-#define MAX_ENTRIES 32
-static Entry entries[MAX_ENTRIES];
-static size_t n_entries;
+static GlRestoreSet set;
 
 /* Reads GEMLEAK_RESTORE as the process started: the suite may clear its
  * own environment later, and an exec in a vfork child allocates nothing.
- * GEMLEAK_RESTORE lists itself, so that it reaches what the program
- * starts in turn. */
-/* GEMLEAK_RESTORE's value as the process started, split in place into
- * the entries, which point into it: kept for the process's life. */
+ * Its value, split in place into the entries, which point into it, and
+ * kept whole (GEMLEAK_RESTORE lists itself, so that it reaches what the
+ * program starts in turn): kept for the process's life. */
 static char *restore_list;
+static char *restore_whole;
 
 __attribute__((constructor)) static void restore_start(void)
 {
@@ -87,137 +90,12 @@ __attribute__((constructor)) static void restore_start(void)
     real_posix_spawn = (Spawn) (uintptr_t) dlsym(RTLD_NEXT, "posix_spawn");
     real_posix_spawnp = (Spawn) (uintptr_t) dlsym(RTLD_NEXT, "posix_spawnp");
     const char *list = getenv(GL_PROTO_RESTORE_VARIABLE);
-    restore_list = list != NULL && *list != '\0' ? strdup(list) : NULL;
-    char *copy = restore_list;
-    for (char *item = copy; item != NULL && n_entries < MAX_ENTRIES;) {
-        char *next = strchr(item, GL_PROTO_RESTORE_SEPARATOR[0]);
-        if (next != NULL)
-            *next++ = '\0';
-        char *equals = *item != '\0' ? strchr(item + 1, '=') : NULL;
-        if (equals != NULL && equals > item + 1 &&
-            (item[0] == GL_PROTO_RESTORE_SET || item[0] == GL_PROTO_RESTORE_FRONT ||
-             item[0] == GL_PROTO_RESTORE_BACK)) {
-            Entry *entry = &entries[n_entries++];
-            entry->how = item[0];
-            entry->name = item + 1;
-            entry->name_length = (size_t) (equals - item - 1);
-            entry->value = equals + 1;
-        }
-        item = next;
-    }
-    if (copy != NULL && n_entries < MAX_ENTRIES) {
-        Entry *itself = &entries[n_entries++];
-        itself->how = GL_PROTO_RESTORE_SET;
-        itself->name = GL_PROTO_RESTORE_VARIABLE;
-        itself->name_length = strlen(GL_PROTO_RESTORE_VARIABLE);
-        itself->value = strdup(list);
-        if (itself->value == NULL)
-            n_entries--;
-    }
-}
-
-/* Returns: the value of @entry's variable in @envp, NULL when unset. */
-static const char *lookup(char *const envp[], const Entry *entry)
-{
-    for (char *const *var = envp; var != NULL && *var != NULL; var++)
-        if (strncmp(*var, entry->name, entry->name_length) == 0 &&
-            (*var)[entry->name_length] == '=')
-            return *var + entry->name_length + 1;
-    return NULL;
-}
-
-/* Returns: nonzero when @value holds @part whole, between @separators (or
- * its ends). */
-static int holds(const char *value, const char *part, const char *separators)
-{
-    size_t length = strlen(part);
-    for (const char *at = strstr(value, part); at != NULL; at = strstr(at + 1, part)) {
-        int starts = at == value || strchr(separators, at[-1]) != NULL;
-        int ends = at[length] == '\0' || strchr(separators, at[length]) != NULL;
-        if (starts && ends)
-            return 1;
-    }
-    return 0;
-}
-
-/* Returns: how many bytes "NAME=VALUE" of @entry needs once restored in
- * @envp, its NUL included; 0 when @envp needs nothing of it. */
-static size_t needs(char *const envp[], const Entry *entry)
-{
-    const char *theirs = lookup(envp, entry);
-    size_t ours = entry->name_length + 1 + strlen(entry->value) + 1;
-    if (theirs == NULL)
-        return ours;
-    switch (entry->how) {
-    case GL_PROTO_RESTORE_FRONT:
-        return holds(theirs, entry->value, " \t") ? 0 : ours + strlen(theirs) + 1;
-    case GL_PROTO_RESTORE_BACK:
-        return holds(theirs, entry->value, ": ") ? 0 : ours + strlen(theirs) + 1;
-    default:
-        return 0;
-    }
-}
-
-/* Writes @entry's "NAME=VALUE" at @out (needs() bytes), as restored in
- * @envp. */
-static void write_entry(char *out, char *const envp[], const Entry *entry)
-{
-    const char *theirs = lookup(envp, entry);
-    memcpy(out, entry->name, entry->name_length);
-    out += entry->name_length;
-    *out++ = '=';
-    if (entry->how == GL_PROTO_RESTORE_BACK && theirs != NULL) {
-        out = stpcpy(out, theirs);
-        *out++ = ':';
-    }
-    out = stpcpy(out, entry->value);
-    if (entry->how == GL_PROTO_RESTORE_FRONT && theirs != NULL) {
-        *out++ = ' ';
-        stpcpy(out, theirs);
-    }
-}
-
-/* Returns: nonzero when @var ("NAME=VALUE" of @envp) is one a restored
- * entry replaces. */
-static int replaced(char *const envp[], const char *var)
-{
-    for (size_t i = 0; i < n_entries; i++)
-        if (strncmp(var, entries[i].name, entries[i].name_length) == 0 &&
-            var[entries[i].name_length] == '=' && needs(envp, &entries[i]) > 0)
-            return 1;
-    return 0;
-}
-
-/* Returns: how many bytes @envp's restored variables need (0: none), and
- * in *@count how many variables @envp has. */
-static size_t restored_size(char *const envp[], size_t *count)
-{
-    size_t bytes = 0;
-    *count = 0;
-    for (char *const *var = envp; var != NULL && *var != NULL; var++)
-        (*count)++;
-    for (size_t i = 0; i < n_entries; i++)
-        bytes += needs(envp, &entries[i]);
-    return bytes;
-}
-
-/* Fills @vars (count + n_entries + 1 slots) and @text (bytes) with @envp,
- * its run variables restored. */
-static void restore(char *const envp[], char **vars, char *text)
-{
-    size_t n = 0;
-    for (char *const *var = envp; var != NULL && *var != NULL; var++)
-        if (!replaced(envp, *var))
-            vars[n++] = *var;
-    for (size_t i = 0; i < n_entries; i++) {
-        size_t need = needs(envp, &entries[i]);
-        if (need == 0)
-            continue;
-        write_entry(text, envp, &entries[i]);
-        vars[n++] = text;
-        text += need;
-    }
-    vars[n] = NULL;
+    if (list == NULL || *list == '\0')
+        return;
+    restore_list = strdup(list);
+    restore_whole = strdup(list);
+    if (restore_list != NULL)
+        gl_restore_parse(&set, restore_list, restore_whole);
 }
 
 /* Runs the statement @call with `restored`, @envp with the run's variables
@@ -225,23 +103,153 @@ static void restore(char *const envp[], char **vars, char *text)
 #define WITH_RESTORED(envp, call)                                                                \
     do {                                                                                         \
         size_t count_ = 0;                                                                       \
-        size_t bytes_ = restored_size((envp), &count_);                                          \
+        size_t bytes_ = gl_restore_size(&set, (envp), &count_);                                  \
         if (bytes_ == 0) {                                                                       \
             char *const *restored = (envp);                                                      \
             call;                                                                                \
         }                                                                                        \
-        char *vars_[count_ + n_entries + 1];                                                     \
+        char *vars_[count_ + set.n + 1];                                                         \
         char text_[bytes_];                                                                      \
-        restore((envp), vars_, text_);                                                           \
+        gl_restore_fill(&set, (envp), vars_, text_);                                             \
         char *const *restored = vars_;                                                           \
         call;                                                                                    \
     } while (0)
+
+/* The guard (src/run/client/guard.c), by its path as the run gives it
+ * (GL_PROTO_GUARD_VARIABLE): "" when this gemleak has none; NULL when the
+ * run follows every exec itself (Valgrind). */
+static const char *guard(void)
+{
+    return gl_restore_value(&set, GL_PROTO_GUARD_VARIABLE);
+}
+
+#define NO_GUARD "this gemleak was built without its guard: the C compiler had no static C library"
+#define GUARD_FAILED "its guard could not start"
+
+/* Fills @guarded (@argv's length + 3 slots) with the guard's command line
+ * that runs @program with @argv: "GUARD PROGRAM ARGV...". */
+static void guarded_argv(char **guarded, const char *program, char *const argv[])
+{
+    size_t n = 0;
+    guarded[0] = (char *) guard();
+    guarded[1] = (char *) program;
+    for (; argv != NULL && argv[n] != NULL; n++)
+        guarded[n + 2] = argv[n];
+    guarded[n + 2] = NULL;
+}
+
+/* Returns: how many arguments @argv (nullable) holds. */
+static size_t count_args(char *const argv[])
+{
+    size_t n = 0;
+    while (argv != NULL && argv[n] != NULL)
+        n++;
+    return n;
+}
+
+/* An exec of the static @program (as the exec finds it), which ignores
+ * LD_PRELOAD and could clear the environment of a Ruby it starts, becomes
+ * one of the guard, which runs it in this process, following what it
+ * starts. Returns only when it does not: not asked, @program not static,
+ * the guard missing or failing (said); the caller then execs as asked. */
+static void exec_guarded(const char *program, char *const argv[], char *const envp[])
+{
+    const char *with = guard();
+    if (with == NULL || program == NULL || !gl_program_is_static(program))
+        return;
+    if (*with == '\0') {
+        gl_restore_say_unfollowed(&set, (long) getpid(), program, NO_GUARD);
+        return;
+    }
+    char *guarded[count_args(argv) + 3];
+    guarded_argv(guarded, program, argv);
+    real_execve(with, guarded, envp);
+    gl_restore_say_unfollowed(&set, (long) getpid(), program, GUARD_FAILED);
+}
+
+/* execve(@path...), guarded when static. */
+static int exec_file(const char *path, char *const argv[], char *const envp[])
+{
+    exec_guarded(path, argv, envp);
+    return real_execve(path, argv, envp);
+}
+
+/* execvpe(@file...), guarded when what it finds on PATH (the process's
+ * own, as the C library searches it) is static. */
+static int exec_search(const char *file, char *const argv[], char *const envp[])
+{
+    if (guard() != NULL) {
+        char found[PATH_MAX];
+        if (gl_program_find(file, getenv("PATH"), found, sizeof found) == 0)
+            exec_guarded(found, argv, envp);
+    }
+    return real_execvpe(file, argv, envp);
+}
+
+/* fexecve(@fd...), guarded when @fd is a static program the guard can
+ * exec by its path (the file's, when it still names it); said when it
+ * names none (a memfd's). */
+static int exec_fd(int fd, char *const argv[], char *const envp[])
+{
+    if (guard() != NULL) {
+        char link[64] = "/proc/self/fd/";
+        char *end = link + strlen(link);
+        char digits[16];
+        size_t n = 0;
+        for (unsigned value = (unsigned) fd; n == 0 || value > 0; value /= 10)
+            digits[n++] = (char) ('0' + value % 10);
+        while (n > 0)
+            *end++ = digits[--n];
+        *end = '\0';
+        char path[PATH_MAX];
+        ssize_t length = readlink(link, path, sizeof path - 1);
+        path[length > 0 ? length : 0] = '\0';
+        struct stat named, opened;
+        if (path[0] == '/' && stat(path, &named) == 0 && fstat(fd, &opened) == 0 &&
+            named.st_dev == opened.st_dev && named.st_ino == opened.st_ino)
+            exec_guarded(path, argv, envp);
+        else if (gl_program_fd_is_static(fd))
+            gl_restore_say_unfollowed(&set, (long) getpid(), link,
+                                      "exec'd by a descriptor that names no file");
+    }
+    return real_fexecve(fd, argv, envp);
+}
+
+/* @spawn(@pid, @path...) (posix_spawn or posix_spawnp), the guard's in
+ * place of the static @program's (what @path names, nullable when
+ * nothing). */
+static int spawn_program(Spawn spawn, pid_t *pid, const char *path, const char *program,
+                         const posix_spawn_file_actions_t *actions, const posix_spawnattr_t *attr,
+                         char *const argv[], char *const envp[])
+{
+    const char *with = guard();
+    if (with == NULL || program == NULL || !gl_program_is_static(program))
+        return spawn(pid, path, actions, attr, argv, envp);
+    pid_t child = 0;
+    if (*with != '\0' && real_posix_spawn != NULL) {
+        char *guarded[count_args(argv) + 3];
+        guarded_argv(guarded, program, argv);
+        if (real_posix_spawn(&child, with, actions, attr, guarded, envp) == 0) {
+            if (pid != NULL)
+                *pid = child;
+            return 0;
+        }
+    }
+    int error = spawn(&child, path, actions, attr, argv, envp);
+    if (error == 0) {
+        gl_restore_say_unfollowed(&set, (long) child, program,
+                                  *with == '\0' ? NO_GUARD : GUARD_FAILED);
+        if (pid != NULL)
+            *pid = child;
+    }
+    return error;
+}
 
 int execve(const char *path, char *const argv[], char *const envp[])
 {
     if (real_execve == NULL)
         return -1;
-    WITH_RESTORED(envp, return real_execve(path, argv, restored));
+    WITH_RESTORED(envp, return exec_file(path, argv, restored));
 }
 
 int execv(const char *path, char *const argv[])
@@ -251,9 +259,9 @@ int execv(const char *path, char *const argv[])
 
 int execvpe(const char *file, char *const argv[], char *const envp[])
 {
-    if (real_execvpe == NULL)
+    if (real_execvpe == NULL || real_execve == NULL)
         return -1;
-    WITH_RESTORED(envp, return real_execvpe(file, argv, restored));
+    WITH_RESTORED(envp, return exec_search(file, argv, restored));
 }
 
 int execvp(const char *file, char *const argv[])
@@ -263,9 +271,9 @@ int execvp(const char *file, char *const argv[])
 
 int fexecve(int fd, char *const argv[], char *const envp[])
 {
-    if (real_fexecve == NULL)
+    if (real_fexecve == NULL || real_execve == NULL)
         return -1;
-    WITH_RESTORED(envp, return real_fexecve(fd, argv, restored));
+    WITH_RESTORED(envp, return exec_fd(fd, argv, restored));
 }
 
 int posix_spawn(pid_t *pid, const char *path, const posix_spawn_file_actions_t *actions,
@@ -273,7 +281,8 @@ int posix_spawn(pid_t *pid, const char *path, const posix_spawn_file_actions_t *
 {
     if (real_posix_spawn == NULL)
         return -1;
-    WITH_RESTORED(envp, return real_posix_spawn(pid, path, actions, attr, argv, restored));
+    WITH_RESTORED(envp, return spawn_program(real_posix_spawn, pid, path, path, actions, attr,
+                                             argv, restored));
 }
 
 int posix_spawnp(pid_t *pid, const char *file, const posix_spawn_file_actions_t *actions,
@@ -281,7 +290,12 @@ int posix_spawnp(pid_t *pid, const char *file, const posix_spawn_file_actions_t 
 {
     if (real_posix_spawnp == NULL)
         return -1;
-    WITH_RESTORED(envp, return real_posix_spawnp(pid, file, actions, attr, argv, restored));
+    char found[PATH_MAX];
+    const char *program = guard() != NULL &&
+                                  gl_program_find(file, getenv("PATH"), found, sizeof found) == 0
+                              ? found : NULL;
+    WITH_RESTORED(envp, return spawn_program(real_posix_spawnp, pid, file, program, actions, attr,
+                                             argv, restored));
 }
 
 /* Sets @n to how many arguments the execl* call whose first is @first
@@ -305,8 +319,10 @@ int execl(const char *path, const char *arg, ...)
     va_start(ap, arg);
     char *argv[n + 1];
     argv[0] = (char *) arg;
-    for (size_t i = 1; i <= n; i++)
+    for (size_t i = 1; i < n; i++)
         argv[i] = va_arg(ap, char *);
+    (void) va_arg(ap, char *);  /* the NULL that ends them */
+    argv[n] = NULL;
     va_end(ap);
     return execve(path, argv, environ);
 }
@@ -319,8 +335,10 @@ int execlp(const char *file, const char *arg, ...)
     va_start(ap, arg);
     char *argv[n + 1];
     argv[0] = (char *) arg;
-    for (size_t i = 1; i <= n; i++)
+    for (size_t i = 1; i < n; i++)
         argv[i] = va_arg(ap, char *);
+    (void) va_arg(ap, char *);  /* the NULL that ends them */
+    argv[n] = NULL;
     va_end(ap);
     return execvpe(file, argv, environ);
 }
@@ -333,8 +351,10 @@ int execle(const char *path, const char *arg, ...)
     va_start(ap, arg);
     char *argv[n + 1];
     argv[0] = (char *) arg;
-    for (size_t i = 1; i <= n; i++)
+    for (size_t i = 1; i < n; i++)
         argv[i] = va_arg(ap, char *);
+    (void) va_arg(ap, char *);  /* the NULL that ends them */
+    argv[n] = NULL;
     char *const *envp = va_arg(ap, char *const *);
     va_end(ap);
     return execve(path, argv, envp);
