@@ -277,7 +277,8 @@ static void identity_stack(GString *identity, const GlStack *stack, GlSources *s
         if (last != NULL && strcmp(last, fn) == 0) {
             /* a function calling a part of itself (f.cold from f) is one
              * function; version 3: so is a recursion, whatever its depth */
-            if (names == NAMES_AS_SYMBOLS || strcmp(last_symbol, frame->fn) != 0) {
+            if (names == NAMES_AS_SYMBOLS || last_symbol == NULL ||
+                strcmp(last_symbol, frame->fn) != 0) {
                 last_symbol = frame->fn;
                 continue;
             }

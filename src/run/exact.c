@@ -430,7 +430,9 @@ gboolean gl_run_exact(const GlRunOptions *options, GPtrArray *commands, GlRunRes
     }
     gboolean ok = run_exact(options, commands, result, exact, error);
     target_rules = NULL;
-    g_clear_pointer(&target_paths, g_hash_table_unref);
+    if (target_paths != NULL)
+        g_hash_table_unref(target_paths);
+    target_paths = NULL;
     return ok;
 }
 

@@ -275,7 +275,7 @@ static void carve(Thread *thread)
         return;
     uintptr_t guard = (thread->low + THREAD_SCRATCH + page - 1) & ~(page - 1);
     uintptr_t here = (uintptr_t) __builtin_frame_address(0);
-    if (guard + page >= here - 64 * 1024)
+    if (guard + page >= here - (uintptr_t) 64 * 1024)
         return;
     if (mprotect((void *) guard, (size_t) page, PROT_NONE) != 0)
         return;

@@ -63,10 +63,12 @@ typedef int (*Check)(void);
 typedef void (*Root)(const void *, size_t);
 typedef void (*BeforeCheck)(void);
 
-static const char *text_of(VALUE text)
+/* Returns: the bytes of the String in *@text (converted in place, as
+ * StringValuePtr does, so that the caller's variable keeps the string
+ * the bytes belong to). */
+static const char *text_of(VALUE *text)
 {
-    volatile VALUE kept = text;
-    return ruby.string_value_ptr(&kept);
+    return ruby.string_value_ptr(text);
 }
 
 static VALUE integer(long value)
@@ -83,7 +85,7 @@ static VALUE native_running_on_valgrind(VALUE self)
 static VALUE native_valgrind_marker(VALUE self, VALUE text)
 {
     (void) self;
-    gemleak_client_marker(text_of(text));
+    gemleak_client_marker(text_of(&text));
     return integer(0);
 }
 
@@ -116,7 +118,7 @@ static VALUE native_owners_start(VALUE self)
 static VALUE native_owner(VALUE self, VALUE text)
 {
     (void) self;
-    gemleak_client_owner(text_of(text));
+    gemleak_client_owner(text_of(&text));
     return integer(0);
 }
 
@@ -142,7 +144,7 @@ static void *runtime(const char *name)
 static VALUE native_sanitizer(VALUE self, VALUE name)
 {
     (void) self;
-    return integer(runtime(text_of(name)) != NULL);
+    return integer(runtime(text_of(&name)) != NULL);
 }
 
 static VALUE native_sanitizer_line(VALUE self, VALUE text)
@@ -150,7 +152,7 @@ static VALUE native_sanitizer_line(VALUE self, VALUE text)
     (void) self;
     Say say = (Say) (uintptr_t) runtime("__sanitizer_report_error_summary");
     if (say != NULL)
-        say(text_of(text));
+        say(text_of(&text));
     return integer(say != NULL);
 }
 
