@@ -153,16 +153,93 @@ char *gl_group_message(const GlGroup *group)
     return g_string_free(message, FALSE);
 }
 
+/* Appends @names (const char*) as English lists them: "a", "a and b",
+ * "a, b and c", "a, b, c and 2 more @what". */
+static void append_list(GString *out, const GPtrArray *names, const char *what)
+{
+    guint shown = MIN(names->len, 3);
+    for (guint i = 0; i < shown; i++) {
+        if (i > 0)
+            g_string_append(out, i + 1 == shown && shown == names->len ? " and " : ", ");
+        g_string_append(out, g_ptr_array_index(names, i));
+    }
+    if (names->len > shown)
+        g_string_append_printf(out, " and %u more %s", names->len - shown, what);
+}
+
 char *gl_group_reason(const GlGroup *group)
 {
-    if (group->findings->len == 1 || group->function == NULL)
+    if ((group->findings->len == 1 && group->ways->len < 2) || group->function == NULL)
         return NULL;
     const GlFinding *first = g_ptr_array_index(group->findings, 0);
-    const char *verb = first->record->leak_kind != GL_LEAK_NONE ? "lost in" : "in";
-    if (group->entry == NULL || strcmp(group->entry, group->function) == 0)
-        return g_strdup_printf("one bug: %s %s, which Ruby called", verb, group->function);
-    return g_strdup_printf("one bug: %s %s, entered through %s", verb, group->function,
-                           group->entry);
+    GString *reason = g_string_new("one bug: ");
+    g_string_append(reason, first->record->leak_kind != GL_LEAK_NONE ? "lost in " : "in ");
+    append_list(reason, group->functions, "functions");
+    if (group->ways->len > 1)
+        g_string_append_printf(reason, ", entered %u ways", group->ways->len);
+    else if (group->entry == NULL ||
+             (group->functions->len == 1 && strcmp(group->entry, group->function) == 0))
+        g_string_append(reason, ", which Ruby called");
+    else
+        g_string_append_printf(reason, ", entered through %s", group->entry);
+    return g_string_free(reason, FALSE);
+}
+
+char *gl_group_way_line(const GlGroup *group, guint index, const char *project_root)
+{
+    const GlWayIn *way = &g_array_index(group->ways, GlWayIn, index);
+    const GlFinding *first = g_ptr_array_index(group->findings, 0);
+    GString *line = g_string_new(NULL);
+    g_string_append_printf(line, "way in %u: ", index + 1);
+    gl_frame_describe(way->frame, project_root, line);
+    g_string_append(line, ": ");
+    if (first->record->leak_kind != GL_LEAK_NONE)
+        g_string_append_printf(line, "%" G_GUINT64_FORMAT " byte%s in %" G_GUINT64_FORMAT
+                               " block%s in ", way->bytes, way->bytes == 1 ? "" : "s",
+                               way->blocks, way->blocks == 1 ? "" : "s");
+    g_string_append_printf(line, "%u call path%s", way->call_paths,
+                           way->call_paths == 1 ? "" : "s");
+    return g_string_free(line, FALSE);
+}
+
+char *gl_group_owned_heading(const GlGroup *group)
+{
+    if (group->owned->len == 0)
+        return NULL;
+    return g_strdup_printf("it owned %" G_GUINT64_FORMAT " byte%s in %" G_GUINT64_FORMAT
+                           " block%s, lost with it:", group->owned_bytes,
+                           group->owned_bytes == 1 ? "" : "s", group->owned_blocks,
+                           group->owned_blocks == 1 ? "" : "s");
+}
+
+/* "@message: fn (file:line) < fn (file:line)": @stack's extension frames,
+ * innermost first. */
+static void append_path(GString *line, const GlStack *stack, const char *project_root)
+{
+    g_string_append(line, ": ");
+    guint n = gl_stack_relevant_frames(stack);
+    for (guint i = 0, shown = 0; i < n; i++) {
+        if (!stack->frames[i].in_target)
+            continue;
+        if (shown++ > 0)
+            g_string_append(line, " < ");
+        gl_frame_describe(&stack->frames[i], project_root, line);
+    }
+}
+
+char *gl_group_owned_line(const GlGroup *group, guint index, const char *project_root)
+{
+    const GlOwned *owned = &g_array_index(group->owned, GlOwned, index);
+    GString *line = g_string_new(NULL);
+    g_string_append_printf(line, "owned %u: ", index + 1);
+    if (owned->finding != NULL) {
+        g_autofree char *path = gl_finding_path_line(owned->finding, project_root);
+        g_string_append(line, path);
+    } else {
+        append_lost(line, owned->bytes, owned->bytes, owned->blocks, GL_LEAK_INDIRECT);
+        append_path(line, &owned->record->stack, project_root);
+    }
+    return g_string_free(line, FALSE);
 }
 
 /* Returns: TRUE if @stack holds an extension frame. */
@@ -182,15 +259,7 @@ char *gl_finding_path_line(const GlFinding *finding, const char *project_root)
         stack = &g_array_index(record->aux, GlAux, a).stack;
     g_autofree char *message = gl_finding_message(finding);
     GString *line = g_string_new(message);
-    g_string_append(line, ": ");
-    guint n = gl_stack_relevant_frames(stack);
-    for (guint i = 0, shown = 0; i < n; i++) {
-        if (!stack->frames[i].in_target)
-            continue;
-        if (shown++ > 0)
-            g_string_append(line, " < ");
-        gl_frame_describe(&stack->frames[i], project_root, line);
-    }
+    append_path(line, stack, project_root);
     g_autofree char *tests = gl_finding_tests_line(finding, project_root);
     if (tests != NULL)
         g_string_append_printf(line, "; %s", tests);
@@ -248,7 +317,11 @@ const GlFrame *gl_finding_location(const GlFinding *finding)
 
 const GlFrame *gl_finding_location_in(const GlFinding *finding, const char **stack)
 {
-    const GlRecord *record = finding->record;
+    return gl_record_location_in(finding->record, stack);
+}
+
+const GlFrame *gl_record_location_in(const GlRecord *record, const char **stack)
+{
     const char *which = record->leak_kind != GL_LEAK_NONE ? "allocation" : "access";
     const GlFrame *frame = first_target(&record->stack);
     /* A tail call can take the extension's frame off the access stack; the
@@ -419,6 +492,11 @@ gboolean gl_report_group_fails(const GlReportContext *context, const GlGroup *gr
     for (guint i = 0; i < group->findings->len; i++)
         if (gl_report_finding_fails(context, g_ptr_array_index(group->findings, i)))
             return TRUE;
+    for (guint o = 0; o < group->owned->len; o++) {
+        const GlFinding *owned = g_array_index(group->owned, GlOwned, o).finding;
+        if (owned != NULL && gl_report_finding_fails(context, owned))
+            return TRUE;
+    }
     return FALSE;
 }
 
@@ -434,7 +512,10 @@ const char *gl_record_category(const GlRecord *record)
     return strcmp(record->kind, GL_KIND_FATAL_SIGNAL) == 0 ? "crash" : "memory error";
 }
 
-char *gl_finding_title(const GlFinding *finding, const char *project_root)
+/* The title of @finding, or of @group (nullable) shown by it: its other
+ * ways in after the first. */
+static char *title_of(const GlFinding *finding, const GlGroup *group, const char *project_root,
+                      gboolean paths)
 {
     const GlRecord *record = finding->record;
     const char *stack = NULL;
@@ -454,12 +535,40 @@ char *gl_finding_title(const GlFinding *finding, const char *project_root)
                                : " in ");
         gl_frame_describe(frame, project_root, title);
     }
-    if (frame != NULL && entry != NULL && entry != frame && entry->fn != NULL &&
-        g_strcmp0(entry->fn, frame->fn) != 0) {
+    guint ways = group != NULL ? group->ways->len : 1;
+    if (frame != NULL && entry != NULL && entry->fn != NULL &&
+        ((entry != frame && g_strcmp0(entry->fn, frame->fn) != 0) || ways > 1)) {
         g_string_append(title, " via ");
         gl_frame_describe(entry, project_root, title);
     }
+    if (frame != NULL && ways > 1) {
+        g_autoptr(GPtrArray) others = g_ptr_array_new();
+        for (guint w = 0; w < ways; w++) {
+            const GlWayIn *way = &g_array_index(group->ways, GlWayIn, w);
+            if (g_strcmp0(way->frame->fn, entry != NULL ? entry->fn : NULL) != 0)
+                g_ptr_array_add(others, (gpointer) (way->frame->fn != NULL ? way->frame->fn
+                                                                           : "???"));
+        }
+        if (others->len > 2) {
+            g_string_append_printf(title, " and %u other ways in", others->len);
+        } else if (others->len > 0) {
+            g_string_append(title, others->len == 1 ? " and " : ", ");
+            append_list(title, others, "ways in");
+        }
+    }
+    if (paths && group != NULL && group->findings->len > 1)
+        g_string_append_printf(title, ", %u call paths", group->findings->len);
     return g_string_free(title, FALSE);
+}
+
+char *gl_finding_title(const GlFinding *finding, const char *project_root)
+{
+    return title_of(finding, NULL, project_root, FALSE);
+}
+
+char *gl_group_title(const GlGroup *group, const char *project_root, gboolean paths)
+{
+    return title_of(g_ptr_array_index(group->findings, 0), group, project_root, paths);
 }
 
 void gl_json_add_string_value(JsonBuilder *builder, const char *value)

@@ -147,12 +147,7 @@ static void junit_group(gpointer data, const GlGroup *group, guint index)
     (void) index;
     const GlFinding *finding = g_ptr_array_index(group->findings, 0);
     const char *root = state->context->project_root;
-    g_autofree char *title = gl_finding_title(finding, root);
-    if (group->findings->len > 1) {
-        char *longer = g_strdup_printf("%s, %u call paths", title, group->findings->len);
-        g_free(title);
-        title = longer;
-    }
+    g_autofree char *title = gl_group_title(group, root, TRUE);
     g_autofree char *classname = class_name(finding);
     g_autofree char *message = gl_group_message(group);
     g_autofree char *body = gl_group_text(group, state->context->suppressions, root);

@@ -203,9 +203,29 @@ static void text_finding(gpointer data, const GlFinding *finding, guint index)
     fputs(state->line->str, state->out);
 }
 
-/* A group of several findings: its totals and why it is one, its first
- * call path as a finding of its own shows, the next ones a line each, and
- * how many more: 30 call paths of one bug read in 20 lines, not 280. */
+/* What a group's structures owned: a heading, the first blocks a line
+ * each, and how many more. */
+static void render_owned(GString *out, const GlGroup *group, const char *project_root)
+{
+    g_autofree char *heading = gl_group_owned_heading(group);
+    if (heading == NULL)
+        return;
+    append_line(out, heading);
+    guint shown = MIN(group->owned->len, GL_GROUP_PATHS_SHOWN);
+    for (guint i = 0; i < shown; i++) {
+        g_autofree char *line = gl_group_owned_line(group, i, project_root);
+        append_line(out, line);
+    }
+    if (group->owned->len > shown)
+        g_string_append_printf(out, "and %u more owned block%s (--format json lists them all)\n",
+                               group->owned->len - shown,
+                               group->owned->len - shown == 1 ? "" : "s");
+}
+
+/* A group of several findings: its totals and why it is one, its ways in,
+ * its first call path as a finding of its own shows, the next ones a line
+ * each, and how many more: 30 call paths of one bug read in 20 lines, not
+ * 280; then what it owned. */
 static void render_group(GString *out, const GlGroup *group, gboolean color,
                          gboolean suppressions, guint after, GlSources *sources,
                          const char *project_root)
@@ -213,6 +233,7 @@ static void render_group(GString *out, const GlGroup *group, gboolean color,
     const GlFinding *first = g_ptr_array_index(group->findings, 0);
     if (group->findings->len == 1) {
         render_finding(out, first, color, suppressions, after, sources, project_root);
+        render_owned(out, group, project_root);
         return;
     }
     g_autofree char *message = escaped(gl_group_message(group));
@@ -220,6 +241,10 @@ static void render_group(GString *out, const GlGroup *group, gboolean color,
     g_autofree char *reason = gl_group_reason(group);
     if (reason != NULL)
         append_line(out, reason);
+    for (guint w = 0; group->ways->len > 1 && w < group->ways->len; w++) {
+        g_autofree char *way = gl_group_way_line(group, w, project_root);
+        append_line(out, way);
+    }
     g_string_append(out, "call path 1: ");
     render_finding(out, first, color, suppressions, after, sources, project_root);
     guint shown = MIN(group->findings->len, GL_GROUP_PATHS_SHOWN);
@@ -233,6 +258,7 @@ static void render_group(GString *out, const GlGroup *group, gboolean color,
         g_string_append_printf(out, "and %u more call path%s (--format json lists them all)\n",
                                group->findings->len - shown,
                                group->findings->len - shown == 1 ? "" : "s");
+    render_owned(out, group, project_root);
 }
 
 char *gl_group_text(const GlGroup *group, gboolean suppressions, const char *project_root)

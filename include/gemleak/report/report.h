@@ -104,6 +104,9 @@ const GlFrame *gl_finding_location(const GlFinding *finding);
  * in: "allocation" (a leak's), "access" (an error's), "free", or "other". */
 const GlFrame *gl_finding_location_in(const GlFinding *finding, const char **stack);
 
+/* As gl_finding_location_in(), for a record: a block a group owned. */
+const GlFrame *gl_record_location_in(const GlRecord *record, const char **stack);
+
 /* Returns: (transfer full) (nullable): the source path of @frame (dir/file,
  * "." and ".." folded away), relative to @project_root when under it;
  * *under_root says which. NULL when the frame has no file. */
@@ -201,9 +204,30 @@ char *gl_finding_suppression(const GlFinding *finding);
 char *gl_group_message(const GlGroup *group);
 
 /* Returns: (transfer full) (nullable): why a group's findings are one bug:
- * "one bug: lost in loop_realloc, entered through grouped_destroy_loop";
- * NULL for a group of one. */
+ * "one bug: lost in loop_realloc, entered through grouped_destroy_loop",
+ * "one bug: lost in ev_realloc, entered 2 ways" (its ways in, a line each:
+ * gl_group_way_line()); NULL for a group of one finding entered one way. */
 char *gl_group_reason(const GlGroup *group);
+
+/* Returns: (transfer full): the way in @index of @group on a line: "way in
+ * 2: NIO_Selector_free (ext/nio4r/selector.c:176): 459 bytes in 459 blocks
+ * in 15 call paths". */
+char *gl_group_way_line(const GlGroup *group, guint index, const char *project_root);
+
+/* Returns: (transfer full) (nullable): "it owned 16384 bytes in 2 blocks,
+ * lost with it:", over the lines of gl_group_owned_line(); NULL when its
+ * structures owned nothing a report lists. */
+char *gl_group_owned_heading(const GlGroup *group);
+
+/* Returns: (transfer full): the block @index of what @group owned, on a
+ * line: "owned 1: 8192 bytes in 1 block is indirectly lost: set_max_depth
+ * (ext/x/x.cpp:9824) < ...", as gl_finding_path_line() shows a call path. */
+char *gl_group_owned_line(const GlGroup *group, guint index, const char *project_root);
+
+/* Returns: (transfer full): @group's title, as gl_finding_title() gives
+ * its first finding's, with its other ways in ("via a (x.c:3) and b") and,
+ * with @paths, how many call paths it has ("..., 30 call paths"). */
+char *gl_group_title(const GlGroup *group, const char *project_root, gboolean paths);
 
 /* Returns: (transfer full): one call path of a group on a line: @finding's
  * message, its extension frames in the stack that places it, innermost
