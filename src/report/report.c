@@ -153,6 +153,19 @@ char *gl_group_message(const GlGroup *group)
     return g_string_free(message, FALSE);
 }
 
+char *gl_group_heading(const GlGroup *group)
+{
+    g_autofree char *message = gl_group_message(group);
+    return group->certain ? g_steal_pointer(&message) : g_strconcat("uncertain: ", message, NULL);
+}
+
+char *gl_group_uncertainty(const GlGroup *group)
+{
+    if (group->certain)
+        return NULL;
+    return gl_finding_uncertainty(g_ptr_array_index(group->findings, 0));
+}
+
 /* Appends @names (const char*) as English lists them: "a", "a and b",
  * "a, b and c", "a, b, c and 2 more @what". */
 static void append_list(GString *out, const GPtrArray *names, const char *what)
@@ -172,7 +185,8 @@ char *gl_group_reason(const GlGroup *group)
     if ((group->findings->len == 1 && group->ways->len < 2) || group->function == NULL)
         return NULL;
     const GlFinding *first = g_ptr_array_index(group->findings, 0);
-    GString *reason = g_string_new("one bug: ");
+    /* a group of which no finding is certain may be no bug at all */
+    GString *reason = g_string_new(group->certain ? "one bug: " : "maybe one bug (uncertain): ");
     g_string_append(reason, first->record->leak_kind != GL_LEAK_NONE ? "lost in " : "in ");
     append_list(reason, group->functions, "functions");
     if (group->ways->len > 1)
@@ -284,6 +298,20 @@ char *gl_finding_uncertainty(const GlFinding *finding)
                            record->unnamed_frames, record->unnamed_frames == 1 ? "" : "s",
                            record->unnamed_object != NULL ? record->unnamed_object : "Ruby",
                            record->unnamed_frames == 1 ? "has" : "have", what);
+}
+
+char *gl_finding_uncertainty_advice(const GlFinding *finding)
+{
+    if (finding->certain)
+        return NULL;
+    if (finding->record->stack_cut > 0)
+        return g_strdup("A whole stack decides it: the Valgrind engine's, or --exact-stacks' "
+                        "(every allocation unwound exactly, in one run); or, where gemleak used "
+                        "frame pointers (a Ruby that keeps them), the extension built with that "
+                        "Ruby's flags (-fno-omit-frame-pointer).");
+    return g_strdup("Ruby's debug symbols decide it (Debian and Ubuntu: the libruby dbgsym "
+                    "package of the debug archive; or a Ruby built with symbols, as ruby-build "
+                    "makes).");
 }
 
 /* The first target frame of @stack, by preference: in the project's own
@@ -524,8 +552,9 @@ static char *title_of(const GlFinding *finding, const GlGroup *group, const char
      * same helper: the group's entry point, as every report names it */
     const GlFrame *function = NULL, *entry = NULL;
     gl_finding_group_frames(finding, &function, &entry);
-    GString *title = g_string_new(record->leak_kind != GL_LEAK_NONE ? gl_record_category(record)
-                                                                     : record->kind);
+    GString *title = g_string_new(group != NULL && !group->certain ? "uncertain: " : "");
+    g_string_append(title, record->leak_kind != GL_LEAK_NONE ? gl_record_category(record)
+                                                             : record->kind);
     if (finding->freed_block)
         g_string_append(title, " on a freed block");
     if (frame != NULL) {

@@ -92,14 +92,21 @@ static void append_relevant_frames(GString *body, const GlStack *stack, const ch
 
 /* The message: Valgrind's, then the frames that matter and any further
  * parts; the log has the whole stacks. */
-static void append_body(GString *body, const GlFinding *finding, const char *project_root)
+static void append_body(GString *body, const GlFinding *finding, gboolean heading,
+                        const char *project_root)
 {
     const GlRecord *record = finding->record;
     g_autofree char *message = gl_finding_message(finding);
+    if (heading && !finding->certain)
+        g_string_append(body, "uncertain: ");
     g_string_append(body, message);
     g_autofree char *tests = gl_finding_tests_line(finding, project_root);
     if (tests != NULL)
         g_string_append_printf(body, "\n%s", tests);
+    g_autofree char *uncertain = gl_finding_uncertainty(finding);
+    g_autofree char *advice = gl_finding_uncertainty_advice(finding);
+    if (uncertain != NULL)
+        g_string_append_printf(body, "\nuncertain: %s. %s", uncertain, advice);
     append_relevant_frames(body, &record->stack, project_root);
     for (guint i = 0; i < record->aux->len; i++) {
         const GlAux *aux = &g_array_index(record->aux, GlAux, i);
@@ -142,7 +149,7 @@ static void annotate(GithubState *state, const GlFinding *finding, const GlGroup
     g_autoptr(GString) body = g_string_new(NULL);
     const char *root = state->context->project_root;
     if (group != NULL && group->findings->len > 1) {
-        g_autofree char *message = gl_group_message(group);
+        g_autofree char *message = gl_group_heading(group);
         g_autofree char *reason = gl_group_reason(group);
         g_string_append_printf(body, "%s\n%s", message, reason);
         for (guint w = 0; group->ways->len > 1 && w < group->ways->len; w++) {
@@ -150,7 +157,7 @@ static void annotate(GithubState *state, const GlFinding *finding, const GlGroup
             g_string_append_printf(body, "\n%s", way);
         }
         g_string_append(body, "\ncall path 1: ");
-        append_body(body, finding, root);
+        append_body(body, finding, FALSE, root);
         guint shown = MIN(group->findings->len, GL_GROUP_PATHS_SHOWN);
         for (guint i = 1; i < shown; i++) {
             const GlFinding *other = g_ptr_array_index(group->findings, i);
@@ -160,7 +167,7 @@ static void annotate(GithubState *state, const GlFinding *finding, const GlGroup
         if (group->findings->len > shown)
             g_string_append_printf(body, "\nand %u more call paths", group->findings->len - shown);
     } else {
-        append_body(body, finding, root);
+        append_body(body, finding, TRUE, root);
     }
     g_autofree char *owned = group != NULL ? gl_group_owned_heading(group) : NULL;
     if (owned != NULL) {

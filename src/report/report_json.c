@@ -211,6 +211,8 @@ static void json_group(gpointer data, const GlGroup *group, guint index)
     gl_json_add_int(builder, GL_MEMBER_OCCURRENCES, (gint64) group->occurrences);
     json_builder_set_member_name(builder, GL_MEMBER_CERTAIN);
     json_builder_add_boolean_value(builder, group->certain);
+    g_autofree char *uncertainty = gl_group_uncertainty(group);
+    gl_json_add_string(builder, GL_MEMBER_UNCERTAINTY, uncertainty);
     json_builder_set_member_name(builder, GL_MEMBER_FINGERPRINTS);
     json_builder_begin_array(builder);
     for (guint i = 0; i < group->findings->len; i++)

@@ -241,10 +241,17 @@ static void add_result(SarifState *state, const GlGroup *group)
     char *text = tests != NULL ? g_strdup_printf("%s: %s; %s", title, message, tests)
                                : g_strdup_printf("%s: %s", title, message);
 
+    /* An uncertain one may be no bug: a warning, saying why. */
+    g_autofree char *uncertainty = gl_group_uncertainty(group);
+    if (uncertainty != NULL) {
+        char *longer = g_strdup_printf("%s; uncertain: %s", text, uncertainty);
+        g_free(text);
+        text = longer;
+    }
     json_builder_begin_object(builder);
     gl_json_add_string(builder, "ruleId", record->kind);
     gl_json_add_int(builder, "ruleIndex", rule_index(state, record->kind));
-    gl_json_add_string(builder, "level", "error");
+    gl_json_add_string(builder, "level", uncertainty != NULL ? "warning" : "error");
     add_message(builder, "message", text);
 
     json_builder_set_member_name(builder, "locations");

@@ -137,29 +137,26 @@ static void render_other_accesses(GString *out, const GlFinding *finding,
     }
 }
 
-static void render_finding(GString *out, const GlFinding *finding, gboolean color,
-                           gboolean suppressions, guint after, GlSources *sources,
+/* A finding: its message (headed "uncertain: " when it is the entry's
+ * heading, @heading, and not certain), its tests, why it is uncertain,
+ * its source line and stacks. */
+static void render_finding(GString *out, const GlFinding *finding, gboolean heading,
+                           gboolean color, gboolean suppressions, guint after, GlSources *sources,
                            const char *project_root)
 {
     const GlRecord *record = finding->record;
     g_autofree char *message = escaped(gl_finding_message(finding));
-    g_string_append_printf(out, "%s%s%s\n", paint(color, BOLD), message, paint(color, RESET));
+    g_string_append_printf(out, "%s%s%s%s\n", paint(color, BOLD),
+                           heading && !finding->certain ? "uncertain: " : "", message,
+                           paint(color, RESET));
     g_autofree char *tests = gl_finding_tests_line(finding, project_root);
     if (tests != NULL)
         append_line(out, tests);
     g_autofree char *uncertain = escaped(gl_finding_uncertainty(finding));
-    if (uncertain != NULL && record->stack_cut > 0)
-        g_string_append_printf(out, "%suncertain: %s. A whole stack decides it: the "
-                               "Valgrind engine's, or --exact-stacks' (every allocation unwound "
-                               "exactly, in one run); or, where gemleak used frame pointers (a "
-                               "Ruby that keeps them), the extension built with that Ruby's "
-                               "flags (-fno-omit-frame-pointer).%s\n",
-                               paint(color, DIM), uncertain, paint(color, RESET));
-    else if (uncertain != NULL)
-        g_string_append_printf(out, "%suncertain: %s. Ruby's debug symbols decide it (Debian and "
-                               "Ubuntu: the libruby dbgsym package of the debug archive; or a Ruby "
-                               "built with symbols, as ruby-build makes).%s\n",
-                               paint(color, DIM), uncertain, paint(color, RESET));
+    g_autofree char *advice = escaped(gl_finding_uncertainty_advice(finding));
+    if (uncertain != NULL)
+        g_string_append_printf(out, "%suncertain: %s. %s%s\n", paint(color, DIM), uncertain,
+                               advice, paint(color, RESET));
     if (sources != NULL)
         render_source_line(out, finding, sources);
     render_stack(out, &record->stack, color, after, project_root);
@@ -198,7 +195,7 @@ static void text_finding(gpointer data, const GlFinding *finding, guint index)
     g_string_truncate(state->line, 0);
     if (index > 0)
         g_string_append_c(state->line, '\n');
-    render_finding(state->line, finding, state->context->color, state->context->suppressions,
+    render_finding(state->line, finding, TRUE, state->context->color, state->context->suppressions,
                    state->context->frames_after, state->sources, state->context->project_root);
     fputs(state->line->str, state->out);
 }
@@ -232,11 +229,11 @@ static void render_group(GString *out, const GlGroup *group, gboolean color,
 {
     const GlFinding *first = g_ptr_array_index(group->findings, 0);
     if (group->findings->len == 1) {
-        render_finding(out, first, color, suppressions, after, sources, project_root);
+        render_finding(out, first, TRUE, color, suppressions, after, sources, project_root);
         render_owned(out, group, project_root);
         return;
     }
-    g_autofree char *message = escaped(gl_group_message(group));
+    g_autofree char *message = escaped(gl_group_heading(group));
     g_string_append_printf(out, "%s%s%s\n", paint(color, BOLD), message, paint(color, RESET));
     g_autofree char *reason = gl_group_reason(group);
     if (reason != NULL)
@@ -246,7 +243,7 @@ static void render_group(GString *out, const GlGroup *group, gboolean color,
         append_line(out, way);
     }
     g_string_append(out, "call path 1: ");
-    render_finding(out, first, color, suppressions, after, sources, project_root);
+    render_finding(out, first, FALSE, color, suppressions, after, sources, project_root);
     guint shown = MIN(group->findings->len, GL_GROUP_PATHS_SHOWN);
     for (guint i = 1; i < shown; i++) {
         const GlFinding *finding = g_ptr_array_index(group->findings, i);

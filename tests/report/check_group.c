@@ -4,6 +4,7 @@
  * object's three buffers lost together; two bugs through one helper. */
 #include "testutil.h"
 #include "gemleak/judge/group.h"
+#include "gemleak/report/report.h"
 
 #include <string.h>
 
@@ -538,6 +539,100 @@ START_TEST(test_fast_jsonparser_under_lsan_one_entry)
 }
 END_TEST
 
+/* ---- uncertain entries (issue 40, item 3) ----------------------------------- */
+
+/* The probe's Ruby strings under two unnamed frames of Debian's stripped
+ * libruby (fixtures/xml/probe.xml): an uncertain finding, headed as one in
+ * every format, with why, where it was headed as a bug. */
+START_TEST(test_uncertain_headed_in_every_format)
+{
+    g_autofree char *xml = gl_test_fixture("xml/probe.xml");
+    RUN(text, "filter", "-O", "probe", xml);
+    gl_assert_line(text.out, "^uncertain: 215 bytes in 1 block is definitely lost$\n"
+                             "uncertain: 2 frames in libruby-3\\.1\\.so\\.3\\.1\\.2 have no symbols");
+    gl_test_run_clear(&text);
+
+    RUN(junit, "filter", "-O", "probe", "--format", "junit", xml);
+    gl_assert_line(junit.out, "<testcase name=\"uncertain: definite leak in n_strings_under_gc "
+                              "\\(probe\\.c:\\d+\\)\"");
+    gl_assert_line(junit.out, "<skipped message=\"uncertain: 2 frames in libruby-3\\.1\\.so\\.3\\.1\\.2 "
+                              "have no symbols, so gemleak cannot tell whether Ruby or the extension "
+                              "owns this memory; --fail-on uncertain fails on it\"");
+    gl_test_run_clear(&junit);
+
+    RUN(github, "filter", "-O", "probe", "--format", "github", xml);
+    gl_assert_line(github.out, "^::warning title=gemleak%3A uncertain%3A definite leak in "
+                               "n_strings_under_gc \\(probe\\.c%3A\\d+\\)::uncertain: 215 bytes in 1 "
+                               "block is definitely lost%0Auncertain: 2 frames in ");
+    gl_test_run_clear(&github);
+
+    RUN(json, "filter", "-O", "probe", "--format", "json", xml);
+    g_autoptr(JsonParser) parser = json_parser_new();
+    ck_assert(json_parser_load_from_data(parser, json.out, -1, NULL));
+    JsonArray *groups = json_object_get_array_member(
+        json_node_get_object(json_parser_get_root(parser)), "groups");
+    guint uncertain = 0;
+    for (guint i = 0; i < json_array_get_length(groups); i++) {
+        JsonObject *group = json_array_get_object_element(groups, i);
+        if (json_object_get_boolean_member(group, "certain"))
+            continue;
+        uncertain++;
+        ck_assert(g_str_has_prefix(json_object_get_string_member(group, "uncertainty"),
+                                   "2 frames in libruby-3.1.so.3.1.2 have no symbols"));
+    }
+    ck_assert_uint_eq(uncertain, 1);
+    gl_test_run_clear(&json);
+
+    RUN(sarif, "filter", "-O", "probe", "--format", "sarif", xml);
+    assert_valid_sarif(sarif.out);
+    g_autoptr(JsonParser) sarif_parser = json_parser_new();
+    ck_assert(json_parser_load_from_data(sarif_parser, sarif.out, -1, NULL));
+    JsonArray *results = sarif_results(sarif_parser);
+    guint warnings = 0;
+    for (guint i = 0; i < json_array_get_length(results); i++) {
+        JsonObject *result = json_array_get_object_element(results, i);
+        const char *said = json_object_get_string_member(json_object_get_object_member(result,
+                                                                                       "message"),
+                                                         "text");
+        gboolean doubt = g_str_has_prefix(said, "uncertain: ");
+        ck_assert_msg(doubt == (strcmp(json_object_get_string_member(result, "level"),
+                                       "warning") == 0), "%s", said);
+        warnings += doubt;
+    }
+    ck_assert_uint_eq(warnings, 1);
+    gl_test_run_clear(&sarif);
+}
+END_TEST
+
+/* Two uncertain call paths of one function: "maybe one bug", never "one
+ * bug", under a heading that says uncertain. */
+START_TEST(test_uncertain_group_is_not_one_bug)
+{
+    g_autoptr(GlFindings) table = gl_findings_new();
+    for (guint i = 0; i < 2; i++) {
+        g_autofree char *inner = g_strdup_printf("parse@/gem/x.so:x.c:%u", 10 + i);
+        GlRecord *record = gl_test_record("Leak_DefinitelyLost", "malloc@/lib/vgpreload.so",
+                                          "?@/usr/lib/libruby.so", "?@/usr/lib/libruby.so",
+                                          inner, "rb_vm_exec@/usr/lib/libruby.so", NULL);
+        record->stack.frames[3].in_target = TRUE;
+        record->leaked_bytes = 20;
+        record->leaked_blocks = 1;
+        record->uncertain = TRUE;
+        record->unnamed_frames = 2;
+        record->unnamed_object = gl_record_intern(record, "libruby-3.1.so.3.1.2");
+        gl_findings_add(table, record, i);
+    }
+    g_autoptr(GPtrArray) findings = gl_findings_sorted(table);
+    g_autoptr(GPtrArray) groups = gl_findings_group(findings);
+    ck_assert_uint_eq(groups->len, 1);
+    g_autofree char *text = gl_group_text(g_ptr_array_index(groups, 0), FALSE, "/gem");
+    gl_assert_line(text, "^uncertain: 40 bytes in 2 blocks are definitely lost in 2 call paths "
+                         "\\(2 occurrences in 1 process\\)$");
+    gl_assert_line(text, "^maybe one bug \\(uncertain\\): lost in parse, which Ruby called$");
+    gl_assert_no_line(text, "^one bug");
+}
+END_TEST
+
 Suite *gl_group_suite(void)
 {
     Suite *suite = suite_create("group");
@@ -562,5 +657,10 @@ Suite *gl_group_suite(void)
     tcase_add_test(gems, test_fast_jsonparser_owned_blocks_in_their_entry);
     tcase_add_test(gems, test_fast_jsonparser_under_lsan_one_entry);
     suite_add_tcase(suite, gems);
+    TCase *doubt = tcase_create("uncertain");
+    tcase_set_timeout(doubt, 30);
+    tcase_add_test(doubt, test_uncertain_headed_in_every_format);
+    tcase_add_test(doubt, test_uncertain_group_is_not_one_bug);
+    suite_add_tcase(suite, doubt);
     return suite;
 }

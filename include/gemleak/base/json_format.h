@@ -96,7 +96,7 @@
 #define GL_MEMBER_LINKED "linked"
 
 /* GROUP: { id, kind, leak_kind, message, reason, function, entry, bytes,
- * direct_bytes, blocks, occurrences, certain, fingerprints, functions:
+ * direct_bytes, blocks, occurrences, certain, uncertainty, fingerprints, functions:
  * [NAME...], entries: [{ fn, file, line, call_paths, bytes, blocks }...],
  * owned: [{ fingerprint, bytes, blocks, location: { fn, file, line } }...] }. */
 #define GL_MEMBER_ID "id"

@@ -95,6 +95,11 @@ char *gl_finding_message(const GlFinding *finding);
  * libruby-3.1.so.3.1.2 have no symbols, ..."; NULL for a certain one. */
 char *gl_finding_uncertainty(const GlFinding *finding);
 
+/* Returns: (transfer full) (nullable): what decides an uncertain finding,
+ * a sentence: "Ruby's debug symbols decide it (...)."; NULL for a certain
+ * one. */
+char *gl_finding_uncertainty_advice(const GlFinding *finding);
+
 /* Returns: (transfer none) (nullable): the frame a finding is reported at:
  * the first target frame (one with a source file first) of its primary
  * stack, else of its other stacks. */
@@ -203,10 +208,20 @@ char *gl_finding_suppression(const GlFinding *finding);
  * 4 call paths". For a group of one, gl_finding_message(). */
 char *gl_group_message(const GlGroup *group);
 
+/* Returns: (transfer full): gl_group_message() as an entry's heading
+ * shows it: "uncertain: ..." for a group none of whose findings is certain
+ * (group->certain FALSE), which may be no bug at all. */
+char *gl_group_heading(const GlGroup *group);
+
+/* Returns: (transfer full) (nullable): why an uncertain group is uncertain
+ * (its first finding's gl_finding_uncertainty()); NULL for a certain one. */
+char *gl_group_uncertainty(const GlGroup *group);
+
 /* Returns: (transfer full) (nullable): why a group's findings are one bug:
  * "one bug: lost in loop_realloc, entered through grouped_destroy_loop",
  * "one bug: lost in ev_realloc, entered 2 ways" (its ways in, a line each:
- * gl_group_way_line()); NULL for a group of one finding entered one way. */
+ * gl_group_way_line()); "maybe one bug (uncertain): ..." for an uncertain
+ * group; NULL for a group of one finding entered one way. */
 char *gl_group_reason(const GlGroup *group);
 
 /* Returns: (transfer full): the way in @index of @group on a line: "way in
@@ -226,7 +241,8 @@ char *gl_group_owned_line(const GlGroup *group, guint index, const char *project
 
 /* Returns: (transfer full): @group's title, as gl_finding_title() gives
  * its first finding's, with its other ways in ("via a (x.c:3) and b") and,
- * with @paths, how many call paths it has ("..., 30 call paths"). */
+ * with @paths, how many call paths it has ("..., 30 call paths"); "uncertain:
+ * ..." for an uncertain group. */
 char *gl_group_title(const GlGroup *group, const char *project_root, gboolean paths);
 
 /* Returns: (transfer full): one call path of a group on a line: @finding's
