@@ -119,6 +119,7 @@ static void copy_stack(GlRecord *record, GlStack *to, const GlStack *from)
         frame.fn = gl_record_intern(record, frame.fn);
         frame.dir = gl_record_intern(record, frame.dir);
         frame.file = gl_record_intern(record, frame.file);
+        frame.unit = gl_record_intern(record, frame.unit);
         to->frames[i] = frame;
     }
 }

@@ -6,6 +6,7 @@
 #include "gemleak/base/sys.h"
 #include "gemleak/judge/analyze.h"
 #include "gemleak/judge/coverage.h"
+#include "gemleak/judge/project_paths.h"
 #include "gemleak/judge/stacks.h"
 #include "gemleak/report/report.h"
 #include "gemleak/run/rundir.h"
@@ -67,6 +68,16 @@ gboolean gl_cli_analyze_and_report(const Options *options, Plan *plan, const cha
                 "definite,indirect a baseline knows a cycle by any of its blocks", structures,
                 structures == 1 ? "" : "s", structures == 1 ? "it" : "them"));
     }
+    /* An extension built without -g: its frames placed as its symbol table
+     * can, and one line, once, on how to get file and line. */
+    g_autoptr(GPtrArray) undebugged = gl_findings_place_units(analysis->findings,
+                                                              plan->project_root);
+    for (guint i = 0; i < undebugged->len; i++)
+        g_ptr_array_add(analysis->notes, g_strdup_printf(
+            "%s was built without debug information (no -g): its frames have no file or line; "
+            "the reports place them at the source file its symbol table names, else at the "
+            "object; a build with -g (in extconf.rb, $CFLAGS << \" -g\" after what sets "
+            "$CFLAGS) gives them", gl_base_name(g_ptr_array_index(undebugged, i))));
     guint cut = gl_stacks_cut_short(reported);
     GError *cut_problem = gl_stacks_cut_short_problem(cut);
     if (cut_problem != NULL)

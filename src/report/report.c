@@ -68,6 +68,18 @@ void gl_frame_describe(const GlFrame *frame, const char *project_root, GString *
          * and the whole path is JSON's. */
         g_string_append_printf(out, "%s (%s:%u)", frame->fn,
                                under_root ? path : gl_base_name(frame->file), frame->line);
+    } else if (frame->fn != NULL && frame->unit != NULL) {
+        /* built without -g: the source file its symbol table names */
+        gboolean under_root = FALSE;
+        g_autofree char *path = gl_frame_place(frame, project_root, &under_root);
+        g_string_append_printf(out, "%s (%s)", frame->fn, under_root ? path : gl_base_name(path));
+    } else if (frame->obj != NULL && frame->in_target && project_root != NULL) {
+        /* the extension's object, as the project has it: its absolute
+         * path would be a build's, and long */
+        gboolean under_root = FALSE;
+        g_autofree char *path = gl_frame_place(frame, project_root, &under_root);
+        g_string_append_printf(out, "%s (at %s)", frame->fn != NULL ? frame->fn : "???",
+                               under_root ? path : frame->obj);
     } else if (frame->obj != NULL) {
         g_string_append_printf(out, "%s (at %s)", frame->fn != NULL ? frame->fn : "???",
                                frame->obj);
@@ -390,6 +402,17 @@ static char *strip_root(char *path, const char *project_root, gboolean *under_ro
     return path;
 }
 
+char *gl_frame_place(const GlFrame *frame, const char *project_root, gboolean *under_root)
+{
+    char *path = gl_frame_source_path(frame, project_root, under_root);
+    if (path != NULL)
+        return path;
+    const char *place = frame->unit != NULL ? frame->unit : frame->obj;
+    if (place == NULL)
+        return NULL;
+    return strip_root(gl_path_normalize(place), project_root, under_root);
+}
+
 char *gl_frame_source_path(const GlFrame *frame, const char *project_root, gboolean *under_root)
 {
     char *path = gl_frame_path(frame);
@@ -568,7 +591,14 @@ static char *title_of(const GlFinding *finding, const GlGroup *group, const char
     if (frame != NULL && entry != NULL && entry->fn != NULL &&
         ((entry != frame && g_strcmp0(entry->fn, frame->fn) != 0) || ways > 1)) {
         g_string_append(title, " via ");
-        gl_frame_describe(entry, project_root, title);
+        /* without a line, the place the title named already says nothing
+         * more: the method alone */
+        g_autofree char *here = gl_frame_place(frame, project_root, NULL);
+        g_autofree char *there = gl_frame_place(entry, project_root, NULL);
+        if (entry->file == NULL && g_strcmp0(here, there) == 0)
+            g_string_append(title, entry->fn);
+        else
+            gl_frame_describe(entry, project_root, title);
     }
     if (frame != NULL && ways > 1) {
         g_autoptr(GPtrArray) others = g_ptr_array_new();

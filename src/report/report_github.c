@@ -131,7 +131,7 @@ static void annotate(GithubState *state, const GlFinding *finding, const GlGroup
     GString *line = g_string_new(error ? "::error " : "::warning ");
     const GlFrame *frame = gl_finding_location(finding);
     gboolean under_root = FALSE;
-    g_autofree char *path = gl_frame_source_path(frame, state->context->project_root, &under_root);
+    g_autofree char *path = gl_frame_place(frame, state->context->project_root, &under_root);
     /* GitHub places a file annotation only on a path in the repository. */
     if (path != NULL && under_root) {
         g_string_append(line, "file=");

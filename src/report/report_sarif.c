@@ -99,13 +99,19 @@ static void add_location_with(SarifState *state, const GlFrame *frame, const cha
      * object could not be read) is no URI: the object names the place. */
     if (source != NULL && !relative && source[0] != '/')
         g_clear_pointer(&source, g_free);
+    gboolean lines = source != NULL;
+    /* Built without -g: the source file its symbol table names, else its
+     * object, relative to the project when under it. */
+    if (source == NULL)
+        source = gl_frame_place(&(GlFrame) { .unit = frame->unit, .obj = frame->obj },
+                                state->context->project_root, &relative);
     json_builder_begin_object(builder);
     if (source != NULL || frame->obj != NULL) {
         json_builder_set_member_name(builder, "physicalLocation");
         json_builder_begin_object(builder);
         if (source != NULL) {
             add_artifact_location(builder, source, relative);
-            if (frame->line > 0) {
+            if (lines && frame->line > 0) {
                 json_builder_set_member_name(builder, "region");
                 json_builder_begin_object(builder);
                 gl_json_add_int(builder, "startLine", frame->line);

@@ -158,5 +158,6 @@ void integration_handed(TCase *tcase);
 void integration_promise(TCase *tcase);
 void integration_same(TCase *tcase);
 void integration_exact(TCase *tcase);
+void integration_nodebug(TCase *tcase);
 
 #endif

@@ -34,6 +34,10 @@ typedef struct {
     const char *file;
     guint line;          /* 0 when unknown */
     gboolean in_target;  /* set by the classifier, FALSE until then */
+    /* A target's frame without a file (an object built without -g): the
+     * source file of its compilation unit, as the object's symbol table
+     * names it, found on disk (judge/project_paths.h); nullable */
+    const char *unit;
 } GlFrame;
 
 typedef struct {

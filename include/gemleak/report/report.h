@@ -112,6 +112,13 @@ const GlFrame *gl_finding_location_in(const GlFinding *finding, const char **sta
 /* As gl_finding_location_in(), for a record: a block a group owned. */
 const GlFrame *gl_record_location_in(const GlRecord *record, const char **stack);
 
+/* Returns: (transfer full) (nullable): where @frame is, for a report that
+ * places it: its source path (as gl_frame_source_path()), else, for an
+ * object built without -g, the source file its symbol table names
+ * (frame->unit), else its object; relative to @project_root when under it,
+ * *under_root (nullable) says which. */
+char *gl_frame_place(const GlFrame *frame, const char *project_root, gboolean *under_root);
+
 /* Returns: (transfer full) (nullable): the source path of @frame (dir/file,
  * "." and ".." folded away), relative to @project_root when under it;
  * *under_root says which. NULL when the frame has no file. */
