@@ -11,6 +11,8 @@
 #include "gemleak/report/report.h"
 #include "gemleak/run/rundir.h"
 
+#include <string.h>
+
 /* Reads @inputs with what @plan says (its rules get the targets), writes
  * every report, says what went wrong on @err, and sets @outcome. @run
  * (nullable: filter) is the run that wrote the inputs: which of its
@@ -79,9 +81,23 @@ gboolean gl_cli_analyze_and_report(const Options *options, Plan *plan, const cha
             "object; a build with -g (in extconf.rb, $CFLAGS << \" -g\" after what sets "
             "$CFLAGS) gives them", gl_base_name(g_ptr_array_index(undebugged, i))));
     guint cut = gl_stacks_cut_short(reported);
-    GError *cut_problem = gl_stacks_cut_short_problem(cut);
+    /* a log gemleak only read: its runtime's options make the next whole */
+    guint cut_in_logs = 0;
+    const char *whole_stacks = NULL;
+    for (guint i = 0; i < reported->len; i++) {
+        const GlRecord *record = ((const GlFinding *) g_ptr_array_index(reported, i))->record;
+        if (record->stack_cut > 0 && record->whole_stacks != NULL) {
+            cut_in_logs++;
+            if (whole_stacks == NULL || strlen(record->whole_stacks) > strlen(whole_stacks))
+                whole_stacks = record->whole_stacks;
+        }
+    }
+    GError *cut_problem = gl_stacks_cut_short_problem(cut - cut_in_logs);
     if (cut_problem != NULL)
         g_ptr_array_add(analysis->problems, cut_problem);
+    GError *log_cut_problem = gl_coverage_log_cut_problem(cut_in_logs, whole_stacks);
+    if (log_cut_problem != NULL)
+        g_ptr_array_add(analysis->problems, log_cut_problem);
     GlGate gate = plan->gate;
     gboolean adopting = gl_gate_adopt(&gate, options->write_baseline != NULL,
                                       options->fail_on != NULL);

@@ -2,6 +2,7 @@
 #include "gemleak/judge/group.h"
 #include "gemleak/base/text.h"
 #include "gemleak/judge/project_paths.h"
+#include "gemleak/judge/rules.h"
 #include "gemleak/judge/structures.h"
 #include "gemleak/read/source.h"
 
@@ -89,6 +90,7 @@ typedef struct {
     const char *class;       /* its kind class */
     const GlFrame *path;     /* its call path, (a) first; NULL: none */
     guint length;
+    const GlFrame *site;     /* an uncertain leak no frame places: where it was allocated */
     gint holder;             /* an indirect leak owned: its holder's index; else -1 */
     guint parent;            /* union-find */
 } Item;
@@ -227,6 +229,24 @@ static void join_entry_only(GArray *items)
     }
 }
 
+/* Returns: (transfer none) (nullable): where an uncertain leak that no
+ * frame of the extension places was allocated: the first named frame
+ * outward of the allocator (frame 0) and of Ruby's allocation functions.
+ * Its frames name no module the rules could place (a runtime's default
+ * frame format), or its stack stops short: the site is all it says. */
+static const GlFrame *allocation_site(const GlFinding *finding)
+{
+    const GlRecord *record = finding->record;
+    if (finding->certain || record->leak_kind == GL_LEAK_NONE)
+        return NULL;
+    for (guint i = 1; i < record->stack.n_frames; i++) {
+        const GlFrame *frame = &record->stack.frames[i];
+        if (frame->fn != NULL && !gl_rules_is_allocation_function(frame->fn))
+            return frame;
+    }
+    return NULL;
+}
+
 /* Each indirect leak's holder among @items' definite leaks (structures.h). */
 static void find_holders(GArray *items)
 {
@@ -277,8 +297,15 @@ static void group_add(GlGroup *group, const Item *item)
     group->certain |= finding->certain;
     for (guint i = 0; i < finding->pids->len; i++)
         gl_pids_add(group->pids, g_array_index(finding->pids, gint64, i));
-    if (item->path == NULL)
+    if (item->path == NULL) {
+        if (item->site == NULL)
+            return;
+        if (group->function == NULL)
+            group->function = item->site->fn;
+        if (!g_ptr_array_find_with_equal_func(group->functions, item->site->fn, g_str_equal, NULL))
+            g_ptr_array_add(group->functions, (gpointer) item->site->fn);
         return;
+    }
     const GlFrame *function = &item->path[0], *entry = &item->path[item->length - 1];
     if (group->function == NULL) {
         group->function = function->fn;
@@ -354,6 +381,8 @@ GPtrArray *gl_findings_group(const GPtrArray *findings)
         if (call_path(finding, &stack, &first, &last)) {
             item.path = &stack->frames[first];
             item.length = last - first + 1;
+        } else {
+            item.site = allocation_site(finding);
         }
         g_array_append_val(items, item);
     }
@@ -362,8 +391,12 @@ GPtrArray *gl_findings_group(const GPtrArray *findings)
     g_autoptr(GHashTable) same_function = buckets_new();
     g_autoptr(GHashTable) same_allocation = buckets_new();
     g_autoptr(GHashTable) same_entry = buckets_new();
+    g_autoptr(GHashTable) same_site = buckets_new();
     for (guint i = 0; i < items->len; i++) {
         const Item *item = &g_array_index(items, Item, i);
+        /* rule 5: an uncertain leak no frame places, by its site's function */
+        if (item->site != NULL && item->holder < 0)
+            bucket_add(same_site, g_strdup_printf("%s\n%s", item->class, item->site->fn), i);
         const GlFrame *entry = item->path != NULL ? &item->path[item->length - 1] : NULL;
         /* a frame without a name says nothing of where the bug is */
         if (entry == NULL || item->holder >= 0 || item->path[0].fn == NULL || entry->fn == NULL)
@@ -376,11 +409,14 @@ GPtrArray *gl_findings_group(const GPtrArray *findings)
     /* rule 1: every finding of a bucket with its first */
     GHashTableIter iter;
     gpointer value;
-    g_hash_table_iter_init(&iter, same_function);
-    while (g_hash_table_iter_next(&iter, NULL, &value)) {
-        GArray *bucket = value;
-        for (guint j = 1; j < bucket->len; j++)
-            join(items, g_array_index(bucket, guint, 0), g_array_index(bucket, guint, j));
+    GHashTable *joining[] = { same_function, same_site };
+    for (guint b = 0; b < G_N_ELEMENTS(joining); b++) {
+        g_hash_table_iter_init(&iter, joining[b]);
+        while (g_hash_table_iter_next(&iter, NULL, &value)) {
+            GArray *bucket = value;
+            for (guint j = 1; j < bucket->len; j++)
+                join(items, g_array_index(bucket, guint, 0), g_array_index(bucket, guint, j));
+        }
     }
     join_related(items, same_allocation, one_routine);
     join_related(items, same_entry, one_call);

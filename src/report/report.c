@@ -5,6 +5,7 @@
 #include "gemleak/base/errors.h"
 #include "gemleak/read/source.h"
 #include "gemleak/judge/project_paths.h"
+#include "gemleak/judge/rules.h"
 
 #include <errno.h>
 #include <string.h>
@@ -203,6 +204,8 @@ char *gl_group_reason(const GlGroup *group)
     append_list(reason, group->functions, "functions");
     if (group->ways->len > 1)
         g_string_append_printf(reason, ", entered %u ways", group->ways->len);
+    else if (group->ways->len == 0)
+        ;  /* no frame of the extension in view: where it was entered is unknown */
     else if (group->entry == NULL ||
              (group->functions->len == 1 && strcmp(group->entry, group->function) == 0))
         g_string_append(reason, ", which Ruby called");
@@ -244,13 +247,30 @@ static void append_path(GString *line, const GlStack *stack, const char *project
 {
     g_string_append(line, ": ");
     guint n = gl_stack_relevant_frames(stack);
-    for (guint i = 0, shown = 0; i < n; i++) {
+    guint shown = 0;
+    for (guint i = 0; i < n; i++) {
         if (!stack->frames[i].in_target)
             continue;
         if (shown++ > 0)
             g_string_append(line, " < ");
         gl_frame_describe(&stack->frames[i], project_root, line);
     }
+    if (shown > 0)
+        return;
+    /* No frame the rules could place (their modules not named): its first
+     * frames from where it was allocated, outward of the allocator and
+     * Ruby's allocation functions, as group.h's site. */
+    guint site = 1;
+    while (site < stack->n_frames &&
+           (stack->frames[site].fn == NULL || gl_rules_is_allocation_function(stack->frames[site].fn)))
+        site++;
+    for (guint i = site; i < stack->n_frames && i < site + GL_GROUP_PATHS_SHOWN + 1; i++) {
+        if (i > site)
+            g_string_append(line, " < ");
+        gl_frame_describe(&stack->frames[i], project_root, line);
+    }
+    if (site + GL_GROUP_PATHS_SHOWN + 1 < stack->n_frames)
+        g_string_append(line, " < ...");
 }
 
 char *gl_group_owned_line(const GlGroup *group, guint index, const char *project_root)
@@ -316,6 +336,9 @@ char *gl_finding_uncertainty_advice(const GlFinding *finding)
 {
     if (finding->certain)
         return NULL;
+    /* a log no gemleak run wrote: its runtime's options decide the next */
+    if (finding->record->stack_cut > 0 && finding->record->whole_stacks != NULL)
+        return g_strdup_printf("A whole stack decides it: %s.", finding->record->whole_stacks);
     if (finding->record->stack_cut > 0)
         return g_strdup("A whole stack decides it: the Valgrind engine's, or --exact-stacks' "
                         "(every allocation unwound exactly, in one run); or, where gemleak used "

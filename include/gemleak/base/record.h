@@ -152,6 +152,11 @@ typedef struct GlRecord {
      * how many frames the stack has, short of main and of the runtime's
      * depth limit; 0 for a whole stack. Such a record is uncertain. */
     guint stack_cut;
+    /* (nullable) What makes the next output's stacks whole, in the
+     * engine's own words, where no gemleak run wrote this one (a log read
+     * on its own, which --exact-stacks cannot run again): the runtime's
+     * options. Set by the reader; the reports say it of a stack cut short. */
+    const char *whole_stacks;
     /* The blocks of a leak's loss record (GlBlock), when the engine listed
      * them; nullable. */
     GArray *blocks;

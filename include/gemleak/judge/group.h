@@ -34,6 +34,11 @@
  *      line of another file than that method's (code inlined into it that
  *      the runtime's symbolizer did not unfold), belongs with the other
  *      findings of that entry point, when they are one group.
+ *   5. uncertain leaks that no frame of the extension places (their
+ *      frames name no module: a runtime's default frame format; or their
+ *      stack stops short) are one group by their site: the function of
+ *      the first named frame outward of the allocator and Ruby's
+ *      allocation functions, all one can say of them.
  * Two bugs through one allocation helper, entered from two methods, stay
  * two: their paths share the helper alone, and it allocated.
  *
