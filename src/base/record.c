@@ -95,8 +95,6 @@ void gl_record_free(GlRecord *record)
         return;
     if (record->blocks != NULL)
         g_array_unref(record->blocks);
-    if (record->held != NULL)
-        g_ptr_array_unref(record->held);
     gl_judged_free(record->judged);
     g_free(record->stack.frames);
     g_array_unref(record->aux);
@@ -166,12 +164,6 @@ GlRecord *gl_record_copy(const GlRecord *from)
     if (from->blocks != NULL) {
         record->blocks = g_array_sized_new(FALSE, FALSE, sizeof(GlBlock), from->blocks->len);
         g_array_append_vals(record->blocks, from->blocks->data, from->blocks->len);
-    }
-    record->held = NULL;
-    for (guint i = 0; from->held != NULL && i < from->held->len; i++) {
-        if (record->held == NULL)
-            record->held = g_ptr_array_new_with_free_func((GDestroyNotify) gl_record_free);
-        g_ptr_array_add(record->held, gl_record_copy(g_ptr_array_index(from->held, i)));
     }
     record->judged = judged_copy(from->judged);
     return record;

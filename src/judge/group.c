@@ -331,10 +331,10 @@ static void group_add(GlGroup *group, const Item *item)
     way->blocks = gl_add_saturating(way->blocks, finding->total_blocks);
 }
 
-static void group_add_owned(GlGroup *group, const GlFinding *finding, const GlRecord *record,
-                            guint64 bytes, guint64 blocks)
+static void group_add_owned(GlGroup *group, const GlFinding *finding)
 {
-    GlOwned owned = { .finding = finding, .record = record, .bytes = bytes, .blocks = blocks };
+    guint64 bytes = finding->total_bytes, blocks = finding->total_blocks;
+    GlOwned owned = { .finding = finding, .bytes = bytes, .blocks = blocks };
     g_array_append_val(group->owned, owned);
     group->owned_bytes = gl_add_saturating(group->owned_bytes, bytes);
     group->owned_blocks = gl_add_saturating(group->owned_blocks, blocks);
@@ -437,32 +437,14 @@ GPtrArray *gl_findings_group(const GPtrArray *findings)
         }
         group_add(group, item);
     }
-    /* What the structures held: the indirect leaks the report lists, else
-     * the copies their holders' records kept. */
+    /* What the structures held: the indirect leaks the report lists. */
     for (guint i = 0; i < items->len; i++) {
         const Item *item = &g_array_index(items, Item, i);
         if (item->holder < 0)
             continue;
         guint root = find_root(items, (guint) item->holder);
         GlGroup *group = g_hash_table_lookup(by_root, GUINT_TO_POINTER(root + 1));
-        group_add_owned(group, item->finding, item->finding->record, item->finding->total_bytes,
-                        item->finding->total_blocks);
-    }
-    for (guint i = 0; i < items->len; i++) {
-        const Item *item = &g_array_index(items, Item, i);
-        const GPtrArray *held = item->finding->record->held;
-        if (item->holder >= 0 || held == NULL)
-            continue;
-        gboolean listed = FALSE;
-        for (guint j = 0; j < items->len && !listed; j++)
-            listed = g_array_index(items, Item, j).holder == (gint) i;
-        if (listed)
-            continue;
-        GlGroup *group = g_hash_table_lookup(by_root, GUINT_TO_POINTER(find_root(items, i) + 1));
-        for (guint h = 0; h < held->len; h++) {
-            const GlRecord *record = g_ptr_array_index(held, h);
-            group_add_owned(group, NULL, record, record->leaked_bytes, record->leaked_blocks);
-        }
+        group_add_owned(group, item->finding);
     }
     for (guint g = 0; g < groups->len; g++) {
         GlGroup *group = g_ptr_array_index(groups, g);

@@ -136,8 +136,6 @@ static void place_record(GlRecord *record, Tree *tree, GlDebugInfo *info)
     place_stack(record, &record->stack, tree, info);
     for (guint a = 0; a < record->aux->len; a++)
         place_stack(record, &g_array_index(record->aux, GlAux, a).stack, tree, info);
-    for (guint h = 0; record->held != NULL && h < record->held->len; h++)
-        place_record(g_ptr_array_index(record->held, h), tree, info);
 }
 
 GPtrArray *gl_findings_place_units(const GPtrArray *findings, const char *project_root)

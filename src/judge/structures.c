@@ -83,13 +83,9 @@ GlRecord *gl_structures_holder(const GPtrArray *records, const GlRecord *indirec
     return best;
 }
 
-/* Counts @indirect's bytes in @direct's record, and keeps a copy of it
- * there for the reports to list. */
+/* Counts @indirect's bytes in @direct's record. */
 static void attach(GlRecord *direct, const GlRecord *indirect)
 {
-    if (direct->held == NULL)
-        direct->held = g_ptr_array_new_with_free_func((GDestroyNotify) gl_record_free);
-    g_ptr_array_add(direct->held, gl_record_copy(indirect));
     guint64 own = gl_record_direct_bytes(direct);
     guint64 total = gl_add_saturating(direct->leaked_bytes, indirect->leaked_bytes);
     direct->leaked_bytes = total;

@@ -233,12 +233,19 @@ char *gl_group_way_line(const GlGroup *group, guint index, const char *project_r
 
 char *gl_group_owned_heading(const GlGroup *group)
 {
-    if (group->owned->len == 0)
+    if (group->owned->len > 0)
+        return g_strdup_printf("it owned %" G_GUINT64_FORMAT " byte%s in %" G_GUINT64_FORMAT
+                               " block%s, lost with it:", group->owned_bytes,
+                               group->owned_bytes == 1 ? "" : "s", group->owned_blocks,
+                               group->owned_blocks == 1 ? "" : "s");
+    /* Its indirect bytes, which every engine counts; which blocks they
+     * are, Valgrind says only when asked for them. */
+    guint64 indirect = group->total_bytes - MIN(group->direct_bytes, group->total_bytes);
+    if (indirect == 0 || group->direct_bytes == 0)
         return NULL;
-    return g_strdup_printf("it owned %" G_GUINT64_FORMAT " byte%s in %" G_GUINT64_FORMAT
-                           " block%s, lost with it:", group->owned_bytes,
-                           group->owned_bytes == 1 ? "" : "s", group->owned_blocks,
-                           group->owned_blocks == 1 ? "" : "s");
+    return g_strdup_printf("it owned %" G_GUINT64_FORMAT " byte%s, lost with it (--leak-kinds "
+                           "definite,indirect lists its blocks)", indirect,
+                           indirect == 1 ? "" : "s");
 }
 
 /* "@message: fn (file:line) < fn (file:line)": @stack's extension frames,
@@ -277,14 +284,8 @@ char *gl_group_owned_line(const GlGroup *group, guint index, const char *project
 {
     const GlOwned *owned = &g_array_index(group->owned, GlOwned, index);
     GString *line = g_string_new(NULL);
-    g_string_append_printf(line, "owned %u: ", index + 1);
-    if (owned->finding != NULL) {
-        g_autofree char *path = gl_finding_path_line(owned->finding, project_root);
-        g_string_append(line, path);
-    } else {
-        append_lost(line, owned->bytes, owned->bytes, owned->blocks, GL_LEAK_INDIRECT);
-        append_path(line, &owned->record->stack, project_root);
-    }
+    g_autofree char *path = gl_finding_path_line(owned->finding, project_root);
+    g_string_append_printf(line, "owned %u: %s", index + 1, path);
     return g_string_free(line, FALSE);
 }
 
@@ -380,11 +381,7 @@ const GlFrame *gl_finding_location(const GlFinding *finding)
 
 const GlFrame *gl_finding_location_in(const GlFinding *finding, const char **stack)
 {
-    return gl_record_location_in(finding->record, stack);
-}
-
-const GlFrame *gl_record_location_in(const GlRecord *record, const char **stack)
-{
+    const GlRecord *record = finding->record;
     const char *which = record->leak_kind != GL_LEAK_NONE ? "allocation" : "access";
     const GlFrame *frame = first_target(&record->stack);
     /* A tail call can take the extension's frame off the access stack; the

@@ -249,7 +249,7 @@ static void json_group(gpointer data, const GlGroup *group, guint index)
         gl_json_add_int(builder, GL_MEMBER_BYTES, (gint64) owned->bytes);
         gl_json_add_int(builder, GL_MEMBER_BLOCKS, (gint64) owned->blocks);
         json_builder_set_member_name(builder, GL_MEMBER_LOCATION);
-        const GlFrame *at = gl_record_location_in(owned->record, NULL);
+        const GlFrame *at = gl_finding_location(owned->finding);
         if (at != NULL) {
             json_builder_begin_object(builder);
             add_place(builder, at, state->context->project_root);

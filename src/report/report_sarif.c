@@ -223,8 +223,7 @@ static void add_related_locations(SarifState *state, const GlGroup *group)
         add_location_with(state, g_array_index(group->ways, GlWayIn, w).frame, way);
     }
     for (guint o = 0; o < group->owned->len; o++) {
-        const GlFrame *at = gl_record_location_in(g_array_index(group->owned, GlOwned, o).record,
-                                                  NULL);
+        const GlFrame *at = gl_finding_location(g_array_index(group->owned, GlOwned, o).finding);
         if (at == NULL)
             continue;
         g_autofree char *owned = gl_group_owned_line(group, o, state->context->project_root);

@@ -160,11 +160,6 @@ typedef struct GlRecord {
     /* The blocks of a leak's loss record (GlBlock), when the engine listed
      * them; nullable. */
     GArray *blocks;
-    /* A direct leak's structure: copies (struct GlRecord*, owned) of the
-     * indirect leaks counted in its bytes where the engine reported them
-     * apart (judge/structures.h), for the reports to list what it held;
-     * nullable: none. */
-    GPtrArray *held;
     /* An occurrence already judged (a JSON report's finding); nullable: a
      * record to judge. */
     GlJudged *judged;

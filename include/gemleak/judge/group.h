@@ -44,8 +44,9 @@
  *
  * An indirect leak is owned by the direct leak whose structure holds it
  * (structures.h): it is listed in its holder's group, not as an entry of
- * its own; and so are the indirect leaks an engine reported apart that the
- * holder's record kept (record->held). */
+ * its own. Without indirect leaks asked for, Valgrind names none, and a
+ * LeakSanitizer report's are counted in their holder's bytes alone: the
+ * reports say those bytes, the same under every engine. */
 #ifndef GEMLEAK_GROUP_H
 #define GEMLEAK_GROUP_H
 
@@ -63,12 +64,11 @@ typedef struct {
     guint64 blocks;
 } GlWayIn;
 
-/* A block a group's structures owned: lost with them, counted in their
- * bytes already. */
+/* A block a group's structures owned: an indirect leak the report lists
+ * (--leak-kinds with indirect), lost with them, counted in their bytes
+ * already. */
 typedef struct {
-    const GlFinding *finding;  /* nullable: an indirect leak the report lists
-                                * (--leak-kinds with indirect) */
-    const GlRecord *record;    /* its record: the finding's, or a holder's copy */
+    const GlFinding *finding;
     guint64 bytes;
     guint64 blocks;
 } GlOwned;

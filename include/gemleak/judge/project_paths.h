@@ -42,7 +42,7 @@ gboolean gl_frame_is_own(const GlFrame *frame, gboolean own_source);
 /* An extension built without debug information (no -g: some extconf.rb
  * replace $CFLAGS with -O3) gives its frames a function and an object, no
  * file or line. Places each such frame of @findings (GlFinding*: their
- * records, sites and held blocks) at the source file of its compilation
+ * records and sites) at the source file of its compilation
  * unit, as the object's symbol table names it for a static function
  * (frame->unit; an exported function's no table names): found on disk
  * as it is, beside the object, under @project_root (nullable) with the

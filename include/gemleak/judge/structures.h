@@ -29,10 +29,9 @@ GlRecord *gl_structures_holder(const GPtrArray *records, const GlRecord *indirec
  * leak's bytes grow by the indirect's (its blocks stay its own, as
  * Valgrind counts them), its text says both, as Valgrind's does ("... of
  * 576 (384 direct, 192 indirect) byte(s) ..."), which
- * gl_record_direct_bytes() reads, and it keeps a copy of the indirect leak
- * (record->held) that the reports list. The indirect record stays as it
- * was: a finding of its own when indirect leaks are asked for, as under
- * Valgrind.
+ * gl_record_direct_bytes() reads. The indirect record stays as it was: a
+ * finding of its own when indirect leaks are asked for, as under Valgrind,
+ * which the reports list with its holder (group.h).
  * Returns: how many indirect leaks were counted in a structure. */
 guint gl_structures_attach(GPtrArray *records);
 

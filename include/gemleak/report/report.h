@@ -109,9 +109,6 @@ const GlFrame *gl_finding_location(const GlFinding *finding);
  * in: "allocation" (a leak's), "access" (an error's), "free", or "other". */
 const GlFrame *gl_finding_location_in(const GlFinding *finding, const char **stack);
 
-/* As gl_finding_location_in(), for a record: a block a group owned. */
-const GlFrame *gl_record_location_in(const GlRecord *record, const char **stack);
-
 /* Returns: (transfer full) (nullable): where @frame is, for a report that
  * places it: its source path (as gl_frame_source_path()), else, for an
  * object built without -g, the source file its symbol table names
@@ -237,8 +234,10 @@ char *gl_group_reason(const GlGroup *group);
 char *gl_group_way_line(const GlGroup *group, guint index, const char *project_root);
 
 /* Returns: (transfer full) (nullable): "it owned 16384 bytes in 2 blocks,
- * lost with it:", over the lines of gl_group_owned_line(); NULL when its
- * structures owned nothing a report lists. */
+ * lost with it:", over the lines of gl_group_owned_line(); without them
+ * (indirect leaks not asked for), "it owned 16384 bytes, lost with it
+ * (--leak-kinds definite,indirect lists its blocks)"; NULL when its
+ * structures owned nothing. */
 char *gl_group_owned_heading(const GlGroup *group);
 
 /* Returns: (transfer full): the block @index of what @group owned, on a
