@@ -424,6 +424,11 @@ static char *strip_root(char *path, const char *project_root, gboolean *under_ro
 
 char *gl_frame_place(const GlFrame *frame, const char *project_root, gboolean *under_root)
 {
+    if (frame == NULL) {
+        if (under_root != NULL)
+            *under_root = FALSE;
+        return NULL;
+    }
     char *path = gl_frame_source_path(frame, project_root, under_root);
     if (path != NULL)
         return path;

@@ -556,6 +556,17 @@ START_TEST(test_default_log_names_the_runtimes_options)
     ck_assert_msg(entries <= 3, "%u entries:\n%s", entries, run.out);
     gl_assert_line(run.out, "^maybe one bug \\(uncertain\\): lost in ev_loop_destroy$");
     gl_test_run_clear(&run);
+    /* an entry no frame places: an annotation without a file, a result
+     * without a place of its own */
+    RUN(github, "filter", "-O", "nio4r_ext", "--project-root", root, "--format", "github", log);
+    ck_assert_int_eq(github.status, 3);
+    ck_assert_uint_eq(gl_test_count(github.out, strlen(github.out), "::warning title=gemleak%3A "
+                                                                    "uncertain%3A definite leak"), 3);
+    gl_test_run_clear(&github);
+    RUN(sarif, "filter", "-O", "nio4r_ext", "--project-root", root, "--format", "sarif", log);
+    ck_assert_int_eq(sarif.status, 3);
+    ck_assert_uint_eq(gl_test_count(sarif.out, strlen(sarif.out), "\"level\" : \"warning\""), 3);
+    gl_test_run_clear(&sarif);
     gl_remove_tree(dir);
 }
 END_TEST

@@ -113,7 +113,8 @@ const GlFrame *gl_finding_location_in(const GlFinding *finding, const char **sta
  * places it: its source path (as gl_frame_source_path()), else, for an
  * object built without -g, the source file its symbol table names
  * (frame->unit), else its object; relative to @project_root when under it,
- * *under_root (nullable) says which. */
+ * *under_root (nullable) says which. NULL for a NULL @frame (a finding no
+ * frame places). */
 char *gl_frame_place(const GlFrame *frame, const char *project_root, gboolean *under_root);
 
 /* Returns: (transfer full) (nullable): the source path of @frame (dir/file,
