@@ -109,6 +109,33 @@ char *gl_test_capture_in(const char *fixture, const char *from, const char *ext,
     return written;
 }
 
+/* Debian's Python, where python3-jsonschema is installed (a python3 earlier
+ * on PATH may lack it). */
+#define PYTHON "/usr/bin/python3"
+
+static const char validate_sarif[] =
+    "import json, sys, jsonschema\n"
+    "schema = json.load(open(sys.argv[1]))\n"
+    "log = json.load(open(sys.argv[2]))\n"
+    "jsonschema.Draft7Validator(schema, format_checker=jsonschema.FormatChecker()).validate(log)\n";
+
+void gl_test_assert_sarif_file_valid(const char *path)
+{
+    g_autofree char *schema = gl_test_project_file("tests/schemas/sarif-schema-2.1.0.json");
+    const char *argv[] = { PYTHON, "-c", validate_sarif, schema, path, NULL };
+    g_autofree char *err = NULL;
+    ck_assert_msg(gl_test_spawn(argv, NULL, &err) == 0, "SARIF report does not validate:\n%s", err);
+}
+
+void gl_test_assert_sarif_valid(const char *text)
+{
+    g_autofree char *dir = gl_test_tmpdir();
+    g_autofree char *path = g_build_filename(dir, "report.sarif", NULL);
+    gl_test_write(path, text, -1);
+    gl_test_assert_sarif_file_valid(path);
+    gl_remove_tree(dir);
+}
+
 /* Copies @from to @to, GL_TEST_GEMS_DIR made @root. */
 static void copy_moved(const char *from, const char *to, const char *root)
 {

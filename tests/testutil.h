@@ -46,6 +46,13 @@ char *gl_test_capture_in(const char *fixture, const char *from, const char *ext,
  * tree, not what another run left in the shared /tmp. */
 char *gl_test_gem_capture(const char *fixture, const char *root, const char *gem);
 
+/* Asserts that the SARIF file at @path validates against SARIF 2.1.0's
+ * schema (tests/schemas), with Debian's Python and python3-jsonschema. */
+void gl_test_assert_sarif_file_valid(const char *path);
+
+/* The same for the SARIF report @text. */
+void gl_test_assert_sarif_valid(const char *text);
+
 /* Runs @argv (NULL-terminated, found on PATH); *out and *err (nullable)
  * receive what it printed. Returns: its exit status, 128+N if killed. */
 int gl_test_spawn(const char *const *argv, char **out, char **err);

@@ -12,15 +12,6 @@
 
 #define RUN(run, ...) GlTestRun run = { 0 }; gl_test_gemleak(&run, __VA_ARGS__, NULL)
 
-/* Debian's Python, where python3-jsonschema is installed. */
-#define PYTHON "/usr/bin/python3"
-
-static const char validate_sarif[] =
-    "import json, sys, jsonschema\n"
-    "schema = json.load(open(sys.argv[1]))\n"
-    "log = json.load(open(sys.argv[2]))\n"
-    "jsonschema.Draft7Validator(schema, format_checker=jsonschema.FormatChecker()).validate(log)\n";
-
 static guint count_lines(const char *text)
 {
     return gl_test_count(text, strlen(text), "\n");
@@ -201,15 +192,8 @@ START_TEST(test_ci_formats_one_entry_a_group)
     ck_assert_uint_eq(json_array_get_length(json_object_get_array_member(result,
                                                                          "relatedLocations")), 29);
     ck_assert_int_eq(json_object_get_int_member(result, "occurrenceCount"), 30);
-    g_autofree char *dir = gl_test_tmpdir();
-    g_autofree char *path = g_build_filename(dir, "grouped.sarif", NULL);
-    gl_test_write(path, sarif.out, -1);
-    g_autofree char *schema = gl_test_project_file("tests/schemas/sarif-schema-2.1.0.json");
-    const char *argv[] = { PYTHON, "-c", validate_sarif, schema, path, NULL };
-    g_autofree char *err = NULL;
-    ck_assert_msg(gl_test_spawn(argv, NULL, &err) == 0, "SARIF report does not validate:\n%s", err);
+    gl_test_assert_sarif_valid(sarif.out);
     gl_test_run_clear(&sarif);
-    gl_remove_tree(dir);
 }
 END_TEST
 
@@ -341,25 +325,23 @@ static char *report_of(const char *format, const Capture *capture, const char *k
     return out;
 }
 
-/* Asserts that @sarif validates against the SARIF schema. */
-static void assert_valid_sarif(const char *sarif)
-{
-    g_autofree char *dir = gl_test_tmpdir();
-    g_autofree char *path = g_build_filename(dir, "report.sarif", NULL);
-    gl_test_write(path, sarif, -1);
-    g_autofree char *schema = gl_test_project_file("tests/schemas/sarif-schema-2.1.0.json");
-    const char *argv[] = { PYTHON, "-c", validate_sarif, schema, path, NULL };
-    g_autofree char *err = NULL;
-    ck_assert_msg(gl_test_spawn(argv, NULL, &err) == 0, "SARIF report does not validate:\n%s", err);
-    gl_remove_tree(dir);
-}
-
 /* Returns: (transfer none): the results of a SARIF report @parser holds. */
 static JsonArray *sarif_results(JsonParser *parser)
 {
     JsonObject *run = json_array_get_object_element(
         json_object_get_array_member(json_node_get_object(json_parser_get_root(parser)), "runs"), 0);
     return json_object_get_array_member(run, "results");
+}
+
+/* Returns: (transfer none): the properties of the first of @n results of
+ * the SARIF report @sarif, valid, which @parser reads. */
+static JsonObject *sarif_first_properties(JsonParser *parser, const char *sarif, guint n)
+{
+    gl_test_assert_sarif_valid(sarif);
+    ck_assert(json_parser_load_from_data(parser, sarif, -1, NULL));
+    JsonArray *results = sarif_results(parser);
+    ck_assert_uint_eq(json_array_get_length(results), n);
+    return json_object_get_object_member(json_array_get_object_element(results, 0), "properties");
 }
 
 /* One bug reached two ways, in every format: the entry's ways in named,
@@ -413,13 +395,8 @@ static void assert_one_entry_two_ways(const char *fixture, const char *const *wa
     gl_assert_line(github, "%0Away in 2: ");
 
     g_autofree char *sarif = report_of("sarif", &capture, NULL);
-    assert_valid_sarif(sarif);
     g_autoptr(JsonParser) sarif_parser = json_parser_new();
-    ck_assert(json_parser_load_from_data(sarif_parser, sarif, -1, NULL));
-    JsonArray *results = sarif_results(sarif_parser);
-    ck_assert_uint_eq(json_array_get_length(results), 1);
-    JsonObject *properties = json_object_get_object_member(json_array_get_object_element(results, 0),
-                                                           "properties");
+    JsonObject *properties = sarif_first_properties(sarif_parser, sarif, 1);
     JsonArray *ways_in = json_object_get_array_member(properties, "waysIn");
     ck_assert_uint_eq(json_array_get_length(ways_in), 2);
     ck_assert_str_eq(json_array_get_string_element(ways_in, 1), ways[1]);
@@ -504,13 +481,8 @@ START_TEST(test_fast_jsonparser_owned_blocks_in_their_entry)
     ck_assert_uint_eq(gl_test_count(github, strlen(github), "::error "), 2);
     gl_assert_line(github, "%0Aowned 1: 8192 bytes");
     g_autofree char *sarif = report_of("sarif", &capture, "definite,indirect");
-    assert_valid_sarif(sarif);
     g_autoptr(JsonParser) sarif_parser = json_parser_new();
-    ck_assert(json_parser_load_from_data(sarif_parser, sarif, -1, NULL));
-    JsonArray *results = sarif_results(sarif_parser);
-    ck_assert_uint_eq(json_array_get_length(results), 2);
-    JsonObject *properties = json_object_get_object_member(json_array_get_object_element(results, 0),
-                                                           "properties");
+    JsonObject *properties = sarif_first_properties(sarif_parser, sarif, 2);
     ck_assert_uint_eq(json_array_get_length(json_object_get_array_member(properties, "owned")), 2);
     capture_close(&capture);
 }
@@ -591,7 +563,7 @@ START_TEST(test_uncertain_headed_in_every_format)
     gl_test_run_clear(&json);
 
     RUN(sarif, "filter", "-O", "probe", "--format", "sarif", xml);
-    assert_valid_sarif(sarif.out);
+    gl_test_assert_sarif_valid(sarif.out);
     g_autoptr(JsonParser) sarif_parser = json_parser_new();
     ck_assert(json_parser_load_from_data(sarif_parser, sarif.out, -1, NULL));
     JsonArray *results = sarif_results(sarif_parser);
