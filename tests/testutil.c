@@ -109,6 +109,64 @@ char *gl_test_capture_in(const char *fixture, const char *from, const char *ext,
     return written;
 }
 
+/* Debian's Python, where python3-jsonschema is installed (a python3 earlier
+ * on PATH may lack it). */
+#define PYTHON "/usr/bin/python3"
+
+static const char validate_sarif[] =
+    "import json, sys, jsonschema\n"
+    "schema = json.load(open(sys.argv[1]))\n"
+    "log = json.load(open(sys.argv[2]))\n"
+    "jsonschema.Draft7Validator(schema, format_checker=jsonschema.FormatChecker()).validate(log)\n";
+
+void gl_test_assert_sarif_file_valid(const char *path)
+{
+    g_autofree char *schema = gl_test_project_file("tests/schemas/sarif-schema-2.1.0.json");
+    const char *argv[] = { PYTHON, "-c", validate_sarif, schema, path, NULL };
+    g_autofree char *err = NULL;
+    ck_assert_msg(gl_test_spawn(argv, NULL, &err) == 0, "SARIF report does not validate:\n%s", err);
+}
+
+void gl_test_assert_sarif_valid(const char *text)
+{
+    g_autofree char *dir = gl_test_tmpdir();
+    g_autofree char *path = g_build_filename(dir, "report.sarif", NULL);
+    gl_test_write(path, text, -1);
+    gl_test_assert_sarif_file_valid(path);
+    gl_remove_tree(dir);
+}
+
+/* Copies @from to @to, GL_TEST_GEMS_DIR made @root. */
+static void copy_moved(const char *from, const char *to, const char *root)
+{
+    g_autofree char *text = gl_test_read(from, NULL);
+    g_autoptr(GString) moved = g_string_new(text);
+    g_string_replace(moved, GL_TEST_GEMS_DIR, root, 0);
+    gl_test_write(to, moved->str, (gssize) moved->len);
+}
+
+char *gl_test_gem_capture(const char *fixture, const char *root, const char *gem)
+{
+    g_autofree char *project = g_build_filename(root, gem, NULL);
+    ck_assert_int_eq(g_mkdir_with_parents(project, 0755), 0);
+    g_autofree char *path = gl_test_fixture(fixture);
+    g_autofree char *base = g_path_get_basename(fixture);
+    char *copy = g_build_filename(root, base, NULL);
+    if (!g_file_test(path, G_FILE_TEST_IS_DIR)) {
+        copy_moved(path, copy, root);
+        return copy;
+    }
+    ck_assert_int_eq(g_mkdir_with_parents(copy, 0755), 0);
+    g_autoptr(GDir) listing = g_dir_open(path, 0, NULL);
+    ck_assert_ptr_nonnull(listing);
+    for (const char *name; (name = g_dir_read_name(listing)) != NULL;) {
+        g_autofree char *from = g_build_filename(path, name, NULL);
+        g_autofree char *to = g_build_filename(copy, name, NULL);
+        copy_moved(from, to, root);
+    }
+    return copy;
+}
+
 int gl_test_spawn(const char *const *argv, char **out, char **err)
 {
     return gl_test_spawn_in(NULL, NULL, argv, out, err);

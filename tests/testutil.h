@@ -35,6 +35,24 @@ void gl_test_guide_files(const char *heading, guint n_files, const char *new_mar
 char *gl_test_capture_in(const char *fixture, const char *from, const char *ext, const char *root,
                          guint shift);
 
+/* Where fixtures/capture-gems.sh captures the real gems' runs: the paths
+ * in those fixtures start with it. */
+#define GL_TEST_GEMS_DIR "/tmp/gemleak-gems"
+
+/* Returns: (transfer full): the path of a copy of @fixture (a file or a
+ * directory of files, under the fixtures directory) in @root, each file's
+ * GL_TEST_GEMS_DIR made @root, so that a gem's captured paths lie under
+ * @root/GEM, its project root, which is made: the test reads its own
+ * tree, not what another run left in the shared /tmp. */
+char *gl_test_gem_capture(const char *fixture, const char *root, const char *gem);
+
+/* Asserts that the SARIF file at @path validates against SARIF 2.1.0's
+ * schema (tests/schemas), with Debian's Python and python3-jsonschema. */
+void gl_test_assert_sarif_file_valid(const char *path);
+
+/* The same for the SARIF report @text. */
+void gl_test_assert_sarif_valid(const char *text);
+
 /* Runs @argv (NULL-terminated, found on PATH); *out and *err (nullable)
  * receive what it printed. Returns: its exit status, 128+N if killed. */
 int gl_test_spawn(const char *const *argv, char **out, char **err);

@@ -161,6 +161,7 @@ static void copy_stack(GlRecord *record, GlStack *to, const GlStack *from)
         frame.fn = gl_record_intern(record, frame.fn);
         frame.dir = gl_record_intern(record, frame.dir);
         frame.file = gl_record_intern(record, frame.file);
+        frame.unit = gl_record_intern(record, frame.unit);
         to->frames[i] = frame;
     }
 }
@@ -179,6 +180,7 @@ GlRecord *gl_record_copy(const GlRecord *from)
     record->fd_path = gl_record_intern(record, from->fd_path);
     record->marker = gl_record_intern(record, from->marker);
     record->unnamed_object = gl_record_intern(record, from->unnamed_object);
+    record->whole_stacks = gl_record_intern(record, from->whole_stacks);
     copy_stack(record, &record->stack, &from->stack);
     for (guint i = 0; i < from->aux->len; i++) {
         const GlAux *theirs = &g_array_index(from->aux, GlAux, i);

@@ -6,9 +6,12 @@
 #include "gemleak/base/sys.h"
 #include "gemleak/judge/analyze.h"
 #include "gemleak/judge/coverage.h"
+#include "gemleak/judge/project_paths.h"
 #include "gemleak/judge/stacks.h"
 #include "gemleak/report/report.h"
 #include "gemleak/run/rundir.h"
+
+#include <string.h>
 
 /* Reads @inputs with what @plan says (its rules get the targets), writes
  * every report, says what went wrong on @err, and sets @outcome. @run
@@ -71,10 +74,34 @@ gboolean gl_cli_analyze_and_report(const Options *options, Plan *plan, const cha
                 "definite,indirect a baseline knows a cycle by any of its blocks", structures,
                 structures == 1 ? "" : "s", structures == 1 ? "it" : "them"));
     }
+    /* An extension built without -g: its frames placed as its symbol table
+     * can, and one line, once, on how to get file and line. */
+    g_autoptr(GPtrArray) undebugged = gl_findings_place_units(analysis->findings,
+                                                              plan->project_root);
+    for (guint i = 0; i < undebugged->len; i++)
+        g_ptr_array_add(analysis->notes, g_strdup_printf(
+            "%s was built without debug information (no -g): its frames have no file or line; "
+            "the reports place them at the source file its symbol table names, else at the "
+            "object; a build with -g (in extconf.rb, $CFLAGS << \" -g\" after what sets "
+            "$CFLAGS) gives them", gl_base_name(g_ptr_array_index(undebugged, i))));
     guint cut = gl_stacks_cut_short(reported);
-    GError *cut_problem = gl_stacks_cut_short_problem(cut);
+    /* a log gemleak only read: its runtime's options make the next whole */
+    guint cut_in_logs = 0;
+    const char *whole_stacks = NULL;
+    for (guint i = 0; i < reported->len; i++) {
+        const GlRecord *record = ((const GlFinding *) g_ptr_array_index(reported, i))->record;
+        if (record->stack_cut > 0 && record->whole_stacks != NULL) {
+            cut_in_logs++;
+            if (whole_stacks == NULL || strlen(record->whole_stacks) > strlen(whole_stacks))
+                whole_stacks = record->whole_stacks;
+        }
+    }
+    GError *cut_problem = gl_stacks_cut_short_problem(cut - cut_in_logs);
     if (cut_problem != NULL)
         g_ptr_array_add(analysis->problems, cut_problem);
+    GError *log_cut_problem = gl_coverage_log_cut_problem(cut_in_logs, whole_stacks);
+    if (log_cut_problem != NULL)
+        g_ptr_array_add(analysis->problems, log_cut_problem);
     GlGate gate = plan->gate;
     gboolean adopting = gl_gate_adopt(&gate, plan->write_baseline != NULL,
                                       options->fail_on != NULL);

@@ -189,3 +189,16 @@ GError *gl_coverage_checked_nothing_problem(const GlRunCoverage *coverage, const
                              "extension"
                            : "the Ruby processes gemleak's helper ran in loaded none of them");
 }
+
+GError *gl_coverage_log_cut_problem(guint cut, const char *whole_stacks)
+{
+    /* As stacks.h's problem says it of a run's, but of a log gemleak only
+     * read: --exact-stacks runs nothing again for it, and the Valgrind
+     * engine would be another run altogether. */
+    if (cut == 0)
+        return NULL;
+    return g_error_new(GL_ERROR, GL_ERROR_LIMIT, "%u finding%s whose stack the unwinder cut short "
+                       "of main: gemleak cannot tell whether the extension lost %s, and what else "
+                       "the stack hides (a whole stack decides: %s)", cut, cut == 1 ? "" : "s",
+                       cut == 1 ? "it" : "them", whole_stacks);
+}

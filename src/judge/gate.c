@@ -77,8 +77,14 @@ void gl_gate_evaluate(const GlGate *gate, const GPtrArray *findings, guint incom
     for (guint g = 0; g < groups->len; g++) {
         const GlGroup *group = g_ptr_array_index(groups, g);
         guint failing = 0;
-        for (guint i = 0; i < group->findings->len; i++) {
-            const GlFinding *finding = g_ptr_array_index(group->findings, i);
+        /* its call paths, then the indirect leaks it owned (--leak-kinds) */
+        g_autoptr(GPtrArray) all = g_ptr_array_new();
+        g_ptr_array_extend(all, group->findings, NULL, NULL);
+        for (guint o = 0; o < group->owned->len; o++)
+            if (g_array_index(group->owned, GlOwned, o).finding != NULL)
+                g_ptr_array_add(all, (gpointer) g_array_index(group->owned, GlOwned, o).finding);
+        for (guint i = 0; i < all->len; i++) {
+            const GlFinding *finding = g_ptr_array_index(all, i);
             if (!gl_gate_counts(gate, finding)) {
                 /* A stack the unwinder cut short is not a finding left to
                  * the user: what it hides was not checked. */

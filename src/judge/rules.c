@@ -456,3 +456,9 @@ guint gl_rules_function_flags(const GlRules *rules, const char *fn)
         flags |= GL_FN_SKIP;
     return flags;
 }
+
+gboolean gl_rules_is_allocation_function(const char *fn)
+{
+    g_autofree char *base = gl_symbol_unsplit(fn);
+    return matches_any(allocation_functions, base);
+}

@@ -29,21 +29,43 @@ static gboolean allocated_in_one_call(const GlRecord *indirect, const GlRecord *
     return FALSE;
 }
 
-/* Returns: how many outermost frames @a and @b share: the same return
- * addresses are the same calls. */
-static guint shared_outer_frames(const GlStack *a, const GlStack *b)
+/* Returns: the index of @stack's outermost target frame, or n_frames. */
+static guint outermost_target(const GlStack *stack)
 {
-    guint n = 0;
-    while (n < a->n_frames && n < b->n_frames &&
-           a->frames[a->n_frames - 1 - n].ip == b->frames[b->n_frames - 1 - n].ip &&
-           g_strcmp0(a->frames[a->n_frames - 1 - n].obj, b->frames[b->n_frames - 1 - n].obj) == 0)
+    for (guint i = stack->n_frames; i > 0; i--)
+        if (stack->frames[i - 1].in_target)
+            return i - 1;
+    return stack->n_frames;
+}
+
+/* Returns: TRUE if @a and @b are one call: the same function, file and
+ * line (and return address, where both have one). */
+static gboolean same_call(const GlFrame *a, const GlFrame *b)
+{
+    return g_strcmp0(a->fn, b->fn) == 0 && g_strcmp0(a->file, b->file) == 0 &&
+           a->line == b->line && (a->ip == 0 || b->ip == 0 || a->ip == b->ip);
+}
+
+/* Returns: how many calls into the extension @a and @b share, from their
+ * outermost target frames inward: the same calls built one structure.
+ * Ruby's frames further out say nothing of it, and may even end apart (an
+ * exact pass's stack at _start, the runtime's at __libc_start_main). */
+static guint shared_target_calls(const GlStack *a, const GlStack *b)
+{
+    guint i = outermost_target(a), j = outermost_target(b), n = 0;
+    if (i == a->n_frames || j == b->n_frames)
+        return 0;
+    while (same_call(&a->frames[i], &b->frames[j])) {
         n++;
+        if (i == 0 || j == 0)
+            break;
+        i--;
+        j--;
+    }
     return n;
 }
 
-/* Returns: (transfer none) (nullable): the direct leak of @records whose
- * structure holds @indirect. */
-static GlRecord *holder_of(GPtrArray *records, const GlRecord *indirect)
+GlRecord *gl_structures_holder(const GPtrArray *records, const GlRecord *indirect)
 {
     GlRecord *best = NULL;
     guint best_shared = 0;
@@ -52,7 +74,7 @@ static GlRecord *holder_of(GPtrArray *records, const GlRecord *indirect)
         if (direct->leak_kind != GL_LEAK_DEFINITE || direct->attribution_only ||
             !same_report(direct, indirect) || !allocated_in_one_call(indirect, direct))
             continue;
-        guint shared = shared_outer_frames(&direct->stack, &indirect->stack);
+        guint shared = shared_target_calls(&direct->stack, &indirect->stack);
         if (best == NULL || shared > best_shared) {
             best = direct;
             best_shared = shared;
@@ -81,7 +103,7 @@ guint gl_structures_attach(GPtrArray *records)
         const GlRecord *indirect = g_ptr_array_index(records, i);
         if (indirect->leak_kind != GL_LEAK_INDIRECT || indirect->attribution_only)
             continue;
-        GlRecord *direct = holder_of(records, indirect);
+        GlRecord *direct = gl_structures_holder(records, indirect);
         if (direct == NULL)
             continue;
         attach(direct, indirect);

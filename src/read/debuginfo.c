@@ -1,5 +1,6 @@
 /* Frames read from their objects' symbols and DWARF (see debuginfo.h). */
 #include "gemleak/read/debuginfo.h"
+#include "gemleak/read/demangle.h"
 #include "gemleak/read/source.h"
 
 #include <fcntl.h>
@@ -23,6 +24,7 @@ typedef struct {
     guint64 size;
     guint rank;          /* which of several at one address names it: lower first */
     const char *name;    /* in the module's strings */
+    const char *unit;    /* a local symbol's source file (the STT_FILE before it), nullable */
 } Symbol;
 
 /* One program counter, looked up once. */
@@ -57,6 +59,8 @@ typedef struct {
     GHashTable *answers; /* offset (guint64*, owned) -> Answer* (owned) */
     GHashTable *files;   /* unit offset (guint64*, owned) -> its source files, a set
                           * of normalized paths as the line table gives them (owned) */
+    GHashTable *units;   /* function name, raw and demangled -> its symbol's unit;
+                          * made when first asked for */
 } Module;
 
 struct GlDebugInfo {
@@ -91,6 +95,8 @@ static void module_free(gpointer data)
     if (module->files != NULL)
         g_hash_table_unref(module->files);
     g_free(module->identity);
+    if (module->units != NULL)
+        g_hash_table_unref(module->units);
     g_free(module->path);
     g_free(module);
 }
@@ -142,11 +148,21 @@ static void read_symbols(Module *module, Elf_Scn *scn, const GElf_Shdr *header)
     if (data == NULL || header->sh_entsize == 0)
         return;
     gsize count = header->sh_size / header->sh_entsize;
+    /* The symbol table lists each compilation unit's local symbols after
+     * an STT_FILE symbol that names its source file as the compiler was
+     * given it; global symbols come after them all, with no file. */
+    const char *unit = NULL;
     for (gsize i = 0; i < count; i++) {
         GElf_Sym sym;
         if (gelf_getsym(data, (int) i, &sym) == NULL)
             continue;
         unsigned char type = GELF_ST_TYPE(sym.st_info);
+        if (type == STT_FILE && header->sh_type == SHT_SYMTAB) {
+            const char *file = elf_strptr(module->elf, header->sh_link, sym.st_name);
+            unit = file != NULL && *file != '\0' ? g_string_chunk_insert_const(module->strings, file)
+                                                  : NULL;
+            continue;
+        }
         if ((type != STT_FUNC && type != STT_GNU_IFUNC) || sym.st_shndx == SHN_UNDEF ||
             sym.st_value == 0)
             continue;
@@ -155,7 +171,8 @@ static void read_symbols(Module *module, Elf_Scn *scn, const GElf_Shdr *header)
             continue;
         Symbol symbol = { .start = sym.st_value, .size = sym.st_size,
                           .rank = symbol_rank(GELF_ST_BIND(sym.st_info)),
-                          .name = g_string_chunk_insert_const(module->strings, name) };
+                          .name = g_string_chunk_insert_const(module->strings, name),
+                          .unit = GELF_ST_BIND(sym.st_info) == STB_LOCAL ? unit : NULL };
         g_array_append_val(module->symbols, symbol);
     }
 }
@@ -539,4 +556,46 @@ gboolean gl_debuginfo_record(GlDebugInfo *info, const char *path, guint64 offset
     }
     g_mutex_unlock(&info->lock);
     return identity != NULL;
+}
+
+/* ---- a function's compilation unit ----------------------------------------------- */
+
+/* The units of @module's function symbols by name, raw and demangled (as
+ * Valgrind names a frame). A name two units define (a static helper in
+ * each) is no unit's. */
+static void load_units(Module *module)
+{
+    module->units = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+    g_autoptr(GHashTable) ambiguous = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+    for (guint i = 0; i < module->symbols->len; i++) {
+        const Symbol *symbol = &g_array_index(module->symbols, Symbol, i);
+        g_autofree char *demangled = gl_demangle(symbol->name);
+        const char *names[] = { symbol->name, demangled };
+        for (guint n = 0; n < G_N_ELEMENTS(names); n++) {
+            if (names[n] == NULL || g_hash_table_contains(ambiguous, names[n]))
+                continue;
+            gpointer known = NULL;
+            if (g_hash_table_lookup_extended(module->units, names[n], NULL, &known) &&
+                known != symbol->unit) {
+                g_hash_table_remove(module->units, names[n]);
+                g_hash_table_add(ambiguous, g_strdup(names[n]));
+                continue;
+            }
+            g_hash_table_insert(module->units, g_strdup(names[n]), (gpointer) symbol->unit);
+        }
+    }
+}
+
+const char *gl_debuginfo_symbol_unit(GlDebugInfo *info, const char *path, const char *function)
+{
+    g_mutex_lock(&info->lock);
+    Module *module = module_of(info, path);
+    const char *unit = NULL;
+    if (module->usable) {
+        if (module->units == NULL)
+            load_units(module);
+        unit = g_hash_table_lookup(module->units, function);
+    }
+    g_mutex_unlock(&info->lock);
+    return unit;
 }

@@ -47,7 +47,27 @@ typedef struct {
     gboolean live;         /* "gemleak:live": the report in hand is of a check while Ruby ran */
     char *marker;          /* the last marker but "checked" and "exit", nullable */
     GHashTable *owned;     /* the owners' markers, a set of the strings owners points at */
+    gboolean helper;       /* a marker of gemleak's helper was read: a gemleak run's output */
+    gboolean default_frames;  /* the record in hand has a frame of the default format */
 } Reader;
+
+/* What makes the stacks of a log no gemleak run wrote whole (a suite run
+ * under the runtime by hand): the runtime's own options, which decide its
+ * next log, as gemleak run --engine lsan sets them. Its default depth,
+ * malloc_context_size=30, stops a Ruby stack short of main, its fast
+ * unwinder stops at the first frame without a frame pointer, and 255 is
+ * the deepest the runtimes keep (kStackTraceMax); for a log in its default
+ * frame format, which names no module for a frame with a source line, the
+ * format gemleak reads whole too. */
+#define RUNTIME_OPTIONS "the runtime's own options for the next run, " \
+    "LSAN_OPTIONS=fast_unwind_on_malloc=0:malloc_context_size=255"
+#define RUNTIME_FORMAT ":stack_trace_format='" GL_SANITIZER_FRAME_FORMAT "'"
+#define RUNTIME_WHY " (ASAN_OPTIONS under AddressSanitizer): every allocation unwound " \
+    "exactly, as deep as the runtime goes (its default, 30 frames, stops a Ruby stack short " \
+    "of main)"
+#define RUNTIME_FORMAT_WHY ", every frame with its module (its default format names none " \
+    "for a frame with a source line)"
+#define RUNTIME_END "; gemleak run --engine lsan sets them"
 
 /* ---- records ------------------------------------------------------------------ */
 
@@ -154,12 +174,20 @@ static void finish_record(Reader *r, gboolean keep)
     if (keep) {
         r->record->unique = ++r->n_records;
         r->record->marker = gl_record_intern(r->record, r->marker);
+        /* A log gemleak's helper marked nothing in was not a gemleak run's:
+         * what makes its stacks whole is the runtime's options. */
+        if (!r->helper)
+            r->record->whole_stacks = gl_record_intern(
+                r->record, r->default_frames
+                               ? RUNTIME_OPTIONS RUNTIME_FORMAT RUNTIME_WHY RUNTIME_FORMAT_WHY RUNTIME_END
+                               : RUNTIME_OPTIONS RUNTIME_WHY RUNTIME_END);
         g_ptr_array_add(r->report, r->record);
     } else {
         gl_record_free(r->record);
     }
     r->record = NULL;
     r->stack_aux = -1;
+    r->default_frames = FALSE;
     g_array_set_size(r->frames, 0);
 }
 
@@ -334,6 +362,7 @@ static void read_owned(Reader *r, const char *fields)
 static void read_marker(Reader *r, const char *line)
 {
     r->seen_runtime = TRUE;
+    r->helper = TRUE;
     if (r->in_report)
         finish_report(r, FALSE);
     const char *word = line + strlen(GL_PROTO_MARKER_PREFIX);
@@ -489,6 +518,7 @@ static void report_line(Reader *r, const char *line, gboolean last_line)
     if (gl_sanitizer_pending_start(&r->pending, line))
         return;
     if (gl_sanitizer_parse_frame(r->record, line, &frame)) {
+        r->default_frames |= !g_str_has_prefix(line, "F|");
         g_array_append_val(r->frames, frame);
         return;
     }

@@ -5,6 +5,7 @@
 #include "gemleak/base/errors.h"
 #include "gemleak/read/source.h"
 #include "gemleak/judge/project_paths.h"
+#include "gemleak/judge/rules.h"
 
 #include <errno.h>
 #include <string.h>
@@ -68,6 +69,18 @@ void gl_frame_describe(const GlFrame *frame, const char *project_root, GString *
          * and the whole path is JSON's. */
         g_string_append_printf(out, "%s (%s:%u)", frame->fn,
                                under_root ? path : gl_base_name(frame->file), frame->line);
+    } else if (frame->fn != NULL && frame->unit != NULL) {
+        /* built without -g: the source file its symbol table names */
+        gboolean under_root = FALSE;
+        g_autofree char *path = gl_frame_place(frame, project_root, &under_root);
+        g_string_append_printf(out, "%s (%s)", frame->fn, under_root ? path : gl_base_name(path));
+    } else if (frame->obj != NULL && frame->in_target && project_root != NULL) {
+        /* the extension's object, as the project has it: its absolute
+         * path would be a build's, and long */
+        gboolean under_root = FALSE;
+        g_autofree char *path = gl_frame_place(frame, project_root, &under_root);
+        g_string_append_printf(out, "%s (at %s)", frame->fn != NULL ? frame->fn : "???",
+                               under_root ? path : frame->obj);
     } else if (frame->obj != NULL) {
         g_string_append_printf(out, "%s (at %s)", frame->fn != NULL ? frame->fn : "???",
                                frame->obj);
@@ -153,16 +166,127 @@ char *gl_group_message(const GlGroup *group)
     return g_string_free(message, FALSE);
 }
 
+char *gl_group_heading(const GlGroup *group)
+{
+    g_autofree char *message = gl_group_message(group);
+    return group->certain ? g_steal_pointer(&message) : g_strconcat("uncertain: ", message, NULL);
+}
+
+char *gl_group_uncertainty(const GlGroup *group)
+{
+    if (group->certain)
+        return NULL;
+    return gl_finding_uncertainty(g_ptr_array_index(group->findings, 0));
+}
+
+/* Appends @names (const char*) as English lists them: "a", "a and b",
+ * "a, b and c", "a, b, c and 2 more @what". */
+static void append_list(GString *out, const GPtrArray *names, const char *what)
+{
+    guint shown = MIN(names->len, 3);
+    for (guint i = 0; i < shown; i++) {
+        if (i > 0)
+            g_string_append(out, i + 1 == shown && shown == names->len ? " and " : ", ");
+        g_string_append(out, g_ptr_array_index(names, i));
+    }
+    if (names->len > shown)
+        g_string_append_printf(out, " and %u more %s", names->len - shown, what);
+}
+
 char *gl_group_reason(const GlGroup *group)
 {
-    if (group->findings->len == 1 || group->function == NULL)
+    if ((group->findings->len == 1 && group->ways->len < 2) || group->function == NULL)
         return NULL;
     const GlFinding *first = g_ptr_array_index(group->findings, 0);
-    const char *verb = first->record->leak_kind != GL_LEAK_NONE ? "lost in" : "in";
-    if (group->entry == NULL || strcmp(group->entry, group->function) == 0)
-        return g_strdup_printf("one bug: %s %s, which Ruby called", verb, group->function);
-    return g_strdup_printf("one bug: %s %s, entered through %s", verb, group->function,
-                           group->entry);
+    /* a group of which no finding is certain may be no bug at all */
+    GString *reason = g_string_new(group->certain ? "one bug: " : "maybe one bug (uncertain): ");
+    g_string_append(reason, first->record->leak_kind != GL_LEAK_NONE ? "lost in " : "in ");
+    append_list(reason, group->functions, "functions");
+    if (group->ways->len > 1)
+        g_string_append_printf(reason, ", entered %u ways", group->ways->len);
+    else if (group->ways->len == 0)
+        ;  /* no frame of the extension in view: where it was entered is unknown */
+    else if (group->entry == NULL ||
+             (group->functions->len == 1 && strcmp(group->entry, group->function) == 0))
+        g_string_append(reason, ", which Ruby called");
+    else
+        g_string_append_printf(reason, ", entered through %s", group->entry);
+    return g_string_free(reason, FALSE);
+}
+
+char *gl_group_way_line(const GlGroup *group, guint index, const char *project_root)
+{
+    const GlWayIn *way = &g_array_index(group->ways, GlWayIn, index);
+    const GlFinding *first = g_ptr_array_index(group->findings, 0);
+    GString *line = g_string_new(NULL);
+    g_string_append_printf(line, "way in %u: ", index + 1);
+    gl_frame_describe(way->frame, project_root, line);
+    g_string_append(line, ": ");
+    if (first->record->leak_kind != GL_LEAK_NONE)
+        g_string_append_printf(line, "%" G_GUINT64_FORMAT " byte%s in %" G_GUINT64_FORMAT
+                               " block%s in ", way->bytes, way->bytes == 1 ? "" : "s",
+                               way->blocks, way->blocks == 1 ? "" : "s");
+    g_string_append_printf(line, "%u call path%s", way->call_paths,
+                           way->call_paths == 1 ? "" : "s");
+    return g_string_free(line, FALSE);
+}
+
+char *gl_group_owned_heading(const GlGroup *group)
+{
+    if (group->owned->len > 0)
+        return g_strdup_printf("it owned %" G_GUINT64_FORMAT " byte%s in %" G_GUINT64_FORMAT
+                               " block%s, lost with it:", group->owned_bytes,
+                               group->owned_bytes == 1 ? "" : "s", group->owned_blocks,
+                               group->owned_blocks == 1 ? "" : "s");
+    /* Its indirect bytes, which every engine counts; which blocks they
+     * are, Valgrind says only when asked for them. */
+    guint64 indirect = group->total_bytes - MIN(group->direct_bytes, group->total_bytes);
+    if (indirect == 0 || group->direct_bytes == 0)
+        return NULL;
+    return g_strdup_printf("it owned %" G_GUINT64_FORMAT " byte%s, lost with it (--leak-kinds "
+                           "definite,indirect lists its blocks)", indirect,
+                           indirect == 1 ? "" : "s");
+}
+
+/* "@message: fn (file:line) < fn (file:line)": @stack's extension frames,
+ * innermost first. */
+static void append_path(GString *line, const GlStack *stack, const char *project_root)
+{
+    g_string_append(line, ": ");
+    guint n = gl_stack_relevant_frames(stack);
+    guint shown = 0;
+    for (guint i = 0; i < n; i++) {
+        if (!stack->frames[i].in_target)
+            continue;
+        if (shown++ > 0)
+            g_string_append(line, " < ");
+        gl_frame_describe(&stack->frames[i], project_root, line);
+    }
+    if (shown > 0)
+        return;
+    /* No frame the rules could place (their modules not named): its first
+     * frames from where it was allocated, outward of the allocator and
+     * Ruby's allocation functions, as group.h's site. */
+    guint site = 1;
+    while (site < stack->n_frames &&
+           (stack->frames[site].fn == NULL || gl_rules_is_allocation_function(stack->frames[site].fn)))
+        site++;
+    for (guint i = site; i < stack->n_frames && i < site + GL_GROUP_PATHS_SHOWN + 1; i++) {
+        if (i > site)
+            g_string_append(line, " < ");
+        gl_frame_describe(&stack->frames[i], project_root, line);
+    }
+    if (site + GL_GROUP_PATHS_SHOWN + 1 < stack->n_frames)
+        g_string_append(line, " < ...");
+}
+
+char *gl_group_owned_line(const GlGroup *group, guint index, const char *project_root)
+{
+    const GlOwned *owned = &g_array_index(group->owned, GlOwned, index);
+    GString *line = g_string_new(NULL);
+    g_autofree char *path = gl_finding_path_line(owned->finding, project_root);
+    g_string_append_printf(line, "owned %u: %s", index + 1, path);
+    return g_string_free(line, FALSE);
 }
 
 /* Returns: TRUE if @stack holds an extension frame. */
@@ -182,15 +306,7 @@ char *gl_finding_path_line(const GlFinding *finding, const char *project_root)
         stack = &g_array_index(record->aux, GlAux, a).stack;
     g_autofree char *message = gl_finding_message(finding);
     GString *line = g_string_new(message);
-    g_string_append(line, ": ");
-    guint n = gl_stack_relevant_frames(stack);
-    for (guint i = 0, shown = 0; i < n; i++) {
-        if (!stack->frames[i].in_target)
-            continue;
-        if (shown++ > 0)
-            g_string_append(line, " < ");
-        gl_frame_describe(&stack->frames[i], project_root, line);
-    }
+    append_path(line, stack, project_root);
     g_autofree char *tests = gl_finding_tests_line(finding, project_root);
     if (tests != NULL)
         g_string_append_printf(line, "; %s", tests);
@@ -215,6 +331,23 @@ char *gl_finding_uncertainty(const GlFinding *finding)
                            record->unnamed_frames, record->unnamed_frames == 1 ? "" : "s",
                            record->unnamed_object != NULL ? record->unnamed_object : "Ruby",
                            record->unnamed_frames == 1 ? "has" : "have", what);
+}
+
+char *gl_finding_uncertainty_advice(const GlFinding *finding)
+{
+    if (finding->certain)
+        return NULL;
+    /* a log no gemleak run wrote: its runtime's options decide the next */
+    if (finding->record->stack_cut > 0 && finding->record->whole_stacks != NULL)
+        return g_strdup_printf("A whole stack decides it: %s.", finding->record->whole_stacks);
+    if (finding->record->stack_cut > 0)
+        return g_strdup("A whole stack decides it: the Valgrind engine's, or --exact-stacks' "
+                        "(every allocation unwound exactly, in one run); or, where gemleak used "
+                        "frame pointers (a Ruby that keeps them), the extension built with that "
+                        "Ruby's flags (-fno-omit-frame-pointer).");
+    return g_strdup("Ruby's debug symbols decide it (Debian and Ubuntu: the libruby dbgsym "
+                    "package of the debug archive; or a Ruby built with symbols, as ruby-build "
+                    "makes).");
 }
 
 /* The first target frame of @stack, by preference: in the project's own
@@ -287,6 +420,22 @@ static char *strip_root(char *path, const char *project_root, gboolean *under_ro
         }
     }
     return path;
+}
+
+char *gl_frame_place(const GlFrame *frame, const char *project_root, gboolean *under_root)
+{
+    if (frame == NULL) {
+        if (under_root != NULL)
+            *under_root = FALSE;
+        return NULL;
+    }
+    char *path = gl_frame_source_path(frame, project_root, under_root);
+    if (path != NULL)
+        return path;
+    const char *place = frame->unit != NULL ? frame->unit : frame->obj;
+    if (place == NULL)
+        return NULL;
+    return strip_root(gl_path_normalize(place), project_root, under_root);
 }
 
 char *gl_frame_source_path(const GlFrame *frame, const char *project_root, gboolean *under_root)
@@ -419,6 +568,11 @@ gboolean gl_report_group_fails(const GlReportContext *context, const GlGroup *gr
     for (guint i = 0; i < group->findings->len; i++)
         if (gl_report_finding_fails(context, g_ptr_array_index(group->findings, i)))
             return TRUE;
+    for (guint o = 0; o < group->owned->len; o++) {
+        const GlFinding *owned = g_array_index(group->owned, GlOwned, o).finding;
+        if (owned != NULL && gl_report_finding_fails(context, owned))
+            return TRUE;
+    }
     return FALSE;
 }
 
@@ -434,7 +588,10 @@ const char *gl_record_category(const GlRecord *record)
     return strcmp(record->kind, GL_KIND_FATAL_SIGNAL) == 0 ? "crash" : "memory error";
 }
 
-char *gl_finding_title(const GlFinding *finding, const char *project_root)
+/* The title of @finding, or of @group (nullable) shown by it: its other
+ * ways in after the first. */
+static char *title_of(const GlFinding *finding, const GlGroup *group, const char *project_root,
+                      gboolean paths)
 {
     const GlRecord *record = finding->record;
     const char *stack = NULL;
@@ -443,8 +600,9 @@ char *gl_finding_title(const GlFinding *finding, const char *project_root)
      * same helper: the group's entry point, as every report names it */
     const GlFrame *function = NULL, *entry = NULL;
     gl_finding_group_frames(finding, &function, &entry);
-    GString *title = g_string_new(record->leak_kind != GL_LEAK_NONE ? gl_record_category(record)
-                                                                     : record->kind);
+    GString *title = g_string_new(group != NULL && !group->certain ? "uncertain: " : "");
+    g_string_append(title, record->leak_kind != GL_LEAK_NONE ? gl_record_category(record)
+                                                             : record->kind);
     if (finding->freed_block)
         g_string_append(title, " on a freed block");
     if (frame != NULL) {
@@ -454,12 +612,47 @@ char *gl_finding_title(const GlFinding *finding, const char *project_root)
                                : " in ");
         gl_frame_describe(frame, project_root, title);
     }
-    if (frame != NULL && entry != NULL && entry != frame && entry->fn != NULL &&
-        g_strcmp0(entry->fn, frame->fn) != 0) {
+    guint ways = group != NULL ? group->ways->len : 1;
+    if (frame != NULL && entry != NULL && entry->fn != NULL &&
+        ((entry != frame && g_strcmp0(entry->fn, frame->fn) != 0) || ways > 1)) {
         g_string_append(title, " via ");
-        gl_frame_describe(entry, project_root, title);
+        /* without a line, the place the title named already says nothing
+         * more: the method alone */
+        g_autofree char *here = gl_frame_place(frame, project_root, NULL);
+        g_autofree char *there = gl_frame_place(entry, project_root, NULL);
+        if (entry->file == NULL && g_strcmp0(here, there) == 0)
+            g_string_append(title, entry->fn);
+        else
+            gl_frame_describe(entry, project_root, title);
     }
+    if (frame != NULL && ways > 1) {
+        g_autoptr(GPtrArray) others = g_ptr_array_new();
+        for (guint w = 0; w < ways; w++) {
+            const GlWayIn *way = &g_array_index(group->ways, GlWayIn, w);
+            if (g_strcmp0(way->frame->fn, entry != NULL ? entry->fn : NULL) != 0)
+                g_ptr_array_add(others, (gpointer) (way->frame->fn != NULL ? way->frame->fn
+                                                                           : "???"));
+        }
+        if (others->len > 2) {
+            g_string_append_printf(title, " and %u other ways in", others->len);
+        } else if (others->len > 0) {
+            g_string_append(title, others->len == 1 ? " and " : ", ");
+            append_list(title, others, "ways in");
+        }
+    }
+    if (paths && group != NULL && group->findings->len > 1)
+        g_string_append_printf(title, ", %u call paths", group->findings->len);
     return g_string_free(title, FALSE);
+}
+
+char *gl_finding_title(const GlFinding *finding, const char *project_root)
+{
+    return title_of(finding, NULL, project_root, FALSE);
+}
+
+char *gl_group_title(const GlGroup *group, const char *project_root, gboolean paths)
+{
+    return title_of(g_ptr_array_index(group->findings, 0), group, project_root, paths);
 }
 
 void gl_json_add_string_value(JsonBuilder *builder, const char *value)

@@ -92,14 +92,21 @@ static void append_relevant_frames(GString *body, const GlStack *stack, const ch
 
 /* The message: Valgrind's, then the frames that matter and any further
  * parts; the log has the whole stacks. */
-static void append_body(GString *body, const GlFinding *finding, const char *project_root)
+static void append_body(GString *body, const GlFinding *finding, gboolean heading,
+                        const char *project_root)
 {
     const GlRecord *record = finding->record;
     g_autofree char *message = gl_finding_message(finding);
+    if (heading && !finding->certain)
+        g_string_append(body, "uncertain: ");
     g_string_append(body, message);
     g_autofree char *tests = gl_finding_tests_line(finding, project_root);
     if (tests != NULL)
         g_string_append_printf(body, "\n%s", tests);
+    g_autofree char *uncertain = gl_finding_uncertainty(finding);
+    g_autofree char *advice = gl_finding_uncertainty_advice(finding);
+    if (uncertain != NULL)
+        g_string_append_printf(body, "\nuncertain: %s. %s", uncertain, advice);
     append_relevant_frames(body, &record->stack, project_root);
     for (guint i = 0; i < record->aux->len; i++) {
         const GlAux *aux = &g_array_index(record->aux, GlAux, i);
@@ -124,7 +131,7 @@ static void annotate(GithubState *state, const GlFinding *finding, const GlGroup
     GString *line = g_string_new(error ? "::error " : "::warning ");
     const GlFrame *frame = gl_finding_location(finding);
     gboolean under_root = FALSE;
-    g_autofree char *path = gl_frame_source_path(frame, state->context->project_root, &under_root);
+    g_autofree char *path = gl_frame_place(frame, state->context->project_root, &under_root);
     /* GitHub places a file annotation only on a path in the repository. */
     if (path != NULL && under_root) {
         g_string_append(line, "file=");
@@ -133,20 +140,24 @@ static void annotate(GithubState *state, const GlFinding *finding, const GlGroup
             g_string_append_printf(line, ",line=%u", frame->line);
         g_string_append_c(line, ',');
     }
-    g_autofree char *title = gl_finding_title(finding, state->context->project_root);
-    g_autofree char *full_title = group != NULL && group->findings->len > 1
-        ? g_strdup_printf("gemleak: %s, %u call paths", title, group->findings->len)
-        : g_strconcat("gemleak: ", title, NULL);
+    g_autofree char *title = group != NULL ? gl_group_title(group, state->context->project_root, TRUE)
+                                           : gl_finding_title(finding, state->context->project_root);
+    g_autofree char *full_title = g_strconcat("gemleak: ", title, NULL);
     g_string_append(line, "title=");
     append_escaped(line, full_title, TRUE);
     g_string_append(line, "::");
     g_autoptr(GString) body = g_string_new(NULL);
+    const char *root = state->context->project_root;
     if (group != NULL && group->findings->len > 1) {
-        const char *root = state->context->project_root;
-        g_autofree char *message = gl_group_message(group);
+        g_autofree char *message = gl_group_heading(group);
         g_autofree char *reason = gl_group_reason(group);
-        g_string_append_printf(body, "%s\n%s\ncall path 1: ", message, reason);
-        append_body(body, finding, root);
+        g_string_append_printf(body, "%s\n%s", message, reason);
+        for (guint w = 0; group->ways->len > 1 && w < group->ways->len; w++) {
+            g_autofree char *way = gl_group_way_line(group, w, root);
+            g_string_append_printf(body, "\n%s", way);
+        }
+        g_string_append(body, "\ncall path 1: ");
+        append_body(body, finding, FALSE, root);
         guint shown = MIN(group->findings->len, GL_GROUP_PATHS_SHOWN);
         for (guint i = 1; i < shown; i++) {
             const GlFinding *other = g_ptr_array_index(group->findings, i);
@@ -156,7 +167,18 @@ static void annotate(GithubState *state, const GlFinding *finding, const GlGroup
         if (group->findings->len > shown)
             g_string_append_printf(body, "\nand %u more call paths", group->findings->len - shown);
     } else {
-        append_body(body, finding, state->context->project_root);
+        append_body(body, finding, TRUE, root);
+    }
+    g_autofree char *owned = group != NULL ? gl_group_owned_heading(group) : NULL;
+    if (owned != NULL) {
+        g_string_append_printf(body, "\n%s", owned);
+        guint shown = MIN(group->owned->len, GL_GROUP_PATHS_SHOWN);
+        for (guint i = 0; i < shown; i++) {
+            g_autofree char *one = gl_group_owned_line(group, i, root);
+            g_string_append_printf(body, "\n%s", one);
+        }
+        if (group->owned->len > shown)
+            g_string_append_printf(body, "\nand %u more owned blocks", group->owned->len - shown);
     }
     append_escaped(line, body->str, FALSE);
     fprintf(state->out, "%s\n", line->str);

@@ -46,6 +46,20 @@ static void add_frames(JsonBuilder *builder, const GlStack *stack, const char *p
     json_builder_end_array(builder);
 }
 
+/* Adds "fn", "file" (relative to @project_root when under it) and "line"
+ * of @frame to the object being built. */
+static void add_place(JsonBuilder *builder, const GlFrame *frame, const char *project_root)
+{
+    g_autofree char *path = gl_frame_source_path(frame, project_root, NULL);
+    gl_json_add_string(builder, GL_MEMBER_FN, frame->fn);
+    gl_json_add_string(builder, GL_MEMBER_FILE, path);
+    json_builder_set_member_name(builder, GL_MEMBER_LINE);
+    if (frame->line > 0)
+        json_builder_add_int_value(builder, frame->line);
+    else
+        json_builder_add_null_value(builder);
+}
+
 static void add_string_list(JsonBuilder *builder, const char *name, const char *const *values,
                             guint n)
 {
@@ -197,6 +211,8 @@ static void json_group(gpointer data, const GlGroup *group, guint index)
     gl_json_add_int(builder, GL_MEMBER_OCCURRENCES, (gint64) group->occurrences);
     json_builder_set_member_name(builder, GL_MEMBER_CERTAIN);
     json_builder_add_boolean_value(builder, group->certain);
+    g_autofree char *uncertainty = gl_group_uncertainty(group);
+    gl_json_add_string(builder, GL_MEMBER_UNCERTAINTY, uncertainty);
     json_builder_set_member_name(builder, GL_MEMBER_FINGERPRINTS);
     json_builder_begin_array(builder);
     for (guint i = 0; i < group->findings->len; i++)
@@ -204,7 +220,53 @@ static void json_group(gpointer data, const GlGroup *group, guint index)
                                  ((const GlFinding *) g_ptr_array_index(group->findings, i))
                                      ->fingerprint);
     json_builder_end_array(builder);
+    /* Every function it was lost in, its ways in, and what its structures
+     * owned (group.h). */
+    json_builder_set_member_name(builder, GL_MEMBER_FUNCTIONS);
+    json_builder_begin_array(builder);
+    for (guint i = 0; i < group->functions->len; i++)
+        gl_json_add_string_value(builder, g_ptr_array_index(group->functions, i));
+    json_builder_end_array(builder);
+    json_builder_set_member_name(builder, GL_MEMBER_ENTRIES);
+    json_builder_begin_array(builder);
+    for (guint w = 0; w < group->ways->len; w++) {
+        const GlWayIn *way = &g_array_index(group->ways, GlWayIn, w);
+        json_builder_begin_object(builder);
+        add_place(builder, way->frame, state->context->project_root);
+        gl_json_add_int(builder, GL_MEMBER_CALL_PATHS, way->call_paths);
+        gl_json_add_int(builder, GL_MEMBER_BYTES, (gint64) way->bytes);
+        gl_json_add_int(builder, GL_MEMBER_BLOCKS, (gint64) way->blocks);
+        json_builder_end_object(builder);
+    }
+    json_builder_end_array(builder);
+    json_builder_set_member_name(builder, GL_MEMBER_OWNED);
+    json_builder_begin_array(builder);
+    for (guint o = 0; o < group->owned->len; o++) {
+        const GlOwned *owned = &g_array_index(group->owned, GlOwned, o);
+        json_builder_begin_object(builder);
+        gl_json_add_string(builder, GL_MEMBER_FINGERPRINT,
+                           owned->finding != NULL ? owned->finding->fingerprint : NULL);
+        gl_json_add_int(builder, GL_MEMBER_BYTES, (gint64) owned->bytes);
+        gl_json_add_int(builder, GL_MEMBER_BLOCKS, (gint64) owned->blocks);
+        json_builder_set_member_name(builder, GL_MEMBER_LOCATION);
+        const GlFrame *at = gl_finding_location(owned->finding);
+        if (at != NULL) {
+            json_builder_begin_object(builder);
+            add_place(builder, at, state->context->project_root);
+            json_builder_end_object(builder);
+        } else {
+            json_builder_add_null_value(builder);
+        }
+        json_builder_end_object(builder);
+    }
+    json_builder_end_array(builder);
     json_builder_end_object(builder);
+    /* the indirect leaks it owned that the report lists, in its group */
+    for (guint o = 0; o < group->owned->len; o++) {
+        const GlOwned *owned = &g_array_index(group->owned, GlOwned, o);
+        if (owned->finding != NULL)
+            json_finding(state, owned->finding, index);
+    }
 }
 
 static void json_end(gpointer data)

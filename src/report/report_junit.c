@@ -147,14 +147,9 @@ static void junit_group(gpointer data, const GlGroup *group, guint index)
     (void) index;
     const GlFinding *finding = g_ptr_array_index(group->findings, 0);
     const char *root = state->context->project_root;
-    g_autofree char *title = gl_finding_title(finding, root);
-    if (group->findings->len > 1) {
-        char *longer = g_strdup_printf("%s, %u call paths", title, group->findings->len);
-        g_free(title);
-        title = longer;
-    }
+    g_autofree char *title = gl_group_title(group, root, TRUE);
     g_autofree char *classname = class_name(finding);
-    g_autofree char *message = gl_group_message(group);
+    g_autofree char *message = gl_group_heading(group);
     g_autofree char *body = gl_group_text(group, state->context->suppressions, root);
     /* --per-test: the case is named after the test that leaked first, so
      * that the CI's test report points at it. */
@@ -169,8 +164,14 @@ static void junit_group(gpointer data, const GlGroup *group, guint index)
     attribute(writer, "classname", classname);
     attribute(writer, "time", "0");
     gboolean fails = gl_report_group_fails(state->context, group);
+    /* Why it does not fail: uncertain (and why), or of a kind or size the
+     * gate lets pass. */
+    g_autofree char *uncertainty = gl_group_uncertainty(group);
+    g_autofree char *skipped = uncertainty != NULL
+        ? g_strdup_printf("uncertain: %s; --fail-on uncertain fails on it", uncertainty)
+        : g_strdup("does not fail the gate (--fail-on, --max-bytes)");
     xmlTextWriterStartElement(writer, BAD_CAST(fails ? "failure" : "skipped"));
-    attribute(writer, "message", fails ? message : "does not fail the gate (--fail-on, --max-bytes)");
+    attribute(writer, "message", fails ? message : skipped);
     if (fails)
         attribute(writer, "type", finding->record->kind);
     text(writer, body);

@@ -99,13 +99,19 @@ static void add_location_with(SarifState *state, const GlFrame *frame, const cha
      * object could not be read) is no URI: the object names the place. */
     if (source != NULL && !relative && source[0] != '/')
         g_clear_pointer(&source, g_free);
+    gboolean lines = source != NULL;
+    /* Built without -g: the source file its symbol table names, else its
+     * object, relative to the project when under it. */
+    if (source == NULL)
+        source = gl_frame_place(&(GlFrame) { .unit = frame->unit, .obj = frame->obj },
+                                state->context->project_root, &relative);
     json_builder_begin_object(builder);
     if (source != NULL || frame->obj != NULL) {
         json_builder_set_member_name(builder, "physicalLocation");
         json_builder_begin_object(builder);
         if (source != NULL) {
             add_artifact_location(builder, source, relative);
-            if (frame->line > 0) {
+            if (lines && frame->line > 0) {
                 json_builder_set_member_name(builder, "region");
                 json_builder_begin_object(builder);
                 gl_json_add_int(builder, "startLine", frame->line);
@@ -211,6 +217,18 @@ static void add_related_locations(SarifState *state, const GlGroup *group)
         g_autofree char *text = g_strdup_printf("call path %u: %s", i + 1, path);
         add_location_with(state, at, text);
     }
+    /* its other ways in, and the blocks its structures owned */
+    for (guint w = 0; group->ways->len > 1 && w < group->ways->len; w++) {
+        g_autofree char *way = gl_group_way_line(group, w, state->context->project_root);
+        add_location_with(state, g_array_index(group->ways, GlWayIn, w).frame, way);
+    }
+    for (guint o = 0; o < group->owned->len; o++) {
+        const GlFrame *at = gl_finding_location(g_array_index(group->owned, GlOwned, o).finding);
+        if (at == NULL)
+            continue;
+        g_autofree char *owned = gl_group_owned_line(group, o, state->context->project_root);
+        add_location_with(state, at, owned);
+    }
     json_builder_end_array(builder);
 }
 
@@ -223,15 +241,22 @@ static void add_result(SarifState *state, const GlGroup *group)
     const char *root = state->context->project_root;
     gboolean several = group->findings->len > 1;
     g_autofree char *message = several ? gl_group_message(group) : gl_finding_message(finding);
-    g_autofree char *title = gl_finding_title(finding, root);
+    g_autofree char *title = gl_group_title(group, root, FALSE);
     g_autofree char *tests = gl_finding_tests_line(finding, root);
-    g_autofree char *text = tests != NULL ? g_strdup_printf("%s: %s; %s", title, message, tests)
-                                          : g_strdup_printf("%s: %s", title, message);
+    char *text = tests != NULL ? g_strdup_printf("%s: %s; %s", title, message, tests)
+                               : g_strdup_printf("%s: %s", title, message);
 
+    /* An uncertain one may be no bug: a warning, saying why. */
+    g_autofree char *uncertainty = gl_group_uncertainty(group);
+    if (uncertainty != NULL) {
+        char *longer = g_strdup_printf("%s; uncertain: %s", text, uncertainty);
+        g_free(text);
+        text = longer;
+    }
     json_builder_begin_object(builder);
     gl_json_add_string(builder, "ruleId", record->kind);
     gl_json_add_int(builder, "ruleIndex", rule_index(state, record->kind));
-    gl_json_add_string(builder, "level", "error");
+    gl_json_add_string(builder, "level", uncertainty != NULL ? "warning" : "error");
     add_message(builder, "message", text);
 
     json_builder_set_member_name(builder, "locations");
@@ -242,7 +267,8 @@ static void add_result(SarifState *state, const GlGroup *group)
     if (at != NULL)
         add_location(state, at);
     json_builder_end_array(builder);
-    if (several)
+    gboolean more = several || group->ways->len > 1 || group->owned->len > 0;
+    if (more)
         add_related_locations(state, group);
 
     json_builder_set_member_name(builder, "codeFlows");
@@ -264,14 +290,15 @@ static void add_result(SarifState *state, const GlGroup *group)
     gl_json_add_string(builder, FINGERPRINT_KEY, finding->fingerprint);
     json_builder_end_object(builder);
     gl_json_add_int(builder, "occurrenceCount", (gint64) group->occurrences);
-    if (finding->tests->len > 0 || several) {
-        /* The tests, and a group's call paths, for tools that read more
-         * than the message. */
+    g_free(text);
+    if (finding->tests->len > 0 || more) {
+        /* The tests, and a group's call paths, ways in and owned blocks,
+         * for tools that read more than the message. */
         json_builder_set_member_name(builder, "properties");
         json_builder_begin_object(builder);
         if (finding->tests->len > 0)
             gl_json_add_tests(builder, finding, root);
-        if (several) {
+        if (more) {
             g_autofree char *reason = gl_group_reason(group);
             gl_json_add_string(builder, "group", reason);
             json_builder_set_member_name(builder, "callPathFingerprints");
@@ -279,6 +306,26 @@ static void add_result(SarifState *state, const GlGroup *group)
             for (guint i = 0; i < group->findings->len; i++)
                 gl_json_add_string_value(builder, ((const GlFinding *) g_ptr_array_index(
                                                       group->findings, i))->fingerprint);
+            json_builder_end_array(builder);
+            json_builder_set_member_name(builder, "waysIn");
+            json_builder_begin_array(builder);
+            for (guint w = 0; w < group->ways->len; w++)
+                gl_json_add_string_value(builder,
+                                         g_array_index(group->ways, GlWayIn, w).frame->fn);
+            json_builder_end_array(builder);
+            json_builder_set_member_name(builder, "owned");
+            json_builder_begin_array(builder);
+            for (guint o = 0; o < group->owned->len; o++) {
+                const GlOwned *owned = &g_array_index(group->owned, GlOwned, o);
+                g_autofree char *line = gl_group_owned_line(group, o, root);
+                json_builder_begin_object(builder);
+                gl_json_add_string(builder, "fingerprint",
+                                   owned->finding != NULL ? owned->finding->fingerprint : NULL);
+                gl_json_add_int(builder, "bytes", (gint64) owned->bytes);
+                gl_json_add_int(builder, "blocks", (gint64) owned->blocks);
+                gl_json_add_string(builder, "text", line);
+                json_builder_end_object(builder);
+            }
             json_builder_end_array(builder);
         }
         json_builder_end_object(builder);

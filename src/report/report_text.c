@@ -138,29 +138,26 @@ static void render_other_accesses(GString *out, const GlFinding *finding,
     }
 }
 
-static void render_finding(GString *out, const GlFinding *finding, gboolean color,
-                           gboolean suppressions, guint after, GlSources *sources,
+/* A finding: its message (headed "uncertain: " when it is the entry's
+ * heading, @heading, and not certain), its tests, why it is uncertain,
+ * its source line and stacks. */
+static void render_finding(GString *out, const GlFinding *finding, gboolean heading,
+                           gboolean color, gboolean suppressions, guint after, GlSources *sources,
                            const char *project_root)
 {
     const GlRecord *record = finding->record;
     g_autofree char *message = escaped(gl_finding_message(finding));
-    g_string_append_printf(out, "%s%s%s\n", paint(color, BOLD), message, paint(color, RESET));
+    g_string_append_printf(out, "%s%s%s%s\n", paint(color, BOLD),
+                           heading && !finding->certain ? "uncertain: " : "", message,
+                           paint(color, RESET));
     g_autofree char *tests = gl_finding_tests_line(finding, project_root);
     if (tests != NULL)
         append_line(out, tests);
     g_autofree char *uncertain = escaped(gl_finding_uncertainty(finding));
-    if (uncertain != NULL && record->stack_cut > 0)
-        g_string_append_printf(out, "%suncertain: %s. A whole stack decides it: the "
-                               "Valgrind engine's, or --exact-stacks' (every allocation unwound "
-                               "exactly, in one run); or, where gemleak used frame pointers (a "
-                               "Ruby that keeps them), the extension built with that Ruby's "
-                               "flags (-fno-omit-frame-pointer).%s\n",
-                               paint(color, DIM), uncertain, paint(color, RESET));
-    else if (uncertain != NULL)
-        g_string_append_printf(out, "%suncertain: %s. Ruby's debug symbols decide it (Debian and "
-                               "Ubuntu: the libruby dbgsym package of the debug archive; or a Ruby "
-                               "built with symbols, as ruby-build makes).%s\n",
-                               paint(color, DIM), uncertain, paint(color, RESET));
+    g_autofree char *advice = escaped(gl_finding_uncertainty_advice(finding));
+    if (uncertain != NULL)
+        g_string_append_printf(out, "%suncertain: %s. %s%s\n", paint(color, DIM), uncertain,
+                               advice, paint(color, RESET));
     if (sources != NULL)
         render_source_line(out, finding, sources);
     render_stack(out, &record->stack, color, after, project_root);
@@ -201,30 +198,55 @@ static void text_finding(gpointer data, const GlFinding *finding, guint index)
     g_string_truncate(state->line, 0);
     if (index > 0)
         g_string_append_c(state->line, '\n');
-    render_finding(state->line, finding, state->context->color, state->context->suppressions,
+    render_finding(state->line, finding, TRUE, state->context->color, state->context->suppressions,
                    state->context->frames_after, state->sources, state->context->project_root);
     fputs(state->line->str, state->out);
 }
 
-/* A group of several findings: its totals and why it is one, its first
- * call path as a finding of its own shows, the next ones a line each, and
- * how many more: 30 call paths of one bug read in 20 lines, not 280. */
+/* What a group's structures owned: a heading, the first blocks a line
+ * each, and how many more. */
+static void render_owned(GString *out, const GlGroup *group, const char *project_root)
+{
+    g_autofree char *heading = gl_group_owned_heading(group);
+    if (heading == NULL)
+        return;
+    append_line(out, heading);
+    guint shown = MIN(group->owned->len, GL_GROUP_PATHS_SHOWN);
+    for (guint i = 0; i < shown; i++) {
+        g_autofree char *line = gl_group_owned_line(group, i, project_root);
+        append_line(out, line);
+    }
+    if (group->owned->len > shown)
+        g_string_append_printf(out, "and %u more owned block%s (--format json lists them all)\n",
+                               group->owned->len - shown,
+                               group->owned->len - shown == 1 ? "" : "s");
+}
+
+/* A group of several findings: its totals and why it is one, its ways in,
+ * its first call path as a finding of its own shows, the next ones a line
+ * each, and how many more: 30 call paths of one bug read in 20 lines, not
+ * 280; then what it owned. */
 static void render_group(GString *out, const GlGroup *group, gboolean color,
                          gboolean suppressions, guint after, GlSources *sources,
                          const char *project_root)
 {
     const GlFinding *first = g_ptr_array_index(group->findings, 0);
     if (group->findings->len == 1) {
-        render_finding(out, first, color, suppressions, after, sources, project_root);
+        render_finding(out, first, TRUE, color, suppressions, after, sources, project_root);
+        render_owned(out, group, project_root);
         return;
     }
-    g_autofree char *message = escaped(gl_group_message(group));
+    g_autofree char *message = escaped(gl_group_heading(group));
     g_string_append_printf(out, "%s%s%s\n", paint(color, BOLD), message, paint(color, RESET));
     g_autofree char *reason = gl_group_reason(group);
     if (reason != NULL)
         append_line(out, reason);
+    for (guint w = 0; group->ways->len > 1 && w < group->ways->len; w++) {
+        g_autofree char *way = gl_group_way_line(group, w, project_root);
+        append_line(out, way);
+    }
     g_string_append(out, "call path 1: ");
-    render_finding(out, first, color, suppressions, after, sources, project_root);
+    render_finding(out, first, FALSE, color, suppressions, after, sources, project_root);
     guint shown = MIN(group->findings->len, GL_GROUP_PATHS_SHOWN);
     for (guint i = 1; i < shown; i++) {
         const GlFinding *finding = g_ptr_array_index(group->findings, i);
@@ -236,6 +258,7 @@ static void render_group(GString *out, const GlGroup *group, gboolean color,
         g_string_append_printf(out, "and %u more call path%s (--format json lists them all)\n",
                                group->findings->len - shown,
                                group->findings->len - shown == 1 ? "" : "s");
+    render_owned(out, group, project_root);
 }
 
 char *gl_group_text(const GlGroup *group, gboolean suppressions, const char *project_root)

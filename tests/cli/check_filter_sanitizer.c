@@ -195,7 +195,7 @@ START_TEST(test_allocating_call_decides_under_the_front)
     g_autofree char *path = report_file("lsan.4444", text);
     RUN(run, "filter", "-O", "leaky", path);
     ck_assert_int_eq(run.status, 3);
-    gl_assert_line(run.out, "^777 bytes in 1 block is definitely lost");
+    gl_assert_line(run.out, "^uncertain: 777 bytes in 1 block is definitely lost");
     gl_assert_line(run.out, "^ \\*leaky_leak_xmalloc \\(leaky.c:40\\)$");
     gl_assert_no_line(run.out, "^56 bytes");
     gl_assert_no_line(run.out, "^88 bytes");
@@ -631,6 +631,56 @@ START_TEST(test_engine_usage_errors)
 }
 END_TEST
 
+/* nio4r's suite under liblsan by hand (fixtures/lsan/nio4r-default-ruby34fp.lsan):
+ * the runtime's default frame format and depth (malloc_context_size=30),
+ * every stack stopped short of main, and no frame naming its module. A log
+ * gemleak only reads: what makes the next one certain is the runtime's own
+ * options, never --exact-stacks or the Valgrind engine, which do not apply
+ * to it; and the uncertain findings of one site are one entry (133 before,
+ * one a stack that the Ruby frames past the cut told apart). */
+START_TEST(test_default_log_names_the_runtimes_options)
+{
+    g_autofree char *dir = gl_test_tmpdir();
+    g_autofree char *log = gl_test_gem_capture("lsan/nio4r-default-ruby34fp.lsan", dir, "nio4r");
+    g_autofree char *root = g_build_filename(dir, "nio4r", NULL);
+    RUN(run, "filter", "-O", "nio4r_ext", "--project-root", root, log);
+    ck_assert_int_eq(run.status, 3);
+    gl_assert_line(run.out, "^gemleak: INCOMPLETE: ");
+    const char *said[] = { run.out, run.err };
+    for (guint i = 0; i < G_N_ELEMENTS(said); i++) {
+        ck_assert_msg(strstr(said[i], "--exact-stacks") == NULL &&
+                          strstr(said[i], "Valgrind engine") == NULL,
+                      "advice that does not apply to a log gemleak only reads:\n%s", said[i]);
+    }
+    gl_assert_line(run.err, "^gemleak: \\d+ findings whose stack the unwinder cut short of main: .*"
+                            "LSAN_OPTIONS=.*fast_unwind_on_malloc=0.*malloc_context_size=255.*"
+                            "stack_trace_format=");
+    gl_assert_line(run.out, "^uncertain: its stack stops after \\d+ frames, short of main, .*"
+                            "LSAN_OPTIONS=.*malloc_context_size=255");
+    /* a site's findings in one entry: the functions that allocated */
+    guint entries = 0;
+    g_auto(GStrv) lines = g_strsplit(run.out, "\n", -1);
+    for (char **line = lines; *line != NULL; line++)
+        entries += g_regex_match_simple("^(uncertain: )?\\d+ bytes in \\d+ blocks? (is|are) ",
+                                        *line, 0, 0);
+    ck_assert_msg(entries <= 3, "%u entries:\n%s", entries, run.out);
+    gl_assert_line(run.out, "^maybe one bug \\(uncertain\\): lost in ev_loop_destroy$");
+    gl_test_run_clear(&run);
+    /* an entry no frame places: an annotation without a file, a result
+     * without a place of its own */
+    RUN(github, "filter", "-O", "nio4r_ext", "--project-root", root, "--format", "github", log);
+    ck_assert_int_eq(github.status, 3);
+    ck_assert_uint_eq(gl_test_count(github.out, strlen(github.out), "::warning title=gemleak%3A "
+                                                                    "uncertain%3A definite leak"), 3);
+    gl_test_run_clear(&github);
+    RUN(sarif, "filter", "-O", "nio4r_ext", "--project-root", root, "--format", "sarif", log);
+    ck_assert_int_eq(sarif.status, 3);
+    ck_assert_uint_eq(gl_test_count(sarif.out, strlen(sarif.out), "\"level\" : \"warning\""), 3);
+    gl_test_run_clear(&sarif);
+    gl_remove_tree(dir);
+}
+END_TEST
+
 Suite *gl_filter_sanitizer_suite(void)
 {
     Suite *suite = suite_create("filter-sanitizer");
@@ -648,6 +698,7 @@ Suite *gl_filter_sanitizer_suite(void)
     tcase_add_test(tc, test_unjudged_hidden_blocks_never_pass);
     tcase_add_test(tc, test_allocating_call_decides_under_the_front);
     tcase_add_test(tc, test_recursion_deeper_than_the_limit_is_certain);
+    tcase_add_test(tc, test_default_log_names_the_runtimes_options);
     tcase_add_test(tc, test_stack_cut_by_the_depth_limit_is_certain);
     tcase_add_test(tc, test_ruby_in_view_of_a_cut_stack_is_rubys);
     tcase_add_test(tc, test_asan_report_is_a_memory_error);

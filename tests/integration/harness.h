@@ -160,5 +160,6 @@ void integration_promise(TCase *tcase);
 void integration_same(TCase *tcase);
 void integration_exact(TCase *tcase);
 void integration_differential(TCase *tcase);
+void integration_nodebug(TCase *tcase);
 
 #endif

@@ -93,7 +93,7 @@ int main(int argc, char **argv)
     ext_dir = g_dir_make_tmp("gemleak-ext-XXXXXX", &error);
     if (ext_dir == NULL || !build_extension("leaky", &error) || !build_extension("other", &error) ||
         !build_extension("probe", &error) || !build_extension("grouped", &error) ||
-        !build_extension("sites", &error) ||
+        !build_extension("sites", &error) || !build_extension("nodebug", &error) ||
         !prepare_sample_gem(&error)) {
         fprintf(stderr, "check_integration: cannot build the fixture extensions: %s\n",
                 error->message);
@@ -104,7 +104,7 @@ int main(int argc, char **argv)
     /* The test cases run at once, each in a process of its own
      * (run_in_parallel); the tests of one case run in turn. */
     enum { SELF, LEAKS, VERDICTS, PROCESSES, COMMANDS, CHECKED, PER_TEST, MINITEST, RSPEC, GEM,
-           ENGINE, ASAN, GROUPS, HANDED, PROMISE, SAME, EXACT, DIFFERENTIAL, N_CASES };
+           ENGINE, ASAN, GROUPS, HANDED, PROMISE, SAME, EXACT, DIFFERENTIAL, NODEBUG, N_CASES };
     const char *names[N_CASES + 1] = {
         [SELF] = "gemleak itself",
         [LEAKS] = "run: leaks",
@@ -124,6 +124,7 @@ int main(int argc, char **argv)
         [SAME] = "run: one finding, whatever the engine",
         [EXACT] = "run: exact stacks where something leaked",
         [DIFFERENTIAL] = "run: every engine, one verdict",
+        [NODEBUG] = "run: an extension without debug information",
         [N_CASES] = NULL,
     };
     TCase *cases[N_CASES];
@@ -148,6 +149,7 @@ int main(int argc, char **argv)
     integration_same(cases[SAME]);
     integration_exact(cases[EXACT]);
     integration_differential(cases[DIFFERENTIAL]);
+    integration_nodebug(cases[NODEBUG]);
 
     /* A bound for a hang, not for speed: on a busy 2-core machine the gem
      * from a clone (gemleak built four times, suites under Valgrind) took

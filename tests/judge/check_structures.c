@@ -97,6 +97,36 @@ START_TEST(test_structure_of_the_same_call)
 }
 END_TEST
 
+/* fast_jsonparser under LeakSanitizer (fixtures/lsan/fast_jsonparser-ruby34):
+ * the parser's buffer (its one frame the method's, the code inlined there
+ * not unfolded) and the parser's implementation object are both direct,
+ * their stacks the exact pass's (ending at _start); the implementation's
+ * buffers indirect, their stacks the runtime's (ending at
+ * __libc_start_main_impl): the buffers are counted in the object whose
+ * calls into the extension they share, not in the first direct leak. */
+START_TEST(test_structure_by_its_calls_in_the_extension)
+{
+    g_autoptr(GPtrArray) records = records_of(
+        leak("Leak_DefinitelyLost", 8000512, "load_many@/x/leaky.so:simdjson.h:5721",
+             "vm_exec@/usr/bin/ruby:vm.c:10", "main@/usr/bin/ruby:main.c:40",
+             "_start@/usr/bin/ruby:start.S:1", NULL),
+        leak("Leak_DefinitelyLost", 96, "create_impl@/x/leaky.so:simdjson.cpp:9883",
+             "allocate@/x/leaky.so:simdjson.h:7568", "load_many@/x/leaky.so:fast.cpp:141",
+             "vm_exec@/usr/bin/ruby:vm.c:10", "main@/usr/bin/ruby:main.c:40",
+             "_start@/usr/bin/ruby:start.S:1", NULL),
+        leak("Leak_IndirectlyLost", 8192, "set_max_depth@/x/leaky.so:simdjson.cpp:9824",
+             "create_impl@/x/leaky.so:simdjson.cpp:9889", "allocate@/x/leaky.so:simdjson.h:7568",
+             "load_many@/x/leaky.so:fast.cpp:141", "vm_exec@/usr/bin/ruby:vm.c:10",
+             "main@/usr/bin/ruby:main.c:40",
+             "__libc_start_main_impl@/lib/libc.so.6:libc-start.c:360", NULL),
+        NULL);
+    ck_assert_uint_eq(gl_structures_attach(records), 1);
+    ck_assert_uint_eq(AT(0)->leaked_bytes, 8000512);
+    ck_assert_uint_eq(AT(1)->leaked_bytes, 96 + 8192);
+    ck_assert_ptr_eq(gl_structures_holder(records, AT(2)), AT(1));
+}
+END_TEST
+
 /* What is not a structure of the same check stays apart: a lost cycle of
  * another call (promoted to definite by the analysis, never attached), a
  * block another check found (a mid-run check, or after another marker),
@@ -137,6 +167,7 @@ Suite *gl_structures_suite(void)
     TCase *tc = tcase_create("structures");
     tcase_add_test(tc, test_structure_counts_whole);
     tcase_add_test(tc, test_structure_of_the_same_call);
+    tcase_add_test(tc, test_structure_by_its_calls_in_the_extension);
     tcase_add_test(tc, test_not_a_structure);
     suite_add_tcase(suite, tc);
     return suite;

@@ -12,6 +12,8 @@
 #include <glib/gstdio.h>
 
 #include "testutil.h"
+#include "gemleak/judge/merge.h"
+#include "gemleak/judge/project_paths.h"
 #include "gemleak/read/symbolize.h"
 
 /* shape.c: shape_outer() calls shape_capture(), which keeps its return
@@ -293,6 +295,55 @@ START_TEST(test_recorded_object_rebuilt_or_gone)
 }
 END_TEST
 
+/* An object built without -g (-O3 alone, as some extconf.rb set $CFLAGS),
+ * out of tree from a relative path: its symbol table still names the
+ * source file of a static function, and no file for an exported one; the
+ * judges find that file in the project. */
+START_TEST(test_symbol_table_names_a_static_functions_file)
+{
+    g_autofree char *cc = g_find_program_in_path("cc");
+    if (cc == NULL)
+        gl_test_skip("no cc here to compile a test object with");
+    g_autofree char *root = gl_test_tmpdir();
+    g_autofree char *src = g_build_filename(root, "ext", "x", NULL);
+    g_autofree char *dir = g_build_filename(root, "tmp", "x86_64-linux", "x", "3.1", NULL);
+    g_mkdir_with_parents(src, 0700);
+    g_mkdir_with_parents(dir, 0700);
+    g_autofree char *source = g_build_filename(src, "x.c", NULL);
+    gl_test_write(source, "static __attribute__((noipa)) int x_helper(int n) { return n + 1; }\n"
+                          "int x_entry(int n) { return x_helper(n) * 2; }\n", -1);
+    const char *argv[] = { "cc", "-O3", "-fPIC", "-shared", "-o", "x.so",
+                           "../../../../ext/x/x.c", NULL };
+    g_autofree char *err = NULL;
+    ck_assert_msg(gl_test_spawn_in(dir, NULL, argv, NULL, &err) == 0, "%s", err);
+    g_autofree char *object = g_build_filename(dir, "x.so", NULL);
+
+    g_autoptr(GlDebugInfo) info = gl_debuginfo_new();
+    /* GCC names the file alone, whatever path it was given */
+    ck_assert_str_eq(gl_debuginfo_symbol_unit(info, object, "x_helper"), "x.c");
+    ck_assert_ptr_null(gl_debuginfo_symbol_unit(info, object, "x_entry"));
+    ck_assert_ptr_null(gl_debuginfo_symbol_unit(info, object, "no_such_function"));
+
+    /* placed at the project's ext/x/x.c, the exported function at none */
+    GlRecord *record = gl_test_record("Leak_DefinitelyLost", "malloc@/vg.so", "x_helper@/o.so",
+                                      "x_entry@/o.so", NULL);
+    for (guint i = 1; i <= 2; i++) {
+        record->stack.frames[i].obj = gl_record_intern(record, object);
+        record->stack.frames[i].in_target = TRUE;
+    }
+    g_autoptr(GlFindings) table = gl_findings_new();
+    gl_findings_add(table, record, 0);
+    g_autoptr(GPtrArray) findings = gl_findings_sorted(table);
+    g_autoptr(GPtrArray) objects = gl_findings_place_units(findings, root);
+    const GlFinding *finding = g_ptr_array_index(findings, 0);
+    ck_assert_str_eq(finding->record->stack.frames[1].unit, source);
+    ck_assert_ptr_null(finding->record->stack.frames[2].unit);
+    ck_assert_uint_eq(objects->len, 1);
+    ck_assert_str_eq(g_ptr_array_index(objects, 0), object);
+    gl_remove_tree(root);
+}
+END_TEST
+
 Suite *gl_debuginfo_suite(void)
 {
     Suite *suite = suite_create("debuginfo");
@@ -302,6 +353,7 @@ Suite *gl_debuginfo_suite(void)
     tcase_add_test(tc, test_object_rebuilt_or_gone);
     tcase_add_test(tc, test_object_of_another_build);
     tcase_add_test(tc, test_recorded_object_rebuilt_or_gone);
+    tcase_add_test(tc, test_symbol_table_names_a_static_functions_file);
     suite_add_tcase(suite, tc);
     return suite;
 }

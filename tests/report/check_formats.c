@@ -10,16 +10,6 @@
 
 #include <json-glib/json-glib.h>
 
-/* Debian's Python, where python3-jsonschema is installed (a python3 earlier
- * on PATH may lack it). */
-#define PYTHON "/usr/bin/python3"
-
-static const char validate_sarif[] =
-    "import json, sys, jsonschema\n"
-    "schema = json.load(open(sys.argv[1]))\n"
-    "log = json.load(open(sys.argv[2]))\n"
-    "jsonschema.Draft7Validator(schema, format_checker=jsonschema.FormatChecker()).validate(log)\n";
-
 typedef struct {
     GlAnalysis *analysis;
     GlGate gate;
@@ -82,11 +72,7 @@ static void assert_junit_valid(const char *path)
 
 static void assert_sarif_valid(const char *path)
 {
-    g_autofree char *schema = gl_test_project_file("tests/schemas/sarif-schema-2.1.0.json");
-    const char *argv[] = { PYTHON, "-c", validate_sarif, schema, path, NULL };
-    g_autofree char *err = NULL;
-    int status = gl_test_spawn(argv, NULL, &err);
-    ck_assert_msg(status == 0, "SARIF report does not validate:\n%s", err);
+    gl_test_assert_sarif_file_valid(path);
 }
 
 START_TEST(test_junit_with_findings_and_without)

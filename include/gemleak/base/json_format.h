@@ -96,12 +96,17 @@
 #define GL_MEMBER_LINKED "linked"
 
 /* GROUP: { id, kind, leak_kind, message, reason, function, entry, bytes,
- * direct_bytes, blocks, occurrences, certain, fingerprints }. */
+ * direct_bytes, blocks, occurrences, certain, uncertainty, fingerprints, functions:
+ * [NAME...], entries: [{ fn, file, line, call_paths, bytes, blocks }...],
+ * owned: [{ fingerprint, bytes, blocks, location: { fn, file, line } }...] }. */
 #define GL_MEMBER_ID "id"
 #define GL_MEMBER_REASON "reason"
 #define GL_MEMBER_FUNCTION "function"
 #define GL_MEMBER_ENTRY "entry"
 #define GL_MEMBER_FINGERPRINTS "fingerprints"
+#define GL_MEMBER_ENTRIES "entries"
+#define GL_MEMBER_CALL_PATHS "call_paths"
+#define GL_MEMBER_OWNED "owned"
 
 /* SUMMARY: { files, clean_processes, errors_seen, findings, groups (counts),
  * occurrences, uncertain, skipped, skipped_by_reason: { other_leak_kinds,

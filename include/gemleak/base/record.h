@@ -34,6 +34,10 @@ typedef struct {
     const char *file;
     guint line;          /* 0 when unknown */
     gboolean in_target;  /* set by the classifier, FALSE until then */
+    /* A target's frame without a file (an object built without -g): the
+     * source file of its compilation unit, as the object's symbol table
+     * names it, found on disk (judge/project_paths.h); nullable */
+    const char *unit;
 } GlFrame;
 
 typedef struct {
@@ -160,6 +164,11 @@ typedef struct GlRecord {
      * how many frames the stack has, short of main and of the runtime's
      * depth limit; 0 for a whole stack. Such a record is uncertain. */
     guint stack_cut;
+    /* (nullable) What makes the next output's stacks whole, in the
+     * engine's own words, where no gemleak run wrote this one (a log read
+     * on its own, which --exact-stacks cannot run again): the runtime's
+     * options. Set by the reader; the reports say it of a stack cut short. */
+    const char *whole_stacks;
     /* The blocks of a leak's loss record (GlBlock), when the engine listed
      * them; nullable. */
     GArray *blocks;

@@ -61,4 +61,10 @@ gboolean gl_coverage_checked_nothing(const GlRunCoverage *coverage, gboolean ran
  * (GL_ERROR_CHILD), @targets what the targets were ("a, b"). */
 GError *gl_coverage_checked_nothing_problem(const GlRunCoverage *coverage, const char *targets);
 
+/* Returns: (transfer full) (nullable): the problem that says @cut findings
+ * of logs no gemleak run wrote (a suite run under a runtime by hand) have
+ * stacks cut short, and what makes the next log's whole: @whole_stacks,
+ * their record->whole_stacks, the runtime's own options. NULL for none. */
+GError *gl_coverage_log_cut_problem(guint cut, const char *whole_stacks);
+
 #endif

@@ -14,6 +14,7 @@
 
 #include <glib.h>
 #include "gemleak/base/record.h"
+#include "gemleak/judge/merge.h"
 
 /* Returns: TRUE if @frame's source is a language runtime's or a
  * dependency's, fetched or shipped by a toolchain: Rust's standard library
@@ -37,5 +38,20 @@ gboolean gl_stack_has_own_source(const GlStack *stack);
  * gl_stack_has_own_source() says), with a file of that source; else (no
  * debug information) not a header's. */
 gboolean gl_frame_is_own(const GlFrame *frame, gboolean own_source);
+
+/* An extension built without debug information (no -g: some extconf.rb
+ * replace $CFLAGS with -O3) gives its frames a function and an object, no
+ * file or line. Places each such frame of @findings (GlFinding*: their
+ * records and sites) at the source file of its compilation
+ * unit, as the object's symbol table names it for a static function
+ * (frame->unit; an exported function's no table names): found on disk
+ * as it is, beside the object, under @project_root (nullable) with the
+ * leading ../ of an out-of-tree build left out, or as the one file of
+ * that name in the project (hidden, vendor, node_modules, tmp and pkg
+ * directories aside; GCC names the file alone). Display only: no
+ * fingerprint, group or verdict reads it.
+ * Returns: (transfer full): the objects whose frames had no file, each
+ * once (char*), for the reports to say how to get file and line. */
+GPtrArray *gl_findings_place_units(const GPtrArray *findings, const char *project_root);
 
 #endif

@@ -68,6 +68,12 @@ const char *gl_rules_caller_owned(guint index, const char **header, const char *
  * Returns: (transfer none): NULL-terminated, the process's for its life. */
 const char *const *gl_rules_allocator_globs(void);
 
+/* Returns: TRUE if @fn is one of Ruby's allocation functions (rule 2:
+ * ruby_xmalloc and its family, their insides; allocation_functions in
+ * rules.c), compiler suffixes aside: a frame between an allocator and the
+ * code that asked for the block. */
+gboolean gl_rules_is_allocation_function(const char *fn);
+
 void gl_rules_set_leak_kinds(GlRules *rules, GlLeakKind kinds);
 GlLeakKind gl_rules_get_leak_kinds(const GlRules *rules);
 /* Parses Valgrind's spelling: "definite,possible", "all", "none".

@@ -85,4 +85,14 @@ char *gl_debuginfo_identity(GlDebugInfo *info, const char *path);
 gboolean gl_debuginfo_record(GlDebugInfo *info, const char *path, guint64 offset,
                              GlRunRecord *record);
 
+/* Returns: (transfer none) (nullable): the source file that the symbol
+ * table of the object at @path names for its function @function (the raw
+ * symbol or its demangled name, as Valgrind names a frame): the STT_FILE
+ * symbol its compilation unit's local symbols follow: GCC writes the
+ * file's name alone ("x.c"), whatever path it was given. What an object
+ * built without -g still says of a static function. NULL for a global
+ * function (the table gives globals no file), a name two units define, a
+ * stripped object, or one that cannot be read. Lives as long as @info. */
+const char *gl_debuginfo_symbol_unit(GlDebugInfo *info, const char *path, const char *function);
+
 #endif

@@ -95,6 +95,11 @@ char *gl_finding_message(const GlFinding *finding);
  * libruby-3.1.so.3.1.2 have no symbols, ..."; NULL for a certain one. */
 char *gl_finding_uncertainty(const GlFinding *finding);
 
+/* Returns: (transfer full) (nullable): what decides an uncertain finding,
+ * a sentence: "Ruby's debug symbols decide it (...)."; NULL for a certain
+ * one. */
+char *gl_finding_uncertainty_advice(const GlFinding *finding);
+
 /* Returns: (transfer none) (nullable): the frame a finding is reported at:
  * the first target frame (one with a source file first) of its primary
  * stack, else of its other stacks. */
@@ -103,6 +108,14 @@ const GlFrame *gl_finding_location(const GlFinding *finding);
 /* As gl_finding_location(); *stack (nullable) says which stack the frame is
  * in: "allocation" (a leak's), "access" (an error's), "free", or "other". */
 const GlFrame *gl_finding_location_in(const GlFinding *finding, const char **stack);
+
+/* Returns: (transfer full) (nullable): where @frame is, for a report that
+ * places it: its source path (as gl_frame_source_path()), else, for an
+ * object built without -g, the source file its symbol table names
+ * (frame->unit), else its object; relative to @project_root when under it,
+ * *under_root (nullable) says which. NULL for a NULL @frame (a finding no
+ * frame places). */
+char *gl_frame_place(const GlFrame *frame, const char *project_root, gboolean *under_root);
 
 /* Returns: (transfer full) (nullable): the source path of @frame (dir/file,
  * "." and ".." folded away), relative to @project_root when under it;
@@ -200,10 +213,44 @@ char *gl_finding_suppression(const GlFinding *finding);
  * 4 call paths". For a group of one, gl_finding_message(). */
 char *gl_group_message(const GlGroup *group);
 
+/* Returns: (transfer full): gl_group_message() as an entry's heading
+ * shows it: "uncertain: ..." for a group none of whose findings is certain
+ * (group->certain FALSE), which may be no bug at all. */
+char *gl_group_heading(const GlGroup *group);
+
+/* Returns: (transfer full) (nullable): why an uncertain group is uncertain
+ * (its first finding's gl_finding_uncertainty()); NULL for a certain one. */
+char *gl_group_uncertainty(const GlGroup *group);
+
 /* Returns: (transfer full) (nullable): why a group's findings are one bug:
- * "one bug: lost in loop_realloc, entered through grouped_destroy_loop";
- * NULL for a group of one. */
+ * "one bug: lost in loop_realloc, entered through grouped_destroy_loop",
+ * "one bug: lost in ev_realloc, entered 2 ways" (its ways in, a line each:
+ * gl_group_way_line()); "maybe one bug (uncertain): ..." for an uncertain
+ * group; NULL for a group of one finding entered one way. */
 char *gl_group_reason(const GlGroup *group);
+
+/* Returns: (transfer full): the way in @index of @group on a line: "way in
+ * 2: NIO_Selector_free (ext/nio4r/selector.c:176): 459 bytes in 459 blocks
+ * in 15 call paths". */
+char *gl_group_way_line(const GlGroup *group, guint index, const char *project_root);
+
+/* Returns: (transfer full) (nullable): "it owned 16384 bytes in 2 blocks,
+ * lost with it:", over the lines of gl_group_owned_line(); without them
+ * (indirect leaks not asked for), "it owned 16384 bytes, lost with it
+ * (--leak-kinds definite,indirect lists its blocks)"; NULL when its
+ * structures owned nothing. */
+char *gl_group_owned_heading(const GlGroup *group);
+
+/* Returns: (transfer full): the block @index of what @group owned, on a
+ * line: "owned 1: 8192 bytes in 1 block is indirectly lost: set_max_depth
+ * (ext/x/x.cpp:9824) < ...", as gl_finding_path_line() shows a call path. */
+char *gl_group_owned_line(const GlGroup *group, guint index, const char *project_root);
+
+/* Returns: (transfer full): @group's title, as gl_finding_title() gives
+ * its first finding's, with its other ways in ("via a (x.c:3) and b") and,
+ * with @paths, how many call paths it has ("..., 30 call paths"); "uncertain:
+ * ..." for an uncertain group. */
+char *gl_group_title(const GlGroup *group, const char *project_root, gboolean paths);
 
 /* Returns: (transfer full): one call path of a group on a line: @finding's
  * message, its extension frames in the stack that places it, innermost
