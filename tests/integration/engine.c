@@ -414,12 +414,17 @@ START_TEST(test_lsan_per_test_file_names_the_file)
     Result r = { 0 };
     run_engine_with(&r, gem, "lsan", "--per-test=file", json, command);
     ck_assert_msg(r.status == 1, "status %d:\n%s", r.status, r.err);
-    /* tally_count's leak, in a test of each file */
-    gl_assert_line(r.err, "^allocated in test/count_test\\.rb; also in test/words_test\\.rb$");
+    /* tally_count's leak, in a test of each file: the file whose test
+     * minitest ran first (its order is random) named first */
+    gl_assert_line(r.err, "^allocated in test/(count_test\\.rb; also in test/words|words_test\\.rb; "
+                          "also in test/count)_test\\.rb$");
     gl_assert_no_line(r.err, "before the first test");
     g_autofree char *named = named_tests(json, r.err);
-    ck_assert_str_eq(named, "23 bytes in 2: test/count_test.rb @ test/count_test.rb; "
-                            "test/words_test.rb @ test/words_test.rb");
+    ck_assert_msg(strcmp(named, "23 bytes in 2: test/count_test.rb @ test/count_test.rb; "
+                                "test/words_test.rb @ test/words_test.rb") == 0 ||
+                      strcmp(named, "23 bytes in 2: test/words_test.rb @ test/words_test.rb; "
+                                    "test/count_test.rb @ test/count_test.rb") == 0,
+                  "%s", named);
     result_discard(&r);
 }
 END_TEST
@@ -464,7 +469,7 @@ START_TEST(test_lsan_per_test_clean_suite_runs_once)
     g_autofree char *gem = g_build_filename(work, "gem", NULL);
     const char *command[] = { ruby34, "-Ilib", "-Itest", "-e",
                               "ARGV.each { |f| require File.expand_path(f) }",
-                              "test/frequencies_test.rb", "test/words_test.rb", NULL };
+                              "test/frequencies_test.rb", NULL };
     g_autofree char *json = g_build_filename(work, "lsan-per-test-clean.json", NULL);
     Result r = { 0 };
     run_per_test(&r, gem, "lsan", json, command);
