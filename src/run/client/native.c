@@ -13,6 +13,8 @@
  *   sanitizer_line(text)            a line of the runtime's report
  *   sanitizer_check -> Integer      its recoverable leak check
  *   sanitizer_root(address, size)   a root region for its check
+ *   sanitizer_unroot(address, size) that region no more
+ *   sanitizer_warm -> Integer       the symbolizer reads Ruby's object now
  *   before_check                    what the allocation front writes first
  *   address(object) -> Integer      where a Ruby object lies
  *
@@ -163,6 +165,23 @@ static VALUE native_sanitizer_check(VALUE self)
     return integer(check != NULL ? check() : -1);
 }
 
+/* Has the runtime's symbolizer read Ruby's own object (its symbols and
+ * DWARF, inflated where they are compressed), once, as a report would:
+ * before a fork, so that each child inherits what it read and does not
+ * read it again for its first report. */
+static VALUE native_sanitizer_warm(VALUE self)
+{
+    (void) self;
+    typedef void (*Symbolize)(void *, const char *, char *, size_t);
+    Symbolize symbolize = (Symbolize) (uintptr_t) runtime("__sanitizer_symbolize_pc");
+    void *ruby_code = dlsym(RTLD_DEFAULT, "ruby_xmalloc");
+    char name[256];
+    if (symbolize == NULL || ruby_code == NULL)
+        return integer(0);
+    symbolize(ruby_code, "%f %s", name, sizeof name);
+    return integer(1);
+}
+
 static VALUE native_sanitizer_root(VALUE self, VALUE address, VALUE size)
 {
     (void) self;
@@ -170,6 +189,15 @@ static VALUE native_sanitizer_root(VALUE self, VALUE address, VALUE size)
     if (root != NULL)
         root((const void *) (uintptr_t) ruby.num2long(address), (size_t) ruby.num2long(size));
     return integer(root != NULL);
+}
+
+static VALUE native_sanitizer_unroot(VALUE self, VALUE address, VALUE size)
+{
+    (void) self;
+    Root unroot = (Root) (uintptr_t) runtime("__lsan_unregister_root_region");
+    if (unroot != NULL)
+        unroot((const void *) (uintptr_t) ruby.num2long(address), (size_t) ruby.num2long(size));
+    return integer(unroot != NULL);
 }
 
 static VALUE native_before_check(VALUE self)
@@ -218,6 +246,8 @@ void Init_gemleak_client(void)
         { "sanitizer_line", (Method) (uintptr_t) native_sanitizer_line, 1 },
         { "sanitizer_check", (Method) (uintptr_t) native_sanitizer_check, 0 },
         { "sanitizer_root", (Method) (uintptr_t) native_sanitizer_root, 2 },
+        { "sanitizer_unroot", (Method) (uintptr_t) native_sanitizer_unroot, 2 },
+        { "sanitizer_warm", (Method) (uintptr_t) native_sanitizer_warm, 0 },
         { "before_check", (Method) (uintptr_t) native_before_check, 0 },
         { "address", (Method) (uintptr_t) native_address, 1 },
     };

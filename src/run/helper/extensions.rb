@@ -155,6 +155,7 @@ module GemLeakHelper
   # After fork, the child records into its own loaded-<pid>.txt.
   module Fork
     def _fork
+      GemLeakHelper::Sanitizer.before_fork
       pid = super
       if pid.zero?
         GemLeakHelper.forked

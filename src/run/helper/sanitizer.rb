@@ -35,6 +35,7 @@ module GemLeakHelper
         functions ||= runtime_functions
         @functions = functions
         @pages = {}
+        @ranges = []
         @allocated_pages = nil
         {
           marker: functions[:marker],
@@ -58,6 +59,20 @@ module GemLeakHelper
         }
       end
 
+      # Before the first fork of a process under a sanitizer's runtime:
+      # the child checks what it inherited at once, and its report has
+      # the runtime symbolize Ruby's frames, which first reads all of
+      # Ruby's debug information (50 ms, inflated where it is compressed)
+      # in each child again; read once here, every child inherits it.
+      def before_fork
+        return if @warmed || !Runtime.mapped? || !Core.native?
+
+        @warmed = true
+        Native.sanitizer_warm
+      rescue StandardError => e
+        Core.debug(e)
+      end
+
       def runtime_functions
         raise Core.native_error unless Core.native?
 
@@ -65,6 +80,7 @@ module GemLeakHelper
           marker: ->(text) { Native.sanitizer_line(text) },
           check: -> { Native.sanitizer_check },
           root: ->(address, size) { Native.sanitizer_root(address, size) },
+          unroot: ->(address, size) { Native.sanitizer_unroot(address, size) },
           address: ->(object) { Native.address(object) },
         }
       end
@@ -140,15 +156,36 @@ module GemLeakHelper
         return if allocated == @allocated_pages
 
         @allocated_pages = allocated
-        root = @functions[:root]
         address = @functions[:address]
+        fresh = false
         ObjectSpace.each_object(BasicObject) do |object|
           page = address.call(object) & ~(PAGE - 1)
           next if @pages[page]
 
           @pages[page] = true
-          root.call(page, PAGE)
+          fresh = true
         end
+        register_ranges if fresh
+      end
+
+      # The pages as root regions, each run of adjacent pages one region:
+      # LeakSanitizer reads the process's memory map again for each root
+      # region at each check (lsan_common.cpp, ProcessRootRegions), which
+      # a page a region made hundreds of reads, most of a check's time.
+      # A runtime that cannot drop a region gets a region a page.
+      def register_ranges
+        wanted = []
+        @pages.keys.sort.each do |page|
+          if !wanted.empty? && wanted.last[0] + wanted.last[1] == page
+            wanted.last[1] += PAGE
+          else
+            wanted << [page, PAGE]
+          end
+        end
+        wanted = @pages.keys.sort.map { |page| [page, PAGE] } unless @functions[:unroot]
+        (@ranges - wanted).each { |first, size| @functions[:unroot]&.call(first, size) }
+        (wanted - @ranges).each { |first, size| @functions[:root].call(first, size) }
+        @ranges = wanted
       end
     end
   end

@@ -21,6 +21,7 @@ class PerTestSanitizerTest < Minitest::Test
         marker: ->(text) { append("#{text.delete("\0")}\n") },
         check: -> { append("CHECK\n"); 1 },
         root: ->(_address, _size) {},
+        unroot: ->(_address, _size) {},
         address: ->(_object) { 0 }
       )
     )
@@ -56,6 +57,30 @@ class PerTestSanitizerTest < Minitest::Test
     assert_equal "gemleak:end\t#{name}\t#{location}", lines[first + 2]
     assert_match(%r{\A/.*suite_test\.rb:\d+\z}, location)
     assert_equal "gemleak:exit", lines.last
+  end
+
+  # Ruby's object pages go to the runtime as few root regions as they are
+  # runs of adjacent pages (each region costs a read of the process's
+  # memory map at each check); a run that grows is given again whole.
+  def test_pages_are_roots_a_run_of_adjacent_pages_at_a_time
+    run = run_suite(<<~'RUBY', env: { "GEMLEAK_PER_TEST" => nil })
+      calls = []
+      sanitizer = GemLeakHelper::Sanitizer
+      sanitizer.client(marker: ->(_) {}, check: -> { 1 }, address: ->(_) { 0 },
+                       root: ->(a, n) { calls << "root #{a.to_s(16)} #{n.to_s(16)}" },
+                       unroot: ->(a, n) { calls << "unroot #{a.to_s(16)} #{n.to_s(16)}" })
+      page = GemLeakHelper::Sanitizer::PAGE
+      pages = sanitizer.instance_variable_get(:@pages)
+      [0x100, 0x101, 0x102, 0x200].each { |n| pages[n * page] = true }
+      sanitizer.send(:register_ranges)
+      calls << "--"
+      pages[0x103 * page] = true
+      sanitizer.send(:register_ranges)
+      puts calls
+    RUBY
+    assert_ran(run)
+    assert_equal ["root 1000000 30000", "root 2000000 10000", "--",
+                  "unroot 1000000 30000", "root 1000000 40000"], run.out.lines(chomp: true).drop(1)
   end
 
   # A child forked during a test checks what it inherited, as under every
