@@ -499,13 +499,14 @@ if want 10; then
         real_on() {
             ruby=$1
             label=$2
+            which=$3
             if ! [ -x "$ruby" ] || ! "$ruby" -e 'exit(RUBY_VERSION >= "3.3")'; then
                 echo "  $label: skipped: no Ruby 3.3 or newer at $ruby (BENCH_RUBY34, BENCH_RUBY34_FP)"
                 return
             fi
             saved_path=$PATH
             PATH=$(dirname "$ruby"):$PATH
-            build="$real/build-$3"
+            build="$real/build-$which"
             if ! [ -f "$build/done" ]; then
                 rm -rf "$build" && mkdir -p "$build/psych" "$build/strscan" "$build/json/parser" \
                     "$build/json/generator" "$build/jsonlib/json/ext" "$build/leaky" "$build/fibers"
@@ -546,7 +547,7 @@ if want 10; then
                     exact=$(best_of env $leak_env RUBYOPT="$plant" "$gemleak" run --engine lsan --exact-stacks -- ruby "$@")
                     exact=${exact% *}
                     line="    $name, $kind: native ${native}s   floor ${floor}s ($(ratio "$floor" "$native")x)   --engine lsan ${lsan}s ($(ratio "$lsan" "$native")x native, $(ratio "$lsan" "$floor")x the floor)   --exact-stacks ${exact}s ($(ratio "$exact" "$native")x)"
-                    if [ "${BENCH_VALGRIND:-0}" = 1 ] && [ "$3" = stock ]; then
+                    if [ "${BENCH_VALGRIND:-0}" = 1 ] && [ "$which" = stock ]; then
                         start=$(date +%s.%N)
                         env $leak_env RUBYOPT="$plant" "$gemleak" run -- ruby "$@" >/dev/null 2>&1 || true
                         valgrind=$(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN { printf "%.2f", b - a }')
