@@ -235,7 +235,7 @@ $(B)/client/gemleak_guard: $(GUARD_SRCS) $(PROTOCOL_H) $(SHARED_CLIENT_HEADERS) 
 # and on a Fiber's stack, and exact stacks at the exact pass's sites. Frame
 # pointers of its own, so that the runtime's fast unwinder gets past it to
 # the allocating call.
-ALLOC_SRCS := $(RESDIR)/client/alloc.c $(RESDIR)/client/alloc_stack.c $(RESDIR)/client/alloc_via.c \
+ALLOC_SRCS := $(RESDIR)/client/alloc.c $(RESDIR)/client/alloc_held.c $(RESDIR)/client/alloc_stack.c $(RESDIR)/client/alloc_via.c \
               $(RESDIR)/client/exact_sites.c $(RESDIR)/client/exact_blocks.c $(RESDIR)/client/exact_write.c
 $(B)/client/gemleak_alloc.so: $(ALLOC_SRCS) $(RESDIR)/client/alloc_int.h $(RESDIR)/client/exact_int.h \
                               $(PROTOCOL_H) Makefile

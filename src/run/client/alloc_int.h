@@ -64,6 +64,16 @@ typedef enum {
 
 extern Mode alloc_mode ALLOC_HIDDEN;
 
+/* ---- alloc_held.c: freed blocks held back before their reuse ------------- */
+
+/* Holds freed blocks back from now on where the runtime is LeakSanitizer
+ * (AddressSanitizer has its own quarantine). */
+void alloc_held_start(void) ALLOC_HIDDEN;
+
+/* Takes the freed @block (not NULL). Returns: the block the runtime is to
+ * free now, the one held longest, @block itself, or NULL for none. */
+void *alloc_held_swap(void *block) ALLOC_HIDDEN;
+
 /* ---- alloc_stack.c: where a call of the runtime runs --------------------- */
 
 /* Looks this thread's stack up, as the runtime bounds it (once a thread);
