@@ -4,6 +4,7 @@
 #ifndef GEMLEAK_CLI_INT_H
 #define GEMLEAK_CLI_INT_H
 
+#include "gemleak/base/text.h"
 #include "gemleak/judge/analyze.h"
 #include "gemleak/judge/baseline.h"
 #include "gemleak/judge/classify.h"

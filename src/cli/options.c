@@ -2,6 +2,7 @@
  * and how a command parses them and says what went wrong. */
 #include "cli_int.h"
 #include "gemleak/base/errors.h"
+#include "gemleak/base/text.h"
 #include "gemleak/judge/analyze.h"
 #include "gemleak/report/report.h"
 

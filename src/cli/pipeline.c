@@ -4,6 +4,7 @@
 #include "cli_int.h"
 #include "gemleak/base/errors.h"
 #include "gemleak/base/sys.h"
+#include "gemleak/base/text.h"
 #include "gemleak/judge/analyze.h"
 #include "gemleak/judge/coverage.h"
 #include "gemleak/judge/project_paths.h"

@@ -5,6 +5,7 @@
 #include "cli_int.h"
 #include "gemleak/base/errors.h"
 #include "gemleak/base/json_format.h"
+#include "gemleak/report/json_helpers.h"
 #include "gemleak/base/sys.h"
 #include "gemleak/judge/analyze.h"
 #include "gemleak/judge/targets.h"

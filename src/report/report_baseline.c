@@ -2,6 +2,8 @@
  * for a baseline to commit (see gemleak/judge/baseline.h for how it is
  * read back). */
 #include "gemleak/report/report.h"
+#include "gemleak/report/json_helpers.h"
+#include "gemleak/report/wording.h"
 #include "gemleak/base/json_format.h"
 #include "gemleak/judge/fingerprint.h"
 #include "gemleak/read/source.h"

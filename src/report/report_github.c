@@ -10,6 +10,8 @@
  * the findings come largest first and a closing line says how many more
  * there were. Findings that do not fail the gate are warnings. */
 #include "gemleak/report/report.h"
+#include "gemleak/report/wording.h"
+#include "gemleak/base/text.h"
 #include "gemleak/judge/project_paths.h"
 
 #include <string.h>

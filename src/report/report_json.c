@@ -1,6 +1,8 @@
 /* --format json: one object with the findings and a summary, for programs
  * (and for --baseline, which reads the fingerprints back). */
 #include "gemleak/report/report.h"
+#include "gemleak/report/json_helpers.h"
+#include "gemleak/report/wording.h"
 #include "gemleak/base/json_format.h"
 #include "gemleak/judge/project_paths.h"
 

@@ -5,6 +5,7 @@
  * (tests/schemas/junit.xsd), which allows no file or line attribute: the
  * location is in the test case's name. Written with libxml2's writer. */
 #include "gemleak/report/report.h"
+#include "gemleak/report/wording.h"
 
 #include <string.h>
 

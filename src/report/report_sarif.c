@@ -6,6 +6,8 @@
  * code flows; a partial fingerprint that survives line shifts and pids, so
  * that code scanning follows a leak from commit to commit. */
 #include "gemleak/report/report.h"
+#include "gemleak/report/json_helpers.h"
+#include "gemleak/report/wording.h"
 
 #include <string.h>
 

@@ -6,6 +6,7 @@
 #include "gemleak/judge/fingerprint.h"
 #include "gemleak/judge/merge.h"
 #include "gemleak/report/report.h"
+#include "gemleak/report/wording.h"
 #include "gemleak/base/sys.h"
 
 #include <stdlib.h>

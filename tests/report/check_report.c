@@ -4,6 +4,7 @@
 #include "gemleak/judge/fingerprint.h"
 #include "gemleak/judge/gate.h"
 #include "gemleak/report/report.h"
+#include "gemleak/report/wording.h"
 
 #include <string.h>
 
