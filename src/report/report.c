@@ -6,6 +6,13 @@
 #include <errno.h>
 #include <string.h>
 
+/* The formats, each defined in its src/report/report_<name>.c; --format's
+ * names in the order --help lists them. */
+extern const GlReporter gl_report_json;
+extern const GlReporter gl_report_junit;
+extern const GlReporter gl_report_sarif;
+extern const GlReporter gl_report_github;
+
 static const GlReporter *const reporters[] = {
     &gl_report_text,
     &gl_report_json,
@@ -19,6 +26,18 @@ static const GlReporter *const reporters[] = {
 const GlReporter *const *gl_reporters(void)
 {
     return reporters;
+}
+
+const char *gl_reporter_names(void)
+{
+    static char *names;
+    if (names == NULL) {
+        GString *joined = g_string_new(NULL);
+        for (const GlReporter *const *r = reporters; *r != NULL; r++)
+            g_string_append_printf(joined, "%s%s", joined->len > 0 ? ", " : "", (*r)->name);
+        names = g_string_free(joined, FALSE);
+    }
+    return names;
 }
 
 const GlReporter *gl_reporter_find(const char *name)

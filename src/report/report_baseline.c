@@ -110,7 +110,6 @@ static void baseline_end(gpointer data)
 
 const GlReporter gl_report_baseline = {
     .name = "baseline",
-    .summary = "what identifies each finding (--write-baseline)",
     .begin = baseline_begin,
     .finding = baseline_finding,
     .end = baseline_end,

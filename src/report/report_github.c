@@ -216,7 +216,6 @@ static void github_end(gpointer data)
 
 const GlReporter gl_report_github = {
     .name = "github",
-    .summary = "GitHub Actions annotations (::error file=...,line=...::), largest first",
     .begin = github_begin,
     .finding = github_finding,
     .group = github_group,

@@ -360,7 +360,6 @@ static void json_end(gpointer data)
 
 const GlReporter gl_report_json = {
     .name = "json",
-    .summary = "one JSON object: findings (kind, message, bytes, pids, frames...) and summary",
     .begin = json_begin,
     .finding = json_finding,
     .group = json_group,

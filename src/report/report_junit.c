@@ -220,7 +220,6 @@ static void junit_end(gpointer data)
 
 const GlReporter gl_report_junit = {
     .name = "junit",
-    .summary = "JUnit XML: a failing test case a bug (a group of findings), for CI test reports",
     .begin = junit_begin,
     .finding = junit_finding,
     .group = junit_group,

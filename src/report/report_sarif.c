@@ -435,7 +435,6 @@ static void sarif_end(gpointer data)
 
 const GlReporter gl_report_sarif = {
     .name = "sarif",
-    .summary = "SARIF 2.1.0, for GitHub code scanning and other SARIF viewers",
     .begin = sarif_begin,
     .finding = sarif_finding,
     .group = sarif_group,

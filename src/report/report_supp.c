@@ -49,7 +49,6 @@ static void supp_end(gpointer data)
 
 const GlReporter gl_report_supp = {
     .name = "supp",
-    .summary = "a Valgrind suppressions file with a block for each finding",
     .begin = supp_begin,
     .finding = supp_finding,
     .end = supp_end,

@@ -165,7 +165,6 @@ static void text_end(gpointer data)
 
 const GlReporter gl_report_text = {
     .name = "text",
-    .summary = "findings with their stacks, then a summary (the default)",
     .begin = text_begin,
     .finding = text_finding,
     .group = text_group,

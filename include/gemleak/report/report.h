@@ -1,6 +1,9 @@
 /* Reports. A format is a GlReporter, a small table of functions (begin, one
- * call a finding, end) in a file of its own: a new format is a new file and
- * a line in report.c's list. */
+ * call a finding, end) in a file of its own, as curl's TLS backends are a
+ * struct Curl_ssl each: a new format is its file, src/report/report_NAME.c,
+ * and one line in report.c's list (its declaration there too); --format,
+ * its help and its errors take their names from that list. What several
+ * formats say alike is gemleak/report/wording.h's, never another format's. */
 #ifndef GEMLEAK_REPORT_H
 #define GEMLEAK_REPORT_H
 
@@ -37,7 +40,6 @@ typedef struct {
 
 typedef struct {
     const char *name;              /* as given to --format */
-    const char *summary;           /* one line for --help */
     /* Returns: (transfer full): the reporter's state for the next calls. */
     gpointer (*begin)(const GlReportContext *context, FILE *out);
     void (*finding)(gpointer state, const GlFinding *finding, guint index);
@@ -48,12 +50,11 @@ typedef struct {
     void (*end)(gpointer state);
 } GlReporter;
 
-/* The formats, each defined in src/report/report_<name>.c. */
+/* The formats other stages name, each defined in src/report/report_<name>.c
+ * (the others are only report.c's list): the default one, which says the
+ * gate's line on gemleak's stream (sinks.c); the one --suppressions-out
+ * writes. */
 extern const GlReporter gl_report_text;
-extern const GlReporter gl_report_json;
-extern const GlReporter gl_report_junit;
-extern const GlReporter gl_report_sarif;
-extern const GlReporter gl_report_github;
 extern const GlReporter gl_report_supp;
 /* --write-baseline: {"fingerprint_version", "findings": [{"kind",
  * "fingerprint", "location" ("ext/x/x.c:12", relative to the project root),
@@ -66,6 +67,10 @@ const GlReporter *gl_reporter_find(const char *name);
 
 /* Returns: (transfer none): every reporter, NULL-terminated. */
 const GlReporter *const *gl_reporters(void);
+
+/* Returns: (transfer none): "text, json, ...": every reporter's name, in
+ * the list's order, for --format's help and its errors. */
+const char *gl_reporter_names(void);
 
 /* Writes a whole report to @out: the groups of @context's findings to a
  * reporter with a group() (gl_findings_group(), made here once for every
