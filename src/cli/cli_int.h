@@ -170,7 +170,25 @@ void gl_cli_say_uninstrumented(const GlEngine *engine, const char *dir, gboolean
 void gl_cli_keep_xml(FILE *err, const GlEngine *engine, const char *dir, gboolean by_user,
                      guint jobs);
 
-/* ---- the commands: argv[0] is the command's name ---- */
+/* ---- the commands (cli.c's table): argv[0] is the command's name ---- */
+
+/* A command, one line of cli.c's table, as git's commands[] and tmux's
+ * cmd_table: gemleak_main() runs it by name, the general help lists it,
+ * `gemleak help` takes it as a topic. */
+typedef struct {
+    const char *name;
+    int (*main)(int argc, char **argv, FILE *out, FILE *err);
+    const char *usage;             /* its arguments on the help's Usage line (nullable: none) */
+    const char *summary;           /* what it does, one line: the general help wraps it */
+    gboolean report_options;       /* it takes the report options (gemleak(1)'s OPTIONS
+                                    * before their first subsection, then its own) */
+    gboolean aside;                /* about gemleak, not a job of it (help): listed apart,
+                                    * and no topic of the manual */
+} Command;
+
+/* Returns: (transfer none): the commands, ending with one whose name is NULL. */
+const Command *gl_cli_commands(void);
+
 
 int gl_cli_filter(int argc, char **argv, FILE *out, FILE *err);
 int gl_cli_run(int argc, char **argv, FILE *out, FILE *err);

@@ -3,6 +3,7 @@
 #include "testutil.h"
 #include "gemleak/base/errors.h"
 #include "gemleak/report/report.h"
+#include "../../src/cli/cli_int.h"
 
 #include <glib.h>
 #include <string.h>
@@ -69,6 +70,45 @@ START_TEST(test_guide_names_the_files_an_engine_touches)
     for (guint i = 0; i < G_N_ELEMENTS(engines); i++)
         ck_assert_msg(strstr(options, engines[i]) != NULL, "src/cli/run_options.c does not name %s",
                       engines[i]);
+}
+END_TEST
+
+/* The commands are cli.c's table: each one it lists runs (its --help),
+ * the general help lists it with its summary, and `gemleak help` takes
+ * each but help itself as a topic. */
+START_TEST(test_commands_are_the_table)
+{
+    RUN(general, "--help");
+    ck_assert_int_eq(general.status, 0);
+    /* no line of the help wider than a terminal; a summary wrapped, on
+     * lines of its own indented under its start */
+    gl_assert_no_line(general.out, "^.{80,}$");
+    g_autoptr(GRegex) continued = g_regex_new("\n {11}", 0, 0, NULL);
+    g_autofree char *unwrapped = g_regex_replace_literal(continued, general.out, -1, 0, " ", 0,
+                                                         NULL);
+    guint n = 0;
+    for (const Command *command = gl_cli_commands(); command->name != NULL; command++, n++) {
+        g_autofree char *listed = g_strdup_printf("\n  %-9s%s\n", command->name,
+                                                  command->summary);
+        ck_assert_msg(strstr(unwrapped, listed) != NULL, "the help does not list %s: %s",
+                      command->name, general.out);
+        if (command->aside)
+            continue;
+        g_autofree char *usage = g_strdup_printf("\n  gemleak %s %s\n", command->name,
+                                                 command->usage);
+        ck_assert_msg(strstr(general.out, usage) != NULL, "no usage line for %s: %s",
+                      command->name, general.out);
+        RUN(help, command->name, "--help");
+        ck_assert_msg(help.status == 0, "gemleak %s --help: status %d: %s", command->name,
+                      help.status, help.err);
+        gl_test_run_clear(&help);
+        RUN(topic, "help", command->name);
+        ck_assert_msg(topic.status == 0, "gemleak help %s: status %d: %s", command->name,
+                      topic.status, topic.err);
+        gl_test_run_clear(&topic);
+    }
+    ck_assert_uint_ge(n, 4);
+    gl_test_run_clear(&general);
 }
 END_TEST
 
@@ -242,7 +282,7 @@ START_TEST(test_help_shows_the_manual)
     RUN(unknown, "help", "nosuch");
     ck_assert_int_eq(unknown.status, GL_EXIT_USAGE);
     gl_assert_line(unknown.err, "^gemleak: help: no part of the manual is called 'nosuch': "
-                                "run, filter, clean, name, .*, rules, .*, per-test, .*, see-also$");
+                                "filter, run, clean, name, .*, rules, .*, per-test, .*, see-also$");
     gl_test_run_clear(&unknown);
 
     /* the general help points to it */
@@ -259,6 +299,7 @@ Suite *gl_cli_suite(void)
     tcase_add_test(tc, test_version_and_help);
     tcase_add_test(tc, test_usage_errors_exit_2);
     tcase_add_test(tc, test_guide_names_the_files_an_engine_touches);
+    tcase_add_test(tc, test_commands_are_the_table);
     tcase_add_test(tc, test_every_format_is_in_the_help_and_the_manual);
     tcase_add_test(tc, test_guide_names_the_files_a_format_touches);
     tcase_add_test(tc, test_messages_escape_what_the_user_typed);
