@@ -9,6 +9,7 @@
 #include "gemleak/judge/baseline.h"
 #include "gemleak/judge/classify.h"
 #include "gemleak/judge/gate.h"
+#include "gemleak/judge/outcome.h"
 #include "gemleak/report/sinks.h"
 #include "gemleak/run/exact.h"
 #include "gemleak/run/runner.h"
@@ -76,13 +77,10 @@ typedef struct {
     GlSinks *sinks;            /* the reports, where they go */
 } Plan;
 
+/* What the pipeline comes to for filter and run: the exit status its
+ * outcome (gemleak/judge/outcome.h) makes. */
 typedef struct {
-    gboolean gate_failed;
-    gboolean problems;
-    gboolean checked_nothing_only; /* the one problem: no process under Valgrind loaded a target */
-    const char *trouble; /* what the problems come to, for run's last line */
-    guint halted;         /* processes the engine stopped at an error (run's last line) */
-    int status;          /* the exit status it makes */
+    int status;
 } Outcome;
 
 /* ---- options (options.c) ---- */
@@ -140,11 +138,11 @@ gboolean gl_cli_analyze_and_report(const Options *options, Plan *plan, const cha
 
 /* ---- exit statuses and run's last line (exit_status.c) ---- */
 
-int gl_cli_filter_status(const Outcome *outcome);
-int gl_cli_run_status(const Outcome *outcome, const GlRunResult *run);
+int gl_cli_filter_status(const GlOutcome *outcome);
+int gl_cli_run_status(const GlOutcome *outcome, const GlRunResult *run);
 /* Returns: (transfer full): see exit_status.c. */
-char *gl_cli_run_exit_line(int status, const GlRunResult *run, const Outcome *outcome,
-                           const char *engine);
+char *gl_cli_run_exit_line(int status, const GlRunResult *run, const GlOutcome *outcome,
+                           const GlRunCoverage *coverage);
 
 /* ---- run's options and help (run_options.c) ---- */
 
