@@ -63,6 +63,7 @@ int main(int argc, char **argv)
     srunner_add_suite(runner, gl_input_suite());
     srunner_add_suite(runner, gl_judges_suite());
     srunner_add_suite(runner, gl_judgement_suite());
+    srunner_add_suite(runner, gl_outcome_suite());
     srunner_add_suite(runner, gl_program_kind_suite());
     srunner_add_suite(runner, gl_restore_env_suite());
     GlTestCounts counts = { 0 };

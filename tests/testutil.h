@@ -177,5 +177,6 @@ Suite *gl_judges_suite(void);
 Suite *gl_program_kind_suite(void);
 Suite *gl_restore_env_suite(void);
 Suite *gl_judgement_suite(void);
+Suite *gl_outcome_suite(void);
 
 #endif

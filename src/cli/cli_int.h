@@ -4,10 +4,12 @@
 #ifndef GEMLEAK_CLI_INT_H
 #define GEMLEAK_CLI_INT_H
 
+#include "gemleak/base/text.h"
 #include "gemleak/judge/analyze.h"
 #include "gemleak/judge/baseline.h"
 #include "gemleak/judge/classify.h"
 #include "gemleak/judge/gate.h"
+#include "gemleak/judge/outcome.h"
 #include "gemleak/report/sinks.h"
 #include "gemleak/run/exact.h"
 #include "gemleak/run/runner.h"
@@ -75,13 +77,10 @@ typedef struct {
     GlSinks *sinks;            /* the reports, where they go */
 } Plan;
 
+/* What the pipeline comes to for filter and run: the exit status its
+ * outcome (gemleak/judge/outcome.h) makes. */
 typedef struct {
-    gboolean gate_failed;
-    gboolean problems;
-    gboolean checked_nothing_only; /* the one problem: no process under Valgrind loaded a target */
-    const char *trouble; /* what the problems come to, for run's last line */
-    guint halted;         /* processes the engine stopped at an error (run's last line) */
-    int status;          /* the exit status it makes */
+    int status;
 } Outcome;
 
 /* ---- options (options.c) ---- */
@@ -139,11 +138,11 @@ gboolean gl_cli_analyze_and_report(const Options *options, Plan *plan, const cha
 
 /* ---- exit statuses and run's last line (exit_status.c) ---- */
 
-int gl_cli_filter_status(const Outcome *outcome);
-int gl_cli_run_status(const Outcome *outcome, const GlRunResult *run);
+int gl_cli_filter_status(const GlOutcome *outcome);
+int gl_cli_run_status(const GlOutcome *outcome, const GlRunResult *run);
 /* Returns: (transfer full): see exit_status.c. */
-char *gl_cli_run_exit_line(int status, const GlRunResult *run, const Outcome *outcome,
-                           const char *engine);
+char *gl_cli_run_exit_line(int status, const GlRunResult *run, const GlOutcome *outcome,
+                           const GlRunCoverage *coverage);
 
 /* ---- run's options and help (run_options.c) ---- */
 
@@ -169,7 +168,25 @@ void gl_cli_say_uninstrumented(const GlEngine *engine, const char *dir, gboolean
 void gl_cli_keep_xml(FILE *err, const GlEngine *engine, const char *dir, gboolean by_user,
                      guint jobs);
 
-/* ---- the commands: argv[0] is the command's name ---- */
+/* ---- the commands (cli.c's table): argv[0] is the command's name ---- */
+
+/* A command, one line of cli.c's table, as git's commands[] and tmux's
+ * cmd_table: gemleak_main() runs it by name, the general help lists it,
+ * `gemleak help` takes it as a topic. */
+typedef struct {
+    const char *name;
+    int (*main)(int argc, char **argv, FILE *out, FILE *err);
+    const char *usage;             /* its arguments on the help's Usage line (nullable: none) */
+    const char *summary;           /* what it does, one line: the general help wraps it */
+    gboolean report_options;       /* it takes the report options (gemleak(1)'s OPTIONS
+                                    * before their first subsection, then its own) */
+    gboolean aside;                /* about gemleak, not a job of it (help): listed apart,
+                                    * and no topic of the manual */
+} Command;
+
+/* Returns: (transfer none): the commands, ending with one whose name is NULL. */
+const Command *gl_cli_commands(void);
+
 
 int gl_cli_filter(int argc, char **argv, FILE *out, FILE *err);
 int gl_cli_run(int argc, char **argv, FILE *out, FILE *err);

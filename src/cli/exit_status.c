@@ -1,15 +1,16 @@
 /* The exit statuses of filter and run (README, "Exit status"; the enum
- * in gemleak/base/errors.h), from what the pipeline found, and run's last
- * line, which says its status and how the command ended. */
+ * in gemleak/base/errors.h), from the run's outcome (gemleak/judge/
+ * outcome.h), and run's last line, which says its status and how the
+ * command ended. */
 #include "cli_int.h"
 #include "gemleak/base/errors.h"
 #include "gemleak/base/sys.h"
 
 /* filter's exit status: findings that fail the gate win over inputs that
  * could not be read whole. */
-int gl_cli_filter_status(const Outcome *outcome)
+int gl_cli_filter_status(const GlOutcome *outcome)
 {
-    if (outcome->gate_failed)
+    if (outcome->gate_result.failed)
         return GL_EXIT_FINDINGS;
     return outcome->problems ? GL_EXIT_ERROR : GL_EXIT_CLEAN;
 }
@@ -21,10 +22,10 @@ int gl_cli_filter_status(const Outcome *outcome)
  * command that failed before any Ruby was checked (a compiler's error, a
  * missing gem) failed: that nothing was checked follows from it, and is
  * no trouble of Valgrind's or gemleak's. */
-int gl_cli_run_status(const Outcome *outcome, const GlRunResult *run)
+int gl_cli_run_status(const GlOutcome *outcome, const GlRunResult *run)
 {
     gboolean command_failed = run->status != 0;
-    if (outcome->gate_failed)
+    if (outcome->gate_result.failed)
         return command_failed ? GL_EXIT_FINDINGS_AND_COMMAND_FAILED : GL_EXIT_FINDINGS;
     if (outcome->problems && !(command_failed && outcome->checked_nothing_only))
         return GL_EXIT_ERROR;
@@ -50,11 +51,13 @@ static char *command_ending(const GlRunResult *run, guint halted, const char *en
 }
 
 /* Returns: (transfer full): the text report's last line in run: the exit
- * status and what it means; @engine (nullable) is the engine's title. */
-char *gl_cli_run_exit_line(int status, const GlRunResult *run, const Outcome *outcome,
-                           const char *engine)
+ * status and what it means; @coverage names the engine and what it
+ * writes. */
+char *gl_cli_run_exit_line(int status, const GlRunResult *run, const GlOutcome *outcome,
+                           const GlRunCoverage *coverage)
 {
-    g_autofree char *command = command_ending(run, outcome->halted, engine);
+    g_autofree char *command = command_ending(run, outcome->halted, coverage->engine);
+    g_autofree char *trouble = gl_trouble_describe(outcome->trouble, coverage);
     switch (status) {
     case GL_EXIT_CLEAN:
         return g_strdup_printf("gemleak: exit status 0: nothing fails the gate, and %s", command);
@@ -62,7 +65,7 @@ char *gl_cli_run_exit_line(int status, const GlRunResult *run, const Outcome *ou
         return g_strdup_printf("gemleak: exit status 1: findings fail the gate; %s", command);
     case GL_EXIT_ERROR:
         return g_strdup_printf("gemleak: exit status 3: %s (see gemleak's messages); nothing "
-                               "fails the gate, and %s", outcome->trouble, command);
+                               "fails the gate, and %s", trouble, command);
     case GL_EXIT_COMMAND_FAILED:
         if (outcome->checked_nothing_only)
             return g_strdup_printf("gemleak: exit status 4: %s; nothing was checked", command);

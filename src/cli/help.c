@@ -16,11 +16,6 @@
 
 #define MANUAL_RESOURCE "/gemleak/man/gemleak.1"
 
-/* The commands, and the parts of the page each is told in: its options
- * (OPTIONS up to its first subsection: those run and filter share; then
- * the subsection of its name) and the section of its name. */
-static const char *const commands[] = { "run", "filter", "clean" };
-
 /* One .SH of the page: its name, and where it is in the page's text. */
 typedef struct {
     char *name;
@@ -107,11 +102,15 @@ static char *part_of(const char *page, const char *topic)
     const char *th_end = g_str_has_prefix(page, ".TH ") ? strchr(page, '\n') : NULL;
     if (th_end != NULL)
         g_string_append_len(roff, page, th_end - page + 1);
+    /* A command (cli.c's table, but help itself) is told in its options,
+     * when it takes the report options (OPTIONS up to its first
+     * subsection: those run and filter share; then the subsection of its
+     * name), and in the section of its name. */
     gboolean command = FALSE;
-    for (guint i = 0; i < G_N_ELEMENTS(commands); i++)
-        if (strcmp(topic, commands[i]) == 0) {
+    for (const Command *c = gl_cli_commands(); c->name != NULL; c++)
+        if (!c->aside && strcmp(topic, c->name) == 0) {
             command = TRUE;
-            if (strcmp(topic, "clean") != 0)
+            if (c->report_options)
                 append_options(roff, sections, topic);
         }
     const Section *section = find_section(sections, topic);
@@ -130,8 +129,9 @@ static char *topics(const char *page)
 {
     g_autoptr(GArray) sections = sections_of(page);
     g_autoptr(GPtrArray) names = g_ptr_array_new_with_free_func(g_free);
-    for (guint i = 0; i < G_N_ELEMENTS(commands); i++)
-        g_ptr_array_add(names, g_strdup(commands[i]));
+    for (const Command *c = gl_cli_commands(); c->name != NULL; c++)
+        if (!c->aside)
+            g_ptr_array_add(names, g_strdup(c->name));
     for (guint i = 0; i < sections->len; i++) {
         char *name = topic_name(g_array_index(sections, Section, i).name);
         if (g_ptr_array_find_with_equal_func(names, name, g_str_equal, NULL))

@@ -2,6 +2,7 @@
  * and how a command parses them and says what went wrong. */
 #include "cli_int.h"
 #include "gemleak/base/errors.h"
+#include "gemleak/base/text.h"
 #include "gemleak/judge/analyze.h"
 #include "gemleak/report/report.h"
 
@@ -50,11 +51,8 @@ void gl_cli_options_clear(Options *options)
 
 static gboolean unknown_format(const char *name, GError **error)
 {
-    g_autoptr(GString) names = g_string_new(NULL);
-    for (const GlReporter *const *r = gl_reporters(); *r != NULL; r++)
-        g_string_append_printf(names, "%s%s", names->len > 0 ? ", " : "", (*r)->name);
     g_set_error(error, GL_ERROR, GL_ERROR_USAGE, "unknown format '%s' (use %s)", name,
-                names->str);
+                gl_reporter_names());
     return FALSE;
 }
 
@@ -144,6 +142,12 @@ void gl_cli_say_jobs_capped(const Options *options, FILE *err)
  * what does not convert (a Latin-1 file name in a UTF-8 locale). */
 GOptionGroup *gl_cli_report_group(Options *options)
 {
+    /* the formats as their list says (gemleak/report/report.h); kept for
+     * the process, as GOption keeps the text */
+    static char *format_help;
+    if (format_help == NULL)
+        format_help = g_strdup_printf("Report format: %s; repeatable, each with its -o (or "
+                                      "FORMAT:FILE)", gl_reporter_names());
     const GOptionEntry entries[] = {
         { "object", 'O', 0, G_OPTION_ARG_FILENAME_ARRAY, &options->objects,
           "The target extension: a binary name (redcarpet), a path or a glob of the .so, or "
@@ -165,8 +169,7 @@ GOptionGroup *gl_cli_report_group(Options *options)
           "Keep every leak that enters a target, Init code's too (XML no gemleak helper "
           "recorded, of a Ruby run with RUBY_FREE_AT_EXIT=1; gemleak run needs none)", NULL },
         { "format", 'f', G_OPTION_FLAG_FILENAME, G_OPTION_ARG_CALLBACK, (gpointer) on_format,
-          "Report format: text, json, junit, sarif, github, supp; repeatable, each with its "
-          "-o (or FORMAT:FILE)", "FORMAT[:FILE]" },
+          format_help, "FORMAT[:FILE]" },
         { "output", 'o', G_OPTION_FLAG_FILENAME, G_OPTION_ARG_CALLBACK, (gpointer) on_output,
           "Write the report of the --format before it to FILE (- is standard output); "
           "checked before anything runs", "FILE" },

@@ -9,6 +9,7 @@
 #include "gemleak/judge/analyze.h"
 #include "gemleak/judge/targets.h"
 #include "gemleak/read/input.h"
+#include "gemleak/report/json_helpers.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -48,6 +49,86 @@ static void write_target_error(const GlSinks *sinks, const char *message, const 
     free(buffer);
 }
 
+/* Sets the targets of --object: with the run's lists (@have_lists, the
+ * extensions it @loaded), each must match one of those, and the targets
+ * shown are the paths they matched. */
+static gboolean resolve_objects(const Options *options, const GlSinks *sinks, GPtrArray *loaded,
+                                gboolean have_lists, GlRules *rules, GPtrArray *shown,
+                                GError **error)
+{
+    for (char **p = options->objects; *p != NULL; p++) {
+        if (!gl_rules_add_target(rules, *p, error))
+            return FALSE;
+    }
+    /* With the run's lists at hand, a name that matches nothing it
+     * loaded is a typo, or an extension that never loaded: never a
+     * clean run. */
+    for (guint t = 0; have_lists && t < gl_rules_n_targets(rules); t++) {
+        gboolean seen = FALSE;
+        for (guint i = 0; i < loaded->len && !seen; i++)
+            seen = gl_rules_target_matches(rules, t, g_ptr_array_index(loaded, i));
+        if (seen)
+            continue;
+        g_autofree char *message = NULL;
+        gboolean none = loaded->len == 0;
+        g_ptr_array_add(loaded, NULL);
+        if (none) {
+            message = g_strdup_printf("--object %s matches no extension the run loaded: it "
+                                      "loaded none (was the extension built? a LoadError in "
+                                      "the suite's output says what Ruby could not load)",
+                                      gl_rules_target_pattern(rules, t));
+        } else {
+            g_autofree char *list = g_strjoinv(", ", (char **) loaded->pdata);
+            message = g_strdup_printf("--object %s matches no extension the run loaded (it "
+                                      "loaded: %s)", gl_rules_target_pattern(rules, t), list);
+        }
+        write_target_error(sinks, message, gl_rules_target_pattern(rules, t),
+                           (const char *const *) loaded->pdata);
+        /* A run that loaded no extension at all checked nothing, and
+         * the name may be right: trouble (3), or the command's failure
+         * (4) when it failed before loading one; a name among others
+         * the run loaded is a typo (2). */
+        g_set_error_literal(error, GL_ERROR, none ? GL_ERROR_CHILD : GL_ERROR_USAGE, message);
+        return FALSE;
+    }
+    /* The targets as they resolved: the paths the run loaded. */
+    for (guint i = 0; i < loaded->len; i++)
+        for (guint t = 0; t < gl_rules_n_targets(rules); t++)
+            if (gl_rules_target_matches(rules, t, g_ptr_array_index(loaded, i))) {
+                g_ptr_array_add(shown, g_strdup(g_ptr_array_index(loaded, i)));
+                break;
+            }
+    if (loaded->len == 0)
+        for (char **p = options->objects; *p != NULL; p++)
+            g_ptr_array_add(shown, g_strdup(*p));
+    return TRUE;
+}
+
+/* Adds to @found what gemleak's own reports among @inputs (CI shards) say
+ * their targets were, each once; one that cannot be read (a newer shape)
+ * says why there are none in *unreadable, the first. */
+static void add_targets_of_reports(const char *const *inputs, GPtrArray *found,
+                                   GError **unreadable)
+{
+    for (const char *const *input = inputs; *input != NULL; input++) {
+        /* only a regular file is looked into before it is read */
+        if (strcmp(*input, "-") == 0 || !g_file_test(*input, G_FILE_TEST_IS_REGULAR))
+            continue;
+        g_autoptr(GlInput) report = gl_input_open(*input, FALSE, NULL, NULL);
+        if (report == NULL ||
+            gl_input_format(report) != gl_input_format_find("gemleak-json"))
+            continue;
+        const GlJudgedRun *run = gl_input_process(report)->judged;
+        const GPtrArray *problems = gl_input_problems(report);
+        if (run == NULL && *unreadable == NULL && problems->len > 0)
+            *unreadable = g_error_copy(g_ptr_array_index(problems, 0));
+        for (guint i = 0; run != NULL && i < run->targets->len; i++)
+            if (!g_ptr_array_find_with_equal_func(found, g_ptr_array_index(run->targets, i),
+                                                  g_str_equal, NULL))
+                g_ptr_array_add(found, g_strdup(g_ptr_array_index(run->targets, i)));
+    }
+}
+
 /* Sets the targets: --object, else the run's loaded extensions, else the
  * Ruby extensions under the current directory. @shown receives what the
  * report says the targets are; *have_lists whether the inputs came with
@@ -59,75 +140,12 @@ gboolean gl_cli_resolve_targets(const Options *options, const GlSinks *sinks,
                                 GPtrArray *shown, gboolean *have_lists, GError **error)
 {
     g_autoptr(GPtrArray) loaded = gl_targets_from_loaded_lists(inputs, have_lists);
-    if (options->objects != NULL) {
-        for (char **p = options->objects; *p != NULL; p++) {
-            if (!gl_rules_add_target(rules, *p, error))
-                return FALSE;
-        }
-        /* With the run's lists at hand, a name that matches nothing it
-         * loaded is a typo, or an extension that never loaded: never a
-         * clean run. */
-        for (guint t = 0; *have_lists && t < gl_rules_n_targets(rules); t++) {
-            gboolean seen = FALSE;
-            for (guint i = 0; i < loaded->len && !seen; i++)
-                seen = gl_rules_target_matches(rules, t, g_ptr_array_index(loaded, i));
-            if (seen)
-                continue;
-            g_autofree char *message = NULL;
-            gboolean none = loaded->len == 0;
-            g_ptr_array_add(loaded, NULL);
-            if (none) {
-                message = g_strdup_printf("--object %s matches no extension the run loaded: it "
-                                          "loaded none (was the extension built? a LoadError in "
-                                          "the suite's output says what Ruby could not load)",
-                                          gl_rules_target_pattern(rules, t));
-            } else {
-                g_autofree char *list = g_strjoinv(", ", (char **) loaded->pdata);
-                message = g_strdup_printf("--object %s matches no extension the run loaded (it "
-                                          "loaded: %s)", gl_rules_target_pattern(rules, t), list);
-            }
-            write_target_error(sinks, message, gl_rules_target_pattern(rules, t),
-                               (const char *const *) loaded->pdata);
-            /* A run that loaded no extension at all checked nothing, and
-             * the name may be right: trouble (3), or the command's failure
-             * (4) when it failed before loading one; a name among others
-             * the run loaded is a typo (2). */
-            g_set_error_literal(error, GL_ERROR, none ? GL_ERROR_CHILD : GL_ERROR_USAGE, message);
-            return FALSE;
-        }
-        /* The targets as they resolved: the paths the run loaded. */
-        for (guint i = 0; i < loaded->len; i++)
-            for (guint t = 0; t < gl_rules_n_targets(rules); t++)
-                if (gl_rules_target_matches(rules, t, g_ptr_array_index(loaded, i))) {
-                    g_ptr_array_add(shown, g_strdup(g_ptr_array_index(loaded, i)));
-                    break;
-                }
-        if (loaded->len == 0)
-            for (char **p = options->objects; *p != NULL; p++)
-                g_ptr_array_add(shown, g_strdup(*p));
-        return TRUE;
-    }
+    if (options->objects != NULL)
+        return resolve_objects(options, sinks, loaded, *have_lists, rules, shown, error);
     g_autoptr(GPtrArray) found = g_steal_pointer(&loaded);
-    /* gemleak's own reports (CI shards) say what their targets were; one
-     * that cannot be read (a newer shape) says why there are none. */
+    /* gemleak's own reports (CI shards) say what their targets were. */
     g_autoptr(GError) unreadable = NULL;
-    for (const char *const *input = inputs; *input != NULL; input++) {
-        /* only a regular file is looked into before it is read */
-        if (strcmp(*input, "-") == 0 || !g_file_test(*input, G_FILE_TEST_IS_REGULAR))
-            continue;
-        g_autoptr(GlInput) report = gl_input_open(*input, FALSE, NULL, NULL);
-        if (report == NULL ||
-            gl_input_format(report) != gl_input_format_find("gemleak-json"))
-            continue;
-        const GlJudgedRun *run = gl_input_process(report)->judged;
-        const GPtrArray *problems = gl_input_problems(report);
-        if (run == NULL && unreadable == NULL && problems->len > 0)
-            unreadable = g_error_copy(g_ptr_array_index(problems, 0));
-        for (guint i = 0; run != NULL && i < run->targets->len; i++)
-            if (!g_ptr_array_find_with_equal_func(found, g_ptr_array_index(run->targets, i),
-                                                  g_str_equal, NULL))
-                g_ptr_array_add(found, g_strdup(g_ptr_array_index(run->targets, i)));
-    }
+    add_targets_of_reports(inputs, found, &unreadable);
     if (found->len == 0 && *have_lists && !unlisted) {
         /* nothing was checked: trouble (3), or the command's failure (4) */
         g_set_error(error, GL_ERROR, GL_ERROR_CHILD,

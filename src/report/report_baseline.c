@@ -2,6 +2,8 @@
  * for a baseline to commit (see gemleak/judge/baseline.h for how it is
  * read back). */
 #include "gemleak/report/report.h"
+#include "gemleak/report/json_helpers.h"
+#include "gemleak/report/wording.h"
 #include "gemleak/base/json_format.h"
 #include "gemleak/judge/fingerprint.h"
 #include "gemleak/read/source.h"
@@ -108,7 +110,6 @@ static void baseline_end(gpointer data)
 
 const GlReporter gl_report_baseline = {
     .name = "baseline",
-    .summary = "what identifies each finding (--write-baseline)",
     .begin = baseline_begin,
     .finding = baseline_finding,
     .end = baseline_end,

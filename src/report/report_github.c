@@ -10,6 +10,8 @@
  * the findings come largest first and a closing line says how many more
  * there were. Findings that do not fail the gate are warnings. */
 #include "gemleak/report/report.h"
+#include "gemleak/report/wording.h"
+#include "gemleak/base/text.h"
 #include "gemleak/judge/project_paths.h"
 
 #include <string.h>
@@ -214,7 +216,6 @@ static void github_end(gpointer data)
 
 const GlReporter gl_report_github = {
     .name = "github",
-    .summary = "GitHub Actions annotations (::error file=...,line=...::), largest first",
     .begin = github_begin,
     .finding = github_finding,
     .group = github_group,

@@ -1,6 +1,8 @@
 /* --format json: one object with the findings and a summary, for programs
  * (and for --baseline, which reads the fingerprints back). */
 #include "gemleak/report/report.h"
+#include "gemleak/report/json_helpers.h"
+#include "gemleak/report/wording.h"
 #include "gemleak/base/json_format.h"
 #include "gemleak/judge/project_paths.h"
 
@@ -91,6 +93,75 @@ static gpointer json_begin(const GlReportContext *context, FILE *out)
     return state;
 }
 
+/* Adds whether @finding is certain, why not, and where it is reported at
+ * ("location": the frame, and which of its stacks it is in). */
+static void add_certainty_and_location(JsonBuilder *builder, const GlFinding *finding,
+                                       const char *project_root)
+{
+    const GlRecord *record = finding->record;
+    json_builder_set_member_name(builder, GL_MEMBER_CERTAIN);
+    json_builder_add_boolean_value(builder, finding->certain);
+    g_autofree char *uncertainty = gl_finding_uncertainty(finding);
+    gl_json_add_string(builder, GL_MEMBER_UNCERTAINTY, uncertainty);
+    if (!finding->certain) {
+        gl_json_add_int(builder, GL_MEMBER_UNNAMED_FRAMES, record->unnamed_frames);
+        if (record->stack_cut > 0)
+            gl_json_add_int(builder, GL_MEMBER_STACK_CUT, record->stack_cut);
+        gl_json_add_string(builder, GL_MEMBER_UNNAMED_OBJECT, record->unnamed_object);
+    }
+    const char *stack = NULL;
+    const GlFrame *at = gl_finding_location_in(finding, &stack);
+    json_builder_set_member_name(builder, GL_MEMBER_LOCATION);
+    if (at != NULL) {
+        g_autofree char *path = gl_frame_source_path(at, project_root, NULL);
+        json_builder_begin_object(builder);
+        gl_json_add_string(builder, GL_MEMBER_FN, at->fn);
+        gl_json_add_string(builder, GL_MEMBER_FILE, path);
+        json_builder_set_member_name(builder, GL_MEMBER_LINE);
+        if (at->line > 0)
+            json_builder_add_int_value(builder, at->line);
+        else
+            json_builder_add_null_value(builder);
+        gl_json_add_string(builder, GL_MEMBER_STACK, stack);
+        json_builder_end_object(builder);
+    } else {
+        json_builder_add_null_value(builder);
+    }
+}
+
+/* Adds @finding's stacks: its own frames, its other stacks ("stacks":
+ * where the block was allocated, freed...), and every place its freed
+ * block was used. */
+static void add_stacks(JsonBuilder *builder, const GlFinding *finding, const char *project_root)
+{
+    const GlRecord *record = finding->record;
+    add_frames(builder, &record->stack, project_root);
+    json_builder_set_member_name(builder, GL_MEMBER_STACKS);
+    json_builder_begin_array(builder);
+    for (guint i = 0; i < record->aux->len; i++) {
+        const GlAux *aux = &g_array_index(record->aux, GlAux, i);
+        json_builder_begin_object(builder);
+        gl_json_add_string(builder, GL_MEMBER_TEXT, aux->text);
+        add_frames(builder, &aux->stack, project_root);
+        json_builder_end_object(builder);
+    }
+    json_builder_end_array(builder);
+    if (finding->freed_block && finding->sites != NULL) {
+        /* Every place the freed block was used, the one shown first. */
+        json_builder_set_member_name(builder, GL_MEMBER_ACCESSES);
+        json_builder_begin_array(builder);
+        for (guint i = 0; i < finding->sites->len; i++) {
+            const GlRecord *site = g_ptr_array_index(finding->sites, i);
+            json_builder_begin_object(builder);
+            gl_json_add_string(builder, GL_MEMBER_KIND, site->kind);
+            gl_json_add_string(builder, GL_MEMBER_MESSAGE, site->what);
+            add_frames(builder, &site->stack, project_root);
+            json_builder_end_object(builder);
+        }
+        json_builder_end_array(builder);
+    }
+}
+
 static void json_finding(gpointer data, const GlFinding *finding, guint index)
 {
     JsonState *state = data;
@@ -125,62 +196,51 @@ static void json_finding(gpointer data, const GlFinding *finding, guint index)
     if (state->group > 0)
         gl_json_add_int(builder, GL_MEMBER_GROUP, state->group);
     gl_json_add_other_fingerprints(builder, finding);
-    json_builder_set_member_name(builder, GL_MEMBER_CERTAIN);
-    json_builder_add_boolean_value(builder, finding->certain);
-    g_autofree char *uncertainty = gl_finding_uncertainty(finding);
-    gl_json_add_string(builder, GL_MEMBER_UNCERTAINTY, uncertainty);
-    if (!finding->certain) {
-        gl_json_add_int(builder, GL_MEMBER_UNNAMED_FRAMES, record->unnamed_frames);
-        if (record->stack_cut > 0)
-            gl_json_add_int(builder, GL_MEMBER_STACK_CUT, record->stack_cut);
-        gl_json_add_string(builder, GL_MEMBER_UNNAMED_OBJECT, record->unnamed_object);
-    }
-    const char *stack = NULL;
-    const GlFrame *at = gl_finding_location_in(finding, &stack);
-    json_builder_set_member_name(builder, GL_MEMBER_LOCATION);
-    if (at != NULL) {
-        g_autofree char *path = gl_frame_source_path(at, state->context->project_root, NULL);
-        json_builder_begin_object(builder);
-        gl_json_add_string(builder, GL_MEMBER_FN, at->fn);
-        gl_json_add_string(builder, GL_MEMBER_FILE, path);
-        json_builder_set_member_name(builder, GL_MEMBER_LINE);
-        if (at->line > 0)
-            json_builder_add_int_value(builder, at->line);
-        else
-            json_builder_add_null_value(builder);
-        gl_json_add_string(builder, GL_MEMBER_STACK, stack);
-        json_builder_end_object(builder);
-    } else {
-        json_builder_add_null_value(builder);
-    }
-    add_frames(builder, &record->stack, state->context->project_root);
-    json_builder_set_member_name(builder, GL_MEMBER_STACKS);
-    json_builder_begin_array(builder);
-    for (guint i = 0; i < record->aux->len; i++) {
-        const GlAux *aux = &g_array_index(record->aux, GlAux, i);
-        json_builder_begin_object(builder);
-        gl_json_add_string(builder, GL_MEMBER_TEXT, aux->text);
-        add_frames(builder, &aux->stack, state->context->project_root);
-        json_builder_end_object(builder);
-    }
-    json_builder_end_array(builder);
-    if (finding->freed_block && finding->sites != NULL) {
-        /* Every place the freed block was used, the one shown first. */
-        json_builder_set_member_name(builder, GL_MEMBER_ACCESSES);
-        json_builder_begin_array(builder);
-        for (guint i = 0; i < finding->sites->len; i++) {
-            const GlRecord *site = g_ptr_array_index(finding->sites, i);
-            json_builder_begin_object(builder);
-            gl_json_add_string(builder, GL_MEMBER_KIND, site->kind);
-            gl_json_add_string(builder, GL_MEMBER_MESSAGE, site->what);
-            add_frames(builder, &site->stack, state->context->project_root);
-            json_builder_end_object(builder);
-        }
-        json_builder_end_array(builder);
-    }
+    add_certainty_and_location(builder, finding, state->context->project_root);
+    add_stacks(builder, finding, state->context->project_root);
     gl_json_add_string(builder, GL_MEMBER_SUPPRESSION,
                record->suppression != NULL ? record->suppression->rawtext : NULL);
     json_builder_end_object(builder);
+}
+
+/* Adds @group's ways in ("entries") and what its structures owned
+ * ("owned"), each block with its fingerprint and place (group.h). */
+static void add_ways_and_owned(JsonBuilder *builder, const GlGroup *group,
+                               const char *project_root)
+{
+    json_builder_set_member_name(builder, GL_MEMBER_ENTRIES);
+    json_builder_begin_array(builder);
+    for (guint w = 0; w < group->ways->len; w++) {
+        const GlWayIn *way = &g_array_index(group->ways, GlWayIn, w);
+        json_builder_begin_object(builder);
+        add_place(builder, way->frame, project_root);
+        gl_json_add_int(builder, GL_MEMBER_CALL_PATHS, way->call_paths);
+        gl_json_add_int(builder, GL_MEMBER_BYTES, (gint64) way->bytes);
+        gl_json_add_int(builder, GL_MEMBER_BLOCKS, (gint64) way->blocks);
+        json_builder_end_object(builder);
+    }
+    json_builder_end_array(builder);
+    json_builder_set_member_name(builder, GL_MEMBER_OWNED);
+    json_builder_begin_array(builder);
+    for (guint o = 0; o < group->owned->len; o++) {
+        const GlOwned *owned = &g_array_index(group->owned, GlOwned, o);
+        json_builder_begin_object(builder);
+        gl_json_add_string(builder, GL_MEMBER_FINGERPRINT,
+                           owned->finding != NULL ? owned->finding->fingerprint : NULL);
+        gl_json_add_int(builder, GL_MEMBER_BYTES, (gint64) owned->bytes);
+        gl_json_add_int(builder, GL_MEMBER_BLOCKS, (gint64) owned->blocks);
+        json_builder_set_member_name(builder, GL_MEMBER_LOCATION);
+        const GlFrame *at = gl_finding_location(owned->finding);
+        if (at != NULL) {
+            json_builder_begin_object(builder);
+            add_place(builder, at, project_root);
+            json_builder_end_object(builder);
+        } else {
+            json_builder_add_null_value(builder);
+        }
+        json_builder_end_object(builder);
+    }
+    json_builder_end_array(builder);
 }
 
 /* A group's findings, each with its id, and the group in "groups": its
@@ -227,39 +287,7 @@ static void json_group(gpointer data, const GlGroup *group, guint index)
     for (guint i = 0; i < group->functions->len; i++)
         gl_json_add_string_value(builder, g_ptr_array_index(group->functions, i));
     json_builder_end_array(builder);
-    json_builder_set_member_name(builder, GL_MEMBER_ENTRIES);
-    json_builder_begin_array(builder);
-    for (guint w = 0; w < group->ways->len; w++) {
-        const GlWayIn *way = &g_array_index(group->ways, GlWayIn, w);
-        json_builder_begin_object(builder);
-        add_place(builder, way->frame, state->context->project_root);
-        gl_json_add_int(builder, GL_MEMBER_CALL_PATHS, way->call_paths);
-        gl_json_add_int(builder, GL_MEMBER_BYTES, (gint64) way->bytes);
-        gl_json_add_int(builder, GL_MEMBER_BLOCKS, (gint64) way->blocks);
-        json_builder_end_object(builder);
-    }
-    json_builder_end_array(builder);
-    json_builder_set_member_name(builder, GL_MEMBER_OWNED);
-    json_builder_begin_array(builder);
-    for (guint o = 0; o < group->owned->len; o++) {
-        const GlOwned *owned = &g_array_index(group->owned, GlOwned, o);
-        json_builder_begin_object(builder);
-        gl_json_add_string(builder, GL_MEMBER_FINGERPRINT,
-                           owned->finding != NULL ? owned->finding->fingerprint : NULL);
-        gl_json_add_int(builder, GL_MEMBER_BYTES, (gint64) owned->bytes);
-        gl_json_add_int(builder, GL_MEMBER_BLOCKS, (gint64) owned->blocks);
-        json_builder_set_member_name(builder, GL_MEMBER_LOCATION);
-        const GlFrame *at = gl_finding_location(owned->finding);
-        if (at != NULL) {
-            json_builder_begin_object(builder);
-            add_place(builder, at, state->context->project_root);
-            json_builder_end_object(builder);
-        } else {
-            json_builder_add_null_value(builder);
-        }
-        json_builder_end_object(builder);
-    }
-    json_builder_end_array(builder);
+    add_ways_and_owned(builder, group, state->context->project_root);
     json_builder_end_object(builder);
     /* the indirect leaks it owned that the report lists, in its group */
     for (guint o = 0; o < group->owned->len; o++) {
@@ -269,18 +297,12 @@ static void json_group(gpointer data, const GlGroup *group, guint index)
     }
 }
 
-static void json_end(gpointer data)
+/* Adds "summary": the counts of what was read, found and skipped (they add
+ * up: errors_seen = occurrences + baseline_known_occurrences + skipped),
+ * and what was not checked. */
+static void add_summary(JsonBuilder *builder, const GlReportContext *context)
 {
-    JsonState *state = data;
-    JsonBuilder *builder = state->builder;
-    const GlReportContext *context = state->context;
     const GlSummary *summary = &context->analysis->summary;
-    json_builder_end_array(builder);
-    json_builder_end_array(state->groups);
-    json_builder_set_member_name(builder, GL_MEMBER_GROUPS);
-    json_builder_add_value(builder, json_builder_get_root(state->groups));
-    g_object_unref(state->groups);
-
     json_builder_set_member_name(builder, GL_MEMBER_SUMMARY);
     json_builder_begin_object(builder);
     gl_json_add_int(builder, GL_MEMBER_FILES, summary->processes);
@@ -331,6 +353,19 @@ static void json_end(gpointer data)
                                                                      i))->message);
     json_builder_end_array(builder);
     json_builder_end_object(builder);
+}
+
+static void json_end(gpointer data)
+{
+    JsonState *state = data;
+    JsonBuilder *builder = state->builder;
+    const GlReportContext *context = state->context;
+    json_builder_end_array(builder);
+    json_builder_end_array(state->groups);
+    json_builder_set_member_name(builder, GL_MEMBER_GROUPS);
+    json_builder_add_value(builder, json_builder_get_root(state->groups));
+    g_object_unref(state->groups);
+    add_summary(builder, context);
 
     /* gemleak run: how the command ended, beside what the gate says. */
     if (context->ran_command) {
@@ -358,7 +393,6 @@ static void json_end(gpointer data)
 
 const GlReporter gl_report_json = {
     .name = "json",
-    .summary = "one JSON object: findings (kind, message, bytes, pids, frames...) and summary",
     .begin = json_begin,
     .finding = json_finding,
     .group = json_group,

@@ -5,6 +5,7 @@
  * (tests/schemas/junit.xsd), which allows no file or line attribute: the
  * location is in the test case's name. Written with libxml2's writer. */
 #include "gemleak/report/report.h"
+#include "gemleak/report/wording.h"
 
 #include <string.h>
 
@@ -219,7 +220,6 @@ static void junit_end(gpointer data)
 
 const GlReporter gl_report_junit = {
     .name = "junit",
-    .summary = "JUnit XML: a failing test case a bug (a group of findings), for CI test reports",
     .begin = junit_begin,
     .finding = junit_finding,
     .group = junit_group,

@@ -6,6 +6,8 @@
  * code flows; a partial fingerprint that survives line shifts and pids, so
  * that code scanning follows a leak from commit to commit. */
 #include "gemleak/report/report.h"
+#include "gemleak/report/json_helpers.h"
+#include "gemleak/report/wording.h"
 
 #include <string.h>
 
@@ -232,6 +234,71 @@ static void add_related_locations(SarifState *state, const GlGroup *group)
     json_builder_end_array(builder);
 }
 
+/* Adds a result's stacks as code flows: its first finding's own, and its
+ * other stacks (where the block was allocated, freed...). */
+static void add_code_flows(SarifState *state, const GlFinding *finding)
+{
+    JsonBuilder *builder = state->builder;
+    const GlRecord *record = finding->record;
+    json_builder_set_member_name(builder, "codeFlows");
+    json_builder_begin_array(builder);
+    /* A leak's words are its totals, as every report gives them: each
+     * engine words its record its own way, Valgrind with a "loss record N
+     * of M" that changes from run to run. */
+    g_autofree char *what = record->leak_kind != GL_LEAK_NONE ? gl_finding_message(finding)
+                                                              : g_strdup(record->what);
+    add_code_flow(state, what, &record->stack);
+    for (guint i = 0; i < record->aux->len; i++) {
+        const GlAux *aux = &g_array_index(record->aux, GlAux, i);
+        add_code_flow(state, aux->text != NULL ? aux->text : what, &aux->stack);
+    }
+    json_builder_end_array(builder);
+}
+
+/* Adds a result's "properties", for tools that read more than the
+ * message: the tests of its first finding, and, with @more, @group's call
+ * paths, ways in and owned blocks. */
+static void add_properties(SarifState *state, const GlGroup *group, gboolean more)
+{
+    JsonBuilder *builder = state->builder;
+    const GlFinding *finding = g_ptr_array_index(group->findings, 0);
+    const char *root = state->context->project_root;
+    json_builder_set_member_name(builder, "properties");
+    json_builder_begin_object(builder);
+    if (finding->tests->len > 0)
+        gl_json_add_tests(builder, finding, root);
+    if (more) {
+        g_autofree char *reason = gl_group_reason(group);
+        gl_json_add_string(builder, "group", reason);
+        json_builder_set_member_name(builder, "callPathFingerprints");
+        json_builder_begin_array(builder);
+        for (guint i = 0; i < group->findings->len; i++)
+            gl_json_add_string_value(builder, ((const GlFinding *) g_ptr_array_index(
+                                                  group->findings, i))->fingerprint);
+        json_builder_end_array(builder);
+        json_builder_set_member_name(builder, "waysIn");
+        json_builder_begin_array(builder);
+        for (guint w = 0; w < group->ways->len; w++)
+            gl_json_add_string_value(builder, g_array_index(group->ways, GlWayIn, w).frame->fn);
+        json_builder_end_array(builder);
+        json_builder_set_member_name(builder, "owned");
+        json_builder_begin_array(builder);
+        for (guint o = 0; o < group->owned->len; o++) {
+            const GlOwned *owned = &g_array_index(group->owned, GlOwned, o);
+            g_autofree char *line = gl_group_owned_line(group, o, root);
+            json_builder_begin_object(builder);
+            gl_json_add_string(builder, "fingerprint",
+                               owned->finding != NULL ? owned->finding->fingerprint : NULL);
+            gl_json_add_int(builder, "bytes", (gint64) owned->bytes);
+            gl_json_add_int(builder, "blocks", (gint64) owned->blocks);
+            gl_json_add_string(builder, "text", line);
+            json_builder_end_object(builder);
+        }
+        json_builder_end_array(builder);
+    }
+    json_builder_end_object(builder);
+}
+
 /* One result: @group's, shown by its first finding. */
 static void add_result(SarifState *state, const GlGroup *group)
 {
@@ -271,19 +338,7 @@ static void add_result(SarifState *state, const GlGroup *group)
     if (more)
         add_related_locations(state, group);
 
-    json_builder_set_member_name(builder, "codeFlows");
-    json_builder_begin_array(builder);
-    /* A leak's words are its totals, as every report gives them: each
-     * engine words its record its own way, Valgrind with a "loss record N
-     * of M" that changes from run to run. */
-    g_autofree char *what = record->leak_kind != GL_LEAK_NONE ? gl_finding_message(finding)
-                                                              : g_strdup(record->what);
-    add_code_flow(state, what, &record->stack);
-    for (guint i = 0; i < record->aux->len; i++) {
-        const GlAux *aux = &g_array_index(record->aux, GlAux, i);
-        add_code_flow(state, aux->text != NULL ? aux->text : what, &aux->stack);
-    }
-    json_builder_end_array(builder);
+    add_code_flows(state, finding);
 
     json_builder_set_member_name(builder, "partialFingerprints");
     json_builder_begin_object(builder);
@@ -291,45 +346,8 @@ static void add_result(SarifState *state, const GlGroup *group)
     json_builder_end_object(builder);
     gl_json_add_int(builder, "occurrenceCount", (gint64) group->occurrences);
     g_free(text);
-    if (finding->tests->len > 0 || more) {
-        /* The tests, and a group's call paths, ways in and owned blocks,
-         * for tools that read more than the message. */
-        json_builder_set_member_name(builder, "properties");
-        json_builder_begin_object(builder);
-        if (finding->tests->len > 0)
-            gl_json_add_tests(builder, finding, root);
-        if (more) {
-            g_autofree char *reason = gl_group_reason(group);
-            gl_json_add_string(builder, "group", reason);
-            json_builder_set_member_name(builder, "callPathFingerprints");
-            json_builder_begin_array(builder);
-            for (guint i = 0; i < group->findings->len; i++)
-                gl_json_add_string_value(builder, ((const GlFinding *) g_ptr_array_index(
-                                                      group->findings, i))->fingerprint);
-            json_builder_end_array(builder);
-            json_builder_set_member_name(builder, "waysIn");
-            json_builder_begin_array(builder);
-            for (guint w = 0; w < group->ways->len; w++)
-                gl_json_add_string_value(builder,
-                                         g_array_index(group->ways, GlWayIn, w).frame->fn);
-            json_builder_end_array(builder);
-            json_builder_set_member_name(builder, "owned");
-            json_builder_begin_array(builder);
-            for (guint o = 0; o < group->owned->len; o++) {
-                const GlOwned *owned = &g_array_index(group->owned, GlOwned, o);
-                g_autofree char *line = gl_group_owned_line(group, o, root);
-                json_builder_begin_object(builder);
-                gl_json_add_string(builder, "fingerprint",
-                                   owned->finding != NULL ? owned->finding->fingerprint : NULL);
-                gl_json_add_int(builder, "bytes", (gint64) owned->bytes);
-                gl_json_add_int(builder, "blocks", (gint64) owned->blocks);
-                gl_json_add_string(builder, "text", line);
-                json_builder_end_object(builder);
-            }
-            json_builder_end_array(builder);
-        }
-        json_builder_end_object(builder);
-    }
+    if (finding->tests->len > 0 || more)
+        add_properties(state, group, more);
     json_builder_end_object(builder);
 }
 
@@ -348,21 +366,9 @@ static void sarif_finding(gpointer data, const GlFinding *finding, guint index)
     sarif_group(data, g_ptr_array_index(groups, 0), index);
 }
 
-static void sarif_end(gpointer data)
+/* Adds "tool": gemleak, and a rule for each kind the results name. */
+static void add_tool(JsonBuilder *builder, const GPtrArray *rules)
 {
-    SarifState *state = data;
-    const GlReportContext *context = state->context;
-    json_builder_end_array(state->builder);
-    g_autoptr(JsonNode) results = json_builder_get_root(state->builder);
-
-    g_autoptr(JsonBuilder) builder = json_builder_new();
-    json_builder_begin_object(builder);
-    gl_json_add_string(builder, "$schema", "https://json.schemastore.org/sarif-2.1.0.json");
-    gl_json_add_string(builder, "version", "2.1.0");
-    json_builder_set_member_name(builder, "runs");
-    json_builder_begin_array(builder);
-    json_builder_begin_object(builder);
-
     json_builder_set_member_name(builder, "tool");
     json_builder_begin_object(builder);
     json_builder_set_member_name(builder, "driver");
@@ -372,8 +378,8 @@ static void sarif_end(gpointer data)
     gl_json_add_string(builder, "semanticVersion", GEMLEAK_VERSION);
     json_builder_set_member_name(builder, "rules");
     json_builder_begin_array(builder);
-    for (guint i = 0; i < state->rules->len; i++) {
-        const char *kind = g_ptr_array_index(state->rules, i);
+    for (guint i = 0; i < rules->len; i++) {
+        const char *kind = g_ptr_array_index(rules, i);
         json_builder_begin_object(builder);
         gl_json_add_string(builder, "id", kind);
         gl_json_add_string(builder, "name", kind);
@@ -387,18 +393,12 @@ static void sarif_end(gpointer data)
     json_builder_end_array(builder);
     json_builder_end_object(builder);
     json_builder_end_object(builder);
+}
 
-    if (context->project_root != NULL) {
-        g_autofree char *uri = file_uri(context->project_root, TRUE);
-        json_builder_set_member_name(builder, "originalUriBaseIds");
-        json_builder_begin_object(builder);
-        json_builder_set_member_name(builder, ROOT_ID);
-        json_builder_begin_object(builder);
-        gl_json_add_string(builder, "uri", uri);
-        json_builder_end_object(builder);
-        json_builder_end_object(builder);
-    }
-    /* Whether every input was read: what was not may hold results. */
+/* Adds "invocations": whether every input was read (what was not may
+ * hold results), and each problem. */
+static void add_invocations(JsonBuilder *builder, const GlReportContext *context)
+{
     json_builder_set_member_name(builder, "invocations");
     json_builder_begin_array(builder);
     json_builder_begin_object(builder);
@@ -419,6 +419,36 @@ static void sarif_end(gpointer data)
     }
     json_builder_end_object(builder);
     json_builder_end_array(builder);
+}
+
+static void sarif_end(gpointer data)
+{
+    SarifState *state = data;
+    const GlReportContext *context = state->context;
+    json_builder_end_array(state->builder);
+    g_autoptr(JsonNode) results = json_builder_get_root(state->builder);
+
+    g_autoptr(JsonBuilder) builder = json_builder_new();
+    json_builder_begin_object(builder);
+    gl_json_add_string(builder, "$schema", "https://json.schemastore.org/sarif-2.1.0.json");
+    gl_json_add_string(builder, "version", "2.1.0");
+    json_builder_set_member_name(builder, "runs");
+    json_builder_begin_array(builder);
+    json_builder_begin_object(builder);
+
+    add_tool(builder, state->rules);
+
+    if (context->project_root != NULL) {
+        g_autofree char *uri = file_uri(context->project_root, TRUE);
+        json_builder_set_member_name(builder, "originalUriBaseIds");
+        json_builder_begin_object(builder);
+        json_builder_set_member_name(builder, ROOT_ID);
+        json_builder_begin_object(builder);
+        gl_json_add_string(builder, "uri", uri);
+        json_builder_end_object(builder);
+        json_builder_end_object(builder);
+    }
+    add_invocations(builder, context);
     json_builder_set_member_name(builder, "results");
     json_builder_add_value(builder, json_node_ref(results));
     json_builder_end_object(builder);
@@ -433,7 +463,6 @@ static void sarif_end(gpointer data)
 
 const GlReporter gl_report_sarif = {
     .name = "sarif",
-    .summary = "SARIF 2.1.0, for GitHub code scanning and other SARIF viewers",
     .begin = sarif_begin,
     .finding = sarif_finding,
     .group = sarif_group,

@@ -2,6 +2,8 @@
  * help, usage errors, and what the user typed coming back escaped. */
 #include "testutil.h"
 #include "gemleak/base/errors.h"
+#include "gemleak/report/report.h"
+#include "../../src/cli/cli_int.h"
 
 #include <glib.h>
 #include <string.h>
@@ -68,6 +70,98 @@ START_TEST(test_guide_names_the_files_an_engine_touches)
     for (guint i = 0; i < G_N_ELEMENTS(engines); i++)
         ck_assert_msg(strstr(options, engines[i]) != NULL, "src/cli/run_options.c does not name %s",
                       engines[i]);
+}
+END_TEST
+
+/* The commands are cli.c's table: each one it lists runs (its --help),
+ * the general help lists it with its summary, and `gemleak help` takes
+ * each but help itself as a topic. */
+START_TEST(test_commands_are_the_table)
+{
+    RUN(general, "--help");
+    ck_assert_int_eq(general.status, 0);
+    /* no line of the help wider than a terminal; a summary wrapped, on
+     * lines of its own indented under its start */
+    gl_assert_no_line(general.out, "^.{80,}$");
+    g_autoptr(GRegex) continued = g_regex_new("\n {11}", 0, 0, NULL);
+    g_autofree char *unwrapped = g_regex_replace_literal(continued, general.out, -1, 0, " ", 0,
+                                                         NULL);
+    guint n = 0;
+    for (const Command *command = gl_cli_commands(); command->name != NULL; command++, n++) {
+        g_autofree char *listed = g_strdup_printf("\n  %-9s%s\n", command->name,
+                                                  command->summary);
+        ck_assert_msg(strstr(unwrapped, listed) != NULL, "the help does not list %s: %s",
+                      command->name, general.out);
+        if (command->aside)
+            continue;
+        g_autofree char *usage = g_strdup_printf("\n  gemleak %s %s\n", command->name,
+                                                 command->usage);
+        ck_assert_msg(strstr(general.out, usage) != NULL, "no usage line for %s: %s",
+                      command->name, general.out);
+        RUN(help, command->name, "--help");
+        ck_assert_msg(help.status == 0, "gemleak %s --help: status %d: %s", command->name,
+                      help.status, help.err);
+        gl_test_run_clear(&help);
+        RUN(topic, "help", command->name);
+        ck_assert_msg(topic.status == 0, "gemleak help %s: status %d: %s", command->name,
+                      topic.status, topic.err);
+        gl_test_run_clear(&topic);
+    }
+    ck_assert_uint_ge(n, 4);
+    gl_test_run_clear(&general);
+}
+END_TEST
+
+/* Returns: (transfer full): the section @name of gemleak(1), as roff. */
+static char *manual_section(const char *name)
+{
+    g_autofree char *path = gl_test_project_file("man/gemleak.1");
+    g_autofree char *page = gl_test_read(path, NULL);
+    g_autofree char *heading = g_strdup_printf("\n.SH %s\n", name);
+    const char *start = strstr(page, heading);
+    ck_assert_msg(start != NULL, "gemleak(1) has no section %s", name);
+    const char *end = strstr(start + 1, "\n.SH ");
+    return g_strndup(start, end != NULL ? (gsize) (end - start) : strlen(start));
+}
+
+/* A new format is its file, a line in report.c's list, its test and the
+ * manual (doc/guide.md): --format's help and its error take the list's
+ * names, and gemleak(1) tells each in FORMATS. */
+START_TEST(test_every_format_is_in_the_help_and_the_manual)
+{
+    RUN(help, "filter", "--help");
+    ck_assert_int_eq(help.status, 0);
+    g_autofree char *formats = manual_section("FORMATS");
+    guint n = 0;
+    for (const GlReporter *const *r = gl_reporters(); *r != NULL; r++, n++) {
+        g_autofree char *in_help = g_strdup_printf("^  -f, --format=FORMAT\\[:FILE\\] +Report "
+                                                   "format: ([a-z]+, )*%s[,;]", (*r)->name);
+        gl_assert_line(help.out, in_help);
+        g_autofree char *entry = g_strdup_printf("\n.TP\n.B %s\n", (*r)->name);
+        ck_assert_msg(strstr(formats, entry) != NULL, "gemleak(1), FORMATS, does not tell "
+                      "--format %s", (*r)->name);
+    }
+    ck_assert_uint_ge(n, 6);
+    /* the help names no format the list does not have */
+    g_autofree char *listed = g_strdup_printf("Report format: %s; ", gl_reporter_names());
+    ck_assert_msg(strstr(help.out, listed) != NULL, "--format's help is not the list's: %s",
+                  help.out);
+    gl_test_run_clear(&help);
+
+    g_autofree char *leak = gl_test_fixture("xml/leak.xml");
+    RUN(unknown, "filter", "--format", "yaml", leak);
+    ck_assert_int_eq(unknown.status, GL_EXIT_USAGE);
+    g_autofree char *error = g_strdup_printf("gemleak: unknown format 'yaml' (use %s)\n",
+                                             gl_reporter_names());
+    ck_assert_msg(strstr(unknown.err, error) != NULL, "%s", unknown.err);
+    gl_test_run_clear(&unknown);
+}
+END_TEST
+
+/* doc/guide.md's walk-through of adding a report format is the tree's. */
+START_TEST(test_guide_names_the_files_a_format_touches)
+{
+    gl_test_guide_files("**Adding a report format** touches these four files", 4, "NAME");
 }
 END_TEST
 
@@ -188,7 +282,7 @@ START_TEST(test_help_shows_the_manual)
     RUN(unknown, "help", "nosuch");
     ck_assert_int_eq(unknown.status, GL_EXIT_USAGE);
     gl_assert_line(unknown.err, "^gemleak: help: no part of the manual is called 'nosuch': "
-                                "run, filter, clean, name, .*, rules, .*, per-test, .*, see-also$");
+                                "filter, run, clean, name, .*, rules, .*, per-test, .*, see-also$");
     gl_test_run_clear(&unknown);
 
     /* the general help points to it */
@@ -205,6 +299,9 @@ Suite *gl_cli_suite(void)
     tcase_add_test(tc, test_version_and_help);
     tcase_add_test(tc, test_usage_errors_exit_2);
     tcase_add_test(tc, test_guide_names_the_files_an_engine_touches);
+    tcase_add_test(tc, test_commands_are_the_table);
+    tcase_add_test(tc, test_every_format_is_in_the_help_and_the_manual);
+    tcase_add_test(tc, test_guide_names_the_files_a_format_touches);
     tcase_add_test(tc, test_messages_escape_what_the_user_typed);
     tcase_add_test(tc, test_help_shows_the_manual);
     suite_add_tcase(suite, tc);

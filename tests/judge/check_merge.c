@@ -6,6 +6,7 @@
 #include "gemleak/judge/fingerprint.h"
 #include "gemleak/judge/merge.h"
 #include "gemleak/report/report.h"
+#include "gemleak/report/wording.h"
 #include "gemleak/base/sys.h"
 
 #include <stdlib.h>
@@ -463,7 +464,7 @@ static char *json_report(guint jobs)
     char *buffer = NULL;
     size_t size = 0;
     FILE *out = open_memstream(&buffer, &size);
-    ck_assert(gl_report_write(&gl_report_json, &context, out, "memory", NULL));
+    ck_assert(gl_report_write(gl_reporter_find("json"), &context, out, "memory", NULL));
     fclose(out);
     return buffer;
 }

@@ -5,6 +5,7 @@
 #include "testutil.h"
 #include "gemleak/judge/group.h"
 #include "gemleak/report/report.h"
+#include "gemleak/report/wording.h"
 
 #include <string.h>
 

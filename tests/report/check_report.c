@@ -4,6 +4,7 @@
 #include "gemleak/judge/fingerprint.h"
 #include "gemleak/judge/gate.h"
 #include "gemleak/report/report.h"
+#include "gemleak/report/wording.h"
 
 #include <string.h>
 
@@ -201,7 +202,7 @@ START_TEST(test_report_write_failure)
     FILE *full = fopen("/dev/full", "w");
     ck_assert_ptr_nonnull(full);
     g_autoptr(GError) error = NULL;
-    ck_assert(!gl_report_write(&gl_report_json, &context, full, "/dev/full", &error));
+    ck_assert(!gl_report_write(gl_reporter_find("json"), &context, full, "/dev/full", &error));
     ck_assert(strstr(error->message, "/dev/full") != NULL);
     fclose(full);
 }
