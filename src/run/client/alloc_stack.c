@@ -31,6 +31,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
@@ -192,6 +193,42 @@ static int find_mapping(uintptr_t address, uintptr_t *low, uintptr_t *high, uint
     return found;
 }
 
+/* The kernel's own answer (PROCMAP_QUERY, Linux 6.11 and later): the
+ * mapping that holds @address, without reading every line of the maps,
+ * which grow with each Fiber's stack. Its layout is the kernel's ABI
+ * (linux/fs.h), spelled here for headers older than it. Returns: 1 when
+ * found; 0 when none holds it; -1 where the kernel cannot answer. */
+struct gl_procmap_query {
+    uint64_t size, query_flags, query_addr, vma_start, vma_end, vma_flags, vma_page_size,
+        vma_offset, inode;
+    uint32_t dev_major, dev_minor, vma_name_size, build_id_size;
+    uint64_t vma_name_addr, build_id_addr;
+};
+#define GL_PROCMAP_QUERY _IOWR('f', 17, struct gl_procmap_query)
+
+static int query_unsupported;
+
+static int query_mapping(uintptr_t address, uintptr_t *low, uintptr_t *high)
+{
+    if (query_unsupported)
+        return -1;
+    int fd = (int) syscall(SYS_openat, AT_FDCWD, "/proc/self/maps", O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    struct gl_procmap_query query = { .size = sizeof query, .query_addr = address };
+    long done = syscall(SYS_ioctl, fd, GL_PROCMAP_QUERY, &query);
+    int error = done < 0 ? errno : 0;
+    syscall(SYS_close, fd);
+    if (done < 0) {
+        if (error != ENOENT)
+            query_unsupported = 1;
+        return error == ENOENT ? 0 : -1;
+    }
+    *low = (uintptr_t) query.vma_start;
+    *high = (uintptr_t) query.vma_end;
+    return 1;
+}
+
 /* ---- the threads' stacks ----------------------------------------------------- */
 
 /* The main thread, as the runtime bounds it when it starts
@@ -341,7 +378,8 @@ int alloc_copy_chain(uintptr_t fp, Frame *frames, int n)
         return n;
     if (fp < chain_low || fp >= chain_high) {
         uintptr_t low = 0, high = 0;
-        if (!find_mapping(fp, &low, &high, NULL))
+        int queried = query_mapping(fp, &low, &high);
+        if (queried == 0 || (queried < 0 && !find_mapping(fp, &low, &high, NULL)))
             return n;
         chain_low = low;
         chain_high = high;
