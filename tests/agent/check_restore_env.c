@@ -1,11 +1,11 @@
 /* The run's variables given back to a program started with an environment
- * of its own (src/run/client/restore_env.c), by the library gemleak
+ * of its own (src/agent/restore_env.c), by the library gemleak
  * preloads and by the guard alike: GEMLEAK_RESTORE read, what an
  * environment lacks of it, the environment given back, and the sentence
  * the run directory gets for a program that ran unfollowed. */
 #include "testutil.h"
 #include "gemleak/base/protocol.h"
-#include "gemleak/run/restore_env.h"
+#include "gemleak/agent/restore_env.h"
 #include "gemleak/run/rundir.h"
 
 #include <string.h>

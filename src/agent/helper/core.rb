@@ -92,7 +92,7 @@ module GemLeakHelper
         CLOCK.call(MONOTONIC)
       end
 
-      # GemLeakHelper::Native (src/run/client/native.c): the client library
+      # GemLeakHelper::Native (src/agent/native.c): the client library
       # gemleak wrote beside this file (GEMLEAK_CLIENT), required as a Ruby
       # extension, loaded once. Fiddle is not a default gem from Ruby 3.5
       # on. Returns: whether it is there; why not, in @native_error.

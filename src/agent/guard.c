@@ -19,7 +19,7 @@
  *    and its status is the program's;
  *  - and the tracer, at each execve or execveat a traced process makes,
  *    gives the program it starts the run's variables back, as restore.c
- *    does (gemleak/run/restore_env.h: the same code), writing the new
+ *    does (gemleak/agent/restore_env.h: the same code), writing the new
  *    environment into memory it maps in the process for it; it follows
  *    forks, vforks and threads, lets go of a process once it has exec'd a
  *    dynamic program (that loads the library and carries on itself; a
@@ -57,8 +57,8 @@
 #endif
 
 #include "gemleak/base/protocol.h"
-#include "gemleak/run/program_kind.h"
-#include "gemleak/run/restore_env.h"
+#include "gemleak/agent/program_kind.h"
+#include "gemleak/agent/restore_env.h"
 
 #ifndef PTRACE_GET_SYSCALL_INFO
 #define PTRACE_GET_SYSCALL_INFO 0x420e

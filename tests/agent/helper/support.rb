@@ -7,7 +7,7 @@ require "rbconfig"
 require "tmpdir"
 
 module HelperTest
-  # The helper as gemleak carries it: its parts (src/run/helper/) joined by
+  # The helper as gemleak carries it: its parts (src/agent/helper/) joined by
   # the build, which make check-helper names.
   HELPER = ENV["GEMLEAK_HELPER"] || File.expand_path("../../../build/helper/gemleak_helper.rb", __dir__)
 

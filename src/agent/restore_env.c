@@ -1,7 +1,7 @@
 /* The run's variables given back to a program started with an environment
- * of its own (gemleak/run/restore_env.h): no allocation, no GLib. */
+ * of its own (gemleak/agent/restore_env.h): no allocation, no GLib. */
 #define _GNU_SOURCE  /* stpcpy, O_CLOEXEC: the client libraries build as plain C11 */
-#include "gemleak/run/restore_env.h"
+#include "gemleak/agent/restore_env.h"
 #include "gemleak/base/protocol.h"
 
 #include <fcntl.h>

@@ -1,5 +1,5 @@
 /* What the exact pass's files of the allocation front share
- * (gemleak_alloc.so, src/run/client/ only): the sites that exact_sites.c
+ * (gemleak_alloc.so, src/agent/ only): the sites that exact_sites.c
  * reads and alloc.c's allocation functions look for, the table of blocks
  * and their stacks that exact_blocks.c keeps, and exact_write.c writes
  * into the process's report. Hidden: nothing of it is the library's

@@ -99,7 +99,7 @@ module GemLeakHelper
       end
 
       # Before the check lists the lost blocks, what the allocation front
-      # writes beside it (src/run/client/alloc.c): how its stacks were made,
+      # writes beside it (src/agent/alloc.c): how its stacks were made,
       # the blocks the check cannot judge, and in the exact pass the stacks
       # of the blocks allocated at the sites it unwinds exactly.
       def exact_write

@@ -3,7 +3,7 @@
 module GemLeakHelper
   # --per-test under a sanitizer's engine: which test allocated each block,
   # recorded by the client library through the runtime's allocator hooks
-  # (src/run/client/owners.c) and written at exit beside the leak check's
+  # (src/agent/owners.c) and written at exit beside the leak check's
   # objects. No check runs while the tests do, and no test runs twice: the
   # price is a hash table's insert at each allocation.
   module Owners

@@ -34,7 +34,7 @@
  *   a site where the first pass found a leak gets an exact stack
  *   (exact_sites.c, exact_blocks.c, exact_write.c).
  *
- * Before each leak check (at exit, from src/run/client/proof.c; before a
+ * Before each leak check (at exit, from src/agent/proof.c; before a
  * check the helper makes), gemleak_alloc_before_check() writes what the
  * report needs of this library: "gemleak:unwound<TAB>call" or
  * "...<TAB>frames" (how its stacks were made), the hidden blocks, the
@@ -88,7 +88,7 @@ void *_ZnamSt11align_val_tRKSt9nothrow_t(size_t size, size_t alignment, const vo
 /* Before each check: what the report needs of this library. */
 void gemleak_alloc_before_check(void);
 /* The client library's realloc of a block, for the test that owns it
- * (src/run/client/owners.c): the runtime's realloc calls no hook. */
+ * (src/agent/owners.c): the runtime's realloc calls no hook. */
 void gemleak_alloc_on_realloc(void (*hook)(void *block, void *moved));
 
 #define BOOT_BYTES ((size_t) 64 * 1024)

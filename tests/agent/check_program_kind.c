@@ -1,10 +1,10 @@
 /* Whether an exec starts a static program, which LD_PRELOAD never reaches
- * and gemleak's guard follows (src/run/client/program_kind.c): real
+ * and gemleak's guard follows (src/agent/program_kind.c): real
  * programs the C compiler builds, the dynamic loader, scripts, and ELF
  * headers written by hand for the edges. */
 #define _GNU_SOURCE
 #include "testutil.h"
-#include "gemleak/run/program_kind.h"
+#include "gemleak/agent/program_kind.h"
 
 #include <elf.h>
 #include <fcntl.h>

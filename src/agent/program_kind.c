@@ -1,8 +1,8 @@
-/* What kind of program an exec starts (gemleak/run/program_kind.h): read
+/* What kind of program an exec starts (gemleak/agent/program_kind.h): read
  * from the file's ELF header and program headers, with pread() into
  * buffers on the stack. */
 #define _GNU_SOURCE  /* ST_NOEXEC */
-#include "gemleak/run/program_kind.h"
+#include "gemleak/agent/program_kind.h"
 
 #include <elf.h>
 #include <fcntl.h>

@@ -21,7 +21,7 @@
  * of what it starts (busybox's env -i; Go's and Rust's launchers are
  * static). Where the run asks for it (GL_PROTO_GUARD_VARIABLE: under the
  * sanitizers' engines), an exec of one is an exec of gemleak's guard
- * (src/run/client/guard.c), which runs it in the same process and gives
+ * (src/agent/guard.c), which runs it in the same process and gives
  * what it execs the run's variables back as this library does; where
  * there is no guard, or it cannot start, the run directory says which
  * program ran unfollowed (outside-PID.txt), and the run is INCOMPLETE.
@@ -42,8 +42,8 @@
 #include <unistd.h>
 
 #include "gemleak/base/protocol.h"
-#include "gemleak/run/program_kind.h"
-#include "gemleak/run/restore_env.h"
+#include "gemleak/agent/program_kind.h"
+#include "gemleak/agent/restore_env.h"
 
 extern char **environ;
 
@@ -115,7 +115,7 @@ __attribute__((constructor)) static void restore_start(void)
         call;                                                                                    \
     } while (0)
 
-/* The guard (src/run/client/guard.c), by its path as the run gives it
+/* The guard (src/agent/guard.c), by its path as the run gives it
  * (GL_PROTO_GUARD_VARIABLE): "" when this gemleak has none; NULL when the
  * run follows every exec itself (Valgrind). */
 static const char *guard(void)

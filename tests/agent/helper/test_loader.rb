@@ -2,7 +2,7 @@
 
 require_relative "support"
 
-# What RUBYOPT loads (src/run/helper_loader.rb, gemleak_helper.rb in the
+# What RUBYOPT loads (src/agent/helper_loader.rb, gemleak_helper.rb in the
 # helper directory): the helper beside it, compiled by the first Ruby of
 # the run and kept there, loaded by the others; a cache that cannot be read
 # is compiled again; nothing of the loader stays in the suite's Ruby, and
@@ -10,7 +10,7 @@ require_relative "support"
 class LoaderTest < Minitest::Test
   include HelperTest
 
-  LOADER = File.expand_path("../../../src/run/helper_loader.rb", __dir__)
+  LOADER = File.expand_path("../../../src/agent/helper_loader.rb", __dir__)
 
   # A helper directory as gemleak writes it.
   def helper_dir

@@ -4,7 +4,7 @@
  * kernel runs itself and LD_PRELOAD never reaches: a launcher built
  * statically (busybox's env -i, Go's and Rust's static programs) that
  * clears the environment would start a Ruby outside the engine. Such a
- * program gemleak's guard follows (src/run/client/guard.c).
+ * program gemleak's guard follows (src/agent/guard.c).
  *
  * Nothing here allocates: the library gemleak preloads asks it in an exec,
  * which may run in the child of a vfork. Built into that library, the

@@ -1,8 +1,8 @@
 /* The run's variables given back to a program started with an environment
  * of its own (GL_PROTO_RESTORE_VARIABLE, gemleak/base/protocol.h): one
  * logic for the two places that do it, the library gemleak preloads into
- * every process (src/run/client/restore.c, at each exec* and posix_spawn*)
- * and the guard that follows a static program (src/run/client/guard.c, at
+ * every process (src/agent/restore.c, at each exec* and posix_spawn*)
+ * and the guard that follows a static program (src/agent/guard.c, at
  * each execve the program makes).
  *
  * Nothing here allocates or needs more than the C library's string
