@@ -82,7 +82,10 @@ LIB_SRCS  := $(filter-out src/cli/main.c,$(foreach s,$(STAGES),$(wildcard src/$(
              $(SHARED_CLIENT_SRCS)
 LIB_OBJS  := $(LIB_SRCS:src/%.c=$(B)/obj/%.o) $(B)/obj/resources.o
 UNIT_SRCS := tests/check_main.c tests/testutil.c $(foreach s,$(STAGES) agent,$(wildcard tests/$(s)/*.c))
-UNIT_OBJS := $(UNIT_SRCS:tests/%.c=$(B)/obj/tests/%.o)
+# The agent's files its unit tests call, beyond those gemleak shares
+# (linked into the unit runner only: gemleak never calls them).
+UNIT_AGENT_SRCS := $(AGENT)/hidden_table.c
+UNIT_OBJS := $(UNIT_SRCS:tests/%.c=$(B)/obj/tests/%.o) $(UNIT_AGENT_SRCS:src/%.c=$(B)/obj/%.o)
 # The integration suite: a harness and a file per area in tests/integration/,
 # one runner (its main.c).
 INTEG_SRCS := $(wildcard tests/integration/*.c)
@@ -185,8 +188,12 @@ $(B)/helper/gemleak_helper_body.rb: $(B)/helper/protocol.rb $(filter-out %/proto
 # --per-test under Valgrind says why it cannot run.
 CLIENT_CFLAGS := -std=c11 -O2 -fPIC -shared -Wall -Wextra -Wmissing-prototypes \
                  -Wstrict-prototypes -Wformat=2 $(WERROR)
-CLIENT_SRCS := $(AGENT)/gemleak_client.c $(AGENT)/owners.c $(AGENT)/native.c
-$(B)/client/gemleak_client.so: $(CLIENT_SRCS) $(PROTOCOL_H) Makefile
+# The hidden-address table (hidden_table.c) is compiled into each library
+# that keeps one: nothing of it is exported, so that the client library and
+# the allocation front, loaded into one Ruby, never call each other's.
+AGENT_HEADERS := $(AGENT)/agent_int.h $(AGENT)/hidden_table_int.h
+CLIENT_SRCS := $(AGENT)/gemleak_client.c $(AGENT)/owners.c $(AGENT)/native.c $(AGENT)/hidden_table.c
+$(B)/client/gemleak_client.so: $(CLIENT_SRCS) $(AGENT_HEADERS) $(PROTOCOL_H) Makefile
 	@mkdir -p $(@D)
 	@requests=0; \
 	if printf '#include <valgrind/valgrind.h>\n#include <valgrind/memcheck.h>\n' | \
@@ -239,8 +246,9 @@ $(B)/client/gemleak_guard: $(GUARD_SRCS) $(PROTOCOL_H) $(SHARED_CLIENT_HEADERS) 
 # pointers of its own, so that the runtime's fast unwinder gets past it to
 # the allocating call.
 ALLOC_SRCS := $(AGENT)/alloc.c $(AGENT)/alloc_stack.c $(AGENT)/alloc_via.c \
-              $(AGENT)/exact_sites.c $(AGENT)/exact_blocks.c $(AGENT)/exact_write.c
-$(B)/client/gemleak_alloc.so: $(ALLOC_SRCS) $(AGENT)/alloc_int.h $(AGENT)/exact_int.h \
+              $(AGENT)/exact_sites.c $(AGENT)/exact_blocks.c $(AGENT)/exact_write.c \
+              $(AGENT)/hidden_table.c
+$(B)/client/gemleak_alloc.so: $(ALLOC_SRCS) $(AGENT)/alloc_int.h $(AGENT)/exact_int.h $(AGENT_HEADERS) \
                               $(PROTOCOL_H) Makefile
 	@mkdir -p $(@D)
 	$(CC) $(CLIENT_CFLAGS) -fno-omit-frame-pointer -Iinclude -o $@ $(ALLOC_SRCS) -ldl -pthread

@@ -176,6 +176,7 @@ Suite *gl_input_suite(void);
 Suite *gl_judges_suite(void);
 Suite *gl_program_kind_suite(void);
 Suite *gl_restore_env_suite(void);
+Suite *gl_hidden_table_suite(void);
 Suite *gl_judgement_suite(void);
 
 #endif

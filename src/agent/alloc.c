@@ -57,6 +57,7 @@
 #include "gemleak/base/protocol.h"
 #include "alloc_int.h"
 #include "exact_int.h"
+#include "hidden_table_int.h"
 
 /* Not in a header: they replace the C library's (and the runtime's, which
  * they call). */
@@ -181,93 +182,25 @@ static inline int found(int f)
 
 /* ---- the blocks the check cannot judge ------------------------------------------- */
 
-/* Hidden from the leak check, which scans this library's memory for
- * pointers: owners.c's mask. */
-#define MASK(address) ((uintptr_t) (address) ^ (uintptr_t) UINT64_C(0xA5A5A5A5A5A5A5A5))
-#define SLOT_EMPTY ((uintptr_t) 0)
-#define SLOT_GONE ((uintptr_t) 1)
-#define FIRST_SLOTS ((size_t) 1 << 10)
-
-typedef struct {
-    uintptr_t address;
-    size_t size;
-} HiddenSlot;
-
+/* Each with its size. */
 static pthread_mutex_t hidden_lock = PTHREAD_MUTEX_INITIALIZER;
-static HiddenSlot *hidden;
-static size_t hidden_capacity, hidden_used, hidden_gone;
-
-static size_t slot_of(uintptr_t address, size_t mask)
-{
-    return (size_t) (((uint64_t) (address >> 4) * UINT64_C(0x9E3779B97F4A7C15)) >> 17) & mask;
-}
-
-/* Called with the lock held. Returns: 0 when no memory was left. */
-static int hidden_rehash(size_t capacity)
-{
-    HiddenSlot *fresh = alloc_map(capacity * sizeof *fresh);
-    if (fresh == NULL)
-        return 0;
-    for (size_t i = 0; i < hidden_capacity; i++) {
-        if (hidden[i].address <= SLOT_GONE)
-            continue;
-        size_t j = slot_of(hidden[i].address, capacity - 1);
-        while (fresh[j].address != SLOT_EMPTY)
-            j = (j + 1) & (capacity - 1);
-        fresh[j] = hidden[i];
-    }
-    if (hidden != NULL)
-        munmap(hidden, hidden_capacity * sizeof *hidden);
-    hidden = fresh;
-    hidden_capacity = capacity;
-    hidden_gone = 0;
-    return 1;
-}
+static HiddenTable hidden = HIDDEN_TABLE_INIT((size_t) 1 << 10);
 
 static void hide(const void *block, size_t size)
 {
     if (block == NULL)
         return;
-    uintptr_t address = MASK(block);
     pthread_mutex_lock(&hidden_lock);
-    if ((hidden_used + hidden_gone + 1) * 2 <= hidden_capacity ||
-        hidden_rehash(hidden_capacity == 0 ? FIRST_SLOTS
-                      : (hidden_used + 1) * 4 > hidden_capacity ? hidden_capacity * 2 : hidden_capacity)) {
-        size_t mask = hidden_capacity - 1;
-        size_t i = slot_of(address, mask);
-        size_t free_slot = SIZE_MAX;
-        while (hidden[i].address != SLOT_EMPTY && hidden[i].address != address) {
-            if (hidden[i].address == SLOT_GONE && free_slot == SIZE_MAX)
-                free_slot = i;
-            i = (i + 1) & mask;
-        }
-        if (hidden[i].address == SLOT_EMPTY) {
-            if (free_slot != SIZE_MAX) {
-                i = free_slot;
-                hidden_gone--;
-            }
-            hidden_used++;
-        }
-        hidden[i] = (HiddenSlot) { .address = address, .size = size };
-    }
+    hidden_table_put(&hidden, block, size);
     pthread_mutex_unlock(&hidden_lock);
 }
 
 static void unhide(const volatile void *block)
 {
-    if (block == NULL || hidden_used == 0)
+    if (block == NULL || hidden.used == 0)
         return;
-    uintptr_t address = MASK(block);
     pthread_mutex_lock(&hidden_lock);
-    size_t mask = hidden_capacity - 1;
-    for (size_t i = slot_of(address, mask); hidden_used > 0 && hidden[i].address != SLOT_EMPTY;
-         i = (i + 1) & mask)
-        if (hidden[i].address == address) {
-            hidden[i].address = SLOT_GONE;
-            hidden_used--;
-            hidden_gone++;
-            break;
-        }
+    hidden_table_take(&hidden, block);
     pthread_mutex_unlock(&hidden_lock);
 }
 
@@ -615,14 +548,13 @@ void gemleak_alloc_before_check(void)
     snprintf(line, sizeof line, GL_PROTO_MARKER_PREFIX GL_PROTO_MARKER_UNWOUND "\t%s",
              alloc_mode == MODE_CALL ? GL_PROTO_UNWOUND_CALL : GL_PROTO_UNWOUND_FRAMES);
     report_line(line);
-    if (hidden_used > 0) {
+    if (hidden.used > 0) {
         pthread_mutex_lock(&hidden_lock);
         report_line(GL_PROTO_MARKER_PREFIX GL_PROTO_MARKER_HIDDEN);  /* the list begins */
-        for (size_t i = 0; i < hidden_capacity; i++) {
-            if (hidden[i].address <= SLOT_GONE)
-                continue;
+        for (size_t i = hidden_table_next(&hidden, 0); i < hidden.capacity;
+             i = hidden_table_next(&hidden, i + 1)) {
             snprintf(line, sizeof line, GL_PROTO_MARKER_PREFIX GL_PROTO_MARKER_HIDDEN "\t%zu\t%lx",
-                     hidden[i].size, (unsigned long) MASK(hidden[i].address));
+                     (size_t) hidden.slots[i].value, (unsigned long) HIDDEN_KEY(hidden.slots[i].key));
             report_line(line);
         }
         pthread_mutex_unlock(&hidden_lock);

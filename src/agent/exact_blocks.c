@@ -1,6 +1,6 @@
 /* The exact pass's table (gemleak_alloc.so; alloc.c says what it does):
  * each block a site allocated, by its address (hidden from the leak
- * check, HIDE()), with its stack, unwound here by libgcc's unwinder as
+ * check, hidden_table_int.h), with its stack, unwound here by libgcc's unwinder as
  * the runtime's slow unwinder does; a stack once, however many blocks
  * share it. A block freed leaves the table (the runtime's hooks, alloc.c).
  * Before each check (gemleak_alloc_before_check), exact_write.c writes it
@@ -18,12 +18,8 @@
 
 #include "exact_int.h"
 
-#define FIRST_SLOTS ((size_t) 1 << 12)
-
 pthread_mutex_t exact_lock = PTHREAD_MUTEX_INITIALIZER;
-Slot *exact_slots;
-size_t exact_capacity, exact_used;
-static size_t gone;
+HiddenTable exact_blocks = HIDDEN_TABLE_INIT((size_t) 1 << 12);
 Stack *exact_stacks;
 size_t exact_n_stacks;
 static size_t stacks_capacity;
@@ -87,48 +83,6 @@ static _Unwind_Reason_Code one_frame(struct _Unwind_Context *context, void *data
     return _URC_NO_REASON;
 }
 
-static size_t slot_of(uintptr_t address, size_t mask)
-{
-    return (size_t) (((uint64_t) (address >> 4) * UINT64_C(0x9E3779B97F4A7C15)) >> 17) & mask;
-}
-
-/* Called with the lock held. Returns: 0 when no memory was left. */
-static int rehash(size_t new_capacity)
-{
-    Slot *fresh = exact_map(new_capacity * sizeof *fresh);
-    if (fresh == NULL)
-        return 0;
-    for (size_t i = 0; i < exact_capacity; i++) {
-        if (exact_slots[i].address <= GONE)
-            continue;
-        size_t j = slot_of(exact_slots[i].address, new_capacity - 1);
-        while (fresh[j].address != EMPTY)
-            j = (j + 1) & (new_capacity - 1);
-        fresh[j] = exact_slots[i];
-    }
-    if (exact_slots != NULL)
-        munmap(exact_slots, exact_capacity * sizeof *exact_slots);
-    exact_slots = fresh;
-    exact_capacity = new_capacity;
-    gone = 0;
-    return 1;
-}
-
-/* Called with the lock held. */
-static void forget_locked(uintptr_t address)
-{
-    if (exact_used == 0)
-        return;
-    size_t mask = exact_capacity - 1;
-    for (size_t i = slot_of(address, mask); exact_slots[i].address != EMPTY; i = (i + 1) & mask)
-        if (exact_slots[i].address == address) {
-            exact_slots[i].address = GONE;
-            exact_used--;
-            gone++;
-            return;
-        }
-}
-
 /* Returns: the index of a stack equal to @stack, kept; UINT32_MAX when no
  * memory was left. Called with the lock held. */
 static uint32_t keep_stack(const Stack *stack)
@@ -166,37 +120,17 @@ void exact_record(void *block, uintptr_t caller)
         stack.pcs[stack.n++] = caller;  /* the unwinder lost its way: the caller at least */
     pthread_mutex_lock(&exact_lock);
     uint32_t index = keep_stack(&stack);
-    uintptr_t address = HIDE(block);
-    if (index != UINT32_MAX &&
-        ((exact_used + gone + 1) * 2 <= exact_capacity ||
-         rehash(exact_capacity == 0 ? FIRST_SLOTS : (exact_used + 1) * 4 > exact_capacity ? exact_capacity * 2 : exact_capacity))) {
-        size_t mask = exact_capacity - 1;
-        size_t i = slot_of(address, mask);
-        size_t free_slot = SIZE_MAX;
-        while (exact_slots[i].address != EMPTY && exact_slots[i].address != address) {
-            if (exact_slots[i].address == GONE && free_slot == SIZE_MAX)
-                free_slot = i;
-            i = (i + 1) & mask;
-        }
-        if (exact_slots[i].address == EMPTY) {
-            if (free_slot != SIZE_MAX) {
-                i = free_slot;
-                gone--;
-            }
-            exact_used++;
-        }
-        exact_slots[i].address = address;
-        exact_slots[i].stack = index;
-    }
+    if (index != UINT32_MAX)
+        hidden_table_put(&exact_blocks, block, index);
     pthread_mutex_unlock(&exact_lock);
     exact_busy--;
 }
 
 void exact_forget(const volatile void *block)
 {
-    if (block == NULL || exact_used == 0)
+    if (block == NULL || exact_blocks.used == 0)
         return;
     pthread_mutex_lock(&exact_lock);
-    forget_locked(HIDE(block));
+    hidden_table_take(&exact_blocks, block);
     pthread_mutex_unlock(&exact_lock);
 }

@@ -12,17 +12,13 @@
 #include <stdint.h>
 #include <unwind.h>
 
+#include "hidden_table_int.h"
+
 #define HIDDEN_SYMBOL __attribute__((visibility("hidden")))
 
 #define MAX_DEPTH 64
 #define LINE_BYTES 4096
 #define RENDER_BYTES 8192
-
-/* The table holds no block's address as it is (the runtime's leak check
- * scans this library's memory for pointers): owners.c's mask. */
-#define HIDE(address) ((uintptr_t) (address) ^ (uintptr_t) UINT64_C(0xA5A5A5A5A5A5A5A5))
-#define EMPTY ((uintptr_t) 0)
-#define GONE ((uintptr_t) 1)
 
 typedef void (*ReportLine)(const char *);
 typedef void (*Symbolize)(void *, const char *, char *, size_t);
@@ -48,11 +44,6 @@ typedef struct {
     int written;       /* its line is in this process's report */
 } Stack;
 
-typedef struct {
-    uintptr_t address;      /* EMPTY, GONE or a block's, HIDE()n */
-    uint32_t stack;         /* an index into exact_stacks */
-} Slot;
-
 /* The sites (exact_sites.c). */
 extern Site *exact_sites HIDDEN_SYMBOL;             /* mapped, exact_n_sites of them */
 extern size_t exact_n_sites HIDDEN_SYMBOL;
@@ -65,8 +56,8 @@ extern uint64_t exact_size_bits[64] HIDDEN_SYMBOL;
 
 /* Nothing done with it held may allocate or free: the hooks take it. */
 extern pthread_mutex_t exact_lock HIDDEN_SYMBOL;
-extern Slot *exact_slots HIDDEN_SYMBOL;             /* mapped, exact_capacity of them */
-extern size_t exact_capacity HIDDEN_SYMBOL, exact_used HIDDEN_SYMBOL;
+/* The blocks, each with its stack's index into exact_stacks. */
+extern HiddenTable exact_blocks HIDDEN_SYMBOL;
 extern Stack *exact_stacks HIDDEN_SYMBOL;           /* mapped */
 extern size_t exact_n_stacks HIDDEN_SYMBOL;
 extern ReportLine exact_report_line HIDDEN_SYMBOL;  /* the runtime's */

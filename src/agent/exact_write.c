@@ -173,17 +173,17 @@ static void write_stack(uint32_t s)
 /* Sorts @slots by stack, then address: a shell sort, in place. qsort
  * allocates for large arrays, and an allocation here, with the lock held,
  * would free into the hook that takes it. */
-static void sort_by_stack(Slot *slots_to_sort, size_t n)
+static void sort_by_stack(HiddenSlot *slots_to_sort, size_t n)
 {
     static const size_t gaps[] = { 10711, 4711, 1750, 701, 301, 132, 57, 23, 10, 4, 1 };
     for (size_t g = 0; g < sizeof gaps / sizeof gaps[0]; g++)
         for (size_t i = gaps[g]; i < n; i++) {
-            Slot slot = slots_to_sort[i];
+            HiddenSlot slot = slots_to_sort[i];
             size_t j = i;
             while (j >= gaps[g] &&
-                   (slots_to_sort[j - gaps[g]].stack > slot.stack ||
-                    (slots_to_sort[j - gaps[g]].stack == slot.stack &&
-                     slots_to_sort[j - gaps[g]].address > slot.address))) {
+                   (slots_to_sort[j - gaps[g]].value > slot.value ||
+                    (slots_to_sort[j - gaps[g]].value == slot.value &&
+                     slots_to_sort[j - gaps[g]].key > slot.key))) {
                 slots_to_sort[j] = slots_to_sort[j - gaps[g]];
                 j -= gaps[g];
             }
@@ -201,17 +201,15 @@ void gemleak_exact_write(void)
     exact_busy++;
     pthread_mutex_lock(&exact_lock);
     exact_report_line(GL_PROTO_MARKER_PREFIX GL_PROTO_MARKER_STACKS);
-    size_t n = 0;
-    Slot *live = exact_used > 0 ? exact_map(exact_used * sizeof *live) : NULL;
-    for (size_t i = 0; live != NULL && i < exact_capacity && n < exact_used; i++)
-        if (exact_slots[i].address > GONE)
-            live[n++] = exact_slots[i];
+    size_t used = exact_blocks.used;
+    HiddenSlot *live = used > 0 ? exact_map(used * sizeof *live) : NULL;
+    size_t n = live != NULL ? hidden_table_copy(&exact_blocks, live, used) : 0;
     if (live != NULL)
         sort_by_stack(live, n);
     size_t length = 0;
     for (size_t i = 0; i < n; i++) {
-        uint32_t s = live[i].stack;
-        if (i == 0 || live[i - 1].stack != s) {
+        uint32_t s = (uint32_t) live[i].value;
+        if (i == 0 || live[i - 1].value != live[i].value) {
             if (length > 0)
                 exact_report_line(rendered);
             length = 0;
@@ -222,7 +220,7 @@ void gemleak_exact_write(void)
                                        GL_PROTO_MARKER_PREFIX GL_PROTO_MARKER_AT "\t%u\t", s);
         length += (size_t) snprintf(rendered + length, sizeof rendered - length, "%s%lx",
                                     rendered[length - 1] == '\t' ? "" : " ",
-                                    (unsigned long) HIDE(live[i].address));
+                                    (unsigned long) HIDDEN_KEY(live[i].key));
         if (length > LINE_BYTES - 64) {
             exact_report_line(rendered);
             length = 0;
@@ -231,7 +229,7 @@ void gemleak_exact_write(void)
     if (length > 0)
         exact_report_line(rendered);
     if (live != NULL)
-        munmap(live, exact_used * sizeof *live);
+        munmap(live, used * sizeof *live);
     pthread_mutex_unlock(&exact_lock);
     exact_busy--;
 }

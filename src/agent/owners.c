@@ -39,6 +39,9 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "gemleak/base/protocol.h"
+#include "hidden_table_int.h"
+
 /* Not in a header: native.c calls these (GemLeakHelper::Native). */
 int gemleak_client_owners_start(void);
 void gemleak_client_owner(const char *text);
@@ -49,21 +52,6 @@ typedef int (*InstallHooks)(void (*)(const volatile void *, size_t), void (*)(co
 typedef void (*ReportLine)(const char *);
 typedef void (*OnRealloc)(void (*)(void *, void *));
 
-/* The table holds no block's address as it is, but this mask over it: the
- * runtime's leak check scans this library's data, and what a thread's
- * stack still holds of ours (qsort's copies), for anything that looks
- * like a pointer into the heap, and a copy of a lost block's would keep
- * it found. */
-#define HIDE(address) ((uintptr_t) (address) ^ (uintptr_t) UINT64_C(0xA5A5A5A5A5A5A5A5))
-
-typedef struct {
-    uintptr_t address;  /* EMPTY, GONE or a block's, HIDE()n */
-    uint32_t owner;     /* an index into owners */
-} Slot;
-
-#define EMPTY ((uintptr_t) 0)
-#define GONE ((uintptr_t) 1) /* a block freed: its slot ends no probe */
-#define FIRST_SLOTS ((size_t) 1 << 16)
 /* Addresses a line of the report holds: the runtime's Printf cuts long lines. */
 #define LINE_ADDRESSES ((size_t) 32)
 #define ADDRESS_CHARS ((size_t) 17) /* a space, 16 hexadecimal digits */
@@ -86,10 +74,10 @@ static void unlock_table(void)
 {
     __atomic_clear(&lock, __ATOMIC_RELEASE);
 }
-static Slot *slots;        /* mapped, capacity of them */
-static size_t capacity;    /* a power of two */
-static size_t used;        /* blocks recorded */
-static size_t gone;        /* GONE slots */
+/* The blocks allocated while a test ran, each with its owner (an index
+ * into owners). When no memory is left for it, a block is nobody's, and
+ * gemleak says it was lost at exit. */
+static HiddenTable table = HIDDEN_TABLE_INIT((size_t) 1 << 16);
 /* The owner of what is allocated now: 0, none (nothing is recorded). Read
  * by every allocation, in any thread, without the lock. */
 static volatile uint32_t current;
@@ -102,83 +90,6 @@ static size_t arena_left;
 static ReportLine report_line;
 static int started;
 
-/* Returns: @bytes of zeroed memory mapped for this library, or NULL. */
-static void *map(size_t bytes)
-{
-    void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    return p == MAP_FAILED ? NULL : p;
-}
-
-static size_t slot_of(uintptr_t address, size_t mask)
-{
-    return (size_t) (((uint64_t) (address >> 4) * UINT64_C(0x9E3779B97F4A7C15)) >> 17) & mask;
-}
-
-/* Moves the recorded blocks into a table of @new_capacity slots; the old
- * one is unmapped. Returns: 0 when no memory was left (nothing moved). */
-static int rehash(size_t new_capacity)
-{
-    Slot *fresh = map(new_capacity * sizeof *fresh);
-    if (fresh == NULL)
-        return 0;
-    for (size_t i = 0; i < capacity; i++) {
-        if (slots[i].address <= GONE)
-            continue;
-        size_t j = slot_of(slots[i].address, new_capacity - 1);
-        while (fresh[j].address != EMPTY)
-            j = (j + 1) & (new_capacity - 1);
-        fresh[j] = slots[i];
-    }
-    if (slots != NULL)
-        munmap(slots, capacity * sizeof *slots);
-    slots = fresh;
-    capacity = new_capacity;
-    gone = 0;
-    return 1;
-}
-
-/* Called with the lock held. */
-static void record(uintptr_t address, uint32_t owner)
-{
-    if ((used + gone + 1) * 2 > capacity &&
-        !rehash(capacity == 0 ? FIRST_SLOTS : (used + 1) * 4 > capacity ? capacity * 2 : capacity))
-        return;  /* no memory: the block is nobody's, and gemleak says it was lost at exit */
-    size_t mask = capacity - 1;
-    size_t i = slot_of(address, mask);
-    size_t free_slot = SIZE_MAX;
-    while (slots[i].address != EMPTY) {
-        if (slots[i].address == address) {
-            slots[i].owner = owner;
-            return;
-        }
-        if (slots[i].address == GONE && free_slot == SIZE_MAX)
-            free_slot = i;
-        i = (i + 1) & mask;
-    }
-    if (free_slot != SIZE_MAX) {
-        i = free_slot;
-        gone--;
-    }
-    slots[i].address = address;
-    slots[i].owner = owner;
-    used++;
-}
-
-/* Called with the lock held. */
-static void forget(uintptr_t address)
-{
-    if (used == 0)
-        return;
-    size_t mask = capacity - 1;
-    for (size_t i = slot_of(address, mask); slots[i].address != EMPTY; i = (i + 1) & mask)
-        if (slots[i].address == address) {
-            slots[i].address = GONE;
-            used--;
-            gone++;
-            return;
-        }
-}
-
 static void allocated(const volatile void *block, size_t size)
 {
     (void) size;
@@ -186,16 +97,16 @@ static void allocated(const volatile void *block, size_t size)
     if (owner == 0 || block == NULL)
         return;
     lock_table();
-    record(HIDE(block), owner);
+    hidden_table_put(&table, block, owner);
     unlock_table();
 }
 
 static void freed(const volatile void *block)
 {
-    if (block == NULL || used == 0)
+    if (block == NULL || table.used == 0)
         return;
     lock_table();
-    forget(HIDE(block));
+    hidden_table_take(&table, block);
     unlock_table();
 }
 
@@ -211,10 +122,10 @@ static void scrub(void)
 
 static int by_owner(const void *a, const void *b)
 {
-    const Slot *x = a, *y = b;
-    if (x->owner != y->owner)
-        return x->owner < y->owner ? -1 : 1;
-    return x->address < y->address ? -1 : x->address > y->address;
+    const HiddenSlot *x = a, *y = b;
+    if (x->value != y->value)
+        return x->value < y->value ? -1 : 1;
+    return x->key < y->key ? -1 : x->key > y->key;
 }
 
 /* At exit: the blocks still recorded, a line for each owner's few dozen;
@@ -227,32 +138,29 @@ static void write_owned(void)
     written = 1;
     current = 0;
     lock_table();
-    size_t n = used;
-    Slot *live = n > 0 ? map(n * sizeof *live) : NULL;
-    size_t k = 0;
-    for (size_t i = 0; live != NULL && i < capacity && k < n; i++)
-        if (slots[i].address > GONE)
-            live[k++] = slots[i];
+    size_t n = table.used;
+    HiddenSlot *live = n > 0 ? agent_map(n * sizeof *live) : NULL;
+    size_t k = live != NULL ? hidden_table_copy(&table, live, n) : 0;
     unlock_table();
     if (live == NULL || report_line == NULL)
         return;
     qsort(live, k, sizeof *live, by_owner);
     static char line[LINE_BYTES];
     for (size_t i = 0; i < k;) {
-        const char *owner = live[i].owner < n_owners ? owners[live[i].owner] : NULL;
+        const char *owner = live[i].value < n_owners ? owners[live[i].value] : NULL;
         if (owner == NULL) {
             i++;
             continue;
         }
-        int length = snprintf(line, sizeof line, "gemleak:owned\t%s\t", owner);
+        int length = snprintf(line, sizeof line, GL_PROTO_MARKER_PREFIX GL_PROTO_MARKER_OWNED "\t%s\t", owner);
         if (length < 0 || (size_t) length >= sizeof line - ADDRESS_CHARS * LINE_ADDRESSES) {
             i++;
             continue;  /* the helper cuts names long before this */
         }
         size_t end = i;
-        while (end < k && end - i < LINE_ADDRESSES && live[end].owner == live[i].owner) {
+        while (end < k && end - i < LINE_ADDRESSES && live[end].value == live[i].value) {
             length += snprintf(line + length, sizeof line - (size_t) length, "%s%lx",
-                               end > i ? " " : "", (unsigned long) HIDE(live[end].address));
+                               end > i ? " " : "", (unsigned long) HIDDEN_KEY(live[end].key));
             end++;
         }
         report_line(line);
@@ -297,9 +205,9 @@ static void reallocated(void *block, void *moved)
         return;
     lock_table();
     if (block != NULL && moved != block)
-        forget(HIDE(block));
+        hidden_table_take(&table, block);
     if (moved != NULL && owner != 0)
-        record(HIDE(moved), owner);
+        hidden_table_put(&table, moved, owner);
     unlock_table();
 }
 
@@ -356,7 +264,7 @@ static char *keep(const char *text)
     size_t size = strlen(text) + 1;
     if (size > arena_left) {
         size_t chunk = size > ARENA_BYTES ? size : ARENA_BYTES;
-        arena = map(chunk);
+        arena = agent_map(chunk);
         if (arena == NULL) {
             arena_left = 0;
             return NULL;
@@ -382,7 +290,7 @@ void gemleak_client_owner(const char *text)
         n_owners = 1;  /* 0 is nobody */
     if (n_owners >= owners_capacity) {
         uint32_t more = owners_capacity == 0 ? 1024 : owners_capacity * 2;
-        char **grown = map(more * sizeof *grown);
+        char **grown = agent_map(more * sizeof *grown);
         if (grown == NULL)
             return;
         if (owners != NULL) {
