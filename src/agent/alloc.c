@@ -102,7 +102,7 @@ enum {
     F_NEW_ALIGNED_NOTHROW, F_NEW_ARRAY_ALIGNED_NOTHROW, F_DLOPEN, F_COUNT
 };
 
-static const char *const names[F_COUNT] = {
+static const char *const next_names[F_COUNT] = {
     [F_MALLOC] = "malloc", [F_CALLOC] = "calloc", [F_REALLOC] = "realloc",
     [F_REALLOCARRAY] = "reallocarray", [F_FREE] = "free", [F_POSIX_MEMALIGN] = "posix_memalign",
     [F_ALIGNED_ALLOC] = "aligned_alloc", [F_MEMALIGN] = "memalign",
@@ -115,31 +115,22 @@ static const char *const names[F_COUNT] = {
     [F_NEW_ARRAY_ALIGNED_NOTHROW] = "_ZnamSt11align_val_tRKSt9nothrow_t", [F_DLOPEN] = "dlopen",
 };
 
-static uintptr_t next[F_COUNT];
-/* The exact pass's (exact_int.h): the runtime's report and symbolizer, and
- * this thread in the middle of an exact unwind. */
-ReportLine exact_report_line;
-Symbolize exact_symbolize;
-__thread int exact_busy __attribute__((tls_model("initial-exec")));
+static uintptr_t next_fn[F_COUNT];
 static int finding;
-Mode alloc_mode;
+/* How the runtime is given a stack (GL_PROTO_ALLOC_MODE_VARIABLE). */
+typedef enum {
+    MODE_OFF = 0,       /* the runtime's own (no runtime, or an exact unwinder) */
+    MODE_CALL,          /* Ruby has no frame pointers: the allocating call, and the call
+                         * into Ruby's allocation functions on the way, and no more */
+    MODE_FRAMES,        /* Ruby keeps them: the frame pointers as they are */
+} Mode;
+static Mode alloc_mode;
 static int exact_on;
 static void (*realloc_hook)(void *, void *);
 
 typedef int (*InstallHooks)(void (*)(const volatile void *, size_t), void (*)(const volatile void *));
 
-/* ---- memory of its own --------------------------------------------------------- */
-
-void *alloc_map(size_t bytes)
-{
-    void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    return p == MAP_FAILED ? NULL : p;
-}
-
-void *exact_map(size_t bytes)
-{
-    return alloc_map(bytes);
-}
+/* ---- finding the runtime's functions ---------------------------------------------- */
 
 /* What dlsym allocates while the next functions are looked for. */
 static unsigned char boot[BOOT_BYTES] __attribute__((aligned(64)));
@@ -162,22 +153,22 @@ static int from_boot(const void *block)
 
 static void find_next(void)
 {
-    if (next[F_MALLOC] != 0 || finding)
+    if (next_fn[F_MALLOC] != 0 || finding)
         return;
     finding = 1;
     for (int f = 0; f < F_COUNT; f++)
         if (f != F_MALLOC)
-            next[f] = (uintptr_t) dlsym(RTLD_NEXT, names[f]);
-    next[F_MALLOC] = (uintptr_t) dlsym(RTLD_NEXT, "malloc");
+            next_fn[f] = (uintptr_t) dlsym(RTLD_NEXT, next_names[f]);
+    next_fn[F_MALLOC] = (uintptr_t) dlsym(RTLD_NEXT, "malloc");
     finding = 0;
 }
 
 /* Whether the runtime's @f is there, looked for if not yet. */
-static inline int found(int f)
+static inline int next_found(int f)
 {
-    if (next[f] == 0)
+    if (next_fn[f] == 0)
         find_next();
-    return next[f] != 0;
+    return next_fn[f] != 0;
 }
 
 /* ---- the blocks the check cannot judge ------------------------------------------- */
@@ -224,7 +215,7 @@ static void allocated_hook(const volatile void *block, size_t size)
 
 /* The dynamic loader's code: the runtime takes what it allocates for
  * reachable when the allocating call is the loader's, as it is only when
- * the runtime is called straight (direct()). */
+ * the runtime is called straight (straight()). */
 static uintptr_t loader_low, loader_high;
 
 /* Returns: 1 if an allocation of @size by @caller, from a function whose
@@ -233,7 +224,7 @@ static uintptr_t loader_low, loader_high;
  * allocating call the runtime's caller). Only on the thread's own stack,
  * outside an exact site, and, without frame pointers, outside an
  * extension's call of Ruby's allocation functions (which front() shows). */
-static inline __attribute__((always_inline)) int direct(uintptr_t caller, uintptr_t fp, size_t size)
+static inline __attribute__((always_inline)) int straight(uintptr_t caller, uintptr_t fp, size_t size)
 {
     const Thread *thread = &alloc_thread;
     if (alloc_mode == MODE_OFF || thread->busy || (caller >= loader_low && caller < loader_high))
@@ -308,15 +299,15 @@ static __attribute__((noinline)) uintptr_t front(Call *call, uintptr_t caller, u
 #define CALLER ((uintptr_t) __builtin_return_address(0))
 #define HERE ((uintptr_t) __builtin_frame_address(0))
 #define CALLER_FP (*(const uintptr_t *) __builtin_frame_address(0))
-#define NEXT(f, type) ((type) next[f])
+#define NEXT(f, type) ((type) next_fn[f])
 
 /* The body of an allocation function: the runtime's @f straight (a tail
- * call) when direct(), else through front(); a block of @size. */
+ * call) when straight(), else through front(); a block of @size. */
 #define BODY(type, f, cast, size_, a_, b_, c_, ...)                                          \
     uintptr_t caller = CALLER;                                                              \
-    if (direct(caller, HERE, (size_)))                                                      \
+    if (straight(caller, HERE, (size_)))                                                    \
         return NEXT(f, type)(__VA_ARGS__);                                                  \
-    Call call = { .fn = next[f], .a = (uintptr_t) (a_), .b = (uintptr_t) (b_),              \
+    Call call = { .fn = next_fn[f], .a = (uintptr_t) (a_), .b = (uintptr_t) (b_),           \
                   .c = (uintptr_t) (c_) };                                                  \
     return (cast) front(&call, caller, HERE, CALLER_FP, (size_), NULL)
 
@@ -334,9 +325,9 @@ typedef char *(*DupN)(const char *, size_t);
 
 void *malloc(size_t size)
 {
-    if (next[F_MALLOC] == 0) {
+    if (next_fn[F_MALLOC] == 0) {
         find_next();
-        if (next[F_MALLOC] == 0)
+        if (next_fn[F_MALLOC] == 0)
             return boot_alloc(size);
     }
     BODY(Sized, F_MALLOC, void *, size, size, 0, 0, size);
@@ -344,9 +335,9 @@ void *malloc(size_t size)
 
 void *calloc(size_t count, size_t size)
 {
-    if (next[F_CALLOC] == 0) {
+    if (next_fn[F_CALLOC] == 0) {
         find_next();
-        if (next[F_CALLOC] == 0)
+        if (next_fn[F_CALLOC] == 0)
             return count != 0 && size > SIZE_MAX / count ? NULL : boot_alloc(count * size);
     }
     BODY(Pair, F_CALLOC, void *, count * size, count, size, 0, count, size);
@@ -379,22 +370,22 @@ void *realloc(void *block, size_t size)
             memcpy(moved, block, size < left ? size : left);
         return moved;
     }
-    if (!found(F_REALLOC)) {
+    if (!next_found(F_REALLOC)) {
         errno = ENOMEM;
         return NULL;
     }
-    Call call = { .fn = next[F_REALLOC], .a = (uintptr_t) block, .b = size };
+    Call call = { .fn = next_fn[F_REALLOC], .a = (uintptr_t) block, .b = size };
     void *moved = (void *) front(&call, CALLER, HERE, CALLER_FP, size, NULL);
     return reallocated(block, moved, size);
 }
 
 void *reallocarray(void *block, size_t count, size_t size)
 {
-    if (!found(F_REALLOCARRAY)) {
+    if (!next_found(F_REALLOCARRAY)) {
         errno = ENOMEM;
         return NULL;
     }
-    Call call = { .fn = next[F_REALLOCARRAY], .a = (uintptr_t) block, .b = count, .c = size };
+    Call call = { .fn = next_fn[F_REALLOCARRAY], .a = (uintptr_t) block, .b = count, .c = size };
     void *moved = (void *) front(&call, CALLER, HERE, CALLER_FP, count * size, NULL);
     return reallocated(block, moved, count * size);
 }
@@ -403,8 +394,8 @@ void free(void *block)
 {
     if (block == NULL || from_boot(block))
         return;
-    if (found(F_FREE))
-        ((void (*)(void *)) next[F_FREE])(block);
+    if (next_found(F_FREE))
+        ((void (*)(void *)) next_fn[F_FREE])(block);
 }
 
 void cfree(void *block)
@@ -414,19 +405,19 @@ void cfree(void *block)
 
 int posix_memalign(void **out, size_t alignment, size_t size)
 {
-    if (!found(F_POSIX_MEMALIGN))
+    if (!next_found(F_POSIX_MEMALIGN))
         return ENOMEM;
     uintptr_t caller = CALLER;
-    if (direct(caller, HERE, size))
+    if (straight(caller, HERE, size))
         return NEXT(F_POSIX_MEMALIGN, Aligned)(out, alignment, size);
-    Call call = { .fn = next[F_POSIX_MEMALIGN], .a = (uintptr_t) out, .b = alignment, .c = size };
+    Call call = { .fn = next_fn[F_POSIX_MEMALIGN], .a = (uintptr_t) out, .b = alignment, .c = size };
     return (int) front(&call, caller, HERE, CALLER_FP, size, out);
 }
 
 #define SIZED(name, f)                                                                  \
     void *name(size_t size)                                                             \
     {                                                                                   \
-        if (!found(f)) {                                                                \
+        if (!next_found(f)) {                                                           \
             errno = ENOMEM;                                                             \
             return NULL;                                                                \
         }                                                                               \
@@ -440,7 +431,7 @@ SIZED(_Znam, F_NEW_ARRAY)
 #define ALIGNED(name, f)                                                                \
     void *name(size_t alignment, size_t size)                                           \
     {                                                                                   \
-        if (!found(f)) {                                                                \
+        if (!next_found(f)) {                                                           \
             errno = ENOMEM;                                                             \
             return NULL;                                                                \
         }                                                                               \
@@ -452,42 +443,42 @@ ALIGNED(__libc_memalign, F_LIBC_MEMALIGN)
 
 void *_ZnwmSt11align_val_t(size_t size, size_t alignment)
 {
-    if (!found(F_NEW_ALIGNED))
+    if (!next_found(F_NEW_ALIGNED))
         return NULL;
     BODY(Pair, F_NEW_ALIGNED, void *, size, size, alignment, 0, size, alignment);
 }
 
 void *_ZnamSt11align_val_t(size_t size, size_t alignment)
 {
-    if (!found(F_NEW_ARRAY_ALIGNED))
+    if (!next_found(F_NEW_ARRAY_ALIGNED))
         return NULL;
     BODY(Pair, F_NEW_ARRAY_ALIGNED, void *, size, size, alignment, 0, size, alignment);
 }
 
 void *_ZnwmRKSt9nothrow_t(size_t size, const void *tag)
 {
-    if (!found(F_NEW_NOTHROW))
+    if (!next_found(F_NEW_NOTHROW))
         return NULL;
     BODY(WithTag, F_NEW_NOTHROW, void *, size, size, tag, 0, size, tag);
 }
 
 void *_ZnamRKSt9nothrow_t(size_t size, const void *tag)
 {
-    if (!found(F_NEW_ARRAY_NOTHROW))
+    if (!next_found(F_NEW_ARRAY_NOTHROW))
         return NULL;
     BODY(WithTag, F_NEW_ARRAY_NOTHROW, void *, size, size, tag, 0, size, tag);
 }
 
 void *_ZnwmSt11align_val_tRKSt9nothrow_t(size_t size, size_t alignment, const void *tag)
 {
-    if (!found(F_NEW_ALIGNED_NOTHROW))
+    if (!next_found(F_NEW_ALIGNED_NOTHROW))
         return NULL;
     BODY(Triple, F_NEW_ALIGNED_NOTHROW, void *, size, size, alignment, tag, size, alignment, tag);
 }
 
 void *_ZnamSt11align_val_tRKSt9nothrow_t(size_t size, size_t alignment, const void *tag)
 {
-    if (!found(F_NEW_ARRAY_ALIGNED_NOTHROW))
+    if (!next_found(F_NEW_ARRAY_ALIGNED_NOTHROW))
         return NULL;
     BODY(Triple, F_NEW_ARRAY_ALIGNED_NOTHROW, void *, size, size, alignment, tag, size, alignment, tag);
 }
@@ -496,21 +487,21 @@ void *_ZnamSt11align_val_tRKSt9nothrow_t(size_t size, size_t alignment, const vo
  * C library's call malloc, which comes here anyway). */
 char *strdup(const char *text)
 {
-    if (!found(F_STRDUP))
+    if (!next_found(F_STRDUP))
         return NULL;
     BODY(Dup, F_STRDUP, char *, strlen(text) + 1, text, 0, 0, text);
 }
 
 char *__strdup(const char *text)
 {
-    if (!found(F_STRDUP2))
+    if (!next_found(F_STRDUP2))
         return NULL;
     BODY(Dup, F_STRDUP2, char *, strlen(text) + 1, text, 0, 0, text);
 }
 
 char *strndup(const char *text, size_t size)
 {
-    if (!found(F_STRNDUP))
+    if (!next_found(F_STRNDUP))
         return NULL;
     BODY(DupN, F_STRNDUP, char *, strnlen(text, size) + 1, text, size, 0, text, size);
 }
@@ -519,9 +510,9 @@ char *strndup(const char *text, size_t size)
  * watched, and it may hold the exact pass's sites. */
 void *dlopen(const char *file, int mode)
 {
-    if (!found(F_DLOPEN))
+    if (!next_found(F_DLOPEN))
         return NULL;
-    void *handle = ((void *(*)(const char *, int)) next[F_DLOPEN])(file, mode);
+    void *handle = ((void *(*)(const char *, int)) next_fn[F_DLOPEN])(file, mode);
     if (handle != NULL && alloc_mode != MODE_OFF) {
         alloc_via_patch();
         if (exact_on)
@@ -560,7 +551,7 @@ void gemleak_alloc_before_check(void)
         pthread_mutex_unlock(&hidden_lock);
     }
     if (exact_on)
-        gemleak_exact_write();
+        exact_write_table();
     alloc_thread.busy--;
 }
 
@@ -591,13 +582,8 @@ static void find_loader(void)
  * sites of @path. Returns: 1 when all is there. */
 static int exact_start(const char *path)
 {
-    exact_report_line = report_line;
-    exact_symbolize = (Symbolize) (uintptr_t) dlsym(RTLD_DEFAULT, "__sanitizer_symbolize_pc");
-    exact_backtrace = (Backtrace) (uintptr_t) dlsym(RTLD_DEFAULT, "_Unwind_Backtrace");
-    exact_get_ip = (GetIP) (uintptr_t) dlsym(RTLD_DEFAULT, "_Unwind_GetIP");
-    if (exact_symbolize == NULL || exact_backtrace == NULL || exact_get_ip == NULL)
+    if (!exact_write_start(report_line) || !exact_blocks_start())
         return 0;
-    exact_find_self();
     exact_read_sites(path);
     return 1;
 }
@@ -606,13 +592,13 @@ static void before_fork(void)
 {
     pthread_mutex_lock(&hidden_lock);
     if (exact_on)
-        pthread_mutex_lock(&exact_lock);
+        pthread_mutex_lock(&exact_table.lock);
 }
 
 static void after_fork(void)
 {
     if (exact_on)
-        pthread_mutex_unlock(&exact_lock);
+        pthread_mutex_unlock(&exact_table.lock);
     pthread_mutex_unlock(&hidden_lock);
 }
 
@@ -633,8 +619,8 @@ __attribute__((constructor)) static void alloc_start(void)
                                                             "__sanitizer_install_malloc_and_free_hooks");
     report_line = (void (*)(const char *)) (uintptr_t) dlsym(RTLD_DEFAULT,
                                                              "__sanitizer_report_error_summary");
-    if (mode == NULL || install == NULL || report_line == NULL || next[F_MALLOC] == 0 ||
-        next[F_FREE] == 0 || !ALLOC_FRAMES)
+    if (mode == NULL || install == NULL || report_line == NULL || next_fn[F_MALLOC] == 0 ||
+        next_fn[F_FREE] == 0 || !ALLOC_FRAMES)
         return;  /* no runtime here (a program the helper took it from): nothing to do */
     Mode wanted = strcmp(mode, GL_PROTO_UNWOUND_CALL) == 0     ? MODE_CALL
                   : strcmp(mode, GL_PROTO_UNWOUND_FRAMES) == 0 ? MODE_FRAMES
@@ -643,7 +629,7 @@ __attribute__((constructor)) static void alloc_start(void)
         return;
     /* The runtime bounds the main thread's stack as it starts: started now,
      * before the scratch stack is mapped below that stack. */
-    ((void (*)(void *)) next[F_FREE])(((void *(*)(size_t)) next[F_MALLOC])(1));
+    ((void (*)(void *)) next_fn[F_FREE])(((void *(*)(size_t)) next_fn[F_MALLOC])(1));
     if (install(allocated_hook, freed_hook) == 0 ||
         pthread_atfork(before_fork, after_fork, in_child) != 0)
         return;

@@ -1,20 +1,21 @@
-/* What the files of the allocation front share (gemleak_alloc.so, src/run/
- * client/alloc*.c and exact_*.c): the library gemleak preloads before a
- * sanitizer's runtime into every Ruby of a run that unwinds by frame
- * pointers. alloc.c says what it does. Hidden: nothing here is the
- * library's interface.
+/* What the allocation front's files share (gemleak_alloc.so, src/agent/
+ * alloc*.c): the library gemleak preloads before a sanitizer's runtime
+ * into every Ruby of a run that unwinds by frame pointers. alloc.c says
+ * what it does; it calls alloc_stack.c and alloc_via.c, which call nothing
+ * of it (alloc_via.c reads alloc_stack.c's thread). The exact pass's files
+ * are exact_int.h's. Hidden: nothing here is the library's interface.
  *
  * Built on its own: no GLib; it runs inside the suite's Ruby. x86-64 only:
  * elsewhere the library is built without the stack switch and the calls it
  * watches (alloc_stack.c, alloc_via.c), and gemleak falls back on what the
  * runtime records itself. */
-#ifndef GEMLEAK_CLIENT_ALLOC_INT_H
-#define GEMLEAK_CLIENT_ALLOC_INT_H
+#ifndef GEMLEAK_AGENT_ALLOC_INT_H
+#define GEMLEAK_AGENT_ALLOC_INT_H
 
 #include <stddef.h>
 #include <stdint.h>
 
-#define ALLOC_HIDDEN __attribute__((visibility("hidden")))
+#include "agent_int.h"
 
 #if defined(__x86_64__)
 #define ALLOC_FRAMES 1
@@ -52,24 +53,16 @@ typedef struct {
     int busy;               /* this thread is in the library: what it allocates is not looked at */
 } Thread;
 
-extern __thread Thread alloc_thread __attribute__((tls_model("initial-exec"))) ALLOC_HIDDEN;
-
-/* How the runtime is given a stack (GL_PROTO_ALLOC_MODE_VARIABLE). */
-typedef enum {
-    MODE_OFF = 0,       /* the runtime's own (no runtime, or an exact unwinder) */
-    MODE_CALL,          /* Ruby has no frame pointers: the allocating call, and the call
-                         * into Ruby's allocation functions on the way, and no more */
-    MODE_FRAMES,        /* Ruby keeps them: the frame pointers as they are */
-} Mode;
-
-extern Mode alloc_mode ALLOC_HIDDEN;
+extern __thread Thread alloc_thread __attribute__((tls_model("initial-exec"))) AGENT_HIDDEN;
 
 /* ---- alloc_stack.c: where a call of the runtime runs --------------------- */
 
 /* Looks this thread's stack up, as the runtime bounds it (once a thread);
- * the main thread's at the start, with its scratch stack. */
-void alloc_stack_start(void) ALLOC_HIDDEN;
-void alloc_thread_learn(Thread *thread) ALLOC_HIDDEN;
+ * the main thread's at the start, with its scratch stack. Called when the
+ * front is on, before it hands out its first chain: from then on each
+ * thread created gets a scratch stack. */
+void alloc_stack_start(void) AGENT_HIDDEN;
+void alloc_thread_learn(Thread *thread) AGENT_HIDDEN;
 
 /* Returns: 1 if @sp is on this thread's own stack (as the runtime knows
  * it), 0 on another (a Fiber's, a coroutine's); 1 when not known. */
@@ -80,21 +73,21 @@ static inline int alloc_on_own_stack(const Thread *thread, uintptr_t sp)
 
 /* Calls @call with the frame pointer @chain (the frames the runtime's
  * unwinder walks; 0: as it is), on @sp (0: where it runs now). */
-void gl_alloc_call(Call *call, uintptr_t sp, uintptr_t chain) ALLOC_HIDDEN;
+void gl_alloc_call(Call *call, uintptr_t sp, uintptr_t chain) AGENT_HIDDEN;
 
 /* Copies the frame-pointer chain that starts at @fp (a frame of the stack
  * the allocation runs on), within the mapping that holds it, into @frames
  * from @n on; returns how many frames there are then. */
-int alloc_copy_chain(uintptr_t fp, Frame *frames, int n) ALLOC_HIDDEN;
+int alloc_copy_chain(uintptr_t fp, Frame *frames, int n) AGENT_HIDDEN;
 
 /* ---- alloc_via.c: the calls of Ruby's allocation functions an extension makes */
 
 /* Reads the functions to watch (GL_PROTO_ALLOC_APIS_VARIABLE). */
-void alloc_via_start(void) ALLOC_HIDDEN;
+void alloc_via_start(void) AGENT_HIDDEN;
 
 /* Redirects, in every module loaded since the last time, the calls of
  * Ruby's allocation functions (through the module's GOT) to this library. */
-void alloc_via_patch(void) ALLOC_HIDDEN;
+void alloc_via_patch(void) AGENT_HIDDEN;
 
 /* An extension's call of one of Ruby's allocation functions, running:
  * the trampoline's frame, the extension's return address, the function. */
@@ -110,8 +103,8 @@ typedef struct {
  * table's growth); deeper, a callback into Ruby allocates for Ruby. */
 #define VIA_REACH ((uintptr_t) 64 * 1024)
 
-extern __thread Via alloc_vias[MAX_VIAS] __attribute__((tls_model("initial-exec"))) ALLOC_HIDDEN;
-extern __thread int alloc_n_vias __attribute__((tls_model("initial-exec"))) ALLOC_HIDDEN;
+extern __thread Via alloc_vias[MAX_VIAS] __attribute__((tls_model("initial-exec"))) AGENT_HIDDEN;
+extern __thread int alloc_n_vias __attribute__((tls_model("initial-exec"))) AGENT_HIDDEN;
 
 /* The innermost watched call below which an allocation at @sp runs: the
  * extension's return address (*@ret) and the function it called (*@api).
@@ -129,11 +122,6 @@ static inline int alloc_via_find(uintptr_t sp, uintptr_t *ret, uintptr_t *api)
 
 /* The return address inside the watching call: what a stack shows between
  * the function called and the extension that called it. */
-extern const char gemleak_via_return[] ALLOC_HIDDEN;
-
-/* ---- alloc.c ---------------------------------------------------------------- */
-
-/* Returns: @bytes of zeroed memory mapped (never the runtime's), or NULL. */
-void *alloc_map(size_t bytes) ALLOC_HIDDEN;
+extern const char gemleak_via_return[] AGENT_HIDDEN;
 
 #endif

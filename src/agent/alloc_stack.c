@@ -69,6 +69,8 @@ static int carved_key_made;
 
 typedef int (*PthreadCreate)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
 static PthreadCreate next_pthread_create;
+/* The front is on (alloc_stack_start()): threads get their scratch stacks. */
+static int started;
 
 /* ---- the call ------------------------------------------------------------------ */
 
@@ -310,13 +312,13 @@ int pthread_create(pthread_t *out, const pthread_attr_t *attr, void *(*start)(vo
         next_pthread_create = (PthreadCreate) (uintptr_t) dlsym(RTLD_NEXT, "pthread_create");
     if (next_pthread_create == NULL)
         return EAGAIN;
-    if (alloc_mode == MODE_OFF)
+    if (!started)
         return next_pthread_create(out, attr, start, arg);
     /* A stack its creator gives is carved too (Ruby's M:N scheduler gives
      * its native threads theirs): the C library keeps its own data at the
      * top of such a stack, and a thread that reached the bottom would have
      * overflowed it. */
-    Start *data = alloc_map(sizeof *data);
+    Start *data = agent_map(sizeof *data);
     if (data == NULL)
         return next_pthread_create(out, attr, start, arg);
     *data = (Start) { .start = start, .arg = arg, .carve = 1 };
@@ -328,6 +330,7 @@ int pthread_create(pthread_t *out, const pthread_attr_t *attr, void *(*start)(vo
 
 void alloc_stack_start(void)
 {
+    started = 1;
     if (pthread_key_create(&carved_key, give_back) == 0)
         carved_key_made = 1;
     alloc_thread_learn(&alloc_thread);

@@ -170,7 +170,7 @@ __asm__(".text\n"
         "  .set gl_via_index, gl_via_index + 1\n"
         "  .endr\n");
 
-extern const char gemleak_via_stubs[] ALLOC_HIDDEN;
+extern const char gemleak_via_stubs[] AGENT_HIDDEN;
 #define STUB(index) ((uintptr_t) gemleak_via_stubs + 16 * (uintptr_t) (index))
 #endif
 
@@ -237,7 +237,7 @@ void alloc_via_start(void)
     size_t length = 0;
     if (fstat(fd, &st) == 0 && st.st_size > 0 && st.st_size < (1 << 20)) {
         length = (size_t) st.st_size;
-        text = alloc_map(length + 1);
+        text = agent_map(length + 1);
         size_t got = 0;
         while (text != NULL && got < length) {
             ssize_t n = read(fd, text + got, length - got);

@@ -1,8 +1,8 @@
 /* The exact pass's table (gemleak_alloc.so; alloc.c says what it does):
  * each block a site allocated, by its address (hidden from the leak
- * check, hidden_table_int.h), with its stack, unwound here by libgcc's unwinder as
- * the runtime's slow unwinder does; a stack once, however many blocks
- * share it. A block freed leaves the table (the runtime's hooks, alloc.c).
+ * check, hidden_table_int.h), with its stack, unwound here by libgcc's
+ * unwinder as the runtime's slow unwinder does; a stack once, however many
+ * blocks share it. A block freed leaves the table (the runtime's hooks, alloc.c).
  * Before each check (gemleak_alloc_before_check), exact_write.c writes it
  * into the report. */
 #define _GNU_SOURCE
@@ -18,13 +18,14 @@
 
 #include "exact_int.h"
 
-pthread_mutex_t exact_lock = PTHREAD_MUTEX_INITIALIZER;
-HiddenTable exact_blocks = HIDDEN_TABLE_INIT((size_t) 1 << 12);
-Stack *exact_stacks;
-size_t exact_n_stacks;
-static size_t stacks_capacity;
-Backtrace exact_backtrace;
-GetIP exact_get_ip;
+ExactTable exact_table = { .lock = PTHREAD_MUTEX_INITIALIZER,
+                           .blocks = HIDDEN_TABLE_INIT((size_t) 1 << 12) };
+
+/* libgcc's unwinder, as the runtime's slow unwinder calls it. */
+typedef _Unwind_Reason_Code (*Backtrace)(_Unwind_Trace_Fn, void *);
+typedef _Unwind_Ptr (*GetIP)(struct _Unwind_Context *);
+static Backtrace unwind_backtrace;
+static GetIP unwind_get_ip;
 
 typedef struct {
     uintptr_t caller;
@@ -55,11 +56,16 @@ static int find_ours(struct dl_phdr_info *info, size_t size, void *data)
     return 1;
 }
 
-void exact_find_self(void)
+int exact_blocks_start(void)
 {
+    unwind_backtrace = (Backtrace) (uintptr_t) dlsym(RTLD_DEFAULT, "_Unwind_Backtrace");
+    unwind_get_ip = (GetIP) (uintptr_t) dlsym(RTLD_DEFAULT, "_Unwind_GetIP");
+    if (unwind_backtrace == NULL || unwind_get_ip == NULL)
+        return 0;
     Dl_info info;
     if (dladdr((void *) (uintptr_t) find_ours, &info) != 0)
         dl_iterate_phdr(find_ours, info.dli_fbase);
+    return 1;
 }
 
 static int ours(uintptr_t pc)
@@ -70,13 +76,13 @@ static int ours(uintptr_t pc)
 static _Unwind_Reason_Code one_frame(struct _Unwind_Context *context, void *data)
 {
     Unwinding *unwinding = data;
-    uintptr_t pc = (uintptr_t) exact_get_ip(context);
+    uintptr_t pc = (uintptr_t) unwind_get_ip(context);
     if (!unwinding->found) {
         if (pc != unwinding->caller)
             return _URC_NO_REASON;  /* this library's own frames */
         unwinding->found = 1;
     }
-    if (pc == 0 || unwinding->counted >= exact_depth || unwinding->stack->n >= MAX_DEPTH)
+    if (pc == 0 || unwinding->counted >= exact_sites.depth || unwinding->stack->n >= MAX_DEPTH)
         return _URC_END_OF_STACK;
     unwinding->stack->pcs[unwinding->stack->n++] = pc;
     unwinding->counted += !ours(pc);
@@ -87,50 +93,51 @@ static _Unwind_Reason_Code one_frame(struct _Unwind_Context *context, void *data
  * memory was left. Called with the lock held. */
 static uint32_t keep_stack(const Stack *stack)
 {
-    for (size_t i = exact_n_stacks; i > 0; i--)
-        if (exact_stacks[i - 1].n == stack->n &&
-            memcmp(exact_stacks[i - 1].pcs, stack->pcs, (size_t) stack->n * sizeof stack->pcs[0]) == 0)
+    ExactTable *t = &exact_table;
+    for (size_t i = t->n_stacks; i > 0; i--)
+        if (t->stacks[i - 1].n == stack->n &&
+            memcmp(t->stacks[i - 1].pcs, stack->pcs, (size_t) stack->n * sizeof stack->pcs[0]) == 0)
             return (uint32_t) (i - 1);
-    if (exact_n_stacks >= stacks_capacity) {
-        size_t more = stacks_capacity == 0 ? 256 : stacks_capacity * 2;
-        Stack *grown = exact_map(more * sizeof *grown);
+    if (t->n_stacks >= t->capacity) {
+        size_t more = t->capacity == 0 ? 256 : t->capacity * 2;
+        Stack *grown = agent_map(more * sizeof *grown);
         if (grown == NULL)
             return UINT32_MAX;
-        if (exact_stacks != NULL) {
-            memcpy(grown, exact_stacks, exact_n_stacks * sizeof *exact_stacks);
-            munmap(exact_stacks, stacks_capacity * sizeof *exact_stacks);
+        if (t->stacks != NULL) {
+            memcpy(grown, t->stacks, t->n_stacks * sizeof *t->stacks);
+            munmap(t->stacks, t->capacity * sizeof *t->stacks);
         }
-        exact_stacks = grown;
-        stacks_capacity = more;
+        t->stacks = grown;
+        t->capacity = more;
     }
-    exact_stacks[exact_n_stacks] = *stack;
-    return (uint32_t) exact_n_stacks++;
+    t->stacks[t->n_stacks] = *stack;
+    return (uint32_t) t->n_stacks++;
 }
 
 /* Records @block, allocated by a call returning to @caller, with its stack. */
 void exact_record(void *block, uintptr_t caller)
 {
-    if (block == NULL || exact_backtrace == NULL || exact_get_ip == NULL)
+    if (block == NULL || unwind_backtrace == NULL || unwind_get_ip == NULL)
         return;
     exact_busy++;
     Stack stack = { .n = 0 };
     Unwinding unwinding = { .caller = caller, .stack = &stack };
-    exact_backtrace(one_frame, &unwinding);
+    unwind_backtrace(one_frame, &unwinding);
     if (stack.n == 0)
         stack.pcs[stack.n++] = caller;  /* the unwinder lost its way: the caller at least */
-    pthread_mutex_lock(&exact_lock);
+    pthread_mutex_lock(&exact_table.lock);
     uint32_t index = keep_stack(&stack);
     if (index != UINT32_MAX)
-        hidden_table_put(&exact_blocks, block, index);
-    pthread_mutex_unlock(&exact_lock);
+        hidden_table_put(&exact_table.blocks, block, index);
+    pthread_mutex_unlock(&exact_table.lock);
     exact_busy--;
 }
 
 void exact_forget(const volatile void *block)
 {
-    if (block == NULL || exact_blocks.used == 0)
+    if (block == NULL || exact_table.blocks.used == 0)
         return;
-    pthread_mutex_lock(&exact_lock);
-    hidden_table_take(&exact_blocks, block);
-    pthread_mutex_unlock(&exact_lock);
+    pthread_mutex_lock(&exact_table.lock);
+    hidden_table_take(&exact_table.blocks, block);
+    pthread_mutex_unlock(&exact_table.lock);
 }

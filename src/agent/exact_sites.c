@@ -29,13 +29,10 @@
 #define MAX_SITES 4096
 #define MAX_MODULES 256
 
-Site *exact_sites;
-size_t exact_n_sites;
+ExactSites exact_sites = { .depth = 27 };
+__thread int exact_busy __attribute__((tls_model("initial-exec")));
 static char **modules;      /* mapped: the sites' modules, as the runtime names them */
 static size_t n_modules;
-int exact_depth = 27;
-volatile int exact_ready;
-uint64_t exact_size_bits[64];
 
 /* Returns: @path's real path in @out (PATH_MAX bytes), or 0. */
 static int real(const char *path, char *out)
@@ -73,16 +70,18 @@ static int resolve_module(struct dl_phdr_info *info, size_t size, void *data)
         }
         if (!same)
             continue;
-        for (size_t s = 0; s < exact_n_sites; s++)
-            if (exact_sites[s].module == m && exact_sites[s].address == 0)
-                exact_sites[s].address = (uintptr_t) info->dlpi_addr + exact_sites[s].offset + CALL_BEFORE_RETURN;
+        for (size_t s = 0; s < exact_sites.n; s++) {
+            Site *site = &exact_sites.at[s];
+            if (site->module == m && site->address == 0)
+                site->address = (uintptr_t) info->dlpi_addr + site->offset + CALL_BEFORE_RETURN;
+        }
     }
     return 0;
 }
 
 void exact_resolve(void)
 {
-    if (exact_n_sites == 0)
+    if (exact_sites.n == 0)
         return;
     static Walk walk;
     walk.first = 1;
@@ -91,7 +90,7 @@ void exact_resolve(void)
     exact_busy++;
     dl_iterate_phdr(resolve_module, &walk);
     exact_busy--;
-    exact_ready = 1;
+    exact_sites.ready = 1;
 }
 
 /* Returns: the index of @name among the modules, added if new; -1 when full. */
@@ -102,7 +101,7 @@ static long module_index(const char *name, size_t length)
             return (long) m;
     if (n_modules >= MAX_MODULES)
         return -1;
-    char *copy = exact_map(length + 1);
+    char *copy = agent_map(length + 1);
     if (copy == NULL)
         return -1;
     memcpy(copy, name, length);
@@ -124,7 +123,7 @@ void exact_read_sites(const char *path)
     size_t length = 0;
     if (fstat(fd, &st) == 0 && st.st_size > 0 && (size_t) st.st_size < ((size_t) 64 << 20)) {
         length = (size_t) st.st_size;
-        text = exact_map(length + 1);
+        text = agent_map(length + 1);
         size_t got = 0;
         while (text != NULL && got < length) {
             ssize_t n = read(fd, text + got, length - got);
@@ -135,12 +134,12 @@ void exact_read_sites(const char *path)
         length = got;
     }
     close(fd);
-    exact_sites = exact_map(MAX_SITES * sizeof *exact_sites);
-    modules = exact_map(MAX_MODULES * sizeof *modules);
-    if (text == NULL || exact_sites == NULL || modules == NULL)
+    exact_sites.at = agent_map(MAX_SITES * sizeof *exact_sites.at);
+    modules = agent_map(MAX_MODULES * sizeof *modules);
+    if (text == NULL || exact_sites.at == NULL || modules == NULL)
         return;
     const char *header = GL_PROTO_MARKER_PREFIX GL_PROTO_MARKER_SITES "\t";
-    for (char *line = text; line < text + length && exact_n_sites < MAX_SITES;) {
+    for (char *line = text; line < text + length && exact_sites.n < MAX_SITES;) {
         char *end = memchr(line, '\n', (size_t) (text + length - line));
         if (end == NULL)
             end = text + length;
@@ -149,7 +148,7 @@ void exact_read_sites(const char *path)
         if (strncmp(line, header, strlen(header)) == 0) {
             long given = strtol(line + strlen(header), &rest, 10);
             if (given > 0 && given <= MAX_DEPTH)
-                exact_depth = (int) given;
+                exact_sites.depth = (int) given;
         } else {
             unsigned long long size = strtoull(line, &rest, 10);
             if (rest != line && *rest == '\t') {
@@ -163,10 +162,11 @@ void exact_read_sites(const char *path)
                         module_length -= 4;
                     long m = module_index(module, module_length);
                     if (m >= 0) {
-                        exact_sites[exact_n_sites] = (Site) { .offset = (uintptr_t) offset, .size = (size_t) size,
-                                                  .module = (uint32_t) m, .via = via };
-                        exact_size_bits[(size & 4095) / 64] |= UINT64_C(1) << (size & 63);
-                        exact_n_sites++;
+                        exact_sites.at[exact_sites.n] = (Site) { .offset = (uintptr_t) offset,
+                                                                 .size = (size_t) size,
+                                                                 .module = (uint32_t) m, .via = via };
+                        exact_sites.size_bits[(size & 4095) / 64] |= UINT64_C(1) << (size & 63);
+                        exact_sites.n++;
                     }
                 }
             }

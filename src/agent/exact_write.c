@@ -18,12 +18,21 @@
  * It runs with the table's lock held: nothing here allocates (memory is
  * mapped, and sorted in place). */
 #define _GNU_SOURCE
+#include <dlfcn.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
 
 #include "gemleak/base/protocol.h"
 #include "exact_int.h"
+
+#define RENDER_BYTES 8192
+
+/* The runtime's: a line into the process's report, and its symbolizer. */
+typedef void (*ReportLine)(const char *);
+typedef void (*Symbolize)(void *, const char *, char *, size_t);
+static ReportLine report_line;
+static Symbolize symbolize;
 
 static char line[LINE_BYTES];
 static char rendered[RENDER_BYTES];
@@ -52,7 +61,7 @@ static char *keep(const char *text, size_t size)
 {
     if (size > arena_left) {
         size_t chunk = size > ARENA_BYTES ? size : ARENA_BYTES;
-        arena = exact_map(chunk);
+        arena = agent_map(chunk);
         arena_left = arena != NULL ? chunk : 0;
         if (arena == NULL)
             return NULL;
@@ -69,7 +78,7 @@ static const Rendered *render(uintptr_t pc)
     static const char *const formats[] = { "%m", "%f", "%s", "%p %o %q %l %c" };
     if ((n_rendered + 1) * 2 > rendered_capacity) {
         size_t more = rendered_capacity == 0 ? FIRST_RENDERED : rendered_capacity * 2;
-        Rendered *grown = exact_map(more * sizeof *grown);
+        Rendered *grown = agent_map(more * sizeof *grown);
         if (grown == NULL)
             return NULL;  /* no memory left: this frame goes unnamed */
         for (size_t j = 0; j < rendered_capacity; j++) {
@@ -98,7 +107,7 @@ static const Rendered *render(uintptr_t pc)
     int counts[4] = { 0 };
     for (int f = 0; f < 4; f++) {
         memset(buffers[f], 0, sizeof buffers[f]);
-        exact_symbolize((void *) pc, formats[f], buffers[f], sizeof buffers[f]);
+        symbolize((void *) pc, formats[f], buffers[f], sizeof buffers[f]);
         for (char *p = buffers[f]; *p != '\0' && counts[f] < 16; p += strlen(p) + 1)
             texts[f][counts[f]++] = p;
     }
@@ -137,12 +146,12 @@ static Rendered *write_frames(uintptr_t pc)
         return frames;
     frames->written = 1;
     snprintf(line, sizeof line, GL_PROTO_MARKER_PREFIX GL_PROTO_MARKER_FRAME "\t%u", frames->index);
-    exact_report_line(line);
+    report_line(line);
     const char *field = frames->text;
     for (int i = 0; i < frames->frames; i++)
         for (int f = 0; f < 4; f++) {
             snprintf(line, sizeof line, "%s %d %s", tags[f], i, field);
-            exact_report_line(line);
+            report_line(line);
             field += strlen(field) + 1;
         }
     return frames;
@@ -152,13 +161,14 @@ static Rendered *write_frames(uintptr_t pc)
  * its frames by their numbers (written first). */
 static void write_stack(uint32_t s)
 {
-    if (exact_stacks[s].written)
+    Stack *stack = &exact_table.stacks[s];
+    if (stack->written)
         return;
-    exact_stacks[s].written = 1;
+    stack->written = 1;
     uint32_t indices[MAX_DEPTH];
     int n = 0;
-    for (int f = 0; f < exact_stacks[s].n; f++) {
-        const Rendered *frames = write_frames(exact_stacks[s].pcs[f]);
+    for (int f = 0; f < stack->n; f++) {
+        const Rendered *frames = write_frames(stack->pcs[f]);
         if (frames != NULL)
             indices[n++] = frames->index;
     }
@@ -167,7 +177,7 @@ static void write_stack(uint32_t s)
     for (int i = 0; i < n && length < sizeof line - 16; i++)
         length += (size_t) snprintf(line + length, sizeof line - length, "%s%u", i > 0 ? " " : "",
                                     indices[i]);
-    exact_report_line(line);
+    report_line(line);
 }
 
 /* Sorts @slots by stack, then address: a shell sort, in place. qsort
@@ -194,16 +204,16 @@ static void sort_by_stack(HiddenSlot *slots_to_sort, size_t n)
 /* Writes the table of blocks still allocated, with their stacks: each
  * stack once, then its blocks, on lines of a few dozen (the runtime's
  * Printf cuts long lines). */
-void gemleak_exact_write(void)
+void exact_write_table(void)
 {
-    if (exact_report_line == NULL || exact_symbolize == NULL)
+    if (report_line == NULL || symbolize == NULL)
         return;
     exact_busy++;
-    pthread_mutex_lock(&exact_lock);
-    exact_report_line(GL_PROTO_MARKER_PREFIX GL_PROTO_MARKER_STACKS);
-    size_t used = exact_blocks.used;
-    HiddenSlot *live = used > 0 ? exact_map(used * sizeof *live) : NULL;
-    size_t n = live != NULL ? hidden_table_copy(&exact_blocks, live, used) : 0;
+    pthread_mutex_lock(&exact_table.lock);
+    report_line(GL_PROTO_MARKER_PREFIX GL_PROTO_MARKER_STACKS);
+    size_t used = exact_table.blocks.used;
+    HiddenSlot *live = used > 0 ? agent_map(used * sizeof *live) : NULL;
+    size_t n = live != NULL ? hidden_table_copy(&exact_table.blocks, live, used) : 0;
     if (live != NULL)
         sort_by_stack(live, n);
     size_t length = 0;
@@ -211,7 +221,7 @@ void gemleak_exact_write(void)
         uint32_t s = (uint32_t) live[i].value;
         if (i == 0 || live[i - 1].value != live[i].value) {
             if (length > 0)
-                exact_report_line(rendered);
+                report_line(rendered);
             length = 0;
             write_stack(s);
         }
@@ -222,22 +232,29 @@ void gemleak_exact_write(void)
                                     rendered[length - 1] == '\t' ? "" : " ",
                                     (unsigned long) HIDDEN_KEY(live[i].key));
         if (length > LINE_BYTES - 64) {
-            exact_report_line(rendered);
+            report_line(rendered);
             length = 0;
         }
     }
     if (length > 0)
-        exact_report_line(rendered);
+        report_line(rendered);
     if (live != NULL)
         munmap(live, used * sizeof *live);
-    pthread_mutex_unlock(&exact_lock);
+    pthread_mutex_unlock(&exact_table.lock);
     exact_busy--;
+}
+
+int exact_write_start(void (*line_into_report)(const char *))
+{
+    report_line = line_into_report;
+    symbolize = (Symbolize) (uintptr_t) dlsym(RTLD_DEFAULT, "__sanitizer_symbolize_pc");
+    return symbolize != NULL;
 }
 
 void exact_forget_written(void)
 {
-    for (size_t i = 0; i < exact_n_stacks; i++)
-        exact_stacks[i].written = 0;
+    for (size_t i = 0; i < exact_table.n_stacks; i++)
+        exact_table.stacks[i].written = 0;
     for (size_t i = 0; i < rendered_capacity; i++)
         rendered_pcs[i].written = 0;
 }

@@ -152,7 +152,8 @@ static void write_owned(void)
             i++;
             continue;
         }
-        int length = snprintf(line, sizeof line, GL_PROTO_MARKER_PREFIX GL_PROTO_MARKER_OWNED "\t%s\t", owner);
+        int length = snprintf(line, sizeof line, GL_PROTO_MARKER_PREFIX GL_PROTO_MARKER_OWNED "\t%s\t",
+                              owner);
         if (length < 0 || (size_t) length >= sizeof line - ADDRESS_CHARS * LINE_ADDRESSES) {
             i++;
             continue;  /* the helper cuts names long before this */
