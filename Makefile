@@ -7,7 +7,8 @@
 #   make asan       the unit suite under AddressSanitizer and UBSan
 #   make fuzz       reader, classifier and reports under libFuzzer, FUZZ_SECONDS=60
 #   make bench      the benchmark in bench/ (see README.md, "Performance")
-#   make lint       cppcheck and clang-tidy over every folder of src/
+#   make lint       the stage order and circles (scripts/check-layers), cppcheck and
+#                   clang-tidy over every folder of src/
 #   make install    PREFIX=/usr/local DESTDIR= RUBYLIBDIR= (binary, man page, data,
 #                   Ruby library)
 #
@@ -96,6 +97,7 @@ RESOURCES := $(B)/helper/gemleak_helper.rb $(B)/helper/gemleak_helper_body.rb $(
              $(B)/man/gemleak.1
 
 .PHONY: all demo check check-unit check-helper helper-protocol check-docs check-integration asan fuzz bench lint \
+        lint-objects \
         install uninstall clean deps-build deps-check deps-demo deps-fuzz deps-bench deps-lint
 
 all: deps-build
@@ -349,7 +351,27 @@ bench: deps-bench
 	@$(MAKE) --no-print-directory $(B)/gemleak
 	bench/bench.sh $(B)/gemleak
 
+# make lint holds the stage order and finds circles between files
+# (scripts/check-layers) in the includes and in the calls between the
+# objects of each program: gemleak's, and those of src/agent/, whose
+# libraries are linked from their sources at once and get objects here.
+LAYER_OBJS := $(filter-out $(B)/obj/resources.o,$(LIB_OBJS)) $(B)/obj/cli/main.o
+AGENT_PROGRAMS := gemleak_client.so:CLIENT gemleak_preload.so:PRELOAD gemleak_alloc.so:ALLOC gemleak_guard:GUARD
+agent_lint_objs = $($(1)_SRCS:src/%.c=$(B)/lint/obj/%.o)
+AGENT_LINT_OBJS := $(sort $(foreach p,$(AGENT_PROGRAMS),$(call agent_lint_objs,$(lastword $(subst :, ,$(p))))))
+
+$(B)/lint/obj/agent/%.o: $(AGENT)/%.c
+	@mkdir -p $(@D)
+	$(CC) -std=c11 -fPIC -DGEMLEAK_CLIENT_REQUESTS=0 -Iinclude -c -o $@ $<
+
+lint-objects: $(LAYER_OBJS) $(AGENT_LINT_OBJS)
+
 lint: deps-lint
+	@$(MAKE) --no-print-directory lint-objects
+	scripts/check-layers --self-test
+	scripts/check-layers --program gemleak $(LAYER_OBJS) \
+	    $(foreach p,$(AGENT_PROGRAMS),--program $(firstword $(subst :, ,$(p))) \
+	        $(call agent_lint_objs,$(lastword $(subst :, ,$(p)))))
 	cppcheck --quiet --error-exitcode=1 --enable=warning,performance,portability \
 	    --std=c11 --library=gtk --library=scripts/cppcheck-glib.cfg -Iinclude \
 	    --suppress=missingIncludeSystem src
