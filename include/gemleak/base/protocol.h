@@ -269,6 +269,22 @@
  * start the processes that run a suite (Bundler, Rake). */
 #define GL_PROTO_LAUNCHERS "bundle bundler rake"
 
+/* Ruby's own, which is never the project's, as gemleak and the helper
+ * tell it alike (blank-separated):
+ * - Ruby's executable and shared library, by the names distributions give
+ *   them (globs on a file's base name: ruby, ruby3.1, ruby-3.4.5,
+ *   libruby.so.3.3.0, libruby-3.1.so.3.1.2): gemleak plans a bare ruby by
+ *   them (base/programs.c), and the rules take a frame in them, or in the
+ *   process's own executable (a Ruby whatever its name), for Ruby's
+ *   (judge/classify.c);
+ * - the directories that hold Ruby's own libraries and extensions (etc.so,
+ *   monitor.so, the encodings) and those installed beside it, by their
+ *   names in RbConfig::CONFIG: the helper takes no extension loaded from
+ *   them, nor from where gems are installed (Gem.path), for one of the
+ *   project's, which are gemleak's default targets (extensions.rb). */
+#define GL_PROTO_RUBY_PROGRAMS "ruby ruby[0-9]* ruby-[0-9]* libruby.so* libruby-*.so* libruby[0-9]*.so*"
+#define GL_PROTO_RUBY_DIRS "rubylibprefix rubyarchdir rubylibdir archdir vendordir vendorarchdir vendorlibdir sitedir sitearchdir sitelibdir"
+
 /* Ruby's long options that take a value, "--NAME=VALUE" or "--NAME VALUE"
  * with the next word (ruby.c's is_option_with_arg), blank-separated: how
  * gemleak and the helper read a Ruby command line alike. */

@@ -25,15 +25,12 @@ module GemLeakHelper
   @failed = false
 
   class << self
-    # Ruby's own extensions (etc.so, monitor.so, enc/*.so, ...) and installed
-    # gems are not the project's code.
+    # Ruby's own extensions (etc.so, monitor.so, enc/*.so, ...), in the
+    # directories Protocol::RUBY_DIRS names, and installed gems are not the
+    # project's code.
     def foreign_dirs
       @foreign_dirs ||= begin
-        dirs = RbConfig::CONFIG.values_at(
-          "rubylibprefix", "rubyarchdir", "rubylibdir", "archdir",
-          "vendordir", "vendorarchdir", "vendorlibdir",
-          "sitedir", "sitearchdir", "sitelibdir"
-        )
+        dirs = RbConfig::CONFIG.values_at(*Protocol::RUBY_DIRS.split)
         dirs.concat(Gem.path) if defined?(Gem) && Gem.respond_to?(:path)
         # gemleak's own (its client library, required from there)
         dirs << File.dirname(ENV[Protocol::CLIENT_VARIABLE]) unless ENV[Protocol::CLIENT_VARIABLE].to_s.empty?
