@@ -4,7 +4,7 @@
  * (fast_unwind_on_malloc=1), and of its exact pass.
  *
  * Its allocation functions come before the runtime's: every one the runtime
- * intercepts (tests/run/check_alloc.c holds the list to the runtimes'), so
+ * intercepts (tests/agent/check_alloc.c holds the list to the runtimes'), so
  * that __builtin_return_address(0) is the allocating call, without an
  * unwind, and the runtime is called with a stack gemleak can judge:
  *
