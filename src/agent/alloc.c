@@ -394,7 +394,8 @@ void free(void *block)
 {
     if (block == NULL || from_boot(block))
         return;
-    if (next_found(F_FREE))
+    block = alloc_held_swap(block);
+    if (block != NULL && next_found(F_FREE))
         ((void (*)(void *)) next_fn[F_FREE])(block);
 }
 
@@ -634,6 +635,7 @@ __attribute__((constructor)) static void alloc_start(void)
         pthread_atfork(before_fork, after_fork, in_child) != 0)
         return;
     find_loader();
+    alloc_held_start();
     alloc_stack_start();
     alloc_via_start();
     const char *sites = getenv(GL_PROTO_EXACT_VARIABLE);

@@ -1,9 +1,10 @@
 /* What the allocation front's files share (gemleak_alloc.so, src/agent/
  * alloc*.c): the library gemleak preloads before a sanitizer's runtime
  * into every Ruby of a run that unwinds by frame pointers. alloc.c says
- * what it does; it calls alloc_stack.c and alloc_via.c, which call nothing
- * of it (alloc_via.c reads alloc_stack.c's thread). The exact pass's files
- * are exact_int.h's. Hidden: nothing here is the library's interface.
+ * what it does; it calls alloc_held.c, alloc_stack.c and alloc_via.c,
+ * which call nothing of it (alloc_via.c reads alloc_stack.c's thread). The
+ * exact pass's files are exact_int.h's. Hidden: nothing here is the
+ * library's interface.
  *
  * Built on its own: no GLib; it runs inside the suite's Ruby. x86-64 only:
  * elsewhere the library is built without the stack switch and the calls it
@@ -54,6 +55,16 @@ typedef struct {
 } Thread;
 
 extern __thread Thread alloc_thread __attribute__((tls_model("initial-exec"))) AGENT_HIDDEN;
+
+/* ---- alloc_held.c: freed blocks held back before their reuse ------------- */
+
+/* Holds freed blocks back from now on where the runtime is LeakSanitizer
+ * (AddressSanitizer has its own quarantine). */
+void alloc_held_start(void) AGENT_HIDDEN;
+
+/* Takes the freed @block (not NULL). Returns: the block the runtime is to
+ * free now, the one held longest, @block itself, or NULL for none. */
+void *alloc_held_swap(void *block) AGENT_HIDDEN;
 
 /* ---- alloc_stack.c: where a call of the runtime runs --------------------- */
 

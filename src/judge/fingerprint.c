@@ -311,9 +311,14 @@ static char *identity_of(const GlFinding *finding, GlSources *sources, Names nam
                                                                         : "freed block");
     if (identity_uses_primary(finding))
         identity_stack(identity, &record->stack, sources, names);
+    /* a part without a stack (AddressSanitizer's "located N bytes inside
+     * of a region", which Valgrind's record has not) is no part of it */
     for (guint i = 0; i < record->aux->len; i++) {
+        const GlStack *stack = &g_array_index(record->aux, GlAux, i).stack;
+        if (stack->n_frames == 0)
+            continue;
         g_string_append(identity, "\n--");
-        identity_stack(identity, &g_array_index(record->aux, GlAux, i).stack, sources, names);
+        identity_stack(identity, stack, sources, names);
     }
     return g_string_free(identity, FALSE);
 }

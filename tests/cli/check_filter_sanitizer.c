@@ -451,6 +451,27 @@ START_TEST(test_asan_freed_block_is_one_finding)
 }
 END_TEST
 
+/* A baseline written from Valgrind's record of a use after free knows
+ * AddressSanitizer's record of it: the part of ASan's record that has no
+ * stack ("located N bytes inside of a region") is no part of its identity. */
+START_TEST(test_asan_error_known_to_a_valgrind_baseline)
+{
+    g_autofree char *xml = gl_test_fixture("xml/probe.xml");
+    g_autofree char *report = gl_test_fixture("asan/r_uaf_two_lines-recover-ruby31.asan");
+    g_autofree char *dir = gl_test_tmpdir();
+    g_autofree char *baseline = g_build_filename(dir, "baseline.json", NULL);
+    RUN(written, "filter", "-O", "probe", "--write-baseline", baseline, xml);
+    ck_assert_int_eq(written.status, 0);
+    gl_test_run_clear(&written);
+    RUN(run, "filter", "-O", "probe", "--baseline", baseline, report);
+    ck_assert_int_eq(run.status, 0);
+    gl_assert_line(run.out, "^gemleak: 1 process checked, 2 errors read: 0 findings, 1 known to "
+                            "the baseline \\(2 occurrences\\)$");
+    gl_test_run_clear(&run);
+    gl_remove_tree(dir);
+}
+END_TEST
+
 /* Valgrind XML and a LeakSanitizer report in one filter: one analysis. */
 START_TEST(test_xml_and_lsan_together)
 {
@@ -708,6 +729,7 @@ Suite *gl_filter_sanitizer_suite(void)
     tcase_add_test(tc, test_missing_runtime_names_the_package);
     tcase_add_test(tc, test_lost_cycle_is_definite);
     tcase_add_test(tc, test_structure_built_by_helpers_is_one_finding);
+    tcase_add_test(tc, test_asan_error_known_to_a_valgrind_baseline);
     suite_add_tcase(suite, tc);
     return suite;
 }

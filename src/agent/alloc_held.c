@@ -1,0 +1,51 @@
+/* Freed blocks held back (gemleak_alloc.so, under LeakSanitizer): a
+ * freed block waits here for ALLOC_HELD_COUNT more frees before the runtime
+ * may hand its address out again.
+ *
+ * Why: a leak check scans memory for pointers, and Ruby keeps addresses of
+ * blocks it has freed in memory it still holds (a deleted hash entry keeps
+ * its key). LeakSanitizer's allocator hands the block freed last out first:
+ * a block the extension then allocates and loses sits at an address a stale
+ * word still names, and reads as reachable (a leak passed over). Valgrind
+ * keeps its freed blocks back the same way (--freelist-vol); AddressSanitizer
+ * has its own quarantine, so this is off there.
+ *
+ * A held block's bytes are cleared as it comes in, so that it keeps nothing
+ * reachable; blocks over ALLOC_HELD_MAX bytes go back at once (the cost of
+ * clearing them, and few stale words name them). The ring is this library's
+ * memory, which the check scans: a held block is reachable, never a leak. */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "alloc_int.h"
+
+#define ALLOC_HELD_COUNT 1024
+#define ALLOC_HELD_MAX 4096
+
+typedef size_t (*SizeOf)(const void *);
+
+static SizeOf size_of;   /* the runtime's; NULL: nothing is held */
+static void *held[ALLOC_HELD_COUNT];
+static unsigned long held_next;
+
+void alloc_held_start(void)
+{
+    if (dlsym(RTLD_DEFAULT, "__asan_init") != NULL)
+        return;
+    size_of = (SizeOf) (uintptr_t) dlsym(RTLD_DEFAULT, "__sanitizer_get_allocated_size");
+}
+
+void *alloc_held_swap(void *block)
+{
+    if (size_of == NULL)
+        return block;
+    size_t size = size_of(block);
+    if (size > ALLOC_HELD_MAX)
+        return block;
+    memset(block, 0, size);
+    unsigned long i = __atomic_fetch_add(&held_next, 1, __ATOMIC_RELAXED) % ALLOC_HELD_COUNT;
+    return __atomic_exchange_n(&held[i], block, __ATOMIC_ACQ_REL);
+}
