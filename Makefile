@@ -362,7 +362,7 @@ AGENT_LINT_OBJS := $(sort $(foreach p,$(AGENT_PROGRAMS),$(call agent_lint_objs,$
 
 $(B)/lint/obj/agent/%.o: $(AGENT)/%.c
 	@mkdir -p $(@D)
-	$(CC) -std=c11 -fPIC -DGEMLEAK_CLIENT_REQUESTS=0 -Iinclude -c -o $@ $<
+	$(CC) -std=c11 -fPIC -DGEMLEAK_CLIENT_REQUESTS=0 -Iinclude -MMD -MP -c -o $@ $<
 
 lint-objects: $(LAYER_OBJS) $(AGENT_LINT_OBJS)
 
@@ -400,4 +400,4 @@ uninstall:
 clean:
 	rm -rf build build-asan build-fuzz
 
--include $(wildcard $(B)/obj/*/*.d $(B)/obj/*/*/*.d)
+-include $(wildcard $(B)/obj/*/*.d $(B)/obj/*/*/*.d $(B)/lint/obj/*/*.d)
