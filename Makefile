@@ -7,7 +7,8 @@
 #   make asan       the unit suite under AddressSanitizer and UBSan
 #   make fuzz       reader, classifier and reports under libFuzzer, FUZZ_SECONDS=60
 #   make bench      the benchmark in bench/ (see README.md, "Performance")
-#   make lint       cppcheck and clang-tidy over every folder of src/
+#   make lint       the stage order and circles (scripts/check-layers), cppcheck and
+#                   clang-tidy over every folder of src/
 #   make install    PREFIX=/usr/local DESTDIR= RUBYLIBDIR= (binary, man page, data,
 #                   Ruby library)
 #
@@ -71,15 +72,21 @@ B ?= build
 # Valgrind, report/ the formats and destinations, cli/ the command line.
 # Objects mirror them under $(B)/obj/<stage>/, tests under tests/<stage>/.
 STAGES    := base read judge run report cli
-# The client code gemleak shares with the programs it puts in the run
-# (restore.c, the guard): whether a program is static, the run's
-# variables given back (gemleak/run/program_kind.h, restore_env.h).
-SHARED_CLIENT_SRCS := src/run/client/restore_env.c src/run/client/program_kind.c
+# The code that runs inside the suite's processes (src/agent/: the Ruby
+# helper, the libraries gemleak preloads, the guard), built on its own
+# below. gemleak shares two of its files with the programs it puts in the
+# run (restore.c, the guard): whether a program is static, the run's
+# variables given back (gemleak/agent/program_kind.h, restore_env.h).
+AGENT     := src/agent
+SHARED_CLIENT_SRCS := $(AGENT)/restore_env.c $(AGENT)/program_kind.c
 LIB_SRCS  := $(filter-out src/cli/main.c,$(foreach s,$(STAGES),$(wildcard src/$(s)/*.c))) \
              $(SHARED_CLIENT_SRCS)
 LIB_OBJS  := $(LIB_SRCS:src/%.c=$(B)/obj/%.o) $(B)/obj/resources.o
-UNIT_SRCS := tests/check_main.c tests/testutil.c $(foreach s,$(STAGES),$(wildcard tests/$(s)/*.c))
-UNIT_OBJS := $(UNIT_SRCS:tests/%.c=$(B)/obj/tests/%.o)
+UNIT_SRCS := tests/check_main.c tests/testutil.c $(foreach s,$(STAGES) agent,$(wildcard tests/$(s)/*.c))
+# The agent's files its unit tests call, beyond those gemleak shares
+# (linked into the unit runner only: gemleak never calls them).
+UNIT_AGENT_SRCS := $(AGENT)/hidden_table.c
+UNIT_OBJS := $(UNIT_SRCS:tests/%.c=$(B)/obj/tests/%.o) $(UNIT_AGENT_SRCS:src/%.c=$(B)/obj/%.o)
 # The integration suite: a harness and a file per area in tests/integration/,
 # one runner (its main.c).
 INTEG_SRCS := $(wildcard tests/integration/*.c)
@@ -90,6 +97,7 @@ RESOURCES := $(B)/helper/gemleak_helper.rb $(B)/helper/gemleak_helper_body.rb $(
              $(B)/man/gemleak.1
 
 .PHONY: all demo check check-unit check-helper helper-protocol check-docs check-integration asan fuzz bench lint \
+        lint-objects \
         install uninstall clean deps-build deps-check deps-demo deps-fuzz deps-bench deps-lint
 
 all: deps-build
@@ -124,11 +132,11 @@ $(B)/gen/resources.h: $(RESDIR)/gemleak.gresource.xml $(RESOURCES)
 # The Ruby helper gemleak loads into every Ruby of a run is one file,
 # $(B)/helper/gemleak_helper_body.rb (gemleak carries it as a resource),
 # joined from these parts, one concern each, in this order
-# (src/run/helper/protocol.rb says what each holds). A part's first line is
+# (src/agent/helper/protocol.rb says what each holds). A part's first line is
 # the magic comment the joined file's first line is. RUBYOPT's -r loads
-# $(B)/helper/gemleak_helper.rb, src/run/helper_loader.rb, which loads the
+# $(B)/helper/gemleak_helper.rb, src/agent/helper_loader.rb, which loads the
 # body compiled once per Ruby of the run.
-HELPER_PARTS := $(addprefix $(RESDIR)/helper/,protocol.rb core.rb extensions.rb instrumented.rb durations.rb \
+HELPER_PARTS := $(addprefix $(AGENT)/helper/,protocol.rb core.rb extensions.rb instrumented.rb durations.rb \
                 sanitizer.rb owners.rb per_test.rb per_test_again.rb per_test_frameworks.rb \
                 exit_exec.rb launch.rb start.rb)
 HELPER_MAGIC := \# frozen_string_literal: true
@@ -138,7 +146,7 @@ HELPER_MAGIC := \# frozen_string_literal: true
 # "value"" there becomes "NAME = "value"" between protocol.rb's "# BEGIN
 # protocol.h" and "# END protocol.h", in the build's copy of that part.
 PROTOCOL_H := include/gemleak/base/protocol.h
-$(B)/helper/protocol.rb: $(RESDIR)/helper/protocol.rb $(PROTOCOL_H)
+$(B)/helper/protocol.rb: $(AGENT)/helper/protocol.rb $(PROTOCOL_H)
 	@mkdir -p $(@D)
 	sed -n 's/^#define GL_PROTO_\([A-Z_]*\) \(".*"\)$$/    \1 = \2/p' $(PROTOCOL_H) > $@.lines
 	@test -s $@.lines || { echo "no GL_PROTO_ strings in $(PROTOCOL_H)" >&2; exit 1; }
@@ -154,7 +162,7 @@ $(B)/man/gemleak.1: man/gemleak.1
 
 # Each part after the first without its magic comment and the blank line
 # after it, and a line that names where it came from.
-$(B)/helper/gemleak_helper.rb: $(RESDIR)/helper_loader.rb
+$(B)/helper/gemleak_helper.rb: $(AGENT)/helper_loader.rb
 	@mkdir -p $(@D)
 	cp $< $@
 
@@ -170,7 +178,7 @@ $(B)/helper/gemleak_helper_body.rb: $(B)/helper/protocol.rb $(filter-out %/proto
 # own, spelled here: each is rebuilt when this file changes (a tree built
 # before -fno-omit-frame-pointer came kept a library LeakSanitizer's fast
 # unwinder could not get past).
-# The client library (src/run/client/): Valgrind's client requests for
+# The client library (src/agent/): Valgrind's client requests for
 # --per-test and the check at a fork, the owners of blocks under a
 # sanitizer, and GemLeakHelper::Native, through which the helper calls them
 # and the sanitizer runtime (a Ruby extension it requires, native.c: no
@@ -182,8 +190,12 @@ $(B)/helper/gemleak_helper_body.rb: $(B)/helper/protocol.rb $(filter-out %/proto
 # --per-test under Valgrind says why it cannot run.
 CLIENT_CFLAGS := -std=c11 -O2 -fPIC -shared -Wall -Wextra -Wmissing-prototypes \
                  -Wstrict-prototypes -Wformat=2 $(WERROR)
-CLIENT_SRCS := $(RESDIR)/client/gemleak_client.c $(RESDIR)/client/owners.c $(RESDIR)/client/native.c
-$(B)/client/gemleak_client.so: $(CLIENT_SRCS) $(PROTOCOL_H) Makefile
+# The hidden-address table (hidden_table.c) is compiled into each library
+# that keeps one: nothing of it is exported, so that the client library and
+# the allocation front, loaded into one Ruby, never call each other's.
+AGENT_HEADERS := $(AGENT)/agent_int.h $(AGENT)/hidden_table_int.h
+CLIENT_SRCS := $(AGENT)/gemleak_client.c $(AGENT)/owners.c $(AGENT)/native.c $(AGENT)/hidden_table.c
+$(B)/client/gemleak_client.so: $(CLIENT_SRCS) $(AGENT_HEADERS) $(PROTOCOL_H) Makefile
 	@mkdir -p $(@D)
 	@requests=0; \
 	if printf '#include <valgrind/valgrind.h>\n#include <valgrind/memcheck.h>\n' | \
@@ -196,22 +208,22 @@ $(B)/client/gemleak_client.so: $(CLIENT_SRCS) $(PROTOCOL_H) Makefile
 
 # The library gemleak preloads into every process of a run, so that Ruby
 # 3.4's warning about RUBY_FREE_AT_EXIT, which gemleak sets, stays out of
-# the suite's output (src/run/client/quiet.c). Needs nothing but the C
+# the suite's output (src/agent/quiet.c). Needs nothing but the C
 # library: always built.
-PRELOAD_SRCS := $(RESDIR)/client/quiet.c $(RESDIR)/client/restore.c $(RESDIR)/client/proof.c \
+PRELOAD_SRCS := $(AGENT)/quiet.c $(AGENT)/restore.c $(AGENT)/proof.c \
                 $(SHARED_CLIENT_SRCS)
-SHARED_CLIENT_HEADERS := include/gemleak/run/restore_env.h include/gemleak/run/program_kind.h
+SHARED_CLIENT_HEADERS := include/gemleak/agent/restore_env.h include/gemleak/agent/program_kind.h
 $(B)/client/gemleak_preload.so: $(PRELOAD_SRCS) $(PROTOCOL_H) $(SHARED_CLIENT_HEADERS) Makefile
 	@mkdir -p $(@D)
 	$(CC) $(CLIENT_CFLAGS) -Iinclude -o $@ $(PRELOAD_SRCS) -ldl -pthread
 
-# The guard (src/run/client/guard.c), through which that library execs a
+# The guard (src/agent/guard.c), through which that library execs a
 # static program under the sanitizers' engines, following what it starts:
 # a static program itself, so that LD_PRELOAD is nothing to it. A
 # compiler without a static C library (Fedora without glibc-static) gets
 # an empty file: gemleak then has no guard, and a run says which static
 # program it could not follow.
-GUARD_SRCS := $(RESDIR)/client/guard.c $(SHARED_CLIENT_SRCS)
+GUARD_SRCS := $(AGENT)/guard.c $(SHARED_CLIENT_SRCS)
 GUARD_CFLAGS := -std=c11 -O2 -static -s -Wall -Wextra -Wmissing-prototypes -Wstrict-prototypes \
                 -Wformat=2 $(WERROR)
 $(B)/client/gemleak_guard: $(GUARD_SRCS) $(PROTOCOL_H) $(SHARED_CLIENT_HEADERS) Makefile
@@ -230,14 +242,15 @@ $(B)/client/gemleak_guard: $(GUARD_SRCS) $(PROTOCOL_H) $(SHARED_CLIENT_HEADERS) 
 	fi
 
 # The allocation front, preloaded before a sanitizer's runtime into every
-# Ruby whose runtime unwinds by frame pointers (src/run/client/alloc.c):
+# Ruby whose runtime unwinds by frame pointers (src/agent/alloc.c):
 # stacks the leak check can judge, on a Ruby with or without frame pointers
 # and on a Fiber's stack, and exact stacks at the exact pass's sites. Frame
 # pointers of its own, so that the runtime's fast unwinder gets past it to
 # the allocating call.
-ALLOC_SRCS := $(RESDIR)/client/alloc.c $(RESDIR)/client/alloc_held.c $(RESDIR)/client/alloc_stack.c $(RESDIR)/client/alloc_via.c \
-              $(RESDIR)/client/exact_sites.c $(RESDIR)/client/exact_blocks.c $(RESDIR)/client/exact_write.c
-$(B)/client/gemleak_alloc.so: $(ALLOC_SRCS) $(RESDIR)/client/alloc_int.h $(RESDIR)/client/exact_int.h \
+ALLOC_SRCS := $(AGENT)/alloc.c $(AGENT)/alloc_held.c $(AGENT)/alloc_stack.c $(AGENT)/alloc_via.c \
+              $(AGENT)/exact_sites.c $(AGENT)/exact_blocks.c $(AGENT)/exact_write.c \
+              $(AGENT)/hidden_table.c
+$(B)/client/gemleak_alloc.so: $(ALLOC_SRCS) $(AGENT)/alloc_int.h $(AGENT)/exact_int.h $(AGENT_HEADERS) \
                               $(PROTOCOL_H) Makefile
 	@mkdir -p $(@D)
 	$(CC) $(CLIENT_CFLAGS) -fno-omit-frame-pointer -Iinclude -o $@ $(ALLOC_SRCS) -ldl -pthread
@@ -277,24 +290,24 @@ check-unit: $(B)/tests/check_unit
 # minitest, no Valgrind.
 check-helper:
 	$(MAKE) --no-print-directory $(B)/helper/gemleak_helper_body.rb $(B)/helper/gemleak_helper.rb
-	@cmp -s $(RESDIR)/helper/protocol.rb $(B)/helper/protocol.rb || { \
-	    echo "$(RESDIR)/helper/protocol.rb: its protocol block is not $(PROTOCOL_H)'s:" \
+	@cmp -s $(AGENT)/helper/protocol.rb $(B)/helper/protocol.rb || { \
+	    echo "$(AGENT)/helper/protocol.rb: its protocol block is not $(PROTOCOL_H)'s:" \
 	        "make helper-protocol writes it" >&2; exit 1; }
-	@test -z "$(filter-out $(HELPER_PARTS),$(wildcard $(RESDIR)/helper/*.rb))" || { \
-	    echo "$(filter-out $(HELPER_PARTS),$(wildcard $(RESDIR)/helper/*.rb)):" \
+	@test -z "$(filter-out $(HELPER_PARTS),$(wildcard $(AGENT)/helper/*.rb))" || { \
+	    echo "$(filter-out $(HELPER_PARTS),$(wildcard $(AGENT)/helper/*.rb)):" \
 	        "not in HELPER_PARTS (Makefile): the helper leaves it out" >&2; exit 1; }
-	@for rb in $(HELPER_PARTS) $(B)/helper/gemleak_helper_body.rb $(RESDIR)/helper_loader.rb; do \
+	@for rb in $(HELPER_PARTS) $(B)/helper/gemleak_helper_body.rb $(AGENT)/helper_loader.rb; do \
 	    ! ruby -wc $$rb 2>&1 | grep -v '^Syntax OK$$' || { \
 	        echo "$$rb warns under ruby -w: a suite's output would show it" >&2; exit 1; }; \
 	done
-	GEMLEAK_HELPER=$(abspath $(B)/helper/gemleak_helper_body.rb) ruby tests/run/helper/run.rb
+	GEMLEAK_HELPER=$(abspath $(B)/helper/gemleak_helper_body.rb) ruby tests/agent/helper/run.rb
 	ruby tests/rake/test_messages.rb
 
 # Writes protocol.h's names into protocol.rb's "# BEGIN protocol.h" block
 # in the source tree, as the build does into its copy: the committed part
 # reads as the helper runs, and check-helper fails while they differ.
 helper-protocol: $(B)/helper/protocol.rb
-	cp $(B)/helper/protocol.rb $(RESDIR)/helper/protocol.rb
+	cp $(B)/helper/protocol.rb $(AGENT)/helper/protocol.rb
 
 # Every example of README.md, doc/guide.md and gemleak(1)'s EXAMPLES, run
 # as written against the example gem (doc/guide.md, "The tests").
@@ -338,12 +351,32 @@ bench: deps-bench
 	@$(MAKE) --no-print-directory $(B)/gemleak
 	bench/bench.sh $(B)/gemleak
 
+# make lint holds the stage order and finds circles between files
+# (scripts/check-layers) in the includes and in the calls between the
+# objects of each program: gemleak's, and those of src/agent/, whose
+# libraries are linked from their sources at once and get objects here.
+LAYER_OBJS := $(filter-out $(B)/obj/resources.o,$(LIB_OBJS)) $(B)/obj/cli/main.o
+AGENT_PROGRAMS := gemleak_client.so:CLIENT gemleak_preload.so:PRELOAD gemleak_alloc.so:ALLOC gemleak_guard:GUARD
+agent_lint_objs = $($(1)_SRCS:src/%.c=$(B)/lint/obj/%.o)
+AGENT_LINT_OBJS := $(sort $(foreach p,$(AGENT_PROGRAMS),$(call agent_lint_objs,$(lastword $(subst :, ,$(p))))))
+
+$(B)/lint/obj/agent/%.o: $(AGENT)/%.c
+	@mkdir -p $(@D)
+	$(CC) -std=c11 -fPIC -DGEMLEAK_CLIENT_REQUESTS=0 -Iinclude -MMD -MP -c -o $@ $<
+
+lint-objects: $(LAYER_OBJS) $(AGENT_LINT_OBJS)
+
 lint: deps-lint
+	@$(MAKE) --no-print-directory lint-objects
+	scripts/check-layers --self-test
+	scripts/check-layers --program gemleak $(LAYER_OBJS) \
+	    $(foreach p,$(AGENT_PROGRAMS),--program $(firstword $(subst :, ,$(p))) \
+	        $(call agent_lint_objs,$(lastword $(subst :, ,$(p)))))
 	cppcheck --quiet --error-exitcode=1 --enable=warning,performance,portability \
 	    --std=c11 --library=gtk --library=scripts/cppcheck-glib.cfg -Iinclude \
 	    --suppress=missingIncludeSystem src
 	clang-tidy --quiet $(foreach s,$(STAGES),src/$(s)/*.c) -- -std=c11 $(DEFINES) -Iinclude -I$(B)/gen $(PKG_CFLAGS)
-	clang-tidy --quiet $(RESDIR)/client/*.c -- -std=c11 -Iinclude
+	clang-tidy --quiet $(AGENT)/*.c -- -std=c11 -Iinclude
 
 # The Ruby library learns where the binary went (gemleak/installed.rb), so
 # that it needs neither PATH nor GEMLEAK.
@@ -367,4 +400,4 @@ uninstall:
 clean:
 	rm -rf build build-asan build-fuzz
 
--include $(wildcard $(B)/obj/*/*.d $(B)/obj/*/*/*.d)
+-include $(wildcard $(B)/obj/*/*.d $(B)/obj/*/*/*.d $(B)/lint/obj/*/*.d)

@@ -42,6 +42,14 @@ int main(int argc, char **argv)
     srunner_add_suite(runner, gl_hostile_suite());
     srunner_add_suite(runner, gl_attribute_suite());
     srunner_add_suite(runner, gl_commands_suite());
+    srunner_add_suite(runner, gl_durations_suite());
+    srunner_add_suite(runner, gl_prepare_suite());
+    srunner_add_suite(runner, gl_runner_suite());
+    srunner_add_suite(runner, gl_rundir_suite());
+    srunner_add_suite(runner, gl_rundir_processes_suite());
+    srunner_add_suite(runner, gl_rundir_clean_suite());
+    srunner_add_suite(runner, gl_exact_suite());
+    srunner_add_suite(runner, gl_gate_suite());
     srunner_add_suite(runner, gl_targets_suite());
     srunner_add_suite(runner, gl_sys_suite());
     srunner_add_suite(runner, gl_sanitizer_reader_suite());
@@ -58,7 +66,7 @@ int main(int argc, char **argv)
     srunner_add_suite(runner, gl_json_report_suite());
     srunner_add_suite(runner, gl_group_suite());
     srunner_add_suite(runner, gl_process_facts_suite());
-    srunner_add_suite(runner, gl_sanitizer_env_suite());
+    srunner_add_suite(runner, gl_sanitizer_suite());
     srunner_add_suite(runner, gl_checks_suite());
     srunner_add_suite(runner, gl_input_suite());
     srunner_add_suite(runner, gl_judges_suite());
@@ -66,6 +74,8 @@ int main(int argc, char **argv)
     srunner_add_suite(runner, gl_outcome_suite());
     srunner_add_suite(runner, gl_program_kind_suite());
     srunner_add_suite(runner, gl_restore_env_suite());
+    srunner_add_suite(runner, gl_hidden_table_suite());
+    srunner_add_suite(runner, gl_alloc_suite());
     GlTestCounts counts = { 0 };
     gl_test_run(runner, NULL, &counts);
     srunner_free(runner);

@@ -1,23 +1,26 @@
 /* Which program a path names (programs.h). */
 #include "gemleak/base/programs.h"
+#include "gemleak/base/protocol.h"
 #include "gemleak/base/text.h"
 
 #include <fnmatch.h>
-
-/* Ruby's executable and shared library under the names distributions give
- * them: ruby, ruby3.1, libruby.so.3.3.0, libruby-3.1.so.3.1.2. */
-static const char *const ruby_object_globs[] = {
-    "ruby", "ruby[0-9]*", "ruby-[0-9]*", "libruby.so*", "libruby-*.so*", "libruby[0-9]*.so*",
-    NULL,
-};
+#include <string.h>
 
 gboolean gl_is_ruby_object(const char *path)
 {
     if (path == NULL)
         return FALSE;
     const char *name = gl_base_name(path);
-    for (const char *const *glob = ruby_object_globs; *glob != NULL; glob++)
-        if (fnmatch(*glob, name, 0) == 0)
+    /* Ruby's executable and shared library, as the helper knows them too */
+    for (const char *glob = GL_PROTO_RUBY_PROGRAMS; *glob != '\0';) {
+        size_t length = strcspn(glob, " ");
+        char one[64];
+        g_assert(length < sizeof one);
+        memcpy(one, glob, length);
+        one[length] = '\0';
+        if (fnmatch(one, name, 0) == 0)
             return TRUE;
+        glob += length + strspn(glob + length, " ");
+    }
     return FALSE;
 }

@@ -1,5 +1,6 @@
 /* The input seam (input.h): which format a file is, and the calls the rest
  * of gemleak makes, passed to that format's GlInputFormat. */
+#include "gemleak/read/input.h"
 #include "input_int.h"
 #include "gemleak/base/errors.h"
 #include "gemleak/base/protocol.h"

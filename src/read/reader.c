@@ -9,6 +9,7 @@
  * reading goes on after it. Elements gemleak does not use are never parsed:
  * Valgrind adds some in every release (and 3.26 leaves one unclosed in its
  * leak summary). */
+#include "gemleak/read/reader.h"
 #include "reader_int.h"
 #include "input_int.h"
 #include "gemleak/base/protocol.h"

@@ -2,6 +2,7 @@
  * leak records, their frames, and the fast pass's sites. Only gemleak's
  * frame format: both passes are runs gemleak made. The exact pass's
  * stacks, and the fast report rewritten with them: sanitizer_exact_rewrite.c. */
+#include "gemleak/read/sanitizer_exact.h"
 #include "sanitizer_exact_int.h"
 
 #include <string.h>

@@ -370,7 +370,7 @@ static void read_marker(Reader *r, const char *line)
         read_owned(r, word + strlen(GL_PROTO_MARKER_OWNED "\t"));
         return;
     }
-    /* The allocation front's lines before a check (src/run/client/alloc.c):
+    /* The allocation front's lines before a check (src/agent/alloc.c):
      * how its stacks were made; the blocks its check cannot judge, the list
      * anew each check ("hidden" begins it); the exact pass's tables, which
      * only the exact pass reads (src/run/exact.c takes them out). None is a

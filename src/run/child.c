@@ -22,7 +22,7 @@
 #define CHILD_MAX_FILES 8192
 
 /* The run's variables the preloaded library gives back to a program a
- * process execs with an environment of its own (src/run/client/restore.c,
+ * process execs with an environment of its own (src/agent/restore.c,
  * GL_PROTO_RESTORE_VARIABLE): each as @env has it, but RUBYOPT, where the
  * helper (@require) goes in front of the program's own switches, and
  * LD_PRELOAD and RUBYLIB, where gemleak's part goes after the program's.
@@ -183,7 +183,7 @@ char **gl_run_child_environment(const GlRunOptions *options, const GlEngine *eng
     else
         env = g_environ_unsetenv(env, GL_PROTO_ENGINE_COMMAND_VARIABLE);
     /* The preloaded library makes the engine's leak check at exit and says
-     * it ran (src/run/client/proof.c). */
+     * it ran (src/agent/proof.c). */
     if (quiet != NULL && engine->proves_checks)
         env = g_environ_setenv(env, GL_PROTO_PROOF_VARIABLE, "1", TRUE);
     else

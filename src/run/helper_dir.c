@@ -29,15 +29,15 @@
 /* A shell and env(1), which start at once but for a loaded machine. */
 #define PRELOAD_PROBE_TIMEOUT_MS 20000
 
-/* The library preloaded into every process of a run (src/run/client/quiet.c). */
+/* The library preloaded into every process of a run (src/agent/quiet.c). */
 #define PRELOAD_LIBRARY "gemleak_preload.so"
 #define ALLOC_LIBRARY "gemleak_alloc.so"
 #define ALLOC_APIS "alloc-apis.txt"
 /* A static program, empty when gemleak was built without a static C
- * library (src/run/client/guard.c). */
+ * library (src/agent/guard.c). */
 #define GUARD_PROGRAM "gemleak_guard"
 
-/* What RUBYOPT's -r loads (src/run/helper_loader.rb), the helper it
+/* What RUBYOPT's -r loads (src/agent/helper_loader.rb), the helper it
  * loads, and the start of the name of that helper compiled by a Ruby of
  * the run, which the loader writes beside it. */
 #define HELPER_LOADER "gemleak_helper.rb"
@@ -176,7 +176,7 @@ static char *helper_parent(void)
     return g_strdup(tmp);
 }
 
-/* The helper is compiled into gemleak (src/run/helper/) and written, alone,
+/* The helper is compiled into gemleak (src/agent/helper/) and written, alone,
  * to a directory of gemleak's own (mode 0700), never to the run directory:
  * a --keep-xml directory is the user's, and what else it held could come
  * first on RUBYLIB (see gl_run_child_environment), for every Ruby process

@@ -33,7 +33,7 @@ char *gl_run_write_helper(gboolean client, int *lock, GError **error);
 
 /* The library preloaded into every process of the run, which keeps Ruby
  * 3.4's warning about gemleak's RUBY_FREE_AT_EXIT out of the suite's
- * output (src/run/client/quiet.c). With @why_not, once, when the run
+ * output (src/agent/quiet.c). With @why_not, once, when the run
  * starts: the dynamic loader is tried on it, and a library it refuses (it
  * would say so in every process) is removed, *why_not (transfer full)
  * saying why.
@@ -47,7 +47,7 @@ char *gl_run_preload_library(const char *helper_dir, char **why_not);
 char *gl_run_client_library(const char *helper_dir);
 
 /* Returns: (transfer full) (nullable): the allocation front
- * (src/run/client/alloc.c) gl_run_write_helper() wrote in @helper_dir
+ * (src/agent/alloc.c) gl_run_write_helper() wrote in @helper_dir
  * (nullable), NULL when there is none. */
 char *gl_run_alloc_library(const char *helper_dir);
 
@@ -58,7 +58,7 @@ char *gl_run_alloc_library(const char *helper_dir);
 char *gl_run_alloc_apis(const char *helper_dir);
 
 /* Returns: (transfer full) (nullable): the guard that follows a static
- * program (src/run/client/guard.c) gl_run_write_helper() wrote in
+ * program (src/agent/guard.c) gl_run_write_helper() wrote in
  * @helper_dir (nullable); NULL when there is none (gemleak was built
  * without it). */
 char *gl_run_guard(const char *helper_dir);

@@ -5,7 +5,7 @@
 #include "gemleak/base/sys.h"
 #include "gemleak/base/programs.h"
 #include "gemleak/read/sanitizer_reader.h"
-#include "gemleak/run/program_kind.h"
+#include "gemleak/agent/program_kind.h"
 #include "gemleak/run/runner.h"
 #include "runner_int.h"
 
@@ -154,7 +154,7 @@ char *gl_sanitizer_first(const GlRunOptions *options, const char *helper_dir, gb
 /* Returns: (transfer full) (nullable): the guard's path when @command's
  * program is static (the library gemleak preloads never loads into it,
  * to give what it starts the run's variables back): the guard runs it,
- * following it (src/run/client/guard.c); NULL otherwise. */
+ * following it (src/agent/guard.c); NULL otherwise. */
 static char *guard_for(const char *helper_dir, char *const *command)
 {
     if (command == NULL || command[0] == NULL)

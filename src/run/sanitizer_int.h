@@ -38,7 +38,7 @@ char *gl_sanitizer_log_too_long(const GlSanitizerRuntime *runtime, const char *r
  * Returns: (transfer full): the NULL-terminated command line. */
 /* Returns: (transfer full) (nullable): what is preloaded before the
  * runtime, ':'-separated: the allocation front when the runtime unwinds by
- * frame pointers (src/run/client/alloc.c), whose allocation functions see
+ * frame pointers (src/agent/alloc.c), whose allocation functions see
  * the allocating call; per test and @client, the client library, whose
  * realloc records the test that reallocated a block (LeakSanitizer's
  * realloc calls no hook; the front, when it is there, tells the client of

@@ -1,16 +1,11 @@
 /* What a sanitizer's engine sets in the suite's environment
  * (src/run/sanitizer.c, engine_lsan.c, engine_asan.c). */
 #include "testutil.h"
-#include "gemleak/run/exact.h"
 #include "gemleak/run/engine.h"
 #include "gemleak/run/runner.h"
 
-#include <fcntl.h>
-#include <fnmatch.h>
-#include <gelf.h>
 #include <stdio.h>
 #include <string.h>
-#include <unistd.h>
 
 /* Returns: (transfer full): @variable's value after @engine's environment()
  * over @theirs (NAME=VALUE strings, NULL-terminated); *@said what it said. */
@@ -51,21 +46,6 @@ static char *last_value(const char *options, const char *key)
  * module paths made relative, dedup tokens, a suppressions file, the
  * summary) left the extension's leaks unread: exit 0. gemleak sets each
  * after theirs, and says which of theirs it overrode. */
-/* The exact pass's time limit follows from what it runs again (issue 35,
- * 5): twice the first run and a minute when it unwinds only the sites
- * that leaked; when it unwinds every allocation exactly (what the fast
- * check could not judge), that costs up to 23 times native on real
- * suites: 25 times, and the minute. A clean suite that took 10 s was
- * killed by the first limit, 80 s, at 8.5x. */
-START_TEST(test_exact_deadline_follows_what_runs_again)
-{
-    ck_assert_uint_eq(gl_exact_deadline(10, FALSE), 80);
-    ck_assert_uint_eq(gl_exact_deadline(10, TRUE), 310);
-    ck_assert_uint_eq(gl_exact_deadline(-1, TRUE), 60);
-    ck_assert_uint_le(gl_exact_deadline(1e30, TRUE), G_MAXUINT / 2);
-}
-END_TEST
-
 START_TEST(test_report_shaping_options_are_gemleaks)
 {
     const char *const theirs[] = {
@@ -119,101 +99,12 @@ START_TEST(test_report_shaping_options_under_asan)
 }
 END_TEST
 
-/* Returns: (transfer full): the functions @path defines and exports, a set. */
-static GHashTable *exported(const char *path)
+Suite *gl_sanitizer_suite(void)
 {
-    GHashTable *names = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
-    elf_version(EV_CURRENT);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    ck_assert_msg(fd >= 0, "%s", path);
-    Elf *elf = elf_begin(fd, ELF_C_READ, NULL);
-    ck_assert_ptr_nonnull(elf);
-    for (Elf_Scn *scn = elf_nextscn(elf, NULL); scn != NULL; scn = elf_nextscn(elf, scn)) {
-        GElf_Shdr header;
-        if (gelf_getshdr(scn, &header) == NULL || header.sh_type != SHT_DYNSYM)
-            continue;
-        Elf_Data *data = elf_getdata(scn, NULL);
-        for (size_t i = 0; data != NULL && i < header.sh_size / header.sh_entsize; i++) {
-            GElf_Sym sym;
-            if (gelf_getsym(data, (int) i, &sym) == NULL || sym.st_shndx == SHN_UNDEF ||
-                GELF_ST_TYPE(sym.st_info) != STT_FUNC || GELF_ST_BIND(sym.st_info) == STB_LOCAL)
-                continue;
-            g_hash_table_add(names, g_strdup(elf_strptr(elf, header.sh_link, sym.st_name)));
-        }
-    }
-    elf_end(elf);
-    close(fd);
-    return names;
-}
-
-/* Returns: (transfer full) (nullable): the runtime @library (liblsan.so) as
- * gcc finds it. */
-static char *runtime(const char *library)
-{
-    g_autofree char *option = g_strconcat("-print-file-name=", library, NULL);
-    const char *argv[] = { "gcc", option, NULL };
-    g_autofree char *out = NULL;
-    if (gl_test_spawn(argv, &out, NULL) != 0 || out == NULL)
-        return NULL;
-    char *path = g_strdup(g_strstrip(out));
-    if (!g_path_is_absolute(path) || !g_file_test(path, G_FILE_TEST_EXISTS))
-        g_clear_pointer(&path, g_free);
-    return path;
-}
-
-/* Issue 35, 10: every allocation function a sanitizer runtime intercepts
- * is one the allocation front has, so that each block gets a stack it can
- * judge and the exact pass unwinds it: C++17's aligned operator new was
- * not, and its leak read "0 of the 5 got their whole stack", exit 3. A
- * runtime that intercepts one more fails this test. */
-START_TEST(test_front_has_every_allocation_function_the_runtimes_intercept)
-{
-    g_autofree char *front = gl_test_project_file("build/client/gemleak_alloc.so");
-    if (!g_file_test(front, G_FILE_TEST_EXISTS))
-        gl_test_skip("no %s (make builds it)", front);
-    g_autoptr(GHashTable) ours = exported(front);
-    /* what allocates, by name: the C library's families, C++'s new */
-    static const char *const allocating[] = { "*alloc", "*alloc_*", "*memalign", "*strdup",
-                                              "strndup", "_Znw*", "_Zna*", NULL };
-    static const char *const not_allocating[] = { "malloc_usable_size", "*alloc_stats*",
-                                                  "__sanitizer_*", "__lsan_*", "__asan_*",
-                                                  "__interceptor_*", NULL };
-    const char *const libraries[] = { "liblsan.so", "libasan.so" };
-    guint checked = 0;
-    for (guint l = 0; l < G_N_ELEMENTS(libraries); l++) {
-        g_autofree char *path = runtime(libraries[l]);
-        if (path == NULL)
-            continue;
-        g_autoptr(GHashTable) theirs = exported(path);
-        GHashTableIter iter;
-        gpointer name;
-        g_hash_table_iter_init(&iter, theirs);
-        while (g_hash_table_iter_next(&iter, &name, NULL)) {
-            gboolean allocates = FALSE;
-            for (const char *const *glob = allocating; *glob != NULL; glob++)
-                allocates |= fnmatch(*glob, name, 0) == 0;
-            for (const char *const *glob = not_allocating; *glob != NULL; glob++)
-                allocates &= fnmatch(*glob, name, 0) != 0;
-            if (!allocates)
-                continue;
-            checked++;
-            ck_assert_msg(g_hash_table_contains(ours, name), "%s intercepts %s, which %s lacks",
-                          path, (const char *) name, front);
-        }
-    }
-    if (checked == 0)
-        gl_test_skip("no sanitizer runtime found by gcc -print-file-name");
-}
-END_TEST
-
-Suite *gl_sanitizer_env_suite(void)
-{
-    Suite *suite = suite_create("sanitizer_env");
+    Suite *suite = suite_create("sanitizer");
     TCase *tc = tcase_create("options");
     tcase_add_test(tc, test_report_shaping_options_are_gemleaks);
-    tcase_add_test(tc, test_exact_deadline_follows_what_runs_again);
     tcase_add_test(tc, test_report_shaping_options_under_asan);
-    tcase_add_test(tc, test_front_has_every_allocation_function_the_runtimes_intercept);
     suite_add_tcase(suite, tc);
     return suite;
 }

@@ -1,8 +1,8 @@
 /* The run directory's protocol: what gemleak and the Ruby helper it loads
- * into every traced Ruby (src/run/helper/) say to each other through files
+ * into every traced Ruby (src/agent/helper/) say to each other through files
  * and variables. Spelled here only: the Makefile writes every GL_PROTO_
  * string below into the helper's Protocol module at build time (the part
- * src/run/helper/protocol.rb), so that a change here reaches both sides,
+ * src/agent/helper/protocol.rb), so that a change here reaches both sides,
  * and a Ruby name is the C name without GL_PROTO_.
  *
  * In TMPDIR, gemleak's own directories, each GL_PROTO_*_DIR followed by
@@ -49,7 +49,7 @@
  * for what it starts (a compiler under LeakSanitizer crashes).
  * RUBY_FREE_AT_EXIT, when gemleak sets it, is GL_PROTO_FREE_AT_EXIT_VALUE:
  * the library gemleak preloads into every process of the run
- * (src/run/client/quiet.c) hides Ruby 3.4's warning about it from the
+ * (src/agent/quiet.c) hides Ruby 3.4's warning about it from the
  * suite's output, and only in a process where the variable has that value,
  * not where the suite set it itself. */
 #ifndef GEMLEAK_PROTOCOL_H
@@ -128,13 +128,13 @@
 #define GL_PROTO_MARKER_EXIT "exit"
 /* --per-test under a sanitizer's engine: "gemleak:owned<TAB>NAME<TAB>LOCATION
  * <TAB>ADDRESS ADDRESS ...", written at exit before the runtime's leak check
- * by the client library (src/run/client/owners.c): the blocks still
+ * by the client library (src/agent/owners.c): the blocks still
  * allocated that were allocated while that test ran (NAME and LOCATION
  * empty: before the first test), their addresses in hexadecimal. */
 #define GL_PROTO_MARKER_OWNED "owned"
 /* "gemleak:done": the process's leak check at exit ran to its end, its
  * report (if it leaked) just before. Written by the library gemleak
- * preloads (src/run/client/proof.c) under a sanitizer's engine, which turns
+ * preloads (src/agent/proof.c) under a sanitizer's engine, which turns
  * the runtime's own check at exit off, and by the helper before exit!. A
  * process that loaded a target without it was not checked. */
 #define GL_PROTO_MARKER_DONE "done"
@@ -175,7 +175,7 @@
 #define GL_PROTO_EXACT_TESTS_VARIABLE "GEMLEAK_EXACT_TESTS"
 /* Under an engine that unwinds by frame pointers, the library gemleak
  * preloads before the runtime into every Ruby (gemleak_alloc.so,
- * src/run/client/alloc.c; GEMLEAK_ALLOC_LIBRARY is its path, which the
+ * src/agent/alloc.c; GEMLEAK_ALLOC_LIBRARY is its path, which the
  * helper takes out of LD_PRELOAD with the runtime's) gives the runtime the
  * stacks GEMLEAK_ALLOC_MODE says: "call" on a Ruby without frame pointers
  * (the allocating call, and an extension's call of one of Ruby's
@@ -237,7 +237,7 @@
 #define GL_PROTO_ENGINE_COMMAND_SEPARATOR "\x1f"
 /* The run's own variables, which the library gemleak preloads gives back
  * to a program a process of the run execs with an environment of its own
- * (src/run/client/restore.c): "HOWNAME=VALUE" items joined by
+ * (src/agent/restore.c): "HOWNAME=VALUE" items joined by
  * GL_PROTO_RESTORE_SEPARATOR (GEMLEAK_ENGINE_COMMAND's value holds the other),
  * HOW one of the characters below. */
 #define GL_PROTO_RESTORE_VARIABLE "GEMLEAK_RESTORE"
@@ -246,7 +246,7 @@
 #define GL_PROTO_RESTORE_FRONT '<'  /* put in front, after a space, when its value lacks it */
 #define GL_PROTO_RESTORE_BACK '>'   /* put after its value and a ':', when it lacks it */
 /* Under an engine preloaded into Ruby (the sanitizers'; Valgrind follows
- * every exec itself), the path of gemleak's guard (src/run/client/guard.c),
+ * every exec itself), the path of gemleak's guard (src/agent/guard.c),
  * one of the run's variables: the preloaded library execs a static
  * program (which LD_PRELOAD does not reach) through it, and it follows
  * what the program execs, giving it the run's variables back. Empty when
@@ -268,6 +268,22 @@
 /* Launchers, by the name of the program, separated by spaces: they only
  * start the processes that run a suite (Bundler, Rake). */
 #define GL_PROTO_LAUNCHERS "bundle bundler rake"
+
+/* Ruby's own, which is never the project's, as gemleak and the helper
+ * tell it alike (blank-separated):
+ * - Ruby's executable and shared library, by the names distributions give
+ *   them (globs on a file's base name: ruby, ruby3.1, ruby-3.4.5,
+ *   libruby.so.3.3.0, libruby-3.1.so.3.1.2): gemleak plans a bare ruby by
+ *   them (base/programs.c), and the rules take a frame in them, or in the
+ *   process's own executable (a Ruby whatever its name), for Ruby's
+ *   (judge/classify.c);
+ * - the directories that hold Ruby's own libraries and extensions (etc.so,
+ *   monitor.so, the encodings) and those installed beside it, by their
+ *   names in RbConfig::CONFIG: the helper takes no extension loaded from
+ *   them, nor from where gems are installed (Gem.path), for one of the
+ *   project's, which are gemleak's default targets (extensions.rb). */
+#define GL_PROTO_RUBY_PROGRAMS "ruby ruby[0-9]* ruby-[0-9]* libruby.so* libruby-*.so* libruby[0-9]*.so*"
+#define GL_PROTO_RUBY_DIRS "rubylibprefix rubyarchdir rubylibdir archdir vendordir vendorarchdir vendorlibdir sitedir sitearchdir sitelibdir"
 
 /* Ruby's long options that take a value, "--NAME=VALUE" or "--NAME VALUE"
  * with the next word (ruby.c's is_option_with_arg), blank-separated: how

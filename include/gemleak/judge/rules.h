@@ -64,7 +64,7 @@ const char *gl_rules_caller_owned(guint index, const char **header, const char *
 /* The functions of Ruby's that allocate for their caller, as rule 2 takes
  * them (the allocation functions and the caller-owned ones), as globs:
  * what the allocation front watches an extension's calls of
- * (src/run/client/alloc_via.c).
+ * (src/agent/alloc_via.c).
  * Returns: (transfer none): NULL-terminated, the process's for its life. */
 const char *const *gl_rules_allocator_globs(void);
 

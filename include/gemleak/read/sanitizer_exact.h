@@ -2,7 +2,7 @@
  * frame format (GL_SANITIZER_FRAME_FORMAT), read and written: which leak
  * records of a fast pass had their stacks cut, at which allocation sites;
  * the exact stacks a second pass found at those sites (the
- * "gemleak:stack" and "gemleak:at" lines of src/run/client/exact.c, joined
+ * "gemleak:stack" and "gemleak:at" lines of src/agent/exact_write.c, joined
  * to the leak check's objects by address); and the fast pass's report
  * with each block of a cut record given the stack found for its site and
  * size. It knows the format, nothing of Ruby: what a whole stack is, the
@@ -59,7 +59,7 @@ typedef struct {
     gboolean untested;
     /* Blocks the leak check could not judge: allocated on another stack
      * than the thread's, still allocated at the check ("gemleak:hidden",
-     * src/run/client/hidden.c). Only a run with exact stacks judges them. */
+     * src/agent/alloc.c). Only a run with exact stacks judges them. */
     guint hidden;
 } GlExactFound;
 

@@ -124,7 +124,7 @@ typedef struct {
      * (GlRunOptions.exact_sites; gemleak/run/exact.h). */
     gboolean exact_where_leaked;
     /* TRUE: its runtime's leak check can be made at exit by the library
-     * gemleak preloads into every process (src/run/client/proof.c), which
+     * gemleak preloads into every process (src/agent/proof.c), which
      * then says it ran to its end ("gemleak:done"): a process of such a run
      * that loaded a target without it was not checked. */
     gboolean proves_checks;

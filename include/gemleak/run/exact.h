@@ -5,8 +5,8 @@
  * pointers, stacks that stop at the allocating call. When the run's
  * reports hold a leak whose stack was cut (gl_sanitizer_stack_cut()), the
  * same commands run again, in a run directory of their own, their output
- * and input /dev/null's and their exit status ignored, with the library
- * src/run/client/exact.c preloaded before the runtime: it unwinds exactly
+ * and input /dev/null's and their exit status ignored, with the allocation
+ * front (src/agent/exact_*.c) preloaded before the runtime: it unwinds exactly
  * the allocations made at those leaks' sites (the allocating call, by
  * module and offset, and the block's size) and nothing else, so that the
  * second run costs about what the first did. Then each of the first run's

@@ -1,0 +1,648 @@
+/* The allocation front (gemleak_alloc.so): the library gemleak preloads
+ * before a sanitizer's runtime (LeakSanitizer's, AddressSanitizer's) into
+ * every Ruby of a run whose runtime unwinds by frame pointers
+ * (fast_unwind_on_malloc=1), and of its exact pass.
+ *
+ * Its allocation functions come before the runtime's: every one the runtime
+ * intercepts (tests/agent/check_alloc.c holds the list to the runtimes'), so
+ * that __builtin_return_address(0) is the allocating call, without an
+ * unwind, and the runtime is called with a stack gemleak can judge:
+ *
+ * - On a Ruby without frame pointers (GEMLEAK_ALLOC_MODE "call"), what the
+ *   fast unwinder would walk past the allocating call is noise (a frame
+ *   pointer register the code uses for data). The runtime is given a chain
+ *   of frames that holds the allocating call, and, when the allocation runs
+ *   below an extension's call of one of Ruby's allocation functions
+ *   (alloc_via.c), that function, this library's gemleak_via frame and the
+ *   extension's call: then the report says whose the block may be, and a
+ *   block Ruby's code allocated outside such a call is Ruby's (gemleak(1),
+ *   RULES, 2). The rest, where it is needed, the exact pass unwinds.
+ * - On a Ruby that keeps them ("frames"), the runtime walks them as they
+ *   are; the watched calls show as this library's frame between the
+ *   function and the extension.
+ * - Under either, a call made on another stack than the thread's (a
+ *   Fiber's, a Ractor's coroutine) runs on the thread's scratch stack, with
+ *   the allocating call (and, with frame pointers, the coroutine's frames)
+ *   as its chain (alloc_stack.c): the runtime's leak check judges those
+ *   blocks as any other. Where it cannot (no scratch stack), the block is
+ *   kept here, "hidden", and written into the report before each check:
+ *
+ *     gemleak:hidden                       the list begins
+ *     gemleak:hidden<TAB>SIZE<TAB>ADDRESS  a block the check cannot judge
+ *
+ * - In the exact pass (GEMLEAK_EXACT names the sites), each allocation at
+ *   a site where the first pass found a leak gets an exact stack
+ *   (exact_sites.c, exact_blocks.c, exact_write.c).
+ *
+ * Before each leak check (at exit, from src/agent/proof.c; before a
+ * check the helper makes), gemleak_alloc_before_check() writes what the
+ * report needs of this library: "gemleak:unwound<TAB>call" or
+ * "...<TAB>frames" (how its stacks were made), the hidden blocks, the
+ * exact pass's stacks.
+ *
+ * Built on its own: no GLib; it runs inside the suite's Ruby. */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <link.h>
+#include <sys/auxv.h>
+#include <sys/mman.h>
+
+#include "gemleak/base/protocol.h"
+#include "alloc_int.h"
+#include "exact_int.h"
+#include "hidden_table_int.h"
+
+/* Not in a header: they replace the C library's (and the runtime's, which
+ * they call). */
+void *malloc(size_t size);
+void *calloc(size_t count, size_t size);
+void *realloc(void *block, size_t size);
+void *reallocarray(void *block, size_t count, size_t size);
+void free(void *block);
+void cfree(void *block);
+int posix_memalign(void **out, size_t alignment, size_t size);
+void *aligned_alloc(size_t alignment, size_t size);
+void *memalign(size_t alignment, size_t size);
+void *__libc_memalign(size_t alignment, size_t size);
+void *valloc(size_t size);
+void *pvalloc(size_t size);
+char *strdup(const char *text);
+char *__strdup(const char *text);
+char *strndup(const char *text, size_t size);
+void *dlopen(const char *file, int mode);
+/* C++'s operator new, by their mangled names: plain, nothrow, aligned. */
+void *_Znwm(size_t size);
+void *_Znam(size_t size);
+void *_ZnwmRKSt9nothrow_t(size_t size, const void *tag);
+void *_ZnamRKSt9nothrow_t(size_t size, const void *tag);
+void *_ZnwmSt11align_val_t(size_t size, size_t alignment);
+void *_ZnamSt11align_val_t(size_t size, size_t alignment);
+void *_ZnwmSt11align_val_tRKSt9nothrow_t(size_t size, size_t alignment, const void *tag);
+void *_ZnamSt11align_val_tRKSt9nothrow_t(size_t size, size_t alignment, const void *tag);
+/* Before each check: what the report needs of this library. */
+void gemleak_alloc_before_check(void);
+/* The client library's realloc of a block, for the test that owns it
+ * (src/agent/owners.c): the runtime's realloc calls no hook. */
+void gemleak_alloc_on_realloc(void (*hook)(void *block, void *moved));
+
+#define BOOT_BYTES ((size_t) 64 * 1024)
+
+/* The runtime's functions, each the next after this library's. */
+enum {
+    F_MALLOC, F_CALLOC, F_REALLOC, F_REALLOCARRAY, F_FREE, F_POSIX_MEMALIGN, F_ALIGNED_ALLOC,
+    F_MEMALIGN, F_LIBC_MEMALIGN, F_VALLOC, F_PVALLOC, F_STRDUP, F_STRDUP2, F_STRNDUP, F_NEW,
+    F_NEW_ARRAY, F_NEW_NOTHROW, F_NEW_ARRAY_NOTHROW, F_NEW_ALIGNED, F_NEW_ARRAY_ALIGNED,
+    F_NEW_ALIGNED_NOTHROW, F_NEW_ARRAY_ALIGNED_NOTHROW, F_DLOPEN, F_COUNT
+};
+
+static const char *const next_names[F_COUNT] = {
+    [F_MALLOC] = "malloc", [F_CALLOC] = "calloc", [F_REALLOC] = "realloc",
+    [F_REALLOCARRAY] = "reallocarray", [F_FREE] = "free", [F_POSIX_MEMALIGN] = "posix_memalign",
+    [F_ALIGNED_ALLOC] = "aligned_alloc", [F_MEMALIGN] = "memalign",
+    [F_LIBC_MEMALIGN] = "__libc_memalign", [F_VALLOC] = "valloc", [F_PVALLOC] = "pvalloc",
+    [F_STRDUP] = "strdup", [F_STRDUP2] = "__strdup", [F_STRNDUP] = "strndup", [F_NEW] = "_Znwm",
+    [F_NEW_ARRAY] = "_Znam", [F_NEW_NOTHROW] = "_ZnwmRKSt9nothrow_t",
+    [F_NEW_ARRAY_NOTHROW] = "_ZnamRKSt9nothrow_t", [F_NEW_ALIGNED] = "_ZnwmSt11align_val_t",
+    [F_NEW_ARRAY_ALIGNED] = "_ZnamSt11align_val_t",
+    [F_NEW_ALIGNED_NOTHROW] = "_ZnwmSt11align_val_tRKSt9nothrow_t",
+    [F_NEW_ARRAY_ALIGNED_NOTHROW] = "_ZnamSt11align_val_tRKSt9nothrow_t", [F_DLOPEN] = "dlopen",
+};
+
+static uintptr_t next_fn[F_COUNT];
+static int finding;
+/* How the runtime is given a stack (GL_PROTO_ALLOC_MODE_VARIABLE). */
+typedef enum {
+    MODE_OFF = 0,       /* the runtime's own (no runtime, or an exact unwinder) */
+    MODE_CALL,          /* Ruby has no frame pointers: the allocating call, and the call
+                         * into Ruby's allocation functions on the way, and no more */
+    MODE_FRAMES,        /* Ruby keeps them: the frame pointers as they are */
+} Mode;
+static Mode alloc_mode;
+static int exact_on;
+static void (*realloc_hook)(void *, void *);
+
+typedef int (*InstallHooks)(void (*)(const volatile void *, size_t), void (*)(const volatile void *));
+
+/* ---- finding the runtime's functions ---------------------------------------------- */
+
+/* What dlsym allocates while the next functions are looked for. */
+static unsigned char boot[BOOT_BYTES] __attribute__((aligned(64)));
+static size_t boot_used;
+
+static void *boot_alloc(size_t size)
+{
+    size_t rounded = (size + 63) & ~(size_t) 63;
+    if (rounded < size || rounded > BOOT_BYTES - boot_used)
+        return NULL;
+    void *p = boot + boot_used;
+    boot_used += rounded;
+    return p;
+}
+
+static int from_boot(const void *block)
+{
+    return (const unsigned char *) block >= boot && (const unsigned char *) block < boot + BOOT_BYTES;
+}
+
+static void find_next(void)
+{
+    if (next_fn[F_MALLOC] != 0 || finding)
+        return;
+    finding = 1;
+    for (int f = 0; f < F_COUNT; f++)
+        if (f != F_MALLOC)
+            next_fn[f] = (uintptr_t) dlsym(RTLD_NEXT, next_names[f]);
+    next_fn[F_MALLOC] = (uintptr_t) dlsym(RTLD_NEXT, "malloc");
+    finding = 0;
+}
+
+/* Whether the runtime's @f is there, looked for if not yet. */
+static inline int next_found(int f)
+{
+    if (next_fn[f] == 0)
+        find_next();
+    return next_fn[f] != 0;
+}
+
+/* ---- the blocks the check cannot judge ------------------------------------------- */
+
+/* Each with its size. */
+static pthread_mutex_t hidden_lock = PTHREAD_MUTEX_INITIALIZER;
+static HiddenTable hidden = HIDDEN_TABLE_INIT((size_t) 1 << 10);
+
+static void hide(const void *block, size_t size)
+{
+    if (block == NULL)
+        return;
+    pthread_mutex_lock(&hidden_lock);
+    hidden_table_put(&hidden, block, size);
+    pthread_mutex_unlock(&hidden_lock);
+}
+
+static void unhide(const volatile void *block)
+{
+    if (block == NULL || hidden.used == 0)
+        return;
+    pthread_mutex_lock(&hidden_lock);
+    hidden_table_take(&hidden, block);
+    pthread_mutex_unlock(&hidden_lock);
+}
+
+/* The runtime's hooks: a block freed (however: free, delete, realloc's old
+ * block under AddressSanitizer) leaves the tables; a block handed out at
+ * an address they hold was freed where no hook saw it. */
+static void freed_hook(const volatile void *block)
+{
+    unhide(block);
+    if (exact_on)
+        exact_forget(block);
+}
+
+static void allocated_hook(const volatile void *block, size_t size)
+{
+    (void) size;
+    freed_hook(block);
+}
+
+/* ---- a call of the runtime ------------------------------------------------------ */
+
+/* The dynamic loader's code: the runtime takes what it allocates for
+ * reachable when the allocating call is the loader's, as it is only when
+ * the runtime is called straight (straight()). */
+static uintptr_t loader_low, loader_high;
+
+/* Returns: 1 if an allocation of @size by @caller, from a function whose
+ * frame is @fp, goes to the runtime as it is: a tail call, the stack as
+ * the runtime would record it without this library (its frame gone, the
+ * allocating call the runtime's caller). Only on the thread's own stack,
+ * outside an exact site, and, without frame pointers, outside an
+ * extension's call of Ruby's allocation functions (which front() shows). */
+static inline __attribute__((always_inline)) int straight(uintptr_t caller, uintptr_t fp, size_t size)
+{
+    const Thread *thread = &alloc_thread;
+    if (alloc_mode == MODE_OFF || thread->busy || (caller >= loader_low && caller < loader_high))
+        return 1;
+    if (!alloc_on_own_stack(thread, fp))
+        return 0;
+    uintptr_t via_ret = 0, via_api = 0;
+    int via = alloc_via_find(fp, &via_ret, &via_api);
+    if (via && alloc_mode == MODE_CALL)
+        return 0;
+    return !exact_on || !exact_wanted(caller, via ? via_ret : 0, size);
+}
+
+/* Calls @call with a chain the runtime can judge (alloc.c's comment says
+ * which), for an allocation function whose frame was @fp (its caller's
+ * frame pointer @caller_fp) and whose caller is @caller, of a block of
+ * @size: the block is call->result, or *@out when @out is not NULL
+ * (posix_memalign, whose result is its status). Its return address is the
+ * one frame of this library's the runtime records, before the chain. */
+static __attribute__((noinline)) uintptr_t front(Call *call, uintptr_t caller, uintptr_t fp,
+                                                  uintptr_t caller_fp, size_t size, void **out)
+{
+    Thread *thread = &alloc_thread;
+    /* A thread is known from its start (alloc_stack.c); one that is not
+     * (the C library's own) runs on its own stack. Never looked up here:
+     * pthread_getattr_np allocates with a lock held. */
+    int own = alloc_on_own_stack(thread, fp);
+    uintptr_t via_ret = 0, via_api = 0;
+    int via = alloc_via_find(fp, &via_ret, &via_api);
+    int hidden_here = 0;
+    if (alloc_mode == MODE_OFF || thread->busy || (own && alloc_mode == MODE_FRAMES)) {
+        gl_alloc_call(call, 0, 0);
+    } else {
+        Frame frames[MAX_FRAMES];
+        int n = 0;
+        frames[n++].ret = caller;
+        if (alloc_mode == MODE_CALL && via) {
+            frames[n++].ret = via_api + 1;
+            frames[n++].ret = (uintptr_t) gemleak_via_return;
+            frames[n++].ret = via_ret;
+        }
+        if (alloc_mode == MODE_FRAMES)
+            n = alloc_copy_chain(caller_fp, frames, n);
+        if (own) {
+            for (int i = 0; i < n; i++)
+                frames[i].next = i + 1 < n ? (uintptr_t) &frames[i + 1] : 0;
+            gl_alloc_call(call, 0, (uintptr_t) frames);
+        } else if (thread->scratch != 0 && !thread->on_scratch) {
+            Frame *placed = (Frame *) (thread->scratch - (uintptr_t) n * sizeof(Frame));
+            for (int i = 0; i < n; i++) {
+                placed[i].ret = frames[i].ret;
+                placed[i].next = i + 1 < n ? (uintptr_t) &placed[i + 1] : 0;
+            }
+            thread->on_scratch = 1;
+            gl_alloc_call(call, ((uintptr_t) placed - 64) & ~(uintptr_t) 15, (uintptr_t) placed);
+            thread->on_scratch = 0;
+        } else {
+            gl_alloc_call(call, 0, 0);
+            hidden_here = 1;
+        }
+    }
+    void *block = out == NULL ? (void *) call->result : call->result == 0 ? *out : NULL;
+    if (block != NULL) {
+        if (hidden_here)
+            hide(block, size);
+        if (exact_on && exact_wanted(caller, via ? via_ret : 0, size))
+            exact_record(block, caller);
+    }
+    return call->result;
+}
+
+#define CALLER ((uintptr_t) __builtin_return_address(0))
+#define HERE ((uintptr_t) __builtin_frame_address(0))
+#define CALLER_FP (*(const uintptr_t *) __builtin_frame_address(0))
+#define NEXT(f, type) ((type) next_fn[f])
+
+/* The body of an allocation function: the runtime's @f straight (a tail
+ * call) when straight(), else through front(); a block of @size. */
+#define BODY(type, f, cast, size_, a_, b_, c_, ...)                                          \
+    uintptr_t caller = CALLER;                                                              \
+    if (straight(caller, HERE, (size_)))                                                    \
+        return NEXT(f, type)(__VA_ARGS__);                                                  \
+    Call call = { .fn = next_fn[f], .a = (uintptr_t) (a_), .b = (uintptr_t) (b_),           \
+                  .c = (uintptr_t) (c_) };                                                  \
+    return (cast) front(&call, caller, HERE, CALLER_FP, (size_), NULL)
+
+typedef void *(*Sized)(size_t);
+typedef void *(*Pair)(size_t, size_t);
+typedef void *(*WithTag)(size_t, const void *);
+typedef void *(*Triple)(size_t, size_t, const void *);
+typedef void *(*Moved)(void *, size_t);
+typedef void *(*MovedArray)(void *, size_t, size_t);
+typedef int (*Aligned)(void **, size_t, size_t);
+typedef char *(*Dup)(const char *);
+typedef char *(*DupN)(const char *, size_t);
+
+/* ---- the allocation functions ------------------------------------------------ */
+
+void *malloc(size_t size)
+{
+    if (next_fn[F_MALLOC] == 0) {
+        find_next();
+        if (next_fn[F_MALLOC] == 0)
+            return boot_alloc(size);
+    }
+    BODY(Sized, F_MALLOC, void *, size, size, 0, 0, size);
+}
+
+void *calloc(size_t count, size_t size)
+{
+    if (next_fn[F_CALLOC] == 0) {
+        find_next();
+        if (next_fn[F_CALLOC] == 0)
+            return count != 0 && size > SIZE_MAX / count ? NULL : boot_alloc(count * size);
+    }
+    BODY(Pair, F_CALLOC, void *, count * size, count, size, 0, count, size);
+}
+
+/* What a reallocation leaves: the old block forgotten where it moved, and
+ * the client library told (its owners). */
+static void *reallocated(void *block, void *moved, size_t size)
+{
+    if (moved == NULL && size != 0)
+        return moved;
+    if (block != NULL && block != moved) {
+        unhide(block);
+        if (exact_on)
+            exact_forget(block);
+    }
+    if (realloc_hook != NULL)
+        realloc_hook(block, moved);
+    return moved;
+}
+
+/* The runtime's realloc calls no hook: the block it leaves is forgotten
+ * here, and the one it returns judged as any allocation's; never straight. */
+void *realloc(void *block, size_t size)
+{
+    if (from_boot(block)) {
+        void *moved = malloc(size);
+        size_t left = (size_t) (boot + BOOT_BYTES - (unsigned char *) block);
+        if (moved != NULL)
+            memcpy(moved, block, size < left ? size : left);
+        return moved;
+    }
+    if (!next_found(F_REALLOC)) {
+        errno = ENOMEM;
+        return NULL;
+    }
+    Call call = { .fn = next_fn[F_REALLOC], .a = (uintptr_t) block, .b = size };
+    void *moved = (void *) front(&call, CALLER, HERE, CALLER_FP, size, NULL);
+    return reallocated(block, moved, size);
+}
+
+void *reallocarray(void *block, size_t count, size_t size)
+{
+    if (!next_found(F_REALLOCARRAY)) {
+        errno = ENOMEM;
+        return NULL;
+    }
+    Call call = { .fn = next_fn[F_REALLOCARRAY], .a = (uintptr_t) block, .b = count, .c = size };
+    void *moved = (void *) front(&call, CALLER, HERE, CALLER_FP, count * size, NULL);
+    return reallocated(block, moved, count * size);
+}
+
+void free(void *block)
+{
+    if (block == NULL || from_boot(block))
+        return;
+    block = alloc_held_swap(block);
+    if (block != NULL && next_found(F_FREE))
+        ((void (*)(void *)) next_fn[F_FREE])(block);
+}
+
+void cfree(void *block)
+{
+    free(block);
+}
+
+int posix_memalign(void **out, size_t alignment, size_t size)
+{
+    if (!next_found(F_POSIX_MEMALIGN))
+        return ENOMEM;
+    uintptr_t caller = CALLER;
+    if (straight(caller, HERE, size))
+        return NEXT(F_POSIX_MEMALIGN, Aligned)(out, alignment, size);
+    Call call = { .fn = next_fn[F_POSIX_MEMALIGN], .a = (uintptr_t) out, .b = alignment, .c = size };
+    return (int) front(&call, caller, HERE, CALLER_FP, size, out);
+}
+
+#define SIZED(name, f)                                                                  \
+    void *name(size_t size)                                                             \
+    {                                                                                   \
+        if (!next_found(f)) {                                                           \
+            errno = ENOMEM;                                                             \
+            return NULL;                                                                \
+        }                                                                               \
+        BODY(Sized, f, void *, size, size, 0, 0, size);                                 \
+    }
+SIZED(valloc, F_VALLOC)
+SIZED(pvalloc, F_PVALLOC)
+SIZED(_Znwm, F_NEW)
+SIZED(_Znam, F_NEW_ARRAY)
+
+#define ALIGNED(name, f)                                                                \
+    void *name(size_t alignment, size_t size)                                           \
+    {                                                                                   \
+        if (!next_found(f)) {                                                           \
+            errno = ENOMEM;                                                             \
+            return NULL;                                                                \
+        }                                                                               \
+        BODY(Pair, f, void *, size, alignment, size, 0, alignment, size);               \
+    }
+ALIGNED(aligned_alloc, F_ALIGNED_ALLOC)
+ALIGNED(memalign, F_MEMALIGN)
+ALIGNED(__libc_memalign, F_LIBC_MEMALIGN)
+
+void *_ZnwmSt11align_val_t(size_t size, size_t alignment)
+{
+    if (!next_found(F_NEW_ALIGNED))
+        return NULL;
+    BODY(Pair, F_NEW_ALIGNED, void *, size, size, alignment, 0, size, alignment);
+}
+
+void *_ZnamSt11align_val_t(size_t size, size_t alignment)
+{
+    if (!next_found(F_NEW_ARRAY_ALIGNED))
+        return NULL;
+    BODY(Pair, F_NEW_ARRAY_ALIGNED, void *, size, size, alignment, 0, size, alignment);
+}
+
+void *_ZnwmRKSt9nothrow_t(size_t size, const void *tag)
+{
+    if (!next_found(F_NEW_NOTHROW))
+        return NULL;
+    BODY(WithTag, F_NEW_NOTHROW, void *, size, size, tag, 0, size, tag);
+}
+
+void *_ZnamRKSt9nothrow_t(size_t size, const void *tag)
+{
+    if (!next_found(F_NEW_ARRAY_NOTHROW))
+        return NULL;
+    BODY(WithTag, F_NEW_ARRAY_NOTHROW, void *, size, size, tag, 0, size, tag);
+}
+
+void *_ZnwmSt11align_val_tRKSt9nothrow_t(size_t size, size_t alignment, const void *tag)
+{
+    if (!next_found(F_NEW_ALIGNED_NOTHROW))
+        return NULL;
+    BODY(Triple, F_NEW_ALIGNED_NOTHROW, void *, size, size, alignment, tag, size, alignment, tag);
+}
+
+void *_ZnamSt11align_val_tRKSt9nothrow_t(size_t size, size_t alignment, const void *tag)
+{
+    if (!next_found(F_NEW_ARRAY_ALIGNED_NOTHROW))
+        return NULL;
+    BODY(Triple, F_NEW_ARRAY_ALIGNED_NOTHROW, void *, size, size, alignment, tag, size, alignment, tag);
+}
+
+/* strdup and strndup are AddressSanitizer's own allocation functions (the
+ * C library's call malloc, which comes here anyway). */
+char *strdup(const char *text)
+{
+    if (!next_found(F_STRDUP))
+        return NULL;
+    BODY(Dup, F_STRDUP, char *, strlen(text) + 1, text, 0, 0, text);
+}
+
+char *__strdup(const char *text)
+{
+    if (!next_found(F_STRDUP2))
+        return NULL;
+    BODY(Dup, F_STRDUP2, char *, strlen(text) + 1, text, 0, 0, text);
+}
+
+char *strndup(const char *text, size_t size)
+{
+    if (!next_found(F_STRNDUP))
+        return NULL;
+    BODY(DupN, F_STRNDUP, char *, strnlen(text, size) + 1, text, size, 0, text, size);
+}
+
+/* An extension loaded now: its calls of Ruby's allocation functions are
+ * watched, and it may hold the exact pass's sites. */
+void *dlopen(const char *file, int mode)
+{
+    if (!next_found(F_DLOPEN))
+        return NULL;
+    void *handle = ((void *(*)(const char *, int)) next_fn[F_DLOPEN])(file, mode);
+    if (handle != NULL && alloc_mode != MODE_OFF) {
+        alloc_via_patch();
+        if (exact_on)
+            exact_resolve();
+    }
+    return handle;
+}
+
+void gemleak_alloc_on_realloc(void (*hook)(void *block, void *moved))
+{
+    realloc_hook = hook;
+}
+
+/* ---- before a check ------------------------------------------------------------- */
+
+static void (*report_line)(const char *);
+
+void gemleak_alloc_before_check(void)
+{
+    if (report_line == NULL || alloc_mode == MODE_OFF)
+        return;
+    static char line[256];
+    alloc_thread.busy++;
+    snprintf(line, sizeof line, GL_PROTO_MARKER_PREFIX GL_PROTO_MARKER_UNWOUND "\t%s",
+             alloc_mode == MODE_CALL ? GL_PROTO_UNWOUND_CALL : GL_PROTO_UNWOUND_FRAMES);
+    report_line(line);
+    if (hidden.used > 0) {
+        pthread_mutex_lock(&hidden_lock);
+        report_line(GL_PROTO_MARKER_PREFIX GL_PROTO_MARKER_HIDDEN);  /* the list begins */
+        for (size_t i = hidden_table_next(&hidden, 0); i < hidden.capacity;
+             i = hidden_table_next(&hidden, i + 1)) {
+            snprintf(line, sizeof line, GL_PROTO_MARKER_PREFIX GL_PROTO_MARKER_HIDDEN "\t%zu\t%lx",
+                     (size_t) hidden.slots[i].value, (unsigned long) HIDDEN_KEY(hidden.slots[i].key));
+            report_line(line);
+        }
+        pthread_mutex_unlock(&hidden_lock);
+    }
+    if (exact_on)
+        exact_write_table();
+    alloc_thread.busy--;
+}
+
+/* ---- the start ----------------------------------------------------------------- */
+
+static int loader_range(struct dl_phdr_info *info, size_t size, void *data)
+{
+    (void) size;
+    if ((uintptr_t) info->dlpi_addr != *(const uintptr_t *) data)
+        return 0;
+    for (int i = 0; i < info->dlpi_phnum; i++)
+        if (info->dlpi_phdr[i].p_type == PT_LOAD && (info->dlpi_phdr[i].p_flags & PF_X)) {
+            loader_low = (uintptr_t) info->dlpi_addr + info->dlpi_phdr[i].p_vaddr;
+            loader_high = loader_low + info->dlpi_phdr[i].p_memsz;
+        }
+    return 1;
+}
+
+/* The dynamic loader's code (AT_BASE: where the kernel mapped it). */
+static void find_loader(void)
+{
+    uintptr_t base = (uintptr_t) getauxval(AT_BASE);
+    if (base != 0)
+        dl_iterate_phdr(loader_range, &base);
+}
+
+/* The exact pass: the runtime's symbolizer and libgcc's unwinder, and the
+ * sites of @path. Returns: 1 when all is there. */
+static int exact_start(const char *path)
+{
+    if (!exact_write_start(report_line) || !exact_blocks_start())
+        return 0;
+    exact_read_sites(path);
+    return 1;
+}
+
+static void before_fork(void)
+{
+    pthread_mutex_lock(&hidden_lock);
+    if (exact_on)
+        pthread_mutex_lock(&exact_table.lock);
+}
+
+static void after_fork(void)
+{
+    if (exact_on)
+        pthread_mutex_unlock(&exact_table.lock);
+    pthread_mutex_unlock(&hidden_lock);
+}
+
+/* The child writes a report of its own: the exact pass's frames and
+ * stacks anew. Its only thread, the one that forked, keeps its stack. */
+static void in_child(void)
+{
+    if (exact_on)
+        exact_forget_written();
+    after_fork();
+}
+
+__attribute__((constructor)) static void alloc_start(void)
+{
+    find_next();
+    const char *mode = getenv(GL_PROTO_ALLOC_MODE_VARIABLE);
+    InstallHooks install = (InstallHooks) (uintptr_t) dlsym(RTLD_DEFAULT,
+                                                            "__sanitizer_install_malloc_and_free_hooks");
+    report_line = (void (*)(const char *)) (uintptr_t) dlsym(RTLD_DEFAULT,
+                                                             "__sanitizer_report_error_summary");
+    if (mode == NULL || install == NULL || report_line == NULL || next_fn[F_MALLOC] == 0 ||
+        next_fn[F_FREE] == 0 || !ALLOC_FRAMES)
+        return;  /* no runtime here (a program the helper took it from): nothing to do */
+    Mode wanted = strcmp(mode, GL_PROTO_UNWOUND_CALL) == 0     ? MODE_CALL
+                  : strcmp(mode, GL_PROTO_UNWOUND_FRAMES) == 0 ? MODE_FRAMES
+                                                               : MODE_OFF;
+    if (wanted == MODE_OFF)
+        return;
+    /* The runtime bounds the main thread's stack as it starts: started now,
+     * before the scratch stack is mapped below that stack. */
+    ((void (*)(void *)) next_fn[F_FREE])(((void *(*)(size_t)) next_fn[F_MALLOC])(1));
+    if (install(allocated_hook, freed_hook) == 0 ||
+        pthread_atfork(before_fork, after_fork, in_child) != 0)
+        return;
+    find_loader();
+    alloc_held_start();
+    alloc_stack_start();
+    alloc_via_start();
+    const char *sites = getenv(GL_PROTO_EXACT_VARIABLE);
+    if (sites != NULL && *sites != '\0' && exact_start(sites))
+        exact_on = 1;
+    alloc_mode = wanted;
+    alloc_via_patch();
+    if (exact_on)
+        exact_resolve();
+}

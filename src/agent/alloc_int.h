@@ -1,0 +1,138 @@
+/* What the allocation front's files share (gemleak_alloc.so, src/agent/
+ * alloc*.c): the library gemleak preloads before a sanitizer's runtime
+ * into every Ruby of a run that unwinds by frame pointers. alloc.c says
+ * what it does; it calls alloc_held.c, alloc_stack.c and alloc_via.c,
+ * which call nothing of it (alloc_via.c reads alloc_stack.c's thread). The
+ * exact pass's files are exact_int.h's. Hidden: nothing here is the
+ * library's interface.
+ *
+ * Built on its own: no GLib; it runs inside the suite's Ruby. x86-64 only:
+ * elsewhere the library is built without the stack switch and the calls it
+ * watches (alloc_stack.c, alloc_via.c), and gemleak falls back on what the
+ * runtime records itself. */
+#ifndef GEMLEAK_AGENT_ALLOC_INT_H
+#define GEMLEAK_AGENT_ALLOC_INT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "agent_int.h"
+
+#if defined(__x86_64__)
+#define ALLOC_FRAMES 1
+#else
+#define ALLOC_FRAMES 0
+#endif
+
+/* One frame of a chain the runtime's fast unwinder walks: the saved frame
+ * pointer (the next frame, higher up), then the return address. */
+typedef struct {
+    uintptr_t next;
+    uintptr_t ret;
+} Frame;
+
+/* The most frames a chain given to the runtime holds (the runtime keeps 30
+ * program counters, GL_SANITIZER_STACK_LIMIT). */
+#define MAX_FRAMES 64
+
+/* A call of the runtime's allocation function @fn with up to three
+ * integer arguments: what alloc_stack.c's gl_alloc_call makes, on the
+ * stack and with the frame pointer it is given. Its layout is the
+ * assembly's. */
+typedef struct {
+    uintptr_t fn;
+    uintptr_t a, b, c;
+    uintptr_t result;
+} Call;
+
+/* This thread, as the library knows it. */
+typedef struct {
+    uintptr_t low, high;    /* its stack as the runtime bounds it; high 0: not known */
+    uintptr_t scratch;      /* the top of its scratch stack, inside those bounds; 0: none */
+    int known;              /* low and high were looked up */
+    int on_scratch;         /* a call runs on the scratch stack now */
+    int busy;               /* this thread is in the library: what it allocates is not looked at */
+} Thread;
+
+extern __thread Thread alloc_thread __attribute__((tls_model("initial-exec"))) AGENT_HIDDEN;
+
+/* ---- alloc_held.c: freed blocks held back before their reuse ------------- */
+
+/* Holds freed blocks back from now on where the runtime is LeakSanitizer
+ * (AddressSanitizer has its own quarantine). */
+void alloc_held_start(void) AGENT_HIDDEN;
+
+/* Takes the freed @block (not NULL). Returns: the block the runtime is to
+ * free now, the one held longest, @block itself, or NULL for none. */
+void *alloc_held_swap(void *block) AGENT_HIDDEN;
+
+/* ---- alloc_stack.c: where a call of the runtime runs --------------------- */
+
+/* Looks this thread's stack up, as the runtime bounds it (once a thread);
+ * the main thread's at the start, with its scratch stack. Called when the
+ * front is on, before it hands out its first chain: from then on each
+ * thread created gets a scratch stack. */
+void alloc_stack_start(void) AGENT_HIDDEN;
+void alloc_thread_learn(Thread *thread) AGENT_HIDDEN;
+
+/* Returns: 1 if @sp is on this thread's own stack (as the runtime knows
+ * it), 0 on another (a Fiber's, a coroutine's); 1 when not known. */
+static inline int alloc_on_own_stack(const Thread *thread, uintptr_t sp)
+{
+    return thread->high == 0 || (sp > thread->low + 4096 && sp < thread->high);
+}
+
+/* Calls @call with the frame pointer @chain (the frames the runtime's
+ * unwinder walks; 0: as it is), on @sp (0: where it runs now). */
+void gl_alloc_call(Call *call, uintptr_t sp, uintptr_t chain) AGENT_HIDDEN;
+
+/* Copies the frame-pointer chain that starts at @fp (a frame of the stack
+ * the allocation runs on), within the mapping that holds it, into @frames
+ * from @n on; returns how many frames there are then. */
+int alloc_copy_chain(uintptr_t fp, Frame *frames, int n) AGENT_HIDDEN;
+
+/* ---- alloc_via.c: the calls of Ruby's allocation functions an extension makes */
+
+/* Reads the functions to watch (GL_PROTO_ALLOC_APIS_VARIABLE). */
+void alloc_via_start(void) AGENT_HIDDEN;
+
+/* Redirects, in every module loaded since the last time, the calls of
+ * Ruby's allocation functions (through the module's GOT) to this library. */
+void alloc_via_patch(void) AGENT_HIDDEN;
+
+/* An extension's call of one of Ruby's allocation functions, running:
+ * the trampoline's frame, the extension's return address, the function. */
+typedef struct {
+    uintptr_t frame;
+    uintptr_t ret;
+    uintptr_t api;
+} Via;
+
+#define MAX_VIAS 32
+/* How far below a watched call an allocation counts as made by it: the
+ * function's own allocations are a few frames down (Ruby's allocator, a
+ * table's growth); deeper, a callback into Ruby allocates for Ruby. */
+#define VIA_REACH ((uintptr_t) 64 * 1024)
+
+extern __thread Via alloc_vias[MAX_VIAS] __attribute__((tls_model("initial-exec"))) AGENT_HIDDEN;
+extern __thread int alloc_n_vias __attribute__((tls_model("initial-exec"))) AGENT_HIDDEN;
+
+/* The innermost watched call below which an allocation at @sp runs: the
+ * extension's return address (*@ret) and the function it called (*@api).
+ * Returns: 0 when none. */
+static inline int alloc_via_find(uintptr_t sp, uintptr_t *ret, uintptr_t *api)
+{
+    for (int i = alloc_n_vias - 1; i >= 0; i--)
+        if (alloc_vias[i].frame > sp && alloc_vias[i].frame - sp < VIA_REACH) {
+            *ret = alloc_vias[i].ret;
+            *api = alloc_vias[i].api;
+            return 1;
+        }
+    return 0;
+}
+
+/* The return address inside the watching call: what a stack shows between
+ * the function called and the extension that called it. */
+extern const char gemleak_via_return[] AGENT_HIDDEN;
+
+#endif

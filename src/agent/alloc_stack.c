@@ -1,0 +1,402 @@
+/* Where the allocation front (gemleak_alloc.so, alloc.c) calls the
+ * runtime's allocator: this thread's stack as the runtime bounds it, a
+ * scratch stack inside those bounds, and the call itself.
+ *
+ * The runtime's fast unwinder walks frame pointers only within the stack
+ * it knows for the thread: on the main thread, the mapping that held the
+ * stack when the runtime started, down to the stack's limit (1 GiB when it
+ * has none, as gemleak runs it); on another, what pthread_getattr_np says.
+ * Code running elsewhere (a Fiber's stack, Enumerator#next's, a Ractor's
+ * coroutine under Ruby's M:N scheduler: memory Ruby maps itself) gets a
+ * stack of the allocator's frame alone, and the leak check then takes the
+ * block for one "allocated in a coroutine" and treats it as reachable, and
+ * as a root (lsan_common.cpp, MarkInvalidPCCb): a leak there is never
+ * reported, and hides what it points to. So such a call runs here on a
+ * scratch stack that lies inside the thread's bounds, with a chain of
+ * frames the runtime can walk: the allocating call, and as much of the
+ * coroutine's own frames as the runtime would have walked on the thread's
+ * stack. The scratch stack is mapped at the bottom of the main thread's
+ * bounds (below where its stack could grow), and carved from the bottom of
+ * every other thread's stack as the thread starts, above a guard page
+ * (pthread_create, below), given back as it ends.
+ *
+ * A thread without one (its stack too small, or given by its creator)
+ * makes its calls where it runs; alloc.c then keeps such blocks for the
+ * exact pass (the "hidden" blocks). */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "alloc_int.h"
+
+/* Not in a header: it replaces the C library's (and the runtime's, which
+ * it calls). */
+int pthread_create(pthread_t *thread, const pthread_attr_t *attr, void *(*start)(void *), void *arg);
+
+/* The runtime's limit on the main thread's stack (kMaxThreadStackSize). */
+#define MAIN_STACK_LIMIT ((uintptr_t) 1 << 30)
+#define MAIN_SCRATCH ((size_t) 128 * 1024)
+#define THREAD_SCRATCH ((size_t) 32 * 1024)
+/* A stack this small keeps all of itself. */
+#define MIN_CARVED_STACK ((size_t) 256 * 1024)
+/* The main thread's scratch lies this far at least below where its stack
+ * is mapped now. It lies at the bottom of what the stack's limit allows
+ * (without one, as gemleak runs it, 1 GiB down); under a limit the stack
+ * can then grow to it and the kernel's guard gap (1 MiB) above it, short
+ * of the limit, where Ruby's own check (a fifth of the limit, up to 1 MiB,
+ * before it) or its handler of the fault raises SystemStackError. */
+#define MAIN_STACK_ROOM ((uintptr_t) 2 << 20)
+
+__thread Thread alloc_thread __attribute__((tls_model("initial-exec")));
+
+/* Where this thread's stack was carved, to give back as it ends. */
+static __thread uintptr_t carved_guard __attribute__((tls_model("initial-exec")));
+/* The mapping that held a coroutine's frames last (alloc_copy_chain). */
+static __thread uintptr_t chain_low __attribute__((tls_model("initial-exec")));
+static __thread uintptr_t chain_high __attribute__((tls_model("initial-exec")));
+
+static pthread_key_t carved_key;
+static int carved_key_made;
+
+typedef int (*PthreadCreate)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
+static PthreadCreate next_pthread_create;
+/* The front is on (alloc_stack_start()): threads get their scratch stacks. */
+static int started;
+
+/* ---- the call ------------------------------------------------------------------ */
+
+#if ALLOC_FRAMES
+/* gl_alloc_call(call, sp, chain): switches to @sp when it is not 0, sets
+ * the frame pointer to @chain when it is not 0, and calls call->fn(a, b,
+ * c), its result into call->result. Its frame's return address is the one
+ * frame of this library's the runtime records before the chain. The CFA
+ * stays with rbx (the stack it was called on) for unwinders that read
+ * DWARF. */
+__asm__(".text\n"
+        ".globl gl_alloc_call\n"
+        ".hidden gl_alloc_call\n"
+        ".type gl_alloc_call,@function\n"
+        "gl_alloc_call:\n"
+        "  .cfi_startproc\n"
+        "  push %rbp\n"
+        "  .cfi_def_cfa_offset 16\n"
+        "  .cfi_offset %rbp, -16\n"
+        "  push %rbx\n"
+        "  .cfi_def_cfa_offset 24\n"
+        "  .cfi_offset %rbx, -24\n"
+        "  push %r12\n"
+        "  .cfi_def_cfa_offset 32\n"
+        "  .cfi_offset %r12, -32\n"
+        "  mov %rsp, %rbx\n"
+        "  .cfi_def_cfa_register %rbx\n"
+        "  mov %rdi, %r12\n"
+        "  test %rsi, %rsi\n"
+        "  jz 1f\n"
+        "  mov %rsi, %rsp\n"
+        "1:\n"
+        "  and $-16, %rsp\n"
+        "  test %rdx, %rdx\n"
+        "  jz 2f\n"
+        "  mov %rdx, %rbp\n"
+        "2:\n"
+        "  mov 8(%r12), %rdi\n"
+        "  mov 16(%r12), %rsi\n"
+        "  mov 24(%r12), %rdx\n"
+        "  call *(%r12)\n"
+        "  mov %rax, 32(%r12)\n"
+        "  mov %rbx, %rsp\n"
+        "  .cfi_def_cfa_register %rsp\n"
+        "  pop %r12\n"
+        "  .cfi_def_cfa_offset 24\n"
+        "  pop %rbx\n"
+        "  .cfi_def_cfa_offset 16\n"
+        "  pop %rbp\n"
+        "  .cfi_def_cfa_offset 8\n"
+        "  ret\n"
+        "  .cfi_endproc\n"
+        ".size gl_alloc_call, .-gl_alloc_call\n");
+#else
+void gl_alloc_call(Call *call, uintptr_t sp, uintptr_t chain)
+{
+    (void) sp;
+    (void) chain;
+    call->result = ((uintptr_t (*)(uintptr_t, uintptr_t, uintptr_t)) call->fn)(call->a, call->b, call->c);
+}
+#endif
+
+/* ---- /proc/self/maps, without allocating ---------------------------------------- */
+
+static uintptr_t hex(const char **p, const char *end)
+{
+    uintptr_t value = 0;
+    for (; *p < end; (*p)++) {
+        char c = **p;
+        int digit = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+        if (digit < 0)
+            break;
+        value = value * 16 + (uintptr_t) digit;
+    }
+    return value;
+}
+
+/* Finds the mapping that holds @address: [*low, *high), and the end of the
+ * one before it (*previous_end). Read with system calls and a buffer on the
+ * stack: it runs where nothing may allocate. Returns: 0 when none does. */
+static int find_mapping(uintptr_t address, uintptr_t *low, uintptr_t *high, uintptr_t *previous_end)
+{
+    int fd = (int) syscall(SYS_openat, AT_FDCWD, "/proc/self/maps", O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    char buffer[4096];
+    size_t kept = 0;
+    uintptr_t before = 0;
+    int found = 0;
+    for (;;) {
+        ssize_t n = (ssize_t) syscall(SYS_read, fd, buffer + kept, sizeof buffer - kept);
+        if (n <= 0)
+            break;
+        size_t filled = kept + (size_t) n;
+        const char *line = buffer;
+        const char *stop = buffer + filled;
+        const char *newline;
+        while ((newline = memchr(line, '\n', (size_t) (stop - line))) != NULL) {
+            const char *p = line;
+            uintptr_t start = hex(&p, newline);
+            uintptr_t end = p < newline && *p == '-' ? (p++, hex(&p, newline)) : 0;
+            if (address >= start && address < end) {
+                *low = start;
+                *high = end;
+                if (previous_end != NULL)
+                    *previous_end = before;
+                found = 1;
+                break;
+            }
+            before = end;
+            line = newline + 1;
+        }
+        if (found)
+            break;
+        kept = (size_t) (stop - line);
+        memmove(buffer, line, kept);
+        if (kept == sizeof buffer)
+            kept = 0;  /* no line is that long */
+    }
+    syscall(SYS_close, fd);
+    return found;
+}
+
+/* The kernel's own answer (PROCMAP_QUERY, Linux 6.11 and later): the
+ * mapping that holds @address, without reading every line of the maps,
+ * which grow with each Fiber's stack. Its layout is the kernel's ABI
+ * (linux/fs.h), spelled here for headers older than it. Returns: 1 when
+ * found; 0 when none holds it; -1 where the kernel cannot answer. */
+struct gl_procmap_query {
+    uint64_t size, query_flags, query_addr, vma_start, vma_end, vma_flags, vma_page_size,
+        vma_offset, inode;
+    uint32_t dev_major, dev_minor, vma_name_size, build_id_size;
+    uint64_t vma_name_addr, build_id_addr;
+};
+#define GL_PROCMAP_QUERY _IOWR('f', 17, struct gl_procmap_query)
+
+static int query_unsupported;
+
+static int query_mapping(uintptr_t address, uintptr_t *low, uintptr_t *high)
+{
+    if (query_unsupported)
+        return -1;
+    int fd = (int) syscall(SYS_openat, AT_FDCWD, "/proc/self/maps", O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    struct gl_procmap_query query = { .size = sizeof query, .query_addr = address };
+    long done = syscall(SYS_ioctl, fd, GL_PROCMAP_QUERY, &query);
+    int error = done < 0 ? errno : 0;
+    syscall(SYS_close, fd);
+    if (done < 0) {
+        if (error != ENOENT)
+            query_unsupported = 1;
+        return error == ENOENT ? 0 : -1;
+    }
+    *low = (uintptr_t) query.vma_start;
+    *high = (uintptr_t) query.vma_end;
+    return 1;
+}
+
+/* ---- the threads' stacks ----------------------------------------------------- */
+
+/* The main thread, as the runtime bounds it when it starts
+ * (GetThreadStackTopAndBottom): the mapping that holds the stack, down to
+ * the stack's limit, the mapping before it, or 1 GiB. Its scratch stack is
+ * mapped at the bottom of that, when the stack lies far enough above. */
+static void learn_main(Thread *thread)
+{
+    thread->known = 1;
+    uintptr_t here = (uintptr_t) __builtin_frame_address(0);
+    uintptr_t low = 0, high = 0, previous_end = 0;
+    struct rlimit limit;
+    if (!find_mapping(here, &low, &high, &previous_end) || getrlimit(RLIMIT_STACK, &limit) != 0)
+        return;
+    uintptr_t size = limit.rlim_cur == RLIM_INFINITY ? UINTPTR_MAX : (uintptr_t) limit.rlim_cur;
+    if (size > high - previous_end)
+        size = high - previous_end;
+    if (size > MAIN_STACK_LIMIT)
+        size = MAIN_STACK_LIMIT;
+    thread->low = high - size;
+    thread->high = high;
+    uintptr_t page = (uintptr_t) sysconf(_SC_PAGESIZE);
+    uintptr_t want = (thread->low + 2 * page) & ~(page - 1);
+    if (want + MAIN_SCRATCH + MAIN_STACK_ROOM > low)
+        return;  /* the stack may grow down to it: none */
+    void *got = mmap((void *) want, MAIN_SCRATCH, PROT_READ | PROT_WRITE,
+                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+    if (got == MAP_FAILED)
+        return;
+    if ((uintptr_t) got != want) {
+        munmap(got, MAIN_SCRATCH);  /* a kernel that took the address as a hint */
+        return;
+    }
+    thread->scratch = (want + MAIN_SCRATCH - 64) & ~(uintptr_t) 15;
+}
+
+/* Another thread, as pthread_getattr_np says (as the runtime asks), which
+ * allocates: called with the thread busy. */
+static void learn_other(Thread *thread)
+{
+    thread->known = 1;
+    pthread_attr_t attr;
+    if (pthread_getattr_np(pthread_self(), &attr) != 0)
+        return;
+    void *address = NULL;
+    size_t size = 0;
+    if (pthread_attr_getstack(&attr, &address, &size) == 0 && address != NULL) {
+        thread->low = (uintptr_t) address;
+        thread->high = (uintptr_t) address + size;
+    }
+    pthread_attr_destroy(&attr);
+}
+
+void alloc_thread_learn(Thread *thread)
+{
+    thread->busy++;
+    if ((pid_t) syscall(SYS_gettid) == getpid())
+        learn_main(thread);
+    else
+        learn_other(thread);
+    thread->busy--;
+}
+
+/* Gives the page that kept a thread's stack off its scratch stack back to
+ * the stack, as the thread ends (the C library keeps stacks for new
+ * threads). */
+static void give_back(void *data)
+{
+    uintptr_t guard = (uintptr_t) data;
+    if (guard != 0)
+        mprotect((void *) guard, (size_t) sysconf(_SC_PAGESIZE), PROT_READ | PROT_WRITE);
+    carved_guard = 0;
+}
+
+/* The bottom of this thread's stack, fresh, becomes its scratch stack,
+ * behind a guard page. */
+static void carve(Thread *thread)
+{
+    uintptr_t page = (uintptr_t) sysconf(_SC_PAGESIZE);
+    if (thread->high == 0 || thread->high - thread->low < MIN_CARVED_STACK || !carved_key_made)
+        return;
+    uintptr_t guard = (thread->low + THREAD_SCRATCH + page - 1) & ~(page - 1);
+    uintptr_t here = (uintptr_t) __builtin_frame_address(0);
+    if (guard + page >= here - (uintptr_t) 64 * 1024)
+        return;
+    if (mprotect((void *) guard, (size_t) page, PROT_NONE) != 0)
+        return;
+    if (pthread_setspecific(carved_key, (void *) guard) != 0) {
+        mprotect((void *) guard, (size_t) page, PROT_READ | PROT_WRITE);
+        return;
+    }
+    carved_guard = guard;
+    thread->scratch = (guard - 64) & ~(uintptr_t) 15;
+}
+
+typedef struct {
+    void *(*start)(void *);
+    void *arg;
+    int carve;
+} Start;
+
+static void *thread_start(void *data)
+{
+    Start start = *(Start *) data;
+    munmap(data, sizeof start);
+    Thread *thread = &alloc_thread;
+    alloc_thread_learn(thread);
+    if (start.carve)
+        carve(thread);
+    return start.start(start.arg);
+}
+
+int pthread_create(pthread_t *out, const pthread_attr_t *attr, void *(*start)(void *), void *arg)
+{
+    if (next_pthread_create == NULL)
+        next_pthread_create = (PthreadCreate) (uintptr_t) dlsym(RTLD_NEXT, "pthread_create");
+    if (next_pthread_create == NULL)
+        return EAGAIN;
+    if (!started)
+        return next_pthread_create(out, attr, start, arg);
+    /* A stack its creator gives is carved too (Ruby's M:N scheduler gives
+     * its native threads theirs): the C library keeps its own data at the
+     * top of such a stack, and a thread that reached the bottom would have
+     * overflowed it. */
+    Start *data = agent_map(sizeof *data);
+    if (data == NULL)
+        return next_pthread_create(out, attr, start, arg);
+    *data = (Start) { .start = start, .arg = arg, .carve = 1 };
+    int failed = next_pthread_create(out, attr, thread_start, data);
+    if (failed != 0)
+        munmap(data, sizeof *data);
+    return failed;
+}
+
+void alloc_stack_start(void)
+{
+    started = 1;
+    if (pthread_key_create(&carved_key, give_back) == 0)
+        carved_key_made = 1;
+    alloc_thread_learn(&alloc_thread);
+}
+
+/* ---- a coroutine's frames ------------------------------------------------------- */
+
+int alloc_copy_chain(uintptr_t fp, Frame *frames, int n)
+{
+    if (fp == 0 || (fp & 7) != 0 || n >= MAX_FRAMES)
+        return n;
+    if (fp < chain_low || fp >= chain_high) {
+        uintptr_t low = 0, high = 0;
+        int queried = query_mapping(fp, &low, &high);
+        if (queried == 0 || (queried < 0 && !find_mapping(fp, &low, &high, NULL)))
+            return n;
+        chain_low = low;
+        chain_high = high;
+    }
+    uintptr_t previous = 0;
+    while (n < MAX_FRAMES && fp > previous && (fp & 7) == 0 && fp >= chain_low &&
+           fp + 2 * sizeof(uintptr_t) <= chain_high) {
+        const uintptr_t *frame = (const uintptr_t *) fp;
+        uintptr_t ret = frame[1];
+        if (ret < 4096)
+            break;
+        frames[n++].ret = ret;
+        previous = fp;
+        fp = frame[0];
+    }
+    return n;
+}

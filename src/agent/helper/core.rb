@@ -1,0 +1,189 @@
+# frozen_string_literal: true
+
+module GemLeakHelper
+  # What the helper needs, taken when it loads, before any of the suite
+  # runs. Suites redefine Integer#to_s, define a top-level `format` or
+  # `warn` (which every object, this module too, then calls instead of
+  # Kernel's), clear or replace ENV, swap File for a fake (FakeFS), stub
+  # File.open (rspec-mocks) or mock the clock (Timecop): the helper reads
+  # its variables once, calls bound methods of the core classes, writes
+  # through IO objects on descriptors it opened itself, and says on
+  # standard error (its own IO on descriptor 2) what it could not record.
+  module Core
+    RUN_DIR = ENV[Protocol::RUN_DIR_VARIABLE]&.dup&.freeze
+    DEBUG = !ENV[Protocol::DEBUG_VARIABLE].to_s.empty?
+    # The library gemleak preloads makes the engine's leak check at exit and
+    # says it ran ("gemleak:done"): what ends without exit says it here.
+    PROOF = !ENV[Protocol::PROOF_VARIABLE].to_s.empty?
+    PID = Process.method(:pid)
+    CLOCK = Process.method(:clock_gettime)
+    MONOTONIC = Process::CLOCK_MONOTONIC
+    INTEGER_TO_S = Integer.instance_method(:to_s)
+    SYSOPEN = IO.method(:sysopen)
+    IO_NEW = IO.method(:new)
+    SYSWRITE = IO.instance_method(:syswrite)
+    CLOSE = IO.instance_method(:close)
+    REALPATH = File.method(:realpath)
+    FILE_P = File.method(:file?)
+    ABSOLUTE_P = File.method(:absolute_path?)
+    EXPAND = File.method(:expand_path)
+    APPEND = File::WRONLY | File::APPEND | File::CREAT | (defined?(File::CLOEXEC) ? File::CLOEXEC : 0)
+    GC_START = GC.method(:start)
+    GC_ENABLE = GC.method(:enable)
+    GC_DISABLE = GC.method(:disable)
+    GC_STRESS = GC.method(:stress)
+    GC_SET_STRESS = GC.method(:stress=)
+
+    class << self
+      def pid
+        PID.call
+      end
+
+      # Integer#to_s as Ruby defines it, whatever the suite made of it.
+      def digits(number)
+        INTEGER_TO_S.bind(number).call
+      end
+
+      # Returns: "/run/dir/PREFIXPID.txt" for this process.
+      def run_file(prefix)
+        "#{RUN_DIR}/#{prefix}#{digits(pid)}#{Protocol::FILE_SUFFIX}"
+      end
+
+      # Appends TEXT to PATH, made when missing.
+      def append(path, text)
+        io = IO_NEW.call(SYSOPEN.call(path, APPEND, 0o600), "w")
+        begin
+          SYSWRITE.bind(io).call(text) unless text.empty?
+        ensure
+          CLOSE.bind(io).call
+        end
+      end
+
+      # One line on standard error, "gemleak: TEXT".
+      def say(text)
+        err = IO_NEW.call(2, "w", autoclose: false)
+        SYSWRITE.bind(err).call("gemleak: #{one_line(text)}\n")
+      rescue StandardError
+        nil # no standard error left to say it on
+      end
+
+      CONTROL_ESCAPES = { "\n" => "\\n", "\r" => "\\r", "\t" => "\\t" }.freeze
+
+      # TEXT as gemleak's own messages show what came from outside (a path,
+      # an error's message): control characters escaped as gemleak escapes
+      # them (\n, \x1b, \u009b), so that none reaches the terminal raw or
+      # forges a line. Integer#to_s by its bound method: suites redefine it.
+      def one_line(text)
+        valid = text.to_s.dup.force_encoding(Encoding::UTF_8).scrub("\uFFFD")
+        valid.gsub(/[\x00-\x1f\x7f\u0080-\u009f]/) do |c|
+          code = c.ord
+          CONTROL_ESCAPES[c] ||
+            (code < 0x80 ? "\\x#{INTEGER_TO_S.bind(code).call(16).rjust(2, "0")}"
+                         : "\\u#{INTEGER_TO_S.bind(code).call(16).rjust(4, "0")}")
+        end
+      end
+
+      # An error that costs nothing a verdict depends on.
+      def debug(error)
+        say("helper: #{error.class}: #{error.message}") if DEBUG
+      end
+
+      def monotonic
+        CLOCK.call(MONOTONIC)
+      end
+
+      # GemLeakHelper::Native (src/agent/native.c): the client library
+      # gemleak wrote beside this file (GEMLEAK_CLIENT), required as a Ruby
+      # extension, loaded once. Fiddle is not a default gem from Ruby 3.5
+      # on. Returns: whether it is there; why not, in @native_error.
+      def native?
+        return @native unless @native.nil?
+
+        path = ENV[Protocol::CLIENT_VARIABLE].to_s
+        @native = false
+        if path.empty?
+          @native_error = "no client library (#{Protocol::CLIENT_VARIABLE} is not set)"
+        else
+          require path
+          @native = GemLeakHelper.const_defined?(:Native, false) &&
+                    GemLeakHelper::Native.respond_to?(:address)
+          @native_error = "#{path} defined nothing (Ruby's API not found in the process)" unless @native
+        end
+        @native
+      rescue LoadError, StandardError => e
+        @native_error = "cannot load #{path.inspect} (#{e.class}: #{e.message.lines.first&.chomp})"
+        @native = false
+      end
+
+      attr_reader :native_error
+
+      # Runs the block with the collector as the helper's checks need it,
+      # whatever the suite set, then puts the suite's settings back: on (a
+      # test that left it off, GC.disable, would have GC.start do nothing,
+      # and what its objects lose be lost at a later test's check) and not
+      # stressed (GC.stress left on makes every allocation of the helper's
+      # a collection).
+      def with_collector
+        stress = GC_STRESS.call
+        GC_SET_STRESS.call(false) if stress
+        disabled = GC_ENABLE.call
+        yield
+      ensure
+        GC_DISABLE.call if disabled
+        GC_SET_STRESS.call(stress) if stress
+      end
+
+      # A full collection, as with_collector has the collector.
+      def collect
+        with_collector { GC_START.call }
+      end
+    end
+  end
+
+  # The engine's runtime preloaded into Ruby (LeakSanitizer's liblsan), when
+  # the run uses one: GEMLEAK_ENGINE_RUNTIME names it.
+  module Runtime
+    PATH = ENV[Protocol::RUNTIME_VARIABLE].to_s.dup.freeze
+    REAL = begin
+      PATH.empty? ? "" : File.realpath(PATH).freeze
+    rescue SystemCallError
+      PATH
+    end
+    # The allocation front gemleak preloads before the runtime, when the run
+    # uses one (GEMLEAK_ALLOC_LIBRARY): without it the runtime's check
+    # cannot judge what this process allocated on a Fiber's stack.
+    FRONT = ENV[Protocol::ALLOC_LIBRARY_VARIABLE].to_s.dup.freeze
+    MAPS = begin
+      File.readlines("/proc/self/maps")
+    rescue SystemCallError
+      []
+    end.freeze
+    MAPPED = !REAL.empty? && MAPS.any? { |line| line.include?(REAL) }
+    FRONT_MAPPED = FRONT.empty? || MAPS.any? { |line| line.include?(File.basename(FRONT)) }
+
+    class << self
+      def mapped?
+        MAPPED
+      end
+
+      # The runtime is here, and what gemleak preloads before it too.
+      def whole?
+        mapped? && FRONT_MAPPED
+      end
+
+      # The runtime stays in this process and leaves LD_PRELOAD, for what
+      # it starts: a compiler or an assembler under LeakSanitizer leaks or
+      # crashes. A Ruby it starts starts again with it (GemLeakLaunch). So
+      # do the libraries preloaded before it: the client library (per test,
+      # under LeakSanitizer) and the allocation front.
+      def keep_to_self
+        preload = ENV["LD_PRELOAD"].to_s.split(/[: ]/).reject(&:empty?)
+        ours = [ENV[Protocol::CLIENT_VARIABLE].to_s, ENV[Protocol::ALLOC_LIBRARY_VARIABLE].to_s].reject(&:empty?)
+        kept = preload.reject { |lib| lib == PATH || lib == REAL || ours.include?(lib) }
+        return if kept.size == preload.size
+
+        kept.empty? ? ENV.delete("LD_PRELOAD") : ENV["LD_PRELOAD"] = kept.join(":")
+      end
+    end
+  end
+end

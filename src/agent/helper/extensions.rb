@@ -1,0 +1,165 @@
+# frozen_string_literal: true
+
+require "rbconfig" # RubyGems loads it, but ruby --disable-gems does not
+
+# The native extensions a process loads, written to loaded-<pid>.txt in the
+# run directory as they load and again at exit, and what the process says
+# of itself from its start (ruby-<pid>.txt, engine-<pid>.txt); the hooks
+# into require and fork that keep the list.
+module GemLeakHelper
+  # Ruby 3.3 and later free their memory at exit when RUBY_FREE_AT_EXIT is
+  # set, to anything (ruby.c asks getenv, before any option), as it was
+  # when this process started: the helper loads before the suite's code.
+  FREES_AT_EXIT = (RUBY_VERSION.split(".").map(&:to_i) <=> [3, 3]) >= 0 &&
+                 !ENV["RUBY_FREE_AT_EXIT"].nil?
+  # Whether this Ruby was built keeping frame pointers (its CFLAGS, the last
+  # of the two flags winning, as with the compiler): a fast unwinder walks
+  # its frames then, and gemleak reads its stacks whole.
+  FRAME_POINTERS = RbConfig::CONFIG["CFLAGS"].to_s.split.reverse
+                           .find { |flag| ["-fno-omit-frame-pointer", "-fomit-frame-pointer"].include?(flag) } ==
+                   "-fno-omit-frame-pointer"
+
+  @pid = Core.pid
+  @recorded = {}
+  @features_seen = 0
+  @failed = false
+
+  class << self
+    # Ruby's own extensions (etc.so, monitor.so, enc/*.so, ...), in the
+    # directories Protocol::RUBY_DIRS names, and installed gems are not the
+    # project's code.
+    def foreign_dirs
+      @foreign_dirs ||= begin
+        dirs = RbConfig::CONFIG.values_at(*Protocol::RUBY_DIRS.split)
+        dirs.concat(Gem.path) if defined?(Gem) && Gem.respond_to?(:path)
+        # gemleak's own (its client library, required from there)
+        dirs << File.dirname(ENV[Protocol::CLIENT_VARIABLE]) unless ENV[Protocol::CLIENT_VARIABLE].to_s.empty?
+        dirs.compact.reject(&:empty?).map { |dir| real(dir) + "/" }.uniq
+      end
+    end
+
+    def real(path)
+      Core::REALPATH.call(path)
+    rescue SystemCallError
+      path
+    end
+
+    # The project's extensions among @features, as real paths. Built-in
+    # features (enumerator.so, complex.so) are listed without a path.
+    def project_extensions(features)
+      features.select { |f| f.end_with?(".so") && Core::ABSOLUTE_P.call(f) && Core::FILE_P.call(f) }
+              .map { |f| real(f) }
+              .reject { |path| foreign_dirs.any? { |d| path.start_with?(d) } }
+    end
+
+    # Records the extensions loaded since the last call.
+    def record_new_extensions
+      features = $LOADED_FEATURES
+      return if Core::RUN_DIR.nil? || features.size == @features_seen
+
+      fresh = features[@features_seen..] || features
+      @features_seen = features.size
+      paths = project_extensions(fresh).reject { |path| @recorded[path] }
+      return if paths.empty?
+
+      paths.each { |path| @recorded[path] = true }
+      Core.append(Core.run_file(Protocol::LOADED_PREFIX), paths.map { |path| "#{path}\n" }.join)
+    rescue StandardError => e
+      cannot_record(e)
+    end
+
+    # The process's list exists from its start, empty until an extension
+    # loads: gemleak then knows that this process loaded none (a LoadError
+    # before the extension was built), rather than that nobody recorded.
+    def start_list
+      return if Core::RUN_DIR.nil?
+
+      Core.append(Core.run_file(Protocol::LOADED_PREFIX), "")
+      # The Ruby this process runs, whatever `ruby` on PATH is: what an
+      # engine needs of Ruby is decided here, and whether Ruby frees its
+      # own memory at exit decides whose memory a leak is.
+      Core.append(Core.run_file(Protocol::RUBY_PREFIX),
+                  "#{RUBY_VERSION}#{FREES_AT_EXIT ? " #{Protocol::FREE_AT_EXIT}" : ""}" \
+                  "#{FRAME_POINTERS ? " #{Protocol::FRAME_POINTERS}" : ""}\n")
+      # An engine that writes nothing for a process without leaks: gemleak
+      # takes "no report" for "no leaks" only from a process that says here
+      # that the engine's runtime was in it.
+      if Runtime.whole?
+        Core.append(Core.run_file(Protocol::ENGINE_PREFIX), "#{Runtime::PATH}\n")
+      elsif Runtime.mapped?
+        # the engine's runtime without gemleak's front: not checked, said
+        Core.append(Core.run_file(Protocol::OUTSIDE_PREFIX),
+                    "gemleak's library #{Runtime::FRONT} was not loaded into it (the dynamic loader " \
+                    "refused it, or its LD_PRELOAD lost it): what it allocated on a Fiber's stack " \
+                    "was not checked\n")
+      end
+    rescue StandardError => e
+      cannot_record(e)
+    end
+
+    # The extensions a process loads are its run's default targets, and a
+    # process that loaded one and has no XML fails the run: never silently.
+    def cannot_record(error)
+      return if @failed
+
+      @failed = true
+      Core.say("process #{Core.digits(Core.pid)} could not record the extensions it loaded in " \
+               "#{Core::RUN_DIR} (#{error.class}: #{error.message})")
+    end
+
+    # A forked child writes its own file, from the start.
+    def forked
+      @pid = Core.pid
+      @recorded = {}
+      @features_seen = 0
+      @failed = false
+      start_list
+      # What the parent loaded, the child has: a child killed before it
+      # requires anything (what the parent loaded already)
+      # still counts as one that loaded the extension, whose check must run.
+      record_new_extensions
+    end
+
+    def forked?
+      @pid != Core.pid
+    end
+
+    # Minitest::Spec memoizes `let` values in each test instance.
+    def forget_minitest_lets
+      return unless defined?(Minitest::Runnable)
+
+      ObjectSpace.each_object(Minitest::Runnable) do |test|
+        test.instance_variable_set(:@_memoized, nil) if test.instance_variable_defined?(:@_memoized)
+      end
+    end
+  end
+
+  # Kernel#require, then a look at what it loaded. Prepended, so that
+  # RubyGems', Bootsnap's or Zeitwerk's own require stay in the chain.
+  module Require
+    private
+
+    def require(*args)
+      result = super
+      if result
+        GemLeakHelper.record_new_extensions
+        GemLeakHelper::PerTest.install
+      end
+      result
+    end
+  end
+
+  # After fork, the child records into its own loaded-<pid>.txt.
+  module Fork
+    def _fork
+      GemLeakHelper::Sanitizer.before_fork
+      pid = super
+      if pid.zero?
+        GemLeakHelper.forked
+        GemLeakHelper::Durations.forked
+        GemLeakHelper::PerTest.forked
+      end
+      pid
+    end
+  end
+end

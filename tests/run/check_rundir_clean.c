@@ -1,0 +1,140 @@
+/* gemleak clean (src/run/rundir_clean.c): what is gemleak's to remove in
+ * TMPDIR, and never a run that is starting. */
+#include <errno.h>
+#include <stdio.h>
+#include <unistd.h>
+
+#include <glib/gstdio.h>
+
+#include "testutil.h"
+#include "gemleak/run/rundir.h"
+#include "../../src/run/runner_int.h"
+
+/* A sanitizer engine's run directory is gemleak's to clean: its reports
+ * (lsan.PID, asan.PID), engine.txt and the helper's engine-PID.txt; not
+ * one that also holds what gemleak does not write. */
+START_TEST(test_clean_removes_sanitizer_runs)
+{
+    g_autofree char *tmp = gl_test_tmpdir();
+    const char *const ours[] = { "asan.27238", "lsan.27239", "engine-27238.txt", "engine.txt",
+                                 "gemleak-run.txt", "loaded-27238.txt", NULL };
+    g_autofree char *run = g_build_filename(tmp, "gemleak-run-2OJCZ3", NULL);
+    g_autofree char *mine = g_build_filename(tmp, "gemleak-run-mine00", NULL);
+    g_mkdir(run, 0700);
+    g_mkdir(mine, 0700);
+    for (const char *const *name = ours; *name != NULL; name++) {
+        g_autofree char *path = g_build_filename(run, *name, NULL);
+        gl_test_write(path, "x", -1);
+    }
+    g_autofree char *other = g_build_filename(mine, "asan.log", NULL);
+    gl_test_write(other, "x", -1);
+    FILE *null = fopen("/dev/null", "w");
+    ck_assert_uint_eq(gl_rundir_clean(tmp, FALSE, null), 1);
+    fclose(null);
+    ck_assert(!g_file_test(run, G_FILE_TEST_EXISTS));
+    ck_assert(g_file_test(other, G_FILE_TEST_EXISTS));
+    gl_remove_tree(tmp);
+}
+END_TEST
+
+/* A helper directory a killed gemleak left behind is gemleak's to clean,
+ * whatever it holds of what gemleak writes there: every file of it as
+ * gl_run_write_helper() writes it, the exact pass's lists, and the
+ * compiled helper a Ruby of the run cached there. */
+START_TEST(test_clean_removes_a_helper_directory_left_behind)
+{
+    g_autofree char *tmp = gl_test_tmpdir();
+    int lock = -1;
+    g_autoptr(GError) error = NULL;
+    g_autofree char *written = gl_run_write_helper(TRUE, &lock, &error);
+    ck_assert_msg(written != NULL, "%s", error != NULL ? error->message : "");
+    close(lock);  /* the gemleak that wrote it is gone */
+    /* moved where nothing else is to clean */
+    g_autofree char *base = g_path_get_basename(written);
+    g_autofree char *helper = g_build_filename(tmp, base, NULL);
+    ck_assert_msg(g_rename(written, helper) == 0, "%s: %s", written, g_strerror(errno));
+    const char *const also[] = { "exact-sites.txt", "exact-tests.txt",
+                                 "gemleak_helper_body-ruby-3.4.5-x86_64-linux-20cda200d3.iseq",
+                                 "gemleak_helper_body-ruby-3.4.5-x86_64-linux-20cda200d3.iseq.4242",
+                                 NULL };
+    for (const char *const *name = also; *name != NULL; name++) {
+        g_autofree char *path = g_build_filename(helper, *name, NULL);
+        gl_test_write(path, "x", -1);
+    }
+    FILE *null = fopen("/dev/null", "w");
+    ck_assert_uint_eq(gl_rundir_clean(tmp, FALSE, null), 1);
+    fclose(null);
+    ck_assert_msg(!g_file_test(helper, G_FILE_TEST_EXISTS), "%s was left", helper);
+    gl_remove_tree(tmp);
+}
+END_TEST
+
+/* gemleak clean, over and over, while runs start and end in its TMPDIR. */
+typedef struct {
+    const char *tmp;
+    gint stop;
+    guint removed;
+} Cleaner;
+
+static gpointer clean_over_and_over(gpointer data)
+{
+    Cleaner *cleaner = data;
+    FILE *null = fopen("/dev/null", "w");
+    while (!g_atomic_int_get(&cleaner->stop))
+        cleaner->removed += gl_rundir_clean(cleaner->tmp, FALSE, null);
+    fclose(null);
+    return NULL;
+}
+
+/* gemleak clean never sees a starting run's directories unlocked: it
+ * removed a run's XML or helper directory as it started (4 runs in 350). */
+START_TEST(test_clean_racing_starting_runs)
+{
+    /* TMPDIR before GLib first reads it (it keeps it): not the shared /tmp */
+    char template[] = "/tmp/gemleak-race-XXXXXX";
+    ck_assert_ptr_nonnull(g_mkdtemp(template));
+    g_autofree char *tmp = g_strdup(template);
+    g_setenv("TMPDIR", tmp, TRUE);
+    ck_assert_str_eq(g_get_tmp_dir(), tmp);
+    g_autofree char *valgrind = g_build_filename(tmp, "fake-valgrind", NULL);
+    gl_test_write(valgrind, "#!/bin/sh\n[ \"$1\" = --version ] && echo valgrind-3.19.0\nexit 0\n", -1);
+    ck_assert_int_eq(g_chmod(valgrind, 0755), 0);
+    Cleaner cleaner = { .tmp = tmp };
+    GThread *thread = g_thread_new("clean", clean_over_and_over, &cleaner);
+    guint lost = 0, runs = 150;
+    for (guint i = 0; i < runs; i++) {
+        GlRunOptions options = { .valgrind = valgrind };
+        g_autoptr(GPtrArray) commands = g_ptr_array_new_with_free_func((GDestroyNotify) g_strfreev);
+        g_ptr_array_add(commands, g_strdupv((char *[]) { "true", NULL }));
+        GlRunResult result;
+        g_autoptr(GError) error = NULL;
+        gboolean ok = gl_run_commands(&options, commands, &result, &error);
+        if (!ok || !g_file_test(result.dir, G_FILE_TEST_IS_DIR) ||
+            !g_file_test(result.helper_dir, G_FILE_TEST_IS_DIR))
+            lost++;
+        gl_run_finish(&result, TRUE);
+    }
+    g_atomic_int_set(&cleaner.stop, 1);
+    g_thread_join(thread);
+    ck_assert_msg(lost == 0 && cleaner.removed == 0,
+                  "%u runs of %u lost a directory; gemleak clean removed %u", lost, runs,
+                  cleaner.removed);
+    gl_remove_tree(tmp);
+}
+END_TEST
+
+Suite *gl_rundir_clean_suite(void)
+{
+    Suite *suite = suite_create("rundir_clean");
+    TCase *tc = tcase_create("core");
+    tcase_add_test(tc, test_clean_removes_sanitizer_runs);
+    tcase_add_test(tc, test_clean_removes_a_helper_directory_left_behind);
+    suite_add_tcase(suite, tc);
+
+    /* a race, run many times: seconds */
+    TCase *races = tcase_create("races");
+    tcase_set_timeout(races, 120);
+    tcase_add_test(races, test_clean_racing_starting_runs);
+    suite_add_tcase(suite, races);
+    return suite;
+}

@@ -1,0 +1,44 @@
+/* Running a run's commands (src/run/runner.c). */
+#ifdef __linux__
+#include <sys/prctl.h>
+#endif
+
+#include <glib/gstdio.h>
+
+#include "testutil.h"
+#include "gemleak/run/runner.h"
+
+/* A run makes gemleak the subreaper of what its commands leave behind, for
+ * as long as it waits for them; after it, an orphan of the program that
+ * called it (the tests, in-process) is init's again, not its own. */
+START_TEST(test_subreaper_undone_after_a_run)
+{
+    g_autofree char *tmp = gl_test_tmpdir();
+    g_autofree char *valgrind = g_build_filename(tmp, "fake-valgrind", NULL);
+    gl_test_write(valgrind, "#!/bin/sh\n[ \"$1\" = --version ] && echo valgrind-3.19.0\nexit 0\n", -1);
+    ck_assert_int_eq(g_chmod(valgrind, 0755), 0);
+    GlRunOptions options = { .valgrind = valgrind };
+    g_autoptr(GPtrArray) commands = g_ptr_array_new_with_free_func((GDestroyNotify) g_strfreev);
+    g_ptr_array_add(commands, g_strdupv((char *[]) { "true", NULL }));
+    GlRunResult result;
+    g_autoptr(GError) error = NULL;
+    ck_assert_msg(gl_run_commands(&options, commands, &result, &error), "%s",
+                  error != NULL ? error->message : "");
+    gl_run_finish(&result, TRUE);
+#ifdef __linux__
+    int subreaper = -1;
+    ck_assert_int_eq(prctl(PR_GET_CHILD_SUBREAPER, &subreaper, 0, 0, 0), 0);
+    ck_assert_msg(subreaper == 0, "still the subreaper of orphans after the run");
+#endif
+    gl_remove_tree(tmp);
+}
+END_TEST
+
+Suite *gl_runner_suite(void)
+{
+    Suite *suite = suite_create("runner");
+    TCase *tc = tcase_create("core");
+    tcase_add_test(tc, test_subreaper_undone_after_a_run);
+    suite_add_tcase(suite, tc);
+    return suite;
+}
