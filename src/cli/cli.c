@@ -17,6 +17,8 @@
 /* "  filter   ": where a summary starts. */
 #define HELP_NAME_WIDTH 9
 
+static int help_main(int argc, char **argv, FILE *out, FILE *err);
+
 static const Command commands[] = {
     { .name = "filter", .main = gl_cli_filter, .usage = "[OPTION...] FILE|DIR|-...",
       .summary = "read existing Valgrind XML or sanitizer reports (or gemleak JSON reports, to "
@@ -28,7 +30,7 @@ static const Command commands[] = {
       .report_options = TRUE },
     { .name = "clean", .main = gl_cli_clean, .usage = "[--dry-run]",
       .summary = "remove the reports of old runs that gemleak kept in TMPDIR" },
-    { .name = "help", .main = gl_cli_help,
+    { .name = "help", .main = help_main,
       .summary = "show the manual, gemleak(1), or a part of it: a command's, a section's "
                  "(gemleak help rules)",
       .aside = TRUE },
@@ -38,6 +40,12 @@ static const Command commands[] = {
 const Command *gl_cli_commands(void)
 {
     return commands;
+}
+
+/* gemleak help: given the table, which it tells the topics from. */
+static int help_main(int argc, char **argv, FILE *out, FILE *err)
+{
+    return gl_cli_help(commands, argc, argv, out, err);
 }
 
 /* Appends @text after @indent columns already on the line, its words

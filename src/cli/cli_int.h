@@ -191,8 +191,9 @@ const Command *gl_cli_commands(void);
 int gl_cli_filter(int argc, char **argv, FILE *out, FILE *err);
 int gl_cli_run(int argc, char **argv, FILE *out, FILE *err);
 int gl_cli_clean(int argc, char **argv, FILE *out, FILE *err);
-/* gemleak help [TOPIC]: gemleak(1), whole, or a command's part or a section. */
-int gl_cli_help(int argc, char **argv, FILE *out, FILE *err);
+/* gemleak help [TOPIC]: gemleak(1), whole, or a command's part or a section;
+ * @commands: cli.c's table (passed down: help.c calls nothing of cli.c). */
+int gl_cli_help(const Command *commands, int argc, char **argv, FILE *out, FILE *err);
 
 /* ---- gemleak(1) as text (help_roff.c) ---- */
 

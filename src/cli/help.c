@@ -95,7 +95,7 @@ static void append_options(GString *roff, GArray *sections, const char *command)
 
 /* Returns: (transfer full) (nullable): the part of @page that @topic
  * names, with the page's .TH line, as roff; NULL when none is. */
-static char *part_of(const char *page, const char *topic)
+static char *part_of(const Command *commands, const char *page, const char *topic)
 {
     g_autoptr(GArray) sections = sections_of(page);
     GString *roff = g_string_new(NULL);
@@ -107,7 +107,7 @@ static char *part_of(const char *page, const char *topic)
      * subsection: those run and filter share; then the subsection of its
      * name), and in the section of its name. */
     gboolean command = FALSE;
-    for (const Command *c = gl_cli_commands(); c->name != NULL; c++)
+    for (const Command *c = commands; c->name != NULL; c++)
         if (!c->aside && strcmp(topic, c->name) == 0) {
             command = TRUE;
             if (c->report_options)
@@ -125,11 +125,11 @@ static char *part_of(const char *page, const char *topic)
 
 /* Returns: (transfer full): what `gemleak help` takes: the commands, then
  * each section of @page, ", " between them. */
-static char *topics(const char *page)
+static char *topics(const Command *commands, const char *page)
 {
     g_autoptr(GArray) sections = sections_of(page);
     g_autoptr(GPtrArray) names = g_ptr_array_new_with_free_func(g_free);
-    for (const Command *c = gl_cli_commands(); c->name != NULL; c++)
+    for (const Command *c = commands; c->name != NULL; c++)
         if (!c->aside)
             g_ptr_array_add(names, g_strdup(c->name));
     for (guint i = 0; i < sections->len; i++) {
@@ -180,7 +180,7 @@ static gboolean show_with_man(const char *roff, FILE *out)
     return written || g_spawn_check_wait_status(wait_status, NULL);
 }
 
-int gl_cli_help(int argc, char **argv, FILE *out, FILE *err)
+int gl_cli_help(const Command *commands, int argc, char **argv, FILE *out, FILE *err)
 {
     g_autoptr(GBytes) bytes = g_resource_lookup_data(gl_resources_get_resource(), MANUAL_RESOURCE,
                                                      G_RESOURCE_LOOKUP_FLAGS_NONE, NULL);
@@ -199,10 +199,10 @@ int gl_cli_help(int argc, char **argv, FILE *out, FILE *err)
     if (argc == 2) {
         g_autofree char *topic = g_ascii_strdown(argv[1], -1);
         g_strdelimit(topic, " _", '-');
-        roff = part_of(page, topic);
+        roff = part_of(commands, page, topic);
         if (roff == NULL) {
             g_autofree char *shown = gl_text_escape(argv[1]);
-            g_autofree char *names = topics(page);
+            g_autofree char *names = topics(commands, page);
             fprintf(err, "gemleak: help: no part of the manual is called '%s': %s\n", shown, names);
             return GL_EXIT_USAGE;
         }
