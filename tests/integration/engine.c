@@ -744,6 +744,48 @@ START_TEST(test_static_launcher_is_followed)
 }
 END_TEST
 
+/* A launcher under the sanitizers' engines (rake, which runs natively)
+ * that runs a build step through the shell: only a Ruby gets the runtime.
+ * make and the compiler ran under LeakSanitizer (its LD_PRELOAD passed
+ * down from the shell gemleak wrapped), and their own leaks made a clean
+ * gem INCOMPLETE, or ran the command again (json_scanner's rake-compiler
+ * build, issue 37's trial). The Ruby the launcher starts is checked. */
+START_TEST(test_lsan_launcher_build_step_stays_native)
+{
+    if (!have_ruby34("a launcher's build step under the LeakSanitizer engine"))
+        return;
+    g_autofree char *dir = gl_test_tmpdir();
+    g_autofree char *leaky = leaky_for("lsan");
+    const char *what[] = { "leak", "clean" };
+    g_autofree char *bin = g_path_get_dirname(ruby34);
+    g_autofree char *path = g_strdup_printf("%s:%s", bin, g_getenv("PATH"));
+    g_auto(GStrv) env = g_environ_setenv(g_get_environ(), "PATH", path, TRUE);
+    for (guint i = 0; i < G_N_ELEMENTS(what); i++) {
+        g_autofree char *code = g_strdup_printf(
+            "system('sh', '-c', 'cc --version >/dev/null && make --version >/dev/null') or abort\n"
+            "system(RbConfig.ruby, '-I%s', '-e', %%q(require 'leaky'; Leaky.%s)) or abort\n"
+            "puts 'the launcher ran'\n", leaky, what[i]);
+        g_autofree char *rake = write_launcher(dir, "rake", code);
+        /* the launcher is the command: gemleak runs it natively */
+        const char *argv[] = { gemleak_binary, "run", "--engine", "lsan", "--", rake, NULL };
+        Result r = { 0 };
+        run_command(&r, dir, env, argv);
+        gl_assert_line(r.out, "^the launcher ran$");
+        gl_assert_line(r.err, "rake ran natively, as a launcher");
+        gl_assert_no_line(r.err, "uncertain|INCOMPLETE|not in a target|cc1|collect2|libbfd");
+        if (i == 0) {
+            ck_assert_msg(r.status == 1, "status %d:\n%s", r.status, r.err);
+            gl_assert_line(r.err, "^gemleak: FAIL: 1 leak losing 100 bytes$");
+        } else {
+            ck_assert_msg(r.status == 0, "status %d:\n%s", r.status, r.err);
+            gl_assert_line(r.err, "^gemleak: 1 process checked \\(clean\\)");
+        }
+        result_discard(&r);
+    }
+    gl_remove_tree(dir);
+}
+END_TEST
+
 /* Where ptrace is refused (here a seccomp filter, as a container's
  * profile may set; Yama, or strace already tracing, alike), the guard
  * cannot follow the static launcher: the Ruby it starts runs outside the
@@ -1225,6 +1267,7 @@ void integration_engine(TCase *tcase)
     tcase_add_test(tcase, test_lsan_per_test_sixty_tests);
     tcase_add_test(tcase, test_lsan_per_test_clean_suite_runs_once);
     tcase_add_test(tcase, test_lsan_exit_bang_child_is_checked);
+    tcase_add_test(tcase, test_lsan_launcher_build_step_stays_native);
     tcase_add_test(tcase, test_lsan_per_test_reallocated_block);
     tcase_add_test(tcase, test_lsan_fork_counts_inherited_once);
     tcase_add_test(tcase, test_lsan_rake_task);

@@ -329,13 +329,31 @@ module GemLeakLaunch
 
     # A program Valgrind's --trace-children-skip keeps out (a compiler),
     # or a launcher, which runs as this one does.
+    # Under a sanitizer's engine, any program but a Ruby: what it starts
+    # would inherit the runtime's LD_PRELOAD (make and the compiler leak or
+    # crash under it, and their leaks are no Ruby's), and a Ruby it starts
+    # loads this helper (or has the run's variables given back by the
+    # library every process of the run gets) and puts itself under the
+    # engine as it starts.
     def skipped?(program)
       base = File.basename(program)
       return true if LAUNCHERS.include?(base)
+      return !ruby_program?(base) if sanitizer?
 
       skip = @valgrind.reverse.find { |arg| arg.start_with?("--trace-children-skip=") }
       patterns = skip.to_s.delete_prefix("--trace-children-skip=").split(",")
       patterns.any? { |p| File.fnmatch?(p, program) || File.fnmatch?(p, base) }
+    end
+
+    # The engine is a sanitizer's: its command sets the runtime's
+    # LD_PRELOAD (gl_sanitizer_handover), where Valgrind's is Valgrind.
+    def sanitizer?
+      @valgrind.drop(1).first.to_s.start_with?("LD_PRELOAD=")
+    end
+
+    # A program by one of the names Ruby's executable has.
+    def ruby_program?(base)
+      GemLeakHelper::Protocol::RUBY_PROGRAMS.split.any? { |glob| File.fnmatch?(glob, base) }
     end
 
     # Tells gemleak (outside-<pid>.txt) what this process ran outside
