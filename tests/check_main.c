@@ -57,7 +57,7 @@ int main(int argc, char **argv)
     srunner_add_suite(runner, gl_sinks_suite());
     srunner_add_suite(runner, gl_json_report_suite());
     srunner_add_suite(runner, gl_group_suite());
-    srunner_add_suite(runner, gl_process_facts_suite());
+    srunner_add_suite(runner, gl_run_dir_suite());
     srunner_add_suite(runner, gl_sanitizer_env_suite());
     srunner_add_suite(runner, gl_checks_suite());
     srunner_add_suite(runner, gl_input_suite());

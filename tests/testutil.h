@@ -169,7 +169,7 @@ Suite *gl_run_record_suite(void);
 Suite *gl_structures_suite(void);
 Suite *gl_project_paths_suite(void);
 Suite *gl_group_suite(void);
-Suite *gl_process_facts_suite(void);
+Suite *gl_run_dir_suite(void);
 Suite *gl_sanitizer_env_suite(void);
 Suite *gl_checks_suite(void);
 Suite *gl_input_suite(void);

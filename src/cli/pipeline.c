@@ -9,7 +9,7 @@
 #include "gemleak/judge/project_paths.h"
 #include "gemleak/judge/stacks.h"
 #include "gemleak/report/report.h"
-#include "gemleak/run/rundir.h"
+#include "gemleak/read/run_dir.h"
 
 #include <string.h>
 
@@ -29,7 +29,7 @@ gboolean gl_cli_analyze_and_report(const Options *options, Plan *plan, const cha
     gboolean have_lists = FALSE;
     g_auto(GlRunCoverage) coverage_data = { 0 };
     GlRunCoverage *coverage = &coverage_data;
-    gl_rundir_coverage(inputs, coverage);
+    gl_run_dir_coverage(inputs, coverage);
     if (!gl_cli_resolve_targets(options, plan->sinks, inputs, coverage->unlisted > 0, rules, shown,
                                 &have_lists, error))
         return FALSE;

@@ -6,7 +6,7 @@
 #include "gemleak/base/errors.h"
 #include "gemleak/base/protocol.h"
 #include "gemleak/judge/analyze.h"
-#include "gemleak/read/process_facts.h"
+#include "gemleak/read/run_dir.h"
 #include "gemleak/run/commands.h"
 #include "gemleak/run/exact.h"
 #include "gemleak/run/rundir.h"
@@ -25,7 +25,7 @@ static void record_durations(const GlCommandPlan *commands, const char *path,
     g_autoptr(GError) error = NULL;
     if (!commands->has_files || result->status != 0 || result->interrupted_by != 0)
         return;
-    g_autoptr(GHashTable) measured = gl_rundir_test_durations(result->dir);
+    g_autoptr(GHashTable) measured = gl_run_dir_test_durations(result->dir);
     if (!gl_durations_update(path, commands, (const double *) (void *) result->seconds->data,
                              measured, &error)) {
         g_autofree char *why = gl_text_escape(error->message);

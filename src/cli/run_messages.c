@@ -5,6 +5,7 @@
 #include "cli_int.h"
 #include "gemleak/base/sys.h"
 #include "gemleak/judge/coverage.h"
+#include "gemleak/read/run_dir.h"
 #include "gemleak/run/rundir.h"
 
 #include <string.h>
@@ -148,7 +149,7 @@ void gl_cli_say_how_it_ran(const GlRunOptions *run, const GlRunResult *result, g
     const GlEngine *engine = run->engine;
     const char *stacks = stacks_said(engine, run->fast_stacks, run->frame_pointers);
     /* What the processes ran, not what `ruby` on PATH is. */
-    g_autofree char *ran = gl_rundir_ruby_versions(result->dir);
+    g_autofree char *ran = gl_run_dir_ruby_versions(result->dir);
     const char *ruby_version = ran != NULL ? ran : path_ruby;
     /* What the programs printed, and the runtime's path, escaped: a
      * program of the user's may print anything. */

@@ -6,7 +6,7 @@
 #include "gemleak/base/sys.h"
 #include "gemleak/judge/fingerprint.h"
 #include "gemleak/judge/judgement.h"
-#include "gemleak/read/process_facts.h"
+#include "gemleak/read/run_dir.h"
 #include "gemleak/read/reader.h"
 #include "gemleak/read/splitter.h"
 

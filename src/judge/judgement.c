@@ -9,7 +9,7 @@
 #include "gemleak/judge/cycles.h"
 #include "gemleak/judge/owners.h"
 #include "gemleak/judge/stacks.h"
-#include "gemleak/read/process_facts.h"
+#include "gemleak/read/run_dir.h"
 
 #include <string.h>
 

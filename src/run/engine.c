@@ -65,16 +65,3 @@ gboolean gl_engine_is_log(const char *name, gint64 *pid)
     }
     return FALSE;
 }
-
-gboolean gl_engine_has_log(const char *dir, gint64 pid)
-{
-    for (guint i = 0; i < G_N_ELEMENTS(engines); i++) {
-        if (engines[i]->log == NULL)
-            continue;
-        g_autofree char *path = g_strdup_printf("%s/%s.%" G_GINT64_FORMAT, dir, engines[i]->log,
-                                                pid);
-        if (g_file_test(path, G_FILE_TEST_EXISTS))
-            return TRUE;
-    }
-    return FALSE;
-}

@@ -7,7 +7,7 @@
 #include "gemleak/base/sys.h"
 #include "gemleak/judge/stacks.h"
 #include "gemleak/judge/targets.h"
-#include "gemleak/read/process_facts.h"
+#include "gemleak/read/run_dir.h"
 #include "gemleak/read/sanitizer_exact.h"
 #include "gemleak/read/sanitizer_reader.h"
 #include "gemleak/run/commands.h"

@@ -1,8 +1,9 @@
 /* A run's directory made, locked and marked as a run's, and what gemleak
  * writes there of the run (its engine, the signal that interrupted it);
- * how the files in it are named (rundir_int.h). What the run's processes
- * left there is rundir_processes.c's, its compression rundir_compress.c's,
- * gemleak clean rundir_clean.c's. */
+ * how the engine's files in it are named (rundir_int.h). The XML of forks
+ * that ran an untraced program is rundir_untraced.c's to drop, its
+ * compression rundir_compress.c's, gemleak clean rundir_clean.c's; what
+ * the run's processes left there is read by gemleak/read/run_dir.h. */
 #define _GNU_SOURCE 1  /* renameat2 */
 #include "gemleak/run/rundir.h"
 #include "rundir_int.h"
@@ -100,19 +101,6 @@ gboolean gl_rundir_is_xml_file(const char *name, gboolean compressed)
 {
     return g_str_has_suffix(name, compressed ? ".xml.gz" : ".xml") &&
            gl_run_file_pid(name, NULL, NULL);
-}
-
-gboolean gl_rundir_is_pid_file(const char *name, const char *prefix, const char *suffix)
-{
-    if (!g_str_has_prefix(name, prefix) || !g_str_has_suffix(name, suffix))
-        return FALSE;
-    gsize digits = strlen(name) - strlen(prefix) - strlen(suffix);
-    if (digits == 0 || strlen(name) < strlen(prefix) + strlen(suffix))
-        return FALSE;
-    for (gsize i = 0; i < digits; i++)
-        if (!g_ascii_isdigit(name[strlen(prefix) + i]))
-            return FALSE;
-    return TRUE;
 }
 
 gboolean gl_rundir_mark(const char *dir, GError **error)

@@ -6,6 +6,7 @@
 #include "runner_int.h"
 #include "gemleak/base/protocol.h"
 #include "gemleak/base/errors.h"
+#include "gemleak/read/run_dir.h"
 #include "gemleak/run/rundir.h"
 #include "gemleak/run/watchdog.h"
 #include "gemleak/base/sys.h"
@@ -413,7 +414,7 @@ gboolean gl_run_commands(const GlRunOptions *options, GPtrArray *commands, GlRun
      * that is there yet. */
     if (!result->descendants_left)
         result->untraced = gl_rundir_drop_untraced(result->dir, result->killed);
-    result->outside = gl_rundir_outside(result->dir);
+    result->outside = gl_run_dir_outside(result->dir);
     stop_deadline(&saved_alarm);
     result->timed_out = timed_out;
     restore_handlers(saved);

@@ -14,6 +14,7 @@
 #include "testutil.h"
 #include "gemleak/run/commands.h"
 #include "gemleak/base/errors.h"
+#include "gemleak/read/run_dir.h"
 #include "gemleak/run/rundir.h"
 #include "../../src/run/runner_int.h"
 #include "gemleak/run/runner.h"
@@ -332,7 +333,7 @@ START_TEST(test_durations_measured_by_the_helper)
     g_autofree char *second = g_build_filename(run, "durations-12.txt", NULL);
     gl_test_write(first, one, -1);
     gl_test_write(second, two, -1);
-    g_autoptr(GHashTable) measured = gl_rundir_test_durations(run);
+    g_autoptr(GHashTable) measured = gl_run_dir_test_durations(run);
     ck_assert_uint_eq(g_hash_table_size(measured), 2);
     ck_assert_double_eq_tol(*(double *) g_hash_table_lookup(measured, a), 7.5, 0.001);
 
@@ -637,7 +638,7 @@ START_TEST(test_processes_outside_valgrind)
     gl_test_write(one, "forked from the launcher rake, it loaded /p/lib/x.so outside Valgrind\n", -1);
     gl_test_write(two, "", -1);                 /* cut short: still said */
     gl_test_write(other, "the launcher rake loaded /p/y.so outside Valgrind\n", -1); /* not the helper's name */
-    g_autoptr(GPtrArray) said = gl_rundir_outside(dir);
+    g_autoptr(GPtrArray) said = gl_run_dir_outside(dir);
     ck_assert_uint_eq(said->len, 2);
     ck_assert_str_eq(g_ptr_array_index(said, 0),
                      "process 42: forked from the launcher rake, it loaded /p/lib/x.so outside "
@@ -683,7 +684,7 @@ START_TEST(test_run_coverage)
     g_autofree char *file = g_build_filename(dir, "10.xml", NULL);
     const char *inputs[] = { dir, file, NULL };   /* the directory once */
     GlRunCoverage coverage;
-    gl_rundir_coverage(inputs, &coverage);
+    gl_run_dir_coverage(inputs, &coverage);
     ck_assert_uint_eq(coverage.runs, 1);
     ck_assert_uint_eq(coverage.lists, 4);
     ck_assert_uint_eq(coverage.checked, 2);
@@ -703,13 +704,13 @@ START_TEST(test_run_coverage)
     gl_test_write(xml, "<?xml version=\"1.0\"?>\n<valgrindoutput>\n<args><argv><exe>/usr/bin/cc"
                        "</exe></argv></args>\n", -1);
     ck_assert_uint_eq(gl_rundir_drop_untraced(dir, NULL), 1);
-    gl_rundir_coverage(inputs, &coverage);
+    gl_run_dir_coverage(inputs, &coverage);
     ck_assert_uint_eq(coverage.lists, 3);
     ck_assert_uint_eq(coverage.unchecked->len, 1);
     g_autofree char *unlisted = g_build_filename(dir, "15.xml", NULL);  /* sh, or RUBYOPT lost */
     gl_test_write(unlisted, "<valgrindoutput>", -1);
     gl_run_coverage_clear(&coverage);
-    gl_rundir_coverage(inputs, &coverage);
+    gl_run_dir_coverage(inputs, &coverage);
     ck_assert_uint_eq(coverage.unlisted, 1);
     gl_run_coverage_clear(&coverage);
 
@@ -720,14 +721,14 @@ START_TEST(test_run_coverage)
     gl_test_write(list, "/p/lib/x.so\n", -1);
     g_autofree char *image = g_build_filename(dir, "16.1.xml.gz", NULL);
     gl_test_write(image, "", -1);
-    gl_rundir_coverage(inputs, &coverage);
+    gl_run_dir_coverage(inputs, &coverage);
     ck_assert_uint_eq(coverage.checked, 3);
     ck_assert_uint_eq(coverage.unchecked->len, 1);
     gl_run_coverage_clear(&coverage);
 
     /* No gemleak run: no lists, nothing to say. */
     const char *plain[] = { "-", NULL };
-    gl_rundir_coverage(plain, &coverage);
+    gl_run_dir_coverage(plain, &coverage);
     ck_assert_uint_eq(coverage.lists, 0);
     ck_assert_uint_eq(coverage.unchecked->len, 0);
     gl_run_coverage_clear(&coverage);
@@ -776,7 +777,7 @@ START_TEST(test_interrupted_run_never_passes)
     ck_assert(gl_rundir_mark_interrupted(dir, SIGTERM, &error));
     const char *inputs[] = { dir, NULL };
     g_auto(GlRunCoverage) coverage = { 0 };
-    gl_rundir_coverage(inputs, &coverage);
+    gl_run_dir_coverage(inputs, &coverage);
     ck_assert_str_eq(coverage.interrupted, "SIGTERM");
     FILE *null = fopen("/dev/null", "w");
     ck_assert_uint_eq(gl_rundir_clean(tmp, FALSE, null), 1);

@@ -74,7 +74,7 @@
 #define GL_PROTO_FRAME_POINTERS "frame-pointers"
 
 /* The engine a run used: its title on the first line, then "KEY VALUE"
- * lines (gemleak/read/process_facts.h reads them). A directory without
+ * lines (gemleak/read/run_dir.h reads them). A directory without
  * one is Valgrind's (gemleak before 0.2 wrote none for Valgrind, and only
  * the title for the others). */
 #define GL_PROTO_ENGINE_FILE "engine.txt"

@@ -168,9 +168,6 @@ char *gl_asan_runtime(GError **error);
  * ("lsan.123", "asan.123"), with *pid (nullable) its process. */
 gboolean gl_engine_is_log(const char *name, gint64 *pid);
 
-/* Returns: TRUE if @dir holds a report an engine wrote for process @pid. */
-gboolean gl_engine_has_log(const char *dir, gint64 pid);
-
 /* ---- the Valgrind engine's own calls, for its tests and for run ---- */
 
 /* The oldest Valgrind whose options and XML gemleak relies on. */

@@ -1,7 +1,7 @@
 /* What the helper and gemleak wrote of a run beside the engine's reports:
- * ruby-PID.txt and engine.txt (gemleak/read/process_facts.h). */
+ * ruby-PID.txt, the lists and engine.txt (gemleak/read/run_dir.h). */
 #include "testutil.h"
-#include "gemleak/read/process_facts.h"
+#include "gemleak/read/run_dir.h"
 
 #include <sys/stat.h>
 #include <unistd.h>
@@ -103,9 +103,9 @@ START_TEST(test_ruby_versions_compared)
 }
 END_TEST
 
-Suite *gl_process_facts_suite(void)
+Suite *gl_run_dir_suite(void)
 {
-    Suite *suite = suite_create("process_facts");
+    Suite *suite = suite_create("run_dir");
     TCase *tc = tcase_create("facts");
     tcase_add_test(tc, test_ruby_of_a_process);
     tcase_add_test(tc, test_engine_of_a_run);
