@@ -156,7 +156,7 @@ static int run_planned(const Options *options, Plan *plan, char **command, FILE 
     guint n_supps = supps->len;
     g_ptr_array_add(supps, NULL);
 
-    gboolean frame_pointers = engine->fast_with_frame_pointers &&
+    gboolean frame_pointers = gl_engine_supports(engine, GL_ENGINE_FAST_WITH_FRAME_POINTERS) &&
                               gl_ruby_frame_pointers(command_ruby(command));
     GlRunOptions run = {
         .engine = engine,
@@ -171,14 +171,15 @@ static int run_planned(const Options *options, Plan *plan, char **command, FILE 
         .time_files = commands.has_files,
         .spare_launchers = !options->trace_launchers,
         .fast_stacks = !options->exact_stacks &&
-                       (engine->exact_where_leaked || frame_pointers),
+                       (gl_engine_supports(engine, GL_ENGINE_EXACT_WHERE_LEAKED) || frame_pointers),
         .frame_pointers = frame_pointers,
         .leaks_unchecked = !engine_checks_leaks(engine, command, ruby_version, err),
     };
     /* The fast pass records which test allocated each block (--per-test's
      * owners, kept out of the reports unless asked for), for the exact
      * pass to run those tests only. */
-    if (run.per_test == NULL && run.fast_stacks && engine->exact_where_leaked &&
+    if (run.per_test == NULL && run.fast_stacks &&
+        gl_engine_supports(engine, GL_ENGINE_EXACT_WHERE_LEAKED) &&
         gl_per_test_available())
         run.per_test = GL_PROTO_PER_TEST_OWNERS;
     gl_cli_say_jobs_capped(options, err);
@@ -196,7 +197,8 @@ static int run_planned(const Options *options, Plan *plan, char **command, FILE 
     gl_cli_say_uninstrumented(engine, result.dir, !run.leaks_unchecked, command_ruby(command),
                               err);
     record_durations(&commands, planning.durations, &result, err);
-    if (!engine->silent_when_clean && !gl_list_xml_files_any(result.dir)) {
+    if (!gl_engine_supports(engine, GL_ENGINE_SILENT_WHEN_CLEAN) &&
+        !gl_list_xml_files_any(result.dir)) {
         if (result.launcher != NULL) {
             g_autofree char *launcher = gl_text_escape(result.launcher);
             fprintf(err, "gemleak: nothing ran under %s: %s, a launcher, runs outside it, "
@@ -246,7 +248,7 @@ static int run_and_report(const Options *options, char **command, FILE *out, FIL
         g_set_error(&error, GL_ERROR, GL_ERROR_USAGE, "--engine %s: no such engine (give one of: %s)",
                     options->engine, gl_engine_names());
         status = gl_cli_fail(err, "run", error);
-    } else if (!gl_engine_find(options->engine)->own_program &&
+    } else if (!gl_engine_supports(gl_engine_find(options->engine), GL_ENGINE_OWN_PROGRAM) &&
                (options->valgrind != NULL || options->valgrind_opts != NULL)) {
         g_set_error(&error, GL_ERROR, GL_ERROR_USAGE, "%s is for the Valgrind engine only: drop "
                     "--engine %s, or %s",

@@ -74,7 +74,8 @@ void gl_cli_keep_xml(FILE *err, const GlEngine *engine, const char *dir, gboolea
  * Returns: (transfer none): what the run's first line says of it. */
 static const char *stacks_said(const GlEngine *engine, gboolean fast, gboolean frame_pointers)
 {
-    if (!engine->fast_with_frame_pointers && !engine->exact_where_leaked)
+    if (!gl_engine_supports(engine, GL_ENGINE_FAST_WITH_FRAME_POINTERS) &&
+        !gl_engine_supports(engine, GL_ENGINE_EXACT_WHERE_LEAKED))
         return "";
     if (!fast)
         return "; exact stacks";
@@ -156,11 +157,11 @@ void gl_cli_say_how_it_ran(const GlRunOptions *run, const GlRunResult *result, g
     g_autofree char *found = gl_text_escape(result->engine_found != NULL ? result->engine_found
                                                                           : "");
     g_autofree char *ruby = gl_text_escape(ruby_version != NULL ? ruby_version : "unknown");
-    if (engine->found_is_version)
+    if (gl_engine_supports(engine, GL_ENGINE_FOUND_IS_VERSION))
         fprintf(err, "gemleak: ran under %s %s", engine->title, found);
     else
         fprintf(err, "gemleak: ran under %s (%s)", engine->title, found);
-    if (engine->own_program)
+    if (gl_engine_supports(engine, GL_ENGINE_OWN_PROGRAM))
         fprintf(err, " with %u suppression file%s", n_supps, n_supps == 1 ? "" : "s");
     fprintf(err, " (Ruby %s%s)", ruby, stacks);
     /* Said as a fact of the run: a build tool is left out on purpose. */

@@ -149,7 +149,8 @@ char **gl_run_child_environment(const GlRunOptions *options, const GlEngine *eng
      * runtime, for what Ruby starts), gives the runtime stacks gemleak can
      * judge, and in the exact pass unwinds exactly at the sites. A variable
      * an outer run left must not make this one unwind. */
-    g_autofree char *alloc = options->fast_stacks && engine->proves_checks
+    g_autofree char *alloc = options->fast_stacks &&
+                             gl_engine_supports(engine, GL_ENGINE_PROVES_CHECKS)
                                  ? gl_run_alloc_library(helper_lib) : NULL;
     g_autofree char *apis = alloc != NULL ? gl_run_alloc_apis(helper_lib) : NULL;
     if (alloc != NULL) {
@@ -184,16 +185,16 @@ char **gl_run_child_environment(const GlRunOptions *options, const GlEngine *eng
         env = g_environ_unsetenv(env, GL_PROTO_ENGINE_COMMAND_VARIABLE);
     /* The preloaded library makes the engine's leak check at exit and says
      * it ran (src/run/client/proof.c). */
-    if (quiet != NULL && engine->proves_checks)
+    if (quiet != NULL && gl_engine_supports(engine, GL_ENGINE_PROVES_CHECKS))
         env = g_environ_setenv(env, GL_PROTO_PROOF_VARIABLE, "1", TRUE);
     else
         env = g_environ_unsetenv(env, GL_PROTO_PROOF_VARIABLE);
     /* A static program, which LD_PRELOAD does not reach, runs under the
      * guard, where the engine does not follow every exec itself: "" when
      * gemleak has no guard, for the preloaded library to say so. */
-    g_autofree char *guard = quiet != NULL && !engine->follows_exec ? gl_run_guard(helper_lib)
-                                                                   : NULL;
-    if (quiet != NULL && !engine->follows_exec)
+    gboolean guarded = quiet != NULL && !gl_engine_supports(engine, GL_ENGINE_FOLLOWS_EXEC);
+    g_autofree char *guard = guarded ? gl_run_guard(helper_lib) : NULL;
+    if (guarded)
         env = g_environ_setenv(env, GL_PROTO_GUARD_VARIABLE, guard != NULL ? guard : "", TRUE);
     else
         env = g_environ_unsetenv(env, GL_PROTO_GUARD_VARIABLE);

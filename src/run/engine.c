@@ -17,6 +17,11 @@ static const GlEngine *const engines[] = {
     &gl_engine_asan,
 };
 
+gboolean gl_engine_supports(const GlEngine *engine, guint caps)
+{
+    return (engine->caps & caps) == caps;
+}
+
 const char *gl_engine_names(void)
 {
     static char *names;

@@ -118,7 +118,6 @@ const GlEngine gl_engine_asan = {
     .instrumented_prefix = "__asan_",
     .instrumented_cflags = GL_PROTO_ASAN_CFLAGS,
     .instrumented_ldflags = GL_PROTO_ASAN_LDFLAGS,
-    .silent_when_clean = TRUE,
-    .proves_checks = TRUE,
-    .fast_with_frame_pointers = TRUE,
+    .caps = GL_ENGINE_SILENT_WHEN_CLEAN | GL_ENGINE_PROVES_CHECKS |
+            GL_ENGINE_FAST_WITH_FRAME_POINTERS,
 };

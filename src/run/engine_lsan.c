@@ -115,8 +115,6 @@ const GlEngine gl_engine_lsan = {
                     "(RUBY_FREE_AT_EXIT, Ruby 3.3 and later): without it Ruby leaves thousands "
                     "of blocks, LeakSanitizer reports only the first 5000, and the extension's "
                     "leaks are lost among them",
-    .silent_when_clean = TRUE,
-    .proves_checks = TRUE,
-    .fast_with_frame_pointers = TRUE,
-    .exact_where_leaked = TRUE,
+    .caps = GL_ENGINE_SILENT_WHEN_CLEAN | GL_ENGINE_PROVES_CHECKS |
+            GL_ENGINE_FAST_WITH_FRAME_POINTERS | GL_ENGINE_EXACT_WHERE_LEAKED,
 };

@@ -219,13 +219,11 @@ const GlEngine gl_engine_valgrind = {
     .sees = "leaks and memory errors",
     .reports = "Valgrind's XML",
     .outside = "it has no XML: a program Valgrind does not trace started it",
-    .found_is_version = TRUE,
-    .own_program = TRUE,
     .version = gl_valgrind_version,
     .output_too_long = xml_name_too_long,
     .argv = valgrind_argv,
     .handover = valgrind_variable,
     .watch_mark = valgrind_watch_mark,
-    .client_requests = TRUE,
-    .follows_exec = TRUE,
+    .caps = GL_ENGINE_FOUND_IS_VERSION | GL_ENGINE_OWN_PROGRAM | GL_ENGINE_CLIENT_REQUESTS |
+            GL_ENGINE_FOLLOWS_EXEC,
 };

@@ -449,7 +449,7 @@ static gboolean run_exact(const GlRunOptions *options, GPtrArray *commands, GlRu
     /* An engine that unwinds fast only where Ruby keeps frame pointers
      * (AddressSanitizer's) runs nothing again: what its check could not
      * judge is said, and the run does not pass (--exact-stacks judges it). */
-    if (!engine->exact_where_leaked)
+    if (!gl_engine_supports(engine, GL_ENGINE_EXACT_WHERE_LEAKED))
         return rewrite_reports(result->dir, donors, UNJUDGED_NO_RUN, FALSE, exact, error);
     gboolean strip_owners = g_strcmp0(options->per_test, GL_PROTO_PER_TEST_OWNERS) == 0;
     g_autoptr(GHashTable) sites = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);

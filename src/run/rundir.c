@@ -144,7 +144,7 @@ gboolean gl_rundir_write_engine(const char *dir, const GlEngine *engine, const c
     if (engine->instrumented_prefix != NULL)
         g_string_append_printf(text, GL_PROTO_ENGINE_INSTRUMENTED " %s\n",
                                engine->instrumented_prefix);
-    if (engine->silent_when_clean && !proof)
+    if (gl_engine_supports(engine, GL_ENGINE_SILENT_WHEN_CLEAN) && !proof)
         g_string_append(text, GL_PROTO_ENGINE_SILENT " yes\n");
     if (proof)
         g_string_append(text, GL_PROTO_ENGINE_PROOF " yes\n");

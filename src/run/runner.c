@@ -246,7 +246,7 @@ static gboolean prepare_run_dir(const GlRunOptions *options, const GlEngine *eng
     /* Under a sanitizer's engine the libraries are what judges what the
      * runtime's check cannot, and says each check ran to its end: a run
      * without them would pass on what nobody checked. */
-    if (result->unquiet != NULL && engine->proves_checks) {
+    if (result->unquiet != NULL && gl_engine_supports(engine, GL_ENGINE_PROVES_CHECKS)) {
         g_autofree char *why = gl_text_escape(result->unquiet);
         g_set_error(error, GL_ERROR, GL_ERROR_ENVIRONMENT, "the dynamic loader refuses gemleak's "
                     "libraries from %s (%s), which %s needs in every Ruby process: set TMPDIR to "
@@ -379,7 +379,8 @@ gboolean gl_run_commands(const GlRunOptions *options, GPtrArray *commands, GlRun
      * writes nothing for a clean process leaves a run without reports. */
     g_autofree char *preload = gl_run_preload_library(result->helper_dir, NULL);
     if (!gl_rundir_write_engine(result->dir, engine, result->engine_found,
-                                engine->proves_checks && preload != NULL, error))
+                                gl_engine_supports(engine, GL_ENGINE_PROVES_CHECKS) &&
+                                    preload != NULL, error))
         return FALSE;
     /* Valgrind's command line, for a Ruby that finds itself outside it (below
      * a launcher gemleak spares, extconf.rb) to put itself under it. */

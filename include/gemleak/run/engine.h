@@ -45,6 +45,43 @@
 
 struct GlRunOptions;
 
+/* What an engine can do, a bit each, in GlEngine.caps: asked with
+ * gl_engine_supports(), as curl's backends answer Curl_ssl_supports(). */
+typedef enum {
+    /* version() says a version ("3.19.0"); without it, the path of the
+     * runtime it found, said in brackets after the title */
+    GL_ENGINE_FOUND_IS_VERSION = 1u << 0,
+    /* it reads suppression files (gemleak passes its own and the
+     * project's) and has a program of its own that --valgrind names and
+     * --valgrind-opt gives options to */
+    GL_ENGINE_OWN_PROGRAM = 1u << 1,
+    /* it writes nothing for a process without leaks (the helper's
+     * engine-PID.txt accounts for such a process) */
+    GL_ENGINE_SILENT_WHEN_CLEAN = 1u << 2,
+    /* it unwinds by frame pointers when Ruby keeps them
+     * (GlRunOptions.fast_stacks), exactly otherwise */
+    GL_ENGINE_FAST_WITH_FRAME_POINTERS = 1u << 3,
+    /* it unwinds by frame pointers whatever Ruby is, and pays exact stacks
+     * only where a leak's stack was cut: the commands run again, the
+     * engine unwinding exactly at those leaks' sites only
+     * (GlRunOptions.exact_sites; gemleak/run/exact.h) */
+    GL_ENGINE_EXACT_WHERE_LEAKED = 1u << 4,
+    /* its runtime's leak check can be made at exit by the library gemleak
+     * preloads into every process (src/run/client/proof.c), which then
+     * says it ran to its end ("gemleak:done"): a process of such a run
+     * that loaded a target without it was not checked */
+    GL_ENGINE_PROVES_CHECKS = 1u << 5,
+    /* it answers Valgrind's client requests: the helper then checks for
+     * leaks right after a fork, in every run, so that what a child
+     * inherited is told from what it lost itself (attribute.h) */
+    GL_ENGINE_CLIENT_REQUESTS = 1u << 6,
+    /* it follows every exec itself, whatever the program (Valgrind traces
+     * a static program, and what it starts); without it, it is in a
+     * process through LD_PRELOAD, which a static program never loads, and
+     * gemleak's guard follows such a program (GL_PROTO_GUARD_VARIABLE) */
+    GL_ENGINE_FOLLOWS_EXEC = 1u << 7,
+} GlEngineCaps;
+
 typedef struct {
     const char *name;    /* as a user would name it: "valgrind" */
     const char *title;   /* in messages: "Valgrind" */
@@ -55,13 +92,6 @@ typedef struct {
     /* Why a process that loaded a target and left no report ran outside
      * it: "it has no XML: a program Valgrind does not trace started it". */
     const char *outside;
-    /* TRUE: version() says a version ("3.19.0"); FALSE: the path of the
-     * runtime it found, said in brackets after the title. */
-    gboolean found_is_version;
-    /* TRUE: it reads suppression files (gemleak passes its own and the
-     * project's) and has a program of its own that --valgrind names and
-     * --valgrind-opt gives options to. */
-    gboolean own_program;
     /* (nullable) What it writes in the run directory, one file a process:
      * "lsan" for lsan.PID (a sanitizer's log_path); NULL: PID.xml. */
     const char *log;
@@ -112,32 +142,12 @@ typedef struct {
     /* What mkmf is to add to Ruby's CFLAGS and LDFLAGS for such a build. */
     const char *instrumented_cflags;
     const char *instrumented_ldflags;
-    /* TRUE: it writes nothing for a process without leaks (the helper's
-     * engine-PID.txt accounts for such a process). */
-    gboolean silent_when_clean;
-    /* TRUE: it unwinds by frame pointers when Ruby keeps them
-     * (GlRunOptions.fast_stacks), exactly otherwise. */
-    gboolean fast_with_frame_pointers;
-    /* TRUE: it unwinds by frame pointers whatever Ruby is, and pays exact
-     * stacks only where a leak's stack was cut: the commands run again,
-     * the engine unwinding exactly at those leaks' sites only
-     * (GlRunOptions.exact_sites; gemleak/run/exact.h). */
-    gboolean exact_where_leaked;
-    /* TRUE: its runtime's leak check can be made at exit by the library
-     * gemleak preloads into every process (src/run/client/proof.c), which
-     * then says it ran to its end ("gemleak:done"): a process of such a run
-     * that loaded a target without it was not checked. */
-    gboolean proves_checks;
-    /* TRUE: it answers Valgrind's client requests: the helper then checks
-     * for leaks right after a fork, in every run, so that what a child
-     * inherited is told from what it lost itself (attribute.h). */
-    gboolean client_requests;
-    /* TRUE: it follows every exec itself, whatever the program (Valgrind
-     * traces a static program, and what it starts); FALSE: it is in a
-     * process through LD_PRELOAD, which a static program never loads, and
-     * gemleak's guard follows such a program (GL_PROTO_GUARD_VARIABLE). */
-    gboolean follows_exec;
+    /* What it can do, GlEngineCaps bits: asked with gl_engine_supports(). */
+    guint caps;
 } GlEngine;
+
+/* Returns: TRUE if @engine can do all of @caps (GlEngineCaps bits). */
+gboolean gl_engine_supports(const GlEngine *engine, guint caps);
 
 /* Returns: (transfer none): "valgrind, lsan, asan": every engine's name. */
 const char *gl_engine_names(void);

@@ -38,7 +38,7 @@ guint gl_rundir_drop_untraced(const char *dir, GHashTable *killed);
  * (GL_PROTO_ENGINE_FILE): @engine's title, name and needs, @version
  * (nullable: what engine->version() said), and @proof: each process's
  * report says whether its leak check ran to its end (engine.h,
- * proves_checks).
+ * GL_ENGINE_PROVES_CHECKS).
  * Returns: FALSE with GL_ERROR_ENVIRONMENT when it cannot. */
 gboolean gl_rundir_write_engine(const char *dir, const GlEngine *engine, const char *version,
                                 gboolean proof, GError **error);
