@@ -102,14 +102,14 @@ static char *which_ruby(const char *version)
 static gboolean engine_checks_leaks(const GlEngine *engine, char **command, const char *version,
                                     FILE *err)
 {
-    if (engine->leaks_min_ruby == NULL || !gl_is_ruby_object(command[0]) ||
-        gl_ruby_version_at_least(version, engine->leaks_min_ruby))
+    if (engine->facts.leaks_min_ruby == NULL || !gl_is_ruby_object(command[0]) ||
+        gl_ruby_version_at_least(version, engine->facts.leaks_min_ruby))
         return TRUE;
     g_autofree char *which = which_ruby(version);
     g_autofree char *shown = gl_text_escape(which);  /* what the command's ruby printed */
     fprintf(err, "gemleak: note: leaks are not checked: %s, and the command runs %s; memory "
             "errors are (for leaks: --engine valgrind, the default, on this Ruby)\n",
-            engine->leaks_min_ruby_why, shown);
+            engine->facts.leaks_min_ruby_why, shown);
     return FALSE;
 }
 
@@ -185,7 +185,7 @@ static int run_planned(const Options *options, Plan *plan, char **command, FILE 
     gl_cli_say_jobs_capped(options, err);
     if (commands.commands->len > 1)
         fprintf(err, "gemleak: %u commands at once under %s\n", commands.commands->len,
-                engine->title);
+                engine->facts.title);
     if (!gl_run_commands(&run, commands.commands, &result, &error)) {
         status = gl_cli_fail(err, "run", error);
         goto done;
@@ -203,10 +203,10 @@ static int run_planned(const Options *options, Plan *plan, char **command, FILE 
             g_autofree char *launcher = gl_text_escape(result.launcher);
             fprintf(err, "gemleak: nothing ran under %s: %s, a launcher, runs outside it, "
                     "and started no Ruby process that did (status %d; with --trace-launchers it "
-                    "runs under %s too)\n", engine->title, launcher, result.status, engine->title);
+                    "runs under %s too)\n", engine->facts.title, launcher, result.status, engine->facts.title);
         } else
             fprintf(err, "gemleak: %s wrote nothing: see its messages above (did the command "
-                    "exist? status %d)\n", engine->title, result.status);
+                    "exist? status %d)\n", engine->facts.title, result.status);
         status = GL_EXIT_ERROR;
         goto done;
     }

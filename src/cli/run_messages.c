@@ -46,9 +46,9 @@ void gl_cli_keep_xml(FILE *err, const GlEngine *engine, const char *dir, gboolea
 {
     /* an engine that writes a report a process (NAME.PID) keeps a directory
      * of them; Valgrind's XML is one thing */
-    g_autofree char *what = engine->log != NULL
-                                ? g_strdup_printf("%s's report directory", engine->title)
-                                : g_strdup(engine->reports);
+    g_autofree char *what = engine->facts.log != NULL
+                                ? g_strdup_printf("%s's report directory", engine->facts.title)
+                                : g_strdup(engine->facts.reports);
     GlCompressed compressed;
     gl_rundir_compress(dir, jobs, &compressed);
     for (guint i = 0; i < compressed.failures->len; i++) {
@@ -158,9 +158,9 @@ void gl_cli_say_how_it_ran(const GlRunOptions *run, const GlRunResult *result, g
                                                                           : "");
     g_autofree char *ruby = gl_text_escape(ruby_version != NULL ? ruby_version : "unknown");
     if (gl_engine_supports(engine, GL_ENGINE_FOUND_IS_VERSION))
-        fprintf(err, "gemleak: ran under %s %s", engine->title, found);
+        fprintf(err, "gemleak: ran under %s %s", engine->facts.title, found);
     else
-        fprintf(err, "gemleak: ran under %s (%s)", engine->title, found);
+        fprintf(err, "gemleak: ran under %s (%s)", engine->facts.title, found);
     if (gl_engine_supports(engine, GL_ENGINE_OWN_PROGRAM))
         fprintf(err, " with %u suppression file%s", n_supps, n_supps == 1 ? "" : "s");
     fprintf(err, " (Ruby %s%s)", ruby, stacks);
@@ -175,7 +175,7 @@ void gl_cli_say_how_it_ran(const GlRunOptions *run, const GlRunResult *result, g
     }
     fputc('\n', err);
     if (engine->blind_to != NULL)
-        fprintf(err, "gemleak: note: %s %s\n", engine->title, engine->blind_to);
+        fprintf(err, "gemleak: note: %s %s\n", engine->facts.title, engine->blind_to);
     if (result->helper_moved != NULL) {
         g_autofree char *tmp = gl_text_escape(result->helper_moved);
         fprintf(err, "gemleak: note: TMPDIR (%s) is mounted noexec, and the dynamic loader would "
@@ -191,7 +191,7 @@ void gl_cli_say_how_it_ran(const GlRunOptions *run, const GlRunResult *result, g
     }
     if (result->interrupted_by != 0)
         fprintf(err, "gemleak: interrupted by %s: the report covers what %s finished "
-                "writing\n", g_strsignal(result->interrupted_by), engine->title);
+                "writing\n", g_strsignal(result->interrupted_by), engine->facts.title);
     else if (result->killed_by != 0)
         fprintf(err, "gemleak: the command was killed by signal %d (%s)\n", result->killed_by,
                 g_strsignal(result->killed_by));
@@ -205,15 +205,15 @@ void gl_cli_say_how_it_ran(const GlRunOptions *run, const GlRunResult *result, g
 }
 
 /* Says what was checked of each extension the run loaded that was not
- * built for @engine (@engine->instrumented_prefix), and how to build it
+ * built for @engine (@engine->facts.instrumented_prefix), and how to build it
  * so; the analysis makes the run INCOMPLETE for it. */
 void gl_cli_say_uninstrumented(const GlEngine *engine, const char *dir, gboolean leaks,
                                const char *ruby, FILE *err)
 {
-    if (engine->instrumented_prefix == NULL)
+    if (engine->facts.instrumented_prefix == NULL)
         return;
     g_autoptr(GPtrArray) uninstrumented = gl_coverage_uninstrumented(
-        dir, engine->instrumented_prefix, NULL, NULL, NULL);
+        dir, engine->facts.instrumented_prefix, NULL, NULL, NULL);
     /* by name (the run's problems name them in the order the processes loaded them) */
     g_ptr_array_sort(uninstrumented, gl_compare_strings);
     guint bare = uninstrumented->len;
@@ -222,7 +222,7 @@ void gl_cli_say_uninstrumented(const GlEngine *engine, const char *dir, gboolean
         /* the run's problems say what was not checked (coverage.h) */
         fprintf(err, "gemleak: note: %s was not built with %s: only what the runtime "
                 "intercepts in it (double and bad frees, memcpy and the like)%s was checked\n",
-                shown, engine->title, leaks ? " and its leaks" : "");
+                shown, engine->facts.title, leaks ? " and its leaks" : "");
     }
     /* the Ruby the run's processes ran, not the one on PATH */
     g_autofree char *shown_ruby = gl_text_escape(ruby != NULL ? ruby : "ruby");
@@ -231,7 +231,7 @@ void gl_cli_say_uninstrumented(const GlEngine *engine, const char *dir, gboolean
                 "c.engine = :%s }), or with: %s extconf.rb --with-cflags=\"$(%s -rrbconfig "
                 "-e 'print RbConfig::CONFIG[%%q(CFLAGS)]') %s\" --with-ldflags=\"$(%s -rrbconfig "
                 "-e 'print RbConfig::CONFIG[%%q(LDFLAGS)]') %s\" && make (mkmf's flags replace "
-                "Ruby's: Ruby's come first)\n", bare == 1 ? "it" : "them", engine->name,
+                "Ruby's: Ruby's come first)\n", bare == 1 ? "it" : "them", engine->facts.name,
                 shown_ruby, shown_ruby, engine->instrumented_cflags, shown_ruby,
                 engine->instrumented_ldflags);
 }

@@ -6,6 +6,7 @@
 #include "gemleak/base/run_files.h"
 #include "gemleak/base/sys.h"
 
+#include <stddef.h>
 #include <string.h>
 
 gboolean gl_run_dir_is_pid_file(const char *name, const char *prefix, const char *suffix)
@@ -55,60 +56,83 @@ gboolean gl_process_facts_read(const char *dir, gint64 pid, GlProcessFacts *fact
     return TRUE;
 }
 
-/* engine.txt is a handful of short lines. */
-#define ENGINE_MAX_BYTES 4096
+/* ---- engine.txt ---- */
 
-void gl_run_facts_read(const char *dir, GlRunFacts *facts)
+#define TEXT_ROW(key, field) { key, FALSE, offsetof(GlEngineFacts, field), 0 },
+#define FLAG_ROW(key, cap) { key, TRUE, 0, cap },
+static const GlEngineKey engine_keys[] = { GL_ENGINE_FILE_KEYS(TEXT_ROW, FLAG_ROW) };
+#undef TEXT_ROW
+#undef FLAG_ROW
+
+const GlEngineKey *gl_engine_keys(guint *n)
 {
-    memset(facts, 0, sizeof *facts);
-    g_autofree char *path = g_build_filename(dir, GL_PROTO_ENGINE_FILE, NULL);
-    g_autofree char *text = NULL;
-    gsize length = 0;
-    if (dir != NULL && gl_file_read_regular(path, ENGINE_MAX_BYTES, &text, &length, NULL) &&
-        length > 0) {
-        g_autofree char *valid = g_utf8_make_valid(text, (gssize) length);
-        g_auto(GStrv) lines = g_strsplit(valid, "\n", -1);
-        facts->title = g_strdup(g_strstrip(lines[0]));
-        for (char **line = lines + 1; *line != NULL; line++) {
-            char *space = strchr(*line, ' ');
-            if (space == NULL)
-                continue;
-            *space = '\0';
-            if (strcmp(*line, GL_PROTO_ENGINE_SILENT) == 0)
-                facts->silent_when_clean = strcmp(space + 1, "yes") == 0;
-            if (strcmp(*line, GL_PROTO_ENGINE_PROOF) == 0)
-                facts->proof = strcmp(space + 1, "yes") == 0;
-            char **field = strcmp(*line, GL_PROTO_ENGINE_NAME) == 0 ? &facts->name
-                         : strcmp(*line, GL_PROTO_ENGINE_VERSION) == 0 ? &facts->version
-                         : strcmp(*line, GL_PROTO_ENGINE_REPORTS) == 0 ? &facts->reports
-                         : strcmp(*line, GL_PROTO_ENGINE_OUTSIDE) == 0 ? &facts->outside
-                         : strcmp(*line, GL_PROTO_ENGINE_LOG) == 0 ? &facts->log
-                         : strcmp(*line, GL_PROTO_ENGINE_INSTRUMENTED) == 0 ? &facts->instrumented
-                         : strcmp(*line, GL_PROTO_ENGINE_MIN_RUBY) == 0 ? &facts->min_ruby
-                         : strcmp(*line, GL_PROTO_ENGINE_MIN_RUBY_WHY) == 0 ? &facts->min_ruby_why
-                         : strcmp(*line, GL_PROTO_ENGINE_LEAKS_MIN_RUBY) == 0 ? &facts->leaks_min_ruby
-                         : strcmp(*line, GL_PROTO_ENGINE_LEAKS_MIN_RUBY_WHY) == 0
-                             ? &facts->leaks_min_ruby_why
-                         : NULL;
-            if (field != NULL && *field == NULL)
-                *field = g_strdup(space + 1);
-        }
+    *n = G_N_ELEMENTS(engine_keys);
+    return engine_keys;
+}
+
+/* Returns: where @facts keep the string of the TEXT row @key. */
+static const char **text_field(GlEngineFacts *facts, const GlEngineKey *key)
+{
+    return (const char **) (void *) ((char *) facts + key->offset);
+}
+
+const char *gl_engine_facts_text(const GlEngineFacts *facts, const GlEngineKey *key)
+{
+    return *(const char *const *) (const void *) ((const char *) facts + key->offset);
+}
+
+gboolean gl_engine_facts_say(const GlEngineFacts *facts, guint caps)
+{
+    return (facts->caps & caps) == caps;
+}
+
+/* Takes the "KEY VALUE" line @line (changed) of engine.txt into @facts: a
+ * string's first line wins, a flag's last. A key of no row is left: a
+ * newer gemleak's. */
+static void take_engine_line(GlEngineFacts *facts, char *line)
+{
+    char *space = strchr(line, ' ');
+    if (space == NULL)
+        return;
+    *space = '\0';
+    for (guint i = 0; i < G_N_ELEMENTS(engine_keys); i++) {
+        const GlEngineKey *key = &engine_keys[i];
+        if (strcmp(line, key->key) != 0)
+            continue;
+        if (key->flag && strcmp(space + 1, "yes") == 0)
+            facts->caps |= key->bit;
+        else if (key->flag)
+            facts->caps &= ~key->bit;
+        else if (*text_field(facts, key) == NULL)
+            *text_field(facts, key) = g_strdup(space + 1);
+        return;
     }
+}
+
+/* Replaces @facts' string @field with a copy of @value. */
+static void replace_text(const char **field, const char *value)
+{
+    g_free((gpointer) *field);
+    *field = g_strdup(value);
+}
+
+/* Fills in what an engine.txt of an older gemleak, or none, leaves out. */
+static void take_engine_defaults(GlEngineFacts *facts)
+{
     if (facts->title == NULL || *facts->title == '\0') {
         /* A run directory without engine.txt: gemleak wrote none for the
          * Valgrind engine before 0.2 (and filter reads plain XML too). */
-        g_free(facts->title);
-        facts->title = g_strdup("Valgrind");
-        facts->name = g_strdup("valgrind");
-        facts->reports = g_strdup("Valgrind's XML");
-        facts->outside = g_strdup("it has no XML: a program Valgrind does not trace started it");
+        replace_text(&facts->title, "Valgrind");
+        replace_text(&facts->name, "valgrind");
+        replace_text(&facts->reports, "Valgrind's XML");
+        replace_text(&facts->outside, "it has no XML: a program Valgrind does not trace started it");
         return;
     }
     if (facts->name == NULL) {
         /* Before 0.2 only the engines that write nothing for a clean
          * process wrote engine.txt, and only their title: there was one,
          * LeakSanitizer's, whose reports are lsan.PID. */
-        facts->silent_when_clean = TRUE;
+        facts->caps |= GL_ENGINE_SILENT_WHEN_CLEAN;
         facts->name = g_ascii_strdown(facts->title, -1);
         if (facts->log == NULL)
             facts->log = g_strdup("lsan");
@@ -119,19 +143,33 @@ void gl_run_facts_read(const char *dir, GlRunFacts *facts)
         facts->outside = g_strdup("it wrote no report");
 }
 
-void gl_run_facts_clear(GlRunFacts *facts)
+/* engine.txt is a handful of short lines. */
+#define ENGINE_MAX_BYTES 4096
+
+void gl_engine_facts_read(const char *dir, GlEngineFacts *facts)
 {
-    g_clear_pointer(&facts->title, g_free);
-    g_clear_pointer(&facts->name, g_free);
-    g_clear_pointer(&facts->version, g_free);
-    g_clear_pointer(&facts->reports, g_free);
-    g_clear_pointer(&facts->outside, g_free);
-    g_clear_pointer(&facts->log, g_free);
-    g_clear_pointer(&facts->instrumented, g_free);
-    g_clear_pointer(&facts->min_ruby, g_free);
-    g_clear_pointer(&facts->min_ruby_why, g_free);
-    g_clear_pointer(&facts->leaks_min_ruby, g_free);
-    g_clear_pointer(&facts->leaks_min_ruby_why, g_free);
+    memset(facts, 0, sizeof *facts);
+    g_autofree char *path = g_build_filename(dir, GL_PROTO_ENGINE_FILE, NULL);
+    g_autofree char *text = NULL;
+    gsize length = 0;
+    if (dir != NULL && gl_file_read_regular(path, ENGINE_MAX_BYTES, &text, &length, NULL) &&
+        length > 0) {
+        g_autofree char *valid = g_utf8_make_valid(text, (gssize) length);
+        g_auto(GStrv) lines = g_strsplit(valid, "\n", -1);
+        facts->title = g_strdup(g_strstrip(lines[0]));
+        for (char **line = lines + 1; *line != NULL; line++)
+            take_engine_line(facts, *line);
+    }
+    take_engine_defaults(facts);
+}
+
+void gl_engine_facts_clear(GlEngineFacts *facts)
+{
+    g_free((gpointer) facts->title);
+    for (guint i = 0; i < G_N_ELEMENTS(engine_keys); i++)
+        if (!engine_keys[i].flag)
+            g_free((gpointer) *text_field(facts, &engine_keys[i]));
+    memset(facts, 0, sizeof *facts);
 }
 
 gboolean gl_ruby_version_at_least(const char *version, const char *min)
@@ -334,7 +372,7 @@ static char *interrupted_in(const char *dir)
  * @run wrote (log_path=DIR/lsan: lsan.PID), or the helper's word that the
  * engine's runtime was in it (engine-PID.txt): an engine that writes
  * nothing for a process without leaks checked it all the same. */
-static gboolean has_engine_record(const char *dir, gint64 pid, const GlRunFacts *run)
+static gboolean has_engine_record(const char *dir, gint64 pid, const GlEngineFacts *run)
 {
     /* engine.txt before its log key: a sanitizer's reports were named as
      * its engine is */
@@ -348,7 +386,7 @@ static gboolean has_engine_record(const char *dir, gint64 pid, const GlRunFacts 
 /* Returns: (transfer full) (nullable): why process @pid's verdicts are not
  * true: the Ruby it ran (its helper said) is older than the engine of
  * @run needs; NULL when it is not, or nobody said. */
-static char *older_than_engine(const char *dir, gint64 pid, const GlRunFacts *run)
+static char *older_than_engine(const char *dir, gint64 pid, const GlEngineFacts *run)
 {
     GlProcessFacts facts;
     if (run->min_ruby == NULL || !gl_process_facts_read(dir, pid, &facts) ||
@@ -364,7 +402,7 @@ static char *older_than_engine(const char *dir, gint64 pid, const GlRunFacts *ru
 /* Adds to @coverage what process @pid of the run directory @dir (of the
  * engine @run, a tracer or not), which the helper listed, says: checked,
  * or why not. */
-static void coverage_of_process(const char *dir, gint64 pid, const GlRunFacts *run,
+static void coverage_of_process(const char *dir, gint64 pid, const GlEngineFacts *run,
                                 gboolean tracer, GlRunCoverage *coverage)
 {
     coverage->lists++;
@@ -389,12 +427,13 @@ static void coverage_of_process(const char *dir, gint64 pid, const GlRunFacts *r
  * outside-PID.txt sentences. */
 static void coverage_of_dir(const char *dir, GlRunCoverage *coverage)
 {
-    g_auto(GlRunFacts) run = { 0 };
-    gl_run_facts_read(dir, &run);
+    g_auto(GlEngineFacts) run = { 0 };
+    gl_engine_facts_read(dir, &run);
     /* an engine that writes PID.xml traces every process it runs; one
      * that writes NAME.PID is a runtime in the process, which the helper's
      * engine-PID.txt accounts for when it wrote nothing */
-    gboolean tracer = run.log == NULL && !run.silent_when_clean;
+    gboolean tracer = run.log == NULL &&
+                      !gl_engine_facts_say(&run, GL_ENGINE_SILENT_WHEN_CLEAN);
     if (!tracer) {
         g_free(coverage->engine);
         coverage->engine = g_strdup(run.title);
@@ -433,10 +472,10 @@ void gl_run_dir_coverage(const char *const *inputs, GlRunCoverage *coverage)
     coverage->unchecked = g_ptr_array_new_with_free_func(g_free);
     /* what a directory without engine.txt was written by, unless one
      * says another */
-    g_auto(GlRunFacts) plain = { 0 };
-    gl_run_facts_read(NULL, &plain);
-    coverage->engine = g_steal_pointer(&plain.title);
-    coverage->reports = g_steal_pointer(&plain.reports);
+    g_auto(GlEngineFacts) plain = { 0 };
+    gl_engine_facts_read(NULL, &plain);
+    coverage->engine = g_strdup(plain.title);
+    coverage->reports = g_strdup(plain.reports);
     g_autoptr(GPtrArray) dirs = gl_run_dirs(inputs);
     for (guint i = 0; i < dirs->len; i++)
         coverage_of_dir(g_ptr_array_index(dirs, i), coverage);

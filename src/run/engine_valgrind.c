@@ -214,16 +214,18 @@ static char *valgrind_watch_mark(const char *run_dir)
 }
 
 const GlEngine gl_engine_valgrind = {
-    .name = "valgrind",
-    .title = "Valgrind",
+    .facts = {
+        .name = "valgrind",
+        .title = "Valgrind",
+        .reports = "Valgrind's XML",
+        .outside = "it has no XML: a program Valgrind does not trace started it",
+        .caps = GL_ENGINE_FOUND_IS_VERSION | GL_ENGINE_OWN_PROGRAM | GL_ENGINE_CLIENT_REQUESTS |
+                GL_ENGINE_FOLLOWS_EXEC,
+    },
     .sees = "leaks and memory errors",
-    .reports = "Valgrind's XML",
-    .outside = "it has no XML: a program Valgrind does not trace started it",
     .version = gl_valgrind_version,
     .output_too_long = xml_name_too_long,
     .argv = valgrind_argv,
     .handover = valgrind_variable,
     .watch_mark = valgrind_watch_mark,
-    .caps = GL_ENGINE_FOUND_IS_VERSION | GL_ENGINE_OWN_PROGRAM | GL_ENGINE_CLIENT_REQUESTS |
-            GL_ENGINE_FOLLOWS_EXEC,
 };

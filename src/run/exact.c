@@ -142,7 +142,7 @@ static char *read_report(const char *path, gsize *length, GError **error)
  * its engine (@run) needs: the run counts it unchecked whatever its
  * stacks (its Ruby's own blocks are there by the thousand), so no exact
  * stacks are paid for it. */
-static gboolean too_old(const char *dir, gint64 pid, const GlRunFacts *run)
+static gboolean too_old(const char *dir, gint64 pid, const GlEngineFacts *run)
 {
     GlProcessFacts facts;
     if (pid <= 0 || !gl_process_facts_read(dir, pid, &facts) || facts.ruby_version[0] == '\0')
@@ -161,8 +161,8 @@ static gboolean collect_sites(const char *dir, GHashTable *sites, GHashTable *te
     g_autoptr(GPtrArray) reports = reports_in(dir, error);
     if (reports == NULL)
         return FALSE;
-    g_auto(GlRunFacts) run = { 0 };
-    gl_run_facts_read(dir, &run);
+    g_auto(GlEngineFacts) run = { 0 };
+    gl_engine_facts_read(dir, &run);
     for (guint i = 0; i < reports->len; i++) {
         g_autofree char *name = g_path_get_basename(g_ptr_array_index(reports, i));
         gint64 pid = 0;

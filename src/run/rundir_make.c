@@ -29,7 +29,7 @@ gboolean gl_run_check_tmpdir(GError **error)
     g_set_error(error, GL_ERROR, GL_ERROR_ENVIRONMENT,
                 "TMPDIR is too long for %s: its XML files would be named %s, %zu "
                 "characters, and %s takes at most %zu: set TMPDIR to a shorter directory",
-                engine->title, name, strlen(name), engine->title, max);
+                engine->facts.title, name, strlen(name), engine->facts.title, max);
     return FALSE;
 }
 
@@ -49,7 +49,7 @@ static gboolean check_keep_dir(const char *dir, gboolean probe_lock, GError **er
         g_set_error(error, GL_ERROR, GL_ERROR_USAGE,
                     "--keep-xml %s: too long for %s: its XML files would be named %s, %zu "
                     "characters, and %s takes at most %zu: give a shorter directory", dir,
-                    engine->title, name, strlen(name), engine->title, max);
+                    engine->facts.title, name, strlen(name), engine->facts.title, max);
         return FALSE;
     }
     struct stat st;

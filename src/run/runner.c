@@ -250,7 +250,7 @@ static gboolean prepare_run_dir(const GlRunOptions *options, const GlEngine *eng
         g_autofree char *why = gl_text_escape(result->unquiet);
         g_set_error(error, GL_ERROR, GL_ERROR_ENVIRONMENT, "the dynamic loader refuses gemleak's "
                     "libraries from %s (%s), which %s needs in every Ruby process: set TMPDIR to "
-                    "a directory on a filesystem not mounted noexec", parent, why, engine->title);
+                    "a directory on a filesystem not mounted noexec", parent, why, engine->facts.title);
         return FALSE;
     }
     return TRUE;

@@ -1,7 +1,12 @@
 /* What the helper and gemleak wrote of a run beside the engine's reports:
- * ruby-PID.txt, the lists and engine.txt (gemleak/read/run_dir.h). */
+ * ruby-PID.txt, the lists and engine.txt (gemleak/read/run_dir.h), and
+ * engine.txt as gemleak run writes it (gemleak/run/rundir.h). */
 #include "testutil.h"
 #include "gemleak/read/run_dir.h"
+#include "gemleak/run/engine.h"
+#include "gemleak/run/rundir.h"
+
+#include <string.h>
 
 #include <sys/stat.h>
 #include <unistd.h>
@@ -38,27 +43,135 @@ START_TEST(test_engine_of_a_run)
 {
     g_autofree char *dir = gl_test_tmpdir();
     g_autofree char *path = g_build_filename(dir, "engine.txt", NULL);
-    g_auto(GlRunFacts) none = { 0 };
-    gl_run_facts_read(dir, &none);
+    g_auto(GlEngineFacts) none = { 0 };
+    gl_engine_facts_read(dir, &none);
     ck_assert_str_eq(none.title, "Valgrind");
     ck_assert_str_eq(none.name, "valgrind");
-    ck_assert(!none.silent_when_clean);
+    ck_assert(!gl_engine_facts_say(&none, GL_ENGINE_SILENT_WHEN_CLEAN));
     ck_assert_ptr_null(none.min_ruby);
     /* gemleak before 0.2: the title alone, for the silent engines only */
     gl_test_write(path, "LeakSanitizer", -1);
-    g_auto(GlRunFacts) legacy = { 0 };
-    gl_run_facts_read(dir, &legacy);
+    g_auto(GlEngineFacts) legacy = { 0 };
+    gl_engine_facts_read(dir, &legacy);
     ck_assert_str_eq(legacy.title, "LeakSanitizer");
-    ck_assert(legacy.silent_when_clean);
+    ck_assert(gl_engine_facts_say(&legacy, GL_ENGINE_SILENT_WHEN_CLEAN));
     gl_test_write(path, "LeakSanitizer\nname lsan\nversion /usr/lib/liblsan.so.0\n"
                         "silent-when-clean yes\nmin-ruby 3.3\nmin-ruby-why it frees\n", -1);
-    g_auto(GlRunFacts) facts = { 0 };
-    gl_run_facts_read(dir, &facts);
+    g_auto(GlEngineFacts) facts = { 0 };
+    gl_engine_facts_read(dir, &facts);
     ck_assert_str_eq(facts.name, "lsan");
     ck_assert_str_eq(facts.version, "/usr/lib/liblsan.so.0");
     ck_assert_str_eq(facts.min_ruby, "3.3");
     ck_assert_str_eq(facts.min_ruby_why, "it frees");
-    ck_assert(facts.silent_when_clean);
+    ck_assert(gl_engine_facts_say(&facts, GL_ENGINE_SILENT_WHEN_CLEAN));
+    gl_remove_tree(dir);
+}
+END_TEST
+
+/* Returns: @facts' value of every row of GL_ENGINE_FILE_KEYS, a line
+ * each: "KEY VALUE", "KEY (null)", "KEY yes", "KEY no". */
+static char *engine_rows(const GlEngineFacts *facts)
+{
+    GString *rows = g_string_new(NULL);
+    guint n = 0;
+    const GlEngineKey *keys = gl_engine_keys(&n);
+    for (guint i = 0; i < n; i++) {
+        const char *value = keys[i].flag ? gl_engine_facts_say(facts, keys[i].bit) ? "yes" : "no"
+                                         : gl_engine_facts_text(facts, &keys[i]);
+        g_string_append_printf(rows, "%s %s\n", keys[i].key, value != NULL ? value : "(null)");
+    }
+    return g_string_free(rows, FALSE);
+}
+
+/* Issue 38: engine.txt is described once, by GL_ENGINE_FILE_KEYS, and
+ * that table drives its writer and its reader: every row written is read
+ * back as it was, a string and a flag alike, whatever rows come later. */
+START_TEST(test_engine_file_round_trip)
+{
+    g_autofree char *dir = gl_test_tmpdir();
+    guint n = 0;
+    const GlEngineKey *keys = gl_engine_keys(&n);
+    ck_assert_uint_ge(n, 12);
+    GlEngineFacts written = { .title = "Some Engine" };
+    g_autoptr(GPtrArray) values = g_ptr_array_new_with_free_func(g_free);
+    for (guint i = 0; i < n; i++) {
+        if (keys[i].flag) {
+            written.caps |= keys[i].bit;
+            continue;
+        }
+        char *value = g_strdup_printf("the %s of some engine", keys[i].key);
+        g_ptr_array_add(values, value);
+        *(const char **) (void *) ((char *) &written + keys[i].offset) = value;
+    }
+    /* every row, then each flag cleared alone */
+    for (guint cleared = 0; cleared <= n; cleared++) {
+        GlEngineFacts facts = written;
+        if (cleared < n && !keys[cleared].flag)
+            continue;
+        if (cleared < n)
+            facts.caps &= ~keys[cleared].bit;
+        g_autoptr(GError) error = NULL;
+        ck_assert_msg(gl_rundir_write_engine_facts(dir, &facts, &error), "%s", error->message);
+        g_auto(GlEngineFacts) read = { 0 };
+        gl_engine_facts_read(dir, &read);
+        ck_assert_str_eq(read.title, "Some Engine");
+        g_autofree char *expected = engine_rows(&facts);
+        g_autofree char *got = engine_rows(&read);
+        ck_assert_str_eq(got, expected);
+    }
+    /* a line each: a value that is not one line is left out */
+    GlEngineFacts broken = written;
+    broken.version = "3.19.0\nmin-ruby 9.9";
+    ck_assert(gl_rundir_write_engine_facts(dir, &broken, NULL));
+    g_auto(GlEngineFacts) read = { 0 };
+    gl_engine_facts_read(dir, &read);
+    ck_assert_ptr_null(read.version);
+    ck_assert_str_eq(read.min_ruby, "the min-ruby of some engine");
+    gl_remove_tree(dir);
+}
+END_TEST
+
+/* What gemleak run writes of each engine reads back as the engine is, and
+ * is what the real runs of the fixtures hold, byte for byte: a run
+ * directory kept by this gemleak reads the same in another. */
+START_TEST(test_engine_file_of_each_engine)
+{
+    g_autofree char *dir = gl_test_tmpdir();
+    g_auto(GStrv) names = g_strsplit(gl_engine_names(), ", ", -1);
+    ck_assert_uint_eq(g_strv_length(names), 3);
+    for (char **name = names; *name != NULL; name++) {
+        const GlEngine *engine = gl_engine_find(*name);
+        for (int proof = 0; proof <= 1; proof++) {
+            ck_assert(gl_rundir_write_engine(dir, engine, "1.2.3", proof, NULL));
+            g_auto(GlEngineFacts) read = { 0 };
+            gl_engine_facts_read(dir, &read);
+            GlEngineFacts expected = engine->facts;
+            expected.version = "1.2.3";
+            /* the run's: proved, a clean process says so */
+            expected.caps &= ~(guint) GL_ENGINE_PROVES_CHECKS;
+            if (proof)
+                expected.caps = (expected.caps & ~(guint) GL_ENGINE_SILENT_WHEN_CLEAN) |
+                                GL_ENGINE_PROVES_CHECKS;
+            ck_assert_str_eq(read.title, engine->facts.title);
+            g_autofree char *want = engine_rows(&expected);
+            g_autofree char *got = engine_rows(&read);
+            ck_assert_str_eq(got, want);
+        }
+    }
+    const char *runs[][3] = {
+        { "valgrind", "3.19.0", "xml/nio4r-ruby31/engine.txt" },
+        { "lsan", "/usr/lib/x86_64-linux-gnu/liblsan.so.0.0.0", "lsan/nio4r-ruby34/engine.txt" },
+    };
+    for (guint i = 0; i < G_N_ELEMENTS(runs); i++) {
+        const GlEngine *engine = gl_engine_find(runs[i][0]);
+        ck_assert(gl_rundir_write_engine(dir, engine, runs[i][1],
+                                         gl_engine_supports(engine, GL_ENGINE_PROVES_CHECKS), NULL));
+        g_autofree char *path = g_build_filename(dir, "engine.txt", NULL);
+        g_autofree char *fixture = gl_test_fixture(runs[i][2]);
+        g_autofree char *got = gl_test_read(path, NULL);
+        g_autofree char *real = gl_test_read(fixture, NULL);
+        ck_assert_str_eq(got, real);
+    }
     gl_remove_tree(dir);
 }
 END_TEST
@@ -84,8 +197,8 @@ START_TEST(test_run_directory_files_are_regular_and_bounded)
     ck_assert_ptr_null(loaded);
     g_autofree char *loaded_fifo = gl_process_loaded(dir, 8);
     ck_assert_ptr_null(loaded_fifo);
-    g_auto(GlRunFacts) run = { 0 };
-    gl_run_facts_read(dir, &run);
+    g_auto(GlEngineFacts) run = { 0 };
+    gl_engine_facts_read(dir, &run);
     ck_assert_str_eq(run.title, "Valgrind");
     gl_remove_tree(dir);
 }
@@ -109,6 +222,8 @@ Suite *gl_run_dir_suite(void)
     TCase *tc = tcase_create("facts");
     tcase_add_test(tc, test_ruby_of_a_process);
     tcase_add_test(tc, test_engine_of_a_run);
+    tcase_add_test(tc, test_engine_file_round_trip);
+    tcase_add_test(tc, test_engine_file_of_each_engine);
     tcase_add_test(tc, test_ruby_versions_compared);
     tcase_add_test(tc, test_run_directory_files_are_regular_and_bounded);
     suite_add_tcase(suite, tc);

@@ -42,59 +42,16 @@
 #define GEMLEAK_ENGINE_H
 
 #include <glib.h>
+#include "gemleak/read/run_dir.h"
 
 struct GlRunOptions;
 
-/* What an engine can do, a bit each, in GlEngine.caps: asked with
- * gl_engine_supports(), as curl's backends answer Curl_ssl_supports(). */
-typedef enum {
-    /* version() says a version ("3.19.0"); without it, the path of the
-     * runtime it found, said in brackets after the title */
-    GL_ENGINE_FOUND_IS_VERSION = 1u << 0,
-    /* it reads suppression files (gemleak passes its own and the
-     * project's) and has a program of its own that --valgrind names and
-     * --valgrind-opt gives options to */
-    GL_ENGINE_OWN_PROGRAM = 1u << 1,
-    /* it writes nothing for a process without leaks (the helper's
-     * engine-PID.txt accounts for such a process) */
-    GL_ENGINE_SILENT_WHEN_CLEAN = 1u << 2,
-    /* it unwinds by frame pointers when Ruby keeps them
-     * (GlRunOptions.fast_stacks), exactly otherwise */
-    GL_ENGINE_FAST_WITH_FRAME_POINTERS = 1u << 3,
-    /* it unwinds by frame pointers whatever Ruby is, and pays exact stacks
-     * only where a leak's stack was cut: the commands run again, the
-     * engine unwinding exactly at those leaks' sites only
-     * (GlRunOptions.exact_sites; gemleak/run/exact.h) */
-    GL_ENGINE_EXACT_WHERE_LEAKED = 1u << 4,
-    /* its runtime's leak check can be made at exit by the library gemleak
-     * preloads into every process (src/run/client/proof.c), which then
-     * says it ran to its end ("gemleak:done"): a process of such a run
-     * that loaded a target without it was not checked */
-    GL_ENGINE_PROVES_CHECKS = 1u << 5,
-    /* it answers Valgrind's client requests: the helper then checks for
-     * leaks right after a fork, in every run, so that what a child
-     * inherited is told from what it lost itself (attribute.h) */
-    GL_ENGINE_CLIENT_REQUESTS = 1u << 6,
-    /* it follows every exec itself, whatever the program (Valgrind traces
-     * a static program, and what it starts); without it, it is in a
-     * process through LD_PRELOAD, which a static program never loads, and
-     * gemleak's guard follows such a program (GL_PROTO_GUARD_VARIABLE) */
-    GL_ENGINE_FOLLOWS_EXEC = 1u << 7,
-} GlEngineCaps;
-
 typedef struct {
-    const char *name;    /* as a user would name it: "valgrind" */
-    const char *title;   /* in messages: "Valgrind" */
+    /* What it is, what it can do (GlEngineCaps), and what a run of it
+     * records in engine.txt for whoever reads the run directory later
+     * (gemleak/read/run_dir.h): its name, its title, what it writes... */
+    GlEngineFacts facts;
     const char *sees;    /* in run's --help: what it checks, and at what cost */
-    /* What it writes, in messages: "Valgrind's XML", "LeakSanitizer's
-     * reports" ("... could not all be read", "... is kept in DIR"). */
-    const char *reports;
-    /* Why a process that loaded a target and left no report ran outside
-     * it: "it has no XML: a program Valgrind does not trace started it". */
-    const char *outside;
-    /* (nullable) What it writes in the run directory, one file a process:
-     * "lsan" for lsan.PID (a sanitizer's log_path); NULL: PID.xml. */
-    const char *log;
     /* Checks that @program (nullable: the engine's own on PATH) runs and is
      * recent enough.
      * Returns: (transfer full): its version ("3.19.0"), or NULL with
@@ -125,28 +82,14 @@ typedef struct {
      * the run to say after its title: "sees leaks only, not invalid reads
      * and writes, ...: the Valgrind engine does (...)" */
     const char *blind_to;
-    /* (nullable) The oldest Ruby it gives true verdicts on ("3.3"), and
-     * why: a process of the run on an older Ruby (its helper says which
-     * it ran) makes the run INCOMPLETE. */
-    const char *min_ruby;
-    const char *min_ruby_why;
-    /* (nullable) The oldest Ruby it checks leaks on ("3.3"), and why: on
-     * an older one it runs with GlRunOptions.leaks_unchecked, and the run
-     * says that leaks were not checked. */
-    const char *leaks_min_ruby;
-    const char *leaks_min_ruby_why;
-    /* (nullable) What every dynamic symbol table of an extension compiled
-     * for the engine holds ("__asan_"): a target without it is named, its
-     * invalid accesses unseen. */
-    const char *instrumented_prefix;
-    /* What mkmf is to add to Ruby's CFLAGS and LDFLAGS for such a build. */
+    /* What mkmf is to add to Ruby's CFLAGS and LDFLAGS for a build the
+     * engine sees into (facts.instrumented_prefix). */
     const char *instrumented_cflags;
     const char *instrumented_ldflags;
-    /* What it can do, GlEngineCaps bits: asked with gl_engine_supports(). */
-    guint caps;
 } GlEngine;
 
-/* Returns: TRUE if @engine can do all of @caps (GlEngineCaps bits). */
+/* Returns: TRUE if @engine can do all of @caps (GlEngineCaps bits,
+ * gemleak/read/run_dir.h). */
 gboolean gl_engine_supports(const GlEngine *engine, guint caps);
 
 /* Returns: (transfer none): "valgrind, lsan, asan": every engine's name. */

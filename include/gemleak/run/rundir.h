@@ -35,13 +35,20 @@ char *gl_rundir_make_locked(const char *tmpdir, const char *prefix, int *lock, G
 guint gl_rundir_drop_untraced(const char *dir, GHashTable *killed);
 
 /* Writes what the run in @dir used into its engine.txt
- * (GL_PROTO_ENGINE_FILE): @engine's title, name and needs, @version
- * (nullable: what engine->version() said), and @proof: each process's
- * report says whether its leak check ran to its end (engine.h,
- * GL_ENGINE_PROVES_CHECKS).
+ * (GL_PROTO_ENGINE_FILE): @engine's facts (its title, name and needs),
+ * @version (nullable: what engine->version() said), and @proof: each
+ * process's report says whether its leak check ran to its end
+ * (GL_ENGINE_PROVES_CHECKS, gemleak/read/run_dir.h).
  * Returns: FALSE with GL_ERROR_ENVIRONMENT when it cannot. */
 gboolean gl_rundir_write_engine(const char *dir, const GlEngine *engine, const char *version,
                                 gboolean proof, GError **error);
+
+/* Writes @facts into engine.txt in @dir, a line for each row of
+ * GL_ENGINE_FILE_KEYS (gemleak/read/run_dir.h) that has a value, as
+ * gl_engine_facts_read() reads them back.
+ * Returns: FALSE with GL_ERROR_ENVIRONMENT when it cannot. */
+gboolean gl_rundir_write_engine_facts(const char *dir, const GlEngineFacts *facts,
+                                      GError **error);
 
 /* Writes GL_PROTO_RUN_MARKER into @dir.
  * Returns: FALSE with GL_ERROR_ENVIRONMENT when it cannot. */
