@@ -1,4 +1,4 @@
-/* gemleak run: runs a command under Valgrind, then reads what it wrote
+/* gemleak run: runs a command under an engine, then reads what it wrote
  * through the pipeline filter shares (pipeline.c). Its options and help
  * are run_options.c's; what it says of the run, beside the reports,
  * run_messages.c's. */
@@ -114,7 +114,7 @@ static gboolean engine_checks_leaks(const GlEngine *engine, char **command, cons
 }
 
 
-/* Runs @command under Valgrind as @plan says and reports; the run
+/* Runs @command under the engine as @plan says and reports; the run
  * directory is kept unless all went well. */
 static int run_planned(const Options *options, Plan *plan, char **command, FILE *err)
 {
@@ -160,8 +160,8 @@ static int run_planned(const Options *options, Plan *plan, char **command, FILE 
                               gl_ruby_frame_pointers(command_ruby(command));
     GlRunOptions run = {
         .engine = engine,
-        .valgrind = options->valgrind != NULL ? options->valgrind : "valgrind",
-        .valgrind_options = (const char *const *) options->valgrind_opts,
+        .program = options->valgrind != NULL ? options->valgrind : "valgrind",
+        .program_options = (const char *const *) options->valgrind_opts,
         .suppressions = (const char *const *) supps->pdata,
         .leak_kinds = gl_rules_get_leak_kinds(plan->rules),
         .gen_suppressions = options->gen_suppressions,
@@ -214,7 +214,7 @@ static int run_planned(const Options *options, Plan *plan, char **command, FILE 
     const char *inputs[] = { result.dir, NULL };
     Outcome outcome = { 0 };
     if (!gl_cli_analyze_and_report(options, plan, inputs, &result, err, &outcome, &error)) {
-        /* what ran outside Valgrind may be why no target was seen */
+        /* what ran outside the engine may be why no target was seen */
         for (guint i = 0; i < result.outside->len; i++) {
             g_autofree char *outside = gl_text_escape(g_ptr_array_index(result.outside, i));
             fprintf(err, "gemleak: %s\n", outside);
@@ -243,7 +243,7 @@ static int run_and_report(const Options *options, char **command, FILE *out, FIL
     g_autoptr(GError) error = NULL;
     Plan plan = { 0 };
     int status;
-    /* Usage errors now, not after minutes under Valgrind. */
+    /* Usage errors now, not after minutes under the engine. */
     if (options->engine != NULL && gl_engine_find(options->engine) == NULL) {
         g_set_error(&error, GL_ERROR, GL_ERROR_USAGE, "--engine %s: no such engine (give one of: %s)",
                     options->engine, gl_engine_names());

@@ -248,7 +248,9 @@ GArray *gl_process_listed(const char *dir)
  * files took: a line each, a few; a preamble's bound (argv may be long). */
 #define HELPER_LIST_MAX_BYTES ((gsize) 4 * 1024 * 1024)
 
-GPtrArray *gl_run_dir_outside(const char *dir)
+/* Returns: (transfer full): what gl_run_dir_outside() says of @dir, a run
+ * of the engine called @title. */
+static GPtrArray *outside_in(const char *dir, const char *title)
 {
     GPtrArray *said = g_ptr_array_new_with_free_func(g_free);
     g_autoptr(GDir) handle = g_dir_open(dir, 0, NULL);
@@ -269,10 +271,17 @@ GPtrArray *gl_run_dir_outside(const char *dir)
         g_autofree char *line = g_utf8_make_valid(text, -1);  /* a path's raw bytes */
         g_ptr_array_add(said, *line != '\0'
             ? g_strdup_printf("process %d: %s", pid, line)
-            : g_strdup_printf("process %d: below a launcher, it ran outside Valgrind", pid));
+            : g_strdup_printf("process %d: below a launcher, it ran outside %s", pid, title));
     }
     g_ptr_array_sort(said, gl_compare_strings);
     return said;
+}
+
+GPtrArray *gl_run_dir_outside(const char *dir)
+{
+    g_auto(GlEngineFacts) run = { 0 };
+    gl_engine_facts_read(dir, &run);
+    return outside_in(dir, run.title);
 }
 
 char *gl_run_dir_ruby_versions(const char *dir)
@@ -461,7 +470,7 @@ static void coverage_of_dir(const char *dir, GlRunCoverage *coverage)
             coverage_of_process(dir, pid, &run, tracer, coverage);
         }
     }
-    g_autoptr(GPtrArray) outside = gl_run_dir_outside(dir);
+    g_autoptr(GPtrArray) outside = outside_in(dir, run.title);
     for (guint i = 0; i < outside->len; i++)
         g_ptr_array_add(coverage->unchecked, g_strdup(g_ptr_array_index(outside, i)));
 }

@@ -162,7 +162,7 @@ static GPtrArray *valgrind_argv(const GlRunOptions *options, const char *valgrin
         g_ptr_array_add(argv, g_strdup_printf("--suppressions=%s", *supp));
     if (options->gen_suppressions)
         g_ptr_array_add(argv, g_strdup("--gen-suppressions=all"));
-    for (const char *const *opt = options->valgrind_options; opt != NULL && *opt != NULL; opt++)
+    for (const char *const *opt = options->program_options; opt != NULL && *opt != NULL; opt++)
         g_ptr_array_add(argv, g_strdup(*opt));
     for (char *const *arg = command; arg != NULL && *arg != NULL; arg++)
         g_ptr_array_add(argv, g_strdup(*arg));
@@ -177,7 +177,7 @@ static char *valgrind_variable(const GlRunOptions *options, const char *run_dir,
                                const char *helper_dir)
 {
     (void) helper_dir;
-    g_autofree char *valgrind = g_find_program_in_path(options->valgrind);
+    g_autofree char *valgrind = g_find_program_in_path(options->program);
     if (valgrind == NULL)
         return NULL;
     g_autoptr(GPtrArray) argv = valgrind_argv(options, valgrind, run_dir, NULL, NULL);

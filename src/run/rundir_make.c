@@ -128,9 +128,10 @@ char *gl_run_make_dir(const GlRunOptions *options, int *lock, GError **error)
     if (options->keep_dir == NULL) {
         g_autoptr(GError) local = NULL;
         char *dir = gl_rundir_make_locked(g_get_tmp_dir(), GL_PROTO_RUN_DIR, lock, &local);
+        const GlEngine *engine = options->engine != NULL ? options->engine : gl_engine_find(NULL);
         if (dir == NULL)
-            g_set_error(error, GL_ERROR, GL_ERROR_ENVIRONMENT,
-                        "cannot make a private directory for Valgrind's XML: %s", local->message);
+            g_set_error(error, GL_ERROR, GL_ERROR_ENVIRONMENT, "cannot make a private directory "
+                        "for %s: %s", engine->facts.reports, local->message);
         return dir;
     }
     /* The real directory, once: a symlink changed during the run changes nothing. */

@@ -275,7 +275,7 @@ static gboolean spawn_commands(const GlRunOptions *options, const GlEngine *engi
         gboolean outside = options->spare_launchers && can_hand_over &&
                            gl_is_launcher(command[0]);
         g_autoptr(GPtrArray) argv = outside ? NULL
-            : engine->argv(options, options->valgrind, result->dir, result->helper_dir, command);
+            : engine->argv(options, options->program, result->dir, result->helper_dir, command);
         char **spawned = outside ? command : (char **) argv->pdata;
         if (outside && result->launcher == NULL)
             result->launcher = g_path_get_basename(command[0]);
@@ -370,7 +370,7 @@ gboolean gl_run_commands(const GlRunOptions *options, GPtrArray *commands, GlRun
     }
     const GlEngine *engine = options->engine != NULL ? options->engine : gl_engine_find(NULL);
     result->input_offset = input_offset();
-    result->engine_found = engine->version(options->valgrind, error);
+    result->engine_found = engine->version(options->program, error);
     if (result->engine_found == NULL)
         return FALSE;
     if (!prepare_run_dir(options, engine, result, error))
@@ -382,11 +382,11 @@ gboolean gl_run_commands(const GlRunOptions *options, GPtrArray *commands, GlRun
                                 gl_engine_supports(engine, GL_ENGINE_PROVES_CHECKS) &&
                                     preload != NULL, error))
         return FALSE;
-    /* Valgrind's command line, for a Ruby that finds itself outside it (below
-     * a launcher gemleak spares, extconf.rb) to put itself under it. */
-    g_autofree char *valgrind = engine->handover(options, result->dir, result->helper_dir);
+    /* The engine's command line, for a Ruby that finds itself outside it
+     * (below a launcher gemleak spares, extconf.rb) to put itself under it. */
+    g_autofree char *handover = engine->handover(options, result->dir, result->helper_dir);
     g_auto(GStrv) env = gl_run_child_environment(options, engine, result->engine_found,
-                                                 result->dir, result->helper_dir, valgrind);
+                                                 result->dir, result->helper_dir, handover);
 
     gl_watchdog_stop();  /* an earlier run's, in this process, that was never cleared */
     g_autofree char *mark = engine->watch_mark(result->dir);
@@ -402,11 +402,11 @@ gboolean gl_run_commands(const GlRunOptions *options, GPtrArray *commands, GlRun
 
     gint64 started = g_get_monotonic_time();
     struct sigaction saved_alarm;
-    /* Spared, a launcher hands Valgrind down to what it starts; gemleak's
+    /* Spared, a launcher hands the engine down to what it starts; gemleak's
      * library, preloaded, gives a program started with an environment of
      * its own the run's variables back: without it a Ruby below the
      * launcher could start unseen, and the launcher is traced. */
-    gboolean ok = spawn_commands(options, engine, commands, env, valgrind != NULL && preload != NULL,
+    gboolean ok = spawn_commands(options, engine, commands, env, handover != NULL && preload != NULL,
                                  result, error);
     start_deadline(options->deadline, &saved_alarm);
     wait_for_commands(result, started);

@@ -204,6 +204,33 @@ START_TEST(test_run_directory_files_are_regular_and_bounded)
 }
 END_TEST
 
+/* Issue 38: what ran outside the engine is said of the run's engine, as
+ * its engine.txt names it, not of Valgrind under every engine. */
+START_TEST(test_outside_names_the_engine)
+{
+    g_autofree char *dir = gl_test_tmpdir();
+    g_autofree char *outside = g_build_filename(dir, "outside-7.txt", NULL);
+    gl_test_write(outside, "", -1);   /* cut short: the helper's sentence is lost */
+    g_autoptr(GPtrArray) valgrind = gl_run_dir_outside(dir);
+    ck_assert_uint_eq(valgrind->len, 1);
+    ck_assert_str_eq(g_ptr_array_index(valgrind, 0),
+                     "process 7: below a launcher, it ran outside Valgrind");
+    g_autofree char *engine = g_build_filename(dir, "engine.txt", NULL);
+    gl_test_write(engine, "LeakSanitizer\nname lsan\nlog lsan\n", -1);
+    g_autoptr(GPtrArray) lsan = gl_run_dir_outside(dir);
+    ck_assert_uint_eq(lsan->len, 1);
+    ck_assert_str_eq(g_ptr_array_index(lsan, 0),
+                     "process 7: below a launcher, it ran outside LeakSanitizer");
+    const char *inputs[] = { dir, NULL };
+    g_auto(GlRunCoverage) coverage = { 0 };
+    gl_run_dir_coverage(inputs, &coverage);
+    ck_assert_uint_eq(coverage.unchecked->len, 1);
+    ck_assert_str_eq(g_ptr_array_index(coverage.unchecked, 0),
+                     "process 7: below a launcher, it ran outside LeakSanitizer");
+    gl_remove_tree(dir);
+}
+END_TEST
+
 START_TEST(test_ruby_versions_compared)
 {
     ck_assert(gl_ruby_version_at_least("3.3.0", "3.3"));
@@ -225,6 +252,7 @@ Suite *gl_run_dir_suite(void)
     tcase_add_test(tc, test_engine_file_round_trip);
     tcase_add_test(tc, test_engine_file_of_each_engine);
     tcase_add_test(tc, test_ruby_versions_compared);
+    tcase_add_test(tc, test_outside_names_the_engine);
     tcase_add_test(tc, test_run_directory_files_are_regular_and_bounded);
     suite_add_tcase(suite, tc);
     return suite;

@@ -581,7 +581,7 @@ START_TEST(test_clean_racing_starting_runs)
     GThread *thread = g_thread_new("clean", clean_over_and_over, &cleaner);
     guint lost = 0, runs = 150;
     for (guint i = 0; i < runs; i++) {
-        GlRunOptions options = { .valgrind = valgrind };
+        GlRunOptions options = { .program = valgrind };
         g_autoptr(GPtrArray) commands = g_ptr_array_new_with_free_func((GDestroyNotify) g_strfreev);
         g_ptr_array_add(commands, g_strdupv(ARGV("true")));
         GlRunResult result;
@@ -610,7 +610,7 @@ START_TEST(test_subreaper_undone_after_a_run)
     g_autofree char *valgrind = g_build_filename(tmp, "fake-valgrind", NULL);
     gl_test_write(valgrind, "#!/bin/sh\n[ \"$1\" = --version ] && echo valgrind-3.19.0\nexit 0\n", -1);
     ck_assert_int_eq(g_chmod(valgrind, 0755), 0);
-    GlRunOptions options = { .valgrind = valgrind };
+    GlRunOptions options = { .program = valgrind };
     g_autoptr(GPtrArray) commands = g_ptr_array_new_with_free_func((GDestroyNotify) g_strfreev);
     g_ptr_array_add(commands, g_strdupv(ARGV("true")));
     GlRunResult result;
