@@ -114,6 +114,86 @@ static gboolean engine_checks_leaks(const GlEngine *engine, char **command, cons
 }
 
 
+/* Plans the commands of @command (@commands) as @planning says, and says
+ * on @err what the plan noted.
+ * Returns: FALSE with @error set when they cannot run as asked. */
+static gboolean plan_commands(const Options *options, char **command,
+                              const GlCommandOptions *planning, GlCommandPlan *commands,
+                              FILE *err, GError **error)
+{
+    if (!gl_cli_not_empty("--durations", options->durations, error) ||
+        !gl_commands_plan(command, planning, commands, error))
+        return FALSE;
+    /* Notes name files and commands, which may hold anything: escaped, as
+     * the reports show them. */
+    for (guint i = 0; i < commands->notes->len; i++) {
+        g_autofree char *note = gl_text_escape(g_ptr_array_index(commands->notes, i));
+        fprintf(err, "gemleak: note: %s\n", note);
+    }
+    if (options->per_test != NULL && !gl_per_test_available()) {
+        g_set_error(error, GL_ERROR, GL_ERROR_ENVIRONMENT,
+                    "--per-test: this gemleak was built without Valgrind's headers "
+                    "(valgrind/valgrind.h; Debian: valgrind, Fedora: valgrind-devel): install "
+                    "them and build gemleak again");
+        return FALSE;
+    }
+    return TRUE;
+}
+
+/* Sets @run to run @command (its @commands) under @engine as @options
+ * and @plan say, with the @suppressions (NULL-terminated) of its Ruby
+ * (@ruby_version); says on @err what it leaves unchecked. */
+static void plan_run(const Options *options, const Plan *plan, const GlEngine *engine,
+                     char **command, const GlCommandPlan *commands,
+                     const char *const *suppressions, const char *ruby_version, FILE *err,
+                     GlRunOptions *run)
+{
+    gboolean frame_pointers = gl_engine_supports(engine, GL_ENGINE_FAST_WITH_FRAME_POINTERS) &&
+                              gl_ruby_frame_pointers(command_ruby(command));
+    *run = (GlRunOptions) {
+        .engine = engine,
+        .program = options->valgrind != NULL ? options->valgrind : "valgrind",
+        .program_options = (const char *const *) options->valgrind_opts,
+        .suppressions = suppressions,
+        .leak_kinds = gl_rules_get_leak_kinds(plan->rules),
+        .gen_suppressions = options->gen_suppressions,
+        .keep_dir = options->keep_xml,
+        .messages = err,
+        .per_test = options->per_test,
+        .time_files = commands->has_files,
+        .spare_launchers = !options->trace_launchers,
+        .fast_stacks = !options->exact_stacks &&
+                       (gl_engine_supports(engine, GL_ENGINE_EXACT_WHERE_LEAKED) || frame_pointers),
+        .frame_pointers = frame_pointers,
+        .leaks_unchecked = !engine_checks_leaks(engine, command, ruby_version, err),
+    };
+    /* The fast pass records which test allocated each block (--per-test's
+     * owners, kept out of the reports unless asked for), for the exact
+     * pass to run those tests only. */
+    if (run->per_test == NULL && run->fast_stacks &&
+        gl_engine_supports(engine, GL_ENGINE_EXACT_WHERE_LEAKED) && gl_per_test_available())
+        run->per_test = GL_PROTO_PER_TEST_OWNERS;
+}
+
+/* Returns: TRUE if @engine wrote a report in @result's run directory, or
+ * writes none for a clean process; FALSE, having said why on @err. */
+static gboolean wrote_something(const GlEngine *engine, const GlRunResult *result, FILE *err)
+{
+    const char *title = engine->facts.title;
+    if (gl_engine_supports(engine, GL_ENGINE_SILENT_WHEN_CLEAN) ||
+        gl_list_xml_files_any(result->dir))
+        return TRUE;
+    if (result->launcher != NULL) {
+        g_autofree char *launcher = gl_text_escape(result->launcher);
+        fprintf(err, "gemleak: nothing ran under %s: %s, a launcher, runs outside it, and "
+                "started no Ruby process that did (status %d; with --trace-launchers it runs "
+                "under %s too)\n", title, launcher, result->status, title);
+    } else
+        fprintf(err, "gemleak: %s wrote nothing: see its messages above (did the command "
+                "exist? status %d)\n", title, result->status);
+    return FALSE;
+}
+
 /* Runs @command under the engine as @plan says and reports; the run
  * directory is kept unless all went well. */
 static int run_planned(const Options *options, Plan *plan, char **command, FILE *err)
@@ -128,22 +208,8 @@ static int run_planned(const Options *options, Plan *plan, char **command, FILE 
         .durations = options->durations != NULL ? options->durations : GL_DURATIONS_FILE,
     };
     g_auto(GlCommandPlan) commands = { 0 };
-    if (!gl_cli_not_empty("--durations", options->durations, &error) ||
-        !gl_commands_plan(command, &planning, &commands, &error))
+    if (!plan_commands(options, command, &planning, &commands, err, &error))
         return gl_cli_fail(err, "run", error);
-    /* Notes name files and commands, which may hold anything: escaped, as
-     * the reports show them. */
-    for (guint i = 0; i < commands.notes->len; i++) {
-        g_autofree char *note = gl_text_escape(g_ptr_array_index(commands.notes, i));
-        fprintf(err, "gemleak: note: %s\n", note);
-    }
-    if (options->per_test != NULL && !gl_per_test_available()) {
-        g_set_error(&error, GL_ERROR, GL_ERROR_ENVIRONMENT,
-                    "--per-test: this gemleak was built without Valgrind's headers "
-                    "(valgrind/valgrind.h; Debian: valgrind, Fedora: valgrind-devel): install "
-                    "them and build gemleak again");
-        return gl_cli_fail(err, "run", error);
-    }
 
     g_autofree char *ruby_version = NULL;
     g_autoptr(GPtrArray) supps = suppression_files(options, command, err, &ruby_version, &error);
@@ -156,32 +222,9 @@ static int run_planned(const Options *options, Plan *plan, char **command, FILE 
     guint n_supps = supps->len;
     g_ptr_array_add(supps, NULL);
 
-    gboolean frame_pointers = gl_engine_supports(engine, GL_ENGINE_FAST_WITH_FRAME_POINTERS) &&
-                              gl_ruby_frame_pointers(command_ruby(command));
-    GlRunOptions run = {
-        .engine = engine,
-        .program = options->valgrind != NULL ? options->valgrind : "valgrind",
-        .program_options = (const char *const *) options->valgrind_opts,
-        .suppressions = (const char *const *) supps->pdata,
-        .leak_kinds = gl_rules_get_leak_kinds(plan->rules),
-        .gen_suppressions = options->gen_suppressions,
-        .keep_dir = options->keep_xml,
-        .messages = err,
-        .per_test = options->per_test,
-        .time_files = commands.has_files,
-        .spare_launchers = !options->trace_launchers,
-        .fast_stacks = !options->exact_stacks &&
-                       (gl_engine_supports(engine, GL_ENGINE_EXACT_WHERE_LEAKED) || frame_pointers),
-        .frame_pointers = frame_pointers,
-        .leaks_unchecked = !engine_checks_leaks(engine, command, ruby_version, err),
-    };
-    /* The fast pass records which test allocated each block (--per-test's
-     * owners, kept out of the reports unless asked for), for the exact
-     * pass to run those tests only. */
-    if (run.per_test == NULL && run.fast_stacks &&
-        gl_engine_supports(engine, GL_ENGINE_EXACT_WHERE_LEAKED) &&
-        gl_per_test_available())
-        run.per_test = GL_PROTO_PER_TEST_OWNERS;
+    GlRunOptions run;
+    plan_run(options, plan, engine, command, &commands, (const char *const *) supps->pdata,
+             ruby_version, err, &run);
     gl_cli_say_jobs_capped(options, err);
     if (commands.commands->len > 1)
         fprintf(err, "gemleak: %u commands at once under %s\n", commands.commands->len,
@@ -197,16 +240,7 @@ static int run_planned(const Options *options, Plan *plan, char **command, FILE 
     gl_cli_say_uninstrumented(engine, result.dir, !run.leaks_unchecked, command_ruby(command),
                               err);
     record_durations(&commands, planning.durations, &result, err);
-    if (!gl_engine_supports(engine, GL_ENGINE_SILENT_WHEN_CLEAN) &&
-        !gl_list_xml_files_any(result.dir)) {
-        if (result.launcher != NULL) {
-            g_autofree char *launcher = gl_text_escape(result.launcher);
-            fprintf(err, "gemleak: nothing ran under %s: %s, a launcher, runs outside it, "
-                    "and started no Ruby process that did (status %d; with --trace-launchers it "
-                    "runs under %s too)\n", engine->facts.title, launcher, result.status, engine->facts.title);
-        } else
-            fprintf(err, "gemleak: %s wrote nothing: see its messages above (did the command "
-                    "exist? status %d)\n", engine->facts.title, result.status);
+    if (!wrote_something(engine, &result, err)) {
         status = GL_EXIT_ERROR;
         goto done;
     }

@@ -35,10 +35,10 @@ static char *shell_word(const char *path)
     return g_string_free(g_steal_pointer(&word), FALSE);
 }
 
-/* Valgrind's XML and what the run says of it, for a user who wants it back:
- * compressed first (a failing suite's XML is tens to hundreds of MB,
- * gzip makes it 20 to 50 times smaller, and gemleak filter reads it as
- * it is), and where it is, how large, and how to be rid of it: gemleak
+/* The engine's reports and what the run says of them, for a user who wants
+ * them back: compressed first (a failing suite's XML is tens to hundreds
+ * of MB, gzip makes it 20 to 50 times smaller, and gemleak filter reads it
+ * as it is), and where it is, how large, and how to be rid of it: gemleak
  * clean removes the run directories gemleak made, never a --keep-xml one
  * (@by_user), which is the user's to remove. */
 void gl_cli_keep_xml(FILE *err, const GlEngine *engine, const char *dir, gboolean by_user,
@@ -142,7 +142,7 @@ void gl_cli_say_exact(const GlExactResult *exact, FILE *err)
     fprintf(err, "%s\n", line->str);
 }
 
-/* Says how the run went: under which Valgrind, with what, what ran
+/* Says how the run went: under which engine, with what, what ran
  * outside it, and what cut it short. */
 void gl_cli_say_how_it_ran(const GlRunOptions *run, const GlRunResult *result, guint n_supps,
                            const char *path_ruby, FILE *err)
