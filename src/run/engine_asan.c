@@ -23,15 +23,12 @@ static const GlSanitizerRuntime asan = {
     .log = "asan",
 };
 
-char *gl_asan_runtime(GError **error)
-{
-    return gl_sanitizer_runtime(&asan, error);
-}
-
+/* The engine's "version": the runtime it preloads (libasan.so, found as
+ * LeakSanitizer's is), which is what a run says it ran under. */
 static char *asan_version(const char *program, GError **error)
 {
     (void) program;
-    return gl_asan_runtime(error);
+    return gl_sanitizer_runtime(&asan, error);
 }
 
 static char *asan_log_too_long(const char *run_dir, gsize *max)

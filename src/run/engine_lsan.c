@@ -21,17 +21,13 @@ static const GlSanitizerRuntime lsan = {
     .log = "lsan",
 };
 
-char *gl_lsan_runtime(GError **error)
-{
-    return gl_sanitizer_runtime(&lsan, error);
-}
-
-/* The engine's "version": the runtime it preloads, which is what a run
- * says it ran under. */
+/* The engine's "version": the runtime it preloads (liblsan.so, as the C
+ * compiler's `-print-file-name` or ldconfig finds it, or
+ * GEMLEAK_LSAN_RUNTIME names it), which is what a run says it ran under. */
 static char *lsan_version(const char *program, GError **error)
 {
     (void) program;
-    return gl_lsan_runtime(error);
+    return gl_sanitizer_runtime(&lsan, error);
 }
 
 static char *lsan_log_too_long(const char *run_dir, gsize *max)

@@ -123,7 +123,7 @@ START_TEST(test_valgrind_version_probe_is_bounded)
     g_autofree char *version = NULL;
     gint64 start = g_get_monotonic_time();
     g_autoptr(GError) error = NULL;
-    version = gl_valgrind_version(wrapper, &error);
+    version = gl_engine_find("valgrind")->version(wrapper, &error);
     ck_assert_msg(version != NULL, "%s", error != NULL ? error->message : "?");
     ck_assert_str_eq(version, "3.19.0");
     ck_assert_int_le((g_get_monotonic_time() - start) / G_USEC_PER_SEC, 2);

@@ -103,47 +103,8 @@ const char *gl_engine_help(void);
  * the default, Valgrind); NULL when none is. */
 const GlEngine *gl_engine_find(const char *name);
 
-/* ---- LeakSanitizer's ---- */
-
-/* Returns: (transfer full): the absolute path of LeakSanitizer's runtime
- * (liblsan.so, as the C compiler's `-print-file-name` or ldconfig finds
- * it), or NULL with GL_ERROR_ENVIRONMENT set, naming the package. */
-char *gl_lsan_runtime(GError **error);
-
-/* ---- AddressSanitizer's ---- */
-
-/* Returns: (transfer full): the absolute path of AddressSanitizer's runtime
- * (libasan.so, found as LeakSanitizer's is), or NULL with
- * GL_ERROR_ENVIRONMENT set, naming the package (libasan8). */
-char *gl_asan_runtime(GError **error);
-
 /* Returns: TRUE if @name is one an engine writes in a run directory
  * ("lsan.123", "asan.123"), with *pid (nullable) its process. */
 gboolean gl_engine_is_log(const char *name, gint64 *pid);
-
-/* ---- the Valgrind engine's own calls, for its tests and for run ---- */
-
-/* The oldest Valgrind whose options and XML gemleak relies on. */
-#define GL_VALGRIND_MIN_MAJOR 3
-#define GL_VALGRIND_MIN_MINOR 10
-
-/* Checks that @valgrind runs and is recent enough; '--version' gets 5
- * seconds and 4 KiB of output to say so.
- * Returns: (transfer full): its version ("3.19.0"), or NULL with
- * GL_ERROR_ENVIRONMENT set. */
-char *gl_valgrind_version(const char *valgrind, GError **error);
-
-/* The programs gemleak keeps out of Valgrind (--trace-children-skip), as
- * Valgrind's patterns: compilers, linkers and the small tools of a build
- * that start no other program, each of which would cost a Valgrind start.
- * Whatever can start a Ruby stays traced (a shell, env, make, xargs, find,
- * git, awk): Valgrind then follows every Ruby below it, whatever its
- * environment says.
- * Returns: (transfer full): "PATTERN,PATTERN,...". */
-char *gl_trace_children_skip(void);
-
-/* Returns: (transfer full): @text with every % doubled, as Valgrind's
- * --xml-file and --log-file want a literal %. */
-char *gl_valgrind_escape_percent(const char *text);
 
 #endif
