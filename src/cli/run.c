@@ -181,7 +181,7 @@ static gboolean wrote_something(const GlEngine *engine, const GlRunResult *resul
 {
     const char *title = engine->facts.title;
     if (gl_engine_supports(engine, GL_ENGINE_SILENT_WHEN_CLEAN) ||
-        gl_list_xml_files_any(result->dir))
+        gl_input_dir_has_inputs(result->dir))
         return TRUE;
     if (result->launcher != NULL) {
         g_autofree char *launcher = gl_text_escape(result->launcher);

@@ -94,8 +94,8 @@ static gboolean check_keep_dir(const char *dir, gboolean probe_lock, GError **er
                     (unsigned) (st.st_mode & 07777));
         return FALSE;
     }
-    /* XML left by another run would be read as this run's. */
-    if (gl_list_xml_files_any(dir)) {
+    /* Reports left by another run would be read as this run's. */
+    if (gl_input_dir_has_inputs(dir)) {
         g_set_error(error, GL_ERROR, GL_ERROR_USAGE,
                     "--keep-xml %s already holds the reports of another run: give an empty "
                     "or new directory", dir);
