@@ -14,6 +14,12 @@
  * help, the Rake tasks, the manual, a test) is in doc/guide.md,
  * "Adding an engine".
  *
+ * A new capability of an engine is a field and a line: a GlEngineCaps bit
+ * (or a string of GlEngineFacts) that the engines set in their .facts, and,
+ * when whoever reads a run directory later needs it, its line in
+ * GL_ENGINE_FILE_KEYS (gemleak/read/run_dir.h), which engine.txt's writer
+ * and reader both go by (doc/guide.md, "A new engine capability").
+ *
  * The run side. runner.c, for each run:
  *   version()          first, before a directory is made: the tool runs
  *                      and is recent enough
