@@ -58,8 +58,8 @@ gboolean gl_process_facts_read(const char *dir, gint64 pid, GlProcessFacts *fact
 
 /* ---- engine.txt ---- */
 
-#define TEXT_ROW(key, field) { key, FALSE, offsetof(GlEngineFacts, field), 0 },
-#define FLAG_ROW(key, cap) { key, TRUE, 0, cap },
+#define TEXT_ROW(name, field) { .key = (name), .offset = offsetof(GlEngineFacts, field) },
+#define FLAG_ROW(name, cap) { .key = (name), .flag = TRUE, .bit = (cap) },
 static const GlEngineKey engine_keys[] = { GL_ENGINE_FILE_KEYS(TEXT_ROW, FLAG_ROW) };
 #undef TEXT_ROW
 #undef FLAG_ROW

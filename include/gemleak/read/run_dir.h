@@ -176,8 +176,8 @@ typedef struct {
 /* A row of GL_ENGINE_FILE_KEYS. */
 typedef struct {
     const char *key;    /* "min-ruby" */
-    gboolean flag;      /* FLAG's row; else TEXT's */
     gsize offset;       /* TEXT: its field's offset in GlEngineFacts */
+    gboolean flag;      /* FLAG's row; else TEXT's */
     guint bit;          /* FLAG: its GlEngineCaps bit */
 } GlEngineKey;
 
