@@ -52,8 +52,9 @@ GArray *gl_process_listed(const char *dir);
  * again under it (forked from a launcher, a launcher seen at its exit):
  * what they ran was not checked.
  * Returns: (transfer full): "process 12: forked from the launcher rake, it
- * loaded /x/y.so outside Valgrind" for each, sorted; empty when there are
- * none. */
+ * loaded /x/y.so outside Valgrind" for each (one cut short: "process 7:
+ * below a launcher, it ran outside " and the engine's title, as engine.txt
+ * gives it), sorted; empty when there are none. */
 GPtrArray *gl_run_dir_outside(const char *dir);
 
 /* Returns: (transfer full) (nullable): the versions of Ruby the processes
