@@ -46,7 +46,7 @@ int main(int argc, char **argv)
     srunner_add_suite(runner, gl_prepare_suite());
     srunner_add_suite(runner, gl_runner_suite());
     srunner_add_suite(runner, gl_rundir_suite());
-    srunner_add_suite(runner, gl_rundir_processes_suite());
+    srunner_add_suite(runner, gl_rundir_untraced_suite());
     srunner_add_suite(runner, gl_rundir_clean_suite());
     srunner_add_suite(runner, gl_exact_suite());
     srunner_add_suite(runner, gl_gate_suite());
@@ -65,7 +65,7 @@ int main(int argc, char **argv)
     srunner_add_suite(runner, gl_sinks_suite());
     srunner_add_suite(runner, gl_json_report_suite());
     srunner_add_suite(runner, gl_group_suite());
-    srunner_add_suite(runner, gl_process_facts_suite());
+    srunner_add_suite(runner, gl_run_dir_suite());
     srunner_add_suite(runner, gl_sanitizer_suite());
     srunner_add_suite(runner, gl_checks_suite());
     srunner_add_suite(runner, gl_input_suite());

@@ -8,7 +8,7 @@
 #include "gemleak/judge/outcome.h"
 #include "gemleak/read/run_record.h"
 #include "gemleak/report/report.h"
-#include "gemleak/run/rundir.h"
+#include "gemleak/read/run_dir.h"
 
 /* What the options and the run say the outcome is judged from. */
 static GlOutcomeInput outcome_input(const Options *options, const Plan *plan,
@@ -91,7 +91,7 @@ gboolean gl_cli_analyze_and_report(const Options *options, Plan *plan, const cha
     g_autoptr(GPtrArray) shown = g_ptr_array_new_null_terminated(4, g_free, TRUE);
     gboolean have_lists = FALSE;
     g_auto(GlRunCoverage) coverage = { 0 };
-    gl_rundir_coverage(inputs, &coverage);
+    gl_run_dir_coverage(inputs, &coverage);
     if (!gl_cli_resolve_targets(options, plan->sinks, inputs, coverage.unlisted > 0, plan->rules,
                                 shown, &have_lists, error))
         return FALSE;

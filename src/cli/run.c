@@ -1,4 +1,4 @@
-/* gemleak run: runs a command under Valgrind, then reads what it wrote
+/* gemleak run: runs a command under an engine, then reads what it wrote
  * through the pipeline filter shares (pipeline.c). Its options and help
  * are run_options.c's; what it says of the run, beside the reports,
  * run_messages.c's. */
@@ -6,7 +6,7 @@
 #include "gemleak/base/errors.h"
 #include "gemleak/base/protocol.h"
 #include "gemleak/judge/analyze.h"
-#include "gemleak/read/process_facts.h"
+#include "gemleak/read/run_dir.h"
 #include "gemleak/run/commands.h"
 #include "gemleak/run/exact.h"
 #include "gemleak/run/rundir.h"
@@ -25,7 +25,7 @@ static void record_durations(const GlCommandPlan *commands, const char *path,
     g_autoptr(GError) error = NULL;
     if (!commands->has_files || result->status != 0 || result->interrupted_by != 0)
         return;
-    g_autoptr(GHashTable) measured = gl_rundir_test_durations(result->dir);
+    g_autoptr(GHashTable) measured = gl_run_dir_test_durations(result->dir);
     if (!gl_durations_update(path, commands, (const double *) (void *) result->seconds->data,
                              measured, &error)) {
         g_autofree char *why = gl_text_escape(error->message);
@@ -102,19 +102,99 @@ static char *which_ruby(const char *version)
 static gboolean engine_checks_leaks(const GlEngine *engine, char **command, const char *version,
                                     FILE *err)
 {
-    if (engine->leaks_min_ruby == NULL || !gl_is_ruby_object(command[0]) ||
-        gl_ruby_version_at_least(version, engine->leaks_min_ruby))
+    if (engine->facts.leaks_min_ruby == NULL || !gl_is_ruby_object(command[0]) ||
+        gl_ruby_version_at_least(version, engine->facts.leaks_min_ruby))
         return TRUE;
     g_autofree char *which = which_ruby(version);
     g_autofree char *shown = gl_text_escape(which);  /* what the command's ruby printed */
     fprintf(err, "gemleak: note: leaks are not checked: %s, and the command runs %s; memory "
             "errors are (for leaks: --engine valgrind, the default, on this Ruby)\n",
-            engine->leaks_min_ruby_why, shown);
+            engine->facts.leaks_min_ruby_why, shown);
     return FALSE;
 }
 
 
-/* Runs @command under Valgrind as @plan says and reports; the run
+/* Plans the commands of @command (@commands) as @planning says, and says
+ * on @err what the plan noted.
+ * Returns: FALSE with @error set when they cannot run as asked. */
+static gboolean plan_commands(const Options *options, char **command,
+                              const GlCommandOptions *planning, GlCommandPlan *commands,
+                              FILE *err, GError **error)
+{
+    if (!gl_cli_not_empty("--durations", options->durations, error) ||
+        !gl_commands_plan(command, planning, commands, error))
+        return FALSE;
+    /* Notes name files and commands, which may hold anything: escaped, as
+     * the reports show them. */
+    for (guint i = 0; i < commands->notes->len; i++) {
+        g_autofree char *note = gl_text_escape(g_ptr_array_index(commands->notes, i));
+        fprintf(err, "gemleak: note: %s\n", note);
+    }
+    if (options->per_test != NULL && !gl_per_test_available()) {
+        g_set_error(error, GL_ERROR, GL_ERROR_ENVIRONMENT,
+                    "--per-test: this gemleak was built without Valgrind's headers "
+                    "(valgrind/valgrind.h; Debian: valgrind, Fedora: valgrind-devel): install "
+                    "them and build gemleak again");
+        return FALSE;
+    }
+    return TRUE;
+}
+
+/* Sets @run to run @command (its @commands) under @engine as @options
+ * and @plan say, with the @suppressions (NULL-terminated) of its Ruby
+ * (@ruby_version); says on @err what it leaves unchecked. */
+static void plan_run(const Options *options, const Plan *plan, const GlEngine *engine,
+                     char **command, const GlCommandPlan *commands,
+                     const char *const *suppressions, const char *ruby_version, FILE *err,
+                     GlRunOptions *run)
+{
+    gboolean frame_pointers = gl_engine_supports(engine, GL_ENGINE_FAST_WITH_FRAME_POINTERS) &&
+                              gl_ruby_frame_pointers(command_ruby(command));
+    *run = (GlRunOptions) {
+        .engine = engine,
+        .program = options->valgrind != NULL ? options->valgrind : "valgrind",
+        .program_options = (const char *const *) options->valgrind_opts,
+        .suppressions = suppressions,
+        .leak_kinds = gl_rules_get_leak_kinds(plan->rules),
+        .gen_suppressions = options->gen_suppressions,
+        .keep_dir = options->keep_xml,
+        .messages = err,
+        .per_test = options->per_test,
+        .time_files = commands->has_files,
+        .spare_launchers = !options->trace_launchers,
+        .fast_stacks = !options->exact_stacks &&
+                       (gl_engine_supports(engine, GL_ENGINE_EXACT_WHERE_LEAKED) || frame_pointers),
+        .frame_pointers = frame_pointers,
+        .leaks_unchecked = !engine_checks_leaks(engine, command, ruby_version, err),
+    };
+    /* The fast pass records which test allocated each block (--per-test's
+     * owners, kept out of the reports unless asked for), for the exact
+     * pass to run those tests only. */
+    if (run->per_test == NULL && run->fast_stacks &&
+        gl_engine_supports(engine, GL_ENGINE_EXACT_WHERE_LEAKED) && gl_per_test_available())
+        run->per_test = GL_PROTO_PER_TEST_OWNERS;
+}
+
+/* Returns: TRUE if @engine wrote a report in @result's run directory, or
+ * writes none for a clean process; FALSE, having said why on @err. */
+static gboolean wrote_something(const GlEngine *engine, const GlRunResult *result, FILE *err)
+{
+    const char *title = engine->facts.title;
+    if (gl_engine_supports(engine, GL_ENGINE_SILENT_WHEN_CLEAN) ||
+        gl_input_dir_has_inputs(result->dir))
+        return TRUE;
+    if (result->launcher != NULL) {
+        g_autofree char *launcher = gl_text_escape(result->launcher);
+        fprintf(err, "gemleak: nothing ran under %s: %s, a launcher, runs outside it, and "
+                "started no Ruby process that did (status %d; with --trace-launchers it runs "
+                "under %s too)\n", title, launcher, result->status, title);
+    } else
+        fprintf(err, "gemleak: %s wrote nothing: see its messages above (did the command "
+                "exist? status %d)\n", title, result->status);
+    return FALSE;
+}
+
+/* Runs @command under the engine as @plan says and reports; the run
  * directory is kept unless all went well. */
 static int run_planned(const Options *options, Plan *plan, char **command, FILE *err)
 {
@@ -128,22 +208,8 @@ static int run_planned(const Options *options, Plan *plan, char **command, FILE 
         .durations = options->durations != NULL ? options->durations : GL_DURATIONS_FILE,
     };
     g_auto(GlCommandPlan) commands = { 0 };
-    if (!gl_cli_not_empty("--durations", options->durations, &error) ||
-        !gl_commands_plan(command, &planning, &commands, &error))
+    if (!plan_commands(options, command, &planning, &commands, err, &error))
         return gl_cli_fail(err, "run", error);
-    /* Notes name files and commands, which may hold anything: escaped, as
-     * the reports show them. */
-    for (guint i = 0; i < commands.notes->len; i++) {
-        g_autofree char *note = gl_text_escape(g_ptr_array_index(commands.notes, i));
-        fprintf(err, "gemleak: note: %s\n", note);
-    }
-    if (options->per_test != NULL && !gl_per_test_available()) {
-        g_set_error(&error, GL_ERROR, GL_ERROR_ENVIRONMENT,
-                    "--per-test: this gemleak was built without Valgrind's headers "
-                    "(valgrind/valgrind.h; Debian: valgrind, Fedora: valgrind-devel): install "
-                    "them and build gemleak again");
-        return gl_cli_fail(err, "run", error);
-    }
 
     g_autofree char *ruby_version = NULL;
     g_autoptr(GPtrArray) supps = suppression_files(options, command, err, &ruby_version, &error);
@@ -156,35 +222,13 @@ static int run_planned(const Options *options, Plan *plan, char **command, FILE 
     guint n_supps = supps->len;
     g_ptr_array_add(supps, NULL);
 
-    gboolean frame_pointers = engine->fast_with_frame_pointers &&
-                              gl_ruby_frame_pointers(command_ruby(command));
-    GlRunOptions run = {
-        .engine = engine,
-        .valgrind = options->valgrind != NULL ? options->valgrind : "valgrind",
-        .valgrind_options = (const char *const *) options->valgrind_opts,
-        .suppressions = (const char *const *) supps->pdata,
-        .leak_kinds = gl_rules_get_leak_kinds(plan->rules),
-        .gen_suppressions = options->gen_suppressions,
-        .keep_dir = options->keep_xml,
-        .messages = err,
-        .per_test = options->per_test,
-        .time_files = commands.has_files,
-        .spare_launchers = !options->trace_launchers,
-        .fast_stacks = !options->exact_stacks &&
-                       (engine->exact_where_leaked || frame_pointers),
-        .frame_pointers = frame_pointers,
-        .leaks_unchecked = !engine_checks_leaks(engine, command, ruby_version, err),
-    };
-    /* The fast pass records which test allocated each block (--per-test's
-     * owners, kept out of the reports unless asked for), for the exact
-     * pass to run those tests only. */
-    if (run.per_test == NULL && run.fast_stacks && engine->exact_where_leaked &&
-        gl_per_test_available())
-        run.per_test = GL_PROTO_PER_TEST_OWNERS;
+    GlRunOptions run;
+    plan_run(options, plan, engine, command, &commands, (const char *const *) supps->pdata,
+             ruby_version, err, &run);
     gl_cli_say_jobs_capped(options, err);
     if (commands.commands->len > 1)
         fprintf(err, "gemleak: %u commands at once under %s\n", commands.commands->len,
-                engine->title);
+                engine->facts.title);
     if (!gl_run_commands(&run, commands.commands, &result, &error)) {
         status = gl_cli_fail(err, "run", error);
         goto done;
@@ -196,15 +240,7 @@ static int run_planned(const Options *options, Plan *plan, char **command, FILE 
     gl_cli_say_uninstrumented(engine, result.dir, !run.leaks_unchecked, command_ruby(command),
                               err);
     record_durations(&commands, planning.durations, &result, err);
-    if (!engine->silent_when_clean && !gl_list_xml_files_any(result.dir)) {
-        if (result.launcher != NULL) {
-            g_autofree char *launcher = gl_text_escape(result.launcher);
-            fprintf(err, "gemleak: nothing ran under %s: %s, a launcher, runs outside it, "
-                    "and started no Ruby process that did (status %d; with --trace-launchers it "
-                    "runs under %s too)\n", engine->title, launcher, result.status, engine->title);
-        } else
-            fprintf(err, "gemleak: %s wrote nothing: see its messages above (did the command "
-                    "exist? status %d)\n", engine->title, result.status);
+    if (!wrote_something(engine, &result, err)) {
         status = GL_EXIT_ERROR;
         goto done;
     }
@@ -212,7 +248,7 @@ static int run_planned(const Options *options, Plan *plan, char **command, FILE 
     const char *inputs[] = { result.dir, NULL };
     Outcome outcome = { 0 };
     if (!gl_cli_analyze_and_report(options, plan, inputs, &result, err, &outcome, &error)) {
-        /* what ran outside Valgrind may be why no target was seen */
+        /* what ran outside the engine may be why no target was seen */
         for (guint i = 0; i < result.outside->len; i++) {
             g_autofree char *outside = gl_text_escape(g_ptr_array_index(result.outside, i));
             fprintf(err, "gemleak: %s\n", outside);
@@ -241,12 +277,12 @@ static int run_and_report(const Options *options, char **command, FILE *out, FIL
     g_autoptr(GError) error = NULL;
     Plan plan = { 0 };
     int status;
-    /* Usage errors now, not after minutes under Valgrind. */
+    /* Usage errors now, not after minutes under the engine. */
     if (options->engine != NULL && gl_engine_find(options->engine) == NULL) {
         g_set_error(&error, GL_ERROR, GL_ERROR_USAGE, "--engine %s: no such engine (give one of: %s)",
                     options->engine, gl_engine_names());
         status = gl_cli_fail(err, "run", error);
-    } else if (!gl_engine_find(options->engine)->own_program &&
+    } else if (!gl_engine_supports(gl_engine_find(options->engine), GL_ENGINE_OWN_PROGRAM) &&
                (options->valgrind != NULL || options->valgrind_opts != NULL)) {
         g_set_error(&error, GL_ERROR, GL_ERROR_USAGE, "%s is for the Valgrind engine only: drop "
                     "--engine %s, or %s",

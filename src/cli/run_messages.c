@@ -5,6 +5,7 @@
 #include "cli_int.h"
 #include "gemleak/base/sys.h"
 #include "gemleak/judge/coverage.h"
+#include "gemleak/read/run_dir.h"
 #include "gemleak/run/rundir.h"
 
 #include <string.h>
@@ -34,10 +35,10 @@ static char *shell_word(const char *path)
     return g_string_free(g_steal_pointer(&word), FALSE);
 }
 
-/* Valgrind's XML and what the run says of it, for a user who wants it back:
- * compressed first (a failing suite's XML is tens to hundreds of MB,
- * gzip makes it 20 to 50 times smaller, and gemleak filter reads it as
- * it is), and where it is, how large, and how to be rid of it: gemleak
+/* The engine's reports and what the run says of them, for a user who wants
+ * them back: compressed first (a failing suite's XML is tens to hundreds
+ * of MB, gzip makes it 20 to 50 times smaller, and gemleak filter reads it
+ * as it is), and where it is, how large, and how to be rid of it: gemleak
  * clean removes the run directories gemleak made, never a --keep-xml one
  * (@by_user), which is the user's to remove. */
 void gl_cli_keep_xml(FILE *err, const GlEngine *engine, const char *dir, gboolean by_user,
@@ -45,9 +46,9 @@ void gl_cli_keep_xml(FILE *err, const GlEngine *engine, const char *dir, gboolea
 {
     /* an engine that writes a report a process (NAME.PID) keeps a directory
      * of them; Valgrind's XML is one thing */
-    g_autofree char *what = engine->log != NULL
-                                ? g_strdup_printf("%s's report directory", engine->title)
-                                : g_strdup(engine->reports);
+    g_autofree char *what = engine->facts.log != NULL
+                                ? g_strdup_printf("%s's report directory", engine->facts.title)
+                                : g_strdup(engine->facts.reports);
     GlCompressed compressed;
     gl_rundir_compress(dir, jobs, &compressed);
     for (guint i = 0; i < compressed.failures->len; i++) {
@@ -73,7 +74,8 @@ void gl_cli_keep_xml(FILE *err, const GlEngine *engine, const char *dir, gboolea
  * Returns: (transfer none): what the run's first line says of it. */
 static const char *stacks_said(const GlEngine *engine, gboolean fast, gboolean frame_pointers)
 {
-    if (!engine->fast_with_frame_pointers && !engine->exact_where_leaked)
+    if (!gl_engine_supports(engine, GL_ENGINE_FAST_WITH_FRAME_POINTERS) &&
+        !gl_engine_supports(engine, GL_ENGINE_EXACT_WHERE_LEAKED))
         return "";
     if (!fast)
         return "; exact stacks";
@@ -140,7 +142,7 @@ void gl_cli_say_exact(const GlExactResult *exact, FILE *err)
     fprintf(err, "%s\n", line->str);
 }
 
-/* Says how the run went: under which Valgrind, with what, what ran
+/* Says how the run went: under which engine, with what, what ran
  * outside it, and what cut it short. */
 void gl_cli_say_how_it_ran(const GlRunOptions *run, const GlRunResult *result, guint n_supps,
                            const char *path_ruby, FILE *err)
@@ -148,18 +150,18 @@ void gl_cli_say_how_it_ran(const GlRunOptions *run, const GlRunResult *result, g
     const GlEngine *engine = run->engine;
     const char *stacks = stacks_said(engine, run->fast_stacks, run->frame_pointers);
     /* What the processes ran, not what `ruby` on PATH is. */
-    g_autofree char *ran = gl_rundir_ruby_versions(result->dir);
+    g_autofree char *ran = gl_run_dir_ruby_versions(result->dir);
     const char *ruby_version = ran != NULL ? ran : path_ruby;
     /* What the programs printed, and the runtime's path, escaped: a
      * program of the user's may print anything. */
     g_autofree char *found = gl_text_escape(result->engine_found != NULL ? result->engine_found
                                                                           : "");
     g_autofree char *ruby = gl_text_escape(ruby_version != NULL ? ruby_version : "unknown");
-    if (engine->found_is_version)
-        fprintf(err, "gemleak: ran under %s %s", engine->title, found);
+    if (gl_engine_supports(engine, GL_ENGINE_FOUND_IS_VERSION))
+        fprintf(err, "gemleak: ran under %s %s", engine->facts.title, found);
     else
-        fprintf(err, "gemleak: ran under %s (%s)", engine->title, found);
-    if (engine->own_program)
+        fprintf(err, "gemleak: ran under %s (%s)", engine->facts.title, found);
+    if (gl_engine_supports(engine, GL_ENGINE_OWN_PROGRAM))
         fprintf(err, " with %u suppression file%s", n_supps, n_supps == 1 ? "" : "s");
     fprintf(err, " (Ruby %s%s)", ruby, stacks);
     /* Said as a fact of the run: a build tool is left out on purpose. */
@@ -173,7 +175,7 @@ void gl_cli_say_how_it_ran(const GlRunOptions *run, const GlRunResult *result, g
     }
     fputc('\n', err);
     if (engine->blind_to != NULL)
-        fprintf(err, "gemleak: note: %s %s\n", engine->title, engine->blind_to);
+        fprintf(err, "gemleak: note: %s %s\n", engine->facts.title, engine->blind_to);
     if (result->helper_moved != NULL) {
         g_autofree char *tmp = gl_text_escape(result->helper_moved);
         fprintf(err, "gemleak: note: TMPDIR (%s) is mounted noexec, and the dynamic loader would "
@@ -189,7 +191,7 @@ void gl_cli_say_how_it_ran(const GlRunOptions *run, const GlRunResult *result, g
     }
     if (result->interrupted_by != 0)
         fprintf(err, "gemleak: interrupted by %s: the report covers what %s finished "
-                "writing\n", g_strsignal(result->interrupted_by), engine->title);
+                "writing\n", g_strsignal(result->interrupted_by), engine->facts.title);
     else if (result->killed_by != 0)
         fprintf(err, "gemleak: the command was killed by signal %d (%s)\n", result->killed_by,
                 g_strsignal(result->killed_by));
@@ -203,15 +205,15 @@ void gl_cli_say_how_it_ran(const GlRunOptions *run, const GlRunResult *result, g
 }
 
 /* Says what was checked of each extension the run loaded that was not
- * built for @engine (@engine->instrumented_prefix), and how to build it
+ * built for @engine (@engine->facts.instrumented_prefix), and how to build it
  * so; the analysis makes the run INCOMPLETE for it. */
 void gl_cli_say_uninstrumented(const GlEngine *engine, const char *dir, gboolean leaks,
                                const char *ruby, FILE *err)
 {
-    if (engine->instrumented_prefix == NULL)
+    if (engine->facts.instrumented_prefix == NULL)
         return;
     g_autoptr(GPtrArray) uninstrumented = gl_coverage_uninstrumented(
-        dir, engine->instrumented_prefix, NULL, NULL, NULL);
+        dir, engine->facts.instrumented_prefix, NULL, NULL, NULL);
     /* by name (the run's problems name them in the order the processes loaded them) */
     g_ptr_array_sort(uninstrumented, gl_compare_strings);
     guint bare = uninstrumented->len;
@@ -220,7 +222,7 @@ void gl_cli_say_uninstrumented(const GlEngine *engine, const char *dir, gboolean
         /* the run's problems say what was not checked (coverage.h) */
         fprintf(err, "gemleak: note: %s was not built with %s: only what the runtime "
                 "intercepts in it (double and bad frees, memcpy and the like)%s was checked\n",
-                shown, engine->title, leaks ? " and its leaks" : "");
+                shown, engine->facts.title, leaks ? " and its leaks" : "");
     }
     /* the Ruby the run's processes ran, not the one on PATH */
     g_autofree char *shown_ruby = gl_text_escape(ruby != NULL ? ruby : "ruby");
@@ -229,7 +231,7 @@ void gl_cli_say_uninstrumented(const GlEngine *engine, const char *dir, gboolean
                 "c.engine = :%s }), or with: %s extconf.rb --with-cflags=\"$(%s -rrbconfig "
                 "-e 'print RbConfig::CONFIG[%%q(CFLAGS)]') %s\" --with-ldflags=\"$(%s -rrbconfig "
                 "-e 'print RbConfig::CONFIG[%%q(LDFLAGS)]') %s\" && make (mkmf's flags replace "
-                "Ruby's: Ruby's come first)\n", bare == 1 ? "it" : "them", engine->name,
+                "Ruby's: Ruby's come first)\n", bare == 1 ? "it" : "them", engine->facts.name,
                 shown_ruby, shown_ruby, engine->instrumented_cflags, shown_ruby,
                 engine->instrumented_ldflags);
 }

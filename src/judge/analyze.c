@@ -6,7 +6,7 @@
 #include "gemleak/base/sys.h"
 #include "gemleak/judge/fingerprint.h"
 #include "gemleak/judge/judgement.h"
-#include "gemleak/read/process_facts.h"
+#include "gemleak/read/run_dir.h"
 #include "gemleak/read/reader.h"
 #include "gemleak/read/splitter.h"
 
@@ -156,9 +156,11 @@ static GPtrArray *collect_inputs(const char *const *paths, GPtrArray *skipped)
             /* An engine that writes nothing for a process without leaks
              * (engine.txt says which ran) leaves a clean run without a
              * report: what its processes were is the run's coverage. */
-            g_auto(GlRunFacts) run = { 0 };
-            gl_run_facts_read(*path, &run);
-            if (files != NULL && files->len == 0 && (run.silent_when_clean || run.proof))
+            g_auto(GlEngineFacts) run = { 0 };
+            gl_engine_facts_read(*path, &run);
+            gboolean silent = gl_engine_facts_say(&run, GL_ENGINE_SILENT_WHEN_CLEAN) ||
+                              gl_engine_facts_say(&run, GL_ENGINE_PROVES_CHECKS);
+            if (files != NULL && files->len == 0 && silent)
                 continue;
             if (files != NULL && files->len == 0)
                 g_set_error(&problem, GL_ERROR, GL_ERROR_IO,

@@ -98,14 +98,14 @@ guint gl_coverage_require_instrumented(const char *const *inputs, GlRunRecords *
     guint processes = 0;
     for (guint d = 0; d < dirs->len; d++) {
         const char *dir = g_ptr_array_index(dirs, d);
-        g_auto(GlRunFacts) run = { 0 };
-        gl_run_facts_read(dir, &run);
-        if (run.instrumented == NULL || *run.instrumented == '\0')
+        g_auto(GlEngineFacts) run = { 0 };
+        gl_engine_facts_read(dir, &run);
+        if (run.instrumented_prefix == NULL || *run.instrumented_prefix == '\0')
             continue;
         g_autoptr(GArray) loaded_by = NULL;
         guint unchecked = 0;
         GlRunRecord *record = records != NULL ? gl_run_records_of(records, dir, NULL) : NULL;
-        g_autoptr(GPtrArray) bare = gl_coverage_uninstrumented(dir, run.instrumented, record,
+        g_autoptr(GPtrArray) bare = gl_coverage_uninstrumented(dir, run.instrumented_prefix, record,
                                                                &loaded_by, &unchecked);
         processes += unchecked;
         for (guint i = 0; i < bare->len; i++) {
@@ -114,7 +114,7 @@ guint gl_coverage_require_instrumented(const char *const *inputs, GlRunRecords *
             g_ptr_array_add(problems, g_error_new(
                 GL_ERROR, GL_ERROR_CHILD, "%s was not built with %s (no %s symbol in it): its "
                 "invalid reads and writes, and its reads of freed memory, were not checked in %s "
-                "that loaded it", shown, run.title, run.instrumented,
+                "that loaded it", shown, run.title, run.instrumented_prefix,
                 n == 1 ? "the process" : "the processes"));
         }
     }
@@ -137,9 +137,9 @@ void gl_coverage_require_proof(const char *const *inputs, GHashTable *proof, GHa
     g_autoptr(GPtrArray) dirs = gl_run_dirs(inputs);
     for (guint d = 0; d < dirs->len; d++) {
         const char *dir = g_ptr_array_index(dirs, d);
-        g_auto(GlRunFacts) run = { 0 };
-        gl_run_facts_read(dir, &run);
-        if (!run.proof)
+        g_auto(GlEngineFacts) run = { 0 };
+        gl_engine_facts_read(dir, &run);
+        if (!gl_engine_facts_say(&run, GL_ENGINE_PROVES_CHECKS))
             continue;
         g_autoptr(GArray) pids = gl_process_listed(dir);
         for (guint i = 0; i < pids->len; i++) {

@@ -9,7 +9,7 @@
 #include "gemleak/judge/cycles.h"
 #include "gemleak/judge/owners.h"
 #include "gemleak/judge/stacks.h"
-#include "gemleak/read/process_facts.h"
+#include "gemleak/read/run_dir.h"
 
 #include <string.h>
 
@@ -88,8 +88,8 @@ static void learn_process(Judging *j, GlInput *input, gint64 pid)
         return;
     GlProcessFacts facts;
     gl_process_facts_read(dir, pid, &facts);
-    g_auto(GlRunFacts) run = { 0 };
-    gl_run_facts_read(dir, &run);
+    g_auto(GlEngineFacts) run = { 0 };
+    gl_engine_facts_read(dir, &run);
     j->out->free_at_exit = facts.free_at_exit;
     j->unjudged = run.min_ruby != NULL && facts.ruby_version[0] != '\0' &&
                   !gl_ruby_version_at_least(facts.ruby_version, run.min_ruby);

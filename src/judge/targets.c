@@ -6,7 +6,7 @@
 #include <elf.h>
 #include <string.h>
 
-/* A list of loaded extensions: paths, a line each (process_facts.c's bound). */
+/* A list of loaded extensions: paths, a line each (run_dir.c's bound). */
 #define LOADED_LIST_MAX_BYTES ((gsize) 4 * 1024 * 1024)
 
 static GPtrArray *sorted_keys(GHashTable *set)

@@ -270,13 +270,8 @@ GPtrArray *gl_input_list(const char *dir, GPtrArray *skipped, GError **error)
     return files;
 }
 
-GPtrArray *gl_list_xml_files(const char *dir, GError **error)
+gboolean gl_input_dir_has_inputs(const char *dir)
 {
-    return gl_input_list(dir, NULL, error);
-}
-
-gboolean gl_list_xml_files_any(const char *dir)
-{
-    g_autoptr(GPtrArray) files = gl_list_xml_files(dir, NULL);
+    g_autoptr(GPtrArray) files = gl_input_list(dir, NULL, NULL);
     return files != NULL && files->len > 0;
 }

@@ -68,44 +68,111 @@ static char **with_restore(char **env, const char *require, const char *preload)
     return g_environ_setenv(env, GL_PROTO_RESTORE_VARIABLE, value, TRUE);
 }
 
-/* @valgrind (nullable): GEMLEAK_ENGINE_COMMAND's value, when a launcher runs
- * outside Valgrind.
- * Returns: (transfer full): the commands' environment; free with g_strfreev(). */
-char **gl_run_child_environment(const GlRunOptions *options, const GlEngine *engine,
-                                const char *found, const char *run_dir,
-                                const char *helper_lib, const char *valgrind)
+/* Returns: @env (consumed) with @name set to @value, or without @name
+ * when @value is NULL: a variable an outer run left must not reach this
+ * one's processes. */
+static char **set_or_unset(char **env, const char *name, const char *value)
 {
-    char **env = g_get_environ();
+    return value != NULL ? g_environ_setenv(env, name, value, TRUE)
+                         : g_environ_unsetenv(env, name);
+}
+
+/* Returns: @env (consumed) with the helper on RUBYOPT, and *@require
+ * (transfer full) set to what RUBYOPT requires it by. The helper goes by
+ * its absolute path, not by name through RUBYLIB: a child given a RUBYLIB
+ * of its own (system({"RUBYLIB" => ...}, ...)) loads it all the same.
+ * Ruby splits RUBYOPT at white space, which a TMPDIR may hold: such a
+ * path goes by name. */
+static char **with_helper(char **env, const char *helper_lib, char **require)
+{
     const char *rubyopt = g_environ_getenv(env, "RUBYOPT");
-    /* The helper by its absolute path, not by name through RUBYLIB: a
-     * child given a RUBYLIB of its own (system({"RUBYLIB" => ...}, ...))
-     * loads it all the same. Ruby splits RUBYOPT at white space, which a
-     * TMPDIR may hold: such a path goes by name. */
     g_autofree char *helper = g_build_filename(helper_lib, "gemleak_helper.rb", NULL);
-    g_autofree char *require = strpbrk(helper, " \t\n\v\f\r") == NULL
+    *require = strpbrk(helper, " \t\n\v\f\r") == NULL
         ? g_strconcat("-r", helper, NULL) : g_strdup("-rgemleak_helper");
     g_autofree char *new_rubyopt = rubyopt != NULL && *rubyopt != '\0'
-        ? g_strconcat(require, " ", rubyopt, NULL) : g_strdup(require);
-    if (strcmp(require, "-rgemleak_helper") == 0) {
+        ? g_strconcat(*require, " ", rubyopt, NULL) : g_strdup(*require);
+    if (strcmp(*require, "-rgemleak_helper") == 0) {
         const char *rubylib = g_environ_getenv(env, "RUBYLIB");
         g_autofree char *new_rubylib = rubylib != NULL && *rubylib != '\0'
             ? g_strconcat(helper_lib, ":", rubylib, NULL) : g_strdup(helper_lib);
         env = g_environ_setenv(env, "RUBYLIB", new_rubylib, TRUE);
     }
-    env = g_environ_setenv(env, "RUBYOPT", new_rubyopt, TRUE);
-    env = g_environ_setenv(env, GL_PROTO_RUNNING_VARIABLE, "1", TRUE);
-    env = g_environ_setenv(env, GL_PROTO_RUN_DIR_VARIABLE, run_dir, TRUE);
-    /* Ruby 3.4+ frees its own memory at exit; older Rubies ignore it. Ruby
-     * turns it on when the variable is set at all, so a user's
-     * RUBY_FREE_AT_EXIT=0 (to see Ruby as it runs in production) means
-     * removing it; another value of theirs is left alone. gemleak's own
-     * value tells the preloaded library (below) which warning is gemleak's
-     * to hide. */
+    return g_environ_setenv(env, "RUBYOPT", new_rubyopt, TRUE);
+}
+
+/* Returns: @env (consumed) with Ruby freeing its own memory at exit. Ruby
+ * 3.4+ does; older Rubies ignore it. Ruby turns it on when the variable
+ * is set at all, so a user's RUBY_FREE_AT_EXIT=0 (to see Ruby as it runs
+ * in production) means removing it; another value of theirs is left
+ * alone. gemleak's own value tells the preloaded library which warning
+ * is gemleak's to hide. */
+static char **with_free_at_exit(char **env)
+{
     const char *free_at_exit = g_environ_getenv(env, "RUBY_FREE_AT_EXIT");
     if (free_at_exit == NULL)
-        env = g_environ_setenv(env, "RUBY_FREE_AT_EXIT", GL_PROTO_FREE_AT_EXIT_VALUE, TRUE);
-    else if (*free_at_exit == '\0' || strcmp(free_at_exit, "0") == 0)
-        env = g_environ_unsetenv(env, "RUBY_FREE_AT_EXIT");
+        return g_environ_setenv(env, "RUBY_FREE_AT_EXIT", GL_PROTO_FREE_AT_EXIT_VALUE, TRUE);
+    if (*free_at_exit == '\0' || strcmp(free_at_exit, "0") == 0)
+        return g_environ_unsetenv(env, "RUBY_FREE_AT_EXIT");
+    return env;
+}
+
+/* Returns: @env (consumed) with what the helper is asked to do: time the
+ * test files, follow each test (only when asked: a variable left in the
+ * environment by an outer run must not slow this one down), and where
+ * the client library is, when the run needs it: for --per-test (under a
+ * sanitizer's engine, what records which test allocated each block) and
+ * for the check a forked child makes of what it inherited (an engine that
+ * answers client requests: Valgrind; under a sanitizer the helper calls
+ * the runtime). */
+static char **with_helper_tasks(char **env, const GlRunOptions *options, const char *helper_lib)
+{
+    env = set_or_unset(env, GL_PROTO_DURATIONS_VARIABLE, options->time_files ? "1" : NULL);
+    env = set_or_unset(env, GL_PROTO_PER_TEST_VARIABLE, options->per_test);
+    /* Whether the helper counts possibly lost memory as lost when it
+     * looks for the test that lost it. */
+    env = set_or_unset(env, GL_PROTO_LEAK_KINDS_VARIABLE,
+                       options->per_test == NULL ? NULL
+                       : (options->leak_kinds & GL_LEAK_POSSIBLE) ? "possible" : "");
+    g_autofree char *client = gl_run_client_library(helper_lib);
+    return set_or_unset(env, GL_PROTO_CLIENT_VARIABLE, client);
+}
+
+/* Returns: @env (consumed) with fast stacks' allocation front, before the
+ * runtime (the engine's argv() puts it there; the helper takes it out of
+ * LD_PRELOAD, with the runtime, for what Ruby starts), which gives the
+ * runtime stacks gemleak can judge, and in the exact pass unwinds exactly
+ * at the sites. */
+static char **with_alloc(char **env, const GlRunOptions *options, const GlEngine *engine,
+                         const char *helper_lib)
+{
+    g_autofree char *alloc = options->fast_stacks &&
+                             gl_engine_supports(engine, GL_ENGINE_PROVES_CHECKS)
+                                 ? gl_run_alloc_library(helper_lib) : NULL;
+    g_autofree char *apis = alloc != NULL ? gl_run_alloc_apis(helper_lib) : NULL;
+    env = set_or_unset(env, GL_PROTO_ALLOC_LIBRARY_VARIABLE, alloc);
+    env = set_or_unset(env, GL_PROTO_ALLOC_MODE_VARIABLE,
+                       alloc == NULL ? NULL
+                       : options->frame_pointers ? GL_PROTO_UNWOUND_FRAMES : GL_PROTO_UNWOUND_CALL);
+    env = set_or_unset(env, GL_PROTO_ALLOC_APIS_VARIABLE, apis);
+    const char *exact = alloc != NULL ? options->exact_sites : NULL;
+    env = set_or_unset(env, GL_PROTO_EXACT_VARIABLE, exact);
+    return set_or_unset(env, GL_PROTO_EXACT_TESTS_VARIABLE,
+                        exact != NULL ? options->exact_tests : NULL);
+}
+
+/* @handover (nullable): GEMLEAK_ENGINE_COMMAND's value, when a launcher
+ * runs outside the engine.
+ * Returns: (transfer full): the commands' environment; free with g_strfreev(). */
+char **gl_run_child_environment(const GlRunOptions *options, const GlEngine *engine,
+                                const char *found, const char *run_dir,
+                                const char *helper_lib, const char *handover)
+{
+    char **env = g_get_environ();
+    g_autofree char *require = NULL;
+    env = with_helper(env, helper_lib, &require);
+    env = g_environ_setenv(env, GL_PROTO_RUNNING_VARIABLE, "1", TRUE);
+    env = g_environ_setenv(env, GL_PROTO_RUN_DIR_VARIABLE, run_dir, TRUE);
+    env = with_free_at_exit(env);
     /* Every process, not only Ruby: a Ruby started by a shell, make or env
      * prints Ruby 3.4's warning about that variable as it starts, before
      * anything of gemleak's runs in it. Last, after the user's own (a
@@ -117,86 +184,25 @@ char **gl_run_child_environment(const GlRunOptions *options, const GlEngine *eng
             ? g_strconcat(theirs, ":", quiet, NULL) : g_strdup(quiet);
         env = g_environ_setenv(env, "LD_PRELOAD", preload, TRUE);
     }
-    if (options->time_files)
-        env = g_environ_setenv(env, GL_PROTO_DURATIONS_VARIABLE, "1", TRUE);
-    else
-        env = g_environ_unsetenv(env, GL_PROTO_DURATIONS_VARIABLE);
-    /* Per test only when asked: a variable left in the environment by an
-     * outer run must not slow this one down. */
-    if (options->per_test != NULL) {
-        env = g_environ_setenv(env, GL_PROTO_PER_TEST_VARIABLE, options->per_test, TRUE);
-        /* Whether the helper counts possibly lost memory as lost when it
-         * looks for the test that lost it. */
-        env = g_environ_setenv(env, GL_PROTO_LEAK_KINDS_VARIABLE,
-                               (options->leak_kinds & GL_LEAK_POSSIBLE) ? "possible" : "", TRUE);
-    } else {
-        env = g_environ_unsetenv(env, GL_PROTO_PER_TEST_VARIABLE);
-        env = g_environ_unsetenv(env, GL_PROTO_LEAK_KINDS_VARIABLE);
-    }
-    /* The client library, written when the run needs it: for --per-test
-     * (under a sanitizer's engine, what records which test allocated each
-     * block) and for the check a forked child makes of what it inherited
-     * (an engine that answers client requests: Valgrind; under a sanitizer
-     * the helper calls the runtime). */
-    g_autofree char *client = gl_run_client_library(helper_lib);
-    if (client != NULL) {
-        env = g_environ_setenv(env, GL_PROTO_CLIENT_VARIABLE, client, TRUE);
-    } else {
-        env = g_environ_unsetenv(env, GL_PROTO_CLIENT_VARIABLE);
-    }
-    /* Fast stacks: the allocation front, before the runtime (the engine's
-     * argv() puts it there; the helper takes it out of LD_PRELOAD, with the
-     * runtime, for what Ruby starts), gives the runtime stacks gemleak can
-     * judge, and in the exact pass unwinds exactly at the sites. A variable
-     * an outer run left must not make this one unwind. */
-    g_autofree char *alloc = options->fast_stacks && engine->proves_checks
-                                 ? gl_run_alloc_library(helper_lib) : NULL;
-    g_autofree char *apis = alloc != NULL ? gl_run_alloc_apis(helper_lib) : NULL;
-    if (alloc != NULL) {
-        env = g_environ_setenv(env, GL_PROTO_ALLOC_LIBRARY_VARIABLE, alloc, TRUE);
-        env = g_environ_setenv(env, GL_PROTO_ALLOC_MODE_VARIABLE,
-                               options->frame_pointers ? GL_PROTO_UNWOUND_FRAMES : GL_PROTO_UNWOUND_CALL,
-                               TRUE);
-    } else {
-        env = g_environ_unsetenv(env, GL_PROTO_ALLOC_LIBRARY_VARIABLE);
-        env = g_environ_unsetenv(env, GL_PROTO_ALLOC_MODE_VARIABLE);
-    }
-    if (apis != NULL)
-        env = g_environ_setenv(env, GL_PROTO_ALLOC_APIS_VARIABLE, apis, TRUE);
-    else
-        env = g_environ_unsetenv(env, GL_PROTO_ALLOC_APIS_VARIABLE);
-    const char *exact = alloc != NULL ? options->exact_sites : NULL;
-    if (exact != NULL)
-        env = g_environ_setenv(env, GL_PROTO_EXACT_VARIABLE, exact, TRUE);
-    else
-        env = g_environ_unsetenv(env, GL_PROTO_EXACT_VARIABLE);
-    if (exact != NULL && options->exact_tests != NULL)
-        env = g_environ_setenv(env, GL_PROTO_EXACT_TESTS_VARIABLE, options->exact_tests, TRUE);
-    else
-        env = g_environ_unsetenv(env, GL_PROTO_EXACT_TESTS_VARIABLE);
+    env = with_helper_tasks(env, options, helper_lib);
+    env = with_alloc(env, options, engine, helper_lib);
     /* The helper looks for build tools among a process's ancestors up to
      * gemleak, not past it (gemleak run from make). */
     g_autofree char *pid = g_strdup_printf("%d", (int) getpid());
     env = g_environ_setenv(env, GL_PROTO_PID_VARIABLE, pid, TRUE);
-    if (valgrind != NULL)
-        env = g_environ_setenv(env, GL_PROTO_ENGINE_COMMAND_VARIABLE, valgrind, TRUE);
-    else
-        env = g_environ_unsetenv(env, GL_PROTO_ENGINE_COMMAND_VARIABLE);
+    env = set_or_unset(env, GL_PROTO_ENGINE_COMMAND_VARIABLE, handover);
     /* The preloaded library makes the engine's leak check at exit and says
      * it ran (src/agent/proof.c). */
-    if (quiet != NULL && engine->proves_checks)
-        env = g_environ_setenv(env, GL_PROTO_PROOF_VARIABLE, "1", TRUE);
-    else
-        env = g_environ_unsetenv(env, GL_PROTO_PROOF_VARIABLE);
+    env = set_or_unset(env, GL_PROTO_PROOF_VARIABLE,
+                       quiet != NULL && gl_engine_supports(engine, GL_ENGINE_PROVES_CHECKS)
+                           ? "1" : NULL);
     /* A static program, which LD_PRELOAD does not reach, runs under the
      * guard, where the engine does not follow every exec itself: "" when
      * gemleak has no guard, for the preloaded library to say so. */
-    g_autofree char *guard = quiet != NULL && !engine->follows_exec ? gl_run_guard(helper_lib)
-                                                                   : NULL;
-    if (quiet != NULL && !engine->follows_exec)
-        env = g_environ_setenv(env, GL_PROTO_GUARD_VARIABLE, guard != NULL ? guard : "", TRUE);
-    else
-        env = g_environ_unsetenv(env, GL_PROTO_GUARD_VARIABLE);
+    gboolean guarded = quiet != NULL && !gl_engine_supports(engine, GL_ENGINE_FOLLOWS_EXEC);
+    g_autofree char *guard = guarded ? gl_run_guard(helper_lib) : NULL;
+    env = set_or_unset(env, GL_PROTO_GUARD_VARIABLE,
+                       !guarded ? NULL : guard != NULL ? guard : "");
     if (engine->environment != NULL)
         env = engine->environment(options, run_dir, found, env);
     if (quiet != NULL)

@@ -17,13 +17,18 @@ static const GlEngine *const engines[] = {
     &gl_engine_asan,
 };
 
+gboolean gl_engine_supports(const GlEngine *engine, guint caps)
+{
+    return gl_engine_facts_say(&engine->facts, caps);
+}
+
 const char *gl_engine_names(void)
 {
     static char *names;
     if (names == NULL) {
         GString *joined = g_string_new(NULL);
         for (guint i = 0; i < G_N_ELEMENTS(engines); i++)
-            g_string_append_printf(joined, "%s%s", i > 0 ? ", " : "", engines[i]->name);
+            g_string_append_printf(joined, "%s%s", i > 0 ? ", " : "", engines[i]->facts.name);
         names = g_string_free(joined, FALSE);
     }
     return names;
@@ -37,7 +42,7 @@ const char *gl_engine_help(void)
         guint n = G_N_ELEMENTS(engines);
         for (guint i = 0; i < n; i++)
             g_string_append_printf(joined, "%s%s (%s%s)",
-                                   i == 0 ? "" : i + 1 == n ? " or " : ", ", engines[i]->name,
+                                   i == 0 ? "" : i + 1 == n ? " or " : ", ", engines[i]->facts.name,
                                    i == 0 ? "the default: " : "", engines[i]->sees);
         help = g_string_free(joined, FALSE);
     }
@@ -49,7 +54,7 @@ const GlEngine *gl_engine_find(const char *name)
     if (name == NULL)
         return engines[0];
     for (guint i = 0; i < G_N_ELEMENTS(engines); i++)
-        if (strcmp(engines[i]->name, name) == 0)
+        if (strcmp(engines[i]->facts.name, name) == 0)
             return engines[i];
     return NULL;
 }
@@ -57,23 +62,10 @@ const GlEngine *gl_engine_find(const char *name)
 gboolean gl_engine_is_log(const char *name, gint64 *pid)
 {
     for (guint i = 0; i < G_N_ELEMENTS(engines); i++) {
-        const char *log = engines[i]->log;
+        const char *log = engines[i]->facts.log;
         gsize n = log != NULL ? strlen(log) : 0;
         if (n > 0 && strncmp(name, log, n) == 0 && name[n] == '.' &&
             gl_run_file_pid(name, pid, NULL))
-            return TRUE;
-    }
-    return FALSE;
-}
-
-gboolean gl_engine_has_log(const char *dir, gint64 pid)
-{
-    for (guint i = 0; i < G_N_ELEMENTS(engines); i++) {
-        if (engines[i]->log == NULL)
-            continue;
-        g_autofree char *path = g_strdup_printf("%s/%s.%" G_GINT64_FORMAT, dir, engines[i]->log,
-                                                pid);
-        if (g_file_test(path, G_FILE_TEST_EXISTS))
             return TRUE;
     }
     return FALSE;

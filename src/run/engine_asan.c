@@ -23,15 +23,12 @@ static const GlSanitizerRuntime asan = {
     .log = "asan",
 };
 
-char *gl_asan_runtime(GError **error)
-{
-    return gl_sanitizer_runtime(&asan, error);
-}
-
+/* The engine's "version": the runtime it preloads (libasan.so, found as
+ * LeakSanitizer's is), which is what a run says it ran under. */
 static char *asan_version(const char *program, GError **error)
 {
     (void) program;
-    return gl_asan_runtime(error);
+    return gl_sanitizer_runtime(&asan, error);
 }
 
 static char *asan_log_too_long(const char *run_dir, gsize *max)
@@ -98,12 +95,20 @@ static char **asan_environment(const GlRunOptions *options, const char *run_dir,
 }
 
 const GlEngine gl_engine_asan = {
-    .name = "asan",
-    .title = "AddressSanitizer",
+    .facts = {
+        .name = "asan",
+        .title = "AddressSanitizer",
+        .reports = "AddressSanitizer's reports",
+        .outside = "its runtime was not in the process, and it wrote no report",
+        .log = "asan",
+        .instrumented_prefix = "__asan_",
+        .leaks_min_ruby = "3.3",
+        .leaks_min_ruby_why = "AddressSanitizer's leak check needs Ruby to free its own memory at "
+                              "exit (RUBY_FREE_AT_EXIT, Ruby 3.3 and later)",
+        .caps = GL_ENGINE_SILENT_WHEN_CLEAN | GL_ENGINE_PROVES_CHECKS |
+                GL_ENGINE_FAST_WITH_FRAME_POINTERS,
+    },
     .sees = "AddressSanitizer: memory errors of an extension built with it, and leaks on Ruby 3.3 or newer",
-    .reports = "AddressSanitizer's reports",
-    .outside = "its runtime was not in the process, and it wrote no report",
-    .log = "asan",
     .version = asan_version,
     .output_too_long = asan_log_too_long,
     .argv = asan_argv,
@@ -112,13 +117,6 @@ const GlEngine gl_engine_asan = {
     .environment = asan_environment,
     .blind_to = "does not see the use of uninitialised values: the Valgrind engine does (uninitialised values with "
                 "--valgrind-opt=--undef-value-errors=yes)",
-    .leaks_min_ruby = "3.3",
-    .leaks_min_ruby_why = "AddressSanitizer's leak check needs Ruby to free its own memory at "
-                          "exit (RUBY_FREE_AT_EXIT, Ruby 3.3 and later)",
-    .instrumented_prefix = "__asan_",
     .instrumented_cflags = GL_PROTO_ASAN_CFLAGS,
     .instrumented_ldflags = GL_PROTO_ASAN_LDFLAGS,
-    .silent_when_clean = TRUE,
-    .proves_checks = TRUE,
-    .fast_with_frame_pointers = TRUE,
 };

@@ -21,17 +21,13 @@ static const GlSanitizerRuntime lsan = {
     .log = "lsan",
 };
 
-char *gl_lsan_runtime(GError **error)
-{
-    return gl_sanitizer_runtime(&lsan, error);
-}
-
-/* The engine's "version": the runtime it preloads, which is what a run
- * says it ran under. */
+/* The engine's "version": the runtime it preloads (liblsan.so, as the C
+ * compiler's `-print-file-name` or ldconfig finds it, or
+ * GEMLEAK_LSAN_RUNTIME names it), which is what a run says it ran under. */
 static char *lsan_version(const char *program, GError **error)
 {
     (void) program;
-    return gl_lsan_runtime(error);
+    return gl_sanitizer_runtime(&lsan, error);
 }
 
 static char *lsan_log_too_long(const char *run_dir, gsize *max)
@@ -95,12 +91,21 @@ static char **lsan_environment(const GlRunOptions *options, const char *run_dir,
 }
 
 const GlEngine gl_engine_lsan = {
-    .name = "lsan",
-    .title = "LeakSanitizer",
+    .facts = {
+        .name = "lsan",
+        .title = "LeakSanitizer",
+        .reports = "LeakSanitizer's reports",
+        .outside = "its runtime was not in the process, and it wrote no report",
+        .log = "lsan",
+        .min_ruby = "3.3",
+        .min_ruby_why = "LeakSanitizer needs Ruby to free its own memory at exit "
+                        "(RUBY_FREE_AT_EXIT, Ruby 3.3 and later): without it Ruby leaves thousands "
+                        "of blocks, LeakSanitizer reports only the first 5000, and the extension's "
+                        "leaks are lost among them",
+        .caps = GL_ENGINE_SILENT_WHEN_CLEAN | GL_ENGINE_PROVES_CHECKS |
+                GL_ENGINE_FAST_WITH_FRAME_POINTERS | GL_ENGINE_EXACT_WHERE_LEAKED,
+    },
     .sees = "LeakSanitizer preloaded into Ruby 3.3 or newer: leaks only, several times faster",
-    .reports = "LeakSanitizer's reports",
-    .outside = "its runtime was not in the process, and it wrote no report",
-    .log = "lsan",
     .version = lsan_version,
     .output_too_long = lsan_log_too_long,
     .argv = lsan_argv,
@@ -110,13 +115,4 @@ const GlEngine gl_engine_lsan = {
     .blind_to = "sees leaks only, not invalid reads and writes, use after free, double frees, "
                 "uninitialised values: the Valgrind engine does (uninitialised values with "
                 "--valgrind-opt=--undef-value-errors=yes)",
-    .min_ruby = "3.3",
-    .min_ruby_why = "LeakSanitizer needs Ruby to free its own memory at exit "
-                    "(RUBY_FREE_AT_EXIT, Ruby 3.3 and later): without it Ruby leaves thousands "
-                    "of blocks, LeakSanitizer reports only the first 5000, and the extension's "
-                    "leaks are lost among them",
-    .silent_when_clean = TRUE,
-    .proves_checks = TRUE,
-    .fast_with_frame_pointers = TRUE,
-    .exact_where_leaked = TRUE,
 };

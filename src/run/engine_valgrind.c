@@ -10,6 +10,10 @@
 
 #include <string.h>
 
+/* The oldest Valgrind whose options and XML gemleak relies on. */
+#define VALGRIND_MIN_MAJOR 3
+#define VALGRIND_MIN_MINOR 10
+
 /* `valgrind --version` prints one short line at once. One that floods its
  * output or never ends (a wrong --valgrind, a wrapper waiting for input)
  * must not hang gemleak. */
@@ -23,7 +27,24 @@ static char *first_line(const char *text)
     return g_utf8_make_valid(line, -1);
 }
 
-char *gl_valgrind_version(const char *valgrind, GError **error)
+/* Returns: (transfer full): @text with every % doubled, as Valgrind's
+ * --xml-file and --log-file want a literal %. */
+static char *escape_percent(const char *text)
+{
+    GString *escaped = g_string_new(NULL);
+    for (const char *c = text; *c != '\0'; c++) {
+        if (*c == '%')
+            g_string_append_c(escaped, '%');
+        g_string_append_c(escaped, *c);
+    }
+    return g_string_free(escaped, FALSE);
+}
+
+/* The engine's version(): checks that @valgrind runs and is recent enough;
+ * '--version' gets 5 seconds and 4 KiB of output to say so.
+ * Returns: (transfer full): its version ("3.19.0"), or NULL with
+ * GL_ERROR_ENVIRONMENT set. */
+static char *valgrind_version(const char *valgrind, GError **error)
 {
     const char *argv[] = { valgrind, "--version", NULL };
     g_autofree char *out = NULL;
@@ -56,11 +77,11 @@ char *gl_valgrind_version(const char *valgrind, GError **error)
         return NULL;
     }
     g_autofree char *version = first_line(digits);
-    if (major < GL_VALGRIND_MIN_MAJOR ||
-        (major == GL_VALGRIND_MIN_MAJOR && minor < GL_VALGRIND_MIN_MINOR)) {
+    if (major < VALGRIND_MIN_MAJOR ||
+        (major == VALGRIND_MIN_MAJOR && minor < VALGRIND_MIN_MINOR)) {
         g_set_error(error, GL_ERROR, GL_ERROR_ENVIRONMENT,
                     "Valgrind %s is too old: gemleak needs %d.%d or newer", version,
-                    GL_VALGRIND_MIN_MAJOR, GL_VALGRIND_MIN_MINOR);
+                    VALGRIND_MIN_MAJOR, VALGRIND_MIN_MINOR);
         return NULL;
     }
     return g_steal_pointer(&version);
@@ -78,7 +99,7 @@ char *gl_valgrind_version(const char *valgrind, GError **error)
 static char *xml_name_too_long(const char *dir, gsize *max)
 {
     *max = VALGRIND_MAX_FILE_NAME;
-    g_autofree char *escaped = gl_valgrind_escape_percent(dir);
+    g_autofree char *escaped = escape_percent(dir);
     g_autofree char *name = g_strdup_printf("%s/%%p.xml", escaped);
     return strlen(name) > VALGRIND_MAX_FILE_NAME ? g_steal_pointer(&name) : NULL;
 }
@@ -117,7 +138,14 @@ static const char *const build_tools[] = {
  * extension of the project starts again under Valgrind. */
 #define BUILD_SCRIPTS "extconf.rb,*/extconf.rb"
 
-char *gl_trace_children_skip(void)
+/* The programs gemleak keeps out of Valgrind (--trace-children-skip), as
+ * Valgrind's patterns: compilers, linkers and the small tools of a build
+ * that start no other program, each of which would cost a Valgrind start.
+ * Whatever can start a Ruby stays traced (a shell, env, make, xargs, find,
+ * git, awk): Valgrind then follows every Ruby below it, whatever its
+ * environment says.
+ * Returns: (transfer full): "PATTERN,PATTERN,...". */
+static char *trace_children_skip(void)
 {
     GString *patterns = g_string_new(NULL);
     for (guint i = 0; i < G_N_ELEMENTS(build_tools); i++)
@@ -140,11 +168,11 @@ static GPtrArray *valgrind_argv(const GlRunOptions *options, const char *valgrin
     /* %p: one file per process, forked children included. Valgrind expands
      * every % in the name: one in the directory (a Jenkins workspace named
      * feature%2Ffoo) is written %%. */
-    g_autofree char *escaped = gl_valgrind_escape_percent(run_dir);
+    g_autofree char *escaped = escape_percent(run_dir);
     g_ptr_array_add(argv, g_strdup_printf("--xml-file=%s/%%p.xml", escaped));
     g_ptr_array_add(argv, g_strdup("--trace-children=yes"));
     /* the user's --valgrind-opt=--trace-children-skip=..., later, replaces it */
-    g_autofree char *skip = gl_trace_children_skip();
+    g_autofree char *skip = trace_children_skip();
     g_ptr_array_add(argv, g_strdup_printf("--trace-children-skip=%s", skip));
     g_ptr_array_add(argv, g_strdup("--trace-children-skip-by-arg=" BUILD_SCRIPTS));
     g_ptr_array_add(argv, g_strdup("--num-callers=50"));
@@ -162,7 +190,7 @@ static GPtrArray *valgrind_argv(const GlRunOptions *options, const char *valgrin
         g_ptr_array_add(argv, g_strdup_printf("--suppressions=%s", *supp));
     if (options->gen_suppressions)
         g_ptr_array_add(argv, g_strdup("--gen-suppressions=all"));
-    for (const char *const *opt = options->valgrind_options; opt != NULL && *opt != NULL; opt++)
+    for (const char *const *opt = options->program_options; opt != NULL && *opt != NULL; opt++)
         g_ptr_array_add(argv, g_strdup(*opt));
     for (char *const *arg = command; arg != NULL && *arg != NULL; arg++)
         g_ptr_array_add(argv, g_strdup(*arg));
@@ -177,7 +205,7 @@ static char *valgrind_variable(const GlRunOptions *options, const char *run_dir,
                                const char *helper_dir)
 {
     (void) helper_dir;
-    g_autofree char *valgrind = g_find_program_in_path(options->valgrind);
+    g_autofree char *valgrind = g_find_program_in_path(options->program);
     if (valgrind == NULL)
         return NULL;
     g_autoptr(GPtrArray) argv = valgrind_argv(options, valgrind, run_dir, NULL, NULL);
@@ -195,37 +223,26 @@ static char *valgrind_variable(const GlRunOptions *options, const char *run_dir,
     return g_string_free(joined, FALSE);
 }
 
-char *gl_valgrind_escape_percent(const char *text)
-{
-    GString *escaped = g_string_new(NULL);
-    for (const char *c = text; *c != '\0'; c++) {
-        if (*c == '%')
-            g_string_append_c(escaped, '%');
-        g_string_append_c(escaped, *c);
-    }
-    return g_string_free(escaped, FALSE);
-}
-
 /* Returns: (transfer full): the start of every --xml-file of the run. */
 static char *valgrind_watch_mark(const char *run_dir)
 {
-    g_autofree char *escaped = gl_valgrind_escape_percent(run_dir);
+    g_autofree char *escaped = escape_percent(run_dir);
     return g_strconcat("--xml-file=", escaped, "/", NULL);
 }
 
 const GlEngine gl_engine_valgrind = {
-    .name = "valgrind",
-    .title = "Valgrind",
+    .facts = {
+        .name = "valgrind",
+        .title = "Valgrind",
+        .reports = "Valgrind's XML",
+        .outside = "it has no XML: a program Valgrind does not trace started it",
+        .caps = GL_ENGINE_FOUND_IS_VERSION | GL_ENGINE_OWN_PROGRAM | GL_ENGINE_CLIENT_REQUESTS |
+                GL_ENGINE_FOLLOWS_EXEC,
+    },
     .sees = "leaks and memory errors",
-    .reports = "Valgrind's XML",
-    .outside = "it has no XML: a program Valgrind does not trace started it",
-    .found_is_version = TRUE,
-    .own_program = TRUE,
-    .version = gl_valgrind_version,
+    .version = valgrind_version,
     .output_too_long = xml_name_too_long,
     .argv = valgrind_argv,
     .handover = valgrind_variable,
     .watch_mark = valgrind_watch_mark,
-    .client_requests = TRUE,
-    .follows_exec = TRUE,
 };

@@ -7,7 +7,7 @@
 #include "gemleak/base/sys.h"
 #include "gemleak/judge/stacks.h"
 #include "gemleak/judge/targets.h"
-#include "gemleak/read/process_facts.h"
+#include "gemleak/read/run_dir.h"
 #include "gemleak/read/sanitizer_exact.h"
 #include "gemleak/read/sanitizer_reader.h"
 #include "gemleak/run/commands.h"
@@ -142,7 +142,7 @@ static char *read_report(const char *path, gsize *length, GError **error)
  * its engine (@run) needs: the run counts it unchecked whatever its
  * stacks (its Ruby's own blocks are there by the thousand), so no exact
  * stacks are paid for it. */
-static gboolean too_old(const char *dir, gint64 pid, const GlRunFacts *run)
+static gboolean too_old(const char *dir, gint64 pid, const GlEngineFacts *run)
 {
     GlProcessFacts facts;
     if (pid <= 0 || !gl_process_facts_read(dir, pid, &facts) || facts.ruby_version[0] == '\0')
@@ -161,8 +161,8 @@ static gboolean collect_sites(const char *dir, GHashTable *sites, GHashTable *te
     g_autoptr(GPtrArray) reports = reports_in(dir, error);
     if (reports == NULL)
         return FALSE;
-    g_auto(GlRunFacts) run = { 0 };
-    gl_run_facts_read(dir, &run);
+    g_auto(GlEngineFacts) run = { 0 };
+    gl_engine_facts_read(dir, &run);
     for (guint i = 0; i < reports->len; i++) {
         g_autofree char *name = g_path_get_basename(g_ptr_array_index(reports, i));
         gint64 pid = 0;
@@ -449,7 +449,7 @@ static gboolean run_exact(const GlRunOptions *options, GPtrArray *commands, GlRu
     /* An engine that unwinds fast only where Ruby keeps frame pointers
      * (AddressSanitizer's) runs nothing again: what its check could not
      * judge is said, and the run does not pass (--exact-stacks judges it). */
-    if (!engine->exact_where_leaked)
+    if (!gl_engine_supports(engine, GL_ENGINE_EXACT_WHERE_LEAKED))
         return rewrite_reports(result->dir, donors, UNJUDGED_NO_RUN, FALSE, exact, error);
     gboolean strip_owners = g_strcmp0(options->per_test, GL_PROTO_PER_TEST_OWNERS) == 0;
     g_autoptr(GHashTable) sites = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);

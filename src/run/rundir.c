@@ -1,8 +1,9 @@
 /* A run's directory made, locked and marked as a run's, and what gemleak
  * writes there of the run (its engine, the signal that interrupted it);
- * how the files in it are named (rundir_int.h). What the run's processes
- * left there is rundir_processes.c's, its compression rundir_compress.c's,
- * gemleak clean rundir_clean.c's. */
+ * how the engine's files in it are named (rundir_int.h). The XML of forks
+ * that ran an untraced program is rundir_untraced.c's to drop, its
+ * compression rundir_compress.c's, gemleak clean rundir_clean.c's; what
+ * the run's processes left there is read by gemleak/read/run_dir.h. */
 #define _GNU_SOURCE 1  /* renameat2 */
 #include "gemleak/run/rundir.h"
 #include "rundir_int.h"
@@ -102,19 +103,6 @@ gboolean gl_rundir_is_xml_file(const char *name, gboolean compressed)
            gl_run_file_pid(name, NULL, NULL);
 }
 
-gboolean gl_rundir_is_pid_file(const char *name, const char *prefix, const char *suffix)
-{
-    if (!g_str_has_prefix(name, prefix) || !g_str_has_suffix(name, suffix))
-        return FALSE;
-    gsize digits = strlen(name) - strlen(prefix) - strlen(suffix);
-    if (digits == 0 || strlen(name) < strlen(prefix) + strlen(suffix))
-        return FALSE;
-    for (gsize i = 0; i < digits; i++)
-        if (!g_ascii_isdigit(name[strlen(prefix) + i]))
-            return FALSE;
-    return TRUE;
-}
-
 gboolean gl_rundir_mark(const char *dir, GError **error)
 {
     g_autofree char *path = g_build_filename(dir, GL_PROTO_RUN_MARKER, NULL);
@@ -141,33 +129,21 @@ gboolean gl_rundir_mark_interrupted(const char *dir, int signo, GError **error)
     return TRUE;
 }
 
-gboolean gl_rundir_write_engine(const char *dir, const GlEngine *engine, const char *version,
-                                gboolean proof, GError **error)
+gboolean gl_rundir_write_engine_facts(const char *dir, const GlEngineFacts *facts,
+                                      GError **error)
 {
-    g_autoptr(GString) text = g_string_new(engine->title);
-    g_string_append_printf(text, "\n" GL_PROTO_ENGINE_NAME " %s\n", engine->name);
-    /* one line each: a runtime's path has no newline gemleak would keep */
-    if (version != NULL && strchr(version, '\n') == NULL)
-        g_string_append_printf(text, GL_PROTO_ENGINE_VERSION " %s\n", version);
-    g_string_append_printf(text, GL_PROTO_ENGINE_REPORTS " %s\n" GL_PROTO_ENGINE_OUTSIDE " %s\n",
-                           engine->reports, engine->outside);
-    if (engine->log != NULL)
-        g_string_append_printf(text, GL_PROTO_ENGINE_LOG " %s\n", engine->log);
-    if (engine->instrumented_prefix != NULL)
-        g_string_append_printf(text, GL_PROTO_ENGINE_INSTRUMENTED " %s\n",
-                               engine->instrumented_prefix);
-    if (engine->silent_when_clean && !proof)
-        g_string_append(text, GL_PROTO_ENGINE_SILENT " yes\n");
-    if (proof)
-        g_string_append(text, GL_PROTO_ENGINE_PROOF " yes\n");
-    if (engine->leaks_min_ruby != NULL)
-        g_string_append_printf(text, GL_PROTO_ENGINE_LEAKS_MIN_RUBY " %s\n"
-                               GL_PROTO_ENGINE_LEAKS_MIN_RUBY_WHY " %s\n", engine->leaks_min_ruby,
-                               engine->leaks_min_ruby_why);
-    if (engine->min_ruby != NULL)
-        g_string_append_printf(text, GL_PROTO_ENGINE_MIN_RUBY " %s\n"
-                               GL_PROTO_ENGINE_MIN_RUBY_WHY " %s\n", engine->min_ruby,
-                               engine->min_ruby_why);
+    g_autoptr(GString) text = g_string_new(facts->title);
+    g_string_append_c(text, '\n');
+    guint n = 0;
+    const GlEngineKey *keys = gl_engine_keys(&n);
+    for (guint i = 0; i < n; i++) {
+        const char *value = keys[i].flag ? NULL : gl_engine_facts_text(facts, &keys[i]);
+        if (keys[i].flag && gl_engine_facts_say(facts, keys[i].bit))
+            g_string_append_printf(text, "%s yes\n", keys[i].key);
+        /* one line each: a runtime's path has no newline gemleak would keep */
+        else if (value != NULL && strchr(value, '\n') == NULL)
+            g_string_append_printf(text, "%s %s\n", keys[i].key, value);
+    }
     g_autofree char *path = g_build_filename(dir, GL_PROTO_ENGINE_FILE, NULL);
     g_autoptr(GError) local = NULL;
     if (!g_file_set_contents(path, text->str, (gssize) text->len, &local)) {
@@ -176,4 +152,17 @@ gboolean gl_rundir_write_engine(const char *dir, const GlEngine *engine, const c
         return FALSE;
     }
     return TRUE;
+}
+
+gboolean gl_rundir_write_engine(const char *dir, const GlEngine *engine, const char *version,
+                                gboolean proof, GError **error)
+{
+    GlEngineFacts facts = engine->facts;
+    facts.version = version;
+    /* The run's, not the engine's: whether each process says that its
+     * check ran to its end, after which a clean one is no longer silent. */
+    facts.caps &= ~(guint) GL_ENGINE_PROVES_CHECKS;
+    if (proof)
+        facts.caps = (facts.caps & ~(guint) GL_ENGINE_SILENT_WHEN_CLEAN) | GL_ENGINE_PROVES_CHECKS;
+    return gl_rundir_write_engine_facts(dir, &facts, error);
 }

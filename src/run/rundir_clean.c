@@ -7,6 +7,7 @@
 #include "gemleak/base/protocol.h"
 #include "gemleak/base/sys.h"
 #include "gemleak/base/text.h"
+#include "gemleak/read/run_dir.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -22,17 +23,17 @@ static gboolean written_by_gemleak(const char *name, gboolean helper)
     if (helper)
         return gl_run_is_helper_file(name);
     if (gl_rundir_is_xml_file(name, FALSE) || gl_rundir_is_xml_file(name, TRUE) ||
-        gl_rundir_is_pid_file(name, GL_PROTO_LOADED_PREFIX, GL_PROTO_FILE_SUFFIX) ||
-        gl_rundir_is_pid_file(name, GL_PROTO_DURATIONS_PREFIX, GL_PROTO_FILE_SUFFIX) ||
-        gl_rundir_is_pid_file(name, GL_PROTO_OUTSIDE_PREFIX, GL_PROTO_FILE_SUFFIX) ||
-        gl_rundir_is_pid_file(name, GL_PROTO_RUBY_PREFIX, GL_PROTO_FILE_SUFFIX) ||
+        gl_run_dir_is_pid_file(name, GL_PROTO_LOADED_PREFIX, GL_PROTO_FILE_SUFFIX) ||
+        gl_run_dir_is_pid_file(name, GL_PROTO_DURATIONS_PREFIX, GL_PROTO_FILE_SUFFIX) ||
+        gl_run_dir_is_pid_file(name, GL_PROTO_OUTSIDE_PREFIX, GL_PROTO_FILE_SUFFIX) ||
+        gl_run_dir_is_pid_file(name, GL_PROTO_RUBY_PREFIX, GL_PROTO_FILE_SUFFIX) ||
         strcmp(name, GL_PROTO_RUN_MARKER) == 0)
         return TRUE;
     /* a sanitizer engine's reports (lsan.PID, asan.PID) and the helper's
      * word that its runtime was in a process */
     if (gl_engine_is_log(name, NULL) || strcmp(name, GL_PROTO_ENGINE_FILE) == 0 ||
         strcmp(name, GL_PROTO_INTERRUPTED_FILE) == 0 || strcmp(name, GL_PROTO_RECORD_FILE) == 0 ||
-        gl_rundir_is_pid_file(name, GL_PROTO_ENGINE_PREFIX, GL_PROTO_FILE_SUFFIX))
+        gl_run_dir_is_pid_file(name, GL_PROTO_ENGINE_PREFIX, GL_PROTO_FILE_SUFFIX))
         return TRUE;
     /* .NNN.xml.gz.XXXXXX, compress_file's temporary */
     const char *gz = strstr(name, ".xml.gz.");

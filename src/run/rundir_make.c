@@ -29,7 +29,7 @@ gboolean gl_run_check_tmpdir(GError **error)
     g_set_error(error, GL_ERROR, GL_ERROR_ENVIRONMENT,
                 "TMPDIR is too long for %s: its XML files would be named %s, %zu "
                 "characters, and %s takes at most %zu: set TMPDIR to a shorter directory",
-                engine->title, name, strlen(name), engine->title, max);
+                engine->facts.title, name, strlen(name), engine->facts.title, max);
     return FALSE;
 }
 
@@ -49,7 +49,7 @@ static gboolean check_keep_dir(const char *dir, gboolean probe_lock, GError **er
         g_set_error(error, GL_ERROR, GL_ERROR_USAGE,
                     "--keep-xml %s: too long for %s: its XML files would be named %s, %zu "
                     "characters, and %s takes at most %zu: give a shorter directory", dir,
-                    engine->title, name, strlen(name), engine->title, max);
+                    engine->facts.title, name, strlen(name), engine->facts.title, max);
         return FALSE;
     }
     struct stat st;
@@ -94,8 +94,8 @@ static gboolean check_keep_dir(const char *dir, gboolean probe_lock, GError **er
                     (unsigned) (st.st_mode & 07777));
         return FALSE;
     }
-    /* XML left by another run would be read as this run's. */
-    if (gl_list_xml_files_any(dir)) {
+    /* Reports left by another run would be read as this run's. */
+    if (gl_input_dir_has_inputs(dir)) {
         g_set_error(error, GL_ERROR, GL_ERROR_USAGE,
                     "--keep-xml %s already holds the reports of another run: give an empty "
                     "or new directory", dir);
@@ -128,9 +128,10 @@ char *gl_run_make_dir(const GlRunOptions *options, int *lock, GError **error)
     if (options->keep_dir == NULL) {
         g_autoptr(GError) local = NULL;
         char *dir = gl_rundir_make_locked(g_get_tmp_dir(), GL_PROTO_RUN_DIR, lock, &local);
+        const GlEngine *engine = options->engine != NULL ? options->engine : gl_engine_find(NULL);
         if (dir == NULL)
-            g_set_error(error, GL_ERROR, GL_ERROR_ENVIRONMENT,
-                        "cannot make a private directory for Valgrind's XML: %s", local->message);
+            g_set_error(error, GL_ERROR, GL_ERROR_ENVIRONMENT, "cannot make a private directory "
+                        "for %s: %s", engine->facts.reports, local->message);
         return dir;
     }
     /* The real directory, once: a symlink changed during the run changes nothing. */

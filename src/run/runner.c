@@ -6,6 +6,7 @@
 #include "runner_int.h"
 #include "gemleak/base/protocol.h"
 #include "gemleak/base/errors.h"
+#include "gemleak/read/run_dir.h"
 #include "gemleak/run/rundir.h"
 #include "gemleak/run/watchdog.h"
 #include "gemleak/base/sys.h"
@@ -245,11 +246,11 @@ static gboolean prepare_run_dir(const GlRunOptions *options, const GlEngine *eng
     /* Under a sanitizer's engine the libraries are what judges what the
      * runtime's check cannot, and says each check ran to its end: a run
      * without them would pass on what nobody checked. */
-    if (result->unquiet != NULL && engine->proves_checks) {
+    if (result->unquiet != NULL && gl_engine_supports(engine, GL_ENGINE_PROVES_CHECKS)) {
         g_autofree char *why = gl_text_escape(result->unquiet);
         g_set_error(error, GL_ERROR, GL_ERROR_ENVIRONMENT, "the dynamic loader refuses gemleak's "
                     "libraries from %s (%s), which %s needs in every Ruby process: set TMPDIR to "
-                    "a directory on a filesystem not mounted noexec", parent, why, engine->title);
+                    "a directory on a filesystem not mounted noexec", parent, why, engine->facts.title);
         return FALSE;
     }
     return TRUE;
@@ -274,7 +275,7 @@ static gboolean spawn_commands(const GlRunOptions *options, const GlEngine *engi
         gboolean outside = options->spare_launchers && can_hand_over &&
                            gl_is_launcher(command[0]);
         g_autoptr(GPtrArray) argv = outside ? NULL
-            : engine->argv(options, options->valgrind, result->dir, result->helper_dir, command);
+            : engine->argv(options, options->program, result->dir, result->helper_dir, command);
         char **spawned = outside ? command : (char **) argv->pdata;
         if (outside && result->launcher == NULL)
             result->launcher = g_path_get_basename(command[0]);
@@ -369,7 +370,7 @@ gboolean gl_run_commands(const GlRunOptions *options, GPtrArray *commands, GlRun
     }
     const GlEngine *engine = options->engine != NULL ? options->engine : gl_engine_find(NULL);
     result->input_offset = input_offset();
-    result->engine_found = engine->version(options->valgrind, error);
+    result->engine_found = engine->version(options->program, error);
     if (result->engine_found == NULL)
         return FALSE;
     if (!prepare_run_dir(options, engine, result, error))
@@ -378,13 +379,14 @@ gboolean gl_run_commands(const GlRunOptions *options, GPtrArray *commands, GlRun
      * writes nothing for a clean process leaves a run without reports. */
     g_autofree char *preload = gl_run_preload_library(result->helper_dir, NULL);
     if (!gl_rundir_write_engine(result->dir, engine, result->engine_found,
-                                engine->proves_checks && preload != NULL, error))
+                                gl_engine_supports(engine, GL_ENGINE_PROVES_CHECKS) &&
+                                    preload != NULL, error))
         return FALSE;
-    /* Valgrind's command line, for a Ruby that finds itself outside it (below
-     * a launcher gemleak spares, extconf.rb) to put itself under it. */
-    g_autofree char *valgrind = engine->handover(options, result->dir, result->helper_dir);
+    /* The engine's command line, for a Ruby that finds itself outside it
+     * (below a launcher gemleak spares, extconf.rb) to put itself under it. */
+    g_autofree char *handover = engine->handover(options, result->dir, result->helper_dir);
     g_auto(GStrv) env = gl_run_child_environment(options, engine, result->engine_found,
-                                                 result->dir, result->helper_dir, valgrind);
+                                                 result->dir, result->helper_dir, handover);
 
     gl_watchdog_stop();  /* an earlier run's, in this process, that was never cleared */
     g_autofree char *mark = engine->watch_mark(result->dir);
@@ -400,11 +402,11 @@ gboolean gl_run_commands(const GlRunOptions *options, GPtrArray *commands, GlRun
 
     gint64 started = g_get_monotonic_time();
     struct sigaction saved_alarm;
-    /* Spared, a launcher hands Valgrind down to what it starts; gemleak's
+    /* Spared, a launcher hands the engine down to what it starts; gemleak's
      * library, preloaded, gives a program started with an environment of
      * its own the run's variables back: without it a Ruby below the
      * launcher could start unseen, and the launcher is traced. */
-    gboolean ok = spawn_commands(options, engine, commands, env, valgrind != NULL && preload != NULL,
+    gboolean ok = spawn_commands(options, engine, commands, env, handover != NULL && preload != NULL,
                                  result, error);
     start_deadline(options->deadline, &saved_alarm);
     wait_for_commands(result, started);
@@ -413,7 +415,7 @@ gboolean gl_run_commands(const GlRunOptions *options, GPtrArray *commands, GlRun
      * that is there yet. */
     if (!result->descendants_left)
         result->untraced = gl_rundir_drop_untraced(result->dir, result->killed);
-    result->outside = gl_rundir_outside(result->dir);
+    result->outside = gl_run_dir_outside(result->dir);
     stop_deadline(&saved_alarm);
     result->timed_out = timed_out;
     restore_handlers(saved);

@@ -64,13 +64,13 @@ char *gl_run_alloc_apis(const char *helper_dir);
 char *gl_run_guard(const char *helper_dir);
 
 /* Returns: (transfer full): the environment of the commands: the helper,
- * the run directory, GEMLEAK_ENGINE_COMMAND (@valgrind, nullable) when a
- * launcher runs outside Valgrind, and what @engine needs (its
- * environment(), given @found, what its version() returned). Free with
- * g_strfreev(). */
+ * the run directory, GEMLEAK_ENGINE_COMMAND (@handover, nullable: the
+ * engine's handover()) for a Ruby that starts outside the engine, below a
+ * launcher, and what @engine needs (its environment(), given @found, what
+ * its version() returned). Free with g_strfreev(). */
 char **gl_run_child_environment(const GlRunOptions *options, const GlEngine *engine,
                                 const char *found, const char *run_dir,
-                                const char *helper_lib, const char *valgrind);
+                                const char *helper_lib, const char *handover);
 
 /* Runs in a command's child between fork and exec (async-signal-safe):
  * dies with gemleak (@parent: its pid), a large stack, a bounded number

@@ -6,7 +6,7 @@
 #include "testutil.h"
 #include "gemleak/base/protocol.h"
 #include "gemleak/agent/restore_env.h"
-#include "gemleak/run/rundir.h"
+#include "gemleak/read/run_dir.h"
 
 #include <string.h>
 #include <unistd.h>
@@ -167,7 +167,7 @@ START_TEST(test_say_outside)
     g_autofree char *text = gl_test_read(path, NULL);
     ck_assert_str_eq(text, "it ran /odd?path? (why)\nagain\n");
     /* what gemleak makes of it */
-    g_autoptr(GPtrArray) said = gl_rundir_outside(dir);
+    g_autoptr(GPtrArray) said = gl_run_dir_outside(dir);
     ck_assert_uint_eq(said->len, 1);
     ck_assert_str_eq(g_ptr_array_index(said, 0), "process 4321: it ran /odd?path? (why)");
     GlRestoreSet none = { .n = 0 };

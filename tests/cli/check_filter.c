@@ -166,7 +166,7 @@ static JsonNode *report_findings(const char *path, JsonObject **summary)
 START_TEST(test_shard_reports_merge)
 {
     g_autofree char *fork = gl_test_fixture("xml/fork");
-    g_autoptr(GPtrArray) files = gl_list_xml_files(fork, NULL);
+    g_autoptr(GPtrArray) files = gl_input_list(fork, NULL, NULL);
     ck_assert_uint_eq(files->len, 2);
     g_autofree char *dir = gl_test_tmpdir();
     g_autofree char *whole = g_build_filename(dir, "whole.json", NULL);

@@ -51,7 +51,7 @@ static void setup_ruby31(void)
         why_skipped = g_strdup_printf("no %s (GEMLEAK_TEST_RUBY31)", ruby);
         return;
     }
-    g_autofree char *runtime = gl_asan_runtime(NULL);
+    g_autofree char *runtime = gl_engine_find("asan")->version(NULL, NULL);  /* its runtime */
     if (runtime == NULL) {
         why_skipped = g_strdup("no AddressSanitizer runtime (Debian: libasan8)");
         return;

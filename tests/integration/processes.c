@@ -323,7 +323,7 @@ START_TEST(test_command_killed_by_a_signal)
     gl_assert_line(r.err, "^gemleak: target: .*/leaky/leaky\\.so$");
     g_autofree char *dir = kept_dir(r.err);
     ck_assert_ptr_nonnull(dir);
-    ck_assert(gl_list_xml_files_any(dir));
+    ck_assert(gl_input_dir_has_inputs(dir));
     gl_remove_tree(dir);
     result_clear(&r);
 }
@@ -408,7 +408,7 @@ START_TEST(test_keep_xml_runs_nothing_it_holds)
     ck_assert_str_eq(lines[1], "700");
     ck_assert_str_eq(lines[2], "helper");
     ck_assert(!g_file_test(lines[0], G_FILE_TEST_EXISTS));
-    ck_assert(gl_list_xml_files_any(keep));
+    ck_assert(gl_input_dir_has_inputs(keep));
     result_clear(&r);
     gl_remove_tree(base);
 }
@@ -423,7 +423,7 @@ START_TEST(test_percent_in_the_run_directory)
     Result kept = { 0 };
     gemleak_run(&kept, NULL, NULL, ARGS("--keep-xml", keep), "require 'leaky'; Leaky.clean");
     ck_assert_msg(kept.status == 0, "status %d\n%s", kept.status, kept.err);
-    ck_assert(gl_list_xml_files_any(keep));
+    ck_assert(gl_input_dir_has_inputs(keep));
     result_clear(&kept);
 
     g_autofree char *tmp = g_build_filename(base, "ws%p%q%%", NULL);

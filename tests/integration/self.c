@@ -14,7 +14,7 @@ START_TEST(test_keep_xml_directory)
     Result r = { 0 };
     gemleak_run(&r, NULL, NULL, ARGS("--keep-xml", keep), "require 'leaky'; Leaky.clean");
     ck_assert_msg(r.status == 0, "status %d\n%s", r.status, r.err);
-    ck_assert(gl_list_xml_files_any(keep));
+    ck_assert(gl_input_dir_has_inputs(keep));
     /* a path to paste into a shell is quoted */
     gl_assert_line(r.err, "kept in .*/with space/xml \\(.*; read it again with: gemleak filter "
                           "'.*/with space/xml'; yours to remove: gemleak clean leaves --keep-xml "
@@ -186,7 +186,7 @@ START_TEST(test_interrupted_run)
     gl_assert_line(err_text, "^ \\*leaky_leak \\(leaky\\.c:\\d+\\)$");
     g_autofree char *dir = kept_dir(err_text);
     ck_assert_ptr_nonnull(dir);
-    ck_assert(gl_list_xml_files_any(dir));
+    ck_assert(gl_input_dir_has_inputs(dir));
     gl_remove_tree(tmp);
 }
 END_TEST

@@ -480,8 +480,8 @@ START_TEST(test_parallel_read_gives_the_same_report)
         json_node_get_object(json_parser_get_root(parser)), "summary");
     g_autofree char *xml = gl_test_fixture("xml");
     g_autofree char *fork = gl_test_fixture("xml/fork");
-    g_autoptr(GPtrArray) top = gl_list_xml_files(xml, NULL);
-    g_autoptr(GPtrArray) forked = gl_list_xml_files(fork, NULL);
+    g_autoptr(GPtrArray) top = gl_input_list(xml, NULL, NULL);
+    g_autoptr(GPtrArray) forked = gl_input_list(fork, NULL, NULL);
     ck_assert_int_eq(json_object_get_int_member(summary, "files"), top->len + forked->len);
     ck_assert_int_gt(json_object_get_int_member(summary, "findings"), 5);
 }

@@ -90,7 +90,7 @@ START_TEST(test_listing_a_directory)
     ck_assert_uint_eq(skipped->len, 1);
     g_autofree char *note = g_strdup_printf("%s: skipped: not a regular file (a FIFO)", fifo);
     ck_assert_str_eq(g_ptr_array_index(skipped, 0), note);
-    ck_assert(gl_list_xml_files_any(dir));
+    ck_assert(gl_input_dir_has_inputs(dir));
 
     /* a FIFO put there after it was listed never blocks */
     g_autofree char *why = NULL;

@@ -76,7 +76,7 @@ START_TEST(test_durations_measured_by_the_helper)
     g_autofree char *second = g_build_filename(run, "durations-12.txt", NULL);
     gl_test_write(first, one, -1);
     gl_test_write(second, two, -1);
-    g_autoptr(GHashTable) measured = gl_rundir_test_durations(run);
+    g_autoptr(GHashTable) measured = gl_run_dir_test_durations(run);
     ck_assert_uint_eq(g_hash_table_size(measured), 2);
     ck_assert_double_eq_tol(*(double *) g_hash_table_lookup(measured, a), 7.5, 0.001);
 

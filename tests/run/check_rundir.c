@@ -5,6 +5,7 @@
 #include <glib/gstdio.h>
 
 #include "testutil.h"
+#include "gemleak/read/run_dir.h"
 #include "gemleak/run/rundir.h"
 
 /* Issue 26, item 10: the directory of a run a signal interrupted says why
@@ -20,7 +21,7 @@ START_TEST(test_interrupted_run_is_marked)
     ck_assert(gl_rundir_mark_interrupted(dir, SIGTERM, &error));
     const char *inputs[] = { dir, NULL };
     g_auto(GlRunCoverage) coverage = { 0 };
-    gl_rundir_coverage(inputs, &coverage);
+    gl_run_dir_coverage(inputs, &coverage);
     ck_assert_str_eq(coverage.interrupted, "SIGTERM");
     FILE *null = fopen("/dev/null", "w");
     ck_assert_uint_eq(gl_rundir_clean(tmp, FALSE, null), 1);

@@ -7,6 +7,7 @@
 #include <glib/gstdio.h>
 
 #include "testutil.h"
+#include "gemleak/read/run_dir.h"
 #include "gemleak/run/rundir.h"
 #include "../../src/run/runner_int.h"
 
@@ -103,7 +104,7 @@ START_TEST(test_clean_racing_starting_runs)
     GThread *thread = g_thread_new("clean", clean_over_and_over, &cleaner);
     guint lost = 0, runs = 150;
     for (guint i = 0; i < runs; i++) {
-        GlRunOptions options = { .valgrind = valgrind };
+        GlRunOptions options = { .program = valgrind };
         g_autoptr(GPtrArray) commands = g_ptr_array_new_with_free_func((GDestroyNotify) g_strfreev);
         g_ptr_array_add(commands, g_strdupv((char *[]) { "true", NULL }));
         GlRunResult result;

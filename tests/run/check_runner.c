@@ -6,6 +6,7 @@
 #include <glib/gstdio.h>
 
 #include "testutil.h"
+#include "gemleak/read/run_dir.h"
 #include "gemleak/run/runner.h"
 
 /* A run makes gemleak the subreaper of what its commands leave behind, for
@@ -17,7 +18,7 @@ START_TEST(test_subreaper_undone_after_a_run)
     g_autofree char *valgrind = g_build_filename(tmp, "fake-valgrind", NULL);
     gl_test_write(valgrind, "#!/bin/sh\n[ \"$1\" = --version ] && echo valgrind-3.19.0\nexit 0\n", -1);
     ck_assert_int_eq(g_chmod(valgrind, 0755), 0);
-    GlRunOptions options = { .valgrind = valgrind };
+    GlRunOptions options = { .program = valgrind };
     g_autoptr(GPtrArray) commands = g_ptr_array_new_with_free_func((GDestroyNotify) g_strfreev);
     g_ptr_array_add(commands, g_strdupv((char *[]) { "true", NULL }));
     GlRunResult result;

@@ -74,35 +74,11 @@
 #define GL_PROTO_FRAME_POINTERS "frame-pointers"
 
 /* The engine a run used: its title on the first line, then "KEY VALUE"
- * lines (gemleak/read/process_facts.h reads them). A directory without
- * one is Valgrind's (gemleak before 0.2 wrote none for Valgrind, and only
- * the title for the others). */
+ * lines, the keys and what they hold described once, in
+ * gemleak/read/run_dir.h (GL_ENGINE_FILE_KEYS), which both its writer and
+ * its reader follow. A directory without one is Valgrind's (gemleak
+ * before 0.2 wrote none for Valgrind, and only the title for the others). */
 #define GL_PROTO_ENGINE_FILE "engine.txt"
-#define GL_PROTO_ENGINE_NAME "name"
-#define GL_PROTO_ENGINE_VERSION "version"
-/* The oldest Ruby whose processes the engine gives true verdicts on, and why. */
-#define GL_PROTO_ENGINE_MIN_RUBY "min-ruby"
-#define GL_PROTO_ENGINE_MIN_RUBY_WHY "min-ruby-why"
-/* The oldest Ruby it checks leaks on (it still sees memory errors on an
- * older one), and why. */
-#define GL_PROTO_ENGINE_LEAKS_MIN_RUBY "leaks-min-ruby"
-#define GL_PROTO_ENGINE_LEAKS_MIN_RUBY_WHY "leaks-min-ruby-why"
-/* "proof yes": each process's report ends with GL_PROTO_MARKER_DONE once
- * its leak check at exit ran to its end; one without it was not checked. */
-#define GL_PROTO_ENGINE_PROOF "proof"
-/* "silent-when-clean yes": it writes nothing for a process without leaks. */
-#define GL_PROTO_ENGINE_SILENT "silent-when-clean"
-/* "reports Valgrind's XML": what it writes, as messages name it. */
-#define GL_PROTO_ENGINE_REPORTS "reports"
-/* "log lsan": its reports are lsan.PID; without the line, PID.xml. */
-#define GL_PROTO_ENGINE_LOG "log"
-/* "instrumented __asan_": an extension it sees into only when built for
- * it, whose symbols then begin so; one without them was not checked for
- * what the build sees (gemleak/judge/coverage.h). */
-#define GL_PROTO_ENGINE_INSTRUMENTED "instrumented"
-/* "outside WHY": why a process that loaded a target and has no report of
- * it ran outside the engine. */
-#define GL_PROTO_ENGINE_OUTSIDE "outside"
 /* The signal that interrupted a run, by its name. */
 #define GL_PROTO_INTERRUPTED_FILE "interrupted.txt"
 /* What gemleak run recorded of the objects and sources its findings

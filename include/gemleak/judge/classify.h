@@ -38,7 +38,7 @@ void gl_classifier_free(GlClassifier *classifier);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(GlClassifier, gl_classifier_free)
 
 /* Says whether the process whose records come next ran with Ruby freeing
- * its own memory at exit (gemleak/read/process_facts.h): Ruby then left
+ * its own memory at exit (gemleak/read/run_dir.h): Ruby then left
  * none of its own, so what is still lost under a Ruby API was handed to
  * the extension, and rule 2 (Ruby's own memory, and with it rule 4's
  * uncertainty) does not apply; Init code (rule 3) and --skip-function

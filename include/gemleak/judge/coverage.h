@@ -1,5 +1,5 @@
 /* Whether a run checked what it ran: what the run directories say of the
- * processes (GlRunCoverage, gemleak/read/process_facts.h, read by
+ * processes (GlRunCoverage, gemleak/read/run_dir.h, read by
  * gemleak/run/rundir.h) and what their reports proved (the analysis),
  * judged. A gate never passes what was not checked: a process that loaded
  * a target without proof that its check ran to its end was not checked,
@@ -10,7 +10,7 @@
 
 #include <glib.h>
 #include "gemleak/judge/rules.h"
-#include "gemleak/read/process_facts.h"
+#include "gemleak/read/run_dir.h"
 #include "gemleak/read/run_record.h"
 
 /* For the runs of @inputs whose reports prove each leak check ran to its

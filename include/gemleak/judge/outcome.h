@@ -14,7 +14,7 @@
 #include "gemleak/judge/baseline.h"
 #include "gemleak/judge/gate.h"
 #include "gemleak/judge/rules.h"
-#include "gemleak/read/process_facts.h"
+#include "gemleak/read/run_dir.h"
 
 /* What the problems of a run come to, one phrase for them all, the first
  * that holds in this order: its words are gl_trouble_describe()'s. */
@@ -64,7 +64,7 @@ typedef struct {
 } GlOutcome;
 
 /* Judges @analysis, read from @input->inputs, whose run directories said
- * @coverage (read/process_facts.h): leaves out what the baseline knows,
+ * @coverage (read/run_dir.h): leaves out what the baseline knows,
  * places the frames of objects built without -g, adds to @analysis its
  * problems (stacks cut short, processes not checked, extensions not built
  * for the engine, nothing checked, the run interrupted) and its notes,

@@ -99,10 +99,8 @@ const char *gl_input_dir(const GlInput *input);
  * A name that cannot be looked at is listed: opening it says why not. */
 GPtrArray *gl_input_list(const char *dir, GPtrArray *skipped, GError **error);
 
-/* As gl_input_list(), without the notes. */
-GPtrArray *gl_list_xml_files(const char *dir, GError **error);
-
-/* Returns: TRUE if @dir holds at least one file gl_input_list() lists. */
-gboolean gl_list_xml_files_any(const char *dir);
+/* Returns: TRUE if @dir holds at least one file gl_input_list() lists: a
+ * file of any format gemleak reads. */
+gboolean gl_input_dir_has_inputs(const char *dir);
 
 #endif

@@ -14,6 +14,12 @@
  * help, the Rake tasks, the manual, a test) is in doc/guide.md,
  * "Adding an engine".
  *
+ * A new capability of an engine is a field and a line: a GlEngineCaps bit
+ * (or a string of GlEngineFacts) that the engines set in their .facts, and,
+ * when whoever reads a run directory later needs it, its line in
+ * GL_ENGINE_FILE_KEYS (gemleak/read/run_dir.h), which engine.txt's writer
+ * and reader both go by (doc/guide.md, "A new engine capability").
+ *
  * The run side. runner.c, for each run:
  *   version()          first, before a directory is made: the tool runs
  *                      and is recent enough
@@ -42,29 +48,16 @@
 #define GEMLEAK_ENGINE_H
 
 #include <glib.h>
+#include "gemleak/read/run_dir.h"
 
 struct GlRunOptions;
 
 typedef struct {
-    const char *name;    /* as a user would name it: "valgrind" */
-    const char *title;   /* in messages: "Valgrind" */
+    /* What it is, what it can do (GlEngineCaps), and what a run of it
+     * records in engine.txt for whoever reads the run directory later
+     * (gemleak/read/run_dir.h): its name, its title, what it writes... */
+    GlEngineFacts facts;
     const char *sees;    /* in run's --help: what it checks, and at what cost */
-    /* What it writes, in messages: "Valgrind's XML", "LeakSanitizer's
-     * reports" ("... could not all be read", "... is kept in DIR"). */
-    const char *reports;
-    /* Why a process that loaded a target and left no report ran outside
-     * it: "it has no XML: a program Valgrind does not trace started it". */
-    const char *outside;
-    /* TRUE: version() says a version ("3.19.0"); FALSE: the path of the
-     * runtime it found, said in brackets after the title. */
-    gboolean found_is_version;
-    /* TRUE: it reads suppression files (gemleak passes its own and the
-     * project's) and has a program of its own that --valgrind names and
-     * --valgrind-opt gives options to. */
-    gboolean own_program;
-    /* (nullable) What it writes in the run directory, one file a process:
-     * "lsan" for lsan.PID (a sanitizer's log_path); NULL: PID.xml. */
-    const char *log;
     /* Checks that @program (nullable: the engine's own on PATH) runs and is
      * recent enough.
      * Returns: (transfer full): its version ("3.19.0"), or NULL with
@@ -95,49 +88,15 @@ typedef struct {
      * the run to say after its title: "sees leaks only, not invalid reads
      * and writes, ...: the Valgrind engine does (...)" */
     const char *blind_to;
-    /* (nullable) The oldest Ruby it gives true verdicts on ("3.3"), and
-     * why: a process of the run on an older Ruby (its helper says which
-     * it ran) makes the run INCOMPLETE. */
-    const char *min_ruby;
-    const char *min_ruby_why;
-    /* (nullable) The oldest Ruby it checks leaks on ("3.3"), and why: on
-     * an older one it runs with GlRunOptions.leaks_unchecked, and the run
-     * says that leaks were not checked. */
-    const char *leaks_min_ruby;
-    const char *leaks_min_ruby_why;
-    /* (nullable) What every dynamic symbol table of an extension compiled
-     * for the engine holds ("__asan_"): a target without it is named, its
-     * invalid accesses unseen. */
-    const char *instrumented_prefix;
-    /* What mkmf is to add to Ruby's CFLAGS and LDFLAGS for such a build. */
+    /* What mkmf is to add to Ruby's CFLAGS and LDFLAGS for a build the
+     * engine sees into (facts.instrumented_prefix). */
     const char *instrumented_cflags;
     const char *instrumented_ldflags;
-    /* TRUE: it writes nothing for a process without leaks (the helper's
-     * engine-PID.txt accounts for such a process). */
-    gboolean silent_when_clean;
-    /* TRUE: it unwinds by frame pointers when Ruby keeps them
-     * (GlRunOptions.fast_stacks), exactly otherwise. */
-    gboolean fast_with_frame_pointers;
-    /* TRUE: it unwinds by frame pointers whatever Ruby is, and pays exact
-     * stacks only where a leak's stack was cut: the commands run again,
-     * the engine unwinding exactly at those leaks' sites only
-     * (GlRunOptions.exact_sites; gemleak/run/exact.h). */
-    gboolean exact_where_leaked;
-    /* TRUE: its runtime's leak check can be made at exit by the library
-     * gemleak preloads into every process (src/agent/proof.c), which
-     * then says it ran to its end ("gemleak:done"): a process of such a run
-     * that loaded a target without it was not checked. */
-    gboolean proves_checks;
-    /* TRUE: it answers Valgrind's client requests: the helper then checks
-     * for leaks right after a fork, in every run, so that what a child
-     * inherited is told from what it lost itself (attribute.h). */
-    gboolean client_requests;
-    /* TRUE: it follows every exec itself, whatever the program (Valgrind
-     * traces a static program, and what it starts); FALSE: it is in a
-     * process through LD_PRELOAD, which a static program never loads, and
-     * gemleak's guard follows such a program (GL_PROTO_GUARD_VARIABLE). */
-    gboolean follows_exec;
 } GlEngine;
+
+/* Returns: TRUE if @engine can do all of @caps (GlEngineCaps bits,
+ * gemleak/read/run_dir.h). */
+gboolean gl_engine_supports(const GlEngine *engine, guint caps);
 
 /* Returns: (transfer none): "valgrind, lsan, asan": every engine's name. */
 const char *gl_engine_names(void);
@@ -150,50 +109,8 @@ const char *gl_engine_help(void);
  * the default, Valgrind); NULL when none is. */
 const GlEngine *gl_engine_find(const char *name);
 
-/* ---- LeakSanitizer's ---- */
-
-/* Returns: (transfer full): the absolute path of LeakSanitizer's runtime
- * (liblsan.so, as the C compiler's `-print-file-name` or ldconfig finds
- * it), or NULL with GL_ERROR_ENVIRONMENT set, naming the package. */
-char *gl_lsan_runtime(GError **error);
-
-/* ---- AddressSanitizer's ---- */
-
-/* Returns: (transfer full): the absolute path of AddressSanitizer's runtime
- * (libasan.so, found as LeakSanitizer's is), or NULL with
- * GL_ERROR_ENVIRONMENT set, naming the package (libasan8). */
-char *gl_asan_runtime(GError **error);
-
 /* Returns: TRUE if @name is one an engine writes in a run directory
  * ("lsan.123", "asan.123"), with *pid (nullable) its process. */
 gboolean gl_engine_is_log(const char *name, gint64 *pid);
-
-/* Returns: TRUE if @dir holds a report an engine wrote for process @pid. */
-gboolean gl_engine_has_log(const char *dir, gint64 pid);
-
-/* ---- the Valgrind engine's own calls, for its tests and for run ---- */
-
-/* The oldest Valgrind whose options and XML gemleak relies on. */
-#define GL_VALGRIND_MIN_MAJOR 3
-#define GL_VALGRIND_MIN_MINOR 10
-
-/* Checks that @valgrind runs and is recent enough; '--version' gets 5
- * seconds and 4 KiB of output to say so.
- * Returns: (transfer full): its version ("3.19.0"), or NULL with
- * GL_ERROR_ENVIRONMENT set. */
-char *gl_valgrind_version(const char *valgrind, GError **error);
-
-/* The programs gemleak keeps out of Valgrind (--trace-children-skip), as
- * Valgrind's patterns: compilers, linkers and the small tools of a build
- * that start no other program, each of which would cost a Valgrind start.
- * Whatever can start a Ruby stays traced (a shell, env, make, xargs, find,
- * git, awk): Valgrind then follows every Ruby below it, whatever its
- * environment says.
- * Returns: (transfer full): "PATTERN,PATTERN,...". */
-char *gl_trace_children_skip(void);
-
-/* Returns: (transfer full): @text with every % doubled, as Valgrind's
- * --xml-file and --log-file want a literal %. */
-char *gl_valgrind_escape_percent(const char *text);
 
 #endif

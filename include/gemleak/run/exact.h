@@ -1,6 +1,6 @@
 /* Exact stacks paid only where something leaked: the exact pass.
  *
- * An engine that unwinds fast (GlEngine.exact_where_leaked: LeakSanitizer
+ * An engine that unwinds fast (GL_ENGINE_EXACT_WHERE_LEAKED: LeakSanitizer
  * with fast_unwind_on_malloc=1) gives, on a Ruby built without frame
  * pointers, stacks that stop at the allocating call. When the run's
  * reports hold a leak whose stack was cut (gl_sanitizer_stack_cut()), the

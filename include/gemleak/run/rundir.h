@@ -1,20 +1,17 @@
 /* A run's directory, from before anything runs to `gemleak clean`: made
- * and locked (a lock says a gemleak is using it) and marked as a run's
- * (src/run/rundir.c); then what the helper wrote there
- * (gemleak/base/protocol.h), the processes that left Valgrind for an
- * untraced program, which processes' XML is complete (its preamble and
- * end, not its errors: those are the reader's) and which were checked
- * (rundir_processes.c); the XML compressed when the run is kept
+ * and locked (a lock says a gemleak is using it) and marked as a run's,
+ * what gemleak writes there of the run (src/run/rundir.c); the XML of the
+ * processes that left Valgrind for an untraced program dropped
+ * (rundir_untraced.c); the XML compressed when the run is kept
  * (rundir_compress.c), and `gemleak clean`, which removes old ones
- * (rundir_clean.c). Calls nothing of the runner's. */
+ * (rundir_clean.c). Reading one is gemleak/read/run_dir.h's. Calls
+ * nothing of the runner's. */
 #ifndef GEMLEAK_RUNDIR_H
 #define GEMLEAK_RUNDIR_H
 
 #include <stdio.h>
 #include <glib.h>
 #include "gemleak/run/engine.h"
-#include "gemleak/read/process_facts.h"
-
 
 /* Holds a lock on @dir that says a gemleak is using it, for as long as the
  * returned descriptor is open (also across a SIGKILL: the kernel drops it).
@@ -37,24 +34,21 @@ char *gl_rundir_make_locked(const char *tmpdir, const char *prefix, int *lock, G
  * Returns: how many files were removed. */
 guint gl_rundir_drop_untraced(const char *dir, GHashTable *killed);
 
-/* Reads the outside-<pid>.txt files the helper wrote in @dir, a sentence
- * each, for processes that ran outside Valgrind and could not start again
- * under it (forked from a launcher, a launcher seen at its exit): what they
- * ran was not checked.
- * Returns: (transfer full): "process 12: forked from the launcher rake, it
- * loaded /x/y.so outside Valgrind" for each, sorted; empty when there are
- * none. */
-GPtrArray *gl_rundir_outside(const char *dir);
-
-
 /* Writes what the run in @dir used into its engine.txt
- * (GL_PROTO_ENGINE_FILE): @engine's title, name and needs, @version
- * (nullable: what engine->version() said), and @proof: each process's
- * report says whether its leak check ran to its end (engine.h,
- * proves_checks).
+ * (GL_PROTO_ENGINE_FILE): @engine's facts (its title, name and needs),
+ * @version (nullable: what engine->version() said), and @proof: each
+ * process's report says whether its leak check ran to its end
+ * (GL_ENGINE_PROVES_CHECKS, gemleak/read/run_dir.h).
  * Returns: FALSE with GL_ERROR_ENVIRONMENT when it cannot. */
 gboolean gl_rundir_write_engine(const char *dir, const GlEngine *engine, const char *version,
                                 gboolean proof, GError **error);
+
+/* Writes @facts into engine.txt in @dir, a line for each row of
+ * GL_ENGINE_FILE_KEYS (gemleak/read/run_dir.h) that has a value, as
+ * gl_engine_facts_read() reads them back.
+ * Returns: FALSE with GL_ERROR_ENVIRONMENT when it cannot. */
+gboolean gl_rundir_write_engine_facts(const char *dir, const GlEngineFacts *facts,
+                                      GError **error);
 
 /* Writes GL_PROTO_RUN_MARKER into @dir.
  * Returns: FALSE with GL_ERROR_ENVIRONMENT when it cannot. */
@@ -65,24 +59,6 @@ gboolean gl_rundir_mark(const char *dir, GError **error);
  * that what the command had not run by then was not checked.
  * Returns: FALSE with GL_ERROR_ENVIRONMENT when it cannot. */
 gboolean gl_rundir_mark_interrupted(const char *dir, int signo, GError **error);
-
-/* Fills @coverage (gemleak/read/process_facts.h) from the directories of
- * @inputs (directories, or the directory of each file; "-" has none).
- * Clear it with gl_run_coverage_clear(); what it means for the run is the
- * judges' (gemleak/judge/coverage.h). */
-void gl_rundir_coverage(const char *const *inputs, GlRunCoverage *coverage);
-
-
-/* Returns: (transfer full) (nullable): the versions of Ruby the processes
- * of the run in @dir ran, as their helper said ("3.1.2, 3.4.5"), sorted;
- * NULL when none said. */
-char *gl_rundir_ruby_versions(const char *dir);
-
-/* Reads the durations-<pid>.txt files the helper wrote in @dir: the
- * milliseconds the tests of each file took, by its absolute path.
- * Returns: (transfer full): path -> gdouble* seconds, summed over the
- * processes; empty when no process timed any test. */
-GHashTable *gl_rundir_test_durations(const char *dir);
 
 typedef struct {
     guint files;          /* XML files now compressed */

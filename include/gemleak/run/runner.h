@@ -1,6 +1,7 @@
-/* Running commands under Valgrind memcheck: the environment Ruby needs,
- * XML one file per process in a private run directory, and the signals a
- * user or a CI system sends. Knows nothing of how the XML is read. */
+/* Running commands under an engine (gemleak/run/engine.h: Valgrind
+ * memcheck by default): the environment Ruby needs, the engine's reports,
+ * one file per process, in a private run directory, and the signals a user
+ * or a CI system sends. Knows nothing of how the reports are read. */
 #ifndef GEMLEAK_RUNNER_H
 #define GEMLEAK_RUNNER_H
 
@@ -11,17 +12,21 @@
 
 /* A launcher only starts the processes that run a suite (bundle, rake).
  * With --spare-launchers gemleak runs one given as the command outside
- * Valgrind: each Ruby process it starts puts itself under Valgrind,
+ * the engine: each Ruby process it starts puts itself under the engine,
  * through the helper, and a launcher that loads an extension itself starts
- * again under Valgrind.
+ * again under it.
  * Returns: TRUE if @program (a name or a path) is one. */
 gboolean gl_is_launcher(const char *program);
 
 
 typedef struct GlRunOptions {
     const GlEngine *engine;        /* nullable: the default, Valgrind */
-    const char *valgrind;          /* the binary; "valgrind" on PATH by default */
-    const char *const *valgrind_options;  /* from --valgrind-opt, NULL-terminated, nullable */
+    /* The engine's own program (GL_ENGINE_OWN_PROGRAM; --valgrind:
+     * "valgrind" on PATH by default), and the options to give it as they
+     * are (--valgrind-opt; NULL-terminated, nullable); an engine without
+     * a program of its own has none to run. */
+    const char *program;
+    const char *const *program_options;
     const char *const *suppressions;      /* .supp files to pass, NULL-terminated, nullable */
     GlLeakKind leak_kinds;         /* for --show-leak-kinds */
     gboolean gen_suppressions;
@@ -29,8 +34,9 @@ typedef struct GlRunOptions {
     FILE *messages;                /* nullable: where to say that the run waits for processes */
     const char *per_test;          /* --per-test: "test" or "file"; NULL: off */
     gboolean time_files;           /* the helper times each test file's tests */
-    gboolean spare_launchers;      /* run a launcher command (rake, bundle) outside Valgrind:
-                                    * the Ruby processes it starts put themselves under it */
+    gboolean spare_launchers;      /* run a launcher command (rake, bundle) outside the
+                                    * engine: the Ruby processes it starts put themselves
+                                    * under it */
     gboolean fast_stacks;          /* the engine unwinds by frame pointers */
     gboolean frame_pointers;       /* Ruby (and, built by its flags, the extensions) keeps
                                     * them: the fast unwinder's stacks are whole */
@@ -50,7 +56,7 @@ typedef struct GlRunOptions {
 } GlRunOptions;
 
 typedef struct {
-    char *dir;             /* the run directory: NNN.xml and loaded-NNN.txt files */
+    char *dir;             /* the run directory: the engine's reports, the helper's files */
     gboolean kept_by_user; /* --keep-xml */
     int status;            /* the first failing command's exit status, 128+N when killed by N */
     int killed_by;         /* that signal, or 0 */
@@ -59,7 +65,8 @@ typedef struct {
     gboolean descendants_left; /* processes the command started still ran past the grace period */
     GHashTable *killed;    /* every process gemleak reaped (the commands, and the orphans
                             * re-parented to it) that a signal killed: pid -> signal, both
-                            * GINT_TO_POINTER; a pid's XML is <pid>.xml */
+                            * GINT_TO_POINTER; a pid's report names it (PID.xml,
+                            * lsan.PID) */
     GArray *seconds;       /* gdouble: how long each command ran, in the order given */
     guint untraced;        /* processes forked under Valgrind that then ran a program it skips
                             * (a compiler, make): their empty XML was removed */
@@ -78,9 +85,9 @@ typedef struct {
      * (a script on it can be read again from there), else -1 (a pipe, a
      * terminal: what the commands read is gone); /dev/null counts as 0 */
     gint64 input_offset;
-    GPtrArray *outside;    /* char*: what ran outside Valgrind and should not have, a sentence
-                            * each ("process 12, forked from the launcher rake, loaded
-                            * /x/y.so outside Valgrind") */
+    GPtrArray *outside;    /* char*: what ran outside the engine and should not have, a
+                            * sentence each ("process 12: forked from the launcher rake,
+                            * it loaded /x/y.so outside Valgrind") */
 } GlRunResult;
 
 /* Returns: (transfer full) (nullable): RUBY_VERSION of @ruby (a path or a
@@ -109,12 +116,12 @@ char *gl_data_dir(void);
  * library --per-test loads into the traced processes needs. */
 gboolean gl_per_test_available(void);
 
-/* Runs each of @commands (a GStrv each) at once under Valgrind, waits for
+/* Runs each of @commands (a GStrv each) at once under the engine, waits for
  * all, forwarding SIGINT, SIGTERM and SIGHUP sent to gemleak, reaping the
  * processes they leave behind as they end, and waiting for those (up to a
  * minute, or a few seconds once interrupted). Every process of the run
  * dies with gemleak, until gl_run_finish(): the commands through
- * PR_SET_PDEATHSIG, the rest (the Valgrind the helper starts below a
+ * PR_SET_PDEATHSIG, the rest (the engine the helper starts below a
  * launcher) through a watchdog process that gemleak's death wakes
  * (watchdog.h). Under the engine's command line (engine.h), except a
  * launcher that --spare-launchers runs outside it. gemleak is the child

@@ -22,6 +22,7 @@ module GemLeakHelper
     SYSOPEN = IO.method(:sysopen)
     IO_NEW = IO.method(:new)
     SYSWRITE = IO.instance_method(:syswrite)
+    SYSREAD = IO.instance_method(:sysread)
     CLOSE = IO.instance_method(:close)
     REALPATH = File.method(:realpath)
     FILE_P = File.method(:file?)
@@ -57,6 +58,23 @@ module GemLeakHelper
         ensure
           CLOSE.bind(io).call
         end
+      end
+
+      # The title of the run's engine ("Valgrind", "LeakSanitizer"), for
+      # what the helper says: engine.txt's first line, which gemleak wrote
+      # before anything ran; read when first asked.
+      def engine_title
+        @engine_title ||= begin
+          io = IO_NEW.call(SYSOPEN.call("#{RUN_DIR}/#{Protocol::ENGINE_FILE}", File::RDONLY), "r")
+          begin
+            SYSREAD.bind(io).call(256)[/\A[^\n]*/].strip
+          ensure
+            CLOSE.bind(io).call
+          end
+        rescue StandardError
+          ""
+        end
+        @engine_title.empty? ? "the engine" : @engine_title
       end
 
       # One line on standard error, "gemleak: TEXT".

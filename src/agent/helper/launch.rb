@@ -37,7 +37,7 @@ module GemLeakLaunch
       decide(prefix)
     rescue StandardError => e
       # Never silently unchecked: gemleak says so, and the run cannot pass.
-      outside("#{File.basename($0.to_s)} could not go under Valgrind (#{e.class}: #{e.message})")
+      outside("#{File.basename($0.to_s)} could not go under #{Core.engine_title} (#{e.class}: #{e.message})")
       :unchecked
     end
 
@@ -257,7 +257,7 @@ module GemLeakLaunch
       ruby = File.readlink("/proc/self/exe")
       EXEC.call(env, [@valgrind[0], @valgrind[0]], *@valgrind.drop(1), ruby, *args, **options)
     rescue SystemCallError => e
-      Core.say("cannot start Valgrind (#{@valgrind[0]}) for #{args.first}: #{e.message}")
+      Core.say("cannot start #{Core.engine_title} (#{@valgrind[0]}) for #{args.first}: #{e.message}")
       Process.exit(1)
     end
 
@@ -379,12 +379,12 @@ module GemLeakLaunch
       return if path.nil?
 
       if Core.pid != @pid
-        outside("forked from #{@role}, it loaded #{path} outside Valgrind")
+        outside("forked from #{@role}, it loaded #{path} outside #{Core.engine_title}")
       elsif !restart
-        outside("#{@role} loaded #{path} outside Valgrind (seen at its exit)")
+        outside("#{@role} loaded #{path} outside #{Core.engine_title} (seen at its exit)")
       else
         Core.say("#{@name} (pid #{Core.digits(Core.pid)}) loaded #{path} itself: it runs again " \
-                 "from the start, under Valgrind")
+                 "from the start, under #{Core.engine_title}")
         start_again
       end
     rescue StandardError => e

@@ -27,6 +27,9 @@ class UnderValgrindAgainTest < Minitest::Test
     @log = File.join(@dir, "valgrind.log")
     @run_dir = File.join(@dir, "run")
     Dir.mkdir(@run_dir, 0o700)
+    # What gemleak writes there before anything runs: the engine's title
+    # first, which the helper names the engine by.
+    File.write(File.join(@run_dir, "engine.txt"), "Valgrind\nname valgrind\n")
     # Valgrind's preload by its name, libc (loaded anyway) by its contents.
     libc = File.readlines("/proc/self/maps").map { |line| line.split[5] }.compact
                .find { |path| File.basename(path).match?(/\Alibc[.-].*so/) }
@@ -89,6 +92,26 @@ class UnderValgrindAgainTest < Minitest::Test
   # The lead's guard: a Ruby below a build tool stays native, but starts
   # again under Valgrind when it loads the project's extension.
   def test_a_ruby_below_make_that_loads_an_extension_starts_again
+    err = start_again_below_make
+    assert_match(/^gemleak: suite\.rb \(pid \d+\) loaded \S+fake\.so itself: it runs again from the start, under Valgrind$/,
+                 err)
+  end
+
+  # Issue 38: what the helper says names the run's engine, as the run
+  # directory's engine.txt does, not Valgrind under every engine.
+  def test_the_engine_is_named_as_the_run_says
+    File.write(File.join(@run_dir, "engine.txt"), "LeakSanitizer\nname lsan\n")
+    err = start_again_below_make
+    assert_match(/^gemleak: suite\.rb \(pid \d+\) loaded \S+fake\.so itself: it runs again from the start, under LeakSanitizer$/,
+                 err)
+    File.unlink(File.join(@run_dir, "engine.txt"))
+    err = start_again_below_make
+    assert_match(/ it runs again from the start, under the engine$/, err)
+  end
+
+  # Runs a suite below make that loads the project's extension.
+  # Returns: what the helper said.
+  def start_again_below_make
     FileUtils.mkdir_p(File.join(@dir, "ext"))
     File.write(File.join(@dir, "ext", "fake.so"), "")
     File.write(File.join(@dir, "trigger.rb"), "")
@@ -100,9 +123,8 @@ class UnderValgrindAgainTest < Minitest::Test
     File.write(File.join(@dir, "Makefile"), "test:\n\t$(RUBY) suite.rb\n")
     out, err, status = Open3.capture3(environment, "make", "-s", "RUBY=#{RbConfig.ruby}", chdir: @dir)
     assert status.success?, err
-    assert_match(/^gemleak: suite\.rb \(pid \d+\) loaded \S+fake\.so itself: it runs again from the start, under Valgrind$/,
-                 err)
     assert_equal ["suite started, outside Valgrind", "suite started, under Valgrind"], out.lines(chomp: true)
     assert_equal ["suite.rb"], valgrind_saw[1]
+    err
   end
 end

@@ -1,6 +1,8 @@
-/* What a run's processes left in its directory (src/run/rundir_processes.c):
- * which were checked, what ran outside the engine. */
+/* A run directory as its processes leave it, read back (src/run/rundir_untraced.c drops the XML
+ * of forks that ran an untraced program; src/read/run_dir.c reads the rest): which were checked,
+ * what ran outside the engine. */
 #include "testutil.h"
+#include "gemleak/read/run_dir.h"
 #include "gemleak/run/rundir.h"
 
 /* What the helper says of a fork of a launcher that loaded an extension
@@ -15,7 +17,7 @@ START_TEST(test_processes_outside_valgrind)
     gl_test_write(one, "forked from the launcher rake, it loaded /p/lib/x.so outside Valgrind\n", -1);
     gl_test_write(two, "", -1);                 /* cut short: still said */
     gl_test_write(other, "the launcher rake loaded /p/y.so outside Valgrind\n", -1); /* not the helper's name */
-    g_autoptr(GPtrArray) said = gl_rundir_outside(dir);
+    g_autoptr(GPtrArray) said = gl_run_dir_outside(dir);
     ck_assert_uint_eq(said->len, 2);
     ck_assert_str_eq(g_ptr_array_index(said, 0),
                      "process 42: forked from the launcher rake, it loaded /p/lib/x.so outside "
@@ -50,7 +52,7 @@ START_TEST(test_run_coverage)
     g_autofree char *file = g_build_filename(dir, "10.xml", NULL);
     const char *inputs[] = { dir, file, NULL };   /* the directory once */
     GlRunCoverage coverage;
-    gl_rundir_coverage(inputs, &coverage);
+    gl_run_dir_coverage(inputs, &coverage);
     ck_assert_uint_eq(coverage.runs, 1);
     ck_assert_uint_eq(coverage.lists, 4);
     ck_assert_uint_eq(coverage.checked, 2);
@@ -70,13 +72,13 @@ START_TEST(test_run_coverage)
     gl_test_write(xml, "<?xml version=\"1.0\"?>\n<valgrindoutput>\n<args><argv><exe>/usr/bin/cc"
                        "</exe></argv></args>\n", -1);
     ck_assert_uint_eq(gl_rundir_drop_untraced(dir, NULL), 1);
-    gl_rundir_coverage(inputs, &coverage);
+    gl_run_dir_coverage(inputs, &coverage);
     ck_assert_uint_eq(coverage.lists, 3);
     ck_assert_uint_eq(coverage.unchecked->len, 1);
     g_autofree char *unlisted = g_build_filename(dir, "15.xml", NULL);  /* sh, or RUBYOPT lost */
     gl_test_write(unlisted, "<valgrindoutput>", -1);
     gl_run_coverage_clear(&coverage);
-    gl_rundir_coverage(inputs, &coverage);
+    gl_run_dir_coverage(inputs, &coverage);
     ck_assert_uint_eq(coverage.unlisted, 1);
     gl_run_coverage_clear(&coverage);
 
@@ -87,14 +89,14 @@ START_TEST(test_run_coverage)
     gl_test_write(list, "/p/lib/x.so\n", -1);
     g_autofree char *image = g_build_filename(dir, "16.1.xml.gz", NULL);
     gl_test_write(image, "", -1);
-    gl_rundir_coverage(inputs, &coverage);
+    gl_run_dir_coverage(inputs, &coverage);
     ck_assert_uint_eq(coverage.checked, 3);
     ck_assert_uint_eq(coverage.unchecked->len, 1);
     gl_run_coverage_clear(&coverage);
 
     /* No gemleak run: no lists, nothing to say. */
     const char *plain[] = { "-", NULL };
-    gl_rundir_coverage(plain, &coverage);
+    gl_run_dir_coverage(plain, &coverage);
     ck_assert_uint_eq(coverage.lists, 0);
     ck_assert_uint_eq(coverage.unchecked->len, 0);
     gl_run_coverage_clear(&coverage);
@@ -102,7 +104,7 @@ START_TEST(test_run_coverage)
 }
 END_TEST
 
-Suite *gl_rundir_processes_suite(void)
+Suite *gl_rundir_untraced_suite(void)
 {
     Suite *suite = suite_create("rundir_processes");
     TCase *tc = tcase_create("core");
