@@ -259,6 +259,63 @@ static void finish(GlReader *reader)
                  "it: " SHARED_FILE_ADVICE, reader->n_separated, reader->n_separated == 1 ? "" : "s");
 }
 
+/* A document starts: Valgrind's begins, another's is refused or skipped. */
+static void take_document(GlReader *reader, const GlPart *part)
+{
+    if (strcmp(part->name, ROOT) != 0) {
+        if (!reader->seen_document) {
+            gl_reader_add_problem(reader, GL_ERROR_WRONG_FORMAT,
+                        "XML, but not Valgrind output (its root element is <%s>)", part->name);
+            reader->finished = TRUE;
+            return;
+        }
+        gl_reader_add_problem(reader, GL_ERROR_MALFORMED, "a document with the root element <%s> at "
+                    "byte %" G_GUINT64_FORMAT " is not Valgrind's: skipped", part->name,
+                    part->offset);
+        reader->ignoring = TRUE;
+        return;
+    }
+    begin_document(reader);
+}
+
+/* An element of the document: read, or its nested records separated.
+ * Returns: (transfer full) (nullable): a record to hand out. */
+static GlRecord *take_element(GlReader *reader, GQueue *pending, const GlPart *part)
+{
+    GlProcess *doc = &reader->doc;
+    if (reader->ignoring)
+        return NULL;
+    if (part->outside_root && !doc->interleaved) {
+        doc->interleaved = TRUE;
+        reader->shared = TRUE;
+        add_note(reader, "errors follow the end of a document at byte %" G_GUINT64_FORMAT
+                 ", and were read: " SHARED_FILE_ADVICE, part->offset);
+    }
+    if (part->nested && gl_reader_is_record_element(part->name)) {
+        reader->shared = TRUE;
+        gl_reader_separate_nested(reader, pending, part);
+        return NULL;
+    }
+    return gl_reader_read_element(reader, part->name, part->data, part->length, part->offset);
+}
+
+/* Text where an element should be: not XML at the start, else out of place. */
+static void take_text(GlReader *reader, const GlPart *part)
+{
+    if (!reader->seen_document) {
+        gl_reader_add_problem(reader, GL_ERROR_NOT_XML, "not XML (text where an element should be, "
+                    "at byte %" G_GUINT64_FORMAT ")", part->offset);
+        reader->finished = TRUE;
+    } else if (!reader->text_reported) {
+        /* Valgrind writes nothing between its elements: only another
+         * process writing into the same file does. */
+        reader->text_reported = TRUE;
+        reader->shared = TRUE;
+        gl_reader_add_problem(reader, GL_ERROR_MALFORMED, "text or markup out of place at byte %"
+                    G_GUINT64_FORMAT, part->offset);
+    }
+}
+
 /* Acts on one part of the input.
  * Returns: (transfer full) (nullable): a record to hand out. */
 static GlRecord *take_part(GlReader *reader, GQueue *pending, const GlPart *part)
@@ -266,36 +323,10 @@ static GlRecord *take_part(GlReader *reader, GQueue *pending, const GlPart *part
     GlProcess *doc = &reader->doc;
     switch (part->kind) {
     case GL_PART_DOCUMENT:
-        if (strcmp(part->name, ROOT) != 0) {
-            if (!reader->seen_document) {
-                gl_reader_add_problem(reader, GL_ERROR_WRONG_FORMAT,
-                            "XML, but not Valgrind output (its root element is <%s>)", part->name);
-                reader->finished = TRUE;
-                return NULL;
-            }
-            gl_reader_add_problem(reader, GL_ERROR_MALFORMED, "a document with the root element <%s> at "
-                        "byte %" G_GUINT64_FORMAT " is not Valgrind's: skipped", part->name,
-                        part->offset);
-            reader->ignoring = TRUE;
-            return NULL;
-        }
-        begin_document(reader);
+        take_document(reader, part);
         return NULL;
     case GL_PART_ELEMENT:
-        if (reader->ignoring)
-            return NULL;
-        if (part->outside_root && !doc->interleaved) {
-            doc->interleaved = TRUE;
-            reader->shared = TRUE;
-            add_note(reader, "errors follow the end of a document at byte %" G_GUINT64_FORMAT
-                     ", and were read: " SHARED_FILE_ADVICE, part->offset);
-        }
-        if (part->nested && gl_reader_is_record_element(part->name)) {
-            reader->shared = TRUE;
-            gl_reader_separate_nested(reader, pending, part);
-            return NULL;
-        }
-        return gl_reader_read_element(reader, part->name, part->data, part->length, part->offset);
+        return take_element(reader, pending, part);
     case GL_PART_DOCUMENT_END:
         if (!reader->ignoring)
             doc->complete = TRUE;
@@ -317,18 +348,7 @@ static GlRecord *take_part(GlReader *reader, GQueue *pending, const GlPart *part
                         part->name, part->offset, (guint) (GL_SPLITTER_MAX_ELEMENT >> 20));
         return NULL;
     case GL_PART_TEXT:
-        if (!reader->seen_document) {
-            gl_reader_add_problem(reader, GL_ERROR_NOT_XML, "not XML (text where an element should be, "
-                        "at byte %" G_GUINT64_FORMAT ")", part->offset);
-            reader->finished = TRUE;
-        } else if (!reader->text_reported) {
-            /* Valgrind writes nothing between its elements: only another
-             * process writing into the same file does. */
-            reader->text_reported = TRUE;
-            reader->shared = TRUE;
-            gl_reader_add_problem(reader, GL_ERROR_MALFORMED, "text or markup out of place at byte %"
-                        G_GUINT64_FORMAT, part->offset);
-        }
+        take_text(reader, part);
         return NULL;
     case GL_PART_DOCTYPE:
         gl_reader_add_problem(reader, GL_ERROR_WRONG_FORMAT,

@@ -261,6 +261,140 @@ gboolean gl_splitter_next(GlSplitter *s, GlPart *part, GError **error)
     return TRUE;
 }
 
+/* A DOCTYPE declaration at @at: passes it, as one part. */
+static void doctype(GlSplitter *s, GlPart *part, gsize at)
+{
+    set_part(s, part, GL_PART_DOCTYPE, at);
+    /* An internal subset ends with "]>", else the first '>' does. */
+    gsize end = gl_split_find(s, at, ">", at + GL_SPLITTER_MAX_ELEMENT);
+    gsize open = gl_split_find(s, at, "[", end == NONE ? at + GL_SPLITTER_MAX_ELEMENT : end);
+    if (open != NONE && (end == NONE || open < end))
+        end = gl_split_find(s, open, "]>", open + GL_SPLITTER_MAX_ELEMENT);
+    s->pos = end == NONE ? s->len : end + 1;
+}
+
+/* An end tag at the top level at @at: the root's, or stray markup. */
+static void end_tag(GlSplitter *s, GlPart *part, gsize at)
+{
+    gsize n = read_name(s, at + 2);
+    gsize end = gl_split_find(s, at + 2, ">", at + 2 + MAX_NAME + LOOKAHEAD);
+    /* The root's end tag; outside the root, that of a process that
+     * went on writing into the file after another closed it. */
+    if (s->seen_root && n > 0 && strcmp(s->name, s->root) == 0 && end != NONE) {
+        s->pos = end + 1;
+        s->in_root = FALSE;
+        set_part(s, part, GL_PART_DOCUMENT_END, at);
+        return;
+    }
+    if (end == NONE) {
+        s->pos = s->len;
+        cut(s, part, at, FALSE, FALSE);
+        return;
+    }
+    text(s, part, at);
+    s->pos = end + 1;
+}
+
+/* A start tag at the top level at @at: a document's root, an element, or
+ * text when it is no tag. */
+static void start_tag(GlSplitter *s, GlPart *part, gsize at)
+{
+    gsize n = read_name(s, at + 1);
+    if (n == 0) {
+        text(s, part, at);
+        return;
+    }
+    gboolean is_root = s->in_root ? strcmp(s->name, s->root) == 0
+                                  : !s->seen_root || strcmp(s->name, s->root) == 0;
+    if (is_root && s->in_root) {
+        /* A new document inside this one: this one was cut. */
+        cut(s, part, at, FALSE, TRUE);
+        s->pos = at;
+        return;
+    }
+    gsize close = tag_end(s, at, at + GL_SPLITTER_MAX_ELEMENT);
+    if (close == NONE) {
+        if (s->len >= at + GL_SPLITTER_MAX_ELEMENT) {
+            set_part(s, part, GL_PART_OVERSIZED, at);
+            part->name = s->name;
+            s->pos = s->len;
+            gl_split_skip_past(s, s->pos, ">");
+            return;
+        }
+        s->pos = s->len;
+        if (s->in_root || is_root) {
+            cut(s, part, at, TRUE, FALSE);
+            return;
+        }
+        text(s, part, at);
+        s->pos = s->len;
+        return;
+    }
+    if (is_root) {
+        set_part(s, part, GL_PART_DOCUMENT, at);
+        memcpy(s->root, s->name, n + 1);
+        s->seen_root = TRUE;
+        part->name = s->root;
+        part->data = (const char *) s->data + at;
+        part->length = close + 1 - at;
+        s->pos = close + 1;
+        if (s->data[close - 1] == '/')
+            s->pending_end = TRUE;
+        else
+            s->in_root = TRUE;
+        return;
+    }
+    element(s, part, at, close);
+}
+
+/* The markup that starts at @at (a '<'): fills @part, or passes a comment
+ * or processing instruction.
+ * Returns: FALSE when it passed one and the scan goes on. */
+static gboolean markup(GlSplitter *s, GlPart *part, gsize at)
+{
+    gsize avail = gl_split_have(s, at, LOOKAHEAD);
+    const guint8 *p = s->data + at;
+    s->saw_markup = TRUE;
+    if (avail < 2) {
+        cut(s, part, at, FALSE, FALSE);  /* a lone '<' at the end */
+        s->pos = s->len;
+        return TRUE;
+    }
+    if (avail >= 4 && memcmp(p, "<!--", 4) == 0) {
+        if (gl_split_skip_past(s, at + 4, "-->"))
+            return FALSE;
+        cut(s, part, at, FALSE, FALSE);
+        return TRUE;
+    }
+    if (avail >= 9 && memcmp(p, "<!DOCTYPE", 9) == 0) {
+        doctype(s, part, at);
+        return TRUE;
+    }
+    if (avail >= 2 && p[1] == '!') {
+        /* CDATA or a declaration at the top level: not where Valgrind puts them. */
+        const char *close = avail >= 9 && memcmp(p, "<![CDATA[", 9) == 0 ? "]]>" : ">";
+        set_part(s, part, GL_PART_TEXT, at);
+        gl_split_skip_past(s, at + 2, close);
+        return TRUE;
+    }
+    if (avail >= 2 && p[1] == '?') {
+        if (s->in_root && is_xml_declaration(p, avail)) {
+            cut(s, part, at, FALSE, TRUE);
+            s->pos = at;
+            return TRUE;
+        }
+        if (gl_split_skip_past(s, at + 2, "?>"))
+            return FALSE;
+        cut(s, part, at, FALSE, FALSE);
+        return TRUE;
+    }
+    if (avail >= 2 && p[1] == '/')
+        end_tag(s, part, at);
+    else
+        start_tag(s, part, at);
+    return TRUE;
+}
+
 /* Fills @part with the next part of the input, as if the input ended
  * where a read failed. */
 static void next_part(GlSplitter *s, GlPart *part)
@@ -305,117 +439,7 @@ static void next_part(GlSplitter *s, GlPart *part)
             set_part(s, part, GL_PART_END, s->len);
             return;
         }
-
-        i = stop;
-        gsize avail = gl_split_have(s, i, LOOKAHEAD);
-        const guint8 *p = s->data + i;
-        s->saw_markup = TRUE;
-        if (avail < 2) {
-            cut(s, part, i, FALSE, FALSE);  /* a lone '<' at the end */
-            s->pos = s->len;
+        if (markup(s, part, stop))
             return;
-        }
-        if (avail >= 4 && memcmp(p, "<!--", 4) == 0) {
-            if (gl_split_skip_past(s, i + 4, "-->"))
-                continue;
-            cut(s, part, i, FALSE, FALSE);
-            return;
-        }
-        if (avail >= 9 && memcmp(p, "<!DOCTYPE", 9) == 0) {
-            set_part(s, part, GL_PART_DOCTYPE, i);
-            /* An internal subset ends with "]>", else the first '>' does. */
-            gsize end = gl_split_find(s, i, ">", i + GL_SPLITTER_MAX_ELEMENT);
-            gsize open = gl_split_find(s, i, "[", end == NONE ? i + GL_SPLITTER_MAX_ELEMENT : end);
-            if (open != NONE && (end == NONE || open < end))
-                end = gl_split_find(s, open, "]>", open + GL_SPLITTER_MAX_ELEMENT);
-            s->pos = end == NONE ? s->len : end + 1;
-            return;
-        }
-        if (avail >= 2 && p[1] == '!') {
-            /* CDATA or a declaration at the top level: not where Valgrind puts them. */
-            const char *close = avail >= 9 && memcmp(p, "<![CDATA[", 9) == 0 ? "]]>" : ">";
-            set_part(s, part, GL_PART_TEXT, i);
-            gl_split_skip_past(s, i + 2, close);
-            return;
-        }
-        if (avail >= 2 && p[1] == '?') {
-            if (s->in_root && is_xml_declaration(p, avail)) {
-                cut(s, part, i, FALSE, TRUE);
-                s->pos = i;
-                return;
-            }
-            if (gl_split_skip_past(s, i + 2, "?>"))
-                continue;
-            cut(s, part, i, FALSE, FALSE);
-            return;
-        }
-        if (avail >= 2 && p[1] == '/') {
-            gsize n = read_name(s, i + 2);
-            gsize end = gl_split_find(s, i + 2, ">", i + 2 + MAX_NAME + LOOKAHEAD);
-            /* The root's end tag; outside the root, that of a process that
-             * went on writing into the file after another closed it. */
-            if (s->seen_root && n > 0 && strcmp(s->name, s->root) == 0 && end != NONE) {
-                s->pos = end + 1;
-                s->in_root = FALSE;
-                set_part(s, part, GL_PART_DOCUMENT_END, i);
-                return;
-            }
-            if (end == NONE) {
-                s->pos = s->len;
-                cut(s, part, i, FALSE, FALSE);
-                return;
-            }
-            text(s, part, i);
-            s->pos = end + 1;
-            return;
-        }
-
-        gsize n = read_name(s, i + 1);
-        if (n == 0) {
-            text(s, part, i);
-            return;
-        }
-        gboolean is_root = s->in_root ? strcmp(s->name, s->root) == 0
-                                      : !s->seen_root || strcmp(s->name, s->root) == 0;
-        if (is_root && s->in_root) {
-            /* A new document inside this one: this one was cut. */
-            cut(s, part, i, FALSE, TRUE);
-            s->pos = i;
-            return;
-        }
-        gsize close = tag_end(s, i, i + GL_SPLITTER_MAX_ELEMENT);
-        if (close == NONE) {
-            if (s->len >= i + GL_SPLITTER_MAX_ELEMENT) {
-                set_part(s, part, GL_PART_OVERSIZED, i);
-                part->name = s->name;
-                s->pos = s->len;
-                gl_split_skip_past(s, s->pos, ">");
-                return;
-            }
-            s->pos = s->len;
-            if (s->in_root || is_root) {
-                cut(s, part, i, TRUE, FALSE);
-                return;
-            }
-            text(s, part, i);
-            s->pos = s->len;
-            return;
-        }
-        if (is_root) {
-            set_part(s, part, GL_PART_DOCUMENT, i);
-            memcpy(s->root, s->name, n + 1);
-            s->seen_root = TRUE;
-            part->name = s->root;
-            part->data = (const char *) s->data + i;
-            part->length = close + 1 - i;
-            s->pos = close + 1;
-            if (s->data[close - 1] == '/')
-                s->pending_end = TRUE;
-            else
-                s->in_root = TRUE;
-            return;
-        }
-        element(s, part, i, close);
-        return;
     }
 }
