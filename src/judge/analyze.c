@@ -263,16 +263,12 @@ static void take_recorded_sources(const char *dir, GlRunRecord *record, gpointer
     gl_run_record_foreach_line(record, take_recorded_lines, data);
 }
 
-GlAnalysis *gl_analyze_with_killed(const char *const *paths, const GlRules *rules, guint jobs,
-                                   GHashTable *killed)
+/* Gives every input @debuginfo, the objects sanitizer reports name, read
+ * once for every input, and what its run directory recorded of them (from
+ * @records; what cannot be read is a note in @skipped). */
+static void share_run_records(GPtrArray *inputs, GlDebugInfo *debuginfo, GlRunRecords *records,
+                              GPtrArray *skipped)
 {
-    gl_reader_global_init();
-    g_autoptr(GPtrArray) skipped = g_ptr_array_new_with_free_func(g_free);
-    g_autoptr(GPtrArray) inputs = collect_inputs(paths, skipped);
-    /* the objects sanitizer reports name, read once for every input, and
-     * what each run directory recorded of them */
-    GlDebugInfo *debuginfo = gl_debuginfo_new();
-    GlRunRecords *records = gl_run_records_new();
     for (guint i = 0; i < inputs->len; i++) {
         Input *input = g_ptr_array_index(inputs, i);
         input->judged.debuginfo = debuginfo;
@@ -281,28 +277,34 @@ GlAnalysis *gl_analyze_with_killed(const char *const *paths, const GlRules *rule
         g_autofree char *dir = run_dir_of(input->path);
         input->judged.recorded = gl_run_records_of(records, dir, skipped);
     }
-    if (jobs == 0)
-        jobs = g_get_num_processors();
-    jobs = MIN(MIN(jobs, GL_MAX_JOBS), MAX(inputs->len, 1));
+}
 
-    /* Threads are joined, not pooled: a pool keeps idle threads past the
-     * end, which a leak checker should not leave for Valgrind to find. */
-    Work work = { .inputs = inputs, .rules = rules };
+/* Reads every input of @work, this thread and up to @jobs - 1 more,
+ * and joins them. Threads are joined, not pooled: a pool keeps idle
+ * threads past the end, which a leak checker should not leave for
+ * Valgrind to find. Returns: how many threads started besides this one;
+ * @fit, how many the address space holds, and @thread_error, why one
+ * could not start, say why fewer did. */
+static guint read_in_threads(Work *work, guint jobs, guint *fit, GError **thread_error)
+{
     g_autoptr(GPtrArray) threads = g_ptr_array_new();
-    g_autoptr(GError) thread_error = NULL;
-    guint fit = jobs > 1 ? threads_that_fit(jobs) : 1;
-    for (guint i = 1; i < fit && thread_error == NULL; i++) {
+    *fit = jobs > 1 ? threads_that_fit(jobs) : 1;
+    for (guint i = 1; i < *fit && *thread_error == NULL; i++) {
         /* Under a thread or address-space limit, fewer threads read. */
-        GThread *thread = g_thread_try_new("gemleak-read", read_inputs, &work, &thread_error);
+        GThread *thread = g_thread_try_new("gemleak-read", read_inputs, work, thread_error);
         if (thread != NULL)
             g_ptr_array_add(threads, thread);
     }
-    read_all(&work);
+    read_all(work);
     for (guint i = 0; i < threads->len; i++)
         g_thread_join(g_ptr_array_index(threads, i));
+    return threads->len;
+}
 
-    /* Gather in input order, so that the report is the same however many
-     * threads read. */
+/* Returns: (transfer full): an empty analysis that owns @debuginfo and
+ * @records; gl_analysis_free() frees it. */
+static GlAnalysis *analysis_new(GlDebugInfo *debuginfo, GlRunRecords *records)
+{
     GlAnalysis *analysis = g_new0(GlAnalysis, 1);
     analysis->table = gl_findings_new();
     analysis->problems = g_ptr_array_new_with_free_func((GDestroyNotify) g_error_free);
@@ -314,86 +316,132 @@ GlAnalysis *gl_analyze_with_killed(const char *const *paths, const GlRules *rule
     analysis->debuginfo = debuginfo;
     analysis->records = records;
     analysis->sources = gl_sources_new();
+    return analysis;
+}
+
+/* Adds to @analysis's notes why @readers threads read, when that is fewer
+ * than the @jobs asked for: the address space held @fit, a thread could
+ * not start (@thread_error), or @starved started without memory. */
+static void note_fewer_readers(GlAnalysis *analysis, guint readers, guint jobs, guint fit,
+                               const GError *thread_error, guint starved)
+{
+    if (readers >= jobs)
+        return;
+    g_autoptr(GPtrArray) why = g_ptr_array_new_with_free_func(g_free);
+    if (fit < jobs)
+        g_ptr_array_add(why, g_strdup_printf("the address space left (ulimit -v) holds %u "
+                                             "at once", fit));
+    if (thread_error != NULL)
+        g_ptr_array_add(why, g_strdup(thread_error->message));
+    if (starved > 0)
+        g_ptr_array_add(why, g_strdup_printf("%u started but could not allocate memory",
+                                             starved));
+    g_ptr_array_add(why, NULL);
+    g_autofree char *reasons = g_strjoinv("; ", (char **) why->pdata);
+    g_ptr_array_add(analysis->notes,
+                    g_strdup_printf("read with %u thread%s, not %u: %s", readers,
+                                    readers == 1 ? "" : "s", jobs, reasons));
+}
+
+/* Adds what @judged counted to @analysis's summary, and whether its
+ * process was checked to the end to what the others of its pid say. */
+static void add_judgement_counts(GlAnalysis *analysis, const GlJudgement *judged)
+{
     GlSummary *summary = &analysis->summary;
+    summary->processes += judged->processes;
+    summary->errors_seen += judged->errors_seen;
+    for (guint v = 0; v < GL_N_VERDICTS; v++)
+        summary->by_verdict[v] += judged->by_verdict[v];
+    summary->repeated += judged->repeated;
+    summary->inherited += judged->inherited;
+    summary->marked_files += judged->marked;
+    summary->halted_processes += judged->halted;
+    if (judged->pid > 0 && judged->pid <= G_MAXINT) {
+        gpointer key = GINT_TO_POINTER((gint) judged->pid);
+        gboolean before = !g_hash_table_contains(analysis->checked_to_end, key) ||
+                          GPOINTER_TO_INT(g_hash_table_lookup(analysis->checked_to_end, key));
+        g_hash_table_insert(analysis->checked_to_end, key,
+                            GINT_TO_POINTER(before && judged->checked_to_end));
+    }
+    summary->free_at_exit += judged->report ? judged->report_free_at_exit
+                                            : (guint) (judged->processes > 0 && judged->free_at_exit);
+}
+
+/* Adds @input's judgement to @analysis: its counts, findings, notes,
+ * truncated files, problems, suppressions and objects. A file whose
+ * process @killed names ends early, which is a note, not a problem. */
+static void absorb_input(GlAnalysis *analysis, const Input *input, GHashTable *killed)
+{
+    const GlJudgement *judged = &input->judged;
+    GlSummary *summary = &analysis->summary;
+    add_judgement_counts(analysis, judged);
+    gl_findings_absorb(analysis->table, judged->findings);
+    for (guint j = 0; j < judged->notes->len; j++)
+        g_ptr_array_add(analysis->notes, g_strdup(g_ptr_array_index(judged->notes, j)));
+    if (judged->truncated)
+        g_ptr_array_add(summary->truncated_files, g_strdup(input->path));
+    for (guint j = 0; judged->report_truncated != NULL && j < judged->report_truncated->len; j++)
+        g_ptr_array_add(summary->truncated_files,
+                        g_strdup(g_ptr_array_index(judged->report_truncated, j)));
+    int signo = judged->truncated ? killed_by(killed, input->path) : 0;
+    if (signo != 0) {
+        /* The process never finished writing: what it wrote is read,
+         * and nothing is missing that it could have written. */
+        g_ptr_array_add(analysis->notes,
+                        g_strdup_printf("%s: process %" G_GUINT64_FORMAT " was killed by %s; "
+                                        "its %s ends early", input->path,
+                                        pid_of_file(input->path), gl_signal_name(signo),
+                                        g_str_has_suffix(input->path, ".xml") ||
+                                        g_str_has_suffix(input->path, ".xml.gz")
+                                            ? "XML" : "report"));
+    }
+    gboolean incomplete = FALSE;
+    for (guint j = 0; j < judged->problems->len; j++) {
+        const GError *problem = g_ptr_array_index(judged->problems, j);
+        if (signo == 0 || !g_error_matches(problem, GL_ERROR, GL_ERROR_TRUNCATED)) {
+            g_ptr_array_add(analysis->problems, g_error_copy(problem));
+            incomplete = TRUE;
+        }
+    }
+    /* A shard's report counts its own inputs and processes. */
+    summary->incomplete_files += judged->report ? judged->report_incomplete : (guint) incomplete;
+    summary->unchecked_processes += judged->report_unchecked;
+    if (judged->suppressed != NULL)
+        add_counts(analysis->suppressed, judged->suppressed);
+    GHashTableIter objects;
+    gpointer object;
+    g_hash_table_iter_init(&objects, judged->objects);
+    while (g_hash_table_iter_next(&objects, &object, NULL))
+        g_hash_table_add(analysis->objects, g_strdup(object));
+}
+
+GlAnalysis *gl_analyze_with_killed(const char *const *paths, const GlRules *rules, guint jobs,
+                                   GHashTable *killed)
+{
+    gl_reader_global_init();
+    g_autoptr(GPtrArray) skipped = g_ptr_array_new_with_free_func(g_free);
+    g_autoptr(GPtrArray) inputs = collect_inputs(paths, skipped);
+    GlDebugInfo *debuginfo = gl_debuginfo_new();
+    GlRunRecords *records = gl_run_records_new();
+    share_run_records(inputs, debuginfo, records, skipped);
+    if (jobs == 0)
+        jobs = g_get_num_processors();
+    jobs = MIN(MIN(jobs, GL_MAX_JOBS), MAX(inputs->len, 1));
+
+    Work work = { .inputs = inputs, .rules = rules };
+    g_autoptr(GError) thread_error = NULL;
+    guint fit = 1;
+    guint started = read_in_threads(&work, jobs, &fit, &thread_error);
+
+    /* Gather in input order, so that the report is the same however many
+     * threads read. */
+    GlAnalysis *analysis = analysis_new(debuginfo, records);
     for (guint i = 0; i < skipped->len; i++)
         g_ptr_array_add(analysis->notes, g_strdup(g_ptr_array_index(skipped, i)));
     guint starved = (guint) g_atomic_int_get(&work.starved);
-    guint readers = threads->len - starved + 1;
-    if (readers < jobs) {
-        g_autoptr(GPtrArray) why = g_ptr_array_new_with_free_func(g_free);
-        if (fit < jobs)
-            g_ptr_array_add(why, g_strdup_printf("the address space left (ulimit -v) holds %u "
-                                                 "at once", fit));
-        if (thread_error != NULL)
-            g_ptr_array_add(why, g_strdup(thread_error->message));
-        if (starved > 0)
-            g_ptr_array_add(why, g_strdup_printf("%u started but could not allocate memory",
-                                                 starved));
-        g_ptr_array_add(why, NULL);
-        g_autofree char *reasons = g_strjoinv("; ", (char **) why->pdata);
-        g_ptr_array_add(analysis->notes,
-                        g_strdup_printf("read with %u thread%s, not %u: %s", readers,
-                                        readers == 1 ? "" : "s", jobs, reasons));
-    }
-    for (guint i = 0; i < inputs->len; i++) {
-        Input *input = g_ptr_array_index(inputs, i);
-        GlJudgement *judged = &input->judged;
-        summary->processes += judged->processes;
-        summary->errors_seen += judged->errors_seen;
-        for (guint v = 0; v < GL_N_VERDICTS; v++)
-            summary->by_verdict[v] += judged->by_verdict[v];
-        summary->repeated += judged->repeated;
-        summary->inherited += judged->inherited;
-        summary->marked_files += judged->marked;
-        summary->halted_processes += judged->halted;
-        if (judged->pid > 0 && judged->pid <= G_MAXINT) {
-            gpointer key = GINT_TO_POINTER((gint) judged->pid);
-            gboolean before = !g_hash_table_contains(analysis->checked_to_end, key) ||
-                              GPOINTER_TO_INT(g_hash_table_lookup(analysis->checked_to_end, key));
-            g_hash_table_insert(analysis->checked_to_end, key,
-                                GINT_TO_POINTER(before && judged->checked_to_end));
-        }
-        summary->free_at_exit += judged->report ? judged->report_free_at_exit
-                                                : (guint) (judged->processes > 0 && judged->free_at_exit);
-        gl_findings_absorb(analysis->table, judged->findings);
-        for (guint j = 0; j < judged->notes->len; j++)
-            g_ptr_array_add(analysis->notes, g_strdup(g_ptr_array_index(judged->notes, j)));
-        if (judged->truncated)
-            g_ptr_array_add(summary->truncated_files, g_strdup(input->path));
-        for (guint j = 0; judged->report_truncated != NULL && j < judged->report_truncated->len; j++)
-            g_ptr_array_add(summary->truncated_files,
-                            g_strdup(g_ptr_array_index(judged->report_truncated, j)));
-        int signo = judged->truncated ? killed_by(killed, input->path) : 0;
-        if (signo != 0) {
-            /* The process never finished writing: what it wrote is read,
-             * and nothing is missing that it could have written. */
-            g_ptr_array_add(analysis->notes,
-                            g_strdup_printf("%s: process %" G_GUINT64_FORMAT " was killed by %s; "
-                                            "its %s ends early", input->path,
-                                            pid_of_file(input->path), gl_signal_name(signo),
-                                            g_str_has_suffix(input->path, ".xml") ||
-                                            g_str_has_suffix(input->path, ".xml.gz")
-                                                ? "XML" : "report"));
-        }
-        gboolean incomplete = FALSE;
-        for (guint j = 0; j < judged->problems->len; j++) {
-            const GError *problem = g_ptr_array_index(judged->problems, j);
-            if (signo == 0 || !g_error_matches(problem, GL_ERROR, GL_ERROR_TRUNCATED)) {
-                g_ptr_array_add(analysis->problems, g_error_copy(problem));
-                incomplete = TRUE;
-            }
-        }
-        /* A shard's report counts its own inputs and processes. */
-        summary->incomplete_files += judged->report ? judged->report_incomplete : (guint) incomplete;
-        summary->unchecked_processes += judged->report_unchecked;
-        if (judged->suppressed != NULL)
-            add_counts(analysis->suppressed, judged->suppressed);
-        GHashTableIter objects;
-        gpointer object;
-        g_hash_table_iter_init(&objects, judged->objects);
-        while (g_hash_table_iter_next(&objects, &object, NULL))
-            g_hash_table_add(analysis->objects, g_strdup(object));
-    }
+    note_fewer_readers(analysis, started - starved + 1, jobs, fit, thread_error, starved);
+    for (guint i = 0; i < inputs->len; i++)
+        absorb_input(analysis, g_ptr_array_index(inputs, i), killed);
     gl_run_records_foreach(records, note_objects_changed, analysis);
     gl_run_records_foreach(records, take_recorded_sources, analysis->sources);
     gl_findings_fingerprint(analysis->table, analysis->sources);

@@ -65,15 +65,17 @@ gboolean gl_gate_counts(const GlGate *gate, const GlFinding *finding)
     return (record->leak_kind & gate->leak_kinds) != 0;
 }
 
-void gl_gate_evaluate(const GlGate *gate, const GPtrArray *findings, guint incomplete_inputs,
-                      guint unchecked_processes, gboolean checked_nothing,
-                      const char *interrupted, GlGateResult *result)
+/* What the gate counted. The line counts bugs (groups, group.h) and, when
+ * a bug has several, its call paths (findings): "1 leak (30 call paths)". */
+typedef struct {
+    guint leaks, errors, uncertain, cut, leak_paths, error_paths;
+} Tally;
+
+/* Counts in @tally and @result the findings of @groups that fail @gate,
+ * and those it leaves to the user or could not check. */
+static void tally_groups(const GlGate *gate, const GPtrArray *groups, Tally *tally,
+                         GlGateResult *result)
 {
-    memset(result, 0, sizeof *result);
-    /* The line counts bugs (groups, group.h) and, when a bug has several,
-     * its call paths (findings): "1 leak (30 call paths)". */
-    guint leaks = 0, errors = 0, uncertain = 0, cut = 0, leak_paths = 0, error_paths = 0;
-    g_autoptr(GPtrArray) groups = gl_findings_group(findings);
     for (guint g = 0; g < groups->len; g++) {
         const GlGroup *group = g_ptr_array_index(groups, g);
         guint failing = 0;
@@ -89,9 +91,9 @@ void gl_gate_evaluate(const GlGate *gate, const GPtrArray *findings, guint incom
                 /* A stack the unwinder cut short is not a finding left to
                  * the user: what it hides was not checked. */
                 if (finding->record->stack_cut > 0)
-                    cut++;
+                    tally->cut++;
                 else
-                    uncertain += !finding->certain;
+                    tally->uncertain += !finding->certain;
                 continue;
             }
             failing++;
@@ -104,48 +106,55 @@ void gl_gate_evaluate(const GlGate *gate, const GPtrArray *findings, guint incom
         result->failing += failing;
         if (((const GlFinding *) g_ptr_array_index(group->findings, 0))->record->leak_kind
             != GL_LEAK_NONE) {
-            leaks++;
-            leak_paths += failing;
+            tally->leaks++;
+            tally->leak_paths += failing;
         } else {
-            errors++;
-            error_paths += failing;
+            tally->errors++;
+            tally->error_paths += failing;
         }
     }
-    gboolean leaks_fail = leaks > 0 &&
-                          (!gate->has_max_bytes || result->failing_bytes > gate->max_bytes);
-    result->failed = leaks_fail || errors > 0;
-    result->complete = incomplete_inputs == 0 && unchecked_processes == 0 && !checked_nothing &&
-                       interrupted == NULL && cut == 0;
+}
 
-    GString *line = g_string_new(result->failed     ? "gemleak: FAIL: "
-                                 : result->complete ? "gemleak: pass: "
-                                                    : "gemleak: INCOMPLETE: ");
+/* Appends to @line what failed, or why nothing did, of @n_findings. */
+static void append_failing(GString *line, const GlGate *gate, const GlGateResult *result,
+                           const Tally *tally, guint n_findings, gboolean checked_nothing,
+                           gboolean leaks_fail)
+{
     if (checked_nothing && result->failing == 0) {
         g_string_append(line, "nothing was checked: no process the engine checked loaded a "
                               "target extension (see gemleak's messages)");
     } else if (result->failing == 0) {
-        g_string_append(line, findings->len == 0 ? "no findings"
-                              : uncertain + cut == findings->len ? "no certain finding"
+        g_string_append(line, n_findings == 0 ? "no findings"
+                              : tally->uncertain + tally->cut == n_findings ? "no certain finding"
                               : "no finding is of a kind that fails (--fail-on)");
     } else {
-        if (leaks > 0) {
-            g_string_append_printf(line, "%u leak%s", leaks, leaks == 1 ? "" : "s");
-            if (leak_paths > leaks)
-                g_string_append_printf(line, " (%u call paths)", leak_paths);
+        if (tally->leaks > 0) {
+            g_string_append_printf(line, "%u leak%s", tally->leaks, tally->leaks == 1 ? "" : "s");
+            if (tally->leak_paths > tally->leaks)
+                g_string_append_printf(line, " (%u call paths)", tally->leak_paths);
             g_string_append_printf(line, " losing %" G_GUINT64_FORMAT " byte%s",
                                    result->failing_bytes, result->failing_bytes == 1 ? "" : "s");
             if (gate->has_max_bytes)
                 g_string_append_printf(line, " (%s --max-bytes %" G_GUINT64_FORMAT ")",
                                        leaks_fail ? "over" : "within", gate->max_bytes);
         }
-        if (errors > 0)
+        if (tally->errors > 0)
         {
-            g_string_append_printf(line, "%s%u memory error%s", leaks > 0 ? ", " : "", errors,
-                                   errors == 1 ? "" : "s");
-            if (error_paths > errors)
-                g_string_append_printf(line, " (%u call paths)", error_paths);
+            g_string_append_printf(line, "%s%u memory error%s", tally->leaks > 0 ? ", " : "",
+                                   tally->errors, tally->errors == 1 ? "" : "s");
+            if (tally->error_paths > tally->errors)
+                g_string_append_printf(line, " (%u call paths)", tally->error_paths);
         }
     }
+}
+
+/* Appends to @line what was not checked: inputs not all read, processes
+ * not checked, stacks cut short, and the rest of an interrupted run. */
+static void append_unchecked(GString *line, const GlGateResult *result, const Tally *tally,
+                             guint incomplete_inputs, guint unchecked_processes,
+                             gboolean checked_nothing, const char *interrupted)
+{
+    guint cut = tally->cut;
     if (incomplete_inputs > 0)
         g_string_append_printf(line, " in what could be read; %u input%s could not all be read "
                                "(see gemleak's messages)", incomplete_inputs,
@@ -169,10 +178,32 @@ void gl_gate_evaluate(const GlGate *gate, const GPtrArray *findings, guint incom
         g_string_append_printf(line, "; the run was interrupted by %s: what the command had not "
                                "run by then was not checked", interrupted);
     }
-    if (uncertain > 0)
+}
+
+void gl_gate_evaluate(const GlGate *gate, const GPtrArray *findings, guint incomplete_inputs,
+                      guint unchecked_processes, gboolean checked_nothing,
+                      const char *interrupted, GlGateResult *result)
+{
+    memset(result, 0, sizeof *result);
+    Tally tally = { 0 };
+    g_autoptr(GPtrArray) groups = gl_findings_group(findings);
+    tally_groups(gate, groups, &tally, result);
+    gboolean leaks_fail = tally.leaks > 0 &&
+                          (!gate->has_max_bytes || result->failing_bytes > gate->max_bytes);
+    result->failed = leaks_fail || tally.errors > 0;
+    result->complete = incomplete_inputs == 0 && unchecked_processes == 0 && !checked_nothing &&
+                       interrupted == NULL && tally.cut == 0;
+
+    GString *line = g_string_new(result->failed     ? "gemleak: FAIL: "
+                                 : result->complete ? "gemleak: pass: "
+                                                    : "gemleak: INCOMPLETE: ");
+    append_failing(line, gate, result, &tally, findings->len, checked_nothing, leaks_fail);
+    append_unchecked(line, result, &tally, incomplete_inputs, unchecked_processes,
+                     checked_nothing, interrupted);
+    if (tally.uncertain > 0)
         g_string_append_printf(line, "; %u uncertain finding%s left to you (--fail-on uncertain "
-                               "fails on %s)", uncertain, uncertain == 1 ? "" : "s",
-                               uncertain == 1 ? "it" : "them");
+                               "fails on %s)", tally.uncertain, tally.uncertain == 1 ? "" : "s",
+                               tally.uncertain == 1 ? "it" : "them");
     result->line = g_string_free(line, FALSE);
 }
 

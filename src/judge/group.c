@@ -366,9 +366,11 @@ static gint compare_groups(gconstpointer a, gconstpointer b)
     return x->id < y->id ? -1 : x->id > y->id;
 }
 
-GPtrArray *gl_findings_group(const GPtrArray *findings)
+/* Returns: (transfer full): one item for each of @findings, in order,
+ * with its class and its call path, or else its allocation site. */
+static GArray *items_new(const GPtrArray *findings)
 {
-    g_autoptr(GArray) items = g_array_sized_new(FALSE, TRUE, sizeof(Item), findings->len);
+    GArray *items = g_array_sized_new(FALSE, TRUE, sizeof(Item), findings->len);
     for (guint i = 0; i < findings->len; i++) {
         GlFinding *finding = g_ptr_array_index(findings, i);
         /* A freed block's accesses are one finding already, and the kind
@@ -386,8 +388,14 @@ GPtrArray *gl_findings_group(const GPtrArray *findings)
         }
         g_array_append_val(items, item);
     }
-    find_holders(items);
+    return items;
+}
 
+/* Joins the @items no structure holds that are one bug: by function and
+ * entry, by site (rules 1 and 5), then by routine, by call, and by entry
+ * alone. */
+static void join_items(GArray *items)
+{
     g_autoptr(GHashTable) same_function = buckets_new();
     g_autoptr(GHashTable) same_allocation = buckets_new();
     g_autoptr(GHashTable) same_entry = buckets_new();
@@ -421,7 +429,12 @@ GPtrArray *gl_findings_group(const GPtrArray *findings)
     join_related(items, same_allocation, one_routine);
     join_related(items, same_entry, one_call);
     join_entry_only(items);
+}
 
+/* Returns: (transfer full): the groups of the joined @items, each with
+ * the indirect leaks its structures held, most bytes first, numbered from 1. */
+static GPtrArray *groups_of_items(GArray *items)
+{
     GPtrArray *groups = g_ptr_array_new_with_free_func(group_free);
     g_autoptr(GHashTable) by_root = g_hash_table_new(g_direct_hash, g_direct_equal);
     for (guint i = 0; i < items->len; i++) {
@@ -455,4 +468,12 @@ GPtrArray *gl_findings_group(const GPtrArray *findings)
     for (guint g = 0; g < groups->len; g++)
         ((GlGroup *) g_ptr_array_index(groups, g))->id = g + 1;
     return groups;
+}
+
+GPtrArray *gl_findings_group(const GPtrArray *findings)
+{
+    g_autoptr(GArray) items = items_new(findings);
+    find_holders(items);
+    join_items(items);
+    return groups_of_items(items);
 }

@@ -304,43 +304,18 @@ static guint *deal(GPtrArray *files, GHashTable *costs, guint n)
     return bin;
 }
 
-gboolean gl_commands_plan(char **command, const GlCommandOptions *options, GlCommandPlan *plan,
-                          GError **error)
+/* Picks this shard's part of the files after ::: (at @separator in
+ * @command), and notes in @plan the shard and how many files there were.
+ * Returns: (transfer container): the files, pointers into @command; NULL
+ * with @error set when --shard is wrong or leaves the shard no file. */
+static GPtrArray *shard_files(char **command, guint separator, const GlCommandOptions *options,
+                              GlCommandPlan *plan, GError **error)
 {
-    memset(plan, 0, sizeof *plan);
-    plan->commands = g_ptr_array_new_with_free_func((GDestroyNotify) g_strfreev);
-    plan->shares = g_ptr_array_new_with_free_func((GDestroyNotify) g_ptr_array_unref);
-    plan->notes = g_ptr_array_new_with_free_func(g_free);
-    plan->costs = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
-    plan->shards = 1;
-    guint separator = 0;
-    while (command[separator] != NULL && strcmp(command[separator], ":::") != 0)
-        separator++;
-    if (command[separator] == NULL) {
-        if (options->shard != NULL) {
-            g_set_error(error, GL_ERROR, GL_ERROR_USAGE,
-                        "--shard needs the test files after :::, as in "
-                        "gemleak run --shard 1/2 -- rspec ::: spec/*_spec.rb");
-            gl_command_plan_clear(plan);
-            return FALSE;
-        }
-        g_ptr_array_add(plan->commands, g_strdupv(command));
-        g_ptr_array_add(plan->shares, g_ptr_array_new());
-        return TRUE;
-    }
-    if (separator == 0) {
-        g_set_error(error, GL_ERROR, GL_ERROR_USAGE, "no command before :::");
-        gl_command_plan_clear(plan);
-        return FALSE;
-    }
-    plan->has_files = TRUE;
     g_autofree char *source = NULL;
     if (options->shard != NULL &&
         !gl_shard_parse(options->shard, options->env, &plan->shard, &plan->shards, &source,
-                        error)) {
-        gl_command_plan_clear(plan);
-        return FALSE;
-    }
+                        error))
+        return NULL;
     if (source != NULL)
         g_ptr_array_add(plan->notes, g_strdup_printf("--shard auto: shard %u of %u, from %s",
                                                      plan->shard + 1, plan->shards, source));
@@ -365,10 +340,18 @@ gboolean gl_commands_plan(char **command, const GlCommandOptions *options, GlCom
                     "no files to run after ::: (for shard %u of %u: %u file%s for %u shards)",
                     plan->shard + 1, plan->shards, all->len, all->len == 1 ? "" : "s",
                     plan->shards);
-        gl_command_plan_clear(plan);
-        return FALSE;
+        return NULL;
     }
+    return g_steal_pointer(&files);
+}
 
+/* Deals @files among the jobs (options->jobs, at most one a file) by what
+ * each is expected to cost, and adds to @plan each job's command: the
+ * command before ::: (at @separator in @command), a bare ruby given
+ * gemleak's loader, then the job's files, which are also its share. */
+static void plan_jobs(char **command, guint separator, const GlCommandOptions *options,
+                      GlCommandPlan *plan, GPtrArray *files)
+{
     g_autofree char *note = NULL;
     g_autoptr(GHashTable) durations = options->durations != NULL
         ? gl_durations_load(options->durations, &note) : NULL;
@@ -410,5 +393,43 @@ gboolean gl_commands_plan(char **command, const GlCommandOptions *options, GlCom
         g_ptr_array_add(plan->shares, share);
     }
     g_free(bin);
+}
+
+gboolean gl_commands_plan(char **command, const GlCommandOptions *options, GlCommandPlan *plan,
+                          GError **error)
+{
+    memset(plan, 0, sizeof *plan);
+    plan->commands = g_ptr_array_new_with_free_func((GDestroyNotify) g_strfreev);
+    plan->shares = g_ptr_array_new_with_free_func((GDestroyNotify) g_ptr_array_unref);
+    plan->notes = g_ptr_array_new_with_free_func(g_free);
+    plan->costs = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
+    plan->shards = 1;
+    guint separator = 0;
+    while (command[separator] != NULL && strcmp(command[separator], ":::") != 0)
+        separator++;
+    if (command[separator] == NULL) {
+        if (options->shard != NULL) {
+            g_set_error(error, GL_ERROR, GL_ERROR_USAGE,
+                        "--shard needs the test files after :::, as in "
+                        "gemleak run --shard 1/2 -- rspec ::: spec/*_spec.rb");
+            gl_command_plan_clear(plan);
+            return FALSE;
+        }
+        g_ptr_array_add(plan->commands, g_strdupv(command));
+        g_ptr_array_add(plan->shares, g_ptr_array_new());
+        return TRUE;
+    }
+    if (separator == 0) {
+        g_set_error(error, GL_ERROR, GL_ERROR_USAGE, "no command before :::");
+        gl_command_plan_clear(plan);
+        return FALSE;
+    }
+    plan->has_files = TRUE;
+    g_autoptr(GPtrArray) files = shard_files(command, separator, options, plan, error);
+    if (files == NULL) {
+        gl_command_plan_clear(plan);
+        return FALSE;
+    }
+    plan_jobs(command, separator, options, plan, files);
     return TRUE;
 }
