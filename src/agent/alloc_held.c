@@ -8,12 +8,11 @@
  * a block the extension then allocates and loses sits at an address a stale
  * word still names, and reads as reachable (a leak passed over). Valgrind
  * keeps its freed blocks back the same way (--freelist-vol); AddressSanitizer
- * has its own quarantine, so this is off there. The ring is long because
- * Ruby frees such blocks by the hundred at once: clearing its index of
- * loaded features frees every short name it strdup'd (a key each), and
- * st_clear leaves the keys in the entries. 1,024 held back missed a
- * child's leak now and then in make check; 16,384 blocks of up to 1 KiB
- * cost about 2% CPU on psych's suite, 16 MiB at most.
+ * has its own quarantine, so this is off there. The ring is long: with
+ * 1,024 held back, make check still saw a child's leak passed over now and
+ * then (a stale word older than the ring); 16,384 blocks of up to 1 KiB
+ * cost about 2% CPU on psych's suite, 16 MiB at most. No length makes it
+ * certain: the scan is conservative (gemleak(1), WHAT EACH ENGINE SEES).
  *
  * A held block's bytes are cleared as it comes in, so that it keeps nothing
  * reachable; blocks over ALLOC_HELD_MAX bytes go back at once (the cost of
