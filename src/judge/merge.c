@@ -19,6 +19,7 @@ static void finding_free(gpointer data)
     g_ptr_array_unref(finding->tests);
     gl_test_free(finding->among_first);
     gl_test_free(finding->among_last);
+    gl_growth_free(finding->growth);
     g_array_unref(finding->pids);
     g_free(finding->fingerprint);
     for (guint v = 0; v < GL_FINGERPRINT_VERSION - 1; v++) {
@@ -29,6 +30,15 @@ static void finding_free(gpointer data)
     g_free(finding->structure_fingerprint);
     g_strfreev(finding->kind_fingerprints);
     g_free(finding);
+}
+
+void gl_growth_free(GlGrowth *growth)
+{
+    if (growth == NULL)
+        return;
+    g_free(growth->bytes);
+    g_free(growth->blocks);
+    g_free(growth);
 }
 
 GlFindings *gl_findings_new(void)

@@ -195,6 +195,42 @@
 #define GL_PROTO_MARKER_AT "at"
 #define GL_PROTO_MARKER_FRAME "frame"
 
+/* --growth[=K] (gemleak run): memory that only grows. GEMLEAK_GROWTH is K,
+ * the repetitions (GL_PROTO_GROWTH_MIN to GL_PROTO_GROWTH_MAX). The helper
+ * hooks the test frameworks as --per-test does and keeps each test that can
+ * run again; after the suite's own run (the warm-up), in the process that
+ * ran the tests, before its check at exit, "gemleak:growth" begins the
+ * repetitions, and for each test: a collection (GC twice, the stack below
+ * scrubbed), "gemleak:growth<TAB>0<TAB>NAME<TAB>LOCATION" and a measure,
+ * then K times: the test again, a collection,
+ * "gemleak:growth<TAB>REP<TAB>NAME<TAB>LOCATION" (REP from 1) and a measure.
+ * A test that cannot run again, or that ended its runs (exit!, a fork that
+ * returned in the child) is "gemleak:growth<TAB>unmeasured<TAB>NAME<TAB>
+ * LOCATION<TAB>WHY"; the last marker, "gemleak:growth<TAB>measured<TAB>N",
+ * says how many tests were measured. A measure under Valgrind is a leak
+ * check that reports every loss record that changed since the last
+ * (VALGRIND_DO_CHANGED_LEAK_CHECK, every leak kind shown): "N (+D) bytes in
+ * M (+E) blocks", D and E the change. Under a sanitizer's engine the client
+ * library (src/agent/growth.c) counts what is live per site of a target:
+ * every call a target makes through its GOT to an allocation function
+ * (the C library's, C++'s, Ruby's xmalloc family, and those rule 2 names
+ * its caller's, GL_PROTO_ALLOC_APIS_VARIABLE's list), and what is allocated
+ * below it; it writes after the marker, for each site whose live memory
+ * changed since the last measure, first once a process the site's stack
+ * ("gemleak:site<TAB>SITE" then the runtime's frame lines, unsymbolized:
+ * "    #N 0xPC (MODULE+0xOFFSET)"; #0 the function called, #1 the target's
+ * call), then "gemleak:grew<TAB>SITE<TAB>LIVE-BYTES<TAB>CHANGE-BYTES<TAB>
+ * LIVE-BLOCKS<TAB>CHANGE-BLOCKS" (decimal, changes signed). */
+#define GL_PROTO_GROWTH_VARIABLE "GEMLEAK_GROWTH"
+#define GL_PROTO_GROWTH_DEFAULT 3
+#define GL_PROTO_GROWTH_MIN 2
+#define GL_PROTO_GROWTH_MAX 20
+#define GL_PROTO_MARKER_GROWTH "growth"
+#define GL_PROTO_GROWTH_UNMEASURED "unmeasured"
+#define GL_PROTO_GROWTH_MEASURED "measured"
+#define GL_PROTO_MARKER_SITE "site"
+#define GL_PROTO_MARKER_GREW "grew"
+
 /* Valgrind's command line for the processes outside it. */
 /* The variables gemleak sets in every process of a run, for the helper:
  * that a run is on; its directory; gemleak's own pid (the watchdog's and

@@ -21,6 +21,9 @@ typedef enum {
 /* The pseudo-kind gemleak gives a <fatal_signal>, so that a crash flows
  * through classification and reports like any other error. */
 #define GL_KIND_FATAL_SIGNAL "FatalSignal"
+/* The kind of a finding of --growth: a site of a target whose live memory
+ * rose over a test's repetitions and never fell back (judge/growth.h). */
+#define GL_KIND_GROWTH "Growth"
 
 typedef struct {
     guint64 ip;

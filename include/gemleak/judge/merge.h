@@ -45,6 +45,21 @@ typedef struct {
  * keeps making as they were. */
 #define GL_FINGERPRINT_VERSION 4
 
+/* --growth: what one site's live memory did over one test's repetitions
+ * (a finding of kind GL_KIND_GROWTH; judge/growth.h decides). Owned by its
+ * finding. */
+typedef struct {
+    guint repetitions;     /* K: the test ran K times after its first run */
+    gint64 *bytes;         /* [repetitions]: the change in live bytes each made */
+    gint64 *blocks;        /* [repetitions]: the change in live blocks */
+    guint64 median_bytes;  /* the median of bytes[] (--growth-min-bytes) */
+    gboolean held;         /* the structs of Data objects the test keeps (growth-held) */
+    gboolean lost;         /* some of what it added was lost, not reachable, at a measure */
+} GlGrowth;
+
+/* Frees @growth (nullable). */
+void gl_growth_free(GlGrowth *growth);
+
 typedef struct {
     GlRecord *record;      /* the occurrence shown (a site's), chosen by content */
     GPtrArray *sites;      /* GlRecord*, owned: one a distinct access of a freed
@@ -86,6 +101,9 @@ typedef struct {
     guint64 among;
     GlTest *among_first;
     GlTest *among_last;
+    /* --growth: the series of a growing site (nullable: not a growth
+     * finding); its test is tests[0]. */
+    GlGrowth *growth;
 } GlFinding;
 
 typedef struct GlFindings GlFindings;
