@@ -29,7 +29,7 @@
 #define DEFAULT_RUBY34_FP "/root/.cache/gemleak/ruby-3.4.5-fp/bin/ruby"
 
 /* What the unchecked fixture set up, once for the case. */
-static char *not_merged;  /* nullable: why every test is skipped */
+static char *not_merged;  /* nullable: why every test that runs gemleak is skipped */
 static char *work;        /* the project: ext/, test/, spec/, the builds */
 static char *project;
 static char *build_error; /* nullable: a fixture that did not build (a failure, not a skip) */
