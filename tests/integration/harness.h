@@ -161,5 +161,6 @@ void integration_same(TCase *tcase);
 void integration_exact(TCase *tcase);
 void integration_differential(TCase *tcase);
 void integration_nodebug(TCase *tcase);
+void integration_growth(TCase *tcase);
 
 #endif
