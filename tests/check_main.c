@@ -39,6 +39,7 @@ int main(int argc, char **argv)
     srunner_add_suite(runner, gl_cli_run_suite());
     srunner_add_suite(runner, gl_cli_clean_suite());
     srunner_add_suite(runner, gl_formats_suite());
+    srunner_add_suite(runner, gl_growth_report_suite());
     srunner_add_suite(runner, gl_hostile_suite());
     srunner_add_suite(runner, gl_attribute_suite());
     srunner_add_suite(runner, gl_commands_suite());

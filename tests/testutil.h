@@ -151,6 +151,7 @@ Suite *gl_cli_pipeline_suite(void);
 Suite *gl_cli_run_suite(void);
 Suite *gl_cli_clean_suite(void);
 Suite *gl_formats_suite(void);
+Suite *gl_growth_report_suite(void);
 Suite *gl_hostile_suite(void);
 Suite *gl_attribute_suite(void);
 Suite *gl_commands_suite(void);

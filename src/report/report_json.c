@@ -162,6 +162,48 @@ static void add_stacks(JsonBuilder *builder, const GlFinding *finding, const cha
     }
 }
 
+/* Returns: (transfer none) (nullable): the "leak_kind" of a finding shown
+ * by @finding: "growth" for growth (whatever kinds its samples were), a
+ * leak's kind, else none. */
+static const char *leak_kind_name(const GlFinding *finding)
+{
+    const GlRecord *record = finding->record;
+    if (finding->growth != NULL)
+        return GL_JSON_LEAK_KIND_GROWTH;
+    return record->leak_kind != GL_LEAK_NONE ? gl_leak_kind_to_string(record->leak_kind) : NULL;
+}
+
+static void add_changes(JsonBuilder *builder, const char *name, const gint64 *changes, guint n)
+{
+    json_builder_set_member_name(builder, name);
+    json_builder_begin_array(builder);
+    for (guint i = 0; i < n; i++)
+        json_builder_add_int_value(builder, changes[i]);
+    json_builder_end_array(builder);
+}
+
+/* Adds "growth": what the site's live memory did over its test's
+ * repetitions, when @finding is growth (json_format.h). */
+static void add_growth(JsonBuilder *builder, const GlFinding *finding)
+{
+    const GlGrowth *growth = finding->growth;
+    if (growth == NULL)
+        return;
+    guint k = growth->bytes != NULL && growth->blocks != NULL ? growth->repetitions : 0;
+    json_builder_set_member_name(builder, GL_MEMBER_GROWTH);
+    json_builder_begin_object(builder);
+    gl_json_add_int(builder, GL_MEMBER_REPETITIONS, k);
+    add_changes(builder, GL_MEMBER_BYTES, growth->bytes, k);
+    add_changes(builder, GL_MEMBER_BLOCKS, growth->blocks, k);
+    gl_json_add_int(builder, GL_MEMBER_MEDIAN_BYTES,
+                    (gint64) MIN(growth->median_bytes, (guint64) G_MAXINT64));
+    json_builder_set_member_name(builder, GL_MEMBER_HELD);
+    json_builder_add_boolean_value(builder, growth->held);
+    json_builder_set_member_name(builder, GL_MEMBER_LOST);
+    json_builder_add_boolean_value(builder, growth->lost);
+    json_builder_end_object(builder);
+}
+
 static void json_finding(gpointer data, const GlFinding *finding, guint index)
 {
     JsonState *state = data;
@@ -172,8 +214,7 @@ static void json_finding(gpointer data, const GlFinding *finding, guint index)
 
     json_builder_begin_object(builder);
     gl_json_add_string(builder, GL_MEMBER_KIND, record->kind);
-    gl_json_add_string(builder, GL_MEMBER_LEAK_KIND,
-               record->leak_kind != GL_LEAK_NONE ? gl_leak_kind_to_string(record->leak_kind) : NULL);
+    gl_json_add_string(builder, GL_MEMBER_LEAK_KIND, leak_kind_name(finding));
     gl_json_add_string(builder, GL_MEMBER_MESSAGE, message);
     gl_json_add_string(builder, GL_MEMBER_WHAT, record->what);
     gl_json_add_int(builder, GL_MEMBER_BYTES, (gint64) finding->total_bytes);
@@ -200,6 +241,7 @@ static void json_finding(gpointer data, const GlFinding *finding, guint index)
     add_stacks(builder, finding, state->context->project_root);
     gl_json_add_string(builder, GL_MEMBER_SUPPRESSION,
                record->suppression != NULL ? record->suppression->rawtext : NULL);
+    add_growth(builder, finding);
     json_builder_end_object(builder);
 }
 
@@ -259,8 +301,7 @@ static void json_group(gpointer data, const GlGroup *group, guint index)
     json_builder_begin_object(builder);
     gl_json_add_int(builder, GL_MEMBER_ID, group->id);
     gl_json_add_string(builder, GL_MEMBER_KIND, record->kind);
-    gl_json_add_string(builder, GL_MEMBER_LEAK_KIND,
-               record->leak_kind != GL_LEAK_NONE ? gl_leak_kind_to_string(record->leak_kind) : NULL);
+    gl_json_add_string(builder, GL_MEMBER_LEAK_KIND, leak_kind_name(first));
     gl_json_add_string(builder, GL_MEMBER_MESSAGE, message);
     gl_json_add_string(builder, GL_MEMBER_REASON, reason);
     gl_json_add_string(builder, GL_MEMBER_FUNCTION, group->function);
@@ -313,6 +354,8 @@ static void add_summary(JsonBuilder *builder, const GlReportContext *context)
         g_autoptr(GPtrArray) groups = gl_findings_group(context->findings);
         gl_json_add_int(builder, GL_MEMBER_GROUPS, groups->len);
     }
+    /* of the findings, those that are growth (--growth) */
+    gl_json_add_int(builder, GL_MEMBER_GROWTH, gl_report_growth_count(context->findings, NULL));
     /* errors_seen = occurrences + baseline_known_occurrences + skipped */
     guint uncertain = 0;
     guint64 occurrences = 0, all_occurrences = 0;

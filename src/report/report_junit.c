@@ -168,8 +168,12 @@ static void junit_group(gpointer data, const GlGroup *group, guint index)
     /* Why it does not fail: uncertain (and why), or of a kind or size the
      * gate lets pass. */
     g_autofree char *uncertainty = gl_group_uncertainty(group);
+    const GlGrowth *growth = finding->growth;
     g_autofree char *skipped = uncertainty != NULL
         ? g_strdup_printf("uncertain: %s; --fail-on uncertain fails on it", uncertainty)
+        : growth != NULL && growth->held
+        ? g_strdup("held by Data objects the test keeps: --fail-on growth-held fails on it")
+        : growth != NULL ? g_strdup("does not fail the gate (--fail-on growth fails on it)")
         : g_strdup("does not fail the gate (--fail-on, --max-bytes)");
     xmlTextWriterStartElement(writer, BAD_CAST(fails ? "failure" : "skipped"));
     attribute(writer, "message", fails ? message : skipped);

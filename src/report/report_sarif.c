@@ -26,6 +26,11 @@ typedef struct {
     GPtrArray *rules;   /* kind names, in order of first use: ruleIndex */
 } SarifState;
 
+/* The rule of growth held by Data objects the test keeps (--fail-on
+ * growth-held): a note, apart from growth, so that code scanning can tell
+ * them apart. */
+#define RULE_GROWTH_HELD "GrowthHeld"
+
 /* What each kind means, for the rule's description. */
 static const struct {
     const char *kind;
@@ -45,6 +50,11 @@ static const struct {
     { "UninitValue", "An uninitialised value is used." },
     { "InvalidJump", "The program jumps to an address that holds no code." },
     { GL_KIND_FATAL_SIGNAL, "The process was killed by a signal." },
+    { GL_KIND_GROWTH, "A site of the extension kept more live memory after each repetition of a "
+                      "test and never gave it back: memory that only grows." },
+    { RULE_GROWTH_HELD, "A site of the extension kept more live memory after each repetition of "
+                        "a test, as the structs of Data objects the test keeps: the test's "
+                        "objects, which may be by design." },
 };
 
 static const char *describe(const char *kind)
@@ -245,8 +255,8 @@ static void add_code_flows(SarifState *state, const GlFinding *finding)
     /* A leak's words are its totals, as every report gives them: each
      * engine words its record its own way, Valgrind with a "loss record N
      * of M" that changes from run to run. */
-    g_autofree char *what = record->leak_kind != GL_LEAK_NONE ? gl_finding_message(finding)
-                                                              : g_strdup(record->what);
+    g_autofree char *what = record->leak_kind != GL_LEAK_NONE || finding->growth != NULL
+                                ? gl_finding_message(finding) : g_strdup(record->what);
     add_code_flow(state, what, &record->stack);
     for (guint i = 0; i < record->aux->len; i++) {
         const GlAux *aux = &g_array_index(record->aux, GlAux, i);
@@ -310,8 +320,13 @@ static void add_result(SarifState *state, const GlGroup *group)
     g_autofree char *message = several ? gl_group_message(group) : gl_finding_message(finding);
     g_autofree char *title = gl_group_title(group, root, FALSE);
     g_autofree char *tests = gl_finding_tests_line(finding, root);
-    char *text = tests != NULL ? g_strdup_printf("%s: %s; %s", title, message, tests)
-                               : g_strdup_printf("%s: %s", title, message);
+    /* growth's message names itself ("growth: +800 bytes..."), as the
+     * text report's first line: the title would say it twice */
+    gboolean grew = finding->growth != NULL && !several;
+    char *text = grew && tests != NULL ? g_strdup_printf("%s; %s", message, tests)
+                 : grew ? g_strdup(message)
+                 : tests != NULL ? g_strdup_printf("%s: %s; %s", title, message, tests)
+                 : g_strdup_printf("%s: %s", title, message);
 
     /* An uncertain one may be no bug: a warning, saying why. */
     g_autofree char *uncertainty = gl_group_uncertainty(group);
@@ -320,10 +335,14 @@ static void add_result(SarifState *state, const GlGroup *group)
         g_free(text);
         text = longer;
     }
+    /* Growth the test's Data objects hold: a note of a rule of its own,
+     * as it fails no gate by default. */
+    gboolean held = finding->growth != NULL && finding->growth->held;
+    const char *rule = held ? RULE_GROWTH_HELD : record->kind;
     json_builder_begin_object(builder);
-    gl_json_add_string(builder, "ruleId", record->kind);
-    gl_json_add_int(builder, "ruleIndex", rule_index(state, record->kind));
-    gl_json_add_string(builder, "level", uncertainty != NULL ? "warning" : "error");
+    gl_json_add_string(builder, "ruleId", rule);
+    gl_json_add_int(builder, "ruleIndex", rule_index(state, rule));
+    gl_json_add_string(builder, "level", held ? "note" : uncertainty != NULL ? "warning" : "error");
     add_message(builder, "message", text);
 
     json_builder_set_member_name(builder, "locations");
@@ -386,7 +405,7 @@ static void add_tool(JsonBuilder *builder, const GPtrArray *rules)
         add_message(builder, "shortDescription", describe(kind));
         json_builder_set_member_name(builder, "defaultConfiguration");
         json_builder_begin_object(builder);
-        gl_json_add_string(builder, "level", "error");
+        gl_json_add_string(builder, "level", strcmp(kind, RULE_GROWTH_HELD) == 0 ? "note" : "error");
         json_builder_end_object(builder);
         json_builder_end_object(builder);
     }

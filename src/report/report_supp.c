@@ -36,7 +36,8 @@ static void supp_finding(gpointer data, const GlFinding *finding, guint index)
         return;
     }
     g_autofree char *comment = gl_finding_suppression_comment(finding);
-    fprintf(state->out, "\n%s# (Valgrind has no suppression for this kind of error)\n", comment);
+    /* growth among them: named, with why no block (wording_supp.c) */
+    fprintf(state->out, "\n%s# %s\n", comment, gl_finding_no_suppression(finding));
 }
 
 static void supp_end(gpointer data)

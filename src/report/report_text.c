@@ -82,18 +82,46 @@ static void append_summary(GString *out, const GlReportContext *context)
         g_string_append(out, clean == 1 ? " (clean)" : " (all clean)");
     else if (clean > 0)
         g_string_append_printf(out, " (%u clean)", clean);
-    g_string_append_printf(out, ", %" G_GUINT64_FORMAT " error%s read: %u finding%s",
-                           summary->errors_seen, summary->errors_seen == 1 ? "" : "s",
-                           context->findings->len, context->findings->len == 1 ? "" : "s");
-    g_autoptr(GPtrArray) groups = gl_findings_group(context->findings);
-    if (groups->len < context->findings->len)
+    g_string_append_printf(out, ", %" G_GUINT64_FORMAT " error%s read: ", summary->errors_seen,
+                           summary->errors_seen == 1 ? "" : "s");
+    /* Growth (--growth) is counted apart: a series of one site over one
+     * test's repetitions, no occurrence of a leak or an error. */
+    guint grew_sites = 0;
+    guint grew = gl_report_growth_count(context->findings, &grew_sites);
+    g_autoptr(GPtrArray) ordinary = g_ptr_array_new();
+    guint64 ordinary_occurrences = 0;
+    guint ordinary_uncertain = 0;
+    for (guint i = 0; i < context->findings->len; i++) {
+        GlFinding *finding = g_ptr_array_index(context->findings, i);
+        if (finding->growth != NULL)
+            continue;
+        g_ptr_array_add(ordinary, finding);
+        ordinary_occurrences += finding->occurrences;
+        ordinary_uncertain += !finding->certain;
+    }
+    if (ordinary->len > 0 || grew == 0)
+        g_string_append_printf(out, "%u finding%s", ordinary->len, ordinary->len == 1 ? "" : "s");
+    g_autoptr(GPtrArray) groups = gl_findings_group(ordinary);
+    if (groups->len < ordinary->len)
         g_string_append_printf(out, " in %u group%s", groups->len, groups->len == 1 ? "" : "s");
-    if (context->findings->len > 0) {
-        g_string_append_printf(out, " (%" G_GUINT64_FORMAT " occurrence%s", occurrences,
-                               occurrences == 1 ? "" : "s");
-        if (uncertain > 0)
-            g_string_append_printf(out, ", %u uncertain", uncertain);
+    if (ordinary->len > 0) {
+        g_string_append_printf(out, " (%" G_GUINT64_FORMAT " occurrence%s", ordinary_occurrences,
+                               ordinary_occurrences == 1 ? "" : "s");
+        if (ordinary_uncertain > 0)
+            g_string_append_printf(out, ", %u uncertain", ordinary_uncertain);
         g_string_append_c(out, ')');
+    }
+    if (grew > 0) {
+        g_string_append_printf(out, "%s%u site%s grew", ordinary->len > 0 ? ", " : "", grew_sites,
+                               grew_sites == 1 ? "" : "s");
+        /* a site that grew in several tests is a finding in each */
+        guint grew_uncertain = uncertain - ordinary_uncertain;
+        if (grew > grew_sites)
+            g_string_append_printf(out, " (%u findings%s", grew, grew_uncertain > 0 ? ", " : ")");
+        else if (grew_uncertain > 0)
+            g_string_append(out, " (");
+        if (grew_uncertain > 0)
+            g_string_append_printf(out, "%u uncertain)", grew_uncertain);
     }
     if (context->baseline_known > 0) {
         guint64 known = all_occurrences - occurrences;

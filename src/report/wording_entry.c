@@ -163,8 +163,8 @@ static void render_finding(GString *out, const GlFinding *finding, gboolean head
             g_string_append_printf(out, "%sSuppression for this finding (for "
                                    "suppressions/ruby.supp):%s\n%s", dim, reset, block);
         else
-            g_string_append_printf(out, "%s(Valgrind has no suppression for this kind of "
-                                   "error)%s\n", dim, reset);
+            g_string_append_printf(out, "%s%s%s\n", dim, gl_finding_no_suppression(finding),
+                                   reset);
     }
 }
 

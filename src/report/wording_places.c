@@ -75,7 +75,9 @@ const GlFrame *gl_finding_location(const GlFinding *finding)
 const GlFrame *gl_finding_location_in(const GlFinding *finding, const char **stack)
 {
     const GlRecord *record = finding->record;
-    const char *which = record->leak_kind != GL_LEAK_NONE ? "allocation" : "access";
+    /* a growth's site is where its blocks were allocated, as a leak's */
+    const char *which = record->leak_kind != GL_LEAK_NONE || finding->growth != NULL
+                            ? "allocation" : "access";
     const GlFrame *frame = first_target(&record->stack);
     /* A tail call can take the extension's frame off the access stack; the
      * block's free or allocation stack still has it. */

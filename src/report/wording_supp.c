@@ -120,6 +120,13 @@ char *gl_finding_suppression(const GlFinding *finding)
     const GlRecord *record = finding->record;
     g_autofree char *kind = NULL;
     g_autofree char *extra = NULL;
+    /* Growth is no error of Valgrind's: gemleak measures it from leak
+     * checks with every kind shown. A still-reachable suppression for its
+     * site would not silence it; it would only hide the site's blocks from
+     * those measures, and from every reachable check after. A baseline
+     * (its fingerprint) is what keeps a known growth quiet. */
+    if (finding->growth != NULL)
+        return NULL;
     if (!suppression_kind(record, &kind, &extra) || record->stack.n_frames == 0)
         return NULL;
     g_autofree char *title = NULL;
@@ -145,6 +152,14 @@ char *gl_finding_suppression_comment(const GlFinding *finding)
     g_autofree char *message = NULL;
     one_line_heading(finding, &title, &message);
     return g_strdup_printf("# %s: %s\n", title, message);
+}
+
+const char *gl_finding_no_suppression(const GlFinding *finding)
+{
+    if (finding->growth != NULL)
+        return "(growth is gemleak's measure, not a Valgrind error: no suppression silences it; "
+               "--write-baseline keeps it known)";
+    return "(Valgrind has no suppression for this kind of error)";
 }
 
 char *gl_suppression_line(const char *text)

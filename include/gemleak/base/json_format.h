@@ -14,8 +14,10 @@
 #ifndef GEMLEAK_JSON_FORMAT_H
 #define GEMLEAK_JSON_FORMAT_H
 
-/* Raised when a change would mislead an older reader. */
-#define GL_JSON_REPORT_VERSION 1
+/* Raised when a change would mislead an older reader. 2: growth findings
+ * (--growth), which a reader of 1 would take for memory errors of an
+ * unknown kind and fail the gate on. */
+#define GL_JSON_REPORT_VERSION 2
 /* What a report's and an error report's tool.name says. */
 #define GL_JSON_TOOL_NAME "gemleak"
 
@@ -49,7 +51,11 @@
  * kind_fingerprints, certain, uncertainty, unnamed_frames, stack_cut,
  * unnamed_object, location: { fn, file, line, stack }, frames: [FRAME...],
  * stacks: [{ text, frames }...], accesses: [{ kind, message, frames }...],
- * suppression }. TEST: { name, location }. */
+ * suppression, growth: GROWTH }. TEST: { name, location }. A growth finding
+ * (--growth) has kind "Growth", leak_kind "growth" and its test first in
+ * tests; GROWTH: { repetitions, bytes: [CHANGE...], blocks: [CHANGE...],
+ * median_bytes, held, lost }, the change each repetition made; absent
+ * from every other finding. */
 #define GL_MEMBER_KIND "kind"
 #define GL_MEMBER_LEAK_KIND "leak_kind"
 #define GL_MEMBER_WHAT "what"
@@ -83,6 +89,13 @@
 #define GL_MEMBER_TEXT "text"
 #define GL_MEMBER_ACCESSES "accesses"
 #define GL_MEMBER_SUPPRESSION "suppression"
+#define GL_MEMBER_GROWTH "growth"
+#define GL_MEMBER_REPETITIONS "repetitions"
+#define GL_MEMBER_MEDIAN_BYTES "median_bytes"
+#define GL_MEMBER_HELD "held"
+#define GL_MEMBER_LOST "lost"
+/* A growth finding's leak_kind, and a group's of growth findings. */
+#define GL_JSON_LEAK_KIND_GROWTH "growth"
 
 /* FRAME: { fn, obj, dir, file, path, line, ip, in_target, linked }. */
 #define GL_MEMBER_FN "fn"
@@ -108,7 +121,8 @@
 #define GL_MEMBER_CALL_PATHS "call_paths"
 #define GL_MEMBER_OWNED "owned"
 
-/* SUMMARY: { files, clean_processes, errors_seen, findings, groups (counts),
+/* SUMMARY: { files, clean_processes, errors_seen, findings, groups, growth (counts:
+ * growth the findings that are growth, among findings),
  * occurrences, uncertain, skipped, skipped_by_reason: { other_leak_kinds,
  * not_in_target, ruby_memory, in_init, unjudged_process,
  * repeated_by_later_check, inherited_from_parent }, baseline_known,

@@ -58,7 +58,11 @@ char *gl_test_name(const GlTest *test, const char *project_root);
 
 /* Returns: (transfer full): what the finding is, the same in every run and
  * every format: a leak's totals ("3184 bytes in 7 blocks are definitely
- * lost"), an error's Valgrind message, then its occurrences and processes. */
+ * lost"), an error's Valgrind message, then its occurrences and processes;
+ * a growth's series: "growth: +800 bytes in +50 blocks at each of 3
+ * repetitions (series +800, +800, +800), still reachable" ("+2400 bytes in
+ * +150 blocks over 3 repetitions" when they differ; "held by +50 Data
+ * objects a repetition that the test keeps"; "some of it lost"). */
 char *gl_finding_message(const GlFinding *finding);
 
 /* Returns: (transfer full) (nullable): for a finding whose owner its frames
@@ -81,8 +85,10 @@ char *gl_finding_title(const GlFinding *finding, const char *project_root);
 /* Returns: (transfer full) (nullable): when the finding happened, as a
  * --per-test run's markers say: "first lost in CountTest#test_count
  * (test/count_test.rb:6)", "first seen in ..." for an error, with the
- * other tests; "lost at exit (...)" for a leak no test check found; NULL
- * when nothing says (a run without --per-test). */
+ * other tests; "lost at exit (...)" for a leak no test check found;
+ * "grew in CountTest#test_count (test/count_test.rb:6)" for growth (the
+ * test whose repetitions its series is of); NULL when nothing says (a run
+ * without --per-test). */
 char *gl_finding_tests_line(const GlFinding *finding, const char *project_root);
 
 /* A group's call paths a report shows in full or on a line; the others it
@@ -156,6 +162,13 @@ gboolean gl_report_group_fails(const GlReportContext *context, const GlGroup *gr
 void gl_report_counts(const GlReportContext *context, guint64 *occurrences,
                       guint64 *all_occurrences, guint *uncertain);
 
+/* The growth among @findings (GlFinding*, --growth), which the summaries
+ * count apart from leaks and errors: *sites (nullable) the sites that
+ * grew (their fingerprints, each once: one site may grow in several
+ * tests).
+ * Returns: how many of @findings are growth. */
+guint gl_report_growth_count(const GPtrArray *findings, guint *sites);
+
 /* Returns: how many of the processes read hold no finding at all (one the
  * baseline knows too is a finding) and were judged: a clean run of an
  * engine that writes little says what it checked. */
@@ -203,9 +216,16 @@ char *gl_group_text(const GlGroup *group, gboolean suppressions, const char *pro
 /* Returns: (transfer full) (nullable): the Valgrind suppression that
  * silences @finding wherever Ruby called it from, under a comment that
  * names it: its frames up to the last target frame, then "...". NULL when
- * Valgrind has no suppression for its kind. --format supp and the text
+ * Valgrind has no suppression for its kind, and for growth (no error of
+ * Valgrind's: gemleak measures it). --format supp and the text
  * report's --gen-suppressions both print this. */
 char *gl_finding_suppression(const GlFinding *finding);
+
+/* Returns: (transfer none): why @finding has no suppression (when
+ * gl_finding_suppression() gives none), in parentheses: "(Valgrind has no
+ * suppression for this kind of error)"; for growth, that a baseline, not
+ * a suppression, keeps it known. */
+const char *gl_finding_no_suppression(const GlFinding *finding);
 
 /* Returns: (transfer full): "# TITLE: MESSAGE\n", the comment that names
  * @finding above its suppression (or says there is none), on one line. */
