@@ -109,8 +109,9 @@ module GemLeakHelper
       def run_again(again)
         @again = true
         @again_pid = Core.pid
+        @ended = false
         again.call
-        true
+        !@ended
       rescue StandardError, ScriptError => e
         Core.debug(e) # a test that fails when run again may just not leak
         true
