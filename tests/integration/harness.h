@@ -151,6 +151,7 @@ void integration_checked(TCase *tcase);
 void integration_minitest(TCase *tcase);
 void integration_rspec(TCase *tcase);
 void integration_per_test(TCase *tcase);
+void integration_growth(TCase *tcase);
 void integration_gem(TCase *tcase);
 void integration_engine(TCase *tcase);
 void integration_asan(TCase *tcase);

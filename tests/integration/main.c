@@ -104,7 +104,8 @@ int main(int argc, char **argv)
     /* The test cases run at once, each in a process of its own
      * (run_in_parallel); the tests of one case run in turn. */
     enum { SELF, LEAKS, VERDICTS, PROCESSES, COMMANDS, CHECKED, PER_TEST, MINITEST, RSPEC, GEM,
-           ENGINE, ASAN, GROUPS, HANDED, PROMISE, SAME, EXACT, DIFFERENTIAL, NODEBUG, N_CASES };
+           ENGINE, ASAN, GROUPS, HANDED, PROMISE, SAME, EXACT, DIFFERENTIAL, NODEBUG, GROWTH,
+           N_CASES };
     const char *names[N_CASES + 1] = {
         [SELF] = "gemleak itself",
         [LEAKS] = "run: leaks",
@@ -125,6 +126,7 @@ int main(int argc, char **argv)
         [EXACT] = "run: exact stacks where something leaked",
         [DIFFERENTIAL] = "run: every engine, one verdict",
         [NODEBUG] = "run: an extension without debug information",
+        [GROWTH] = "run: growth",
         [N_CASES] = NULL,
     };
     TCase *cases[N_CASES];
@@ -150,6 +152,7 @@ int main(int argc, char **argv)
     integration_exact(cases[EXACT]);
     integration_differential(cases[DIFFERENTIAL]);
     integration_nodebug(cases[NODEBUG]);
+    integration_growth(cases[GROWTH]);
 
     /* A bound for a hang, not for speed: on a busy 2-core machine the gem
      * from a clone (gemleak built four times, suites under Valgrind) took
