@@ -47,11 +47,7 @@ static char *kept_text(const char *kept, const char *glob)
     return text;
 }
 
-/* Returns: (transfer full): the growth markers of @text, in order, one a
- * line, as the helper wrote them ("gemleak:growth\t0\tNAME\tLOCATION"),
- * the location's directory left out; @prefix, @suffix: what surrounds a
- * marker's line in the engine's output. */
-static char *growth_markers(const char *text, const char *prefix, const char *suffix,
+char *growth_markers(const char *text, const char *prefix, const char *suffix,
                             const char *dir)
 {
     g_autofree char *pattern = g_strdup_printf("^%s(gemleak:growth[^\\n]*?)%s$", prefix, suffix);
