@@ -205,19 +205,21 @@ START_TEST(test_engine_file_says_growth)
     g_autofree char *dir = gl_test_tmpdir();
     const GlEngine *engine = gl_engine_find("valgrind");
     g_autofree char *path = g_build_filename(dir, "engine.txt", NULL);
-    ck_assert(gl_rundir_write_engine(dir, engine, "3.19.0", FALSE, 5, NULL));
-    g_autofree char *with = gl_test_read(path, NULL);
-    gl_assert_line(with, "^growth 5$");
-    g_auto(GlEngineFacts) read = { 0 };
-    gl_engine_facts_read(dir, &read);
-    ck_assert_uint_eq(read.growth, 5);
-
-    ck_assert(gl_rundir_write_engine(dir, engine, "3.19.0", FALSE, 0, NULL));
-    g_autofree char *without = gl_test_read(path, NULL);
-    gl_assert_no_line(without, "^growth");
-    g_auto(GlEngineFacts) none = { 0 };
-    gl_engine_facts_read(dir, &none);
-    ck_assert_uint_eq(none.growth, 0);
+    const struct {
+        guint growth;
+        const char *line;   /* the line it writes, or NULL for none */
+    } runs[] = { { 5, "^growth 5$" }, { 0, NULL } };
+    for (guint i = 0; i < G_N_ELEMENTS(runs); i++) {
+        ck_assert(gl_rundir_write_engine(dir, engine, "3.19.0", FALSE, runs[i].growth, NULL));
+        g_autofree char *written = gl_test_read(path, NULL);
+        if (runs[i].line != NULL)
+            gl_assert_line(written, runs[i].line);
+        else
+            gl_assert_no_line(written, "^growth");
+        g_auto(GlEngineFacts) read = { 0 };
+        gl_engine_facts_read(dir, &read);
+        ck_assert_uint_eq(read.growth, runs[i].growth);
+    }
 
     /* what is not a number is not asked for */
     ck_assert(g_file_set_contents(path, "Valgrind\ngrowth lots\n", -1, NULL));
