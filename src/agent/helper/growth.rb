@@ -138,7 +138,7 @@ module GemLeakHelper
       # Returns: nil when @test ran K times, each measured; else why not.
       def repeat(test, measure)
         collect
-        measure.call("#{[PREFIX, 0, test.name, test.location].join("\t")}\0")
+        measure.call("#{[PREFIX, "0", test.name, test.location].join("\t")}\0")
         REPETITIONS.times do |i|
           ran = PerTest.run_again(test.again)
           return ENDED unless ran && Core.pid == @pid

@@ -190,7 +190,8 @@ class GrowthTest < Minitest::Test
   end
 
   # A child a test forks while it runs again, and that returns to the
-  # helper (fork without a block), ends there: its parent measures on.
+  # helper (fork without a block), ends there: its parent measures on. One
+  # that exits ends with its own status.
   def test_forked_child_leaves_the_measures_to_its_parent
     run, lines = calls(VALGRIND + <<~'RUBY')
       require "minitest/autorun"
@@ -198,17 +199,22 @@ class GrowthTest < Minitest::Test
       class ForkTest < Minitest::Test
         def test_fork
           $runs += 1
-          if $runs == 2 && (pid = fork).nil?
-            File.open(File.join(DIR, "child"), "w") { |f| f.puts(Process.pid) }
+          if $runs >= 2 && (pid = fork).nil?
+            File.open(File.join(DIR, "child"), "a") { |f| f.puts(Process.pid) }
+            exit 7 if $runs == 3
             return
           end
-          Process.wait(pid) if pid
+          if pid
+            Process.wait(pid)
+            File.open(File.join(DIR, "statuses"), "a") { |f| f.puts($?.exitstatus) }
+          end
           assert true
         end
       end
     RUBY
-    child = File.read(File.join(run.dir, "child")).to_i
-    assert child.positive?
+    children = File.read(File.join(run.dir, "child")).lines.map(&:to_i)
+    assert_equal 3, children.size
+    assert_equal [0, 7, 0], File.read(File.join(run.dir, "statuses")).lines.map(&:to_i)
     assert_equal 4, lines.grep(/\Agemleak:growth\t\d\tForkTest#test_fork\t/).size, lines.join("\n")
     assert_equal 1, lines.grep(/\Agemleak:growth\tmeasured\t1\z/).size, lines.join("\n")
   end
