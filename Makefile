@@ -138,17 +138,18 @@ $(B)/gen/resources.h: $(RESDIR)/gemleak.gresource.xml $(RESOURCES)
 # body compiled once per Ruby of the run.
 HELPER_PARTS := $(addprefix $(AGENT)/helper/,protocol.rb core.rb extensions.rb instrumented.rb durations.rb \
                 sanitizer.rb owners.rb per_test.rb per_test_again.rb per_test_frameworks.rb \
-                exit_exec.rb launch.rb start.rb)
+                growth.rb exit_exec.rb launch.rb start.rb)
 HELPER_MAGIC := \# frozen_string_literal: true
 
 # The run directory's protocol (file names, markers, variables) is spelled
 # once, in include/gemleak/base/protocol.h; each "#define GL_PROTO_NAME
-# "value"" there becomes "NAME = "value"" between protocol.rb's "# BEGIN
-# protocol.h" and "# END protocol.h", in the build's copy of that part.
+# "value"" (or a decimal number) there becomes "NAME = "value"" between
+# protocol.rb's "# BEGIN protocol.h" and "# END protocol.h", in the build's
+# copy of that part.
 PROTOCOL_H := include/gemleak/base/protocol.h
 $(B)/helper/protocol.rb: $(AGENT)/helper/protocol.rb $(PROTOCOL_H)
 	@mkdir -p $(@D)
-	sed -n 's/^#define GL_PROTO_\([A-Z_]*\) \(".*"\)$$/    \1 = \2/p' $(PROTOCOL_H) > $@.lines
+	sed -n 's/^#define GL_PROTO_\([A-Z_]*\) \(".*"\|[0-9][0-9]*\)$$/    \1 = \2/p' $(PROTOCOL_H) > $@.lines
 	@test -s $@.lines || { echo "no GL_PROTO_ strings in $(PROTOCOL_H)" >&2; exit 1; }
 	awk -v lines=$@.lines '/# END protocol.h/ { while ((getline l < lines) > 0) print l; skip = 0 } \
 	    !skip { print } /# BEGIN protocol.h/ { skip = 1 }' $< > $@.tmp

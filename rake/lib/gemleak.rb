@@ -104,6 +104,11 @@ module GemLeak
     # true or :test: --per-test (each leak names the test it was lost in);
     # :file: --per-test=file (a check per test file: cheaper on big suites)
     attr_accessor :per_test
+    # true: --growth (memory that only grows: after the suite each test
+    # runs again, 3 times, and a site of the extension whose live memory
+    # rose each time is reported with the test); K: --growth=K, K runs
+    # again (GROWTH_REPETITIONS)
+    attr_accessor :growth
     attr_accessor :extra_arguments     # anything else, as gemleak run takes it
     # The gemleak executable: by default $GEMLEAK, else the gemleak gem's
     # own, else where make install put it, else gemleak on PATH (but for
@@ -251,6 +256,7 @@ module GemLeak
       args.push("--gen-suppressions") if gen_suppressions
       args.push("--keep-xml", string(keep_xml, "keep_xml")) if keep_xml
       args.push(*per_test_arguments)
+      args.push(*growth_arguments)
       args.concat(extra_arguments.map { |arg| string(arg, "extra_arguments") })
       args
     end
@@ -264,6 +270,23 @@ module GemLeak
       when :file, "file" then ["--per-test=file"]
       else raise Error, "per_test: #{per_test.inspect} is none of true, :test, :file or false"
       end
+    end
+
+    def growth_arguments
+      case growth
+      when nil, false then []
+      when true then ["--growth"]
+      when Integer
+        raise Error, growth_refused unless GROWTH_REPETITIONS.cover?(growth)
+
+        ["--growth=#{growth}"]
+      else raise Error, growth_refused
+      end
+    end
+
+    def growth_refused
+      "growth: #{growth.inspect} is none of true, false or how many times each test runs " \
+        "again (#{GROWTH_REPETITIONS.min} to #{GROWTH_REPETITIONS.max})"
     end
 
     # A setting that is a name, a number or a path; a Regexp means nothing there.
@@ -457,6 +480,9 @@ module GemLeak
   # of a build of the project's extensions the helper loads in place of the
   # project's own (tests/rake/test_messages.rb holds it equal).
   INSTRUMENTED_VARIABLE = "GEMLEAK_INSTRUMENTED"
+  # GL_PROTO_GROWTH_MIN to GL_PROTO_GROWTH_MAX of protocol.h: the
+  # repetitions growth = K may ask for.
+  GROWTH_REPETITIONS = (2..20).freeze
 
   # One run of a suite under gemleak: the command prefix, and after the run,
   # what gemleak found. The JSON report it writes says what it found, and

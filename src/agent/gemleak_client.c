@@ -19,6 +19,8 @@
 #define VALGRIND_PRINTF(...) ((void) 0)
 #define VALGRIND_DO_ADDED_LEAK_CHECK ((void) 0)
 #define VALGRIND_DO_LEAK_CHECK ((void) 0)
+#define VALGRIND_DO_CHANGED_LEAK_CHECK ((void) 0)
+#define VALGRIND_DO_QUICK_LEAK_CHECK ((void) 0)
 #define VALGRIND_COUNT_LEAKS(a, b, c, d) ((void) 0)
 #define VALGRIND_COUNT_LEAK_BLOCKS(a, b, c, d) ((void) 0)
 #endif
@@ -36,6 +38,8 @@ int gemleak_client_running_on_valgrind(void);
 void gemleak_client_marker(const char *text);
 void gemleak_client_leak_check(void);
 void gemleak_client_full_leak_check(void);
+void gemleak_client_changed_leak_check(void);
+void gemleak_client_quick_leak_check(void);
 long gemleak_client_lost(int which);
 
 /* Returns: nonzero when the process runs under Valgrind (its depth of
@@ -68,6 +72,22 @@ void gemleak_client_leak_check(void)
 void gemleak_client_full_leak_check(void)
 {
     VALGRIND_DO_LEAK_CHECK;
+}
+
+/* --growth's measure: a leak check that reports every loss record that
+ * changed since the last check, grown or shrunk, of every kind shown. */
+void gemleak_client_changed_leak_check(void)
+{
+    VALGRIND_DO_CHANGED_LEAK_CHECK;
+}
+
+/* A leak check that reports no loss record (its counts only), after which
+ * a changed check reports what changed since: --growth's baseline before
+ * its first measure, which otherwise lists every loss record of the
+ * process (on Debian's Ruby 3.1, 16,000 records, 60 MB of XML). */
+void gemleak_client_quick_leak_check(void)
+{
+    VALGRIND_DO_QUICK_LEAK_CHECK;
 }
 
 /* Returns: what the last leak check found lost, in all: @which 0, the

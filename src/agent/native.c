@@ -8,6 +8,8 @@
  *   running_on_valgrind             -> Integer (0 natively)
  *   valgrind_marker(text)           a line of Valgrind's output
  *   valgrind_check, valgrind_full_check, valgrind_lost(which) -> Integer
+ *   valgrind_changed_check          a leak check of what changed (--growth)
+ *   valgrind_quick_check            a leak check that lists nothing (its baseline)
  *   owners_start -> Integer, owner(text), owner_none, owners_write
  *   sanitizer(name) -> Integer      1 if the runtime has @name (below)
  *   sanitizer_line(text)            a line of the runtime's report
@@ -42,6 +44,8 @@ int gemleak_client_running_on_valgrind(void);
 void gemleak_client_marker(const char *text);
 void gemleak_client_leak_check(void);
 void gemleak_client_full_leak_check(void);
+void gemleak_client_changed_leak_check(void);
+void gemleak_client_quick_leak_check(void);
 long gemleak_client_lost(int which);
 int gemleak_client_owners_start(void);
 void gemleak_client_owner(const char *text);
@@ -102,6 +106,20 @@ static VALUE native_valgrind_full_check(VALUE self)
 {
     (void) self;
     gemleak_client_full_leak_check();
+    return integer(0);
+}
+
+static VALUE native_valgrind_changed_check(VALUE self)
+{
+    (void) self;
+    gemleak_client_changed_leak_check();
+    return integer(0);
+}
+
+static VALUE native_valgrind_quick_check(VALUE self)
+{
+    (void) self;
+    gemleak_client_quick_leak_check();
     return integer(0);
 }
 
@@ -238,6 +256,8 @@ void Init_gemleak_client(void)
         { "valgrind_check", (Method) (uintptr_t) native_valgrind_check, 0 },
         { "valgrind_full_check", (Method) (uintptr_t) native_valgrind_full_check, 0 },
         { "valgrind_lost", (Method) (uintptr_t) native_valgrind_lost, 1 },
+        { "valgrind_changed_check", (Method) (uintptr_t) native_valgrind_changed_check, 0 },
+        { "valgrind_quick_check", (Method) (uintptr_t) native_valgrind_quick_check, 0 },
         { "owners_start", (Method) (uintptr_t) native_owners_start, 0 },
         { "owner", (Method) (uintptr_t) native_owner, 1 },
         { "owner_none", (Method) (uintptr_t) native_owner_none, 0 },

@@ -56,6 +56,7 @@ typedef struct {
     char *shard;
     char *durations;
     char *per_test;             /* "test" or "file"; NULL: off */
+    guint growth;               /* --growth[=K]: the repetitions; 0: off */
     gboolean trace_launchers;
     gboolean spare_launchers;
     gboolean exact_stacks;      /* --exact-stacks: every allocation unwound exactly, one run */

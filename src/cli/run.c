@@ -160,6 +160,7 @@ static void plan_run(const Options *options, const Plan *plan, const GlEngine *e
         .keep_dir = options->keep_xml,
         .messages = err,
         .per_test = options->per_test,
+        .growth = options->growth,
         .time_files = commands->has_files,
         .spare_launchers = !options->trace_launchers,
         .fast_stacks = !options->exact_stacks &&
@@ -219,6 +220,16 @@ static int run_planned(const Options *options, Plan *plan, char **command, FILE 
      * on PATH is (a script may name another): the run's coverage says
      * which processes ran one older than the engine needs. */
     const GlEngine *engine = gl_engine_find(options->engine);
+    /* Under an engine that answers client requests, each repetition's
+     * measure is one (a changed leak check). */
+    if (options->growth > 0 && gl_engine_supports(engine, GL_ENGINE_CLIENT_REQUESTS) &&
+        !gl_per_test_available()) {
+        g_set_error(&error, GL_ERROR, GL_ERROR_ENVIRONMENT,
+                    "--growth: this gemleak was built without Valgrind's headers "
+                    "(valgrind/valgrind.h; Debian: valgrind, Fedora: valgrind-devel): install "
+                    "them and build gemleak again, or use --engine lsan");
+        return gl_cli_fail(err, "run", error);
+    }
     guint n_supps = supps->len;
     g_ptr_array_add(supps, NULL);
 

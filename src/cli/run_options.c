@@ -3,6 +3,7 @@
  * exit statuses, and the context they make (run.c parses with it). */
 #include "cli_int.h"
 #include "gemleak/base/errors.h"
+#include "gemleak/base/protocol.h"
 #include "gemleak/run/commands.h"
 
 #include <string.h>
@@ -40,6 +41,27 @@ static gboolean on_per_test(const char *name, const char *value, gpointer data, 
     return TRUE;
 }
 
+/* --growth[=K]: bare, GL_PROTO_GROWTH_DEFAULT repetitions. K in decimal
+ * digits only, as written: "+3", " 3", "03" or "3x" are mistakes, not three. */
+static gboolean on_growth(const char *name, const char *value, gpointer data, GError **error)
+{
+    Options *options = data;
+    (void) name;
+    guint64 repetitions = GL_PROTO_GROWTH_DEFAULT;
+    if (value != NULL && (*value == '\0' || *value == '0' ||
+                          strspn(value, "0123456789") != strlen(value) || strlen(value) > 2 ||
+                          (repetitions = g_ascii_strtoull(value, NULL, 10)) < GL_PROTO_GROWTH_MIN ||
+                          repetitions > GL_PROTO_GROWTH_MAX)) {
+        g_set_error(error, GL_ERROR, GL_ERROR_USAGE,
+                    "--growth=%s: give how many times each test runs again, from %d to %d "
+                    "(--growth alone: %d)", value, GL_PROTO_GROWTH_MIN, GL_PROTO_GROWTH_MAX,
+                    GL_PROTO_GROWTH_DEFAULT);
+        return FALSE;
+    }
+    options->growth = (guint) repetitions;
+    return TRUE;
+}
+
 static GOptionGroup *run_group(Options *options)
 {
     /* the engines as their table says (gemleak/run/engine.h); kept for
@@ -72,6 +94,13 @@ static GOptionGroup *run_group(Options *options)
           "few leak checks by running the tests that lost memory again (--per-test alone), a "
           "check after each test (each), or after each test file; under --engine lsan or asan, "
           "the test that allocated its blocks (no check, nothing run again)", "test|each|file" },
+        { "growth", 0, G_OPTION_FLAG_OPTIONAL_ARG, G_OPTION_ARG_CALLBACK, (gpointer) on_growth,
+          "Find memory that only grows (a cache that never forgets, a table or vector never "
+          "trimmed, freed only at exit, which no leak check sees): after the suite, each test "
+          "that can run again (minitest, test-unit, RSpec) runs K more times (default 3, 2 to "
+          "20), and a site of the extension whose live memory rose over the repetitions and "
+          "never fell back is reported with the test; costs the K runs of the tests, and under "
+          "Valgrind a leak check after each (about half a second)", "K" },
         { "spare-launchers", 0, 0, G_OPTION_ARG_NONE, &options->spare_launchers,
           "Run a launcher command (bundle, rake) natively, and what it starts under Valgrind "
           "(the default; undoes --trace-launchers)", NULL },

@@ -35,6 +35,7 @@ static char **with_restore(char **env, const char *require, const char *preload)
         GL_PROTO_RUNTIME_VARIABLE, GL_PROTO_PROOF_VARIABLE, GL_PROTO_EXACT_VARIABLE,
         GL_PROTO_ALLOC_LIBRARY_VARIABLE, GL_PROTO_ALLOC_MODE_VARIABLE, GL_PROTO_ALLOC_APIS_VARIABLE,
         GL_PROTO_EXACT_TESTS_VARIABLE, GL_PROTO_INSTRUMENTED_VARIABLE, GL_PROTO_GUARD_VARIABLE,
+        GL_PROTO_GROWTH_VARIABLE,
     };
     static const char *const after[] = { "LSAN_OPTIONS", "ASAN_OPTIONS" };
     g_autoptr(GPtrArray) items = g_ptr_array_new_with_free_func(g_free);
@@ -128,6 +129,9 @@ static char **with_helper_tasks(char **env, const GlRunOptions *options, const c
 {
     env = set_or_unset(env, GL_PROTO_DURATIONS_VARIABLE, options->time_files ? "1" : NULL);
     env = set_or_unset(env, GL_PROTO_PER_TEST_VARIABLE, options->per_test);
+    /* --growth: the repetitions of each test after the suite. */
+    g_autofree char *growth = options->growth > 0 ? g_strdup_printf("%u", options->growth) : NULL;
+    env = set_or_unset(env, GL_PROTO_GROWTH_VARIABLE, growth);
     /* Whether the helper counts possibly lost memory as lost when it
      * looks for the test that lost it. */
     env = set_or_unset(env, GL_PROTO_LEAK_KINDS_VARIABLE,

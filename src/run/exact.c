@@ -364,6 +364,11 @@ static gboolean run_again(const GlRunOptions *options, GPtrArray *commands, gdou
     /* the tests' names, for the helper to skip the others by */
     again.per_test = tests_file != NULL ? GL_PROTO_PER_TEST_OWNERS : NULL;
     again.time_files = FALSE;
+    /* No growth phase: this pass wants exact stacks of what the first
+     * lost, and its reports are read for those only; the repetitions were
+     * measured in the first run, and here would only cost their time
+     * (GL_PROTO_GROWTH_VARIABLE is left out of its environment). */
+    again.growth = 0;
     again.deadline = gl_exact_deadline(first, sites_file == NULL);
     again.input_offset = input_offset;
     GlRunResult second = { 0 };

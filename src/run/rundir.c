@@ -137,9 +137,13 @@ gboolean gl_rundir_write_engine_facts(const char *dir, const GlEngineFacts *fact
     guint n = 0;
     const GlEngineKey *keys = gl_engine_keys(&n);
     for (guint i = 0; i < n; i++) {
-        const char *value = keys[i].flag ? NULL : gl_engine_facts_text(facts, &keys[i]);
+        const char *value = keys[i].flag || keys[i].number ? NULL
+                                                           : gl_engine_facts_text(facts, &keys[i]);
         if (keys[i].flag && gl_engine_facts_say(facts, keys[i].bit))
             g_string_append_printf(text, "%s yes\n", keys[i].key);
+        else if (keys[i].number && gl_engine_facts_number(facts, &keys[i]) > 0)
+            g_string_append_printf(text, "%s %u\n", keys[i].key,
+                                   gl_engine_facts_number(facts, &keys[i]));
         /* one line each: a runtime's path has no newline gemleak would keep */
         else if (value != NULL && strchr(value, '\n') == NULL)
             g_string_append_printf(text, "%s %s\n", keys[i].key, value);
@@ -155,10 +159,11 @@ gboolean gl_rundir_write_engine_facts(const char *dir, const GlEngineFacts *fact
 }
 
 gboolean gl_rundir_write_engine(const char *dir, const GlEngine *engine, const char *version,
-                                gboolean proof, GError **error)
+                                gboolean proof, guint growth, GError **error)
 {
     GlEngineFacts facts = engine->facts;
     facts.version = version;
+    facts.growth = growth;
     /* The run's, not the engine's: whether each process says that its
      * check ran to its end, after which a clean one is no longer silent. */
     facts.caps &= ~(guint) GL_ENGINE_PROVES_CHECKS;

@@ -380,7 +380,7 @@ gboolean gl_run_commands(const GlRunOptions *options, GPtrArray *commands, GlRun
     g_autofree char *preload = gl_run_preload_library(result->helper_dir, NULL);
     if (!gl_rundir_write_engine(result->dir, engine, result->engine_found,
                                 gl_engine_supports(engine, GL_ENGINE_PROVES_CHECKS) &&
-                                    preload != NULL, error))
+                                    preload != NULL, options->growth, error))
         return FALSE;
     /* The engine's command line, for a Ruby that finds itself outside it
      * (below a launcher gemleak spares, extconf.rb) to put itself under it. */

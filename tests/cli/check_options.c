@@ -272,6 +272,36 @@ START_TEST(test_option_values_checked_first)
 }
 END_TEST
 
+/* Issue 39: --growth[=K] takes K from 2 to 20 (bare: 3), and anything
+ * else is a usage error that names the range, before anything runs. A
+ * good value is told by the run going on to the next option's mistake. */
+START_TEST(test_growth_repetitions)
+{
+    const char *const bad[] = { "1", "0", "21", "100", "abc", "", "3x", "+3", "-3", " 3",
+                                "03" };
+    for (guint i = 0; i < G_N_ELEMENTS(bad); i++) {
+        g_autofree char *option = g_strconcat("--growth=", bad[i], NULL);
+        RUN(run, "run", option, "--", "/nonexistent/command");
+        ck_assert_msg(run.status == GL_EXIT_USAGE, "%s: status %d\n%s", option, run.status,
+                      run.err);
+        g_autofree char *pattern = g_strdup_printf(
+            "^gemleak: --growth=%s: give how many times each test runs again, from 2 to 20 "
+            "\\(--growth alone: 3\\)$", g_regex_escape_string(bad[i], -1));
+        gl_assert_line(run.err, pattern);
+        gl_assert_no_line(run.err, "Valgrind");
+        gl_test_run_clear(&run);
+    }
+    const char *const good[] = { "--growth", "--growth=2", "--growth=20" };
+    for (guint i = 0; i < G_N_ELEMENTS(good); i++) {
+        RUN(run, "run", good[i], "--color", "junk", "--", "/nonexistent/command");
+        ck_assert_msg(run.status == GL_EXIT_USAGE, "%s: status %d", good[i], run.status);
+        gl_assert_line(run.err, "^gemleak: --color junk: give auto, always or never$");
+        gl_assert_no_line(run.err, "--growth");
+        gl_test_run_clear(&run);
+    }
+}
+END_TEST
+
 /* Paths and patterns are bytes, as file names are: UTF-8 in a UTF-8
  * locale, and Latin-1 bytes in any locale. */
 START_TEST(test_non_ascii_option_values)
@@ -329,6 +359,7 @@ Suite *gl_cli_options_suite(void)
     tcase_add_test(tc, test_option_files_are_bounded);
     tcase_add_test(tc, test_jobs_bounds);
     tcase_add_test(tc, test_option_values_checked_first);
+    tcase_add_test(tc, test_growth_repetitions);
     tcase_add_test(tc, test_non_ascii_option_values);
     tcase_add_test(tc, test_inputs_after_double_dash);
     tcase_add_test(tc, test_fewer_threads_when_none_can_start);

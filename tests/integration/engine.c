@@ -365,6 +365,62 @@ START_TEST(test_lsan_per_test_names_the_test_as_valgrind)
 }
 END_TEST
 
+/* --growth under LeakSanitizer: the markers are lines of the report file,
+ * before "gemleak:exit". Each test is measured K times through the client
+ * library's counting (the checkpoint writes the marker), or, where this
+ * gemleak's library has no allocation hooks, every test is named
+ * unmeasured, and the run says it measured none: never silently nothing. */
+START_TEST(test_lsan_growth_markers)
+{
+    if (!have_ruby34("--growth under the LeakSanitizer engine"))
+        return;
+    g_autofree char *gem = g_build_filename(work, "gem", NULL);
+    const char *command[] = { ruby34, "-Ilib", "-Itest", "test/words_test.rb", NULL };
+    g_autofree char *json = g_build_filename(work, "growth.json", NULL);
+    Result r = { 0 };
+    run_engine_with(&r, gem, "lsan", "--growth=2", json, command);
+    /* it leaks: the directory is kept */
+    g_autofree char *kept = kept_dir(r.err);
+    ck_assert_msg(kept != NULL, "status %d:\n%s", r.status, r.err);
+    gl_assert_line(r.out, "^3 runs, 3 assertions, 0 failures, 0 errors");
+    g_autofree char *script = g_strdup_printf("zcat -f '%s'/lsan.*", kept);
+    const char *cat[] = { "sh", "-c", script, NULL };
+    Result report = { 0 };
+    run_command(&report, NULL, NULL, cat);
+    ck_assert_int_eq(report.status, 0);
+    g_autofree char *found = growth_markers(report.out, "", "", gem);
+    /* before the runtime's check at exit */
+    const char *exit_marker = strstr(report.out, "\ngemleak:exit\n");
+    ck_assert(exit_marker != NULL && strstr(exit_marker, "gemleak:growth") == NULL);
+    g_autoptr(GString) markers = g_string_new(found);
+    g_string_append(markers, "gemleak:exit\n");
+    const char *tests[] = { "test_count", "test_frequencies", "test_symbols" };
+    ck_assert_msg(g_str_has_prefix(markers->str, "gemleak:growth\n"), "%s", markers->str);
+    gboolean counted = strstr(markers->str, "gemleak:growth\t0\t") != NULL;
+    for (guint i = 0; i < G_N_ELEMENTS(tests); i++) {
+        g_autofree char *line = g_strdup_printf("WordsTest#%s\ttest/words_test.rb:", tests[i]);
+        g_autofree char *pattern = counted
+            ? g_strdup_printf("^gemleak:growth\t0\t%s[0-9]+\n"
+                              "gemleak:growth\t1\t%s[0-9]+\n"
+                              "gemleak:growth\t2\t%s[0-9]+$", line, line, line)
+            : g_strdup_printf("^gemleak:growth\tunmeasured\t%s[0-9]+\tno allocation hooks$",
+                              line);
+        ck_assert_msg(g_regex_match_simple(pattern, markers->str, G_REGEX_MULTILINE, 0),
+                      "%s:\n%s", tests[i], markers->str);
+    }
+    ck_assert_msg(g_str_has_suffix(markers->str, counted
+                                       ? "gemleak:growth\tmeasured\t3\ngemleak:exit\n"
+                                       : "gemleak:growth\tmeasured\t0\ngemleak:exit\n"),
+                  "%s", markers->str);
+    guint lines = 0;
+    for (const char *c = markers->str; *c != '\0'; c++)
+        lines += *c == '\n';
+    ck_assert_uint_eq(lines, counted ? 1 + 3 * 3 + 2 : 1 + 3 + 2);
+    result_clear(&report);
+    result_discard(&r);
+}
+END_TEST
+
 /* Issue 37, item 5: under LeakSanitizer too, the first test that
  * allocated a lost block is named first, though it turned GC.stress on,
  * whichever place the runtime's report gives its loss record (largest
@@ -1262,6 +1318,7 @@ void integration_engine(TCase *tcase)
     tcase_add_test(tcase, test_static_launcher_is_followed);
     tcase_add_test(tcase, test_static_launcher_unfollowed_is_incomplete);
     tcase_add_test(tcase, test_lsan_per_test_names_the_test_as_valgrind);
+    tcase_add_test(tcase, test_lsan_growth_markers);
     tcase_add_test(tcase, test_lsan_per_test_names_the_first_test_first);
     tcase_add_test(tcase, test_lsan_per_test_file_names_the_file);
     tcase_add_test(tcase, test_lsan_per_test_sixty_tests);

@@ -151,6 +151,12 @@ void integration_checked(TCase *tcase);
 void integration_minitest(TCase *tcase);
 void integration_rspec(TCase *tcase);
 void integration_per_test(TCase *tcase);
+/* Returns: (transfer full): the growth markers of @text, in order, one a
+ * line, as the helper wrote them ("gemleak:growth\t0\tNAME\tLOCATION"),
+ * @dir's path left out of the locations; @prefix, @suffix: what surrounds
+ * a marker's line in the engine's output (regular expressions). */
+char *growth_markers(const char *text, const char *prefix, const char *suffix, const char *dir);
+void integration_growth_markers(TCase *tcase);
 void integration_gem(TCase *tcase);
 void integration_engine(TCase *tcase);
 void integration_asan(TCase *tcase);

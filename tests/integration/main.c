@@ -105,7 +105,7 @@ int main(int argc, char **argv)
      * (run_in_parallel); the tests of one case run in turn. */
     enum { SELF, LEAKS, VERDICTS, PROCESSES, COMMANDS, CHECKED, PER_TEST, MINITEST, RSPEC, GEM,
            ENGINE, ASAN, GROUPS, HANDED, PROMISE, SAME, EXACT, DIFFERENTIAL, NODEBUG,
-           GROWTH, N_CASES };
+           GROWTH, GROWTH_MARKERS, N_CASES };
     const char *names[N_CASES + 1] = {
         [SELF] = "gemleak itself",
         [LEAKS] = "run: leaks",
@@ -127,6 +127,7 @@ int main(int argc, char **argv)
         [DIFFERENTIAL] = "run: every engine, one verdict",
         [NODEBUG] = "run: an extension without debug information",
         [GROWTH] = "run: memory that only grows",
+        [GROWTH_MARKERS] = "run: growth markers",
         [N_CASES] = NULL,
     };
     TCase *cases[N_CASES];
@@ -153,6 +154,7 @@ int main(int argc, char **argv)
     integration_differential(cases[DIFFERENTIAL]);
     integration_nodebug(cases[NODEBUG]);
     integration_growth(cases[GROWTH]);
+    integration_growth_markers(cases[GROWTH_MARKERS]);
 
     /* A bound for a hang, not for speed: on a busy 2-core machine the gem
      * from a clone (gemleak built four times, suites under Valgrind) took

@@ -75,6 +75,36 @@ class RakeProtocolTest < Minitest::Test
   def test_the_instrumented_build_is_named_as_the_helper_reads_it
     assert_equal protocol("INSTRUMENTED_VARIABLE"), GemLeak::INSTRUMENTED_VARIABLE
   end
+
+  def test_growth_repetitions_are_the_runs
+    min, max = %w[MIN MAX].map { |end_| PROTOCOL[/^#define GL_PROTO_GROWTH_#{end_} (\d+)$/, 1]&.to_i }
+    assert_equal (min..max), GemLeak::GROWTH_REPETITIONS
+  end
+end
+
+# c.growth = true | K: gemleak run --growth[=K]; anything else refused
+# before anything runs.
+class RakeGrowthTest < Minitest::Test
+  def arguments(growth)
+    GemLeak::Configuration.new(growth: growth).arguments
+  end
+
+  def test_growth_is_passed_on
+    assert_equal [], arguments(nil)
+    assert_equal [], arguments(false)
+    assert_equal ["--growth"], arguments(true)
+    assert_equal ["--growth=2"], arguments(2)
+    assert_equal ["--growth=20"], arguments(20)
+    assert_equal ["--per-test", "--growth=5"], GemLeak::Configuration.new(per_test: true, growth: 5).arguments
+  end
+
+  def test_other_values_are_refused
+    [1, 21, 2.5, "3", :yes].each do |bad|
+      error = assert_raises(GemLeak::Error, bad.inspect) { arguments(bad) }
+      assert_equal "growth: #{bad.inspect} is none of true, false or how many times each test runs " \
+                   "again (2 to 20)", error.message
+    end
+  end
 end
 
 # The members of gemleak's JSON report that the Rake library reads: held to

@@ -76,6 +76,11 @@ static char *engine_rows(const GlEngineFacts *facts)
     guint n = 0;
     const GlEngineKey *keys = gl_engine_keys(&n);
     for (guint i = 0; i < n; i++) {
+        if (keys[i].number) {
+            g_string_append_printf(rows, "%s %u\n", keys[i].key,
+                                   gl_engine_facts_number(facts, &keys[i]));
+            continue;
+        }
         const char *value = keys[i].flag ? gl_engine_facts_say(facts, keys[i].bit) ? "yes" : "no"
                                          : gl_engine_facts_text(facts, &keys[i]);
         g_string_append_printf(rows, "%s %s\n", keys[i].key, value != NULL ? value : "(null)");
@@ -99,6 +104,10 @@ START_TEST(test_engine_file_round_trip)
             written.caps |= keys[i].bit;
             continue;
         }
+        if (keys[i].number) {
+            *(guint *) (void *) ((char *) &written + keys[i].offset) = 7 + i;
+            continue;
+        }
         char *value = g_strdup_printf("the %s of some engine", keys[i].key);
         g_ptr_array_add(values, value);
         *(const char **) (void *) ((char *) &written + keys[i].offset) = value;
@@ -106,10 +115,12 @@ START_TEST(test_engine_file_round_trip)
     /* every row, then each flag cleared alone */
     for (guint cleared = 0; cleared <= n; cleared++) {
         GlEngineFacts facts = written;
-        if (cleared < n && !keys[cleared].flag)
+        if (cleared < n && !keys[cleared].flag && !keys[cleared].number)
             continue;
-        if (cleared < n)
+        if (cleared < n && keys[cleared].flag)
             facts.caps &= ~keys[cleared].bit;
+        else if (cleared < n)  /* 0: not written, read back as 0 */
+            *(guint *) (void *) ((char *) &facts + keys[cleared].offset) = 0;
         g_autoptr(GError) error = NULL;
         ck_assert_msg(gl_rundir_write_engine_facts(dir, &facts, &error), "%s", error->message);
         g_auto(GlEngineFacts) read = { 0 };
@@ -142,7 +153,7 @@ START_TEST(test_engine_file_of_each_engine)
     for (char **name = names; *name != NULL; name++) {
         const GlEngine *engine = gl_engine_find(*name);
         for (int proof = 0; proof <= 1; proof++) {
-            ck_assert(gl_rundir_write_engine(dir, engine, "1.2.3", proof, NULL));
+            ck_assert(gl_rundir_write_engine(dir, engine, "1.2.3", proof, 0, NULL));
             g_auto(GlEngineFacts) read = { 0 };
             gl_engine_facts_read(dir, &read);
             GlEngineFacts expected = engine->facts;
@@ -165,7 +176,8 @@ START_TEST(test_engine_file_of_each_engine)
     for (guint i = 0; i < G_N_ELEMENTS(runs); i++) {
         const GlEngine *engine = gl_engine_find(runs[i][0]);
         ck_assert(gl_rundir_write_engine(dir, engine, runs[i][1],
-                                         gl_engine_supports(engine, GL_ENGINE_PROVES_CHECKS), NULL));
+                                         gl_engine_supports(engine, GL_ENGINE_PROVES_CHECKS), 0,
+                                         NULL));
         g_autofree char *path = g_build_filename(dir, "engine.txt", NULL);
         g_autofree char *fixture = gl_test_fixture(runs[i][2]);
         g_autofree char *got = gl_test_read(path, NULL);
@@ -181,6 +193,39 @@ START_TEST(test_engine_file_of_each_engine)
         }
         ck_assert_str_eq(written[0], lines[0]);   /* the title first */
     }
+    gl_remove_tree(dir);
+}
+END_TEST
+
+/* Issue 39: a run with --growth says so in engine.txt ("growth K"), for
+ * gemleak filter of the kept directory; a run without it writes no such
+ * line, and reads back 0, as a directory of an older gemleak does. */
+START_TEST(test_engine_file_says_growth)
+{
+    g_autofree char *dir = gl_test_tmpdir();
+    const GlEngine *engine = gl_engine_find("valgrind");
+    g_autofree char *path = g_build_filename(dir, "engine.txt", NULL);
+    const struct {
+        guint growth;
+        const char *line;   /* the line it writes, or NULL for none */
+    } runs[] = { { 5, "^growth 5$" }, { 0, NULL } };
+    for (guint i = 0; i < G_N_ELEMENTS(runs); i++) {
+        ck_assert(gl_rundir_write_engine(dir, engine, "3.19.0", FALSE, runs[i].growth, NULL));
+        g_autofree char *written = gl_test_read(path, NULL);
+        if (runs[i].line != NULL)
+            gl_assert_line(written, runs[i].line);
+        else
+            gl_assert_no_line(written, "^growth");
+        g_auto(GlEngineFacts) read = { 0 };
+        gl_engine_facts_read(dir, &read);
+        ck_assert_uint_eq(read.growth, runs[i].growth);
+    }
+
+    /* what is not a number is not asked for */
+    ck_assert(g_file_set_contents(path, "Valgrind\ngrowth lots\n", -1, NULL));
+    g_auto(GlEngineFacts) junk = { 0 };
+    gl_engine_facts_read(dir, &junk);
+    ck_assert_uint_eq(junk.growth, 0);
     gl_remove_tree(dir);
 }
 END_TEST
@@ -260,6 +305,7 @@ Suite *gl_run_dir_suite(void)
     tcase_add_test(tc, test_engine_of_a_run);
     tcase_add_test(tc, test_engine_file_round_trip);
     tcase_add_test(tc, test_engine_file_of_each_engine);
+    tcase_add_test(tc, test_engine_file_says_growth);
     tcase_add_test(tc, test_ruby_versions_compared);
     tcase_add_test(tc, test_outside_names_the_engine);
     tcase_add_test(tc, test_run_directory_files_are_regular_and_bounded);

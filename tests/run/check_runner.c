@@ -4,9 +4,11 @@
 #endif
 
 #include <glib/gstdio.h>
+#include <string.h>
 
 #include "testutil.h"
 #include "gemleak/read/run_dir.h"
+#include "gemleak/run/engine.h"
 #include "gemleak/run/runner.h"
 
 /* A run makes gemleak the subreaper of what its commands leave behind, for
@@ -35,11 +37,39 @@ START_TEST(test_subreaper_undone_after_a_run)
 }
 END_TEST
 
+/* Returns: (transfer full): the --show-leak-kinds Valgrind gets for a
+ * run asking @kinds, with --growth's @growth repetitions. */
+static char *shown_kinds(GlLeakKind kinds, guint growth)
+{
+    GlRunOptions options = { .leak_kinds = kinds, .growth = growth };
+    const GlEngine *valgrind = gl_engine_find("valgrind");
+    char *command[] = { "ruby", "-e", "1", NULL };
+    g_autoptr(GPtrArray) argv = valgrind->argv(&options, "valgrind", "/tmp/run", "/tmp/helper",
+                                               command);
+    for (guint i = 0; argv->pdata[i] != NULL; i++)
+        if (g_str_has_prefix(argv->pdata[i], "--show-leak-kinds="))
+            return g_strdup((char *) argv->pdata[i] + strlen("--show-leak-kinds="));
+    return NULL;
+}
+
+/* Issue 39: --growth measures by the loss records that changed, still
+ * reachable ones above all: Valgrind shows every kind then (the judge
+ * keeps the asked-for kinds as leaks); a run without it, as asked. */
+START_TEST(test_growth_shows_every_leak_kind)
+{
+    g_autofree char *plain = shown_kinds(GL_LEAK_DEFINITE, 0);
+    ck_assert_str_eq(plain, "definite");
+    g_autofree char *growth = shown_kinds(GL_LEAK_DEFINITE, 3);
+    ck_assert_str_eq(growth, "definite,indirect,possible,reachable");
+}
+END_TEST
+
 Suite *gl_runner_suite(void)
 {
     Suite *suite = suite_create("runner");
     TCase *tc = tcase_create("core");
     tcase_add_test(tc, test_subreaper_undone_after_a_run);
+    tcase_add_test(tc, test_growth_shows_every_leak_kind);
     suite_add_tcase(suite, tc);
     return suite;
 }

@@ -38,10 +38,11 @@ guint gl_rundir_drop_untraced(const char *dir, GHashTable *killed);
  * (GL_PROTO_ENGINE_FILE): @engine's facts (its title, name and needs),
  * @version (nullable: what engine->version() said), and @proof: each
  * process's report says whether its leak check ran to its end
- * (GL_ENGINE_PROVES_CHECKS, gemleak/read/run_dir.h).
+ * (GL_ENGINE_PROVES_CHECKS, gemleak/read/run_dir.h), and @growth, the
+ * repetitions --growth asked for (0: none).
  * Returns: FALSE with GL_ERROR_ENVIRONMENT when it cannot. */
 gboolean gl_rundir_write_engine(const char *dir, const GlEngine *engine, const char *version,
-                                gboolean proof, GError **error);
+                                gboolean proof, guint growth, GError **error);
 
 /* Writes @facts into engine.txt in @dir, a line for each row of
  * GL_ENGINE_FILE_KEYS (gemleak/read/run_dir.h) that has a value, as

@@ -33,6 +33,8 @@ typedef struct GlRunOptions {
     const char *keep_dir;          /* --keep-xml: write there and keep it; NULL: a private one */
     FILE *messages;                /* nullable: where to say that the run waits for processes */
     const char *per_test;          /* --per-test: "test" or "file"; NULL: off */
+    guint growth;                  /* --growth: each test's repetitions after the suite
+                                    * (GL_PROTO_GROWTH_VARIABLE); 0: off */
     gboolean time_files;           /* the helper times each test file's tests */
     gboolean spare_launchers;      /* run a launcher command (rake, bundle) outside the
                                     * engine: the Ruby processes it starts put themselves

@@ -124,6 +124,12 @@ module GemLeakHelper
       @pid != Core.pid
     end
 
+    # Returns: the project's extensions this process loaded, as recorded
+    # in loaded-PID.txt (real paths).
+    def project_extensions_loaded
+      @recorded.keys
+    end
+
     # Minitest::Spec memoizes `let` values in each test instance.
     def forget_minitest_lets
       return unless defined?(Minitest::Runnable)
@@ -158,6 +164,7 @@ module GemLeakHelper
         GemLeakHelper.forked
         GemLeakHelper::Durations.forked
         GemLeakHelper::PerTest.forked
+        GemLeakHelper::Growth.forked
       end
       pid
     end

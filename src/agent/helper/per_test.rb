@@ -113,6 +113,11 @@ module GemLeakHelper
         @again
       end
 
+      # Under a sanitizer's engine, Owners records which test allocates.
+      def owners?
+        @owners
+      end
+
       # Returns: whether the exact pass skips the test NAME at FILE:LINE:
       # the tests it runs are those that allocated what the fast pass
       # found lost (GEMLEAK_EXACT_TESTS).
@@ -272,6 +277,7 @@ module GemLeakHelper
 
       # A test begins: NAME, and where it is ("/abs/file.rb", line).
       def started(name, file, line)
+        Growth.started(name, file, line) if Growth.on?
         return unless on? && client
 
         ready
@@ -296,6 +302,7 @@ module GemLeakHelper
       # exit. NAME (nullable) is its name as it is now: an RSpec example
       # without a description gets one as it runs.
       def finished(name = nil, again = nil)
+        Growth.finished(name, again) if Growth.on?
         return unless on? && @open && @grain != "file"
 
         @open[0] = escape(name) if name

@@ -98,18 +98,28 @@ module GemLeakHelper
       # own: it ends the child.
       def again(tests)
         marker(Protocol::MARKER_PREFIX + Protocol::MARKER_AGAIN)
+        tests.each { |test| run_again(test.again) }
+        tests.size
+      end
+
+      # Runs a test again by its @again lambda, the hooks standing aside.
+      # Returns: false when it would have ended the process (its run
+      # ended there), true otherwise, failed or not. (--growth runs its
+      # repetitions so too.)
+      def run_again(again)
         @again = true
         @again_pid = Core.pid
-        tests.each do |test|
-          test.again.call
-        rescue StandardError, ScriptError => e
-          Core.debug(e) # a test that fails when run again may just not leak
-        rescue Ended, SystemExit => e
-          raise unless Core.pid == @again_pid
+        @ended = false
+        again.call
+        !@ended
+      rescue StandardError, ScriptError => e
+        Core.debug(e) # a test that fails when run again may just not leak
+        true
+      rescue Ended, SystemExit => e
+        raise unless Core.pid == @again_pid
 
-          Core.debug(e)
-        end
-        tests.size
+        Core.debug(e)
+        false
       ensure
         @again = false if Core.pid == @again_pid
       end

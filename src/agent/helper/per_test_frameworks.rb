@@ -6,10 +6,10 @@
 module GemLeakHelper
   module PerTest
     class << self
-      # The test frameworks, hooked once each as they load (per test, or
-      # to time each file's tests).
+      # The test frameworks, hooked once each as they load (per test, to
+      # time each file's tests, or to run each test again for --growth).
       def install
-        return unless on? || Durations.on?
+        return unless on? || Durations.on? || Growth.on?
 
         if !@installed[:minitest] && defined?(::Minitest) && ::Minitest.respond_to?(:run_one_method)
           @installed[:minitest] = true

@@ -25,6 +25,7 @@
 #   per_test.rb            --per-test: markers around the tests, checks between them
 #   per_test_again.rb      --per-test: tests run again, to find the one that lost
 #   per_test_frameworks.rb --per-test: minitest, test-unit and RSpec hooked
+#   growth.rb              --growth: each test run again after the suite, measured
 #   exit_exec.rb           exit! and exec: the check the process would not make
 #   launch.rb              a launcher's Ruby processes put under the engine
 #   start.rb               what runs as the helper loads, and at exit
@@ -84,6 +85,15 @@ module GemLeakHelper
     MARKER_STACK = "stack"
     MARKER_AT = "at"
     MARKER_FRAME = "frame"
+    GROWTH_VARIABLE = "GEMLEAK_GROWTH"
+    GROWTH_DEFAULT = 3
+    GROWTH_MIN = 2
+    GROWTH_MAX = 20
+    MARKER_GROWTH = "growth"
+    GROWTH_UNMEASURED = "unmeasured"
+    GROWTH_MEASURED = "measured"
+    MARKER_SITE = "site"
+    MARKER_GREW = "grew"
     RUNNING_VARIABLE = "GEMLEAK_RUNNING"
     RUN_DIR_VARIABLE = "GEMLEAK_RUN_DIR"
     PID_VARIABLE = "GEMLEAK_PID"

@@ -36,7 +36,8 @@ if GemLeakHelper::Instrumented.on?
 end
 Process.singleton_class.prepend(GemLeakHelper::Fork) if Process.respond_to?(:_fork)
 GemLeakHelper::PerTest.start_owners if GemLeakHelper::Runtime.mapped?
-if GemLeakHelper::Runtime.mapped? || GemLeakHelper::PerTest.on?
+# exit! ends the run of a test run again (per test, or for --growth), not the process
+if GemLeakHelper::Runtime.mapped? || GemLeakHelper::PerTest.on? || GemLeakHelper::Growth.on?
   Object.prepend(GemLeakHelper::PrivateExitBang)
   [Process.singleton_class, Kernel.singleton_class].each { |mod| mod.prepend(GemLeakHelper::ExitBang) }
 end
@@ -49,6 +50,7 @@ end
 at_exit do
   begin
     GemLeakHelper::PerTest.finish if GemLeakHelper::PerTest.on? # the last file, a test cut short
+    GemLeakHelper::Growth.run if GemLeakHelper::Growth.on? # each test again, measured
     GemLeakHelper::PerTest.exiting # after a check of what a forked child inherited, too
     # Garbage the extension's free functions must see freed: a Ruby that
     # frees its memory at exit frees every object, and runs every free
@@ -64,4 +66,7 @@ at_exit do
     GemLeakHelper::Core.say("process #{GemLeakHelper::Core.digits(GemLeakHelper::Core.pid)}: the " \
                             "helper failed at exit (#{e.class}: #{e.message})")
   end
+  # A child that a test run again for --growth forked, and that ended with
+  # exit: its status, now that the helper is done in it.
+  GemLeakHelper::Growth.child_exit
 end

@@ -1,0 +1,190 @@
+# frozen_string_literal: true
+
+module GemLeakHelper
+  # `gemleak run --growth[=K]` (GEMLEAK_GROWTH=K): memory that only grows,
+  # which no leak check sees (a cache freed at exit). The test frameworks
+  # are hooked as for --per-test (per_test_frameworks.rb), with or without
+  # it, and each test that ended is kept with how to run it again. After
+  # the suite (its own run is the warm-up), at exit, in the process that
+  # ran the tests, each test runs K more times, and the memory live after
+  # each run is measured (include/gemleak/base/protocol.h, the comment
+  # above GL_PROTO_GROWTH_VARIABLE, is the protocol):
+  #
+  #   gemleak:growth                                   the repetitions begin
+  #   gemleak:growth<TAB>0<TAB>NAME<TAB>LOCATION        before the first: a measure
+  #   gemleak:growth<TAB>REP<TAB>NAME<TAB>LOCATION      after the REP-th run again: a measure
+  #   gemleak:growth<TAB>unmeasured<TAB>NAME<TAB>LOCATION<TAB>WHY
+  #   gemleak:growth<TAB>measured<TAB>N                 the last: N tests measured
+  #
+  # Before each measure, a collection: the stack below scrubbed, two full
+  # collections (the second runs what the first left to finalizers: a free
+  # deferred to one is done), the stack scrubbed again. A measure under
+  # Valgrind is a leak check of the loss records that changed since the
+  # last (every kind shown, still reachable ones above all); under a
+  # sanitizer's engine, the client library's count of what is live per
+  # site of the project's extensions (Native.growth_checkpoint), which
+  # writes the marker itself.
+  #
+  # A test runs again as --per-test runs one (PerTest.run_again): what it
+  # raises is swallowed (a test that fails run again may still grow);
+  # exit!, exit or abort in it end its repetitions, and it is unmeasured.
+  module Growth
+    REPETITIONS = begin
+      k = ENV[Protocol::GROWTH_VARIABLE].to_s
+      k = k.match?(/\A[1-9][0-9]?\z/) ? Integer(k, 10) : 0
+      k.between?(Protocol::GROWTH_MIN, Protocol::GROWTH_MAX) ? k : nil
+    end
+    # Why a test was not measured, as the markers say it.
+    CANNOT_RUN_AGAIN = "cannot run again"
+    ENDED = "ended its run"
+    NO_HOOKS = "no allocation hooks"
+    PREFIX = (Protocol::MARKER_PREFIX + Protocol::MARKER_GROWTH).freeze
+
+    @tests = []      # PerTest::Test, as each ended
+    @pid = nil       # the process that ran them (a forked child starts again)
+    @open = nil      # [name, location] of the test begun
+    @done = false
+
+    class << self
+      def on?
+        !REPETITIONS.nil?
+      end
+
+      # A test begins (as PerTest.started is told).
+      def started(name, file, line)
+        file = Core::EXPAND.call(file.to_s)
+        @open = [PerTest.escape(name), PerTest.escape(line ? "#{file}:#{line}" : file)]
+      rescue StandardError => e
+        Core.debug(e)
+      end
+
+      # It ended; @again runs it again (nil: it cannot be). NAME (nullable)
+      # is its name as it is now (RSpec's description, given as it ran).
+      def finished(name, again)
+        return if @open.nil? || PerTest.again?
+
+        @open[0] = PerTest.escape(name) if name
+        @tests = [] unless @pid == Core.pid
+        @pid = Core.pid
+        @tests << PerTest::Test.new(*@open, again, 0.0)
+        @open = nil
+      rescue StandardError => e
+        Core.debug(e)
+      end
+
+      # A forked child ran none of its parent's tests.
+      def forked
+        @tests = []
+        @pid = nil
+        @open = nil
+      end
+
+      # At exit, after the suite: the repetitions, in the process that ran
+      # the tests, once.
+      def run
+        return if @done || @tests.empty? || @pid != Core.pid || PerTest.again?
+
+        @done = true
+        client = PerTest.client
+        if client.nil?
+          Core.say("--growth: process #{Core.digits(Core.pid)} cannot write its markers " \
+                   "(#{Core.native_error || "no client library"}): its tests are not measured")
+          return
+        end
+        Core.with_collector { measure_all(client) }
+      rescue SystemExit => e
+        raise if Core.pid == @pid
+
+        @child_exit = e # the exit of a child a test forked: the helper ends first
+      rescue StandardError => e
+        Core.say("--growth: process #{Core.digits(Core.pid)} stopped measuring after an error " \
+                 "(#{e.class}: #{e.message})")
+      end
+
+      # In a child a test run again forked, which ended with exit: that
+      # exit again, its status the child's, once the helper is done.
+      def child_exit
+        exit_error = @child_exit
+        @child_exit = nil
+        raise exit_error if exit_error
+      end
+
+      private
+
+      def measure_all(client)
+        marker = client[:marker]
+        # what the suite's last test allocated, its; the repetitions', nobody's
+        Owners.none if PerTest.owners?
+        marker.call("#{PREFIX}\0")
+        measure = measurer(marker)
+        measured = 0
+        @tests.each do |test|
+          why = if test.again.nil? then CANNOT_RUN_AGAIN
+                elsif measure.nil? then NO_HOOKS
+                else repeat(test, measure)
+                end
+          # a child a test forked, back here: its parent measures
+          return unless Core.pid == @pid
+
+          if why
+            marker.call("#{[PREFIX, Protocol::GROWTH_UNMEASURED, test.name, test.location, why].join("\t")}\0")
+          else
+            measured += 1
+          end
+        end
+        marker.call("#{[PREFIX, Protocol::GROWTH_MEASURED, Core.digits(measured)].join("\t")}\0")
+      end
+
+      # Returns: nil when @test ran K times, each measured; else why not.
+      def repeat(test, measure)
+        collect
+        measure.call("#{[PREFIX, "0", test.name, test.location].join("\t")}\0")
+        REPETITIONS.times do |i|
+          ran = PerTest.run_again(test.again)
+          return ENDED unless ran && Core.pid == @pid
+
+          collect
+          measure.call("#{[PREFIX, Core.digits(i + 1), test.name, test.location].join("\t")}\0")
+        end
+        nil
+      end
+
+      # Returns: how to measure (given the marker's text), nil when this
+      # process cannot: under a sanitizer, a client library without the
+      # allocation hooks, or a runtime that does not take them.
+      def measurer(marker)
+        return valgrind_measurer(marker) unless Runtime.mapped?
+        return nil unless Native.respond_to?(:growth_start) && Native.respond_to?(:growth_checkpoint)
+
+        GemLeakHelper.record_new_extensions
+        GemLeakHelper.project_extensions_loaded.each do |path|
+          Native.growth_target("#{path}\0")
+        end
+        return nil if Native.growth_start.zero?
+
+        ->(text) { Native.growth_checkpoint(text) }
+      end
+
+      def valgrind_measurer(marker)
+        return nil unless Native.respond_to?(:valgrind_changed_check)
+
+        # The first changed check would list every loss record of the
+        # process (60 MB of XML on Debian's Ruby 3.1): a quick one right
+        # before it, which lists none, is its baseline.
+        baseline = Native.respond_to?(:valgrind_quick_check)
+        lambda do |text|
+          Native.valgrind_quick_check if baseline
+          baseline = false
+          marker.call(text)
+          Native.valgrind_changed_check
+        end
+      end
+
+      def collect
+        Sanitizer.scrub(Sanitizer::SCRUB_DEPTH)
+        2.times { Core::GC_START.call(full_mark: true, immediate_sweep: true) }
+        Sanitizer.scrub(Sanitizer::SCRUB_DEPTH)
+      end
+    end
+  end
+end
