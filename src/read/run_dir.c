@@ -60,9 +60,12 @@ gboolean gl_process_facts_read(const char *dir, gint64 pid, GlProcessFacts *fact
 
 #define TEXT_ROW(name, field) { .key = (name), .offset = offsetof(GlEngineFacts, field) },
 #define FLAG_ROW(name, cap) { .key = (name), .flag = TRUE, .bit = (cap) },
-static const GlEngineKey engine_keys[] = { GL_ENGINE_FILE_KEYS(TEXT_ROW, FLAG_ROW) };
+#define NUMBER_ROW(name, field) \
+    { .key = (name), .offset = offsetof(GlEngineFacts, field), .number = TRUE },
+static const GlEngineKey engine_keys[] = { GL_ENGINE_FILE_KEYS(TEXT_ROW, FLAG_ROW, NUMBER_ROW) };
 #undef TEXT_ROW
 #undef FLAG_ROW
+#undef NUMBER_ROW
 
 const GlEngineKey *gl_engine_keys(guint *n)
 {
@@ -79,6 +82,17 @@ static const char **text_field(GlEngineFacts *facts, const GlEngineKey *key)
 const char *gl_engine_facts_text(const GlEngineFacts *facts, const GlEngineKey *key)
 {
     return *(const char *const *) (const void *) ((const char *) facts + key->offset);
+}
+
+/* Returns: where @facts keep the number of the NUMBER row @key. */
+static guint *number_field(GlEngineFacts *facts, const GlEngineKey *key)
+{
+    return (guint *) (void *) ((char *) facts + key->offset);
+}
+
+guint gl_engine_facts_number(const GlEngineFacts *facts, const GlEngineKey *key)
+{
+    return *(const guint *) (const void *) ((const char *) facts + key->offset);
 }
 
 gboolean gl_engine_facts_say(const GlEngineFacts *facts, guint caps)
@@ -99,7 +113,12 @@ static void take_engine_line(GlEngineFacts *facts, char *line)
         const GlEngineKey *key = &engine_keys[i];
         if (strcmp(line, key->key) != 0)
             continue;
-        if (key->flag && strcmp(space + 1, "yes") == 0)
+        guint64 number = 0;
+        if (key->number && g_ascii_string_to_unsigned(space + 1, 10, 0, G_MAXUINT, &number, NULL))
+            *number_field(facts, key) = (guint) number;
+        else if (key->number)
+            return;
+        else if (key->flag && strcmp(space + 1, "yes") == 0)
             facts->caps |= key->bit;
         else if (key->flag)
             facts->caps &= ~key->bit;
@@ -167,7 +186,7 @@ void gl_engine_facts_clear(GlEngineFacts *facts)
 {
     g_free((gpointer) facts->title);
     for (guint i = 0; i < G_N_ELEMENTS(engine_keys); i++)
-        if (!engine_keys[i].flag)
+        if (!engine_keys[i].flag && !engine_keys[i].number)
             g_free((gpointer) *text_field(facts, &engine_keys[i]));
     memset(facts, 0, sizeof *facts);
 }

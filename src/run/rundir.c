@@ -137,8 +137,12 @@ gboolean gl_rundir_write_engine_facts(const char *dir, const GlEngineFacts *fact
     guint n = 0;
     const GlEngineKey *keys = gl_engine_keys(&n);
     for (guint i = 0; i < n; i++) {
-        const char *value = keys[i].flag ? NULL : gl_engine_facts_text(facts, &keys[i]);
-        if (keys[i].flag && gl_engine_facts_say(facts, keys[i].bit))
+        const char *value = keys[i].flag || keys[i].number
+                                ? NULL : gl_engine_facts_text(facts, &keys[i]);
+        guint number = keys[i].number ? gl_engine_facts_number(facts, &keys[i]) : 0;
+        if (number > 0)
+            g_string_append_printf(text, "%s %u\n", keys[i].key, number);
+        else if (keys[i].flag && gl_engine_facts_say(facts, keys[i].bit))
             g_string_append_printf(text, "%s yes\n", keys[i].key);
         /* one line each: a runtime's path has no newline gemleak would keep */
         else if (value != NULL && strchr(value, '\n') == NULL)

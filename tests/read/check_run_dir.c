@@ -76,6 +76,11 @@ static char *engine_rows(const GlEngineFacts *facts)
     guint n = 0;
     const GlEngineKey *keys = gl_engine_keys(&n);
     for (guint i = 0; i < n; i++) {
+        if (keys[i].number) {
+            g_string_append_printf(rows, "%s %u\n", keys[i].key,
+                                   gl_engine_facts_number(facts, &keys[i]));
+            continue;
+        }
         const char *value = keys[i].flag ? gl_engine_facts_say(facts, keys[i].bit) ? "yes" : "no"
                                          : gl_engine_facts_text(facts, &keys[i]);
         g_string_append_printf(rows, "%s %s\n", keys[i].key, value != NULL ? value : "(null)");
@@ -99,6 +104,10 @@ START_TEST(test_engine_file_round_trip)
             written.caps |= keys[i].bit;
             continue;
         }
+        if (keys[i].number) {
+            *(guint *) (void *) ((char *) &written + keys[i].offset) = 7 + i;
+            continue;
+        }
         char *value = g_strdup_printf("the %s of some engine", keys[i].key);
         g_ptr_array_add(values, value);
         *(const char **) (void *) ((char *) &written + keys[i].offset) = value;
@@ -107,7 +116,7 @@ START_TEST(test_engine_file_round_trip)
     for (guint cleared = 0; cleared <= n; cleared++) {
         GlEngineFacts facts = written;
         if (cleared < n && !keys[cleared].flag)
-            continue;
+            continue;  /* a string or a number: written as it is, every time */
         if (cleared < n)
             facts.caps &= ~keys[cleared].bit;
         g_autoptr(GError) error = NULL;

@@ -83,6 +83,12 @@
 #define GL_MEMBER_TEXT "text"
 #define GL_MEMBER_ACCESSES "accesses"
 #define GL_MEMBER_SUPPRESSION "suppression"
+/* --growth: a growth finding's series (judge/growth.h) */
+#define GL_MEMBER_GROWTH "growth"
+#define GL_MEMBER_REPETITIONS "repetitions"
+#define GL_MEMBER_MEDIAN_BYTES "median_bytes"
+#define GL_MEMBER_HELD "held"
+#define GL_MEMBER_LOST "lost"
 
 /* FRAME: { fn, obj, dir, file, path, line, ip, in_target, linked }. */
 #define GL_MEMBER_FN "fn"

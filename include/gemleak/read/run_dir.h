@@ -148,19 +148,24 @@ typedef struct {
     const char *min_ruby;
     const char *min_ruby_why;
     guint caps;                /* GlEngineCaps bits */
+    /* The run's: --growth's repetitions (GL_PROTO_GROWTH_VARIABLE), 0 when
+     * growth was not asked: a reading of the directory that finds nothing
+     * measured knows it was asked (judge/growth.h). */
+    guint growth;
 } GlEngineFacts;
 
 /* engine.txt (GL_PROTO_ENGINE_FILE), described once: the title on its
  * first line, then a "KEY VALUE" line for each row below that has a value,
  * in this order. TEXT(KEY, FIELD): a string of GlEngineFacts, written when
  * it is not NULL and is one line; FLAG(KEY, BIT): a GlEngineCaps bit of
- * GlEngineFacts.caps, written "KEY yes" when set. The writer
+ * GlEngineFacts.caps, written "KEY yes" when set; NUMBER(KEY, FIELD): a
+ * guint of GlEngineFacts, written in decimal when it is not 0. The writer
  * (gl_rundir_write_engine()) and the reader (gl_engine_facts_read()) both
  * go by these rows (gl_engine_keys()), and tests/read/check_run_dir.c
  * holds every row to both: a new fact of an engine that the readers of a
  * run directory need is a field (or a bit) and a line here (doc/guide.md,
  * "A new engine capability"). */
-#define GL_ENGINE_FILE_KEYS(TEXT, FLAG)                      \
+#define GL_ENGINE_FILE_KEYS(TEXT, FLAG, NUMBER)              \
     TEXT("name", name)                                       \
     TEXT("version", version)                                 \
     TEXT("reports", reports)                                 \
@@ -172,14 +177,16 @@ typedef struct {
     TEXT("leaks-min-ruby", leaks_min_ruby)                   \
     TEXT("leaks-min-ruby-why", leaks_min_ruby_why)           \
     TEXT("min-ruby", min_ruby)                               \
-    TEXT("min-ruby-why", min_ruby_why)
+    TEXT("min-ruby-why", min_ruby_why)                       \
+    NUMBER("growth", growth)
 
 /* A row of GL_ENGINE_FILE_KEYS. */
 typedef struct {
     const char *key;    /* "min-ruby" */
-    gsize offset;       /* TEXT: its field's offset in GlEngineFacts */
-    gboolean flag;      /* FLAG's row; else TEXT's */
+    gsize offset;       /* TEXT, NUMBER: its field's offset in GlEngineFacts */
+    gboolean flag;      /* FLAG's row */
     guint bit;          /* FLAG: its GlEngineCaps bit */
+    gboolean number;    /* NUMBER's row; neither: TEXT's */
 } GlEngineKey;
 
 /* Returns: (transfer none): the rows of GL_ENGINE_FILE_KEYS, in order;
@@ -188,6 +195,9 @@ const GlEngineKey *gl_engine_keys(guint *n);
 
 /* Returns: (transfer none) (nullable): @facts' string of the TEXT row @key. */
 const char *gl_engine_facts_text(const GlEngineFacts *facts, const GlEngineKey *key);
+
+/* Returns: @facts' number of the NUMBER row @key. */
+guint gl_engine_facts_number(const GlEngineFacts *facts, const GlEngineKey *key);
 
 /* Returns: TRUE if @facts have all of @caps (GlEngineCaps bits). */
 gboolean gl_engine_facts_say(const GlEngineFacts *facts, guint caps);
