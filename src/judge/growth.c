@@ -205,13 +205,14 @@ char *gl_growth_describe(const GlGrowth *growth)
 
 /* ---- the end of an input --------------------------------------------------------------- */
 
-/* One frame as the site's identity sees it, as merge.c's key does. */
+/* One frame of a target as the site's identity sees it: its function (its
+ * object, unnamed). Not its line: a sanitizer's growth sites are named
+ * from the objects, with no line (read/symbolize.h), where its leak
+ * report gives one. */
 static void frame_key(GString *out, const GlFrame *frame)
 {
     g_string_append(out, frame->fn != NULL ? frame->fn
                                            : frame->obj != NULL ? gl_base_name(frame->obj) : "?");
-    if (frame->file != NULL)
-        g_string_append_printf(out, "@%s:%u", frame->file, frame->line);
     g_string_append_c(out, '\n');
 }
 

@@ -153,11 +153,10 @@ static gboolean add_growth_unmeasured(GlAnalysis *analysis)
     if (!summary->growth_asked || summary->growth_measured > 0)
         return FALSE;
     g_ptr_array_add(analysis->problems, g_error_new(
-        GL_ERROR, GL_ERROR_LIMIT, "--growth was asked and no test was measured%s: whether "
-        "memory grows nobody can tell (see the note on the tests not measured, and any "
-        "warning of the helper)", summary->growth_unmeasured->len > 0
-                                     ? " (every test it could run again was not measured)"
-                                     : ""));
+        GL_ERROR, GL_ERROR_LIMIT, "--growth was asked and no test was measured: whether memory "
+        "grows nobody can tell (%s, and any warning of the helper)",
+        summary->growth_unmeasured->len > 0 ? "the note names the tests not measured and why"
+                                            : "no test could run again"));
     return TRUE;
 }
 
