@@ -185,7 +185,7 @@ GOptionGroup *gl_cli_report_group(Options *options)
         { "fail-on", 0, 0, G_OPTION_ARG_STRING, &options->fail_on,
           "Findings that fail the run (exit 1; run: 5 when the command failed too): leak "
           "kinds, errors, uncertain, growth, growth-held, all, none (default: "
-          "definite,errors, and growth when --growth measured)", "KINDS" },
+          "definite,errors, and growth with --growth)", "KINDS" },
         { "max-bytes", 0, 0, G_OPTION_ARG_STRING, &options->max_bytes,
           "Let leaks of up to N bytes in all pass the gate", "N" },
         { "growth-min-bytes", 0, 0, G_OPTION_ARG_STRING, &options->growth_min_bytes,

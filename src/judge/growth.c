@@ -235,8 +235,13 @@ static char *target_key(const GlRecord *record)
     return g_string_free(key, FALSE);
 }
 
+/* In the repetitions of a test the helper said it could not measure. */
+#define UNMEASURED G_MAXUINT
+
 /* What the markers of @process say: the repetitions each test ran
- * (test key -> GUINT_TO_POINTER), into @repetitions, and the counts. */
+ * (test key -> GUINT_TO_POINTER, UNMEASURED for a test the helper could
+ * not measure, whatever it measured before), into @repetitions, and the
+ * counts. */
 static void read_markers(const GlProcess *process, GHashTable *repetitions,
                          GlGrowthCounts *counts)
 {
@@ -252,6 +257,9 @@ static void read_markers(const GlProcess *process, GHashTable *repetitions,
         if (marker.growth == GL_GROWTH_MEASURED) {
             counts->finished = TRUE;
         } else if (marker.growth == GL_GROWTH_UNMEASURED) {
+            /* a test that ended its runs part way (exit!, a fork that
+             * returned in the child): what it measured is no series */
+            g_hash_table_insert(repetitions, test_key(marker.test), GUINT_TO_POINTER(UNMEASURED));
             g_ptr_array_add(counts->unmeasured, g_strdup_printf(
                 "%s%s%s%s: %s", marker.test->name, marker.test->location != NULL ? " (" : "",
                 marker.test->location != NULL ? marker.test->location : "",
@@ -260,11 +268,23 @@ static void read_markers(const GlProcess *process, GHashTable *repetitions,
         } else if (marker.growth == GL_GROWTH_REPETITION && marker.count > 0) {
             char *key = test_key(marker.test);
             guint before = GPOINTER_TO_UINT(g_hash_table_lookup(repetitions, key));
-            counts->measured += before == 0;
-            counts->repetitions = MAX(counts->repetitions, (guint) marker.count);
-            g_hash_table_insert(repetitions, key, GUINT_TO_POINTER(MAX(before, (guint) marker.count)));
+            if (before != UNMEASURED)
+                g_hash_table_insert(repetitions, key,
+                                    GUINT_TO_POINTER(MAX(before, (guint) marker.count)));
+            else
+                g_free(key);
         }
         gl_marker_clear(&marker);
+    }
+    GHashTableIter iter;
+    gpointer value;
+    g_hash_table_iter_init(&iter, repetitions);
+    while (g_hash_table_iter_next(&iter, NULL, &value)) {
+        guint k = GPOINTER_TO_UINT(value);
+        if (k == UNMEASURED || k == 0)
+            continue;
+        counts->measured++;
+        counts->repetitions = MAX(counts->repetitions, k);
     }
 }
 
@@ -348,7 +368,10 @@ void gl_growth_finish(GlGrowthJudge *judge, const GlProcess *process, GlFindings
         g_autofree char *key = test_key(series->test);
         /* the repetitions its markers say it ran, those after its last
          * sample adding nothing */
-        guint k = MAX(GPOINTER_TO_UINT(g_hash_table_lookup(repetitions, key)), series->last);
+        guint said = GPOINTER_TO_UINT(g_hash_table_lookup(repetitions, key));
+        if (said == UNMEASURED)
+            continue;
+        guint k = MAX(said, series->last);
         guint64 median = 0;
         if (!gl_growth_grows(series->bytes + 1, series->blocks + 1, k, min_bytes, &median))
             continue;

@@ -529,6 +529,29 @@ START_TEST(test_site_that_also_leaks_is_the_leak)
 }
 END_TEST
 
+/* A test that ended its runs part way (exit!, a fork that returned in
+ * the child) is unmeasured, whatever it measured before: no series, not
+ * counted as measured, named. */
+START_TEST(test_test_that_ended_its_runs)
+{
+    const gint64 bytes[] = { 800, 800, 800, 800 }, blocks[] = { 50, 50, 50, 50 };
+    g_autofree char *report = report_of(SITE_CACHE, bytes, blocks, 2);
+    g_autofree char *head = g_strndup(report, (gsize) (strstr(report, "gemleak:growth\tmeasured") -
+                                                       report));
+    g_autofree char *ended = g_strconcat(head, "gemleak:growth\tunmeasured\t", TEST_MARKER,
+                                         "\tit ended its runs (exit!)\n"
+                                         "gemleak:growth\tmeasured\t0\ngemleak:exit\n"
+                                         "gemleak:done\n", NULL);
+    g_autoptr(GlAnalysis) analysis = analyze_report(ended, TRUE, 1);
+    ck_assert_uint_eq(analysis->findings->len, 0);
+    ck_assert_uint_eq(analysis->summary.growth_measured, 0);
+    ck_assert_uint_eq(analysis->summary.growth_unmeasured->len, 1);
+    ck_assert_str_eq(g_ptr_array_index(analysis->summary.growth_unmeasured, 0),
+                     "CacheTest#test_add (/home/dev/growthgem/test/cache_test.rb:5): it ended its "
+                     "runs (exit!)");
+}
+END_TEST
+
 Suite *gl_growth_suite(void)
 {
     Suite *suite = suite_create("growth");
@@ -546,6 +569,7 @@ Suite *gl_growth_suite(void)
     tcase_add_test(tc, test_nothing_measured_is_incomplete);
     tcase_add_test(tc, test_samples_of_every_kind);
     tcase_add_test(tc, test_site_that_also_leaks_is_the_leak);
+    tcase_add_test(tc, test_test_that_ended_its_runs);
     suite_add_tcase(suite, tc);
     return suite;
 }

@@ -38,7 +38,8 @@
 typedef struct {
     gboolean asked;        /* its helper began the repetitions ("gemleak:growth") */
     gboolean finished;     /* ... and said how many tests it measured (the last marker) */
-    guint measured;        /* tests measured: run again and measured at least once */
+    guint measured;        /* tests measured: run again and measured at least once, and
+                            * not said unmeasured (one that ended its runs part way) */
     guint repetitions;     /* the most repetitions a test of it ran */
     GPtrArray *unmeasured; /* char*: "NAME (LOCATION): WHY", a test the helper could
                             * not measure, in order; owned */
