@@ -331,20 +331,25 @@ static gboolean read_delta(const char **p, gint64 *delta)
     const char *s = *p;
     if (!g_str_has_prefix(s, " (") || (s[2] != '+' && s[2] != '-') || !g_ascii_isdigit(s[3]))
         return FALSE;
-    char *end = NULL;
-    guint64 n = g_ascii_strtoull(s + 3, &end, 10);
-    if (end == NULL || *end != ')')
+    /* Valgrind groups thousands: "1,704 (+1,024) bytes" */
+    guint64 n = 0;
+    const char *c = s + 3;
+    for (; g_ascii_isdigit(*c) || *c == ','; c++)
+        if (*c != ',')
+            n = n > (guint64) G_MAXINT64 / 10 ? (guint64) G_MAXINT64 : n * 10 + (guint64) (*c - '0');
+    if (*c != ')')
         return FALSE;
     n = MIN(n, (guint64) G_MAXINT64);
     *delta = s[2] == '-' ? -(gint64) n : (gint64) n;
-    *p = end + 1;
+    *p = c + 1;
     return TRUE;
 }
 
 /* A loss record of a changed leak check (VALGRIND_DO_CHANGED_LEAK_CHECK,
  * --growth's measure under Valgrind) says what changed since the check
  * before: "64 (+64) bytes in 1 (+1) blocks are still reachable in ...",
- * "0 (-100) bytes in 0 (-1) blocks ...", with indirect bytes "152 (+152)
+ * "0 (-100) bytes in 0 (-1) blocks ...", "1,704 (+1,024) bytes in 2 (+1)
+ * blocks ...", with indirect bytes "152 (+152)
  * (56 (+56) direct, 96 (+96) indirect) bytes in 1 (+1) blocks ..." (as
  * real Valgrind 3.19 output in fixtures/xml/growth-changed-check.xml
  * shows). Any other check's text has no change. */

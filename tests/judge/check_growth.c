@@ -552,6 +552,47 @@ START_TEST(test_test_that_ended_its_runs)
 }
 END_TEST
 
+/* A real run under Valgrind (fixtures/xml/growth_ruby31.xml: Debian's Ruby
+ * 3.1, fixtures/ext/growth_probe, the repetitions driven as the helper
+ * drives them): the cache's malloc and strdup grow at each repetition, the
+ * array that holds them doubles (+1024, +2048, 0), the TypedData structs
+ * the test keeps are held; the memo, the ring, Ruby's strings and the
+ * transient memory stay silent; only the exit check's records are read as
+ * errors. */
+START_TEST(test_real_valgrind_run)
+{
+    g_autofree char *path = gl_test_fixture("xml/growth_ruby31.xml");
+    const char *paths[] = { path, NULL };
+    g_autoptr(GlRules) rules = gl_rules_new();
+    ck_assert(gl_rules_add_target(rules, "growth_probe", NULL));
+    g_autoptr(GlAnalysis) analysis = gl_analyze(paths, rules, 1);
+    ck_assert_uint_eq(analysis->problems->len, 0);
+    g_autoptr(GPtrArray) found = g_ptr_array_new_with_free_func(g_free);
+    for (guint i = 0; i < analysis->findings->len; i++) {
+        const GlFinding *finding = g_ptr_array_index(analysis->findings, i);
+        ck_assert_ptr_nonnull(finding->growth);
+        const GlTest *test = g_ptr_array_index(finding->tests, 0);
+        const GlFrame *frame = gl_record_first_target_frame(finding->record);
+        GString *series = g_string_new(NULL);
+        g_string_append_printf(series, "%s %s:%u %s", test->name, frame->fn, frame->line,
+                               finding->growth->held ? "held" : "");
+        for (guint r = 0; r < finding->growth->repetitions; r++)
+            g_string_append_printf(series, " %" G_GINT64_FORMAT "/%" G_GINT64_FORMAT,
+                                   finding->growth->bytes[r], finding->growth->blocks[r]);
+        g_ptr_array_add(found, g_string_free(series, FALSE));
+    }
+    g_ptr_array_sort(found, gl_compare_strings);
+    g_ptr_array_add(found, NULL);
+    g_autofree char *all = g_strjoinv("\n", (char **) found->pdata);
+    ck_assert_str_eq(all, "CacheTest#test_add cache_add:24  1024/0 2048/0 0/0\n"
+                          "CacheTest#test_add cache_add:26  800/50 800/50 800/50\n"
+                          "CacheTest#test_add cache_add:29  390/50 390/50 390/50\n"
+                          "ObjectsTest#test_wrap wrap:78 held 2400/50 2400/50 2400/50");
+    ck_assert_uint_eq(analysis->summary.growth_measured, 3);
+    ck_assert_uint_eq(analysis->summary.errors_seen, 72);
+}
+END_TEST
+
 Suite *gl_growth_suite(void)
 {
     Suite *suite = suite_create("growth");
@@ -570,6 +611,7 @@ Suite *gl_growth_suite(void)
     tcase_add_test(tc, test_samples_of_every_kind);
     tcase_add_test(tc, test_site_that_also_leaks_is_the_leak);
     tcase_add_test(tc, test_test_that_ended_its_runs);
+    tcase_add_test(tc, test_real_valgrind_run);
     suite_add_tcase(suite, tc);
     return suite;
 }

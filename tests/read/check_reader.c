@@ -159,6 +159,23 @@ START_TEST(test_changed_leak_check)
     g_autoptr(GlRecord) copy = gl_record_copy(freed);
     ck_assert(copy->has_change);
     ck_assert_int_eq(copy->change_bytes, -64);
+
+    /* thousands grouped, as Valgrind writes them past 999 (a real run of
+     * Debian's Ruby: "2,400 (+2,400) bytes in 50 (+50) blocks") */
+    g_autofree char *path = gl_test_fixture("xml/growth_changed_check.xml");
+    gsize length = 0;
+    g_autofree char *text = gl_test_read(path, &length);
+    const char *was = "300 (+100) bytes in 1 (+0) blocks";
+    char *at = strstr(text, was);
+    ck_assert_ptr_nonnull(at);
+    g_autofree char *grouped = g_strdup_printf("%.*s1,704 (+1,024) bytes in 1,001 (-1,000) blocks%s",
+                                               (int) (at - text), text, at + strlen(was));
+    g_autoptr(GPtrArray) again = read_memory(grouped, strlen(grouped), &error);
+    ck_assert_ptr_null(error);
+    const GlRecord *big = g_ptr_array_index(again, 10);
+    ck_assert(big->has_change);
+    ck_assert_int_eq(big->change_bytes, 1024);
+    ck_assert_int_eq(big->change_blocks, -1000);
 }
 END_TEST
 
