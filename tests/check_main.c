@@ -51,6 +51,7 @@ int main(int argc, char **argv)
     srunner_add_suite(runner, gl_rundir_clean_suite());
     srunner_add_suite(runner, gl_exact_suite());
     srunner_add_suite(runner, gl_gate_suite());
+    srunner_add_suite(runner, gl_growth_suite());
     srunner_add_suite(runner, gl_targets_suite());
     srunner_add_suite(runner, gl_sys_suite());
     srunner_add_suite(runner, gl_sanitizer_reader_suite());

@@ -163,6 +163,7 @@ Suite *gl_rundir_untraced_suite(void);
 Suite *gl_rundir_clean_suite(void);
 Suite *gl_exact_suite(void);
 Suite *gl_gate_suite(void);
+Suite *gl_growth_suite(void);
 Suite *gl_alloc_suite(void);
 Suite *gl_targets_suite(void);
 Suite *gl_sys_suite(void);

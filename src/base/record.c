@@ -101,6 +101,8 @@ void gl_judged_free(GlJudged *judged)
     gl_test_free(judged->among_last);
     if (judged->sites != NULL)
         g_ptr_array_unref(judged->sites);
+    g_free(judged->growth_bytes);
+    g_free(judged->growth_blocks);
     g_free(judged);
 }
 
@@ -125,6 +127,10 @@ static GlJudged *judged_copy(const GlJudged *from)
         ? gl_test_new(from->among_first->name, from->among_first->location) : NULL;
     judged->among_last = from->among_last != NULL
         ? gl_test_new(from->among_last->name, from->among_last->location) : NULL;
+    judged->growth_bytes = from->growth_bytes != NULL
+        ? g_memdup2(from->growth_bytes, from->growth_repetitions * sizeof(gint64)) : NULL;
+    judged->growth_blocks = from->growth_blocks != NULL
+        ? g_memdup2(from->growth_blocks, from->growth_repetitions * sizeof(gint64)) : NULL;
     if (from->sites != NULL) {
         judged->sites = g_ptr_array_new_with_free_func((GDestroyNotify) gl_record_free);
         for (guint i = 0; i < from->sites->len; i++)

@@ -40,6 +40,7 @@ typedef struct {
     gboolean gen_suppressions;
     char *fail_on;
     char *max_bytes;
+    char *growth_min_bytes;     /* --growth-min-bytes: judge/growth.h's least median */
     char *project_root;
     char *frames;
     char *suppressions_out;

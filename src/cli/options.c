@@ -34,6 +34,7 @@ void gl_cli_options_clear(Options *options)
     g_free(options->color);
     g_free(options->fail_on);
     g_free(options->max_bytes);
+    g_free(options->growth_min_bytes);
     g_free(options->project_root);
     g_free(options->frames);
     g_free(options->suppressions_out);
@@ -183,9 +184,13 @@ GOptionGroup *gl_cli_report_group(Options *options)
           "Show each finding's Valgrind suppression block (run: ask Valgrind for them)", NULL },
         { "fail-on", 0, 0, G_OPTION_ARG_STRING, &options->fail_on,
           "Findings that fail the run (exit 1; run: 5 when the command failed too): leak "
-          "kinds, errors, uncertain, all, none (default: definite,errors)", "KINDS" },
+          "kinds, errors, uncertain, growth, growth-held, all, none (default: "
+          "definite,errors, and growth with --growth)", "KINDS" },
         { "max-bytes", 0, 0, G_OPTION_ARG_STRING, &options->max_bytes,
           "Let leaks of up to N bytes in all pass the gate", "N" },
+        { "growth-min-bytes", 0, 0, G_OPTION_ARG_STRING, &options->growth_min_bytes,
+          "--growth: a site grows only when the median of the bytes each repetition added "
+          "is N or more (default: 0, any growth)", "N" },
         { "baseline", 0, 0, G_OPTION_ARG_FILENAME, &options->baseline,
           "Report and fail only on findings not in FILE, an earlier JSON report", "FILE" },
         { "write-baseline", 0, 0, G_OPTION_ARG_FILENAME, &options->write_baseline,

@@ -148,6 +148,12 @@ gboolean gl_cli_plan_build(const Options *options, const char *const *inputs, Pl
             return FALSE;
         plan->gate.has_max_bytes = TRUE;
     }
+    if (options->growth_min_bytes != NULL) {
+        guint64 min_bytes = 0;
+        if (!parse_unsigned("--growth-min-bytes", options->growth_min_bytes, &min_bytes, error))
+            return FALSE;
+        gl_rules_set_growth_min_bytes(plan->rules, min_bytes);
+    }
     if (options->project_root != NULL &&
         !g_file_test(options->project_root, G_FILE_TEST_IS_DIR)) {
         g_set_error(error, GL_ERROR, GL_ERROR_USAGE, "--project-root %s: no such directory",

@@ -15,6 +15,10 @@
 #include <string.h>
 #include <unistd.h>
 
+/* The tests not measured that --growth's note names: the first few say
+ * where to look, "and N more" the rest. */
+#define GROWTH_NAMED 5
+
 /* One input and what judging it gave. Filled by a worker thread, read by
  * the main thread once every worker is done. */
 typedef struct {
@@ -310,6 +314,7 @@ static GlAnalysis *analysis_new(GlDebugInfo *debuginfo, GlRunRecords *records)
     analysis->problems = g_ptr_array_new_with_free_func((GDestroyNotify) g_error_free);
     analysis->notes = g_ptr_array_new_with_free_func(g_free);
     analysis->summary.truncated_files = g_ptr_array_new_with_free_func(g_free);
+    analysis->summary.growth_unmeasured = g_ptr_array_new_with_free_func(g_free);
     analysis->suppressed = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
     analysis->objects = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
     analysis->checked_to_end = g_hash_table_new(g_direct_hash, g_direct_equal);
@@ -365,6 +370,14 @@ static void add_judgement_counts(GlAnalysis *analysis, const GlJudgement *judged
     }
     summary->free_at_exit += judged->report ? judged->report_free_at_exit
                                             : (guint) (judged->processes > 0 && judged->free_at_exit);
+    const GlGrowthCounts *growth = &judged->growth;
+    summary->growth_asked |= growth->asked;
+    summary->growth_measured += growth->measured;
+    summary->growth_repetitions = MAX(summary->growth_repetitions, growth->repetitions);
+    summary->growth_unfinished += growth->asked && !growth->finished;
+    for (guint i = 0; growth->unmeasured != NULL && i < growth->unmeasured->len; i++)
+        g_ptr_array_add(summary->growth_unmeasured,
+                        g_strdup(g_ptr_array_index(growth->unmeasured, i)));
 }
 
 /* Adds @input's judgement to @analysis: its counts, findings, notes,
@@ -415,6 +428,56 @@ static void absorb_input(GlAnalysis *analysis, const Input *input, GHashTable *k
         g_hash_table_add(analysis->objects, g_strdup(object));
 }
 
+/* Returns: TRUE if the run of a run directory of @inputs asked for
+ * --growth (its engine.txt says how many repetitions). */
+static gboolean growth_asked(GPtrArray *inputs)
+{
+    g_autoptr(GHashTable) seen = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+    for (guint i = 0; i < inputs->len; i++) {
+        const Input *input = g_ptr_array_index(inputs, i);
+        if (strcmp(input->path, "-") == 0)
+            continue;
+        char *dir = run_dir_of(input->path);
+        if (!g_hash_table_add(seen, dir))
+            continue;
+        g_auto(GlEngineFacts) run = { 0 };
+        gl_engine_facts_read(dir, &run);
+        if (run.growth > 0)
+            return TRUE;
+    }
+    return FALSE;
+}
+
+/* How many tests --growth measured, K, and those it could not: a note. */
+static void note_growth(GlAnalysis *analysis)
+{
+    const GlSummary *summary = &analysis->summary;
+    if (!summary->growth_asked)
+        return;
+    GString *note = g_string_new("--growth: ");
+    if (summary->growth_measured == 0)
+        g_string_append(note, "no test was measured");
+    else
+        g_string_append_printf(note, "%u test%s measured, run again up to %u time%s each",
+                               summary->growth_measured, summary->growth_measured == 1 ? "" : "s",
+                               summary->growth_repetitions,
+                               summary->growth_repetitions == 1 ? "" : "s");
+    guint unmeasured = summary->growth_unmeasured->len;
+    if (unmeasured > 0) {
+        g_string_append_printf(note, "; %u not measured: ", unmeasured);
+        for (guint i = 0; i < unmeasured && i < GROWTH_NAMED; i++)
+            g_string_append_printf(note, "%s%s", i > 0 ? "; " : "",
+                                   (const char *) g_ptr_array_index(summary->growth_unmeasured, i));
+        if (unmeasured > GROWTH_NAMED)
+            g_string_append_printf(note, "; and %u more", unmeasured - GROWTH_NAMED);
+    }
+    if (summary->growth_unfinished > 0)
+        g_string_append_printf(note, "; %u process%s stopped before the helper said how many "
+                               "tests it measured", summary->growth_unfinished,
+                               summary->growth_unfinished == 1 ? "" : "es");
+    g_ptr_array_add(analysis->notes, g_string_free(note, FALSE));
+}
+
 GlAnalysis *gl_analyze_with_killed(const char *const *paths, const GlRules *rules, guint jobs,
                                    GHashTable *killed)
 {
@@ -442,6 +505,8 @@ GlAnalysis *gl_analyze_with_killed(const char *const *paths, const GlRules *rule
     note_fewer_readers(analysis, started - starved + 1, jobs, fit, thread_error, starved);
     for (guint i = 0; i < inputs->len; i++)
         absorb_input(analysis, g_ptr_array_index(inputs, i), killed);
+    analysis->summary.growth_asked |= growth_asked(inputs);
+    note_growth(analysis);
     gl_run_records_foreach(records, note_objects_changed, analysis);
     gl_run_records_foreach(records, take_recorded_sources, analysis->sources);
     gl_findings_fingerprint(analysis->table, analysis->sources);
@@ -458,6 +523,7 @@ void gl_analysis_free(GlAnalysis *analysis)
     g_ptr_array_unref(analysis->problems);
     g_ptr_array_unref(analysis->notes);
     g_ptr_array_unref(analysis->summary.truncated_files);
+    g_ptr_array_unref(analysis->summary.growth_unmeasured);
     g_hash_table_unref(analysis->suppressed);
     g_hash_table_unref(analysis->objects);
     g_hash_table_unref(analysis->checked_to_end);

@@ -149,6 +149,31 @@ static guint64 count_of(const char *field)
     return count;
 }
 
+/* The fields of a "gemleak:growth" marker (@fields[0] the word, @n of
+ * them) into @marker, when they are well formed. */
+static void read_growth(GlMarker *marker, const char *const *fields, guint n, GHashTable *order)
+{
+    guint64 count = 0;
+    if (n == 1) {
+        marker->growth = GL_GROWTH_BEGIN;
+    } else if (n == 3 && strcmp(fields[1], GL_PROTO_GROWTH_MEASURED) == 0 &&
+               g_ascii_string_to_unsigned(fields[2], 10, 0, G_MAXUINT64, &count, NULL)) {
+        marker->growth = GL_GROWTH_MEASURED;
+    } else if (n >= 4 && strcmp(fields[1], GL_PROTO_GROWTH_UNMEASURED) == 0) {
+        marker->growth = GL_GROWTH_UNMEASURED;
+        marker->test = test_of(fields[2], fields[3], order);
+        marker->why = n >= 5 ? unescape(fields[4]) : g_strdup("");
+    } else if (n >= 4 && g_ascii_string_to_unsigned(fields[1], 10, 0, GL_PROTO_GROWTH_MAX, &count,
+                                                    NULL)) {
+        marker->growth = GL_GROWTH_REPETITION;
+        marker->test = test_of(fields[2], fields[3], order);
+    } else {
+        return;
+    }
+    marker->kind = GL_MARKER_GROWTH;
+    marker->count = count;
+}
+
 /* gl_marker_read(), each test with its place in the run from @order
  * (nullable). */
 static GlMarkerKind read_marker(const char *text, GHashTable *order, GlMarker *marker)
@@ -187,6 +212,8 @@ static GlMarkerKind read_marker(const char *text, GHashTable *order, GlMarker *m
             marker->test = test_of(fields[2], fields[3], order);
             marker->last = test_of(fields[4], fields[5], order);
         }
+    } else if (strcmp(word, GL_PROTO_MARKER_GROWTH) == 0) {
+        read_growth(marker, (const char *const *) fields, n, order);
     } else if (strcmp(word, GL_PROTO_MARKER_AGAIN) == 0) {
         guint64 runs = n >= 2 ? count_of(fields[1]) : 0;
         marker->forked = n == 2 && strcmp(fields[1], GL_PROTO_MARKER_FORKED) == 0;
@@ -209,8 +236,10 @@ void gl_marker_clear(GlMarker *marker)
 {
     gl_test_free(marker->test);
     gl_test_free(marker->last);
+    g_free(marker->why);
     marker->test = NULL;
     marker->last = NULL;
+    marker->why = NULL;
 }
 
 GlMarkerKind gl_marker_parse(const char *text, GlTest **test)
@@ -342,6 +371,7 @@ static void hold(GlAttributor *attributor, char *key, GlRecord *record, guint64 
         break;
     }
     case GL_MARKER_FORKED:  /* what the child inherited, which its parent reports */
+    case GL_MARKER_GROWTH:  /* --growth's measures are no checks (judge/growth.h) */
     case GL_MARKER_NONE:
         break;
     }
@@ -461,7 +491,9 @@ void gl_attributor_add(GlAttributor *attributor, GlRecord *record, guint64 order
     } else {
         if (kind == GL_MARKER_START)
             g_ptr_array_add(tests, g_steal_pointer(&marker.test));  /* the process ended in a test */
-        else if (kind != GL_MARKER_NONE && kind != GL_MARKER_FORKED)
+        /* After --growth's measures (no leak checks), where it was lost
+         * nobody says. */
+        else if (kind != GL_MARKER_NONE && kind != GL_MARKER_FORKED && kind != GL_MARKER_GROWTH)
             attribution.at_exit = TRUE;  /* still referenced when the last check ran */
         /* After "forked" alone: a child that ran no test lost it, after the
          * check of what it inherited. */

@@ -48,6 +48,7 @@ struct GlClassifier {
     char *exe_path;
     gboolean free_at_exit;  /* the process in hand freed Ruby's memory at exit */
     gboolean frame_pointers;  /* its Ruby keeps frame pointers */
+    gboolean every_kind;      /* judge every leak kind (--growth's samples) */
 };
 
 static void facts_free(gpointer data)
@@ -90,6 +91,11 @@ void gl_classifier_set_frame_pointers(GlClassifier *classifier, gboolean frame_p
 gboolean gl_classifier_frame_pointers(const GlClassifier *classifier)
 {
     return classifier->frame_pointers;
+}
+
+void gl_classifier_set_every_kind(GlClassifier *classifier, gboolean every_kind)
+{
+    classifier->every_kind = every_kind;
 }
 
 gboolean gl_classifier_ruby_rule(const GlClassifier *classifier)
@@ -437,6 +443,23 @@ gboolean gl_classifier_ruby_in_view(GlClassifier *classifier, const GlRecord *re
     return FALSE;
 }
 
+gboolean gl_classifier_data_struct(GlClassifier *classifier, const GlRecord *record)
+{
+    const GlStack *stack = &record->stack;
+    /* the cache of the last object is keyed by pointer: another record's */
+    classifier->last_obj = NULL;
+    guint first = 0;
+    while (first < stack->n_frames && !stack->frames[first].in_target)
+        first++;
+    if (first == 0 || first >= stack->n_frames)
+        return FALSE;
+    /* the target's call, and what it called: the frame next to it */
+    const GlFrame *called = &stack->frames[first - 1];
+    const ObjectFacts *facts = object_facts(classifier, called->obj);
+    return facts != NULL && facts->is_ruby && called->fn != NULL &&
+           (function_flags(classifier, called->fn) & GL_FN_DATA_STRUCT) != 0;
+}
+
 GlVerdict gl_classifier_classify(GlClassifier *classifier, GlRecord *record,
                                  const GlProcess *doc)
 {
@@ -452,7 +475,7 @@ GlVerdict gl_classifier_classify(GlClassifier *classifier, GlRecord *record,
 
     if (record->leak_kind == GL_LEAK_NONE)
         return classify_error(classifier, record, first);
-    if ((record->leak_kind & gl_rules_get_leak_kinds(rules)) == 0)
+    if (!classifier->every_kind && (record->leak_kind & gl_rules_get_leak_kinds(rules)) == 0)
         return GL_VERDICT_SKIP_KIND;
     /* Rule 1: a leak decides on its allocation stack alone. */
     if (first < 0)

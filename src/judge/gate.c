@@ -11,6 +11,8 @@ void gl_gate_init(GlGate *gate)
     memset(gate, 0, sizeof *gate);
     gate->leak_kinds = GL_LEAK_DEFINITE;
     gate->errors = TRUE;
+    /* in the default set when --growth was asked: without it there is none */
+    gate->growth = TRUE;
 }
 
 gboolean gl_gate_parse_fail_on(GlGate *gate, const char *spec, GError **error)
@@ -18,12 +20,13 @@ gboolean gl_gate_parse_fail_on(GlGate *gate, const char *spec, GError **error)
     GlLeakKind leaks = 0;
     gboolean errors = FALSE;
     gboolean uncertain = FALSE;
+    gboolean growth = FALSE, growth_held = FALSE;
     g_auto(GStrv) words = g_strsplit(spec != NULL ? spec : "", ",", -1);
     /* An empty value is an unset CI variable, not a wish to never fail. */
     if (words[0] == NULL) {
         g_set_error(error, GL_ERROR, GL_ERROR_USAGE,
                     "--fail-on: the value is empty (give definite, indirect, possible, reachable, "
-                    "errors, uncertain, all, or none to never fail)");
+                    "errors, uncertain, growth, growth-held, all, or none to never fail)");
         return FALSE;
     }
     for (char **word = words; *word != NULL; word++) {
@@ -32,9 +35,15 @@ gboolean gl_gate_parse_fail_on(GlGate *gate, const char *spec, GError **error)
             errors = TRUE;
         } else if (strcmp(*word, "uncertain") == 0) {
             uncertain = TRUE;
+        } else if (strcmp(*word, "growth") == 0) {
+            growth = TRUE;
+        } else if (strcmp(*word, "growth-held") == 0) {
+            growth_held = TRUE;
         } else if (strcmp(*word, "all") == 0) {
             errors = TRUE;
             uncertain = TRUE;
+            growth = TRUE;
+            growth_held = TRUE;
             leaks = GL_LEAK_ALL;
         } else if (strcmp(*word, "none") == 0) {
             continue;
@@ -43,7 +52,8 @@ gboolean gl_gate_parse_fail_on(GlGate *gate, const char *spec, GError **error)
             if (!gl_leak_kind_from_word(*word, &kind)) {
                 g_set_error(error, GL_ERROR, GL_ERROR_USAGE,
                             "--fail-on: unknown kind '%s' (use definite, indirect, possible, "
-                            "reachable, errors, uncertain, all or none)", *word);
+                            "reachable, errors, uncertain, growth, growth-held, all or none)",
+                            *word);
                 return FALSE;
             }
             leaks |= kind;
@@ -52,7 +62,16 @@ gboolean gl_gate_parse_fail_on(GlGate *gate, const char *spec, GError **error)
     gate->leak_kinds = leaks;
     gate->errors = errors;
     gate->uncertain = uncertain;
+    gate->growth = growth;
+    gate->growth_held = growth_held;
     return TRUE;
+}
+
+/* Returns: TRUE if @finding is --growth's (a report read back may have
+ * lost its series, never its kind). */
+static gboolean is_growth(const GlFinding *finding)
+{
+    return finding->growth != NULL || g_strcmp0(finding->record->kind, GL_KIND_GROWTH) == 0;
 }
 
 gboolean gl_gate_counts(const GlGate *gate, const GlFinding *finding)
@@ -60,6 +79,9 @@ gboolean gl_gate_counts(const GlGate *gate, const GlFinding *finding)
     const GlRecord *record = finding->record;
     if (!finding->certain && !gate->uncertain)
         return FALSE;
+    if (is_growth(finding))
+        return finding->growth != NULL && finding->growth->held ? gate->growth_held
+                                                                 : gate->growth;
     if (record->leak_kind == GL_LEAK_NONE)
         return gate->errors;
     return (record->leak_kind & gate->leak_kinds) != 0;
@@ -69,6 +91,7 @@ gboolean gl_gate_counts(const GlGate *gate, const GlFinding *finding)
  * a bug has several, its call paths (findings): "1 leak (30 call paths)". */
 typedef struct {
     guint leaks, errors, uncertain, cut, leak_paths, error_paths;
+    guint growth;  /* growing sites (--growth), each a finding */
 } Tally;
 
 /* Counts in @tally and @result the findings of @groups that fail @gate,
@@ -94,6 +117,11 @@ static void tally_groups(const GlGate *gate, const GPtrArray *groups, Tally *tal
                     tally->cut++;
                 else
                     tally->uncertain += !finding->certain;
+                continue;
+            }
+            if (is_growth(finding)) {
+                tally->growth++;
+                result->failing++;
                 continue;
             }
             failing++;
@@ -145,6 +173,10 @@ static void append_failing(GString *line, const GlGate *gate, const GlGateResult
             if (tally->error_paths > tally->errors)
                 g_string_append_printf(line, " (%u call paths)", tally->error_paths);
         }
+        if (tally->growth > 0)
+            g_string_append_printf(line, "%s%u growing site%s (--growth)",
+                                   tally->leaks + tally->errors > 0 ? ", " : "", tally->growth,
+                                   tally->growth == 1 ? "" : "s");
     }
 }
 
@@ -184,15 +216,24 @@ void gl_gate_evaluate(const GlGate *gate, const GPtrArray *findings, guint incom
                       guint unchecked_processes, gboolean checked_nothing,
                       const char *interrupted, GlGateResult *result)
 {
+    gl_gate_evaluate_growth(gate, findings, incomplete_inputs, unchecked_processes,
+                            checked_nothing, interrupted, FALSE, result);
+}
+
+void gl_gate_evaluate_growth(const GlGate *gate, const GPtrArray *findings,
+                             guint incomplete_inputs, guint unchecked_processes,
+                             gboolean checked_nothing, const char *interrupted,
+                             gboolean growth_unmeasured, GlGateResult *result)
+{
     memset(result, 0, sizeof *result);
     Tally tally = { 0 };
     g_autoptr(GPtrArray) groups = gl_findings_group(findings);
     tally_groups(gate, groups, &tally, result);
     gboolean leaks_fail = tally.leaks > 0 &&
                           (!gate->has_max_bytes || result->failing_bytes > gate->max_bytes);
-    result->failed = leaks_fail || tally.errors > 0;
+    result->failed = leaks_fail || tally.errors > 0 || tally.growth > 0;
     result->complete = incomplete_inputs == 0 && unchecked_processes == 0 && !checked_nothing &&
-                       interrupted == NULL && tally.cut == 0;
+                       interrupted == NULL && tally.cut == 0 && !growth_unmeasured;
 
     GString *line = g_string_new(result->failed     ? "gemleak: FAIL: "
                                  : result->complete ? "gemleak: pass: "
@@ -200,6 +241,8 @@ void gl_gate_evaluate(const GlGate *gate, const GPtrArray *findings, guint incom
     append_failing(line, gate, result, &tally, findings->len, checked_nothing, leaks_fail);
     append_unchecked(line, result, &tally, incomplete_inputs, unchecked_processes,
                      checked_nothing, interrupted);
+    if (growth_unmeasured)
+        g_string_append(line, "; --growth measured no test (see gemleak's messages)");
     if (tally.uncertain > 0)
         g_string_append_printf(line, "; %u uncertain finding%s left to you (--fail-on uncertain "
                                "fails on %s)", tally.uncertain, tally.uncertain == 1 ? "" : "s",

@@ -37,6 +37,7 @@ typedef struct {
     GlAttributor *attributor;
     GlChecks *checks;     /* nullable: the output's checks are Valgrind's already */
     GlCycles *cycles;     /* nullable: the output tells lost cycles as Valgrind does */
+    GlGrowthJudge *growth;
     GArray *held;         /* of Held, nullable: records go to the attribution at once */
     gboolean learned;
     gint64 learned_pid;
@@ -71,6 +72,7 @@ void gl_judgement_clear(GlJudgement *judgement)
         g_hash_table_unref(judgement->objects);
     if (judgement->report_truncated != NULL)
         g_ptr_array_unref(judgement->report_truncated);
+    gl_growth_counts_clear(&judgement->growth);
     memset(judgement, 0, sizeof *judgement);
 }
 
@@ -242,6 +244,15 @@ static void add_judged(GlFindings *findings, GlRecord *record, guint64 order)
     finding->among = judged->among;
     finding->among_first = g_steal_pointer(&judged->among_first);
     finding->among_last = g_steal_pointer(&judged->among_last);
+    if (judged->growth_repetitions > 0) {
+        finding->growth = g_new0(GlGrowth, 1);
+        finding->growth->repetitions = judged->growth_repetitions;
+        finding->growth->bytes = g_steal_pointer(&judged->growth_bytes);
+        finding->growth->blocks = g_steal_pointer(&judged->growth_blocks);
+        finding->growth->median_bytes = judged->growth_median_bytes;
+        finding->growth->held = judged->growth_held;
+        finding->growth->lost = judged->growth_lost;
+    }
     /* Every place a freed block was used: the one shown is among them. */
     for (guint i = 0; finding->freed_block && judged->sites != NULL && i < judged->sites->len; i++)
         gl_finding_add_site(finding, g_steal_pointer(&judged->sites->pdata[i]));
@@ -399,6 +410,7 @@ void gl_judge_input(GlInput *input, const char *path, const GlRules *rules, guin
         .attributor = gl_attributor_new(judgement->findings),
         .checks = traits->full_checks ? gl_checks_new() : NULL,
         .cycles = traits->cycles_indirect ? gl_cycles_new(rules) : NULL,
+        .growth = gl_growth_judge_new(rules),
     };
     if (j.checks != NULL || j.cycles != NULL)
         j.held = g_array_new(FALSE, FALSE, sizeof(Held));
@@ -419,6 +431,12 @@ void gl_judge_input(GlInput *input, const char *path, const GlRules *rules, guin
         /* Files one after another in one input are processes of their own. */
         if ((!j.learned && traits->one_process) || process->pid != j.learned_pid)
             learn_process(&j, input, process->pid);
+        /* a growth measure's loss records are no leaks: growth.h's */
+        if (!j.unjudged && !j.leaks_unjudged &&
+            gl_growth_take(j.growth, j.classifier, process, record, order)) {
+            order++;
+            continue;
+        }
         if (j.checks != NULL && (record = gl_checks_take(j.checks, record, order)) == NULL) {
             order++;
             continue;
@@ -430,6 +448,9 @@ void gl_judge_input(GlInput *input, const char *path, const GlRules *rules, guin
         learn_process(&j, input, process->pid);
     settle(&j);
     finish(&j, input, listed);
+    if (process->judged == NULL)
+        gl_growth_finish(j.growth, process, judgement->findings, &judgement->growth);
+    gl_growth_judge_free(j.growth);
     gl_checks_free(j.checks);
     gl_cycles_free(j.cycles);
     if (j.held != NULL)

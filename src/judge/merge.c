@@ -313,6 +313,10 @@ static void merge_finding(GlFinding *ours, GlFinding *theirs)
         GPtrArray *tests = ours->tests;
         ours->tests = theirs->tests;
         theirs->tests = tests;
+        /* --growth: the series shown is its first test's */
+        GlGrowth *growth = ours->growth;
+        ours->growth = theirs->growth;
+        theirs->growth = growth;
         ours->order = theirs->order;
     }
     GlAttribution attribution = {

@@ -143,6 +143,23 @@ static const char *add_interrupted(GlAnalysis *analysis, const GlOutcomeInput *i
     return interrupted;
 }
 
+/* A run that asked for --growth and measured no test (no test could run
+ * again, the helper could not count, the repetitions never began) checked
+ * nothing of what it asked: never a pass.
+ * Returns: TRUE if so. */
+static gboolean add_growth_unmeasured(GlAnalysis *analysis)
+{
+    const GlSummary *summary = &analysis->summary;
+    if (!summary->growth_asked || summary->growth_measured > 0)
+        return FALSE;
+    g_ptr_array_add(analysis->problems, g_error_new(
+        GL_ERROR, GL_ERROR_LIMIT, "--growth was asked and no test was measured: whether memory "
+        "grows nobody can tell (%s, and any warning of the helper)",
+        summary->growth_unmeasured->len > 0 ? "the note names the tests not measured and why"
+                                            : "no test could run again"));
+    return TRUE;
+}
+
 void gl_outcome_judge(GlAnalysis *analysis, const GlOutcomeInput *input, GlRunCoverage *coverage,
                       GlOutcome *outcome)
 {
@@ -157,9 +174,10 @@ void gl_outcome_judge(GlAnalysis *analysis, const GlOutcomeInput *input, GlRunCo
     outcome->checked_nothing = add_checked_nothing(analysis, input, coverage);
     analysis->summary.unchecked_processes += coverage->unchecked->len + uninstrumented;
     const char *interrupted = add_interrupted(analysis, input, coverage);
-    gl_gate_evaluate(&outcome->gate, outcome->reported, analysis->summary.incomplete_files,
-                     analysis->summary.unchecked_processes, outcome->checked_nothing, interrupted,
-                     &outcome->gate_result);
+    gboolean growth_unmeasured = add_growth_unmeasured(analysis);
+    gl_gate_evaluate_growth(&outcome->gate, outcome->reported, analysis->summary.incomplete_files,
+                            analysis->summary.unchecked_processes, outcome->checked_nothing,
+                            interrupted, growth_unmeasured, &outcome->gate_result);
     if (adopting) {
         g_free(outcome->gate_result.line);
         outcome->gate_result.line = gl_gate_adopted_line(analysis->findings->len,
@@ -181,6 +199,7 @@ void gl_outcome_judge(GlAnalysis *analysis, const GlOutcomeInput *input, GlRunCo
                        : coverage->unchecked->len > 0 ? GL_TROUBLE_UNCHECKED
                        : cut > 0 ? GL_TROUBLE_STACK_CUT
                        : uninstrumented > 0 ? GL_TROUBLE_NOT_BUILT
+                       : growth_unmeasured ? GL_TROUBLE_GROWTH_UNMEASURED
                        : GL_TROUBLE_UNREADABLE;
     outcome->halted = analysis->summary.halted_processes;
 }
@@ -209,6 +228,8 @@ char *gl_trouble_describe(GlTrouble trouble, const GlRunCoverage *coverage)
     case GL_TROUBLE_NOT_BUILT:
         return g_strdup_printf("an extension was not built for %s",
                                coverage->engine != NULL ? coverage->engine : "the engine");
+    case GL_TROUBLE_GROWTH_UNMEASURED:
+        return g_strdup("--growth measured no test");
     case GL_TROUBLE_UNREADABLE:
         break;
     }

@@ -33,6 +33,7 @@ struct GlRules {
     GlLeakKind leak_kinds;
     gboolean all_errors;
     gboolean free_at_exit;
+    guint64 growth_min_bytes;
 };
 
 /* Ruby's functions that allocate for their caller (rule 2): the xmalloc
@@ -104,6 +105,18 @@ static const struct {
       "MemoryView is no longer needed." },
 };
 
+/* Ruby's functions that allocate the struct of a Data or TypedData object
+ * (ruby/internal/core/rdata.h, rtypeddata.h: rb_data_object_zalloc and
+ * rb_data_typed_object_zalloc, and the inline rb_data_object_make and
+ * rb_data_typed_object_make that call them): what one allocates lives as
+ * long as its object, which the GC frees with it. Growth there (--growth)
+ * is held by the objects the test keeps, one block an object
+ * (judge/growth.h; gemleak(1), RULES). */
+static const char *const data_struct_functions[] = {
+    "rb_data_object_zalloc", "rb_data_typed_object_zalloc", "rb_data_object_make",
+    "rb_data_typed_object_make", NULL,
+};
+
 /* Ruby's extension loader, which calls an extension's Init function
  * (rule 3): dln.c and load.c. */
 static const char *const loader_functions[] = { "dln_load*", "load_ext", NULL };
@@ -171,6 +184,9 @@ GlRules *gl_rules_new(void)
     rules->skip_regexes = g_ptr_array_new_with_free_func((GDestroyNotify) g_regex_unref);
     rules->ruby_memory_rule = TRUE;
     rules->leak_kinds = GL_LEAK_DEFINITE;
+    /* 0: a table that doubles less often than every repetition has a
+     * median of 0 and still grows */
+    rules->growth_min_bytes = 0;
     return rules;
 }
 
@@ -366,6 +382,16 @@ void gl_rules_set_free_at_exit(GlRules *rules, gboolean free_at_exit)
     rules->free_at_exit = free_at_exit;
 }
 
+void gl_rules_set_growth_min_bytes(GlRules *rules, guint64 bytes)
+{
+    rules->growth_min_bytes = bytes;
+}
+
+guint64 gl_rules_get_growth_min_bytes(const GlRules *rules)
+{
+    return rules->growth_min_bytes;
+}
+
 static gboolean matches_any(const char *const *globs, const char *name)
 {
     for (; *globs != NULL; globs++)
@@ -447,6 +473,8 @@ guint gl_rules_function_flags(const GlRules *rules, const char *fn)
         flags |= GL_FN_GC;
     if (matches_any(marking_functions, base))
         flags |= GL_FN_MARKING;
+    if (matches_any(data_struct_functions, base))
+        flags |= GL_FN_DATA_STRUCT;
     gboolean skip = rules->skip_globs->len > 0 &&
                     (matches_any((const char *const *) rules->skip_globs->pdata, fn) ||
                      matches_any((const char *const *) rules->skip_globs->pdata, base));

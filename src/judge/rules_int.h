@@ -16,6 +16,7 @@ enum {
     GL_FN_GC = 1 << 4,          /* Ruby's garbage collector */
     GL_FN_MARKING = 1 << 5,     /* what a mark function calls to mark its values */
     GL_FN_CALLER_OWNED = 1 << 6,/* an API whose memory Ruby's headers say the caller releases */
+    GL_FN_DATA_STRUCT = 1 << 7, /* allocates a Data object's struct (--growth: held) */
 };
 
 /* Returns: the GL_FN_ flags of the function @fn, compiler suffixes

@@ -7,6 +7,7 @@
 #include "input_int.h"
 #include "gemleak/base/errors.h"
 #include "gemleak/base/json_format.h"
+#include "gemleak/base/protocol.h"
 #include "gemleak/base/text.h"
 
 #include <errno.h>
@@ -173,6 +174,53 @@ static void read_tests(JsonObject *object, GlJudged *judged)
     }
 }
 
+/* Returns: (transfer full): the numbers of @array, an array of @n
+ * integers, or NULL when it is not. */
+static gint64 *read_series(JsonArray *array, guint n)
+{
+    if (array == NULL || json_array_get_length(array) != n)
+        return NULL;
+    gint64 *series = g_new0(gint64, n);
+    for (guint i = 0; i < n; i++) {
+        JsonNode *node = json_array_get_element(array, i);
+        if (!JSON_NODE_HOLDS_VALUE(node) || json_node_get_value_type(node) != G_TYPE_INT64) {
+            g_free(series);
+            return NULL;
+        }
+        series[i] = json_node_get_int(node);
+    }
+    return series;
+}
+
+/* A growth finding's "growth" member (--growth: judge/growth.h), into
+ * @record's judged: the series as the report wrote it. A growth finding is
+ * no leak, whatever its occurrence's kind says. */
+static void read_growth(JsonObject *object, GlRecord *record)
+{
+    JsonObject *growth = object_member(object, GL_MEMBER_GROWTH);
+    if (growth == NULL)
+        return;
+    record->leak_kind = GL_LEAK_NONE;
+    gint64 n = int_member(growth, GL_MEMBER_REPETITIONS, 0);
+    if (n <= 0 || n > GL_PROTO_GROWTH_MAX)
+        return;
+    GlJudged *judged = record->judged;
+    gint64 *bytes = read_series(array_member(growth, GL_MEMBER_BYTES), (guint) n);
+    gint64 *blocks = read_series(array_member(growth, GL_MEMBER_BLOCKS), (guint) n);
+    if (bytes == NULL || blocks == NULL) {
+        g_free(bytes);
+        g_free(blocks);
+        return;
+    }
+    judged->growth_repetitions = (guint) n;
+    judged->growth_bytes = bytes;
+    judged->growth_blocks = blocks;
+    gint64 median = int_member(growth, GL_MEMBER_MEDIAN_BYTES, 0);
+    judged->growth_median_bytes = median > 0 ? (guint64) median : 0;
+    judged->growth_held = bool_member(growth, GL_MEMBER_HELD, FALSE);
+    judged->growth_lost = bool_member(growth, GL_MEMBER_LOST, FALSE);
+}
+
 /* Returns: (transfer full): the record of the finding @object, the
  * @index-th of the report. */
 static GlRecord *read_finding(JsonObject *object, guint index)
@@ -215,6 +263,7 @@ static GlRecord *read_finding(JsonObject *object, guint index)
         g_array_append_val(judged->pids, pid);
     }
     read_tests(object, judged);
+    read_growth(object, record);
     /* Every place a freed block was used: the one shown is among them. */
     JsonArray *accesses = array_member(object, GL_MEMBER_ACCESSES);
     for (guint i = 0; accesses != NULL && i < json_array_get_length(accesses); i++) {

@@ -19,6 +19,14 @@ gsize gl_process_test_key(const char *name, const char *location)
 void gl_process_note_marker(GlProcess *process, const char *marker)
 {
     static const char start[] = GL_PROTO_MARKER_PREFIX GL_PROTO_MARKER_START "\t";
+    static const char growth[] = GL_PROTO_MARKER_PREFIX GL_PROTO_MARKER_GROWTH;
+    if (marker != NULL && g_str_has_prefix(marker, growth) &&
+        strchr("\t \n", marker[strlen(growth)]) != NULL) {
+        if (process->growth_markers == NULL)
+            process->growth_markers = g_ptr_array_new_with_free_func(g_free);
+        g_ptr_array_add(process->growth_markers, g_strchomp(g_strdup(marker)));
+        return;
+    }
     if (marker == NULL || !g_str_has_prefix(marker, start))
         return;
     /* Valgrind ends a client message's text with white space of its own;

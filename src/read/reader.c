@@ -118,6 +118,8 @@ void gl_reader_free(GlReader *reader)
     g_ptr_array_unref(reader->doc.vargv);
     if (reader->doc.test_order != NULL)
         g_hash_table_unref(reader->doc.test_order);
+    if (reader->doc.growth_markers != NULL)
+        g_ptr_array_unref(reader->doc.growth_markers);
     g_string_chunk_free(reader->doc_strings);
     g_free(reader->marker_prefix);
     g_string_free(reader->marker, TRUE);
@@ -199,6 +201,8 @@ static void begin_document(GlReader *reader)
     g_ptr_array_set_size(vargv, 0);
     if (doc->test_order != NULL)
         g_hash_table_unref(doc->test_order);
+    if (doc->growth_markers != NULL)
+        g_ptr_array_unref(doc->growth_markers);
     memset(doc, 0, sizeof *doc);
     doc->argv = argv;
     doc->vargv = vargv;

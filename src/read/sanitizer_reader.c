@@ -49,6 +49,14 @@ typedef struct {
     GHashTable *owned;     /* the owners' markers, a set of the strings owners points at */
     gboolean helper;       /* a marker of gemleak's helper was read: a gemleak run's output */
     gboolean default_frames;  /* the record in hand has a frame of the default format */
+    /* --growth: the sites of the client library's counting, each once a
+     * process ("gemleak:site\tSITE" and its frames): SITE (owned) ->
+     * GlRecord* (owned), the stack its "gemleak:grew" lines' records get */
+    GHashTable *sites;
+    GlRecord *site;        /* the site whose frame lines are being read, nullable */
+    GArray *site_frames;   /* of GlFrame: its frames so far */
+    guint unknown_sites;   /* "gemleak:grew" lines of a site no "gemleak:site" gave */
+    char *unknown_site;    /* the first such SITE, nullable */
 } Reader;
 
 /* What makes the stacks of a log no gemleak run wrote whole (a suite run
@@ -357,6 +365,88 @@ static void read_owned(Reader *r, const char *fields)
     }
 }
 
+/* ---- --growth: the client library's counting per site ---------------------------- */
+
+static gint64 name_pid(const char *name);
+
+/* The frame lines of the site in hand are over: they are its stack. */
+static void close_site(Reader *r)
+{
+    if (r->site == NULL)
+        return;
+    r->site->stack.n_frames = r->site_frames->len;
+    r->site->stack.frames = r->site_frames->len > 0
+        ? g_memdup2(r->site_frames->data, r->site_frames->len * sizeof(GlFrame)) : NULL;
+    g_array_set_size(r->site_frames, 0);
+    r->site = NULL;
+}
+
+/* "gemleak:site<TAB>SITE": the frame lines after it, the runtime's own
+ * unsymbolized ones ("    #N 0xPC (MODULE+0xOFFSET)"), are the site's
+ * stack: #0 the function the target called, #1 the target's call. A site
+ * is given once a process; given again, the later stack is kept. */
+static void read_site(Reader *r, const char *site)
+{
+    if (*site == '\0')
+        return;
+    GlRecord *record = gl_record_new();
+    g_hash_table_replace(r->sites, g_strdup(site), record);
+    r->site = record;
+    g_array_set_size(r->site_frames, 0);
+}
+
+/* Returns: TRUE if @text is a whole signed decimal, in *@value. */
+static gboolean parse_signed(const char *text, gint64 *value)
+{
+    return g_ascii_string_to_signed(text, 10, G_MININT64, G_MAXINT64, value, NULL);
+}
+
+/* "gemleak:grew<TAB>SITE<TAB>LIVE-BYTES<TAB>CHANGE-BYTES<TAB>LIVE-BLOCKS<TAB>
+ * CHANGE-BLOCKS": what is live at the site, and its change since the
+ * measure before. It is a record as a loss record of Valgrind's changed
+ * leak check is: still reachable, the live bytes and blocks its size, the
+ * site's stack, found while Ruby ran, after the growth marker it follows.
+ * A site no "gemleak:site" line gave is the input's problem, said once. */
+static void read_grew(Reader *r, const char *fields)
+{
+    g_auto(GStrv) field = g_strsplit(fields, "\t", 6);
+    gint64 live_bytes = 0, change_bytes = 0, live_blocks = 0, change_blocks = 0;
+    if (g_strv_length(field) != 5 || !parse_signed(field[1], &live_bytes) ||
+        !parse_signed(field[2], &change_bytes) || !parse_signed(field[3], &live_blocks) ||
+        !parse_signed(field[4], &change_blocks) || live_bytes < 0 || live_blocks < 0) {
+        r->process.incomplete = TRUE;
+        r->process.incomplete_reason = "a gemleak:grew line of its growth measures could not be "
+                                       "read";
+        return;
+    }
+    const GlRecord *site = g_hash_table_lookup(r->sites, field[0]);
+    if (site == NULL) {
+        if (r->unknown_sites++ == 0)
+            r->unknown_site = g_strdup(field[0]);
+        return;
+    }
+    GlRecord *record = gl_record_copy(site);
+    record->unique = ++r->n_records;
+    record->pid = r->process.pid != 0 ? r->process.pid : name_pid(r->name);
+    record->kind = gl_record_intern(record, "Leak_StillReachable");
+    record->leak_kind = GL_LEAK_REACHABLE;
+    g_autofree char *what = g_strdup_printf(
+        "%" G_GINT64_FORMAT " (%+" G_GINT64_FORMAT ") bytes in %" G_GINT64_FORMAT " (%+"
+        G_GINT64_FORMAT ") blocks are still reachable", live_bytes, change_bytes, live_blocks,
+        change_blocks);
+    record->what = gl_record_intern(record, what);
+    record->has_leak_size = TRUE;
+    record->leaked_bytes = (guint64) live_bytes;
+    record->leaked_blocks = (guint64) live_blocks;
+    record->has_change = TRUE;
+    record->change_bytes = change_bytes;
+    record->change_blocks = change_blocks;
+    record->while_running = TRUE;
+    record->at_exit = FALSE;
+    record->marker = gl_record_intern(record, r->marker);
+    g_queue_push_tail(&r->ready, record);
+}
+
 /* A line the helper wrote ("gemleak:..."): the records after it carry it,
  * but "gemleak:checked", which closes a check, and "gemleak:exit". */
 static void read_marker(Reader *r, const char *line)
@@ -365,7 +455,16 @@ static void read_marker(Reader *r, const char *line)
     r->helper = TRUE;
     if (r->in_report)
         finish_report(r, FALSE);
+    close_site(r);
     const char *word = line + strlen(GL_PROTO_MARKER_PREFIX);
+    if (g_str_has_prefix(word, GL_PROTO_MARKER_SITE "\t")) {
+        read_site(r, word + strlen(GL_PROTO_MARKER_SITE "\t"));
+        return;
+    }
+    if (g_str_has_prefix(word, GL_PROTO_MARKER_GREW "\t")) {
+        read_grew(r, word + strlen(GL_PROTO_MARKER_GREW "\t"));
+        return;
+    }
     if (g_str_has_prefix(word, GL_PROTO_MARKER_OWNED "\t")) {
         read_owned(r, word + strlen(GL_PROTO_MARKER_OWNED "\t"));
         return;
@@ -555,6 +654,15 @@ static void parse_line(Reader *r, const char *line, gboolean last_line)
         read_marker(r, line);
         return;
     }
+    /* a growth site's frames, outside any report */
+    if (r->site != NULL && !r->in_report) {
+        GlFrame frame = { 0 };
+        if (!last_line && gl_sanitizer_parse_frame(r->site, line, &frame)) {
+            g_array_append_val(r->site_frames, frame);
+            return;
+        }
+        close_site(r);
+    }
     const char *rest = NULL;
     gint64 pid = gl_sanitizer_line_pid(line, &rest);
     if (pid != 0 && last_line && !r->in_report &&
@@ -592,6 +700,7 @@ static void finish(Reader *r)
 {
     r->finished = TRUE;
     gl_sanitizer_pending_clear(&r->pending);
+    close_site(r);
     if (r->in_report)
         finish_report(r, FALSE);
     settle_report(r);
@@ -609,6 +718,15 @@ static void finish(Reader *r)
     if (r->process.pid == 0)
         r->process.pid = name_pid(r->name);
     r->process.finished = r->process.complete;
+    if (r->unknown_sites > 0) {
+        g_autofree char *shown = g_utf8_make_valid(label, -1);
+        g_autofree char *site = g_utf8_make_valid(r->unknown_site, -1);
+        g_ptr_array_add(r->problems, g_error_new(
+            GL_ERROR, GL_ERROR_MALFORMED, "%s: process %" G_GINT64_FORMAT ": %u growth measure%s "
+            "(gemleak:grew) of a site no gemleak:site line named (%s%s): %s growth is not known",
+            shown, r->process.pid, r->unknown_sites, r->unknown_sites == 1 ? "" : "s", site,
+            r->unknown_sites > 1 ? ", ..." : "", r->unknown_sites == 1 ? "its" : "their"));
+    }
     if (!r->process.complete) {
         g_autofree char *shown = g_utf8_make_valid(label, -1);
         g_ptr_array_add(r->problems,
@@ -639,6 +757,9 @@ static gpointer open_sanitizer(int fd, const char *data, gsize size, const char 
     r->frames = g_array_new(FALSE, TRUE, sizeof(GlFrame));
     r->stack_aux = -1;
     r->owned = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+    r->sites = g_hash_table_new_full(g_str_hash, g_str_equal, g_free,
+                                     (GDestroyNotify) gl_record_free);
+    r->site_frames = g_array_new(FALSE, TRUE, sizeof(GlFrame));
     r->process.stands_for = 1;
     r->process.complete = TRUE;
     r->process.started = TRUE;
@@ -707,7 +828,12 @@ static void free_sanitizer(gpointer state)
         g_hash_table_unref(r->process.owners);
     if (r->process.test_order != NULL)
         g_hash_table_unref(r->process.test_order);
+    if (r->process.growth_markers != NULL)
+        g_ptr_array_unref(r->process.growth_markers);
     g_hash_table_unref(r->owned);
+    g_hash_table_unref(r->sites);
+    g_array_unref(r->site_frames);
+    g_free(r->unknown_site);
     g_free(r);
 }
 

@@ -3,6 +3,7 @@
  * the same in every format. */
 #include "gemleak/report/wording.h"
 #include "gemleak/base/text.h"
+#include "gemleak/judge/growth.h"
 #include "gemleak/judge/rules.h"
 
 #include <string.h>
@@ -45,70 +46,13 @@ static void append_lost(GString *message, guint64 bytes, guint64 direct, guint64
 
 /* @a + @b, held at the ends of gint64: a series read back from a JSON
  * report may hold anything. */
-static gint64 add_clamped(gint64 a, gint64 b)
-{
-    gint64 sum;
-    if (!__builtin_add_overflow(a, b, &sum))
-        return sum;
-    return b > 0 ? G_MAXINT64 : G_MININT64;
-}
-
-/* Returns: the repetitions @growth has a change of bytes and blocks for. */
-static guint growth_repetitions(const GlGrowth *growth)
-{
-    return growth->bytes != NULL && growth->blocks != NULL ? growth->repetitions : 0;
-}
-
-/* "+800 bytes in +50 blocks": changes, signed (a repetition that added
- * nothing is "+0"), in English's numbers. */
-static void append_change(GString *out, gint64 bytes, gint64 blocks)
-{
-    g_string_append_printf(out, "%+" G_GINT64_FORMAT " byte%s in %+" G_GINT64_FORMAT " block%s",
-                           bytes, bytes == 1 || bytes == -1 ? "" : "s", blocks,
-                           blocks == 1 || blocks == -1 ? "" : "s");
-}
-
-/* "growth: +800 bytes in +50 blocks at each of 3 repetitions (series +800,
- * +800, +800), still reachable"; "+2400 bytes in +150 blocks over 3
- * repetitions (series +800, +1600, +0)" when they differ; "held by +50
- * Data objects a repetition that the test keeps" for the structs of Data
- * objects (their blocks are the objects); "some of it lost" when a
- * measure found some of it lost. The series is the bytes', which the
- * statistic judges (judge/growth.h). */
+/* "growth: " and the judge's sentence (judge/growth.h): one wording for
+ * the text report, the other formats and the record the judge kept. */
 static void append_growth(GString *message, const GlGrowth *growth)
 {
-    guint k = growth_repetitions(growth);
-    if (k == 0) {
-        g_string_append(message, "growth: no repetition measured");
-        return;
-    }
-    gint64 bytes = 0, blocks = 0;
-    gboolean steady = k > 0;
-    for (guint i = 0; i < k; i++) {
-        bytes = add_clamped(bytes, growth->bytes[i]);
-        blocks = add_clamped(blocks, growth->blocks[i]);
-        steady = steady && growth->bytes[i] == growth->bytes[0] &&
-                 growth->blocks[i] == growth->blocks[0];
-    }
-    if (steady)
-        bytes = growth->bytes[0], blocks = growth->blocks[0];
+    g_autofree char *words = gl_growth_describe(growth);
     g_string_append(message, "growth: ");
-    append_change(message, bytes, blocks);
-    g_string_append_printf(message, " %s %u repetition%s (series ",
-                           steady && k > 1 ? "at each of" : steady ? "at" : "over", k,
-                           k == 1 ? "" : "s");
-    for (guint i = 0; i < k; i++)
-        g_string_append_printf(message, "%s%+" G_GINT64_FORMAT, i > 0 ? ", " : "",
-                               growth->bytes[i]);
-    g_string_append_c(message, ')');
-    if (growth->held)
-        g_string_append_printf(message, ", held by %+" G_GINT64_FORMAT " Data object%s%s that "
-                               "the test keeps", blocks, blocks == 1 || blocks == -1 ? "" : "s",
-                               steady && k > 1 ? " a repetition" : "");
-    if (growth->lost)
-        g_string_append(message, ", some of it lost");
-    else if (!growth->held)
-        g_string_append(message, ", still reachable");
+    g_string_append(message, words);
 }
 
 char *gl_finding_message(const GlFinding *finding)

@@ -702,6 +702,62 @@ START_TEST(test_default_log_names_the_runtimes_options)
 }
 END_TEST
 
+/* --growth: gemleak filter of a kept run directory (hand-made, as the
+ * client library writes it: fixtures/lsan/README.md) fails on growth,
+ * names the test, and passes when the only growth is held by Data objects
+ * the test keeps; one that asked for growth and measured nothing is
+ * INCOMPLETE. */
+START_TEST(test_growth_run_directories)
+{
+    g_autofree char *grown = gl_test_fixture("lsan/growth-ruby34");
+    RUN(run, "filter", grown);
+    ck_assert_int_eq(run.status, 1);
+    gl_assert_line(run.out, "^gemleak: FAIL: 1 leak losing 128 bytes, 4 growing sites "
+                            "\\(--growth\\)$");
+    gl_assert_line(run.out, "^(call path 1: )?growth: \\+800 bytes in \\+50 blocks at each of 3 repetitions \\(series "
+                            "\\+800, \\+800, \\+800\\), still reachable");
+    gl_assert_line(run.out, "CacheTest#test_add \\(test/cache_test.rb:5\\)");
+    gl_assert_line(run.err, "^gemleak: note: --growth: 2 tests measured, run again up to 3 times "
+                            "each; 1 not measured: ForkTest#test_fork");
+    gl_test_run_clear(&run);
+
+    /* the gate on growth as asked */
+    RUN(kinds, "filter", "--fail-on", "errors", grown);
+    ck_assert_int_eq(kinds.status, 0);
+    gl_test_run_clear(&kinds);
+    RUN(min, "filter", "--fail-on", "growth", "--growth-min-bytes", "400", grown);
+    ck_assert_int_eq(min.status, 1);
+    /* the cache's malloc alone: its strdup (340), the journal (100), the table (256) are under */
+    gl_assert_line(min.out, "^gemleak: FAIL: 1 growing site \\(--growth\\)$");
+    gl_test_run_clear(&min);
+    RUN(bad, "filter", "--growth-min-bytes", "many", grown);
+    ck_assert_int_eq(bad.status, 2);
+    gl_test_run_clear(&bad);
+
+    g_autofree char *held = gl_test_fixture("lsan/growth-held-ruby34");
+    RUN(held_run, "filter", held);
+    ck_assert_int_eq(held_run.status, 0);
+    gl_assert_line(held_run.out, "held by \\+50 Data objects a repetition that the test keeps$");
+    gl_assert_line(held_run.out, "^gemleak: pass: no finding is of a kind that fails "
+                                 "\\(--fail-on\\)$");
+    gl_test_run_clear(&held_run);
+    RUN(held_fails, "filter", "--fail-on", "definite,errors,growth,growth-held", held);
+    ck_assert_int_eq(held_fails.status, 1);
+    gl_test_run_clear(&held_fails);
+
+    g_autofree char *unmeasured = gl_test_fixture("lsan/growth-unmeasured-ruby34");
+    RUN(none, "filter", unmeasured);
+    ck_assert_int_eq(none.status, 3);
+    gl_assert_line(none.out, "^gemleak: INCOMPLETE: no findings; --growth measured no test "
+                             "\\(see gemleak's messages\\)$");
+    gl_assert_line(none.err, "^gemleak: --growth was asked and no test was measured");
+    gl_assert_line(none.err, "^gemleak: note: --growth: no test was measured; 1 not measured: "
+                             "CacheTest#test_add \\(/home/dev/growthgem/test/cache_test.rb:5\\): no "
+                             "allocation hooks$");
+    gl_test_run_clear(&none);
+}
+END_TEST
+
 Suite *gl_filter_sanitizer_suite(void)
 {
     Suite *suite = suite_create("filter-sanitizer");
@@ -730,6 +786,7 @@ Suite *gl_filter_sanitizer_suite(void)
     tcase_add_test(tc, test_lost_cycle_is_definite);
     tcase_add_test(tc, test_structure_built_by_helpers_is_one_finding);
     tcase_add_test(tc, test_asan_error_known_to_a_valgrind_baseline);
+    tcase_add_test(tc, test_growth_run_directories);
     suite_add_tcase(suite, tc);
     return suite;
 }

@@ -9,6 +9,9 @@
 #include "gemleak/judge/judgement.h"
 #include "gemleak/judge/merge.h"
 #include "gemleak/read/input.h"
+#include "gemleak/judge/gate.h"
+
+#include <json-glib/json-glib.h>
 
 /* Returns: TRUE if the input seam reads @path as a gemleak JSON report. */
 static gboolean is_report(const char *path)
@@ -129,6 +132,90 @@ START_TEST(test_what_is_refused)
 }
 END_TEST
 
+/* --growth: a growth finding read back (a shard's) keeps its kind and its
+ * series, the "growth" member as the JSON report writes it; one whose
+ * series is not there is still growth, never a leak nor an error. */
+START_TEST(test_growth_finding_reads_back)
+{
+    g_autofree char *dir = gl_test_tmpdir();
+    g_autofree char *path = g_build_filename(dir, "shard.json", NULL);
+    g_autofree char *input = gl_test_fixture("lsan/growth-ruby34");
+    GlTestRun run = { 0 };
+    gl_test_gemleak(&run, "filter", "--format", "json", "-o", path, input, NULL);
+    ck_assert_int_eq(run.status, 1);
+    gl_test_run_clear(&run);
+    /* the series of each growth finding, as the report writes them */
+    g_autoptr(JsonParser) parser = json_parser_new();
+    ck_assert(json_parser_load_from_file(parser, path, NULL));
+    JsonArray *findings = json_object_get_array_member(
+        json_node_get_object(json_parser_get_root(parser)), "findings");
+    guint growths = 0;
+    for (guint i = 0; i < json_array_get_length(findings); i++) {
+        JsonObject *finding = json_array_get_object_element(findings, i);
+        if (g_strcmp0(json_object_get_string_member(finding, "kind"), "Growth") != 0)
+            continue;
+        if (growths++ == 0) {
+            /* the first without its series (a report of an earlier writer) */
+            if (json_object_has_member(finding, "growth"))
+                json_object_remove_member(finding, "growth");
+            continue;
+        }
+        JsonObject *growth = json_object_new();
+        json_object_set_int_member(growth, "repetitions", 3);
+        JsonArray *bytes = json_array_new(), *blocks = json_array_new();
+        for (gint64 r = 0; r < 3; r++) {
+            json_array_add_int_element(bytes, 100 * (r + 1));
+            json_array_add_int_element(blocks, r);
+        }
+        json_object_set_array_member(growth, "bytes", bytes);
+        json_object_set_array_member(growth, "blocks", blocks);
+        json_object_set_int_member(growth, "median_bytes", 200);
+        json_object_set_boolean_member(growth, "held", TRUE);
+        json_object_set_boolean_member(growth, "lost", FALSE);
+        json_object_set_object_member(finding, "growth", growth);
+    }
+    ck_assert_uint_eq(growths, 5);
+    g_autoptr(JsonGenerator) generator = json_generator_new();
+    json_generator_set_root(generator, json_parser_get_root(parser));
+    ck_assert(json_generator_to_file(generator, path, NULL));
+
+    g_auto(GlJudgement) judged = { 0 };
+    g_autoptr(GError) error = NULL;
+    ck_assert_msg(read_report(path, 0, &judged, NULL, &error), "%s",
+                  error != NULL ? error->message : "");
+    g_autoptr(GPtrArray) all = gl_findings_list(judged.findings);
+    guint with_series = 0, without = 0, leaks = 0;
+    GlGate gate;
+    gl_gate_init(&gate);
+    for (guint i = 0; i < all->len; i++) {
+        const GlFinding *finding = g_ptr_array_index(all, i);
+        if (g_strcmp0(finding->record->kind, "Growth") != 0) {
+            leaks += finding->record->leak_kind != GL_LEAK_NONE;
+            continue;
+        }
+        ck_assert_int_eq(finding->record->leak_kind, GL_LEAK_NONE);
+        ck_assert_uint_eq(finding->tests->len, 1);
+        if (finding->growth == NULL) {
+            without++;
+            ck_assert(gl_gate_counts(&gate, finding));
+            continue;
+        }
+        with_series++;
+        ck_assert_uint_eq(finding->growth->repetitions, 3);
+        ck_assert_int_eq(finding->growth->bytes[2], 300);
+        ck_assert_int_eq(finding->growth->blocks[1], 1);
+        ck_assert_uint_eq(finding->growth->median_bytes, 200);
+        ck_assert(finding->growth->held);
+        ck_assert(!finding->growth->lost);
+        ck_assert(!gl_gate_counts(&gate, finding));  /* held */
+    }
+    ck_assert_uint_eq(with_series, 4);
+    ck_assert_uint_eq(without, 1);
+    ck_assert_uint_eq(leaks, 1);
+    gl_remove_tree(dir);
+}
+END_TEST
+
 /* Brackets in strings do not count towards the depth. */
 START_TEST(test_depth)
 {
@@ -147,6 +234,7 @@ Suite *gl_json_report_suite(void)
     tcase_add_test(tc, test_report_reads_back);
     tcase_add_test(tc, test_what_is_refused);
     tcase_add_test(tc, test_depth);
+    tcase_add_test(tc, test_growth_finding_reads_back);
     suite_add_tcase(suite, tc);
     return suite;
 }

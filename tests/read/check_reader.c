@@ -105,6 +105,80 @@ START_TEST(test_real_leak_capture)
 }
 END_TEST
 
+/* --growth under Valgrind (fixtures/xml/growth_changed_check.xml, real):
+ * each loss record of a changed leak check says what changed since the
+ * check before, up or down, of every kind; a loss record with indirect
+ * bytes grew by its direct part; the exit check's records say no change. */
+START_TEST(test_changed_leak_check)
+{
+    GError *error = NULL;
+    g_autoptr(GPtrArray) records = read_fixture("xml/growth_changed_check.xml", &error);
+    ck_assert_ptr_null(error);
+    ck_assert_uint_eq(records->len, 15);
+    guint changed = 0;
+    for (guint i = 0; i < records->len; i++) {
+        const GlRecord *record = g_ptr_array_index(records, i);
+        ck_assert(record->marker != NULL && g_str_has_prefix(record->marker, "gemleak:growth\t"));
+        ck_assert(record->has_change == !record->at_exit);
+        changed += record->has_change;
+    }
+    ck_assert_uint_eq(changed, 11);
+    /* the first measure: everything live since the start */
+    const GlRecord *first = g_ptr_array_index(records, 0);
+    ck_assert_int_eq(first->change_bytes, 64);
+    ck_assert_int_eq(first->change_blocks, 1);
+    /* the buffer freed in repetition 2: "0 (-64) bytes in 0 (-1) blocks" */
+    const GlRecord *freed = g_ptr_array_index(records, 3);
+    ck_assert_str_eq(freed->what, "0 (-64) bytes in 0 (-1) blocks are still reachable in loss "
+                                  "record 1 of 4");
+    ck_assert_int_eq(freed->change_bytes, -64);
+    ck_assert_int_eq(freed->change_blocks, -1);
+    ck_assert_uint_eq(freed->leaked_bytes, 0);
+    /* the journal realloc'd larger: bytes, not blocks */
+    const GlRecord *journal = g_ptr_array_index(records, 10);
+    ck_assert_str_eq(journal->what, "300 (+100) bytes in 1 (+0) blocks are still reachable in "
+                                    "loss record 4 of 4");
+    ck_assert_int_eq(journal->change_bytes, 100);
+    ck_assert_int_eq(journal->change_blocks, 0);
+    ck_assert_uint_eq(journal->leaked_bytes, 300);
+    /* a lost node and its child: the node's own bytes grew, the child's
+     * are its own loss record's */
+    const GlRecord *node = g_ptr_array_index(records, 9);
+    ck_assert_int_eq(node->leak_kind, GL_LEAK_DEFINITE);
+    ck_assert_int_eq(node->change_bytes, 56);
+    ck_assert_int_eq(node->change_blocks, 1);
+    const GlRecord *child = g_ptr_array_index(records, 8);
+    ck_assert_int_eq(child->leak_kind, GL_LEAK_INDIRECT);
+    ck_assert_int_eq(child->change_bytes, 96);
+    /* the exit check: no change said */
+    const GlRecord *last = g_ptr_array_index(records, records->len - 1);
+    ck_assert(last->at_exit);
+    ck_assert(!last->has_change);
+    ck_assert_int_eq(last->change_bytes, 0);
+    /* a copy keeps the change */
+    g_autoptr(GlRecord) copy = gl_record_copy(freed);
+    ck_assert(copy->has_change);
+    ck_assert_int_eq(copy->change_bytes, -64);
+
+    /* thousands grouped, as Valgrind writes them past 999 (a real run of
+     * Debian's Ruby: "2,400 (+2,400) bytes in 50 (+50) blocks") */
+    g_autofree char *path = gl_test_fixture("xml/growth_changed_check.xml");
+    gsize length = 0;
+    g_autofree char *text = gl_test_read(path, &length);
+    const char *was = "300 (+100) bytes in 1 (+0) blocks";
+    char *at = strstr(text, was);
+    ck_assert_ptr_nonnull(at);
+    g_autofree char *grouped = g_strdup_printf("%.*s1,704 (+1,024) bytes in 1,001 (-1,000) blocks%s",
+                                               (int) (at - text), text, at + strlen(was));
+    g_autoptr(GPtrArray) again = read_memory(grouped, strlen(grouped), &error);
+    ck_assert_ptr_null(error);
+    const GlRecord *big = g_ptr_array_index(again, 10);
+    ck_assert(big->has_change);
+    ck_assert_int_eq(big->change_bytes, 1024);
+    ck_assert_int_eq(big->change_blocks, -1000);
+}
+END_TEST
+
 START_TEST(test_use_after_free_has_three_stacks)
 {
     g_autoptr(GError) error = NULL;
@@ -856,6 +930,7 @@ Suite *gl_reader_suite(void)
     tcase_add_test(tc, test_gzip_compressed);
     tcase_add_test(tc, test_gzip_problems_keep_what_came_before);
     tcase_add_test(tc, test_problems_are_one_line);
+    tcase_add_test(tc, test_changed_leak_check);
     tcase_set_timeout(tc, 60);
     suite_add_tcase(suite, tc);
     return suite;

@@ -765,6 +765,101 @@ static GHashTable *lsan_verdicts(const char *relative, const GlRules *rules)
  * state point at each other, which LeakSanitizer calls all indirect
  * (Valgrind: one definite), so r_zlib is kept only when indirect leaks
  * are asked for. */
+/* --growth under a sanitizer (fixtures/lsan/growth-ruby34, hand-made as
+ * the client library writes it): each "gemleak:grew" line is a record of
+ * its site, still reachable, found while Ruby ran, with the live bytes and
+ * blocks its size and their change, after the growth marker before it;
+ * the site's frames are the runtime's own lines, given once a process. */
+START_TEST(test_growth_measures)
+{
+    Facts facts;
+    g_autoptr(GPtrArray) records = read_fixture("lsan/growth-ruby34/lsan.4242", &facts);
+    ck_assert(facts.complete);
+    ck_assert(!facts.incomplete);
+    ck_assert(facts.marked);
+    guint grew = 0;
+    const GlRecord *second_cache = NULL;
+    for (guint i = 0; i < records->len; i++) {
+        const GlRecord *record = g_ptr_array_index(records, i);
+        if (!record->has_change)
+            continue;
+        grew++;
+        ck_assert_str_eq(record->kind, "Leak_StillReachable");
+        ck_assert_int_eq(record->leak_kind, GL_LEAK_REACHABLE);
+        ck_assert(record->while_running);
+        ck_assert(!record->at_exit);
+        ck_assert_int_eq(record->pid, 4242);
+        if (second_cache == NULL && record->marker != NULL &&
+            g_str_has_prefix(record->marker, "gemleak:growth\t1\tCacheTest%23test_add\t"))
+            second_cache = record;
+    }
+    /* 8 sites at the first measure, 8, 7 and 6 then, 4 of the Data objects */
+    ck_assert_uint_eq(grew, 8 + 8 + 7 + 6 + 4);
+    ck_assert_ptr_nonnull(second_cache);
+    ck_assert_uint_eq(second_cache->leaked_bytes, 1600);
+    ck_assert_uint_eq(second_cache->leaked_blocks, 100);
+    ck_assert_int_eq(second_cache->change_bytes, 800);
+    ck_assert_int_eq(second_cache->change_blocks, 50);
+    ck_assert_str_eq(second_cache->what, "1600 (+800) bytes in 100 (+50) blocks are still "
+                                         "reachable");
+    /* the site's frames, unsymbolized: #0 what the target called */
+    ck_assert_uint_eq(second_cache->stack.n_frames, 15);
+    ck_assert_str_eq(second_cache->stack.frames[0].obj,
+                     "/usr/lib/x86_64-linux-gnu/liblsan.so.0.0.0");
+    ck_assert_uint_eq(second_cache->stack.frames[0].offset, 0x13545);
+    ck_assert_str_eq(second_cache->stack.frames[1].obj, "/home/dev/growthgem/lib/growth/growth.so");
+    ck_assert_uint_eq(second_cache->stack.frames[1].offset, 0x1250);
+    /* and the runtime's report at exit, as ever */
+    const GlRecord *last = g_ptr_array_index(records, records->len - 1);
+    ck_assert(last->at_exit);
+    ck_assert(!last->has_change);
+    ck_assert_str_eq(last->kind, "Leak_DefinitelyLost");
+}
+END_TEST
+
+/* A measure of a site no "gemleak:site" line named, and one that cannot
+ * be read: the input's problems, said, never a crash; what can be read is. */
+START_TEST(test_growth_measure_of_an_unknown_site)
+{
+    static const char text[] =
+        "gemleak:growth\n"
+        "gemleak:growth\t1\tT\t/t.rb:1\n"
+        "gemleak:site\t1\n"
+        "    #0 0x7f0000001000 (/lib/libc.so.6+0x1000)\n"
+        "    #1 0x7f0000002000 (/x/ext.so+0x2000)\n"
+        "gemleak:grew\t1\t10\t10\t1\t1\n"
+        "gemleak:grew\t7\t10\t10\t1\t1\n"
+        "gemleak:grew\t8\t10\t10\t1\t1\n"
+        "gemleak:growth\tmeasured\t1\n"
+        "==9==LeakSanitizer: nothing\n";
+    g_autoptr(GlInput) input = gl_input_open_memory(gl_input_format_find("sanitizer"), text,
+                                                    sizeof text - 1, "lsan.9");
+    guint n = 0;
+    GlRecord *record;
+    while ((record = gl_input_next(input)) != NULL) {
+        ck_assert_uint_eq(record->stack.n_frames, 2);
+        ck_assert_int_eq(record->change_bytes, 10);
+        gl_record_free(record);
+        n++;
+    }
+    ck_assert_uint_eq(n, 1);
+    const GPtrArray *problems = gl_input_problems(input);
+    ck_assert_uint_eq(problems->len, 1);
+    const GError *problem = g_ptr_array_index(problems, 0);
+    ck_assert(g_error_matches(problem, GL_ERROR, GL_ERROR_MALFORMED));
+    ck_assert_str_eq(problem->message, "lsan.9: process 9: 2 growth measures (gemleak:grew) of a "
+                                       "site no gemleak:site line named (7, ...): their growth "
+                                       "is not known");
+    /* a line that cannot be read makes the process's report incomplete */
+    static const char bad[] = "gemleak:growth\ngemleak:grew\t1\tten\n"
+                              "==9==LeakSanitizer: nothing\n";
+    Facts facts;
+    g_autoptr(GPtrArray) none = read_data(bad, sizeof bad - 1, "lsan.9", &facts, NULL);
+    ck_assert_uint_eq(none->len, 0);
+    ck_assert(facts.incomplete);
+}
+END_TEST
+
 START_TEST(test_same_verdicts_as_valgrind)
 {
     g_autoptr(GlRules) rules = gl_rules_new();
@@ -864,6 +959,8 @@ Suite *gl_sanitizer_reader_suite(void)
     tcase_add_test(tc, test_asan_use_after_free);
     tcase_add_test(tc, test_asan_other_errors);
     tcase_add_test(tc, test_same_verdicts_as_valgrind);
+    tcase_add_test(tc, test_growth_measures);
+    tcase_add_test(tc, test_growth_measure_of_an_unknown_site);
     tcase_add_test(tc, test_asan_errors_kept_as_valgrinds);
     tcase_set_timeout(tc, 60);
     suite_add_tcase(suite, tc);

@@ -120,6 +120,14 @@ typedef struct {
     GlTest *among_last;        /* nullable, owned */
     GPtrArray *sites;          /* struct GlRecord*, owned: the other accesses to its freed
                                 * block; nullable */
+    /* --growth: a growth finding's series, as the report wrote it
+     * (gemleak/judge/merge.h's GlGrowth); growth_repetitions 0: none. */
+    guint growth_repetitions;
+    gint64 *growth_bytes;      /* [growth_repetitions], owned */
+    gint64 *growth_blocks;     /* [growth_repetitions], owned */
+    guint64 growth_median_bytes;
+    gboolean growth_held;
+    gboolean growth_lost;
 } GlJudged;
 
 /* Frees @judged (nullable) and what it holds; the entries of its arrays
@@ -140,6 +148,12 @@ typedef struct GlRecord {
     gboolean has_leak_size;
     guint64 leaked_bytes;
     guint64 leaked_blocks;
+    /* --growth: what the loss record's live bytes and blocks changed by
+     * since the measure before (Valgrind's changed leak check, "64 (+64)
+     * bytes in 1 (+1) blocks"; a sanitizer's "gemleak:grew" line). */
+    gboolean has_change;
+    gint64 change_bytes;
+    gint64 change_blocks;
     GlStack stack;           /* the primary stack; frames[0] is innermost */
     GArray *aux;             /* of GlAux, in document order */
     gint fd;                 /* protocol 5 file-descriptor errors, -1 otherwise */

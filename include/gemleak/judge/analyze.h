@@ -40,6 +40,15 @@ typedef struct {
     guint free_at_exit;                  /* processes whose Ruby freed its own memory at
                                           * exit (the helper said): rules 2 and 3 were off
                                           * for them */
+    /* --growth (judge/growth.h): asked, by a run directory's engine.txt or
+     * a process's markers; the tests measured, the most repetitions one
+     * ran, the processes whose measures stopped short, and the tests the
+     * helper could not measure ("NAME (LOCATION): WHY", owned). */
+    gboolean growth_asked;
+    guint growth_measured;
+    guint growth_repetitions;
+    guint growth_unfinished;
+    GPtrArray *growth_unmeasured;
 } GlSummary;
 
 typedef struct {

@@ -56,7 +56,20 @@ typedef enum {
                         * allocated while that test ran ("gemleak:owned" alone:
                         * before the first test); the reader gives it to a copy
                         * of an exit report's record, read before it */
+    GL_MARKER_GROWTH,  /* --growth's (gemleak/base/protocol.h): "gemleak:growth" (its
+                        * repetitions begin), "gemleak:growth\tREP\tNAME\tLOCATION" (a
+                        * measure after the test's REPth run again, 0 the one before),
+                        * "gemleak:growth\tunmeasured\tNAME\tLOCATION\tWHY",
+                        * "gemleak:growth\tmeasured\tN" (the last) */
 } GlMarkerKind;
+
+/* Which of --growth's markers a GL_MARKER_GROWTH is. */
+typedef enum {
+    GL_GROWTH_BEGIN,
+    GL_GROWTH_REPETITION,
+    GL_GROWTH_UNMEASURED,
+    GL_GROWTH_MEASURED,
+} GlGrowthMarker;
 
 /* A marker, read. */
 typedef struct {
@@ -65,10 +78,14 @@ typedef struct {
     GlTest *last;      /* TESTS: the last test (owned) */
     guint64 count;     /* TESTS: the tests; AGAIN: the runs, 0 when they begin */
     gboolean forked;   /* AGAIN: in a child forked by a test run again */
+    GlGrowthMarker growth;  /* GROWTH: which; its test in @test (REPETITION, UNMEASURED),
+                             * the repetition or the tests measured in @count */
+    char *why;         /* GROWTH UNMEASURED: why, unescaped (owned) */
 } GlMarker;
 
 /* Reads @text (nullable) into @marker; free its tests with
- * gl_marker_clear(). Returns: its kind. */
+ * gl_marker_clear(). A marker of gemleak's that is not well formed is
+ * GL_MARKER_NONE. Returns: its kind. */
 GlMarkerKind gl_marker_read(const char *text, GlMarker *marker);
 void gl_marker_clear(GlMarker *marker);
 

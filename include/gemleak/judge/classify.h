@@ -63,6 +63,18 @@ gboolean gl_classifier_ruby_rule(const GlClassifier *classifier);
  * even at exit under free-at-exit, is Ruby's leftover. */
 gboolean gl_classifier_ruby_in_view(GlClassifier *classifier, const GlRecord *record);
 
+/* Has the classifier judge every leak kind as --leak-kinds asked for
+ * (@every_kind), or only those asked (the default): --growth's samples
+ * are judged by the same rules whatever their kind (judge/growth.h). */
+void gl_classifier_set_every_kind(GlClassifier *classifier, gboolean every_kind);
+
+/* Returns: TRUE if @record, classified, was allocated by one of Ruby's
+ * functions that allocate a Data object's struct, called by a target:
+ * the innermost of Ruby's frames next to the target's innermost frame is
+ * rb_data_object_zalloc, rb_data_typed_object_zalloc or their _make
+ * variants (--growth: held by the objects, gemleak(1), RULES). */
+gboolean gl_classifier_data_struct(GlClassifier *classifier, const GlRecord *record);
+
 /* Adds every object path the classifier has met in a frame to @set (a
  * GHashTable of owned strings). */
 void gl_classifier_collect_objects(const GlClassifier *classifier, GHashTable *set);

@@ -13,13 +13,17 @@ typedef struct {
     gboolean uncertain;     /* findings whose owner is uncertain fail too */
     gboolean has_max_bytes; /* leaks fail only past max_bytes in all */
     guint64 max_bytes;
+    gboolean growth;        /* --growth's findings fail (judge/growth.h) */
+    gboolean growth_held;   /* ... those held by Data objects the test keeps too */
 } GlGate;
 
-/* The default: definite leaks and every memory error kept. */
+/* The default: definite leaks, every memory error kept, and growth (there
+ * is none unless --growth was asked); not growth held by Data objects. */
 void gl_gate_init(GlGate *gate);
 
 /* Parses --fail-on: leak kinds (definite, indirect, possible, reachable),
- * "errors", "uncertain", "all" or "none", separated by commas.
+ * "errors", "uncertain", "growth", "growth-held", "all" or "none",
+ * separated by commas.
  * Returns: FALSE with GL_ERROR_USAGE for an unknown word. */
 gboolean gl_gate_parse_fail_on(GlGate *gate, const char *spec, GError **error);
 
@@ -45,6 +49,13 @@ typedef struct {
 void gl_gate_evaluate(const GlGate *gate, const GPtrArray *findings, guint incomplete_inputs,
                       guint unchecked_processes, gboolean checked_nothing,
                       const char *interrupted, GlGateResult *result);
+
+/* As gl_gate_evaluate(), for a run that asked for --growth and measured no
+ * test (@growth_unmeasured): nothing passes then either. */
+void gl_gate_evaluate_growth(const GlGate *gate, const GPtrArray *findings,
+                             guint incomplete_inputs, guint unchecked_processes,
+                             gboolean checked_nothing, const char *interrupted,
+                             gboolean growth_unmeasured, GlGateResult *result);
 void gl_gate_result_clear(GlGateResult *result);
 
 /* Writing a baseline (@writing) adopts the findings there are: the run
@@ -58,7 +69,8 @@ gboolean gl_gate_adopt(GlGate *gate, gboolean writing, gboolean fail_on_given);
 char *gl_gate_adopted_line(guint n, const char *path);
 
 /* Returns: TRUE if @finding is of a kind that can fail the gate (an
- * uncertain one only with "uncertain" in --fail-on). */
+ * uncertain one only with "uncertain" in --fail-on; growth held by Data
+ * objects only with "growth-held"). */
 gboolean gl_gate_counts(const GlGate *gate, const GlFinding *finding);
 
 #endif

@@ -8,6 +8,8 @@
  *   - to the rules (classify.h), with the stacks that cannot decide kept
  *     uncertain (stacks.h) and the lost cycles' blocks promoted (cycles.h),
  *   - and, kept, to the attribution (attribute.h) and the findings;
+ * but a leak record of a growth measure (--growth) goes to growth.h, whose
+ * findings join the others at the end of the input;
  * a record already judged (a JSON report's finding) merges as it is.
  * What the input and the helper said of the process (its Ruby, whether it
  * freed its memory at exit, the engine's needs) decides what is judged. */
@@ -17,6 +19,7 @@
 #include <glib.h>
 #include "gemleak/read/debuginfo.h"
 #include "gemleak/judge/classify.h"
+#include "gemleak/judge/growth.h"
 #include "gemleak/judge/merge.h"
 #include "gemleak/read/input.h"
 
@@ -58,6 +61,8 @@ typedef struct {
     /* (nullable, not owned) What the run that wrote the input recorded of
      * its objects (its directory's record): they are read as it says. */
     const GlRunRecord *recorded;
+    /* --growth: what its process's growth measures came to (growth.h) */
+    GlGrowthCounts growth;
 } GlJudgement;
 
 void gl_judgement_init(GlJudgement *judgement);

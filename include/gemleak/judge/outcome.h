@@ -25,6 +25,7 @@ typedef enum {
     GL_TROUBLE_UNCHECKED,       /* a process that loaded an extension was not checked */
     GL_TROUBLE_STACK_CUT,       /* the unwinder cut a finding's stack short */
     GL_TROUBLE_NOT_BUILT,       /* an extension was not built for the engine */
+    GL_TROUBLE_GROWTH_UNMEASURED, /* --growth was asked and measured no test */
     GL_TROUBLE_UNREADABLE,      /* an input could not all be read (any other problem) */
 } GlTrouble;
 

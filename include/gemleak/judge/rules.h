@@ -87,5 +87,9 @@ void gl_rules_set_all_errors(GlRules *rules, gboolean all_errors);
  * --skip-function) and rule 3 (Init_) are off. */
 void gl_rules_set_free_at_exit(GlRules *rules, gboolean free_at_exit);
 
+/* --growth-min-bytes: a site grows only when the median of what each
+ * repetition added is at least @bytes (default 1; judge/growth.h). */
+void gl_rules_set_growth_min_bytes(GlRules *rules, guint64 bytes);
+guint64 gl_rules_get_growth_min_bytes(const GlRules *rules);
 
 #endif

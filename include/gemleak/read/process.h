@@ -148,6 +148,10 @@ typedef struct {
      * test that started, 2 for the next...); nullable. A judge that keeps
      * it takes a reference. */
     GHashTable *test_order;
+    /* --growth: every "gemleak:growth..." marker of the process, in order,
+     * as the helper wrote it (the white space Valgrind adds cut): char*,
+     * owned; nullable. What they mean is the judges' (judge/growth.h). */
+    GPtrArray *growth_markers;
     GlOutputTraits traits;
     const GlJudgedRun *judged;  /* nullable: an input already judged */
 } GlProcess;
@@ -158,7 +162,7 @@ gsize gl_process_test_key(const char *name, const char *location);
 
 /* Notes @marker (a line of the helper's, "gemleak:...") in @process: a
  * start marker gives the test its place in GlProcess.test_order, unless
- * it started before. */
+ * it started before; a growth marker goes to GlProcess.growth_markers. */
 void gl_process_note_marker(GlProcess *process, const char *marker);
 
 #endif
