@@ -10,8 +10,6 @@
  * Built on its own (no GLib): it runs inside the suite's Ruby, not inside
  * gemleak. */
 #include <stddef.h>
-#include <stdlib.h>
-#include <string.h>
 
 #if GEMLEAK_CLIENT_REQUESTS
 #include <valgrind/valgrind.h>
@@ -25,7 +23,6 @@
 #define VALGRIND_DO_QUICK_LEAK_CHECK ((void) 0)
 #define VALGRIND_COUNT_LEAKS(a, b, c, d) ((void) 0)
 #define VALGRIND_COUNT_LEAK_BLOCKS(a, b, c, d) ((void) 0)
-#define VALGRIND_CLO_CHANGE(option) ((void) (option))
 #endif
 
 #include "gemleak/base/protocol.h"
@@ -77,42 +74,16 @@ void gemleak_client_full_leak_check(void)
     VALGRIND_DO_LEAK_CHECK;
 }
 
-/* The kinds of loss records the run shows (its --show-leak-kinds): the
- * last such option of the engine's command line, which gemleak gives
- * every process (GL_PROTO_ENGINE_COMMAND_VARIABLE), copied into @option
- * (@size bytes) as "--show-leak-kinds=KINDS". Returns: 0 when there is
- * none (Valgrind's default then holds: "definite,possible"). */
-static int shown_kinds(char *option, size_t size)
-{
-    static const char name[] = "--show-leak-kinds=";
-    const char *command = getenv(GL_PROTO_ENGINE_COMMAND_VARIABLE);
-    const char *found = NULL;
-    for (const char *at = command; at != NULL && (at = strstr(at, name)) != NULL; at++)
-        if (at == command || at[-1] == GL_PROTO_ENGINE_COMMAND_SEPARATOR[0])
-            found = at;
-    if (found == NULL)
-        return 0;
-    size_t length = strcspn(found, GL_PROTO_ENGINE_COMMAND_SEPARATOR);
-    if (length >= size)
-        return 0;
-    memcpy(option, found, length);
-    option[length] = '\0';
-    return 1;
-}
-
 /* --growth's measure: a leak check that reports every loss record that
- * changed since the last check, grown or shrunk, of every kind (a cache
- * that grows is still reachable), for this check only: Valgrind's
- * --show-leak-kinds is one of its dynamic options, and the run's own
- * kinds are put back after it, so that the check at exit lists what it
- * would have (every reachable record of Ruby's is 60 MB of XML). */
+ * changed since the last check, grown or shrunk, of every kind shown (a
+ * run with --growth shows every kind: engine_valgrind.c). Not changed here
+ * for these checks alone, though --show-leak-kinds is one of Valgrind's
+ * dynamic options: at its default verbosity Valgrind says each change
+ * ("Handling new value ...") on the suite's standard error, and -q would
+ * take the suppressions' counts out of the XML. */
 void gemleak_client_changed_leak_check(void)
 {
-    char option[256];
-    int restore = shown_kinds(option, sizeof option);
-    VALGRIND_CLO_CHANGE("--show-leak-kinds=all");
     VALGRIND_DO_CHANGED_LEAK_CHECK;
-    VALGRIND_CLO_CHANGE(restore ? option : "--show-leak-kinds=definite,possible");
 }
 
 /* A leak check that reports no loss record (its counts only), after which

@@ -20,9 +20,16 @@ typedef struct {
     gboolean lost;        /* some of what it added was lost, not reachable */
 } Series;
 
+/* What the repetitions lost of one loss record. */
+typedef struct {
+    guint64 bytes;
+    guint64 blocks;
+} Lost;
+
 struct GlGrowthJudge {
     const GlRules *rules;
     GHashTable *series;   /* test and site key (owned) -> Series* (owned) */
+    GHashTable *lost;     /* loss key (owned) -> Lost* (owned) */
 };
 
 static void series_free(gpointer data)
@@ -45,6 +52,7 @@ GlGrowthJudge *gl_growth_judge_new(const GlRules *rules)
     GlGrowthJudge *judge = g_new0(GlGrowthJudge, 1);
     judge->rules = rules;
     judge->series = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, series_free);
+    judge->lost = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
     return judge;
 }
 
@@ -53,6 +61,7 @@ void gl_growth_judge_free(GlGrowthJudge *judge)
     if (judge == NULL)
         return;
     g_hash_table_unref(judge->series);
+    g_hash_table_unref(judge->lost);
     g_free(judge);
 }
 
@@ -70,6 +79,37 @@ static char *site_key(const GlRecord *record)
     g_autofree char *key = gl_record_merge_key(record);
     const char *stack = strchr(key, '\n');
     return g_strdup(stack != NULL ? stack + 1 : key);
+}
+
+/* @record, a sample of a lost kind, grew: what it lost, by its loss key. */
+static void note_lost(GlGrowthJudge *judge, const GlRecord *record)
+{
+    char *key = gl_record_loss_key(record);
+    Lost *lost = g_hash_table_lookup(judge->lost, key);
+    if (lost == NULL) {
+        lost = g_new0(Lost, 1);
+        g_hash_table_insert(judge->lost, key, lost);
+    } else {
+        g_free(key);
+    }
+    lost->bytes += (guint64) record->change_bytes;
+    lost->blocks += record->change_blocks > 0 ? (guint64) record->change_blocks : 0;
+}
+
+gboolean gl_growth_lost_again(GlGrowthJudge *judge, GlRecord *record)
+{
+    if (g_hash_table_size(judge->lost) == 0 || record->leak_kind == GL_LEAK_NONE ||
+        record->leak_kind == GL_LEAK_REACHABLE || !record->has_leak_size)
+        return FALSE;
+    g_autofree char *key = gl_record_loss_key(record);
+    Lost *lost = g_hash_table_lookup(judge->lost, key);
+    if (lost == NULL)
+        return FALSE;
+    if (lost->bytes >= record->leaked_bytes && lost->blocks >= record->leaked_blocks)
+        return TRUE;
+    record->leaked_bytes -= MIN(lost->bytes, record->leaked_bytes);
+    record->leaked_blocks -= MIN(lost->blocks, record->leaked_blocks);
+    return FALSE;
 }
 
 gboolean gl_growth_take(GlGrowthJudge *judge, GlClassifier *classifier, const GlProcess *process,
@@ -90,6 +130,8 @@ gboolean gl_growth_take(GlGrowthJudge *judge, GlClassifier *classifier, const Gl
         gl_record_free(record);
         return TRUE;
     }
+    if (record->leak_kind != GL_LEAK_REACHABLE && record->change_bytes > 0)
+        note_lost(judge, record);
     gboolean unplaced = FALSE;
     gl_classifier_set_every_kind(classifier, TRUE);
     GlVerdict verdict = gl_stacks_verdict(classifier, record, process, &unplaced);

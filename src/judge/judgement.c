@@ -437,6 +437,12 @@ void gl_judge_input(GlInput *input, const char *path, const GlRules *rules, guin
             order++;
             continue;
         }
+        /* what the repetitions lost again, the first run lost: once */
+        if (!j.unjudged && !j.leaks_unjudged && gl_growth_lost_again(j.growth, record)) {
+            gl_record_free(record);
+            order++;
+            continue;
+        }
         if (j.checks != NULL && (record = gl_checks_take(j.checks, record, order)) == NULL) {
             order++;
             continue;

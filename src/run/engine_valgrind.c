@@ -181,9 +181,10 @@ static GPtrArray *valgrind_argv(const GlRunOptions *options, const char *valgrin
     g_ptr_array_add(argv, g_strdup("--leak-check=full"));
     g_autoptr(GString) kinds = g_string_new(NULL);
     /* --growth measures each repetition by the loss records that changed,
-     * of every kind: the client library shows every kind for those checks
-     * alone (gemleak_client.c), and puts these back after each. */
-    GlLeakKind shown = options->leak_kinds;
+     * still reachable ones above all (a cache freed at exit): every kind
+     * is shown, for the whole run (gemleak_client.c says why), and the
+     * judge keeps only the asked-for kinds as leaks. */
+    GlLeakKind shown = options->growth > 0 ? GL_LEAK_ALL : options->leak_kinds;
     for (GlLeakKind kind = GL_LEAK_DEFINITE; kind <= GL_LEAK_REACHABLE; kind <<= 1)
         if (shown & kind)
             g_string_append_printf(kinds, "%s%s", kinds->len > 0 ? "," : "",

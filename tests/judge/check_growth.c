@@ -593,6 +593,27 @@ START_TEST(test_real_valgrind_run)
 }
 END_TEST
 
+/* A test that leaks loses again in each of its repetitions what its first
+ * run lost: the leak at exit is the first run's, its count as without
+ * --growth. Captured: the example gem's words_test.rb under Valgrind with
+ * --growth (WordsTest#test_count loses 6 bytes a run; at exit, 6 bytes on
+ * the suite's way in and 18 on the repetitions', the helper's). */
+START_TEST(test_leak_lost_again_is_counted_once)
+{
+    g_autofree char *xml = gl_test_fixture("xml/growth_leak_lost_again.xml");
+    const char *paths[] = { xml, NULL };
+    g_autoptr(GlRules) rules = gl_rules_new();
+    ck_assert(gl_rules_add_target(rules, "tally.so", NULL));
+    g_autoptr(GlAnalysis) analysis = gl_analyze(paths, rules, 1);
+    ck_assert_uint_eq(analysis->findings->len, 1);
+    const GlFinding *finding = g_ptr_array_index(analysis->findings, 0);
+    ck_assert_ptr_null(finding->growth);
+    ck_assert_uint_eq(finding->total_bytes, 6);
+    ck_assert_uint_eq(finding->total_blocks, 1);
+    ck_assert_uint_eq(finding->occurrences, 1);
+}
+END_TEST
+
 Suite *gl_growth_suite(void)
 {
     Suite *suite = suite_create("growth");
@@ -612,6 +633,7 @@ Suite *gl_growth_suite(void)
     tcase_add_test(tc, test_site_that_also_leaks_is_the_leak);
     tcase_add_test(tc, test_test_that_ended_its_runs);
     tcase_add_test(tc, test_real_valgrind_run);
+    tcase_add_test(tc, test_leak_lost_again_is_counted_once);
     suite_add_tcase(suite, tc);
     return suite;
 }

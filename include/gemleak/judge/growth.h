@@ -63,6 +63,17 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(GlGrowthJudge, gl_growth_judge_free)
 gboolean gl_growth_take(GlGrowthJudge *judge, GlClassifier *classifier, const GlProcess *process,
                         GlRecord *record, guint64 order);
 
+/* A leak of the check at exit (or a later check) that @judge's samples
+ * saw lost while the tests ran again: the same loss record (its process,
+ * kind and exact stack) grew by what it lost. A repetition's run of a test
+ * that leaks loses again what its first run lost; the leak is the first
+ * run's, and the repetitions' blocks are taken out of @record's count.
+ * Returns: TRUE when every block of @record was lost by the repetitions
+ * (its stack is theirs: a call from gemleak's helper), which the caller
+ * then drops: the site's growth finding, "some of it lost", still says
+ * it; FALSE when @record stands, with its count made less. */
+gboolean gl_growth_lost_again(GlGrowthJudge *judge, GlRecord *record);
+
 /* The end of the input, whose process's markers are @process's: adds to
  * @findings a finding for each site that grew in a test, but those the
  * same findings hold as a leak already, and fills @counts (cleared first;
