@@ -378,8 +378,12 @@ static char *findings_summary(const char *path, const char *err)
         JsonObject *growth = json_object_has_member(finding, "growth") &&
                                      !json_object_get_null_member(finding, "growth")
                                  ? json_object_get_object_member(finding, "growth") : NULL;
-        g_string_append_printf(out, "%s held=%d lost=%d reps=%" G_GINT64_FORMAT " test=",
-                               string_or(finding, "kind", "?"),
+        /* an uncertain finding (a Ruby without symbols: rule 2 cannot
+         * tell Ruby's memory from the extension's) fails no gate */
+        gboolean uncertain = json_object_has_member(finding, "certain") &&
+                             !json_object_get_boolean_member(finding, "certain");
+        g_string_append_printf(out, "%s%s held=%d lost=%d reps=%" G_GINT64_FORMAT " test=",
+                               uncertain ? "uncertain:" : "", string_or(finding, "kind", "?"),
                                growth != NULL && json_object_get_boolean_member(growth, "held"),
                                growth != NULL && json_object_get_boolean_member(growth, "lost"),
                                growth != NULL ? json_object_get_int_member(growth, "repetitions")
@@ -431,15 +435,18 @@ static void assert_grows(const char *summary, Framework framework, const char *n
 static void assert_every_case(const char *summary, const char *text, Framework framework,
                               gboolean native, gboolean rust)
 {
-    /* growth, never a leak: everything is freed at exit */
-    gl_assert_no_line(summary, "^(?!Growth ).+");
+    /* growth, never a leak: everything is freed at exit (on a Ruby
+     * without symbols, Ruby's strings the test keeps are uncertain) */
+    gl_assert_no_line(summary, "^(?!Growth |uncertain:).+");
     /* a cache that never forgets: its nodes and its keys */
     assert_grows(summary, framework, "cache", "bytes=800,800,800 blocks=50,50,50",
                  "cache_remember");
     assert_grows(summary, framework, "cache", "bytes=650,650,650 blocks=50,50,50",
                  "cache_remember");
-    /* one block, realloc'd larger */
-    assert_grows(summary, framework, "journal", "bytes=800,800,800 blocks=0,0,0",
+    /* one block, realloc'd larger (Valgrind's first repetition: its
+     * changed check leaves out a loss record all of whose blocks were
+     * freed, the warm-up's block, reallocated on another call path) */
+    assert_grows(summary, framework, "journal", "bytes=(800|1600),800,800 blocks=[01],0,0",
                  "journal_append");
     /* below the extension's st_insert, in Ruby's st.c, doubling */
     assert_grows(summary, framework, "table", SOME_SERIES, "growth_table");
@@ -458,7 +465,8 @@ static void assert_every_case(const char *summary, const char *text, Framework f
      * Ruby's strings, the deferred free, pure Ruby: nothing */
     g_autofree char *silent = test_name(framework, "silent", "");
     g_autofree char *quoted_silent = g_regex_escape_string(silent, -1);
-    g_autofree char *any_silent = g_strdup_printf("test=([^;]*; )?%s", quoted_silent);
+    g_autofree char *any_silent = g_strdup_printf("^(?!uncertain:).*test=([^;]*; )?%s",
+                                                  quoted_silent);
     gl_assert_no_line(summary, any_silent);
     gl_assert_no_line(summary, "test=([^;]*; )?GrowthPPTest#test_silent_bounded");
     if (native) {
