@@ -67,6 +67,15 @@
 #    lsan, --engine lsan --exact-stacks, and with BENCH_VALGRIND=1 the
 #    Valgrind engine (once, stock Ruby); ratios to native and to the floor,
 #    whether the command ran again, the verdict, and the leak as found.
+# 11. --growth's cost (issue 39): section 8's 120 tests on the stock Ruby,
+#    under --engine lsan with --growth=2 (each test run twice more, a
+#    measure before and after each run: two collections and the counts)
+#    against --engine lsan on the same suite with each test's body run
+#    three times (the same work, without the counting and the measures):
+#    what the counting and the measures cost; then what the run found
+#    (nothing: the suite frees what it allocates), and with
+#    BENCH_VALGRIND=1 the Valgrind engine on 2 test files, with and
+#    without --growth.
 set -eu
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -96,7 +105,7 @@ EOF
 
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }'; }
 
-sections=${BENCH_SECTIONS:-"1 2 3 4 5 6 7 8 9 10"}
+sections=${BENCH_SECTIONS:-"1 2 3 4 5 6 7 8 9 10 11"}
 [ "${BENCH_RUN:-1}" != 0 ] || sections=$(for n in $sections; do case $n in 1|2|9) echo "$n";; esac; done | xargs)
 want() { case " $sections " in *" $1 "*) return 0;; esac; return 1; }
 
@@ -573,6 +582,77 @@ print("      finding: %s" % ("; ".join(said) or "none"))' "$work/real.json"
         }
         real_on "${BENCH_RUBY34:-${GEMLEAK_TEST_RUBY34:-/root/.cache/gemleak/ruby-3.4.5/bin/ruby}}" "stock Ruby (no frame pointers)" stock
         real_on "${BENCH_RUBY34_FP:-/root/.cache/gemleak/ruby-3.4.5-fp/bin/ruby}" "Ruby with frame pointers" fp
+    fi
+fi
+if want 11; then
+    echo
+    echo "== 11. --growth's cost: the 120 allocation-heavy tests, stock Ruby"
+    ruby34=${BENCH_RUBY34:-${GEMLEAK_TEST_RUBY34:-/root/.cache/gemleak/ruby-3.4.5/bin/ruby}}
+    # growth_tests TIMES: section 8's 120 tests, clean, each body run TIMES
+    # times over.
+    growth_tests() {
+        rm -f "$suite"/test/*_test.rb
+        i=1
+        while [ "$i" -le 12 ]; do
+            {
+                echo 'require_relative "test_helper"'
+                echo "class Heavy${i}Test < Minitest::Test"
+                echo '  WORDS = %w[the quick brown fox jumps over the lazy dog again and again]'
+                j=1
+                while [ "$j" -le 10 ]; do
+                    echo "  def test_$j"
+                    echo "    $1.times do"
+                    echo "      text = Array.new(400) { |k| WORDS[(k * $j) % WORDS.size] + k.to_s }.join(\" \")"
+                    echo '      f = nil'
+                    echo '      50.times { f = Tally.frequencies(text) }'
+                    echo '      assert_equal 400, f.size'
+                    echo '    end'
+                    echo '  end'
+                    j=$((j + 1))
+                done
+                echo 'end'
+            } > "$suite/test/heavy_${i}_test.rb"
+            i=$((i + 1))
+        done
+    }
+    if ! [ -x "$ruby34" ] || ! "$ruby34" -e 'exit(RUBY_VERSION >= "3.3")'; then
+        echo "  skipped: no Ruby 3.3 or newer at $ruby34 (BENCH_RUBY34=PATH)"
+    else
+        saved_path=$PATH
+        PATH=$(dirname "$ruby34"):$PATH
+        make_suite
+        cd "$suite"
+        growth_tests 1
+        files=$(ls test/heavy_*_test.rb)
+        set -- $(best_of env RUBY_FREE_AT_EXIT=1 ruby -Ilib -Itest -e "$loader" $files)
+        native=$1
+        set -- $(best_of "$gemleak" run --engine lsan -- ruby -Ilib -Itest -e "$loader" $files)
+        lsan=$1
+        set -- $(best_of "$gemleak" run --engine lsan --growth=2 -- ruby -Ilib -Itest -e "$loader" $files)
+        growth=$1
+        "$gemleak" run --engine lsan --growth=2 -- ruby -Ilib -Itest -e "$loader" $files \
+            >/dev/null 2>"$work/growth.err" || true
+        growth_tests 3
+        set -- $(best_of "$gemleak" run --engine lsan -- ruby -Ilib -Itest -e "$loader" $files)
+        thrice=$1
+        echo "  Ruby $(ruby -e 'print RUBY_VERSION'): native ${native}s   --engine lsan ${lsan}s ($(ratio "$lsan" "$native")x)" \
+             "  --engine lsan --growth=2 ${growth}s ($(ratio "$growth" "$native")x native)"
+        echo "  each test's body three times under --engine lsan: ${thrice}s;" \
+             "--growth=2 costs $(ratio "$growth" "$thrice")x that (the counting and the measures)"
+        verdict=$(grep -E '^gemleak: (pass|FAIL|INCOMPLETE)' "$work/growth.err" | head -n 1)
+        measured=$(sed -n 's/^gemleak: note: --growth: /      /p' "$work/growth.err" | head -n 1)
+        echo "      ${verdict:-no verdict: see $work/growth.err}"
+        echo "${measured:-      nothing said of what was measured: see $work/growth.err}"
+        if [ "${BENCH_VALGRIND:-0}" = 1 ]; then
+            growth_tests 1
+            files="test/heavy_1_test.rb test/heavy_2_test.rb"
+            set -- $(best_of "$gemleak" run -- ruby -Ilib -Itest -e "$loader" $files)
+            plain=$1
+            set -- $(best_of "$gemleak" run --growth=2 -- ruby -Ilib -Itest -e "$loader" $files)
+            grown=$1
+            echo "  Valgrind, 2 test files: ${plain}s; with --growth=2 ${grown}s ($(ratio "$grown" "$plain")x: a leak check a measure)"
+        fi
+        PATH=$saved_path
     fi
 fi
 echo
