@@ -89,8 +89,13 @@ void *_ZnamSt11align_val_tRKSt9nothrow_t(size_t size, size_t alignment, const vo
 /* Before each check: what the report needs of this library. */
 void gemleak_alloc_before_check(void);
 /* The client library's realloc of a block, for the test that owns it
- * (src/agent/owners.c): the runtime's realloc calls no hook. */
+ * (src/agent/owners.c) and for --growth's count (growth.c): the runtime's
+ * realloc calls no hook. */
 void gemleak_alloc_on_realloc(void (*hook)(void *block, void *moved));
+/* --growth's count of a block freed (growth.c), as free() is called: the
+ * runtime's free hook sees a block held back (alloc_held.c) only as it
+ * leaves the ring. */
+void gemleak_alloc_on_free(void (*hook)(const volatile void *block));
 
 #define BOOT_BYTES ((size_t) 64 * 1024)
 
@@ -126,7 +131,10 @@ typedef enum {
 } Mode;
 static Mode alloc_mode;
 static int exact_on;
-static void (*realloc_hook)(void *, void *);
+/* The client library's callbacks (gemleak_alloc_on_realloc). */
+#define REALLOC_HOOKS 2
+static void (*realloc_hooks[REALLOC_HOOKS])(void *, void *);
+static void (*free_hook)(const volatile void *);
 
 typedef int (*InstallHooks)(void (*)(const volatile void *, size_t), void (*)(const volatile void *));
 
@@ -354,8 +362,8 @@ static void *reallocated(void *block, void *moved, size_t size)
         if (exact_on)
             exact_forget(block);
     }
-    if (realloc_hook != NULL)
-        realloc_hook(block, moved);
+    for (int i = 0; i < REALLOC_HOOKS && realloc_hooks[i] != NULL; i++)
+        realloc_hooks[i](block, moved);
     return moved;
 }
 
@@ -394,6 +402,8 @@ void free(void *block)
 {
     if (block == NULL || from_boot(block))
         return;
+    if (free_hook != NULL)
+        free_hook(block);
     block = alloc_held_swap(block);
     if (block != NULL && next_found(F_FREE))
         ((void (*)(void *)) next_fn[F_FREE])(block);
@@ -524,7 +534,16 @@ void *dlopen(const char *file, int mode)
 
 void gemleak_alloc_on_realloc(void (*hook)(void *block, void *moved))
 {
-    realloc_hook = hook;
+    for (int i = 0; i < REALLOC_HOOKS; i++)
+        if (realloc_hooks[i] == NULL || realloc_hooks[i] == hook) {
+            __atomic_store_n(&realloc_hooks[i], hook, __ATOMIC_RELEASE);
+            return;
+        }
+}
+
+void gemleak_alloc_on_free(void (*hook)(const volatile void *block))
+{
+    __atomic_store_n(&free_hook, hook, __ATOMIC_RELEASE);
 }
 
 /* ---- before a check ------------------------------------------------------------- */

@@ -17,6 +17,7 @@
 #include <stdint.h>
 
 #include "agent_int.h"
+#include "via_int.h"
 
 #if defined(__x86_64__)
 #define ALLOC_FRAMES 1
@@ -109,10 +110,6 @@ typedef struct {
 } Via;
 
 #define MAX_VIAS 32
-/* How far below a watched call an allocation counts as made by it: the
- * function's own allocations are a few frames down (Ruby's allocator, a
- * table's growth); deeper, a callback into Ruby allocates for Ruby. */
-#define VIA_REACH ((uintptr_t) 64 * 1024)
 
 extern __thread Via alloc_vias[MAX_VIAS] __attribute__((tls_model("initial-exec"))) AGENT_HIDDEN;
 extern __thread int alloc_n_vias __attribute__((tls_model("initial-exec"))) AGENT_HIDDEN;
@@ -131,8 +128,8 @@ static inline int alloc_via_find(uintptr_t sp, uintptr_t *ret, uintptr_t *api)
     return 0;
 }
 
-/* The return address inside the watching call: what a stack shows between
- * the function called and the extension that called it. */
-extern const char gemleak_via_return[] AGENT_HIDDEN;
+/* The return address inside the watching call (via_int.h's
+ * gemleak_via_return): what a stack shows between the function called and
+ * the extension that called it. */
 
 #endif

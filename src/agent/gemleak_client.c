@@ -18,6 +18,7 @@
 #define RUNNING_ON_VALGRIND 0
 #define VALGRIND_PRINTF(...) ((void) 0)
 #define VALGRIND_DO_ADDED_LEAK_CHECK ((void) 0)
+#define VALGRIND_DO_CHANGED_LEAK_CHECK ((void) 0)
 #define VALGRIND_DO_LEAK_CHECK ((void) 0)
 #define VALGRIND_COUNT_LEAKS(a, b, c, d) ((void) 0)
 #define VALGRIND_COUNT_LEAK_BLOCKS(a, b, c, d) ((void) 0)
@@ -36,6 +37,7 @@ int gemleak_client_running_on_valgrind(void);
 void gemleak_client_marker(const char *text);
 void gemleak_client_leak_check(void);
 void gemleak_client_full_leak_check(void);
+void gemleak_client_changed_leak_check(void);
 long gemleak_client_lost(int which);
 
 /* Returns: nonzero when the process runs under Valgrind (its depth of
@@ -68,6 +70,15 @@ void gemleak_client_leak_check(void)
 void gemleak_client_full_leak_check(void)
 {
     VALGRIND_DO_LEAK_CHECK;
+}
+
+/* A leak check that reports every loss record that changed since the last
+ * check, whichever way (--growth's measure, every leak kind shown: a
+ * still reachable record that grew is what it looks for), "N (+D) bytes
+ * in M (+E) blocks". */
+void gemleak_client_changed_leak_check(void)
+{
+    VALGRIND_DO_CHANGED_LEAK_CHECK;
 }
 
 /* Returns: what the last leak check found lost, in all: @which 0, the

@@ -64,10 +64,10 @@ int hidden_table_put(HiddenTable *table, const volatile void *block, uintptr_t v
     return 1;
 }
 
-void hidden_table_take(HiddenTable *table, const volatile void *block)
+int hidden_table_pop(HiddenTable *table, const volatile void *block, uintptr_t *value)
 {
     if (table->used == 0)
-        return;
+        return 0;
     uintptr_t key = HIDDEN_KEY(block);
     size_t mask = table->capacity - 1;
     for (size_t i = slot_of(key, mask); table->slots[i].key != HIDDEN_EMPTY; i = (i + 1) & mask)
@@ -75,8 +75,16 @@ void hidden_table_take(HiddenTable *table, const volatile void *block)
             table->slots[i].key = HIDDEN_GONE;
             table->used--;
             table->gone++;
-            return;
+            *value = table->slots[i].value;
+            return 1;
         }
+    return 0;
+}
+
+void hidden_table_take(HiddenTable *table, const volatile void *block)
+{
+    uintptr_t value;
+    hidden_table_pop(table, block, &value);
 }
 
 size_t hidden_table_next(const HiddenTable *table, size_t i)

@@ -61,6 +61,29 @@ START_TEST(test_put_take_find)
 }
 END_TEST
 
+/* A block popped gives its value back once (growth.c takes a freed
+ * block's site and size so); a block not there gives nothing and leaves
+ * the value asked with as it was. */
+START_TEST(test_pop_gives_the_value)
+{
+    HiddenTable table = HIDDEN_TABLE_INIT(16);
+    uintptr_t value = 99;
+    ck_assert_int_eq(hidden_table_pop(&table, block_at(1), &value), 0);   /* empty table */
+    ck_assert_uint_eq(value, 99);
+    ck_assert_int_eq(hidden_table_put(&table, block_at(1), 10), 1);
+    ck_assert_int_eq(hidden_table_put(&table, block_at(2), 20), 1);
+    ck_assert_int_eq(hidden_table_pop(&table, block_at(2), &value), 1);
+    ck_assert_uint_eq(value, 20);
+    ck_assert_uint_eq(table.used, 1);
+    value = 99;
+    ck_assert_int_eq(hidden_table_pop(&table, block_at(2), &value), 0);   /* once */
+    ck_assert_int_eq(hidden_table_pop(&table, block_at(3), &value), 0);
+    ck_assert_uint_eq(value, 99);
+    ck_assert_uint_eq(value_of(&table, block_at(1)), 10);
+    table_unmap(&table);
+}
+END_TEST
+
 /* The runtime's leak check scans the libraries' memory for pointers: the
  * table holds no block's address as it is. */
 START_TEST(test_no_address_as_it_is)
@@ -120,6 +143,7 @@ Suite *gl_hidden_table_suite(void)
     Suite *suite = suite_create("hidden_table");
     TCase *tc = tcase_create("core");
     tcase_add_test(tc, test_put_take_find);
+    tcase_add_test(tc, test_pop_gives_the_value);
     tcase_add_test(tc, test_no_address_as_it_is);
     tcase_add_test(tc, test_grows_and_keeps_every_block);
     tcase_add_test(tc, test_churn_stays_bounded);
