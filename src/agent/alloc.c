@@ -96,6 +96,9 @@ void gemleak_alloc_on_realloc(void (*hook)(void *block, void *moved));
  * runtime's free hook sees a block held back (alloc_held.c) only as it
  * leaves the ring. */
 void gemleak_alloc_on_free(void (*hook)(const volatile void *block));
+/* The return address inside the client library's trampoline: where a
+ * stack made here, without frame pointers, goes on to the extension. */
+void gemleak_alloc_on_via(const void *via_return);
 
 #define BOOT_BYTES ((size_t) 64 * 1024)
 
@@ -135,6 +138,10 @@ static int exact_on;
 #define REALLOC_HOOKS 2
 static void (*realloc_hooks[REALLOC_HOOKS])(void *, void *);
 static void (*free_hook)(const volatile void *);
+/* The return address inside the client library's trampoline (--growth,
+ * growth.c), which sends an extension's calls of allocation functions
+ * through it, this library's among them; 0 until it says it. */
+static uintptr_t client_via_return;
 
 typedef int (*InstallHooks)(void (*)(const volatile void *, size_t), void (*)(const volatile void *));
 
@@ -239,8 +246,8 @@ static inline __attribute__((always_inline)) int straight(uintptr_t caller, uint
         return 1;
     if (!alloc_on_own_stack(thread, fp))
         return 0;
-    uintptr_t via_ret = 0, via_api = 0;
-    int via = alloc_via_find(fp, &via_ret, &via_api);
+    uintptr_t via_ret = 0, via_api = 0, via_frame = 0;
+    int via = alloc_via_find(fp, &via_ret, &via_api, &via_frame);
     if (via && alloc_mode == MODE_CALL)
         return 0;
     return !exact_on || !exact_wanted(caller, via ? via_ret : 0, size);
@@ -260,8 +267,8 @@ static __attribute__((noinline)) uintptr_t front(Call *call, uintptr_t caller, u
      * (the C library's own) runs on its own stack. Never looked up here:
      * pthread_getattr_np allocates with a lock held. */
     int own = alloc_on_own_stack(thread, fp);
-    uintptr_t via_ret = 0, via_api = 0;
-    int via = alloc_via_find(fp, &via_ret, &via_api);
+    uintptr_t via_ret = 0, via_api = 0, via_frame = 0;
+    int via = alloc_via_find(fp, &via_ret, &via_api, &via_frame);
     int hidden_here = 0;
     if (alloc_mode == MODE_OFF || thread->busy || (own && alloc_mode == MODE_FRAMES)) {
         gl_alloc_call(call, 0, 0);
@@ -269,10 +276,19 @@ static __attribute__((noinline)) uintptr_t front(Call *call, uintptr_t caller, u
         Frame frames[MAX_FRAMES];
         int n = 0;
         frames[n++].ret = caller;
+        /* the client library's trampoline called here (--growth): its
+         * caller's call too (its frame is the one caller_fp names) */
+        if (alloc_mode == MODE_CALL && caller == client_via_return && client_via_return != 0)
+            frames[n++].ret = ((const Frame *) caller_fp)->ret;
         if (alloc_mode == MODE_CALL && via) {
             frames[n++].ret = via_api + 1;
             frames[n++].ret = (uintptr_t) gemleak_via_return;
             frames[n++].ret = via_ret;
+            /* the client library's trampoline called Ruby's function
+             * through this one: the extension's call is its frame's, the
+             * one this trampoline's saved */
+            if (via_ret == client_via_return && client_via_return != 0)
+                frames[n++].ret = ((const Frame *) ((const Frame *) via_frame)->next)->ret;
         }
         if (alloc_mode == MODE_FRAMES)
             n = alloc_copy_chain(caller_fp, frames, n);
@@ -544,6 +560,11 @@ void gemleak_alloc_on_realloc(void (*hook)(void *block, void *moved))
 void gemleak_alloc_on_free(void (*hook)(const volatile void *block))
 {
     __atomic_store_n(&free_hook, hook, __ATOMIC_RELEASE);
+}
+
+void gemleak_alloc_on_via(const void *via_return)
+{
+    __atomic_store_n(&client_via_return, (uintptr_t) via_return, __ATOMIC_RELEASE);
 }
 
 /* ---- before a check ------------------------------------------------------------- */

@@ -115,14 +115,15 @@ extern __thread Via alloc_vias[MAX_VIAS] __attribute__((tls_model("initial-exec"
 extern __thread int alloc_n_vias __attribute__((tls_model("initial-exec"))) AGENT_HIDDEN;
 
 /* The innermost watched call below which an allocation at @sp runs: the
- * extension's return address (*@ret) and the function it called (*@api).
- * Returns: 0 when none. */
-static inline int alloc_via_find(uintptr_t sp, uintptr_t *ret, uintptr_t *api)
+ * extension's return address (*@ret), the function it called (*@api) and
+ * the trampoline's frame (*@frame). Returns: 0 when none. */
+static inline int alloc_via_find(uintptr_t sp, uintptr_t *ret, uintptr_t *api, uintptr_t *frame)
 {
     for (int i = alloc_n_vias - 1; i >= 0; i--)
         if (alloc_vias[i].frame > sp && alloc_vias[i].frame - sp < VIA_REACH) {
             *ret = alloc_vias[i].ret;
             *api = alloc_vias[i].api;
+            *frame = alloc_vias[i].frame;
             return 1;
         }
     return 0;

@@ -67,6 +67,7 @@ typedef int (*InstallHooks)(void (*)(const volatile void *, size_t), void (*)(co
 typedef void (*ReportLine)(const char *);
 typedef void (*OnRealloc)(void (*)(void *, void *));
 typedef void (*OnFree)(void (*)(const volatile void *));
+typedef void (*OnVia)(const void *);
 typedef size_t (*AllocatedSize)(const volatile void *);
 typedef _Unwind_Reason_Code (*Backtrace)(_Unwind_Trace_Fn, void *);
 typedef _Unwind_Ptr (*GetIP)(struct _Unwind_Context *);
@@ -536,6 +537,11 @@ int gemleak_client_growth_start(void)
     OnFree on_free = (OnFree) (uintptr_t) dlsym(RTLD_DEFAULT, "gemleak_alloc_on_free");
     if (on_free != NULL)
         on_free(freed);
+    /* and where its stacks, made without frame pointers, find the target's
+     * call past this library's trampoline */
+    OnVia on_via = (OnVia) (uintptr_t) dlsym(RTLD_DEFAULT, "gemleak_alloc_on_via");
+    if (on_via != NULL)
+        on_via(gemleak_via_return);
     started = 1;
     patch_targets();
     return 1;
