@@ -78,7 +78,7 @@ typedef _Unwind_Ptr (*GetIP)(struct _Unwind_Context *);
 /* The frames a site's stack shows, as many as the runtime's own stacks
  * (malloc_context_size, which gemleak run sets to 30). */
 #define MAX_PCS 30
-#define MAX_NOTES 16
+#define MAX_NOTES 8
 #define SIZE_BITS 44
 #define SIZE_MASK (((uintptr_t) 1 << SIZE_BITS) - 1)
 /* A block's value in the table: its site and its size. */
@@ -95,6 +95,12 @@ static const char *const allocation_functions[] = {
     "_Znwm", "_Znam", "_ZnwmRKSt9nothrow_t", "_ZnamRKSt9nothrow_t", "_ZnwmSt11align_val_t",
     "_ZnamSt11align_val_t", "_ZnwmSt11align_val_tRKSt9nothrow_t",
     "_ZnamSt11align_val_tRKSt9nothrow_t",
+};
+/* Those that move a block (the block first, the block moved returned):
+ * the target's calls are followed whatever the runtime's realloc says. */
+static const char *const moving_functions[] = {
+    "realloc", "reallocarray", "ruby_xrealloc", "ruby_xrealloc2", "ruby_sized_xrealloc",
+    "ruby_sized_xrealloc2", "rb_xrealloc_mul_add",
 };
 /* Functions of those globs that allocate nothing for their caller but call
  * back into it (and into Ruby). */
@@ -125,6 +131,7 @@ static __thread int n_notes __attribute__((tls_model("initial-exec")));
 static struct {
     uintptr_t call;
     uintptr_t shown;
+    int moves;                 /* one of moving_functions */
 } stubs[VIA_N_STUBS];
 static uint32_t n_stubs;
 
@@ -257,14 +264,22 @@ uintptr_t gl_via_enter(unsigned index, uintptr_t ret, uintptr_t frame)
         n_notes--;
     }
     notes[n_notes++] = (Note) { .frame = frame, .site = site };
+    if (stub < VIA_N_STUBS && stubs[stub].moves)
+        VIA_SPARE(frame) = VIA_ARGUMENT(frame);  /* the block it moves, for gl_via_leave */
     return call;
 }
+
+static void moved_at(uint32_t site, void *block, void *moved);
 
 void gl_via_leave(uintptr_t frame)
 {
     for (int i = n_notes - 1; i >= 0; i--)
         if (notes[i].frame == frame) {
+            uint32_t site = notes[i].site;
             n_notes = i;  /* and those after it, which a longjmp left */
+            if (site != 0 && sites[site].stub < VIA_N_STUBS && stubs[sites[site].stub].moves &&
+                VIA_RESULT(frame) != 0)
+                moved_at(site, (void *) VIA_SPARE(frame), (void *) VIA_RESULT(frame));
             return;
         }
 }
@@ -327,12 +342,10 @@ static void freed(const volatile void *block)
     unlock_table();
 }
 
-/* The block moved keeps the block's site, or takes the noted call's. */
-void growth_reallocated(void *block, void *moved)
+/* @block was moved into @moved below a call of @site (0: none noted): the
+ * block moved takes that site, or keeps the block's. */
+static void moved_at(uint32_t site, void *block, void *moved)
 {
-    if (!started)
-        return;
-    uint32_t site = noted_site((uintptr_t) __builtin_frame_address(0));
     size_t size = moved != NULL && allocated_size != NULL ? allocated_size(moved) : 0;
     lock_table();
     uint32_t was = block != NULL ? forget(block) : 0;
@@ -341,6 +354,12 @@ void growth_reallocated(void *block, void *moved)
     if (moved != NULL && site != 0)
         record(moved, site, size);
     unlock_table();
+}
+
+void growth_reallocated(void *block, void *moved)
+{
+    if (started)
+        moved_at(noted_site((uintptr_t) __builtin_frame_address(0)), block, moved);
 }
 
 /* ---- the targets' GOT entries ------------------------------------------------- */
@@ -411,6 +430,8 @@ static uintptr_t stub_for(uintptr_t call, const char *name)
         return 0;
     stubs[n_stubs].call = call;
     stubs[n_stubs].shown = shown_function(call, name);
+    for (size_t i = 0; i < sizeof moving_functions / sizeof moving_functions[0]; i++)
+        stubs[n_stubs].moves |= strcmp(name, moving_functions[i]) == 0;
     return VIA_STUB(n_stubs++);
 }
 

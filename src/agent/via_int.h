@@ -44,6 +44,13 @@ void gl_via_leave(uintptr_t frame) AGENT_HIDDEN;
  * fast one, walk through it to the caller; gemleak_via_return is the
  * return address its frame shows. */
 extern const char gemleak_via_stubs[] AGENT_HIDDEN;
+/* Words of the trampoline's frame @frame: the call's first argument, while
+ * gl_via_enter runs; its result, while gl_via_leave runs; and one the
+ * trampoline leaves alone, which gl_via_enter may keep a word in for
+ * gl_via_leave. */
+#define VIA_ARGUMENT(frame) (*(const uintptr_t *) ((frame) - 208))
+#define VIA_RESULT(frame) (*(const uintptr_t *) ((frame) - 208))
+#define VIA_SPARE(frame) (*(uintptr_t *) ((frame) - 208 + 56))
 extern const char gemleak_via_return[] AGENT_HIDDEN;
 #define VIA_STUB(index) ((uintptr_t) gemleak_via_stubs + 16 * (uintptr_t) (index))
 
