@@ -85,7 +85,7 @@ LIB_OBJS  := $(LIB_SRCS:src/%.c=$(B)/obj/%.o) $(B)/obj/resources.o
 UNIT_SRCS := tests/check_main.c tests/testutil.c $(foreach s,$(STAGES) agent,$(wildcard tests/$(s)/*.c))
 # The agent's files its unit tests call, beyond those gemleak shares
 # (linked into the unit runner only: gemleak never calls them).
-UNIT_AGENT_SRCS := $(AGENT)/hidden_table.c
+UNIT_AGENT_SRCS := $(AGENT)/hidden_table.c $(AGENT)/got.c
 UNIT_OBJS := $(UNIT_SRCS:tests/%.c=$(B)/obj/tests/%.o) $(UNIT_AGENT_SRCS:src/%.c=$(B)/obj/%.o)
 # The integration suite: a harness and a file per area in tests/integration/,
 # one runner (its main.c).
