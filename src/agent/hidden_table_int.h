@@ -42,10 +42,12 @@ typedef struct {
     size_t used;        /* the blocks in it */
     size_t gone;        /* HIDDEN_GONE slots */
     size_t first;       /* the slots it maps at its first block */
+    HiddenSlot *spare;  /* mapped, capacity of them, cleared: where a rebuild as large goes; or NULL */
 } HiddenTable;
 
 /* A table that maps @first_slots (a power of two) at its first block. */
-#define HIDDEN_TABLE_INIT(first_slots) { .slots = NULL, .capacity = 0, .used = 0, .gone = 0, .first = (first_slots) }
+#define HIDDEN_TABLE_INIT(first_slots) \
+    { .slots = NULL, .capacity = 0, .used = 0, .gone = 0, .first = (first_slots), .spare = NULL }
 
 /* Gives @block (not NULL) @value, adding it when it is not there.
  * Returns: 0 when no memory was left: the table is as it was. */
