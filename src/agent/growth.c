@@ -21,9 +21,10 @@
  * Ruby allocates for Ruby) with its site and size, in a table of
  * addresses; its free hook takes it out (and the allocation front's free,
  * which holds small blocks back before the runtime frees them, says each
- * as it is called). LeakSanitizer's realloc calls no hook: it is seen as
- * owners.c sees it (growth_reallocated()). Per site: the bytes and blocks
- * live.
+ * as it is called). LeakSanitizer's realloc calls no hook: a target's own
+ * calls of realloc and of Ruby's xrealloc family are followed as they
+ * return, and every realloc as owners.c sees it (growth_reallocated()).
+ * Per site: the bytes and blocks live.
  *
  * Not counted: frees (the free hook sees every one, whoever calls free),
  * and the functions that call back (st_foreach and its kind): what they
@@ -78,6 +79,9 @@ typedef _Unwind_Ptr (*GetIP)(struct _Unwind_Context *);
 /* The frames a site's stack shows, as many as the runtime's own stacks
  * (malloc_context_size, which gemleak run sets to 30). */
 #define MAX_PCS 30
+/* The calls noted on a thread at once (deeper, the outermost go): few,
+ * as the library's TLS is initial-exec, and a library Ruby dlopens shares
+ * a few hundred bytes of it with the others. */
 #define MAX_NOTES 8
 #define SIZE_BITS 44
 #define SIZE_MASK (((uintptr_t) 1 << SIZE_BITS) - 1)
