@@ -70,6 +70,7 @@ typedef void (*OnRealloc)(void (*)(void *, void *));
 typedef void (*OnFree)(void (*)(const volatile void *));
 typedef void (*OnVia)(const void *);
 typedef size_t (*AllocatedSize)(const volatile void *);
+typedef int (*DuringGc)(void);
 typedef _Unwind_Reason_Code (*Backtrace)(_Unwind_Trace_Fn, void *);
 typedef _Unwind_Ptr (*GetIP)(struct _Unwind_Context *);
 
@@ -154,6 +155,7 @@ static GotNames excluded;
 static GotSeen seen;
 static ReportLine report_line;
 static AllocatedSize allocated_size;
+static DuringGc during_gc;   /* Ruby's rb_during_gc */
 static Backtrace unwind_backtrace;
 static GetIP unwind_get_ip;
 static int started;
@@ -330,7 +332,9 @@ static void allocated(const volatile void *block, size_t size)
     if (n_notes == 0 || block == NULL)
         return;
     uint32_t site = noted_site((uintptr_t) __builtin_frame_address(0));
-    if (site == 0)
+    /* Ruby's allocation functions may start a collection, which allocates
+     * for Ruby (its mark stack): never the site's */
+    if (site == 0 || (during_gc != NULL && during_gc()))
         return;
     lock_table();
     record(block, site, size);
@@ -539,6 +543,7 @@ int gemleak_client_growth_start(void)
     allocated_size = (AllocatedSize) (uintptr_t) dlsym(RTLD_DEFAULT, "__sanitizer_get_allocated_size");
     unwind_backtrace = (Backtrace) (uintptr_t) dlsym(RTLD_DEFAULT, "_Unwind_Backtrace");
     unwind_get_ip = (GetIP) (uintptr_t) dlsym(RTLD_DEFAULT, "_Unwind_GetIP");
+    during_gc = (DuringGc) (uintptr_t) dlsym(RTLD_DEFAULT, "rb_during_gc");
     sites = agent_map(MAX_SITES * sizeof *sites);
     site_slots = agent_map(SITE_SLOTS * sizeof *site_slots);
     if (sites == NULL || site_slots == NULL)
