@@ -85,7 +85,7 @@ LIB_OBJS  := $(LIB_SRCS:src/%.c=$(B)/obj/%.o) $(B)/obj/resources.o
 UNIT_SRCS := tests/check_main.c tests/testutil.c $(foreach s,$(STAGES) agent,$(wildcard tests/$(s)/*.c))
 # The agent's files its unit tests call, beyond those gemleak shares
 # (linked into the unit runner only: gemleak never calls them).
-UNIT_AGENT_SRCS := $(AGENT)/hidden_table.c
+UNIT_AGENT_SRCS := $(AGENT)/hidden_table.c $(AGENT)/got.c
 UNIT_OBJS := $(UNIT_SRCS:tests/%.c=$(B)/obj/tests/%.o) $(UNIT_AGENT_SRCS:src/%.c=$(B)/obj/%.o)
 # The integration suite: a harness and a file per area in tests/integration/,
 # one runner (its main.c).
@@ -194,9 +194,10 @@ CLIENT_CFLAGS := -std=c11 -O2 -fPIC -shared -Wall -Wextra -Wmissing-prototypes \
 # The hidden-address table (hidden_table.c) is compiled into each library
 # that keeps one: nothing of it is exported, so that the client library and
 # the allocation front, loaded into one Ruby, never call each other's.
-AGENT_HEADERS := $(AGENT)/agent_int.h $(AGENT)/hidden_table_int.h
-CLIENT_SRCS := $(AGENT)/gemleak_client.c $(AGENT)/owners.c $(AGENT)/native.c $(AGENT)/hidden_table.c
-$(B)/client/gemleak_client.so: $(CLIENT_SRCS) $(AGENT_HEADERS) $(PROTOCOL_H) Makefile
+AGENT_HEADERS := $(AGENT)/agent_int.h $(AGENT)/hidden_table_int.h $(AGENT)/got_int.h $(AGENT)/via_int.h
+CLIENT_SRCS := $(AGENT)/gemleak_client.c $(AGENT)/owners.c $(AGENT)/native.c $(AGENT)/hidden_table.c \
+               $(AGENT)/growth.c $(AGENT)/got.c
+$(B)/client/gemleak_client.so: $(CLIENT_SRCS) $(AGENT_HEADERS) $(AGENT)/growth_int.h $(PROTOCOL_H) Makefile
 	@mkdir -p $(@D)
 	@requests=0; \
 	if printf '#include <valgrind/valgrind.h>\n#include <valgrind/memcheck.h>\n' | \
@@ -250,7 +251,7 @@ $(B)/client/gemleak_guard: $(GUARD_SRCS) $(PROTOCOL_H) $(SHARED_CLIENT_HEADERS) 
 # the allocating call.
 ALLOC_SRCS := $(AGENT)/alloc.c $(AGENT)/alloc_held.c $(AGENT)/alloc_stack.c $(AGENT)/alloc_via.c \
               $(AGENT)/exact_sites.c $(AGENT)/exact_blocks.c $(AGENT)/exact_write.c \
-              $(AGENT)/hidden_table.c
+              $(AGENT)/hidden_table.c $(AGENT)/got.c
 $(B)/client/gemleak_alloc.so: $(ALLOC_SRCS) $(AGENT)/alloc_int.h $(AGENT)/exact_int.h $(AGENT_HEADERS) \
                               $(PROTOCOL_H) Makefile
 	@mkdir -p $(@D)

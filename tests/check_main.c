@@ -77,6 +77,7 @@ int main(int argc, char **argv)
     srunner_add_suite(runner, gl_program_kind_suite());
     srunner_add_suite(runner, gl_restore_env_suite());
     srunner_add_suite(runner, gl_hidden_table_suite());
+    srunner_add_suite(runner, gl_got_suite());
     srunner_add_suite(runner, gl_alloc_suite());
     GlTestCounts counts = { 0 };
     gl_test_run(runner, NULL, &counts);

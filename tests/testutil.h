@@ -188,6 +188,7 @@ Suite *gl_judges_suite(void);
 Suite *gl_program_kind_suite(void);
 Suite *gl_restore_env_suite(void);
 Suite *gl_hidden_table_suite(void);
+Suite *gl_got_suite(void);
 Suite *gl_judgement_suite(void);
 Suite *gl_outcome_suite(void);
 

@@ -89,8 +89,16 @@ void *_ZnamSt11align_val_tRKSt9nothrow_t(size_t size, size_t alignment, const vo
 /* Before each check: what the report needs of this library. */
 void gemleak_alloc_before_check(void);
 /* The client library's realloc of a block, for the test that owns it
- * (src/agent/owners.c): the runtime's realloc calls no hook. */
+ * (src/agent/owners.c) and for --growth's count (growth.c): the runtime's
+ * realloc calls no hook. */
 void gemleak_alloc_on_realloc(void (*hook)(void *block, void *moved));
+/* --growth's count of a block freed (growth.c), as free() is called: the
+ * runtime's free hook sees a block held back (alloc_held.c) only as it
+ * leaves the ring. */
+void gemleak_alloc_on_free(void (*hook)(const volatile void *block));
+/* The return address inside the client library's trampoline: where a
+ * stack made here, without frame pointers, goes on to the extension. */
+void gemleak_alloc_on_via(const void *via_return);
 
 #define BOOT_BYTES ((size_t) 64 * 1024)
 
@@ -126,7 +134,14 @@ typedef enum {
 } Mode;
 static Mode alloc_mode;
 static int exact_on;
-static void (*realloc_hook)(void *, void *);
+/* The client library's callbacks (gemleak_alloc_on_realloc). */
+#define REALLOC_HOOKS 2
+static void (*realloc_hooks[REALLOC_HOOKS])(void *, void *);
+static void (*free_hook)(const volatile void *);
+/* The return address inside the client library's trampoline (--growth,
+ * growth.c), which sends an extension's calls of allocation functions
+ * through it, this library's among them; 0 until it says it. */
+static uintptr_t client_via_return;
 
 typedef int (*InstallHooks)(void (*)(const volatile void *, size_t), void (*)(const volatile void *));
 
@@ -231,8 +246,8 @@ static inline __attribute__((always_inline)) int straight(uintptr_t caller, uint
         return 1;
     if (!alloc_on_own_stack(thread, fp))
         return 0;
-    uintptr_t via_ret = 0, via_api = 0;
-    int via = alloc_via_find(fp, &via_ret, &via_api);
+    uintptr_t via_ret = 0, via_api = 0, via_frame = 0;
+    int via = alloc_via_find(fp, &via_ret, &via_api, &via_frame);
     if (via && alloc_mode == MODE_CALL)
         return 0;
     return !exact_on || !exact_wanted(caller, via ? via_ret : 0, size);
@@ -252,8 +267,8 @@ static __attribute__((noinline)) uintptr_t front(Call *call, uintptr_t caller, u
      * (the C library's own) runs on its own stack. Never looked up here:
      * pthread_getattr_np allocates with a lock held. */
     int own = alloc_on_own_stack(thread, fp);
-    uintptr_t via_ret = 0, via_api = 0;
-    int via = alloc_via_find(fp, &via_ret, &via_api);
+    uintptr_t via_ret = 0, via_api = 0, via_frame = 0;
+    int via = alloc_via_find(fp, &via_ret, &via_api, &via_frame);
     int hidden_here = 0;
     if (alloc_mode == MODE_OFF || thread->busy || (own && alloc_mode == MODE_FRAMES)) {
         gl_alloc_call(call, 0, 0);
@@ -261,10 +276,19 @@ static __attribute__((noinline)) uintptr_t front(Call *call, uintptr_t caller, u
         Frame frames[MAX_FRAMES];
         int n = 0;
         frames[n++].ret = caller;
+        /* the client library's trampoline called here (--growth): its
+         * caller's call too (its frame is the one caller_fp names) */
+        if (alloc_mode == MODE_CALL && caller == client_via_return && client_via_return != 0)
+            frames[n++].ret = ((const Frame *) caller_fp)->ret;
         if (alloc_mode == MODE_CALL && via) {
             frames[n++].ret = via_api + 1;
             frames[n++].ret = (uintptr_t) gemleak_via_return;
             frames[n++].ret = via_ret;
+            /* the client library's trampoline called Ruby's function
+             * through this one: the extension's call is its frame's, the
+             * one this trampoline's saved */
+            if (via_ret == client_via_return && client_via_return != 0)
+                frames[n++].ret = ((const Frame *) ((const Frame *) via_frame)->next)->ret;
         }
         if (alloc_mode == MODE_FRAMES)
             n = alloc_copy_chain(caller_fp, frames, n);
@@ -354,8 +378,8 @@ static void *reallocated(void *block, void *moved, size_t size)
         if (exact_on)
             exact_forget(block);
     }
-    if (realloc_hook != NULL)
-        realloc_hook(block, moved);
+    for (int i = 0; i < REALLOC_HOOKS && realloc_hooks[i] != NULL; i++)
+        realloc_hooks[i](block, moved);
     return moved;
 }
 
@@ -394,6 +418,8 @@ void free(void *block)
 {
     if (block == NULL || from_boot(block))
         return;
+    if (free_hook != NULL)
+        free_hook(block);
     block = alloc_held_swap(block);
     if (block != NULL && next_found(F_FREE))
         ((void (*)(void *)) next_fn[F_FREE])(block);
@@ -524,7 +550,21 @@ void *dlopen(const char *file, int mode)
 
 void gemleak_alloc_on_realloc(void (*hook)(void *block, void *moved))
 {
-    realloc_hook = hook;
+    for (int i = 0; i < REALLOC_HOOKS; i++)
+        if (realloc_hooks[i] == NULL || realloc_hooks[i] == hook) {
+            __atomic_store_n(&realloc_hooks[i], hook, __ATOMIC_RELEASE);
+            return;
+        }
+}
+
+void gemleak_alloc_on_free(void (*hook)(const volatile void *block))
+{
+    __atomic_store_n(&free_hook, hook, __ATOMIC_RELEASE);
+}
+
+void gemleak_alloc_on_via(const void *via_return)
+{
+    __atomic_store_n(&client_via_return, (uintptr_t) via_return, __ATOMIC_RELEASE);
 }
 
 /* ---- before a check ------------------------------------------------------------- */

@@ -17,6 +17,7 @@
 #include <stdint.h>
 
 #include "agent_int.h"
+#include "via_int.h"
 
 #if defined(__x86_64__)
 #define ALLOC_FRAMES 1
@@ -109,30 +110,27 @@ typedef struct {
 } Via;
 
 #define MAX_VIAS 32
-/* How far below a watched call an allocation counts as made by it: the
- * function's own allocations are a few frames down (Ruby's allocator, a
- * table's growth); deeper, a callback into Ruby allocates for Ruby. */
-#define VIA_REACH ((uintptr_t) 64 * 1024)
 
 extern __thread Via alloc_vias[MAX_VIAS] __attribute__((tls_model("initial-exec"))) AGENT_HIDDEN;
 extern __thread int alloc_n_vias __attribute__((tls_model("initial-exec"))) AGENT_HIDDEN;
 
 /* The innermost watched call below which an allocation at @sp runs: the
- * extension's return address (*@ret) and the function it called (*@api).
- * Returns: 0 when none. */
-static inline int alloc_via_find(uintptr_t sp, uintptr_t *ret, uintptr_t *api)
+ * extension's return address (*@ret), the function it called (*@api) and
+ * the trampoline's frame (*@frame). Returns: 0 when none. */
+static inline int alloc_via_find(uintptr_t sp, uintptr_t *ret, uintptr_t *api, uintptr_t *frame)
 {
     for (int i = alloc_n_vias - 1; i >= 0; i--)
         if (alloc_vias[i].frame > sp && alloc_vias[i].frame - sp < VIA_REACH) {
             *ret = alloc_vias[i].ret;
             *api = alloc_vias[i].api;
+            *frame = alloc_vias[i].frame;
             return 1;
         }
     return 0;
 }
 
-/* The return address inside the watching call: what a stack shows between
- * the function called and the extension that called it. */
-extern const char gemleak_via_return[] AGENT_HIDDEN;
+/* The return address inside the watching call (via_int.h's
+ * gemleak_via_return): what a stack shows between the function called and
+ * the extension that called it. */
 
 #endif

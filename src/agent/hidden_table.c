@@ -3,6 +3,7 @@
 #define _GNU_SOURCE
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 #include <sys/mman.h>
 
 #include "hidden_table_int.h"
@@ -12,11 +13,15 @@ static size_t slot_of(uintptr_t key, size_t mask)
     return (size_t) (((uint64_t) (key >> 4) * UINT64_C(0x9E3779B97F4A7C15)) >> 17) & mask;
 }
 
-/* Moves the blocks into a table of @capacity slots; the old one is
- * unmapped. Returns: 0 when no memory was left (nothing moved). */
+/* Moves the blocks into a table of @capacity slots. A table rebuilt as
+ * large as it was (blocks allocated and freed over and over leave GONE
+ * slots) goes into its spare, and the old slots, cleared, become the
+ * spare: no mapping made, and no page touched for the first time, at each
+ * rebuild. Returns: 0 when no memory was left (nothing moved). */
 static int rehash(HiddenTable *table, size_t capacity)
 {
-    HiddenSlot *fresh = agent_map(capacity * sizeof *fresh);
+    int same = capacity == table->capacity && table->spare != NULL;
+    HiddenSlot *fresh = same ? table->spare : agent_map(capacity * sizeof *fresh);
     if (fresh == NULL)
         return 0;
     for (size_t i = 0; i < table->capacity; i++) {
@@ -27,8 +32,15 @@ static int rehash(HiddenTable *table, size_t capacity)
             j = (j + 1) & (capacity - 1);
         fresh[j] = table->slots[i];
     }
-    if (table->slots != NULL)
+    if (table->spare != NULL && !same)
+        munmap(table->spare, table->capacity * sizeof *table->spare);
+    table->spare = NULL;
+    if (table->slots != NULL && capacity == table->capacity) {
+        memset(table->slots, 0, capacity * sizeof *table->slots);
+        table->spare = table->slots;
+    } else if (table->slots != NULL) {
         munmap(table->slots, table->capacity * sizeof *table->slots);
+    }
     table->slots = fresh;
     table->capacity = capacity;
     table->gone = 0;
@@ -64,10 +76,10 @@ int hidden_table_put(HiddenTable *table, const volatile void *block, uintptr_t v
     return 1;
 }
 
-void hidden_table_take(HiddenTable *table, const volatile void *block)
+int hidden_table_pop(HiddenTable *table, const volatile void *block, uintptr_t *value)
 {
     if (table->used == 0)
-        return;
+        return 0;
     uintptr_t key = HIDDEN_KEY(block);
     size_t mask = table->capacity - 1;
     for (size_t i = slot_of(key, mask); table->slots[i].key != HIDDEN_EMPTY; i = (i + 1) & mask)
@@ -75,8 +87,16 @@ void hidden_table_take(HiddenTable *table, const volatile void *block)
             table->slots[i].key = HIDDEN_GONE;
             table->used--;
             table->gone++;
-            return;
+            *value = table->slots[i].value;
+            return 1;
         }
+    return 0;
+}
+
+void hidden_table_take(HiddenTable *table, const volatile void *block)
+{
+    uintptr_t value;
+    hidden_table_pop(table, block, &value);
 }
 
 size_t hidden_table_next(const HiddenTable *table, size_t i)

@@ -3,7 +3,8 @@
  * they watch, a value for each (the allocation front: the size of a block
  * the check cannot judge, alloc.c; the exact pass: a block's stack,
  * exact_blocks.c; the client library: the test that allocated it,
- * owners.c). Compiled into each library that keeps one. src/agent/ only.
+ * owners.c, and the site and size of a block a target's call allocated,
+ * growth.c). Compiled into each library that keeps one. src/agent/ only.
  *
  * The table holds no block's address as it is, but HIDDEN_KEY() of it: the
  * runtime's leak check scans these libraries' memory, and what a thread's
@@ -41,10 +42,12 @@ typedef struct {
     size_t used;        /* the blocks in it */
     size_t gone;        /* HIDDEN_GONE slots */
     size_t first;       /* the slots it maps at its first block */
+    HiddenSlot *spare;  /* mapped, capacity of them, cleared: where a rebuild as large goes; or NULL */
 } HiddenTable;
 
 /* A table that maps @first_slots (a power of two) at its first block. */
-#define HIDDEN_TABLE_INIT(first_slots) { .slots = NULL, .capacity = 0, .used = 0, .gone = 0, .first = (first_slots) }
+#define HIDDEN_TABLE_INIT(first_slots) \
+    { .slots = NULL, .capacity = 0, .used = 0, .gone = 0, .first = (first_slots), .spare = NULL }
 
 /* Gives @block (not NULL) @value, adding it when it is not there.
  * Returns: 0 when no memory was left: the table is as it was. */
@@ -52,6 +55,10 @@ int hidden_table_put(HiddenTable *table, const volatile void *block, uintptr_t v
 
 /* Takes @block out of the table, if it is there. */
 void hidden_table_take(HiddenTable *table, const volatile void *block) AGENT_HIDDEN;
+
+/* Takes @block out of the table. Returns: 1 when it was there, its value
+ * in *@value; 0 when it was not (*@value as it was). */
+int hidden_table_pop(HiddenTable *table, const volatile void *block, uintptr_t *value) AGENT_HIDDEN;
 
 /* Returns: the index of the first slot from @i on that holds a block;
  * table->capacity when none does. The slots in the table's order:

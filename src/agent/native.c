@@ -11,6 +11,9 @@
  *   valgrind_changed_check          a leak check of what changed (--growth)
  *   valgrind_quick_check            a leak check that lists nothing (its baseline)
  *   owners_start -> Integer, owner(text), owner_none, owners_write
+ *   growth_target(path) -> Integer  count the sites of that module (1: a file)
+ *   growth_start -> Integer         1 counting, 0 cannot (no runtime's hooks)
+ *   growth_checkpoint(text) -> Integer  the marker @text and what changed
  *   sanitizer(name) -> Integer      1 if the runtime has @name (below)
  *   sanitizer_line(text)            a line of the runtime's report
  *   sanitizer_check -> Integer      its recoverable leak check
@@ -50,6 +53,9 @@ long gemleak_client_lost(int which);
 int gemleak_client_owners_start(void);
 void gemleak_client_owner(const char *text);
 void gemleak_client_owners_write(void);
+int gemleak_client_growth_target(const char *path);
+int gemleak_client_growth_start(void);
+int gemleak_client_growth_checkpoint(const char *text);
 
 static struct {
     VALUE (*define_module_under)(VALUE, const char *);
@@ -154,6 +160,24 @@ static VALUE native_owners_write(VALUE self)
     (void) self;
     gemleak_client_owners_write();
     return integer(0);
+}
+
+static VALUE native_growth_target(VALUE self, VALUE path)
+{
+    (void) self;
+    return integer(gemleak_client_growth_target(text_of(&path)));
+}
+
+static VALUE native_growth_start(VALUE self)
+{
+    (void) self;
+    return integer(gemleak_client_growth_start());
+}
+
+static VALUE native_growth_checkpoint(VALUE self, VALUE text)
+{
+    (void) self;
+    return integer(gemleak_client_growth_checkpoint(text_of(&text)));
 }
 
 static void *runtime(const char *name)
@@ -262,6 +286,9 @@ void Init_gemleak_client(void)
         { "owner", (Method) (uintptr_t) native_owner, 1 },
         { "owner_none", (Method) (uintptr_t) native_owner_none, 0 },
         { "owners_write", (Method) (uintptr_t) native_owners_write, 0 },
+        { "growth_target", (Method) (uintptr_t) native_growth_target, 1 },
+        { "growth_start", (Method) (uintptr_t) native_growth_start, 0 },
+        { "growth_checkpoint", (Method) (uintptr_t) native_growth_checkpoint, 1 },
         { "sanitizer", (Method) (uintptr_t) native_sanitizer, 1 },
         { "sanitizer_line", (Method) (uintptr_t) native_sanitizer_line, 1 },
         { "sanitizer_check", (Method) (uintptr_t) native_sanitizer_check, 0 },

@@ -24,7 +24,8 @@
  * for it. Where the allocation front (gemleak_alloc.so) comes first, its
  * realloc is every caller's, and it tells this library of each block it
  * reallocated. Under AddressSanitizer, whose realloc calls the hooks, the
- * library is only loaded, and its realloc is nobody's.
+ * library is only loaded, and its realloc is nobody's. --growth's count
+ * (growth.c) is told of each reallocation the same way.
  *
  * The table lives in memory mapped here, never in the allocator it hooks:
  * a hook that allocated would call itself. */
@@ -40,6 +41,7 @@
 #include <sys/mman.h>
 
 #include "gemleak/base/protocol.h"
+#include "growth_int.h"
 #include "hidden_table_int.h"
 
 /* Not in a header: native.c calls these (GemLeakHelper::Native). */
@@ -215,9 +217,11 @@ static void reallocated(void *block, void *moved)
 void *realloc(void *block, size_t size)
 {
     void *moved = find_realloc()(block, size);
-    if (!started || (moved == NULL && size != 0))
+    if (moved == NULL && size != 0)
         return moved;
-    reallocated(block, moved);
+    if (started)
+        reallocated(block, moved);
+    growth_reallocated(block, moved);  /* --growth's count of a target's memory */
     return moved;
 }
 

@@ -152,7 +152,10 @@ static char **with_alloc(char **env, const GlRunOptions *options, const GlEngine
     g_autofree char *alloc = options->fast_stacks &&
                              gl_engine_supports(engine, GL_ENGINE_PROVES_CHECKS)
                                  ? gl_run_alloc_library(helper_lib) : NULL;
-    g_autofree char *apis = alloc != NULL ? gl_run_alloc_apis(helper_lib) : NULL;
+    /* What the front watches, and what the client library counts under a
+     * sanitizer (--growth, src/agent/growth.c), with the front or without. */
+    g_autofree char *apis = gl_engine_supports(engine, GL_ENGINE_PROVES_CHECKS)
+                                ? gl_run_alloc_apis(helper_lib) : NULL;
     env = set_or_unset(env, GL_PROTO_ALLOC_LIBRARY_VARIABLE, alloc);
     env = set_or_unset(env, GL_PROTO_ALLOC_MODE_VARIABLE,
                        alloc == NULL ? NULL

@@ -28,6 +28,8 @@ static void table_unmap(HiddenTable *table)
 {
     if (table->slots != NULL)
         munmap(table->slots, table->capacity * sizeof *table->slots);
+    if (table->spare != NULL)
+        munmap(table->spare, table->capacity * sizeof *table->spare);
 }
 
 START_TEST(test_put_take_find)
@@ -57,6 +59,29 @@ START_TEST(test_put_take_find)
     ck_assert_int_eq(hidden_table_put(&table, block_at(1), 12), 1);
     ck_assert_uint_eq(value_of(&table, block_at(1)), 12);
     ck_assert_uint_eq(table.used, 2);
+    table_unmap(&table);
+}
+END_TEST
+
+/* A block popped gives its value back once (growth.c takes a freed
+ * block's site and size so); a block not there gives nothing and leaves
+ * the value asked with as it was. */
+START_TEST(test_pop_gives_the_value)
+{
+    HiddenTable table = HIDDEN_TABLE_INIT(16);
+    uintptr_t value = 99;
+    ck_assert_int_eq(hidden_table_pop(&table, block_at(1), &value), 0);   /* empty table */
+    ck_assert_uint_eq(value, 99);
+    ck_assert_int_eq(hidden_table_put(&table, block_at(1), 10), 1);
+    ck_assert_int_eq(hidden_table_put(&table, block_at(2), 20), 1);
+    ck_assert_int_eq(hidden_table_pop(&table, block_at(2), &value), 1);
+    ck_assert_uint_eq(value, 20);
+    ck_assert_uint_eq(table.used, 1);
+    value = 99;
+    ck_assert_int_eq(hidden_table_pop(&table, block_at(2), &value), 0);   /* once */
+    ck_assert_int_eq(hidden_table_pop(&table, block_at(3), &value), 0);
+    ck_assert_uint_eq(value, 99);
+    ck_assert_uint_eq(value_of(&table, block_at(1)), 10);
     table_unmap(&table);
 }
 END_TEST
@@ -102,12 +127,25 @@ END_TEST
 START_TEST(test_churn_stays_bounded)
 {
     HiddenTable table = HIDDEN_TABLE_INIT(64);
+    const HiddenSlot *seen[3] = { NULL, NULL, NULL };
+    size_t n_seen = 0;
     for (size_t round = 0; round < 200; round++) {
         for (size_t i = 0; i < 10; i++)
             ck_assert_int_eq(hidden_table_put(&table, block_at(round * 10 + i), round), 1);
+        /* the blocks of this round are all there, after any rebuild */
+        for (size_t i = 0; i < 10; i++)
+            ck_assert_uint_eq(value_of(&table, block_at(round * 10 + i)), round);
         for (size_t i = 0; i < 10; i++)
             hidden_table_take(&table, block_at(round * 10 + i));
+        if ((n_seen == 0 || seen[n_seen - 1] != table.slots) && n_seen < 3)
+            seen[n_seen++] = table.slots;
     }
+    /* rebuilt many times, in two mappings, one the other's spare */
+    ck_assert_uint_eq(n_seen, 3);
+    ck_assert_ptr_eq(seen[2], seen[0]);
+    ck_assert_ptr_eq(table.spare, seen[1] == table.slots ? seen[0] : seen[1]);
+    for (size_t i = 0; i < table.capacity; i++)
+        ck_assert_uint_eq(table.spare[i].key, HIDDEN_EMPTY);   /* cleared */
     ck_assert_uint_eq(table.used, 0);
     ck_assert_uint_eq(table.capacity, 64);
     ck_assert_uint_eq(hidden_table_next(&table, 0), table.capacity);
@@ -120,6 +158,7 @@ Suite *gl_hidden_table_suite(void)
     Suite *suite = suite_create("hidden_table");
     TCase *tc = tcase_create("core");
     tcase_add_test(tc, test_put_take_find);
+    tcase_add_test(tc, test_pop_gives_the_value);
     tcase_add_test(tc, test_no_address_as_it_is);
     tcase_add_test(tc, test_grows_and_keeps_every_block);
     tcase_add_test(tc, test_churn_stays_bounded);
