@@ -490,8 +490,8 @@ static void assert_every_case(const char *summary, const char *text, Framework f
     gl_assert_line(text, "^growth: \\+1600 bytes in \\+50 blocks at each of 3 repetitions "
                          "\\(series \\+1600, \\+1600, \\+1600\\), still reachable$");
     gl_assert_line(text, "^growth: \\+2400 bytes in \\+50 blocks at each of 3 repetitions "
-                         "\\(series \\+2400, \\+2400, \\+2400\\), held by 50 Data objects the "
-                         "test keeps$");
+                         "\\(series \\+2400, \\+2400, \\+2400\\), held by \\+50 Data objects a "
+                         "repetition that the test keeps$");
 }
 
 /* Runs @framework's suite the @way with --growth (K = 3, the default)
