@@ -24,7 +24,9 @@ void gl_process_note_marker(GlProcess *process, const char *marker)
         strchr("\t \n", marker[strlen(growth)]) != NULL) {
         if (process->growth_markers == NULL)
             process->growth_markers = g_ptr_array_new_with_free_func(g_free);
-        g_ptr_array_add(process->growth_markers, g_strchomp(g_strdup(marker)));
+        char *copy = g_strdup(marker);  /* the array's */
+        g_strchomp(copy);
+        g_ptr_array_add(process->growth_markers, copy);
         return;
     }
     if (marker == NULL || !g_str_has_prefix(marker, start))
