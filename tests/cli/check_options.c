@@ -284,9 +284,10 @@ START_TEST(test_growth_repetitions)
         RUN(run, "run", option, "--", "/nonexistent/command");
         ck_assert_msg(run.status == GL_EXIT_USAGE, "%s: status %d\n%s", option, run.status,
                       run.err);
+        g_autofree char *escaped = g_regex_escape_string(bad[i], -1);
         g_autofree char *pattern = g_strdup_printf(
             "^gemleak: --growth=%s: give how many times each test runs again, from 2 to 20 "
-            "\\(--growth alone: 3\\)$", g_regex_escape_string(bad[i], -1));
+            "\\(--growth alone: 3\\)$", escaped);
         gl_assert_line(run.err, pattern);
         gl_assert_no_line(run.err, "Valgrind");
         gl_test_run_clear(&run);
