@@ -136,16 +136,21 @@ module GemLeakHelper
       end
 
       # Returns: nil when @test ran K times, each measured; else why not.
+      # The measure before the first repetition needs no collection of its
+      # own when the last thing done was the previous test's last
+      # collection and measure (@collected): nothing ran since.
       def repeat(test, measure)
-        collect
+        collect unless @collected
         measure.call("#{[PREFIX, "0", test.name, test.location].join("\t")}\0")
         REPETITIONS.times do |i|
+          @collected = false
           ran = PerTest.run_again(test.again)
           return ENDED unless ran && Core.pid == @pid
 
           collect
           measure.call("#{[PREFIX, Core.digits(i + 1), test.name, test.location].join("\t")}\0")
         end
+        @collected = true
         nil
       end
 
