@@ -294,7 +294,7 @@ char *gl_finding_uncertainty(const GlFinding *finding)
                                "cannot tell whether the extension or Ruby leaked it",
                                record->stack_cut, record->stack_cut == 1 ? "" : "s");
     /* An uninitialised value (rule 5): used inside Ruby's GC, it is Ruby's. */
-    const char *what = record->leak_kind == GL_LEAK_NONE
+    const char *what = record->leak_kind == GL_LEAK_NONE && finding->growth == NULL
                            ? "this error was raised in Ruby's garbage collector (Ruby's) or not "
                              "(the extension's)"
                            : "Ruby or the extension owns this memory";

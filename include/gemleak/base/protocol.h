@@ -200,7 +200,7 @@
  * hooks the test frameworks as --per-test does and keeps each test that can
  * run again; after the suite's own run (the warm-up), in the process that
  * ran the tests, before its check at exit, "gemleak:growth" begins the
- * repetitions, and for each test: a collection (GC twice, the stack below
+ * repetitions, and for each test: a collection (a full GC, the stack below
  * scrubbed), "gemleak:growth<TAB>0<TAB>NAME<TAB>LOCATION" and a measure,
  * then K times: the test again, a collection,
  * "gemleak:growth<TAB>REP<TAB>NAME<TAB>LOCATION" (REP from 1) and a measure.
