@@ -72,7 +72,9 @@
 #    measure before and after each run: two collections and the counts)
 #    against --engine lsan on the same suite with each test's body run
 #    three times (the same work, without the counting and the measures):
-#    what the counting and the measures cost; then what the run found
+#    what the counting and the measures cost; and against that suite with
+#    a full collection before each run again (the measures' collections):
+#    what the counting alone costs; then what the run found
 #    (nothing: the suite frees what it allocates), and with
 #    BENCH_VALGRIND=1 the Valgrind engine on 2 test files, with and
 #    without --growth.
@@ -601,7 +603,10 @@ if want 11; then
                 j=1
                 while [ "$j" -le 10 ]; do
                     echo "  def test_$j"
-                    echo "    $1.times do"
+                    echo "    $1.times do |n|"
+                    # with COLLECT, a full collection after each run but
+                    # the first: what --growth=2 collects before its measures
+                    [ -n "${2:-}" ] && echo '      GC.start(full_mark: true, immediate_sweep: true) if n > 0' 
                     echo "      text = Array.new(400) { |k| WORDS[(k * $j) % WORDS.size] + k.to_s }.join(\" \")"
                     echo '      f = nil'
                     echo '      50.times { f = Tally.frequencies(text) }'
@@ -635,10 +640,15 @@ if want 11; then
         growth_tests 3
         set -- $(best_of "$gemleak" run --engine lsan -- ruby -Ilib -Itest -e "$loader" $files)
         thrice=$1
+        growth_tests 3 collect
+        set -- $(best_of "$gemleak" run --engine lsan -- ruby -Ilib -Itest -e "$loader" $files)
+        collected=$1
         echo "  Ruby $(ruby -e 'print RUBY_VERSION'): native ${native}s   --engine lsan ${lsan}s ($(ratio "$lsan" "$native")x)" \
              "  --engine lsan --growth=2 ${growth}s ($(ratio "$growth" "$native")x native)"
         echo "  each test's body three times under --engine lsan: ${thrice}s;" \
              "--growth=2 costs $(ratio "$growth" "$thrice")x that (the counting and the measures)"
+        echo "  the same with a full collection before each run again: ${collected}s;" \
+             "--growth=2 costs $(ratio "$growth" "$collected")x that (the counting)"
         verdict=$(grep -E '^gemleak: (pass|FAIL|INCOMPLETE)' "$work/growth.err" | head -n 1)
         measured=$(sed -n 's/^gemleak: note: --growth: /      /p' "$work/growth.err" | head -n 1)
         echo "      ${verdict:-no verdict: see $work/growth.err}"
