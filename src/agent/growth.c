@@ -154,6 +154,8 @@ static GotNames names;
 static GotNames excluded;
 static GotSeen seen;
 static ReportLine report_line;
+typedef void (*Symbolize)(void *, const char *, char *, size_t);
+static Symbolize symbolize;  /* the runtime's __sanitizer_symbolize_pc, nullable */
 static AllocatedSize allocated_size;
 static DuringGc during_gc;   /* Ruby's rb_during_gc */
 static Backtrace unwind_backtrace;
@@ -538,6 +540,7 @@ int gemleak_client_growth_start(void)
     InstallHooks install = (InstallHooks) (uintptr_t) dlsym(RTLD_DEFAULT,
                                                             "__sanitizer_install_malloc_and_free_hooks");
     report_line = (ReportLine) (uintptr_t) dlsym(RTLD_DEFAULT, "__sanitizer_report_error_summary");
+    symbolize = (Symbolize) (uintptr_t) dlsym(RTLD_DEFAULT, "__sanitizer_symbolize_pc");
     if (!VIA_STUBS || install == NULL || report_line == NULL)
         return 0;
     allocated_size = (AllocatedSize) (uintptr_t) dlsym(RTLD_DEFAULT, "__sanitizer_get_allocated_size");
@@ -603,7 +606,7 @@ static int place_in(struct dl_phdr_info *info, size_t size, void *data)
 
 /* Writes the frame line "    #@number 0xPC (MODULE+0xOFFSET)" of @pc, as
  * the runtime writes a frame it has no symbols for. */
-static void write_frame(unsigned number, uintptr_t pc)
+static void write_unnamed_frame(unsigned number, uintptr_t pc)
 {
     static char line[LINE_BYTES];
     static char program[PATH_MAX];
@@ -625,6 +628,44 @@ static void write_frame(unsigned number, uintptr_t pc)
     report_line(line);
 }
 
+/* The frames at @pc in gemleak's frame format, as the runtime writes a
+ * leak's (GL_SANITIZER_FRAME_FORMAT: "Gm N MODULE", "Gf N FUNCTION", "Gs N
+ * FILE", "G N PC OFFSET MODULE-OFFSET LINE COLUMN", a frame for each
+ * function inlined there, innermost first), symbolized by the runtime, so
+ * that a growing site reads as its leak would, file and line included;
+ * unnamed where the runtime cannot symbolize. Returns: the next number. */
+static unsigned write_frame(unsigned number, uintptr_t pc)
+{
+    static const char *const formats[] = { "%m", "%f", "%s", "%p %o %q %l %c" };
+    static const char *const tags[] = { "Gm", "Gf", "Gs", "G" };
+    static char buffers[4][LINE_BYTES];
+    static char line[LINE_BYTES + 32];
+    const char *texts[4][16];
+    int counts[4] = { 0 };
+    for (int f = 0; f < 4 && symbolize != NULL; f++) {
+        memset(buffers[f], 0, sizeof buffers[f]);
+        symbolize((void *) pc, formats[f], buffers[f], sizeof buffers[f] - 1);
+        for (const char *p = buffers[f]; *p != '\0' && counts[f] < 16; p += strlen(p) + 1)
+            texts[f][counts[f]++] = p;
+    }
+    int frames = counts[0];
+    for (int f = 1; f < 4; f++)
+        if (counts[f] < frames)
+            frames = counts[f];
+    /* the runtime's own functions (its allocator's interceptors) have no
+     * name it gives: gemleak names them from the object's symbols */
+    if (frames == 0 || strcmp(texts[1][0], "<null>") == 0) {
+        write_unnamed_frame(number, pc);
+        return number + 1;
+    }
+    for (int i = 0; i < frames; i++, number++)
+        for (int f = 0; f < 4; f++) {
+            snprintf(line, sizeof line, "%s %u %s", tags[f], number, texts[f][i]);
+            report_line(line);
+        }
+    return number;
+}
+
 /* Writes @site's stack: #0 the function called, #1 the target's call, then
  * its callers, each a return address less one, as the runtime prints them. */
 static void write_site(uint32_t site)
@@ -633,9 +674,9 @@ static void write_site(uint32_t site)
     const Site *s = &sites[site];
     snprintf(line, sizeof line, GL_PROTO_MARKER_PREFIX GL_PROTO_MARKER_SITE "\t%u", (unsigned) site);
     report_line(line);
-    write_frame(0, stubs[s->stub].shown);
+    unsigned number = write_frame(0, stubs[s->stub].shown);
     for (uint32_t i = 0; i < s->n_pcs; i++)
-        write_frame(i + 1, s->pcs[i] - 1);
+        number = write_frame(number, s->pcs[i] - 1);
 }
 
 /* Writes @text (the measure's marker) as a line of the runtime's report,

@@ -55,6 +55,7 @@ typedef struct {
     GHashTable *sites;
     GlRecord *site;        /* the site whose frame lines are being read, nullable */
     GArray *site_frames;   /* of GlFrame: its frames so far */
+    gboolean site_pending; /* the frame in hand (gemleak's format) is the site's */
     guint unknown_sites;   /* "gemleak:grew" lines of a site no "gemleak:site" gave */
     char *unknown_site;    /* the first such SITE, nullable */
 } Reader;
@@ -381,9 +382,11 @@ static void close_site(Reader *r)
     r->site = NULL;
 }
 
-/* "gemleak:site<TAB>SITE": the frame lines after it, the runtime's own
- * unsymbolized ones ("    #N 0xPC (MODULE+0xOFFSET)"), are the site's
- * stack: #0 the function the target called, #1 the target's call. A site
+/* "gemleak:site<TAB>SITE": the frames after it, in gemleak's frame format
+ * as the runtime symbolized them (GL_SANITIZER_FRAME_FORMAT), or the
+ * runtime's own unsymbolized lines ("    #N 0xPC (MODULE+0xOFFSET)"), are
+ * the site's stack: #0 the function the target called, #1 the target's
+ * call. A site
  * is given once a process; given again, the later stack is kept. */
 static void read_site(Reader *r, const char *site)
 {
@@ -641,7 +644,11 @@ static void parse_line(Reader *r, const char *line, gboolean last_line)
      * last line of a file cut short is half of one: dropped). */
     if (r->pending.stage > 0) {
         if (!last_line) {
-            GlPendingStep step = gl_sanitizer_pending_read(&r->pending, r->record, r->frames, line);
+            GlPendingStep step = r->site_pending
+                ? gl_sanitizer_pending_read(&r->pending, r->site, r->site_frames, line)
+                : gl_sanitizer_pending_read(&r->pending, r->record, r->frames, line);
+            if (r->pending.stage == 0)
+                r->site_pending = FALSE;
             if (step == GL_PENDING_LOST) {
                 r->process.incomplete = TRUE;
                 r->process.incomplete_reason = "a frame of the report could not be read";
@@ -657,6 +664,10 @@ static void parse_line(Reader *r, const char *line, gboolean last_line)
     /* a growth site's frames, outside any report */
     if (r->site != NULL && !r->in_report) {
         GlFrame frame = { 0 };
+        if (!last_line && gl_sanitizer_pending_start(&r->pending, line)) {
+            r->site_pending = TRUE;
+            return;
+        }
         if (!last_line && gl_sanitizer_parse_frame(r->site, line, &frame)) {
             g_array_append_val(r->site_frames, frame);
             return;

@@ -23,6 +23,7 @@
 
 #include "harness.h"
 #include "gemleak/base/protocol.h"
+#include "gemleak/base/sys.h"
 #include "gemleak/run/engine.h"
 
 #define DEFAULT_RUBY34 "/root/.cache/gemleak/ruby-3.4.5/bin/ruby"
@@ -709,6 +710,80 @@ START_TEST(test_growth_fixtures_behave_as_designed)
 }
 END_TEST
 
+/* Returns: (transfer full): each growth finding of the JSON report @path,
+ * a line "TEST FUNCTION FILE:LINE FINGERPRINT" (its location), sorted. */
+static char *growth_identities(const char *path)
+{
+    g_autoptr(JsonParser) parser = json_parser_new();
+    if (!json_parser_load_from_file(parser, path, NULL))
+        return NULL;
+    JsonArray *findings = json_object_get_array_member(
+        json_node_get_object(json_parser_get_root(parser)), "findings");
+    g_autoptr(GPtrArray) lines = g_ptr_array_new_with_free_func(g_free);
+    for (guint i = 0; i < json_array_get_length(findings); i++) {
+        JsonObject *finding = json_array_get_object_element(findings, i);
+        if (g_strcmp0(string_or(finding, "kind", ""), "Growth") != 0 ||
+            !json_object_get_boolean_member(finding, "certain"))
+            continue;
+        JsonObject *test = json_array_get_object_element(
+            json_object_get_array_member(finding, "tests"), 0);
+        JsonObject *location = json_object_has_member(finding, "location") &&
+                                       !json_object_get_null_member(finding, "location")
+                                   ? json_object_get_object_member(finding, "location") : NULL;
+        g_ptr_array_add(lines, g_strdup_printf(
+            "%s %s %s:%" G_GINT64_FORMAT " %s", string_or(test, "name", "?"),
+            string_or(location, "fn", "?"), string_or(location, "file", "?"),
+            location != NULL && json_object_has_member(location, "line") &&
+                    !json_object_get_null_member(location, "line")
+                ? json_object_get_int_member(location, "line") : 0,
+            string_or(finding, "fingerprint", "?")));
+    }
+    g_ptr_array_sort(lines, gl_compare_strings);
+    g_ptr_array_add(lines, NULL);
+    return g_strjoinv("\n", (char **) lines->pdata);
+}
+
+/* The same site found growing reads the same under every engine: its
+ * location, its function and its fingerprint (a baseline written under
+ * Valgrind knows it under LeakSanitizer and AddressSanitizer), from the
+ * minitest runs above. */
+START_TEST(test_growth_reads_the_same_under_every_engine)
+{
+    g_autofree char *valgrind_json = g_strdup_printf("%s/valgrind-minitest-run.json", work);
+    g_autofree char *valgrind = growth_identities(valgrind_json);
+    if (valgrind == NULL)
+        gl_test_skip("the same site under every engine: the Valgrind minitest run left no report");
+    const char *others[] = { "lsan-minitest", "lsan-fp-minitest", "asan-minitest" };
+    guint compared = 0;
+    for (guint i = 0; i < G_N_ELEMENTS(others); i++) {
+        g_autofree char *path = g_strdup_printf("%s/%s-run.json", work, others[i]);
+        g_autofree char *theirs = growth_identities(path);
+        if (theirs == NULL)
+            continue;  /* that engine was skipped here: its test said why */
+        /* Rust's and C++'s sites aside: the ASan run has no Rust, and the
+         * runtime's allocator frames differ below the extension's */
+        ck_assert_msg(strstr(theirs, "GrowthTest#test_grows_journal journal_append") != NULL,
+                      "%s: no journal growth:\n%s", others[i], theirs);
+        const char *cases[] = { "GrowthTest#test_grows_journal ", "GrowthTest#test_grows_ledger ",
+                                "GrowthTest#test_grows_table " };
+        for (guint c = 0; c < G_N_ELEMENTS(cases); c++) {
+            g_autofree char *escaped = g_regex_escape_string(cases[c], -1);
+            g_autofree char *pattern = g_strdup_printf("^%s.*$", escaped);
+            g_autoptr(GRegex) regex = g_regex_new(pattern, G_REGEX_MULTILINE, 0, NULL);
+            g_autoptr(GMatchInfo) mine = NULL, other = NULL;
+            ck_assert(g_regex_match(regex, valgrind, 0, &mine));
+            ck_assert_msg(g_regex_match(regex, theirs, 0, &other), "%s: no %s", others[i], cases[c]);
+            g_autofree char *a = g_match_info_fetch(mine, 0);
+            g_autofree char *b = g_match_info_fetch(other, 0);
+            ck_assert_msg(strcmp(a, b) == 0, "Valgrind: %s\n%s: %s", a, others[i], b);
+        }
+        compared++;
+    }
+    if (compared == 0)
+        gl_test_skip("the same site under every engine: no sanitizer's minitest run here");
+}
+END_TEST
+
 void integration_growth(TCase *tcase)
 {
     tcase_add_unchecked_fixture(tcase, setup_growth, teardown_growth);
@@ -726,4 +801,5 @@ void integration_growth(TCase *tcase)
     tcase_add_test(tcase, test_growth_asan_test_unit);
     tcase_add_test(tcase, test_growth_asan_rspec);
     tcase_add_test(tcase, test_growth_not_asked);
+    tcase_add_test(tcase, test_growth_reads_the_same_under_every_engine);
 }

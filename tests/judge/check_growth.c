@@ -7,6 +7,7 @@
  * test rewrites. */
 #include "testutil.h"
 #include "gemleak/base/errors.h"
+#include "gemleak/base/text.h"
 #include "gemleak/judge/analyze.h"
 #include "gemleak/judge/gate.h"
 #include "gemleak/judge/growth.h"
@@ -614,6 +615,31 @@ START_TEST(test_leak_lost_again_is_counted_once)
 }
 END_TEST
 
+/* A site's frames as the runtime symbolized them (gemleak's frame format)
+ * read as a leak's would: the extension's function at its file and line,
+ * which a Valgrind run of the same test names too (same fingerprint).
+ * Captured: fixtures/lsan/growth-symbolized-ruby34. */
+START_TEST(test_symbolized_site_has_its_line)
+{
+    g_autofree char *dir = gl_test_fixture("lsan/growth-symbolized-ruby34");
+    const char *paths[] = { dir, NULL };
+    g_autoptr(GlRules) rules = gl_rules_new();
+    ck_assert(gl_rules_add_target(rules, "growth.so", NULL));
+    g_autoptr(GlAnalysis) analysis = gl_analyze(paths, rules, 1);
+    ck_assert_uint_eq(analysis->findings->len, 1);
+    const GlFinding *finding = g_ptr_array_index(analysis->findings, 0);
+    ck_assert_ptr_nonnull(finding->growth);
+    const GlFrame *frame = gl_record_first_target_frame(finding->record);
+    ck_assert_ptr_nonnull(frame);
+    ck_assert_str_eq(frame->fn, "journal_append");
+    ck_assert_str_eq(gl_base_name(frame->file), "growth.c");
+    ck_assert_uint_eq(frame->line, 81);
+    ck_assert_int_eq(finding->growth->bytes[0], 1600);
+    ck_assert_int_eq(finding->growth->bytes[1], 800);
+    ck_assert_int_eq(finding->growth->blocks[1], 0);
+}
+END_TEST
+
 Suite *gl_growth_suite(void)
 {
     Suite *suite = suite_create("growth");
@@ -634,6 +660,7 @@ Suite *gl_growth_suite(void)
     tcase_add_test(tc, test_test_that_ended_its_runs);
     tcase_add_test(tc, test_real_valgrind_run);
     tcase_add_test(tc, test_leak_lost_again_is_counted_once);
+    tcase_add_test(tc, test_symbolized_site_has_its_line);
     suite_add_tcase(suite, tc);
     return suite;
 }

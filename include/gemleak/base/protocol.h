@@ -217,9 +217,10 @@
  * its caller's, GL_PROTO_ALLOC_APIS_VARIABLE's list), and what is allocated
  * below it; it writes after the marker, for each site whose live memory
  * changed since the last measure, first once a process the site's stack
- * ("gemleak:site<TAB>SITE" then the runtime's frame lines, unsymbolized:
- * "    #N 0xPC (MODULE+0xOFFSET)"; #0 the function called, #1 the target's
- * call), then "gemleak:grew<TAB>SITE<TAB>LIVE-BYTES<TAB>CHANGE-BYTES<TAB>
+ * ("gemleak:site<TAB>SITE" then its frames, #0 the function called, #1 the
+ * target's call: in gemleak's frame format, GL_SANITIZER_FRAME_FORMAT,
+ * symbolized by the runtime as a leak's would be, or as the runtime writes
+ * a frame it cannot name, "    #N 0xPC (MODULE+0xOFFSET)"), then "gemleak:grew<TAB>SITE<TAB>LIVE-BYTES<TAB>CHANGE-BYTES<TAB>
  * LIVE-BLOCKS<TAB>CHANGE-BLOCKS" (decimal, changes signed). */
 #define GL_PROTO_GROWTH_VARIABLE "GEMLEAK_GROWTH"
 #define GL_PROTO_GROWTH_DEFAULT 3
