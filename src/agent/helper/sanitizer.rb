@@ -26,10 +26,8 @@ module GemLeakHelper
     DONE = (Protocol::MARKER_PREFIX + Protocol::MARKER_DONE + "\0").freeze
     LIVE = (Protocol::MARKER_PREFIX + Protocol::MARKER_LIVE + "\0").freeze
     EXEC = (Protocol::MARKER_PREFIX + Protocol::MARKER_EXEC + "\0").freeze
-    # How deep scrub goes: some 400 KiB of C stack (100 left a block a test
-    # lost under GC.stress referenced from below it, and the test named
-    # none: tests/integration/per_test.c, the first test first).
-    SCRUB_DEPTH = 400
+    # How deep scrub goes: some 100 KiB of C stack.
+    SCRUB_DEPTH = 100
 
     class << self
       # Returns: the client PerTest calls (as the Valgrind library's).
@@ -146,15 +144,9 @@ module GemLeakHelper
       # would keep the block found, not lost. Each level calls back through
       # Array#each into Ruby: a few hundred bytes of C frames each.
       def scrub(depth)
-        scrub_down(depth)
-      rescue SystemStackError
-        nil # a small stack (a Fiber's): scrubbed to its end
-      end
-
-      def scrub_down(depth)
         return if depth.zero?
 
-        [depth].each { |n| scrub_down(n - 1) }
+        [depth].each { |n| scrub(n - 1) }
       end
 
       # Ruby's object pages, as roots; looked for only when Ruby allocated
