@@ -115,25 +115,8 @@ static long module_index(const char *name, size_t length)
  * Ruby's allocation functions. */
 void exact_read_sites(const char *path)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return;
-    struct stat st;
-    char *text = NULL;
-    size_t length = 0;
-    if (fstat(fd, &st) == 0 && st.st_size > 0 && (size_t) st.st_size < ((size_t) 64 << 20)) {
-        length = (size_t) st.st_size;
-        text = agent_map(length + 1);
-        size_t got = 0;
-        while (text != NULL && got < length) {
-            ssize_t n = read(fd, text + got, length - got);
-            if (n <= 0)
-                break;
-            got += (size_t) n;
-        }
-        length = got;
-    }
-    close(fd);
+    size_t length;
+    char *text = agent_read_file(path, (size_t) 64 << 20, &length);
     exact_sites.at = agent_map(MAX_SITES * sizeof *exact_sites.at);
     modules = agent_map(MAX_MODULES * sizeof *modules);
     if (text == NULL || exact_sites.at == NULL || modules == NULL)

@@ -36,25 +36,8 @@ void got_names_add(GotNames *names, const char *glob)
 
 int got_names_read(GotNames *names, const char *path)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return 0;
-    struct stat st;
-    char *text = NULL;
-    size_t length = 0;
-    if (fstat(fd, &st) == 0 && st.st_size > 0 && st.st_size < (1 << 20)) {
-        length = (size_t) st.st_size;
-        text = agent_map(length + 1);
-        size_t got = 0;
-        while (text != NULL && got < length) {
-            ssize_t n = read(fd, text + got, length - got);
-            if (n <= 0)
-                break;
-            got += (size_t) n;
-        }
-        length = got;
-    }
-    close(fd);
+    size_t length;
+    char *text = agent_read_file(path, (size_t) 1 << 20, &length);
     if (text == NULL)
         return 0;
     for (char *line = text; line < text + length && names->n < GOT_MAX_GLOBS;) {
