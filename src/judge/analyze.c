@@ -374,7 +374,7 @@ static void add_judgement_counts(GlAnalysis *analysis, const GlJudgement *judged
     summary->growth_asked |= growth->asked;
     summary->growth_measured += growth->measured;
     summary->growth_repetitions = MAX(summary->growth_repetitions, growth->repetitions);
-    summary->growth_unfinished += growth->asked && !growth->finished;
+    summary->growth_unfinished += growth->unfinished + (growth->asked && !growth->finished);
     for (guint i = 0; growth->unmeasured != NULL && i < growth->unmeasured->len; i++)
         g_ptr_array_add(summary->growth_unmeasured,
                         g_strdup(g_ptr_array_index(growth->unmeasured, i)));

@@ -287,6 +287,17 @@ static void take_run(GlJudgement *out, const GlJudgedRun *run, const char *path)
     for (guint i = 0; i < run->problems->len; i++)
         g_ptr_array_add(out->problems, g_error_new(GL_ERROR, GL_ERROR_IO, "%s: %s", path,
                                                    (const char *) g_ptr_array_index(run->problems, i)));
+    /* its --growth measures, as its summary counted them; finished, so
+     * that only its own count of unfinished processes adds up */
+    GlGrowthCounts *growth = &out->growth;
+    growth->asked = run->growth_asked;
+    growth->finished = TRUE;
+    growth->measured = run->growth_measured;
+    growth->repetitions = run->growth_repetitions;
+    growth->unfinished = run->growth_unfinished;
+    growth->unmeasured = g_ptr_array_new_with_free_func(g_free);
+    for (guint i = 0; i < run->growth_unmeasured->len; i++)
+        g_ptr_array_add(growth->unmeasured, g_strdup(g_ptr_array_index(run->growth_unmeasured, i)));
 }
 
 /* ---- what the input says once read ----------------------------------------------------- */

@@ -350,6 +350,17 @@ static void read_unchecked(JsonObject *object, JsonObject *summary, GlJudgedRun 
                                              0, G_MAXUINT);
     run->free_at_exit = (guint) CLAMP(int_member(summary, GL_MEMBER_FREE_AT_EXIT_PROCESSES, 0), 0,
                                       G_MAXUINT);
+    JsonObject *growth = object_member(summary, GL_MEMBER_GROWTH_MEASURES);
+    if (growth != NULL) {
+        run->growth_asked = TRUE;
+        run->growth_repetitions = (guint) CLAMP(int_member(growth, GL_MEMBER_REPETITIONS, 0), 0,
+                                                G_MAXUINT);
+        run->growth_measured = (guint) CLAMP(int_member(growth, GL_MEMBER_TESTS_MEASURED, 0), 0,
+                                             G_MAXUINT);
+        add_strings(run->growth_unmeasured, array_member(growth, GL_MEMBER_TESTS_NOT_MEASURED));
+        run->growth_unfinished = (guint) CLAMP(
+            int_member(growth, GL_MEMBER_UNFINISHED_PROCESSES, 0), 0, G_MAXUINT);
+    }
     JsonObject *gate = object_member(object, GL_MEMBER_GATE);
     gboolean complete = bool_member(gate, GL_MEMBER_COMPLETE, TRUE) && run->problems->len == 0 &&
                         run->incomplete_files == 0 && run->unchecked_processes == 0;
@@ -428,6 +439,7 @@ static gpointer open_json(int fd, const char *data, gsize size, const char *name
     report->run.targets = g_ptr_array_new_with_free_func(g_free);
     report->run.problems = g_ptr_array_new_with_free_func(g_free);
     report->run.truncated_files = g_ptr_array_new_with_free_func(g_free);
+    report->run.growth_unmeasured = g_ptr_array_new_with_free_func(g_free);
     GError *error = NULL;
     g_autofree char *text = NULL;
     gsize length = size;
@@ -480,6 +492,7 @@ static void free_json(gpointer state)
     g_ptr_array_unref(report->run.targets);
     g_ptr_array_unref(report->run.problems);
     g_ptr_array_unref(report->run.truncated_files);
+    g_ptr_array_unref(report->run.growth_unmeasured);
     g_free(report);
 }
 

@@ -338,6 +338,25 @@ static void json_group(gpointer data, const GlGroup *group, guint index)
     }
 }
 
+/* Adds "growth_measures" when the run asked for --growth: how many tests
+ * were measured, those that were not and why, as the text note says;
+ * `gemleak filter` reads them back, so that a merge of shards that
+ * measured nothing is INCOMPLETE too. */
+static void add_growth_measures(JsonBuilder *builder, const GlSummary *summary)
+{
+    if (!summary->growth_asked)
+        return;
+    json_builder_set_member_name(builder, GL_MEMBER_GROWTH_MEASURES);
+    json_builder_begin_object(builder);
+    gl_json_add_int(builder, GL_MEMBER_REPETITIONS, summary->growth_repetitions);
+    gl_json_add_int(builder, GL_MEMBER_TESTS_MEASURED, summary->growth_measured);
+    add_string_list(builder, GL_MEMBER_TESTS_NOT_MEASURED,
+                    (const char *const *) summary->growth_unmeasured->pdata,
+                    summary->growth_unmeasured->len);
+    gl_json_add_int(builder, GL_MEMBER_UNFINISHED_PROCESSES, summary->growth_unfinished);
+    json_builder_end_object(builder);
+}
+
 /* Adds "summary": the counts of what was read, found and skipped (they add
  * up: errors_seen = occurrences + baseline_known_occurrences + skipped),
  * and what was not checked. */
@@ -388,6 +407,7 @@ static void add_summary(JsonBuilder *builder, const GlReportContext *context)
     gl_json_add_int(builder, GL_MEMBER_INCOMPLETE_FILES, summary->incomplete_files);
     gl_json_add_int(builder, GL_MEMBER_UNCHECKED_PROCESSES, summary->unchecked_processes);
     gl_json_add_int(builder, GL_MEMBER_FREE_AT_EXIT_PROCESSES, summary->free_at_exit);
+    add_growth_measures(builder, summary);
     json_builder_set_member_name(builder, GL_MEMBER_PROBLEMS);
     json_builder_begin_array(builder);
     for (guint i = 0; i < context->analysis->problems->len; i++)

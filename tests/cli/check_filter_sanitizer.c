@@ -5,6 +5,7 @@
 
 #include <glib.h>
 #include <glib/gstdio.h>
+#include <json-glib/json-glib.h>
 
 #include "testutil.h"
 
@@ -755,6 +756,47 @@ START_TEST(test_growth_run_directories)
                              "CacheTest#test_add \\(/home/dev/growthgem/test/cache_test.rb:5\\): no "
                              "allocation hooks$");
     gl_test_run_clear(&none);
+
+    /* A shard's JSON report carries what --growth measured, and its merge
+     * says the same: INCOMPLETE in, INCOMPLETE out, the test named. */
+    g_autofree char *dir = gl_test_tmpdir();
+    g_autofree char *shard = g_build_filename(dir, "shard.json", NULL);
+    g_autofree char *json_format = g_strconcat("json:", shard, NULL);
+    RUN(written, "filter", "--format", json_format, unmeasured);
+    ck_assert_int_eq(written.status, 3);
+    gl_test_run_clear(&written);
+    g_autoptr(JsonParser) parser = json_parser_new();
+    ck_assert(json_parser_load_from_file(parser, shard, NULL));
+    JsonObject *measures = json_object_get_object_member(
+        json_object_get_object_member(json_node_get_object(json_parser_get_root(parser)),
+                                      "summary"),
+        "growth_measures");
+    ck_assert_ptr_nonnull(measures);
+    ck_assert_int_eq(json_object_get_int_member(measures, "tests_measured"), 0);
+    JsonArray *not_measured = json_object_get_array_member(measures, "tests_not_measured");
+    ck_assert_uint_eq(json_array_get_length(not_measured), 1);
+    ck_assert_str_eq(json_array_get_string_element(not_measured, 0),
+                     "CacheTest#test_add (/home/dev/growthgem/test/cache_test.rb:5): no "
+                     "allocation hooks");
+    RUN(merged, "filter", shard);
+    ck_assert_int_eq(merged.status, 3);
+    gl_assert_line(merged.out, "^gemleak: INCOMPLETE: .*; --growth measured no test");
+    gl_assert_line(merged.err, "^gemleak: note: --growth: no test was measured; 1 not measured: "
+                               "CacheTest#test_add ");
+    gl_test_run_clear(&merged);
+
+    /* ... and a shard that measured says how many */
+    g_autofree char *measured = g_build_filename(dir, "measured.json", NULL);
+    g_autofree char *measured_format = g_strconcat("json:", measured, NULL);
+    g_autofree char *capture = gl_test_fixture("xml/growth_ruby31.xml");
+    RUN(measuring, "filter", "--format", measured_format, capture);
+    gl_test_run_clear(&measuring);
+    RUN(both, "filter", measured, shard);
+    ck_assert_int_eq(both.status, 3); /* the shard that measured nothing */
+    gl_assert_line(both.err, "^gemleak: note: --growth: 3 tests measured, run again up to 3 "
+                             "times each; 1 not measured: CacheTest#test_add ");
+    gl_test_run_clear(&both);
+    gl_remove_tree(dir);
 }
 END_TEST
 

@@ -148,6 +148,13 @@
 #define GL_MEMBER_UNCHECKED_PROCESSES "unchecked_processes"
 #define GL_MEMBER_FREE_AT_EXIT_PROCESSES "free_at_exit_processes"
 #define GL_MEMBER_PROBLEMS "problems"
+/* summary.growth_measures, when --growth was asked: { repetitions,
+ * tests_measured, tests_not_measured: ["NAME (LOCATION): WHY"...],
+ * unfinished_processes } */
+#define GL_MEMBER_GROWTH_MEASURES "growth_measures"
+#define GL_MEMBER_TESTS_MEASURED "tests_measured"
+#define GL_MEMBER_TESTS_NOT_MEASURED "tests_not_measured"
+#define GL_MEMBER_UNFINISHED_PROCESSES "unfinished_processes"
 
 /* An --object that matched nothing the run loaded, instead of a report:
  * { tool, error: { message, unmatched_object, loaded: [PATH...] } }. */

@@ -43,6 +43,8 @@ typedef struct {
     guint repetitions;     /* the most repetitions a test of it ran */
     GPtrArray *unmeasured; /* char*: "NAME (LOCATION): WHY", a test the helper could
                             * not measure, in order; owned */
+    guint unfinished;      /* of a shard's report: its processes that asked and did not
+                            * finish (a process's own count is !finished) */
 } GlGrowthCounts;
 
 void gl_growth_counts_clear(GlGrowthCounts *counts);

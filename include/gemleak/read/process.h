@@ -82,6 +82,14 @@ typedef struct {
     guint unchecked_processes;
     GPtrArray *problems;        /* char*, owned: one message each */
     GPtrArray *truncated_files; /* char*, owned */
+    /* --growth, when its run asked for it: the tests measured, the most
+     * repetitions, the tests not measured ("NAME (LOCATION): WHY"), and
+     * the processes that stopped before saying how many they measured */
+    gboolean growth_asked;
+    guint growth_measured;
+    guint growth_repetitions;
+    GPtrArray *growth_unmeasured; /* char*, owned */
+    guint growth_unfinished;
 } GlJudgedRun;
 
 typedef struct {
