@@ -340,7 +340,7 @@ if want 7; then
     # nothing here), its suppressions, RUBY_FREE_AT_EXIT as it sets it
     bare="rm -rf '$xml' && mkdir -p '$xml' && RUBY_FREE_AT_EXIT=1 exec valgrind --tool=memcheck \
 --xml=yes --xml-file='$xml/%p.xml' --trace-children=yes --num-callers=50 --error-limit=no \
---undef-value-errors=no --leak-check=full --show-leak-kinds=definite $supp \
+--undef-value-errors=no --leak-check=full --freelist-vol=100000000 --show-leak-kinds=definite $supp \
 ruby -Ilib -Itest -e '$loader' $files"
     set -- $(best_of sh -c "$bare")
     plain=$1
