@@ -77,7 +77,11 @@
 #    what the counting alone costs; then what the run found
 #    (nothing: the suite frees what it allocates), and with
 #    BENCH_VALGRIND=1 the Valgrind engine on 2 test files, with and
-#    without --growth.
+#    without --growth. Then psych's suite (section 10's build): natively,
+#    under --engine lsan, with --growth=2, and against the whole suite
+#    three times over (Ruby's runner, --repeat-count=3), with and without
+#    a full collection before each run of a test again
+#    (bench/collect_each.rb).
 set -eu
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -487,21 +491,47 @@ if want 9; then
     marked=$1
     echo "  without markers: ${plain}s   with markers: ${marked}s   ratio: $(ratio "$marked" "$plain")x"
 fi
+# Sections 10 and 11: the suites of Ruby's own gems, from Ruby's source
+# tarball into $real (real_sources: false without the tarball), their
+# extensions built out of tree for the Ruby first in PATH into
+# $real/build-WHICH, whose path is then $build (real_build WHICH).
+tarball=${BENCH_RUBY_SOURCE:-$root/../shared/ruby/ruby3.4_3.4.5.orig.tar.xz}
+real="$work/real"
+real_sources() {
+    [ -f "$tarball" ] || return 1
+    if ! [ -d "$real/test/psych" ]; then
+        rm -rf "$real" && mkdir -p "$real"
+        tar -xJf "$tarball" -C "$real" --strip-components=1 --wildcards \
+            'ruby-*/ext/psych' 'ruby-*/ext/json' 'ruby-*/ext/strscan' \
+            'ruby-*/test/psych' 'ruby-*/test/json' 'ruby-*/test/strscan' 'ruby-*/tool/lib'
+    fi
+}
+real_build() {
+    build="$real/build-$1"
+    [ -f "$build/done" ] && return 0
+    rm -rf "$build" && mkdir -p "$build/psych" "$build/strscan" "$build/json/parser" \
+        "$build/json/generator" "$build/jsonlib/json/ext" "$build/leaky" "$build/fibers"
+    (cd "$build/psych" && ruby "$real/ext/psych/extconf.rb" >/dev/null && make -s >/dev/null 2>&1)
+    (cd "$build/strscan" && ruby "$real/ext/strscan/extconf.rb" >/dev/null && make -s >/dev/null 2>&1)
+    for part in parser generator; do
+        (cd "$build/json/$part" && ruby "$real/ext/json/$part/extconf.rb" >/dev/null &&
+            make -s >/dev/null 2>&1 && cp "$part.so" "$build/jsonlib/json/ext/")
+    done
+    cp -r "$root/fixtures/ext/leaky/." "$build/leaky/"
+    (cd "$build/leaky" && ruby extconf.rb >/dev/null && make -s >/dev/null 2>&1)
+    cp -r "$root/fixtures/ext/fibers/." "$build/fibers/"
+    (cd "$build/fibers" && ruby extconf.rb >/dev/null && make -s >/dev/null 2>&1)
+    touch "$build/done"
+}
+psych_suite='Dir["test/psych/**/test_*.rb"].sort.each { |f| require File.expand_path(f) }'
+
 if want 10; then
     echo
     echo "== 10. Real suites: psych, json, strscan (Ruby's own source) and 2,000 fibers; clean, then one planted leak"
-    tarball=${BENCH_RUBY_SOURCE:-$root/../shared/ruby/ruby3.4_3.4.5.orig.tar.xz}
-    real="$work/real"
     liblsan=$(realpath "$(gcc -print-file-name=liblsan.so.0)")
-    if ! [ -f "$tarball" ]; then
+    if ! real_sources; then
         echo "  skipped: no Ruby source tarball at $tarball (BENCH_RUBY_SOURCE=PATH)"
     else
-        if ! [ -d "$real/test/psych" ]; then
-            rm -rf "$real" && mkdir -p "$real"
-            tar -xJf "$tarball" -C "$real" --strip-components=1 --wildcards \
-                'ruby-*/ext/psych' 'ruby-*/ext/json' 'ruby-*/ext/strscan' \
-                'ruby-*/test/psych' 'ruby-*/test/json' 'ruby-*/test/strscan' 'ruby-*/tool/lib'
-        fi
         # plant.rb: one leak planted in each suite from outside it, by a
         # method of the gem prepended to call ext/leaky (a target: it is
         # in the project); reactor.rb: the fibers' suite, an Async-style
@@ -517,28 +547,13 @@ if want 10; then
             fi
             saved_path=$PATH
             PATH=$(dirname "$ruby"):$PATH
-            build="$real/build-$which"
-            if ! [ -f "$build/done" ]; then
-                rm -rf "$build" && mkdir -p "$build/psych" "$build/strscan" "$build/json/parser" \
-                    "$build/json/generator" "$build/jsonlib/json/ext" "$build/leaky" "$build/fibers"
-                (cd "$build/psych" && ruby "$real/ext/psych/extconf.rb" >/dev/null && make -s >/dev/null 2>&1)
-                (cd "$build/strscan" && ruby "$real/ext/strscan/extconf.rb" >/dev/null && make -s >/dev/null 2>&1)
-                for part in parser generator; do
-                    (cd "$build/json/$part" && ruby "$real/ext/json/$part/extconf.rb" >/dev/null &&
-                        make -s >/dev/null 2>&1 && cp "$part.so" "$build/jsonlib/json/ext/")
-                done
-                cp -r "$root/fixtures/ext/leaky/." "$build/leaky/"
-                (cd "$build/leaky" && ruby extconf.rb >/dev/null && make -s >/dev/null 2>&1)
-                cp -r "$root/fixtures/ext/fibers/." "$build/fibers/"
-                (cd "$build/fibers" && ruby extconf.rb >/dev/null && make -s >/dev/null 2>&1)
-                touch "$build/done"
-            fi
+            real_build "$which"
             cd "$real"
             echo "  $label: Ruby $(ruby -e 'print RUBY_VERSION'); the floor: $liblsan preloaded by hand, fast_unwind_on_malloc=1, RUBY_FREE_AT_EXIT=1"
             for name in psych json strscan reactor; do
                 for kind in clean leaking; do
                     case $name in
-                    psych) set -- -I"$build/psych" -Iext/psych/lib -Itool/lib -Itest -e 'Dir["test/psych/**/test_*.rb"].sort.each { |f| require File.expand_path(f) }' ;;
+                    psych) set -- -I"$build/psych" -Iext/psych/lib -Itool/lib -Itest -e "$psych_suite" ;;
                     json) set -- -I"$build/jsonlib" -Iext/json/lib -Itool/lib -e 'Dir["test/json/**/*_test.rb"].sort.each { |f| require File.expand_path(f) }' ;;
                     strscan) set -- -I"$build/strscan" -Itool/lib -e 'Dir["test/strscan/**/test_*.rb"].sort.each { |f| require File.expand_path(f) }' ;;
                     reactor) set -- -I"$build/fibers" reactor.rb ;;
@@ -588,7 +603,7 @@ print("      finding: %s" % ("; ".join(said) or "none"))' "$work/real.json"
 fi
 if want 11; then
     echo
-    echo "== 11. --growth's cost: the 120 allocation-heavy tests, stock Ruby"
+    echo "== 11. --growth's cost: the 120 allocation-heavy tests and psych's suite, stock Ruby"
     ruby34=${BENCH_RUBY34:-${GEMLEAK_TEST_RUBY34:-/root/.cache/gemleak/ruby-3.4.5/bin/ruby}}
     # growth_tests TIMES: section 8's 120 tests, clean, each body run TIMES
     # times over.
@@ -661,6 +676,32 @@ if want 11; then
             set -- $(best_of "$gemleak" run --growth=2 -- ruby -Ilib -Itest -e "$loader" $files)
             grown=$1
             echo "  Valgrind, 2 test files: ${plain}s; with --growth=2 ${grown}s ($(ratio "$grown" "$plain")x: a leak check a measure)"
+        fi
+        # A real suite: psych's, 610 tests (section 10's sources and build)
+        if real_sources; then
+            real_build stock
+            cd "$real"
+            set -- -I"$build/psych" -Iext/psych/lib -Itool/lib -Itest
+            native=$(best_of env RUBY_FREE_AT_EXIT=1 ruby "$@" -e "$psych_suite")
+            lsan=$(best_of "$gemleak" run --engine lsan -- ruby "$@" -e "$psych_suite")
+            growth=$(best_of "$gemleak" run --engine lsan --growth=2 -- ruby "$@" -e "$psych_suite")
+            # the whole suite three times (Ruby's runner: --repeat-count),
+            # then with a full collection before each run again
+            thrice=$(best_of "$gemleak" run --engine lsan -- ruby "$@" -e "$psych_suite" -- --repeat-count=3)
+            collected=$(best_of "$gemleak" run --engine lsan -- ruby -r"$root/bench/collect_each.rb" "$@" \
+                -e "$psych_suite" -- --repeat-count=3)
+            native=${native% *} lsan=${lsan% *} growth=${growth% *} thrice=${thrice% *} collected=${collected% *}
+            echo "  psych's suite: native ${native}s   --engine lsan ${lsan}s ($(ratio "$lsan" "$native")x)" \
+                 "  --engine lsan --growth=2 ${growth}s ($(ratio "$growth" "$native")x native)"
+            echo "  the suite three times under --engine lsan: ${thrice}s; --growth=2 costs $(ratio "$growth" "$thrice")x that;" \
+                 "with a full collection before each run again ${collected}s: $(ratio "$growth" "$collected")x that (the counting)"
+            "$gemleak" run --engine lsan --growth=2 -- ruby "$@" -e "$psych_suite" >/dev/null 2>"$work/growth.err" || true
+            verdict=$(grep -E '^gemleak: (pass|FAIL|INCOMPLETE)' "$work/growth.err" | head -n 1)
+            measured=$(sed -n 's/^gemleak: note: --growth: /      /p' "$work/growth.err" | head -n 1)
+            echo "      ${verdict:-no verdict: see $work/growth.err}"
+            echo "${measured:-      nothing said of what was measured: see $work/growth.err}"
+        else
+            echo "  psych's suite: skipped: no Ruby source tarball at $tarball (BENCH_RUBY_SOURCE=PATH)"
         fi
         PATH=$saved_path
     fi
