@@ -30,7 +30,8 @@ module GemLeakHelper
   #
   # A test runs again as --per-test runs one (PerTest.run_again): what it
   # raises is swallowed (a test that fails run again may still grow);
-  # exit!, exit or abort in it end its repetitions, and it is unmeasured.
+  # exit!, exit or abort in it end its repetitions, and it is unmeasured;
+  # so is a test that leaves a thread it started running (THREAD_GRACE).
   module Growth
     REPETITIONS = begin
       k = ENV[Protocol::GROWTH_VARIABLE].to_s
@@ -40,6 +41,10 @@ module GemLeakHelper
     # Why a test was not measured, as the markers say it.
     CANNOT_RUN_AGAIN = "cannot run again"
     ENDED = "ended its run"
+    THREAD = "a thread it started still runs"
+    # How long the threads a test started have to end, once run again:
+    # long enough for one that ends with its work, not for one that waits.
+    THREAD_GRACE = 1.0
     NO_HOOKS = "no allocation hooks"
     PREFIX = (Protocol::MARKER_PREFIX + Protocol::MARKER_GROWTH).freeze
 
@@ -145,10 +150,13 @@ module GemLeakHelper
       def repeat(test, measure)
         collect unless @collected
         measure.call("#{[PREFIX, "0", test.name, test.location].join("\t")}\0")
+        threads = Thread.list
         REPETITIONS.times do |i|
           @collected = false
           ran = PerTest.run_again(test.again)
           return ENDED unless ran && Core.pid == @pid
+          # what is live at the measure would depend on how far it got
+          return THREAD if still_running(threads)
 
           collect
           measure.call("#{[PREFIX, Core.digits(i + 1), test.name, test.location].join("\t")}\0")
@@ -185,6 +193,17 @@ module GemLeakHelper
           baseline = false
           marker.call(text)
           Native.valgrind_changed_check
+        end
+      end
+
+      # Returns: whether a thread not in @before (those alive before the
+      # test ran again) still runs after THREAD_GRACE seconds in all.
+      def still_running(before)
+        deadline = Core.monotonic + THREAD_GRACE
+        (Thread.list - before).any? do |thread|
+          !thread.join([deadline - Core.monotonic, 0].max)
+        rescue StandardError, ScriptError
+          false # it ended with an error: it runs no more
         end
       end
 

@@ -136,6 +136,36 @@ class GrowthTest < Minitest::Test
     assert_equal "gemleak:growth\tmeasured\t1", lines.last
   end
 
+  # A test that leaves a thread running when run again is unmeasured: what
+  # is live at its measure depends on how far the thread got. A thread
+  # that ends with its test, and one the suite left before the
+  # repetitions, change nothing.
+  def test_a_test_that_leaves_a_thread_running_is_unmeasured
+    run, lines = calls(VALGRIND + <<~'RUBY')
+      require "minitest/autorun"
+      $left = Thread.new { sleep }
+      $runs = 0
+      class ThreadTest < Minitest::Test
+        i_suck_and_my_tests_are_order_dependent!
+        def test_a_joined = assert(Thread.new { 1 + 1 }.join)
+        def test_b_left
+          # the suite's run leaves none, its runs again one each
+          Thread.new { sleep } if ($runs += 1) > 1
+          assert true
+        end
+        def test_c_fine = assert(true)
+      end
+    RUBY
+    assert_equal 0, run.status.exitstatus
+    unmeasured = lines.grep(/\tunmeasured\t/)
+    assert_equal 1, unmeasured.size, lines.join("\n")
+    assert_match(/\Agemleak:growth\tunmeasured\tThreadTest#test_b_left\t\S+:\d+\t/, unmeasured[0])
+    assert unmeasured[0].end_with?("\ta thread it started still runs"), unmeasured[0]
+    assert_equal 1, lines.grep(/\Agemleak:growth\t\d\tThreadTest#test_b_left\t/).size
+    assert_equal 4, lines.grep(/\Agemleak:growth\t\d\tThreadTest#test_a_joined\t/).size
+    assert_equal "gemleak:growth\tmeasured\t2", lines.last
+  end
+
   # A test the hooks were told cannot run again (a data-driven test-unit
   # test) is named, unmeasured.
   def test_a_test_that_cannot_run_again_is_unmeasured
