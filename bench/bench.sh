@@ -184,6 +184,43 @@ end
 EOF
 }
 loader='ARGV.each { |f| require File.expand_path(f) }'
+# heavy_tests [LEAK [TIMES [COLLECT]]]: 120 tests in 12 files (sections 8
+# and 11), each building a text of 400 words and counting it 50 times
+# (Ruby strings, arrays and hashes, and the extension's malloc and free),
+# as a gem's suite allocates; with LEAK, the seventh test of the fourth
+# file also calls Tally.count, whose copy of the text is never freed; each
+# body run TIMES times over (default 1), with COLLECT a full collection
+# before each run but the first: what --growth=2 collects before its
+# measures.
+heavy_tests() {
+    rm -f "$suite"/test/*_test.rb
+    i=1
+    while [ "$i" -le 12 ]; do
+        {
+            echo 'require_relative "test_helper"'
+            echo "class Heavy${i}Test < Minitest::Test"
+            echo '  WORDS = %w[the quick brown fox jumps over the lazy dog again and again]'
+            j=1
+            while [ "$j" -le 10 ]; do
+                echo "  def test_$j"
+                echo "    ${2:-1}.times do |n|"
+                [ -n "${3:-}" ] && echo '      GC.start(full_mark: true, immediate_sweep: true) if n > 0'
+                [ -n "${1:-}" ] && [ "$i" = 4 ] && [ "$j" = 7 ] && echo '      assert_equal 3, Tally.count("a b a")'
+                echo "      text = Array.new(400) { |k| WORDS[(k * $j) % WORDS.size] + k.to_s }.join(\" \")"
+                echo '      f = nil'
+                echo '      50.times { f = Tally.frequencies(text) }'
+                echo '      assert_equal 400, f.size'
+                echo '      assert_equal 400, f.keys.map(&:dup).sort.uniq.size'
+                echo '    end'
+                echo '  end'
+                j=$((j + 1))
+            done
+            echo 'end'
+        } > "$suite/test/heavy_${i}_test.rb"
+        i=$((i + 1))
+    done
+}
+
 # short_tests: 60 tests that each do little, ten to a file in
 # test/short_N_test.rb of the suite: the seventh test of the fourth file
 # leaks (Tally.count). Sections 4 and 8 time --per-test on them.
@@ -357,36 +394,6 @@ fi
 if want 8; then
     echo
     echo "== 8. The engines on a real-size suite: 120 allocation-heavy tests, clean and with one leaking test"
-    # heavy_tests LEAK: 120 tests in 12 files, each building a text of 400
-    # words and counting it 50 times (Ruby strings, arrays and hashes, and
-    # the extension's malloc and free), as a gem's suite allocates; with
-    # LEAK, the seventh test of the fourth file also calls Tally.count,
-    # whose copy of the text is never freed.
-    heavy_tests() {
-        rm -f "$suite"/test/*_test.rb
-        i=1
-        while [ "$i" -le 12 ]; do
-            {
-                echo 'require_relative "test_helper"'
-                echo "class Heavy${i}Test < Minitest::Test"
-                echo '  WORDS = %w[the quick brown fox jumps over the lazy dog again and again]'
-                j=1
-                while [ "$j" -le 10 ]; do
-                    echo "  def test_$j"
-                    [ -n "$1" ] && [ "$i" = 4 ] && [ "$j" = 7 ] && echo '    assert_equal 3, Tally.count("a b a")'
-                    echo "    text = Array.new(400) { |k| WORDS[(k * $j) % WORDS.size] + k.to_s }.join(\" \")"
-                    echo '    f = nil'
-                    echo '    50.times { f = Tally.frequencies(text) }'
-                    echo '    assert_equal 400, f.size'
-                    echo '    assert_equal 400, f.keys.map(&:dup).sort.uniq.size'
-                    echo '  end'
-                    j=$((j + 1))
-                done
-                echo 'end'
-            } > "$suite/test/heavy_${i}_test.rb"
-            i=$((i + 1))
-        done
-    }
     # engines_on RUBY TITLE: the suite natively, under --engine lsan (fast
     # stacks, exact ones only where something leaked), --engine lsan
     # --exact-stacks (every allocation unwound exactly: what --engine lsan
@@ -605,36 +612,6 @@ if want 11; then
     echo
     echo "== 11. --growth's cost: the 120 allocation-heavy tests and psych's suite, stock Ruby"
     ruby34=${BENCH_RUBY34:-${GEMLEAK_TEST_RUBY34:-/root/.cache/gemleak/ruby-3.4.5/bin/ruby}}
-    # growth_tests TIMES: section 8's 120 tests, clean, each body run TIMES
-    # times over.
-    growth_tests() {
-        rm -f "$suite"/test/*_test.rb
-        i=1
-        while [ "$i" -le 12 ]; do
-            {
-                echo 'require_relative "test_helper"'
-                echo "class Heavy${i}Test < Minitest::Test"
-                echo '  WORDS = %w[the quick brown fox jumps over the lazy dog again and again]'
-                j=1
-                while [ "$j" -le 10 ]; do
-                    echo "  def test_$j"
-                    echo "    $1.times do |n|"
-                    # with COLLECT, a full collection after each run but
-                    # the first: what --growth=2 collects before its measures
-                    [ -n "${2:-}" ] && echo '      GC.start(full_mark: true, immediate_sweep: true) if n > 0' 
-                    echo "      text = Array.new(400) { |k| WORDS[(k * $j) % WORDS.size] + k.to_s }.join(\" \")"
-                    echo '      f = nil'
-                    echo '      50.times { f = Tally.frequencies(text) }'
-                    echo '      assert_equal 400, f.size'
-                    echo '    end'
-                    echo '  end'
-                    j=$((j + 1))
-                done
-                echo 'end'
-            } > "$suite/test/heavy_${i}_test.rb"
-            i=$((i + 1))
-        done
-    }
     if ! [ -x "$ruby34" ] || ! "$ruby34" -e 'exit(RUBY_VERSION >= "3.3")'; then
         echo "  skipped: no Ruby 3.3 or newer at $ruby34 (BENCH_RUBY34=PATH)"
     else
@@ -642,7 +619,7 @@ if want 11; then
         PATH=$(dirname "$ruby34"):$PATH
         make_suite
         cd "$suite"
-        growth_tests 1
+        heavy_tests
         files=$(ls test/heavy_*_test.rb)
         set -- $(best_of env RUBY_FREE_AT_EXIT=1 ruby -Ilib -Itest -e "$loader" $files)
         native=$1
@@ -652,10 +629,10 @@ if want 11; then
         growth=$1
         "$gemleak" run --engine lsan --growth=2 -- ruby -Ilib -Itest -e "$loader" $files \
             >/dev/null 2>"$work/growth.err" || true
-        growth_tests 3
+        heavy_tests "" 3
         set -- $(best_of "$gemleak" run --engine lsan -- ruby -Ilib -Itest -e "$loader" $files)
         thrice=$1
-        growth_tests 3 collect
+        heavy_tests "" 3 collect
         set -- $(best_of "$gemleak" run --engine lsan -- ruby -Ilib -Itest -e "$loader" $files)
         collected=$1
         echo "  Ruby $(ruby -e 'print RUBY_VERSION'): native ${native}s   --engine lsan ${lsan}s ($(ratio "$lsan" "$native")x)" \
@@ -669,7 +646,7 @@ if want 11; then
         echo "      ${verdict:-no verdict: see $work/growth.err}"
         echo "${measured:-      nothing said of what was measured: see $work/growth.err}"
         if [ "${BENCH_VALGRIND:-0}" = 1 ]; then
-            growth_tests 1
+            heavy_tests
             files="test/heavy_1_test.rb test/heavy_2_test.rb"
             set -- $(best_of "$gemleak" run -- ruby -Ilib -Itest -e "$loader" $files)
             plain=$1
