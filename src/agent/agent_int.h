@@ -8,8 +8,11 @@
 #ifndef GEMLEAK_AGENT_INT_H
 #define GEMLEAK_AGENT_INT_H
 
+#include <dlfcn.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -50,6 +53,40 @@ static inline char *agent_read_file(const char *path, size_t limit, size_t *leng
     }
     close(fd);
     return text;
+}
+
+/* A sanitizer runtime's hooks on every allocation and free
+ * (__sanitizer_install_malloc_and_free_hooks), and the writer of a line of
+ * its report (__sanitizer_report_error_summary: the text and a newline). */
+typedef int (*AgentInstallHooks)(void (*)(const volatile void *, size_t),
+                                 void (*)(const volatile void *));
+typedef void (*AgentReportLine)(const char *);
+
+/* Finds the sanitizer runtime's hook installer and line writer in the
+ * process (a file that includes this defines _GNU_SOURCE first, for
+ * RTLD_DEFAULT). Returns: 1 when there are both, 0 when there is no such
+ * runtime (each found is set all the same). */
+static inline int agent_sanitizer_runtime(AgentInstallHooks *install, AgentReportLine *report_line)
+{
+    *install = (AgentInstallHooks) (uintptr_t) dlsym(RTLD_DEFAULT,
+                                                     "__sanitizer_install_malloc_and_free_hooks");
+    *report_line = (AgentReportLine) (uintptr_t) dlsym(RTLD_DEFAULT,
+                                                       "__sanitizer_report_error_summary");
+    return *install != NULL && *report_line != NULL;
+}
+
+/* A spin lock taken in the allocator's hooks, held for a few probes of a
+ * table, without a call into the C library (which may allocate). */
+static inline void agent_spin_lock(volatile char *lock)
+{
+    while (__atomic_test_and_set(lock, __ATOMIC_ACQUIRE))
+        while (__atomic_load_n(lock, __ATOMIC_RELAXED))
+            sched_yield();
+}
+
+static inline void agent_spin_unlock(volatile char *lock)
+{
+    __atomic_clear(lock, __ATOMIC_RELEASE);
 }
 
 #endif

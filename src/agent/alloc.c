@@ -143,7 +143,6 @@ static void (*free_hook)(const volatile void *);
  * through it, this library's among them; 0 until it says it. */
 static uintptr_t client_via_return;
 
-typedef int (*InstallHooks)(void (*)(const volatile void *, size_t), void (*)(const volatile void *));
 
 /* ---- finding the runtime's functions ---------------------------------------------- */
 
@@ -569,7 +568,7 @@ void gemleak_alloc_on_via(const void *via_return)
 
 /* ---- before a check ------------------------------------------------------------- */
 
-static void (*report_line)(const char *);
+static AgentReportLine report_line;
 
 void gemleak_alloc_before_check(void)
 {
@@ -656,12 +655,10 @@ __attribute__((constructor)) static void alloc_start(void)
 {
     find_next();
     const char *mode = getenv(GL_PROTO_ALLOC_MODE_VARIABLE);
-    InstallHooks install = (InstallHooks) (uintptr_t) dlsym(RTLD_DEFAULT,
-                                                            "__sanitizer_install_malloc_and_free_hooks");
-    report_line = (void (*)(const char *)) (uintptr_t) dlsym(RTLD_DEFAULT,
-                                                             "__sanitizer_report_error_summary");
-    if (mode == NULL || install == NULL || report_line == NULL || next_fn[F_MALLOC] == 0 ||
-        next_fn[F_FREE] == 0 || !ALLOC_FRAMES)
+    AgentInstallHooks install;
+    int runtime = agent_sanitizer_runtime(&install, &report_line);
+    if (mode == NULL || !runtime || next_fn[F_MALLOC] == 0 || next_fn[F_FREE] == 0 ||
+        !ALLOC_FRAMES)
         return;  /* no runtime here (a program the helper took it from): nothing to do */
     Mode wanted = strcmp(mode, GL_PROTO_UNWOUND_CALL) == 0     ? MODE_CALL
                   : strcmp(mode, GL_PROTO_UNWOUND_FRAMES) == 0 ? MODE_FRAMES

@@ -111,7 +111,7 @@ void exact_forget(const volatile void *block) AGENT_HIDDEN;
 
 /* Keeps the runtime's @report_line and finds its symbolizer, as the pass
  * starts. Returns: 0 when the runtime has no symbolizer. */
-int exact_write_start(void (*report_line)(const char *)) AGENT_HIDDEN;
+int exact_write_start(AgentReportLine report_line) AGENT_HIDDEN;
 
 /* In a child just forked: its report has none of the frames and stacks
  * written yet. */

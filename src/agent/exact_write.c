@@ -29,9 +29,8 @@
 #define RENDER_BYTES 8192
 
 /* The runtime's: a line into the process's report, and its symbolizer. */
-typedef void (*ReportLine)(const char *);
 typedef void (*Symbolize)(void *, const char *, char *, size_t);
-static ReportLine report_line;
+static AgentReportLine report_line;
 static Symbolize symbolize;
 
 static char line[LINE_BYTES];
@@ -244,7 +243,7 @@ void exact_write_table(void)
     exact_busy--;
 }
 
-int exact_write_start(void (*line_into_report)(const char *))
+int exact_write_start(AgentReportLine line_into_report)
 {
     report_line = line_into_report;
     symbolize = (Symbolize) (uintptr_t) dlsym(RTLD_DEFAULT, "__sanitizer_symbolize_pc");

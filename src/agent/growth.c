@@ -43,7 +43,6 @@
 #include <limits.h>
 #include <link.h>
 #include <pthread.h>
-#include <sched.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -64,8 +63,6 @@ int gemleak_client_growth_target(const char *path);
 int gemleak_client_growth_start(void);
 int gemleak_client_growth_checkpoint(const char *text);
 
-typedef int (*InstallHooks)(void (*)(const volatile void *, size_t), void (*)(const volatile void *));
-typedef void (*ReportLine)(const char *);
 typedef void (*OnRealloc)(void (*)(void *, void *));
 typedef void (*OnFree)(void (*)(const volatile void *));
 typedef void (*OnVia)(const void *);
@@ -153,7 +150,7 @@ static HiddenTable table = HIDDEN_TABLE_INIT((size_t) 1 << 12);
 static GotNames names;
 static GotNames excluded;
 static GotSeen seen;
-static ReportLine report_line;
+static AgentReportLine report_line;
 typedef void (*Symbolize)(void *, const char *, char *, size_t);
 static Symbolize symbolize;  /* the runtime's __sanitizer_symbolize_pc, nullable */
 static AllocatedSize allocated_size;
@@ -169,14 +166,12 @@ static volatile char lock;
 
 static void lock_table(void)
 {
-    while (__atomic_test_and_set(&lock, __ATOMIC_ACQUIRE))
-        while (__atomic_load_n(&lock, __ATOMIC_RELAXED))
-            sched_yield();
+    agent_spin_lock(&lock);
 }
 
 static void unlock_table(void)
 {
-    __atomic_clear(&lock, __ATOMIC_RELEASE);
+    agent_spin_unlock(&lock);
 }
 
 /* ---- the sites ----------------------------------------------------------------- */
@@ -537,11 +532,10 @@ int gemleak_client_growth_start(void)
 {
     if (started)
         return 1;
-    InstallHooks install = (InstallHooks) (uintptr_t) dlsym(RTLD_DEFAULT,
-                                                            "__sanitizer_install_malloc_and_free_hooks");
-    report_line = (ReportLine) (uintptr_t) dlsym(RTLD_DEFAULT, "__sanitizer_report_error_summary");
+    AgentInstallHooks install;
+    int runtime = agent_sanitizer_runtime(&install, &report_line);
     symbolize = (Symbolize) (uintptr_t) dlsym(RTLD_DEFAULT, "__sanitizer_symbolize_pc");
-    if (!VIA_STUBS || install == NULL || report_line == NULL)
+    if (!VIA_STUBS || !runtime)
         return 0;
     allocated_size = (AllocatedSize) (uintptr_t) dlsym(RTLD_DEFAULT, "__sanitizer_get_allocated_size");
     unwind_backtrace = (Backtrace) (uintptr_t) dlsym(RTLD_DEFAULT, "_Unwind_Backtrace");

@@ -32,7 +32,6 @@
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <pthread.h>
-#include <sched.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -50,8 +49,6 @@ void gemleak_client_owner(const char *text);
 void gemleak_client_owners_write(void);
 void *realloc(void *block, size_t size);
 
-typedef int (*InstallHooks)(void (*)(const volatile void *, size_t), void (*)(const volatile void *));
-typedef void (*ReportLine)(const char *);
 typedef void (*OnRealloc)(void (*)(void *, void *));
 
 /* Addresses a line of the report holds: the runtime's Printf cuts long lines. */
@@ -67,14 +64,12 @@ static volatile char lock;
 
 static void lock_table(void)
 {
-    while (__atomic_test_and_set(&lock, __ATOMIC_ACQUIRE))
-        while (__atomic_load_n(&lock, __ATOMIC_RELAXED))
-            sched_yield();
+    agent_spin_lock(&lock);
 }
 
 static void unlock_table(void)
 {
-    __atomic_clear(&lock, __ATOMIC_RELEASE);
+    agent_spin_unlock(&lock);
 }
 /* The blocks allocated while a test ran, each with its owner (an index
  * into owners). When no memory is left for it, a block is nobody's, and
@@ -89,7 +84,7 @@ static uint32_t n_owners;
 static uint32_t owners_capacity;
 static char *arena;        /* where the next owner's text goes, mapped */
 static size_t arena_left;
-static ReportLine report_line;
+static AgentReportLine report_line;
 static int started;
 
 static void allocated(const volatile void *block, size_t size)
@@ -244,10 +239,8 @@ int gemleak_client_owners_start(void)
 {
     if (started)
         return 1;
-    InstallHooks install = (InstallHooks) (uintptr_t) dlsym(RTLD_DEFAULT,
-                                                            "__sanitizer_install_malloc_and_free_hooks");
-    report_line = (ReportLine) (uintptr_t) dlsym(RTLD_DEFAULT, "__sanitizer_report_error_summary");
-    if (install == NULL || report_line == NULL)
+    AgentInstallHooks install;
+    if (!agent_sanitizer_runtime(&install, &report_line))
         return 0;
     if (atexit(write_owned) != 0 || pthread_atfork(before_fork, after_fork, after_fork) != 0)
         return 0;
