@@ -260,6 +260,15 @@ static void add_judged(GlFindings *findings, GlRecord *record, guint64 order)
     gl_judged_free(judged);
 }
 
+/* Returns: (transfer full): a copy of @strings (char*), which frees its own. */
+static GPtrArray *copy_strings(const GPtrArray *strings)
+{
+    GPtrArray *copy = g_ptr_array_new_full(strings->len, g_free);
+    for (guint i = 0; i < strings->len; i++)
+        g_ptr_array_add(copy, g_strdup(g_ptr_array_index(strings, i)));
+    return copy;
+}
+
 /* An input already judged: its counts and what its run could not check,
  * as it wrote them. */
 static void take_run(GlJudgement *out, const GlJudgedRun *run, const char *path)
@@ -281,9 +290,7 @@ static void take_run(GlJudgement *out, const GlJudgedRun *run, const char *path)
     out->report_incomplete = run->incomplete_files;
     out->report_unchecked = run->unchecked_processes;
     out->report_free_at_exit = run->free_at_exit;
-    out->report_truncated = g_ptr_array_new_with_free_func(g_free);
-    for (guint i = 0; i < run->truncated_files->len; i++)
-        g_ptr_array_add(out->report_truncated, g_strdup(g_ptr_array_index(run->truncated_files, i)));
+    out->report_truncated = copy_strings(run->truncated_files);
     for (guint i = 0; i < run->problems->len; i++)
         g_ptr_array_add(out->problems, g_error_new(GL_ERROR, GL_ERROR_IO, "%s: %s", path,
                                                    (const char *) g_ptr_array_index(run->problems, i)));
@@ -295,9 +302,7 @@ static void take_run(GlJudgement *out, const GlJudgedRun *run, const char *path)
     growth->measured = run->growth_measured;
     growth->repetitions = run->growth_repetitions;
     growth->unfinished = run->growth_unfinished;
-    growth->unmeasured = g_ptr_array_new_with_free_func(g_free);
-    for (guint i = 0; i < run->growth_unmeasured->len; i++)
-        g_ptr_array_add(growth->unmeasured, g_strdup(g_ptr_array_index(run->growth_unmeasured, i)));
+    growth->unmeasured = copy_strings(run->growth_unmeasured);
 }
 
 /* ---- what the input says once read ----------------------------------------------------- */
