@@ -141,8 +141,27 @@ module GemLeakHelper
   end
 
   # Kernel#require, then a look at what it loaded. Prepended, so that
-  # RubyGems', Bootsnap's or Zeitwerk's own require stay in the chain.
+  # RubyGems', Bootsnap's or Zeitwerk's own require stay in the chain. An
+  # error it passes on (a require that fails) leaves without this frame.
   module Require
+    # The helper's file, as its frames name it.
+    OWN_PATH = __FILE__
+
+    # Takes this module's frames out of @error's backtrace, its locations
+    # kept (Ruby 3.4 and later sets a backtrace of locations): what the
+    # suite prints of the error is what it prints natively. Before 3.4
+    # only lines can be set, which would leave the error without
+    # locations: there it is left as it is.
+    def self.unframe(error)
+      locations = error.backtrace_locations
+      return if locations.nil? || RUBY_VERSION < "3.4"
+
+      kept = locations.reject { |location| location.path == OWN_PATH }
+      error.set_backtrace(kept) if kept.size < locations.size
+    rescue StandardError
+      nil
+    end
+
     private
 
     def require(*args)
@@ -152,6 +171,9 @@ module GemLeakHelper
         GemLeakHelper::PerTest.install
       end
       result
+    rescue Exception => e # rubocop:disable Lint/RescueException -- passed on as it came
+      Require.unframe(e)
+      raise
     end
   end
 

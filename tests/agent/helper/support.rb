@@ -47,8 +47,8 @@ module HelperTest
   # gemleak variables as gemleak run sets them (no Valgrind: the helper
   # is "traced"), plus ENV.
   # DIR (nullable): where, when the test must know it before (a path the
-  # suite's names hold).
-  def run_suite(code, env: {}, dir: nil)
+  # suite's names hold). RUBY: the Ruby that runs it (default: this one).
+  def run_suite(code, env: {}, dir: nil, ruby: RbConfig.ruby)
     dir ||= Dir.mktmpdir("gemleak-helper-test-")
     @dirs << dir
     run_dir = File.join(dir, "run")
@@ -64,9 +64,21 @@ module HelperTest
       "GEMLEAK_ENGINE_COMMAND" => nil, "GEMLEAK_PER_TEST" => nil, "GEMLEAK_CLIENT" => nil,
       "GEMLEAK_DURATIONS" => nil, "GEMLEAK_DEBUG" => nil
     }
-    out, err, status = Open3.capture3(base.merge(env), RbConfig.ruby, suite, chdir: dir)
+    out, err, status = Open3.capture3(base.merge(env), ruby, suite, chdir: dir)
     Run.new(dir: dir, run_dir: run_dir, ext: File.realpath(ext), suite: File.realpath(suite),
             out: out, err: err, status: status)
+  end
+
+  # A Ruby 3.4 or newer, as the integration tests find it
+  # (GEMLEAK_TEST_RUBY34, else the one scripts/build-ruby builds); nil
+  # when there is none.
+  def ruby34
+    given = ENV["GEMLEAK_TEST_RUBY34"].to_s
+    ruby = given.empty? ? "/root/.cache/gemleak/ruby-3.4.5/bin/ruby" : given
+    return nil unless File.executable?(ruby)
+
+    version, status = Open3.capture2(ruby, "--disable-gems", "-e", "print RUBY_VERSION")
+    status.success? && Gem::Version.new(version) >= Gem::Version.new("3.4") ? ruby : nil
   end
 
   def setup

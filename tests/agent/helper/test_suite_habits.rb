@@ -174,4 +174,40 @@ class SuiteHabitsTest < Minitest::Test
                  run.err)
     assert_equal 1, run.err.scan(/--per-test is off/).size, run.err
   end
+
+  # A require that fails (a subprocess of the suite without its load path,
+  # a gem not installed) prints on Ruby 3.4 and later what it prints
+  # natively: the error's backtrace has no frame of the helper's require
+  # hook, and its locations stay, as many as natively, for those who read
+  # them (error_highlight, RSpec). Before 3.4 an error's backtrace cannot
+  # be set with its locations: there the frame stays, and the locations.
+  FAILING_REQUIRE = <<~'RUBY'
+    begin
+      require "gemleak_no_such_feature"
+    rescue LoadError => e
+      puts "locations #{e.backtrace_locations.nil? ? "none" : e.backtrace_locations.size}"
+    end
+    require "gemleak_no_such_feature"
+  RUBY
+
+  def test_a_failing_require_shows_only_the_suites_frames
+    ruby = ruby34
+    skip "no Ruby 3.4 or newer (GEMLEAK_TEST_RUBY34; scripts/build-ruby builds one)" if ruby.nil?
+    helped = run_suite(FAILING_REQUIRE, ruby: ruby)
+    native = run_suite(FAILING_REQUIRE, ruby: ruby, env: { "RUBYOPT" => nil })
+    refute helped.status.success?
+    assert_equal native.status.exitstatus, helped.status.exitstatus
+    assert_equal native.err.gsub(native.dir, "DIR"), helped.err.gsub(helped.dir, "DIR")
+    refute_match(/gemleak_helper/, helped.err)
+    assert_equal native.out.lines.last, helped.out.lines.last
+  end
+
+  def test_a_failing_require_keeps_its_locations_before_ruby_34
+    skip "this Ruby (#{RUBY_VERSION}) sets a backtrace with its locations" if RUBY_VERSION >= "3.4"
+    helped = run_suite(FAILING_REQUIRE)
+    native = run_suite(FAILING_REQUIRE, env: { "RUBYOPT" => nil })
+    assert_equal native.status.exitstatus, helped.status.exitstatus
+    refute_equal "locations none\n", helped.out.lines.last
+    assert_equal native.err.lines.first, helped.err.lines.first
+  end
 end
