@@ -18,13 +18,27 @@ module GemLeakHelper
         if !@installed[:test_unit] && defined?(::Test::Unit::TestCase)
           @installed[:test_unit] = true
           ::Test::Unit::TestCase.prepend(TestUnitHook)
+          unframe_test_unit
         end
         if !@installed[:rspec] && defined?(::RSpec::Core::Example)
           @installed[:rspec] = true
           ::RSpec::Core::Example.prepend(RSpecHook)
+          # a failure's backtrace as RSpec shows it natively, without the hook's frames
+          ::RSpec.configuration.backtrace_exclusion_patterns << OWN_FRAME if defined?(::RSpec.configuration)
         end
       rescue StandardError => e
         Core.debug(e)
+      end
+
+      # test-unit shows a failure's backtrace less its own frames, but
+      # those of the hook sit between two of its own: its filter drops
+      # them too, so that a failure reads as it does natively.
+      def unframe_test_unit
+        return unless defined?(::Test::Unit::Util::BacktraceFilter)
+
+        filter = ::Test::Unit::Util::BacktraceFilter
+        filter.prepend(TestUnitFilterPrivate)
+        filter.singleton_class.prepend(TestUnitFilter)
       end
 
       def source_location(klass, method_name)
@@ -32,6 +46,23 @@ module GemLeakHelper
       rescue NameError
         nil
       end
+    end
+
+    # A line of a backtrace in the helper's file.
+    OWN_FRAME = /\A#{Regexp.escape(Require::OWN_PATH)}:/.freeze
+
+    # test-unit's filter less the hook's frames; public as its module
+    # function, private as the method its failures and errors include.
+    module TestUnitFilter
+      def filter_backtrace(*args)
+        filtered = super
+        filtered.is_a?(Array) ? filtered.grep_v(OWN_FRAME) : filtered
+      end
+    end
+
+    module TestUnitFilterPrivate
+      include TestUnitFilter
+      private :filter_backtrace
     end
 
     # Minitest.run_one_method makes the test object, runs it and drops it:

@@ -210,4 +210,34 @@ class SuiteHabitsTest < Minitest::Test
     refute_equal "locations none\n", helped.out.lines.last
     assert_equal native.err.lines.first, helped.err.lines.first
   end
+
+  # A test that fails reads as it does natively: the hooks' frames, between
+  # the framework's own, are left out of the backtrace that test-unit and
+  # RSpec show (minitest cuts it above its own frames already).
+  def test_a_failing_test_shows_the_frames_it_shows_natively
+    {
+      "test-unit" => <<~'RUBY',
+        require "test/unit"
+        class FailTest < Test::Unit::TestCase
+          def test_fail = assert_equal(1, 2)
+          def test_error = raise("boom")
+        end
+      RUBY
+      "rspec" => <<~'RUBY',
+        require "rspec/autorun"
+        RSpec.describe("fail") do
+          it("fails") { expect(1).to eq(2) }
+          it("errors") { raise "boom" }
+        end
+      RUBY
+    }.each do |framework, code|
+      helped = run_suite(code, env: { "GEMLEAK_DURATIONS" => "1" })
+      native = run_suite(code, env: { "RUBYOPT" => nil })
+      timing = /[0-9]+\.[0-9]+ ?(seconds|s)|[0-9.]+ (tests|assertions)\/s|[0-9.]+% passed/
+      shown = ->(run) { run.out.sub(/\Apid \d+\n/, "").gsub(run.dir, "DIR").gsub(timing, "T") }
+      assert_equal shown.call(native), shown.call(helped), framework
+      assert_match(/boom/, helped.out, framework)
+      refute_match(/gemleak_helper/, helped.out, framework)
+    end
+  end
 end
