@@ -46,6 +46,7 @@
 /* Not in a header: native.c calls these (GemLeakHelper::Native). */
 int gemleak_client_owners_start(void);
 void gemleak_client_owner(const char *text);
+const char *gemleak_client_current_test(void);
 void gemleak_client_owners_write(void);
 void *realloc(void *block, size_t size);
 
@@ -303,4 +304,19 @@ void gemleak_client_owner(const char *text)
         return;
     owners[n_owners] = copy;
     current = n_owners++;
+}
+
+/* Returns: (transfer none) (nullable): the test that allocates now,
+ * "NAME\tLOCATION" (memory mapped here, for the process's life); NULL
+ * before the first test, between the suite's end and exit, and when
+ * nothing is recorded. The library gemleak preloads gives it to what
+ * this process execs (GL_PROTO_ORIGIN_VARIABLE): it runs without an
+ * allocation, in a vfork's child too. */
+const char *gemleak_client_current_test(void)
+{
+    uint32_t owner = current;
+    if (owner == 0 || owner >= n_owners)
+        return NULL;
+    const char *text = owners[owner];
+    return text[0] == '\t' && text[1] == '\0' ? NULL : text;
 }

@@ -26,6 +26,10 @@
  * there is no guard, or it cannot start, the run directory says which
  * program ran unfollowed (outside-PID.txt), and the run is INCOMPLETE.
  *
+ * Under a sanitizer's engine, a program exec'd while a test runs is also
+ * told which (GL_PROTO_ORIGIN_VARIABLE), and passes it on: what it leaks,
+ * the exact pass finds again by running that test again.
+ *
  * An exec may run in the child of a vfork (Ruby's spawn): no allocation
  * there. What is read from the environment is copied at load, and each
  * exec builds its new environment on its own stack. */
@@ -82,6 +86,14 @@ static GlRestoreSet set;
 static char *restore_list;
 static char *restore_whole;
 
+/* The test this process was started in (GL_PROTO_ORIGIN_VARIABLE), as it
+ * started: the helper takes it out of what Ruby shows the suite. */
+static char *own_origin;
+/* The client library's test running now (src/agent/owners.c), when the
+ * process has it. */
+typedef const char *(*CurrentTest)(void);
+static CurrentTest current_test;
+
 __attribute__((constructor)) static void restore_start(void)
 {
     real_execve = (Execve) (uintptr_t) dlsym(RTLD_NEXT, "execve");
@@ -89,6 +101,10 @@ __attribute__((constructor)) static void restore_start(void)
     real_fexecve = (Fexecve) (uintptr_t) dlsym(RTLD_NEXT, "fexecve");
     real_posix_spawn = (Spawn) (uintptr_t) dlsym(RTLD_NEXT, "posix_spawn");
     real_posix_spawnp = (Spawn) (uintptr_t) dlsym(RTLD_NEXT, "posix_spawnp");
+    current_test = (CurrentTest) (uintptr_t) dlsym(RTLD_DEFAULT, "gemleak_client_current_test");
+    const char *origin = getenv(GL_PROTO_ORIGIN_VARIABLE);
+    if (origin != NULL && *origin != '\0')
+        own_origin = strdup(origin);
     const char *list = getenv(GL_PROTO_RESTORE_VARIABLE);
     if (list == NULL || *list == '\0')
         return;
@@ -98,19 +114,41 @@ __attribute__((constructor)) static void restore_start(void)
         gl_restore_parse(&set, restore_list, restore_whole);
 }
 
+/* Fills @with with the run's variables and the test what is exec'd now
+ * starts in: the one running (the client library says), else the one
+ * this process was started in; none outside any. */
+static void with_origin(GlRestoreSet *with)
+{
+    *with = set;
+    if (set.n == 0)
+        return;  /* not in a run */
+    const char *test = current_test != NULL ? current_test() : NULL;
+    if (test == NULL)
+        test = own_origin;
+    if (test == NULL || with->n >= GL_RESTORE_MAX_ENTRIES)
+        return;
+    GlRestoreEntry *entry = &with->entries[with->n++];
+    entry->how = GL_PROTO_RESTORE_REPLACE;
+    entry->name = GL_PROTO_ORIGIN_VARIABLE;
+    entry->name_length = strlen(GL_PROTO_ORIGIN_VARIABLE);
+    entry->value = test;
+}
+
 /* Runs the statement @call with `restored`, @envp with the run's variables
  * back, on this stack: @envp itself when it lacks none. */
 #define WITH_RESTORED(envp, call)                                                                \
     do {                                                                                         \
+        GlRestoreSet with_;                                                                      \
+        with_origin(&with_);                                                                     \
         size_t count_ = 0;                                                                       \
-        size_t bytes_ = gl_restore_size(&set, (envp), &count_);                                  \
+        size_t bytes_ = gl_restore_size(&with_, (envp), &count_);                                \
         if (bytes_ == 0) {                                                                       \
             char *const *restored = (envp);                                                      \
             call;                                                                                \
         }                                                                                        \
-        char *vars_[count_ + set.n + 1];                                                         \
+        char *vars_[count_ + with_.n + 1];                                                       \
         char text_[bytes_];                                                                      \
-        gl_restore_fill(&set, (envp), vars_, text_);                                             \
+        gl_restore_fill(&with_, (envp), vars_, text_);                                           \
         char *const *restored = vars_;                                                           \
         call;                                                                                    \
     } while (0)

@@ -80,6 +80,8 @@ static size_t needs(char *const envp[], const GlRestoreEntry *entry)
     if (theirs == NULL)
         return ours;
     switch (entry->how) {
+    case GL_PROTO_RESTORE_REPLACE:
+        return strcmp(theirs, entry->value) == 0 ? 0 : ours;
     case GL_PROTO_RESTORE_FRONT:
         return holds(theirs, entry->value, " \t") ? 0 : ours + strlen(theirs) + 1;
     case GL_PROTO_RESTORE_BACK:

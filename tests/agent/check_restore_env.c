@@ -149,6 +149,29 @@ START_TEST(test_theirs_kept)
 }
 END_TEST
 
+/* The origin (the test a program is exec'd in, src/agent/restore.c's
+ * own entry, never in GEMLEAK_RESTORE): set in place of the program's own
+ * value, which a process passes on from the test before; nothing to do
+ * where the value is the same. */
+START_TEST(test_origin_replaces_theirs)
+{
+    GlRestoreSet set = { .n = 1 };
+    set.entries[0] = (GlRestoreEntry) { .how = GL_PROTO_RESTORE_REPLACE,
+                                        .name = GL_PROTO_ORIGIN_VARIABLE,
+                                        .name_length = strlen(GL_PROTO_ORIGIN_VARIABLE),
+                                        .value = "A#test_b\t/t/a_test.rb:7" };
+    char *before[] = { "HOME=/root", GL_PROTO_ORIGIN_VARIABLE "=A#test_a\t/t/a_test.rb:3", NULL };
+    g_autofree char *got = restored(&set, before);
+    ck_assert_str_eq(got, "HOME=/root\n" GL_PROTO_ORIGIN_VARIABLE "=A#test_b\t/t/a_test.rb:7\n");
+    char *none[] = { "HOME=/root", NULL };
+    g_autofree char *set_now = restored(&set, none);
+    ck_assert_str_eq(set_now, "HOME=/root\n" GL_PROTO_ORIGIN_VARIABLE "=A#test_b\t/t/a_test.rb:7\n");
+    char *same[] = { GL_PROTO_ORIGIN_VARIABLE "=A#test_b\t/t/a_test.rb:7", NULL };
+    size_t count = 0;
+    ck_assert_uint_eq(gl_restore_size(&set, same, &count), 0);
+}
+END_TEST
+
 /* The sentence for a program that ran unfollowed: a line appended to the
  * run directory's outside-PID.txt, whole, control characters shown as
  * '?'; nothing without a run directory. */
@@ -183,6 +206,7 @@ Suite *gl_restore_env_suite(void)
     tcase_add_test(tc, test_parse);
     tcase_add_test(tc, test_cleared_and_whole);
     tcase_add_test(tc, test_theirs_kept);
+    tcase_add_test(tc, test_origin_replaces_theirs);
     tcase_add_test(tc, test_say_outside);
     suite_add_tcase(suite, tc);
     return suite;

@@ -490,6 +490,69 @@ START_TEST(test_only_the_test_that_leaked_runs_again)
 }
 END_TEST
 
+/* A test that starts a Ruby which leaks: the child is told which test
+ * started it, its blocks are that test's, and only that test runs again
+ * (before, a leak in a process that ran no test reran the whole command:
+ * every test twice); --per-test puts the child's leak at the test. The
+ * child's environment, as the suite sees it, has nothing of it (it aborts
+ * if it has). */
+START_TEST(test_a_childs_leak_reruns_the_test_that_started_it)
+{
+    if (!ready_or_skip(ruby34, "the test that started a leaking child", why_skipped))
+        return;
+    g_autofree char *gem = g_build_filename(work, "gem-child", NULL);
+    g_autofree char *copy = g_strdup_printf("cp -r '%s/gem' '%s'", work, gem);
+    g_autofree char *failed = setup_script(copy);
+    ck_assert_msg(failed == NULL, "%s", failed);
+    g_autofree char *log = g_build_filename(work, "child-tests-ran.log", NULL);
+    g_autofree char *helper = g_build_filename(gem, "test", "test_helper.rb", NULL);
+    g_autofree char *text = g_strdup_printf(
+        "$LOAD_PATH.unshift(File.expand_path(\"../lib\", __dir__))\n"
+        "require \"tally\"\nrequire \"rbconfig\"\n"
+        "require \"minitest/autorun\"\n"
+        "class Minitest::Test\n"
+        "  def setup = File.write(%%q(%s), \"#{self.class}##{name}\\n\", mode: \"a\")\n"
+        "end\n", log);
+    gl_test_write(helper, text, -1);
+    g_autoptr(GString) tests = g_string_new("require_relative \"test_helper\"\n"
+                                            "class ChildTest < Minitest::Test\n");
+    for (guint test = 1; test <= 10; test++)
+        g_string_append_printf(tests, "  def test_%u\n    %s\n  end\n", test,
+                               test == 7 ? "assert system(RbConfig.ruby, \"--disable-gems\", "
+                                           "\"-I#{File.expand_path(\"../lib\", __dir__)}\", "
+                                           "\"-e\", %q(abort if ENV.key?(\"GEMLEAK_ORIGIN\"); require \"tally\"; "
+                                           "Tally.count(\"a b a\")))"
+                                         : "assert_equal 2, Tally.frequencies(\"a b a\")[\"a\"]");
+    g_string_append(tests, "end\n");
+    g_autofree char *file = g_build_filename(gem, "test", "child_test.rb", NULL);
+    gl_test_write(file, tests->str, -1);
+    const char *command[] = { ruby34, "-Ilib", "-Itest", "test/child_test.rb", NULL };
+    for (guint pass = 0; pass < 2; pass++) {
+        g_unlink(log);
+        g_autofree char *json = g_strdup_printf("%s/child-%u.json", work, pass);
+        Result r = { 0 };
+        run_lsan(&r, gem, pass == 0 ? NULL : ARGS("--per-test"), json, NULL, command);
+        ck_assert_msg(r.status == 1, "status %d:\n%.3000s", r.status, r.err);
+        gl_assert_line(r.err, "^gemleak: exact stacks: .* the tests that allocated them ran again ");
+        gl_assert_line(r.err, "^gemleak: FAIL: 1 leak losing 6 bytes$");
+        g_autofree char *ran = NULL;
+        ck_assert(g_file_get_contents(log, &ran, NULL, NULL));
+        g_auto(GStrv) lines = g_strsplit(ran, "\n", -1);
+        guint again = 0;
+        for (char **line = lines; *line != NULL; line++)
+            again += strcmp(*line, "ChildTest#test_7") == 0;
+        /* ten the first time, the one again */
+        ck_assert_msg(g_strv_length(lines) == 12, "%s", ran);
+        ck_assert_uint_eq(again, 2);
+        g_autofree char *found = findings_of(json, r.err);
+        ck_assert_msg(strstr(found, " certain at copy_text:") != NULL, "%s", found);
+        if (pass == 1)
+            gl_assert_line(r.err, "^allocated in ChildTest#test_7 ");
+        result_discard(&r);
+    }
+}
+END_TEST
+
 void integration_exact(TCase *tcase)
 {
     tcase_add_unchecked_fixture(tcase, setup_exact, teardown_exact);
@@ -501,4 +564,5 @@ void integration_exact(TCase *tcase)
     tcase_add_test(tcase, test_a_second_run_without_a_report_did_not_judge);
     tcase_add_test(tcase, test_the_second_run_keeps_to_itself);
     tcase_add_test(tcase, test_only_the_test_that_leaked_runs_again);
+    tcase_add_test(tcase, test_a_childs_leak_reruns_the_test_that_started_it);
 }

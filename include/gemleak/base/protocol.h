@@ -258,6 +258,17 @@
 #define GL_PROTO_RESTORE_SET '='    /* set when the program's environment lacks it */
 #define GL_PROTO_RESTORE_FRONT '<'  /* put in front, after a space, when its value lacks it */
 #define GL_PROTO_RESTORE_BACK '>'   /* put after its value and a ':', when it lacks it */
+#define GL_PROTO_RESTORE_REPLACE '!' /* set, in place of the program's own value: never in
+                                      * GEMLEAK_RESTORE, only the origin below */
+/* The test a process was started in (under a sanitizer's engine, where
+ * the client library records which test allocates each block):
+ * "NAME<TAB>LOCATION" as the helper escaped them, given by the library
+ * gemleak preloads (src/agent/restore.c) to each program a process execs
+ * while one of its tests runs, and passed on by a program that runs no
+ * test of its own. The helper takes it out of the environment Ruby shows
+ * the suite; what such a Ruby allocates is that test's (Owners): the
+ * exact pass runs that test again, which starts the process again. */
+#define GL_PROTO_ORIGIN_VARIABLE "GEMLEAK_ORIGIN"
 /* Under an engine preloaded into Ruby (the sanitizers'; Valgrind follows
  * every exec itself), the path of gemleak's guard (src/agent/guard.c),
  * one of the run's variables: the preloaded library execs a static

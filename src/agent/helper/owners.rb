@@ -7,6 +7,12 @@ module GemLeakHelper
   # objects. No check runs while the tests do, and no test runs twice: the
   # price is a hash table's insert at each allocation.
   module Owners
+    # The test that started this process (GEMLEAK_ORIGIN, "NAME\tLOCATION"
+    # escaped), taken out of the suite's environment: what this process
+    # allocates outside a test of its own is that test's.
+    @origin = ENV.delete(Protocol::ORIGIN_VARIABLE)
+    @origin = nil if @origin&.empty?
+
     class << self
       # Starts recording: what is allocated from now on is the setup's,
       # until the first test, with @setup; without it (the owners the exact
@@ -14,13 +20,21 @@ module GemLeakHelper
       # setup runs again whatever it reruns), nothing is recorded before
       # the first test, the bulk of a suite's allocations (its files,
       # parsed). Returns: whether it could.
+      #
+      # In a process a test started (@origin), what it allocates is that
+      # test's from the start: the exact pass runs that test again, which
+      # starts this process again.
       def start(_path, setup: true)
         raise Core.native_error unless Core.native?
         return false if Native.owners_start.zero?
 
         @owner = ->(text) { text.nil? ? Native.owner_none : Native.owner(text) }
         @write = -> { Native.owners_write }
-        @owner.call("\t\0") if setup
+        if @origin
+          @owner.call("#{@origin}\0")
+        elsif setup
+          @owner.call("\t\0")
+        end
         true
       end
 
@@ -29,9 +43,10 @@ module GemLeakHelper
         @owner.call("#{name}\t#{location}\0")
       end
 
-      # ... or nobody's: the suite is done.
+      # ... or nobody's: the suite is done (the test that started this
+      # process's, when one did).
       def none
-        @owner.call(nil)
+        @owner.call(@origin ? "#{@origin}\0" : nil)
       end
 
       # Before exit!, which runs no atexit handler: the lines now.
