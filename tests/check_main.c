@@ -56,6 +56,7 @@ int main(int argc, char **argv)
     srunner_add_suite(runner, gl_sys_suite());
     srunner_add_suite(runner, gl_sanitizer_reader_suite());
     srunner_add_suite(runner, gl_sanitizer_exact_suite());
+    srunner_add_suite(runner, gl_sanitizer_inherited_suite());
     srunner_add_suite(runner, gl_filter_sanitizer_suite());
     srunner_add_suite(runner, gl_splitter_suite());
     srunner_add_suite(runner, gl_source_suite());

@@ -169,6 +169,7 @@ Suite *gl_targets_suite(void);
 Suite *gl_sys_suite(void);
 Suite *gl_sanitizer_reader_suite(void);
 Suite *gl_sanitizer_exact_suite(void);
+Suite *gl_sanitizer_inherited_suite(void);
 Suite *gl_filter_sanitizer_suite(void);
 Suite *gl_splitter_suite(void);
 Suite *gl_sinks_suite(void);

@@ -7,6 +7,7 @@
 #include "gemleak/base/protocol.h"
 #include "gemleak/judge/analyze.h"
 #include "gemleak/read/run_dir.h"
+#include "gemleak/read/sanitizer_inherited.h"
 #include "gemleak/run/commands.h"
 #include "gemleak/run/exact.h"
 #include "gemleak/run/rundir.h"
@@ -71,16 +72,36 @@ static GPtrArray *suppression_files(const Options *options, char **command, FILE
 }
 
 
+/* Under a sanitizer's engine, the check of what each forked child
+ * inherited, which it did not make at the fork, is written into its report
+ * from its parent's (sanitizer_inherited.h). What cannot be is said: the
+ * child's report then counts inherited blocks as its own. */
+static void say_inherited(const GError *error, FILE *err)
+{
+    g_autofree char *why = gl_text_escape(error->message);
+    fprintf(err, "gemleak: warning: what forked children inherited: %s\n", why);
+}
+
 /* Exact stacks where a leak's was cut: the commands again (exact.h).
  * What it could not do leaves those stacks cut, which never pass. */
 static void run_exact(const GlRunOptions *run, GPtrArray *commands, GlRunResult *result,
                       const GlRules *targets, GlExactResult *exact, FILE *err)
 {
+    /* what forked children inherited: the blocks found on the stacks as the
+     * runtime gave them (the exact pass leaves them to the parents' run
+     * again), the check written with those the exact pass gave */
+    g_autoptr(GError) inherited_error = NULL;
+    g_autoptr(GlInherited) inherited =
+        result->dir != NULL ? gl_sanitizer_inherited_find(result->dir, &inherited_error) : NULL;
     g_autoptr(GError) error = NULL;
-    if (!gl_run_exact(run, commands, result, targets, exact, &error)) {
+    if (!gl_run_exact(run, commands, result, targets, inherited, exact, &error)) {
         g_autofree char *why = gl_text_escape(error->message);
         fprintf(err, "gemleak: warning: exact stacks: %s\n", why);
     }
+    if (inherited != NULL)
+        gl_sanitizer_inherited_write(result->dir, inherited, NULL, &inherited_error);
+    if (inherited_error != NULL)
+        say_inherited(inherited_error, err);
 }
 
 

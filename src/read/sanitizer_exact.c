@@ -256,6 +256,29 @@ static gboolean object_line(GlExactRecord *record, const char *line)
 
 /* Walks the lines of @data: records to @walker->record, the rest to
  * @walker->line. */
+void gl_exact_write_frame(GString *out, const GlExactFrame *frame, guint number)
+{
+    g_string_append_printf(out, "Gm %u %s\nGf %u %s\nGs %u %s\nG %u %s\n", number,
+                           frame->fields[0]->str, number, frame->fields[1]->str, number,
+                           frame->fields[2]->str, number, frame->numbers);
+}
+
+guint64 gl_exact_write_record(GString *out, const char *kind, const char *frames,
+                              const GPtrArray *objects)
+{
+    guint64 bytes = 0;
+    for (guint i = 0; i < objects->len; i++)
+        bytes = gl_add_saturating(bytes, ((const GlExactObject *) g_ptr_array_index(objects, i))->bytes);
+    g_string_append_printf(out, "%s leak of %" G_GUINT64_FORMAT " byte(s) in %u object(s) "
+                           "allocated from:\n%s\nObjects leaked above:\n", kind, bytes,
+                           objects->len, frames);
+    for (guint i = 0; i < objects->len; i++)
+        g_string_append_printf(out, "%s\n",
+                               ((const GlExactObject *) g_ptr_array_index(objects, i))->line);
+    g_string_append_c(out, '\n');
+    return bytes;
+}
+
 void gl_exact_walk(const char *data, gsize length, const GlExactWalker *walker)
 {
     State state = OUTSIDE;
@@ -342,6 +365,7 @@ typedef struct {
     GHashTable *tests;       /* nullable */
     GHashTable *owner_of;    /* address (gint64*, owned) -> owner "NAME\tLOCATION" (in owners) */
     GHashTable *owners;      /* the owners, a set (owned) */
+    GHashTable *skip;        /* blocks left out (gl_exact_block_key()), nullable */
     gboolean any_test;       /* a block is a test's */
     gboolean cut_here;       /* the report has a cut block */
     GArray *hidden;          /* GlExactObject: the blocks its check could not judge */
@@ -387,6 +411,11 @@ static void add_sites(GlExactRecord *record, gpointer data)
     if (first >= 0 && gl_exact_record_cut(record, sites->cut, sites->unwound))
         for (guint i = 0; i < record->objects->len; i++) {
             const GlExactObject *object = &g_array_index(record->objects, GlExactObject, i);
+            if (sites->skip != NULL) {
+                g_autofree char *block = gl_exact_block_key(object->address, object->bytes);
+                if (g_hash_table_contains(sites->skip, block))
+                    continue;
+            }
             char *key = gl_exact_site_key(record->frames, first, object->bytes);
             if (key == NULL)
                 continue;
@@ -415,10 +444,16 @@ static void drop_record(GlExactRecord *record, gpointer data)
     gl_exact_record_free(record);
 }
 
+char *gl_exact_block_key(guint64 address, guint64 bytes)
+{
+    return g_strdup_printf("%" G_GINT64_MODIFIER "x\t%" G_GUINT64_FORMAT, address, bytes);
+}
+
 void gl_exact_sites(const char *data, gsize length, GlExactCut cut, GHashTable *sites,
-                    GHashTable *tests, GlExactFound *found)
+                    GHashTable *tests, GlExactFound *found, GHashTable *skip)
 {
     Sites walk_sites = {
+        .skip = skip,
         .cut = cut,
         .sites = sites,
         .tests = tests,

@@ -91,6 +91,15 @@ GlUnwound gl_exact_unwound_line(const char *line, GlUnwound now);
  * the stack is whole as it is written. */
 #define GL_EXACT_MARK_MODULE GL_PROTO_LIBRARY_PREFIX "alloc.so"
 
+/* Appends @frame, numbered @number, in GL_SANITIZER_FRAME_FORMAT. */
+void gl_exact_write_frame(GString *out, const GlExactFrame *frame, guint number);
+
+/* Appends a leak record as the runtime writes one: @kind ("Direct"...),
+ * @frames (written, numbered from 0), then @objects (const GlExactObject*)
+ * listed, their bytes summed in its heading. Returns: those bytes. */
+guint64 gl_exact_write_record(GString *out, const char *kind, const char *frames,
+                              const GPtrArray *objects);
+
 /* Walks the lines of @data: records to @walker->record, the rest to
  * @walker->line. */
 void gl_exact_walk(const char *data, gsize length, const GlExactWalker *walker);

@@ -251,13 +251,6 @@ guint gl_exact_donors_add(GlExactDonors *donors, const char *data, gsize length,
 
 /* ---- the fast pass's report, rewritten ------------------------------------------ */
 
-static void write_frame(GString *out, const GlExactFrame *frame, guint number)
-{
-    g_string_append_printf(out, "Gm %u %s\nGf %u %s\nGs %u %s\nG %u %s\n", number,
-                           frame->fields[0]->str, number, frame->fields[1]->str, number,
-                           frame->fields[2]->str, number, frame->numbers);
-}
-
 /* A record to write: its kind, frames and blocks. */
 typedef struct {
     char *kind;
@@ -276,16 +269,7 @@ static void group_free(gpointer data)
 
 static void write_group(GString *out, const Group *group)
 {
-    guint64 bytes = 0;
-    for (guint i = 0; i < group->objects->len; i++)
-        bytes = gl_add_saturating(bytes, ((const GlExactObject *) g_ptr_array_index(group->objects, i))->bytes);
-    g_string_append_printf(out, "%s leak of %" G_GUINT64_FORMAT " byte(s) in %u object(s) "
-                           "allocated from:\n%s\nObjects leaked above:\n", group->kind, bytes,
-                           group->objects->len, group->frames->str);
-    for (guint i = 0; i < group->objects->len; i++)
-        g_string_append_printf(out, "%s\n",
-                               ((const GlExactObject *) g_ptr_array_index(group->objects, i))->line);
-    g_string_append_c(out, '\n');
+    gl_exact_write_record(out, group->kind, group->frames->str, group->objects);
 }
 
 typedef struct {
@@ -297,6 +281,7 @@ typedef struct {
     GlExactDonors *donors;
     gint64 pid;
     gboolean strip_owners;
+    GHashTable *skip;        /* blocks left as they are (gl_exact_block_key()), nullable */
     GHashTable *group_of;    /* kind and frames -> Group (in groups) */
     GPtrArray *groups;       /* Group*, to write where the records end */
     GPtrArray *records;      /* GlExactRecord*: those the groups' objects are of */
@@ -320,11 +305,11 @@ static void add_to_group(Rewrite *rewrite, const char *kind, GPtrArray *allocato
     GString *text = g_string_new(NULL);
     guint number = 0;
     for (guint i = 0; allocator != NULL && i < first; i++)
-        write_frame(text, g_ptr_array_index(allocator, i), number++);
+        gl_exact_write_frame(text, g_ptr_array_index(allocator, i), number++);
     if (exact)
         write_mark(text, number++);
     for (guint i = from; i < frames->len; i++)
-        write_frame(text, g_ptr_array_index(frames, i), number++);
+        gl_exact_write_frame(text, g_ptr_array_index(frames, i), number++);
     g_autofree char *key = g_strconcat(kind, "\n", text->str, NULL);
     Group *group = g_hash_table_lookup(rewrite->group_of, key);
     if (group == NULL) {
@@ -373,6 +358,14 @@ static void rewrite_record(GlExactRecord *record, gpointer data)
     rewrite->copied = record->end;
     for (guint i = 0; i < record->objects->len; i++) {
         const GlExactObject *object = &g_array_index(record->objects, GlExactObject, i);
+        if (rewrite->skip != NULL) {
+            g_autofree char *block = gl_exact_block_key(object->address, object->bytes);
+            if (g_hash_table_contains(rewrite->skip, block)) {
+                add_to_group(rewrite, record->kind, record->frames, allocator, record->frames,
+                             (guint) first, FALSE, object);
+                continue;
+            }
+        }
         rewrite->count.blocks++;
         g_autofree char *key = gl_exact_site_key(record->frames, first, object->bytes);
         GQueue *queue = key != NULL ? g_hash_table_lookup(rewrite->donors->by_site, key) : NULL;
@@ -468,9 +461,10 @@ static void rewrite_line(const char *line, gsize start, gsize end, gpointer data
 }
 
 char *gl_exact_rewrite(const char *data, gsize length, GlExactCut cut, GlExactDonors *donors,
-                       gint64 pid, gboolean strip_owners, GlExactCount *count)
+                       gint64 pid, gboolean strip_owners, GlExactCount *count, GHashTable *skip)
 {
     Rewrite rewrite = {
+        .skip = skip,
         .data = data,
         .out = g_string_sized_new(length + 1024),
         .cut = cut,

@@ -492,6 +492,10 @@ static void read_marker(Reader *r, const char *line)
         r->process.hidden_blocks++;
         return;
     }
+    /* A forked child's parent, where gemleak run had not yet written the
+     * check of what the child inherited (sanitizer_inherited.h). */
+    if (g_str_has_prefix(word, GL_PROTO_MARKER_PARENT "\t"))
+        return;
     if (g_str_has_prefix(word, GL_PROTO_MARKER_FRAME "\t") || g_str_has_prefix(word, GL_PROTO_MARKER_STACK "\t") ||
         strcmp(word, GL_PROTO_MARKER_STACKS) == 0 || g_str_has_prefix(word, GL_PROTO_MARKER_AT "\t"))
         return;

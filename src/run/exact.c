@@ -41,6 +41,8 @@ static gint64 input_offset;
  * project's extensions the run loaded (@target_paths, a set). */
 static const GlRules *target_rules;
 static GHashTable *target_paths;
+/* What forked children inherited (sanitizer_inherited.h), nullable. */
+static const GlInherited *inherited_blocks;
 
 /* Returns: TRUE if @object (a path, nullable) is one of the run's targets. */
 static gboolean is_target(const char *object)
@@ -174,7 +176,8 @@ static gboolean collect_sites(const char *dir, GHashTable *sites, GHashTable *te
         g_autofree char *text = read_report(g_ptr_array_index(reports, i), &length, error);
         if (text == NULL)
             return FALSE;
-        gl_exact_sites(text, length, cut, sites, tests, found);
+        gl_exact_sites(text, length, cut, sites, tests, found,
+                       gl_sanitizer_inherited_of(inherited_blocks, name));
     }
     return TRUE;
 }
@@ -263,8 +266,10 @@ static gboolean rewrite_reports(const char *dir, GlExactDonors *donors, Unjudged
         gl_engine_is_log(name, &pid);
         learn(dir, pid);
         GlExactCount count = { 0 };
-        g_autofree char *rewritten = gl_exact_rewrite(text, length, cut, donors,
-                                                      pid, strip_owners, &count);
+        g_autofree char *rewritten = gl_exact_rewrite(text, length, cut, donors, pid, strip_owners,
+                                                      &count,
+                                                      gl_sanitizer_inherited_of(inherited_blocks,
+                                                                                name));
         exact->records += count.records;
         exact->given += count.given;
         exact->hidden_lost += count.hidden_lost;
@@ -411,7 +416,8 @@ static gboolean all_given(const char *dir, GlExactDonors *donors)
         gl_engine_is_log(name, &pid);
         learn(dir, pid);
         GlExactCount count = { 0 };
-        g_free(gl_exact_rewrite(text, length, cut, copy, 0, FALSE, &count));
+        g_free(gl_exact_rewrite(text, length, cut, copy, 0, FALSE, &count,
+                                gl_sanitizer_inherited_of(inherited_blocks, name)));
         if (count.given < count.blocks)
             return FALSE;
     }
@@ -422,10 +428,12 @@ static gboolean run_exact(const GlRunOptions *options, GPtrArray *commands, GlRu
                           GlExactResult *exact, GError **error);
 
 gboolean gl_run_exact(const GlRunOptions *options, GPtrArray *commands, GlRunResult *result,
-                      const GlRules *targets, GlExactResult *exact, GError **error)
+                      const GlRules *targets, const GlInherited *inherited, GlExactResult *exact,
+                      GError **error)
 {
     memset(exact, 0, sizeof *exact);
     target_rules = targets;
+    inherited_blocks = inherited;
     if (result->dir != NULL && (targets == NULL || gl_rules_n_targets(targets) == 0)) {
         const char *inputs[] = { result->dir, NULL };
         g_autoptr(GPtrArray) loaded = gl_targets_from_loaded_lists(inputs, NULL);
@@ -435,6 +443,7 @@ gboolean gl_run_exact(const GlRunOptions *options, GPtrArray *commands, GlRunRes
     }
     gboolean ok = run_exact(options, commands, result, exact, error);
     target_rules = NULL;
+    inherited_blocks = NULL;
     if (target_paths != NULL)
         g_hash_table_unref(target_paths);
     target_paths = NULL;

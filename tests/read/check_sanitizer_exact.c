@@ -72,7 +72,7 @@ START_TEST(test_sites_of_cut_records)
     g_autoptr(GHashTable) sites = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
     g_autoptr(GHashTable) tests = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
     GlExactFound found = { 0 };
-    gl_exact_sites(fast, length, cut_short_of_main, sites, tests, &found);
+    gl_exact_sites(fast, length, cut_short_of_main, sites, tests, &found, NULL);
     ck_assert_uint_eq(found.blocks, 4);
     ck_assert_uint_eq(found.hidden, 0);
     ck_assert(found.untested);  /* no owners: no test to run alone */
@@ -87,8 +87,20 @@ START_TEST(test_sites_of_cut_records)
     gsize again_length = 0;
     g_autofree char *again = fixture_text("lsan/exact-again-ruby34.lsan", &again_length);
     GlExactFound whole = { 0 };
-    gl_exact_sites(fast, length, cut_short_of_main, none, NULL, &whole);
+    gl_exact_sites(fast, length, cut_short_of_main, none, NULL, &whole, NULL);
     ck_assert_uint_eq(g_hash_table_size(none), 3);
+
+    /* a forked child's inherited blocks (its parent's run again gives
+     * them stacks) are left out: the 48 bytes' site with them */
+    g_autoptr(GHashTable) skip = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+    g_hash_table_add(skip, gl_exact_block_key(0x603000022080, 48));
+    g_hash_table_add(skip, gl_exact_block_key(0x607000000ee0, 100));
+    g_autoptr(GHashTable) fewer = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+    GlExactFound left = { 0 };
+    gl_exact_sites(fast, length, cut_short_of_main, fewer, NULL, &left, skip);
+    ck_assert_uint_eq(left.blocks, 2);
+    ck_assert_uint_eq(g_hash_table_size(fewer), 2);
+    ck_assert(!g_hash_table_contains(fewer, "48\t1350\t/tmp/s28/cap/leaky/leaky.so"));
 }
 END_TEST
 
@@ -105,10 +117,21 @@ START_TEST(test_rewrite_gives_whole_stacks)
     ck_assert_uint_eq(gl_exact_donors_add(donors, again, again_length, cut_short_of_main), 4);
     GlExactCount count = { 0 };
     g_autofree char *rewritten = gl_exact_rewrite(fast, fast_length, cut_short_of_main, donors,
-                                                  2819, FALSE, &count);
+                                                  2819, FALSE, &count, NULL);
     ck_assert_uint_eq(count.records, 4);
     ck_assert_uint_eq(count.blocks, 4);
     ck_assert_uint_eq(count.given, 4);
+    /* a skipped block keeps its cut stack and counts nowhere */
+    g_autoptr(GlExactDonors) fresh = gl_exact_donors_new();
+    gl_exact_donors_add(fresh, again, again_length, cut_short_of_main);
+    g_autoptr(GHashTable) skip = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+    g_hash_table_add(skip, gl_exact_block_key(0x603000022080, 48));
+    GlExactCount skipped = { 0 };
+    g_autofree char *kept = gl_exact_rewrite(fast, fast_length, cut_short_of_main, fresh, 2819,
+                                             FALSE, &skipped, skip);
+    ck_assert_uint_eq(skipped.blocks, 3);
+    ck_assert_uint_eq(skipped.given, 3);
+    ck_assert_ptr_nonnull(strstr(kept, "0x603000022080 (48 bytes)"));
     g_autoptr(GPtrArray) records = records_of(rewritten);
     ck_assert_uint_eq(records->len, 4);
     for (guint i = 0; i < records->len; i++) {
@@ -144,7 +167,7 @@ START_TEST(test_rewrite_keeps_what_was_not_found_again)
     g_autoptr(GlExactDonors) donors = gl_exact_donors_new();
     GlExactCount count = { 0 };
     g_autofree char *rewritten = gl_exact_rewrite(fast, fast_length, cut_short_of_main, donors,
-                                                  2819, FALSE, &count);
+                                                  2819, FALSE, &count, NULL);
     ck_assert_uint_eq(count.blocks, 4);
     ck_assert_uint_eq(count.given, 0);
     g_autoptr(GPtrArray) records = records_of(rewritten);
@@ -174,7 +197,7 @@ START_TEST(test_rewrite_keeps_what_was_not_found_again)
     ck_assert_uint_eq(gl_exact_donors_add(some, again, strlen(again), cut_short_of_main), 1);
     GlExactCount partly = { 0 };
     g_autofree char *half = gl_exact_rewrite(fast, fast_length, cut_short_of_main, some, 2819,
-                                             FALSE, &partly);
+                                             FALSE, &partly, NULL);
     ck_assert_uint_eq(partly.given, 1);
     g_autoptr(GPtrArray) halves = records_of(half);
     ck_assert_uint_eq(halves->len, 4);
@@ -205,7 +228,7 @@ START_TEST(test_rewrite_judges_hidden_blocks)
     GlExactFound found = { 0 };
     g_autoptr(GHashTable) sites = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
     g_autoptr(GHashTable) tests = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
-    gl_exact_sites(fast, strlen(fast), cut_short_of_main, sites, tests, &found);
+    gl_exact_sites(fast, strlen(fast), cut_short_of_main, sites, tests, &found, NULL);
     ck_assert_uint_eq(found.hidden, 2);
     ck_assert(!found.untested);
     ck_assert(g_hash_table_contains(tests, "T#test_a\t/t.rb:3"));
@@ -213,7 +236,7 @@ START_TEST(test_rewrite_judges_hidden_blocks)
     ck_assert_uint_eq(gl_exact_donors_add(donors, exact, strlen(exact), cut_short_of_main), 1);
     GlExactCount count = { 0 };
     g_autofree char *judged = gl_exact_rewrite(fast, strlen(fast), cut_short_of_main, donors,
-                                               7, TRUE, &count);
+                                               7, TRUE, &count, NULL);
     ck_assert_uint_eq(count.hidden, 2);
     ck_assert_uint_eq(count.hidden_lost, 1);
     ck_assert_ptr_null(strstr(judged, "gemleak:owned"));

@@ -70,9 +70,12 @@ typedef struct {
  * strings) the test that allocated it, as its "gemleak:owned" lines say
  * (none for the setup's, before the first test). A module that holds a
  * newline cannot be named in a sites file: its blocks are left out. @found
- * adds up what it found. */
+ * adds up what it found. The blocks of @skip (nullable; a set of
+ * "ADDRESS<TAB>SIZE" keys, gl_exact_block_key(): a forked child's that
+ * its parent's report holds, sanitizer_inherited.h) are left out: the
+ * parent's run again gives them theirs. */
 void gl_exact_sites(const char *data, gsize length, GlExactCut cut, GHashTable *sites,
-                    GHashTable *tests, GlExactFound *found);
+                    GHashTable *tests, GlExactFound *found, GHashTable *skip);
 
 /* Returns: (transfer full): no stacks yet; free with gl_exact_donors_free(). */
 GlExactDonors *gl_exact_donors_new(void);
@@ -102,8 +105,15 @@ guint gl_exact_donors_add(GlExactDonors *donors, const char *data, gsize length,
  * their own (process @pid) before the line that says the check ran to its
  * end; the others it judged reachable. The "gemleak:hidden" lines, and the
  * "gemleak:owned" ones with @strip_owners, are left out. Every other line
- * stays as it is. @count (nullable) says how many. */
+ * stays as it is. @count (nullable) says how many. The blocks of @skip
+ * (nullable, as gl_exact_sites() takes it) keep the record's own stack,
+ * and count nowhere. */
+
 char *gl_exact_rewrite(const char *data, gsize length, GlExactCut cut, GlExactDonors *donors,
-                       gint64 pid, gboolean strip_owners, GlExactCount *count);
+                       gint64 pid, gboolean strip_owners, GlExactCount *count, GHashTable *skip);
+
+/* Returns: (transfer full): the key of a block at @address of @bytes in
+ * a set gl_exact_sites() and gl_exact_rewrite() skip. */
+char *gl_exact_block_key(guint64 address, guint64 bytes);
 
 #endif

@@ -21,6 +21,7 @@
 #define GEMLEAK_EXACT_H
 
 #include <glib.h>
+#include "gemleak/read/sanitizer_inherited.h"
 #include "gemleak/judge/rules.h"
 #include "gemleak/run/runner.h"
 
@@ -64,7 +65,9 @@ guint gl_exact_deadline(gdouble seconds, gboolean everywhere);
  * @targets (nullable) names the run's targets, --object's: a block below
  * another extension's call of Ruby's allocation functions is that one's,
  * and needs no stack; without them the extensions the run loaded from the
- * project are.
+ * project are. @inherited (nullable) holds what forked children inherited
+ * (gemleak/read/sanitizer_inherited.h): those blocks are their parents',
+ * whose run again gives them stacks; they need none of their own.
  * Nothing when the run was interrupted. A second run interrupted by a
  * signal to gemleak marks the first run interrupted too (@result, and its
  * directory). @exact says what was done.
@@ -72,6 +75,7 @@ guint gl_exact_deadline(gdouble seconds, gboolean everywhere);
  * rewritten, or the second run could not start (the reports are then as
  * the first run left them). */
 gboolean gl_run_exact(const GlRunOptions *options, GPtrArray *commands, GlRunResult *result,
-                      const GlRules *targets, GlExactResult *exact, GError **error);
+                      const GlRules *targets, const GlInherited *inherited, GlExactResult *exact,
+                      GError **error);
 
 #endif

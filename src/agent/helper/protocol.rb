@@ -55,6 +55,7 @@ module GemLeakHelper
     MARKER_PREFIX = "gemleak:"
     MARKER_SETUP = "setup"
     MARKER_FORKED = "forked"
+    MARKER_PARENT = "parent"
     MARKER_START = "start"
     MARKER_END = "end"
     MARKER_TESTS = "tests"
