@@ -167,7 +167,8 @@ static void judge_record(Judging *j, GlRecord *record, guint64 order)
  * allocated its blocks; @order is where the next one was read. */
 static void take(Judging *j, GlRecord *record, guint64 *order)
 {
-    g_autoptr(GPtrArray) copies = gl_owners_copies(record, j->process->owners, j->checks);
+    g_autoptr(GPtrArray) copies = gl_owners_copies(record, j->process->owners, j->process->origin,
+                                                     j->checks);
     for (guint i = 0; copies != NULL && i < copies->len; i++)
         judge_record(j, g_steal_pointer(&copies->pdata[i]), (*order)++);
     judge_record(j, record, (*order)++);

@@ -8,16 +8,19 @@ typedef struct {
     guint64 blocks;
 } Share;
 
-GPtrArray *gl_owners_copies(const GlRecord *record, GHashTable *owners, const GlChecks *checks)
+GPtrArray *gl_owners_copies(const GlRecord *record, GHashTable *owners, const char *origin,
+                            const GlChecks *checks)
 {
-    if (owners == NULL || g_hash_table_size(owners) == 0 || record->leak_kind == GL_LEAK_NONE ||
-        !record->at_exit || record->blocks == NULL)
+    if (((owners == NULL || g_hash_table_size(owners) == 0) && origin == NULL) ||
+        record->leak_kind == GL_LEAK_NONE || !record->at_exit || record->blocks == NULL)
         return NULL;
     g_autoptr(GArray) shares = g_array_new(FALSE, FALSE, sizeof(Share));
     for (guint j = 0; j < record->blocks->len; j++) {
         const GlBlock *block = &g_array_index(record->blocks, GlBlock, j);
         gint64 address = (gint64) block->address;
-        const char *owner = g_hash_table_lookup(owners, &address);
+        const char *owner = owners != NULL ? g_hash_table_lookup(owners, &address) : NULL;
+        if (owner == NULL)
+            owner = origin;
         if (owner == NULL || (checks != NULL && gl_checks_saw(checks, record, block->address)))
             continue;
         guint k = 0;

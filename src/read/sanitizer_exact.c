@@ -367,6 +367,7 @@ typedef struct {
     GHashTable *owners;      /* the owners, a set (owned) */
     GHashTable *skip;        /* blocks left out (gl_exact_block_key()), nullable */
     gboolean any_test;       /* a block is a test's */
+    char *origin;            /* "NAME\tLOCATION": the test that started the process, nullable */
     gboolean cut_here;       /* the report has a cut block */
     GArray *hidden;          /* GlExactObject: the blocks its check could not judge */
     GlExactFound *found;
@@ -380,6 +381,12 @@ static void owned_line(const char *line, gsize start, gsize end, gpointer data)
     (void) end;
     sites->unwound = gl_exact_unwound_line(line, sites->unwound);
     gl_exact_hidden_line(line, sites->hidden);
+    if (g_str_has_prefix(line, ORIGIN) && strchr(line + strlen(ORIGIN), '\t') != NULL) {
+        g_free(sites->origin);
+        sites->origin = g_strdup(line + strlen(ORIGIN));
+        sites->any_test = TRUE;
+        return;
+    }
     if (!g_str_has_prefix(line, OWNED))
         return;
     const char *fields = line + strlen(OWNED);
@@ -424,7 +431,9 @@ static void add_sites(GlExactRecord *record, gpointer data)
             sites->cut_here = TRUE;
             gint64 address = (gint64) object->address;
             const char *owner = g_hash_table_lookup(sites->owner_of, &address);
-            if (owner != NULL && strcmp(owner, "\t") != 0 && sites->tests != NULL)
+            if (owner == NULL || strcmp(owner, "\t") == 0)
+                owner = sites->origin;  /* the test that started the process, if one did */
+            if (owner != NULL && sites->tests != NULL)
                 g_hash_table_add(sites->tests, g_strdup(owner));
         }
     gl_exact_record_free(record);
@@ -472,12 +481,15 @@ void gl_exact_sites(const char *data, gsize length, GlExactCut cut, GHashTable *
     for (guint i = 0; i < walk_sites.hidden->len; i++) {
         gint64 address = (gint64) g_array_index(walk_sites.hidden, GlExactObject, i).address;
         const char *owner = g_hash_table_lookup(walk_sites.owner_of, &address);
-        if (owner != NULL && strcmp(owner, "\t") != 0 && tests != NULL)
+        if (owner == NULL || strcmp(owner, "\t") == 0)
+            owner = walk_sites.origin;
+        if (owner != NULL && tests != NULL)
             g_hash_table_add(tests, g_strdup(owner));
     }
     found->hidden += walk_sites.hidden->len;
     found->untested |= (walk_sites.cut_here || walk_sites.hidden->len > 0) && !walk_sites.any_test;
     g_array_unref(walk_sites.hidden);
+    g_free(walk_sites.origin);
     g_hash_table_unref(walk_sites.owner_of);
     g_hash_table_unref(walk_sites.owners);
 }

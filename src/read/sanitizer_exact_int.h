@@ -43,6 +43,7 @@ typedef struct {
 /* The helper's lines the reports hold: whose blocks are whose, and the
  * blocks a check could not judge. */
 #define OWNED GL_PROTO_MARKER_PREFIX GL_PROTO_MARKER_OWNED "\t"
+#define ORIGIN GL_PROTO_MARKER_PREFIX GL_PROTO_MARKER_ORIGIN "\t"
 #define HIDDEN GL_PROTO_MARKER_PREFIX GL_PROTO_MARKER_HIDDEN
 
 void gl_exact_frame_free(gpointer data);

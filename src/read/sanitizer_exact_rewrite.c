@@ -452,7 +452,8 @@ static void rewrite_line(const char *line, gsize start, gsize end, gpointer data
         g_array_set_size(rewrite->hidden, 0);
     }
     if (gl_exact_hidden_line(line, rewrite->hidden) ||
-        (rewrite->strip_owners && g_str_has_prefix(line, OWNED))) {
+        (rewrite->strip_owners &&
+         (g_str_has_prefix(line, OWNED) || g_str_has_prefix(line, ORIGIN)))) {
         /* what the analysis is not to read: left out */
         g_string_append_len(rewrite->out, rewrite->data + rewrite->copied,
                             (gssize) (start - rewrite->copied));

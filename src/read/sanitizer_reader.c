@@ -472,6 +472,21 @@ static void read_marker(Reader *r, const char *line)
         read_owned(r, word + strlen(GL_PROTO_MARKER_OWNED "\t"));
         return;
     }
+    /* The test that started the process: the owner of its blocks no test
+     * of its own allocated, as an "owned" line would name it. */
+    if (g_str_has_prefix(word, GL_PROTO_MARKER_ORIGIN "\t") &&
+        strchr(word + strlen(GL_PROTO_MARKER_ORIGIN "\t"), '\t') != NULL) {
+        g_autofree char *owner = g_strconcat(GL_PROTO_MARKER_PREFIX GL_PROTO_MARKER_OWNED "\t",
+                                             word + strlen(GL_PROTO_MARKER_ORIGIN "\t"), NULL);
+        const char *kept = g_hash_table_lookup(r->owned, owner);
+        if (kept == NULL) {
+            kept = g_steal_pointer(&owner);
+            g_hash_table_add(r->owned, (gpointer) kept);
+        }
+        r->process.origin = kept;
+        r->process.marked = TRUE;
+        return;
+    }
     /* The allocation front's lines before a check (src/agent/alloc.c):
      * how its stacks were made; the blocks its check cannot judge, the list
      * anew each check ("hidden" begins it); the exact pass's tables, which

@@ -40,7 +40,7 @@ static GPtrArray *judge_input(GlInput *input, Judged *facts)
             order++;
             continue;
         }
-        g_autoptr(GPtrArray) copies = gl_owners_copies(record, process->owners, checks);
+        g_autoptr(GPtrArray) copies = gl_owners_copies(record, process->owners, process->origin, checks);
         for (guint i = 0; copies != NULL && i < copies->len; i++) {
             GlOrdered copy = { g_steal_pointer(&copies->pdata[i]), order++ };
             g_array_append_val(ordered, copy);

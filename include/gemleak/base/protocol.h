@@ -114,6 +114,12 @@
  * allocated that were allocated while that test ran (NAME and LOCATION
  * empty: before the first test), their addresses in hexadecimal. */
 #define GL_PROTO_MARKER_OWNED "owned"
+/* "gemleak:origin<TAB>NAME<TAB>LOCATION": written by the helper first thing
+ * in a process a test started (GL_PROTO_ORIGIN_VARIABLE): what the process
+ * allocated outside a test of its own is that test's, as if an "owned"
+ * line listed every such block (none is recorded: nothing to pay per
+ * allocation). */
+#define GL_PROTO_MARKER_ORIGIN "origin"
 /* "gemleak:done": the process's leak check at exit ran to its end, its
  * report (if it leaked) just before. Written by the library gemleak
  * preloads (src/agent/proof.c) under a sanitizer's engine, which turns

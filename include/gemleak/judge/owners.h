@@ -15,9 +15,12 @@
 /* Returns: (transfer full) (nullable): the copies of @record (an exit
  * check's leak, its blocks listed) for each test of @owners (address ->
  * owner's marker, nullable) that allocated blocks of it, in the order its
- * blocks name them (GlRecord*); NULL when there are none. Blocks a check
- * while the process ran saw (@checks, nullable: a forked child's, of what
- * it inherited) are the parent's: they name no test of this process. */
-GPtrArray *gl_owners_copies(const GlRecord *record, GHashTable *owners, const GlChecks *checks);
+ * blocks name them (GlRecord*); NULL when there are none. A block @owners
+ * does not name is @origin's (nullable: the test that started the
+ * process, an owner's marker). Blocks a check while the process ran saw
+ * (@checks, nullable: a forked child's, of what it inherited) are the
+ * parent's: they name no test of this process. */
+GPtrArray *gl_owners_copies(const GlRecord *record, GHashTable *owners, const char *origin,
+                            const GlChecks *checks);
 
 #endif

@@ -150,6 +150,10 @@ typedef struct {
      * allocated at exit, address (gint64*) -> the owner's marker
      * "gemleak:owned\tNAME\tLOCATION" (char*); nullable. */
     GHashTable *owners;
+    /* The owner's marker ("gemleak:owned\tNAME\tLOCATION") of the blocks
+     * at exit owners does not name: the test that started the process
+     * ("gemleak:origin"); nullable. */
+    const char *origin;
     /* --per-test: the place of each test in the process's run, from the
      * helper's start markers: GSIZE_TO_POINTER(gl_process_test_key() of
      * the marker's NAME and LOCATION) -> GSIZE_TO_POINTER(1 for the first

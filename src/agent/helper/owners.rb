@@ -22,8 +22,9 @@ module GemLeakHelper
       # parsed). Returns: whether it could.
       #
       # In a process a test started (@origin), what it allocates is that
-      # test's from the start: the exact pass runs that test again, which
-      # starts this process again.
+      # test's: a line says so ("gemleak:origin"), and nothing is recorded
+      # until a test of its own runs. The exact pass runs that test again,
+      # which starts this process again.
       def start(_path, setup: true)
         raise Core.native_error unless Core.native?
         return false if Native.owners_start.zero?
@@ -31,7 +32,7 @@ module GemLeakHelper
         @owner = ->(text) { text.nil? ? Native.owner_none : Native.owner(text) }
         @write = -> { Native.owners_write }
         if @origin
-          @owner.call("#{@origin}\0")
+          Native.sanitizer_line("#{Protocol::MARKER_PREFIX}#{Protocol::MARKER_ORIGIN}\t#{@origin}\0")
         elsif setup
           @owner.call("\t\0")
         end
@@ -43,10 +44,9 @@ module GemLeakHelper
         @owner.call("#{name}\t#{location}\0")
       end
 
-      # ... or nobody's: the suite is done (the test that started this
-      # process's, when one did).
+      # ... or nobody's: the suite is done.
       def none
-        @owner.call(@origin ? "#{@origin}\0" : nil)
+        @owner.call(nil)
       end
 
       # Before exit!, which runs no atexit handler: the lines now.

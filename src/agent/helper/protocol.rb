@@ -63,6 +63,7 @@ module GemLeakHelper
     MARKER_CHECKED = "checked"
     MARKER_EXIT = "exit"
     MARKER_OWNED = "owned"
+    MARKER_ORIGIN = "origin"
     MARKER_DONE = "done"
     MARKER_EXEC = "exec"
     MARKER_LIVE = "live"
