@@ -2,9 +2,10 @@
 
 module GemLeakHelper
   # The runtime preloaded into Ruby (a sanitizer's engine) as the client of
-  # the check a forked child makes of what it inherited, and of the one a
-  # process makes when it ends with exit! (the runtime's own check at exit
-  # does not run then): its interface called through GemLeakHelper::Native
+  # the check a process makes when it ends with exit! or execs (the
+  # runtime's own check at exit does not run then; a forked child checks
+  # nothing at the fork: gemleak run writes that check in from its
+  # parent's report, src/read/sanitizer_inherited.c): its interface called through GemLeakHelper::Native
   # (the client library, Core.native?). A marker is a
   # line of the process's report file (__sanitizer_report_error_summary
   # prints its text and a newline there, between the reports, in order); a
@@ -59,11 +60,11 @@ module GemLeakHelper
         }
       end
 
-      # Before the first fork of a process under a sanitizer's runtime:
-      # the child checks what it inherited at once, and its report has
-      # the runtime symbolize Ruby's frames, which first reads all of
-      # Ruby's debug information (50 ms, inflated where it is compressed)
-      # in each child again; read once here, every child inherits it.
+      # Before the first fork of a process under a sanitizer's runtime: a
+      # child's report at its exit (or before its exit!) has the runtime
+      # symbolize Ruby's frames, which first reads all of Ruby's debug
+      # information (50 ms, inflated where it is compressed) in each child
+      # again; read once here, every child inherits it.
       def before_fork
         return if @warmed || !Runtime.mapped? || !Core.native?
 
