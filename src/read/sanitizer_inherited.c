@@ -3,6 +3,8 @@
 #include "sanitizer_exact_int.h"
 #include "gemleak/read/sanitizer_inherited.h"
 #include "gemleak/base/errors.h"
+#include "gemleak/base/run_files.h"
+#include "gemleak/read/run_dir.h"
 
 #include <string.h>
 
@@ -333,52 +335,44 @@ GString *gl_sanitizer_inherited_check(const char *child_data, gsize child_length
 
 /* ---- a run directory ------------------------------------------------------------ */
 
+/* A forked child's report, and what it inherited. */
+typedef struct {
+    gint64 pid, ppid;
+    GHashTable *blocks;     /* address_key() (owned), a set */
+} Found;
+
+static void found_free(gpointer data)
+{
+    Found *one = data;
+    g_hash_table_unref(one->blocks);
+    g_free(one);
+}
+
 struct GlInherited {
-    GHashTable *children;   /* report name (owned) -> its blocks (a set, owned) */
-    GHashTable *pids;       /* report name (a key of children) -> its pid (gint64*, owned) */
-    GHashTable *ppids;      /* report name (a key of children) -> its parent's (gint64*, owned) */
-    GPtrArray *names;       /* the directory's reports (char*) */
+    GHashTable *children;   /* report name (owned) -> Found* (owned) */
+    GPtrArray *names;       /* the directory's reports (char*, owned) */
+    GHashTable *pids;       /* report name (a key of names) -> its pid (gint64*, owned) */
 };
 
 void gl_sanitizer_inherited_free(GlInherited *found)
 {
     if (found == NULL)
         return;
-    g_hash_table_unref(found->ppids);
-    g_hash_table_unref(found->pids);
     g_hash_table_unref(found->children);
+    g_hash_table_unref(found->pids);
     g_ptr_array_unref(found->names);
     g_free(found);
 }
 
-/* Returns: TRUE if @name is a report of a sanitizer's ("lsan.PID",
- * "asan.PID", "PREFIX.PID.N"), with its prefix's length in *@prefix and
- * its pid in *@pid. */
-static gboolean report_name(const char *name, gsize *prefix, gint64 *pid)
-{
-    if (!g_str_has_prefix(name, "lsan.") && !g_str_has_prefix(name, "asan."))
-        return FALSE;
-    const char *digits = name + 5;
-    if (!g_ascii_isdigit(*digits))
-        return FALSE;
-    char *stop = NULL;
-    *pid = g_ascii_strtoll(digits, &stop, 10);
-    *prefix = 4;
-    return *pid > 0 && (*stop == '\0' || (*stop == '.' && g_ascii_isdigit(stop[1])));
-}
-
-/* Returns: (transfer full) (nullable): the reports of process @pid with
- * @prefix in @dir (@names, its report names), joined; NULL when it left
- * none, or (@error set) one could not be read. */
-static GString *reports_of(const char *dir, GPtrArray *names, const char *prefix, gint64 pid,
-                           GError **error)
+/* Returns: (transfer full) (nullable): the reports of process @pid in
+ * @dir, joined (its exec'd images' too); NULL when it left none, or
+ * (@error set) one could not be read. */
+static GString *reports_of(const char *dir, const GlInherited *found, gint64 pid, GError **error)
 {
     GString *joined = NULL;
-    for (guint i = 0; i < names->len; i++) {
-        const char *name = g_ptr_array_index(names, i);
-        gsize length = 0;
-        gint64 of = 0;
-        if (!report_name(name, &length, &of) || of != pid || strncmp(name, prefix, length) != 0)
+    for (guint i = 0; i < found->names->len; i++) {
+        const char *name = g_ptr_array_index(found->names, i);
+        if (*(const gint64 *) g_hash_table_lookup(found->pids, name) != pid)
             continue;
         g_autofree char *path = g_build_filename(dir, name, NULL);
         g_autofree char *text = NULL;
@@ -396,37 +390,46 @@ static GString *reports_of(const char *dir, GPtrArray *names, const char *prefix
     return joined;
 }
 
-GlInherited *gl_sanitizer_inherited_find(const char *dir, GError **error)
+/* Returns: (transfer full): the reports of @dir, by the run's engine's
+ * name for them ("lsan" for lsan.PID and lsan.PID.N): none under Valgrind. */
+static GlInherited *reports_in(const char *dir, GError **error)
 {
     g_autoptr(GDir) handle = g_dir_open(dir, 0, error);
     if (handle == NULL)
         return NULL;
-    g_autoptr(GPtrArray) names = g_ptr_array_new_with_free_func(g_free);
-    const char *name;
-    while ((name = g_dir_read_name(handle)) != NULL) {
-        gsize prefix = 0;
-        gint64 pid = 0;
-        if (report_name(name, &prefix, &pid))
-            g_ptr_array_add(names, g_strdup(name));
-    }
-    /* each parent's lost blocks, read once however many children it forked:
-     * "PREFIX.PPID" -> a set */
-    g_autoptr(GHashTable) parents = g_hash_table_new_full(g_str_hash, g_str_equal, g_free,
-                                                          (GDestroyNotify) g_hash_table_unref);
+    g_auto(GlEngineFacts) engine = { 0 };
+    gl_engine_facts_read(dir, &engine);
+    gsize log = engine.log != NULL ? strlen(engine.log) : 0;
     GlInherited *found = g_new0(GlInherited, 1);
-    found->children = g_hash_table_new_full(g_str_hash, g_str_equal, g_free,
-                                            (GDestroyNotify) g_hash_table_unref);
+    found->children = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, found_free);
+    found->names = g_ptr_array_new_with_free_func(g_free);
     found->pids = g_hash_table_new_full(g_str_hash, g_str_equal, NULL, g_free);
-    found->ppids = g_hash_table_new_full(g_str_hash, g_str_equal, NULL, g_free);
-    found->names = g_ptr_array_ref(names);
-    for (guint i = 0; i < names->len; i++) {
-        const char *report = g_ptr_array_index(names, i);
+    const char *name;
+    gint64 pid = 0;
+    while ((name = g_dir_read_name(handle)) != NULL)
+        if (log > 0 && strncmp(name, engine.log, log) == 0 && name[log] == '.' &&
+            gl_run_file_pid(name, &pid, NULL)) {
+            char *kept = g_strdup(name);
+            g_ptr_array_add(found->names, kept);
+            g_hash_table_insert(found->pids, kept, g_memdup2(&pid, sizeof pid));
+        }
+    return found;
+}
+
+GlInherited *gl_sanitizer_inherited_find(const char *dir, GError **error)
+{
+    GlInherited *found = reports_in(dir, error);
+    if (found == NULL)
+        return NULL;
+    /* each parent's lost blocks, read once however many children it forked:
+     * its pid (gint64*, owned) -> a set */
+    g_autoptr(GHashTable) parents = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free,
+                                                          (GDestroyNotify) g_hash_table_unref);
+    for (guint i = 0; i < found->names->len; i++) {
+        const char *report = g_ptr_array_index(found->names, i);
         g_autofree char *path = g_build_filename(dir, report, NULL);
         g_autofree char *text = NULL;
         gsize length = 0;
-        gsize prefix_length = 0;
-        gint64 pid = 0;
-        report_name(report, &prefix_length, &pid);
         if (!g_file_get_contents(path, &text, &length, error)) {
             gl_sanitizer_inherited_free(found);
             return NULL;
@@ -434,14 +437,11 @@ GlInherited *gl_sanitizer_inherited_find(const char *dir, GError **error)
         gint64 ppid = gl_sanitizer_parent_of(text, length);
         if (ppid == 0)
             continue;
-        g_autofree char *prefix = g_strndup(report, prefix_length);
-        char *parent_key = g_strdup_printf("%s.%" G_GINT64_FORMAT, prefix, ppid);
-        GHashTable *lost = g_hash_table_lookup(parents, parent_key);
+        GHashTable *lost = g_hash_table_lookup(parents, &ppid);
         if (lost == NULL) {
             GError *parent_error = NULL;
-            GString *parent = reports_of(dir, names, prefix, ppid, &parent_error);
+            GString *parent = reports_of(dir, found, ppid, &parent_error);
             if (parent_error != NULL) {
-                g_free(parent_key);
                 g_propagate_error(error, parent_error);
                 gl_sanitizer_inherited_free(found);
                 return NULL;
@@ -449,15 +449,12 @@ GlInherited *gl_sanitizer_inherited_find(const char *dir, GError **error)
             lost = lost_blocks(parent != NULL ? parent->str : NULL, parent != NULL ? parent->len : 0);
             if (parent != NULL)
                 g_string_free(parent, TRUE);
-            g_hash_table_insert(parents, parent_key, lost);
-        } else {
-            g_free(parent_key);
+            g_hash_table_insert(parents, g_memdup2(&ppid, sizeof ppid), lost);
         }
-        GHashTable *blocks = inherited_blocks(text, length, lost, &ppid);
-        char *key = g_strdup(report);
-        g_hash_table_insert(found->children, key, blocks);
-        g_hash_table_insert(found->pids, key, g_memdup2(&pid, sizeof pid));
-        g_hash_table_insert(found->ppids, key, g_memdup2(&ppid, sizeof ppid));
+        Found *one = g_new0(Found, 1);
+        one->pid = *(const gint64 *) g_hash_table_lookup(found->pids, report);
+        one->blocks = inherited_blocks(text, length, lost, &one->ppid);
+        g_hash_table_insert(found->children, g_strdup(report), one);
     }
     return found;
 }
@@ -468,26 +465,25 @@ gboolean gl_sanitizer_inherited_write(const char *dir, const GlInherited *found,
     if (children != NULL)
         *children = 0;
     GHashTableIter iter;
-    gpointer name, blocks;
+    gpointer name, value;
     g_hash_table_iter_init(&iter, found->children);
-    while (g_hash_table_iter_next(&iter, &name, &blocks)) {
+    while (g_hash_table_iter_next(&iter, &name, &value)) {
+        const Found *one = value;
         g_autofree char *path = g_build_filename(dir, name, NULL);
         g_autofree char *text = NULL;
         gsize length = 0;
         if (!g_file_get_contents(path, &text, &length, error))
             return FALSE;
-        const gint64 *pid = g_hash_table_lookup(found->pids, name);
-        const gint64 *ppid = g_hash_table_lookup(found->ppids, name);
-        g_autofree char *prefix = g_strndup(name, 4);
+        /* the parent's reports as the exact pass left them */
         GError *parent_error = NULL;
-        GString *parent = g_hash_table_size(blocks) > 0
-            ? reports_of(dir, found->names, prefix, *ppid, &parent_error) : NULL;
+        GString *parent = g_hash_table_size(one->blocks) > 0
+            ? reports_of(dir, found, one->ppid, &parent_error) : NULL;
         if (parent_error != NULL) {
             g_propagate_error(error, parent_error);
             return FALSE;
         }
         g_autoptr(GString) rewritten = gl_sanitizer_inherited_check(
-            text, length, *pid, blocks, parent != NULL ? parent->str : NULL,
+            text, length, one->pid, one->blocks, parent != NULL ? parent->str : NULL,
             parent != NULL ? parent->len : 0);
         if (parent != NULL)
             g_string_free(parent, TRUE);
@@ -501,5 +497,6 @@ gboolean gl_sanitizer_inherited_write(const char *dir, const GlInherited *found,
 
 GHashTable *gl_sanitizer_inherited_of(const GlInherited *found, const char *report)
 {
-    return found != NULL ? g_hash_table_lookup(found->children, report) : NULL;
+    const Found *one = found != NULL ? g_hash_table_lookup(found->children, report) : NULL;
+    return one != NULL ? one->blocks : NULL;
 }

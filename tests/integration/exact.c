@@ -432,18 +432,16 @@ START_TEST(test_the_second_run_keeps_to_itself)
 }
 END_TEST
 
-/* Sixty short tests, one of which leaks: only that test runs again (the
- * log each test writes says which ran); --per-test names it as before,
- * with the leak's whole stack. */
-START_TEST(test_only_the_test_that_leaked_runs_again)
+/* Returns: (transfer full): a copy of the example gem, @name in the work
+ * directory, whose tests each write "Class#test_name" to the log @log_name
+ * (there too; its path in *@log) as they start: which tests ran. */
+static char *gem_logging_tests(const char *name, const char *log_name, char **log)
 {
-    if (!ready_or_skip(ruby34, "the tests the exact pass runs again", why_skipped))
-        return;
-    g_autofree char *gem = g_build_filename(work, "gem-sixty", NULL);
+    char *gem = g_build_filename(work, name, NULL);
     g_autofree char *copy = g_strdup_printf("cp -r '%s/gem' '%s'", work, gem);
     g_autofree char *failed = setup_script(copy);
     ck_assert_msg(failed == NULL, "%s", failed);
-    g_autofree char *log = g_build_filename(work, "tests-ran.log", NULL);
+    *log = g_build_filename(work, log_name, NULL);
     g_autofree char *helper = g_build_filename(gem, "test", "test_helper.rb", NULL);
     g_autofree char *text = g_strdup_printf(
         "$LOAD_PATH.unshift(File.expand_path(\"../lib\", __dir__))\n"
@@ -451,8 +449,20 @@ START_TEST(test_only_the_test_that_leaked_runs_again)
         "require \"minitest/autorun\"\n"
         "class Minitest::Test\n"
         "  def setup = File.write(%%q(%s), \"#{self.class}##{name}\\n\", mode: \"a\")\n"
-        "end\n", log);
+        "end\n", *log);
     gl_test_write(helper, text, -1);
+    return gem;
+}
+
+/* Sixty short tests, one of which leaks: only that test runs again (the
+ * log each test writes says which ran); --per-test names it as before,
+ * with the leak's whole stack. */
+START_TEST(test_only_the_test_that_leaked_runs_again)
+{
+    if (!ready_or_skip(ruby34, "the tests the exact pass runs again", why_skipped))
+        return;
+    g_autofree char *log = NULL;
+    g_autofree char *gem = gem_logging_tests("gem-sixty", "tests-ran.log", &log);
     g_autoptr(GPtrArray) files = NULL;
     g_autoptr(GPtrArray) command = NULL;
     sixty_tests(ruby34, FALSE, &files, &command);
@@ -500,20 +510,8 @@ START_TEST(test_a_childs_leak_reruns_the_test_that_started_it)
 {
     if (!ready_or_skip(ruby34, "the test that started a leaking child", why_skipped))
         return;
-    g_autofree char *gem = g_build_filename(work, "gem-child", NULL);
-    g_autofree char *copy = g_strdup_printf("cp -r '%s/gem' '%s'", work, gem);
-    g_autofree char *failed = setup_script(copy);
-    ck_assert_msg(failed == NULL, "%s", failed);
-    g_autofree char *log = g_build_filename(work, "child-tests-ran.log", NULL);
-    g_autofree char *helper = g_build_filename(gem, "test", "test_helper.rb", NULL);
-    g_autofree char *text = g_strdup_printf(
-        "$LOAD_PATH.unshift(File.expand_path(\"../lib\", __dir__))\n"
-        "require \"tally\"\nrequire \"rbconfig\"\n"
-        "require \"minitest/autorun\"\n"
-        "class Minitest::Test\n"
-        "  def setup = File.write(%%q(%s), \"#{self.class}##{name}\\n\", mode: \"a\")\n"
-        "end\n", log);
-    gl_test_write(helper, text, -1);
+    g_autofree char *log = NULL;
+    g_autofree char *gem = gem_logging_tests("gem-child", "child-tests-ran.log", &log);
     g_autoptr(GString) tests = g_string_new("require_relative \"test_helper\"\n"
                                             "class ChildTest < Minitest::Test\n");
     for (guint test = 1; test <= 10; test++)

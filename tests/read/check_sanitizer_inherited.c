@@ -141,6 +141,9 @@ START_TEST(test_judged_once)
     g_autofree char *child_path = g_build_filename(dir, "lsan.101", NULL);
     gl_test_write(parent_path, parent, -1);
     gl_test_write(child_path, child, -1);
+    /* what gemleak run says of the engine: its reports are lsan.PID */
+    g_autofree char *engine = g_build_filename(dir, GL_PROTO_ENGINE_FILE, NULL);
+    gl_test_write(engine, "LeakSanitizer\nname lsan\nlog lsan\n", -1);
     g_autoptr(GError) error = NULL;
     g_autoptr(GlInherited) found = gl_sanitizer_inherited_find(dir, &error);
     ck_assert_msg(found != NULL, "%s", error != NULL ? error->message : "");
