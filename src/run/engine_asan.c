@@ -84,13 +84,11 @@ static char **asan_environment(const GlRunOptions *options, const char *run_dir,
     if (!options->leaks_unchecked)
         env = gl_sanitizer_free_at_exit(env);
     /* LeakSanitizer's own flags, which AddressSanitizer reads from
-     * LSAN_OPTIONS: every leak in the report, and, per test, each lost
-     * object's address, which the reader puts at the test that allocated
-     * it. */
+     * LSAN_OPTIONS: every leak in the report, and each lost object's
+     * address, by which a forked child's inherited blocks are found and,
+     * per test, the reader puts each at the test that allocated it. */
     if (!options->leaks_unchecked)
-        env = gl_sanitizer_leak_options(env, options->per_test != NULL ? "max_leaks=0:report_objects=1"
-                                                                       : "max_leaks=0",
-                                        options->messages);
+        env = gl_sanitizer_leak_options(env, "max_leaks=0:report_objects=1", options->messages);
     return env;
 }
 

@@ -71,7 +71,8 @@ static char *lsan_watch_mark(const char *run_dir)
  * a leak's stack, at its sites only. --exact-stacks (fast_stacks FALSE)
  * unwinds every allocation exactly, in one run. The leak check lists each
  * object it found lost (report_objects): the exact pass joins its stacks
- * to them by address, and --per-test its tests, which the reader puts at
+ * to them by address, a forked child's inherited blocks are found by it,
+ * and --per-test its tests, which the reader puts at
  * the test that allocated each (the client library's "gemleak:owned"
  * lines), unless a forked child's check of what it inherited listed it
  * first. Ruby frees its memory at exit (3.3+): without it Ruby leaves
@@ -80,11 +81,11 @@ static char *lsan_watch_mark(const char *run_dir)
 static char **lsan_environment(const GlRunOptions *options, const char *run_dir,
                                const char *found, char **env)
 {
-    g_autofree char *ours = g_strdup_printf("detect_leaks=1:max_leaks=0:fast_unwind_on_malloc=%d%s",
-                                            options->fast_stacks ? 1 : 0,
-                                            options->fast_stacks || options->per_test != NULL ||
-                                                    options->quiet
-                                                ? ":report_objects=1" : "");
+    /* report_objects in every run: a forked child's inherited blocks are
+     * found by their addresses (read/sanitizer_inherited.h) */
+    g_autofree char *ours = g_strdup_printf("detect_leaks=1:max_leaks=0:fast_unwind_on_malloc=%d:"
+                                            "report_objects=1",
+                                            options->fast_stacks ? 1 : 0);
     env = gl_sanitizer_environment(&lsan, "LSAN_OPTIONS", run_dir, found, ours, options->messages,
                                    env);
     return gl_sanitizer_free_at_exit(env);

@@ -205,6 +205,32 @@ START_TEST(test_lsan_leaky_patterns_as_valgrind)
 }
 END_TEST
 
+/* A child forked after its parent leaked inherits those blocks: counted
+ * once, the parent's, under every way a sanitizer's engine runs, its
+ * reports listing each lost object's address (the blocks the child
+ * inherited are found by it): --exact-stacks, and AddressSanitizer's
+ * engine, ran without the list and counted them twice (540 bytes). */
+START_TEST(test_sanitizers_count_a_childs_inherited_leaks_once)
+{
+    if (!have_ruby34("a forked child's inherited leaks under every sanitizer's way"))
+        return;
+    g_autofree char *leaky = g_strdup_printf("-I%s/leaky", work);
+    const char *command[] = { ruby34, "--disable-gems", leaky, "-e",
+                              "require 'leaky'; Leaky.leak; Leaky.leak_xmalloc; "
+                              "pid = fork { Leaky.leak }; Process.wait(pid)", NULL };
+    const char *ways[][2] = { { "lsan", NULL }, { "lsan", "--exact-stacks" }, { "asan", NULL } };
+    for (guint i = 0; i < G_N_ELEMENTS(ways); i++) {
+        g_autofree char *json = g_strdup_printf("%s/inherited-%u.json", work, i);
+        Result r = { 0 };
+        run_engine_with(&r, NULL, ways[i][0], ways[i][1], json, command);
+        gl_assert_line(r.err, "^gemleak: 2 processes checked( \\([^)]*\\))?, .*, 2 inherited from "
+                              "the parent process\\)$");
+        gl_assert_line(r.err, "^gemleak: FAIL: 2 leaks losing 320 bytes");
+        result_discard(&r);
+    }
+}
+END_TEST
+
 #define DEFAULT_RUBY34_FP "/root/.cache/gemleak/ruby-3.4.5-fp/bin/ruby"
 
 /* On a Ruby that keeps frame pointers (scripts/build-ruby fp), whose flags
@@ -1327,6 +1353,7 @@ void integration_engine(TCase *tcase)
     tcase_add_test(tcase, test_lsan_launcher_build_step_stays_native);
     tcase_add_test(tcase, test_lsan_per_test_reallocated_block);
     tcase_add_test(tcase, test_lsan_fork_counts_inherited_once);
+    tcase_add_test(tcase, test_sanitizers_count_a_childs_inherited_leaks_once);
     tcase_add_test(tcase, test_lsan_rake_task);
     tcase_add_test(tcase, test_asan_rake_task);
     tcase_add_test(tcase, test_child_stderr_stays_the_suites_under_every_engine);
