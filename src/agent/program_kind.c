@@ -3,6 +3,7 @@
  * buffers on the stack. */
 #define _GNU_SOURCE  /* ST_NOEXEC */
 #include "gemleak/agent/program_kind.h"
+#include "gemleak/base/protocol.h"
 
 #include <elf.h>
 #include <fcntl.h>
@@ -158,6 +159,72 @@ int gl_program_is_static(const char *path)
         current = interpreter;
     }
     return 0;
+}
+
+/* Returns: 1 when @name (@name_length bytes) matches the glob @glob
+ * (@glob_length bytes): '*' any run of characters, "[a-b]" one character
+ * of a range or a set, anything else itself. No allocation: fnmatch() may
+ * allocate in a multibyte locale, and this runs in a vfork child. */
+static int glob_matches(const char *glob, size_t glob_length, const char *name, size_t name_length)
+{
+    if (glob_length == 0)
+        return name_length == 0;
+    if (*glob == '*') {
+        for (size_t skip = 0; skip <= name_length; skip++)
+            if (glob_matches(glob + 1, glob_length - 1, name + skip, name_length - skip))
+                return 1;
+        return 0;
+    }
+    if (name_length == 0)
+        return 0;
+    if (*glob == '[') {
+        const char *end = memchr(glob, ']', glob_length);
+        if (end != NULL) {
+            int in = 0;
+            for (const char *c = glob + 1; c < end; c++) {
+                if (c + 2 < end && c[1] == '-') {
+                    in |= *name >= c[0] && *name <= c[2];
+                    c += 2;
+                } else {
+                    in |= *name == *c;
+                }
+            }
+            size_t used = (size_t) (end - glob) + 1;
+            return in && glob_matches(end + 1, glob_length - used, name + 1, name_length - 1);
+        }
+    }
+    return *glob == *name && glob_matches(glob + 1, glob_length - 1, name + 1, name_length - 1);
+}
+
+int gl_program_name_in(const char *path, const char *list)
+{
+    if (path == NULL || list == NULL)
+        return 0;
+    const char *slash = strrchr(path, '/');
+    const char *name = slash != NULL ? slash + 1 : path;
+    size_t name_length = strlen(name);
+    for (const char *glob = list + strspn(list, " "); *glob != '\0';) {
+        size_t length = strcspn(glob, " ");
+        if (glob_matches(glob, length, name, name_length))
+            return 1;
+        glob += length;
+        glob += strspn(glob, " ");
+    }
+    return 0;
+}
+
+int gl_program_is_ruby(const char *path)
+{
+    if (!gl_program_name_in(path, GL_PROTO_RUBY_PROGRAMS) || access(path, X_OK) != 0)
+        return 0;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    unsigned char head[SELFMAG];
+    int is = followable(fd) && pread(fd, head, sizeof head, 0) == (ssize_t) sizeof head &&
+             memcmp(head, ELFMAG, SELFMAG) == 0 && !gl_program_fd_is_static(fd);
+    close(fd);
+    return is;
 }
 
 int gl_program_find(const char *file, const char *search, char *out, size_t size)

@@ -28,7 +28,13 @@
  *
  * Under a sanitizer's engine, a program exec'd while a test runs is also
  * told which (GL_PROTO_ORIGIN_VARIABLE), and passes it on: what it leaks,
- * the exact pass finds again by running that test again.
+ * the exact pass finds again by running that test again. And a Ruby
+ * exec'd (a dynamic program named as Ruby's executable is, running no
+ * launcher or build step) starts with the engine's runtime preloaded, as
+ * gemleak starts the command: the helper takes the runtime out of what
+ * Ruby starts (a compiler under LeakSanitizer leaks or crashes), and a
+ * Ruby started without it starts again with it (src/agent/helper/
+ * launch.rb), a Ruby's start more (30 ms), what its -r loaded run twice.
  *
  * An exec may run in the child of a vfork (Ruby's spawn): no allocation
  * there. What is read from the environment is copied at load, and each
@@ -89,6 +95,11 @@ static char *restore_whole;
 /* The test this process was started in (GL_PROTO_ORIGIN_VARIABLE), as it
  * started: the helper takes it out of what Ruby shows the suite. */
 static char *own_origin;
+/* Under a sanitizer's engine, the LD_PRELOAD a Ruby starts with
+ * (gl_restore_engine_preload()), pointing into restore_list; NULL under
+ * Valgrind, which follows every exec itself. */
+static const char *ruby_preload;
+
 /* The client library's test running now (src/agent/owners.c), when the
  * process has it. */
 typedef const char *(*CurrentTest)(void);
@@ -112,16 +123,43 @@ __attribute__((constructor)) static void restore_start(void)
     restore_whole = strdup(list);
     if (restore_list != NULL)
         gl_restore_parse(&set, restore_list, restore_whole);
+    ruby_preload = gl_restore_engine_preload(gl_restore_value(&set, GL_PROTO_ENGINE_COMMAND_VARIABLE));
 }
 
-/* Fills @with with the run's variables and the test what is exec'd now
- * starts in: the one running (the client library says), else the one
- * this process was started in; none outside any. */
-static void with_origin(GlRestoreSet *with)
+/* Returns: nonzero when an exec of @program (as the exec finds it,
+ * nullable) with @argv starts a Ruby that runs under the engine from its
+ * start: a Ruby (gl_program_is_ruby()) none of whose arguments names a
+ * launcher or a build step, which the helper runs outside it. Any doubt
+ * leaves the Ruby to the helper, which starts it again when it is to run
+ * under the engine. */
+static int starts_ruby(const char *program, char *const argv[])
+{
+    if (ruby_preload == NULL || program == NULL || !gl_program_is_ruby(program))
+        return 0;
+    for (size_t i = 1; argv != NULL && argv[0] != NULL && argv[i] != NULL; i++)
+        if (gl_program_name_in(argv[i], GL_PROTO_LAUNCHERS) ||
+            gl_program_name_in(argv[i], GL_PROTO_BUILD_STEPS))
+            return 0;
+    return 1;
+}
+
+/* Fills @with with the run's variables for an exec of @program
+ * (nullable: not known) with @argv: the engine's LD_PRELOAD in place of
+ * the program's own for a Ruby that starts under it (starts_ruby()), and
+ * the test it starts in: the one running (the client library says), else
+ * the one this process was started in; none outside any. */
+static void with_run(GlRestoreSet *with, const char *program, char *const argv[])
 {
     *with = set;
     if (set.n == 0)
         return;  /* not in a run */
+    if (starts_ruby(program, argv))
+        for (size_t i = 0; i < with->n; i++)
+            if (with->entries[i].name_length == strlen("LD_PRELOAD") &&
+                strncmp(with->entries[i].name, "LD_PRELOAD", strlen("LD_PRELOAD")) == 0) {
+                with->entries[i].how = GL_PROTO_RESTORE_REPLACE;
+                with->entries[i].value = ruby_preload;
+            }
     const char *test = current_test != NULL ? current_test() : NULL;
     if (test == NULL)
         test = own_origin;
@@ -135,11 +173,12 @@ static void with_origin(GlRestoreSet *with)
 }
 
 /* Runs the statement @call with `restored`, @envp with the run's variables
- * back, on this stack: @envp itself when it lacks none. */
-#define WITH_RESTORED(envp, call)                                                                \
+ * back for an exec of @program with @argv (with_run()), on this stack:
+ * @envp itself when it lacks none. */
+#define WITH_RESTORED(program, argv, envp, call)                                                 \
     do {                                                                                         \
         GlRestoreSet with_;                                                                      \
-        with_origin(&with_);                                                                     \
+        with_run(&with_, (program), (argv));                                                     \
         size_t count_ = 0;                                                                       \
         size_t bytes_ = gl_restore_size(&with_, (envp), &count_);                                \
         if (bytes_ == 0) {                                                                       \
@@ -212,16 +251,26 @@ static int exec_file(const char *path, char *const argv[], char *const envp[])
     return real_execve(path, argv, envp);
 }
 
-/* execvpe(@file...), guarded when what it finds on PATH (the process's
- * own, as the C library searches it) is static. */
-static int exec_search(const char *file, char *const argv[], char *const envp[])
+/* execvpe(@file...), guarded when what it finds on PATH, @program
+ * (nullable: nothing, or not looked for), is static. */
+static int exec_search(const char *file, const char *program, char *const argv[],
+                       char *const envp[])
 {
-    if (guard() != NULL) {
-        char found[PATH_MAX];
-        if (gl_program_find(file, getenv("PATH"), found, sizeof found) == 0)
-            exec_guarded(found, argv, envp);
-    }
+    if (program != NULL)
+        exec_guarded(program, argv, envp);
     return real_execvpe(file, argv, envp);
+}
+
+/* Finds @file on PATH (the process's own, as the C library searches it)
+ * into @found (PATH_MAX bytes) when the run needs to know what an exec of
+ * it starts: a static program to guard, a Ruby to start under the engine.
+ * Returns: (transfer none) (nullable): @found, NULL when not looked for
+ * or not found. */
+static const char *program_on_path(const char *file, char *found)
+{
+    if (guard() == NULL && ruby_preload == NULL)
+        return NULL;
+    return gl_program_find(file, getenv("PATH"), found, PATH_MAX) == 0 ? found : NULL;
 }
 
 /* fexecve(@fd...), guarded when @fd is a static program the guard can
@@ -287,7 +336,7 @@ int execve(const char *path, char *const argv[], char *const envp[])
 {
     if (real_execve == NULL)
         return -1;
-    WITH_RESTORED(envp, return exec_file(path, argv, restored));
+    WITH_RESTORED(path, argv, envp, return exec_file(path, argv, restored));
 }
 
 int execv(const char *path, char *const argv[])
@@ -299,7 +348,9 @@ int execvpe(const char *file, char *const argv[], char *const envp[])
 {
     if (real_execvpe == NULL || real_execve == NULL)
         return -1;
-    WITH_RESTORED(envp, return exec_search(file, argv, restored));
+    char found[PATH_MAX];
+    const char *program = program_on_path(file, found);
+    WITH_RESTORED(program, argv, envp, return exec_search(file, program, argv, restored));
 }
 
 int execvp(const char *file, char *const argv[])
@@ -311,7 +362,7 @@ int fexecve(int fd, char *const argv[], char *const envp[])
 {
     if (real_fexecve == NULL || real_execve == NULL)
         return -1;
-    WITH_RESTORED(envp, return exec_fd(fd, argv, restored));
+    WITH_RESTORED(NULL, argv, envp, return exec_fd(fd, argv, restored));
 }
 
 int posix_spawn(pid_t *pid, const char *path, const posix_spawn_file_actions_t *actions,
@@ -319,8 +370,9 @@ int posix_spawn(pid_t *pid, const char *path, const posix_spawn_file_actions_t *
 {
     if (real_posix_spawn == NULL)
         return -1;
-    WITH_RESTORED(envp, return spawn_program(real_posix_spawn, pid, path, path, actions, attr,
-                                             argv, restored));
+    WITH_RESTORED(path, argv, envp,
+                  return spawn_program(real_posix_spawn, pid, path, path, actions, attr, argv,
+                                       restored));
 }
 
 int posix_spawnp(pid_t *pid, const char *file, const posix_spawn_file_actions_t *actions,
@@ -329,11 +381,10 @@ int posix_spawnp(pid_t *pid, const char *file, const posix_spawn_file_actions_t 
     if (real_posix_spawnp == NULL)
         return -1;
     char found[PATH_MAX];
-    const char *program = guard() != NULL &&
-                                  gl_program_find(file, getenv("PATH"), found, sizeof found) == 0
-                              ? found : NULL;
-    WITH_RESTORED(envp, return spawn_program(real_posix_spawnp, pid, file, program, actions, attr,
-                                             argv, restored));
+    const char *program = program_on_path(file, found);
+    WITH_RESTORED(program, argv, envp,
+                  return spawn_program(real_posix_spawnp, pid, file, program, actions, attr, argv,
+                                       restored));
 }
 
 /* Sets @n to how many arguments the execl* call whose first is @first

@@ -47,6 +47,20 @@ const char *gl_restore_value(const GlRestoreSet *set, const char *name)
     return NULL;
 }
 
+const char *gl_restore_engine_preload(const char *engine_command)
+{
+    static const char preload[] = "LD_PRELOAD=";
+    if (engine_command == NULL)
+        return NULL;
+    const char *word = strchr(engine_command, GL_PROTO_ENGINE_COMMAND_SEPARATOR[0]);
+    if (word == NULL || word == engine_command || strncmp(word + 1, preload, strlen(preload)) != 0)
+        return NULL;
+    const char *list = word + 1 + strlen(preload);
+    if (*list == '\0' || strchr(list, GL_PROTO_ENGINE_COMMAND_SEPARATOR[0]) != NULL)
+        return NULL;
+    return list;
+}
+
 /* Returns: the value of @entry's variable in @envp, NULL when unset. */
 static const char *lookup(char *const envp[], const GlRestoreEntry *entry)
 {

@@ -5,6 +5,7 @@
 #define _GNU_SOURCE
 #include "testutil.h"
 #include "gemleak/agent/program_kind.h"
+#include "gemleak/base/protocol.h"
 
 #include <elf.h>
 #include <fcntl.h>
@@ -294,6 +295,64 @@ START_TEST(test_find_on_path)
 }
 END_TEST
 
+/* Names as gemleak's lists give them: each blank-separated name or glob
+ * of the list matches a path's base name whole ('*' any run, "[0-9]" a
+ * range). */
+START_TEST(test_names_in_lists)
+{
+    const char *ruby = GL_PROTO_RUBY_PROGRAMS;
+    ck_assert_int_eq(gl_program_name_in("/usr/bin/ruby", ruby), 1);
+    ck_assert_int_eq(gl_program_name_in("ruby3.1", ruby), 1);
+    ck_assert_int_eq(gl_program_name_in("/opt/rubies/bin/ruby-3.4.5", ruby), 1);
+    ck_assert_int_eq(gl_program_name_in("/lib/libruby.so.3.4.5", ruby), 1);
+    ck_assert_int_eq(gl_program_name_in("/usr/bin/jruby", ruby), 0);
+    ck_assert_int_eq(gl_program_name_in("rubyx", ruby), 0);
+    ck_assert_int_eq(gl_program_name_in("ruby-", ruby), 0);
+    ck_assert_int_eq(gl_program_name_in("/ruby/bin/irb", ruby), 0);
+    ck_assert_int_eq(gl_program_name_in("", ruby), 0);
+    ck_assert_int_eq(gl_program_name_in(NULL, ruby), 0);
+    const char *launchers = GL_PROTO_LAUNCHERS;
+    ck_assert_int_eq(gl_program_name_in("/home/me/.gem/bin/rake", launchers), 1);
+    ck_assert_int_eq(gl_program_name_in("bundle", launchers), 1);
+    ck_assert_int_eq(gl_program_name_in("rakefile", launchers), 0);
+    ck_assert_int_eq(gl_program_name_in("ext/x/extconf.rb", GL_PROTO_BUILD_STEPS), 1);
+    ck_assert_int_eq(gl_program_name_in("extconf.rbx", GL_PROTO_BUILD_STEPS), 0);
+    ck_assert_int_eq(gl_program_name_in("a", "  b  a "), 1);
+    ck_assert_int_eq(gl_program_name_in("x9", "x[0-9]"), 1);
+    ck_assert_int_eq(gl_program_name_in("xa", "x[0-9]"), 0);
+    ck_assert_int_eq(gl_program_name_in("[0", "[0"), 1);  /* an open bracket is itself */
+}
+END_TEST
+
+/* A Ruby an exec starts itself: a dynamic program named as Ruby's
+ * executables are; not a script (its interpreter runs first), not a
+ * static program (LD_PRELOAD never reaches it), not another name, not a
+ * setuid one. */
+START_TEST(test_ruby_programs)
+{
+    g_autofree char *dir = gl_test_tmpdir();
+    g_autofree char *dynamic = compiled(dir, "dynamic", "");
+    g_autofree char *named = g_build_filename(dir, "ruby3.4", NULL);
+    ck_assert_int_eq(link(dynamic, named), 0);
+    ck_assert_int_eq(gl_program_is_ruby(named), 1);
+    ck_assert_int_eq(gl_program_is_ruby(dynamic), 0);
+    g_autofree char *plain = compiled(dir, "static", "-static");
+    g_autofree char *static_ruby = g_build_filename(dir, "ruby", NULL);
+    ck_assert_int_eq(link(plain, static_ruby), 0);
+    ck_assert_int_eq(gl_program_is_ruby(static_ruby), 0);
+    g_autofree char *script = g_build_filename(dir, "ruby-3.4.5", NULL);
+    g_autofree char *text = g_strdup_printf("#!%s\n", named);
+    gl_test_write(script, text, -1);
+    ck_assert_int_eq(g_chmod(script, 0755), 0);
+    ck_assert_int_eq(gl_program_is_ruby(script), 0);
+    g_autofree char *missing = g_build_filename(dir, "ruby3.3", NULL);
+    ck_assert_int_eq(gl_program_is_ruby(missing), 0);
+    ck_assert_int_eq(g_chmod(named, 04755), 0);
+    ck_assert_int_eq(gl_program_is_ruby(named), 0);
+    gl_remove_tree(dir);
+}
+END_TEST
+
 Suite *gl_program_kind_suite(void)
 {
     Suite *suite = suite_create("program_kind");
@@ -304,6 +363,8 @@ Suite *gl_program_kind_suite(void)
     tcase_add_test(tc, test_not_followed);
     tcase_add_test(tc, test_scripts);
     tcase_add_test(tc, test_find_on_path);
+    tcase_add_test(tc, test_names_in_lists);
+    tcase_add_test(tc, test_ruby_programs);
     suite_add_tcase(suite, tc);
     return suite;
 }

@@ -172,6 +172,30 @@ START_TEST(test_origin_replaces_theirs)
 }
 END_TEST
 
+/* The LD_PRELOAD a Ruby starts with under a sanitizer's engine, read from
+ * the command the helper would start it again with ("ENV<sep>LD_PRELOAD=
+ * LIST"); none from Valgrind's command, nor from one of another shape. */
+START_TEST(test_engine_preload)
+{
+    const char *sep = GL_PROTO_ENGINE_COMMAND_SEPARATOR;
+    g_autofree char *lsan = g_strconcat("/usr/bin/env", sep, "LD_PRELOAD=/h/alloc.so:/l/liblsan.so",
+                                        NULL);
+    ck_assert_str_eq(gl_restore_engine_preload(lsan), "/h/alloc.so:/l/liblsan.so");
+    g_autofree char *valgrind = g_strconcat("/usr/bin/valgrind", sep, "--tool=memcheck", sep,
+                                            "--xml=yes", NULL);
+    ck_assert_ptr_null(gl_restore_engine_preload(valgrind));
+    g_autofree char *more = g_strconcat("/usr/bin/env", sep, "LD_PRELOAD=/l/liblsan.so", sep,
+                                        "X=1", NULL);
+    ck_assert_ptr_null(gl_restore_engine_preload(more));
+    g_autofree char *empty = g_strconcat("/usr/bin/env", sep, "LD_PRELOAD=", NULL);
+    ck_assert_ptr_null(gl_restore_engine_preload(empty));
+    g_autofree char *unnamed = g_strconcat(sep, "LD_PRELOAD=/l/liblsan.so", NULL);
+    ck_assert_ptr_null(gl_restore_engine_preload(unnamed));
+    ck_assert_ptr_null(gl_restore_engine_preload("/usr/bin/env"));
+    ck_assert_ptr_null(gl_restore_engine_preload(NULL));
+}
+END_TEST
+
 /* The sentence for a program that ran unfollowed: a line appended to the
  * run directory's outside-PID.txt, whole, control characters shown as
  * '?'; nothing without a run directory. */
@@ -207,6 +231,7 @@ Suite *gl_restore_env_suite(void)
     tcase_add_test(tc, test_cleared_and_whole);
     tcase_add_test(tc, test_theirs_kept);
     tcase_add_test(tc, test_origin_replaces_theirs);
+    tcase_add_test(tc, test_engine_preload);
     tcase_add_test(tc, test_say_outside);
     suite_add_tcase(suite, tc);
     return suite;

@@ -868,6 +868,61 @@ START_TEST(test_lsan_launcher_build_step_stays_native)
 }
 END_TEST
 
+/* A Ruby that a process of the run execs (a test's assert_separately, a
+ * system of a script) starts once, with the engine's runtime from its
+ * first instruction, under both sanitizers' engines: what its command
+ * line requires (-r, which Ruby loads before RUBYOPT's helper) runs once,
+ * with the runtime mapped, and its leak is found. It started without the
+ * runtime and ran again under it (issue 36: 30 ms a Ruby; what -r loaded
+ * ran twice, once outside the engine). A build step (extconf.rb) still
+ * runs outside it, as a launcher's does. */
+START_TEST(test_sanitizers_start_a_childs_ruby_once)
+{
+    if (!have_ruby34("a Ruby a process of the run starts"))
+        return;
+    g_autofree char *dir = gl_test_tmpdir();
+    g_autofree char *starts = g_build_filename(dir, "starts.txt", NULL);
+    g_autofree char *counter = g_build_filename(dir, "counter.rb", NULL);
+    g_autofree char *counter_code = g_strdup_printf(
+        "File.open(%%q(%s), 'a') { |f| f.puts(%%q(start) + (File.read(%%q(/proc/self/maps))"
+        "[/lib[al]san/] ? %%q( under the runtime) : %%q( without it)) + %%q( ) + "
+        "File.basename($0)) }\n", starts);
+    gl_test_write(counter, counter_code, -1);
+    g_autofree char *extconf = g_build_filename(dir, "extconf.rb", NULL);
+    gl_test_write(extconf, "puts 'extconf ran'\n", -1);
+    const char *engines[] = { "lsan", "asan" };
+    for (guint i = 0; i < G_N_ELEMENTS(engines); i++) {
+        g_autofree char *leaky = leaky_for(engines[i]);
+        g_autofree char *json = g_build_filename(dir, "once.json", NULL);
+        g_autofree char *code = g_strdup_printf(
+            "require 'leaky'; Leaky.clean; "
+            "system(RbConfig.ruby, '--disable-gems', '-r%s', '-I%s', '-e', "
+            "'require %%q(leaky); Leaky.leak; puts %%q(child ran)') or abort('the child failed'); "
+            "system(RbConfig.ruby, '--disable-gems', '-r%s', '%s') or abort('extconf failed')",
+            counter, leaky, counter, extconf);
+        g_autofree char *include = g_strconcat("-I", leaky, NULL);
+        const char *command[] = { ruby34, "--disable-gems", include, "-e", code, NULL };
+        g_unlink(starts);
+        Result r = { 0 };
+        run_engine(&r, dir, engines[i], json, command);
+        ck_assert_msg(r.status == 1, "%s: status %d:\n%s", engines[i], r.status, r.err);
+        gl_assert_line(r.out, "^child ran$");
+        gl_assert_line(r.out, "^extconf ran$");
+        gl_assert_line(r.err, "^gemleak: FAIL: 1 leak losing 100 bytes$");
+        g_autofree char *said = NULL;
+        ck_assert(g_file_get_contents(starts, &said, NULL, NULL));
+        /* the exact pass runs the command again: each run one of each */
+        gsize length = strlen(said);
+        guint under = gl_test_count(said, length, "start under the runtime -e\n");
+        ck_assert_msg(under >= 1 && gl_test_count(said, length, "start") == 2 * under &&
+                          gl_test_count(said, length, "start without it extconf.rb\n") == under,
+                      "%s: the child Rubies started:\n%s", engines[i], said);
+        result_discard(&r);
+    }
+    gl_remove_tree(dir);
+}
+END_TEST
+
 /* Where ptrace is refused (here a seccomp filter, as a container's
  * profile may set; Yama, or strace already tracing, alike), the guard
  * cannot follow the static launcher: the Ruby it starts runs outside the
@@ -1351,6 +1406,7 @@ void integration_engine(TCase *tcase)
     tcase_add_test(tcase, test_lsan_per_test_clean_suite_runs_once);
     tcase_add_test(tcase, test_lsan_exit_bang_child_is_checked);
     tcase_add_test(tcase, test_lsan_launcher_build_step_stays_native);
+    tcase_add_test(tcase, test_sanitizers_start_a_childs_ruby_once);
     tcase_add_test(tcase, test_lsan_per_test_reallocated_block);
     tcase_add_test(tcase, test_lsan_fork_counts_inherited_once);
     tcase_add_test(tcase, test_sanitizers_count_a_childs_inherited_leaks_once);

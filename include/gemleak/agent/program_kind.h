@@ -28,6 +28,18 @@ int gl_program_fd_is_static(int fd);
  * its privileges: it ignores LD_PRELOAD, as ever). */
 int gl_program_is_static(const char *path);
 
+/* Returns: 1 when an exec of @path runs a Ruby itself: a dynamic ELF
+ * program (the dynamic loader reads LD_PRELOAD for it; not a script, whose
+ * interpreter runs first) whose file name is one of Ruby's executables
+ * (GL_PROTO_RUBY_PROGRAMS, as gemleak tells a Ruby command: ruby, ruby3.1,
+ * ruby-3.4.5), readable, not setuid or setgid; 0 otherwise. */
+int gl_program_is_ruby(const char *path);
+
+/* Returns: 1 when the base name of @path (what follows its last '/') is one
+ * of the blank-separated names or globs of @list ('*' and "[0-9]" ranges:
+ * GL_PROTO_RUBY_PROGRAMS, GL_PROTO_LAUNCHERS), 0 otherwise. */
+int gl_program_name_in(const char *path, const char *list);
+
 /* Finds @file as execvp() does: @file itself when it holds a '/', else
  * the first executable regular file of that name in the directories of
  * @search (PATH's value; NULL: the C library's default, "/bin:/usr/bin";

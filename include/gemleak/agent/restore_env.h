@@ -38,6 +38,14 @@ void gl_restore_parse(GlRestoreSet *set, char *list, const char *whole);
  * @name, NULL when it gives it none. */
 const char *gl_restore_value(const GlRestoreSet *set, const char *name);
 
+/* Returns: (transfer none) (nullable): under a sanitizer's engine, the
+ * LD_PRELOAD a Ruby of the run starts with (the runtime and what gemleak
+ * preloads with it), as @engine_command (GEMLEAK_ENGINE_COMMAND's value,
+ * nullable) gives it: "ENV<sep>LD_PRELOAD=LIST", LIST returned, pointing
+ * into @engine_command; NULL for any other command (Valgrind's, which
+ * follows every exec itself) or none. */
+const char *gl_restore_engine_preload(const char *engine_command);
+
 /* Returns: how many bytes the variables @envp (nullable: none) lacks of
  * @set need ("NAME=VALUE" and its NUL each), 0 when it lacks none; in
  * *@count how many variables @envp has. */

@@ -304,6 +304,10 @@
 /* Launchers, by the name of the program, separated by spaces: they only
  * start the processes that run a suite (Bundler, Rake). */
 #define GL_PROTO_LAUNCHERS "bundle bundler rake"
+/* Build steps, by the name of the script Ruby runs, separated by spaces:
+ * they run outside the engine, as Valgrind's --trace-children-skip keeps
+ * a compiler out (the helper's launch.rb). */
+#define GL_PROTO_BUILD_STEPS "extconf.rb"
 
 /* Ruby's own, which is never the project's, as gemleak and the helper
  * tell it alike (blank-separated):

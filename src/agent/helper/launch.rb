@@ -15,7 +15,7 @@
 module GemLeakLaunch
   SEPARATOR = GemLeakHelper::Protocol::ENGINE_COMMAND_SEPARATOR
   LAUNCHERS = GemLeakHelper::Protocol::LAUNCHERS.split(" ").freeze
-  BUILD_STEPS = %w[extconf.rb].freeze
+  BUILD_STEPS = GemLeakHelper::Protocol::BUILD_STEPS.split(" ").freeze
   Core = GemLeakHelper::Core
   EXEC = Process.method(:exec)
   # Ruby's switches (ruby.c, proc_options), for the -C among them: those

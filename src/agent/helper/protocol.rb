@@ -114,6 +114,7 @@ module GemLeakHelper
     RUNTIME_VARIABLE = "GEMLEAK_ENGINE_RUNTIME"
     FREE_AT_EXIT_VALUE = "1-gemleak"
     LAUNCHERS = "bundle bundler rake"
+    BUILD_STEPS = "extconf.rb"
     RUBY_PROGRAMS = "ruby ruby[0-9]* ruby-[0-9]* libruby.so* libruby-*.so* libruby[0-9]*.so*"
     RUBY_DIRS = "rubylibprefix rubyarchdir rubylibdir archdir vendordir vendorarchdir vendorlibdir sitedir sitearchdir sitelibdir"
     RUBY_LONG_WITH_VALUE = "enable disable encoding external-encoding internal-encoding dump backtrace-limit parser crash-report"
