@@ -33,6 +33,13 @@
  * - In the exact pass (GEMLEAK_EXACT names the sites), each allocation at
  *   a site where the first pass found a leak gets an exact stack
  *   (exact_sites.c, exact_blocks.c, exact_write.c).
+ * - While a require runs (the helper says so: gemleak_alloc_requiring()),
+ *   an allocation by code outside Ruby's own (an extension's Init_, and
+ *   what its calls of Ruby's allocation functions allocate) is given to
+ *   the runtime with its whole stack, unwound here, after this library's
+ *   gemleak_exact frame, the mark of a stack the reader takes as whole:
+ *   what an extension allocates once as it loads, and keeps to the end,
+ *   is judged in the first pass (gemleak(1), RULES, 3), not run again.
  *
  * Before each leak check (at exit, from src/agent/proof.c; before a
  * check the helper makes), gemleak_alloc_before_check() writes what the
@@ -99,6 +106,11 @@ void gemleak_alloc_on_free(void (*hook)(const volatile void *block));
 /* The return address inside the client library's trampoline: where a
  * stack made here, without frame pointers, goes on to the extension. */
 void gemleak_alloc_on_via(const void *via_return);
+/* The helper, as a require starts (@on 1) and ends (0) on this thread. */
+void gemleak_alloc_requiring(int on);
+/* The mark of a stack unwound whole here (GL_PROTO_EXACT_FUNCTION): never
+ * called, an address inside it stands first in such a chain. */
+void gemleak_exact(void);
 
 #define BOOT_BYTES ((size_t) 64 * 1024)
 
@@ -227,6 +239,38 @@ static void allocated_hook(const volatile void *block, size_t size)
 
 /* ---- a call of the runtime ------------------------------------------------------ */
 
+/* Ruby's own code: the executable's and libruby's (when Ruby is built
+ * shared), as the process started; what it allocates on its own is
+ * Ruby's. */
+#define MAX_RUBY_RANGES 4
+static struct {
+    uintptr_t low, high;
+} ruby_ranges[MAX_RUBY_RANGES];
+static int n_ruby_ranges;
+/* libgcc's unwinder is there (exact_blocks_start()). */
+static int can_unwind;
+
+static inline int in_ruby(uintptr_t pc)
+{
+    for (int i = 0; i < n_ruby_ranges; i++)
+        if (pc >= ruby_ranges[i].low && pc < ruby_ranges[i].high)
+            return 1;
+    return 0;
+}
+
+/* Returns: 1 if an allocation returning to @caller, below the extension's
+ * call returning to @via_ret (0: none), gets its whole stack: while a
+ * require runs on this thread, made by code outside Ruby's own. */
+static inline int whole_stack(const Thread *thread, uintptr_t caller, uintptr_t via_ret)
+{
+    return thread->requiring > 0 && can_unwind && !in_ruby(via_ret != 0 ? via_ret : caller);
+}
+
+__attribute__((noinline, used)) void gemleak_exact(void)
+{
+    __asm__ volatile("nop\n\tnop\n\tnop\n\tnop");
+}
+
 /* The dynamic loader's code: the runtime takes what it allocates for
  * reachable when the allocating call is the loader's, as it is only when
  * the runtime is called straight (straight()). */
@@ -249,7 +293,56 @@ static inline __attribute__((always_inline)) int straight(uintptr_t caller, uint
     int via = alloc_via_find(fp, &via_ret, &via_api, &via_frame);
     if (via && alloc_mode == MODE_CALL)
         return 0;
+    if (whole_stack(thread, caller, via ? via_ret : 0))
+        return 0;
     return !exact_on || !exact_wanted(caller, via ? via_ret : 0, size);
+}
+
+/* Fills @frames with the chain of an allocation by a call returning to
+ * @caller, its frame pointer's caller @caller_fp, below the extension's
+ * call returning to @via_ret (0: none) of Ruby's function @via_api, whose
+ * trampoline's frame is @via_frame: the allocating call and the watched
+ * call on the way, without frame pointers; the frames as they are, with
+ * them. Returns: how many. */
+static int chain_at_call(Frame *frames, uintptr_t caller, uintptr_t caller_fp, uintptr_t via_ret,
+                         uintptr_t via_api, uintptr_t via_frame)
+{
+    int n = 0;
+    frames[n++].ret = caller;
+    /* the client library's trampoline called here (--growth): its
+     * caller's call too (its frame is the one caller_fp names) */
+    if (alloc_mode == MODE_CALL && caller == client_via_return && client_via_return != 0)
+        frames[n++].ret = ((const Frame *) caller_fp)->ret;
+    if (alloc_mode == MODE_CALL && via_ret != 0) {
+        frames[n++].ret = via_api + 1;
+        frames[n++].ret = (uintptr_t) gemleak_via_return;
+        frames[n++].ret = via_ret;
+        /* the client library's trampoline called Ruby's function
+         * through this one: the extension's call is its frame's, the
+         * one this trampoline's saved */
+        if (via_ret == client_via_return && client_via_return != 0)
+            frames[n++].ret = ((const Frame *) ((const Frame *) via_frame)->next)->ret;
+    }
+    if (alloc_mode == MODE_FRAMES)
+        n = alloc_copy_chain(caller_fp, frames, n);
+    return n;
+}
+
+/* Fills @frames with the whole stack of an allocation by a call returning
+ * to @caller (whole_stack()), unwound now, after the mark.
+ * Returns: how many; 0 when the unwinder lost its way. */
+static int chain_whole(Frame *frames, Thread *thread, uintptr_t caller)
+{
+    uintptr_t pcs[MAX_FRAMES - 1];
+    thread->busy++;  /* what the unwinder allocates goes straight */
+    int unwound = exact_unwind(caller, pcs, MAX_FRAMES - 1);
+    thread->busy--;
+    if (unwound == 0)
+        return 0;
+    frames[0].ret = (uintptr_t) gemleak_exact + 1;
+    for (int i = 0; i < unwound; i++)
+        frames[i + 1].ret = pcs[i];
+    return unwound + 1;
 }
 
 /* Calls @call with a chain the runtime can judge (alloc.c's comment says
@@ -269,28 +362,14 @@ static __attribute__((noinline)) uintptr_t front(Call *call, uintptr_t caller, u
     uintptr_t via_ret = 0, via_api = 0, via_frame = 0;
     int via = alloc_via_find(fp, &via_ret, &via_api, &via_frame);
     int hidden_here = 0;
-    if (alloc_mode == MODE_OFF || thread->busy || (own && alloc_mode == MODE_FRAMES)) {
+    int whole = !thread->busy && whole_stack(thread, caller, via ? via_ret : 0);
+    if (alloc_mode == MODE_OFF || thread->busy || (own && alloc_mode == MODE_FRAMES && !whole)) {
         gl_alloc_call(call, 0, 0);
     } else {
         Frame frames[MAX_FRAMES];
-        int n = 0;
-        frames[n++].ret = caller;
-        /* the client library's trampoline called here (--growth): its
-         * caller's call too (its frame is the one caller_fp names) */
-        if (alloc_mode == MODE_CALL && caller == client_via_return && client_via_return != 0)
-            frames[n++].ret = ((const Frame *) caller_fp)->ret;
-        if (alloc_mode == MODE_CALL && via) {
-            frames[n++].ret = via_api + 1;
-            frames[n++].ret = (uintptr_t) gemleak_via_return;
-            frames[n++].ret = via_ret;
-            /* the client library's trampoline called Ruby's function
-             * through this one: the extension's call is its frame's, the
-             * one this trampoline's saved */
-            if (via_ret == client_via_return && client_via_return != 0)
-                frames[n++].ret = ((const Frame *) ((const Frame *) via_frame)->next)->ret;
-        }
-        if (alloc_mode == MODE_FRAMES)
-            n = alloc_copy_chain(caller_fp, frames, n);
+        int n = whole ? chain_whole(frames, thread, caller) : 0;
+        if (n == 0)
+            n = chain_at_call(frames, caller, caller_fp, via ? via_ret : 0, via_api, via_frame);
         if (own) {
             for (int i = 0; i < n; i++)
                 frames[i].next = i + 1 < n ? (uintptr_t) &frames[i + 1] : 0;
@@ -566,6 +645,15 @@ void gemleak_alloc_on_via(const void *via_return)
     __atomic_store_n(&client_via_return, (uintptr_t) via_return, __ATOMIC_RELEASE);
 }
 
+void gemleak_alloc_requiring(int on)
+{
+    Thread *thread = &alloc_thread;
+    if (on)
+        thread->requiring++;
+    else if (thread->requiring > 0)
+        thread->requiring--;
+}
+
 /* ---- before a check ------------------------------------------------------------- */
 
 static AgentReportLine report_line;
@@ -616,6 +704,34 @@ static void find_loader(void)
     uintptr_t base = (uintptr_t) getauxval(AT_BASE);
     if (base != 0)
         dl_iterate_phdr(loader_range, &base);
+}
+
+/* Adds the executable code of the object @info to Ruby's own when it is
+ * the program (the first the loader lists) or libruby. */
+static int ruby_range(struct dl_phdr_info *info, size_t size, void *data)
+{
+    (void) size;
+    int *first = data;
+    const char *name = info->dlpi_name != NULL ? info->dlpi_name : "";
+    const char *base = strrchr(name, '/') != NULL ? strrchr(name, '/') + 1 : name;
+    int program = *first;
+    *first = 0;
+    if (!program && strncmp(base, "libruby", strlen("libruby")) != 0)
+        return 0;
+    uintptr_t low = 0, high = 0;
+    for (int i = 0; i < info->dlpi_phnum; i++)
+        if (info->dlpi_phdr[i].p_type == PT_LOAD && (info->dlpi_phdr[i].p_flags & PF_X)) {
+            uintptr_t start = (uintptr_t) info->dlpi_addr + info->dlpi_phdr[i].p_vaddr;
+            uintptr_t end = start + info->dlpi_phdr[i].p_memsz;
+            low = low == 0 || start < low ? start : low;
+            high = end > high ? end : high;
+        }
+    if (high != 0 && n_ruby_ranges < MAX_RUBY_RANGES) {
+        ruby_ranges[n_ruby_ranges].low = low;
+        ruby_ranges[n_ruby_ranges].high = high;
+        n_ruby_ranges++;
+    }
+    return 0;
 }
 
 /* The exact pass: the runtime's symbolizer and libgcc's unwinder, and the
@@ -672,6 +788,9 @@ __attribute__((constructor)) static void alloc_start(void)
         pthread_atfork(before_fork, after_fork, in_child) != 0)
         return;
     find_loader();
+    int first = 1;
+    dl_iterate_phdr(ruby_range, &first);
+    can_unwind = exact_blocks_start();
     alloc_held_start();
     alloc_stack_start();
     alloc_via_start();

@@ -53,6 +53,7 @@ typedef struct {
     int known;              /* low and high were looked up */
     int on_scratch;         /* a call runs on the scratch stack now */
     int busy;               /* this thread is in the library: what it allocates is not looked at */
+    int requiring;          /* requires running on it (gemleak_alloc_requiring()) */
 } Thread;
 
 extern __thread Thread alloc_thread __attribute__((tls_model("initial-exec"))) AGENT_HIDDEN;

@@ -31,6 +31,7 @@ typedef struct {
     uintptr_t caller;
     int found;              /* the caller's frame was met */
     int counted;            /* frames kept that the runtime's depth would count */
+    int limit;              /* how many of those to keep */
     Stack *stack;
 } Unwinding;
 
@@ -82,7 +83,7 @@ static _Unwind_Reason_Code one_frame(struct _Unwind_Context *context, void *data
             return _URC_NO_REASON;  /* this library's own frames */
         unwinding->found = 1;
     }
-    if (pc == 0 || unwinding->counted >= exact_sites.depth || unwinding->stack->n >= MAX_DEPTH)
+    if (pc == 0 || unwinding->counted >= unwinding->limit || unwinding->stack->n >= MAX_DEPTH)
         return _URC_END_OF_STACK;
     unwinding->stack->pcs[unwinding->stack->n++] = pc;
     unwinding->counted += !ours(pc);
@@ -121,7 +122,7 @@ void exact_record(void *block, uintptr_t caller)
         return;
     exact_busy++;
     Stack stack = { .n = 0 };
-    Unwinding unwinding = { .caller = caller, .stack = &stack };
+    Unwinding unwinding = { .caller = caller, .limit = exact_sites.depth, .stack = &stack };
     unwind_backtrace(one_frame, &unwinding);
     if (stack.n == 0)
         stack.pcs[stack.n++] = caller;  /* the unwinder lost its way: the caller at least */
@@ -131,6 +132,18 @@ void exact_record(void *block, uintptr_t caller)
         hidden_table_put(&exact_table.blocks, block, index);
     pthread_mutex_unlock(&exact_table.lock);
     exact_busy--;
+}
+
+int exact_unwind(uintptr_t caller, uintptr_t *pcs, int max)
+{
+    if (unwind_backtrace == NULL || unwind_get_ip == NULL || max <= 0)
+        return 0;
+    Stack stack = { .n = 0 };
+    Unwinding unwinding = { .caller = caller, .limit = max, .stack = &stack };
+    unwind_backtrace(one_frame, &unwinding);
+    int n = stack.n < max ? stack.n : max;
+    memcpy(pcs, stack.pcs, (size_t) n * sizeof *pcs);
+    return n;
 }
 
 void exact_forget(const volatile void *block)

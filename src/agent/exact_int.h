@@ -104,6 +104,13 @@ int exact_blocks_start(void) AGENT_HIDDEN;
 /* Records @block, allocated by a call returning to @caller, with its stack. */
 void exact_record(void *block, uintptr_t caller) AGENT_HIDDEN;
 
+/* Unwinds the stack of an allocation made by a call returning to
+ * @caller (the caller's frame on), into @pcs (@max of them, counting
+ * neither this library's frames nor gemleak_via's), outward; the caller
+ * must keep what it allocates meanwhile from coming back here.
+ * Returns: how many; 0 when there is no unwinder or it lost its way. */
+int exact_unwind(uintptr_t caller, uintptr_t *pcs, int max) AGENT_HIDDEN;
+
 /* Takes @block (nullable) out of the table, if it is there. */
 void exact_forget(const volatile void *block) AGENT_HIDDEN;
 

@@ -21,6 +21,7 @@
  *   sanitizer_unroot(address, size) that region no more
  *   sanitizer_warm -> Integer       the symbolizer reads Ruby's object now
  *   before_check                    what the allocation front writes first
+ *   requiring(on)                   a require starts (1) or ends (0) on this thread
  *   address(object) -> Integer      where a Ruby object lies
  *
  * Each text is read up to its first NUL (the helper ends them with one).
@@ -251,6 +252,17 @@ static VALUE native_before_check(VALUE self)
     return integer(before != NULL);
 }
 
+/* The allocation front's gemleak_alloc_requiring, NULL without it. */
+static void (*requiring)(int);
+
+static VALUE native_requiring(VALUE self, VALUE on)
+{
+    (void) self;
+    if (requiring != NULL)
+        requiring(ruby.num2long(on) != 0);
+    return integer(requiring != NULL);
+}
+
 /* A heap object's VALUE is its address (what Fiddle.dlwrap gave). */
 static VALUE native_address(VALUE self, VALUE object)
 {
@@ -297,7 +309,9 @@ void Init_gemleak_client(void)
         { "sanitizer_warm", (Method) (uintptr_t) native_sanitizer_warm, 0 },
         { "before_check", (Method) (uintptr_t) native_before_check, 0 },
         { "address", (Method) (uintptr_t) native_address, 1 },
+        { "requiring", (Method) (uintptr_t) native_requiring, 1 },
     };
+    requiring = (void (*)(int)) (uintptr_t) runtime("gemleak_alloc_requiring");
     for (size_t i = 0; i < sizeof methods / sizeof methods[0]; i++)
         ruby.define_module_function(native, methods[i].name, methods[i].function, methods[i].arity);
 }

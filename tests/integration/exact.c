@@ -267,6 +267,29 @@ START_TEST(test_leaky_shapes_as_an_exact_run)
 }
 END_TEST
 
+/* What an extension allocates as it loads (ext/leaky's Init_leaky keeps a
+ * block it never frees) has its whole stack from the fast pass, the
+ * require running: judged Init code there, as --exact-stacks judges it,
+ * and the clean suite runs once, in this process and in a Ruby it starts
+ * (issue 36: every process that loaded the extension ran again for it).
+ * A leak after the require still has its stack cut, and runs again. */
+START_TEST(test_init_code_is_judged_in_the_first_pass)
+{
+    if (!ready_or_skip(ruby34, "Init code in the fast pass", why_skipped))
+        return;
+    g_autofree char *leaky = g_strdup_printf("-I%s/leaky", work);
+    g_autofree char *code = g_strdup_printf(
+        "require 'leaky'; Leaky.clean; system(RbConfig.ruby, '--disable-gems', '%s', '-e', "
+        "'require %%q(leaky); Leaky.clean') or abort", leaky);
+    const char *command[] = { ruby34, "--disable-gems", leaky, "-e", code, NULL };
+    g_autofree char *none = same_as_exact("init", NULL, NULL, 0, FALSE, NULL, command);
+    ck_assert_str_eq(none, "");
+    const char *leaking[] = { ruby34, "--disable-gems", leaky, "-e",
+                              "require 'leaky'; Leaky.leak", NULL };
+    g_free(same_as_exact("init-and-leak", NULL, NULL, 1, TRUE, " at leaky_alloc:", leaking));
+}
+END_TEST
+
 /* Every leak shape of ext/probe: memory a Ruby API hands to the extension
  * (strdup, ruby_xmalloc, rb_fd_init, st tables, an encoding converter),
  * TypedData without dfree, zlib's cycle, Init code. Not r_getcwd: two runs
@@ -555,6 +578,7 @@ void integration_exact(TCase *tcase)
 {
     tcase_add_unchecked_fixture(tcase, setup_exact, teardown_exact);
     tcase_add_test(tcase, test_leaky_shapes_as_an_exact_run);
+    tcase_add_test(tcase, test_init_code_is_judged_in_the_first_pass);
     tcase_add_test(tcase, test_probe_shapes_as_an_exact_run);
     tcase_add_test(tcase, test_sample_gem_as_an_exact_run);
     tcase_add_test(tcase, test_real_gem_suite_as_an_exact_run);

@@ -140,6 +140,32 @@ module GemLeakHelper
     end
   end
 
+  # While a require runs, the allocation front gives what code outside
+  # Ruby's own allocates (an extension's Init_, and what it has Ruby's
+  # allocation functions allocate) its whole stack (src/agent/alloc.c):
+  # what an extension allocates once as it loads is judged as Init code in
+  # the first pass, not run again for its stack. On where the front is.
+  module Requiring
+    @native = nil
+
+    class << self
+      def start
+        return unless Runtime.whole? && !Runtime::FRONT.empty? && Core.native? &&
+                      Native.respond_to?(:requiring)
+
+        @native = Native.method(:requiring)
+      end
+
+      def enter
+        @native&.call(1)
+      end
+
+      def leave
+        @native&.call(0)
+      end
+    end
+  end
+
   # Kernel#require, then a look at what it loaded. Prepended, so that
   # RubyGems', Bootsnap's or Zeitwerk's own require stay in the chain. An
   # error it passes on (a require that fails) leaves without this frame.
@@ -165,7 +191,12 @@ module GemLeakHelper
     private
 
     def require(*args)
-      result = super
+      Requiring.enter
+      begin
+        result = super
+      ensure
+        Requiring.leave
+      end
       if result
         GemLeakHelper.record_new_extensions
         GemLeakHelper::PerTest.install

@@ -36,6 +36,7 @@ if GemLeakHelper::Instrumented.on?
 end
 Process.singleton_class.prepend(GemLeakHelper::Fork) if Process.respond_to?(:_fork)
 GemLeakHelper::PerTest.start_owners if GemLeakHelper::Runtime.mapped?
+GemLeakHelper::Requiring.start
 # exit! ends the run of a test run again (per test, or for --growth), not the process
 if GemLeakHelper::Runtime.mapped? || GemLeakHelper::PerTest.on? || GemLeakHelper::Growth.on?
   Object.prepend(GemLeakHelper::PrivateExitBang)
