@@ -309,9 +309,18 @@ void Init_gemleak_client(void)
         { "sanitizer_warm", (Method) (uintptr_t) native_sanitizer_warm, 0 },
         { "before_check", (Method) (uintptr_t) native_before_check, 0 },
         { "address", (Method) (uintptr_t) native_address, 1 },
-        { "requiring", (Method) (uintptr_t) native_requiring, 1 },
     };
-    requiring = (void (*)(int)) (uintptr_t) runtime("gemleak_alloc_requiring");
     for (size_t i = 0; i < sizeof methods / sizeof methods[0]; i++)
         ruby.define_module_function(native, methods[i].name, methods[i].function, methods[i].arity);
+    /* requiring: called from the require of any Ractor (a Ractor's require
+     * runs the helper's hook), which a method Ruby does not know for
+     * Ractor-safe refuses (Ractor::UnsafeError); it only touches the
+     * calling thread's own state. The others stay the main Ractor's. */
+    requiring = (void (*)(int)) (uintptr_t) runtime("gemleak_alloc_requiring");
+    void (*ractor_safe)(int) = (void (*)(int)) (uintptr_t) dlsym(RTLD_DEFAULT, "rb_ext_ractor_safe");
+    if (ractor_safe != NULL)
+        ractor_safe(1);
+    ruby.define_module_function(native, "requiring", (Method) (uintptr_t) native_requiring, 1);
+    if (ractor_safe != NULL)
+        ractor_safe(0);
 }

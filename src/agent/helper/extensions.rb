@@ -145,23 +145,23 @@ module GemLeakHelper
   # allocation functions allocate) its whole stack (src/agent/alloc.c):
   # what an extension allocates once as it loads is judged as Init code in
   # the first pass, not run again for its stack. On where the front is.
+  # A Ractor's require runs here too: no state but a constant (ON, true,
+  # shareable), and Native.requiring is Ractor-safe (native.c).
   module Requiring
-    @native = nil
-
     class << self
       def start
         return unless Runtime.whole? && !Runtime::FRONT.empty? && Core.native? &&
                       Native.respond_to?(:requiring)
 
-        @native = Native.method(:requiring)
+        const_set(:ON, true)
       end
 
       def enter
-        @native&.call(1)
+        Native.requiring(1) if const_defined?(:ON, false)
       end
 
       def leave
-        @native&.call(0)
+        Native.requiring(0) if const_defined?(:ON, false)
       end
     end
   end
