@@ -54,13 +54,18 @@ gboolean gl_run_is_helper_file(const char *name)
     for (guint i = 0; i < G_N_ELEMENTS(names); i++)
         if (strcmp(name, names[i]) == 0)
             return TRUE;
-    if (!g_str_has_prefix(name, HELPER_COMPILED_PREFIX))
+    const char *suffix = NULL;
+    if (g_str_has_prefix(name, HELPER_COMPILED_PREFIX))
+        suffix = strstr(name, HELPER_COMPILED_SUFFIX);
+    else if (g_str_has_prefix(name, GL_PROTO_RBCONFIG_PREFIX))
+        suffix = strstr(name, GL_PROTO_FILE_SUFFIX);
+    else
         return FALSE;
-    /* NAME.iseq, or the loader's NAME.iseq.PID before its rename */
-    const char *suffix = strstr(name, HELPER_COMPILED_SUFFIX);
+    /* NAME.iseq (NAME.txt), or the helper's NAME.iseq.PID before its rename */
     if (suffix == NULL || strchr(name, '/') != NULL)
         return FALSE;
-    const char *rest = suffix + strlen(HELPER_COMPILED_SUFFIX);
+    const char *rest = suffix + strlen(g_str_has_prefix(name, GL_PROTO_RBCONFIG_PREFIX)
+                                           ? GL_PROTO_FILE_SUFFIX : HELPER_COMPILED_SUFFIX);
     if (*rest == '\0')
         return TRUE;
     if (*rest != '.' || rest[1] == '\0')

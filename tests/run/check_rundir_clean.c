@@ -41,7 +41,7 @@ END_TEST
 /* A helper directory a killed gemleak left behind is gemleak's to clean,
  * whatever it holds of what gemleak writes there: every file of it as
  * gl_run_write_helper() writes it, the exact pass's lists, and the
- * compiled helper a Ruby of the run cached there. */
+ * compiled helper and RbConfig's values a Ruby of the run cached there. */
 START_TEST(test_clean_removes_a_helper_directory_left_behind)
 {
     g_autofree char *tmp = gl_test_tmpdir();
@@ -57,6 +57,7 @@ START_TEST(test_clean_removes_a_helper_directory_left_behind)
     const char *const also[] = { "exact-sites.txt", "exact-tests.txt",
                                  "gemleak_helper_body-ruby-3.4.5-x86_64-linux-20cda200d3.iseq",
                                  "gemleak_helper_body-ruby-3.4.5-x86_64-linux-20cda200d3.iseq.4242",
+                                 "rbconfig-2049-1837465.txt", "rbconfig-2049-1837465.txt.4242",
                                  NULL };
     for (const char *const *name = also; *name != NULL; name++) {
         g_autofree char *path = g_build_filename(helper, *name, NULL);

@@ -68,6 +68,11 @@
 #define GL_PROTO_ENGINE_PREFIX "engine-"
 #define GL_PROTO_RUBY_PREFIX "ruby-"
 #define GL_PROTO_FILE_SUFFIX ".txt"
+/* In the helper's directory: what the helper needs of a Ruby's
+ * RbConfig::CONFIG, PREFIX, its executable's device and inode, SUFFIX
+ * (written by the first process of that Ruby; ".PID" after it until it is
+ * whole). */
+#define GL_PROTO_RBCONFIG_PREFIX "rbconfig-"
 
 /* In ruby-PID.txt, after the version: Ruby frees its memory at exit. */
 #define GL_PROTO_FREE_AT_EXIT "free-at-exit"

@@ -1,12 +1,78 @@
 # frozen_string_literal: true
 
-require "rbconfig" # RubyGems loads it, but ruby --disable-gems does not
-
 # The native extensions a process loads, written to loaded-<pid>.txt in the
 # run directory as they load and again at exit, and what the process says
 # of itself from its start (ruby-<pid>.txt, engine-<pid>.txt); the hooks
 # into require and fork that keep the list.
 module GemLeakHelper
+  # What the helper needs of RbConfig::CONFIG: the directories of Ruby's own
+  # code (Protocol::RUBY_DIRS), CFLAGS, DLEXT. RubyGems loads rbconfig.rb;
+  # a Ruby started without it (ruby --disable=gems: assert_separately's
+  # children) paid 4 ms to load it here, more than the rest of the helper.
+  # The first process of each Ruby (its executable, by device, inode and
+  # time, and its revision) writes the values beside the helper, whole or
+  # not at all; a Ruby that has not loaded rbconfig.rb reads them there.
+  # Read as the helper loads, before the suite can swap File.
+  module RubyConfig
+    NAMES = [*Protocol::RUBY_DIRS.split, "CFLAGS", "DLEXT"].freeze
+    DIR = File.dirname(ENV[Protocol::CLIENT_VARIABLE].to_s).freeze
+
+    class << self
+      # Returns: {NAME => value} of NAMES.
+      def load_values
+        key, path = cache
+        unless defined?(RbConfig) || path.nil?
+          cached = read(path, key)
+          return cached if cached
+        end
+        require "rbconfig"
+        values = NAMES.to_h { |name| [name, RbConfig::CONFIG[name].to_s] }
+        write(path, key, values) if path && !File.file?(path)
+        values
+      end
+
+      # Returns: [the first line of the cache, its path]; [nil, nil] when
+      # there is no helper directory or the executable cannot be read.
+      def cache
+        return [nil, nil] if ENV[Protocol::CLIENT_VARIABLE].to_s.empty? || !File.directory?(DIR)
+
+        exe = File.readlink("/proc/self/exe")
+        stat = File.stat(exe)
+        revision = defined?(RUBY_REVISION) ? RUBY_REVISION.to_s : RUBY_VERSION
+        key = [RUBY_ENGINE, RUBY_VERSION, RUBY_PLATFORM, revision, exe, stat.dev, stat.ino,
+               stat.mtime.to_i, stat.size].join("\t")
+        name = "#{Protocol::RBCONFIG_PREFIX}#{Core.digits(stat.dev)}-#{Core.digits(stat.ino)}" \
+               "#{Protocol::FILE_SUFFIX}"
+        [key, File.join(DIR, name)]
+      rescue StandardError
+        [nil, nil]
+      end
+
+      def read(path, key)
+        lines = File.read(path).split("\n", -1)
+        return nil unless lines.shift == key && lines.size > NAMES.size
+
+        NAMES.zip(lines).to_h
+      rescue StandardError
+        nil
+      end
+
+      def write(path, key, values)
+        partial = "#{path}.#{Core.digits(Core.pid)}"
+        File.write(partial, [key, *NAMES.map { |name| values[name].delete("\n") }, ""].join("\n"))
+        File.rename(partial, path)
+      rescue StandardError
+        begin
+          File.unlink(partial)
+        rescue StandardError
+          nil
+        end
+      end
+    end
+
+    VALUES = load_values.freeze
+  end
+
   # Ruby 3.3 and later free their memory at exit when RUBY_FREE_AT_EXIT is
   # set, to anything (ruby.c asks getenv, before any option), as it was
   # when this process started: the helper loads before the suite's code.
@@ -15,7 +81,7 @@ module GemLeakHelper
   # Whether this Ruby was built keeping frame pointers (its CFLAGS, the last
   # of the two flags winning, as with the compiler): a fast unwinder walks
   # its frames then, and gemleak reads its stacks whole.
-  FRAME_POINTERS = RbConfig::CONFIG["CFLAGS"].to_s.split.reverse
+  FRAME_POINTERS = RubyConfig::VALUES["CFLAGS"].to_s.split.reverse
                            .find { |flag| ["-fno-omit-frame-pointer", "-fomit-frame-pointer"].include?(flag) } ==
                    "-fno-omit-frame-pointer"
 
@@ -30,7 +96,7 @@ module GemLeakHelper
     # project's code.
     def foreign_dirs
       @foreign_dirs ||= begin
-        dirs = RbConfig::CONFIG.values_at(*Protocol::RUBY_DIRS.split)
+        dirs = RubyConfig::VALUES.values_at(*Protocol::RUBY_DIRS.split)
         dirs.concat(Gem.path) if defined?(Gem) && Gem.respond_to?(:path)
         # gemleak's own (its client library, required from there)
         dirs << File.dirname(ENV[Protocol::CLIENT_VARIABLE]) unless ENV[Protocol::CLIENT_VARIABLE].to_s.empty?

@@ -13,7 +13,7 @@ module GemLeakHelper
   # touched: the project's own build stays as it is, whatever ends the run.
   module Instrumented
     DIR = ENV[Protocol::INSTRUMENTED_VARIABLE].to_s.dup.freeze
-    DLEXT = ".#{RbConfig::CONFIG["DLEXT"]}"
+    DLEXT = ".#{RubyConfig::VALUES["DLEXT"]}"
 
     class << self
       def on?

@@ -47,6 +47,7 @@ module GemLeakHelper
     ENGINE_PREFIX = "engine-"
     RUBY_PREFIX = "ruby-"
     FILE_SUFFIX = ".txt"
+    RBCONFIG_PREFIX = "rbconfig-"
     FREE_AT_EXIT = "free-at-exit"
     FRAME_POINTERS = "frame-pointers"
     ENGINE_FILE = "engine.txt"
