@@ -27,6 +27,17 @@ int main(int argc, char **argv)
      * hang; a test case's own bound (tcase_set_timeout) stays where a
      * hang is what it tests. Read when each test case is made. */
     g_setenv("CK_DEFAULT_TIMEOUT", "300", FALSE);
+    /* gemleak's cache between runs (gemleak/run/cache.h): a private one,
+     * before GLib first reads where it is (it keeps it), not the user's;
+     * TMPDIR read here, not through GLib, which keeps what it read first
+     * (a test sets its own). */
+    const char *tmp = g_getenv("TMPDIR");
+    g_autofree char *cache = g_build_filename(tmp != NULL && *tmp != '\0' ? tmp : "/tmp",
+                                              "gemleak-unit-cache-XXXXXX", NULL);
+    if (g_mkdtemp(cache) != NULL)
+        g_setenv("XDG_CACHE_HOME", cache, TRUE);
+    else
+        g_clear_pointer(&cache, g_free);
 
     SRunner *runner = srunner_create(gl_reader_suite());
     srunner_add_suite(runner, gl_classify_suite());
@@ -49,6 +60,7 @@ int main(int argc, char **argv)
     srunner_add_suite(runner, gl_rundir_suite());
     srunner_add_suite(runner, gl_rundir_untraced_suite());
     srunner_add_suite(runner, gl_rundir_clean_suite());
+    srunner_add_suite(runner, gl_cache_suite());
     srunner_add_suite(runner, gl_exact_suite());
     srunner_add_suite(runner, gl_gate_suite());
     srunner_add_suite(runner, gl_growth_suite());
@@ -83,6 +95,8 @@ int main(int argc, char **argv)
     GlTestCounts counts = { 0 };
     gl_test_run(runner, NULL, &counts);
     srunner_free(runner);
+    if (cache != NULL)
+        gl_remove_tree(cache);
     gl_test_print_counts("check_unit", &counts);
     gl_test_save_counts("check_unit", &counts);
     return counts.failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;

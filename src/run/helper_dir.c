@@ -12,6 +12,7 @@
 #include "gemleak/base/protocol.h"
 #include "gemleak/base/sys.h"
 #include "gemleak/judge/rules.h"
+#include "gemleak/run/cache.h"
 #include "gemleak/run/rundir.h"
 
 #include <errno.h>
@@ -46,14 +47,12 @@
 #define HELPER_COMPILED_SUFFIX ".iseq"
 #define CLIENT_LIBRARY "gemleak_client.so"
 
-gboolean gl_run_is_helper_file(const char *name)
+/* Returns: TRUE if @name is a file a Ruby of a run writes in the helper's
+ * directory: the helper it compiled (NAME.iseq), what it read of its
+ * RbConfig (rbconfig-DEV-INO.txt); with @partial, either half-written too
+ * (NAME.PID, before its rename). */
+static gboolean written_by_ruby(const char *name, gboolean partial)
 {
-    static const char *const names[] = { HELPER_LOADER, HELPER_BODY, CLIENT_LIBRARY,
-                                         PRELOAD_LIBRARY, ALLOC_LIBRARY, ALLOC_APIS,
-                                         GUARD_PROGRAM, GL_RUN_EXACT_SITES_FILE, GL_RUN_EXACT_TESTS_FILE };
-    for (guint i = 0; i < G_N_ELEMENTS(names); i++)
-        if (strcmp(name, names[i]) == 0)
-            return TRUE;
     const char *suffix = NULL;
     if (g_str_has_prefix(name, HELPER_COMPILED_PREFIX))
         suffix = strstr(name, HELPER_COMPILED_SUFFIX);
@@ -68,12 +67,52 @@ gboolean gl_run_is_helper_file(const char *name)
                                            ? GL_PROTO_FILE_SUFFIX : HELPER_COMPILED_SUFFIX);
     if (*rest == '\0')
         return TRUE;
-    if (*rest != '.' || rest[1] == '\0')
+    if (!partial || *rest != '.' || rest[1] == '\0')
         return FALSE;
     for (const char *c = rest + 1; *c != '\0'; c++)
         if (!g_ascii_isdigit(*c))
             return FALSE;
     return TRUE;
+}
+
+gboolean gl_run_is_helper_file(const char *name)
+{
+    static const char *const names[] = { HELPER_LOADER, HELPER_BODY, CLIENT_LIBRARY,
+                                         PRELOAD_LIBRARY, ALLOC_LIBRARY, ALLOC_APIS,
+                                         GUARD_PROGRAM, GL_RUN_EXACT_SITES_FILE, GL_RUN_EXACT_TESTS_FILE };
+    for (guint i = 0; i < G_N_ELEMENTS(names); i++)
+        if (strcmp(name, names[i]) == 0)
+            return TRUE;
+    return written_by_ruby(name, TRUE);
+}
+
+/* What gemleak's cache keeps of a run's helper directory: what its Rubies
+ * wrote there, whole. */
+static gboolean kept_between_runs(const char *name)
+{
+    return written_by_ruby(name, FALSE);
+}
+
+/* Returns: (transfer full) (nullable): the cache's directory for this
+ * helper ("helper-" and the start of its source's SHA-256): what a Ruby
+ * compiled of another helper is never this one's. */
+static char *helper_cache(void)
+{
+    g_autoptr(GBytes) body = g_resource_lookup_data(gl_resources_get_resource(),
+                                                    "/gemleak/helper/" HELPER_BODY,
+                                                    G_RESOURCE_LOOKUP_FLAGS_NONE, NULL);
+    if (body == NULL)
+        return NULL;
+    g_autofree char *sum = g_compute_checksum_for_bytes(G_CHECKSUM_SHA256, body);
+    g_autofree char *name = g_strdup_printf("helper-%.16s", sum);
+    return gl_cache_dir(name);
+}
+
+void gl_run_keep_helper(const char *helper_dir)
+{
+    g_autofree char *cache = helper_dir != NULL ? helper_cache() : NULL;
+    if (cache != NULL)
+        gl_cache_copy(helper_dir, cache, kept_between_runs);
 }
 
 /* Writes the resource @name into @dir, as @what says it.
@@ -213,6 +252,10 @@ char *gl_run_write_helper(gboolean client, int *lock, GError **error)
         *lock = -1;
         return NULL;
     }
+    /* what the Rubies of the runs before compiled and read (cache.h) */
+    g_autofree char *cache = helper_cache();
+    if (cache != NULL)
+        gl_cache_copy(cache, lib, kept_between_runs);
     return g_steal_pointer(&lib);
 }
 

@@ -442,6 +442,7 @@ void gl_run_finish(GlRunResult *result, gboolean remove_dir)
 {
     /* Until now, processes left running past the grace die with gemleak. */
     gl_watchdog_stop();
+    gl_run_keep_helper(result->helper_dir);
     gl_remove_tree(result->helper_dir);
     g_clear_pointer(&result->helper_dir, g_free);
     if (remove_dir && result->dir != NULL && !result->kept_by_user)

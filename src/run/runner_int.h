@@ -24,6 +24,11 @@ char *gl_run_make_dir(const GlRunOptions *options, int *lock, GError **error);
  * file). gemleak clean removes a directory that holds nothing else. */
 gboolean gl_run_is_helper_file(const char *name);
 
+/* Keeps what the Rubies of the run compiled and read in @helper_dir
+ * (nullable), for the runs after it (gemleak/run/cache.h): before the
+ * directory is removed. */
+void gl_run_keep_helper(const char *helper_dir);
+
 /* Writes the Ruby helper, the library preloaded into the run's processes
  * (and, with @client, the client library) to a private directory of
  * gemleak's own.

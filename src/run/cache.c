@@ -1,0 +1,115 @@
+/* gemleak's cache between runs (gemleak/run/cache.h). */
+#include "gemleak/run/cache.h"
+#include "gemleak/base/sys.h"
+
+#include <errno.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <glib/gstdio.h>
+
+/* Far above what is kept: a compiled helper is some 130 kB. */
+#define MAX_KEPT_BYTES ((gsize) 16 << 20)
+
+/* Returns: TRUE if @path is a directory (not a link to one) of this user's
+ * that nobody else can write to. */
+static gboolean own_directory(const char *path)
+{
+    struct stat st;
+    return g_lstat(path, &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == geteuid() &&
+           (st.st_mode & (S_IWGRP | S_IWOTH)) == 0;
+}
+
+/* Returns: TRUE if @path is that directory, made (mode 0700) when missing. */
+static gboolean made(const char *path)
+{
+    if (g_mkdir(path, 0700) != 0 && errno != EEXIST)
+        return FALSE;
+    return own_directory(path);
+}
+
+char *gl_cache_dir(const char *name)
+{
+    const char *base = g_get_user_cache_dir();
+    if (base == NULL || *base == '\0' || name == NULL || *name == '\0' || strchr(name, '/') != NULL)
+        return NULL;
+    g_autofree char *gemleak = g_build_filename(base, "gemleak", NULL);
+    g_autofree char *runs = g_build_filename(gemleak, "runs", NULL);
+    char *dir = g_build_filename(runs, name, NULL);
+    if (g_mkdir_with_parents(base, 0700) != 0 || !made(gemleak) || !made(runs) || !made(dir)) {
+        g_free(dir);
+        return NULL;
+    }
+    return dir;
+}
+
+/* Returns: (transfer full) (nullable): the text of the regular file
+ * @path, not a link, NULL when it cannot be read. */
+static char *kept_text(const char *path, gsize *length)
+{
+    char *text = NULL;
+    if (!gl_file_read_regular(path, MAX_KEPT_BYTES, &text, length, NULL))
+        return NULL;
+    return text;
+}
+
+/* Writes @length bytes of @text to @path whole: under a temporary name
+ * first, then renamed (no sync: what is lost is made again). */
+static void write_whole(const char *path, const char *text, gsize length)
+{
+    g_file_set_contents_full(path, text, (gssize) length, G_FILE_SET_CONTENTS_CONSISTENT, 0600,
+                             NULL);
+}
+
+char *gl_cache_get(const char *name, const char *file, const char *key)
+{
+    g_autofree char *dir = gl_cache_dir(name);
+    if (dir == NULL || file == NULL || strchr(file, '/') != NULL)
+        return NULL;
+    g_autofree char *path = g_build_filename(dir, file, NULL);
+    gsize length = 0;
+    g_autofree char *text = kept_text(path, &length);
+    if (text == NULL)
+        return NULL;
+    gsize key_length = strlen(key);
+    if (length <= key_length || strncmp(text, key, key_length) != 0 || text[key_length] != '\n')
+        return NULL;
+    return g_strdup(text + key_length + 1);
+}
+
+void gl_cache_put(const char *name, const char *file, const char *key, const char *value)
+{
+    g_autofree char *dir = gl_cache_dir(name);
+    if (dir == NULL || file == NULL || strchr(file, '/') != NULL || strchr(key, '\n') != NULL)
+        return;
+    g_autofree char *path = g_build_filename(dir, file, NULL);
+    g_autofree char *text = g_strconcat(key, "\n", value, NULL);
+    write_whole(path, text, strlen(text));
+}
+
+guint gl_cache_copy(const char *from, const char *to, gboolean (*wanted)(const char *name))
+{
+    g_autoptr(GDir) listing = from != NULL && to != NULL ? g_dir_open(from, 0, NULL) : NULL;
+    if (listing == NULL)
+        return 0;
+    guint copied = 0;
+    const char *name;
+    while ((name = g_dir_read_name(listing)) != NULL) {
+        if (!wanted(name))
+            continue;
+        g_autofree char *source = g_build_filename(from, name, NULL);
+        g_autofree char *target = g_build_filename(to, name, NULL);
+        gsize length = 0, there_length = 0;
+        g_autofree char *text = kept_text(source, &length);
+        if (text == NULL)
+            continue;
+        /* the same already there: nothing to write */
+        g_autofree char *there = kept_text(target, &there_length);
+        if (there != NULL && there_length == length && memcmp(there, text, length) == 0)
+            continue;
+        write_whole(target, text, length);
+        copied++;
+    }
+    return copied;
+}

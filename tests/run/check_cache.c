@@ -1,0 +1,153 @@
+/* gemleak's cache between runs (src/run/cache.c): what is kept under a
+ * key is what is read under it, and nothing under another; a directory
+ * others can write to is not used; the helper a Ruby compiled, and what it
+ * read of RbConfig, reach the next run's helper directory whole; what a
+ * run asked of a Ruby is not asked again of the same executable, and is
+ * asked again of one built or installed since. The unit runner's cache is
+ * a private directory (check_main.c). */
+#include "testutil.h"
+#include "gemleak/run/cache.h"
+#include "gemleak/run/runner.h"
+#include "../../src/run/runner_int.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <glib/gstdio.h>
+
+START_TEST(test_kept_under_its_key)
+{
+    gl_cache_put("unit", "one.txt", "key one", "value\nof one\n");
+    g_autofree char *got = gl_cache_get("unit", "one.txt", "key one");
+    ck_assert_str_eq(got, "value\nof one\n");
+    ck_assert_ptr_null(gl_cache_get("unit", "one.txt", "key two"));
+    ck_assert_ptr_null(gl_cache_get("unit", "one.txt", "key"));
+    ck_assert_ptr_null(gl_cache_get("unit", "none.txt", "key one"));
+    ck_assert_ptr_null(gl_cache_get("unit", "../one.txt", "key one"));
+    ck_assert_ptr_null(gl_cache_dir("a/b"));
+    ck_assert_ptr_null(gl_cache_dir(""));
+    /* a key of two lines is never kept: it could not be read back */
+    gl_cache_put("unit", "two.txt", "key\ntwo", "value");
+    ck_assert_ptr_null(gl_cache_get("unit", "two.txt", "key"));
+    /* kept again: the new value */
+    gl_cache_put("unit", "one.txt", "key one", "another");
+    g_autofree char *again = gl_cache_get("unit", "one.txt", "key one");
+    ck_assert_str_eq(again, "another");
+}
+END_TEST
+
+/* What is kept there runs in the suite's Ruby: a cache others can write
+ * to is neither read nor written. */
+START_TEST(test_a_directory_others_can_write_is_not_used)
+{
+    gl_cache_put("shared", "one.txt", "key", "value");
+    g_autofree char *dir = gl_cache_dir("shared");
+    ck_assert_ptr_nonnull(dir);
+    g_autofree char *runs = g_path_get_dirname(dir);
+    const char *const dirs[] = { dir, runs };
+    for (guint i = 0; i < G_N_ELEMENTS(dirs); i++) {
+        ck_assert_int_eq(g_chmod(dirs[i], 0777), 0);
+        ck_assert_ptr_null(gl_cache_dir("shared"));
+        ck_assert_ptr_null(gl_cache_get("shared", "one.txt", "key"));
+        ck_assert_int_eq(g_chmod(dirs[i], 0700), 0);
+    }
+    g_autofree char *got = gl_cache_get("shared", "one.txt", "key");
+    ck_assert_str_eq(got, "value");
+}
+END_TEST
+
+/* A helper directory gets what the Rubies of a run before it compiled and
+ * read (whole files only, not one a Ruby was still writing), and the same
+ * helper only: another helper's compiled file is not this one's. */
+START_TEST(test_the_helper_compiled_before_reaches_the_next_run)
+{
+    int lock = -1;
+    g_autoptr(GError) error = NULL;
+    g_autofree char *first = gl_run_write_helper(TRUE, &lock, &error);
+    ck_assert_msg(first != NULL, "%s", error != NULL ? error->message : "");
+    close(lock);
+    const char *const kept[] = { "gemleak_helper_body-ruby-3.4.5-x86_64-linux-20cda200d3.iseq",
+                                 "rbconfig-2049-1837465.txt", NULL };
+    const char *const not_kept[] = { "gemleak_helper_body-ruby-3.4.5-x86_64-linux-20cda200d3.iseq.42",
+                                     "rbconfig-2049-1837466.txt.42", NULL };
+    for (const char *const *name = kept; *name != NULL; name++) {
+        g_autofree char *path = g_build_filename(first, *name, NULL);
+        gl_test_write(path, *name, -1);
+    }
+    for (const char *const *name = not_kept; *name != NULL; name++) {
+        g_autofree char *path = g_build_filename(first, *name, NULL);
+        gl_test_write(path, *name, -1);
+    }
+    gl_run_keep_helper(first);
+    gl_remove_tree(first);
+
+    g_autofree char *second = gl_run_write_helper(TRUE, &lock, &error);
+    ck_assert_msg(second != NULL, "%s", error != NULL ? error->message : "");
+    close(lock);
+    for (const char *const *name = kept; *name != NULL; name++) {
+        g_autofree char *path = g_build_filename(second, *name, NULL);
+        g_autofree char *text = gl_test_read(path, NULL);
+        ck_assert_str_eq(text, *name);
+    }
+    for (const char *const *name = not_kept; *name != NULL; name++) {
+        g_autofree char *path = g_build_filename(second, *name, NULL);
+        ck_assert_msg(!g_file_test(path, G_FILE_TEST_EXISTS), "%s was kept", *name);
+    }
+    gl_remove_tree(second);
+}
+END_TEST
+
+/* What gemleak asks of the command's Ruby before a run (its version) is
+ * asked once of an executable: a run after it reads what the first was
+ * told, and an executable changed since is asked again. The Ruby here is
+ * a script that says a version; each call names it another way (the
+ * process remembers the last Ruby asked by name). */
+START_TEST(test_a_ruby_is_asked_once)
+{
+    g_autofree char *dir = gl_test_tmpdir();
+    g_autofree char *ruby = g_build_filename(dir, "ruby", NULL);
+    gl_test_write(ruby, "#!/bin/sh\nprintf '9.8.7\\n-O2 -fno-omit-frame-pointer'\n", -1);
+    ck_assert_int_eq(g_chmod(ruby, 0755), 0);
+    g_autofree char *version = gl_ruby_version(ruby);
+    ck_assert_str_eq(version, "9.8.7");
+    ck_assert(gl_ruby_frame_pointers(ruby));
+    /* what the first run was told, made another answer where it is kept */
+    g_autofree char *cache = gl_cache_dir("rubies");
+    g_autofree char *real = realpath(ruby, NULL);
+    g_autofree char *sum = g_compute_checksum_for_string(G_CHECKSUM_SHA256, real, -1);
+    g_autofree char *file = g_strdup_printf("%.16s.txt", sum);
+    g_autofree char *path = g_build_filename(cache, file, NULL);
+    g_autofree char *text = gl_test_read(path, NULL);
+    char *told = strchr(text, '\n');
+    ck_assert_ptr_nonnull(told);
+    *told = '\0';
+    g_autofree char *other = g_strconcat(text, "\n4.5.6\n-O2", NULL);
+    gl_test_write(path, other, -1);
+    g_autofree char *by_path = g_strconcat(dir, "/./ruby", NULL);
+    g_autofree char *kept = gl_ruby_version(by_path);
+    ck_assert_str_eq(kept, "4.5.6");
+    ck_assert(!gl_ruby_frame_pointers(by_path));
+    /* the executable written again: asked again */
+    gl_test_write(ruby, "#!/bin/sh\nprintf '9.8.8\\n-O2'\n", -1);
+    ck_assert_int_eq(g_chmod(ruby, 0755), 0);
+    g_autofree char *again_path = g_strconcat(dir, "/././ruby", NULL);
+    g_autofree char *again = gl_ruby_version(again_path);
+    ck_assert_str_eq(again, "9.8.8");
+    gl_remove_tree(dir);
+}
+END_TEST
+
+Suite *gl_cache_suite(void)
+{
+    Suite *suite = suite_create("cache");
+    TCase *tc = tcase_create("core");
+    tcase_add_test(tc, test_kept_under_its_key);
+    tcase_add_test(tc, test_a_directory_others_can_write_is_not_used);
+    tcase_add_test(tc, test_the_helper_compiled_before_reaches_the_next_run);
+    tcase_add_test(tc, test_a_ruby_is_asked_once);
+    suite_add_tcase(suite, tc);
+    return suite;
+}
