@@ -764,7 +764,7 @@ static char *leaky_for(const char *engine)
 static char *parent_code(const char *leaky, const char *launcher, const char *call)
 {
     return g_strdup_printf(
-        "require 'leaky'; Leaky.clean; "
+        "require 'rbconfig'; require 'leaky'; Leaky.clean; "
         "system(*%%w(%s), RbConfig.ruby, '--disable-gems', '-I%s', '-e', "
         "'require %%q(leaky); Leaky.%s; puts %%q(child ran)') or abort('the launcher failed')",
         launcher, leaky, call);
@@ -895,7 +895,7 @@ START_TEST(test_sanitizers_start_a_childs_ruby_once)
         g_autofree char *leaky = leaky_for(engines[i]);
         g_autofree char *json = g_build_filename(dir, "once.json", NULL);
         g_autofree char *code = g_strdup_printf(
-            "require 'leaky'; Leaky.clean; "
+            "require 'rbconfig'; require 'leaky'; Leaky.clean; "
             "system(RbConfig.ruby, '--disable-gems', '-r%s', '-I%s', '-e', "
             "'require %%q(leaky); Leaky.leak; puts %%q(child ran)') or abort('the child failed'); "
             "system(RbConfig.ruby, '--disable-gems', '-r%s', '%s') or abort('extconf failed')",

@@ -281,7 +281,7 @@ START_TEST(test_init_code_is_judged_in_the_first_pass)
         return;
     g_autofree char *leaky = g_strdup_printf("-I%s/leaky", work);
     g_autofree char *code = g_strdup_printf(
-        "require 'leaky'; Leaky.clean; Ractor.new { require 'leaky' }.take; "
+        "require 'rbconfig'; require 'leaky'; Leaky.clean; Ractor.new { require 'leaky' }.take; "
         "system(RbConfig.ruby, '--disable-gems', '%s', '-e', "
         "'require %%q(leaky); Leaky.clean') or abort", leaky);
     const char *command[] = { ruby34, "--disable-gems", leaky, "-e", code, NULL };

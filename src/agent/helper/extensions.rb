@@ -8,11 +8,13 @@ module GemLeakHelper
   # What the helper needs of RbConfig::CONFIG: the directories of Ruby's own
   # code (Protocol::RUBY_DIRS), CFLAGS, DLEXT. RubyGems loads rbconfig.rb;
   # a Ruby started without it (ruby --disable=gems: assert_separately's
-  # children) paid 4 ms to load it here, more than the rest of the helper.
-  # The first process of each Ruby (its executable, by device, inode and
-  # time, and its revision) writes the values beside the helper, whole or
-  # not at all; a Ruby that has not loaded rbconfig.rb reads them there.
-  # Read as the helper loads, before the suite can swap File.
+  # children) has no RbConfig, and gets none of the helper's: rbconfig.rb
+  # is read into a module of the helper's own. That took 4 ms, more than
+  # the rest of the helper: the first process of each Ruby (its
+  # executable, by device, inode and time, and its revision) writes the
+  # values beside the helper, whole or not at all (gemleak keeps them
+  # between runs), and a Ruby that has not loaded rbconfig.rb reads them
+  # there. Read as the helper loads, before the suite can swap File.
   module RubyConfig
     NAMES = [*Protocol::RUBY_DIRS.split, "CFLAGS", "DLEXT"].freeze
     DIR = File.dirname(ENV[Protocol::CLIENT_VARIABLE].to_s).freeze
@@ -25,10 +27,24 @@ module GemLeakHelper
           cached = read(path, key)
           return cached if cached
         end
-        require "rbconfig"
-        values = NAMES.to_h { |name| [name, RbConfig::CONFIG[name].to_s] }
+        config = defined?(RbConfig) ? RbConfig::CONFIG : own_config
+        values = NAMES.to_h { |name| [name, config[name].to_s] }
         write(path, key, values) if path && !File.file?(path)
         values
+      end
+
+      # rbconfig.rb evaluated in a module of the helper's own: its RbConfig
+      # is that module's, not the suite's.
+      def own_config
+        kind, path = $LOAD_PATH.resolve_feature_path("rbconfig")
+        raise LoadError, "rbconfig.rb not found" unless kind == :rb
+
+        holder = Module.new
+        holder.module_eval(File.read(path), path, 1)
+        holder::RbConfig::CONFIG
+      rescue StandardError, ScriptError
+        require "rbconfig"
+        RbConfig::CONFIG
       end
 
       # Returns: [the first line of the cache, its path]; [nil, nil] when
