@@ -249,6 +249,11 @@ static struct {
 static int n_ruby_ranges;
 /* libgcc's unwinder is there (exact_blocks_start()). */
 static int can_unwind;
+/* How many more whole stacks a process unwinds as it requires: a gem's
+ * load is a few hundred; an extension that allocates without end as it
+ * loads gets this many (some 0.2 s of unwinding), and its blocks after
+ * them the fast pass's stacks (the exact pass then unwinds what leaked). */
+static int whole_left = 50000;
 
 static inline int in_ruby(uintptr_t pc)
 {
@@ -263,7 +268,8 @@ static inline int in_ruby(uintptr_t pc)
  * require runs on this thread, made by code outside Ruby's own. */
 static inline int whole_stack(const Thread *thread, uintptr_t caller, uintptr_t via_ret)
 {
-    return thread->requiring > 0 && can_unwind && !in_ruby(via_ret != 0 ? via_ret : caller);
+    return thread->requiring > 0 && can_unwind && !in_ruby(via_ret != 0 ? via_ret : caller) &&
+           __atomic_load_n(&whole_left, __ATOMIC_RELAXED) > 0;
 }
 
 __attribute__((noinline, used)) void gemleak_exact(void)
@@ -337,6 +343,7 @@ static int chain_whole(Frame *frames, Thread *thread, uintptr_t caller)
     thread->busy++;  /* what the unwinder allocates goes straight */
     int unwound = exact_unwind(caller, pcs, MAX_FRAMES - 1);
     thread->busy--;
+    __atomic_fetch_sub(&whole_left, 1, __ATOMIC_RELAXED);
     if (unwound == 0)
         return 0;
     frames[0].ret = (uintptr_t) gemleak_exact + 1;
