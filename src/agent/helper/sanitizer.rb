@@ -29,10 +29,6 @@ module GemLeakHelper
     EXEC = (Protocol::MARKER_PREFIX + Protocol::MARKER_EXEC + "\0").freeze
     # How deep scrub goes: some 100 KiB of C stack.
     SCRUB_DEPTH = 100
-    # The allocation front's fast pass (no exact pass yet): read as the
-    # helper loads, before the suite can change ENV.
-    FAST_PASS = !ENV[Protocol::ALLOC_MODE_VARIABLE].to_s.empty? &&
-                ENV[Protocol::EXACT_VARIABLE].to_s.empty?
 
     class << self
       # Returns: the client PerTest calls (as the Valgrind library's).
@@ -67,14 +63,10 @@ module GemLeakHelper
       # Before the first fork of a process under a sanitizer's runtime: a
       # child's report at its exit (or before its exit!) has the runtime
       # symbolize Ruby's frames, which first reads all of Ruby's debug
-      # information (50 to 130 ms, inflated where it is compressed) in each
-      # child again; read once here, every child inherits it. Not in the
-      # fast pass (the allocation front's, no exact pass yet): a clean
-      # suite's children report nothing, and it paid the read for nothing
-      # (150 ms of json's suite, a fifth); the exact pass, which runs only
-      # where something leaked, and --exact-stacks read it once.
+      # information (50 ms, inflated where it is compressed) in each child
+      # again; read once here, every child inherits it.
       def before_fork
-        return if @warmed || !Runtime.mapped? || !Core.native? || FAST_PASS
+        return if @warmed || !Runtime.mapped? || !Core.native?
 
         @warmed = true
         Native.sanitizer_warm
