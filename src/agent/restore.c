@@ -153,13 +153,12 @@ static void with_run(GlRestoreSet *with, const char *program, char *const argv[]
     *with = set;
     if (set.n == 0)
         return;  /* not in a run */
-    if (starts_ruby(program, argv))
-        for (size_t i = 0; i < with->n; i++)
-            if (with->entries[i].name_length == strlen("LD_PRELOAD") &&
-                strncmp(with->entries[i].name, "LD_PRELOAD", strlen("LD_PRELOAD")) == 0) {
-                with->entries[i].how = GL_PROTO_RESTORE_REPLACE;
-                with->entries[i].value = ruby_preload;
-            }
+    GlRestoreEntry *preload =
+        starts_ruby(program, argv) ? gl_restore_entry(with, "LD_PRELOAD") : NULL;
+    if (preload != NULL) {
+        preload->how = GL_PROTO_RESTORE_REPLACE;
+        preload->value = ruby_preload;
+    }
     const char *test = current_test != NULL ? current_test() : NULL;
     if (test == NULL)
         test = own_origin;

@@ -37,14 +37,28 @@ void gl_restore_parse(GlRestoreSet *set, char *list, const char *whole)
     }
 }
 
-const char *gl_restore_value(const GlRestoreSet *set, const char *name)
+/* Returns: the index of @set's entry for the variable @name; @set->n when
+ * there is none. */
+static size_t entry_index(const GlRestoreSet *set, const char *name)
 {
     size_t length = strlen(name);
-    for (size_t i = 0; i < set->n; i++)
-        if (set->entries[i].name_length == length &&
-            strncmp(set->entries[i].name, name, length) == 0)
-            return set->entries[i].value;
-    return NULL;
+    size_t i = 0;
+    while (i < set->n && (set->entries[i].name_length != length ||
+                          strncmp(set->entries[i].name, name, length) != 0))
+        i++;
+    return i;
+}
+
+GlRestoreEntry *gl_restore_entry(GlRestoreSet *set, const char *name)
+{
+    size_t i = entry_index(set, name);
+    return i < set->n ? &set->entries[i] : NULL;
+}
+
+const char *gl_restore_value(const GlRestoreSet *set, const char *name)
+{
+    size_t i = entry_index(set, name);
+    return i < set->n ? set->entries[i].value : NULL;
 }
 
 const char *gl_restore_engine_preload(const char *engine_command)

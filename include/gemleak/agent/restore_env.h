@@ -34,6 +34,10 @@ typedef struct {
  * that it reaches what the program starts in turn. */
 void gl_restore_parse(GlRestoreSet *set, char *list, const char *whole);
 
+/* Returns: (transfer none) (nullable): @set's entry for the variable
+ * @name, NULL when it gives it none. */
+GlRestoreEntry *gl_restore_entry(GlRestoreSet *set, const char *name);
+
 /* Returns: (transfer none) (nullable): the value @set gives the variable
  * @name, NULL when it gives it none. */
 const char *gl_restore_value(const GlRestoreSet *set, const char *name);
