@@ -116,14 +116,22 @@ static uint32_t keep_stack(const Stack *stack)
 }
 
 /* Records @block, allocated by a call returning to @caller, with its stack. */
+/* Fills @stack with the stack of an allocation by a call returning to
+ * @caller, as one_frame() keeps it, @limit frames the runtime counts. */
+static void unwind_into(Stack *stack, uintptr_t caller, int limit)
+{
+    *stack = (Stack) { .n = 0 };
+    Unwinding unwinding = { .caller = caller, .limit = limit, .stack = stack };
+    unwind_backtrace(one_frame, &unwinding);
+}
+
 void exact_record(void *block, uintptr_t caller)
 {
     if (block == NULL || unwind_backtrace == NULL || unwind_get_ip == NULL)
         return;
     exact_busy++;
-    Stack stack = { .n = 0 };
-    Unwinding unwinding = { .caller = caller, .limit = exact_sites.depth, .stack = &stack };
-    unwind_backtrace(one_frame, &unwinding);
+    Stack stack;
+    unwind_into(&stack, caller, exact_sites.depth);
     if (stack.n == 0)
         stack.pcs[stack.n++] = caller;  /* the unwinder lost its way: the caller at least */
     pthread_mutex_lock(&exact_table.lock);
@@ -138,9 +146,8 @@ int exact_unwind(uintptr_t caller, uintptr_t *pcs, int max)
 {
     if (unwind_backtrace == NULL || unwind_get_ip == NULL || max <= 0)
         return 0;
-    Stack stack = { .n = 0 };
-    Unwinding unwinding = { .caller = caller, .limit = max, .stack = &stack };
-    unwind_backtrace(one_frame, &unwinding);
+    Stack stack;
+    unwind_into(&stack, caller, max);
     int n = stack.n < max ? stack.n : max;
     memcpy(pcs, stack.pcs, (size_t) n * sizeof *pcs);
     return n;

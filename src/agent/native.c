@@ -317,7 +317,7 @@ void Init_gemleak_client(void)
      * Ractor-safe refuses (Ractor::UnsafeError); it only touches the
      * calling thread's own state. The others stay the main Ractor's. */
     requiring = (void (*)(int)) (uintptr_t) runtime("gemleak_alloc_requiring");
-    void (*ractor_safe)(int) = (void (*)(int)) (uintptr_t) dlsym(RTLD_DEFAULT, "rb_ext_ractor_safe");
+    void (*ractor_safe)(int) = (void (*)(int)) (uintptr_t) runtime("rb_ext_ractor_safe");
     if (ractor_safe != NULL)
         ractor_safe(1);
     ruby.define_module_function(native, "requiring", (Method) (uintptr_t) native_requiring, 1);

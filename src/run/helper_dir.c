@@ -98,13 +98,17 @@ static gboolean kept_between_runs(const char *name)
  * compiled of another helper is never this one's. */
 static char *helper_cache(void)
 {
-    g_autoptr(GBytes) body = g_resource_lookup_data(gl_resources_get_resource(),
-                                                    "/gemleak/helper/" HELPER_BODY,
-                                                    G_RESOURCE_LOOKUP_FLAGS_NONE, NULL);
-    if (body == NULL)
-        return NULL;
-    g_autofree char *sum = g_compute_checksum_for_bytes(G_CHECKSUM_SHA256, body);
-    g_autofree char *name = g_strdup_printf("helper-%.16s", sum);
+    /* the helper compiled in does not change: hashed once a process */
+    static char name[64];
+    if (name[0] == '\0') {
+        g_autoptr(GBytes) body = g_resource_lookup_data(gl_resources_get_resource(),
+                                                        "/gemleak/helper/" HELPER_BODY,
+                                                        G_RESOURCE_LOOKUP_FLAGS_NONE, NULL);
+        if (body == NULL)
+            return NULL;
+        g_autofree char *sum = g_compute_checksum_for_bytes(G_CHECKSUM_SHA256, body);
+        g_snprintf(name, sizeof name, "helper-%.16s", sum);
+    }
     return gl_cache_dir(name);
 }
 
