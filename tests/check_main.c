@@ -74,6 +74,7 @@ int main(int argc, char **argv)
     srunner_add_suite(runner, gl_source_suite());
     srunner_add_suite(runner, gl_demangle_suite());
     srunner_add_suite(runner, gl_debuginfo_suite());
+    srunner_add_suite(runner, gl_sanitizer_names_suite());
     srunner_add_suite(runner, gl_run_record_suite());
     srunner_add_suite(runner, gl_structures_suite());
     srunner_add_suite(runner, gl_project_paths_suite());

@@ -162,6 +162,7 @@ Suite *gl_rundir_suite(void);
 Suite *gl_rundir_untraced_suite(void);
 Suite *gl_rundir_clean_suite(void);
 Suite *gl_cache_suite(void);
+Suite *gl_sanitizer_names_suite(void);
 Suite *gl_exact_suite(void);
 Suite *gl_gate_suite(void);
 Suite *gl_growth_suite(void);

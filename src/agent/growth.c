@@ -625,9 +625,12 @@ static void write_unnamed_frame(unsigned number, uintptr_t pc)
 /* The frames at @pc in gemleak's frame format, as the runtime writes a
  * leak's (GL_SANITIZER_FRAME_FORMAT: "Gm N MODULE", "Gf N FUNCTION", "Gs N
  * FILE", "G N PC OFFSET MODULE-OFFSET LINE COLUMN", a frame for each
- * function inlined there, innermost first), symbolized by the runtime, so
- * that a growing site reads as its leak would, file and line included;
- * unnamed where the runtime cannot symbolize. Returns: the next number. */
+ * function inlined there, innermost first), as the runtime renders them,
+ * so that a growing site reads as its leak would, file and line included:
+ * where the runtime names no frame (symbolize=0) or cannot name this one,
+ * "<null>", which gemleak names from the object after the run, as it names
+ * a leak's frames (read/sanitizer_names.h); in the runtime's default
+ * format where it does not know the module. Returns: the next number. */
 static unsigned write_frame(unsigned number, uintptr_t pc)
 {
     static const char *const formats[] = { "%m", "%f", "%s", "%p %o %q %l %c" };
@@ -646,9 +649,7 @@ static unsigned write_frame(unsigned number, uintptr_t pc)
     for (int f = 1; f < 4; f++)
         if (counts[f] < frames)
             frames = counts[f];
-    /* the runtime's own functions (its allocator's interceptors) have no
-     * name it gives: gemleak names them from the object's symbols */
-    if (frames == 0 || strcmp(texts[1][0], "<null>") == 0) {
+    if (frames == 0 || strcmp(texts[0][0], "<null>") == 0) {
         write_unnamed_frame(number, pc);
         return number + 1;
     }
@@ -668,7 +669,11 @@ static void write_site(uint32_t site)
     const Site *s = &sites[site];
     snprintf(line, sizeof line, GL_PROTO_MARKER_PREFIX GL_PROTO_MARKER_SITE "\t%u", (unsigned) site);
     report_line(line);
-    unsigned number = write_frame(0, stubs[s->stub].shown);
+    /* #0 is a function's entry, not a return address: the runtime's
+     * symbolizer, which takes one from what it is given, would name the
+     * bytes before it (padding, or the function before) */
+    write_unnamed_frame(0, stubs[s->stub].shown);
+    unsigned number = 1;
     for (uint32_t i = 0; i < s->n_pcs; i++)
         number = write_frame(number, s->pcs[i] - 1);
 }

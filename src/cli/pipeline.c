@@ -98,7 +98,8 @@ gboolean gl_cli_analyze_and_report(const Options *options, Plan *plan, const cha
 
     g_autoptr(GlAnalysis) analysis = gl_analyze_with_killed(inputs, plan->rules,
                                                             gl_cli_effective_jobs(options),
-                                                            run != NULL ? run->killed : NULL);
+                                                            run != NULL ? run->killed : NULL,
+                                                            run != NULL ? run->objects : NULL);
     warn_of_options(options, plan->rules, analysis, have_lists, err);
     GlOutcomeInput input = outcome_input(options, plan, inputs, shown, run);
     GlOutcome judged;

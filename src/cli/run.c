@@ -224,6 +224,9 @@ static int run_planned(const Options *options, Plan *plan, char **command, FILE 
     int status;
     GlRunResult result = { 0 };
     gboolean keep = TRUE;
+    /* the objects the run names its frames from, read once for its passes
+     * and its analysis */
+    g_autoptr(GlDebugInfo) objects = gl_debuginfo_new();
     GlCommandOptions planning = {
         .shard = options->shard,
         .jobs = gl_cli_effective_jobs(options),
@@ -257,6 +260,7 @@ static int run_planned(const Options *options, Plan *plan, char **command, FILE 
     GlRunOptions run;
     plan_run(options, plan, engine, command, &commands, (const char *const *) supps->pdata,
              ruby_version, err, &run);
+    run.objects = objects;
     gl_cli_say_jobs_capped(options, err);
     if (commands.commands->len > 1)
         fprintf(err, "gemleak: %u commands at once under %s\n", commands.commands->len,

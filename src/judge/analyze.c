@@ -220,7 +220,7 @@ static int killed_by(GHashTable *killed, const char *path)
 
 GlAnalysis *gl_analyze(const char *const *paths, const GlRules *rules, guint jobs)
 {
-    return gl_analyze_with_killed(paths, rules, jobs, NULL);
+    return gl_analyze_with_killed(paths, rules, jobs, NULL, NULL);
 }
 
 /* Returns: (transfer full): the run directory of the input @path: itself
@@ -479,12 +479,12 @@ static void note_growth(GlAnalysis *analysis)
 }
 
 GlAnalysis *gl_analyze_with_killed(const char *const *paths, const GlRules *rules, guint jobs,
-                                   GHashTable *killed)
+                                   GHashTable *killed, GlDebugInfo *objects)
 {
     gl_reader_global_init();
     g_autoptr(GPtrArray) skipped = g_ptr_array_new_with_free_func(g_free);
     g_autoptr(GPtrArray) inputs = collect_inputs(paths, skipped);
-    GlDebugInfo *debuginfo = gl_debuginfo_new();
+    GlDebugInfo *debuginfo = objects != NULL ? gl_debuginfo_ref(objects) : gl_debuginfo_new();
     GlRunRecords *records = gl_run_records_new();
     share_run_records(inputs, debuginfo, records, skipped);
     if (jobs == 0)

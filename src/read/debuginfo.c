@@ -40,6 +40,10 @@ typedef struct {
     /* the source paths asked about that its unit holds (normalized, owned;
      * nullable): what a run records of it */
     GPtrArray *found_files;
+    /* what the runtime would have named there (gl_debuginfo_runtime_frames()) */
+    gboolean named_read;
+    GlRuntimeFrame *named;  /* n_named of them, owned; strings in the module's */
+    guint n_named;
 } Answer;
 
 #define NO_UNIT ((Dwarf_Off) -1)
@@ -53,7 +57,11 @@ typedef struct {
     gboolean identity_read;
     int fd;
     Elf *elf;
-    Dwarf *dwarf;        /* nullable: no debug information */
+    /* its detached debug file (its build id's, under /usr/lib/debug):
+     * -1 and NULL when it has symbols and DWARF of its own, or none */
+    int debug_fd;
+    Elf *debug_elf;
+    Dwarf *dwarf;        /* nullable: no debug information, its own or detached */
     GArray *symbols;     /* of Symbol, sorted by start, then rank */
     GStringChunk *strings;
     GHashTable *answers; /* offset (guint64*, owned) -> Answer* (owned) */
@@ -64,6 +72,7 @@ typedef struct {
 } Module;
 
 struct GlDebugInfo {
+    gint refs;
     GMutex lock;         /* libdw and libelf handles are not for two threads at once */
     GHashTable *modules; /* path -> Module* */
 };
@@ -72,6 +81,7 @@ static void answer_free(gpointer data)
 {
     Answer *answer = data;
     g_strfreev(answer->inlined);
+    g_free(answer->named);
     if (answer->found_files != NULL)
         g_ptr_array_unref(answer->found_files);
     g_free(answer);
@@ -86,6 +96,10 @@ static void module_free(gpointer data)
         elf_end(module->elf);
     if (module->fd >= 0)
         close(module->fd);
+    if (module->debug_elf != NULL)
+        elf_end(module->debug_elf);
+    if (module->debug_fd >= 0)
+        close(module->debug_fd);
     if (module->symbols != NULL)
         g_array_unref(module->symbols);
     if (module->strings != NULL)
@@ -104,14 +118,21 @@ static void module_free(gpointer data)
 GlDebugInfo *gl_debuginfo_new(void)
 {
     GlDebugInfo *info = g_new0(GlDebugInfo, 1);
+    info->refs = 1;
     g_mutex_init(&info->lock);
     info->modules = g_hash_table_new_full(g_str_hash, g_str_equal, NULL, module_free);
     return info;
 }
 
+GlDebugInfo *gl_debuginfo_ref(GlDebugInfo *info)
+{
+    g_atomic_int_inc(&info->refs);
+    return info;
+}
+
 void gl_debuginfo_free(GlDebugInfo *info)
 {
-    if (info == NULL)
+    if (info == NULL || !g_atomic_int_dec_and_test(&info->refs))
         return;
     g_hash_table_unref(info->modules);
     g_mutex_clear(&info->lock);
@@ -141,8 +162,9 @@ static gint compare_symbols(gconstpointer a, gconstpointer b)
     return strcmp(x->name, y->name);
 }
 
-/* Adds the function symbols of the section @scn (a symbol table). */
-static void read_symbols(Module *module, Elf_Scn *scn, const GElf_Shdr *header)
+/* Adds the function symbols of the section @scn (a symbol table) of @elf
+ * (the object's, or its detached debug file's). */
+static void read_symbols(Module *module, Elf *elf, Elf_Scn *scn, const GElf_Shdr *header)
 {
     Elf_Data *data = elf_getdata(scn, NULL);
     if (data == NULL || header->sh_entsize == 0)
@@ -158,7 +180,7 @@ static void read_symbols(Module *module, Elf_Scn *scn, const GElf_Shdr *header)
             continue;
         unsigned char type = GELF_ST_TYPE(sym.st_info);
         if (type == STT_FILE && header->sh_type == SHT_SYMTAB) {
-            const char *file = elf_strptr(module->elf, header->sh_link, sym.st_name);
+            const char *file = elf_strptr(elf, header->sh_link, sym.st_name);
             unit = file != NULL && *file != '\0' ? g_string_chunk_insert_const(module->strings, file)
                                                   : NULL;
             continue;
@@ -166,7 +188,7 @@ static void read_symbols(Module *module, Elf_Scn *scn, const GElf_Shdr *header)
         if ((type != STT_FUNC && type != STT_GNU_IFUNC) || sym.st_shndx == SHN_UNDEF ||
             sym.st_value == 0)
             continue;
-        const char *name = elf_strptr(module->elf, header->sh_link, sym.st_name);
+        const char *name = elf_strptr(elf, header->sh_link, sym.st_name);
         if (name == NULL || *name == '\0')
             continue;
         Symbol symbol = { .start = sym.st_value, .size = sym.st_size,
@@ -177,18 +199,23 @@ static void read_symbols(Module *module, Elf_Scn *scn, const GElf_Shdr *header)
     }
 }
 
-/* Reads the symbol table, and the dynamic one (a stripped object keeps
- * only that), as Valgrind reads both. */
-static void load_symbols(Module *module)
+/* Reads the symbol table of @elf, and the dynamic one (a stripped object
+ * keeps only that), as Valgrind reads both.
+ * Returns: TRUE if @elf has a symbol table (not only the dynamic one). */
+static gboolean load_symbols(Module *module, Elf *elf)
 {
+    gboolean full = FALSE;
     Elf_Scn *scn = NULL;
-    while ((scn = elf_nextscn(module->elf, scn)) != NULL) {
+    while ((scn = elf_nextscn(elf, scn)) != NULL) {
         GElf_Shdr header;
         if (gelf_getshdr(scn, &header) != NULL &&
-            (header.sh_type == SHT_SYMTAB || header.sh_type == SHT_DYNSYM))
-            read_symbols(module, scn, &header);
+            (header.sh_type == SHT_SYMTAB || header.sh_type == SHT_DYNSYM)) {
+            read_symbols(module, elf, scn, &header);
+            full |= header.sh_type == SHT_SYMTAB;
+        }
     }
     g_array_sort(module->symbols, compare_symbols);
+    return full;
 }
 
 /* Returns: (transfer none) (nullable): the name of the function symbol
@@ -300,6 +327,31 @@ static char **inlined_at(Dwarf_Die *cudie, guint64 address)
 
 /* ---- the cache ------------------------------------------------------------------ */
 
+static char *build_id(Elf *elf);
+
+/* Reads what @module's detached debug file adds to it (Debian's -dbg and
+ * -dbgsym packages: /usr/lib/debug/.build-id/NN/REST.debug, by its build
+ * id): its full symbol table, and its DWARF where the object has none. */
+static void read_detached(Module *module)
+{
+    g_autofree char *id = build_id(module->elf);
+    if (id == NULL || strlen(id) < 3)
+        return;
+    g_autofree char *path = g_strdup_printf("/usr/lib/debug/.build-id/%.2s/%s.debug", id, id + 2);
+    module->debug_fd = g_open(path, O_RDONLY | O_CLOEXEC, 0);
+    if (module->debug_fd < 0)
+        return;
+    module->debug_elf = elf_begin(module->debug_fd, ELF_C_READ_MMAP, NULL);
+    if (module->debug_elf == NULL || elf_kind(module->debug_elf) != ELF_K_ELF)
+        return;
+    g_autofree char *its = build_id(module->debug_elf);
+    if (g_strcmp0(its, id) != 0)
+        return;  /* another build's */
+    load_symbols(module, module->debug_elf);
+    if (module->dwarf == NULL)
+        module->dwarf = dwarf_begin_elf(module->debug_elf, DWARF_C_READ, NULL);
+}
+
 /* Returns: (transfer none): @path's module, read now if it was not. */
 static Module *module_of(GlDebugInfo *info, const char *path)
 {
@@ -309,6 +361,7 @@ static Module *module_of(GlDebugInfo *info, const char *path)
     module = g_new0(Module, 1);
     module->path = g_strdup(path);
     module->fd = -1;
+    module->debug_fd = -1;
     g_hash_table_insert(info->modules, module->path, module);
     /* A report names any path it likes: only a regular file of a size an
      * object has is read (not /proc/kcore, 128 TiB, nor a pseudo-file). */
@@ -331,8 +384,10 @@ static Module *module_of(GlDebugInfo *info, const char *path)
     module->answers = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, answer_free);
     module->files = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free,
                                           (GDestroyNotify) g_hash_table_unref);
-    load_symbols(module);
+    gboolean full = load_symbols(module, module->elf);
     module->dwarf = dwarf_begin_elf(module->elf, DWARF_C_READ, NULL);
+    if (!full || module->dwarf == NULL)
+        read_detached(module);
     return module;
 }
 
@@ -399,13 +454,13 @@ static gboolean unit_has_file(Module *module, Dwarf_Off unit, const char *relati
 
 /* ---- what an object is ---------------------------------------------------------- */
 
-/* Returns: (transfer full) (nullable): @module's GNU build id, in hex,
+/* Returns: (transfer full) (nullable): @elf's GNU build id, in hex,
  * from its notes (ld --build-id, which Debian's and Fedora's compilers
  * pass by default); NULL when it has none. */
-static char *build_id(Module *module)
+static char *build_id(Elf *elf)
 {
     Elf_Scn *scn = NULL;
-    while ((scn = elf_nextscn(module->elf, scn)) != NULL) {
+    while ((scn = elf_nextscn(elf, scn)) != NULL) {
         GElf_Shdr header;
         if (gelf_getshdr(scn, &header) == NULL || header.sh_type != SHT_NOTE)
             continue;
@@ -438,7 +493,7 @@ static const char *module_identity(Module *module)
     module->identity_read = TRUE;
     if (!module->usable)
         return NULL;
-    g_autofree char *id = build_id(module);
+    g_autofree char *id = build_id(module->elf);
     if (id != NULL) {
         module->identity = g_strconcat("build-id:", id, NULL);
         return module->identity;
@@ -598,4 +653,125 @@ const char *gl_debuginfo_symbol_unit(GlDebugInfo *info, const char *path, const 
     }
     g_mutex_unlock(&info->lock);
     return unit;
+}
+
+/* ---- a frame as the runtime names it ---------------------------------------------- */
+
+/* Returns: (transfer none): @file, a path as a line table spells it, kept
+ * as the runtime spells it: without a leading "./". */
+static const char *runtime_file(Module *module, const char *file)
+{
+    while (file[0] == '.' && file[1] == '/' && file[2] != '\0')
+        file += 2;
+    return g_string_chunk_insert_const(module->strings, file);
+}
+
+/* Returns: (transfer none) (nullable): the name the runtime gives the
+ * function @die is (a subprogram, or an inlined instance of one). */
+static const char *runtime_name(Module *module, Dwarf_Die *die)
+{
+    Dwarf_Attribute attribute;
+    const char *linkage = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_linkage_name,
+                                                                &attribute));
+    if (linkage == NULL)
+        linkage = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_MIPS_linkage_name,
+                                                        &attribute));
+    if (linkage != NULL) {
+        g_autofree char *demangled = gl_demangle_as_cxa(linkage);
+        return g_string_chunk_insert_const(module->strings,
+                                           demangled != NULL ? demangled : linkage);
+    }
+    const char *name = dwarf_diename(die);
+    return name != NULL ? g_string_chunk_insert_const(module->strings, name) : NULL;
+}
+
+/* Sets @frame's file and line to those of the call @die (an inlined
+ * instance, of the unit @cudie) was inlined at. */
+static void call_site(Module *module, Dwarf_Die *cudie, Dwarf_Die *die, GlRuntimeFrame *frame)
+{
+    Dwarf_Attribute attribute;
+    Dwarf_Word value = 0;
+    if (dwarf_formudata(dwarf_attr(die, DW_AT_call_line, &attribute), &value) == 0 &&
+        value <= G_MAXUINT)
+        frame->line = (guint) value;
+    Dwarf_Files *files = NULL;
+    size_t n = 0;
+    if (dwarf_formudata(dwarf_attr(die, DW_AT_call_file, &attribute), &value) == 0 &&
+        dwarf_getsrcfiles(cudie, &files, &n) == 0 && value < n) {
+        const char *file = dwarf_filesrc(files, value, NULL, NULL);
+        if (file != NULL)
+            frame->file = runtime_file(module, file);
+    }
+}
+
+/* Names @address of @module into @answer as the runtime would: the DIEs
+ * that hold it, the innermost function and what is inlined in it; else
+ * the symbol table's function alone. */
+static void name_frames(Module *module, guint64 address, Answer *answer)
+{
+    g_autoptr(GArray) frames = g_array_new(FALSE, TRUE, sizeof(GlRuntimeFrame));
+    Dwarf_Die cudie;
+    GlRuntimeFrame here = { 0 };
+    if (module->dwarf != NULL && unit_at(module->dwarf, address, &cudie)) {
+        Dwarf_Line *line = dwarf_getsrc_die(&cudie, address);
+        int number = 0;
+        const char *file = line != NULL ? dwarf_linesrc(line, NULL, NULL) : NULL;
+        here.file = file != NULL ? runtime_file(module, file) : NULL;
+        if (line != NULL && dwarf_lineno(line, &number) == 0 && number > 0)
+            here.line = (guint) number;
+        g_autoptr(GArray) chain = g_array_new(FALSE, FALSE, sizeof(Dwarf_Die));
+        chain_to(&cudie, address, chain, 0);
+        guint function = chain->len;
+        for (guint i = chain->len; i-- > 0 && function == chain->len;)
+            if (dwarf_tag(&g_array_index(chain, Dwarf_Die, i)) == DW_TAG_subprogram)
+                function = i;
+        /* the inlined instances in it, innermost first: each at the line
+         * the one inside it was called from */
+        for (guint i = chain->len; function < chain->len && i-- > function + 1;) {
+            Dwarf_Die *die = &g_array_index(chain, Dwarf_Die, i);
+            if (dwarf_tag(die) != DW_TAG_inlined_subroutine)
+                continue;
+            here.function = runtime_name(module, die);
+            g_array_append_val(frames, here);
+            here = (GlRuntimeFrame) { 0 };
+            call_site(module, &cudie, die, &here);
+        }
+        if (function < chain->len)
+            here.function = runtime_name(module, &g_array_index(chain, Dwarf_Die, function));
+    }
+    /* no DWARF there: the symbol table's name, demangled as the runtime
+     * demangles every name */
+    if (here.function == NULL && answer->symbol != NULL) {
+        g_autofree char *demangled = gl_demangle_as_cxa(answer->symbol);
+        here.function = demangled != NULL
+                            ? g_string_chunk_insert_const(module->strings, demangled)
+                            : answer->symbol;
+    }
+    if (here.function != NULL || here.file != NULL || frames->len > 0)
+        g_array_append_val(frames, here);
+    answer->n_named = frames->len;
+    answer->named = frames->len > 0
+                        ? g_memdup2(frames->data, frames->len * sizeof(GlRuntimeFrame)) : NULL;
+}
+
+guint gl_debuginfo_runtime_frames(GlDebugInfo *info, const char *path, guint64 offset,
+                                  const GlRuntimeFrame **frames)
+{
+    *frames = NULL;
+    if (path == NULL)
+        return 0;
+    g_mutex_lock(&info->lock);
+    Module *module = module_of(info, path);
+    guint n = 0;
+    if (module->usable) {
+        Answer *answer = (Answer *) answer_of(module, offset, GL_DEBUG_SYMBOL);
+        if (!answer->named_read) {
+            answer->named_read = TRUE;
+            name_frames(module, offset, answer);
+        }
+        *frames = answer->named;
+        n = answer->n_named;
+    }
+    g_mutex_unlock(&info->lock);
+    return n;
 }

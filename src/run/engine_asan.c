@@ -77,7 +77,7 @@ static char **asan_environment(const GlRunOptions *options, const char *run_dir,
 {
     g_autofree char *ours = g_strdup_printf(
         "detect_stack_use_after_return=0:use_sigaltstack=0:halt_on_error=0:fast_unwind_on_malloc=%d:"
-        "detect_leaks=%d",
+        "detect_leaks=%d:symbolize=1",
         options->fast_stacks ? 1 : 0, options->leaks_unchecked ? 0 : 1);
     env = gl_sanitizer_environment(&asan, "ASAN_OPTIONS", run_dir, found, ours, options->messages,
                                    env);
@@ -104,7 +104,7 @@ const GlEngine gl_engine_asan = {
         .leaks_min_ruby_why = "AddressSanitizer's leak check needs Ruby to free its own memory at "
                               "exit (RUBY_FREE_AT_EXIT, Ruby 3.3 and later)",
         .caps = GL_ENGINE_SILENT_WHEN_CLEAN | GL_ENGINE_PROVES_CHECKS |
-                GL_ENGINE_FAST_WITH_FRAME_POINTERS,
+                GL_ENGINE_FAST_WITH_FRAME_POINTERS | GL_ENGINE_NAMES_FRAMES,
     },
     .sees = "AddressSanitizer: memory errors of an extension built with it, and leaks on Ruby 3.3 or newer",
     .version = asan_version,

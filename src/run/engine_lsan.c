@@ -82,9 +82,12 @@ static char **lsan_environment(const GlRunOptions *options, const char *run_dir,
                                const char *found, char **env)
 {
     /* report_objects in every run: a forked child's inherited blocks are
-     * found by their addresses (read/sanitizer_inherited.h) */
+     * found by their addresses (read/sanitizer_inherited.h); symbolize=0:
+     * a process that reports would read the debug information of every
+     * object in its stacks, Ruby's among them, each time; gemleak names
+     * the frames once a run (GL_ENGINE_NAMES_FRAMES) */
     g_autofree char *ours = g_strdup_printf("detect_leaks=1:max_leaks=0:fast_unwind_on_malloc=%d:"
-                                            "report_objects=1",
+                                            "report_objects=1:symbolize=0",
                                             options->fast_stacks ? 1 : 0);
     env = gl_sanitizer_environment(&lsan, "LSAN_OPTIONS", run_dir, found, ours, options->messages,
                                    env);
@@ -104,7 +107,8 @@ const GlEngine gl_engine_lsan = {
                         "of blocks, LeakSanitizer reports only the first 5000, and the extension's "
                         "leaks are lost among them",
         .caps = GL_ENGINE_SILENT_WHEN_CLEAN | GL_ENGINE_PROVES_CHECKS |
-                GL_ENGINE_FAST_WITH_FRAME_POINTERS | GL_ENGINE_EXACT_WHERE_LEAKED,
+                GL_ENGINE_FAST_WITH_FRAME_POINTERS | GL_ENGINE_EXACT_WHERE_LEAKED |
+                GL_ENGINE_NAMES_FRAMES,
     },
     .sees = "LeakSanitizer preloaded into Ruby 3.3 or newer: leaks only, several times faster",
     .version = lsan_version,

@@ -7,6 +7,7 @@
 #include "gemleak/base/protocol.h"
 #include "gemleak/base/errors.h"
 #include "gemleak/read/run_dir.h"
+#include "gemleak/read/sanitizer_names.h"
 #include "gemleak/run/rundir.h"
 #include "gemleak/run/watchdog.h"
 #include "gemleak/base/sys.h"
@@ -356,6 +357,28 @@ static gint64 input_offset(void)
     return -1;
 }
 
+/* Names the frames the engine's runtime left unnamed in the reports of
+ * @dir (GL_ENGINE_NAMES_FRAMES), once for the run; what cannot be is said
+ * on @messages (nullable): its frames stay unnamed, and read as such. */
+static void name_reports(const char *dir, GlDebugInfo *objects, FILE *messages)
+{
+    g_autoptr(GDir) listing = g_dir_open(dir, 0, NULL);
+    if (listing == NULL)
+        return;
+    g_autoptr(GlDebugInfo) info = objects != NULL ? gl_debuginfo_ref(objects) : gl_debuginfo_new();
+    const char *name;
+    while ((name = g_dir_read_name(listing)) != NULL) {
+        if (!gl_engine_is_log(name, NULL))
+            continue;
+        g_autofree char *path = g_build_filename(dir, name, NULL);
+        g_autoptr(GError) error = NULL;
+        if (!gl_sanitizer_name_report(info, path, &error) && messages != NULL) {
+            g_autofree char *why = gl_text_escape(error->message);
+            fprintf(messages, "gemleak: warning: the frames of %s stay unnamed: %s\n", name, why);
+        }
+    }
+}
+
 gboolean gl_run_commands(const GlRunOptions *options, GPtrArray *commands, GlRunResult *result,
                          GError **error)
 {
@@ -370,6 +393,7 @@ gboolean gl_run_commands(const GlRunOptions *options, GPtrArray *commands, GlRun
     }
     const GlEngine *engine = options->engine != NULL ? options->engine : gl_engine_find(NULL);
     result->input_offset = input_offset();
+    result->objects = options->objects;
     result->engine_found = engine->version(options->program, error);
     if (result->engine_found == NULL)
         return FALSE;
@@ -417,6 +441,10 @@ gboolean gl_run_commands(const GlRunOptions *options, GPtrArray *commands, GlRun
         result->untraced = gl_rundir_drop_untraced(result->dir, result->killed);
     result->outside = gl_run_dir_outside(result->dir);
     stop_deadline(&saved_alarm);
+    /* Not while processes may still be writing: a report renamed over
+     * would lose what they write after. */
+    if (gl_engine_supports(engine, GL_ENGINE_NAMES_FRAMES) && !result->descendants_left)
+        name_reports(result->dir, options->objects, options->messages);
     result->timed_out = timed_out;
     restore_handlers(saved);
 #ifdef __linux__
@@ -449,6 +477,7 @@ void gl_run_finish(GlRunResult *result, gboolean remove_dir)
         gl_remove_tree(result->dir);
     g_clear_pointer(&result->dir, g_free);
     g_clear_pointer(&result->engine_found, g_free);
+    result->objects = NULL;
     g_clear_pointer(&result->launcher, g_free);
     g_clear_pointer(&result->unquiet, g_free);
     g_clear_pointer(&result->helper_moved, g_free);

@@ -257,12 +257,13 @@ static char **set_options(char **env, const char *variable, const char *ours, FI
  * records (their flag lists: LSAN_OPTIONS=help=1), set by gemleak after the
  * user's, who is told which of theirs it overrode: colour codes around
  * records, paths stripped of a prefix, dedup tokens and module maps between
- * records, a summary that ends each report, another symbolizer or none,
- * inlined frames, suppressions (gemleak's rules decide what is skipped),
+ * records, a summary that ends each report, another symbolizer,
+ * inlined frames (whether the runtime names frames at all is the engine's:
+ * symbolize, in its own options), suppressions (gemleak's rules decide what is skipped),
  * what the runtime logs besides. */
 static const char *const report_shape[] = {
     "color=never", "strip_path_prefix=", "dedup_token_length=0", "print_module_map=0",
-    "print_summary=1", "print_suppressions=0", "symbolize=1", "symbolize_inline_frames=1",
+    "print_summary=1", "print_suppressions=0", "symbolize_inline_frames=1",
     "symbolize_vs_style=0", "external_symbolizer_path=", "allow_addr2line=0", "demangle=1",
     "suppressions=", "verbosity=0", "log_to_syslog=0", "fast_unwind_on_fatal=0",
 };

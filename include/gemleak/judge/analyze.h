@@ -87,9 +87,11 @@ GlAnalysis *gl_analyze(const char *const *paths, const GlRules *rules, guint job
  * "<pid>.xml" of such a process that stops short (the reader's
  * GL_ERROR_TRUNCATED) is a note, "PATH: process 123 was killed by SIGKILL;
  * its XML ends early", not a problem: the process never finished writing
- * it. It still counts in summary.truncated_files. */
+ * it. It still counts in summary.truncated_files. @objects (nullable):
+ * the objects a run read already, naming its reports' frames (the
+ * analysis keeps a reference), read again otherwise. */
 GlAnalysis *gl_analyze_with_killed(const char *const *paths, const GlRules *rules, guint jobs,
-                                   GHashTable *killed);
+                                   GHashTable *killed, GlDebugInfo *objects);
 void gl_analysis_free(GlAnalysis *analysis);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(GlAnalysis, gl_analysis_free)
 

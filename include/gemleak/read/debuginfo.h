@@ -26,6 +26,10 @@ typedef struct GlDebugInfo GlDebugInfo;
 /* Returns: (transfer full): an empty cache of objects read; free with
  * gl_debuginfo_free(). Safe to share between threads. */
 GlDebugInfo *gl_debuginfo_new(void);
+/* Returns: @info, one more reference to it: each is dropped with
+ * gl_debuginfo_free(), the last frees it (a run's passes and its analysis
+ * read each object once). */
+GlDebugInfo *gl_debuginfo_ref(GlDebugInfo *info);
 void gl_debuginfo_free(GlDebugInfo *info);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(GlDebugInfo, gl_debuginfo_free)
 
@@ -64,6 +68,31 @@ typedef enum {
 gboolean gl_debuginfo_frame(GlDebugInfo *info, const GlRunRecord *recorded, const char *path,
                             guint64 offset, gint64 written, GlDebugWant want,
                             GlDebugFrame *frame);
+
+/* A frame as a sanitizer runtime's symbolizer names it (GCC's runtimes
+ * read DWARF with libbacktrace): a function by its DW_AT_linkage_name
+ * demangled as __cxa_demangle does (gl_demangle_as_cxa()), else its
+ * DW_AT_name, through DW_AT_abstract_origin and DW_AT_specification; an
+ * object without DWARF there, by its symbol table; a source file as the
+ * line table spells it, before the compilation's directory. */
+typedef struct {
+    const char *function;  /* (nullable): unknown */
+    const char *file;      /* (nullable): unknown */
+    guint line;            /* 0: unknown */
+} GlRuntimeFrame;
+
+/* Names @offset of the object at @path (a module offset, as a runtime run
+ * with symbolize=0 gives a frame it left unnamed: the return address less
+ * one already) as the runtime would have: the functions inlined there,
+ * innermost first, each at the line of the call to the one inside it,
+ * then the function whose code it is. An object without symbols or debug
+ * information of its own is read through its GNU build id's detached
+ * debug file (/usr/lib/debug/.build-id/), as the runtimes and Valgrind
+ * read it.
+ * Returns: how many frames, in *@frames (transfer none: they live as long
+ * as @info); 0 when the object cannot be read or says nothing there. */
+guint gl_debuginfo_runtime_frames(GlDebugInfo *info, const char *path, guint64 offset,
+                                  const GlRuntimeFrame **frames);
 
 /* Returns: TRUE if the compilation unit holding @offset in the object at
  * @path (read as gl_debuginfo_frame() reads it, or as @recorded says) has

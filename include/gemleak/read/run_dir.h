@@ -111,6 +111,12 @@ typedef enum {
      * process through LD_PRELOAD, which a static program never loads, and
      * gemleak's guard follows such a program (GL_PROTO_GUARD_VARIABLE) */
     GL_ENGINE_FOLLOWS_EXEC = 1u << 7,
+    /* its runtime leaves frames unnamed (LeakSanitizer's all of them,
+     * symbolize=0: the module and offset alone, which cost nothing in the
+     * process; AddressSanitizer's those it cannot name): gemleak names them
+     * from the objects once a run, in the run directory's reports, before
+     * it reads them (gemleak/read/sanitizer_names.h) */
+    GL_ENGINE_NAMES_FRAMES = 1u << 8,
 } GlEngineCaps;
 
 /* What a run's engine.txt says of the engine that ran it: what the engine

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <glib.h>
 #include "gemleak/base/record.h"
+#include "gemleak/read/debuginfo.h"
 #include "gemleak/run/engine.h"
 
 /* A launcher only starts the processes that run a suite (bundle, rake).
@@ -55,6 +56,10 @@ typedef struct GlRunOptions {
     /* A quiet run's input: gemleak's standard input again, from this
      * offset (a regular file read by the first run); -1: /dev/null */
     gint64 input_offset;
+    /* (nullable) where the run names the frames its engine's runtime left
+     * unnamed (GL_ENGINE_NAMES_FRAMES) from: shared by its passes and its
+     * analysis, each object read once; NULL: a cache of the pass's own */
+    GlDebugInfo *objects;
 } GlRunOptions;
 
 typedef struct {
@@ -65,6 +70,7 @@ typedef struct {
     int interrupted_by;    /* the signal gemleak itself received, or 0 */
     gboolean timed_out;    /* the commands ran past GlRunOptions.deadline and were ended */
     gboolean descendants_left; /* processes the command started still ran past the grace period */
+    GlDebugInfo *objects;  /* (nullable) GlRunOptions.objects, the run's */
     GHashTable *killed;    /* every process gemleak reaped (the commands, and the orphans
                             * re-parented to it) that a signal killed: pid -> signal, both
                             * GINT_TO_POINTER; a pid's report names it (PID.xml,

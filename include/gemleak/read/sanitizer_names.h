@@ -1,0 +1,32 @@
+/* The frames a sanitizer runtime left unnamed, named by gemleak.
+ *
+ * A runtime that names frames itself (symbolize=1) reads the debug
+ * information of every object in a stack, Ruby's 46 MB of DWARF among
+ * them, in every process that reports: on psych's suite with one leak that
+ * is more than the suite's own time. Run with symbolize=0, it writes each
+ * frame's module and offset only, in gemleak's frame format
+ * (GL_SANITIZER_FRAME_FORMAT: "Gf N <null>", "Gs N <null>", line 0); gemleak
+ * names them once a run, from the objects (debuginfo.h), as the runtime
+ * would have, before anything reads the reports: a frame becomes the
+ * functions inlined at its address and the one whose code it is, numbered
+ * as the runtime numbers them. It knows gemleak's frame format, nothing
+ * about Ruby. */
+#ifndef GEMLEAK_SANITIZER_NAMES_H
+#define GEMLEAK_SANITIZER_NAMES_H
+
+#include <glib.h>
+#include "gemleak/read/debuginfo.h"
+
+/* Returns: (transfer full) (nullable): @data (@length bytes of a report)
+ * with the frames the runtime left unnamed named, its length in
+ * *@named_length; NULL when no frame of it was left unnamed. */
+char *gl_sanitizer_name_frames(GlDebugInfo *info, const char *data, gsize length,
+                               gsize *named_length);
+
+/* Names the unnamed frames of the report at @path in place (written whole
+ * and renamed over it: a reader sees the one or the other).
+ * Returns: FALSE with @error set when it could not be read or written;
+ * TRUE when it had nothing to name. */
+gboolean gl_sanitizer_name_report(GlDebugInfo *info, const char *path, GError **error);
+
+#endif
