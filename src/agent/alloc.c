@@ -108,6 +108,9 @@ void gemleak_alloc_on_free(void (*hook)(const volatile void *block));
 void gemleak_alloc_on_via(const void *via_return);
 /* The helper, as a require starts (@on 1) and ends (0) on this thread. */
 void gemleak_alloc_requiring(int on);
+/* The helper, as Ruby's exit begins (its at_exit): freed blocks are held
+ * back no more (alloc_held.c). */
+void gemleak_alloc_exiting(void);
 /* The mark of a stack unwound whole here (GL_PROTO_EXACT_FUNCTION): never
  * called, an address inside it stands first in such a chain. */
 void gemleak_exact(void);
@@ -508,6 +511,11 @@ void free(void *block)
     block = alloc_held_swap(block);
     if (block != NULL && next_found(F_FREE))
         ((void (*)(void *)) next_fn[F_FREE])(block);
+}
+
+void gemleak_alloc_exiting(void)
+{
+    alloc_held_stop();
 }
 
 void cfree(void *block)

@@ -17,7 +17,16 @@
  * A held block's bytes are cleared as it comes in, so that it keeps nothing
  * reachable; blocks over ALLOC_HELD_MAX bytes go back at once (the cost of
  * clearing them, and few stale words name them). The ring is this library's
- * memory, which the check scans: a held block is reachable, never a leak. */
+ * memory, which the check scans: a held block is reachable, never a leak.
+ *
+ * Once Ruby's exit begins (the helper's at_exit, before Ruby frees its
+ * memory), nothing more is held: Ruby 3.4's M:N scheduler leaves a native
+ * thread of a Ractor waiting on a lock that the exit frees, and with the
+ * frees of the exit held back, a forked child whose Ractor had run crashed
+ * at its end in one run of json's suite in four to six ("[BUG]
+ * pthread_cond_wait: Invalid argument", the lock's bytes another block's),
+ * never natively nor with nothing held; the exit's own frees need no ring:
+ * what Ruby frees then, it no longer names. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <stddef.h>
@@ -32,6 +41,7 @@
 typedef size_t (*SizeOf)(const void *);
 
 static SizeOf size_of;   /* the runtime's; NULL: nothing is held */
+static int stopped;      /* alloc_held_stop() */
 static void *held[ALLOC_HELD_COUNT];
 static unsigned long held_next;
 
@@ -42,9 +52,14 @@ void alloc_held_start(void)
     size_of = (SizeOf) (uintptr_t) dlsym(RTLD_DEFAULT, "__sanitizer_get_allocated_size");
 }
 
+void alloc_held_stop(void)
+{
+    __atomic_store_n(&stopped, 1, __ATOMIC_RELEASE);
+}
+
 void *alloc_held_swap(void *block)
 {
-    if (size_of == NULL)
+    if (size_of == NULL || __atomic_load_n(&stopped, __ATOMIC_ACQUIRE))
         return block;
     size_t size = size_of(block);
     if (size > ALLOC_HELD_MAX)

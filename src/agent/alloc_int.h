@@ -68,6 +68,9 @@ void alloc_held_start(void) AGENT_HIDDEN;
  * free now, the one held longest, @block itself, or NULL for none. */
 void *alloc_held_swap(void *block) AGENT_HIDDEN;
 
+/* Holds no more blocks back: Ruby's exit has begun (gemleak_alloc_exiting()). */
+void alloc_held_stop(void) AGENT_HIDDEN;
+
 /* ---- alloc_stack.c: where a call of the runtime runs --------------------- */
 
 /* Looks this thread's stack up, as the runtime bounds it (once a thread);

@@ -21,6 +21,7 @@
  *   sanitizer_unroot(address, size) that region no more
  *   sanitizer_warm -> Integer       the symbolizer reads Ruby's object now
  *   before_check                    what the allocation front writes first
+ *   exiting                         Ruby's exit begins: the front holds no freed block back
  *   requiring(on)                   a require starts (1) or ends (0) on this thread
  *   address(object) -> Integer      where a Ruby object lies
  *
@@ -252,6 +253,17 @@ static VALUE native_before_check(VALUE self)
     return integer(before != NULL);
 }
 
+/* Ruby's exit begins: the allocation front holds freed blocks back no
+ * more (its gemleak_alloc_exiting, when it is loaded). */
+static VALUE native_exiting(VALUE self)
+{
+    (void) self;
+    void (*exiting)(void) = (void (*)(void)) (uintptr_t) runtime("gemleak_alloc_exiting");
+    if (exiting != NULL)
+        exiting();
+    return integer(exiting != NULL);
+}
+
 /* The allocation front's gemleak_alloc_requiring, NULL without it. */
 static void (*requiring)(int);
 
@@ -308,6 +320,7 @@ void Init_gemleak_client(void)
         { "sanitizer_unroot", (Method) (uintptr_t) native_sanitizer_unroot, 2 },
         { "sanitizer_warm", (Method) (uintptr_t) native_sanitizer_warm, 0 },
         { "before_check", (Method) (uintptr_t) native_before_check, 0 },
+        { "exiting", (Method) (uintptr_t) native_exiting, 0 },
         { "address", (Method) (uintptr_t) native_address, 1 },
     };
     for (size_t i = 0; i < sizeof methods / sizeof methods[0]; i++)

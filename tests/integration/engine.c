@@ -1386,6 +1386,42 @@ START_TEST(test_yjit_stays_as_the_suite_sets_it)
 }
 END_TEST
 
+/* Issue 36: with LeakSanitizer's runtime naming no frame, a forked child
+ * of json's suite whose Ractor had run crashed at its end in a run in four
+ * to six ("[BUG] pthread_cond_wait: Invalid argument": Ruby's M:N scheduler
+ * leaves a native thread waiting on a lock its exit frees, and the bytes
+ * were another block's), never natively: the allocation front held the
+ * exit's frees back. While the suite runs, a freed block is held back (its
+ * address is not handed out again at once); once Ruby's exit begins (a
+ * finalizer runs after the helper's at_exit), it is not. */
+START_TEST(test_lsan_holds_no_block_back_as_ruby_exits)
+{
+    if (!have_ruby34("the allocation front's held blocks"))
+        return;
+    static const char script[] =
+        "begin; require 'fiddle'; rescue LoadError; puts 'no fiddle'; exit; end\n"
+        "def reused; a = Fiddle.malloc(48); Fiddle.free(a); b = Fiddle.malloc(48); "
+        "Fiddle.free(b); a == b; end\n"
+        "puts \"running: #{reused}\"\n"
+        "ObjectSpace.define_finalizer(Object.new, proc { puts \"exiting: #{reused}\" })\n";
+    g_autofree char *path = g_build_filename(work, "held.rb", NULL);
+    gl_test_write(path, script, -1);
+    const char *command[] = { ruby34, path, NULL };
+    g_autofree char *json = g_build_filename(work, "held.json", NULL);
+    Result lsan = { 0 };
+    run_engine(&lsan, work, "lsan", json, command);
+    if (strstr(lsan.out, "no fiddle") != NULL) {
+        result_discard(&lsan);
+        gl_test_skip("no fiddle in %s to allocate with", ruby34);
+    }
+    /* it loads no extension of a project: nothing to check (status 3) */
+    gl_assert_line(lsan.err, "^gemleak: nothing was checked");
+    gl_assert_line(lsan.out, "^running: false$");
+    gl_assert_line(lsan.out, "^exiting: true$");
+    result_discard(&lsan);
+}
+END_TEST
+
 void integration_engine(TCase *tcase)
 {
     tcase_add_unchecked_fixture(tcase, setup_ruby34, teardown_ruby34);
@@ -1415,4 +1451,5 @@ void integration_engine(TCase *tcase)
     tcase_add_test(tcase, test_child_stderr_stays_the_suites_under_every_engine);
     tcase_add_test(tcase, test_bundled_suite_stderr_is_its_own_under_every_engine);
     tcase_add_test(tcase, test_yjit_stays_as_the_suite_sets_it);
+    tcase_add_test(tcase, test_lsan_holds_no_block_back_as_ruby_exits);
 }

@@ -56,7 +56,12 @@ module GemLeakHelper
             check(closed: false)
             functions[:marker].call(EXEC)
           },
-          exit: -> { functions[:marker].call(EXIT) },
+          exit: lambda {
+            functions[:marker].call(EXIT)
+            # Ruby frees its memory next: the allocation front holds
+            # freed blocks back no more (src/agent/alloc_held.c)
+            functions[:exiting]&.call
+          },
         }
       end
 
@@ -83,6 +88,7 @@ module GemLeakHelper
           root: ->(address, size) { Native.sanitizer_root(address, size) },
           unroot: ->(address, size) { Native.sanitizer_unroot(address, size) },
           address: ->(object) { Native.address(object) },
+          exiting: -> { Native.exiting },
         }
       end
 
