@@ -4,6 +4,7 @@
 #include "cli_int.h"
 #include "gemleak/base/errors.h"
 #include "gemleak/read/input.h"
+#include "gemleak/read/sanitizer_names.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -57,6 +58,28 @@ static const char filter_description[] =
     "  gemleak filter -O redcarpet --format text --format json:leaks.json run/\n"
     "  gemleak filter --format sarif:gemleak.sarif shard-*/gemleak.json\n";
 
+/* A run directory whose run ended before it named its reports' frames
+ * (gemleak killed, a process still running as the command ended), its
+ * engine's runtime having named none (GL_ENGINE_NAMES_FRAMES): named now,
+ * in place, as the run would have, from the objects as they are now
+ * (rebuilt since, they name what they hold now). */
+static void name_run_dirs(const char *const *inputs, FILE *err)
+{
+    g_autoptr(GlDebugInfo) objects = NULL;
+    for (const char *const *input = inputs; *input != NULL; input++) {
+        if (strcmp(*input, "-") == 0 || !g_file_test(*input, G_FILE_TEST_IS_DIR))
+            continue;
+        if (objects == NULL)
+            objects = gl_debuginfo_new();
+        guint named = gl_sanitizer_name_run_dir(objects, *input, err);
+        g_autofree char *shown = gl_text_escape(*input);
+        if (named > 0)
+            fprintf(err, "gemleak: note: %u report%s of %s had frames the run left unnamed: "
+                    "named now, from the objects as they are\n", named, named == 1 ? "" : "s",
+                    shown);
+    }
+}
+
 int gl_cli_filter(int argc, char **argv, FILE *out, FILE *err)
 {
     /* GOption's usage line names the program: make it the command. */
@@ -106,6 +129,7 @@ int gl_cli_filter(int argc, char **argv, FILE *out, FILE *err)
         goto out;
     }
     gl_cli_say_jobs_capped(&options, err);
+    name_run_dirs((const char *const *) args + 1, err);
     Outcome outcome = { 0 };
     if (!gl_cli_analyze_and_report(&options, &plan, (const char *const *) args + 1, NULL, err,
                             &outcome, &error)) {

@@ -1,6 +1,9 @@
 /* Frames a runtime left unnamed, named from their objects (sanitizer_names.h). */
 #include "gemleak/read/sanitizer_names.h"
+#include "gemleak/base/run_files.h"
 #include "gemleak/base/sys.h"
+#include "gemleak/base/text.h"
+#include "gemleak/read/run_dir.h"
 
 #include <string.h>
 #include <sys/stat.h>
@@ -156,7 +159,47 @@ char *gl_sanitizer_name_frames(GlDebugInfo *info, const char *data, gsize length
     return g_string_free(g_steal_pointer(&out), FALSE);
 }
 
+/* Returns: TRUE with *@named set (whether it named any) when the report
+ * at @path could be read, and written where it needed to be. */
+static gboolean name_report(GlDebugInfo *info, const char *path, gboolean *named,
+                            GError **error);
+
 gboolean gl_sanitizer_name_report(GlDebugInfo *info, const char *path, GError **error)
+{
+    gboolean named = FALSE;
+    return name_report(info, path, &named, error);
+}
+
+guint gl_sanitizer_name_run_dir(GlDebugInfo *info, const char *dir, FILE *messages)
+{
+    g_auto(GlEngineFacts) facts = { 0 };
+    gl_engine_facts_read(dir, &facts);
+    if (!gl_engine_facts_say(&facts, GL_ENGINE_NAMES_FRAMES) || facts.log == NULL)
+        return 0;
+    g_autoptr(GDir) listing = g_dir_open(dir, 0, NULL);
+    if (listing == NULL)
+        return 0;
+    g_autofree char *prefix = g_strconcat(facts.log, ".", NULL);
+    guint named_reports = 0;
+    const char *name;
+    while ((name = g_dir_read_name(listing)) != NULL) {
+        gint64 pid = 0;
+        if (!g_str_has_prefix(name, prefix) || !gl_run_file_pid(name, &pid, NULL))
+            continue;
+        g_autofree char *path = g_build_filename(dir, name, NULL);
+        g_autoptr(GError) error = NULL;
+        gboolean named = FALSE;
+        if (!name_report(info, path, &named, &error) && messages != NULL) {
+            g_autofree char *why = gl_text_escape(error->message);
+            fprintf(messages, "gemleak: warning: the frames of %s stay unnamed: %s\n", name, why);
+        }
+        named_reports += named;
+    }
+    return named_reports;
+}
+
+static gboolean name_report(GlDebugInfo *info, const char *path, gboolean *named_any,
+                            GError **error)
 {
     g_autofree char *text = NULL;
     gsize length = 0;
@@ -170,6 +213,7 @@ gboolean gl_sanitizer_name_report(GlDebugInfo *info, const char *path, GError **
     g_autofree char *named = gl_sanitizer_name_frames(info, text, length, &named_length);
     if (named == NULL)
         return TRUE;
+    *named_any = TRUE;
     /* with the mode the runtime gave it */
     GStatBuf st;
     int mode = g_stat(path, &st) == 0 ? (int) (st.st_mode & 0777) : 0600;

@@ -357,28 +357,6 @@ static gint64 input_offset(void)
     return -1;
 }
 
-/* Names the frames the engine's runtime left unnamed in the reports of
- * @dir (GL_ENGINE_NAMES_FRAMES), once for the run; what cannot be is said
- * on @messages (nullable): its frames stay unnamed, and read as such. */
-static void name_reports(const char *dir, GlDebugInfo *objects, FILE *messages)
-{
-    g_autoptr(GDir) listing = g_dir_open(dir, 0, NULL);
-    if (listing == NULL)
-        return;
-    g_autoptr(GlDebugInfo) info = objects != NULL ? gl_debuginfo_ref(objects) : gl_debuginfo_new();
-    const char *name;
-    while ((name = g_dir_read_name(listing)) != NULL) {
-        if (!gl_engine_is_log(name, NULL))
-            continue;
-        g_autofree char *path = g_build_filename(dir, name, NULL);
-        g_autoptr(GError) error = NULL;
-        if (!gl_sanitizer_name_report(info, path, &error) && messages != NULL) {
-            g_autofree char *why = gl_text_escape(error->message);
-            fprintf(messages, "gemleak: warning: the frames of %s stay unnamed: %s\n", name, why);
-        }
-    }
-}
-
 gboolean gl_run_commands(const GlRunOptions *options, GPtrArray *commands, GlRunResult *result,
                          GError **error)
 {
@@ -443,8 +421,12 @@ gboolean gl_run_commands(const GlRunOptions *options, GPtrArray *commands, GlRun
     stop_deadline(&saved_alarm);
     /* Not while processes may still be writing: a report renamed over
      * would lose what they write after. */
-    if (gl_engine_supports(engine, GL_ENGINE_NAMES_FRAMES) && !result->descendants_left)
-        name_reports(result->dir, options->objects, options->messages);
+    if (gl_engine_supports(engine, GL_ENGINE_NAMES_FRAMES) && !result->descendants_left) {
+        g_autoptr(GlDebugInfo) objects = options->objects != NULL
+                                             ? gl_debuginfo_ref(options->objects)
+                                             : gl_debuginfo_new();
+        gl_sanitizer_name_run_dir(objects, result->dir, options->messages);
+    }
     result->timed_out = timed_out;
     restore_handlers(saved);
 #ifdef __linux__

@@ -161,6 +161,43 @@ START_TEST(test_names_frames_as_the_runtime_does)
 }
 END_TEST
 
+/* A run directory whose run ended before it named its reports' frames
+ * (gemleak killed): gemleak filter names them, in place, and says so. */
+START_TEST(test_filter_names_what_a_run_left_unnamed)
+{
+    g_autofree char *runtime = liblsan();
+    g_autofree char *found = g_find_program_in_path("c++");
+    if (runtime == NULL || found == NULL)
+        gl_test_skip("no liblsan found by gcc -print-file-name, or no c++, to run a program under");
+    g_autofree char *root = gl_test_tmpdir();
+    g_autofree char *source = g_build_filename(root, "leaks.cpp", NULL);
+    gl_test_write(source, leaks_cpp, -1);
+    const char *compile[] = { "c++", "-g", "-O1", "-fno-omit-frame-pointer", "-o", "leaks",
+                              "leaks.cpp", NULL };
+    g_autofree char *err = NULL;
+    ck_assert_msg(gl_test_spawn_in(root, NULL, compile, NULL, &err) == 0, "%s", err);
+    g_autofree char *program = g_build_filename(root, "leaks", NULL);
+    g_autofree char *unnamed = report_of(root, program, runtime, FALSE);
+
+    g_autofree char *run = g_build_filename(root, "run", NULL);
+    g_mkdir_with_parents(run, 0700);
+    g_autofree char *engine = g_build_filename(run, "engine.txt", NULL);
+    gl_test_write(engine, "LeakSanitizer\nname lsan\nreports LeakSanitizer's reports\nlog lsan\n"
+                          "names-frames yes\n", -1);
+    g_autofree char *report = g_build_filename(run, "lsan.4242", NULL);
+    gl_test_write(report, unnamed, -1);
+    GlTestRun filtered = { 0 };
+    gl_test_gemleak(&filtered, "filter", "--object", program, run, NULL);
+    gl_assert_line(filtered.err, "^gemleak: note: 1 report of .* had frames the run left "
+                                 "unnamed: named now");
+    gl_assert_line(filtered.out, "^ \\*c_leak \\(leaks\\.cpp:5\\)$");
+    g_autofree char *written = gl_test_read(report, NULL);
+    ck_assert_msg(strstr(written, "Gf 1 c_leak\n") != NULL, "%s", written);
+    gl_test_run_clear(&filtered);
+    gl_remove_tree(root);
+}
+END_TEST
+
 /* What is not a whole frame of gemleak's format is left as it was: a frame
  * cut short at the end of a report, a module the runtime did not know,
  * an object that is not there. */
@@ -194,6 +231,7 @@ Suite *gl_sanitizer_names_suite(void)
     TCase *tc = tcase_create("sanitizer_names");
     tcase_add_test(tc, test_names_frames_as_the_runtime_does);
     tcase_add_test(tc, test_leaves_what_it_cannot_name);
+    tcase_add_test(tc, test_filter_names_what_a_run_left_unnamed);
     suite_add_tcase(suite, tc);
     return suite;
 }

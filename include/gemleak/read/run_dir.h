@@ -115,7 +115,8 @@ typedef enum {
      * symbolize=0: the module and offset alone, which cost nothing in the
      * process; AddressSanitizer's those it cannot name): gemleak names them
      * from the objects once a run, in the run directory's reports, before
-     * it reads them (gemleak/read/sanitizer_names.h) */
+     * it reads them (gemleak/read/sanitizer_names.h). In engine.txt, so
+     * that gemleak filter names what a run cut short left unnamed */
     GL_ENGINE_NAMES_FRAMES = 1u << 8,
 } GlEngineCaps;
 
@@ -179,6 +180,7 @@ typedef struct {
     TEXT("instrumented", instrumented_prefix)                \
     FLAG("silent-when-clean", GL_ENGINE_SILENT_WHEN_CLEAN)   \
     FLAG("proof", GL_ENGINE_PROVES_CHECKS)                   \
+    FLAG("names-frames", GL_ENGINE_NAMES_FRAMES)             \
     TEXT("leaks-min-ruby", leaks_min_ruby)                   \
     TEXT("leaks-min-ruby-why", leaks_min_ruby_why)           \
     TEXT("min-ruby", min_ruby)                               \

@@ -14,6 +14,7 @@
 #ifndef GEMLEAK_SANITIZER_NAMES_H
 #define GEMLEAK_SANITIZER_NAMES_H
 
+#include <stdio.h>
 #include <glib.h>
 #include "gemleak/read/debuginfo.h"
 
@@ -28,5 +29,12 @@ char *gl_sanitizer_name_frames(GlDebugInfo *info, const char *data, gsize length
  * Returns: FALSE with @error set when it could not be read or written;
  * TRUE when it had nothing to name. */
 gboolean gl_sanitizer_name_report(GlDebugInfo *info, const char *path, GError **error);
+
+/* Names the unnamed frames of the reports in the run directory @dir (its
+ * engine's, GL_ENGINE_NAMES_FRAMES in its engine.txt: LOG.PID files) in
+ * place, each with gl_sanitizer_name_report(); what cannot be is said on
+ * @messages (nullable), "gemleak: warning: ...": its frames stay unnamed.
+ * Returns: how many reports it named. */
+guint gl_sanitizer_name_run_dir(GlDebugInfo *info, const char *dir, FILE *messages);
 
 #endif
