@@ -223,6 +223,19 @@ char *gl_test_mapped_library(const char *name)
     return NULL;
 }
 
+char *gl_test_gcc_file(const char *name)
+{
+    g_autofree char *option = g_strconcat("-print-file-name=", name, NULL);
+    const char *argv[] = { "gcc", option, NULL };
+    g_autofree char *out = NULL;
+    if (gl_test_spawn(argv, &out, NULL) != 0 || out == NULL)
+        return NULL;
+    char *path = g_strdup(g_strstrip(out));
+    if (!g_path_is_absolute(path) || !g_file_test(path, G_FILE_TEST_EXISTS))
+        g_clear_pointer(&path, g_free);
+    return path;
+}
+
 guint gl_test_count(const char *haystack, gsize length, const char *needle)
 {
     guint count = 0;

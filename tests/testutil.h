@@ -75,6 +75,11 @@ char *gl_test_tmpdir(void);
  * into this process whose name holds @name, from /proc/self/maps. */
 char *gl_test_mapped_library(const char *name);
 
+/* Returns: (transfer full) (nullable): the file @name (a sanitizer
+ * runtime: "liblsan.so") as gcc finds it (-print-file-name), NULL when it
+ * finds none. */
+char *gl_test_gcc_file(const char *name);
+
 /* Returns: how many times @needle occurs in @haystack[0..length). */
 guint gl_test_count(const char *haystack, gsize length, const char *needle);
 

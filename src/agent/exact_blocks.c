@@ -115,7 +115,6 @@ static uint32_t keep_stack(const Stack *stack)
     return (uint32_t) t->n_stacks++;
 }
 
-/* Records @block, allocated by a call returning to @caller, with its stack. */
 /* Fills @stack with the stack of an allocation by a call returning to
  * @caller, as one_frame() keeps it, @limit frames the runtime counts. */
 static void unwind_into(Stack *stack, uintptr_t caller, int limit)
@@ -125,6 +124,7 @@ static void unwind_into(Stack *stack, uintptr_t caller, int limit)
     unwind_backtrace(one_frame, &unwinding);
 }
 
+/* Records @block, allocated by a call returning to @caller, with its stack. */
 void exact_record(void *block, uintptr_t caller)
 {
     if (block == NULL || unwind_backtrace == NULL || unwind_get_ip == NULL)

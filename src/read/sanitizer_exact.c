@@ -98,9 +98,7 @@ gboolean gl_exact_frame_line(GPtrArray *frames, const char *line)
     return TRUE;
 }
 
-/* Returns: the @word-th (from 0) hexadecimal number of @frame's closing
- * line: 0 the program counter, 1 its offset in its module. */
-static guint64 frame_number(const GlExactFrame *frame, guint word)
+guint64 gl_exact_frame_number(const GlExactFrame *frame, guint word)
 {
     if (frame->numbers == NULL)
         return 0;
@@ -121,9 +119,9 @@ guint gl_exact_allocator_frames(GPtrArray *frames)
 {
     if (frames->len == 0)
         return 0;
-    guint64 allocator = frame_number(g_ptr_array_index(frames, 0), 0);
+    guint64 allocator = gl_exact_frame_number(g_ptr_array_index(frames, 0), 0);
     guint n = 1;
-    while (n < frames->len && frame_number(g_ptr_array_index(frames, n), 0) == allocator)
+    while (n < frames->len && gl_exact_frame_number(g_ptr_array_index(frames, n), 0) == allocator)
         n++;
     return n;
 }
@@ -169,7 +167,7 @@ char *gl_exact_site_key(GPtrArray *frames, gint first, guint64 bytes)
         gl_exact_gemleak_frame(site, NULL, NULL))
         return NULL;
     return g_strdup_printf("%" G_GUINT64_FORMAT "\t%" G_GINT64_MODIFIER "x\t%s%s", bytes,
-                           frame_number(site, 1), module, via ? "\tvia" : "");
+                           gl_exact_frame_number(site, 1), module, via ? "\tvia" : "");
 }
 
 gboolean gl_exact_record_cut(const GlExactRecord *record, GlExactCut cut, GlUnwound unwound)
@@ -189,7 +187,7 @@ gboolean gl_exact_record_cut(const GlExactRecord *record, GlExactCut cut, GlUnwo
             }
             continue;
         }
-        frames[kept].ip = frame_number(frame, 0);
+        frames[kept].ip = gl_exact_frame_number(frame, 0);
         frames[kept].obj = frame->fields[0]->len > 0 ? frame->fields[0]->str : NULL;
         frames[kept].fn = frame->fields[1]->len > 0 ? frame->fields[1]->str : NULL;
         kept++;

@@ -58,6 +58,10 @@ void gl_exact_record_free(GlExactRecord *record);
  * Returns: FALSE if @line is none of those. */
 gboolean gl_exact_frame_line(GPtrArray *frames, const char *line);
 
+/* Returns: the @word-th (from 0) hexadecimal number of @frame's closing
+ * line: 0 the program counter, 1 its offset in its module. */
+guint64 gl_exact_frame_number(const GlExactFrame *frame, guint word);
+
 /* Drops a frame left open at the end of @frames (a report cut short). */
 void gl_exact_close_frames(GPtrArray *frames);
 

@@ -4,170 +4,129 @@
 #include "gemleak/base/sys.h"
 #include "gemleak/base/text.h"
 #include "gemleak/read/run_dir.h"
+#include "gemleak/read/sanitizer_reader.h"
+#include "sanitizer_exact_int.h"
 
 #include <string.h>
 #include <sys/stat.h>
 
 #include <glib/gstdio.h>
 
-/* Far above any report gemleak reads (sanitizer_reader.c's limit). */
-#define MAX_REPORT_BYTES ((gsize) 1 << 30)
 /* What the runtime writes for what it did not name. */
 #define UNNAMED "<null>"
 
-/* One line of the text in hand. */
+/* A report's text in the making. */
 typedef struct {
-    const char *start;
-    gsize length;
-} Line;
+    GlDebugInfo *info;
+    GString *out;
+    GPtrArray *frames;  /* GlExactFrame*: the one being read, at most */
+    /* how many frames the stack in hand gained so far: the runtime numbers
+     * a stack's frames on, those inlined at one address too */
+    guint64 shift;
+    gboolean named;     /* a frame was named */
+} Naming;
 
-/* Returns: (transfer none) (nullable): what follows "@tag N " on @line (N
- * the frame number in *@number, @expected when it is not NULL), or NULL. */
-static const char *tagged(const Line *line, const char *tag, const char *expected,
-                          char **number)
+/* Writes @frame (closed), numbered on in its stack, named from its object
+ * when the runtime left it unnamed. */
+static void write_closed(Naming *naming, const GlExactFrame *frame)
 {
-    gsize n = strlen(tag);
-    if (line->length <= n + 1 || strncmp(line->start, tag, n) != 0 || line->start[n] != ' ')
-        return NULL;
-    const char *digits = line->start + n + 1;
-    const char *end = line->start + line->length;
-    const char *c = digits;
-    while (c < end && g_ascii_isdigit(*c))
-        c++;
-    if (c == digits || c >= end || *c != ' ')
-        return NULL;
-    if (expected != NULL && (strlen(expected) != (gsize) (c - digits) ||
-                             strncmp(expected, digits, (gsize) (c - digits)) != 0))
-        return NULL;
-    if (number != NULL)
-        *number = g_strndup(digits, (gsize) (c - digits));
-    return c + 1;
-}
-
-/* Returns: TRUE if @rest (up to @end) is "0xPC 0xOFFSET 0xQ LINE COLUMN":
- * the pc and offset in *@pc, *@offset. */
-static gboolean closing_numbers(const char *rest, const char *end, char **pc, guint64 *offset)
-{
-    g_autofree char *text = g_strndup(rest, (gsize) (end - rest));
-    g_auto(GStrv) words = g_strsplit(text, " ", -1);
-    if (g_strv_length(words) != 5 || !g_str_has_prefix(words[0], "0x") ||
-        !g_str_has_prefix(words[1], "0x"))
-        return FALSE;
-    char *stop = NULL;
-    *offset = g_ascii_strtoull(words[1] + 2, &stop, 16);
-    if (stop == words[1] + 2 || *stop != '\0')
-        return FALSE;
-    *pc = g_strdup(words[0]);
-    return TRUE;
-}
-
-static gboolean field_is(const char *field, const Line *line, const char *text)
-{
-    gsize n = (gsize) (line->start + line->length - field);
-    return n == strlen(text) && strncmp(field, text, n) == 0;
-}
-
-/* Writes @n frames of @module at @pc and @offset, named as @frames says,
- * numbered on from @first. */
-static void write_named(GString *out, const char *module, gsize module_length, const char *pc,
-                        guint64 offset, const GlRuntimeFrame *frames, guint n, guint64 first)
-{
+    guint64 said = g_ascii_strtoull(frame->number, NULL, 10);
+    if (said == 0)  /* a stack's first frame */
+        naming->shift = 0;
+    const char *module = frame->fields[0]->str;
+    const GlRuntimeFrame *named = NULL;
+    guint n = 0;
+    if (strcmp(frame->fields[1]->str, UNNAMED) == 0 && strcmp(frame->fields[2]->str, UNNAMED) == 0 &&
+        strcmp(module, UNNAMED) != 0)
+        n = gl_debuginfo_runtime_frames(naming->info, module, gl_exact_frame_number(frame, 1),
+                                        &named);
+    if (n == 0) {
+        gl_exact_write_frame(naming->out, frame, (guint) (said + naming->shift));
+        return;
+    }
     for (guint i = 0; i < n; i++) {
-        guint64 k = first + i;
-        g_string_append_printf(out, "Gm %" G_GUINT64_FORMAT " ", k);
-        g_string_append_len(out, module, (gssize) module_length);
-        g_string_append_printf(out, "\nGf %" G_GUINT64_FORMAT " %s\nGs %" G_GUINT64_FORMAT
-                               " %s\nG %" G_GUINT64_FORMAT " %s 0x%" G_GINT64_MODIFIER
-                               "x 0x0 %u 0\n", k,
-                               frames[i].function != NULL ? frames[i].function : UNNAMED, k,
-                               frames[i].file != NULL ? frames[i].file : UNNAMED, k, pc,
-                               offset, frames[i].line);
+        guint k = (guint) (said + naming->shift + i);
+        g_string_append_printf(naming->out, "Gm %u %s\nGf %u %s\nGs %u %s\nG %u 0x%"
+                               G_GINT64_MODIFIER "x 0x%" G_GINT64_MODIFIER "x 0x0 %u 0\n",
+                               k, module, k, named[i].function != NULL ? named[i].function : UNNAMED,
+                               k, named[i].file != NULL ? named[i].file : UNNAMED, k,
+                               gl_exact_frame_number(frame, 0), gl_exact_frame_number(frame, 1),
+                               named[i].line);
     }
+    naming->shift += n - 1;
+    naming->named = TRUE;
 }
 
-/* Copies the frame of @lines (four) as it is, numbered @k. */
-static void write_renumbered(GString *out, const Line *lines, const char *const *rests, guint64 k)
+/* Writes the frame left open (its lines as they were: a report cut short,
+ * a line the format did not expect), if any, and ends the stack in hand. */
+static void write_open(Naming *naming)
 {
-    static const char *const tags[] = { "Gm", "Gf", "Gs", "G" };
-    for (guint i = 0; i < 4; i++) {
-        g_string_append_printf(out, "%s %" G_GUINT64_FORMAT " ", tags[i], k);
-        g_string_append_len(out, rests[i], (gssize) (lines[i].start + lines[i].length - rests[i]));
-        g_string_append_c(out, '\n');
+    static const char *const tags[] = { "Gm", "Gf", "Gs" };
+    for (guint f = 0; f < naming->frames->len; f++) {
+        const GlExactFrame *frame = g_ptr_array_index(naming->frames, f);
+        for (guint i = 0; i < frame->stage && i < 3; i++)
+            g_string_append_printf(naming->out, "%s %s %s\n", tags[i], frame->number,
+                                   frame->fields[i]->str);
     }
+    g_ptr_array_set_size(naming->frames, 0);
+    naming->shift = 0;
 }
 
 char *gl_sanitizer_name_frames(GlDebugInfo *info, const char *data, gsize length,
                                gsize *named_length)
 {
-    /* the text split at its newlines; the last piece may have none */
-    g_autoptr(GArray) lines = g_array_new(FALSE, FALSE, sizeof(Line));
-    for (const char *p = data, *end = data + length; p < end;) {
-        const char *newline = memchr(p, '\n', (gsize) (end - p));
-        Line line = { p, newline != NULL ? (gsize) (newline - p) : (gsize) (end - p) };
-        g_array_append_val(lines, line);
-        p = newline != NULL ? newline + 1 : end;
-    }
-    gboolean ends_in_newline = length > 0 && data[length - 1] == '\n';
+    g_autofree char *text = g_strndup(data, length);
+    g_auto(GStrv) lines = g_strsplit(text, "\n", -1);
+    guint n_lines = g_strv_length(lines);
+    g_autoptr(GPtrArray) frames = g_ptr_array_new_with_free_func(gl_exact_frame_free);
     g_autoptr(GString) out = g_string_sized_new(length + length / 2);
-    gboolean named = FALSE;
-    /* how many frames the stack in hand gained so far: the runtime numbers
-     * a stack's frames on, those inlined at one address too */
-    guint64 shift = 0;
-    for (guint i = 0; i < lines->len;) {
-        const Line *line = &g_array_index(lines, Line, i);
-        g_autofree char *number = NULL;
-        const char *rests[4] = { NULL };
-        g_autofree char *pc = NULL;
-        guint64 offset = 0;
-        if (i + 3 < lines->len && (rests[0] = tagged(line, "Gm", NULL, &number)) != NULL &&
-            (rests[1] = tagged(line + 1, "Gf", number, NULL)) != NULL &&
-            (rests[2] = tagged(line + 2, "Gs", number, NULL)) != NULL &&
-            (rests[3] = tagged(line + 3, "G", number, NULL)) != NULL &&
-            closing_numbers(rests[3], line[3].start + line[3].length, &pc, &offset) &&
-            (i + 4 < lines->len || ends_in_newline)) {
-            /* a stack's first frame */
-            guint64 n_said = g_ascii_strtoull(number, NULL, 10);
-            if (n_said == 0)
-                shift = 0;
-            const GlRuntimeFrame *frames = NULL;
-            guint n = 0;
-            gsize module_length = (gsize) (line->start + line->length - rests[0]);
-            if (field_is(rests[1], &line[1], UNNAMED) && field_is(rests[2], &line[2], UNNAMED) &&
-                !field_is(rests[0], line, UNNAMED)) {
-                g_autofree char *module = g_strndup(rests[0], module_length);
-                n = gl_debuginfo_runtime_frames(info, module, offset, &frames);
+    Naming naming = { .info = info, .out = out, .frames = frames };
+    for (guint i = 0; i < n_lines; i++) {
+        /* the last piece: after the last newline, "" or a line cut short */
+        gboolean last = i + 1 == n_lines;
+        if (!last && gl_exact_frame_line(frames, lines[i])) {
+            const GlExactFrame *frame = g_ptr_array_index(frames, frames->len - 1);
+            if (frame->stage == 4) {
+                write_closed(&naming, frame);
+                g_ptr_array_set_size(frames, 0);
             }
-            if (n > 0) {
-                write_named(out, rests[0], module_length, pc, offset, frames, n, n_said + shift);
-                shift += n - 1;
-                named = TRUE;
-            } else {
-                write_renumbered(out, line, rests, n_said + shift);
-            }
-            i += 4;
             continue;
         }
-        shift = 0;
-        g_string_append_len(out, line->start, (gssize) line->length);
-        if (i + 1 < lines->len || ends_in_newline)
+        write_open(&naming);
+        g_string_append(out, lines[i]);
+        if (!last)
             g_string_append_c(out, '\n');
-        i++;
     }
-    if (!named)
+    if (!naming.named)
         return NULL;
     *named_length = out->len;
     return g_string_free(g_steal_pointer(&out), FALSE);
 }
 
-/* Returns: TRUE with *@named set (whether it named any) when the report
- * at @path could be read, and written where it needed to be. */
-static gboolean name_report(GlDebugInfo *info, const char *path, gboolean *named,
-                            GError **error);
-
-gboolean gl_sanitizer_name_report(GlDebugInfo *info, const char *path, GError **error)
+gboolean gl_sanitizer_name_report(GlDebugInfo *info, const char *path, gboolean *named,
+                                  GError **error)
 {
-    gboolean named = FALSE;
-    return name_report(info, path, &named, error);
+    if (named != NULL)
+        *named = FALSE;
+    g_autofree char *text = NULL;
+    gsize length = 0;
+    if (!gl_file_read_regular(path, GL_SANITIZER_REPORT_MAX_BYTES, &text, &length, error))
+        return FALSE;
+    /* nothing unnamed: no frame line says so */
+    if (g_strstr_len(text, (gssize) length, "\nGf ") == NULL ||
+        g_strstr_len(text, (gssize) length, " " UNNAMED "\n") == NULL)
+        return TRUE;
+    gsize named_length = 0;
+    g_autofree char *written = gl_sanitizer_name_frames(info, text, length, &named_length);
+    if (written == NULL)
+        return TRUE;
+    if (named != NULL)
+        *named = TRUE;
+    /* with the mode the runtime gave it */
+    GStatBuf st;
+    int mode = g_stat(path, &st) == 0 ? (int) (st.st_mode & 0777) : 0600;
+    return g_file_set_contents_full(path, written, (gssize) named_length,
+                                    G_FILE_SET_CONTENTS_CONSISTENT, mode, error);
 }
 
 guint gl_sanitizer_name_run_dir(GlDebugInfo *info, const char *dir, FILE *messages)
@@ -189,34 +148,11 @@ guint gl_sanitizer_name_run_dir(GlDebugInfo *info, const char *dir, FILE *messag
         g_autofree char *path = g_build_filename(dir, name, NULL);
         g_autoptr(GError) error = NULL;
         gboolean named = FALSE;
-        if (!name_report(info, path, &named, &error) && messages != NULL) {
+        if (!gl_sanitizer_name_report(info, path, &named, &error) && messages != NULL) {
             g_autofree char *why = gl_text_escape(error->message);
             fprintf(messages, "gemleak: warning: the frames of %s stay unnamed: %s\n", name, why);
         }
         named_reports += named;
     }
     return named_reports;
-}
-
-static gboolean name_report(GlDebugInfo *info, const char *path, gboolean *named_any,
-                            GError **error)
-{
-    g_autofree char *text = NULL;
-    gsize length = 0;
-    if (!gl_file_read_regular(path, MAX_REPORT_BYTES, &text, &length, error))
-        return FALSE;
-    /* nothing unnamed: no frame line says so */
-    if (g_strstr_len(text, (gssize) length, "\nGf ") == NULL ||
-        g_strstr_len(text, (gssize) length, " " UNNAMED "\n") == NULL)
-        return TRUE;
-    gsize named_length = 0;
-    g_autofree char *named = gl_sanitizer_name_frames(info, text, length, &named_length);
-    if (named == NULL)
-        return TRUE;
-    *named_any = TRUE;
-    /* with the mode the runtime gave it */
-    GStatBuf st;
-    int mode = g_stat(path, &st) == 0 ? (int) (st.st_mode & 0777) : 0600;
-    return g_file_set_contents_full(path, named, (gssize) named_length,
-                                    G_FILE_SET_CONTENTS_CONSISTENT, mode, error);
 }

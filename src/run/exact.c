@@ -17,8 +17,6 @@
 #include <string.h>
 #include <sys/stat.h>
 
-/* Far above any report gemleak reads (sanitizer_reader.c's limit). */
-#define MAX_REPORT_BYTES ((gsize) 1 << 30)
 /* The file of sites, in the first run's helper directory (gemleak's own,
  * removed with it). */
 
@@ -135,7 +133,7 @@ static GPtrArray *reports_in(const char *dir, GError **error)
 static char *read_report(const char *path, gsize *length, GError **error)
 {
     char *text = NULL;
-    if (!gl_file_read_regular(path, MAX_REPORT_BYTES, &text, length, error))
+    if (!gl_file_read_regular(path, GL_SANITIZER_REPORT_MAX_BYTES, &text, length, error))
         return NULL;
     return text;
 }

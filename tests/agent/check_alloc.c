@@ -35,21 +35,6 @@ static GHashTable *exported(const char *path)
     return names;
 }
 
-/* Returns: (transfer full) (nullable): the runtime @library (liblsan.so) as
- * gcc finds it. */
-static char *runtime(const char *library)
-{
-    g_autofree char *option = g_strconcat("-print-file-name=", library, NULL);
-    const char *argv[] = { "gcc", option, NULL };
-    g_autofree char *out = NULL;
-    if (gl_test_spawn(argv, &out, NULL) != 0 || out == NULL)
-        return NULL;
-    char *path = g_strdup(g_strstrip(out));
-    if (!g_path_is_absolute(path) || !g_file_test(path, G_FILE_TEST_EXISTS))
-        g_clear_pointer(&path, g_free);
-    return path;
-}
-
 /* Issue 35, 10: every allocation function a sanitizer runtime intercepts
  * is one the allocation front has, so that each block gets a stack it can
  * judge and the exact pass unwinds it: C++17's aligned operator new was
@@ -70,7 +55,7 @@ START_TEST(test_front_has_every_allocation_function_the_runtimes_intercept)
     const char *const libraries[] = { "liblsan.so", "libasan.so" };
     guint checked = 0;
     for (guint l = 0; l < G_N_ELEMENTS(libraries); l++) {
-        g_autofree char *path = runtime(libraries[l]);
+        g_autofree char *path = gl_test_gcc_file(libraries[l]);
         if (path == NULL)
             continue;
         g_autoptr(GHashTable) theirs = exported(path);

@@ -20,17 +20,33 @@ static const char leaks_cpp[] =
     "void *volatile kept;\n"
     "int main(void) { kept = cpp_leak(1); kept = c_leak(13); kept = 0; return 0; }\n";
 
-/* Returns: (transfer full) (nullable): liblsan as gcc finds it. */
-static char *liblsan(void)
+/* Returns: (transfer full): liblsan as gcc finds it; the test is skipped
+ * without it or without c++ to build a program with. */
+static char *runtime_or_skip(void)
 {
-    const char *argv[] = { "gcc", "-print-file-name=liblsan.so", NULL };
-    g_autofree char *out = NULL;
-    if (gl_test_spawn(argv, &out, NULL) != 0 || out == NULL)
-        return NULL;
-    char *path = g_strdup(g_strstrip(out));
-    if (!g_path_is_absolute(path) || !g_file_test(path, G_FILE_TEST_EXISTS))
-        g_clear_pointer(&path, g_free);
-    return path;
+    char *runtime = gl_test_gcc_file("liblsan.so");
+    g_autofree char *found = g_find_program_in_path("c++");
+    if (runtime == NULL || found == NULL)
+        gl_test_skip("no liblsan found by gcc -print-file-name, or no c++, to run a program under");
+    return runtime;
+}
+
+/* Compiles leaks_cpp under @root: as rake-compiler compiles an extension,
+ * from ../src/ in build/, when @out_of_tree; else in @root itself.
+ * Returns: (transfer full): the program's path. */
+static char *build_program(const char *root, gboolean out_of_tree)
+{
+    g_autofree char *src = out_of_tree ? g_build_filename(root, "src", NULL) : g_strdup(root);
+    g_autofree char *dir = out_of_tree ? g_build_filename(root, "build", NULL) : g_strdup(root);
+    g_mkdir_with_parents(src, 0700);
+    g_mkdir_with_parents(dir, 0700);
+    g_autofree char *source = g_build_filename(src, "leaks.cpp", NULL);
+    gl_test_write(source, leaks_cpp, -1);
+    const char *compile[] = { "c++", "-g", "-O1", "-fno-omit-frame-pointer", "-o", "leaks",
+                              out_of_tree ? "../src/leaks.cpp" : "leaks.cpp", NULL };
+    g_autofree char *err = NULL;
+    ck_assert_msg(gl_test_spawn_in(dir, NULL, compile, NULL, &err) == 0, "%s", err);
+    return g_build_filename(dir, "leaks", NULL);
 }
 
 /* Returns: (transfer full): the report of @program run under @runtime in
@@ -89,22 +105,10 @@ static char *frames_of(const char *report)
  * line table spells them, the lines. */
 START_TEST(test_names_frames_as_the_runtime_does)
 {
-    g_autofree char *runtime = liblsan();
-    g_autofree char *found = g_find_program_in_path("c++");
-    if (runtime == NULL || found == NULL)
-        gl_test_skip("no liblsan found by gcc -print-file-name, or no c++, to run a program under");
+    g_autofree char *runtime = runtime_or_skip();
     g_autofree char *root = gl_test_tmpdir();
-    g_autofree char *src = g_build_filename(root, "src", NULL);
-    g_autofree char *dir = g_build_filename(root, "build", NULL);
-    g_mkdir_with_parents(src, 0700);
-    g_mkdir_with_parents(dir, 0700);
-    g_autofree char *source = g_build_filename(src, "leaks.cpp", NULL);
-    gl_test_write(source, leaks_cpp, -1);
-    const char *compile[] = { "c++", "-g", "-O1", "-fno-omit-frame-pointer", "-o", "leaks",
-                              "../src/leaks.cpp", NULL };
-    g_autofree char *err = NULL;
-    ck_assert_msg(gl_test_spawn_in(dir, NULL, compile, NULL, &err) == 0, "%s", err);
-    g_autofree char *program = g_build_filename(dir, "leaks", NULL);
+    g_autofree char *program = build_program(root, TRUE);
+    g_autofree char *dir = g_path_get_dirname(program);
 
     g_autofree char *named = report_of(dir, program, runtime, TRUE);
     g_autofree char *unnamed = report_of(dir, program, runtime, FALSE);
@@ -148,13 +152,13 @@ START_TEST(test_names_frames_as_the_runtime_does)
      * as it is */
     g_autofree char *path = g_build_filename(root, "lsan.1", NULL);
     gl_test_write(path, unnamed, -1);
-    ck_assert(gl_sanitizer_name_report(info, path, NULL));
+    ck_assert(gl_sanitizer_name_report(info, path, NULL, NULL));
     g_autofree char *written = gl_test_read(path, NULL);
     ck_assert_str_eq(written, ours);
     g_autofree char *named_path = g_build_filename(root, "lsan.2", NULL);
     gl_test_write(named_path, named, -1);
     ck_assert(gl_sanitizer_name_frames(info, named, strlen(named), &length) == NULL);
-    ck_assert(gl_sanitizer_name_report(info, named_path, NULL));
+    ck_assert(gl_sanitizer_name_report(info, named_path, NULL, NULL));
     g_autofree char *kept = gl_test_read(named_path, NULL);
     ck_assert_str_eq(kept, named);
     gl_remove_tree(root);
@@ -165,18 +169,9 @@ END_TEST
  * (gemleak killed): gemleak filter names them, in place, and says so. */
 START_TEST(test_filter_names_what_a_run_left_unnamed)
 {
-    g_autofree char *runtime = liblsan();
-    g_autofree char *found = g_find_program_in_path("c++");
-    if (runtime == NULL || found == NULL)
-        gl_test_skip("no liblsan found by gcc -print-file-name, or no c++, to run a program under");
+    g_autofree char *runtime = runtime_or_skip();
     g_autofree char *root = gl_test_tmpdir();
-    g_autofree char *source = g_build_filename(root, "leaks.cpp", NULL);
-    gl_test_write(source, leaks_cpp, -1);
-    const char *compile[] = { "c++", "-g", "-O1", "-fno-omit-frame-pointer", "-o", "leaks",
-                              "leaks.cpp", NULL };
-    g_autofree char *err = NULL;
-    ck_assert_msg(gl_test_spawn_in(root, NULL, compile, NULL, &err) == 0, "%s", err);
-    g_autofree char *program = g_build_filename(root, "leaks", NULL);
+    g_autofree char *program = build_program(root, FALSE);
     g_autofree char *unnamed = report_of(root, program, runtime, FALSE);
 
     g_autofree char *run = g_build_filename(root, "run", NULL);
@@ -214,12 +209,12 @@ START_TEST(test_leaves_what_it_cannot_name)
     g_autofree char *root = gl_test_tmpdir();
     g_autofree char *path = g_build_filename(root, "lsan.1", NULL);
     gl_test_write(path, cut, -1);
-    ck_assert(gl_sanitizer_name_report(info, path, NULL));
+    ck_assert(gl_sanitizer_name_report(info, path, NULL, NULL));
     g_autofree char *kept = gl_test_read(path, NULL);
     ck_assert_str_eq(kept, cut);
     g_autofree char *gone = g_build_filename(root, "lsan.2", NULL);
     g_autoptr(GError) error = NULL;
-    ck_assert(!gl_sanitizer_name_report(info, gone, &error));
+    ck_assert(!gl_sanitizer_name_report(info, gone, NULL, &error));
     ck_assert_ptr_nonnull(error);
     gl_remove_tree(root);
 }

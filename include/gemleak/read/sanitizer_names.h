@@ -25,10 +25,12 @@ char *gl_sanitizer_name_frames(GlDebugInfo *info, const char *data, gsize length
                                gsize *named_length);
 
 /* Names the unnamed frames of the report at @path in place (written whole
- * and renamed over it: a reader sees the one or the other).
+ * and renamed over it: a reader sees the one or the other); *@named
+ * (nullable) says whether it named any.
  * Returns: FALSE with @error set when it could not be read or written;
  * TRUE when it had nothing to name. */
-gboolean gl_sanitizer_name_report(GlDebugInfo *info, const char *path, GError **error);
+gboolean gl_sanitizer_name_report(GlDebugInfo *info, const char *path, gboolean *named,
+                                  GError **error);
 
 /* Names the unnamed frames of the reports in the run directory @dir (its
  * engine's, GL_ENGINE_NAMES_FRAMES in its engine.txt: LOG.PID files) in

@@ -29,6 +29,9 @@
 
 /* How much of an input's start gl_sanitizer_detect() looks at. */
 #define GL_SANITIZER_DETECT_BYTES ((gsize) 64 * 1024)
+/* The most of a report read whole (the exact pass, the naming of its
+ * frames): far above any a suite writes. */
+#define GL_SANITIZER_REPORT_MAX_BYTES ((gsize) 1 << 30)
 
 /* The depth LeakSanitizer and AddressSanitizer unwind to by default, and
  * that gemleak run sets (malloc_context_size). The runtime counts in it two

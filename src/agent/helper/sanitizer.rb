@@ -69,7 +69,9 @@ module GemLeakHelper
       # child's report at its exit (or before its exit!) has the runtime
       # symbolize Ruby's frames, which first reads all of Ruby's debug
       # information (50 ms, inflated where it is compressed) in each child
-      # again; read once here, every child inherits it.
+      # again; read once here, every child inherits it. AddressSanitizer's:
+      # LeakSanitizer's runtime names no frame (symbolize=0, gemleak names
+      # them after the run), and the call costs it nothing.
       def before_fork
         return if @warmed || !Runtime.mapped? || !Core.native?
 
