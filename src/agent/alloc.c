@@ -99,17 +99,15 @@ void gemleak_alloc_before_check(void);
  * (src/agent/owners.c) and for --growth's count (growth.c): the runtime's
  * realloc calls no hook. */
 void gemleak_alloc_on_realloc(void (*hook)(void *block, void *moved));
-/* --growth's count of a block freed (growth.c), as free() is called: the
- * runtime's free hook sees a block held back (alloc_held.c) only as it
- * leaves the ring. */
+/* --growth's count of a block freed (growth.c), as free() is called. */
 void gemleak_alloc_on_free(void (*hook)(const volatile void *block));
 /* The return address inside the client library's trampoline: where a
  * stack made here, without frame pointers, goes on to the extension. */
 void gemleak_alloc_on_via(const void *via_return);
 /* The helper, as a require starts (@on 1) and ends (0) on this thread. */
 void gemleak_alloc_requiring(int on);
-/* The helper, as Ruby's exit begins (its at_exit): freed blocks are held
- * back no more (alloc_held.c). */
+/* The helper, as Ruby's exit begins (its at_exit): recent addresses are
+ * kept from judged blocks no more (alloc_held.c). */
 void gemleak_alloc_exiting(void);
 /* The mark of a stack unwound whole here (GL_PROTO_EXACT_FUNCTION): never
  * called, an address inside it stands first in such a chain. */
@@ -355,14 +353,106 @@ static int chain_whole(Frame *frames, Thread *thread, uintptr_t caller)
     return unwound + 1;
 }
 
+/* Returns: 1 if the leak of a block allocated by a call returning to
+ * @caller, from a function whose frame is @fp, would be judged: made by
+ * code outside Ruby's own and the loader's, or under an extension's call
+ * of Ruby's allocation functions. What Ruby's code allocates outside such
+ * a call is Ruby's (gemleak(1), RULES, 2). */
+static inline int judged(uintptr_t caller, uintptr_t fp)
+{
+    uintptr_t via_ret = 0, via_api = 0, via_frame = 0;
+    if (alloc_via_find(fp, &via_ret, &via_api, &via_frame))
+        return 1;
+    return !in_ruby(caller) && !(caller >= loader_low && caller < loader_high);
+}
+
+/* The most times one allocation calls the runtime again (fresh()). */
+#define FRESH_TRIES 4
+
+typedef uintptr_t (*Runtime3)(uintptr_t, uintptr_t, uintptr_t);
+
+/* Makes @call, a judged allocation (wants_fresh()), again while the block
+ * it returned (call->result, @size bytes; 0: not followed) sits at an
+ * address freed of late (alloc_held.c): the block is parked, and a block
+ * of its size parked long enough ago freed first, which the runtime then
+ * hands out. @sp and @chain are what gl_alloc_call() was given; @direct:
+ * the runtime was called as it is. */
+static void fresh(Call *call, size_t size, uintptr_t sp, uintptr_t chain, int direct)
+{
+    if (size == 0)
+        return;
+    for (int tries = 0; tries < FRESH_TRIES; tries++) {
+        void *block = (void *) call->result;
+        if (block == NULL || !alloc_held_recent(block, size))
+            return;
+        void *old = NULL;
+        if (!alloc_held_park(block, size, &old))
+            return;
+        if (old != NULL)
+            ((void (*)(void *)) next_fn[F_FREE])(old);
+        if (direct)
+            call->result = ((Runtime3) call->fn)(call->a, call->b, call->c);
+        else
+            gl_alloc_call(call, sp, chain);
+    }
+}
+
+/* Before a judged call of the runtime that clears or fills the block it
+ * hands out (calloc's, realloc's), whose mark fresh() could not read then:
+ * the block the runtime would hand out for @size bytes (its allocator gives
+ * the one freed last of the size class, on this thread) is taken, and
+ * parked while its address was freed of late, then left for the call,
+ * freed again unrecorded. */
+static void fresh_ahead(size_t size)
+{
+    for (int tries = 0; tries <= FRESH_TRIES; tries++) {
+        void *peek = ((void *(*)(size_t)) next_fn[F_MALLOC])(size);
+        if (peek == NULL)
+            return;
+        void *old = NULL;
+        if (tries == FRESH_TRIES || !alloc_held_recent(peek, size) ||
+            !alloc_held_park(peek, size, &old)) {
+            ((void (*)(void *)) next_fn[F_FREE])(peek);
+            return;
+        }
+        if (old != NULL)
+            ((void (*)(void *)) next_fn[F_FREE])(old);
+    }
+}
+
+/* Returns: 1 if an allocation of @size bytes by a call returning to
+ * @caller, from a function whose frame is @fp, is kept from recent
+ * addresses (alloc_held.c). */
+static inline int wants_fresh(uintptr_t caller, uintptr_t fp, size_t size)
+{
+    return size != 0 && size <= ALLOC_HELD_MAX && !alloc_thread.busy &&
+           __atomic_load_n(&alloc_held_on, __ATOMIC_RELAXED) && judged(caller, fp);
+}
+
+/* An allocation that goes to the runtime as it is (straight()) while
+ * recent addresses are kept from judged blocks: called, not jumped to, so
+ * that the block it returns can be looked at; the runtime's unwinder walks
+ * this library's frames (which the reader passes over) to the same caller. */
+static __attribute__((noinline)) uintptr_t straight_fresh(int f, size_t size, uintptr_t a,
+                                                          uintptr_t b, uintptr_t c)
+{
+    Call call = { .fn = next_fn[f], .a = a, .b = b, .c = c };
+    call.result = ((Runtime3) call.fn)(a, b, c);
+    fresh(&call, size, 0, 0, 1);
+    return call.result;
+}
+
 /* Calls @call with a chain the runtime can judge (alloc.c's comment says
  * which), for an allocation function whose frame was @fp (its caller's
  * frame pointer @caller_fp) and whose caller is @caller, of a block of
  * @size: the block is call->result, or *@out when @out is not NULL
  * (posix_memalign, whose result is its status). Its return address is the
- * one frame of this library's the runtime records, before the chain. */
+ * one frame of this library's the runtime records, before the chain. A
+ * block of @fresh_size bytes (0: none) is kept from recent addresses
+ * (fresh()). */
 static __attribute__((noinline)) uintptr_t front(Call *call, uintptr_t caller, uintptr_t fp,
-                                                  uintptr_t caller_fp, size_t size, void **out)
+                                                  uintptr_t caller_fp, size_t size, void **out,
+                                                  size_t fresh_size)
 {
     Thread *thread = &alloc_thread;
     /* A thread is known from its start (alloc_stack.c); one that is not
@@ -375,6 +465,8 @@ static __attribute__((noinline)) uintptr_t front(Call *call, uintptr_t caller, u
     int whole = !thread->busy && whole_stack(thread, caller, via ? via_ret : 0);
     if (alloc_mode == MODE_OFF || thread->busy || (own && alloc_mode == MODE_FRAMES && !whole)) {
         gl_alloc_call(call, 0, 0);
+        if (!thread->busy)
+            fresh(call, fresh_size, 0, 0, 0);
     } else {
         Frame frames[MAX_FRAMES];
         int n = whole ? chain_whole(frames, thread, caller) : 0;
@@ -384,17 +476,21 @@ static __attribute__((noinline)) uintptr_t front(Call *call, uintptr_t caller, u
             for (int i = 0; i < n; i++)
                 frames[i].next = i + 1 < n ? (uintptr_t) &frames[i + 1] : 0;
             gl_alloc_call(call, 0, (uintptr_t) frames);
+            fresh(call, fresh_size, 0, (uintptr_t) frames, 0);
         } else if (thread->scratch != 0 && !thread->on_scratch) {
             Frame *placed = (Frame *) (thread->scratch - (uintptr_t) n * sizeof(Frame));
             for (int i = 0; i < n; i++) {
                 placed[i].ret = frames[i].ret;
                 placed[i].next = i + 1 < n ? (uintptr_t) &placed[i + 1] : 0;
             }
+            uintptr_t sp = ((uintptr_t) placed - 64) & ~(uintptr_t) 15;
             thread->on_scratch = 1;
-            gl_alloc_call(call, ((uintptr_t) placed - 64) & ~(uintptr_t) 15, (uintptr_t) placed);
+            gl_alloc_call(call, sp, (uintptr_t) placed);
+            fresh(call, fresh_size, sp, (uintptr_t) placed, 0);
             thread->on_scratch = 0;
         } else {
             gl_alloc_call(call, 0, 0);
+            fresh(call, fresh_size, 0, 0, 0);
             hidden_here = 1;
         }
     }
@@ -414,14 +510,28 @@ static __attribute__((noinline)) uintptr_t front(Call *call, uintptr_t caller, u
 #define NEXT(f, type) ((type) next_fn[f])
 
 /* The body of an allocation function: the runtime's @f straight (a tail
- * call) when straight(), else through front(); a block of @size. */
-#define BODY(type, f, cast, size_, a_, b_, c_, ...)                                          \
+ * call) when straight(), else through front(); a block of @size, kept from
+ * recent addresses when @fresh_ (alloc_held.c; not for an alignment of the
+ * caller's choosing): FRESH_AFTER by its mark, FRESH_AHEAD before the call
+ * for a function that clears the block. */
+#define FRESH_AFTER 1
+#define FRESH_AHEAD 2
+#define BODY(type, f, cast, size_, fresh_, a_, b_, c_, ...)                                  \
     uintptr_t caller = CALLER;                                                              \
-    if (straight(caller, HERE, (size_)))                                                    \
-        return NEXT(f, type)(__VA_ARGS__);                                                  \
+    size_t fresh_size = (fresh_) != 0 && wants_fresh(caller, HERE, (size_)) ? (size_) : 0;     \
+    if (fresh_size != 0 && (fresh_) == FRESH_AHEAD) {                                       \
+        fresh_ahead(fresh_size);                                                            \
+        fresh_size = 0;                                                                     \
+    }                                                                                       \
+    if (straight(caller, HERE, (size_))) {                                                  \
+        if (fresh_size == 0)                                                                \
+            return NEXT(f, type)(__VA_ARGS__);                                              \
+        return (cast) straight_fresh(f, fresh_size, (uintptr_t) (a_), (uintptr_t) (b_),     \
+                                     (uintptr_t) (c_));                                     \
+    }                                                                                       \
     Call call = { .fn = next_fn[f], .a = (uintptr_t) (a_), .b = (uintptr_t) (b_),           \
                   .c = (uintptr_t) (c_) };                                                  \
-    return (cast) front(&call, caller, HERE, CALLER_FP, (size_), NULL)
+    return (cast) front(&call, caller, HERE, CALLER_FP, (size_), NULL, fresh_size)
 
 typedef void *(*Sized)(size_t);
 typedef void *(*Pair)(size_t, size_t);
@@ -442,7 +552,7 @@ void *malloc(size_t size)
         if (next_fn[F_MALLOC] == 0)
             return boot_alloc(size);
     }
-    BODY(Sized, F_MALLOC, void *, size, size, 0, 0, size);
+    BODY(Sized, F_MALLOC, void *, size, FRESH_AFTER, size, 0, 0, size);
 }
 
 void *calloc(size_t count, size_t size)
@@ -452,7 +562,8 @@ void *calloc(size_t count, size_t size)
         if (next_fn[F_CALLOC] == 0)
             return count != 0 && size > SIZE_MAX / count ? NULL : boot_alloc(count * size);
     }
-    BODY(Pair, F_CALLOC, void *, count * size, count, size, 0, count, size);
+    BODY(Pair, F_CALLOC, void *, count * size, count != 0 && size > SIZE_MAX / count ? 0 : FRESH_AFTER,
+         count, size, 0, count, size);
 }
 
 /* What a reallocation leaves: the old block forgotten where it moved, and
@@ -486,8 +597,10 @@ void *realloc(void *block, size_t size)
         errno = ENOMEM;
         return NULL;
     }
+    if (wants_fresh(CALLER, HERE, size))
+        fresh_ahead(size);
     Call call = { .fn = next_fn[F_REALLOC], .a = (uintptr_t) block, .b = size };
-    void *moved = (void *) front(&call, CALLER, HERE, CALLER_FP, size, NULL);
+    void *moved = (void *) front(&call, CALLER, HERE, CALLER_FP, size, NULL, 0);
     return reallocated(block, moved, size);
 }
 
@@ -498,7 +611,7 @@ void *reallocarray(void *block, size_t count, size_t size)
         return NULL;
     }
     Call call = { .fn = next_fn[F_REALLOCARRAY], .a = (uintptr_t) block, .b = count, .c = size };
-    void *moved = (void *) front(&call, CALLER, HERE, CALLER_FP, count * size, NULL);
+    void *moved = (void *) front(&call, CALLER, HERE, CALLER_FP, count * size, NULL, 0);
     return reallocated(block, moved, count * size);
 }
 
@@ -508,8 +621,8 @@ void free(void *block)
         return;
     if (free_hook != NULL)
         free_hook(block);
-    block = alloc_held_swap(block);
-    if (block != NULL && next_found(F_FREE))
+    alloc_held_freed(block);
+    if (next_found(F_FREE))
         ((void (*)(void *)) next_fn[F_FREE])(block);
 }
 
@@ -531,22 +644,22 @@ int posix_memalign(void **out, size_t alignment, size_t size)
     if (straight(caller, HERE, size))
         return NEXT(F_POSIX_MEMALIGN, Aligned)(out, alignment, size);
     Call call = { .fn = next_fn[F_POSIX_MEMALIGN], .a = (uintptr_t) out, .b = alignment, .c = size };
-    return (int) front(&call, caller, HERE, CALLER_FP, size, out);
+    return (int) front(&call, caller, HERE, CALLER_FP, size, out, 0);
 }
 
-#define SIZED(name, f)                                                                  \
+#define SIZED(name, f, fresh)                                                           \
     void *name(size_t size)                                                             \
     {                                                                                   \
         if (!next_found(f)) {                                                           \
             errno = ENOMEM;                                                             \
             return NULL;                                                                \
         }                                                                               \
-        BODY(Sized, f, void *, size, size, 0, 0, size);                                 \
+        BODY(Sized, f, void *, size, fresh, size, 0, 0, size);                          \
     }
-SIZED(valloc, F_VALLOC)
-SIZED(pvalloc, F_PVALLOC)
-SIZED(_Znwm, F_NEW)
-SIZED(_Znam, F_NEW_ARRAY)
+SIZED(valloc, F_VALLOC, 0)
+SIZED(pvalloc, F_PVALLOC, 0)
+SIZED(_Znwm, F_NEW, FRESH_AFTER)
+SIZED(_Znam, F_NEW_ARRAY, FRESH_AFTER)
 
 #define ALIGNED(name, f)                                                                \
     void *name(size_t alignment, size_t size)                                           \
@@ -555,7 +668,7 @@ SIZED(_Znam, F_NEW_ARRAY)
             errno = ENOMEM;                                                             \
             return NULL;                                                                \
         }                                                                               \
-        BODY(Pair, f, void *, size, alignment, size, 0, alignment, size);               \
+        BODY(Pair, f, void *, size, 0, alignment, size, 0, alignment, size);            \
     }
 ALIGNED(aligned_alloc, F_ALIGNED_ALLOC)
 ALIGNED(memalign, F_MEMALIGN)
@@ -565,65 +678,68 @@ void *_ZnwmSt11align_val_t(size_t size, size_t alignment)
 {
     if (!next_found(F_NEW_ALIGNED))
         return NULL;
-    BODY(Pair, F_NEW_ALIGNED, void *, size, size, alignment, 0, size, alignment);
+    BODY(Pair, F_NEW_ALIGNED, void *, size, 0, size, alignment, 0, size, alignment);
 }
 
 void *_ZnamSt11align_val_t(size_t size, size_t alignment)
 {
     if (!next_found(F_NEW_ARRAY_ALIGNED))
         return NULL;
-    BODY(Pair, F_NEW_ARRAY_ALIGNED, void *, size, size, alignment, 0, size, alignment);
+    BODY(Pair, F_NEW_ARRAY_ALIGNED, void *, size, 0, size, alignment, 0, size, alignment);
 }
 
 void *_ZnwmRKSt9nothrow_t(size_t size, const void *tag)
 {
     if (!next_found(F_NEW_NOTHROW))
         return NULL;
-    BODY(WithTag, F_NEW_NOTHROW, void *, size, size, tag, 0, size, tag);
+    BODY(WithTag, F_NEW_NOTHROW, void *, size, FRESH_AFTER, size, tag, 0, size, tag);
 }
 
 void *_ZnamRKSt9nothrow_t(size_t size, const void *tag)
 {
     if (!next_found(F_NEW_ARRAY_NOTHROW))
         return NULL;
-    BODY(WithTag, F_NEW_ARRAY_NOTHROW, void *, size, size, tag, 0, size, tag);
+    BODY(WithTag, F_NEW_ARRAY_NOTHROW, void *, size, FRESH_AFTER, size, tag, 0, size, tag);
 }
 
 void *_ZnwmSt11align_val_tRKSt9nothrow_t(size_t size, size_t alignment, const void *tag)
 {
     if (!next_found(F_NEW_ALIGNED_NOTHROW))
         return NULL;
-    BODY(Triple, F_NEW_ALIGNED_NOTHROW, void *, size, size, alignment, tag, size, alignment, tag);
+    BODY(Triple, F_NEW_ALIGNED_NOTHROW, void *, size, 0, size, alignment, tag, size, alignment,
+         tag);
 }
 
 void *_ZnamSt11align_val_tRKSt9nothrow_t(size_t size, size_t alignment, const void *tag)
 {
     if (!next_found(F_NEW_ARRAY_ALIGNED_NOTHROW))
         return NULL;
-    BODY(Triple, F_NEW_ARRAY_ALIGNED_NOTHROW, void *, size, size, alignment, tag, size, alignment, tag);
+    BODY(Triple, F_NEW_ARRAY_ALIGNED_NOTHROW, void *, size, 0, size, alignment, tag, size,
+         alignment, tag);
 }
 
 /* strdup and strndup are AddressSanitizer's own allocation functions (the
- * C library's call malloc, which comes here anyway). */
+ * C library's call malloc, which comes here anyway, and is kept from recent
+ * addresses there). */
 char *strdup(const char *text)
 {
     if (!next_found(F_STRDUP))
         return NULL;
-    BODY(Dup, F_STRDUP, char *, strlen(text) + 1, text, 0, 0, text);
+    BODY(Dup, F_STRDUP, char *, strlen(text) + 1, 0, text, 0, 0, text);
 }
 
 char *__strdup(const char *text)
 {
     if (!next_found(F_STRDUP2))
         return NULL;
-    BODY(Dup, F_STRDUP2, char *, strlen(text) + 1, text, 0, 0, text);
+    BODY(Dup, F_STRDUP2, char *, strlen(text) + 1, 0, text, 0, 0, text);
 }
 
 char *strndup(const char *text, size_t size)
 {
     if (!next_found(F_STRNDUP))
         return NULL;
-    BODY(DupN, F_STRNDUP, char *, strnlen(text, size) + 1, text, size, 0, text, size);
+    BODY(DupN, F_STRNDUP, char *, strnlen(text, size) + 1, 0, text, size, 0, text, size);
 }
 
 /* An extension loaded now: its calls of Ruby's allocation functions are
@@ -761,6 +877,7 @@ static int exact_start(const char *path)
 
 static void before_fork(void)
 {
+    alloc_held_lock();
     pthread_mutex_lock(&hidden_lock);
     if (exact_on)
         pthread_mutex_lock(&exact_table.lock);
@@ -771,6 +888,7 @@ static void after_fork(void)
     if (exact_on)
         pthread_mutex_unlock(&exact_table.lock);
     pthread_mutex_unlock(&hidden_lock);
+    alloc_held_unlock();
 }
 
 /* The child writes a report of its own: the exact pass's frames and
@@ -798,7 +916,8 @@ __attribute__((constructor)) static void alloc_start(void)
         return;
     /* The runtime bounds the main thread's stack as it starts: started now,
      * before the scratch stack is mapped below that stack. */
-    ((void (*)(void *)) next_fn[F_FREE])(((void *(*)(size_t)) next_fn[F_MALLOC])(1));
+    void *sample = ((void *(*)(size_t)) next_fn[F_MALLOC])(1);
+    ((void (*)(void *)) next_fn[F_FREE])(sample);
     if (install(allocated_hook, freed_hook) == 0 ||
         pthread_atfork(before_fork, after_fork, in_child) != 0)
         return;
@@ -806,7 +925,7 @@ __attribute__((constructor)) static void alloc_start(void)
     int first = 1;
     dl_iterate_phdr(ruby_range, &first);
     can_unwind = exact_blocks_start();
-    alloc_held_start();
+    alloc_held_start((void (*)(void *)) next_fn[F_FREE], sample);
     alloc_stack_start();
     alloc_via_start();
     const char *sites = getenv(GL_PROTO_EXACT_VARIABLE);

@@ -1,70 +1,232 @@
-/* Freed blocks held back (gemleak_alloc.so, under LeakSanitizer): a
- * freed block waits here for ALLOC_HELD_COUNT more frees before the runtime
- * may hand its address out again.
+/* Addresses freed of late, kept from the blocks that count (gemleak_alloc.so,
+ * under LeakSanitizer): a block whose leak would be judged (one an
+ * extension's code allocated, or Ruby's under an extension's call of its
+ * allocation functions: alloc.c's judged()) never gets an address freed in
+ * the last HELD_WINDOW frees.
  *
  * Why: a leak check scans memory for pointers, and Ruby keeps addresses of
  * blocks it has freed in memory it still holds (a deleted hash entry keeps
- * its key). LeakSanitizer's allocator hands the block freed last out first:
- * a block the extension then allocates and loses sits at an address a stale
- * word still names, and reads as reachable (a leak passed over). Valgrind
- * keeps its freed blocks back the same way (--freelist-vol); AddressSanitizer
- * has its own quarantine, so this is off there. The ring is long: with
- * 1,024 held back, make check still saw a child's leak passed over now and
- * then (a stale word older than the ring); 16,384 blocks of up to 1 KiB
- * cost about 2% CPU on psych's suite, 16 MiB at most. No length makes it
- * certain: the scan is conservative (gemleak(1), WHAT EACH ENGINE SEES).
+ * its key; clearing its index of loaded features frees every short name it
+ * strdup'd at once). LeakSanitizer's allocator hands the block freed last
+ * out first: a block the extension then allocates and loses sits at an
+ * address a stale word still names, and reads as reachable (a leak passed
+ * over). Valgrind keeps its freed blocks back (--freelist-vol);
+ * AddressSanitizer has its own quarantine, so this is off there. With a
+ * window of 1,024 frees, make check still saw an exit!ed child's leak
+ * passed over now and then; 16,384 it has not. No length makes it certain:
+ * the scan is conservative (gemleak(1), WHAT EACH ENGINE SEES).
  *
- * A held block's bytes are cleared as it comes in, so that it keeps nothing
- * reachable; blocks over ALLOC_HELD_MAX bytes go back at once (the cost of
- * clearing them, and few stale words name them). The ring is this library's
- * memory, which the check scans: a held block is reachable, never a leak.
+ * How, at the price of the judged allocations alone: every free is
+ * recorded in a shadow of the runtime's heap (when each granule was last
+ * freed, below). A judged allocation handed an address freed within the
+ * window parks that block here, its bytes cleared, and the front calls the
+ * runtime again. A block parked HELD_WINDOW frees ago is old: its address
+ * was last freed before that. One of the same size is freed first,
+ * unrecorded, and LeakSanitizer's allocator, which hands the block freed
+ * last out first from the thread's cache of its size class, hands it to
+ * the call made again. So a judged allocation pays a call or two more, and
+ * Ruby's own blocks are used again at once, as without gemleak. (Until
+ * Ruby 3.4's psych suite showed it, every freed block was held back for
+ * 16,384 frees: Ruby then got cold blocks, some 15% of a clean suite's
+ * time. Psych's suite, 1 million frees, has 86,000 judged allocations, of
+ * which 43,000 were handed a recent address.)
+ *
+ * The parked blocks live in this library's memory, which the check scans:
+ * a parked block is reachable, never a leak. At most HELD_PARKED are parked,
+ * each of up to ALLOC_HELD_MAX bytes (larger blocks are not kept from recent
+ * addresses: the cost of clearing them, and few stale words name them).
  *
  * Once Ruby's exit begins (the helper's at_exit, before Ruby frees its
- * memory), nothing more is held: Ruby 3.4's M:N scheduler leaves a native
- * thread of a Ractor waiting on a lock that the exit frees, and with the
- * frees of the exit held back, a forked child whose Ractor had run crashed
- * at its end in one run of json's suite in four to six ("[BUG]
- * pthread_cond_wait: Invalid argument", the lock's bytes another block's),
- * never natively nor with nothing held; the exit's own frees need no ring:
- * what Ruby frees then, it no longer names. */
+ * memory), nothing is recorded or parked: what Ruby frees then it no
+ * longer names, and the exit of a forked child whose Ractor had run is
+ * Ruby 3.4's M:N scheduler's to order (a native thread of a Ractor waits
+ * on a lock the exit frees: with its frees held back, json's suite crashed
+ * in one run in four to six, "[BUG] pthread_cond_wait: Invalid argument"). */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "alloc_int.h"
 
-#define ALLOC_HELD_COUNT 16384
-#define ALLOC_HELD_MAX 1024
+#define HELD_WINDOW 16384UL  /* frees */
+#define HELD_PARKED 16384    /* blocks */
+#define LOTS 1024            /* sizes parked at once; a power of two, above ALLOC_HELD_MAX */
 
-typedef size_t (*SizeOf)(const void *);
+/* When each granule of 16 bytes of the runtime's heap was last freed, in
+ * a shadow of 2 bytes a granule: bit 15 set once it was, then the count of
+ * frees then, in epochs of 2^EPOCH_LOG frees (15 bits: it wraps after 8
+ * million frees, and a block freed that long ago may pass for recent, which
+ * costs a call, nothing more). LeakSanitizer's allocator keeps its blocks
+ * of up to 128 KiB in one space of 2^SPAN_LOG bytes (4 TiB at 0x600000000000
+ * on x86-64), blocks of a size class side by side: the shadow of a block
+ * freed is near the shadows of the blocks the program used last, where a
+ * table by the address's hash would miss the cache at every free. The
+ * shadow is mapped without reserving memory, where the check does not scan;
+ * what is touched of it is a sixteenth of what the heap touched. A block
+ * outside the space is not followed. */
+#define SPAN_LOG 42
+#define GRANULE_LOG 4
+#define EPOCH_LOG 8
+#define SHADOW_FREED ((uint16_t) 0x8000)
+#define EPOCH_MASK 0x7FFF
 
-static SizeOf size_of;   /* the runtime's; NULL: nothing is held */
-static int stopped;      /* alloc_held_stop() */
-static void *held[ALLOC_HELD_COUNT];
-static unsigned long held_next;
+int alloc_held_on;             /* started and not stopped: what alloc.c reads */
+static uint16_t *shadow;       /* 2^(SPAN_LOG - GRANULE_LOG) of them */
+static uintptr_t space;        /* where the space begins */
+static unsigned long freed;    /* frees recorded */
+static void (*runtime_free)(void *);
 
-void alloc_held_start(void)
+/* A block parked: in a ring by the order they came in, and in its size's
+ * list, oldest first (indexes plus one; 0: none). */
+typedef struct {
+    void *block;               /* NULL: the slot is free */
+    unsigned long stamp;       /* @freed as it came in */
+    uint32_t next;
+    uint32_t lot;
+} Parked;
+
+typedef struct {
+    size_t size;               /* 0: unused */
+    uint32_t head, tail;
+} Lot;
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static Parked parked[HELD_PARKED];
+static uint32_t parked_next;
+static Lot lots[LOTS];
+
+void alloc_held_start(void (*free_fn)(void *), const void *sample)
 {
-    if (dlsym(RTLD_DEFAULT, "__asan_init") != NULL)
+    if (dlsym(RTLD_DEFAULT, "__asan_init") != NULL || sample == NULL)
         return;
-    size_of = (SizeOf) (uintptr_t) dlsym(RTLD_DEFAULT, "__sanitizer_get_allocated_size");
+    size_t bytes = ((size_t) 1 << (SPAN_LOG - GRANULE_LOG)) * sizeof *shadow;
+    void *mapped = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
+                        MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (mapped == MAP_FAILED)
+        return;
+    shadow = mapped;
+    space = (uintptr_t) sample & ~(((uintptr_t) 1 << SPAN_LOG) - 1);
+    runtime_free = free_fn;
+    __atomic_store_n(&alloc_held_on, 1, __ATOMIC_RELEASE);
 }
 
 void alloc_held_stop(void)
 {
-    __atomic_store_n(&stopped, 1, __ATOMIC_RELEASE);
+    __atomic_store_n(&alloc_held_on, 0, __ATOMIC_RELEASE);
 }
 
-void *alloc_held_swap(void *block)
+void alloc_held_lock(void)
 {
-    if (size_of == NULL || __atomic_load_n(&stopped, __ATOMIC_ACQUIRE))
-        return block;
-    size_t size = size_of(block);
-    if (size > ALLOC_HELD_MAX)
-        return block;
+    pthread_mutex_lock(&lock);
+}
+
+void alloc_held_unlock(void)
+{
+    pthread_mutex_unlock(&lock);
+}
+
+/* Returns: the shadow of @block, or NULL outside the space. */
+static inline uint16_t *shadow_of(const void *block)
+{
+    uintptr_t offset = (uintptr_t) block - space;
+    return offset >> SPAN_LOG != 0 ? NULL : &shadow[offset >> GRANULE_LOG];
+}
+
+/* Records @block freed now. The count is read and written without a lock:
+ * two threads freeing at once may count one free (the window is then a
+ * free longer). */
+static void record(const void *block)
+{
+    uint16_t *at = shadow_of(block);
+    if (at == NULL)
+        return;
+    unsigned long now = __atomic_load_n(&freed, __ATOMIC_RELAXED) + 1;
+    __atomic_store_n(&freed, now, __ATOMIC_RELAXED);
+    *at = (uint16_t) (SHADOW_FREED | ((now >> EPOCH_LOG) & EPOCH_MASK));
+}
+
+void alloc_held_freed(const void *block)
+{
+    if (__atomic_load_n(&alloc_held_on, __ATOMIC_RELAXED))
+        record(block);
+}
+
+int alloc_held_recent(const void *block, size_t size)
+{
+    if (size == 0 || size > ALLOC_HELD_MAX || !__atomic_load_n(&alloc_held_on, __ATOMIC_ACQUIRE))
+        return 0;
+    const uint16_t *at = shadow_of(block);
+    if (at == NULL || (*at & SHADOW_FREED) == 0)
+        return 0;
+    unsigned long now = __atomic_load_n(&freed, __ATOMIC_RELAXED) >> EPOCH_LOG;
+    return ((now - *at) & EPOCH_MASK) <= (HELD_WINDOW >> EPOCH_LOG);
+}
+
+/* The lot of @size, made if there is room. Returns: its index, or -1. */
+static int lot_of(size_t size)
+{
+    size_t at = (size * 0x9E3779B1u) & (LOTS - 1);
+    for (size_t probe = 0; probe < LOTS; probe++, at = (at + 1) & (LOTS - 1)) {
+        if (lots[at].size == size)
+            return (int) at;
+        if (lots[at].size == 0) {
+            lots[at].size = size;
+            return (int) at;
+        }
+    }
+    return -1;
+}
+
+/* Takes the first block of lot @l out (the oldest of its size). */
+static void *take_head(Lot *lot)
+{
+    Parked *p = &parked[lot->head - 1];
+    void *block = p->block;
+    lot->head = p->next;
+    if (lot->head == 0)
+        lot->tail = 0;
+    p->block = NULL;
+    return block;
+}
+
+int alloc_held_park(void *block, size_t size, void **old)
+{
+    *old = NULL;
+    void *evicted = NULL;
+    int evicted_old = 0;
+    pthread_mutex_lock(&lock);
+    int l = lot_of(size);
+    if (l < 0) {
+        pthread_mutex_unlock(&lock);
+        return 0;
+    }
+    unsigned long now = __atomic_load_n(&freed, __ATOMIC_RELAXED);
+    uint32_t i = parked_next;
+    parked_next = (i + 1) % HELD_PARKED;
+    if (parked[i].block != NULL) {
+        /* the ring's oldest: the first of its lot, whose order is the ring's */
+        evicted_old = now - parked[i].stamp >= HELD_WINDOW;
+        evicted = take_head(&lots[parked[i].lot]);
+    }
     memset(block, 0, size);
-    unsigned long i = __atomic_fetch_add(&held_next, 1, __ATOMIC_RELAXED) % ALLOC_HELD_COUNT;
-    return __atomic_exchange_n(&held[i], block, __ATOMIC_ACQ_REL);
+    parked[i] = (Parked) { .block = block, .stamp = now, .next = 0, .lot = (uint32_t) l };
+    Lot *lot = &lots[l];
+    if (lot->tail != 0)
+        parked[lot->tail - 1].next = i + 1;
+    else
+        lot->head = i + 1;
+    lot->tail = i + 1;
+    if (lot->head != i + 1 && now - parked[lot->head - 1].stamp >= HELD_WINDOW)
+        *old = take_head(lot);
+    pthread_mutex_unlock(&lock);
+    if (evicted != NULL) {
+        if (!evicted_old)
+            record(evicted);
+        runtime_free(evicted);
+    }
+    return 1;
 }

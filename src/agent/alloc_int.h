@@ -58,18 +58,42 @@ typedef struct {
 
 extern __thread Thread alloc_thread __attribute__((tls_model("initial-exec"))) AGENT_HIDDEN;
 
-/* ---- alloc_held.c: freed blocks held back before their reuse ------------- */
+/* ---- alloc_held.c: addresses freed of late, kept from the blocks that count */
 
-/* Holds freed blocks back from now on where the runtime is LeakSanitizer
- * (AddressSanitizer has its own quarantine). */
-void alloc_held_start(void) AGENT_HIDDEN;
+/* The largest block kept from recent addresses (bytes): larger ones are
+ * few, and few stale words name them. */
+#define ALLOC_HELD_MAX 1024
 
-/* Takes the freed @block (not NULL). Returns: the block the runtime is to
- * free now, the one held longest, @block itself, or NULL for none. */
-void *alloc_held_swap(void *block) AGENT_HIDDEN;
+/* 1 while judged allocations are kept from recent addresses (started under
+ * LeakSanitizer, not yet stopped). */
+extern int alloc_held_on AGENT_HIDDEN;
 
-/* Holds no more blocks back: Ruby's exit has begun (gemleak_alloc_exiting()). */
+/* Starts, where the runtime is LeakSanitizer (AddressSanitizer has its own
+ * quarantine): @free_fn is the runtime's free, @sample a block its
+ * allocator handed out (where its space is). */
+void alloc_held_start(void (*free_fn)(void *), const void *sample) AGENT_HIDDEN;
+
+/* Records @block (not NULL) freed now, as the runtime frees it. */
+void alloc_held_freed(const void *block) AGENT_HIDDEN;
+
+/* Returns: 1 if @block, just allocated with @size bytes for a judged call,
+ * sits at an address freed within the window: the call is to get another. */
+int alloc_held_recent(const void *block, size_t size) AGENT_HIDDEN;
+
+/* Parks @block (allocated with @size bytes, alloc_held_recent()), its bytes
+ * cleared. *@old is then a block of the same size parked long enough ago,
+ * taken out, or NULL: the caller frees it with the runtime's free, before
+ * it calls the runtime again, which hands it out. Returns: 0 when @block
+ * could not be parked (it is the caller's still). */
+int alloc_held_park(void *block, size_t size, void **old) AGENT_HIDDEN;
+
+/* Nothing more is recorded or parked: Ruby's exit has begun
+ * (gemleak_alloc_exiting()). */
 void alloc_held_stop(void) AGENT_HIDDEN;
+
+/* Around a fork: the parked blocks' lock. */
+void alloc_held_lock(void) AGENT_HIDDEN;
+void alloc_held_unlock(void) AGENT_HIDDEN;
 
 /* ---- alloc_stack.c: where a call of the runtime runs --------------------- */
 

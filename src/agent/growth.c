@@ -19,9 +19,8 @@
  * records each block allocated while a site is noted (the innermost, and
  * only within VIA_REACH of the stack below it: deeper, a callback into
  * Ruby allocates for Ruby) with its site and size, in a table of
- * addresses; its free hook takes it out (and the allocation front's free,
- * which holds small blocks back before the runtime frees them, says each
- * as it is called). LeakSanitizer's realloc calls no hook: a target's own
+ * addresses; its free hook takes it out (and the allocation front's free
+ * says each as it is called). LeakSanitizer's realloc calls no hook: a target's own
  * calls of realloc and of Ruby's xrealloc family are followed as they
  * return, and every realloc as owners.c sees it (growth_reallocated()).
  * Per site: the bytes and blocks live.
@@ -559,8 +558,7 @@ int gemleak_client_growth_start(void)
     OnRealloc on_realloc = (OnRealloc) (uintptr_t) dlsym(RTLD_DEFAULT, "gemleak_alloc_on_realloc");
     if (on_realloc != NULL)
         on_realloc(growth_reallocated);
-    /* and its free, which holds small blocks back before the runtime's
-     * free (and its hook) sees them */
+    /* and its free, which tells of each block as it is called */
     OnFree on_free = (OnFree) (uintptr_t) dlsym(RTLD_DEFAULT, "gemleak_alloc_on_free");
     if (on_free != NULL)
         on_free(freed);

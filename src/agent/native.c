@@ -21,7 +21,7 @@
  *   sanitizer_unroot(address, size) that region no more
  *   sanitizer_warm -> Integer       the symbolizer reads Ruby's object now
  *   before_check                    what the allocation front writes first
- *   exiting                         Ruby's exit begins: the front holds no freed block back
+ *   exiting                         Ruby's exit begins: the front keeps no address back
  *   requiring(on)                   a require starts (1) or ends (0) on this thread
  *   address(object) -> Integer      where a Ruby object lies
  *
@@ -253,8 +253,9 @@ static VALUE native_before_check(VALUE self)
     return integer(before != NULL);
 }
 
-/* Ruby's exit begins: the allocation front holds freed blocks back no
- * more (its gemleak_alloc_exiting, when it is loaded). */
+/* Ruby's exit begins: the allocation front keeps the extensions' blocks
+ * from recent addresses no more (its gemleak_alloc_exiting, when it is
+ * loaded). */
 static VALUE native_exiting(VALUE self)
 {
     (void) self;

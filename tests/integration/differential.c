@@ -74,11 +74,13 @@ static const struct {
      * call, and the exact pass cannot see it again: uncertain, never a
      * pass (gemleak(1), WHAT EACH ENGINE SEES). */
     { "leak-once-in-fiber", WAY_LSAN, 3, "the exact pass cannot repeat it" },
-    /* --exact-stacks runs without the allocation front, which holds freed
-     * blocks back: LeakSanitizer hands the block freed last out again, at
-     * the address the stale word names (gemleak(1), WHAT EACH ENGINE
-     * SEES, Addresses used again). */
-    { "leak-at-freed-address", WAY_LSAN_EXACT, 0, "no allocation front holds freed blocks back" },
+    /* --exact-stacks runs without the allocation front, which keeps an
+     * extension's blocks from addresses freed of late: LeakSanitizer hands
+     * the block freed last out again, at the address the stale word names
+     * (gemleak(1), WHAT EACH ENGINE SEES, Addresses used again). */
+    { "leak-at-freed-address", WAY_LSAN_EXACT, 0, "no allocation front keeps recent addresses" },
+    { "calloc-at-freed-address", WAY_LSAN_EXACT, 0, "no allocation front keeps recent addresses" },
+    { "realloc-at-freed-address", WAY_LSAN_EXACT, 0, "no allocation front keeps recent addresses" },
 };
 
 static void setup_differential(void)
@@ -318,6 +320,13 @@ SCENARIO(test_deep_recursion, "deep-recursion", "Fibers.deep(40)", 1, "64 bytes"
  * last out first. */
 SCENARIO(test_leak_at_a_freed_address, "leak-at-freed-address",
          "Fibers.leak_at_a_freed_address(24)", 1, "24 bytes", NULL)
+/* The same by calloc, after 40,000 blocks of its size allocated and freed
+ * in turn, which the fast engine keeps from their recent addresses one by
+ * one (more than the blocks it parks); by realloc, which moves the block. */
+SCENARIO(test_calloc_at_a_freed_address, "calloc-at-freed-address",
+         "Fibers.leak_at_a_freed_address_by(40, 'calloc', 40000)", 1, "40 bytes", NULL)
+SCENARIO(test_realloc_at_a_freed_address, "realloc-at-freed-address",
+         "Fibers.leak_at_a_freed_address_by(56, 'realloc', 0)", 1, "56 bytes", NULL)
 
 /* Issue 35, 9 and 13, issue 36, 1: clean runs whose blocks are reachable
  * from a Fiber's or Ractor's stack, or that fork and exit! or exec: a pass,
@@ -345,6 +354,8 @@ void integration_differential(TCase *tcase)
     tcase_add_test(tcase, test_leak_not_repeated);
     tcase_add_test(tcase, test_deep_recursion);
     tcase_add_test(tcase, test_leak_at_a_freed_address);
+    tcase_add_test(tcase, test_calloc_at_a_freed_address);
+    tcase_add_test(tcase, test_realloc_at_a_freed_address);
     tcase_add_test(tcase, test_cache_in_an_enumerator);
     tcase_add_test(tcase, test_clean_ractor);
     tcase_add_test(tcase, test_fork_exit_bang);

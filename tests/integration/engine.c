@@ -1391,12 +1391,12 @@ END_TEST
  * to six ("[BUG] pthread_cond_wait: Invalid argument": Ruby's M:N scheduler
  * leaves a native thread waiting on a lock its exit frees, and the bytes
  * were another block's), never natively: the allocation front held the
- * exit's frees back. While the suite runs, a freed block is held back (its
- * address is not handed out again at once); once Ruby's exit begins (a
+ * exit's frees back. While the suite runs, an extension's block (Fiddle's)
+ * is kept from the address of one just freed; once Ruby's exit begins (a
  * finalizer runs after the helper's at_exit), it is not. */
-START_TEST(test_lsan_holds_no_block_back_as_ruby_exits)
+START_TEST(test_lsan_keeps_no_address_back_as_ruby_exits)
 {
-    if (!have_ruby34("the allocation front's held blocks"))
+    if (!have_ruby34("the allocation front's kept addresses"))
         return;
     static const char script[] =
         "begin; require 'fiddle'; rescue LoadError; puts 'no fiddle'; exit; end\n"
@@ -1451,5 +1451,5 @@ void integration_engine(TCase *tcase)
     tcase_add_test(tcase, test_child_stderr_stays_the_suites_under_every_engine);
     tcase_add_test(tcase, test_bundled_suite_stderr_is_its_own_under_every_engine);
     tcase_add_test(tcase, test_yjit_stays_as_the_suite_sets_it);
-    tcase_add_test(tcase, test_lsan_holds_no_block_back_as_ruby_exits);
+    tcase_add_test(tcase, test_lsan_keeps_no_address_back_as_ruby_exits);
 }

@@ -58,8 +58,8 @@ module GemLeakHelper
           },
           exit: lambda {
             functions[:marker].call(EXIT)
-            # Ruby frees its memory next: the allocation front holds
-            # freed blocks back no more (src/agent/alloc_held.c)
+            # Ruby frees its memory next: the allocation front keeps no
+            # address back any more (src/agent/alloc_held.c)
             functions[:exiting]&.call
           },
         }
