@@ -48,21 +48,26 @@ unless GemLeakHelper::Core::RUN_DIR.nil?
 end
 
 # Registered before the test framework's own at_exit, so it runs after it.
+# With the collector as the helper needs it: a process that exits with
+# GC.stress on (json's suite forks a child that sets it) would have each
+# of the helper's allocations here make a full collection, some 60 ms.
 at_exit do
   begin
-    GemLeakHelper::PerTest.finish if GemLeakHelper::PerTest.on? # the last file, a test cut short
-    GemLeakHelper::Growth.run if GemLeakHelper::Growth.on? # each test again, measured
-    GemLeakHelper::PerTest.exiting # after a check of what a forked child inherited, too
-    # Garbage the extension's free functions must see freed: a Ruby that
-    # frees its memory at exit frees every object, and runs every free
-    # function, without a collection first.
-    unless GemLeakHelper::FREES_AT_EXIT
-      GemLeakHelper.forget_minitest_lets
-      GemLeakHelper::Core.collect
+    GemLeakHelper::Core.with_collector do
+      GemLeakHelper::PerTest.finish if GemLeakHelper::PerTest.on? # the last file, a test cut short
+      GemLeakHelper::Growth.run if GemLeakHelper::Growth.on? # each test again, measured
+      GemLeakHelper::PerTest.exiting # after a check of what a forked child inherited, too
+      # Garbage the extension's free functions must see freed: a Ruby that
+      # frees its memory at exit frees every object, and runs every free
+      # function, without a collection first.
+      unless GemLeakHelper::FREES_AT_EXIT
+        GemLeakHelper.forget_minitest_lets
+        GemLeakHelper::Core.collect
+      end
+      GemLeakHelper.forked if GemLeakHelper.forked? # Ruby before 3.1 has no Process._fork
+      GemLeakHelper.record_new_extensions
+      GemLeakHelper::Durations.write
     end
-    GemLeakHelper.forked if GemLeakHelper.forked? # Ruby before 3.1 has no Process._fork
-    GemLeakHelper.record_new_extensions
-    GemLeakHelper::Durations.write
   rescue Exception => e # rubocop:disable Lint/RescueException -- never fail the suite
     GemLeakHelper::Core.say("process #{GemLeakHelper::Core.digits(GemLeakHelper::Core.pid)}: the " \
                             "helper failed at exit (#{e.class}: #{e.message})")
