@@ -28,6 +28,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,9 +40,14 @@
 
 #include "alloc_int.h"
 
-/* Not in a header: it replaces the C library's (and the runtime's, which
- * it calls). */
+/* Not in a header: they replace the C library's (and the runtime's, which
+ * they call). */
 int pthread_create(pthread_t *thread, const pthread_attr_t *attr, void *(*start)(void *), void *arg);
+void *mmap(void *address, size_t length, int prot, int flags, int fd, off_t offset);
+void *mmap64(void *address, size_t length, int prot, int flags, int fd, off_t offset);
+int munmap(void *address, size_t length);
+int mprotect(void *address, size_t length, int prot);
+void *mremap(void *address, size_t length, size_t new_length, int flags, ...);
 
 /* The runtime's limit on the main thread's stack (kMaxThreadStackSize). */
 #define MAIN_STACK_LIMIT ((uintptr_t) 1 << 30)
@@ -61,9 +67,40 @@ __thread Thread alloc_thread __attribute__((tls_model("initial-exec")));
 
 /* Where this thread's stack was carved, to give back as it ends. */
 static __thread uintptr_t carved_guard __attribute__((tls_model("initial-exec")));
-/* The mapping that held a coroutine's frames last (alloc_copy_chain). */
-static __thread uintptr_t chain_low __attribute__((tls_model("initial-exec")));
-static __thread uintptr_t chain_high __attribute__((tls_model("initial-exec")));
+/* The mappings that held coroutines' frames (alloc_copy_chain()), each as
+ * the kernel gave it: 4 for each hash of the 64 KiB a frame was in, the
+ * one used longest ago making way, on this thread (mapped on its first
+ * coroutine; given back as it ends). An
+ * Async-style suite resumes thousands of Fibers in turn, each on a stack
+ * of its own, and the kernel was asked at each resume (2,000 fibers, 40
+ * resumes each: 80,000 questions, as long again as the suite). An entry
+ * holds while no mapping it overlaps changed since it was asked: the
+ * changes made through the C library (below) are kept, the last CHANGES
+ * of them, in order. What the C library and the dynamic loader map for
+ * themselves is not seen: thread stacks, libraries, where no coroutine's
+ * frames are. */
+#define RANGE_SETS 4096
+#define RANGE_WAYS 4
+#define RANGES (RANGE_SETS * RANGE_WAYS)
+#define CHANGES 256
+typedef struct {
+    uintptr_t low, high;
+    unsigned long changed;  /* maps_changed when it was asked; 0: empty */
+    unsigned long used;     /* when it was used last (chain_uses) */
+} Range;
+static __thread unsigned long chain_uses __attribute__((tls_model("initial-exec")));
+static __thread Range *chain_ranges __attribute__((tls_model("initial-exec")));
+static pthread_key_t ranges_key;
+static int ranges_key_made;
+static void ranges_give_back(void *data);
+static void changes_unlock(void);
+/* The changes: change k (from 1) in changes[k % CHANGES]; maps_changed is
+ * the next one's number. */
+static struct {
+    uintptr_t low, high;
+} changes[CHANGES];
+static unsigned long maps_changed = 1;
+static int changes_lock;
 
 static pthread_key_t carved_key;
 static int carved_key_made;
@@ -370,7 +407,184 @@ void alloc_stack_start(void)
     started = 1;
     if (pthread_key_create(&carved_key, give_back) == 0)
         carved_key_made = 1;
+    if (pthread_key_create(&ranges_key, ranges_give_back) == 0)
+        ranges_key_made = 1;
+    pthread_atfork(NULL, NULL, changes_unlock);
     alloc_thread_learn(&alloc_thread);
+}
+
+/* ---- the mappings ---------------------------------------------------------- */
+
+/* In a forked child: the thread that held the lock is not there. */
+static void changes_unlock(void)
+{
+    __atomic_store_n(&changes_lock, 0, __ATOMIC_RELEASE);
+}
+
+/* Records that the mappings of [@address, @address + @length) change. */
+static void changed(const void *address, size_t length)
+{
+    while (__atomic_exchange_n(&changes_lock, 1, __ATOMIC_ACQUIRE))
+        ;
+    unsigned long k = __atomic_load_n(&maps_changed, __ATOMIC_RELAXED);
+    __atomic_store_n(&changes[k % CHANGES].low, (uintptr_t) address, __ATOMIC_RELAXED);
+    __atomic_store_n(&changes[k % CHANGES].high, (uintptr_t) address + length, __ATOMIC_RELAXED);
+    __atomic_store_n(&maps_changed, k + 1, __ATOMIC_RELEASE);
+    __atomic_store_n(&changes_lock, 0, __ATOMIC_RELEASE);
+}
+
+/* Each of these records the change (before it, where the address is
+ * known: a coroutine's frames are never read where a mapping just went),
+ * then does what the C library's (or the runtime's, after this library)
+ * would. One called before the next is found (another library's
+ * constructor) makes the system call itself. */
+
+typedef void *(*Mmap)(void *, size_t, int, int, int, off_t);
+
+static void *mapped_by(Mmap next, void *address, size_t length, int prot, int flags, int fd,
+                       off_t offset)
+{
+    if (address != NULL)
+        changed(address, length);
+    void *mapped = next != NULL ? next(address, length, prot, flags, fd, offset)
+                                : (void *) syscall(SYS_mmap, address, length, prot, flags, fd, offset);
+    if (mapped != MAP_FAILED && mapped != address)
+        changed(mapped, length);
+    return mapped;
+}
+
+void *mmap(void *address, size_t length, int prot, int flags, int fd, off_t offset)
+{
+    static Mmap next;
+    if (next == NULL)
+        next = (Mmap) (uintptr_t) dlsym(RTLD_NEXT, "mmap");
+    return mapped_by(next, address, length, prot, flags, fd, offset);
+}
+
+/* Ruby calls both (off_t is 64 bits here either way). */
+void *mmap64(void *address, size_t length, int prot, int flags, int fd, off_t offset)
+{
+    static Mmap next;
+    if (next == NULL)
+        next = (Mmap) (uintptr_t) dlsym(RTLD_NEXT, "mmap64");
+    return mapped_by(next, address, length, prot, flags, fd, offset);
+}
+
+int munmap(void *address, size_t length)
+{
+    static int (*next)(void *, size_t);
+    if (next == NULL)
+        next = (int (*)(void *, size_t)) (uintptr_t) dlsym(RTLD_NEXT, "munmap");
+    changed(address, length);
+    return next != NULL ? next(address, length) : (int) syscall(SYS_munmap, address, length);
+}
+
+int mprotect(void *address, size_t length, int prot)
+{
+    static int (*next)(void *, size_t, int);
+    if (next == NULL)
+        next = (int (*)(void *, size_t, int)) (uintptr_t) dlsym(RTLD_NEXT, "mprotect");
+    changed(address, length);
+    return next != NULL ? next(address, length, prot) : (int) syscall(SYS_mprotect, address, length, prot);
+}
+
+void *mremap(void *address, size_t length, size_t new_length, int flags, ...)
+{
+    static void *(*next)(void *, size_t, size_t, int, ...);
+    if (next == NULL)
+        next = (void *(*)(void *, size_t, size_t, int, ...)) (uintptr_t) dlsym(RTLD_NEXT, "mremap");
+    void *wanted = NULL;
+    if (flags & MREMAP_FIXED) {
+        va_list more;
+        va_start(more, flags);
+        wanted = va_arg(more, void *);
+        va_end(more);
+    }
+    changed(address, length);
+    if (wanted != NULL)
+        changed(wanted, new_length);
+    void *moved = next != NULL ? next(address, length, new_length, flags, wanted)
+                               : (void *) syscall(SYS_mremap, address, length, new_length, flags, wanted);
+    if (moved != MAP_FAILED)
+        changed(moved, new_length);
+    return moved;
+}
+
+static void ranges_give_back(void *data)
+{
+    if (data != NULL)
+        munmap(data, RANGES * sizeof(Range));
+    chain_ranges = NULL;
+}
+
+/* Returns: the set of chain_ranges for a frame at @fp: its 64 KiB mixed
+ * (MurmurHash3's finalizer; Ruby's Fibers' stacks lie at even strides,
+ * which a multiplication alone sent to the same entries). */
+static size_t range_set(uintptr_t fp)
+{
+    uint64_t h = (uint64_t) fp >> 16;
+    h ^= h >> 33;
+    h *= UINT64_C(0xff51afd7ed558ccd);
+    h ^= h >> 33;
+    h *= UINT64_C(0xc4ceb9fe1a85ec53);
+    h ^= h >> 33;
+    return (size_t) (h & (RANGE_SETS - 1)) * RANGE_WAYS;
+}
+
+/* Returns: 1 if no mapping @range overlaps changed since it was asked
+ * (it is then as of @now), 0 if one did or the changes since are more
+ * than are kept. */
+static int still_holds(Range *range, unsigned long now)
+{
+    if (range->changed == now)
+        return 1;
+    if (range->changed == 0 || now - range->changed > CHANGES / 2)
+        return 0;
+    for (unsigned long k = range->changed; k < now; k++) {
+        uintptr_t low = __atomic_load_n(&changes[k % CHANGES].low, __ATOMIC_RELAXED);
+        uintptr_t high = __atomic_load_n(&changes[k % CHANGES].high, __ATOMIC_RELAXED);
+        if (low < range->high && high > range->low)
+            return 0;
+    }
+    /* none was written over while it was read */
+    if (__atomic_load_n(&maps_changed, __ATOMIC_ACQUIRE) - range->changed > CHANGES / 2)
+        return 0;
+    range->changed = now;
+    return 1;
+}
+
+/* Finds the mapping that holds @fp: [*low, *high). Returns: 0 when none. */
+static int chain_mapping(uintptr_t fp, uintptr_t *low, uintptr_t *high)
+{
+    unsigned long now = __atomic_load_n(&maps_changed, __ATOMIC_ACQUIRE);
+    if (chain_ranges == NULL && ranges_key_made) {
+        chain_ranges = agent_map(RANGES * sizeof(Range));
+        if (chain_ranges != NULL && pthread_setspecific(ranges_key, chain_ranges) != 0) {
+            munmap(chain_ranges, RANGES * sizeof(Range));
+            chain_ranges = NULL;
+        }
+    }
+    Range *range = NULL;
+    if (chain_ranges != NULL) {
+        Range *set = &chain_ranges[range_set(fp)];
+        chain_uses++;
+        for (int way = 0; way < RANGE_WAYS; way++) {
+            if (fp >= set[way].low && fp < set[way].high && still_holds(&set[way], now)) {
+                set[way].used = chain_uses;
+                *low = set[way].low;
+                *high = set[way].high;
+                return 1;
+            }
+            if (range == NULL || set[way].used < range->used)
+                range = &set[way];
+        }
+    }
+    int queried = query_mapping(fp, low, high);
+    if (queried == 0 || (queried < 0 && !find_mapping(fp, low, high, NULL)))
+        return 0;
+    if (range != NULL)
+        *range = (Range) { .low = *low, .high = *high, .changed = now, .used = chain_uses };
+    return 1;
 }
 
 /* ---- a coroutine's frames ------------------------------------------------------- */
@@ -379,14 +593,9 @@ int alloc_copy_chain(uintptr_t fp, Frame *frames, int n)
 {
     if (fp == 0 || (fp & 7) != 0 || n >= MAX_FRAMES)
         return n;
-    if (fp < chain_low || fp >= chain_high) {
-        uintptr_t low = 0, high = 0;
-        int queried = query_mapping(fp, &low, &high);
-        if (queried == 0 || (queried < 0 && !find_mapping(fp, &low, &high, NULL)))
-            return n;
-        chain_low = low;
-        chain_high = high;
-    }
+    uintptr_t chain_low = 0, chain_high = 0;
+    if (!chain_mapping(fp, &chain_low, &chain_high))
+        return n;
     uintptr_t previous = 0;
     while (n < MAX_FRAMES && fp > previous && (fp & 7) == 0 && fp >= chain_low &&
            fp + 2 * sizeof(uintptr_t) <= chain_high) {
