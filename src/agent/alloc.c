@@ -366,6 +366,14 @@ static inline int judged(uintptr_t caller, uintptr_t fp)
     return !in_ruby(caller) && !(caller >= loader_low && caller < loader_high);
 }
 
+/* A block parked (alloc_held.c) is nobody's: --growth counts it no more,
+ * as if freed (the runtime's hook counted it as the call's). */
+static void parked(void *block)
+{
+    if (free_hook != NULL)
+        free_hook(block);
+}
+
 /* The most times one allocation calls the runtime again (fresh()). */
 #define FRESH_TRIES 4
 
@@ -388,6 +396,7 @@ static void fresh(Call *call, size_t size, uintptr_t sp, uintptr_t chain, int di
         void *old = NULL;
         if (!alloc_held_park(block, size, &old))
             return;
+        parked(block);
         if (old != NULL)
             ((void (*)(void *)) next_fn[F_FREE])(old);
         if (direct)
@@ -415,6 +424,7 @@ static void fresh_ahead(size_t size)
             ((void (*)(void *)) next_fn[F_FREE])(peek);
             return;
         }
+        parked(peek);
         if (old != NULL)
             ((void (*)(void *)) next_fn[F_FREE])(old);
     }
