@@ -81,7 +81,7 @@ static __thread uintptr_t carved_guard __attribute__((tls_model("initial-exec"))
  * frames are. */
 #define RANGE_SETS 4096
 #define RANGE_WAYS 4
-#define RANGES (RANGE_SETS * RANGE_WAYS)
+#define RANGES ((size_t) RANGE_SETS * RANGE_WAYS)
 #define CHANGES 256
 typedef struct {
     uintptr_t low, high;
@@ -490,16 +490,14 @@ int mprotect(void *address, size_t length, int prot)
 
 void *mremap(void *address, size_t length, size_t new_length, int flags, ...)
 {
+    va_list more;
+    va_start(more, flags);
+    /* clang-tidy's analyzer misses the va_start above in this function */
+    void *wanted = (flags & MREMAP_FIXED) != 0 ? va_arg(more, void *) : NULL; /* NOLINT(clang-analyzer-valist.Uninitialized) */
+    va_end(more);
     static void *(*next)(void *, size_t, size_t, int, ...);
     if (next == NULL)
         next = (void *(*)(void *, size_t, size_t, int, ...)) (uintptr_t) dlsym(RTLD_NEXT, "mremap");
-    void *wanted = NULL;
-    if (flags & MREMAP_FIXED) {
-        va_list more;
-        va_start(more, flags);
-        wanted = va_arg(more, void *);
-        va_end(more);
-    }
     changed(address, length);
     if (wanted != NULL)
         changed(wanted, new_length);
