@@ -380,17 +380,18 @@ static void parked(void *block)
 typedef uintptr_t (*Runtime3)(uintptr_t, uintptr_t, uintptr_t);
 
 /* Makes @call, a judged allocation (wants_fresh()), again while the block
- * it returned (call->result, @size bytes; 0: not followed) sits at an
+ * it returned (call->result, or *@out when @out is not NULL: posix_memalign,
+ * whose result is its status; @size bytes, 0: not followed) sits at an
  * address freed of late (alloc_held.c): the block is parked, and a block
  * of its size parked long enough ago freed first, which the runtime then
  * hands out. @sp and @chain are what gl_alloc_call() was given; @direct:
  * the runtime was called as it is. */
-static void fresh(Call *call, size_t size, uintptr_t sp, uintptr_t chain, int direct)
+static void fresh(Call *call, void **out, size_t size, uintptr_t sp, uintptr_t chain, int direct)
 {
     if (size == 0)
         return;
     for (int tries = 0; tries < FRESH_TRIES; tries++) {
-        void *block = (void *) call->result;
+        void *block = out == NULL ? (void *) call->result : call->result == 0 ? *out : NULL;
         if (block == NULL || !alloc_held_recent(block, size))
             return;
         void *old = NULL;
@@ -406,12 +407,11 @@ static void fresh(Call *call, size_t size, uintptr_t sp, uintptr_t chain, int di
     }
 }
 
-/* Before a judged call of the runtime that clears or fills the block it
- * hands out (calloc's, realloc's), whose mark fresh() could not read then:
- * the block the runtime would hand out for @size bytes (its allocator gives
- * the one freed last of the size class, on this thread) is taken, and
- * parked while its address was freed of late, then left for the call,
- * freed again unrecorded. */
+/* Before a judged realloc, which fills the block it moves to, where
+ * fresh() could not make the call again: the block the runtime would hand
+ * out for @size bytes (its allocator gives the one freed last of the size
+ * class, on this thread) is taken, and parked while its address was freed
+ * of late, then left for the call, freed again unrecorded. */
 static void fresh_ahead(size_t size)
 {
     for (int tries = 0; tries <= FRESH_TRIES; tries++) {
@@ -443,13 +443,24 @@ static inline int wants_fresh(uintptr_t caller, uintptr_t fp, size_t size)
  * recent addresses are kept from judged blocks: called, not jumped to, so
  * that the block it returns can be looked at; the runtime's unwinder walks
  * this library's frames (which the reader passes over) to the same caller. */
-static __attribute__((noinline)) uintptr_t straight_fresh(int f, size_t size, uintptr_t a,
-                                                          uintptr_t b, uintptr_t c)
+static __attribute__((noinline)) uintptr_t straight_fresh(int f, void **out, size_t size,
+                                                          uintptr_t a, uintptr_t b, uintptr_t c)
 {
     Call call = { .fn = next_fn[f], .a = a, .b = b, .c = c };
     call.result = ((Runtime3) call.fn)(a, b, c);
-    fresh(&call, size, 0, 0, 1);
+    fresh(&call, out, size, 0, 0, 1);
     return call.result;
+}
+
+/* Returns: the bytes a block of @size aligned to @alignment holds at least
+ * (the runtime rounds the size up to an alignment above 16); 0 when that
+ * overflows, or @alignment is not a power of two. */
+static inline size_t aligned_size(size_t size, size_t alignment)
+{
+    if (alignment <= 16)
+        return size;
+    size_t rounded = (size + alignment - 1) & ~(alignment - 1);
+    return (alignment & (alignment - 1)) != 0 || rounded < size ? 0 : rounded;
 }
 
 /* Calls @call with a chain the runtime can judge (alloc.c's comment says
@@ -475,8 +486,7 @@ static __attribute__((noinline)) uintptr_t front(Call *call, uintptr_t caller, u
     int whole = !thread->busy && whole_stack(thread, caller, via ? via_ret : 0);
     if (alloc_mode == MODE_OFF || thread->busy || (own && alloc_mode == MODE_FRAMES && !whole)) {
         gl_alloc_call(call, 0, 0);
-        if (!thread->busy)
-            fresh(call, fresh_size, 0, 0, 0);
+        fresh(call, out, fresh_size, 0, 0, 0);
     } else {
         Frame frames[MAX_FRAMES];
         int n = whole ? chain_whole(frames, thread, caller) : 0;
@@ -486,7 +496,7 @@ static __attribute__((noinline)) uintptr_t front(Call *call, uintptr_t caller, u
             for (int i = 0; i < n; i++)
                 frames[i].next = i + 1 < n ? (uintptr_t) &frames[i + 1] : 0;
             gl_alloc_call(call, 0, (uintptr_t) frames);
-            fresh(call, fresh_size, 0, (uintptr_t) frames, 0);
+            fresh(call, out, fresh_size, 0, (uintptr_t) frames, 0);
         } else if (thread->scratch != 0 && !thread->on_scratch) {
             Frame *placed = (Frame *) (thread->scratch - (uintptr_t) n * sizeof(Frame));
             for (int i = 0; i < n; i++) {
@@ -496,11 +506,11 @@ static __attribute__((noinline)) uintptr_t front(Call *call, uintptr_t caller, u
             uintptr_t sp = ((uintptr_t) placed - 64) & ~(uintptr_t) 15;
             thread->on_scratch = 1;
             gl_alloc_call(call, sp, (uintptr_t) placed);
-            fresh(call, fresh_size, sp, (uintptr_t) placed, 0);
+            fresh(call, out, fresh_size, sp, (uintptr_t) placed, 0);
             thread->on_scratch = 0;
         } else {
             gl_alloc_call(call, 0, 0);
-            fresh(call, fresh_size, 0, 0, 0);
+            fresh(call, out, fresh_size, 0, 0, 0);
             hidden_here = 1;
         }
     }
@@ -520,23 +530,15 @@ static __attribute__((noinline)) uintptr_t front(Call *call, uintptr_t caller, u
 #define NEXT(f, type) ((type) next_fn[f])
 
 /* The body of an allocation function: the runtime's @f straight (a tail
- * call) when straight(), else through front(); a block of @size, kept from
- * recent addresses when @fresh_ (alloc_held.c; not for an alignment of the
- * caller's choosing): FRESH_AFTER by its mark, FRESH_AHEAD before the call
- * for a function that clears the block. */
-#define FRESH_AFTER 1
-#define FRESH_AHEAD 2
+ * call) when straight(), else through front(); a block of @size, of which
+ * @fresh_ bytes are kept from recent addresses (alloc_held.c; 0: none). */
 #define BODY(type, f, cast, size_, fresh_, a_, b_, c_, ...)                                  \
     uintptr_t caller = CALLER;                                                              \
-    size_t fresh_size = (fresh_) != 0 && wants_fresh(caller, HERE, (size_)) ? (size_) : 0;     \
-    if (fresh_size != 0 && (fresh_) == FRESH_AHEAD) {                                       \
-        fresh_ahead(fresh_size);                                                            \
-        fresh_size = 0;                                                                     \
-    }                                                                                       \
+    size_t fresh_size = wants_fresh(caller, HERE, (fresh_)) ? (fresh_) : 0;                   \
     if (straight(caller, HERE, (size_))) {                                                  \
         if (fresh_size == 0)                                                                \
             return NEXT(f, type)(__VA_ARGS__);                                              \
-        return (cast) straight_fresh(f, fresh_size, (uintptr_t) (a_), (uintptr_t) (b_),     \
+        return (cast) straight_fresh(f, NULL, fresh_size, (uintptr_t) (a_), (uintptr_t) (b_), \
                                      (uintptr_t) (c_));                                     \
     }                                                                                       \
     Call call = { .fn = next_fn[f], .a = (uintptr_t) (a_), .b = (uintptr_t) (b_),           \
@@ -562,7 +564,7 @@ void *malloc(size_t size)
         if (next_fn[F_MALLOC] == 0)
             return boot_alloc(size);
     }
-    BODY(Sized, F_MALLOC, void *, size, FRESH_AFTER, size, 0, 0, size);
+    BODY(Sized, F_MALLOC, void *, size, size, size, 0, 0, size);
 }
 
 void *calloc(size_t count, size_t size)
@@ -572,7 +574,7 @@ void *calloc(size_t count, size_t size)
         if (next_fn[F_CALLOC] == 0)
             return count != 0 && size > SIZE_MAX / count ? NULL : boot_alloc(count * size);
     }
-    BODY(Pair, F_CALLOC, void *, count * size, count != 0 && size > SIZE_MAX / count ? 0 : FRESH_AFTER,
+    BODY(Pair, F_CALLOC, void *, count * size, count != 0 && size > SIZE_MAX / count ? 0 : count * size,
          count, size, 0, count, size);
 }
 
@@ -651,10 +653,16 @@ int posix_memalign(void **out, size_t alignment, size_t size)
     if (!next_found(F_POSIX_MEMALIGN))
         return ENOMEM;
     uintptr_t caller = CALLER;
-    if (straight(caller, HERE, size))
-        return NEXT(F_POSIX_MEMALIGN, Aligned)(out, alignment, size);
+    size_t rounded = aligned_size(size, alignment);
+    size_t fresh_size = wants_fresh(caller, HERE, rounded) ? rounded : 0;
+    if (straight(caller, HERE, size)) {
+        if (fresh_size == 0)
+            return NEXT(F_POSIX_MEMALIGN, Aligned)(out, alignment, size);
+        return (int) straight_fresh(F_POSIX_MEMALIGN, out, fresh_size, (uintptr_t) out, alignment,
+                                    size);
+    }
     Call call = { .fn = next_fn[F_POSIX_MEMALIGN], .a = (uintptr_t) out, .b = alignment, .c = size };
-    return (int) front(&call, caller, HERE, CALLER_FP, size, out, 0);
+    return (int) front(&call, caller, HERE, CALLER_FP, size, out, fresh_size);
 }
 
 #define SIZED(name, f, fresh)                                                           \
@@ -666,10 +674,11 @@ int posix_memalign(void **out, size_t alignment, size_t size)
         }                                                                               \
         BODY(Sized, f, void *, size, fresh, size, 0, 0, size);                          \
     }
+/* a page each: above what is kept from recent addresses */
 SIZED(valloc, F_VALLOC, 0)
 SIZED(pvalloc, F_PVALLOC, 0)
-SIZED(_Znwm, F_NEW, FRESH_AFTER)
-SIZED(_Znam, F_NEW_ARRAY, FRESH_AFTER)
+SIZED(_Znwm, F_NEW, size)
+SIZED(_Znam, F_NEW_ARRAY, size)
 
 #define ALIGNED(name, f)                                                                \
     void *name(size_t alignment, size_t size)                                           \
@@ -678,7 +687,8 @@ SIZED(_Znam, F_NEW_ARRAY, FRESH_AFTER)
             errno = ENOMEM;                                                             \
             return NULL;                                                                \
         }                                                                               \
-        BODY(Pair, f, void *, size, 0, alignment, size, 0, alignment, size);            \
+        BODY(Pair, f, void *, size, aligned_size(size, alignment), alignment, size, 0, alignment, \
+             size);                                                                     \
     }
 ALIGNED(aligned_alloc, F_ALIGNED_ALLOC)
 ALIGNED(memalign, F_MEMALIGN)
@@ -688,44 +698,46 @@ void *_ZnwmSt11align_val_t(size_t size, size_t alignment)
 {
     if (!next_found(F_NEW_ALIGNED))
         return NULL;
-    BODY(Pair, F_NEW_ALIGNED, void *, size, 0, size, alignment, 0, size, alignment);
+    BODY(Pair, F_NEW_ALIGNED, void *, size, aligned_size(size, alignment), size, alignment, 0, size,
+         alignment);
 }
 
 void *_ZnamSt11align_val_t(size_t size, size_t alignment)
 {
     if (!next_found(F_NEW_ARRAY_ALIGNED))
         return NULL;
-    BODY(Pair, F_NEW_ARRAY_ALIGNED, void *, size, 0, size, alignment, 0, size, alignment);
+    BODY(Pair, F_NEW_ARRAY_ALIGNED, void *, size, aligned_size(size, alignment), size, alignment, 0,
+         size, alignment);
 }
 
 void *_ZnwmRKSt9nothrow_t(size_t size, const void *tag)
 {
     if (!next_found(F_NEW_NOTHROW))
         return NULL;
-    BODY(WithTag, F_NEW_NOTHROW, void *, size, FRESH_AFTER, size, tag, 0, size, tag);
+    BODY(WithTag, F_NEW_NOTHROW, void *, size, size, size, tag, 0, size, tag);
 }
 
 void *_ZnamRKSt9nothrow_t(size_t size, const void *tag)
 {
     if (!next_found(F_NEW_ARRAY_NOTHROW))
         return NULL;
-    BODY(WithTag, F_NEW_ARRAY_NOTHROW, void *, size, FRESH_AFTER, size, tag, 0, size, tag);
+    BODY(WithTag, F_NEW_ARRAY_NOTHROW, void *, size, size, size, tag, 0, size, tag);
 }
 
 void *_ZnwmSt11align_val_tRKSt9nothrow_t(size_t size, size_t alignment, const void *tag)
 {
     if (!next_found(F_NEW_ALIGNED_NOTHROW))
         return NULL;
-    BODY(Triple, F_NEW_ALIGNED_NOTHROW, void *, size, 0, size, alignment, tag, size, alignment,
-         tag);
+    BODY(Triple, F_NEW_ALIGNED_NOTHROW, void *, size, aligned_size(size, alignment), size,
+         alignment, tag, size, alignment, tag);
 }
 
 void *_ZnamSt11align_val_tRKSt9nothrow_t(size_t size, size_t alignment, const void *tag)
 {
     if (!next_found(F_NEW_ARRAY_ALIGNED_NOTHROW))
         return NULL;
-    BODY(Triple, F_NEW_ARRAY_ALIGNED_NOTHROW, void *, size, 0, size, alignment, tag, size,
-         alignment, tag);
+    BODY(Triple, F_NEW_ARRAY_ALIGNED_NOTHROW, void *, size, aligned_size(size, alignment), size,
+         alignment, tag, size, alignment, tag);
 }
 
 /* strdup and strndup are AddressSanitizer's own allocation functions (the

@@ -66,7 +66,7 @@
  * freed is near the shadows of the blocks the program used last, where a
  * table by the address's hash would miss the cache at every free. The
  * shadow is mapped without reserving memory, where the check does not scan;
- * what is touched of it is a sixteenth of what the heap touched. A block
+ * what is touched of it is an eighth of what the heap touched. A block
  * outside the space is not followed. */
 #define SPAN_LOG 42
 #define GRANULE_LOG 4

@@ -90,12 +90,14 @@ static const char extension_c[] =
     "void *ext_malloc(size_t n) { return malloc(n); }\n"
     "void *ext_calloc(size_t n) { return calloc(1, n); }\n"
     "void *ext_realloc(void *p, size_t n) { return realloc(p, n); }\n"
-    "void ext_free(void *p) { free(p); }\n";
+    "void ext_free(void *p) { free(p); }\n"
+    "void *ext_aligned(size_t a, size_t n) { return aligned_alloc(a, n); }\n"
+    "void *ext_memalign(size_t a, size_t n) { void *p = 0; return posix_memalign(&p, a, n) ? 0 : p; }\n";
 static const char program_c[] =
     "#include <stdio.h>\n"
     "#include <stdlib.h>\n"
     "void *ext_malloc(size_t); void *ext_calloc(size_t); void *ext_realloc(void *, size_t);\n"
-    "void ext_free(void *);\n"
+    "void ext_free(void *); void *ext_aligned(size_t, size_t); void *ext_memalign(size_t, size_t);\n"
     "static const char *same(void *a, void *b) { return a == b ? \"again\" : \"another\"; }\n"
     "int main(void) {\n"
     "    void *volatile a = malloc(24); free(a); void *volatile b = malloc(24);\n"
@@ -106,6 +108,10 @@ static const char program_c[] =
     "    printf(\"calloc: %s\\n\", same(a, b));\n"
     "    a = malloc(56); free(a); b = ext_realloc(ext_malloc(8), 56);\n"
     "    printf(\"realloc: %s\\n\", same(a, b));\n"
+    "    a = malloc(32); free(a); b = ext_aligned(16, 32);\n"
+    "    printf(\"aligned_alloc: %s\\n\", same(a, b));\n"
+    "    a = malloc(64); free(a); b = ext_memalign(64, 40);\n"
+    "    printf(\"posix_memalign: %s\\n\", same(a, b));\n"
     "    int again = 0;\n"
     "    for (int i = 0; i < 50000; i++) {\n"
     "        a = ext_malloc(72); ext_free(a); b = ext_malloc(72); again += a == b; ext_free(b);\n"
@@ -117,7 +123,8 @@ static const char program_c[] =
 /* Under LeakSanitizer, which hands the block freed last out first, the
  * front keeps an extension's blocks from recent addresses, a stale word
  * of Ruby's could name them (alloc_held.c): by malloc, by calloc (which
- * clears the block), by realloc (which moves it), and through 50,000
+ * clears the block), by realloc (which moves it), aligned (posix_memalign
+ * returns its status, the block in its argument), and through 50,000
  * frees, three times as many as the blocks it sets aside, and more than
  * its window. The program's own blocks (Ruby's) are used again at once:
  * while every freed block was held back, Ruby got cold blocks, at some 15%
@@ -158,6 +165,8 @@ START_TEST(test_front_keeps_recent_addresses_from_the_extension_alone)
                           "malloc: another\n"
                           "calloc: another\n"
                           "realloc: another\n"
+                          "aligned_alloc: another\n"
+                          "posix_memalign: another\n"
                           "churned: 0 again\n");
 }
 END_TEST
