@@ -249,7 +249,8 @@ $(B)/client/gemleak_guard: $(GUARD_SRCS) $(PROTOCOL_H) $(SHARED_CLIENT_HEADERS) 
 # and on a Fiber's stack, and exact stacks at the exact pass's sites. Frame
 # pointers of its own, so that the runtime's fast unwinder gets past it to
 # the allocating call.
-ALLOC_SRCS := $(AGENT)/alloc.c $(AGENT)/alloc_held.c $(AGENT)/alloc_stack.c $(AGENT)/alloc_via.c \
+ALLOC_SRCS := $(AGENT)/alloc.c $(AGENT)/alloc_held.c $(AGENT)/alloc_owners.c $(AGENT)/alloc_stack.c \
+              $(AGENT)/alloc_via.c \
               $(AGENT)/exact_sites.c $(AGENT)/exact_blocks.c $(AGENT)/exact_write.c \
               $(AGENT)/hidden_table.c $(AGENT)/got.c
 $(B)/client/gemleak_alloc.so: $(ALLOC_SRCS) $(AGENT)/alloc_int.h $(AGENT)/exact_int.h $(AGENT_HEADERS) \

@@ -225,17 +225,26 @@ static void unhide(const volatile void *block)
 /* The runtime's hooks: a block freed (however: free, delete, realloc's old
  * block under AddressSanitizer) leaves the tables; a block handed out at
  * an address they hold was freed where no hook saw it. */
-static void freed_hook(const volatile void *block)
+static void forget(const volatile void *block)
 {
     unhide(block);
     if (exact_on)
         exact_forget(block);
 }
 
+static void freed_hook(const volatile void *block)
+{
+    if (__atomic_load_n(&alloc_owner_current, __ATOMIC_RELAXED) != NULL)
+        alloc_owners_freed(block);
+    forget(block);
+}
+
+/* The owners' table is left alone: every free reaches it (the free hook,
+ * and realloc's, which calls none, through reallocated()). */
 static void allocated_hook(const volatile void *block, size_t size)
 {
     (void) size;
-    freed_hook(block);
+    forget(block);
 }
 
 /* ---- a call of the runtime ------------------------------------------------------ */
@@ -379,7 +388,7 @@ static void parked(void *block)
 
 typedef uintptr_t (*Runtime3)(uintptr_t, uintptr_t, uintptr_t);
 
-/* Makes @call, a judged allocation (wants_fresh()), again while the block
+/* Makes @call, a judged allocation (fresh_bytes()), again while the block
  * it returned (call->result, or *@out when @out is not NULL: posix_memalign,
  * whose result is its status; @size bytes, 0: not followed) sits at an
  * address freed of late (alloc_held.c): the block is parked, and a block
@@ -430,13 +439,34 @@ static void fresh_ahead(size_t size)
     }
 }
 
-/* Returns: 1 if an allocation of @size bytes by a call returning to
- * @caller, from a function whose frame is @fp, is kept from recent
- * addresses (alloc_held.c). */
-static inline int wants_fresh(uintptr_t caller, uintptr_t fp, size_t size)
+/* Returns: 1 if an allocation by a call returning to @caller, from a
+ * function whose frame is @fp, is judged (judged()) and something is to
+ * be done for it: kept from recent addresses (alloc_held.c), or its owner
+ * recorded (alloc_owners.c). */
+static inline int judged_now(uintptr_t caller, uintptr_t fp)
 {
-    return size != 0 && size <= ALLOC_HELD_MAX && !alloc_thread.busy &&
-           __atomic_load_n(&alloc_held_on, __ATOMIC_RELAXED) && judged(caller, fp);
+    return !alloc_thread.busy &&
+           (__atomic_load_n(&alloc_held_on, __ATOMIC_RELAXED) ||
+            __atomic_load_n(&alloc_owner_current, __ATOMIC_RELAXED) != NULL) &&
+           judged(caller, fp);
+}
+
+/* Returns: the bytes of a judged allocation (@judged_: judged_now()) of
+ * @size bytes kept from recent addresses; 0: none. */
+static inline size_t fresh_bytes(int judged_, size_t size)
+{
+    return judged_ && size != 0 && size <= ALLOC_HELD_MAX &&
+                   __atomic_load_n(&alloc_held_on, __ATOMIC_RELAXED)
+               ? size
+               : 0;
+}
+
+/* What becomes of a block an allocation returned (@block, NULL: none):
+ * @owner's (0: nobody's) when the call was judged. */
+static inline void owned(const void *block, uint32_t owner)
+{
+    if (block != NULL && owner != 0)
+        alloc_owners_put(block, owner);
 }
 
 /* An allocation that goes to the runtime as it is (straight()) while
@@ -444,11 +474,13 @@ static inline int wants_fresh(uintptr_t caller, uintptr_t fp, size_t size)
  * that the block it returns can be looked at; the runtime's unwinder walks
  * this library's frames (which the reader passes over) to the same caller. */
 static __attribute__((noinline)) uintptr_t straight_fresh(int f, void **out, size_t size,
-                                                          uintptr_t a, uintptr_t b, uintptr_t c)
+                                                          uint32_t owner, uintptr_t a, uintptr_t b,
+                                                          uintptr_t c)
 {
     Call call = { .fn = next_fn[f], .a = a, .b = b, .c = c };
     call.result = ((Runtime3) call.fn)(a, b, c);
     fresh(&call, out, size, 0, 0, 1);
+    owned(out == NULL ? (void *) call.result : call.result == 0 ? *out : NULL, owner);
     return call.result;
 }
 
@@ -470,10 +502,10 @@ static inline size_t aligned_size(size_t size, size_t alignment)
  * (posix_memalign, whose result is its status). Its return address is the
  * one frame of this library's the runtime records, before the chain. A
  * block of @fresh_size bytes (0: none) is kept from recent addresses
- * (fresh()). */
+ * (fresh()); the block is @owner's (0: nobody's, alloc_owners.c). */
 static __attribute__((noinline)) uintptr_t front(Call *call, uintptr_t caller, uintptr_t fp,
                                                   uintptr_t caller_fp, size_t size, void **out,
-                                                  size_t fresh_size)
+                                                  size_t fresh_size, uint32_t owner)
 {
     Thread *thread = &alloc_thread;
     /* A thread is known from its start (alloc_stack.c); one that is not
@@ -516,6 +548,8 @@ static __attribute__((noinline)) uintptr_t front(Call *call, uintptr_t caller, u
     }
     void *block = out == NULL ? (void *) call->result : call->result == 0 ? *out : NULL;
     if (block != NULL) {
+        /* a block the check cannot judge: its owner, judged or not */
+        owned(block, owner != 0 || !hidden_here ? owner : alloc_owner_now());
         if (hidden_here)
             hide(block, size);
         if (exact_on && exact_wanted(caller, via ? via_ret : 0, size))
@@ -534,16 +568,18 @@ static __attribute__((noinline)) uintptr_t front(Call *call, uintptr_t caller, u
  * @fresh_ bytes are kept from recent addresses (alloc_held.c; 0: none). */
 #define BODY(type, f, cast, size_, fresh_, a_, b_, c_, ...)                                  \
     uintptr_t caller = CALLER;                                                              \
-    size_t fresh_size = wants_fresh(caller, HERE, (fresh_)) ? (fresh_) : 0;                   \
+    int judged_ = judged_now(caller, HERE);                                                 \
+    size_t fresh_size = fresh_bytes(judged_, (fresh_));                                     \
+    uint32_t owner = judged_ ? alloc_owner_now() : 0;                                       \
     if (straight(caller, HERE, (size_))) {                                                  \
-        if (fresh_size == 0)                                                                \
+        if (fresh_size == 0 && owner == 0)                                                  \
             return NEXT(f, type)(__VA_ARGS__);                                              \
-        return (cast) straight_fresh(f, NULL, fresh_size, (uintptr_t) (a_), (uintptr_t) (b_), \
-                                     (uintptr_t) (c_));                                     \
+        return (cast) straight_fresh(f, NULL, fresh_size, owner, (uintptr_t) (a_),            \
+                                     (uintptr_t) (b_), (uintptr_t) (c_));                   \
     }                                                                                       \
     Call call = { .fn = next_fn[f], .a = (uintptr_t) (a_), .b = (uintptr_t) (b_),           \
                   .c = (uintptr_t) (c_) };                                                  \
-    return (cast) front(&call, caller, HERE, CALLER_FP, (size_), NULL, fresh_size)
+    return (cast) front(&call, caller, HERE, CALLER_FP, (size_), NULL, fresh_size, owner)
 
 typedef void *(*Sized)(size_t);
 typedef void *(*Pair)(size_t, size_t);
@@ -588,6 +624,8 @@ static void *reallocated(void *block, void *moved, size_t size)
         unhide(block);
         if (exact_on)
             exact_forget(block);
+        if (__atomic_load_n(&alloc_owner_current, __ATOMIC_RELAXED) != NULL)
+            alloc_owners_freed(block);
     }
     for (int i = 0; i < REALLOC_HOOKS && realloc_hooks[i] != NULL; i++)
         realloc_hooks[i](block, moved);
@@ -609,10 +647,12 @@ void *realloc(void *block, size_t size)
         errno = ENOMEM;
         return NULL;
     }
-    if (wants_fresh(CALLER, HERE, size))
+    int judged_ = judged_now(CALLER, HERE);
+    if (fresh_bytes(judged_, size) != 0)
         fresh_ahead(size);
     Call call = { .fn = next_fn[F_REALLOC], .a = (uintptr_t) block, .b = size };
-    void *moved = (void *) front(&call, CALLER, HERE, CALLER_FP, size, NULL, 0);
+    void *moved = (void *) front(&call, CALLER, HERE, CALLER_FP, size, NULL, 0,
+                                 judged_ ? alloc_owner_now() : 0);
     return reallocated(block, moved, size);
 }
 
@@ -623,7 +663,8 @@ void *reallocarray(void *block, size_t count, size_t size)
         return NULL;
     }
     Call call = { .fn = next_fn[F_REALLOCARRAY], .a = (uintptr_t) block, .b = count, .c = size };
-    void *moved = (void *) front(&call, CALLER, HERE, CALLER_FP, count * size, NULL, 0);
+    void *moved = (void *) front(&call, CALLER, HERE, CALLER_FP, count * size, NULL, 0,
+                                 judged_now(CALLER, HERE) ? alloc_owner_now() : 0);
     return reallocated(block, moved, count * size);
 }
 
@@ -633,6 +674,11 @@ void free(void *block)
         return;
     if (free_hook != NULL)
         free_hook(block);
+    /* the runtime's free hook reads the block's bit (alloc_owners.c): a
+     * miss of the cache at every free, unless asked for now */
+    const uint64_t *word = alloc_owner_word(block);
+    if (word != NULL)
+        __builtin_prefetch(word);
     alloc_held_freed(block);
     if (next_found(F_FREE))
         ((void (*)(void *)) next_fn[F_FREE])(block);
@@ -653,16 +699,17 @@ int posix_memalign(void **out, size_t alignment, size_t size)
     if (!next_found(F_POSIX_MEMALIGN))
         return ENOMEM;
     uintptr_t caller = CALLER;
-    size_t rounded = aligned_size(size, alignment);
-    size_t fresh_size = wants_fresh(caller, HERE, rounded) ? rounded : 0;
+    int judged_ = judged_now(caller, HERE);
+    size_t fresh_size = fresh_bytes(judged_, aligned_size(size, alignment));
+    uint32_t owner = judged_ ? alloc_owner_now() : 0;
     if (straight(caller, HERE, size)) {
-        if (fresh_size == 0)
+        if (fresh_size == 0 && owner == 0)
             return NEXT(F_POSIX_MEMALIGN, Aligned)(out, alignment, size);
-        return (int) straight_fresh(F_POSIX_MEMALIGN, out, fresh_size, (uintptr_t) out, alignment,
-                                    size);
+        return (int) straight_fresh(F_POSIX_MEMALIGN, out, fresh_size, owner, (uintptr_t) out,
+                                    alignment, size);
     }
     Call call = { .fn = next_fn[F_POSIX_MEMALIGN], .a = (uintptr_t) out, .b = alignment, .c = size };
-    return (int) front(&call, caller, HERE, CALLER_FP, size, out, fresh_size);
+    return (int) front(&call, caller, HERE, CALLER_FP, size, out, fresh_size, owner);
 }
 
 #define SIZED(name, f, fresh)                                                           \
@@ -900,6 +947,7 @@ static int exact_start(const char *path)
 static void before_fork(void)
 {
     alloc_held_lock();
+    alloc_owners_lock();
     pthread_mutex_lock(&hidden_lock);
     if (exact_on)
         pthread_mutex_lock(&exact_table.lock);
@@ -910,6 +958,7 @@ static void after_fork(void)
     if (exact_on)
         pthread_mutex_unlock(&exact_table.lock);
     pthread_mutex_unlock(&hidden_lock);
+    alloc_owners_unlock();
     alloc_held_unlock();
 }
 
@@ -920,6 +969,11 @@ static void in_child(void)
     if (exact_on)
         exact_forget_written();
     after_fork();
+}
+
+int alloc_front_on(void)
+{
+    return alloc_mode != MODE_OFF;
 }
 
 __attribute__((constructor)) static void alloc_start(void)
@@ -948,6 +1002,7 @@ __attribute__((constructor)) static void alloc_start(void)
     dl_iterate_phdr(ruby_range, &first);
     can_unwind = exact_blocks_start();
     alloc_held_start((void (*)(void *)) next_fn[F_FREE], sample);
+    alloc_owners_init(sample);
     alloc_stack_start();
     alloc_via_start();
     const char *sites = getenv(GL_PROTO_EXACT_VARIABLE);

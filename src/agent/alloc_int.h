@@ -95,6 +95,54 @@ void alloc_held_stop(void) AGENT_HIDDEN;
 void alloc_held_lock(void) AGENT_HIDDEN;
 void alloc_held_unlock(void) AGENT_HIDDEN;
 
+/* ---- alloc_owners.c: which test allocated each judged block -------------- */
+
+/* The client library's owner of what is allocated now (0: none), once it
+ * handed the owners to this library; NULL until then. */
+extern const volatile uint32_t *alloc_owner_current AGENT_HIDDEN;
+
+/* Returns: the owner of a judged allocation made now; 0: none. */
+static inline uint32_t alloc_owner_now(void)
+{
+    const volatile uint32_t *current = __atomic_load_n(&alloc_owner_current, __ATOMIC_ACQUIRE);
+    return current != NULL ? *current : 0;
+}
+
+/* The runtime's space (LeakSanitizer's and AddressSanitizer's allocators
+ * keep their blocks of up to 128 KiB in 2^OWNER_SPAN_LOG bytes, aligned
+ * to their size), and a bit for each granule of it: alloc_owners.c. */
+#define OWNER_SPAN_LOG 42
+#define OWNER_GRANULE_LOG 4
+extern uint64_t *alloc_owner_bits AGENT_HIDDEN;
+extern uintptr_t alloc_owner_space AGENT_HIDDEN;
+
+/* Returns: the word that holds @block's bit; NULL when it has none. */
+static inline uint64_t *alloc_owner_word(const volatile void *block)
+{
+    uintptr_t offset = (uintptr_t) block - alloc_owner_space;
+    if (alloc_owner_bits == NULL || offset >> OWNER_SPAN_LOG != 0)
+        return NULL;
+    return &alloc_owner_bits[offset >> (OWNER_GRANULE_LOG + 6)];
+}
+
+/* Records @block (not NULL), judged, as @owner's. */
+void alloc_owners_put(const void *block, uint32_t owner) AGENT_HIDDEN;
+
+/* @block is freed (the runtime's free hook), or left by a reallocation. */
+void alloc_owners_freed(const volatile void *block) AGENT_HIDDEN;
+
+/* Around a fork: the table's lock. */
+void alloc_owners_lock(void) AGENT_HIDDEN;
+void alloc_owners_unlock(void) AGENT_HIDDEN;
+
+/* Where the runtime's space is: @sample, a block its allocator handed out
+ * (alloc_start()). */
+void alloc_owners_init(const void *sample) AGENT_HIDDEN;
+
+/* Returns: 1 when the front is on in this process (alloc.c): its hooks are
+ * in and it judges allocations. */
+int alloc_front_on(void) AGENT_HIDDEN;
+
 /* ---- alloc_stack.c: where a call of the runtime runs --------------------- */
 
 /* Looks this thread's stack up, as the runtime bounds it (once a thread);

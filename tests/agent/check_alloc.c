@@ -1,7 +1,9 @@
 /* The allocation front (src/agent/alloc.c), as gemleak builds it: it
  * has every allocation function the sanitizers' runtimes intercept. */
+#define _GNU_SOURCE
 #include "testutil.h"
 #include "gemleak/base/protocol.h"
+#include "../../src/agent/hidden_table_int.h"
 
 #include <fcntl.h>
 #include <fnmatch.h>
@@ -171,12 +173,129 @@ START_TEST(test_front_keeps_recent_addresses_from_the_extension_alone)
 }
 END_TEST
 
+/* A library's allocations (an extension's) and the program's (Ruby's), for
+ * the owners: new and delete as the runtime has them, by their mangled
+ * names. */
+static const char owners_ext_c[] =
+    "#include <stdlib.h>\n"
+    "void *_Znwm(size_t); void _ZdlPv(void *);\n"
+    "void *ext_malloc(size_t n) { return malloc(n); }\n"
+    "void *ext_calloc(size_t n) { return calloc(1, n); }\n"
+    "void *ext_realloc(void *p, size_t n) { return realloc(p, n); }\n"
+    "void ext_free(void *p) { free(p); }\n"
+    "void *ext_new(size_t n) { return _Znwm(n); }\n"
+    "void ext_delete(void *p) { _ZdlPv(p); }\n";
+/* The program hands the front its owner, as the client library does,
+ * allocates under owners 7, 9 and none, and prints which of its blocks the
+ * front holds, with their owners (the table's keys are masked: %lx). */
+static const char owners_program_c[] =
+    "#include <dlfcn.h>\n"
+    "#include <stdint.h>\n"
+    "#include <stdio.h>\n"
+    "#include <stdlib.h>\n"
+    "void *ext_malloc(size_t); void *ext_calloc(size_t); void *ext_realloc(void *, size_t);\n"
+    "void ext_free(void *); void *ext_new(size_t); void ext_delete(void *);\n"
+    "typedef struct { uintptr_t key, value; } Slot;\n"
+    "static Slot *slots; static size_t n;\n"
+    "static void show(const char *name, void *p) {\n"
+    "    for (size_t i = 0; i < n; i++)\n"
+    "        if ((slots[i].key ^ (uintptr_t) 0x%lxUL) == (uintptr_t) p) {\n"
+    "            printf(\"%%s: %%lu\\n\", name, (unsigned long) slots[i].value); return; }\n"
+    "    printf(\"%%s: none\\n\", name);\n"
+    "}\n"
+    "int main(void) {\n"
+    "    static volatile uint32_t owner;\n"
+    "    int (*start)(const volatile uint32_t *) = (int (*)(const volatile uint32_t *))\n"
+    "        dlsym(RTLD_DEFAULT, \"gemleak_alloc_owners_start\");\n"
+    "    Slot *(*owned)(size_t *, size_t *) = (Slot *(*)(size_t *, size_t *))\n"
+    "        dlsym(RTLD_DEFAULT, \"gemleak_alloc_owned\");\n"
+    "    if (start == NULL || owned == NULL || !start(&owner)) { puts(\"no owners\"); return 0; }\n"
+    "    owner = 7;\n"
+    "    void *mine = malloc(24), *kept = ext_malloc(40), *gone = ext_malloc(40);\n"
+    "    ext_free(gone);\n"
+    "    void *old = ext_malloc(100), *moved = ext_realloc(old, 4096);\n"
+    "    void *big = ext_malloc(1 << 20), *big_gone = ext_malloc(1 << 20);\n"
+    "    ext_free(big_gone);\n"
+    "    void *newed = ext_new(48), *deleted = ext_new(48);\n"
+    "    ext_delete(deleted);\n"
+    "    owner = 9;\n"
+    "    void *other = ext_calloc(16);\n"
+    "    owner = 0;\n"
+    "    void *nobody = ext_malloc(16);\n"
+    "    size_t bytes;\n"
+    "    slots = owned(&n, &bytes);\n"
+    "    show(\"mine\", mine); show(\"kept\", kept); show(\"gone\", gone); show(\"old\", old);\n"
+    "    show(\"moved\", moved); show(\"big\", big); show(\"big_gone\", big_gone);\n"
+    "    show(\"newed\", newed); show(\"deleted\", deleted); show(\"other\", other);\n"
+    "    show(\"nobody\", nobody);\n"
+    "    printf(\"held: %%zu\\n\", n);\n"
+    "    return 0;\n"
+    "}\n";
+
+/* Under --per-test the front keeps the owners of the blocks it judges (an
+ * extension's: only theirs can be findings) in a table of its own
+ * (alloc_owners.c), in place of the client library's table of every block:
+ * what a library allocated while an owner was set is held with that owner
+ * (malloc, calloc, realloc's new block, new, a block above the runtime's
+ * largest size class), until it is freed (free, delete, realloc's old
+ * block); the program's own blocks (Ruby's) and what is allocated with no
+ * owner never are. */
+START_TEST(test_front_holds_the_owners_of_judged_blocks_alone)
+{
+    g_autofree char *front = gl_test_project_file("build/client/gemleak_alloc.so");
+    if (!g_file_test(front, G_FILE_TEST_EXISTS))
+        gl_test_skip("no %s (make builds it)", front);
+    g_autofree char *runtime = gl_test_gcc_file("liblsan.so");
+    g_autofree char *cc = g_find_program_in_path("cc");
+    if (runtime == NULL || cc == NULL)
+        gl_test_skip("no liblsan found by gcc -print-file-name, or no cc, to run a program under");
+    g_autofree char *dir = gl_test_tmpdir();
+    g_autofree char *ext = g_build_filename(dir, "ext.c", NULL);
+    g_autofree char *program = g_build_filename(dir, "program.c", NULL);
+    g_autofree char *program_text =
+        g_strdup_printf(owners_program_c, (unsigned long) HIDDEN_KEY(0));
+    gl_test_write(ext, owners_ext_c, -1);
+    gl_test_write(program, program_text, -1);
+    const char *build_ext[] = { "cc", "-O1", "-shared", "-fPIC", "-o", "libext.so", "ext.c", NULL };
+    const char *build[] = { "cc", "-O1", "-o", "program", "program.c", "-L.", "-lext", "-ldl",
+                            "-Wl,-rpath,$ORIGIN", "-Wl,--allow-shlib-undefined", NULL };
+    g_autofree char *err = NULL;
+    ck_assert_msg(gl_test_spawn_in(dir, NULL, build_ext, NULL, &err) == 0, "%s", err);
+    g_clear_pointer(&err, g_free);
+    ck_assert_msg(gl_test_spawn_in(dir, NULL, build, NULL, &err) == 0, "%s", err);
+    g_clear_pointer(&err, g_free);
+    g_autofree char *preload = g_strdup_printf("%s:%s", front, runtime);
+    g_auto(GStrv) env = g_get_environ();
+    env = g_environ_setenv(env, "LD_PRELOAD", preload, TRUE);
+    env = g_environ_setenv(env, GL_PROTO_ALLOC_MODE_VARIABLE, GL_PROTO_UNWOUND_CALL, TRUE);
+    env = g_environ_setenv(env, "LSAN_OPTIONS", "detect_leaks=0", TRUE);
+    const char *run[] = { "./program", NULL };
+    g_autofree char *out = NULL;
+    int status = gl_test_spawn_in(dir, env, run, &out, &err);
+    gl_remove_tree(dir);
+    ck_assert_msg(status == 0, "%s", err);
+    ck_assert_str_eq(out, "mine: none\n"
+                          "kept: 7\n"
+                          "gone: none\n"
+                          "old: none\n"
+                          "moved: 7\n"
+                          "big: 7\n"
+                          "big_gone: none\n"
+                          "newed: 7\n"
+                          "deleted: none\n"
+                          "other: 9\n"
+                          "nobody: none\n"
+                          "held: 5\n");
+}
+END_TEST
+
 Suite *gl_alloc_suite(void)
 {
     Suite *suite = suite_create("alloc");
     TCase *tc = tcase_create("core");
     tcase_add_test(tc, test_front_has_every_allocation_function_the_runtimes_intercept);
     tcase_add_test(tc, test_front_keeps_recent_addresses_from_the_extension_alone);
+    tcase_add_test(tc, test_front_holds_the_owners_of_judged_blocks_alone);
     suite_add_tcase(suite, tc);
     return suite;
 }

@@ -2,10 +2,12 @@
 
 module GemLeakHelper
   # --per-test under a sanitizer's engine: which test allocated each block,
-  # recorded by the client library through the runtime's allocator hooks
-  # (src/agent/owners.c) and written at exit beside the leak check's
-  # objects. No check runs while the tests do, and no test runs twice: the
-  # price is a hash table's insert at each allocation.
+  # recorded by the allocation front for the blocks it judges
+  # (src/agent/alloc_owners.c), else by the client library through the
+  # runtime's allocator hooks (src/agent/owners.c), and written at exit
+  # beside the leak check's objects. No check runs while the tests do, and
+  # no test runs twice: the price is a table's insert at each allocation
+  # an extension makes.
   module Owners
     # The test that started this process (GEMLEAK_ORIGIN, "NAME\tLOCATION"
     # escaped), taken out of the suite's environment: what this process
