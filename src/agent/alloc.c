@@ -971,11 +971,6 @@ static void in_child(void)
     after_fork();
 }
 
-int alloc_front_on(void)
-{
-    return alloc_mode != MODE_OFF;
-}
-
 __attribute__((constructor)) static void alloc_start(void)
 {
     find_next();

@@ -135,13 +135,10 @@ void alloc_owners_freed(const volatile void *block) AGENT_HIDDEN;
 void alloc_owners_lock(void) AGENT_HIDDEN;
 void alloc_owners_unlock(void) AGENT_HIDDEN;
 
-/* Where the runtime's space is: @sample, a block its allocator handed out
- * (alloc_start()). */
+/* The front is on in this process (alloc.c: its hooks are in and it
+ * judges allocations); the runtime's space is where @sample is, a block
+ * its allocator handed out (alloc_start()). */
 void alloc_owners_init(const void *sample) AGENT_HIDDEN;
-
-/* Returns: 1 when the front is on in this process (alloc.c): its hooks are
- * in and it judges allocations. */
-int alloc_front_on(void) AGENT_HIDDEN;
 
 /* ---- alloc_stack.c: where a call of the runtime runs --------------------- */
 

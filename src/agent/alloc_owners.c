@@ -48,6 +48,8 @@ static volatile char lock;
 static HiddenTable table = HIDDEN_TABLE_INIT((size_t) 1 << 12);
 uint64_t *alloc_owner_bits;
 uintptr_t alloc_owner_space;
+/* 1 once the front is on in this process (alloc_owners_init()). */
+static int front_on;
 /* Blocks put in the table without a bit (a block given another owner
  * counts again: an upper bound): while there are any, the free of a block
  * without a bit looks it up. */
@@ -55,6 +57,7 @@ static size_t unmarked;
 
 void alloc_owners_init(const void *sample)
 {
+    front_on = 1;
     alloc_owner_space = (uintptr_t) sample & ~(((uintptr_t) 1 << OWNER_SPAN_LOG) - 1);
 }
 
@@ -71,7 +74,7 @@ static inline uint64_t *bit_of(const volatile void *block, uint64_t *mask)
 
 int gemleak_alloc_owners_start(const volatile uint32_t *current)
 {
-    if (current == NULL || !alloc_front_on())
+    if (current == NULL || !front_on)
         return 0;
     if (alloc_owner_space != 0 && alloc_owner_bits == NULL) {
         size_t bytes = ((size_t) 1 << (OWNER_SPAN_LOG - OWNER_GRANULE_LOG)) / 8;
