@@ -122,16 +122,12 @@ static const char program_c[] =
     "    return 0;\n"
     "}\n";
 
-/* Under LeakSanitizer, which hands the block freed last out first, the
- * front keeps an extension's blocks from recent addresses, a stale word
- * of Ruby's could name them (alloc_held.c): by malloc, by calloc (which
- * clears the block), by realloc (which moves it), aligned (posix_memalign
- * returns its status, the block in its argument), and through 50,000
- * frees, three times as many as the blocks it sets aside, and more than
- * its window. The program's own blocks (Ruby's) are used again at once:
- * while every freed block was held back, Ruby got cold blocks, at some 15%
- * of a suite's time. */
-START_TEST(test_front_keeps_recent_addresses_from_the_extension_alone)
+/* Builds @ext_text as libext.so and @program_text as a program linked
+ * with it (new and delete left to the runtime), and runs the program
+ * under the front and LeakSanitizer's runtime, as a call-mode Ruby runs.
+ * Skips the test without the front, the runtime or cc.
+ * Returns: (transfer full): what the program printed. */
+static char *run_under_front(const char *ext_text, const char *program_text)
 {
     g_autofree char *front = gl_test_project_file("build/client/gemleak_alloc.so");
     if (!g_file_test(front, G_FILE_TEST_EXISTS))
@@ -143,11 +139,11 @@ START_TEST(test_front_keeps_recent_addresses_from_the_extension_alone)
     g_autofree char *dir = gl_test_tmpdir();
     g_autofree char *ext = g_build_filename(dir, "ext.c", NULL);
     g_autofree char *program = g_build_filename(dir, "program.c", NULL);
-    gl_test_write(ext, extension_c, -1);
-    gl_test_write(program, program_c, -1);
+    gl_test_write(ext, ext_text, -1);
+    gl_test_write(program, program_text, -1);
     const char *build_ext[] = { "cc", "-O1", "-shared", "-fPIC", "-o", "libext.so", "ext.c", NULL };
-    const char *build[] = { "cc", "-O1", "-o", "program", "program.c", "-L.", "-lext",
-                            "-Wl,-rpath,$ORIGIN", NULL };
+    const char *build[] = { "cc", "-O1", "-o", "program", "program.c", "-L.", "-lext", "-ldl",
+                            "-Wl,-rpath,$ORIGIN", "-Wl,--allow-shlib-undefined", NULL };
     g_autofree char *err = NULL;
     ck_assert_msg(gl_test_spawn_in(dir, NULL, build_ext, NULL, &err) == 0, "%s", err);
     g_clear_pointer(&err, g_free);
@@ -159,10 +155,25 @@ START_TEST(test_front_keeps_recent_addresses_from_the_extension_alone)
     env = g_environ_setenv(env, GL_PROTO_ALLOC_MODE_VARIABLE, GL_PROTO_UNWOUND_CALL, TRUE);
     env = g_environ_setenv(env, "LSAN_OPTIONS", "detect_leaks=0", TRUE);
     const char *run[] = { "./program", NULL };
-    g_autofree char *out = NULL;
+    char *out = NULL;
     int status = gl_test_spawn_in(dir, env, run, &out, &err);
     gl_remove_tree(dir);
     ck_assert_msg(status == 0, "%s", err);
+    return out;
+}
+
+/* Under LeakSanitizer, which hands the block freed last out first, the
+ * front keeps an extension's blocks from recent addresses, a stale word
+ * of Ruby's could name them (alloc_held.c): by malloc, by calloc (which
+ * clears the block), by realloc (which moves it), aligned (posix_memalign
+ * returns its status, the block in its argument), and through 50,000
+ * frees, three times as many as the blocks it sets aside, and more than
+ * its window. The program's own blocks (Ruby's) are used again at once:
+ * while every freed block was held back, Ruby got cold blocks, at some 15%
+ * of a suite's time. */
+START_TEST(test_front_keeps_recent_addresses_from_the_extension_alone)
+{
+    g_autofree char *out = run_under_front(extension_c, program_c);
     ck_assert_str_eq(out, "program: again\n"
                           "malloc: another\n"
                           "calloc: another\n"
@@ -242,38 +253,9 @@ static const char owners_program_c[] =
  * owner never are. */
 START_TEST(test_front_holds_the_owners_of_judged_blocks_alone)
 {
-    g_autofree char *front = gl_test_project_file("build/client/gemleak_alloc.so");
-    if (!g_file_test(front, G_FILE_TEST_EXISTS))
-        gl_test_skip("no %s (make builds it)", front);
-    g_autofree char *runtime = gl_test_gcc_file("liblsan.so");
-    g_autofree char *cc = g_find_program_in_path("cc");
-    if (runtime == NULL || cc == NULL)
-        gl_test_skip("no liblsan found by gcc -print-file-name, or no cc, to run a program under");
-    g_autofree char *dir = gl_test_tmpdir();
-    g_autofree char *ext = g_build_filename(dir, "ext.c", NULL);
-    g_autofree char *program = g_build_filename(dir, "program.c", NULL);
     g_autofree char *program_text =
         g_strdup_printf(owners_program_c, (unsigned long) HIDDEN_KEY(0));
-    gl_test_write(ext, owners_ext_c, -1);
-    gl_test_write(program, program_text, -1);
-    const char *build_ext[] = { "cc", "-O1", "-shared", "-fPIC", "-o", "libext.so", "ext.c", NULL };
-    const char *build[] = { "cc", "-O1", "-o", "program", "program.c", "-L.", "-lext", "-ldl",
-                            "-Wl,-rpath,$ORIGIN", "-Wl,--allow-shlib-undefined", NULL };
-    g_autofree char *err = NULL;
-    ck_assert_msg(gl_test_spawn_in(dir, NULL, build_ext, NULL, &err) == 0, "%s", err);
-    g_clear_pointer(&err, g_free);
-    ck_assert_msg(gl_test_spawn_in(dir, NULL, build, NULL, &err) == 0, "%s", err);
-    g_clear_pointer(&err, g_free);
-    g_autofree char *preload = g_strdup_printf("%s:%s", front, runtime);
-    g_auto(GStrv) env = g_get_environ();
-    env = g_environ_setenv(env, "LD_PRELOAD", preload, TRUE);
-    env = g_environ_setenv(env, GL_PROTO_ALLOC_MODE_VARIABLE, GL_PROTO_UNWOUND_CALL, TRUE);
-    env = g_environ_setenv(env, "LSAN_OPTIONS", "detect_leaks=0", TRUE);
-    const char *run[] = { "./program", NULL };
-    g_autofree char *out = NULL;
-    int status = gl_test_spawn_in(dir, env, run, &out, &err);
-    gl_remove_tree(dir);
-    ck_assert_msg(status == 0, "%s", err);
+    g_autofree char *out = run_under_front(owners_ext_c, program_text);
     ck_assert_str_eq(out, "mine: none\n"
                           "kept: 7\n"
                           "gone: none\n"
