@@ -252,6 +252,13 @@ static void own_group(gpointer unused)
     setpgid(0, 0);
 }
 
+/* As own_group(), and its standard error goes where its output goes. */
+static void own_group_both_streams(gpointer unused)
+{
+    own_group(unused);
+    dup2(STDOUT_FILENO, STDERR_FILENO);
+}
+
 static void kill_group(GPid pid)
 {
     kill(-pid, SIGKILL);
@@ -260,8 +267,11 @@ static void kill_group(GPid pid)
         ;
 }
 
-gboolean gl_probe_command(const char *const *argv, char **const envp, gsize max_bytes,
-                          guint timeout_ms, char **output, int *wait_status, GError **error)
+/* gl_probe_command(), and with @both_streams what the command says on
+ * standard error read as its output. */
+static gboolean probe(const char *const *argv, char **const envp, gboolean both_streams,
+                      gsize max_bytes, guint timeout_ms, char **output, int *wait_status,
+                      GError **error)
 {
     GPid pid = 0;
     int out_fd = -1;
@@ -269,7 +279,8 @@ gboolean gl_probe_command(const char *const *argv, char **const envp, gsize max_
     if (!g_spawn_async_with_pipes(NULL, (char **) argv, envp,
                                   G_SPAWN_SEARCH_PATH | G_SPAWN_DO_NOT_REAP_CHILD |
                                       G_SPAWN_STDERR_TO_DEV_NULL,
-                                  own_group, NULL, &pid, NULL, &out_fd, NULL, &local)) {
+                                  both_streams ? own_group_both_streams : own_group, NULL, &pid,
+                                  NULL, &out_fd, NULL, &local)) {
         g_set_error(error, GL_ERROR, GL_ERROR_ENVIRONMENT, "%s", local->message);
         return FALSE;
     }
@@ -344,11 +355,26 @@ gboolean gl_probe_command(const char *const *argv, char **const envp, gsize max_
     return TRUE;
 }
 
+gboolean gl_probe_command(const char *const *argv, char **const envp, gsize max_bytes,
+                          guint timeout_ms, char **output, int *wait_status, GError **error)
+{
+    return probe(argv, envp, FALSE, max_bytes, timeout_ms, output, wait_status, error);
+}
+
+gboolean gl_probe_command_both_streams(const char *const *argv, char **const envp,
+                                       gsize max_bytes, guint timeout_ms, char **output,
+                                       int *wait_status, GError **error)
+{
+    return probe(argv, envp, TRUE, max_bytes, timeout_ms, output, wait_status, error);
+}
+
 /* Replaces the file @path (no symbolic link in it) with @size bytes of
  * @data: through a file beside it and a rename, so that a failed write
- * leaves the old file whole. The file keeps its mode and owner; a new one
- * gets 0666 less the umask, as the shell's > gives. */
-gboolean gl_file_replace(const char *path, const char *data, gsize size, GError **error)
+ * leaves the old file whole; with @durable, on the disk before the rename.
+ * The file keeps its mode and owner; a new one gets 0666 less the umask,
+ * as the shell's > gives. */
+static gboolean replace(const char *path, const char *data, gsize size, gboolean durable,
+                        GError **error)
 {
     struct stat st;
     gboolean existed = stat(path, &st) == 0;
@@ -382,7 +408,7 @@ gboolean gl_file_replace(const char *path, const char *data, gsize size, GError 
         saved = errno;
     if (saved == 0 && fchmod(fd, mode) != 0)
         saved = errno;
-    if (saved == 0 && fsync(fd) != 0)
+    if (saved == 0 && durable && fsync(fd) != 0)
         saved = errno;
     if (close(fd) != 0 && saved == 0)
         saved = errno;
@@ -394,6 +420,17 @@ gboolean gl_file_replace(const char *path, const char *data, gsize size, GError 
         return FALSE;
     }
     return TRUE;
+}
+
+gboolean gl_file_replace(const char *path, const char *data, gsize size, GError **error)
+{
+    return replace(path, data, size, TRUE, error);
+}
+
+gboolean gl_file_replace_unsynced(const char *path, const char *data, gsize size,
+                                  GError **error)
+{
+    return replace(path, data, size, FALSE, error);
 }
 
 gint gl_compare_strings(gconstpointer a, gconstpointer b)

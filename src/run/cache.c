@@ -1,8 +1,11 @@
 /* gemleak's cache between runs (gemleak/run/cache.h). */
 #include "gemleak/run/cache.h"
+#include "gemleak/base/protocol.h"
 #include "gemleak/base/sys.h"
 
 #include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -55,11 +58,12 @@ static char *kept_text(const char *path, gsize *length)
 }
 
 /* Writes @length bytes of @text to @path whole: under a temporary name
- * first, then renamed (no sync: what is lost is made again). */
+ * first, then renamed, without a sync (what is lost is made again; glib's
+ * consistent write syncs each file, some 6 ms a run for what a run copies
+ * into its helper's directory). */
 static void write_whole(const char *path, const char *text, gsize length)
 {
-    g_file_set_contents_full(path, text, (gssize) length, G_FILE_SET_CONTENTS_CONSISTENT, 0600,
-                             NULL);
+    gl_file_replace_unsynced(path, text, length, NULL);
 }
 
 char *gl_cache_get(const char *name, const char *file, const char *key)
@@ -112,4 +116,28 @@ guint gl_cache_copy(const char *from, const char *to, gboolean (*wanted)(const c
         copied++;
     }
     return copied;
+}
+
+char *gl_cache_program_key(const char *program, const char *what, char **file)
+{
+    g_autofree char *found = strchr(program, '/') != NULL ? g_strdup(program)
+                                                          : g_find_program_in_path(program);
+    char *real = found != NULL ? realpath(found, NULL) : NULL;
+    struct stat st;
+    if (real == NULL || g_stat(real, &st) != 0 || strchr(real, '\n') != NULL ||
+        (what != NULL && (strchr(what, '/') != NULL || strchr(what, '\n') != NULL))) {
+        free(real);
+        return NULL;
+    }
+    g_autofree char *sum = g_compute_checksum_for_string(G_CHECKSUM_SHA256, real, -1);
+    *file = g_strdup_printf("%.16s%s%s%s", sum, what != NULL ? "-" : "", what != NULL ? what : "",
+                            GL_PROTO_FILE_SUFFIX);
+    char *key = g_strdup_printf("%s\t%ju\t%ju\t%jd\t%jd.%09ld\t%jd.%09ld%s%s", real,
+                                (uintmax_t) st.st_dev, (uintmax_t) st.st_ino,
+                                (intmax_t) st.st_size, (intmax_t) st.st_mtim.tv_sec,
+                                st.st_mtim.tv_nsec, (intmax_t) st.st_ctim.tv_sec,
+                                st.st_ctim.tv_nsec, what != NULL ? "\t" : "",
+                                what != NULL ? what : "");
+    free(real);
+    return key;
 }

@@ -266,21 +266,23 @@ char *gl_run_write_helper(gboolean client, int *lock, GError **error)
 /* Returns: (transfer full) (nullable): why the dynamic loader refuses to
  * preload @library into a program (a TMPDIR mounted noexec), in its words;
  * NULL when it takes it without a word. Every process of the run would
- * print that word otherwise. */
+ * print that word otherwise. One program is started, true(1), with
+ * @library preloaded (a shell and env(1) on the way cost a run some 3 ms). */
 static char *refused_preload(const char *library)
 {
-    const char *argv[] = { "sh", "-c", "LD_PRELOAD=\"$0\" exec env true 2>&1", library, NULL };
+    const char *argv[] = { "true", NULL };
+    g_auto(GStrv) env = g_environ_setenv(g_get_environ(), "LD_PRELOAD", library, TRUE);
     g_autofree char *out = NULL;
     int wait_status = 0;
     g_autoptr(GError) local = NULL;
-    if (!gl_probe_command(argv, NULL, PROBE_MAX_BYTES, PRELOAD_PROBE_TIMEOUT_MS, &out,
-                          &wait_status, &local))
+    if (!gl_probe_command_both_streams(argv, env, PROBE_MAX_BYTES, PRELOAD_PROBE_TIMEOUT_MS,
+                                       &out, &wait_status, &local))
         return g_strdup(local->message);
     if (g_spawn_check_wait_status(wait_status, NULL) && *g_strstrip(out) == '\0')
         return NULL;
     if (*out == '\0')
         return g_strdup("a program failed with it");
-    /* each program on the way says the same */
+    /* its first line: the loader's */
     char *newline = strchr(out, '\n');
     if (newline != NULL)
         *newline = '\0';

@@ -61,25 +61,6 @@ static struct {
 /* The cache's directory for what was asked of Rubies (cache.h). */
 #define RUBIES_CACHE "rubies"
 
-/* Returns: (transfer full) (nullable): what names the Ruby @ruby (as the
- * command gives it: a name on PATH, or a path) runs now, for the cache: its
- * executable's real path, device, inode, size and times (a Ruby built or
- * installed again is another); in *@file the cache's file for that path.
- * NULL when it cannot be told. */
-static char *ruby_key(const char *ruby, char **file)
-{
-    g_autofree char *found = strchr(ruby, '/') != NULL ? g_strdup(ruby) : g_find_program_in_path(ruby);
-    g_autofree char *real = found != NULL ? realpath(found, NULL) : NULL;
-    struct stat st;
-    if (real == NULL || g_stat(real, &st) != 0 || strchr(real, '\n') != NULL)
-        return NULL;
-    g_autofree char *sum = g_compute_checksum_for_string(G_CHECKSUM_SHA256, real, -1);
-    *file = g_strdup_printf("%.16s%s", sum, GL_PROTO_FILE_SUFFIX);
-    return g_strdup_printf("%s\t%ju\t%ju\t%jd\t%jd.%09ld\t%jd.%09ld", real, (uintmax_t) st.st_dev,
-                           (uintmax_t) st.st_ino, (intmax_t) st.st_size, (intmax_t) st.st_mtim.tv_sec,
-                           st.st_mtim.tv_nsec, (intmax_t) st.st_ctim.tv_sec, st.st_ctim.tv_nsec);
-}
-
 /* Asks @ruby its version and CFLAGS, unless it was the last Ruby asked,
  * or a run before asked the same executable (cache.h). */
 static void ask_ruby(const char *ruby)
@@ -92,7 +73,7 @@ static void ask_ruby(const char *ruby)
         asked_ruby.asked = TRUE;
     }
     g_autofree char *file = NULL;
-    g_autofree char *key = ruby_key(ruby, &file);
+    g_autofree char *key = gl_cache_program_key(ruby, NULL, &file);
     g_autofree char *out = key != NULL ? gl_cache_get(RUBIES_CACHE, file, key) : NULL;
     if (out == NULL) {
         out = ruby_prints(ruby, "rbconfig", "print RUBY_VERSION, 10.chr, RbConfig::CONFIG['CFLAGS']");

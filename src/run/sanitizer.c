@@ -6,6 +6,7 @@
 #include "gemleak/base/programs.h"
 #include "gemleak/read/sanitizer_reader.h"
 #include "gemleak/agent/program_kind.h"
+#include "gemleak/run/cache.h"
 #include "gemleak/run/runner.h"
 #include "runner_int.h"
 
@@ -33,23 +34,45 @@ static char *existing(const char *path)
     return copy;
 }
 
+/* The cache's directory for where compilers said runtimes are (cache.h). */
+#define RUNTIMES_CACHE "runtimes"
+
+/* Returns: (transfer full) (nullable): what the C compiler @compiler says
+ * its @library is (gcc prints the bare name back when it has none). */
+static char *asked_of(const char *compiler, const char *library)
+{
+    g_autofree char *option = g_strconcat("-print-file-name=", library, NULL);
+    const char *argv[] = { compiler, option, NULL };
+    g_autofree char *out = NULL;
+    int wait_status = 0;
+    if (!gl_probe_command(argv, NULL, PROBE_MAX_BYTES, PROBE_TIMEOUT_MS, &out, &wait_status,
+                          NULL) ||
+        !g_spawn_check_wait_status(wait_status, NULL))
+        return NULL;
+    return existing(g_strstrip(out));
+}
+
 /* Returns: (transfer full) (nullable): what the C compiler says its
- * @library is (gcc prints the bare name back when it has none). */
+ * @library is: the first of gcc and cc on PATH that names one. What a
+ * compiler said is kept between runs (cache.h), and read back while that
+ * compiler's executable is the same and the runtime it named is there. */
 static char *from_compiler(const char *library)
 {
     const char *compilers[] = { "gcc", "cc" };
-    g_autofree char *option = g_strconcat("-print-file-name=", library, NULL);
     for (guint i = 0; i < G_N_ELEMENTS(compilers); i++) {
-        const char *argv[] = { compilers[i], option, NULL };
-        g_autofree char *out = NULL;
-        int wait_status = 0;
-        if (!gl_probe_command(argv, NULL, PROBE_MAX_BYTES, PROBE_TIMEOUT_MS, &out, &wait_status,
-                              NULL) ||
-            !g_spawn_check_wait_status(wait_status, NULL))
-            continue;
-        char *found = existing(g_strstrip(out));
+        g_autofree char *file = NULL;
+        g_autofree char *key = gl_cache_program_key(compilers[i], library, &file);
+        if (key == NULL)
+            continue;  /* not on PATH */
+        g_autofree char *kept = gl_cache_get(RUNTIMES_CACHE, file, key);
+        char *found = kept != NULL ? existing(kept) : NULL;
         if (found != NULL)
             return found;
+        found = asked_of(compilers[i], library);
+        if (found != NULL) {
+            gl_cache_put(RUNTIMES_CACHE, file, key, found);
+            return found;
+        }
     }
     return NULL;
 }

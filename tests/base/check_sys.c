@@ -10,30 +10,36 @@
 #include "gemleak/base/sys.h"
 #include "gemleak/base/errors.h"
 
-/* A replaced file has the new bytes only, and keeps its mode. */
+/* A replaced file has the new bytes only, and keeps its mode: whether
+ * the disk is waited for (gl_file_replace) or not (the unsynced kind). */
 START_TEST(test_file_replace)
 {
-    g_autofree char *dir = gl_test_tmpdir();
-    g_autofree char *path = g_build_filename(dir, "report.json", NULL);
-    g_autoptr(GError) error = NULL;
-    ck_assert(gl_file_replace(path, "first, and longer\n", 18, &error));
-    ck_assert_int_eq(g_chmod(path, 0640), 0);
-    ck_assert(gl_file_replace(path, "second\n", 7, &error));
-    g_autofree char *text = gl_test_read(path, NULL);
-    ck_assert_str_eq(text, "second\n");
-    struct stat st;
-    ck_assert_int_eq(stat(path, &st), 0);
-    ck_assert_int_eq(st.st_mode & 0777, 0640);
-    /* nothing left beside it */
-    g_autoptr(GDir) listing = g_dir_open(dir, 0, NULL);
-    ck_assert_str_eq(g_dir_read_name(listing), "report.json");
-    ck_assert_ptr_null(g_dir_read_name(listing));
+    gboolean (*const replacers[])(const char *, const char *, gsize, GError **) = {
+        gl_file_replace, gl_file_replace_unsynced
+    };
+    for (guint i = 0; i < G_N_ELEMENTS(replacers); i++) {
+        g_autofree char *dir = gl_test_tmpdir();
+        g_autofree char *path = g_build_filename(dir, "report.json", NULL);
+        g_autoptr(GError) error = NULL;
+        ck_assert(replacers[i](path, "first, and longer\n", 18, &error));
+        ck_assert_int_eq(g_chmod(path, 0640), 0);
+        ck_assert(replacers[i](path, "second\n", 7, &error));
+        g_autofree char *text = gl_test_read(path, NULL);
+        ck_assert_str_eq(text, "second\n");
+        struct stat st;
+        ck_assert_int_eq(stat(path, &st), 0);
+        ck_assert_int_eq(st.st_mode & 0777, 0640);
+        /* nothing left beside it */
+        g_autoptr(GDir) listing = g_dir_open(dir, 0, NULL);
+        ck_assert_str_eq(g_dir_read_name(listing), "report.json");
+        ck_assert_ptr_null(g_dir_read_name(listing));
 
-    /* a file in a directory that does not exist: an I/O error */
-    g_autofree char *nowhere = g_build_filename(dir, "no", "such", "file", NULL);
-    ck_assert(!gl_file_replace(nowhere, "x", 1, &error));
-    ck_assert(g_error_matches(error, GL_ERROR, GL_ERROR_IO));
-    gl_remove_tree(dir);
+        /* a file in a directory that does not exist: an I/O error */
+        g_autofree char *nowhere = g_build_filename(dir, "no", "such", "file", NULL);
+        ck_assert(!replacers[i](nowhere, "x", 1, &error));
+        ck_assert(g_error_matches(error, GL_ERROR, GL_ERROR_IO));
+        gl_remove_tree(dir);
+    }
 }
 END_TEST
 

@@ -3,12 +3,14 @@
  * others can write to is not used; the helper a Ruby compiled, and what it
  * read of RbConfig, reach the next run's helper directory whole; what a
  * run asked of a Ruby is not asked again of the same executable, and is
- * asked again of one built or installed since. The unit runner's cache is
+ * asked again of one built or installed since; so is where the C compiler
+ * said a sanitizer's runtime is. The unit runner's cache is
  * a private directory (check_main.c). */
 #include "testutil.h"
 #include "gemleak/run/cache.h"
 #include "gemleak/run/runner.h"
 #include "../../src/run/runner_int.h"
+#include "../../src/run/sanitizer_int.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -140,6 +142,68 @@ START_TEST(test_a_ruby_is_asked_once)
 }
 END_TEST
 
+/* Where the C compiler says a sanitizer's runtime is, it is asked once: a
+ * run after it (here, the same library asked after another, which the
+ * process does not remember) reads what it was told; a compiler installed
+ * again is asked again. The compiler is a script first on PATH that counts
+ * its runs. */
+START_TEST(test_a_compiler_is_asked_once_for_a_runtime)
+{
+    g_autofree char *dir = gl_test_tmpdir();
+    g_autofree char *gcc = g_build_filename(dir, "gcc", NULL);
+    g_autofree char *runs = g_build_filename(dir, "runs", NULL);
+    const char *const names[] = { "one", "two", "three" };
+    for (guint i = 0; i < G_N_ELEMENTS(names); i++) {
+        g_autofree char *name = g_strdup_printf("%s/lib%s.so.0", dir, names[i]);
+        gl_test_write(name, "", 0);
+    }
+    g_autofree char *script = g_strdup_printf(
+        "#!/bin/sh\necho >> '%s'\ncase \"$1\" in\n"
+        "-print-file-name=libgltest_one.so) echo '%s/libone.so.0' ;;\n"
+        "-print-file-name=libgltest_two.so) echo '%s/libtwo.so.0' ;;\n"
+        "*) echo \"${1#-print-file-name=}\" ;;\nesac\n", runs, dir, dir);
+    gl_test_write(gcc, script, -1);
+    ck_assert_int_eq(g_chmod(gcc, 0755), 0);
+    g_autofree char *path = g_strconcat(dir, ":", g_getenv("PATH"), NULL);
+    g_setenv("PATH", path, TRUE);
+    const GlSanitizerRuntime one = { "one", "One", "libgltest_one.so", "GEMLEAK_TEST_NO_SUCH_RUNTIME",
+                                     "nothing", "one" };
+    const GlSanitizerRuntime two = { "two", "Two", "libgltest_two.so", "GEMLEAK_TEST_NO_SUCH_RUNTIME",
+                                     "nothing", "two" };
+    const struct {
+        const GlSanitizerRuntime *runtime;
+        const char *expected;   /* the library's name in @dir */
+        guint runs;             /* the compiler's runs after it */
+    } asked[] = {
+        { &one, "libone.so.0", 1 }, { &two, "libtwo.so.0", 2 },
+        /* what the first was told, kept */
+        { &one, "libone.so.0", 2 }, { &two, "libtwo.so.0", 2 },
+    };
+    for (guint i = 0; i < G_N_ELEMENTS(asked); i++) {
+        g_autoptr(GError) error = NULL;
+        g_autofree char *found = gl_sanitizer_runtime(asked[i].runtime, &error);
+        ck_assert_msg(found != NULL, "%s", error != NULL ? error->message : "");
+        g_autofree char *base = g_path_get_basename(found);
+        ck_assert_str_eq(base, asked[i].expected);
+        g_autofree char *counted = gl_test_read(runs, NULL);
+        ck_assert_uint_eq(strlen(counted), asked[i].runs);
+    }
+    /* the compiler installed again, naming another library: asked again */
+    g_autofree char *other = g_strdup_printf(
+        "#!/bin/sh\necho >> '%s'\necho '%s/libthree.so.0'\n", runs, dir);
+    g_unlink(gcc);
+    gl_test_write(gcc, other, -1);
+    ck_assert_int_eq(g_chmod(gcc, 0755), 0);
+    g_autofree char *again = gl_sanitizer_runtime(&one, NULL);
+    ck_assert_ptr_nonnull(again);
+    g_autofree char *base = g_path_get_basename(again);
+    ck_assert_str_eq(base, "libthree.so.0");
+    g_autofree char *counted = gl_test_read(runs, NULL);
+    ck_assert_uint_eq(strlen(counted), 3);
+    gl_remove_tree(dir);
+}
+END_TEST
+
 Suite *gl_cache_suite(void)
 {
     Suite *suite = suite_create("cache");
@@ -148,6 +212,7 @@ Suite *gl_cache_suite(void)
     tcase_add_test(tc, test_a_directory_others_can_write_is_not_used);
     tcase_add_test(tc, test_the_helper_compiled_before_reaches_the_next_run);
     tcase_add_test(tc, test_a_ruby_is_asked_once);
+    tcase_add_test(tc, test_a_compiler_is_asked_once_for_a_runtime);
     suite_add_tcase(suite, tc);
     return suite;
 }

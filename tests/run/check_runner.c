@@ -10,6 +10,9 @@
 #include "gemleak/read/run_dir.h"
 #include "gemleak/run/engine.h"
 #include "gemleak/run/runner.h"
+#include "../../src/run/runner_int.h"
+
+#include <unistd.h>
 
 /* A run makes gemleak the subreaper of what its commands leave behind, for
  * as long as it waits for them; after it, an orphan of the program that
@@ -64,12 +67,40 @@ START_TEST(test_growth_shows_every_leak_kind)
 }
 END_TEST
 
+/* The library preloaded into every process of a run is tried on the
+ * dynamic loader first: one it takes is kept; one it refuses (here, not a
+ * library at all) is removed, and why is said in the loader's words, not
+ * printed by every process of the run. */
+START_TEST(test_a_preload_library_the_loader_refuses_is_left_out)
+{
+    int lock = -1;
+    g_autoptr(GError) error = NULL;
+    g_autofree char *dir = gl_run_write_helper(FALSE, &lock, &error);
+    ck_assert_msg(dir != NULL, "%s", error != NULL ? error->message : "");
+    close(lock);
+    g_autofree char *why = NULL;
+    g_autofree char *taken = gl_run_preload_library(dir, &why);
+    ck_assert_msg(why == NULL, "refused: %s", why);
+    ck_assert_ptr_nonnull(taken);
+    gl_test_write(taken, "not a library\n", -1);
+    g_autofree char *refused = gl_run_preload_library(dir, &why);
+    ck_assert_ptr_null(refused);
+    ck_assert_ptr_nonnull(why);
+    ck_assert_msg(strstr(why, "cannot be preloaded") != NULL && strstr(why, taken) != NULL &&
+                      strchr(why, '\n') == NULL,
+                  "said: %s", why);
+    ck_assert(!g_file_test(taken, G_FILE_TEST_EXISTS));
+    gl_remove_tree(dir);
+}
+END_TEST
+
 Suite *gl_runner_suite(void)
 {
     Suite *suite = suite_create("runner");
     TCase *tc = tcase_create("core");
     tcase_add_test(tc, test_subreaper_undone_after_a_run);
     tcase_add_test(tc, test_growth_shows_every_leak_kind);
+    tcase_add_test(tc, test_a_preload_library_the_loader_refuses_is_left_out);
     suite_add_tcase(suite, tc);
     return suite;
 }

@@ -63,12 +63,25 @@ const char *gl_signal_name(int signo);
 gboolean gl_probe_command(const char *const *argv, char **const envp, gsize max_bytes,
                           guint timeout_ms, char **output, int *wait_status, GError **error);
 
+/* As gl_probe_command(), with what @argv writes on standard error read as
+ * its output, where it comes in turn with what it prints. */
+gboolean gl_probe_command_both_streams(const char *const *argv, char **const envp,
+                                       gsize max_bytes, guint timeout_ms, char **output,
+                                       int *wait_status, GError **error);
+
 /* Replaces the file @path (no symbolic link in it) with @size bytes of
  * @data: through a file beside it and a rename, so that a failed write,
  * or a reader at the same time, sees the old file whole. The file keeps
  * its mode and owner; a new one gets 0666 less the umask.
  * Returns: FALSE with GL_ERROR_IO set, the old file left as it was. */
 gboolean gl_file_replace(const char *path, const char *data, gsize size, GError **error);
+
+/* As gl_file_replace(), without waiting for the disk: a crash may leave
+ * the old file, or none, never a part of the new one; a reader at the
+ * same time sees one whole file (what is kept only to be made again, which
+ * a sync would cost some 0.5 ms a file). */
+gboolean gl_file_replace_unsynced(const char *path, const char *data, gsize size,
+                                  GError **error);
 
 /* For g_ptr_array_sort() of strings (char*): strcmp's order. */
 gint gl_compare_strings(gconstpointer a, gconstpointer b);

@@ -9,7 +9,11 @@
  *   first Ruby of every run compiled it again (some 20 ms);
  * - what gemleak asked of a Ruby before the run (rubies/: its version and
  *   whether it keeps frame pointers, under its executable's path, device,
- *   inode, size and times): a Ruby's start (some 10 ms).
+ *   inode, size and times): a Ruby's start (some 10 ms);
+ * - where the C compiler said a sanitizer's runtime is (runtimes/, under
+ *   the compiler's executable as a Ruby's above, and the runtime's name):
+ *   the compiler's start (some 3 ms, asked by every run of a sanitizer's
+ *   engine); a runtime no longer there is asked for again.
  *
  * The directory is used only when it, and the one above it, belong to the
  * user and nobody else can write to them (what is kept there runs in the
@@ -39,5 +43,13 @@ void gl_cache_put(const char *name, const char *file, const char *key, const cha
  * directory @to (each whole, under a temporary name first), those @to
  * holds already aside. Returns: how many it copied. */
 guint gl_cache_copy(const char *from, const char *to, gboolean (*wanted)(const char *name));
+
+/* Returns: (transfer full) (nullable): a key that names the program
+ * @program (a name on PATH, or a path) as it is now: its executable's real
+ * path, device, inode, size and times (one built or installed again is
+ * another), then @what (nullable: what is asked of it, one line); in *@file
+ * (transfer full) the cache's file for that path and @what
+ * ("HASH[-WHAT].txt"). NULL when it cannot be told. */
+char *gl_cache_program_key(const char *program, const char *what, char **file);
 
 #endif
