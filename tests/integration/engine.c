@@ -1422,10 +1422,58 @@ START_TEST(test_lsan_keeps_no_address_back_as_ruby_exits)
 }
 END_TEST
 
+/* Returns: the number after "collections at exit: " in @out. */
+static guint collections_at_exit(const char *out)
+{
+    const char *at = strstr(out, "collections at exit: ");
+    ck_assert_msg(at != NULL, "no count in: %s", out);
+    return (guint) g_ascii_strtoull(at + strlen("collections at exit: "), NULL, 10);
+}
+
+/* A forked child that turns GC.stress on and exits (json's suite has one):
+ * each allocation at its exit is a full collection, so the helper's work
+ * there runs with the collector unstressed from its first call. Counted
+ * from the child's last at_exit to a finalizer (after every at_exit):
+ * natively a few; under gemleak at most 4 more (16 more before, 40 ms of
+ * json's child). */
+START_TEST(test_lsan_stressed_child_exits_without_the_helpers_collections)
+{
+    if (!have_ruby34("a stressed child's exit under the LeakSanitizer engine"))
+        return;
+    static const char script[] =
+        "def collections = GC.count\n"
+        "collections\n"
+        "pid = fork do\n"
+        "  at_exit { $before = collections }\n"
+        "  $kept = Object.new\n"
+        "  ObjectSpace.define_finalizer($kept, proc { after = collections; GC.stress = false; "
+        "puts \"collections at exit: #{after - $before}\" })\n"
+        "  GC.stress = true\n"
+        "end\n"
+        "Process.wait(pid)\n";
+    g_autofree char *path = g_build_filename(work, "stressed.rb", NULL);
+    gl_test_write(path, script, -1);
+    const char *command[] = { ruby34, path, NULL };
+    g_autofree char *out = NULL;
+    g_autofree char *err = NULL;
+    ck_assert_int_eq(gl_test_spawn(command, &out, &err), 0);
+    guint native = collections_at_exit(out);
+    g_autofree char *json = g_build_filename(work, "stressed.json", NULL);
+    Result lsan = { 0 };
+    run_engine(&lsan, work, "lsan", json, command);
+    gl_assert_line(lsan.err, "^gemleak: nothing was checked");
+    guint under = collections_at_exit(lsan.out);
+    ck_assert_msg(under <= native + 4, "%u collections at the child's exit, %u natively", under,
+                  native);
+    result_discard(&lsan);
+}
+END_TEST
+
 void integration_engine(TCase *tcase)
 {
     tcase_add_unchecked_fixture(tcase, setup_ruby34, teardown_ruby34);
     tcase_add_test(tcase, test_lsan_interrupted_run_never_passes);
+    tcase_add_test(tcase, test_lsan_stressed_child_exits_without_the_helpers_collections);
     tcase_add_test(tcase, test_lsan_pipe_in_the_path);
     tcase_add_test(tcase, test_lsan_leaky_patterns_as_valgrind);
     tcase_add_test(tcase, test_lsan_probe_patterns_as_valgrind);

@@ -151,6 +151,17 @@ module GemLeakHelper
         GC_SET_STRESS.call(stress) if stress
       end
 
+      # Turns GC.stress off. Returns: what it was, for restress.
+      def unstress
+        stress = GC_STRESS.call
+        GC_SET_STRESS.call(false) if stress
+        stress
+      end
+
+      def restress(stress)
+        GC_SET_STRESS.call(stress) if stress
+      end
+
       # A full collection, as with_collector has the collector.
       def collect
         with_collector { GC_START.call }

@@ -48,31 +48,45 @@ unless GemLeakHelper::Core::RUN_DIR.nil?
 end
 
 # Registered before the test framework's own at_exit, so it runs after it.
-# With the collector as the helper needs it: a process that exits with
-# GC.stress on (json's suite forks a child that sets it) would have each
-# of the helper's allocations here make a full collection, some 60 ms.
-at_exit do
+# With the collector as the helper needs it, from its first call: a process
+# that exits with GC.stress on (json's suite forks a child that sets it)
+# has each allocation make a full collection, and a call made for the
+# first time allocates (its cache). with_collector alone turned it off
+# some 16 collections in, 40 ms of json's child: the block is called once
+# now (warming), which fills the caches of the calls that turn it off and
+# on again, then registered. The suite's setting is back for what Ruby
+# does after it.
+exit_work = proc do |warming|
+  stress = GemLeakHelper::Core.unstress
   begin
-    GemLeakHelper::Core.with_collector do
-      GemLeakHelper::PerTest.finish if GemLeakHelper::PerTest.on? # the last file, a test cut short
-      GemLeakHelper::Growth.run if GemLeakHelper::Growth.on? # each test again, measured
-      GemLeakHelper::PerTest.exiting # after a check of what a forked child inherited, too
-      # Garbage the extension's free functions must see freed: a Ruby that
-      # frees its memory at exit frees every object, and runs every free
-      # function, without a collection first.
-      unless GemLeakHelper::FREES_AT_EXIT
-        GemLeakHelper.forget_minitest_lets
-        GemLeakHelper::Core.collect
+    unless warming
+      begin
+        GemLeakHelper::Core.with_collector do
+          GemLeakHelper::PerTest.finish if GemLeakHelper::PerTest.on? # the last file, a test cut short
+          GemLeakHelper::Growth.run if GemLeakHelper::Growth.on? # each test again, measured
+          GemLeakHelper::PerTest.exiting # after a check of what a forked child inherited, too
+          # Garbage the extension's free functions must see freed: a Ruby
+          # that frees its memory at exit frees every object, and runs every
+          # free function, without a collection first.
+          unless GemLeakHelper::FREES_AT_EXIT
+            GemLeakHelper.forget_minitest_lets
+            GemLeakHelper::Core.collect
+          end
+          GemLeakHelper.forked if GemLeakHelper.forked? # Ruby before 3.1 has no Process._fork
+          GemLeakHelper.record_new_extensions
+          GemLeakHelper::Durations.write
+        end
+      rescue Exception => e # rubocop:disable Lint/RescueException -- never fail the suite
+        GemLeakHelper::Core.say("process #{GemLeakHelper::Core.digits(GemLeakHelper::Core.pid)}: the " \
+                                "helper failed at exit (#{e.class}: #{e.message})")
       end
-      GemLeakHelper.forked if GemLeakHelper.forked? # Ruby before 3.1 has no Process._fork
-      GemLeakHelper.record_new_extensions
-      GemLeakHelper::Durations.write
+      # A child that a test run again for --growth forked, and that ended
+      # with exit: its status, now that the helper is done in it.
+      GemLeakHelper::Growth.child_exit
     end
-  rescue Exception => e # rubocop:disable Lint/RescueException -- never fail the suite
-    GemLeakHelper::Core.say("process #{GemLeakHelper::Core.digits(GemLeakHelper::Core.pid)}: the " \
-                            "helper failed at exit (#{e.class}: #{e.message})")
+  ensure
+    GemLeakHelper::Core.restress(stress)
   end
-  # A child that a test run again for --growth forked, and that ended with
-  # exit: its status, now that the helper is done in it.
-  GemLeakHelper::Growth.child_exit
 end
+exit_work.call(true)
+at_exit(&exit_work)
