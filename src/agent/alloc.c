@@ -109,6 +109,10 @@ void gemleak_alloc_requiring(int on);
 /* The helper, as Ruby's exit begins (its at_exit): recent addresses are
  * kept from judged blocks no more (alloc_held.c). */
 void gemleak_alloc_exiting(void);
+/* Returns: 1 if judged blocks were to be kept from recent addresses (under
+ * LeakSanitizer) and are not: the shadow could not be mapped. The helper
+ * says so in the process's facts (GL_PROTO_RECENT_UNKEPT). */
+int gemleak_alloc_recent_unkept(void);
 /* The mark of a stack unwound whole here (GL_PROTO_EXACT_FUNCTION): never
  * called, an address inside it stands first in such a chain. */
 void gemleak_exact(void);
@@ -689,6 +693,14 @@ void gemleak_alloc_exiting(void)
     alloc_held_stop();
 }
 
+/* alloc_held_start()'s -1: kept from no recent address. */
+static int recent_unkept;
+
+int gemleak_alloc_recent_unkept(void)
+{
+    return recent_unkept;
+}
+
 void cfree(void *block)
 {
     free(block);
@@ -996,7 +1008,7 @@ __attribute__((constructor)) static void alloc_start(void)
     int first = 1;
     dl_iterate_phdr(ruby_range, &first);
     can_unwind = exact_blocks_start();
-    alloc_held_start((void (*)(void *)) next_fn[F_FREE], sample);
+    recent_unkept = alloc_held_start((void (*)(void *)) next_fn[F_FREE], sample) < 0;
     alloc_owners_init(sample);
     alloc_stack_start();
     alloc_via_start();

@@ -99,19 +99,20 @@ static Parked parked[HELD_PARKED];
 static uint32_t parked_next;
 static Lot lots[LOTS];
 
-void alloc_held_start(void (*free_fn)(void *), const void *sample)
+int alloc_held_start(void (*free_fn)(void *), const void *sample)
 {
     if (dlsym(RTLD_DEFAULT, "__asan_init") != NULL || sample == NULL)
-        return;
+        return 0;
     size_t bytes = ((size_t) 1 << (SPAN_LOG - GRANULE_LOG)) * sizeof *shadow;
     void *mapped = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
                         MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (mapped == MAP_FAILED)
-        return;
+        return -1;
     shadow = mapped;
     space = (uintptr_t) sample & ~(((uintptr_t) 1 << SPAN_LOG) - 1);
     runtime_free = free_fn;
     __atomic_store_n(&alloc_held_on, 1, __ATOMIC_RELEASE);
+    return 1;
 }
 
 void alloc_held_stop(void)

@@ -70,8 +70,10 @@ extern int alloc_held_on AGENT_HIDDEN;
 
 /* Starts, where the runtime is LeakSanitizer (AddressSanitizer has its own
  * quarantine): @free_fn is the runtime's free, @sample a block its
- * allocator handed out (where its space is). */
-void alloc_held_start(void (*free_fn)(void *), const void *sample) AGENT_HIDDEN;
+ * allocator handed out (where its space is). Returns: 1 started, 0 not
+ * wanted here, -1 wanted and not started: its shadow could not be mapped
+ * (a limit on address space, strict overcommit). */
+int alloc_held_start(void (*free_fn)(void *), const void *sample) AGENT_HIDDEN;
 
 /* Records @block (not NULL) freed now, as the runtime frees it. */
 void alloc_held_freed(const void *block) AGENT_HIDDEN;

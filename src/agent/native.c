@@ -22,6 +22,7 @@
  *   sanitizer_warm -> Integer       the symbolizer reads Ruby's object now
  *   before_check                    what the allocation front writes first
  *   exiting                         Ruby's exit begins: the front keeps no address back
+ *   recent_unkept -> Integer        1: the front could not keep recent addresses back
  *   requiring(on)                   a require starts (1) or ends (0) on this thread
  *   address(object) -> Integer      where a Ruby object lies
  *
@@ -265,6 +266,15 @@ static VALUE native_exiting(VALUE self)
     return integer(exiting != NULL);
 }
 
+/* 1 when the allocation front was to keep the extensions' blocks from
+ * recent addresses and could not (its gemleak_alloc_recent_unkept). */
+static VALUE native_recent_unkept(VALUE self)
+{
+    (void) self;
+    int (*unkept)(void) = (int (*)(void)) (uintptr_t) runtime("gemleak_alloc_recent_unkept");
+    return integer(unkept != NULL && unkept());
+}
+
 /* The allocation front's gemleak_alloc_requiring, NULL without it. */
 static void (*requiring)(int);
 
@@ -322,6 +332,7 @@ void Init_gemleak_client(void)
         { "sanitizer_warm", (Method) (uintptr_t) native_sanitizer_warm, 0 },
         { "before_check", (Method) (uintptr_t) native_before_check, 0 },
         { "exiting", (Method) (uintptr_t) native_exiting, 0 },
+        { "recent_unkept", (Method) (uintptr_t) native_recent_unkept, 0 },
         { "address", (Method) (uintptr_t) native_address, 1 },
     };
     for (size_t i = 0; i < sizeof methods / sizeof methods[0]; i++)

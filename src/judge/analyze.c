@@ -370,6 +370,8 @@ static void add_judgement_counts(GlAnalysis *analysis, const GlJudgement *judged
     }
     summary->free_at_exit += judged->report ? judged->report_free_at_exit
                                             : (guint) (judged->processes > 0 && judged->free_at_exit);
+    summary->recent_unkept += judged->report ? judged->report_recent_unkept
+                                             : (guint) (judged->processes > 0 && judged->recent_unkept);
     const GlGrowthCounts *growth = &judged->growth;
     summary->growth_asked |= growth->asked;
     summary->growth_measured += growth->measured;

@@ -93,6 +93,7 @@ static void learn_process(Judging *j, GlInput *input, gint64 pid)
     g_auto(GlEngineFacts) run = { 0 };
     gl_engine_facts_read(dir, &run);
     j->out->free_at_exit = facts.free_at_exit;
+    j->out->recent_unkept = facts.recent_unkept;
     j->unjudged = run.min_ruby != NULL && facts.ruby_version[0] != '\0' &&
                   !gl_ruby_version_at_least(facts.ruby_version, run.min_ruby);
     j->leaks_unjudged = run.leaks_min_ruby != NULL && facts.ruby_version[0] != '\0' &&
@@ -291,6 +292,7 @@ static void take_run(GlJudgement *out, const GlJudgedRun *run, const char *path)
     out->report_incomplete = run->incomplete_files;
     out->report_unchecked = run->unchecked_processes;
     out->report_free_at_exit = run->free_at_exit;
+    out->report_recent_unkept = run->recent_unkept;
     out->report_truncated = copy_strings(run->truncated_files);
     for (guint i = 0; i < run->problems->len; i++)
         g_ptr_array_add(out->problems, g_error_new(GL_ERROR, GL_ERROR_IO, "%s: %s", path,

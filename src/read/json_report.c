@@ -350,6 +350,8 @@ static void read_unchecked(JsonObject *object, JsonObject *summary, GlJudgedRun 
                                              0, G_MAXUINT);
     run->free_at_exit = (guint) CLAMP(int_member(summary, GL_MEMBER_FREE_AT_EXIT_PROCESSES, 0), 0,
                                       G_MAXUINT);
+    run->recent_unkept = (guint) CLAMP(int_member(summary, GL_MEMBER_RECENT_UNKEPT_PROCESSES, 0), 0,
+                                       G_MAXUINT);
     JsonObject *growth = object_member(summary, GL_MEMBER_GROWTH_MEASURES);
     if (growth != NULL) {
         run->growth_asked = TRUE;

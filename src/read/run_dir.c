@@ -52,6 +52,7 @@ gboolean gl_process_facts_read(const char *dir, gint64 pid, GlProcessFacts *fact
     for (char **word = words; *word != NULL; word++) {
         facts->free_at_exit |= strcmp(*word, GL_PROTO_FREE_AT_EXIT) == 0;
         facts->frame_pointers |= strcmp(*word, GL_PROTO_FRAME_POINTERS) == 0;
+        facts->recent_unkept |= strcmp(*word, GL_PROTO_RECENT_UNKEPT) == 0;
     }
     return TRUE;
 }

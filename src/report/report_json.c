@@ -407,6 +407,7 @@ static void add_summary(JsonBuilder *builder, const GlReportContext *context)
     gl_json_add_int(builder, GL_MEMBER_INCOMPLETE_FILES, summary->incomplete_files);
     gl_json_add_int(builder, GL_MEMBER_UNCHECKED_PROCESSES, summary->unchecked_processes);
     gl_json_add_int(builder, GL_MEMBER_FREE_AT_EXIT_PROCESSES, summary->free_at_exit);
+    gl_json_add_int(builder, GL_MEMBER_RECENT_UNKEPT_PROCESSES, summary->recent_unkept);
     add_growth_measures(builder, summary);
     json_builder_set_member_name(builder, GL_MEMBER_PROBLEMS);
     json_builder_begin_array(builder);

@@ -161,6 +161,14 @@ static void write_verdict(FILE *out, const GlReportContext *context)
                 "%u of %u process%s: there, what the extension lost of what a Ruby API allocated is "
                 "its own (gemleak(1), RULES, 2)\n", summary->free_at_exit, summary->processes,
                 summary->processes == 1 ? "" : "es");
+    if (summary->recent_unkept > 0)
+        fprintf(out, "gemleak: warning: in %u of %u process%s the allocation front could not keep "
+                "the extension's blocks from addresses freed of late (its shadow, 512 GiB of "
+                "address space, could not be mapped: ulimit -v, or strict overcommit): a block "
+                "lost at such an address may read as reachable where a stale word of Ruby's still "
+                "names it; the Valgrind engine has no such gap (gemleak(1), WHAT EACH ENGINE "
+                "SEES)\n", summary->recent_unkept, summary->processes,
+                summary->processes == 1 ? "" : "es");
     /* The gate's line names files (--write-baseline's) */
     if (context->gate != NULL && context->gate->line != NULL && !context->verdict_elsewhere) {
         g_autofree char *gate = gl_text_escape(context->gate->line);

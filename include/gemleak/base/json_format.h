@@ -127,7 +127,7 @@
  * not_in_target, ruby_memory, in_init, unjudged_process,
  * repeated_by_later_check, inherited_from_parent }, baseline_known,
  * baseline_known_occurrences, truncated_files, incomplete_files,
- * unchecked_processes, free_at_exit_processes, problems }. */
+ * unchecked_processes, free_at_exit_processes, recent_unkept_processes, problems }. */
 #define GL_MEMBER_FILES "files"
 #define GL_MEMBER_CLEAN_PROCESSES "clean_processes"
 #define GL_MEMBER_ERRORS_SEEN "errors_seen"
@@ -147,6 +147,7 @@
 #define GL_MEMBER_INCOMPLETE_FILES "incomplete_files"
 #define GL_MEMBER_UNCHECKED_PROCESSES "unchecked_processes"
 #define GL_MEMBER_FREE_AT_EXIT_PROCESSES "free_at_exit_processes"
+#define GL_MEMBER_RECENT_UNKEPT_PROCESSES "recent_unkept_processes"
 #define GL_MEMBER_PROBLEMS "problems"
 /* summary.growth_measures, when --growth was asked: { repetitions,
  * tests_measured, tests_not_measured: ["NAME (LOCATION): WHY"...],

@@ -74,9 +74,12 @@
  * whole). */
 #define GL_PROTO_RBCONFIG_PREFIX "rbconfig-"
 
-/* In ruby-PID.txt, after the version: Ruby frees its memory at exit. */
+/* In ruby-PID.txt, after the version: Ruby frees its memory at exit; it
+ * keeps frame pointers; the allocation front could not keep the
+ * extensions' blocks from recent addresses (src/agent/alloc_held.c). */
 #define GL_PROTO_FREE_AT_EXIT "free-at-exit"
 #define GL_PROTO_FRAME_POINTERS "frame-pointers"
+#define GL_PROTO_RECENT_UNKEPT "recent-unkept"
 
 /* The engine a run used: its title on the first line, then "KEY VALUE"
  * lines, the keys and what they hold described once, in

@@ -40,6 +40,10 @@ typedef struct {
     guint free_at_exit;                  /* processes whose Ruby freed its own memory at
                                           * exit (the helper said): rules 2 and 3 were off
                                           * for them */
+    guint recent_unkept;                 /* processes whose allocation front could not keep
+                                          * the extensions' blocks from addresses freed of
+                                          * late (the helper said): a leak at such an
+                                          * address may read as reachable */
     /* --growth (judge/growth.h): asked, by a run directory's engine.txt or
      * a process's markers; the tests measured, the most repetitions one
      * ran, the processes whose measures stopped short, and the tests the

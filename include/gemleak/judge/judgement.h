@@ -34,6 +34,8 @@ typedef struct {
     guint64 inherited;
     gboolean marked;       /* its process wrote gemleak's markers */
     gboolean free_at_exit; /* its process's Ruby freed its memory at exit (the helper said) */
+    gboolean recent_unkept;  /* its process's allocation front could not keep the
+                              * extensions' blocks from recent addresses (the helper said) */
     gint64 pid;            /* its process, when its output says whether the check ran to its
                             * end (GlOutputTraits.says_done); 0 otherwise */
     gboolean checked_to_end;  /* it says so */
@@ -52,6 +54,7 @@ typedef struct {
     guint report_incomplete;
     guint report_unchecked;
     guint report_free_at_exit;
+    guint report_recent_unkept;
     GPtrArray *report_truncated;  /* char*, nullable */
     /* (nullable, not owned) The objects the records name, shared by the
      * inputs of an analysis: a runtime's frames are named as Valgrind

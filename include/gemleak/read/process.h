@@ -74,6 +74,7 @@ typedef struct {
     guint64 repeated;           /* repeated by a later leak check (--per-test) */
     guint64 inherited;          /* inherited from the parent process */
     guint free_at_exit;         /* processes whose Ruby freed its memory at exit */
+    guint recent_unkept;        /* processes kept from no recent address (GlSummary's) */
     GPtrArray *targets;         /* char*, owned */
     /* What its run could not check: a report whose gate was not complete
      * always has a problem and incomplete_files or unchecked_processes

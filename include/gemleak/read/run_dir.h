@@ -24,6 +24,8 @@ typedef struct {
     char ruby_version[32];   /* "3.4.5"; empty when unknown */
     gboolean free_at_exit;   /* Ruby freed its own memory at exit */
     gboolean frame_pointers; /* its Ruby was built keeping frame pointers */
+    gboolean recent_unkept;  /* the allocation front could not keep the extensions'
+                              * blocks from addresses freed of late */
 } GlProcessFacts;
 
 /* Reads what the helper wrote of process @pid in the run directory @dir.

@@ -160,9 +160,13 @@ module GemLeakHelper
       # The Ruby this process runs, whatever `ruby` on PATH is: what an
       # engine needs of Ruby is decided here, and whether Ruby frees its
       # own memory at exit decides whose memory a leak is.
+      # And whether the allocation front could keep the extension's blocks
+      # from recent addresses, which a check's stale words may name
+      # (src/agent/alloc_held.c): gemleak says so where it could not.
       Core.append(Core.run_file(Protocol::RUBY_PREFIX),
                   "#{RUBY_VERSION}#{FREES_AT_EXIT ? " #{Protocol::FREE_AT_EXIT}" : ""}" \
-                  "#{FRAME_POINTERS ? " #{Protocol::FRAME_POINTERS}" : ""}\n")
+                  "#{FRAME_POINTERS ? " #{Protocol::FRAME_POINTERS}" : ""}" \
+                  "#{recent_unkept? ? " #{Protocol::RECENT_UNKEPT}" : ""}\n")
       # An engine that writes nothing for a process without leaks: gemleak
       # takes "no report" for "no leaks" only from a process that says here
       # that the engine's runtime was in it.
@@ -200,6 +204,10 @@ module GemLeakHelper
       # requires anything (what the parent loaded already)
       # still counts as one that loaded the extension, whose check must run.
       record_new_extensions
+    end
+
+    def recent_unkept?
+      Runtime.whole? && Core.native? && Native.recent_unkept == 1
     end
 
     def forked?

@@ -50,6 +50,7 @@ module GemLeakHelper
     RBCONFIG_PREFIX = "rbconfig-"
     FREE_AT_EXIT = "free-at-exit"
     FRAME_POINTERS = "frame-pointers"
+    RECENT_UNKEPT = "recent-unkept"
     ENGINE_FILE = "engine.txt"
     INTERRUPTED_FILE = "interrupted.txt"
     RECORD_FILE = "recorded.txt"
