@@ -359,7 +359,7 @@ gboolean gl_run_record_write(const GlRunRecord *record, const char *dir, GError 
     }
     g_autofree char *path = g_build_filename(dir, GL_PROTO_RECORD_FILE, NULL);
     g_autoptr(GError) local = NULL;
-    if (!g_file_set_contents(path, out->str, (gssize) out->len, &local)) {
+    if (!gl_file_replace_unsynced(path, out->str, out->len, &local)) {
         g_set_error(error, GL_ERROR, GL_ERROR_ENVIRONMENT, "cannot write in the run directory "
                     "%s: %s", dir, local->message);
         return FALSE;

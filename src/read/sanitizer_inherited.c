@@ -3,6 +3,7 @@
 #include "sanitizer_exact_int.h"
 #include "gemleak/read/sanitizer_inherited.h"
 #include "gemleak/base/errors.h"
+#include "gemleak/base/sys.h"
 #include "gemleak/base/run_files.h"
 #include "gemleak/read/run_dir.h"
 
@@ -487,7 +488,8 @@ gboolean gl_sanitizer_inherited_write(const char *dir, const GlInherited *found,
             parent != NULL ? parent->len : 0);
         if (parent != NULL)
             g_string_free(parent, TRUE);
-        if (!g_file_set_contents(path, rewritten->str, (gssize) rewritten->len, error))
+        /* whole or as it was; unsynced: a run directory is made again */
+        if (!gl_file_replace_unsynced(path, rewritten->str, rewritten->len, error))
             return FALSE;
         if (children != NULL)
             (*children)++;

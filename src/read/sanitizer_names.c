@@ -122,11 +122,10 @@ gboolean gl_sanitizer_name_report(GlDebugInfo *info, const char *path, gboolean 
         return TRUE;
     if (named != NULL)
         *named = TRUE;
-    /* with the mode the runtime gave it */
-    GStatBuf st;
-    int mode = g_stat(path, &st) == 0 ? (int) (st.st_mode & 0777) : 0600;
-    return g_file_set_contents_full(path, written, (gssize) named_length,
-                                    G_FILE_SET_CONTENTS_CONSISTENT, mode, error);
+    /* with the mode the runtime gave it, whole or as it was; unsynced (a
+     * sync a report, each some 0.5 ms to 10 ms: a run directory is made
+     * again) */
+    return gl_file_replace_unsynced(path, written, named_length, error);
 }
 
 guint gl_sanitizer_name_run_dir(GlDebugInfo *info, const char *dir, FILE *messages)

@@ -276,7 +276,7 @@ static gboolean rewrite_reports(const char *dir, GlExactDonors *donors, Unjudged
         if (strlen(rewritten) == length && memcmp(rewritten, text, length) == 0)
             continue;
         /* through a file of its own and a rename: a report is whole or as it was */
-        if (!g_file_set_contents(path, rewritten, (gssize) strlen(rewritten), error))
+        if (!gl_file_replace_unsynced(path, rewritten, strlen(rewritten), error))
             return FALSE;
     }
     return TRUE;
