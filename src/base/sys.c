@@ -371,8 +371,9 @@ gboolean gl_probe_command_both_streams(const char *const *argv, char **const env
 /* Replaces the file @path (no symbolic link in it) with @size bytes of
  * @data: through a file beside it and a rename, so that a failed write
  * leaves the old file whole; with @durable, on the disk before the rename.
- * The file keeps its mode and owner; a new one gets 0666 less the umask,
- * as the shell's > gives. */
+ * The file keeps its mode and owner; a new one gets, with @durable, 0666
+ * less the umask, as the shell's > gives (a report), else 0600 (what
+ * gemleak keeps for itself: the umask is not read, which sets it). */
 static gboolean replace(const char *path, const char *data, gsize size, gboolean durable,
                         GError **error)
 {
@@ -381,6 +382,8 @@ static gboolean replace(const char *path, const char *data, gsize size, gboolean
     mode_t mode;
     if (existed) {
         mode = st.st_mode & 07777;
+    } else if (!durable) {
+        mode = 0600;
     } else {
         mode_t mask = umask(0);  /* the only way to read it; the threads are done */
         umask(mask);

@@ -11,7 +11,8 @@
 #include "gemleak/base/errors.h"
 
 /* A replaced file has the new bytes only, and keeps its mode: whether
- * the disk is waited for (gl_file_replace) or not (the unsynced kind). */
+ * the disk is waited for (gl_file_replace) or not (the unsynced kind,
+ * whose new file is 0600). */
 START_TEST(test_file_replace)
 {
     gboolean (*const replacers[])(const char *, const char *, gsize, GError **) = {
@@ -22,6 +23,11 @@ START_TEST(test_file_replace)
         g_autofree char *path = g_build_filename(dir, "report.json", NULL);
         g_autoptr(GError) error = NULL;
         ck_assert(replacers[i](path, "first, and longer\n", 18, &error));
+        struct stat made;
+        ck_assert_int_eq(stat(path, &made), 0);
+        /* the unsynced kind's new file is the user's alone */
+        if (replacers[i] == gl_file_replace_unsynced)
+            ck_assert_int_eq(made.st_mode & 0777, 0600);
         ck_assert_int_eq(g_chmod(path, 0640), 0);
         ck_assert(replacers[i](path, "second\n", 7, &error));
         g_autofree char *text = gl_test_read(path, NULL);

@@ -79,7 +79,8 @@ gboolean gl_file_replace(const char *path, const char *data, gsize size, GError 
 /* As gl_file_replace(), without waiting for the disk: a crash may leave
  * the old file, or none, never a part of the new one; a reader at the
  * same time sees one whole file (what is kept only to be made again, which
- * a sync would cost some 0.5 ms a file). */
+ * a sync would cost some 0.5 ms a file). A new file is the user's alone
+ * (0600). */
 gboolean gl_file_replace_unsynced(const char *path, const char *data, gsize size,
                                   GError **error);
 
