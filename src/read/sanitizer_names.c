@@ -8,9 +8,6 @@
 #include "sanitizer_exact_int.h"
 
 #include <string.h>
-#include <sys/stat.h>
-
-#include <glib/gstdio.h>
 
 /* What the runtime writes for what it did not name. */
 #define UNNAMED "<null>"

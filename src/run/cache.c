@@ -57,15 +57,6 @@ static char *kept_text(const char *path, gsize *length)
     return text;
 }
 
-/* Writes @length bytes of @text to @path whole: under a temporary name
- * first, then renamed, without a sync (what is lost is made again; glib's
- * consistent write syncs each file, some 6 ms a run for what a run copies
- * into its helper's directory). */
-static void write_whole(const char *path, const char *text, gsize length)
-{
-    gl_file_replace_unsynced(path, text, length, NULL);
-}
-
 char *gl_cache_get(const char *name, const char *file, const char *key)
 {
     g_autofree char *dir = gl_cache_dir(name);
@@ -89,7 +80,9 @@ void gl_cache_put(const char *name, const char *file, const char *key, const cha
         return;
     g_autofree char *path = g_build_filename(dir, file, NULL);
     g_autofree char *text = g_strconcat(key, "\n", value, NULL);
-    write_whole(path, text, strlen(text));
+    /* whole, unsynced: what is lost is made again (a sync a file cost some
+     * 6 ms a run for what a run copies into its helper's directory) */
+    gl_file_replace_unsynced(path, text, strlen(text), NULL);
 }
 
 guint gl_cache_copy(const char *from, const char *to, gboolean (*wanted)(const char *name))
@@ -112,7 +105,7 @@ guint gl_cache_copy(const char *from, const char *to, gboolean (*wanted)(const c
         g_autofree char *there = kept_text(target, &there_length);
         if (there != NULL && there_length == length && memcmp(there, text, length) == 0)
             continue;
-        write_whole(target, text, length);
+        gl_file_replace_unsynced(target, text, length, NULL);
         copied++;
     }
     return copied;

@@ -10,12 +10,7 @@
 #include "gemleak/run/cache.h"
 
 #include <limits.h>
-#include <stdint.h>
-#include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-
-#include <glib/gstdio.h>
 
 /* Ruby prints its version at once; it takes longer to start than Valgrind,
  * and more on a loaded CI machine. */
