@@ -250,7 +250,7 @@ $(B)/client/gemleak_guard: $(GUARD_SRCS) $(PROTOCOL_H) $(SHARED_CLIENT_HEADERS) 
 # pointers of its own, so that the runtime's fast unwinder gets past it to
 # the allocating call.
 ALLOC_SRCS := $(AGENT)/alloc.c $(AGENT)/alloc_held.c $(AGENT)/alloc_owners.c $(AGENT)/alloc_stack.c \
-              $(AGENT)/alloc_via.c \
+              $(AGENT)/alloc_via.c $(AGENT)/alloc_sites.c \
               $(AGENT)/exact_sites.c $(AGENT)/exact_blocks.c $(AGENT)/exact_write.c \
               $(AGENT)/hidden_table.c $(AGENT)/got.c
 $(B)/client/gemleak_alloc.so: $(ALLOC_SRCS) $(AGENT)/alloc_int.h $(AGENT)/exact_int.h $(AGENT_HEADERS) \

@@ -268,6 +268,10 @@ static int can_unwind;
  * loads gets this many (some 0.2 s of unwinding), and its blocks after
  * them the fast pass's stacks (the exact pass then unwinds what leaked). */
 static int whole_left = 50000;
+/* The first judged allocation at each site gets its whole stack too
+ * (alloc_sites.c): on a Ruby without frame pointers, outside the exact
+ * pass, where libgcc's unwinder is. */
+static int sites_on;
 
 static inline int in_ruby(uintptr_t pc)
 {
@@ -301,8 +305,10 @@ static uintptr_t loader_low, loader_high;
  * the runtime would record it without this library (its frame gone, the
  * allocating call the runtime's caller). Only on the thread's own stack,
  * outside an exact site, and, without frame pointers, outside an
- * extension's call of Ruby's allocation functions (which front() shows). */
-static inline __attribute__((always_inline)) int straight(uintptr_t caller, uintptr_t fp, size_t size)
+ * extension's call of Ruby's allocation functions (which front() shows)
+ * and, for a judged call (@judged_), at a site met before. */
+static inline __attribute__((always_inline)) int straight(uintptr_t caller, uintptr_t fp, size_t size,
+                                                           int judged_)
 {
     const Thread *thread = &alloc_thread;
     if (alloc_mode == MODE_OFF || thread->busy || (caller >= loader_low && caller < loader_high))
@@ -314,6 +320,8 @@ static inline __attribute__((always_inline)) int straight(uintptr_t caller, uint
     if (via && alloc_mode == MODE_CALL)
         return 0;
     if (whole_stack(thread, caller, via ? via_ret : 0))
+        return 0;
+    if (judged_ && sites_on && !alloc_sites_met(caller, via ? via_ret : 0))
         return 0;
     return !exact_on || !exact_wanted(caller, via ? via_ret : 0, size);
 }
@@ -349,7 +357,8 @@ static int chain_at_call(Frame *frames, uintptr_t caller, uintptr_t caller_fp, u
 }
 
 /* Fills @frames with the whole stack of an allocation by a call returning
- * to @caller (whole_stack()), unwound now, after the mark.
+ * to @caller (whole_stack(), or its site's first), unwound now, after the
+ * mark.
  * Returns: how many; 0 when the unwinder lost its way. */
 static int chain_whole(Frame *frames, Thread *thread, uintptr_t caller)
 {
@@ -357,7 +366,6 @@ static int chain_whole(Frame *frames, Thread *thread, uintptr_t caller)
     thread->busy++;  /* what the unwinder allocates goes straight */
     int unwound = exact_unwind(caller, pcs, MAX_FRAMES - 1);
     thread->busy--;
-    __atomic_fetch_sub(&whole_left, 1, __ATOMIC_RELAXED);
     if (unwound == 0)
         return 0;
     frames[0].ret = (uintptr_t) gemleak_exact + 1;
@@ -506,10 +514,11 @@ static inline size_t aligned_size(size_t size, size_t alignment)
  * (posix_memalign, whose result is its status). Its return address is the
  * one frame of this library's the runtime records, before the chain. A
  * block of @fresh_size bytes (0: none) is kept from recent addresses
- * (fresh()); the block is @owner's (0: nobody's, alloc_owners.c). */
+ * (fresh()); the block is @owner's (0: nobody's, alloc_owners.c); @judged_:
+ * the call is judged (judged_now()), and may be its site's first. */
 static __attribute__((noinline)) uintptr_t front(Call *call, uintptr_t caller, uintptr_t fp,
                                                   uintptr_t caller_fp, size_t size, void **out,
-                                                  size_t fresh_size, uint32_t owner)
+                                                  size_t fresh_size, uint32_t owner, int judged_)
 {
     Thread *thread = &alloc_thread;
     /* A thread is known from its start (alloc_stack.c); one that is not
@@ -519,7 +528,15 @@ static __attribute__((noinline)) uintptr_t front(Call *call, uintptr_t caller, u
     uintptr_t via_ret = 0, via_api = 0, via_frame = 0;
     int via = alloc_via_find(fp, &via_ret, &via_api, &via_frame);
     int hidden_here = 0;
-    int whole = !thread->busy && whole_stack(thread, caller, via ? via_ret : 0);
+    int whole = 0;
+    if (!thread->busy) {
+        if (whole_stack(thread, caller, via ? via_ret : 0)) {
+            whole = 1;
+            __atomic_fetch_sub(&whole_left, 1, __ATOMIC_RELAXED);
+        } else if (judged_ && sites_on) {
+            whole = alloc_sites_claim(caller, via ? via_ret : 0);
+        }
+    }
     if (alloc_mode == MODE_OFF || thread->busy || (own && alloc_mode == MODE_FRAMES && !whole)) {
         gl_alloc_call(call, 0, 0);
         fresh(call, out, fresh_size, 0, 0, 0);
@@ -575,7 +592,7 @@ static __attribute__((noinline)) uintptr_t front(Call *call, uintptr_t caller, u
     int judged_ = judged_now(caller, HERE);                                                 \
     size_t fresh_size = fresh_bytes(judged_, (fresh_));                                     \
     uint32_t owner = judged_ ? alloc_owner_now() : 0;                                       \
-    if (straight(caller, HERE, (size_))) {                                                  \
+    if (straight(caller, HERE, (size_), judged_)) {                                         \
         if (fresh_size == 0 && owner == 0)                                                  \
             return NEXT(f, type)(__VA_ARGS__);                                              \
         return (cast) straight_fresh(f, NULL, fresh_size, owner, (uintptr_t) (a_),            \
@@ -583,7 +600,7 @@ static __attribute__((noinline)) uintptr_t front(Call *call, uintptr_t caller, u
     }                                                                                       \
     Call call = { .fn = next_fn[f], .a = (uintptr_t) (a_), .b = (uintptr_t) (b_),           \
                   .c = (uintptr_t) (c_) };                                                  \
-    return (cast) front(&call, caller, HERE, CALLER_FP, (size_), NULL, fresh_size, owner)
+    return (cast) front(&call, caller, HERE, CALLER_FP, (size_), NULL, fresh_size, owner, judged_)
 
 typedef void *(*Sized)(size_t);
 typedef void *(*Pair)(size_t, size_t);
@@ -656,7 +673,7 @@ void *realloc(void *block, size_t size)
         fresh_ahead(size);
     Call call = { .fn = next_fn[F_REALLOC], .a = (uintptr_t) block, .b = size };
     void *moved = (void *) front(&call, CALLER, HERE, CALLER_FP, size, NULL, 0,
-                                 judged_ ? alloc_owner_now() : 0);
+                                 judged_ ? alloc_owner_now() : 0, judged_);
     return reallocated(block, moved, size);
 }
 
@@ -667,8 +684,9 @@ void *reallocarray(void *block, size_t count, size_t size)
         return NULL;
     }
     Call call = { .fn = next_fn[F_REALLOCARRAY], .a = (uintptr_t) block, .b = count, .c = size };
+    int judged_ = judged_now(CALLER, HERE);
     void *moved = (void *) front(&call, CALLER, HERE, CALLER_FP, count * size, NULL, 0,
-                                 judged_now(CALLER, HERE) ? alloc_owner_now() : 0);
+                                 judged_ ? alloc_owner_now() : 0, judged_);
     return reallocated(block, moved, count * size);
 }
 
@@ -714,14 +732,14 @@ int posix_memalign(void **out, size_t alignment, size_t size)
     int judged_ = judged_now(caller, HERE);
     size_t fresh_size = fresh_bytes(judged_, aligned_size(size, alignment));
     uint32_t owner = judged_ ? alloc_owner_now() : 0;
-    if (straight(caller, HERE, size)) {
+    if (straight(caller, HERE, size, judged_)) {
         if (fresh_size == 0 && owner == 0)
             return NEXT(F_POSIX_MEMALIGN, Aligned)(out, alignment, size);
         return (int) straight_fresh(F_POSIX_MEMALIGN, out, fresh_size, owner, (uintptr_t) out,
                                     alignment, size);
     }
     Call call = { .fn = next_fn[F_POSIX_MEMALIGN], .a = (uintptr_t) out, .b = alignment, .c = size };
-    return (int) front(&call, caller, HERE, CALLER_FP, size, out, fresh_size, owner);
+    return (int) front(&call, caller, HERE, CALLER_FP, size, out, fresh_size, owner, judged_);
 }
 
 #define SIZED(name, f, fresh)                                                           \
@@ -1016,6 +1034,7 @@ __attribute__((constructor)) static void alloc_start(void)
     if (sites != NULL && *sites != '\0' && exact_start(sites))
         exact_on = 1;
     alloc_mode = wanted;
+    sites_on = wanted == MODE_CALL && !exact_on && can_unwind;
     alloc_via_patch();
     if (exact_on)
         exact_resolve();

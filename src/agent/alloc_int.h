@@ -1,8 +1,8 @@
 /* What the allocation front's files share (gemleak_alloc.so, src/agent/
  * alloc*.c): the library gemleak preloads before a sanitizer's runtime
  * into every Ruby of a run that unwinds by frame pointers. alloc.c says
- * what it does; it calls alloc_held.c, alloc_stack.c and alloc_via.c,
- * which call nothing of it (alloc_via.c reads alloc_stack.c's thread). The
+ * what it does; it calls alloc_held.c, alloc_sites.c, alloc_stack.c and
+ * alloc_via.c, which call nothing of it (alloc_via.c reads alloc_stack.c's thread). The
  * exact pass's files are exact_int.h's. Hidden: nothing here is the
  * library's interface.
  *
@@ -141,6 +141,17 @@ void alloc_owners_unlock(void) AGENT_HIDDEN;
  * judges allocations); the runtime's space is where @sample is, a block
  * its allocator handed out (alloc_start()). */
 void alloc_owners_init(const void *sample) AGENT_HIDDEN;
+
+/* ---- alloc_sites.c: the allocation sites met so far ----------------------- */
+
+/* Returns: 1 if the site of @caller below the extension's call returning
+ * to @via_ret (0: none) was met (claimed) in this process, or cannot be
+ * told from one that was. */
+int alloc_sites_met(uintptr_t caller, uintptr_t via_ret) AGENT_HIDDEN;
+
+/* Returns: 1 if this call is the first at the site (and now claims it),
+ * 0 if it was met before, or has no room. */
+int alloc_sites_claim(uintptr_t caller, uintptr_t via_ret) AGENT_HIDDEN;
 
 /* ---- alloc_stack.c: where a call of the runtime runs --------------------- */
 

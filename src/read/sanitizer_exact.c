@@ -367,6 +367,7 @@ typedef struct {
     gboolean any_test;       /* a block is a test's */
     char *origin;            /* "NAME\tLOCATION": the test that started the process, nullable */
     gboolean cut_here;       /* the report has a cut block */
+    GHashTable *shared;      /* nullable: the marked blocks at these sites, not the cut ones */
     GArray *hidden;          /* GlExactObject: the blocks its check could not judge */
     GlExactFound *found;
 } Sites;
@@ -409,11 +410,26 @@ static void owned_line(const char *line, gsize start, gsize end, gpointer data)
     }
 }
 
+gboolean gl_exact_record_marked(const GlExactRecord *record)
+{
+    gboolean exact = FALSE;
+    for (guint i = 0; i < record->frames->len && !exact; i++)
+        gl_exact_gemleak_frame(g_ptr_array_index(record->frames, i), NULL, &exact);
+    return exact;
+}
+
+/* A record's blocks: under @sites->shared, those of a marked record at its
+ * sites; else those of a cut record. */
 static void add_sites(GlExactRecord *record, gpointer data)
 {
     Sites *sites = data;
     gint first = gl_exact_site_frame(record->frames);
-    if (first >= 0 && gl_exact_record_cut(record, sites->cut, sites->unwound))
+    gboolean wanted = first >= 0 &&
+                      (sites->shared != NULL ? gl_exact_record_marked(record)
+                                             : sites->cut != NULL &&
+                                                   gl_exact_record_cut(record, sites->cut,
+                                                                       sites->unwound));
+    if (wanted)
         for (guint i = 0; i < record->objects->len; i++) {
             const GlExactObject *object = &g_array_index(record->objects, GlExactObject, i);
             if (sites->skip != NULL) {
@@ -424,9 +440,16 @@ static void add_sites(GlExactRecord *record, gpointer data)
             char *key = gl_exact_site_key(record->frames, first, object->bytes);
             if (key == NULL)
                 continue;
-            g_hash_table_add(sites->sites, key);
-            sites->found->blocks++;
-            sites->cut_here = TRUE;
+            if (sites->shared != NULL) {
+                gboolean at_shared = g_hash_table_contains(sites->shared, key);
+                g_free(key);
+                if (!at_shared)
+                    continue;
+            } else {
+                g_hash_table_add(sites->sites, key);
+                sites->found->blocks++;
+                sites->cut_here = TRUE;
+            }
             gint64 address = (gint64) object->address;
             const char *owner = g_hash_table_lookup(sites->owner_of, &address);
             if (owner == NULL || strcmp(owner, "\t") == 0)
@@ -456,10 +479,13 @@ char *gl_exact_block_key(guint64 address, guint64 bytes)
     return g_strdup_printf("%" G_GINT64_MODIFIER "x\t%" G_GUINT64_FORMAT, address, bytes);
 }
 
-void gl_exact_sites(const char *data, gsize length, GlExactCut cut, GHashTable *sites,
-                    GHashTable *tests, GlExactFound *found, GHashTable *skip)
+/* gl_exact_sites(), and with @shared, gl_exact_shared_tests(). */
+static void walk_sites(const char *data, gsize length, GlExactCut cut, GHashTable *sites,
+                       GHashTable *tests, GlExactFound *found, GHashTable *skip,
+                       GHashTable *shared)
 {
-    Sites walk_sites = {
+    Sites walk = {
+        .shared = shared,
         .skip = skip,
         .cut = cut,
         .sites = sites,
@@ -470,24 +496,38 @@ void gl_exact_sites(const char *data, gsize length, GlExactCut cut, GHashTable *
         .found = found,
     };
     /* the owners first: they are written before the check that lists the blocks */
-    GlExactWalker owners = { .record = drop_record, .line = owned_line, .data = &walk_sites };
+    GlExactWalker owners = { .record = drop_record, .line = owned_line, .data = &walk };
     gl_exact_walk(data, length, &owners);
-    walk_sites.unwound = GL_UNWOUND_RUNTIME;
-    GlExactWalker records = { .record = add_sites, .line = unwound_line, .data = &walk_sites };
+    walk.unwound = GL_UNWOUND_RUNTIME;
+    GlExactWalker records = { .record = add_sites, .line = unwound_line, .data = &walk };
     gl_exact_walk(data, length, &records);
-    /* the blocks the check could not judge: the tests that allocated them */
-    for (guint i = 0; i < walk_sites.hidden->len; i++) {
-        gint64 address = (gint64) g_array_index(walk_sites.hidden, GlExactObject, i).address;
-        const char *owner = g_hash_table_lookup(walk_sites.owner_of, &address);
+    /* the blocks the check could not judge: the tests that allocated them
+     * (gl_exact_sites()'s alone) */
+    for (guint i = 0; shared == NULL && i < walk.hidden->len; i++) {
+        gint64 address = (gint64) g_array_index(walk.hidden, GlExactObject, i).address;
+        const char *owner = g_hash_table_lookup(walk.owner_of, &address);
         if (owner == NULL || strcmp(owner, "\t") == 0)
-            owner = walk_sites.origin;
+            owner = walk.origin;
         if (owner != NULL && tests != NULL)
             g_hash_table_add(tests, g_strdup(owner));
     }
-    found->hidden += walk_sites.hidden->len;
-    found->untested |= (walk_sites.cut_here || walk_sites.hidden->len > 0) && !walk_sites.any_test;
-    g_array_unref(walk_sites.hidden);
-    g_free(walk_sites.origin);
-    g_hash_table_unref(walk_sites.owner_of);
-    g_hash_table_unref(walk_sites.owners);
+    found->hidden += shared == NULL ? walk.hidden->len : 0;
+    found->untested |= (walk.cut_here || walk.hidden->len > 0) && !walk.any_test;
+    g_array_unref(walk.hidden);
+    g_free(walk.origin);
+    g_hash_table_unref(walk.owner_of);
+    g_hash_table_unref(walk.owners);
+}
+
+void gl_exact_sites(const char *data, gsize length, GlExactCut cut, GHashTable *sites,
+                    GHashTable *tests, GlExactFound *found, GHashTable *skip)
+{
+    walk_sites(data, length, cut, sites, tests, found, skip, NULL);
+}
+
+void gl_exact_shared_tests(const char *data, gsize length, GHashTable *sites, GHashTable *tests,
+                           GHashTable *skip)
+{
+    GlExactFound ignored = { 0 };
+    walk_sites(data, length, NULL, NULL, tests, &ignored, skip, sites);
 }

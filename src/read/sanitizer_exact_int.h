@@ -87,6 +87,11 @@ char *gl_exact_site_key(GPtrArray *frames, gint first, guint64 bytes);
  * made @unwound. */
 gboolean gl_exact_record_cut(const GlExactRecord *record, GlExactCut cut, GlUnwound unwound);
 
+/* Returns: TRUE if @record's stack holds the mark of a stack unwound
+ * exactly (GL_PROTO_EXACT_FUNCTION): the fast pass's own, or the exact
+ * pass's. */
+gboolean gl_exact_record_marked(const GlExactRecord *record);
+
 /* Returns: how a "gemleak:unwound<TAB>HOW" line says the report's stacks
  * were made, or @now when @line is not one. */
 GlUnwound gl_exact_unwound_line(const char *line, GlUnwound now);

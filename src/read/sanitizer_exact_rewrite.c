@@ -282,6 +282,7 @@ typedef struct {
     gint64 pid;
     gboolean strip_owners;
     GHashTable *skip;        /* blocks left as they are (gl_exact_block_key()), nullable */
+    GHashTable *shared;      /* sites where marked blocks take stacks too, nullable */
     GHashTable *group_of;    /* kind and frames -> Group (in groups) */
     GPtrArray *groups;       /* Group*, to write where the records end */
     GPtrArray *records;      /* GlExactRecord*: those the groups' objects are of */
@@ -339,19 +340,41 @@ static void flush_groups(Rewrite *rewrite, gsize at)
     g_ptr_array_set_size(rewrite->groups, 0);
 }
 
+/* Returns: TRUE if a block of @record, whose stack the fast pass unwound
+ * exactly itself, is at a site of @rewrite->shared (its allocating call's
+ * frame @first). */
+static gboolean at_shared(const Rewrite *rewrite, GlExactRecord *record, gint first)
+{
+    if (rewrite->shared == NULL || !gl_exact_record_marked(record))
+        return FALSE;
+    for (guint i = 0; i < record->objects->len; i++) {
+        g_autofree char *key = gl_exact_site_key(
+            record->frames, first, g_array_index(record->objects, GlExactObject, i).bytes);
+        if (key != NULL && g_hash_table_contains(rewrite->shared, key))
+            return TRUE;
+    }
+    return FALSE;
+}
+
 /* A cut record: its blocks by the stack each is given, those none is
  * found for with the record's own; written where the report's records
- * end, one record a stack, as the runtime writes them. */
+ * end, one record a stack, as the runtime writes them. A record the fast
+ * pass unwound exactly at a shared site (at_shared()) likewise, its own
+ * stack marked as it was, and counted nowhere. */
 static void rewrite_record(GlExactRecord *record, gpointer data)
 {
     Rewrite *rewrite = data;
     gint first = gl_exact_site_frame(record->frames);
-    if (first < 0 || record->objects->len == 0 ||
-        !gl_exact_record_cut(record, rewrite->cut, rewrite->unwound)) {
+    gboolean cut = first >= 0 && record->objects->len > 0 &&
+                   gl_exact_record_cut(record, rewrite->cut, rewrite->unwound);
+    gboolean shared = first >= 0 && record->objects->len > 0 && !cut &&
+                      at_shared(rewrite, record, first);
+    if (!cut && !shared) {
         gl_exact_record_free(record);
         return;
     }
-    rewrite->count.records++;
+    if (cut)
+        rewrite->count.records++;
     guint allocator = gl_exact_allocator_frames(record->frames);
     g_string_append_len(rewrite->out, rewrite->data + rewrite->copied,
                         (gssize) (record->start - rewrite->copied));
@@ -362,20 +385,27 @@ static void rewrite_record(GlExactRecord *record, gpointer data)
             g_autofree char *block = gl_exact_block_key(object->address, object->bytes);
             if (g_hash_table_contains(rewrite->skip, block)) {
                 add_to_group(rewrite, record->kind, record->frames, allocator, record->frames,
-                             (guint) first, FALSE, object);
+                             (guint) first, shared, object);
                 continue;
             }
         }
-        rewrite->count.blocks++;
         g_autofree char *key = gl_exact_site_key(record->frames, first, object->bytes);
+        if (shared && (key == NULL || !g_hash_table_contains(rewrite->shared, key))) {
+            add_to_group(rewrite, record->kind, record->frames, allocator, record->frames,
+                         (guint) first, TRUE, object);
+            continue;
+        }
+        if (cut)
+            rewrite->count.blocks++;
         GQueue *queue = key != NULL ? g_hash_table_lookup(rewrite->donors->by_site, key) : NULL;
         Donor *donor = queue != NULL ? g_queue_pop_head(queue) : NULL;
         if (donor == NULL) {
             add_to_group(rewrite, record->kind, record->frames, allocator, record->frames,
-                         (guint) first, FALSE, object);
+                         (guint) first, shared, object);
             continue;
         }
-        rewrite->count.given++;
+        if (cut)
+            rewrite->count.given++;
         add_to_group(rewrite, record->kind, record->frames, allocator, donor->frames, 0, TRUE,
                      object);
         donor_free(donor);
@@ -462,10 +492,12 @@ static void rewrite_line(const char *line, gsize start, gsize end, gpointer data
 }
 
 char *gl_exact_rewrite(const char *data, gsize length, GlExactCut cut, GlExactDonors *donors,
-                       gint64 pid, gboolean strip_owners, GlExactCount *count, GHashTable *skip)
+                       gint64 pid, gboolean strip_owners, GlExactCount *count, GHashTable *skip,
+                       GHashTable *shared)
 {
     Rewrite rewrite = {
         .skip = skip,
+        .shared = shared,
         .data = data,
         .out = g_string_sized_new(length + 1024),
         .cut = cut,

@@ -41,6 +41,10 @@ static const GlRules *target_rules;
 static GHashTable *target_paths;
 /* What forked children inherited (sanitizer_inherited.h), nullable. */
 static const GlInherited *inherited_blocks;
+/* The sites of the first run's cut blocks, where the blocks the fast pass
+ * unwound exactly itself share the stacks found again
+ * (gl_exact_shared_tests()); NULL until they are known. */
+static GHashTable *shared_sites;
 
 /* Returns: TRUE if @object (a path, nullable) is one of the run's targets. */
 static gboolean is_target(const char *object)
@@ -153,10 +157,12 @@ static gboolean too_old(const char *dir, gint64 pid, const GlEngineFacts *run)
 }
 
 /* Adds the sites of the cut records of the reports in @dir to @sites, and
- * the tests that allocated their blocks to @tests.
+ * the tests that allocated their blocks to @tests; with @shared, once
+ * @sites has every report's, the tests that allocated the blocks the fast
+ * pass unwound exactly itself at those sites (gl_exact_shared_tests()).
  * Returns: FALSE with @error set. */
 static gboolean collect_sites(const char *dir, GHashTable *sites, GHashTable *tests,
-                              GlExactFound *found, GError **error)
+                              GlExactFound *found, gboolean shared, GError **error)
 {
     g_autoptr(GPtrArray) reports = reports_in(dir, error);
     if (reports == NULL)
@@ -174,8 +180,11 @@ static gboolean collect_sites(const char *dir, GHashTable *sites, GHashTable *te
         g_autofree char *text = read_report(g_ptr_array_index(reports, i), &length, error);
         if (text == NULL)
             return FALSE;
-        gl_exact_sites(text, length, cut, sites, tests, found,
-                       gl_sanitizer_inherited_of(inherited_blocks, name));
+        GHashTable *skip = gl_sanitizer_inherited_of(inherited_blocks, name);
+        if (shared)
+            gl_exact_shared_tests(text, length, sites, tests, skip);
+        else
+            gl_exact_sites(text, length, cut, sites, tests, found, skip);
     }
     return TRUE;
 }
@@ -267,7 +276,8 @@ static gboolean rewrite_reports(const char *dir, GlExactDonors *donors, Unjudged
         g_autofree char *rewritten = gl_exact_rewrite(text, length, cut, donors, pid, strip_owners,
                                                       &count,
                                                       gl_sanitizer_inherited_of(inherited_blocks,
-                                                                                name));
+                                                                                name),
+                                                      shared_sites);
         exact->records += count.records;
         exact->given += count.given;
         exact->hidden_lost += count.hidden_lost;
@@ -415,7 +425,7 @@ static gboolean all_given(const char *dir, GlExactDonors *donors)
         learn(dir, pid);
         GlExactCount count = { 0 };
         g_free(gl_exact_rewrite(text, length, cut, copy, 0, FALSE, &count,
-                                gl_sanitizer_inherited_of(inherited_blocks, name)));
+                                gl_sanitizer_inherited_of(inherited_blocks, name), shared_sites));
         if (count.given < count.blocks)
             return FALSE;
     }
@@ -442,6 +452,7 @@ gboolean gl_run_exact(const GlRunOptions *options, GPtrArray *commands, GlRunRes
     gboolean ok = run_exact(options, commands, result, exact, error);
     target_rules = NULL;
     inherited_blocks = NULL;
+    shared_sites = NULL;
     if (target_paths != NULL)
         g_hash_table_unref(target_paths);
     target_paths = NULL;
@@ -467,8 +478,11 @@ static gboolean run_exact(const GlRunOptions *options, GPtrArray *commands, GlRu
     g_autoptr(GHashTable) sites = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
     g_autoptr(GHashTable) tests = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
     GlExactFound found = { 0 };
-    if (!collect_sites(result->dir, sites, tests, &found, error))
+    if (!collect_sites(result->dir, sites, tests, &found, FALSE, error) ||
+        (g_hash_table_size(sites) > 0 &&
+         !collect_sites(result->dir, sites, tests, &found, TRUE, error)))
         return FALSE;
+    shared_sites = sites;
     exact->blocks = found.blocks;
     exact->hidden = found.hidden;
     exact->sites = g_hash_table_size(sites);

@@ -117,7 +117,7 @@ START_TEST(test_rewrite_gives_whole_stacks)
     ck_assert_uint_eq(gl_exact_donors_add(donors, again, again_length, cut_short_of_main), 4);
     GlExactCount count = { 0 };
     g_autofree char *rewritten = gl_exact_rewrite(fast, fast_length, cut_short_of_main, donors,
-                                                  2819, FALSE, &count, NULL);
+                                                  2819, FALSE, &count, NULL, NULL);
     ck_assert_uint_eq(count.records, 4);
     ck_assert_uint_eq(count.blocks, 4);
     ck_assert_uint_eq(count.given, 4);
@@ -128,7 +128,7 @@ START_TEST(test_rewrite_gives_whole_stacks)
     g_hash_table_add(skip, gl_exact_block_key(0x603000022080, 48));
     GlExactCount skipped = { 0 };
     g_autofree char *kept = gl_exact_rewrite(fast, fast_length, cut_short_of_main, fresh, 2819,
-                                             FALSE, &skipped, skip);
+                                             FALSE, &skipped, skip, NULL);
     ck_assert_uint_eq(skipped.blocks, 3);
     ck_assert_uint_eq(skipped.given, 3);
     ck_assert_ptr_nonnull(strstr(kept, "0x603000022080 (48 bytes)"));
@@ -167,7 +167,7 @@ START_TEST(test_rewrite_keeps_what_was_not_found_again)
     g_autoptr(GlExactDonors) donors = gl_exact_donors_new();
     GlExactCount count = { 0 };
     g_autofree char *rewritten = gl_exact_rewrite(fast, fast_length, cut_short_of_main, donors,
-                                                  2819, FALSE, &count, NULL);
+                                                  2819, FALSE, &count, NULL, NULL);
     ck_assert_uint_eq(count.blocks, 4);
     ck_assert_uint_eq(count.given, 0);
     g_autoptr(GPtrArray) records = records_of(rewritten);
@@ -197,10 +197,85 @@ START_TEST(test_rewrite_keeps_what_was_not_found_again)
     ck_assert_uint_eq(gl_exact_donors_add(some, again, strlen(again), cut_short_of_main), 1);
     GlExactCount partly = { 0 };
     g_autofree char *half = gl_exact_rewrite(fast, fast_length, cut_short_of_main, some, 2819,
-                                             FALSE, &partly, NULL);
+                                             FALSE, &partly, NULL, NULL);
     ck_assert_uint_eq(partly.given, 1);
     g_autoptr(GPtrArray) halves = records_of(half);
     ck_assert_uint_eq(halves->len, 4);
+}
+END_TEST
+
+/* Two blocks of 100 bytes at one site (leaky_alloc's call of malloc): the
+ * fast pass unwound the first exactly itself (the site's first, marked),
+ * test_a's; the other's stack is cut, test_b's. The run again loses both
+ * and cannot tell which of its two stacks is whose: test_a runs again
+ * too, and both blocks share its stacks. Without that, the cut block took
+ * the first stack (test_a's path, the one the marked block has), and a
+ * stack the run found (test_b's path) was lost: not what --exact-stacks
+ * finds. */
+START_TEST(test_site_shared_with_a_stack_the_fast_pass_unwound)
+{
+#define FRAME(n, module, fn, pc) \
+    "Gm " #n " " module "\nGf " #n " " fn "\nGs " #n " x.c\nG " #n " 0x7f" pc " 0x" pc " 0x0 1 0\n"
+#define MALLOC FRAME(0, "/lsan.so", "malloc", "13545")
+#define ALLOC(n) FRAME(n, "/leaky.so", "leaky_alloc", "1350")
+    const char *fast =
+        "gemleak:owned\tT#test_a\t/t.rb:3\t602000000010\n"
+        "gemleak:owned\tT#test_b\t/t.rb:9\t602000000090\n"
+        "==7==ERROR: LeakSanitizer: detected memory leaks\n\n"
+        "Direct leak of 100 byte(s) in 1 object(s) allocated from:\n"
+        MALLOC FRAME(1, "/gemleak_alloc.so", "gemleak_exact", "2000") ALLOC(2)
+        FRAME(3, "/leaky.so", "leaky_leak", "1400") FRAME(4, "/ruby", "main", "5000")
+        "\nObjects leaked above:\n0x602000000010 (100 bytes)\n\n"
+        "Direct leak of 100 byte(s) in 1 object(s) allocated from:\n"
+        MALLOC ALLOC(1)
+        "\nObjects leaked above:\n0x602000000090 (100 bytes)\n\n"
+        "SUMMARY: LeakSanitizer: 200 byte(s) leaked in 2 allocation(s).\n"
+        "gemleak:done\n";
+    const char *again =
+        "==8==ERROR: LeakSanitizer: detected memory leaks\n\n"
+        "Direct leak of 100 byte(s) in 1 object(s) allocated from:\n"
+        MALLOC ALLOC(1) FRAME(2, "/leaky.so", "leaky_leak", "1400") FRAME(3, "/ruby", "main", "5000")
+        "\nObjects leaked above:\n0x6020000000a0 (100 bytes)\n\n"
+        "Direct leak of 100 byte(s) in 1 object(s) allocated from:\n"
+        MALLOC ALLOC(1) FRAME(2, "/leaky.so", "leaky_leak_and_raise", "1500")
+        FRAME(3, "/ruby", "main", "5000")
+        "\nObjects leaked above:\n0x6020000000f0 (100 bytes)\n\n"
+        "SUMMARY: LeakSanitizer: 200 byte(s) leaked in 2 allocation(s).\n";
+#undef ALLOC
+#undef MALLOC
+#undef FRAME
+    GlExactFound found = { 0 };
+    g_autoptr(GHashTable) sites = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+    g_autoptr(GHashTable) tests = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+    gl_exact_sites(fast, strlen(fast), cut_short_of_main, sites, tests, &found, NULL);
+    ck_assert_uint_eq(found.blocks, 1);
+    ck_assert_uint_eq(g_hash_table_size(sites), 1);
+    ck_assert_uint_eq(g_hash_table_size(tests), 1);
+    ck_assert(g_hash_table_contains(tests, "T#test_b\t/t.rb:9"));
+    gl_exact_shared_tests(fast, strlen(fast), sites, tests, NULL);
+    ck_assert_uint_eq(g_hash_table_size(sites), 1);
+    ck_assert(g_hash_table_contains(tests, "T#test_a\t/t.rb:3"));
+    ck_assert_uint_eq(g_hash_table_size(tests), 2);
+
+    g_autoptr(GlExactDonors) donors = gl_exact_donors_new();
+    ck_assert_uint_eq(gl_exact_donors_add(donors, again, strlen(again), cut_short_of_main), 2);
+    GlExactCount count = { 0 };
+    g_autofree char *rewritten = gl_exact_rewrite(fast, strlen(fast), cut_short_of_main, donors,
+                                                  7, FALSE, &count, NULL, sites);
+    ck_assert_uint_eq(count.records, 1);
+    ck_assert_uint_eq(count.blocks, 1);
+    ck_assert_uint_eq(count.given, 1);
+    /* as --exact-stacks finds them: one block on each path, each whole */
+    g_autoptr(GPtrArray) records = records_of(rewritten);
+    ck_assert_uint_eq(records->len, 2);
+    for (guint i = 0; i < records->len; i++) {
+        const GlRecord *record = g_ptr_array_index(records, i);
+        ck_assert_uint_eq(record->leaked_bytes, 100);
+        ck_assert_str_eq(record->stack.frames[record->stack.n_frames - 1].fn, "main");
+    }
+    const GlRecord *a = g_ptr_array_index(records, 0), *b = g_ptr_array_index(records, 1);
+    ck_assert_str_ne(a->stack.frames[a->stack.n_frames - 2].fn,
+                     b->stack.frames[b->stack.n_frames - 2].fn);
 }
 END_TEST
 
@@ -236,7 +311,7 @@ START_TEST(test_rewrite_judges_hidden_blocks)
     ck_assert_uint_eq(gl_exact_donors_add(donors, exact, strlen(exact), cut_short_of_main), 1);
     GlExactCount count = { 0 };
     g_autofree char *judged = gl_exact_rewrite(fast, strlen(fast), cut_short_of_main, donors,
-                                               7, TRUE, &count, NULL);
+                                               7, TRUE, &count, NULL, NULL);
     ck_assert_uint_eq(count.hidden, 2);
     ck_assert_uint_eq(count.hidden_lost, 1);
     ck_assert_ptr_null(strstr(judged, "gemleak:owned"));
@@ -263,6 +338,7 @@ Suite *gl_sanitizer_exact_suite(void)
     tcase_add_test(tc, test_rewrite_gives_whole_stacks);
     tcase_add_test(tc, test_rewrite_keeps_what_was_not_found_again);
     tcase_add_test(tc, test_rewrite_judges_hidden_blocks);
+    tcase_add_test(tc, test_site_shared_with_a_stack_the_fast_pass_unwound);
     suite_add_tcase(suite, tc);
     return suite;
 }

@@ -77,6 +77,18 @@ typedef struct {
 void gl_exact_sites(const char *data, gsize length, GlExactCut cut, GHashTable *sites,
                     GHashTable *tests, GlExactFound *found, GHashTable *skip);
 
+/* Adds to @tests (as gl_exact_sites() does) the tests that allocated the
+ * blocks of @data whose stacks the fast pass unwound exactly itself (the
+ * mark of an exact stack: the first allocation at a site, or one made as
+ * a require ran, src/agent/alloc.c) at a site of @sites, once every
+ * report's cut blocks are in it. The run again loses them again beside
+ * the cut ones, and cannot tell which of the stacks it finds at a site
+ * was which block's: its stacks at those sites go to all of them, in the
+ * order the run found them (gl_exact_rewrite()'s @shared). @skip as
+ * gl_exact_sites() takes it. */
+void gl_exact_shared_tests(const char *data, gsize length, GHashTable *sites, GHashTable *tests,
+                           GHashTable *skip);
+
 /* Returns: (transfer full): no stacks yet; free with gl_exact_donors_free(). */
 GlExactDonors *gl_exact_donors_new(void);
 void gl_exact_donors_free(GlExactDonors *donors);
@@ -107,10 +119,12 @@ guint gl_exact_donors_add(GlExactDonors *donors, const char *data, gsize length,
  * "gemleak:owned" ones with @strip_owners, are left out. Every other line
  * stays as it is. @count (nullable) says how many. The blocks of @skip
  * (nullable, as gl_exact_sites() takes it) keep the record's own stack,
- * and count nowhere. */
-
+ * and count nowhere. The blocks of a record with an exact stack of the
+ * fast pass's own at a site of @shared (nullable: gl_exact_shared_tests())
+ * are given a stack of @donors too, when one is left, and count nowhere. */
 char *gl_exact_rewrite(const char *data, gsize length, GlExactCut cut, GlExactDonors *donors,
-                       gint64 pid, gboolean strip_owners, GlExactCount *count, GHashTable *skip);
+                       gint64 pid, gboolean strip_owners, GlExactCount *count, GHashTable *skip,
+                       GHashTable *shared);
 
 /* Returns: (transfer full): the key of a block at @address of @bytes in
  * a set gl_exact_sites() and gl_exact_rewrite() skip. */

@@ -1,0 +1,71 @@
+/* The allocation sites met so far (gemleak_alloc.so, on a Ruby without
+ * frame pointers): the first judged allocation at each site gets its whole
+ * stack in the fast pass (alloc.c's front()), unwound there.
+ *
+ * Why: without frame pointers the fast pass's stack of a judged block is
+ * the allocating call and the extension's call on the way, and a leak so
+ * cut sends the tests that allocated it to run again (the exact pass). A
+ * leak on a path a suite takes once (an error path, a planted leak) is a
+ * site's first allocation: whole from the start, nothing runs again. A
+ * site that allocates without end pays one unwind, then nothing. A block
+ * that is not its site's first is cut as before, and runs again if lost.
+ *
+ * A site is the allocating call's return address and the extension's call
+ * of Ruby's allocation function on the way (0: none), as one key. Two sites
+ * whose keys meet in a slot, or a table full, only cost the whole stack of
+ * the later one (it runs again if lost). A forked child keeps its parent's
+ * sites: what the parent unwound, the child does not. */
+#define _GNU_SOURCE
+#include <stddef.h>
+#include <stdint.h>
+
+#include "alloc_int.h"
+
+#define SITES_LOG 13       /* slots: 8,192 sites, 64 KiB */
+#define PROBES 16          /* slots looked at before a site is taken as met */
+
+static uintptr_t sites[(size_t) 1 << SITES_LOG];
+
+static inline uintptr_t key_of(uintptr_t caller, uintptr_t via_ret)
+{
+    uintptr_t key = caller ^ (via_ret * (uintptr_t) 0x9E3779B97F4A7C15ULL);
+    return key != 0 ? key : 1;
+}
+
+static inline size_t slot_of(uintptr_t key)
+{
+    return (size_t) ((key * (uintptr_t) 0xD6E8FEB86659FD93ULL) >> (64 - SITES_LOG));
+}
+
+int alloc_sites_met(uintptr_t caller, uintptr_t via_ret)
+{
+    uintptr_t key = key_of(caller, via_ret);
+    size_t at = slot_of(key);
+    for (int probe = 0; probe < PROBES; probe++, at = (at + 1) & (((size_t) 1 << SITES_LOG) - 1)) {
+        uintptr_t held = __atomic_load_n(&sites[at], __ATOMIC_RELAXED);
+        if (held == key)
+            return 1;
+        if (held == 0)
+            return 0;
+    }
+    return 1;
+}
+
+int alloc_sites_claim(uintptr_t caller, uintptr_t via_ret)
+{
+    uintptr_t key = key_of(caller, via_ret);
+    size_t at = slot_of(key);
+    for (int probe = 0; probe < PROBES; probe++, at = (at + 1) & (((size_t) 1 << SITES_LOG) - 1)) {
+        uintptr_t held = __atomic_load_n(&sites[at], __ATOMIC_RELAXED);
+        if (held == key)
+            return 0;
+        if (held == 0) {
+            if (__atomic_compare_exchange_n(&sites[at], &held, key, 0, __ATOMIC_RELAXED,
+                                            __ATOMIC_RELAXED))
+                return 1;
+            if (held == key)  /* another thread's claim of the same site */
+                return 0;
+        }
+    }
+    return 0;
+}
