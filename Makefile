@@ -113,7 +113,7 @@ $(B)/libgemleak.a: $(LIB_OBJS)
 	@rm -f $@
 	$(AR) rcs $@ $^
 
-$(B)/obj/%.o: src/%.c | $(B)/gen/resources.h
+$(B)/obj/%.o: src/%.c | $(B)/gen/resources.h $(B)/gen/helper_sum.h
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) -c -o $@ $<
 
@@ -128,6 +128,14 @@ $(B)/gen/resources.c: $(RESDIR)/gemleak.gresource.xml $(RESOURCES)
 $(B)/gen/resources.h: $(RESDIR)/gemleak.gresource.xml $(RESOURCES)
 	@mkdir -p $(@D)
 	glib-compile-resources --sourcedir=$(B) --generate-header --c-name gl_resources --target=$@ $<
+
+# The start of the helper's SHA-256, which names its directory in gemleak's
+# cache (src/run/helper_dir.c): summed here, once, not by every run.
+$(B)/gen/helper_sum.h: $(B)/helper/gemleak_helper_body.rb
+	@mkdir -p $(@D)
+	printf '#define GL_HELPER_SUM "%s"\n' "$$(sha256sum $< | cut -c1-16)" > $@.tmp
+	@grep -Eq '"[0-9a-f]{16}"' $@.tmp || { echo "$@: no SHA-256 of $<" >&2; exit 1; }
+	mv $@.tmp $@
 
 # The Ruby helper gemleak loads into every Ruby of a run is one file,
 # $(B)/helper/gemleak_helper_body.rb (gemleak carries it as a resource),

@@ -436,6 +436,28 @@ gboolean gl_file_replace_unsynced(const char *path, const char *data, gsize size
     return replace(path, data, size, FALSE, error);
 }
 
+gboolean gl_file_link_replace(const char *source, const char *path, GError **error)
+{
+    g_autofree char *dir = g_path_get_dirname(path);
+    g_autofree char *base = g_path_get_basename(path);
+    g_autofree char *short_base = g_utf8_make_valid(base, MIN((gssize) strlen(base), 200));
+    int saved = EEXIST;
+    for (int tries = 0; tries < 8 && saved == EEXIST; tries++) {
+        g_autofree char *temp = g_strdup_printf("%s/.%s.%08x", dir, short_base, g_random_int());
+        if (link(source, temp) != 0) {
+            saved = errno;
+            continue;
+        }
+        if (rename(temp, path) == 0)
+            return TRUE;
+        saved = errno;
+        g_unlink(temp);
+    }
+    g_set_error(error, GL_ERROR, GL_ERROR_IO, "%s: cannot link %s there: %s", path, source,
+                g_strerror(saved));
+    return FALSE;
+}
+
 gint gl_compare_strings(gconstpointer a, gconstpointer b)
 {
     return strcmp(*(const char *const *) a, *(const char *const *) b);

@@ -97,6 +97,19 @@ guint gl_cache_copy(const char *from, const char *to, gboolean (*wanted)(const c
             continue;
         g_autofree char *source = g_build_filename(from, name, NULL);
         g_autofree char *target = g_build_filename(to, name, NULL);
+        /* one file under both names: nothing to do; on one filesystem, a
+         * second name, not a copy (a run read and wrote some 800 kB) */
+        struct stat from_st, to_st;
+        if (g_lstat(source, &from_st) != 0 || !S_ISREG(from_st.st_mode) ||
+            (guint64) from_st.st_size > MAX_KEPT_BYTES)
+            continue;
+        if (g_lstat(target, &to_st) == 0 && to_st.st_dev == from_st.st_dev &&
+            to_st.st_ino == from_st.st_ino)
+            continue;
+        if (gl_file_link_replace(source, target, NULL)) {
+            copied++;
+            continue;
+        }
         gsize length = 0, there_length = 0;
         g_autofree char *text = kept_text(source, &length);
         if (text == NULL)

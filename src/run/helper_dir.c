@@ -23,6 +23,7 @@
 #include <gio/gio.h>
 #include <glib/gstdio.h>
 
+#include "helper_sum.h"
 #include "resources.h"
 
 /* What the dynamic loader says of a library it refuses: a line. */
@@ -94,22 +95,12 @@ static gboolean kept_between_runs(const char *name)
 }
 
 /* Returns: (transfer full) (nullable): the cache's directory for this
- * helper ("helper-" and the start of its source's SHA-256): what a Ruby
- * compiled of another helper is never this one's. */
+ * helper ("helper-" and the start of its source's SHA-256, summed as
+ * gemleak was built: GL_HELPER_SUM): what a Ruby compiled of another
+ * helper is never this one's. */
 static char *helper_cache(void)
 {
-    /* the helper compiled in does not change: hashed once a process */
-    static char name[64];
-    if (name[0] == '\0') {
-        g_autoptr(GBytes) body = g_resource_lookup_data(gl_resources_get_resource(),
-                                                        "/gemleak/helper/" HELPER_BODY,
-                                                        G_RESOURCE_LOOKUP_FLAGS_NONE, NULL);
-        if (body == NULL)
-            return NULL;
-        g_autofree char *sum = g_compute_checksum_for_bytes(G_CHECKSUM_SHA256, body);
-        g_snprintf(name, sizeof name, "helper-%.16s", sum);
-    }
-    return gl_cache_dir(name);
+    return gl_cache_dir("helper-" GL_HELPER_SUM);
 }
 
 void gl_run_keep_helper(const char *helper_dir)

@@ -98,7 +98,34 @@ START_TEST(test_the_helper_compiled_before_reaches_the_next_run)
         g_autofree char *path = g_build_filename(second, *name, NULL);
         ck_assert_msg(!g_file_test(path, G_FILE_TEST_EXISTS), "%s was kept", *name);
     }
+    /* on one filesystem, each run's is the cache's file itself, not a copy;
+     * a Ruby's new file (renamed over it) leaves the cache's as it was
+     * until the run is kept */
+    g_autofree char *third = gl_run_write_helper(TRUE, &lock, &error);
+    ck_assert_msg(third != NULL, "%s", error != NULL ? error->message : "");
+    close(lock);
+    g_autofree char *in_second = g_build_filename(second, kept[0], NULL);
+    g_autofree char *in_third = g_build_filename(third, kept[0], NULL);
+    GStatBuf a, b;
+    ck_assert_int_eq(g_stat(in_second, &a), 0);
+    ck_assert_int_eq(g_stat(in_third, &b), 0);
+    if (a.st_dev == b.st_dev)
+        ck_assert_msg(a.st_ino == b.st_ino, "%s was copied, not linked", kept[0]);
+    g_autofree char *partial = g_strconcat(in_second, ".42", NULL);
+    gl_test_write(partial, "compiled again", -1);
+    ck_assert_int_eq(g_rename(partial, in_second), 0);
+    g_autofree char *third_text = gl_test_read(in_third, NULL);
+    ck_assert_str_eq(third_text, kept[0]);
+    gl_run_keep_helper(second);
     gl_remove_tree(second);
+    gl_remove_tree(third);
+    g_autofree char *fourth = gl_run_write_helper(TRUE, &lock, &error);
+    ck_assert_msg(fourth != NULL, "%s", error != NULL ? error->message : "");
+    close(lock);
+    g_autofree char *in_fourth = g_build_filename(fourth, kept[0], NULL);
+    g_autofree char *fourth_text = gl_test_read(in_fourth, NULL);
+    ck_assert_str_eq(fourth_text, "compiled again");
+    gl_remove_tree(fourth);
 }
 END_TEST
 

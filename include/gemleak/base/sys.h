@@ -84,6 +84,15 @@ gboolean gl_file_replace(const char *path, const char *data, gsize size, GError 
 gboolean gl_file_replace_unsynced(const char *path, const char *data, gsize size,
                                   GError **error);
 
+/* Makes @path a second name of the file @source names (a hard link, the
+ * same filesystem), through a name beside it and a rename, as
+ * gl_file_replace_unsynced() does: no byte is read or written. Only for a
+ * file nobody writes in place (every writer of it renames a new one over
+ * it), which both names then share.
+ * Returns: FALSE with GL_ERROR_IO set (another filesystem: EXDEV), @path
+ * left as it was. */
+gboolean gl_file_link_replace(const char *source, const char *path, GError **error);
+
 /* For g_ptr_array_sort() of strings (char*): strcmp's order. */
 gint gl_compare_strings(gconstpointer a, gconstpointer b);
 

@@ -40,8 +40,10 @@ char *gl_cache_get(const char *name, const char *file, const char *key);
 void gl_cache_put(const char *name, const char *file, const char *key, const char *value);
 
 /* Copies the regular files of @from whose names @wanted accepts into the
- * directory @to (each whole, under a temporary name first), those @to
- * holds already aside. Returns: how many it copied. */
+ * directory @to (each whole, under a temporary name first; on the same
+ * filesystem, a second name of the file, gl_file_link_replace(): every
+ * writer of these files renames a new one over them), those @to holds
+ * already aside. Returns: how many it copied. */
 guint gl_cache_copy(const char *from, const char *to, gboolean (*wanted)(const char *name));
 
 /* Returns: (transfer full) (nullable): a key that names the program
