@@ -37,12 +37,21 @@ static inline size_t slot_of(uintptr_t key)
     return (size_t) ((key * (uintptr_t) 0xD6E8FEB86659FD93ULL) >> (64 - SITES_LOG));
 }
 
-int alloc_sites_met(uintptr_t caller, uintptr_t via_ret)
+/* Looks the site up; with @claim, puts it in the first free slot it meets.
+ * Returns: 1 if it was there (another thread's claim too), or there is no
+ * room; 0 if not (with @claim, it is now). */
+static int look(uintptr_t caller, uintptr_t via_ret, int claim)
 {
     uintptr_t key = key_of(caller, via_ret);
     size_t at = slot_of(key);
     for (int probe = 0; probe < PROBES; probe++, at = (at + 1) & (((size_t) 1 << SITES_LOG) - 1)) {
         uintptr_t held = __atomic_load_n(&sites[at], __ATOMIC_RELAXED);
+        if (held == 0 && claim &&
+            __atomic_compare_exchange_n(&sites[at], &held, key, 0, __ATOMIC_RELAXED,
+                                        __ATOMIC_RELAXED))
+            return 0;
+        /* what the slot holds (what another thread put there, when the
+         * exchange failed) */
         if (held == key)
             return 1;
         if (held == 0)
@@ -51,21 +60,12 @@ int alloc_sites_met(uintptr_t caller, uintptr_t via_ret)
     return 1;
 }
 
+int alloc_sites_met(uintptr_t caller, uintptr_t via_ret)
+{
+    return look(caller, via_ret, 0);
+}
+
 int alloc_sites_claim(uintptr_t caller, uintptr_t via_ret)
 {
-    uintptr_t key = key_of(caller, via_ret);
-    size_t at = slot_of(key);
-    for (int probe = 0; probe < PROBES; probe++, at = (at + 1) & (((size_t) 1 << SITES_LOG) - 1)) {
-        uintptr_t held = __atomic_load_n(&sites[at], __ATOMIC_RELAXED);
-        if (held == key)
-            return 0;
-        if (held == 0) {
-            if (__atomic_compare_exchange_n(&sites[at], &held, key, 0, __ATOMIC_RELAXED,
-                                            __ATOMIC_RELAXED))
-                return 1;
-            if (held == key)  /* another thread's claim of the same site */
-                return 0;
-        }
-    }
-    return 0;
+    return !look(caller, via_ret, 1);
 }
