@@ -103,8 +103,11 @@ void gl_cli_say_exact(const GlExactResult *exact, FILE *err)
                                "beyond its leak check", exact->blocks > 0 ? ", and " : "",
                                exact->hidden, exact->hidden == 1 ? "" : "s",
                                exact->hidden == 1 ? "was" : "were");
-    g_string_append_printf(line, "; %s ran again", exact->filtered ? "the tests that allocated "
-                           "them" : "the command");
+    gboolean one = exact->blocks + exact->hidden == 1;
+    g_string_append_printf(line, "; %s ran again",
+                           !exact->filtered ? "the command"
+                           : one            ? "the tests that allocated it"
+                                            : "the tests that allocated them");
     if (exact->filtered && exact->ran > 1)
         g_string_append(line, ", then every test (those alone did not settle them all)");
     g_string_append_printf(line, " (%.1f s, output discarded, status ignored), unwinding exactly ",
@@ -119,7 +122,10 @@ void gl_cli_say_exact(const GlExactResult *exact, FILE *err)
                                g_strsignal(exact->interrupted_by));
     else if (exact->timed_out)
         g_string_append(line, ", until it ran past its time and was ended");
-    if (exact->blocks > 0)
+    if (exact->blocks == 1)
+        g_string_append(line, exact->given == 1 ? ": it got its whole stack"
+                                                : ": it did not get its whole stack");
+    else if (exact->blocks > 1)
         g_string_append_printf(line, ": %u of the %u got their whole stack", exact->given,
                                exact->blocks);
     if (exact->hidden > 0)
@@ -133,12 +139,22 @@ void gl_cli_say_exact(const GlExactResult *exact, FILE *err)
         g_string_append_printf(line, "; %u process%s of it left no finished report (killed or "
                                "crashed, or the disk is full)", exact->unfinished,
                                exact->unfinished == 1 ? "" : "es");
-    if (exact->given < exact->blocks)
-        g_string_append_printf(line, "; the run again %s the other %u: they keep the fast stacks, "
-                               "cut short, which never pass",
-                               exact->unfinished > 0 || exact->interrupted_by != 0 ||
-                               exact->timed_out ? "did not judge" : "did not lose",
-                               exact->blocks - exact->given);
+    if (exact->given < exact->blocks) {
+        const char *verb = exact->unfinished > 0 || exact->interrupted_by != 0 ||
+                                   exact->timed_out
+                               ? "did not judge"
+                               : "did not lose";
+        guint left = exact->blocks - exact->given;
+        if (exact->blocks == 1)
+            g_string_append_printf(line, "; the run again %s it: it keeps the fast stack, cut "
+                                   "short, which never passes", verb);
+        else if (left == 1)
+            g_string_append_printf(line, "; the run again %s the other one: it keeps the fast "
+                                   "stack, cut short, which never passes", verb);
+        else
+            g_string_append_printf(line, "; the run again %s the other %u: they keep the fast "
+                                   "stacks, cut short, which never pass", verb, left);
+    }
     fprintf(err, "%s\n", line->str);
 }
 

@@ -230,6 +230,46 @@ START_TEST(test_messages_escape_what_the_user_typed)
 }
 END_TEST
 
+/* Returns: (transfer full): what gl_cli_say_exact() says of @exact. */
+static char *said_of_exact(const GlExactResult *exact)
+{
+    char *text = NULL;
+    size_t size = 0;
+    FILE *out = open_memstream(&text, &size);
+    ck_assert_ptr_nonnull(out);
+    gl_cli_say_exact(exact, out);
+    fclose(out);
+    return text;
+}
+
+/* The exact pass's line speaks of one block as one (a trial on a real
+ * gem read "the tests that allocated them ran again ... 1 of the 1 got
+ * their whole stack"), and of several as several. */
+START_TEST(test_the_exact_pass_line_agrees_in_number)
+{
+    GlExactResult one = { .ran = 1, .filtered = TRUE, .sites = 1, .blocks = 1, .given = 1,
+                          .records = 1, .seconds = 0.4 };
+    g_autofree char *single = said_of_exact(&one);
+    ck_assert_str_eq(single, "gemleak: exact stacks: the fast pass had only part of the stack of 1 "
+                             "leaked block; the tests that allocated it ran again (0.4 s, output "
+                             "discarded, status ignored), unwinding exactly at 1 allocation site "
+                             "only: it got its whole stack\n");
+    one.given = 0;
+    g_autofree char *lost = said_of_exact(&one);
+    ck_assert_msg(strstr(lost, ": it did not get its whole stack; the run again did not lose it: "
+                               "it keeps the fast stack, cut short, which never passes\n") != NULL,
+                  "%s", lost);
+    GlExactResult two = { .ran = 1, .filtered = TRUE, .sites = 1, .blocks = 2, .given = 1,
+                          .records = 1, .seconds = 0.4 };
+    g_autofree char *several = said_of_exact(&two);
+    ck_assert_msg(strstr(several, "of 2 leaked blocks; the tests that allocated them ran again") !=
+                      NULL && strstr(several, ": 1 of the 2 got their whole stack; the run again "
+                                              "did not lose the other one: it keeps the fast "
+                                              "stack, cut short, which never passes\n") != NULL,
+                  "%s", several);
+}
+END_TEST
+
 /* The manual where `man gemleak` finds nothing (a gem install puts no
  * page where man looks; a slim container has no man): `gemleak help`
  * shows gemleak(1) as text, whole or a part (issue 37, item 8). */
@@ -304,6 +344,7 @@ Suite *gl_cli_suite(void)
     tcase_add_test(tc, test_guide_names_the_files_a_format_touches);
     tcase_add_test(tc, test_messages_escape_what_the_user_typed);
     tcase_add_test(tc, test_help_shows_the_manual);
+    tcase_add_test(tc, test_the_exact_pass_line_agrees_in_number);
     suite_add_tcase(suite, tc);
     return suite;
 }
