@@ -374,6 +374,17 @@ gboolean gl_probe_command_both_streams(const char *const *argv, char **const env
  * The file keeps its mode and owner; a new one gets, with @durable, 0666
  * less the umask, as the shell's > gives (a report), else 0600 (what
  * gemleak keeps for itself: the umask is not read, which sets it). */
+/* Returns: (transfer full): the start of a name beside @path for a file
+ * that becomes it by a rename: its directory, a dot, and its name (its
+ * first 200 bytes, valid UTF-8). */
+static char *beside(const char *path)
+{
+    g_autofree char *dir = g_path_get_dirname(path);
+    g_autofree char *base = g_path_get_basename(path);
+    g_autofree char *short_base = g_utf8_make_valid(base, MIN((gssize) strlen(base), 200));
+    return g_strdup_printf("%s/.%s", dir, short_base);
+}
+
 static gboolean replace(const char *path, const char *data, gsize size, gboolean durable,
                         GError **error)
 {
@@ -389,10 +400,8 @@ static gboolean replace(const char *path, const char *data, gsize size, gboolean
         umask(mask);
         mode = 0666 & ~mask;
     }
-    g_autofree char *dir = g_path_get_dirname(path);
-    g_autofree char *base = g_path_get_basename(path);
-    g_autofree char *short_base = g_utf8_make_valid(base, MIN((gssize) strlen(base), 200));
-    g_autofree char *temp = g_strdup_printf("%s/.%s.XXXXXX", dir, short_base);
+    g_autofree char *hidden = beside(path);
+    g_autofree char *temp = g_strconcat(hidden, ".XXXXXX", NULL);
     int fd = g_mkstemp_full(temp, O_WRONLY | O_CLOEXEC, 0600);
     int saved = 0;
     if (fd < 0) {
@@ -438,12 +447,10 @@ gboolean gl_file_replace_unsynced(const char *path, const char *data, gsize size
 
 gboolean gl_file_link_replace(const char *source, const char *path, GError **error)
 {
-    g_autofree char *dir = g_path_get_dirname(path);
-    g_autofree char *base = g_path_get_basename(path);
-    g_autofree char *short_base = g_utf8_make_valid(base, MIN((gssize) strlen(base), 200));
+    g_autofree char *hidden = beside(path);
     int saved = EEXIST;
     for (int tries = 0; tries < 8 && saved == EEXIST; tries++) {
-        g_autofree char *temp = g_strdup_printf("%s/.%s.%08x", dir, short_base, g_random_int());
+        g_autofree char *temp = g_strdup_printf("%s.%08x", hidden, g_random_int());
         if (link(source, temp) != 0) {
             saved = errno;
             continue;
