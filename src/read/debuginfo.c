@@ -61,7 +61,12 @@ typedef struct {
      * -1 and NULL when it has symbols and DWARF of its own, or none */
     int debug_fd;
     Elf *debug_elf;
-    Dwarf *dwarf;        /* nullable: no debug information, its own or detached */
+    /* nullable: no debug information, its own or detached (module_dwarf()) */
+    Dwarf *dwarf;
+    /* its DWARF is its detached debug file's: opened when first asked for
+     * (a frame's unit), never to name a frame (name_frames()) */
+    gboolean detached_dwarf;
+    gboolean dwarf_opened;
     GArray *symbols;     /* of Symbol, sorted by start, then rank */
     GStringChunk *strings;
     GHashTable *answers; /* offset (guint64*, owned) -> Answer* (owned) */
@@ -348,8 +353,21 @@ static void read_detached(Module *module)
     if (g_strcmp0(its, id) != 0)
         return;  /* another build's */
     load_symbols(module, module->debug_elf);
-    if (module->dwarf == NULL)
+    module->detached_dwarf = module->dwarf == NULL;
+}
+
+/* Returns: (transfer none) (nullable): @module's DWARF; a detached debug
+ * file's is opened when first asked for: libdw inflates each compressed
+ * section as it opens one, and a distribution's debug files are compressed
+ * (the C library's, 4 MB: some 60 ms, more than a small suite's run
+ * under LeakSanitizer), where most lookups want the symbol table alone. */
+static Dwarf *module_dwarf(Module *module)
+{
+    if (module->detached_dwarf && !module->dwarf_opened) {
+        module->dwarf_opened = TRUE;
         module->dwarf = dwarf_begin_elf(module->debug_elf, DWARF_C_READ, NULL);
+    }
+    return module->dwarf;
 }
 
 /* Returns: (transfer none): @path's module, read now if it was not. */
@@ -407,7 +425,7 @@ static const Answer *answer_of(Module *module, guint64 address, GlDebugWant want
     Dwarf_Die cudie;
     if ((want & (GL_DEBUG_UNIT | GL_DEBUG_INLINED)) != 0 && !answer->unit_read) {
         answer->unit_read = TRUE;
-        if (module->dwarf != NULL && unit_at(module->dwarf, address, &cudie)) {
+        if (module_dwarf(module) != NULL && unit_at(module->dwarf, address, &cudie)) {
             answer->unit = dwarf_dieoffset(&cudie);
             Dwarf_Attribute attribute;
             const char *dir = dwarf_formstring(dwarf_attr(&cudie, DW_AT_comp_dir, &attribute));
@@ -706,13 +724,17 @@ static void call_site(Module *module, Dwarf_Die *cudie, Dwarf_Die *die, GlRuntim
 
 /* Names @address of @module into @answer as the runtime would: the DIEs
  * that hold it, the innermost function and what is inlined in it; else
- * the symbol table's function alone. */
+ * the symbol table's function alone. An object whose DWARF is a detached
+ * file's (the C library's, from libc6-dbg) is named by the symbol table
+ * alone, where the runtime reads that file too: its function, no line. */
 static void name_frames(Module *module, guint64 address, Answer *answer)
 {
     g_autoptr(GArray) frames = g_array_new(FALSE, TRUE, sizeof(GlRuntimeFrame));
     Dwarf_Die cudie;
     GlRuntimeFrame here = { 0 };
-    if (module->dwarf != NULL && unit_at(module->dwarf, address, &cudie)) {
+    /* a detached debug file lends its symbols only (module_dwarf()) */
+    Dwarf *dwarf = module->detached_dwarf ? NULL : module->dwarf;
+    if (dwarf != NULL && unit_at(dwarf, address, &cudie)) {
         Dwarf_Line *line = dwarf_getsrc_die(&cudie, address);
         int number = 0;
         const char *file = line != NULL ? dwarf_linesrc(line, NULL, NULL) : NULL;

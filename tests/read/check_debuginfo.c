@@ -6,6 +6,7 @@
 /* dladdr(), a GNU extension: where the object was loaded */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <execinfo.h>
 #include <string.h>
 #include <utime.h>
 
@@ -344,6 +345,62 @@ START_TEST(test_symbol_table_names_a_static_functions_file)
 }
 END_TEST
 
+/* Issue 36: the C library's debug information is a detached file
+ * (libc6-dbg, compressed: some 60 ms to open, more than a small suite's
+ * run). A frame of it is named by that file's symbol table alone, where
+ * the runtime reads its DWARF too: its function (a local one, which only
+ * the detached file names), no file, no line. Its DWARF is still read
+ * where a lookup asks for the frame's compilation unit. Skipped where the
+ * C library has no detached debug file. */
+START_TEST(test_detached_debug_file_lends_its_symbols)
+{
+    /* this process's stack, whose outermost frames are the C library's */
+    void *pcs[256];
+    int n = backtrace(pcs, G_N_ELEMENTS(pcs));
+    g_autofree char *libc = NULL;
+    g_autoptr(GArray) offsets = g_array_new(FALSE, FALSE, sizeof(guint64));
+    for (int i = 0; i < n; i++) {
+        Dl_info where;
+        if (dladdr((char *) pcs[i] - 1, &where) != 0 && where.dli_fname != NULL &&
+            strstr(where.dli_fname, "/libc.so") != NULL) {
+            g_free(libc);
+            libc = g_strdup(where.dli_fname);
+            guint64 offset = (guint64) ((char *) pcs[i] - 1 - (char *) where.dli_fbase);
+            g_array_append_val(offsets, offset);
+        }
+    }
+    ck_assert_msg(libc != NULL, "no frame of the C library in this process's stack");
+    g_autoptr(GlDebugInfo) info = gl_debuginfo_new();
+    g_autofree char *identity = gl_debuginfo_identity(info, libc);
+    if (identity == NULL || !g_str_has_prefix(identity, "build-id:"))
+        gl_test_skip("the C library here has no build id to find its debug file by");
+    const char *id = identity + strlen("build-id:");
+    g_autofree char *detached = g_strdup_printf("/usr/lib/debug/.build-id/%.2s/%s.debug", id,
+                                                id + 2);
+    if (!g_file_test(detached, G_FILE_TEST_EXISTS))
+        gl_test_skip("no detached debug file of the C library here (libc6-dbg)");
+
+    gboolean local = FALSE;
+    for (guint i = 0; i < offsets->len; i++) {
+        guint64 offset = g_array_index(offsets, guint64, i);
+        GlDebugFrame frame;
+        ck_assert(gl_debuginfo_frame(info, NULL, libc, offset, 0, GL_DEBUG_SYMBOL, &frame));
+        ck_assert_ptr_nonnull(frame.symbol);
+        const GlRuntimeFrame *frames = NULL;
+        ck_assert_uint_eq(gl_debuginfo_runtime_frames(info, libc, offset, &frames), 1);
+        ck_assert_str_eq(frames[0].function, frame.symbol);
+        ck_assert_msg(frames[0].file == NULL && frames[0].line == 0, "%s at %s:%u",
+                      frames[0].function, frames[0].file, frames[0].line);
+        /* a function no exported symbol names: the detached file's table */
+        local |= dlsym(RTLD_DEFAULT, frame.symbol) == NULL;
+        /* its DWARF, where a lookup asks for the unit */
+        ck_assert(gl_debuginfo_frame(info, NULL, libc, offset, 0, GL_DEBUG_UNIT, &frame));
+        ck_assert_ptr_nonnull(frame.comp_dir);
+    }
+    ck_assert_msg(local, "no frame of the C library was named by a local symbol");
+}
+END_TEST
+
 Suite *gl_debuginfo_suite(void)
 {
     Suite *suite = suite_create("debuginfo");
@@ -354,6 +411,7 @@ Suite *gl_debuginfo_suite(void)
     tcase_add_test(tc, test_object_of_another_build);
     tcase_add_test(tc, test_recorded_object_rebuilt_or_gone);
     tcase_add_test(tc, test_symbol_table_names_a_static_functions_file);
+    tcase_add_test(tc, test_detached_debug_file_lends_its_symbols);
     suite_add_tcase(suite, tc);
     return suite;
 }

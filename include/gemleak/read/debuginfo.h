@@ -88,7 +88,11 @@ typedef struct {
  * then the function whose code it is. An object without symbols or debug
  * information of its own is read through its GNU build id's detached
  * debug file (/usr/lib/debug/.build-id/), as the runtimes and Valgrind
- * read it.
+ * read it, but for its symbol table alone: the frame is its function,
+ * without a source file, line or inlined frames (a distribution's debug
+ * files are compressed, and the C library's costs some 60 ms to open,
+ * more than a small suite's whole run; what a verdict reads of such a
+ * frame is its function).
  * Returns: how many frames, in *@frames (transfer none: they live as long
  * as @info); 0 when the object cannot be read or says nothing there. */
 guint gl_debuginfo_runtime_frames(GlDebugInfo *info, const char *path, guint64 offset,
