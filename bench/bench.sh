@@ -67,6 +67,8 @@
 #    lsan, --engine lsan --exact-stacks, and with BENCH_VALGRIND=1 the
 #    Valgrind engine (once, stock Ruby); ratios to native and to the floor,
 #    whether the command ran again, the verdict, and the leak as found.
+#    Native, the floor and --engine lsan run in turn, BENCH_RUNS rounds
+#    (in_turn): the fastest of each, and the median of the rounds' ratios.
 # 11. --growth's cost (issue 39): section 8's 120 tests on the stock Ruby,
 #    under --engine lsan with --growth=2 (each test run twice more, a
 #    measure before and after each run: two collections and the counts)
@@ -110,6 +112,34 @@ EOF
 }
 
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }'; }
+
+# in_turn A B C: three commands (each one string, as eval reads it) run
+# in turn, A B C A B C ..., $runs rounds: a machine whose speed drifts
+# over seconds moves the three alike, where three runs of one command
+# and then three of the next see different machines. Echoes the fastest
+# run of each, then the median over the rounds of C's time over A's and
+# of C's over B's (each round's ratios, as farm-bench takes them).
+in_turn() {
+    : > "$work/rounds"
+    i=0
+    while [ "$i" -lt "$runs" ]; do
+        for cmd in "$1" "$2" "$3"; do
+            eval "/usr/bin/time -f %e -o \"\$work/time\" $cmd" >/dev/null 2>&1 || true
+            printf '%s ' "$(tail -n 1 "$work/time")" >> "$work/rounds"
+        done
+        echo >> "$work/rounds"
+        i=$((i + 1))
+    done
+    awk 'function median(v, n,   i, j, t) {
+             for (i = 2; i <= n; i++)
+                 for (j = i; j > 1 && v[j - 1] > v[j]; j--) { t = v[j]; v[j] = v[j - 1]; v[j - 1] = t }
+             return n % 2 ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2
+         }
+         { for (c = 1; c <= 3; c++) if (NR == 1 || $c < best[c]) best[c] = $c
+           ca[NR] = ($1 > 0 ? $3 / $1 : 0); cb[NR] = ($2 > 0 ? $3 / $2 : 0) }
+         END { printf "%s %s %s %.2f %.2f\n", best[1], best[2], best[3], median(ca, NR), median(cb, NR) }' \
+        "$work/rounds"
+}
 
 sections=${BENCH_SECTIONS:-"1 2 3 4 5 6 7 8 9 10 11"}
 [ "${BENCH_RUN:-1}" != 0 ] || sections=$(for n in $sections; do case $n in 1|2|9) echo "$n";; esac; done | xargs)
@@ -570,16 +600,19 @@ if want 10; then
                     if [ "$kind" = leaking ]; then
                         if [ "$name" = reactor ]; then leak_env="REACTOR_LEAK=1"; else leak_env="PLANT=$name"; plant="-I$build/leaky -r$real/plant.rb"; fi
                     fi
-                    native=$(best_of env $leak_env RUBYOPT="$plant" RUBY_FREE_AT_EXIT=1 ruby "$@")
-                    native=${native% *}
-                    floor=$(best_of env $leak_env RUBYOPT="$plant" RUBY_FREE_AT_EXIT=1 LD_PRELOAD="$liblsan" \
-                        LSAN_OPTIONS=fast_unwind_on_malloc=1:exitcode=0 ruby "$@")
-                    floor=${floor% *}
-                    lsan=$(best_of env $leak_env RUBYOPT="$plant" "$gemleak" run --engine lsan -- ruby "$@")
-                    lsan=${lsan% *}
+                    # native, the floor and gemleak in turn (in_turn), each
+                    # argument quoted for eval
+                    args=""
+                    for a in "$@"; do args="$args '$(printf '%s' "$a" | sed "s/'/'\\\\''/g")'"; done
+                    with="env $leak_env RUBYOPT='$plant'"
+                    read -r native floor lsan median_native median_floor <<ROUNDS
+$(in_turn "$with RUBY_FREE_AT_EXIT=1 ruby $args" \
+    "$with RUBY_FREE_AT_EXIT=1 LD_PRELOAD='$liblsan' LSAN_OPTIONS=fast_unwind_on_malloc=1:exitcode=0 ruby $args" \
+    "$with '$gemleak' run --engine lsan -- ruby $args")
+ROUNDS
                     exact=$(best_of env $leak_env RUBYOPT="$plant" "$gemleak" run --engine lsan --exact-stacks -- ruby "$@")
                     exact=${exact% *}
-                    line="    $name, $kind: native ${native}s   floor ${floor}s ($(ratio "$floor" "$native")x)   --engine lsan ${lsan}s ($(ratio "$lsan" "$native")x native, $(ratio "$lsan" "$floor")x the floor)   --exact-stacks ${exact}s ($(ratio "$exact" "$native")x)"
+                    line="    $name, $kind: native ${native}s   floor ${floor}s ($(ratio "$floor" "$native")x)   --engine lsan ${lsan}s ($(ratio "$lsan" "$native")x native, $(ratio "$lsan" "$floor")x the floor; in each round, the median: ${median_native}x native, ${median_floor}x the floor)   --exact-stacks ${exact}s ($(ratio "$exact" "$native")x)"
                     if [ "${BENCH_VALGRIND:-0}" = 1 ] && [ "$which" = stock ]; then
                         start=$(date +%s.%N)
                         env $leak_env RUBYOPT="$plant" "$gemleak" run -- ruby "$@" >/dev/null 2>&1 || true
