@@ -129,12 +129,15 @@ $(B)/gen/resources.h: $(RESDIR)/gemleak.gresource.xml $(RESOURCES)
 	@mkdir -p $(@D)
 	glib-compile-resources --sourcedir=$(B) --generate-header --c-name gl_resources --target=$@ $<
 
-# The start of the helper's SHA-256, which names its directory in gemleak's
-# cache (src/run/helper_dir.c): summed here, once, not by every run.
-$(B)/gen/helper_sum.h: $(B)/helper/gemleak_helper_body.rb
+# The start of the SHA-256 of the files a run's helper directory holds (the
+# resources but the man page), which names their directory in gemleak's
+# cache (src/run/helper_dir.c): summed here, once, not by every run. A
+# cached file is one of this build's.
+HELPER_FILES := $(filter-out %.1,$(RESOURCES))
+$(B)/gen/helper_sum.h: $(HELPER_FILES)
 	@mkdir -p $(@D)
-	printf '#define GL_HELPER_SUM "%s"\n' "$$(sha256sum $< | cut -c1-16)" > $@.tmp
-	@grep -Eq '"[0-9a-f]{16}"' $@.tmp || { echo "$@: no SHA-256 of $<" >&2; exit 1; }
+	printf '#define GL_HELPER_SUM "%s"\n' "$$(cat $^ | sha256sum | cut -c1-16)" > $@.tmp
+	@grep -Eq '"[0-9a-f]{16}"' $@.tmp || { echo "$@: no SHA-256 of $^" >&2; exit 1; }
 	mv $@.tmp $@
 
 # The Ruby helper gemleak loads into every Ruby of a run is one file,

@@ -2,9 +2,11 @@
  * preloaded into every process of a run, the allocation front (and the
  * functions it watches), the client library and the guard that follows a
  * static program, compiled into gemleak
- * (resources.h) and written to a private directory of gemleak's own, on a
- * filesystem the dynamic loader loads from, before the commands start;
- * the preloaded library tried on the dynamic loader first. */
+ * (resources.h) and put in a private directory of gemleak's own, on a
+ * filesystem the dynamic loader loads from, before the commands start (a
+ * second name of the file gemleak's cache holds for this build, or the
+ * bytes written again); the preloaded library tried on the dynamic loader
+ * first. */
 #define _GNU_SOURCE  /* ST_NOEXEC */
 #include "gemleak/run/runner.h"
 #include "runner_int.h"
@@ -17,6 +19,7 @@
 
 #include <errno.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
 
@@ -95,9 +98,10 @@ static gboolean kept_between_runs(const char *name)
 }
 
 /* Returns: (transfer full) (nullable): the cache's directory for this
- * helper ("helper-" and the start of its source's SHA-256, summed as
+ * helper ("helper-" and the start of the SHA-256 of its files, summed as
  * gemleak was built: GL_HELPER_SUM): what a Ruby compiled of another
- * helper is never this one's. */
+ * helper is never this one's, and the helper's files it holds are this
+ * build's. */
 static char *helper_cache(void)
 {
     return gl_cache_dir("helper-" GL_HELPER_SUM);
@@ -110,10 +114,39 @@ void gl_run_keep_helper(const char *helper_dir)
         gl_cache_copy(helper_dir, cache, kept_between_runs);
 }
 
-/* Writes the resource @name into @dir, as @what says it.
+/* Returns: TRUE if @path is a regular file of @size bytes, @mode's
+ * permissions (a file of the cache as a run left it). */
+static gboolean cached_as(const char *path, gsize size, mode_t mode)
+{
+    GStatBuf st;
+    return g_lstat(path, &st) == 0 && S_ISREG(st.st_mode) && (gsize) st.st_size == size &&
+           (st.st_mode & 07777) == mode;
+}
+
+/* Writes @size bytes of @data to @file, with @mode's permissions.
+ * Returns: FALSE, with @error set (GLib's), when it cannot. */
+static gboolean write_file(const char *file, const char *data, gsize size, mode_t mode,
+                           GError **error)
+{
+    if (!g_file_set_contents(file, data, (gssize) size, error))
+        return FALSE;
+    if (g_chmod(file, mode) != 0) {
+        g_set_error(error, G_FILE_ERROR, g_file_error_from_errno(errno), "%s",
+                    g_strerror(errno));
+        return FALSE;
+    }
+    return TRUE;
+}
+
+/* Writes the resource @name into @dir, with @mode's permissions, as @what
+ * says it: a second name of the file in the helper's @cache directory
+ * (nullable), written there by the first run of this build; the bytes
+ * themselves where the cache is elsewhere (another filesystem) or
+ * cannot be written. A run wrote 1 MB a run otherwise, the guard most of
+ * it: some 4 ms of `gemleak run -- true`'s 26.
  * Returns: FALSE, with @error set, when it cannot. */
-static gboolean write_resource(const char *name, const char *dir, const char *what,
-                               GError **error)
+static gboolean write_resource(const char *name, const char *dir, const char *cache,
+                               mode_t mode, const char *what, GError **error)
 {
     g_autofree char *path = g_strconcat("/gemleak/", name, NULL);
     g_autoptr(GBytes) bytes = g_resource_lookup_data(gl_resources_get_resource(), path,
@@ -122,8 +155,14 @@ static gboolean write_resource(const char *name, const char *dir, const char *wh
     g_autofree char *file = g_build_filename(dir, base, NULL);
     gsize size = 0;
     const char *data = g_bytes_get_data(bytes, &size);
+    if (cache != NULL) {
+        g_autofree char *cached = g_build_filename(cache, base, NULL);
+        if ((cached_as(cached, size, mode) || write_file(cached, data, size, mode, NULL)) &&
+            link(cached, file) == 0)
+            return TRUE;
+    }
     g_autoptr(GError) local = NULL;
-    if (!g_file_set_contents(file, data, (gssize) size, &local)) {
+    if (!write_file(file, data, size, mode, &local)) {
         g_set_error(error, GL_ERROR, GL_ERROR_ENVIRONMENT, "cannot write the %s to %s: %s", what,
                     file, local->message);
         return FALSE;
@@ -144,25 +183,17 @@ gboolean gl_per_test_available(void)
     return memmem(data, size, mark, sizeof mark - 1) != NULL;
 }
 
-/* Writes the guard into @dir, a program its owner runs, when gemleak has
- * one (its resource is not empty).
+/* Writes the guard into @dir (through @cache, nullable), a program its
+ * owner runs, when gemleak has one (its resource is not empty).
  * Returns: FALSE, with @error set, when it cannot. */
-static gboolean write_guard(const char *dir, GError **error)
+static gboolean write_guard(const char *dir, const char *cache, GError **error)
 {
     g_autoptr(GBytes) bytes = g_resource_lookup_data(gl_resources_get_resource(),
                                                      "/gemleak/client/" GUARD_PROGRAM,
                                                      G_RESOURCE_LOOKUP_FLAGS_NONE, NULL);
     if (bytes == NULL || g_bytes_get_size(bytes) == 0)
         return TRUE;
-    g_autofree char *file = g_build_filename(dir, GUARD_PROGRAM, NULL);
-    if (!write_resource("client/" GUARD_PROGRAM, dir, "guard", error))
-        return FALSE;
-    if (g_chmod(file, 0700) != 0) {
-        g_set_error(error, GL_ERROR, GL_ERROR_ENVIRONMENT, "cannot make %s executable: %s", file,
-                    g_strerror(errno));
-        return FALSE;
-    }
-    return TRUE;
+    return write_resource("client/" GUARD_PROGRAM, dir, cache, 0700, "guard", error);
 }
 
 /* Writes the functions of Ruby's that allocate for their caller, a glob a
@@ -236,19 +267,22 @@ char *gl_run_write_helper(gboolean client, int *lock, GError **error)
                     "cannot make a private directory for the Ruby helper: %s", local->message);
         return NULL;
     }
-    if (!write_resource("helper/" HELPER_LOADER, lib, "Ruby helper", error) ||
-        !write_resource("helper/" HELPER_BODY, lib, "Ruby helper", error) ||
-        !write_resource("client/" PRELOAD_LIBRARY, lib, "preloaded library", error) ||
-        !write_resource("client/" ALLOC_LIBRARY, lib, "allocation front", error) ||
-        !write_apis(lib, error) || !write_guard(lib, error) ||
-        (client && !write_resource("client/" CLIENT_LIBRARY, lib, "client library", error))) {
+    /* the helper's files, the cache's (cache.h); and what the Rubies of
+     * the runs before compiled and read */
+    g_autofree char *cache = helper_cache();
+    if (!write_resource("helper/" HELPER_LOADER, lib, cache, 0644, "Ruby helper", error) ||
+        !write_resource("helper/" HELPER_BODY, lib, cache, 0644, "Ruby helper", error) ||
+        !write_resource("client/" PRELOAD_LIBRARY, lib, cache, 0644, "preloaded library",
+                        error) ||
+        !write_resource("client/" ALLOC_LIBRARY, lib, cache, 0644, "allocation front", error) ||
+        !write_apis(lib, error) || !write_guard(lib, cache, error) ||
+        (client && !write_resource("client/" CLIENT_LIBRARY, lib, cache, 0644, "client library",
+                                   error))) {
         gl_remove_tree(lib);
         close(*lock);
         *lock = -1;
         return NULL;
     }
-    /* what the Rubies of the runs before compiled and read (cache.h) */
-    g_autofree char *cache = helper_cache();
     if (cache != NULL)
         gl_cache_copy(cache, lib, kept_between_runs);
     return g_steal_pointer(&lib);

@@ -4,7 +4,8 @@
  * read of RbConfig, reach the next run's helper directory whole; what a
  * run asked of a Ruby is not asked again of the same executable, and is
  * asked again of one built or installed since; so is where the C compiler
- * said a sanitizer's runtime is. The unit runner's cache is
+ * said a sanitizer's runtime is; a run's helper files are the cache's,
+ * written once a build. The unit runner's cache is
  * a private directory (check_main.c). */
 #include "testutil.h"
 #include "gemleak/run/cache.h"
@@ -19,6 +20,8 @@
 #include <unistd.h>
 
 #include <glib/gstdio.h>
+
+#include "helper_sum.h"
 
 START_TEST(test_kept_under_its_key)
 {
@@ -126,6 +129,72 @@ START_TEST(test_the_helper_compiled_before_reaches_the_next_run)
     g_autofree char *fourth_text = gl_test_read(in_fourth, NULL);
     ck_assert_str_eq(fourth_text, "compiled again");
     gl_remove_tree(fourth);
+}
+END_TEST
+
+/* Issue 36: a run's helper directory held 1 MB written again in every
+ * run (the guard most of it). Its files are second names of the ones
+ * gemleak's cache holds for this build, written there by the first run;
+ * a cached file that is not what this build wrote (another size, other
+ * permissions) is written again, and the run's files are whole. */
+START_TEST(test_the_helpers_files_are_the_caches)
+{
+    static const char *const files[] = { "gemleak_helper.rb", "gemleak_helper_body.rb",
+                                         "gemleak_preload.so", "gemleak_alloc.so",
+                                         "gemleak_client.so", "gemleak_guard" };
+    g_autofree char *cache = gl_cache_dir("helper-" GL_HELPER_SUM);
+    ck_assert_ptr_nonnull(cache);
+    int lock = -1;
+    g_autoptr(GError) error = NULL;
+    g_autofree char *first = gl_run_write_helper(TRUE, &lock, &error);
+    ck_assert_msg(first != NULL, "%s", error != NULL ? error->message : "");
+    close(lock);
+    g_autofree char *second = gl_run_write_helper(TRUE, &lock, &error);
+    ck_assert_msg(second != NULL, "%s", error != NULL ? error->message : "");
+    close(lock);
+    guint linked = 0;
+    for (guint i = 0; i < G_N_ELEMENTS(files); i++) {
+        g_autofree char *in_first = g_build_filename(first, files[i], NULL);
+        g_autofree char *in_second = g_build_filename(second, files[i], NULL);
+        g_autofree char *cached = g_build_filename(cache, files[i], NULL);
+        GStatBuf a, b, c;
+        if (g_stat(in_first, &a) != 0) {
+            /* a build without the guard (no static C library) has none */
+            ck_assert_str_eq(files[i], "gemleak_guard");
+            continue;
+        }
+        ck_assert_int_eq(g_stat(in_second, &b), 0);
+        ck_assert_int_eq(g_stat(cached, &c), 0);
+        ck_assert_int_eq(a.st_size, c.st_size);
+        if (a.st_dev != c.st_dev)
+            continue;  /* the cache on another filesystem: written */
+        ck_assert_msg(a.st_ino == c.st_ino && b.st_ino == c.st_ino, "%s was written, not linked",
+                      files[i]);
+        linked++;
+    }
+    g_autofree char *guard = g_build_filename(second, "gemleak_guard", NULL);
+    if (g_file_test(guard, G_FILE_TEST_EXISTS))
+        ck_assert(g_file_test(guard, G_FILE_TEST_IS_EXECUTABLE));
+
+    /* a cached file another hand changed: written again, whole */
+    g_autofree char *body = g_build_filename(first, "gemleak_helper_body.rb", NULL);
+    g_autofree char *whole = gl_test_read(body, NULL);
+    g_autofree char *cached_body = g_build_filename(cache, "gemleak_helper_body.rb", NULL);
+    ck_assert_int_eq(g_unlink(cached_body), 0);
+    gl_test_write(cached_body, "# not the helper\n", -1);
+    g_autofree char *third = gl_run_write_helper(TRUE, &lock, &error);
+    ck_assert_msg(third != NULL, "%s", error != NULL ? error->message : "");
+    close(lock);
+    g_autofree char *in_third = g_build_filename(third, "gemleak_helper_body.rb", NULL);
+    g_autofree char *third_text = gl_test_read(in_third, NULL);
+    ck_assert_str_eq(third_text, whole);
+    g_autofree char *cached_text = gl_test_read(cached_body, NULL);
+    ck_assert_str_eq(cached_text, whole);
+    gl_remove_tree(first);
+    gl_remove_tree(second);
+    gl_remove_tree(third);
+    if (linked == 0)
+        gl_test_skip("the cache is on another filesystem than the helper's directories here");
 }
 END_TEST
 
@@ -238,6 +307,7 @@ Suite *gl_cache_suite(void)
     tcase_add_test(tc, test_kept_under_its_key);
     tcase_add_test(tc, test_a_directory_others_can_write_is_not_used);
     tcase_add_test(tc, test_the_helper_compiled_before_reaches_the_next_run);
+    tcase_add_test(tc, test_the_helpers_files_are_the_caches);
     tcase_add_test(tc, test_a_ruby_is_asked_once);
     tcase_add_test(tc, test_a_compiler_is_asked_once_for_a_runtime);
     suite_add_tcase(suite, tc);
