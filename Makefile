@@ -117,7 +117,7 @@ $(B)/obj/%.o: src/%.c | $(B)/gen/resources.h $(B)/gen/helper_sum.h
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) -c -o $@ $<
 
-$(B)/obj/tests/%.o: tests/%.c | $(B)/gen/resources.h
+$(B)/obj/tests/%.o: tests/%.c | $(B)/gen/resources.h $(B)/gen/helper_sum.h
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) -Itests $(CHECK_CFLAGS) -c -o $@ $<
 
