@@ -368,12 +368,6 @@ gboolean gl_probe_command_both_streams(const char *const *argv, char **const env
     return probe(argv, envp, TRUE, max_bytes, timeout_ms, output, wait_status, error);
 }
 
-/* Replaces the file @path (no symbolic link in it) with @size bytes of
- * @data: through a file beside it and a rename, so that a failed write
- * leaves the old file whole; with @durable, on the disk before the rename.
- * The file keeps its mode and owner; a new one gets, with @durable, 0666
- * less the umask, as the shell's > gives (a report), else 0600 (what
- * gemleak keeps for itself: the umask is not read, which sets it). */
 /* Returns: (transfer full): the start of a name beside @path for a file
  * that becomes it by a rename: its directory, a dot, and its name (its
  * first 200 bytes, valid UTF-8). */
@@ -385,6 +379,12 @@ static char *beside(const char *path)
     return g_strdup_printf("%s/.%s", dir, short_base);
 }
 
+/* Replaces the file @path (no symbolic link in it) with @size bytes of
+ * @data: through a file beside it and a rename, so that a failed write
+ * leaves the old file whole; with @durable, on the disk before the rename.
+ * The file keeps its mode and owner; a new one gets, with @durable, 0666
+ * less the umask, as the shell's > gives (a report), else 0600 (what
+ * gemleak keeps for itself: the umask is not read, which sets it). */
 static gboolean replace(const char *path, const char *data, gsize size, gboolean durable,
                         GError **error)
 {
