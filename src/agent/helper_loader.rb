@@ -9,29 +9,39 @@
 # others load them, a tenth of the time. A Ruby without instruction
 # sequences, or that cannot read or write them, loads the source. Nothing
 # here is left behind in the process: locals of this file only.
-body = File.join(__dir__, "gemleak_helper_body.rb")
-compiled = nil
-if defined?(RubyVM::InstructionSequence) && RubyVM::InstructionSequence.respond_to?(:load_from_binary)
-  key = [RUBY_ENGINE, RUBY_VERSION, RUBY_PLATFORM, defined?(RUBY_REVISION) ? RUBY_REVISION : ""]
-  cache = File.join(__dir__, "gemleak_helper_body-#{key.join("-").gsub(/[^A-Za-z0-9._-]/, "_")}.iseq")
-  begin
-    compiled = RubyVM::InstructionSequence.load_from_binary(File.binread(cache)) if File.file?(cache)
-  rescue StandardError
-    compiled = nil
-  end
-  unless compiled
+#
+# The collector waits while the helper loads: in a Ruby just started
+# without RubyGems (assert_separately's children), loading it set off a
+# collection, half of its time (2 of 4 ms). It is on again after, unless
+# it was off before.
+collector_was_off = GC.disable
+begin
+  body = File.join(__dir__, "gemleak_helper_body.rb")
+  compiled = nil
+  if defined?(RubyVM::InstructionSequence) && RubyVM::InstructionSequence.respond_to?(:load_from_binary)
+    key = [RUBY_ENGINE, RUBY_VERSION, RUBY_PLATFORM, defined?(RUBY_REVISION) ? RUBY_REVISION : ""]
+    cache = File.join(__dir__, "gemleak_helper_body-#{key.join("-").gsub(/[^A-Za-z0-9._-]/, "_")}.iseq")
     begin
-      compiled = RubyVM::InstructionSequence.compile_file(body)
-      partial = "#{cache}.#{Process.pid}"
-      File.binwrite(partial, compiled.to_binary)
-      File.rename(partial, cache)
+      compiled = RubyVM::InstructionSequence.load_from_binary(File.binread(cache)) if File.file?(cache)
     rescue StandardError
+      compiled = nil
+    end
+    unless compiled
       begin
-        File.unlink(partial) if partial
-      rescue SystemCallError
-        nil
+        compiled = RubyVM::InstructionSequence.compile_file(body)
+        partial = "#{cache}.#{Process.pid}"
+        File.binwrite(partial, compiled.to_binary)
+        File.rename(partial, cache)
+      rescue StandardError
+        begin
+          File.unlink(partial) if partial
+        rescue SystemCallError
+          nil
+        end
       end
     end
   end
+  compiled ? compiled.eval : load(body)
+ensure
+  GC.enable unless collector_was_off
 end
-compiled ? compiled.eval : load(body)

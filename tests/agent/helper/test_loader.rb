@@ -59,4 +59,25 @@ class LoaderTest < Minitest::Test
     assert_equal "#{run.ext}\n", run.file("loaded-#{run.pid}.txt")
     refute_equal "not instructions", File.binread(cache)
   end
+
+  # A Ruby just started without RubyGems (assert_separately's children)
+  # collected its garbage while it loaded the helper: once on Ruby 3.1,
+  # twice on 3.4, some 2 ms. The collector waits until the helper is
+  # loaded, and is on again for the suite.
+  def test_no_collection_while_the_helper_loads
+    dir = helper_dir
+    loader = File.join(dir, "gemleak_helper.rb")
+    File.write(File.join(dir, "before.rb"), "$collections = GC.count\n")
+    File.write(File.join(dir, "after.rb"), "print GC.count - $collections, \" \", GC.enable\n")
+    opt = "-r#{File.join(dir, "before.rb")} -r#{loader} -r#{File.join(dir, "after.rb")}"
+    2.times do |i| # the first Ruby compiles the helper, the second loads it
+      run_dir = File.join(dir, "run#{i}")
+      Dir.mkdir(run_dir)
+      out, err, status = Open3.capture3({ "RUBYOPT" => opt, "RUBYLIB" => nil, "GEMLEAK_RUN_DIR" => run_dir },
+                                        RbConfig.ruby, "--disable=gems", "-e", "0")
+      assert status.success?, err
+      assert_equal "0 false", out, "collections while the helper loaded, and GC.enable after it"
+    end
+    assert_equal 1, compiled(dir).size
+  end
 end
