@@ -40,12 +40,12 @@ static char *asan_log_too_long(const char *run_dir, gsize *max)
  * that keeps frame pointers); the client library is only loaded
  * (AddressSanitizer's realloc calls the hooks). */
 static GPtrArray *asan_argv(const GlRunOptions *options, const char *program, const char *run_dir,
-                            const char *helper_dir, char *const *command)
+                            const char *helper_dir, char *const *command, char ***env)
 {
     (void) program;
     (void) run_dir;
     g_autofree char *first = gl_sanitizer_first(options, helper_dir, FALSE);
-    return gl_sanitizer_argv(&asan, first, helper_dir, command);
+    return gl_sanitizer_argv(&asan, first, helper_dir, command, env);
 }
 
 static char *asan_handover(const GlRunOptions *options, const char *run_dir, const char *helper_dir)

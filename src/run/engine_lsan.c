@@ -43,12 +43,12 @@ static char *lsan_first(const GlRunOptions *options, const char *helper_dir)
 }
 
 static GPtrArray *lsan_argv(const GlRunOptions *options, const char *program, const char *run_dir,
-                            const char *helper_dir, char *const *command)
+                            const char *helper_dir, char *const *command, char ***env)
 {
     (void) program;
     (void) run_dir;
     g_autofree char *first = lsan_first(options, helper_dir);
-    return gl_sanitizer_argv(&lsan, first, helper_dir, command);
+    return gl_sanitizer_argv(&lsan, first, helper_dir, command, env);
 }
 
 static char *lsan_handover(const GlRunOptions *options, const char *run_dir, const char *helper_dir)

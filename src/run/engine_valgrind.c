@@ -158,9 +158,11 @@ static char *trace_children_skip(void)
  * (nullable: the options alone, for the helper to put a command after),
  * starting with @valgrind. */
 static GPtrArray *valgrind_argv(const GlRunOptions *options, const char *valgrind,
-                                const char *run_dir, const char *helper_dir, char *const *command)
+                                const char *run_dir, const char *helper_dir, char *const *command,
+                                char ***env)
 {
     (void) helper_dir;
+    (void) env;
     GPtrArray *argv = g_ptr_array_new_with_free_func(g_free);
     g_ptr_array_add(argv, g_strdup(valgrind));
     g_ptr_array_add(argv, g_strdup("--tool=memcheck"));
@@ -221,7 +223,7 @@ static char *valgrind_variable(const GlRunOptions *options, const char *run_dir,
     g_autofree char *valgrind = g_find_program_in_path(options->program);
     if (valgrind == NULL)
         return NULL;
-    g_autoptr(GPtrArray) argv = valgrind_argv(options, valgrind, run_dir, NULL, NULL);
+    g_autoptr(GPtrArray) argv = valgrind_argv(options, valgrind, run_dir, NULL, NULL, NULL);
     GString *joined = g_string_new(NULL);
     for (guint i = 0; i + 1 < argv->len; i++) {
         const char *arg = g_ptr_array_index(argv, i);

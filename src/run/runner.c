@@ -275,8 +275,10 @@ static gboolean spawn_commands(const GlRunOptions *options, const GlEngine *engi
         char **command = g_ptr_array_index(commands, i);
         gboolean outside = options->spare_launchers && can_hand_over &&
                            gl_is_launcher(command[0]);
+        g_auto(GStrv) own_env = g_strdupv(env);
         g_autoptr(GPtrArray) argv = outside ? NULL
-            : engine->argv(options, options->program, result->dir, result->helper_dir, command);
+            : engine->argv(options, options->program, result->dir, result->helper_dir, command,
+                           &own_env);
         char **spawned = outside ? command : (char **) argv->pdata;
         if (outside && result->launcher == NULL)
             result->launcher = g_path_get_basename(command[0]);
@@ -293,8 +295,10 @@ static gboolean spawn_commands(const GlRunOptions *options, const GlEngine *engi
         GSpawnFlags io = options->quiet ? G_SPAWN_STDOUT_TO_DEV_NULL | G_SPAWN_STDERR_TO_DEV_NULL |
                                               (again ? G_SPAWN_CHILD_INHERITS_STDIN : 0)
                                         : G_SPAWN_CHILD_INHERITS_STDIN;
-        if (!g_spawn_async(NULL, spawned, env,
-                           G_SPAWN_SEARCH_PATH | G_SPAWN_DO_NOT_REAP_CHILD | io,
+        /* the command's PATH, as env(1) in its command line would look */
+        if (!g_spawn_async(NULL, spawned, own_env,
+                           G_SPAWN_SEARCH_PATH | G_SPAWN_SEARCH_PATH_FROM_ENVP |
+                               G_SPAWN_DO_NOT_REAP_CHILD | io,
                            gl_run_child_setup, parent, &pid, &local)) {
             g_set_error(error, GL_ERROR, GL_ERROR_CHILD, "cannot start %s: %s", spawned[0],
                         local->message);

@@ -150,13 +150,14 @@ char *gl_sanitizer_log_too_long(const GlSanitizerRuntime *runtime, const char *r
     return strlen(name) > *max ? g_steal_pointer(&name) : NULL;
 }
 
-/* Returns: (transfer full): "LD_PRELOAD=[FIRST:]RUNTIME[:what the user
- * preloads][:the library every process of the run gets]" (gl_run_child_environment). */
+/* Returns: (transfer full): LD_PRELOAD's value: "[FIRST:]RUNTIME[:what the
+ * user preloads][:the library every process of the run gets]"
+ * (gl_run_child_environment). */
 static char *preload(const char *first, const char *runtime, const char *helper_dir)
 {
     const char *theirs = g_getenv("LD_PRELOAD");
     g_autofree char *quiet = gl_run_preload_library(helper_dir, NULL);
-    return g_strconcat("LD_PRELOAD=", first != NULL ? first : "", first != NULL ? ":" : "",
+    return g_strconcat(first != NULL ? first : "", first != NULL ? ":" : "",
                        runtime, theirs != NULL && *theirs != '\0' ? ":" : "",
                        theirs != NULL ? theirs : "", quiet != NULL ? ":" : "",
                        quiet != NULL ? quiet : "", NULL);
@@ -188,12 +189,13 @@ static char *guard_for(const char *helper_dir, char *const *command)
 }
 
 /* Only Ruby gets the runtime: a compiler or an assembler under it leaks
- * or crashes (as(1) dies of SIGSEGV). A Ruby command starts under it (env
- * LD_PRELOAD=... ruby ...); another (make, a shell) starts as it is, and
- * each Ruby below it starts again under the runtime through the helper;
- * a static one, under the guard. */
+ * or crashes (as(1) dies of SIGSEGV). A Ruby command starts under it
+ * (LD_PRELOAD=... in its environment, @env, or env LD_PRELOAD=... ruby ...
+ * without one); another (make, a shell) starts as it is, and each Ruby
+ * below it starts again under the runtime through the helper; a static
+ * one, under the guard. */
 GPtrArray *gl_sanitizer_argv(const GlSanitizerRuntime *runtime, const char *first,
-                             const char *helper_dir, char *const *command)
+                             const char *helper_dir, char *const *command, char ***env)
 {
     GPtrArray *argv = g_ptr_array_new_with_free_func(g_free);
     g_autofree char *found = command != NULL && command[0] != NULL &&
@@ -201,8 +203,13 @@ GPtrArray *gl_sanitizer_argv(const GlSanitizerRuntime *runtime, const char *firs
                                  ? gl_sanitizer_runtime(runtime, NULL) : NULL;
     char *guard = found == NULL ? guard_for(helper_dir, command) : NULL;
     if (found != NULL) {
-        g_ptr_array_add(argv, g_strdup("env"));
-        g_ptr_array_add(argv, preload(first, found, helper_dir));
+        g_autofree char *preloaded = preload(first, found, helper_dir);
+        if (env != NULL) {
+            *env = g_environ_setenv(*env, "LD_PRELOAD", preloaded, TRUE);
+        } else {
+            g_ptr_array_add(argv, g_strdup("env"));
+            g_ptr_array_add(argv, g_strconcat("LD_PRELOAD=", preloaded, NULL));
+        }
     } else if (guard != NULL) {
         g_ptr_array_add(argv, guard);
         g_ptr_array_add(argv, g_find_program_in_path(command[0]));
@@ -219,7 +226,8 @@ char *gl_sanitizer_handover(const GlSanitizerRuntime *runtime, const char *first
     g_autofree char *found = gl_sanitizer_runtime(runtime, NULL);
     if (found == NULL)
         return NULL;
-    g_autofree char *variable = preload(first, found, helper_dir);
+    g_autofree char *preloaded = preload(first, found, helper_dir);
+    g_autofree char *variable = g_strconcat("LD_PRELOAD=", preloaded, NULL);
     if (strchr(variable, GL_PROTO_ENGINE_COMMAND_SEPARATOR[0]) != NULL)
         return NULL;
     g_autofree char *env = g_find_program_in_path("env");

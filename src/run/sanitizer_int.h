@@ -46,7 +46,7 @@ char *gl_sanitizer_log_too_long(const GlSanitizerRuntime *runtime, const char *r
 char *gl_sanitizer_first(const GlRunOptions *options, const char *helper_dir, gboolean client);
 
 GPtrArray *gl_sanitizer_argv(const GlSanitizerRuntime *runtime, const char *first,
-                             const char *helper_dir, char *const *command);
+                             const char *helper_dir, char *const *command, char ***env);
 
 /* The engine's handover(): "env<SEP>LD_PRELOAD=[FIRST:]RUNTIME[:...]", as
  * gl_sanitizer_argv() preloads it.

@@ -48,7 +48,7 @@ static char *shown_kinds(GlLeakKind kinds, guint growth)
     const GlEngine *valgrind = gl_engine_find("valgrind");
     char *command[] = { "ruby", "-e", "1", NULL };
     g_autoptr(GPtrArray) argv = valgrind->argv(&options, "valgrind", "/tmp/run", "/tmp/helper",
-                                               command);
+                                               command, NULL);
     for (guint i = 0; argv->pdata[i] != NULL; i++)
         if (g_str_has_prefix(argv->pdata[i], "--show-leak-kinds="))
             return g_strdup((char *) argv->pdata[i] + strlen("--show-leak-kinds="));

@@ -70,9 +70,13 @@ typedef struct {
     /* Returns: (transfer full): the NULL-terminated command line that runs
      * @command (nullable: the options alone, for the helper to put a
      * command after) under the tool @program, writing into @run_dir;
-     * @helper_dir holds the helper and the client library. */
+     * @helper_dir holds the helper and the client library. @env (nullable):
+     * the command's environment, which it may replace (*@env consumed)
+     * with the variables only the command's own process gets: set there,
+     * not by env(1) in the command line, an exec less for every run. */
     GPtrArray *(*argv)(const struct GlRunOptions *options, const char *program,
-                       const char *run_dir, const char *helper_dir, char *const *command);
+                       const char *run_dir, const char *helper_dir, char *const *command,
+                       char ***env);
     /* Returns: (transfer full) (nullable): the tool's command line as one
      * value (GL_PROTO_ENGINE_COMMAND_VARIABLE), or NULL when it cannot be. */
     char *(*handover)(const struct GlRunOptions *options, const char *run_dir,
