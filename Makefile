@@ -92,7 +92,10 @@ UNIT_OBJS := $(UNIT_SRCS:tests/%.c=$(B)/obj/tests/%.o) $(UNIT_AGENT_SRCS:src/%.c
 INTEG_SRCS := $(wildcard tests/integration/*.c)
 INTEG_OBJS := $(INTEG_SRCS:tests/%.c=$(B)/obj/tests/%.o) $(B)/obj/tests/testutil.o
 RESDIR    := src/run
-RESOURCES := $(B)/helper/gemleak_helper.rb $(B)/helper/gemleak_helper_body.rb $(B)/client/gemleak_client.so \
+RESOURCES := $(B)/helper/gemleak_helper.rb $(B)/helper/gemleak_helper_body.rb \
+             $(B)/helper/gemleak_helper_per_test_again.rb $(B)/helper/gemleak_helper_launch_outside.rb \
+             $(B)/helper/gemleak_helper_growth_run.rb \
+             $(B)/client/gemleak_client.so \
              $(B)/client/gemleak_preload.so $(B)/client/gemleak_alloc.so $(B)/client/gemleak_guard \
              $(B)/man/gemleak.1
 
@@ -148,8 +151,16 @@ $(B)/gen/helper_sum.h: $(HELPER_FILES)
 # $(B)/helper/gemleak_helper.rb, src/agent/helper_loader.rb, which loads the
 # body compiled once per Ruby of the run.
 HELPER_PARTS := $(addprefix $(AGENT)/helper/,protocol.rb core.rb extensions.rb instrumented.rb durations.rb \
-                sanitizer.rb owners.rb per_test.rb per_test_again.rb per_test_frameworks.rb \
+                sanitizer.rb owners.rb per_test.rb per_test_frameworks.rb \
                 growth.rb exit_exec.rb launch.rb start.rb)
+# The parts a Ruby of the run may not need, each a file of its own beside
+# the body, $(B)/helper/gemleak_helper_PART.rb, which the helper loads the
+# first time it does (GemLeakHelper.later): the search for the test that
+# lost (per test under Valgrind), what --growth runs again, and what a Ruby
+# started outside the engine does (a launcher's). Every Ruby loading them
+# cost it their instructions, their objects in each of its collections and
+# their freeing at exit.
+HELPER_LATER := $(addprefix $(AGENT)/helper/,per_test_again.rb launch_outside.rb growth_run.rb)
 HELPER_MAGIC := \# frozen_string_literal: true
 
 # The run directory's protocol (file names, markers, variables) is spelled
@@ -176,6 +187,11 @@ $(B)/man/gemleak.1: man/gemleak.1
 # after it, and a line that names where it came from.
 $(B)/helper/gemleak_helper.rb: $(AGENT)/helper_loader.rb
 	@mkdir -p $(@D)
+	cp $< $@
+
+$(B)/helper/gemleak_helper_%.rb: $(AGENT)/helper/%.rb
+	@mkdir -p $(@D)
+	@head -n 1 $< | grep -qx '$(HELPER_MAGIC)' || { echo "$<: its first line is not \"$(HELPER_MAGIC)\"" >&2; exit 1; }
 	cp $< $@
 
 $(B)/helper/gemleak_helper_body.rb: $(B)/helper/protocol.rb $(filter-out %/protocol.rb,$(HELPER_PARTS))
@@ -303,14 +319,15 @@ check-unit: $(B)/tests/check_unit
 # The Ruby helper's and the Rake library's own tests: plain Ruby and
 # minitest, no Valgrind.
 check-helper:
-	$(MAKE) --no-print-directory $(B)/helper/gemleak_helper_body.rb $(B)/helper/gemleak_helper.rb
+	$(MAKE) --no-print-directory $(B)/helper/gemleak_helper_body.rb $(B)/helper/gemleak_helper.rb \
+	    $(HELPER_LATER:$(AGENT)/helper/%=$(B)/helper/gemleak_helper_%)
 	@cmp -s $(AGENT)/helper/protocol.rb $(B)/helper/protocol.rb || { \
 	    echo "$(AGENT)/helper/protocol.rb: its protocol block is not $(PROTOCOL_H)'s:" \
 	        "make helper-protocol writes it" >&2; exit 1; }
-	@test -z "$(filter-out $(HELPER_PARTS),$(wildcard $(AGENT)/helper/*.rb))" || { \
-	    echo "$(filter-out $(HELPER_PARTS),$(wildcard $(AGENT)/helper/*.rb)):" \
-	        "not in HELPER_PARTS (Makefile): the helper leaves it out" >&2; exit 1; }
-	@for rb in $(HELPER_PARTS) $(B)/helper/gemleak_helper_body.rb $(AGENT)/helper_loader.rb; do \
+	@test -z "$(filter-out $(HELPER_PARTS) $(HELPER_LATER),$(wildcard $(AGENT)/helper/*.rb))" || { \
+	    echo "$(filter-out $(HELPER_PARTS) $(HELPER_LATER),$(wildcard $(AGENT)/helper/*.rb)):" \
+	        "not in HELPER_PARTS nor HELPER_LATER (Makefile): the helper leaves it out" >&2; exit 1; }
+	@for rb in $(HELPER_PARTS) $(HELPER_LATER) $(B)/helper/gemleak_helper_body.rb $(AGENT)/helper_loader.rb; do \
 	    ! ruby -wc $$rb 2>&1 | grep -v '^Syntax OK$$' || { \
 	        echo "$$rb warns under ruby -w: a suite's output would show it" >&2; exit 1; }; \
 	done

@@ -7,8 +7,12 @@
 # compiles it and keeps its instructions beside it, one file for each Ruby
 # (engine, version, platform, revision), written whole or not at all; the
 # others load them, a tenth of the time. A Ruby without instruction
-# sequences, or that cannot read or write them, loads the source. Nothing
-# here is left behind in the process: locals of this file only.
+# sequences, or that cannot read or write them, loads the source. The
+# parts of the helper a process may not need (gemleak_helper_PART.rb
+# beside it) are loaded the same way when it does (GemLeakHelper.later),
+# through GemLeakHelper::LATER, which this file sets: this directory, and
+# how a file of it is loaded. Nothing else here is left behind in the
+# process: locals of this file only.
 #
 # The collector waits while the helper loads: in a Ruby just started
 # without RubyGems (assert_separately's children), loading it set off a
@@ -16,32 +20,39 @@
 # it was off before.
 collector_was_off = GC.disable
 begin
-  body = File.join(__dir__, "gemleak_helper_body.rb")
-  compiled = nil
-  if defined?(RubyVM::InstructionSequence) && RubyVM::InstructionSequence.respond_to?(:load_from_binary)
-    key = [RUBY_ENGINE, RUBY_VERSION, RUBY_PLATFORM, defined?(RUBY_REVISION) ? RUBY_REVISION : ""]
-    cache = File.join(__dir__, "gemleak_helper_body-#{key.join("-").gsub(/[^A-Za-z0-9._-]/, "_")}.iseq")
-    begin
-      compiled = RubyVM::InstructionSequence.load_from_binary(File.binread(cache)) if File.file?(cache)
-    rescue StandardError
-      compiled = nil
-    end
-    unless compiled
+  # Evaluates the file @name of this directory, compiled once per Ruby.
+  load_compiled = lambda do |dir, name|
+    source = File.join(dir, name)
+    compiled = nil
+    if defined?(RubyVM::InstructionSequence) && RubyVM::InstructionSequence.respond_to?(:load_from_binary)
+      key = [RUBY_ENGINE, RUBY_VERSION, RUBY_PLATFORM, defined?(RUBY_REVISION) ? RUBY_REVISION : ""]
+      cache = File.join(dir, "#{File.basename(name, ".rb")}-#{key.join("-").gsub(/[^A-Za-z0-9._-]/, "_")}.iseq")
       begin
-        compiled = RubyVM::InstructionSequence.compile_file(body)
-        partial = "#{cache}.#{Process.pid}"
-        File.binwrite(partial, compiled.to_binary)
-        File.rename(partial, cache)
+        compiled = RubyVM::InstructionSequence.load_from_binary(File.binread(cache)) if File.file?(cache)
       rescue StandardError
+        compiled = nil
+      end
+      unless compiled
         begin
-          File.unlink(partial) if partial
-        rescue SystemCallError
-          nil
+          compiled = RubyVM::InstructionSequence.compile_file(source)
+          partial = "#{cache}.#{Process.pid}"
+          File.binwrite(partial, compiled.to_binary)
+          File.rename(partial, cache)
+        rescue StandardError
+          begin
+            File.unlink(partial) if partial
+          rescue SystemCallError
+            nil
+          end
         end
       end
     end
+    compiled ? compiled.eval : load(source)
   end
-  compiled ? compiled.eval : load(body)
+  module GemLeakHelper
+  end
+  GemLeakHelper.const_set(:LATER, [__dir__.freeze, load_compiled].freeze)
+  load_compiled.call(__dir__, "gemleak_helper_body.rb")
 ensure
   GC.enable unless collector_was_off
 end

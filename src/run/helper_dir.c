@@ -43,11 +43,16 @@
 #define GUARD_PROGRAM "gemleak_guard"
 
 /* What RUBYOPT's -r loads (src/agent/helper_loader.rb), the helper it
- * loads, and the start of the name of that helper compiled by a Ruby of
- * the run, which the loader writes beside it. */
+ * loads, the parts the helper loads when a process needs them
+ * (GemLeakHelper.later), and the start of the name of one of those
+ * compiled by a Ruby of the run, which the helper writes beside it
+ * (gemleak_helper_body-KEY.iseq). */
 #define HELPER_LOADER "gemleak_helper.rb"
 #define HELPER_BODY "gemleak_helper_body.rb"
-#define HELPER_COMPILED_PREFIX "gemleak_helper_body-"
+#define HELPER_PER_TEST_AGAIN "gemleak_helper_per_test_again.rb"
+#define HELPER_LAUNCH_OUTSIDE "gemleak_helper_launch_outside.rb"
+#define HELPER_GROWTH_RUN "gemleak_helper_growth_run.rb"
+#define HELPER_COMPILED_PREFIX "gemleak_helper_"
 #define HELPER_COMPILED_SUFFIX ".iseq"
 #define CLIENT_LIBRARY "gemleak_client.so"
 
@@ -81,7 +86,8 @@ static gboolean written_by_ruby(const char *name, gboolean partial)
 
 gboolean gl_run_is_helper_file(const char *name)
 {
-    static const char *const names[] = { HELPER_LOADER, HELPER_BODY, CLIENT_LIBRARY,
+    static const char *const names[] = { HELPER_LOADER, HELPER_BODY, HELPER_PER_TEST_AGAIN,
+                                         HELPER_LAUNCH_OUTSIDE, HELPER_GROWTH_RUN, CLIENT_LIBRARY,
                                          PRELOAD_LIBRARY, ALLOC_LIBRARY, ALLOC_APIS,
                                          GUARD_PROGRAM, GL_RUN_EXACT_SITES_FILE, GL_RUN_EXACT_TESTS_FILE };
     for (guint i = 0; i < G_N_ELEMENTS(names); i++)
@@ -272,6 +278,9 @@ char *gl_run_write_helper(gboolean client, int *lock, GError **error)
     g_autofree char *cache = helper_cache();
     if (!write_resource("helper/" HELPER_LOADER, lib, cache, 0644, "Ruby helper", error) ||
         !write_resource("helper/" HELPER_BODY, lib, cache, 0644, "Ruby helper", error) ||
+        !write_resource("helper/" HELPER_PER_TEST_AGAIN, lib, cache, 0644, "Ruby helper", error) ||
+        !write_resource("helper/" HELPER_LAUNCH_OUTSIDE, lib, cache, 0644, "Ruby helper", error) ||
+        !write_resource("helper/" HELPER_GROWTH_RUN, lib, cache, 0644, "Ruby helper", error) ||
         !write_resource("client/" PRELOAD_LIBRARY, lib, cache, 0644, "preloaded library",
                         error) ||
         !write_resource("client/" ALLOC_LIBRARY, lib, cache, 0644, "allocation front", error) ||

@@ -140,6 +140,9 @@ END_TEST
 START_TEST(test_the_helpers_files_are_the_caches)
 {
     static const char *const files[] = { "gemleak_helper.rb", "gemleak_helper_body.rb",
+                                         "gemleak_helper_per_test_again.rb",
+                                         "gemleak_helper_launch_outside.rb",
+                                         "gemleak_helper_growth_run.rb",
                                          "gemleak_preload.so", "gemleak_alloc.so",
                                          "gemleak_client.so", "gemleak_guard" };
     g_autofree char *cache = gl_cache_dir("helper-" GL_HELPER_SUM);

@@ -169,6 +169,25 @@ module GemLeakHelper
     end
   end
 
+  # Loads the part @name of the helper (gemleak_helper_@name.rb beside the
+  # body, HELPER_LATER in the Makefile), once, the first time a process
+  # needs it: as the loader loads the body, compiled once per Ruby (LATER,
+  # which it sets); the helper's own tests, which require the body itself,
+  # load the source beside it. Called as the helper loads, before the
+  # suite can swap File.
+  def self.later(name)
+    @later ||= {}
+    return if @later[name]
+
+    @later[name] = true
+    file = "gemleak_helper_#{name}.rb"
+    if const_defined?(:LATER, false)
+      LATER[1].call(LATER[0], file)
+    else
+      load(File.join(__dir__, file))
+    end
+  end
+
   # The engine's runtime preloaded into Ruby (LeakSanitizer's liblsan), when
   # the run uses one: GEMLEAK_ENGINE_RUNTIME names it.
   module Runtime

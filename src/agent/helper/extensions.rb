@@ -307,7 +307,7 @@ module GemLeakHelper
         GemLeakHelper.forked
         GemLeakHelper::Durations.forked
         GemLeakHelper::PerTest.forked
-        GemLeakHelper::Growth.forked
+        GemLeakHelper::Growth.forked if GemLeakHelper::Growth.on?
       end
       pid
     end

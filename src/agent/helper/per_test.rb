@@ -327,6 +327,25 @@ module GemLeakHelper
         failed(e)
       end
 
+      # The check after the tests ended since the last one, and the search
+      # for the one that lost (per_test_again.rb, loaded as the helper
+      # starts where they are checked: under a sanitizer's engine they
+      # never are, the owners say which test allocated a block).
+      def close
+        tests = @tests
+        return if tests.empty?
+
+        @tests = []
+        GemLeakHelper.later("per_test_again")
+        check_tests(tests)
+      end
+
+      # Whether a process checks after its tests, or runs them again: what
+      # per_test_again.rb does.
+      def checks_after_tests?
+        (on? && !Runtime.mapped?) || Growth.on?
+      end
+
       # At exit: the last file, the tests since the last check, a test cut short.
       def finish
         return unless client

@@ -3,6 +3,8 @@
 # --per-test's search for the test that lost memory (per_test.rb says when
 # it runs): the tests since a check that found a loss run again, each
 # group of them a different number of times, until a check names the test.
+# Loaded as the helper starts where a check follows the tests (per test
+# under Valgrind) or where tests run again (--growth): GemLeakHelper.later.
 module GemLeakHelper
   module PerTest
     # At most this many groups run again before one check: group m runs m
@@ -12,13 +14,9 @@ module GemLeakHelper
     ENOUGH = 5
 
     class << self
-      # The check after the tests ended since the last one; when they lost
-      # something, which of them did.
-      def close
-        tests = @tests
-        return if tests.empty?
-
-        @tests = []
+      # The check after @tests, which ended since the last one (per_test.rb's
+      # close); when they lost something, which of them did.
+      def check_tests(tests)
         if tests.size == 1
           check(Protocol::MARKER_PREFIX + Protocol::MARKER_END, tests[0].name, tests[0].location)
           return

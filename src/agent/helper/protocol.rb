@@ -13,8 +13,10 @@
 # It is one file when it runs (RUBYOPT's -r loads one file, and gemleak
 # carries it compiled in). Its source is in parts, one concern each, which
 # the build joins in the order HELPER_PARTS in the Makefile lists them into
-# build/helper/gemleak_helper.rb; each part reopens the modules it adds to,
-# nested, so that it finds the others' constants as the joined file does:
+# build/helper/gemleak_helper_body.rb; each part reopens the modules it adds
+# to, nested, so that it finds the others' constants as the joined file
+# does. The parts HELPER_LATER lists stay files of their own, which a
+# process loads only when it needs them (GemLeakHelper.later, core.rb):
 #   protocol.rb            this; what gemleak and the helper say to each other
 #   core.rb                what the helper takes when it loads; the engine's runtime
 #   extensions.rb          the extensions a process loads, recorded; require and fork
@@ -23,11 +25,13 @@
 #   sanitizer.rb           the checks a sanitizer's runtime makes while Ruby runs
 #   owners.rb              which test allocated each block, under a sanitizer
 #   per_test.rb            --per-test: markers around the tests, checks between them
-#   per_test_again.rb      --per-test: tests run again, to find the one that lost
+#     per_test_again.rb      (later) --per-test: tests run again, to find the one that lost
 #   per_test_frameworks.rb --per-test: minitest, test-unit and RSpec hooked
-#   growth.rb              --growth: each test run again after the suite, measured
+#   growth.rb              --growth: whether it is on
+#     growth_run.rb          (later) each test run again after the suite, measured
 #   exit_exec.rb           exit! and exec: the check the process would not make
-#   launch.rb              a launcher's Ruby processes put under the engine
+#   launch.rb              a Ruby started outside the engine, or under it
+#     launch_outside.rb      (later) a launcher's Ruby processes put under the engine
 #   start.rb               what runs as the helper loads, and at exit
 module GemLeakHelper
   # The run directory's protocol: the files, markers and variables gemleak

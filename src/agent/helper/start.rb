@@ -20,6 +20,8 @@ when :unchecked
   return
 end
 
+GemLeakHelper.later("per_test_again") if GemLeakHelper::PerTest.checks_after_tests?
+GemLeakHelper.later("growth_run") if GemLeakHelper::Growth.on?
 GemLeakHelper.start_list
 GemLeakHelper.record_new_extensions
 # Object, not Kernel: bundler/setup, which RUBYOPT loads after the helper,
@@ -82,7 +84,7 @@ exit_work = proc do |warming|
       end
       # A child that a test run again for --growth forked, and that ended
       # with exit: its status, now that the helper is done in it.
-      GemLeakHelper::Growth.child_exit
+      GemLeakHelper::Growth.child_exit if GemLeakHelper::Growth.on?
     end
   ensure
     GemLeakHelper::Core.restress(stress)

@@ -18,11 +18,17 @@ class LoaderTest < Minitest::Test
     @dirs << dir
     FileUtils.cp(LOADER, File.join(dir, "gemleak_helper.rb"))
     FileUtils.cp(HELPER, File.join(dir, "gemleak_helper_body.rb"))
+    Dir.glob(File.join(File.dirname(HELPER), "gemleak_helper_*.rb")).each { |part| FileUtils.cp(part, dir) }
     dir
   end
 
   def compiled(dir)
     Dir.children(dir).select { |name| name.start_with?("gemleak_helper_body-") }
+  end
+
+  # What of the helper's files was compiled and kept: their names.
+  def kept(dir)
+    Dir.children(dir).grep(/\.iseq\z/).map { |name| name[/\A[a-z_]+(?=-)/] }.sort
   end
 
   def test_the_first_ruby_compiles_the_helper_and_the_others_load_it
@@ -79,5 +85,28 @@ class LoaderTest < Minitest::Test
       assert_equal "0 false", out, "collections while the helper loaded, and GC.enable after it"
     end
     assert_equal 1, compiled(dir).size
+  end
+
+  # The parts of the helper a process may not need (HELPER_LATER) are
+  # loaded only where it does: --growth's repetitions where it is on (and
+  # --per-test's search, which runs tests again as it does); what a Ruby
+  # started outside the engine does, never in one under it. Each is
+  # compiled once and kept, as the body is.
+  def test_a_part_loads_only_where_it_is_needed
+    dir = helper_dir
+    loader = File.join(dir, "gemleak_helper.rb")
+    code = "load_extension\nputs GemLeakHelper::Growth.respond_to?(:run), GemLeakLaunch.respond_to?(:decide_outside)\n"
+    plain = run_suite(code, env: { "RUBYOPT" => "-W -r#{loader}" })
+    assert_ran(plain)
+    assert_equal "", plain.err
+    assert_equal "false\nfalse\n", plain.out.lines.drop(1).join
+    assert_equal ["gemleak_helper_body"], kept(dir)
+
+    growth = run_suite(code, env: { "RUBYOPT" => "-W -r#{loader}", "GEMLEAK_GROWTH" => "3" })
+    assert_ran(growth)
+    assert_equal "", growth.err
+    assert_equal "true\nfalse\n", growth.out.lines.drop(1).join
+    # its tests run again as --per-test's search runs them
+    assert_equal %w[gemleak_helper_body gemleak_helper_growth_run gemleak_helper_per_test_again], kept(dir)
   end
 end

@@ -9,10 +9,12 @@ class StartedAsTest < Minitest::Test
   include HelperTest
 
   # Runs CODE in a Ruby with the helper loaded (outside any gemleak run:
-  # GemLeakLaunch is there, and does nothing).
+  # GemLeakLaunch is there, and does nothing), and the part a Ruby started
+  # outside the engine loads (launch_outside.rb).
   def helper_eval(code)
     out, err, status = Open3.capture3({ "GEMLEAK_ENGINE_COMMAND" => nil, "GEMLEAK_RUN_DIR" => nil },
-                                      RbConfig.ruby, "-r#{HELPER}", "-e", code)
+                                      RbConfig.ruby, "-r#{HELPER}", "-e",
+                                      "GemLeakHelper.later('launch_outside')\n#{code}")
     assert status.success?, err
     Marshal.load([out].pack("H*")) # rubocop:disable Security/MarshalLoad -- our own child
   end
