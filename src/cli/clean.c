@@ -11,7 +11,9 @@ static const char clean_summary[] =
     "Valgrind's XML of runs that failed or were interrupted, and the helper\n"
     "directories of a gemleak that was killed), and only those: directories\n"
     "of yours, mode 0700, holding nothing gemleak does not write there, that\n"
-    "no running gemleak holds. --keep-xml directories are yours to remove.";
+    "no running gemleak holds. --keep-xml directories are yours to remove.\n"
+    "It also removes what gemleak's cache keeps for other builds of gemleak\n"
+    "(XDG_CACHE_HOME/gemleak/runs/helper-HASH: their helper, some 1.3 MB each).";
 
 int gl_cli_clean(int argc, char **argv, FILE *out, FILE *err)
 {
@@ -46,5 +48,6 @@ int gl_cli_clean(int argc, char **argv, FILE *out, FILE *err)
         return gl_cli_usage_error(err, "clean", error);
     }
     gl_rundir_clean(g_get_tmp_dir(), dry_run, out);
+    gl_rundir_clean_cache(dry_run, out);
     return GL_EXIT_CLEAN;
 }

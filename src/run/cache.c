@@ -32,6 +32,20 @@ static gboolean made(const char *path)
     return own_directory(path);
 }
 
+char *gl_cache_root(void)
+{
+    const char *base = g_get_user_cache_dir();
+    if (base == NULL || *base == '\0')
+        return NULL;
+    char *runs = g_build_filename(base, "gemleak", "runs", NULL);
+    g_autofree char *gemleak = g_path_get_dirname(runs);
+    if (!own_directory(gemleak) || !own_directory(runs)) {
+        g_free(runs);
+        return NULL;
+    }
+    return runs;
+}
+
 char *gl_cache_dir(const char *name)
 {
     const char *base = g_get_user_cache_dir();

@@ -110,7 +110,12 @@ static gboolean kept_between_runs(const char *name)
  * build's. */
 static char *helper_cache(void)
 {
-    return gl_cache_dir("helper-" GL_HELPER_SUM);
+    return gl_cache_dir(gl_run_helper_cache_name());
+}
+
+const char *gl_run_helper_cache_name(void)
+{
+    return GL_RUN_HELPER_CACHE_PREFIX GL_HELPER_SUM;
 }
 
 void gl_run_keep_helper(const char *helper_dir)

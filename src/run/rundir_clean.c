@@ -1,6 +1,7 @@
 /* gemleak clean: removes gemleak's own run and helper directories that
  * no running gemleak holds, and only what gemleak writes in them. */
 #include "gemleak/run/rundir.h"
+#include "gemleak/run/cache.h"
 #include "rundir_int.h"
 #include "runner_int.h"
 #include "gemleak/run/engine.h"
@@ -132,5 +133,61 @@ guint gl_rundir_clean(const char *tmpdir, gboolean dry_run, FILE *out)
     fprintf(out, "%s %u director%s of gemleak's in %s, %s\n",
             dry_run ? "would remove" : "removed", removed, removed == 1 ? "y" : "ies", where,
             total);
+    return removed;
+}
+
+/* Returns: TRUE if @name is a directory of gemleak's cache that a build
+ * of gemleak keeps its helper in ("helper-" and 16 hexadecimal digits). */
+static gboolean helper_cache_name(const char *name)
+{
+    if (!g_str_has_prefix(name, GL_RUN_HELPER_CACHE_PREFIX) ||
+        strlen(name) != strlen(GL_RUN_HELPER_CACHE_PREFIX) + 16)
+        return FALSE;
+    for (const char *c = name + strlen(GL_RUN_HELPER_CACHE_PREFIX); *c != '\0'; c++)
+        if (!g_ascii_isxdigit(*c))
+            return FALSE;
+    return TRUE;
+}
+
+guint gl_rundir_clean_cache(gboolean dry_run, FILE *out)
+{
+    g_autofree char *root = gl_cache_root();
+    if (root == NULL)
+        return 0;
+    g_autoptr(GDir) dir = g_dir_open(root, 0, NULL);
+    g_autoptr(GPtrArray) names = g_ptr_array_new_with_free_func(g_free);
+    const char *name;
+    while (dir != NULL && (name = g_dir_read_name(dir)) != NULL)
+        if (helper_cache_name(name) && strcmp(name, gl_run_helper_cache_name()) != 0)
+            g_ptr_array_add(names, g_strdup(name));
+    g_ptr_array_sort(names, gl_compare_strings);
+    guint removed = 0;
+    guint64 freed = 0;
+    for (guint i = 0; i < names->len; i++) {
+        g_autofree char *path = g_build_filename(root, g_ptr_array_index(names, i), NULL);
+        g_autofree char *shown = gl_text_escape(path);
+        guint64 bytes = 0;
+        g_autofree char *why = not_ours(path, TRUE, &bytes);
+        if (why != NULL) {
+            g_autofree char *why_shown = gl_text_escape(why);
+            fprintf(out, "left %s: %s\n", shown, why_shown);
+            continue;
+        }
+        g_autofree char *size = gl_format_bytes(bytes);
+        if (!dry_run)
+            gl_remove_tree(path);
+        if (!dry_run && g_file_test(path, G_FILE_TEST_EXISTS)) {
+            fprintf(out, "left %s: cannot remove all of it\n", shown);
+            continue;
+        }
+        fprintf(out, "%s %s (%s)\n", dry_run ? "would remove" : "removed", shown, size);
+        removed++;
+        freed += bytes;
+    }
+    if (names->len > 0) {
+        g_autofree char *total = gl_format_bytes(freed);
+        fprintf(out, "%s what gemleak's cache kept for %u other build%s of gemleak, %s\n",
+                dry_run ? "would remove" : "removed", removed, removed == 1 ? "" : "s", total);
+    }
     return removed;
 }

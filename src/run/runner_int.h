@@ -24,6 +24,12 @@ char *gl_run_make_dir(const GlRunOptions *options, int *lock, GError **error);
  * file). gemleak clean removes a directory that holds nothing else. */
 gboolean gl_run_is_helper_file(const char *name);
 
+/* The name of this build's directory in gemleak's cache ("helper-" and
+ * the start of the SHA-256 of the helper's files): every other "helper-"
+ * directory there is another build's. */
+#define GL_RUN_HELPER_CACHE_PREFIX "helper-"
+const char *gl_run_helper_cache_name(void);
+
 /* Keeps what the Rubies of the run compiled and read in @helper_dir
  * (nullable), for the runs after it (gemleak/run/cache.h): before the
  * directory is removed. */

@@ -559,6 +559,9 @@ START_TEST(test_kept_xml_is_compressed)
     g_autofree char *note = g_build_filename(other, "notes.txt", NULL);
     gl_test_write(note, "mine", -1);
     g_auto(GStrv) env = g_environ_setenv(g_get_environ(), "TMPDIR", tmp, TRUE);
+    /* a cache of its own: clean also removes other builds' helpers there */
+    g_autofree char *cache = g_build_filename(tmp, "cache", NULL);
+    env = g_environ_setenv(env, "XDG_CACHE_HOME", cache, TRUE);
     const char *clean[] = { gemleak_binary, "clean", NULL };
     Result cleaned = { 0 };
     run_command(&cleaned, NULL, env, clean);

@@ -2,12 +2,15 @@
  * TMPDIR, and never a run that is starting. */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include <glib/gstdio.h>
 
 #include "testutil.h"
 #include "gemleak/read/run_dir.h"
+#include "gemleak/run/cache.h"
 #include "gemleak/run/rundir.h"
 #include "../../src/run/runner_int.h"
 
@@ -71,6 +74,63 @@ START_TEST(test_clean_removes_a_helper_directory_left_behind)
 }
 END_TEST
 
+/* Each build of gemleak kept its helper in the cache (helper-HASH, some
+ * 1.3 MB), and nothing removed another build's: gemleak clean removes
+ * those that hold only what gemleak writes there, leaves this build's and
+ * one holding something else, and with --dry-run only says so. */
+START_TEST(test_clean_removes_other_builds_caches)
+{
+    /* this build's, as a run leaves it */
+    int lock = -1;
+    g_autoptr(GError) error = NULL;
+    g_autofree char *written = gl_run_write_helper(FALSE, &lock, &error);
+    ck_assert_msg(written != NULL, "%s", error != NULL ? error->message : "");
+    gl_remove_tree(written);
+    close(lock);
+    g_autofree char *ours = gl_cache_dir(gl_run_helper_cache_name());
+    ck_assert_ptr_nonnull(ours);
+    g_autofree char *root = gl_cache_root();
+    ck_assert_ptr_nonnull(root);
+    g_autofree char *old = g_build_filename(root, "helper-0123456789abcdef", NULL);
+    g_autofree char *odd = g_build_filename(root, "helper-fedcba9876543210", NULL);
+    const char *const files[] = { "gemleak_helper.rb", "gemleak_helper_body.rb", "gemleak_preload.so",
+                                  "gemleak_helper_body-ruby-3.4.5-x86_64-linux-20cda200d3.iseq",
+                                  "rbconfig-2049-1837465.txt", NULL };
+    const char *const dirs[] = { old, odd, NULL };
+    for (const char *const *dir = dirs; *dir != NULL; dir++) {
+        ck_assert_int_eq(g_mkdir(*dir, 0700), 0);
+        for (const char *const *name = files; *name != NULL; name++) {
+            g_autofree char *path = g_build_filename(*dir, *name, NULL);
+            gl_test_write(path, "x", -1);
+        }
+    }
+    g_autofree char *stray = g_build_filename(odd, "notes.txt", NULL);
+    gl_test_write(stray, "mine", -1);
+
+    char *said = NULL;
+    size_t size = 0;
+    FILE *out = open_memstream(&said, &size);
+    ck_assert_uint_eq(gl_rundir_clean_cache(TRUE, out), 1);
+    fclose(out);
+    ck_assert_msg(g_file_test(old, G_FILE_TEST_IS_DIR), "--dry-run removed %s", old);
+    ck_assert_msg(strstr(said, "would remove ") != NULL && strstr(said, "helper-0123456789abcdef") != NULL,
+                  "%s", said);
+    free(said);
+
+    out = open_memstream(&said, &size);
+    ck_assert_uint_eq(gl_rundir_clean_cache(FALSE, out), 1);
+    fclose(out);
+    ck_assert_msg(!g_file_test(old, G_FILE_TEST_EXISTS), "%s was left:\n%s", old, said);
+    ck_assert_msg(g_file_test(ours, G_FILE_TEST_IS_DIR), "this build's cache was removed:\n%s", said);
+    ck_assert_msg(g_file_test(stray, G_FILE_TEST_EXISTS), "%s was removed:\n%s", stray, said);
+    ck_assert_msg(strstr(said, "left ") != NULL && strstr(said, "it holds notes.txt") != NULL, "%s", said);
+    ck_assert_msg(strstr(said, "removed what gemleak's cache kept for 1 other build of gemleak") != NULL,
+                  "%s", said);
+    free(said);
+    gl_remove_tree(odd);
+}
+END_TEST
+
 /* gemleak clean, over and over, while runs start and end in its TMPDIR. */
 typedef struct {
     const char *tmp;
@@ -131,6 +191,7 @@ Suite *gl_rundir_clean_suite(void)
     TCase *tc = tcase_create("core");
     tcase_add_test(tc, test_clean_removes_sanitizer_runs);
     tcase_add_test(tc, test_clean_removes_a_helper_directory_left_behind);
+    tcase_add_test(tc, test_clean_removes_other_builds_caches);
     suite_add_tcase(suite, tc);
 
     /* a race, run many times: seconds */

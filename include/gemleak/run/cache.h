@@ -30,6 +30,11 @@
  * none fit to use. */
 char *gl_cache_dir(const char *name);
 
+/* Returns: (transfer full) (nullable): the directory that holds the
+ * cache's directories, when it is there and fit to use; NULL otherwise.
+ * Nothing is made. */
+char *gl_cache_root(void);
+
 /* Returns: (transfer full) (nullable): what gl_cache_put() kept as @file
  * (one component) in the cache's @name directory under @key (one line),
  * NULL when nothing is kept under that key. */

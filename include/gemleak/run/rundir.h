@@ -88,4 +88,13 @@ char *gl_format_bytes(guint64 bytes);
  * Returns: how many were (or would be) removed. */
 guint gl_rundir_clean(const char *tmpdir, gboolean dry_run, FILE *out);
 
+/* Removes what gemleak's cache keeps for other builds of gemleak (each
+ * build's helper files, and the helper the Rubies of its runs compiled:
+ * some 1.3 MB a build, kept until now), as gl_rundir_clean() removes a
+ * helper directory: this user's, mode 0700, holding only what gemleak
+ * writes there. This build's stays. Says on @out what it removed and
+ * what it left; @dry_run: says, removes nothing.
+ * Returns: how many were (or would be) removed. */
+guint gl_rundir_clean_cache(gboolean dry_run, FILE *out);
+
 #endif
