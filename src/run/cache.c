@@ -32,12 +32,22 @@ static gboolean made(const char *path)
     return own_directory(path);
 }
 
-char *gl_cache_root(void)
+/* Returns: (transfer full) (nullable): where the cache's directories are
+ * (XDG_CACHE_HOME/gemleak/runs), made or not; NULL without a cache
+ * directory of the user's. */
+static char *runs_path(void)
 {
     const char *base = g_get_user_cache_dir();
     if (base == NULL || *base == '\0')
         return NULL;
-    char *runs = g_build_filename(base, "gemleak", "runs", NULL);
+    return g_build_filename(base, "gemleak", "runs", NULL);
+}
+
+char *gl_cache_root(void)
+{
+    char *runs = runs_path();
+    if (runs == NULL)
+        return NULL;
     g_autofree char *gemleak = g_path_get_dirname(runs);
     if (!own_directory(gemleak) || !own_directory(runs)) {
         g_free(runs);
@@ -48,11 +58,11 @@ char *gl_cache_root(void)
 
 char *gl_cache_dir(const char *name)
 {
-    const char *base = g_get_user_cache_dir();
-    if (base == NULL || *base == '\0' || name == NULL || *name == '\0' || strchr(name, '/') != NULL)
+    g_autofree char *runs = runs_path();
+    if (runs == NULL || name == NULL || *name == '\0' || strchr(name, '/') != NULL)
         return NULL;
-    g_autofree char *gemleak = g_build_filename(base, "gemleak", NULL);
-    g_autofree char *runs = g_build_filename(gemleak, "runs", NULL);
+    g_autofree char *gemleak = g_path_get_dirname(runs);
+    g_autofree char *base = g_path_get_dirname(gemleak);
     char *dir = g_build_filename(runs, name, NULL);
     if (g_mkdir_with_parents(base, 0700) != 0 || !made(gemleak) || !made(runs) || !made(dir)) {
         g_free(dir);

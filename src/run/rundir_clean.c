@@ -73,6 +73,37 @@ static char *not_ours(const char *path, gboolean helper, guint64 *bytes)
     return NULL;
 }
 
+/* Returns: TRUE if @path (@shown, escaped) is gemleak's to remove
+ * (not_ours()), *@bytes what it holds; FALSE after saying on @out why it
+ * is left. */
+static gboolean ours_or_said(const char *path, const char *shown, gboolean helper,
+                             guint64 *bytes, FILE *out)
+{
+    g_autofree char *why = not_ours(path, helper, bytes);
+    if (why == NULL)
+        return TRUE;
+    g_autofree char *why_shown = gl_text_escape(why);
+    fprintf(out, "left %s: %s\n", shown, why_shown);
+    return FALSE;
+}
+
+/* Removes @path (@shown, escaped, holding @bytes), but with @dry_run, and
+ * says on @out what became of it. Returns: TRUE if it is (or would be)
+ * removed. */
+static gboolean remove_and_say(const char *path, const char *shown, guint64 bytes,
+                               gboolean dry_run, FILE *out)
+{
+    g_autofree char *size = gl_format_bytes(bytes);
+    if (!dry_run)
+        gl_remove_tree(path);
+    if (!dry_run && g_file_test(path, G_FILE_TEST_EXISTS)) {
+        fprintf(out, "left %s: cannot remove all of it\n", shown);
+        return FALSE;
+    }
+    fprintf(out, "%s %s (%s)\n", dry_run ? "would remove" : "removed", shown, size);
+    return TRUE;
+}
+
 guint gl_rundir_clean(const char *tmpdir, gboolean dry_run, FILE *out)
 {
     g_autoptr(GDir) dir = g_dir_open(tmpdir, 0, NULL);
@@ -96,12 +127,8 @@ guint gl_rundir_clean(const char *tmpdir, gboolean dry_run, FILE *out)
         /* TMPDIR and the names in it may hold anything: escaped, on one line */
         g_autofree char *shown = gl_text_escape(path);
         guint64 bytes = 0;
-        g_autofree char *why = not_ours(path, helper, &bytes);
-        if (why != NULL) {
-            g_autofree char *why_shown = gl_text_escape(why);
-            fprintf(out, "left %s: %s\n", shown, why_shown);
+        if (!ours_or_said(path, shown, helper, &bytes, out))
             continue;
-        }
         /* Held until removed: a gemleak starting now makes a new name. */
         int lock = gl_rundir_lock(path);
         if (lock < 0) {
@@ -116,15 +143,10 @@ guint gl_rundir_clean(const char *tmpdir, gboolean dry_run, FILE *out)
             close(lock);
             continue;
         }
-        g_autofree char *size = gl_format_bytes(bytes);
-        if (!dry_run)
-            gl_remove_tree(path);
+        gboolean gone = remove_and_say(path, shown, bytes, dry_run, out);
         close(lock);
-        if (!dry_run && g_file_test(path, G_FILE_TEST_EXISTS)) {
-            fprintf(out, "left %s: cannot remove all of it\n", shown);
+        if (!gone)
             continue;
-        }
-        fprintf(out, "%s %s (%s)\n", dry_run ? "would remove" : "removed", shown, size);
         removed++;
         freed += bytes;
     }
@@ -167,20 +189,9 @@ guint gl_rundir_clean_cache(gboolean dry_run, FILE *out)
         g_autofree char *path = g_build_filename(root, g_ptr_array_index(names, i), NULL);
         g_autofree char *shown = gl_text_escape(path);
         guint64 bytes = 0;
-        g_autofree char *why = not_ours(path, TRUE, &bytes);
-        if (why != NULL) {
-            g_autofree char *why_shown = gl_text_escape(why);
-            fprintf(out, "left %s: %s\n", shown, why_shown);
+        if (!ours_or_said(path, shown, TRUE, &bytes, out) ||
+            !remove_and_say(path, shown, bytes, dry_run, out))
             continue;
-        }
-        g_autofree char *size = gl_format_bytes(bytes);
-        if (!dry_run)
-            gl_remove_tree(path);
-        if (!dry_run && g_file_test(path, G_FILE_TEST_EXISTS)) {
-            fprintf(out, "left %s: cannot remove all of it\n", shown);
-            continue;
-        }
-        fprintf(out, "%s %s (%s)\n", dry_run ? "would remove" : "removed", shown, size);
         removed++;
         freed += bytes;
     }
