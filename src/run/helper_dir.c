@@ -18,6 +18,7 @@
 #include "gemleak/run/rundir.h"
 
 #include <errno.h>
+#include <stdint.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
@@ -38,6 +39,8 @@
 #define PRELOAD_LIBRARY "gemleak_preload.so"
 #define ALLOC_LIBRARY "gemleak_alloc.so"
 #define ALLOC_APIS "alloc-apis.txt"
+/* in the cache: the preload library the dynamic loader took (refused_preload) */
+#define PRELOAD_TAKEN "preload-taken.txt"
 /* A static program, empty when gemleak was built without a static C
  * library (src/agent/guard.c). */
 #define GUARD_PROGRAM "gemleak_guard"
@@ -89,7 +92,8 @@ gboolean gl_run_is_helper_file(const char *name)
     static const char *const names[] = { HELPER_LOADER, HELPER_BODY, HELPER_PER_TEST_AGAIN,
                                          HELPER_LAUNCH_OUTSIDE, HELPER_GROWTH_RUN, CLIENT_LIBRARY,
                                          PRELOAD_LIBRARY, ALLOC_LIBRARY, ALLOC_APIS,
-                                         GUARD_PROGRAM, GL_RUN_EXACT_SITES_FILE, GL_RUN_EXACT_TESTS_FILE };
+                                         GUARD_PROGRAM, GL_RUN_EXACT_SITES_FILE, GL_RUN_EXACT_TESTS_FILE,
+                                         PRELOAD_TAKEN };
     for (guint i = 0; i < G_N_ELEMENTS(names); i++)
         if (strcmp(name, names[i]) == 0)
             return TRUE;
@@ -302,23 +306,69 @@ char *gl_run_write_helper(gboolean client, int *lock, GError **error)
     return g_steal_pointer(&lib);
 }
 
+/* Returns: (transfer full): the environment true(1) is asked in, with
+ * @library preloaded: gemleak's own less what the user asked the dynamic
+ * loader to print or do of itself (LD_DEBUG, LD_SHOW_AUXV,
+ * LD_TRACE_LOADED_OBJECTS, ...), which would read as its refusal. */
+static char **probe_environment(const char *library)
+{
+    g_auto(GStrv) own = g_get_environ();
+    GPtrArray *kept = g_ptr_array_new();
+    for (char **v = own; *v != NULL; v++)
+        if (!g_str_has_prefix(*v, "LD_"))
+            g_ptr_array_add(kept, g_strdup(*v));
+    g_ptr_array_add(kept, NULL);
+    char **env = (char **) g_ptr_array_free(kept, FALSE);
+    return g_environ_setenv(env, "LD_PRELOAD", library, TRUE);
+}
+
+/* Returns: (transfer full) (nullable): what the loader's answer for
+ * @library holds for: the file (device, inode, size, when it was written;
+ * not its change time, which each run's second name of it moves) and how
+ * its filesystem is mounted (noexec among the flags). A run's library is
+ * a second name of the cache's (the same inode), so the answer holds from
+ * run to run of one build; NULL when the library cannot be looked at. */
+static char *taken_key(const char *library)
+{
+    struct stat st;
+    struct statvfs vfs;
+    if (stat(library, &st) != 0 || statvfs(library, &vfs) != 0)
+        return NULL;
+    return g_strdup_printf("%ju %ju %jd %jd.%09ld %lu", (uintmax_t) st.st_dev,
+                           (uintmax_t) st.st_ino, (intmax_t) st.st_size,
+                           (intmax_t) st.st_mtim.tv_sec, st.st_mtim.tv_nsec,
+                           (unsigned long) vfs.f_flag);
+}
+
 /* Returns: (transfer full) (nullable): why the dynamic loader refuses to
  * preload @library into a program (a TMPDIR mounted noexec), in its words;
  * NULL when it takes it without a word. Every process of the run would
  * print that word otherwise. One program is started, true(1), with
- * @library preloaded (a shell and env(1) on the way cost a run some 3 ms). */
+ * @library preloaded (a shell and env(1) on the way cost a run some 3 ms),
+ * once for a library: what the loader took is kept in the cache
+ * (PRELOAD_TAKEN, with taken_key()), and not asked of again (the program
+ * cost a run some 2 ms). */
 static char *refused_preload(const char *library)
 {
+    g_autofree char *key = taken_key(library);
+    g_autofree char *taken = key != NULL ? gl_cache_get(gl_run_helper_cache_name(),
+                                                        PRELOAD_TAKEN, key)
+                                         : NULL;
+    if (taken != NULL)
+        return NULL;
     const char *argv[] = { "true", NULL };
-    g_auto(GStrv) env = g_environ_setenv(g_get_environ(), "LD_PRELOAD", library, TRUE);
+    g_auto(GStrv) env = probe_environment(library);
     g_autofree char *out = NULL;
     int wait_status = 0;
     g_autoptr(GError) local = NULL;
     if (!gl_probe_command_both_streams(argv, env, PROBE_MAX_BYTES, PRELOAD_PROBE_TIMEOUT_MS,
                                        &out, &wait_status, &local))
         return g_strdup(local->message);
-    if (g_spawn_check_wait_status(wait_status, NULL) && *g_strstrip(out) == '\0')
+    if (g_spawn_check_wait_status(wait_status, NULL) && *g_strstrip(out) == '\0') {
+        if (key != NULL)
+            gl_cache_put(gl_run_helper_cache_name(), PRELOAD_TAKEN, key, "taken");
         return NULL;
+    }
     if (*out == '\0')
         return g_strdup("a program failed with it");
     /* its first line: the loader's */

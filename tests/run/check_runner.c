@@ -94,6 +94,86 @@ START_TEST(test_a_preload_library_the_loader_refuses_is_left_out)
 }
 END_TEST
 
+/* Returns: (transfer full): the run's preload library in @dir, made a file
+ * of its own (a new inode, as a build of gemleak writes it): what the
+ * loader took of another file says nothing of it. */
+static char *fresh_preload_library(const char *dir)
+{
+    g_autofree char *library = g_build_filename(dir, "gemleak_preload.so", NULL);
+    gsize length = 0;
+    g_autofree char *bytes = gl_test_read(library, &length);
+    ck_assert_int_eq(g_unlink(library), 0);
+    gl_test_write(library, bytes, (gssize) length);
+    return g_steal_pointer(&library);
+}
+
+/* What the dynamic loader prints of itself when the user asks it to
+ * (LD_DEBUG, LD_SHOW_AUXV) is not its refusal: a run under a sanitizer
+ * with LD_DEBUG set went no further than "the dynamic loader refuses
+ * gemleak's libraries". */
+START_TEST(test_the_loaders_own_words_are_not_a_refusal)
+{
+    int lock = -1;
+    g_autoptr(GError) error = NULL;
+    g_autofree char *dir = gl_run_write_helper(FALSE, &lock, &error);
+    ck_assert_msg(dir != NULL, "%s", error != NULL ? error->message : "");
+    close(lock);
+    g_autofree char *library = fresh_preload_library(dir);
+    g_setenv("LD_DEBUG", "statistics", TRUE);
+    g_setenv("LD_SHOW_AUXV", "1", TRUE);
+    g_autofree char *why = NULL;
+    g_autofree char *taken = gl_run_preload_library(dir, &why);
+    g_unsetenv("LD_DEBUG");
+    g_unsetenv("LD_SHOW_AUXV");
+    ck_assert_msg(why == NULL, "refused: %s", why);
+    ck_assert_str_eq(taken, library);
+    gl_remove_tree(dir);
+}
+END_TEST
+
+/* The loader is asked once of a library: a run whose library is the one
+ * it took before (the same file, unchanged, on a filesystem mounted as it
+ * was) starts no program to ask again (some 2 ms of every run); a library
+ * changed since is asked of again. */
+START_TEST(test_a_library_the_loader_took_is_not_asked_of_again)
+{
+    int lock = -1;
+    g_autoptr(GError) error = NULL;
+    g_autofree char *dir = gl_run_write_helper(FALSE, &lock, &error);
+    ck_assert_msg(dir != NULL, "%s", error != NULL ? error->message : "");
+    close(lock);
+    g_autofree char *library = fresh_preload_library(dir);
+    /* true(1) first on PATH, counting how often it is started */
+    g_autofree char *bin = gl_test_tmpdir();
+    g_autofree char *count = g_build_filename(bin, "count", NULL);
+    g_autofree char *program = g_build_filename(bin, "true", NULL);
+    g_autofree char *script = g_strdup_printf("#!/bin/sh\necho started >> '%s'\n", count);
+    gl_test_write(program, script, -1);
+    ck_assert_int_eq(g_chmod(program, 0755), 0);
+    g_autofree char *path = g_strdup(g_getenv("PATH"));
+    g_autofree char *ours = g_strconcat(bin, ":", path, NULL);
+    g_setenv("PATH", ours, TRUE);
+    for (int i = 0; i < 3; i++) {
+        g_autofree char *why = NULL;
+        g_autofree char *taken = gl_run_preload_library(dir, &why);
+        ck_assert_msg(why == NULL, "refused: %s", why);
+        ck_assert_ptr_nonnull(taken);
+    }
+    g_autofree char *once = gl_test_read(count, NULL);
+    ck_assert_str_eq(once, "started\n");
+    /* the library changed: asked again */
+    g_autofree char *changed = fresh_preload_library(dir);
+    g_autofree char *why = NULL;
+    g_autofree char *taken = gl_run_preload_library(dir, &why);
+    g_setenv("PATH", path, TRUE);
+    ck_assert_ptr_nonnull(taken);
+    g_autofree char *twice = gl_test_read(count, NULL);
+    ck_assert_str_eq(twice, "started\nstarted\n");
+    gl_remove_tree(bin);
+    gl_remove_tree(dir);
+}
+END_TEST
+
 Suite *gl_runner_suite(void)
 {
     Suite *suite = suite_create("runner");
@@ -101,6 +181,8 @@ Suite *gl_runner_suite(void)
     tcase_add_test(tc, test_subreaper_undone_after_a_run);
     tcase_add_test(tc, test_growth_shows_every_leak_kind);
     tcase_add_test(tc, test_a_preload_library_the_loader_refuses_is_left_out);
+    tcase_add_test(tc, test_the_loaders_own_words_are_not_a_refusal);
+    tcase_add_test(tc, test_a_library_the_loader_took_is_not_asked_of_again);
     suite_add_tcase(suite, tc);
     return suite;
 }
