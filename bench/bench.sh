@@ -16,6 +16,8 @@
 #   BENCH_RUBY_SOURCE=PATH     section 10's Ruby source tarball (default:
 #                              ../shared/ruby/ruby3.4_3.4.5.orig.tar.xz)
 #   BENCH_VALGRIND=1           section 10 times the Valgrind engine too (once each)
+#   BENCH_ROUNDS=9             section 10's rounds of native, the floor and --engine lsan
+#                              in turn (its --exact-stacks runs once)
 #
 # 1. For each size, a file made from fixtures/xml/leak.xml by
 #    bench/genxml.py; `xmllint --stream --noout` reads it (libxml2's
@@ -67,8 +69,12 @@
 #    lsan, --engine lsan --exact-stacks, and with BENCH_VALGRIND=1 the
 #    Valgrind engine (once, stock Ruby); ratios to native and to the floor,
 #    whether the command ran again, the verdict, and the leak as found.
-#    Native, the floor and --engine lsan run in turn, BENCH_RUNS rounds
+#    Native, the floor and --engine lsan run in turn, BENCH_ROUNDS rounds
 #    (in_turn): the fastest of each, and the median of the rounds' ratios.
+#    This machine's speed moves by a tenth from one run to the next, and
+#    more over seconds: three rounds' median moved by as much as the
+#    overhead it measures (a suite of 0.2 s). --exact-stacks, 6 to 20 times
+#    slower, runs once.
 # 11. --growth's cost (issue 39): section 8's 120 tests on the stock Ruby,
 #    under --engine lsan with --growth=2 (each test run twice more, a
 #    measure before and after each run: two collections and the counts)
@@ -90,6 +96,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 gemleak=$(cd "$(dirname "${1:-$root/build/gemleak}")" && pwd)/$(basename "${1:-build/gemleak}")
 sizes=${BENCH_SIZES:-"150 1024"}
 runs=${BENCH_RUNS:-3}
+rounds=${BENCH_ROUNDS:-9}
 work=${BENCH_DIR:-$root/bench/out}
 mkdir -p "$work"
 
@@ -114,7 +121,7 @@ EOF
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }'; }
 
 # in_turn A B C: three commands (each one string, as eval reads it) run
-# in turn, A B C A B C ..., $runs rounds: a machine whose speed drifts
+# in turn, A B C A B C ..., $rounds rounds: a machine whose speed drifts
 # over seconds moves the three alike, where three runs of one command
 # and then three of the next see different machines. Echoes the fastest
 # run of each, then the median over the rounds of C's time over A's and
@@ -122,7 +129,7 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }'
 in_turn() {
     : > "$work/rounds"
     i=0
-    while [ "$i" -lt "$runs" ]; do
+    while [ "$i" -lt "$rounds" ]; do
         for cmd in "$1" "$2" "$3"; do
             eval "/usr/bin/time -f %e -o \"\$work/time\" $cmd" >/dev/null 2>&1 || true
             printf '%s ' "$(tail -n 1 "$work/time")" >> "$work/rounds"
@@ -610,7 +617,7 @@ $(in_turn "$with RUBY_FREE_AT_EXIT=1 ruby $args" \
     "$with RUBY_FREE_AT_EXIT=1 LD_PRELOAD='$liblsan' LSAN_OPTIONS=fast_unwind_on_malloc=1:exitcode=0 ruby $args" \
     "$with '$gemleak' run --engine lsan -- ruby $args")
 ROUNDS
-                    exact=$(best_of env $leak_env RUBYOPT="$plant" "$gemleak" run --engine lsan --exact-stacks -- ruby "$@")
+                    exact=$(runs=1 best_of env $leak_env RUBYOPT="$plant" "$gemleak" run --engine lsan --exact-stacks -- ruby "$@")
                     exact=${exact% *}
                     line="    $name, $kind: native ${native}s   floor ${floor}s ($(ratio "$floor" "$native")x)   --engine lsan ${lsan}s ($(ratio "$lsan" "$native")x native, $(ratio "$lsan" "$floor")x the floor; in each round, the median: ${median_native}x native, ${median_floor}x the floor)   --exact-stacks ${exact}s ($(ratio "$exact" "$native")x)"
                     if [ "${BENCH_VALGRIND:-0}" = 1 ] && [ "$which" = stock ]; then

@@ -447,8 +447,16 @@ gboolean gl_file_replace_unsynced(const char *path, const char *data, gsize size
 
 gboolean gl_file_link_replace(const char *source, const char *path, GError **error)
 {
+    /* a run's fresh helper directory: one call, not two (link, rename) */
+    if (link(source, path) == 0)
+        return TRUE;
+    int saved = errno;
+    if (saved != EEXIST) {
+        g_set_error(error, GL_ERROR, GL_ERROR_IO, "%s: cannot link %s there: %s", path, source,
+                    g_strerror(saved));
+        return FALSE;
+    }
     g_autofree char *hidden = beside(path);
-    int saved = EEXIST;
     for (int tries = 0; tries < 8 && saved == EEXIST; tries++) {
         g_autofree char *temp = g_strdup_printf("%s.%08x", hidden, g_random_int());
         if (link(source, temp) != 0) {

@@ -49,6 +49,45 @@ START_TEST(test_file_replace)
 }
 END_TEST
 
+/* A second name of a file: where there was none, and over one that was
+ * there (the cache's file named again in a run's directory, and back);
+ * nothing left beside it; where it cannot be made, an I/O error and the
+ * name as it was. */
+START_TEST(test_file_link_replace)
+{
+    g_autofree char *dir = gl_test_tmpdir();
+    g_autofree char *source = g_build_filename(dir, "kept.iseq", NULL);
+    g_autofree char *named = g_build_filename(dir, "run.iseq", NULL);
+    gl_test_write(source, "compiled\n", -1);
+    g_autoptr(GError) error = NULL;
+    struct stat src, st;
+    ck_assert_int_eq(stat(source, &src), 0);
+    ck_assert(gl_file_link_replace(source, named, &error));
+    ck_assert_int_eq(stat(named, &st), 0);
+    ck_assert(st.st_ino == src.st_ino && st.st_dev == src.st_dev);
+    /* over another file */
+    g_autofree char *other = g_build_filename(dir, "other.iseq", NULL);
+    gl_test_write(other, "another\n", -1);
+    ck_assert(gl_file_link_replace(other, named, &error));
+    g_autofree char *text = gl_test_read(named, NULL);
+    ck_assert_str_eq(text, "another\n");
+    g_autofree char *kept = gl_test_read(source, NULL);
+    ck_assert_str_eq(kept, "compiled\n");
+    g_autoptr(GDir) listing = g_dir_open(dir, 0, NULL);
+    guint names = 0;
+    while (g_dir_read_name(listing) != NULL)
+        names++;
+    ck_assert_uint_eq(names, 3);
+    /* no such source: an I/O error, the name as it was */
+    g_autofree char *missing = g_build_filename(dir, "missing.iseq", NULL);
+    ck_assert(!gl_file_link_replace(missing, named, &error));
+    ck_assert(g_error_matches(error, GL_ERROR, GL_ERROR_IO));
+    g_autofree char *still = gl_test_read(named, NULL);
+    ck_assert_str_eq(still, "another\n");
+    gl_remove_tree(dir);
+}
+END_TEST
+
 /* A tree goes; a symbolic link in it goes, and what it points to stays. */
 START_TEST(test_remove_tree_follows_no_link)
 {
@@ -99,6 +138,7 @@ Suite *gl_sys_suite(void)
     TCase *tc = tcase_create("sys");
     tcase_add_test(tc, test_file_replace);
     tcase_add_test(tc, test_remove_tree_follows_no_link);
+    tcase_add_test(tc, test_file_link_replace);
     tcase_add_test(tc, test_path_resolve);
     tcase_add_test(tc, test_signal_names);
     suite_add_tcase(suite, tc);

@@ -85,7 +85,8 @@ gboolean gl_file_replace_unsynced(const char *path, const char *data, gsize size
                                   GError **error);
 
 /* Makes @path a second name of the file @source names (a hard link, the
- * same filesystem), through a name beside it and a rename, as
+ * same filesystem): directly where there is no @path yet (a link appears
+ * whole), else through a name beside it and a rename, as
  * gl_file_replace_unsynced() does: no byte is read or written. Only for a
  * file nobody writes in place (every writer of it renames a new one over
  * it), which both names then share.
