@@ -89,6 +89,7 @@ module GemLeakHelper
     FIELD_BYTES = 1000
     # "%XX" for each byte that would be ambiguous in a marker; made here,
     # with Kernel's format, before a suite's own `format` may hide it.
+    ESCAPED = /[%\x00-\x20\x7f]/n.freeze
     ESCAPES = ([0x25, 0x7f] + (0x00..0x20).to_a).to_h { |byte| [byte.chr.b, Kernel.format("%%%02X", byte)] }.freeze
     # Per test, a check when the tests since the last one ran this many
     # times as long as it cost: checks are then at most a fifth of the time.
@@ -185,8 +186,24 @@ module GemLeakHelper
         @client
       end
 
+      # A test's name or location as a field of a marker: its bytes, with
+      # %, space and control bytes written %XX, at most FIELD_BYTES. Most
+      # need nothing done (a method's name, a path): those are returned as
+      # they are, without the three strings made for each of the others.
       def escape(text)
-        text.to_s.b[0, FIELD_BYTES].gsub(/[%\x00-\x20\x7f]/n, ESCAPES)
+        text = text.to_s
+        return text if text.bytesize <= FIELD_BYTES && text.ascii_only? && !ESCAPED.match?(text)
+
+        text.b[0, FIELD_BYTES].gsub(ESCAPED, ESCAPES)
+      end
+
+      # Whether a test's hook makes the proc that runs it again: only where
+      # something does (--growth; per test under Valgrind, whose search runs
+      # the tests that lost again). Under a sanitizer's engine the owners
+      # say which test allocated a block, and nothing runs again in the
+      # process: a proc made for every test was garbage at once.
+      def runs_again?
+        Growth.on? || (on? && !@owners && @grain != "each" && @grain != "file")
       end
 
       # A test that cannot be marked puts its leaks at the wrong test: this
@@ -299,7 +316,7 @@ module GemLeakHelper
         end
         @began = Core.monotonic
         Owners.test(*@open) if @owners
-        test_marker(Protocol::MARKER_PREFIX + Protocol::MARKER_START, *@open)
+        test_marker(Protocol::MARKER_PREFIX + Protocol::MARKER_START, *@open) unless @owners_only
       rescue StandardError => e
         failed(e)
       end
@@ -356,7 +373,7 @@ module GemLeakHelper
         fields = @open
         @open = nil
         if @owners
-          test_marker(Protocol::MARKER_PREFIX + Protocol::MARKER_END, *fields)
+          test_marker(Protocol::MARKER_PREFIX + Protocol::MARKER_END, *fields) unless @owners_only
         else
           check(Protocol::MARKER_PREFIX + Protocol::MARKER_END, *fields)
         end

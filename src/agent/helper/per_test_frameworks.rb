@@ -80,7 +80,7 @@ module GemLeakHelper
           PerTest.started(name, file, line)
           Durations.time(file) { super(klass, method_name, *rest) }
         ensure
-          PerTest.finished(nil, -> { klass.new(method_name).run }) unless PerTest.again?
+          PerTest.finished(nil, (-> { klass.new(method_name).run } if PerTest.runs_again?)) unless PerTest.again?
         end
       end
 
@@ -111,7 +111,7 @@ module GemLeakHelper
           unless PerTest.again?
             klass = self.class
             test_name = method_name
-            again = if !respond_to?(:data_label) || data_label.nil?
+            again = if PerTest.runs_again? && (!respond_to?(:data_label) || data_label.nil?)
                       -> { klass.new(test_name).run(::Test::Unit::TestResult.new) { |*| nil } }
                     end
             PerTest.finished(nil, again)
@@ -138,7 +138,8 @@ module GemLeakHelper
             example_group_instance&.instance_variables&.each do |ivar|
               example_group_instance.instance_variable_set(ivar, nil)
             end
-            PerTest.finished(full_description, (RSpecHook.again(self) if respond_to?(:duplicate_with)))
+            PerTest.finished(full_description,
+                             (RSpecHook.again(self) if PerTest.runs_again? && respond_to?(:duplicate_with)))
           end
         end
       end

@@ -153,6 +153,30 @@ class PerTestSanitizerTest < Minitest::Test
     refute File.exist?(File.join(run.run_dir, "engine-#{child}.txt"))
     assert_match(/process #{child} ends with exit! and could not check for leaks first \(RuntimeError: no check\): it is not counted as checked/, run.err)
   end
+  # Under a sanitizer's engine nothing runs a test again in the process
+  # (the owners name the test): no test's hook makes the proc that would,
+  # minitest's or test-unit's. A name that needs escaping is escaped as
+  # ever; one that does not is the field as it is.
+  def test_owners_make_no_proc_to_run_a_test_again
+    run, lines = report(<<~RUBY)
+      agains = []
+      GemLeakHelper::PerTest.singleton_class.prepend(Module.new do
+        define_method(:finished) { |name = nil, again = nil| agains << again.class; super(name, again) }
+      end)
+      at_exit { File.write(File.join(DIR, "agains.txt"), agains.uniq.inspect) }
+      require "minitest/autorun"
+      class AgainTest < Minitest::Test
+        3.times { |i| define_method("test_\#{i + 1}") { assert true } }
+        define_method("test_with 100% of a name") { assert true }
+      end
+    RUBY
+    assert_match(/^4 runs, 4 assertions, 0 failures/, run.out)
+    assert_equal "[NilClass]", File.read(File.join(run.dir, "agains.txt"))
+    owners = lines.grep(/^OWNER "AgainTest/)
+    assert_equal 4, owners.size, lines.join("\n")
+    assert owners.any? { |line| line.start_with?('OWNER "AgainTest#test_with%20100%25%20of%20a%20name\\t') }, owners.join("\n")
+    assert owners.any? { |line| line.start_with?('OWNER "AgainTest#test_2\\t') }, owners.join("\n")
+  end
 end
 
 # The fast pass of --engine lsan records owners for the exact pass alone
