@@ -11,6 +11,7 @@
 #include "gemleak/run/cache.h"
 #include "gemleak/run/runner.h"
 #include "../../src/run/runner_int.h"
+#include "helper_util.h"
 #include "../../src/run/sanitizer_int.h"
 
 #include <errno.h>
@@ -69,11 +70,7 @@ END_TEST
  * helper only: another helper's compiled file is not this one's. */
 START_TEST(test_the_helper_compiled_before_reaches_the_next_run)
 {
-    int lock = -1;
-    g_autoptr(GError) error = NULL;
-    g_autofree char *first = gl_run_write_helper(TRUE, &lock, &error);
-    ck_assert_msg(first != NULL, "%s", error != NULL ? error->message : "");
-    close(lock);
+    g_autofree char *first = gl_test_written_helper(TRUE);
     const char *const kept[] = { "gemleak_helper_body-ruby-3.4.5-x86_64-linux-20cda200d3.iseq",
                                  "rbconfig-2049-1837465.txt", NULL };
     const char *const not_kept[] = { "gemleak_helper_body-ruby-3.4.5-x86_64-linux-20cda200d3.iseq.42",
@@ -89,9 +86,7 @@ START_TEST(test_the_helper_compiled_before_reaches_the_next_run)
     gl_run_keep_helper(first);
     gl_remove_tree(first);
 
-    g_autofree char *second = gl_run_write_helper(TRUE, &lock, &error);
-    ck_assert_msg(second != NULL, "%s", error != NULL ? error->message : "");
-    close(lock);
+    g_autofree char *second = gl_test_written_helper(TRUE);
     for (const char *const *name = kept; *name != NULL; name++) {
         g_autofree char *path = g_build_filename(second, *name, NULL);
         g_autofree char *text = gl_test_read(path, NULL);
@@ -104,9 +99,7 @@ START_TEST(test_the_helper_compiled_before_reaches_the_next_run)
     /* on one filesystem, each run's is the cache's file itself, not a copy;
      * a Ruby's new file (renamed over it) leaves the cache's as it was
      * until the run is kept */
-    g_autofree char *third = gl_run_write_helper(TRUE, &lock, &error);
-    ck_assert_msg(third != NULL, "%s", error != NULL ? error->message : "");
-    close(lock);
+    g_autofree char *third = gl_test_written_helper(TRUE);
     g_autofree char *in_second = g_build_filename(second, kept[0], NULL);
     g_autofree char *in_third = g_build_filename(third, kept[0], NULL);
     GStatBuf a, b;
@@ -122,9 +115,7 @@ START_TEST(test_the_helper_compiled_before_reaches_the_next_run)
     gl_run_keep_helper(second);
     gl_remove_tree(second);
     gl_remove_tree(third);
-    g_autofree char *fourth = gl_run_write_helper(TRUE, &lock, &error);
-    ck_assert_msg(fourth != NULL, "%s", error != NULL ? error->message : "");
-    close(lock);
+    g_autofree char *fourth = gl_test_written_helper(TRUE);
     g_autofree char *in_fourth = g_build_filename(fourth, kept[0], NULL);
     g_autofree char *fourth_text = gl_test_read(in_fourth, NULL);
     ck_assert_str_eq(fourth_text, "compiled again");
@@ -147,14 +138,8 @@ START_TEST(test_the_helpers_files_are_the_caches)
                                          "gemleak_client.so", "gemleak_guard" };
     g_autofree char *cache = gl_cache_dir("helper-" GL_HELPER_SUM);
     ck_assert_ptr_nonnull(cache);
-    int lock = -1;
-    g_autoptr(GError) error = NULL;
-    g_autofree char *first = gl_run_write_helper(TRUE, &lock, &error);
-    ck_assert_msg(first != NULL, "%s", error != NULL ? error->message : "");
-    close(lock);
-    g_autofree char *second = gl_run_write_helper(TRUE, &lock, &error);
-    ck_assert_msg(second != NULL, "%s", error != NULL ? error->message : "");
-    close(lock);
+    g_autofree char *first = gl_test_written_helper(TRUE);
+    g_autofree char *second = gl_test_written_helper(TRUE);
     guint linked = 0;
     for (guint i = 0; i < G_N_ELEMENTS(files); i++) {
         g_autofree char *in_first = g_build_filename(first, files[i], NULL);
@@ -185,9 +170,7 @@ START_TEST(test_the_helpers_files_are_the_caches)
     g_autofree char *cached_body = g_build_filename(cache, "gemleak_helper_body.rb", NULL);
     ck_assert_int_eq(g_unlink(cached_body), 0);
     gl_test_write(cached_body, "# not the helper\n", -1);
-    g_autofree char *third = gl_run_write_helper(TRUE, &lock, &error);
-    ck_assert_msg(third != NULL, "%s", error != NULL ? error->message : "");
-    close(lock);
+    g_autofree char *third = gl_test_written_helper(TRUE);
     g_autofree char *in_third = g_build_filename(third, "gemleak_helper_body.rb", NULL);
     g_autofree char *third_text = gl_test_read(in_third, NULL);
     ck_assert_str_eq(third_text, whole);

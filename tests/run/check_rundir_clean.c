@@ -13,6 +13,7 @@
 #include "gemleak/run/cache.h"
 #include "gemleak/run/rundir.h"
 #include "../../src/run/runner_int.h"
+#include "helper_util.h"
 
 /* A sanitizer engine's run directory is gemleak's to clean: its reports
  * (lsan.PID, asan.PID), engine.txt and the helper's engine-PID.txt; not
@@ -48,11 +49,7 @@ END_TEST
 START_TEST(test_clean_removes_a_helper_directory_left_behind)
 {
     g_autofree char *tmp = gl_test_tmpdir();
-    int lock = -1;
-    g_autoptr(GError) error = NULL;
-    g_autofree char *written = gl_run_write_helper(TRUE, &lock, &error);
-    ck_assert_msg(written != NULL, "%s", error != NULL ? error->message : "");
-    close(lock);  /* the gemleak that wrote it is gone */
+    g_autofree char *written = gl_test_written_helper(TRUE); /* the gemleak that wrote it is gone */
     /* moved where nothing else is to clean */
     g_autofree char *base = g_path_get_basename(written);
     g_autofree char *helper = g_build_filename(tmp, base, NULL);
@@ -81,12 +78,8 @@ END_TEST
 START_TEST(test_clean_removes_other_builds_caches)
 {
     /* this build's, as a run leaves it */
-    int lock = -1;
-    g_autoptr(GError) error = NULL;
-    g_autofree char *written = gl_run_write_helper(FALSE, &lock, &error);
-    ck_assert_msg(written != NULL, "%s", error != NULL ? error->message : "");
+    g_autofree char *written = gl_test_written_helper(FALSE);
     gl_remove_tree(written);
-    close(lock);
     g_autofree char *ours = gl_cache_dir(gl_run_helper_cache_name());
     ck_assert_ptr_nonnull(ours);
     g_autofree char *root = gl_cache_root();

@@ -11,6 +11,7 @@
 #include "gemleak/run/engine.h"
 #include "gemleak/run/runner.h"
 #include "../../src/run/runner_int.h"
+#include "helper_util.h"
 
 #include <unistd.h>
 
@@ -73,11 +74,7 @@ END_TEST
  * printed by every process of the run. */
 START_TEST(test_a_preload_library_the_loader_refuses_is_left_out)
 {
-    int lock = -1;
-    g_autoptr(GError) error = NULL;
-    g_autofree char *dir = gl_run_write_helper(FALSE, &lock, &error);
-    ck_assert_msg(dir != NULL, "%s", error != NULL ? error->message : "");
-    close(lock);
+    g_autofree char *dir = gl_test_written_helper(FALSE);
     g_autofree char *why = NULL;
     g_autofree char *taken = gl_run_preload_library(dir, &why);
     ck_assert_msg(why == NULL, "refused: %s", why);
@@ -113,11 +110,7 @@ static char *fresh_preload_library(const char *dir)
  * gemleak's libraries". */
 START_TEST(test_the_loaders_own_words_are_not_a_refusal)
 {
-    int lock = -1;
-    g_autoptr(GError) error = NULL;
-    g_autofree char *dir = gl_run_write_helper(FALSE, &lock, &error);
-    ck_assert_msg(dir != NULL, "%s", error != NULL ? error->message : "");
-    close(lock);
+    g_autofree char *dir = gl_test_written_helper(FALSE);
     g_autofree char *library = fresh_preload_library(dir);
     g_setenv("LD_DEBUG", "statistics", TRUE);
     g_setenv("LD_SHOW_AUXV", "1", TRUE);
@@ -137,11 +130,7 @@ END_TEST
  * changed since is asked of again. */
 START_TEST(test_a_library_the_loader_took_is_not_asked_of_again)
 {
-    int lock = -1;
-    g_autoptr(GError) error = NULL;
-    g_autofree char *dir = gl_run_write_helper(FALSE, &lock, &error);
-    ck_assert_msg(dir != NULL, "%s", error != NULL ? error->message : "");
-    close(lock);
+    g_autofree char *dir = gl_test_written_helper(FALSE);
     g_autofree char *library = fresh_preload_library(dir);
     /* true(1) first on PATH, counting how often it is started */
     g_autofree char *bin = gl_test_tmpdir();
