@@ -203,7 +203,14 @@ module GemLeakHelper
       # say which test allocated a block, and nothing runs again in the
       # process: a proc made for every test was garbage at once.
       def runs_again?
-        Growth.on? || (on? && !@owners && @grain != "each" && @grain != "file")
+        Growth.on? || (on? && @grain != "file" && keeps_tests?)
+      end
+
+      # Whether an ended test is kept, to be checked with the tests after
+      # it and run again if they lost: per test under Valgrind. Per file,
+      # after each test (each), or with owners, finished does not keep it.
+      def keeps_tests?
+        @grain != "each" && !@owners
       end
 
       # A test that cannot be marked puts its leaks at the wrong test: this
@@ -330,7 +337,7 @@ module GemLeakHelper
         return unless on? && @open && @grain != "file"
 
         @open[0] = escape(name) if name
-        if @grain == "each" || @owners
+        unless keeps_tests?
           finish
           return
         end
