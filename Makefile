@@ -348,7 +348,10 @@ check-docs: $(B)/gemleak
 check-integration: $(B)/gemleak $(B)/tests/check_integration
 	$(B)/tests/check_integration fixtures $(B)/gemleak
 
-asan: deps-check
+# The front's tests (tests/agent/check_alloc.c) read the plain build's
+# gemleak_alloc.so: a clean checkout's make asan builds it too, rather
+# than skipping them.
+asan: deps-check $(B)/client/gemleak_alloc.so
 	@$(MAKE) --no-print-directory B=build-asan CFLAGS="-O1 -g $(SANITIZE)" \
 	    LDFLAGS="$(SANITIZE)" build-asan/tests/check_unit build-asan/gemleak build-asan/fuzz_replay
 	$(ASAN_ENV) build-asan/tests/check_unit fixtures
