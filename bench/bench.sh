@@ -6,7 +6,7 @@
 #   BENCH_SIZES="150 1024"     file sizes in MiB (default: 150 and 1024)
 #   BENCH_RUNS=3               runs of each command; the fastest counts
 #   BENCH_RUN=0                skip the gemleak run measurements (3 to 8)
-#   BENCH_SECTIONS="5 6 7"     only these sections (default: all ten)
+#   BENCH_SECTIONS="5 6 7"     only these sections (default: all twelve)
 #   BENCH_TESTS=100000         tests in section 9's files
 #   BENCH_RUBY34=PATH          the Ruby 3.3+ of section 8 (default: GEMLEAK_TEST_RUBY34,
 #                              else scripts/build-ruby's 3.4.5)
@@ -90,6 +90,16 @@
 #    three times over (Ruby's runner, --repeat-count=3), with and without
 #    a full collection before each run of a test again
 #    (bench/collect_each.rb).
+# 12. The work of section 10's suites, counted (stock Ruby): the
+#    instructions each process ran under Callgrind, summed, for the floor
+#    and for --engine lsan, the same tests in the same order (--seed=1),
+#    each forked child counted from its fork (bench/fork_zero.c). Time on
+#    this machine moves by a fifth from one run to the next; a count does
+#    not. What it leaves out: LeakSanitizer cannot stop the world under
+#    Valgrind (ptrace), so neither's leak check runs past its start; and
+#    time that is not instructions (the kernel's, cache misses). Printed:
+#    both counts and their ratio, gemleak's own process, and what ran in
+#    its two libraries in Ruby (the allocation front, the client).
 set -eu
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -148,7 +158,7 @@ in_turn() {
         "$work/rounds"
 }
 
-sections=${BENCH_SECTIONS:-"1 2 3 4 5 6 7 8 9 10 11"}
+sections=${BENCH_SECTIONS:-"1 2 3 4 5 6 7 8 9 10 11 12"}
 [ "${BENCH_RUN:-1}" != 0 ] || sections=$(for n in $sections; do case $n in 1|2|9) echo "$n";; esac; done | xargs)
 want() { case " $sections " in *" $1 "*) return 0;; esac; return 1; }
 
@@ -720,6 +730,69 @@ if want 11; then
         else
             echo "  psych's suite: skipped: no Ruby source tarball at $tarball (BENCH_RUBY_SOURCE=PATH)"
         fi
+        PATH=$saved_path
+    fi
+fi
+if want 12; then
+    echo
+    echo "== 12. Section 10's suites, counted: the instructions each process ran under Callgrind (stock Ruby, --seed=1)"
+    ruby34=${BENCH_RUBY34:-${GEMLEAK_TEST_RUBY34:-/root/.cache/gemleak/ruby-3.4.5/bin/ruby}}
+    liblsan=$(realpath "$(gcc -print-file-name=liblsan.so.0)")
+    if ! command -v valgrind >/dev/null || ! [ -f /usr/include/valgrind/callgrind.h ]; then
+        echo "  skipped: no valgrind, or no /usr/include/valgrind/callgrind.h"
+    elif ! [ -x "$ruby34" ] || ! "$ruby34" -e 'exit(RUBY_VERSION >= "3.3")'; then
+        echo "  skipped: no Ruby 3.3 or newer at $ruby34 (BENCH_RUBY34=PATH)"
+    elif ! real_sources; then
+        echo "  skipped: no Ruby source tarball at $tarball (BENCH_RUBY_SOURCE=PATH)"
+    else
+        zero="$work/fork_zero.so"
+        gcc -O2 -shared -fPIC -o "$zero" "$root/bench/fork_zero.c"
+        saved_path=$PATH
+        PATH=$(dirname "$ruby34"):$PATH
+        real_build stock
+        cd "$real"
+        # counted DIR COMMAND...: runs COMMAND, every process under
+        # Callgrind, each forked child from zero; prints the sum, then
+        # gemleak's own processes' and its libraries' in the others.
+        counted() {
+            dir=$1
+            shift
+            rm -rf "$dir" && mkdir -p "$dir"
+            valgrind --tool=callgrind --trace-children=yes --callgrind-out-file="$dir/out.%p" \
+                --log-file="$dir/log.%p" "$@" >"$dir/output" 2>&1 || true
+            total=0 own=0 libs=0
+            for log in "$dir"/log.*; do
+                n=$(sed -n 's/.*Collected : \([0-9]*\).*/\1/p' "$log")
+                [ -n "$n" ] || continue
+                total=$((total + n))
+                if grep -q "Command: $gemleak " "$log"; then
+                    own=$((own + n))
+                else
+                    out="$dir/out.${log##*.}"
+                    n=$(callgrind_annotate --threshold=100 "$out" 2>/dev/null |
+                        awk '/gemleak_(alloc|client)\.so\]$/ { gsub(",", "", $1); s += $1 } END { printf "%d", s }')
+                    libs=$((libs + n))
+                fi
+            done
+            echo "$total $own $libs"
+        }
+        for name in psych json strscan; do
+            case $name in
+            psych) set -- -I"$build/psych" -Iext/psych/lib -Itool/lib -Itest -e "$psych_suite" ;;
+            json) set -- -I"$build/jsonlib" -Iext/json/lib -Itool/lib -e 'Dir["test/json/**/*_test.rb"].sort.each { |f| require File.expand_path(f) }' ;;
+            strscan) set -- -I"$build/strscan" -Itool/lib -e 'Dir["test/strscan/**/test_*.rb"].sort.each { |f| require File.expand_path(f) }' ;;
+            esac
+            read -r floor _ _ <<COUNT
+$(counted "$work/counted-floor" env RUBY_FREE_AT_EXIT=1 LD_PRELOAD="$liblsan:$zero" \
+    LSAN_OPTIONS=fast_unwind_on_malloc=1:exitcode=0 ruby "$@" -- --seed=1)
+COUNT
+            read -r lsan own libs <<COUNT
+$(LD_PRELOAD="$zero" counted "$work/counted-lsan" "$gemleak" run --engine lsan -- ruby "$@" -- --seed=1)
+COUNT
+            echo "    $name: the floor $(awk -v n="$floor" 'BEGIN { printf "%.0f", n / 1e6 }')M instructions" \
+                 "  --engine lsan $(awk -v n="$lsan" 'BEGIN { printf "%.0f", n / 1e6 }')M ($(ratio "$lsan" "$floor")x the floor)" \
+                 "  of which gemleak's own process $(ratio "$own" "$floor")x, its libraries in Ruby $(ratio "$libs" "$floor")x"
+        done
         PATH=$saved_path
     fi
 fi
