@@ -57,38 +57,45 @@ end
 # some 16 collections in, 40 ms of json's child: the block is called once
 # now (warming), which fills the caches of the calls that turn it off and
 # on again, then registered. The suite's setting is back for what Ruby
-# does after it.
-exit_work = proc do |warming|
-  stress = GemLeakHelper::Core.unstress
-  begin
-    unless warming
+# does after it. The proc is a method's (GemLeakHelper.exit_work): one
+# made here would keep this scope, every part's module and class bodies,
+# run once, which each collection of the process would then mark.
+module GemLeakHelper
+  def self.exit_work
+    proc do |warming|
+      stress = GemLeakHelper::Core.unstress
       begin
-        GemLeakHelper::Core.with_collector do
-          GemLeakHelper::PerTest.finish if GemLeakHelper::PerTest.on? # the last file, a test cut short
-          GemLeakHelper::Growth.run if GemLeakHelper::Growth.on? # each test again, measured
-          GemLeakHelper::PerTest.exiting # after a check of what a forked child inherited, too
-          # Garbage the extension's free functions must see freed: a Ruby
-          # that frees its memory at exit frees every object, and runs every
-          # free function, without a collection first.
-          unless GemLeakHelper::FREES_AT_EXIT
-            GemLeakHelper.forget_minitest_lets
-            GemLeakHelper::Core.collect
+        unless warming
+          begin
+            GemLeakHelper::Core.with_collector do
+              GemLeakHelper::PerTest.finish if GemLeakHelper::PerTest.on? # the last file, a test cut short
+              GemLeakHelper::Growth.run if GemLeakHelper::Growth.on? # each test again, measured
+              GemLeakHelper::PerTest.exiting # after a check of what a forked child inherited, too
+              # Garbage the extension's free functions must see freed: a Ruby
+              # that frees its memory at exit frees every object, and runs every
+              # free function, without a collection first.
+              unless GemLeakHelper::FREES_AT_EXIT
+                GemLeakHelper.forget_minitest_lets
+                GemLeakHelper::Core.collect
+              end
+              GemLeakHelper.forked if GemLeakHelper.forked? # Ruby before 3.1 has no Process._fork
+              GemLeakHelper.record_new_extensions
+              GemLeakHelper::Durations.write
+            end
+          rescue Exception => e # rubocop:disable Lint/RescueException -- never fail the suite
+            GemLeakHelper::Core.say("process #{GemLeakHelper::Core.digits(GemLeakHelper::Core.pid)}: the " \
+                                    "helper failed at exit (#{e.class}: #{e.message})")
           end
-          GemLeakHelper.forked if GemLeakHelper.forked? # Ruby before 3.1 has no Process._fork
-          GemLeakHelper.record_new_extensions
-          GemLeakHelper::Durations.write
+          # A child that a test run again for --growth forked, and that ended
+          # with exit: its status, now that the helper is done in it.
+          GemLeakHelper::Growth.child_exit if GemLeakHelper::Growth.on?
         end
-      rescue Exception => e # rubocop:disable Lint/RescueException -- never fail the suite
-        GemLeakHelper::Core.say("process #{GemLeakHelper::Core.digits(GemLeakHelper::Core.pid)}: the " \
-                                "helper failed at exit (#{e.class}: #{e.message})")
+      ensure
+        GemLeakHelper::Core.restress(stress)
       end
-      # A child that a test run again for --growth forked, and that ended
-      # with exit: its status, now that the helper is done in it.
-      GemLeakHelper::Growth.child_exit if GemLeakHelper::Growth.on?
     end
-  ensure
-    GemLeakHelper::Core.restress(stress)
   end
 end
+exit_work = GemLeakHelper.exit_work
 exit_work.call(true)
 at_exit(&exit_work)

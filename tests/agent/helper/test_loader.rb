@@ -66,6 +66,33 @@ class LoaderTest < Minitest::Test
     refute_equal "not instructions", File.binread(cache)
   end
 
+  # Each collection of every Ruby of a run marks what the helper keeps.
+  # A proc made where the helper loads, not in one of its methods (the
+  # work at exit, registered with at_exit), kept the whole load's
+  # instructions alive through its scope: every part's module and class
+  # bodies, run once, and their constants' caches, some 60 instruction
+  # sequences and 180 objects in all. Its procs are its methods' own.
+  def test_the_helper_keeps_no_scope_of_its_load
+    dir = helper_dir
+    loader = File.join(dir, "gemleak_helper.rb")
+    code = <<~'RUBY'
+      load_extension
+      GC.start
+      scopes = ObjectSpace.each_object(Proc).filter_map do |made|
+        iseq = RubyVM::InstructionSequence.of(made)
+        next unless iseq && File.basename(iseq.path.to_s).start_with?("gemleak_helper_body")
+
+        "#{iseq.label} (#{File.basename(iseq.path)}:#{iseq.first_lineno})" if iseq.label.match?(/\Ablock (\(\d+ levels\) )?in </)
+      end
+      puts "kept: #{scopes.sort.join(", ")}"
+    RUBY
+    2.times do # the first Ruby compiles the helper, the second loads it
+      run = run_suite(code, env: { "RUBYOPT" => "-r#{loader}" })
+      assert_ran(run)
+      assert_equal "kept: \n", run.out.lines.last
+    end
+  end
+
   # A Ruby just started without RubyGems (assert_separately's children)
   # collected its garbage while it loaded the helper: once on Ruby 3.1,
   # twice on 3.4, some 2 ms. The collector waits until the helper is
