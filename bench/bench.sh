@@ -582,6 +582,8 @@ real_build() {
     touch "$build/done"
 }
 psych_suite='Dir["test/psych/**/test_*.rb"].sort.each { |f| require File.expand_path(f) }'
+json_suite='Dir["test/json/**/*_test.rb"].sort.each { |f| require File.expand_path(f) }'
+strscan_suite='Dir["test/strscan/**/test_*.rb"].sort.each { |f| require File.expand_path(f) }'
 
 if want 10; then
     echo
@@ -612,8 +614,8 @@ if want 10; then
                 for kind in clean leaking; do
                     case $name in
                     psych) set -- -I"$build/psych" -Iext/psych/lib -Itool/lib -Itest -e "$psych_suite" ;;
-                    json) set -- -I"$build/jsonlib" -Iext/json/lib -Itool/lib -e 'Dir["test/json/**/*_test.rb"].sort.each { |f| require File.expand_path(f) }' ;;
-                    strscan) set -- -I"$build/strscan" -Itool/lib -e 'Dir["test/strscan/**/test_*.rb"].sort.each { |f| require File.expand_path(f) }' ;;
+                    json) set -- -I"$build/jsonlib" -Iext/json/lib -Itool/lib -e "$json_suite" ;;
+                    strscan) set -- -I"$build/strscan" -Itool/lib -e "$strscan_suite" ;;
                     reactor) set -- -I"$build/fibers" reactor.rb ;;
                     esac
                     plant=""
@@ -785,8 +787,8 @@ if want 12; then
             # psych's less test_ractor.rb: under Callgrind its Ractors' children do not end
             psych) set -- -I"$build/psych" -Iext/psych/lib -Itool/lib -Itest \
                 -e 'Dir["test/psych/**/test_*.rb"].sort.each { |f| require File.expand_path(f) unless f.end_with?("/test_ractor.rb") }' ;;
-            json) set -- -I"$build/jsonlib" -Iext/json/lib -Itool/lib -e 'Dir["test/json/**/*_test.rb"].sort.each { |f| require File.expand_path(f) }' ;;
-            strscan) set -- -I"$build/strscan" -Itool/lib -e 'Dir["test/strscan/**/test_*.rb"].sort.each { |f| require File.expand_path(f) }' ;;
+            json) set -- -I"$build/jsonlib" -Iext/json/lib -Itool/lib -e "$json_suite" ;;
+            strscan) set -- -I"$build/strscan" -Itool/lib -e "$strscan_suite" ;;
             esac
             read -r floor _ _ <<COUNT
 $(counted "$work/counted-floor" env RUBY_FREE_AT_EXIT=1 LD_PRELOAD="$liblsan:$zero" \
