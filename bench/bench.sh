@@ -97,7 +97,10 @@
 #    runner's timeouts a hundred times as long (--timeout-scale=100), and
 #    psych's suite less test_ractor.rb, whose Ractors' children do not end
 #    under Callgrind (cut short by their timeouts, they made psych's count
-#    move from 3,238M to 3,994M between two runs). Time on
+#    move from 3,238M to 3,994M between two runs); the floor without
+#    its leak check (detect_leaks=0: it stopped for good, traced, in a
+#    run of strscan's); each count has a deadline (BENCH_COUNT_DEADLINE,
+#    1800 s), and a run past it says so, no count. Time on
 #    this machine moves by a fifth from one run to the next; a count does
 #    not. What it leaves out: LeakSanitizer cannot stop the world under
 #    Valgrind (ptrace), so neither's leak check runs past its start; and
@@ -759,13 +762,21 @@ if want 12; then
         cd "$real"
         # counted DIR COMMAND...: runs COMMAND, every process under
         # Callgrind, each forked child from zero; prints the sum, then
-        # gemleak's own processes' and its libraries' in the others.
+        # gemleak's own processes' and its libraries' in the others; or
+        # "cut" when the command ran out of its deadline (a count of part
+        # of a run is no count).
+        deadline=${BENCH_COUNT_DEADLINE:-1800}
         counted() {
             dir=$1
             shift
             rm -rf "$dir" && mkdir -p "$dir"
-            valgrind --tool=callgrind --trace-children=yes --callgrind-out-file="$dir/out.%p" \
-                --log-file="$dir/log.%p" "$@" >"$dir/output" 2>&1 || true
+            rc=0
+            timeout -k 30 "$deadline" valgrind --tool=callgrind --trace-children=yes \
+                --callgrind-out-file="$dir/out.%p" --log-file="$dir/log.%p" "$@" >"$dir/output" 2>&1 || rc=$?
+            if [ "$rc" = 124 ] || [ "$rc" = 137 ]; then
+                echo "cut"
+                return
+            fi
             total=0 own=0 libs=0
             for log in "$dir"/log.*; do
                 n=$(sed -n 's/.*Collected : \([0-9]*\).*/\1/p' "$log")
@@ -790,13 +801,21 @@ if want 12; then
             json) set -- -I"$build/jsonlib" -Iext/json/lib -Itool/lib -e "$json_suite" ;;
             strscan) set -- -I"$build/strscan" -Itool/lib -e "$strscan_suite" ;;
             esac
+            # the floor without its leak check: under Callgrind the check
+            # is not counted (above), and it can stop for good in the
+            # traced state
             read -r floor _ _ <<COUNT
 $(counted "$work/counted-floor" env RUBY_FREE_AT_EXIT=1 LD_PRELOAD="$liblsan:$zero" \
-    LSAN_OPTIONS=fast_unwind_on_malloc=1:exitcode=0 ruby "$@" -- --seed=1 --timeout-scale=100)
+    LSAN_OPTIONS=fast_unwind_on_malloc=1:exitcode=0:detect_leaks=0 ruby "$@" -- --seed=1 --timeout-scale=100)
 COUNT
             read -r lsan own libs <<COUNT
 $(LD_PRELOAD="$zero" counted "$work/counted-lsan" "$gemleak" run --engine lsan -- ruby "$@" -- --seed=1 --timeout-scale=100)
 COUNT
+            if [ "$floor" = cut ] || [ "$lsan" = cut ]; then
+                echo "    $name: no count: $( [ "$floor" = cut ] && echo "the floor" || echo "--engine lsan") ran past ${deadline}s" \
+                     "under Callgrind (BENCH_COUNT_DEADLINE) and was stopped; see $work/counted-*/output"
+                continue
+            fi
             echo "    $name: the floor $(awk -v n="$floor" 'BEGIN { printf "%.0f", n / 1e6 }')M instructions" \
                  "  --engine lsan $(awk -v n="$lsan" 'BEGIN { printf "%.0f", n / 1e6 }')M ($(ratio "$lsan" "$floor")x the floor)" \
                  "  of which gemleak's own process $(ratio "$own" "$floor")x, its libraries in Ruby $(ratio "$libs" "$floor")x"
