@@ -584,11 +584,25 @@ static __attribute__((noinline)) uintptr_t front(Call *call, uintptr_t caller, u
 #define CALLER_FP (*(const uintptr_t *) __builtin_frame_address(0))
 #define NEXT(f, type) ((type) next_fn[f])
 
+/* Returns: 1 if an allocation by Ruby's own code (@caller), from a
+ * function whose frame is @fp, goes to the runtime as it is, decided
+ * before anything else is read: no extension's call of Ruby's allocation
+ * functions on this thread (so none on the way: not judged, judged_now()),
+ * the thread's own stack, no exact pass; straight() says the same of it.
+ * Most allocations of a suite are Ruby's own: this is their whole cost. */
+static inline __attribute__((always_inline)) int ruby_straight(uintptr_t caller, uintptr_t fp)
+{
+    return alloc_n_vias == 0 && in_ruby(caller) && !exact_on && alloc_on_own_stack(&alloc_thread, fp);
+}
+
 /* The body of an allocation function: the runtime's @f straight (a tail
- * call) when straight(), else through front(); a block of @size, of which
- * @fresh_ bytes are kept from recent addresses (alloc_held.c; 0: none). */
+ * call) when ruby_straight() or straight(), else through front(); a block
+ * of @size, of which @fresh_ bytes are kept from recent addresses
+ * (alloc_held.c; 0: none). */
 #define BODY(type, f, cast, size_, fresh_, a_, b_, c_, ...)                                  \
     uintptr_t caller = CALLER;                                                              \
+    if (ruby_straight(caller, HERE))                                                        \
+        return NEXT(f, type)(__VA_ARGS__);                                                  \
     int judged_ = judged_now(caller, HERE);                                                 \
     size_t fresh_size = fresh_bytes(judged_, (fresh_));                                     \
     uint32_t owner = judged_ ? alloc_owner_now() : 0;                                       \
