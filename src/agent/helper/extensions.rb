@@ -105,6 +105,12 @@ module GemLeakHelper
   @recorded = {}
   @features_seen = 0
   @failed = false
+  # What each extension feature ($LOADED_FEATURES' .so paths) is: the
+  # project's, by its real path, or not (false). Kept through a fork: a
+  # child's features are its parent's, and resolving them all again (a
+  # real path of each, Ruby's own among them) cost every forked child some
+  # 300 system calls.
+  @extension_of = {}
 
   class << self
     # Ruby's own extensions (etc.so, monitor.so, enc/*.so, ...), in the
@@ -129,9 +135,22 @@ module GemLeakHelper
     # The project's extensions among @features, as real paths. Built-in
     # features (enumerator.so, complex.so) are listed without a path.
     def project_extensions(features)
-      features.select { |f| f.end_with?(".so") && Core::ABSOLUTE_P.call(f) && Core::FILE_P.call(f) }
-              .map { |f| real(f) }
-              .reject { |path| foreign_dirs.any? { |d| path.start_with?(d) } }
+      features.filter_map do |feature|
+        next unless feature.end_with?(".so")
+
+        known = @extension_of[feature]
+        known = @extension_of[feature] = project_extension(feature) if known.nil?
+        known || nil
+      end
+    end
+
+    # Returns: the real path of @feature (a .so) if it is the project's
+    # extension, else false.
+    def project_extension(feature)
+      return false unless Core::ABSOLUTE_P.call(feature) && Core::FILE_P.call(feature)
+
+      path = real(feature)
+      foreign_dirs.any? { |d| path.start_with?(d) } ? false : path
     end
 
     # Records the extensions loaded since the last call.
