@@ -138,9 +138,8 @@ module GemLeakHelper
       features.filter_map do |feature|
         next unless feature.end_with?(".so")
 
-        known = @extension_of[feature]
-        known = @extension_of[feature] = project_extension(feature) if known.nil?
-        known || nil
+        @extension_of[feature] = project_extension(feature) unless @extension_of.key?(feature)
+        @extension_of[feature]
       end
     end
 
