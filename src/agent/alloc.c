@@ -93,6 +93,19 @@ void *_ZnwmSt11align_val_t(size_t size, size_t alignment);
 void *_ZnamSt11align_val_t(size_t size, size_t alignment);
 void *_ZnwmSt11align_val_tRKSt9nothrow_t(size_t size, size_t alignment, const void *tag);
 void *_ZnamSt11align_val_tRKSt9nothrow_t(size_t size, size_t alignment, const void *tag);
+/* and operator delete: plain, sized, nothrow, aligned. */
+void _ZdlPv(void *block);
+void _ZdaPv(void *block);
+void _ZdlPvm(void *block, size_t size);
+void _ZdaPvm(void *block, size_t size);
+void _ZdlPvRKSt9nothrow_t(void *block, const void *tag);
+void _ZdaPvRKSt9nothrow_t(void *block, const void *tag);
+void _ZdlPvSt11align_val_t(void *block, size_t alignment);
+void _ZdaPvSt11align_val_t(void *block, size_t alignment);
+void _ZdlPvmSt11align_val_t(void *block, size_t size, size_t alignment);
+void _ZdaPvmSt11align_val_t(void *block, size_t size, size_t alignment);
+void _ZdlPvSt11align_val_tRKSt9nothrow_t(void *block, size_t alignment, const void *tag);
+void _ZdaPvSt11align_val_tRKSt9nothrow_t(void *block, size_t alignment, const void *tag);
 /* Before each check: what the report needs of this library. */
 void gemleak_alloc_before_check(void);
 /* The client library's realloc of a block, for the test that owns it
@@ -124,7 +137,10 @@ enum {
     F_MALLOC, F_CALLOC, F_REALLOC, F_REALLOCARRAY, F_FREE, F_POSIX_MEMALIGN, F_ALIGNED_ALLOC,
     F_MEMALIGN, F_LIBC_MEMALIGN, F_VALLOC, F_PVALLOC, F_STRDUP, F_STRDUP2, F_STRNDUP, F_NEW,
     F_NEW_ARRAY, F_NEW_NOTHROW, F_NEW_ARRAY_NOTHROW, F_NEW_ALIGNED, F_NEW_ARRAY_ALIGNED,
-    F_NEW_ALIGNED_NOTHROW, F_NEW_ARRAY_ALIGNED_NOTHROW, F_DLOPEN, F_COUNT
+    F_NEW_ALIGNED_NOTHROW, F_NEW_ARRAY_ALIGNED_NOTHROW, F_DELETE, F_DELETE_ARRAY, F_DELETE_SIZED,
+    F_DELETE_ARRAY_SIZED, F_DELETE_NOTHROW, F_DELETE_ARRAY_NOTHROW, F_DELETE_ALIGNED,
+    F_DELETE_ARRAY_ALIGNED, F_DELETE_SIZED_ALIGNED, F_DELETE_ARRAY_SIZED_ALIGNED,
+    F_DELETE_ALIGNED_NOTHROW, F_DELETE_ARRAY_ALIGNED_NOTHROW, F_DLOPEN, F_COUNT
 };
 
 static const char *const next_names[F_COUNT] = {
@@ -137,7 +153,14 @@ static const char *const next_names[F_COUNT] = {
     [F_NEW_ARRAY_NOTHROW] = "_ZnamRKSt9nothrow_t", [F_NEW_ALIGNED] = "_ZnwmSt11align_val_t",
     [F_NEW_ARRAY_ALIGNED] = "_ZnamSt11align_val_t",
     [F_NEW_ALIGNED_NOTHROW] = "_ZnwmSt11align_val_tRKSt9nothrow_t",
-    [F_NEW_ARRAY_ALIGNED_NOTHROW] = "_ZnamSt11align_val_tRKSt9nothrow_t", [F_DLOPEN] = "dlopen",
+    [F_NEW_ARRAY_ALIGNED_NOTHROW] = "_ZnamSt11align_val_tRKSt9nothrow_t", [F_DELETE] = "_ZdlPv",
+    [F_DELETE_ARRAY] = "_ZdaPv", [F_DELETE_SIZED] = "_ZdlPvm", [F_DELETE_ARRAY_SIZED] = "_ZdaPvm",
+    [F_DELETE_NOTHROW] = "_ZdlPvRKSt9nothrow_t", [F_DELETE_ARRAY_NOTHROW] = "_ZdaPvRKSt9nothrow_t",
+    [F_DELETE_ALIGNED] = "_ZdlPvSt11align_val_t", [F_DELETE_ARRAY_ALIGNED] = "_ZdaPvSt11align_val_t",
+    [F_DELETE_SIZED_ALIGNED] = "_ZdlPvmSt11align_val_t",
+    [F_DELETE_ARRAY_SIZED_ALIGNED] = "_ZdaPvmSt11align_val_t",
+    [F_DELETE_ALIGNED_NOTHROW] = "_ZdlPvSt11align_val_tRKSt9nothrow_t",
+    [F_DELETE_ARRAY_ALIGNED_NOTHROW] = "_ZdaPvSt11align_val_tRKSt9nothrow_t", [F_DLOPEN] = "dlopen",
 };
 
 static uintptr_t next_fn[F_COUNT];
@@ -226,29 +249,35 @@ static void unhide(const volatile void *block)
     pthread_mutex_unlock(&hidden_lock);
 }
 
-/* The runtime's hooks: a block freed (however: free, delete, realloc's old
- * block under AddressSanitizer) leaves the tables; a block handed out at
- * an address they hold was freed where no hook saw it. */
-static void forget(const volatile void *block)
+/* A block freed leaves the tables. */
+static inline __attribute__((always_inline)) void forget(const volatile void *block)
 {
-    unhide(block);
+    if (hidden.used != 0)
+        unhide(block);
     if (exact_on)
         exact_forget(block);
 }
 
-static void freed_hook(const volatile void *block)
+/* What a block freed by free() or an operator delete, as the call reaches
+ * this library and before the runtime takes the block back, leaves: its
+ * bit and entry in the owners' table (alloc_owners.c), its entry among the
+ * blocks the check cannot judge and the exact pass's, and the time of its
+ * free (alloc_held.c). This library comes before the runtime, so every
+ * free and delete passes here, and no hook of the runtime's is needed to
+ * see one (a realloc's old block: reallocated()). */
+static inline __attribute__((always_inline)) void released(const void *block)
 {
-    if (__atomic_load_n(&alloc_owner_current, __ATOMIC_RELAXED) != NULL)
+    if (free_hook != NULL)
+        free_hook(block);
+    /* the bit is read last, after the stores below: asked for now */
+    const uint64_t *word = alloc_owner_word(block);
+    if (word != NULL)
+        __builtin_prefetch(word);
+    alloc_held_freed(block);
+    forget(block);
+    if (__atomic_load_n(&alloc_owner_current, __ATOMIC_RELAXED) != NULL &&
+        alloc_owners_may_hold(block))
         alloc_owners_freed(block);
-    forget(block);
-}
-
-/* The owners' table is left alone: every free reaches it (the free hook,
- * and realloc's, which calls none, through reallocated()). */
-static void allocated_hook(const volatile void *block, size_t size)
-{
-    (void) size;
-    forget(block);
 }
 
 /* ---- a call of the runtime ------------------------------------------------------ */
@@ -668,7 +697,10 @@ static void *reallocated(void *block, void *moved, size_t size)
 }
 
 /* The runtime's realloc calls no hook: the block it leaves is forgotten
- * here, and the one it returns judged as any allocation's; never straight. */
+ * here, and the one it returns judged as any allocation's; never jumped
+ * to. Ruby's own (ruby_straight()) calls the runtime as it is, whose
+ * unwinder walks this function's frame (which the reader passes over) to
+ * the same caller, as straight_fresh()'s does. */
 void *realloc(void *block, size_t size)
 {
     if (from_boot(block)) {
@@ -682,11 +714,14 @@ void *realloc(void *block, size_t size)
         errno = ENOMEM;
         return NULL;
     }
-    int judged_ = judged_now(CALLER, HERE);
+    uintptr_t caller = CALLER;
+    if (ruby_straight(caller, HERE))
+        return reallocated(block, NEXT(F_REALLOC, Moved)(block, size), size);
+    int judged_ = judged_now(caller, HERE);
     if (fresh_bytes(judged_, size) != 0)
         fresh_ahead(size);
     Call call = { .fn = next_fn[F_REALLOC], .a = (uintptr_t) block, .b = size };
-    void *moved = (void *) front(&call, CALLER, HERE, CALLER_FP, size, NULL, 0,
+    void *moved = (void *) front(&call, caller, HERE, CALLER_FP, size, NULL, 0,
                                  judged_ ? alloc_owner_now() : 0, judged_);
     return reallocated(block, moved, size);
 }
@@ -708,14 +743,7 @@ void free(void *block)
 {
     if (block == NULL || from_boot(block))
         return;
-    if (free_hook != NULL)
-        free_hook(block);
-    /* the runtime's free hook reads the block's bit (alloc_owners.c): a
-     * miss of the cache at every free, unless asked for now */
-    const uint64_t *word = alloc_owner_word(block);
-    if (word != NULL)
-        __builtin_prefetch(word);
-    alloc_held_freed(block);
+    released(block);
     if (next_found(F_FREE))
         ((void (*)(void *)) next_fn[F_FREE])(block);
 }
@@ -830,6 +858,35 @@ void *_ZnamSt11align_val_tRKSt9nothrow_t(size_t size, size_t alignment, const vo
     BODY(Triple, F_NEW_ARRAY_ALIGNED_NOTHROW, void *, size, aligned_size(size, alignment), size,
          alignment, tag, size, alignment, tag);
 }
+
+/* operator delete, each form to the runtime's own (a delete given to
+ * free() is a mismatch AddressSanitizer reports), after released(). */
+#define DELETE(name, f, params, ...)                                                    \
+    void name params                                                                    \
+    {                                                                                   \
+        if (block == NULL || from_boot(block))                                          \
+            return;                                                                     \
+        released(block);                                                                \
+        if (next_found(f))                                                              \
+            ((void (*) params) next_fn[f])(__VA_ARGS__);                                \
+    }
+DELETE(_ZdlPv, F_DELETE, (void *block), block)
+DELETE(_ZdaPv, F_DELETE_ARRAY, (void *block), block)
+DELETE(_ZdlPvm, F_DELETE_SIZED, (void *block, size_t size), block, size)
+DELETE(_ZdaPvm, F_DELETE_ARRAY_SIZED, (void *block, size_t size), block, size)
+DELETE(_ZdlPvRKSt9nothrow_t, F_DELETE_NOTHROW, (void *block, const void *tag), block, tag)
+DELETE(_ZdaPvRKSt9nothrow_t, F_DELETE_ARRAY_NOTHROW, (void *block, const void *tag), block, tag)
+DELETE(_ZdlPvSt11align_val_t, F_DELETE_ALIGNED, (void *block, size_t alignment), block, alignment)
+DELETE(_ZdaPvSt11align_val_t, F_DELETE_ARRAY_ALIGNED, (void *block, size_t alignment), block,
+       alignment)
+DELETE(_ZdlPvmSt11align_val_t, F_DELETE_SIZED_ALIGNED, (void *block, size_t size, size_t alignment),
+       block, size, alignment)
+DELETE(_ZdaPvmSt11align_val_t, F_DELETE_ARRAY_SIZED_ALIGNED,
+       (void *block, size_t size, size_t alignment), block, size, alignment)
+DELETE(_ZdlPvSt11align_val_tRKSt9nothrow_t, F_DELETE_ALIGNED_NOTHROW,
+       (void *block, size_t alignment, const void *tag), block, alignment, tag)
+DELETE(_ZdaPvSt11align_val_tRKSt9nothrow_t, F_DELETE_ARRAY_ALIGNED_NOTHROW,
+       (void *block, size_t alignment, const void *tag), block, alignment, tag)
 
 /* strdup and strndup are AddressSanitizer's own allocation functions (the
  * C library's call malloc, which comes here anyway, and is kept from recent
@@ -1019,6 +1076,8 @@ __attribute__((constructor)) static void alloc_start(void)
 {
     find_next();
     const char *mode = getenv(GL_PROTO_ALLOC_MODE_VARIABLE);
+    /* The runtime's hooks are not installed: every free and delete passes
+     * here first (released()), and realloc's old block (reallocated()). */
     AgentInstallHooks install;
     int runtime = agent_sanitizer_runtime(&install, &report_line);
     if (mode == NULL || !runtime || next_fn[F_MALLOC] == 0 || next_fn[F_FREE] == 0 ||
@@ -1033,8 +1092,7 @@ __attribute__((constructor)) static void alloc_start(void)
      * before the scratch stack is mapped below that stack. */
     void *sample = ((void *(*)(size_t)) next_fn[F_MALLOC])(1);
     ((void (*)(void *)) next_fn[F_FREE])(sample);
-    if (install(allocated_hook, freed_hook) == 0 ||
-        pthread_atfork(before_fork, after_fork, in_child) != 0)
+    if (pthread_atfork(before_fork, after_fork, in_child) != 0)
         return;
     find_loader();
     int first = 1;

@@ -127,18 +127,35 @@ static inline uint64_t *alloc_owner_word(const volatile void *block)
     return &alloc_owner_bits[offset >> (OWNER_GRANULE_LOG + 6)];
 }
 
+/* Blocks in the owners' table without a bit (alloc_owners.c). */
+extern size_t alloc_owners_unmarked AGENT_HIDDEN;
+
+/* Returns: 1 if @block may be in the owners' table: its bit is set, or it
+ * has none and blocks without one are there. Read without the lock: a
+ * block is put there by the allocation that returned it, before anyone
+ * could free it. */
+static inline int alloc_owners_may_hold(const volatile void *block)
+{
+    const uint64_t *word = alloc_owner_word(block);
+    if (word == NULL)
+        return __atomic_load_n(&alloc_owners_unmarked, __ATOMIC_RELAXED) != 0;
+    unsigned bit = (unsigned) ((((uintptr_t) block - alloc_owner_space) >> OWNER_GRANULE_LOG) % 64);
+    return (int) ((__atomic_load_n(word, __ATOMIC_RELAXED) >> bit) & 1);
+}
+
 /* Records @block (not NULL), judged, as @owner's. */
 void alloc_owners_put(const void *block, uint32_t owner) AGENT_HIDDEN;
 
-/* @block is freed (the runtime's free hook), or left by a reallocation. */
+/* @block is freed (free, an operator delete: alloc.c's released()), or
+ * left by a reallocation. */
 void alloc_owners_freed(const volatile void *block) AGENT_HIDDEN;
 
 /* Around a fork: the table's lock. */
 void alloc_owners_lock(void) AGENT_HIDDEN;
 void alloc_owners_unlock(void) AGENT_HIDDEN;
 
-/* The front is on in this process (alloc.c: its hooks are in and it
- * judges allocations); the runtime's space is where @sample is, a block
+/* The front is on in this process (alloc.c: it judges allocations and
+ * sees every free); the runtime's space is where @sample is, a block
  * its allocator handed out (alloc_start()). */
 void alloc_owners_init(const void *sample) AGENT_HIDDEN;
 

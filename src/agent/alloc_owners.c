@@ -13,13 +13,15 @@
  * holds the judged blocks alone (psych's suite: one allocation in twelve).
  * A free finds out whether its block is here from a bit of the block's
  * (below), a byte for 128 bytes of the heap, which the front's free asks
- * the cache for before it calls the runtime's: the table is probed only
+ * the cache for before it reads it: the table is probed only
  * for a block it holds, or one without a bit (above the runtime's largest
  * size class, or when the bits could not be mapped).
  *
- * Every free reaches alloc_owners_freed() through the runtime's free hook
- * (free, delete); LeakSanitizer's realloc calls no hook, and the front's
- * realloc tells it of the block a reallocation left. At exit the client
+ * Every free reaches alloc_owners_freed() through the front's free and
+ * its operator delete in every form (alloc.c's released(), before the
+ * runtime takes the block back: no hook of the runtime's is installed),
+ * when the block's bit says it may be here; the front's realloc tells it
+ * of the block a reallocation left. At exit the client
  * takes the blocks still here (gemleak_alloc_owned()) and writes them as
  * it writes its own. */
 #define _GNU_SOURCE
@@ -53,7 +55,7 @@ static int front_on;
 /* Blocks put in the table without a bit (a block given another owner
  * counts again: an upper bound): while there are any, the free of a block
  * without a bit looks it up. */
-static size_t unmarked;
+size_t alloc_owners_unmarked;
 
 void alloc_owners_init(const void *sample)
 {
@@ -95,7 +97,7 @@ void alloc_owners_put(const void *block, uint32_t owner)
         if (word != NULL)
             __atomic_fetch_or(word, mask, __ATOMIC_RELAXED);
         else
-            unmarked++;
+            alloc_owners_unmarked++;
     }
     agent_spin_unlock(&lock);
 }
@@ -105,14 +107,14 @@ void alloc_owners_freed(const volatile void *block)
     uint64_t mask = 0;
     uint64_t *word = bit_of(block, &mask);
     if (word != NULL ? (__atomic_load_n(word, __ATOMIC_RELAXED) & mask) == 0
-                     : __atomic_load_n(&unmarked, __ATOMIC_RELAXED) == 0)
+                     : __atomic_load_n(&alloc_owners_unmarked, __ATOMIC_RELAXED) == 0)
         return;
     uintptr_t owner;
     agent_spin_lock(&lock);
     if (word != NULL)
         __atomic_fetch_and(word, ~mask, __ATOMIC_RELAXED);
     if (hidden_table_pop(&table, block, &owner) && word == NULL)
-        unmarked--;
+        alloc_owners_unmarked--;
     agent_spin_unlock(&lock);
 }
 void alloc_owners_lock(void)

@@ -41,8 +41,12 @@ static GHashTable *exported(const char *path)
 /* Issue 35, 10: every allocation function a sanitizer runtime intercepts
  * is one the allocation front has, so that each block gets a stack it can
  * judge and the exact pass unwinds it: C++17's aligned operator new was
- * not, and its leak read "0 of the 5 got their whole stack", exit 3. A
- * runtime that intercepts one more fails this test. */
+ * not, and its leak read "0 of the 5 got their whole stack", exit 3. And
+ * every function that frees (free, each operator delete): the front
+ * installs none of the runtime's hooks, and a block freed where it did not
+ * see it would keep its owner, and its entries among the hidden blocks and
+ * the exact pass's, for the next block at its address. A runtime that
+ * intercepts one more fails this test. */
 START_TEST(test_front_has_every_allocation_function_the_runtimes_intercept)
 {
     g_autofree char *front = gl_test_project_file("build/client/gemleak_alloc.so");
@@ -51,7 +55,8 @@ START_TEST(test_front_has_every_allocation_function_the_runtimes_intercept)
     g_autoptr(GHashTable) ours = exported(front);
     /* what allocates, by name: the C library's families, C++'s new */
     static const char *const allocating[] = { "*alloc", "*alloc_*", "*memalign", "*strdup",
-                                              "strndup", "_Znw*", "_Zna*", NULL };
+                                              "strndup", "_Znw*", "_Zna*", "free", "cfree",
+                                              "_Zdl*", "_Zda*", NULL };
     static const char *const not_allocating[] = { "malloc_usable_size", "*alloc_stats*",
                                                   "__sanitizer_*", "__lsan_*", "__asan_*",
                                                   "__interceptor_*", NULL };
@@ -189,13 +194,17 @@ END_TEST
  * names. */
 static const char owners_ext_c[] =
     "#include <stdlib.h>\n"
-    "void *_Znwm(size_t); void _ZdlPv(void *);\n"
+    "void *_Znwm(size_t); void _ZdlPv(void *); void _ZdlPvm(void *, size_t);\n"
+    "void *_Znam(size_t); void _ZdaPv(void *);\n"
     "void *ext_malloc(size_t n) { return malloc(n); }\n"
     "void *ext_calloc(size_t n) { return calloc(1, n); }\n"
     "void *ext_realloc(void *p, size_t n) { return realloc(p, n); }\n"
     "void ext_free(void *p) { free(p); }\n"
     "void *ext_new(size_t n) { return _Znwm(n); }\n"
-    "void ext_delete(void *p) { _ZdlPv(p); }\n";
+    "void ext_delete(void *p) { _ZdlPv(p); }\n"
+    "void ext_delete_sized(void *p, size_t n) { _ZdlPvm(p, n); }\n"
+    "void *ext_new_array(size_t n) { return _Znam(n); }\n"
+    "void ext_delete_array(void *p) { _ZdaPv(p); }\n";
 /* The program hands the front its owner, as the client library does,
  * allocates under owners 7, 9 and none, and prints which of its blocks the
  * front holds, with their owners (the table's keys are masked: %lx). */
@@ -206,6 +215,8 @@ static const char owners_program_c[] =
     "#include <stdlib.h>\n"
     "void *ext_malloc(size_t); void *ext_calloc(size_t); void *ext_realloc(void *, size_t);\n"
     "void ext_free(void *); void *ext_new(size_t); void ext_delete(void *);\n"
+    "void ext_delete_sized(void *, size_t); void *ext_new_array(size_t);\n"
+    "void ext_delete_array(void *);\n"
     "typedef struct { uintptr_t key, value; } Slot;\n"
     "static Slot *slots; static size_t n;\n"
     "static void show(const char *name, void *p) {\n"
@@ -229,6 +240,8 @@ static const char owners_program_c[] =
     "    ext_free(big_gone);\n"
     "    void *newed = ext_new(48), *deleted = ext_new(48);\n"
     "    ext_delete(deleted);\n"
+    "    void *sized = ext_new(64), *array = ext_new_array(80);\n"
+    "    ext_delete_sized(sized, 64); ext_delete_array(array);\n"
     "    owner = 9;\n"
     "    void *other = ext_calloc(16);\n"
     "    owner = 0;\n"
@@ -237,7 +250,8 @@ static const char owners_program_c[] =
     "    slots = owned(&n, &bytes);\n"
     "    show(\"mine\", mine); show(\"kept\", kept); show(\"gone\", gone); show(\"old\", old);\n"
     "    show(\"moved\", moved); show(\"big\", big); show(\"big_gone\", big_gone);\n"
-    "    show(\"newed\", newed); show(\"deleted\", deleted); show(\"other\", other);\n"
+    "    show(\"newed\", newed); show(\"deleted\", deleted); show(\"sized\", sized);\n"
+    "    show(\"array\", array); show(\"other\", other);\n"
     "    show(\"nobody\", nobody);\n"
     "    printf(\"held: %%zu\\n\", n);\n"
     "    return 0;\n"
@@ -248,9 +262,10 @@ static const char owners_program_c[] =
  * (alloc_owners.c), in place of the client library's table of every block:
  * what a library allocated while an owner was set is held with that owner
  * (malloc, calloc, realloc's new block, new, a block above the runtime's
- * largest size class), until it is freed (free, delete, realloc's old
- * block); the program's own blocks (Ruby's) and what is allocated with no
- * owner never are. */
+ * largest size class), until it is freed (free, delete plain, sized or
+ * of an array, realloc's old block: the front sees each, with no hook of
+ * the runtime's); the program's own blocks (Ruby's) and what is allocated
+ * with no owner never are. */
 START_TEST(test_front_holds_the_owners_of_judged_blocks_alone)
 {
     g_autofree char *program_text =
@@ -265,6 +280,8 @@ START_TEST(test_front_holds_the_owners_of_judged_blocks_alone)
                           "big_gone: none\n"
                           "newed: 7\n"
                           "deleted: none\n"
+                          "sized: none\n"
+                          "array: none\n"
                           "other: 9\n"
                           "nobody: none\n"
                           "held: 5\n");
