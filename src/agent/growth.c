@@ -524,6 +524,17 @@ static void in_child(void)
     unlock_table();
 }
 
+/* GL_PROTO_ALLOC_APIS_VARIABLE as the process started: the helper takes
+ * the run's variables out of the environment the suite sees (core.rb,
+ * leave_environment), and counting starts at exit. The string stays where
+ * the environment was. */
+static const char *apis_at_start;
+
+__attribute__((constructor)) static void growth_variables(void)
+{
+    apis_at_start = getenv(GL_PROTO_ALLOC_APIS_VARIABLE);
+}
+
 /* Starts counting: the runtime's hooks, the targets' calls. Returns: 1
  * when it counts (or did), 0 when the process has no sanitizer runtime
  * that takes hooks, or no room for the sites. */
@@ -548,9 +559,8 @@ int gemleak_client_growth_start(void)
         got_names_add(&names, allocation_functions[i]);
     for (size_t i = 0; i < sizeof calling_back / sizeof calling_back[0]; i++)
         got_names_add(&excluded, calling_back[i]);
-    const char *apis = getenv(GL_PROTO_ALLOC_APIS_VARIABLE);
-    if (apis != NULL && *apis != '\0')
-        got_names_read(&names, apis);
+    if (apis_at_start != NULL && *apis_at_start != '\0')
+        got_names_read(&names, apis_at_start);
     if (pthread_atfork(before_fork, after_fork, in_child) != 0 || install(allocated, freed) == 0)
         return 0;
     /* The allocation front (gemleak_alloc.so), when it comes first: its

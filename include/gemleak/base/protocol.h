@@ -275,7 +275,9 @@
  * HOW one of the characters below. */
 #define GL_PROTO_RESTORE_VARIABLE "GEMLEAK_RESTORE"
 #define GL_PROTO_RESTORE_SEPARATOR "\x1e"
-#define GL_PROTO_RESTORE_SET '='    /* set when the program's environment lacks it */
+/* set when the program's environment lacks it (as text for the helper) */
+#define GL_PROTO_RESTORE_SET_TEXT "="
+#define GL_PROTO_RESTORE_SET (GL_PROTO_RESTORE_SET_TEXT[0])
 #define GL_PROTO_RESTORE_FRONT '<'  /* put in front, after a space, when its value lacks it */
 #define GL_PROTO_RESTORE_BACK '>'   /* put after its value and a ':', when it lacks it */
 #define GL_PROTO_RESTORE_REPLACE '!' /* set, in place of the program's own value: never in

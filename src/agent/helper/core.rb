@@ -10,11 +10,20 @@ module GemLeakHelper
   # through IO objects on descriptors it opened itself, and says on
   # standard error (its own IO on descriptor 2) what it could not record.
   module Core
-    RUN_DIR = ENV[Protocol::RUN_DIR_VARIABLE]&.dup&.freeze
-    DEBUG = !ENV[Protocol::DEBUG_VARIABLE].to_s.empty?
+    # The run's variables (protocol.rb's *_VARIABLE names), as this process
+    # started: what the helper reads of them, later too, it reads here (the
+    # suite may clear ENV, and the helper takes them out of it:
+    # leave_environment).
+    VARIABLES = Protocol.constants.grep(/_VARIABLE\z/).filter_map do |constant|
+      name = Protocol.const_get(constant)
+      value = ENV[name]
+      [name, value.dup.freeze] unless value.nil?
+    end.to_h.freeze
+    RUN_DIR = VARIABLES[Protocol::RUN_DIR_VARIABLE]
+    DEBUG = !VARIABLES[Protocol::DEBUG_VARIABLE].to_s.empty?
     # The library gemleak preloads makes the engine's leak check at exit and
     # says it ran ("gemleak:done"): what ends without exit says it here.
-    PROOF = !ENV[Protocol::PROOF_VARIABLE].to_s.empty?
+    PROOF = !VARIABLES[Protocol::PROOF_VARIABLE].to_s.empty?
     PID = Process.method(:pid)
     CLOCK = Process.method(:clock_gettime)
     MONOTONIC = Process::CLOCK_MONOTONIC
@@ -38,6 +47,35 @@ module GemLeakHelper
     class << self
       def pid
         PID.call
+      end
+
+      # Takes the run's variables out of the environment Ruby shows the
+      # suite, where the library gemleak preloads (gemleak_preload.so, in
+      # this process) gives each back to every program the process execs,
+      # as GEMLEAK_RESTORE lists them, that list among them
+      # (src/agent/restore.c); the helper read them as it loaded
+      # (VARIABLES). Kept: GEMLEAK_RUNNING and GEMLEAK_RUN_DIR, which the
+      # suite is told of; GEMLEAK_INSTRUMENTED, which may be the user's;
+      # RUBY_FREE_AT_EXIT, which Ruby reads as it exits; and what gemleak
+      # adds to a variable of the user's (RUBYOPT, LD_PRELOAD, the
+      # runtime's options). Ruby's own test library compares the whole
+      # environment before and after each test (tool/lib/leakchecker.rb):
+      # the run's dozen variables more were a fifth of what psych's suite
+      # took beyond the floor, counted.
+      def leave_environment
+        list = VARIABLES[Protocol::RESTORE_VARIABLE]
+        return if list.nil?
+
+        items = list.split(Protocol::RESTORE_SEPARATOR).map { |item| [item[0], *item[1..].split("=", 2)] }
+        preload = items.find { |_, name, _| name == "LD_PRELOAD" }&.last.to_s.split(":").last.to_s
+        return if preload.empty? || !Runtime.loaded?(preload, File.basename(preload))
+
+        kept = [Protocol::RUNNING_VARIABLE, Protocol::RUN_DIR_VARIABLE, Protocol::INSTRUMENTED_VARIABLE,
+                "RUBY_FREE_AT_EXIT"]
+        items.each do |how, name, _|
+          ENV.delete(name) if how == Protocol::RESTORE_SET_TEXT && !kept.include?(name)
+        end
+        ENV.delete(Protocol::RESTORE_VARIABLE)
       end
 
       # Integer#to_s as Ruby defines it, whatever the suite made of it.
@@ -117,7 +155,7 @@ module GemLeakHelper
       def native?
         return @native unless @native.nil?
 
-        path = ENV[Protocol::CLIENT_VARIABLE].to_s
+        path = VARIABLES[Protocol::CLIENT_VARIABLE].to_s
         @native = false
         if path.empty?
           @native_error = "no client library (#{Protocol::CLIENT_VARIABLE} is not set)"
@@ -191,7 +229,7 @@ module GemLeakHelper
   # The engine's runtime preloaded into Ruby (LeakSanitizer's liblsan), when
   # the run uses one: GEMLEAK_ENGINE_RUNTIME names it.
   module Runtime
-    PATH = ENV[Protocol::RUNTIME_VARIABLE].to_s.dup.freeze
+    PATH = Core::VARIABLES[Protocol::RUNTIME_VARIABLE].to_s.dup.freeze
     REAL = begin
       PATH.empty? ? "" : File.realpath(PATH).freeze
     rescue SystemCallError
@@ -200,7 +238,7 @@ module GemLeakHelper
     # The allocation front gemleak preloads before the runtime, when the run
     # uses one (GEMLEAK_ALLOC_LIBRARY): without it the runtime's check
     # cannot judge what this process allocated on a Fiber's stack.
-    FRONT = ENV[Protocol::ALLOC_LIBRARY_VARIABLE].to_s.dup.freeze
+    FRONT = Core::VARIABLES[Protocol::ALLOC_LIBRARY_VARIABLE].to_s.dup.freeze
 
     # Whether the dynamic loader loaded an object of one of @names (a
     # path, or a base name): as the client library walks them, or, without
@@ -237,7 +275,7 @@ module GemLeakHelper
       # under LeakSanitizer) and the allocation front.
       def keep_to_self
         preload = ENV["LD_PRELOAD"].to_s.split(/[: ]/).reject(&:empty?)
-        ours = [ENV[Protocol::CLIENT_VARIABLE].to_s, ENV[Protocol::ALLOC_LIBRARY_VARIABLE].to_s].reject(&:empty?)
+        ours = [Core::VARIABLES[Protocol::CLIENT_VARIABLE].to_s, FRONT].reject(&:empty?)
         kept = preload.reject { |lib| lib == PATH || lib == REAL || ours.include?(lib) }
         return if kept.size == preload.size
 

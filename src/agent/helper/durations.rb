@@ -7,7 +7,7 @@ module GemLeakHelper
   # directory, "MILLISECONDS<TAB>/absolute/file.rb" a line; a forked child
   # counts its own.
   module Durations
-    @on = ENV[Protocol::DURATIONS_VARIABLE] == "1" && !Core::RUN_DIR.nil?
+    @on = Core::VARIABLES[Protocol::DURATIONS_VARIABLE] == "1" && !Core::RUN_DIR.nil?
     @seconds = Hash.new(0.0)
 
     class << self

@@ -17,7 +17,7 @@ module GemLeakHelper
   # there. Read as the helper loads, before the suite can swap File.
   module RubyConfig
     NAMES = [*Protocol::RUBY_DIRS.split, "CFLAGS", "DLEXT"].freeze
-    DIR = File.dirname(ENV[Protocol::CLIENT_VARIABLE].to_s).freeze
+    DIR = File.dirname(Core::VARIABLES[Protocol::CLIENT_VARIABLE].to_s).freeze
 
     class << self
       # Returns: {NAME => value} of NAMES.
@@ -50,7 +50,7 @@ module GemLeakHelper
       # Returns: [the first line of the cache, its path]; [nil, nil] when
       # there is no helper directory or the executable cannot be read.
       def cache
-        return [nil, nil] if ENV[Protocol::CLIENT_VARIABLE].to_s.empty? || !File.directory?(DIR)
+        return [nil, nil] if Core::VARIABLES[Protocol::CLIENT_VARIABLE].to_s.empty? || !File.directory?(DIR)
 
         exe = File.readlink("/proc/self/exe")
         stat = File.stat(exe)
@@ -121,7 +121,8 @@ module GemLeakHelper
         dirs = RubyConfig::VALUES.values_at(*Protocol::RUBY_DIRS.split)
         dirs.concat(Gem.path) if defined?(Gem) && Gem.respond_to?(:path)
         # gemleak's own (its client library, required from there)
-        dirs << File.dirname(ENV[Protocol::CLIENT_VARIABLE]) unless ENV[Protocol::CLIENT_VARIABLE].to_s.empty?
+        client = Core::VARIABLES[Protocol::CLIENT_VARIABLE].to_s
+        dirs << File.dirname(client) unless client.empty?
         dirs.compact.reject(&:empty?).map { |dir| real(dir) + "/" }.uniq
       end
     end

@@ -34,7 +34,7 @@ module GemLeakHelper
   # so is a test that leaves a thread it started running (THREAD_GRACE).
   module Growth
     REPETITIONS = begin
-      k = ENV[Protocol::GROWTH_VARIABLE].to_s
+      k = Core::VARIABLES[Protocol::GROWTH_VARIABLE].to_s
       k = k.match?(/\A[1-9][0-9]?\z/) ? Integer(k, 10) : 0
       k.between?(Protocol::GROWTH_MIN, Protocol::GROWTH_MAX) ? k : nil
     end

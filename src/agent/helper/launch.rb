@@ -31,7 +31,7 @@ module GemLeakLaunch
     # --trace-children-skip would keep it, unless it loads the project's
     # extension), or :unchecked (it could not tell, and said so).
     def start
-      prefix = ENV[GemLeakHelper::Protocol::ENGINE_COMMAND_VARIABLE]
+      prefix = GemLeakHelper::Core::VARIABLES[GemLeakHelper::Protocol::ENGINE_COMMAND_VARIABLE]
       return :traced if prefix.nil?
 
       decide(prefix)

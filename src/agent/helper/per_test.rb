@@ -53,7 +53,7 @@ module GemLeakHelper
   # beside this file (GEMLEAK_CLIENT), which the helper requires as a Ruby
   # extension (GemLeakHelper::Native, Core.native?).
   module PerTest
-    @grain = ENV[Protocol::PER_TEST_VARIABLE]
+    @grain = Core::VARIABLES[Protocol::PER_TEST_VARIABLE]
     @grain = nil unless ["test", "each", "file", Protocol::PER_TEST_OWNERS].include?(@grain)
     # The owners alone (GemLeak's fast pass, under a sanitizer): which test
     # allocated each block, for the exact pass to run those tests only; no
@@ -63,14 +63,14 @@ module GemLeakHelper
     # The exact pass: the tests to run ("NAME\tLOCATION" as escaped here;
     # "\tFILE": every test of FILE); the others are skipped. nil: all.
     @only = begin
-      path = ENV[Protocol::EXACT_TESTS_VARIABLE].to_s
+      path = Core::VARIABLES[Protocol::EXACT_TESTS_VARIABLE].to_s
       path.empty? ? nil : File.readlines(path, chomp: true).to_h { |line| [line.b, true] }
     rescue SystemCallError
       nil
     end
-    @client_path = ENV[Protocol::CLIENT_VARIABLE]&.dup
+    @client_path = Core::VARIABLES[Protocol::CLIENT_VARIABLE]&.dup
     # Whether possibly lost memory counts (--leak-kinds has "possible").
-    @possible = ENV[Protocol::LEAK_KINDS_VARIABLE].to_s.split(",").include?("possible")
+    @possible = Core::VARIABLES[Protocol::LEAK_KINDS_VARIABLE].to_s.split(",").include?("possible")
     @pid = Core.pid
     @ready = false   # the setup (or forked) check is done in this process
     @open = nil      # [name, location] of the test or file begun and not ended

@@ -112,7 +112,7 @@ module GemLeakHelper
       # the blocks the check cannot judge, and in the exact pass the stacks
       # of the blocks allocated at the sites it unwinds exactly.
       def exact_write
-        return if ENV[Protocol::ALLOC_LIBRARY_VARIABLE].to_s.empty? || !Core.native?
+        return if Runtime::FRONT.empty? || !Core.native?
 
         Native.before_check
       rescue StandardError => e

@@ -99,3 +99,5 @@ end
 exit_work = GemLeakHelper.exit_work
 exit_work.call(true)
 at_exit(&exit_work)
+# Last: what the helper reads of the run's variables it has read.
+GemLeakHelper::Core.leave_environment if GemLeakHelper::Runtime.mapped?
