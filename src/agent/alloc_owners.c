@@ -104,11 +104,10 @@ void alloc_owners_put(const void *block, uint32_t owner)
 
 void alloc_owners_freed(const volatile void *block)
 {
+    if (!alloc_owners_may_hold(block))
+        return;
     uint64_t mask = 0;
     uint64_t *word = bit_of(block, &mask);
-    if (word != NULL ? (__atomic_load_n(word, __ATOMIC_RELAXED) & mask) == 0
-                     : __atomic_load_n(&alloc_owners_unmarked, __ATOMIC_RELAXED) == 0)
-        return;
     uintptr_t owner;
     agent_spin_lock(&lock);
     if (word != NULL)

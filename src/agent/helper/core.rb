@@ -229,7 +229,7 @@ module GemLeakHelper
   # The engine's runtime preloaded into Ruby (LeakSanitizer's liblsan), when
   # the run uses one: GEMLEAK_ENGINE_RUNTIME names it.
   module Runtime
-    PATH = Core::VARIABLES[Protocol::RUNTIME_VARIABLE].to_s.dup.freeze
+    PATH = Core::VARIABLES[Protocol::RUNTIME_VARIABLE].to_s
     REAL = begin
       PATH.empty? ? "" : File.realpath(PATH).freeze
     rescue SystemCallError
@@ -238,7 +238,7 @@ module GemLeakHelper
     # The allocation front gemleak preloads before the runtime, when the run
     # uses one (GEMLEAK_ALLOC_LIBRARY): without it the runtime's check
     # cannot judge what this process allocated on a Fiber's stack.
-    FRONT = Core::VARIABLES[Protocol::ALLOC_LIBRARY_VARIABLE].to_s.dup.freeze
+    FRONT = Core::VARIABLES[Protocol::ALLOC_LIBRARY_VARIABLE].to_s
 
     # Whether the dynamic loader loaded an object of one of @names (a
     # path, or a base name): as the client library walks them, or, without

@@ -121,8 +121,7 @@ module GemLeakHelper
         dirs = RubyConfig::VALUES.values_at(*Protocol::RUBY_DIRS.split)
         dirs.concat(Gem.path) if defined?(Gem) && Gem.respond_to?(:path)
         # gemleak's own (its client library, required from there)
-        client = Core::VARIABLES[Protocol::CLIENT_VARIABLE].to_s
-        dirs << File.dirname(client) unless client.empty?
+        dirs << RubyConfig::DIR unless Core::VARIABLES[Protocol::CLIENT_VARIABLE].to_s.empty?
         dirs.compact.reject(&:empty?).map { |dir| real(dir) + "/" }.uniq
       end
     end

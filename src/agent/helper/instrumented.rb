@@ -12,7 +12,7 @@ module GemLeakHelper
   # and its memory errors went unseen. Here no file of the project is
   # touched: the project's own build stays as it is, whatever ends the run.
   module Instrumented
-    DIR = Core::VARIABLES[Protocol::INSTRUMENTED_VARIABLE].to_s.dup.freeze
+    DIR = Core::VARIABLES[Protocol::INSTRUMENTED_VARIABLE].to_s
     DLEXT = ".#{RubyConfig::VALUES["DLEXT"]}"
 
     class << self
