@@ -51,6 +51,7 @@
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -297,6 +298,10 @@ static int can_unwind;
  * loads gets this many (some 0.2 s of unwinding), and its blocks after
  * them the fast pass's stacks (the exact pass then unwinds what leaked). */
 static int whole_left = 50000;
+/* How many program counters a whole stack unwinds to: no more than the
+ * runtime keeps of a stack (whole_depth()); libgcc's unwinder pays for
+ * each frame, and a Ruby's stack as it requires is twice that deep. */
+static int whole_frames = MAX_FRAMES - 1;
 /* The first judged allocation at each site gets its whole stack too
  * (alloc_sites.c): on a Ruby without frame pointers, outside the exact
  * pass, where libgcc's unwinder is. */
@@ -393,7 +398,7 @@ static int chain_whole(Frame *frames, Thread *thread, uintptr_t caller)
 {
     uintptr_t pcs[MAX_FRAMES - 1];
     thread->busy++;  /* what the unwinder allocates goes straight */
-    int unwound = exact_unwind(caller, pcs, MAX_FRAMES - 1);
+    int unwound = exact_unwind(caller, pcs, whole_frames);
     thread->busy--;
     if (unwound == 0)
         return 0;
@@ -1072,6 +1077,34 @@ static void in_child(void)
     after_fork();
 }
 
+/* Returns: the depth the runtime keeps of a stack, its frames counted
+ * (malloc_context_size, last given in @options; @otherwise when not). */
+static int context_size(const char *options, int otherwise)
+{
+    static const char name[] = "malloc_context_size=";
+    int size = otherwise;
+    for (const char *at = options; at != NULL && (at = strstr(at, name)) != NULL; at++)
+        if (at == options || at[-1] == ':' || at[-1] == ' ') {
+            long given = strtol(at + sizeof name - 1, NULL, 10);
+            size = given > 0 && given < INT_MAX ? (int) given : size;
+        }
+    return size;
+}
+
+/* Returns: how many program counters a whole stack needs, at most: all
+ * the runtime keeps, as its options say (LeakSanitizer's or
+ * AddressSanitizer's; the runtimes' default, which gemleak run sets, is
+ * 30), at most MAX_FRAMES - 1. The runtime's own frames and this
+ * library's before the chain count in its depth: a few more than it
+ * keeps, never fewer. */
+static int whole_depth(void)
+{
+    int lsan = context_size(getenv("LSAN_OPTIONS"), 30);
+    int asan = context_size(getenv("ASAN_OPTIONS"), 30);
+    int depth = lsan > asan ? lsan : asan;
+    return depth < MAX_FRAMES - 1 ? depth : MAX_FRAMES - 1;
+}
+
 __attribute__((constructor)) static void alloc_start(void)
 {
     find_next();
@@ -1098,6 +1131,7 @@ __attribute__((constructor)) static void alloc_start(void)
     int first = 1;
     dl_iterate_phdr(ruby_range, &first);
     can_unwind = exact_blocks_start();
+    whole_frames = whole_depth();
     recent_unkept = alloc_held_start((void (*)(void *)) next_fn[F_FREE], sample) < 0;
     alloc_owners_init(sample);
     alloc_stack_start();
