@@ -94,7 +94,7 @@ INTEG_OBJS := $(INTEG_SRCS:tests/%.c=$(B)/obj/tests/%.o) $(B)/obj/tests/testutil
 RESDIR    := src/run
 RESOURCES := $(B)/helper/gemleak_helper.rb $(B)/helper/gemleak_helper_body.rb \
              $(B)/helper/gemleak_helper_per_test_again.rb $(B)/helper/gemleak_helper_launch_outside.rb \
-             $(B)/helper/gemleak_helper_growth_run.rb \
+             $(B)/helper/gemleak_helper_growth_run.rb $(B)/helper/gemleak_helper_per_test_frameworks.rb \
              $(B)/client/gemleak_client.so \
              $(B)/client/gemleak_preload.so $(B)/client/gemleak_alloc.so $(B)/client/gemleak_guard \
              $(B)/man/gemleak.1
@@ -151,16 +151,18 @@ $(B)/gen/helper_sum.h: $(HELPER_FILES)
 # $(B)/helper/gemleak_helper.rb, src/agent/helper_loader.rb, which loads the
 # body compiled once per Ruby of the run.
 HELPER_PARTS := $(addprefix $(AGENT)/helper/,protocol.rb core.rb extensions.rb instrumented.rb durations.rb \
-                sanitizer.rb owners.rb per_test.rb per_test_frameworks.rb \
+                sanitizer.rb owners.rb per_test.rb \
                 growth.rb exit_exec.rb launch.rb start.rb)
 # The parts a Ruby of the run may not need, each a file of its own beside
 # the body, $(B)/helper/gemleak_helper_PART.rb, which the helper loads the
 # first time it does (GemLeakHelper.later): the search for the test that
-# lost (per test under Valgrind), what --growth runs again, and what a Ruby
-# started outside the engine does (a launcher's). Every Ruby loading them
-# cost it their instructions, their objects in each of its collections and
-# their freeing at exit.
-HELPER_LATER := $(addprefix $(AGENT)/helper/,per_test_again.rb launch_outside.rb growth_run.rb)
+# lost (per test under Valgrind), what --growth runs again, what a Ruby
+# started outside the engine does (a launcher's), and the test frameworks'
+# hooks (a Ruby that loads none, a suite's child, needs none). Every Ruby
+# loading them cost it their instructions, their objects in each of its
+# collections and their freeing at exit.
+HELPER_LATER := $(addprefix $(AGENT)/helper/,per_test_again.rb launch_outside.rb growth_run.rb \
+                per_test_frameworks.rb)
 HELPER_MAGIC := \# frozen_string_literal: true
 
 # The run directory's protocol (file names, markers, variables) is spelled

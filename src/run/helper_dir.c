@@ -55,6 +55,7 @@
 #define HELPER_PER_TEST_AGAIN "gemleak_helper_per_test_again.rb"
 #define HELPER_LAUNCH_OUTSIDE "gemleak_helper_launch_outside.rb"
 #define HELPER_GROWTH_RUN "gemleak_helper_growth_run.rb"
+#define HELPER_FRAMEWORKS "gemleak_helper_per_test_frameworks.rb"
 #define HELPER_COMPILED_PREFIX "gemleak_helper_"
 #define HELPER_COMPILED_SUFFIX ".iseq"
 #define CLIENT_LIBRARY "gemleak_client.so"
@@ -90,7 +91,8 @@ static gboolean written_by_ruby(const char *name, gboolean partial)
 gboolean gl_run_is_helper_file(const char *name)
 {
     static const char *const names[] = { HELPER_LOADER, HELPER_BODY, HELPER_PER_TEST_AGAIN,
-                                         HELPER_LAUNCH_OUTSIDE, HELPER_GROWTH_RUN, CLIENT_LIBRARY,
+                                         HELPER_LAUNCH_OUTSIDE, HELPER_GROWTH_RUN, HELPER_FRAMEWORKS,
+                                         CLIENT_LIBRARY,
                                          PRELOAD_LIBRARY, ALLOC_LIBRARY, ALLOC_APIS,
                                          GUARD_PROGRAM, GL_RUN_EXACT_SITES_FILE, GL_RUN_EXACT_TESTS_FILE,
                                          PRELOAD_TAKEN };
@@ -290,6 +292,7 @@ char *gl_run_write_helper(gboolean client, int *lock, GError **error)
         !write_resource("helper/" HELPER_PER_TEST_AGAIN, lib, cache, 0644, "Ruby helper", error) ||
         !write_resource("helper/" HELPER_LAUNCH_OUTSIDE, lib, cache, 0644, "Ruby helper", error) ||
         !write_resource("helper/" HELPER_GROWTH_RUN, lib, cache, 0644, "Ruby helper", error) ||
+        !write_resource("helper/" HELPER_FRAMEWORKS, lib, cache, 0644, "Ruby helper", error) ||
         !write_resource("client/" PRELOAD_LIBRARY, lib, cache, 0644, "preloaded library",
                         error) ||
         !write_resource("client/" ALLOC_LIBRARY, lib, cache, 0644, "allocation front", error) ||

@@ -366,6 +366,19 @@ module GemLeakHelper
 
       # Whether a process checks after its tests, or runs them again: what
       # per_test_again.rb does.
+      # The test frameworks, hooked once each as they load (per test, to
+      # time each file's tests, or to run each test again for --growth):
+      # their hooks (per_test_frameworks.rb) load with the first of them.
+      def install
+        return unless on? || Durations.on? || Growth.on?
+        return unless defined?(::Minitest) || defined?(::Test::Unit::TestCase) || defined?(::RSpec::Core::Example)
+
+        GemLeakHelper.later("per_test_frameworks")
+        hook_frameworks
+      rescue StandardError => e
+        Core.debug(e)
+      end
+
       def checks_after_tests?
         (on? && !Runtime.mapped?) || Growth.on?
       end

@@ -2,15 +2,14 @@
 
 # minitest, test-unit and RSpec, hooked: each test marked (per_test.rb),
 # timed (durations.rb), skipped when the exact pass does not run it, and
-# kept so that it can run again (per_test_again.rb).
+# kept so that it can run again (per_test_again.rb). Loaded when the first
+# of them is (PerTest.install): a Ruby that runs no tests (a suite's
+# child Ruby) never loads it.
 module GemLeakHelper
   module PerTest
     class << self
-      # The test frameworks, hooked once each as they load (per test, to
-      # time each file's tests, or to run each test again for --growth).
-      def install
-        return unless on? || Durations.on? || Growth.on?
-
+      # The test frameworks loaded, hooked once each (install() says when).
+      def hook_frameworks
         if !@installed[:minitest] && defined?(::Minitest) && ::Minitest.respond_to?(:run_one_method)
           @installed[:minitest] = true
           ::Minitest.singleton_class.prepend(MinitestHook)
@@ -48,8 +47,9 @@ module GemLeakHelper
       end
     end
 
-    # A line of a backtrace in the helper's file.
-    OWN_FRAME = /\A#{Regexp.escape(Require::OWN_PATH)}:/.freeze
+    # A line of a backtrace in the helper's file, or in this one, which
+    # holds the hooks.
+    OWN_FRAME = /\A(?:#{Regexp.escape(Require::OWN_PATH)}|#{Regexp.escape(__FILE__)}):/.freeze
 
     # test-unit's filter less the hook's frames; public as its module
     # function, private as the method its failures and errors include.

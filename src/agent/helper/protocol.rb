@@ -26,7 +26,7 @@
 #   owners.rb              which test allocated each block, under a sanitizer
 #   per_test.rb            --per-test: markers around the tests, checks between them
 #     per_test_again.rb      (later) --per-test: tests run again, to find the one that lost
-#   per_test_frameworks.rb --per-test: minitest, test-unit and RSpec hooked
+#     per_test_frameworks.rb (later) minitest, test-unit and RSpec hooked, once one loads
 #   growth.rb              --growth: whether it is on
 #     growth_run.rb          (later) each test run again after the suite, measured
 #   exit_exec.rb           exit! and exec: the check the process would not make

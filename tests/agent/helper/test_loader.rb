@@ -117,23 +117,40 @@ class LoaderTest < Minitest::Test
   # The parts of the helper a process may not need (HELPER_LATER) are
   # loaded only where it does: --growth's repetitions where it is on (and
   # --per-test's search, which runs tests again as it does); what a Ruby
-  # started outside the engine does, never in one under it. Each is
-  # compiled once and kept, as the body is.
+  # started outside the engine does, never in one under it; the test
+  # frameworks' hooks once a framework loads, where tests are marked or
+  # timed. Each is compiled once and kept, as the body is.
   def test_a_part_loads_only_where_it_is_needed
     dir = helper_dir
     loader = File.join(dir, "gemleak_helper.rb")
-    code = "load_extension\nputs GemLeakHelper::Growth.respond_to?(:run), GemLeakLaunch.respond_to?(:decide_outside)\n"
+    code = "load_extension\nputs GemLeakHelper::Growth.respond_to?(:run), GemLeakLaunch.respond_to?(:decide_outside), " \
+           "GemLeakHelper::PerTest.respond_to?(:hook_frameworks)\n"
     plain = run_suite(code, env: { "RUBYOPT" => "-W -r#{loader}" })
     assert_ran(plain)
     assert_equal "", plain.err
-    assert_equal "false\nfalse\n", plain.out.lines.drop(1).join
+    assert_equal "false\nfalse\nfalse\n", plain.out.lines.drop(1).join
     assert_equal ["gemleak_helper_body"], kept(dir)
+
+    # timed, without a framework: no hooks
+    timed = run_suite(code, env: { "RUBYOPT" => "-W -r#{loader}", "GEMLEAK_DURATIONS" => "1" })
+    assert_ran(timed)
+    assert_equal "false\nfalse\nfalse\n", timed.out.lines.drop(1).join
+    assert_equal ["gemleak_helper_body"], kept(dir)
+
+    # timed, with minitest: its hook, around the test
+    test = "require \"minitest/autorun\"\nclass OneTest < Minitest::Test\n  def test_one\n#{code}  end\nend\n"
+    framework = run_suite(test, env: { "RUBYOPT" => "-W -r#{loader}", "GEMLEAK_DURATIONS" => "1" })
+    assert_ran(framework)
+    assert_includes framework.out, "false\nfalse\ntrue\n"
+    assert_equal(1, Dir[File.join(framework.run_dir, "durations-*")].size, "the test was timed")
+    assert_equal %w[gemleak_helper_body gemleak_helper_per_test_frameworks], kept(dir)
 
     growth = run_suite(code, env: { "RUBYOPT" => "-W -r#{loader}", "GEMLEAK_GROWTH" => "3" })
     assert_ran(growth)
     assert_equal "", growth.err
-    assert_equal "true\nfalse\n", growth.out.lines.drop(1).join
+    assert_equal "true\nfalse\nfalse\n", growth.out.lines.drop(1).join
     # its tests run again as --per-test's search runs them
-    assert_equal %w[gemleak_helper_body gemleak_helper_growth_run gemleak_helper_per_test_again], kept(dir)
+    assert_equal %w[gemleak_helper_body gemleak_helper_growth_run gemleak_helper_per_test_again
+                    gemleak_helper_per_test_frameworks], kept(dir)
   end
 end
