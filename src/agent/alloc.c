@@ -1132,7 +1132,8 @@ __attribute__((constructor)) static void alloc_start(void)
     dl_iterate_phdr(ruby_range, &first);
     can_unwind = exact_blocks_start();
     whole_frames = whole_depth();
-    recent_unkept = alloc_held_start((void (*)(void *)) next_fn[F_FREE], sample) < 0;
+    recent_unkept = alloc_held_start((void (*)(void *)) next_fn[F_FREE],
+                                     (void *(*)(size_t, size_t)) next_fn[F_CALLOC], sample) < 0;
     alloc_owners_init(sample);
     alloc_stack_start();
     alloc_via_start();
@@ -1140,7 +1141,7 @@ __attribute__((constructor)) static void alloc_start(void)
     if (sites != NULL && *sites != '\0' && exact_start(sites))
         exact_on = 1;
     alloc_mode = wanted;
-    sites_on = wanted == MODE_CALL && !exact_on && can_unwind;
+    sites_on = wanted == MODE_CALL && !exact_on && can_unwind && alloc_sites_start();
     alloc_via_patch();
     if (exact_on)
         exact_resolve();

@@ -31,10 +31,15 @@
  * time. Psych's suite, 1 million frees, has 86,000 judged allocations, of
  * which 43,000 were handed a recent address.)
  *
- * The parked blocks live in this library's memory, which the check scans:
- * a parked block is reachable, never a leak. At most HELD_PARKED are parked,
- * each of up to ALLOC_HELD_MAX bytes (larger blocks are not kept from recent
- * addresses: the cost of clearing them, and few stale words name them).
+ * The parked blocks are listed in blocks of the runtime's own (chunks),
+ * made as the ring of parked blocks first reaches them, which this
+ * library's memory points to: the check scans that memory and what it
+ * points to, so a parked block is reachable, never a leak. (A list of all
+ * HELD_PARKED in this library's memory, 384 KiB, was scanned whole by each
+ * check: some 100 pages touched for nothing in every process.) At most
+ * HELD_PARKED are parked, each of up to ALLOC_HELD_MAX bytes (larger
+ * blocks are not kept from recent addresses: the cost of clearing them,
+ * and few stale words name them).
  *
  * Once Ruby's exit begins (the helper's at_exit, before Ruby frees its
  * memory), nothing is recorded or parked: what Ruby frees then it no
@@ -54,13 +59,18 @@
 
 #define HELD_WINDOW 16384UL  /* frees */
 #define HELD_PARKED 16384    /* blocks */
+#define CHUNK_LOG 10         /* parked blocks listed in a chunk: 1,024 (24 KiB) */
+#define CHUNKS (HELD_PARKED >> CHUNK_LOG)
 #define LOTS 1024            /* sizes parked at once; a power of two, above ALLOC_HELD_MAX */
 
 /* When each granule of 16 bytes of the runtime's heap was last freed, in
- * a shadow of 2 bytes a granule: bit 15 set once it was, then the count of
- * frees then, in epochs of 2^EPOCH_LOG frees (15 bits: it wraps after 8
- * million frees, and a block freed that long ago may pass for recent, which
- * costs a call, nothing more). LeakSanitizer's allocator keeps its blocks
+ * a shadow of a byte a granule: bit 7 set once it was, then the count of
+ * frees then, in epochs of 2^EPOCH_LOG frees (7 bits: the window is 8
+ * epochs, to 2,047 frees more; the count wraps after 262,144 frees, and a
+ * block freed that long ago may pass for recent, one in sixteen, which
+ * costs a call, nothing more). Two bytes a granule touched twice the
+ * pages: a page fault for each 32 KiB of the heap a process uses, a
+ * twentieth of a small suite's time on a virtual machine. LeakSanitizer's allocator keeps its blocks
  * of up to 128 KiB in one space of 2^SPAN_LOG bytes (4 TiB at 0x600000000000
  * on x86-64), blocks of a size class side by side: the shadow of a block
  * freed is near the shadows of the blocks the program used last, where a
@@ -70,15 +80,16 @@
  * outside the space is not followed. */
 #define SPAN_LOG 42
 #define GRANULE_LOG 4
-#define EPOCH_LOG 8
-#define SHADOW_FREED ((uint16_t) 0x8000)
-#define EPOCH_MASK 0x7FFF
+#define EPOCH_LOG 11
+#define SHADOW_FREED ((uint8_t) 0x80)
+#define EPOCH_MASK 0x7F
 
 int alloc_held_on;             /* started and not stopped: what alloc.c reads */
-static uint16_t *shadow;       /* 2^(SPAN_LOG - GRANULE_LOG) of them */
+static uint8_t *shadow;        /* 2^(SPAN_LOG - GRANULE_LOG) of them */
 static uintptr_t space;        /* where the space begins */
 static unsigned long freed;    /* frees recorded */
 static void (*runtime_free)(void *);
+static void *(*runtime_calloc)(size_t, size_t);
 
 /* A block parked: in a ring by the order they came in, and in its size's
  * list, oldest first (indexes plus one; 0: none). */
@@ -95,11 +106,20 @@ typedef struct {
 } Lot;
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-static Parked parked[HELD_PARKED];
+/* The ring of parked blocks, CHUNKS chunks of 2^CHUNK_LOG, each the
+ * runtime's block (NULL until the ring first reaches it). */
+static Parked *chunks[CHUNKS];
 static uint32_t parked_next;
 static Lot lots[LOTS];
 
-int alloc_held_start(void (*free_fn)(void *), const void *sample)
+/* The ring's slot @i (its chunk made). */
+static inline Parked *slot(uint32_t i)
+{
+    return &chunks[i >> CHUNK_LOG][i & ((1U << CHUNK_LOG) - 1)];
+}
+
+int alloc_held_start(void (*free_fn)(void *), void *(*calloc_fn)(size_t, size_t),
+                     const void *sample)
 {
     if (dlsym(RTLD_DEFAULT, "__asan_init") != NULL || sample == NULL)
         return 0;
@@ -111,6 +131,7 @@ int alloc_held_start(void (*free_fn)(void *), const void *sample)
     shadow = mapped;
     space = (uintptr_t) sample & ~(((uintptr_t) 1 << SPAN_LOG) - 1);
     runtime_free = free_fn;
+    runtime_calloc = calloc_fn;
     __atomic_store_n(&alloc_held_on, 1, __ATOMIC_RELEASE);
     return 1;
 }
@@ -131,7 +152,7 @@ void alloc_held_unlock(void)
 }
 
 /* Returns: the shadow of @block, or NULL outside the space. */
-static inline uint16_t *shadow_of(const void *block)
+static inline uint8_t *shadow_of(const void *block)
 {
     uintptr_t offset = (uintptr_t) block - space;
     return offset >> SPAN_LOG != 0 ? NULL : &shadow[offset >> GRANULE_LOG];
@@ -142,12 +163,12 @@ static inline uint16_t *shadow_of(const void *block)
  * free longer). */
 static void record(const void *block)
 {
-    uint16_t *at = shadow_of(block);
+    uint8_t *at = shadow_of(block);
     if (at == NULL)
         return;
     unsigned long now = __atomic_load_n(&freed, __ATOMIC_RELAXED) + 1;
     __atomic_store_n(&freed, now, __ATOMIC_RELAXED);
-    *at = (uint16_t) (SHADOW_FREED | ((now >> EPOCH_LOG) & EPOCH_MASK));
+    *at = (uint8_t) (SHADOW_FREED | ((now >> EPOCH_LOG) & EPOCH_MASK));
 }
 
 void alloc_held_freed(const void *block)
@@ -160,7 +181,7 @@ int alloc_held_recent(const void *block, size_t size)
 {
     if (size == 0 || size > ALLOC_HELD_MAX || !__atomic_load_n(&alloc_held_on, __ATOMIC_ACQUIRE))
         return 0;
-    const uint16_t *at = shadow_of(block);
+    const uint8_t *at = shadow_of(block);
     if (at == NULL || (*at & SHADOW_FREED) == 0)
         return 0;
     unsigned long now = __atomic_load_n(&freed, __ATOMIC_RELAXED) >> EPOCH_LOG;
@@ -185,7 +206,7 @@ static int lot_of(size_t size)
 /* Takes the first block of lot @l out (the oldest of its size). */
 static void *take_head(Lot *lot)
 {
-    Parked *p = &parked[lot->head - 1];
+    Parked *p = slot(lot->head - 1);
     void *block = p->block;
     lot->head = p->next;
     if (lot->head == 0)
@@ -207,21 +228,27 @@ int alloc_held_park(void *block, size_t size, void **old)
     }
     unsigned long now = __atomic_load_n(&freed, __ATOMIC_RELAXED);
     uint32_t i = parked_next;
+    if (chunks[i >> CHUNK_LOG] == NULL &&
+        (chunks[i >> CHUNK_LOG] = runtime_calloc((size_t) 1 << CHUNK_LOG, sizeof(Parked))) == NULL) {
+        pthread_mutex_unlock(&lock);
+        return 0;
+    }
     parked_next = (i + 1) % HELD_PARKED;
-    if (parked[i].block != NULL) {
+    Parked *p = slot(i);
+    if (p->block != NULL) {
         /* the ring's oldest: the first of its lot, whose order is the ring's */
-        evicted_old = now - parked[i].stamp >= HELD_WINDOW;
-        evicted = take_head(&lots[parked[i].lot]);
+        evicted_old = now - p->stamp >= HELD_WINDOW;
+        evicted = take_head(&lots[p->lot]);
     }
     memset(block, 0, size);
-    parked[i] = (Parked) { .block = block, .stamp = now, .next = 0, .lot = (uint32_t) l };
+    *p = (Parked) { .block = block, .stamp = now, .next = 0, .lot = (uint32_t) l };
     Lot *lot = &lots[l];
     if (lot->tail != 0)
-        parked[lot->tail - 1].next = i + 1;
+        slot(lot->tail - 1)->next = i + 1;
     else
         lot->head = i + 1;
     lot->tail = i + 1;
-    if (lot->head != i + 1 && now - parked[lot->head - 1].stamp >= HELD_WINDOW)
+    if (lot->head != i + 1 && now - slot(lot->head - 1)->stamp >= HELD_WINDOW)
         *old = take_head(lot);
     pthread_mutex_unlock(&lock);
     if (evicted != NULL) {

@@ -69,11 +69,12 @@ extern __thread Thread alloc_thread __attribute__((tls_model("initial-exec"))) A
 extern int alloc_held_on AGENT_HIDDEN;
 
 /* Starts, where the runtime is LeakSanitizer (AddressSanitizer has its own
- * quarantine): @free_fn is the runtime's free, @sample a block its
- * allocator handed out (where its space is). Returns: 1 started, 0 not
- * wanted here, -1 wanted and not started: its shadow could not be mapped
- * (a limit on address space, strict overcommit). */
-int alloc_held_start(void (*free_fn)(void *), const void *sample) AGENT_HIDDEN;
+ * quarantine): @free_fn and @calloc_fn are the runtime's free and calloc,
+ * @sample a block its allocator handed out (where its space is). Returns:
+ * 1 started, 0 not wanted here, -1 wanted and not started: its shadow
+ * could not be mapped (a limit on address space, strict overcommit). */
+int alloc_held_start(void (*free_fn)(void *), void *(*calloc_fn)(size_t, size_t),
+                     const void *sample) AGENT_HIDDEN;
 
 /* Records @block (not NULL) freed now, as the runtime frees it. */
 void alloc_held_freed(const void *block) AGENT_HIDDEN;
@@ -160,6 +161,9 @@ void alloc_owners_unlock(void) AGENT_HIDDEN;
 void alloc_owners_init(const void *sample) AGENT_HIDDEN;
 
 /* ---- alloc_sites.c: the allocation sites met so far ----------------------- */
+
+/* Maps the table. Returns: 1 if it could (the others are called only then). */
+int alloc_sites_start(void) AGENT_HIDDEN;
 
 /* Returns: 1 if the site of @caller below the extension's call returning
  * to @via_ret (0: none) was met (claimed) in this process, or cannot be

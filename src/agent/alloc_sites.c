@@ -19,12 +19,22 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "agent_int.h"
 #include "alloc_int.h"
 
 #define SITES_LOG 13       /* slots: 8,192 sites, 64 KiB */
 #define PROBES 16          /* slots looked at before a site is taken as met */
 
-static uintptr_t sites[(size_t) 1 << SITES_LOG];
+/* Mapped, not this library's memory: the check scans that whole, and the
+ * table holds no pointer (its pages, untouched, were faulted in by each
+ * check for nothing). */
+static uintptr_t *sites;
+
+int alloc_sites_start(void)
+{
+    sites = agent_map(((size_t) 1 << SITES_LOG) * sizeof *sites);
+    return sites != NULL;
+}
 
 static inline uintptr_t key_of(uintptr_t caller, uintptr_t via_ret)
 {

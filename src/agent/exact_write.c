@@ -100,13 +100,21 @@ static const Rendered *render(uintptr_t pc)
     if (rendered_pcs[i].pc == pc)
         return &rendered_pcs[i];
     /* each format's text for every frame at @pc, NUL after each, as the
-     * runtime renders the frames of a stack, innermost first */
-    static char buffers[4][RENDER_BYTES];
+     * runtime renders the frames of a stack, innermost first; in memory
+     * mapped the first time, not this library's, which every check scans
+     * whole (only the exact pass renders) */
+    static struct {
+        char buffers[4][RENDER_BYTES];
+        char joined[4 * RENDER_BYTES];
+    } *scratch;
+    if (scratch == NULL && (scratch = agent_map(sizeof *scratch)) == NULL)
+        return NULL;
+    char (*buffers)[RENDER_BYTES] = scratch->buffers;
     char *texts[4][16];
     int counts[4] = { 0 };
     for (int f = 0; f < 4; f++) {
-        memset(buffers[f], 0, sizeof buffers[f]);
-        symbolize((void *) pc, formats[f], buffers[f], sizeof buffers[f]);
+        memset(buffers[f], 0, RENDER_BYTES);
+        symbolize((void *) pc, formats[f], buffers[f], RENDER_BYTES);
         for (char *p = buffers[f]; *p != '\0' && counts[f] < 16; p += strlen(p) + 1)
             texts[f][counts[f]++] = p;
     }
@@ -114,12 +122,12 @@ static const Rendered *render(uintptr_t pc)
     for (int f = 0; f < 3; f++)
         if (counts[f] < frames)
             frames = counts[f];
-    static char joined[4 * RENDER_BYTES];
+    char *joined = scratch->joined;
     size_t length = 0;
     for (int i2 = 0; i2 < frames; i2++)
         for (int f = 0; f < 4; f++) {
             size_t n = strlen(texts[f][i2]) + 1;
-            if (length + n > sizeof joined)
+            if (length + n > sizeof scratch->joined)
                 break;
             memcpy(joined + length, texts[f][i2], n);
             length += n;

@@ -129,10 +129,13 @@ static const char program_c[] =
 
 /* Builds @ext_text as libext.so and @program_text as a program linked
  * with it (new and delete left to the runtime), and runs the program
- * under the front and LeakSanitizer's runtime, as a call-mode Ruby runs.
- * Skips the test without the front, the runtime or cc.
- * Returns: (transfer full): what the program printed. */
-static char *run_under_front(const char *ext_text, const char *program_text)
+ * under the front and LeakSanitizer's runtime, as a call-mode Ruby runs,
+ * with the runtime's @options. Skips the test without the front, the
+ * runtime or cc.
+ * Returns: (transfer full): what the program printed; *@err (transfer
+ * full, nullable) what it wrote to standard error; it exited 0. */
+static char *run_under_front_with(const char *ext_text, const char *program_text,
+                                  const char *options, char **err_out)
 {
     g_autofree char *front = gl_test_project_file("build/client/gemleak_alloc.so");
     if (!g_file_test(front, G_FILE_TEST_EXISTS))
@@ -158,13 +161,21 @@ static char *run_under_front(const char *ext_text, const char *program_text)
     g_auto(GStrv) env = g_get_environ();
     env = g_environ_setenv(env, "LD_PRELOAD", preload, TRUE);
     env = g_environ_setenv(env, GL_PROTO_ALLOC_MODE_VARIABLE, GL_PROTO_UNWOUND_CALL, TRUE);
-    env = g_environ_setenv(env, "LSAN_OPTIONS", "detect_leaks=0", TRUE);
+    env = g_environ_setenv(env, "LSAN_OPTIONS", options, TRUE);
     const char *run[] = { "./program", NULL };
     char *out = NULL;
     int status = gl_test_spawn_in(dir, env, run, &out, &err);
     gl_remove_tree(dir);
     ck_assert_msg(status == 0, "%s", err);
+    if (err_out != NULL)
+        *err_out = g_steal_pointer(&err);
     return out;
+}
+
+/* run_under_front_with(), no leak check. */
+static char *run_under_front(const char *ext_text, const char *program_text)
+{
+    return run_under_front_with(ext_text, program_text, "detect_leaks=0", NULL);
 }
 
 /* Under LeakSanitizer, which hands the block freed last out first, the
@@ -186,6 +197,35 @@ START_TEST(test_front_keeps_recent_addresses_from_the_extension_alone)
                           "aligned_alloc: another\n"
                           "posix_memalign: another\n"
                           "churned: 0 again\n");
+}
+END_TEST
+
+/* The blocks the front parks (alloc_held.c) are reachable: the list of
+ * them is the runtime's blocks, which this library's memory points to.
+ * After 50,000 of an extension's blocks were freed, a check at exit finds
+ * only what the program lost, where the front holds thousands parked. */
+START_TEST(test_front_parks_blocks_the_check_reaches)
+{
+    const char *lost = strstr(program_c, "    return 0;\n}");
+    ck_assert_ptr_nonnull(lost);
+    g_autofree char *program = g_strdup_printf("%.*s    ext_malloc(4321); b = 0;\n%s",
+                                               (int) (lost - program_c), program_c, lost);
+    g_autofree char *err = NULL;
+    g_autofree char *out = run_under_front_with(extension_c, program,
+                                                "exitcode=0:fast_unwind_on_malloc=0", &err);
+    ck_assert_str_eq(out, "program: again\n"
+                          "malloc: another\n"
+                          "calloc: another\n"
+                          "realloc: another\n"
+                          "aligned_alloc: another\n"
+                          "posix_memalign: another\n"
+                          "churned: 0 again\n");
+    const char *summary = strstr(err, "SUMMARY: ");
+    ck_assert_msg(summary != NULL, "no check ran:\n%.2000s", err);
+    /* the block it loses, and the six of 232 bytes its first lines keep */
+    const char *expected = "SUMMARY: LeakSanitizer: 4553 byte(s) leaked in 7 allocation(s).";
+    ck_assert_msg(strncmp(summary, expected, strlen(expected)) == 0,
+                  "the check found more than the lost blocks: %.200s", summary);
 }
 END_TEST
 
@@ -294,6 +334,7 @@ Suite *gl_alloc_suite(void)
     TCase *tc = tcase_create("core");
     tcase_add_test(tc, test_front_has_every_allocation_function_the_runtimes_intercept);
     tcase_add_test(tc, test_front_keeps_recent_addresses_from_the_extension_alone);
+    tcase_add_test(tc, test_front_parks_blocks_the_check_reaches);
     tcase_add_test(tc, test_front_holds_the_owners_of_judged_blocks_alone);
     suite_add_tcase(suite, tc);
     return suite;
