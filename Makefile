@@ -31,6 +31,9 @@ DESTDIR    ?=
 CC         ?= cc
 PKG_CONFIG ?= pkg-config
 PKGS       := libxml-2.0 gio-2.0 json-glib-1.0 zlib libdw libelf
+# libxml2 is not linked: gemleak loads it where it reads or writes XML
+# (include/gemleak/base/xml.h), and a sanitizer's run never does.
+PKGS_LINKED := $(filter-out libxml-2.0,$(PKGS))
 # GNU libiberty's demangler (Debian: libiberty-dev), the one Valgrind embeds,
 # comes as a static library without a .pc file.
 IBERTY_LIBS ?= -liberty
@@ -39,7 +42,7 @@ CFLAGS     ?= -O2 -g
 # pkg-config runs when a recipe first needs the flags, after the dependency
 # installer has run, and only once (a fresh machine has no .pc files yet).
 PKG_CFLAGS  = $(eval PKG_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(PKGS)))$(PKG_CFLAGS)
-PKG_LIBS    = $(eval PKG_LIBS := $(shell $(PKG_CONFIG) --libs $(PKGS)) $(IBERTY_LIBS))$(PKG_LIBS)
+PKG_LIBS    = $(eval PKG_LIBS := $(shell $(PKG_CONFIG) --libs $(PKGS_LINKED)) $(IBERTY_LIBS) -ldl)$(PKG_LIBS)
 CHECK_CFLAGS = $(eval CHECK_CFLAGS := $(shell $(PKG_CONFIG) --cflags check))$(CHECK_CFLAGS)
 CHECK_LIBS  = $(eval CHECK_LIBS := $(shell $(PKG_CONFIG) --libs check))$(CHECK_LIBS)
 

@@ -9,6 +9,7 @@
  * reading goes on after it. Elements gemleak does not use are never parsed:
  * Valgrind adds some in every release (and 3.26 leaves one unclosed in its
  * leak summary). */
+#include "gemleak/base/xml.h"
 #include "gemleak/read/reader.h"
 #include "reader_int.h"
 #include "input_int.h"
@@ -44,8 +45,8 @@ static void ignore_generic_error(void *context, const char *message, ...)
 static gpointer global_init_once(gpointer data)
 {
     (void) data;
-    xmlInitParser();
-    xmlSetExternalEntityLoader(refuse_external_entity);
+    gl_xml()->InitParser();
+    gl_xml()->SetExternalEntityLoader(refuse_external_entity);
     return NULL;
 }
 
@@ -58,7 +59,7 @@ void gl_reader_global_init(void)
 static GlReader *reader_new(const char *name, int owned_fd, GlSplitter *splitter)
 {
     gl_reader_global_init();
-    xmlSetGenericErrorFunc(NULL, ignore_generic_error);
+    gl_xml()->SetGenericErrorFunc(NULL, ignore_generic_error);
 
     GlReader *reader = g_new0(GlReader, 1);
     reader->name = g_strdup(name);
@@ -110,7 +111,7 @@ void gl_reader_free(GlReader *reader)
     if (reader == NULL)
         return;
     if (reader->xml != NULL)
-        xmlFreeTextReader(reader->xml);
+        gl_xml()->FreeTextReader(reader->xml);
     gl_splitter_free(reader->splitter);
     if (reader->owned_fd >= 0)
         close(reader->owned_fd);

@@ -1,6 +1,7 @@
 /* What a Valgrind document's elements other than its errors say of its
  * process (<args>, <status>, <clientmsg>, <suppcounts>): the facts of
  * GlProcess that Valgrind's XML gives. */
+#include "gemleak/base/xml.h"
 #include "reader_int.h"
 #include "gemleak/base/protocol.h"
 
@@ -17,9 +18,9 @@ gboolean gl_vg_read_args(GlReader *reader)
     g_ptr_array_set_size(reader->doc.argv, 0);
     g_ptr_array_set_size(reader->doc.vargv, 0);
     reader->doc.exe = NULL;
-    if (xmlTextReaderIsEmptyElement(reader->xml))
+    if (gl_xml()->TextReaderIsEmptyElement(reader->xml))
         return TRUE;
-    int depth = xmlTextReaderDepth(reader->xml);
+    int depth = gl_xml()->TextReaderDepth(reader->xml);
     const xmlChar *name;
     int rc;
     while ((rc = gl_vg_next_child(reader, depth, &name)) == 1) {
@@ -30,9 +31,9 @@ gboolean gl_vg_read_args(GlReader *reader)
         }
         gboolean client = name == n->argv;
         GPtrArray *list = client ? reader->doc.argv : reader->doc.vargv;
-        if (xmlTextReaderIsEmptyElement(reader->xml))
+        if (gl_xml()->TextReaderIsEmptyElement(reader->xml))
             continue;
-        int adepth = xmlTextReaderDepth(reader->xml);
+        int adepth = gl_xml()->TextReaderDepth(reader->xml);
         const xmlChar *aname;
         int arc;
         while ((arc = gl_vg_next_child(reader, adepth, &aname)) == 1) {
@@ -59,9 +60,9 @@ gboolean gl_vg_read_args(GlReader *reader)
 gboolean gl_vg_read_child_texts(GlReader *reader, const xmlChar *child,
                                  void (*take)(GlReader *reader))
 {
-    if (xmlTextReaderIsEmptyElement(reader->xml))
+    if (gl_xml()->TextReaderIsEmptyElement(reader->xml))
         return TRUE;
-    int depth = xmlTextReaderDepth(reader->xml);
+    int depth = gl_xml()->TextReaderDepth(reader->xml);
     const xmlChar *name;
     int rc;
     while ((rc = gl_vg_next_child(reader, depth, &name)) == 1) {
@@ -114,20 +115,20 @@ void gl_vg_take_marker(GlReader *reader)
 gboolean gl_vg_read_suppcounts(GlReader *reader)
 {
     const Names *n = &reader->n;
-    if (xmlTextReaderIsEmptyElement(reader->xml))
+    if (gl_xml()->TextReaderIsEmptyElement(reader->xml))
         return TRUE;
-    int depth = xmlTextReaderDepth(reader->xml);
+    int depth = gl_xml()->TextReaderDepth(reader->xml);
     const xmlChar *name;
     int rc;
     while ((rc = gl_vg_next_child(reader, depth, &name)) == 1) {
-        if (name != n->pair || xmlTextReaderIsEmptyElement(reader->xml)) {
+        if (name != n->pair || gl_xml()->TextReaderIsEmptyElement(reader->xml)) {
             if (!gl_vg_skip_element(reader))
                 return FALSE;
             continue;
         }
         guint64 count = 0;
         g_autofree char *supp = NULL;
-        int pdepth = xmlTextReaderDepth(reader->xml);
+        int pdepth = gl_xml()->TextReaderDepth(reader->xml);
         const xmlChar *pname;
         int prc;
         while ((prc = gl_vg_next_child(reader, pdepth, &pname)) == 1) {

@@ -1,6 +1,7 @@
 /* One element's bytes to what it says: libxml2 pointed at them (retried
  * once with its bytes made valid UTF-8), an element recovered from several
  * processes' interleaved writes, and the record handed out. */
+#include "gemleak/base/xml.h"
 #include "reader_int.h"
 #include "gemleak/base/protocol.h"
 
@@ -43,7 +44,7 @@ static void on_xml_error(void *context, xmlErrorPtr error)
 static void intern_names(GlReader *reader)
 {
     Names *n = &reader->n;
-#define NAME(field) n->field = xmlTextReaderConstString(reader->xml, BAD_CAST #field)
+#define NAME(field) n->field = gl_xml()->TextReaderConstString(reader->xml, BAD_CAST #field)
     NAME(valgrindoutput); NAME(protocolversion); NAME(protocoltool); NAME(pid);
     NAME(ppid); NAME(tool); NAME(args); NAME(vargv); NAME(argv); NAME(exe);
     NAME(arg); NAME(status); NAME(state); NAME(error); NAME(fatal_signal);
@@ -72,22 +73,22 @@ static gboolean begin_element(GlReader *reader, const char *data, gsize length)
     g_clear_pointer(&reader->xml_message, g_free);
     reader->xml_code = 0;
     if (reader->xml == NULL) {
-        reader->xml = xmlReaderForMemory(data, (int) length, reader->name, "UTF-8",
+        reader->xml = gl_xml()->ReaderForMemory(data, (int) length, reader->name, "UTF-8",
                                          READER_OPTIONS);
         if (reader->xml == NULL)
             return FALSE;
         intern_names(reader);
-    } else if (xmlReaderNewMemory(reader->xml, data, (int) length, reader->name, "UTF-8",
+    } else if (gl_xml()->ReaderNewMemory(reader->xml, data, (int) length, reader->name, "UTF-8",
                                   READER_OPTIONS) != 0) {
         return FALSE;
-    } else if (xmlTextReaderConstString(reader->xml, BAD_CAST "error") != reader->n.error) {
+    } else if (gl_xml()->TextReaderConstString(reader->xml, BAD_CAST "error") != reader->n.error) {
         intern_names(reader);  /* a new dictionary: the names are new pointers */
     }
-    xmlTextReaderSetStructuredErrorHandler(reader->xml, on_xml_error, reader);
+    gl_xml()->TextReaderSetStructuredErrorHandler(reader->xml, on_xml_error, reader);
     for (;;) {
-        if (xmlTextReaderRead(reader->xml) != 1)
+        if (gl_xml()->TextReaderRead(reader->xml) != 1)
             return FALSE;
-        switch (xmlTextReaderNodeType(reader->xml)) {
+        switch (gl_xml()->TextReaderNodeType(reader->xml)) {
         case XML_READER_TYPE_ELEMENT:
             return TRUE;
         case XML_READER_TYPE_DOCUMENT_TYPE:
@@ -105,7 +106,7 @@ typedef gboolean (*ReadElement)(GlReader *reader, gpointer result);
 static gboolean read_error_into(GlReader *reader, gpointer result)
 {
     GlRecord **record = result;
-    *record = xmlTextReaderConstLocalName(reader->xml) == reader->n.fatal_signal
+    *record = gl_xml()->TextReaderConstLocalName(reader->xml) == reader->n.fatal_signal
                   ? gl_vg_read_fatal_signal(reader) : gl_vg_read_error(reader);
     return *record != NULL;
 }
@@ -116,7 +117,7 @@ static gboolean read_header_into(GlReader *reader, gpointer result)
     (void) result;
     const Names *n = &reader->n;
     GlProcess *doc = &reader->doc;
-    const xmlChar *name = xmlTextReaderConstLocalName(reader->xml);
+    const xmlChar *name = gl_xml()->TextReaderConstLocalName(reader->xml);
     if (name == n->protocolversion)
         return gl_vg_read_int(reader, &doc->protocol_version);
     if (name == n->protocoltool || name == n->tool)

@@ -4,6 +4,7 @@
  * reader_document.c's. libxml2 stands on the element; the document
  * handling around it (which elements, repair, cuts) is reader.c's and
  * reader_elements.c's. */
+#include "gemleak/base/xml.h"
 #include "reader_int.h"
 #include "gemleak/base/protocol.h"
 
@@ -21,15 +22,15 @@
 int gl_vg_next_child(GlReader *reader, int depth, const xmlChar **name)
 {
     for (;;) {
-        int ret = xmlTextReaderRead(reader->xml);
+        int ret = gl_xml()->TextReaderRead(reader->xml);
         if (ret != 1)
             return -1;  /* the end of input inside an element is an error too */
-        int type = xmlTextReaderNodeType(reader->xml);
+        int type = gl_xml()->TextReaderNodeType(reader->xml);
         if (type == XML_READER_TYPE_ELEMENT) {
-            *name = xmlTextReaderConstLocalName(reader->xml);
+            *name = gl_xml()->TextReaderConstLocalName(reader->xml);
             return 1;
         }
-        if (type == XML_READER_TYPE_END_ELEMENT && xmlTextReaderDepth(reader->xml) == depth)
+        if (type == XML_READER_TYPE_END_ELEMENT && gl_xml()->TextReaderDepth(reader->xml) == depth)
             return 0;
     }
 }
@@ -37,14 +38,14 @@ int gl_vg_next_child(GlReader *reader, int depth, const xmlChar **name)
 /* Consumes the element the reader is on, with everything inside it. */
 gboolean gl_vg_skip_element(GlReader *reader)
 {
-    if (xmlTextReaderIsEmptyElement(reader->xml))
+    if (gl_xml()->TextReaderIsEmptyElement(reader->xml))
         return TRUE;
-    int depth = xmlTextReaderDepth(reader->xml);
+    int depth = gl_xml()->TextReaderDepth(reader->xml);
     for (;;) {
-        if (xmlTextReaderRead(reader->xml) != 1)
+        if (gl_xml()->TextReaderRead(reader->xml) != 1)
             return FALSE;
-        if (xmlTextReaderNodeType(reader->xml) == XML_READER_TYPE_END_ELEMENT &&
-            xmlTextReaderDepth(reader->xml) == depth)
+        if (gl_xml()->TextReaderNodeType(reader->xml) == XML_READER_TYPE_END_ELEMENT &&
+            gl_xml()->TextReaderDepth(reader->xml) == depth)
             return TRUE;
     }
 }
@@ -54,18 +55,18 @@ gboolean gl_vg_skip_element(GlReader *reader)
 gboolean gl_vg_read_text(GlReader *reader)
 {
     g_string_truncate(reader->text, 0);
-    if (xmlTextReaderIsEmptyElement(reader->xml))
+    if (gl_xml()->TextReaderIsEmptyElement(reader->xml))
         return TRUE;
-    int depth = xmlTextReaderDepth(reader->xml);
+    int depth = gl_xml()->TextReaderDepth(reader->xml);
     for (;;) {
-        if (xmlTextReaderRead(reader->xml) != 1)
+        if (gl_xml()->TextReaderRead(reader->xml) != 1)
             return FALSE;
-        switch (xmlTextReaderNodeType(reader->xml)) {
+        switch (gl_xml()->TextReaderNodeType(reader->xml)) {
         case XML_READER_TYPE_TEXT:
         case XML_READER_TYPE_CDATA:
         case XML_READER_TYPE_WHITESPACE:
         case XML_READER_TYPE_SIGNIFICANT_WHITESPACE: {
-            const char *value = (const char *) xmlTextReaderConstValue(reader->xml);
+            const char *value = (const char *) gl_xml()->TextReaderConstValue(reader->xml);
             if (value != NULL && reader->text->len < MAX_TEXT)
                 g_string_append_len(reader->text, value,
                                     (gssize) MIN(strlen(value), MAX_TEXT - reader->text->len));
@@ -76,7 +77,7 @@ gboolean gl_vg_read_text(GlReader *reader)
                 return FALSE;
             break;
         case XML_READER_TYPE_END_ELEMENT:
-            if (xmlTextReaderDepth(reader->xml) == depth)
+            if (gl_xml()->TextReaderDepth(reader->xml) == depth)
                 return TRUE;
             break;
         default:
@@ -202,9 +203,9 @@ static gboolean read_frame(GlReader *reader, GlRecord *record, GlFrame *frame,
                            const GlFrame *previous)
 {
     const Names *n = &reader->n;
-    if (xmlTextReaderIsEmptyElement(reader->xml))
+    if (gl_xml()->TextReaderIsEmptyElement(reader->xml))
         return TRUE;
-    int depth = xmlTextReaderDepth(reader->xml);
+    int depth = gl_xml()->TextReaderDepth(reader->xml);
     const xmlChar *name;
     int rc;
     while ((rc = gl_vg_next_child(reader, depth, &name)) == 1) {
@@ -237,8 +238,8 @@ static gboolean read_frame(GlReader *reader, GlRecord *record, GlFrame *frame,
 static gboolean read_stack(GlReader *reader, GlRecord *record, GlStack *stack)
 {
     g_array_set_size(reader->frames, 0);
-    if (!xmlTextReaderIsEmptyElement(reader->xml)) {
-        int depth = xmlTextReaderDepth(reader->xml);
+    if (!gl_xml()->TextReaderIsEmptyElement(reader->xml)) {
+        int depth = gl_xml()->TextReaderDepth(reader->xml);
         const xmlChar *name;
         int rc;
         while ((rc = gl_vg_next_child(reader, depth, &name)) == 1) {
@@ -297,9 +298,9 @@ static gboolean read_extended(GlReader *reader, GlRecord *record, const char **t
                               GlStack *stack)
 {
     const Names *n = &reader->n;
-    if (xmlTextReaderIsEmptyElement(reader->xml))
+    if (gl_xml()->TextReaderIsEmptyElement(reader->xml))
         return TRUE;
-    int depth = xmlTextReaderDepth(reader->xml);
+    int depth = gl_xml()->TextReaderDepth(reader->xml);
     const xmlChar *name;
     int rc;
     while ((rc = gl_vg_next_child(reader, depth, &name)) == 1) {
@@ -394,8 +395,8 @@ static gboolean read_suppression(GlReader *reader, GlRecord *record)
     GlSuppression *supp = g_new0(GlSuppression, 1);
     g_autoptr(GPtrArray) frames = g_ptr_array_new();
     record->suppression = supp;
-    if (!xmlTextReaderIsEmptyElement(reader->xml)) {
-        int depth = xmlTextReaderDepth(reader->xml);
+    if (!gl_xml()->TextReaderIsEmptyElement(reader->xml)) {
+        int depth = gl_xml()->TextReaderDepth(reader->xml);
         const xmlChar *name;
         int rc;
         while ((rc = gl_vg_next_child(reader, depth, &name)) == 1) {
@@ -408,8 +409,8 @@ static gboolean read_suppression(GlReader *reader, GlRecord *record)
                 ok = read_record_text(reader, record, &supp->aux);
             } else if (name == n->rawtext) {
                 ok = read_record_text(reader, record, &supp->rawtext);
-            } else if (name == n->sframe && !xmlTextReaderIsEmptyElement(reader->xml)) {
-                int sdepth = xmlTextReaderDepth(reader->xml);
+            } else if (name == n->sframe && !gl_xml()->TextReaderIsEmptyElement(reader->xml)) {
+                int sdepth = gl_xml()->TextReaderDepth(reader->xml);
                 const xmlChar *sname;
                 int src;
                 while (ok && (src = gl_vg_next_child(reader, sdepth, &sname)) == 1) {
@@ -441,10 +442,10 @@ GlRecord *gl_vg_read_error(GlReader *reader)
 {
     const Names *n = &reader->n;
     g_autoptr(GlRecord) record = gl_record_new();
-    int depth = xmlTextReaderDepth(reader->xml);
+    int depth = gl_xml()->TextReaderDepth(reader->xml);
     gboolean have_stack = FALSE;
     const xmlChar *name;
-    int rc = xmlTextReaderIsEmptyElement(reader->xml) ? 0 : 1;
+    int rc = gl_xml()->TextReaderIsEmptyElement(reader->xml) ? 0 : 1;
     while (rc == 1 && (rc = gl_vg_next_child(reader, depth, &name)) == 1) {
         gboolean ok;
         if (name == n->unique) {
@@ -522,8 +523,8 @@ GlRecord *gl_vg_read_fatal_signal(GlReader *reader)
     record->kind = gl_record_intern(record, GL_KIND_FATAL_SIGNAL);
     gint signo = 0;
     const char *signame = NULL;
-    if (!xmlTextReaderIsEmptyElement(reader->xml)) {
-        int depth = xmlTextReaderDepth(reader->xml);
+    if (!gl_xml()->TextReaderIsEmptyElement(reader->xml)) {
+        int depth = gl_xml()->TextReaderDepth(reader->xml);
         const xmlChar *name;
         int rc;
         while ((rc = gl_vg_next_child(reader, depth, &name)) == 1) {

@@ -4,6 +4,7 @@
  * XML could not all be read, else a passing case when there are none. It follows the Ant JUnit schema that most consumers read
  * (tests/schemas/junit.xsd), which allows no file or line attribute: the
  * location is in the test case's name. Written with libxml2's writer. */
+#include "gemleak/base/xml.h"
 #include "gemleak/report/report.h"
 #include "gemleak/report/wording.h"
 
@@ -33,13 +34,13 @@ static char *xml_safe(const char *text)
 static void attribute(xmlTextWriterPtr writer, const char *name, const char *value)
 {
     g_autofree char *safe = xml_safe(value);
-    xmlTextWriterWriteAttribute(writer, BAD_CAST name, BAD_CAST safe);
+    gl_xml()->TextWriterWriteAttribute(writer, BAD_CAST name, BAD_CAST safe);
 }
 
 static void text(xmlTextWriterPtr writer, const char *value)
 {
     g_autofree char *safe = xml_safe(value);
-    xmlTextWriterWriteString(writer, BAD_CAST safe);
+    gl_xml()->TextWriterWriteString(writer, BAD_CAST safe);
 }
 
 static guint count_failing(const GlReportContext *context, const GPtrArray *groups)
@@ -55,12 +56,12 @@ static gpointer junit_begin(const GlReportContext *context, FILE *out)
     JunitState *state = g_new0(JunitState, 1);
     state->context = context;
     state->out = out;
-    state->buffer = xmlBufferCreate();
-    state->writer = xmlNewTextWriterMemory(state->buffer, 0);
+    state->buffer = gl_xml()->BufferCreate();
+    state->writer = gl_xml()->NewTextWriterMemory(state->buffer, 0);
     xmlTextWriterPtr writer = state->writer;
-    xmlTextWriterSetIndent(writer, 1);
-    xmlTextWriterSetIndentString(writer, BAD_CAST "  ");
-    xmlTextWriterStartDocument(writer, NULL, "UTF-8", NULL);
+    gl_xml()->TextWriterSetIndent(writer, 1);
+    gl_xml()->TextWriterSetIndentString(writer, BAD_CAST "  ");
+    gl_xml()->TextWriterStartDocument(writer, NULL, "UTF-8", NULL);
 
     /* A case a group: the counts are the groups'. */
     g_autoptr(GPtrArray) groups = gl_findings_group(context->findings);
@@ -73,7 +74,7 @@ static gpointer junit_begin(const GlReportContext *context, FILE *out)
     g_autofree char *tests = g_strdup_printf("%u", incomplete ? findings + 1 : MAX(findings, 1));
     g_autofree char *failures = g_strdup_printf("%u", failing);
     g_autofree char *skipped = g_strdup_printf("%u", findings - failing);
-    xmlTextWriterStartElement(writer, BAD_CAST "testsuite");
+    gl_xml()->TextWriterStartElement(writer, BAD_CAST "testsuite");
     attribute(writer, "name", "gemleak");
     attribute(writer, "timestamp", timestamp);
     attribute(writer, "hostname", g_get_host_name());
@@ -83,18 +84,18 @@ static gpointer junit_begin(const GlReportContext *context, FILE *out)
     attribute(writer, "skipped", skipped);
     attribute(writer, "time", "0");
 
-    xmlTextWriterStartElement(writer, BAD_CAST "properties");
-    xmlTextWriterStartElement(writer, BAD_CAST "property");
+    gl_xml()->TextWriterStartElement(writer, BAD_CAST "properties");
+    gl_xml()->TextWriterStartElement(writer, BAD_CAST "property");
     attribute(writer, "name", "gemleak.version");
     attribute(writer, "value", GEMLEAK_VERSION);
-    xmlTextWriterEndElement(writer);
+    gl_xml()->TextWriterEndElement(writer);
     for (const char *const *target = context->targets; target != NULL && *target != NULL; target++) {
-        xmlTextWriterStartElement(writer, BAD_CAST "property");
+        gl_xml()->TextWriterStartElement(writer, BAD_CAST "property");
         attribute(writer, "name", "gemleak.target");
         attribute(writer, "value", *target);
-        xmlTextWriterEndElement(writer);
+        gl_xml()->TextWriterEndElement(writer);
     }
-    xmlTextWriterEndElement(writer);
+    gl_xml()->TextWriterEndElement(writer);
 
     if (incomplete) {
         const GPtrArray *problems = context->analysis->problems;
@@ -102,28 +103,28 @@ static gpointer junit_begin(const GlReportContext *context, FILE *out)
         for (guint i = 0; i < problems->len; i++)
             g_string_append_printf(all, "%s\n",
                                    ((const GError *) g_ptr_array_index(problems, i))->message);
-        xmlTextWriterStartElement(writer, BAD_CAST "testcase");
+        gl_xml()->TextWriterStartElement(writer, BAD_CAST "testcase");
         g_autofree char *name = g_strdup(context->trouble != NULL
                                              ? context->trouble : "an input could not all be read");
         name[0] = g_ascii_toupper(name[0]);
         attribute(writer, "name", name);
         attribute(writer, "classname", "gemleak");
         attribute(writer, "time", "0");
-        xmlTextWriterStartElement(writer, BAD_CAST "error");
+        gl_xml()->TextWriterStartElement(writer, BAD_CAST "error");
         attribute(writer, "message", problems->len > 0
                                          ? ((const GError *) g_ptr_array_index(problems, 0))->message
                                          : "an input could not all be read");
         attribute(writer, "type", "incomplete");
         text(writer, all->str);
-        xmlTextWriterEndElement(writer);
-        xmlTextWriterEndElement(writer);
+        gl_xml()->TextWriterEndElement(writer);
+        gl_xml()->TextWriterEndElement(writer);
         g_string_free(all, TRUE);
     } else if (findings == 0) {
-        xmlTextWriterStartElement(writer, BAD_CAST "testcase");
+        gl_xml()->TextWriterStartElement(writer, BAD_CAST "testcase");
         attribute(writer, "name", "no leaks or memory errors in the targets");
         attribute(writer, "classname", "gemleak");
         attribute(writer, "time", "0");
-        xmlTextWriterEndElement(writer);
+        gl_xml()->TextWriterEndElement(writer);
     }
     return state;
 }
@@ -160,7 +161,7 @@ static void junit_group(gpointer data, const GlGroup *group, guint index)
     g_autofree char *name = test != NULL ? g_strdup_printf("%s: %s", test, title)
                                          : g_strdup(title);
 
-    xmlTextWriterStartElement(writer, BAD_CAST "testcase");
+    gl_xml()->TextWriterStartElement(writer, BAD_CAST "testcase");
     attribute(writer, "name", name);
     attribute(writer, "classname", classname);
     attribute(writer, "time", "0");
@@ -175,13 +176,13 @@ static void junit_group(gpointer data, const GlGroup *group, guint index)
         ? g_strdup("held by Data objects the test keeps: --fail-on growth-held fails on it")
         : growth != NULL ? g_strdup("does not fail the gate (--fail-on growth fails on it)")
         : g_strdup("does not fail the gate (--fail-on, --max-bytes)");
-    xmlTextWriterStartElement(writer, BAD_CAST(fails ? "failure" : "skipped"));
+    gl_xml()->TextWriterStartElement(writer, BAD_CAST(fails ? "failure" : "skipped"));
     attribute(writer, "message", fails ? message : skipped);
     if (fails)
         attribute(writer, "type", finding->record->kind);
     text(writer, body);
-    xmlTextWriterEndElement(writer);
-    xmlTextWriterEndElement(writer);
+    gl_xml()->TextWriterEndElement(writer);
+    gl_xml()->TextWriterEndElement(writer);
 }
 
 static void junit_finding(gpointer data, const GlFinding *finding, guint index)
@@ -202,23 +203,23 @@ static void junit_end(gpointer data)
     GString *out = g_string_new(NULL);
     if (context->gate != NULL && context->gate->line != NULL)
         g_string_append_printf(out, "%s\n", context->gate->line);
-    xmlTextWriterStartElement(writer, BAD_CAST "system-out");
+    gl_xml()->TextWriterStartElement(writer, BAD_CAST "system-out");
     text(writer, out->str);
-    xmlTextWriterEndElement(writer);
+    gl_xml()->TextWriterEndElement(writer);
     g_string_truncate(out, 0);
     for (guint i = 0; i < context->analysis->problems->len; i++)
         g_string_append_printf(out, "%s\n",
                                ((const GError *) g_ptr_array_index(context->analysis->problems, i))->message);
-    xmlTextWriterStartElement(writer, BAD_CAST "system-err");
+    gl_xml()->TextWriterStartElement(writer, BAD_CAST "system-err");
     text(writer, out->str);
-    xmlTextWriterEndElement(writer);
+    gl_xml()->TextWriterEndElement(writer);
     g_string_free(out, TRUE);
 
-    xmlTextWriterEndElement(writer);  /* testsuite */
-    xmlTextWriterEndDocument(writer);
-    xmlFreeTextWriter(writer);
-    fwrite(xmlBufferContent(state->buffer), 1, (size_t) xmlBufferLength(state->buffer), state->out);
-    xmlBufferFree(state->buffer);
+    gl_xml()->TextWriterEndElement(writer);  /* testsuite */
+    gl_xml()->TextWriterEndDocument(writer);
+    gl_xml()->FreeTextWriter(writer);
+    fwrite(gl_xml()->BufferContent(state->buffer), 1, (size_t) gl_xml()->BufferLength(state->buffer), state->out);
+    gl_xml()->BufferFree(state->buffer);
     g_free(state);
 }
 

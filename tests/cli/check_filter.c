@@ -594,6 +594,53 @@ START_TEST(test_gzip_problem_does_not_pass)
 }
 END_TEST
 
+/* gemleak loads libxml2 where it reads or writes XML (gemleak/base/xml.h).
+ * Where it cannot (an installation without it: here a libxml2.so.2 that
+ * is not libxml2, found first), reading Valgrind's XML says so and ends
+ * with status 3, never a pass; a run under a sanitizer's engine, which
+ * reads no XML, never loads it: its command runs beside a gemleak without
+ * libxml2, ICU or libstdc++ in its memory. */
+START_TEST(test_libxml2_is_loaded_where_xml_is_read)
+{
+    g_autofree char *gemleak = gl_test_project_file("build/gemleak");
+    g_autofree char *cc = g_find_program_in_path("cc");
+    if (!g_file_test(gemleak, G_FILE_TEST_IS_EXECUTABLE) || cc == NULL)
+        gl_test_skip("no %s (make builds it), or no cc", gemleak);
+    g_autofree char *dir = gl_test_tmpdir();
+    g_autofree char *source = g_build_filename(dir, "empty.c", NULL);
+    gl_test_write(source, "int not_libxml2;\n", -1);
+    const char *build[] = { "cc", "-shared", "-fPIC", "-o", "libxml2.so.2", "empty.c", NULL };
+    g_autofree char *err = NULL;
+    ck_assert_msg(gl_test_spawn_in(dir, NULL, build, NULL, &err) == 0, "%s", err);
+    g_clear_pointer(&err, g_free);
+    g_autofree char *leak = gl_test_fixture("xml/leak.xml");
+    g_auto(GStrv) env = g_environ_setenv(g_get_environ(), "LD_LIBRARY_PATH", dir, TRUE);
+    const char *filter[] = { gemleak, "filter", "-O", "leaky", leak, NULL };
+    g_autofree char *out = NULL;
+    int status = gl_test_spawn_in(dir, env, filter, &out, &err);
+    ck_assert_int_eq(status, 3);
+    gl_assert_line(err, "^gemleak: libxml2\\.so\\.2 has no xmlInitParser \\(reading Valgrind's XML and "
+                        "writing JUnit reports need it; Debian's package: libxml2\\)$");
+    g_clear_pointer(&out, g_free);
+    g_clear_pointer(&err, g_free);
+
+    g_autofree char *runtime = gl_test_gcc_file("liblsan.so");
+    if (runtime == NULL) {
+        gl_remove_tree(dir);
+        gl_test_skip("no liblsan found by gcc -print-file-name, for a run under LeakSanitizer");
+    }
+    const char *run[] = { gemleak, "run", "--engine", "lsan", "--object", "leaky", "--", "sh", "-c",
+                          "grep -c -E 'libxml2|libicu|libstdc' /proc/$PPID/maps; "
+                          "grep -c -E 'libglib' /proc/$PPID/maps", NULL };
+    g_auto(GStrv) plain = g_get_environ();
+    gl_test_spawn_in(dir, plain, run, &out, &err);
+    gl_remove_tree(dir);
+    ck_assert_msg(g_str_has_prefix(out, "0\n") && !g_str_has_prefix(out, "0\n0\n"),
+                  "gemleak's memory as its command ran (libxml2's, then GLib's mappings):\n%s\n%s",
+                  out, err);
+}
+END_TEST
+
 Suite *gl_cli_filter_suite(void)
 {
     Suite *suite = suite_create("cli-filter");
@@ -612,6 +659,7 @@ Suite *gl_cli_filter_suite(void)
     tcase_add_test(tc, test_the_same_input_twice_is_read_once);
     tcase_add_test(tc, test_only_regular_files_are_read_from_a_directory);
     tcase_add_test(tc, test_gzip_problem_does_not_pass);
+    tcase_add_test(tc, test_libxml2_is_loaded_where_xml_is_read);
     suite_add_tcase(suite, tc);
     return suite;
 }
