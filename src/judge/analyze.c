@@ -483,7 +483,6 @@ static void note_growth(GlAnalysis *analysis)
 GlAnalysis *gl_analyze_with_killed(const char *const *paths, const GlRules *rules, guint jobs,
                                    GHashTable *killed, GlDebugInfo *objects)
 {
-    gl_reader_global_init();
     g_autoptr(GPtrArray) skipped = g_ptr_array_new_with_free_func(g_free);
     g_autoptr(GPtrArray) inputs = collect_inputs(paths, skipped);
     GlDebugInfo *debuginfo = objects != NULL ? gl_debuginfo_ref(objects) : gl_debuginfo_new();

@@ -64,8 +64,10 @@ const char *gl_reader_name(const GlReader *reader);
  * program's own between two of gemleak's then hides nothing. */
 void gl_reader_set_marker_prefix(GlReader *reader, const char *prefix);
 
-/* Sets libxml2 up once per process (thread safety, no external entities).
- * gl_reader_new_* call it; call it first yourself before starting threads. */
+/* Loads libxml2 and sets it up once per process (no external entities),
+ * in whichever thread comes first: the others wait until it is done.
+ * gl_reader_new_* call it: a process that reads no Valgrind XML never
+ * loads libxml2 (gemleak/base/xml.h). */
 void gl_reader_global_init(void);
 
 #endif
