@@ -421,8 +421,9 @@ static inline int judged(uintptr_t caller, uintptr_t fp)
     return !in_ruby(caller) && !(caller >= loader_low && caller < loader_high);
 }
 
-/* A block parked (alloc_held.c) is nobody's: --growth counts it no more,
- * as if freed (the runtime's hook counted it as the call's). */
+/* A block parked (alloc_held.c), or one it made to list them, is nobody's:
+ * --growth counts it no more, as if freed (the runtime's hook counted it as
+ * the call's). */
 static void parked(void *block)
 {
     if (free_hook != NULL)
@@ -1133,7 +1134,8 @@ __attribute__((constructor)) static void alloc_start(void)
     can_unwind = exact_blocks_start();
     whole_frames = whole_depth();
     recent_unkept = alloc_held_start((void (*)(void *)) next_fn[F_FREE],
-                                     (void *(*)(size_t, size_t)) next_fn[F_CALLOC], sample) < 0;
+                                     (void *(*)(size_t, size_t)) next_fn[F_CALLOC], parked,
+                                     sample) < 0;
     alloc_owners_init(sample);
     alloc_stack_start();
     alloc_via_start();

@@ -90,6 +90,7 @@ static uintptr_t space;        /* where the space begins */
 static unsigned long freed;    /* frees recorded */
 static void (*runtime_free)(void *);
 static void *(*runtime_calloc)(size_t, size_t);
+static void (*nobodys)(void *);
 
 /* A block parked: in a ring by the order they came in, and in its size's
  * list, oldest first (indexes plus one; 0: none). */
@@ -119,7 +120,7 @@ static inline Parked *slot(uint32_t i)
 }
 
 int alloc_held_start(void (*free_fn)(void *), void *(*calloc_fn)(size_t, size_t),
-                     const void *sample)
+                     void (*nobodys_fn)(void *), const void *sample)
 {
     if (dlsym(RTLD_DEFAULT, "__asan_init") != NULL || sample == NULL)
         return 0;
@@ -132,6 +133,7 @@ int alloc_held_start(void (*free_fn)(void *), void *(*calloc_fn)(size_t, size_t)
     space = (uintptr_t) sample & ~(((uintptr_t) 1 << SPAN_LOG) - 1);
     runtime_free = free_fn;
     runtime_calloc = calloc_fn;
+    nobodys = nobodys_fn;
     __atomic_store_n(&alloc_held_on, 1, __ATOMIC_RELEASE);
     return 1;
 }
@@ -228,10 +230,14 @@ int alloc_held_park(void *block, size_t size, void **old)
     }
     unsigned long now = __atomic_load_n(&freed, __ATOMIC_RELAXED);
     uint32_t i = parked_next;
-    if (chunks[i >> CHUNK_LOG] == NULL &&
-        (chunks[i >> CHUNK_LOG] = runtime_calloc((size_t) 1 << CHUNK_LOG, sizeof(Parked))) == NULL) {
-        pthread_mutex_unlock(&lock);
-        return 0;
+    if (chunks[i >> CHUNK_LOG] == NULL) {
+        chunks[i >> CHUNK_LOG] = runtime_calloc((size_t) 1 << CHUNK_LOG, sizeof(Parked));
+        if (chunks[i >> CHUNK_LOG] == NULL) {
+            pthread_mutex_unlock(&lock);
+            return 0;
+        }
+        /* made in the call that parks: not the caller's (--growth) */
+        nobodys(chunks[i >> CHUNK_LOG]);
     }
     parked_next = (i + 1) % HELD_PARKED;
     Parked *p = slot(i);

@@ -70,11 +70,13 @@ extern int alloc_held_on AGENT_HIDDEN;
 
 /* Starts, where the runtime is LeakSanitizer (AddressSanitizer has its own
  * quarantine): @free_fn and @calloc_fn are the runtime's free and calloc,
- * @sample a block its allocator handed out (where its space is). Returns:
- * 1 started, 0 not wanted here, -1 wanted and not started: its shadow
- * could not be mapped (a limit on address space, strict overcommit). */
+ * @nobodys_fn says a block this library made for itself is no call's,
+ * @sample a block the runtime's allocator handed out (where its space is).
+ * Returns: 1 started, 0 not wanted here, -1 wanted and not started: its
+ * shadow could not be mapped (a limit on address space, strict
+ * overcommit). */
 int alloc_held_start(void (*free_fn)(void *), void *(*calloc_fn)(size_t, size_t),
-                     const void *sample) AGENT_HIDDEN;
+                     void (*nobodys_fn)(void *), const void *sample) AGENT_HIDDEN;
 
 /* Records @block (not NULL) freed now, as the runtime frees it. */
 void alloc_held_freed(const void *block) AGENT_HIDDEN;
