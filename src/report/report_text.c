@@ -163,7 +163,7 @@ static void write_verdict(FILE *out, const GlReportContext *context)
                 summary->processes == 1 ? "" : "es");
     if (summary->recent_unkept > 0)
         fprintf(out, "gemleak: warning: in %u of %u process%s the allocation front could not keep "
-                "the extension's blocks from addresses freed of late (its shadow, 512 GiB of "
+                "the extension's blocks from addresses freed of late (its shadow, 256 GiB of "
                 "address space, could not be mapped: ulimit -v, or strict overcommit): a block "
                 "lost at such an address may read as reachable where a stale word of Ruby's still "
                 "names it; the Valgrind engine has no such gap (gemleak(1), WHAT EACH ENGINE "

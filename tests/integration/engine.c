@@ -1511,7 +1511,7 @@ static gint64 summary_member(const char *path, const char *name)
 }
 
 /* The allocation front keeps the extension's blocks from addresses freed of
- * late with a shadow of 512 GiB of address space. Where that cannot be
+ * late with a shadow of 256 GiB of address space. Where that cannot be
  * mapped (here ulimit -v: LeakSanitizer's 4 TiB and 16 GiB more; strict
  * overcommit does the same), the check is weaker, and the run says so: a
  * warning, and the JSON summary's count, never silence. Without the limit,
