@@ -318,7 +318,8 @@ check: deps-check
 	    END { printf "make check: %d tests: %d passed, %d skipped, %d failed\n", p + s + f, p, s, f }' \
 	    $(CHECK_COUNTS)
 
-check-unit: $(B)/tests/check_unit
+# The filter's test of libxml2's loading runs the binary (tests/cli/check_filter.c).
+check-unit: $(B)/tests/check_unit $(B)/gemleak
 	$(B)/tests/check_unit fixtures
 
 # The Ruby helper's and the Rake library's own tests: plain Ruby and
@@ -354,9 +355,10 @@ check-integration: $(B)/gemleak $(B)/tests/check_integration
 	$(B)/tests/check_integration fixtures $(B)/gemleak
 
 # The front's tests (tests/agent/check_alloc.c) read the plain build's
-# gemleak_alloc.so: a clean checkout's make asan builds it too, rather
-# than skipping them.
-asan: deps-check $(B)/client/gemleak_alloc.so
+# gemleak_alloc.so, and the filter's test of libxml2's loading runs its
+# gemleak: a clean checkout's make asan builds them too, rather than
+# skipping those tests.
+asan: deps-check $(B)/client/gemleak_alloc.so $(B)/gemleak
 	@$(MAKE) --no-print-directory B=build-asan CFLAGS="-O1 -g $(SANITIZE)" \
 	    LDFLAGS="$(SANITIZE)" build-asan/tests/check_unit build-asan/gemleak build-asan/fuzz_replay
 	$(ASAN_ENV) build-asan/tests/check_unit fixtures
