@@ -67,10 +67,11 @@
  * a shadow of a byte a granule: bit 7 set once it was, then the count of
  * frees then, in epochs of 2^EPOCH_LOG frees (7 bits: the window is 8
  * epochs, to 2,047 frees more; the count wraps after 262,144 frees, and a
- * block freed that long ago may pass for recent, one in sixteen, which
- * costs a call, nothing more). Two bytes a granule touched twice the
- * pages: a page fault for each 32 KiB of the heap a process uses, a
- * twentieth of a small suite's time on a virtual machine. LeakSanitizer's allocator keeps its blocks
+ * block freed that long ago may pass for recent, about one in fourteen,
+ * which costs a call, nothing more). Two bytes a granule touched twice
+ * the pages: a page fault for each 32 KiB of the heap a process uses,
+ * where each costs microseconds on a virtual machine. LeakSanitizer's
+ * allocator keeps its blocks
  * of up to 128 KiB in one space of 2^SPAN_LOG bytes (4 TiB at 0x600000000000
  * on x86-64), blocks of a size class side by side: the shadow of a block
  * freed is near the shadows of the blocks the program used last, where a
