@@ -300,7 +300,7 @@ static int can_unwind;
 static int whole_left = 50000;
 /* How many program counters a whole stack unwinds to: no more than the
  * runtime keeps of a stack (whole_depth()); libgcc's unwinder pays for
- * each frame, and a Ruby's stack as it requires is twice that deep. */
+ * each frame, and a Ruby's stack as it requires is often deeper. */
 static int whole_frames = MAX_FRAMES - 1;
 /* The first judged allocation at each site gets its whole stack too
  * (alloc_sites.c): on a Ruby without frame pointers, outside the exact
@@ -1078,6 +1078,10 @@ static void in_child(void)
     after_fork();
 }
 
+/* The depth the runtimes keep of a stack by default (malloc_context_size),
+ * which gemleak run sets too (GL_SANITIZER_STACK_LIMIT). */
+#define RUNTIME_DEPTH 30
+
 /* Returns: the depth the runtime keeps of a stack, its frames counted
  * (malloc_context_size, last given in @options; @otherwise when not). */
 static int context_size(const char *options, int otherwise)
@@ -1094,14 +1098,13 @@ static int context_size(const char *options, int otherwise)
 
 /* Returns: how many program counters a whole stack needs, at most: all
  * the runtime keeps, as its options say (LeakSanitizer's or
- * AddressSanitizer's; the runtimes' default, which gemleak run sets, is
- * 30), at most MAX_FRAMES - 1. The runtime's own frames and this
- * library's before the chain count in its depth: a few more than it
- * keeps, never fewer. */
+ * AddressSanitizer's; RUNTIME_DEPTH when they say nothing), at most
+ * MAX_FRAMES - 1. The runtime's own frames and this library's before
+ * the chain count in its depth: a few more than it keeps, never fewer. */
 static int whole_depth(void)
 {
-    int lsan = context_size(getenv("LSAN_OPTIONS"), 30);
-    int asan = context_size(getenv("ASAN_OPTIONS"), 30);
+    int lsan = context_size(getenv("LSAN_OPTIONS"), RUNTIME_DEPTH);
+    int asan = context_size(getenv("ASAN_OPTIONS"), RUNTIME_DEPTH);
     int depth = lsan > asan ? lsan : asan;
     return depth < MAX_FRAMES - 1 ? depth : MAX_FRAMES - 1;
 }

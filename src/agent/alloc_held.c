@@ -71,14 +71,13 @@
  * which costs a call, nothing more). Two bytes a granule touched twice
  * the pages: a page fault for each 32 KiB of the heap a process uses,
  * where each costs microseconds on a virtual machine. LeakSanitizer's
- * allocator keeps its blocks
- * of up to 128 KiB in one space of 2^SPAN_LOG bytes (4 TiB at 0x600000000000
- * on x86-64), blocks of a size class side by side: the shadow of a block
- * freed is near the shadows of the blocks the program used last, where a
- * table by the address's hash would miss the cache at every free. The
- * shadow is mapped without reserving memory, where the check does not scan;
- * what is touched of it is an eighth of what the heap touched. A block
- * outside the space is not followed. */
+ * allocator keeps its blocks of up to 128 KiB in one space of 2^SPAN_LOG
+ * bytes (4 TiB at 0x600000000000 on x86-64), blocks of a size class side
+ * by side: the shadow of a block freed is near the shadows of the blocks
+ * the program used last, where a table by the address's hash would miss
+ * the cache at every free. The shadow is mapped without reserving memory,
+ * where the check does not scan; what is touched of it is a sixteenth of
+ * what the heap touched. A block outside the space is not followed. */
 #define SPAN_LOG 42
 #define GRANULE_LOG 4
 #define EPOCH_LOG 11
@@ -231,14 +230,15 @@ int alloc_held_park(void *block, size_t size, void **old)
     }
     unsigned long now = __atomic_load_n(&freed, __ATOMIC_RELAXED);
     uint32_t i = parked_next;
-    if (chunks[i >> CHUNK_LOG] == NULL) {
-        chunks[i >> CHUNK_LOG] = runtime_calloc((size_t) 1 << CHUNK_LOG, sizeof(Parked));
-        if (chunks[i >> CHUNK_LOG] == NULL) {
+    Parked **chunk = &chunks[i >> CHUNK_LOG];
+    if (*chunk == NULL) {
+        *chunk = runtime_calloc((size_t) 1 << CHUNK_LOG, sizeof(Parked));
+        if (*chunk == NULL) {
             pthread_mutex_unlock(&lock);
             return 0;
         }
         /* made in the call that parks: not the caller's (--growth) */
-        nobodys(chunks[i >> CHUNK_LOG]);
+        nobodys(*chunk);
     }
     parked_next = (i + 1) % HELD_PARKED;
     Parked *p = slot(i);

@@ -364,8 +364,6 @@ module GemLeakHelper
         check_tests(tests)
       end
 
-      # Whether a process checks after its tests, or runs them again: what
-      # per_test_again.rb does.
       # The test frameworks, hooked once each as they load (per test, to
       # time each file's tests, or to run each test again for --growth):
       # their hooks (per_test_frameworks.rb) load with the first of them.
@@ -379,6 +377,8 @@ module GemLeakHelper
         Core.debug(e)
       end
 
+      # Whether a process checks after its tests, or runs them again: what
+      # per_test_again.rb does.
       def checks_after_tests?
         (on? && !Runtime.mapped?) || Growth.on?
       end
