@@ -63,31 +63,27 @@
 #define CHUNKS (HELD_PARKED >> CHUNK_LOG)
 #define LOTS 1024            /* sizes parked at once; a power of two, above ALLOC_HELD_MAX */
 
-/* When each granule of 16 bytes of the runtime's heap was last freed, in
- * a shadow of a byte a granule: bit 7 set once it was, then the count of
- * frees then, in epochs of 2^EPOCH_LOG frees (7 bits: the window is 8
- * epochs, to 2,047 frees more; the count wraps after 262,144 frees, and a
- * block freed that long ago may pass for recent, about one in fourteen,
- * which costs a call, nothing more). Two bytes a granule touched twice
- * the pages: a page fault for each 32 KiB of the heap a process uses,
+/* When each granule of 16 bytes of the runtime's heap was last freed, in a
+ * shadow of a byte a granule: bit 7 set once it was, then the count of
+ * frees then, in epochs of 2^ALLOC_HELD_EPOCH_LOG frees (7 bits: the window
+ * is 8 epochs, to 2,047 frees more; the count wraps after 262,144 frees,
+ * and a block freed that long ago may pass for recent, about one in
+ * fourteen, which costs a call, nothing more). Two bytes a granule touched
+ * twice the pages: a page fault for each 32 KiB of the heap a process uses,
  * where each costs microseconds on a virtual machine. LeakSanitizer's
- * allocator keeps its blocks of up to 128 KiB in one space of 2^SPAN_LOG
- * bytes (4 TiB at 0x600000000000 on x86-64), blocks of a size class side
- * by side: the shadow of a block freed is near the shadows of the blocks
- * the program used last, where a table by the address's hash would miss
- * the cache at every free. The shadow is mapped without reserving memory,
- * where the check does not scan; what is touched of it is a sixteenth of
- * what the heap touched. A block outside the space is not followed. */
-#define SPAN_LOG 42
-#define GRANULE_LOG 4
-#define EPOCH_LOG 11
-#define SHADOW_FREED ((uint8_t) 0x80)
-#define EPOCH_MASK 0x7F
-
+ * allocator keeps its blocks of up to 128 KiB in one space of
+ * 2^ALLOC_HELD_SPAN_LOG bytes (4 TiB at 0x600000000000 on x86-64), blocks
+ * of a size class side by side: the shadow of a block freed is near the
+ * shadows of the blocks the program used last, where a table by the
+ * address's hash would miss the cache at every free. The shadow is mapped
+ * without reserving memory, where the check does not scan; what is touched
+ * of it is a sixteenth of what the heap touched. A block outside the space
+ * is not followed. The shadow's layout and free()'s record of a free are
+ * alloc_int.h's (alloc_held_freed()), where free() records without a call. */
 int alloc_held_on;             /* started and not stopped: what alloc.c reads */
-static uint8_t *shadow;        /* 2^(SPAN_LOG - GRANULE_LOG) of them */
-static uintptr_t space;        /* where the space begins */
-static unsigned long freed;    /* frees recorded */
+uint8_t *alloc_held_shadow;    /* 2^(ALLOC_HELD_SPAN_LOG - ALLOC_HELD_GRANULE_LOG) of them */
+uintptr_t alloc_held_space;    /* where the space begins */
+unsigned long alloc_held_count; /* frees recorded */
 static void (*runtime_free)(void *);
 static void *(*runtime_calloc)(size_t, size_t);
 static void (*nobodys)(void *);
@@ -96,7 +92,7 @@ static void (*nobodys)(void *);
  * list, oldest first (indexes plus one; 0: none). */
 typedef struct {
     void *block;               /* NULL: the slot is free */
-    unsigned long stamp;       /* @freed as it came in */
+    unsigned long stamp;       /* alloc_held_count as it came in */
     uint32_t next;
     uint32_t lot;
 } Parked;
@@ -124,13 +120,14 @@ int alloc_held_start(void (*free_fn)(void *), void *(*calloc_fn)(size_t, size_t)
 {
     if (dlsym(RTLD_DEFAULT, "__asan_init") != NULL || sample == NULL)
         return 0;
-    size_t bytes = ((size_t) 1 << (SPAN_LOG - GRANULE_LOG)) * sizeof *shadow;
+    size_t bytes = ((size_t) 1 << (ALLOC_HELD_SPAN_LOG - ALLOC_HELD_GRANULE_LOG)) *
+                   sizeof *alloc_held_shadow;
     void *mapped = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
                         MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (mapped == MAP_FAILED)
         return -1;
-    shadow = mapped;
-    space = (uintptr_t) sample & ~(((uintptr_t) 1 << SPAN_LOG) - 1);
+    alloc_held_shadow = mapped;
+    alloc_held_space = (uintptr_t) sample & ~(((uintptr_t) 1 << ALLOC_HELD_SPAN_LOG) - 1);
     runtime_free = free_fn;
     runtime_calloc = calloc_fn;
     nobodys = nobodys_fn;
@@ -156,27 +153,9 @@ void alloc_held_unlock(void)
 /* Returns: the shadow of @block, or NULL outside the space. */
 static inline uint8_t *shadow_of(const void *block)
 {
-    uintptr_t offset = (uintptr_t) block - space;
-    return offset >> SPAN_LOG != 0 ? NULL : &shadow[offset >> GRANULE_LOG];
-}
-
-/* Records @block freed now. The count is read and written without a lock:
- * two threads freeing at once may count one free (the window is then a
- * free longer). */
-static void record(const void *block)
-{
-    uint8_t *at = shadow_of(block);
-    if (at == NULL)
-        return;
-    unsigned long now = __atomic_load_n(&freed, __ATOMIC_RELAXED) + 1;
-    __atomic_store_n(&freed, now, __ATOMIC_RELAXED);
-    *at = (uint8_t) (SHADOW_FREED | ((now >> EPOCH_LOG) & EPOCH_MASK));
-}
-
-void alloc_held_freed(const void *block)
-{
-    if (__atomic_load_n(&alloc_held_on, __ATOMIC_RELAXED))
-        record(block);
+    uintptr_t offset = (uintptr_t) block - alloc_held_space;
+    return offset >> ALLOC_HELD_SPAN_LOG != 0 ? NULL
+                                              : &alloc_held_shadow[offset >> ALLOC_HELD_GRANULE_LOG];
 }
 
 int alloc_held_recent(const void *block, size_t size)
@@ -184,10 +163,10 @@ int alloc_held_recent(const void *block, size_t size)
     if (size == 0 || size > ALLOC_HELD_MAX || !__atomic_load_n(&alloc_held_on, __ATOMIC_ACQUIRE))
         return 0;
     const uint8_t *at = shadow_of(block);
-    if (at == NULL || (*at & SHADOW_FREED) == 0)
+    if (at == NULL || (*at & ALLOC_HELD_FREED) == 0)
         return 0;
-    unsigned long now = __atomic_load_n(&freed, __ATOMIC_RELAXED) >> EPOCH_LOG;
-    return ((now - *at) & EPOCH_MASK) <= (HELD_WINDOW >> EPOCH_LOG);
+    unsigned long now = __atomic_load_n(&alloc_held_count, __ATOMIC_RELAXED) >> ALLOC_HELD_EPOCH_LOG;
+    return ((now - *at) & ALLOC_HELD_EPOCH_MASK) <= (HELD_WINDOW >> ALLOC_HELD_EPOCH_LOG);
 }
 
 /* The lot of @size, made if there is room. Returns: its index, or -1. */
@@ -228,7 +207,7 @@ int alloc_held_park(void *block, size_t size, void **old)
         pthread_mutex_unlock(&lock);
         return 0;
     }
-    unsigned long now = __atomic_load_n(&freed, __ATOMIC_RELAXED);
+    unsigned long now = __atomic_load_n(&alloc_held_count, __ATOMIC_RELAXED);
     uint32_t i = parked_next;
     Parked **chunk = &chunks[i >> CHUNK_LOG];
     if (*chunk == NULL) {
@@ -260,7 +239,7 @@ int alloc_held_park(void *block, size_t size, void **old)
     pthread_mutex_unlock(&lock);
     if (evicted != NULL) {
         if (!evicted_old)
-            record(evicted);
+            alloc_held_freed(evicted);
         runtime_free(evicted);
     }
     return 1;

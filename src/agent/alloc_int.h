@@ -78,8 +78,36 @@ extern int alloc_held_on AGENT_HIDDEN;
 int alloc_held_start(void (*free_fn)(void *), void *(*calloc_fn)(size_t, size_t),
                      void (*nobodys_fn)(void *), const void *sample) AGENT_HIDDEN;
 
-/* Records @block (not NULL) freed now, as the runtime frees it. */
-void alloc_held_freed(const void *block) AGENT_HIDDEN;
+/* The shadow of recent frees (alloc_held.c says how it is kept): a byte
+ * for each granule of 2^ALLOC_HELD_GRANULE_LOG bytes of the runtime's space
+ * of 2^ALLOC_HELD_SPAN_LOG bytes at alloc_held_space, bit 7 set once the
+ * granule was freed, then the count of frees then (alloc_held_count), in
+ * epochs of 2^ALLOC_HELD_EPOCH_LOG frees. Here, for free() to record a
+ * free without a call. */
+#define ALLOC_HELD_SPAN_LOG 42
+#define ALLOC_HELD_GRANULE_LOG 4
+#define ALLOC_HELD_EPOCH_LOG 11
+#define ALLOC_HELD_FREED ((uint8_t) 0x80)
+#define ALLOC_HELD_EPOCH_MASK 0x7F
+extern uint8_t *alloc_held_shadow AGENT_HIDDEN;
+extern uintptr_t alloc_held_space AGENT_HIDDEN;
+extern unsigned long alloc_held_count AGENT_HIDDEN;
+
+/* Records @block (not NULL) freed now, as the runtime frees it. The count
+ * is read and written without a lock: two threads freeing at once may
+ * count one free (the window is then a free longer). */
+static inline void alloc_held_freed(const void *block)
+{
+    if (!__atomic_load_n(&alloc_held_on, __ATOMIC_RELAXED))
+        return;
+    uintptr_t offset = (uintptr_t) block - alloc_held_space;
+    if (offset >> ALLOC_HELD_SPAN_LOG != 0)
+        return;
+    unsigned long now = __atomic_load_n(&alloc_held_count, __ATOMIC_RELAXED) + 1;
+    __atomic_store_n(&alloc_held_count, now, __ATOMIC_RELAXED);
+    alloc_held_shadow[offset >> ALLOC_HELD_GRANULE_LOG] =
+        (uint8_t) (ALLOC_HELD_FREED | ((now >> ALLOC_HELD_EPOCH_LOG) & ALLOC_HELD_EPOCH_MASK));
+}
 
 /* Returns: 1 if @block, just allocated with @size bytes for a judged call,
  * sits at an address freed within the window: the call is to get another. */
