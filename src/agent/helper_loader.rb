@@ -17,8 +17,17 @@
 # The collector waits while the helper loads: in a Ruby just started
 # without RubyGems (assert_separately's children), loading it set off a
 # collection, half of its time (2 of 4 ms). It is on again after, unless
-# it was off before.
-collector_was_off = GC.disable
+# it was off before. Not where a collection is marking (RubyGems' load
+# leaves a major one under way): GC.disable finishes it first, the whole
+# heap marked and swept at once, which a short Ruby (`ruby -e`, a suite's
+# child) never did without the helper; it goes on as it would have. (One
+# sweeping is finished, as the Ruby's next allocations would.)
+# collector_was_off: nil where the collector was left as it was.
+collector_was_off = begin
+  GC.latest_gc_info(:state) == :marking ? nil : GC.disable
+rescue ArgumentError # a Ruby whose collector says no state
+  GC.disable
+end
 begin
   # Evaluates the file @name of this directory, compiled once per Ruby.
   load_compiled = lambda do |dir, name|
@@ -59,5 +68,5 @@ begin
   GemLeakHelper.const_set(:LATER, [__dir__.freeze, load_compiled].freeze)
   load_compiled.call(__dir__, "gemleak_helper_body.rb")
 ensure
-  GC.enable unless collector_was_off
+  GC.enable if collector_was_off == false
 end

@@ -96,12 +96,18 @@ class LoaderTest < Minitest::Test
   # A Ruby just started without RubyGems (assert_separately's children)
   # collected its garbage while it loaded the helper: once on Ruby 3.1,
   # twice on 3.4, some 2 ms. The collector waits until the helper is
-  # loaded, and is on again for the suite.
+  # loaded, and is on again for the suite. The collections are counted as
+  # the loader turns the collector on again: one the heap, grown while it
+  # waited, needs at once after is the suite's (it came with a loader a few
+  # objects longer).
   def test_no_collection_while_the_helper_loads
     dir = helper_dir
     loader = File.join(dir, "gemleak_helper.rb")
-    File.write(File.join(dir, "before.rb"), "$collections = GC.count\n")
-    File.write(File.join(dir, "after.rb"), "print GC.count - $collections, \" \", GC.enable\n")
+    File.write(File.join(dir, "before.rb"), <<~RUBY)
+      $collections = GC.count
+      GC.singleton_class.prepend(Module.new { def enable; $at_enable ||= GC.count; super; end })
+    RUBY
+    File.write(File.join(dir, "after.rb"), "print(($at_enable || GC.count) - $collections, \" \", GC.enable)\n")
     opt = "-r#{File.join(dir, "before.rb")} -r#{loader} -r#{File.join(dir, "after.rb")}"
     2.times do |i| # the first Ruby compiles the helper, the second loads it
       run_dir = File.join(dir, "run#{i}")
@@ -112,6 +118,33 @@ class LoaderTest < Minitest::Test
       assert_equal "0 false", out, "collections while the helper loaded, and GC.enable after it"
     end
     assert_equal 1, compiled(dir).size
+  end
+
+  # A collection marking as the helper loads (RubyGems' load leaves a
+  # major one under way in `ruby -e 0`) goes on as it would have:
+  # GC.disable finishes it first, the whole heap marked and swept at once,
+  # which a short Ruby (`ruby -e`, a suite's child) never did without the
+  # helper (counted, 6M of `ruby -e 0`'s 300M instructions under the run).
+  # The collector waits only where none is marking.
+  def test_a_collection_marking_is_not_finished_as_the_helper_loads
+    dir = helper_dir
+    loader = File.join(dir, "gemleak_helper.rb")
+    File.write(File.join(dir, "before.rb"), <<~RUBY)
+      $states = []
+      GC.singleton_class.prepend(Module.new { def disable; $states << GC.latest_gc_info(:state); super; end })
+      GC.start(full_mark: true, immediate_mark: false, immediate_sweep: false)
+      $under_way = GC.latest_gc_info(:state)
+    RUBY
+    File.write(File.join(dir, "after.rb"), "print $under_way, \" \", $states.inspect, \" \", GC.enable\n")
+    opt = "-r#{File.join(dir, "before.rb")} -r#{loader} -r#{File.join(dir, "after.rb")}"
+    2.times do |i| # the first Ruby compiles the helper, the second loads it
+      run_dir = File.join(dir, "run#{i}")
+      Dir.mkdir(run_dir)
+      out, err, status = Open3.capture3({ "RUBYOPT" => opt, "RUBYLIB" => nil, "GEMLEAK_RUN_DIR" => run_dir },
+                                        RbConfig.ruby, "--disable=gems", "-e", "0")
+      assert status.success?, err
+      assert_equal "marking [] false", out, "the collection under way, GC.disable's calls, GC.enable after"
+    end
   end
 
   # The parts of the helper a process may not need (HELPER_LATER) are
