@@ -93,6 +93,27 @@ class LoaderTest < Minitest::Test
     end
   end
 
+  # What `ruby --disable=gems -e 0` prints with @before loaded before the
+  # loader and @after after it, in a helper directory of its own: the
+  # first Ruby compiles the helper, the second loads it. Returns: both
+  # outputs, and the directory.
+  def around_the_loader(before, after)
+    dir = helper_dir
+    File.write(File.join(dir, "before.rb"), before)
+    File.write(File.join(dir, "after.rb"), after)
+    opt = "-r#{File.join(dir, "before.rb")} -r#{File.join(dir, "gemleak_helper.rb")} " \
+          "-r#{File.join(dir, "after.rb")}"
+    outs = 2.times.map do |i|
+      run_dir = File.join(dir, "run#{i}")
+      Dir.mkdir(run_dir)
+      out, err, status = Open3.capture3({ "RUBYOPT" => opt, "RUBYLIB" => nil, "GEMLEAK_RUN_DIR" => run_dir },
+                                        RbConfig.ruby, "--disable=gems", "-e", "0")
+      assert status.success?, err
+      out
+    end
+    [outs, dir]
+  end
+
   # A Ruby just started without RubyGems (assert_separately's children)
   # collected its garbage while it loaded the helper: once on Ruby 3.1,
   # twice on 3.4, some 2 ms. The collector waits until the helper is
@@ -101,22 +122,11 @@ class LoaderTest < Minitest::Test
   # waited, needs at once after is the suite's (it came with a loader a few
   # objects longer).
   def test_no_collection_while_the_helper_loads
-    dir = helper_dir
-    loader = File.join(dir, "gemleak_helper.rb")
-    File.write(File.join(dir, "before.rb"), <<~RUBY)
+    outs, dir = around_the_loader(<<~RUBY, "print(($at_enable || GC.count) - $collections, \" \", GC.enable)\n")
       $collections = GC.count
       GC.singleton_class.prepend(Module.new { def enable; $at_enable ||= GC.count; super; end })
     RUBY
-    File.write(File.join(dir, "after.rb"), "print(($at_enable || GC.count) - $collections, \" \", GC.enable)\n")
-    opt = "-r#{File.join(dir, "before.rb")} -r#{loader} -r#{File.join(dir, "after.rb")}"
-    2.times do |i| # the first Ruby compiles the helper, the second loads it
-      run_dir = File.join(dir, "run#{i}")
-      Dir.mkdir(run_dir)
-      out, err, status = Open3.capture3({ "RUBYOPT" => opt, "RUBYLIB" => nil, "GEMLEAK_RUN_DIR" => run_dir },
-                                        RbConfig.ruby, "--disable=gems", "-e", "0")
-      assert status.success?, err
-      assert_equal "0 false", out, "collections while the helper loaded, and GC.enable after it"
-    end
+    assert_equal ["0 false"] * 2, outs, "collections while the helper loaded, and GC.enable after it"
     assert_equal 1, compiled(dir).size
   end
 
@@ -127,24 +137,13 @@ class LoaderTest < Minitest::Test
   # helper (counted, 6M of `ruby -e 0`'s 300M instructions under the run).
   # The collector waits only where none is marking.
   def test_a_collection_marking_is_not_finished_as_the_helper_loads
-    dir = helper_dir
-    loader = File.join(dir, "gemleak_helper.rb")
-    File.write(File.join(dir, "before.rb"), <<~RUBY)
+    outs, = around_the_loader(<<~RUBY, "print $under_way, \" \", $states.inspect, \" \", GC.enable\n")
       $states = []
       GC.singleton_class.prepend(Module.new { def disable; $states << GC.latest_gc_info(:state); super; end })
       GC.start(full_mark: true, immediate_mark: false, immediate_sweep: false)
       $under_way = GC.latest_gc_info(:state)
     RUBY
-    File.write(File.join(dir, "after.rb"), "print $under_way, \" \", $states.inspect, \" \", GC.enable\n")
-    opt = "-r#{File.join(dir, "before.rb")} -r#{loader} -r#{File.join(dir, "after.rb")}"
-    2.times do |i| # the first Ruby compiles the helper, the second loads it
-      run_dir = File.join(dir, "run#{i}")
-      Dir.mkdir(run_dir)
-      out, err, status = Open3.capture3({ "RUBYOPT" => opt, "RUBYLIB" => nil, "GEMLEAK_RUN_DIR" => run_dir },
-                                        RbConfig.ruby, "--disable=gems", "-e", "0")
-      assert status.success?, err
-      assert_equal "marking [] false", out, "the collection under way, GC.disable's calls, GC.enable after"
-    end
+    assert_equal ["marking [] false"] * 2, outs, "the collection under way, GC.disable's calls, GC.enable after"
   end
 
   # The parts of the helper a process may not need (HELPER_LATER) are
