@@ -281,6 +281,17 @@ static inline __attribute__((always_inline)) void released(const void *block)
         alloc_owners_freed(block);
 }
 
+/* Returns: 1 if @block (not NULL), freed or moved, leaves nothing for
+ * released() or reallocated() to do in the tables: none holds it (the
+ * blocks the check cannot judge, the exact pass's, the owners'). The
+ * quick paths of free and realloc ask it. */
+static inline __attribute__((always_inline)) int kept_nowhere(const void *block)
+{
+    return hidden.used == 0 && !exact_on &&
+           (__atomic_load_n(&alloc_owner_current, __ATOMIC_RELAXED) == NULL ||
+            !alloc_owners_may_hold(block));
+}
+
 /* ---- a call of the runtime ------------------------------------------------------ */
 
 /* Ruby's own code: the executable's and libruby's (when Ruby is built
@@ -776,10 +787,7 @@ void *realloc(void *block, size_t size)
     uintptr_t caller = CALLER;
     uintptr_t run = next_fn[F_REALLOC];
     if (__builtin_expect(run != 0 && !from_boot(block) && ruby_straight(caller, HERE) &&
-                             realloc_hooks[0] == NULL && hidden.used == 0 &&
-                             (block == NULL ||
-                              __atomic_load_n(&alloc_owner_current, __ATOMIC_RELAXED) == NULL ||
-                              !alloc_owners_may_hold(block)),
+                             realloc_hooks[0] == NULL && (block == NULL || kept_nowhere(block)),
                          1))
         return ((Moved) run)(block, size);
     return realloc_decide(block, size, caller, HERE, CALLER_FP);
@@ -816,10 +824,7 @@ void free(void *block)
     if (block == NULL)
         return;
     uintptr_t run = next_fn[F_FREE];
-    if (__builtin_expect(run != 0 && !from_boot(block) && free_hook == NULL &&
-                             hidden.used == 0 && !exact_on &&
-                             (__atomic_load_n(&alloc_owner_current, __ATOMIC_RELAXED) == NULL ||
-                              !alloc_owners_may_hold(block)),
+    if (__builtin_expect(run != 0 && !from_boot(block) && free_hook == NULL && kept_nowhere(block),
                          1)) {
         alloc_held_freed(block);
         ((void (*)(void *)) run)(block);

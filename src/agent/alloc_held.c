@@ -150,19 +150,11 @@ void alloc_held_unlock(void)
     pthread_mutex_unlock(&lock);
 }
 
-/* Returns: the shadow of @block, or NULL outside the space. */
-static inline uint8_t *shadow_of(const void *block)
-{
-    uintptr_t offset = (uintptr_t) block - alloc_held_space;
-    return offset >> ALLOC_HELD_SPAN_LOG != 0 ? NULL
-                                              : &alloc_held_shadow[offset >> ALLOC_HELD_GRANULE_LOG];
-}
-
 int alloc_held_recent(const void *block, size_t size)
 {
     if (size == 0 || size > ALLOC_HELD_MAX || !__atomic_load_n(&alloc_held_on, __ATOMIC_ACQUIRE))
         return 0;
-    const uint8_t *at = shadow_of(block);
+    const uint8_t *at = alloc_held_shadow_of(block);
     if (at == NULL || (*at & ALLOC_HELD_FREED) == 0)
         return 0;
     unsigned long now = __atomic_load_n(&alloc_held_count, __ATOMIC_RELAXED) >> ALLOC_HELD_EPOCH_LOG;

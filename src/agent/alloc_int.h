@@ -96,17 +96,24 @@ extern unsigned long alloc_held_count AGENT_HIDDEN;
 /* Records @block (not NULL) freed now, as the runtime frees it. The count
  * is read and written without a lock: two threads freeing at once may
  * count one free (the window is then a free longer). */
+/* Returns: the shadow of @block, or NULL outside the space. */
+static inline uint8_t *alloc_held_shadow_of(const void *block)
+{
+    uintptr_t offset = (uintptr_t) block - alloc_held_space;
+    return offset >> ALLOC_HELD_SPAN_LOG != 0 ? NULL
+                                              : &alloc_held_shadow[offset >> ALLOC_HELD_GRANULE_LOG];
+}
+
 static inline void alloc_held_freed(const void *block)
 {
     if (!__atomic_load_n(&alloc_held_on, __ATOMIC_RELAXED))
         return;
-    uintptr_t offset = (uintptr_t) block - alloc_held_space;
-    if (offset >> ALLOC_HELD_SPAN_LOG != 0)
+    uint8_t *at = alloc_held_shadow_of(block);
+    if (at == NULL)
         return;
     unsigned long now = __atomic_load_n(&alloc_held_count, __ATOMIC_RELAXED) + 1;
     __atomic_store_n(&alloc_held_count, now, __ATOMIC_RELAXED);
-    alloc_held_shadow[offset >> ALLOC_HELD_GRANULE_LOG] =
-        (uint8_t) (ALLOC_HELD_FREED | ((now >> ALLOC_HELD_EPOCH_LOG) & ALLOC_HELD_EPOCH_MASK));
+    *at = (uint8_t) (ALLOC_HELD_FREED | ((now >> ALLOC_HELD_EPOCH_LOG) & ALLOC_HELD_EPOCH_MASK));
 }
 
 /* Returns: 1 if @block, just allocated with @size bytes for a judged call,
