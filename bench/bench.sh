@@ -137,32 +137,16 @@ EOF
 
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }'; }
 
-# in_turn A B C: three commands (each one string, as eval reads it) run
-# in turn, A B C A B C ..., $rounds rounds: a machine whose speed drifts
-# over seconds moves the three alike, where three runs of one command
-# and then three of the next see different machines. Echoes the fastest
-# run of each, then the median over the rounds of C's time over A's and
-# of C's over B's (each round's ratios, as farm-bench takes them).
+# in_turn A B C: three commands (each one string of words, as sh splits
+# them) run in turn, A B C A B C ..., $rounds rounds: a machine whose speed
+# drifts over seconds moves the three alike, where three runs of one
+# command and then three of the next see different machines. Echoes the
+# fastest run of each, then the median over the rounds of C's time over
+# A's and of C's over B's (each round's ratios, as farm-bench takes them).
+# Timed to the millisecond (bench/in_turn.py): GNU time's two decimals
+# moved a 0.14 s suite's ratio by 0.07 a round.
 in_turn() {
-    : > "$work/rounds"
-    i=0
-    while [ "$i" -lt "$rounds" ]; do
-        for cmd in "$1" "$2" "$3"; do
-            eval "/usr/bin/time -f %e -o \"\$work/time\" $cmd" >/dev/null 2>&1 || true
-            printf '%s ' "$(tail -n 1 "$work/time")" >> "$work/rounds"
-        done
-        echo >> "$work/rounds"
-        i=$((i + 1))
-    done
-    awk 'function median(v, n,   i, j, t) {
-             for (i = 2; i <= n; i++)
-                 for (j = i; j > 1 && v[j - 1] > v[j]; j--) { t = v[j]; v[j] = v[j - 1]; v[j - 1] = t }
-             return n % 2 ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2
-         }
-         { for (c = 1; c <= 3; c++) if (NR == 1 || $c < best[c]) best[c] = $c
-           ca[NR] = ($1 > 0 ? $3 / $1 : 0); cb[NR] = ($2 > 0 ? $3 / $2 : 0) }
-         END { printf "%s %s %s %.2f %.2f\n", best[1], best[2], best[3], median(ca, NR), median(cb, NR) }' \
-        "$work/rounds"
+    python3 "$root/bench/in_turn.py" "$rounds" "$1" "$2" "$3"
 }
 
 sections=${BENCH_SECTIONS:-"1 2 3 4 5 6 7 8 9 10 11 12"}
@@ -627,7 +611,7 @@ if want 10; then
                         if [ "$name" = reactor ]; then leak_env="REACTOR_LEAK=1"; else leak_env="PLANT=$name"; plant="-I$build/leaky -r$real/plant.rb"; fi
                     fi
                     # native, the floor and gemleak in turn (in_turn), each
-                    # argument quoted for eval
+                    # argument quoted as sh would read it
                     args=""
                     for a in "$@"; do args="$args '$(printf '%s' "$a" | sed "s/'/'\\\\''/g")'"; done
                     with="env $leak_env RUBYOPT='$plant'"

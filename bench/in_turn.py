@@ -1,0 +1,40 @@
+#!/usr/bin/env python3
+"""in_turn.py ROUNDS A B C: three commands run in turn, A B C A B C ...
+
+Each command is one string, split as sh splits words (its quotes; no
+pipes, redirections or variables), found on PATH and run with its output
+thrown away. A run is timed from just before its start to just after its
+exit, with the monotonic clock: bench.sh's sections time with GNU time,
+whose elapsed seconds have two decimals, and a suite of 0.14 s then read
+0.14 or 0.15 for the same run, a ratio moved by 0.07 at each round. Prints
+the fastest run of each command in seconds (three decimals), then the
+median over the rounds of C's time over A's and of C's over B's (each
+round's own ratios, as farm-bench takes them)."""
+import shlex
+import statistics
+import subprocess
+import sys
+import time
+
+
+def timed(argv):
+    start = time.monotonic()
+    subprocess.run(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                   stderr=subprocess.DEVNULL, check=False)
+    return time.monotonic() - start
+
+
+def main():
+    if len(sys.argv) != 5:
+        sys.exit("usage: in_turn.py ROUNDS A B C")
+    rounds = int(sys.argv[1])
+    commands = [shlex.split(c) for c in sys.argv[2:]]
+    times = [[timed(argv) for argv in commands] for _ in range(rounds)]
+    best = [min(t[i] for t in times) for i in range(3)]
+    over_a = statistics.median(t[2] / t[0] for t in times)
+    over_b = statistics.median(t[2] / t[1] for t in times)
+    print("%.3f %.3f %.3f %.2f %.2f" % (best[0], best[1], best[2], over_a, over_b))
+
+
+if __name__ == "__main__":
+    main()
