@@ -70,7 +70,8 @@
 #    Valgrind engine (once, stock Ruby); ratios to native and to the floor,
 #    whether the command ran again, the verdict, and the leak as found.
 #    Native, the floor and --engine lsan run in turn, BENCH_ROUNDS rounds
-#    (in_turn): the fastest of each, and the median of the rounds' ratios.
+#    (in_turn, each run timed to the millisecond): the fastest of each,
+#    and the median of the rounds' ratios.
 #    This machine's speed moves by a tenth from one run to the next, and
 #    more over seconds: three rounds' median moved by as much as the
 #    overhead it measures (a suite of 0.2 s). --exact-stacks, 6 to 20 times
