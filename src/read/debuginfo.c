@@ -384,7 +384,8 @@ static const UnitSpans *unit_spans(Module *module, Dwarf_Die *cudie)
     guint order = 0;
     if (dwarf_child(cudie, &child) == 0) {
         do {
-            Span span = { .order = order++, .die = dwarf_dieoffset(&child) };
+            Span span = { .order = order, .die = dwarf_dieoffset(&child) };
+            order++;
             gboolean code = FALSE;
             Dwarf_Addr base;
             ptrdiff_t at = 0;
