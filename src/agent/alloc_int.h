@@ -93,9 +93,6 @@ extern uint8_t *alloc_held_shadow AGENT_HIDDEN;
 extern uintptr_t alloc_held_space AGENT_HIDDEN;
 extern unsigned long alloc_held_count AGENT_HIDDEN;
 
-/* Records @block (not NULL) freed now, as the runtime frees it. The count
- * is read and written without a lock: two threads freeing at once may
- * count one free (the window is then a free longer). */
 /* Returns: the shadow of @block, or NULL outside the space. */
 static inline uint8_t *alloc_held_shadow_of(const void *block)
 {
@@ -104,6 +101,9 @@ static inline uint8_t *alloc_held_shadow_of(const void *block)
                                               : &alloc_held_shadow[offset >> ALLOC_HELD_GRANULE_LOG];
 }
 
+/* Records @block (not NULL) freed now, as the runtime frees it. The count
+ * is read and written without a lock: two threads freeing at once may
+ * count one free (the window is then a free longer). */
 static inline void alloc_held_freed(const void *block)
 {
     if (!__atomic_load_n(&alloc_held_on, __ATOMIC_RELAXED))
