@@ -30,10 +30,11 @@ DESTDIR    ?=
 
 CC         ?= cc
 PKG_CONFIG ?= pkg-config
-PKGS       := libxml-2.0 gio-2.0 json-glib-1.0 zlib libdw libelf
-# libxml2 is not linked: gemleak loads it where it reads or writes XML
-# (include/gemleak/base/xml.h), and a sanitizer's run never does.
-PKGS_LINKED := $(filter-out libxml-2.0,$(PKGS))
+PKGS       := libxml-2.0 glib-2.0 json-glib-1.0 zlib libdw libelf
+# libxml2 and json-glib are not linked: gemleak loads them where it reads
+# or writes XML (include/gemleak/base/xml.h) or JSON (json.h), and a clean
+# run under a sanitizer does neither. json-glib brought GIO and GObject.
+PKGS_LINKED := $(filter-out libxml-2.0 json-glib-1.0,$(PKGS))
 # GNU libiberty's demangler (Debian: libiberty-dev), the one Valgrind embeds,
 # comes as a static library without a .pc file.
 IBERTY_LIBS ?= -liberty
@@ -44,7 +45,8 @@ CFLAGS     ?= -O2 -g
 PKG_CFLAGS  = $(eval PKG_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(PKGS)))$(PKG_CFLAGS)
 PKG_LIBS    = $(eval PKG_LIBS := $(shell $(PKG_CONFIG) --libs $(PKGS_LINKED)) $(IBERTY_LIBS) -ldl)$(PKG_LIBS)
 CHECK_CFLAGS = $(eval CHECK_CFLAGS := $(shell $(PKG_CONFIG) --cflags check))$(CHECK_CFLAGS)
-CHECK_LIBS  = $(eval CHECK_LIBS := $(shell $(PKG_CONFIG) --libs check))$(CHECK_LIBS)
+# The tests read and write JSON with json-glib themselves.
+CHECK_LIBS  = $(eval CHECK_LIBS := $(shell $(PKG_CONFIG) --libs check json-glib-1.0))$(CHECK_LIBS)
 
 # WERROR= builds with warnings not fatal (the gem's install does).
 WERROR   ?= -Werror
@@ -94,7 +96,6 @@ UNIT_OBJS := $(UNIT_SRCS:tests/%.c=$(B)/obj/tests/%.o) $(UNIT_AGENT_SRCS:src/%.c
 # one runner (its main.c).
 INTEG_SRCS := $(wildcard tests/integration/*.c)
 INTEG_OBJS := $(INTEG_SRCS:tests/%.c=$(B)/obj/tests/%.o) $(B)/obj/tests/testutil.o
-RESDIR    := src/run
 RESOURCES := $(B)/helper/gemleak_helper.rb $(B)/helper/gemleak_helper_body.rb \
              $(B)/helper/gemleak_helper_per_test_again.rb $(B)/helper/gemleak_helper_launch_outside.rb \
              $(B)/helper/gemleak_helper_growth_run.rb $(B)/helper/gemleak_helper_per_test_frameworks.rb \
@@ -119,21 +120,20 @@ $(B)/libgemleak.a: $(LIB_OBJS)
 	@rm -f $@
 	$(AR) rcs $@ $^
 
-$(B)/obj/%.o: src/%.c | $(B)/gen/resources.h $(B)/gen/helper_sum.h
+$(B)/obj/%.o: src/%.c | $(B)/gen/helper_sum.h
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) -c -o $@ $<
 
-$(B)/obj/tests/%.o: tests/%.c | $(B)/gen/resources.h $(B)/gen/helper_sum.h
+$(B)/obj/tests/%.o: tests/%.c | $(B)/gen/helper_sum.h
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) -Itests $(CHECK_CFLAGS) -c -o $@ $<
 
-$(B)/gen/resources.c: $(RESDIR)/gemleak.gresource.xml $(RESOURCES)
+# The files compiled into gemleak (include/gemleak/base/resources.h), by
+# their paths under $(B): the source names them, the assembler reads them.
+$(B)/gen/resources.c: scripts/gen-resources Makefile | $(RESOURCES)
 	@mkdir -p $(@D)
-	glib-compile-resources --sourcedir=$(B) --generate-source --c-name gl_resources --target=$@ $<
-
-$(B)/gen/resources.h: $(RESDIR)/gemleak.gresource.xml $(RESOURCES)
-	@mkdir -p $(@D)
-	glib-compile-resources --sourcedir=$(B) --generate-header --c-name gl_resources --target=$@ $<
+	scripts/gen-resources $(B) $(RESOURCES) > $@.tmp
+	mv $@.tmp $@
 
 # The start of the SHA-256 of the files a run's helper directory holds (the
 # resources but the man page), which names their directory in gemleak's
@@ -290,10 +290,10 @@ $(B)/client/gemleak_alloc.so: $(ALLOC_SRCS) $(AGENT)/alloc_int.h $(AGENT)/exact_
 	@mkdir -p $(@D)
 	$(CC) $(CLIENT_CFLAGS) -fno-omit-frame-pointer -Iinclude -o $@ $(ALLOC_SRCS) -ldl -pthread
 
-# Generated code: warnings are glib-compile-resources' business, not ours.
-$(B)/obj/resources.o: $(B)/gen/resources.c $(B)/gen/resources.h
+# Rebuilt when a file it carries changes: the assembler read it.
+$(B)/obj/resources.o: $(B)/gen/resources.c $(RESOURCES)
 	@mkdir -p $(@D)
-	$(CC) -std=c11 -include $(B)/gen/resources.h $(PKG_CFLAGS) $(CFLAGS) -c -o $@ $<
+	$(CC) $(ALL_CFLAGS) -c -o $@ $<
 
 $(B)/tests/check_unit: $(UNIT_OBJS) $(B)/libgemleak.a
 	@mkdir -p $(@D)
@@ -368,7 +368,7 @@ asan: deps-check $(B)/client/gemleak_alloc.so $(B)/gemleak
 $(B)/fuzz_replay: $(B)/obj/fuzz/fuzz_reader.o $(B)/obj/fuzz/replay.o $(B)/libgemleak.a
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(PKG_LIBS)
 
-$(B)/obj/fuzz/%.o: fuzz/%.c | $(B)/gen/resources.h
+$(B)/obj/fuzz/%.o: fuzz/%.c | $(B)/gen/helper_sum.h
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) -c -o $@ $<
 

@@ -27,7 +27,7 @@ Gem::Specification.new do |spec|
   # time; not the tests, benchmarks or fuzzing.
   spec.files = Dir.chdir(__dir__) do
     Dir["Makefile", "LICENSE", "README.md", "doc/guide.md", "gemleak.gemspec", "ext/gemleak/extconf.rb",
-        "include/gemleak/**/*.h", "src/*/*.c", "src/*/*_int.h", "src/run/gemleak.gresource.xml",
+        "include/gemleak/**/*.h", "src/*/*.c", "src/*/*_int.h", "scripts/gen-resources",
         "src/agent/*.h", "src/agent/*.rb", "src/agent/helper/*.rb",
         "suppressions/*.supp", "man/gemleak.1", "scripts/install-deps",
         "rake/lib/**/*.rb", "bin/gemleak"].reject { |path| path.end_with?("/installed.rb") }

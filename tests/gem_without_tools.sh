@@ -1,6 +1,6 @@
 #!/bin/sh
 # The gem where its binary cannot be built (a macOS or Windows CI job, a
-# slim container): no C compiler, pkg-config or GLib's tools on PATH.
+# slim container): no C compiler or pkg-config on PATH.
 # tests/integration/gem.c (test_gem_where_it_cannot_be_built) runs this as
 # an unprivileged user, with HOME and GEM_HOME private to it:
 #
@@ -21,18 +21,18 @@ fail() { printf 'FAILED: %s\n' "$*"; exit 1; }
 
 [ "$(id -u)" -ne 0 ] || fail "running as root"
 
-step "a PATH with everything this machine has but compilers, pkg-config and GLib's tools"
+step "a PATH with everything this machine has but compilers and pkg-config"
 bare="$work/bare-bin"
 mkdir -p "$bare" "$work/home-bare"
 for program in /usr/bin/* /bin/*; do
     name=$(basename "$program")
     case $name in
         cc | c89 | c99 | gcc | gcc-* | *-gcc | *-gcc-* | clang | clang-* | tcc) continue ;;
-        pkg-config | pkgconf | *-pkg-config | *-pkgconf | glib-compile-resources) continue ;;
+        pkg-config | pkgconf | *-pkg-config | *-pkgconf) continue ;;
     esac
     [ -e "$bare/$name" ] || ln -s "$program" "$bare/$name"
 done
-for absent in cc gcc pkg-config glib-compile-resources; do
+for absent in cc gcc pkg-config; do
     if (PATH="$bare"; command -v "$absent" >/dev/null 2>&1); then fail "$absent is on the bare PATH"; fi
 done
 

@@ -45,12 +45,11 @@ missing = []
 missing << "a C compiler (#{cc})" unless on_path?(cc)
 missing << make unless on_path?(make)
 if on_path?(pkg_config)
-  absent = %w[libxml-2.0 glib-2.0 gio-2.0 json-glib-1.0 zlib libdw libelf].reject { |m| system(pkg_config, "--exists", m) }
+  absent = %w[libxml-2.0 glib-2.0 json-glib-1.0 zlib libdw libelf].reject { |m| system(pkg_config, "--exists", m) }
   missing << "#{absent.join(", ")} (pkg-config finds no .pc file)" unless absent.empty?
 else
   missing << "pkg-config"
 end
-missing << "glib-compile-resources (GLib's development tools)" unless on_path?("glib-compile-resources")
 # GNU libiberty (the demangler Valgrind embeds) comes without a .pc file:
 # the compiler says whether it finds its header.
 if on_path?(cc)

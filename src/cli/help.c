@@ -6,15 +6,15 @@
  * without man, it is laid out as text here (help_roff.c). */
 #include "cli_int.h"
 #include "gemleak/base/errors.h"
+#include "gemleak/base/resources.h"
 #include "gemleak/base/text.h"
-#include "resources.h"
 
 #include <signal.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
-#define MANUAL_RESOURCE "/gemleak/man/gemleak.1"
+#define MANUAL_RESOURCE "man/gemleak.1"
 
 /* One .SH of the page: its name, and where it is in the page's text. */
 typedef struct {
@@ -182,8 +182,7 @@ static gboolean show_with_man(const char *roff, FILE *out)
 
 int gl_cli_help(const Command *commands, int argc, char **argv, FILE *out, FILE *err)
 {
-    g_autoptr(GBytes) bytes = g_resource_lookup_data(gl_resources_get_resource(), MANUAL_RESOURCE,
-                                                     G_RESOURCE_LOOKUP_FLAGS_NONE, NULL);
+    g_autoptr(GBytes) bytes = gl_resource(MANUAL_RESOURCE);
     gsize size = 0;
     const char *data = bytes != NULL ? g_bytes_get_data(bytes, &size) : NULL;
     g_autofree char *page = data != NULL ? g_strndup(data, size) : NULL;

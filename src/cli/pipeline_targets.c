@@ -22,7 +22,7 @@
 static void write_target_error(const GlSinks *sinks, const char *message, const char *pattern,
                                const char *const *loaded)
 {
-    g_autoptr(JsonBuilder) builder = json_builder_new();
+    g_autoptr(GlJsonBuilder) builder = json_builder_new();
     json_builder_begin_object(builder);
     gl_json_add_tool(builder);
     json_builder_set_member_name(builder, GL_MEMBER_ERROR);

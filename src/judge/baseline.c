@@ -9,7 +9,7 @@
 
 #include <string.h>
 
-#include <json-glib/json-glib.h>
+#include "gemleak/base/json.h"
 
 /* A baseline is a JSON report gemleak wrote: a few kilobytes a finding, six
  * levels deep. The bounds keep a wrong file (/dev/zero, a core dump, 80,000
@@ -63,7 +63,7 @@ GlBaseline *gl_baseline_load_from_data(const char *data, gsize length, const cha
                     name, BASELINE_MAX_DEPTH);
         return NULL;
     }
-    g_autoptr(JsonParser) parser = json_parser_new();
+    g_autoptr(GlJsonParser) parser = json_parser_new();
     g_autoptr(GError) local = NULL;
     g_autofree char *plain = without_nul_escapes(data, length);
     if (!json_parser_load_from_data(parser, plain, (gssize) length, &local)) {

@@ -15,7 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <json-glib/json-glib.h>
+#include "gemleak/base/json.h"
 
 /* Reports larger than this are refused (a finding takes a few KiB). */
 #define MAX_SIZE ((gsize) 512 * 1024 * 1024)

@@ -91,8 +91,8 @@ void gl_json_add_other_fingerprints(JsonBuilder *builder, const GlFinding *findi
 
 void gl_json_write(JsonBuilder *builder, FILE *out)
 {
-    g_autoptr(JsonNode) root = json_builder_get_root(builder);
-    g_autoptr(JsonGenerator) generator = json_generator_new();
+    g_autoptr(GlJsonNode) root = json_builder_get_root(builder);
+    g_autoptr(GlJsonGenerator) generator = json_generator_new();
     json_generator_set_pretty(generator, TRUE);
     json_generator_set_root(generator, root);
     g_autofree char *text = json_generator_to_data(generator, NULL);

@@ -10,7 +10,7 @@
 
 #include <string.h>
 
-#include <json-glib/json-glib.h>
+#include "gemleak/base/json.h"
 
 typedef struct {
     char *fingerprint;
@@ -66,7 +66,7 @@ static void baseline_finding(gpointer data, const GlFinding *finding, guint inde
 {
     BaselineState *state = data;
     (void) index;
-    g_autoptr(JsonBuilder) builder = json_builder_new();
+    g_autoptr(GlJsonBuilder) builder = json_builder_new();
     json_builder_begin_object(builder);
     gl_json_add_string(builder, GL_MEMBER_KIND, finding->record->kind);
     gl_json_add_string(builder, GL_MEMBER_FINGERPRINT, finding->fingerprint);
@@ -92,7 +92,7 @@ static void baseline_end(gpointer data)
     /* In fingerprint order, not by size: the same leaks, the same bytes,
      * whatever each run lost. */
     g_ptr_array_sort(state->entries, compare_entries);
-    g_autoptr(JsonBuilder) builder = json_builder_new();
+    g_autoptr(GlJsonBuilder) builder = json_builder_new();
     json_builder_begin_object(builder);
     gl_json_add_int(builder, GL_MEMBER_FINGERPRINT_VERSION, GL_FINGERPRINT_VERSION);
     json_builder_set_member_name(builder, GL_MEMBER_FINDINGS);

@@ -6,7 +6,7 @@
 #include "gemleak/base/json_format.h"
 #include "gemleak/judge/project_paths.h"
 
-#include <json-glib/json-glib.h>
+#include "gemleak/base/json.h"
 
 typedef struct {
     const GlReportContext *context;

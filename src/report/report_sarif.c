@@ -11,7 +11,7 @@
 
 #include <string.h>
 
-#include <json-glib/json-glib.h>
+#include "gemleak/base/json.h"
 
 /* The base that relative locations are relative to. */
 #define ROOT_ID "PROJECTROOT"
@@ -445,9 +445,9 @@ static void sarif_end(gpointer data)
     SarifState *state = data;
     const GlReportContext *context = state->context;
     json_builder_end_array(state->builder);
-    g_autoptr(JsonNode) results = json_builder_get_root(state->builder);
+    g_autoptr(GlJsonNode) results = json_builder_get_root(state->builder);
 
-    g_autoptr(JsonBuilder) builder = json_builder_new();
+    g_autoptr(GlJsonBuilder) builder = json_builder_new();
     json_builder_begin_object(builder);
     gl_json_add_string(builder, "$schema", "https://json.schemastore.org/sarif-2.1.0.json");
     gl_json_add_string(builder, "version", "2.1.0");

@@ -11,7 +11,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include <json-glib/json-glib.h>
+#include "gemleak/base/json.h"
 
 /* A bare ruby takes its first file as the script and hands it the others
  * as ARGV, which a test file ignores: it would run one file of many. This

@@ -13,7 +13,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include <json-glib/json-glib.h>
+#include "gemleak/base/json.h"
 
 /* The durations file: a JSON object that says it is gemleak's. */
 #define DURATIONS_FORMAT "gemleak-durations"
@@ -57,7 +57,7 @@ static GHashTable *read_durations(const char *path, char **why)
         *why = g_strdup_printf("nested deeper than %d levels", GL_JSON_INPUT_MAX_DEPTH);
         return NULL;
     }
-    g_autoptr(JsonParser) parser = json_parser_new();
+    g_autoptr(GlJsonParser) parser = json_parser_new();
     if (!json_parser_load_from_data(parser, text, (gssize) length, NULL)) {
         *why = g_strdup("not JSON");
         return NULL;
@@ -123,7 +123,7 @@ static char *durations_text(GHashTable *durations, GHashTable *only, gsize *leng
     /* Sorted, so that a committed file changes line by line. */
     g_autoptr(GList) names = g_hash_table_get_keys(durations);
     names = g_list_sort(names, compare_names);
-    g_autoptr(JsonBuilder) builder = json_builder_new();
+    g_autoptr(GlJsonBuilder) builder = json_builder_new();
     json_builder_begin_object(builder);
     json_builder_set_member_name(builder, GL_MEMBER_FORMAT);
     json_builder_add_string_value(builder, DURATIONS_FORMAT);
@@ -145,8 +145,8 @@ static char *durations_text(GHashTable *durations, GHashTable *only, gsize *leng
     }
     json_builder_end_object(builder);
     json_builder_end_object(builder);
-    g_autoptr(JsonGenerator) generator = json_generator_new();
-    g_autoptr(JsonNode) root = json_builder_get_root(builder);
+    g_autoptr(GlJsonGenerator) generator = json_generator_new();
+    g_autoptr(GlJsonNode) root = json_builder_get_root(builder);
     json_generator_set_root(generator, root);
     json_generator_set_pretty(generator, TRUE);
     g_autofree char *text = json_generator_to_data(generator, length);

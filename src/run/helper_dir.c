@@ -2,7 +2,7 @@
  * preloaded into every process of a run, the allocation front (and the
  * functions it watches), the client library and the guard that follows a
  * static program, compiled into gemleak
- * (resources.h) and put in a private directory of gemleak's own, on a
+ * (gemleak/base/resources.h) and put in a private directory of gemleak's own, on a
  * filesystem the dynamic loader loads from, before the commands start (a
  * second name of the file gemleak's cache holds for this build, or the
  * bytes written again); the preloaded library tried on the dynamic loader
@@ -11,6 +11,7 @@
 #include "gemleak/run/runner.h"
 #include "runner_int.h"
 #include "gemleak/base/errors.h"
+#include "gemleak/base/resources.h"
 #include "gemleak/base/protocol.h"
 #include "gemleak/base/sys.h"
 #include "gemleak/judge/rules.h"
@@ -24,11 +25,9 @@
 #include <sys/statvfs.h>
 #include <unistd.h>
 
-#include <gio/gio.h>
 #include <glib/gstdio.h>
 
 #include "helper_sum.h"
-#include "resources.h"
 
 /* What the dynamic loader says of a library it refuses: a line. */
 #define PROBE_MAX_BYTES 4096
@@ -165,9 +164,7 @@ static gboolean write_file(const char *file, const char *data, gsize size, mode_
 static gboolean write_resource(const char *name, const char *dir, const char *cache,
                                mode_t mode, const char *what, GError **error)
 {
-    g_autofree char *path = g_strconcat("/gemleak/", name, NULL);
-    g_autoptr(GBytes) bytes = g_resource_lookup_data(gl_resources_get_resource(), path,
-                                                     G_RESOURCE_LOOKUP_FLAGS_NONE, NULL);
+    g_autoptr(GBytes) bytes = gl_resource(name);
     g_autofree char *base = g_path_get_basename(name);
     g_autofree char *file = g_build_filename(dir, base, NULL);
     gsize size = 0;
@@ -189,9 +186,7 @@ static gboolean write_resource(const char *name, const char *dir, const char *ca
 
 gboolean gl_per_test_available(void)
 {
-    g_autoptr(GBytes) bytes = g_resource_lookup_data(gl_resources_get_resource(),
-                                                     "/gemleak/client/" CLIENT_LIBRARY,
-                                                     G_RESOURCE_LOOKUP_FLAGS_NONE, NULL);
+    g_autoptr(GBytes) bytes = gl_resource("client/" CLIENT_LIBRARY);
     if (bytes == NULL)
         return FALSE;
     gsize size = 0;
@@ -205,9 +200,7 @@ gboolean gl_per_test_available(void)
  * Returns: FALSE, with @error set, when it cannot. */
 static gboolean write_guard(const char *dir, const char *cache, GError **error)
 {
-    g_autoptr(GBytes) bytes = g_resource_lookup_data(gl_resources_get_resource(),
-                                                     "/gemleak/client/" GUARD_PROGRAM,
-                                                     G_RESOURCE_LOOKUP_FLAGS_NONE, NULL);
+    g_autoptr(GBytes) bytes = gl_resource("client/" GUARD_PROGRAM);
     if (bytes == NULL || g_bytes_get_size(bytes) == 0)
         return TRUE;
     return write_resource("client/" GUARD_PROGRAM, dir, cache, 0700, "guard", error);

@@ -29,7 +29,6 @@
 #include <sys/syscall.h>
 #endif
 
-#include <gio/gio.h>
 #include <glib/gstdio.h>
 
 /* ---- signals --------------------------------------------------------------- */

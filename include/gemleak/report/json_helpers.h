@@ -6,7 +6,7 @@
 
 #include <stdio.h>
 #include <glib.h>
-#include <json-glib/json-glib.h>
+#include "gemleak/base/json.h"
 #include "gemleak/judge/merge.h"
 
 /* Adds the member @name to the object @builder is in: a string, or null
