@@ -306,13 +306,24 @@ module GemLeakHelper
         on? ? failed(e) : Core.debug(e)
       end
 
+      # Returns: FILE absolute (File.expand_path), the same string for
+      # each test of an absolute FILE, expanded once (a microsecond of the
+      # hooks' some 11 a test); a relative one is expanded each time, from
+      # the directory the test runs in.
+      def expanded(file)
+        file = file.to_s
+        return Core::EXPAND.call(file) unless file.start_with?("/")
+
+        (@expanded ||= {})[file] ||= Core::EXPAND.call(file).freeze
+      end
+
       # A test begins: NAME, and where it is ("/abs/file.rb", line).
       def started(name, file, line)
         Growth.started(name, file, line) if Growth.on?
         return unless on? && client
 
         ready
-        file = Core::EXPAND.call(file.to_s)
+        file = expanded(file)
         if @grain == "file"
           return if @open && @open[1] == escape(file)
 

@@ -78,7 +78,11 @@ module GemLeakHelper
 
         begin
           PerTest.started(name, file, line)
-          Durations.time(file) { super(klass, method_name, *rest) }
+          if Durations.on?
+            Durations.time(file) { super(klass, method_name, *rest) }
+          else
+            super(klass, method_name, *rest)
+          end
         ensure
           PerTest.finished(nil, (-> { klass.new(method_name).run } if PerTest.runs_again?)) unless PerTest.again?
         end
@@ -106,7 +110,11 @@ module GemLeakHelper
 
         begin
           PerTest.started(name, file, line)
-          Durations.time(file) { super(result, &block) }
+          if Durations.on?
+            Durations.time(file) { super(result, &block) }
+          else
+            super(result, &block)
+          end
         ensure
           unless PerTest.again?
             klass = self.class
@@ -132,7 +140,11 @@ module GemLeakHelper
 
         begin
           PerTest.started(full_description, metadata[:file_path], metadata[:line_number])
-          Durations.time(metadata[:file_path]) { super(example_group_instance, reporter) }
+          if Durations.on?
+            Durations.time(metadata[:file_path]) { super(example_group_instance, reporter) }
+          else
+            super(example_group_instance, reporter)
+          end
         ensure
           unless PerTest.again?
             example_group_instance&.instance_variables&.each do |ivar|
