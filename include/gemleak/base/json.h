@@ -49,6 +49,7 @@
     X(json_object_set_object_member) X(json_parser_get_root) X(json_parser_load_from_data) \
     X(json_parser_load_from_file) X(json_parser_new)
 
+/* NOLINTNEXTLINE(bugprone-macro-parentheses): @name is a member's name, and the function's */
 #define GL_JSONLIB_MEMBER(name) __typeof__(name) *name;
 typedef struct {
     GL_JSONLIB_FUNCTIONS(GL_JSONLIB_MEMBER)
