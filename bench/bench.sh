@@ -70,9 +70,9 @@
 #    Valgrind engine (once, stock Ruby); ratios to native and to the floor,
 #    whether the command ran again, the verdict, and the leak as found.
 #    Native, the floor and --engine lsan run in turn, BENCH_ROUNDS rounds
-#    (in_turn, each run timed to the millisecond), the tests of each suite
-#    in one order (--seed=1): the fastest of each, and the median of the
-#    rounds' ratios.
+#    (in_turn, each run timed to the millisecond), the three runs of a
+#    round running the suite's tests in one order (--seed=ROUND): the
+#    fastest of each, and the median of the rounds' ratios.
 #    This machine's speed moves by a tenth from one run to the next, and
 #    more over seconds: three rounds' median moved by as much as the
 #    overhead it measures (a suite of 0.2 s). --exact-stacks, 6 to 20 times
@@ -601,12 +601,12 @@ if want 10; then
             echo "  $label: Ruby $(ruby -e 'print RUBY_VERSION'); the floor: $liblsan preloaded by hand, fast_unwind_on_malloc=1, RUBY_FREE_AT_EXIT=1"
             for name in psych json strscan reactor; do
                 for kind in clean leaking; do
-                    # the tests in one order (--seed=1) in the three runs of
-                    # a round: Ruby's runner shuffles them at each run
-                    # otherwise, and the heap a test finds (the pages a
-                    # collection sweeps) moves with what ran before it:
-                    # json's test_gc, a child that collects at each
-                    # allocation, found 42 to 73 pages
+                    # the tests in one order in the three runs of a round
+                    # (--seed=ROUND; --seed=1 in the runs outside in_turn):
+                    # Ruby's runner shuffles them at each run otherwise, and
+                    # the heap a test finds (the pages a collection sweeps)
+                    # moves with what ran before it: json's test_gc, a child
+                    # that collects at each allocation, found 42 to 73 pages
                     case $name in
                     psych) set -- -I"$build/psych" -Iext/psych/lib -Itool/lib -Itest -e "$psych_suite" -- --seed=1 ;;
                     json) set -- -I"$build/jsonlib" -Iext/json/lib -Itool/lib -e "$json_suite" -- --seed=1 ;;
@@ -621,7 +621,10 @@ if want 10; then
                     # native, the floor and gemleak in turn (in_turn), each
                     # argument quoted as sh would read it
                     args=""
-                    for a in "$@"; do args="$args '$(printf '%s' "$a" | sed "s/'/'\\\\''/g")'"; done
+                    for a in "$@"; do
+                        [ "$a" = --seed=1 ] && a="--seed={round}"
+                        args="$args '$(printf '%s' "$a" | sed "s/'/'\\\\''/g")'"
+                    done
                     with="env $leak_env RUBYOPT='$plant'"
                     read -r native floor lsan median_native median_floor <<ROUNDS
 $(in_turn "$with RUBY_FREE_AT_EXIT=1 ruby $args" \

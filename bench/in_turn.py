@@ -3,13 +3,15 @@
 
 Each command is one string, split as sh splits words (its quotes; no
 pipes, redirections or variables), found on PATH and run with its output
-thrown away. A run is timed from just before its start to just after its
-exit, with the monotonic clock: bench.sh's sections time with GNU time,
-whose elapsed seconds have two decimals, and a suite of 0.14 s then read
-0.14 or 0.15 for the same run, a ratio moved by 0.07 at each round. Prints
-the fastest run of each command in seconds (three decimals), then the
-median over the rounds of C's time over A's and of C's over B's (each
-round's own ratios, as farm-bench takes them)."""
+thrown away; "{round}" in a word is the round's number (1, 2, ...), the
+same in the three runs of a round. A run is timed from just before its
+start to just after its exit, with the monotonic clock: bench.sh's
+sections time with GNU time, whose elapsed seconds have two decimals, and
+a suite of 0.14 s then read 0.14 or 0.15 for the same run, a ratio moved
+by 0.07 at each round. Prints the fastest run of each command in seconds
+(three decimals), then the median over the rounds of C's time over A's
+and of C's over B's (each round's own ratios, as farm-bench takes
+them)."""
 import shlex
 import statistics
 import subprocess
@@ -29,7 +31,8 @@ def main():
         sys.exit("usage: in_turn.py ROUNDS A B C")
     rounds = int(sys.argv[1])
     commands = [shlex.split(c) for c in sys.argv[2:]]
-    times = [[timed(argv) for argv in commands] for _ in range(rounds)]
+    times = [[timed([word.replace("{round}", str(r + 1)) for word in argv]) for argv in commands]
+             for r in range(rounds)]
     best = [min(t[i] for t in times) for i in range(3)]
     over_a = statistics.median(t[2] / t[0] for t in times)
     over_b = statistics.median(t[2] / t[1] for t in times)
