@@ -2,11 +2,10 @@
  * says why). */
 #define GL_JSONLIB_LOADER
 #include "gemleak/base/json.h"
+#include "gemleak/base/sys.h"
 
 #include <dlfcn.h>
 #include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
 
 static GlJsonLib lib;
 
@@ -27,13 +26,8 @@ static gpointer load_once(gpointer data)
 #undef RESOLVE
     return &lib;
 failed:
-    if (missing != NULL)
-        fprintf(stderr, "gemleak: %s has no %s", GL_JSONLIB_LIBRARY, missing);
-    else
-        fprintf(stderr, "gemleak: cannot load json-glib: %s", dlerror());
-    fprintf(stderr, " (JSON reports, baselines and --jobs' durations need it; Debian's "
-                    "package: libjson-glib-1.0-0)\n");
-    exit(3);
+    gl_library_missing("json-glib", GL_JSONLIB_LIBRARY, missing,
+                       "JSON reports, baselines and --jobs' durations", "libjson-glib-1.0-0");
 }
 
 const GlJsonLib *gl_jsonlib(void)

@@ -2,6 +2,7 @@
 #include "gemleak/base/sys.h"
 #include "gemleak/base/errors.h"
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -493,4 +494,15 @@ void gl_remove_tree(const char *path)
     } else {
         g_unlink(path);
     }
+}
+
+void gl_library_missing(const char *name, const char *soname, const char *missing,
+                        const char *needed_by, const char *package)
+{
+    if (missing != NULL)
+        fprintf(stderr, "gemleak: %s has no %s", soname, missing);
+    else
+        fprintf(stderr, "gemleak: cannot load %s: %s", name, dlerror());
+    fprintf(stderr, " (%s need it; Debian's package: %s)\n", needed_by, package);
+    exit(3);
 }

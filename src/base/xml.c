@@ -1,11 +1,10 @@
 /* libxml2, loaded where XML is read or written (gemleak/base/xml.h says
  * why). */
 #include "gemleak/base/xml.h"
+#include "gemleak/base/sys.h"
 
 #include <dlfcn.h>
 #include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
 
 #include <glib.h>
 
@@ -59,13 +58,8 @@ static gpointer load_once(gpointer data)
     RESOLVE(handle, TextWriterWriteString);
     return &xml;
 failed:
-    if (missing != NULL)
-        fprintf(stderr, "gemleak: %s has no %s", GL_XML_LIBRARY, missing);
-    else
-        fprintf(stderr, "gemleak: cannot load libxml2: %s", dlerror());
-    fprintf(stderr, " (reading Valgrind's XML and writing JUnit reports need it; Debian's "
-                    "package: libxml2)\n");
-    exit(3);
+    gl_library_missing("libxml2", GL_XML_LIBRARY, missing,
+                       "reading Valgrind's XML and writing JUnit reports", "libxml2");
 }
 
 const GlXml *gl_xml(void)

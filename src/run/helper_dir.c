@@ -1,9 +1,9 @@
 /* The helper's directory (runner_int.h): the Ruby helper, the library
  * preloaded into every process of a run, the allocation front (and the
  * functions it watches), the client library and the guard that follows a
- * static program, compiled into gemleak
- * (gemleak/base/resources.h) and put in a private directory of gemleak's own, on a
- * filesystem the dynamic loader loads from, before the commands start (a
+ * static program, compiled into gemleak (gemleak/base/resources.h) and
+ * put in a private directory of gemleak's own, on a filesystem the
+ * dynamic loader loads from, before the commands start (a
  * second name of the file gemleak's cache holds for this build, or the
  * bytes written again); the preloaded library tried on the dynamic loader
  * first. */
@@ -11,8 +11,8 @@
 #include "gemleak/run/runner.h"
 #include "runner_int.h"
 #include "gemleak/base/errors.h"
-#include "gemleak/base/resources.h"
 #include "gemleak/base/protocol.h"
+#include "gemleak/base/resources.h"
 #include "gemleak/base/sys.h"
 #include "gemleak/judge/rules.h"
 #include "gemleak/run/cache.h"

@@ -106,4 +106,11 @@ void gl_remove_tree(const char *path);
  * machine, each with hundreds of megabytes. */
 #define GL_MAX_JOBS 64
 
+/* A library gemleak loads where it needs it (libxml2, json-glib) that it
+ * cannot load (@missing NULL: dlerror() says why), or that has no function
+ * @missing: says so on standard error, with what needs it (@needed_by) and
+ * the package that has it, and exits with status 3: nothing was read. */
+G_GNUC_NORETURN void gl_library_missing(const char *name, const char *soname, const char *missing,
+                                        const char *needed_by, const char *package);
+
 #endif
