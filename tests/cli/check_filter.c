@@ -641,6 +641,55 @@ START_TEST(test_libxml2_is_loaded_where_xml_is_read)
 }
 END_TEST
 
+/* gemleak loads json-glib (and with it GObject and GIO) where it reads or
+ * writes JSON (gemleak/base/json.h). Where it cannot (here a
+ * libjson-glib-1.0.so.0 that is not json-glib, found first), a JSON report
+ * asked for says so and ends with status 3, never a pass; reading a
+ * sanitizer's report into the text report loads none of the three, from
+ * gemleak's start to its end: linked, they were most of what its start
+ * cost, in every run and each of its forks. */
+START_TEST(test_json_glib_is_loaded_where_json_is_read_or_written)
+{
+    g_autofree char *gemleak = gl_test_project_file("build/gemleak");
+    g_autofree char *cc = g_find_program_in_path("cc");
+    if (!g_file_test(gemleak, G_FILE_TEST_IS_EXECUTABLE) || cc == NULL)
+        gl_test_skip("no %s (make builds it), or no cc", gemleak);
+    g_autofree char *dir = gl_test_tmpdir();
+    g_autofree char *source = g_build_filename(dir, "empty.c", NULL);
+    gl_test_write(source, "int not_json_glib;\n", -1);
+    const char *build[] = { "cc", "-shared", "-fPIC", "-o", "libjson-glib-1.0.so.0", "empty.c", NULL };
+    g_autofree char *err = NULL;
+    ck_assert_msg(gl_test_spawn_in(dir, NULL, build, NULL, &err) == 0, "%s", err);
+    g_clear_pointer(&err, g_free);
+    g_autofree char *report_fixture = gl_test_fixture("lsan/clean-ruby34.lsan");
+    g_autofree char *report = g_canonicalize_filename(report_fixture, NULL);
+    g_auto(GStrv) env = g_environ_setenv(g_get_environ(), "LD_LIBRARY_PATH", dir, TRUE);
+    const char *json[] = { gemleak, "filter", "-O", "*", "--format", "json", "-o", "out.json",
+                           report, NULL };
+    g_autofree char *out = NULL;
+    int status = gl_test_spawn_in(dir, env, json, &out, &err);
+    ck_assert_int_eq(status, 3);
+    gl_assert_line(err, "^gemleak: libjson-glib-1\\.0\\.so\\.0 has no [a-z_]+ \\(JSON reports, "
+                        "baselines and --jobs' durations need it; Debian's package: "
+                        "libjson-glib-1\\.0-0\\)$");
+    g_clear_pointer(&out, g_free);
+    g_clear_pointer(&err, g_free);
+
+    /* the dynamic loader says what it loads (LD_DEBUG=files), GLib first */
+    const char *text[] = { gemleak, "filter", "-O", "*", report, NULL };
+    g_auto(GStrv) debug = g_environ_setenv(g_get_environ(), "LD_DEBUG", "files", TRUE);
+    gl_test_spawn_in(dir, debug, text, &out, &err);
+    gl_remove_tree(dir);
+    gl_assert_line(out, "^gemleak: 1 process checked");
+    ck_assert_msg(strstr(err, "file=libglib-2.0.so.0 [0];  needed by ") != NULL,
+                  "the dynamic loader said nothing of what it loaded (LD_DEBUG=files)");
+    ck_assert_msg(strstr(err, "file=libjson-glib-1.0.so") == NULL &&
+                      strstr(err, "file=libgobject-2.0.so") == NULL &&
+                      strstr(err, "file=libgio-2.0.so") == NULL,
+                  "reading a sanitizer's report loaded json-glib, GObject or GIO");
+}
+END_TEST
+
 Suite *gl_cli_filter_suite(void)
 {
     Suite *suite = suite_create("cli-filter");
@@ -660,6 +709,7 @@ Suite *gl_cli_filter_suite(void)
     tcase_add_test(tc, test_only_regular_files_are_read_from_a_directory);
     tcase_add_test(tc, test_gzip_problem_does_not_pass);
     tcase_add_test(tc, test_libxml2_is_loaded_where_xml_is_read);
+    tcase_add_test(tc, test_json_glib_is_loaded_where_json_is_read_or_written);
     suite_add_tcase(suite, tc);
     return suite;
 }
