@@ -27,6 +27,9 @@
  *   address(object) -> Integer      where a Ruby object lies
  *   loaded(name) -> Integer         1 if the dynamic loader loaded @name (a path;
  *                                   a base name: any object of that name)
+ *   at_exit_uncollected(work) -> Integer  @work (a Proc) called at exit, as
+ *                                   at_exit calls a block, the collector off
+ *                                   until it runs (below)
  *
  * Each text is read up to its first NUL (the helper ends them with one).
  * Ruby's API is found by name (dlsym) as Init runs: the library has no
@@ -74,6 +77,15 @@ static struct {
     VALUE (*int2inum)(intptr_t);
     VALUE (*uint2inum)(uintptr_t);
     const VALUE *object;   /* rb_cObject */
+    /* at_exit_uncollected's; NULL where a Ruby lacks one: not defined then */
+    void (*set_end_proc)(void (*)(VALUE), VALUE);
+    void (*register_address)(VALUE *);
+    VALUE (*gc_disable)(void);
+    VALUE (*gc_enable)(void);
+    VALUE (*proc_call)(VALUE, VALUE);
+    VALUE (*ary_new)(void);
+    VALUE (*protect)(VALUE (*)(VALUE), VALUE, int *);
+    void (*jump_tag)(int);
 } ruby;
 
 /* The runtime's, when it is in the process. */
@@ -319,6 +331,51 @@ static VALUE native_loaded(VALUE self, VALUE name)
     return integer(*text != '\0' && dl_iterate_phdr(loaded_as, (void *) text) != 0);
 }
 
+/* The helper's exit work (a Proc), kept from the collector
+ * (rb_gc_register_address). */
+static VALUE exit_work;
+
+static VALUE call_exit_work(VALUE unused)
+{
+    (void) unused;
+    return ruby.proc_call(exit_work, ruby.ary_new());
+}
+
+/* At exit, with the collector as the suite left it: a process that ends
+ * with GC.stress on (json's suite forks a child that sets it) makes a full
+ * collection at each allocation, and a block at_exit calls costs one (its
+ * arguments' Array), each call whose cache the suite's definitions emptied
+ * one more, each of Ruby's method calls from C two: some 2 ms each on
+ * json's heap, seven before the helper's first line could turn it off.
+ * Here the collector is off (rb_gc_disable, which allocates nothing) until
+ * the work is done: the work turns GC.stress off and on again itself, and
+ * the collector on for its checks. The collector is back on, if it was,
+ * whatever the work raised. Qfalse is 0 in every Ruby. */
+static void exit_uncollected(VALUE unused)
+{
+    (void) unused;
+    VALUE was_off = ruby.gc_disable();
+    int state = 0;
+    ruby.protect(call_exit_work, 0, &state);
+    if (was_off == 0)
+        ruby.gc_enable();
+    if (state != 0)
+        ruby.jump_tag(state);
+}
+
+/* Registers exit_uncollected where at_exit would register a block: the
+ * same list, the same order. Once: a second call changes nothing. */
+static VALUE native_at_exit_uncollected(VALUE self, VALUE work)
+{
+    (void) self;
+    if (exit_work != 0)
+        return integer(0);
+    exit_work = work;
+    ruby.register_address(&exit_work);
+    ruby.set_end_proc(exit_uncollected, 0);
+    return integer(1);
+}
+
 #define FOUND(field, name) ((ruby.field = (__typeof__(ruby.field)) (uintptr_t) dlsym(RTLD_DEFAULT, name)) != NULL)
 
 void Init_gemleak_client(void)
@@ -364,6 +421,12 @@ void Init_gemleak_client(void)
     };
     for (size_t i = 0; i < sizeof methods / sizeof methods[0]; i++)
         ruby.define_module_function(native, methods[i].name, methods[i].function, methods[i].arity);
+    if (FOUND(set_end_proc, "rb_set_end_proc") && FOUND(register_address, "rb_gc_register_address") &&
+        FOUND(gc_disable, "rb_gc_disable") && FOUND(gc_enable, "rb_gc_enable") &&
+        FOUND(proc_call, "rb_proc_call") && FOUND(ary_new, "rb_ary_new") &&
+        FOUND(protect, "rb_protect") && FOUND(jump_tag, "rb_jump_tag"))
+        ruby.define_module_function(native, "at_exit_uncollected",
+                                    (Method) (uintptr_t) native_at_exit_uncollected, 1);
     /* requiring: called from the require of any Ractor (a Ractor's require
      * runs the helper's hook), which a method Ruby does not know for
      * Ractor-safe refuses (Ractor::UnsafeError); it only touches the

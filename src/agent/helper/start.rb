@@ -52,14 +52,20 @@ end
 # Registered before the test framework's own at_exit, so it runs after it.
 # With the collector as the helper needs it, from its first call: a process
 # that exits with GC.stress on (json's suite forks a child that sets it)
-# has each allocation make a full collection, and a call made for the
-# first time allocates (its cache). with_collector alone turned it off
-# some 16 collections in, 40 ms of json's child: the block is called once
-# now (warming), which fills the caches of the calls that turn it off and
-# on again, then registered. The suite's setting is back for what Ruby
-# does after it. The proc is a method's (GemLeakHelper.exit_work): one
-# made here would keep this scope, every part's module and class bodies,
-# run once, which each collection of the process would then mark.
+# has each allocation make a full collection, and a call whose cache is
+# empty allocates (its cache). with_collector alone turned it off some 16
+# collections in, 40 ms of json's child; warmed (below), 7 collections
+# still came first: at_exit's own call of a block allocates, and the
+# suite's definitions empty caches the block's first calls fill. Under a
+# sanitizer's engine the client library registers the block
+# (Native.at_exit_uncollected): the collector is off until the block has
+# turned GC.stress off, and on again after it (native.c). Elsewhere the
+# block is called once now (warming), which fills the caches of the calls
+# that turn it off and on again, then registered with at_exit. The suite's
+# setting is back for what Ruby does after it. The proc is a method's
+# (GemLeakHelper.exit_work): one made here would keep this scope, every
+# part's module and class bodies, run once, which each collection of the
+# process would then mark.
 module GemLeakHelper
   def self.exit_work
     proc do |warming|
@@ -97,7 +103,12 @@ module GemLeakHelper
   end
 end
 exit_work = GemLeakHelper.exit_work
-exit_work.call(true)
-at_exit(&exit_work)
+if GemLeakHelper::Runtime.mapped? && GemLeakHelper::Core.native? &&
+   GemLeakHelper::Native.respond_to?(:at_exit_uncollected)
+  GemLeakHelper::Native.at_exit_uncollected(exit_work)
+else
+  exit_work.call(true)
+  at_exit(&exit_work)
+end
 # Last: what the helper reads of the run's variables it has read.
 GemLeakHelper::Core.leave_environment if GemLeakHelper::Runtime.mapped?
