@@ -345,8 +345,9 @@ static VALUE call_exit_work(VALUE unused)
  * with GC.stress on (json's suite forks a child that sets it) makes a full
  * collection at each allocation, and a block at_exit calls costs one (its
  * arguments' Array), each call whose cache the suite's definitions emptied
- * one more, each of Ruby's method calls from C two: some 2 ms each on
- * json's heap, seven before the helper's first line could turn it off.
+ * one more (and GC.stress read or set from here through its Method objects,
+ * rb_method_call, two a call): some 2 ms each on json's heap, seven before
+ * the helper's first line could turn it off.
  * Here the collector is off (rb_gc_disable, which allocates nothing) until
  * the work is done: the work turns GC.stress off and on again itself, and
  * the collector on for its checks. The collector is back on, if it was,
