@@ -594,6 +594,43 @@ START_TEST(test_gzip_problem_does_not_pass)
 }
 END_TEST
 
+/* Returns: (transfer full) a new directory that holds a shared object
+ * named @name that is not that library (it defines @symbol alone), which
+ * the dynamic loader finds first under LD_LIBRARY_PATH; *@gemleak
+ * (transfer full) the gemleak under test. Skips the test without
+ * build/gemleak (make builds it) or cc. */
+static char *impostor_dir(const char *name, const char *symbol, char **gemleak)
+{
+    *gemleak = gl_test_project_file("build/gemleak");
+    g_autofree char *cc = g_find_program_in_path("cc");
+    if (!g_file_test(*gemleak, G_FILE_TEST_IS_EXECUTABLE) || cc == NULL)
+        gl_test_skip("no %s (make builds it), or no cc", *gemleak);
+    char *dir = gl_test_tmpdir();
+    g_autofree char *source = g_build_filename(dir, "empty.c", NULL);
+    g_autofree char *text = g_strdup_printf("int %s;\n", symbol);
+    gl_test_write(source, text, -1);
+    const char *build[] = { "cc", "-shared", "-fPIC", "-o", name, "empty.c", NULL };
+    g_autofree char *err = NULL;
+    ck_assert_msg(gl_test_spawn_in(dir, NULL, build, NULL, &err) == 0, "%s", err);
+    return dir;
+}
+
+/* Returns: (transfer full) what the dynamic loader said it loaded
+ * (LD_DEBUG=files) while @gemleak, in @dir, read the sanitizer's report
+ * @report into the text report, which it checked; GLib is among it. */
+static char *loaded_reading_report(const char *gemleak, const char *dir, const char *report)
+{
+    const char *text[] = { gemleak, "filter", "-O", "*", report, NULL };
+    g_auto(GStrv) debug = g_environ_setenv(g_get_environ(), "LD_DEBUG", "files", TRUE);
+    g_autofree char *out = NULL;
+    char *err = NULL;
+    gl_test_spawn_in(dir, debug, text, &out, &err);
+    gl_assert_line(out, "^gemleak: 1 process checked");
+    ck_assert_msg(strstr(err, "file=libglib-2.0.so.0 [0];  needed by ") != NULL,
+                  "the dynamic loader said nothing of what it loaded (LD_DEBUG=files)");
+    return err;
+}
+
 /* gemleak loads libxml2 where it reads or writes XML (gemleak/base/xml.h).
  * Where it cannot (an installation without it: here a libxml2.so.2 that
  * is not libxml2, found first), reading Valgrind's XML says so and ends
@@ -602,17 +639,9 @@ END_TEST
  * from gemleak's start to its end. */
 START_TEST(test_libxml2_is_loaded_where_xml_is_read)
 {
-    g_autofree char *gemleak = gl_test_project_file("build/gemleak");
-    g_autofree char *cc = g_find_program_in_path("cc");
-    if (!g_file_test(gemleak, G_FILE_TEST_IS_EXECUTABLE) || cc == NULL)
-        gl_test_skip("no %s (make builds it), or no cc", gemleak);
-    g_autofree char *dir = gl_test_tmpdir();
-    g_autofree char *source = g_build_filename(dir, "empty.c", NULL);
-    gl_test_write(source, "int not_libxml2;\n", -1);
-    const char *build[] = { "cc", "-shared", "-fPIC", "-o", "libxml2.so.2", "empty.c", NULL };
+    g_autofree char *gemleak = NULL;
+    g_autofree char *dir = impostor_dir("libxml2.so.2", "not_libxml2", &gemleak);
     g_autofree char *err = NULL;
-    ck_assert_msg(gl_test_spawn_in(dir, NULL, build, NULL, &err) == 0, "%s", err);
-    g_clear_pointer(&err, g_free);
     g_autofree char *fixture = gl_test_fixture("xml/leak.xml");
     g_autofree char *leak = g_canonicalize_filename(fixture, NULL);
     g_auto(GStrv) env = g_environ_setenv(g_get_environ(), "LD_LIBRARY_PATH", dir, TRUE);
@@ -622,21 +651,13 @@ START_TEST(test_libxml2_is_loaded_where_xml_is_read)
     ck_assert_int_eq(status, 3);
     gl_assert_line(err, "^gemleak: libxml2\\.so\\.2 has no xmlInitParser \\(reading Valgrind's XML and "
                         "writing JUnit reports need it; Debian's package: libxml2\\)$");
-    g_clear_pointer(&out, g_free);
-    g_clear_pointer(&err, g_free);
 
-    /* the dynamic loader says what it loads (LD_DEBUG=files), GLib first */
     g_autofree char *report_fixture = gl_test_fixture("lsan/clean-ruby34.lsan");
     g_autofree char *report = g_canonicalize_filename(report_fixture, NULL);
-    const char *sanitizer[] = { gemleak, "filter", "-O", "*", report, NULL };
-    g_auto(GStrv) debug = g_environ_setenv(g_get_environ(), "LD_DEBUG", "files", TRUE);
-    gl_test_spawn_in(dir, debug, sanitizer, &out, &err);
+    g_autofree char *loaded = loaded_reading_report(gemleak, dir, report);
     gl_remove_tree(dir);
-    gl_assert_line(out, "^gemleak: 1 process checked");
-    ck_assert_msg(strstr(err, "file=libglib-2.0.so.0 [0];  needed by ") != NULL,
-                  "the dynamic loader said nothing of what it loaded (LD_DEBUG=files)");
-    ck_assert_msg(strstr(err, "file=libxml2.so") == NULL && strstr(err, "file=libicuuc.so") == NULL &&
-                      strstr(err, "file=libstdc++.so") == NULL,
+    ck_assert_msg(strstr(loaded, "file=libxml2.so") == NULL && strstr(loaded, "file=libicuuc.so") == NULL &&
+                      strstr(loaded, "file=libstdc++.so") == NULL,
                   "reading a sanitizer's report loaded libxml2, ICU or libstdc++");
 }
 END_TEST
@@ -650,17 +671,9 @@ END_TEST
  * cost, in every run and each of its forks. */
 START_TEST(test_json_glib_is_loaded_where_json_is_read_or_written)
 {
-    g_autofree char *gemleak = gl_test_project_file("build/gemleak");
-    g_autofree char *cc = g_find_program_in_path("cc");
-    if (!g_file_test(gemleak, G_FILE_TEST_IS_EXECUTABLE) || cc == NULL)
-        gl_test_skip("no %s (make builds it), or no cc", gemleak);
-    g_autofree char *dir = gl_test_tmpdir();
-    g_autofree char *source = g_build_filename(dir, "empty.c", NULL);
-    gl_test_write(source, "int not_json_glib;\n", -1);
-    const char *build[] = { "cc", "-shared", "-fPIC", "-o", "libjson-glib-1.0.so.0", "empty.c", NULL };
+    g_autofree char *gemleak = NULL;
+    g_autofree char *dir = impostor_dir("libjson-glib-1.0.so.0", "not_json_glib", &gemleak);
     g_autofree char *err = NULL;
-    ck_assert_msg(gl_test_spawn_in(dir, NULL, build, NULL, &err) == 0, "%s", err);
-    g_clear_pointer(&err, g_free);
     g_autofree char *report_fixture = gl_test_fixture("lsan/clean-ruby34.lsan");
     g_autofree char *report = g_canonicalize_filename(report_fixture, NULL);
     g_auto(GStrv) env = g_environ_setenv(g_get_environ(), "LD_LIBRARY_PATH", dir, TRUE);
@@ -672,20 +685,12 @@ START_TEST(test_json_glib_is_loaded_where_json_is_read_or_written)
     gl_assert_line(err, "^gemleak: libjson-glib-1\\.0\\.so\\.0 has no [a-z_]+ \\(JSON reports, "
                         "baselines and --jobs' durations need it; Debian's package: "
                         "libjson-glib-1\\.0-0\\)$");
-    g_clear_pointer(&out, g_free);
-    g_clear_pointer(&err, g_free);
 
-    /* the dynamic loader says what it loads (LD_DEBUG=files), GLib first */
-    const char *text[] = { gemleak, "filter", "-O", "*", report, NULL };
-    g_auto(GStrv) debug = g_environ_setenv(g_get_environ(), "LD_DEBUG", "files", TRUE);
-    gl_test_spawn_in(dir, debug, text, &out, &err);
+    g_autofree char *loaded = loaded_reading_report(gemleak, dir, report);
     gl_remove_tree(dir);
-    gl_assert_line(out, "^gemleak: 1 process checked");
-    ck_assert_msg(strstr(err, "file=libglib-2.0.so.0 [0];  needed by ") != NULL,
-                  "the dynamic loader said nothing of what it loaded (LD_DEBUG=files)");
-    ck_assert_msg(strstr(err, "file=libjson-glib-1.0.so") == NULL &&
-                      strstr(err, "file=libgobject-2.0.so") == NULL &&
-                      strstr(err, "file=libgio-2.0.so") == NULL,
+    ck_assert_msg(strstr(loaded, "file=libjson-glib-1.0.so") == NULL &&
+                      strstr(loaded, "file=libgobject-2.0.so") == NULL &&
+                      strstr(loaded, "file=libgio-2.0.so") == NULL,
                   "reading a sanitizer's report loaded json-glib, GObject or GIO");
 }
 END_TEST
