@@ -33,6 +33,9 @@
  * - In the exact pass (GEMLEAK_EXACT names the sites), each allocation at
  *   a site where the first pass found a leak gets an exact stack
  *   (exact_sites.c, exact_blocks.c, exact_write.c).
+ * - Under --per-test and the fast pass's owners, a judged block's chain
+ *   begins with a frame that says which test allocated it (owner_frames
+ *   below): the owner is recorded with the block's stack, by the runtime.
  * - While a require runs (the helper says so: gemleak_alloc_requiring()),
  *   an allocation by code outside Ruby's own (an extension's Init_, and
  *   what its calls of Ruby's allocation functions allocate) is given to
@@ -44,8 +47,9 @@
  * Before each leak check (at exit, from src/agent/proof.c; before a
  * check the helper makes), gemleak_alloc_before_check() writes what the
  * report needs of this library: "gemleak:unwound<TAB>call" or
- * "...<TAB>frames" (how its stacks were made), the hidden blocks, the
- * exact pass's stacks.
+ * "...<TAB>frames" (how its stacks were made), where the owners' frames
+ * point ("gemleak:owner-frames"), the hidden blocks, the exact pass's
+ * stacks.
  *
  * Built on its own: no GLib; it runs inside the suite's Ruby. */
 #define _GNU_SOURCE
@@ -371,6 +375,31 @@ static inline __attribute__((always_inline)) int straight(uintptr_t caller, uint
     return !exact_on || !exact_wanted(caller, via ? via_ret : 0, size);
 }
 
+/* The owner of a judged block (alloc_owners.c: the test that allocated
+ * it) goes into the block's own stack: the chain given to the runtime
+ * begins with a frame whose return address is in owner_frames, two bytes
+ * an owner, which the runtime records with the block's stack as it records
+ * any (no table, no lock, nothing to do at the free). The reader takes the
+ * owner from the leaked block's stack ("gemleak:owner-frames", written
+ * before each check, says where the array lies in this library) and drops
+ * the frame as it drops this library's others. Never read nor written: in
+ * .bss, the array costs no memory. Owners beyond it, a block the check
+ * cannot judge, and the runtime's own unwinder (MODE_OFF) keep the table. */
+#define OWNER_FRAMES ((uint32_t) GL_PROTO_OWNER_FRAMES_MAX)
+static __attribute__((used)) unsigned char owner_frames[2 * OWNER_FRAMES];
+
+/* Returns: 1 if @owner's block is to carry its owner in its stack. */
+static inline int owner_framed(uint32_t owner)
+{
+    return owner != 0 && owner < OWNER_FRAMES && alloc_mode != MODE_OFF;
+}
+
+/* Returns: the return address that says @owner (owner_framed()). */
+static inline uintptr_t owner_pc(uint32_t owner)
+{
+    return (uintptr_t) owner_frames + 2 * (uintptr_t) owner + 1;
+}
+
 /* Fills @frames with the chain of an allocation by a call returning to
  * @caller, its frame pointer's caller @caller_fp, below the extension's
  * call returning to @via_ret (0: none) of Ruby's function @via_api, whose
@@ -402,14 +431,14 @@ static int chain_at_call(Frame *frames, uintptr_t caller, uintptr_t caller_fp, u
 }
 
 /* Fills @frames with the whole stack of an allocation by a call returning
- * to @caller (whole_stack(), or its site's first), unwound now, after the
- * mark.
+ * to @caller (whole_stack(), or its site's first), unwound now to @depth
+ * program counters, after the mark.
  * Returns: how many; 0 when the unwinder lost its way. */
-static int chain_whole(Frame *frames, Thread *thread, uintptr_t caller)
+static int chain_whole(Frame *frames, Thread *thread, uintptr_t caller, int depth)
 {
     uintptr_t pcs[MAX_FRAMES - 1];
     thread->busy++;  /* what the unwinder allocates goes straight */
-    int unwound = exact_unwind(caller, pcs, whole_frames);
+    int unwound = exact_unwind(caller, pcs, depth);
     thread->busy--;
     if (unwound == 0)
         return 0;
@@ -560,7 +589,8 @@ static inline size_t aligned_size(size_t size, size_t alignment)
  * (posix_memalign, whose result is its status). Its return address is the
  * one frame of this library's the runtime records, before the chain. A
  * block of @fresh_size bytes (0: none) is kept from recent addresses
- * (fresh()); the block is @owner's (0: nobody's, alloc_owners.c); @judged_:
+ * (fresh()); the block is @owner's (0: nobody's), said first in its chain
+ * (owner_framed()) or in alloc_owners.c's table; @judged_:
  * the call is judged (judged_now()), and may be its site's first. */
 static __attribute__((noinline)) uintptr_t front(Call *call, uintptr_t caller, uintptr_t fp,
                                                   uintptr_t caller_fp, size_t size, void **out,
@@ -583,14 +613,27 @@ static __attribute__((noinline)) uintptr_t front(Call *call, uintptr_t caller, u
             whole = alloc_sites_claim(caller, via ? via_ret : 0);
         }
     }
+    /* the owner in the stack, first in the chain (owner_framed()) */
+    int framed = !thread->busy && owner_framed(owner);
     if (alloc_mode == MODE_OFF || thread->busy || (own && alloc_mode == MODE_FRAMES && !whole)) {
-        gl_alloc_call(call, 0, 0);
-        fresh(call, out, fresh_size, 0, 0, 0);
+        /* with frame pointers, the owner's frame before the allocating
+         * call's, and the frames as they are from there */
+        Frame chain[2] = { { .next = 0, .ret = owner_pc(owner) }, { .next = caller_fp, .ret = caller } };
+        chain[0].next = (uintptr_t) &chain[1];
+        uintptr_t start = framed ? (uintptr_t) chain : 0;
+        gl_alloc_call(call, 0, start);
+        fresh(call, out, fresh_size, 0, start, 0);
     } else {
-        Frame frames[MAX_FRAMES];
-        int n = whole ? chain_whole(frames, thread, caller) : 0;
+        Frame all[MAX_FRAMES + 1];
+        Frame *frames = all + 1;
+        int n = whole ? chain_whole(frames, thread, caller, whole_frames - framed) : 0;
         if (n == 0)
             n = chain_at_call(frames, caller, caller_fp, via ? via_ret : 0, via_api, via_frame);
+        if (framed) {
+            frames = all;
+            frames[0].ret = owner_pc(owner);
+            n++;
+        }
         if (own) {
             for (int i = 0; i < n; i++)
                 frames[i].next = i + 1 < n ? (uintptr_t) &frames[i + 1] : 0;
@@ -615,8 +658,12 @@ static __attribute__((noinline)) uintptr_t front(Call *call, uintptr_t caller, u
     }
     void *block = out == NULL ? (void *) call->result : call->result == 0 ? *out : NULL;
     if (block != NULL) {
-        /* a block the check cannot judge: its owner, judged or not */
-        owned(block, owner != 0 || !hidden_here ? owner : alloc_owner_now());
+        /* a block the check cannot judge: its owner, judged or not; a
+         * block without its owner in its stack: the owner in the table */
+        if (hidden_here)
+            owned(block, owner != 0 ? owner : alloc_owner_now());
+        else if (!framed)
+            owned(block, owner);
         if (hidden_here)
             hide(block, size);
         if (exact_on && exact_wanted(caller, via ? via_ret : 0, size))
@@ -659,7 +706,7 @@ static inline __attribute__((always_inline)) int ruby_straight(uintptr_t caller,
     int judged_ = judged_now(caller, here);                                                 \
     size_t fresh_size = fresh_bytes(judged_, (fresh_));                                     \
     uint32_t owner = judged_ ? alloc_owner_now() : 0;                                       \
-    if (straight(caller, here, (size_), judged_)) {                                         \
+    if (straight(caller, here, (size_), judged_) && !owner_framed(owner)) {                 \
         if (fresh_size == 0 && owner == 0)                                                  \
             return NEXT(f, type)(__VA_ARGS__);                                              \
         return (cast) straight_fresh(f, NULL, fresh_size, owner, (uintptr_t) (a_),            \
@@ -859,7 +906,7 @@ int posix_memalign(void **out, size_t alignment, size_t size)
     int judged_ = judged_now(caller, HERE);
     size_t fresh_size = fresh_bytes(judged_, aligned_size(size, alignment));
     uint32_t owner = judged_ ? alloc_owner_now() : 0;
-    if (straight(caller, HERE, size, judged_)) {
+    if (straight(caller, HERE, size, judged_) && !owner_framed(owner)) {
         if (fresh_size == 0 && owner == 0)
             return NEXT(F_POSIX_MEMALIGN, Aligned)(out, alignment, size);
         return (int) straight_fresh(F_POSIX_MEMALIGN, out, fresh_size, owner, (uintptr_t) out,
@@ -1053,6 +1100,12 @@ void gemleak_alloc_before_check(void)
     snprintf(line, sizeof line, GL_PROTO_MARKER_PREFIX GL_PROTO_MARKER_UNWOUND "\t%s",
              alloc_mode == MODE_CALL ? GL_PROTO_UNWOUND_CALL : GL_PROTO_UNWOUND_FRAMES);
     report_line(line);
+    Dl_info info;
+    if (dladdr(owner_frames, &info) != 0 && info.dli_fbase != NULL) {
+        snprintf(line, sizeof line, GL_PROTO_MARKER_PREFIX GL_PROTO_MARKER_OWNER_FRAMES "\t%lx",
+                 (unsigned long) ((uintptr_t) owner_frames - (uintptr_t) info.dli_fbase));
+        report_line(line);
+    }
     if (hidden.used > 0) {
         pthread_mutex_lock(&hidden_lock);
         report_line(GL_PROTO_MARKER_PREFIX GL_PROTO_MARKER_HIDDEN);  /* the list begins */

@@ -135,7 +135,7 @@ void alloc_held_stop(void) AGENT_HIDDEN;
 void alloc_held_lock(void) AGENT_HIDDEN;
 void alloc_held_unlock(void) AGENT_HIDDEN;
 
-/* ---- alloc_owners.c: which test allocated each judged block -------------- */
+/* ---- alloc_owners.c: the owners the blocks' stacks cannot carry --------- */
 
 /* The client library's owner of what is allocated now (0: none), once it
  * handed the owners to this library; NULL until then. */
@@ -167,6 +167,8 @@ static inline uint64_t *alloc_owner_word(const volatile void *block)
 
 /* Blocks in the owners' table without a bit (alloc_owners.c). */
 extern size_t alloc_owners_unmarked AGENT_HIDDEN;
+/* Blocks in the owners' table (alloc_owners.c). */
+extern size_t alloc_owners_count AGENT_HIDDEN;
 
 /* Returns: 1 if @block may be in the owners' table: its bit is set, or it
  * has none and blocks without one are there. Read without the lock: a
@@ -174,6 +176,8 @@ extern size_t alloc_owners_unmarked AGENT_HIDDEN;
  * could free it. */
 static inline int alloc_owners_may_hold(const volatile void *block)
 {
+    if (__atomic_load_n(&alloc_owners_count, __ATOMIC_RELAXED) == 0)
+        return 0;
     const uint64_t *word = alloc_owner_word(block);
     if (word == NULL)
         return __atomic_load_n(&alloc_owners_unmarked, __ATOMIC_RELAXED) != 0;

@@ -1,5 +1,15 @@
 /* Which test allocated each block whose leak would be judged (gemleak_
- * alloc.so; the client library's owners.c says what the owners are for).
+ * alloc.so; the client library's owners.c says what the owners are for),
+ * for the blocks that cannot carry it in their own stack.
+ *
+ * Most do: the front gives the runtime a chain that begins with a frame
+ * that says the owner (alloc.c's owner_framed()), which the runtime
+ * records with the block, and the reader takes it from a leaked block's
+ * stack; nothing is done at the free. The table below holds the rest: a
+ * block the check cannot judge (hidden), an owner beyond the frames'
+ * array, and every judged block where the runtime unwinds by itself
+ * (MODE_OFF: --exact-stacks). While it is empty (alloc_owners_count) a
+ * free reads no bit.
  *
  * Without the allocation front, the client library records every block
  * allocated while a test runs, from the runtime's hooks, in a table of
@@ -56,6 +66,10 @@ static int front_on;
  * counts again: an upper bound): while there are any, the free of a block
  * without a bit looks it up. */
 size_t alloc_owners_unmarked;
+/* The blocks in the table (table.used, read without the lock): most carry
+ * their owner in their stack instead (alloc.c's owner_framed()), and while
+ * none is here a free asks nothing of the bits. */
+size_t alloc_owners_count;
 
 void alloc_owners_init(const void *sample)
 {
@@ -99,6 +113,7 @@ void alloc_owners_put(const void *block, uint32_t owner)
         else
             alloc_owners_unmarked++;
     }
+    __atomic_store_n(&alloc_owners_count, table.used, __ATOMIC_RELAXED);
     agent_spin_unlock(&lock);
 }
 
@@ -114,6 +129,7 @@ void alloc_owners_freed(const volatile void *block)
         __atomic_fetch_and(word, ~mask, __ATOMIC_RELAXED);
     if (hidden_table_pop(&table, block, &owner) && word == NULL)
         alloc_owners_unmarked--;
+    __atomic_store_n(&alloc_owners_count, table.used, __ATOMIC_RELAXED);
     agent_spin_unlock(&lock);
 }
 void alloc_owners_lock(void)

@@ -18,10 +18,17 @@
  * check runs while the tests do, and nothing runs twice.
  *
  * Where the allocation front (gemleak_alloc.so) comes first and is on, it
- * keeps the table instead (alloc_owners.c), of the blocks it judges alone
- * (only theirs can be findings), and no hook is installed here: a probe
- * of this table at every allocation and free was a tenth of a clean
- * suite's time. The lines at exit are written here all the same.
+ * records the owners instead, of the blocks it judges alone (only theirs
+ * can be findings), and no hook is installed here: a probe of this table
+ * at every allocation and free was a tenth of a clean suite's time. The
+ * front puts a block's owner in the block's own stack, by its index
+ * (alloc.c's owner_framed()), and keeps a table only for the few that
+ * cannot carry it (alloc_owners.c); at exit this library writes the
+ * owners' names by their index, a line each,
+ *
+ *   gemleak:owner<TAB>INDEX<TAB>NAME<TAB>LOCATION
+ *
+ * and the front's table as the lines above.
  *
  * LeakSanitizer's realloc calls no hook: under it, per test, gemleak
  * preloads this library before the runtime, and its realloc (below) is the
@@ -137,8 +144,40 @@ static int by_owner(const void *a, const void *b)
     return x->key < y->key ? -1 : x->key > y->key;
 }
 
-/* At exit: the blocks still recorded, a line for each owner's few dozen;
- * once (exit! writes them before it ends the process). */
+/* The owners by their index, for the blocks that carry theirs in their
+ * stack (the allocation front's, alloc.c's owner_framed()): a
+ * "gemleak:owner<TAB>INDEX<TAB>NAME<TAB>LOCATION" line for each, some
+ * dozens to a call of the runtime's writer (one write each). */
+static void write_owner_names(void)
+{
+    static char lines[LINE_BYTES];
+    size_t used = 0;
+    for (uint32_t i = 1; i < n_owners; i++) {
+        if (owners[i] == NULL)
+            continue;
+        int length = snprintf(lines + used, sizeof lines - used,
+                              "%s" GL_PROTO_MARKER_PREFIX GL_PROTO_MARKER_OWNER "\t%u\t%s",
+                              used > 0 ? "\n" : "", (unsigned) i, owners[i]);
+        if (length >= 0 && (size_t) length < sizeof lines - used) {
+            used += (size_t) length;
+            continue;
+        }
+        lines[used] = '\0';
+        if (used > 0)
+            report_line(lines);
+        used = 0;
+        length = snprintf(lines, sizeof lines, GL_PROTO_MARKER_PREFIX GL_PROTO_MARKER_OWNER "\t%u\t%s",
+                          (unsigned) i, owners[i]);
+        if (length >= 0 && (size_t) length < sizeof lines)
+            used = (size_t) length;  /* else the helper cut the name long before this */
+    }
+    if (used > 0)
+        report_line(lines);
+}
+
+/* At exit: the owners' names (write_owner_names()), and the blocks still
+ * recorded in a table, a line for each owner's few dozen; once (exit!
+ * writes them before it ends the process). */
 static void write_owned(void)
 {
     static int written;
@@ -148,6 +187,8 @@ static void write_owned(void)
     current = 0;
     size_t k = 0, bytes = 0;
     HiddenSlot *live = NULL;
+    if (front_owned != NULL && report_line != NULL)
+        write_owner_names();
     if (front_owned != NULL) {
         live = front_owned(&k, &bytes);
     } else {

@@ -4,6 +4,7 @@
  * stacks, and the fast report rewritten with them: sanitizer_exact_rewrite.c. */
 #include "gemleak/read/sanitizer_exact.h"
 #include "sanitizer_exact_int.h"
+#include "sanitizer_owners_int.h"
 
 #include <string.h>
 
@@ -363,6 +364,7 @@ typedef struct {
     GHashTable *tests;       /* nullable */
     GHashTable *owner_of;    /* address (gint64*, owned) -> owner "NAME\tLOCATION" (in owners) */
     GHashTable *owners;      /* the owners, a set (owned) */
+    GlOwnerFrames *owner_frames;  /* the owners the stacks carry, by their index */
     GHashTable *skip;        /* blocks left out (gl_exact_block_key()), nullable */
     gboolean any_test;       /* a block is a test's */
     char *origin;            /* "NAME\tLOCATION": the test that started the process, nullable */
@@ -372,7 +374,21 @@ typedef struct {
     GlExactFound *found;
 } Sites;
 
-/* "gemleak:owned<TAB>NAME<TAB>LOCATION<TAB>ADDRESS ...": whose those blocks are. */
+/* Returns: (transfer none): @owner ("NAME<TAB>LOCATION"), kept in
+ * @sites->owners. */
+static const char *kept_owner(Sites *sites, const char *owner)
+{
+    sites->any_test |= strcmp(owner, "\t") != 0;
+    const char *kept = g_hash_table_lookup(sites->owners, owner);
+    if (kept == NULL) {
+        kept = g_strdup(owner);
+        g_hash_table_add(sites->owners, (gpointer) kept);
+    }
+    return kept;
+}
+
+/* "gemleak:owned<TAB>NAME<TAB>LOCATION<TAB>ADDRESS ...": whose those
+ * blocks are; and the lines that name the owners the stacks carry. */
 static void owned_line(const char *line, gsize start, gsize end, gpointer data)
 {
     Sites *sites = data;
@@ -380,6 +396,10 @@ static void owned_line(const char *line, gsize start, gsize end, gpointer data)
     (void) end;
     sites->unwound = gl_exact_unwound_line(line, sites->unwound);
     gl_exact_hidden_line(line, sites->hidden);
+    if (gl_owner_frames_line(sites->owner_frames, line)) {
+        sites->any_test |= gl_owner_frames_any_test(sites->owner_frames);
+        return;
+    }
     if (g_str_has_prefix(line, ORIGIN) && strchr(line + strlen(ORIGIN), '\t') != NULL) {
         g_free(sites->origin);
         sites->origin = g_strdup(line + strlen(ORIGIN));
@@ -393,15 +413,8 @@ static void owned_line(const char *line, gsize start, gsize end, gpointer data)
     const char *tab2 = tab != NULL ? strchr(tab + 1, '\t') : NULL;
     if (tab2 == NULL)
         return;
-    char *owner = g_strndup(fields, (gsize) (tab2 - fields));
-    sites->any_test |= strcmp(owner, "\t") != 0;
-    const char *kept = g_hash_table_lookup(sites->owners, owner);
-    if (kept == NULL) {
-        g_hash_table_add(sites->owners, owner);
-        kept = owner;
-    } else {
-        g_free(owner);
-    }
+    g_autofree char *owner = g_strndup(fields, (gsize) (tab2 - fields));
+    const char *kept = kept_owner(sites, owner);
     g_auto(GStrv) addresses = g_strsplit(tab2 + 1, " ", -1);
     for (char **address = addresses; *address != NULL; address++) {
         gint64 value = (gint64) g_ascii_strtoull(*address, NULL, 16);
@@ -468,9 +481,28 @@ static void unwound_line(const char *line, gsize start, gsize end, gpointer data
     sites->unwound = gl_exact_unwound_line(line, sites->unwound);
 }
 
-static void drop_record(GlExactRecord *record, gpointer data)
+/* A record whose stack carries its owner (sanitizer_owners_int.h): its
+ * blocks are that owner's. */
+static void owner_record(GlExactRecord *record, gpointer data)
 {
-    (void) data;
+    Sites *sites = data;
+    for (guint i = 0; i < record->frames->len; i++) {
+        const GlExactFrame *frame = g_ptr_array_index(record->frames, i);
+        if (!gl_exact_gemleak_frame(frame, NULL, NULL))
+            continue;
+        const char *owner = gl_owner_frames_owner(sites->owner_frames, frame->fields[0]->str,
+                                                  gl_exact_frame_number(frame, 1));
+        if (owner == NULL)
+            continue;
+        const char *kept = kept_owner(sites, owner);
+        for (guint k = 0; k < record->objects->len; k++) {
+            gint64 address = (gint64) g_array_index(record->objects, GlExactObject, k).address;
+            if (address != 0)
+                g_hash_table_insert(sites->owner_of, g_memdup2(&address, sizeof address),
+                                    (gpointer) kept);
+        }
+        break;
+    }
     gl_exact_record_free(record);
 }
 
@@ -492,11 +524,12 @@ static void walk_sites(const char *data, gsize length, GlExactCut cut, GHashTabl
         .tests = tests,
         .owner_of = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL),
         .owners = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL),
+        .owner_frames = gl_owner_frames_new(),
         .hidden = gl_exact_objects_new(),
         .found = found,
     };
     /* the owners first: they are written before the check that lists the blocks */
-    GlExactWalker owners = { .record = drop_record, .line = owned_line, .data = &walk };
+    GlExactWalker owners = { .record = owner_record, .line = owned_line, .data = &walk };
     gl_exact_walk(data, length, &owners);
     walk.unwound = GL_UNWOUND_RUNTIME;
     GlExactWalker records = { .record = add_sites, .line = unwound_line, .data = &walk };
@@ -517,6 +550,7 @@ static void walk_sites(const char *data, gsize length, GlExactCut cut, GHashTabl
     g_free(walk.origin);
     g_hash_table_unref(walk.owner_of);
     g_hash_table_unref(walk.owners);
+    gl_owner_frames_free(walk.owner_frames);
 }
 
 void gl_exact_sites(const char *data, gsize length, GlExactCut cut, GHashTable *sites,

@@ -1,6 +1,7 @@
 /* The exact pass's stacks, and the fast pass's report rewritten with them
  * (sanitizer_exact.h). */
 #include "sanitizer_exact_int.h"
+#include "sanitizer_owners_int.h"
 
 #include <string.h>
 
@@ -287,6 +288,9 @@ typedef struct {
     GPtrArray *groups;       /* Group*, to write where the records end */
     GPtrArray *records;      /* GlExactRecord*: those the groups' objects are of */
     GArray *hidden;          /* GlExactObject: the blocks the check could not judge */
+    GlOwnerFrames *owner_frames;  /* the owners the stacks carry */
+    /* the frame of the record in hand that carries its owner, nullable */
+    const GlExactFrame *owner;
     GlExactCount count;
 } Rewrite;
 
@@ -297,8 +301,9 @@ static void write_mark(GString *out, guint number)
                            "\nGs %u \nG %u 0x0 0x0 0x0 0 0\n", number, number, number, number);
 }
 
-/* Adds @object to the group of @kind and the frames @allocator (to @first)
- * then @frames (from @from), with the exact pass's mark between them when
+/* Adds @object to the group of @kind and the frames @allocator (to @first),
+ * the frame that carries the record's owner (rewrite->owner, if any), then
+ * @frames (from @from), with the exact pass's mark before them when
  * @exact. */
 static void add_to_group(Rewrite *rewrite, const char *kind, GPtrArray *allocator, guint first,
                          GPtrArray *frames, guint from, gboolean exact, const GlExactObject *object)
@@ -307,6 +312,8 @@ static void add_to_group(Rewrite *rewrite, const char *kind, GPtrArray *allocato
     guint number = 0;
     for (guint i = 0; allocator != NULL && i < first; i++)
         gl_exact_write_frame(text, g_ptr_array_index(allocator, i), number++);
+    if (rewrite->owner != NULL)
+        gl_exact_write_frame(text, rewrite->owner, number++);
     if (exact)
         write_mark(text, number++);
     for (guint i = from; i < frames->len; i++)
@@ -376,6 +383,13 @@ static void rewrite_record(GlExactRecord *record, gpointer data)
     if (cut)
         rewrite->count.records++;
     guint allocator = gl_exact_allocator_frames(record->frames);
+    rewrite->owner = NULL;
+    for (guint i = allocator; i < (guint) first && rewrite->owner == NULL; i++) {
+        const GlExactFrame *frame = g_ptr_array_index(record->frames, i);
+        if (gl_owner_frames_is_owner(rewrite->owner_frames, frame->fields[0]->str,
+                                     gl_exact_frame_number(frame, 1)))
+            rewrite->owner = frame;
+    }
     g_string_append_len(rewrite->out, rewrite->data + rewrite->copied,
                         (gssize) (record->start - rewrite->copied));
     rewrite->copied = record->end;
@@ -410,6 +424,7 @@ static void rewrite_record(GlExactRecord *record, gpointer data)
                      object);
         donor_free(donor);
     }
+    rewrite->owner = NULL;
     g_ptr_array_add(rewrite->records, record);
 }
 
@@ -481,9 +496,13 @@ static void rewrite_line(const char *line, gsize start, gsize end, gpointer data
         write_hidden(rewrite, start);
         g_array_set_size(rewrite->hidden, 0);
     }
+    gl_owner_frames_line(rewrite->owner_frames, line);
+    /* the owners' names go with the owners; where their frames point
+     * stays, for the reader to take those frames for what they are */
     if (gl_exact_hidden_line(line, rewrite->hidden) ||
         (rewrite->strip_owners &&
-         (g_str_has_prefix(line, OWNED) || g_str_has_prefix(line, ORIGIN)))) {
+         (g_str_has_prefix(line, OWNED) || g_str_has_prefix(line, ORIGIN) ||
+          g_str_has_prefix(line, GL_OWNER_NAME_LINE)))) {
         /* what the analysis is not to read: left out */
         g_string_append_len(rewrite->out, rewrite->data + rewrite->copied,
                             (gssize) (start - rewrite->copied));
@@ -508,6 +527,7 @@ char *gl_exact_rewrite(const char *data, gsize length, GlExactCut cut, GlExactDo
         .groups = g_ptr_array_new_with_free_func(group_free),
         .records = g_ptr_array_new_with_free_func((GDestroyNotify) gl_exact_record_free),
         .hidden = gl_exact_objects_new(),
+        .owner_frames = gl_owner_frames_new(),
     };
     GlExactWalker walker = { .record = rewrite_record, .line = rewrite_line, .data = &rewrite };
     gl_exact_walk(data, length, &walker);
@@ -521,5 +541,6 @@ char *gl_exact_rewrite(const char *data, gsize length, GlExactCut cut, GlExactDo
     g_ptr_array_unref(rewrite.groups);
     g_ptr_array_unref(rewrite.records);
     g_array_unref(rewrite.hidden);
+    gl_owner_frames_free(rewrite.owner_frames);
     return g_string_free(rewrite.out, FALSE);
 }

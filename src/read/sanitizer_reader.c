@@ -8,6 +8,7 @@
 #include "gemleak/read/sanitizer_reader.h"
 #include "input_int.h"
 #include "sanitizer_int.h"
+#include "sanitizer_owners_int.h"
 #include "lines_int.h"
 #include "gemleak/base/errors.h"
 #include "gemleak/base/protocol.h"
@@ -47,6 +48,11 @@ typedef struct {
     gboolean live;         /* "gemleak:live": the report in hand is of a check while Ruby ran */
     char *marker;          /* the last marker but "checked" and "exit", nullable */
     GHashTable *owned;     /* the owners' markers, a set of the strings owners points at */
+    GlOwnerFrames *owner_frames;  /* the owners the stacks carry, by their index */
+    const char *record_owner;     /* the owner the record in hand's stack carries (in owned) */
+    const char *last_owner;       /* the one the record last kept carries (in owned) */
+    const char *objects_owner;    /* the one objects_of's stack carries (in owned) */
+    gboolean report_owned;        /* a record of the report in hand carried one */
     gboolean helper;       /* a marker of gemleak's helper was read: a gemleak run's output */
     gboolean default_frames;  /* the record in hand has a frame of the default format */
     /* --growth: the sites of the client library's counting, each once a
@@ -79,6 +85,35 @@ typedef struct {
 #define RUNTIME_END "; gemleak run --engine lsan sets them"
 
 /* ---- records ------------------------------------------------------------------ */
+
+/* Returns: (transfer none): the marker that names the owner @test
+ * ("NAME<TAB>LOCATION", "<TAB>": before the first test) in
+ * process.owners, kept in r->owned. */
+static const char *owned_marker(Reader *r, const char *test)
+{
+    char *owner = test[0] == '\t' && test[1] == '\0'
+        ? g_strdup(GL_PROTO_MARKER_PREFIX GL_PROTO_MARKER_OWNED)
+        : g_strconcat(GL_PROTO_MARKER_PREFIX GL_PROTO_MARKER_OWNED "\t", test, NULL);
+    const char *kept = g_hash_table_lookup(r->owned, owner);
+    if (kept == NULL) {
+        g_hash_table_add(r->owned, owner);
+        kept = owner;
+    } else {
+        g_free(owner);
+    }
+    return kept;
+}
+
+/* The block at @address is @owner's (owned_marker()). */
+static void own_block(Reader *r, guint64 address, const char *owner)
+{
+    if (address == 0)
+        return;
+    if (r->process.owners == NULL)
+        r->process.owners = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL);
+    gint64 key = (gint64) address;
+    g_hash_table_insert(r->process.owners, g_memdup2(&key, sizeof key), (gpointer) owner);
+}
 
 /* Returns: TRUE if @frame is in one of gemleak's own libraries (its
  * allocation functions, before the runtime's). */
@@ -121,6 +156,12 @@ static void settle_frames(Reader *r, gboolean primary)
     for (guint i = 0; i < frames->len; i++) {
         GlFrame *frame = &g_array_index(frames, GlFrame, i);
         if (gemleak_frame(frame)) {
+            /* the owner the block carries in its stack (the front's) */
+            if (primary && gl_owner_frames_is_owner(r->owner_frames, frame->obj, frame->offset)) {
+                const char *owner = gl_owner_frames_owner(r->owner_frames, frame->obj, frame->offset);
+                r->record_owner = owner != NULL ? owned_marker(r, owner) : NULL;
+                r->report_owned = TRUE;
+            }
             /* the exact pass's mark: the stack is whole as written */
             if (g_strcmp0(frame->fn, GL_PROTO_EXACT_FUNCTION) == 0) {
                 exact = TRUE;
@@ -194,6 +235,8 @@ static void finish_record(Reader *r, gboolean keep)
     } else {
         gl_record_free(r->record);
     }
+    r->last_owner = keep ? r->record_owner : NULL;
+    r->record_owner = NULL;
     r->record = NULL;
     r->stack_aux = -1;
     r->default_frames = FALSE;
@@ -268,6 +311,7 @@ static void parse_objects(Reader *r, const char *line)
     if (strcmp(line, "Objects leaked above:") == 0) {
         r->objects_of = r->report->len > 0 ? g_ptr_array_index(r->report, r->report->len - 1)
                                            : NULL;
+        r->objects_owner = r->last_owner;
         return;
     }
     if (r->objects_of == NULL || !g_str_has_prefix(line, "0x"))
@@ -284,6 +328,8 @@ static void parse_objects(Reader *r, const char *line)
         r->objects_of->blocks = g_array_new(FALSE, FALSE, sizeof(GlBlock));
     GlBlock block = { address, bytes };
     g_array_append_val(r->objects_of->blocks, block);
+    if (r->objects_owner != NULL)
+        own_block(r, address, r->objects_owner);
 }
 
 /* ---- reports and the helper's lines -------------------------------------------- */
@@ -291,8 +337,50 @@ static void parse_objects(Reader *r, const char *line)
 /* Hands out the records of the report since the last marker: a check the
  * helper asked for (@check: "gemleak:checked" followed it), whose leaks
  * were found while the process ran, or the runtime's own at exit. */
+/* The records of the report whose stacks carried their owners (the
+ * allocation front's frames, settle_frames()) as one, where the runtime
+ * wrote one for each test of a stack: a loss record for each stack, as
+ * without the owners, its blocks each still its test's (by address). */
+static void join_owned_records(Reader *r)
+{
+    g_autoptr(GHashTable) first = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+    guint kept = 0;
+    for (guint i = 0; i < r->report->len; i++) {
+        GlRecord *record = g_ptr_array_index(r->report, i);
+        char *key = record->leak_kind != GL_LEAK_NONE && (record->aux == NULL || record->aux->len == 0)
+                        ? gl_record_loss_key(record) : NULL;
+        GlRecord *into = key != NULL ? g_hash_table_lookup(first, key) : NULL;
+        if (into == NULL) {
+            if (key != NULL)
+                g_hash_table_insert(first, key, record);
+            g_ptr_array_index(r->report, kept++) = record;
+            continue;
+        }
+        g_free(key);
+        into->leaked_bytes += record->leaked_bytes;
+        into->leaked_blocks += record->leaked_blocks;
+        if (record->blocks != NULL) {
+            if (into->blocks == NULL)
+                into->blocks = g_array_new(FALSE, FALSE, sizeof(GlBlock));
+            g_array_append_vals(into->blocks, record->blocks->data, record->blocks->len);
+        }
+        into->dropped_frames = MAX(into->dropped_frames, record->dropped_frames);
+        into->via |= record->via;
+        g_autofree char *what = g_strdup_printf(
+            "%s leak of %" G_GUINT64_FORMAT " byte(s) in %" G_GUINT64_FORMAT " object(s)",
+            into->leak_kind == GL_LEAK_DEFINITE ? "Direct" : "Indirect", into->leaked_bytes,
+            into->leaked_blocks);
+        into->what = gl_record_intern(into, what);
+        gl_record_free(record);
+    }
+    g_ptr_array_set_size(r->report, kept);
+}
+
 static void hand_out_report(Reader *r, gboolean check)
 {
+    if (r->report_owned)
+        join_owned_records(r);
+    r->report_owned = FALSE;
     for (guint i = 0; i < r->report->len; i++) {
         GlRecord *record = g_ptr_array_index(r->report, i);
         if (check && record->leak_kind != GL_LEAK_NONE) {
@@ -339,27 +427,13 @@ static void read_owned(Reader *r, const char *fields)
         return;
     r->process.marked = TRUE;
     g_autofree char *test = g_strndup(fields, (gsize) (tab2 - fields));
-    char *owner = *test == '\t' && test[1] == '\0'
-        ? g_strdup(GL_PROTO_MARKER_PREFIX GL_PROTO_MARKER_OWNED)
-        : g_strconcat(GL_PROTO_MARKER_PREFIX GL_PROTO_MARKER_OWNED "\t", test, NULL);
-    const char *kept = g_hash_table_lookup(r->owned, owner);
-    if (kept == NULL) {
-        g_hash_table_add(r->owned, owner);
-        kept = owner;
-    } else {
-        g_free(owner);
-    }
-    if (r->process.owners == NULL)
-        r->process.owners = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL);
+    const char *kept = owned_marker(r, test);
     for (const char *p = tab2 + 1; *p != '\0';) {
         char *end = NULL;
         guint64 address = g_ascii_strtoull(p, &end, 16);
         if (end == p)
             break;
-        if (address != 0) {
-            gint64 key = (gint64) address;
-            g_hash_table_insert(r->process.owners, g_memdup2(&key, sizeof key), (gpointer) kept);
-        }
+        own_block(r, address, kept);
         p = end;
         while (*p == ' ')
             p++;
@@ -470,6 +544,11 @@ static void read_marker(Reader *r, const char *line)
     }
     if (g_str_has_prefix(word, GL_PROTO_MARKER_OWNED "\t")) {
         read_owned(r, word + strlen(GL_PROTO_MARKER_OWNED "\t"));
+        return;
+    }
+    /* the owners the stacks carry: where their frames point, their names */
+    if (gl_owner_frames_line(r->owner_frames, line)) {
+        r->process.marked |= gl_owner_frames_any_test(r->owner_frames);
         return;
     }
     /* The test that started the process: the owner of its blocks no test
@@ -787,6 +866,7 @@ static gpointer open_sanitizer(int fd, const char *data, gsize size, const char 
     r->frames = g_array_new(FALSE, TRUE, sizeof(GlFrame));
     r->stack_aux = -1;
     r->owned = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+    r->owner_frames = gl_owner_frames_new();
     r->sites = g_hash_table_new_full(g_str_hash, g_str_equal, g_free,
                                      (GDestroyNotify) gl_record_free);
     r->site_frames = g_array_new(FALSE, TRUE, sizeof(GlFrame));
@@ -861,6 +941,7 @@ static void free_sanitizer(gpointer state)
     if (r->process.growth_markers != NULL)
         g_ptr_array_unref(r->process.growth_markers);
     g_hash_table_unref(r->owned);
+    gl_owner_frames_free(r->owner_frames);
     g_hash_table_unref(r->sites);
     g_array_unref(r->site_frames);
     g_free(r->unknown_site);

@@ -3,7 +3,6 @@
 #define _GNU_SOURCE
 #include "testutil.h"
 #include "gemleak/base/protocol.h"
-#include "../../src/agent/hidden_table_int.h"
 
 #include <fcntl.h>
 #include <fnmatch.h>
@@ -284,8 +283,10 @@ static const char owners_ext_c[] =
     "void *ext_new_array(size_t n) { return _Znam(n); }\n"
     "void ext_delete_array(void *p) { _ZdaPv(p); }\n";
 /* The program hands the front its owner, as the client library does,
- * allocates under owners 7, 9 and none, and prints which of its blocks the
- * front holds, with their owners (the table's keys are masked: %lx). */
+ * allocates under owners 7, 9 and none, keeps its blocks only masked (so
+ * that the check at exit finds those still allocated lost), and prints
+ * each block's address, then how many blocks the front's table holds;
+ * before it exits, the front writes where its owners' frames lie. */
 static const char owners_program_c[] =
     "#include <dlfcn.h>\n"
     "#include <stdint.h>\n"
@@ -295,21 +296,11 @@ static const char owners_program_c[] =
     "void ext_free(void *); void *ext_new(size_t); void ext_delete(void *);\n"
     "void ext_delete_sized(void *, size_t); void *ext_new_array(size_t);\n"
     "void ext_delete_array(void *);\n"
-    "typedef struct { uintptr_t key, value; } Slot;\n"
-    "static Slot *slots; static size_t n;\n"
-    "static void show(const char *name, void *p) {\n"
-    "    for (size_t i = 0; i < n; i++)\n"
-    "        if ((slots[i].key ^ (uintptr_t) 0x%lxUL) == (uintptr_t) p) {\n"
-    "            printf(\"%%s: %%lu\\n\", name, (unsigned long) slots[i].value); return; }\n"
-    "    printf(\"%%s: none\\n\", name);\n"
-    "}\n"
-    "int main(void) {\n"
-    "    static volatile uint32_t owner;\n"
-    "    int (*start)(const volatile uint32_t *) = (int (*)(const volatile uint32_t *))\n"
-    "        dlsym(RTLD_DEFAULT, \"gemleak_alloc_owners_start\");\n"
-    "    Slot *(*owned)(size_t *, size_t *) = (Slot *(*)(size_t *, size_t *))\n"
-    "        dlsym(RTLD_DEFAULT, \"gemleak_alloc_owned\");\n"
-    "    if (start == NULL || owned == NULL || !start(&owner)) { puts(\"no owners\"); return 0; }\n"
+    "#define MASK ((uintptr_t) 0x5a5a5a5a5a5a5a5aUL)\n"
+    "static volatile uint32_t owner;\n"
+    "static const char *names[20]; static uintptr_t blocks[20]; static int n;\n"
+    "static void keep(const char *name, void *p) { names[n] = name; blocks[n++] = (uintptr_t) p ^ MASK; }\n"
+    "static __attribute__((noinline)) void work(void) {\n"
     "    owner = 7;\n"
     "    void *mine = malloc(24), *kept = ext_malloc(40), *gone = ext_malloc(40);\n"
     "    ext_free(gone);\n"
@@ -327,53 +318,116 @@ static const char owners_program_c[] =
     "    void *other = ext_calloc(16);\n"
     "    owner = 0;\n"
     "    void *nobody = ext_malloc(16);\n"
-    "    size_t bytes;\n"
-    "    slots = owned(&n, &bytes);\n"
-    "    show(\"mine\", mine); show(\"kept\", kept); show(\"gone\", gone); show(\"old\", old);\n"
-    "    show(\"moved\", moved); show(\"big\", big); show(\"big_gone\", big_gone);\n"
-    "    show(\"newed\", newed); show(\"deleted\", deleted); show(\"sized\", sized);\n"
-    "    show(\"array\", array); show(\"other\", other);\n"
-    "    show(\"ruby_freed\", ruby_freed); show(\"ruby_moved\", ruby_moved);\n"
-    "    show(\"ruby_moved_to\", ruby_moved_to);\n"
-    "    show(\"nobody\", nobody);\n"
-    "    printf(\"held: %%zu\\n\", n);\n"
+    "    keep(\"mine\", mine); keep(\"kept\", kept); keep(\"gone\", gone); keep(\"old\", old);\n"
+    "    keep(\"moved\", moved); keep(\"big\", big); keep(\"big_gone\", big_gone);\n"
+    "    keep(\"newed\", newed); keep(\"deleted\", deleted); keep(\"sized\", sized);\n"
+    "    keep(\"array\", array); keep(\"other\", other);\n"
+    "    keep(\"ruby_freed\", ruby_freed); keep(\"ruby_moved\", ruby_moved);\n"
+    "    keep(\"ruby_moved_to\", ruby_moved_to); keep(\"nobody\", nobody);\n"
+    "}\n"
+    "static __attribute__((noinline)) void scrub(void) {\n"
+    "    volatile char stack[65536];\n"
+    "    for (size_t i = 0; i < sizeof stack; i++) stack[i] = 0;\n"
+    "}\n"
+    "int main(void) {\n"
+    "    int (*start)(const volatile uint32_t *) = (int (*)(const volatile uint32_t *))\n"
+    "        dlsym(RTLD_DEFAULT, \"gemleak_alloc_owners_start\");\n"
+    "    void *(*owned)(size_t *, size_t *) = (void *(*)(size_t *, size_t *))\n"
+    "        dlsym(RTLD_DEFAULT, \"gemleak_alloc_owned\");\n"
+    "    void (*before)(void) = (void (*)(void)) dlsym(RTLD_DEFAULT, \"gemleak_alloc_before_check\");\n"
+    "    if (start == NULL || owned == NULL || before == NULL || !start(&owner)) { puts(\"no owners\"); return 0; }\n"
+    "    work();\n"
+    "    scrub();\n"
+    "    for (int i = 0; i < n; i++) printf(\"%s %lx\\n\", names[i], (unsigned long) (blocks[i] ^ MASK));\n"
+    "    size_t held, bytes;\n"
+    "    owned(&held, &bytes);\n"
+    "    printf(\"held: %zu\\n\", held);\n"
+    "    fflush(stdout);\n"
+    "    before();\n"
     "    return 0;\n"
     "}\n";
 
-/* Under --per-test the front keeps the owners of the blocks it judges (an
- * extension's: only theirs can be findings) in a table of its own
- * (alloc_owners.c), in place of the client library's table of every block:
- * what a library allocated while an owner was set is held with that owner
- * (malloc, calloc, realloc's new block, new, a block above the runtime's
- * largest size class), until it is freed (free, delete plain, sized or
- * of an array, realloc's old block: the front sees each, with no hook of
- * the runtime's); the program's own blocks (Ruby's) and what is allocated
- * with no owner never are. The program's own free and realloc of a block a
- * library allocated take it out of the table as the library's would: the
- * front's quick way for the program's calls is only for blocks without an
- * owner. */
-START_TEST(test_front_holds_the_owners_of_judged_blocks_alone)
+/* Returns: (transfer full): what @out (the program's: "NAME ADDRESS"
+ * lines, then "held: N") and @err (the runtime's report of the blocks
+ * lost at exit, with their stacks and objects) say of each block: "NAME:
+ * OWNER" as its stack's owner frame says it (at OFFSET + 2 * OWNER in
+ * gemleak_alloc.so, "gemleak:owner-frames<TAB>OFFSET"), "none" for a lost
+ * block without one, "freed" for a block not lost; then the held line. */
+static char *owners_of_blocks(const char *out, const char *err)
 {
-    g_autofree char *program_text =
-        g_strdup_printf(owners_program_c, (unsigned long) HIDDEN_KEY(0));
-    g_autofree char *out = run_under_front(owners_ext_c, program_text);
-    ck_assert_str_eq(out, "mine: none\n"
-                          "kept: 7\n"
-                          "gone: none\n"
-                          "old: none\n"
-                          "moved: 7\n"
-                          "big: 7\n"
-                          "big_gone: none\n"
-                          "newed: 7\n"
-                          "deleted: none\n"
-                          "sized: none\n"
-                          "array: none\n"
-                          "other: 9\n"
-                          "ruby_freed: none\n"
-                          "ruby_moved: none\n"
-                          "ruby_moved_to: none\n"
-                          "nobody: none\n"
-                          "held: 5\n");
+    const char *placed = strstr(err, GL_PROTO_MARKER_PREFIX GL_PROTO_MARKER_OWNER_FRAMES "\t");
+    ck_assert_msg(placed != NULL, "no owner-frames line:\n%.3000s", err);
+    guint64 base = g_ascii_strtoull(placed + strlen(GL_PROTO_MARKER_PREFIX
+                                                    GL_PROTO_MARKER_OWNER_FRAMES "\t"), NULL, 16);
+    /* each lost block's owner: the record's frames, then its objects */
+    g_autoptr(GHashTable) owner_of = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
+    g_auto(GStrv) lines = g_strsplit(err, "\n", -1);
+    g_autofree char *owner = NULL;
+    for (char **line = lines; *line != NULL; line++) {
+        const char *frame = strstr(*line, GL_PROTO_LIBRARY_PREFIX "alloc.so+0x");
+        if (strstr(*line, " leak of ") != NULL) {
+            g_free(owner);
+            owner = g_strdup("none");
+        } else if (frame != NULL && owner != NULL) {
+            guint64 offset = g_ascii_strtoull(frame + strlen(GL_PROTO_LIBRARY_PREFIX "alloc.so+0x"),
+                                              NULL, 16);
+            if (offset >= base && offset < base + 2 * 0x20000) {
+                g_free(owner);
+                owner = g_strdup_printf("%" G_GUINT64_FORMAT, (offset - base) / 2);
+            }
+        } else if (g_str_has_prefix(*line, "0x") && strstr(*line, " byte") != NULL && owner != NULL) {
+            g_hash_table_insert(owner_of, g_strndup(*line + 2, strcspn(*line + 2, " ")),
+                                g_strdup(owner));
+        }
+    }
+    GString *said = g_string_new(NULL);
+    g_auto(GStrv) blocks = g_strsplit(out, "\n", -1);
+    for (char **line = blocks; *line != NULL; line++) {
+        const char *space = strchr(*line, ' ');
+        if (g_str_has_prefix(*line, "held: ") || space == NULL) {
+            g_string_append_printf(said, "%s%s", *line, **line != '\0' ? "\n" : "");
+            continue;
+        }
+        const char *whose = g_hash_table_lookup(owner_of, space + 1);
+        g_string_append_printf(said, "%.*s: %s\n", (int) (space - *line), *line,
+                               whose != NULL ? whose : "freed");
+    }
+    return g_string_free(said, FALSE);
+}
+
+/* Under --per-test the front carries the owner of each block it judges
+ * (an extension's: only theirs can be findings) in the block's own stack,
+ * a frame the runtime records with it (alloc.c's owner_framed()), and
+ * holds nothing in its table: what a library allocated while an owner
+ * was set carries that owner (malloc, calloc, realloc's new block, new,
+ * a block above the runtime's largest size class); the program's own
+ * blocks (Ruby's), its realloc of a library's block, and what is
+ * allocated with no owner carry none; and what was freed (free, delete
+ * plain, sized or of an array, realloc's old block) is not lost. */
+START_TEST(test_front_carries_the_owners_of_judged_blocks_in_their_stacks)
+{
+    g_autofree char *err = NULL;
+    g_autofree char *out = run_under_front_with(owners_ext_c, owners_program_c,
+                                                "exitcode=0:report_objects=1:symbolize=0:"
+                                                "fast_unwind_on_malloc=1", &err);
+    g_autofree char *said = owners_of_blocks(out, err);
+    ck_assert_str_eq(said, "mine: none\n"
+                           "kept: 7\n"
+                           "gone: freed\n"
+                           "old: freed\n"
+                           "moved: 7\n"
+                           "big: 7\n"
+                           "big_gone: freed\n"
+                           "newed: 7\n"
+                           "deleted: freed\n"
+                           "sized: freed\n"
+                           "array: freed\n"
+                           "other: 9\n"
+                           "ruby_freed: freed\n"
+                           "ruby_moved: freed\n"
+                           "ruby_moved_to: none\n"
+                           "nobody: none\n"
+                           "held: 0\n");
 }
 END_TEST
 
@@ -384,7 +438,7 @@ Suite *gl_alloc_suite(void)
     tcase_add_test(tc, test_front_has_every_allocation_function_the_runtimes_intercept);
     tcase_add_test(tc, test_front_keeps_recent_addresses_from_the_extension_alone);
     tcase_add_test(tc, test_front_parks_blocks_the_check_reaches);
-    tcase_add_test(tc, test_front_holds_the_owners_of_judged_blocks_alone);
+    tcase_add_test(tc, test_front_carries_the_owners_of_judged_blocks_in_their_stacks);
     tcase_add_test(tc, test_front_leaves_the_loaders_allocations_its_own);
     suite_add_tcase(suite, tc);
     return suite;

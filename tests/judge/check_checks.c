@@ -341,6 +341,67 @@ START_TEST(test_owners_leave_the_parents_blocks)
 }
 END_TEST
 
+/* A record whose stack says its owner as the allocation front writes it
+ * (GL_PROTO_MARKER_OWNER): a frame of gemleak_alloc.so's, two bytes an
+ * owner into the array "gemleak:owner-frames" places, after the
+ * allocator's. */
+#define OWNED_LEAK(bytes, count, offset, objects)                                               \
+    "Direct leak of " bytes " byte(s) in " count " object(s) allocated from:\n"                 \
+    "F|0|0x7f0000001000|/usr/lib/liblsan.so|0x1000|malloc|0x0|<null>|0|0\n"                    \
+    "F|1|0x7f00000020f0|/tmp/h/gemleak_alloc.so|0x20f0|gl_alloc_call|0x0|<null>|0|0\n"          \
+    "F|2|0x7f000000" offset "|/tmp/h/gemleak_alloc.so|0x" offset "|<null>|0x0|<null>|0|0\n"      \
+    "F|3|0x7f00000000a0|/work/ext/leaky.so|0x2000|leaky_alloc|0x0|/work/ext/leaky.c|16|5\n"    \
+    "\n"                                                                                       \
+    "Objects leaked above:\n" objects "\n"
+
+/* Under --per-test, where the allocation front carries each judged
+ * block's owner in its stack (no table of addresses): a copy of the exit
+ * report's record for each test that allocated its blocks, by the frame
+ * each record's stack holds and the names written at exit; the frame
+ * is none of the stack's (the stacks read as the runtime's alone), and
+ * the records of one stack, one a test, are one loss record again. */
+START_TEST(test_owners_carried_in_the_stacks_copy_a_record_per_test)
+{
+    static const char log[] =
+        "gemleak:unwound\tcall\n"
+        "gemleak:owner-frames\t3000\n"
+        "gemleak:owner\t1\t\t\n"
+        "gemleak:owner\t2\tT#test_a\t/t.rb:1\n"
+        "gemleak:owner\t3\tT#test_b\t/t.rb:5\n"
+        "gemleak:exit\n"
+        "\n" SEP "==9==ERROR: LeakSanitizer: detected memory leaks\n\n"
+        OWNED_LEAK("24", "1", "3004", "0x602000000010 (24 bytes)\n")
+        OWNED_LEAK("48", "2", "3007", "0x602000000030 (24 bytes)\n0x602000000050 (24 bytes)\n")
+        OWNED_LEAK("8", "1", "3002", "0x602000000070 (8 bytes)\n")
+        "SUMMARY: LeakSanitizer: 80 byte(s) leaked in 4 allocation(s).\n"
+        "gemleak:done\n";
+    Judged facts;
+    g_autoptr(GPtrArray) records = judge_text(log, "lsan.9", &facts, NULL);
+    ck_assert(facts.marked);
+    g_autoptr(GString) copies = g_string_new(NULL);
+    guint originals = 0;
+    for (guint i = 0; i < records->len; i++) {
+        const GlRecord *record = g_ptr_array_index(records, i);
+        ck_assert_uint_eq(record->stack.n_frames, 2);
+        ck_assert_str_eq(record->stack.frames[1].fn, "leaky_alloc");
+        if (record->attribution_only) {
+            g_string_append_printf(copies, "%s: %" G_GUINT64_FORMAT " in %" G_GUINT64_FORMAT "\n",
+                                   record->marker, record->leaked_bytes, record->leaked_blocks);
+        } else {
+            originals++;
+            ck_assert_str_eq(record->what, "Direct leak of 80 byte(s) in 4 object(s)");
+            ck_assert_uint_eq(record->leaked_blocks, 4);
+            ck_assert_uint_eq(record->blocks->len, 4);
+        }
+    }
+    /* one loss record, as the runtime writes one stack's without owners */
+    ck_assert_uint_eq(originals, 1);
+    ck_assert_str_eq(copies->str, "gemleak:owned\tT#test_a\t/t.rb:1: 24 in 1\n"
+                                  "gemleak:owned\tT#test_b\t/t.rb:5: 48 in 2\n"
+                                  "gemleak:owned: 8 in 1\n");
+}
+END_TEST
+
 Suite *gl_checks_suite(void)
 {
     Suite *suite = suite_create("checks");
@@ -351,6 +412,7 @@ Suite *gl_checks_suite(void)
     tcase_add_test(tc, test_per_test_capture);
     tcase_add_test(tc, test_owners_copy_a_record_per_test);
     tcase_add_test(tc, test_owners_leave_the_parents_blocks);
+    tcase_add_test(tc, test_owners_carried_in_the_stacks_copy_a_record_per_test);
     suite_add_tcase(suite, tc);
     return suite;
 }

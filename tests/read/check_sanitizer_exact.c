@@ -6,6 +6,7 @@
 #include "gemleak/base/errors.h"
 #include "gemleak/read/input.h"
 #include "gemleak/read/sanitizer_exact.h"
+#include "gemleak/base/protocol.h"
 #include "gemleak/read/sanitizer_reader.h"
 
 #include <string.h>
@@ -279,6 +280,67 @@ START_TEST(test_site_shared_with_a_stack_the_fast_pass_unwound)
 }
 END_TEST
 
+/* A cut block whose stack carries its owner (the allocation front's frame,
+ * "gemleak:owner-frames" and the names written at exit): its test is the
+ * one to run again, and the stack the run again gives it keeps the frame,
+ * after the allocator's, for the reader to name its test; the names go
+ * with the owners when they are taken out, where the frames point stays. */
+START_TEST(test_owner_frames_name_the_test_and_stay_through_the_rewrite)
+{
+#define FRAME(n, module, fn, pc) \
+    "Gm " #n " " module "\nGf " #n " " fn "\nGs " #n " x.c\nG " #n " 0x7f" pc " 0x" pc " 0x0 1 0\n"
+#define MALLOC FRAME(0, "/lsan.so", "malloc", "13545")
+    const char *fast =
+        "gemleak:owner-frames\t4000\n"
+        "gemleak:owner\t1\tT#test_a\t/t.rb:3\n"
+        "gemleak:owner\t2\tT#test_b\t/t.rb:9\n"
+        "==7==ERROR: LeakSanitizer: detected memory leaks\n\n"
+        "Direct leak of 100 byte(s) in 1 object(s) allocated from:\n"
+        MALLOC FRAME(1, "/h/gemleak_alloc.so", "<null>", "4005")
+        FRAME(2, "/leaky.so", "leaky_alloc", "1350")
+        "\nObjects leaked above:\n0x602000000090 (100 bytes)\n\n"
+        "SUMMARY: LeakSanitizer: 100 byte(s) leaked in 1 allocation(s).\n"
+        "gemleak:done\n";
+    const char *again =
+        "==8==ERROR: LeakSanitizer: detected memory leaks\n\n"
+        "Direct leak of 100 byte(s) in 1 object(s) allocated from:\n"
+        MALLOC FRAME(1, "/leaky.so", "leaky_alloc", "1350") FRAME(2, "/leaky.so", "leaky_leak", "1400")
+        FRAME(3, "/ruby", "main", "5000")
+        "\nObjects leaked above:\n0x6020000000a0 (100 bytes)\n\n"
+        "SUMMARY: LeakSanitizer: 100 byte(s) leaked in 1 allocation(s).\n";
+#undef MALLOC
+#undef FRAME
+    GlExactFound found = { 0 };
+    g_autoptr(GHashTable) sites = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+    g_autoptr(GHashTable) tests = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+    gl_exact_sites(fast, strlen(fast), cut_short_of_main, sites, tests, &found, NULL);
+    ck_assert_uint_eq(found.blocks, 1);
+    ck_assert(!found.untested);
+    ck_assert_uint_eq(g_hash_table_size(tests), 1);
+    ck_assert(g_hash_table_contains(tests, "T#test_b\t/t.rb:9"));
+
+    for (int strip = 0; strip <= 1; strip++) {
+        g_autoptr(GlExactDonors) donors = gl_exact_donors_new();
+        ck_assert_uint_eq(gl_exact_donors_add(donors, again, strlen(again), cut_short_of_main), 1);
+        GlExactCount count = { 0 };
+        g_autofree char *rewritten = gl_exact_rewrite(fast, strlen(fast), cut_short_of_main,
+                                                      donors, 7, strip, &count, NULL, NULL);
+        ck_assert_uint_eq(count.given, 1);
+        /* the allocator's frame, the owner's, the mark, the stack given */
+        ck_assert_ptr_nonnull(strstr(rewritten, "Gm 1 /h/gemleak_alloc.so\nGf 1 <null>\n"));
+        ck_assert_ptr_nonnull(strstr(rewritten, "Gf 2 " GL_PROTO_EXACT_FUNCTION "\n"));
+        ck_assert_ptr_nonnull(strstr(rewritten, "gemleak:owner-frames\t4000\n"));
+        ck_assert(strip == (strstr(rewritten, "gemleak:owner\t") == NULL));
+        g_autoptr(GPtrArray) records = records_of(rewritten);
+        ck_assert_uint_eq(records->len, 1);
+        const GlRecord *record = g_ptr_array_index(records, 0);
+        ck_assert_uint_eq(record->stack.n_frames, 4);
+        ck_assert_str_eq(record->stack.frames[1].fn, "leaky_alloc");
+        ck_assert_str_eq(record->stack.frames[3].fn, "main");
+    }
+}
+END_TEST
+
 /* Blocks the fast check could not judge (allocated on a Fiber's stack),
  * found lost by an exact run (whose records are whole), become a report
  * of their own before the line that says the check ran to its end; those
@@ -339,6 +401,7 @@ Suite *gl_sanitizer_exact_suite(void)
     tcase_add_test(tc, test_rewrite_keeps_what_was_not_found_again);
     tcase_add_test(tc, test_rewrite_judges_hidden_blocks);
     tcase_add_test(tc, test_site_shared_with_a_stack_the_fast_pass_unwound);
+    tcase_add_test(tc, test_owner_frames_name_the_test_and_stay_through_the_rewrite);
     suite_add_tcase(suite, tc);
     return suite;
 }

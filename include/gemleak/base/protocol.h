@@ -122,6 +122,20 @@
  * allocated that were allocated while that test ran (NAME and LOCATION
  * empty: before the first test), their addresses in hexadecimal. */
 #define GL_PROTO_MARKER_OWNED "owned"
+/* Where the allocation front (src/agent/alloc.c) puts the owner in the
+ * block's own stack instead: the frame after the runtime's and the
+ * front's first, a return address two bytes an owner into an array of
+ * gemleak_alloc.so's, which "gemleak:owner-frames<TAB>OFFSET" (hexadecimal,
+ * its offset in that library as the report's frames give offsets) says
+ * before each check; and, at exit before the runtime's check, from the
+ * client library, "gemleak:owner<TAB>INDEX<TAB>NAME<TAB>LOCATION" for each
+ * test (INDEX decimal, from 1): the frame at OFFSET + 2 * INDEX (or one
+ * more) says the block was allocated while that test ran. */
+#define GL_PROTO_MARKER_OWNER "owner"
+#define GL_PROTO_MARKER_OWNER_FRAMES "owner-frames"
+/* How many owners the array has room for: the owners from this one on,
+ * few suites have them, are kept in the front's table instead. */
+#define GL_PROTO_OWNER_FRAMES_MAX 131072
 /* "gemleak:origin<TAB>NAME<TAB>LOCATION": written by the helper first thing
  * in a process a test started (GL_PROTO_ORIGIN_VARIABLE): what the process
  * allocated outside a test of its own is that test's, as if an "owned"

@@ -69,6 +69,9 @@ module GemLeakHelper
     MARKER_CHECKED = "checked"
     MARKER_EXIT = "exit"
     MARKER_OWNED = "owned"
+    MARKER_OWNER = "owner"
+    MARKER_OWNER_FRAMES = "owner-frames"
+    OWNER_FRAMES_MAX = 131072
     MARKER_ORIGIN = "origin"
     MARKER_DONE = "done"
     MARKER_EXEC = "exec"
