@@ -373,7 +373,7 @@ static void join_owned_records(Reader *r)
         into->what = gl_record_intern(into, what);
         gl_record_free(record);
     }
-    g_ptr_array_set_size(r->report, kept);
+    g_ptr_array_set_size(r->report, (gint) kept);
 }
 
 static void hand_out_report(Reader *r, gboolean check)
