@@ -166,7 +166,7 @@ static const char run_description[] =
     "exactly only the allocations of the leaking calls: exact stacks are paid\n"
     "only where something leaked (--exact-stacks: everywhere, in one run).\n"
     "It takes --per-test (which test allocated each lost block, at the\n"
-    "price of an allocation hook). --engine asan\n"
+    "price of a frame in its stack). --engine asan\n"
     "preloads AddressSanitizer's runtime (libasan8) the same way: invalid reads\n"
     "and writes, use after free and double frees, with their allocation and free\n"
     "stacks, in an extension built with -fsanitize=address (the Rake task's\n"
