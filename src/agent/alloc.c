@@ -382,11 +382,16 @@ static inline __attribute__((always_inline)) int straight(uintptr_t caller, uint
  * any (no table, no lock, nothing to do at the free). The reader takes the
  * owner from the leaked block's stack ("gemleak:owner-frames", written
  * before each check, says where the array lies in this library) and drops
- * the frame as it drops this library's others. Never read nor written: in
- * .bss, the array costs no memory. Owners beyond it, a block the check
- * cannot judge, and the runtime's own unwinder (MODE_OFF) keep the table. */
+ * the frame as it drops this library's others. Never read nor written, so
+ * read-only: a leak check scans every writable segment of every library
+ * for pointers, and in .bss the array's 256 KiB were read in each check of
+ * each process, 64 pages mapped for the scan alone (1 to 2 ms a process;
+ * bench section 13). Its first byte is not zero, which keeps it out of
+ * .bss; it is owner 0's, nobody's. In .rodata, untouched, it costs the
+ * file's bytes and no memory. Owners beyond it, a block the check cannot
+ * judge, and the runtime's own unwinder (MODE_OFF) keep the table. */
 #define OWNER_FRAMES ((uint32_t) GL_PROTO_OWNER_FRAMES_MAX)
-static __attribute__((used)) unsigned char owner_frames[2 * OWNER_FRAMES];
+static __attribute__((used)) const unsigned char owner_frames[2 * OWNER_FRAMES] = { 1 };
 
 /* Returns: 1 if @owner's block is to carry its owner in its stack. */
 static inline int owner_framed(uint32_t owner)

@@ -395,6 +395,30 @@ static char *owners_of_blocks(const char *out, const char *err)
     return g_string_free(said, FALSE);
 }
 
+/* Returns: the flags (PF_R, PF_W, PF_X) of the loadable segment of the
+ * library at @path that holds the address @offset from its load base, or
+ * -1 if none does. */
+static int segment_flags_at(const char *path, guint64 offset)
+{
+    elf_version(EV_CURRENT);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    ck_assert_msg(fd >= 0, "cannot open %s", path);
+    Elf *elf = elf_begin(fd, ELF_C_READ, NULL);
+    ck_assert_ptr_nonnull(elf);
+    size_t count = 0;
+    ck_assert_int_eq(elf_getphdrnum(elf, &count), 0);
+    int flags = -1;
+    for (size_t i = 0; i < count && flags < 0; i++) {
+        GElf_Phdr phdr;
+        if (gelf_getphdr(elf, (int) i, &phdr) != NULL && phdr.p_type == PT_LOAD &&
+            offset >= phdr.p_vaddr && offset < phdr.p_vaddr + phdr.p_memsz)
+            flags = (int) phdr.p_flags;
+    }
+    elf_end(elf);
+    close(fd);
+    return flags;
+}
+
 /* Under --per-test the front carries the owner of each block it judges
  * (an extension's: only theirs can be findings) in the block's own stack,
  * a frame the runtime records with it (alloc.c's owner_framed()), and
@@ -428,6 +452,18 @@ START_TEST(test_front_carries_the_owners_of_judged_blocks_in_their_stacks)
                            "ruby_moved_to: none\n"
                            "nobody: none\n"
                            "held: 0\n");
+    /* The owners' frames point into an array no leak check reads: a check
+     * scans every writable segment, and 256 KiB of .bss were read in each
+     * check of each process. */
+    const char *placed = strstr(err, GL_PROTO_MARKER_PREFIX GL_PROTO_MARKER_OWNER_FRAMES "\t");
+    guint64 base = g_ascii_strtoull(placed + strlen(GL_PROTO_MARKER_PREFIX
+                                                    GL_PROTO_MARKER_OWNER_FRAMES "\t"), NULL, 16);
+    g_autofree char *front = gl_test_project_file("build/client/gemleak_alloc.so");
+    int flags = segment_flags_at(front, base);
+    ck_assert_msg(flags >= 0, "the owner frames (0x%" G_GINT64_MODIFIER "x) are in no segment of %s",
+                  base, front);
+    ck_assert_msg((flags & PF_W) == 0, "the owner frames lie in a writable segment of %s, "
+                  "which every leak check scans", front);
 }
 END_TEST
 
