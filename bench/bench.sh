@@ -6,13 +6,13 @@
 #   BENCH_SIZES="150 1024"     file sizes in MiB (default: 150 and 1024)
 #   BENCH_RUNS=3               runs of each command; the fastest counts
 #   BENCH_RUN=0                skip the gemleak run measurements (3 to 8)
-#   BENCH_SECTIONS="5 6 7"     only these sections (default: all twelve)
+#   BENCH_SECTIONS="5 6 7"     only these sections (default: all thirteen)
 #   BENCH_TESTS=100000         tests in section 9's files
 #   BENCH_RUBY34=PATH          the Ruby 3.3+ of section 8 (default: GEMLEAK_TEST_RUBY34,
 #                              else scripts/build-ruby's 3.4.5)
 #   BENCH_RUBY34_FP=PATH       section 8's Ruby with frame pointers (scripts/build-ruby fp)
-#   BENCH_REFERENCE=PATH       section 1 times this gemleak too (a build of an earlier
-#                              tree): "no slowdown" is its ratio, in the same invocation
+#   BENCH_REFERENCE=PATH       sections 1 and 13 time this gemleak too (a build of an
+#                              earlier tree): "no slowdown" is its ratio, in the same invocation
 #   BENCH_RUBY_SOURCE=PATH     section 10's Ruby source tarball (default:
 #                              ../shared/ruby/ruby3.4_3.4.5.orig.tar.xz)
 #   BENCH_VALGRIND=1           section 10 times the Valgrind engine too (once each)
@@ -109,6 +109,17 @@
 #    time that is not instructions (the kernel's, cache misses). Printed:
 #    both counts and their ratio, gemleak's own process, and what ran in
 #    its two libraries in Ruby (the allocation front, the client).
+# 13. A run's fixed cost (stock Ruby): what gemleak adds to each run and
+#    to each Ruby of a run, whatever its suite does (its start and end,
+#    the run's directory and the helper's, the watchdog, the helper's load
+#    in Ruby, the check's reading): a Ruby that loads an extension
+#    (strscan's, section 10's build) and ends, natively, under the floor
+#    and under --engine lsan, in turn (BENCH_ROUNDS rounds, in_turn).
+#    Printed: the fastest of each and the medians over the rounds of what
+#    gemleak adds, in milliseconds; with BENCH_REFERENCE, that gemleak
+#    against this one, in turn. On a suite of 0.3 s under the floor
+#    (strscan's, section 10) each millisecond is a third of a percent of
+#    its ratio to the floor.
 set -eu
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -151,7 +162,7 @@ in_turn() {
     python3 "$root/bench/in_turn.py" "$rounds" "$1" "$2" "$3"
 }
 
-sections=${BENCH_SECTIONS:-"1 2 3 4 5 6 7 8 9 10 11 12"}
+sections=${BENCH_SECTIONS:-"1 2 3 4 5 6 7 8 9 10 11 12 13"}
 [ "${BENCH_RUN:-1}" != 0 ] || sections=$(for n in $sections; do case $n in 1|2|9) echo "$n";; esac; done | xargs)
 want() { case " $sections " in *" $1 "*) return 0;; esac; return 1; }
 
@@ -815,6 +826,40 @@ COUNT
                  "  --engine lsan $(awk -v n="$lsan" 'BEGIN { printf "%.0f", n / 1e6 }')M ($(ratio "$lsan" "$floor")x the floor)" \
                  "  of which gemleak's own process $(ratio "$own" "$floor")x, its libraries in Ruby $(ratio "$libs" "$floor")x"
         done
+        PATH=$saved_path
+    fi
+fi
+if want 13; then
+    echo
+    echo "== 13. A run's fixed cost: a Ruby that loads an extension and ends (stock Ruby)"
+    ruby34=${BENCH_RUBY34:-${GEMLEAK_TEST_RUBY34:-/root/.cache/gemleak/ruby-3.4.5/bin/ruby}}
+    liblsan=$(realpath "$(gcc -print-file-name=liblsan.so.0)")
+    if ! [ -x "$ruby34" ] || ! "$ruby34" -e 'exit(RUBY_VERSION >= "3.3")'; then
+        echo "  skipped: no Ruby 3.3 or newer at $ruby34 (BENCH_RUBY34=PATH)"
+    elif ! real_sources; then
+        echo "  skipped: no Ruby source tarball at $tarball (BENCH_RUBY_SOURCE=PATH)"
+    else
+        saved_path=$PATH
+        PATH=$(dirname "$ruby34"):$PATH
+        real_build stock
+        cd "$real"
+        code="require 'strscan'; StringScanner.new('a').scan(/a/)"
+        read -r t_native t_floor t_lsan _ _ lsan_less_native lsan_less_floor <<ROUNDS
+$(IN_TURN_DIFF=1 in_turn "env RUBY_FREE_AT_EXIT=1 ruby -I'$build/strscan' -e \"$code\"" \
+    "env RUBY_FREE_AT_EXIT=1 LD_PRELOAD='$liblsan' LSAN_OPTIONS=fast_unwind_on_malloc=1:exitcode=0 ruby -I'$build/strscan' -e \"$code\"" \
+    "'$gemleak' run --engine lsan -- ruby -I'$build/strscan' -e \"$code\"")
+ROUNDS
+        echo "  a Ruby that loads strscan and ends: native ${t_native}s   floor ${t_floor}s   --engine lsan ${t_lsan}s:" \
+             "gemleak adds ${lsan_less_floor} ms to the floor (${lsan_less_native} ms to native), medians of $rounds rounds"
+        if [ -n "${BENCH_REFERENCE:-}" ]; then
+            read -r _ t_ref _ _ _ _ lsan_less_ref <<ROUNDS
+$(IN_TURN_DIFF=1 in_turn "env RUBY_FREE_AT_EXIT=1 LD_PRELOAD='$liblsan' LSAN_OPTIONS=fast_unwind_on_malloc=1:exitcode=0 ruby -I'$build/strscan' -e \"$code\"" \
+    "'$BENCH_REFERENCE' run --engine lsan -- ruby -I'$build/strscan' -e \"$code\"" \
+    "'$gemleak' run --engine lsan -- ruby -I'$build/strscan' -e \"$code\"")
+ROUNDS
+            echo "  the same under the reference gemleak ($BENCH_REFERENCE): ${t_ref}s;" \
+                 "this gemleak takes ${lsan_less_ref} ms more than it (a median of $rounds rounds; less is faster)"
+        fi
         PATH=$saved_path
     fi
 fi

@@ -11,7 +11,9 @@ a suite of 0.14 s then read 0.14 or 0.15 for the same run, a ratio moved
 by 0.07 at each round. Prints the fastest run of each command in seconds
 (three decimals), then the median over the rounds of C's time over A's
 and of C's over B's (each round's own ratios, as farm-bench takes
-them)."""
+them); with IN_TURN_DIFF=1, then the medians of C's time less A's and
+less B's, in milliseconds (what C adds, where it is a fixed cost)."""
+import os
 import shlex
 import statistics
 import subprocess
@@ -36,7 +38,12 @@ def main():
     best = [min(t[i] for t in times) for i in range(3)]
     over_a = statistics.median(t[2] / t[0] for t in times)
     over_b = statistics.median(t[2] / t[1] for t in times)
-    print("%.3f %.3f %.3f %.2f %.2f" % (best[0], best[1], best[2], over_a, over_b))
+    line = "%.3f %.3f %.3f %.2f %.2f" % (best[0], best[1], best[2], over_a, over_b)
+    if os.environ.get("IN_TURN_DIFF") == "1":
+        less_a = statistics.median((t[2] - t[0]) * 1000 for t in times)
+        less_b = statistics.median((t[2] - t[1]) * 1000 for t in times)
+        line += " %.1f %.1f" % (less_a, less_b)
+    print(line)
 
 
 if __name__ == "__main__":
