@@ -4,16 +4,21 @@
  * library gives back to a program started with an environment of its
  * own), and what it sets between fork and exec (limits, death with
  * gemleak). */
+#define _GNU_SOURCE  /* vfork, NSIG */
 #include "gemleak/run/runner.h"
 #include "runner_int.h"
 #include "gemleak/base/protocol.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #ifdef __linux__
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #endif
 
 /* Ruby's main thread needs a large stack under Valgrind; Valgrind 3.21+
@@ -246,4 +251,155 @@ void gl_run_child_setup(gpointer parent)
             limit.rlim_cur = limit.rlim_max;
         setrlimit(RLIMIT_NOFILE, &limit);
     }
+}
+
+/* Returns: (transfer full): the paths @program may be, in the order
+ * execvp(3) tries them, on the PATH @env holds (the parent's, and
+ * "/bin:/usr/bin" where neither has one): @program alone when it holds a
+ * slash. Free with g_strfreev(). */
+static char **candidates(const char *program, char **env)
+{
+    GStrvBuilder *paths = g_strv_builder_new();
+    if (strchr(program, '/') != NULL) {
+        g_strv_builder_add(paths, program);
+    } else {
+        const char *path = g_environ_getenv(env, "PATH");
+        if (path == NULL)
+            path = g_getenv("PATH");
+        if (path == NULL)
+            path = "/bin:/usr/bin";
+        g_auto(GStrv) dirs = g_strsplit(path, ":", -1);
+        for (char **dir = dirs; *dir != NULL; dir++) {
+            g_autofree char *full = g_build_filename(**dir != '\0' ? *dir : ".", program, NULL);
+            g_strv_builder_add(paths, full);
+        }
+    }
+    char **result = g_strv_builder_end(paths);
+    g_strv_builder_unref(paths);
+    return result;
+}
+
+/* Closes every descriptor from 3 on, in a child before exec. */
+static void close_from_3(void)
+{
+#if defined(__linux__) && defined(SYS_close_range)
+    if (syscall(SYS_close_range, 3U, ~0U, 0U) == 0)
+        return;
+#endif
+    struct rlimit limit;
+    int high = getrlimit(RLIMIT_NOFILE, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY &&
+                       limit.rlim_cur <= CHILD_MAX_FILES
+                   ? (int) limit.rlim_cur : CHILD_MAX_FILES;
+    for (int fd = 3; fd < high; fd++)
+        close(fd);
+}
+
+/* What the vfork()ed child of gl_run_spawn() needs, made before it. */
+typedef struct {
+    char **argv;
+    char **env;
+    char **paths;           /* where argv[0] may be (candidates()) */
+    char **script;          /* /bin/sh, a path, argv[1]...: a script without "#!" */
+    int null;               /* /dev/null, or -1 */
+    gboolean quiet;
+    gboolean keep_input;
+    pid_t parent;
+    const sigset_t *mask;   /* gemleak's, for the program */
+    volatile int *failed;   /* why no exec worked: gemleak's memory */
+} Exec;
+
+/* The child of gl_run_spawn(), in gemleak's memory until it execs: system
+ * calls only, nothing allocated. Never returns. */
+static G_GNUC_NORETURN void exec_child(const Exec *exec)
+{
+    for (int signo = 1; signo < NSIG; signo++) {
+        struct sigaction now;
+        if (sigaction(signo, NULL, &now) == 0 && now.sa_handler != SIG_DFL &&
+            now.sa_handler != SIG_IGN) {
+            struct sigaction reset = { .sa_handler = SIG_DFL };
+            sigaction(signo, &reset, NULL);
+        }
+    }
+    gl_run_child_setup(GINT_TO_POINTER(exec->parent));
+    if (exec->null >= 0) {
+        if (!exec->keep_input)
+            dup2(exec->null, STDIN_FILENO);
+        if (exec->quiet) {
+            dup2(exec->null, STDOUT_FILENO);
+            dup2(exec->null, STDERR_FILENO);
+        }
+    }
+    close_from_3();
+    pthread_sigmask(SIG_SETMASK, exec->mask, NULL);
+    int why = ENOENT;
+    for (char **path = exec->paths; *path != NULL; path++) {
+        execve(*path, exec->argv, exec->env);
+        if (errno == ENOEXEC) {
+            exec->script[1] = *path;
+            execve(exec->script[0], exec->script, exec->env);
+        }
+        /* execvp(3): a file found but not run says why; a directory of
+         * the PATH without it, or none at all, does not */
+        if (errno != ENOENT && errno != ENOTDIR && errno != ENOEXEC)
+            why = errno;
+    }
+    *exec->failed = why;
+    _exit(127);
+}
+
+gboolean gl_run_spawn(char **argv, char **env, gboolean quiet, gboolean keep_input,
+                      pid_t parent, pid_t *pid, GError **error)
+{
+    g_auto(GStrv) paths = candidates(argv[0], env);
+    guint argc = g_strv_length(argv);
+    /* a file execve(2) finds no format of (a script without "#!") runs
+     * under /bin/sh, as execvp(3) runs it (freed here; the child, which
+     * execs or _exits, frees nothing) */
+    g_autofree char **script = g_new0(char *, argc + 2); /* NOLINT(clang-analyzer-unix.Malloc) */
+    script[0] = (char *) "/bin/sh";
+    for (guint i = 1; i < argc; i++)
+        script[i + 1] = argv[i];
+    int null = -1;
+    if (quiet || !keep_input) {
+        null = open("/dev/null", O_RDWR | O_CLOEXEC);
+        if (null < 0) {
+            int saved = errno;
+            g_set_error(error, G_SPAWN_ERROR, G_SPAWN_ERROR_FAILED, "cannot open /dev/null: %s",
+                        g_strerror(saved));
+            return FALSE;
+        }
+    }
+    /* No handler of gemleak's runs in the child, which shares its memory
+     * until it execs: every signal is held from vfork to exec, and the
+     * child's handlers are the defaults before the mask is given back. */
+    sigset_t all, before;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &before);
+    volatile int failed = 0;
+    const Exec exec = { argv, env, paths, script, null, quiet, keep_input, parent, &before, &failed };
+    /* vfork, as posix_spawn(3) does it, for what posix_spawn cannot set
+     * (the death signal, the parent's check): the child only makes system
+     * calls, then execs or _exits */
+    pid_t child = vfork(); /* NOLINT(clang-analyzer-security.insecureAPI.vfork) */
+    if (child == 0)
+        exec_child(&exec); /* NOLINT(clang-analyzer-unix.Vfork) */
+    int spawn_errno = errno;
+    pthread_sigmask(SIG_SETMASK, &before, NULL);
+    if (null >= 0)
+        close(null);
+    if (child < 0) {
+        g_set_error(error, G_SPAWN_ERROR, G_SPAWN_ERROR_FORK, "Failed to fork (%s)",
+                    g_strerror(spawn_errno));
+        return FALSE;
+    }
+    if (failed != 0) {
+        while (waitpid(child, NULL, 0) < 0 && errno == EINTR)
+            ;
+        g_set_error(error, G_SPAWN_ERROR, G_SPAWN_ERROR_FAILED,
+                    "Failed to execute child process \u201c%s\u201d (%s)", argv[0],
+                    g_strerror(failed));
+        return FALSE;
+    }
+    *pid = child;
+    return TRUE;
 }

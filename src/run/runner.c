@@ -268,7 +268,7 @@ static gboolean spawn_commands(const GlRunOptions *options, const GlEngine *engi
                                GlRunResult *result, GError **error)
 {
     gboolean ok = TRUE;
-    gpointer parent = GINT_TO_POINTER(getpid());
+    pid_t parent = getpid();
     g_array_set_size(result->seconds, commands->len);
     for (guint i = 0; i < commands->len; i++) {
         char **command = g_ptr_array_index(commands, i);
@@ -282,7 +282,6 @@ static gboolean spawn_commands(const GlRunOptions *options, const GlEngine *engi
         if (outside && result->launcher == NULL)
             result->launcher = g_path_get_basename(command[0]);
         g_autoptr(GError) local = NULL;
-        GPid pid = 0;
         /* A run the suite's output is not of (the exact pass) keeps its own
          * from the terminal and from the suite's streams; its input is the
          * first run's again where that was a file (ruby - < script.rb),
@@ -291,14 +290,10 @@ static gboolean spawn_commands(const GlRunOptions *options, const GlEngine *engi
         gboolean again = options->quiet && options->input_offset >= 0 &&
                          fstat(STDIN_FILENO, &in) == 0 && S_ISREG(in.st_mode) &&
                          lseek(STDIN_FILENO, (off_t) options->input_offset, SEEK_SET) >= 0;
-        GSpawnFlags io = options->quiet ? G_SPAWN_STDOUT_TO_DEV_NULL | G_SPAWN_STDERR_TO_DEV_NULL |
-                                              (again ? G_SPAWN_CHILD_INHERITS_STDIN : 0)
-                                        : G_SPAWN_CHILD_INHERITS_STDIN;
         /* the command's PATH, as env(1) in its command line would look */
-        if (!g_spawn_async(NULL, spawned, own_env,
-                           G_SPAWN_SEARCH_PATH | G_SPAWN_SEARCH_PATH_FROM_ENVP |
-                               G_SPAWN_DO_NOT_REAP_CHILD | io,
-                           gl_run_child_setup, parent, &pid, &local)) {
+        pid_t pid = 0;
+        if (!gl_run_spawn(spawned, own_env, options->quiet, !options->quiet || again, parent, &pid,
+                          &local)) {
             g_set_error(error, GL_ERROR, GL_ERROR_CHILD, "cannot start %s: %s", spawned[0],
                         local->message);
             ok = FALSE;

@@ -88,4 +88,17 @@ char **gl_run_child_environment(const GlRunOptions *options, const GlEngine *eng
  * of descriptors. */
 void gl_run_child_setup(gpointer parent);
 
+/* Starts @argv (its first word found as execvp(3) finds it, on the PATH
+ * @env holds, as env(1) in the command line would look) with the
+ * environment @env, in a process vfork()ed from gemleak's (nothing of
+ * gemleak's memory copied: a fork copied it, and gemleak then paid a fault
+ * for each page it wrote while the run went on): gl_run_child_setup()'s
+ * limits, no descriptor but the standard three, standard input from
+ * /dev/null unless @keep_input, standard output and error to /dev/null
+ * when @quiet. The child is not reaped. Returns: FALSE with @error set
+ * (G_SPAWN_ERROR) when it could not start (and was reaped), else TRUE with
+ * *@pid set. */
+gboolean gl_run_spawn(char **argv, char **env, gboolean quiet, gboolean keep_input,
+                      pid_t parent, pid_t *pid, GError **error);
+
 #endif

@@ -14,10 +14,68 @@
 #include "helper_util.h"
 
 #include <unistd.h>
+#include <sys/wait.h>
+#include <fcntl.h>
+#include <stdlib.h>
 
 /* A run makes gemleak the subreaper of what its commands leave behind, for
  * as long as it waits for them; after it, an orphan of the program that
  * called it (the tests, in-process) is init's again, not its own. */
+/* Spawns @argv with @env (gl_run_spawn), waits for it. Returns: its exit
+ * status, or -1 when it could not start (*@error set). */
+static int spawned_status(char **argv, char **env, gboolean quiet, GError **error)
+{
+    pid_t pid = 0;
+    if (!gl_run_spawn(argv, env, quiet, TRUE, getpid(), &pid, error))
+        return -1;
+    int status = 0;
+    ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+    ck_assert(WIFEXITED(status));
+    return WEXITSTATUS(status);
+}
+
+/* A command starts as the command line says (vfork()ed: gemleak's memory
+ * is not copied): found on the PATH of the environment it is given, not
+ * gemleak's; with none of gemleak's descriptors but the standard three;
+ * its output to /dev/null when quiet; a script without "#!" under
+ * /bin/sh; and a command that is nowhere said as glib said it. */
+START_TEST(test_a_command_starts_as_its_command_line_says)
+{
+    g_autofree char *tmp = gl_test_tmpdir();
+    g_autofree char *bin = g_build_filename(tmp, "bin", NULL);
+    g_mkdir(bin, 0700);
+    g_autofree char *tool = g_build_filename(bin, "gl-spawn-probe", NULL);
+    g_autofree char *out = g_build_filename(tmp, "out", NULL);
+    /* a script without "#!": what it says goes to the file it is given */
+    ck_assert(g_file_set_contents(tool, "echo \"$1\" > \"$2\"; ls /proc/self/fd >> \"$2\"; echo said\n",
+                                  -1, NULL));
+    g_chmod(tool, 0700);
+    g_autofree char *path = g_strconcat("PATH=", bin, ":/usr/bin:/bin", NULL);
+    char *env[] = { path, NULL };
+    char *argv[] = { (char *) "gl-spawn-probe", (char *) "hello", out, NULL };
+    int held = open("/dev/null", O_RDONLY);  /* without O_CLOEXEC: a child must not get it */
+    ck_assert_int_ge(held, 3);
+    g_autoptr(GError) error = NULL;
+    ck_assert_int_eq(spawned_status(argv, env, TRUE, &error), 0);
+    close(held);
+    g_autofree char *said = NULL;
+    ck_assert(g_file_get_contents(out, &said, NULL, NULL));
+    /* the first line, then the descriptors ls had open: 0 to 2, and the
+     * one it reads the directory with */
+    g_auto(GStrv) lines = g_strsplit(g_strstrip(said), "\n", -1);
+    ck_assert_str_eq(lines[0], "hello");
+    for (char **line = lines + 1; *line != NULL; line++)
+        ck_assert_msg(atoi(*line) <= 3, "the command had descriptor %s open:\n%s", *line, said);
+    ck_assert_int_le(g_strv_length(lines), 5);
+    /* a command that is on no directory of the PATH */
+    char *missing[] = { (char *) "gl-spawn-nowhere", NULL };
+    ck_assert_int_eq(spawned_status(missing, env, TRUE, &error), -1);
+    ck_assert_str_eq(error->message,
+                     "Failed to execute child process \u201cgl-spawn-nowhere\u201d (No such file or directory)");
+    gl_remove_tree(tmp);
+}
+END_TEST
+
 START_TEST(test_subreaper_undone_after_a_run)
 {
     g_autofree char *tmp = gl_test_tmpdir();
@@ -172,6 +230,7 @@ Suite *gl_runner_suite(void)
     tcase_add_test(tc, test_a_preload_library_the_loader_refuses_is_left_out);
     tcase_add_test(tc, test_the_loaders_own_words_are_not_a_refusal);
     tcase_add_test(tc, test_a_library_the_loader_took_is_not_asked_of_again);
+    tcase_add_test(tc, test_a_command_starts_as_its_command_line_says);
     suite_add_tcase(suite, tc);
     return suite;
 }
