@@ -279,19 +279,29 @@ static char **candidates(const char *program, char **env)
     return result;
 }
 
-/* Closes every descriptor from 3 on, in a child before exec. */
-static void close_from_3(void)
+/* Closes the descriptors from @low to @high (both included), in a child
+ * before exec. */
+static void close_between(int low, int high)
 {
+    if (low > high)
+        return;
 #if defined(__linux__) && defined(SYS_close_range)
-    if (syscall(SYS_close_range, 3U, ~0U, 0U) == 0)
+    if (syscall(SYS_close_range, (unsigned int) low, (unsigned int) high, 0U) == 0)
         return;
 #endif
     struct rlimit limit;
-    int high = getrlimit(RLIMIT_NOFILE, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY &&
-                       limit.rlim_cur <= CHILD_MAX_FILES
-                   ? (int) limit.rlim_cur : CHILD_MAX_FILES;
-    for (int fd = 3; fd < high; fd++)
+    int end = getrlimit(RLIMIT_NOFILE, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY &&
+                      limit.rlim_cur <= CHILD_MAX_FILES
+                  ? (int) limit.rlim_cur : CHILD_MAX_FILES;
+    for (int fd = low; fd <= high && fd < end; fd++)
         close(fd);
+}
+
+/* Closes every descriptor from 3 on but @kept (one of them). */
+static void close_range_but(int kept)
+{
+    close_between(3, kept - 1);
+    close_between(kept + 1, G_MAXINT);
 }
 
 /* What the vfork()ed child of gl_run_spawn() needs, made before it. */
@@ -305,7 +315,7 @@ typedef struct {
     gboolean keep_input;
     pid_t parent;
     const sigset_t *mask;   /* gemleak's, for the program */
-    volatile int *failed;   /* why no exec worked: gemleak's memory */
+    int report;             /* the write end of a pipe closed at exec: why none worked */
 } Exec;
 
 /* The child of gl_run_spawn(), in gemleak's memory until it execs: system
@@ -329,7 +339,8 @@ static G_GNUC_NORETURN void exec_child(const Exec *exec)
             dup2(exec->null, STDERR_FILENO);
         }
     }
-    close_from_3();
+    /* every descriptor from 3 on but the report's end, which the exec closes */
+    close_range_but(exec->report);
     pthread_sigmask(SIG_SETMASK, exec->mask, NULL);
     int why = ENOENT;
     for (char **path = exec->paths; *path != NULL; path++) {
@@ -343,7 +354,10 @@ static G_GNUC_NORETURN void exec_child(const Exec *exec)
         if (errno != ENOENT && errno != ENOTDIR && errno != ENOEXEC)
             why = errno;
     }
-    *exec->failed = why;
+    ssize_t written;
+    do
+        written = write(exec->report, &why, sizeof why);
+    while (written < 0 && errno == EINTR);
     _exit(127);
 }
 
@@ -375,8 +389,20 @@ gboolean gl_run_spawn(char **argv, char **env, gboolean quiet, gboolean keep_inp
     sigset_t all, before;
     sigfillset(&all);
     pthread_sigmask(SIG_SETMASK, &all, &before);
-    volatile int failed = 0;
-    const Exec exec = { argv, env, paths, script, null, quiet, keep_input, parent, &before, &failed };
+    /* why the exec failed, through a pipe the exec closes: the child
+     * shares gemleak's memory under vfork, but not where vfork is a fork
+     * (under Valgrind) */
+    int report[2];
+    if (pipe2(report, O_CLOEXEC) != 0) {
+        int saved = errno;
+        pthread_sigmask(SIG_SETMASK, &before, NULL);
+        if (null >= 0)
+            close(null);
+        g_set_error(error, G_SPAWN_ERROR, G_SPAWN_ERROR_FAILED, "cannot make a pipe: %s",
+                    g_strerror(saved));
+        return FALSE;
+    }
+    const Exec exec = { argv, env, paths, script, null, quiet, keep_input, parent, &before, report[1] };
     /* vfork, as posix_spawn(3) does it, for what posix_spawn cannot set
      * (the death signal, the parent's check): the child only makes system
      * calls, then execs or _exits */
@@ -387,6 +413,15 @@ gboolean gl_run_spawn(char **argv, char **env, gboolean quiet, gboolean keep_inp
     pthread_sigmask(SIG_SETMASK, &before, NULL);
     if (null >= 0)
         close(null);
+    close(report[1]);
+    int failed = 0;
+    ssize_t got;
+    do
+        got = child > 0 ? read(report[0], &failed, sizeof failed) : 0;
+    while (got < 0 && errno == EINTR);
+    close(report[0]);
+    if (got != (ssize_t) sizeof failed)
+        failed = 0;  /* the pipe closed at exec: it ran */
     if (child < 0) {
         g_set_error(error, G_SPAWN_ERROR, G_SPAWN_ERROR_FORK, "Failed to fork (%s)",
                     g_strerror(spawn_errno));
