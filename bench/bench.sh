@@ -844,18 +844,17 @@ if want 13; then
         real_build stock
         cd "$real"
         code="require 'strscan'; StringScanner.new('a').scan(/a/)"
+        # the Ruby, as in_turn reads a command (one string, sh's words)
+        ruby_cmd="ruby -I'$build/strscan' -e \"$code\""
+        floor_cmd="env RUBY_FREE_AT_EXIT=1 LD_PRELOAD='$liblsan' LSAN_OPTIONS=fast_unwind_on_malloc=1:exitcode=0 $ruby_cmd"
         read -r t_native t_floor t_lsan _ _ lsan_less_native lsan_less_floor <<ROUNDS
-$(IN_TURN_DIFF=1 in_turn "env RUBY_FREE_AT_EXIT=1 ruby -I'$build/strscan' -e \"$code\"" \
-    "env RUBY_FREE_AT_EXIT=1 LD_PRELOAD='$liblsan' LSAN_OPTIONS=fast_unwind_on_malloc=1:exitcode=0 ruby -I'$build/strscan' -e \"$code\"" \
-    "'$gemleak' run --engine lsan -- ruby -I'$build/strscan' -e \"$code\"")
+$(IN_TURN_DIFF=1 in_turn "env RUBY_FREE_AT_EXIT=1 $ruby_cmd" "$floor_cmd" "'$gemleak' run --engine lsan -- $ruby_cmd")
 ROUNDS
         echo "  a Ruby that loads strscan and ends: native ${t_native}s   floor ${t_floor}s   --engine lsan ${t_lsan}s:" \
              "gemleak adds ${lsan_less_floor} ms to the floor (${lsan_less_native} ms to native), medians of $rounds rounds"
         if [ -n "${BENCH_REFERENCE:-}" ]; then
             read -r _ t_ref _ _ _ _ lsan_less_ref <<ROUNDS
-$(IN_TURN_DIFF=1 in_turn "env RUBY_FREE_AT_EXIT=1 LD_PRELOAD='$liblsan' LSAN_OPTIONS=fast_unwind_on_malloc=1:exitcode=0 ruby -I'$build/strscan' -e \"$code\"" \
-    "'$BENCH_REFERENCE' run --engine lsan -- ruby -I'$build/strscan' -e \"$code\"" \
-    "'$gemleak' run --engine lsan -- ruby -I'$build/strscan' -e \"$code\"")
+$(IN_TURN_DIFF=1 in_turn "$floor_cmd" "'$BENCH_REFERENCE' run --engine lsan -- $ruby_cmd" "'$gemleak' run --engine lsan -- $ruby_cmd")
 ROUNDS
             echo "  the same under the reference gemleak ($BENCH_REFERENCE): ${t_ref}s;" \
                  "this gemleak takes ${lsan_less_ref} ms more than it (a median of $rounds rounds; less is faster)"

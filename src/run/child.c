@@ -279,9 +279,7 @@ static char **candidates(const char *program, char **env)
     return result;
 }
 
-/* Closes the descriptors from @low to @high (both included), in a child
- * before exec. */
-static void close_between(int low, int high)
+void gl_run_close_between(int low, int high, int fallback_end)
 {
     if (low > high)
         return;
@@ -289,19 +287,19 @@ static void close_between(int low, int high)
     if (syscall(SYS_close_range, (unsigned int) low, (unsigned int) high, 0U) == 0)
         return;
 #endif
-    struct rlimit limit;
-    int end = getrlimit(RLIMIT_NOFILE, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY &&
-                      limit.rlim_cur <= CHILD_MAX_FILES
-                  ? (int) limit.rlim_cur : CHILD_MAX_FILES;
-    for (int fd = low; fd <= high && fd < end; fd++)
+    for (int fd = low; fd <= high && fd < fallback_end; fd++)
         close(fd);
 }
 
 /* Closes every descriptor from 3 on but @kept (one of them). */
 static void close_range_but(int kept)
 {
-    close_between(3, kept - 1);
-    close_between(kept + 1, G_MAXINT);
+    struct rlimit limit;
+    int end = getrlimit(RLIMIT_NOFILE, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY &&
+                      limit.rlim_cur <= CHILD_MAX_FILES
+                  ? (int) limit.rlim_cur : CHILD_MAX_FILES;
+    gl_run_close_between(3, kept - 1, end);
+    gl_run_close_between(kept + 1, G_MAXINT, end);
 }
 
 /* What the vfork()ed child of gl_run_spawn() needs, made before it. */

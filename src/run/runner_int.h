@@ -88,6 +88,12 @@ char **gl_run_child_environment(const GlRunOptions *options, const GlEngine *eng
  * of descriptors. */
 void gl_run_child_setup(gpointer parent);
 
+/* Closes the descriptors from @low to @high (both included): close_range
+ * where the kernel has it (5.9 and later), one at a time below
+ * @fallback_end where not. System calls only: for a child before exec
+ * (gl_run_spawn()) and the watchdog. */
+void gl_run_close_between(int low, int high, int fallback_end);
+
 /* Starts @argv (its first word found as execvp(3) finds it, on the PATH
  * @env holds, as env(1) in the command line would look) with the
  * environment @env, in a process vfork()ed from gemleak's (nothing of

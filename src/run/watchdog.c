@@ -1,6 +1,7 @@
 #define _GNU_SOURCE  /* syscall */
 /* The watchdog of a run, for a gemleak killed outright (see below). */
 #include "gemleak/run/watchdog.h"
+#include "runner_int.h"
 #include "gemleak/base/protocol.h"
 
 #include <dirent.h>
@@ -31,7 +32,9 @@
  * may have had threads: system calls only, no malloc. */
 #define WATCHDOG_ROUNDS 100
 #define WATCHDOG_ROUND_NS 50000000L
-/* The descriptors the watchdog closes: gemleak has a few dozen open. */
+/* The descriptors the watchdog closes where the kernel has no close_range
+ * (4,000 calls a run were most of the watchdog's start): gemleak has a few
+ * dozen open. */
 #define WATCHDOG_MAX_FD 4096
 
 /* The write end of the running watchdog's pipe, or -1: one run at a time. */
@@ -124,22 +127,6 @@ static guint kill_carriers(const Mark *marks, guint n_marks)
 }
 #endif
 
-/* Closes the descriptors from @low to @high (both included): close_range
- * where the kernel has it (5.9 and later), one at a time up to
- * WATCHDOG_MAX_FD where not (4,000 calls a run were most of the
- * watchdog's start). */
-static void close_between(int low, int high)
-{
-    if (low > high)
-        return;
-#if defined(__linux__) && defined(SYS_close_range)
-    if (syscall(SYS_close_range, (unsigned int) low, (unsigned int) high, 0U) == 0)
-        return;
-#endif
-    for (int fd = low; fd <= high && fd < WATCHDOG_MAX_FD; fd++)
-        close(fd);
-}
-
 /* The watchdog's process: never returns. */
 static void G_GNUC_NORETURN watchdog(int read_end, const Mark *marks, guint n_marks,
                                      const int *locks, guint n_locks)
@@ -163,10 +150,10 @@ static void G_GNUC_NORETURN watchdog(int read_end, const Mark *marks, guint n_ma
                 next = locks[i];
         if (next < 0)
             break;
-        close_between(low, next - 1);
+        gl_run_close_between(low, next - 1, WATCHDOG_MAX_FD);
         low = next + 1;
     }
-    close_between(low, G_MAXINT);
+    gl_run_close_between(low, G_MAXINT, WATCHDOG_MAX_FD);
     char byte;
     ssize_t got;
     do
