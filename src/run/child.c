@@ -291,15 +291,12 @@ void gl_run_close_between(int low, int high, int fallback_end)
         close(fd);
 }
 
-/* Closes every descriptor from 3 on but @kept (one of them). */
+/* Closes every descriptor from 3 on but @kept (one of them), after
+ * gl_run_child_setup() bounded them to CHILD_MAX_FILES. */
 static void close_range_but(int kept)
 {
-    struct rlimit limit;
-    int end = getrlimit(RLIMIT_NOFILE, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY &&
-                      limit.rlim_cur <= CHILD_MAX_FILES
-                  ? (int) limit.rlim_cur : CHILD_MAX_FILES;
-    gl_run_close_between(3, kept - 1, end);
-    gl_run_close_between(kept + 1, G_MAXINT, end);
+    gl_run_close_between(3, kept - 1, CHILD_MAX_FILES);
+    gl_run_close_between(kept + 1, G_MAXINT, CHILD_MAX_FILES);
 }
 
 /* What the vfork()ed child of gl_run_spawn() needs, made before it. */

@@ -173,18 +173,22 @@ static void G_GNUC_NORETURN watchdog(int read_end, const Mark *marks, guint n_ma
     _exit(0);
 }
 
-#if defined(__linux__) && defined(SYS_fork)
-/* The middle process, vfork()ed: in gemleak's memory, system calls only;
- * it forks the watchdog, with the read end of @ends, and ends. */
-static G_GNUC_NORETURN void vforked_middle(const int ends[2], const Mark *marks, guint n_marks,
+/* The middle process: it forks the watchdog, with the read end of @ends,
+ * and ends. Under Linux it is vfork()ed, in gemleak's memory: system
+ * calls only, the kernel's fork without the C library's handlers. */
+static G_GNUC_NORETURN void middle_process(const int ends[2], const Mark *marks, guint n_marks,
                                            const int *locks, guint n_locks)
 {
     close(ends[1]);
-    if (syscall(SYS_fork) == 0)
+#if defined(__linux__) && defined(SYS_fork)
+    pid_t watcher = (pid_t) syscall(SYS_fork);
+#else
+    pid_t watcher = fork();
+#endif
+    if (watcher == 0)
         watchdog(ends[0], marks, n_marks, locks, n_locks);
     _exit(0);
 }
-#endif
 
 void gl_watchdog_start(const char *run_dir, const char *mark, const int *locks, guint n_locks)
 {
@@ -210,17 +214,11 @@ void gl_watchdog_start(const char *run_dir, const char *mark, const int *locks, 
      * run, not twice (what a run adds to a Ruby's time: bench section 13). */
 #if defined(__linux__) && defined(SYS_fork)
     pid_t middle = vfork(); /* NOLINT(clang-analyzer-security.insecureAPI.vfork) */
-    if (middle == 0)
-        vforked_middle(ends, marks, G_N_ELEMENTS(marks), locks, n_locks); /* NOLINT(clang-analyzer-unix.Vfork) */
 #else
     pid_t middle = fork();
-    if (middle == 0) {
-        close(ends[1]);
-        if (fork() == 0)
-            watchdog(ends[0], marks, G_N_ELEMENTS(marks), locks, n_locks);
-        _exit(0);
-    }
 #endif
+    if (middle == 0)
+        middle_process(ends, marks, G_N_ELEMENTS(marks), locks, n_locks); /* NOLINT(clang-analyzer-unix.Vfork) */
     close(ends[0]);
     if (middle < 0) {
         close(ends[1]);
