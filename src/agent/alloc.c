@@ -385,8 +385,8 @@ static inline __attribute__((always_inline)) int straight(uintptr_t caller, uint
  * the frame as it drops this library's others. Never read nor written, so
  * read-only: a leak check scans every writable segment of every library
  * for pointers, and in .bss the array's 256 KiB were read in each check of
- * each process, 64 pages mapped for the scan alone (1 to 2 ms a process;
- * bench section 13). Its first byte is not zero, which keeps it out of
+ * each process, 64 pages mapped for the scan alone. Its first byte is
+ * not zero, which keeps it out of
  * .bss; it is owner 0's, nobody's. In .rodata, untouched, it costs the
  * file's bytes and no memory. Owners beyond it, a block the check cannot
  * judge, and the runtime's own unwinder (MODE_OFF) keep the table. */
