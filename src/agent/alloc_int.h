@@ -91,14 +91,16 @@ int alloc_held_start(void (*free_fn)(void *), void *(*calloc_fn)(size_t, size_t)
 #define ALLOC_HELD_EPOCH_MASK 0x7F
 extern uint8_t *alloc_held_shadow AGENT_HIDDEN;
 extern uintptr_t alloc_held_space AGENT_HIDDEN;
+/* How much of the space is followed, from its start: the regions of the
+ * size classes of up to ALLOC_HELD_MAX bytes (alloc_held_start()). */
+extern uintptr_t alloc_held_span AGENT_HIDDEN;
 extern unsigned long alloc_held_count AGENT_HIDDEN;
 
-/* Returns: the shadow of @block, or NULL outside the space. */
+/* Returns: the shadow of @block, or NULL outside what is followed. */
 static inline uint8_t *alloc_held_shadow_of(const void *block)
 {
     uintptr_t offset = (uintptr_t) block - alloc_held_space;
-    return offset >> ALLOC_HELD_SPAN_LOG != 0 ? NULL
-                                              : &alloc_held_shadow[offset >> ALLOC_HELD_GRANULE_LOG];
+    return offset >= alloc_held_span ? NULL : &alloc_held_shadow[offset >> ALLOC_HELD_GRANULE_LOG];
 }
 
 /* Records @block (not NULL) freed now, as the runtime frees it. The count
