@@ -475,6 +475,20 @@ static void parked(void *block)
         free_hook(block);
 }
 
+/* Before a judged allocation of @fresh_size bytes kept from recent
+ * addresses (0: none): a block of its size class parked long enough ago
+ * is freed, unrecorded, and the runtime hands it out to the call (the
+ * block freed last of the class, from the thread's cache), where the call
+ * would likely get one freed of late, park it and call again (fresh()). */
+static inline void old_ahead(size_t fresh_size)
+{
+    if (fresh_size == 0)
+        return;
+    void *old = alloc_held_old(fresh_size);
+    if (old != NULL)
+        ((void (*)(void *)) next_fn[F_FREE])(old);
+}
+
 /* The most times one allocation calls the runtime again (fresh()). */
 #define FRESH_TRIES 4
 
@@ -515,6 +529,7 @@ static void fresh(Call *call, void **out, size_t size, uintptr_t sp, uintptr_t c
  * of late, then left for the call, freed again unrecorded. */
 static void fresh_ahead(size_t size)
 {
+    old_ahead(size);
     for (int tries = 0; tries <= FRESH_TRIES; tries++) {
         void *peek = ((void *(*)(size_t)) next_fn[F_MALLOC])(size);
         if (peek == NULL)
@@ -711,6 +726,7 @@ static inline __attribute__((always_inline)) int ruby_straight(uintptr_t caller,
     int judged_ = judged_now(caller, here);                                                 \
     size_t fresh_size = fresh_bytes(judged_, (fresh_));                                     \
     uint32_t owner = judged_ ? alloc_owner_now() : 0;                                       \
+    old_ahead(fresh_size);                                                                  \
     if (straight(caller, here, (size_), judged_) && !owner_framed(owner)) {                 \
         if (fresh_size == 0 && owner == 0)                                                  \
             return NEXT(f, type)(__VA_ARGS__);                                              \
@@ -911,6 +927,7 @@ int posix_memalign(void **out, size_t alignment, size_t size)
     int judged_ = judged_now(caller, HERE);
     size_t fresh_size = fresh_bytes(judged_, aligned_size(size, alignment));
     uint32_t owner = judged_ ? alloc_owner_now() : 0;
+    old_ahead(fresh_size);
     if (straight(caller, HERE, size, judged_) && !owner_framed(owner)) {
         if (fresh_size == 0 && owner == 0)
             return NEXT(F_POSIX_MEMALIGN, Aligned)(out, alignment, size);

@@ -129,6 +129,13 @@ int alloc_held_recent(const void *block, size_t size) AGENT_HIDDEN;
  * could not be parked (it is the caller's still). */
 int alloc_held_park(void *block, size_t size, void **old) AGENT_HIDDEN;
 
+/* Returns: a block parked long enough ago, of the size class of @size,
+ * taken out; NULL: none, or the class of @size is not known. The caller
+ * frees it with the runtime's free just before it calls the runtime for
+ * @size bytes, which hands it out (the block freed last of its class), in
+ * place of one freed of late and a second call. */
+void *alloc_held_old(size_t size) AGENT_HIDDEN;
+
 /* Nothing more is recorded or parked: Ruby's exit has begun
  * (gemleak_alloc_exiting()). */
 void alloc_held_stop(void) AGENT_HIDDEN;

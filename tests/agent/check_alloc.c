@@ -125,6 +125,12 @@ static const char program_c[] =
     "        a = ext_malloc(72); ext_free(a); b = ext_malloc(72); again += a == b; ext_free(b);\n"
     "    }\n"
     "    printf(\"churned: %d again\\n\", again);\n"
+    "    again = 0;\n"
+    "    for (int i = 0; i < 50000; i++) {\n"
+    "        a = ext_malloc(72 + i % 9); ext_free(a); b = ext_malloc(72 + (i + 4) % 9);\n"
+    "        again += a == b; ext_free(b);\n"
+    "    }\n"
+    "    printf(\"churned in a size class: %d again\\n\", again);\n"
     "    return 0;\n"
     "}\n";
 
@@ -137,7 +143,8 @@ static const char kept_apart[] = "program: again\n"
                                  "aligned_alloc: another\n"
                                  "posix_memalign: another\n"
                                  "largest kept: another\n"
-                                 "churned: 0 again\n";
+                                 "churned: 0 again\n"
+                                 "churned in a size class: 0 again\n";
 
 /* Builds @ext_text as libext.so and @program_text as a program linked
  * with it (new and delete left to the runtime), and runs the program
@@ -196,7 +203,8 @@ static char *run_under_front(const char *ext_text, const char *program_text)
  * clears the block), by realloc (which moves it), aligned (posix_memalign
  * returns its status, the block in its argument), up to the largest size
  * kept (ALLOC_HELD_MAX: frees above its size class are not recorded, and
- * its own must be), and through 50,000
+ * its own must be), and through 50,000 (of one size, then of nine sizes
+ * of one size class, whose old parked blocks take each other's place)
  * frees, three times as many as the blocks it sets aside, and more than
  * its window. The program's own blocks (Ruby's) are used again at once:
  * while every freed block was held back, Ruby got cold blocks, at some 15%
