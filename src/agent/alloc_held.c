@@ -152,32 +152,36 @@ static inline uint32_t region_of(const void *block)
  * sizes up to ALLOC_HELD_MAX do not all lie below it. A free above it is
  * not recorded: in psych's suite the shadow of the regions of 16 to 48 KiB
  * blocks, a page for every 64 KiB freed there, was a third of the pages
- * the shadow touched (some 540 page faults of the main process's 1,100). */
-static uintptr_t kept_span(void (*free_fn)(void *), void *(*calloc_fn)(size_t, size_t))
+ * the shadow touched (some 540 page faults of the main process's 1,100).
+ * *@classes: 1 where the sizes sampled lie each in the region by_class
+ * takes for their class (the smallest two, 16 bytes apart, in regions 1
+ * and 2; the rest in regions one after the other), else 0. */
+static uintptr_t kept_span(void (*free_fn)(void *), void *(*calloc_fn)(size_t, size_t),
+                           int *classes)
 {
     uintptr_t whole = (uintptr_t) 1 << ALLOC_HELD_SPAN_LOG;
+    *classes = 0;
     void *above = calloc_fn(1, ALLOC_HELD_MAX + 1);
     if (above == NULL)
         return whole;
     uintptr_t span = (uintptr_t) above - alloc_held_space;
-    /* the smallest classes, 16 bytes apart, each in a region of its own,
-     * one after the other: the regions are as by_class takes them */
-    by_class = 1;
+    int in_order = 1;
     uint32_t last = 0;
     for (size_t size = 16; size <= ALLOC_HELD_MAX && span < whole; size *= 2) {
         void *kept = calloc_fn(1, size);
         if (kept == NULL || (uintptr_t) kept - alloc_held_space >= span)
             span = whole;
         else if (size <= 32 ? region_of(kept) != size / 16 : region_of(kept) <= last)
-            by_class = 0;
+            in_order = 0;
         else
             last = region_of(kept);
         free_fn(kept);
     }
     free_fn(above);
     if (span >= whole)
-        by_class = 0;
-    return span < whole ? span : whole;
+        return whole;
+    *classes = in_order;
+    return span;
 }
 
 int alloc_held_start(void (*free_fn)(void *), void *(*calloc_fn)(size_t, size_t),
@@ -193,7 +197,7 @@ int alloc_held_start(void (*free_fn)(void *), void *(*calloc_fn)(size_t, size_t)
         return -1;
     alloc_held_shadow = mapped;
     alloc_held_space = (uintptr_t) sample & ~(((uintptr_t) 1 << ALLOC_HELD_SPAN_LOG) - 1);
-    alloc_held_span = kept_span(free_fn, calloc_fn);
+    alloc_held_span = kept_span(free_fn, calloc_fn, &by_class);
     runtime_free = free_fn;
     runtime_calloc = calloc_fn;
     nobodys = nobodys_fn;
