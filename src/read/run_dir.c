@@ -266,15 +266,21 @@ GArray *gl_process_listed(const char *dir)
 #define HELPER_LIST_MAX_BYTES ((gsize) 4 * 1024 * 1024)
 
 /* Returns: (transfer full): what gl_run_dir_outside() says of @dir, a run
- * of the engine called @title. */
+ * of the engine called @title (nullable: engine.txt's, read at the first
+ * process that ran outside it; most runs have none). */
 static GPtrArray *outside_in(const char *dir, const char *title)
 {
     GPtrArray *said = g_ptr_array_new_with_free_func(g_free);
+    g_auto(GlEngineFacts) run = { 0 };
     g_autoptr(GDir) handle = g_dir_open(dir, 0, NULL);
     const char *name;
     while (handle != NULL && (name = g_dir_read_name(handle)) != NULL) {
         if (!gl_run_dir_is_pid_file(name, GL_PROTO_OUTSIDE_PREFIX, GL_PROTO_FILE_SUFFIX))
             continue;
+        if (title == NULL) {
+            gl_engine_facts_read(dir, &run);
+            title = run.title;
+        }
         gint pid = (gint) g_ascii_strtoll(name + strlen(GL_PROTO_OUTSIDE_PREFIX), NULL, 10);
         g_autofree char *path = g_build_filename(dir, name, NULL);
         g_autofree char *text = NULL;
@@ -296,9 +302,7 @@ static GPtrArray *outside_in(const char *dir, const char *title)
 
 GPtrArray *gl_run_dir_outside(const char *dir)
 {
-    g_auto(GlEngineFacts) run = { 0 };
-    gl_engine_facts_read(dir, &run);
-    return outside_in(dir, run.title);
+    return outside_in(dir, NULL);
 }
 
 char *gl_run_dir_ruby_versions(const char *dir)
