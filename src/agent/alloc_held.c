@@ -68,8 +68,8 @@
 #define CHUNKS (HELD_PARKED >> CHUNK_LOG)
 #define LOTS 1024            /* sizes parked at once; a power of two, above ALLOC_HELD_MAX */
 
-/* When each granule of 16 bytes of the runtime's heap was last freed, in a
- * shadow of a byte a granule: bit 7 set once it was, then the count of
+/* When each granule of the runtime's heap was last freed, in a shadow of
+ * a byte a granule: bit 7 set once it was, then the count of
  * frees then, in epochs of 2^ALLOC_HELD_EPOCH_LOG frees (7 bits: the window
  * is 8 epochs, to 2,047 frees more; the count wraps after 262,144 frees,
  * and a block freed that long ago may pass for recent, about one in
@@ -81,9 +81,17 @@
  * of a size class side by side: the shadow of a block freed is near the
  * shadows of the blocks the program used last, where a table by the
  * address's hash would miss the cache at every free. The shadow is mapped
- * without reserving memory, where the check does not scan; what is touched
- * of it is a sixteenth of what the heap touched. A block outside the space,
- * or above the regions of the sizes kept (kept_span()), is not followed.
+ * without reserving memory, where the check does not scan. A granule is 16
+ * bytes, or in the region of a size class as many bytes as the largest
+ * power of two its blocks hold (kept_span()): one byte a block then, or
+ * two at most, where a granule of 16 bytes wrote a byte every 64 for the
+ * blocks of 1 KiB and faulted in a page of the shadow for each 64 KiB
+ * they took (psych's suite: some 1,000 page faults, each microseconds on a
+ * virtual machine). Two blocks never share a granule; where the regions
+ * are not the classes kept_span() takes them for, two that shared one
+ * would only make a block freed long ago look recent (a call more). A
+ * block outside the space, or above the regions of the sizes kept, is not
+ * followed.
  * The shadow's layout and free()'s record of a free are alloc_int.h's
  * (alloc_held_freed()), where free() records without a call. */
 int alloc_held_on;             /* started and not stopped: what alloc.c reads */
@@ -109,11 +117,12 @@ typedef struct {
     uint32_t head, tail;
 } Lot;
 
+uint8_t alloc_held_granule[ALLOC_HELD_REGIONS];
+
 /* Parked blocks are listed by the allocator's size class, where its
  * regions are as kept_span() found them (one of 2^ALLOC_HELD_REGION_LOG
  * bytes a class, in the order of their sizes): a block of any size of the
  * class can then take an old one's place. Elsewhere, by size. */
-#define ALLOC_HELD_REGION_LOG 36
 static int by_class;
 /* The class of each size kept, in 16 bytes (its region plus one; 0: not
  * met yet), as the blocks parked or handed out of late said it. */
@@ -142,6 +151,37 @@ static inline Parked *slot(uint32_t i)
 static inline uint32_t region_of(const void *block)
 {
     return (uint32_t) (((uintptr_t) block - alloc_held_space) >> ALLOC_HELD_REGION_LOG);
+}
+
+/* Returns: log 2 of the largest power of two no larger than @size (16 and up). */
+static uint8_t floor_log2(size_t size)
+{
+    uint8_t log = ALLOC_HELD_GRANULE_LOG;
+    while (log < ALLOC_HELD_REGION_LOG - 1 && ((size_t) 2 << log) <= size)
+        log++;
+    return log;
+}
+
+/* Gives each region of a size class kept from recent addresses its
+ * granule (alloc_int.h): the largest power of two its blocks hold, which
+ * the largest size handed out there says (each size of up to
+ * ALLOC_HELD_MAX, 16 bytes apart, allocated once), and the region of
+ * @above, a block of ALLOC_HELD_MAX + 1 bytes, one of at least as many. */
+static void learn_granules(void (*free_fn)(void *), void *(*calloc_fn)(size_t, size_t),
+                           const void *above)
+{
+    uint32_t top = region_of(above);
+    if (top < ALLOC_HELD_REGIONS)
+        alloc_held_granule[top] = floor_log2(ALLOC_HELD_MAX + 1);
+    for (size_t size = 16; size <= ALLOC_HELD_MAX; size += 16) {
+        void *block = calloc_fn(1, size);
+        if (block == NULL)
+            return;
+        uint32_t region = region_of(block);
+        if (region < top)
+            alloc_held_granule[region] = floor_log2(size);
+        free_fn(block);
+    }
 }
 
 /* Returns: how much of the space, from its start, holds the blocks of up
@@ -177,6 +217,8 @@ static uintptr_t kept_span(void (*free_fn)(void *), void *(*calloc_fn)(size_t, s
             last = region_of(kept);
         free_fn(kept);
     }
+    if (span < whole && in_order)
+        learn_granules(free_fn, calloc_fn, above);
     free_fn(above);
     if (span >= whole)
         return whole;
@@ -197,6 +239,7 @@ int alloc_held_start(void (*free_fn)(void *), void *(*calloc_fn)(size_t, size_t)
         return -1;
     alloc_held_shadow = mapped;
     alloc_held_space = (uintptr_t) sample & ~(((uintptr_t) 1 << ALLOC_HELD_SPAN_LOG) - 1);
+    memset(alloc_held_granule, ALLOC_HELD_GRANULE_LOG, sizeof alloc_held_granule);
     alloc_held_span = kept_span(free_fn, calloc_fn, &by_class);
     runtime_free = free_fn;
     runtime_calloc = calloc_fn;

@@ -79,12 +79,18 @@ int alloc_held_start(void (*free_fn)(void *), void *(*calloc_fn)(size_t, size_t)
                      void (*nobodys_fn)(void *), const void *sample) AGENT_HIDDEN;
 
 /* The shadow of recent frees (alloc_held.c says how it is kept): a byte
- * for each granule of 2^ALLOC_HELD_GRANULE_LOG bytes of the runtime's space
- * of 2^ALLOC_HELD_SPAN_LOG bytes at alloc_held_space, bit 7 set once the
- * granule was freed, then the count of frees then (alloc_held_count), in
- * epochs of 2^ALLOC_HELD_EPOCH_LOG frees. Here, for free() to record a
- * free without a call. */
+ * for each granule of the runtime's space of 2^ALLOC_HELD_SPAN_LOG bytes
+ * at alloc_held_space, bit 7 set once the granule was freed, then the
+ * count of frees then (alloc_held_count), in epochs of
+ * 2^ALLOC_HELD_EPOCH_LOG frees. The space is in regions of
+ * 2^ALLOC_HELD_REGION_LOG bytes (one a size class, in LeakSanitizer's
+ * allocator), each with its part of the shadow, a byte for each
+ * 2^ALLOC_HELD_GRANULE_LOG bytes at most: a region's granule is
+ * 2^alloc_held_granule[region] bytes. Here, for free() to record a free
+ * without a call. */
 #define ALLOC_HELD_SPAN_LOG 42
+#define ALLOC_HELD_REGION_LOG 36
+#define ALLOC_HELD_REGIONS (1 << (ALLOC_HELD_SPAN_LOG - ALLOC_HELD_REGION_LOG))
 #define ALLOC_HELD_GRANULE_LOG 4
 #define ALLOC_HELD_EPOCH_LOG 11
 #define ALLOC_HELD_FREED ((uint8_t) 0x80)
@@ -95,12 +101,19 @@ extern uintptr_t alloc_held_space AGENT_HIDDEN;
  * size classes of up to ALLOC_HELD_MAX bytes (alloc_held_start()). */
 extern uintptr_t alloc_held_span AGENT_HIDDEN;
 extern unsigned long alloc_held_count AGENT_HIDDEN;
+/* Each region's granule, log 2 (ALLOC_HELD_GRANULE_LOG and up). */
+extern uint8_t alloc_held_granule[ALLOC_HELD_REGIONS] AGENT_HIDDEN;
 
 /* Returns: the shadow of @block, or NULL outside what is followed. */
 static inline uint8_t *alloc_held_shadow_of(const void *block)
 {
     uintptr_t offset = (uintptr_t) block - alloc_held_space;
-    return offset >= alloc_held_span ? NULL : &alloc_held_shadow[offset >> ALLOC_HELD_GRANULE_LOG];
+    if (offset >= alloc_held_span)
+        return NULL;
+    uintptr_t region = offset >> ALLOC_HELD_REGION_LOG;
+    uintptr_t within = offset & (((uintptr_t) 1 << ALLOC_HELD_REGION_LOG) - 1);
+    return &alloc_held_shadow[(region << (ALLOC_HELD_REGION_LOG - ALLOC_HELD_GRANULE_LOG)) +
+                              (within >> alloc_held_granule[region])];
 }
 
 /* Records @block (not NULL) freed now, as the runtime frees it. The count
