@@ -83,7 +83,7 @@
  * address's hash would miss the cache at every free. The shadow is mapped
  * without reserving memory, where the check does not scan. A granule is 16
  * bytes, or in the region of a size class as many bytes as the largest
- * power of two its blocks hold (kept_span()): one byte a block then, or
+ * power of two its blocks hold (learn_classes()): one byte a block then, or
  * two at most, where a granule of 16 bytes wrote a byte every 64 for the
  * blocks of 1 KiB and faulted in a page of the shadow for each 64 KiB
  * they took (psych's suite: some 1,000 page faults, each microseconds on a
@@ -124,8 +124,8 @@ uint8_t alloc_held_granule[ALLOC_HELD_REGIONS];
  * bytes a class, in the order of their sizes): a block of any size of the
  * class can then take an old one's place. Elsewhere, by size. */
 static int by_class;
-/* The class of each size kept, in 16 bytes (its region plus one; 0: not
- * met yet), as the blocks parked or handed out of late said it. */
+/* By class, the class of each size kept, in 16 bytes: its region plus
+ * one, as learn_classes() found it at start. */
 static uint8_t class_of[ALLOC_HELD_MAX >> 4];
 
 /* Returns: where class_of says the class of @size (1 to ALLOC_HELD_MAX). */
@@ -162,13 +162,16 @@ static uint8_t floor_log2(size_t size)
     return log;
 }
 
-/* Gives each region of a size class kept from recent addresses its
+/* Learns, for each size of up to ALLOC_HELD_MAX, 16 bytes apart, its class
+ * (class_of: the region a block of it is handed out in, allocated once),
+ * and gives each region of a size class kept from recent addresses its
  * granule (alloc_int.h): the largest power of two its blocks hold, which
- * the largest size handed out there says (each size of up to
- * ALLOC_HELD_MAX, 16 bytes apart, allocated once), and the region of
- * @above, a block of ALLOC_HELD_MAX + 1 bytes, one of at least as many. */
-static void learn_granules(void (*free_fn)(void *), void *(*calloc_fn)(size_t, size_t),
-                           const void *above)
+ * the largest size handed out there says; the region of @above, a block of
+ * ALLOC_HELD_MAX + 1 bytes, one of at least as many.
+ * Returns: 1 if every size's class is known, 0 if a size could not be
+ * allocated (the granules learnt so far hold). */
+static int learn_classes(void (*free_fn)(void *), void *(*calloc_fn)(size_t, size_t),
+                         const void *above)
 {
     uint32_t top = region_of(above);
     if (top < ALLOC_HELD_REGIONS)
@@ -176,12 +179,15 @@ static void learn_granules(void (*free_fn)(void *), void *(*calloc_fn)(size_t, s
     for (size_t size = 16; size <= ALLOC_HELD_MAX; size += 16) {
         void *block = calloc_fn(1, size);
         if (block == NULL)
-            return;
+            return 0;
         uint32_t region = region_of(block);
-        if (region < top)
-            alloc_held_granule[region] = floor_log2(size);
         free_fn(block);
+        if (region >= top)
+            return 0;
+        alloc_held_granule[region] = floor_log2(size);
+        class_of[class_at(size)] = (uint8_t) (region + 1);
     }
+    return 1;
 }
 
 /* Returns: how much of the space, from its start, holds the blocks of up
@@ -195,7 +201,8 @@ static void learn_granules(void (*free_fn)(void *), void *(*calloc_fn)(size_t, s
  * the shadow touched (some 540 page faults of the main process's 1,100).
  * *@classes: 1 where the sizes sampled lie each in the region by_class
  * takes for their class (the smallest two, 16 bytes apart, in regions 1
- * and 2; the rest in regions one after the other), else 0. */
+ * and 2; the rest in regions one after the other) and every size kept has
+ * its class learnt (learn_classes()), else 0. */
 static uintptr_t kept_span(void (*free_fn)(void *), void *(*calloc_fn)(size_t, size_t),
                            int *classes)
 {
@@ -218,7 +225,7 @@ static uintptr_t kept_span(void (*free_fn)(void *), void *(*calloc_fn)(size_t, s
         free_fn(kept);
     }
     if (span < whole && in_order)
-        learn_granules(free_fn, calloc_fn, above);
+        in_order = learn_classes(free_fn, calloc_fn, above);
     free_fn(above);
     if (span >= whole)
         return whole;
@@ -275,14 +282,10 @@ int alloc_held_recent(const void *block, size_t size)
 }
 
 /* Returns: what lists @block, of @size bytes, among the parked: its class
- * (by_class; learnt for @size), or its size. */
+ * (by_class: its region plus one), or its size. */
 static size_t lot_key(const void *block, size_t size)
 {
-    if (!by_class)
-        return size;
-    uint32_t region = region_of(block);
-    __atomic_store_n(&class_of[class_at(size)], (uint8_t) (region + 1), __ATOMIC_RELAXED);
-    return region + 1;
+    return by_class ? region_of(block) + 1 : size;
 }
 
 /* The lot of @key (a lot_key()), made if @make and there is room.
@@ -388,9 +391,7 @@ void *alloc_held_old(size_t size)
     if (!by_class || size == 0 || size > ALLOC_HELD_MAX ||
         !__atomic_load_n(&alloc_held_on, __ATOMIC_ACQUIRE))
         return NULL;
-    uint8_t key = __atomic_load_n(&class_of[class_at(size)], __ATOMIC_RELAXED);
-    if (key == 0 || key > ALLOC_HELD_REGIONS)
-        return NULL;
+    uint8_t key = class_of[class_at(size)];
     unsigned long now = __atomic_load_n(&alloc_held_count, __ATOMIC_RELAXED);
     unsigned long first = __atomic_load_n(&first_parked[key], __ATOMIC_RELAXED);
     if (first == 0 || now - (first - 1) < HELD_WINDOW)
