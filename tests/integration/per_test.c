@@ -387,12 +387,25 @@ static gboolean in_run_order(const char *names)
     return TRUE;
 }
 
+/* How many test names @names ("NAME,NAME,...") holds. */
+static guint count_names(const char *names)
+{
+    guint count = 0;
+    for (const char *name = names; (name = strchr(name, ',')) != NULL; name++)
+        count++;
+    return count;
+}
+
 /* Issue 37, item 5: the first test that lost a block is named first,
  * though it turned GC.stress on, and though its loss record came last in
  * the check that reported both (Valgrind reports the smallest first): the
  * tests of a finding are in the order they ran, the first five of the
  * seven that lost a block of it. With a check after each test, that is
- * the fixture's list whole; per test, the search names those whose runs
+ * the first five of the fixture's list, but for one thing Valgrind's scan
+ * allows: a copy of a block's address left in a live frame or a register
+ * keeps it reachable past its test's check, and a later test's check
+ * finds it lost (seen once in CI: test_c's block named after test_d); the
+ * first test is named first all the same. Per test, the search names those whose runs
  * again Valgrind sees lose the block (one whose block an interior pointer
  * keeps "possibly lost" is not), in the order they ran. */
 START_TEST(test_per_test_names_the_first_test_first)
@@ -417,13 +430,14 @@ START_TEST(test_per_test_names_the_first_test_first)
         g_autofree char *names = test_names(finding);
         gboolean each = strcmp(runs[i].mode, "--per-test=each") == 0;
         if (each) {
-            ck_assert_msg(strcmp(names, "test_b_leaks_under_gc_stress,test_c_leaks,test_d_leaks,"
-                                        "test_e_leaks,test_f_leaks,") == 0,
+            ck_assert_msg(g_str_has_prefix(names, "test_b_leaks_under_gc_stress,") &&
+                              in_run_order(names) && count_names(names) == 5,
                           "%s %s: %s\n%s", runs[i].block, runs[i].mode, names, r.err);
             g_autofree char *first = g_strdup_printf("^first lost in FirstLeakTest#"
                                                      "test_b_leaks_under_gc_stress "
                                                      "\\(per_test/first_leak_test\\.rb:%u\\); "
-                                                     "also in FirstLeakTest#test_c_leaks ", line);
+                                                     "also in FirstLeakTest#test_[c-h]_leaks ",
+                                                     line);
             gl_assert_line(r.err, first);
             ck_assert(json_object_get_boolean_member(finding, "more_tests"));
         } else {
