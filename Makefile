@@ -96,9 +96,10 @@ UNIT_OBJS := $(UNIT_SRCS:tests/%.c=$(B)/obj/tests/%.o) $(UNIT_AGENT_SRCS:src/%.c
 # one runner (its main.c).
 INTEG_SRCS := $(wildcard tests/integration/*.c)
 INTEG_OBJS := $(INTEG_SRCS:tests/%.c=$(B)/obj/tests/%.o) $(B)/obj/tests/testutil.o
-RESOURCES := $(B)/helper/gemleak_helper.rb $(B)/helper/gemleak_helper_body.rb \
-             $(B)/helper/gemleak_helper_per_test_again.rb $(B)/helper/gemleak_helper_launch_outside.rb \
-             $(B)/helper/gemleak_helper_growth_run.rb $(B)/helper/gemleak_helper_per_test_frameworks.rb \
+# (The helper's parts a process loads when it needs them: HELPER_LATER,
+# below; src/run/helper_dir.c writes each.)
+RESOURCES = $(B)/helper/gemleak_helper.rb $(B)/helper/gemleak_helper_body.rb \
+             $(HELPER_LATER:$(AGENT)/helper/%=$(B)/helper/gemleak_helper_%) \
              $(B)/client/gemleak_client.so \
              $(B)/client/gemleak_preload.so $(B)/client/gemleak_alloc.so $(B)/client/gemleak_guard \
              $(B)/man/gemleak.1
@@ -158,13 +159,15 @@ HELPER_PARTS := $(addprefix $(AGENT)/helper/,protocol.rb core.rb extensions.rb i
                 growth.rb exit_exec.rb launch.rb start.rb)
 # The parts a Ruby of the run may not need, each a file of its own beside
 # the body, $(B)/helper/gemleak_helper_PART.rb, which the helper loads the
-# first time it does (GemLeakHelper.later): the search for the test that
+# first time it does (GemLeakHelper.later): the checks made while a
+# process runs and the tests they follow (a Ruby that runs no test, forks,
+# exit!s nor execs, a suite's child, makes none), the search for the test that
 # lost (per test under Valgrind), what --growth runs again, what a Ruby
 # started outside the engine does (a launcher's), and the test frameworks'
 # hooks (a Ruby that loads none, a suite's child, needs none). Every Ruby
 # loading them cost it their instructions, their objects in each of its
 # collections and their freeing at exit.
-HELPER_LATER := $(addprefix $(AGENT)/helper/,per_test_again.rb launch_outside.rb growth_run.rb \
+HELPER_LATER := $(addprefix $(AGENT)/helper/,checks.rb per_test_again.rb launch_outside.rb growth_run.rb \
                 per_test_frameworks.rb)
 HELPER_MAGIC := \# frozen_string_literal: true
 
@@ -333,6 +336,10 @@ check-helper:
 	@test -z "$(filter-out $(HELPER_PARTS) $(HELPER_LATER),$(wildcard $(AGENT)/helper/*.rb))" || { \
 	    echo "$(filter-out $(HELPER_PARTS) $(HELPER_LATER),$(wildcard $(AGENT)/helper/*.rb)):" \
 	        "not in HELPER_PARTS nor HELPER_LATER (Makefile): the helper leaves it out" >&2; exit 1; }
+	@for rb in $(HELPER_LATER:$(AGENT)/helper/%=gemleak_helper_%); do \
+	    grep -q "\"$$rb\"" src/run/helper_dir.c || { \
+	        echo "src/run/helper_dir.c: $$rb is not in helper_later[]: gemleak would not write it" >&2; exit 1; }; \
+	done
 	@for rb in $(HELPER_PARTS) $(HELPER_LATER) $(B)/helper/gemleak_helper_body.rb $(AGENT)/helper_loader.rb; do \
 	    ! ruby -wc $$rb 2>&1 | grep -v '^Syntax OK$$' || { \
 	        echo "$$rb warns under ruby -w: a suite's output would show it" >&2; exit 1; }; \

@@ -30,17 +30,27 @@ rescue ArgumentError # a Ruby whose collector says no state
 end
 begin
   # Evaluates the file @name of this directory, compiled once per Ruby.
+  # File's methods as they are now, bound: a part loaded later (at a fork,
+  # at exit!) may load after the suite swapped File for a fake (FakeFS) or
+  # stubbed its methods (rspec-mocks).
+  file_p = File.method(:file?)
+  binread = File.method(:binread)
+  binwrite = File.method(:binwrite)
+  size = File.method(:size)
+  rename = File.method(:rename)
+  unlink = File.method(:unlink)
+  join = File.method(:join)
   load_compiled = lambda do |dir, name|
-    source = File.join(dir, name)
+    source = join.call(dir, name)
     compiled = nil
     if defined?(RubyVM::InstructionSequence) && RubyVM::InstructionSequence.respond_to?(:load_from_binary)
       key = [RUBY_ENGINE, RUBY_VERSION, RUBY_PLATFORM, defined?(RUBY_REVISION) ? RUBY_REVISION : ""]
-      cache = File.join(dir, "#{File.basename(name, ".rb")}-#{key.join("-").gsub(/[^A-Za-z0-9._-]/, "_")}.iseq")
+      cache = join.call(dir, "#{name.delete_suffix(".rb")}-#{key.join("-").gsub(/[^A-Za-z0-9._-]/, "_")}.iseq")
       # Read at its size: File.binread without one grows its string as it
       # reads, each step a copy (0.2 ms of a Ruby's start under a sanitizer).
       begin
-        if File.file?(cache)
-          binary = File.binread(cache, File.size(cache))
+        if file_p.call(cache)
+          binary = binread.call(cache, size.call(cache))
           compiled = RubyVM::InstructionSequence.load_from_binary(binary)
         end
       rescue StandardError
@@ -50,11 +60,11 @@ begin
         begin
           compiled = RubyVM::InstructionSequence.compile_file(source)
           partial = "#{cache}.#{Process.pid}"
-          File.binwrite(partial, compiled.to_binary)
-          File.rename(partial, cache)
+          binwrite.call(partial, compiled.to_binary)
+          rename.call(partial, cache)
         rescue StandardError
           begin
-            File.unlink(partial) if partial
+            unlink.call(partial) if partial
           rescue SystemCallError
             nil
           end

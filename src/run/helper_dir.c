@@ -51,10 +51,12 @@
  * (gemleak_helper_body-KEY.iseq). */
 #define HELPER_LOADER "gemleak_helper.rb"
 #define HELPER_BODY "gemleak_helper_body.rb"
-#define HELPER_PER_TEST_AGAIN "gemleak_helper_per_test_again.rb"
-#define HELPER_LAUNCH_OUTSIDE "gemleak_helper_launch_outside.rb"
-#define HELPER_GROWTH_RUN "gemleak_helper_growth_run.rb"
-#define HELPER_FRAMEWORKS "gemleak_helper_per_test_frameworks.rb"
+/* The parts loaded later, HELPER_LATER in the Makefile, in its order. */
+static const char *const helper_later[] = {
+    "gemleak_helper_checks.rb", "gemleak_helper_per_test_again.rb",
+    "gemleak_helper_launch_outside.rb", "gemleak_helper_growth_run.rb",
+    "gemleak_helper_per_test_frameworks.rb",
+};
 #define HELPER_COMPILED_PREFIX "gemleak_helper_"
 #define HELPER_COMPILED_SUFFIX ".iseq"
 #define CLIENT_LIBRARY "gemleak_client.so"
@@ -89,9 +91,10 @@ static gboolean written_by_ruby(const char *name, gboolean partial)
 
 gboolean gl_run_is_helper_file(const char *name)
 {
-    static const char *const names[] = { HELPER_LOADER, HELPER_BODY, HELPER_PER_TEST_AGAIN,
-                                         HELPER_LAUNCH_OUTSIDE, HELPER_GROWTH_RUN, HELPER_FRAMEWORKS,
-                                         CLIENT_LIBRARY,
+    for (guint i = 0; i < G_N_ELEMENTS(helper_later); i++)
+        if (strcmp(name, helper_later[i]) == 0)
+            return TRUE;
+    static const char *const names[] = { HELPER_LOADER, HELPER_BODY, CLIENT_LIBRARY,
                                          PRELOAD_LIBRARY, ALLOC_LIBRARY, ALLOC_APIS,
                                          GUARD_PROGRAM, GL_RUN_EXACT_SITES_FILE, GL_RUN_EXACT_TESTS_FILE,
                                          PRELOAD_TAKEN };
@@ -280,12 +283,13 @@ char *gl_run_write_helper(gboolean client, int *lock, GError **error)
     /* the helper's files, the cache's (cache.h); and what the Rubies of
      * the runs before compiled and read */
     g_autofree char *cache = helper_cache();
-    if (!write_resource("helper/" HELPER_LOADER, lib, cache, 0644, "Ruby helper", error) ||
+    gboolean later = TRUE;
+    for (guint i = 0; later && i < G_N_ELEMENTS(helper_later); i++) {
+        g_autofree char *resource = g_strconcat("helper/", helper_later[i], NULL);
+        later = write_resource(resource, lib, cache, 0644, "Ruby helper", error);
+    }
+    if (!later || !write_resource("helper/" HELPER_LOADER, lib, cache, 0644, "Ruby helper", error) ||
         !write_resource("helper/" HELPER_BODY, lib, cache, 0644, "Ruby helper", error) ||
-        !write_resource("helper/" HELPER_PER_TEST_AGAIN, lib, cache, 0644, "Ruby helper", error) ||
-        !write_resource("helper/" HELPER_LAUNCH_OUTSIDE, lib, cache, 0644, "Ruby helper", error) ||
-        !write_resource("helper/" HELPER_GROWTH_RUN, lib, cache, 0644, "Ruby helper", error) ||
-        !write_resource("helper/" HELPER_FRAMEWORKS, lib, cache, 0644, "Ruby helper", error) ||
         !write_resource("client/" PRELOAD_LIBRARY, lib, cache, 0644, "preloaded library",
                         error) ||
         !write_resource("client/" ALLOC_LIBRARY, lib, cache, 0644, "allocation front", error) ||

@@ -210,19 +210,25 @@ module GemLeakHelper
   # Loads the part @name of the helper (gemleak_helper_@name.rb beside the
   # body, HELPER_LATER in the Makefile), once, the first time a process
   # needs it: as the loader loads the body, compiled once per Ruby (LATER,
-  # which it sets); the helper's own tests, which require the body itself,
-  # load the source beside it. Called as the helper loads, before the
-  # suite can swap File.
+  # which it sets, with File's methods bound before the suite could swap
+  # File or stub them); the helper's own tests, which require the body
+  # itself, load the source beside it. As the helper loads, or while the
+  # suite runs (a fork, exit!): not stressed, whatever the suite set.
   def self.later(name)
     @later ||= {}
     return if @later[name]
 
     @later[name] = true
     file = "gemleak_helper_#{name}.rb"
-    if const_defined?(:LATER, false)
-      LATER[1].call(LATER[0], file)
-    else
-      load(File.join(__dir__, file))
+    stress = Core.unstress
+    begin
+      if const_defined?(:LATER, false)
+        LATER[1].call(LATER[0], file)
+      else
+        load(File.join(__dir__, file))
+      end
+    ensure
+      Core.restress(stress)
     end
   end
 

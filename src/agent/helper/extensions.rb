@@ -319,6 +319,7 @@ module GemLeakHelper
   # After fork, the child records into its own loaded-<pid>.txt.
   module Fork
     def _fork
+      GemLeakHelper.later("checks") # in the parent, once, not in each child
       GemLeakHelper::Sanitizer.before_fork
       pid = super
       if pid.zero?

@@ -84,26 +84,6 @@ module GemLeakHelper
     @again_pid = nil # the process running them (a child a test forks is not)
     @named = []      # tests named since the last check of the suite's runs
     @owners = false  # under a sanitizer's engine: Owners records, nothing is checked
-    # At most this much of a name: the location tells apart two tests whose
-    # names begin alike, and the markers stay lines, not pages.
-    FIELD_BYTES = 1000
-    # "%XX" for each byte that would be ambiguous in a marker; made here,
-    # with Kernel's format, before a suite's own `format` may hide it.
-    ESCAPED = /[%\x00-\x20\x7f]/n.freeze
-    ESCAPES = ([0x25, 0x7f] + (0x00..0x20).to_a).to_h { |byte| [byte.chr.b, Kernel.format("%%%02X", byte)] }.freeze
-    # Per test, a check when the tests since the last one ran this many
-    # times as long as it cost: checks are then at most a fifth of the time.
-    CHECK_EVERY = 4.0
-
-    # A test run again that would end the process (exit!) ends its run
-    # instead: running a test again must not change the suite. An
-    # Exception, not a StandardError, so that a test's rescue lets it by.
-    class Ended < Exception # rubocop:disable Lint/InheritException -- as SystemExit is one
-    end
-
-    # A test that ended: its (escaped) name and location, how to run it
-    # again (nil: it cannot be) and how long it took.
-    Test = Struct.new(:name, :location, :again, :seconds)
 
     class << self
       def on?
@@ -117,31 +97,6 @@ module GemLeakHelper
       # Under a sanitizer's engine, Owners records which test allocates.
       def owners?
         @owners
-      end
-
-      # Returns: whether the exact pass skips the test NAME at FILE:LINE:
-      # the tests it runs are those that allocated what the fast pass
-      # found lost (GEMLEAK_EXACT_TESTS).
-      def skip?(name, file, line)
-        return false if @only.nil? || @again
-
-        file = Core::EXPAND.call(file.to_s)
-        location = escape(line ? "#{file}:#{line}" : file)
-        !@only.key?("#{escape(name)}\t#{location}".b) && !@only.key?("\t#{escape(file)}".b)
-      rescue StandardError => e
-        Core.debug(e)
-        false
-      end
-
-      # A marker of a test's (start, end), but in the owners alone.
-      def test_marker(*fields)
-        marker(*fields) unless @owners_only
-      end
-
-      # Returns: whether this process is running tests again (not a child
-      # one of them forked, which ends as it says).
-      def again_here?
-        @again && @again_pid == Core.pid
       end
 
       # Under a sanitizer's engine, first thing: which test allocates each
@@ -186,17 +141,6 @@ module GemLeakHelper
         @client
       end
 
-      # A test's name or location as a field of a marker: its bytes, with
-      # %, space and control bytes written %XX, at most FIELD_BYTES. Most
-      # need nothing done (a method's name, a path): those are returned as
-      # they are, without the three strings made for each of the others.
-      def escape(text)
-        text = text.to_s
-        return text if text.bytesize <= FIELD_BYTES && text.ascii_only? && !ESCAPED.match?(text)
-
-        text.b[0, FIELD_BYTES].gsub(ESCAPED, ESCAPES)
-      end
-
       # Whether a test's hook makes the proc that runs it again: only where
       # something does (--growth; per test under Valgrind, whose search runs
       # the tests that lost again). Under a sanitizer's engine the owners
@@ -221,160 +165,6 @@ module GemLeakHelper
         @grain = nil
       end
 
-      def marker(*fields)
-        # NUL-terminated: the client reads up to the first NUL, whatever
-        # Ruby's own buffer holds.
-        @client[:marker].call("#{fields.join("\t")}\0")
-      end
-
-      # Lets the memory the finished tests dropped be freed (objects' dfree
-      # run), so that what they leaked is lost now, not at a later check.
-      # Returns: what was lost since the last check (see grown).
-      # The C stack below where the hooks run is written over first, before
-      # the collection and before the check, as under a sanitizer
-      # (Sanitizer.scrub): the frames a test returned from (a collection
-      # deep in the extension) leave copies of pointers there, which the
-      # collection would take for live objects and Valgrind's scan for
-      # references, and a block the test lost would be lost only at a
-      # later test's check.
-      def check(*fields)
-        began = Core.monotonic
-        Core.with_collector do
-          Sanitizer.scrub(Sanitizer::SCRUB_DEPTH)
-          GC.start
-          Sanitizer.scrub(Sanitizer::SCRUB_DEPTH)
-          marker(*fields)
-          @client[:check].call
-        end
-        grown(began)
-      end
-
-      # Returns: what the check just made found lost beyond the one before,
-      # [bytes, blocks] definitely or indirectly lost, and possibly lost
-      # when those count; nil when nothing more was. Notes what it cost.
-      def grown(began)
-        lost = (@possible ? 0..3 : 0..1).map { |which| @client[:lost].call(which) }
-        before = @lost || lost.map { 0 }
-        @lost = lost
-        @cost = Core.monotonic - began
-        @since = 0.0
-        growth = lost.zip(before).map { |now, was| now - was }
-        growth.any?(&:positive?) ? growth : nil
-      end
-
-      # What was lost before the first test (while the suite loaded), or
-      # what a forked child inherited, is checked for before any test runs.
-      def ready
-        if @pid != Core.pid # forked, and Process._fork did not say (Ruby < 3.1)
-          forked
-        elsif !@ready
-          @ready = true
-          check(Protocol::MARKER_PREFIX + Protocol::MARKER_SETUP) unless @owners
-        end
-      end
-
-      # In every run that has a client (the library under Valgrind, the
-      # runtime under LeakSanitizer), not only per test: forks are rare,
-      # and without this check the child's leaks cannot be told from its
-      # parent's.
-      def forked
-        @pid = Core.pid
-        @ready = true
-        @tests = []
-        return if (@client_path.nil? && !on? && !Runtime.mapped?) || !client
-
-        if Runtime.mapped?
-          # Under a sanitizer, no check (it cost 0.05 s a child): gemleak
-          # run writes one in from the parent's report (what both lost).
-          marker(Protocol::MARKER_PREFIX + Protocol::MARKER_FORKED)
-          marker(Protocol::MARKER_PREFIX + Protocol::MARKER_PARENT, Process.ppid.to_s)
-        else
-          # What garbage the parent held but had not collected owns is lost
-          # now, not at the child's exit, where it would seem the child's.
-          Core.collect
-          marker(Protocol::MARKER_PREFIX + Protocol::MARKER_FORKED)
-          @client[:full_check].call
-        end
-        @lost = nil
-        grown(Core.monotonic) if on? && !@owners
-        # A child forked during a test runs on in it.
-        test_marker(Protocol::MARKER_PREFIX + Protocol::MARKER_START, *@open) if on? && @open
-        # A child forked by a test run again: what it loses, the runs again
-        # lose, not the suite.
-        marker(Protocol::MARKER_PREFIX + Protocol::MARKER_AGAIN, Protocol::MARKER_FORKED) if @again
-      rescue StandardError => e
-        on? ? failed(e) : Core.debug(e)
-      end
-
-      # Returns: FILE absolute (File.expand_path), the same string for
-      # each test of an absolute FILE, expanded once (a microsecond of the
-      # hooks' some 11 a test); a relative one is expanded each time, from
-      # the directory the test runs in.
-      def expanded(file)
-        file = file.to_s
-        return Core::EXPAND.call(file) unless file.start_with?("/")
-
-        (@expanded ||= {})[file] ||= Core::EXPAND.call(file).freeze
-      end
-
-      # A test begins: NAME, and where it is ("/abs/file.rb", line).
-      def started(name, file, line)
-        Growth.started(name, file, line) if Growth.on?
-        return unless on? && client
-
-        ready
-        file = expanded(file)
-        if @grain == "file"
-          return if @open && @open[1] == escape(file)
-
-          finish
-          @open = ["", escape(file)]
-        else
-          @open = [escape(name), escape(line ? "#{file}:#{line}" : file)]
-        end
-        @began = Core.monotonic
-        Owners.test(*@open) if @owners
-        test_marker(Protocol::MARKER_PREFIX + Protocol::MARKER_START, *@open) unless @owners_only
-      rescue StandardError => e
-        failed(e)
-      end
-
-      # A test ended (@again: how to run it again, nil if it cannot be);
-      # per file, its file ends when the next file's test begins, or at
-      # exit. NAME (nullable) is its name as it is now: an RSpec example
-      # without a description gets one as it runs.
-      def finished(name = nil, again = nil)
-        Growth.finished(name, again) if Growth.on?
-        return unless on? && @open && @grain != "file"
-
-        @open[0] = escape(name) if name
-        unless keeps_tests?
-          finish
-          return
-        end
-        seconds = Core.monotonic - @began
-        @tests << Test.new(*@open, again, seconds)
-        @since += seconds
-        @open = nil
-        # A test that cannot run again is checked for alone.
-        close if again.nil? || @since >= CHECK_EVERY * @cost
-      rescue StandardError => e
-        failed(e)
-      end
-
-      # The check after the tests ended since the last one, and the search
-      # for the one that lost (per_test_again.rb, loaded as the helper
-      # starts where they are checked: under a sanitizer's engine they
-      # never are, the owners say which test allocated a block).
-      def close
-        tests = @tests
-        return if tests.empty?
-
-        @tests = []
-        GemLeakHelper.later("per_test_again")
-        check_tests(tests)
-      end
-
       # The test frameworks, hooked once each as they load (per test, to
       # time each file's tests, or to run each test again for --growth):
       # their hooks (per_test_frameworks.rb) load with the first of them.
@@ -382,6 +172,7 @@ module GemLeakHelper
         return unless on? || Durations.on? || Growth.on?
         return unless defined?(::Minitest) || defined?(::Test::Unit::TestCase) || defined?(::RSpec::Core::Example)
 
+        GemLeakHelper.later("checks")
         GemLeakHelper.later("per_test_frameworks")
         hook_frameworks
       rescue StandardError => e
@@ -394,20 +185,15 @@ module GemLeakHelper
         (on? && !Runtime.mapped?) || Growth.on?
       end
 
-      # At exit: the last file, the tests since the last check, a test cut short.
+      # At exit (and before exit! or exec): the last file, the tests since
+      # the last check, a test cut short. A process that ran no test (a
+      # suite's child) has nothing to close, and never loads checks.rb.
       def finish
         return unless client
+        return if @open.nil? && @tests.empty?
 
-        close
-        return unless @open
-
-        fields = @open
-        @open = nil
-        if @owners
-          test_marker(Protocol::MARKER_PREFIX + Protocol::MARKER_END, *fields) unless @owners_only
-        else
-          check(Protocol::MARKER_PREFIX + Protocol::MARKER_END, *fields)
-        end
+        GemLeakHelper.later("checks")
+        close_tests
       end
 
       # Under LeakSanitizer, the last marker: the runtime's exit check

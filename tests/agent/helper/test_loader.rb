@@ -151,7 +151,9 @@ class LoaderTest < Minitest::Test
   # --per-test's search, which runs tests again as it does); what a Ruby
   # started outside the engine does, never in one under it; the test
   # frameworks' hooks once a framework loads, where tests are marked or
-  # timed. Each is compiled once and kept, as the body is.
+  # timed, and the checks they make with them (a Ruby that runs no test
+  # loads none: test_per_test_sanitizer.rb has one that forks, exit!s and
+  # execs). Each is compiled once and kept, as the body is.
   def test_a_part_loads_only_where_it_is_needed
     dir = helper_dir
     loader = File.join(dir, "gemleak_helper.rb")
@@ -175,14 +177,14 @@ class LoaderTest < Minitest::Test
     assert_ran(framework)
     assert_includes framework.out, "false\nfalse\ntrue\n"
     assert_equal(1, Dir[File.join(framework.run_dir, "durations-*")].size, "the test was timed")
-    assert_equal %w[gemleak_helper_body gemleak_helper_per_test_frameworks], kept(dir)
+    assert_equal %w[gemleak_helper_body gemleak_helper_checks gemleak_helper_per_test_frameworks], kept(dir)
 
     growth = run_suite(code, env: { "RUBYOPT" => "-W -r#{loader}", "GEMLEAK_GROWTH" => "3" })
     assert_ran(growth)
     assert_equal "", growth.err
     assert_equal "true\nfalse\nfalse\n", growth.out.lines.drop(1).join
     # its tests run again as --per-test's search runs them
-    assert_equal %w[gemleak_helper_body gemleak_helper_growth_run gemleak_helper_per_test_again
-                    gemleak_helper_per_test_frameworks], kept(dir)
+    assert_equal %w[gemleak_helper_body gemleak_helper_checks gemleak_helper_growth_run
+                    gemleak_helper_per_test_again gemleak_helper_per_test_frameworks], kept(dir)
   end
 end

@@ -64,6 +64,7 @@ class PerTestSanitizerTest < Minitest::Test
   # memory map at each check); a run that grows is given again whole.
   def test_pages_are_roots_a_run_of_adjacent_pages_at_a_time
     run = run_suite(<<~'RUBY', env: { "GEMLEAK_PER_TEST" => nil })
+      GemLeakHelper.later("checks") # what a check does, loaded with the first check
       calls = []
       sanitizer = GemLeakHelper::Sanitizer
       sanitizer.client(marker: ->(_) {}, check: -> { 1 }, address: ->(_) { 0 },
@@ -127,6 +128,32 @@ class PerTestSanitizerTest < Minitest::Test
     assert_equal "gemleak:live", child[bang + 1]
     assert_equal "CHECK", child[bang + 2]
     refute_equal "gemleak:checked", child[bang + 3]
+  end
+
+  # A Ruby that runs no test (a suite's child Ruby) loads the checks
+  # (checks.rb) only when it needs one: a child it forks checks what it
+  # inherited, exit! and exec make the check the process would not make,
+  # as in a suite's process.
+  def test_a_ruby_without_tests_loads_the_checks_when_it_forks_exits_or_execs
+    run, lines = report(<<~'RUBY', env: { "GEMLEAK_PER_TEST" => nil })
+      GemLeakHelper::Runtime.singleton_class.define_method(:mapped?) { true }
+      Object.prepend(GemLeakHelper::PrivateExitBang)
+      puts "checks: #{GemLeakHelper::PerTest.respond_to?(:exit_bang)}"
+      pid = fork { exit!(0) }
+      Process.wait(pid)
+      puts "checks: #{GemLeakHelper::PerTest.respond_to?(:exit_bang)}", $?.exitstatus
+      pid = fork { exec("true") }
+      Process.wait(pid)
+      puts $?.exitstatus
+    RUBY
+    assert_equal ["checks: false", "checks: true", "0", "0"], run.out.lines(chomp: true).drop(1)
+    forks = lines.each_index.select { |i| lines[i] == "gemleak:forked" }
+    assert_equal 2, forks.size, lines.join("\n")
+    bang = lines[forks[0]...forks[1]]
+    assert_equal ["OWNED", "gemleak:live", "CHECK"], bang.last(3), lines.join("\n")
+    # the second child's lines, after "forked" and "parent" (the parent's
+    # own, at its exit, follow)
+    assert_equal ["gemleak:live", "CHECK", "gemleak:exec"], lines[forks[1] + 2, 3], lines.join("\n")
   end
 
   # A child that cannot make its check before exit! takes back the word

@@ -1,0 +1,454 @@
+# frozen_string_literal: true
+
+# The checks a process makes while it runs, and the tests it makes them
+# after: --per-test's markers and checks (per_test.rb says what they are),
+# the check of a forked child, the checks before exit! and exec
+# (exit_exec.rb), and how a check is made under a sanitizer's runtime
+# (sanitizer.rb). Loaded the first time a process needs them
+# (GemLeakHelper.later): once a test framework is hooked, at a fork, at
+# exit! or exec, at exit where a test is open, and as the helper starts
+# where checks follow the tests (per test under Valgrind) or tests run
+# again (--growth). A Ruby that runs no test and does none of these (a
+# suite's child Ruby under a sanitizer's engine, the most common process
+# of a suite that spawns Ruby) never loads it.
+module GemLeakHelper
+  module PerTest
+    # At most this much of a name: the location tells apart two tests whose
+    # names begin alike, and the markers stay lines, not pages.
+    FIELD_BYTES = 1000
+    # "%XX" for each byte that would be ambiguous in a marker; made here,
+    # with Kernel's format, before a suite's own `format` may hide it.
+    ESCAPED = /[%\x00-\x20\x7f]/n.freeze
+    ESCAPES = ([0x25, 0x7f] + (0x00..0x20).to_a).to_h { |byte| [byte.chr.b, Kernel.format("%%%02X", byte)] }.freeze
+    # Per test, a check when the tests since the last one ran this many
+    # times as long as it cost: checks are then at most a fifth of the time.
+    CHECK_EVERY = 4.0
+
+    # A test run again that would end the process (exit!) ends its run
+    # instead: running a test again must not change the suite. An
+    # Exception, not a StandardError, so that a test's rescue lets it by.
+    class Ended < Exception # rubocop:disable Lint/InheritException -- as SystemExit is one
+    end
+
+    # A test that ended: its (escaped) name and location, how to run it
+    # again (nil: it cannot be) and how long it took.
+    Test = Struct.new(:name, :location, :again, :seconds)
+
+    class << self
+      # Returns: whether the exact pass skips the test NAME at FILE:LINE:
+      # the tests it runs are those that allocated what the fast pass
+      # found lost (GEMLEAK_EXACT_TESTS).
+      def skip?(name, file, line)
+        return false if @only.nil? || @again
+
+        file = Core::EXPAND.call(file.to_s)
+        location = escape(line ? "#{file}:#{line}" : file)
+        !@only.key?("#{escape(name)}\t#{location}".b) && !@only.key?("\t#{escape(file)}".b)
+      rescue StandardError => e
+        Core.debug(e)
+        false
+      end
+
+      # A marker of a test's (start, end), but in the owners alone.
+      def test_marker(*fields)
+        marker(*fields) unless @owners_only
+      end
+
+      # Returns: whether this process is running tests again (not a child
+      # one of them forked, which ends as it says).
+      def again_here?
+        @again && @again_pid == Core.pid
+      end
+
+      # A test's name or location as a field of a marker: its bytes, with
+      # %, space and control bytes written %XX, at most FIELD_BYTES. Most
+      # need nothing done (a method's name, a path): those are returned as
+      # they are, without the three strings made for each of the others.
+      def escape(text)
+        text = text.to_s
+        return text if text.bytesize <= FIELD_BYTES && text.ascii_only? && !ESCAPED.match?(text)
+
+        text.b[0, FIELD_BYTES].gsub(ESCAPED, ESCAPES)
+      end
+
+      def marker(*fields)
+        # NUL-terminated: the client reads up to the first NUL, whatever
+        # Ruby's own buffer holds.
+        @client[:marker].call("#{fields.join("\t")}\0")
+      end
+
+      # Lets the memory the finished tests dropped be freed (objects' dfree
+      # run), so that what they leaked is lost now, not at a later check.
+      # Returns: what was lost since the last check (see grown).
+      # The C stack below where the hooks run is written over first, before
+      # the collection and before the check, as under a sanitizer
+      # (Sanitizer.scrub): the frames a test returned from (a collection
+      # deep in the extension) leave copies of pointers there, which the
+      # collection would take for live objects and Valgrind's scan for
+      # references, and a block the test lost would be lost only at a
+      # later test's check.
+      def check(*fields)
+        began = Core.monotonic
+        Core.with_collector do
+          Sanitizer.scrub(Sanitizer::SCRUB_DEPTH)
+          GC.start
+          Sanitizer.scrub(Sanitizer::SCRUB_DEPTH)
+          marker(*fields)
+          @client[:check].call
+        end
+        grown(began)
+      end
+
+      # Returns: what the check just made found lost beyond the one before,
+      # [bytes, blocks] definitely or indirectly lost, and possibly lost
+      # when those count; nil when nothing more was. Notes what it cost.
+      def grown(began)
+        lost = (@possible ? 0..3 : 0..1).map { |which| @client[:lost].call(which) }
+        before = @lost || lost.map { 0 }
+        @lost = lost
+        @cost = Core.monotonic - began
+        @since = 0.0
+        growth = lost.zip(before).map { |now, was| now - was }
+        growth.any?(&:positive?) ? growth : nil
+      end
+
+      # What was lost before the first test (while the suite loaded), or
+      # what a forked child inherited, is checked for before any test runs.
+      def ready
+        if @pid != Core.pid # forked, and Process._fork did not say (Ruby < 3.1)
+          forked
+        elsif !@ready
+          @ready = true
+          check(Protocol::MARKER_PREFIX + Protocol::MARKER_SETUP) unless @owners
+        end
+      end
+
+      # In every run that has a client (the library under Valgrind, the
+      # runtime under LeakSanitizer), not only per test: forks are rare,
+      # and without this check the child's leaks cannot be told from its
+      # parent's.
+      def forked
+        @pid = Core.pid
+        @ready = true
+        @tests = []
+        return if (@client_path.nil? && !on? && !Runtime.mapped?) || !client
+
+        if Runtime.mapped?
+          # Under a sanitizer, no check (it cost 0.05 s a child): gemleak
+          # run writes one in from the parent's report (what both lost).
+          marker(Protocol::MARKER_PREFIX + Protocol::MARKER_FORKED)
+          marker(Protocol::MARKER_PREFIX + Protocol::MARKER_PARENT, Process.ppid.to_s)
+        else
+          # What garbage the parent held but had not collected owns is lost
+          # now, not at the child's exit, where it would seem the child's.
+          Core.collect
+          marker(Protocol::MARKER_PREFIX + Protocol::MARKER_FORKED)
+          @client[:full_check].call
+        end
+        @lost = nil
+        grown(Core.monotonic) if on? && !@owners
+        # A child forked during a test runs on in it.
+        test_marker(Protocol::MARKER_PREFIX + Protocol::MARKER_START, *@open) if on? && @open
+        # A child forked by a test run again: what it loses, the runs again
+        # lose, not the suite.
+        marker(Protocol::MARKER_PREFIX + Protocol::MARKER_AGAIN, Protocol::MARKER_FORKED) if @again
+      rescue StandardError => e
+        on? ? failed(e) : Core.debug(e)
+      end
+
+      # Returns: FILE absolute (File.expand_path), the same string for
+      # each test of an absolute FILE, expanded once (a microsecond of the
+      # hooks' some 11 a test); a relative one is expanded each time, from
+      # the directory the test runs in.
+      def expanded(file)
+        file = file.to_s
+        return Core::EXPAND.call(file) unless file.start_with?("/")
+
+        (@expanded ||= {})[file] ||= Core::EXPAND.call(file).freeze
+      end
+
+      # A test begins: NAME, and where it is ("/abs/file.rb", line).
+      def started(name, file, line)
+        Growth.started(name, file, line) if Growth.on?
+        return unless on? && client
+
+        ready
+        file = expanded(file)
+        if @grain == "file"
+          return if @open && @open[1] == escape(file)
+
+          finish
+          @open = ["", escape(file)]
+        else
+          @open = [escape(name), escape(line ? "#{file}:#{line}" : file)]
+        end
+        @began = Core.monotonic
+        Owners.test(*@open) if @owners
+        test_marker(Protocol::MARKER_PREFIX + Protocol::MARKER_START, *@open) unless @owners_only
+      rescue StandardError => e
+        failed(e)
+      end
+
+      # A test ended (@again: how to run it again, nil if it cannot be);
+      # per file, its file ends when the next file's test begins, or at
+      # exit. NAME (nullable) is its name as it is now: an RSpec example
+      # without a description gets one as it runs.
+      def finished(name = nil, again = nil)
+        Growth.finished(name, again) if Growth.on?
+        return unless on? && @open && @grain != "file"
+
+        @open[0] = escape(name) if name
+        unless keeps_tests?
+          finish
+          return
+        end
+        seconds = Core.monotonic - @began
+        @tests << Test.new(*@open, again, seconds)
+        @since += seconds
+        @open = nil
+        # A test that cannot run again is checked for alone.
+        close if again.nil? || @since >= CHECK_EVERY * @cost
+      rescue StandardError => e
+        failed(e)
+      end
+
+      # The check after the tests ended since the last one, and the search
+      # for the one that lost (per_test_again.rb, loaded as the helper
+      # starts where they are checked: under a sanitizer's engine they
+      # never are, the owners say which test allocated a block).
+      def close
+        tests = @tests
+        return if tests.empty?
+
+        @tests = []
+        GemLeakHelper.later("per_test_again")
+        check_tests(tests)
+      end
+
+      # The tests since the last check, and a test cut short (finish).
+      def close_tests
+        close
+        return unless @open
+
+        fields = @open
+        @open = nil
+        if @owners
+          test_marker(Protocol::MARKER_PREFIX + Protocol::MARKER_END, *fields) unless @owners_only
+        else
+          check(Protocol::MARKER_PREFIX + Protocol::MARKER_END, *fields)
+        end
+      end
+
+      # Under a sanitizer's engine, a process that ends with exit! runs no
+      # atexit handler: neither the runtime's leak check nor the client
+      # library's lines. They are made here, the check with Ruby's pages as
+      # roots (Ruby has not freed its memory), its report the process's last.
+      def exit_bang
+        if again_here?
+          @ended = true # minitest and RSpec take Ended for the test's error
+          raise Ended, "exit! while run again"
+        end
+        return unless Runtime.mapped? && !@exited
+
+        @exited = true
+        begin
+          finish if on?
+          Owners.none if @owners
+          Core.collect
+          Owners.write if @owners
+        rescue StandardError => e
+          Core.debug(e)
+        end
+        last_check
+      end
+
+      # exec replaces the process's image: no exit, and the new image's
+      # report (or Valgrind's XML) would take the same name and write over
+      # this one's. What this image lost is checked first, said
+      # ("gemleak:exec"), and its file renamed NAME.PID.N or PID.N.xml,
+      # which the new image's name leaves alone.
+      def before_exec
+        return if Core::RUN_DIR.nil? || @exec_checked == Core.pid
+
+        @exec_checked = Core.pid
+        check = if Runtime.mapped?
+                  client&.fetch(:exec_check, nil)
+                else
+                  exec_check_under_valgrind
+                end
+        return if check.nil?
+
+        begin
+          finish if on?
+          Core.collect
+        rescue StandardError => e
+          Core.debug(e)
+        end
+        check.call
+        set_image_aside
+      rescue StandardError => e
+        Core.say("process #{Core.digits(Core.pid)} execs and could not check for leaks first " \
+                 "(#{e.class}: #{e.message}): what it lost before may be left out")
+      end
+
+      def exec_check_under_valgrind
+        valgrind = client
+        return nil if valgrind.nil? || valgrind[:full_check].nil?
+
+        lambda {
+          valgrind[:marker].call(Protocol::MARKER_PREFIX + Protocol::MARKER_LIVE)
+          valgrind[:full_check].call
+          valgrind[:marker].call(Protocol::MARKER_PREFIX + Protocol::MARKER_EXEC)
+        }
+      end
+
+      # Renames this image's report, PID.xml or NAME.PID, to the first free
+      # PID.N.xml or NAME.PID.N.
+      def set_image_aside
+        pid = Core.digits(Core.pid)
+        Dir.children(Core::RUN_DIR).each do |name|
+          next unless name == "#{pid}.xml" || name.end_with?(".#{pid}")
+          next if name.start_with?(Protocol::LOADED_PREFIX, Protocol::RUBY_PREFIX)
+
+          n = 1
+          n += 1 while File.exist?(File.join(Core::RUN_DIR, image_name(name, pid, n)))
+          File.rename(File.join(Core::RUN_DIR, name), File.join(Core::RUN_DIR, image_name(name, pid, n)))
+        end
+      end
+
+      def image_name(name, pid, n)
+        name == "#{pid}.xml" ? "#{pid}.#{n}.xml" : "#{name}.#{n}"
+      end
+
+      # The check exit! would skip. A process that cannot make it takes back
+      # its word that the engine was in it (engine-PID.txt): without a
+      # report, it is then not counted as checked.
+      def last_check
+        check = client&.fetch(:last_check, nil)
+        raise "the runtime's interface could not be loaded" if check.nil?
+
+        check.call
+      rescue StandardError => e
+        Core.say("process #{Core.digits(Core.pid)} ends with exit! and could not check for leaks " \
+                 "first (#{e.class}: #{e.message}): it is not counted as checked")
+        begin
+          File.unlink(Core.run_file(Protocol::ENGINE_PREFIX)) unless Core::RUN_DIR.nil?
+        rescue SystemCallError
+          nil
+        end
+      end
+    end
+  end
+
+  module Sanitizer
+    # Ruby 3.3 and 3.4's heap pages: 64 KiB, aligned to their size.
+    PAGE = 1 << 16
+    # How deep scrub goes: some 100 KiB of C stack.
+    SCRUB_DEPTH = 100
+
+    class << self
+      def check(closed: true)
+        disabled = GC.disable
+        filled = fill_free_slots
+        register_pages
+        exact_write
+        scrub(SCRUB_DEPTH)
+        @functions[:check].call
+        @functions[:marker].call(CHECKED) if closed
+      ensure
+        filled&.clear
+        GC.enable unless disabled
+      end
+
+      # Before the check lists the lost blocks, what the allocation front
+      # writes beside it (src/agent/alloc.c): how its stacks were made,
+      # the blocks the check cannot judge, and in the exact pass the stacks
+      # of the blocks allocated at the sites it unwinds exactly.
+      def exact_write
+        return if Runtime::FRONT.empty? || !Core.native?
+
+        Native.before_check
+      rescue StandardError => e
+        Core.debug(e)
+      end
+
+      # Ruby's object pages, registered as roots, hold free slots too, and
+      # a free slot keeps what its dead object held: the address of a buffer
+      # Ruby freed, which LeakSanitizer's allocator hands out again at once.
+      # A block the extension then lost at that address looked reachable
+      # (fork { leak; exit! } passed after a GC). Before a check, every free
+      # slot of every heap is taken by a string as long as the slot, all
+      # zeros. Returns them, to keep until the check is done.
+      def fill_free_slots
+        return [] unless defined?(GC::INTERNAL_CONSTANTS) && GC.respond_to?(:stat_heap)
+
+        heaps = GC::INTERNAL_CONSTANTS[:HEAP_COUNT].to_i
+        filled = []
+        heaps.times do |i|
+          stat = GC.stat_heap(i)
+          live = stat[:total_allocated_objects].to_i - stat[:total_freed_objects].to_i
+          free = stat[:heap_eden_slots].to_i - live
+          # An embedded string: a 24-byte header, its bytes and a NUL.
+          length = stat[:slot_size].to_i - 25
+          next if free <= 0 || length <= 0
+
+          free.times { filled << ("\0" * length) }
+        end
+        filled
+      rescue StandardError => e
+        Core.debug(e)
+        filled || []
+      end
+
+      # The C stack below where Ruby runs, written over before a check:
+      # LeakSanitizer scans each thread's stack from where it is, and a
+      # pointer left there (a leaked block's, in a frame that has returned)
+      # would keep the block found, not lost. Each level calls back through
+      # Array#each into Ruby: a few hundred bytes of C frames each.
+      def scrub(depth)
+        return if depth.zero?
+
+        [depth].each { |n| scrub(n - 1) }
+      end
+
+      # Ruby's object pages, as roots; looked for only when Ruby allocated
+      # pages since the last look.
+      def register_pages
+        allocated = GC.stat(:total_allocated_pages)
+        return if allocated == @allocated_pages
+
+        @allocated_pages = allocated
+        address = @functions[:address]
+        fresh = false
+        ObjectSpace.each_object(BasicObject) do |object|
+          page = address.call(object) & ~(PAGE - 1)
+          next if @pages[page]
+
+          @pages[page] = true
+          fresh = true
+        end
+        register_ranges if fresh
+      end
+
+      # The pages as root regions, each run of adjacent pages one region:
+      # LeakSanitizer reads the process's memory map again for each root
+      # region at each check (lsan_common.cpp, ProcessRootRegions), which
+      # a page a region made hundreds of reads, most of a check's time.
+      # A runtime that cannot drop a region gets a region a page.
+      def register_ranges
+        wanted = []
+        @pages.keys.sort.each do |page|
+          if !wanted.empty? && wanted.last[0] + wanted.last[1] == page
+            wanted.last[1] += PAGE
+          else
+            wanted << [page, PAGE]
+          end
+        end
+        wanted = @pages.keys.sort.map { |page| [page, PAGE] } unless @functions[:unroot]
+        (@ranges - wanted).each { |first, size| @functions[:unroot]&.call(first, size) }
+        (wanted - @ranges).each { |first, size| @functions[:root].call(first, size) }
+        @ranges = wanted
+      end
+    end
+  end
+end
