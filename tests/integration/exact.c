@@ -268,8 +268,11 @@ START_TEST(test_leaky_shapes_as_an_exact_run)
 END_TEST
 
 /* What an extension allocates as it loads (ext/leaky's Init_leaky keeps a
- * block it never frees) has its whole stack from the fast pass, the
- * require running: judged Init code there, as --exact-stacks judges it,
+ * block it never frees, and one strdup(3) allocated for it) has its whole
+ * stack from the fast pass, the require running (the C library's
+ * allocations too, but those it makes for Ruby's own calls, its
+ * realpath(3) at each require): judged Init code there, as
+ * --exact-stacks judges it,
  * and the clean suite runs once, in this process and in a Ruby it starts
  * (issue 36: every process that loaded the extension ran again for it).
  * A Ractor's require goes through the helper's hook too, and works (it
