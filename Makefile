@@ -155,7 +155,7 @@ $(B)/gen/helper_sum.h: $(HELPER_FILES)
 # $(B)/helper/gemleak_helper.rb, src/agent/helper_loader.rb, which loads the
 # body compiled once per Ruby of the run.
 HELPER_PARTS := $(addprefix $(AGENT)/helper/,protocol.rb core.rb extensions.rb instrumented.rb durations.rb \
-                sanitizer.rb owners.rb per_test.rb \
+                owners.rb per_test.rb \
                 growth.rb exit_exec.rb launch.rb start.rb)
 # The parts a Ruby of the run may not need, each a file of its own beside
 # the body, $(B)/helper/gemleak_helper_PART.rb, which the helper loads the

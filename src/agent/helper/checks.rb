@@ -2,9 +2,9 @@
 
 # The checks a process makes while it runs, and the tests it makes them
 # after: --per-test's markers and checks (per_test.rb says what they are),
-# the check of a forked child, the checks before exit! and exec
-# (exit_exec.rb), and how a check is made under a sanitizer's runtime
-# (sanitizer.rb). Loaded the first time a process needs them
+# the check of a forked child (and its list of extensions), the checks
+# before exit! and exec (exit_exec.rb), and how a check is made under a
+# sanitizer's runtime (Sanitizer, below). Loaded the first time a process needs them
 # (GemLeakHelper.later): once a test framework is hooked, at a fork, at
 # exit! or exec, at exit where a test is open, and as the helper starts
 # where checks follow the tests (per test under Valgrind) or tests run
@@ -12,12 +12,34 @@
 # suite's child Ruby under a sanitizer's engine, the most common process
 # of a suite that spawns Ruby) never loads it.
 module GemLeakHelper
+  class << self
+    # A forked child writes its own file, from the start.
+    def forked
+      @pid = Core.pid
+      @recorded = {}
+      @features_seen = 0
+      @failed = false
+      start_list
+      # What the parent loaded, the child has: a child killed before it
+      # requires anything (what the parent loaded already)
+      # still counts as one that loaded the extension, whose check must run.
+      record_new_extensions
+    end
+
+    # Returns: the project's extensions this process loaded, as recorded
+    # in loaded-PID.txt (real paths).
+    def project_extensions_loaded
+      @recorded.keys
+    end
+  end
+
   module PerTest
     # At most this much of a name: the location tells apart two tests whose
     # names begin alike, and the markers stay lines, not pages.
     FIELD_BYTES = 1000
-    # "%XX" for each byte that would be ambiguous in a marker; made here,
-    # with Kernel's format, before a suite's own `format` may hide it.
+    # "%XX" for each byte that would be ambiguous in a marker; made with
+    # Kernel.format, Kernel's own, which a suite's top-level `format` (a
+    # method of Object) does not hide.
     ESCAPED = /[%\x00-\x20\x7f]/n.freeze
     ESCAPES = ([0x25, 0x7f] + (0x00..0x20).to_a).to_h { |byte| [byte.chr.b, Kernel.format("%%%02X", byte)] }.freeze
     # Per test, a check when the tests since the last one ran this many
@@ -35,6 +57,48 @@ module GemLeakHelper
     Test = Struct.new(:name, :location, :again, :seconds)
 
     class << self
+      # The library's functions, loaded on first use; nil (with a word on
+      # stderr) when they cannot be, and natively, outside Valgrind. Under
+      # LeakSanitizer, the runtime's (Sanitizer).
+      def client
+        return @client if defined?(@client)
+
+        @client = nil
+        begin
+          raise Core.native_error unless Core.native?
+          return @client = Sanitizer.client if Runtime.mapped?
+          return @client if Native.running_on_valgrind.zero?
+
+          @client = {
+            marker: ->(text) { Native.valgrind_marker(text) },
+            check: -> { Native.valgrind_check },
+            full_check: -> { Native.valgrind_full_check },
+            lost: ->(which) { Native.valgrind_lost(which) },
+          }
+        rescue LoadError, StandardError => e
+          what = on? ? "--per-test is off" : "what it inherited may be counted twice"
+          Core.say("#{what} in process #{Core.digits(Core.pid)}: #{e.message}")
+          @client = nil
+        end
+        @client
+      end
+
+      # Whether a test's hook makes the proc that runs it again: only where
+      # something does (--growth; per test under Valgrind, whose search runs
+      # the tests that lost again). Under a sanitizer's engine the owners
+      # say which test allocated a block, and nothing runs again in the
+      # process: a proc made for every test was garbage at once.
+      def runs_again?
+        Growth.on? || (on? && @grain != "file" && keeps_tests?)
+      end
+
+      # Whether an ended test is kept, to be checked with the tests after
+      # it and run again if they lost: per test under Valgrind. Per file,
+      # after each test (each), or with owners, finished does not keep it.
+      def keeps_tests?
+        @grain != "each" && !@owners
+      end
+
       # Returns: whether the exact pass skips the test NAME at FILE:LINE:
       # the tests it runs are those that allocated what the fast pass
       # found lost (GEMLEAK_EXACT_TESTS).
@@ -340,13 +404,99 @@ module GemLeakHelper
     end
   end
 
+  # The runtime preloaded into Ruby (a sanitizer's engine) as the client of
+  # the check a process makes when it ends with exit! or execs (the
+  # runtime's own check at exit does not run then; a forked child checks
+  # nothing at the fork: gemleak run writes that check in from its
+  # parent's report, src/read/sanitizer_inherited.c): its interface called through GemLeakHelper::Native
+  # (the client library, Core.native?). A marker is a
+  # line of the process's report file (__sanitizer_report_error_summary
+  # prints its text and a newline there, between the reports, in order); a
+  # check is __lsan_do_recoverable_leak_check, which does not exit and
+  # reports every object lost so far, followed by "gemleak:checked" (so
+  # that gemleak tells a check's report from the runtime's own at exit).
+  #
+  # LeakSanitizer does not scan memory Ruby maps itself: objects whose only
+  # reference is in a Ruby object would be reported lost while Ruby runs.
+  # Before each check, Ruby's object pages (the 64 KiB-aligned pages the
+  # live objects lie in) are registered as root regions; what is left
+  # (Ruby's shape tree, fibers' stacks, a page of hidden objects only) gemleak
+  # leaves out when the exit report does not hold it.
   module Sanitizer
+    CHECKED = (Protocol::MARKER_PREFIX + Protocol::MARKER_CHECKED + "\0").freeze
+    EXIT = (Protocol::MARKER_PREFIX + Protocol::MARKER_EXIT + "\0").freeze
+    DONE = (Protocol::MARKER_PREFIX + Protocol::MARKER_DONE + "\0").freeze
+    LIVE = (Protocol::MARKER_PREFIX + Protocol::MARKER_LIVE + "\0").freeze
+    EXEC = (Protocol::MARKER_PREFIX + Protocol::MARKER_EXEC + "\0").freeze
     # Ruby 3.3 and 3.4's heap pages: 64 KiB, aligned to their size.
     PAGE = 1 << 16
     # How deep scrub goes: some 100 KiB of C stack.
     SCRUB_DEPTH = 100
 
     class << self
+      # Returns: the client PerTest calls (as the Valgrind library's).
+      def client(functions = nil)
+        functions ||= runtime_functions
+        @functions = functions
+        @pages = {}
+        @ranges = []
+        @allocated_pages = nil
+        {
+          marker: functions[:marker],
+          check: -> { check },
+          full_check: -> { check },
+          # The check a process that ends with exit! makes: its report
+          # stands for the runtime's at exit (no "checked" after it), and
+          # says it ran to its end as the preloaded library's does.
+          last_check: lambda {
+            functions[:marker].call(LIVE)
+            check(closed: false)
+            functions[:marker].call(DONE) if Core::PROOF
+          },
+          # Before exec: what this image lost, checked, and said so.
+          exec_check: lambda {
+            functions[:marker].call(LIVE)
+            check(closed: false)
+            functions[:marker].call(EXEC)
+          },
+          exit: lambda {
+            functions[:marker].call(EXIT)
+            # Ruby frees its memory next: the allocation front keeps no
+            # address back any more (src/agent/alloc_held.c)
+            functions[:exiting]&.call
+          },
+        }
+      end
+
+      # Before the first fork of a process under a sanitizer's runtime: a
+      # child's report at its exit (or before its exit!) has the runtime
+      # symbolize Ruby's frames, which first reads all of Ruby's debug
+      # information (50 ms, inflated where it is compressed) in each child
+      # again; read once here, every child inherits it. AddressSanitizer's:
+      # LeakSanitizer's runtime names no frame (symbolize=0, gemleak names
+      # them after the run), and the call costs it nothing.
+      def before_fork
+        return if @warmed || !Runtime.mapped? || !Core.native?
+
+        @warmed = true
+        Native.sanitizer_warm
+      rescue StandardError => e
+        Core.debug(e)
+      end
+
+      def runtime_functions
+        raise Core.native_error unless Core.native?
+
+        {
+          marker: ->(text) { Native.sanitizer_line(text) },
+          check: -> { Native.sanitizer_check },
+          root: ->(address, size) { Native.sanitizer_root(address, size) },
+          unroot: ->(address, size) { Native.sanitizer_unroot(address, size) },
+          address: ->(object) { Native.address(object) },
+          exiting: -> { Native.exiting },
+        }
+      end
+
       def check(closed: true)
         disabled = GC.disable
         filled = fill_free_slots

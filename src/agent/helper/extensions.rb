@@ -211,17 +211,13 @@ module GemLeakHelper
                "#{Core::RUN_DIR} (#{error.class}: #{error.message})")
     end
 
-    # A forked child writes its own file, from the start.
-    def forked
-      @pid = Core.pid
-      @recorded = {}
-      @features_seen = 0
-      @failed = false
-      start_list
-      # What the parent loaded, the child has: a child killed before it
-      # requires anything (what the parent loaded already)
-      # still counts as one that loaded the extension, whose check must run.
-      record_new_extensions
+    # Minitest::Spec memoizes `let` values in each test instance.
+    def forget_minitest_lets
+      return unless defined?(Minitest::Runnable)
+
+      ObjectSpace.each_object(Minitest::Runnable) do |test|
+        test.instance_variable_set(:@_memoized, nil) if test.instance_variable_defined?(:@_memoized)
+      end
     end
 
     def recent_unkept?
@@ -230,21 +226,6 @@ module GemLeakHelper
 
     def forked?
       @pid != Core.pid
-    end
-
-    # Returns: the project's extensions this process loaded, as recorded
-    # in loaded-PID.txt (real paths).
-    def project_extensions_loaded
-      @recorded.keys
-    end
-
-    # Minitest::Spec memoizes `let` values in each test instance.
-    def forget_minitest_lets
-      return unless defined?(Minitest::Runnable)
-
-      ObjectSpace.each_object(Minitest::Runnable) do |test|
-        test.instance_variable_set(:@_memoized, nil) if test.instance_variable_defined?(:@_memoized)
-      end
     end
   end
 

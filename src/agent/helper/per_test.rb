@@ -115,48 +115,6 @@ module GemLeakHelper
         failed(e)
       end
 
-      # The library's functions, loaded on first use; nil (with a word on
-      # stderr) when they cannot be, and natively, outside Valgrind. Under
-      # LeakSanitizer, the runtime's (Sanitizer).
-      def client
-        return @client if defined?(@client)
-
-        @client = nil
-        begin
-          raise Core.native_error unless Core.native?
-          return @client = Sanitizer.client if Runtime.mapped?
-          return @client if Native.running_on_valgrind.zero?
-
-          @client = {
-            marker: ->(text) { Native.valgrind_marker(text) },
-            check: -> { Native.valgrind_check },
-            full_check: -> { Native.valgrind_full_check },
-            lost: ->(which) { Native.valgrind_lost(which) },
-          }
-        rescue LoadError, StandardError => e
-          what = on? ? "--per-test is off" : "what it inherited may be counted twice"
-          Core.say("#{what} in process #{Core.digits(Core.pid)}: #{e.message}")
-          @client = nil
-        end
-        @client
-      end
-
-      # Whether a test's hook makes the proc that runs it again: only where
-      # something does (--growth; per test under Valgrind, whose search runs
-      # the tests that lost again). Under a sanitizer's engine the owners
-      # say which test allocated a block, and nothing runs again in the
-      # process: a proc made for every test was garbage at once.
-      def runs_again?
-        Growth.on? || (on? && @grain != "file" && keeps_tests?)
-      end
-
-      # Whether an ended test is kept, to be checked with the tests after
-      # it and run again if they lost: per test under Valgrind. Per file,
-      # after each test (each), or with owners, finished does not keep it.
-      def keeps_tests?
-        @grain != "each" && !@owners
-      end
-
       # A test that cannot be marked puts its leaks at the wrong test: this
       # process stops marking, and says so.
       def failed(error)
@@ -189,18 +147,25 @@ module GemLeakHelper
       # the last check, a test cut short. A process that ran no test (a
       # suite's child) has nothing to close, and never loads checks.rb.
       def finish
-        return unless client
         return if @open.nil? && @tests.empty?
 
         GemLeakHelper.later("checks")
-        close_tests
+        close_tests if client
       end
 
       # Under LeakSanitizer, the last marker: the runtime's exit check
-      # follows (a report, or none when nothing was lost).
+      # follows (a report, or none when nothing was lost). Said through the
+      # client (checks.rb) where the process made one; else by the runtime
+      # straight, as the client says it, where it would have made one at
+      # exit (per test: finish).
       def exiting
         Owners.none if @owners
-        @client[:exit]&.call if @client
+        if defined?(@client)
+          @client[:exit]&.call if @client
+        elsif on? && Runtime.mapped? && Core.native?
+          Native.sanitizer_line("#{Protocol::MARKER_PREFIX}#{Protocol::MARKER_EXIT}\0")
+          Native.exiting
+        end
       rescue StandardError => e
         Core.debug(e)
       end

@@ -22,10 +22,10 @@
 #   extensions.rb          the extensions a process loads, recorded; require and fork
 #   instrumented.rb        the engine's build of the extensions, loaded in place of the project's
 #   durations.rb           how long each test file took (--jobs)
-#   sanitizer.rb           the checks a sanitizer's runtime makes while Ruby runs
 #   owners.rb              which test allocated each block, under a sanitizer
 #   per_test.rb            --per-test: markers around the tests, checks between them
-#     checks.rb              (later) the checks a process makes while it runs, and the tests they follow
+#     checks.rb              (later) the checks a process makes while it runs (a sanitizer's
+#                            runtime's too), and the tests they follow
 #     per_test_again.rb      (later) --per-test: tests run again, to find the one that lost
 #     per_test_frameworks.rb (later) minitest, test-unit and RSpec hooked, once one loads
 #   growth.rb              --growth: whether it is on

@@ -87,7 +87,10 @@ module GemLeakHelper
                 GemLeakHelper.forget_minitest_lets
                 GemLeakHelper::Core.collect
               end
-              GemLeakHelper.forked if GemLeakHelper.forked? # Ruby before 3.1 has no Process._fork
+              if GemLeakHelper.forked? # Ruby before 3.1 has no Process._fork
+                GemLeakHelper.later("checks")
+                GemLeakHelper.forked
+              end
               GemLeakHelper.record_new_extensions
               GemLeakHelper::Durations.write
             end

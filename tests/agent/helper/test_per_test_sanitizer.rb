@@ -14,6 +14,7 @@ class PerTestSanitizerTest < Minitest::Test
   # Client and owners that write what they are told, in order, to
   # DIR/lsan.report; the suite after it.
   FAKES = <<~'RUBY'
+    GemLeakHelper.later("checks") # the client, as the helper loads it with the first check
     REPORT = File.join(DIR, "lsan.report")
     def append(text) = File.open(REPORT, "a") { |f| f.write(text) }
     GemLeakHelper::PerTest.instance_variable_set(
@@ -31,8 +32,9 @@ class PerTestSanitizerTest < Minitest::Test
     GemLeakHelper::PerTest.instance_variable_set(:@owners, true)
   RUBY
 
-  def report(code, env: { "GEMLEAK_PER_TEST" => "test" })
-    run = run_suite(FAKES + code, env: env)
+  # BEFORE: what runs first, before FAKES.
+  def report(code, env: { "GEMLEAK_PER_TEST" => "test" }, before: "")
+    run = run_suite(before + FAKES + code, env: env)
     assert_ran(run)
     refute_match(/per-test/, run.err)
     [run, File.read(File.join(run.dir, "lsan.report")).lines(chomp: true)]
@@ -135,18 +137,19 @@ class PerTestSanitizerTest < Minitest::Test
   # inherited, exit! and exec make the check the process would not make,
   # as in a suite's process.
   def test_a_ruby_without_tests_loads_the_checks_when_it_forks_exits_or_execs
-    run, lines = report(<<~'RUBY', env: { "GEMLEAK_PER_TEST" => nil })
+    before = "puts \"checks: \#{GemLeakHelper::PerTest.respond_to?(:exit_bang)}\"\n"
+    run, lines = report(<<~'RUBY', env: { "GEMLEAK_PER_TEST" => nil }, before: before)
       GemLeakHelper::Runtime.singleton_class.define_method(:mapped?) { true }
       Object.prepend(GemLeakHelper::PrivateExitBang)
-      puts "checks: #{GemLeakHelper::PerTest.respond_to?(:exit_bang)}"
       pid = fork { exit!(0) }
       Process.wait(pid)
-      puts "checks: #{GemLeakHelper::PerTest.respond_to?(:exit_bang)}", $?.exitstatus
+      puts $?.exitstatus
       pid = fork { exec("true") }
       Process.wait(pid)
       puts $?.exitstatus
     RUBY
-    assert_equal ["checks: false", "checks: true", "0", "0"], run.out.lines(chomp: true).drop(1)
+    # loaded by the fakes (as a first check would), not before
+    assert_equal ["checks: false", "0", "0"], run.out.lines(chomp: true).drop(1)
     forks = lines.each_index.select { |i| lines[i] == "gemleak:forked" }
     assert_equal 2, forks.size, lines.join("\n")
     bang = lines[forks[0]...forks[1]]
@@ -154,6 +157,30 @@ class PerTestSanitizerTest < Minitest::Test
     # the second child's lines, after "forked" and "parent" (the parent's
     # own, at its exit, follow)
     assert_equal ["gemleak:live", "CHECK", "gemleak:exec"], lines[forks[1] + 2, 3], lines.join("\n")
+  end
+
+  # exit! in a rescue, the suite's error in $!, loads the checks as any
+  # exit! does (Kernel#load raises $! again once it has loaded a file:
+  # exit! would have raised the suite's error) and exits as asked.
+  def test_exit_bang_in_a_rescue_loads_the_checks_and_exits
+    run = run_suite(<<~'RUBY', env: { "GEMLEAK_PER_TEST" => nil })
+      REPORT = File.join(DIR, "lsan.report")
+      def append(text) = File.open(REPORT, "a") { |f| f.write(text) }
+      GemLeakHelper::Runtime.singleton_class.define_method(:mapped?) { true }
+      GemLeakHelper::PerTest.instance_variable_set(
+        :@client, { marker: ->(text) { append("#{text.delete("\0")}\n") }, last_check: -> { append("LAST\n") } }
+      )
+      Object.prepend(GemLeakHelper::PrivateExitBang)
+      append("checks: #{GemLeakHelper::PerTest.respond_to?(:exit_bang)}\n")
+      begin
+        raise "the suite's error"
+      rescue RuntimeError
+        exit!(3)
+      end
+    RUBY
+    assert_equal 3, run.status.exitstatus, run.err
+    assert_equal "", run.err
+    assert_equal "checks: false\nLAST\n", File.read(File.join(run.dir, "lsan.report"))
   end
 
   # A child that cannot make its check before exit! takes back the word
