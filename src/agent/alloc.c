@@ -1196,28 +1196,32 @@ static void find_loader(void)
         dl_iterate_phdr(loader_range, &base);
 }
 
+/* Notes the executable code of the object @info when it holds the address
+ * *@data (the C library's). */
 static int libc_range(struct dl_phdr_info *info, size_t size, void *data)
 {
     (void) size;
-    if ((uintptr_t) info->dlpi_addr != *(const uintptr_t *) data)
-        return 0;
+    uintptr_t pc = *(const uintptr_t *) data;
     for (int i = 0; i < info->dlpi_phnum; i++)
         if (info->dlpi_phdr[i].p_type == PT_LOAD && (info->dlpi_phdr[i].p_flags & PF_X)) {
-            libc_low = (uintptr_t) info->dlpi_addr + info->dlpi_phdr[i].p_vaddr;
-            libc_high = libc_low + info->dlpi_phdr[i].p_memsz;
+            uintptr_t low = (uintptr_t) info->dlpi_addr + info->dlpi_phdr[i].p_vaddr;
+            uintptr_t high = low + info->dlpi_phdr[i].p_memsz;
+            if (pc >= low && pc < high) {
+                libc_low = low;
+                libc_high = high;
+                return 1;
+            }
         }
-    return 1;
+    return 0;
 }
 
 /* The C library's code: the object gnu_get_libc_version is in (no
- * runtime intercepts it). */
+ * runtime intercepts it). Not dladdr(), which walks the C library's
+ * symbols for the nearest (0.6M instructions, in every process). */
 static void find_libc(void)
 {
-    Dl_info info;
-    if (dladdr((void *) (uintptr_t) gnu_get_libc_version, &info) != 0 && info.dli_fbase != NULL) {
-        uintptr_t base = (uintptr_t) info.dli_fbase;
-        dl_iterate_phdr(libc_range, &base);
-    }
+    uintptr_t pc = (uintptr_t) gnu_get_libc_version;
+    dl_iterate_phdr(libc_range, &pc);
 }
 
 /* Adds the executable code of the object @info to Ruby's own when it is

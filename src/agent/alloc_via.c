@@ -41,6 +41,7 @@ static size_t n_apis;
 static GotNames names;
 static GotSeen seen;
 static uintptr_t ruby_base;   /* Ruby's own module, whose functions these are */
+static uintptr_t ruby_low, ruby_high;  /* its code */
 
 #if ALLOC_FRAMES
 VIA_TRAMPOLINE;
@@ -69,15 +70,39 @@ void gl_via_leave(uintptr_t frame)
 
 /* ---- which functions ------------------------------------------------------------- */
 
+/* Notes the module whose code holds the address *@data, and that code. */
+static int code_of(struct dl_phdr_info *info, size_t size, void *data)
+{
+    (void) size;
+    uintptr_t pc = *(const uintptr_t *) data;
+    uintptr_t low = 0, high = 0;
+    for (int i = 0; i < info->dlpi_phnum; i++)
+        if (info->dlpi_phdr[i].p_type == PT_LOAD && (info->dlpi_phdr[i].p_flags & PF_X)) {
+            uintptr_t start = (uintptr_t) info->dlpi_addr + info->dlpi_phdr[i].p_vaddr;
+            uintptr_t end = start + info->dlpi_phdr[i].p_memsz;
+            low = low == 0 || start < low ? start : low;
+            high = end > high ? end : high;
+        }
+    if (pc < low || pc >= high)
+        return 0;
+    ruby_base = (uintptr_t) info->dlpi_addr;
+    ruby_low = low;
+    ruby_high = high;
+    return 1;
+}
+
+/* Ruby's module, by where ruby_xmalloc is: not dladdr(), which walks its
+ * symbols for the nearest, as patch_slot() did for each slot (some 0.6M
+ * instructions in every process). */
 void alloc_via_start(void)
 {
     const char *path = getenv(GL_PROTO_ALLOC_APIS_VARIABLE);
     if (path == NULL || *path == '\0' || !got_names_read(&names, path))
         return;
     void *probe = dlsym(RTLD_DEFAULT, "ruby_xmalloc");
-    Dl_info info;
-    if (probe != NULL && dladdr(probe, &info) != 0)
-        ruby_base = (uintptr_t) info.dli_fbase;
+    uintptr_t pc = (uintptr_t) probe;
+    if (probe != NULL)
+        dl_iterate_phdr(code_of, &pc);
 }
 
 /* ---- the modules' GOT entries ------------------------------------------------- */
@@ -105,8 +130,7 @@ static void patch_slot(const GotModule *module, uintptr_t slot, const char *name
         return;
     uintptr_t current = *(volatile uintptr_t *) slot;
     uintptr_t real = got_bound(module, slot, name);
-    Dl_info info;
-    if (real == 0 || dladdr((void *) real, &info) == 0 || (uintptr_t) info.dli_fbase != ruby_base)
+    if (real < ruby_low || real >= ruby_high)
         return;  /* not Ruby's: left alone */
     uintptr_t stub = trampoline(real);
     if (stub == 0 || stub == current)
@@ -127,7 +151,7 @@ static int patch_module(struct dl_phdr_info *info, size_t size, void *data)
 
 void alloc_via_patch(void)
 {
-    if (names.n == 0 || ruby_base == 0)
+    if (names.n == 0 || ruby_high == 0)
         return;
     alloc_thread.busy++;
     dl_iterate_phdr(patch_module, NULL);
