@@ -157,7 +157,7 @@ static const char run_description[] =
     "\n"
     "--engine lsan preloads LeakSanitizer's runtime (liblsan0) into every Ruby\n"
     "process instead, with RUBY_FREE_AT_EXIT set and fast stacks (on Ruby's own\n"
-    "psych, json and strscan suites 1.3x to 2.0x native, Valgrind 40x and more):\n"
+    "psych, json and strscan suites 1.2x to 2.0x native, Valgrind 40x and more):\n"
     "leaks only (no invalid reads or writes, no use after free); it needs\n"
     "Ruby 3.3 or newer. Where a leak's stack was cut short (a Ruby without frame\n"
     "pointers; the first allocation at each site is unwound exactly at once),\n"
