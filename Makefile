@@ -96,9 +96,34 @@ UNIT_OBJS := $(UNIT_SRCS:tests/%.c=$(B)/obj/tests/%.o) $(UNIT_AGENT_SRCS:src/%.c
 # one runner (its main.c).
 INTEG_SRCS := $(wildcard tests/integration/*.c)
 INTEG_OBJS := $(INTEG_SRCS:tests/%.c=$(B)/obj/tests/%.o) $(B)/obj/tests/testutil.o
-# (The helper's parts a process loads when it needs them: HELPER_LATER,
-# below; src/run/helper_dir.c writes each.)
-RESOURCES = $(B)/helper/gemleak_helper.rb $(B)/helper/gemleak_helper_body.rb \
+# The Ruby helper gemleak loads into every Ruby of a run is one file,
+# $(B)/helper/gemleak_helper_body.rb (gemleak carries it as a resource),
+# joined from these parts, one concern each, in this order
+# (src/agent/helper/protocol.rb says what each holds). A part's first line is
+# the magic comment the joined file's first line is. RUBYOPT's -r loads
+# $(B)/helper/gemleak_helper.rb, src/agent/helper_loader.rb, which loads the
+# body compiled once per Ruby of the run.
+HELPER_PARTS := $(addprefix $(AGENT)/helper/,protocol.rb core.rb extensions.rb instrumented.rb durations.rb \
+                owners.rb per_test.rb \
+                growth.rb exit_exec.rb launch.rb start.rb)
+# The parts a Ruby of the run may not need, each a file of its own beside
+# the body, $(B)/helper/gemleak_helper_PART.rb, which the helper loads the
+# first time it does (GemLeakHelper.later): the checks made while a
+# process runs and the tests they follow (a Ruby that runs no test, forks,
+# exit!s nor execs, a suite's child, makes none), the search for the test that
+# lost (per test under Valgrind), what --growth runs again, what a Ruby
+# started outside the engine does (a launcher's), and the test frameworks'
+# hooks (a Ruby that loads none, a suite's child, needs none). Every Ruby
+# loading them cost it their instructions, their objects in each of its
+# collections and their freeing at exit.
+HELPER_LATER := $(addprefix $(AGENT)/helper/,checks.rb per_test_again.rb launch_outside.rb growth_run.rb \
+                per_test_frameworks.rb)
+HELPER_MAGIC := \# frozen_string_literal: true
+# What gemleak carries: the helper (its body and the parts loaded later:
+# src/run/helper_dir.c writes each), the libraries and the man page.
+# Defined after the helper's parts: a prerequisite list is expanded as
+# make reads it.
+RESOURCES := $(B)/helper/gemleak_helper.rb $(B)/helper/gemleak_helper_body.rb \
              $(HELPER_LATER:$(AGENT)/helper/%=$(B)/helper/gemleak_helper_%) \
              $(B)/client/gemleak_client.so \
              $(B)/client/gemleak_preload.so $(B)/client/gemleak_alloc.so $(B)/client/gemleak_guard \
@@ -146,30 +171,6 @@ $(B)/gen/helper_sum.h: $(HELPER_FILES)
 	printf '#define GL_HELPER_SUM "%s"\n' "$$(cat $^ | sha256sum | cut -c1-16)" > $@.tmp
 	@grep -Eq '"[0-9a-f]{16}"' $@.tmp || { echo "$@: no SHA-256 of $^" >&2; exit 1; }
 	mv $@.tmp $@
-
-# The Ruby helper gemleak loads into every Ruby of a run is one file,
-# $(B)/helper/gemleak_helper_body.rb (gemleak carries it as a resource),
-# joined from these parts, one concern each, in this order
-# (src/agent/helper/protocol.rb says what each holds). A part's first line is
-# the magic comment the joined file's first line is. RUBYOPT's -r loads
-# $(B)/helper/gemleak_helper.rb, src/agent/helper_loader.rb, which loads the
-# body compiled once per Ruby of the run.
-HELPER_PARTS := $(addprefix $(AGENT)/helper/,protocol.rb core.rb extensions.rb instrumented.rb durations.rb \
-                owners.rb per_test.rb \
-                growth.rb exit_exec.rb launch.rb start.rb)
-# The parts a Ruby of the run may not need, each a file of its own beside
-# the body, $(B)/helper/gemleak_helper_PART.rb, which the helper loads the
-# first time it does (GemLeakHelper.later): the checks made while a
-# process runs and the tests they follow (a Ruby that runs no test, forks,
-# exit!s nor execs, a suite's child, makes none), the search for the test that
-# lost (per test under Valgrind), what --growth runs again, what a Ruby
-# started outside the engine does (a launcher's), and the test frameworks'
-# hooks (a Ruby that loads none, a suite's child, needs none). Every Ruby
-# loading them cost it their instructions, their objects in each of its
-# collections and their freeing at exit.
-HELPER_LATER := $(addprefix $(AGENT)/helper/,checks.rb per_test_again.rb launch_outside.rb growth_run.rb \
-                per_test_frameworks.rb)
-HELPER_MAGIC := \# frozen_string_literal: true
 
 # The run directory's protocol (file names, markers, variables) is spelled
 # once, in include/gemleak/base/protocol.h; each "#define GL_PROTO_NAME
