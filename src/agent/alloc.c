@@ -1180,11 +1180,7 @@ static int loader_range(struct dl_phdr_info *info, size_t size, void *data)
     (void) size;
     if ((uintptr_t) info->dlpi_addr != *(const uintptr_t *) data)
         return 0;
-    for (int i = 0; i < info->dlpi_phnum; i++)
-        if (info->dlpi_phdr[i].p_type == PT_LOAD && (info->dlpi_phdr[i].p_flags & PF_X)) {
-            loader_low = (uintptr_t) info->dlpi_addr + info->dlpi_phdr[i].p_vaddr;
-            loader_high = loader_low + info->dlpi_phdr[i].p_memsz;
-        }
+    alloc_module_code(info, &loader_low, &loader_high);
     return 1;
 }
 
@@ -1202,17 +1198,12 @@ static int libc_range(struct dl_phdr_info *info, size_t size, void *data)
 {
     (void) size;
     uintptr_t pc = *(const uintptr_t *) data;
-    for (int i = 0; i < info->dlpi_phnum; i++)
-        if (info->dlpi_phdr[i].p_type == PT_LOAD && (info->dlpi_phdr[i].p_flags & PF_X)) {
-            uintptr_t low = (uintptr_t) info->dlpi_addr + info->dlpi_phdr[i].p_vaddr;
-            uintptr_t high = low + info->dlpi_phdr[i].p_memsz;
-            if (pc >= low && pc < high) {
-                libc_low = low;
-                libc_high = high;
-                return 1;
-            }
-        }
-    return 0;
+    uintptr_t low, high;
+    if (!alloc_module_code(info, &low, &high) || pc < low || pc >= high)
+        return 0;
+    libc_low = low;
+    libc_high = high;
+    return 1;
 }
 
 /* The C library's code: the object gnu_get_libc_version is in (no
@@ -1236,15 +1227,8 @@ static int ruby_range(struct dl_phdr_info *info, size_t size, void *data)
     *first = 0;
     if (!program && strncmp(base, "libruby", strlen("libruby")) != 0)
         return 0;
-    uintptr_t low = 0, high = 0;
-    for (int i = 0; i < info->dlpi_phnum; i++)
-        if (info->dlpi_phdr[i].p_type == PT_LOAD && (info->dlpi_phdr[i].p_flags & PF_X)) {
-            uintptr_t start = (uintptr_t) info->dlpi_addr + info->dlpi_phdr[i].p_vaddr;
-            uintptr_t end = start + info->dlpi_phdr[i].p_memsz;
-            low = low == 0 || start < low ? start : low;
-            high = end > high ? end : high;
-        }
-    if (high != 0 && n_ruby_ranges < MAX_RUBY_RANGES) {
+    uintptr_t low, high;
+    if (alloc_module_code(info, &low, &high) && n_ruby_ranges < MAX_RUBY_RANGES) {
         ruby_ranges[n_ruby_ranges].low = low;
         ruby_ranges[n_ruby_ranges].high = high;
         n_ruby_ranges++;

@@ -16,6 +16,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <link.h>
+
 #include "agent_int.h"
 #include "via_int.h"
 
@@ -302,5 +304,23 @@ static inline int alloc_via_find(uintptr_t sp, uintptr_t *ret, uintptr_t *api, u
 /* The return address inside the watching call (via_int.h's
  * gemleak_via_return): what a stack shows between the function called and
  * the extension that called it. */
+
+/* Sets *@low and *@high to the bounds of the executable code of the
+ * module @info (the dynamic loader's list, dl_iterate_phdr()).
+ * Returns: 1 if the module has any. */
+static inline int alloc_module_code(const struct dl_phdr_info *info, uintptr_t *low,
+                                    uintptr_t *high)
+{
+    *low = 0;
+    *high = 0;
+    for (int i = 0; i < info->dlpi_phnum; i++)
+        if (info->dlpi_phdr[i].p_type == PT_LOAD && (info->dlpi_phdr[i].p_flags & PF_X)) {
+            uintptr_t start = (uintptr_t) info->dlpi_addr + info->dlpi_phdr[i].p_vaddr;
+            uintptr_t end = start + info->dlpi_phdr[i].p_memsz;
+            *low = *low == 0 || start < *low ? start : *low;
+            *high = end > *high ? end : *high;
+        }
+    return *high != 0;
+}
 
 #endif

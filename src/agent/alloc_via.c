@@ -75,15 +75,8 @@ static int code_of(struct dl_phdr_info *info, size_t size, void *data)
 {
     (void) size;
     uintptr_t pc = *(const uintptr_t *) data;
-    uintptr_t low = 0, high = 0;
-    for (int i = 0; i < info->dlpi_phnum; i++)
-        if (info->dlpi_phdr[i].p_type == PT_LOAD && (info->dlpi_phdr[i].p_flags & PF_X)) {
-            uintptr_t start = (uintptr_t) info->dlpi_addr + info->dlpi_phdr[i].p_vaddr;
-            uintptr_t end = start + info->dlpi_phdr[i].p_memsz;
-            low = low == 0 || start < low ? start : low;
-            high = end > high ? end : high;
-        }
-    if (pc < low || pc >= high)
+    uintptr_t low, high;
+    if (!alloc_module_code(info, &low, &high) || pc < low || pc >= high)
         return 0;
     ruby_base = (uintptr_t) info->dlpi_addr;
     ruby_low = low;
