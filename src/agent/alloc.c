@@ -1192,27 +1192,14 @@ static void find_loader(void)
         dl_iterate_phdr(loader_range, &base);
 }
 
-/* Notes the executable code of the object @info when it holds the address
- * *@data (the C library's). */
-static int libc_range(struct dl_phdr_info *info, size_t size, void *data)
-{
-    (void) size;
-    uintptr_t pc = *(const uintptr_t *) data;
-    uintptr_t low, high;
-    if (!alloc_module_code(info, &low, &high) || pc < low || pc >= high)
-        return 0;
-    libc_low = low;
-    libc_high = high;
-    return 1;
-}
-
-/* The C library's code: the object gnu_get_libc_version is in (no
- * runtime intercepts it). Not dladdr(), which walks the C library's
- * symbols for the nearest (0.6M instructions, in every process). */
+/* The C library's code: the module gnu_get_libc_version is in (no
+ * runtime intercepts it). */
 static void find_libc(void)
 {
-    uintptr_t pc = (uintptr_t) gnu_get_libc_version;
-    dl_iterate_phdr(libc_range, &pc);
+    AllocModule libc = { .pc = (uintptr_t) gnu_get_libc_version };
+    alloc_module_find(&libc);
+    libc_low = libc.low;
+    libc_high = libc.high;
 }
 
 /* Adds the executable code of the object @info to Ruby's own when it is

@@ -323,4 +323,34 @@ static inline int alloc_module_code(const struct dl_phdr_info *info, uintptr_t *
     return *high != 0;
 }
 
+/* A module of the process, found by an address in its code (@pc). */
+typedef struct {
+    uintptr_t pc;         /* in: the address */
+    uintptr_t base;       /* out: its load bias (dlpi_addr) */
+    uintptr_t low, high;  /* out: its code's bounds; 0 and 0 when none holds @pc */
+} AllocModule;
+
+static inline int alloc_module_holding(struct dl_phdr_info *info, size_t size, void *data)
+{
+    (void) size;
+    AllocModule *module = data;
+    uintptr_t low, high;
+    if (!alloc_module_code(info, &low, &high) || module->pc < low || module->pc >= high)
+        return 0;
+    module->base = (uintptr_t) info->dlpi_addr;
+    module->low = low;
+    module->high = high;
+    return 1;
+}
+
+/* Fills @module, whose pc is set, from the dynamic loader's list: by the
+ * program headers, not dladdr(), which walks a module's symbols for the
+ * nearest (some 0.6M instructions for the C library's or Ruby's). */
+static inline void alloc_module_find(AllocModule *module)
+{
+    module->base = module->low = module->high = 0;
+    if (module->pc != 0)
+        dl_iterate_phdr(alloc_module_holding, module);
+}
+
 #endif

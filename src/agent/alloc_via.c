@@ -70,32 +70,18 @@ void gl_via_leave(uintptr_t frame)
 
 /* ---- which functions ------------------------------------------------------------- */
 
-/* Notes the module whose code holds the address *@data, and that code. */
-static int code_of(struct dl_phdr_info *info, size_t size, void *data)
-{
-    (void) size;
-    uintptr_t pc = *(const uintptr_t *) data;
-    uintptr_t low, high;
-    if (!alloc_module_code(info, &low, &high) || pc < low || pc >= high)
-        return 0;
-    ruby_base = (uintptr_t) info->dlpi_addr;
-    ruby_low = low;
-    ruby_high = high;
-    return 1;
-}
-
-/* Ruby's module, by where ruby_xmalloc is: not dladdr(), which walks its
- * symbols for the nearest, as patch_slot() did for each slot (some 0.6M
- * instructions in every process). */
+/* Ruby's module, by where ruby_xmalloc is (alloc_module_find(): not
+ * dladdr(), as patch_slot() had called for each slot). */
 void alloc_via_start(void)
 {
     const char *path = getenv(GL_PROTO_ALLOC_APIS_VARIABLE);
     if (path == NULL || *path == '\0' || !got_names_read(&names, path))
         return;
-    void *probe = dlsym(RTLD_DEFAULT, "ruby_xmalloc");
-    uintptr_t pc = (uintptr_t) probe;
-    if (probe != NULL)
-        dl_iterate_phdr(code_of, &pc);
+    AllocModule ruby = { .pc = (uintptr_t) dlsym(RTLD_DEFAULT, "ruby_xmalloc") };
+    alloc_module_find(&ruby);
+    ruby_base = ruby.base;
+    ruby_low = ruby.low;
+    ruby_high = ruby.high;
 }
 
 /* ---- the modules' GOT entries ------------------------------------------------- */

@@ -20,10 +20,13 @@ when :unchecked
   return
 end
 
-# The checks (checks.rb) load now where they follow the tests: what the
-# helper loads, it loads before the first; elsewhere when first needed.
-GemLeakHelper.later("checks") if GemLeakHelper::PerTest.checks_after_tests? || GemLeakHelper::Growth.on?
-GemLeakHelper.later("per_test_again") if GemLeakHelper::PerTest.checks_after_tests?
+# The checks (checks.rb) load now where they follow the tests (per test
+# under Valgrind, --growth): what the helper loads, it loads before the
+# first; elsewhere when first needed.
+if GemLeakHelper::PerTest.checks_after_tests?
+  GemLeakHelper.later("checks")
+  GemLeakHelper.later("per_test_again")
+end
 GemLeakHelper.later("growth_run") if GemLeakHelper::Growth.on?
 GemLeakHelper.start_list
 GemLeakHelper.record_new_extensions
