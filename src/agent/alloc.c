@@ -219,6 +219,17 @@ static void find_next(void)
     for (int f = 0; f < F_COUNT; f++)
         if (f != F_MALLOC)
             next_fn[f] = (uintptr_t) dlsym(RTLD_NEXT, next_names[f]);
+    /* The client library, preloaded after this one, has a realloc of its
+     * own for where this library is not (owners.c): here its hooks are
+     * called from this realloc (gemleak_alloc_on_realloc), and the
+     * runtime's realloc is called straight. */
+    void *(*client_next)(void *) =
+        (void *(*)(void *)) (uintptr_t) dlsym(RTLD_DEFAULT, "gemleak_client_next_realloc");
+    if (client_next != NULL && next_fn[F_REALLOC] != 0) {
+        uintptr_t after = (uintptr_t) client_next((void *) next_fn[F_REALLOC]);
+        if (after != 0)
+            next_fn[F_REALLOC] = after;
+    }
     next_fn[F_MALLOC] = (uintptr_t) dlsym(RTLD_NEXT, "malloc");
     finding = 0;
 }
