@@ -130,11 +130,19 @@ module GemLeakHelper
         return unless on? || Durations.on? || Growth.on?
         return unless defined?(::Minitest) || defined?(::Test::Unit::TestCase) || defined?(::RSpec::Core::Example)
 
-        GemLeakHelper.later("checks")
+        GemLeakHelper.later("checks") if checks_with_tests?
         GemLeakHelper.later("per_test_frameworks")
         hook_frameworks
       rescue StandardError => e
         Core.debug(e)
+      end
+
+      # Whether the tests' hooks check or mark anything while the tests run,
+      # or hand them to a client (checks.rb): per test under Valgrind,
+      # --per-test's markers under a sanitizer, --growth. Not the owners
+      # alone (the fast pass's), nor the tests only timed (--jobs).
+      def checks_with_tests?
+        (on? && !@owners_only) || Growth.on?
       end
 
       # Whether a process checks after its tests, or runs them again: what
@@ -149,8 +157,8 @@ module GemLeakHelper
       def finish
         return if @open.nil? && @tests.empty?
 
-        GemLeakHelper.later("checks")
-        close_tests if client
+        GemLeakHelper.later("checks") if checks_with_tests?
+        close_tests if @owners_only || client
       end
 
       # Under LeakSanitizer, the last marker: the runtime's exit check

@@ -1,12 +1,176 @@
 # frozen_string_literal: true
 
 # minitest, test-unit and RSpec, hooked: each test marked (per_test.rb),
-# timed (durations.rb), skipped when the exact pass does not run it, and
-# kept so that it can run again (per_test_again.rb). Loaded when the first
-# of them is (PerTest.install): a Ruby that runs no tests (a suite's
-# child Ruby) never loads it.
+# its owner named (owners.rb), timed (durations.rb), skipped when the exact
+# pass does not run it, and kept so that it can run again
+# (per_test_again.rb); what the hooks do as a test starts and ends. Loaded
+# when the first of them is (PerTest.install): a Ruby that runs no tests
+# (a suite's child Ruby) never loads it. The checks a test is followed by
+# are checks.rb's, loaded with this where something is checked or marked
+# while the tests run (PerTest.checks_with_tests?): the owners alone, the
+# fast pass's, name each test to the client library and need none of it.
 module GemLeakHelper
   module PerTest
+    # At most this much of a name: the location tells apart two tests whose
+    # names begin alike, and the markers stay lines, not pages.
+    FIELD_BYTES = 1000
+    # "%XX" for each byte that would be ambiguous in a marker; made with
+    # Kernel.format, Kernel's own, which a suite's top-level `format` (a
+    # method of Object) does not hide.
+    ESCAPED = /[%\x00-\x20\x7f]/n.freeze
+    ESCAPES = ([0x25, 0x7f] + (0x00..0x20).to_a).to_h { |byte| [byte.chr.b, Kernel.format("%%%02X", byte)] }.freeze
+    # Per test, a check when the tests since the last one ran this many
+    # times as long as it cost: checks are then at most a fifth of the time.
+    CHECK_EVERY = 4.0
+
+    # A test that ended: its (escaped) name and location, how to run it
+    # again (nil: it cannot be) and how long it took.
+    Test = Struct.new(:name, :location, :again, :seconds)
+
+    class << self
+      # Whether a test's hook makes the proc that runs it again: only where
+      # something does (--growth; per test under Valgrind, whose search runs
+      # the tests that lost again). Under a sanitizer's engine the owners
+      # say which test allocated a block, and nothing runs again in the
+      # process: a proc made for every test was garbage at once.
+      def runs_again?
+        Growth.on? || (on? && @grain != "file" && keeps_tests?)
+      end
+
+      # Whether an ended test is kept, to be checked with the tests after
+      # it and run again if they lost: per test under Valgrind. Per file,
+      # after each test (each), or with owners, finished does not keep it.
+      def keeps_tests?
+        @grain != "each" && !@owners
+      end
+
+      # Returns: whether the exact pass skips the test NAME at FILE:LINE:
+      # the tests it runs are those that allocated what the fast pass
+      # found lost (GEMLEAK_EXACT_TESTS).
+      def skip?(name, file, line)
+        return false if @only.nil? || @again
+
+        file = Core::EXPAND.call(file.to_s)
+        location = escape(line ? "#{file}:#{line}" : file)
+        !@only.key?("#{escape(name)}\t#{location}".b) && !@only.key?("\t#{escape(file)}".b)
+      rescue StandardError => e
+        Core.debug(e)
+        false
+      end
+
+      # A marker of a test's (start, end), but in the owners alone.
+      def test_marker(*fields)
+        marker(*fields) unless @owners_only
+      end
+
+      # A test's name or location as a field of a marker: its bytes, with
+      # %, space and control bytes written %XX, at most FIELD_BYTES. Most
+      # need nothing done (a method's name, a path): those are returned as
+      # they are, without the three strings made for each of the others.
+      def escape(text)
+        text = text.to_s
+        return text if text.bytesize <= FIELD_BYTES && text.ascii_only? && !ESCAPED.match?(text)
+
+        text.b[0, FIELD_BYTES].gsub(ESCAPED, ESCAPES)
+      end
+
+      # What was lost before the first test (while the suite loaded), or
+      # what a forked child inherited, is checked for before any test runs.
+      def ready
+        if @pid != Core.pid # forked, and Process._fork did not say (Ruby < 3.1)
+          GemLeakHelper.later("checks")
+          forked
+        elsif !@ready
+          @ready = true
+          check(Protocol::MARKER_PREFIX + Protocol::MARKER_SETUP) unless @owners
+        end
+      end
+
+      # Returns: FILE absolute (File.expand_path), the same string for
+      # each test of an absolute FILE, expanded once (a microsecond of the
+      # hooks' some 11 a test); a relative one is expanded each time, from
+      # the directory the test runs in.
+      def expanded(file)
+        file = file.to_s
+        return Core::EXPAND.call(file) unless file.start_with?("/")
+
+        (@expanded ||= {})[file] ||= Core::EXPAND.call(file).freeze
+      end
+
+      # A test begins: NAME, and where it is ("/abs/file.rb", line).
+      def started(name, file, line)
+        Growth.started(name, file, line) if Growth.on?
+        # the owners alone need no client: Owners records (start_owners)
+        return unless on? && (@owners_only || client)
+
+        ready
+        file = expanded(file)
+        if @grain == "file"
+          return if @open && @open[1] == escape(file)
+
+          finish
+          @open = ["", escape(file)]
+        else
+          @open = [escape(name), escape(line ? "#{file}:#{line}" : file)]
+        end
+        @began = Core.monotonic
+        Owners.test(*@open) if @owners
+        test_marker(Protocol::MARKER_PREFIX + Protocol::MARKER_START, *@open) unless @owners_only
+      rescue StandardError => e
+        failed(e)
+      end
+
+      # A test ended (@again: how to run it again, nil if it cannot be);
+      # per file, its file ends when the next file's test begins, or at
+      # exit. NAME (nullable) is its name as it is now: an RSpec example
+      # without a description gets one as it runs.
+      def finished(name = nil, again = nil)
+        Growth.finished(name, again) if Growth.on?
+        return unless on? && @open && @grain != "file"
+
+        @open[0] = escape(name) if name
+        unless keeps_tests?
+          finish
+          return
+        end
+        seconds = Core.monotonic - @began
+        @tests << Test.new(*@open, again, seconds)
+        @since += seconds
+        @open = nil
+        # A test that cannot run again is checked for alone.
+        close if again.nil? || @since >= CHECK_EVERY * @cost
+      rescue StandardError => e
+        failed(e)
+      end
+
+      # The check after the tests ended since the last one, and the search
+      # for the one that lost (per_test_again.rb, loaded as the helper
+      # starts where they are checked: under a sanitizer's engine they
+      # never are, the owners say which test allocated a block).
+      def close
+        tests = @tests
+        return if tests.empty?
+
+        @tests = []
+        GemLeakHelper.later("per_test_again")
+        check_tests(tests)
+      end
+
+      # The tests since the last check, and a test cut short (finish).
+      def close_tests
+        close
+        return unless @open
+
+        fields = @open
+        @open = nil
+        if @owners
+          test_marker(Protocol::MARKER_PREFIX + Protocol::MARKER_END, *fields) unless @owners_only
+        else
+          check(Protocol::MARKER_PREFIX + Protocol::MARKER_END, *fields)
+        end
+      end
+    end
+
     class << self
       # The test frameworks loaded, hooked once each (install() says when).
       def hook_frameworks

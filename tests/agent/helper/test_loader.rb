@@ -150,10 +150,11 @@ class LoaderTest < Minitest::Test
   # loaded only where it does: --growth's repetitions where it is on (and
   # --per-test's search, which runs tests again as it does); what a Ruby
   # started outside the engine does, never in one under it; the test
-  # frameworks' hooks once a framework loads, where tests are marked or
-  # timed, and the checks they make with them (a Ruby that runs no test
-  # loads none: test_per_test_sanitizer.rb has one that forks, exit!s and
-  # execs). Each is compiled once and kept, as the body is.
+  # frameworks' hooks once a framework loads, where tests are marked,
+  # named to their owners or timed, and the checks where they are checked
+  # or marked (a Ruby that runs no test loads none:
+  # test_per_test_sanitizer.rb has one that forks, exit!s and execs). Each
+  # is compiled once and kept, as the body is.
   def test_a_part_loads_only_where_it_is_needed
     dir = helper_dir
     loader = File.join(dir, "gemleak_helper.rb")
@@ -171,13 +172,21 @@ class LoaderTest < Minitest::Test
     assert_equal "false\nfalse\nfalse\n", timed.out.lines.drop(1).join
     assert_equal ["gemleak_helper_body"], kept(dir)
 
-    # timed, with minitest: its hook, around the test
+    # timed, with minitest: its hook, around the test; nothing checked or
+    # marked, so no checks (nor where the owners alone name the tests, the
+    # fast pass's: under a sanitizer's runtime, which this test has not)
     test = "require \"minitest/autorun\"\nclass OneTest < Minitest::Test\n  def test_one\n#{code}  end\nend\n"
     framework = run_suite(test, env: { "RUBYOPT" => "-W -r#{loader}", "GEMLEAK_DURATIONS" => "1" })
     assert_ran(framework)
     assert_includes framework.out, "false\nfalse\ntrue\n"
     assert_equal(1, Dir[File.join(framework.run_dir, "durations-*")].size, "the test was timed")
-    assert_equal %w[gemleak_helper_body gemleak_helper_checks gemleak_helper_per_test_frameworks], kept(dir)
+    assert_equal %w[gemleak_helper_body gemleak_helper_per_test_frameworks], kept(dir)
+
+    # --per-test's markers (here without a sanitizer: checks after the tests)
+    per_test = run_suite(test, env: { "RUBYOPT" => "-W -r#{loader}", "GEMLEAK_PER_TEST" => "test" })
+    assert_ran(per_test)
+    assert_equal %w[gemleak_helper_body gemleak_helper_checks gemleak_helper_per_test_again
+                    gemleak_helper_per_test_frameworks], kept(dir)
 
     growth = run_suite(code, env: { "RUBYOPT" => "-W -r#{loader}", "GEMLEAK_GROWTH" => "3" })
     assert_ran(growth)
