@@ -114,6 +114,8 @@ void _ZdlPvSt11align_val_tRKSt9nothrow_t(void *block, size_t alignment, const vo
 void _ZdaPvSt11align_val_tRKSt9nothrow_t(void *block, size_t alignment, const void *tag);
 /* Before each check: what the report needs of this library. */
 void gemleak_alloc_before_check(void);
+/* Right before a leak check (@on 1) and right after it (0). */
+void gemleak_alloc_checking(int on);
 /* The client library's realloc of a block, for the test that owns it
  * (src/agent/owners.c) and for --growth's count (growth.c): the runtime's
  * realloc calls no hook. */
@@ -1152,6 +1154,12 @@ void gemleak_alloc_requiring(int on)
 /* ---- before a check ------------------------------------------------------------- */
 
 static AgentReportLine report_line;
+
+void gemleak_alloc_checking(int on)
+{
+    if (alloc_mode != MODE_OFF)
+        alloc_stack_checking(on);
+}
 
 void gemleak_alloc_before_check(void)
 {

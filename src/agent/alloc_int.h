@@ -247,6 +247,12 @@ int alloc_sites_claim(uintptr_t caller, uintptr_t via_ret) AGENT_HIDDEN;
  * thread created gets a scratch stack. */
 void alloc_stack_start(void) AGENT_HIDDEN;
 void alloc_thread_learn(Thread *thread) AGENT_HIDDEN;
+/* As a leak check begins (@on 1) and ends (0): the main thread's scratch
+ * stack is inaccessible while the runtime scans. Found off its stack (in a
+ * Fiber, at exit! there), the main thread has the whole of its bounds
+ * scanned, past the inaccessible pages at their bottom only: the scratch
+ * stack there, then the unmapped gap above it, faulted the scan. */
+void alloc_stack_checking(int on) AGENT_HIDDEN;
 
 /* Returns: 1 if @sp is on this thread's own stack (as the runtime knows
  * it), 0 on another (a Fiber's, a coroutine's); 1 when not known. */

@@ -65,6 +65,9 @@ void *mremap(void *address, size_t length, size_t new_length, int flags, ...);
 
 __thread Thread alloc_thread __attribute__((tls_model("initial-exec")));
 
+/* The main thread's scratch stack, mapped at the bottom of its bounds
+ * (learn_main()), MAIN_SCRATCH bytes; 0: none. */
+static uintptr_t main_scratch;
 /* Where this thread's stack was carved, to give back as it ends. */
 static __thread uintptr_t carved_guard __attribute__((tls_model("initial-exec")));
 /* The mappings that held coroutines' frames (alloc_copy_chain()), each as
@@ -301,7 +304,14 @@ static void learn_main(Thread *thread)
         munmap(got, MAIN_SCRATCH);  /* a kernel that took the address as a hint */
         return;
     }
+    main_scratch = want;
     thread->scratch = (want + MAIN_SCRATCH - 64) & ~(uintptr_t) 15;
+}
+
+void alloc_stack_checking(int on)
+{
+    if (main_scratch != 0)
+        mprotect((void *) main_scratch, MAIN_SCRATCH, on ? PROT_NONE : PROT_READ | PROT_WRITE);
 }
 
 /* Another thread, as pthread_getattr_np says (as the runtime asks), which
@@ -331,8 +341,8 @@ void alloc_thread_learn(Thread *thread)
     thread->busy--;
 }
 
-/* Gives the page that kept a thread's stack off its scratch stack back to
- * the stack, as the thread ends (the C library keeps stacks for new
+/* Gives the page that kept the scratch stack off the memory below it back
+ * to the stack, as the thread ends (the C library keeps stacks for new
  * threads). */
 static void give_back(void *data)
 {
@@ -343,15 +353,26 @@ static void give_back(void *data)
 }
 
 /* The bottom of this thread's stack, fresh, becomes its scratch stack,
- * behind a guard page. */
+ * above a guard page at the very bottom. Not between the scratch stack and
+ * the rest: the runtime's leak check scans the whole of the stack of a
+ * thread it finds off it (inside a Fiber, a Ractor's coroutine, at the
+ * check), past the inaccessible pages at its bottom only, and a guard
+ * above the scratch stack faulted its scan ("Tracer caught signal 11": no
+ * check; lsan_common.cpp, ProcessThreads). The scratch stack is used only
+ * while the thread runs off its stack, never as deep as Ruby lets a
+ * thread's own frames go (it raises SystemStackError a fifth of the stack
+ * before its end); a thread's own frames that went into it would meet the
+ * guard THREAD_SCRATCH later. */
 static void carve(Thread *thread)
 {
     uintptr_t page = (uintptr_t) sysconf(_SC_PAGESIZE);
-    if (thread->high == 0 || thread->high - thread->low < MIN_CARVED_STACK || !carved_key_made)
+    if (thread->high == 0 || thread->high - thread->low < MIN_CARVED_STACK || !carved_key_made ||
+        (thread->low & (page - 1)) != 0)
         return;
-    uintptr_t guard = (thread->low + THREAD_SCRATCH + page - 1) & ~(page - 1);
+    uintptr_t guard = thread->low;
+    uintptr_t top = guard + page + THREAD_SCRATCH;
     uintptr_t here = (uintptr_t) __builtin_frame_address(0);
-    if (guard + page >= here - (uintptr_t) 64 * 1024)
+    if (top >= here - (uintptr_t) 64 * 1024)
         return;
     if (mprotect((void *) guard, (size_t) page, PROT_NONE) != 0)
         return;
@@ -360,7 +381,7 @@ static void carve(Thread *thread)
         return;
     }
     carved_guard = guard;
-    thread->scratch = (guard - 64) & ~(uintptr_t) 15;
+    thread->scratch = (top - 64) & ~(uintptr_t) 15;
 }
 
 typedef struct {

@@ -93,6 +93,7 @@ typedef void (*Say)(const char *);
 typedef int (*Check)(void);
 typedef void (*Root)(const void *, size_t);
 typedef void (*BeforeCheck)(void);
+typedef void (*Checking)(int);
 
 /* Returns: the bytes of the String in *@text (converted in place, as
  * StringValuePtr does, so that the caller's variable keeps the string
@@ -223,7 +224,16 @@ static VALUE native_sanitizer_check(VALUE self)
 {
     (void) self;
     Check check = (Check) (uintptr_t) runtime("__lsan_do_recoverable_leak_check");
-    return integer(check != NULL ? check() : -1);
+    if (check == NULL)
+        return integer(-1);
+    /* the allocation front keeps what the scan must not meet */
+    Checking checking = (Checking) (uintptr_t) runtime(GL_PROTO_CHECKING_FUNCTION);
+    if (checking != NULL)
+        checking(1);
+    int found = check();
+    if (checking != NULL)
+        checking(0);
+    return integer(found);
 }
 
 /* Has the runtime's symbolizer read Ruby's own object (its symbols and

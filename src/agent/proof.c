@@ -28,12 +28,14 @@ typedef int (*Check)(void);
 typedef void (*Say)(const char *);
 
 typedef void (*BeforeCheck)(void);
+typedef void (*Checking)(int);
 
 static Check check;
 static Say say;
 /* The allocation front's (gemleak_alloc.so, alloc.c), when it is loaded:
  * what the report needs of it before the check. */
 static BeforeCheck before_check;
+static Checking checking;
 
 /* Also the helper's, before exit! (which runs no handler). */
 void gemleak_preload_done(void);
@@ -44,8 +46,13 @@ void gemleak_preload_done(void)
         return;
     if (before_check != NULL)
         before_check();
-    if (check != NULL)
+    if (check != NULL) {
+        if (checking != NULL)
+            checking(1);
         check();
+        if (checking != NULL)
+            checking(0);
+    }
     say(GL_PROTO_MARKER_PREFIX GL_PROTO_MARKER_DONE);
 }
 
@@ -62,6 +69,7 @@ __attribute__((constructor)) static void proof_start(void)
     check = (Check) (uintptr_t) dlsym(RTLD_DEFAULT, "__lsan_do_recoverable_leak_check");
     say = (Say) (uintptr_t) dlsym(RTLD_DEFAULT, "__sanitizer_report_error_summary");
     before_check = (BeforeCheck) (uintptr_t) dlsym(RTLD_DEFAULT, GL_PROTO_BEFORE_CHECK_FUNCTION);
+    checking = (Checking) (uintptr_t) dlsym(RTLD_DEFAULT, GL_PROTO_CHECKING_FUNCTION);
     if (say != NULL)
         atexit(at_exit_check);
 }

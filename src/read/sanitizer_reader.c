@@ -41,6 +41,7 @@ typedef struct {
     gboolean asan_report;
     gint64 report_pid;
     gboolean seen_runtime; /* a line of either runtime, report or not */
+    gboolean tracer_fault; /* "Tracer caught signal N": the check's scan faulted */
     guint64 n_records;
     GlRecord *objects_of;  /* the record whose objects are being listed, nullable */
     gboolean too_many;     /* the report said "Too many leaks", or it omitted some */
@@ -674,8 +675,12 @@ static void runtime_line(Reader *r, gint64 pid, const char *rest)
         r->process.incomplete = TRUE;
         r->process.incomplete_reason = "LeakSanitizer has encountered a fatal error: its "
                                        "leak check did not run";
-        r->process.incomplete_hint = "it does not work under ptrace: strace, gdb, some "
-                                     "sandboxes";
+        /* the tracer that stops the threads and scans their memory says
+         * why, on a line of its own, when a signal stopped it */
+        r->process.incomplete_hint =
+            r->tracer_fault ? "its scan of the process's memory took a fault (\"Tracer caught "
+                              "signal\"): memory it was told to scan could not be read"
+                            : "it does not work under ptrace: strace, gdb, some sandboxes";
     }
 }
 
@@ -771,6 +776,10 @@ static void parse_line(Reader *r, const char *line, gboolean last_line)
             return;
         }
         close_site(r);
+    }
+    if (!r->in_report && g_str_has_prefix(line, "Tracer caught signal ")) {
+        r->tracer_fault = TRUE;
+        return;
     }
     const char *rest = NULL;
     gint64 pid = gl_sanitizer_line_pid(line, &rest);

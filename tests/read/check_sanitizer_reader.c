@@ -188,6 +188,26 @@ START_TEST(test_fatal_error_is_incomplete)
 }
 END_TEST
 
+/* The check's tracer took a fault as it scanned (a real run's report):
+ * no check ran, and the hint says so, not ptrace. */
+START_TEST(test_tracer_fault_is_incomplete)
+{
+    Facts facts;
+    g_autofree char *path = gl_test_fixture("lsan/fatal-tracer-signal-ruby34.lsan");
+    gsize length = 0;
+    g_autofree char *text = gl_test_read(path, &length);
+    g_autoptr(GPtrArray) records = read_text(text, "lsan.26752", &facts, NULL);
+    ck_assert_uint_eq(records->len, 0);
+    ck_assert(facts.incomplete);
+    ck_assert_str_eq(facts.incomplete_reason,
+                     "LeakSanitizer has encountered a fatal error: its leak check did not run");
+    ck_assert_str_eq(facts.incomplete_hint,
+                     "its scan of the process's memory took a fault (\"Tracer caught signal\"): "
+                     "memory it was told to scan could not be read");
+    ck_assert_int_eq(facts.pid, 26752);
+}
+END_TEST
+
 /* Issue 26, items 7 and 8: a report that says the check did not run, or
  * that it left leaks out, is read (never skipped as no report) and is
  * incomplete. Real runs: under strace, and with max_leaks=1. */
@@ -944,6 +964,7 @@ Suite *gl_sanitizer_reader_suite(void)
     tcase_add_test(tc, test_empty_and_garbage_are_errors);
     tcase_add_test(tc, test_log_without_report_is_no_leak);
     tcase_add_test(tc, test_fatal_error_is_incomplete);
+    tcase_add_test(tc, test_tracer_fault_is_incomplete);
     tcase_add_test(tc, test_frame_formats);
     tcase_add_test(tc, test_frame_format_with_any_byte_in_a_path);
     tcase_add_test(tc, test_truncated_report);

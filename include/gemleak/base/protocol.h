@@ -213,6 +213,10 @@
 /* The function every process's library calls before a check, and the
  * helper before the checks it makes. */
 #define GL_PROTO_BEFORE_CHECK_FUNCTION "gemleak_alloc_before_check"
+/* The function called with 1 right before each check and with 0 right
+ * after it (int on): what the allocation front must keep from the check's
+ * scan meanwhile. */
+#define GL_PROTO_CHECKING_FUNCTION "gemleak_alloc_checking"
 /* What the names of the libraries gemleak preloads begin with
  * (gemleak_preload.so, gemleak_client.so, gemleak_alloc.so): a frame of
  * theirs in an allocation's stack (their allocation functions, before the
