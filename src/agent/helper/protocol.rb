@@ -88,6 +88,7 @@ module GemLeakHelper
     VIA_FUNCTION = "gemleak_via"
     EXACT_FUNCTION = "gemleak_exact"
     BEFORE_CHECK_FUNCTION = "gemleak_alloc_before_check"
+    CHECKING_FUNCTION = "gemleak_alloc_checking"
     LIBRARY_PREFIX = "gemleak_"
     CLIENT_REQUESTS_MARK = "gemleak-client-requests="
     MARKER_HIDDEN = "hidden"
