@@ -214,11 +214,43 @@ module GemLeakHelper
   # File or stub them); the helper's own tests, which require the body
   # itself, load the source beside it. As the helper loads, or while the
   # suite runs (a fork, exit!): not stressed, whatever the suite set.
-  def self.later(name)
-    @later ||= {}
-    return if @later[name]
+  # Threads that need a part at once wait while one loads it (they went on
+  # while its names were not there yet); the thread loading it, asked
+  # again from inside the part, goes on; a trap handler, which may not
+  # wait, loads it itself.
+  @later = {}
+  @loading = {}
+  LATER_LOCK = Thread::Mutex.new
 
-    @later[name] = true
+  def self.later(name)
+    return if @later[name]
+    return later_load(name) if LATER_LOCK.owned?
+
+    begin
+      LATER_LOCK.lock
+    rescue ThreadError
+      return later_load(name)
+    end
+    begin
+      later_load(name)
+    ensure
+      LATER_LOCK.unlock
+    end
+  end
+
+  def self.later_load(name)
+    return if @later[name] || @loading[name] == Thread.current
+
+    @loading[name] = Thread.current
+    begin
+      load_part(name)
+      @later[name] = true
+    ensure
+      @loading.delete(name)
+    end
+  end
+
+  def self.load_part(name)
     file = "gemleak_helper_#{name}.rb"
     stress = Core.unstress
     begin

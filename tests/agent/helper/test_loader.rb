@@ -155,6 +155,27 @@ class LoaderTest < Minitest::Test
   # or marked (a Ruby that runs no test loads none:
   # test_per_test_sanitizer.rb has one that forks, exit!s and execs). Each
   # is compiled once and kept, as the body is.
+  # A part that threads need at once (four threads' first forks, a fork
+  # and an exit! beside it) is loaded by one while the others wait: they
+  # went on while it loaded, and its names were not there yet ("NameError:
+  # uninitialized constant GemLeakHelper::Sanitizer", an exit! that raised
+  # NoMethodError and did not exit).
+  def test_threads_that_need_a_part_at_once_wait_for_it
+    dir = helper_dir
+    loader = File.join(dir, "gemleak_helper.rb")
+    code = "$stdout.sync = true\nload_extension\n" \
+           "4.times.map { Thread.new { Process.wait(fork { exit!(0) }); $?.exitstatus } }.map(&:value)" \
+           ".then { |s| puts s.inspect }\n" \
+           "Thread.new { Process.wait(fork { exit!(0) }) }; Thread.new { exit!(7) }; sleep 5; puts :survived\n"
+    5.times do
+      forks = run_suite(code, env: { "RUBYOPT" => "-W -r#{loader}" })
+      assert_equal "", forks.err
+      assert_equal "[0, 0, 0, 0]\n", forks.out.lines.drop(1).join, forks.out
+      assert_equal 7, forks.status.exitstatus
+      FileUtils.rm_f(Dir[File.join(dir, "gemleak_helper_checks-*")])
+    end
+  end
+
   def test_a_part_loads_only_where_it_is_needed
     dir = helper_dir
     loader = File.join(dir, "gemleak_helper.rb")
