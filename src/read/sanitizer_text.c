@@ -49,6 +49,12 @@ gboolean gl_sanitizer_detect(const char *data, gsize length)
         if (gl_sanitizer_line_pid(text, &rest) != 0 &&
             (strstr(rest, "LeakSanitizer") != NULL || strstr(rest, "AddressSanitizer") != NULL))
             return TRUE;
+        /* The check's tracer going through the threads (log_threads=1,
+         * gemleak's) writes before anything else, and a clean process
+         * then writes the helper's proof alone (gemleak:done). */
+        if (g_str_has_prefix(text, GL_PROTO_MARKER_PREFIX) ||
+            (gl_sanitizer_line_pid(text, &rest) != 0 && g_str_has_prefix(rest, "Processing thread ")))
+            return TRUE;
         if (newline == NULL)
             break;
         line = newline + 1;

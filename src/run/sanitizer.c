@@ -303,7 +303,7 @@ static const char *const report_shape[] = {
  * whether it folds leaks of like stacks into one record. */
 static const char *const leak_shape[] = {
     "use_globals=1", "use_stacks=1", "use_registers=1", "use_tls=1", "use_root_regions=1",
-    "use_unaligned=0", "use_poisoned=0", "resolution=0", "log_pointers=0", "log_threads=0",
+    "use_unaligned=0", "use_poisoned=0", "resolution=0", "log_pointers=0", "log_threads=1",
 };
 
 /* AddressSanitizer's own: the errors it reports, and the lines it adds to

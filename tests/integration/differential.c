@@ -61,21 +61,38 @@ typedef struct {
 } Scenario;
 
 /* The differences the engines document: under @way, @scenario ends with
- * @status and its finding is left uncertain (or, with @finding NULL, as the
- * others). */
+ * @status, saying @line (a pattern; nullable), and its finding is left
+ * uncertain (or, with @finding NULL, as the others). */
 static const struct {
     const char *scenario;
     WayIndex way;
     int status;
     const char *why;
+    const char *line;
 } differences[] = {
     /* --exact-stacks runs without the allocation front, which keeps an
      * extension's blocks from addresses freed of late: LeakSanitizer hands
      * the block freed last out again, at the address the stale word names
      * (gemleak(1), WHAT EACH ENGINE SEES, Addresses used again). */
-    { "leak-at-freed-address", WAY_LSAN_EXACT, 0, "no allocation front keeps recent addresses" },
-    { "calloc-at-freed-address", WAY_LSAN_EXACT, 0, "no allocation front keeps recent addresses" },
-    { "realloc-at-freed-address", WAY_LSAN_EXACT, 0, "no allocation front keeps recent addresses" },
+    { "leak-at-freed-address", WAY_LSAN_EXACT, 0, "no allocation front keeps recent addresses", NULL },
+    { "calloc-at-freed-address", WAY_LSAN_EXACT, 0, "no allocation front keeps recent addresses", NULL },
+    { "realloc-at-freed-address", WAY_LSAN_EXACT, 0, "no allocation front keeps recent addresses", NULL },
+    /* The sanitizers' check counts the whole of the stack of a thread it
+     * finds off it reachable, dead frames and all: a clean verdict there
+     * is no pass (gemleak(1), WHAT EACH ENGINE SEES). Valgrind's scans
+     * from where the thread is. */
+#define OFF_STACK(scenario, way)                                                             \
+    { scenario, way, 3, "a thread off its stack at the check",                             \
+      "^gemleak: .*its leak check found a thread off its stack" }
+    OFF_STACK("thread-in-fiber-at-check", WAY_LSAN),
+    OFF_STACK("thread-in-fiber-at-check", WAY_LSAN_FP),
+    OFF_STACK("thread-in-fiber-at-check", WAY_LSAN_EXACT),
+    OFF_STACK("thread-in-fiber-at-check", WAY_ASAN),
+    OFF_STACK("exit-bang-in-fiber", WAY_LSAN),
+    OFF_STACK("exit-bang-in-fiber", WAY_LSAN_FP),
+    OFF_STACK("exit-bang-in-fiber", WAY_LSAN_EXACT),
+    OFF_STACK("exit-bang-in-fiber", WAY_ASAN),
+#undef OFF_STACK
 };
 
 static void setup_differential(void)
@@ -212,12 +229,15 @@ static char *run_way(const Scenario *scenario, WayIndex w, int *status, char **e
 }
 
 /* Returns: the status the table of differences gives @scenario under @w,
- * or -1 when it gives none. */
-static int documented(const Scenario *scenario, WayIndex w)
+ * or -1 when it gives none; the line it says into *line (nullable). */
+static int documented(const Scenario *scenario, WayIndex w, const char **line)
 {
+    *line = NULL;
     for (guint i = 0; i < G_N_ELEMENTS(differences); i++)
-        if (strcmp(differences[i].scenario, scenario->name) == 0 && differences[i].way == w)
+        if (strcmp(differences[i].scenario, scenario->name) == 0 && differences[i].way == w) {
+            *line = differences[i].line;
             return differences[i].status;
+        }
     return -1;
 }
 
@@ -237,10 +257,13 @@ static void one_verdict(const Scenario *scenario)
         int status = 0;
         g_autofree char *err = NULL;
         g_autofree char *findings = run_way(scenario, w, &status, &err);
-        int expected = documented(scenario, w);
+        const char *line = NULL;
+        int expected = documented(scenario, w, &line);
         ck_assert_msg(status == (expected >= 0 ? expected : scenario->status),
                       "%s under %s: status %d, not %d:\n%.4000s", scenario->name, ways[w].label,
                       status, expected >= 0 ? expected : scenario->status, err);
+        if (line != NULL)
+            gl_assert_line(err, line);
         if (expected >= 0)
             continue;  /* documented: its findings differ too */
         if (scenario->status != 0)
@@ -293,7 +316,8 @@ SCENARIO(test_grown_in_an_mn_thread, "grown-in-mn-thread",
 SCENARIO(test_leak_in_a_fiber, "leak-in-fiber", "Fiber.new { Fibers.leak(3333) }.resume", 1,
          "3333 bytes", NULL)
 SCENARIO(test_leak_in_a_ractor, "leak-in-ractor",
-         "Warning[:experimental] = false; Ractor.new { Fibers.leak(4444) }.take", 1, "4444 bytes",
+         "Warning[:experimental] = false; Ractor.new { Fibers.leak(4444) }.take; "
+         "sleep 0.01 until Ractor.count == 1; sleep 0.1", 1, "4444 bytes",
          NULL)
 SCENARIO(test_leak_on_the_main_stack, "leak", "Fibers.leak(5555)", 1, "5555 bytes", NULL)
 
@@ -328,12 +352,20 @@ SCENARIO(test_realloc_at_a_freed_address, "realloc-at-freed-address",
 
 /* Issue 35, 9 and 13, issue 36, 1: clean runs whose blocks are reachable
  * from a Fiber's or Ractor's stack, or that fork and exit! or exec: a pass,
- * judged once. */
+ * judged once.
+ *
+ * The Ractors' scenarios wait for their threads to end before Ruby exits:
+ * Ruby 3.4.5's M:N scheduler reads a Ractor's thread after its Ractor has
+ * left the VM, and Ruby may have freed it by then (ruby/ruby#18549, fixed
+ * after 3.4.5): "[BUG] Segmentation fault at 0x...68" in co_start, seen
+ * natively with RUBY_FREE_AT_EXIT. A thread found there at the check is
+ * off its stack, and gemleak says INCOMPLETE, rightly: without the wait, 3
+ * runs of 2,100 at a load of three. */
 SCENARIO(test_cache_in_an_enumerator, "cache-in-enumerator",
          "e = Enumerator.new { |y| Fibers.cache; y << 1 }; e.next", 0, NULL, NULL)
 SCENARIO(test_clean_ractor, "clean-ractor",
          "Warning[:experimental] = false; 4.times.map { Ractor.new { 200.times.map { 'x' * 300 "
-         "}.size } }.map(&:take)", 0, NULL, NULL)
+         "}.size } }.map(&:take); sleep 0.01 until Ractor.count == 1; sleep 0.1", 0, NULL, NULL)
 SCENARIO(test_fork_exit_bang, "fork-exit-bang", "fork { Fibers.cache; exit!(0) }; Process.wait",
          0, NULL, NULL)
 SCENARIO(test_exec, "exec", "fork { Fibers.cache; exec('true') }; Process.wait", 0, NULL, NULL)

@@ -208,6 +208,35 @@ START_TEST(test_tracer_fault_is_incomplete)
 }
 END_TEST
 
+/* The tracer's lines about the threads (log_threads=1) come first in a
+ * clean process's report, the proof alone after them: a report, read (a
+ * real run's; it was taken for none, "it left no report"). One whose
+ * check found a thread off its stack is no pass: its whole stack counted
+ * reachable, the leak of that run was not in the report. */
+START_TEST(test_the_tracers_lines_about_the_threads)
+{
+    Facts facts;
+    g_autofree char *clean_path = gl_test_fixture("lsan/threads-logged-ruby34.lsan");
+    gsize length = 0;
+    g_autofree char *clean = gl_test_read(clean_path, &length);
+    ck_assert(gl_sanitizer_detect(clean, length));
+    g_autoptr(GPtrArray) none = read_text(clean, "lsan.16275", &facts, NULL);
+    ck_assert_uint_eq(none->len, 0);
+    ck_assert(facts.complete);
+    ck_assert(!facts.incomplete);
+    ck_assert_int_eq(facts.pid, 16275);
+
+    g_autofree char *off_path = gl_test_fixture("lsan/off-stack-ruby34.lsan");
+    g_autofree char *off = gl_test_read(off_path, &length);
+    ck_assert(gl_sanitizer_detect(off, length));
+    g_autoptr(GPtrArray) records = read_text(off, "lsan.26511", &facts, NULL);
+    ck_assert_uint_gt(records->len, 0);
+    ck_assert(facts.incomplete);
+    ck_assert_ptr_nonnull(strstr(facts.incomplete_reason, "found a thread off its stack"));
+    ck_assert_int_eq(facts.pid, 26511);
+}
+END_TEST
+
 /* Issue 26, items 7 and 8: a report that says the check did not run, or
  * that it left leaks out, is read (never skipped as no report) and is
  * incomplete. Real runs: under strace, and with max_leaks=1. */
@@ -965,6 +994,7 @@ Suite *gl_sanitizer_reader_suite(void)
     tcase_add_test(tc, test_log_without_report_is_no_leak);
     tcase_add_test(tc, test_fatal_error_is_incomplete);
     tcase_add_test(tc, test_tracer_fault_is_incomplete);
+    tcase_add_test(tc, test_the_tracers_lines_about_the_threads);
     tcase_add_test(tc, test_frame_formats);
     tcase_add_test(tc, test_frame_format_with_any_byte_in_a_path);
     tcase_add_test(tc, test_truncated_report);
