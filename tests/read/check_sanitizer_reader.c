@@ -188,15 +188,25 @@ START_TEST(test_fatal_error_is_incomplete)
 }
 END_TEST
 
+/* Returns: (transfer full): the records of the fixture lsan/@fixture,
+ * read as the file @name, which the detector must take for a report. */
+static GPtrArray *read_lsan_fixture(const char *fixture, const char *name, Facts *facts)
+{
+    g_autofree char *relative = g_strconcat("lsan/", fixture, NULL);
+    g_autofree char *path = gl_test_fixture(relative);
+    gsize length = 0;
+    g_autofree char *text = gl_test_read(path, &length);
+    ck_assert_msg(gl_sanitizer_detect(text, length), "%s: not taken for a report", fixture);
+    return read_text(text, name, facts, NULL);
+}
+
 /* The check's tracer took a fault as it scanned (a real run's report):
  * no check ran, and the hint says so, not ptrace. */
 START_TEST(test_tracer_fault_is_incomplete)
 {
     Facts facts;
-    g_autofree char *path = gl_test_fixture("lsan/fatal-tracer-signal-ruby34.lsan");
-    gsize length = 0;
-    g_autofree char *text = gl_test_read(path, &length);
-    g_autoptr(GPtrArray) records = read_text(text, "lsan.26752", &facts, NULL);
+    g_autoptr(GPtrArray) records = read_lsan_fixture("fatal-tracer-signal-ruby34.lsan", "lsan.26752",
+                                                     &facts);
     ck_assert_uint_eq(records->len, 0);
     ck_assert(facts.incomplete);
     ck_assert_str_eq(facts.incomplete_reason,
@@ -216,20 +226,13 @@ END_TEST
 START_TEST(test_the_tracers_lines_about_the_threads)
 {
     Facts facts;
-    g_autofree char *clean_path = gl_test_fixture("lsan/threads-logged-ruby34.lsan");
-    gsize length = 0;
-    g_autofree char *clean = gl_test_read(clean_path, &length);
-    ck_assert(gl_sanitizer_detect(clean, length));
-    g_autoptr(GPtrArray) none = read_text(clean, "lsan.16275", &facts, NULL);
+    g_autoptr(GPtrArray) none = read_lsan_fixture("threads-logged-ruby34.lsan", "lsan.16275", &facts);
     ck_assert_uint_eq(none->len, 0);
     ck_assert(facts.complete);
     ck_assert(!facts.incomplete);
     ck_assert_int_eq(facts.pid, 16275);
 
-    g_autofree char *off_path = gl_test_fixture("lsan/off-stack-ruby34.lsan");
-    g_autofree char *off = gl_test_read(off_path, &length);
-    ck_assert(gl_sanitizer_detect(off, length));
-    g_autoptr(GPtrArray) records = read_text(off, "lsan.26511", &facts, NULL);
+    g_autoptr(GPtrArray) records = read_lsan_fixture("off-stack-ruby34.lsan", "lsan.26511", &facts);
     ck_assert_uint_gt(records->len, 0);
     ck_assert(facts.incomplete);
     ck_assert_ptr_nonnull(strstr(facts.incomplete_reason, "found a thread off its stack"));
