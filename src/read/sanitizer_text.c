@@ -32,28 +32,25 @@ gboolean gl_sanitizer_detect(const char *data, gsize length)
 {
     gsize window = MIN(length, GL_SANITIZER_DETECT_BYTES);
     const char *end = data + window;
-    /* --per-test under LeakSanitizer: the helper's first marker opens the
-     * file, and a report may come after many more. */
-    if (length >= strlen(GL_PROTO_MARKER_PREFIX) &&
-        strncmp(data, GL_PROTO_MARKER_PREFIX, strlen(GL_PROTO_MARKER_PREFIX)) == 0)
-        return TRUE;
     for (const char *line = data; line < end;) {
         const char *newline = memchr(line, '\n', (gsize) (end - line));
         gsize n = newline != NULL ? (gsize) (newline - line) : (gsize) (end - line);
         g_autofree char *text = g_strndup(line, n);
-        const char *rest = NULL;
+        /* A marker of the helper's: --per-test's first opens the file, and
+         * a report may come after many more; a clean process's proof
+         * (gemleak:done) may follow the runtime's lines alone. */
+        if (g_str_has_prefix(text, GL_PROTO_MARKER_PREFIX))
+            return TRUE;
         /* A report's header, or any other line of a runtime's: a fatal
          * error of its own ("==PID==LeakSanitizer has encountered a fatal
          * error.", under ptrace) is the only thing it wrote then, and a
-         * file that says the check did not run must be read, not skipped. */
+         * file that says the check did not run must be read, not skipped;
+         * the check's tracer going through the threads (log_threads=1,
+         * gemleak's) writes before anything else, with its own pid. */
+        const char *rest = NULL;
         if (gl_sanitizer_line_pid(text, &rest) != 0 &&
-            (strstr(rest, "LeakSanitizer") != NULL || strstr(rest, "AddressSanitizer") != NULL))
-            return TRUE;
-        /* The check's tracer going through the threads (log_threads=1,
-         * gemleak's) writes before anything else, and a clean process
-         * then writes the helper's proof alone (gemleak:done). */
-        if (g_str_has_prefix(text, GL_PROTO_MARKER_PREFIX) ||
-            (gl_sanitizer_line_pid(text, &rest) != 0 && g_str_has_prefix(rest, "Processing thread ")))
+            (strstr(rest, "LeakSanitizer") != NULL || strstr(rest, "AddressSanitizer") != NULL ||
+             g_str_has_prefix(rest, "Processing thread ")))
             return TRUE;
         if (newline == NULL)
             break;
