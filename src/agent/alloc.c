@@ -641,9 +641,10 @@ static __attribute__((noinline)) uintptr_t straight_fresh(int f, void **out, siz
  * LeakSanitizer's allocation, with the hooks of gemleak's client, went 2
  * to 4 KiB deep there (2 KiB cleared left the address, 4 KiB did not);
  * twice that is cleared, within the smallest scratch stack below its
- * chain (alloc_stack.c: THREAD_SCRATCH, 32 KiB). bench/reactor.rb's 2,000
- * fibers under --engine lsan, farm-bench: 1.00x and 1.03x the time
- * without (16 KiB: 1.03x to 1.08x). */
+ * chain (alloc_stack.c: THREAD_SCRATCH, 32 KiB). make bench, section 10,
+ * the reactor's 2,000 fibers on the stock Ruby: 1.10x the floor clean,
+ * 1.16x leaking (the guide's rows before it: 1.06x, 1.17x; the machine
+ * moves more between invocations). */
 #define SCRATCH_WIPE ((size_t) 8 * 1024)
 static inline void wipe_scratch(uintptr_t sp)
 {
