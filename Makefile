@@ -251,7 +251,7 @@ $(B)/client/gemleak_client.so: $(CLIENT_SRCS) $(AGENT_HEADERS) $(AGENT)/growth_i
 PRELOAD_SRCS := $(AGENT)/quiet.c $(AGENT)/restore.c $(AGENT)/proof.c \
                 $(SHARED_CLIENT_SRCS)
 SHARED_CLIENT_HEADERS := include/gemleak/agent/restore_env.h include/gemleak/agent/program_kind.h
-$(B)/client/gemleak_preload.so: $(PRELOAD_SRCS) $(PROTOCOL_H) $(SHARED_CLIENT_HEADERS) Makefile
+$(B)/client/gemleak_preload.so: $(PRELOAD_SRCS) $(AGENT)/agent_int.h $(PROTOCOL_H) $(SHARED_CLIENT_HEADERS) Makefile
 	@mkdir -p $(@D)
 	$(CC) $(CLIENT_CFLAGS) -Iinclude -o $@ $(PRELOAD_SRCS) -ldl -pthread
 

@@ -1,6 +1,7 @@
 /* What every library of src/agent/ shares (the client library, the
- * allocation front): symbols that stay inside their library, and memory
- * of its own. src/agent/ only.
+ * allocation front, the preloaded library): symbols that stay inside
+ * their library, memory of its own, the runtime's leak check run with
+ * the front told. src/agent/ only.
  *
  * Built on its own: no GLib; it runs inside the suite's Ruby, which may
  * load two of these libraries at once: nothing here is exported, so that
@@ -87,6 +88,25 @@ static inline void agent_spin_lock(volatile char *lock)
 static inline void agent_spin_unlock(volatile char *lock)
 {
     __atomic_clear(lock, __ATOMIC_RELEASE);
+}
+
+/* The runtime's leak check, int (*)(void), and the allocation front's
+ * GL_PROTO_CHECKING_FUNCTION, told 1 right before the check and 0 right
+ * after it (nullable: no front in the process). */
+typedef int (*AgentCheck)(void);
+typedef void (*AgentChecking)(int);
+
+/* Runs @check with the front (@checking, nullable) keeping from its scan
+ * what it must not meet (alloc_stack.c: the main thread's scratch stack).
+ * Returns: what @check returned. */
+static inline int agent_checked(AgentCheck check, AgentChecking checking)
+{
+    if (checking != NULL)
+        checking(1);
+    int found = check();
+    if (checking != NULL)
+        checking(0);
+    return found;
 }
 
 #endif

@@ -44,6 +44,7 @@
 #include <string.h>
 
 #include "gemleak/base/protocol.h"
+#include "agent_int.h"
 
 typedef uintptr_t VALUE;
 typedef uintptr_t ID;
@@ -90,10 +91,8 @@ static struct {
 
 /* The runtime's, when it is in the process. */
 typedef void (*Say)(const char *);
-typedef int (*Check)(void);
 typedef void (*Root)(const void *, size_t);
 typedef void (*BeforeCheck)(void);
-typedef void (*Checking)(int);
 
 /* Returns: the bytes of the String in *@text (converted in place, as
  * StringValuePtr does, so that the caller's variable keeps the string
@@ -223,17 +222,11 @@ static VALUE native_sanitizer_line(VALUE self, VALUE text)
 static VALUE native_sanitizer_check(VALUE self)
 {
     (void) self;
-    Check check = (Check) (uintptr_t) runtime("__lsan_do_recoverable_leak_check");
+    AgentCheck check = (AgentCheck) (uintptr_t) runtime("__lsan_do_recoverable_leak_check");
     if (check == NULL)
         return integer(-1);
-    /* the allocation front keeps what the scan must not meet */
-    Checking checking = (Checking) (uintptr_t) runtime(GL_PROTO_CHECKING_FUNCTION);
-    if (checking != NULL)
-        checking(1);
-    int found = check();
-    if (checking != NULL)
-        checking(0);
-    return integer(found);
+    return integer(agent_checked(
+        check, (AgentChecking) (uintptr_t) runtime(GL_PROTO_CHECKING_FUNCTION)));
 }
 
 /* Has the runtime's symbolizer read Ruby's own object (its symbols and

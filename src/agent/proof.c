@@ -23,19 +23,18 @@
 #include <stdlib.h>
 
 #include "gemleak/base/protocol.h"
+#include "agent_int.h"
 
-typedef int (*Check)(void);
 typedef void (*Say)(const char *);
 
 typedef void (*BeforeCheck)(void);
-typedef void (*Checking)(int);
 
-static Check check;
+static AgentCheck check;
 static Say say;
 /* The allocation front's (gemleak_alloc.so, alloc.c), when it is loaded:
  * what the report needs of it before the check. */
 static BeforeCheck before_check;
-static Checking checking;
+static AgentChecking checking;
 
 /* Also the helper's, before exit! (which runs no handler). */
 void gemleak_preload_done(void);
@@ -46,13 +45,8 @@ void gemleak_preload_done(void)
         return;
     if (before_check != NULL)
         before_check();
-    if (check != NULL) {
-        if (checking != NULL)
-            checking(1);
-        check();
-        if (checking != NULL)
-            checking(0);
-    }
+    if (check != NULL)
+        agent_checked(check, checking);
     say(GL_PROTO_MARKER_PREFIX GL_PROTO_MARKER_DONE);
 }
 
@@ -66,10 +60,10 @@ __attribute__((constructor)) static void proof_start(void)
     const char *runtime = getenv(GL_PROTO_RUNTIME_VARIABLE);
     if (runtime == NULL || *runtime == '\0' || getenv(GL_PROTO_PROOF_VARIABLE) == NULL)
         return;
-    check = (Check) (uintptr_t) dlsym(RTLD_DEFAULT, "__lsan_do_recoverable_leak_check");
+    check = (AgentCheck) (uintptr_t) dlsym(RTLD_DEFAULT, "__lsan_do_recoverable_leak_check");
     say = (Say) (uintptr_t) dlsym(RTLD_DEFAULT, "__sanitizer_report_error_summary");
     before_check = (BeforeCheck) (uintptr_t) dlsym(RTLD_DEFAULT, GL_PROTO_BEFORE_CHECK_FUNCTION);
-    checking = (Checking) (uintptr_t) dlsym(RTLD_DEFAULT, GL_PROTO_CHECKING_FUNCTION);
+    checking = (AgentChecking) (uintptr_t) dlsym(RTLD_DEFAULT, GL_PROTO_CHECKING_FUNCTION);
     if (say != NULL)
         atexit(at_exit_check);
 }
