@@ -18,6 +18,9 @@
 #   BENCH_VALGRIND=1           section 10 times the Valgrind engine too (once each)
 #   BENCH_ROUNDS=9             section 10's rounds of native, the floor and --engine lsan
 #                              in turn (its --exact-stacks runs once)
+#   BENCH_DIR=PATH             where it works (default: bench/out); the runs' TMPDIR is
+#                              its tmp/, emptied as the bench starts (a leaking run's
+#                              directory is kept there, for gemleak filter to read again)
 #
 # 1. For each size, a file made from fixtures/xml/leak.xml by
 #    bench/genxml.py; `xmllint --stream --noout` reads it (libxml2's
@@ -129,6 +132,16 @@ runs=${BENCH_RUNS:-3}
 rounds=${BENCH_ROUNDS:-9}
 work=${BENCH_DIR:-$root/bench/out}
 mkdir -p "$work"
+# The runs' temporary directory, emptied as the bench starts: a leaking
+# run keeps its report directory (TMPDIR/gemleak-run-*), as it should,
+# and those of every leaking run of section 10 and the others went to
+# /tmp, 1,443 of them after some dozen benches; /tmp then held them, and
+# each file a later run made went into that directory. In $work/tmp they
+# are there to read until the next bench.
+TMPDIR=$work/tmp
+export TMPDIR
+rm -rf "$TMPDIR"
+mkdir -p "$TMPDIR"
 
 # best_of CMD...: the fastest of $runs runs, as "seconds peak-KiB".
 best_of() {
