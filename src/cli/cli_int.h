@@ -10,6 +10,7 @@
 #include "gemleak/judge/classify.h"
 #include "gemleak/judge/gate.h"
 #include "gemleak/judge/outcome.h"
+#include "gemleak/read/run_dir.h"
 #include "gemleak/report/sinks.h"
 #include "gemleak/run/exact.h"
 #include "gemleak/run/runner.h"
@@ -124,11 +125,13 @@ GlSinks *gl_cli_plan_sinks(const Options *options, const Plan *plan, const char 
 /* Sets the targets of @rules: --object, else the run's loaded extensions,
  * else the Ruby extensions under the current directory; @shown receives
  * what the report says they are, *have_lists whether @inputs came with
- * the run's lists (@unlisted: some process has XML and no list).
+ * the run's lists (@coverage: what their directories say of the run's
+ * processes).
  * Returns: FALSE with @error set when they cannot be settled. */
 gboolean gl_cli_resolve_targets(const Options *options, const GlSinks *sinks,
-                                const char *const *inputs, gboolean unlisted, GlRules *rules,
-                                GPtrArray *shown, gboolean *have_lists, GError **error);
+                                const char *const *inputs, const GlRunCoverage *coverage,
+                                GlRules *rules, GPtrArray *shown, gboolean *have_lists,
+                                GError **error);
 /* Warns of each target of @rules no object in @analysis's errors matches. */
 void gl_cli_warn_unseen_targets(const GlRules *rules, const GlAnalysis *analysis, FILE *err);
 

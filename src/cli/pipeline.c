@@ -92,8 +92,8 @@ gboolean gl_cli_analyze_and_report(const Options *options, Plan *plan, const cha
     gboolean have_lists = FALSE;
     g_auto(GlRunCoverage) coverage = { 0 };
     gl_run_dir_coverage(inputs, &coverage);
-    if (!gl_cli_resolve_targets(options, plan->sinks, inputs, coverage.unlisted > 0, plan->rules,
-                                shown, &have_lists, error))
+    if (!gl_cli_resolve_targets(options, plan->sinks, inputs, &coverage, plan->rules, shown,
+                                &have_lists, error))
         return FALSE;
 
     g_autoptr(GlAnalysis) analysis = gl_analyze_with_killed(inputs, plan->rules,

@@ -132,13 +132,20 @@ static void add_targets_of_reports(const char *const *inputs, GPtrArray *found,
 /* Sets the targets: --object, else the run's loaded extensions, else the
  * Ruby extensions under the current directory. @shown receives what the
  * report says the targets are; *have_lists whether the inputs came with
- * the run's lists of loaded extensions. @unlisted: some process has XML
- * and no list (a Ruby whose environment lost gemleak's helper may be
- * among them): lists that name nothing do not settle the targets then. */
+ * the run's lists of loaded extensions. Where some process has XML and no
+ * list (@coverage's unlisted: a Ruby whose environment lost gemleak's
+ * helper may be among them), lists that name nothing do not settle the
+ * targets. A run's directory without lists (no Ruby of the run got as far
+ * as the helper: a test file not found, a command that starts no Ruby),
+ * where the current directory holds no extension either, checked
+ * nothing: that is the run's outcome, not a usage error, which would hide
+ * how the command ended. */
 gboolean gl_cli_resolve_targets(const Options *options, const GlSinks *sinks,
-                                const char *const *inputs, gboolean unlisted, GlRules *rules,
-                                GPtrArray *shown, gboolean *have_lists, GError **error)
+                                const char *const *inputs, const GlRunCoverage *coverage,
+                                GlRules *rules, GPtrArray *shown, gboolean *have_lists,
+                                GError **error)
 {
+    gboolean unlisted = coverage->unlisted > 0;
     g_autoptr(GPtrArray) loaded = gl_targets_from_loaded_lists(inputs, have_lists);
     if (options->objects != NULL)
         return resolve_objects(options, sinks, loaded, *have_lists, rules, shown, error);
@@ -162,6 +169,15 @@ gboolean gl_cli_resolve_targets(const Options *options, const GlSinks *sinks,
     }
     if (found->len == 0 && unreadable != NULL) {
         g_propagate_error(error, g_steal_pointer(&unreadable));
+        return FALSE;
+    }
+    if (found->len == 0 && !*have_lists && coverage->runs > 0) {
+        g_set_error(error, GL_ERROR, GL_ERROR_CHILD,
+                    "nothing was checked: no Ruby process of the run ran with gemleak's helper "
+                    "(a Ruby that failed before it loaded it, as on a test file not found; a "
+                    "command that started no Ruby; a Ruby given a RUBYOPT of its own), and the "
+                    "current directory holds no Ruby extension: what the command printed says "
+                    "why; --object names the extension");
         return FALSE;
     }
     if (found->len == 0) {

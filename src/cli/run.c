@@ -295,6 +295,10 @@ static int run_planned(const Options *options, Plan *plan, char **command, FILE 
             fprintf(err, "gemleak: exit status 4: the command failed (status %d) before "
                     "anything was checked\n", result.status);
             status = GL_EXIT_COMMAND_FAILED;
+        } else if (status == GL_EXIT_ERROR) {
+            /* the last line says the status, as after a judged run */
+            fprintf(err, "gemleak: exit status 3: nothing was checked, though the command "
+                    "passed\n");
         }
         goto done;
     }

@@ -117,6 +117,36 @@ START_TEST(test_extension_that_never_loaded)
     gl_assert_line(unnamed.err, "^gemleak: exit status 4: the command failed \\(status 1\\) "
                                 "before anything was checked$");
     result_discard(&unnamed);
+
+    /* No Ruby of the run got as far as gemleak's helper (a mistyped test
+     * file: Ruby fails before its -r libraries load), in a directory with
+     * no extension: the command failed, 4, not a usage error. A trial on
+     * a fetched gem saw "no target extension known ... Try 'gemleak run
+     * --help'" (2), and no line saying the command failed. */
+    g_autofree char *empty = gl_test_tmpdir();
+    const char *mistyped[] = { gemleak_binary, "run", "--", "ruby", "--disable-gems",
+                               "no_such_test.rb", NULL };
+    Result missing = { 0 };
+    run_command(&missing, empty, NULL, mistyped);
+    ck_assert_msg(missing.status == 4, "status %d\n%s", missing.status, missing.err);
+    gl_assert_no_line(missing.err, "^Try ");
+    gl_assert_no_line(missing.err, "no target extension known");
+    gl_assert_line(missing.err, "^gemleak: nothing was checked: no Ruby process of the run ran "
+                                "with gemleak's helper");
+    gl_assert_line(missing.err, "^gemleak: exit status 4: the command failed \\(status 1\\) "
+                                "before anything was checked$");
+    result_discard(&missing);
+
+    /* A command that starts no Ruby, and passes: nothing was checked, 3 */
+    const char *no_ruby[] = { gemleak_binary, "run", "--", "true", NULL };
+    Result none = { 0 };
+    run_command(&none, empty, NULL, no_ruby);
+    ck_assert_msg(none.status == 3, "status %d\n%s", none.status, none.err);
+    gl_assert_no_line(none.err, "^Try ");
+    gl_assert_line(none.err, "^gemleak: nothing was checked: no Ruby process of the run ran "
+                             "with gemleak's helper");
+    result_discard(&none);
+    gl_remove_tree(empty);
 }
 END_TEST
 
