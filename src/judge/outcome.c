@@ -53,7 +53,8 @@ static void leave_out_known(GlAnalysis *analysis, const GlOutcomeInput *input, G
 }
 
 /* An extension built without -g: its frames placed as its symbol table
- * can, and one note, once, on how to get file and line. */
+ * can, and one note, once, on how to get file and line (C++ sources take
+ * their flags from $CXXFLAGS, not $CFLAGS). */
 static void place_undebugged(GlAnalysis *analysis, const char *project_root)
 {
     g_autoptr(GPtrArray) undebugged = gl_findings_place_units(analysis->findings, project_root);
@@ -61,8 +62,9 @@ static void place_undebugged(GlAnalysis *analysis, const char *project_root)
         g_ptr_array_add(analysis->notes, g_strdup_printf(
             "%s was built without debug information (no -g): its frames have no file or line; "
             "the reports place them at the source file its symbol table names, else at the "
-            "object; a build with -g (in extconf.rb, $CFLAGS << \" -g\" after what sets "
-            "$CFLAGS) gives them", gl_base_name(g_ptr_array_index(undebugged, i))));
+            "object; a build with -g (in extconf.rb, after what sets them: $CFLAGS << \" -g\" "
+            "for C sources, $CXXFLAGS << \" -g\" for C++) gives them",
+            gl_base_name(g_ptr_array_index(undebugged, i))));
 }
 
 /* Adds the problems of @reported's stacks that the unwinder cut short:

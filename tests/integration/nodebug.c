@@ -35,6 +35,10 @@ START_TEST(test_no_debug_information_gives_valid_places)
     ck_assert_uint_eq(gl_test_count(r.err, strlen(r.err), "without debug information"), 1);
     gl_assert_line(r.err, "^gemleak: note: nodebug\\.so was built without debug information "
                           "\\(no -g\\): its frames have no file or line; .*-g.* gives them$");
+    /* C++ sources take their flags from $CXXFLAGS: a trial on a C++ gem
+     * followed "$CFLAGS << \" -g\"" and still had no debug information */
+    gl_assert_line(r.err, "^gemleak: note: nodebug\\.so .*\\$CFLAGS << \" -g\" for C sources, "
+                          "\\$CXXFLAGS << \" -g\" for C\\+\\+\\) gives them$");
     /* the local helper at its source file, the global function at the
      * object, each relative to the project */
     gl_assert_line(r.err, "^ \\*nodebug_copy(\\.constprop\\.0)? \\(nodebug\\.c\\)$");
