@@ -124,8 +124,8 @@ char *gl_group_way_line(const GlGroup *group, guint index, const char *project_r
 
 /* Returns: (transfer full) (nullable): "it owned 16384 bytes in 2 blocks,
  * lost with it:", over the lines of gl_group_owned_line(); without them
- * (indirect leaks not asked for), "it owned 16384 bytes, lost with it
- * (--leak-kinds definite,indirect lists its blocks)"; NULL when its
+ * (indirect leaks not asked for), "it owned 16384 bytes, lost with it (a
+ * run with --leak-kinds definite,indirect lists its blocks)"; NULL when its
  * structures owned nothing. */
 char *gl_group_owned_heading(const GlGroup *group);
 
