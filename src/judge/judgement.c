@@ -468,8 +468,9 @@ void gl_judge_input(GlInput *input, const char *path, const GlRules *rules, guin
         }
         take(&j, record, &order);
     }
-    /* The report of a process that leaked nothing still says what it ran. */
-    if (!j.learned && traits->one_process && process->stands_for > 0)
+    /* The report of a process that leaked nothing still says what it
+     * ran; so does the XML of one without errors (its pid read). */
+    if (!j.learned && process->stands_for > 0 && (traits->one_process || process->pid > 0))
         learn_process(&j, input, process->pid);
     settle(&j);
     finish(&j, input, listed);

@@ -876,6 +876,35 @@ START_TEST(test_process_facts_from_the_run_directory)
 }
 END_TEST
 
+/* A clean process's XML (no error) says what its Ruby did all the same: a
+ * Valgrind run said "Ruby freed its own memory at exit in N of M
+ * processes" only where a process had errors, and not on a clean run (a
+ * trial on a fetched C++ gem saw the line come and go). */
+START_TEST(test_process_facts_of_a_clean_process)
+{
+    g_autoptr(GlRules) rules = rules_for("probe");
+    g_autofree char *fixture = gl_test_fixture("xml/clean.xml");
+    gsize length = 0;
+    g_autofree char *whole = gl_test_read(fixture, &length);
+    /* its errors out (none was the target's): the XML of a clean process */
+    g_autoptr(GRegex) errors = g_regex_new("<error>.*?</error>\\s*", G_REGEX_DOTALL, 0, NULL);
+    g_autofree char *xml = g_regex_replace_literal(errors, whole, (gssize) length, 0, "", 0,
+                                                   NULL);
+    ck_assert_ptr_null(strstr(xml, "<error>"));
+    g_autofree char *dir = gl_test_tmpdir();
+    g_autofree char *file = g_build_filename(dir, "5290.xml", NULL);
+    g_autofree char *ruby = g_build_filename(dir, "ruby-5290.txt", NULL);
+    gl_test_write(file, xml, -1);
+    gl_test_write(ruby, "3.4.5 free-at-exit\n", -1);
+    const char *paths[] = { dir, NULL };
+    g_autoptr(GlAnalysis) clean = gl_analyze(paths, rules, 1);
+    ck_assert_uint_eq(clean->findings->len, 0);
+    ck_assert_uint_eq(clean->summary.processes, 1);
+    ck_assert_uint_eq(clean->summary.free_at_exit, 1);
+    gl_remove_tree(dir);
+}
+END_TEST
+
 START_TEST(test_real_captures)
 {
     g_autoptr(GlRules) rules = rules_for("leaky");
@@ -1022,6 +1051,7 @@ Suite *gl_classify_suite(void)
     tcase_add_test(tc, test_target_path_through_a_symlink);
     tcase_add_test(tc, test_real_captures);
     tcase_add_test(tc, test_process_facts_from_the_run_directory);
+    tcase_add_test(tc, test_process_facts_of_a_clean_process);
     tcase_add_loop_test(tc, test_probe_capture, 0, G_N_ELEMENTS(probe_captures));
     tcase_add_test(tc, test_redcarpet_on_ruby_3_4);
     suite_add_tcase(suite, tc);
