@@ -33,11 +33,18 @@ typedef struct {
      * again alone lost it again. */
     GlTest *among_first;
     GlTest *among_last;
-    /* Blocks the check after several tests found lost, and those the tests
-     * named lost again alone: fewer, and other tests lost some too. */
+} Held;
+
+/* A finding's blocks that the checks after several tests found lost, and
+ * those the tests named lost again alone: fewer, and other tests lost some
+ * too. Counted over all its loss records: one leak is several where its
+ * stacks differ beyond the extension (the first call of a C method goes
+ * through another frame of Ruby's than the calls after it), and a test
+ * named is named for each of them, its blocks counted once. */
+typedef struct {
     guint64 among_blocks;
     guint64 named_blocks;
-} Held;
+} Tally;
 
 struct GlAttributor {
     GlFindings *findings;
@@ -45,6 +52,7 @@ struct GlAttributor {
     /* The merge keys (owned) of the findings the suite's own runs lost: a
      * check not after tests ran again reported them. */
     GHashTable *suite_lost;
+    GHashTable *tallies;       /* merge key (owned) -> Tally* (owned) */
     guint64 repeated;
     guint64 inherited;
     /* The place of each test in the run of the process being read
@@ -69,6 +77,7 @@ GlAttributor *gl_attributor_new(GlFindings *findings)
     attributor->findings = findings;
     attributor->held = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, held_free);
     attributor->suite_lost = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+    attributor->tallies = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
     return attributor;
 }
 
@@ -78,6 +87,7 @@ void gl_attributor_free(GlAttributor *attributor)
         return;
     g_hash_table_unref(attributor->held);
     g_hash_table_unref(attributor->suite_lost);
+    g_hash_table_unref(attributor->tallies);
     if (attributor->test_order != NULL)
         g_hash_table_unref(attributor->test_order);
     g_free(attributor);
@@ -274,13 +284,27 @@ static GPtrArray *new_tests(void)
     return g_ptr_array_new_with_free_func((GDestroyNotify) gl_test_free);
 }
 
+/* Returns: (transfer none): the tally of the finding whose merge key is
+ * @key, made at first. */
+static Tally *tally_of(GlAttributor *attributor, const char *key)
+{
+    Tally *tally = g_hash_table_lookup(attributor->tallies, key);
+    if (tally == NULL) {
+        tally = g_new0(Tally, 1);
+        g_hash_table_insert(attributor->tallies, g_strdup(key), tally);
+    }
+    return tally;
+}
+
 /* @test, run again alone, lost @record again: it is named for every loss
- * record of the same finding that the suite's own runs lost. */
+ * record of the same finding that the suite's own runs lost, its @blocks
+ * counted once for the finding. */
 static void name_again(GlAttributor *attributor, const char *key, const GlTest *test,
                        guint64 blocks)
 {
     GHashTableIter iter;
     gpointer value;
+    gboolean named = FALSE;
     g_hash_table_iter_init(&iter, attributor->held);
     while (g_hash_table_iter_next(&iter, NULL, &value)) {
         Held *held = value;
@@ -289,9 +313,11 @@ static void name_again(GlAttributor *attributor, const char *key, const GlTest *
         if (strcmp(key, held->merge_key) == 0) {
             append_test(held->attribution.tests, gl_test_copy(test));
             held->attribution.again = TRUE;
-            held->named_blocks += blocks;
+            named = TRUE;
         }
     }
+    if (named)
+        tally_of(attributor, key)->named_blocks += blocks;
 }
 
 /* A leak a mid-run check reported: held, with the test it was lost in,
@@ -347,8 +373,8 @@ static void hold(GlAttributor *attributor, char *key, GlRecord *record, guint64 
             held->attribution.before_tests = TRUE;
         break;
     case GL_MARKER_TESTS:  /* in one of those, unless one is found */
-        held->among_blocks += record->leaked_blocks > blocks_before
-            ? record->leaked_blocks - blocks_before : 0;
+        tally_of(attributor, held->merge_key)->among_blocks +=
+            record->leaked_blocks > blocks_before ? record->leaked_blocks - blocks_before : 0;
         if (held->among_first == NULL && marker->test != NULL && marker->last != NULL) {
             held->attribution.among = marker->count;
             held->among_first = g_steal_pointer(&marker->test);
@@ -446,7 +472,9 @@ static void add_held(GlAttributor *attributor, Held *held, GlRecord *record, gui
     } else {
         held->attribution.among = 0;
     }
-    held->attribution.more_tests = held->attribution.again && held->named_blocks < held->among_blocks;
+    const Tally *tally = g_hash_table_lookup(attributor->tallies, held->merge_key);
+    held->attribution.more_tests = held->attribution.again && tally != NULL &&
+                                   tally->named_blocks < tally->among_blocks;
     gl_findings_add_attributed(attributor->findings, record, order, &held->attribution);
 }
 
