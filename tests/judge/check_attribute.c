@@ -961,6 +961,17 @@ static void leak_again(GString *xml, const char *what, guint bytes, guint blocks
     g_string_append(xml, other->str);
 }
 
+/* Tests A, B and C ran, then a check after the three (per test under
+ * Valgrind: "gemleak:tests"); what it found follows. */
+static void three_tests_then_check(GString *xml)
+{
+    start(xml, A);
+    start(xml, B);
+    start(xml, C);
+    msg(xml, "gemleak:tests\t3\tATest#test_a\t" GEM "/test/a_test.rb:4\tBTest#test_c\t" GEM
+             "/test/b_test.rb:14");
+}
+
 /* A check after three tests finds a leak; run again in groups, then B
  * alone, B loses it again: B is named, found by running it again, and
  * the leak has the suite's numbers (what the runs again lost is left out,
@@ -970,11 +981,7 @@ START_TEST(test_leak_found_by_running_again)
     g_autoptr(GString) xml = g_string_new(NULL);
     begin(xml, 100);
     msg(xml, "gemleak:setup");
-    start(xml, A);
-    start(xml, B);
-    start(xml, C);
-    msg(xml, "gemleak:tests\t3\tATest#test_a\t" GEM "/test/a_test.rb:4\tBTest#test_c\t" GEM
-             "/test/b_test.rb:14");
+    three_tests_then_check(xml);
     leak(xml, "17 (+17) bytes in 1 (+1) blocks", 17, 1, 45);
     msg(xml, "gemleak:again");
     msg(xml, "gemleak:again\t3");
@@ -1110,11 +1117,7 @@ START_TEST(test_leak_among_tests_in_two_loss_records)
 {
     g_autoptr(GString) xml = g_string_new(NULL);
     begin(xml, 100);
-    start(xml, A);
-    start(xml, B);
-    start(xml, C);
-    msg(xml, "gemleak:tests\t3\tATest#test_a\t" GEM "/test/a_test.rb:4\tBTest#test_c\t" GEM
-             "/test/b_test.rb:14");
+    three_tests_then_check(xml);
     g_autoptr(GString) first_call = g_string_new(NULL);
     leak(first_call, "17 (+17) bytes in 1 (+1) blocks", 17, 1, 45);
     g_string_replace(first_call, "<ip>0x4C00000</ip>", "<ip>0x4C00040</ip>", 0);
@@ -1149,11 +1152,7 @@ START_TEST(test_leak_among_tests)
 {
     g_autoptr(GString) xml = g_string_new(NULL);
     begin(xml, 100);
-    start(xml, A);
-    start(xml, B);
-    start(xml, C);
-    msg(xml, "gemleak:tests\t3\tATest#test_a\t" GEM "/test/a_test.rb:4\tBTest#test_c\t" GEM
-             "/test/b_test.rb:14");
+    three_tests_then_check(xml);
     leak(xml, "34 (+34) bytes in 2 (+2) blocks", 34, 2, 45);
     leak(xml, "5 (+5) bytes in 1 (+1) blocks", 5, 1, 60);
     msg(xml, "gemleak:again");
