@@ -145,7 +145,6 @@ gboolean gl_cli_resolve_targets(const Options *options, const GlSinks *sinks,
                                 GlRules *rules, GPtrArray *shown, gboolean *have_lists,
                                 GError **error)
 {
-    gboolean unlisted = coverage->unlisted > 0;
     g_autoptr(GPtrArray) loaded = gl_targets_from_loaded_lists(inputs, have_lists);
     if (options->objects != NULL)
         return resolve_objects(options, sinks, loaded, *have_lists, rules, shown, error);
@@ -153,7 +152,7 @@ gboolean gl_cli_resolve_targets(const Options *options, const GlSinks *sinks,
     /* gemleak's own reports (CI shards) say what their targets were. */
     g_autoptr(GError) unreadable = NULL;
     add_targets_of_reports(inputs, found, &unreadable);
-    if (found->len == 0 && *have_lists && !unlisted) {
+    if (found->len == 0 && *have_lists && coverage->unlisted == 0) {
         /* nothing was checked: trouble (3), or the command's failure (4) */
         g_set_error(error, GL_ERROR, GL_ERROR_CHILD,
                     "nothing was checked: no Ruby process of the run loaded an extension of the "
